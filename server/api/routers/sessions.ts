@@ -1,0 +1,13 @@
+// Sessions: list, create, read. Logic lives in services/sessions.
+import { z } from "zod";
+import { memberProcedure, router } from "../trpc";
+
+export const sessionsRouter = router({
+  list: memberProcedure.query(({ ctx }) => ctx.services.sessions.list(ctx.actor)),
+  create: memberProcedure
+    .input(z.object({ title: z.string().trim().min(1).max(200).optional() }).optional())
+    .mutation(({ ctx, input }) => ctx.services.sessions.create(ctx.actor, { title: input?.title })),
+  get: memberProcedure
+    .input(z.object({ id: z.string().min(1) }))
+    .query(({ ctx, input }) => ctx.services.sessions.get(ctx.actor, input.id)),
+});

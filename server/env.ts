@@ -1,0 +1,65 @@
+// Every environment variable Quiver reads, validated once at boot. A bad value stops the start
+// with one line naming the variable; nothing else in the server reads process.env.
+import { resolve } from "node:path";
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL (${protocols.join(" or ")})`);
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
+  PORT: port.default(3000),
+  /** Interface to bind. Embedded single-user mode never leaves loopback. */
+  HOST: z.string().default("127.0.0.1"),
+  /** Host names the server answers to (DNS-rebinding guard); "*" for any. */
+  QUIVER_ALLOWED_HOSTS: z
+    .string()
+    .default("localhost,127.0.0.1,::1")
+    .transform((v) => v.split(",").map((h) => h.trim()).filter(Boolean)),
+  QUIVER_DATA_DIR: z.string().default(".quiver"),
+  /** Unset: SQLite under the data folder. A postgres:// URL switches to PostgreSQL. */
+  DATABASE_URL: url(["postgres:", "postgresql:", "file:"]).optional(),
+  /** Workspace the local runner serves; default <data>/workspace. */
+  QUIVER_WORKSPACE: z.string().optional(),
+  /** "0" to not spawn the local runner (runners connect from elsewhere with QUIVER_RUNNER_TOKEN). */
+  QUIVER_LOCAL_RUNNER: z.enum(["0", "1"]).default("1"),
+  /** Shared secret for remote runners; the local runner gets a fresh random one per start. */
+  QUIVER_RUNNER_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  QUIVER_PROVIDER: z.enum(["anthropic", "openai"]).optional(),
+  QUIVER_MODEL: z.string().min(1).optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: url(["http:", "https:"]).optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: url(["http:", "https:"]).optional(),
+  QUIVER_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Env = z.infer<typeof envSchema> & { dataDir: string; workspaceDir: string };
+
+export class EnvError extends Error {}
+
+export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  // Empty strings mean "unset": shells and .env files produce them for cleared variables.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue.path[0] ?? "environment");
+    throw new EnvError(`Invalid ${name}: ${issue.message} (got ${JSON.stringify(cleaned[name] ?? "")})`);
+  }
+  const dataDir = resolve(parsed.data.QUIVER_DATA_DIR);
+  return { ...parsed.data, dataDir, workspaceDir: resolve(parsed.data.QUIVER_WORKSPACE ?? resolve(dataDir, "workspace")) };
+}
+
+let current: Env | undefined;
+/** The validated environment of this process (parsed on first use). */
+export function env(): Env {
+  return (current ??= parseEnv());
+}

@@ -1,0 +1,40 @@
+// Request origin checks. A local IDE that can run shell commands must not be reachable from a
+// web page the person happens to visit: DNS rebinding (a foreign Host) and cross-site WebSocket
+// or form posts (a foreign Origin) are refused before anything else runs.
+import type { IncomingMessage } from "node:http";
+
+export interface GuardOptions {
+  /** Host names (without port) this server answers to. */
+  allowedHosts: string[];
+}
+
+function hostName(hostHeader: string | undefined): string | undefined {
+  if (!hostHeader) return undefined;
+  try {
+    return new URL(`http://${hostHeader}`).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+export function createGuard({ allowedHosts }: GuardOptions) {
+  const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()));
+  const hostOk = (req: IncomingMessage) => {
+    const name = hostName(req.headers.host);
+    return name !== undefined && (allowed.has("*") || allowed.has(name));
+  };
+  return {
+    /** Null when the request may proceed, else the reason it may not. */
+    check(req: IncomingMessage, { requireSameOrigin }: { requireSameOrigin: boolean }): string | null {
+      if (!hostOk(req)) return `host ${JSON.stringify(req.headers.host ?? "")} is not allowed (set QUIVER_ALLOWED_HOSTS)`;
+      const origin = req.headers.origin;
+      if (!requireSameOrigin || origin === undefined) return null;
+      try {
+        if (new URL(origin).host.toLowerCase() === String(req.headers.host).toLowerCase()) return null;
+      } catch {
+        // fall through
+      }
+      return `origin ${JSON.stringify(origin)} is not this server`;
+    },
+  };
+}

@@ -1,0 +1,111 @@
+// Events from the server to browsers, one union for the per-session subscription. Every event
+// carries the session's sequence number so a client that reconnects asks for what it missed.
+import { z } from "zod";
+
+export const ToolStatus = z.enum([
+  "queued",
+  "awaiting_approval",
+  "running",
+  "succeeded",
+  "failed",
+  "rejected",
+  "cancelled",
+  "blocked",
+]);
+export type ToolStatus = z.infer<typeof ToolStatus>;
+
+export const TurnStatus = z.enum(["running", "completed", "cancelled", "interrupted", "failed"]);
+export type TurnStatus = z.infer<typeof TurnStatus>;
+
+export const ApprovalDecision = z.enum(["approved_once", "approved_session", "rejected", "cancelled"]);
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
+
+export const Usage = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+/** What an approval card shows: enough to decide without opening anything else. */
+export const ApprovalRequest = z.object({
+  tool: z.string(),
+  summary: z.string(),
+  command: z.string().optional(),
+  diff: z.string().optional(),
+  url: z.string().optional(),
+  reason: z.string(),
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
+
+const body = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("turn.started"), turnId: z.string() }),
+  z.object({ type: z.literal("message.user"), messageId: z.string(), text: z.string() }),
+  z.object({ type: z.literal("text.delta"), turnId: z.string(), text: z.string() }),
+  z.object({ type: z.literal("reasoning.delta"), turnId: z.string(), text: z.string() }),
+  z.object({
+    type: z.literal("tool.started"),
+    turnId: z.string(),
+    callId: z.string(),
+    name: z.string(),
+    input: z.unknown(),
+    summary: z.string(),
+  }),
+  z.object({ type: z.literal("tool.status"), callId: z.string(), status: ToolStatus }),
+  z.object({ type: z.literal("tool.progress"), callId: z.string(), chunk: z.string() }),
+  z.object({
+    type: z.literal("tool.finished"),
+    callId: z.string(),
+    status: ToolStatus,
+    output: z.string(),
+    isError: z.boolean(),
+    truncated: z.boolean(),
+    spillRef: z.string().optional(),
+    durationMs: z.number().nonnegative(),
+  }),
+  z.object({
+    type: z.literal("approval.required"),
+    approvalId: z.string(),
+    callId: z.string(),
+    request: ApprovalRequest,
+  }),
+  z.object({
+    type: z.literal("approval.resolved"),
+    approvalId: z.string(),
+    callId: z.string(),
+    decision: ApprovalDecision,
+    by: z.string().optional(),
+    message: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal("notice"),
+    level: z.enum(["info", "warn"]),
+    code: z.string(),
+    text: z.string(),
+  }),
+  z.object({ type: z.literal("usage"), turnId: z.string(), usage: Usage }),
+  z.object({
+    type: z.literal("turn.finished"),
+    turnId: z.string(),
+    status: TurnStatus,
+    stopReason: z.string().optional(),
+  }),
+  z.object({ type: z.literal("error"), turnId: z.string().optional(), code: z.string(), message: z.string() }),
+  z.object({ type: z.literal("files.changed"), paths: z.array(z.string()), version: z.number().int() }),
+  z.object({
+    type: z.literal("runner.status"),
+    connected: z.boolean(),
+    runnerId: z.string().optional(),
+    sandboxed: z.boolean().optional(),
+  }),
+]);
+
+export const SessionEventBody = body;
+export type SessionEventBody = z.infer<typeof body>;
+
+export const SessionEvent = z.intersection(
+  z.object({ seq: z.number().int().nonnegative(), sessionId: z.string(), at: z.string() }),
+  body,
+);
+export type SessionEvent = SessionEventBody & { seq: number; sessionId: string; at: string };

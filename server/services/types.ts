@@ -1,0 +1,22 @@
+// The composed services of one server process, built once in server/app.ts and handed to
+// tRPC's context and the socket endpoints. Fields grow as parts land; nothing else holds them.
+import type { Env } from "../env";
+import type { Db, DbProvider } from "../db";
+import type { SessionService } from "./sessions";
+import type { HealthReport, RunnerStatusSource } from "./health";
+
+export interface Services {
+  env: Env;
+  db: Db;
+  dbProvider: DbProvider;
+  sessions: SessionService;
+  runners: RunnerStatusSource;
+  health(): Promise<HealthReport>;
+}
+
+/** Who is asking. In embedded mode every request is the local user. */
+export interface Actor {
+  userId: string;
+  orgId: string;
+  role: "owner" | "admin" | "member";
+}
