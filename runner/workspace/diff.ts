@@ -1,0 +1,122 @@
+// The workspace's uncommitted diff: measured after every write against the diff budget, and
+// shown by git_diff. In a git work tree the diff is against HEAD (plus untracked files); outside
+// git it is against the content each file had before the runner first wrote it.
+import { execFile } from "node:child_process";
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { createTwoFilesPatch } from "diff";
+import { readNoFollow } from "./atomic";
+
+export interface DiffBudget {
+  maxBytes: number;
+  maxLines: number;
+  maxFiles: number;
+}
+export interface DiffSize {
+  bytes: number;
+  lines: number;
+  files: number;
+}
+
+export const DEFAULT_BUDGET: DiffBudget = { maxBytes: 2_000_000, maxLines: 20_000, maxFiles: 200 };
+
+// Repository config could name programs git would run (fsmonitor, external diff, hooks): off.
+const SAFE_GIT = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=", "-c", "core.quotepath=false"];
+
+interface GitOut {
+  code: number;
+  stdout: string;
+  overflow: boolean;
+}
+
+function git(root: string, args: string[], maxBuffer = 64 * 1024 * 1024): Promise<GitOut> {
+  return new Promise((resolve) => {
+    execFile("git", [...SAFE_GIT, ...args], { cwd: root, maxBuffer, encoding: "utf8", env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" } }, (err, stdout) => {
+      const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
+      if (e && e.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return resolve({ code: 0, stdout: String(stdout), overflow: true });
+      resolve({ code: e ? (typeof e.code === "number" ? e.code : 1) : 0, stdout: String(stdout), overflow: false });
+    });
+  });
+}
+
+export function countPatch(text: string): DiffSize {
+  let lines = 0;
+  let files = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("diff --git ")) files++;
+    else if ((line.startsWith("+") && !line.startsWith("+++ ")) || (line.startsWith("-") && !line.startsWith("--- "))) lines++;
+  }
+  return { bytes: Buffer.byteLength(text), lines, files };
+}
+
+export function overBudget(size: DiffSize, budget: DiffBudget): string | null {
+  const parts: string[] = [];
+  if (size.bytes > budget.maxBytes) parts.push(`${size.bytes} bytes > ${budget.maxBytes}`);
+  if (size.lines > budget.maxLines) parts.push(`${size.lines} changed lines > ${budget.maxLines}`);
+  if (size.files > budget.maxFiles) parts.push(`${size.files} files > ${budget.maxFiles}`);
+  return parts.length ? parts.join(", ") : null;
+}
+
+export class WorkspaceDiff {
+  /** Content before the runner's first write of each file (null: it did not exist). Used outside git. */
+  private readonly baseline = new Map<string, Buffer | null>();
+
+  constructor(private readonly root: string) {}
+
+  rememberBaseline(rel: string, before: Buffer | null): void {
+    if (!this.baseline.has(rel)) this.baseline.set(rel, before);
+  }
+
+  async inGit(): Promise<boolean> {
+    const r = await git(this.root, ["rev-parse", "--verify", "-q", "HEAD"]);
+    return r.code === 0;
+  }
+
+  /** The unified diff, optionally restricted to `paths` (workspace-relative). */
+  async text(paths?: string[], maxBuffer?: number): Promise<{ text: string; overflow: boolean; mode: "git" | "baseline" }> {
+    if (paths && paths.length === 0) return { text: "", overflow: false, mode: "baseline" };
+    if (await this.inGit()) {
+      const spec = paths ? ["--", ...paths.map((p) => `:(literal)${p}`)] : ["--", "."];
+      const tracked = await git(this.root, ["diff", "HEAD", "--no-color", "--no-ext-diff", "--no-renames", ...spec], maxBuffer);
+      let text = tracked.stdout;
+      let overflow = tracked.overflow;
+      const untracked = await git(this.root, ["ls-files", "--others", "--exclude-standard", "-z", ...spec]);
+      for (const rel of untracked.stdout.split("\0").filter(Boolean)) {
+        if (maxBuffer && text.length > maxBuffer) {
+          overflow = true;
+          break;
+        }
+        text += await newFilePatch(this.root, rel);
+      }
+      return { text, overflow, mode: "git" };
+    }
+    let text = "";
+    for (const [rel, before] of this.baseline) {
+      if (paths && !paths.includes(rel)) continue;
+      const now = await readNoFollow(join(this.root, rel)).catch(() => null);
+      const a = before?.toString("utf8") ?? "";
+      const b = now?.data.toString("utf8") ?? "";
+      if (a === b && (before === null) === (now === null)) continue;
+      const patch = createTwoFilesPatch(before ? `a/${rel}` : "/dev/null", now ? `b/${rel}` : "/dev/null", a, b, "", "", { context: 3 });
+      text += `diff --git a/${rel} b/${rel}\n${patch.split("\n").slice(1).join("\n")}`;
+    }
+    return { text, overflow: false, mode: "baseline" };
+  }
+
+  async measure(budget: DiffBudget): Promise<DiffSize> {
+    const { text, overflow } = await this.text(undefined, budget.maxBytes * 2 + 1024);
+    const size = countPatch(text);
+    if (overflow) size.bytes = Math.max(size.bytes, budget.maxBytes + 1);
+    return size;
+  }
+}
+
+async function newFilePatch(root: string, rel: string): Promise<string> {
+  const abs = join(root, rel);
+  const st = await stat(abs).catch(() => null);
+  if (!st?.isFile()) return "";
+  const data = await readFile(abs);
+  if (data.includes(0)) return `diff --git a/${rel} b/${rel}\nnew file mode 100644\nBinary files /dev/null and b/${rel} differ\n`;
+  const patch = createTwoFilesPatch("/dev/null", `b/${rel}`, "", data.toString("utf8"), "", "", { context: 3 });
+  return `diff --git a/${rel} b/${rel}\nnew file mode 100644\n${patch.split("\n").slice(1).join("\n")}`;
+}

@@ -1,0 +1,180 @@
+// One workspace folder served by a runner: confinement, the read ledger, serialized atomic
+// writes with rollback and the diff budget, the version counter and change events (tool writes
+// immediately, the person's own edits through a debounced fs.watch).
+import { constants, watch, type FSWatcher } from "node:fs";
+import { access, realpath, stat } from "node:fs/promises";
+import { readNoFollow, applyChange, revert, TEMP_MARK, type Undo } from "./atomic";
+import { DEFAULT_BUDGET, overBudget, WorkspaceDiff, type DiffBudget } from "./diff";
+import { ReadLedger, sha256 } from "./ledger";
+import { resolveInside, type ResolvedPath } from "./paths";
+
+export class WorkspaceError extends Error {}
+
+/** A change a tool wants made: new content (null deletes) guarded by the hash it was computed from. */
+export interface FileChange {
+  path: ResolvedPath;
+  content: Buffer | string | null;
+  /** sha256 of the content the change was computed from; null: the file must not exist. */
+  expectHash: string | null;
+}
+
+export type ChangeListener = (paths: string[], version: number) => void;
+
+export interface WorkspaceOptions {
+  budget?: Partial<DiffBudget>;
+  /** Watch the folder for changes made outside the file tools (default true). */
+  watch?: boolean;
+  debounceMs?: number;
+}
+
+export class Workspace {
+  readonly ledger = new ReadLedger();
+  readonly diff: WorkspaceDiff;
+  readonly budget: DiffBudget;
+  private versionCounter = 0;
+  private readonly listeners = new Set<ChangeListener>();
+  private writeChain: Promise<unknown> = Promise.resolve();
+  private watcher?: FSWatcher;
+  private pending = new Set<string>();
+  private debounce?: NodeJS.Timeout;
+  /** Paths the tools just wrote (and already announced), so the watcher's echo is dropped. */
+  private readonly echoes = new Map<string, number>();
+  private readonly sessionWrites = new Map<string, Set<string>>();
+
+  private constructor(readonly root: string, private readonly options: WorkspaceOptions) {
+    this.diff = new WorkspaceDiff(root);
+    this.budget = { ...DEFAULT_BUDGET, ...options.budget };
+  }
+
+  /** Opens `dir`, refusing a missing, non-directory or unreadable folder with one clear line. */
+  static async open(dir: string, options: WorkspaceOptions = {}): Promise<Workspace> {
+    let root: string;
+    try {
+      root = await realpath(dir);
+    } catch {
+      throw new WorkspaceError(`workspace ${dir} does not exist`);
+    }
+    const st = await stat(root);
+    if (!st.isDirectory()) throw new WorkspaceError(`workspace ${dir} is not a directory`);
+    try {
+      await access(root, constants.R_OK | constants.W_OK | constants.X_OK);
+    } catch {
+      throw new WorkspaceError(`workspace ${dir} is not readable and writable by this user`);
+    }
+    const ws = new Workspace(root, options);
+    if (options.watch !== false) ws.startWatching();
+    return ws;
+  }
+
+  get version(): number {
+    return this.versionCounter;
+  }
+
+  resolve(path: string, mode: "read" | "write"): Promise<ResolvedPath> {
+    return resolveInside(this.root, path, mode);
+  }
+
+  onChange(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Announces changed paths (workspace-relative) with a new version number. */
+  markChanged(paths: string[]): void {
+    if (paths.length === 0) return;
+    const version = ++this.versionCounter;
+    for (const l of this.listeners) l([...new Set(paths)].sort(), version);
+  }
+
+  /** Files this session changed through the file tools (git_diff's default scope). */
+  writtenBy(sessionId: string): string[] {
+    return [...(this.sessionWrites.get(sessionId) ?? [])].sort();
+  }
+
+  /**
+   * Applies changes all-or-nothing: each file must still hash to what the change was computed
+   * from; any failure, or a diff over budget afterwards, puts every file back.
+   */
+  write(sessionId: string, changes: FileChange[]): Promise<{ version: number; paths: string[] }> {
+    const run = this.writeChain.then(() => this.writeNow(sessionId, changes));
+    this.writeChain = run.catch(() => {});
+    return run;
+  }
+
+  private async writeNow(sessionId: string, changes: FileChange[]): Promise<{ version: number; paths: string[] }> {
+    const undos: Undo[] = [];
+    try {
+      for (const change of changes) {
+        const before = await readNoFollow(change.path.abs);
+        const hash = before ? sha256(before.data) : null;
+        if (hash !== change.expectHash) {
+          throw new WorkspaceError(
+            change.expectHash === null
+              ? `${change.path.rel} already exists; read it with read_file before overwriting it`
+              : `${change.path.rel} changed on disk while this change was being prepared; read it again`,
+          );
+        }
+        const content = change.content === null ? null : Buffer.from(change.content);
+        undos.push(await applyChange(change.path.abs, content, before));
+        this.diff.rememberBaseline(change.path.rel, before?.data ?? null);
+      }
+      const size = await this.diff.measure(this.budget);
+      const over = overBudget(size, this.budget);
+      if (over) {
+        throw new WorkspaceError(
+          `change rolled back: the workspace's uncommitted diff would exceed its budget (${over}). ` +
+            `Commit or revert existing changes, or make a smaller change.`,
+        );
+      }
+    } catch (err) {
+      for (const undo of undos.reverse()) await revert(undo).catch(() => {});
+      throw err;
+    }
+    const paths = changes.map((c) => c.path.rel);
+    const mine = this.sessionWrites.get(sessionId) ?? new Set<string>();
+    this.sessionWrites.set(sessionId, mine);
+    const now = Date.now();
+    for (const c of changes) {
+      mine.add(c.path.rel);
+      this.echoes.set(c.path.rel, now);
+      if (c.content === null) this.ledger.forget(sessionId, c.path.rel);
+      else this.ledger.recordWrite(sessionId, c.path.rel, sha256(Buffer.from(c.content)));
+    }
+    this.markChanged(paths);
+    return { version: this.versionCounter, paths };
+  }
+
+  private startWatching(): void {
+    try {
+      this.watcher = watch(this.root, { recursive: true, persistent: false }, (_event, filename) => {
+        if (!filename) return;
+        const rel = filename.toString().split("\\").join("/");
+        if (rel === ".git" || rel.startsWith(".git/") || rel.includes("/.git/") || rel.includes(TEMP_MARK)) return;
+        this.pending.add(rel);
+        clearTimeout(this.debounce);
+        this.debounce = setTimeout(() => this.flushWatched(), this.options.debounceMs ?? 100);
+      });
+      this.watcher.on("error", () => this.watcher?.close());
+    } catch {
+      // Watching is a convenience (the person's own edits); tool writes still announce themselves.
+      this.watcher = undefined;
+    }
+  }
+
+  private flushWatched(): void {
+    const now = Date.now();
+    const paths = [...this.pending].filter((p) => {
+      const at = this.echoes.get(p);
+      return at === undefined || now - at > 1000;
+    });
+    this.pending.clear();
+    for (const [p, at] of this.echoes) if (now - at > 1000) this.echoes.delete(p);
+    this.markChanged(paths);
+  }
+
+  dispose(): void {
+    clearTimeout(this.debounce);
+    this.watcher?.close();
+    this.listeners.clear();
+  }
+}

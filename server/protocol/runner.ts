@@ -1,0 +1,95 @@
+// The /runner WebSocket channel between the server and a runner process: one discriminated
+// union per direction. The token is not a message: it travels in the upgrade request
+// (`Authorization: Bearer <token>`) and is checked before the WebSocket exists.
+import { z } from "zod";
+
+/** Bumped on any incompatible change; the server refuses a hello with another version. */
+export const RUNNER_PROTOCOL_VERSION = 1;
+
+/** Header name and scheme the runner authenticates with on the upgrade request. */
+export const RUNNER_AUTH_HEADER = "authorization";
+export const runnerAuthHeaderValue = (token: string) => `Bearer ${token}`;
+
+const id = z.string().min(1).max(200);
+const ptyId = z.string().min(1).max(200);
+const size = z.number().int().min(1).max(10_000);
+
+export const ServerToRunner = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ping"), id }),
+  z.object({
+    type: z.literal("request"),
+    id,
+    sessionId: z.string().min(1),
+    /** The operation: a tool name registered in runner/ops.ts (read_file, shell, fetch_url...). */
+    op: z.string().min(1),
+    input: z.unknown(),
+    /** Absolute deadline, ms since epoch. */
+    deadline: z.number(),
+  }),
+  z.object({ type: z.literal("cancel"), id }),
+  z.object({ type: z.literal("pty.open"), ptyId, sessionId: z.string().min(1), cols: size, rows: size }),
+  z.object({ type: z.literal("pty.input"), ptyId, data: z.string() }),
+  z.object({ type: z.literal("pty.resize"), ptyId, cols: size, rows: size }),
+  z.object({ type: z.literal("pty.close"), ptyId }),
+]);
+export type ServerToRunner = z.infer<typeof ServerToRunner>;
+
+export const RunnerSandbox = z.object({ available: z.boolean(), kind: z.string() });
+export type RunnerSandbox = z.infer<typeof RunnerSandbox>;
+
+export const RunnerHello = z.object({
+  type: z.literal("hello"),
+  protocol: z.number().int(),
+  runnerId: z.string().min(1),
+  /** Absolute path of the workspace root on the runner's machine. */
+  workspace: z.string(),
+  /** The runner's software version (package.json version). */
+  version: z.string(),
+  sandbox: RunnerSandbox,
+  /** Workspace version counter at connect time (files.changed carries later values). */
+  workspaceVersion: z.number().int().nonnegative(),
+});
+export type RunnerHello = z.infer<typeof RunnerHello>;
+
+export const RunnerToServer = z.discriminatedUnion("type", [
+  RunnerHello,
+  z.object({ type: z.literal("pong"), id }),
+  z.object({ type: z.literal("progress"), id, chunk: z.string() }),
+  z.object({
+    type: z.literal("result"),
+    id,
+    ok: z.boolean(),
+    output: z.string(),
+    meta: z.record(z.string(), z.unknown()).optional(),
+  }),
+  /** Paths are workspace-relative with forward slashes. */
+  z.object({ type: z.literal("files.changed"), paths: z.array(z.string()), version: z.number().int().nonnegative() }),
+  z.object({ type: z.literal("pty.data"), ptyId, data: z.string() }),
+  z.object({
+    type: z.literal("pty.exit"),
+    ptyId,
+    exitCode: z.number().int().nullable(),
+    signal: z.string().optional(),
+  }),
+]);
+export type RunnerToServer = z.infer<typeof RunnerToServer>;
+
+/** Parses one frame; returns an error string instead of throwing so a peer's bad frame is logged, not fatal. */
+export function decodeFrame<T>(schema: z.ZodType<T>, raw: unknown): { ok: true; message: T } | { ok: false; error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(frameText(raw));
+  } catch {
+    return { ok: false, error: "frame is not JSON" };
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) return { ok: false, error: `bad frame: ${parsed.error.issues[0]?.message ?? "invalid"}` };
+  return { ok: true, message: parsed.data };
+}
+
+function frameText(raw: unknown): string {
+  if (typeof raw === "string") return raw;
+  if (raw instanceof Uint8Array || raw instanceof ArrayBuffer) return new TextDecoder().decode(raw);
+  if (Array.isArray(raw)) return raw.map(frameText).join("");
+  return String(raw);
+}
