@@ -1,0 +1,148 @@
+// A local model provider for tests, benchmarks and manual runs: answers Anthropic
+// `/v1/messages` and OpenAI `/v1/chat/completions` from a queue of scripted steps, over the real
+// SSE wire formats, and records every request it receives (parsed body included) so tests can
+// check what the model was sent and that the prompt prefix stayed byte-stable.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { parseStep, type ScriptResponse, type ScriptStep, type ScriptStepInput } from "./script";
+import { anthropicEvents, errorBody, openaiEvents } from "./wire";
+
+export type WireFormat = "anthropic" | "openai";
+
+export interface RecordedRequest {
+  format: WireFormat;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  raw: string;
+  body: Record<string, unknown>;
+}
+
+export interface FakeProviderOptions {
+  steps?: ScriptStepInput[];
+  loop?: boolean;
+  port?: number;
+  /** Called as each write of a stream goes out (benchmarks timestamp tokens with it). */
+  onWrite?: (requestIndex: number, writeIndex: number) => void;
+}
+
+export interface FakeProvider {
+  /** For ANTHROPIC_BASE_URL (the SDK appends /v1/messages). */
+  anthropicBaseURL: string;
+  /** For OPENAI_BASE_URL (ends in /v1; the SDK appends /chat/completions). */
+  openaiBaseURL: string;
+  port: number;
+  requests: RecordedRequest[];
+  enqueue(...steps: ScriptStepInput[]): void;
+  /** Steps not yet answered. */
+  pending(): number;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
+  const script: ScriptStep[] = (options.steps ?? []).map(parseStep);
+  let cursor = 0;
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+
+  const nextStep = (): ScriptStep | undefined => {
+    if (cursor >= script.length && options.loop && script.length > 0) cursor = 0;
+    return script[cursor++];
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `fake provider failed: ${(err as Error).message}` } }));
+    });
+  });
+  server.on("connection", (s) => {
+    s.setNoDelay(true);
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const path = (req.url ?? "").split("?")[0];
+    const format: WireFormat | undefined = path.endsWith("/messages") ? "anthropic" : path.endsWith("/chat/completions") ? "openai" : undefined;
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString("utf8");
+    if (req.method !== "POST" || !format) {
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
+      return;
+    }
+    const body = JSON.parse(raw) as Record<string, unknown>;
+    const index = requests.push({ format, path, headers: req.headers, raw, body }) - 1;
+    const step = nextStep();
+    if (!step) {
+      res.writeHead(400, { "content-type": "application/json" }).end(errorBody(format, 400, "invalid_request_error", "fake provider: the script has no step left for this request"));
+      return;
+    }
+    if (step.kind === "http_error") {
+      const headers: Record<string, string> = { "content-type": "application/json", "x-should-retry": "false" };
+      if (step.retryAfter !== undefined) headers["retry-after"] = step.retryAfter;
+      res.writeHead(step.status, headers).end(errorBody(format, step.status, step.type, step.message));
+      return;
+    }
+    const model = String(body.model ?? "fake-model");
+    const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    const events = format === "anthropic" ? anthropicEvents(step, model, index) : openaiEvents(step, model, index, includeUsage);
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    await writeStream(res, events, step, index);
+  }
+
+  async function writeStream(res: ServerResponse, events: string[], step: ScriptResponse, requestIndex: number) {
+    let writes: Buffer[] = events.map((e) => Buffer.from(e, "utf8"));
+    if (step.chunkBytes) writes = splitBytes(Buffer.concat(writes), step.chunkBytes);
+    let sent = 0;
+    let closed = false;
+    res.on("close", () => (closed = true));
+    for (let i = 0; i < writes.length; i++) {
+      let w = writes[i];
+      if (step.hangAfterBytes !== undefined && sent + w.length > step.hangAfterBytes) {
+        w = w.subarray(0, step.hangAfterBytes - sent);
+        if (w.length) res.write(w);
+        // Stall until the client hangs up (cancel) or the server closes.
+        await new Promise<void>((r) => (closed ? r() : res.on("close", () => r())));
+        return;
+      }
+      if (closed) return;
+      await new Promise<void>((r) => res.write(w, () => r()));
+      options.onWrite?.(requestIndex, i);
+      sent += w.length;
+      if (step.delayMs > 0) await sleep(step.delayMs);
+      else if (step.chunkBytes) await new Promise((r) => setImmediate(r));
+    }
+    res.end();
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    anthropicBaseURL: `http://127.0.0.1:${port}`,
+    openaiBaseURL: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    enqueue: (...steps) => script.push(...steps.map(parseStep)),
+    pending: () => Math.max(0, script.length - cursor),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Cuts anywhere: inside event lines, JSON strings and multi-byte UTF-8 characters. */
+export function splitBytes(all: Buffer, sizes: number[]): Buffer[] {
+  const out: Buffer[] = [];
+  let at = 0;
+  for (let i = 0; at < all.length; i++) {
+    const size = sizes[i % sizes.length];
+    out.push(all.subarray(at, at + size));
+    at += size;
+  }
+  return out;
+}

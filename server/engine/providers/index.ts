@@ -1,0 +1,52 @@
+// Which provider and model a session talks to: the session's own choice, else QUIVER_PROVIDER /
+// QUIVER_MODEL, else whichever API key is set. When nothing is configured the answer says how
+// to configure it, in words a user can act on.
+import type { Env } from "../../env";
+import type { ProviderAdapter, ProviderConfig, ProviderKind } from "../types";
+import { createAnthropicAdapter } from "./anthropic";
+import { createOpenAIAdapter } from "./openai";
+
+export { streamWithRetries, defaultRetryPolicy, type RetryPolicy, type AttemptEvent } from "./retry";
+
+type ProviderEnv = Pick<Env, "QUIVER_PROVIDER" | "QUIVER_MODEL" | "ANTHROPIC_API_KEY" | "ANTHROPIC_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_BASE_URL">;
+
+export const defaultModels: Record<ProviderKind, string> = { anthropic: "claude-sonnet-4-5", openai: "gpt-4.1" };
+
+export type ProviderResolution = { ok: true; config: ProviderConfig } | { ok: false; message: string };
+
+export const notConfiguredMessage =
+  "No model provider is configured. Set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL) for Anthropic, " +
+  "or OPENAI_API_KEY and/or OPENAI_BASE_URL for an OpenAI-compatible API (OpenAI, DeepSeek, OpenRouter, or a local " +
+  "Ollama/vLLM server), then restart Quiver. QUIVER_PROVIDER (anthropic | openai) and QUIVER_MODEL choose the default.";
+
+export function resolveProvider(
+  env: ProviderEnv,
+  session: { provider?: string | null; model?: string | null } = {},
+  extra: Pick<ProviderConfig, "maxOutputTokens" | "thinkingBudget"> = {},
+): ProviderResolution {
+  const wanted = session.provider ?? env.QUIVER_PROVIDER;
+  if (wanted !== undefined && wanted !== "anthropic" && wanted !== "openai") {
+    return { ok: false, message: `Unknown provider "${wanted}" on this session; use "anthropic" or "openai".` };
+  }
+  const anthropicReady = !!env.ANTHROPIC_API_KEY;
+  // Local OpenAI-compatible servers (Ollama, vLLM) need no key, only a base URL.
+  const openaiReady = !!env.OPENAI_API_KEY || !!env.OPENAI_BASE_URL;
+  const kind: ProviderKind | undefined = wanted ?? (anthropicReady ? "anthropic" : openaiReady ? "openai" : undefined);
+  if (!kind) return { ok: false, message: notConfiguredMessage };
+  if (kind === "anthropic" && !anthropicReady) {
+    return { ok: false, message: `The session uses Anthropic but ANTHROPIC_API_KEY is not set. ${notConfiguredMessage}` };
+  }
+  if (kind === "openai" && !openaiReady) {
+    return { ok: false, message: `The session uses an OpenAI-compatible API but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set. ${notConfiguredMessage}` };
+  }
+  const model = session.model ?? (wanted === env.QUIVER_PROVIDER || !env.QUIVER_PROVIDER ? env.QUIVER_MODEL : undefined) ?? defaultModels[kind];
+  const config: ProviderConfig =
+    kind === "anthropic"
+      ? { kind, model, apiKey: env.ANTHROPIC_API_KEY!, baseURL: env.ANTHROPIC_BASE_URL, ...extra }
+      : { kind, model, apiKey: env.OPENAI_API_KEY ?? "not-needed", baseURL: env.OPENAI_BASE_URL, ...extra };
+  return { ok: true, config };
+}
+
+export function createAdapter(config: ProviderConfig): ProviderAdapter {
+  return config.kind === "anthropic" ? createAnthropicAdapter(config) : createOpenAIAdapter(config);
+}
