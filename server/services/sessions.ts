@@ -14,7 +14,15 @@ export interface SessionSummary {
 }
 
 function summarize(s: { id: string; title: string; status: string; provider: string | null; model: string | null; createdAt: Date; updatedAt: Date }): SessionSummary {
-  return { ...s, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() };
+  return {
+    id: s.id,
+    title: s.title,
+    status: s.status,
+    provider: s.provider,
+    model: s.model,
+    createdAt: s.createdAt.toISOString(),
+    updatedAt: s.updatedAt.toISOString(),
+  };
 }
 
 export function createSessionService(db: Db) {

@@ -1,0 +1,17 @@
+// Root layout: theme follows the system; the tRPC client is provided to every page.
+import type { Metadata } from "next";
+import type { ReactNode } from "react";
+import { Providers } from "./_lib/trpc";
+import "./globals.css";
+
+export const metadata: Metadata = { title: "Quiver", description: "A browser IDE with a governed coding agent" };
+
+export default function RootLayout({ children }: { children: ReactNode }) {
+  return (
+    <html lang="en">
+      <body>
+        <Providers>{children}</Providers>
+      </body>
+    </html>
+  );
+}

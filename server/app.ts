@@ -1,0 +1,149 @@
+// One Quiver server: the database, the composed services, tRPC over HTTP and WebSocket, the
+// runner and browser sockets, the Next.js app, and (embedded mode) the local runner process.
+// server/main.ts is the process around it; tests start it on port 0 without the web app.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { WebSocketServer } from "ws";
+import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { applyWSSHandler } from "@trpc/server/adapters/ws";
+import type { Env } from "./env";
+import { defaultDbUrl, openDb, type DbHandle } from "./db";
+import { appRouter } from "./api/root";
+import type { Context } from "./api/trpc";
+import { createGuard } from "./http/guard";
+import { ensureLocalActor } from "./services/local-user";
+import { createSessionService } from "./services/sessions";
+import { checkHealth } from "./services/health";
+import type { Actor, Services } from "./services/types";
+import { LocalRunner } from "./local-runner";
+import { createParts, type Parts } from "./parts";
+
+export interface QuiverOptions {
+  env: Env;
+  /** Repository root (for Next and the runner entry point). */
+  root: string;
+  dev?: boolean;
+  /** Serve the Next.js app (off in API-level tests). */
+  web?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface Quiver {
+  url: string;
+  port: number;
+  services: Services;
+  localRunner?: LocalRunner;
+  stop(): Promise<void>;
+}
+
+type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
+  const { env, root } = options;
+  const log = options.log ?? ((line: string) => console.log(`[quiver] ${line}`));
+  mkdirSync(env.dataDir, { recursive: true });
+  mkdirSync(env.workspaceDir, { recursive: true });
+
+  const handle: DbHandle = await openDb(defaultDbUrl(env.dataDir, env.DATABASE_URL));
+  if (handle.applied.length) log(`database (${handle.provider}): applied ${handle.applied.join(", ")}`);
+  const localActor: Actor = await ensureLocalActor(handle.db);
+
+  // The local runner gets a fresh secret each start; remote runners use QUIVER_RUNNER_TOKEN.
+  const localRunnerToken = randomBytes(32).toString("base64url");
+  const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
+
+  const parts: Parts = await createParts({ env, db: handle.db, dbProvider: handle.provider, runnerTokens, log });
+  const services: Services = {
+    env,
+    db: handle.db,
+    dbProvider: handle.provider,
+    sessions: createSessionService(handle.db),
+    ...parts.services,
+    health: () => checkHealth(handle.db, handle.provider, parts.services.runners),
+  };
+
+  const createContext = (): Context => ({ services, actor: localActor });
+  const trpcHttp = createHTTPHandler({ router: appRouter, createContext, basePath: "/api/trpc/" });
+  const trpcWss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+  const trpcWs = applyWSSHandler({ wss: trpcWss, router: appRouter, createContext, keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 } });
+
+  let nextApp: { close?: () => Promise<void> } | undefined;
+  let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+  if (options.web !== false) {
+    const { default: next } = await import("next");
+    if (!options.dev) await (await import("./next-build")).ensureNextBuild(root, log);
+    const app = next({ dev: Boolean(options.dev), dir: root, hostname: env.HOST, port: env.PORT });
+    await app.prepare();
+    nextApp = app as unknown as { close?: () => Promise<void> };
+    nextHandler = app.getRequestHandler();
+  }
+
+  const guard = createGuard({ allowedHosts: env.QUIVER_ALLOWED_HOSTS });
+  const server: Server = createServer((req, res) => {
+    const refused = guard.check(req, { requireSameOrigin: req.method !== "GET" && req.method !== "HEAD" });
+    if (refused) return reply(res, 403, { error: refused });
+    const path = (req.url ?? "/").split("?")[0];
+    if (path === "/api/health") {
+      void services.health().then((report) => reply(res, report.database.up ? 200 : 503, report));
+      return;
+    }
+    if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);
+    if (nextHandler) return void nextHandler(req, res);
+    reply(res, 404, { error: "not found" });
+  });
+
+  const upgrades = new Map<string, UpgradeHandler>([
+    ["/api/trpc", (req, socket, head) => trpcWss.handleUpgrade(req, socket, head, (ws) => trpcWss.emit("connection", ws, req))],
+    ...parts.upgrades,
+  ]);
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? "/").split("?")[0];
+    const handler = upgrades.get(path);
+    if (!handler) return; // Next's dev server listens for its own HMR upgrades.
+    // Runners are not browsers: they authenticate with a token instead of an origin.
+    const refused = guard.check(req, { requireSameOrigin: path !== "/runner" });
+    if (refused) {
+      socket.end(`HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${refused}\n`);
+      return;
+    }
+    handler(req, socket, head);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(env.PORT, env.HOST, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : env.PORT;
+  const hostForUrl = env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST;
+  const url = `http://${hostForUrl === "0.0.0.0" ? "127.0.0.1" : hostForUrl}:${port}`;
+
+  let localRunner: LocalRunner | undefined;
+  if (env.QUIVER_LOCAL_RUNNER === "1") {
+    localRunner = new LocalRunner({ root, serverUrl: `${url.replace(/^http/, "ws")}/runner`, token: localRunnerToken, workspace: env.workspaceDir, log });
+    localRunner.start();
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await localRunner?.stop();
+      trpcWs.broadcastReconnectNotification();
+      for (const client of trpcWss.clients) client.terminate();
+      trpcWss.close();
+      await parts.dispose();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await nextApp?.close?.();
+      await handle.close();
+    })());
+
+  return { url, port, services, localRunner, stop };
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
+}

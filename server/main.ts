@@ -1,0 +1,45 @@
+// The Quiver server process: validate the environment, start everything, stop cleanly on
+// Ctrl-C / SIGTERM (runner child included). `--dev` serves the web app with hot reload.
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { EnvError, parseEnv } from "./env";
+import { startQuiver } from "./app";
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const dev = process.argv.includes("--dev");
+
+async function main(): Promise<void> {
+  let env;
+  try {
+    env = parseEnv({ ...process.env, NODE_ENV: dev ? "development" : (process.env.NODE_ENV ?? "production") });
+  } catch (err) {
+    if (err instanceof EnvError) {
+      console.error(`quiver: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  process.env.NEXT_TELEMETRY_DISABLED = "1";
+  const quiver = await startQuiver({ env, root, dev });
+  console.log(`[quiver] ready on ${quiver.url} (database: ${quiver.services.dbProvider}, data: ${env.dataDir})`);
+
+  let signals = 0;
+  const shutdown = (signal: string) => {
+    if (++signals > 1) process.exit(130); // a second Ctrl-C means now
+    console.log(`[quiver] ${signal}: stopping`);
+    quiver.stop().then(
+      () => process.exit(0),
+      (err) => {
+        console.error(`[quiver] stop failed: ${(err as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+main().catch((err) => {
+  console.error(`quiver: ${(err as Error).stack ?? err}`);
+  process.exit(1);
+});
