@@ -1,0 +1,47 @@
+// Browser tests: Debian's chromium against the real server (production build, real runner,
+// a fresh data folder per run). Playwright never downloads a browser here.
+import { defineConfig } from "@playwright/test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const port = Number(process.env.E2E_PORT ?? 3217);
+const dataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), "quiver-e2e-"));
+process.env.E2E_DATA_DIR = dataDir; // workers re-evaluate this file: keep one folder
+
+export default defineConfig({
+  testDir: ".",
+  outputDir: "../test-results/e2e",
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [["list"], ["json", { outputFile: "../test-results/playwright.json" }]],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    screenshot: "only-on-failure",
+    trace: "retain-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    },
+  },
+  webServer: {
+    command: "npx tsx server/main.ts",
+    cwd: "..",
+    url: `http://127.0.0.1:${port}/api/health`,
+    timeout: 240_000,
+    reuseExistingServer: false,
+    stdout: "pipe",
+    env: { PORT: String(port), QUIVER_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: "1", QUIVER_LOG_LEVEL: "warn" },
+  },
+});
