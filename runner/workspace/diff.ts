@@ -92,13 +92,13 @@ export class WorkspaceDiff {
     }
     let text = "";
     for (const [rel, before] of this.baseline) {
-      if (paths && !paths.includes(rel)) continue;
+      if (paths && !paths.some((p) => rel === p || rel.startsWith(`${p}/`))) continue;
       const now = await readNoFollow(join(this.root, rel)).catch(() => null);
       const a = before?.toString("utf8") ?? "";
       const b = now?.data.toString("utf8") ?? "";
       if (a === b && (before === null) === (now === null)) continue;
-      const patch = createTwoFilesPatch(before ? `a/${rel}` : "/dev/null", now ? `b/${rel}` : "/dev/null", a, b, "", "", { context: 3 });
-      text += `diff --git a/${rel} b/${rel}\n${patch.split("\n").slice(1).join("\n")}`;
+      const head = before === null ? "new file mode 100644\n" : now === null ? "deleted file mode 100644\n" : "";
+      text += `diff --git a/${rel} b/${rel}\n${head}${filePatch(before ? `a/${rel}` : "/dev/null", now ? `b/${rel}` : "/dev/null", a, b)}`;
     }
     return { text, overflow: false, mode: "baseline" };
   }
@@ -117,6 +117,15 @@ async function newFilePatch(root: string, rel: string): Promise<string> {
   if (!st?.isFile()) return "";
   const data = await readFile(abs);
   if (data.includes(0)) return `diff --git a/${rel} b/${rel}\nnew file mode 100644\nBinary files /dev/null and b/${rel} differ\n`;
-  const patch = createTwoFilesPatch("/dev/null", `b/${rel}`, "", data.toString("utf8"), "", "", { context: 3 });
-  return `diff --git a/${rel} b/${rel}\nnew file mode 100644\n${patch.split("\n").slice(1).join("\n")}`;
+  return `diff --git a/${rel} b/${rel}\nnew file mode 100644\n${filePatch("/dev/null", `b/${rel}`, "", data.toString("utf8"))}`;
+}
+
+/** jsdiff's patch without its "====" banner and the tabs it leaves after empty header dates. */
+function filePatch(from: string, to: string, a: string, b: string): string {
+  const patch = createTwoFilesPatch(from, to, a, b, "", "", { context: 3 });
+  return patch
+    .split("\n")
+    .slice(1)
+    .map((l) => (l.startsWith("--- ") || l.startsWith("+++ ") ? l.replace(/\t$/, "") : l))
+    .join("\n");
 }

@@ -1,0 +1,199 @@
+// The runner's connection to the server: authenticate on the upgrade, say hello, serve requests
+// concurrently (each with its own abort signal: cancel, deadline, disconnect), forward PTY
+// frames and change events, and reconnect with exponential backoff and jitter.
+import WebSocket from "ws";
+import {
+  decodeFrame,
+  RUNNER_PROTOCOL_VERSION,
+  runnerAuthHeaderValue,
+  ServerToRunner,
+  type RunnerSandbox,
+  type RunnerToServer,
+} from "../server/protocol/runner";
+import type { OpRegistry, PtyHandler } from "./ops";
+import type { Workspace } from "./workspace/workspace";
+
+export interface RunnerClientOptions {
+  url: string;
+  token: string;
+  runnerId: string;
+  version: string;
+  workspace: Workspace;
+  registry: OpRegistry;
+  pty?: PtyHandler;
+  sandbox: RunnerSandbox;
+  log(line: string): void;
+  /** The server refused the token: retrying cannot help. */
+  onAuthRefused(status: number): void;
+  backoff?: { baseMs: number; maxMs: number };
+  /** Silence from the server for this long means it is gone (it pings every few seconds). */
+  idleTimeoutMs?: number;
+}
+
+export class RunnerClient {
+  private ws?: WebSocket;
+  private attempt = 0;
+  private retryTimer?: NodeJS.Timeout;
+  private idleTimer?: NodeJS.Timeout;
+  private lastHeard = 0;
+  private stopped = false;
+  private readonly inflight = new Map<string, AbortController>();
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly o: RunnerClientOptions) {
+    this.unsubscribe = o.workspace.onChange((paths, version) => this.send({ type: "files.changed", paths, version }));
+  }
+
+  get connected(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  start(): void {
+    this.connect();
+  }
+
+  send(message: RunnerToServer): boolean {
+    if (this.ws?.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const ws = new WebSocket(this.o.url, {
+      headers: { authorization: runnerAuthHeaderValue(this.o.token) },
+      handshakeTimeout: 10_000,
+      maxPayload: 64 * 1024 * 1024,
+    });
+    this.ws = ws;
+    ws.on("unexpected-response", (_req, res) => {
+      const status = res.statusCode ?? 0;
+      res.resume();
+      ws.terminate();
+      if (status === 401 || status === 403) this.o.onAuthRefused(status);
+      else this.o.log(`server answered the upgrade with HTTP ${status}`);
+    });
+    ws.on("open", () => {
+      this.attempt = 0;
+      this.lastHeard = Date.now();
+      this.o.log(`connected to ${this.o.url}`);
+      this.send({
+        type: "hello",
+        protocol: RUNNER_PROTOCOL_VERSION,
+        runnerId: this.o.runnerId,
+        workspace: this.o.workspace.root,
+        version: this.o.version,
+        sandbox: this.o.sandbox,
+        workspaceVersion: this.o.workspace.version,
+      });
+      this.o.pty?.connectionChanged(true);
+      this.watchIdle();
+    });
+    ws.on("message", (data) => {
+      this.lastHeard = Date.now();
+      const decoded = decodeFrame(ServerToRunner, data);
+      if (!decoded.ok) return this.o.log(`ignored a frame from the server: ${decoded.error}`);
+      this.handle(decoded.message);
+    });
+    ws.on("error", (err) => {
+      if (!this.stopped) this.o.log(`connection error: ${err.message}`);
+    });
+    ws.on("close", () => {
+      if (this.ws !== ws) return;
+      this.ws = undefined;
+      clearInterval(this.idleTimer);
+      // Nobody is waiting for these results any more.
+      for (const ctrl of this.inflight.values()) ctrl.abort(new Error("server connection lost"));
+      this.inflight.clear();
+      this.o.pty?.connectionChanged(false);
+      this.scheduleReconnect();
+    });
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped) return;
+    const { baseMs, maxMs } = this.o.backoff ?? { baseMs: 250, maxMs: 15_000 };
+    const cap = Math.min(maxMs, baseMs * 2 ** this.attempt++);
+    // Full jitter: many runners restarting with one server do not reconnect in lockstep.
+    const delay = Math.round(cap / 2 + Math.random() * (cap / 2));
+    this.o.log(`disconnected; reconnecting in ${delay} ms`);
+    this.retryTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  private watchIdle(): void {
+    const limit = this.o.idleTimeoutMs ?? 45_000;
+    clearInterval(this.idleTimer);
+    this.idleTimer = setInterval(() => {
+      if (Date.now() - this.lastHeard > limit) {
+        this.o.log(`no word from the server for ${limit} ms; reconnecting`);
+        this.ws?.terminate();
+      }
+    }, Math.min(5_000, limit / 3));
+  }
+
+  private handle(msg: ServerToRunner): void {
+    switch (msg.type) {
+      case "ping":
+        this.send({ type: "pong", id: msg.id });
+        return;
+      case "request":
+        void this.serve(msg);
+        return;
+      case "cancel":
+        this.inflight.get(msg.id)?.abort(new Error("cancelled"));
+        return;
+      default:
+        if (this.o.pty) this.o.pty.handle(msg);
+        else if (msg.type === "pty.open") this.send({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal: "unsupported" });
+    }
+  }
+
+  private async serve(msg: Extract<ServerToRunner, { type: "request" }>): Promise<void> {
+    const reply = (ok: boolean, output: string, meta?: Record<string, unknown>) =>
+      this.send({ type: "result", id: msg.id, ok, output, ...(meta ? { meta } : {}) });
+    if (this.inflight.has(msg.id)) return void reply(false, `request id ${msg.id} is already in flight`);
+    const op = this.o.registry.get(msg.op);
+    if (!op) return void reply(false, `unknown operation "${msg.op}"; this runner serves: ${this.o.registry.names().join(", ")}`);
+    const parsed = op.input.safeParse(msg.input);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.map(String).join(".") || "input"}: ${i.message}`).join("; ");
+      return void reply(false, `invalid input for ${msg.op}: ${issues}`);
+    }
+    const remaining = msg.deadline - Date.now();
+    if (remaining <= 0) return void reply(false, `deadline passed before ${msg.op} could start`);
+    const ctrl = new AbortController();
+    this.inflight.set(msg.id, ctrl);
+    const timer = setTimeout(() => ctrl.abort(new Error("deadline exceeded")), remaining);
+    try {
+      const r = await op.run(parsed.data, {
+        sessionId: msg.sessionId,
+        workspace: this.o.workspace,
+        signal: ctrl.signal,
+        deadline: msg.deadline,
+        progress: (chunk) => void (ctrl.signal.aborted || this.send({ type: "progress", id: msg.id, chunk })),
+        filesChanged: (paths) => this.o.workspace.markChanged(paths),
+      });
+      reply(r.ok, r.output, r.meta);
+    } catch (err) {
+      const reason = ctrl.signal.aborted ? (ctrl.signal.reason as Error)?.message ?? "aborted" : (err as Error)?.message ?? String(err);
+      reply(false, ctrl.signal.aborted ? `${msg.op} stopped: ${reason}` : reason);
+    } finally {
+      clearTimeout(timer);
+      this.inflight.delete(msg.id);
+    }
+  }
+
+  /** Aborts in-flight work, closes the socket and stops reconnecting. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.idleTimer);
+    this.unsubscribe();
+    for (const ctrl of this.inflight.values()) ctrl.abort(new Error("runner shutting down"));
+    this.inflight.clear();
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws && ws.readyState === WebSocket.OPEN) ws.close(1001, "runner shutting down");
+    else ws?.terminate();
+  }
+}

@@ -1,0 +1,92 @@
+// edit_file and write_file: both require a complete, unchanged read of an existing file (the
+// ledger), and both go through Workspace.write (atomic, budgeted, announced).
+import { stat } from "node:fs/promises";
+import { EditFileInput, WriteFileInput } from "../../server/protocol/file-ops";
+import { readNoFollow } from "../workspace/atomic";
+import { sha256 } from "../workspace/ledger";
+import { defineOp, type OpContext } from "../ops";
+import { numbered, splitLines } from "./read";
+
+/** Reads a file for a change and checks the ledger; returns the refusal text when not allowed. */
+export async function readForChange(ctx: OpContext, rel: string, abs: string) {
+  const before = await readNoFollow(abs);
+  if (!before) return { before: null, hash: null, refusal: undefined };
+  const hash = sha256(before.data);
+  const check = ctx.workspace.ledger.check(ctx.sessionId, rel, hash);
+  return { before, hash, refusal: check.ok ? undefined : check.reason };
+}
+
+const lineAt = (text: string, index: number) => text.slice(0, index).split("\n").length;
+
+function occurrences(text: string, needle: string): number[] {
+  const at: number[] = [];
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) at.push(i);
+  return at;
+}
+
+export const editFileOp = defineOp({
+  input: EditFileInput,
+  async run(input, ctx) {
+    const target = await ctx.workspace.resolve(input.path, "write");
+    if (!target.exists) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
+    const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
+    if (!before) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
+    if (refusal) return { ok: false, output: refusal };
+    const text = before.data.toString("utf8");
+    let oldText = input.old_text;
+    let newText = input.new_text;
+    // The model writes \n; a CRLF file keeps its line endings.
+    if (!text.includes(oldText) && text.includes("\r\n") && !oldText.includes("\r\n")) {
+      oldText = oldText.replace(/\n/g, "\r\n");
+      newText = newText.replace(/\r?\n/g, "\r\n");
+    }
+    if (oldText === newText) return { ok: false, output: "old_text and new_text are identical; nothing to change" };
+    const at = occurrences(text, oldText);
+    if (at.length === 0) {
+      const trimmed = input.old_text.trim();
+      const near = trimmed && trimmed !== input.old_text ? occurrences(text, trimmed).map((i) => lineAt(text, i)) : [];
+      const hint = near.length ? ` Text without the surrounding whitespace occurs at line(s) ${near.slice(0, 10).join(", ")}; check indentation and blank lines.` : "";
+      return { ok: false, output: `old_text was not found in ${target.rel} (0 occurrences); it must match the file exactly, including whitespace and indentation.${hint}` };
+    }
+    if (at.length > 1 && !input.replace_all) {
+      const lines = at.map((i) => lineAt(text, i));
+      const shown = lines.slice(0, 20).join(", ") + (lines.length > 20 ? ", …" : "");
+      return {
+        ok: false,
+        output: `old_text occurs ${at.length} times in ${target.rel} (at lines ${shown}); include more surrounding lines so it matches exactly once, or set replace_all to true`,
+      };
+    }
+    const updated = input.replace_all ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
+    const { version } = await ctx.workspace.write(ctx.sessionId, [{ path: target, content: updated, expectHash: hash }]);
+    const first = lineAt(updated, at[0]);
+    const newLines = splitLines(updated);
+    const span = Math.max(1, splitLines(newText).length);
+    const from = Math.max(1, first - 2);
+    const to = Math.min(newLines.length, first + span + 1);
+    const snippet = newLines.slice(from - 1, to).map((l, i) => numbered(from + i, l)).join("\n");
+    const count = input.replace_all ? `${at.length} occurrence${at.length === 1 ? "" : "s"}` : "1 occurrence";
+    return {
+      ok: true,
+      output: `Edited ${target.rel}: replaced ${count}.\n${snippet}`,
+      meta: { path: target.rel, version, replacements: at.length },
+    };
+  },
+});
+
+export const writeFileOp = defineOp({
+  input: WriteFileInput,
+  async run(input, ctx) {
+    const target = await ctx.workspace.resolve(input.path, "write");
+    if (target.exists && (await stat(target.abs)).isDirectory()) return { ok: false, output: `${target.rel} is a directory` };
+    const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
+    if (before && refusal) return { ok: false, output: `${refusal} (write_file overwrites existing files only after a complete read)` };
+    const { version } = await ctx.workspace.write(ctx.sessionId, [{ path: target, content: input.content, expectHash: hash }]);
+    const lines = splitLines(input.content).length;
+    const verb = before ? "Overwrote" : "Created";
+    return {
+      ok: true,
+      output: `${verb} ${target.rel} (${lines} line${lines === 1 ? "" : "s"}, ${Buffer.byteLength(input.content)} bytes).`,
+      meta: { path: target.rel, version, created: !before },
+    };
+  },
+});

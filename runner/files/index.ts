@@ -1,0 +1,19 @@
+// The file operations a runner serves, keyed by op name (= tool name).
+import type { OpTable } from "../ops";
+import { editFileOp, writeFileOp } from "./edit";
+import { gitDiffOp } from "./gitdiff";
+import { listFilesOp } from "./list";
+import { applyPatchOp } from "./patch";
+import { readFileOp } from "./read";
+import { globOp, searchTextOp } from "./search";
+
+export const fileOps: OpTable = {
+  read_file: readFileOp,
+  list_files: listFilesOp,
+  search_text: searchTextOp,
+  glob: globOp,
+  edit_file: editFileOp,
+  write_file: writeFileOp,
+  apply_patch: applyPatchOp,
+  git_diff: gitDiffOp,
+};

@@ -1,0 +1,87 @@
+// list_files: a breadth-first listing that honours .gitignore files (root and nested) and is
+// bounded, so a shallow overview survives the limit.
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, posix } from "node:path";
+import ignore, { type Ignore } from "ignore";
+import { FILE_LIMITS, ListFilesInput } from "../../server/protocol/file-ops";
+import { defineOp } from "../ops";
+
+interface Rule {
+  base: string;
+  ig: Ignore;
+}
+
+async function loadRule(root: string, rel: string): Promise<Rule | null> {
+  try {
+    const text = await readFile(join(root, rel, ".gitignore"), "utf8");
+    return { base: rel, ig: ignore().add(text) };
+  } catch {
+    return null;
+  }
+}
+
+function ignored(rules: Rule[], rel: string, isDir: boolean): boolean {
+  for (const rule of rules) {
+    const sub = rule.base ? posix.relative(rule.base, rel) : rel;
+    if (sub && !sub.startsWith("..") && rule.ig.ignores(isDir ? `${sub}/` : sub)) return true;
+  }
+  return false;
+}
+
+export const listFilesOp = defineOp({
+  input: ListFilesInput,
+  async run(input, ctx) {
+    const root = ctx.workspace.root;
+    const start = await ctx.workspace.resolve(input.path ?? ".", "read");
+    if (!start.exists) return { ok: false, output: `${input.path} does not exist` };
+    if (!(await stat(start.abs)).isDirectory()) return { ok: false, output: `${start.rel} is a file, not a directory; use read_file` };
+
+    // Rules of the ancestors apply, unless the person asked for an ignored folder by name.
+    let rules: Rule[] = [];
+    const parts = start.rel ? start.rel.split("/") : [];
+    for (let i = 0; i < parts.length; i++) {
+      const rule = await loadRule(root, parts.slice(0, i).join("/"));
+      if (rule) rules.push(rule);
+    }
+    if (start.rel && ignored(rules, start.rel, true)) rules = [];
+
+    const limit = input.limit ?? FILE_LIMITS.listDefault;
+    const maxDepth = input.depth ?? Infinity;
+    const out: string[] = [];
+    let truncated = false;
+    let queue: Array<{ rel: string; depth: number; rules: Rule[] }> = [{ rel: start.rel, depth: 1, rules }];
+    while (queue.length && !truncated) {
+      const next: typeof queue = [];
+      for (const dir of queue) {
+        if (ctx.signal.aborted) throw new Error("cancelled");
+        const own = await loadRule(root, dir.rel);
+        const dirRules = own ? [...dir.rules, own] : dir.rules;
+        let entries;
+        try {
+          entries = await readdir(join(root, dir.rel), { withFileTypes: true });
+        } catch {
+          continue;
+        }
+        entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        for (const e of entries) {
+          if (e.name === ".git") continue;
+          const rel = dir.rel ? `${dir.rel}/${e.name}` : e.name;
+          const isDir = e.isDirectory();
+          if (ignored(dirRules, rel, isDir)) continue;
+          if (out.length >= limit) {
+            truncated = true;
+            break;
+          }
+          out.push(isDir ? `${rel}/` : e.isSymbolicLink() ? `${rel}@` : rel);
+          if (isDir && dir.depth < maxDepth) next.push({ rel, depth: dir.depth + 1, rules: dirRules });
+        }
+        if (truncated) break;
+      }
+      queue = next;
+    }
+    out.sort();
+    if (out.length === 0) return { ok: true, output: "(empty directory)", meta: { count: 0, truncated: false } };
+    if (truncated) out.push(`[listing stopped at ${limit} entries; give a narrower path, a depth, or a larger limit]`);
+    return { ok: true, output: out.join("\n"), meta: { count: out.length - (truncated ? 1 : 0), truncated } };
+  },
+});

@@ -1,0 +1,45 @@
+// search_text and glob, both through ripgrep so .gitignore is honoured the same way everywhere.
+import { SearchTextInput, GlobInput, FILE_LIMITS } from "../../server/protocol/file-ops";
+import { defineOp, type OpContext } from "../ops";
+import { RG_COMMON, runRg } from "./rg";
+
+async function searchRoot(ctx: OpContext, path: string | undefined): Promise<string[]> {
+  if (!path) return [];
+  const target = await ctx.workspace.resolve(path, "read");
+  if (!target.exists) throw new Error(`${path} does not exist`);
+  return target.rel ? ["--", target.rel] : [];
+}
+
+export const searchTextOp = defineOp({
+  input: SearchTextInput,
+  async run(input, ctx) {
+    const max = input.max_results ?? FILE_LIMITS.searchDefault;
+    const args = [...RG_COMMON, "--line-number", "--with-filename", "--no-heading", "--sort", "path"];
+    args.push("--max-columns", String(FILE_LIMITS.searchMaxLineChars), "--max-columns-preview");
+    if (!input.regex) args.push("--fixed-strings");
+    args.push(input.case_sensitive === undefined ? "--smart-case" : input.case_sensitive ? "--case-sensitive" : "--ignore-case");
+    if (input.glob) args.push("--glob", input.glob);
+    if (input.context) args.push("--context", String(input.context));
+    args.push("--regexp", input.pattern, ...(await searchRoot(ctx, input.path)));
+    const r = await runRg(args, { cwd: ctx.workspace.root, signal: ctx.signal, maxLines: max * (1 + 2 * (input.context ?? 0)) });
+    if (r.code === 2) return { ok: false, output: `search failed: ${r.stderr.split("\n").slice(-6).join("\n")}` };
+    if (r.lines.length === 0) return { ok: true, output: "No matches.", meta: { matches: 0, truncated: false } };
+    const matches = r.lines.filter((l) => /^[^:]*:\d+:/.test(l)).length;
+    const out = r.lines.join("\n");
+    const tail = r.truncated ? `\n[results stopped at ${max} matching lines; narrow the pattern, path or glob]` : "";
+    return { ok: true, output: out + tail, meta: { matches, truncated: r.truncated } };
+  },
+});
+
+export const globOp = defineOp({
+  input: GlobInput,
+  async run(input, ctx) {
+    const limit = input.limit ?? FILE_LIMITS.globDefault;
+    const args = [...RG_COMMON, "--files", "--sort", "path", "--glob", input.pattern, ...(await searchRoot(ctx, input.path))];
+    const r = await runRg(args, { cwd: ctx.workspace.root, signal: ctx.signal, maxLines: limit });
+    if (r.code === 2) return { ok: false, output: `glob failed: ${r.stderr.split("\n").slice(-6).join("\n")}` };
+    if (r.lines.length === 0) return { ok: true, output: "No files match.", meta: { count: 0, truncated: false } };
+    const tail = r.truncated ? `\n[stopped at ${limit} paths; use a narrower pattern or path]` : "";
+    return { ok: true, output: r.lines.join("\n") + tail, meta: { count: r.lines.length, truncated: r.truncated } };
+  },
+});
