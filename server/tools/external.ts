@@ -1,0 +1,25 @@
+// External tools (MCP and the like) arrive with a JSON Schema instead of a zod one. They get the
+// same Tool interface as built-ins: the schema is sanitised for the provider, and arguments are
+// validated with a zod schema derived from it (a loose object when it cannot be derived).
+import { z } from "zod";
+import { buildTool, type Tool, type ToolDefinition } from "./tool";
+import { sanitizeSchema } from "./sanitize";
+import type { JsonSchema } from "./schema";
+
+export interface ExternalToolDefinition extends Omit<ToolDefinition<Record<string, unknown>>, "executor"> {
+  /** The JSON Schema as the external server published it. */
+  inputSchema: unknown;
+  executor?: ToolDefinition<Record<string, unknown>>["executor"];
+}
+
+export function defineExternalTool(def: ExternalToolDefinition): Tool<Record<string, unknown>> {
+  const sanitized = sanitizeSchema(def.inputSchema) as JsonSchema;
+  if (sanitized && typeof sanitized === "object") delete sanitized.$schema;
+  let input: z.ZodType<Record<string, unknown>>;
+  try {
+    input = z.fromJSONSchema(sanitized as never) as z.ZodType<Record<string, unknown>>;
+  } catch {
+    input = z.looseObject({});
+  }
+  return buildTool({ ...def, executor: def.executor ?? "server" }, { input, jsonSchema: () => sanitized, source: "external" });
+}
