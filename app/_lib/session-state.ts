@@ -1,0 +1,204 @@
+// The chat's state as a pure function of the session's event stream: replaying the same events
+// always gives the same state, events at or below the last seen seq are ignored (so a resumed
+// subscription that overlaps never duplicates anything), and tool cards and approval cards are
+// updated in place by id. React components only render this; they never interpret events.
+import type { ApprovalDecision, ApprovalRequest, SessionEvent, ToolStatus, TurnStatus, Usage } from "../../server/protocol/events";
+
+export type ChatItem =
+  | { kind: "user"; key: string; text: string }
+  | { kind: "text"; key: string; turnId: string; text: string }
+  | { kind: "reasoning"; key: string; turnId: string; text: string }
+  | { kind: "tool"; key: string; callId: string }
+  | { kind: "notice"; key: string; level: "info" | "warn"; code: string; text: string }
+  | { kind: "error"; key: string; code: string; message: string }
+  | { kind: "turn-end"; key: string; turnId: string };
+
+export interface ToolCard {
+  callId: string;
+  turnId: string;
+  name: string;
+  input: unknown;
+  summary: string;
+  status: ToolStatus;
+  /** Live output while running; capped at PROGRESS_CAP characters (the tail is kept). */
+  progress: string;
+  output?: string;
+  isError: boolean;
+  truncated: boolean;
+  spillRef?: string;
+  durationMs?: number;
+  startedAt: string;
+  approvalId?: string;
+}
+
+export interface ApprovalCard {
+  approvalId: string;
+  callId: string;
+  request: ApprovalRequest;
+  decision?: ApprovalDecision;
+  by?: string;
+  message?: string;
+}
+
+export interface TurnInfo {
+  turnId: string;
+  status: TurnStatus;
+  usage?: Usage;
+  stopReason?: string;
+}
+
+export interface SessionState {
+  lastSeq: number;
+  items: ChatItem[];
+  tools: Record<string, ToolCard>;
+  approvals: Record<string, ApprovalCard>;
+  turns: Record<string, TurnInfo>;
+  /** The turn that has started and not finished, if any. */
+  activeTurnId: string | null;
+  runner: { connected: boolean; sandboxed?: boolean } | null;
+  files: { version: number; paths: string[] } | null;
+}
+
+export const PROGRESS_CAP = 64 * 1024;
+
+export const emptySessionState = (): SessionState => ({
+  lastSeq: 0,
+  items: [],
+  tools: {},
+  approvals: {},
+  turns: {},
+  activeTurnId: null,
+  runner: null,
+  files: null,
+});
+
+const FINAL: ReadonlySet<ToolStatus> = new Set(["succeeded", "failed", "rejected", "cancelled", "blocked"]);
+
+function patchTool(s: SessionState, callId: string, patch: Partial<ToolCard>): SessionState {
+  const card = s.tools[callId];
+  if (!card) return s;
+  return { ...s, tools: { ...s.tools, [callId]: { ...card, ...patch } } };
+}
+
+/** Appends to the last item when it is the same kind of streamed text in the same turn. */
+function appendStream(s: SessionState, kind: "text" | "reasoning", turnId: string, text: string, seq: number): SessionState {
+  const last = s.items[s.items.length - 1];
+  if (last && last.kind === kind && last.turnId === turnId) {
+    const items = s.items.slice();
+    items[items.length - 1] = { ...last, text: last.text + text };
+    return { ...s, items };
+  }
+  return { ...s, items: [...s.items, { kind, key: `${kind}-${seq}`, turnId, text }] };
+}
+
+/** Applies one event; returns the same object when the event was already seen. */
+export function applyEvent(state: SessionState, ev: SessionEvent): SessionState {
+  if (ev.seq <= state.lastSeq) return state;
+  const s: SessionState = { ...state, lastSeq: ev.seq };
+  switch (ev.type) {
+    case "turn.started":
+      return { ...s, activeTurnId: ev.turnId, turns: { ...s.turns, [ev.turnId]: { turnId: ev.turnId, status: "running" } } };
+    case "message.user":
+      return { ...s, items: [...s.items, { kind: "user", key: `user-${ev.messageId}`, text: ev.text }] };
+    case "text.delta":
+      return appendStream(s, "text", ev.turnId, ev.text, ev.seq);
+    case "reasoning.delta":
+      return appendStream(s, "reasoning", ev.turnId, ev.text, ev.seq);
+    case "tool.started": {
+      if (s.tools[ev.callId]) return s;
+      const card: ToolCard = {
+        callId: ev.callId,
+        turnId: ev.turnId,
+        name: ev.name,
+        input: ev.input,
+        summary: ev.summary,
+        status: "queued",
+        progress: "",
+        isError: false,
+        truncated: false,
+        startedAt: ev.at,
+      };
+      return { ...s, tools: { ...s.tools, [ev.callId]: card }, items: [...s.items, { kind: "tool", key: `tool-${ev.callId}`, callId: ev.callId }] };
+    }
+    case "tool.status": {
+      const card = s.tools[ev.callId];
+      // A late status never reopens a finished card.
+      if (!card || FINAL.has(card.status)) return s;
+      return patchTool(s, ev.callId, { status: ev.status });
+    }
+    case "tool.progress": {
+      const card = s.tools[ev.callId];
+      if (!card) return s;
+      const joined = card.progress + ev.chunk;
+      return patchTool(s, ev.callId, { progress: joined.length > PROGRESS_CAP ? joined.slice(joined.length - PROGRESS_CAP) : joined });
+    }
+    case "tool.finished":
+      return patchTool(s, ev.callId, {
+        status: ev.status,
+        output: ev.output,
+        isError: ev.isError,
+        truncated: ev.truncated,
+        spillRef: ev.spillRef,
+        durationMs: ev.durationMs,
+      });
+    case "approval.required": {
+      const withCard = { ...s, approvals: { ...s.approvals, [ev.approvalId]: { approvalId: ev.approvalId, callId: ev.callId, request: ev.request } } };
+      const card = withCard.tools[ev.callId];
+      if (!card) return withCard;
+      return patchTool(withCard, ev.callId, { approvalId: ev.approvalId, status: FINAL.has(card.status) ? card.status : "awaiting_approval" });
+    }
+    case "approval.resolved": {
+      const prev = s.approvals[ev.approvalId];
+      if (!prev) return s;
+      return { ...s, approvals: { ...s.approvals, [ev.approvalId]: { ...prev, decision: ev.decision, by: ev.by, message: ev.message } } };
+    }
+    case "notice":
+      return { ...s, items: [...s.items, { kind: "notice", key: `notice-${ev.seq}`, level: ev.level, code: ev.code, text: ev.text }] };
+    case "usage": {
+      const turn = s.turns[ev.turnId] ?? { turnId: ev.turnId, status: "running" as const };
+      return { ...s, turns: { ...s.turns, [ev.turnId]: { ...turn, usage: addUsage(turn.usage, ev.usage) } } };
+    }
+    case "turn.finished": {
+      const turn = s.turns[ev.turnId] ?? { turnId: ev.turnId, status: ev.status };
+      // Cards the turn left open can no longer progress: show them as cancelled, not spinning.
+      let tools = s.tools;
+      for (const card of Object.values(s.tools)) {
+        if (card.turnId === ev.turnId && !FINAL.has(card.status)) tools = { ...tools, [card.callId]: { ...card, status: "cancelled" } };
+      }
+      return {
+        ...s,
+        tools,
+        activeTurnId: s.activeTurnId === ev.turnId ? null : s.activeTurnId,
+        turns: { ...s.turns, [ev.turnId]: { ...turn, status: ev.status, stopReason: ev.stopReason } },
+        items: [...s.items, { kind: "turn-end", key: `end-${ev.turnId}`, turnId: ev.turnId }],
+      };
+    }
+    case "error":
+      return { ...s, items: [...s.items, { kind: "error", key: `error-${ev.seq}`, code: ev.code, message: ev.message }] };
+    case "files.changed":
+      return { ...s, files: { version: ev.version, paths: ev.paths } };
+    case "runner.status":
+      return { ...s, runner: { connected: ev.connected, sandboxed: ev.sandboxed } };
+  }
+}
+
+export function applyEvents(state: SessionState, events: readonly SessionEvent[]): SessionState {
+  let s = state;
+  for (const ev of events) s = applyEvent(s, ev);
+  return s;
+}
+
+function addUsage(a: Usage | undefined, b: Usage): Usage {
+  if (!a) return b;
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+  };
+}
+
+/** Approval cards still waiting for an answer, oldest first. */
+export function pendingApprovals(s: SessionState): ApprovalCard[] {
+  return Object.values(s.approvals).filter((a) => !a.decision);
+}
