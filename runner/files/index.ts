@@ -4,6 +4,7 @@ import { editFileOp, writeFileOp } from "./edit";
 import { gitDiffOp } from "./gitdiff";
 import { listFilesOp } from "./list";
 import { applyPatchOp } from "./patch";
+import { personFileOps } from "./person";
 import { readFileOp } from "./read";
 import { globOp, searchTextOp } from "./search";
 
@@ -16,4 +17,6 @@ export const fileOps: OpTable = {
   write_file: writeFileOp,
   apply_patch: applyPatchOp,
   git_diff: gitDiffOp,
+  // The person's own IDE operations (not tools; never sent by the pipeline).
+  ...personFileOps,
 };

@@ -1,0 +1,76 @@
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
+import { sha256 } from "../workspace/ledger";
+import { opContext, tempWorkspace } from "../exec/testing";
+import { personFileOps } from "./person";
+
+let ws: Awaited<ReturnType<typeof tempWorkspace>>;
+let changed: string[][];
+beforeEach(async () => {
+  ws = await tempWorkspace();
+  changed = [];
+});
+afterEach(() => ws.cleanup());
+
+async function run(op: keyof typeof PERSON_FILE_OPS, input: unknown) {
+  const ctx = { ...opContext(ws.workspace), filesChanged: (p: string[]) => changed.push(p) };
+  const parsed = PERSON_FILE_OPS[op].parse(input);
+  return personFileOps[op].run(parsed, ctx).catch((err: Error) => ({ ok: false, output: err.message, meta: undefined }));
+}
+
+describe("person file ops", () => {
+  it("reads a whole file with its hash, long lines and all", async () => {
+    const text = `${"a".repeat(5000)}\nline 2\n`;
+    await writeFile(join(ws.dir, "big.txt"), text);
+    const r = await run("ide_read", { path: "big.txt" });
+    expect(r).toMatchObject({ ok: true, output: text, meta: { path: "big.txt", hash: sha256(text), size: text.length } });
+  });
+
+  it("saves with an optimistic hash check and announces the change", async () => {
+    await writeFile(join(ws.dir, "a.ts"), "one\n");
+    const ok = await run("ide_write", { path: "a.ts", content: "two\n", expectHash: sha256("one\n") });
+    expect(ok.ok).toBe(true);
+    expect(await readFile(join(ws.dir, "a.ts"), "utf8")).toBe("two\n");
+    expect(changed).toEqual([["a.ts"]]);
+    // The agent changed it meanwhile: the stale save is refused and the disk keeps the agent's text.
+    const stale = await run("ide_write", { path: "a.ts", content: "three\n", expectHash: sha256("one\n") });
+    expect(stale).toMatchObject({ ok: false, meta: { conflict: true, hash: sha256("two\n") } });
+    expect(await readFile(join(ws.dir, "a.ts"), "utf8")).toBe("two\n");
+    // New files: expectHash null refuses to clobber an existing one.
+    expect((await run("ide_write", { path: "a.ts", content: "x", expectHash: null })).ok).toBe(false);
+    expect((await run("ide_write", { path: "src/new.ts", content: "x", expectHash: null })).ok).toBe(true);
+    expect(await readFile(join(ws.dir, "src/new.ts"), "utf8")).toBe("x");
+  });
+
+  it("stays inside the workspace", async () => {
+    for (const path of ["../escape.txt", "/etc/passwd", ".git/config"]) {
+      const r = await run("ide_write", { path, content: "x" });
+      expect(r.ok, path).toBe(false);
+    }
+    await symlink("/etc", join(ws.dir, "out"));
+    expect((await run("ide_read", { path: "out/hostname" })).ok).toBe(false);
+    expect((await run("ide_rename", { from: "out", to: "../elsewhere" })).ok).toBe(false);
+    expect((await run("ide_delete", { path: "" }).catch(() => ({ ok: false }))).ok).toBe(false);
+  });
+
+  it("creates folders, renames and deletes", async () => {
+    await writeFile(join(ws.dir, "a.txt"), "a");
+    expect((await run("ide_mkdir", { path: "lib/util" })).ok).toBe(true);
+    expect((await run("ide_rename", { from: "a.txt", to: "lib/util/b.txt" })).ok).toBe(true);
+    expect(await readFile(join(ws.dir, "lib/util/b.txt"), "utf8")).toBe("a");
+    expect((await run("ide_rename", { from: "lib", to: "lib/inner" })).ok).toBe(false);
+    await writeFile(join(ws.dir, "c.txt"), "c");
+    expect((await run("ide_rename", { from: "c.txt", to: "lib/util/b.txt" })).output).toMatch(/already exists/);
+    expect((await run("ide_delete", { path: "lib" })).ok).toBe(true);
+    expect((await run("ide_read", { path: "lib/util/b.txt" })).ok).toBe(false);
+    expect(changed.flat()).toEqual(["lib/util", "a.txt", "lib/util/b.txt", "lib"]);
+  });
+
+  it("refuses binary files in the editor", async () => {
+    await mkdir(join(ws.dir, "bin"));
+    await writeFile(join(ws.dir, "bin/x.bin"), Buffer.from([1, 0, 2]));
+    expect((await run("ide_read", { path: "bin/x.bin" })).output).toMatch(/binary/);
+  });
+});

@@ -1,0 +1,87 @@
+// The person's own file operations from the IDE: read whole files for the editor, save with an
+// optimistic hash check, create folders, rename, delete. Confined like the tools (resolve
+// refuses paths outside the workspace, symlinks out, .git), but they do not need a prior read
+// and do not count against the agent's diff budget: the person is not the agent.
+import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
+import { applyChange, readNoFollow } from "../workspace/atomic";
+import { sha256 } from "../workspace/ledger";
+import { defineOp, type OpTable } from "../ops";
+
+const ideRead = defineOp({
+  input: PERSON_FILE_OPS.ide_read,
+  async run(input, ctx) {
+    const target = await ctx.workspace.resolve(input.path, "read");
+    if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
+    const st = await stat(target.abs);
+    if (st.isDirectory()) return { ok: false, output: `${target.rel} is a folder` };
+    if (st.size > PERSON_FILE_LIMITS.maxOpenBytes) return { ok: false, output: `${target.rel} is ${st.size} bytes, larger than the editor opens (${PERSON_FILE_LIMITS.maxOpenBytes})` };
+    // resolve() already refused a symlink that leads out, so following one here is safe.
+    const data = await readFile(target.abs);
+    if (data.subarray(0, 8000).includes(0)) return { ok: false, output: `${target.rel} is a binary file; the editor shows text only` };
+    return { ok: true, output: data.toString("utf8"), meta: { path: target.rel, hash: sha256(data), size: data.length } };
+  },
+});
+
+const ideWrite = defineOp({
+  input: PERSON_FILE_OPS.ide_write,
+  async run(input, ctx) {
+    const target = await ctx.workspace.resolve(input.path, "write");
+    const before = target.exists ? await readNoFollow(target.abs) : null;
+    const current = before ? sha256(before.data) : null;
+    if (input.expectHash !== undefined && input.expectHash !== current) {
+      const output = current === null ? `${target.rel} was deleted since you opened it` : input.expectHash === null ? `${target.rel} already exists` : `${target.rel} changed on disk since you opened it`;
+      return { ok: false, output, meta: { conflict: true, hash: current } };
+    }
+    const data = Buffer.from(input.content, "utf8");
+    await applyChange(target.abs, data, before);
+    ctx.filesChanged([target.rel]);
+    return { ok: true, output: `saved ${target.rel}`, meta: { path: target.rel, hash: sha256(data), size: data.length } };
+  },
+});
+
+const ideMkdir = defineOp({
+  input: PERSON_FILE_OPS.ide_mkdir,
+  async run(input, ctx) {
+    const target = await ctx.workspace.resolve(input.path, "write");
+    if (target.exists) return { ok: false, output: `${target.rel} already exists` };
+    await mkdir(target.abs, { recursive: true });
+    ctx.filesChanged([target.rel]);
+    return { ok: true, output: `created ${target.rel}/` };
+  },
+});
+
+const ideRename = defineOp({
+  input: PERSON_FILE_OPS.ide_rename,
+  async run(input, ctx) {
+    const from = await ctx.workspace.resolve(input.from, "write");
+    const to = await ctx.workspace.resolve(input.to, "write");
+    if (!from.exists) return { ok: false, output: `${input.from} does not exist` };
+    if (to.exists) return { ok: false, output: `${to.rel} already exists; choose another name` };
+    if (to.rel.startsWith(`${from.rel}/`)) return { ok: false, output: `cannot move ${from.rel} into itself` };
+    await mkdir(dirname(to.abs), { recursive: true });
+    await rename(from.abs, to.abs);
+    ctx.filesChanged([from.rel, to.rel]);
+    return { ok: true, output: `renamed ${from.rel} to ${to.rel}`, meta: { from: from.rel, to: to.rel } };
+  },
+});
+
+const ideDelete = defineOp({
+  input: PERSON_FILE_OPS.ide_delete,
+  async run(input, ctx) {
+    const target = await ctx.workspace.resolve(input.path, "write");
+    if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
+    await rm(target.abs, { recursive: true });
+    ctx.filesChanged([target.rel]);
+    return { ok: true, output: `deleted ${target.rel}` };
+  },
+});
+
+export const personFileOps: OpTable = {
+  ide_read: ideRead,
+  ide_write: ideWrite,
+  ide_mkdir: ideMkdir,
+  ide_rename: ideRename,
+  ide_delete: ideDelete,
+};

@@ -1,0 +1,38 @@
+// Inputs of the file operations the person performs from the IDE (open, save, new, rename,
+// delete). They are not agent tools and never reach the model or the pipeline, but they run on
+// the runner, inside the same workspace confinement as the tools. Ops are named `ide_*` so they
+// can never collide with a tool name the pipeline sends.
+import { z } from "zod";
+
+export const PERSON_FILE_LIMITS = {
+  /** Largest file the editor opens. */
+  maxOpenBytes: 20 * 1024 * 1024,
+  maxSaveBytes: 20 * 1024 * 1024,
+} as const;
+
+const path = z.string().min(1).max(4096);
+/** sha256 hex of the content the editor started from; null: the file must not exist yet. */
+const expectHash = z.string().regex(/^[0-9a-f]{64}$/).nullable();
+
+export const PERSON_FILE_OPS = {
+  ide_read: z.object({ path }),
+  ide_write: z.object({
+    path,
+    content: z.string().max(PERSON_FILE_LIMITS.maxSaveBytes),
+    /** Omitted: overwrite whatever is there (the person chose to). */
+    expectHash: expectHash.optional(),
+  }),
+  ide_mkdir: z.object({ path }),
+  ide_rename: z.object({ from: path, to: path }),
+  ide_delete: z.object({ path }),
+} as const;
+
+export type PersonFileOp = keyof typeof PERSON_FILE_OPS;
+export type PersonFileInput<K extends PersonFileOp> = z.infer<(typeof PERSON_FILE_OPS)[K]>;
+
+/** `meta` of ide_read and ide_write results. */
+export const PersonFileMeta = z.object({ path: z.string(), hash: z.string(), size: z.number().int().nonnegative() });
+export type PersonFileMeta = z.infer<typeof PersonFileMeta>;
+
+/** `meta.conflict` is set when ide_write refused because the file changed since it was opened. */
+export const PersonWriteConflict = z.object({ conflict: z.literal(true), hash: z.string().nullable() });
