@@ -1,0 +1,36 @@
+// The environment a command sees: the runner's own, minus anything that looks like a credential
+// (the runner's token included), plus a few settings that keep tools non-interactive.
+
+const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i;
+
+export interface EnvOptions {
+  /** Variable names kept even though they look secret (exact, case-sensitive). */
+  allow?: readonly string[];
+  /** Added after scrubbing (not scrubbed: the runner chose them). */
+  extra?: Record<string, string>;
+}
+
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+export function scrubEnv(base: NodeJS.ProcessEnv, options: EnvOptions = {}): Record<string, string> {
+  const allow = new Set(options.allow ?? []);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) {
+    if (value === undefined) continue;
+    if (isSecretName(name) && !allow.has(name)) continue;
+    out[name] = value;
+  }
+  return { ...out, ...options.extra };
+}
+
+/** Settings for commands the agent runs: no pagers or prompts waiting on a stdin that is /dev/null. */
+export const NON_INTERACTIVE_ENV: Record<string, string> = {
+  PAGER: "cat",
+  GIT_PAGER: "cat",
+  GIT_TERMINAL_PROMPT: "0",
+  TERM: "dumb",
+  NO_COLOR: "1",
+  DEBIAN_FRONTEND: "noninteractive",
+};

@@ -1,0 +1,62 @@
+// Ending everything a command started. Each command gets a unique marker variable in its
+// environment; after killing its process group, /proc is swept for any process still carrying
+// the marker, which catches `(sleep 1000 &)` and `setsid` children that left the group. Inside
+// bubblewrap the PID namespace already guarantees this; the sweep is the fallback without it.
+import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+
+export const MARKER_VAR = "QUIVER_EXEC_ID";
+
+export function newMarker(): string {
+  return randomBytes(12).toString("hex");
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* group already gone */
+  }
+  try {
+    process.kill(pid, signal);
+  } catch {
+    /* leader already gone */
+  }
+}
+
+/** Pids (other than ours) whose environment carries `marker`; empty where /proc is absent. */
+export async function findMarked(marker: string): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir("/proc");
+  } catch {
+    return [];
+  }
+  const needle = Buffer.from(`${MARKER_VAR}=${marker}\0`);
+  const found: number[] = [];
+  await Promise.all(
+    entries.map(async (name) => {
+      if (!/^\d+$/.test(name) || Number(name) === process.pid) return;
+      try {
+        const environ = await readFile(`/proc/${name}/environ`);
+        if (environ.includes(needle)) found.push(Number(name));
+      } catch {
+        /* exited meanwhile, or not ours to read */
+      }
+    }),
+  );
+  return found;
+}
+
+/**
+ * SIGKILLs the process group led by `pid`, then sweeps for marked stragglers until none is
+ * left (a forking loop can spawn between rounds, hence several).
+ */
+export async function killTree(pid: number | undefined, marker: string): Promise<void> {
+  if (pid !== undefined) signalGroup(pid, "SIGKILL");
+  for (let round = 0; round < 5; round++) {
+    const left = await findMarked(marker);
+    if (left.length === 0) return;
+    for (const p of left) signalGroup(p, "SIGKILL");
+  }
+}

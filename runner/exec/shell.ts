@@ -1,0 +1,171 @@
+// The `shell` op. A call either starts a command (and waits for it, or for `yield_time_ms`) or
+// names a still-running command by its handle to read more of its output, or to kill it.
+// Handles belong to the session that started them; a finished command's unread output is kept
+// for a while, then dropped.
+import { randomBytes } from "node:crypto";
+import { stat } from "node:fs/promises";
+import { SHELL_LIMITS, ShellInput, type ShellResultMeta } from "../../server/protocol/exec-ops";
+import { defineOp, type OpContext, type OpResult } from "../ops";
+import { resolveInside } from "../workspace/paths";
+import { Command } from "./command";
+import { ProgressPump } from "./progress";
+import type { SandboxInfo } from "./sandbox";
+
+export interface ShellOptions {
+  sandbox: SandboxInfo;
+  /** The scrubbed environment commands start from. */
+  env: Record<string, string>;
+  /** False: calls asking for network are refused on this runner. */
+  allowNetwork: boolean;
+  /** Commands left running (yielded) per session. */
+  maxBackground?: number;
+  /** How long a finished, unread command's output is kept. */
+  keepFinishedMs?: number;
+}
+
+interface Job {
+  handle: string;
+  sessionId: string;
+  command: Command;
+  reading: boolean;
+  gc?: NodeJS.Timeout;
+}
+
+const fail = (output: string): OpResult => ({ ok: false, output });
+
+export class ShellService {
+  private readonly jobs = new Map<string, Job>();
+  private disposed = false;
+
+  constructor(private readonly options: ShellOptions) {}
+
+  readonly op = defineOp({ input: ShellInput, run: (input, ctx) => this.run(input, ctx) });
+
+  async run(input: ShellInput, ctx: OpContext): Promise<OpResult> {
+    if (this.disposed) return fail("the runner is shutting down");
+    if (input.session_id !== undefined) return this.poll(input.session_id, input, ctx);
+    if (input.command === undefined) return fail("give a command to run, or a session_id to poll");
+    if (input.network && !this.options.allowNetwork) {
+      return fail("network access for commands is disabled on this runner; run the command without network");
+    }
+    const limit = this.options.maxBackground ?? 8;
+    if (this.sessionJobs(ctx.sessionId).length >= limit) {
+      return fail(`${limit} commands of this session are still running; poll or kill one (session_id) first`);
+    }
+    let cwd = ctx.workspace.root;
+    if (input.cwd !== undefined && input.cwd !== "" && input.cwd !== ".") {
+      try {
+        cwd = (await resolveInside(ctx.workspace.root, input.cwd, "read")).abs;
+        if (!(await stat(cwd)).isDirectory()) return fail(`cwd ${JSON.stringify(input.cwd)} is not a directory`);
+      } catch (e) {
+        return fail(`cwd ${JSON.stringify(input.cwd)}: ${(e as Error).message}`);
+      }
+    }
+    const command = new Command({
+      command: input.command,
+      workspace: ctx.workspace.root,
+      cwd,
+      env: this.options.env,
+      timeoutMs: input.timeout_ms ?? SHELL_LIMITS.defaultTimeoutMs,
+      maxOutputBytes: input.max_output_bytes ?? SHELL_LIMITS.defaultMaxOutputBytes,
+      network: input.network === true,
+      sandbox: this.options.sandbox,
+    });
+    const job: Job = { handle: `sh_${randomBytes(6).toString("hex")}`, sessionId: ctx.sessionId, command, reading: false };
+    this.jobs.set(job.handle, job);
+    void command.done.then(() => this.scheduleGc(job));
+    return this.read(job, input.yield_time_ms, ctx, true);
+  }
+
+  private async poll(handle: string, input: ShellInput, ctx: OpContext): Promise<OpResult> {
+    const job = this.jobs.get(handle);
+    if (!job || job.sessionId !== ctx.sessionId) {
+      return fail(`no command with session_id ${handle} in this session (finished commands are forgotten once read)`);
+    }
+    if (job.reading) return fail(`session_id ${handle} is being read by another call; wait for it`);
+    if (input.kill) {
+      job.reading = true;
+      await job.command.stop("killed");
+      job.reading = false;
+      return this.result(job);
+    }
+    return this.read(job, input.yield_time_ms ?? SHELL_LIMITS.defaultPollYieldMs, ctx, false);
+  }
+
+  /** Waits for exit, the yield time, or the call's abort; an aborted start kills the command. */
+  private async read(job: Job, yieldMs: number | undefined, ctx: OpContext, starting: boolean): Promise<OpResult> {
+    const { command } = job;
+    job.reading = true;
+    const pump = new ProgressPump((chunk) => ctx.progress(chunk));
+    command.attach(pump.write);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const outcome = await Promise.race([
+      command.done.then(() => "exit" as const),
+      new Promise<"yield">((resolve) => {
+        if (yieldMs !== undefined) timer = setTimeout(() => resolve("yield"), yieldMs);
+      }),
+      new Promise<"abort">((resolve) => {
+        onAbort = () => resolve("abort");
+        if (ctx.signal.aborted) onAbort();
+        else ctx.signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
+    command.attach(undefined);
+    pump.dispose();
+    if (outcome === "abort" && starting) await command.stop("cancelled");
+    job.reading = false;
+    return this.result(job);
+  }
+
+  private result(job: Job): OpResult {
+    const { command } = job;
+    const running = command.running;
+    const taken = command.output.take(!running);
+    if (!running) this.forget(job);
+    else if (job.gc) clearTimeout(job.gc);
+    const exit = command.exit;
+    const meta: ShellResultMeta = {
+      running,
+      sessionHandle: running ? job.handle : undefined,
+      exitCode: exit?.exitCode ?? null,
+      signal: exit?.signal ?? null,
+      stopReason: exit?.stopReason ?? null,
+      omittedBytes: taken.omitted,
+      totalBytes: command.output.total,
+      durationMs: Date.now() - command.startedAt,
+      sandboxed: command.sandboxed,
+      network: command.network,
+    };
+    // Files the command changed reach the browser through the workspace's own watcher.
+    return { ok: true, output: taken.text, meta };
+  }
+
+  private scheduleGc(job: Job): void {
+    if (!this.jobs.has(job.handle) || job.reading) return;
+    job.gc = setTimeout(() => this.forget(job), this.options.keepFinishedMs ?? 10 * 60_000);
+    job.gc.unref();
+  }
+
+  private forget(job: Job): void {
+    if (job.gc) clearTimeout(job.gc);
+    this.jobs.delete(job.handle);
+  }
+
+  private sessionJobs(sessionId: string): Job[] {
+    return [...this.jobs.values()].filter((j) => j.sessionId === sessionId && j.command.running);
+  }
+
+  /** Running commands (for tests and shutdown). */
+  get runningCount(): number {
+    return [...this.jobs.values()].filter((j) => j.command.running).length;
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    await Promise.all([...this.jobs.values()].map((j) => j.command.stop("killed")));
+    for (const job of this.jobs.values()) this.forget(job);
+  }
+}
