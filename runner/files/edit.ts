@@ -33,27 +33,27 @@ export const editFileOp = defineOp({
     if (!before) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
     if (refusal) return { ok: false, output: refusal };
     const text = before.data.toString("utf8");
-    let oldText = input.old_text;
-    let newText = input.new_text;
+    let oldText = input.old_string;
+    let newText = input.new_string;
     // The model writes \n; a CRLF file keeps its line endings.
     if (!text.includes(oldText) && text.includes("\r\n") && !oldText.includes("\r\n")) {
       oldText = oldText.replace(/\n/g, "\r\n");
       newText = newText.replace(/\r?\n/g, "\r\n");
     }
-    if (oldText === newText) return { ok: false, output: "old_text and new_text are identical; nothing to change" };
+    if (oldText === newText) return { ok: false, output: "old_string and new_string are identical; nothing to change" };
     const at = occurrences(text, oldText);
     if (at.length === 0) {
-      const trimmed = input.old_text.trim();
-      const near = trimmed && trimmed !== input.old_text ? occurrences(text, trimmed).map((i) => lineAt(text, i)) : [];
+      const trimmed = input.old_string.trim();
+      const near = trimmed && trimmed !== input.old_string ? occurrences(text, trimmed).map((i) => lineAt(text, i)) : [];
       const hint = near.length ? ` Text without the surrounding whitespace occurs at line(s) ${near.slice(0, 10).join(", ")}; check indentation and blank lines.` : "";
-      return { ok: false, output: `old_text was not found in ${target.rel} (0 occurrences); it must match the file exactly, including whitespace and indentation.${hint}` };
+      return { ok: false, output: `old_string was not found in ${target.rel} (0 occurrences); it must match the file exactly, including whitespace and indentation.${hint}` };
     }
     if (at.length > 1 && !input.replace_all) {
       const lines = at.map((i) => lineAt(text, i));
       const shown = lines.slice(0, 20).join(", ") + (lines.length > 20 ? ", …" : "");
       return {
         ok: false,
-        output: `old_text occurs ${at.length} times in ${target.rel} (at lines ${shown}); include more surrounding lines so it matches exactly once, or set replace_all to true`,
+        output: `old_string occurs ${at.length} times in ${target.rel} (at lines ${shown}); include more surrounding lines so it matches exactly once, or set replace_all to true`,
       };
     }
     const updated = input.replace_all ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);

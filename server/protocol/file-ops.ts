@@ -85,8 +85,8 @@ export type GlobInput = z.infer<typeof GlobInput>;
 
 export const EditFileInput = z.object({
   path: path.describe("File to edit, relative to the workspace root. Read it completely with read_file first."),
-  old_text: z.string().min(1).describe("Exact text to replace, including whitespace; must occur exactly once unless replace_all."),
-  new_text: z.string().describe("Replacement text."),
+  old_string: z.string().min(1).describe("Exact text to replace, including whitespace; must occur exactly once unless replace_all."),
+  new_string: z.string().describe("Replacement text."),
   replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
 });
 export type EditFileInput = z.infer<typeof EditFileInput>;

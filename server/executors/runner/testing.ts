@@ -1,0 +1,143 @@
+// Test harness (tests only): a real HTTP server with the runner pool on /runner, real runner
+// child processes (tsx) on real temp workspaces, and a ToolContext whose remote goes through
+// the pool to the runner.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Tool, ToolContext, ToolResult } from "../../tools/tool";
+import { createRunnerPool, type RunnerPool, type RunnerPoolOptions } from "../runner-pool";
+
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+
+export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000, what = "condition"): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export interface TestServer {
+  pool: RunnerPool;
+  port: number;
+  url: string;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export async function startServer(options: Partial<RunnerPoolOptions> & { port?: number; token?: string } = {}): Promise<TestServer> {
+  const logs: string[] = [];
+  const pool = createRunnerPool({ tokens: [options.token ?? TEST_TOKEN], log: (l) => logs.push(l), ...options });
+  const server: Server = createServer((_req, res) => res.writeHead(404).end());
+  server.on("upgrade", (req, socket, head) => {
+    if ((req.url ?? "").split("?")[0] === "/runner") pool.handleUpgrade(req, socket, head);
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    pool,
+    port,
+    url: `ws://127.0.0.1:${port}/runner`,
+    logs,
+    async close() {
+      await pool.dispose();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export const TEST_TOKEN = "test-token-0123456789abcdef";
+
+export interface RunnerChild {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+export function spawnRunner(opts: { url: string; workspace: string; token?: string | null; args?: string[]; env?: NodeJS.ProcessEnv }): RunnerChild {
+  const args = ["--import", "tsx", join(ROOT, "runner/main.ts"), "--server", opts.url, "--workspace", opts.workspace, ...(opts.args ?? [])];
+  const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
+  delete env.QUIVER_RUNNER_TOKEN;
+  if (opts.token !== null) env.QUIVER_RUNNER_TOKEN = opts.token ?? TEST_TOKEN;
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    child,
+    exited,
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const t = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+export async function tempDir(prefix = "quiver-ws-"): Promise<string> {
+  return realpath(await mkdtemp(join(tmpdir(), prefix)));
+}
+
+/** A server + one connected runner on a fresh temp workspace, and a way to call tools through them. */
+export async function runnerHarness(opts: { args?: string[] } = {}) {
+  const dir = await tempDir();
+  const server = await startServer();
+  const runner = spawnRunner({ url: server.url, workspace: dir, args: opts.args });
+  await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
+  let calls = 0;
+  const context = (sessionId = "s1", signal = new AbortController().signal): ToolContext => ({
+    sessionId,
+    callId: `c${++calls}`,
+    signal,
+    progress: () => {},
+    services: {},
+    remote: (input, o = {}) =>
+      server.pool.run({
+        sessionId,
+        callId: `c${calls}`,
+        op: currentTool,
+        input,
+        deadline: Date.now() + (o.timeoutMs ?? 30_000),
+        signal,
+        onProgress: o.onProgress,
+      }),
+  });
+  let currentTool = "";
+  /** parse → validateInput → execute, as the pipeline does; a respond error is returned as { error }. */
+  async function call<I>(tool: Tool<I>, input: unknown, sessionId = "s1"): Promise<ToolResult & { error?: string }> {
+    const parsed = tool.parse(input);
+    if (!parsed.ok) return { output: "", error: `invalid input: ${JSON.stringify(parsed)}` };
+    currentTool = tool.name;
+    const ctx = context(sessionId);
+    const problem = await tool.validateInput(parsed.value, ctx);
+    if (problem) return { output: "", error: problem };
+    try {
+      return await tool.execute(parsed.value, ctx);
+    } catch (e) {
+      return { output: "", error: (e as Error).message };
+    }
+  }
+  return {
+    dir,
+    server,
+    runner,
+    call,
+    async close() {
+      await runner.stop();
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
