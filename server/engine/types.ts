@@ -25,7 +25,8 @@ export interface ConversationMessage {
 export interface ToolDefinition {
   name: string;
   description: string;
-  inputSchema: Record<string, unknown>;
+  /** JSON Schema of the input (the slot's CatalogEntry shape). */
+  input_schema: Record<string, unknown>;
 }
 
 export interface ToolCatalog {

@@ -27,7 +27,7 @@ export function anthropicRequest(spec: ModelRequestSpec, config: ProviderConfig)
     stream: true,
   };
   if (spec.tools.length > 0) {
-    params.tools = spec.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Anthropic.Tool.InputSchema }));
+    params.tools = spec.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema as Anthropic.Tool.InputSchema }));
   }
   if (config.thinkingBudget) params.thinking = { type: "enabled", budget_tokens: config.thinkingBudget };
   return params;

@@ -21,7 +21,7 @@ export function openaiRequest(spec: ModelRequestSpec, config: ProviderConfig): C
     stream_options: { include_usage: true },
   };
   if (spec.tools.length > 0) {
-    params.tools = spec.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
+    params.tools = spec.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } }));
   }
   // Compatible servers (vLLM) reject a cap that does not fit the context, so one is sent only when set.
   if (config.maxOutputTokens) {

@@ -8,7 +8,7 @@ import { createAdapter, streamWithRetries } from "./index";
 
 const spec: ModelRequestSpec = {
   system: "You are a test.",
-  tools: [{ name: "read_file", description: "Read a file.", inputSchema: { type: "object", properties: { path: { type: "string" } } } }],
+  tools: [{ name: "read_file", description: "Read a file.", input_schema: { type: "object", properties: { path: { type: "string" } } } }],
   messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
 };
 

@@ -1,0 +1,161 @@
+// The engine service: starts a turn when a user sends a message (one running turn per
+// session), cancels it, recovers turns a previous process left running, and owns every turn
+// it started until it ends or the engine is disposed.
+import type { Db } from "../db";
+import type { Env } from "../env";
+import type { EventHub } from "../hub/events";
+import type { Dispatcher } from "../pipeline/contract";
+import { nextPosition } from "./history";
+import { createAdapter, defaultRetryPolicy, resolveProvider, type RetryPolicy } from "./providers/index";
+import { recoverInterruptedTurns } from "./recovery";
+import { runTurn } from "./turn";
+import type { ProviderAdapter, ProviderConfig, ToolCatalog } from "./types";
+
+export interface EngineDeps {
+  db: Db;
+  hub: EventHub;
+  dispatcher: Dispatcher;
+  /** The tool slot's catalog; none: the model is offered no tools. */
+  catalog?: ToolCatalog;
+  env: Pick<Env, "QUIVER_PROVIDER" | "QUIVER_MODEL" | "ANTHROPIC_API_KEY" | "ANTHROPIC_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_BASE_URL">;
+  /** Must give the same text for a session every time (it heads the cached prefix). */
+  systemPrompt?: string | ((sessionId: string) => string | Promise<string>);
+  /** Model requests per turn before it stops (default 50). */
+  maxSteps?: number;
+  maxOutputTokens?: number;
+  retry?: RetryPolicy;
+  /** Tests and embedders may supply their own adapter; default: the SDK-based ones. */
+  adapterFor?: (config: ProviderConfig) => ProviderAdapter;
+  log?: (message: string, err?: unknown) => void;
+}
+
+export interface SendResult {
+  turnId: string;
+  messageId: string;
+}
+
+export interface Engine {
+  /** Stores the message and starts a turn; resolves once both are recorded (the turn runs on). */
+  sendMessage(sessionId: string, actor: { userId: string }, text: string): Promise<SendResult>;
+  /** Aborts the running turn of the session at once; false when none was running here. */
+  cancel(sessionId: string): Promise<boolean>;
+  /** Marks turns left running by an earlier process as interrupted; returns how many. */
+  recoverInterrupted(): Promise<number>;
+  isRunning(sessionId: string): boolean;
+  /** Resolves when the session's current turn (if any) has finished and been recorded. */
+  settled(sessionId: string): Promise<void>;
+  /** Interrupts running turns (recorded as interrupted) and waits for them to close. */
+  dispose(): Promise<void>;
+}
+
+export class EngineError extends Error {
+  constructor(readonly code: "busy" | "not_found" | "empty" | "disposed", message: string) {
+    super(message);
+  }
+}
+
+export const defaultSystemPrompt =
+  "You are Quiver's coding agent, working in the user's workspace through the tools you are given. " +
+  "Call tools only through the tool-calling interface, never by writing calls as text. " +
+  "Read before you edit, keep changes minimal, and say plainly what you did and what you did not do.";
+
+export function createEngine(deps: EngineDeps): Engine {
+  const log = deps.log ?? ((m: string, e?: unknown) => console.error(`[engine] ${m}`, e ?? ""));
+  const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const adapters = new Map<string, ProviderAdapter>();
+  let shuttingDown = false;
+  const system = deps.systemPrompt ?? defaultSystemPrompt;
+  const turnDeps = {
+    db: deps.db,
+    hub: deps.hub,
+    dispatcher: deps.dispatcher,
+    catalog: deps.catalog ?? { catalog: () => [] },
+    systemPrompt: async (id: string) => (typeof system === "string" ? system : system(id)),
+    retry: deps.retry ?? defaultRetryPolicy,
+    maxSteps: deps.maxSteps ?? 50,
+    log,
+  };
+
+  const adapterFor = (config: ProviderConfig) => {
+    const key = JSON.stringify(config);
+    let a = adapters.get(key);
+    if (!a) adapters.set(key, (a = (deps.adapterFor ?? createAdapter)(config)));
+    return a;
+  };
+
+  async function sendMessage(sessionId: string, actor: { userId: string }, text: string): Promise<SendResult> {
+    if (shuttingDown) throw new EngineError("disposed", "The server is shutting down; try again in a moment.");
+    if (!text.trim()) throw new EngineError("empty", "The message is empty.");
+    if (running.has(sessionId)) throw new EngineError("busy", "A turn is already running in this session. Wait for it or cancel it first.");
+    // Reserve the slot before the first await so two quick sends cannot both start a turn.
+    const controller = new AbortController();
+    let release!: () => void;
+    const done = new Promise<void>((r) => (release = r));
+    running.set(sessionId, { controller, done });
+    try {
+      const { db, hub } = deps;
+      const session = await db.session.findUnique({ where: { id: sessionId } });
+      if (!session) throw new EngineError("not_found", `No session ${sessionId}.`);
+      const other = await db.turn.findFirst({ where: { sessionId, status: "running" }, select: { id: true } });
+      if (other) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
+      const position = await nextPosition(db, sessionId);
+      const { turn, message } = await db.$transaction(async (tx) => {
+        const turn = await tx.turn.create({ data: { sessionId } });
+        const message = await tx.message.create({ data: { sessionId, turnId: turn.id, position, role: "user", content: [{ type: "text", text }] } });
+        await tx.session.update({ where: { id: sessionId }, data: { status: "running" } });
+        return { turn, message };
+      });
+      await hub.publish(sessionId, { type: "turn.started", turnId: turn.id });
+      await hub.publish(sessionId, { type: "message.user", messageId: message.id, text });
+      const resolution = resolveProvider(deps.env, session, { maxOutputTokens: deps.maxOutputTokens });
+      const run = {
+        sessionId, turnId: turn.id, actorId: actor.userId, signal: controller.signal, firstPosition: position + 1,
+        shutdown: () => shuttingDown,
+      };
+      const work = resolution.ok
+        ? runTurn(turnDeps, { ...run, adapter: adapterFor(resolution.config) })
+        : refuse(turnDeps, run.sessionId, run.turnId, resolution.message);
+      void work
+        .catch((err) => log(`turn ${turn.id} crashed`, err))
+        .finally(() => {
+          running.delete(sessionId);
+          release();
+        });
+      return { turnId: turn.id, messageId: message.id };
+    } catch (err) {
+      running.delete(sessionId);
+      release();
+      throw err;
+    }
+  }
+
+  return {
+    sendMessage,
+    async cancel(sessionId) {
+      const r = running.get(sessionId);
+      if (!r) return false;
+      r.controller.abort();
+      await r.done;
+      return true;
+    },
+    recoverInterrupted: () => recoverInterruptedTurns(deps.db, deps.hub, log),
+    isRunning: (sessionId) => running.has(sessionId),
+    settled: async (sessionId) => {
+      await running.get(sessionId)?.done;
+    },
+    async dispose() {
+      shuttingDown = true;
+      const all = [...running.values()];
+      for (const r of all) r.controller.abort();
+      await Promise.all(all.map((r) => r.done));
+    },
+  };
+}
+
+/** No provider: the turn ends at once with an error event that says how to configure one. */
+async function refuse(deps: { db: Db; hub: EventHub }, sessionId: string, turnId: string, message: string) {
+  await deps.hub.publish(sessionId, { type: "error", turnId, code: "provider_not_configured", message });
+  await deps.db.turn.update({ where: { id: turnId }, data: { status: "failed", stopReason: "provider_not_configured", error: message, endedAt: new Date() } });
+  await deps.db.session.update({ where: { id: sessionId }, data: { status: "idle" } });
+  await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: "failed", stopReason: "provider_not_configured" });
+}

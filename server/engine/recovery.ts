@@ -1,0 +1,58 @@
+// Start-up recovery: a turn still "running" in the database belongs to a server that stopped
+// mid-turn. It is marked interrupted, never left running forever, and what had streamed is
+// kept: the assistant text is completed from the persisted text.delta events (the message row
+// is written at intervals, the event log on every delta), and calls left without a result get
+// one saying why, so the session can continue.
+import type { Db } from "../db";
+import type { EventHub } from "../hub/events";
+import { closeOpenCalls } from "./history";
+import type { ContentBlock } from "./types";
+
+const why = "Not finished: the server restarted during this turn.";
+
+export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: (m: string, e?: unknown) => void): Promise<number> {
+  const turns = await db.turn.findMany({ where: { status: "running" }, orderBy: { startedAt: "asc" } });
+  for (const turn of turns) {
+    try {
+      await restoreStreamedText(db, turn.sessionId, turn.id);
+      await closeOpenCalls(db, turn.sessionId, turn.id, why);
+      const now = new Date();
+      await db.modelRequest.updateMany({ where: { turnId: turn.id, endedAt: null }, data: { endedAt: now, error: "interrupted by a server restart" } });
+      await db.toolCall.updateMany({ where: { turnId: turn.id, status: { in: ["queued", "awaiting_approval", "running"] } }, data: { status: "cancelled", endedAt: now } });
+      await db.approval.updateMany({ where: { sessionId: turn.sessionId, status: "pending", toolCall: { turnId: turn.id } }, data: { status: "cancelled", decidedAt: now } });
+      await db.turn.update({ where: { id: turn.id }, data: { status: "interrupted", stopReason: "server_restart", endedAt: now } });
+      await db.session.update({ where: { id: turn.sessionId }, data: { status: "interrupted" } });
+      await hub.publish(turn.sessionId, { type: "notice", level: "warn", code: "turn_interrupted", text: "The server restarted during this turn. What had streamed is kept; send a message to continue." });
+      await hub.publish(turn.sessionId, { type: "turn.finished", turnId: turn.id, status: "interrupted", stopReason: "server_restart" });
+    } catch (err) {
+      log(`could not recover interrupted turn ${turn.id}`, err);
+    }
+  }
+  return turns.length;
+}
+
+async function restoreStreamedText(db: Db, sessionId: string, turnId: string): Promise<void> {
+  const events = await db.sessionEvent.findMany({ where: { sessionId, type: "text.delta" }, orderBy: { seq: "asc" }, select: { payload: true } });
+  const streamed = events
+    .map((e) => e.payload as { turnId?: string; text?: string })
+    .filter((p) => p.turnId === turnId)
+    .map((p) => p.text ?? "")
+    .join("");
+  const messages = await db.message.findMany({ where: { sessionId, turnId }, orderBy: { position: "asc" } });
+  const stored = messages
+    .filter((m) => m.role === "assistant")
+    .flatMap((m) => (m.content as unknown as ContentBlock[]).flatMap((b) => (b.type === "text" ? [b.text] : [])))
+    .join("");
+  if (streamed.length <= stored.length || !streamed.startsWith(stored)) return;
+  const rest = streamed.slice(stored.length);
+  const last = messages.at(-1);
+  if (last?.role === "assistant") {
+    const blocks = last.content as unknown as ContentBlock[];
+    const tail = blocks.at(-1);
+    const content: ContentBlock[] = tail?.type === "text" ? [...blocks.slice(0, -1), { type: "text", text: tail.text + rest }] : [...blocks, { type: "text", text: rest }];
+    await db.message.update({ where: { id: last.id }, data: { content: content as object[] } });
+  } else {
+    const top = await db.message.findFirst({ where: { sessionId }, orderBy: { position: "desc" }, select: { position: true } });
+    await db.message.create({ data: { sessionId, turnId, position: (top?.position ?? -1) + 1, role: "assistant", content: [{ type: "text", text: rest }] } });
+  }
+}

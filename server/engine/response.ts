@@ -1,0 +1,162 @@
+// One model response inside a turn: streams it (with retries), strips forged calls from the
+// text, fans deltas out as events, persists the assistant message as it grows and one
+// ModelRequest row per attempt with its usage, and returns the finished tool calls.
+import type { Db } from "../db";
+import type { SessionEventBody, Usage } from "../protocol/events";
+import type { ModelToolCall } from "../pipeline/contract";
+import { ForgedCallFilter, forgedNotice } from "./forged";
+import { streamWithRetries, type RetryPolicy } from "./providers/retry";
+import type { ContentBlock, FinishReason, ModelRequestSpec, ProviderAdapter } from "./types";
+import { zeroUsage } from "./types";
+
+export interface ResponseContext {
+  db: Db;
+  sessionId: string;
+  turnId: string;
+  /** Ordered, persisted fan-out; not awaited per delta (the hub keeps order). */
+  emit(body: SessionEventBody): void;
+  allocatePosition(): number;
+  onArgumentsProgress?(call: ModelToolCall & { complete: boolean }): void;
+}
+
+export interface ResponseOutcome {
+  finish: FinishReason | "error";
+  raw: string | null;
+  calls: ModelToolCall[];
+  usage: Usage;
+  error?: { code: string; message: string };
+}
+
+/** Assistant message row, created on first content and rewritten at most every `throttleMs`. */
+class MessageWriter {
+  readonly blocks: ContentBlock[] = [];
+  private id: string | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private lastWrite = 0;
+  constructor(private readonly ctx: ResponseContext, private readonly throttleMs = 200) {}
+
+  touch(force = false) {
+    if (!force && Date.now() - this.lastWrite < this.throttleMs) return;
+    this.lastWrite = Date.now();
+    const content = structuredClone(this.blocks) as object[];
+    this.writing = this.writing.then(async () => {
+      if (this.id) await this.ctx.db.message.update({ where: { id: this.id }, data: { content } });
+      else if (content.length > 0) {
+        const row = await this.ctx.db.message.create({
+          data: { sessionId: this.ctx.sessionId, turnId: this.ctx.turnId, position: this.ctx.allocatePosition(), role: "assistant", content },
+        });
+        this.id = row.id;
+      }
+    });
+  }
+
+  async done() {
+    this.touch(true);
+    await this.writing;
+  }
+}
+
+export async function runResponse(
+  ctx: ResponseContext,
+  adapter: ProviderAdapter,
+  spec: ModelRequestSpec,
+  signal: AbortSignal,
+  retry: RetryPolicy,
+): Promise<ResponseOutcome> {
+  const writer = new MessageWriter(ctx);
+  const filter = new ForgedCallFilter();
+  const calls: { id: string; name: string; args: string; ended: boolean }[] = [];
+  let usage = zeroUsage();
+  let attempt = 1;
+  let request = await ctx.db.modelRequest.create({ data: { turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt } });
+  let outcome: Omit<ResponseOutcome, "calls" | "usage"> = { finish: "error", raw: null, error: { code: "stream_incomplete", message: "The provider stream ended without a result." } };
+  let reasoning: Extract<ContentBlock, { type: "reasoning" }> | undefined;
+
+  const appendText = (text: string) => {
+    if (!text) return;
+    const last = writer.blocks.at(-1);
+    if (last?.type === "text") last.text += text;
+    else writer.blocks.push({ type: "text", text });
+    ctx.emit({ type: "text.delta", turnId: ctx.turnId, text });
+    writer.touch();
+  };
+  const settleText = () => appendText(filter.flush().text);
+
+  for await (const ev of streamWithRetries(adapter, spec, signal, retry)) {
+    switch (ev.type) {
+      case "text":
+        appendText(filter.push(ev.text).text);
+        break;
+      case "reasoning":
+        if (!reasoning) writer.blocks.push((reasoning = { type: "reasoning", text: "", provider: adapter.kind }));
+        reasoning.text += ev.text;
+        ctx.emit({ type: "reasoning.delta", turnId: ctx.turnId, text: ev.text });
+        break;
+      case "reasoning.block": {
+        const block: Extract<ContentBlock, { type: "reasoning" }> = { type: "reasoning", text: ev.text, provider: adapter.kind };
+        if (ev.signature !== undefined) block.signature = ev.signature;
+        if (ev.redactedData !== undefined) block.redactedData = ev.redactedData;
+        if (reasoning) Object.assign(reasoning, block);
+        else writer.blocks.push(block);
+        reasoning = undefined;
+        writer.touch(true);
+        break;
+      }
+      case "tool.start":
+        settleText();
+        reasoning = undefined;
+        calls[ev.index] = { id: ev.id, name: ev.name, args: "", ended: false };
+        break;
+      case "tool.delta": {
+        const c = calls[ev.index];
+        c.args += ev.argumentsDelta;
+        ctx.onArgumentsProgress?.({ providerCallId: c.id, name: c.name, rawArguments: c.args, complete: false });
+        break;
+      }
+      case "tool.end": {
+        const c = calls[ev.index];
+        c.ended = true;
+        writer.blocks.push({ type: "tool_call", id: c.id, name: c.name, arguments: c.args });
+        writer.touch(true);
+        ctx.onArgumentsProgress?.({ providerCallId: c.id, name: c.name, rawArguments: c.args, complete: true });
+        break;
+      }
+      case "usage":
+        usage = ev.usage;
+        break;
+      case "retry":
+        await ctx.db.modelRequest.update({ where: { id: request.id }, data: { error: ev.error.message, endedAt: new Date(), ...usageColumns(usage) } });
+        ctx.emit({ type: "notice", level: "info", code: "provider_retry", text: `${ev.error.message} Retrying in ${(ev.delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${retry.attempts}).` });
+        usage = zeroUsage();
+        request = await ctx.db.modelRequest.create({ data: { turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt: ++attempt } });
+        break;
+      case "finish":
+        outcome = { finish: ev.reason, raw: ev.raw };
+        break;
+      case "error":
+        outcome = { finish: "error", raw: null, error: { code: ev.code, message: ev.message } };
+        break;
+    }
+  }
+  settleText();
+  // Calls cut off before their end (max_tokens, cancel) are still handed on when the response
+  // finished at the limit, so the pipeline can refuse them in strict mode and the model resends.
+  for (const c of calls) {
+    if (c && !c.ended && outcome.finish === "max_tokens") writer.blocks.push({ type: "tool_call", id: c.id, name: c.name, arguments: c.args });
+  }
+  if (filter.strippedTotal > 0) ctx.emit(forgedNotice(filter.strippedTotal));
+  await writer.done();
+  await ctx.db.modelRequest.update({
+    where: { id: request.id },
+    data: { stopReason: outcome.raw ?? outcome.finish, error: outcome.error?.message ?? null, endedAt: new Date(), ...usageColumns(usage) },
+  });
+  const finished = writer.blocks.flatMap((b) => (b.type === "tool_call" ? [{ providerCallId: b.id, name: b.name, rawArguments: b.arguments }] : []));
+  return { ...outcome, calls: outcome.finish === "cancelled" || outcome.finish === "error" ? [] : finished, usage };
+}
+
+export const usageColumns = (u: Usage) => ({
+  inputTokens: u.inputTokens,
+  outputTokens: u.outputTokens,
+  cacheReadTokens: u.cacheReadTokens,
+  cacheWriteTokens: u.cacheWriteTokens,
+});

@@ -1,0 +1,164 @@
+// The agent loop of one turn: build the request (system, catalog, stored history: an
+// append-only prefix), stream a response, hand its finished tool calls to the pipeline,
+// store the results, and go again until the model ends its turn, the user cancels, an error
+// occurs or the step limit is reached. However it ends, the turn row, the history and the
+// event log are left consistent.
+import type { Db } from "../db";
+import type { EventHub } from "../hub/events";
+import type { SessionEventBody, TurnStatus, Usage } from "../protocol/events";
+import type { Dispatcher, DispatchOutcome, ModelToolCall } from "../pipeline/contract";
+import { closeOpenCalls, loadConversation } from "./history";
+import type { RetryPolicy } from "./providers/retry";
+import { runResponse, usageColumns } from "./response";
+import type { ContentBlock, ProviderAdapter, ToolCatalog } from "./types";
+import { zeroUsage } from "./types";
+
+export interface TurnDeps {
+  db: Db;
+  hub: EventHub;
+  dispatcher: Dispatcher;
+  catalog: ToolCatalog;
+  systemPrompt(sessionId: string): Promise<string>;
+  retry: RetryPolicy;
+  maxSteps: number;
+  log(message: string, err?: unknown): void;
+}
+
+export interface TurnRun {
+  sessionId: string;
+  turnId: string;
+  actorId: string;
+  adapter: ProviderAdapter;
+  signal: AbortSignal;
+  /** Position of the first message this turn may write. */
+  firstPosition: number;
+  /** Set when the server is shutting down: the turn ends as interrupted, not cancelled. */
+  shutdown(): boolean;
+}
+
+export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
+  const { db, hub } = deps;
+  const { sessionId, turnId, signal } = run;
+  let position = run.firstPosition;
+  const pending = new Set<Promise<unknown>>();
+  const emit = (body: SessionEventBody) => {
+    const p = hub.publish(sessionId, body).catch((err) => deps.log(`event ${body.type} of session ${sessionId} was not recorded`, err));
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  };
+  const total: Usage = zeroUsage();
+  let status: TurnStatus = "completed";
+  let stopReason: string | undefined;
+  let error: { code: string; message: string } | undefined;
+
+  try {
+    const system = await deps.systemPrompt(sessionId);
+    for (let step = 1; ; step++) {
+      if (step > deps.maxSteps) {
+        stopReason = "step_limit";
+        emit({ type: "notice", level: "warn", code: "step_limit", text: `The turn stopped after ${deps.maxSteps} model requests (the step limit). Send a message to continue.` });
+        break;
+      }
+      const spec = { system, tools: await deps.catalog.catalog(sessionId), messages: await loadConversation(db, sessionId) };
+      const ctx = {
+        db, sessionId, turnId, emit,
+        allocatePosition: () => position++,
+        onArgumentsProgress: deps.dispatcher.onArgumentsProgress
+          ? (call: ModelToolCall & { complete: boolean }) => deps.dispatcher.onArgumentsProgress!(sessionId, turnId, call)
+          : undefined,
+      };
+      const out = await runResponse(ctx, run.adapter, spec, signal, deps.retry);
+      addUsage(total, out.usage);
+      await db.turn.update({ where: { id: turnId }, data: usageColumns(total) });
+      emit({ type: "usage", turnId, usage: { ...total } });
+      if (out.finish === "cancelled" || signal.aborted) {
+        status = "cancelled";
+        break;
+      }
+      if (out.finish === "error") {
+        status = "failed";
+        error = out.error;
+        break;
+      }
+      if (out.calls.length === 0) {
+        stopReason = out.finish;
+        if (out.finish === "max_tokens") {
+          emit({ type: "notice", level: "warn", code: "max_tokens", text: "The reply was cut off at the output token limit. Ask the model to continue if you need the rest." });
+        }
+        break;
+      }
+      await Promise.all(pending);
+      const outcome = await deps.dispatcher.dispatch({
+        sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal,
+        emit: (body) => hub.publish(sessionId, body).then(() => undefined),
+      });
+      await storeResults(db, { sessionId, turnId, position: position++ }, out.calls, outcome);
+      if (signal.aborted) {
+        status = "cancelled";
+        break;
+      }
+      if (outcome.halt) {
+        status = "failed";
+        stopReason = "halted";
+        error = { code: "turn_halted", message: outcome.halt.reason };
+        break;
+      }
+    }
+  } catch (err) {
+    if (signal.aborted) status = "cancelled";
+    else {
+      status = "failed";
+      error = { code: "engine_error", message: `The turn failed: ${(err as Error).message ?? String(err)}` };
+      deps.log(`turn ${turnId} failed`, err);
+    }
+  }
+  if (status === "cancelled" && run.shutdown()) status = "interrupted";
+  stopReason ??= status === "cancelled" ? "cancelled" : status === "interrupted" ? "server_shutdown" : status === "failed" ? "error" : undefined;
+  await finishTurn(deps, run, { status, stopReason, error }, emit, pending);
+}
+
+async function finishTurn(
+  deps: TurnDeps,
+  run: TurnRun,
+  end: { status: TurnStatus; stopReason?: string; error?: { code: string; message: string } },
+  emit: (body: SessionEventBody) => void,
+  pending: Set<Promise<unknown>>,
+) {
+  const { db } = deps;
+  const { sessionId, turnId } = run;
+  const why =
+    end.status === "cancelled" ? "Cancelled by the user before this call finished."
+    : end.status === "interrupted" ? "Not finished: the server shut down during this turn."
+    : "Not run: the turn ended with an error before this call finished.";
+  try {
+    await closeOpenCalls(db, sessionId, turnId, why);
+    if (end.error) emit({ type: "error", turnId, code: end.error.code, message: end.error.message });
+    await Promise.all(pending);
+    await db.turn.update({
+      where: { id: turnId },
+      data: { status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, endedAt: new Date() },
+    });
+    await db.session.update({ where: { id: sessionId }, data: { status: end.status === "interrupted" ? "interrupted" : "idle" } });
+    await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: end.status, ...(end.stopReason ? { stopReason: end.stopReason } : {}) });
+  } catch (err) {
+    deps.log(`turn ${turnId} could not be closed cleanly; start-up recovery will mark it interrupted`, err);
+  }
+}
+
+async function storeResults(db: Db, at: { sessionId: string; turnId: string; position: number }, calls: ModelToolCall[], outcome: DispatchOutcome) {
+  const byId = new Map(outcome.results.map((r) => [r.providerCallId, r]));
+  const content: ContentBlock[] = calls.map((c) => {
+    const r = byId.get(c.providerCallId);
+    return r
+      ? { type: "tool_result", id: c.providerCallId, name: r.name, content: r.content, isError: r.isError }
+      : { type: "tool_result", id: c.providerCallId, name: c.name, content: "No result was produced for this call.", isError: true };
+  });
+  await db.message.create({ data: { sessionId: at.sessionId, turnId: at.turnId, position: at.position, role: "tool", content: content as object[] } });
+}
+
+function addUsage(total: Usage, u: Usage) {
+  total.inputTokens += u.inputTokens;
+  total.outputTokens += u.outputTokens;
+  total.cacheReadTokens += u.cacheReadTokens;
+  total.cacheWriteTokens += u.cacheWriteTokens;
+}
