@@ -36,6 +36,8 @@ export const ApprovalRequest = z.object({
   diff: z.string().optional(),
   url: z.string().optional(),
   reason: z.string(),
+  /** What answering "for this session" would cover, e.g. `npm test *`. */
+  covers: z.string().optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 

@@ -18,8 +18,23 @@ export type { JsonSchema };
 /** Reads slices of spilled tool output (retrieve_tool_result); provided by the pipeline. */
 export interface SpillService {
   read(ref: string, range: { sessionId: string; offset: number; length: number }): Promise<
-    { text: string; offset: number; totalBytes: number } | undefined
+    { text: string; offset: number; totalBytes: number; end?: number } | undefined
   >;
+  /** Whole lines by 1-based number range, or the lines matching a regular expression. */
+  lines?(ref: string, query: { sessionId: string; start?: number; end?: number; pattern?: string; maxBytes: number }): Promise<
+    SpillLines | undefined
+  >;
+}
+
+export interface SpillLines {
+  /** Each line prefixed with its number and a tab. */
+  text: string;
+  totalBytes: number;
+  totalLines: number;
+  /** Lines returned (range) or matched (pattern). */
+  count: number;
+  /** maxBytes cut the answer short. */
+  truncated: boolean;
 }
 
 export interface ToolSearchHit {

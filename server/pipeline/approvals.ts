@@ -1,0 +1,137 @@
+// Pending approvals: an Approval row per card, a waiter per live turn, and the answer path.
+// The row is the truth (it survives a restart and is shared by server instances); waiters are
+// woken in-process at once and otherwise by a slow poll. Execution is claimed by setting
+// consumedAt on an approved row, so an approved call runs at most once whoever runs it.
+import type { Db } from "../db";
+import type { ApprovalDecision, ApprovalRequest } from "../protocol/events";
+import type { SessionApprovalState } from "../policy/decide";
+import { keysOfFingerprint } from "../policy/fingerprint";
+
+export type Choice = "once" | "session" | "reject";
+
+export interface Answer {
+  decision: ApprovalDecision;
+  by?: string;
+  message?: string;
+  /** The server is shutting down: the row stays pending for the next process. */
+  interrupted?: boolean;
+}
+
+export class ApprovalError extends Error {
+  constructor(message: string, readonly code: "NOT_FOUND" | "FORBIDDEN" | "CONFLICT") {
+    super(message);
+    this.name = "ApprovalError";
+  }
+}
+
+const POLL_MS = 2000;
+
+function toAnswer(row: { status: string; scope: string | null; decidedById: string | null; message: string | null }): Answer | undefined {
+  if (row.status === "pending") return undefined;
+  const decision: ApprovalDecision =
+    row.status === "approved" ? (row.scope === "session" ? "approved_session" : "approved_once") : row.status === "rejected" ? "rejected" : "cancelled";
+  return { decision, by: row.decidedById ?? undefined, message: row.message ?? undefined };
+}
+
+export class ApprovalBroker {
+  private waiters = new Map<string, (a: Answer) => void>();
+
+  constructor(private db: Db, private pollMs = POLL_MS) {}
+
+  /** Session approvals and remembered rejections, read from the rows (shared across restarts). */
+  async sessionState(sessionId: string): Promise<SessionApprovalState> {
+    const rows = await this.db.approval.findMany({
+      where: { sessionId, OR: [{ status: "approved", scope: "session" }, { status: "rejected" }] },
+      select: { status: true, fingerprint: true, exactFingerprint: true, message: true },
+    });
+    const keys = new Set<string>();
+    const rejected = new Map<string, string | undefined>();
+    for (const r of rows) {
+      if (r.status === "approved") for (const k of keysOfFingerprint(r.fingerprint)) keys.add(k);
+      else rejected.set(r.exactFingerprint, r.message ?? undefined);
+    }
+    return { sessionKeys: keys, rejected };
+  }
+
+  async open(input: { sessionId: string; toolCallId: string; fingerprint: string; exactFingerprint: string; request: ApprovalRequest; reason: string }) {
+    return this.db.approval.create({ data: { ...input, request: input.request as object, status: "pending" } });
+  }
+
+  /** Resolves with the answer, or "cancelled" as soon as `signal` aborts (cancel wins). */
+  wait(approvalId: string, signal: AbortSignal): Promise<Answer> {
+    return new Promise<Answer>((resolve) => {
+      let done = false;
+      const finish = (a: Answer) => {
+        if (done) return;
+        done = true;
+        this.waiters.delete(approvalId);
+        clearInterval(timer);
+        signal.removeEventListener("abort", onAbort);
+        resolve(a);
+      };
+      const onAbort = () => {
+        finish({ decision: "cancelled" });
+        void this.cancel(approvalId).catch(() => undefined);
+      };
+      this.waiters.set(approvalId, finish);
+      // Another server instance may answer: the row tells.
+      const timer = setInterval(() => {
+        this.db.approval
+          .findUnique({ where: { id: approvalId } })
+          .then((row) => {
+            const a = row && toAnswer(row);
+            if (a) finish(a);
+          })
+          .catch(() => undefined);
+      }, this.pollMs);
+      timer.unref();
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      // The answer may have landed before we listened (re-attached after a restart).
+      void this.db.approval.findUnique({ where: { id: approvalId } }).then((row) => {
+        const a = row && toAnswer(row);
+        if (a) finish(a);
+      }, () => undefined);
+    });
+  }
+
+  hasWaiter(approvalId: string): boolean {
+    return this.waiters.has(approvalId);
+  }
+
+  /** Records the answer if the approval is still pending; wakes the live waiter if any. */
+  async answer(approvalId: string, by: string, choice: Choice, message?: string): Promise<Answer> {
+    const status = choice === "reject" ? "rejected" : "approved";
+    const scope = choice === "session" ? "session" : choice === "once" ? "once" : null;
+    const text = message?.trim() ? message.trim().slice(0, 4000) : null;
+    const r = await this.db.approval.updateMany({
+      where: { id: approvalId, status: "pending" },
+      data: { status, scope, decidedById: by, decidedAt: new Date(), message: text },
+    });
+    if (r.count === 0) {
+      const row = await this.db.approval.findUnique({ where: { id: approvalId } });
+      if (!row) throw new ApprovalError("No such approval.", "NOT_FOUND");
+      throw new ApprovalError(`This approval was already ${row.status}.`, "CONFLICT");
+    }
+    const a: Answer = { decision: choice === "reject" ? "rejected" : choice === "session" ? "approved_session" : "approved_once", by, message: text ?? undefined };
+    this.waiters.get(approvalId)?.(a);
+    return a;
+  }
+
+  /** Marks a pending approval cancelled; false when it was already answered. */
+  async cancel(approvalId: string): Promise<boolean> {
+    const r = await this.db.approval.updateMany({ where: { id: approvalId, status: "pending" }, data: { status: "cancelled", decidedAt: new Date() } });
+    this.waiters.get(approvalId)?.({ decision: "cancelled" });
+    return r.count === 1;
+  }
+
+  /** Claims the right to execute an approved call; true for exactly one caller. */
+  async claim(approvalId: string): Promise<boolean> {
+    const r = await this.db.approval.updateMany({ where: { id: approvalId, status: "approved", consumedAt: null }, data: { consumedAt: new Date() } });
+    return r.count === 1;
+  }
+
+  dispose(): void {
+    for (const finish of [...this.waiters.values()]) finish({ decision: "cancelled", interrupted: true });
+  }
+}

@@ -1,0 +1,49 @@
+// What an approval card shows: the tool, a one-line summary, the exact command, diff or URL,
+// why it needs approval, and what "for this session" would cover. Built from the exact input
+// the approval is bound to.
+import { createTwoFilesPatch } from "diff";
+import type { ApprovalRequest } from "../protocol/events";
+import type { Tool } from "../tools/tool";
+import { callFacts } from "../policy/decide";
+import { describeKeys, sessionKeys } from "../policy/fingerprint";
+
+const MAX_DIFF = 20_000;
+
+function str(input: unknown, ...keys: string[]): string | undefined {
+  if (!input || typeof input !== "object") return undefined;
+  for (const k of keys) {
+    const v = (input as Record<string, unknown>)[k];
+    if (typeof v === "string") return v;
+  }
+  return undefined;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_DIFF ? `${text.slice(0, MAX_DIFF)}\n… (${text.length - MAX_DIFF} more characters)` : text;
+}
+
+/** A unified diff of the change an edit or write proposes, when the input describes one. */
+export function proposedDiff(input: unknown): string | undefined {
+  const given = str(input, "diff", "patch");
+  if (given) return clip(given);
+  const path = str(input, "path", "file_path") ?? "file";
+  const oldStr = str(input, "old_str", "old_string");
+  const newStr = str(input, "new_str", "new_string");
+  if (oldStr !== undefined && newStr !== undefined) {
+    return clip(createTwoFilesPatch(`a/${path}`, `b/${path}`, `${oldStr}\n`, `${newStr}\n`, "", "", { context: 2 }));
+  }
+  const content = str(input, "content");
+  if (content !== undefined) return clip(createTwoFilesPatch("/dev/null", `b/${path}`, "", content.endsWith("\n") ? content : `${content}\n`));
+  return undefined;
+}
+
+export function approvalCard(tool: Tool, input: unknown, reason: string): ApprovalRequest {
+  const facts = callFacts({ tool, input });
+  const card: ApprovalRequest = { tool: tool.name, summary: tool.summarize(input), reason };
+  if (facts.command !== undefined) card.command = facts.command;
+  const diff = facts.command === undefined ? proposedDiff(input) : undefined;
+  if (diff) card.diff = diff;
+  if (facts.urls && facts.urls.length > 0) card.url = facts.urls[0];
+  card.covers = describeKeys(sessionKeys(facts));
+  return card;
+}

@@ -1,0 +1,65 @@
+// The pipeline's shared parts and the state of one call as it moves through plan, approval,
+// execution and post-processing. Owned by createPipeline (index.ts).
+import type { SessionEventBody } from "../protocol/events";
+import type { Tool } from "../tools/tool";
+import type { Decision, LoadedPolicy } from "../policy/decide";
+import type { ApprovalBroker } from "./approvals";
+import type { LoopGuard } from "./loop-guard";
+import type { Recorder } from "./records";
+import type { LockTable } from "./rwlock";
+import type { Speculator } from "./speculative";
+import type { Logger, PipelineDeps, PipelineLimits } from "./types";
+import type { RunOutcome } from "./run";
+
+export interface Core {
+  deps: PipelineDeps;
+  limits: PipelineLimits;
+  log: Logger;
+  broker: ApprovalBroker;
+  recorder: Recorder;
+  loopGuard: LoopGuard;
+  locks: LockTable;
+  speculator: Speculator;
+  /** Aborts every in-flight call of a session (cancelSession). */
+  sessionSignal(sessionId: string): AbortSignal;
+}
+
+/** One dispatch (or one stored call settled after a restart). */
+export interface TurnState {
+  sessionId: string;
+  turnId: string | null;
+  actorId: string | null;
+  orgId: string | null;
+  policy: LoadedPolicy;
+  sessionKeys: Set<string>;
+  rejected: Map<string, string | undefined>;
+  signal: AbortSignal;
+  emit(event: SessionEventBody): Promise<void>;
+  halt?: string;
+}
+
+export interface CallState {
+  slot: number;
+  providerCallId: string;
+  toolCallId: string;
+  name: string;
+  tool?: Tool;
+  input?: unknown;
+  fingerprint?: string;
+  decision?: Decision;
+  /** Read-only, concurrency-safe, approval-free and not interactive. */
+  batchable: boolean;
+  validated?: boolean;
+  startedAt?: number;
+  /** Set once the model-facing result is known. */
+  content?: string;
+  isError?: boolean;
+  /** For loop-guard bookkeeping: rejections and cancels neither count nor reset. */
+  outcome?: "success" | "failure" | "neutral";
+  /** An early run started while the arguments streamed. */
+  early?: Promise<RunOutcome>;
+}
+
+export function safeEmit(core: Core, turn: TurnState, event: SessionEventBody): Promise<void> {
+  return turn.emit(event).catch((e) => core.log.warn(`event ${event.type} could not be emitted`, e));
+}

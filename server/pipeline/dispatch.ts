@@ -1,0 +1,101 @@
+// One dispatch: the calls of a model response, planned in the model's order. Consecutive
+// batchable calls (read-only, concurrency-safe, approval-free, not interactive) run together
+// under the session's read lock, at most `concurrency` at a time; every other call runs alone
+// under the write lock, after its approval if it needs one. Loop-guard bookkeeping follows each
+// group in slot order. Results come back in slot order whatever the completion order.
+import type { DispatchOutcome, DispatchRequest } from "./contract";
+import { approveAndRun } from "./approve";
+import { runPool } from "./batch";
+import type { CallState, Core, TurnState } from "./core";
+import { runAndFinish } from "./finish";
+import { planCall, refuse, rawInput } from "./plan";
+import { resumeCall, turnFor } from "./resume";
+import { speculable } from "./speculative";
+
+const HALTED = (reason: string) => `Not run: the turn was stopped before this call (${reason}).`;
+const CANCELLED = "Not run: the turn was cancelled.";
+
+export async function dispatch(core: Core, req: DispatchRequest): Promise<DispatchOutcome> {
+  const turn = await turnFor(core, req.sessionId, req.turnId, req.actorId, req.signal);
+  if (!turn) {
+    const content = `Session ${req.sessionId} does not exist; no tool ran.`;
+    return { results: req.calls.map((c) => ({ providerCallId: c.providerCallId, name: c.name, content, isError: true })), halt: { reason: content } };
+  }
+  turn.emit = async (e) => {
+    await req.emit(e);
+  };
+  const stored = await core.deps.db.toolCall.findMany({ where: { sessionId: req.sessionId, turnId: req.turnId }, include: { approval: true } });
+  const byProviderId = new Map(stored.map((r) => [r.providerCallId, r]));
+  const done: CallState[] = [];
+  let batch: CallState[] = [];
+
+  const post = async (calls: CallState[]) => {
+    for (const c of calls) {
+      const s = await core.loopGuard.settle(req.sessionId, c.outcome ?? "neutral");
+      if (s.warning) c.content = `${c.content ?? ""}\n\n${s.warning}`;
+      if (s.halt) turn.halt ??= s.halt;
+      done.push(c);
+    }
+  };
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const group = batch;
+    batch = [];
+    await core.locks.hold(req.sessionId, false, () =>
+      runPool(group, core.limits.concurrency, (c) => runAndFinish(core, turn, c), (e, c) => {
+        core.log.error(`batched call ${c.toolCallId} threw`, e);
+      }),
+    );
+    await post(group);
+  };
+
+  try {
+    for (let slot = 0; slot < req.calls.length; slot++) {
+      const mc = req.calls[slot];
+      const prior = byProviderId.get(mc.providerCallId);
+      if (prior) {
+        await flush();
+        await post([await resumeCall(core, turn, prior, slot)]);
+        continue;
+      }
+      if (turn.halt || req.signal.aborted) {
+        await flush();
+        const call: CallState = { slot, providerCallId: mc.providerCallId, toolCallId: "", name: mc.name, batchable: false };
+        await refuse(core, turn, call, "cancelled", turn.halt ? HALTED(turn.halt) : CANCELLED, rawInput(mc.rawArguments));
+        done.push(call);
+        continue;
+      }
+      const call = await planCall(core, turn, mc, slot, req.strict);
+      if (call.content !== undefined) {
+        await flush();
+        await post([call]);
+        continue;
+      }
+      if (req.turnId && call.fingerprint) {
+        const early = core.speculator.take(req.sessionId, req.turnId, mc.providerCallId, call.fingerprint, call.batchable && speculable(call.tool!, call.input));
+        if (early) {
+          call.early = early.promise;
+          call.startedAt = early.startedAt;
+        }
+      }
+      if (call.batchable) {
+        batch.push(call);
+        continue;
+      }
+      await flush();
+      if (call.decision?.action === "ask") await approveAndRun(core, turn, call);
+      else await core.locks.hold(req.sessionId, true, () => runAndFinish(core, turn, call));
+      await post([call]);
+    }
+    await flush();
+  } finally {
+    if (req.turnId) core.speculator.discardTurn(req.sessionId, req.turnId);
+  }
+  done.sort((a, b) => a.slot - b.slot);
+  return {
+    results: done.map((c) => ({ providerCallId: c.providerCallId, name: c.name, content: c.content ?? "", isError: c.isError ?? false })),
+    ...(turn.halt ? { halt: { reason: turn.halt } } : {}),
+  };
+}
+
+export type { TurnState };

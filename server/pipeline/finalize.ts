@@ -1,0 +1,72 @@
+// Turns a tool's output into the text the model sees: cut on UTF-8 boundaries (shell past
+// 30,000 bytes, anything else past 100 KB) with the full bytes spilled to the database, then
+// network results wrapped in <external_content>. A failed spill is logged and its reference
+// withheld; polls of a still-running command are cut but never spilled.
+import type { SpillStore } from "../services/spills";
+import type { ToolResult } from "../tools/tool";
+import { SHELL_LIMITS, TEXT_LIMITS, needsCut, planCut, renderCut, type CutLimits } from "./truncate";
+import type { Logger } from "./types";
+
+export interface Finalized {
+  content: string;
+  truncated: boolean;
+  spillRef?: string;
+}
+
+export interface FinalizeOptions {
+  sessionId: string;
+  toolCallId: string;
+  spills: SpillStore;
+  log: Logger;
+  limits?: { shell: CutLimits; text: CutLimits };
+}
+
+// PostgreSQL text and jsonb cannot hold NUL; the model gets a visible stand-in, the spill the byte.
+export function storableText(text: string): string {
+  return text.includes("\0") ? text.replace(/\0/g, "\u2400") : text;
+}
+
+/** The exact bytes of a result: `meta.bytes` when the executor carried raw bytes, else UTF-8. */
+export function resultBytes(result: Pick<ToolResult, "output" | "meta">): Uint8Array {
+  const raw = result.meta?.bytes;
+  if (raw instanceof Uint8Array) return raw;
+  return Buffer.from(result.output, "utf8");
+}
+
+export function isRunningPoll(result: Pick<ToolResult, "meta">): boolean {
+  return result.meta?.running === true || result.meta?.state === "running";
+}
+
+export async function cutAndSpill(result: ToolResult, opts: FinalizeOptions): Promise<Finalized> {
+  const limits = result.kind === "shell" ? (opts.limits?.shell ?? SHELL_LIMITS) : (opts.limits?.text ?? TEXT_LIMITS);
+  const hasRaw = result.meta?.bytes instanceof Uint8Array;
+  // Cheap check first: a UTF-16 unit is at most 3 bytes, so short strings never need encoding.
+  if (!hasRaw && result.output.length * 3 <= limits.threshold) return { content: storableText(result.output), truncated: false };
+  const bytes = resultBytes(result);
+  if (!needsCut(bytes.length, limits)) {
+    return { content: storableText(hasRaw ? Buffer.from(bytes).toString("utf8") : result.output), truncated: false };
+  }
+  const cut = planCut(bytes, limits);
+  if (isRunningPoll(result)) {
+    const note = "The command is still running; its complete output is kept when it finishes.";
+    return { content: storableText(renderCut(bytes, cut, undefined, note)), truncated: true };
+  }
+  let ref: string | undefined;
+  try {
+    ref = (await opts.spills.store({ sessionId: opts.sessionId, toolCallId: opts.toolCallId, bytes })).ref;
+  } catch (e) {
+    opts.log.error(`spill of ${bytes.length} bytes for tool call ${opts.toolCallId} failed; the reference is withheld`, e);
+  }
+  return { content: storableText(renderCut(bytes, cut, ref)), truncated: true, spillRef: ref };
+}
+
+function escapeAttr(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+}
+
+/** Wraps network content so the model can tell it from instructions; closing tags inside are defused. */
+export function wrapExternal(content: string, source?: string): string {
+  const body = content.replace(/<(\/?)external_content/gi, "<$1external_content_");
+  const attr = source ? ` source="${escapeAttr(source)}"` : "";
+  return `<external_content${attr}>\n${body}\n</external_content>`;
+}

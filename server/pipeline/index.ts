@@ -1,0 +1,139 @@
+// The dispatch pipeline: the only path from a model's tool call to the result the model sees.
+// createPipeline wires the parts (approvals, loop guard, locks, speculation, records) around the
+// slot, the executors, policy and spills, and gives the engine a Dispatcher plus the controls
+// the API and the process need (answer an approval, cancel a session, recover, dispose).
+import type { Dispatcher, DispatchOutcome, DispatchRequest, ModelToolCall } from "./contract";
+import { ApprovalBroker, ApprovalError, type Answer, type Choice } from "./approvals";
+import type { Core } from "./core";
+import { dispatch } from "./dispatch";
+import { LoopGuard, type LoopState } from "./loop-guard";
+import { Recorder } from "./records";
+import { recover, settleOrphan } from "./resume";
+import { LockTable } from "./rwlock";
+import { Speculator } from "./speculative";
+import { SHELL_LIMITS, TEXT_LIMITS } from "./truncate";
+import { exactFingerprint } from "../policy/fingerprint";
+import type { Actor } from "../services/types";
+import type { PipelineDeps, PipelineLimits } from "./types";
+
+export { ApprovalError } from "./approvals";
+export type { Choice } from "./approvals";
+export type { PipelineDeps } from "./types";
+
+export interface PendingApproval {
+  approvalId: string;
+  callId: string;
+  request: unknown;
+  createdAt: Date;
+}
+
+export interface Pipeline extends Dispatcher {
+  dispatch(request: DispatchRequest): Promise<DispatchOutcome>;
+  onArgumentsProgress(sessionId: string, turnId: string, call: ModelToolCall & { complete: boolean }): void;
+  /** Answers a pending approval as `actor` (the session's owner or an org admin/owner). */
+  answerApproval(actor: Actor, approvalId: string, choice: Choice, message?: string): Promise<Answer>;
+  /** Pending approval cards of a session (page reload). */
+  pendingApprovals(actor: Actor, sessionId: string): Promise<PendingApproval[]>;
+  /** Cancels everything of the session: in-flight calls, pending approvals, early runs. */
+  cancelSession(sessionId: string): Promise<void>;
+  /** Start-up: fails calls cut off by a stop and settles approvals answered just before it. */
+  recover(): Promise<{ interrupted: number; settled: number }>;
+  /** Stops waiting (pending approvals stay pending for the next process) and aborts early runs. */
+  dispose(): void;
+}
+
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const limits: PipelineLimits = {
+    concurrency: 10, shell: SHELL_LIMITS, text: TEXT_LIMITS, callTimeoutMs: 10 * 60_000, approvalPollMs: 2000, ...deps.limits,
+  };
+  const log = deps.log ?? { warn: (m, d) => console.warn(m, d ?? ""), error: (m, d) => console.error(m, d ?? "") };
+  const sessionControllers = new Map<string, AbortController>();
+  const sessionSignal = (sessionId: string) => {
+    let c = sessionControllers.get(sessionId);
+    if (!c || c.signal.aborted) sessionControllers.set(sessionId, (c = new AbortController()));
+    return c.signal;
+  };
+  const loopGuard = new LoopGuard((sessionId) => seedLoopState(deps, sessionId));
+  const locks = new LockTable();
+  const core: Core = {
+    deps, limits, log, loopGuard, locks, sessionSignal,
+    broker: new ApprovalBroker(deps.db, limits.approvalPollMs),
+    recorder: new Recorder(deps.db),
+    speculator: new Speculator(deps, limits, loopGuard, locks, sessionSignal),
+  };
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>) => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p)).catch(() => undefined);
+    return p;
+  };
+
+  async function authorize(actor: Actor, sessionId: string) {
+    const session = await deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true, ownerId: true } });
+    if (!session || session.orgId !== actor.orgId) throw new ApprovalError("No such session.", "NOT_FOUND");
+    if (session.ownerId !== actor.userId && actor.role === "member") {
+      throw new ApprovalError("Only the session's owner or an org admin can answer its approvals.", "FORBIDDEN");
+    }
+  }
+
+  return {
+    dispatch: (request) => track(dispatch(core, request)),
+    onArgumentsProgress(sessionId, turnId, call) {
+      try {
+        core.speculator.offer(sessionId, turnId, call);
+      } catch (e) {
+        log.warn("speculative start failed", e);
+      }
+    },
+    async answerApproval(actor, approvalId, choice, message) {
+      const row = await deps.db.approval.findUnique({ where: { id: approvalId }, select: { sessionId: true } });
+      if (!row) throw new ApprovalError("No such approval.", "NOT_FOUND");
+      await authorize(actor, row.sessionId);
+      const answer = await core.broker.answer(approvalId, actor.userId, choice, message);
+      if (!core.broker.hasWaiter(approvalId)) {
+        // No live turn waits (restart, or the turn ended): settle it here, at most once.
+        void track(settleOrphan(core, approvalId).catch((e) => log.error(`approval ${approvalId} could not be settled`, e)));
+      }
+      return answer;
+    },
+    async pendingApprovals(actor, sessionId) {
+      const session = await deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
+      if (!session || session.orgId !== actor.orgId) throw new ApprovalError("No such session.", "NOT_FOUND");
+      const rows = await deps.db.approval.findMany({ where: { sessionId, status: "pending" }, orderBy: { createdAt: "asc" } });
+      return rows.map((r) => ({ approvalId: r.id, callId: r.toolCallId, request: r.request, createdAt: r.createdAt }));
+    },
+    async cancelSession(sessionId) {
+      sessionControllers.get(sessionId)?.abort(new Error("cancelled"));
+      sessionControllers.delete(sessionId);
+      // Orphaned cards (no live turn) are cancelled in the rows; live waiters already woke.
+      const pending = await deps.db.approval.findMany({ where: { sessionId, status: "pending" }, select: { id: true, toolCallId: true } });
+      for (const p of pending) {
+        if (await core.broker.cancel(p.id)) {
+          await deps.db.toolCall.updateMany({ where: { id: p.toolCallId, status: "awaiting_approval" }, data: { status: "cancelled", isError: true, result: "Cancelled by the person before it ran.", endedAt: new Date() } });
+          await deps.emit?.(sessionId, { type: "approval.resolved", approvalId: p.id, callId: p.toolCallId, decision: "cancelled" });
+        }
+      }
+    },
+    recover: () => recover(core),
+    dispose() {
+      core.speculator.dispose();
+      core.broker.dispose();
+      for (const c of sessionControllers.values()) c.abort(new Error("server stopping"));
+      sessionControllers.clear();
+    },
+  };
+}
+
+// The loop guard's counts survive a restart: rebuilt from the session's stored calls.
+async function seedLoopState(deps: PipelineDeps, sessionId: string): Promise<LoopState> {
+  const rows = await deps.db.toolCall.findMany({ where: { sessionId }, orderBy: { createdAt: "asc" }, select: { name: true, input: true, status: true, isError: true } });
+  const seen = new Map<string, number>();
+  let consecutiveFailures = 0;
+  for (const r of rows) {
+    const fp = exactFingerprint(r.name, r.input);
+    seen.set(fp, (seen.get(fp) ?? 0) + 1);
+    if (r.status === "succeeded") consecutiveFailures = 0;
+    else if (r.status === "failed" || r.status === "blocked") consecutiveFailures++;
+  }
+  return { seen, consecutiveFailures };
+}

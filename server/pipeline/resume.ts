@@ -1,0 +1,129 @@
+// Calls that outlive a server process. The choice, documented here once:
+// - A pending approval stays pending across a restart; its card stays answerable (events are
+//   persisted, so a reloaded page shows it).
+// - If the engine resumes the turn it re-dispatches the same calls (same turnId and
+//   providerCallIds). Settled calls return their stored result without running again; a call
+//   still waiting re-attaches to its Approval row (no second card).
+// - If the card is answered while no turn waits, the pipeline settles the call itself: approved
+//   → runs once, rejected → recorded; the result is stored on the ToolCall row and onSettled
+//   tells the engine, which backfills it when the turn resumes.
+// - Either way execution is claimed through Approval.consumedAt, so it happens at most once.
+// - At start-up, calls that were running or queued in turns no longer running are failed with
+//   a message saying they were interrupted (they may have partly run).
+import type { Prisma } from "../db/generated/sqlite/client";
+import { decide } from "../policy/decide";
+import { keysOfFingerprint } from "../policy/fingerprint";
+import type { Answer } from "./approvals";
+import { waitAndRun, settleAnswer } from "./approve";
+import { safeEmit, type CallState, type Core, type TurnState } from "./core";
+import { callSignal, settle } from "./finish";
+import { toolByName } from "./resolve";
+
+export const INTERRUPTED_RUNNING =
+  "Interrupted: the server stopped while this call was running or queued. It may have partly run; check its effects before calling it again.";
+
+const TERMINAL = new Set(["succeeded", "failed", "rejected", "cancelled", "blocked"]);
+
+type StoredCall = Prisma.ToolCallGetPayload<{ include: { approval: true } }>;
+
+function answerOf(row: { status: string; scope: string | null; decidedById: string | null; message: string | null }): Answer | undefined {
+  if (row.status === "approved") return { decision: row.scope === "session" ? "approved_session" : "approved_once", by: row.decidedById ?? undefined };
+  if (row.status === "rejected") return { decision: "rejected", by: row.decidedById ?? undefined, message: row.message ?? undefined };
+  if (row.status === "cancelled") return { decision: "cancelled" };
+  return undefined;
+}
+
+/** A call of this turn that a previous dispatch (maybe a previous process) already recorded. */
+export async function resumeCall(core: Core, turn: TurnState, row: StoredCall, slot: number): Promise<CallState> {
+  const call: CallState = { slot, providerCallId: row.providerCallId, toolCallId: row.id, name: row.name, batchable: false, input: row.input, outcome: "neutral" };
+  if (TERMINAL.has(row.status)) {
+    call.content = row.result ?? `${row.name} ended (${row.status}) without a stored result.`;
+    call.isError = row.isError;
+    return call;
+  }
+  const approval = row.approval;
+  if (row.status !== "awaiting_approval" || !approval) {
+    await settle(core, turn, call, "failed", INTERRUPTED_RUNNING, true, "neutral");
+    return call;
+  }
+  const { signal, dispose } = callSignal(core, turn);
+  try {
+    await attach(core, turn, call, approval, signal, (keys) => waitAndRun(core, turn, call, approval.id, keys, signal));
+  } finally {
+    dispose();
+  }
+  return call;
+}
+
+// Common to re-attached and orphaned calls: the tool must still exist and policy must still
+// not deny it (an org deny added meanwhile wins over an old approval).
+async function attach(
+  core: Core, turn: TurnState, call: CallState, approval: NonNullable<StoredCall["approval"]>, signal: AbortSignal,
+  then: (keys: string[]) => Promise<void>,
+): Promise<void> {
+  const tool = toolByName(core.deps, turn.sessionId, call.name);
+  if (!tool) {
+    await core.broker.cancel(approval.id);
+    return settle(core, turn, call, "failed", `${call.name} is no longer available in this session; the call did not run.`, true, "neutral");
+  }
+  call.tool = tool;
+  call.fingerprint = approval.exactFingerprint;
+  call.validated = true;
+  const d = decide({ tool, input: call.input }, turn.policy, { sessionKeys: new Set(), rejected: new Map() });
+  if (d.action === "deny") {
+    await core.broker.cancel(approval.id);
+    await safeEmit(core, turn, { type: "approval.resolved", approvalId: approval.id, callId: call.toolCallId, decision: "cancelled" });
+    await core.recorder.update(call.toolCallId, { decision: "policy_deny", decisionReason: d.reason });
+    return settle(core, turn, call, "blocked", `${d.reason} This cannot be approved; do not retry it.`, true, "failure");
+  }
+  if (signal.aborted) return settle(core, turn, call, "cancelled", "Cancelled before it ran.", true, "neutral");
+  await then(keysOfFingerprint(approval.fingerprint));
+}
+
+export async function turnFor(core: Core, sessionId: string, turnId: string | null, actorId: string | null, signal: AbortSignal): Promise<TurnState | undefined> {
+  const session = await core.deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
+  if (!session) return undefined;
+  const [policy, state] = await Promise.all([core.deps.policies.load(session.orgId), core.broker.sessionState(sessionId)]);
+  const emit = core.deps.emit;
+  return {
+    sessionId, turnId, actorId, orgId: session.orgId, policy,
+    sessionKeys: new Set(state.sessionKeys), rejected: new Map(state.rejected), signal,
+    emit: async (e) => {
+      if (emit) await emit(sessionId, e);
+    },
+  };
+}
+
+/** An approval answered while no turn waits for it: run it once or record the rejection. */
+export async function settleOrphan(core: Core, approvalId: string): Promise<void> {
+  const approval = await core.deps.db.approval.findUnique({ where: { id: approvalId }, include: { toolCall: true } });
+  if (!approval || approval.toolCall.status !== "awaiting_approval") return;
+  const answer = answerOf(approval);
+  if (!answer) return;
+  const row = approval.toolCall;
+  const signal = core.sessionSignal(row.sessionId);
+  const turn = await turnFor(core, row.sessionId, row.turnId, approval.decidedById, signal);
+  if (!turn) return;
+  const call: CallState = { slot: row.slot, providerCallId: row.providerCallId, toolCallId: row.id, name: row.name, batchable: false, input: row.input };
+  await attach(core, turn, call, approval, signal, (keys) => settleAnswer(core, turn, call, approvalId, keys, answer, signal));
+  core.deps.onSettled?.({ sessionId: row.sessionId, turnId: row.turnId, toolCallId: row.id });
+}
+
+/** Start-up: fail calls cut off mid-run, and settle approvals answered just before the stop. */
+export async function recover(core: Core): Promise<{ interrupted: number; settled: number }> {
+  const db = core.deps.db;
+  const stale = { status: { in: ["running", "queued"] }, OR: [{ turnId: null }, { turn: { status: { not: "running" } } }] };
+  const r = await db.toolCall.updateMany({ where: stale, data: { status: "failed", isError: true, result: INTERRUPTED_RUNNING, endedAt: new Date() } });
+  const answered = await db.approval.findMany({
+    where: { status: "approved", consumedAt: null, toolCall: { status: "awaiting_approval", OR: [{ turnId: null }, { turn: { status: { not: "running" } } }] } },
+    select: { id: true },
+  });
+  for (const a of answered) {
+    try {
+      await settleOrphan(core, a.id);
+    } catch (e) {
+      core.log.error(`approval ${a.id} could not be settled at start-up`, e);
+    }
+  }
+  return { interrupted: r.count, settled: answered.length };
+}

@@ -1,0 +1,98 @@
+// Runs one call: builds the tool's context (remote = the executor the router picks, with the
+// call's abort signal and deadline), runs validateInput then execute, and sorts what comes back
+// into the pipeline's two error kinds plus cancellation. Nothing thrown escapes.
+import { ExecutorUnavailableError } from "../executors/contract";
+import { isFatalError, respond, toToolError } from "../tools/errors";
+import type { Tool, ToolContext, ToolResult, ToolServices } from "../tools/tool";
+import type { ExecutorPicker } from "./types";
+
+export type RunOutcome =
+  | { kind: "result"; result: ToolResult }
+  | { kind: "invalid"; message: string }
+  | { kind: "fatal"; message: string }
+  | { kind: "cancelled" };
+
+export interface RunContext {
+  sessionId: string;
+  callId: string;
+  signal: AbortSignal;
+  executors: ExecutorPicker;
+  services: ToolServices;
+  callTimeoutMs: number;
+  onProgress(chunk: string): void;
+}
+
+export function toolContext(tool: Tool, rc: RunContext): ToolContext {
+  return {
+    sessionId: rc.sessionId,
+    callId: rc.callId,
+    signal: rc.signal,
+    services: rc.services,
+    progress: rc.onProgress,
+    async remote(input, opts = {}) {
+      if (rc.signal.aborted) throw rc.signal.reason ?? new Error("cancelled");
+      const executor = rc.executors.pick(tool, input, rc.sessionId);
+      if (!executor) throw respond(`${tool.name} cannot run right now: no runner is connected for this session. Try again once the runner reconnects.`);
+      return executor.run({
+        sessionId: rc.sessionId,
+        callId: rc.callId,
+        op: tool.name,
+        input,
+        deadline: Date.now() + (opts.timeoutMs ?? rc.callTimeoutMs),
+        signal: rc.signal,
+        onProgress: opts.onProgress ?? rc.onProgress,
+      });
+    },
+  };
+}
+
+/** validateInput alone (before an approval is asked). Undefined when the call may proceed. */
+export async function validate(tool: Tool, input: unknown, rc: RunContext): Promise<RunOutcome | undefined> {
+  try {
+    const problem = await tool.validateInput(input, toolContext(tool, rc));
+    return problem ? { kind: "invalid", message: problem } : undefined;
+  } catch (e) {
+    return classify(e, rc.signal);
+  }
+}
+
+export async function execute(tool: Tool, input: unknown, rc: RunContext): Promise<RunOutcome> {
+  if (rc.signal.aborted) return { kind: "cancelled" };
+  try {
+    const result = await abortable(tool.execute(input, toolContext(tool, rc)), rc.signal);
+    if (rc.signal.aborted) return { kind: "cancelled" };
+    if (!result || typeof result.output !== "string") {
+      return { kind: "result", result: { output: `${tool.name} returned no output (a bug in the tool).`, isError: true } };
+    }
+    return { kind: "result", result };
+  } catch (e) {
+    return classify(e, rc.signal);
+  }
+}
+
+function classify(e: unknown, signal: AbortSignal): RunOutcome {
+  if (signal.aborted) return { kind: "cancelled" };
+  if (isFatalError(e)) return { kind: "fatal", message: (e as Error).message };
+  if (e instanceof ExecutorUnavailableError) return { kind: "result", result: { output: `${e.message} The call did not run; try again once the runner is back.`, isError: true } };
+  return { kind: "result", result: { output: toToolError(e).message, isError: true } };
+}
+
+// A tool that ignores its signal must not hold the turn after cancel: the call is reported
+// cancelled at once (the executor was told through the same signal).
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason ?? new Error("cancelled"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,112 @@
+// The decision for one call, in the order the design fixes: org policy (a deny is final and a
+// policy that could not be loaded denies everything not read-only), a remembered rejection of
+// these exact arguments, the tool's approval level for this input, then the session's approvals.
+import type { Tool } from "../tools/tool";
+import { evaluate, type PolicyRule, type PolicySubject, type PolicyVerdict } from "./rules";
+import { exactFingerprint, hostOf, sessionKeys, type CallFacts } from "./fingerprint";
+import { splitCommands } from "./shell";
+
+export type LoadedPolicy =
+  | { ok: true; version: number; rules: PolicyRule[] }
+  | { ok: false; error: string };
+
+/** Matches ToolCall.decision in the schema. */
+export type DecisionKind =
+  | "auto"
+  | "policy_allow"
+  | "policy_ask"
+  | "policy_deny"
+  | "approved_once"
+  | "approved_session"
+  | "rejected"
+  | "blocked";
+
+export type Decision =
+  | { action: "run"; decision: "auto" | "policy_allow" | "approved_session"; reason: string }
+  | { action: "deny"; decision: "policy_deny"; reason: string }
+  | { action: "reject"; decision: "rejected"; reason: string; message?: string }
+  | { action: "ask"; decision: "policy_ask" | "ask"; reason: string };
+
+export interface SessionApprovalState {
+  /** Keys granted "for the session" (see fingerprint.sessionKeys). */
+  sessionKeys: ReadonlySet<string>;
+  /** exact fingerprint → the person's message, for calls rejected before. */
+  rejected: ReadonlyMap<string, string | undefined>;
+}
+
+export interface CallView {
+  tool: Tool;
+  input: unknown;
+}
+
+function stringField(input: unknown, key: string): string | undefined {
+  const v = input && typeof input === "object" ? (input as Record<string, unknown>)[key] : undefined;
+  return typeof v === "string" ? v : undefined;
+}
+
+/** The facts policy and fingerprints judge: command line, URLs, MCP server. */
+export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: string } {
+  const command = tool.capabilities.includes("ExecutesCode") ? stringField(input, "command") : undefined;
+  const urls: string[] = [];
+  const url = stringField(input, "url");
+  if (url) urls.push(url);
+  if (command) {
+    for (const cmd of splitCommands(command)) for (const w of cmd) if (/^https?:\/\//i.test(w)) urls.push(w);
+  }
+  const mcpServer = (tool as { mcpServer?: string }).mcpServer ?? /^mcp__([^_].*?)__/.exec(tool.name)?.[1];
+  return { tool: tool.name, command, urls, ...(tool.source === "external" && mcpServer ? { mcpServer } : {}) };
+}
+
+export function policySubject(view: CallView): PolicySubject {
+  const facts = callFacts(view);
+  const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
+  return { tool: facts.tool, capabilities: view.tool.capabilities, command: facts.command, hosts, mcpServer: facts.mcpServer };
+}
+
+function ruleLabel(v: PolicyVerdict, version: number): string {
+  const name = v.rule?.id ? `rule "${v.rule.id}"` : "a rule";
+  const why = v.rule?.reason ? `: ${v.rule.reason}` : "";
+  const on = v.detail ? ` (on \`${v.detail}\`)` : "";
+  return `org policy v${version}, ${name}${on}${why}`;
+}
+
+export function decide(view: CallView, policy: LoadedPolicy, session: SessionApprovalState): Decision {
+  const { tool, input } = view;
+  let verdict: PolicyVerdict = {};
+  if (!policy.ok) {
+    if (!tool.isReadOnly(input)) {
+      return { action: "deny", decision: "policy_deny", reason: `The org policy could not be loaded (${policy.error}); only read-only calls may run until it is fixed.` };
+    }
+  } else {
+    verdict = evaluate(policy.rules, policySubject(view));
+    if (verdict.effect === "deny") {
+      return { action: "deny", decision: "policy_deny", reason: `Denied by ${ruleLabel(verdict, policy.version)}.` };
+    }
+  }
+  const exact = exactFingerprint(tool.name, input);
+  if (session.rejected.has(exact)) {
+    return { action: "reject", decision: "rejected", reason: "The person already rejected this exact call in this session.", message: session.rejected.get(exact) };
+  }
+  if (policy.ok && verdict.effect === "allow") {
+    return { action: "run", decision: "policy_allow", reason: `Allowed by ${ruleLabel(verdict, policy.version)}.` };
+  }
+  const level = tool.approvalFor(input);
+  if (verdict.effect !== "ask" && level === "auto") {
+    return { action: "run", decision: "auto", reason: "The tool needs no approval for this input." };
+  }
+  const keys = sessionKeys(callFacts(view));
+  if (keys.every((k) => session.sessionKeys.has(k))) {
+    return { action: "run", decision: "approved_session", reason: "Covered by an approval for this session." };
+  }
+  if (policy.ok && verdict.effect === "ask") {
+    return { action: "ask", decision: "policy_ask", reason: `Approval required by ${ruleLabel(verdict, policy.version)}.` };
+  }
+  return { action: "ask", decision: "ask", reason: approvalReason(tool, level) };
+}
+
+function approvalReason(tool: Tool, level: string): string {
+  if (tool.capabilities.includes("ExecutesCode")) return "Runs a command in your workspace.";
+  if (tool.capabilities.includes("WritesFiles")) return "Changes files in your workspace.";
+  if (tool.capabilities.includes("Network")) return "Reaches the network.";
+  return `The tool asks for approval (${level}).`;
+}

@@ -1,0 +1,97 @@
+// Approval fingerprints. A rejection is remembered by the exact call (name + canonical
+// arguments). A session approval is remembered by what it semantically covers: for a shell
+// command, each simple command cut to its arity (`npm test` covers `npm test -- --watch`, never
+// `npm publish`); for a URL, its host; otherwise the tool itself.
+import { createHash } from "node:crypto";
+import { splitCommands, type SimpleCommand } from "./shell";
+
+/** JSON with object keys sorted, so equal arguments give equal bytes. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+}
+
+export function exactFingerprint(toolName: string, input: unknown): string {
+  return createHash("sha256").update(toolName).update("\0").update(canonicalJson(input)).digest("hex");
+}
+
+// How many leading words name "the same command": `npm test` vs `npm publish` (2),
+// `npm run build` vs `npm run deploy` (3). Unknown programs: the program alone (1).
+const ARITY: Record<string, number> = {
+  git: 2, npm: 2, pnpm: 2, yarn: 2, bun: 2, cargo: 2, go: 2, docker: 2, podman: 2, kubectl: 2,
+  helm: 2, pip: 2, pip3: 2, uv: 2, poetry: 2, brew: 2, apt: 2, "apt-get": 2, gh: 2, deno: 2,
+  dotnet: 2, mvn: 2, gradle: 2, terraform: 2, systemctl: 2, composer: 2, rustup: 2, make: 2,
+  npx: 2, bunx: 2, pnpx: 2, node: 2, python: 2, python3: 2, ruby: 2, bundle: 2, rails: 2,
+  aws: 3, gcloud: 3, az: 3,
+  "npm run": 3, "npm exec": 3, "pnpm run": 3, "pnpm exec": 3, "yarn run": 3, "bun run": 3,
+  "docker compose": 3, "git stash": 3, "git remote": 3, "git config": 3, "git worktree": 3,
+  "gh pr": 3, "gh issue": 3, "gh repo": 3, "go mod": 3, "uv pip": 3, "uv run": 3, "poetry run": 3,
+  "kubectl config": 3, "bundle exec": 3,
+};
+
+/** The leading words of `command` that an approval for the session covers. */
+export function arityPrefix(command: SimpleCommand): string[] {
+  const words = command.filter((w, i) => i === 0 || !w.startsWith("-"));
+  let arity = ARITY[words[0]] ?? 1;
+  for (let n = Math.min(words.length, 3); n >= 2; n--) {
+    const key = words.slice(0, n).join(" ");
+    if (ARITY[key] !== undefined) {
+      arity = ARITY[key];
+      break;
+    }
+  }
+  return words.slice(0, arity);
+}
+
+export interface CallFacts {
+  tool: string;
+  /** The shell command line, for tools that run one. */
+  command?: string;
+  /** URLs the call reaches. */
+  urls?: string[];
+}
+
+/**
+ * The keys a session approval of this call grants, and that a later call must all hold to be
+ * covered. Compound commands yield one key per simple command.
+ */
+export function sessionKeys(facts: CallFacts): string[] {
+  if (facts.command !== undefined) {
+    const keys = splitCommands(facts.command).map((c) => `${facts.tool}:cmd:${arityPrefix(c).join(" ")}`);
+    return keys.length > 0 ? [...new Set(keys)].sort() : [`${facts.tool}:cmd:`];
+  }
+  const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
+  if (hosts.length > 0) return [...new Set(hosts.map((h) => `${facts.tool}:host:${h}`))].sort();
+  return [facts.tool];
+}
+
+/** What a session approval covers, for the card: `npm test *`, `host example.com`. */
+export function describeKeys(keys: string[]): string {
+  return keys
+    .map((k) => {
+      const [, kind, rest] = /^[^:]+:(cmd|host):(.*)$/.exec(k) ?? [];
+      if (kind === "cmd") return `${rest} *`;
+      if (kind === "host") return `host ${rest}`;
+      return `every ${k} call`;
+    })
+    .join(", ");
+}
+
+export function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.toLowerCase() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function sessionFingerprint(keys: string[]): string {
+  return keys.join("\n");
+}
+
+export function keysOfFingerprint(fingerprint: string): string[] {
+  return fingerprint.split("\n").filter(Boolean);
+}

@@ -1,0 +1,124 @@
+// Org policy rules and their evaluation. A rule matches on any combination of tool-name glob,
+// capability, shell command prefix, URL host and MCP server (all given conditions must hold) and
+// says allow, ask or deny. Deny beats ask beats allow. A command rule judges each simple command
+// of a compound line; the line is allowed by command rules only when every command is.
+import { z } from "zod";
+import { parse } from "shell-quote";
+import { splitCommands, matchesPrefix, type SimpleCommand } from "./shell";
+
+export const Effect = z.enum(["allow", "ask", "deny"]);
+export type Effect = z.infer<typeof Effect>;
+
+export const PolicyRule = z
+  .object({
+    id: z.string().trim().min(1).max(100).optional(),
+    effect: Effect,
+    /** Glob over the tool name: `*` any run of characters, `?` one character. */
+    tool: z.string().trim().min(1).max(200).optional(),
+    capability: z.enum(["ReadsFiles", "WritesFiles", "ExecutesCode", "Network", "Interactive"]).optional(),
+    /** Shell command prefix, e.g. `git push` or `rm -rf`. */
+    command: z.string().trim().min(1).max(500).optional(),
+    /** URL host glob, e.g. `*.github.com`; `*.x.com` matches subdomains, `x.com` only itself. */
+    host: z.string().trim().min(1).max(253).optional(),
+    mcpServer: z.string().trim().min(1).max(200).optional(),
+    reason: z.string().max(500).optional(),
+  })
+  .strict()
+  .refine((r) => r.tool || r.capability || r.command || r.host || r.mcpServer, {
+    message: "a rule needs at least one of tool, capability, command, host, mcpServer",
+  });
+export type PolicyRule = z.infer<typeof PolicyRule>;
+
+export const PolicyRules = z.array(PolicyRule).max(1000);
+
+/** What a rule can see of a call. */
+export interface PolicySubject {
+  tool: string;
+  capabilities: readonly string[];
+  /** The shell command line, when the tool runs one. */
+  command?: string;
+  hosts: string[];
+  mcpServer?: string;
+}
+
+export interface PolicyVerdict {
+  /** undefined: no rule spoke; the tool's own approval level decides. */
+  effect?: Effect;
+  rule?: PolicyRule;
+  /** For command rules: the simple command that decided. */
+  detail?: string;
+}
+
+const RANK: Record<Effect, number> = { allow: 1, ask: 2, deny: 3 };
+
+export function globToRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  return new RegExp(`^${body}$`, "i");
+}
+
+function hostMatches(pattern: string, host: string): boolean {
+  const p = pattern.toLowerCase();
+  if (p.startsWith("*.")) return host.endsWith(p.slice(1)) && host.length > p.length - 1;
+  return globToRegExp(p).test(host);
+}
+
+// Conditions other than `command`; a host condition holds when any host of the call matches.
+function matchesStatic(rule: PolicyRule, s: PolicySubject): boolean {
+  if (rule.tool && !globToRegExp(rule.tool).test(s.tool)) return false;
+  if (rule.capability && !s.capabilities.includes(rule.capability)) return false;
+  if (rule.host && !s.hosts.some((h) => hostMatches(rule.host!, h))) return false;
+  if (rule.mcpServer && (!s.mcpServer || !globToRegExp(rule.mcpServer).test(s.mcpServer))) return false;
+  return true;
+}
+
+function strongest(a: PolicyVerdict, b: PolicyVerdict): PolicyVerdict {
+  if (!b.effect) return a;
+  if (!a.effect) return b;
+  return RANK[b.effect] > RANK[a.effect] ? b : a;
+}
+
+export function evaluate(rules: readonly PolicyRule[], subject: PolicySubject): PolicyVerdict {
+  let verdict: PolicyVerdict = {};
+  const commandRules: PolicyRule[] = [];
+  for (const rule of rules) {
+    if (!matchesStatic(rule, subject)) continue;
+    if (rule.command) commandRules.push(rule);
+    else verdict = strongest(verdict, { effect: rule.effect, rule });
+  }
+  if (commandRules.length > 0 && subject.command !== undefined) {
+    verdict = strongest(verdict, evaluateCommands(commandRules, splitCommands(subject.command)));
+  }
+  return verdict;
+}
+
+// Each simple command gets its strongest matching rule. Deny or ask anywhere decides; allow
+// holds only when every command is allowed, else command rules say nothing.
+function evaluateCommands(rules: PolicyRule[], commands: SimpleCommand[]): PolicyVerdict {
+  let worst: PolicyVerdict = {};
+  let allAllowed = commands.length > 0;
+  let allowRule: PolicyRule | undefined;
+  for (const cmd of commands) {
+    let v: PolicyVerdict = {};
+    for (const rule of rules) {
+      if (matchesPrefix(cmd, ruleWords(rule.command!))) v = strongest(v, { effect: rule.effect, rule, detail: cmd.join(" ") });
+    }
+    if (v.effect === "allow") allowRule ??= v.rule;
+    else allAllowed = false;
+    if (v.effect === "ask" || v.effect === "deny") worst = strongest(worst, v);
+  }
+  if (worst.effect) return worst;
+  if (allAllowed) return { effect: "allow", rule: allowRule, detail: commands.map((c) => c.join(" ")).join(" ; ") };
+  return {};
+}
+
+const wordsCache = new Map<string, string[]>();
+/** A rule's command prefix as words; not unwrapped, so a rule can name `sudo` itself. */
+export function ruleWords(command: string): string[] {
+  let words = wordsCache.get(command);
+  if (!words) {
+    words = parse(command).filter((e): e is string => typeof e === "string");
+    if (wordsCache.size > 10_000) wordsCache.clear();
+    wordsCache.set(command, words);
+  }
+  return words;
+}
