@@ -4,6 +4,7 @@ import type { Env } from "../env";
 import type { Db, DbProvider } from "../db";
 import type { SessionService } from "./sessions";
 import type { HealthReport, RunnerStatusSource } from "./health";
+import type { FileService } from "./files";
 
 export interface Services {
   env: Env;
@@ -11,6 +12,8 @@ export interface Services {
   dbProvider: DbProvider;
   sessions: SessionService;
   runners: RunnerStatusSource;
+  /** The person's IDE file operations (services/files.ts), wired where the runner pool is. */
+  files?: FileService;
   health(): Promise<HealthReport>;
 }
 

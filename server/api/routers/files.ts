@@ -1,0 +1,63 @@
+// The person's file operations from the IDE: tree, open, save, new file/folder, rename, delete.
+// Thin: checks the session belongs to the caller, then calls services/files.
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { FileOpError, type FileService } from "../../services/files";
+import { PERSON_FILE_LIMITS } from "../../protocol/person-file-ops";
+import { memberProcedure, router } from "../trpc";
+
+const path = z.string().trim().min(1).max(4096);
+const session = z.object({ sessionId: z.string().min(1) });
+
+const CODES = { not_found: "NOT_FOUND", conflict: "CONFLICT", invalid: "BAD_REQUEST", unavailable: "PRECONDITION_FAILED" } as const;
+
+/** Runs a file operation for a session the caller can see, turning refusals into clear tRPC errors. */
+const fileProcedure = memberProcedure.use(async ({ ctx, input, next }) => {
+  const files: FileService | undefined = ctx.services.files;
+  if (!files) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "File access is not wired on this server." });
+  const { sessionId } = session.parse(input);
+  await ctx.services.sessions.assertAccess(ctx.actor, sessionId);
+  return next({ ctx: { ...ctx, files } });
+});
+
+async function guard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof FileOpError) {
+      throw new TRPCError({ code: CODES[err.kind], message: err.message, cause: err.kind === "conflict" ? { currentHash: err.currentHash } : undefined });
+    }
+    throw err;
+  }
+}
+
+export const filesRouter = router({
+  tree: fileProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId))),
+  read: fileProcedure
+    .input(session.extend({ path }))
+    .query(({ ctx, input }) => guard(() => ctx.files.read(input.sessionId, input.path))),
+  save: fileProcedure
+    .input(
+      session.extend({
+        path,
+        content: z.string().max(PERSON_FILE_LIMITS.maxSaveBytes),
+        expectHash: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
+      }),
+    )
+    .mutation(({ ctx, input }) => guard(() => ctx.files.save(input.sessionId, input.path, input.content, input.expectHash))),
+  create: fileProcedure
+    .input(session.extend({ path, kind: z.enum(["file", "dir"]) }))
+    .mutation(({ ctx, input }) =>
+      guard(async () => {
+        if (input.kind === "dir") await ctx.files.mkdir(input.sessionId, input.path);
+        else await ctx.files.save(input.sessionId, input.path, "", null);
+        return { path: input.path };
+      }),
+    ),
+  rename: fileProcedure
+    .input(session.extend({ from: path, to: path }))
+    .mutation(({ ctx, input }) => guard(() => ctx.files.rename(input.sessionId, input.from, input.to))),
+  remove: fileProcedure
+    .input(session.extend({ path }))
+    .mutation(({ ctx, input }) => guard(() => ctx.files.remove(input.sessionId, input.path))),
+});

@@ -1,0 +1,103 @@
+// The person's file operations for the IDE (tree, open, save, new, rename, delete). Each one is a
+// request to the session's runner, which enforces workspace confinement; saving by the person is
+// not an agent tool call, so it never passes through the pipeline or asks for approval.
+import { randomUUID } from "node:crypto";
+import type { ExecResult, Executor } from "../executors/contract";
+import { FILE_LIMITS } from "../protocol/file-ops";
+import { PersonFileMeta, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
+
+export type FileErrorKind = "not_found" | "conflict" | "invalid" | "unavailable";
+
+/** A refusal the person can act on; `message` is the runner's own sentence. */
+export class FileOpError extends Error {
+  constructor(readonly kind: FileErrorKind, message: string, readonly currentHash?: string | null) {
+    super(message);
+    this.name = "FileOpError";
+  }
+}
+
+export interface TreeEntry {
+  path: string;
+  type: "file" | "dir" | "link";
+}
+
+export interface FileService {
+  tree(sessionId: string): Promise<{ entries: TreeEntry[]; truncated: boolean }>;
+  read(sessionId: string, path: string): Promise<{ path: string; content: string; hash: string }>;
+  /** expectHash: what the editor opened (null for a new file; omitted to overwrite regardless). */
+  save(sessionId: string, path: string, content: string, expectHash?: string | null): Promise<{ path: string; hash: string }>;
+  mkdir(sessionId: string, path: string): Promise<void>;
+  rename(sessionId: string, from: string, to: string): Promise<void>;
+  remove(sessionId: string, path: string): Promise<void>;
+}
+
+const TIMEOUT_MS = 30_000;
+
+export function createFileService(runner: Pick<Executor, "run">): FileService {
+  async function call(sessionId: string, op: string, input: unknown): Promise<ExecResult> {
+    try {
+      return await runner.run({
+        sessionId,
+        callId: `ide_${randomUUID()}`,
+        op,
+        input,
+        deadline: Date.now() + TIMEOUT_MS,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new FileOpError("unavailable", (err as Error).message);
+    }
+  }
+
+  async function person<K extends PersonFileOp>(sessionId: string, op: K, input: PersonFileInput<K>): Promise<ExecResult> {
+    const r = await call(sessionId, op, input);
+    if (r.ok) return r;
+    const conflict = PersonWriteConflict.safeParse(r.meta);
+    if (conflict.success) throw new FileOpError("conflict", r.output, conflict.data.hash);
+    throw new FileOpError(/does not exist/.test(r.output) ? "not_found" : "invalid", r.output);
+  }
+
+  return {
+    async tree(sessionId) {
+      const r = await call(sessionId, "list_files", { limit: FILE_LIMITS.listMax });
+      if (!r.ok) throw new FileOpError("invalid", r.output);
+      return parseListing(r.output);
+    },
+    async read(sessionId, path) {
+      const r = await person(sessionId, "ide_read", { path });
+      const meta = PersonFileMeta.parse(r.meta);
+      return { path: meta.path, content: r.output, hash: meta.hash };
+    },
+    async save(sessionId, path, content, expectHash) {
+      const r = await person(sessionId, "ide_write", { path, content, ...(expectHash !== undefined ? { expectHash } : {}) });
+      const meta = PersonFileMeta.parse(r.meta);
+      return { path: meta.path, hash: meta.hash };
+    },
+    async mkdir(sessionId, path) {
+      await person(sessionId, "ide_mkdir", { path });
+    },
+    async rename(sessionId, from, to) {
+      await person(sessionId, "ide_rename", { from, to });
+    },
+    async remove(sessionId, path) {
+      await person(sessionId, "ide_delete", { path });
+    },
+  };
+}
+
+/** list_files output: one path per line, folders end in "/", links in "@", a bracketed note when cut. */
+export function parseListing(output: string): { entries: TreeEntry[]; truncated: boolean } {
+  const entries: TreeEntry[] = [];
+  let truncated = false;
+  for (const line of output.split("\n")) {
+    if (!line || line === "(empty directory)") continue;
+    if (line.startsWith("[listing stopped")) {
+      truncated = true;
+      continue;
+    }
+    if (line.endsWith("/")) entries.push({ path: line.slice(0, -1), type: "dir" });
+    else if (line.endsWith("@")) entries.push({ path: line.slice(0, -1), type: "link" });
+    else entries.push({ path: line, type: "file" });
+  }
+  return { entries, truncated };
+}
