@@ -17,9 +17,15 @@ const STOPWORDS = new Set(
   "a an and are as at be by for from has have in into is it its of on or that the this to was were will with you your i me my we our can do does use using".split(" "),
 );
 
+// running → runn → run; but not fill, pass, buzz
+function undouble(t: string): string {
+  const n = t.length;
+  return n > 2 && t[n - 1] === t[n - 2] && !"lsz".includes(t[n - 1]) ? t.slice(0, -1) : t;
+}
+
 function stem(t: string): string {
   if (t.length > 4 && t.endsWith("ies")) return `${t.slice(0, -3)}y`;
-  if (t.length > 5 && t.endsWith("ing")) return t.slice(0, -3);
+  if (t.length > 5 && t.endsWith("ing")) return undouble(t.slice(0, -3));
   if (t.length > 4 && t.endsWith("ed") && !t.endsWith("eed")) return t.slice(0, -2);
   if (t.length > 3 && t.endsWith("es") && /(?:sh|ch|x|ss)es$/.test(t)) return t.slice(0, -2);
   if (t.length > 3 && t.endsWith("s") && !t.endsWith("ss")) return t.slice(0, -1);
