@@ -3,6 +3,9 @@
 import type { FakeProvider } from "./fake-provider/server";
 import type { FinishReason, ProviderConfig, ProviderKind, StreamEvent } from "./types";
 import type { AttemptEvent } from "./providers/retry";
+import type { DispatchRequest, Dispatcher, ToolResultForModel } from "../pipeline/contract";
+import type { EventHub } from "../hub/events";
+import type { SessionEvent } from "../protocol/events";
 
 export interface Assembled {
   text: string;
@@ -43,3 +46,74 @@ export function fakeConfig(kind: ProviderKind, fake: FakeProvider, extra: Partia
 }
 
 export const fastRetries = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 5_000 };
+
+/**
+ * A small stand-in for the pipeline: runs `echo` (returns its input) and `wait` (blocks until
+ * cancelled), answers anything else as unknown, refuses unparseable arguments (and, in strict
+ * mode, says the call was cut off), and records every request it got.
+ */
+export function testDispatcher(opts: { halt?: string } = {}): Dispatcher & { requests: DispatchRequest[] } {
+  const requests: DispatchRequest[] = [];
+  return {
+    requests,
+    async dispatch(req) {
+      requests.push(req);
+      const results: ToolResultForModel[] = [];
+      for (const call of req.calls) {
+        const started = Date.now();
+        let input: unknown;
+        let content: string;
+        let isError = false;
+        try {
+          input = JSON.parse(call.rawArguments);
+        } catch {
+          input = {};
+        }
+        await req.emit({ type: "tool.started", turnId: req.turnId, callId: call.providerCallId, name: call.name, input, summary: `${call.name}` });
+        try {
+          JSON.parse(call.rawArguments);
+          if (call.name === "echo") content = `echo: ${call.rawArguments}`;
+          else if (call.name === "wait") {
+            await new Promise<void>((resolve) => (req.signal.aborted ? resolve() : req.signal.addEventListener("abort", () => resolve(), { once: true })));
+            content = "cancelled";
+            isError = true;
+          } else {
+            content = `Unknown tool ${call.name}.`;
+            isError = true;
+          }
+        } catch {
+          isError = true;
+          content = req.strict
+            ? "The arguments were cut off at the output limit; send the call again, complete."
+            : "The arguments are not valid JSON.";
+        }
+        await req.emit({ type: "tool.finished", callId: call.providerCallId, status: isError ? "failed" : "succeeded", output: content, isError, truncated: false, durationMs: Date.now() - started });
+        results.push({ providerCallId: call.providerCallId, name: call.name, content, isError });
+      }
+      return { results, ...(opts.halt ? { halt: { reason: opts.halt } } : {}) };
+    },
+  };
+}
+
+/** Events of a session from `afterSeq` until the turn's turn.finished (inclusive). */
+export async function eventsUntilFinished(hub: EventHub, sessionId: string, turnId: string, afterSeq = 0): Promise<SessionEvent[]> {
+  const ctl = new AbortController();
+  const out: SessionEvent[] = [];
+  for await (const ev of hub.subscribe(sessionId, afterSeq, ctl.signal)) {
+    out.push(ev);
+    if (ev.type === "turn.finished" && ev.turnId === turnId) break;
+  }
+  ctl.abort();
+  return out;
+}
+
+/** Resolves with the first event matching `pred` (live or from the log). */
+export async function waitForEvent(hub: EventHub, sessionId: string, pred: (ev: SessionEvent) => boolean): Promise<SessionEvent> {
+  const ctl = new AbortController();
+  try {
+    for await (const ev of hub.subscribe(sessionId, 0, ctl.signal)) if (pred(ev)) return ev;
+    throw new Error("subscription ended");
+  } finally {
+    ctl.abort();
+  }
+}
