@@ -43,7 +43,8 @@ export class Workspace {
 
   private constructor(readonly root: string, private readonly options: WorkspaceOptions) {
     this.diff = new WorkspaceDiff(root);
-    this.budget = { ...DEFAULT_BUDGET, ...options.budget };
+    const given = Object.entries(options.budget ?? {}).filter(([, v]) => v !== undefined);
+    this.budget = { ...DEFAULT_BUDGET, ...Object.fromEntries(given) };
   }
 
   /** Opens `dir`, refusing a missing, non-directory or unreadable folder with one clear line. */
