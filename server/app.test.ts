@@ -91,3 +91,38 @@ describe("environment", () => {
     expect(parseEnv({ PORT: "", QUIVER_PROVIDER: "" }).PORT).toBe(3000);
   });
 });
+
+describe("embedded mode", () => {
+  it("spawns a local runner that connects back, and stop() leaves no runner process behind", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "quiver-embedded-"));
+    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir });
+    const quiver = await startQuiver({ env, root, web: false, log: () => {} });
+    try {
+      const deadline = Date.now() + 30_000;
+      let body: { ok: boolean; runners: { connected: boolean; workspace: string }[] } | undefined;
+      while (Date.now() < deadline) {
+        body = await (await fetch(`${quiver.url}/api/health`)).json();
+        if (body?.ok) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(body?.ok).toBe(true);
+      expect(body?.runners[0]).toMatchObject({ connected: true, workspace: join(dataDir, "workspace") });
+      const pid = quiver.localRunner?.pid;
+      expect(pid).toBeGreaterThan(0);
+      await quiver.stop();
+      expect(processAlive(pid!)).toBe(false);
+    } finally {
+      await quiver.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -45,7 +45,7 @@ export type Env = z.infer<typeof envSchema> & { dataDir: string; workspaceDir: s
 
 export class EnvError extends Error {}
 
-export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
+export function parseEnv(source: Record<string, string | undefined> = process.env): Env {
   // Empty strings mean "unset": shells and .env files produce them for cleared variables.
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(cleaned);

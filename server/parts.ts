@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import type { Env } from "./env";
 import type { Db, DbProvider } from "./db";
 import type { Services } from "./services/types";
+import { RunnerPool } from "./executors/runner-pool";
 
 export interface PartsDeps {
   env: Env;
@@ -20,10 +21,15 @@ export interface Parts {
   dispose(): Promise<void>;
 }
 
-export async function createParts(_deps: PartsDeps): Promise<Parts> {
+export async function createParts({ runnerTokens, log }: PartsDeps): Promise<Parts> {
+  const runners = new RunnerPool({ tokens: runnerTokens, log });
+  const stopLogging = runners.onStatus((e) => log(`runner ${e.runnerId} ${e.connected ? "connected" : "gone"}${e.connected && !e.sandboxed ? " (unsandboxed)" : ""}`));
   return {
-    services: { runners: { status: () => [] } },
-    upgrades: [],
-    dispose: async () => {},
+    services: { runners },
+    upgrades: [["/runner", (req, socket, head) => runners.handleUpgrade(req, socket, head)]],
+    dispose: async () => {
+      stopLogging();
+      await runners.dispose();
+    },
   };
 }

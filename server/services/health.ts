@@ -9,7 +9,7 @@ export interface RunnerInfo {
   connectedAt?: string;
 }
 
-/** Implemented by the runner pool; the lead's placeholder-free default is "no runners". */
+/** Implemented by the runner pool. */
 export interface RunnerStatusSource {
   status(): RunnerInfo[];
 }
@@ -28,6 +28,6 @@ export async function checkHealth(db: Db, provider: DbProvider, runners: RunnerS
   } catch (err) {
     database = { provider, up: false, error: (err as Error).message };
   }
-  const list = runners.status();
+  const list = runners.status().map(({ id, connected, sandboxed, workspace, connectedAt }) => ({ id, connected, sandboxed, workspace, connectedAt }));
   return { ok: database.up && list.some((r) => r.connected), database, runners: list };
 }

@@ -3,7 +3,8 @@
 import type { Env } from "../env";
 import type { Db, DbProvider } from "../db";
 import type { SessionService } from "./sessions";
-import type { HealthReport, RunnerStatusSource } from "./health";
+import type { HealthReport } from "./health";
+import type { RunnerPool } from "../executors/runner-pool";
 import type { FileService } from "./files";
 
 export interface Services {
@@ -11,7 +12,7 @@ export interface Services {
   db: Db;
   dbProvider: DbProvider;
   sessions: SessionService;
-  runners: RunnerStatusSource;
+  runners: RunnerPool;
   /** The person's IDE file operations (services/files.ts), wired where the runner pool is. */
   files?: FileService;
   health(): Promise<HealthReport>;
