@@ -6,9 +6,10 @@
 //  - reports the first `sandbox` it finds in hello (none: { available: false, kind: "none" }),
 //  - calls `dispose()` of each on shutdown.
 // Add your factories to the array below; keep this file a list, not logic.
+import { execExtension } from "./exec";
+import { netExtension } from "./net";
 import type { RunnerExtension, RunnerHost } from "./ops";
 
 export async function loadExtensions(host: RunnerHost): Promise<RunnerExtension[]> {
-  void host;
-  return [];
+  return [execExtension(host), netExtension()];
 }

@@ -56,7 +56,7 @@ export class Command {
     const env = { ...spec.env, ...(this.sandboxed ? SANDBOX_ENV : {}), [MARKER_VAR]: this.marker };
     this.child = spawn(spawnSpec.file, spawnSpec.args, {
       cwd: spec.cwd,
-      env,
+      env: env as NodeJS.ProcessEnv,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true, // own process group, so the whole group can be signalled
     });

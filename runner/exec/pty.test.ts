@@ -1,0 +1,110 @@
+// The person's terminal: real PTYs with a real shell in a temp workspace, with and without bubblewrap.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import type { RunnerToServer } from "../../server/protocol/runner";
+import { scrubEnv } from "./env";
+import { PtyManager } from "./pty";
+import { sandboxInfo, type SandboxMode } from "./sandbox";
+import { settledProcesses, tempWorkspace } from "./testing";
+
+vi.setConfig({ testTimeout: 30_000 });
+
+const modes: SandboxMode[] = sandboxInfo("auto").available ? ["auto", "off"] : ["off"];
+
+describe.each(modes)("PtyManager (sandbox %s)", (mode) => {
+  let ws: Awaited<ReturnType<typeof tempWorkspace>>;
+  let home: string;
+  let manager: PtyManager;
+  let sent: RunnerToServer[];
+  let online: boolean;
+  beforeAll(async () => {
+    ws = await tempWorkspace();
+    home = await mkdtemp(join(tmpdir(), "quiver-home-"));
+  });
+  afterAll(async () => {
+    await ws.cleanup();
+    await rm(home, { recursive: true, force: true });
+  });
+  afterEach(() => manager?.dispose());
+
+  const make = (graceMs = 30_000) => {
+    sent = [];
+    online = true;
+    manager = new PtyManager({
+      workspaceRoot: ws.dir,
+      sandbox: sandboxInfo(mode),
+      env: scrubEnv({ ...process.env, HOME: home, PS1: "$ " }),
+      send: (m) => (online ? (sent.push(m), true) : false),
+      graceMs,
+    });
+    return manager;
+  };
+  const output = (id: string) =>
+    sent.filter((m): m is Extract<RunnerToServer, { type: "pty.data" }> => m.type === "pty.data" && m.ptyId === id).map((m) => m.data).join("");
+  const exitOf = (id: string) => sent.find((m) => m.type === "pty.exit" && m.ptyId === id);
+  const until = async (check: () => boolean, what: string) => {
+    const deadline = Date.now() + 15_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output so far: ${JSON.stringify(sent.slice(-5))}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it("round-trips input and output in the workspace, and resizes", async () => {
+    const m = make();
+    m.handle({ type: "pty.open", ptyId: "p1", sessionId: "s1", cols: 80, rows: 24 });
+    m.handle({ type: "pty.input", ptyId: "p1", data: "echo hi-$((40+2)); pwd\r" });
+    await until(() => output("p1").includes("hi-42"), "echo output");
+    await until(() => output("p1").includes(ws.dir), "pwd");
+    m.handle({ type: "pty.resize", ptyId: "p1", cols: 101, rows: 33 });
+    m.handle({ type: "pty.input", ptyId: "p1", data: "stty size\r" });
+    await until(() => output("p1").includes("33 101"), "new size");
+    m.handle({ type: "pty.input", ptyId: "p1", data: "exit 7\r" });
+    await until(() => exitOf("p1") !== undefined, "exit");
+    expect(exitOf("p1")).toMatchObject({ exitCode: 7 });
+    expect(m.size).toBe(0);
+  });
+
+  it("kills the whole process tree on close", async () => {
+    const m = make();
+    const t = `${777 + Math.random()}`.slice(0, 9);
+    m.handle({ type: "pty.open", ptyId: "p2", sessionId: "s1", cols: 80, rows: 24 });
+    m.handle({ type: "pty.input", ptyId: "p2", data: `(sleep ${t}1 &); setsid sleep ${t}2 & echo started\r` });
+    await until(() => output("p2").includes("started\r\n"), "background jobs");
+    m.handle({ type: "pty.close", ptyId: "p2" });
+    await until(() => exitOf("p2") !== undefined, "exit after close");
+    expect(await settledProcesses(t)).toEqual([]);
+  });
+
+  it("keeps output while the server is away, replays it on re-attach, and closes after the grace period", async () => {
+    const m = make(1500);
+    m.handle({ type: "pty.open", ptyId: "p3", sessionId: "s1", cols: 80, rows: 24 });
+    m.handle({ type: "pty.input", ptyId: "p3", data: "echo ready\r" });
+    await until(() => output("p3").includes("ready\r\n"), "ready");
+    online = false;
+    m.connectionChanged(false);
+    m.handle({ type: "pty.input", ptyId: "p3", data: "echo while-away\r" });
+    await new Promise((r) => setTimeout(r, 300));
+    online = true;
+    m.connectionChanged(true);
+    m.handle({ type: "pty.open", ptyId: "p3", sessionId: "s1", cols: 90, rows: 30 });
+    await until(() => output("p3").includes("while-away\r\n"), "replayed output");
+
+    m.connectionChanged(false);
+    await until(() => exitOf("p3") !== undefined || (!online && m.size === 0), "grace close");
+    expect(m.size).toBe(0);
+  });
+
+  it("answers a close of an unknown PTY and refuses a foreign session's re-attach", async () => {
+    const m = make();
+    m.handle({ type: "pty.close", ptyId: "nope" });
+    expect(exitOf("nope")).toMatchObject({ exitCode: null });
+    m.handle({ type: "pty.open", ptyId: "p4", sessionId: "s1", cols: 80, rows: 24 });
+    m.handle({ type: "pty.open", ptyId: "p4", sessionId: "other", cols: 80, rows: 24 });
+    m.handle({ type: "pty.input", ptyId: "p4", data: "echo still-mine\r" });
+    await until(() => output("p4").includes("still-mine\r\n"), "own session output");
+    expect(m.size).toBe(1);
+  });
+});

@@ -1,0 +1,151 @@
+// The person's terminals: node-pty sessions running a login shell in the workspace, inside the
+// same sandbox as commands (bubblewrap without setsid, so the shell keeps its terminal). Closing
+// kills the PTY's whole process tree. When the server connection drops, PTYs wait `graceMs`
+// for a `pty.open` with the same id to re-attach (output meanwhile is kept and replayed), then
+// close; the server's own terminal bridge handles a browser that went away.
+import { spawn as spawnPty, type IPty } from "node-pty";
+import { constants as osConstants } from "node:os";
+import type { RunnerToServer } from "../../server/protocol/runner";
+import type { PtyHandler, PtyMessage } from "../ops";
+import { killTree, MARKER_VAR, newMarker } from "./kill";
+import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
+
+export interface PtyOptions {
+  workspaceRoot: string;
+  /** Sends a frame to the server; false while disconnected. */
+  send(message: RunnerToServer): boolean;
+  sandbox: SandboxInfo;
+  /** The scrubbed environment shells start from. */
+  env: Record<string, string>;
+  /** The person's terminal may reach the network (default true: it is theirs, not the agent's). */
+  network?: boolean;
+  shell?: string;
+  graceMs?: number;
+  scrollbackChars?: number;
+  maxPtys?: number;
+}
+
+interface Entry {
+  id: string;
+  sessionId: string;
+  pty: IPty;
+  marker: string;
+  /** Output not yet delivered (sent while disconnected), replayed on re-attach. */
+  backlog: string;
+  grace?: NodeJS.Timeout;
+  closing: boolean;
+}
+
+const signalName = (n: number | undefined): string | undefined =>
+  n ? Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0] : undefined;
+
+export class PtyManager implements PtyHandler {
+  private readonly ptys = new Map<string, Entry>();
+  private connected = true;
+
+  constructor(private readonly o: PtyOptions) {}
+
+  handle(message: PtyMessage): void {
+    const entry = this.ptys.get(message.ptyId);
+    switch (message.type) {
+      case "pty.open":
+        if (entry) return this.reattach(entry, message);
+        return this.open(message);
+      case "pty.input":
+        if (entry && !entry.closing) entry.pty.write(message.data);
+        return;
+      case "pty.resize":
+        if (entry && !entry.closing) entry.pty.resize(message.cols, message.rows);
+        return;
+      case "pty.close":
+        if (entry) void this.close(entry);
+        else this.o.send({ type: "pty.exit", ptyId: message.ptyId, exitCode: null, signal: "not open" });
+        return;
+    }
+  }
+
+  private open(m: Extract<PtyMessage, { type: "pty.open" }>): void {
+    if (this.ptys.size >= (this.o.maxPtys ?? 32)) {
+      this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: "too many terminals are open" });
+      return;
+    }
+    const marker = newMarker();
+    const shell = this.o.shell ?? "bash";
+    const { file, args } = sandboxed(
+      this.o.sandbox,
+      { workspace: this.o.workspaceRoot, cwd: this.o.workspaceRoot, network: this.o.network ?? true, newSession: false },
+      [shell, "-l"],
+    );
+    const env = {
+      ...this.o.env,
+      ...(this.o.sandbox.available ? SANDBOX_ENV : {}),
+      TERM: "xterm-256color",
+      COLORTERM: "truecolor",
+      [MARKER_VAR]: marker,
+    };
+    let pty: IPty;
+    try {
+      pty = spawnPty(file, args, { name: "xterm-256color", cols: m.cols, rows: m.rows, cwd: this.o.workspaceRoot, env });
+    } catch (e) {
+      this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: `failed to start: ${(e as Error).message}` });
+      return;
+    }
+    const entry: Entry = { id: m.ptyId, sessionId: m.sessionId, pty, marker, backlog: "", closing: false };
+    this.ptys.set(entry.id, entry);
+    pty.onData((data) => this.deliver(entry, data));
+    pty.onExit(({ exitCode, signal }) => {
+      clearTimeout(entry.grace);
+      this.ptys.delete(entry.id);
+      // The shell is gone; anything it left running in the background goes with it.
+      void killTree(undefined, entry.marker);
+      this.o.send({ type: "pty.exit", ptyId: entry.id, exitCode, ...(signalName(signal) ? { signal: signalName(signal) } : {}) });
+    });
+  }
+
+  private deliver(entry: Entry, data: string): void {
+    if (!entry.backlog && this.o.send({ type: "pty.data", ptyId: entry.id, data })) return;
+    const cap = this.o.scrollbackChars ?? 256 * 1024;
+    entry.backlog = (entry.backlog + data).slice(-cap);
+  }
+
+  private reattach(entry: Entry, m: Extract<PtyMessage, { type: "pty.open" }>): void {
+    if (entry.sessionId !== m.sessionId || entry.closing) return; // an id is never shared across sessions
+    clearTimeout(entry.grace);
+    entry.grace = undefined;
+    entry.pty.resize(m.cols, m.rows);
+    const backlog = entry.backlog;
+    entry.backlog = "";
+    if (backlog) this.deliver(entry, backlog);
+  }
+
+  /** Kills the PTY's process tree; its onExit reports pty.exit. */
+  private async close(entry: Entry): Promise<void> {
+    if (entry.closing) return;
+    entry.closing = true;
+    clearTimeout(entry.grace);
+    await killTree(entry.pty.pid, entry.marker);
+  }
+
+  connectionChanged(connected: boolean): void {
+    const was = this.connected;
+    this.connected = connected;
+    if (connected || !was) return;
+    const graceMs = this.o.graceMs ?? 30_000;
+    for (const entry of this.ptys.values()) {
+      entry.grace ??= setTimeout(() => void this.close(entry), graceMs);
+    }
+  }
+
+  /** Open PTYs (tests, diagnostics). */
+  get size(): number {
+    return this.ptys.size;
+  }
+
+  pid(ptyId: string): number | undefined {
+    return this.ptys.get(ptyId)?.pty.pid;
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all([...this.ptys.values()].map((e) => this.close(e)));
+  }
+}
