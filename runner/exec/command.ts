@@ -53,10 +53,11 @@ export class Command {
       { workspace: spec.workspace, cwd: spec.cwd, network: spec.network, newSession: true },
       ["bash", "-lc", spec.command],
     );
-    const env = { ...spec.env, ...(this.sandboxed ? SANDBOX_ENV : {}), [MARKER_VAR]: this.marker };
+    const env: Record<string, string> = { ...spec.env, ...(this.sandboxed ? SANDBOX_ENV : {}), [MARKER_VAR]: this.marker };
     this.child = spawn(spawnSpec.file, spawnSpec.args, {
       cwd: spec.cwd,
-      env: env as NodeJS.ProcessEnv,
+      // Next's types make NODE_ENV required on ProcessEnv; a command's environment need not have it.
+      env: env as unknown as NodeJS.ProcessEnv,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true, // own process group, so the whole group can be signalled
     });
