@@ -1,16 +1,86 @@
 "use client";
-// The IDE frame: file tree (left), editor (centre), chat (right), terminal (bottom), and a
-// status bar with the runner's connection state. Panes are filled by their own components.
+// The IDE: file tree (left), editor with tabs (centre), chat (right), terminal (below the
+// editor), a status bar, and a banner when the event socket or the runner is down. Pane sizes
+// and the terminal's visibility are remembered per session; VS Code's keys work everywhere.
 import Link from "next/link";
+import dynamic from "next/dynamic";
+import { useCallback, useEffect, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
-import { useTRPC } from "../_lib/trpc";
+import { useEventSocketState, useTRPC } from "../_lib/trpc";
+import { useSessionApi } from "../_lib/session-api";
+import { usePersisted } from "../_lib/persisted";
+import { useSessionEvents } from "../_lib/use-session-events";
+import { useOpenFiles } from "../_lib/use-open-files";
+import { Splitter } from "./splitter";
+import { FileTree } from "./files/file-tree";
+import { EditorPane } from "./editor/editor-pane";
+import { QuickOpen } from "./editor/quick-open";
+import { ChatPane } from "./chat/chat-pane";
+import type { TerminalState } from "./terminal/xterm-view";
 import styles from "./ide-frame.module.css";
+
+const XtermView = dynamic(() => import("./terminal/xterm-view"), { ssr: false });
+
+interface Layout {
+  files: number;
+  chat: number;
+  term: number;
+  termOpen: boolean;
+}
+const DEFAULT_LAYOUT: Layout = { files: 240, chat: 400, term: 220, termOpen: true };
+const isLayout = (v: unknown): v is Layout =>
+  !!v && typeof v === "object" && ["files", "chat", "term"].every((k) => typeof (v as Record<string, unknown>)[k] === "number");
 
 export function IdeFrame({ sessionId }: { sessionId: string }) {
   const trpc = useTRPC();
+  const api = useSessionApi();
   const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
   const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: 2_000 }));
   const runner = health.data?.runners.find((r) => r.connected);
+  const socket = useEventSocketState();
+  const { state, status } = useSessionEvents(sessionId);
+  const files = useOpenFiles(sessionId);
+  const tree = useQuery(trpc.files.tree.queryOptions({ sessionId }, { retry: 1, enabled: !!runner }));
+  const [layout, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
+  const [quickOpen, setQuickOpen] = useState(false);
+  const [termState, setTermState] = useState<TerminalState>("connecting");
+  const [termFocus, setTermFocus] = useState(0);
+
+  // The agent (or anything) changed files: refresh the tree and any open file it touched.
+  const filesVersion = state.files?.version;
+  const { changed } = files;
+  const { refetch } = tree;
+  useEffect(() => {
+    if (filesVersion === undefined || !state.files) return;
+    void refetch();
+    changed(state.files.paths);
+    // state.files changes exactly when the version does
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [filesVersion, refetch, changed]);
+
+  const running = state.activeTurnId !== null;
+  const cancel = useCallback(() => void api.cancel(sessionId).catch(() => {}), [api, sessionId]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const mod = e.ctrlKey || e.metaKey;
+      if (mod && e.key.toLowerCase() === "s") {
+        e.preventDefault();
+        if (files.tabs.active) void files.save(files.tabs.active);
+      } else if (mod && e.key.toLowerCase() === "p") {
+        e.preventDefault();
+        setQuickOpen(true);
+      } else if (mod && (e.key === "`" || e.code === "Backquote")) {
+        e.preventDefault();
+        setLayout((l) => ({ ...l, termOpen: !l.termOpen }));
+        setTermFocus((n) => n + 1);
+      } else if (e.key === "Escape" && running && !e.defaultPrevented) {
+        cancel();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [files, running, cancel, setLayout]);
 
   if (session.error) {
     return (
@@ -21,31 +91,66 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     );
   }
 
+  const socketDown = socket === "closed" || status === "retrying";
+  const runnerDown = health.data !== undefined && !runner;
+  const frameStyle = {
+    "--files-w": `${layout.files}px`,
+    "--chat-w": `${layout.chat}px`,
+    "--term-h": layout.termOpen ? `${layout.term}px` : "0px",
+  } as React.CSSProperties;
+
   return (
-    <div className={styles.frame} data-testid="ide-frame">
+    <div className={styles.frame} style={frameStyle} data-testid="ide-frame">
       <header className={styles.top}>
         <Link href="/" className={styles.brand}>Quiver</Link>
         <span className={styles.title}>{session.data?.title ?? "…"}</span>
+        {running && <span className={styles.working}>Agent working… <kbd>Esc</kbd> stops</span>}
       </header>
+      {(socketDown || runnerDown) && (
+        <div className={styles.banner} role="status" data-testid="connection-banner">
+          {socketDown ? "Connection to the server lost. Reconnecting… (events will resume where they stopped)" : "The runner is disconnected: files, terminal and tools are unavailable until it reconnects."}
+        </div>
+      )}
       <nav className={styles.files} aria-label="Files" data-testid="pane-files">
-        <div className={styles.paneTitle}>Files</div>
+        <FileTree
+          sessionId={sessionId}
+          entries={tree.data?.entries ?? []}
+          truncated={tree.data?.truncated ?? false}
+          loading={tree.isPending}
+          error={tree.error?.message}
+          activePath={files.tabs.active}
+          onOpen={files.open}
+          onRenamed={files.rename}
+          onDeleted={(p) => files.changed([p])}
+        />
       </nav>
+      <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
-        <div className={styles.empty}>Open a file from the tree.</div>
+        <EditorPane files={files} onQuickOpen={() => setQuickOpen(true)} />
       </section>
+      <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
-        <div className={styles.paneTitle}>Agent</div>
+        <ChatPane sessionId={sessionId} state={state} />
       </aside>
-      <section className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal">
-        <div className={styles.paneTitle}>Terminal</div>
+      {layout.termOpen && (
+        <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />
+      )}
+      <section className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!layout.termOpen}>
+        {runner ? <XtermView sessionId={sessionId} onState={setTermState} focusSignal={termFocus} /> : <div className={styles.empty}>Waiting for the runner…</div>}
       </section>
       <footer className={styles.status}>
         <span data-testid="runner-state" data-state={runner ? "connected" : health.isPending ? "unknown" : "disconnected"}>
           <span className={runner ? styles.dotOk : styles.dotBad} />
           {runner ? `Runner connected${runner.sandboxed ? "" : " (unsandboxed)"}` : health.isPending ? "Checking runner…" : "Runner disconnected"}
         </span>
-        <span className="muted">{health.data ? `database: ${health.data.database.provider}` : ""}</span>
+        <span className="muted" data-testid="events-state" data-state={status}>
+          {status === "live" ? `events live · seq ${state.lastSeq}` : status === "connecting" ? "connecting…" : "reconnecting…"}
+          {health.data ? ` · database: ${health.data.database.provider}` : ""}
+        </span>
       </footer>
+      {quickOpen && (
+        <QuickOpen paths={(tree.data?.entries ?? []).filter((e) => e.type === "file").map((e) => e.path)} onOpen={files.open} onClose={() => setQuickOpen(false)} />
+      )}
     </div>
   );
 }

@@ -79,6 +79,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       }),
       channel.onExit((exit) => {
         send(entry.ws, { type: "exit", exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}) });
+        entry.ws?.close(1000, "shell exited");
         end(entry);
       }),
     );

@@ -1,0 +1,140 @@
+"use client";
+// The agent chat: the session's timeline (messages, collapsed reasoning, tool cards with inline
+// approvals, quiet notices, errors, per-turn usage), a composer, and Stop while a turn runs.
+import { useEffect, useRef, useState } from "react";
+import { pendingApprovals, type ChatItem, type SessionState } from "../../_lib/session-state";
+import { useSessionApi } from "../../_lib/session-api";
+import { Markdown } from "./markdown";
+import { ToolCardView } from "./tool-card";
+import { SpillViewer } from "./spill-viewer";
+import styles from "./chat.module.css";
+
+function Usage({ state, turnId }: { state: SessionState; turnId: string }) {
+  const t = state.turns[turnId];
+  if (!t) return null;
+  const u = t.usage;
+  const status = t.status === "completed" ? "" : `${t.status}${t.stopReason ? ` (${t.stopReason})` : ""} · `;
+  return (
+    <div className={styles.usage} data-testid="turn-usage">
+      {status}
+      {u
+        ? `${u.inputTokens.toLocaleString()} in · ${u.outputTokens.toLocaleString()} out · ${u.cacheReadTokens.toLocaleString()} cache hits${u.cacheWriteTokens ? ` · ${u.cacheWriteTokens.toLocaleString()} cache writes` : ""}`
+        : "no usage reported"}
+    </div>
+  );
+}
+
+function NoProvider({ message }: { message: string }) {
+  return (
+    <div className={styles.help} data-testid="configure-model">
+      <strong>No model is configured yet.</strong>
+      <p>{message}</p>
+      <pre>{"ANTHROPIC_API_KEY=sk-ant-… npm start\n# or an OpenAI-compatible server:\nOPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=x QUIVER_PROVIDER=openai QUIVER_MODEL=llama3.1 npm start"}</pre>
+    </div>
+  );
+}
+
+export function ChatPane({ sessionId, state }: { sessionId: string; state: SessionState }) {
+  const api = useSessionApi();
+  const [draft, setDraft] = useState("");
+  const [sendError, setSendError] = useState<string>();
+  const [spill, setSpill] = useState<{ ref: string; title: string }>();
+  const log = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const running = state.activeTurnId !== null;
+  const firstPending = pendingApprovals(state)[0]?.approvalId;
+
+  useEffect(() => {
+    const el = log.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [state]);
+
+  const send = () => {
+    const text = draft.trim();
+    if (!text) return;
+    setSendError(undefined);
+    api.send(sessionId, text).then(
+      () => setDraft(""),
+      (err: Error) => setSendError(err.message),
+    );
+  };
+
+  const render = (item: ChatItem) => {
+    switch (item.kind) {
+      case "user":
+        return <div key={item.key} className={styles.user} data-testid="msg-user">{item.text}</div>;
+      case "text":
+        return <div key={item.key} className={styles.assistant} data-testid="msg-assistant"><Markdown text={item.text} /></div>;
+      case "reasoning":
+        return (
+          <details key={item.key} className={styles.reasoning} data-testid="msg-reasoning">
+            <summary>Reasoning</summary>
+            <div>{item.text}</div>
+          </details>
+        );
+      case "tool": {
+        const card = state.tools[item.callId];
+        const approval = card.approvalId ? state.approvals[card.approvalId] : undefined;
+        return (
+          <ToolCardView
+            key={item.key}
+            card={card}
+            approval={approval}
+            focusApproval={approval?.approvalId === firstPending}
+            onAnswer={(approvalId, choice, message) => api.answer(sessionId, approvalId, choice, message)}
+            onViewSpill={(ref, title) => setSpill({ ref, title })}
+          />
+        );
+      }
+      case "notice":
+        return <div key={item.key} className={`${styles.notice} ${item.level === "warn" ? styles.noticeWarn : ""}`} data-testid="notice">{item.text}</div>;
+      case "error":
+        return item.code === "provider_not_configured" ? (
+          <NoProvider key={item.key} message={item.message} />
+        ) : (
+          <div key={item.key} className={styles.error} data-testid="chat-error">{item.message}</div>
+        );
+      case "turn-end":
+        return <Usage key={item.key} state={state} turnId={item.turnId} />;
+    }
+  };
+
+  return (
+    <div className={styles.pane}>
+      <div
+        className={styles.log}
+        ref={log}
+        data-testid="chat-log"
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
+        {state.items.length === 0 && <div className="muted">Ask the agent to read, change or run something in this workspace.</div>}
+        {state.items.map(render)}
+      </div>
+      {sendError && <div className={styles.error}>{sendError}</div>}
+      <div className={styles.composer}>
+        <textarea
+          value={draft}
+          placeholder={running ? "The agent is working… (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line)"}
+          onChange={(e) => setDraft(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              if (!running) send();
+            }
+          }}
+          aria-label="Message to the agent"
+          data-testid="composer"
+        />
+        {running ? (
+          <button className={styles.stop} onClick={() => void api.cancel(sessionId)} data-testid="stop">Stop</button>
+        ) : (
+          <button onClick={send} disabled={!draft.trim()} data-testid="send">Send</button>
+        )}
+      </div>
+      {spill && <SpillViewer sessionId={sessionId} spillRef={spill.ref} title={spill.title} onClose={() => setSpill(undefined)} />}
+    </div>
+  );
+}

@@ -1,0 +1,146 @@
+"use client";
+// A small, safe markdown renderer for streamed model text: it builds React elements only (no
+// HTML string is ever injected), so model output cannot run script or style the page. Covers
+// what chat answers use: fenced code (with copy), headings, lists, quotes, paragraphs, inline
+// code, bold, italic and links (http, https and mailto only). An unclosed fence while
+// streaming renders as code so far.
+import { memo, useState, type ReactNode } from "react";
+import styles from "./chat.module.css";
+
+type Block =
+  | { t: "code"; lang: string; text: string }
+  | { t: "h"; level: number; text: string }
+  | { t: "ul" | "ol"; items: string[] }
+  | { t: "quote"; text: string }
+  | { t: "p"; text: string };
+
+export function parseBlocks(src: string): Block[] {
+  const lines = src.replace(/\r\n/g, "\n").split("\n");
+  const out: Block[] = [];
+  let para: string[] = [];
+  const endPara = () => {
+    if (para.length) out.push({ t: "p", text: para.join("\n") });
+    para = [];
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const fence = /^\s*(```+|~~~+)\s*([\w+#.-]*)/.exec(line);
+    if (fence) {
+      endPara();
+      const body: string[] = [];
+      for (i++; i < lines.length && !lines[i].trim().startsWith(fence[1]); i++) body.push(lines[i]);
+      out.push({ t: "code", lang: fence[2], text: body.join("\n") });
+      continue;
+    }
+    const h = /^(#{1,6})\s+(.*)$/.exec(line);
+    if (h) {
+      endPara();
+      out.push({ t: "h", level: h[1].length, text: h[2] });
+      continue;
+    }
+    const li = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(line);
+    if (li) {
+      endPara();
+      const kind = /\d/.test(li[1]) ? "ol" : "ul";
+      const last = out[out.length - 1];
+      if (last && last.t === kind) last.items.push(li[2]);
+      else out.push({ t: kind, items: [li[2]] });
+      continue;
+    }
+    if (line.startsWith(">")) {
+      endPara();
+      const last = out[out.length - 1];
+      const text = line.replace(/^>\s?/, "");
+      if (last && last.t === "quote") last.text += `\n${text}`;
+      else out.push({ t: "quote", text });
+      continue;
+    }
+    if (!line.trim()) endPara();
+    else para.push(line);
+  }
+  endPara();
+  return out;
+}
+
+const SAFE_URL = /^(https?:|mailto:)/i;
+
+export function renderInline(text: string, keyBase = "i"): ReactNode[] {
+  const out: ReactNode[] = [];
+  const re = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|_([^_\s][^_]*)_|\[([^\]]+)\]\(([^)\s]+)\)/g;
+  let last = 0;
+  let m: RegExpExecArray | null;
+  let n = 0;
+  while ((m = re.exec(text))) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    const key = `${keyBase}-${n++}`;
+    if (m[2] !== undefined) out.push(<code key={key}>{m[2]}</code>);
+    else if (m[3] ?? m[4]) out.push(<strong key={key}>{renderInline(m[3] ?? m[4], key)}</strong>);
+    else if (m[5] ?? m[6]) out.push(<em key={key}>{renderInline(m[5] ?? m[6], key)}</em>);
+    else if (m[7] !== undefined) {
+      out.push(
+        SAFE_URL.test(m[8]) ? (
+          <a key={key} href={m[8]} target="_blank" rel="noreferrer noopener">
+            {m[7]}
+          </a>
+        ) : (
+          `${m[7]} (${m[8]})`
+        ),
+      );
+    }
+    last = re.lastIndex;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+export function CodeBlock({ code, lang }: { code: string; lang?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className={styles.code}>
+      <div className={styles.codeBar}>
+        <span>{lang || "text"}</span>
+        <button
+          type="button"
+          onClick={() => {
+            void navigator.clipboard?.writeText(code).then(() => {
+              setCopied(true);
+              setTimeout(() => setCopied(false), 1500);
+            });
+          }}
+        >
+          {copied ? "Copied" : "Copy"}
+        </button>
+      </div>
+      <pre>
+        <code>{code}</code>
+      </pre>
+    </div>
+  );
+}
+
+export const Markdown = memo(function Markdown({ text }: { text: string }) {
+  return (
+    <div className={styles.md}>
+      {parseBlocks(text).map((b, i) => {
+        const k = `b${i}`;
+        switch (b.t) {
+          case "code":
+            return <CodeBlock key={k} code={b.text} lang={b.lang} />;
+          case "h": {
+            const Tag = `h${Math.min(6, b.level + 2)}` as "h3";
+            return <Tag key={k}>{renderInline(b.text, k)}</Tag>;
+          }
+          case "ul":
+          case "ol": {
+            const Tag = b.t;
+            return <Tag key={k}>{b.items.map((it, j) => <li key={j}>{renderInline(it, `${k}-${j}`)}</li>)}</Tag>;
+          }
+          case "quote":
+            return <blockquote key={k}>{renderInline(b.text, k)}</blockquote>;
+          default:
+            return <p key={k}>{renderInline(b.text, k)}</p>;
+        }
+      })}
+    </div>
+  );
+});

@@ -1,0 +1,89 @@
+"use client";
+// One tool call: name, one-line summary, status, duration, and (expanded) its input as a diff for
+// edits, live output while running, the result, and "View full output" for spilled results.
+import dynamic from "next/dynamic";
+import { memo, useState } from "react";
+import type { ApprovalCard as ApprovalState, ToolCard as Card } from "../../_lib/session-state";
+import type { ApprovalChoice } from "../../_lib/session-api";
+import { ApprovalCard } from "./approval-card";
+import { DiffText } from "./diff-text";
+import styles from "./chat.module.css";
+
+const MonacoDiff = dynamic(() => import("../editor/diff-editor"), { ssr: false, loading: () => <div className="muted">Loading diff…</div> });
+
+const LABEL: Record<Card["status"], string> = {
+  queued: "queued",
+  awaiting_approval: "awaiting approval",
+  running: "running",
+  succeeded: "done",
+  failed: "failed",
+  rejected: "rejected",
+  cancelled: "cancelled",
+  blocked: "blocked",
+};
+
+function duration(ms?: number): string {
+  if (ms === undefined) return "";
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function EditView({ name, input }: { name: string; input: unknown }) {
+  const i = (input ?? {}) as Record<string, unknown>;
+  if (name === "edit_file" && typeof i.old_text === "string" && typeof i.new_text === "string") {
+    return <MonacoDiff path={String(i.path ?? "")} original={i.old_text} modified={i.new_text} height={Math.min(320, 60 + 19 * Math.max(i.old_text.split("\n").length, i.new_text.split("\n").length))} />;
+  }
+  if (name === "apply_patch" && typeof i.patch === "string") return <DiffText text={i.patch} />;
+  if (name === "write_file" && typeof i.content === "string") {
+    return <DiffText text={`+++ ${String(i.path ?? "")}\n${i.content.split("\n").map((l) => `+${l}`).join("\n")}`} />;
+  }
+  return null;
+}
+
+const EDITS = new Set(["edit_file", "apply_patch", "write_file"]);
+
+interface Props {
+  card: Card;
+  approval?: ApprovalState;
+  onAnswer(approvalId: string, choice: ApprovalChoice, message?: string): Promise<unknown>;
+  onViewSpill(ref: string, title: string): void;
+  focusApproval: boolean;
+}
+
+export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswer, onViewSpill, focusApproval }: Props) {
+  const live = card.status === "running" || card.status === "awaiting_approval";
+  const [open, setOpen] = useState<boolean | null>(null);
+  const expanded = open ?? (live || EDITS.has(card.name) || card.isError);
+  return (
+    <div className={styles.card} data-testid="tool-card" data-tool={card.name} data-status={card.status}>
+      <div className={styles.cardHead} onClick={() => setOpen(!expanded)} role="button" aria-expanded={expanded}>
+        <span className={styles.cardName}>{card.name}</span>
+        <span className={styles.cardSummary} title={card.summary}>{card.summary}</span>
+        <span className="muted">{duration(card.durationMs)}</span>
+        <span className={`${styles.status} ${styles[`s_${card.status}`] ?? ""}`} data-testid="tool-status">
+          {LABEL[card.status]}
+        </span>
+      </div>
+      {approval && (
+        <div className={styles.cardBody}>
+          <ApprovalCard card={approval} autoFocus={focusApproval} onAnswer={(choice, message) => onAnswer(approval.approvalId, choice, message)} />
+        </div>
+      )}
+      {expanded && (
+        <div className={styles.cardBody}>
+          {EDITS.has(card.name) && <EditView name={card.name} input={card.input} />}
+          {card.progress && card.output === undefined && (
+            <pre className={styles.output} data-testid="tool-progress">{card.progress}</pre>
+          )}
+          {card.output !== undefined && (
+            <pre className={styles.output} data-testid="tool-output">{card.output || "(no output)"}</pre>
+          )}
+          {card.truncated && card.spillRef && (
+            <button onClick={() => onViewSpill(card.spillRef!, `${card.name}: ${card.summary}`)} data-testid="view-full-output">
+              View full output
+            </button>
+          )}
+        </div>
+      )}
+    </div>
+  );
+});

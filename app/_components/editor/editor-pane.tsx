@@ -1,0 +1,68 @@
+"use client";
+// The centre pane: tabs of open files, the Monaco editor, and, when the agent changed a file
+// under unsaved edits, a banner offering the diff, the disk version, or keeping one's own.
+import dynamic from "next/dynamic";
+import { useState } from "react";
+import type { useOpenFiles } from "../../_lib/use-open-files";
+import styles from "./editor.module.css";
+
+const CodeEditor = dynamic(() => import("./code-editor"), { ssr: false, loading: () => <div className={styles.empty}>Loading editor…</div> });
+const MonacoDiff = dynamic(() => import("./diff-editor"), { ssr: false });
+
+type Files = ReturnType<typeof useOpenFiles>;
+
+export function EditorPane({ files, onQuickOpen }: { files: Files; onQuickOpen(): void }) {
+  const [showDiff, setShowDiff] = useState(false);
+  const active = files.tabs.active;
+  const doc = active ? files.docs[active] : undefined;
+
+  return (
+    <div className={styles.pane}>
+      <div className={styles.tabs} role="tablist" data-testid="editor-tabs">
+        {files.tabs.open.map((p) => {
+          const d = files.docs[p];
+          return (
+            <div key={p} role="tab" aria-selected={p === active} className={p === active ? styles.tabActive : styles.tab} onClick={() => files.setActive(p)} title={p} data-testid="editor-tab" data-path={p} data-dirty={d?.dirty ? "true" : "false"}>
+              <span>{p.split("/").pop()}</span>
+              {d?.dirty && <span className={styles.dot} aria-label="unsaved">●</span>}
+              <button className={styles.close} aria-label={`Close ${p}`} onClick={(e) => (e.stopPropagation(), files.close(p))}>×</button>
+            </div>
+          );
+        })}
+      </div>
+      {doc?.conflict && (
+        <div className={styles.conflict} data-testid="conflict-banner">
+          <span>{doc.path} changed on disk (the agent edited it) while you have unsaved edits.</span>
+          <button onClick={() => setShowDiff((v) => !v)} data-testid="conflict-diff">{showDiff ? "Hide diff" : "Show diff"}</button>
+          <button onClick={() => (files.takeDisk(doc.path), setShowDiff(false))} data-testid="conflict-take-disk">Use disk version</button>
+          <button onClick={() => (void files.save(doc.path, true), setShowDiff(false))} data-testid="conflict-keep-mine">Keep mine (overwrite)</button>
+        </div>
+      )}
+      {doc?.error && <div className={styles.error} data-testid="editor-error">{doc.error}</div>}
+      <div className={styles.body}>
+        {!active || !doc ? (
+          <div className={styles.empty}>
+            <div>Open a file from the tree, or press <kbd>Ctrl</kbd>+<kbd>P</kbd>.</div>
+          </div>
+        ) : doc.loading ? (
+          <div className={styles.empty}>Opening {active}…</div>
+        ) : doc.conflict && showDiff ? (
+          <div className={styles.diffWrap} data-testid="conflict-diff-view">
+            <div className={styles.diffLabels}><span>On disk</span><span>Your edits</span></div>
+            <MonacoDiff path={doc.path} original={doc.conflict.text} modified={files.buffers.current?.getText(doc.path) ?? ""} height="100%" />
+          </div>
+        ) : (
+          <CodeEditor
+            key="editor"
+            path={active}
+            initial={doc.base}
+            onReady={(b) => (files.buffers.current = b)}
+            onEdit={files.setDirty}
+            onSave={(p) => void files.save(p)}
+            onQuickOpen={onQuickOpen}
+          />
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,128 @@
+"use client";
+// The workspace tree from the runner, refreshed whenever the session reports changed files.
+// New file/folder (in the selected folder), rename and delete (after confirmation) go through
+// the runner too; errors are shown in the pane and nothing is lost.
+import { useMemo, useState } from "react";
+import { useMutation } from "@tanstack/react-query";
+import { useTRPC } from "../../_lib/trpc";
+import type { TreeEntry } from "../../../server/services/files";
+import styles from "./files.module.css";
+
+interface Node {
+  name: string;
+  path: string;
+  type: TreeEntry["type"];
+  children: Node[];
+}
+
+export function buildTree(entries: TreeEntry[]): Node[] {
+  const root: Node = { name: "", path: "", type: "dir", children: [] };
+  const dirs = new Map<string, Node>([["", root]]);
+  const sorted = [...entries].sort((a, b) => a.path.localeCompare(b.path));
+  for (const e of sorted) {
+    const slash = e.path.lastIndexOf("/");
+    const parentPath = slash < 0 ? "" : e.path.slice(0, slash);
+    let parent = dirs.get(parentPath);
+    if (!parent) {
+      parent = { name: parentPath.split("/").pop()!, path: parentPath, type: "dir", children: [] };
+      dirs.set(parentPath, parent);
+      root.children.push(parent);
+    }
+    const node: Node = { name: e.path.slice(slash + 1), path: e.path, type: e.type, children: [] };
+    parent.children.push(node);
+    if (e.type === "dir") dirs.set(e.path, node);
+  }
+  const order = (n: Node) => {
+    n.children.sort((a, b) => (a.type === "dir") !== (b.type === "dir") ? (a.type === "dir" ? -1 : 1) : a.name.localeCompare(b.name));
+    n.children.forEach(order);
+  };
+  order(root);
+  return root.children;
+}
+
+interface Props {
+  sessionId: string;
+  entries: TreeEntry[];
+  truncated: boolean;
+  loading: boolean;
+  error?: string;
+  activePath: string | null;
+  onOpen(path: string): void;
+  onRenamed(from: string, to: string): void;
+  onDeleted(path: string): void;
+}
+
+export function FileTree({ sessionId, entries, truncated, loading, error, activePath, onOpen, onRenamed, onDeleted }: Props) {
+  const trpc = useTRPC();
+  const [expanded, setExpanded] = useState<Set<string>>(new Set());
+  const [selected, setSelected] = useState<{ path: string; type: TreeEntry["type"] } | null>(null);
+  const [opError, setOpError] = useState<string>();
+  const tree = useMemo(() => buildTree(entries), [entries]);
+  const onError = (err: { message: string }) => setOpError(err.message);
+  const create = useMutation(trpc.files.create.mutationOptions({ onError }));
+  const rename = useMutation(trpc.files.rename.mutationOptions({ onError }));
+  const remove = useMutation(trpc.files.remove.mutationOptions({ onError }));
+
+  const baseDir = selected ? (selected.type === "dir" ? selected.path : selected.path.split("/").slice(0, -1).join("/")) : "";
+  const newItem = (kind: "file" | "dir") => {
+    const name = prompt(kind === "file" ? `New file in /${baseDir}` : `New folder in /${baseDir}`)?.trim();
+    if (!name) return;
+    const path = baseDir ? `${baseDir}/${name}` : name;
+    setOpError(undefined);
+    create.mutate({ sessionId, path, kind }, { onSuccess: () => (kind === "file" ? onOpen(path) : setExpanded((s) => new Set(s).add(path))) });
+  };
+  const renameSelected = () => {
+    if (!selected) return;
+    const to = prompt(`Rename ${selected.path} to`, selected.path)?.trim();
+    if (!to || to === selected.path) return;
+    setOpError(undefined);
+    rename.mutate({ sessionId, from: selected.path, to }, { onSuccess: () => (onRenamed(selected.path, to), setSelected({ ...selected, path: to })) });
+  };
+  const deleteSelected = () => {
+    if (!selected) return;
+    if (!confirm(`Delete ${selected.path}${selected.type === "dir" ? " and everything in it" : ""}? This cannot be undone.`)) return;
+    setOpError(undefined);
+    remove.mutate({ sessionId, path: selected.path }, { onSuccess: () => (onDeleted(selected.path), setSelected(null)) });
+  };
+
+  const render = (n: Node, depth: number) => {
+    const isDir = n.type === "dir";
+    const open = expanded.has(n.path);
+    return (
+      <li key={n.path}>
+        <div
+          className={`${styles.row} ${selected?.path === n.path ? styles.selected : ""} ${activePath === n.path ? styles.active : ""}`}
+          style={{ paddingLeft: 8 + depth * 12 }}
+          data-testid="tree-item"
+          data-path={n.path}
+          data-type={n.type}
+          onClick={() => {
+            setSelected({ path: n.path, type: n.type });
+            if (isDir) setExpanded((s) => { const next = new Set(s); if (open) next.delete(n.path); else next.add(n.path); return next; });
+            else onOpen(n.path);
+          }}
+        >
+          <span className={styles.icon}>{isDir ? (open ? "▾" : "▸") : ""}</span>
+          {n.name}
+        </div>
+        {isDir && open && n.children.length > 0 && <ul>{n.children.map((c) => render(c, depth + 1))}</ul>}
+      </li>
+    );
+  };
+
+  return (
+    <div className={styles.pane}>
+      <div className={styles.toolbar}>
+        <span className={styles.title}>Files</span>
+        <button title="New file" aria-label="New file" onClick={() => newItem("file")} data-testid="new-file">+ File</button>
+        <button title="New folder" aria-label="New folder" onClick={() => newItem("dir")}>+ Folder</button>
+        <button title="Rename" aria-label="Rename" disabled={!selected} onClick={renameSelected} data-testid="rename">Rename</button>
+        <button title="Delete" aria-label="Delete" disabled={!selected} onClick={deleteSelected} data-testid="delete">Delete</button>
+      </div>
+      {(opError || error) && <div className={styles.error}>{opError ?? error}</div>}
+      {loading && entries.length === 0 && <div className="muted" style={{ padding: 8 }}>Loading files…</div>}
+      <ul className={styles.tree} data-testid="file-tree">{tree.map((n) => render(n, 0))}</ul>
+      {truncated && <div className="muted" style={{ padding: 8 }}>Only the first {entries.length} entries are shown.</div>}
+    </div>
+  );
+}

@@ -1,0 +1,131 @@
+"use client";
+// xterm attached to a runner PTY through /terminal (browser only, loaded with next/dynamic).
+// The terminal id lives in sessionStorage, so a reload or a dropped socket re-attaches to the
+// same shell; the server replays only output past what this xterm already shows. Resizes follow
+// the pane.
+import { useEffect, useRef } from "react";
+import { Terminal } from "@xterm/xterm";
+import { FitAddon } from "@xterm/addon-fit";
+import "@xterm/xterm/css/xterm.css";
+import type { TerminalServerMessage } from "../../../server/protocol/terminal";
+import { useDarkMode } from "../../_lib/theme";
+
+export type TerminalState = "connecting" | "open" | "closed" | "exited";
+
+function termId(sessionId: string): string {
+  const key = `quiver.term.${sessionId}`;
+  let id = sessionStorage.getItem(key);
+  if (!id) {
+    id = `t${Math.random().toString(36).slice(2, 12)}`;
+    sessionStorage.setItem(key, id);
+  }
+  return id;
+}
+
+const light = { background: "#ffffff", foreground: "#1f2328", cursor: "#1f2328", selectionBackground: "#0969da44" };
+const dark = { background: "#161b22", foreground: "#e6edf3", cursor: "#e6edf3", selectionBackground: "#4493f855" };
+
+export default function XtermView({ sessionId, onState, focusSignal }: { sessionId: string; onState(s: TerminalState): void; focusSignal: number }) {
+  const host = useRef<HTMLDivElement>(null);
+  const term = useRef<Terminal | null>(null);
+  const isDark = useDarkMode();
+  const onStateRef = useRef(onState);
+  onStateRef.current = onState;
+
+  useEffect(() => {
+    const t = new Terminal({ fontSize: 13, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", scrollback: 5000, cursorBlink: true, theme: isDark ? dark : light });
+    const fit = new FitAddon();
+    t.loadAddon(fit);
+    t.open(host.current!);
+    term.current = t;
+    try {
+      fit.fit();
+    } catch {
+      // a hidden pane has no size yet; the resize observer fits it later
+    }
+    let ws: WebSocket | undefined;
+    let offset = 0;
+    let disposed = false;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let attempt = 0;
+    let exited = false;
+    const id = termId(sessionId);
+    const send = (msg: object) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg));
+
+    const connect = () => {
+      if (disposed) return;
+      exited = false;
+      onStateRef.current("connecting");
+      const q = new URLSearchParams({ session: sessionId, term: id, cols: String(t.cols), rows: String(t.rows), offset: String(offset) });
+      const sock = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/terminal?${q}`);
+      ws = sock;
+      sock.onmessage = (e) => {
+        const msg = JSON.parse(String(e.data)) as TerminalServerMessage;
+        if (msg.type === "attached") {
+          attempt = 0;
+          if (msg.reset) t.reset();
+          offset = msg.offset;
+          onStateRef.current("open");
+        } else if (msg.type === "data") {
+          offset += msg.data.length;
+          t.write(msg.data);
+        } else if (msg.type === "exit") {
+          t.write(`\r\n\x1b[2m[process exited${msg.exitCode !== null ? ` with code ${msg.exitCode}` : msg.signal ? `: ${msg.signal}` : ""}; press Enter for a new shell]\x1b[0m\r\n`);
+          offset = 0;
+          exited = true;
+          onStateRef.current("exited");
+        } else if (msg.type === "error") {
+          t.write(`\r\n\x1b[31m${msg.message}\x1b[0m\r\n`);
+        }
+      };
+      sock.onclose = () => {
+        if (disposed || ws !== sock || exited) return;
+        onStateRef.current("closed");
+        retry = setTimeout(connect, Math.min(5_000, 300 * 2 ** attempt++));
+      };
+    };
+    const input = t.onData((data) => {
+      if (ws?.readyState === WebSocket.OPEN) send({ type: "input", data });
+      // After the shell exited, Enter opens a fresh one.
+      else if (exited && data === "\r") {
+        clearTimeout(retry);
+        ws?.close();
+        connect();
+      }
+    });
+    const resized = t.onResize(({ cols, rows }) => send({ type: "resize", cols, rows }));
+    const observer = new ResizeObserver(() => {
+      if (!host.current?.offsetWidth || !host.current.offsetHeight) return;
+      try {
+        fit.fit();
+      } catch {
+        /* detached */
+      }
+    });
+    observer.observe(host.current!);
+    connect();
+
+    return () => {
+      disposed = true;
+      clearTimeout(retry);
+      observer.disconnect();
+      input.dispose();
+      resized.dispose();
+      ws?.close();
+      t.dispose();
+      term.current = null;
+    };
+    // the theme is applied below without reconnecting
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [sessionId]);
+
+  useEffect(() => {
+    if (term.current) term.current.options.theme = isDark ? dark : light;
+  }, [isDark]);
+
+  useEffect(() => {
+    if (focusSignal) term.current?.focus();
+  }, [focusSignal]);
+
+  return <div ref={host} style={{ height: "100%", width: "100%", padding: "2px 0 0 6px" }} data-testid="xterm" />;
+}

@@ -1,0 +1,72 @@
+"use client";
+// The chat's calls to the server (send, stop, answer approvals, event subscription, spilled
+// output), in one place so the components do not depend on router names.
+import { useMemo } from "react";
+import { useTRPCClient } from "./trpc";
+import type { SessionEvent } from "../../server/protocol/events";
+
+export type ApprovalChoice = "once" | "session" | "reject";
+
+export interface SpillPage {
+  text: string;
+  offset: number;
+  end: number;
+  totalBytes: number;
+}
+
+export interface SessionApi {
+  send(sessionId: string, text: string): Promise<unknown>;
+  cancel(sessionId: string): Promise<unknown>;
+  answer(sessionId: string, approvalId: string, choice: ApprovalChoice, message?: string): Promise<unknown>;
+  spill(sessionId: string, ref: string, offset: number, length: number): Promise<SpillPage>;
+  /** Events after `lastSeq`; the socket resubscribes by itself, replays are dropped by seq. */
+  subscribe(
+    sessionId: string,
+    lastSeq: number,
+    handlers: { onEvent(ev: SessionEvent): void; onError(err: Error): void; onStarted?(): void },
+  ): () => void;
+}
+
+// The turn/approval/spill routers are written by other engineers; their shape is pinned here.
+interface Procedures {
+  turns: {
+    send: { mutate(i: { sessionId: string; text: string }): Promise<unknown> };
+    cancel: { mutate(i: { sessionId: string }): Promise<unknown> };
+    events: {
+      subscribe(
+        i: { sessionId: string; lastSeq: number },
+        o: { onData(d: unknown): void; onError(e: Error): void; onStarted?(): void },
+      ): { unsubscribe(): void };
+    };
+  };
+  approvals: { answer: { mutate(i: { sessionId: string; approvalId: string; choice: ApprovalChoice; message?: string }): Promise<unknown> } };
+  spills: { read: { query(i: { sessionId: string; ref: string; offset: number; length: number }): Promise<SpillPage> } };
+}
+
+/** Tracked subscription events arrive as `{ id, data }`; plain ones as the event itself. */
+function unwrap(d: unknown): SessionEvent {
+  const v = d as { id?: string; data?: SessionEvent } & SessionEvent;
+  return v && typeof v === "object" && "data" in v && v.data && typeof v.data === "object" && "seq" in v.data ? v.data : v;
+}
+
+export function useSessionApi(): SessionApi {
+  const raw = useTRPCClient();
+  return useMemo(() => build(raw as unknown as Procedures), [raw]);
+}
+
+function build(client: Procedures): SessionApi {
+  return {
+    send: (sessionId, text) => client.turns.send.mutate({ sessionId, text }),
+    cancel: (sessionId) => client.turns.cancel.mutate({ sessionId }),
+    answer: (sessionId, approvalId, choice, message) =>
+      client.approvals.answer.mutate({ sessionId, approvalId, choice, ...(message ? { message } : {}) }),
+    spill: (sessionId, ref, offset, length) => client.spills.read.query({ sessionId, ref, offset, length }),
+    subscribe(sessionId, lastSeq, h) {
+      const sub = client.turns.events.subscribe(
+        { sessionId, lastSeq },
+        { onData: (d) => h.onEvent(unwrap(d)), onError: h.onError, onStarted: h.onStarted },
+      );
+      return () => sub.unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,79 @@
+"use client";
+// Keeps a session's chat state in step with its event stream: subscribes from the last seq it
+// has, applies events in batches once per animation frame (a 1,000-event burst is one render),
+// and resubscribes from where it stopped when the subscription fails.
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { SessionEvent } from "../../server/protocol/events";
+import { applyEvents, emptySessionState, type SessionState } from "./session-state";
+import { useSessionApi } from "./session-api";
+
+export type StreamStatus = "connecting" | "live" | "retrying";
+
+export function useSessionEvents(sessionId: string): { state: SessionState; status: StreamStatus; error?: string } {
+  const api = useSessionApi();
+  const [state, setState] = useState<SessionState>(emptySessionState);
+  const [status, setStatus] = useState<StreamStatus>("connecting");
+  const [error, setError] = useState<string>();
+  const stateRef = useRef(state);
+  stateRef.current = state;
+  const apiRef = useRef(api);
+  apiRef.current = api;
+
+  useEffect(() => {
+    let pending: SessionEvent[] = [];
+    let frame = 0;
+    let backup: ReturnType<typeof setTimeout> | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let stop: (() => void) | undefined;
+    let alive = true;
+    let attempt = 0;
+    // Seq already queued but not yet applied: a resubscribe must start after it.
+    let queuedSeq = stateRef.current.lastSeq;
+
+    const flush = () => {
+      if (frame) cancelAnimationFrame(frame);
+      clearTimeout(backup);
+      frame = 0;
+      const batch = pending;
+      pending = [];
+      if (batch.length) setState((s) => applyEvents(s, batch));
+    };
+    const start = () => {
+      if (!alive) return;
+      stop = apiRef.current.subscribe(sessionId, Math.max(queuedSeq, stateRef.current.lastSeq), {
+        onStarted: () => {
+          attempt = 0;
+          setStatus("live");
+          setError(undefined);
+        },
+        onEvent: (ev) => {
+          if (ev.seq <= queuedSeq) return;
+          queuedSeq = ev.seq;
+          setStatus("live");
+          pending.push(ev);
+          if (!frame) {
+            frame = requestAnimationFrame(flush);
+            // Hidden tabs get no animation frames; they still must apply events.
+            backup = setTimeout(flush, 200);
+          }
+        },
+        onError: (err) => {
+          setStatus("retrying");
+          setError(err.message);
+          stop?.();
+          retry = setTimeout(start, Math.min(5_000, 250 * 2 ** attempt++));
+        },
+      });
+    };
+    start();
+    return () => {
+      alive = false;
+      stop?.();
+      clearTimeout(retry);
+      if (frame) cancelAnimationFrame(frame);
+      clearTimeout(backup);
+    };
+  }, [sessionId]);
+
+  return useMemo(() => ({ state, status, error }), [state, status, error]);
+}
