@@ -1,10 +1,12 @@
 // Spills: the full bytes of tool results that were cut for the model, kept for 7 days so
 // retrieve_tool_result can bring back any slice. Bytes are stored exactly (NUL and invalid
 // UTF-8 included) on SQLite and PostgreSQL; slices are read with the database's own substring
-// so a 20 KB read of a 10 MB spill does not load 10 MB. Ids are 128-bit random, so unique
-// across server processes without coordination.
+// so a 20 KB read of a 10 MB spill does not load 10 MB. Bytes travel through the driver under
+// Prisma (see spill-blobs.ts); metadata and clean-up through Prisma. Ids are 128-bit random,
+// so unique across server processes without coordination.
 import { createHash, randomBytes } from "node:crypto";
-import type { Db, DbProvider } from "../db";
+import type { Db } from "../db";
+import { openBlobChannel } from "./spill-blobs";
 import { charStartAtOrBefore, decode } from "../pipeline/truncate";
 import type { SpillLines } from "../tools/tool";
 
@@ -94,44 +96,26 @@ export function isSpillRef(ref: string): boolean {
 // Continuation bytes a slice may need to step back over, plus slack to find the next boundary.
 const SLACK = 4;
 
-export function createSpillStore(db: Db, provider: DbProvider): SpillStore {
+export function createSpillStore(db: Db, url: string): SpillStore & { close(): Promise<void> } {
+  const blobs = openBlobChannel(url);
+
   async function live(ref: string, sessionId: string) {
     if (!isSpillRef(ref)) return undefined;
     const row = await db.spill.findFirst({ where: { id: ref, sessionId, expiresAt: { gt: new Date() } }, select: { size: true } });
     return row ?? undefined;
   }
 
-  // Both SQL dialects index bytes from 1 and clamp ranges past the end.
-  async function substring(ref: string, from: number, length: number): Promise<Uint8Array> {
-    const sql =
-      provider === "postgresql"
-        ? `SELECT substring("bytes" FROM $1::int FOR $2::int) AS chunk FROM "Spill" WHERE "id" = $3`
-        : `SELECT substr("bytes", ?, ?) AS chunk FROM "Spill" WHERE "id" = ?`;
-    const rows = await db.$queryRawUnsafe<{ chunk: Uint8Array | null }[]>(sql, from + 1, length, ref);
-    const chunk = rows[0]?.chunk;
-    return chunk ? new Uint8Array(chunk) : new Uint8Array(0);
-  }
-
   async function bytes(ref: string, sessionId: string): Promise<Uint8Array | undefined> {
-    if (!isSpillRef(ref)) return undefined;
-    const row = await db.spill.findFirst({ where: { id: ref, sessionId, expiresAt: { gt: new Date() } }, select: { bytes: true } });
-    return row ? new Uint8Array(row.bytes) : undefined;
+    return (await live(ref, sessionId)) ? blobs.whole(ref) : undefined;
   }
 
   return {
     async store({ sessionId, toolCallId, bytes, now = new Date() }) {
       const ref = newSpillRef();
       const sha256 = createHash("sha256").update(bytes).digest("hex");
-      await db.spill.create({
-        data: {
-          id: ref,
-          sessionId,
-          toolCallId: toolCallId ?? null,
-          bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) as unknown as Uint8Array<ArrayBuffer>,
-          size: bytes.byteLength,
-          sha256,
-          expiresAt: new Date(now.getTime() + SPILL_TTL_MS),
-        },
+      await blobs.insert({
+        id: ref, sessionId, toolCallId: toolCallId ?? null, bytes, size: bytes.byteLength, sha256,
+        createdAt: now, expiresAt: new Date(now.getTime() + SPILL_TTL_MS),
       });
       return { ref, size: bytes.byteLength, sha256 };
     },
@@ -142,7 +126,7 @@ export function createSpillStore(db: Db, provider: DbProvider): SpillStore {
       const start = Math.max(0, Math.min(Math.floor(offset), row.size));
       const end = Math.min(row.size, start + Math.max(0, Math.floor(length)));
       const from = Math.max(0, start - SLACK);
-      const window = await substring(ref, from, end - from + SLACK);
+      const window = await blobs.slice(ref, from, end - from + SLACK);
       // Snap both ends back to character starts so no character is split.
       const s = charStartAtOrBefore(window, start - from);
       const e = end >= row.size ? Math.min(window.length, row.size - from) : charStartAtOrBefore(window, end - from);
@@ -167,6 +151,8 @@ export function createSpillStore(db: Db, provider: DbProvider): SpillStore {
       const r = await db.spill.deleteMany({ where: { expiresAt: { lte: now } } });
       return r.count;
     },
+
+    close: () => blobs.close(),
   };
 }
 

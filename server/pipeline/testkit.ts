@@ -1,0 +1,172 @@
+// Test doubles for the pipeline's unit tests (never used by the server): a scripted Executor
+// standing in for the runner, and small tools shaped like the real built-ins (a read tool, a
+// shell tool with per-command approval, a writer, a network fetcher, a fatal tool). The real
+// runner pool is wired by the lead in server/main.ts.
+import { z } from "zod";
+import type { ExecRequest, ExecResult, Executor } from "../executors/contract";
+import { fatal } from "../tools/errors";
+import { defineTool, type Tool } from "../tools/tool";
+import { ToolRegistry } from "../tools/registry";
+import { SessionToolState } from "../tools/session";
+
+export interface Script {
+  /** Delay before answering, ms. */
+  delayMs?: number;
+  result?: ExecResult;
+  throws?: Error;
+}
+
+/** TEST DOUBLE: an Executor that answers from a script and records what it was asked. */
+export class ScriptedExecutor implements Executor {
+  readonly kind = "runner" as const;
+  calls: ExecRequest[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  cancelled: string[] = [];
+  connected = true;
+
+  constructor(private script: (req: ExecRequest) => Script = () => ({ result: { ok: true, output: "ok" } })) {}
+
+  available(): boolean {
+    return this.connected;
+  }
+
+  setScript(script: (req: ExecRequest) => Script): void {
+    this.script = script;
+  }
+
+  run(req: ExecRequest): Promise<ExecResult> {
+    this.calls.push(req);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    const s = this.script(req);
+    return new Promise<ExecResult>((resolve, reject) => {
+      const done = () => {
+        this.inFlight--;
+        req.signal.removeEventListener("abort", onAbort);
+      };
+      const timer = setTimeout(() => {
+        done();
+        if (s.throws) reject(s.throws);
+        else resolve(s.result ?? { ok: true, output: "ok" });
+      }, s.delayMs ?? 0);
+      const onAbort = () => {
+        clearTimeout(timer);
+        done();
+        this.cancelled.push(req.callId);
+        reject(new Error("aborted by the pipeline"));
+      };
+      if (req.signal.aborted) onAbort();
+      else req.signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+}
+
+const fromRemote = (r: ExecResult, kind?: "shell" | "text") => ({ output: r.output, isError: !r.ok, kind, meta: r.meta });
+
+export const readTool = defineTool({
+  name: "read_file",
+  description: "Reads a file.",
+  input: z.object({ path: z.string() }),
+  capabilities: ["ReadsFiles"],
+  executor: "runner",
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  async validateInput(input) {
+    return input.path.includes("..") ? "path must stay inside the workspace" : undefined;
+  },
+  async execute(input, ctx) {
+    return fromRemote(await ctx.remote(input));
+  },
+});
+
+const SAFE = /^(ls|cat|echo|git status|pwd)\b/;
+export const shellTool = defineTool({
+  name: "shell",
+  description: "Runs a command.",
+  input: z.object({ command: z.string() }),
+  capabilities: ["ExecutesCode"],
+  executor: "runner",
+  approvalFor: (i) => (SAFE.test(i.command) && !/[;&|`$]/.test(i.command) ? "auto" : "required"),
+  summarize: (i) => `$ ${i.command}`,
+  async execute(input, ctx) {
+    return fromRemote(await ctx.remote(input), "shell");
+  },
+});
+
+export const writeTool = defineTool({
+  name: "write_file",
+  description: "Writes a file.",
+  input: z.object({ path: z.string(), content: z.string() }),
+  capabilities: ["WritesFiles"],
+  executor: "runner",
+  async execute(input, ctx) {
+    return fromRemote(await ctx.remote(input));
+  },
+});
+
+export const fetchTool = defineTool({
+  name: "fetch_url",
+  description: "Fetches a URL.",
+  input: z.object({ url: z.string() }),
+  capabilities: ["Network"],
+  executor: "runner",
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  async execute(input, ctx) {
+    const r = await ctx.remote(input);
+    return { output: r.output, isError: !r.ok, network: true, meta: { url: input.url } };
+  },
+});
+
+export const fatalTool = defineTool({
+  name: "explode",
+  description: "Always fails fatally.",
+  input: z.object({}),
+  capabilities: [],
+  executor: "server",
+  isReadOnly: () => true,
+  async execute() {
+    throw fatal("the workspace is gone");
+  },
+});
+
+/** A tool whose output is produced in-process: bytes or text of a given size. */
+export function bigOutputTool(make: () => { output: string; bytes?: Uint8Array; kind?: "shell" | "text"; running?: boolean }): Tool {
+  return defineTool({
+    name: "big_output",
+    description: "Produces big output.",
+    input: z.object({ n: z.number().optional() }),
+    capabilities: [],
+    executor: "server",
+    isReadOnly: () => true,
+    isConcurrencySafe: () => true,
+    async execute() {
+      const o = make();
+      return { output: o.output, kind: o.kind, meta: { ...(o.bytes ? { bytes: o.bytes } : {}), ...(o.running ? { running: true } : {}) } };
+    },
+  });
+}
+
+export function toolStates(tools: Tool[]): { forSession(sessionId: string): SessionToolState } {
+  const registry = new ToolRegistry(tools);
+  const states = new Map<string, SessionToolState>();
+  return {
+    forSession(sessionId) {
+      let s = states.get(sessionId);
+      if (!s) states.set(sessionId, (s = new SessionToolState(registry)));
+      return s;
+    },
+  };
+}
+
+/** A user, an org (with the user as `role`) and a session owned by the user. */
+export async function seedSession(db: import("../db").Db, role: "owner" | "admin" | "member" = "owner") {
+  const tag = Math.random().toString(36).slice(2, 10);
+  const user = await db.user.create({ data: { email: `u-${tag}@example.com`, name: "Uma" } });
+  const org = await db.org.create({ data: { slug: `org-${tag}`, name: "Org" } });
+  await db.membership.create({ data: { userId: user.id, orgId: org.id, role } });
+  const session = await db.session.create({ data: { title: "t", ownerId: user.id, orgId: org.id, workspace: "/tmp/ws" } });
+  const actor = { userId: user.id, orgId: org.id, role };
+  return { user, org, session, actor };
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { arityPrefix, canonicalJson, describeKeys, exactFingerprint, sessionKeys } from "./fingerprint";
+import { splitCommands } from "./shell";
+
+const covers = (approved: string, later: string) => {
+  const granted = new Set(sessionKeys({ tool: "shell", command: approved }));
+  return sessionKeys({ tool: "shell", command: later }).every((k) => granted.has(k));
+};
+
+describe("fingerprints", () => {
+  it("exact fingerprints ignore key order but not values", () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');
+    expect(exactFingerprint("shell", { command: "ls", cwd: "." })).toBe(exactFingerprint("shell", { cwd: ".", command: "ls" }));
+    expect(exactFingerprint("shell", { command: "ls" })).not.toBe(exactFingerprint("shell", { command: "ls " }));
+    expect(exactFingerprint("shell", { command: "ls" })).not.toBe(exactFingerprint("bash", { command: "ls" }));
+  });
+
+  it.each([
+    ["npm test", "npm test -- --watch", true],
+    ["npm test", "npm publish", false],
+    ["npm run build", "npm run build -- --prod", true],
+    ["npm run build", "npm run deploy", false],
+    ["git status", "git status --short", true],
+    ["git status", "git push", false],
+    ["git stash list", "git stash drop", false],
+    ["ls -la", "ls src", true],
+    ["npm test", "npm test && npm publish", false],
+    ["npm test && git status", "git status", true],
+    ["npm test", "bash -c 'npm test'", false],
+    ["docker compose up", "docker compose down", false],
+    ["sudo npm test", "sudo rm -rf /", false],
+  ])("approving `%s` for the session covers `%s`: %s", (approved, later, expected) => {
+    expect(covers(approved, later)).toBe(expected);
+  });
+
+  it("arity skips flags and stops at the table's arity", () => {
+    expect(arityPrefix(splitCommands("npm --silent test -- --watch")[0])).toEqual(["npm", "test"]);
+    expect(arityPrefix(splitCommands("cat a b c")[0])).toEqual(["cat"]);
+  });
+
+  it("URL tools are keyed by host, others by tool", () => {
+    expect(sessionKeys({ tool: "fetch_url", urls: ["https://Docs.Example.com/a?b"] })).toEqual(["fetch_url:host:docs.example.com"]);
+    expect(sessionKeys({ tool: "write_file" })).toEqual(["write_file"]);
+    expect(describeKeys(sessionKeys({ tool: "shell", command: "npm test -- --watch" }))).toBe("npm test *");
+  });
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { matchesPrefix, splitCommands } from "./shell";
+
+describe("splitCommands", () => {
+  it.each([
+    ["git add . && git push", [["git", "add", "."], ["git", "push"]]],
+    ["ls | grep x; echo done", [["ls"], ["grep", "x"], ["echo", "done"]]],
+    ["echo hi > out.txt && cat out.txt", [["echo", "hi"], ["cat", "out.txt"]]],
+    ["/usr/bin/git status", [["git", "status"]]],
+    ["FOO=1 npm test", [["npm", "test"]]],
+    ["bash -c 'npm test && npm publish'", [["bash", "-c", "npm test && npm publish"], ["npm", "test"], ["npm", "publish"]]],
+    ["sh -lc \"rm -rf /tmp/x\"", [["sh", "-lc", "rm -rf /tmp/x"], ["rm", "-rf", "/tmp/x"]]],
+    ["env -i FOO=1 git push", [["env", "-i", "FOO=1", "git", "push"], ["git", "push"]]],
+    ["find . -name '*.o' | xargs -n 1 rm -f", [["find", ".", "-name", "*.o"], ["xargs", "-n", "1", "rm", "-f"], ["rm", "-f"]]],
+    ["sudo -u root rm -rf /", [["sudo", "-u", "root", "rm", "-rf", "/"], ["rm", "-rf", "/"]]],
+    ["timeout 5 curl http://x", [["timeout", "5", "curl", "http://x"], ["curl", "http://x"]]],
+    ["echo $(rm -rf /)", [["echo", "$"], ["rm", "-rf", "/"]]],
+    ["echo \"$(rm -rf /)\"", [["rm", "-rf", "/"], ["echo", "$(rm -rf /)"]]],
+    ["echo `whoami`", [["whoami"], ["echo", "`whoami`"]]],
+    ["(cd x; make)", [["cd", "x"], ["make"]]],
+    ["echo $HOME", [["echo", "$HOME"]]],
+    ["bash -c \"bash -c 'git push'\"", [["bash", "-c", "bash -c 'git push'"], ["bash", "-c", "git push"], ["git", "push"]]],
+  ])("%s", (line, expected) => {
+    expect(splitCommands(line)).toEqual(expected);
+  });
+});
+
+describe("matchesPrefix", () => {
+  it.each([
+    [["git", "push", "origin", "main"], ["git", "push"], true],
+    [["git", "pull"], ["git", "push"], false],
+    [["rm", "-r", "-f", "x"], ["rm", "-rf"], true],
+    [["rm", "-fr", "x"], ["rm", "-rf"], true],
+    [["rm", "-r", "x"], ["rm", "-rf"], false],
+    [["npm", "test", "--", "--watch"], ["npm", "test"], true],
+    [["npm", "publish"], ["npm", "test"], false],
+    [["git", "status"], ["/usr/bin/git"], true],
+    [["gitk"], ["git"], false],
+  ])("%j starts with %j: %s", (cmd, prefix, expected) => {
+    expect(matchesPrefix(cmd, prefix)).toBe(expected);
+  });
+});
