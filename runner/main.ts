@@ -74,17 +74,18 @@ async function main(): Promise<void> {
   const shutdown = new AbortController();
   const registry = new OpRegistry();
   registry.register(fileOps);
-  let client: RunnerClient | undefined;
+  // Extensions load before the client exists; their frames go through it once it does.
+  const link: { client?: RunnerClient } = {};
   const extensions: RunnerExtension[] = await loadExtensions({
     workspace,
     signal: shutdown.signal,
-    send: (m) => client?.send(m) ?? false,
+    send: (m) => link.client?.send(m) ?? false,
   });
   for (const ext of extensions) if (ext.ops) registry.register(ext.ops);
 
   const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
   const runnerId = args.id ?? `${hostname()}-${createHash("sha256").update(workspace.root).digest("hex").slice(0, 8)}`;
-  client = new RunnerClient({
+  const client = (link.client = new RunnerClient({
     url: server,
     token,
     runnerId,
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
     log,
     onAuthRefused: (status) => void stop(`the server refused the token (HTTP ${status})`, EXIT_AUTH),
     idleTimeoutMs: positiveInt("idle-timeout-ms", args["idle-timeout-ms"]),
-  });
+  }));
 
   let stopping = false;
   async function stop(reason: string, code = 0): Promise<void> {
@@ -105,7 +106,7 @@ async function main(): Promise<void> {
     log(`stopping: ${reason}`);
     clearInterval(parentWatch);
     shutdown.abort(new Error(reason));
-    client?.stop();
+    client.stop();
     for (const ext of extensions) await Promise.resolve(ext.dispose?.()).catch(() => {});
     await Promise.resolve(extensions.find((e) => e.pty)?.pty?.dispose()).catch(() => {});
     workspace.dispose();

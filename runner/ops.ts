@@ -35,7 +35,6 @@ export function defineOp<S extends z.ZodType>(op: Op<S>): Op<S> {
   return op;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyOp = Op<any>;
 export type OpTable = Record<string, AnyOp>;
 
