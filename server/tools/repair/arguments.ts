@@ -26,6 +26,22 @@ function byteLength(s: string): number {
   return Buffer.byteLength(s, "utf8");
 }
 
+/** The root is not `{`: valid JSON of another kind, or not JSON at all. */
+function classifyNonObject(raw: string): ArgumentsResult {
+  try {
+    JSON.parse(raw);
+    return { ok: false, reason: "not_object", message: "arguments must be a JSON object" };
+  } catch {
+    return { ok: false, reason: "unparseable", message: "arguments are not a JSON object and could not be repaired" };
+  }
+}
+
+function endsWithBrace(s: string): boolean {
+  let i = s.length - 1;
+  while (i >= 0 && isSpace(s.charCodeAt(i))) i--;
+  return s.charCodeAt(i) === RBRACE;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
 export function parseArguments(raw: string, options: ArgumentOptions = {}): ArgumentsResult {
@@ -36,12 +52,21 @@ export function parseArguments(raw: string, options: ArgumentOptions = {}): Argu
   // Providers send "" for a call without arguments.
   if (raw.trim() === "") return { ok: true, value: {}, repairs: [] };
   let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
+  let parsed = false;
+  // A JSON object ends with `}`: skip a parse that must fail, since a thrown SyntaxError
+  // costs more than the repair itself (cut-off calls are the common damage).
+  if (options.strict || endsWithBrace(raw)) {
+    try {
+      value = JSON.parse(raw);
+      parsed = true;
+    } catch {
+      /* on to the ladder */
+    }
+  }
+  if (!parsed) {
     if (options.strict) return { ok: false, reason: "unparseable", message: "arguments are not valid JSON" };
     const repaired = repairJson(raw);
-    if (!repaired) return { ok: false, reason: "unparseable", message: "arguments are not valid JSON and could not be repaired" };
+    if (!repaired) return classifyNonObject(raw);
     try {
       value = JSON.parse(repaired.text);
     } catch {
@@ -89,96 +114,69 @@ function isTokenChar(c: number) {
 
 const CONTROL_ESCAPES: Record<number, string> = { 10: "\\n", 13: "\\r", 9: "\\t", 8: "\\b", 12: "\\f" };
 
+/** Output as flat pieces joined once: string concatenation would build ropes that V8 flattens slowly. */
+class Out {
+  parts: string[] = [];
+  length = 0;
+  push(s: string) {
+    if (s.length === 0) return;
+    this.parts.push(s);
+    this.length += s.length;
+  }
+  /** Cuts the output back to `length` characters. */
+  truncate(length: number) {
+    while (this.length > length) {
+      const piece = this.parts.pop()!;
+      this.length -= piece.length;
+      if (this.length < length) this.push(piece.slice(0, length - this.length));
+    }
+  }
+}
+
 /** Returns repaired JSON text, or undefined when the text is not an object at its root. */
 export function repairJson(text: string): { text: string; repairs: Set<Rung> } | undefined {
+  const src = text;
   const repairs = new Set<Rung>();
-  const n = text.length;
+  const n = src.length;
   let i = 0;
-  while (i < n && isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== LBRACE) return undefined;
+  while (i < n && isSpace(src.charCodeAt(i))) i++;
+  if (src.charCodeAt(i) !== LBRACE) return undefined;
 
-  let out = "";
-  let last = 0; // text[last, i) is pending copy into out
-  const pos = (at: number) => out.length + (at - last);
-  const flush = (to: number) => {
-    if (to > last) out += text.slice(last, to);
-    last = to;
-  };
+  const out = new Out();
+  let last = 0; // src[last, i) is still to be copied into out
   const stack: Frame[] = [];
   let pendingComma = false;
   let done = false; // the root object has closed
-
-  const beginValue = (at: number) => {
-    if (pendingComma) {
-      flush(at);
-      out += ",";
-      pendingComma = false;
-    }
-  };
-  const completed = () => {
-    const top = stack[stack.length - 1];
-    if (top) top.state = S.After;
-  };
-
-  // EOF state for truncation handling
-  let inString = false, stringIsKey = false, stringStart = 0;
+  let inString = false, stringIsKey = false, bodyStart = 0;
   let tokenStart = -1;
 
   while (i < n) {
-    const c = text.charCodeAt(i);
+    const c = src.charCodeAt(i);
     if (done) {
       if (c === RBRACE || c === RBRACKET) {
-        flush(i);
+        out.push(src.slice(last, i));
         last = i + 1;
         repairs.add("surplus_closers");
       } else if (!isSpace(c)) {
-        return { text: out + text.slice(last), repairs }; // trailing garbage: let the parser refuse it
+        break; // trailing garbage: copied as is, for the parser to refuse
       }
       i++;
       continue;
     }
-    if (isSpace(c)) { i++; continue; }
+    if (isSpace(c)) {
+      i++;
+      continue;
+    }
     const top = stack[stack.length - 1];
-    if (c === QUOTE) {
-      const isKey = top !== undefined && (top.state === S.ObjStart || top.state === S.Key);
-      beginValue(i);
-      inString = true;
-      stringIsKey = isKey;
-      stringStart = pos(i);
-      i++;
-      // scan the string body
-      while (i < n) {
-        const d = text.charCodeAt(i);
-        if (d === QUOTE) break;
-        if (d === BACKSLASH) { i += 2; continue; }
-        if (d < 32) {
-          flush(i);
-          out += CONTROL_ESCAPES[d] ?? "";
-          last = i + 1;
-          repairs.add("control_chars");
-        }
-        i++;
-      }
-      if (i >= n) break; // cut inside the string
-      inString = false;
-      i++;
-      if (top && stringIsKey) top.state = S.Colon;
-      else completed();
-      continue;
-    }
-    if (c === LBRACE || c === LBRACKET) {
-      beginValue(i);
-      stack.push({ closer: c === LBRACE ? RBRACE : RBRACKET, state: c === LBRACE ? S.ObjStart : S.ArrStart, memberStart: pos(i + 1) });
-      i++;
-      continue;
-    }
     if (c === RBRACE || c === RBRACKET) {
-      if (pendingComma) { pendingComma = false; repairs.add("trailing_commas"); }
+      if (pendingComma) {
+        pendingComma = false;
+        repairs.add("trailing_commas");
+      }
       let depth = stack.length - 1;
       while (depth >= 0 && stack[depth].closer !== c) depth--;
       if (depth < 0) {
-        // closes nothing that is open: a surplus closer
-        flush(i);
+        out.push(src.slice(last, i)); // closes nothing that is open: a surplus closer
         last = i + 1;
         repairs.add("surplus_closers");
         i++;
@@ -186,20 +184,21 @@ export function repairJson(text: string): { text: string; repairs: Set<Rung> } |
       }
       if (depth < stack.length - 1) {
         // closes an outer container: close the inner ones it skipped first
-        flush(i);
-        while (stack.length - 1 > depth) closeFrame(stack.pop()!);
+        out.push(src.slice(last, i));
+        last = i;
+        while (stack.length - 1 > depth) out.push(closerOf(stack.pop()!));
         repairs.add("closed_brackets");
       }
       stack.pop();
       i++;
       if (stack.length === 0) done = true;
-      else completed();
+      else stack[stack.length - 1].state = S.After;
       continue;
     }
     if (c === COMMA) {
-      flush(i);
+      out.push(src.slice(last, i));
       last = i + 1;
-      if (top && top.state === S.After) {
+      if (top.state === S.After) {
         top.memberStart = out.length;
         top.state = top.closer === RBRACE ? S.Key : S.Value;
         pendingComma = true;
@@ -210,65 +209,110 @@ export function repairJson(text: string): { text: string; repairs: Set<Rung> } |
       continue;
     }
     if (c === COLON) {
-      if (top && top.state === S.Colon) top.state = S.Value;
+      if (top.state === S.Colon) top.state = S.Value;
+      i++;
+      continue;
+    }
+    // a value or key starts here: the comma held back before it is written now
+    if (pendingComma && (c === QUOTE || c === LBRACE || c === LBRACKET || isTokenChar(c))) {
+      out.push(src.slice(last, i));
+      out.push(",");
+      last = i;
+      pendingComma = false;
+    }
+    if (c === QUOTE) {
+      stringIsKey = top.state === S.ObjStart || top.state === S.Key;
+      inString = true;
+      i++;
+      bodyStart = i;
+      while (i < n) {
+        const d = src.charCodeAt(i);
+        if (d === QUOTE) break;
+        if (d === BACKSLASH) {
+          i += 2;
+          continue;
+        }
+        if (d < 32) {
+          out.push(src.slice(last, i));
+          out.push(CONTROL_ESCAPES[d] ?? "");
+          last = i + 1;
+          repairs.add("control_chars");
+        }
+        i++;
+      }
+      if (i >= n) break; // cut inside the string
+      inString = false;
+      i++;
+      top.state = stringIsKey ? S.Colon : S.After;
+      continue;
+    }
+    if (c === LBRACE || c === LBRACKET) {
+      out.push(src.slice(last, i + 1));
+      last = i + 1;
+      stack.push({ closer: c === LBRACE ? RBRACE : RBRACKET, state: c === LBRACE ? S.ObjStart : S.ArrStart, memberStart: out.length });
       i++;
       continue;
     }
     if (isTokenChar(c)) {
-      beginValue(i);
       tokenStart = i;
-      while (i < n && isTokenChar(text.charCodeAt(i))) i++;
+      while (i < n && isTokenChar(src.charCodeAt(i))) i++;
       if (i >= n) break; // cut inside a number or literal
       tokenStart = -1;
-      completed();
+      top.state = S.After;
       continue;
     }
     i++; // anything else is copied; the parser decides
   }
 
-  function closeFrame(f: Frame) {
-    out += f.closer === RBRACE ? "}" : "]";
+  if (done) {
+    out.push(src.slice(last));
+    return { text: out.parts.join(""), repairs };
   }
-
-  if (done) return { text: out + text.slice(last), repairs };
 
   // Cut off: finish or drop what was being written, then close every open container.
   repairs.add("closed_brackets");
-  flush(n);
   const top = stack[stack.length - 1];
   if (inString) {
-    if (stringIsKey) out = out.slice(0, top.memberStart);
+    if (stringIsKey) out.truncate(top.memberStart);
     else {
-      out = trimPartialEscape(out, stringStart) + '"';
+      out.push(src.slice(last, n - partialEscapeLength(src, n, bodyStart)));
+      out.push('"');
       top.state = S.After;
     }
   } else if (tokenStart >= 0) {
-    // a token has no escapes, so it is the tail of out verbatim
-    const completedToken = completeToken(text.slice(tokenStart));
-    if (completedToken === undefined) out = out.slice(0, top.memberStart);
+    const completed = completeToken(src.slice(tokenStart, n));
+    if (completed === undefined) out.truncate(top.memberStart);
     else {
-      out = out.slice(0, out.length - (n - tokenStart)) + completedToken;
+      out.push(src.slice(last, tokenStart));
+      out.push(completed);
       top.state = S.After;
     }
-  }
-  if (top.state === S.Colon || (top.state === S.Value && top.closer === RBRACE)) out = out.slice(0, top.memberStart);
-  for (let d = stack.length - 1; d >= 0; d--) closeFrame(stack[d]);
-  return { text: out, repairs };
+  } else out.push(src.slice(last, n));
+  if (top.state === S.Colon || (top.state === S.Value && top.closer === RBRACE)) out.truncate(top.memberStart);
+  for (let d = stack.length - 1; d >= 0; d--) out.push(closerOf(stack[d]));
+  return { text: out.parts.join(""), repairs };
 }
 
-/** Drops a cut escape at the end of a string body (`\`, `\u12`). */
-function trimPartialEscape(out: string, stringStart: number): string {
-  let end = out.length;
-  let slashes = 0;
-  while (end - slashes - 1 > stringStart && out.charCodeAt(end - slashes - 1) === BACKSLASH) slashes++;
-  if (slashes % 2 === 1) return out.slice(0, end - 1);
-  const u = out.lastIndexOf("\\u", end);
-  if (u > stringStart && end - u < 6) {
-    let s = 0;
-    while (u - s - 1 > stringStart && out.charCodeAt(u - s - 1) === BACKSLASH) s++;
-    if (s % 2 === 0) end = u;
+function closerOf(f: Frame): string {
+  return f.closer === RBRACE ? "}" : "]";
+}
+
+/** How many characters at the end of a cut string body are a partial escape (`\`, `\u12`). */
+function partialEscapeLength(src: string, end: number, bodyStart: number): number {
+  for (let k = 2; k <= 5 && end - k >= bodyStart; k++) {
+    const at = end - k;
+    if (src.charCodeAt(at) === BACKSLASH && src.charCodeAt(at + 1) === 117 && /^[0-9a-fA-F]*$/.test(src.slice(at + 2, end))) {
+      if (backslashesBefore(src, at, bodyStart) % 2 === 0) return k;
+      break;
+    }
   }
-  return out.slice(0, end);
+  return end > bodyStart && src.charCodeAt(end - 1) === BACKSLASH && backslashesBefore(src, end - 1, bodyStart) % 2 === 0 ? 1 : 0;
+}
+
+function backslashesBefore(src: string, at: number, bodyStart: number): number {
+  let k = 0;
+  while (at - k - 1 >= bodyStart && src.charCodeAt(at - k - 1) === BACKSLASH) k++;
+  return k;
 }
 
 const LITERALS = ["true", "false", "null"];

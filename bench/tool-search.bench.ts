@@ -1,0 +1,134 @@
+// tool_search's BM25 index over 1k and 10k generated tools: index build time, query latency
+// p50/p99 and recall@5 on labelled queries (each names one target tool in other words), against
+// a baseline that scores every tool per query with the same BM25 and no inverted index.
+// Goal (issue 3): p99 < 300 µs at 10k tools.
+import { Bm25Index, tokenize, type Bm25Field } from "../server/tools/search/bm25";
+import { goal, latencies, percentile, printTable, ratio, timeOnce } from "./lib";
+
+// Deterministic PRNG (mulberry32) so every run searches the same tools with the same queries.
+function rng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SERVICES = "github gitlab jira linear slack discord notion confluence s3 gcs azure_blob postgres mysql redis mongo elastic kafka rabbitmq stripe paypal twilio sendgrid mailgun datadog sentry pagerduty grafana prometheus kubernetes docker terraform vault okta auth0 salesforce hubspot zendesk intercom figma airtable".split(" ");
+const VERBS: [string, string[]][] = [
+  ["create", ["make", "new", "add"]], ["list", ["enumerate", "show all", "browse"]], ["get", ["fetch", "read", "retrieve"]],
+  ["update", ["modify", "edit", "change"]], ["delete", ["remove", "erase", "drop"]], ["search", ["find", "query", "lookup"]],
+  ["archive", ["shelve", "hide", "retire"]], ["export", ["dump", "download", "backup"]], ["import", ["load", "ingest", "upload"]],
+  ["assign", ["delegate", "allocate", "give"]], ["close", ["resolve", "finish", "complete"]], ["restart", ["reboot", "reset", "bounce"]],
+  ["watch", ["subscribe", "follow", "monitor"]], ["tag", ["label", "categorize", "mark"]], ["merge", ["combine", "join", "integrate"]],
+];
+const OBJECTS = "issue pull_request branch commit file bucket message channel user team ticket invoice payment customer subscription alert incident dashboard metric log trace secret policy pipeline deployment cluster node pod volume table index queue topic webhook comment page document record report".split(" ");
+const FILLER = [
+  "Requires a token with the right scopes.", "Results are paginated.", "Returns JSON.", "Rate limits apply.",
+  "Works with the default workspace unless another is given.", "Fails if the caller lacks permission.",
+  "Idempotent when the same key is reused.", "Timestamps are UTC.", "Large results are truncated.",
+];
+
+interface GenTool { name: string; service: string; verb: number; object: string; fields: Bm25Field[] }
+
+function generate(count: number, random: () => number): GenTool[] {
+  const seen = new Set<string>();
+  const tools: GenTool[] = [];
+  while (tools.length < count) {
+    const service = SERVICES[Math.floor(random() * SERVICES.length)];
+    const verb = Math.floor(random() * VERBS.length);
+    const object = OBJECTS[Math.floor(random() * OBJECTS.length)];
+    const variant = Math.floor(random() * 4);
+    const name = `${service}_${VERBS[verb][0]}_${object}${variant ? `_v${variant}` : ""}`;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const obj = object.replace(/_/g, " ");
+    const desc = `${VERBS[verb][0][0].toUpperCase()}${VERBS[verb][0].slice(1)}s a ${obj} in ${service.replace(/_/g, " ")}. ${FILLER[Math.floor(random() * FILLER.length)]} ${FILLER[Math.floor(random() * FILLER.length)]}`;
+    tools.push({ name, service, verb, object, fields: [{ text: name, weight: 3 }, { text: VERBS[verb][1].join(" "), weight: 2 }, { text: desc, weight: 1 }] });
+  }
+  return tools;
+}
+
+/** A query for one target in other words: a verb synonym half the time, service and object. */
+function labelledQueries(tools: GenTool[], count: number, random: () => number) {
+  return Array.from({ length: count }, () => {
+    const target = tools[Math.floor(random() * tools.length)];
+    const syn = VERBS[target.verb][1];
+    const verb = random() < 0.5 ? syn[Math.floor(random() * syn.length)] : VERBS[target.verb][0];
+    const query = `${verb} ${target.object.replace(/_/g, " ")} ${random() < 0.5 ? "in " : ""}${target.service.replace(/_/g, " ")}`;
+    // every tool with the same service, verb and object (the _vN variants) is a right answer
+    const relevant = new Set(tools.filter((t) => t.service === target.service && t.verb === target.verb && t.object === target.object).map((t) => t.name));
+    return { query, relevant };
+  });
+}
+
+/** Baseline: the same BM25F scoring, but every document is scored for every query. */
+class LinearBm25 {
+  private docs: Map<string, number>[];
+  private lengths: number[];
+  private df = new Map<string, number>();
+  private avgdl: number;
+  constructor(docs: Bm25Field[][]) {
+    this.docs = docs.map((fields) => {
+      const tf = new Map<string, number>();
+      for (const f of fields) for (const t of tokenize(f.text)) tf.set(t, (tf.get(t) ?? 0) + f.weight);
+      for (const t of tf.keys()) this.df.set(t, (this.df.get(t) ?? 0) + 1);
+      return tf;
+    });
+    this.lengths = docs.map((fields) => fields.reduce((n, f) => n + tokenize(f.text).length * f.weight, 0));
+    this.avgdl = this.lengths.reduce((a, b) => a + b, 0) / docs.length;
+  }
+  search(query: string, limit: number) {
+    const terms = [...new Set(tokenize(query))];
+    const N = this.docs.length;
+    const scored: { doc: number; score: number }[] = [];
+    this.docs.forEach((tf, d) => {
+      let score = 0;
+      for (const t of terms) {
+        const f = tf.get(t);
+        if (!f) continue;
+        const df = this.df.get(t)!;
+        const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5));
+        score += (idf * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * this.lengths[d]) / this.avgdl));
+      }
+      if (score > 0) scored.push({ doc: d, score });
+    });
+    return scored.sort((a, b) => b.score - a.score || a.doc - b.doc).slice(0, limit);
+  }
+}
+
+const rows: (string | number)[][] = [];
+let p99At10k = Infinity;
+for (const size of [1000, 10000]) {
+  const random = rng(size);
+  const tools = generate(size, random);
+  const queries = labelledQueries(tools, 500, random);
+  const docs = tools.map((t) => t.fields);
+  const built = timeOnce(() => new Bm25Index(docs));
+  const linearBuilt = timeOnce(() => new LinearBm25(docs));
+  for (const [name, index, buildMs] of [
+    ["BM25 inverted index", built.value, built.ms],
+    ["linear scan (baseline)", linearBuilt.value, linearBuilt.ms],
+  ] as const) {
+    const rounds = name.startsWith("linear") ? 1 : 4;
+    const lat = latencies(queries.length * rounds, (i) => index.search(queries[i % queries.length].query, 5), 100);
+    let hits = 0;
+    for (const q of queries) if (index.search(q.query, 5).some((h) => q.relevant.has(tools[h.doc].name))) hits++;
+    const p50 = percentile(lat, 50), p99 = percentile(lat, 99);
+    if (name.startsWith("BM25") && size === 10000) p99At10k = p99;
+    rows.push([`${name}, ${size} tools`, buildMs, p50, p99, (100 * hits) / queries.length]);
+  }
+}
+// ratio columns: each baseline row against the index row measured just before it
+const withRatios = rows.map((r, i) => {
+  const index = i % 2 === 0 ? r : rows[i - 1];
+  return [...r, i % 2 === 0 ? "1.00x" : ratio(r[3] as number, index[3] as number)];
+});
+printTable(
+  "Tool search (500 labelled queries, top 5)",
+  ["implementation", { title: "build ms", digits: 1 }, { title: "p50 µs", digits: 1 }, { title: "p99 µs", digits: 1 }, { title: "recall@5 %", digits: 1 }, "p99 vs index"],
+  withRatios,
+);
+console.log("");
+goal("p99 < 300 µs at 10k tools", p99At10k < 300, `${p99At10k.toFixed(1)} µs`);
