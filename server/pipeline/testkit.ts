@@ -170,3 +170,14 @@ export async function seedSession(db: import("../db").Db, role: "owner" | "admin
   const actor = { userId: user.id, orgId: org.id, role };
   return { user, org, session, actor };
 }
+
+/** Polls until `fn` returns a truthy value (10 s at most). */
+export async function waitFor<T>(fn: () => T | Promise<T>, what = "condition"): Promise<NonNullable<T>> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
