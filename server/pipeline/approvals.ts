@@ -35,6 +35,7 @@ function toAnswer(row: { status: string; scope: string | null; decidedById: stri
 
 export class ApprovalBroker {
   private waiters = new Map<string, (a: Answer) => void>();
+  private closed = false;
 
   constructor(private db: Db, private pollMs = POLL_MS) {}
 
@@ -70,6 +71,8 @@ export class ApprovalBroker {
         resolve(a);
       };
       const onAbort = () => {
+        // A stopping server aborts everything: its cards stay pending for the next process.
+        if (this.closed) return finish({ decision: "cancelled", interrupted: true });
         finish({ decision: "cancelled" });
         void this.cancel(approvalId).catch(() => undefined);
       };
@@ -85,7 +88,7 @@ export class ApprovalBroker {
           .catch(() => undefined);
       }, this.pollMs);
       timer.unref();
-      if (signal.aborted) return onAbort();
+      if (signal.aborted || this.closed) return onAbort();
       signal.addEventListener("abort", onAbort, { once: true });
       // The answer may have landed before we listened (re-attached after a restart).
       void this.db.approval.findUnique({ where: { id: approvalId } }).then((row) => {
@@ -132,6 +135,7 @@ export class ApprovalBroker {
   }
 
   dispose(): void {
+    this.closed = true;
     for (const finish of [...this.waiters.values()]) finish({ decision: "cancelled", interrupted: true });
   }
 }

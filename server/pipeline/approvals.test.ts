@@ -1,0 +1,200 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { testDatabases, useTestDb } from "../testing/db";
+import type { SessionEventBody } from "../protocol/events";
+import { ScriptedExecutor, waitFor } from "./testkit";
+import { call, makePipeline, newTurn, request, type Harness } from "./harness";
+
+type Required = Extract<SessionEventBody, { type: "approval.required" }>;
+
+describe.each(testDatabases())("approvals on %s", (provider) => {
+  const t = useTestDb(provider);
+  const harnesses: Harness[] = [];
+  const setup = (opts: Parameters<typeof makePipeline>[1] = {}) => {
+    const h = makePipeline(t.current, opts);
+    harnesses.push(h);
+    return h;
+  };
+  afterAll(async () => {
+    for (const h of harnesses) await h.close();
+  });
+  const cards = (h: Harness, sessionId: string) =>
+    h.events.filter((e) => e.sessionId === sessionId && e.event.type === "approval.required").map((e) => e.event as Required);
+  const nextCard = (h: Harness, sessionId: string, n: number) => waitFor(() => cards(h, sessionId)[n - 1], `approval card ${n}`);
+
+  it("shows the card, runs once when approved once, and asks again next time", async () => {
+    const h = setup();
+    const s = await newTurn(t.current);
+    const p = h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm test" })]));
+    const card = await nextCard(h, s.session.id, 1);
+    expect(card.request).toMatchObject({ tool: "shell", command: "npm test", covers: "npm test *", reason: "Runs a command in your workspace." });
+    expect(h.exec.calls).toHaveLength(0);
+    const row = await t.current.db.approval.findUnique({ where: { id: card.approvalId } });
+    expect(row).toMatchObject({ status: "pending", fingerprint: "shell:cmd:npm test" });
+    await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
+    const out = await p;
+    expect(out.results[0]).toMatchObject({ isError: false, content: "ok" });
+    expect(h.exec.calls).toHaveLength(1);
+    const resolved = h.events.find((e) => e.event.type === "approval.resolved")!.event;
+    expect(resolved).toMatchObject({ decision: "approved_once", by: s.user.id });
+    const audit = await t.current.db.auditEvent.findFirst({ where: { sessionId: s.session.id, action: "tool.approved_once" } });
+    expect(audit).toMatchObject({ actorId: s.user.id });
+    expect(await t.current.db.toolCall.findFirst({ where: { turnId: s.turn.id } })).toMatchObject({ status: "succeeded", decision: "approved_once" });
+
+    const again = h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm test" })]));
+    const card2 = await nextCard(h, s.session.id, 2);
+    await expect(h.pipeline.answerApproval(s.actor, card.approvalId, "once")).rejects.toThrow(/already approved/);
+    await h.pipeline.answerApproval(s.actor, card2.approvalId, "reject");
+    expect((await again).results[0].content).toMatch(/rejected/);
+  });
+
+  it("a session approval covers the same command by arity, never another", async () => {
+    const h = setup();
+    const s = await newTurn(t.current);
+    const first = h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm test" })]));
+    await h.pipeline.answerApproval(s.actor, (await nextCard(h, s.session.id, 1)).approvalId, "session");
+    await first;
+    const covered = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm test -- --watch" })]));
+    expect(covered.results[0].isError).toBe(false);
+    expect(cards(h, s.session.id)).toHaveLength(1);
+    expect(await t.current.db.toolCall.findFirst({ where: { sessionId: s.session.id }, orderBy: { createdAt: "desc" } })).toMatchObject({ decision: "approved_session" });
+    const publish = h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm publish" })]));
+    const card = await nextCard(h, s.session.id, 2);
+    expect(card.request.command).toBe("npm publish");
+    await h.pipeline.answerApproval(s.actor, card.approvalId, "reject", "never publish from here");
+    const out = await publish;
+    expect(out.results[0].content).toMatch(/never publish from here/);
+    // the rejection is remembered for these exact arguments: no second card
+    const again = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm publish" })]));
+    expect(again.results[0].content).toMatch(/already rejected this exact call.*never publish from here/);
+    expect(cards(h, s.session.id)).toHaveLength(2);
+    expect(h.exec.calls.map((c) => (c.input as { command: string }).command)).toEqual(["npm test", "npm test -- --watch"]);
+  });
+
+  it("an org deny is never asked and never approved away, even with a session approval", async () => {
+    const h = setup();
+    const s = await newTurn(t.current);
+    const first = h.pipeline.dispatch(request(h, s, [call("shell", { command: "git push" })]));
+    await h.pipeline.answerApproval(s.actor, (await nextCard(h, s.session.id, 1)).approvalId, "session");
+    await first;
+    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ id: "no-push", effect: "deny", command: "git push", reason: "CI pushes" }] } });
+    const out = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "git add . && git push --force" })]));
+    expect(out.results[0].content).toMatch(/Denied by org policy v1, rule "no-push".*CI pushes/);
+    expect(cards(h, s.session.id)).toHaveLength(1);
+    expect(h.exec.calls).toHaveLength(1);
+    const audit = await t.current.db.auditEvent.findFirst({ where: { sessionId: s.session.id, action: "tool.policy_deny" } });
+    expect(audit?.detail).toMatchObject({ by: "policy", policyVersion: 1 });
+  });
+
+  it("a policy that cannot be loaded denies all but read-only calls", async () => {
+    const h = setup();
+    const s = await newTurn(t.current);
+    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "sometimes", tool: "*" }] } });
+    const out = await h.pipeline.dispatch(request(h, s, [call("read_file", { path: "a" }), call("shell", { command: "ls" })]));
+    expect(out.results[0].isError).toBe(false);
+    expect(out.results[1].content).toMatch(/org policy could not be loaded/);
+  });
+
+  it("cancel wins over a pending approval", async () => {
+    const h = setup();
+    const s = await newTurn(t.current);
+    const ctl = new AbortController();
+    const p = h.pipeline.dispatch(request(h, s, [call("shell", { command: "make deploy" }), call("read_file", { path: "x" })], { signal: ctl.signal }));
+    const card = await nextCard(h, s.session.id, 1);
+    ctl.abort();
+    const out = await p;
+    expect(out.results[0].content).toMatch(/Cancelled/);
+    expect(out.results[1].content).toMatch(/cancelled/);
+    expect(h.exec.calls).toHaveLength(0);
+    await waitFor(async () => (await t.current.db.approval.findUnique({ where: { id: card.approvalId } }))?.status === "cancelled", "approval cancelled");
+    await expect(h.pipeline.answerApproval(s.actor, card.approvalId, "once")).rejects.toThrow(/already cancelled/);
+  });
+
+  it("validates before asking: a call that cannot run gets no card", async () => {
+    const h = setup();
+    const s = await newTurn(t.current);
+    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "ask", tool: "read_file" }] } });
+    const out = await h.pipeline.dispatch(request(h, s, [call("read_file", { path: "../etc/passwd" })]));
+    expect(out.results[0].content).toMatch(/inside the workspace/);
+    expect(cards(h, s.session.id)).toHaveLength(0);
+  });
+
+  it("only the owner or an org admin answers; other orgs see nothing", async () => {
+    const h = setup();
+    const s = await newTurn(t.current);
+    const p = h.pipeline.dispatch(request(h, s, [call("write_file", { path: "a.txt", content: "hi\n" })]));
+    const card = await nextCard(h, s.session.id, 1);
+    expect(card.request.diff).toMatch(/\+hi/);
+    const member = { userId: "someone-else", orgId: s.org.id, role: "member" as const };
+    await expect(h.pipeline.answerApproval(member, card.approvalId, "once")).rejects.toThrow(/owner or an org admin/);
+    await expect(h.pipeline.answerApproval({ ...s.actor, orgId: "other" }, card.approvalId, "once")).rejects.toThrow(/No such session/);
+    expect(await h.pipeline.pendingApprovals(s.actor, s.session.id)).toHaveLength(1);
+    await h.pipeline.answerApproval({ userId: "admin-2", orgId: s.org.id, role: "admin" }, card.approvalId, "once");
+    expect((await p).results[0].isError).toBe(false);
+    expect(await h.pipeline.pendingApprovals(s.actor, s.session.id)).toHaveLength(0);
+  });
+
+  it("a pending approval survives a restart: answered later, it runs exactly once", async () => {
+    const execA = new ScriptedExecutor();
+    const a = setup({ exec: execA });
+    const s = await newTurn(t.current);
+    const c = call("shell", { command: "npm run migrate" });
+    const p = a.pipeline.dispatch(request(a, s, [c]));
+    const card = await nextCard(a, s.session.id, 1);
+    a.pipeline.dispose(); // the server stops
+    const interrupted = await p;
+    expect(interrupted.results[0].content).toMatch(/server restarted/);
+    expect(await t.current.db.approval.findUnique({ where: { id: card.approvalId } })).toMatchObject({ status: "pending" });
+    await t.current.db.turn.update({ where: { id: s.turn.id }, data: { status: "interrupted" } });
+
+    const execB = new ScriptedExecutor(() => ({ result: { ok: true, output: "migrated" } }));
+    const b = setup({ exec: execB });
+    expect(await b.pipeline.recover()).toEqual({ interrupted: 0, settled: 0 });
+    expect((await b.pipeline.pendingApprovals(s.actor, s.session.id)).map((x) => x.approvalId)).toEqual([card.approvalId]);
+    await b.pipeline.answerApproval(s.actor, card.approvalId, "once");
+    await waitFor(() => b.settled.length === 1, "orphan settled");
+    const row = await t.current.db.toolCall.findFirst({ where: { turnId: s.turn.id } });
+    expect(row).toMatchObject({ status: "succeeded", result: "migrated", decision: "approved_once" });
+    expect(b.events.some((e) => e.event.type === "tool.finished")).toBe(true);
+    // the engine resumes the turn: the stored result comes back, nothing runs again
+    const resumed = await b.pipeline.dispatch(request(b, s, [c]));
+    expect(resumed.results[0]).toMatchObject({ content: "migrated", isError: false });
+    expect(execA.calls).toHaveLength(0);
+    expect(execB.calls).toHaveLength(1);
+    await expect(b.pipeline.answerApproval(s.actor, card.approvalId, "once")).rejects.toThrow(/already approved/);
+  });
+
+  it("a resumed turn re-attaches to its pending approval without a second card", async () => {
+    const a = setup();
+    const s = await newTurn(t.current);
+    const c = call("shell", { command: "cargo publish" });
+    const p = a.pipeline.dispatch(request(a, s, [c]));
+    const card = await nextCard(a, s.session.id, 1);
+    a.pipeline.dispose();
+    await p;
+    const b = setup();
+    const resumed = b.pipeline.dispatch(request(b, s, [c]));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(cards(b, s.session.id)).toHaveLength(0);
+    await b.pipeline.answerApproval(s.actor, card.approvalId, "reject", "not today");
+    const out = await resumed;
+    expect(out.results[0].content).toMatch(/not today/);
+    expect(b.settled).toHaveLength(0);
+    expect(b.exec.calls).toHaveLength(0);
+    expect(await t.current.db.toolCall.findFirst({ where: { turnId: s.turn.id } })).toMatchObject({ status: "rejected" });
+  });
+
+  it("start-up recovery fails calls cut off mid-run", async () => {
+    const exec = new ScriptedExecutor(() => ({ delayMs: 10_000 }));
+    const a = setup({ exec });
+    const s = await newTurn(t.current);
+    const p = a.pipeline.dispatch(request(a, s, [call("read_file", { path: "a" })]));
+    await waitFor(() => exec.inFlight === 1, "running");
+    await t.current.db.turn.update({ where: { id: s.turn.id }, data: { status: "interrupted" } });
+    const b = setup();
+    const r = await b.pipeline.recover();
+    expect(r.interrupted).toBeGreaterThanOrEqual(1);
+    expect(await t.current.db.toolCall.findFirst({ where: { turnId: s.turn.id } })).toMatchObject({ status: "failed", isError: true });
+    a.pipeline.dispose();
+    await p;
+  });
+});
