@@ -3,11 +3,17 @@ import { router } from "./trpc";
 import { healthRouter } from "./routers/health";
 import { sessionsRouter } from "./routers/sessions";
 import { filesRouter } from "./routers/files";
+import { turnsRouter } from "./routers/turns";
+import { approvalsRouter } from "./routers/approvals";
+import { policiesRouter } from "./routers/policies";
 
 export const appRouter = router({
   health: healthRouter,
   sessions: sessionsRouter,
   files: filesRouter,
+  turns: turnsRouter,
+  approvals: approvalsRouter,
+  policies: policiesRouter,
 });
 
 export type AppRouter = typeof appRouter;

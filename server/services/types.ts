@@ -6,6 +6,10 @@ import type { SessionService } from "./sessions";
 import type { HealthReport } from "./health";
 import type { RunnerPool } from "../executors/runner-pool";
 import type { FileService } from "./files";
+import type { Engine } from "../engine/engine";
+import type { EventHub } from "../hub/events";
+import type { Pipeline } from "../pipeline";
+import type { PolicyService } from "./policies";
 
 export interface Services {
   env: Env;
@@ -16,6 +20,14 @@ export interface Services {
   /** The person's IDE file operations (services/files.ts), wired where the runner pool is. */
   files?: FileService;
   health(): Promise<HealthReport>;
+  /** Model turns (engine/): send, cancel, recover. */
+  engine?: Engine;
+  /** Per-session event log and fan-out (hub/). */
+  hub?: EventHub;
+  /** Pending approval cards and answers (the tool pipeline). */
+  approvals?: Pick<Pipeline, "answerApproval" | "pendingApprovals">;
+  /** Versioned org policy rules. */
+  policies?: PolicyService;
 }
 
 /** Who is asking. In embedded mode every request is the local user. */

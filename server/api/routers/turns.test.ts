@@ -1,0 +1,145 @@
+// The turns router over a real WebSocket with tRPC's own client: a script can send, cancel and
+// follow a session; a client that reconnects (by itself, or anew with its last seq) gets
+// exactly the events it missed.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from "@trpc/client";
+import { applyWSSHandler } from "@trpc/server/adapters/ws";
+import WebSocket, { WebSocketServer } from "ws";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { testDatabases, useTestDb } from "../../testing/db";
+import { createEventHub, type EventHub } from "../../hub/events";
+import { seedSession } from "../../hub/testing";
+import { createEngine, type Engine } from "../../engine/engine";
+import { startFakeProvider, type FakeProvider } from "../../engine/fake-provider/server";
+import { fastRetries, testDispatcher } from "../../engine/testing";
+import { createSessionService } from "../../services/sessions";
+import type { Actor, Services } from "../../services/types";
+import type { SessionEvent } from "../../protocol/events";
+import { appRouter, type AppRouter } from "../root";
+
+describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider) => {
+  const t = useTestDb(dbProvider);
+  let fake: FakeProvider;
+  let hub: EventHub;
+  let engine: Engine;
+  let http: Server;
+  let wss: WebSocketServer;
+  let handler: ReturnType<typeof applyWSSHandler>;
+  let actor: Actor;
+  let sessionId: string;
+  const clients: { close(): void }[] = [];
+
+  const connect = (): TRPCClient<AppRouter> => {
+    const ws = createWSClient({ url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`, WebSocket: WebSocket as never, retryDelayMs: () => 50 });
+    clients.push(ws);
+    return createTRPCClient<AppRouter>({ links: [wsLink({ client: ws })] });
+  };
+
+  /** Subscribes and collects until `stop` says so; resolves with what arrived. */
+  const follow = (client: TRPCClient<AppRouter>, input: { sessionId: string; lastSeq?: number }, stop: (ev: SessionEvent, all: SessionEvent[]) => boolean) =>
+    new Promise<{ events: SessionEvent[]; ids: string[] }>((resolve, reject) => {
+      const events: SessionEvent[] = [];
+      const ids: string[] = [];
+      const sub = client.turns.events.subscribe(input, {
+        onData: (d) => {
+          ids.push(d.id);
+          events.push(d.data as SessionEvent);
+          if (stop(d.data as SessionEvent, events)) {
+            sub.unsubscribe();
+            resolve({ events, ids });
+          }
+        },
+        onError: reject,
+      });
+    });
+
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    http = createServer();
+    wss = new WebSocketServer({ server: http });
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  });
+  afterAll(async () => {
+    wss.close();
+    await new Promise((r) => http.close(r));
+    await fake.close();
+  });
+  beforeEach(async () => {
+    const db = t.current.db;
+    const seeded = await seedSession(db);
+    sessionId = seeded.sessionId;
+    actor = { userId: seeded.userId, orgId: seeded.orgId, role: "owner" };
+    hub = createEventHub(db);
+    engine = createEngine({
+      db, hub, dispatcher: testDispatcher(), retry: fastRetries, systemPrompt: "SYSTEM",
+      env: { QUIVER_PROVIDER: "openai", OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL },
+    });
+    const services = { db, dbProvider, sessions: createSessionService(db), engine, hub } as unknown as Services;
+    handler = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }) });
+  });
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.close();
+    handler.broadcastReconnectNotification();
+    wss.removeAllListeners("connection");
+    await engine.dispose();
+    await hub.dispose();
+  });
+
+  const slowReply = () => fake.enqueue({ blocks: [{ type: "text", text: "0123456789".repeat(6) }], deltaChars: 2, delayMs: 10 });
+  const isEnd = (ev: SessionEvent) => ev.type === "turn.finished";
+
+  it("drives a session: send, follow to the end, and reconnect anew from a last seq", async () => {
+    slowReply();
+    const a = connect();
+    const firstPart = follow(a, { sessionId }, (_ev, all) => all.length === 8);
+    const { turnId } = await a.turns.send.mutate({ sessionId, text: "count" });
+    const { events: before, ids } = await firstPart;
+    expect(ids).toEqual(before.map((e) => String(e.seq)));
+    clients[0].close();
+
+    const b = connect();
+    const { events: after } = await follow(b, { sessionId, lastSeq: before.at(-1)!.seq }, isEnd);
+    const seqs = [...before, ...after].map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    expect(after.at(-1)).toMatchObject({ type: "turn.finished", turnId, status: "completed" });
+    const text = [...before, ...after].flatMap((e) => (e.type === "text.delta" ? [e.text] : [])).join("");
+    expect(text).toBe("0123456789".repeat(6));
+
+    // A fresh client with no seq gets the whole session from the database.
+    const { events: all } = await follow(connect(), { sessionId }, isEnd);
+    expect(all).toEqual([...before, ...after]);
+  });
+
+  it("resumes by itself after the connection drops, with no gap and no duplicate", async () => {
+    slowReply();
+    const c = connect();
+    let dropped = false;
+    const done = follow(c, { sessionId }, (ev, all) => {
+      if (all.length === 6 && !dropped) {
+        dropped = true;
+        for (const socket of wss.clients) socket.terminate();
+      }
+      return isEnd(ev);
+    });
+    await c.turns.send.mutate({ sessionId, text: "count" });
+    const { events } = await done;
+    expect(dropped).toBe(true);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.flatMap((e) => (e.type === "text.delta" ? [e.text] : [])).join("")).toBe("0123456789".repeat(6));
+  });
+
+  it("answers bad sends clearly and cancels a running turn", async () => {
+    const c = connect();
+    await expect(c.turns.send.mutate({ sessionId, text: "   " })).rejects.toThrow(/empty/);
+    await expect(c.turns.send.mutate({ sessionId: "nope", text: "hi" })).rejects.toThrow(/No session nope/);
+    fake.enqueue({ blocks: [{ type: "text", text: "never ending" }], deltaChars: 2, hangAfterBytes: 400 });
+    const finished = follow(c, { sessionId }, isEnd);
+    await c.turns.send.mutate({ sessionId, text: "go" });
+    await expect(c.turns.send.mutate({ sessionId, text: "again" })).rejects.toThrow(/already running/);
+    expect(await c.turns.cancel.mutate({ sessionId })).toEqual({ cancelled: true });
+    const { events } = await finished;
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "cancelled" });
+    expect(await c.turns.cancel.mutate({ sessionId })).toEqual({ cancelled: false });
+  });
+});

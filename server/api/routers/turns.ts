@@ -1,0 +1,48 @@
+// Turns: send a message (starts a turn), cancel the running turn, and the per-session event
+// subscription. The subscription is tracked by sequence number, so tRPC's WebSocket client
+// resumes after a reconnect with exactly the events it missed; a client may also pass the
+// `lastSeq` it has (0 or none: the whole session, which rebuilds it from the database).
+import { tracked, TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { EngineError } from "../../engine/engine";
+import { memberProcedure, router } from "../trpc";
+
+const session = z.object({ sessionId: z.string().min(1) });
+const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE" } as const;
+
+// The input is declared before the middleware so it runs on the parsed session id; later
+// .input() calls extend the object.
+const turnProcedure = memberProcedure.input(session).use(async ({ ctx, input, next }) => {
+  const { engine, hub } = ctx.services;
+  if (!engine || !hub) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Model turns are not wired on this server." });
+  await ctx.services.sessions.assertAccess(ctx.actor, input.sessionId);
+  return next({ ctx: { ...ctx, engine, hub } });
+});
+
+export const turnsRouter = router({
+  send: turnProcedure
+    .input(z.object({ text: z.string().min(1).max(200_000) }))
+    .mutation(async ({ ctx, input }) => {
+      try {
+        return await ctx.engine.sendMessage(input.sessionId, { userId: ctx.actor.userId }, input.text);
+      } catch (err) {
+        if (err instanceof EngineError) throw new TRPCError({ code: ENGINE_CODES[err.code], message: err.message });
+        throw err;
+      }
+    }),
+
+  cancel: turnProcedure.mutation(async ({ ctx, input }) => ({ cancelled: await ctx.engine.cancel(input.sessionId) })),
+
+  events: turnProcedure
+    .input(
+      z.object({
+        lastSeq: z.number().int().nonnegative().optional(),
+        /** Set by tRPC's client on reconnect: the id (seq) of the last event it received. */
+        lastEventId: z.string().regex(/^\d+$/).nullish(),
+      }),
+    )
+    .subscription(async function* ({ ctx, input, signal }) {
+      const after = input.lastEventId ? Number(input.lastEventId) : (input.lastSeq ?? 0);
+      for await (const ev of ctx.hub.subscribe(input.sessionId, after, signal)) yield tracked(String(ev.seq), ev);
+    }),
+});
