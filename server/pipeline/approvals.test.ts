@@ -3,6 +3,8 @@ import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
 import { ScriptedExecutor, waitFor } from "./testkit";
 import { call, makePipeline, newTurn, request, type Harness } from "./harness";
+import { appRouter } from "../api/root";
+import type { Services } from "../services/types";
 
 type Required = Extract<SessionEventBody, { type: "approval.required" }>;
 
@@ -131,6 +133,19 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     await h.pipeline.answerApproval({ userId: "admin-2", orgId: s.org.id, role: "admin" }, card.approvalId, "once");
     expect((await p).results[0].isError).toBe(false);
     expect(await h.pipeline.pendingApprovals(s.actor, s.session.id)).toHaveLength(0);
+  });
+
+  it("is answered through the approvals router", async () => {
+    const h = setup();
+    const s = await newTurn(t.current);
+    const caller = appRouter.createCaller({ services: { approvals: h.pipeline } as unknown as Services, actor: s.actor });
+    const p = h.pipeline.dispatch(request(h, s, [call("shell", { command: "rm -rf build" })]));
+    await nextCard(h, s.session.id, 1);
+    const [pending] = await caller.approvals.pending({ sessionId: s.session.id });
+    expect(pending.request).toMatchObject({ command: "rm -rf build" });
+    await caller.approvals.answer({ approvalId: pending.approvalId, choice: "reject", message: "keep the cache" });
+    expect((await p).results[0].content).toMatch(/keep the cache/);
+    await expect(caller.approvals.answer({ approvalId: pending.approvalId, choice: "once" })).rejects.toMatchObject({ code: "CONFLICT" });
   });
 
   it("a pending approval survives a restart: answered later, it runs exactly once", async () => {

@@ -1,0 +1,40 @@
+// Approvals: the pending cards of a session (page reload) and the person's answer: once, for
+// the session, or reject with an optional message to the model. Thin: the pipeline decides.
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { ApprovalError } from "../../pipeline/approvals";
+import { memberProcedure, router } from "../trpc";
+
+const CODES = { NOT_FOUND: "NOT_FOUND", FORBIDDEN: "FORBIDDEN", CONFLICT: "CONFLICT" } as const;
+
+const approvalsProcedure = memberProcedure.use(({ ctx, next }) => {
+  const approvals = ctx.services.approvals;
+  if (!approvals) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Approvals are not wired on this server." });
+  return next({ ctx: { ...ctx, approvals } });
+});
+
+async function guard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ApprovalError) throw new TRPCError({ code: CODES[err.code], message: err.message });
+    throw err;
+  }
+}
+
+export const approvalsRouter = router({
+  pending: approvalsProcedure
+    .input(z.object({ sessionId: z.string().min(1) }))
+    .query(({ ctx, input }) => guard(() => ctx.approvals.pendingApprovals(ctx.actor, input.sessionId))),
+
+  answer: approvalsProcedure
+    .input(
+      z.object({
+        approvalId: z.string().min(1),
+        choice: z.enum(["once", "session", "reject"]),
+        /** Said to the model with a rejection (or alongside an approval). */
+        message: z.string().max(4000).optional(),
+      }),
+    )
+    .mutation(({ ctx, input }) => guard(() => ctx.approvals.answerApproval(ctx.actor, input.approvalId, input.choice, input.message))),
+});

@@ -1,0 +1,33 @@
+// Org policy: the rules in force, their history, and (admins) a new version. Thin: validation,
+// versioning and audit live in services/policies.
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { PolicyError } from "../../services/policies";
+import { adminProcedure, memberProcedure, router } from "../trpc";
+
+function policies(services: { policies?: import("../../services/policies").PolicyService }) {
+  if (!services.policies) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Policies are not wired on this server." });
+  return services.policies;
+}
+
+async function guard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof PolicyError) throw new TRPCError({ code: err.code, message: err.message });
+    throw err;
+  }
+}
+
+export const policiesRouter = router({
+  current: memberProcedure.query(({ ctx }) => guard(() => policies(ctx.services).current(ctx.actor))),
+
+  history: memberProcedure
+    .input(z.object({ limit: z.number().int().min(1).max(100).optional() }).optional())
+    .query(({ ctx, input }) => guard(() => policies(ctx.services).history(ctx.actor, { limit: input?.limit }))),
+
+  /** `rules` is checked by the service so a bad rule gets its exact path in the error. */
+  set: adminProcedure
+    .input(z.object({ rules: z.array(z.unknown()).max(1000), expectedVersion: z.number().int().nonnegative().optional() }))
+    .mutation(({ ctx, input }) => guard(() => policies(ctx.services).set(ctx.actor, input.rules, { expectedVersion: input.expectedVersion }))),
+});
