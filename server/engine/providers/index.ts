@@ -31,7 +31,8 @@ export function resolveProvider(
   const anthropicReady = !!env.ANTHROPIC_API_KEY;
   // Local OpenAI-compatible servers (Ollama, vLLM) need no key, only a base URL.
   const openaiReady = !!env.OPENAI_API_KEY || !!env.OPENAI_BASE_URL;
-  const kind: ProviderKind | undefined = wanted ?? (anthropicReady ? "anthropic" : openaiReady ? "openai" : undefined);
+  const detected: ProviderKind | undefined = anthropicReady ? "anthropic" : openaiReady ? "openai" : undefined;
+  const kind = (wanted as ProviderKind | undefined) ?? detected;
   if (!kind) return { ok: false, message: notConfiguredMessage };
   if (kind === "anthropic" && !anthropicReady) {
     return { ok: false, message: `The session uses Anthropic but ANTHROPIC_API_KEY is not set. ${notConfiguredMessage}` };
@@ -39,7 +40,8 @@ export function resolveProvider(
   if (kind === "openai" && !openaiReady) {
     return { ok: false, message: `The session uses an OpenAI-compatible API but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set. ${notConfiguredMessage}` };
   }
-  const model = session.model ?? (wanted === env.QUIVER_PROVIDER || !env.QUIVER_PROVIDER ? env.QUIVER_MODEL : undefined) ?? defaultModels[kind];
+  // QUIVER_MODEL names a model of the default provider; a session on the other one gets its default.
+  const model = session.model ?? (kind === (env.QUIVER_PROVIDER ?? detected) ? env.QUIVER_MODEL : undefined) ?? defaultModels[kind];
   const config: ProviderConfig =
     kind === "anthropic"
       ? { kind, model, apiKey: env.ANTHROPIC_API_KEY!, baseURL: env.ANTHROPIC_BASE_URL, ...extra }
