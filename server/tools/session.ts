@@ -15,9 +15,15 @@ export class SessionToolState implements ToolSearchService {
     readonly registry: ToolRegistry,
     readonly preset: Preset = "coding",
     activated: readonly string[] = [],
+    /** Told of every activation after construction, so the owner can persist it. */
+    private readonly onActivate?: (added: readonly string[]) => void,
   ) {
+    this.restoring = true;
     this.activate(activated);
+    this.restoring = false;
   }
+
+  private restoring = false;
 
   get catalog(): Catalog {
     return this.registry.catalog(this.preset);
@@ -38,6 +44,7 @@ export class SessionToolState implements ToolSearchService {
         added.push(name);
       }
     }
+    if (added.length > 0 && !this.restoring) this.onActivate?.(added);
     return added;
   }
 

@@ -1,0 +1,17 @@
+// Every built-in tool, for the server to register. tool_search is not listed: the catalog adds
+// it whenever deferred tools exist. A new built-in adds one line here.
+import type { Tool } from "../tool";
+import { applyPatchTool } from "./apply_patch";
+import { editFileTool } from "./edit_file";
+import { fetchUrlTool } from "./fetch_url";
+import { gitDiffTool } from "./git_diff";
+import { globTool } from "./glob";
+import { listFilesTool } from "./list_files";
+import { readFileTool } from "./read_file";
+import { searchTextTool } from "./search_text";
+import { shellTool } from "./shell";
+import { writeFileTool } from "./write_file";
+
+export function builtinTools(): Tool[] {
+  return [applyPatchTool, editFileTool, fetchUrlTool, gitDiffTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, writeFileTool];
+}
