@@ -74,6 +74,12 @@ describe("resolveCall", () => {
     if (!r.ok) expect(r.error.message).toBe('Unknown tool "edt_fil". Did you mean: edit_file?');
   });
 
+  it("with no near name, lists the tools that can be called", () => {
+    const r = resolveCall(session(), call("kubectl", {}), { strict: false });
+    if (!r.ok) expect(r.error.message).toBe('Unknown tool "kubectl". Available tools: bad_name, edit_file, read_file, tool_search.');
+    expect(r.ok).toBe(false);
+  });
+
   it("a deferred tool whose schema was never sent says how to load it", () => {
     const s = session();
     const r = resolveCall(s, call("deploy_app", { path: "x" }), { strict: false });

@@ -56,7 +56,12 @@ export function resolveCall(tools: SessionToolState, call: RawToolCall, options:
       };
     }
     const callable = match.candidates.filter((n) => tools.isCallable(n) || catalog.isDeferred(n));
-    return { ok: false, name: call.name, error: respond(didYouMean(call.name, callable), { candidates: callable }) };
+    let message = didYouMean(call.name, callable);
+    if (callable.length === 0) {
+      const names = tools.tools().map((t) => t.name);
+      message += ` Available tools: ${names.slice(0, 40).join(", ")}${names.length > 40 ? ", …" : ""}.`;
+    }
+    return { ok: false, name: call.name, error: respond(message, { candidates: callable }) };
   }
   const tool = catalog.get(match.name)!;
   const notes: string[] = [];
