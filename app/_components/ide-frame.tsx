@@ -38,7 +38,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: 2_000 }));
   const runner = health.data?.runners.find((r) => r.connected);
   const socket = useEventSocketState();
-  const { state, status } = useSessionEvents(sessionId);
+  const { state, status, error: streamError } = useSessionEvents(sessionId);
   const files = useOpenFiles(sessionId);
   const tree = useQuery(trpc.files.tree.queryOptions({ sessionId }, { retry: 1, enabled: !!runner }));
   const [layout, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
@@ -108,7 +108,11 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </header>
       {(socketDown || runnerDown) && (
         <div className={styles.banner} role="status" data-testid="connection-banner">
-          {socketDown ? "Connection to the server lost. Reconnecting… (events will resume where they stopped)" : "The runner is disconnected: files, terminal and tools are unavailable until it reconnects."}
+          {socket === "closed"
+            ? "Connection to the server lost. Reconnecting… (events resume where they stopped)"
+            : socketDown
+              ? `Live updates interrupted (${streamError ?? "unknown error"}). Retrying…`
+              : "The runner is disconnected: files, terminal and tools are unavailable until it reconnects."}
         </div>
       )}
       <nav className={styles.files} aria-label="Files" data-testid="pane-files">

@@ -12,10 +12,12 @@ const session = z.object({ sessionId: z.string().min(1) });
 const CODES = { not_found: "NOT_FOUND", conflict: "CONFLICT", invalid: "BAD_REQUEST", unavailable: "PRECONDITION_FAILED" } as const;
 
 /** Runs a file operation for a session the caller can see, turning refusals into clear tRPC errors. */
-const fileProcedure = memberProcedure.use(async ({ ctx, input, next }) => {
+const fileProcedure = memberProcedure.use(async ({ ctx, getRawInput, next }) => {
   const files: FileService | undefined = ctx.services.files;
   if (!files) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "File access is not wired on this server." });
-  const { sessionId } = session.parse(input);
+  const parsed = session.safeParse(await getRawInput());
+  if (!parsed.success) throw new TRPCError({ code: "BAD_REQUEST", message: "sessionId is required" });
+  const { sessionId } = parsed.data;
   await ctx.services.sessions.assertAccess(ctx.actor, sessionId);
   return next({ ctx: { ...ctx, files } });
 });

@@ -1,0 +1,60 @@
+// The files router over tRPC with a real runner: session check, input validation, error codes.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../../executors/runner/testing";
+import { createFileService } from "../../services/files";
+import { createSessionService } from "../../services/sessions";
+import { ensureLocalActor } from "../../services/local-user";
+import { testDatabases, useTestDb } from "../../testing/db";
+import { appRouter } from "../root";
+import type { Services } from "../../services/types";
+
+describe.each(testDatabases())("files router on %s", (provider) => {
+  const t = useTestDb(provider);
+  let server: TestServer;
+  let runner: RunnerChild;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "quiver-files-router-"));
+    await writeFile(join(dir, "a.txt"), "alpha\n");
+    server = await startServer();
+    runner = spawnRunner({ url: server.url, workspace: dir });
+    await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner");
+  }, 30_000);
+  afterAll(async () => {
+    await runner?.stop();
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function caller() {
+    const db = t.current.db;
+    const actor = await ensureLocalActor(db);
+    const sessions = createSessionService(db);
+    const services = { db, sessions, files: createFileService(server.pool) } as unknown as Services;
+    const session = await sessions.create(actor, {});
+    return { api: appRouter.createCaller({ services, actor }), sessionId: session.id };
+  }
+
+  it("opens, saves and reports conflicts with tRPC codes", async () => {
+    const { api, sessionId } = await caller();
+    const tree = await api.files.tree({ sessionId });
+    expect(tree.entries).toContainEqual({ path: "a.txt", type: "file" });
+    const file = await api.files.read({ sessionId, path: "a.txt" });
+    expect(file.content).toBe("alpha\n");
+    await api.files.save({ sessionId, path: "a.txt", content: "beta\n", expectHash: file.hash });
+    await expect(api.files.save({ sessionId, path: "a.txt", content: "gamma\n", expectHash: file.hash })).rejects.toMatchObject({ code: "CONFLICT" });
+    await expect(api.files.read({ sessionId, path: "nope.txt" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(api.files.read({ sessionId, path: "../../etc/passwd" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await api.files.create({ sessionId, path: "d/e.txt", kind: "file" });
+    await expect(api.files.create({ sessionId, path: "d/e.txt", kind: "file" })).rejects.toMatchObject({ code: "CONFLICT" });
+  });
+
+  it("refuses sessions that do not exist", async () => {
+    const { api } = await caller();
+    await expect(api.files.tree({ sessionId: "no-such-session" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+});
