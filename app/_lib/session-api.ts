@@ -27,22 +27,6 @@ export interface SessionApi {
   ): () => void;
 }
 
-// The turn/approval/spill routers are written by other engineers; their shape is pinned here.
-interface Procedures {
-  turns: {
-    send: { mutate(i: { sessionId: string; text: string }): Promise<unknown> };
-    cancel: { mutate(i: { sessionId: string }): Promise<unknown> };
-    events: {
-      subscribe(
-        i: { sessionId: string; lastSeq: number },
-        o: { onData(d: unknown): void; onError(e: Error): void; onStarted?(): void },
-      ): { unsubscribe(): void };
-    };
-  };
-  approvals: { answer: { mutate(i: { sessionId: string; approvalId: string; choice: ApprovalChoice; message?: string }): Promise<unknown> } };
-  spills: { read: { query(i: { sessionId: string; ref: string; offset: number; length: number }): Promise<SpillPage> } };
-}
-
 /** Tracked subscription events arrive as `{ id, data }`; plain ones as the event itself. */
 function unwrap(d: unknown): SessionEvent {
   const v = d as { id?: string; data?: SessionEvent } & SessionEvent;
@@ -50,16 +34,15 @@ function unwrap(d: unknown): SessionEvent {
 }
 
 export function useSessionApi(): SessionApi {
-  const raw = useTRPCClient();
-  return useMemo(() => build(raw as unknown as Procedures), [raw]);
+  const client = useTRPCClient();
+  return useMemo(() => build(client), [client]);
 }
 
-function build(client: Procedures): SessionApi {
+function build(client: ReturnType<typeof useTRPCClient>): SessionApi {
   return {
     send: (sessionId, text) => client.turns.send.mutate({ sessionId, text }),
     cancel: (sessionId) => client.turns.cancel.mutate({ sessionId }),
-    answer: (sessionId, approvalId, choice, message) =>
-      client.approvals.answer.mutate({ sessionId, approvalId, choice, ...(message ? { message } : {}) }),
+    answer: (_sessionId, approvalId, choice, message) => client.approvals.answer.mutate({ approvalId, choice, ...(message ? { message } : {}) }),
     spill: (sessionId, ref, offset, length) => client.spills.read.query({ sessionId, ref, offset, length }),
     subscribe(sessionId, lastSeq, h) {
       const sub = client.turns.events.subscribe(

@@ -6,6 +6,7 @@ import { filesRouter } from "./routers/files";
 import { turnsRouter } from "./routers/turns";
 import { approvalsRouter } from "./routers/approvals";
 import { policiesRouter } from "./routers/policies";
+import { spillsRouter } from "./routers/spills";
 
 export const appRouter = router({
   health: healthRouter,
@@ -14,6 +15,7 @@ export const appRouter = router({
   turns: turnsRouter,
   approvals: approvalsRouter,
   policies: policiesRouter,
+  spills: spillsRouter,
 });
 
 export type AppRouter = typeof appRouter;

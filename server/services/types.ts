@@ -10,6 +10,7 @@ import type { Engine } from "../engine/engine";
 import type { EventHub } from "../hub/events";
 import type { Pipeline } from "../pipeline";
 import type { PolicyService } from "./policies";
+import type { SpillStore } from "./spills";
 
 export interface Services {
   env: Env;
@@ -28,6 +29,8 @@ export interface Services {
   approvals?: Pick<Pipeline, "answerApproval" | "pendingApprovals">;
   /** Versioned org policy rules. */
   policies?: PolicyService;
+  /** Full outputs of truncated tool results (the IDE's viewer reads pages of them). */
+  spills?: Pick<SpillStore, "read">;
 }
 
 /** Who is asking. In embedded mode every request is the local user. */

@@ -1,0 +1,28 @@
+// Spilled tool output for the IDE's full-output viewer: one page (byte range, snapped to whole
+// characters) at a time, so a many-megabyte spill is never sent or rendered whole.
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import type { SpillStore } from "../../services/spills";
+import { memberProcedure, router } from "../trpc";
+
+export const SPILL_PAGE_MAX = 1024 * 1024;
+
+export const spillsRouter = router({
+  read: memberProcedure
+    .input(
+      z.object({
+        sessionId: z.string().min(1),
+        ref: z.string().regex(/^sp_[0-9a-f]{32}$/, "not a spill reference"),
+        offset: z.number().int().nonnegative(),
+        length: z.number().int().min(1).max(SPILL_PAGE_MAX),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const spills: Pick<SpillStore, "read"> | undefined = ctx.services.spills;
+      if (!spills) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Spilled output is not wired on this server." });
+      await ctx.services.sessions.assertAccess(ctx.actor, input.sessionId);
+      const slice = await spills.read(input.ref, { sessionId: input.sessionId, offset: input.offset, length: input.length });
+      if (!slice) throw new TRPCError({ code: "NOT_FOUND", message: "This output is no longer stored (spills expire after 7 days)." });
+      return slice;
+    }),
+});
