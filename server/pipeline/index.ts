@@ -38,7 +38,11 @@ export interface Pipeline extends Dispatcher {
   cancelSession(sessionId: string): Promise<void>;
   /** Start-up: fails calls cut off by a stop and settles approvals answered just before it. */
   recover(): Promise<{ interrupted: number; settled: number }>;
-  /** Stops waiting (pending approvals stay pending for the next process) and aborts early runs. */
+  /**
+   * Stops waiting (pending approvals stay pending for the next process) and aborts in-flight
+   * calls and early runs. Call it before the engine interrupts its turns: an abort the pipeline
+   * sees first is a person's cancel and cancels the card.
+   */
   dispose(): void;
 }
 
