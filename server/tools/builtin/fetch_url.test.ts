@@ -38,7 +38,7 @@ beforeAll(async () => {
   runner = spawnRunner({
     url: server.url,
     workspace: dir,
-    env: { QUIVER_FETCH_RESOLVE: "fixture.test=127.0.0.1,evil.test=127.0.0.1", QUIVER_FETCH_PRIVATE_HOSTS: "fixture.test" },
+    env: { NODE_ENV: "test", QUIVER_FETCH_RESOLVE: "fixture.test=127.0.0.1,evil.test=127.0.0.1", QUIVER_FETCH_PRIVATE_HOSTS: "fixture.test" },
   });
   await waitFor(() => server.pool.status().some((r) => r.connected), 30_000, "runner to connect");
 });

@@ -165,7 +165,7 @@ describe("shell through the runner pool", () => {
     home = await mkdtemp(join(tmpdir(), "quiver-home-"));
     server = await startServer();
     // An empty HOME keeps this machine's own (slow) login profile out of the timings.
-    runner = spawnRunner({ url: server.url, workspace: dir, env: { HOME: home, QUIVER_TEST_SECRET: "hidden" } });
+    runner = spawnRunner({ url: server.url, workspace: dir, env: { NODE_ENV: "test", HOME: home, QUIVER_TEST_SECRET: "hidden" } });
     await waitFor(() => server.pool.status().some((r) => r.connected), 30_000, "runner to connect");
   });
   afterAll(async () => {
