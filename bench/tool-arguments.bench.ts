@@ -101,12 +101,16 @@ printTable(
 const buckets: [string, (n: number) => boolean][] = [["< 4 KiB", (n) => n < 4096], ["4-64 KiB", (n) => n >= 4096 && n < 65536], [">= 64 KiB", (n) => n >= 65536]];
 printTable(
   "Throughput by call size (MB/s)",
-  ["size", "cases", ...impls.map((i) => i.name), "ratio"],
+  ["size", "cases", ...impls.map((i) => i.name), "ratio", "JSON.parse of originals", "ladder vs JSON.parse"],
   buckets.map(([label, inBucket]) => {
-    const texts = cases.map((c) => c.text).filter((t) => inBucket(Buffer.byteLength(t)));
+    const picked = cases.filter((c) => inBucket(Buffer.byteLength(c.text)));
+    const texts = picked.map((c) => c.text);
     const b = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
     const mbs = impls.map((impl) => b / 1e6 / (throughput(() => { for (const t of texts) impl.run(t); }, { minMs: 500 }).nsPerOp / 1e9));
-    return [label, String(texts.length), ...mbs.map((m) => m.toFixed(1)), ratio(mbs[0], mbs[1])];
+    const whole = picked.map((c) => JSON.stringify(c.original));
+    const wb = whole.reduce((n, t) => n + Buffer.byteLength(t), 0);
+    const parse = wb / 1e6 / (throughput(() => { for (const t of whole) JSON.parse(t); }, { minMs: 500 }).nsPerOp / 1e9);
+    return [label, String(texts.length), ...mbs.map((m) => m.toFixed(1)), ratio(mbs[0], mbs[1]), parse.toFixed(1), ratio(mbs[0], parse)];
   }),
 );
 
