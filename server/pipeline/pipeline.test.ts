@@ -75,8 +75,9 @@ describe.each(testDatabases())("pipeline on %s", (provider) => {
   it("batches read-only calls concurrently, runs others alone in order, one failure stays in its slot", async () => {
     const exec = new ScriptedExecutor((req) => {
       const path = (req.input as { path?: string }).path ?? "";
-      if (path === "boom") return { delayMs: 5, throws: new Error("disk on fire") };
-      return { delayMs: path.startsWith("slow") ? 120 : 20, result: { ok: true, output: `content of ${path}` } };
+      // long enough that all three overlap even when database writes are slow
+      if (path === "boom") return { delayMs: 400, throws: new Error("disk on fire") };
+      return { delayMs: path.startsWith("slow") ? 800 : 400, result: { ok: true, output: `content of ${path}` } };
     });
     const h = setup({ exec });
     const s = await newTurn(t.current);
@@ -102,7 +103,7 @@ describe.each(testDatabases())("pipeline on %s", (provider) => {
   });
 
   it("runs at most `concurrency` calls at once", async () => {
-    const exec = new ScriptedExecutor(() => ({ delayMs: 30, result: { ok: true, output: "x" } }));
+    const exec = new ScriptedExecutor(() => ({ delayMs: 300, result: { ok: true, output: "x" } }));
     const h = setup({ exec, deps: { limits: { concurrency: 4, approvalPollMs: 100 } } });
     const s = await newTurn(t.current);
     const out = await h.pipeline.dispatch(request(h, s, Array.from({ length: 12 }, (_, i) => call("read_file", { path: `f${i}` }))));
@@ -209,7 +210,8 @@ describe.each(testDatabases())("pipeline on %s", (provider) => {
   });
 
   it("speculative start: an early read is used when the final arguments match, discarded when they change", async () => {
-    const exec = new ScriptedExecutor(() => ({ delayMs: 50, result: { ok: true, output: "early" } }));
+    // the run for "b" is still in flight when it is discarded, so its abort is observable
+    const exec = new ScriptedExecutor((req) => ({ delayMs: (req.input as { path: string }).path === "b" ? 10_000 : 50, result: { ok: true, output: "early" } }));
     const h = setup({ exec });
     const s = await newTurn(t.current);
     const c1 = call("read_file", { path: "a" });
