@@ -100,7 +100,8 @@ describe.each(modes)("PtyManager (sandbox %s)", (mode) => {
   it("answers a close of an unknown PTY and refuses a foreign session's re-attach", async () => {
     const m = make();
     m.handle({ type: "pty.close", ptyId: "nope" });
-    expect(exitOf("nope")).toMatchObject({ exitCode: null });
+    await until(() => exitOf("nope") !== undefined, "an answer for an unknown PTY");
+    expect(exitOf("nope")).toMatchObject({ exitCode: null, signal: "not open" });
     m.handle({ type: "pty.open", ptyId: "p4", sessionId: "s1", cols: 80, rows: 24 });
     m.handle({ type: "pty.open", ptyId: "p4", sessionId: "other", cols: 80, rows: 24 });
     m.handle({ type: "pty.input", ptyId: "p4", data: "echo still-mine\r" });

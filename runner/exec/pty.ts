@@ -3,7 +3,7 @@
 // kills the PTY's whole process tree. When the server connection drops, PTYs wait `graceMs`
 // for a `pty.open` with the same id to re-attach (output meanwhile is kept and replayed), then
 // close; the server's own terminal bridge handles a browser that went away.
-import { spawn as spawnPty, type IPty } from "node-pty";
+import type { IPty } from "node-pty";
 import { constants as osConstants } from "node:os";
 import type { RunnerToServer } from "../../server/protocol/runner";
 import type { PtyHandler, PtyMessage } from "../ops";
@@ -42,10 +42,28 @@ const signalName = (n: number | undefined): string | undefined =>
 export class PtyManager implements PtyHandler {
   private readonly ptys = new Map<string, Entry>();
   private connected = true;
+  // node-pty (a native addon) loads in the background so it never delays the runner's start;
+  // frames that arrive before it is ready wait here, in order.
+  private nodePty: typeof import("node-pty") | undefined;
+  private early: PtyMessage[] | undefined = [];
+  private loadError: string | undefined;
 
-  constructor(private readonly o: PtyOptions) {}
+  constructor(private readonly o: PtyOptions) {
+    import("node-pty")
+      .then((m) => (this.nodePty = m))
+      .catch((e: Error) => (this.loadError = `node-pty is unavailable: ${e.message}`))
+      .finally(() => {
+        const queued = this.early ?? [];
+        this.early = undefined;
+        for (const m of queued) this.handle(m);
+      });
+  }
 
   handle(message: PtyMessage): void {
+    if (this.early) {
+      this.early.push(message);
+      return;
+    }
     const entry = this.ptys.get(message.ptyId);
     switch (message.type) {
       case "pty.open":
@@ -85,7 +103,8 @@ export class PtyManager implements PtyHandler {
     };
     let pty: IPty;
     try {
-      pty = spawnPty(file, args, { name: "xterm-256color", cols: m.cols, rows: m.rows, cwd: this.o.workspaceRoot, env });
+      if (!this.nodePty) throw new Error(this.loadError ?? "node-pty is not loaded");
+      pty = this.nodePty.spawn(file, args, { name: "xterm-256color", cols: m.cols, rows: m.rows, cwd: this.o.workspaceRoot, env });
     } catch (e) {
       this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: `failed to start: ${(e as Error).message}` });
       return;
