@@ -40,7 +40,7 @@ describe("external tools", () => {
   });
 
   it("an unusual but valid schema still gets a loose validator", () => {
-    const t = defineExternalTool({ name: "odd", description: "Odd.", inputSchema: { type: "object", properties: { a: { $ref: "#/definitions/missing" } } }, execute: async () => ({ output: "" }) });
+    const t = defineExternalTool({ name: "odd", description: "Odd.", inputSchema: { type: "object", properties: { a: { $ref: "#/definitions/missing" } } }, capabilities: [], execute: async () => ({ output: "" }) });
     expect(t.parse({ a: 1, b: 2 }).ok).toBe(true);
     expect(new ToolRegistry([t]).get("odd")!.failClosed).toBe(false);
   });
