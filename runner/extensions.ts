@@ -6,10 +6,10 @@
 //  - reports the first `sandbox` it finds in hello (none: { available: false, kind: "none" }),
 //  - calls `dispose()` of each on shutdown.
 // Add your factories to the array below; keep this file a list, not logic.
-import { execExtension } from "./exec";
-import { netExtension } from "./net";
 import type { RunnerExtension, RunnerHost } from "./ops";
 
+// Imported here rather than at the top, so a runner that exits on bad arguments never loads them.
 export async function loadExtensions(host: RunnerHost): Promise<RunnerExtension[]> {
+  const [{ execExtension }, { netExtension }] = await Promise.all([import("./exec"), import("./net")]);
   return [execExtension(host), netExtension()];
 }
