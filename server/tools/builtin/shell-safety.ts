@@ -108,12 +108,19 @@ function split(line: string): Parsed | undefined {
   return { commands: commands.filter((c) => c.length > 0), opaque };
 }
 
-/** True when every command of the line is known to only read. */
+// Reading is only harmless inside the workspace: `cat ~/.aws/credentials` must be asked about.
+const leavesWorkspace = (arg: string) => {
+  const value = arg.startsWith("-") && arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : arg;
+  return /^[~/]/.test(value) || /(^|\/)\.\.(\/|$)/.test(value) || value.startsWith("$");
+};
+
+/** True when every command of the line is known to only read, and only inside the workspace. */
 export function isReadOnlyCommand(line: string): boolean {
   const parsed = split(line);
   if (!parsed || parsed.opaque || parsed.commands.length === 0) return false;
   return parsed.commands.every(([name, ...args]) => {
     if (name.includes("=") || name.includes("/")) return false; // VAR=x cmd, ./script
+    if (args.some(leavesWorkspace)) return false;
     const check = Object.hasOwn(SAFE, name) ? SAFE[name] : undefined;
     return !!check && check(args);
   });

@@ -79,6 +79,12 @@ describe("shell approval", () => {
     "tree -o out.txt",
     "env rm x",
     "python3 -c 'print(1)'",
+    "cat ~/.aws/credentials",
+    "cat /etc/shadow",
+    "ls ../other-project",
+    "cd .. && ls",
+    "rg --file=/etc/passwd x",
+    "git -C /srv/repo log",
   ])("asks before %s", (command) => {
     const i = input(command);
     expect(shellTool.approvalFor(i)).toBe("required");
