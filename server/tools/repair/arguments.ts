@@ -5,6 +5,8 @@
 // (json.ts) applies exactly the rungs a text needs and they are reported in ladder order.
 import { isSpace, RBRACE, repairJson } from "./json";
 
+// RUNGS[k] is bit 1 << k of repairJson's flags.
+
 export type Rung = "control_chars" | "trailing_commas" | "closed_brackets" | "surplus_closers";
 export const RUNGS: readonly Rung[] = ["control_chars", "trailing_commas", "closed_brackets", "surplus_closers"];
 
@@ -35,6 +37,11 @@ function classifyNonObject(raw: string): ArgumentsResult {
   }
 }
 
+function isBlank(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (!isSpace(s.charCodeAt(i))) return false;
+  return true;
+}
+
 function endsWithBrace(s: string): boolean {
   let i = s.length - 1;
   while (i >= 0 && isSpace(s.charCodeAt(i))) i--;
@@ -49,7 +56,7 @@ export function parseArguments(raw: string, options: ArgumentOptions = {}): Argu
     return { ok: false, reason: "too_large", message: `arguments are ${size} bytes, above the ${MAX_ARGUMENT_BYTES}-byte limit` };
   }
   // Providers send "" for a call without arguments.
-  if (raw.trim() === "") return { ok: true, value: {}, repairs: [] };
+  if (isBlank(raw)) return { ok: true, value: {}, repairs: [] };
   let value: unknown;
   let parsed = false;
   // A JSON object ends with `}`: skip a parse that must fail, since a thrown SyntaxError
@@ -72,7 +79,9 @@ export function parseArguments(raw: string, options: ArgumentOptions = {}): Argu
       return { ok: false, reason: "unparseable", message: "arguments are not valid JSON and could not be repaired" };
     }
     if (!isObject(value)) return { ok: false, reason: "not_object", message: "arguments must be a JSON object" };
-    return { ok: true, value, repairs: RUNGS.filter((r) => repaired.repairs.has(r)) };
+    const repairs: Rung[] = [];
+    for (let k = 0; k < RUNGS.length; k++) if (repaired.repairs & (1 << k)) repairs.push(RUNGS[k]);
+    return { ok: true, value, repairs };
   }
   if (!isObject(value)) return { ok: false, reason: "not_object", message: "arguments must be a JSON object" };
   return { ok: true, value, repairs: [] };

@@ -3,7 +3,8 @@
 // strings and brackets, surplus closers) and reports which. Cut-off values are completed only
 // when the completion keeps what was written (a string is closed, `tru` becomes `true`); a key
 // with no value is dropped rather than guessed, so validation reports it missing.
-import type { Rung } from "./arguments";
+/** Bit flags of the rungs applied, in ladder order (a Set per call costs more than the scan). */
+export const CONTROL_CHARS = 1, TRAILING_COMMAS = 2, CLOSED_BRACKETS = 4, SURPLUS_CLOSERS = 8;
 
 const enum S {
   /** object: expecting a key or `}` (right after `{`) */
@@ -61,9 +62,9 @@ class Out {
 }
 
 /** Returns repaired JSON text, or undefined when the text is not an object at its root. */
-export function repairJson(text: string): { text: string; repairs: Set<Rung> } | undefined {
+export function repairJson(text: string): { text: string; repairs: number } | undefined {
   const src = text;
-  const repairs = new Set<Rung>();
+  let repairs = 0;
   const n = src.length;
   let i = 0;
   while (i < n && isSpace(src.charCodeAt(i))) i++;
@@ -83,7 +84,7 @@ export function repairJson(text: string): { text: string; repairs: Set<Rung> } |
       if (c === RBRACE || c === RBRACKET) {
         out.push(src.slice(last, i));
         last = i + 1;
-        repairs.add("surplus_closers");
+        repairs |= SURPLUS_CLOSERS;
       } else if (!isSpace(c)) {
         break; // trailing garbage: copied as is, for the parser to refuse
       }
@@ -98,14 +99,14 @@ export function repairJson(text: string): { text: string; repairs: Set<Rung> } |
     if (c === RBRACE || c === RBRACKET) {
       if (pendingComma) {
         pendingComma = false;
-        repairs.add("trailing_commas");
+        repairs |= TRAILING_COMMAS;
       }
       let depth = stack.length - 1;
       while (depth >= 0 && stack[depth].closer !== c) depth--;
       if (depth < 0) {
         out.push(src.slice(last, i)); // closes nothing that is open: a surplus closer
         last = i + 1;
-        repairs.add("surplus_closers");
+        repairs |= SURPLUS_CLOSERS;
         i++;
         continue;
       }
@@ -114,7 +115,7 @@ export function repairJson(text: string): { text: string; repairs: Set<Rung> } |
         out.push(src.slice(last, i));
         last = i;
         while (stack.length - 1 > depth) out.push(closerOf(stack.pop()!));
-        repairs.add("closed_brackets");
+        repairs |= CLOSED_BRACKETS;
       }
       stack.pop();
       i++;
@@ -130,7 +131,7 @@ export function repairJson(text: string): { text: string; repairs: Set<Rung> } |
         top.state = top.closer === RBRACE ? S.Key : S.Value;
         pendingComma = true;
       } else {
-        repairs.add("trailing_commas"); // a doubled or leading comma
+        repairs |= TRAILING_COMMAS; // a doubled or leading comma
       }
       i++;
       continue;
@@ -163,7 +164,7 @@ export function repairJson(text: string): { text: string; repairs: Set<Rung> } |
           out.push(src.slice(last, i));
           out.push(CONTROL_ESCAPES[d] ?? "");
           last = i + 1;
-          repairs.add("control_chars");
+          repairs |= CONTROL_CHARS;
         }
         i++;
       }
@@ -197,7 +198,7 @@ export function repairJson(text: string): { text: string; repairs: Set<Rung> } |
   }
 
   // Cut off: finish or drop what was being written, then close every open container.
-  repairs.add("closed_brackets");
+  repairs |= CLOSED_BRACKETS;
   const top = stack[stack.length - 1];
   if (inString) {
     if (stringIsKey) out.truncate(top.memberStart);
