@@ -54,12 +54,23 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const localRunnerToken = randomBytes(32).toString("base64url");
   const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
 
-  const parts: Parts = await createParts({ env, db: handle.db, dbProvider: handle.provider, runnerTokens, log });
+  const sessions = createSessionService(handle.db);
+  const dbUrl = defaultDbUrl(env.dataDir, env.DATABASE_URL);
+  const parts: Parts = await createParts({
+    env,
+    db: handle.db,
+    dbProvider: handle.provider,
+    dbUrl,
+    runnerTokens,
+    actorFor: () => localActor,
+    canUseSession: (actor, sessionId) => sessions.assertAccess(actor, sessionId).then(() => true, () => false),
+    log,
+  });
   const services: Services = {
     env,
     db: handle.db,
     dbProvider: handle.provider,
-    sessions: createSessionService(handle.db),
+    sessions,
     ...parts.services,
     health: () => checkHealth(handle.db, handle.provider, parts.services.runners),
   };
