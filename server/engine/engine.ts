@@ -62,6 +62,8 @@ export const defaultSystemPrompt =
 export function createEngine(deps: EngineDeps): Engine {
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(`[engine] ${m}`, e ?? ""));
   const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  /** Every turn still closing, including ones already released from `running`. */
+  const inflight = new Set<Promise<void>>();
   const adapters = new Map<string, ProviderAdapter>();
   let shuttingDown = false;
   const system = deps.systemPrompt ?? defaultSystemPrompt;
@@ -92,6 +94,8 @@ export function createEngine(deps: EngineDeps): Engine {
     let release!: () => void;
     const done = new Promise<void>((r) => (release = r));
     running.set(sessionId, { controller, done });
+    inflight.add(done);
+    void done.then(() => inflight.delete(done));
     try {
       const { db, hub } = deps;
       const session = await db.session.findUnique({ where: { id: sessionId } });
@@ -99,26 +103,32 @@ export function createEngine(deps: EngineDeps): Engine {
       const other = await db.turn.findFirst({ where: { sessionId, status: "running" }, select: { id: true } });
       if (other) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
       const position = await nextPosition(db, sessionId);
-      const { turn, message } = await db.$transaction(async (tx) => {
-        const turn = await tx.turn.create({ data: { sessionId } });
-        const message = await tx.message.create({ data: { sessionId, turnId: turn.id, position, role: "user", content: [{ type: "text", text }] } });
-        await tx.session.update({ where: { id: sessionId }, data: { status: "running" } });
-        return { turn, message };
-      });
+      // One nested write (atomic, no interactive transaction to queue behind on SQLite).
+      const [turn] = await db.$transaction([
+        db.turn.create({
+          data: { sessionId, messages: { create: { session: { connect: { id: sessionId } }, position, role: "user", content: [{ type: "text", text }] } } },
+          include: { messages: { select: { id: true } } },
+        }),
+        db.session.update({ where: { id: sessionId }, data: { status: "running" } }),
+      ]);
+      const message = turn.messages[0];
       await hub.publish(sessionId, { type: "turn.started", turnId: turn.id });
       await hub.publish(sessionId, { type: "message.user", messageId: message.id, text });
       const resolution = resolveProvider(deps.env, session, { maxOutputTokens: deps.maxOutputTokens });
       const run = {
         sessionId, turnId: turn.id, actorId: actor.userId, signal: controller.signal, firstPosition: position + 1,
         shutdown: () => shuttingDown,
+        release: () => {
+          if (running.get(sessionId)?.controller === controller) running.delete(sessionId);
+        },
       };
       const work = resolution.ok
         ? runTurn(turnDeps, { ...run, adapter: adapterFor(resolution.config) })
-        : refuse(turnDeps, run.sessionId, run.turnId, resolution.message);
+        : refuse(turnDeps, run, resolution.message);
       void work
         .catch((err) => log(`turn ${turn.id} crashed`, err))
         .finally(() => {
-          running.delete(sessionId);
+          run.release();
           release();
         });
       return { turnId: turn.id, messageId: message.id };
@@ -147,15 +157,17 @@ export function createEngine(deps: EngineDeps): Engine {
       shuttingDown = true;
       const all = [...running.values()];
       for (const r of all) r.controller.abort();
-      await Promise.all(all.map((r) => r.done));
+      await Promise.all([...all.map((r) => r.done), ...inflight]);
     },
   };
 }
 
 /** No provider: the turn ends at once with an error event that says how to configure one. */
-async function refuse(deps: { db: Db; hub: EventHub }, sessionId: string, turnId: string, message: string) {
+async function refuse(deps: { db: Db; hub: EventHub }, run: { sessionId: string; turnId: string; release(): void }, message: string) {
+  const { sessionId, turnId } = run;
   await deps.hub.publish(sessionId, { type: "error", turnId, code: "provider_not_configured", message });
   await deps.db.turn.update({ where: { id: turnId }, data: { status: "failed", stopReason: "provider_not_configured", error: message, endedAt: new Date() } });
   await deps.db.session.update({ where: { id: sessionId }, data: { status: "idle" } });
+  run.release();
   await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: "failed", stopReason: "provider_not_configured" });
 }

@@ -34,6 +34,9 @@ export interface TurnRun {
   firstPosition: number;
   /** Set when the server is shutting down: the turn ends as interrupted, not cancelled. */
   shutdown(): boolean;
+  /** Called once the turn is recorded as ended, just before turn.finished goes out, so a
+   * client that reacts to that event at once can start the next turn. */
+  release(): void;
 }
 
 export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
@@ -139,6 +142,7 @@ async function finishTurn(
       data: { status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, endedAt: new Date() },
     });
     await db.session.update({ where: { id: sessionId }, data: { status: end.status === "interrupted" ? "interrupted" : "idle" } });
+    run.release();
     await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: end.status, ...(end.stopReason ? { stopReason: end.stopReason } : {}) });
   } catch (err) {
     deps.log(`turn ${turnId} could not be closed cleanly; start-up recovery will mark it interrupted`, err);

@@ -31,6 +31,11 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     expect(rows[3].payload).toEqual(notice(3));
     expect(await hub.lastSeq(sessionId)).toBe(20);
     await hub.dispose();
+    // Unused reserved numbers are given back: the next process continues at 21.
+    expect((await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } })).lastSeq).toBe(20);
+    const next = createEventHub(t.current.db);
+    expect((await next.publish(sessionId, notice(21))).seq).toBe(21);
+    await next.dispose();
   });
 
   it("never hands out a number twice with two writers on one database", async () => {
@@ -38,9 +43,17 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     const b = createEventHub(t.current.db);
     const { sessionId } = await seedSession(t.current.db);
     const all = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).publish(sessionId, notice(i))));
-    const seqs = all.map((e) => e.seq).sort((x, y) => x - y);
-    expect(seqs).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const seqs = all.map((e) => e.seq);
+    expect(new Set(seqs).size).toBe(40);
+    // Each writer numbers its own events in order (from its own reserved block).
+    for (const parity of [0, 1]) {
+      const own = seqs.filter((_, i) => i % 2 === parity);
+      expect(own).toEqual([...own].sort((x, y) => x - y));
+      expect(own.at(-1)! - own[0]).toBe(19);
+    }
     await Promise.all([a.dispose(), b.dispose()]);
+    const rows = await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } });
+    expect(rows.map((r) => r.seq)).toEqual([...seqs].sort((x, y) => x - y));
   });
 
   it("resumes after a seq with no gap and no duplicate while events keep coming, for several subscribers", async () => {
@@ -73,6 +86,32 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     ctl.abort();
     await hub.dispose();
   }, 20_000);
+
+  it("serves a resuming subscriber the events whose write has not committed yet", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const real = t.current.db;
+    // The same client, with event writes held until the gate opens.
+    const slowEvents = new Proxy(real.sessionEvent, {
+      get: (target, key) => (key === "createMany" ? async (args: never) => (await gate, target.createMany(args)) : Reflect.get(target, key)),
+    });
+    const db = new Proxy(real, { get: (target, key) => (key === "sessionEvent" ? slowEvents : Reflect.get(target, key)) });
+    const hub = createEventHub(db);
+    const { sessionId } = await seedSession(real);
+    const durable = Array.from({ length: 5 }, (_, i) => hub.publish(sessionId, notice(i + 1)));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await real.sessionEvent.count({ where: { sessionId } })).toBe(0);
+    const ctl = new AbortController();
+    const got = take(hub.subscribe(sessionId, 2, ctl.signal), 5);
+    await new Promise((r) => setTimeout(r, 50));
+    open();
+    await Promise.all(durable);
+    await hub.publish(sessionId, notice(6));
+    await hub.publish(sessionId, notice(7));
+    expect((await got).map((e) => e.seq)).toEqual([3, 4, 5, 6, 7]);
+    ctl.abort();
+    await hub.dispose();
+  });
 
   it("ends subscriptions on abort and on dispose", async () => {
     const hub = createEventHub(t.current.db);

@@ -1,85 +1,105 @@
-// Per-session event fan-out. Every event is first written to SessionEvent with the next
-// per-session sequence number (Session.lastSeq, bumped in the same transaction, so two writers
-// never share a number), then handed to live subscribers in sequence order. A subscriber that
-// starts after `afterSeq` reads what it missed from the database and continues live with no gap
-// and no duplicate; a subscriber that falls behind is switched back to reading the database.
+// Per-session event fan-out with sequence numbers. Numbers come from Session.lastSeq, reserved
+// atomically a block at a time (one UPDATE … increment per LEASE events), so two processes
+// never hand out the same number and a token costs no database round trip on its way to the
+// browser. Each event is fanned out live at once and written to SessionEvent right behind
+// (batched); until its write commits it is kept in memory, so a subscriber resuming from any
+// seq reads the database, then the not-yet-written tail, then live events: no gap, no
+// duplicate. A subscriber that falls behind is sent back to reading the database.
 import type { Db } from "../db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
+import { persistBehind, type WriteQueue } from "./persist";
 
 export interface EventHub {
-  /** Persists the event, assigns its seq, fans it out; resolves once it is durable. */
+  /** Assigns the seq and fans the event out now; resolves once it is durable. */
   publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent>;
   /** Events with seq > afterSeq, then live ones, until `signal` aborts or the hub is disposed. */
   subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<SessionEvent, void, undefined>;
+  /** The highest seq handed out for the session (0: none). */
   lastSeq(sessionId: string): Promise<number>;
+  /** Writes what is pending, returns unused numbers, ends subscriptions. */
   dispose(): Promise<void>;
 }
 
 export interface EventHubOptions {
-  /** Most events one transaction writes (publishes queued meanwhile ride along). */
+  /** Sequence numbers reserved per database round trip (default 256). */
+  lease?: number;
+  /** Most events one write carries (default 256). */
   batchSize?: number;
   /** Live events buffered per subscriber before it is sent back to the database. */
   subscriberBuffer?: number;
+  log?: (message: string, err?: unknown) => void;
 }
 
-interface Pending {
+interface Waiting {
   body: SessionEventBody;
   resolve(ev: SessionEvent): void;
   reject(err: unknown): void;
 }
 
-type Listener = (ev: SessionEvent) => void;
+interface SessionState {
+  next: number;
+  max: number;
+  leasing?: Promise<void>;
+  /** Published before a lease was available; numbered and sent in order when it arrives. */
+  waiting: Waiting[];
+  writes: WriteQueue;
+  listeners: Set<(ev: SessionEvent) => void>;
+}
 
 export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub {
-  const batchSize = options.batchSize ?? 256;
+  const lease = options.lease ?? 256;
   const bufferLimit = options.subscriberBuffer ?? 10_000;
-  const queues = new Map<string, Pending[]>();
-  const flushing = new Map<string, Promise<void>>();
-  const listeners = new Map<string, Set<Listener>>();
+  const log = options.log ?? ((m: string, e?: unknown) => console.error(`[hub] ${m}`, e ?? ""));
+  const sessions = new Map<string, SessionState>();
   const closers = new Set<() => void>();
   let disposed = false;
 
-  async function flush(sessionId: string): Promise<void> {
-    const queue = queues.get(sessionId)!;
-    while (queue.length > 0) {
-      const batch = queue.splice(0, batchSize);
-      let events: SessionEvent[];
-      try {
-        events = await db.$transaction(async (tx) => {
-          const { lastSeq } = await tx.session.update({
-            where: { id: sessionId },
-            data: { lastSeq: { increment: batch.length } },
-            select: { lastSeq: true },
-          });
-          const first = lastSeq - batch.length + 1;
-          const at = new Date();
-          const rows = batch.map((p, i) => ({ sessionId, seq: first + i, type: p.body.type, payload: p.body as object, createdAt: at }));
-          await tx.sessionEvent.createMany({ data: rows });
-          return batch.map((p, i) => ({ ...p.body, seq: first + i, sessionId, at: at.toISOString() }) as SessionEvent);
-        });
-      } catch (err) {
-        const missing = (err as { code?: string }).code === "P2025";
-        const error = missing ? new Error(`No session ${sessionId}: its events cannot be recorded.`) : err;
-        for (const p of batch) p.reject(error);
-        continue;
-      }
-      const subs = listeners.get(sessionId);
-      events.forEach((ev, i) => {
-        if (subs) for (const l of subs) l(ev);
-        batch[i].resolve(ev);
-      });
+  const stateOf = (sessionId: string): SessionState => {
+    let s = sessions.get(sessionId);
+    if (!s) {
+      s = { next: 1, max: 0, waiting: [], listeners: new Set(), writes: persistBehind(db, sessionId, options.batchSize ?? 256, log) };
+      sessions.set(sessionId, s);
     }
-    queues.delete(sessionId);
-    flushing.delete(sessionId);
+    return s;
+  };
+
+  function send(s: SessionState, sessionId: string, w: Waiting) {
+    const ev = { ...w.body, seq: s.next++, sessionId, at: new Date().toISOString() } as SessionEvent;
+    s.writes.push(ev, w.resolve, w.reject);
+    for (const l of s.listeners) l(ev);
+  }
+
+  function renew(s: SessionState, sessionId: string) {
+    if (s.leasing) return;
+    s.leasing = db.session
+      .update({ where: { id: sessionId }, data: { lastSeq: { increment: lease } }, select: { lastSeq: true } })
+      .then(
+        ({ lastSeq }) => {
+          s.next = lastSeq - lease + 1;
+          s.max = lastSeq;
+          s.leasing = undefined;
+          while (s.waiting.length > 0 && s.next <= s.max) send(s, sessionId, s.waiting.shift()!);
+          if (s.waiting.length > 0) renew(s, sessionId);
+        },
+        (err: unknown) => {
+          s.leasing = undefined;
+          const missing = (err as { code?: string }).code === "P2025";
+          const error = missing ? new Error(`No session ${sessionId}: its events cannot be recorded.`) : err;
+          for (const w of s.waiting.splice(0)) w.reject(error);
+        },
+      );
   }
 
   function publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent> {
     if (disposed) return Promise.reject(new Error("The event hub is shut down."));
+    const s = stateOf(sessionId);
     return new Promise<SessionEvent>((resolve, reject) => {
-      let queue = queues.get(sessionId);
-      if (!queue) queues.set(sessionId, (queue = []));
-      queue.push({ body, resolve, reject });
-      if (!flushing.has(sessionId)) flushing.set(sessionId, flush(sessionId));
+      const w = { body, resolve, reject };
+      if (s.waiting.length === 0 && s.next <= s.max) send(s, sessionId, w);
+      else {
+        s.waiting.push(w);
+        renew(s, sessionId);
+      }
     });
   }
 
@@ -95,11 +115,12 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
   }
 
   async function* subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<SessionEvent, void, undefined> {
+    const s = stateOf(sessionId);
     let buffer: SessionEvent[] = [];
     let overflow = false;
     let closed = disposed || !!signal?.aborted;
     let wake: (() => void) | undefined;
-    const listener: Listener = (ev) => {
+    const listener = (ev: SessionEvent) => {
       if (buffer.length >= bufferLimit) overflow = true;
       else buffer.push(ev);
       wake?.();
@@ -108,18 +129,22 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
       closed = true;
       wake?.();
     };
-    let subs = listeners.get(sessionId);
-    if (!subs) listeners.set(sessionId, (subs = new Set()));
-    // Listen before reading the database: an event committed meanwhile is then seen twice
-    // (deduplicated by seq) rather than never.
-    subs.add(listener);
+    // Listen first, then copy the unwritten tail, then read the database: every event is in at
+    // least one of the three (an event leaves the tail only after its write committed).
+    s.listeners.add(listener);
     closers.add(close);
     signal?.addEventListener("abort", close, { once: true });
     let last = afterSeq;
     try {
       while (!closed) {
+        const tail = s.writes.unwritten();
         for await (const ev of readAfter(sessionId, last)) {
           if (closed) return;
+          last = ev.seq;
+          yield ev;
+        }
+        for (const ev of tail) {
+          if (ev.seq <= last) continue;
           last = ev.seq;
           yield ev;
         }
@@ -132,25 +157,17 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
           }
           const batch = buffer;
           buffer = [];
-          let gap = false;
           for (const ev of batch) {
             if (ev.seq <= last) continue;
-            // Written by another server process: fetch the missing ones from the database.
-            if (ev.seq > last + 1) {
-              gap = true;
-              break;
-            }
             last = ev.seq;
             yield ev;
             if (closed) return;
           }
-          if (gap) break;
         }
         buffer = [];
       }
     } finally {
-      subs.delete(listener);
-      if (subs.size === 0 && listeners.get(sessionId) === subs) listeners.delete(sessionId);
+      s.listeners.delete(listener);
       closers.delete(close);
       signal?.removeEventListener("abort", close);
     }
@@ -160,12 +177,21 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
     publish,
     subscribe,
     async lastSeq(sessionId) {
-      const s = await db.session.findUnique({ where: { id: sessionId }, select: { lastSeq: true } });
-      return s?.lastSeq ?? 0;
+      const s = sessions.get(sessionId);
+      if (s && s.next > 1) return s.next - 1;
+      const top = await db.sessionEvent.findFirst({ where: { sessionId }, orderBy: { seq: "desc" }, select: { seq: true } });
+      return top?.seq ?? 0;
     },
     async dispose() {
       disposed = true;
-      await Promise.allSettled([...flushing.values()]);
+      await Promise.allSettled([...sessions.values()].map((s) => s.leasing));
+      await Promise.allSettled([...sessions.values()].map((s) => s.writes.drain()));
+      // Give back unused numbers when nobody reserved after us, so lastSeq stays the last event.
+      await Promise.allSettled(
+        [...sessions.entries()]
+          .filter(([, s]) => s.max > 0 && s.next <= s.max)
+          .map(([id, s]) => db.session.updateMany({ where: { id, lastSeq: s.max }, data: { lastSeq: s.next - 1 } })),
+      );
       for (const close of [...closers]) close();
     },
   };

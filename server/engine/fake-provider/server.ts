@@ -21,8 +21,10 @@ export interface FakeProviderOptions {
   steps?: ScriptStepInput[];
   loop?: boolean;
   port?: number;
-  /** Called as each write of a stream goes out (benchmarks timestamp tokens with it). */
-  onWrite?: (requestIndex: number, writeIndex: number) => void;
+  /** Answers a request when the scripted steps have run out (steps built from what was asked). */
+  respond?: (request: RecordedRequest, index: number) => ScriptStepInput | undefined;
+  /** Called as each write of a stream has gone out (benchmarks timestamp tokens with it). */
+  onWrite?: (requestIndex: number, chunk: Buffer) => void;
 }
 
 export interface FakeProvider {
@@ -46,9 +48,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
 
-  const nextStep = (): ScriptStep | undefined => {
+  const nextStep = (request: RecordedRequest, index: number): ScriptStep | undefined => {
     if (cursor >= script.length && options.loop && script.length > 0) cursor = 0;
-    return script[cursor++];
+    if (cursor < script.length) return script[cursor++];
+    const built = options.respond?.(request, index);
+    return built ? parseStep(built) : undefined;
   };
 
   const server = createServer((req, res) => {
@@ -74,8 +78,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       return;
     }
     const body = JSON.parse(raw) as Record<string, unknown>;
-    const index = requests.push({ format, path, headers: req.headers, raw, body }) - 1;
-    const step = nextStep();
+    const recorded: RecordedRequest = { format, path, headers: req.headers, raw, body };
+    const index = requests.push(recorded) - 1;
+    const step = nextStep(recorded, index);
     if (!step) {
       res.writeHead(400, { "content-type": "application/json" }).end(errorBody(format, 400, "invalid_request_error", "fake provider: the script has no step left for this request"));
       return;
@@ -110,7 +115,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       }
       if (closed) return;
       await new Promise<void>((r) => res.write(w, () => r()));
-      options.onWrite?.(requestIndex, i);
+      options.onWrite?.(requestIndex, w);
       sent += w.length;
       if (step.delayMs > 0) await sleep(step.delayMs);
       else if (step.chunkBytes) await new Promise((r) => setImmediate(r));

@@ -10,7 +10,7 @@ export { streamWithRetries, defaultRetryPolicy, type RetryPolicy, type AttemptEv
 
 type ProviderEnv = Pick<Env, "QUIVER_PROVIDER" | "QUIVER_MODEL" | "ANTHROPIC_API_KEY" | "ANTHROPIC_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_BASE_URL">;
 
-export const defaultModels: Record<ProviderKind, string> = { anthropic: "claude-sonnet-4-5", openai: "gpt-4.1" };
+export const defaultModels: Record<ProviderKind, string> = { anthropic: "claude-sonnet-5-5", openai: "gpt-4.1" };
 
 export type ProviderResolution = { ok: true; config: ProviderConfig } | { ok: false; message: string };
 
