@@ -6,6 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const port = Number(process.env.E2E_PORT ?? 3217);
+// The fake model provider runs inside the test worker (e2e/fixtures.ts) on this port.
+const modelPort = Number(process.env.E2E_MODEL_PORT ?? 3218);
+process.env.E2E_MODEL_PORT = String(modelPort);
 const dataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), "quiver-e2e-"));
 process.env.E2E_DATA_DIR = dataDir; // workers re-evaluate this file: keep one folder
 
@@ -42,6 +45,15 @@ export default defineConfig({
     timeout: 240_000,
     reuseExistingServer: false,
     stdout: "pipe",
-    env: { PORT: String(port), QUIVER_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: "1", QUIVER_LOG_LEVEL: "warn" },
+    env: {
+      PORT: String(port),
+      QUIVER_DATA_DIR: dataDir,
+      NEXT_TELEMETRY_DISABLED: "1",
+      QUIVER_LOG_LEVEL: "warn",
+      QUIVER_PROVIDER: "anthropic",
+      QUIVER_MODEL: "fake-model",
+      ANTHROPIC_API_KEY: "fake-key",
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${modelPort}`,
+    },
   },
 });

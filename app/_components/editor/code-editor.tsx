@@ -55,6 +55,7 @@ export default function CodeEditor({ path, initial, onReady, onEdit, onSave, onQ
   };
 
   return (
+    <div style={{ height: "100%" }} data-testid="code-editor" data-language={languageFor(path)}>
     <Editor
       path={uriOf(path).toString()}
       defaultValue={initial}
@@ -65,5 +66,6 @@ export default function CodeEditor({ path, initial, onReady, onEdit, onSave, onQ
       loading={<div className="muted">Loading editor…</div>}
       options={{ automaticLayout: true, minimap: { enabled: true }, fontSize: 13, tabSize: 2, scrollBeyondLastLine: false }}
     />
+    </div>
   );
 }

@@ -3,7 +3,7 @@
 // New file/folder (in the selected folder), rename and delete (after confirmation) go through
 // the runner too; errors are shown in the pane and nothing is lost.
 import { useMemo, useState } from "react";
-import { useMutation } from "@tanstack/react-query";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import type { TreeEntry } from "../../../server/services/files";
 import styles from "./files.module.css";
@@ -58,10 +58,13 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
   const [selected, setSelected] = useState<{ path: string; type: TreeEntry["type"] } | null>(null);
   const [opError, setOpError] = useState<string>();
   const tree = useMemo(() => buildTree(entries), [entries]);
+  const queryClient = useQueryClient();
   const onError = (err: { message: string }) => setOpError(err.message);
-  const create = useMutation(trpc.files.create.mutationOptions({ onError }));
-  const rename = useMutation(trpc.files.rename.mutationOptions({ onError }));
-  const remove = useMutation(trpc.files.remove.mutationOptions({ onError }));
+  // The change event refreshes the tree too; this makes the person's own action show at once.
+  const onSettled = () => queryClient.invalidateQueries({ queryKey: trpc.files.tree.queryKey({ sessionId }) });
+  const create = useMutation(trpc.files.create.mutationOptions({ onError, onSettled }));
+  const rename = useMutation(trpc.files.rename.mutationOptions({ onError, onSettled }));
+  const remove = useMutation(trpc.files.remove.mutationOptions({ onError, onSettled }));
 
   const baseDir = selected ? (selected.type === "dir" ? selected.path : selected.path.split("/").slice(0, -1).join("/")) : "";
   const newItem = (kind: "file" | "dir") => {

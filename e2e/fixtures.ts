@@ -1,0 +1,80 @@
+// Shared fixtures for the IDE's browser tests: a fake model provider in the test process (the
+// server is pointed at it by ANTHROPIC_BASE_URL in playwright.config.ts) whose answers each test
+// scripts, a guard that fails any test whose page sent a request off this machine, and helpers
+// to open a fresh session with files in its workspace.
+import { test as base, expect, type Page } from "@playwright/test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { startFakeProvider, type FakeProvider } from "../server/engine/fake-provider/server";
+import type { ScriptStepInput } from "../server/engine/fake-provider/script";
+
+export const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 3218);
+const LOCAL = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+export interface Model {
+  provider: FakeProvider;
+  /** Answers for the next model requests, in order. */
+  script(...steps: ScriptStepInput[]): void;
+}
+
+interface ModelServer {
+  provider: FakeProvider;
+  queue: ScriptStepInput[];
+}
+
+export const test = base.extend<{ offHost: string[]; model: Model }, { modelServer: ModelServer }>({
+  modelServer: [
+    async ({}, use) => {
+      const queue: ScriptStepInput[] = [];
+      // Unscripted requests get a plain answer rather than a hang.
+      const provider = await startFakeProvider({ port: MODEL_PORT, respond: () => queue.shift() ?? { blocks: [{ type: "text", text: "(unscripted reply)" }] } });
+      await use({ provider, queue });
+      await provider.close();
+    },
+    { scope: "worker" },
+  ],
+  model: async ({ modelServer }, use) => {
+    // Steps left over from an earlier test must not answer this one.
+    modelServer.queue.length = 0;
+    await use({ provider: modelServer.provider, script: (...steps) => modelServer.queue.push(...steps) });
+  },
+  offHost: [
+    async ({ context }, use) => {
+      const seen: string[] = [];
+      context.on("request", (r) => {
+        const u = new URL(r.url());
+        if ((u.protocol === "http:" || u.protocol === "https:" || u.protocol === "ws:" || u.protocol === "wss:") && !LOCAL.has(u.hostname)) seen.push(r.url());
+      });
+      await use(seen);
+      expect(seen, "requests that left localhost").toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+
+export { expect };
+
+/** The workspace folder the e2e server's local runner serves. */
+export function workspaceDir(): string {
+  return join(process.env.E2E_DATA_DIR!, "workspace");
+}
+
+export function writeWorkspaceFile(rel: string, content: string): void {
+  const full = join(workspaceDir(), rel);
+  mkdirSync(dirname(full), { recursive: true });
+  writeFileSync(full, content);
+}
+
+/** Creates a session from the home page and waits for the IDE with its runner and file tree. */
+export async function openNewSession(page: Page): Promise<string> {
+  await page.goto("/");
+  await page.getByTestId("new-session").click();
+  await expect(page).toHaveURL(/\/s\/[a-z0-9]+$/);
+  await expect(page.getByTestId("runner-state")).toHaveAttribute("data-state", "connected");
+  await expect(page.getByTestId("file-tree")).toBeVisible();
+  return page.url().split("/").pop()!;
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: `test-results/e2e/screens/${name}.png` });
+}

@@ -1,0 +1,110 @@
+// The IDE without the agent: tree, Monaco (local workers), save through the runner, new/rename/
+// delete, quick open, layout memory, and the terminal on a runner PTY.
+import { readFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { expect, openNewSession, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
+
+test("opens a file in Monaco with its language and saves edits through the runner", async ({ page }) => {
+  const errors: string[] = [];
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.on("pageerror", (e) => errors.push(e.message));
+  writeWorkspaceFile("src/greet.ts", "export function greet(name: string) {\n  return `hi ${name}`;\n}\n");
+  await openNewSession(page);
+  await page.locator('[data-testid="tree-item"][data-path="src"]').click();
+  await page.locator('[data-testid="tree-item"][data-path="src/greet.ts"]').click();
+  const editor = page.locator(".monaco-editor").first();
+  await expect(editor).toBeVisible();
+  await expect(editor.locator(".view-lines")).toContainText("export function greet");
+  await expect(page.getByTestId("code-editor")).toHaveAttribute("data-language", "typescript");
+  // A language worker answering proves the workers load from this server.
+  await page.waitForTimeout(500);
+
+  await editor.locator(".view-lines").click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("export const x = 1;");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="src/greet.ts"]')).toHaveAttribute("data-dirty", "true");
+  await page.keyboard.press("Control+s");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="src/greet.ts"]')).toHaveAttribute("data-dirty", "false");
+  expect(readFileSync(join(workspaceDir(), "src/greet.ts"), "utf8")).toContain("export const x = 1;");
+  await shot(page, "editor-saved");
+  expect(errors.filter((e) => /worker/i.test(e))).toEqual([]);
+});
+
+test("creates, renames and deletes files (delete asks first)", async ({ page }) => {
+  await openNewSession(page);
+  page.once("dialog", (d) => d.accept("notes.md"));
+  await page.getByTestId("new-file").click();
+  await expect(page.locator('[data-testid="tree-item"][data-path="notes.md"]')).toBeVisible();
+  expect(existsSync(join(workspaceDir(), "notes.md"))).toBe(true);
+  await expect(page.locator('[data-testid="editor-tab"][data-path="notes.md"]')).toBeVisible();
+
+  page.once("dialog", (d) => d.accept("docs/notes.md"));
+  await page.locator('[data-testid="tree-item"][data-path="notes.md"]').click();
+  await page.getByTestId("rename").click();
+  await expect(page.locator('[data-testid="tree-item"][data-path="docs"]')).toBeVisible();
+  expect(existsSync(join(workspaceDir(), "docs/notes.md"))).toBe(true);
+  await expect(page.locator('[data-testid="editor-tab"][data-path="docs/notes.md"]')).toBeVisible();
+
+  // Declining the confirmation keeps the file; accepting deletes it.
+  await page.locator('[data-testid="tree-item"][data-path="docs"]').click();
+  page.once("dialog", (d) => d.dismiss());
+  await page.getByTestId("delete").click();
+  expect(existsSync(join(workspaceDir(), "docs/notes.md"))).toBe(true);
+  page.once("dialog", (d) => d.accept());
+  await page.getByTestId("delete").click();
+  await expect(page.locator('[data-testid="tree-item"][data-path="docs"]')).toHaveCount(0);
+  expect(existsSync(join(workspaceDir(), "docs"))).toBe(false);
+});
+
+test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ page }) => {
+  writeWorkspaceFile("lib/alpha.js", "module.exports = 'alpha';\n");
+  writeWorkspaceFile("lib/beta.json", '{ "beta": true }\n');
+  await openNewSession(page);
+  await page.getByTestId("pane-editor").click();
+  await page.keyboard.press("Control+p");
+  await page.getByTestId("quick-open").locator("input").fill("beta");
+  await page.keyboard.press("Enter");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="lib/beta.json"]')).toBeVisible();
+  await page.keyboard.press("Control+p");
+  await page.getByTestId("quick-open").locator("input").fill("alpha");
+  await page.keyboard.press("Enter");
+  await expect(page.locator('[data-testid="editor-tab"]')).toHaveCount(2);
+
+  const files = page.getByTestId("pane-files");
+  const before = (await files.boundingBox())!.width;
+  const split = page.getByTestId("split-files");
+  const box = (await split.boundingBox())!;
+  await page.mouse.move(box.x + 2, box.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 102, box.y + 200, { steps: 5 });
+  await page.mouse.up();
+  await expect.poll(async () => Math.round((await files.boundingBox())!.width)).toBe(Math.round(before + 100));
+
+  await page.reload();
+  await expect(page.locator('[data-testid="editor-tab"]')).toHaveCount(2);
+  await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute("data-path", "lib/alpha.js");
+  await expect.poll(async () => Math.round((await page.getByTestId("pane-files").boundingBox())!.width)).toBe(Math.round(before + 100));
+
+  await page.keyboard.press("Control+`");
+  await expect(page.getByTestId("pane-terminal")).toBeHidden();
+  await page.keyboard.press("Control+`");
+  await expect(page.getByTestId("pane-terminal")).toBeVisible();
+});
+
+test("terminal round trip on a runner PTY, surviving a reload with its scrollback", async ({ page }) => {
+  await openNewSession(page);
+  const term = page.getByTestId("pane-terminal");
+  await expect(term).toHaveAttribute("data-state", "open");
+  await term.click();
+  await page.keyboard.type("echo e2e-$((20+22)) && export MARK=kept\n");
+  await expect(term.locator(".xterm-rows")).toContainText("e2e-42");
+  await shot(page, "terminal");
+  await page.reload();
+  const again = page.getByTestId("pane-terminal");
+  await expect(again).toHaveAttribute("data-state", "open");
+  // The same shell: the scrollback is back and the variable is still set.
+  await expect(again.locator(".xterm-rows")).toContainText("e2e-42");
+  await again.click();
+  await page.keyboard.type("echo mark=$MARK\n");
+  await expect(again.locator(".xterm-rows")).toContainText("mark=kept");
+});
