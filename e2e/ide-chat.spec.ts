@@ -1,0 +1,148 @@
+// The agent in the IDE, against the real server, runner and pipeline with the fake provider:
+// full turn with an approval, reject with a message, spilled output viewer, the agent editing
+// an open file, reloads mid-turn and mid-approval, two tabs answering once, Esc to stop.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "@playwright/test";
+import { expect, openNewSession, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
+
+const call = (name: string, args: object) => ({ blocks: [{ type: "tool_call" as const, name, arguments: JSON.stringify(args) }] });
+const say = (text: string, extra: object = {}) => ({ blocks: [{ type: "text" as const, text }], ...extra });
+
+async function send(page: Page, text: string) {
+  await page.getByTestId("composer").fill(text);
+  await page.getByTestId("composer").press("Enter");
+  await expect(page.getByTestId("msg-user").last()).toHaveText(text);
+}
+
+const card = (page: Page, tool: string) => page.locator(`[data-testid="tool-card"][data-tool="${tool}"]`).last();
+
+test("a full turn: read, a command approved in its card with streamed output, the final answer", async ({ page, model }) => {
+  writeWorkspaceFile("data.txt", "hello from the workspace\n");
+  model.script(
+    call("read_file", { path: "data.txt" }),
+    call("shell", { command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }),
+    say("The file says **hello** and the loop printed three lines.", { usage: { input: 120, output: 30, cacheRead: 100 } }),
+  );
+  await openNewSession(page);
+  await send(page, "Read data.txt, then run the loop.");
+  await expect(card(page, "read_file")).toHaveAttribute("data-status", "succeeded");
+  const approval = page.getByTestId("approval-card");
+  await expect(approval).toHaveAttribute("data-state", "pending");
+  await expect(approval.getByTestId("approval-command")).toContainText("for i in 1 2 3");
+  await expect(card(page, "shell")).toHaveAttribute("data-status", "awaiting_approval");
+  await shot(page, "approval-pending");
+  await approval.getByTestId("approve-once").click();
+  await expect(card(page, "shell").getByTestId("tool-progress").or(card(page, "shell").getByTestId("tool-output"))).toContainText("line-1");
+  await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
+  await expect(card(page, "shell").getByTestId("tool-output")).toContainText("line-3");
+  await expect(page.getByTestId("msg-assistant").last()).toContainText("The file says hello");
+  await expect(page.getByTestId("msg-assistant").last().locator("strong")).toHaveText("hello");
+  await expect(page.getByTestId("turn-usage").last()).toContainText("cache hits");
+  await shot(page, "turn-finished");
+});
+
+test("a rejection with a message reaches the model", async ({ page, model }) => {
+  model.script(call("shell", { command: "rm -rf build" }), say("Understood, I will use git clean."));
+  await openNewSession(page);
+  await send(page, "Clean the build folder.");
+  const approval = page.getByTestId("approval-card");
+  await expect(approval).toHaveAttribute("data-state", "pending");
+  await approval.getByTestId("reject-message").fill("use git clean -fdx instead");
+  await approval.getByTestId("reject").click();
+  await expect(card(page, "shell")).toHaveAttribute("data-status", "rejected");
+  await expect(page.getByTestId("msg-assistant").last()).toContainText("git clean");
+  const last = model.provider.requests[model.provider.requests.length - 1];
+  expect(last.raw).toContain("use git clean -fdx instead");
+});
+
+test("a spilled result opens in the full-output viewer and pages through it", async ({ page, model }) => {
+  model.script(call("shell", { command: "seq 1 40000" }), say("Printed 40000 numbers."));
+  await openNewSession(page);
+  await send(page, "Print many numbers.");
+  await page.getByTestId("approve-once").click();
+  await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
+  await card(page, "shell").getByTestId("view-full-output").click();
+  const viewer = page.getByTestId("spill-viewer");
+  await expect(viewer.getByTestId("spill-range")).toContainText("of 228,894");
+  await expect(viewer.getByTestId("spill-text")).toContainText("\n2\n3\n");
+  await shot(page, "spill-viewer");
+  await viewer.getByTestId("spill-next").click();
+  await expect(viewer.getByTestId("spill-range")).toContainText("bytes 65,536");
+  await page.keyboard.press("Escape");
+  await expect(viewer).toBeHidden();
+});
+
+test("the agent editing an open file updates the editor, and unsaved edits get a diff instead", async ({ page, model }) => {
+  writeWorkspaceFile("edit-me.ts", "export const answer = 1;\n");
+  await openNewSession(page);
+  await page.locator('[data-testid="tree-item"][data-path="edit-me.ts"]').click();
+  await expect(page.locator(".monaco-editor .view-lines")).toContainText("answer = 1");
+  model.script(
+    call("read_file", { path: "edit-me.ts" }),
+    call("edit_file", { path: "edit-me.ts", old_text: "answer = 1", new_text: "answer = 42" }),
+    say("Changed it to 42."),
+  );
+  await send(page, "Make the answer 42.");
+  const pending = page.getByTestId("approval-card");
+  if (await pending.isVisible().catch(() => false)) await pending.getByTestId("approve-once").click();
+  await expect(page.locator(".monaco-editor .view-lines")).toContainText("answer = 42");
+  await expect(card(page, "edit_file").locator(".monaco-diff-editor")).toBeVisible();
+
+  // Now with unsaved edits: the agent's change must not overwrite them.
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("// mine");
+  model.script(call("read_file", { path: "edit-me.ts" }), call("edit_file", { path: "edit-me.ts", old_text: "answer = 42", new_text: "answer = 7" }), say("Now 7."));
+  await send(page, "Make it 7.");
+  if (await page.getByTestId("approval-card").last().isVisible().catch(() => false)) await page.getByTestId("approve-once").last().click().catch(() => {});
+  await expect(page.getByTestId("conflict-banner")).toBeVisible();
+  await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("// mine");
+  await page.getByTestId("conflict-diff").click();
+  await expect(page.getByTestId("conflict-diff-view").locator(".monaco-diff-editor")).toBeVisible();
+  await shot(page, "conflict-diff");
+  await page.getByTestId("conflict-take-disk").click();
+  await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("answer = 7");
+  expect(readFileSync(join(workspaceDir(), "edit-me.ts"), "utf8")).toContain("answer = 7");
+});
+
+test("reloading mid-approval and mid-stream loses and duplicates nothing; two tabs answer once", async ({ page, context, model }) => {
+  model.script(
+    call("shell", { command: "echo ran >> ran.txt" }),
+    say("First part of a slow answer, then the rest arrives.", { deltaChars: 2, delayMs: 40 }),
+  );
+  const sessionId = await openNewSession(page);
+  await send(page, "Append to ran.txt.");
+  await expect(page.getByTestId("approval-card")).toHaveAttribute("data-state", "pending");
+  await page.reload();
+  await expect(page.getByTestId("approval-card")).toHaveAttribute("data-state", "pending");
+  await expect(page.getByTestId("msg-user")).toHaveCount(1);
+
+  const other = await context.newPage();
+  await other.goto(`/s/${sessionId}`);
+  await expect(other.getByTestId("approval-card")).toHaveAttribute("data-state", "pending");
+  await Promise.all([page.getByTestId("approve-once").click(), other.getByTestId("approve-once").click()]);
+  await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
+  await expect(card(other, "shell")).toHaveAttribute("data-status", "succeeded");
+  expect(readFileSync(join(workspaceDir(), "ran.txt"), "utf8")).toBe("ran\n");
+
+  // Reload while the answer is still streaming: the rebuilt page shows it once, in full.
+  await expect(page.getByTestId("msg-assistant").last()).toContainText("First part");
+  await page.reload();
+  await expect(page.getByTestId("msg-assistant").last()).toHaveText("First part of a slow answer, then the rest arrives.");
+  await expect(page.getByTestId("msg-assistant")).toHaveCount(1);
+  await expect(page.getByTestId("tool-card")).toHaveCount(1);
+  await expect(page.getByTestId("stop")).toBeHidden();
+  await other.close();
+});
+
+test("Esc stops a running turn", async ({ page, model }) => {
+  model.script(say("This answer never finishes streaming because the provider stalls.", { hangAfterBytes: 600 }));
+  await openNewSession(page);
+  await send(page, "Say something long.");
+  await expect(page.getByTestId("stop")).toBeVisible();
+  await page.getByTestId("chat-log").click();
+  await page.keyboard.press("Escape");
+  await expect(page.getByTestId("stop")).toBeHidden();
+  await expect(page.getByTestId("turn-usage").last()).toContainText("cancelled");
+});
