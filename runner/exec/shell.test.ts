@@ -148,13 +148,23 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
 
   it("scrubs secret-looking variables unless allow-listed", async () => {
     make(
-      { MY_API_KEY: "k1", GITHUB_TOKEN: "t1", DB_PASSWORD: "p1", AWS_SECRET_ACCESS_KEY: "s1", KEEP_TOKEN: "kept", PLAIN: "visible" },
+      {
+        MY_API_KEY: "k1",
+        GITHUB_TOKEN: "t1",
+        DB_PASSWORD: "p1",
+        AWS_SECRET_ACCESS_KEY: "s1",
+        DATABASE_URL: "postgres://app:hunter2@db/app",
+        KEEP_TOKEN: "kept",
+        PLAIN: "visible",
+        SITE_URL: "https://example.com/x",
+      },
       ["KEEP_TOKEN"],
     );
     const r = await run({ command: "env" });
     expect(r.output).toContain("PLAIN=visible");
     expect(r.output).toContain("KEEP_TOKEN=kept");
-    for (const secret of ["MY_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY"]) {
+    expect(r.output).toContain("SITE_URL=https://example.com/x");
+    for (const secret of ["MY_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "DATABASE_URL", "hunter2"]) {
       expect(r.output).not.toContain(secret);
     }
   });
