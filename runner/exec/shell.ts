@@ -48,7 +48,8 @@ export class ShellService {
     if (input.network && !this.options.allowNetwork) {
       return fail("network access for commands is disabled on this runner; run the command without network");
     }
-    const limit = this.options.maxBackground ?? 8;
+    // Above the pipeline's read-only batch of 10, so a full batch never trips the cap.
+    const limit = this.options.maxBackground ?? 16;
     if (this.sessionJobs(ctx.sessionId).length >= limit) {
       return fail(`${limit} commands of this session are still running; poll or kill one (session_id) first`);
     }
