@@ -44,3 +44,14 @@ describe("fingerprints", () => {
     expect(describeKeys(sessionKeys({ tool: "shell", command: "npm test -- --watch" }))).toBe("npm test *");
   });
 });
+
+describe("session approvals of dangerous commands", () => {
+  it("cover only the exact dangerous command, never a harmless one's approval", () => {
+    const approvedRm = new Set(sessionKeys({ tool: "shell", command: "rm notes.txt" }));
+    const rf = sessionKeys({ tool: "shell", command: "rm -rf build" });
+    expect(rf.every((k) => approvedRm.has(k))).toBe(false);
+    const approvedRf = new Set(rf);
+    expect(sessionKeys({ tool: "shell", command: "rm -rf build" }).every((k) => approvedRf.has(k))).toBe(true);
+    expect(sessionKeys({ tool: "shell", command: "rm -rf /" }).every((k) => approvedRf.has(k))).toBe(false);
+  });
+});

@@ -4,6 +4,7 @@
 // `npm publish`); for a URL, its host; otherwise the tool itself.
 import { createHash } from "node:crypto";
 import { splitCommands, type SimpleCommand } from "./shell";
+import { isDangerousCommand } from "../tools/builtin/shell-safety";
 
 /** JSON with object keys sorted, so equal arguments give equal bytes. */
 export function canonicalJson(value: unknown): string {
@@ -60,7 +61,11 @@ export interface CallFacts {
  */
 export function sessionKeys(facts: CallFacts): string[] {
   if (facts.command !== undefined) {
-    const keys = splitCommands(facts.command).map((c) => `${facts.tool}:cmd:${arityPrefix(c).join(" ")}`);
+    // A dangerous command (`rm -rf x`, `git push --force`) is covered only by itself: approving
+    // `rm x` for the session must not approve `rm -rf /` too.
+    const keys = splitCommands(facts.command).map((c) =>
+      isDangerousCommand(c.join(" ")) ? `${facts.tool}:exact:${c.join(" ")}` : `${facts.tool}:cmd:${arityPrefix(c).join(" ")}`,
+    );
     return keys.length > 0 ? [...new Set(keys)].sort() : [`${facts.tool}:cmd:`];
   }
   const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
@@ -72,8 +77,9 @@ export function sessionKeys(facts: CallFacts): string[] {
 export function describeKeys(keys: string[]): string {
   return keys
     .map((k) => {
-      const [, kind, rest] = /^[^:]+:(cmd|host):(.*)$/.exec(k) ?? [];
+      const [, kind, rest] = /^[^:]+:(cmd|host|exact):(.*)$/.exec(k) ?? [];
       if (kind === "cmd") return `${rest} *`;
+      if (kind === "exact") return `exactly \`${rest}\``;
       if (kind === "host") return `host ${rest}`;
       return `every ${k} call`;
     })
