@@ -60,7 +60,6 @@ test("a spilled result opens in the full-output viewer and pages through it", as
   model.script(call("shell", { command: "seq 1 40000" }), say("Printed 40000 numbers."));
   await openNewSession(page);
   await send(page, "Print many numbers.");
-  await page.getByTestId("approve-once").click();
   await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
   await card(page, "shell").getByTestId("view-full-output").click();
   const viewer = page.getByTestId("spill-viewer");
@@ -80,12 +79,14 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   await expect(page.locator(".monaco-editor .view-lines")).toContainText("answer = 1");
   model.script(
     call("read_file", { path: "edit-me.ts" }),
-    call("edit_file", { path: "edit-me.ts", old_text: "answer = 1", new_text: "answer = 42" }),
+    call("edit_file", { path: "edit-me.ts", old_string: "answer = 1", new_string: "answer = 42" }),
     say("Changed it to 42."),
   );
   await send(page, "Make the answer 42.");
-  const pending = page.getByTestId("approval-card");
-  if (await pending.isVisible().catch(() => false)) await pending.getByTestId("approve-once").click();
+  // Edits ask first; the card shows the diff it would make.
+  const pending = page.locator('[data-testid="approval-card"][data-state="pending"]');
+  await expect(pending.getByTestId("diff-text")).toContainText("answer = 42");
+  await pending.getByTestId("approve-once").click();
   await expect(page.locator(".monaco-editor .view-lines")).toContainText("answer = 42");
   await expect(card(page, "edit_file").locator(".monaco-diff-editor")).toBeVisible();
 
@@ -93,9 +94,9 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   await page.locator(".monaco-editor .view-lines").first().click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("// mine");
-  model.script(call("read_file", { path: "edit-me.ts" }), call("edit_file", { path: "edit-me.ts", old_text: "answer = 42", new_text: "answer = 7" }), say("Now 7."));
+  model.script(call("read_file", { path: "edit-me.ts" }), call("edit_file", { path: "edit-me.ts", old_string: "answer = 42", new_string: "answer = 7" }), say("Now 7."));
   await send(page, "Make it 7.");
-  if (await page.getByTestId("approval-card").last().isVisible().catch(() => false)) await page.getByTestId("approve-once").last().click().catch(() => {});
+  await pending.getByTestId("approve-once").click();
   await expect(page.getByTestId("conflict-banner")).toBeVisible();
   await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("// mine");
   await page.getByTestId("conflict-diff").click();
@@ -121,7 +122,11 @@ test("reloading mid-approval and mid-stream loses and duplicates nothing; two ta
   const other = await context.newPage();
   await other.goto(`/s/${sessionId}`);
   await expect(other.getByTestId("approval-card")).toHaveAttribute("data-state", "pending");
-  await Promise.all([page.getByTestId("approve-once").click(), other.getByTestId("approve-once").click()]);
+  // Both tabs answer at once; whichever loses finds the card already answered.
+  await Promise.all([
+    page.getByTestId("approve-once").click({ timeout: 5000 }).catch(() => {}),
+    other.getByTestId("approve-once").click({ timeout: 5000 }).catch(() => {}),
+  ]);
   await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
   await expect(card(other, "shell")).toHaveAttribute("data-status", "succeeded");
   expect(readFileSync(join(workspaceDir(), "ran.txt"), "utf8")).toBe("ran\n");

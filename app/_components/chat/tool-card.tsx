@@ -29,8 +29,11 @@ function duration(ms?: number): string {
 
 function EditView({ name, input }: { name: string; input: unknown }) {
   const i = (input ?? {}) as Record<string, unknown>;
-  if (name === "edit_file" && typeof i.old_text === "string" && typeof i.new_text === "string") {
-    return <MonacoDiff path={String(i.path ?? "")} original={i.old_text} modified={i.new_text} height={Math.min(320, 60 + 19 * Math.max(i.old_text.split("\n").length, i.new_text.split("\n").length))} />;
+  const before = i.old_string ?? i.old_text;
+  const after = i.new_string ?? i.new_text;
+  if (name === "edit_file" && typeof before === "string" && typeof after === "string") {
+    const lines = Math.max(before.split("\n").length, after.split("\n").length);
+    return <MonacoDiff path={String(i.path ?? "")} original={before} modified={after} height={Math.min(320, 60 + 19 * lines)} />;
   }
   if (name === "apply_patch" && typeof i.patch === "string") return <DiffText text={i.patch} />;
   if (name === "write_file" && typeof i.content === "string") {
@@ -40,6 +43,8 @@ function EditView({ name, input }: { name: string; input: unknown }) {
 }
 
 const EDITS = new Set(["edit_file", "apply_patch", "write_file"]);
+// Results of plain reads are long and rarely needed: shown on click. Everything else stays open.
+const QUIET = new Set(["read_file", "list_files", "search_text", "glob", "tool_search", "retrieve_tool_result"]);
 
 interface Props {
   card: Card;
@@ -52,7 +57,7 @@ interface Props {
 export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswer, onViewSpill, focusApproval }: Props) {
   const live = card.status === "running" || card.status === "awaiting_approval";
   const [open, setOpen] = useState<boolean | null>(null);
-  const expanded = open ?? (live || EDITS.has(card.name) || card.isError);
+  const expanded = open ?? (live || card.isError || !QUIET.has(card.name));
   return (
     <div className={styles.card} data-testid="tool-card" data-tool={card.name} data-status={card.status}>
       <div className={styles.cardHead} onClick={() => setOpen(!expanded)} role="button" aria-expanded={expanded}>
