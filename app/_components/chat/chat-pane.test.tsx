@@ -1,0 +1,46 @@
+// The chat pane rendered on the server from replayed events: what a person sees for a session
+// with no model configured, a pending approval, and a truncated result.
+import { describe, expect, it, vi } from "vitest";
+import { renderToStaticMarkup } from "react-dom/server";
+import type { SessionEvent, SessionEventBody } from "../../../server/protocol/events";
+import { applyEvents, emptySessionState } from "../../_lib/session-state";
+
+vi.mock("../../_lib/session-api", () => ({ useSessionApi: () => ({}) }));
+vi.mock("next/dynamic", () => ({ default: () => () => null }));
+const { ChatPane } = await import("./chat-pane");
+
+const state = (bodies: SessionEventBody[]) =>
+  applyEvents(emptySessionState(), bodies.map((b, i) => ({ ...b, seq: i + 1, sessionId: "s", at: new Date(0).toISOString() }) as SessionEvent));
+
+describe("chat pane", () => {
+  it("shows how to configure a model instead of an error", () => {
+    const html = renderToStaticMarkup(
+      <ChatPane sessionId="s" state={state([
+        { type: "message.user", messageId: "m", text: "hi" },
+        { type: "turn.started", turnId: "t" },
+        { type: "error", turnId: "t", code: "provider_not_configured", message: "No model provider is configured. Set ANTHROPIC_API_KEY…" },
+        { type: "turn.finished", turnId: "t", status: "failed", stopReason: "provider_not_configured" },
+      ])} />,
+    );
+    expect(html).toContain('data-testid="configure-model"');
+    expect(html).toContain("ANTHROPIC_API_KEY");
+    expect(html).not.toContain('data-testid="chat-error"');
+  });
+
+  it("renders a pending approval with its exact command and a truncated result with View full output", () => {
+    const html = renderToStaticMarkup(
+      <ChatPane sessionId="s" state={state([
+        { type: "turn.started", turnId: "t" },
+        { type: "tool.started", turnId: "t", callId: "c1", name: "shell", input: { command: "make all" }, summary: "$ make all" },
+        { type: "approval.required", approvalId: "a", callId: "c1", request: { tool: "shell", summary: "make all", command: "make all", reason: "Runs a command in your workspace." } },
+        { type: "tool.started", turnId: "t", callId: "c2", name: "shell", input: { command: "seq 1 99999" }, summary: "$ seq 1 99999" },
+        { type: "tool.finished", callId: "c2", status: "succeeded", output: "1\n2\n[… cut …]", isError: false, truncated: true, spillRef: `sp_${"a".repeat(32)}`, durationMs: 12 },
+      ])} />,
+    );
+    expect(html).toContain('data-state="pending"');
+    expect(html).toContain('data-testid="approval-command">make all</pre>');
+    expect(html).toContain("Approve for this session");
+    expect(html).toContain('data-testid="view-full-output"');
+    expect(html).toContain('data-testid="stop"');
+  });
+});
