@@ -2,14 +2,15 @@
 // moment a client subscribed over tRPC WebSocket receives it as a text.delta event (through
 // the SDK adapter, forged-call filter, engine, hub with its database write, and tRPC), against
 // the same tokens read straight from the fake provider by the SDK client. 1 and 50 concurrent
-// sessions, both wire formats, on SQLite (and PostgreSQL when it answers).
+// sessions (started spread over one token interval), both wire formats, on SQLite (and
+// PostgreSQL when it answers).
 //   npm run bench -- token-latency
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import pg from "pg";
 import WebSocket, { WebSocketServer } from "ws";
 import { createTRPCClient, createWSClient, wsLink } from "@trpc/client";
@@ -28,16 +29,18 @@ import { appRouter, type AppRouter } from "../server/api/root";
 import { goal, percentile, printTable, ratio } from "./lib";
 
 const TOKENS = 120;
-const DELAY_MS = 8;
+const DELAY_MS = 15;
 const token = /s\d{2}t\d{4}/g;
 const sent = new Map<string, number>();
 
 /** Each session's reply is its own tokens, so a token names the session and its position. */
 function reply(tag: string) {
   const text = Array.from({ length: TOKENS }, (_, i) => `${tag}t${String(i).padStart(4, "0")} `).join("");
-  return { blocks: [{ type: "text" as const, text }], deltaChars: 10, delayMs: DELAY_MS };
+  return { blocks: [{ type: "text" as const, text }], deltaChars: 9, delayMs: DELAY_MS };
 }
 
+// In-process fake provider (a worker thread was tried: on 2 shared cores it took the CPU the
+// measured loop needs and made both columns noisier).
 const fake: FakeProvider = await startFakeProvider({
   respond: (req) => reply(/bench (s\d{2})/.exec(req.raw)?.[1] ?? "s99"),
   onWrite: (_i, chunk) => {
@@ -45,6 +48,9 @@ const fake: FakeProvider = await startFakeProvider({
     for (const m of chunk.toString("utf8").matchAll(token)) sent.set(m[0], now);
   },
 });
+
+/** Sessions start spread over one token interval: real streams are not phase-locked. */
+const stagger = (s: number, sessions: number) => new Promise((r) => setTimeout(r, (s * DELAY_MS) / sessions));
 
 const record = (out: number[], text: string) => {
   const now = performance.now();
@@ -60,6 +66,7 @@ async function direct(kind: ProviderKind, sessions: number): Promise<number[]> {
   const adapter = createAdapter(fakeConfig(kind, fake));
   await Promise.all(
     Array.from({ length: sessions }, async (_, s) => {
+      await stagger(s, sessions);
       const spec = { system: "S", tools: [], messages: [{ role: "user" as const, content: [{ type: "text" as const, text: `bench s${String(s).padStart(2, "0")}` }] }] };
       for await (const ev of adapter.stream(spec, new AbortController().signal)) if (ev.type === "text") record(out, ev.text);
     }),
@@ -95,7 +102,7 @@ async function viaEngine(handle: DbHandle, kind: ProviderKind, sessions: number)
           const sub = client.turns.events.subscribe(
             { sessionId },
             {
-              onStarted: () => void client.turns.send.mutate({ sessionId, text: `bench s${String(s).padStart(2, "0")}` }).catch(reject),
+              onStarted: () => void stagger(s, sessions).then(() => client.turns.send.mutate({ sessionId, text: `bench s${String(s).padStart(2, "0")}` })).catch(reject),
               onData: ({ data }) => {
                 if (data.type === "text.delta") record(out, data.text);
                 if (data.type === "turn.finished") {
@@ -155,7 +162,11 @@ for (const { name, handle } of dbs) {
   for (const kind of ["anthropic", "openai"] as ProviderKind[]) {
     for (const sessions of [1, 50]) {
       const d = sorted(await direct(kind, sessions));
+      const lag = monitorEventLoopDelay({ resolution: 1 });
+      lag.enable();
       const v = sorted(await viaEngine(handle, kind, sessions));
+      lag.disable();
+      if (process.env.BENCH_VERBOSE) console.log(`${name} ${kind} x${sessions}: event-loop delay p50 ${(lag.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(lag.percentile(99) / 1e6).toFixed(2)} ms, max ${(lag.max / 1e6).toFixed(1)} ms`);
       const [d50, d99, v50, v99] = [percentile(d, 50), percentile(d, 99), percentile(v, 50), percentile(v, 99)];
       const label = `${name} ${kind} ×${sessions}`;
       rows.push([label, v.length, d50, v50, v50 - d50, ratio(v50, d50), d99, v99, v99 - d99, ratio(v99, d99)]);

@@ -27,13 +27,16 @@ export interface ResponseOutcome {
   error?: { code: string; message: string };
 }
 
-/** Assistant message row, created on first content and rewritten at most every `throttleMs`. */
+/**
+ * Assistant message row, created on first content, rewritten at each block boundary and at
+ * most every `throttleMs` in between (the event log has every delta; recovery fills the rest).
+ */
 class MessageWriter {
   readonly blocks: ContentBlock[] = [];
   private id: string | undefined;
   private writing: Promise<void> = Promise.resolve();
   private lastWrite = 0;
-  constructor(private readonly ctx: ResponseContext, private readonly throttleMs = 200) {}
+  constructor(private readonly ctx: ResponseContext, private readonly throttleMs = 1000) {}
 
   touch(force = false) {
     if (!force && Date.now() - this.lastWrite < this.throttleMs) return;

@@ -91,11 +91,13 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     const real = t.current.db;
-    // The same client, with event writes held until the gate opens.
-    const slowEvents = new Proxy(real.sessionEvent, {
-      get: (target, key) => (key === "createMany" ? async (args: never) => (await gate, target.createMany(args)) : Reflect.get(target, key)),
+    // The same client, with event writes (the hub's raw INSERT) held until the gate opens.
+    const db = new Proxy(real, {
+      get: (target, key) =>
+        key === "$executeRawUnsafe"
+          ? async (...args: Parameters<typeof real.$executeRawUnsafe>) => (await gate, target.$executeRawUnsafe(...args))
+          : Reflect.get(target, key),
     });
-    const db = new Proxy(real, { get: (target, key) => (key === "sessionEvent" ? slowEvents : Reflect.get(target, key)) });
     const hub = createEventHub(db);
     const { sessionId } = await seedSession(real);
     const durable = Array.from({ length: 5 }, (_, i) => hub.publish(sessionId, notice(i + 1)));

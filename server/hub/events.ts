@@ -1,13 +1,13 @@
 // Per-session event fan-out with sequence numbers. Numbers come from Session.lastSeq, reserved
-// atomically a block at a time (one UPDATE … increment per LEASE events), so two processes
+// atomically a block at a time (one UPDATE … increment per `lease` events), so two processes
 // never hand out the same number and a token costs no database round trip on its way to the
 // browser. Each event is fanned out live at once and written to SessionEvent right behind
-// (batched); until its write commits it is kept in memory, so a subscriber resuming from any
+// (persist.ts, batched across sessions); until its write commits it is kept in memory, so a subscriber resuming from any
 // seq reads the database, then the not-yet-written tail, then live events: no gap, no
 // duplicate. A subscriber that falls behind is sent back to reading the database.
 import type { Db } from "../db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
-import { persistBehind, type WriteQueue } from "./persist";
+import { eventWriter } from "./persist";
 
 export interface EventHub {
   /** Assigns the seq and fans the event out now; resolves once it is durable. */
@@ -23,8 +23,10 @@ export interface EventHub {
 export interface EventHubOptions {
   /** Sequence numbers reserved per database round trip (default 256). */
   lease?: number;
-  /** Most events one write carries (default 256). */
+  /** Most events one write carries (default 500). */
   batchSize?: number;
+  /** How long a write waits for more events to carry (default 20 ms; 0: write at once). */
+  writeDelayMs?: number;
   /** Live events buffered per subscriber before it is sent back to the database. */
   subscriberBuffer?: number;
   log?: (message: string, err?: unknown) => void;
@@ -42,7 +44,6 @@ interface SessionState {
   leasing?: Promise<void>;
   /** Published before a lease was available; numbered and sent in order when it arrives. */
   waiting: Waiting[];
-  writes: WriteQueue;
   listeners: Set<(ev: SessionEvent) => void>;
 }
 
@@ -51,13 +52,14 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
   const bufferLimit = options.subscriberBuffer ?? 10_000;
   const log = options.log ?? ((m: string, e?: unknown) => console.error(`[hub] ${m}`, e ?? ""));
   const sessions = new Map<string, SessionState>();
+  const writer = eventWriter(db, { batchSize: options.batchSize ?? 500, delayMs: options.writeDelayMs ?? 20, log });
   const closers = new Set<() => void>();
   let disposed = false;
 
   const stateOf = (sessionId: string): SessionState => {
     let s = sessions.get(sessionId);
     if (!s) {
-      s = { next: 1, max: 0, waiting: [], listeners: new Set(), writes: persistBehind(db, sessionId, options.batchSize ?? 256, log) };
+      s = { next: 1, max: 0, waiting: [], listeners: new Set() };
       sessions.set(sessionId, s);
     }
     return s;
@@ -65,7 +67,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
 
   function send(s: SessionState, sessionId: string, w: Waiting) {
     const ev = { ...w.body, seq: s.next++, sessionId, at: new Date().toISOString() } as SessionEvent;
-    s.writes.push(ev, w.resolve, w.reject);
+    writer.push(ev, w.resolve, w.reject);
     for (const l of s.listeners) l(ev);
   }
 
@@ -137,7 +139,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
     let last = afterSeq;
     try {
       while (!closed) {
-        const tail = s.writes.unwritten();
+        const tail = writer.unwritten(sessionId);
         for await (const ev of readAfter(sessionId, last)) {
           if (closed) return;
           last = ev.seq;
@@ -185,7 +187,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
     async dispose() {
       disposed = true;
       await Promise.allSettled([...sessions.values()].map((s) => s.leasing));
-      await Promise.allSettled([...sessions.values()].map((s) => s.writes.drain()));
+      await writer.drain();
       // Give back unused numbers when nobody reserved after us, so lastSeq stays the last event.
       await Promise.allSettled(
         [...sessions.entries()]
