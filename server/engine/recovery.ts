@@ -18,8 +18,7 @@ export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: (m: st
       await closeOpenCalls(db, turn.sessionId, turn.id, why);
       const now = new Date();
       await db.modelRequest.updateMany({ where: { turnId: turn.id, endedAt: null }, data: { endedAt: now, error: "interrupted by a server restart" } });
-      await db.toolCall.updateMany({ where: { turnId: turn.id, status: { in: ["queued", "awaiting_approval", "running"] } }, data: { status: "cancelled", endedAt: now } });
-      await db.approval.updateMany({ where: { sessionId: turn.sessionId, status: "pending", toolCall: { turnId: turn.id } }, data: { status: "cancelled", decidedAt: now } });
+      // ToolCall and Approval rows are the pipeline's: its own recover() settles them.
       await db.turn.update({ where: { id: turn.id }, data: { status: "interrupted", stopReason: "server_restart", endedAt: now } });
       await db.session.update({ where: { id: turn.sessionId }, data: { status: "interrupted" } });
       await hub.publish(turn.sessionId, { type: "notice", level: "warn", code: "turn_interrupted", text: "The server restarted during this turn. What had streamed is kept; send a message to continue." });
