@@ -28,7 +28,7 @@ export class LocalRunner {
       {
         cwd: root,
         // The token travels in the environment, not argv, so `ps` does not show it.
-        env: { ...runnerEnvironment(process.env), QUIVER_RUNNER_TOKEN: token } as NodeJS.ProcessEnv,
+        env: runnerEnvironment(process.env, { QUIVER_RUNNER_TOKEN: token }),
         stdio: ["ignore", "inherit", "inherit"],
         detached: true, // its own process group, so stop() can take every descendant with it
       },
@@ -64,13 +64,13 @@ export class LocalRunner {
 }
 
 /** The runner needs neither the model's keys nor the database: it gets none of them. */
-export function runnerEnvironment(env: Record<string, string | undefined>): Record<string, string | undefined> {
+export function runnerEnvironment(env: Record<string, string | undefined>, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(env)) {
     if (/^(ANTHROPIC_|OPENAI_|DATABASE_URL$|QUIVER_RUNNER_TOKEN$|QUIVER_PROVIDER$|QUIVER_MODEL$)/.test(name)) continue;
     out[name] = value;
   }
-  return out;
+  return { ...out, ...extra } as NodeJS.ProcessEnv;
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
