@@ -26,7 +26,7 @@ export interface Services {
   /** Per-session event log and fan-out (hub/). */
   hub?: EventHub;
   /** Pending approval cards and answers (the tool pipeline). */
-  approvals?: Pick<Pipeline, "answerApproval" | "pendingApprovals">;
+  approvals?: Pick<Pipeline, "answerApproval" | "pendingApprovals" | "cancelSession">;
   /** Versioned org policy rules. */
   policies?: PolicyService;
   /** Full outputs of truncated tool results (the IDE's viewer reads pages of them). */

@@ -31,7 +31,12 @@ export const turnsRouter = router({
       }
     }),
 
-  cancel: turnProcedure.mutation(async ({ ctx, input }) => ({ cancelled: await ctx.engine.cancel(input.sessionId) })),
+  cancel: turnProcedure.mutation(async ({ ctx, input }) => {
+    const cancelled = await ctx.engine.cancel(input.sessionId);
+    // Cards left by a turn that is no longer running (a restart) are cancelled too.
+    await ctx.services.approvals?.cancelSession(input.sessionId);
+    return { cancelled };
+  }),
 
   events: turnProcedure
     .input(
