@@ -87,6 +87,8 @@ describe("an agent session end to end", () => {
     const types = events.map((e) => e.type);
     expect(types.slice(0, 2).sort()).toEqual(["message.user", "turn.started"]);
     expect(types).toContain("approval.required");
+    // Answered the instant the card appeared: still resolved and run exactly once.
+    expect(types.filter((t) => t === "approval.resolved")).toHaveLength(1);
     expect(events.find((e) => e.type === "turn.finished")).toMatchObject({ status: "completed" });
     const seqs = events.map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));

@@ -35,6 +35,8 @@ function toAnswer(row: { status: string; scope: string | null; decidedById: stri
 
 export class ApprovalBroker {
   private waiters = new Map<string, (a: Answer) => void>();
+  /** Cards opened by a live turn of this process that has not finished waiting for them. */
+  private owned = new Set<string>();
   private closed = false;
 
   constructor(private db: Db, private pollMs = POLL_MS) {}
@@ -54,8 +56,11 @@ export class ApprovalBroker {
     return { sessionKeys: keys, rejected };
   }
 
+  /** Opens the card. The live turn that opens it owns it from here, before it starts waiting. */
   async open(input: { sessionId: string; toolCallId: string; fingerprint: string; exactFingerprint: string; request: ApprovalRequest; reason: string }) {
-    return this.db.approval.create({ data: { ...input, request: input.request as object, status: "pending" } });
+    const row = await this.db.approval.create({ data: { ...input, request: input.request as object, status: "pending" } });
+    this.owned.add(row.id);
+    return row;
   }
 
   /** Resolves with the answer, or "cancelled" as soon as `signal` aborts (cancel wins). */
@@ -66,6 +71,7 @@ export class ApprovalBroker {
         if (done) return;
         done = true;
         this.waiters.delete(approvalId);
+        this.owned.delete(approvalId);
         clearInterval(timer);
         signal.removeEventListener("abort", onAbort);
         resolve(a);
@@ -98,12 +104,23 @@ export class ApprovalBroker {
     });
   }
 
+  /** The opening turn gave up on its card (it failed before or while waiting). */
+  release(approvalId: string): void {
+    this.owned.delete(approvalId);
+  }
+
   hasWaiter(approvalId: string): boolean {
     return this.waiters.has(approvalId);
   }
 
-  /** Records the answer if the approval is still pending; wakes the live waiter if any. */
-  async answer(approvalId: string, by: string, choice: Choice, message?: string): Promise<Answer> {
+  /**
+   * Records the answer if the approval is still pending and wakes the live waiter if any.
+   * `live` says whether a turn was waiting when the answer came: it is read before the write,
+   * because the waiter leaves the map as soon as it wakes (by this call or by its own poll).
+   */
+  async answer(approvalId: string, by: string, choice: Choice, message?: string): Promise<Answer & { live: boolean }> {
+    // An answer can arrive between the card going out and the turn starting to wait.
+    const live = this.waiters.has(approvalId) || this.owned.has(approvalId);
     const status = choice === "reject" ? "rejected" : "approved";
     const scope = choice === "session" ? "session" : choice === "once" ? "once" : null;
     const text = message?.trim() ? message.trim().slice(0, 4000) : null;
@@ -118,7 +135,7 @@ export class ApprovalBroker {
     }
     const a: Answer = { decision: choice === "reject" ? "rejected" : choice === "session" ? "approved_session" : "approved_once", by, message: text ?? undefined };
     this.waiters.get(approvalId)?.(a);
-    return a;
+    return { ...a, live: live || this.waiters.has(approvalId) || this.owned.has(approvalId) };
   }
 
   /** Marks a pending approval cancelled; false when it was already answered. */

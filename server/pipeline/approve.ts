@@ -16,6 +16,7 @@ export async function approveAndRun(core: Core, turn: TurnState, call: CallState
   const tool = call.tool!;
   const input = call.input;
   const { signal, dispose } = callSignal(core, turn);
+  let approvalId: string | undefined;
   try {
     const invalid = await validate(tool, input, runContext(core, turn, call, signal));
     if (invalid) return await finishOutcome(core, turn, call, invalid);
@@ -27,12 +28,14 @@ export async function approveAndRun(core: Core, turn: TurnState, call: CallState
       sessionId: turn.sessionId, toolCallId: call.toolCallId, fingerprint: sessionFingerprint(keys),
       exactFingerprint: call.fingerprint!, request: card, reason,
     });
+    approvalId = approval.id;
     await core.recorder.update(call.toolCallId, { status: "awaiting_approval" });
     await safeEmit(core, turn, { type: "tool.status", callId: call.toolCallId, status: "awaiting_approval" });
     await safeEmit(core, turn, { type: "approval.required", approvalId: approval.id, callId: call.toolCallId, request: card });
     await audit(core, turn, call, "approval_requested", reason, call.decision?.decision === "policy_ask" ? "policy" : "tool", undefined, { approvalId: approval.id });
     await waitAndRun(core, turn, call, approval.id, keys, signal);
   } finally {
+    if (approvalId) core.broker.release(approvalId);
     dispose();
   }
 }

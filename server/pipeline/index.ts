@@ -93,8 +93,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const row = await deps.db.approval.findUnique({ where: { id: approvalId }, select: { sessionId: true } });
       if (!row) throw new ApprovalError("No such approval.", "NOT_FOUND");
       await authorize(actor, row.sessionId);
-      const answer = await core.broker.answer(approvalId, actor.userId, choice, message);
-      if (!core.broker.hasWaiter(approvalId)) {
+      const { live, ...answer } = await core.broker.answer(approvalId, actor.userId, choice, message);
+      if (!live) {
         // No live turn waits (restart, or the turn ended): settle it here, at most once.
         void track(settleOrphan(core, approvalId).catch((e) => log.error(`approval ${approvalId} could not be settled`, e)));
       }
