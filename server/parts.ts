@@ -49,7 +49,6 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
 
   const unsubscribe = [
     runners.onStatus((e) => {
-      log(`runner ${e.runnerId} ${e.connected ? "connected" : "gone"}${e.connected && !e.sandboxed ? " (unsandboxed)" : ""}`);
       for (const id of e.sessionIds) void publish(id, { type: "runner.status", connected: e.connected, runnerId: e.runnerId, sandboxed: e.sandboxed });
     }),
     runners.onFilesChanged((e) => {
