@@ -47,10 +47,19 @@ export function QuickOpen({ paths, onOpen, onClose }: { paths: string[]; onOpen(
           value={query}
           onChange={(e) => (setQuery(e.target.value), setSel(0))}
           onKeyDown={(e) => {
-            if (e.key === "ArrowDown") (e.preventDefault(), setSel((s) => Math.min(matches.length - 1, s + 1)));
-            else if (e.key === "ArrowUp") (e.preventDefault(), setSel((s) => Math.max(0, s - 1)));
-            else if (e.key === "Enter") (e.preventDefault(), choose(matches[sel]));
-            else if (e.key === "Escape") (e.preventDefault(), e.stopPropagation(), onClose());
+            const moves: Record<string, () => void> = {
+              ArrowDown: () => setSel((s) => Math.min(matches.length - 1, s + 1)),
+              ArrowUp: () => setSel((s) => Math.max(0, s - 1)),
+              Enter: () => choose(matches[sel]),
+              Escape: () => {
+                e.stopPropagation();
+                onClose();
+              },
+            };
+            const move = moves[e.key];
+            if (!move) return;
+            e.preventDefault();
+            move();
           }}
         />
         <ul className={styles.quickList}>
