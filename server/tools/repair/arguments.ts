@@ -3,6 +3,7 @@
 // trailing commas → close unclosed strings/brackets → drop surplus closers, refused above
 // 1 MiB. Each rung only ever fires on text that is not valid JSON, so one scanning pass
 // (json.ts) applies exactly the rungs a text needs and they are reported in ladder order.
+import { restoreBigStrings } from "./big";
 import { isSpace, RBRACE, repairJson } from "./json";
 
 // RUNGS[k] is bit 1 << k of repairJson's flags.
@@ -62,11 +63,17 @@ export function parseArguments(raw: string, options: ArgumentOptions = {}): Argu
   // A JSON object ends with `}`: skip a parse that must fail, since a thrown SyntaxError
   // costs more than the repair itself (cut-off calls are the common damage).
   if (options.strict || endsWithBrace(raw)) {
+    // A repairable call fails this parse, and most of a failed parse is the SyntaxError's stack
+    // trace: nothing reads it, so none is captured (restored before anything else runs).
+    const traceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     try {
       value = JSON.parse(raw);
       parsed = true;
     } catch {
       /* on to the ladder */
+    } finally {
+      Error.stackTraceLimit = traceLimit;
     }
   }
   if (!parsed) {
@@ -75,6 +82,7 @@ export function parseArguments(raw: string, options: ArgumentOptions = {}): Argu
     if (!repaired) return classifyNonObject(raw);
     try {
       value = JSON.parse(repaired.text);
+      if (repaired.bigs) value = restoreBigStrings(value, raw, repaired.bigs);
     } catch {
       return { ok: false, reason: "unparseable", message: "arguments are not valid JSON and could not be repaired" };
     }

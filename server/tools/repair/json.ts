@@ -3,6 +3,8 @@
 // strings and brackets, surplus closers) and reports which. Cut-off values are completed only
 // when the completion keeps what was written (a string is closed, `tru` becomes `true`); a key
 // with no value is dropped rather than guessed, so validation reports it missing.
+import { BIG_STRING, type BigString, placeholder } from "./big";
+
 /** Bit flags of the rungs applied, in ladder order (a Set per call costs more than the scan). */
 export const CONTROL_CHARS = 1, TRAILING_COMMAS = 2, CLOSED_BRACKETS = 4, SURPLUS_CLOSERS = 8;
 
@@ -61,8 +63,15 @@ class Out {
   }
 }
 
+export interface Repaired {
+  text: string;
+  repairs: number;
+  /** Long string values left out of `text` as placeholders (big.ts), or undefined. */
+  bigs: BigString[] | undefined;
+}
+
 /** Returns repaired JSON text, or undefined when the text is not an object at its root. */
-export function repairJson(text: string): { text: string; repairs: number } | undefined {
+export function repairJson(text: string): Repaired | undefined {
   const src = text;
   let repairs = 0;
   const n = src.length;
@@ -77,6 +86,22 @@ export function repairJson(text: string): { text: string; repairs: number } | un
   let done = false; // the root object has closed
   let inString = false, stringIsKey = false, bodyStart = 0;
   let tokenStart = -1;
+  let bigs: BigString[] | undefined;
+  // -1: not yet asked (most calls have no long string); 0/1: whether placeholders are safe
+  let bigOk = -1;
+  let strStart = 0, markLast = 0, markOut = 0, ctrl = false, ctrlAfterEscape = false;
+  /** Replaces the string that began at strStart with a placeholder, if it is a long value. */
+  const outOfBand = (end: number, closed: boolean): boolean => {
+    if (stringIsKey || end - strStart < BIG_STRING || ctrlAfterEscape) return false;
+    if (bigOk < 0) bigOk = src.indexOf("\\u0000") < 0 ? 1 : 0;
+    if (bigOk === 0) return false;
+    out.truncate(markOut);
+    out.push(src.slice(markLast, strStart));
+    bigs ??= [];
+    out.push(placeholder(bigs.length));
+    bigs.push({ start: strStart + 1, end, intact: closed && !ctrl });
+    return true;
+  };
 
   while (i < n) {
     const c = src.charCodeAt(i);
@@ -151,25 +176,30 @@ export function repairJson(text: string): { text: string; repairs: number } | un
     if (c === QUOTE) {
       stringIsKey = top.state === S.ObjStart || top.state === S.Key;
       inString = true;
+      strStart = i;
+      markLast = last;
+      markOut = out.length;
+      ctrl = ctrlAfterEscape = false;
       i++;
       bodyStart = i;
       while (i < n) {
         const d = src.charCodeAt(i);
         if (d === QUOTE) break;
         if (d === BACKSLASH) {
+          if (src.charCodeAt(i + 1) < 32) ctrlAfterEscape = true;
           i += 2;
           continue;
         }
-        if (d < 32) {
-          out.push(src.slice(last, i));
-          out.push(CONTROL_ESCAPES[d] ?? "");
-          last = i + 1;
-          repairs |= CONTROL_CHARS;
-        }
+        // escaped later, once the string is known not to go out of band: a long content
+        // string with raw newlines would otherwise be cut into pieces only to be dropped
+        if (d < 32) ctrl = true;
         i++;
       }
       if (i >= n) break; // cut inside the string
       inString = false;
+      if (ctrl) repairs |= CONTROL_CHARS;
+      if (outOfBand(i, true)) last = i + 1;
+      else if (ctrl) last = escapeControls(src, bodyStart, i, last, out);
       i++;
       top.state = stringIsKey ? S.Colon : S.After;
       continue;
@@ -194,7 +224,7 @@ export function repairJson(text: string): { text: string; repairs: number } | un
 
   if (done) {
     out.push(src.slice(last));
-    return { text: out.parts.join(""), repairs };
+    return { text: out.parts.join(""), repairs, bigs };
   }
 
   // Cut off: finish or drop what was being written, then close every open container.
@@ -203,8 +233,13 @@ export function repairJson(text: string): { text: string; repairs: number } | un
   if (inString) {
     if (stringIsKey) out.truncate(top.memberStart);
     else {
-      out.push(src.slice(last, n - partialEscapeLength(src, n, bodyStart)));
-      out.push('"');
+      const end = n - partialEscapeLength(src, n, bodyStart);
+      if (ctrl) repairs |= CONTROL_CHARS;
+      if (!outOfBand(end, false)) {
+        if (ctrl) last = escapeControls(src, bodyStart, end, last, out);
+        out.push(src.slice(last, end));
+        out.push('"');
+      }
       top.state = S.After;
     }
   } else if (tokenStart >= 0) {
@@ -218,7 +253,22 @@ export function repairJson(text: string): { text: string; repairs: number } | un
   } else out.push(src.slice(last, n));
   if (top.state === S.Colon || (top.state === S.Value && top.closer === RBRACE)) out.truncate(top.memberStart);
   for (let d = stack.length - 1; d >= 0; d--) out.push(closerOf(stack[d]));
-  return { text: out.parts.join(""), repairs };
+  return { text: out.parts.join(""), repairs, bigs };
+}
+
+/** Writes src[last, end) with its raw control characters escaped (those after a backslash are
+ *  left for the parser to refuse); returns the new `last`. */
+function escapeControls(src: string, from: number, end: number, last: number, out: Out): number {
+  for (let j = from; j < end; j++) {
+    const d = src.charCodeAt(j);
+    if (d === BACKSLASH) j++;
+    else if (d < 32) {
+      out.push(src.slice(last, j));
+      out.push(CONTROL_ESCAPES[d] ?? "");
+      last = j + 1;
+    }
+  }
+  return last;
 }
 
 function closerOf(f: Frame): string {
