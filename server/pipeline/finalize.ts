@@ -6,6 +6,7 @@ import type { SpillStore } from "../services/spills";
 import type { ToolResult } from "../tools/tool";
 import { SHELL_LIMITS, TEXT_LIMITS, needsCut, planCut, renderCut, type CutLimits } from "./truncate";
 import type { Logger } from "./types";
+import { encodeUtf8 } from "./utf8";
 
 export interface Finalized {
   content: string;
@@ -30,7 +31,7 @@ export function storableText(text: string): string {
 export function resultBytes(result: Pick<ToolResult, "output" | "meta">): Uint8Array {
   const raw = result.meta?.bytes;
   if (raw instanceof Uint8Array) return raw;
-  return Buffer.from(result.output, "utf8");
+  return encodeUtf8(result.output);
 }
 
 export function isRunningPoll(result: Pick<ToolResult, "meta">): boolean {
@@ -39,13 +40,20 @@ export function isRunningPoll(result: Pick<ToolResult, "meta">): boolean {
 
 export async function cutAndSpill(result: ToolResult, opts: FinalizeOptions): Promise<Finalized> {
   const limits = result.kind === "shell" ? (opts.limits?.shell ?? SHELL_LIMITS) : (opts.limits?.text ?? TEXT_LIMITS);
-  const hasRaw = result.meta?.bytes instanceof Uint8Array;
-  // Cheap check first: a UTF-16 unit is at most 3 bytes, so short strings never need encoding.
-  if (!hasRaw && result.output.length * 3 <= limits.threshold) return { content: storableText(result.output), truncated: false };
-  const bytes = resultBytes(result);
-  if (!needsCut(bytes.length, limits)) {
-    return { content: storableText(hasRaw ? Buffer.from(bytes).toString("utf8") : result.output), truncated: false };
+  const raw = result.meta?.bytes;
+  if (raw instanceof Uint8Array) {
+    if (!needsCut(raw.length, limits)) return { content: storableText(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")), truncated: false };
+    return cutBytes(raw, result, limits, opts);
   }
+  // A UTF-16 unit takes 1 to 3 bytes, so only lengths between threshold/3 and threshold need the
+  // exact byte count; longer text is cut without a separate measuring pass.
+  const text = result.output;
+  const short = text.length * 3 <= limits.threshold || (text.length <= limits.threshold && !needsCut(Buffer.byteLength(text, "utf8"), limits));
+  if (short) return { content: storableText(text), truncated: false };
+  return cutBytes(encodeUtf8(text), result, limits, opts);
+}
+
+async function cutBytes(bytes: Uint8Array, result: ToolResult, limits: CutLimits, opts: FinalizeOptions): Promise<Finalized> {
   const cut = planCut(bytes, limits);
   if (isRunningPoll(result)) {
     const note = "The command is still running; its complete output is kept when it finishes.";
