@@ -103,3 +103,34 @@ describe("real tool calls cut at every position", () => {
     }
   });
 });
+
+// Strings of 16K characters and more take the ladder's no-copy path (big.ts): the same
+// guarantees must hold there, cut anywhere, with escapes and raw control characters, and a
+// NUL in the input must not be mistaken for the path's placeholder.
+describe("long string values", () => {
+  const chunk = 'line "quoted" \\ back ✓ 😀 tab\there\n';
+  const long = chunk.repeat(Math.ceil(40_000 / chunk.length));
+  const original = { path: "src/big.ts", content: long, note: "after" };
+  const json = JSON.stringify(original);
+  const cuts = Array.from({ length: 120 }, (_, i) => Math.floor((json.length * i) / 119));
+
+  it.each([
+    ["escaped", json],
+    ["raw control characters", rawControlChars(json)],
+  ])("%s: every sampled cut repairs to a faithful prefix, the whole text exactly", (_kind, text) => {
+    for (const k of [...cuts, ...cuts.map((c) => c + 1), ...cuts.map((c) => c + 7)].filter((k) => k <= text.length)) {
+      const r = parseArguments(text.slice(0, k));
+      expect(r.ok && isFaithfulPrefix(r.value, original), `cut at ${k}`).toBe(true);
+    }
+    const whole = parseArguments(text);
+    expect(whole.ok && whole.value).toEqual(original);
+  });
+
+  it("keeps a real NUL character in a long value", () => {
+    const withNul = { content: `${"x".repeat(20_000)}\u0000${"y".repeat(20_000)}` };
+    const text = JSON.stringify(withNul);
+    expect(parseArguments(text)).toMatchObject({ ok: true, value: withNul });
+    const cut = parseArguments(text.slice(0, 30_000));
+    expect(cut.ok && isFaithfulPrefix(cut.value, withNul)).toBe(true);
+  });
+});
