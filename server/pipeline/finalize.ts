@@ -6,7 +6,7 @@ import type { SpillStore } from "../services/spills";
 import type { ToolResult } from "../tools/tool";
 import { SHELL_LIMITS, TEXT_LIMITS, needsCut, planCut, renderCut, type CutLimits } from "./truncate";
 import type { Logger } from "./types";
-import { encodeUtf8 } from "./utf8";
+import { withUtf8 } from "./utf8";
 
 export interface Finalized {
   content: string;
@@ -27,13 +27,6 @@ export function storableText(text: string): string {
   return text.includes("\0") ? text.replace(/\0/g, "\u2400") : text;
 }
 
-/** The exact bytes of a result: `meta.bytes` when the executor carried raw bytes, else UTF-8. */
-export function resultBytes(result: Pick<ToolResult, "output" | "meta">): Uint8Array {
-  const raw = result.meta?.bytes;
-  if (raw instanceof Uint8Array) return raw;
-  return encodeUtf8(result.output);
-}
-
 export function isRunningPoll(result: Pick<ToolResult, "meta">): boolean {
   return result.meta?.running === true || result.meta?.state === "running";
 }
@@ -50,7 +43,8 @@ export async function cutAndSpill(result: ToolResult, opts: FinalizeOptions): Pr
   const text = result.output;
   const short = text.length * 3 <= limits.threshold || (text.length <= limits.threshold && !needsCut(Buffer.byteLength(text, "utf8"), limits));
   if (short) return { content: storableText(text), truncated: false };
-  return cutBytes(encodeUtf8(text), result, limits, opts);
+  // The scratch bytes are only hashed, inserted and decoded (copied out) before cutBytes settles.
+  return withUtf8(text, (bytes) => cutBytes(bytes, result, limits, opts));
 }
 
 async function cutBytes(bytes: Uint8Array, result: ToolResult, limits: CutLimits, opts: FinalizeOptions): Promise<Finalized> {

@@ -1,7 +1,7 @@
 // encodeUtf8 must give exactly Buffer.from(text, "utf8"): the spill stores these bytes and
 // records their sha256, so any drift (lone surrogates, the regrowth seam) would corrupt spills.
 import { describe, expect, it } from "vitest";
-import { encodeUtf8 } from "./utf8";
+import { encodeUtf8, withUtf8 } from "./utf8";
 
 const same = (text: string) => expect(Buffer.from(encodeUtf8(text)).equals(Buffer.from(text, "utf8"))).toBe(true);
 
@@ -42,5 +42,21 @@ describe("encodeUtf8", () => {
       for (let i = 0; i < n; i++) s += pool[next() % pool.length];
       same(s);
     }
+  });
+});
+
+describe("withUtf8", () => {
+  it("hands each concurrent caller its own bytes, and reuses the scratch afterwards", async () => {
+    const texts = ["first ✓ ".repeat(20_000), "second 😀 ".repeat(15_000), "third\0".repeat(30_000)];
+    const seen = await Promise.all(
+      texts.map((t) => withUtf8(t, async (bytes) => {
+        await new Promise((r) => setTimeout(r, 5));
+        return Buffer.from(bytes);
+      })),
+    );
+    seen.forEach((b, i) => expect(b.equals(Buffer.from(texts[i], "utf8"))).toBe(true));
+    // A shorter text after a longer one: the reused buffer's stale tail must not leak in.
+    const again = await withUtf8("short", async (bytes) => Buffer.from(bytes));
+    expect(again.toString("utf8")).toBe("short");
   });
 });
