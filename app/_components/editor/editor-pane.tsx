@@ -2,7 +2,7 @@
 // The centre pane: tabs of open files, the Monaco editor, and, when the agent changed a file
 // under unsaved edits, a banner offering the diff, the disk version, or keeping one's own.
 import dynamic from "next/dynamic";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import type { useOpenFiles } from "../../_lib/use-open-files";
 import styles from "./editor.module.css";
 
@@ -15,6 +15,14 @@ export function EditorPane({ files, onQuickOpen }: { files: Files; onQuickOpen()
   const [showDiff, setShowDiff] = useState(false);
   const active = files.tabs.active;
   const doc = active ? files.docs[active] : undefined;
+  // The editor stays mounted on the last loaded file while the next one loads: creating a new
+  // Monaco instance per open costs far more than the read.
+  const [shown, setShown] = useState<string | null>(null);
+  const ready = !!doc && !doc.loading;
+  useEffect(() => {
+    if (ready && active) setShown(active);
+  }, [ready, active]);
+  const editorPath = ready ? active : shown && files.docs[shown] ? shown : null;
 
   return (
     <div className={styles.pane}>
@@ -40,13 +48,12 @@ export function EditorPane({ files, onQuickOpen }: { files: Files; onQuickOpen()
       )}
       {doc?.error && <div className={styles.error} data-testid="editor-error">{doc.error}</div>}
       <div className={styles.body}>
-        {!active || !doc ? (
+        {doc?.loading && <div className={styles.opening}>Opening {active}…</div>}
+        {!editorPath ? (
           <div className={styles.empty}>
-            <div>Open a file from the tree, or press <kbd>Ctrl</kbd>+<kbd>P</kbd>.</div>
+            {doc?.loading ? null : <div>Open a file from the tree, or press <kbd>Ctrl</kbd>+<kbd>P</kbd>.</div>}
           </div>
-        ) : doc.loading ? (
-          <div className={styles.empty}>Opening {active}…</div>
-        ) : doc.conflict && showDiff ? (
+        ) : doc?.conflict && showDiff ? (
           <div className={styles.diffWrap} data-testid="conflict-diff-view">
             <div className={styles.diffLabels}><span>On disk</span><span>Your edits</span></div>
             <MonacoDiff path={doc.path} original={doc.conflict.text} modified={files.buffers.current?.getText(doc.path) ?? ""} height="100%" />
@@ -54,8 +61,8 @@ export function EditorPane({ files, onQuickOpen }: { files: Files; onQuickOpen()
         ) : (
           <CodeEditor
             key="editor"
-            path={active}
-            initial={doc.base}
+            path={editorPath}
+            initial={files.docs[editorPath].base}
             onReady={(b) => (files.buffers.current = b)}
             onEdit={files.setDirty}
             onSave={(p) => void files.save(p)}
