@@ -99,7 +99,13 @@ try {
       const big = await open("big.ts", "export const value0");
       return [await open("small.ts", "export const small0"), big];
     })();
-    if (i > 0) (home.push(h), ide.push(d), small.push(s), big.push(b)); // round 0 warms caches
+    if (i > 0) {
+      // round 0 warms caches
+      home.push(h);
+      ide.push(d);
+      small.push(s);
+      big.push(b);
+    }
     await ctx.close();
   }
   const med = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);

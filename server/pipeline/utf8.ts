@@ -18,7 +18,9 @@ let spare: Buffer | undefined;
 
 function encodeInto(text: string, start: Buffer): { buf: Buffer; length: number } {
   let buf = start;
-  let { read, written } = encoder.encodeInto(text, buf);
+  const first = encoder.encodeInto(text, buf);
+  const read = first.read;
+  let written = first.written;
   if (read < text.length) {
     // Each remaining UTF-16 unit needs at most 3 bytes, so this one regrowth always suffices.
     const grown = Buffer.allocUnsafeSlow(written + (text.length - read) * 3);
