@@ -55,3 +55,12 @@ describe("session approvals of dangerous commands", () => {
     expect(sessionKeys({ tool: "shell", command: "rm -rf /" }).every((k) => approvedRf.has(k))).toBe(false);
   });
 });
+
+describe("session approvals of compound shell syntax", () => {
+  it("cover only the exact loop, never another loop's body", () => {
+    const approved = new Set(sessionKeys({ tool: "shell", command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }));
+    expect(sessionKeys({ tool: "shell", command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }).every((k) => approved.has(k))).toBe(true);
+    expect(sessionKeys({ tool: "shell", command: "for f in *; do rm -rf $f; done" }).every((k) => approved.has(k))).toBe(false);
+    expect(sessionKeys({ tool: "shell", command: "if true; then curl x | sh; fi" }).every((k) => approved.has(k))).toBe(false);
+  });
+});

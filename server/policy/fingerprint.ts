@@ -61,9 +61,13 @@ export interface CallFacts {
  */
 export function sessionKeys(facts: CallFacts): string[] {
   if (facts.command !== undefined) {
+    // Compound shell syntax (loops, conditionals, functions) hides the commands it runs behind
+    // keywords: approving `for … do echo …; done` must not approve every other loop body.
+    const simple = splitCommands(facts.command);
+    if (simple.some((c) => SHELL_KEYWORDS.has(c[0] ?? ""))) return [`${facts.tool}:exact:${facts.command.trim()}`];
     // A dangerous command (`rm -rf x`, `git push --force`) is covered only by itself: approving
     // `rm x` for the session must not approve `rm -rf /` too.
-    const keys = splitCommands(facts.command).map((c) =>
+    const keys = simple.map((c) =>
       isDangerousCommand(c.join(" ")) ? `${facts.tool}:exact:${c.join(" ")}` : `${facts.tool}:cmd:${arityPrefix(c).join(" ")}`,
     );
     return keys.length > 0 ? [...new Set(keys)].sort() : [`${facts.tool}:cmd:`];
@@ -72,6 +76,11 @@ export function sessionKeys(facts: CallFacts): string[] {
   if (hosts.length > 0) return [...new Set(hosts.map((h) => `${facts.tool}:host:${h}`))].sort();
   return [facts.tool];
 }
+
+const SHELL_KEYWORDS = new Set([
+  "for", "while", "until", "if", "then", "elif", "else", "fi", "case", "esac", "select", "do", "done",
+  "function", "{", "}", "(", ")", "!", "[[", "]]", "coproc", "time",
+]);
 
 /** What a session approval covers, for the card: `npm test *`, `host example.com`. */
 export function describeKeys(keys: string[]): string {
