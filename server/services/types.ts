@@ -19,18 +19,18 @@ export interface Services {
   sessions: SessionService;
   runners: RunnerPool;
   /** The person's IDE file operations (services/files.ts), wired where the runner pool is. */
-  files?: FileService;
+  files: FileService;
   health(): Promise<HealthReport>;
   /** Model turns (engine/): send, cancel, recover. */
-  engine?: Engine;
+  engine: Engine;
   /** Per-session event log and fan-out (hub/). */
-  hub?: EventHub;
+  hub: EventHub;
   /** Pending approval cards and answers (the tool pipeline). */
-  approvals?: Pick<Pipeline, "answerApproval" | "pendingApprovals" | "cancelSession">;
+  approvals: Pick<Pipeline, "answerApproval" | "pendingApprovals" | "cancelSession">;
   /** Versioned org policy rules. */
-  policies?: PolicyService;
+  policies: PolicyService;
   /** Full outputs of truncated tool results (the IDE's viewer reads pages of them). */
-  spills?: Pick<SpillStore, "read">;
+  spills: Pick<SpillStore, "read">;
 }
 
 /** Who is asking. In embedded mode every request is the local user. */

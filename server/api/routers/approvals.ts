@@ -8,9 +8,7 @@ import { memberProcedure, router } from "../trpc";
 const CODES = { NOT_FOUND: "NOT_FOUND", FORBIDDEN: "FORBIDDEN", CONFLICT: "CONFLICT" } as const;
 
 const approvalsProcedure = memberProcedure.use(({ ctx, next }) => {
-  const approvals = ctx.services.approvals;
-  if (!approvals) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Approvals are not wired on this server." });
-  return next({ ctx: { ...ctx, approvals } });
+  return next({ ctx: { ...ctx, approvals: ctx.services.approvals } });
 });
 
 async function guard<T>(work: () => Promise<T>): Promise<T> {

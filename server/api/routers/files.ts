@@ -13,8 +13,7 @@ const CODES = { not_found: "NOT_FOUND", conflict: "CONFLICT", invalid: "BAD_REQU
 
 /** Runs a file operation for a session the caller can see, turning refusals into clear tRPC errors. */
 const fileProcedure = memberProcedure.use(async ({ ctx, getRawInput, next }) => {
-  const files: FileService | undefined = ctx.services.files;
-  if (!files) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "File access is not wired on this server." });
+  const files: FileService = ctx.services.files;
   const parsed = session.safeParse(await getRawInput());
   if (!parsed.success) throw new TRPCError({ code: "BAD_REQUEST", message: "sessionId is required" });
   const { sessionId } = parsed.data;

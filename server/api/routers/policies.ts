@@ -5,11 +5,6 @@ import { z } from "zod";
 import { PolicyError } from "../../services/policies";
 import { adminProcedure, memberProcedure, router } from "../trpc";
 
-function policies(services: { policies?: import("../../services/policies").PolicyService }) {
-  if (!services.policies) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Policies are not wired on this server." });
-  return services.policies;
-}
-
 async function guard<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -20,14 +15,14 @@ async function guard<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export const policiesRouter = router({
-  current: memberProcedure.query(({ ctx }) => guard(() => policies(ctx.services).current(ctx.actor))),
+  current: memberProcedure.query(({ ctx }) => guard(() => ctx.services.policies.current(ctx.actor))),
 
   history: memberProcedure
     .input(z.object({ limit: z.number().int().min(1).max(100).optional() }).optional())
-    .query(({ ctx, input }) => guard(() => policies(ctx.services).history(ctx.actor, { limit: input?.limit }))),
+    .query(({ ctx, input }) => guard(() => ctx.services.policies.history(ctx.actor, { limit: input?.limit }))),
 
   /** `rules` is checked by the service so a bad rule gets its exact path in the error. */
   set: adminProcedure
     .input(z.object({ rules: z.array(z.unknown()).max(1000), expectedVersion: z.number().int().nonnegative().optional() }))
-    .mutation(({ ctx, input }) => guard(() => policies(ctx.services).set(ctx.actor, input.rules, { expectedVersion: input.expectedVersion }))),
+    .mutation(({ ctx, input }) => guard(() => ctx.services.policies.set(ctx.actor, input.rules, { expectedVersion: input.expectedVersion }))),
 });

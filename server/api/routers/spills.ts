@@ -18,8 +18,7 @@ export const spillsRouter = router({
       }),
     )
     .query(async ({ ctx, input }) => {
-      const spills: Pick<SpillStore, "read"> | undefined = ctx.services.spills;
-      if (!spills) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Spilled output is not wired on this server." });
+      const spills: Pick<SpillStore, "read"> = ctx.services.spills;
       await ctx.services.sessions.assertAccess(ctx.actor, input.sessionId);
       const slice = await spills.read(input.ref, { sessionId: input.sessionId, offset: input.offset, length: input.length });
       if (!slice) throw new TRPCError({ code: "NOT_FOUND", message: "This output is no longer stored (spills expire after 7 days)." });

@@ -28,6 +28,7 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
   let handler: ReturnType<typeof applyWSSHandler>;
   let actor: Actor;
   let sessionId: string;
+  let cancelledCards: string[] = [];
   const clients: { close(): void }[] = [];
 
   const connect = (): TRPCClient<AppRouter> => {
@@ -75,7 +76,10 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
       db, hub, dispatcher: testDispatcher(), retry: fastRetries, systemPrompt: "SYSTEM",
       env: { QUIVER_PROVIDER: "openai", OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL },
     });
-    const services = { db, dbProvider, sessions: createSessionService(db), engine, hub } as unknown as Services;
+    // Records which sessions had their leftover approval cards cancelled (the pipeline's job).
+    cancelledCards = [];
+    const approvals = { cancelSession: async (id: string) => void cancelledCards.push(id) };
+    const services = { db, dbProvider, sessions: createSessionService(db), engine, hub, approvals } as unknown as Services;
     handler = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }) });
   });
   afterEach(async () => {
@@ -141,5 +145,6 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     const { events } = await finished;
     expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "cancelled" });
     expect(await c.turns.cancel.mutate({ sessionId })).toEqual({ cancelled: false });
+    expect(cancelledCards).toEqual([sessionId, sessionId]);
   });
 });
