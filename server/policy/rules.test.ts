@@ -23,6 +23,16 @@ describe("policy rules", () => {
     expect(evaluate(set, shell("git add . && curl x")).effect).toBeUndefined();
   });
 
+  it("denies a sub-command behind global options, but allows only exact leading words", () => {
+    const set = rules({ effect: "deny", command: "git push" }, { effect: "allow", command: "git status" });
+    for (const line of ["git -C repo push", "git -c core.x=y push origin main", "git --git-dir .git push -f"]) {
+      expect(evaluate(set, shell(line)).effect, line).toBe("deny");
+    }
+    expect(evaluate(set, shell("git status")).effect).toBe("allow");
+    expect(evaluate(set, shell("git -C repo status")).effect).toBeUndefined();
+    expect(evaluate(set, shell("git commit -m 'push it'")).effect).toBeUndefined();
+  });
+
   it("looks through wrappers and substitutions", () => {
     const set = rules({ effect: "deny", command: "rm -rf" }, { effect: "deny", command: "sudo" });
     for (const line of ["bash -c 'rm -rf /'", "env FOO=1 rm -fr x", "find . | xargs rm -r -f", "echo $(rm -rf ~)", "sh -c \"timeout 3 rm -rf /\""]) {

@@ -100,7 +100,7 @@ function evaluateCommands(rules: PolicyRule[], commands: SimpleCommand[]): Polic
   for (const cmd of commands) {
     let v: PolicyVerdict = {};
     for (const rule of rules) {
-      if (matchesPrefix(cmd, ruleWords(rule.command!))) v = strongest(v, { effect: rule.effect, rule, detail: cmd.join(" ") });
+      if (matchesPrefix(cmd, ruleWords(rule.command!), rule.effect === "allow" ? "strict" : "loose")) v = strongest(v, { effect: rule.effect, rule, detail: cmd.join(" ") });
     }
     if (v.effect === "allow") allowRule ??= v.rule;
     else allAllowed = false;

@@ -149,7 +149,12 @@ export function expandFlags(word: string): string[] {
  * in order; flags in the prefix must each appear among the command's flags in any order or
  * cluster, so `rm -rf` also matches `rm -r -f x` and `rm -fr x`.
  */
-export function matchesPrefix(command: SimpleCommand, prefix: string[]): boolean {
+/**
+ * `strict` (allow rules): the rule's words lead the command's words. `loose` (ask and deny
+ * rules): they appear in order anywhere after the program, so global options placed before a
+ * sub-command (`git -C dir push`, `npm --prefix x publish`) cannot slip past a deny.
+ */
+export function matchesPrefix(command: SimpleCommand, prefix: string[], mode: "strict" | "loose" = "strict"): boolean {
   if (prefix.length === 0 || command.length === 0) return false;
   if (basename(prefix[0]) !== command[0]) return false;
   const wanted = prefix.slice(1);
@@ -157,6 +162,12 @@ export function matchesPrefix(command: SimpleCommand, prefix: string[]): boolean
   const flags = wanted.filter((w) => w.startsWith("-")).flatMap(expandFlags);
   const cmdWords = command.slice(1).filter((w) => !w.startsWith("-"));
   const cmdFlags = new Set(command.slice(1).filter((w) => w.startsWith("-")).flatMap(expandFlags));
-  for (let i = 0; i < words.length; i++) if (cmdWords[i] !== words[i]) return false;
+  if (mode === "strict") {
+    for (let i = 0; i < words.length; i++) if (cmdWords[i] !== words[i]) return false;
+  } else {
+    let at = 0;
+    for (const w of cmdWords) if (at < words.length && w === words[at]) at++;
+    if (at < words.length) return false;
+  }
   return flags.every((f) => cmdFlags.has(f));
 }
