@@ -1,8 +1,8 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
 import { ScriptedExecutor, waitFor } from "./testkit";
-import { call, makePipeline, newTurn, request, type Harness } from "./harness";
+import { call, newTurn, request, usePipelines, type Harness } from "./harness";
 import { appRouter } from "../api/root";
 import type { Services } from "../services/types";
 
@@ -10,15 +10,7 @@ type Required = Extract<SessionEventBody, { type: "approval.required" }>;
 
 describe.each(testDatabases())("approvals on %s", (provider) => {
   const t = useTestDb(provider);
-  const harnesses: Harness[] = [];
-  const setup = (opts: Parameters<typeof makePipeline>[1] = {}) => {
-    const h = makePipeline(t.current, opts);
-    harnesses.push(h);
-    return h;
-  };
-  afterAll(async () => {
-    for (const h of harnesses) await h.close();
-  });
+  const setup = usePipelines(t);
   const cards = (h: Harness, sessionId: string) =>
     h.events.filter((e) => e.sessionId === sessionId && e.event.type === "approval.required").map((e) => e.event as Required);
   const nextCard = (h: Harness, sessionId: string, n: number) => waitFor(() => cards(h, sessionId)[n - 1], `approval card ${n}`);

@@ -1,5 +1,6 @@
 // Test harness: a pipeline over a real test database with the scripted executor, real policy
 // and spill services, and an event log. Used by the pipeline's tests and benchmark only.
+import { afterAll } from "vitest";
 import type { DbProvider } from "../db";
 import type { TestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
@@ -80,5 +81,18 @@ export function request(
     signal: new AbortController().signal,
     emit: (event) => void h.events.push({ sessionId: s.session.id, event }),
     ...extra,
+  };
+}
+
+/** Vitest: a `setup(opts)` that builds harnesses on the block's database and closes them all after it. */
+export function usePipelines(db: { readonly current: TestDb }): (opts?: Parameters<typeof makePipeline>[1]) => Harness {
+  const harnesses: Harness[] = [];
+  afterAll(async () => {
+    for (const h of harnesses) await h.close();
+  });
+  return (opts = {}) => {
+    const h = makePipeline(db.current, opts);
+    harnesses.push(h);
+    return h;
   };
 }

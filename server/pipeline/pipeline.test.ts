@@ -1,20 +1,12 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { ScriptedExecutor, bigOutputTool, readTool, shellTool, waitFor, writeTool, fetchTool, fatalTool } from "./testkit";
-import { call, makePipeline, newTurn, request, type Harness } from "./harness";
+import { call, newTurn, request, usePipelines } from "./harness";
 import { TRUNCATED_ARGS } from "./plan";
 
 describe.each(testDatabases())("pipeline on %s", (provider) => {
   const t = useTestDb(provider);
-  const harnesses: Harness[] = [];
-  const setup = (opts: Parameters<typeof makePipeline>[1] = {}) => {
-    const h = makePipeline(t.current, opts);
-    harnesses.push(h);
-    return h;
-  };
-  afterAll(async () => {
-    for (const h of harnesses) await h.close();
-  });
+  const setup = usePipelines(t);
 
   it("resolves names, reports unknown tools and keeps slot order", async () => {
     const h = setup();
