@@ -70,10 +70,28 @@ export async function guardedFetch(
   init: { headers?: Record<string, string>; signal?: AbortSignal },
   options: FetchOptions = {},
 ): Promise<FetchedResponse> {
-  const signal = AbortSignal.any([
-    AbortSignal.timeout(options.timeoutMs ?? FETCH_LIMITS.timeoutMs),
-    ...(init.signal ? [init.signal] : []),
-  ]);
+  // An owned timer and controller, not AbortSignal.any(AbortSignal.timeout(...)): on Node 20
+  // the composite signal can be garbage-collected mid-request and its timeout never fires.
+  const controller = new AbortController();
+  const timeoutMs = options.timeoutMs ?? FETCH_LIMITS.timeoutMs;
+  const timer = setTimeout(() => controller.abort(Object.assign(new Error("timed out"), { name: "TimeoutError" })), timeoutMs);
+  const forwardCancel = () => controller.abort(init.signal?.reason);
+  if (init.signal?.aborted) forwardCancel();
+  init.signal?.addEventListener("abort", forwardCancel, { once: true });
+  try {
+    return await fetchWithSignal(rawUrl, init, options, controller.signal);
+  } finally {
+    clearTimeout(timer);
+    init.signal?.removeEventListener("abort", forwardCancel);
+  }
+}
+
+async function fetchWithSignal(
+  rawUrl: string,
+  init: { headers?: Record<string, string> },
+  options: FetchOptions,
+  signal: AbortSignal,
+): Promise<FetchedResponse> {
   const maxRedirects = options.maxRedirects ?? FETCH_LIMITS.maxRedirects;
   const userHeaders = Object.fromEntries(Object.entries(init.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   const redirects: string[] = [];
