@@ -139,6 +139,11 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
     let last = afterSeq;
     try {
       while (!closed) {
+        // Reset before catching up, not after: events that overflow the buffer while the
+        // database is read must send us round again, or they are lost and the reader stalls.
+        // Anything the listener saw before this point is in the tail snapshot or the database.
+        overflow = false;
+        buffer = [];
         const tail = writer.unwritten(sessionId);
         for await (const ev of readAfter(sessionId, last)) {
           if (closed) return;
@@ -150,7 +155,6 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
           last = ev.seq;
           yield ev;
         }
-        overflow = false;
         while (!closed && !overflow) {
           if (buffer.length === 0) {
             await new Promise<void>((r) => (wake = r));
@@ -166,7 +170,6 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
             if (closed) return;
           }
         }
-        buffer = [];
       }
     } finally {
       s.listeners.delete(listener);
