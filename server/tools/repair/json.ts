@@ -4,6 +4,12 @@
 // when the completion keeps what was written (a string is closed, `tru` becomes `true`); a key
 // with no value is dropped rather than guessed, so validation reports it missing.
 import { BIG_STRING, type BigString, placeholder } from "./big";
+import {
+  closingQuote, COLON, COMMA, completeToken, escapeControls, isSpace, isTokenChar, LBRACE, LBRACKET, nextBackslashControl,
+  nextControl, Out, partialEscapeLength, QUOTE, RBRACE, RBRACKET,
+} from "./text";
+
+export { isSpace, RBRACE } from "./text";
 
 /** Bit flags of the rungs applied, in ladder order (a Set per call costs more than the scan). */
 export const CONTROL_CHARS = 1, TRAILING_COMMAS = 2, CLOSED_BRACKETS = 4, SURPLUS_CLOSERS = 8;
@@ -30,39 +36,6 @@ interface Frame {
   memberStart: number;
 }
 
-const QUOTE = 34, BACKSLASH = 92, COMMA = 44, COLON = 58;
-export const RBRACE = 125;
-const LBRACE = 123, LBRACKET = 91, RBRACKET = 93;
-
-export function isSpace(c: number) {
-  return c === 32 || c === 10 || c === 13 || c === 9;
-}
-
-function isTokenChar(c: number) {
-  return (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 45 || c === 43 || c === 46;
-}
-
-const CONTROL_ESCAPES: Record<number, string> = { 10: "\\n", 13: "\\r", 9: "\\t", 8: "\\b", 12: "\\f" };
-
-/** Output as flat pieces joined once: string concatenation would build ropes that V8 flattens slowly. */
-class Out {
-  parts: string[] = [];
-  length = 0;
-  push(s: string) {
-    if (s.length === 0) return;
-    this.parts.push(s);
-    this.length += s.length;
-  }
-  /** Cuts the output back to `length` characters. */
-  truncate(length: number) {
-    while (this.length > length) {
-      const piece = this.parts.pop()!;
-      this.length -= piece.length;
-      if (this.length < length) this.push(piece.slice(0, length - this.length));
-    }
-  }
-}
-
 export interface Repaired {
   text: string;
   repairs: number;
@@ -84,24 +57,13 @@ export function repairJson(text: string): Repaired | undefined {
   const stack: Frame[] = [];
   let pendingComma = false;
   let done = false; // the root object has closed
-  let inString = false, stringIsKey = false, bodyStart = 0;
+  let inString = false;
   let tokenStart = -1;
-  let bigs: BigString[] | undefined;
-  // -1: not yet asked (most calls have no long string); 0/1: whether placeholders are safe
-  let bigOk = -1;
-  let strStart = 0, markLast = 0, markOut = 0, ctrl = false, ctrlAfterEscape = false;
-  /** Replaces the string that began at strStart with a placeholder, if it is a long value. */
-  const outOfBand = (end: number, closed: boolean): boolean => {
-    if (stringIsKey || end - strStart < BIG_STRING || ctrlAfterEscape) return false;
-    if (bigOk < 0) bigOk = src.indexOf("\\u0000") < 0 ? 1 : 0;
-    if (bigOk === 0) return false;
-    out.truncate(markOut);
-    out.push(src.slice(markLast, strStart));
-    bigs ??= [];
-    out.push(placeholder(bigs.length));
-    bigs.push({ start: strStart + 1, end, intact: closed && !ctrl });
-    return true;
-  };
+  const str: Str = { isKey: false, start: 0, markLast: 0, markOut: 0, ctrl: false, ctrlAfterEscape: false };
+  let bigs: BigStrings | undefined;
+  // Where the next raw control character (or backslash before one) is: found natively, once
+  // for every stretch of text rather than once per string.
+  let nextCtrl = -1, nextEscapedCtrl = -1;
 
   while (i < n) {
     const c = src.charCodeAt(i);
@@ -174,34 +136,26 @@ export function repairJson(text: string): Repaired | undefined {
       pendingComma = false;
     }
     if (c === QUOTE) {
-      stringIsKey = top.state === S.ObjStart || top.state === S.Key;
-      inString = true;
-      strStart = i;
-      markLast = last;
-      markOut = out.length;
-      ctrl = ctrlAfterEscape = false;
-      i++;
-      bodyStart = i;
-      while (i < n) {
-        const d = src.charCodeAt(i);
-        if (d === QUOTE) break;
-        if (d === BACKSLASH) {
-          if (src.charCodeAt(i + 1) < 32) ctrlAfterEscape = true;
-          i += 2;
-          continue;
-        }
-        // escaped later, once the string is known not to go out of band: a long content
-        // string with raw newlines would otherwise be cut into pieces only to be dropped
-        if (d < 32) ctrl = true;
-        i++;
+      str.isKey = top.state === S.ObjStart || top.state === S.Key;
+      str.start = i;
+      str.markLast = last;
+      str.markOut = out.length;
+      const bodyStart = i + 1;
+      const q = closingQuote(src, bodyStart);
+      const end = q < 0 ? n : q;
+      if (nextCtrl < bodyStart) nextCtrl = nextControl(src, bodyStart);
+      str.ctrl = nextCtrl < end;
+      if (str.ctrl && nextEscapedCtrl < bodyStart) nextEscapedCtrl = nextBackslashControl(src, bodyStart);
+      str.ctrlAfterEscape = str.ctrl && nextEscapedCtrl < end;
+      if (q < 0) {
+        inString = true; // cut inside the string
+        break;
       }
-      if (i >= n) break; // cut inside the string
-      inString = false;
-      if (ctrl) repairs |= CONTROL_CHARS;
-      if (outOfBand(i, true)) last = i + 1;
-      else if (ctrl) last = escapeControls(src, bodyStart, i, last, out);
-      i++;
-      top.state = stringIsKey ? S.Colon : S.After;
+      if (str.ctrl) repairs |= CONTROL_CHARS;
+      if (!str.isKey && q - i >= BIG_STRING && (bigs ??= new BigStrings(src)).take(str, q, true, out)) last = q + 1;
+      else if (str.ctrl) last = escapeControls(src, bodyStart, q, last, out);
+      i = q + 1;
+      top.state = str.isKey ? S.Colon : S.After;
       continue;
     }
     if (c === LBRACE || c === LBRACKET) {
@@ -224,19 +178,20 @@ export function repairJson(text: string): Repaired | undefined {
 
   if (done) {
     out.push(src.slice(last));
-    return { text: out.parts.join(""), repairs, bigs };
+    return { text: out.text(), repairs, bigs: bigs?.list };
   }
 
   // Cut off: finish or drop what was being written, then close every open container.
   repairs |= CLOSED_BRACKETS;
   const top = stack[stack.length - 1];
   if (inString) {
-    if (stringIsKey) out.truncate(top.memberStart);
+    if (str.isKey) out.truncate(top.memberStart);
     else {
+      const bodyStart = str.start + 1;
       const end = n - partialEscapeLength(src, n, bodyStart);
-      if (ctrl) repairs |= CONTROL_CHARS;
-      if (!outOfBand(end, false)) {
-        if (ctrl) last = escapeControls(src, bodyStart, end, last, out);
+      if (str.ctrl) repairs |= CONTROL_CHARS;
+      if (!(end - str.start >= BIG_STRING && (bigs ??= new BigStrings(src)).take(str, end, false, out))) {
+        if (str.ctrl) last = escapeControls(src, bodyStart, end, last, out);
         out.push(src.slice(last, end));
         out.push('"');
       }
@@ -253,51 +208,40 @@ export function repairJson(text: string): Repaired | undefined {
   } else out.push(src.slice(last, n));
   if (top.state === S.Colon || (top.state === S.Value && top.closer === RBRACE)) out.truncate(top.memberStart);
   for (let d = stack.length - 1; d >= 0; d--) out.push(closerOf(stack[d]));
-  return { text: out.parts.join(""), repairs, bigs };
-}
-
-/** Writes src[last, end) with its raw control characters escaped (those after a backslash are
- *  left for the parser to refuse); returns the new `last`. */
-function escapeControls(src: string, from: number, end: number, last: number, out: Out): number {
-  for (let j = from; j < end; j++) {
-    const d = src.charCodeAt(j);
-    if (d === BACKSLASH) j++;
-    else if (d < 32) {
-      out.push(src.slice(last, j));
-      out.push(CONTROL_ESCAPES[d] ?? "");
-      last = j + 1;
-    }
-  }
-  return last;
+  return { text: out.text(), repairs, bigs: bigs?.list };
 }
 
 function closerOf(f: Frame): string {
   return f.closer === RBRACE ? "}" : "]";
 }
 
-/** How many characters at the end of a cut string body are a partial escape (`\`, `\u12`). */
-function partialEscapeLength(src: string, end: number, bodyStart: number): number {
-  for (let k = 2; k <= 5 && end - k >= bodyStart; k++) {
-    const at = end - k;
-    if (src.charCodeAt(at) === BACKSLASH && src.charCodeAt(at + 1) === 117 && /^[0-9a-fA-F]*$/.test(src.slice(at + 2, end))) {
-      if (backslashesBefore(src, at, bodyStart) % 2 === 0) return k;
-      break;
-    }
+/** The string value being scanned: where it began, and where output stood before it. */
+interface Str {
+  isKey: boolean;
+  start: number;
+  markLast: number;
+  markOut: number;
+  /** The body holds a raw control character (and one may follow a backslash). */
+  ctrl: boolean;
+  ctrlAfterEscape: boolean;
+}
+
+/** The long string values of one text that are parsed out of band (big.ts). */
+class BigStrings {
+  list: BigString[] | undefined;
+  /** A placeholder is recognised after parsing only if the text holds no `\u0000` escape. */
+  private readonly safe: boolean;
+  constructor(private readonly src: string) {
+    this.safe = src.indexOf("\\u0000") < 0;
   }
-  return end > bodyStart && src.charCodeAt(end - 1) === BACKSLASH && backslashesBefore(src, end - 1, bodyStart) % 2 === 0 ? 1 : 0;
-}
-
-function backslashesBefore(src: string, at: number, bodyStart: number): number {
-  let k = 0;
-  while (at - k - 1 >= bodyStart && src.charCodeAt(at - k - 1) === BACKSLASH) k++;
-  return k;
-}
-
-const LITERALS = ["true", "false", "null"];
-
-/** Completes a cut number or literal, or undefined when it cannot be completed faithfully. */
-function completeToken(token: string): string | undefined {
-  for (const lit of LITERALS) if (lit.startsWith(token)) return lit;
-  const m = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(token);
-  return m && m[0].length > 0 && m[0] !== "-" ? m[0] : undefined;
+  /** Replaces the string `s`, ending at `end`, with a placeholder; false when it must stay inline. */
+  take(s: Str, end: number, closed: boolean, out: Out): boolean {
+    if (!this.safe || s.ctrlAfterEscape) return false;
+    out.truncate(s.markOut);
+    out.push(this.src.slice(s.markLast, s.start));
+    this.list ??= [];
+    out.push(placeholder(this.list.length));
+    this.list.push({ start: s.start + 1, end, intact: closed && !s.ctrl });
+    return true;
+  }
 }
