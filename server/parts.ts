@@ -12,6 +12,7 @@ import { createEventHub } from "./hub";
 import { createTerminalBridge } from "./hub/terminal";
 import { ToolRegistry } from "./tools/registry";
 import { ToolSessions } from "./tools/sessions";
+import { toolActivationStore } from "./services/tool-activations";
 import { builtinTools } from "./tools/builtin";
 import { retrieveToolResultTool } from "./tools/builtin/retrieve_tool_result";
 import { createPipeline } from "./pipeline";
@@ -58,7 +59,10 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
 
   const registry = new ToolRegistry([...builtinTools(), retrieveToolResultTool]);
   for (const p of registry.problems()) log(`tool ${p.name} is fail-closed: ${p.reason}`);
-  const tools = new ToolSessions(registry);
+  const tools = new ToolSessions(registry, {
+    ...toolActivationStore(db),
+    onSaveError: (sessionId, err) => log(`tool activations of ${sessionId} not saved: ${(err as Error).message}`),
+  });
 
   const spills = createSpillStore(db, deps.dbUrl);
   const spillCleanup = startSpillCleanup(spills, { log: (m, e) => log(`${m}${e ? `: ${(e as Error).message}` : ""}`) });
@@ -79,7 +83,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     db,
     hub,
     dispatcher: pipeline,
-    catalog: { catalog: (sessionId) => tools.forSession(sessionId).entries() },
+    catalog: { catalog: async (sessionId) => (await tools.load(sessionId)).entries() },
     env: deps.env,
     log: (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),
   });

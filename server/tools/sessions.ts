@@ -1,5 +1,6 @@
-// Owns the SessionToolState of every live session on this server: created on first use with
-// the session's surface and its persisted activations, dropped when the session ends.
+// Owns the SessionToolState of every live session on this server: loaded on first use with the
+// session's surface and its persisted activations, so a deferred tool activated before a
+// restart stays at the tail of the catalog and stays callable; dropped when the session ends.
 import type { Preset } from "./catalog";
 import type { ToolRegistry } from "./registry";
 import { SessionToolState } from "./session";
@@ -8,35 +9,44 @@ export interface ToolSessionsOptions {
   /** The session's surface (default "coding"). */
   presetFor?(sessionId: string): Preset;
   /** Deferred tools the session activated before (persisted), restored in order. */
-  activatedFor?(sessionId: string): readonly string[];
-  /** Called on every new activation, to persist it with the session. */
-  onActivate?(sessionId: string, added: readonly string[]): void;
+  loadActivated?(sessionId: string): Promise<readonly string[]>;
+  /** Called with the session's whole activation list on every new activation, to persist it. */
+  saveActivated?(sessionId: string, activated: readonly string[]): Promise<void>;
+  /** A save failed: the activation holds in memory but would not survive a restart. */
+  onSaveError?(sessionId: string, err: unknown): void;
 }
 
 export class ToolSessions {
   private readonly states = new Map<string, SessionToolState>();
+  private readonly loading = new Map<string, Promise<SessionToolState>>();
 
   constructor(
     readonly registry: ToolRegistry,
     private readonly options: ToolSessionsOptions = {},
   ) {}
 
-  forSession(sessionId: string): SessionToolState {
-    let s = this.states.get(sessionId);
-    if (!s) {
-      const { presetFor, activatedFor, onActivate } = this.options;
-      s = new SessionToolState(
-        this.registry,
-        presetFor?.(sessionId) ?? "coding",
-        activatedFor?.(sessionId) ?? [],
-        onActivate ? (added) => onActivate(sessionId, added) : undefined,
-      );
-      this.states.set(sessionId, s);
+  /** The session's state with its persisted activations; a turn awaits this before its first request. */
+  load(sessionId: string): Promise<SessionToolState> {
+    const ready = this.states.get(sessionId);
+    if (ready) return Promise.resolve(ready);
+    let pending = this.loading.get(sessionId);
+    if (!pending) {
+      pending = (async () => {
+        const activated = (await this.options.loadActivated?.(sessionId)) ?? [];
+        return this.states.get(sessionId) ?? this.create(sessionId, activated);
+      })().finally(() => this.loading.delete(sessionId));
+      this.loading.set(sessionId, pending);
     }
-    return s;
+    return pending;
   }
 
-  /** Forgets a session's state (session closed or evicted); it is rebuilt from persistence on next use. */
+  /** The session's state as loaded; before any load (settling a stored call after a restart) a
+   *  throwaway view of the catalog that neither sees nor saves activations. */
+  forSession(sessionId: string): SessionToolState {
+    return this.states.get(sessionId) ?? new SessionToolState(this.registry, this.options.presetFor?.(sessionId) ?? "coding");
+  }
+
+  /** Forgets a session's state (session closed or evicted); it is rebuilt from persistence on next load. */
   drop(sessionId: string): void {
     this.states.delete(sessionId);
   }
@@ -47,5 +57,24 @@ export class ToolSessions {
 
   get size(): number {
     return this.states.size;
+  }
+
+  private create(sessionId: string, activated: readonly string[]): SessionToolState {
+    const { presetFor, saveActivated, onSaveError } = this.options;
+    // Saves are chained so an older list never lands after a newer one.
+    let saved = Promise.resolve();
+    const state: SessionToolState = new SessionToolState(
+      this.registry,
+      presetFor?.(sessionId) ?? "coding",
+      activated,
+      saveActivated
+        ? () => {
+            const list = [...state.activated];
+            saved = saved.then(() => saveActivated(sessionId, list)).catch((err) => onSaveError?.(sessionId, err));
+          }
+        : undefined,
+    );
+    this.states.set(sessionId, state);
+    return state;
   }
 }

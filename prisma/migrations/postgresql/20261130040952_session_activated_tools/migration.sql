@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Session" ADD COLUMN     "activatedTools" JSONB NOT NULL DEFAULT '[]';
+
