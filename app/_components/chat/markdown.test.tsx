@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderToStaticMarkup } from "react-dom/server";
-import { Markdown, parseBlocks } from "./markdown";
+import { Markdown, parseBlocks, tableCells } from "./markdown";
 
 const html = (md: string) => renderToStaticMarkup(<Markdown text={md} />);
 
@@ -33,5 +33,29 @@ describe("markdown", () => {
       { t: "p", text: "Here:" },
       { t: "code", lang: "py", text: "print(1)" },
     ]);
+  });
+
+  it("renders GFM tables with alignment, inline marks and escaped pipes", () => {
+    const out = html("Files:\n\n| file | change | lines |\n|:---|:---:|---:|\n| `a.ts` | **greeting** | 3 |\n| b\\|c.ts | ~~old~~ |\n\nAfter.");
+    expect(out).toContain("<th style=\"text-align:left\">file</th>");
+    expect(out).toContain("<th style=\"text-align:center\">change</th>");
+    expect(out).toContain("<td style=\"text-align:left\"><code>a.ts</code></td>");
+    expect(out).toContain("<strong>greeting</strong>");
+    expect(out).toContain("<td style=\"text-align:left\">b|c.ts</td>");
+    expect(out).toContain("<del>old</del>");
+    // a short row is padded to the header's width
+    expect(out.match(/<tr>/g)).toHaveLength(3);
+    expect(out).toContain("<td style=\"text-align:right\"></td>");
+    expect(out).toContain("<p>After.</p>");
+  });
+
+  it("keeps a header row without its delimiter yet (still streaming) as text, and a lone pipe line as text", () => {
+    expect(parseBlocks("| a | b |")).toEqual([{ t: "p", text: "| a | b |" }]);
+    expect(parseBlocks("x | y\nmore")).toEqual([{ t: "p", text: "x | y\nmore" }]);
+    expect(tableCells("| a | b \\| c |")).toEqual(["a", "b | c"]);
+  });
+
+  it("renders horizontal rules", () => {
+    expect(parseBlocks("one\n\n---\n\ntwo")).toEqual([{ t: "p", text: "one" }, { t: "hr" }, { t: "p", text: "two" }]);
   });
 });

@@ -2,8 +2,8 @@
 // A small, safe markdown renderer for streamed model text: it builds React elements only (no
 // HTML string is ever injected), so model output cannot run script or style the page. Covers
 // what chat answers use: fenced code (with copy), headings, lists, quotes, paragraphs, inline
-// code, bold, italic and links (http, https and mailto only). An unclosed fence while
-// streaming renders as code so far.
+// code, bold, italic, strikethrough, links (http, https and mailto only), GFM tables and
+// rules. An unclosed fence while streaming renders as code so far.
 import { memo, useState, type ReactNode } from "react";
 import styles from "./chat.module.css";
 
@@ -12,7 +12,24 @@ type Block =
   | { t: "h"; level: number; text: string }
   | { t: "ul" | "ol"; items: string[] }
   | { t: "quote"; text: string }
+  | { t: "table"; align: Align[]; head: string[]; rows: string[][] }
+  | { t: "hr" }
   | { t: "p"; text: string };
+
+type Align = "left" | "center" | "right" | undefined;
+
+const TABLE_DELIMITER = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+/** A table row's cells: split on pipes not escaped with a backslash, outer pipes optional. */
+export function tableCells(line: string): string[] {
+  const cells = line.trim().replace(/^\|/, "").replace(/(?<!\\)\|$/, "").split(/(?<!\\)\|/);
+  return cells.map((c) => c.trim().replace(/\\\|/g, "|"));
+}
+
+function alignOf(cell: string): Align {
+  const left = cell.startsWith(":"), right = cell.endsWith(":");
+  return left && right ? "center" : right ? "right" : left ? "left" : undefined;
+}
 
 export function parseBlocks(src: string): Block[] {
   const lines = src.replace(/\r\n/g, "\n").split("\n");
@@ -30,6 +47,21 @@ export function parseBlocks(src: string): Block[] {
       const body: string[] = [];
       for (i++; i < lines.length && !lines[i].trim().startsWith(fence[1]); i++) body.push(lines[i]);
       out.push({ t: "code", lang: fence[2], text: body.join("\n") });
+      continue;
+    }
+    if (line.includes("|") && i + 1 < lines.length && TABLE_DELIMITER.test(lines[i + 1]) && lines[i + 1].includes("-")) {
+      endPara();
+      const head = tableCells(line);
+      const align = tableCells(lines[i + 1]).map(alignOf);
+      const rows: string[][] = [];
+      for (i += 2; i < lines.length && lines[i].includes("|") && lines[i].trim(); i++) rows.push(tableCells(lines[i]));
+      i--;
+      out.push({ t: "table", align, head, rows });
+      continue;
+    }
+    if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) {
+      endPara();
+      out.push({ t: "hr" });
       continue;
     }
     const h = /^(#{1,6})\s+(.*)$/.exec(line);
@@ -66,7 +98,7 @@ const SAFE_URL = /^(https?:|mailto:)/i;
 
 export function renderInline(text: string, keyBase = "i"): ReactNode[] {
   const out: ReactNode[] = [];
-  const re = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|_([^_\s][^_]*)_|\[([^\]]+)\]\(([^)\s]+)\)/g;
+  const re = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|_([^_\s][^_]*)_|\[([^\]]+)\]\(([^)\s]+)\)|~~([^~]+)~~/g;
   let last = 0;
   let m: RegExpExecArray | null;
   let n = 0;
@@ -76,6 +108,7 @@ export function renderInline(text: string, keyBase = "i"): ReactNode[] {
     if (m[2] !== undefined) out.push(<code key={key}>{m[2]}</code>);
     else if (m[3] ?? m[4]) out.push(<strong key={key}>{renderInline(m[3] ?? m[4], key)}</strong>);
     else if (m[5] ?? m[6]) out.push(<em key={key}>{renderInline(m[5] ?? m[6], key)}</em>);
+    else if (m[9] !== undefined) out.push(<del key={key}>{renderInline(m[9], key)}</del>);
     else if (m[7] !== undefined) {
       out.push(
         SAFE_URL.test(m[8]) ? (
@@ -137,6 +170,10 @@ export const Markdown = memo(function Markdown({ text }: { text: string }) {
           }
           case "quote":
             return <blockquote key={k}>{renderInline(b.text, k)}</blockquote>;
+          case "hr":
+            return <hr key={k} />;
+          case "table":
+            return <Table key={k} block={b} k={k} />;
           default:
             return <p key={k}>{renderInline(b.text, k)}</p>;
         }
@@ -144,3 +181,25 @@ export const Markdown = memo(function Markdown({ text }: { text: string }) {
     </div>
   );
 });
+
+function Table({ block, k }: { block: Extract<Block, { t: "table" }>; k: string }) {
+  const cell = (text: string, j: number, key: string, Tag: "th" | "td") => (
+    <Tag key={j} style={block.align[j] ? { textAlign: block.align[j] } : undefined}>
+      {renderInline(text, key)}
+    </Tag>
+  );
+  return (
+    <div className={styles.tableWrap}>
+      <table>
+        <thead>
+          <tr>{block.head.map((c, j) => cell(c, j, `${k}-h${j}`, "th"))}</tr>
+        </thead>
+        <tbody>
+          {block.rows.map((row, r) => (
+            <tr key={r}>{block.head.map((_, j) => cell(row[j] ?? "", j, `${k}-${r}-${j}`, "td"))}</tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
