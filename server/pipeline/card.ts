@@ -18,6 +18,11 @@ function str(input: unknown, ...keys: string[]): string | undefined {
   return undefined;
 }
 
+/** createTwoFilesPatch starts with a "====" separator line that says nothing on a card. */
+function patch(...args: Parameters<typeof createTwoFilesPatch>): string {
+  return createTwoFilesPatch(...args).replace(/^=+\n/, "");
+}
+
 function clip(text: string): string {
   return text.length > MAX_DIFF ? `${text.slice(0, MAX_DIFF)}\n… (${text.length - MAX_DIFF} more characters)` : text;
 }
@@ -30,10 +35,10 @@ export function proposedDiff(input: unknown): string | undefined {
   const oldStr = str(input, "old_str", "old_string");
   const newStr = str(input, "new_str", "new_string");
   if (oldStr !== undefined && newStr !== undefined) {
-    return clip(createTwoFilesPatch(`a/${path}`, `b/${path}`, `${oldStr}\n`, `${newStr}\n`, "", "", { context: 2 }));
+    return clip(patch(`a/${path}`, `b/${path}`, `${oldStr}\n`, `${newStr}\n`, undefined, undefined, { context: 2 }));
   }
   const content = str(input, "content");
-  if (content !== undefined) return clip(createTwoFilesPatch("/dev/null", `b/${path}`, "", content.endsWith("\n") ? content : `${content}\n`));
+  if (content !== undefined) return clip(patch("/dev/null", `b/${path}`, "", content.endsWith("\n") ? content : `${content}\n`));
   return undefined;
 }
 
