@@ -17,6 +17,9 @@ export default function Home() {
     <main className={styles.home}>
       <header className={styles.header}>
         <h1>Quiver</h1>
+        <Link href="/settings/policy" className={styles.navLink}>
+          Tool policy
+        </Link>
         <button onClick={() => create.mutate({})} disabled={create.isPending} data-testid="new-session">
           {create.isPending ? "Creating…" : "New session"}
         </button>

@@ -55,7 +55,8 @@ describe.each(testDatabases())("org policies on %s", (provider) => {
     const admin = appRouter.createCaller({ services, actor });
     const member = appRouter.createCaller({ services, actor: { ...actor, role: "member" } });
     await admin.policies.set({ rules: [{ effect: "deny", command: "rm -rf" }] });
-    expect(await member.policies.current()).toMatchObject({ version: 1, rules: [{ effect: "deny", command: "rm -rf" }] });
+    expect(await member.policies.current()).toMatchObject({ version: 1, rules: [{ effect: "deny", command: "rm -rf" }], canEdit: false });
+    expect(await admin.policies.current()).toMatchObject({ version: 1, canEdit: true });
     await expect(member.policies.set({ rules: [] })).rejects.toThrow(/Only org admins/);
     await expect(admin.policies.set({ rules: [{ effect: "deny" }] })).rejects.toMatchObject({ code: "BAD_REQUEST" });
   });

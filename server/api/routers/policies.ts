@@ -15,7 +15,11 @@ async function guard<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export const policiesRouter = router({
-  current: memberProcedure.query(({ ctx }) => guard(() => ctx.services.policies.current(ctx.actor))),
+  /** The rules in force, and whether the asker may change them (admins and owners). */
+  current: memberProcedure.query(async ({ ctx }) => ({
+    ...(await guard(() => ctx.services.policies.current(ctx.actor))),
+    canEdit: ctx.actor.role !== "member",
+  })),
 
   history: memberProcedure
     .input(z.object({ limit: z.number().int().min(1).max(100).optional() }).optional())
