@@ -1,12 +1,12 @@
-// One running command: `bash -lc CMD` in its own process group (inside the sandbox when there is
-// one), stdin /dev/null, stdout and stderr merged into a bounded buffer, and a hard timeout
-// that kills everything it started. Whoever reads it attaches a progress sink for live output.
-import { spawn, type ChildProcess } from "node:child_process";
-import { StringDecoder } from "node:string_decoder";
+// One running command: `bash -c CMD` with the login environment, started by a Launcher (warm
+// sandbox or direct, see launch.ts) in its own process group with stdin /dev/null; stdout and
+// stderr merged into a bounded buffer; a hard timeout that kills everything it started.
+// Whoever reads it attaches a progress sink for live output.
 import { constants as osConstants } from "node:os";
-import { killTree, MARKER_VAR, newMarker } from "./kill";
+import { StringDecoder } from "node:string_decoder";
+import { newMarker } from "./kill";
+import type { Launched, Launcher, RemoteExit } from "./launch";
 import { OutputBuffer } from "./output";
-import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 
 export type StopReason = "timeout" | "cancelled" | "killed";
 
@@ -20,11 +20,9 @@ export interface CommandSpec {
   command: string;
   workspace: string;
   cwd: string;
-  env: Record<string, string>;
   timeoutMs: number;
   maxOutputBytes: number;
   network: boolean;
-  sandbox: SandboxInfo;
 }
 
 const signalName = (n: number): string | null =>
@@ -38,71 +36,52 @@ export class Command {
   exit: CommandExit | undefined;
   /** Resolves once the process has exited, its stragglers are dead and its output is drained. */
   readonly done: Promise<CommandExit>;
-  private readonly child: ChildProcess;
-  private readonly marker = newMarker();
+  /** Resolves once the command is running (or could not start): timeouts and yields count from here. */
+  readonly started: Promise<void>;
+  private launched: Launched | undefined;
   private stopReason: StopReason | null = null;
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   private sink: ((text: string) => void) | undefined;
+  private readonly decoders = [new StringDecoder("utf8"), new StringDecoder("utf8")];
 
-  constructor(spec: CommandSpec) {
+  constructor(spec: CommandSpec, launcher: Launcher) {
     this.output = new OutputBuffer(spec.maxOutputBytes);
-    this.sandboxed = spec.sandbox.available;
+    this.sandboxed = launcher.sandboxed;
     this.network = spec.network;
-    const spawnSpec = sandboxed(
-      spec.sandbox,
-      { workspace: spec.workspace, cwd: spec.cwd, network: spec.network, newSession: true },
-      ["bash", "-lc", spec.command],
-    );
-    const env: Record<string, string> = { ...spec.env, ...(this.sandboxed ? SANDBOX_ENV : {}), [MARKER_VAR]: this.marker };
-    this.child = spawn(spawnSpec.file, spawnSpec.args, {
-      cwd: spec.cwd,
-      // Next's types make NODE_ENV required on ProcessEnv; a command's environment need not have it.
-      env: env as unknown as NodeJS.ProcessEnv,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true, // own process group, so the whole group can be signalled
-    });
-    const decoders = [new StringDecoder("utf8"), new StringDecoder("utf8")];
-    [this.child.stdout, this.child.stderr].forEach((stream, i) => {
-      stream?.on("data", (chunk: Buffer) => {
-        this.output.push(chunk);
-        const text = decoders[i].write(chunk);
-        if (text && this.sink) this.sink(text);
-      });
-    });
-    this.timer = setTimeout(() => void this.stop("timeout"), spec.timeoutMs);
+    let finish!: (e: RemoteExit) => void;
     this.done = new Promise<CommandExit>((resolve) => {
-      let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-      const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      finish = (e) => {
         if (this.exit) return;
         clearTimeout(this.timer);
-        this.exit = this.describeExit(code, signal);
+        if (e.error) this.output.push(Buffer.from(`${e.error}\n`));
+        this.exit = this.describeExit(e);
         resolve(this.exit);
       };
-      this.child.once("error", (err) => {
-        this.output.push(Buffer.from(`failed to start: ${err.message}\n`));
-        finish(null, null);
-      });
-      // Background children keep the pipes open after the main process exits: they do not
-      // outlive the command, so kill them, then wait for the pipes to drain.
-      // In the sandbox the PID namespace dies with its first process, so only the unsandboxed
-      // case needs the (slower) sweep.
-      this.child.once("exit", (code, signal) => {
-        exited = { code, signal };
-        if (!this.sandboxed) void killTree(this.child.pid, this.marker);
-      });
-      this.child.once("close", (code, signal) => {
-        const e = exited ?? { code, signal };
-        finish(e.code, e.signal);
-      });
     });
+    const spec2 = { command: spec.command, workspace: spec.workspace, cwd: spec.cwd, network: spec.network, marker: newMarker() };
+    this.started = launcher.launch(spec2, (fd, chunk) => this.received(fd, chunk)).then(
+      (launched) => {
+        this.launched = launched;
+        void launched.exited.then(finish);
+        if (this.stopReason) void launched.kill();
+        else this.timer = setTimeout(() => void this.stop("timeout"), spec.timeoutMs);
+      },
+      (err: Error) => finish({ code: null, signal: null, error: `failed to start: ${err.message}` }),
+    );
   }
 
-  private describeExit(code: number | null, signal: NodeJS.Signals | null): CommandExit {
-    // bwrap reports a child killed by signal N as exit 128+N.
-    if (this.sandboxed && signal === null && code !== null && code > 128 && code < 128 + 65) {
-      return { exitCode: code, signal: signalName(code - 128), stopReason: this.stopReason };
+  private describeExit(e: RemoteExit): CommandExit {
+    // In the sandbox the shell outlives what it ran, and reports a child killed by signal N as 128+N.
+    if (this.sandboxed && e.signal === null && e.code !== null && e.code > 128 && e.code < 128 + 65) {
+      return { exitCode: e.code, signal: signalName(e.code - 128), stopReason: this.stopReason };
     }
-    return { exitCode: code, signal, stopReason: this.stopReason };
+    return { exitCode: e.code, signal: e.signal, stopReason: this.stopReason };
+  }
+
+  private received(fd: 1 | 2, chunk: Buffer): void {
+    this.output.push(chunk);
+    const text = this.decoders[fd - 1].write(chunk);
+    if (text && this.sink) this.sink(text);
   }
 
   get running(): boolean {
@@ -118,7 +97,8 @@ export class Command {
   async stop(reason: StopReason): Promise<CommandExit> {
     if (this.exit) return this.exit;
     this.stopReason ??= reason;
-    await killTree(this.child.pid, this.marker);
+    await this.started;
+    await this.launched?.kill();
     return this.done;
   }
 }

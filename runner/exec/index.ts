@@ -37,6 +37,7 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
   const shell = new ShellService({
     sandbox,
     env: { ...base, ...NON_INTERACTIVE_ENV },
+    envAllow: config.envAllow,
     allowNetwork: config.shellNetwork,
   });
   const pty = new PtyManager({

@@ -50,13 +50,18 @@ export async function findMarked(marker: string): Promise<number[]> {
 
 /**
  * SIGKILLs the process group led by `pid`, then sweeps for marked stragglers until none is
- * left (a forking loop can spawn between rounds, hence several).
+ * left (a forking loop can spawn between rounds, hence several). A process caught in the middle
+ * of an exec may not show its environment for a moment, so only two empty sweeps a little apart
+ * count as none.
  */
 export async function killTree(pid: number | undefined, marker: string): Promise<void> {
   if (pid !== undefined) signalGroup(pid, "SIGKILL");
-  for (let round = 0; round < 5; round++) {
+  let empty = 0;
+  for (let round = 0; round < 8 && empty < 2; round++) {
     const left = await findMarked(marker);
-    if (left.length === 0) return;
-    for (const p of left) signalGroup(p, "SIGKILL");
+    if (left.length > 0) {
+      empty = 0;
+      for (const p of left) signalGroup(p, "SIGKILL");
+    } else if (++empty < 2) await new Promise((r) => setTimeout(r, 25));
   }
 }

@@ -25,7 +25,7 @@ export interface SandboxSpec {
   newSession: boolean;
 }
 
-function findOnPath(name: string): string | undefined {
+export function findOnPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, name);

@@ -1,26 +1,34 @@
 // The `shell` op. A call either starts a command (and waits for it, or for `yield_time_ms`) or
 // names a still-running command by its handle to read more of its output, or to kill it.
 // Handles belong to the session that started them; a finished command's unread output is kept
-// for a while, then dropped.
+// for a while, then dropped. Commands start through a Launcher: a warm sandbox per workspace
+// and network setting when bubblewrap works, the runner's own spawn otherwise (launch.ts).
 import { randomBytes } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { SHELL_LIMITS, ShellInput, type ShellResultMeta } from "../../server/protocol/exec-ops";
 import { defineOp, type OpContext, type OpResult } from "../ops";
 import { resolveInside } from "../workspace/paths";
 import { Command } from "./command";
+import { DirectLauncher, type Launcher } from "./launch";
 import { ProgressPump } from "./progress";
-import type { SandboxInfo } from "./sandbox";
+import { SANDBOX_ENV, type SandboxInfo } from "./sandbox";
+import { WarmLauncher } from "./warm";
 
 export interface ShellOptions {
   sandbox: SandboxInfo;
-  /** The scrubbed environment commands start from. */
+  /** The scrubbed environment commands start from (the login profile runs on top of it once). */
   env: Record<string, string>;
+  /** Secret-looking names the login profile may still add (what `env` holds is kept as is). */
+  envAllow?: readonly string[];
   /** False: calls asking for network are refused on this runner. */
   allowNetwork: boolean;
   /** Commands left running (yielded) per session. */
   maxBackground?: number;
   /** How long a finished, unread command's output is kept. */
   keepFinishedMs?: number;
+  /** A warm sandbox with nothing running for this long is stopped (default 10 min). */
+  sandboxIdleMs?: number;
+  log?(line: string): void;
 }
 
 interface Job {
@@ -36,8 +44,16 @@ const fail = (output: string): OpResult => ({ ok: false, output });
 export class ShellService {
   private readonly jobs = new Map<string, Job>();
   private disposed = false;
+  private readonly launcher: Launcher;
 
-  constructor(private readonly options: ShellOptions) {}
+  constructor(private readonly options: ShellOptions) {
+    const { sandbox, env, envAllow = [] } = options;
+    const log = options.log ?? ((line: string) => process.stderr.write(`quiver-runner: ${line}\n`));
+    this.launcher =
+      sandbox.available && sandbox.bwrap
+        ? new WarmLauncher({ sandbox, env: { ...env, ...SANDBOX_ENV }, envAllow, idleMs: options.sandboxIdleMs ?? 10 * 60_000, startTimeoutMs: 30_000, log })
+        : new DirectLauncher({ env, envAllow, log });
+  }
 
   readonly op = defineOp({ input: ShellInput, run: (input, ctx) => this.run(input, ctx) });
 
@@ -45,6 +61,7 @@ export class ShellService {
     if (this.disposed) return fail("the runner is shutting down");
     if (input.session_id !== undefined) return this.poll(input.session_id, input, ctx);
     if (input.command === undefined) return fail("give a command to run, or a session_id to poll");
+    if (input.command.includes("\0")) return fail("the command contains a NUL byte; a shell command line cannot");
     if (input.network && !this.options.allowNetwork) {
       return fail("network access for commands is disabled on this runner; run the command without network");
     }
@@ -62,16 +79,17 @@ export class ShellService {
         return fail(`cwd ${JSON.stringify(input.cwd)}: ${(e as Error).message}`);
       }
     }
-    const command = new Command({
-      command: input.command,
-      workspace: ctx.workspace.root,
-      cwd,
-      env: this.options.env,
-      timeoutMs: input.timeout_ms ?? SHELL_LIMITS.defaultTimeoutMs,
-      maxOutputBytes: input.max_output_bytes ?? SHELL_LIMITS.defaultMaxOutputBytes,
-      network: input.network === true,
-      sandbox: this.options.sandbox,
-    });
+    const command = new Command(
+      {
+        command: input.command,
+        workspace: ctx.workspace.root,
+        cwd,
+        timeoutMs: input.timeout_ms ?? SHELL_LIMITS.defaultTimeoutMs,
+        maxOutputBytes: input.max_output_bytes ?? SHELL_LIMITS.defaultMaxOutputBytes,
+        network: input.network === true,
+      },
+      this.launcher,
+    );
     const job: Job = { handle: `sh_${randomBytes(6).toString("hex")}`, sessionId: ctx.sessionId, command, reading: false };
     this.jobs.set(job.handle, job);
     void command.done.then(() => this.scheduleGc(job));
@@ -101,17 +119,23 @@ export class ShellService {
     command.attach(pump.write);
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
+    let decided = false;
     const outcome = await Promise.race([
       command.done.then(() => "exit" as const),
-      new Promise<"yield">((resolve) => {
-        if (yieldMs !== undefined) timer = setTimeout(() => resolve("yield"), yieldMs);
-      }),
+      // A cold sandbox's start-up does not eat into the yield window.
+      (starting ? command.started : Promise.resolve()).then(
+        () =>
+          new Promise<"yield">((resolve) => {
+            if (yieldMs !== undefined && !decided) timer = setTimeout(() => resolve("yield"), yieldMs);
+          }),
+      ),
       new Promise<"abort">((resolve) => {
         onAbort = () => resolve("abort");
         if (ctx.signal.aborted) onAbort();
         else ctx.signal.addEventListener("abort", onAbort, { once: true });
       }),
     ]);
+    decided = true;
     clearTimeout(timer);
     if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
     command.attach(undefined);
@@ -168,5 +192,6 @@ export class ShellService {
     this.disposed = true;
     await Promise.all([...this.jobs.values()].map((j) => j.command.stop("killed")));
     for (const job of this.jobs.values()) this.forget(job);
+    await this.launcher.dispose();
   }
 }

@@ -1,0 +1,216 @@
+// Warm sandboxes: instead of a new bubblewrap (and a login shell) per command, one long-lived
+// sandbox per workspace and network setting runs an exec server (exec-server.ts) that starts
+// each command itself. Started on the first command, disposed when idle or on shutdown, and
+// restarted on the next command if it died (commands in flight then fail, saying so).
+//
+// Each command still gets a PID namespace of its own, `unshare --pid --fork --kill-child
+// --mount-proc` inside the sandbox: the sandbox's namespace now outlives commands, and only a
+// namespace ending kills `setsid` children that also dropped the marker. The exec server keeps
+// one such namespace started ahead with a non-login bash waiting in it (COMMAND_SHELL); a
+// command is handed to it on stdin with its cwd and marker, and run with `eval`, which behaves
+// as `bash -c` does (same $0, $-, exit codes, errors) except that a syntax error's message
+// names no line. That bash is PID 1 of the namespace, so signals it sends itself without a
+// handler (`kill $$`) are ignored. Where unshare cannot work, commands are plain `bash -c`
+// spawns and the exec server sweeps by marker instead (kill.ts).
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { ExecServerClient, type OutputSink, type RemoteCommand } from "./exec-client";
+import { MARKER_VAR, newMarker } from "./kill";
+import type { Launched, Launcher, LaunchSpec } from "./launch";
+import { captureLoginEnv } from "./login-env";
+import { bwrapArgs, findOnPath, type SandboxInfo } from "./sandbox";
+
+const EXEC_SERVER = fileURLToPath(new URL("./exec-server.ts", import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+/** How long a kill may go unconfirmed before the whole exec server is killed instead. */
+const KILL_CONFIRM_MS = 5_000;
+/**
+ * Reads a prelude and a command, NUL-terminated, from stdin, then runs them. The command is
+ * eval'd with the reader's variables already unset, so it sees what `bash -c` would.
+ */
+export const COMMAND_SHELL =
+  'IFS= read -r -d "" __quiver_prelude && IFS= read -r -d "" __quiver_command || exit 125; ' +
+  'eval "$__quiver_prelude"; eval "unset __quiver_prelude __quiver_command; $__quiver_command"';
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+export interface WarmOptions {
+  sandbox: SandboxInfo;
+  /** The environment the exec server and the login profile start from (already scrubbed). */
+  env: Record<string, string>;
+  envAllow: readonly string[];
+  /** A sandbox with no command running for this long is stopped. */
+  idleMs: number;
+  startTimeoutMs: number;
+  log(line: string): void;
+}
+
+interface Ready {
+  client: ExecServerClient;
+  /** argv prefix giving each command its own PID namespace; empty when none works here. */
+  pidns: string[];
+}
+
+/** What the command shell reads: cd, marker and stdin /dev/null first, then the command itself. */
+export function commandInput(spec: LaunchSpec): string {
+  if (spec.command.includes("\0")) throw new Error("the command contains a NUL byte");
+  const prelude = `cd -- ${quote(spec.cwd)} || exit 1; unset OLDPWD; export ${MARKER_VAR}=${quote(spec.marker)}; exec </dev/null`;
+  return `${prelude}\0${spec.command}\0`;
+}
+
+function pidnsCandidates(): string[][] {
+  const unshare = findOnPath("unshare");
+  if (!unshare) return [];
+  return [
+    [unshare, "--pid", "--fork", "--kill-child", "--mount-proc"],
+    // Without privileges in the sandbox, a nested user namespace grants them (no /proc of its own then).
+    [unshare, "--user", "--map-current-user", "--pid", "--fork", "--kill-child"],
+  ];
+}
+
+export class WarmSandbox {
+  private current: Promise<Ready> | undefined;
+  private active = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private disposed = false;
+  /** Exec servers stopped on purpose: their end is not news. */
+  private readonly retired = new WeakSet<ExecServerClient>();
+
+  constructor(
+    private readonly o: WarmOptions,
+    private readonly workspace: string,
+    private readonly network: boolean,
+  ) {}
+
+  async launch(spec: LaunchSpec, sink: OutputSink): Promise<Launched> {
+    if (this.disposed) throw new Error("the runner is shutting down");
+    this.active++;
+    clearTimeout(this.idleTimer);
+    let ready: Ready;
+    let remote: RemoteCommand;
+    try {
+      ready = await this.ready();
+      remote =
+        ready.pidns.length > 0
+          ? ready.client.run(commandInput(spec), sink)
+          : this.spawn(ready, ["bash", "-c", spec.command], spec.cwd, spec.marker, sink);
+    } catch (err) {
+      this.settled();
+      throw err;
+    }
+    void remote.exited.then(() => this.settled());
+    return this.launched(ready.client, remote);
+  }
+
+  private settled(): void {
+    if (--this.active > 0 || this.disposed) return;
+    this.idleTimer = setTimeout(() => void this.stop("idle"), this.o.idleMs);
+    this.idleTimer.unref();
+  }
+
+  private spawn(ready: Ready, argv: string[], cwd: string, marker: string, sink: OutputSink): RemoteCommand {
+    const sweep = ready.pidns.length === 0 ? marker : undefined;
+    return ready.client.spawn([...ready.pidns, ...argv], cwd, { [MARKER_VAR]: marker }, sink, sweep);
+  }
+
+  private launched(client: ExecServerClient, remote: RemoteCommand): Launched {
+    return {
+      exited: remote.exited,
+      kill: async () => {
+        remote.kill();
+        const timer = setTimeout(() => client.terminate(`did not confirm a kill within ${KILL_CONFIRM_MS} ms`), KILL_CONFIRM_MS);
+        await remote.exited;
+        clearTimeout(timer);
+      },
+    };
+  }
+
+  /** The running exec server, started (again) if there is none or it died. */
+  private async ready(): Promise<Ready> {
+    const current = this.current;
+    if (current) {
+      const ready = await current;
+      if (ready.client.alive) return ready;
+      if (this.current === current) this.current = undefined;
+    }
+    this.current ??= this.start();
+    const started = this.current;
+    return started.catch((err: Error) => {
+      if (this.current === started) this.current = undefined;
+      throw err;
+    });
+  }
+
+  private async start(): Promise<Ready> {
+    const { bwrap } = this.o.sandbox;
+    if (!bwrap) throw new Error("no sandbox to warm");
+    const spec = { workspace: this.workspace, cwd: this.workspace, network: this.network, newSession: true };
+    const { NODE_OPTIONS: _ignored, ...base } = this.o.env; // the exec server's own Node flags are ours
+    // tsx's disk cache would sit in the sandbox's /tmp, which commands are promised is empty.
+    const env = { ...base, TSX_DISABLE_CACHE: "1" };
+    const argv = bwrapArgs(bwrap, spec, [process.execPath, "--import", TSX, EXEC_SERVER]);
+    const client = new ExecServerClient(argv.file, argv.args, { cwd: this.workspace, env, startTimeoutMs: this.o.startTimeoutMs, log: this.o.log });
+    const label = `${this.workspace}${this.network ? " (network)" : ""}`;
+    void client.dead.then((reason) => this.retired.has(client) || this.o.log(`warm sandbox for ${label}: ${reason}`));
+    try {
+      await client.ready;
+      const pidns = await this.probePidns(client);
+      if (pidns.length === 0) this.o.log(`no PID namespace per command in ${label}: stragglers are found by marker instead`);
+      const ready = { client, pidns };
+      client.send({ type: "env", env: this.o.env });
+      const run = async (a: string[], sink: OutputSink) => this.launched(client, this.spawn(ready, a, this.workspace, newMarker(), sink));
+      client.send({ type: "env", env: await captureLoginEnv(run, this.o.env, this.o.envAllow, this.o.log) });
+      if (pidns.length > 0) client.send({ type: "shell", argv: [...pidns, "bash", "-c", COMMAND_SHELL], cwd: this.workspace });
+      if (!client.alive) throw new Error(await client.dead);
+      return ready;
+    } catch (err) {
+      client.terminate("failed while starting");
+      throw new Error(`the sandbox could not start: ${(err as Error).message}`);
+    }
+  }
+
+  private async probePidns(client: ExecServerClient): Promise<string[]> {
+    for (const prefix of pidnsCandidates()) {
+      const r = await client.spawn([...prefix, "true"], this.workspace, {}, () => {}).exited;
+      if (r.code === 0) return prefix;
+    }
+    return [];
+  }
+
+  /** Stops the exec server (and with it every command in the sandbox); resolves once it is gone. */
+  async stop(why: string): Promise<void> {
+    clearTimeout(this.idleTimer);
+    const current = this.current;
+    this.current = undefined;
+    const ready = await current?.catch(() => undefined);
+    if (!ready) return;
+    this.retired.add(ready.client);
+    ready.client.terminate(`stopped (${why})`);
+    await ready.client.exited;
+  }
+
+  dispose(): Promise<void> {
+    this.disposed = true;
+    return this.stop("runner shutting down");
+  }
+}
+
+/** One warm sandbox per workspace and network setting (different namespaces, so different sandboxes). */
+export class WarmLauncher implements Launcher {
+  readonly sandboxed = true;
+  private readonly sandboxes = new Map<string, WarmSandbox>();
+
+  constructor(private readonly o: WarmOptions) {}
+
+  launch(spec: LaunchSpec, sink: OutputSink): Promise<Launched> {
+    const key = `${spec.network ? "net" : "nonet"}:${spec.workspace}`;
+    let sandbox = this.sandboxes.get(key);
+    if (!sandbox) this.sandboxes.set(key, (sandbox = new WarmSandbox(this.o, spec.workspace, spec.network)));
+    return sandbox.launch(spec, sink);
+  }
+
+  async dispose(): Promise<void> {
+    const all = [...this.sandboxes.values()];
+    this.sandboxes.clear();
+    await Promise.all(all.map((s) => s.dispose()));
+  }
+}
