@@ -11,6 +11,13 @@ import { captureLoginEnv } from "./login-env";
 
 export type { OutputSink, RemoteExit };
 
+/**
+ * A non-login, non-interactive bash. --norc because `bash -c` still runs ~/.bashrc when it
+ * thinks sshd started it: SSH_CLIENT in the environment, or stdin a socket, which is what a
+ * Node "pipe" is (the command shell reads its command from one).
+ */
+export const BASH_C = ["bash", "--norc", "-c"];
+
 export interface LaunchSpec {
   command: string;
   /** Absolute real path of the workspace root. */
@@ -75,7 +82,7 @@ export class DirectLauncher implements Launcher {
 
   async launch(spec: LaunchSpec, sink: OutputSink): Promise<Launched> {
     const env = await this.envFor(spec.workspace);
-    return spawnDirect(["bash", "-c", spec.command], spec.cwd, env, spec.marker, sink);
+    return spawnDirect([...BASH_C, spec.command], spec.cwd, env, spec.marker, sink);
   }
 
   private envFor(workspace: string): Promise<Record<string, string>> {

@@ -48,6 +48,7 @@ describe.each(modes)("login environment (sandbox %s)", (mode) => {
         `alias ll='ls -l'`,
       ].join("\n"),
     );
+    await writeFile(join(home, ".bashrc"), `echo "the bashrc ran"\n`);
   });
   afterAll(() => ws.cleanup());
   afterEach(() => shell?.dispose());
@@ -67,6 +68,15 @@ describe.each(modes)("login environment (sandbox %s)", (mode) => {
     expect(last.trim().endsWith("0")).toBe(true);
     const runs = (await readFile(join(ws.dir, "profile-runs"), "utf8")).trim().split("\n");
     expect(runs).toEqual(["ran"]);
+  });
+
+  it("never runs ~/.bashrc for a command, even when it looks started by sshd", async () => {
+    shell = new ShellService({
+      sandbox: sandboxInfo(mode),
+      env: scrubEnv({ ...process.env, HOME: home, SSH_CLIENT: "10.0.0.1 50000 22" }),
+      allowNetwork: false,
+    });
+    for (let i = 0; i < 2; i++) expect(await run("echo done")).toBe("done\n");
   });
 
   it("keeps a profile-set secret the runner allows", async () => {

@@ -16,7 +16,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ExecServerClient, type OutputSink, type RemoteCommand } from "./exec-client";
 import { MARKER_VAR, newMarker } from "./kill";
-import type { Launched, Launcher, LaunchSpec } from "./launch";
+import { BASH_C, type Launched, type Launcher, type LaunchSpec } from "./launch";
 import { captureLoginEnv } from "./login-env";
 import { bwrapArgs, findOnPath, type SandboxInfo } from "./sandbox";
 
@@ -92,7 +92,7 @@ export class WarmSandbox {
       remote =
         ready.pidns.length > 0
           ? ready.client.run(commandInput(spec), sink)
-          : this.spawn(ready, ["bash", "-c", spec.command], spec.cwd, spec.marker, sink);
+          : this.spawn(ready, [...BASH_C, spec.command], spec.cwd, spec.marker, sink);
     } catch (err) {
       this.settled();
       throw err;
@@ -159,7 +159,7 @@ export class WarmSandbox {
       client.send({ type: "env", env: this.o.env });
       const run = async (a: string[], sink: OutputSink) => this.launched(client, this.spawn(ready, a, this.workspace, newMarker(), sink));
       client.send({ type: "env", env: await captureLoginEnv(run, this.o.env, this.o.envAllow, this.o.log) });
-      if (pidns.length > 0) client.send({ type: "shell", argv: [...pidns, "bash", "-c", COMMAND_SHELL], cwd: this.workspace });
+      if (pidns.length > 0) client.send({ type: "shell", argv: [...pidns, ...BASH_C, COMMAND_SHELL], cwd: this.workspace });
       if (!client.alive) throw new Error(await client.dead);
       return ready;
     } catch (err) {
