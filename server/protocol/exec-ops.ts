@@ -22,7 +22,7 @@ export const ShellInput = z
       .min(1)
       .max(SHELL_LIMITS.maxCommandChars)
       .optional()
-      .describe("The command line, run with `bash -lc` in the workspace. Omit when polling with session_id."),
+      .describe("The command line, run by bash in the workspace with the login profile's environment. Omit when polling with session_id."),
     cwd: z
       .string()
       .max(4096)

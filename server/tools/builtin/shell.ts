@@ -1,6 +1,6 @@
-// shell: runs a command in the workspace on the runner (bash -lc, sandboxed there), or reads
-// more from / stops a command an earlier call left running. Plainly read-only lines run without
-// asking; dangerous ones and network access are always asked about.
+// shell: runs a command in the workspace on the runner (bash with the login environment,
+// sandboxed there), or reads more from / stops a command an earlier call left running. Plainly
+// read-only lines run without asking; dangerous ones and network access are always asked about.
 import { readFileSync } from "node:fs";
 import { SHELL_LIMITS, ShellInput, ShellResultMeta } from "../../protocol/exec-ops";
 import { respond } from "../errors";
