@@ -50,10 +50,11 @@ interface Ready {
   pidns: string[];
 }
 
-/** What the command shell reads: cd, marker and stdin /dev/null first, then the command itself. */
+/** What the command shell reads: cwd, marker and stdin /dev/null first, then the command itself. */
 export function commandInput(spec: LaunchSpec): string {
   if (spec.command.includes("\0")) throw new Error("the command contains a NUL byte");
-  const prelude = `cd -- ${quote(spec.cwd)} || exit 1; unset OLDPWD; export ${MARKER_VAR}=${quote(spec.marker)}; exec </dev/null`;
+  // SECONDS=0: the shell was started ahead, but the command's clock starts now.
+  const prelude = `cd -- ${quote(spec.cwd)} || exit 1; unset OLDPWD; export ${MARKER_VAR}=${quote(spec.marker)}; exec </dev/null; SECONDS=0`;
   return `${prelude}\0${spec.command}\0`;
 }
 
