@@ -1,129 +1,26 @@
 // Added latency per streamed token: from the moment the fake provider writes a token to the
 // moment a client subscribed over tRPC WebSocket receives it as a text.delta event (through
-// the SDK adapter, forged-call filter, engine, hub with its database write, and tRPC), against
-// the same tokens read straight from the fake provider by the SDK client. 1 and 50 concurrent
-// sessions (started spread over one token interval), both wire formats, on SQLite (and
-// PostgreSQL when it answers).
+// the server's SDK adapter, forged-call filter, engine, hub with its database write, and tRPC),
+// against the same client reading the same tokens straight from the fake provider through the
+// provider SDK. 1 and 50 concurrent sessions (started spread over one token interval), both
+// wire formats, on SQLite (and PostgreSQL when it answers).
+//
+// Four processes, as in production: the server carries only the server; the fake provider
+// and the clients run in processes of their own (bench/lib/token-latency/). The fake provider
+// stamps each token as it writes it, the clients stamp each arrival, both with the monotonic
+// clock (one clock machine-wide), and this process pairs them after each case. The server
+// also reports its main thread's busy time per token (loop µs/token) and its whole CPU per
+// token (all threads: event writer, GC, compiler) and as a share of one core (CPU %).
+// BENCH_PROF=<dir>: a CPU profile of the server's main thread per case.
 //   npm run bench -- token-latency
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import pg from "pg";
-import WebSocket, { WebSocketServer } from "ws";
-import { createTRPCClient, createWSClient, wsLink } from "@trpc/client";
-import { applyWSSHandler } from "@trpc/server/adapters/ws";
-import { openDb, type DbHandle } from "../server/db";
-import { createEventHub } from "../server/hub/events";
-import { seedSession } from "../server/hub/testing";
-import { createEngine } from "../server/engine/engine";
-import { createAdapter } from "../server/engine/providers/index";
-import { startFakeProvider, type FakeProvider } from "../server/engine/fake-provider/server";
-import { fakeConfig, testDispatcher } from "../server/engine/testing";
-import type { ProviderKind } from "../server/engine/types";
-import { createSessionService } from "../server/services/sessions";
-import type { Services } from "../server/services/types";
-import { appRouter, type AppRouter } from "../server/api/root";
 import { goal, percentile, printTable, ratio } from "./lib";
+import { DELAY_MS, startChild, TOKENS, type Child } from "./lib/token-latency/ipc";
 
-const TOKENS = 120;
-const DELAY_MS = 15;
-const token = /s\d{2}t\d{4}/g;
-const sent = new Map<string, number>();
-
-/** Each session's reply is its own tokens, so a token names the session and its position. */
-function reply(tag: string) {
-  const text = Array.from({ length: TOKENS }, (_, i) => `${tag}t${String(i).padStart(4, "0")} `).join("");
-  return { blocks: [{ type: "text" as const, text }], deltaChars: 9, delayMs: DELAY_MS };
-}
-
-// In-process fake provider (a worker thread was tried: on 2 shared cores it took the CPU the
-// measured loop needs and made both columns noisier).
-const fake: FakeProvider = await startFakeProvider({
-  respond: (req) => reply(/bench (s\d{2})/.exec(req.raw)?.[1] ?? "s99"),
-  onWrite: (_i, chunk) => {
-    const now = performance.now();
-    for (const m of chunk.toString("utf8").matchAll(token)) sent.set(m[0], now);
-  },
-});
-
-/** Sessions start spread over one token interval: real streams are not phase-locked. */
-const stagger = (s: number, sessions: number) => new Promise((r) => setTimeout(r, (s * DELAY_MS) / sessions));
-
-const record = (out: number[], text: string) => {
-  const now = performance.now();
-  for (const m of text.matchAll(token)) {
-    const at = sent.get(m[0]);
-    if (at !== undefined) out.push(now - at);
-  }
-};
-
-async function direct(kind: ProviderKind, sessions: number): Promise<number[]> {
-  sent.clear();
-  const out: number[] = [];
-  const adapter = createAdapter(fakeConfig(kind, fake));
-  await Promise.all(
-    Array.from({ length: sessions }, async (_, s) => {
-      await stagger(s, sessions);
-      const spec = { system: "S", tools: [], messages: [{ role: "user" as const, content: [{ type: "text" as const, text: `bench s${String(s).padStart(2, "0")}` }] }] };
-      for await (const ev of adapter.stream(spec, new AbortController().signal)) if (ev.type === "text") record(out, ev.text);
-    }),
-  );
-  return out;
-}
-
-async function viaEngine(handle: DbHandle, kind: ProviderKind, sessions: number): Promise<number[]> {
-  const { db } = handle;
-  const hub = createEventHub(db);
-  const env = kind === "anthropic" ? { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.anthropicBaseURL } : { OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL };
-  const engine = createEngine({ db, hub, dispatcher: testDispatcher(), env: { QUIVER_PROVIDER: kind, ...env }, systemPrompt: "S" });
-  const seeded = await Promise.all(Array.from({ length: sessions }, () => seedSession(db)));
-  const actor = { userId: seeded[0].userId, orgId: seeded[0].orgId, role: "owner" as const };
-  // Every session belongs to the first seeded user's org for the access check.
-  await db.session.updateMany({ where: { id: { in: seeded.map((s) => s.sessionId) } }, data: { orgId: actor.orgId, ownerId: actor.userId } });
-  const services = { db, dbProvider: handle.provider, sessions: createSessionService(db), engine, hub } as unknown as Services;
-  const http = createServer();
-  const wss = new WebSocketServer({ server: http });
-  const handler = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }) });
-  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
-  const url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  sent.clear();
-  const out: number[] = [];
-  const sockets: ReturnType<typeof createWSClient>[] = [];
-  await Promise.all(
-    seeded.map(
-      ({ sessionId }, s) =>
-        new Promise<void>((resolve, reject) => {
-          const ws = createWSClient({ url, WebSocket: WebSocket as never });
-          sockets.push(ws);
-          const client = createTRPCClient<AppRouter>({ links: [wsLink({ client: ws })] });
-          const sub = client.turns.events.subscribe(
-            { sessionId },
-            {
-              onStarted: () => void stagger(s, sessions).then(() => client.turns.send.mutate({ sessionId, text: `bench s${String(s).padStart(2, "0")}` })).catch(reject),
-              onData: ({ data }) => {
-                if (data.type === "text.delta") record(out, data.text);
-                if (data.type === "turn.finished") {
-                  sub.unsubscribe();
-                  resolve();
-                }
-              },
-              onError: reject,
-            },
-          );
-        }),
-    ),
-  );
-  for (const ws of sockets) ws.close();
-  handler.broadcastReconnectNotification();
-  wss.close();
-  await new Promise((r) => http.close(r));
-  await engine.dispose();
-  await hub.dispose();
-  return out;
-}
+type Kind = "anthropic" | "openai";
 
 async function postgres(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
   const admin = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -149,41 +46,87 @@ async function postgres(): Promise<{ url: string; drop(): Promise<void> } | unde
   };
 }
 
-const dir = mkdtempSync(join(tmpdir(), "quiver-bench-"));
-const dbs: { name: string; handle: DbHandle; drop?: () => Promise<void> }[] = [{ name: "sqlite", handle: await openDb(`file:${join(dir, "bench.db")}`) }];
-const pgdb = await postgres();
-if (pgdb) dbs.push({ name: "postgresql", handle: await openDb(pgdb.url), drop: pgdb.drop });
-
-const rows: (string | number)[][] = [];
-const sorted = (xs: number[]) => Float64Array.from(xs).sort();
-for (const { name, handle } of dbs) {
-  await viaEngine(handle, "anthropic", 2); // warm-up: JIT, connections, prepared statements
-  await direct("anthropic", 2);
-  for (const kind of ["anthropic", "openai"] as ProviderKind[]) {
-    for (const sessions of [1, 50]) {
-      const d = sorted(await direct(kind, sessions));
-      const lag = monitorEventLoopDelay({ resolution: 1 });
-      lag.enable();
-      const v = sorted(await viaEngine(handle, kind, sessions));
-      lag.disable();
-      if (process.env.BENCH_VERBOSE) console.log(`${name} ${kind} x${sessions}: event-loop delay p50 ${(lag.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(lag.percentile(99) / 1e6).toFixed(2)} ms, max ${(lag.max / 1e6).toFixed(1)} ms`);
-      const [d50, d99, v50, v99] = [percentile(d, 50), percentile(d, 99), percentile(v, 50), percentile(v, 99)];
-      const label = `${name} ${kind} ×${sessions}`;
-      rows.push([label, v.length, d50, v50, v50 - d50, ratio(v50, d50), d99, v99, v99 - d99, ratio(v99, d99)]);
-      goal(`${label} added p50 < 0.5 ms`, v50 - d50 < 0.5, `${(v50 - d50).toFixed(3)} ms`);
-      goal(`${label} added p99 < 2 ms`, v99 - d99 < 2, `${(v99 - d99).toFixed(3)} ms`);
-    }
+/** Milliseconds from each token's write at the fake provider to its arrival at a client, sorted
+ * (`from`: only tokens at that position of their reply or later). */
+function latencies(sent: [string, number][], arrived: [string, number][], from = 0): Float64Array {
+  const at = new Map(sent);
+  const out: number[] = [];
+  for (const [token, t] of arrived) {
+    const s = at.get(token);
+    if (s !== undefined && Number(token.slice(4)) >= from) out.push((t - s) / 1e6);
   }
+  return Float64Array.from(out).sort();
 }
+
+const profDir = process.env.BENCH_PROF;
+if (profDir) mkdirSync(profDir, { recursive: true });
+const dir = mkdtempSync(join(tmpdir(), "quiver-bench-"));
+const children: Child[] = [];
+const rows: (string | number)[][] = [];
+const verbose: string[] = [];
+try {
+  const fake = await startChild("fake");
+  children.push(fake);
+  const clients = await startChild("client");
+  children.push(clients);
+  const baseURL = (kind: Kind) => (kind === "anthropic" ? fake.ready.anthropicBaseURL! : fake.ready.openaiBaseURL!);
+  const pgdb = await postgres();
+  const dbs: { name: string; url: string; drop?: () => Promise<void> }[] = [{ name: "sqlite", url: `file:${join(dir, "bench.db")}` }];
+  if (pgdb) dbs.push({ name: "postgresql", url: pgdb.url, drop: pgdb.drop });
+  // BENCH_DB=sqlite|postgresql: one database only (profiling).
+  if (process.env.BENCH_DB) dbs.splice(0, dbs.length, ...dbs.filter((d) => d.name === process.env.BENCH_DB));
+
+  const direct = async (kind: Kind, sessions: number) => {
+    const { times } = await clients.ask({ type: "direct", kind, sessions, baseURL: baseURL(kind), staggerMs: DELAY_MS }, "times");
+    return latencies((await fake.ask({ type: "collect" }, "times")).times, times);
+  };
+  const viaServer = async (server: Child, kind: Kind, sessions: number, label: string) => {
+    const { sessionIds } = await server.ask({ type: "seed", kind, sessions }, "seeded");
+    await server.ask({ type: "begin", label }, "begun");
+    const started = performance.now();
+    const { times } = await clients.ask({ type: "engine", url: server.ready.url!, sessionIds, staggerMs: DELAY_MS }, "times");
+    const wallMs = performance.now() - started;
+    const cpu = await server.ask({ type: "end" }, "ended");
+    const sent = (await fake.ask({ type: "collect" }, "times")).times;
+    return { lat: latencies(sent, times), late: latencies(sent, times, 40), cpu, wallMs };
+  };
+
+  for (const db of dbs) {
+    const server = await startChild("server", [db.url, baseURL("anthropic"), baseURL("openai")]);
+    children.push(server);
+    await viaServer(server, "anthropic", 2, `${db.name}-warmup`); // JIT, connections, prepared statements
+    await direct("anthropic", 2);
+    for (const kind of ["anthropic", "openai"] as Kind[]) {
+      for (const sessions of [1, 50]) {
+        const label = `${db.name} ${kind} ×${sessions}`;
+        const d = await direct(kind, sessions);
+        const { lat: v, late, cpu, wallMs } = await viaServer(server, kind, sessions, label);
+        const [d50, d99, v50, v99] = [percentile(d, 50), percentile(d, 99), percentile(v, 50), percentile(v, 99)];
+        const perToken = (ms: number) => (ms * 1000) / Math.max(1, v.length);
+        rows.push([label, v.length, d50, v50, v50 - d50, ratio(v50, d50), d99, v99, v99 - d99, ratio(v99, d99), perToken(cpu.loopMs), perToken(cpu.cpuMs), (100 * cpu.cpuMs) / wallMs]);
+        verbose.push(
+          `${label}: server event loop busy ${(100 * cpu.elu).toFixed(0)}%, loop delay p99 ${cpu.delayP99Ms.toFixed(2)} ms, max ${cpu.delayMaxMs.toFixed(1)} ms; ` +
+            `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms`,
+        );
+        goal(`${label} added p50 < 0.5 ms`, v50 - d50 < 0.5, `${(v50 - d50).toFixed(3)} ms`);
+        goal(`${label} added p99 < 2 ms`, v99 - d99 < 2, `${(v99 - d99).toFixed(3)} ms`);
+      }
+    }
+    await server.close();
+    children.splice(children.indexOf(server), 1);
+    await db.drop?.();
+  }
+} finally {
+  for (const c of children.reverse()) await c.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+if (process.env.BENCH_VERBOSE) for (const line of verbose) console.log(line);
 printTable(
-  `Token latency, fake provider → client (ms; ${TOKENS} tokens per session, one every ${DELAY_MS} ms)`,
-  ["case", { title: "tokens", digits: 0 }, { title: "direct p50", digits: 3 }, { title: "engine p50", digits: 3 }, { title: "added p50", digits: 3 }, "p50 ratio", { title: "direct p99", digits: 3 }, { title: "engine p99", digits: 3 }, { title: "added p99", digits: 3 }, "p99 ratio"],
+  `Token latency, fake provider → client (ms; ${TOKENS} tokens per session, one every ${DELAY_MS} ms; server, provider and clients in separate processes)`,
+  [
+    "case", { title: "tokens", digits: 0 }, { title: "direct p50", digits: 3 }, { title: "engine p50", digits: 3 }, { title: "added p50", digits: 3 }, "p50 ratio",
+    { title: "direct p99", digits: 3 }, { title: "engine p99", digits: 3 }, { title: "added p99", digits: 3 }, "p99 ratio",
+    { title: "loop µs/token", digits: 0 }, { title: "CPU µs/token", digits: 0 }, { title: "CPU %", digits: 0 },
+  ],
   rows,
 );
-
-for (const d of dbs) {
-  await d.handle.close();
-  await d.drop?.();
-}
-rmSync(dir, { recursive: true, force: true });
-await fake.close();

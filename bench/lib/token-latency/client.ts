@@ -1,0 +1,88 @@
+// Child process of the token-latency benchmark: the clients, in one process of their own like
+// browsers. Two ways to get the same tokens: straight from the fake provider through the
+// provider SDK (the baseline: what the server itself does to read the model), or as a user
+// does, over tRPC WebSocket from the server (one socket per session, subscribe, then send).
+// Each token's arrival is stamped with the monotonic clock the fake provider stamps its writes with.
+import WebSocket from "ws";
+import { createTRPCClient, createWSClient, wsLink } from "@trpc/client";
+import { createAdapter } from "../../../server/engine/providers/index";
+import type { AppRouter } from "../../../server/api/root";
+import { prompt, serve, TOKEN } from "./ipc";
+
+type Times = [string, number][];
+
+const record = (out: Times, text: string) => {
+  const now = Number(process.hrtime.bigint());
+  for (const m of text.matchAll(TOKEN)) out.push([m[0], now]);
+};
+
+/** Sessions start spread over one token interval: real streams are not phase-locked. */
+const stagger = (s: number, sessions: number, ms: number) => new Promise((r) => setTimeout(r, (s * ms) / sessions));
+
+async function direct(kind: "anthropic" | "openai", sessions: number, baseURL: string, staggerMs: number): Promise<Times> {
+  const out: Times = [];
+  const adapter = createAdapter({ kind, model: "fake", apiKey: "k", baseURL });
+  await Promise.all(
+    Array.from({ length: sessions }, async (_, s) => {
+      await stagger(s, sessions, staggerMs);
+      const spec = { system: "S", tools: [], messages: [{ role: "user" as const, content: [{ type: "text" as const, text: prompt(s) }] }] };
+      for await (const ev of adapter.stream(spec, new AbortController().signal)) if (ev.type === "text") record(out, ev.text);
+    }),
+  );
+  return out;
+}
+
+async function viaServer(url: string, sessionIds: string[], staggerMs: number): Promise<Times> {
+  const out: Times = [];
+  const sockets: ReturnType<typeof createWSClient>[] = [];
+  try {
+    await Promise.all(
+      sessionIds.map(
+        (sessionId, s) =>
+          new Promise<void>((resolve, reject) => {
+            const ws = createWSClient({ url, WebSocket: WebSocket as never });
+            sockets.push(ws);
+            const client = createTRPCClient<AppRouter>({ links: [wsLink({ client: ws })] });
+            const sub = client.turns.events.subscribe(
+              { sessionId },
+              {
+                onStarted: () =>
+                  void stagger(s, sessionIds.length, staggerMs)
+                    .then(() => client.turns.send.mutate({ sessionId, text: prompt(s) }))
+                    .catch(reject),
+                onData: ({ data }) => {
+                  if (data.type === "text.delta") record(out, data.text);
+                  if (data.type === "turn.finished") {
+                    sub.unsubscribe();
+                    resolve();
+                  }
+                },
+                onError: reject,
+              },
+            );
+          }),
+      ),
+    );
+  } finally {
+    for (const ws of sockets) ws.close();
+  }
+  return out;
+}
+
+if (process.send) {
+  serve(
+    async (req) => {
+      switch (req.type) {
+        case "direct":
+          return { type: "times", times: await direct(req.kind, req.sessions, req.baseURL, req.staggerMs) };
+        case "engine":
+          return { type: "times", times: await viaServer(req.url, req.sessionIds, req.staggerMs) };
+        case "close":
+          return { type: "closed" };
+        default:
+          throw new Error(`clients: no ${req.type}`);
+      }
+    },
+    async () => ({ type: "ready" }),
+  );
+}

@@ -1,0 +1,99 @@
+// Child process of the token-latency benchmark: the server and nothing else. Database, event
+// hub, engine and tRPC over WebSocket, assembled as server/app.ts does (a stand-in dispatcher:
+// the bench turns call no tools). One long-lived instance per database; each session names its
+// provider, so both wire formats go through the same engine. Between `begin` and `end` it
+// measures its own CPU and event loop, and with BENCH_PROF=<dir> writes a CPU profile per case.
+//   argv: <database url> <anthropic base url> <openai base url>
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Session } from "node:inspector/promises";
+import { monitorEventLoopDelay, performance, type EventLoopUtilization } from "node:perf_hooks";
+import { WebSocketServer } from "ws";
+import { applyWSSHandler } from "@trpc/server/adapters/ws";
+import { openDb } from "../../../server/db";
+import { createEventHub } from "../../../server/hub/events";
+import { seedSession } from "../../../server/hub/testing";
+import { createEngine } from "../../../server/engine/engine";
+import { testDispatcher } from "../../../server/engine/testing";
+import { createSessionService } from "../../../server/services/sessions";
+import type { Actor, Services } from "../../../server/services/types";
+import { appRouter } from "../../../server/api/root";
+import { serve } from "./ipc";
+
+if (process.send) {
+  const [dbUrl, anthropicBaseURL, openaiBaseURL] = process.argv.slice(2);
+  const handle = await openDb(dbUrl);
+  const { db } = handle;
+  const hub = createEventHub(db, { url: dbUrl });
+  const engine = createEngine({
+    db, hub, dispatcher: testDispatcher(), systemPrompt: "S",
+    env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropicBaseURL, OPENAI_API_KEY: "k", OPENAI_BASE_URL: openaiBaseURL },
+  });
+  const owner = await seedSession(db);
+  const actor: Actor = { userId: owner.userId, orgId: owner.orgId, role: "owner" };
+  const services = { db, dbProvider: handle.provider, sessions: createSessionService(db), engine, hub } as unknown as Services;
+  const http = createServer();
+  // The options server/app.ts gives its tRPC socket server.
+  const wss = new WebSocketServer({ server: http, maxPayload: 4 * 1024 * 1024 });
+  const trpc = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }), keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 } });
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+
+  const profDir = process.env.BENCH_PROF;
+  const inspector = profDir ? new Session() : undefined;
+  inspector?.connect();
+  let window: { label: string; cpu: NodeJS.CpuUsage; elu: EventLoopUtilization; delay: ReturnType<typeof monitorEventLoopDelay> } | undefined;
+
+  serve(
+    async (req) => {
+      switch (req.type) {
+        case "seed": {
+          const ids: string[] = [];
+          for (let i = 0; i < req.sessions; i++) {
+            const s = await db.session.create({ data: { title: "bench", ownerId: actor.userId, orgId: actor.orgId, workspace: "", provider: req.kind } });
+            ids.push(s.id);
+          }
+          return { type: "seeded", sessionIds: ids };
+        }
+        case "begin": {
+          if (inspector) {
+            await inspector.post("Profiler.enable");
+            await inspector.post("Profiler.setSamplingInterval", { interval: 200 });
+            await inspector.post("Profiler.start");
+          }
+          const delay = monitorEventLoopDelay({ resolution: 1 });
+          delay.enable();
+          window = { label: req.label, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), delay };
+          return { type: "begun" };
+        }
+        case "end": {
+          if (!window) throw new Error("end without begin");
+          const cpu = process.cpuUsage(window.cpu);
+          const elu = performance.eventLoopUtilization(window.elu);
+          window.delay.disable();
+          const out = { type: "ended" as const, cpuMs: (cpu.user + cpu.system) / 1000, elu: elu.utilization, loopMs: elu.active, delayP99Ms: window.delay.percentile(99) / 1e6, delayMaxMs: window.delay.max / 1e6 };
+          if (inspector && profDir) {
+            const { profile } = await inspector.post("Profiler.stop");
+            writeFileSync(join(profDir, `${window.label.replace(/\W+/g, "-")}.cpuprofile`), JSON.stringify(profile));
+          }
+          window = undefined;
+          return out;
+        }
+        case "close":
+          for (const c of wss.clients) c.terminate();
+          trpc.broadcastReconnectNotification();
+          wss.close();
+          await new Promise((r) => http.close(r));
+          await engine.dispose();
+          await hub.dispose();
+          await handle.close();
+          inspector?.disconnect();
+          return { type: "closed" };
+        default:
+          throw new Error(`server: no ${req.type}`);
+      }
+    },
+    async () => ({ type: "ready", url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}` }),
+  );
+}
