@@ -44,7 +44,7 @@ export interface Parts {
 export async function createParts(deps: PartsDeps): Promise<Parts> {
   const { db, log } = deps;
   const runners = new RunnerPool({ tokens: deps.runnerTokens, log });
-  const hub = createEventHub(db);
+  const hub = createEventHub(db, { url: deps.dbUrl });
   const publish = (sessionId: string, body: Parameters<typeof hub.publish>[1]) =>
     hub.publish(sessionId, body).catch((err) => log(`event for ${sessionId} not stored: ${(err as Error).message}`));
 

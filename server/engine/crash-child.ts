@@ -8,7 +8,7 @@ import { testDispatcher } from "./testing";
 
 const [url, sessionId, userId, kind, baseURL] = process.argv.slice(2);
 const { db } = await openDb(url);
-const hub = createEventHub(db);
+const hub = createEventHub(db, { url });
 const env =
   kind === "anthropic"
     ? { QUIVER_PROVIDER: "anthropic" as const, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: baseURL }

@@ -36,7 +36,7 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
   afterAll(() => fake.close());
   beforeEach(() => {
     fake.requests.length = 0;
-    hub = createEventHub(t.current.db);
+    hub = createEventHub(t.current.db, { url: t.current.url });
     dispatcher = testDispatcher();
     start();
   });

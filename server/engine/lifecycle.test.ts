@@ -32,7 +32,7 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
   afterAll(() => fake.close());
   beforeEach(() => {
     fake.requests.length = 0;
-    hub = createEventHub(t.current.db);
+    hub = createEventHub(t.current.db, { url: t.current.url });
     engine = createEngine({ db: t.current.db, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM" });
   });
   afterEach(async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEvent } from "../protocol/events";
 import { createEventHub } from "./events";
+import { eventStoreFor } from "./event-store";
 import { seedSession } from "./testing";
 
 const notice = (i: number) => ({ type: "notice" as const, level: "info" as const, code: "n", text: String(i) });
@@ -21,7 +22,7 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
   const t = useTestDb(provider);
 
   it("persists events with contiguous per-session sequence numbers", async () => {
-    const hub = createEventHub(t.current.db);
+    const hub = createEventHub(t.current.db, { url: t.current.url });
     const { sessionId } = await seedSession(t.current.db);
     const published = await Promise.all(Array.from({ length: 20 }, (_, i) => hub.publish(sessionId, notice(i))));
     expect(published.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
@@ -33,14 +34,14 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     await hub.dispose();
     // Unused reserved numbers are given back: the next process continues at 21.
     expect((await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } })).lastSeq).toBe(20);
-    const next = createEventHub(t.current.db);
+    const next = createEventHub(t.current.db, { url: t.current.url });
     expect((await next.publish(sessionId, notice(21))).seq).toBe(21);
     await next.dispose();
   });
 
   it("never hands out a number twice with two writers on one database", async () => {
-    const a = createEventHub(t.current.db);
-    const b = createEventHub(t.current.db);
+    const a = createEventHub(t.current.db, { url: t.current.url });
+    const b = createEventHub(t.current.db, { url: t.current.url });
     const { sessionId } = await seedSession(t.current.db);
     const all = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).publish(sessionId, notice(i))));
     const seqs = all.map((e) => e.seq);
@@ -57,7 +58,7 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
   });
 
   it("resumes after a seq with no gap and no duplicate while events keep coming, for several subscribers", async () => {
-    const hub = createEventHub(t.current.db);
+    const hub = createEventHub(t.current.db, { url: t.current.url });
     const { sessionId } = await seedSession(t.current.db);
     for (let i = 0; i < 30; i++) await hub.publish(sessionId, notice(i));
     const ctl = new AbortController();
@@ -73,7 +74,7 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
   });
 
   it("sends a subscriber that falls behind back to the database without losing events", async () => {
-    const hub = createEventHub(t.current.db, { subscriberBuffer: 3, batchSize: 2 });
+    const hub = createEventHub(t.current.db, { url: t.current.url, subscriberBuffer: 3, batchSize: 2 });
     const { sessionId } = await seedSession(t.current.db);
     const ctl = new AbortController();
     const gen = hub.subscribe(sessionId, 0, ctl.signal);
@@ -91,14 +92,16 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     const real = t.current.db;
-    // The same client, with event writes (the hub's raw INSERT) held until the gate opens.
-    const db = new Proxy(real, {
-      get: (target, key) =>
-        key === "$executeRawUnsafe"
-          ? async (...args: Parameters<typeof real.$executeRawUnsafe>) => (await gate, target.$executeRawUnsafe(...args))
-          : Reflect.get(target, key),
-    });
-    const hub = createEventHub(db);
+    // The server's own store, with its writes held until the gate opens.
+    const store = eventStoreFor(t.current.url);
+    const held = {
+      async insert(events: SessionEvent[]) {
+        await gate;
+        await store.insert(events);
+      },
+      close: () => store.close(),
+    };
+    const hub = createEventHub(real, { store: held });
     const { sessionId } = await seedSession(real);
     const durable = Array.from({ length: 5 }, (_, i) => hub.publish(sessionId, notice(i + 1)));
     await new Promise((r) => setTimeout(r, 50));
@@ -116,7 +119,7 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
   });
 
   it("ends subscriptions on abort and on dispose", async () => {
-    const hub = createEventHub(t.current.db);
+    const hub = createEventHub(t.current.db, { url: t.current.url });
     const { sessionId } = await seedSession(t.current.db);
     const ctl = new AbortController();
     const aborted = take(hub.subscribe(sessionId, 0, ctl.signal), 100);
@@ -130,7 +133,7 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
   });
 
   it("rejects events for a session that does not exist, clearly", async () => {
-    const hub = createEventHub(t.current.db);
+    const hub = createEventHub(t.current.db, { url: t.current.url });
     await expect(hub.publish("no-such-session", notice(1))).rejects.toThrow(/No session no-such-session/);
     await hub.dispose();
   });

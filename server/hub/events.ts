@@ -7,6 +7,7 @@
 // duplicate. A subscriber that falls behind is sent back to reading the database.
 import type { Db } from "../db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
+import { eventStoreFor, type EventStore } from "./event-store";
 import { eventWriter } from "./persist";
 
 export interface EventHub {
@@ -21,6 +22,10 @@ export interface EventHub {
 }
 
 export interface EventHubOptions {
+  /** The database's URL (the one `db` was opened with): events are written through its driver. */
+  url?: string;
+  /** Where events are written, instead of the store for `url` (tests hold writes with it). */
+  store?: EventStore;
   /** Sequence numbers reserved per database round trip (default 256). */
   lease?: number;
   /** Most events one write carries (default 500). */
@@ -52,7 +57,9 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
   const bufferLimit = options.subscriberBuffer ?? 10_000;
   const log = options.log ?? ((m: string, e?: unknown) => console.error(`[hub] ${m}`, e ?? ""));
   const sessions = new Map<string, SessionState>();
-  const writer = eventWriter(db, { batchSize: options.batchSize ?? 500, delayMs: options.writeDelayMs ?? 20, log });
+  if (!options.store && !options.url) throw new Error("createEventHub needs the database url (or a store) to write events");
+  const store = options.store ?? eventStoreFor(options.url!);
+  const writer = eventWriter(store, { batchSize: options.batchSize ?? 500, delayMs: options.writeDelayMs ?? 20, log });
   const closers = new Set<() => void>();
   let disposed = false;
 
@@ -190,7 +197,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
     async dispose() {
       disposed = true;
       await Promise.allSettled([...sessions.values()].map((s) => s.leasing));
-      await writer.drain();
+      await writer.close();
       // Give back unused numbers when nobody reserved after us, so lastSeq stays the last event.
       await Promise.allSettled(
         [...sessions.entries()]

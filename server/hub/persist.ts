@@ -1,12 +1,10 @@
 // Write-behind of numbered events: every session's events queue here and are written to
-// SessionEvent in order, all sessions together, one multi-row INSERT per short window, so a
-// busy server pays one statement per window instead of one per token. Until an event's write
+// SessionEvent in order, all sessions together, one batch per short window (event-store.ts),
+// so a busy server pays one write per window instead of one per token. Until an event's write
 // commits it stays readable from `unwritten(sessionId)`; that is how a resuming subscriber
-// sees it. The INSERT is raw SQL because Prisma's createMany costs several times more CPU per
-// row on the event loop that also carries the tokens (measured: bench/token-latency).
-import { randomUUID } from "node:crypto";
-import type { Db } from "../db";
+// sees it.
 import type { SessionEvent } from "../protocol/events";
+import type { EventStore } from "./event-store";
 
 export interface EventWriter {
   push(ev: SessionEvent, resolve: (ev: SessionEvent) => void, reject: (err: unknown) => void): void;
@@ -14,6 +12,8 @@ export interface EventWriter {
   unwritten(sessionId: string): SessionEvent[];
   /** Resolves when everything pushed so far is written (or given up on). */
   drain(): Promise<void>;
+  /** Drains, then closes the store. */
+  close(): Promise<void>;
 }
 
 interface Item {
@@ -24,22 +24,10 @@ interface Item {
 
 const ATTEMPTS = 3;
 
-export function eventWriter(db: Db, opts: { batchSize: number; delayMs: number; log: (m: string, e?: unknown) => void }): EventWriter {
+export function eventWriter(store: EventStore, opts: { batchSize: number; delayMs: number; log: (m: string, e?: unknown) => void }): EventWriter {
   const queue: Item[] = [];
   const pending = new Map<string, SessionEvent[]>();
-  const dialect = (db as unknown as { _activeProvider?: string })._activeProvider === "postgresql" ? "postgresql" : "sqlite";
   let writing: Promise<void> | undefined;
-
-  async function insert(batch: Item[]) {
-    const params: unknown[] = [];
-    const rows = batch.map(({ ev }) => {
-      const { seq, sessionId, at, ...body } = ev;
-      const b = params.length;
-      params.push(randomUUID(), sessionId, seq, ev.type, JSON.stringify(body), new Date(at));
-      return dialect === "postgresql" ? `($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5}::jsonb,$${b + 6})` : "(?,?,?,?,?,?)";
-    });
-    await db.$executeRawUnsafe(`INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES ${rows.join(",")}`, ...params);
-  }
 
   async function run() {
     while (queue.length > 0) {
@@ -48,7 +36,7 @@ export function eventWriter(db: Db, opts: { batchSize: number; delayMs: number; 
       let error: unknown;
       for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
         try {
-          await insert(batch);
+          await store.insert(batch.map((b) => b.ev));
           error = undefined;
           break;
         } catch (err) {
@@ -80,8 +68,12 @@ export function eventWriter(db: Db, opts: { batchSize: number; delayMs: number; 
       writing ??= run();
     },
     unwritten: (sessionId) => [...(pending.get(sessionId) ?? [])],
-    drain: async () => {
+    async drain() {
       while (writing) await writing;
+    },
+    async close() {
+      await this.drain();
+      await store.close();
     },
   };
 }

@@ -71,7 +71,7 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     const seeded = await seedSession(db);
     sessionId = seeded.sessionId;
     actor = { userId: seeded.userId, orgId: seeded.orgId, role: "owner" };
-    hub = createEventHub(db);
+    hub = createEventHub(db, { url: t.current.url });
     engine = createEngine({
       db, hub, dispatcher: testDispatcher(), retry: fastRetries, systemPrompt: "SYSTEM",
       env: { QUIVER_PROVIDER: "openai", OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL },

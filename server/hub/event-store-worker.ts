@@ -1,0 +1,20 @@
+// Worker thread that writes SessionEvent rows for the hub on PostgreSQL (event-store.ts starts
+// it): the server's main thread, which carries the tokens, then pays one postMessage per batch
+// and none of the driver's per-row work.
+import { parentPort, workerData } from "node:worker_threads";
+import { isPostgresUrl, postgresEventRows, sqliteEventRows } from "./event-rows";
+import type { StoreReply, StoreRequest } from "./event-store";
+
+const { url } = workerData as { url: string };
+const rows = isPostgresUrl(url) ? postgresEventRows(url) : sqliteEventRows(url);
+const port = parentPort!;
+port.on("message", (req: StoreRequest) => {
+  if (req.type === "close") {
+    void rows.close().finally(() => port.close());
+    return;
+  }
+  rows.insert(req.events).then(
+    () => port.postMessage({ id: req.id, ok: true } satisfies StoreReply),
+    (err: unknown) => port.postMessage({ id: req.id, ok: false, message: (err as Error).message ?? String(err) } satisfies StoreReply),
+  );
+});

@@ -1,0 +1,87 @@
+// Where the hub's write-behind (persist.ts) puts numbered events: SessionEvent rows, a batch per
+// call, written by a worker thread of its own (event-store-worker.ts) through the database
+// driver (event-rows.ts), never through Prisma's per-query compiler. The main thread, which
+// carries the tokens, pays one postMessage per batch and nothing per row.
+// On SQLite the thread's write transaction briefly holds the file's write lock; a Prisma write
+// on the main thread that comes at that moment waits in SQLite's busy handler. Measured, that
+// costs the main thread less than doing the INSERTs itself (every batch, several ms under load).
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { SessionEvent } from "../protocol/events";
+import type { EventRows } from "./event-rows";
+
+export type EventStore = EventRows;
+
+// Messages between the hub and its writer thread (one process, one code base: typed, not parsed).
+export type StoreRequest = { type: "insert"; id: number; events: SessionEvent[] } | { type: "close" };
+export type StoreReply = { id: number; ok: true } | { id: number; ok: false; message: string };
+
+/** The store the server uses for a database URL (`file:…` or `postgresql://…`). */
+export const eventStoreFor = (url: string): EventStore => workerEventStore(url);
+
+// Worker threads do not inherit the tsx loader of the main thread (Node 20): the thread tries
+// its TypeScript entry, and when Node cannot load it, registers tsx and loads it again (a new
+// URL: the failed load stays cached).
+const boot = `
+const { workerData } = require("node:worker_threads");
+import(workerData.entry).catch(async (err) => {
+  if (err?.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw err;
+  (await import(workerData.tsx)).register();
+  await import(workerData.entry + "?tsx");
+});`;
+
+export function workerEventStore(url: string): EventStore {
+  const entry = new URL("./event-store-worker.ts", import.meta.url).href;
+  // The ESM build: tsx's CommonJS API cannot register hooks from a worker thread.
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
+  const inflight = new Map<number, { resolve(): void; reject(err: Error): void }>();
+  let worker: Worker | undefined;
+  let nextId = 1;
+
+  const fail = (w: Worker, err: Error) => {
+    if (worker === w) worker = undefined;
+    for (const p of inflight.values()) p.reject(err);
+    inflight.clear();
+  };
+
+  // Started on first use and again after a crash; referenced only while a write is out, so an
+  // idle store never holds the process open and a pending write always does.
+  function thread(): Worker {
+    if (worker) return worker;
+    const w = new Worker(boot, { eval: true, workerData: { entry, tsx, url } });
+    w.unref();
+    w.on("message", (r: StoreReply) => {
+      const p = inflight.get(r.id);
+      inflight.delete(r.id);
+      if (inflight.size === 0) w.unref();
+      if (r.ok) p?.resolve();
+      else p?.reject(new Error(r.message));
+    });
+    w.on("error", (err) => fail(w, err));
+    w.on("exit", (code) => fail(w, new Error(`the event writer thread exited (code ${code})`)));
+    return (worker = w);
+  }
+
+  return {
+    insert(events) {
+      const w = thread();
+      const id = nextId++;
+      return new Promise<void>((resolve, reject) => {
+        inflight.set(id, { resolve, reject });
+        w.ref();
+        w.postMessage({ type: "insert", id, events } satisfies StoreRequest);
+      });
+    },
+    async close() {
+      const w = worker;
+      if (!w) return;
+      worker = undefined;
+      const exited = new Promise((r) => w.once("exit", r));
+      w.postMessage({ type: "close" } satisfies StoreRequest);
+      const timer = setTimeout(() => void w.terminate(), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
