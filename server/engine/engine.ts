@@ -5,7 +5,6 @@ import type { Db } from "../db";
 import type { Env } from "../env";
 import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
-import { nextPosition } from "./history";
 import { createAdapter, defaultRetryPolicy, resolveProvider, type RetryPolicy } from "./providers/index";
 import { recoverInterruptedTurns } from "./recovery";
 import { runTurn } from "./turn";
@@ -98,11 +97,18 @@ export function createEngine(deps: EngineDeps): Engine {
     void done.then(() => inflight.delete(done));
     try {
       const { db, hub } = deps;
-      const session = await db.session.findUnique({ where: { id: sessionId } });
+      // One query for the session, a turn another server may be running, and the next position
+      // (each Prisma query costs the event loop about a millisecond of compiling).
+      const session = await db.session.findUnique({
+        where: { id: sessionId },
+        include: {
+          turns: { where: { status: "running" }, select: { id: true }, take: 1 },
+          messages: { orderBy: { position: "desc" }, select: { position: true }, take: 1 },
+        },
+      });
       if (!session) throw new EngineError("not_found", `No session ${sessionId}.`);
-      const other = await db.turn.findFirst({ where: { sessionId, status: "running" }, select: { id: true } });
-      if (other) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
-      const position = await nextPosition(db, sessionId);
+      if (session.turns.length > 0) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
+      const position = (session.messages[0]?.position ?? -1) + 1;
       // One nested write (atomic, no interactive transaction to queue behind on SQLite).
       const [turn] = await db.$transaction([
         db.turn.create({
@@ -112,8 +118,11 @@ export function createEngine(deps: EngineDeps): Engine {
         db.session.update({ where: { id: sessionId }, data: { status: "running" } }),
       ]);
       const message = turn.messages[0];
-      await hub.publish(sessionId, { type: "turn.started", turnId: turn.id });
-      await hub.publish(sessionId, { type: "message.user", messageId: message.id, text });
+      // In order (the hub numbers them as published), durable together: one write, not two.
+      await Promise.all([
+        hub.publish(sessionId, { type: "turn.started", turnId: turn.id }),
+        hub.publish(sessionId, { type: "message.user", messageId: message.id, text }),
+      ]);
       const resolution = resolveProvider(deps.env, session, { maxOutputTokens: deps.maxOutputTokens });
       const run = {
         sessionId, turnId: turn.id, actorId: actor.userId, signal: controller.signal, firstPosition: position + 1,

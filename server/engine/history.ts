@@ -37,11 +37,6 @@ function unanswered(m: ConversationMessage, answered: Set<string>, why: string):
   );
 }
 
-export async function nextPosition(db: Db, sessionId: string): Promise<number> {
-  const last = await db.message.findFirst({ where: { sessionId }, orderBy: { position: "desc" }, select: { position: true } });
-  return (last?.position ?? -1) + 1;
-}
-
 /**
  * Persists the tool results missing from a turn's assistant messages, so the stored history is
  * valid as it stands (and the next request's prefix equals what the database says).

@@ -25,30 +25,42 @@ export interface ResponseOutcome {
   calls: ModelToolCall[];
   usage: Usage;
   error?: { code: string; message: string };
+  /** The stored assistant message holds tool calls (handed on or not). */
+  storedCalls: boolean;
 }
 
 /**
- * Assistant message row, created on first content, rewritten at each block boundary and at
- * most every `throttleMs` in between (the event log has every delta; recovery fills the rest).
+ * Assistant message row, written at each block boundary, at most every `throttleMs` while text
+ * streams, and at the end (the event log has every delta; recovery fills the rest). The first
+ * text write waits `throttleMs` too: a turn's start costs a query less, when many start at once.
  */
 class MessageWriter {
   readonly blocks: ContentBlock[] = [];
   private id: string | undefined;
   private writing: Promise<void> = Promise.resolve();
-  private lastWrite = 0;
+  private lastWrite = Date.now();
+  /** The last write's error: a later write that succeeds supersedes it; done() reports it. */
+  private failed: unknown;
   constructor(private readonly ctx: ResponseContext, private readonly throttleMs = 1000) {}
 
   touch(force = false) {
     if (!force && Date.now() - this.lastWrite < this.throttleMs) return;
     this.lastWrite = Date.now();
     const content = structuredClone(this.blocks) as object[];
+    // Never a rejected link in the chain: nobody awaits it until done(), so a failed write in
+    // between would be an unhandled rejection, and that ends the server process.
     this.writing = this.writing.then(async () => {
-      if (this.id) await this.ctx.db.message.update({ where: { id: this.id }, data: { content } });
-      else if (content.length > 0) {
-        const row = await this.ctx.db.message.create({
-          data: { sessionId: this.ctx.sessionId, turnId: this.ctx.turnId, position: this.ctx.allocatePosition(), role: "assistant", content },
-        });
-        this.id = row.id;
+      try {
+        if (this.id) await this.ctx.db.message.update({ where: { id: this.id }, data: { content } });
+        else if (content.length > 0) {
+          const row = await this.ctx.db.message.create({
+            data: { sessionId: this.ctx.sessionId, turnId: this.ctx.turnId, position: this.ctx.allocatePosition(), role: "assistant", content },
+          });
+          this.id = row.id;
+        }
+        this.failed = undefined;
+      } catch (err) {
+        this.failed = err;
       }
     });
   }
@@ -56,6 +68,7 @@ class MessageWriter {
   async done() {
     this.touch(true);
     await this.writing;
+    if (this.failed !== undefined) throw this.failed;
   }
 }
 
@@ -72,7 +85,7 @@ export async function runResponse(
   let usage = zeroUsage();
   let attempt = 1;
   let request = await ctx.db.modelRequest.create({ data: { turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt } });
-  let outcome: Omit<ResponseOutcome, "calls" | "usage"> = { finish: "error", raw: null, error: { code: "stream_incomplete", message: "The provider stream ended without a result." } };
+  let outcome: Omit<ResponseOutcome, "calls" | "usage" | "storedCalls"> = { finish: "error", raw: null, error: { code: "stream_incomplete", message: "The provider stream ended without a result." } };
   let reasoning: Extract<ContentBlock, { type: "reasoning" }> | undefined;
 
   const appendText = (text: string) => {
@@ -154,7 +167,7 @@ export async function runResponse(
     data: { stopReason: outcome.raw ?? outcome.finish, error: outcome.error?.message ?? null, endedAt: new Date(), ...usageColumns(usage) },
   });
   const finished = writer.blocks.flatMap((b) => (b.type === "tool_call" ? [{ providerCallId: b.id, name: b.name, rawArguments: b.arguments }] : []));
-  return { ...outcome, calls: outcome.finish === "cancelled" || outcome.finish === "error" ? [] : finished, usage };
+  return { ...outcome, calls: outcome.finish === "cancelled" || outcome.finish === "error" ? [] : finished, usage, storedCalls: finished.length > 0 };
 }
 
 export const usageColumns = (u: Usage) => ({

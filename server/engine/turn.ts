@@ -53,6 +53,9 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   let status: TurnStatus = "completed";
   let stopReason: string | undefined;
   let error: { code: string; message: string } | undefined;
+  // Whether a stored assistant message may hold calls with no result yet; only then does the
+  // end of the turn read the history to answer them.
+  let openCalls = false;
 
   try {
     const system = await deps.systemPrompt(sessionId);
@@ -70,9 +73,10 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
           ? (call: ModelToolCall & { complete: boolean }) => deps.dispatcher.onArgumentsProgress!(sessionId, turnId, call)
           : undefined,
       };
+      openCalls = true;
       const out = await runResponse(ctx, run.adapter, spec, signal, deps.retry);
+      openCalls = out.storedCalls;
       addUsage(total, out.usage);
-      await db.turn.update({ where: { id: turnId }, data: usageColumns(total) });
       emit({ type: "usage", turnId, usage: { ...total } });
       if (out.finish === "cancelled" || signal.aborted) {
         status = "cancelled";
@@ -90,12 +94,15 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         }
         break;
       }
+      // The turn goes on: its usage so far is recorded now (the last step's goes with the end).
+      await db.turn.update({ where: { id: turnId }, data: usageColumns(total) });
       await Promise.all(pending);
       const outcome = await deps.dispatcher.dispatch({
         sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal,
         emit: (body) => hub.publish(sessionId, body).then(() => undefined),
       });
       await storeResults(db, { sessionId, turnId, position: position++ }, out.calls, outcome);
+      openCalls = false;
       if (signal.aborted) {
         status = "cancelled";
         break;
@@ -117,13 +124,13 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   }
   if (status === "cancelled" && run.shutdown()) status = "interrupted";
   stopReason ??= status === "cancelled" ? "cancelled" : status === "interrupted" ? "server_shutdown" : status === "failed" ? "error" : undefined;
-  await finishTurn(deps, run, { status, stopReason, error }, emit, pending);
+  await finishTurn(deps, run, { status, stopReason, error, usage: total, openCalls }, emit, pending);
 }
 
 async function finishTurn(
   deps: TurnDeps,
   run: TurnRun,
-  end: { status: TurnStatus; stopReason?: string; error?: { code: string; message: string } },
+  end: { status: TurnStatus; stopReason?: string; error?: { code: string; message: string }; usage: Usage; openCalls: boolean },
   emit: (body: SessionEventBody) => void,
   pending: Set<Promise<unknown>>,
 ) {
@@ -134,12 +141,12 @@ async function finishTurn(
     : end.status === "interrupted" ? "Not finished: the server shut down during this turn."
     : "Not run: the turn ended with an error before this call finished.";
   try {
-    await closeOpenCalls(db, sessionId, turnId, why);
+    if (end.openCalls) await closeOpenCalls(db, sessionId, turnId, why);
     if (end.error) emit({ type: "error", turnId, code: end.error.code, message: end.error.message });
     await Promise.all(pending);
     await db.turn.update({
       where: { id: turnId },
-      data: { status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, endedAt: new Date() },
+      data: { status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, endedAt: new Date(), ...usageColumns(end.usage) },
     });
     await db.session.update({ where: { id: sessionId }, data: { status: end.status === "interrupted" ? "interrupted" : "idle" } });
     run.release();
