@@ -1,7 +1,7 @@
 // The warm sandbox on real bubblewrap: one exec server serves many commands, each command's
 // kill stays inside its own PID namespace, a dead exec server fails its command clearly and is
 // replaced on the next one, and an idle sandbox goes away.
-import { mkdtemp, readFile, readlink, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -67,6 +67,14 @@ describe.runIf(sandboxInfo("auto").available)("warm sandbox (bubblewrap)", () =>
     expect(await execServers(ws.dir)).toHaveLength(2); // network is another namespace
   });
 
+  it("hands the command shell any cwd and command text intact", async () => {
+    make();
+    await mkdir(join(ws.dir, "it's $HOME \\ here"));
+    const command = `pwd\nprintf '%s|' "a'b" 'c\\d' "$((1 + 2))"  \necho "  spaced  " # trailing`;
+    const r = await run({ command, cwd: "it's $HOME \\ here" });
+    expect(r.output).toBe(`${join(ws.dir, "it's $HOME \\ here")}\na'b|c\\d|3|  spaced  \n`);
+  });
+
   it("a timeout kills its own command's processes and leaves another command's alone", async () => {
     make();
     const [a, b] = [tag(), tag()];
@@ -104,7 +112,8 @@ describe.runIf(sandboxInfo("auto").available)("warm sandbox (bubblewrap)", () =>
     make(300);
     await run({ command: "true" });
     expect(await execServers(ws.dir)).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 1_000));
+    const until = Date.now() + 5_000;
+    while ((await execServers(ws.dir)).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     expect(await execServers(ws.dir)).toEqual([]);
     expect((await run({ command: "echo back" })).output.trim()).toBe("back");
   });
