@@ -1,7 +1,6 @@
 "use client";
 // The browser's tRPC client: queries and mutations over HTTP batches, subscriptions over one
-// WebSocket that reconnects by itself. The socket URL is computed lazily so server rendering
-// never touches `location`.
+// WebSocket that reconnects by itself. The socket exists only in the browser.
 import { useState, useSyncExternalStore, type ReactNode } from "react";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
@@ -46,14 +45,26 @@ function makeClient() {
   });
 }
 
+const makeQueryClient = () => new QueryClient({ defaultOptions: { queries: { staleTime: 5_000, refetchOnWindowFocus: false } } });
+
+// One of each per page, outside React: a render React throws away (the root suspending while it
+// hydrates, with no boundary above these providers) would run useState initializers again, and
+// every discarded client would keep its own socket open and reconnecting. Server rendering gets
+// fresh ones per request and no socket at all (it could not resolve the URL and would retry for
+// the life of the server process).
+let browser: { trpc: ReturnType<typeof makeClient>; query: QueryClient } | undefined;
+function clients() {
+  if (typeof window === "undefined") {
+    return { trpc: createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/api/trpc" })] }), query: makeQueryClient() };
+  }
+  return (browser ??= { trpc: makeClient(), query: makeQueryClient() });
+}
+
 export function Providers({ children }: { children: ReactNode }) {
-  const [queryClient] = useState(
-    () => new QueryClient({ defaultOptions: { queries: { staleTime: 5_000, refetchOnWindowFocus: false } } }),
-  );
-  const [trpcClient] = useState(makeClient);
+  const [{ trpc, query }] = useState(clients);
   return (
-    <QueryClientProvider client={queryClient}>
-      <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
+    <QueryClientProvider client={query}>
+      <TRPCProvider trpcClient={trpc} queryClient={query}>
         {children}
       </TRPCProvider>
     </QueryClientProvider>
