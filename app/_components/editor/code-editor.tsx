@@ -2,29 +2,52 @@
 // The Monaco editor (browser only, loaded with next/dynamic): one model per open file, kept
 // across tab switches with its undo history and view state. The page drives buffers through
 // EditorBuffers; changes made by it (a reload from disk) are applied as undoable edits and do
-// not count as the person's edits.
-import { useEffect, useRef } from "react";
+// not count as the person's edits. With no file (`path` null) it holds an empty model: the pane
+// mounts it while the page is idle, so the first open only swaps models, and meanwhile it warms
+// up the workspace's languages (data-warm="done" when finished).
+import { useEffect, useMemo, useRef, useState } from "react";
 import Editor, { type OnMount } from "@monaco-editor/react";
-import { languageFor, monaco } from "../../_lib/monaco/setup";
+import type { editor } from "monaco-editor";
+import { commonLanguages, languageFor, monaco, warmUp } from "../../_lib/monaco/setup";
 import { useDarkMode } from "../../_lib/theme";
+import { whenIdle } from "../../_lib/idle";
 import type { EditorBuffers } from "../../_lib/use-open-files";
 
 interface Props {
-  path: string;
+  path: string | null;
   initial: string;
+  /** Workspace files: their most common languages are loaded ahead of the first open. */
+  warmPaths: readonly string[];
   onReady(buffers: EditorBuffers): void;
   onEdit(path: string, text: string): void;
   onSave(path: string): void;
   onQuickOpen(): void;
 }
 
+// One object for the component's life: @monaco-editor/react calls updateOptions whenever the
+// options prop changes identity.
+const OPTIONS: editor.IStandaloneEditorConstructionOptions = { automaticLayout: true, minimap: { enabled: true }, fontSize: 13, tabSize: 2, scrollBeyondLastLine: false };
+const BLANK = "inmemory://quiver/no-file";
+
 const uriOf = (path: string) => monaco.Uri.from({ scheme: "file", path: `/${path}` });
 
-export default function CodeEditor({ path, initial, onReady, onEdit, onSave, onQuickOpen }: Props) {
+export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, onQuickOpen }: Props) {
   const dark = useDarkMode();
   const applying = useRef(false);
   const handlers = useRef({ onEdit, onSave, onQuickOpen, path });
   handlers.current = { onEdit, onSave, onQuickOpen, path };
+  const [warm, setWarm] = useState<"loading" | "done">("loading");
+  const warmKey = useMemo(() => commonLanguages(warmPaths).join(","), [warmPaths]);
+
+  useEffect(() => {
+    let live = true;
+    // Only once the page is idle: a file opened right away should not compete with it.
+    const cancel = whenIdle(() => void warmUp(warmKey ? warmKey.split(",") : []).then(() => live && setWarm("done")), 3000);
+    return () => {
+      live = false;
+      cancel();
+    };
+  }, [warmKey]);
 
   useEffect(() => {
     onReady({
@@ -45,27 +68,33 @@ export default function CodeEditor({ path, initial, onReady, onEdit, onSave, onQ
   }, [onReady]);
 
   const mount: OnMount = (editor) => {
-    editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS, () => handlers.current.onSave(handlers.current.path));
+    const withFile = (fn: (path: string) => void) => () => {
+      const p = handlers.current.path;
+      if (p !== null) fn(p);
+    };
+    editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS, withFile((p) => handlers.current.onSave(p)));
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyP, () => handlers.current.onQuickOpen());
     editor.onDidChangeModelContent(() => {
-      if (applying.current) return;
+      const p = handlers.current.path;
+      if (applying.current || p === null) return;
       const model = editor.getModel();
-      if (model) handlers.current.onEdit(handlers.current.path, model.getValue());
+      if (model) handlers.current.onEdit(p, model.getValue());
     });
   };
 
+  const language = path === null ? "plaintext" : languageFor(path);
   return (
-    <div style={{ height: "100%" }} data-testid="code-editor" data-language={languageFor(path)}>
-    <Editor
-      path={uriOf(path).toString()}
-      defaultValue={initial}
-      defaultLanguage={languageFor(path)}
-      theme={dark ? "vs-dark" : "vs"}
-      onMount={mount}
-      keepCurrentModel
-      loading={<div className="muted">Loading editor…</div>}
-      options={{ automaticLayout: true, minimap: { enabled: true }, fontSize: 13, tabSize: 2, scrollBeyondLastLine: false }}
-    />
+    <div style={{ height: "100%" }} data-testid="code-editor" data-language={language} data-path={path ?? ""} data-warm={warm}>
+      <Editor
+        path={path === null ? BLANK : uriOf(path).toString()}
+        defaultValue={path === null ? "" : initial}
+        defaultLanguage={language}
+        theme={dark ? "vs-dark" : "vs"}
+        onMount={mount}
+        keepCurrentModel
+        loading={<div className="muted">Loading editor…</div>}
+        options={OPTIONS}
+      />
     </div>
   );
 }

@@ -2,17 +2,27 @@
 // The centre pane: tabs of open files, the Monaco editor, and, when the agent changed a file
 // under unsaved edits, a banner offering the diff, the disk version, or keeping one's own.
 import dynamic from "next/dynamic";
-import { useEffect, useState } from "react";
-import type { useOpenFiles } from "../../_lib/use-open-files";
+import { useCallback, useEffect, useState } from "react";
+import type { EditorBuffers, useOpenFiles } from "../../_lib/use-open-files";
+import { whenIdle } from "../../_lib/idle";
 import styles from "./editor.module.css";
 
-const CodeEditor = dynamic(() => import("./code-editor"), { ssr: false, loading: () => <div className={styles.empty}>Loading editor…</div> });
+const CodeEditor = dynamic(() => import("./code-editor"), { ssr: false, loading: () => <div className={styles.loading}>Loading editor…</div> });
 const MonacoDiff = dynamic(() => import("./diff-editor"), { ssr: false });
 
 type Files = ReturnType<typeof useOpenFiles>;
 
-export function EditorPane({ files, onQuickOpen }: { files: Files; onQuickOpen(): void }) {
+/**
+ * `workspace` lists the workspace's files once known: the pane then mounts Monaco while the page
+ * is idle (hidden until a file opens) and loads the languages those files use.
+ */
+export function EditorPane({ files, workspace, onQuickOpen }: { files: Files; workspace?: readonly string[]; onQuickOpen(): void }) {
   const [showDiff, setShowDiff] = useState(false);
+  const [idle, setIdle] = useState(false);
+  const known = workspace !== undefined;
+  useEffect(() => (known ? whenIdle(() => setIdle(true)) : undefined), [known]);
+  const { buffers } = files;
+  const onReady = useCallback((b: EditorBuffers) => void (buffers.current = b), [buffers]);
   const active = files.tabs.active;
   const doc = active ? files.docs[active] : undefined;
   // The editor stays mounted on the last loaded file while the next one loads: creating a new
@@ -49,25 +59,34 @@ export function EditorPane({ files, onQuickOpen }: { files: Files; onQuickOpen()
       {doc?.error && <div className={styles.error} data-testid="editor-error">{doc.error}</div>}
       <div className={styles.body}>
         {doc?.loading && <div className={styles.opening}>Opening {active}…</div>}
+        {(editorPath || idle) && (
+          // Stays mounted under the diff and the empty state: a new Monaco instance costs far
+          // more than showing this one again.
+          <div className={editorPath && !(doc?.conflict && showDiff) ? styles.host : `${styles.host} ${styles.hidden}`}>
+            <CodeEditor
+              key="editor"
+              path={editorPath}
+              initial={editorPath ? files.docs[editorPath].base : ""}
+              warmPaths={workspace ?? []}
+              onReady={onReady}
+              onEdit={files.setDirty}
+              onSave={(p) => void files.save(p)}
+              onQuickOpen={onQuickOpen}
+            />
+          </div>
+        )}
         {!editorPath ? (
           <div className={styles.empty}>
             {doc?.loading ? null : <div>Open a file from the tree, or press <kbd>Ctrl</kbd>+<kbd>P</kbd>.</div>}
           </div>
-        ) : doc?.conflict && showDiff ? (
-          <div className={styles.diffWrap} data-testid="conflict-diff-view">
-            <div className={styles.diffLabels}><span>On disk</span><span>Your edits</span></div>
-            <MonacoDiff path={doc.path} original={doc.conflict.text} modified={files.buffers.current?.getText(doc.path) ?? ""} height="100%" />
-          </div>
         ) : (
-          <CodeEditor
-            key="editor"
-            path={editorPath}
-            initial={files.docs[editorPath].base}
-            onReady={(b) => (files.buffers.current = b)}
-            onEdit={files.setDirty}
-            onSave={(p) => void files.save(p)}
-            onQuickOpen={onQuickOpen}
-          />
+          doc?.conflict &&
+          showDiff && (
+            <div className={styles.diffWrap} data-testid="conflict-diff-view">
+              <div className={styles.diffLabels}><span>On disk</span><span>Your edits</span></div>
+              <MonacoDiff path={doc.path} original={doc.conflict.text} modified={files.buffers.current?.getText(doc.path) ?? ""} height="100%" />
+            </div>
+          )
         )}
       </div>
     </div>

@@ -39,3 +39,56 @@ export function languageFor(path: string): string {
   }
   return "plaintext";
 }
+
+const warming = new Map<string, Promise<void>>();
+
+async function warmOne(id: string): Promise<void> {
+  // A model of the language is what triggers its lazy contributions.
+  const model = monaco.editor.createModel("", id);
+  try {
+    await monaco.editor.colorize("", id, {});
+    if (id === "typescript") await (await monaco.typescript.getTypeScriptWorker())();
+    if (id === "javascript") await (await monaco.typescript.getJavaScriptWorker())();
+  } catch {
+    // Only a head start: the first open of this language loads whatever is missing.
+  } finally {
+    model.dispose();
+  }
+}
+
+/**
+ * Loads what a language needs before its first file opens: the tokenizer and configuration
+ * (lazy chunks) and, for TypeScript/JavaScript, the language worker. Otherwise they start at
+ * the first open and the worker boots on the second core while the next files open.
+ */
+export async function warmUp(languageIds: readonly string[]): Promise<void> {
+  await Promise.all(
+    languageIds
+      .filter((id) => id !== "plaintext")
+      .map((id) => {
+        let p = warming.get(id);
+        if (!p) warming.set(id, (p = warmOne(id)));
+        return p;
+      }),
+  );
+}
+
+/** The most common languages among `paths`, at most `limit` of them. */
+export function commonLanguages(paths: readonly string[], limit = 3): string[] {
+  // One language lookup per extension, not per file: a tree may list thousands.
+  const byExt = new Map<string, { path: string; n: number }>();
+  for (const p of paths) {
+    const name = p.slice(p.lastIndexOf("/") + 1);
+    const dot = name.lastIndexOf(".");
+    const key = dot > 0 ? name.slice(dot).toLowerCase() : name;
+    const e = byExt.get(key);
+    if (e) e.n++;
+    else byExt.set(key, { path: p, n: 1 });
+  }
+  const counts = new Map<string, number>();
+  for (const { path, n } of byExt.values()) {
+    const lang = languageFor(path);
+    if (lang !== "plaintext") counts.set(lang, (counts.get(lang) ?? 0) + n);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([lang]) => lang);
+}
