@@ -4,7 +4,7 @@
 // and the terminal's visibility are remembered per session; VS Code's keys work everywhere.
 import Link from "next/link";
 import dynamic from "next/dynamic";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useEventSocketState, useTRPC } from "../_lib/trpc";
 import { useSessionApi } from "../_lib/session-api";
@@ -58,6 +58,18 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [filesVersion, refetch, changed]);
 
+  const entries = tree.data?.entries;
+  const filePaths = useMemo(() => entries?.filter((e) => e.type === "file").map((e) => e.path), [entries]);
+
+  // The runner coming or going reaches the session as an event at once; health (polled every
+  // 2 s, and the truth after a server restart) is asked again right then, so the banner does
+  // not wait for the next poll.
+  const runnerEvent = state.runner;
+  const refetchHealth = health.refetch;
+  useEffect(() => {
+    if (runnerEvent) void refetchHealth();
+  }, [runnerEvent, refetchHealth]);
+
   const running = state.activeTurnId !== null;
   const cancel = useCallback(() => void api.cancel(sessionId).catch(() => {}), [api, sessionId]);
 
@@ -92,6 +104,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   }
 
   const socketDown = socket === "closed" || status === "retrying";
+  // The subscription stays registered while the socket is down (it resumes by itself), so
+  // its own status would still read "live".
+  const eventsState = socket === "closed" ? "retrying" : status;
   const runnerDown = health.data !== undefined && !runner;
   const frameStyle = {
     "--files-w": `${layout.files}px`,
@@ -130,7 +145,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </nav>
       <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
-        <EditorPane files={files} onQuickOpen={() => setQuickOpen(true)} />
+        <EditorPane files={files} workspace={filePaths} onQuickOpen={() => setQuickOpen(true)} />
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
@@ -147,13 +162,13 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           <span className={runner ? styles.dotOk : styles.dotBad} />
           {runner ? `Runner connected${runner.sandboxed ? "" : " (unsandboxed)"}` : health.isPending ? "Checking runner…" : "Runner disconnected"}
         </span>
-        <span className="muted" data-testid="events-state" data-state={status}>
-          {status === "live" ? `events live · seq ${state.lastSeq}` : status === "connecting" ? "connecting…" : "reconnecting…"}
+        <span className="muted" data-testid="events-state" data-state={eventsState}>
+          {eventsState === "live" ? `events live · seq ${state.lastSeq}` : eventsState === "connecting" ? "connecting…" : "reconnecting…"}
           {health.data ? ` · database: ${health.data.database.provider}` : ""}
         </span>
       </footer>
       {quickOpen && (
-        <QuickOpen paths={(tree.data?.entries ?? []).filter((e) => e.type === "file").map((e) => e.path)} onOpen={files.open} onClose={() => setQuickOpen(false)} />
+        <QuickOpen paths={filePaths ?? []} onOpen={files.open} onClose={() => setQuickOpen(false)} />
       )}
     </div>
   );
