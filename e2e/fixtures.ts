@@ -1,7 +1,7 @@
 // Shared fixtures for the IDE's browser tests: a fake model provider in the test process (the
 // server is pointed at it by ANTHROPIC_BASE_URL in playwright.config.ts) whose answers each test
 // scripts, a guard that fails any test whose page sent a request off this machine, and helpers
-// to open a fresh session with files in its workspace.
+// to open a fresh session with files in its workspace, script the model and drive the chat.
 import { test as base, expect, type Page } from "@playwright/test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -78,3 +78,18 @@ export async function openNewSession(page: Page): Promise<string> {
 export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `test-results/e2e/screens/${name}.png` });
 }
+
+/** A model response that calls one tool. */
+export const call = (name: string, args: object) => ({ blocks: [{ type: "tool_call" as const, name, arguments: JSON.stringify(args) }] });
+/** A model response that answers with text (`extra`: delays, chunking, usage…). */
+export const say = (text: string, extra: object = {}) => ({ blocks: [{ type: "text" as const, text }], ...extra });
+
+/** Sends a chat message and waits until it is shown. */
+export async function send(page: Page, text: string): Promise<void> {
+  await page.getByTestId("composer").fill(text);
+  await page.getByTestId("composer").press("Enter");
+  await expect(page.getByTestId("msg-user").last()).toHaveText(text);
+}
+
+/** The latest tool card of `tool`. */
+export const card = (page: Page, tool: string) => page.locator(`[data-testid="tool-card"][data-tool="${tool}"]`).last();

@@ -3,19 +3,7 @@
 // an open file, reloads mid-turn and mid-approval, two tabs answering once, Esc to stop.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Page } from "@playwright/test";
-import { expect, openNewSession, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
-
-const call = (name: string, args: object) => ({ blocks: [{ type: "tool_call" as const, name, arguments: JSON.stringify(args) }] });
-const say = (text: string, extra: object = {}) => ({ blocks: [{ type: "text" as const, text }], ...extra });
-
-async function send(page: Page, text: string) {
-  await page.getByTestId("composer").fill(text);
-  await page.getByTestId("composer").press("Enter");
-  await expect(page.getByTestId("msg-user").last()).toHaveText(text);
-}
-
-const card = (page: Page, tool: string) => page.locator(`[data-testid="tool-card"][data-tool="${tool}"]`).last();
+import { call, card, expect, openNewSession, say, send, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
 
 test("a full turn: read, a command approved in its card with streamed output, the final answer", async ({ page, model }) => {
   writeWorkspaceFile("data.txt", "hello from the workspace\n");
