@@ -79,6 +79,9 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
     // /tmp first: the workspace may itself live under /tmp and must stay visible.
     "--tmpfs", "/tmp",
     "--bind", spec.workspace, spec.workspace,
+    // A user namespace even when the runner is root: capabilities then hold only inside it and the
+    // mounts above stay locked, so `mount -o remount,rw /` fails instead of undoing the sandbox.
+    "--unshare-user",
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",

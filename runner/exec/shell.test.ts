@@ -210,6 +210,15 @@ describe.runIf(bwrap)("shell sandbox (bubblewrap)", () => {
     expect(existsSync("/usr/quiver-test")).toBe(false);
   });
 
+  it("cannot be undone from inside, even by root: no remount writable, and its own mounts stay its own", async () => {
+    const r = await run({
+      command: `mount -o remount,rw / ; echo remount=$?; echo bad > /usr/quiver-test; echo write=$?; mount -t tmpfs none /usr && echo bad > /usr/quiver-test; echo private=$?`,
+    });
+    expect(r.output).toMatch(/remount=[1-9]/);
+    expect(r.output).toMatch(/write=[1-9]/);
+    expect(existsSync("/usr/quiver-test")).toBe(false); // a tmpfs it mounted over /usr is only in its namespace
+  });
+
   it("has a private /tmp and sees only its own processes", async () => {
     const r = await run({ command: `ls -A /tmp | wc -l; ls /proc | grep -c '^[0-9]'` });
     const [tmpCount, procCount] = r.output.trim().split("\n").map(Number);
