@@ -13,7 +13,8 @@ function Usage({ state, turnId }: { state: SessionState; turnId: string }) {
   const t = state.turns[turnId];
   if (!t) return null;
   const u = t.usage;
-  const status = t.status === "completed" ? "" : `${t.status}${t.stopReason ? ` (${t.stopReason})` : ""} · `;
+  const reason = t.stopReason && t.stopReason !== t.status ? ` (${t.stopReason})` : "";
+  const status = t.status === "completed" ? "" : `${t.status}${reason} · `;
   return (
     <div className={styles.usage} data-testid="turn-usage">
       {status}
