@@ -30,9 +30,13 @@ export interface Executor {
   run(request: ExecRequest): Promise<ExecResult>;
 }
 
-/** Raised when an executor cannot run a call at all (disconnected, deadline passed). */
+/** Raised when an executor cannot run a call or see it through (disconnected, deadline passed).
+ *  `started`: the call had reached the executor, so it may have run in part. */
 export class ExecutorUnavailableError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly started = false,
+  ) {
     super(message);
     this.name = "ExecutorUnavailableError";
   }

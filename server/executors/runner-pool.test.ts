@@ -181,9 +181,12 @@ describe("requests", () => {
     for (const c of calls) {
       await expect(c).rejects.toBeInstanceOf(ExecutorUnavailableError);
       await expect(c).rejects.toThrow(/runner doomed disconnected while search_text was running/);
+      await expect(c).rejects.toMatchObject({ started: true }); // it may have run in part
     }
     expect(s.pool.available("s")).toBe(false);
-    await expect(s.pool.run({ sessionId: "s", callId: "c4", op: "read_file", input: {}, deadline: Date.now() + 1000, signal })).rejects.toThrow(/runner of this session \(doomed\) is not connected/);
+    const refused = s.pool.run({ sessionId: "s", callId: "c4", op: "read_file", input: {}, deadline: Date.now() + 1000, signal });
+    await expect(refused).rejects.toThrow(/runner of this session \(doomed\) is not connected/);
+    await expect(refused).rejects.toMatchObject({ started: false });
   });
 
   it("fails a request whose runner never answers once its deadline has passed", async () => {
@@ -193,6 +196,7 @@ describe("requests", () => {
     const started = Date.now();
     const p = s.pool.run({ sessionId: "s", callId: "c", op: "read_file", input: {}, deadline: Date.now() + 200, signal: new AbortController().signal });
     await expect(p).rejects.toThrow(/passed its deadline/);
+    await expect(p).rejects.toMatchObject({ started: true });
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
     await waitFor(() => fake.frames.some((f) => f.type === "cancel"), 2000, "cancel frame");
   });

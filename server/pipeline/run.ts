@@ -73,7 +73,12 @@ export async function execute(tool: Tool, input: unknown, rc: RunContext): Promi
 function classify(e: unknown, signal: AbortSignal): RunOutcome {
   if (signal.aborted) return { kind: "cancelled" };
   if (isFatalError(e)) return { kind: "fatal", message: (e as Error).message };
-  if (e instanceof ExecutorUnavailableError) return { kind: "result", result: { output: `${e.message} The call did not run; try again once the runner is back.`, isError: true } };
+  if (e instanceof ExecutorUnavailableError) {
+    const next = e.started
+      ? "It may have run in part: check its effects (read the files it touches, list the workspace) before running it again."
+      : "The call did not run; try again once the runner is back.";
+    return { kind: "result", result: { output: `${e.message} ${next}`, isError: true } };
+  }
   return { kind: "result", result: { output: toToolError(e).message, isError: true } };
 }
 

@@ -86,7 +86,7 @@ export class RunnerConnection {
       };
       const deadlineTimer = setTimeout(() => {
         this.send({ type: "cancel", id });
-        settle(() => reject(new ExecutorUnavailableError(`${req.op} passed its deadline without an answer from runner ${this.id}`)));
+        settle(() => reject(new ExecutorUnavailableError(`${req.op} passed its deadline without an answer from runner ${this.id}`, true)));
       }, req.deadline - Date.now() + DEADLINE_GRACE_MS);
       const cleanup = () => {
         clearTimeout(deadlineTimer);
@@ -135,7 +135,7 @@ export class RunnerConnection {
     this.closed = true;
     clearInterval(this.pingTimer);
     for (const p of [...this.pending.values()]) {
-      p.reject(new ExecutorUnavailableError(`runner ${this.id} disconnected while ${p.op} was running (${reason}); the operation's outcome is unknown`));
+      p.reject(new ExecutorUnavailableError(`runner ${this.id} disconnected while ${p.op} was running (${reason}); its outcome is unknown.`, true));
     }
     this.pending.clear();
     this.events.onClose(this, reason);
