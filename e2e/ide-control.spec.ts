@@ -31,6 +31,8 @@ test("Approve for this session: the same kind of command then runs without a car
   // The second touch ran without asking: no card inside it, and the file exists.
   await expect(shells.nth(1)).toHaveAttribute("data-status", "succeeded");
   await expect(shells.nth(1).getByTestId("approval-card")).toHaveCount(0);
+  await expect(shells.nth(1).getByTestId("approved-by")).toHaveText("session approval");
+  await expect(shells.nth(0).getByTestId("approved-by")).toHaveCount(0);
   expect(existsSync(join(workspaceDir(), "session-2.txt"))).toBe(true);
   // mkdir is another command: the session approval does not cover it.
   await expect(pending).toHaveCount(1);

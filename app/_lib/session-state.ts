@@ -29,6 +29,8 @@ export interface ToolCard {
   durationMs?: number;
   startedAt: string;
   approvalId?: string;
+  /** Ran without asking because of an earlier approval or a policy rule. */
+  approvedBy?: { kind: "session" | "policy"; reason: string };
 }
 
 export interface ApprovalCard {
@@ -124,7 +126,7 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
       const card = s.tools[ev.callId];
       // A late status never reopens a finished card.
       if (!card || FINAL.has(card.status)) return s;
-      return patchTool(s, ev.callId, { status: ev.status });
+      return patchTool(s, ev.callId, ev.approvedBy ? { status: ev.status, approvedBy: ev.approvedBy } : { status: ev.status });
     }
     case "tool.progress": {
       const card = s.tools[ev.callId];

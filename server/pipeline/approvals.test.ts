@@ -50,7 +50,13 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     const covered = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm test -- --watch" })]));
     expect(covered.results[0].isError).toBe(false);
     expect(cards(h, s.session.id)).toHaveLength(1);
-    expect(await t.current.db.toolCall.findFirst({ where: { sessionId: s.session.id }, orderBy: { createdAt: "desc" } })).toMatchObject({ decision: "approved_session" });
+    const coveredRow = await t.current.db.toolCall.findFirst({ where: { sessionId: s.session.id }, orderBy: { createdAt: "desc" } });
+    expect(coveredRow).toMatchObject({ decision: "approved_session" });
+    // the card says why it ran unasked; the call approved in its card does not
+    const running = h.events.filter((e) => e.event.type === "tool.status" && e.event.status === "running").map((e) => e.event);
+    expect(running).toHaveLength(2);
+    expect(running[0]).not.toHaveProperty("approvedBy");
+    expect(running[1]).toMatchObject({ callId: coveredRow!.id, approvedBy: { kind: "session", reason: "Covered by an approval for this session." } });
     const publish = h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm publish" })]));
     const card = await nextCard(h, s.session.id, 2);
     expect(card.request.command).toBe("npm publish");

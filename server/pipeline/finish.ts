@@ -44,7 +44,7 @@ export async function runAndFinish(core: Core, turn: TurnState, call: CallState)
     }
     call.startedAt ??= Date.now();
     await core.recorder.update(call.toolCallId, { status: "running", startedAt: new Date(call.startedAt) });
-    await safeEmit(core, turn, { type: "tool.status", callId: call.toolCallId, status: "running" });
+    await safeEmit(core, turn, { type: "tool.status", callId: call.toolCallId, status: "running", ...standingApproval(call) });
     let outcome: RunOutcome;
     if (call.early) {
       outcome = await Promise.race([call.early, aborted(signal)]);
@@ -101,4 +101,11 @@ export async function settle(
   const durationMs = call.startedAt ? ended - call.startedAt : 0;
   await core.recorder.update(call.toolCallId, { status, endedAt: new Date(ended), result: content, isError, truncated, spillId: spillRef ?? null });
   await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: content, isError, truncated, ...(spillRef ? { spillRef } : {}), durationMs });
+}
+
+/** A call that runs on an approval given before (a session approval, a policy allow) says so. */
+function standingApproval(call: CallState): { approvedBy?: { kind: "session" | "policy"; reason: string } } {
+  const d = call.decision;
+  if (d?.action !== "run" || d.decision === "auto") return {};
+  return { approvedBy: { kind: d.decision === "approved_session" ? "session" : "policy", reason: d.reason } };
 }

@@ -54,7 +54,13 @@ const body = z.discriminatedUnion("type", [
     input: z.unknown(),
     summary: z.string(),
   }),
-  z.object({ type: z.literal("tool.status"), callId: z.string(), status: ToolStatus }),
+  z.object({
+    type: z.literal("tool.status"),
+    callId: z.string(),
+    status: ToolStatus,
+    /** Why a call runs without asking the person now: an earlier session approval or a policy rule. */
+    approvedBy: z.object({ kind: z.enum(["session", "policy"]), reason: z.string() }).optional(),
+  }),
   z.object({ type: z.literal("tool.progress"), callId: z.string(), chunk: z.string() }),
   z.object({
     type: z.literal("tool.finished"),

@@ -63,6 +63,11 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
       <div className={styles.cardHead} onClick={() => setOpen(!expanded)} role="button" aria-expanded={expanded}>
         <span className={styles.cardName}>{card.name}</span>
         <span className={styles.cardSummary} title={card.summary}>{card.summary}</span>
+        {card.approvedBy && (
+          <span className={styles.standing} title={card.approvedBy.reason} data-testid="approved-by">
+            {card.approvedBy.kind === "session" ? "session approval" : "policy"}
+          </span>
+        )}
         <span className="muted">{duration(card.durationMs)}</span>
         <span className={`${styles.status} ${styles[`s_${card.status}`] ?? ""}`} data-testid="tool-status">
           {LABEL[card.status]}
