@@ -156,6 +156,31 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
     expect(events.at(-1)).toMatchObject({ status: "completed", stopReason: "max_tokens" });
   });
 
+  it("survives a message write that fails while text streams, and stores the whole reply at the end", async () => {
+    const { sessionId, userId } = await seedSession(t.current.db);
+    const real = t.current.db;
+    // The same client, whose first message write (create or update) fails.
+    let writes = 0;
+    const message = new Proxy(real.message, {
+      get(target, key) {
+        const v = Reflect.get(target, key) as unknown;
+        if ((key === "create" || key === "update") && writes++ === 0) return async () => Promise.reject(new Error("disk I/O error"));
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const db = new Proxy(real, { get: (target, key) => (key === "message" ? message : Reflect.get(target, key)) });
+    await engine.dispose();
+    start({ db });
+    // Longer than the writer's 1 s throttle, so a write happens while the text streams.
+    fake.enqueue({ blocks: [{ type: "text", text: "0123456789".repeat(6) }], deltaChars: 2, delayMs: 45 });
+    const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
+    const events = await eventsUntilFinished(hub, sessionId, turnId);
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
+    expect(writes).toBeGreaterThanOrEqual(2);
+    const stored = await real.message.findMany({ where: { sessionId, role: "assistant" } });
+    expect(stored.map((m) => m.content)).toEqual([[{ type: "text", text: "0123456789".repeat(6) }]]);
+  });
+
   it("retries a 429 with a notice and records both attempts", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
     fake.enqueue({ kind: "http_error", status: 429, retryAfter: "0" }, { blocks: [{ type: "text", text: "fine" }] });

@@ -30,6 +30,8 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     const rows = await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } });
     expect(rows.map((r) => r.seq)).toEqual(published.map((e) => e.seq));
     expect(rows[3].payload).toEqual(notice(3));
+    // Written by the driver, read by Prisma: the same instant the live event carried.
+    expect(rows.map((r) => r.createdAt.toISOString())).toEqual(published.map((e) => e.at));
     expect(await hub.lastSeq(sessionId)).toBe(20);
     await hub.dispose();
     // Unused reserved numbers are given back: the next process continues at 21.
