@@ -92,7 +92,7 @@ try {
   };
 
   for (const db of dbs) {
-    const server = await startChild("server", [db.url, baseURL("anthropic"), baseURL("openai")]);
+    const server = await startChild("server", [db.url, baseURL("anthropic"), baseURL("openai")], process.env.BENCH_SERVER_FLAGS?.split(" ").filter(Boolean));
     children.push(server);
     await viaServer(server, "anthropic", 2, `${db.name}-warmup`); // JIT, connections, prepared statements
     await direct("anthropic", 2);
@@ -106,6 +106,7 @@ try {
         rows.push([label, v.length, d50, v50, v50 - d50, ratio(v50, d50), d99, v99, v99 - d99, ratio(v99, d99), perToken(cpu.loopMs), perToken(cpu.cpuMs), (100 * cpu.cpuMs) / wallMs]);
         verbose.push(
           `${label}: server event loop busy ${(100 * cpu.elu).toFixed(0)}%, loop delay p99 ${cpu.delayP99Ms.toFixed(2)} ms, max ${cpu.delayMaxMs.toFixed(1)} ms; ` +
+            `GC ${cpu.gcCount} pauses, ${cpu.gcMs.toFixed(0)} ms, longest ${cpu.gcMaxMs.toFixed(1)} ms; ` +
             `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms`,
         );
         goal(`${label} added p50 < 0.5 ms`, v50 - d50 < 0.5, `${(v50 - d50).toFixed(3)} ms`);

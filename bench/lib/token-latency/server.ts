@@ -2,14 +2,15 @@
 // hub, engine and tRPC over WebSocket, assembled as server/app.ts does (a stand-in dispatcher:
 // the bench turns call no tools). One long-lived instance per database; each session names its
 // provider, so both wire formats go through the same engine. Between `begin` and `end` it
-// measures its own CPU and event loop, and with BENCH_PROF=<dir> writes a CPU profile per case.
+// measures its own CPU, event loop and GC pauses; with BENCH_PROF=<dir> it writes a CPU profile
+// of its main thread per case (BENCH_PROF_HEAP=1: an allocation profile instead).
 //   argv: <database url> <anthropic base url> <openai base url>
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "node:inspector/promises";
-import { monitorEventLoopDelay, performance, type EventLoopUtilization } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance, PerformanceObserver, type EventLoopUtilization } from "node:perf_hooks";
 import { WebSocketServer } from "ws";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import { openDb } from "../../../server/db";
@@ -44,6 +45,11 @@ if (process.send) {
   const inspector = profDir ? new Session() : undefined;
   inspector?.connect();
   let window: { label: string; cpu: NodeJS.CpuUsage; elu: EventLoopUtilization; delay: ReturnType<typeof monitorEventLoopDelay> } | undefined;
+  // Garbage-collection pauses of the main thread during a case (ms).
+  let gcPauses: number[] = [];
+  new PerformanceObserver((list) => {
+    if (window) for (const e of list.getEntries()) gcPauses.push(e.duration);
+  }).observe({ entryTypes: ["gc"] });
 
   serve(
     async (req) => {
@@ -57,13 +63,15 @@ if (process.send) {
           return { type: "seeded", sessionIds: ids };
         }
         case "begin": {
-          if (inspector) {
+          if (inspector && process.env.BENCH_PROF_HEAP) await inspector.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+          else if (inspector) {
             await inspector.post("Profiler.enable");
             await inspector.post("Profiler.setSamplingInterval", { interval: 200 });
             await inspector.post("Profiler.start");
           }
           const delay = monitorEventLoopDelay({ resolution: 1 });
           delay.enable();
+          gcPauses = [];
           window = { label: req.label, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), delay };
           return { type: "begun" };
         }
@@ -72,8 +80,21 @@ if (process.send) {
           const cpu = process.cpuUsage(window.cpu);
           const elu = performance.eventLoopUtilization(window.elu);
           window.delay.disable();
-          const out = { type: "ended" as const, cpuMs: (cpu.user + cpu.system) / 1000, elu: elu.utilization, loopMs: elu.active, delayP99Ms: window.delay.percentile(99) / 1e6, delayMaxMs: window.delay.max / 1e6 };
-          if (inspector && profDir) {
+          const out = {
+            type: "ended" as const,
+            cpuMs: (cpu.user + cpu.system) / 1000,
+            elu: elu.utilization,
+            loopMs: elu.active,
+            delayP99Ms: window.delay.percentile(99) / 1e6,
+            delayMaxMs: window.delay.max / 1e6,
+            gcMs: gcPauses.reduce((a, b) => a + b, 0),
+            gcMaxMs: Math.max(0, ...gcPauses),
+            gcCount: gcPauses.length,
+          };
+          if (inspector && profDir && process.env.BENCH_PROF_HEAP) {
+            const { profile } = await inspector.post("HeapProfiler.stopSampling");
+            writeFileSync(join(profDir, `${window.label.replace(/\W+/g, "-")}.heapprofile`), JSON.stringify(profile));
+          } else if (inspector && profDir) {
             const { profile } = await inspector.post("Profiler.stop");
             writeFileSync(join(profDir, `${window.label.replace(/\W+/g, "-")}.cpuprofile`), JSON.stringify(profile));
           }
