@@ -23,6 +23,8 @@ export interface SandboxSpec {
   network: boolean;
   /** setsid inside the sandbox: right for commands, wrong for a PTY that needs its terminal. */
   newSession: boolean;
+  /** Folders bound read-only over the private /tmp: Quiver's own code, when it lives under /tmp. */
+  readOnly?: string[];
 }
 
 export function findOnPath(name: string): string | undefined {
@@ -78,6 +80,7 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
     "--proc", "/proc",
     // /tmp first: the workspace may itself live under /tmp and must stay visible.
     "--tmpfs", "/tmp",
+    ...(spec.readOnly ?? []).flatMap((dir) => ["--ro-bind", dir, dir]),
     "--bind", spec.workspace, spec.workspace,
     // A user namespace even when the runner is root: capabilities then hold only inside it and the
     // mounts above stay locked, so `mount -o remount,rw /` fails instead of undoing the sandbox.

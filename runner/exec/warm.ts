@@ -21,6 +21,7 @@ import { captureLoginEnv } from "./login-env";
 import { bwrapArgs, findOnPath, type SandboxInfo } from "./sandbox";
 
 const EXEC_SERVER = fileURLToPath(new URL("./exec-server.ts", import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 /** How long a kill may go unconfirmed before the whole exec server is killed instead. */
 const KILL_CONFIRM_MS = 5_000;
@@ -144,7 +145,8 @@ export class WarmSandbox {
   private async start(): Promise<Ready> {
     const { bwrap } = this.o.sandbox;
     if (!bwrap) throw new Error("no sandbox to warm");
-    const spec = { workspace: this.workspace, cwd: this.workspace, network: this.network, newSession: true };
+    // The exec server runs from this checkout: under /tmp (a clone in CI) the private /tmp would hide it.
+    const spec = { workspace: this.workspace, cwd: this.workspace, network: this.network, newSession: true, readOnly: [PROJECT_ROOT] };
     const { NODE_OPTIONS: _ignored, ...base } = this.o.env; // the exec server's own Node flags are ours
     // tsx's disk cache would sit in the sandbox's /tmp, which commands are promised is empty.
     const env = { ...base, TSX_DISABLE_CACHE: "1" };
