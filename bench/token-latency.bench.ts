@@ -4,6 +4,10 @@
 // against the same client reading the same tokens straight from the fake provider through the
 // provider SDK. 1 and 50 concurrent sessions (started spread over one token interval), both
 // wire formats, on SQLite (and PostgreSQL when it answers).
+// Rate: one SSE event every 15 ms per session (67/s): real providers stream 50-150 tokens/s,
+// OpenAI-compatible ones about one token per event, Anthropic a few; 50 sessions give the
+// server 3,333 events/s. Each 120-event reply is a whole turn, so the ×50 case includes 50
+// turns starting (and ending) within one token interval of each other.
 //
 // Four processes, as in production: the server carries only the server; the fake provider
 // and the clients run in processes of their own (bench/lib/token-latency/). The fake provider
@@ -11,7 +15,9 @@
 // clock (one clock machine-wide), and this process pairs them after each case. The server
 // also reports its main thread's busy time per token (loop µs/token) and its whole CPU per
 // token (all threads: event writer, GC, compiler) and as a share of one core (CPU %).
-// BENCH_PROF=<dir>: a CPU profile of the server's main thread per case.
+// BENCH_VERBOSE=1 adds, per case: loop delay, GC pauses, tokens after the turn-start burst,
+// and the clients' and fake provider's CPU. BENCH_PROF=<dir>: a CPU profile of the server's
+// main thread per case. BENCH_DB, BENCH_TOKENS, BENCH_SERVER_FLAGS: narrow or vary a run.
 //   npm run bench -- token-latency
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -77,18 +83,20 @@ try {
   if (process.env.BENCH_DB) dbs.splice(0, dbs.length, ...dbs.filter((d) => d.name === process.env.BENCH_DB));
 
   const direct = async (kind: Kind, sessions: number) => {
+    await fake.ask({ type: "collect" }, "times");
     const { times } = await clients.ask({ type: "direct", kind, sessions, baseURL: baseURL(kind), staggerMs: DELAY_MS }, "times");
     return latencies((await fake.ask({ type: "collect" }, "times")).times, times);
   };
   const viaServer = async (server: Child, kind: Kind, sessions: number, label: string) => {
     const { sessionIds } = await server.ask({ type: "seed", kind, sessions }, "seeded");
+    await fake.ask({ type: "collect" }, "times");
     await server.ask({ type: "begin", label }, "begun");
     const started = performance.now();
-    const { times } = await clients.ask({ type: "engine", url: server.ready.url!, sessionIds, staggerMs: DELAY_MS }, "times");
+    const { times, cpuMs: clientMs } = await clients.ask({ type: "engine", url: server.ready.url!, sessionIds, staggerMs: DELAY_MS }, "times");
     const wallMs = performance.now() - started;
     const cpu = await server.ask({ type: "end" }, "ended");
-    const sent = (await fake.ask({ type: "collect" }, "times")).times;
-    return { lat: latencies(sent, times), late: latencies(sent, times, 40), cpu, wallMs };
+    const { times: sent, cpuMs: fakeMs } = await fake.ask({ type: "collect" }, "times");
+    return { lat: latencies(sent, times), late: latencies(sent, times, 40), cpu, clientMs, fakeMs, wallMs };
   };
 
   for (const db of dbs) {
@@ -100,14 +108,15 @@ try {
       for (const sessions of [1, 50]) {
         const label = `${db.name} ${kind} ×${sessions}`;
         const d = await direct(kind, sessions);
-        const { lat: v, late, cpu, wallMs } = await viaServer(server, kind, sessions, label);
+        const { lat: v, late, cpu, clientMs, fakeMs, wallMs } = await viaServer(server, kind, sessions, label);
         const [d50, d99, v50, v99] = [percentile(d, 50), percentile(d, 99), percentile(v, 50), percentile(v, 99)];
         const perToken = (ms: number) => (ms * 1000) / Math.max(1, v.length);
         rows.push([label, v.length, d50, v50, v50 - d50, ratio(v50, d50), d99, v99, v99 - d99, ratio(v99, d99), perToken(cpu.loopMs), perToken(cpu.cpuMs), (100 * cpu.cpuMs) / wallMs]);
         verbose.push(
           `${label}: server event loop busy ${(100 * cpu.elu).toFixed(0)}%, loop delay p99 ${cpu.delayP99Ms.toFixed(2)} ms, max ${cpu.delayMaxMs.toFixed(1)} ms; ` +
             `GC ${cpu.gcCount} pauses, ${cpu.gcMs.toFixed(0)} ms, longest ${cpu.gcMaxMs.toFixed(1)} ms; ` +
-            `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms`,
+            `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms; ` +
+            `CPU µs/token: clients ${perToken(clientMs).toFixed(0)}, fake provider ${perToken(fakeMs).toFixed(0)}`,
         );
         goal(`${label} added p50 < 0.5 ms`, v50 - d50 < 0.5, `${(v50 - d50).toFixed(3)} ms`);
         goal(`${label} added p99 < 2 ms`, v99 - d99 < 2, `${(v99 - d99).toFixed(3)} ms`);

@@ -69,14 +69,21 @@ async function viaServer(url: string, sessionIds: string[], staggerMs: number): 
   return out;
 }
 
+async function timed(run: () => Promise<Times>) {
+  const cpu = process.cpuUsage();
+  const times = await run();
+  const used = process.cpuUsage(cpu);
+  return { type: "times" as const, times, cpuMs: (used.user + used.system) / 1000 };
+}
+
 if (process.send) {
   serve(
     async (req) => {
       switch (req.type) {
         case "direct":
-          return { type: "times", times: await direct(req.kind, req.sessions, req.baseURL, req.staggerMs) };
+          return timed(() => direct(req.kind, req.sessions, req.baseURL, req.staggerMs));
         case "engine":
-          return { type: "times", times: await viaServer(req.url, req.sessionIds, req.staggerMs) };
+          return timed(() => viaServer(req.url, req.sessionIds, req.staggerMs));
         case "close":
           return { type: "closed" };
         default:

@@ -12,6 +12,7 @@ function reply(tag: string) {
 
 if (process.send) {
   let stamps: [string, number][] = [];
+  let cpu = process.cpuUsage();
   const fake = await startFakeProvider({
     respond: (req) => reply(/bench (s\d{2})/.exec(req.raw)?.[1] ?? "s99"),
     onWrite: (_i, chunk) => {
@@ -23,8 +24,10 @@ if (process.send) {
     async (req) => {
       if (req.type === "collect") {
         const out = stamps;
+        const used = process.cpuUsage(cpu);
         stamps = [];
-        return { type: "times", times: out };
+        cpu = process.cpuUsage();
+        return { type: "times", times: out, cpuMs: (used.user + used.system) / 1000 };
       }
       if (req.type === "close") {
         await fake.close();

@@ -36,7 +36,9 @@ export type Request = z.infer<typeof Request>;
 
 export const Reply = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), anthropicBaseURL: z.string().optional(), openaiBaseURL: z.string().optional(), url: z.string().optional() }),
-  z.object({ type: z.literal("times"), times }),
+  /** `cpuMs`: the answering process's CPU while it produced them (clients: the case; fake
+   * provider: since the previous collect). */
+  z.object({ type: z.literal("times"), times, cpuMs: z.number() }),
   z.object({ type: z.literal("seeded"), sessionIds: z.array(z.string()) }),
   z.object({ type: z.literal("begun") }),
   /** Server CPU (user + system, all threads), its event loop's busy share and time, and loop delay, between begin and end. */
