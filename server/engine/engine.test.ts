@@ -159,16 +159,13 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
   it("survives a message write that fails while text streams, and stores the whole reply at the end", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
     const real = t.current.db;
-    // The same client, whose first message write (create or update) fails.
+    // The same database, whose first message write (create or update) fails.
     let writes = 0;
-    const message = new Proxy(real.message, {
-      get(target, key) {
-        const v = Reflect.get(target, key) as unknown;
-        if ((key === "create" || key === "update") && writes++ === 0) return async () => Promise.reject(new Error("disk I/O error"));
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
-    const db = new Proxy(real, { get: (target, key) => (key === "message" ? message : Reflect.get(target, key)) });
+    const failFirst = async ({ args, query }: { args: unknown; query: (args: unknown) => Promise<unknown> }) => {
+      if (writes++ === 0) throw new Error("disk I/O error");
+      return query(args);
+    };
+    const db = real.$extends({ query: { message: { create: failFirst, update: failFirst } } }) as unknown as typeof real;
     await engine.dispose();
     start({ db });
     // Longer than the writer's 1 s throttle, so a write happens while the text streams.

@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
 import { createAdapter, defaultRetryPolicy, resolveProvider, type RetryPolicy } from "./providers/index";
+import { pacedDb } from "./paced";
 import { recoverInterruptedTurns } from "./recovery";
 import { runTurn } from "./turn";
 import type { ProviderAdapter, ProviderConfig, ToolCatalog } from "./types";
@@ -60,6 +61,7 @@ export const defaultSystemPrompt =
 
 export function createEngine(deps: EngineDeps): Engine {
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(`[engine] ${m}`, e ?? ""));
+  const db = pacedDb(deps.db);
   const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   /** Every turn still closing, including ones already released from `running`. */
   const inflight = new Set<Promise<void>>();
@@ -67,7 +69,7 @@ export function createEngine(deps: EngineDeps): Engine {
   let shuttingDown = false;
   const system = deps.systemPrompt ?? defaultSystemPrompt;
   const turnDeps = {
-    db: deps.db,
+    db,
     hub: deps.hub,
     dispatcher: deps.dispatcher,
     catalog: deps.catalog ?? { catalog: () => [] },
@@ -96,7 +98,7 @@ export function createEngine(deps: EngineDeps): Engine {
     inflight.add(done);
     void done.then(() => inflight.delete(done));
     try {
-      const { db, hub } = deps;
+      const { hub } = deps;
       // One query for the session, a turn another server may be running, and the next position
       // (each Prisma query costs the event loop about a millisecond of compiling).
       const session = await db.session.findUnique({
