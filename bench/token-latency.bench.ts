@@ -96,7 +96,13 @@ try {
     const wallMs = performance.now() - started;
     const cpu = await server.ask({ type: "end" }, "ended");
     const { times: sent, cpuMs: fakeMs } = await fake.ask({ type: "collect" }, "times");
-    return { lat: latencies(sent, times), late: latencies(sent, times, 40), cpu, clientMs, fakeMs, wallMs };
+    // p99 by position in the reply, ten tokens at a time: where in a turn the slow ones are.
+    const byPosition: string[] = [];
+    for (let from = 0; from < TOKENS; from += 10) {
+      const l = latencies(sent, times.filter(([token]) => Number(token.slice(4)) >= from && Number(token.slice(4)) < from + 10));
+      byPosition.push(percentile(l, 99).toFixed(1));
+    }
+    return { lat: latencies(sent, times), late: latencies(sent, times, 40), byPosition, cpu, clientMs, fakeMs, wallMs };
   };
 
   for (const db of dbs) {
@@ -108,7 +114,7 @@ try {
       for (const sessions of [1, 50]) {
         const label = `${db.name} ${kind} ×${sessions}`;
         const d = await direct(kind, sessions);
-        const { lat: v, late, cpu, clientMs, fakeMs, wallMs } = await viaServer(server, kind, sessions, label);
+        const { lat: v, late, byPosition, cpu, clientMs, fakeMs, wallMs } = await viaServer(server, kind, sessions, label);
         const [d50, d99, v50, v99] = [percentile(d, 50), percentile(d, 99), percentile(v, 50), percentile(v, 99)];
         const perToken = (ms: number) => (ms * 1000) / Math.max(1, v.length);
         rows.push([label, v.length, d50, v50, v50 - d50, ratio(v50, d50), d99, v99, v99 - d99, ratio(v99, d99), perToken(cpu.loopMs), perToken(cpu.cpuMs), (100 * cpu.cpuMs) / wallMs]);
@@ -116,7 +122,8 @@ try {
           `${label}: server event loop busy ${(100 * cpu.elu).toFixed(0)}%, loop delay p99 ${cpu.delayP99Ms.toFixed(2)} ms, max ${cpu.delayMaxMs.toFixed(1)} ms; ` +
             `GC ${cpu.gcCount} pauses, ${cpu.gcMs.toFixed(0)} ms, longest ${cpu.gcMaxMs.toFixed(1)} ms; ` +
             `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms; ` +
-            `CPU µs/token: clients ${perToken(clientMs).toFixed(0)}, fake provider ${perToken(fakeMs).toFixed(0)}`,
+            `CPU µs/token: clients ${perToken(clientMs).toFixed(0)}, fake provider ${perToken(fakeMs).toFixed(0)}\n` +
+            `  engine p99 (ms) of tokens 0-9, 10-19, … of each reply: ${byPosition.join(" ")}`,
         );
         goal(`${label} added p50 < 0.5 ms`, v50 - d50 < 0.5, `${(v50 - d50).toFixed(3)} ms`);
         goal(`${label} added p99 < 2 ms`, v99 - d99 < 2, `${(v99 - d99).toFixed(3)} ms`);

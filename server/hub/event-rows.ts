@@ -18,7 +18,7 @@ export interface EventRows {
 
 // Row ids that grow with time (milliseconds, a counter, then this thread's random tag): new rows
 // land at the right edge of the primary-key index instead of on a random page each, which
-// halves SQLite's work per row (random UUIDs dirtied one index page per row).
+// cuts SQLite's work per row by about 40% (random UUIDs dirtied one index page per row).
 const tag = randomBytes(5).toString("hex");
 let counter = 0;
 function eventId(): string {
@@ -32,9 +32,11 @@ function payload(ev: SessionEvent): string {
   return JSON.stringify(body);
 }
 
-// The copy of better-sqlite3 that Prisma's adapter loads, not the top-level one (another
-// version): two SQLite libraries in one process do not see each other's POSIX locks, and
-// writing one file through both corrupts it ("database disk image is malformed", seen here).
+// The copy of better-sqlite3 that Prisma's adapter loads: two SQLite libraries in one process
+// do not see each other's POSIX locks, and writing one file through both corrupts it
+// ("database disk image is malformed", seen in bench/token-latency while an older install had
+// two). package.json pins one version (server/db/one-sqlite.test.ts); this keeps it so if the
+// install ever holds two again.
 function prismasSqlite(): typeof BetterSqlite3 {
   const require = createRequire(import.meta.url);
   return createRequire(require.resolve("@prisma/adapter-better-sqlite3"))("better-sqlite3") as typeof BetterSqlite3;
