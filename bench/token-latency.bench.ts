@@ -68,6 +68,7 @@ const profDir = process.env.BENCH_PROF;
 if (profDir) mkdirSync(profDir, { recursive: true });
 const dir = mkdtempSync(join(tmpdir(), "quiver-bench-"));
 const children: Child[] = [];
+let pgdb: Awaited<ReturnType<typeof postgres>>;
 const rows: (string | number)[][] = [];
 const verbose: string[] = [];
 try {
@@ -76,10 +77,12 @@ try {
   const clients = await startChild("client");
   children.push(clients);
   const baseURL = (kind: Kind) => (kind === "anthropic" ? fake.ready.anthropicBaseURL! : fake.ready.openaiBaseURL!);
-  const pgdb = await postgres();
-  const dbs: { name: string; url: string; drop?: () => Promise<void> }[] = [{ name: "sqlite", url: `file:${join(dir, "bench.db")}` }];
-  if (pgdb) dbs.push({ name: "postgresql", url: pgdb.url, drop: pgdb.drop });
+  const dbs: { name: string; url: string }[] = [{ name: "sqlite", url: `file:${join(dir, "bench.db")}` }];
   // BENCH_DB=sqlite|postgresql: one database only (profiling).
+  if (process.env.BENCH_DB !== "sqlite") {
+    pgdb = await postgres();
+    if (pgdb) dbs.push({ name: "postgresql", url: pgdb.url });
+  }
   if (process.env.BENCH_DB) dbs.splice(0, dbs.length, ...dbs.filter((d) => d.name === process.env.BENCH_DB));
 
   const direct = async (kind: Kind, sessions: number) => {
@@ -131,10 +134,10 @@ try {
     }
     await server.close();
     children.splice(children.indexOf(server), 1);
-    await db.drop?.();
   }
 } finally {
   for (const c of children.reverse()) await c.close();
+  await pgdb?.drop();
   rmSync(dir, { recursive: true, force: true });
 }
 if (process.env.BENCH_VERBOSE) for (const line of verbose) console.log(line);
