@@ -8,6 +8,9 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient as SqliteClient } from "./generated/sqlite/client";
 import { PrismaClient as PostgresClient } from "./generated/postgresql/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
+import { providerOf } from "./driver";
+
+export { providerOf };
 
 export type Db = SqliteClient;
 export type { DbProvider };
@@ -18,10 +21,6 @@ export interface DbHandle {
   /** Migration names applied by this open. */
   applied: string[];
   close(): Promise<void>;
-}
-
-export function providerOf(url: string): DbProvider {
-  return /^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite";
 }
 
 /** `url`: a postgres URL, or `file:<path>` for SQLite. Migrates before returning. */

@@ -4,10 +4,7 @@
 // Same table, same column forms Prisma writes and reads: SQLite keeps DateTime as ISO text with
 // +00:00 and Json as text; PostgreSQL's createdAt is timestamp(3) holding UTC.
 import { randomBytes } from "node:crypto";
-import { createRequire } from "node:module";
-import { resolve } from "node:path";
-import type BetterSqlite3 from "better-sqlite3";
-import pg from "pg";
+import { openPgPool, openSqlite, sqliteDate } from "../db/driver";
 import type { SessionEvent } from "../protocol/events";
 
 export interface EventRows {
@@ -32,23 +29,11 @@ function payload(ev: SessionEvent): string {
   return JSON.stringify(body);
 }
 
-// The copy of better-sqlite3 that Prisma's adapter loads: two SQLite libraries in one process
-// do not see each other's POSIX locks, and writing one file through both corrupts it
-// ("database disk image is malformed", seen in bench/token-latency while an older install had
-// two). package.json pins one version (server/db/one-sqlite.test.ts); this keeps it so if the
-// install ever holds two again.
-function prismasSqlite(): typeof BetterSqlite3 {
-  const require = createRequire(import.meta.url);
-  return createRequire(require.resolve("@prisma/adapter-better-sqlite3"))("better-sqlite3") as typeof BetterSqlite3;
-}
-
 export function sqliteEventRows(url: string): EventRows {
-  const Database = prismasSqlite();
-  const db = new Database(resolve(url.replace(/^file:/, "")), { timeout: 5000 });
-  db.pragma("busy_timeout = 5000");
+  const db = openSqlite(url);
   const one = db.prepare(`INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES (?,?,?,?,?,?)`);
   const all = db.transaction((events: SessionEvent[]) => {
-    for (const ev of events) one.run(eventId(), ev.sessionId, ev.seq, ev.type, payload(ev), ev.at.replace("Z", "+00:00"));
+    for (const ev of events) one.run(eventId(), ev.sessionId, ev.seq, ev.type, payload(ev), sqliteDate(ev.at));
   });
   return {
     insert: async (events) => void all(events),
@@ -57,9 +42,7 @@ export function sqliteEventRows(url: string): EventRows {
 }
 
 export function postgresEventRows(url: string): EventRows {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  // A dropped idle connection must not take the process down; the next write reconnects.
-  pool.on("error", () => undefined);
+  const pool = openPgPool(url, 1);
   return {
     async insert(events) {
       const params: unknown[] = [];
@@ -74,5 +57,3 @@ export function postgresEventRows(url: string): EventRows {
     close: () => pool.end(),
   };
 }
-
-export const isPostgresUrl = (url: string) => /^postgres(ql)?:/.test(url);

@@ -2,11 +2,12 @@
 // it): the server's main thread, which carries the tokens, then pays one postMessage per batch
 // and none of the driver's per-row work.
 import { parentPort, workerData } from "node:worker_threads";
-import { isPostgresUrl, postgresEventRows, sqliteEventRows } from "./event-rows";
+import { providerOf } from "../db/driver";
+import { postgresEventRows, sqliteEventRows } from "./event-rows";
 import type { StoreReply, StoreRequest } from "./event-store";
 
 const { url } = workerData as { url: string };
-const rows = isPostgresUrl(url) ? postgresEventRows(url) : sqliteEventRows(url);
+const rows = providerOf(url) === "postgresql" ? postgresEventRows(url) : sqliteEventRows(url);
 const port = parentPort!;
 port.on("message", (req: StoreRequest) => {
   if (req.type === "close") {

@@ -3,10 +3,7 @@
 // Prisma 6.19's driver adapters serialise Bytes values at a few MB/s (a 10 MB spill took 2-10 s
 // through create or $executeRaw), far from the 100 ms a cut result may cost. Metadata queries
 // and clean-up stay in Prisma.
-import Database from "better-sqlite3";
-import pg from "pg";
-import { resolve } from "node:path";
-import { providerOf } from "../db";
+import { openPgPool, openSqlite, providerOf, sqliteDate } from "../db/driver";
 
 export interface SpillRow {
   id: string;
@@ -27,12 +24,8 @@ export interface BlobChannel {
   close(): Promise<void>;
 }
 
-// The text form Prisma's SQLite adapter writes for DateTime, so its filters compare correctly.
-const sqliteDate = (d: Date) => d.toISOString().replace("Z", "+00:00");
-
-function sqliteChannel(file: string): BlobChannel {
-  const db = new Database(file, { timeout: 5000 });
-  db.pragma("busy_timeout = 5000");
+function sqliteChannel(url: string): BlobChannel {
+  const db = openSqlite(url);
   const insert = db.prepare(
     `INSERT INTO "Spill" ("id","sessionId","toolCallId","bytes","size","sha256","createdAt","expiresAt") VALUES (?,?,?,?,?,?,?,?)`,
   );
@@ -58,10 +51,7 @@ function sqliteChannel(file: string): BlobChannel {
 }
 
 function postgresChannel(url: string): BlobChannel {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  // An idle connection dropped by the server (restart, admin) must not crash the process;
-  // the pool reconnects on the next query.
-  pool.on("error", () => undefined);
+  const pool = openPgPool(url, 4);
   return {
     async insert(r) {
       await pool.query(
@@ -84,5 +74,5 @@ function postgresChannel(url: string): BlobChannel {
 
 /** `url`: the same database URL the Prisma client was opened with. */
 export function openBlobChannel(url: string): BlobChannel {
-  return providerOf(url) === "postgresql" ? postgresChannel(url) : sqliteChannel(resolve(url.replace(/^file:/, "")));
+  return providerOf(url) === "postgresql" ? postgresChannel(url) : sqliteChannel(url);
 }
