@@ -9,6 +9,7 @@ import { PrismaClient as SqliteClient } from "./generated/sqlite/client";
 import { PrismaClient as PostgresClient } from "./generated/postgresql/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
+import { startQueryThread } from "./query-thread";
 
 export { providerOf };
 
@@ -23,22 +24,41 @@ export interface DbHandle {
   close(): Promise<void>;
 }
 
+export interface OpenDbOptions {
+  /** Run the queries on a worker thread (query-thread.ts): what the server does, so that
+   *  Prisma's per-query compiling never holds up the thread that relays tokens. */
+  thread?: boolean;
+}
+
 /** `url`: a postgres URL, or `file:<path>` for SQLite. Migrates before returning. */
-export async function openDb(url: string): Promise<DbHandle> {
+export async function openDb(url: string, options: OpenDbOptions = {}): Promise<DbHandle> {
   const provider = providerOf(url);
-  if (provider === "postgresql") {
-    const applied = await migratePostgres(url);
-    const db = new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db;
-    await db.$connect();
-    return { db, provider, applied, close: () => db.$disconnect() };
+  let applied: string[];
+  if (provider === "postgresql") applied = await migratePostgres(url);
+  else {
+    const file = sqliteFile(url);
+    mkdirSync(dirname(file), { recursive: true });
+    applied = migrateSqlite(file);
   }
-  const file = resolve(url.replace(/^file:/, ""));
-  mkdirSync(dirname(file), { recursive: true });
-  const applied = migrateSqlite(file);
-  const db = new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: `file:${file}`, timeout: 5000 }) });
-  await db.$connect();
+  if (options.thread) {
+    const queries = startQueryThread(url);
+    return { db: queries.db, provider, applied, close: () => queries.close() };
+  }
+  const db = await connectDb(url);
   return { db, provider, applied, close: () => db.$disconnect() };
 }
+
+/** A client for a database `openDb` has already migrated (a second client, in a worker thread). */
+export async function connectDb(url: string): Promise<Db> {
+  const db =
+    providerOf(url) === "postgresql"
+      ? (new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db)
+      : new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: `file:${sqliteFile(url)}`, timeout: 5000 }) });
+  await db.$connect();
+  return db;
+}
+
+const sqliteFile = (url: string) => resolve(url.replace(/^file:/, ""));
 
 export function defaultDbUrl(dataDir: string, databaseUrl?: string): string {
   return databaseUrl ?? `file:${resolve(dataDir, "quiver.db")}`;

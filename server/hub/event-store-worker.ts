@@ -2,11 +2,13 @@
 // it): the server's main thread, which carries the tokens, then pays one postMessage per batch
 // and none of the driver's per-row work.
 import { parentPort, workerData } from "node:worker_threads";
+import { yieldToMainThread } from "../db/thread";
 import { providerOf } from "../db/driver";
 import { postgresEventRows, sqliteEventRows } from "./event-rows";
 import type { StoreReply, StoreRequest } from "./event-store";
 
 const { url } = workerData as { url: string };
+yieldToMainThread();
 const rows = providerOf(url) === "postgresql" ? postgresEventRows(url) : sqliteEventRows(url);
 const port = parentPort!;
 port.on("message", (req: StoreRequest) => {

@@ -5,9 +5,8 @@
 // On SQLite the thread's write transaction briefly holds the file's write lock; a Prisma write
 // on the main thread that comes at that moment waits in SQLite's busy handler. Measured, that
 // costs the main thread less than doing the INSERTs itself (every batch, several ms under load).
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startThread } from "../db/thread";
 import type { SessionEvent } from "../protocol/events";
 import type { EventRows } from "./event-rows";
 
@@ -20,21 +19,8 @@ export type StoreReply = { id: number; ok: true } | { id: number; ok: false; mes
 /** The store the server uses for a database URL (`file:…` or `postgresql://…`). */
 export const eventStoreFor = (url: string): EventStore => workerEventStore(url);
 
-// Worker threads do not inherit the tsx loader of the main thread (Node 20): the thread tries
-// its TypeScript entry, and when Node cannot load it, registers tsx and loads it again (a new
-// URL: the failed load stays cached).
-const boot = `
-const { workerData } = require("node:worker_threads");
-import(workerData.entry).catch(async (err) => {
-  if (err?.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw err;
-  (await import(workerData.tsx)).register();
-  await import(workerData.entry + "?tsx");
-});`;
-
 export function workerEventStore(url: string): EventStore {
-  const entry = new URL("./event-store-worker.ts", import.meta.url).href;
-  // The ESM build: tsx's CommonJS API cannot register hooks from a worker thread.
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
+  const entry = new URL("./event-store-worker.ts", import.meta.url);
   const inflight = new Map<number, { resolve(): void; reject(err: Error): void }>();
   let worker: Worker | undefined;
   let nextId = 1;
@@ -49,7 +35,7 @@ export function workerEventStore(url: string): EventStore {
   // idle store never holds the process open and a pending write always does.
   function thread(): Worker {
     if (worker) return worker;
-    const w = new Worker(boot, { eval: true, workerData: { entry, tsx, url } });
+    const w = startThread(entry, { url });
     w.unref();
     w.on("message", (r: StoreReply) => {
       const p = inflight.get(r.id);

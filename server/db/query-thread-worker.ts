@@ -1,0 +1,59 @@
+// The query thread (query-thread.ts starts it): a Prisma client of its own on a database the
+// server has already migrated, running the calls the main thread sends in order of arrival,
+// each batch marked `transaction` in one transaction. It closes after the calls already sent.
+import { parentPort, workerData } from "node:worker_threads";
+import { yieldToMainThread } from "./thread";
+import { connectDb, type Db } from "./index";
+import type { QueryCall, QueryError, QueryReply, QueryRequest } from "./query-thread";
+
+const { url } = workerData as { url: string };
+yieldToMainThread();
+const port = parentPort!;
+const client = connectDb(url);
+const out = new Set<Promise<void>>();
+
+function prepare(db: Db, call: QueryCall): Promise<unknown> {
+  const target = (call.model === undefined ? db : (db as unknown as Record<string, unknown>)[call.model]) as Record<string, unknown> | undefined;
+  const op = target?.[call.op];
+  if (typeof op !== "function") throw new Error(`The database client has no ${call.model ? `${call.model}.` : ""}${call.op}.`);
+  return (op as (...a: unknown[]) => Promise<unknown>).apply(target, call.args);
+}
+
+function describe(err: unknown): QueryError {
+  const e = err as { name?: string; message?: string; code?: unknown; meta?: unknown };
+  const out: QueryError = { name: e?.name ?? "Error", message: e?.message ?? String(err) };
+  if (typeof e?.code === "string") out.code = e.code;
+  // Only what survives the copy to the main thread.
+  if (e?.meta !== undefined) {
+    try {
+      out.meta = structuredClone(e.meta);
+    } catch {
+      /* dropped: not cloneable */
+    }
+  }
+  return out;
+}
+
+async function run(req: Extract<QueryRequest, { type: "run" }>): Promise<QueryReply> {
+  try {
+    const db = await client;
+    const results = req.transaction ? await db.$transaction(req.calls.map((c) => prepare(db, c)) as never) : [await prepare(db, req.calls[0])];
+    return { id: req.id, ok: true, results: results as unknown[] };
+  } catch (err) {
+    return { id: req.id, ok: false, error: describe(err) };
+  }
+}
+
+port.on("message", (req: QueryRequest) => {
+  if (req.type === "close") {
+    void Promise.allSettled(out).then(async () => {
+      await (await client.catch(() => undefined))?.$disconnect();
+      port.close();
+    });
+    return;
+  }
+  // Queries start at once (PostgreSQL runs them on a pool); replies go back as each settles.
+  const p = run(req).then((reply) => port.postMessage(reply));
+  out.add(p);
+  void p.finally(() => out.delete(p));
+});

@@ -1,0 +1,150 @@
+// A Prisma client that runs its queries on a worker thread of its own (query-thread-worker.ts).
+// Prisma 6 compiles every query in WebAssembly and interprets the plan in JavaScript: about a
+// millisecond of CPU per query on these machines, during which the thread can do nothing else.
+// A turn makes a dozen such queries, so 50 turns starting together held the main thread, which
+// relays every token, for over half a second. Here the main thread pays a postMessage per
+// query and the other core does the rest.
+// The object has the model API of `Db` (`db.turn.update(…)`, lazy until awaited, batched by
+// `$transaction([…])`) and the raw queries; interactive transactions and `$extends` need a
+// client in this thread and are refused with an error that says so.
+import type { Worker } from "node:worker_threads";
+import type { Db } from "./index";
+import { startThread } from "./thread";
+
+// Messages between the main thread and the query thread (one process, one code base: typed,
+// not parsed).
+export interface QueryCall {
+  /** The model's client property (`turn`), or undefined for a raw query. */
+  model?: string;
+  /** `update`, `findMany`, … or `$queryRawUnsafe` / `$executeRawUnsafe`. */
+  op: string;
+  args: unknown[];
+}
+export type QueryRequest = { type: "run"; id: number; calls: QueryCall[]; transaction: boolean } | { type: "close" };
+export type QueryError = { name: string; message: string; code?: string; meta?: unknown };
+export type QueryReply = { id: number; ok: true; results: unknown[] } | { id: number; ok: false; error: QueryError };
+
+export interface QueryThread {
+  db: Db;
+  /** Waits for the queries out, then stops the thread (a later query starts it again). */
+  close(): Promise<void>;
+  /** Stops the thread at once, as a crash would: the queries out fail. */
+  terminate(): Promise<void>;
+}
+
+const RAW = new Set(["$queryRawUnsafe", "$executeRawUnsafe"]);
+
+/** A query as Prisma's own: nothing runs until it is awaited or given to `$transaction`. */
+class ThreadQuery implements PromiseLike<unknown> {
+  private running: Promise<unknown> | undefined;
+  readonly [Symbol.toStringTag] = "PrismaPromise";
+  constructor(
+    readonly call: QueryCall,
+    private readonly run: (calls: QueryCall[], transaction: boolean) => Promise<unknown[]>,
+  ) {}
+  private start() {
+    return (this.running ??= this.run([this.call], false).then((r) => r[0]));
+  }
+  then<A = unknown, B = never>(ok?: ((v: unknown) => A | PromiseLike<A>) | null, fail?: ((e: unknown) => B | PromiseLike<B>) | null) {
+    return this.start().then(ok, fail);
+  }
+  catch<B = never>(fail?: ((e: unknown) => B | PromiseLike<B>) | null) {
+    return this.start().catch(fail);
+  }
+  finally(f?: (() => void) | null) {
+    return this.start().finally(f);
+  }
+}
+
+export function rebuildError(e: QueryError): Error {
+  return Object.assign(new Error(e.message), { name: e.name, code: e.code, meta: e.meta });
+}
+
+export function startQueryThread(url: string): QueryThread {
+  const entry = new URL("./query-thread-worker.ts", import.meta.url);
+  const inflight = new Map<number, { resolve(results: unknown[]): void; reject(err: Error): void }>();
+  let worker: Worker | undefined;
+  let nextId = 1;
+
+  const fail = (w: Worker, err: Error) => {
+    if (worker === w) worker = undefined;
+    for (const p of inflight.values()) p.reject(err);
+    inflight.clear();
+  };
+
+  // Started on first use and again after a crash; referenced only while a query is out, so an
+  // idle thread never holds the process open.
+  function thread(): Worker {
+    if (worker) return worker;
+    const w = startThread(entry, { url });
+    w.unref();
+    w.on("message", (r: QueryReply) => {
+      const p = inflight.get(r.id);
+      inflight.delete(r.id);
+      if (inflight.size === 0) w.unref();
+      if (r.ok) p?.resolve(r.results);
+      else p?.reject(rebuildError(r.error));
+    });
+    w.on("error", (err) => fail(w, err));
+    w.on("exit", (code) => fail(w, new Error(`the database query thread exited (code ${code})`)));
+    return (worker = w);
+  }
+
+  function run(calls: QueryCall[], transaction: boolean): Promise<unknown[]> {
+    const w = thread();
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      inflight.set(id, { resolve, reject });
+      w.ref();
+      w.postMessage({ type: "run", id, calls, transaction } satisfies QueryRequest);
+    });
+  }
+
+  const models = new Map<string, object>();
+  const model = (name: string) => {
+    let m = models.get(name);
+    if (!m) {
+      m = new Proxy({}, { get: (_, op) => (typeof op === "string" ? (...args: unknown[]) => new ThreadQuery({ model: name, op, args }, run) : undefined) });
+      models.set(name, m);
+    }
+    return m;
+  };
+
+  const transaction = (queries: unknown) => {
+    if (!Array.isArray(queries) || !queries.every((q) => q instanceof ThreadQuery)) {
+      return Promise.reject(new Error("The query thread runs $transaction([...]) over its own queries only; an interactive transaction needs a client on this thread."));
+    }
+    return run(queries.map((q: ThreadQuery) => q.call), true);
+  };
+
+  const db = new Proxy({} as Db, {
+    get(_, prop) {
+      if (typeof prop !== "string" || prop === "then") return undefined;
+      if (prop === "$transaction") return transaction;
+      if (RAW.has(prop)) return (...args: unknown[]) => new ThreadQuery({ op: prop, args }, run);
+      if (prop === "$disconnect") return close;
+      if (prop === "$connect") return async () => undefined;
+      if (prop.startsWith("$")) throw new Error(`${prop} is not available on the query thread's client.`);
+      return model(prop);
+    },
+  });
+
+  async function close() {
+    const w = worker;
+    if (!w) return;
+    worker = undefined;
+    const exited = new Promise((r) => w.once("exit", r));
+    w.postMessage({ type: "close" } satisfies QueryRequest);
+    const timer = setTimeout(() => void w.terminate(), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async function terminate() {
+    const w = worker;
+    if (!w) return;
+    await w.terminate();
+  }
+
+  return { db, close, terminate };
+}
