@@ -81,21 +81,19 @@ export function createPolicyService(db: Db): PolicyService {
           throw new PolicyError(`The policy changed meanwhile (now version ${headVersion}); reload and try again.`, "CONFLICT");
         }
         try {
-          const row = await db.$transaction(async (tx) => {
-            const created = await tx.orgPolicy.create({
-              data: { orgId: org, version: headVersion + 1, rules: parsed.data as object[], createdById: actor.userId },
-            });
-            await tx.auditEvent.create({
+          const version = headVersion + 1;
+          const [row] = await db.$transaction([
+            db.orgPolicy.create({ data: { orgId: org, version, rules: parsed.data as object[], createdById: actor.userId } }),
+            db.auditEvent.create({
               data: {
                 orgId: org,
                 actorId: actor.userId,
                 action: "policy.set",
-                target: `policy:v${created.version}`,
-                detail: { version: created.version, previous: headVersion, ruleCount: parsed.data.length },
+                target: `policy:v${version}`,
+                detail: { version, previous: headVersion, ruleCount: parsed.data.length },
               },
-            });
-            return created;
-          });
+            }),
+          ]);
           return toVersion(row);
         } catch (e) {
           if (!isUniqueViolation(e) || opts.expectedVersion !== undefined) {
