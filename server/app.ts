@@ -46,7 +46,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   mkdirSync(env.dataDir, { recursive: true });
   mkdirSync(env.workspaceDir, { recursive: true });
 
-  const handle: DbHandle = await openDb(defaultDbUrl(env.dataDir, env.DATABASE_URL));
+  const handle: DbHandle = await openDb(defaultDbUrl(env.dataDir, env.DATABASE_URL), { thread: true });
   if (handle.applied.length) log(`database (${handle.provider}): applied ${handle.applied.join(", ")}`);
   const localActor: Actor = await ensureLocalActor(handle.db);
 

@@ -6,7 +6,6 @@ import type { Env } from "../env";
 import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
 import { createAdapter, defaultRetryPolicy, resolveProvider, type RetryPolicy } from "./providers/index";
-import { pacedDb } from "./paced";
 import { recoverInterruptedTurns } from "./recovery";
 import { runTurn } from "./turn";
 import type { ProviderAdapter, ProviderConfig, ToolCatalog } from "./types";
@@ -61,7 +60,7 @@ export const defaultSystemPrompt =
 
 export function createEngine(deps: EngineDeps): Engine {
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(`[engine] ${m}`, e ?? ""));
-  const db = pacedDb(deps.db);
+  const { db } = deps;
   const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   /** Every turn still closing, including ones already released from `running`. */
   const inflight = new Set<Promise<void>>();
