@@ -10,6 +10,7 @@ import {
   type RunnerSandbox,
   type RunnerToServer,
 } from "../server/protocol/runner";
+import type { PreviewServerFrame } from "../server/protocol/preview";
 import type { OpRegistry, PtyHandler } from "./ops";
 import type { Workspace } from "./workspace/workspace";
 
@@ -21,6 +22,8 @@ export interface RunnerClientOptions {
   workspace: Workspace;
   registry: OpRegistry;
   pty?: PtyHandler;
+  /** Serves preview.* frames (runner/preview/); absent: preview requests are answered as refused. */
+  preview?: { handle(frame: PreviewServerFrame): void; connectionLost(): void };
   sandbox: RunnerSandbox;
   log(line: string): void;
   /** The server refused the token: retrying cannot help. */
@@ -106,6 +109,7 @@ export class RunnerClient {
       for (const ctrl of this.inflight.values()) ctrl.abort(new Error("server connection lost"));
       this.inflight.clear();
       this.o.pty?.connectionChanged(false);
+      this.o.preview?.connectionLost();
       this.scheduleReconnect();
     });
   }
@@ -141,6 +145,13 @@ export class RunnerClient {
         return;
       case "cancel":
         this.inflight.get(msg.id)?.abort(new Error("cancelled"));
+        return;
+      case "preview.request":
+      case "preview.body":
+      case "preview.ack":
+      case "preview.cancel":
+        if (this.o.preview) this.o.preview.handle(msg);
+        else if (msg.type === "preview.request") this.send({ type: "preview.end", streamId: msg.streamId, error: { code: "refused", message: "this runner does not serve previews" } });
         return;
       default:
         if (this.o.pty) this.o.pty.handle(msg);
@@ -189,6 +200,7 @@ export class RunnerClient {
     clearTimeout(this.retryTimer);
     clearInterval(this.idleTimer);
     this.unsubscribe();
+    this.o.preview?.connectionLost();
     for (const ctrl of this.inflight.values()) ctrl.abort(new Error("runner shutting down"));
     this.inflight.clear();
     const ws = this.ws;

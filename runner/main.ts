@@ -9,6 +9,7 @@ import { RunnerClient } from "./client";
 import { loadExtensions } from "./extensions";
 import { fileOps } from "./files";
 import { OpRegistry, type RunnerExtension } from "./ops";
+import { previewSupport } from "./preview";
 import { Workspace, WorkspaceError } from "./workspace/workspace";
 
 const EXIT_CONFIG = 2;
@@ -82,6 +83,8 @@ async function main(): Promise<void> {
     send: (m) => link.client?.send(m) ?? false,
   });
   for (const ext of extensions) if (ext.ops) registry.register(ext.ops);
+  const preview = previewSupport({ serverUrl: server, send: (m) => link.client?.send(m) ?? false });
+  registry.register(preview.ops);
 
   const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
   const runnerId = args.id ?? `${hostname()}-${createHash("sha256").update(workspace.root).digest("hex").slice(0, 8)}`;
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
     workspace,
     registry,
     pty: extensions.find((e) => e.pty)?.pty,
+    preview: preview.proxy,
     sandbox: extensions.find((e) => e.sandbox)?.sandbox ?? { available: false, kind: "none" },
     log,
     onAuthRefused: (status) => void stop(`the server refused the token (HTTP ${status})`, EXIT_AUTH),
@@ -107,6 +111,7 @@ async function main(): Promise<void> {
     clearInterval(parentWatch);
     shutdown.abort(new Error(reason));
     client.stop();
+    preview.proxy.dispose();
     for (const ext of extensions) await Promise.resolve(ext.dispose?.()).catch(() => {});
     await Promise.resolve(extensions.find((e) => e.pty)?.pty?.dispose()).catch(() => {});
     workspace.dispose();

@@ -2,6 +2,7 @@
 // union per direction. The token is not a message: it travels in the upgrade request
 // (`Authorization: Bearer <token>`) and is checked before the WebSocket exists.
 import { z } from "zod";
+import { PreviewRunnerFrame, PreviewServerFrame } from "./preview";
 
 /** Bumped on any incompatible change; the server refuses a hello with another version. */
 export const RUNNER_PROTOCOL_VERSION = 1;
@@ -31,6 +32,7 @@ export const ServerToRunner = z.discriminatedUnion("type", [
   z.object({ type: z.literal("pty.input"), ptyId, data: z.string() }),
   z.object({ type: z.literal("pty.resize"), ptyId, cols: size, rows: size }),
   z.object({ type: z.literal("pty.close"), ptyId }),
+  ...PreviewServerFrame.options,
 ]);
 export type ServerToRunner = z.infer<typeof ServerToRunner>;
 
@@ -71,6 +73,7 @@ export const RunnerToServer = z.discriminatedUnion("type", [
     exitCode: z.number().int().nullable(),
     signal: z.string().optional(),
   }),
+  ...PreviewRunnerFrame.options,
 ]);
 export type RunnerToServer = z.infer<typeof RunnerToServer>;
 

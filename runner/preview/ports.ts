@@ -1,0 +1,152 @@
+// Which TCP ports listen on this machine where the preview can reach them (loopback or any
+// address), read from /proc/net/tcp and tcp6 of the runner's own network namespace (a port
+// opened inside a sandbox without network is in another one and unreachable anyway). A port is
+// the workspace's when a process holding its socket descends from the runner (terminals,
+// commands) or has its working directory inside the workspace; those are found by matching
+// socket inodes in /proc/<pid>/fd, for the candidate processes only, so a poll stays cheap.
+import { readdir, readFile, readlink } from "node:fs/promises";
+import { sep } from "node:path";
+import type { PreviewPortEntry } from "../../server/protocol/preview";
+
+export interface Listener {
+  address: string;
+  port: number;
+  inode: string;
+}
+
+const LISTEN = "0A";
+
+/** IPv4 in /proc is one 32-bit word in host (little-endian) order. */
+function ipv4(hex: string): string {
+  const n = Number.parseInt(hex, 16);
+  return [n & 255, (n >>> 8) & 255, (n >>> 16) & 255, n >>> 24].join(".");
+}
+
+/** IPv6 in /proc is four 32-bit words, each in host order. */
+function ipv6(hex: string): string {
+  const bytes: number[] = [];
+  for (let w = 0; w < 4; w++) {
+    const word = hex.slice(w * 8, w * 8 + 8);
+    for (let b = 3; b >= 0; b--) bytes.push(Number.parseInt(word.slice(b * 2, b * 2 + 2), 16));
+  }
+  const groups: string[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i] << 8) | bytes[i + 1]).toString(16));
+  const full = groups.join(":");
+  if (full === "0:0:0:0:0:0:0:0") return "::";
+  if (full === "0:0:0:0:0:0:0:1") return "::1";
+  if (full.startsWith("0:0:0:0:0:ffff:")) return `::ffff:${bytes.slice(12).join(".")}`;
+  return full;
+}
+
+/** Listening sockets from the text of /proc/net/tcp (v4) or /proc/net/tcp6 (v6). */
+export function parseProcNet(text: string, family: 4 | 6): Listener[] {
+  const out: Listener[] = [];
+  for (const line of text.split("\n").slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 10 || f[3] !== LISTEN) continue;
+    const [addr, port] = f[1].split(":");
+    out.push({ address: family === 4 ? ipv4(addr) : ipv6(addr), port: Number.parseInt(port, 16), inode: f[9] });
+  }
+  return out;
+}
+
+/** Addresses a connection to the machine's loopback reaches. */
+export function reachable(address: string): boolean {
+  return address === "0.0.0.0" || address === "::" || address === "::1" || /^(::ffff:)?127\./.test(address);
+}
+
+async function text(path: string): Promise<string | undefined> {
+  return readFile(path, "utf8").catch(() => undefined);
+}
+
+interface Proc {
+  pid: number;
+  ppid: number;
+}
+
+async function processes(): Promise<Proc[]> {
+  const pids = (await readdir("/proc").catch(() => [] as string[])).filter((d) => /^\d+$/.test(d)).map(Number);
+  const stats = await Promise.all(
+    pids.map(async (pid) => {
+      const stat = await text(`/proc/${pid}/stat`);
+      // The command name in parentheses may contain spaces: the fields start after its last ')'.
+      const rest = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return rest ? { pid, ppid: Number(rest[1]) } : undefined;
+    }),
+  );
+  return stats.filter((p): p is Proc => p !== undefined);
+}
+
+/** The runner's descendants plus processes working inside the workspace (a server started with nohup/setsid loses its parent). */
+async function workspaceProcesses(root: string, self: number): Promise<number[]> {
+  const procs = await processes();
+  const children = new Map<number, number[]>();
+  for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
+  const found = new Set<number>();
+  const stack = [...(children.get(self) ?? [])];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    if (found.has(pid)) continue;
+    found.add(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  await Promise.all(
+    procs.map(async ({ pid }) => {
+      if (pid === self || found.has(pid)) return;
+      const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => undefined);
+      if (cwd && (cwd === root || cwd.startsWith(root + sep))) found.add(pid);
+    }),
+  );
+  return [...found];
+}
+
+async function socketOwners(pids: number[], inodes: Set<string>): Promise<Map<string, number>> {
+  const owners = new Map<string, number>();
+  await Promise.all(
+    pids.map(async (pid) => {
+      const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+      for (const fd of fds) {
+        const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "");
+        const m = /^socket:\[(\d+)\]$/.exec(link);
+        if (m && inodes.has(m[1]) && !owners.has(m[1])) owners.set(m[1], pid);
+      }
+    }),
+  );
+  return owners;
+}
+
+async function commandOf(pid: number): Promise<string | undefined> {
+  const raw = await text(`/proc/${pid}/cmdline`);
+  const cmd = raw?.split("\0").filter(Boolean).join(" ");
+  return cmd ? (cmd.length > 120 ? `${cmd.slice(0, 119)}…` : cmd) : undefined;
+}
+
+export interface ListPortsOptions {
+  /** Real path of the workspace root. */
+  workspace: string;
+  /** The runner's pid (its descendants count as the workspace's). */
+  self?: number;
+  /** Ports never listed (the Quiver server's own, when it runs on this machine). */
+  exclude?: readonly number[];
+  procNet?: string;
+}
+
+export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]> {
+  const base = o.procNet ?? "/proc/net";
+  const [v4, v6] = await Promise.all([text(`${base}/tcp`), text(`${base}/tcp6`)]);
+  const listeners = [...parseProcNet(v4 ?? "", 4), ...parseProcNet(v6 ?? "", 6)].filter(
+    (l) => reachable(l.address) && !o.exclude?.includes(l.port),
+  );
+  if (!listeners.length) return [];
+  const pids = await workspaceProcesses(o.workspace, o.self ?? process.pid);
+  const owners = await socketOwners(pids, new Set(listeners.map((l) => l.inode)));
+  const byPort = new Map<number, PreviewPortEntry>();
+  for (const l of listeners) {
+    const pid = owners.get(l.inode);
+    const prev = byPort.get(l.port);
+    // One entry per port: a dual-stack server has a v4 and a v6 socket; the owned one wins.
+    if (prev && (prev.workspace || pid === undefined)) continue;
+    byPort.set(l.port, { port: l.port, address: l.address, workspace: pid !== undefined, ...(pid !== undefined ? { pid, command: await commandOf(pid) } : {}) });
+  }
+  return [...byPort.values()].sort((a, b) => Number(b.workspace) - Number(a.workspace) || a.port - b.port);
+}

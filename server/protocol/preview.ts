@@ -1,0 +1,100 @@
+// The live preview's messages: the browser's HTTP requests forwarded by the server to a port on
+// the runner's loopback, over the existing /runner socket (server/preview/, runner/preview/).
+// A request names a port and a path, never a host: the runner connects to its own loopback only.
+// Bodies travel as base64 chunks with credit-based flow control: a side sends at most
+// PREVIEW_WINDOW bytes the other has not acknowledged, so a slow browser or a slow app never
+// makes either process buffer a whole body.
+import { z } from "zod";
+
+/** Bytes a sender may have in flight (sent, not yet acknowledged) per stream and direction. */
+export const PREVIEW_WINDOW = 1024 * 1024;
+/** Raw bytes per data frame (base64 makes it a third larger on the wire). */
+export const PREVIEW_CHUNK = 64 * 1024;
+
+/** Runner op (a plain `request`) that lists listening ports; input {}, output PreviewPorts JSON. */
+export const PREVIEW_PORTS_OP = "preview_ports";
+
+const streamId = z.string().min(1).max(200);
+export const PreviewPort = z.number().int().min(1).max(65_535);
+/** Origin-form only (`/a/b?c`): an absolute URL would turn a loopback HTTP proxy into a relay. */
+export const PreviewPath = z.string().min(1).max(16 * 1024).regex(/^\/[^\s]*$/, "path must start with / and contain no spaces");
+const method = z.string().regex(/^[A-Z][A-Z-]{0,31}$/).refine((m) => m !== "CONNECT", "CONNECT is not forwarded");
+/** Header list in wire order; a name may repeat (set-cookie). */
+const headers = z.array(z.tuple([z.string().min(1).max(256), z.string().max(64 * 1024)])).max(500);
+const base64 = z.string().max(Math.ceil((PREVIEW_CHUNK * 4) / 3) + 4);
+
+export const PreviewServerFrame = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("preview.request"),
+    streamId,
+    sessionId: z.string().min(1),
+    port: PreviewPort,
+    method,
+    path: PreviewPath,
+    headers,
+    /** False for GET-like requests: the runner ends the upstream request at once. */
+    hasBody: z.boolean(),
+    /** Absolute deadline (ms since epoch) for the whole exchange. */
+    deadline: z.number(),
+  }),
+  /** A chunk of the request body; `end` closes it (data may be empty). */
+  z.object({ type: z.literal("preview.body"), streamId, data: base64, end: z.boolean() }),
+  /** The browser consumed this many more response bytes. */
+  z.object({ type: z.literal("preview.ack"), streamId, bytes: z.number().int().positive() }),
+  /** The browser went away or the deadline passed: drop the upstream request. */
+  z.object({ type: z.literal("preview.cancel"), streamId }),
+]);
+export type PreviewServerFrame = z.infer<typeof PreviewServerFrame>;
+
+export const PreviewErrorCode = z.enum(["refused", "timeout", "reset", "invalid", "cancelled", "busy"]);
+export type PreviewErrorCode = z.infer<typeof PreviewErrorCode>;
+
+export const PreviewRunnerFrame = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("preview.head"), streamId, status: z.number().int().min(100).max(999), headers }),
+  z.object({ type: z.literal("preview.data"), streamId, data: base64 }),
+  /** The response is complete, or failed (before the head: the server answers 502 or 504). */
+  z.object({
+    type: z.literal("preview.end"),
+    streamId,
+    error: z.object({ code: PreviewErrorCode, message: z.string() }).optional(),
+  }),
+  /** The runner wrote this many more request-body bytes upstream. */
+  z.object({ type: z.literal("preview.ack"), streamId, bytes: z.number().int().positive() }),
+]);
+export type PreviewRunnerFrame = z.infer<typeof PreviewRunnerFrame>;
+
+export const PreviewPortEntry = z.object({
+  port: PreviewPort,
+  /** The bound address as the kernel reports it: 127.0.0.1, 0.0.0.0, ::1, ::. */
+  address: z.string(),
+  /** A process of this workspace (the runner's descendants, or cwd inside the workspace) holds it. */
+  workspace: z.boolean(),
+  pid: z.number().int().optional(),
+  command: z.string().optional(),
+});
+export type PreviewPortEntry = z.infer<typeof PreviewPortEntry>;
+
+export const PreviewPorts = z.object({ ports: z.array(PreviewPortEntry) });
+export type PreviewPorts = z.infer<typeof PreviewPorts>;
+
+/** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never forwarded. */
+const HOP_BY_HOP = new Set([
+  "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
+  "te", "trailer", "transfer-encoding", "upgrade",
+]);
+
+/** Drops hop-by-hop headers, including those the message's own Connection header names. */
+export function endToEndHeaders(list: Array<[string, string]>): Array<[string, string]> {
+  const named = new Set(HOP_BY_HOP);
+  for (const [k, v] of list) {
+    if (k.toLowerCase() === "connection") for (const t of v.split(",")) named.add(t.trim().toLowerCase());
+  }
+  return list.filter(([k]) => !named.has(k.toLowerCase()));
+}
+
+/** Node's rawHeaders (name, value, name, value…) as pairs. */
+export function headerPairs(raw: readonly string[]): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i], raw[i + 1]]);
+  return out;
+}
