@@ -6,10 +6,14 @@
 import { randomBytes } from "node:crypto";
 import { openPgPool, openSqlite, sqliteDate } from "../db/driver";
 import type { SessionEvent } from "../protocol/events";
+import { EVENTS_CHANNEL, eventPayloads } from "../protocol/broker";
 
 export interface EventRows {
-  /** One transaction: all of the events or none. */
-  insert(events: SessionEvent[]): Promise<void>;
+  /** One transaction: all of the events or none. With `notifyFrom` (PostgreSQL) the same
+   *  transaction NOTIFYs them to the other server instances (hub/cluster.ts), delivered on commit. */
+  insert(events: SessionEvent[], notifyFrom?: string): Promise<void>;
+  /** NOTIFY on the writer's own connection, so it commits after every insert sent before it. */
+  notify?(channel: string, payloads: string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,7 +48,7 @@ export function sqliteEventRows(url: string): EventRows {
 export function postgresEventRows(url: string): EventRows {
   const pool = openPgPool(url, 1);
   return {
-    async insert(events) {
+    async insert(events, notifyFrom) {
       const params: unknown[] = [];
       const values = events.map((ev) => {
         const b = params.length;
@@ -52,7 +56,15 @@ export function postgresEventRows(url: string): EventRows {
         // timestamp(3) ignores the zone of the ISO text: the UTC time is stored, as Prisma does.
         return `($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5}::jsonb,$${b + 6}::timestamp(3))`;
       });
-      await pool.query(`INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES ${values.join(",")}`, params);
+      const insert = `INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES ${values.join(",")}`;
+      if (!notifyFrom) return void (await pool.query(insert, params));
+      // One statement, so still one round trip: the rows and their notifications commit together.
+      params.push(EVENTS_CHANNEL, eventPayloads(notifyFrom, events));
+      const n = params.length;
+      await pool.query(`WITH ins AS (${insert}) SELECT pg_notify($${n - 1}, p) FROM unnest($${n}::text[]) AS p`, params);
+    },
+    async notify(channel, payloads) {
+      await pool.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [channel, payloads]);
     },
     close: () => pool.end(),
   };

@@ -1,6 +1,7 @@
-// Worker thread that writes SessionEvent rows for the hub on PostgreSQL (event-store.ts starts
-// it): the server's main thread, which carries the tokens, then pays one postMessage per batch
-// and none of the driver's per-row work.
+// Worker thread that writes SessionEvent rows for the hub (event-store.ts starts it): the
+// server's main thread, which carries the tokens, then pays one postMessage per batch and none
+// of the driver's per-row work. With several instances on PostgreSQL it also NOTIFYs each batch
+// in the transaction that stores it (event-rows.ts).
 import { parentPort, workerData } from "node:worker_threads";
 import { yieldToMainThread } from "../db/thread";
 import { providerOf } from "../db/driver";
@@ -16,7 +17,8 @@ port.on("message", (req: StoreRequest) => {
     void rows.close().finally(() => port.close());
     return;
   }
-  rows.insert(req.events).then(
+  const work = req.type === "notify" ? (rows.notify?.(req.channel, req.payloads) ?? Promise.resolve()) : rows.insert(req.events, req.notifyFrom);
+  work.then(
     () => port.postMessage({ id: req.id, ok: true } satisfies StoreReply),
     (err: unknown) => port.postMessage({ id: req.id, ok: false, message: (err as Error).message ?? String(err) } satisfies StoreReply),
   );

@@ -13,13 +13,21 @@ import type { EventRows } from "./event-rows";
 export type EventStore = EventRows;
 
 // Messages between the hub and its writer thread (one process, one code base: typed, not parsed).
-export type StoreRequest = { type: "insert"; id: number; events: SessionEvent[] } | { type: "close" };
+export type StoreRequest =
+  | { type: "insert"; id: number; events: SessionEvent[]; notifyFrom?: string }
+  | { type: "notify"; id: number; channel: string; payloads: string[] }
+  | { type: "close" };
 export type StoreReply = { id: number; ok: true } | { id: number; ok: false; message: string };
 
 /** The store the server uses for a database URL (`file:…` or `postgresql://…`). */
 export const eventStoreFor = (url: string): EventStore => workerEventStore(url);
 
-export function workerEventStore(url: string): EventStore {
+export interface WorkerStoreOptions {
+  /** Read per batch: the instance id to NOTIFY the batch as, or none when no peer listens. */
+  notifyFrom?: () => string | undefined;
+}
+
+export function workerEventStore(url: string, options: WorkerStoreOptions = {}): EventStore {
   const entry = new URL("./event-store-worker.ts", import.meta.url);
   const inflight = new Map<number, { resolve(): void; reject(err: Error): void }>();
   let worker: Worker | undefined;
@@ -49,16 +57,19 @@ export function workerEventStore(url: string): EventStore {
     return (worker = w);
   }
 
+  function request(req: (id: number) => StoreRequest): Promise<void> {
+    const w = thread();
+    const id = nextId++;
+    return new Promise<void>((resolve, reject) => {
+      inflight.set(id, { resolve, reject });
+      w.ref();
+      w.postMessage(req(id));
+    });
+  }
+
   return {
-    insert(events) {
-      const w = thread();
-      const id = nextId++;
-      return new Promise<void>((resolve, reject) => {
-        inflight.set(id, { resolve, reject });
-        w.ref();
-        w.postMessage({ type: "insert", id, events } satisfies StoreRequest);
-      });
-    },
+    insert: (events, notifyFrom = options.notifyFrom?.()) => request((id) => ({ type: "insert", id, events, notifyFrom })),
+    notify: (channel, payloads) => request((id) => ({ type: "notify", id, channel, payloads })),
     async close() {
       const w = worker;
       if (!w) return;

@@ -21,6 +21,16 @@ export interface EventHub {
   dispose(): Promise<void>;
 }
 
+/** What a broker plugs into (hub/shared.ts, several server instances on one database). */
+export interface LocalEventHub extends EventHub {
+  /** An event another instance published (already stored): to this instance's subscribers. */
+  deliver(ev: SessionEvent): void;
+  /** Live events may have been missed: every subscriber reads the database again from its last seq. */
+  resync(): void;
+  /** Stops numbering a session once its events are written; returns the unused block. Call with no publish in flight. */
+  release(sessionId: string): Promise<{ next: number; max: number }>;
+}
+
 export interface EventHubOptions {
   /** The database's URL (the one `db` was opened with): events are written through its driver. */
   url?: string;
@@ -28,6 +38,8 @@ export interface EventHubOptions {
   store?: EventStore;
   /** Sequence numbers reserved per database round trip (default 256). */
   lease?: number;
+  /** Reserves `count` numbers for a session and returns the last (default: Session.lastSeq through Prisma). */
+  reserve?: (sessionId: string, count: number) => Promise<number>;
   /** Most events one write carries (default 500). */
   batchSize?: number;
   /** How long a write waits for more events to carry (default 20 ms; 0: write at once). */
@@ -52,7 +64,7 @@ interface SessionState {
   listeners: Set<(ev: SessionEvent) => void>;
 }
 
-export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub {
+export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEventHub {
   const lease = options.lease ?? 256;
   const bufferLimit = options.subscriberBuffer ?? 10_000;
   const log = options.log ?? ((m: string, e?: unknown) => console.error(`[hub] ${m}`, e ?? ""));
@@ -61,6 +73,11 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
   const store = options.store ?? eventStoreFor(options.url!);
   const writer = eventWriter(store, { batchSize: options.batchSize ?? 500, delayMs: options.writeDelayMs ?? 20, log });
   const closers = new Set<() => void>();
+  const resyncs = new Set<() => void>();
+  const reserve =
+    options.reserve ??
+    ((sessionId: string, count: number) =>
+      db.session.update({ where: { id: sessionId }, data: { lastSeq: { increment: count } }, select: { lastSeq: true } }).then((r) => r.lastSeq));
   let disposed = false;
 
   const stateOf = (sessionId: string): SessionState => {
@@ -80,10 +97,9 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
 
   function renew(s: SessionState, sessionId: string) {
     if (s.leasing) return;
-    s.leasing = db.session
-      .update({ where: { id: sessionId }, data: { lastSeq: { increment: lease } }, select: { lastSeq: true } })
+    s.leasing = reserve(sessionId, lease)
       .then(
-        ({ lastSeq }) => {
+        (lastSeq) => {
           s.next = lastSeq - lease + 1;
           s.max = lastSeq;
           s.leasing = undefined;
@@ -140,8 +156,13 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
     };
     // Listen first, then copy the unwritten tail, then read the database: every event is in at
     // least one of the three (an event leaves the tail only after its write committed).
+    const resync = () => {
+      overflow = true;
+      wake?.();
+    };
     s.listeners.add(listener);
     closers.add(close);
+    resyncs.add(resync);
     signal?.addEventListener("abort", close, { once: true });
     let last = afterSeq;
     try {
@@ -181,6 +202,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
     } finally {
       s.listeners.delete(listener);
       closers.delete(close);
+      resyncs.delete(resync);
       signal?.removeEventListener("abort", close);
     }
   }
@@ -188,6 +210,23 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): EventHub 
   return {
     publish,
     subscribe,
+    deliver(ev) {
+      const s = sessions.get(ev.sessionId);
+      if (s) for (const l of s.listeners) l(ev);
+    },
+    resync: () => {
+      for (const r of [...resyncs]) r();
+    },
+    async release(sessionId) {
+      const s = sessions.get(sessionId);
+      if (!s) return { next: 1, max: 0 };
+      while (s.leasing) await s.leasing;
+      await writer.settled(sessionId);
+      const unused = { next: s.next, max: s.max };
+      s.next = 1;
+      s.max = 0;
+      return unused;
+    },
     async lastSeq(sessionId) {
       const s = sessions.get(sessionId);
       if (s && s.next > 1) return s.next - 1;

@@ -10,6 +10,8 @@ export interface EventWriter {
   push(ev: SessionEvent, resolve: (ev: SessionEvent) => void, reject: (err: unknown) => void): void;
   /** A session's events numbered but not yet committed, in seq order (a copy). */
   unwritten(sessionId: string): SessionEvent[];
+  /** Resolves when the session has no event waiting to be written (others may). */
+  settled(sessionId: string): Promise<void>;
   /** Resolves when everything pushed so far is written (or given up on). */
   drain(): Promise<void>;
   /** Drains, then closes the store. */
@@ -27,6 +29,7 @@ const ATTEMPTS = 3;
 export function eventWriter(store: EventStore, opts: { batchSize: number; delayMs: number; log: (m: string, e?: unknown) => void }): EventWriter {
   const queue: Item[] = [];
   const pending = new Map<string, SessionEvent[]>();
+  const onSettled = new Map<string, (() => void)[]>();
   let writing: Promise<void> | undefined;
 
   async function run() {
@@ -49,7 +52,11 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
       for (const { ev } of batch) {
         const list = pending.get(ev.sessionId)!;
         list.shift();
-        if (list.length === 0) pending.delete(ev.sessionId);
+        if (list.length === 0) {
+          pending.delete(ev.sessionId);
+          for (const wake of onSettled.get(ev.sessionId) ?? []) wake();
+          onSettled.delete(ev.sessionId);
+        }
       }
       if (error) {
         opts.log(`${batch.length} event(s) could not be written`, error);
@@ -68,6 +75,14 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
       writing ??= run();
     },
     unwritten: (sessionId) => [...(pending.get(sessionId) ?? [])],
+    settled: (sessionId) =>
+      pending.has(sessionId)
+        ? new Promise<void>((r) => {
+            const list = onSettled.get(sessionId);
+            if (list) list.push(r);
+            else onSettled.set(sessionId, [r]);
+          })
+        : Promise.resolve(),
     async drain() {
       while (writing) await writing;
     },
