@@ -13,6 +13,8 @@ import { defaultDbUrl, openDb, type DbHandle } from "./db";
 import { appRouter } from "./api/root";
 import type { Context } from "./api/trpc";
 import { createGuard } from "./http/guard";
+import { createPreviewHttp } from "./preview/http";
+import { parsePreviewHost } from "./protocol/preview";
 import { ensureLocalActor } from "./services/local-user";
 import { createSessionService } from "./services/sessions";
 import { checkHealth } from "./services/health";
@@ -92,10 +94,20 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   }
 
   const guard = createGuard({ allowedHosts: env.QUIVER_ALLOWED_HOSTS });
+  // The live preview: a host of its own per session and port, forwarded to the runner (server/preview/http.ts).
+  const preview = createPreviewHttp({
+    bridge: services.runners.preview,
+    runner: services.runners,
+    authorize: (_req, sessionId) => sessions.assertAccess(localActor, sessionId).then(() => true, () => false),
+    log,
+  });
   const server: Server = createServer((req, res) => {
     const refused = guard.check(req, { requireSameOrigin: req.method !== "GET" && req.method !== "HEAD" });
     if (refused) return reply(res, 403, { error: refused });
+    const previewTarget = parsePreviewHost(req.headers.host);
+    if (previewTarget) return preview.handle(req, res, previewTarget);
     const path = (req.url ?? "/").split("?")[0];
+    if (path === "/api/preview/ports") return preview.ports(req, res);
     if (path === "/api/health") {
       void services.health().then((report) => reply(res, report.database.up ? 200 : 503, report));
       return;
@@ -111,6 +123,8 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   ]);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? "/").split("?")[0];
+    // Everything on a preview host belongs to the previewed app, never to Quiver's own sockets.
+    if (parsePreviewHost(req.headers.host)) return preview.handleUpgrade(req, socket);
     const handler = upgrades.get(path);
     if (!handler) return; // Next's dev server listens for its own HMR upgrades.
     // Runners are not browsers: they authenticate with a token instead of an origin.

@@ -9,6 +9,7 @@ import { ExecutorUnavailableError, type ExecRequest, type ExecResult, type Execu
 import { bearerToken, refuseUpgrade, tokenMatcher } from "./runner/auth";
 import { RunnerConnection } from "./runner/connection";
 import { PtyBridge, type PtyChannel } from "./runner/pty";
+import { PreviewBridge } from "../preview/bridge";
 
 export { tokenMatcher };
 export type { PtyChannel };
@@ -66,11 +67,14 @@ export class RunnerPool implements Executor {
   private readonly log: (line: string) => void;
   private disposed = false;
   readonly pty: PtyBridge;
+  /** The live preview's HTTP streams to ports on the session's runner (server/preview/). */
+  readonly preview: PreviewBridge;
 
   constructor(private readonly options: RunnerPoolOptions) {
     this.authorize = typeof options.tokens === "function" ? options.tokens : tokenMatcher(options.tokens);
     this.log = options.log ?? (() => {});
     this.pty = new PtyBridge((sessionId) => this.connectionFor(sessionId));
+    this.preview = new PreviewBridge((sessionId) => this.connectionFor(sessionId));
   }
 
   /** For the HTTP server's `upgrade` event on /runner: refuses a bad or missing token before any WebSocket exists. */
@@ -145,6 +149,7 @@ export class RunnerPool implements Executor {
       this.emitStatus(conn.id, false, conn.hello.sandbox.available);
     }
     this.pty.runnerGone(conn, reason);
+    this.preview.runnerGone(conn, reason);
   }
 
   private onFrame(conn: RunnerConnection, msg: RunnerToServer): void {
@@ -155,6 +160,8 @@ export class RunnerPool implements Executor {
       for (const l of this.fileListeners) safe(() => l(event), this.log);
     } else if (msg.type === "pty.data" || msg.type === "pty.exit") {
       this.pty.fromRunner(conn, msg);
+    } else if (msg.type.startsWith("preview.")) {
+      this.preview.fromRunner(conn, msg as Extract<RunnerToServer, { type: `preview.${string}` }>);
     }
   }
 
@@ -225,6 +232,7 @@ export class RunnerPool implements Executor {
   async dispose(): Promise<void> {
     this.disposed = true;
     this.pty.dispose();
+    this.preview.dispose();
     for (const ws of this.handshakes) ws.terminate();
     for (const conn of [...this.live.values()]) conn.close(1001, "server shutting down");
     this.statusListeners.clear();

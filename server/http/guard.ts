@@ -2,6 +2,7 @@
 // web page the person happens to visit: DNS rebinding (a foreign Host) and cross-site WebSocket
 // or form posts (a foreign Origin) are refused before anything else runs.
 import type { IncomingMessage } from "node:http";
+import { parsePreviewHost } from "../protocol/preview";
 
 export interface GuardOptions {
   /** Host names (without port) this server answers to. */
@@ -21,7 +22,9 @@ export function createGuard({ allowedHosts }: GuardOptions) {
   const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()));
   const hostOk = (req: IncomingMessage) => {
     const name = hostName(req.headers.host);
-    return name !== undefined && (allowed.has("*") || allowed.has(name));
+    if (name === undefined) return false;
+    // A live preview's own host (`8123-<session>.localhost`) counts as the allowed host under it.
+    return allowed.has("*") || allowed.has(name) || allowed.has(parsePreviewHost(name)?.base ?? "");
   };
   return {
     /** Null when the request may proceed, else the reason it may not. */

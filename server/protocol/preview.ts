@@ -98,3 +98,37 @@ export function headerPairs(raw: readonly string[]): Array<[string, string]> {
   for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i], raw[i + 1]]);
   return out;
 }
+
+// Where the browser loads a preview: http://<port>-<session>.<base>:<server port>/<path>, a
+// host of its own per session and port (server/preview/http.ts says why). `base` is the IDE's
+// host name, or `localhost` when the IDE is reached by IP (Chromium and Firefox resolve every
+// *.localhost name to loopback).
+const LABEL = /^(\d{1,5})-([a-z0-9]{1,63})$/;
+
+export interface PreviewTarget {
+  port: number;
+  sessionId: string;
+  /** The host name the preview label sits under (an allowed host of the server). */
+  base: string;
+}
+
+/** Parses a Host header (name and optional port); undefined when it is not a preview host. */
+export function parsePreviewHost(host: string | undefined): PreviewTarget | undefined {
+  if (!host) return undefined;
+  const name = host.toLowerCase().replace(/:\d+$/, "");
+  const dot = name.indexOf(".");
+  if (dot < 0) return undefined;
+  const m = LABEL.exec(name.slice(0, dot));
+  const base = name.slice(dot + 1);
+  if (!m || !base) return undefined;
+  const port = Number(m[1]);
+  if (!PreviewPort.safeParse(port).success) return undefined;
+  return { port, sessionId: m[2], base };
+}
+
+/** The preview origin for a port of a session, seen from a page at `ide` (its location). */
+export function previewOrigin(ide: { protocol: string; hostname: string; port: string }, sessionId: string, port: number): string {
+  const byIp = /^[\d.]+$/.test(ide.hostname) || ide.hostname.includes(":") || ide.hostname.startsWith("[");
+  const base = byIp ? "localhost" : ide.hostname;
+  return `${ide.protocol}//${port}-${sessionId.toLowerCase()}.${base}${ide.port ? `:${ide.port}` : ""}`;
+}

@@ -1,0 +1,167 @@
+// The live preview over HTTP. The browser loads a workspace's app from this server, which
+// forwards every request over the session's runner connection to 127.0.0.1:<port> on the
+// runner's machine (never connecting to the port itself: the runner may be elsewhere) and
+// streams the answer back, both bodies bounded by the bridge's flow-control window.
+//
+// Addressing: each (session, port) gets its own host, `<port>-<session>.localhost:<server port>`
+// (or `.<IDE host>` when the IDE is reached by name), rather than a path prefix such as
+// `/preview/<session>/<port>/`. With a prefix, every absolute URL in the app (`/assets/x.js`,
+// `fetch("/api")`, a redirect to `/login`) escapes to the IDE's own routes; with a host of its
+// own the app sees `/` as its root, unchanged. It also makes the app a different origin from
+// the IDE: its scripts cannot read the IDE's pages or storage, and the Origin guard refuses its
+// writes to the IDE's API. Chromium and Firefox resolve every *.localhost name to loopback, so
+// no DNS set-up is needed locally; the server's Host guard (server/http/guard.ts) accepts such a
+// host when the name under it is allowed, and everything on a preview host goes to the app,
+// never to Next or tRPC. A remote IDE at a real name needs wildcard DNS for `*.<name>`.
+//
+// Requests are rewritten as a local dev server expects them: Host `localhost:<port>` (dev
+// servers refuse unknown hosts), Origin and Referer moved from the preview origin to
+// `http://localhost:<port>`, and a Location that points at the app's own loopback address moved
+// back to the preview origin. Hop-by-hop headers are dropped both ways. Only the session's
+// user may use it (the same check as the terminal socket). WebSocket upgrades on a preview host
+// (dev servers' hot reload) are not forwarded yet: they are answered 501, so the app still loads
+// and the dev server's client falls back to reloading by hand.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { randomUUID } from "node:crypto";
+import { endToEndHeaders, headerPairs, PREVIEW_PORTS_OP, PreviewPorts, type PreviewTarget } from "../protocol/preview";
+import type { Executor } from "../executors/contract";
+import type { PreviewBridge, PreviewStream } from "./bridge";
+import { errorPage } from "./error-page";
+
+export interface PreviewHttpDeps {
+  bridge: PreviewBridge;
+  /** Runs the preview_ports op on the session's runner. */
+  runner: Pick<Executor, "run">;
+  /** True when the person behind this request may use the session. */
+  authorize(req: IncomingMessage, sessionId: string): Promise<boolean>;
+  /** Whole-exchange deadline (default 10 minutes: long polls and event streams live that long). */
+  deadlineMs?: number;
+  log?(line: string): void;
+}
+
+const BODILESS = new Set(["GET", "HEAD", "OPTIONS", "DELETE", "TRACE"]);
+
+function upstreamHeaders(req: IncomingMessage, t: PreviewTarget): Array<[string, string]> {
+  const publicOrigin = `http://${req.headers.host}`;
+  const appOrigin = `http://localhost:${t.port}`;
+  const out: Array<[string, string]> = [];
+  for (const [k, v] of endToEndHeaders(headerPairs(req.rawHeaders))) {
+    const key = k.toLowerCase();
+    if (key === "host" || key.startsWith("x-forwarded-")) continue;
+    if ((key === "origin" || key === "referer") && v.startsWith(publicOrigin)) out.push([k, appOrigin + v.slice(publicOrigin.length)]);
+    else out.push([k, v]);
+  }
+  out.push(["host", `localhost:${t.port}`], ["x-forwarded-host", String(req.headers.host)], ["x-forwarded-proto", "http"]);
+  if (req.socket.remoteAddress) out.push(["x-forwarded-for", req.socket.remoteAddress]);
+  return out;
+}
+
+function downstreamHeaders(headers: Array<[string, string]>, t: PreviewTarget, publicOrigin: string): Map<string, string[]> {
+  const loopback = new RegExp(`^https?://(localhost|127\\.0\\.0\\.1|\\[::1\\]|0\\.0\\.0\\.0):${t.port}(?=/|$)`, "i");
+  const out = new Map<string, string[]>();
+  for (const [k, v] of endToEndHeaders(headers)) {
+    const key = k.toLowerCase();
+    const value = key === "location" ? v.replace(loopback, publicOrigin) : v;
+    out.set(key, [...(out.get(key) ?? []), value]);
+  }
+  return out;
+}
+
+export function createPreviewHttp(deps: PreviewHttpDeps) {
+  const log = deps.log ?? (() => {});
+  const allowedUntil = new Map<string, number>();
+
+  // A page loads dozens of modules: one access check per session every few seconds is enough.
+  async function allowed(req: IncomingMessage, sessionId: string): Promise<boolean> {
+    if ((allowedUntil.get(sessionId) ?? 0) > Date.now()) return true;
+    const ok = await deps.authorize(req, sessionId).catch(() => false);
+    if (ok) allowedUntil.set(sessionId, Date.now() + 5_000);
+    return ok;
+  }
+
+  function forward(req: IncomingMessage, res: ServerResponse, t: PreviewTarget): void {
+    const publicOrigin = `http://${req.headers.host}`;
+    const method = (req.method ?? "GET").toUpperCase();
+    const path = req.url && req.url.startsWith("/") ? req.url : "/";
+    const hasBody = !BODILESS.has(method) || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
+    let started = false;
+    const stream: PreviewStream | undefined = deps.bridge.open(
+      t.sessionId,
+      { port: t.port, method, path, headers: upstreamHeaders(req, t), hasBody, deadline: Date.now() + (deps.deadlineMs ?? 600_000) },
+      {
+        head(status, headers) {
+          started = true;
+          for (const [k, v] of downstreamHeaders(headers, t, publicOrigin)) res.setHeader(k, v);
+          res.writeHead(status);
+        },
+        data(chunk) {
+          // Acknowledged once the bytes have left for the browser: a slow reader slows the app.
+          res.write(chunk, () => stream?.ack(chunk.length));
+        },
+        end(error) {
+          if (!error) return void res.end();
+          if (started) return void res.destroy(); // the browser sees a cut-off body, not a complete one
+          if (error.code !== "refused") log(`preview ${t.sessionId}:${t.port} ${method} ${path}: ${error.message}`);
+          errorPage(res, error.code === "timeout" ? 504 : 502, t.port, error);
+        },
+        drain: () => req.resume(),
+      },
+    );
+    if (!stream) {
+      errorPage(res, 502, t.port, { code: "reset", message: "the runner of this session is not connected" });
+      req.resume();
+      return;
+    }
+    res.on("close", () => {
+      if (!res.writableFinished) stream?.cancel();
+    });
+    if (!hasBody) return void req.resume();
+    req.on("data", (chunk: Buffer) => {
+      if (!stream?.write(chunk, false)) req.pause();
+    });
+    req.on("end", () => stream?.write(Buffer.alloc(0), true));
+  }
+
+  return {
+    /** Serves a request addressed to a preview host (the caller has checked the Host guard). */
+    handle(req: IncomingMessage, res: ServerResponse, target: PreviewTarget): void {
+      allowed(req, target.sessionId).then(
+        (ok) => {
+          if (!ok) return errorPage(res, 403, target.port, { code: "refused", message: "This preview belongs to a session you cannot open." });
+          forward(req, res, target);
+        },
+        () => errorPage(res, 500, target.port, { code: "reset", message: "access check failed" }),
+      );
+    },
+
+    /** GET /api/preview/ports?session=<id> on the IDE's host: the ports the pane lists, as JSON. */
+    ports(req: IncomingMessage, res: ServerResponse): void {
+      const sessionId = new URL(req.url ?? "/", "http://x").searchParams.get("session") ?? "";
+      const json = (status: number, body: unknown) => {
+        res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+        res.end(JSON.stringify(body));
+      };
+      if (!/^[a-z0-9]{1,63}$/.test(sessionId)) return json(400, { error: "session must be a session id" });
+      const abort = new AbortController();
+      res.on("close", () => abort.abort());
+      void (async () => {
+        if (!(await allowed(req, sessionId))) return json(403, { error: "no such session" });
+        try {
+          const r = await deps.runner.run({ sessionId, callId: randomUUID(), op: PREVIEW_PORTS_OP, input: {}, deadline: Date.now() + 5_000, signal: abort.signal });
+          if (!r.ok) return json(502, { error: r.output });
+          json(200, PreviewPorts.parse(JSON.parse(r.output)));
+        } catch (err) {
+          json(502, { error: (err as Error).message });
+        }
+      })();
+    },
+
+    /** A WebSocket upgrade on a preview host: not forwarded (yet), and never to Quiver's own sockets. */
+    handleUpgrade(_req: IncomingMessage, socket: Duplex): void {
+      socket.end("HTTP/1.1 501 Not Implemented\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nThe Quiver preview does not forward WebSocket connections yet; reload the page to see changes.\n");
+    },
+  };
+}
+
+export type PreviewHttp = ReturnType<typeof createPreviewHttp>;

@@ -1,0 +1,201 @@
+// The live preview end to end below the browser: the whole server (port 0, no web app), a real
+// runner process on a temp workspace, and an app server in this test process on a real port.
+// Requests reach the preview host as a browser's would: to the server's address with a Host of
+// `<port>-<session>.localhost`.
+import { createServer, request, type IncomingMessage, type Server } from "node:http";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTRPCClient, httpBatchLink } from "@trpc/client";
+import { parseEnv } from "../env";
+import { startQuiver, type Quiver } from "../app";
+import type { AppRouter } from "../api/root";
+import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../executors/runner/testing";
+
+const root = join(import.meta.dirname, "../..");
+const BIG = 5 * 1024 * 1024;
+
+let quiver: Quiver;
+let runner: RunnerChild;
+let app: Server;
+let appPort: number;
+let sessionId: string;
+let workspace: string;
+let dataDir: string;
+const appEvents: string[] = [];
+
+interface Reply {
+  status: number;
+  headers: IncomingMessage["headers"];
+  body: Buffer;
+  chunks: number;
+}
+
+function get(path: string, o: { port?: number; session?: string; method?: string; body?: Buffer; headers?: Record<string, string>; host?: string } = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const host = o.host ?? `${o.port ?? appPort}-${o.session ?? sessionId}.localhost:${quiver.port}`;
+    const req = request({ host: "127.0.0.1", port: quiver.port, path, method: o.method ?? "GET", headers: { host, ...o.headers } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on("data", (c: Buffer) => parts.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts), chunks: parts.length }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(o.body);
+  });
+}
+
+beforeAll(async () => {
+  app = createServer((req, res) => {
+    if (req.url === "/") {
+      res.setHeader("set-cookie", ["a=1", "b=2"]);
+      res.writeHead(200, { "content-type": "text/html", "x-app": "yes" });
+      res.end(`<a href="/next">next</a> host=${req.headers.host} origin=${req.headers.origin ?? "-"}`);
+    } else if (req.url === "/redirect") {
+      res.writeHead(302, { location: `http://127.0.0.1:${appPort}/next?x=1` }).end();
+    } else if (req.url === "/big") {
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      const block = Buffer.alloc(128 * 1024);
+      let i = 0;
+      const pump = () => {
+        while (i < BIG / block.length) {
+          block.fill(i % 251);
+          i++;
+          if (!res.write(Buffer.from(block))) return void res.once("drain", pump);
+        }
+        res.end();
+      };
+      pump();
+    } else if (req.url === "/endless") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const t = setInterval(() => res.write("data: tick\n\n"), 20);
+      res.on("close", () => {
+        clearInterval(t);
+        appEvents.push("endless closed");
+      });
+    } else if (req.url === "/echo" && req.method === "POST") {
+      const hash = createHash("sha256");
+      let n = 0;
+      req.on("data", (c: Buffer) => {
+        hash.update(c);
+        n += c.length;
+      });
+      req.on("end", () => res.writeHead(200).end(`${n} ${hash.digest("hex")}`));
+    } else res.writeHead(404).end("app 404");
+  });
+  await new Promise<void>((r) => app.listen(0, "127.0.0.1", () => r()));
+  appPort = (app.address() as { port: number }).port;
+
+  dataDir = await tempDir("quiver-preview-");
+  workspace = await tempDir("quiver-preview-ws-");
+  const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+  quiver = await startQuiver({ env, root, web: false, log: () => {} });
+  runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace });
+  await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 20_000, "runner to connect");
+  const trpc = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
+  sessionId = (await trpc.sessions.create.mutate({ title: "preview" })).id;
+});
+
+afterAll(async () => {
+  await runner?.stop();
+  await quiver?.stop();
+  app?.closeAllConnections();
+  await new Promise((r) => app?.close(r));
+  for (const d of [dataDir, workspace]) if (d) rmSync(d, { recursive: true, force: true });
+});
+
+describe("preview through the server and a real runner", () => {
+  it("serves the app's page with its status and headers, rewriting Host for the dev server", async () => {
+    const r = await get("/", { headers: { connection: "keep-alive, x-drop", "x-drop": "1" } });
+    expect(r.status).toBe(200);
+    expect(r.headers["x-app"]).toBe("yes");
+    expect(r.headers["set-cookie"]).toEqual(["a=1", "b=2"]);
+    expect(r.body.toString()).toBe(`<a href="/next">next</a> host=localhost:${appPort} origin=-`);
+  });
+
+  it("moves a redirect to the app's own loopback address back onto the preview host", async () => {
+    const r = await get("/redirect");
+    expect(r.status).toBe(302);
+    expect(r.headers.location).toBe(`http://${appPort}-${sessionId}.localhost:${quiver.port}/next?x=1`);
+  });
+
+  it("streams a 5 MB body in chunks, intact", async () => {
+    const r = await get("/big");
+    expect(r.status).toBe(200);
+    expect(r.body.length).toBe(BIG);
+    expect(r.chunks).toBeGreaterThan(10);
+    for (let i = 0; i < BIG / (128 * 1024); i++) expect(r.body[i * 128 * 1024 + 5]).toBe(i % 251);
+  });
+
+  it("forwards a 3 MB POST body", async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 7) % 256;
+    const r = await get("/echo", { method: "POST", body, headers: { "content-type": "application/octet-stream", origin: `http://${appPort}-${sessionId}.localhost:${quiver.port}` } });
+    expect(r.status).toBe(200);
+    expect(r.body.toString()).toBe(`${body.length} ${createHash("sha256").update(body).digest("hex")}`);
+  });
+
+  it("answers a dead port with a clear 502 page", async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
+    const dead = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    const r = await get("/", { port: dead });
+    expect(r.status).toBe(502);
+    expect(r.headers["x-quiver-preview-error"]).toBe("refused");
+    expect(r.body.toString()).toContain(`Nothing listens on port ${dead} yet`);
+  });
+
+  it("cancels the runner's upstream request when the browser goes away", async () => {
+    await new Promise<void>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port: quiver.port, path: "/endless", headers: { host: `${appPort}-${sessionId}.localhost:${quiver.port}` } }, (res) => {
+        res.once("data", () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on("error", (e) => (e.message.includes("socket hang up") ? undefined : reject(e)));
+      req.end();
+    });
+    await waitFor(() => appEvents.includes("endless closed"), 10_000, "the app to see its response closed");
+    await waitFor(() => quiver.services.runners.preview.size === 0, 5_000, "the stream to be dropped");
+  });
+
+  it("refuses a session that does not exist, a foreign base host and a cross-site post", async () => {
+    expect((await get("/", { session: "nosuchsession" })).status).toBe(403);
+    expect((await get("/", { host: `${appPort}-${sessionId}.attacker.example` })).status).toBe(403);
+    const post = await get("/echo", { method: "POST", body: Buffer.from("x"), headers: { origin: "http://attacker.example" } });
+    expect(post.status).toBe(403);
+  });
+
+  it("keeps Quiver's own routes and sockets off the preview host", async () => {
+    // On a preview host /api/health is the app's path, not Quiver's.
+    expect((await get("/api/health")).body.toString()).toBe("app 404");
+    const upgrade = await new Promise<number>((resolve) => {
+      const req = request({ host: "127.0.0.1", port: quiver.port, path: "/api/trpc", headers: { host: `${appPort}-${sessionId}.localhost:${quiver.port}`, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" } });
+      req.on("response", (res) => resolve(res.statusCode ?? 0));
+      req.on("upgrade", () => resolve(101));
+      req.end();
+    });
+    expect(upgrade).toBe(501);
+  });
+
+  it("lists a port a process of the workspace listens on", async () => {
+    let child: ChildProcess | undefined;
+    try {
+      child = spawn(process.execPath, ["-e", "const s=require('http').createServer((q,r)=>r.end('ok')).listen(0,'127.0.0.1',()=>console.log(s.address().port))"], { cwd: workspace, stdio: ["ignore", "pipe", "inherit"] });
+      const port = await new Promise<number>((resolve) => child!.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))));
+      const res = await fetch(`${quiver.url}/api/preview/ports?session=${sessionId}`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { ports: Array<{ port: number; workspace: boolean }> };
+      expect(body.ports.find((p) => p.port === port)).toMatchObject({ port, workspace: true });
+      // The server's own port is not the person's app.
+      expect(body.ports.some((p) => p.port === quiver.port)).toBe(false);
+      expect((await fetch(`${quiver.url}/api/preview/ports?session=nosuchsession`)).status).toBe(403);
+    } finally {
+      child?.kill("SIGKILL");
+    }
+  });
+});
