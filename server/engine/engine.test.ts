@@ -156,7 +156,7 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
     expect(events.at(-1)).toMatchObject({ status: "completed", stopReason: "max_tokens" });
   });
 
-  it("survives a message write that fails while text streams, and stores the whole reply at the end", async () => {
+  it("survives a message write that fails mid-response, and stores the whole reply at the end", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
     const real = t.current.db;
     // The same database, whose first message write (create or update) fails.
@@ -168,14 +168,36 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
     const db = real.$extends({ query: { message: { create: failFirst, update: failFirst } } }) as unknown as typeof real;
     await engine.dispose();
     start({ db });
-    // Longer than the writer's 1 s throttle, so a write happens while the text streams.
-    fake.enqueue({ blocks: [{ type: "text", text: "0123456789".repeat(6) }], deltaChars: 2, delayMs: 45 });
+    // The tool call's end writes the row before the response's end: that write fails.
+    fake.enqueue(
+      { blocks: [{ type: "text", text: "0123456789".repeat(6) }, { type: "tool_call", name: "echo", arguments: "{}" }], deltaChars: 2, delayMs: 5 },
+      { blocks: [{ type: "text", text: "done" }] },
+    );
     const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
     const events = await eventsUntilFinished(hub, sessionId, turnId);
     expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
-    expect(writes).toBeGreaterThanOrEqual(2);
-    const stored = await real.message.findMany({ where: { sessionId, role: "assistant" } });
-    expect(stored.map((m) => m.content)).toEqual([[{ type: "text", text: "0123456789".repeat(6) }]]);
+    expect(writes).toBeGreaterThanOrEqual(3);
+    const stored = await real.message.findMany({ where: { sessionId, role: "assistant" }, orderBy: { position: "asc" } });
+    expect(stored.map((m) => (m.content as { type: string; text?: string }[]).map((b) => b.text ?? b.type))).toEqual([["0123456789".repeat(6), "tool_call"], ["done"]]);
+  });
+
+  it("writes a text reply's message once, at its end (the event log carries the deltas)", async () => {
+    const { sessionId, userId } = await seedSession(t.current.db);
+    const real = t.current.db;
+    const writes: string[] = [];
+    const count = (op: string) => async ({ args, query }: { args: unknown; query: (args: unknown) => Promise<unknown> }) => {
+      writes.push(op);
+      return query(args);
+    };
+    const db = real.$extends({ query: { message: { create: count("create"), update: count("update") } } }) as unknown as typeof real;
+    await engine.dispose();
+    start({ db });
+    // 1.2 s of streaming: the old writer wrote the growing row every second.
+    fake.enqueue({ blocks: [{ type: "text", text: "x".repeat(200) }], deltaChars: 2, delayMs: 12 });
+    const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
+    await eventsUntilFinished(hub, sessionId, turnId);
+    // The user's message is created with the turn (a nested write, not message.create).
+    expect(writes).toEqual(["create"]);
   });
 
   it("retries a 429 with a notice and records both attempts", async () => {

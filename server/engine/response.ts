@@ -30,22 +30,20 @@ export interface ResponseOutcome {
 }
 
 /**
- * Assistant message row, written at each block boundary, at most every `throttleMs` while text
- * streams, and at the end (the event log has every delta; recovery fills the rest). The first
- * text write waits `throttleMs` too: a turn's start costs a query less, when many start at once.
+ * The assistant message row, written when a block ends that the next request must carry (a
+ * tool call, a signed reasoning block) and at the end. Streaming text is not written as it
+ * grows: the event log holds every delta, start-up recovery completes the row from it
+ * (recovery.ts), and each write is a Prisma query, about a millisecond of CPU.
  */
 class MessageWriter {
   readonly blocks: ContentBlock[] = [];
   private id: string | undefined;
   private writing: Promise<void> = Promise.resolve();
-  private lastWrite = Date.now();
   /** The last write's error: a later write that succeeds supersedes it; done() reports it. */
   private failed: unknown;
-  constructor(private readonly ctx: ResponseContext, private readonly throttleMs = 1000) {}
+  constructor(private readonly ctx: ResponseContext) {}
 
-  touch(force = false) {
-    if (!force && Date.now() - this.lastWrite < this.throttleMs) return;
-    this.lastWrite = Date.now();
+  save() {
     const content = structuredClone(this.blocks) as object[];
     // Never a rejected link in the chain: nobody awaits it until done(), so a failed write in
     // between would be an unhandled rejection, and that ends the server process.
@@ -66,7 +64,7 @@ class MessageWriter {
   }
 
   async done() {
-    this.touch(true);
+    this.save();
     await this.writing;
     if (this.failed !== undefined) throw this.failed;
   }
@@ -94,7 +92,6 @@ export async function runResponse(
     if (last?.type === "text") last.text += text;
     else writer.blocks.push({ type: "text", text });
     ctx.emit({ type: "text.delta", turnId: ctx.turnId, text });
-    writer.touch();
   };
   const settleText = () => appendText(filter.flush().text);
 
@@ -115,7 +112,7 @@ export async function runResponse(
         if (reasoning) Object.assign(reasoning, block);
         else writer.blocks.push(block);
         reasoning = undefined;
-        writer.touch(true);
+        writer.save();
         break;
       }
       case "tool.start":
@@ -133,7 +130,7 @@ export async function runResponse(
         const c = calls[ev.index];
         c.ended = true;
         writer.blocks.push({ type: "tool_call", id: c.id, name: c.name, arguments: c.args });
-        writer.touch(true);
+        writer.save();
         ctx.onArgumentsProgress?.({ providerCallId: c.id, name: c.name, rawArguments: c.args, complete: true });
         break;
       }

@@ -144,11 +144,14 @@ async function finishTurn(
     if (end.openCalls) await closeOpenCalls(db, sessionId, turnId, why);
     if (end.error) emit({ type: "error", turnId, code: end.error.code, message: end.error.message });
     await Promise.all(pending);
+    // The session's status goes with the turn's: one nested write, one query to compile.
     await db.turn.update({
       where: { id: turnId },
-      data: { status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, endedAt: new Date(), ...usageColumns(end.usage) },
+      data: {
+        status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, endedAt: new Date(), ...usageColumns(end.usage),
+        session: { update: { status: end.status === "interrupted" ? "interrupted" : "idle" } },
+      },
     });
-    await db.session.update({ where: { id: sessionId }, data: { status: end.status === "interrupted" ? "interrupted" : "idle" } });
     run.release();
     await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: end.status, ...(end.stopReason ? { stopReason: end.stopReason } : {}) });
   } catch (err) {
