@@ -2,29 +2,35 @@
 // moment a client subscribed over tRPC WebSocket receives it as a text.delta event (through
 // the server's SDK adapter, forged-call filter, engine, hub with its database write, and tRPC),
 // against the same client reading the same tokens straight from the fake provider through the
-// provider SDK. 1 and 50 concurrent sessions (started spread over one token interval), both
-// wire formats, on SQLite (and PostgreSQL when it answers).
+// provider SDK. 1 and 50 concurrent sessions, both wire formats, on SQLite (and PostgreSQL when
+// it answers).
 // Rate: one SSE event every 15 ms per session (67/s): real providers stream 50-150 tokens/s,
 // OpenAI-compatible ones about one token per event, Anthropic a few; 50 sessions give the
-// server 3,333 events/s. Each 120-event reply is a whole turn, so the ×50 case includes 50
-// turns starting (and ending) within one token interval of each other.
+// server 3,333 events/s. Each 120-event reply is a whole turn (its queries included), and each
+// session runs ROUNDS turns (3) back to back, its next message sent when the answer ends, as a
+// person would. The 50 sessions start spread over one reply's length, as independent users
+// are, so most of a case runs all 50 at once, starting and ending turns throughout.
+// BENCH_BURST=1 instead starts all 50 within one token interval: every turn's start at once,
+// an adversarial case reported for comparison.
 //
 // Four processes, as in production: the server carries only the server; the fake provider
 // and the clients run in processes of their own (bench/lib/token-latency/). The fake provider
 // stamps each token as it writes it, the clients stamp each arrival, both with the monotonic
 // clock (one clock machine-wide), and this process pairs them after each case. The server
 // also reports its main thread's busy time per token (loop µs/token) and its whole CPU per
-// token (all threads: event writer, GC, compiler) and as a share of one core (CPU %).
+// token (all threads: query thread, event writer, GC, compiler) and as a share of one core.
 // BENCH_VERBOSE=1 adds, per case: loop delay, GC pauses, tokens after the turn-start burst,
-// and the clients' and fake provider's CPU. BENCH_PROF=<dir>: a CPU profile of the server's
-// main thread per case. BENCH_DB, BENCH_TOKENS, BENCH_SERVER_FLAGS: narrow or vary a run.
+// the server's part of the latency (to its socket write) and the socket's and client's part,
+// CPU by server thread, and the clients' and fake provider's CPU. BENCH_PROF=<dir>: a CPU
+// profile of the server's main thread per case. BENCH_DB, BENCH_TOKENS, BENCH_ROUNDS,
+// BENCH_SERVER_FLAGS: narrow or vary a run.
 //   npm run bench -- token-latency
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { goal, percentile, printTable, ratio } from "./lib";
-import { DELAY_MS, startChild, TOKENS, type Child } from "./lib/token-latency/ipc";
+import { DELAY_MS, position, ROUNDS, startChild, TOKENS, type Child } from "./lib/token-latency/ipc";
 
 type Kind = "anthropic" | "openai";
 
@@ -59,11 +65,13 @@ function latencies(sent: [string, number][], arrived: [string, number][], from =
   const out: number[] = [];
   for (const [token, t] of arrived) {
     const s = at.get(token);
-    if (s !== undefined && Number(token.slice(4)) >= from) out.push((t - s) / 1e6);
+    if (s !== undefined && position(token) >= from) out.push((t - s) / 1e6);
   }
   return Float64Array.from(out).sort();
 }
 
+/** Over how long the sessions of a case start (see the header). */
+const staggerMs = process.env.BENCH_BURST ? DELAY_MS : TOKENS * DELAY_MS;
 const profDir = process.env.BENCH_PROF;
 if (profDir) mkdirSync(profDir, { recursive: true });
 const dir = mkdtempSync(join(tmpdir(), "quiver-bench-"));
@@ -87,7 +95,7 @@ try {
 
   const direct = async (kind: Kind, sessions: number) => {
     await fake.ask({ type: "collect" }, "times");
-    const { times } = await clients.ask({ type: "direct", kind, sessions, baseURL: baseURL(kind), staggerMs: DELAY_MS }, "times");
+    const { times } = await clients.ask({ type: "direct", kind, sessions, rounds: ROUNDS, baseURL: baseURL(kind), staggerMs }, "times");
     return latencies((await fake.ask({ type: "collect" }, "times")).times, times);
   };
   const viaServer = async (server: Child, kind: Kind, sessions: number, label: string) => {
@@ -95,17 +103,17 @@ try {
     await fake.ask({ type: "collect" }, "times");
     await server.ask({ type: "begin", label }, "begun");
     const started = performance.now();
-    const { times, cpuMs: clientMs } = await clients.ask({ type: "engine", url: server.ready.url!, sessionIds, staggerMs: DELAY_MS }, "times");
+    const { times, cpuMs: clientMs } = await clients.ask({ type: "engine", url: server.ready.url!, sessionIds, rounds: ROUNDS, staggerMs }, "times");
     const wallMs = performance.now() - started;
     const cpu = await server.ask({ type: "end" }, "ended");
     const { times: sent, cpuMs: fakeMs } = await fake.ask({ type: "collect" }, "times");
     // p99 by position in the reply, ten tokens at a time: where in a turn the slow ones are.
     const byPosition: string[] = [];
     for (let from = 0; from < TOKENS; from += 10) {
-      const l = latencies(sent, times.filter(([token]) => Number(token.slice(4)) >= from && Number(token.slice(4)) < from + 10));
+      const l = latencies(sent, times.filter(([token]) => position(token) >= from && position(token) < from + 10));
       byPosition.push(percentile(l, 99).toFixed(1));
     }
-    return { lat: latencies(sent, times), late: latencies(sent, times, 40), byPosition, cpu, clientMs, fakeMs, wallMs };
+    return { lat: latencies(sent, times), late: latencies(sent, times, 40), byPosition, cpu, clientMs, fakeMs, wallMs, sent, times };
   };
 
   for (const db of dbs) {
@@ -117,7 +125,7 @@ try {
       for (const sessions of [1, 50]) {
         const label = `${db.name} ${kind} ×${sessions}`;
         const d = await direct(kind, sessions);
-        const { lat: v, late, byPosition, cpu, clientMs, fakeMs, wallMs } = await viaServer(server, kind, sessions, label);
+        const { lat: v, late, byPosition, cpu, clientMs, fakeMs, wallMs, sent, times } = await viaServer(server, kind, sessions, label);
         const [d50, d99, v50, v99] = [percentile(d, 50), percentile(d, 99), percentile(v, 50), percentile(v, 99)];
         const perToken = (ms: number) => (ms * 1000) / Math.max(1, v.length);
         rows.push([label, v.length, d50, v50, v50 - d50, ratio(v50, d50), d99, v99, v99 - d99, ratio(v99, d99), perToken(cpu.loopMs), perToken(cpu.cpuMs), (100 * cpu.cpuMs) / wallMs]);
@@ -126,7 +134,12 @@ try {
             `GC ${cpu.gcCount} pauses, ${cpu.gcMs.toFixed(0)} ms, longest ${cpu.gcMaxMs.toFixed(1)} ms; ` +
             `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms; ` +
             `CPU µs/token: clients ${perToken(clientMs).toFixed(0)}, fake provider ${perToken(fakeMs).toFixed(0)}\n` +
-            `  engine p99 (ms) of tokens 0-9, 10-19, … of each reply: ${byPosition.join(" ")}`,
+            `  engine p99 (ms) of tokens 0-9, 10-19, … of each reply: ${byPosition.join(" ")}` +
+            (cpu.handedOver?.length
+              ? `\n  provider → server's socket write p50 ${percentile(latencies(sent, cpu.handedOver), 50).toFixed(3)} ms, p99 ${percentile(latencies(sent, cpu.handedOver), 99).toFixed(3)} ms; ` +
+                `socket write → client p50 ${percentile(latencies(cpu.handedOver, times), 50).toFixed(3)} ms, p99 ${percentile(latencies(cpu.handedOver, times), 99).toFixed(3)} ms`
+              : "") +
+            (cpu.threads?.length ? `\n  server CPU µs/token by thread: ${cpu.threads.map(([name, ms]) => `${name} ${perToken(ms).toFixed(0)}`).join(", ")}` : ""),
         );
         goal(`${label} added p50 < 0.5 ms`, v50 - d50 < 0.5, `${(v50 - d50).toFixed(3)} ms`);
         goal(`${label} added p99 < 2 ms`, v99 - d99 < 2, `${(v99 - d99).toFixed(3)} ms`);
@@ -142,7 +155,7 @@ try {
 }
 if (process.env.BENCH_VERBOSE) for (const line of verbose) console.log(line);
 printTable(
-  `Token latency, fake provider → client (ms; ${TOKENS} tokens per session, one every ${DELAY_MS} ms; server, provider and clients in separate processes)`,
+  `Token latency, fake provider → client (ms; ${ROUNDS} turns of ${TOKENS} tokens per session, one every ${DELAY_MS} ms, sessions starting ${process.env.BENCH_BURST ? "together" : "spread over one reply"}; server, provider and clients in separate processes)`,
   [
     "case", { title: "tokens", digits: 0 }, { title: "direct p50", digits: 3 }, { title: "engine p50", digits: 3 }, { title: "added p50", digits: 3 }, "p50 ratio",
     { title: "direct p99", digits: 3 }, { title: "engine p99", digits: 3 }, { title: "added p99", digits: 3 }, "p99 ratio",

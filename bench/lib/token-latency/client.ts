@@ -16,23 +16,25 @@ const record = (out: Times, text: string) => {
   for (const m of text.matchAll(TOKEN)) out.push([m[0], now]);
 };
 
-/** Sessions start spread over one token interval: real streams are not phase-locked. */
+/** Session s starts at s/sessions of `ms`: independent users are not phase-locked. */
 const stagger = (s: number, sessions: number, ms: number) => new Promise((r) => setTimeout(r, (s * ms) / sessions));
 
-async function direct(kind: "anthropic" | "openai", sessions: number, baseURL: string, staggerMs: number): Promise<Times> {
+async function direct(kind: "anthropic" | "openai", sessions: number, rounds: number, baseURL: string, staggerMs: number): Promise<Times> {
   const out: Times = [];
   const adapter = createAdapter({ kind, model: "fake", apiKey: "k", baseURL });
   await Promise.all(
     Array.from({ length: sessions }, async (_, s) => {
       await stagger(s, sessions, staggerMs);
-      const spec = { system: "S", tools: [], messages: [{ role: "user" as const, content: [{ type: "text" as const, text: prompt(s) }] }] };
-      for await (const ev of adapter.stream(spec, new AbortController().signal)) if (ev.type === "text") record(out, ev.text);
+      for (let r = 0; r < rounds; r++) {
+        const spec = { system: "S", tools: [], messages: [{ role: "user" as const, content: [{ type: "text" as const, text: prompt(s, r) }] }] };
+        for await (const ev of adapter.stream(spec, new AbortController().signal)) if (ev.type === "text") record(out, ev.text);
+      }
     }),
   );
   return out;
 }
 
-async function viaServer(url: string, sessionIds: string[], staggerMs: number): Promise<Times> {
+async function viaServer(url: string, sessionIds: string[], rounds: number, staggerMs: number): Promise<Times> {
   const out: Times = [];
   const sockets: ReturnType<typeof createWSClient>[] = [];
   try {
@@ -43,19 +45,19 @@ async function viaServer(url: string, sessionIds: string[], staggerMs: number): 
             const ws = createWSClient({ url, WebSocket: WebSocket as never });
             sockets.push(ws);
             const client = createTRPCClient<AppRouter>({ links: [wsLink({ client: ws })] });
+            let round = 0;
+            const send = () => void client.turns.send.mutate({ sessionId, text: prompt(s, round) }).catch(reject);
             const sub = client.turns.events.subscribe(
               { sessionId },
               {
-                onStarted: () =>
-                  void stagger(s, sessionIds.length, staggerMs)
-                    .then(() => client.turns.send.mutate({ sessionId, text: prompt(s) }))
-                    .catch(reject),
+                onStarted: () => void stagger(s, sessionIds.length, staggerMs).then(send),
                 onData: ({ data }) => {
                   if (data.type === "text.delta") record(out, data.text);
-                  if (data.type === "turn.finished") {
-                    sub.unsubscribe();
-                    resolve();
-                  }
+                  if (data.type !== "turn.finished") return;
+                  // The user's next message, as soon as the answer is complete.
+                  if (++round < rounds) return send();
+                  sub.unsubscribe();
+                  resolve();
                 },
                 onError: reject,
               },
@@ -81,9 +83,9 @@ if (process.send) {
     async (req) => {
       switch (req.type) {
         case "direct":
-          return timed(() => direct(req.kind, req.sessions, req.baseURL, req.staggerMs));
+          return timed(() => direct(req.kind, req.sessions, req.rounds, req.baseURL, req.staggerMs));
         case "engine":
-          return timed(() => viaServer(req.url, req.sessionIds, req.staggerMs));
+          return timed(() => viaServer(req.url, req.sessionIds, req.rounds, req.staggerMs));
         case "close":
           return { type: "closed" };
         default:

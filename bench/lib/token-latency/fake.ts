@@ -7,14 +7,15 @@ import { DELAY_MS, serve, TOKEN, TOKENS } from "./ipc";
 
 function reply(tag: string) {
   const text = Array.from({ length: TOKENS }, (_, i) => `${tag}t${String(i).padStart(4, "0")} `).join("");
-  return { blocks: [{ type: "text" as const, text }], deltaChars: 9, delayMs: DELAY_MS };
+  // One token an event: "<tag>t0042 ".
+  return { blocks: [{ type: "text" as const, text }], deltaChars: tag.length + 6, delayMs: DELAY_MS };
 }
 
 if (process.send) {
   let stamps: [string, number][] = [];
   let cpu = process.cpuUsage();
   const fake = await startFakeProvider({
-    respond: (req) => reply(/bench (s\d{2})/.exec(req.raw)?.[1] ?? "s99"),
+    respond: (req) => reply(/bench (s\d{2}r\d+)(?![\s\S]*bench s)/.exec(req.raw)?.[1] ?? "s99r0"),
     onWrite: (_i, chunk) => {
       const now = Number(process.hrtime.bigint());
       for (const m of chunk.toString("utf8").matchAll(TOKEN)) stamps.push([m[0], now]);

@@ -10,10 +10,14 @@ import { z } from "zod";
 /** Tokens per session's reply, and the pause between two (one SSE event each). */
 export const TOKENS = Number(process.env.BENCH_TOKENS ?? 120);
 export const DELAY_MS = 15;
-/** `s07t0042 `: session 7, token 42. */
-export const TOKEN = /s\d{2}t\d{4}/g;
-/** The text that starts session s's turn; the fake provider answers it with that session's tokens. */
-export const prompt = (s: number) => `bench s${String(s).padStart(2, "0")}`;
+/** Turns each session runs back to back in a case. */
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** `s07r2t0042 `: session 7, its turn 2, token 42. */
+export const TOKEN = /s\d{2}r\d+t\d{4}/g;
+/** A token's position in its reply. */
+export const position = (token: string) => Number(token.slice(token.lastIndexOf("t") + 1));
+/** The text that starts session s's turn r; the fake provider answers it with that turn's tokens. */
+export const prompt = (s: number, r: number) => `bench s${String(s).padStart(2, "0")}r${r}`;
 
 const kind = z.enum(["anthropic", "openai"]);
 /** [token, hrtime ns] pairs: when the fake provider wrote a token, or a client got it. */
@@ -27,8 +31,8 @@ export const Request = z.discriminatedUnion("type", [
   z.object({ type: z.literal("begin"), label: z.string() }),
   z.object({ type: z.literal("end") }),
   // clients
-  z.object({ type: z.literal("direct"), kind, sessions: z.number().int().positive(), baseURL: z.string(), staggerMs: z.number() }),
-  z.object({ type: z.literal("engine"), url: z.string(), sessionIds: z.array(z.string()), staggerMs: z.number() }),
+  z.object({ type: z.literal("direct"), kind, sessions: z.number().int().positive(), rounds: z.number().int().positive(), baseURL: z.string(), staggerMs: z.number() }),
+  z.object({ type: z.literal("engine"), url: z.string(), sessionIds: z.array(z.string()), rounds: z.number().int().positive(), staggerMs: z.number() }),
   // every child
   z.object({ type: z.literal("close") }),
 ]);
@@ -42,7 +46,7 @@ export const Reply = z.discriminatedUnion("type", [
   z.object({ type: z.literal("seeded"), sessionIds: z.array(z.string()) }),
   z.object({ type: z.literal("begun") }),
   /** Server CPU (user + system, all threads), its event loop's busy share and time, and loop delay, between begin and end. */
-  z.object({ type: z.literal("ended"), cpuMs: z.number(), elu: z.number(), loopMs: z.number(), delayP99Ms: z.number(), delayMaxMs: z.number(), gcMs: z.number(), gcMaxMs: z.number(), gcCount: z.number() }),
+  z.object({ type: z.literal("ended"), cpuMs: z.number(), elu: z.number(), loopMs: z.number(), delayP99Ms: z.number(), delayMaxMs: z.number(), gcMs: z.number(), gcMaxMs: z.number(), gcCount: z.number(), handedOver: times.optional(), threads: z.array(z.tuple([z.string(), z.number()])).optional() }),
   z.object({ type: z.literal("closed") }),
   z.object({ type: z.literal("error"), message: z.string() }),
 ]);

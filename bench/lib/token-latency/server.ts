@@ -3,15 +3,16 @@
 // the bench turns call no tools). One long-lived instance per database; each session names its
 // provider, so both wire formats go through the same engine. Between `begin` and `end` it
 // measures its own CPU, event loop and GC pauses; with BENCH_PROF=<dir> it writes a CPU profile
-// of its main thread per case (BENCH_PROF_HEAP=1: an allocation profile instead).
+// of its main thread per case (BENCH_PROF_HEAP=1: an allocation profile instead);
+// BENCH_HEAPSNAP=<dir>: a heap snapshot 1.2 s into each ×50 case (mid-turn).
 //   argv: <database url> <anthropic base url> <openai base url>
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "node:inspector/promises";
 import { monitorEventLoopDelay, performance, PerformanceObserver, type EventLoopUtilization } from "node:perf_hooks";
-import { WebSocketServer } from "ws";
+import { WebSocket, WebSocketServer } from "ws";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import { openDb } from "../../../server/db";
 import { createEventHub } from "../../../server/hub/events";
@@ -21,11 +22,12 @@ import { testDispatcher } from "../../../server/engine/testing";
 import { createSessionService } from "../../../server/services/sessions";
 import type { Actor, Services } from "../../../server/services/types";
 import { appRouter } from "../../../server/api/root";
-import { serve } from "./ipc";
+import { serve, TOKEN } from "./ipc";
 
 if (process.send) {
   const [dbUrl, anthropicBaseURL, openaiBaseURL] = process.argv.slice(2);
-  const handle = await openDb(dbUrl);
+  // As server/app.ts: the queries on a thread of their own.
+  const handle = await openDb(dbUrl, { thread: true });
   const { db } = handle;
   const hub = createEventHub(db, { url: dbUrl });
   const engine = createEngine({
@@ -41,6 +43,20 @@ if (process.send) {
   const trpc = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }), keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 } });
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
 
+  // BENCH_VERBOSE: when each token was handed to a client's socket, to split the added latency
+  // into the server's part and the socket's and client's part.
+  const handedOver: [string, number][] = [];
+  if (process.env.BENCH_VERBOSE) {
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (this: WebSocket, data: unknown, ...rest: unknown[]) {
+      if (window && typeof data === "string") {
+        const now = Number(process.hrtime.bigint());
+        for (const m of data.matchAll(TOKEN)) handedOver.push([m[0], now]);
+      }
+      return (send as (...a: unknown[]) => void).call(this, data, ...rest);
+    } as typeof send;
+  }
+
   const profDir = process.env.BENCH_PROF;
   const inspector = profDir ? new Session() : undefined;
   inspector?.connect();
@@ -50,6 +66,24 @@ if (process.send) {
   new PerformanceObserver((list) => {
     if (window) for (const e of list.getEntries()) gcPauses.push(e.duration);
   }).observe({ entryTypes: ["gc"] });
+
+  // CPU ticks of each of this process's threads (Linux), by thread name.
+  const threadTicks = () => {
+    const out = new Map<string, number>();
+    try {
+      for (const tid of readdirSync("/proc/self/task")) {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const key = tid === String(process.pid) ? "main" : `${name}#${tid}`;
+        out.set(key, (out.get(key) ?? 0) + Number(f[11]) + Number(f[12]));
+      }
+    } catch {
+      /* not Linux */
+    }
+    return out;
+  };
+  let ticksAtBegin = new Map<string, number>();
 
   serve(
     async (req) => {
@@ -72,7 +106,15 @@ if (process.send) {
           const delay = monitorEventLoopDelay({ resolution: 1 });
           delay.enable();
           gcPauses = [];
+          ticksAtBegin = threadTicks();
           window = { label: req.label, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), delay };
+          if (process.env.BENCH_HEAPSNAP && req.label.includes("×50")) {
+            const label = req.label;
+            setTimeout(async () => {
+              const { writeHeapSnapshot } = await import("node:v8");
+              console.error("snapshot", writeHeapSnapshot(join(process.env.BENCH_HEAPSNAP!, `${label.replace(/\W+/g, "-")}.heapsnapshot`)));
+            }, 1200);
+          }
           return { type: "begun" };
         }
         case "end": {
@@ -90,6 +132,8 @@ if (process.send) {
             gcMs: gcPauses.reduce((a, b) => a + b, 0),
             gcMaxMs: Math.max(0, ...gcPauses),
             gcCount: gcPauses.length,
+            handedOver: handedOver.splice(0),
+            threads: [...threadTicks()].map(([k, v]) => [k, (v - (ticksAtBegin.get(k) ?? 0)) * 10] as [string, number]).filter(([, ms]) => ms > 0),
           };
           if (inspector && profDir && process.env.BENCH_PROF_HEAP) {
             const { profile } = await inspector.post("HeapProfiler.stopSampling");
