@@ -8,7 +8,10 @@ import type { Db, DbProvider } from "./db";
 import type { Actor, Services } from "./services/types";
 import { RunnerPool } from "./executors/runner-pool";
 import { createExecutorRouter } from "./executors/router";
-import { createEventHub } from "./hub";
+import { createEventHub, type EventHub } from "./hub";
+import { createCluster, type Cluster } from "./hub/cluster";
+import { clusterCommands } from "./hub/commands";
+import { createSharedHub } from "./hub/shared";
 import { createTerminalBridge } from "./hub/terminal";
 import { ToolRegistry } from "./tools/registry";
 import { ToolSessions } from "./tools/sessions";
@@ -31,6 +34,8 @@ export interface PartsDeps {
   actorFor(req: IncomingMessage): Actor | null;
   canUseSession(actor: Actor, sessionId: string): Promise<boolean>;
   log: (line: string) => void;
+  /** Several instances on PostgreSQL: heartbeat, lease and idle times (tests shorten them). */
+  cluster?: { heartbeatMs?: number; ttlMs?: number; idleMs?: number };
 }
 
 export type PartServices = Omit<Services, "env" | "db" | "dbProvider" | "sessions" | "health">;
@@ -38,13 +43,20 @@ export type PartServices = Omit<Services, "env" | "db" | "dbProvider" | "session
 export interface Parts {
   services: PartServices;
   upgrades: [string, (req: IncomingMessage, socket: Duplex, head: Buffer) => void][];
+  /** This instance among others on a PostgreSQL database (none on SQLite). */
+  cluster?: Cluster;
   dispose(): Promise<void>;
 }
 
 export async function createParts(deps: PartsDeps): Promise<Parts> {
   const { db, log } = deps;
   const runners = new RunnerPool({ tokens: deps.runnerTokens, log });
-  const hub = createEventHub(db, { url: deps.dbUrl });
+  // On PostgreSQL this instance shares sessions with any others on the database (hub/shared.ts);
+  // a SQLite file has one server.
+  const cluster = deps.dbProvider === "postgresql" ? createCluster({ url: deps.dbUrl, ...deps.cluster, log: (m, e) => log(`cluster: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`) }) : undefined;
+  const shared = cluster && createSharedHub(db, cluster, { url: deps.dbUrl, idleMs: deps.cluster?.idleMs });
+  const hub: EventHub = shared ?? createEventHub(db, { url: deps.dbUrl });
+  const commands = cluster && clusterCommands(cluster);
   const publish = (sessionId: string, body: Parameters<typeof hub.publish>[1]) =>
     hub.publish(sessionId, body).catch((err) => log(`event for ${sessionId} not stored: ${(err as Error).message}`));
 
@@ -77,7 +89,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     spills,
     emit: (sessionId, event) => publish(sessionId, event).then(() => undefined),
     onSettled: ({ sessionId, toolCallId }) => log(`call ${toolCallId} of session ${sessionId} settled after its turn ended`),
-  });
+  }, commands);
 
   const engine = createEngine({
     db,
@@ -85,8 +97,25 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     dispatcher: pipeline,
     catalog: { catalog: async (sessionId) => (await tools.load(sessionId)).entries() },
     env: deps.env,
+    cluster: cluster && commands && { instanceId: cluster.id, liveInstances: () => cluster.liveInstances(), cancelElsewhere: commands.cancelElsewhere },
     log: (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),
   });
+  if (cluster && shared) {
+    // Listening and known to the others before recovery, which leaves live instances' turns alone.
+    await cluster.start({
+      events: (msg) => shared.deliver(msg.events),
+      request: async (msg) => {
+        if (msg.type === "publish") return shared.handlePublish(msg);
+        // As turns.cancel does here: stop the turn, then its cards and early runs.
+        const cancelled = engine.isRunning(msg.sessionId) && (await engine.cancel(msg.sessionId));
+        await pipeline.cancelSession(msg.sessionId);
+        return { ok: true, value: cancelled };
+      },
+      approvalAnswered: (approvalId) => pipeline.wakeApproval(approvalId),
+      welcome: (to) => shared.welcome(to),
+      resync: () => shared.resync(),
+    });
+  }
   // A previous process may have stopped mid-turn: its turns become interrupted, its calls
   // are settled by the pipeline (pending approvals stay answerable).
   const interrupted = await engine.recoverInterrupted();
@@ -110,6 +139,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       ["/runner", (req, socket, head) => runners.handleUpgrade(req, socket, head)],
       [terminal.path, (req, socket, head) => terminal.handleUpgrade(req, socket, head)],
     ],
+    cluster,
     dispose: async () => {
       for (const stop of unsubscribe) stop();
       spillCleanup.stop();
@@ -119,6 +149,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       terminal.dispose();
       await runners.dispose();
       await hub.dispose();
+      await cluster?.dispose();
       await spills.close();
     },
   };

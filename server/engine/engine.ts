@@ -23,9 +23,19 @@ export interface EngineDeps {
   maxSteps?: number;
   maxOutputTokens?: number;
   retry?: RetryPolicy;
+  /** Several server instances on one database (hub/commands.ts): this one's id, and the others. */
+  cluster?: EngineCluster;
   /** Tests and embedders may supply their own adapter; default: the SDK-based ones. */
   adapterFor?: (config: ProviderConfig) => ProviderAdapter;
   log?: (message: string, err?: unknown) => void;
+}
+
+export interface EngineCluster {
+  instanceId: string;
+  /** Instances whose heartbeat is fresh: their running turns are not recovered. */
+  liveInstances(): Promise<string[]>;
+  /** Cancels the session's turn running on another live instance; false when none runs there. */
+  cancelElsewhere(sessionId: string): Promise<boolean>;
 }
 
 export interface SendResult {
@@ -36,7 +46,7 @@ export interface SendResult {
 export interface Engine {
   /** Stores the message and starts a turn; resolves once both are recorded (the turn runs on). */
   sendMessage(sessionId: string, actor: { userId: string }, text: string): Promise<SendResult>;
-  /** Aborts the running turn of the session at once; false when none was running here. */
+  /** Aborts the running turn of the session at once (on whichever instance runs it); false when none was running. */
   cancel(sessionId: string): Promise<boolean>;
   /** Marks turns left running by an earlier process as interrupted; returns how many. */
   recoverInterrupted(): Promise<number>;
@@ -113,7 +123,7 @@ export function createEngine(deps: EngineDeps): Engine {
       // One nested write (atomic, no interactive transaction to queue behind on SQLite).
       const [turn] = await db.$transaction([
         db.turn.create({
-          data: { sessionId, messages: { create: { session: { connect: { id: sessionId } }, position, role: "user", content: [{ type: "text", text }] } } },
+          data: { sessionId, instanceId: deps.cluster?.instanceId, messages: { create: { session: { connect: { id: sessionId } }, position, role: "user", content: [{ type: "text", text }] } } },
           include: { messages: { select: { id: true } } },
         }),
         db.session.update({ where: { id: sessionId }, data: { status: "running" } }),
@@ -153,12 +163,12 @@ export function createEngine(deps: EngineDeps): Engine {
     sendMessage,
     async cancel(sessionId) {
       const r = running.get(sessionId);
-      if (!r) return false;
+      if (!r) return deps.cluster ? deps.cluster.cancelElsewhere(sessionId) : false;
       r.controller.abort();
       await r.done;
       return true;
     },
-    recoverInterrupted: () => recoverInterruptedTurns(deps.db, deps.hub, log),
+    recoverInterrupted: async () => recoverInterruptedTurns(deps.db, deps.hub, log, await deps.cluster?.liveInstances()),
     isRunning: (sessionId) => running.has(sessionId),
     settled: async (sessionId) => {
       await running.get(sessionId)?.done;

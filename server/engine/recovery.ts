@@ -2,7 +2,9 @@
 // mid-turn. It is marked interrupted, never left running forever, and what had streamed is
 // kept: the assistant text is completed from the persisted text.delta events (the message row
 // is written at intervals, the event log on every delta), and calls left without a result get
-// one saying why, so the session can continue.
+// one saying why, so the session can continue. With several server instances on one database,
+// only turns whose instance is gone (no fresh heartbeat, hub/cluster.ts) are recovered: a live
+// instance is still running its own.
 import type { Db } from "../db";
 import type { EventHub } from "../hub/events";
 import { closeOpenCalls } from "./history";
@@ -10,8 +12,9 @@ import type { ContentBlock } from "./types";
 
 const why = "Not finished: the server restarted during this turn.";
 
-export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: (m: string, e?: unknown) => void): Promise<number> {
-  const turns = await db.turn.findMany({ where: { status: "running" }, orderBy: { startedAt: "asc" } });
+export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: (m: string, e?: unknown) => void, liveInstances?: string[]): Promise<number> {
+  const gone = liveInstances ? { OR: [{ instanceId: null }, { instanceId: { notIn: liveInstances } }] } : {};
+  const turns = await db.turn.findMany({ where: { status: "running", ...gone }, orderBy: { startedAt: "asc" } });
   for (const turn of turns) {
     try {
       await restoreStreamedText(db, turn.sessionId, turn.id);

@@ -109,6 +109,15 @@ export class ApprovalBroker {
     this.owned.delete(approvalId);
   }
 
+  /** Another server instance answered: read the row now rather than at the next poll. */
+  wake(approvalId: string): void {
+    if (!this.waiters.has(approvalId)) return;
+    void this.db.approval.findUnique({ where: { id: approvalId } }).then((row) => {
+      const a = row && toAnswer(row);
+      if (a) this.waiters.get(approvalId)?.(a);
+    }, () => undefined);
+  }
+
   hasWaiter(approvalId: string): boolean {
     return this.waiters.has(approvalId);
   }

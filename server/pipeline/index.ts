@@ -27,11 +27,22 @@ export interface PendingApproval {
   createdAt: Date;
 }
 
+/** Several server instances on one database (hub/commands.ts): approvals answered here for a
+ *  turn that runs on another instance are settled there. */
+export interface PipelineCluster {
+  /** The approval's turn is running on another live instance. */
+  runsElsewhere(approvalId: string): Promise<boolean>;
+  /** Tells the other instances the approval was answered. */
+  announce(approvalId: string): Promise<void>;
+}
+
 export interface Pipeline extends Dispatcher {
   dispatch(request: DispatchRequest): Promise<DispatchOutcome>;
   onArgumentsProgress(sessionId: string, turnId: string, call: ModelToolCall & { complete: boolean }): void;
   /** Answers a pending approval as `actor` (the session's owner or an org admin/owner). */
   answerApproval(actor: Actor, approvalId: string, choice: Choice, message?: string): Promise<Answer>;
+  /** Another instance answered an approval a turn here may be waiting for. */
+  wakeApproval(approvalId: string): void;
   /** Pending approval cards of a session (page reload). */
   pendingApprovals(actor: Actor, sessionId: string): Promise<PendingApproval[]>;
   /** Cancels everything of the session: in-flight calls, pending approvals, early runs. */
@@ -46,7 +57,7 @@ export interface Pipeline extends Dispatcher {
   dispose(): void;
 }
 
-export function createPipeline(deps: PipelineDeps): Pipeline {
+export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): Pipeline {
   const limits: PipelineLimits = {
     concurrency: 10, shell: SHELL_LIMITS, text: TEXT_LIMITS, callTimeoutMs: 10 * 60_000, approvalPollMs: 2000, ...deps.limits,
   };
@@ -94,7 +105,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (!row) throw new ApprovalError("No such approval.", "NOT_FOUND");
       await authorize(actor, row.sessionId);
       const { live, ...answer } = await core.broker.answer(approvalId, actor.userId, choice, message);
-      if (!live) {
+      if (!live && cluster && (await cluster.runsElsewhere(approvalId))) {
+        // The turn waiting for it runs on another instance: it wakes and runs the call there.
+        await cluster.announce(approvalId);
+      } else if (!live) {
         // No live turn waits (restart, or the turn ended): settle it here, at most once.
         void track(settleOrphan(core, approvalId).catch((e) => log.error(`approval ${approvalId} could not be settled`, e)));
       }
@@ -118,6 +132,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         }
       }
     },
+    wakeApproval: (approvalId) => core.broker.wake(approvalId),
     recover: () => recover(core),
     dispose() {
       core.speculator.dispose();

@@ -22,6 +22,8 @@ export const ControlMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("hello"), from: instance }),
   /** Sent through the peer's event writer, so every batch it stored without a NOTIFY is committed before. */
   z.object({ type: z.literal("welcome"), from: instance, to: instance }),
+  /** To itself: once it arrives, every notification committed before it has arrived too. */
+  z.object({ type: z.literal("sync"), from: instance, to: instance, id: z.number().int() }),
   /** Publish these events of a session whose publisher is `to` (hub/shared.ts). */
   z.object({ type: z.literal("publish"), from: instance, to: instance, id: z.number().int(), sessionId: z.string(), bodies: z.array(SessionEventBody) }),
   /** Cancel the turn of the session that runs on `to`. */

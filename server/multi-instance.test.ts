@@ -1,0 +1,223 @@
+// Several server instances on one PostgreSQL database (hub/cluster.ts, hub/shared.ts): each
+// instance here is a full set of parts (hub, engine, pipeline, runner pool) with its own
+// database connections, in this test process, against the fake provider.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseEnv } from "./env";
+import { openDb, type DbHandle } from "./db";
+import { createParts, type Parts } from "./parts";
+import { testDatabases, useTestDb } from "./testing/db";
+import { seedSession } from "./hub/testing";
+import type { SessionEvent } from "./protocol/events";
+import { startFakeProvider, type FakeProvider } from "./engine/fake-provider/server";
+
+const hasPostgres = testDatabases().includes("postgresql");
+
+interface Instance {
+  parts: Parts;
+  handle: DbHandle;
+  stop(): Promise<void>;
+}
+
+const running = new Set<Instance>();
+
+const quick = { heartbeatMs: 200, ttlMs: 1_500, idleMs: 300 };
+
+async function startInstance(url: string, fake: FakeProvider, dataDir: string, log: string[] = []): Promise<Instance> {
+  const handle = await openDb(url, { thread: true });
+  const env = parseEnv({
+    PORT: "0",
+    DATABASE_URL: url,
+    QUIVER_DATA_DIR: dataDir,
+    QUIVER_LOCAL_RUNNER: "0",
+    QUIVER_PROVIDER: "anthropic",
+    QUIVER_MODEL: "claude-test",
+    ANTHROPIC_API_KEY: "test-key",
+    ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
+  });
+  const parts = await createParts({
+    env, db: handle.db, dbProvider: handle.provider, dbUrl: url, runnerTokens: ["x".repeat(32)],
+    actorFor: () => null, canUseSession: async () => true, log: (l) => { log.push(l); if (process.env.MI_DEBUG) console.log(l); }, cluster: quick,
+  });
+  let stopped: Promise<void> | undefined;
+  const inst: Instance = {
+    parts, handle,
+    stop: () => (stopped ??= (async () => {
+      running.delete(inst);
+      await parts.dispose();
+      await handle.close();
+    })()),
+  };
+  running.add(inst);
+  return inst;
+}
+
+async function collect(gen: AsyncGenerator<SessionEvent>, until: (ev: SessionEvent, all: SessionEvent[]) => boolean): Promise<SessionEvent[]> {
+  const out: SessionEvent[] = [];
+  for await (const ev of gen) {
+    out.push(ev);
+    if (until(ev, out)) break;
+  }
+  return out;
+}
+
+describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL database", () => {
+  const t = useTestDb("postgresql");
+  let fake: FakeProvider;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    dataDir = mkdtempSync(join(tmpdir(), "quiver-multi-"));
+  });
+  afterEach(async () => {
+    for (const i of [...running]) await i.stop();
+  });
+  afterAll(async () => {
+    await fake?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("a second instance starting leaves the first one's running turn alone", async () => {
+    const a = await startInstance(t.current.url, fake, dataDir);
+    const { sessionId, userId } = await seedSession(t.current.db, { provider: "anthropic", model: "claude-test" });
+    fake.enqueue({ blocks: [{ type: "text", text: "slowly streamed words ".repeat(20) }], deltaChars: 4, delayMs: 60 });
+    const ctl = new AbortController();
+    const seen = collect(a.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (ev) => ev.type === "turn.finished");
+    const { turnId } = await a.parts.services.engine.sendMessage(sessionId, { userId }, "talk slowly");
+    // Wait until the turn is visibly streaming, then start B (its start-up runs recovery).
+    for (let i = 0; i < 100 && !(await t.current.db.sessionEvent.count({ where: { sessionId, type: "text.delta" } })); i++) await new Promise((r) => setTimeout(r, 20));
+    await startInstance(t.current.url, fake, dataDir);
+    expect((await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).status).toBe("running");
+    await a.parts.services.engine.settled(sessionId);
+    const events = await seen;
+    ctl.abort();
+    expect(events.filter((e) => e.type === "notice")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
+    expect((await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).status).toBe("completed");
+  }, 60_000);
+
+  it("recovers at start-up the running turns of an instance that is gone, only those", async () => {
+    const { sessionId } = await seedSession(t.current.db);
+    const gone = await t.current.db.turn.create({ data: { sessionId, instanceId: "0123456789abcdef" } });
+    const old = await t.current.db.turn.create({ data: { sessionId, instanceId: null } });
+    await startInstance(t.current.url, fake, dataDir);
+    for (const id of [gone.id, old.id]) expect((await t.current.db.turn.findUniqueOrThrow({ where: { id } })).status).toBe("interrupted");
+  });
+
+  it("a subscriber on B gets A's turn live, in order, with no gap or duplicate, while B publishes for the session too", async () => {
+    const a = await startInstance(t.current.url, fake, dataDir);
+    const b = await startInstance(t.current.url, fake, dataDir);
+    const { sessionId, userId, orgId } = await seedSession(t.current.db, { provider: "anthropic", model: "claude-test" });
+    fake.enqueue(
+      { blocks: [{ type: "text", text: "Running it. " }, { type: "tool_call", id: "c1", name: "shell", arguments: JSON.stringify({ command: "echo hi > out.txt" }) }], delayMs: 5 },
+      { blocks: [{ type: "text", text: "All done here, ".repeat(20) }], deltaChars: 3, delayMs: 5 },
+    );
+    const ctl = new AbortController();
+    const isEnd = (ev: SessionEvent) => ev.type === "turn.finished";
+    const onA = collect(a.parts.services.hub.subscribe(sessionId, 0, ctl.signal), isEnd);
+    const live: { ev: SessionEvent; stored: boolean }[] = [];
+    const onB = collect(b.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (ev, all) => {
+      // Live means not yet read from the database when it arrived here... checked below by timing.
+      live.push({ ev, stored: false });
+      if (ev.type === "approval.required") {
+        // Answered on B, the turn runs on A.
+        void b.parts.services.approvals.answerApproval({ userId, orgId, role: "owner" }, ev.approvalId, "once");
+      }
+      return isEnd(ev) && all.length > 0;
+    });
+    await a.parts.services.engine.sendMessage(sessionId, { userId }, "write out.txt");
+    // B publishes for the same session while A runs the turn (runner file changes on B).
+    const fromB: Promise<SessionEvent>[] = [];
+    for (let i = 0; i < 30; i++) {
+      fromB.push(b.parts.services.hub.publish(sessionId, { type: "files.changed", paths: [`f${i}.txt`], version: i }));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const [eventsA, eventsB, published] = await Promise.all([onA, onB, Promise.all(fromB)]);
+    await a.parts.services.engine.settled(sessionId);
+    ctl.abort();
+    const rows = await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" }, select: { seq: true, type: true } });
+    const upTo = (evs: SessionEvent[]) => rows.filter((r) => r.seq <= evs.at(-1)!.seq).map((r) => `${r.seq}:${r.type}`);
+    // Every stored event, once each, in seq order, on both instances.
+    expect(eventsB.map((e) => `${e.seq}:${e.type}`)).toEqual(upTo(eventsB));
+    expect(eventsA.map((e) => `${e.seq}:${e.type}`)).toEqual(upTo(eventsA));
+    expect(published.map((e) => (e as { version: number }).version)).toEqual([...Array(30).keys()]);
+    for (const p of published) expect(rows.some((r) => r.seq === p.seq && r.type === "files.changed")).toBe(true);
+    const types = eventsB.map((e) => e.type);
+    for (const ty of ["turn.started", "text.delta", "tool.started", "approval.required", "approval.resolved", "tool.finished", "turn.finished"]) expect(types).toContain(ty);
+    expect(eventsB.find((e) => e.type === "approval.resolved")).toMatchObject({ decision: "approved_once" });
+    expect(eventsB.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
+    // Resuming from the middle on either instance gives exactly the rest.
+    const mid = eventsB[Math.floor(eventsB.length / 2)].seq;
+    for (const inst of [a, b]) {
+      const rest = await collect(inst.parts.services.hub.subscribe(sessionId, mid, AbortSignal.timeout(10_000)), (ev) => ev.seq === rows.at(-1)!.seq);
+      expect(rest.map((e) => e.seq)).toEqual(rows.filter((r) => r.seq > mid).map((r) => r.seq));
+    }
+  }, 60_000);
+
+  it("cancel sent to B stops the turn running on A at once", async () => {
+    const a = await startInstance(t.current.url, fake, dataDir);
+    const b = await startInstance(t.current.url, fake, dataDir);
+    const { sessionId, userId } = await seedSession(t.current.db, { provider: "anthropic", model: "claude-test" });
+    fake.enqueue({ blocks: [{ type: "text", text: "this never ends ".repeat(50) }], hangAfterBytes: 600 });
+    const ctl = new AbortController();
+    const onB = collect(b.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (ev) => ev.type === "turn.finished");
+    const { turnId } = await a.parts.services.engine.sendMessage(sessionId, { userId }, "go on forever");
+    for (let i = 0; i < 200 && !(await t.current.db.sessionEvent.count({ where: { sessionId, type: "text.delta" } })); i++) await new Promise((r) => setTimeout(r, 20));
+    const started = Date.now();
+    expect(await b.parts.services.engine.cancel(sessionId)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(a.parts.services.engine.isRunning(sessionId)).toBe(false);
+    expect((await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).status).toBe("cancelled");
+    expect((await onB).at(-1)).toMatchObject({ type: "turn.finished", status: "cancelled" });
+    ctl.abort();
+    // Nothing runs anywhere now.
+    expect(await b.parts.services.engine.cancel(sessionId)).toBe(false);
+  }, 30_000);
+
+  it("carries an event over 8000 bytes to the other instance, published there or forwarded", async () => {
+    const a = await startInstance(t.current.url, fake, dataDir);
+    const b = await startInstance(t.current.url, fake, dataDir);
+    const { sessionId } = await seedSession(t.current.db);
+    const big = (tag: string) => ({ type: "notice" as const, level: "info" as const, code: tag, text: `${tag}:` + 'ü€😀x\\"'.repeat(4_000) });
+    const ctl = new AbortController();
+    const onB = collect(b.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (_ev, all) => all.length === 3);
+    const first = await a.parts.services.hub.publish(sessionId, big("a1"));
+    // A publishes the session now, so B's event is forwarded to A (over 8000 bytes too).
+    const second = await b.parts.services.hub.publish(sessionId, big("b1"));
+    const third = await a.parts.services.hub.publish(sessionId, { type: "notice", level: "info", code: "a2", text: "small" });
+    const got = await onB;
+    ctl.abort();
+    expect(got.map((e) => e.seq)).toEqual([first.seq, second.seq, third.seq]);
+    expect(second.seq).toBe(first.seq + 1);
+    expect(got[0]).toEqual(first);
+    expect(got[1]).toMatchObject(big("b1"));
+    expect(JSON.stringify(got[1]).length).toBeGreaterThan(8000 * 2);
+  }, 30_000);
+
+  it("a dropped LISTEN connection reconnects and subscribers catch up from the database", async () => {
+    const a = await startInstance(t.current.url, fake, dataDir);
+    const b = await startInstance(t.current.url, fake, dataDir);
+    const { sessionId } = await seedSession(t.current.db);
+    const note = (i: number) => ({ type: "notice" as const, level: "info" as const, code: "n", text: String(i) });
+    const ctl = new AbortController();
+    const onB = collect(b.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (_ev, all) => all.length === 60);
+    for (let i = 0; i < 20; i++) await a.parts.services.hub.publish(sessionId, note(i));
+    const pid = b.parts.cluster!.listenerPid()!;
+    expect(pid).toBeGreaterThan(0);
+    const killer = await openDb(t.current.url);
+    await killer.db.$queryRawUnsafe(`SELECT pg_terminate_backend(${pid})`);
+    await killer.close();
+    // Published while B's listener is down or coming back.
+    for (let i = 20; i < 60; i++) await a.parts.services.hub.publish(sessionId, note(i));
+    const got = await onB;
+    ctl.abort();
+    expect(got.map((e) => (e as { text: string }).text)).toEqual([...Array(60).keys()].map(String));
+    const seqs = got.map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    for (let i = 0; i < 100 && b.parts.cluster!.listenerPid() === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(b.parts.cluster!.listenerPid()).not.toBe(pid);
+  }, 30_000);
+});
