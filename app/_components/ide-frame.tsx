@@ -1,7 +1,8 @@
 "use client";
-// The IDE: file tree (left), editor with tabs (centre), chat (right), terminal (below the
-// editor), a status bar, and a banner when the event socket or the runner is down. Pane sizes
-// and the terminal's visibility are remembered per session; VS Code's keys work everywhere.
+// The IDE: file tree (left), editor with tabs (centre), the live preview beside the editor when
+// open, chat (right), terminal (below the editor), a status bar, and a banner when the event
+// socket or the runner is down. Pane sizes and the terminal's and preview's visibility are
+// remembered per session; VS Code's keys work everywhere (Ctrl+Alt+P toggles the preview).
 import Link from "next/link";
 import dynamic from "next/dynamic";
 import { useCallback, useEffect, useMemo, useState } from "react";
@@ -16,6 +17,7 @@ import { FileTree } from "./files/file-tree";
 import { EditorPane } from "./editor/editor-pane";
 import { QuickOpen } from "./editor/quick-open";
 import { ChatPane } from "./chat/chat-pane";
+import { PreviewPane } from "./preview/preview-pane";
 import type { TerminalState } from "./terminal/xterm-view";
 import styles from "./ide-frame.module.css";
 
@@ -26,8 +28,11 @@ interface Layout {
   chat: number;
   term: number;
   termOpen: boolean;
+  /** Absent in layouts stored before the preview existed: the defaults fill them in. */
+  preview?: number;
+  previewOpen?: boolean;
 }
-const DEFAULT_LAYOUT: Layout = { files: 240, chat: 400, term: 220, termOpen: true };
+const DEFAULT_LAYOUT: Required<Layout> = { files: 240, chat: 400, term: 220, termOpen: true, preview: 480, previewOpen: false };
 const isLayout = (v: unknown): v is Layout =>
   !!v && typeof v === "object" && ["files", "chat", "term"].every((k) => typeof (v as Record<string, unknown>)[k] === "number");
 
@@ -41,7 +46,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const { state, status, error: streamError } = useSessionEvents(sessionId);
   const files = useOpenFiles(sessionId);
   const tree = useQuery(trpc.files.tree.queryOptions({ sessionId }, { retry: 1, enabled: !!runner }));
-  const [layout, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
+  const [stored, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
+  const layout = { ...DEFAULT_LAYOUT, ...stored };
+  const [previewFocus, setPreviewFocus] = useState(0);
   const [quickOpen, setQuickOpen] = useState(false);
   const [termState, setTermState] = useState<TerminalState>("connecting");
   const [termFocus, setTermFocus] = useState(0);
@@ -76,7 +83,11 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const mod = e.ctrlKey || e.metaKey;
-      if (mod && e.key.toLowerCase() === "s") {
+      if (mod && e.altKey && e.code === "KeyP") {
+        e.preventDefault();
+        setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) }));
+        setPreviewFocus((n) => n + 1);
+      } else if (mod && e.key.toLowerCase() === "s") {
         e.preventDefault();
         if (files.tabs.active) void files.save(files.tabs.active);
       } else if (mod && e.key.toLowerCase() === "p") {
@@ -112,6 +123,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     "--files-w": `${layout.files}px`,
     "--chat-w": `${layout.chat}px`,
     "--term-h": layout.termOpen ? `${layout.term}px` : "0px",
+    "--preview-w": layout.previewOpen ? `${layout.preview}px` : "0px",
+    "--psplit-w": layout.previewOpen ? "4px" : "0px",
   } as React.CSSProperties;
 
   return (
@@ -120,6 +133,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <Link href="/" className={styles.brand}>Quiver</Link>
         <span className={styles.title}>{session.data?.title ?? "…"}</span>
         {running && <span className={styles.working}>Agent working… <kbd>Esc</kbd> stops</span>}
+        <button type="button" className={styles.toggle} aria-pressed={layout.previewOpen} aria-keyshortcuts="Control+Alt+P" title="Live preview (Ctrl+Alt+P)" onClick={() => setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) }))} data-testid="toggle-preview">
+          Preview
+        </button>
       </header>
       {(socketDown || runnerDown) && (
         <div className={styles.banner} role="status" data-testid="connection-banner">
@@ -146,6 +162,12 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
         <EditorPane files={files} workspace={filePaths} onQuickOpen={() => setQuickOpen(true)} />
+      </section>
+      {layout.previewOpen && (
+        <Splitter axis="x" size={layout.preview} direction={-1} min={240} max={1400} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(preview) => setLayout((l) => ({ ...l, preview }))} testId="split-preview" />
+      )}
+      <section className={styles.preview} aria-label="Preview" data-testid="pane-preview" hidden={!layout.previewOpen}>
+        {layout.previewOpen && <PreviewPane sessionId={sessionId} visible={layout.previewOpen} focusSignal={previewFocus} />}
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">

@@ -1,0 +1,116 @@
+"use client";
+// The live preview pane: an address bar (port and path), reload, open in a new tab, the ports
+// listening on the runner's machine, and the app in a frame loaded from its preview host
+// (`<port>-<session>.localhost`, see server/preview/http.ts). The chosen port and path are
+// remembered per session. The frame reloads by itself when the chosen port starts or stops
+// listening. A line at the bottom says whether an in-browser WebContainer could take over.
+import { useEffect, useRef, useState } from "react";
+import { previewOrigin } from "../../../server/protocol/preview";
+import { usePersisted } from "../../_lib/persisted";
+import { usePreviewPorts } from "../../_lib/preview-ports";
+import { WebContainerLine } from "./webcontainer-line";
+import styles from "./preview.module.css";
+
+interface Target {
+  port: number | null;
+  path: string;
+}
+const NO_TARGET: Target = { port: null, path: "/" };
+const isTarget = (v: unknown): v is Target =>
+  !!v && typeof v === "object" && typeof (v as Target).path === "string" && ((v as Target).port === null || Number.isInteger((v as Target).port));
+
+/** `/usr/bin/python3 -m http.server 8123` → `python3 -m http.server`: enough to recognise it. */
+const shortCommand = (cmd: string) => {
+  const [first, ...rest] = cmd.split(" ");
+  return [first.split("/").pop(), ...rest].slice(0, 3).join(" ");
+};
+const normalPath = (p: string) => (p.trim().startsWith("/") ? p.trim() : `/${p.trim()}`);
+
+export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: string; visible: boolean; focusSignal: number }) {
+  const [target, setTarget] = usePersisted<Target>(`quiver.preview.${sessionId}`, NO_TARGET, isTarget);
+  const [portDraft, setPortDraft] = useState("");
+  const [pathDraft, setPathDraft] = useState("/");
+  const [nonce, setNonce] = useState(0);
+  const portInput = useRef<HTMLInputElement>(null);
+  const { ports, error, loaded } = usePreviewPorts(sessionId, visible);
+
+  useEffect(() => {
+    setPortDraft(target.port === null ? "" : String(target.port));
+    setPathDraft(target.path);
+  }, [target]);
+  useEffect(() => {
+    if (focusSignal > 0) portInput.current?.focus();
+  }, [focusSignal]);
+
+  // A server that starts (or stops) on the chosen port shows up without a manual reload; picking
+  // another port loads it already, so only a change on the same port reloads.
+  const listening = target.port !== null && ports.some((p) => p.port === target.port);
+  const seen = useRef<{ port: number | null; listening: boolean } | undefined>(undefined);
+  useEffect(() => {
+    if (!loaded) return;
+    const was = seen.current;
+    if (was && was.port === target.port && was.listening !== listening) setNonce((n) => n + 1);
+    seen.current = { port: target.port, listening };
+  }, [listening, loaded, target.port]);
+
+  const url = target.port !== null && typeof location !== "undefined" ? `${previewOrigin(location, sessionId, target.port)}${target.path}` : undefined;
+  const go = (port: number, path: string) => {
+    setTarget({ port, path: normalPath(path) });
+    setNonce((n) => n + 1);
+  };
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault();
+    const port = Number(portDraft);
+    if (Number.isInteger(port) && port >= 1 && port <= 65_535) go(port, pathDraft);
+  };
+  const portValid = /^\d{1,5}$/.test(portDraft) && Number(portDraft) >= 1 && Number(portDraft) <= 65_535;
+  const mine = ports.filter((p) => p.workspace);
+  const others = ports.filter((p) => !p.workspace);
+
+  return (
+    <div className={styles.pane} data-testid="preview-pane">
+      <form className={styles.bar} onSubmit={submit} aria-label="Preview address">
+        <span className={styles.host} aria-hidden>localhost:</span>
+        <input ref={portInput} className={styles.port} value={portDraft} onChange={(e) => setPortDraft(e.target.value)} placeholder="port" inputMode="numeric" aria-label="Port" aria-invalid={portDraft !== "" && !portValid} data-testid="preview-port" />
+        <input className={styles.path} value={pathDraft} onChange={(e) => setPathDraft(e.target.value)} aria-label="Path" data-testid="preview-path" />
+        <button type="submit" disabled={!portValid} data-testid="preview-go">Go</button>
+        <button type="button" onClick={() => setNonce((n) => n + 1)} disabled={!url} aria-label="Reload preview" title="Reload" data-testid="preview-reload">⟳</button>
+        <a className={styles.open} href={url} target="_blank" rel="noopener noreferrer" aria-disabled={!url} aria-label="Open preview in a new tab" title="Open in a new tab" data-testid="preview-open">↗</a>
+      </form>
+      <div className={styles.ports} data-testid="preview-ports" aria-label="Listening ports">
+        {error ? (
+          <span className={styles.problem}>Ports unavailable: {error}</span>
+        ) : !loaded ? (
+          <span className="muted">Looking for listening ports…</span>
+        ) : mine.length === 0 ? (
+          <span className="muted">No server of this workspace listens yet. Start one in the terminal (e.g. <code>python3 -m http.server 8000</code>).</span>
+        ) : (
+          mine.map((p) => (
+            <button key={p.port} type="button" className={p.port === target.port ? styles.portOn : styles.portBtn} onClick={() => go(p.port, "/")} title={p.command ?? p.address} data-testid="preview-port-item" data-port={p.port}>
+              {p.port}
+              {p.command && <span className={styles.cmd}>{shortCommand(p.command)}</span>}
+            </button>
+          ))
+        )}
+        {others.length > 0 && (
+          <details className={styles.others}>
+            <summary>{others.length} other</summary>
+            {others.map((p) => (
+              <button key={p.port} type="button" className={styles.portBtn} onClick={() => go(p.port, "/")} data-testid="preview-port-other" data-port={p.port}>{p.port}</button>
+            ))}
+          </details>
+        )}
+      </div>
+      <div className={styles.view}>
+        {url ? (
+          // credentialless: the IDE is cross-origin isolated (COEP), and an app on another origin
+          // cannot be expected to send COEP/CORP headers of its own.
+          <iframe key={`${url}#${nonce}`} src={url} title="Preview" className={styles.frame} data-testid="preview-frame" data-listening={listening} {...({ credentialless: true } as object)} />
+        ) : (
+          <div className={styles.empty}>Pick a port to preview the app served on the runner.</div>
+        )}
+      </div>
+      <WebContainerLine />
+    </div>
+  );
+}
