@@ -1,5 +1,7 @@
 // edit_file and write_file: both require a complete, unchanged read of an existing file (the
-// ledger), and both go through Workspace.write (atomic, budgeted, announced).
+// ledger), and both go through Workspace.write (atomic, budgeted, announced). planEdit and
+// planWrite work out the change without writing it, for the op and for its preview
+// (preview.ts: the diff an approval card shows).
 import { stat } from "node:fs/promises";
 import { EditFileInput, WriteFileInput } from "../../server/protocol/file-ops";
 import { readNoFollow } from "../workspace/atomic";
@@ -16,6 +18,19 @@ export async function readForChange(ctx: OpContext, rel: string, abs: string) {
   return { before, hash, refusal: check.ok ? undefined : check.reason };
 }
 
+interface Refusal {
+  ok: false;
+  output: string;
+}
+/** A change worked out and allowed: the file's text now (null: a new file) and after. */
+export interface PlannedChange {
+  ok: true;
+  target: Awaited<ReturnType<OpContext["workspace"]["resolve"]>>;
+  hash: string | null;
+  before: string | null;
+  updated: string;
+}
+
 const lineAt = (text: string, index: number) => text.slice(0, index).split("\n").length;
 
 function occurrences(text: string, needle: string): number[] {
@@ -24,39 +39,47 @@ function occurrences(text: string, needle: string): number[] {
   return at;
 }
 
+/** What an edit_file would write, without writing it: the one place its rules live. */
+export async function planEdit(input: EditFileInput, ctx: OpContext): Promise<Refusal | PlannedChange & { at: number[]; newText: string }> {
+  const target = await ctx.workspace.resolve(input.path, "write");
+  if (!target.exists) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
+  const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
+  if (!before) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
+  if (refusal) return { ok: false, output: refusal };
+  const text = before.data.toString("utf8");
+  let oldText = input.old_string;
+  let newText = input.new_string;
+  // The model writes \n; a CRLF file keeps its line endings.
+  if (!text.includes(oldText) && text.includes("\r\n") && !oldText.includes("\r\n")) {
+    oldText = oldText.replace(/\n/g, "\r\n");
+    newText = newText.replace(/\r?\n/g, "\r\n");
+  }
+  if (oldText === newText) return { ok: false, output: "old_string and new_string are identical; nothing to change" };
+  const at = occurrences(text, oldText);
+  if (at.length === 0) {
+    const trimmed = input.old_string.trim();
+    const near = trimmed && trimmed !== input.old_string ? occurrences(text, trimmed).map((i) => lineAt(text, i)) : [];
+    const hint = near.length ? ` Text without the surrounding whitespace occurs at line(s) ${near.slice(0, 10).join(", ")}; check indentation and blank lines.` : "";
+    return { ok: false, output: `old_string was not found in ${target.rel} (0 occurrences); it must match the file exactly, including whitespace and indentation.${hint}` };
+  }
+  if (at.length > 1 && !input.replace_all) {
+    const lines = at.map((i) => lineAt(text, i));
+    const shown = lines.slice(0, 20).join(", ") + (lines.length > 20 ? ", …" : "");
+    return {
+      ok: false,
+      output: `old_string occurs ${at.length} times in ${target.rel} (at lines ${shown}); include more surrounding lines so it matches exactly once, or set replace_all to true`,
+    };
+  }
+  const updated = input.replace_all ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
+  return { ok: true, target, hash, before: text, updated, at, newText };
+}
+
 export const editFileOp = defineOp({
   input: EditFileInput,
   async run(input, ctx) {
-    const target = await ctx.workspace.resolve(input.path, "write");
-    if (!target.exists) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
-    const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
-    if (!before) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
-    if (refusal) return { ok: false, output: refusal };
-    const text = before.data.toString("utf8");
-    let oldText = input.old_string;
-    let newText = input.new_string;
-    // The model writes \n; a CRLF file keeps its line endings.
-    if (!text.includes(oldText) && text.includes("\r\n") && !oldText.includes("\r\n")) {
-      oldText = oldText.replace(/\n/g, "\r\n");
-      newText = newText.replace(/\r?\n/g, "\r\n");
-    }
-    if (oldText === newText) return { ok: false, output: "old_string and new_string are identical; nothing to change" };
-    const at = occurrences(text, oldText);
-    if (at.length === 0) {
-      const trimmed = input.old_string.trim();
-      const near = trimmed && trimmed !== input.old_string ? occurrences(text, trimmed).map((i) => lineAt(text, i)) : [];
-      const hint = near.length ? ` Text without the surrounding whitespace occurs at line(s) ${near.slice(0, 10).join(", ")}; check indentation and blank lines.` : "";
-      return { ok: false, output: `old_string was not found in ${target.rel} (0 occurrences); it must match the file exactly, including whitespace and indentation.${hint}` };
-    }
-    if (at.length > 1 && !input.replace_all) {
-      const lines = at.map((i) => lineAt(text, i));
-      const shown = lines.slice(0, 20).join(", ") + (lines.length > 20 ? ", …" : "");
-      return {
-        ok: false,
-        output: `old_string occurs ${at.length} times in ${target.rel} (at lines ${shown}); include more surrounding lines so it matches exactly once, or set replace_all to true`,
-      };
-    }
-    const updated = input.replace_all ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
+    const plan = await planEdit(input, ctx);
+    if (!plan.ok) return plan;
+    const { target, hash, updated, at, newText } = plan;
     const { version } = await ctx.workspace.write(ctx.sessionId, [{ path: target, content: updated, expectHash: hash }]);
     const first = lineAt(updated, at[0]);
     const newLines = splitLines(updated);
@@ -73,20 +96,28 @@ export const editFileOp = defineOp({
   },
 });
 
+/** What a write_file would write, without writing it. */
+export async function planWrite(input: WriteFileInput, ctx: OpContext): Promise<Refusal | PlannedChange> {
+  const target = await ctx.workspace.resolve(input.path, "write");
+  if (target.exists && (await stat(target.abs)).isDirectory()) return { ok: false, output: `${target.rel} is a directory` };
+  const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
+  if (before && refusal) return { ok: false, output: `${refusal} (write_file overwrites existing files only after a complete read)` };
+  return { ok: true, target, hash, before: before ? before.data.toString("utf8") : null, updated: input.content };
+}
+
 export const writeFileOp = defineOp({
   input: WriteFileInput,
   async run(input, ctx) {
-    const target = await ctx.workspace.resolve(input.path, "write");
-    if (target.exists && (await stat(target.abs)).isDirectory()) return { ok: false, output: `${target.rel} is a directory` };
-    const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
-    if (before && refusal) return { ok: false, output: `${refusal} (write_file overwrites existing files only after a complete read)` };
+    const plan = await planWrite(input, ctx);
+    if (!plan.ok) return plan;
+    const { target, hash, before } = plan;
     const { version } = await ctx.workspace.write(ctx.sessionId, [{ path: target, content: input.content, expectHash: hash }]);
     const lines = splitLines(input.content).length;
-    const verb = before ? "Overwrote" : "Created";
+    const verb = before !== null ? "Overwrote" : "Created";
     return {
       ok: true,
       output: `${verb} ${target.rel} (${lines} line${lines === 1 ? "" : "s"}, ${Buffer.byteLength(input.content)} bytes).`,
-      meta: { path: target.rel, version, created: !before },
+      meta: { path: target.rel, version, created: before === null },
     };
   },
 });

@@ -5,6 +5,7 @@ import { gitDiffOp } from "./gitdiff";
 import { listFilesOp } from "./list";
 import { applyPatchOp } from "./patch";
 import { personFileOps } from "./person";
+import { previewChangeOp } from "./preview";
 import { readFileOp } from "./read";
 import { globOp, searchTextOp } from "./search";
 
@@ -17,6 +18,8 @@ export const fileOps: OpTable = {
   write_file: writeFileOp,
   apply_patch: applyPatchOp,
   git_diff: gitDiffOp,
+  // What an edit or write would change, for its approval card (not a tool).
+  preview_change: previewChangeOp,
   // The person's own IDE operations (not tools; never sent by the pipeline).
   ...personFileOps,
 };

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
 import { ScriptedExecutor, waitFor } from "./testkit";
+import { editFileTool } from "../tools/builtin/edit_file";
 import { call, newTurn, request, usePipelines, type Harness } from "./harness";
 import { appRouter } from "../api/root";
 import type { Services } from "../services/types";
@@ -116,6 +117,42 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     const out = await h.pipeline.dispatch(request(h, s, [call("read_file", { path: "../etc/passwd" })]));
     expect(out.results[0].content).toMatch(/inside the workspace/);
     expect(cards(h, s.session.id)).toHaveLength(0);
+  });
+
+  it("shows an edit as the runner's diff of the real file, and asks nothing about an edit that cannot apply", async () => {
+    const realDiff = "--- a/src/app.ts\n+++ b/src/app.ts\n@@ -41,3 +41,3 @@\n const a = 1;\n-const b = 2;\n+const b = 3;\n const c = 4;\n";
+    const exec = new ScriptedExecutor((req) => {
+      if (req.op !== "preview_change") return { result: { ok: true, output: "Edited." } };
+      const input = (req.input as { input: { old_string: string } }).input;
+      return input.old_string === "missing"
+        ? { result: { ok: true, output: "old_string was not found in src/app.ts (0 occurrences)", meta: { refused: true } } }
+        : { result: { ok: true, output: realDiff, meta: { path: "src/app.ts" } } };
+    });
+    const h = setup({ exec, tools: [editFileTool] });
+    const s = await newTurn(t.current);
+    const p = h.pipeline.dispatch(request(h, s, [call("edit_file", { path: "src/app.ts", old_string: "const b = 2;", new_string: "const b = 3;" })]));
+    const card = await nextCard(h, s.session.id, 1);
+    expect(card.request.diff).toBe(realDiff);
+    await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
+    expect((await p).results[0]).toMatchObject({ isError: false, content: "Edited." });
+
+    const refused = await h.pipeline.dispatch(request(h, s, [call("edit_file", { path: "src/app.ts", old_string: "missing", new_string: "x" })]));
+    expect(refused.results[0]).toMatchObject({ isError: true, content: expect.stringMatching(/not found in src\/app.ts/) });
+    expect(cards(h, s.session.id)).toHaveLength(1);
+    expect(exec.calls.filter((c) => c.op === "edit_file")).toHaveLength(1);
+  });
+
+  it("falls back to the input's own diff when the runner cannot preview", async () => {
+    const exec = new ScriptedExecutor((req) =>
+      req.op === "preview_change" ? { result: { ok: false, output: 'unknown operation "preview_change"' } } : { result: { ok: true, output: "Edited." } },
+    );
+    const h = setup({ exec, tools: [editFileTool] });
+    const s = await newTurn(t.current);
+    const p = h.pipeline.dispatch(request(h, s, [call("edit_file", { path: "a.ts", old_string: "one", new_string: "two" })]));
+    const card = await nextCard(h, s.session.id, 1);
+    expect(card.request.diff).toMatch(/-one\n\+two/);
+    await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
+    expect((await p).results[0].isError).toBe(false);
   });
 
   it("only the owner or an org admin answers; other orgs see nothing", async () => {

@@ -1,13 +1,14 @@
-// The approval stage of a call that needs one: validate first (a card never asks about a call
-// that cannot run), open the Approval row bound to these exact arguments, show the card, wait
-// (cancel wins), then record the answer and run the call at most once.
+// The approval stage of a call that needs one: validate and preview first (a card never asks
+// about a call that cannot run, and shows a change as the file's real diff), open the Approval
+// row bound to these exact arguments, show the card, wait (cancel wins), then record the
+// answer and run the call at most once.
 import { approvalCard } from "./card";
 import { callFacts } from "../policy/decide";
 import { sessionFingerprint, sessionKeys } from "../policy/fingerprint";
 import { safeEmit, type CallState, type Core, type TurnState } from "./core";
 import { CANCELLED_BEFORE, callSignal, finishOutcome, runAndFinish, runContext, settle } from "./finish";
 import { audit } from "./plan";
-import { validate } from "./run";
+import { preview, validate } from "./run";
 
 export const INTERRUPTED =
   "Not run yet: the server restarted while this call waited for approval. The approval card stays open; once it is answered the call runs (at most once) and its result is stored.";
@@ -18,11 +19,14 @@ export async function approveAndRun(core: Core, turn: TurnState, call: CallState
   const { signal, dispose } = callSignal(core, turn);
   let approvalId: string | undefined;
   try {
-    const invalid = await validate(tool, input, runContext(core, turn, call, signal));
+    const rc = runContext(core, turn, call, signal);
+    const invalid = await validate(tool, input, rc);
     if (invalid) return await finishOutcome(core, turn, call, invalid);
+    const change = await preview(tool, input, rc);
+    if (change && "problem" in change) return await finishOutcome(core, turn, call, { kind: "invalid", message: change.problem });
     call.validated = true;
     const reason = call.decision?.reason ?? "This call needs approval.";
-    const card = approvalCard(tool, input, reason);
+    const card = approvalCard(tool, input, reason, change?.diff);
     const keys = sessionKeys(callFacts({ tool, input }));
     const approval = await core.broker.open({
       sessionId: turn.sessionId, toolCallId: call.toolCallId, fingerprint: sessionFingerprint(keys),

@@ -42,12 +42,13 @@ export function proposedDiff(input: unknown): string | undefined {
   return undefined;
 }
 
-export function approvalCard(tool: Tool, input: unknown, reason: string): ApprovalRequest {
+/** `diff`: the tool's own preview of its change (the file's real lines), when it has one. */
+export function approvalCard(tool: Tool, input: unknown, reason: string, diff?: string): ApprovalRequest {
   const facts = callFacts({ tool, input });
   const card: ApprovalRequest = { tool: tool.name, summary: tool.summarize(input), reason };
   if (facts.command !== undefined) card.command = facts.command;
-  const diff = facts.command === undefined ? proposedDiff(input) : undefined;
-  if (diff) card.diff = diff;
+  const shown = facts.command === undefined ? (diff !== undefined ? clip(diff) : proposedDiff(input)) : undefined;
+  if (shown) card.diff = shown;
   if (facts.urls && facts.urls.length > 0) card.url = facts.urls[0];
   card.covers = describeKeys(sessionKeys(facts));
   return card;

@@ -3,7 +3,7 @@
 // into the pipeline's two error kinds plus cancellation. Nothing thrown escapes.
 import { ExecutorUnavailableError } from "../executors/contract";
 import { isFatalError, respond, toToolError } from "../tools/errors";
-import type { Tool, ToolContext, ToolResult, ToolServices } from "../tools/tool";
+import type { ChangePreview, Tool, ToolContext, ToolResult, ToolServices } from "../tools/tool";
 import type { ExecutorPicker } from "./types";
 
 export type RunOutcome =
@@ -36,7 +36,7 @@ export function toolContext(tool: Tool, rc: RunContext): ToolContext {
       return executor.run({
         sessionId: rc.sessionId,
         callId: rc.callId,
-        op: tool.name,
+        op: opts.op ?? tool.name,
         input,
         deadline: Date.now() + (opts.timeoutMs ?? rc.callTimeoutMs),
         signal: rc.signal,
@@ -53,6 +53,16 @@ export async function validate(tool: Tool, input: unknown, rc: RunContext): Prom
     return problem ? { kind: "invalid", message: problem } : undefined;
   } catch (e) {
     return classify(e, rc.signal);
+  }
+}
+
+/** The tool's preview of its change, for an approval card; undefined when it has none. */
+export async function preview(tool: Tool, input: unknown, rc: RunContext): Promise<ChangePreview | undefined> {
+  try {
+    return await tool.preview(input, toolContext(tool, rc));
+  } catch {
+    // A fatal error is for execute to meet; the card falls back to what the input says.
+    return undefined;
   }
 }
 

@@ -127,3 +127,12 @@ export const FILE_OPS = {
   apply_patch: ApplyPatchInput,
   git_diff: GitDiffInput,
 } as const;
+
+/** preview_change (not a tool): the diff an edit_file or write_file would make, nothing written.
+ *  The approval card shows it with the file's real line numbers; a change that could not be
+ *  made is refused before anyone is asked. */
+export const PreviewChangeInput = z.discriminatedUnion("tool", [
+  z.object({ tool: z.literal("edit_file"), input: EditFileInput }),
+  z.object({ tool: z.literal("write_file"), input: WriteFileInput }),
+]);
+export type PreviewChangeInput = z.infer<typeof PreviewChangeInput>;

@@ -59,12 +59,14 @@ export interface ToolContext {
   sessionId: string;
   callId: string;
   signal: AbortSignal;
-  /** Runs this tool's operation (op = tool name) on the executor the pipeline chose. */
-  remote(input: unknown, opts?: { onProgress?(chunk: string): void; timeoutMs?: number }): Promise<ExecResult>;
+  /** Runs this tool's operation (op = tool name, or `op`) on the executor the pipeline chose. */
+  remote(input: unknown, opts?: { onProgress?(chunk: string): void; timeoutMs?: number; op?: string }): Promise<ExecResult>;
   /** Streams a chunk of progress to observers (UI); never part of the model's result. */
   progress(chunk: string): void;
   services: ToolServices;
 }
+
+export type ChangePreview = { diff: string } | { problem: string };
 
 export interface ToolResult {
   output: string;
@@ -100,6 +102,8 @@ export interface Tool<I = any> {
   parse(input: unknown): ParseResult<I>;
   /** Runs the tool's own check; returns the model-facing message when the call cannot run. */
   validateInput(input: I, ctx: ToolContext): Promise<string | undefined>;
+  /** What the call would change, for its approval card (see ToolDefinition.preview). */
+  preview(input: I, ctx: ToolContext): Promise<ChangePreview | undefined>;
   /** Derived from capabilities, then refined by the tool; fails safe to "required". */
   approvalFor(input: I): ApprovalLevel;
   isReadOnly(input: I): boolean;
@@ -120,6 +124,12 @@ export interface ToolDefinition<I> {
   execute(input: I, ctx: ToolContext): Promise<ToolResult>;
   /** A returned string or a throw = a respond error, before any approval is asked. */
   validateInput?(input: I, ctx: ToolContext): Promise<void | string | undefined> | void | string | undefined;
+  /**
+   * Only when a card will ask the person: works out what the call would change (a diff with the
+   * file's real lines). `problem`: it could not be made, so nobody is asked. A throw or
+   * undefined: the card shows what the input alone says.
+   */
+  preview?(input: I, ctx: ToolContext): Promise<ChangePreview | undefined>;
   /** Refines the derived level; undefined keeps it. */
   approvalFor?(input: I): ApprovalLevel | undefined;
   isReadOnly?(input: I): boolean;
@@ -203,6 +213,15 @@ export function buildTool<I>(
       } catch (e) {
         if (isFatalError(e)) throw e;
         return toToolError(e).message;
+      }
+    },
+    async preview(input, ctx) {
+      if (!def.preview) return undefined;
+      try {
+        return await def.preview(input, ctx);
+      } catch (e) {
+        if (isFatalError(e)) throw e;
+        return undefined;
       }
     },
     approvalFor(input) {

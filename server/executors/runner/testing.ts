@@ -107,7 +107,7 @@ export async function runnerHarness(opts: { args?: string[] } = {}) {
       server.pool.run({
         sessionId,
         callId: `c${calls}`,
-        op: currentTool,
+        op: o.op ?? currentTool,
         input,
         deadline: Date.now() + (o.timeoutMs ?? 30_000),
         signal,
@@ -129,11 +129,19 @@ export async function runnerHarness(opts: { args?: string[] } = {}) {
       return { output: "", error: (e as Error).message };
     }
   }
+  /** The tool's preview of its change (what an approval card shows). */
+  async function preview<I>(tool: Tool<I>, input: unknown, sessionId = "s1") {
+    const parsed = tool.parse(input);
+    if (!parsed.ok) throw new Error(`invalid input: ${JSON.stringify(parsed)}`);
+    currentTool = tool.name;
+    return tool.preview(parsed.value, context(sessionId));
+  }
   return {
     dir,
     server,
     runner,
     call,
+    preview,
     async close() {
       await runner.stop();
       await server.close();

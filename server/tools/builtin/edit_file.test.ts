@@ -47,6 +47,23 @@ describe("edit_file", () => {
     expect(await readFile(`${h.dir}/dup.txt`, "utf8")).toBe("qux\nbar\nqux\nbaz\nqux\n");
   });
 
+  it("previews the change as a diff of the real file, writing nothing, and refuses what the edit would refuse", async () => {
+    const lines = Array.from({ length: 60 }, (_, i) => `line ${i + 1}`);
+    await writeFile(`${h.dir}/long.txt`, lines.join("\n") + "\n");
+    const edit = { path: "long.txt", old_string: "line 42\n", new_string: "LINE 42\nline 42b\n" };
+    expect(await h.preview(editFileTool, edit)).toEqual({ problem: "long.txt has not been read in this session; read it with read_file first" });
+    await h.call(readFileTool, { path: "long.txt" });
+    const r = await h.preview(editFileTool, edit);
+    expect(r && "diff" in r && r.diff).toBe(
+      ["--- a/long.txt", "+++ b/long.txt", "@@ -39,7 +39,8 @@", " line 39", " line 40", " line 41", "-line 42", "+LINE 42", "+line 42b", " line 43", " line 44", " line 45", ""].join("\n"),
+    );
+    expect(await readFile(`${h.dir}/long.txt`, "utf8")).toBe(lines.join("\n") + "\n");
+    expect(await h.preview(editFileTool, { path: "long.txt", old_string: "line 4", new_string: "x" })).toEqual({ problem: expect.stringMatching(/occurs 11 times in long.txt/) });
+    expect(await h.preview(editFileTool, { path: "nope.txt", old_string: "a", new_string: "b" })).toEqual({ problem: expect.stringMatching(/does not exist/) });
+    // The preview took nothing from the ledger: the edit itself still goes through.
+    expect((await h.call(editFileTool, edit)).error).toBeUndefined();
+  });
+
   it("never writes into .git or through a symbolic link", async () => {
     execFileSync("git", ["init", "-q", h.dir]);
     const gitCfg = await readFile(`${h.dir}/.git/config`, "utf8");

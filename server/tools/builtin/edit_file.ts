@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { EditFileInput } from "../../protocol/file-ops";
 import { respond } from "../errors";
 import { defineTool } from "../tool";
+import { previewChange } from "./preview-change";
 
 export const editFileTool = defineTool({
   name: "edit_file",
@@ -14,6 +15,7 @@ export const editFileTool = defineTool({
   isConcurrencySafe: () => false,
   fieldAliases: { file_path: "path", old_str: "old_string", new_str: "new_string", old_text: "old_string", new_text: "new_string" },
   summarize: (i) => `Edit ${i.path}${i.replace_all ? " (all occurrences)" : ""}`,
+  preview: (input, ctx) => previewChange({ tool: "edit_file", input }, ctx),
   async execute(input, ctx) {
     const r = await ctx.remote(input);
     if (!r.ok) throw respond(r.output, r.meta);

@@ -26,6 +26,18 @@ describe("write_file", () => {
     expect(await readFile(`${h.dir}/exists.txt`, "utf8")).toBe("new\n");
   });
 
+  it("previews a new file against nothing and an overwrite against the file's text, writing nothing", async () => {
+    const created = await h.preview(writeFileTool, { path: "fresh/new.txt", content: "one\ntwo\n" });
+    expect(created && "diff" in created && created.diff).toBe(["--- /dev/null", "+++ b/fresh/new.txt", "@@ -0,0 +1,2 @@", "+one", "+two", ""].join("\n"));
+    await expect(lstat(`${h.dir}/fresh`)).rejects.toThrow();
+    await writeFile(`${h.dir}/over.txt`, "keep\nold\n");
+    expect(await h.preview(writeFileTool, { path: "over.txt", content: "keep\nnew\n" })).toEqual({ problem: expect.stringMatching(/has not been read in this session/) });
+    await h.call(readFileTool, { path: "over.txt" });
+    const over = await h.preview(writeFileTool, { path: "over.txt", content: "keep\nnew\n" });
+    expect(over && "diff" in over && over.diff).toMatch(/^--- a\/over.txt\n\+\+\+ b\/over.txt\n@@ -1,2 \+1,2 @@\n keep\n-old\n\+new\n$/);
+    expect(await readFile(`${h.dir}/over.txt`, "utf8")).toBe("keep\nold\n");
+  });
+
   it("refuses writes outside the workspace, into .git and through symlinks, and writes nothing there", async () => {
     await mkdir(`${h.dir}-evil`, { recursive: true });
     await mkdir(`${h.dir}/.git`, { recursive: true });

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { WriteFileInput } from "../../protocol/file-ops";
 import { respond } from "../errors";
 import { defineTool } from "../tool";
+import { previewChange } from "./preview-change";
 
 export const writeFileTool = defineTool({
   name: "write_file",
@@ -14,6 +15,7 @@ export const writeFileTool = defineTool({
   isConcurrencySafe: () => false,
   fieldAliases: { file_path: "path", text: "content", contents: "content" },
   summarize: (i) => `Write ${i.path} (${i.content.length} characters)`,
+  preview: (input, ctx) => previewChange({ tool: "write_file", input }, ctx),
   async execute(input, ctx) {
     const r = await ctx.remote(input);
     if (!r.ok) throw respond(r.output, r.meta);
