@@ -150,6 +150,9 @@ export class RunnerClient {
       case "preview.body":
       case "preview.ack":
       case "preview.cancel":
+      case "preview.ws.open":
+      case "preview.ws.send":
+      case "preview.ws.close":
         if (this.o.preview) this.o.preview.handle(msg);
         else if (msg.type === "preview.request") this.send({ type: "preview.end", streamId: msg.streamId, error: { code: "refused", message: "this runner does not serve previews" } });
         return;

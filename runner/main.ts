@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     workspace,
     registry,
     pty: extensions.find((e) => e.pty)?.pty,
-    preview: preview.proxy,
+    preview: preview.handler,
     sandbox: extensions.find((e) => e.sandbox)?.sandbox ?? { available: false, kind: "none" },
     log,
     onAuthRefused: (status) => void stop(`the server refused the token (HTTP ${status})`, EXIT_AUTH),
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     clearInterval(parentWatch);
     shutdown.abort(new Error(reason));
     client.stop();
-    preview.proxy.dispose();
+    preview.handler.connectionLost();
     for (const ext of extensions) await Promise.resolve(ext.dispose?.()).catch(() => {});
     await Promise.resolve(extensions.find((e) => e.pty)?.pty?.dispose()).catch(() => {});
     workspace.dispose();

@@ -124,11 +124,11 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? "/").split("?")[0];
     // Everything on a preview host belongs to the previewed app, never to Quiver's own sockets.
-    if (parsePreviewHost(req.headers.host)) return preview.handleUpgrade(req, socket);
-    const handler = upgrades.get(path);
+    const previewTarget = parsePreviewHost(req.headers.host);
+    const handler: UpgradeHandler | undefined = previewTarget ? (r, s, h) => preview.handleUpgrade(r, s, h, previewTarget) : upgrades.get(path);
     if (!handler) return; // Next's dev server listens for its own HMR upgrades.
     // Runners are not browsers: they authenticate with a token instead of an origin.
-    const refused = guard.check(req, { requireSameOrigin: path !== "/runner" });
+    const refused = guard.check(req, { requireSameOrigin: previewTarget !== undefined || path !== "/runner" });
     if (refused) {
       socket.end(`HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${refused}\n`);
       return;
@@ -158,6 +158,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       trpcWs.broadcastReconnectNotification();
       for (const client of trpcWss.clients) client.terminate();
       trpcWss.close();
+      preview.dispose();
       await parts.dispose();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

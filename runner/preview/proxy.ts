@@ -71,7 +71,7 @@ export class PreviewProxy {
     return this.streams.size;
   }
 
-  handle(frame: PreviewServerFrame): void {
+  handle(frame: Exclude<PreviewServerFrame, { type: `preview.ws.${string}` }>): void {
     if (frame.type === "preview.request") return void this.open(frame);
     const s = this.streams.get(frame.streamId);
     if (!s) return;

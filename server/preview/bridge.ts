@@ -1,9 +1,13 @@
-// Server side of the preview's runner channel: one PreviewStream per forwarded HTTP request,
-// multiplexed over the session's runner connection as preview.* frames. It routes frames,
-// keeps the flow-control counts, enforces the deadline, and ends every stream of a runner that
-// disconnects. It knows nothing of HTTP; server/preview/http.ts drives it.
+// Server side of the preview's runner channel: one PreviewStream per forwarded HTTP request and
+// one PreviewSocket per forwarded WebSocket, multiplexed over the session's runner connection as
+// preview.* frames. It routes frames, keeps the flow-control counts, enforces deadlines, and
+// ends every stream of a runner that disconnects. It knows nothing of HTTP or of the browser's
+// sockets; server/preview/http.ts and server/preview/ws.ts drive it.
 import { randomUUID } from "node:crypto";
 import { PREVIEW_CHUNK, PREVIEW_WINDOW, type PreviewErrorCode, type PreviewRunnerFrame } from "../protocol/preview";
+import { SocketStreams, type PreviewSocketHandlers, type PreviewSocketRequest, type PreviewSocket } from "./socket-streams";
+
+export type { PreviewSocket, PreviewSocketHandlers, PreviewSocketRequest };
 import type { ServerToRunner } from "../protocol/runner";
 
 /** The slice of a runner connection the bridge needs. */
@@ -52,11 +56,19 @@ const GRACE_MS = 2_000;
 
 export class PreviewBridge {
   private readonly streams = new Map<string, Entry>();
+  private readonly sockets = new SocketStreams();
 
   constructor(private readonly connectionFor: (sessionId: string) => PreviewConnection | undefined) {}
 
+  /** HTTP streams and WebSockets in flight. */
   get size(): number {
-    return this.streams.size;
+    return this.streams.size + this.sockets.size;
+  }
+
+  /** A WebSocket to the port; undefined when the session's runner is not connected. */
+  openSocket(sessionId: string, req: PreviewSocketRequest, handlers: PreviewSocketHandlers): PreviewSocket | undefined {
+    const conn = this.connectionFor(sessionId);
+    return conn ? this.sockets.open(conn, sessionId, req, handlers) : undefined;
   }
 
   /** Undefined when the session's runner is not connected. */
@@ -98,6 +110,7 @@ export class PreviewBridge {
   }
 
   fromRunner(conn: PreviewConnection, frame: PreviewRunnerFrame): void {
+    if (this.sockets.fromRunner(conn, frame)) return;
     const entry = this.streams.get(frame.streamId);
     if (!entry || entry.conn !== conn) return;
     switch (frame.type) {
@@ -113,16 +126,20 @@ export class PreviewBridge {
       }
       case "preview.end":
         return this.finish(frame.streamId, frame.error, true);
+      default:
+        return;
     }
   }
 
   runnerGone(conn: PreviewConnection, reason: string): void {
+    this.sockets.runnerGone(conn, reason);
     for (const [id, entry] of [...this.streams]) {
       if (entry.conn === conn) this.finish(id, { code: "reset", message: `the runner disconnected (${reason})` });
     }
   }
 
   dispose(): void {
+    this.sockets.dispose();
     for (const [id, entry] of [...this.streams]) {
       entry.conn.send({ type: "preview.cancel", streamId: id });
       this.finish(id, { code: "cancelled", message: "the server is shutting down" });

@@ -19,8 +19,8 @@
 // `http://localhost:<port>`, and a Location that points at the app's own loopback address moved
 // back to the preview origin. Hop-by-hop headers are dropped both ways. Only the session's
 // user may use it (the same check as the terminal socket). WebSocket upgrades on a preview host
-// (dev servers' hot reload) are not forwarded yet: they are answered 501, so the app still loads
-// and the dev server's client falls back to reloading by hand.
+// (dev servers' hot reload) are forwarded the same way (server/preview/ws.ts), with the same
+// rewrites and the same Origin guard as the app's form posts.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { randomUUID } from "node:crypto";
@@ -28,6 +28,7 @@ import { endToEndHeaders, headerPairs, PREVIEW_PORTS_OP, PreviewPorts, type Prev
 import type { Executor } from "../executors/contract";
 import type { PreviewBridge, PreviewStream } from "./bridge";
 import { errorPage } from "./error-page";
+import { createPreviewWs } from "./ws";
 
 export interface PreviewHttpDeps {
   bridge: PreviewBridge;
@@ -42,7 +43,7 @@ export interface PreviewHttpDeps {
 
 const BODILESS = new Set(["GET", "HEAD", "OPTIONS", "DELETE", "TRACE"]);
 
-function upstreamHeaders(req: IncomingMessage, t: PreviewTarget): Array<[string, string]> {
+export function upstreamHeaders(req: IncomingMessage, t: PreviewTarget): Array<[string, string]> {
   const publicOrigin = `http://${req.headers.host}`;
   const appOrigin = `http://localhost:${t.port}`;
   const out: Array<[string, string]> = [];
@@ -71,6 +72,7 @@ function downstreamHeaders(headers: Array<[string, string]>, t: PreviewTarget, p
 export function createPreviewHttp(deps: PreviewHttpDeps) {
   const log = deps.log ?? (() => {});
   const allowedUntil = new Map<string, number>();
+  const sockets = createPreviewWs({ bridge: deps.bridge, headersFor: upstreamHeaders });
 
   // A page loads dozens of modules: one access check per session every few seconds is enough.
   async function allowed(req: IncomingMessage, sessionId: string): Promise<boolean> {
@@ -157,10 +159,15 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
       })();
     },
 
-    /** A WebSocket upgrade on a preview host: not forwarded (yet), and never to Quiver's own sockets. */
-    handleUpgrade(_req: IncomingMessage, socket: Duplex): void {
-      socket.end("HTTP/1.1 501 Not Implemented\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nThe Quiver preview does not forward WebSocket connections yet; reload the page to see changes.\n");
+    /** A WebSocket upgrade on a preview host: relayed to the app, never to Quiver's own sockets. */
+    handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: PreviewTarget): void {
+      allowed(req, target.sessionId).then(
+        (ok) => (ok ? sockets.relay(req, socket, head, target) : socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n")),
+        () => socket.destroy(),
+      );
     },
+
+    dispose: () => sockets.dispose(),
   };
 }
 

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import WebSocket, { WebSocketServer } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { parseEnv } from "../env";
@@ -32,6 +33,8 @@ interface Reply {
   body: Buffer;
   chunks: number;
 }
+
+const previewHost = () => `${appPort}-${sessionId}.localhost:${quiver.port}`;
 
 function get(path: string, o: { port?: number; session?: string; method?: string; body?: Buffer; headers?: Record<string, string>; host?: string } = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
@@ -84,6 +87,14 @@ beforeAll(async () => {
       });
       req.on("end", () => res.writeHead(200).end(`${n} ${hash.digest("hex")}`));
     } else res.writeHead(404).end("app 404");
+  });
+  const hmr = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has("vite-hmr") ? "vite-hmr" : false) });
+  app.on("upgrade", (req, socket, head) => {
+    if (req.url !== "/hmr") return void socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+    hmr.handleUpgrade(req, socket, head, (ws) => {
+      ws.send(`hello ${req.headers.origin}`);
+      ws.on("message", (data, binary) => ws.send(data, { binary }));
+    });
   });
   await new Promise<void>((r) => app.listen(0, "127.0.0.1", () => r()));
   appPort = (app.address() as { port: number }).port;
@@ -171,15 +182,42 @@ describe("preview through the server and a real runner", () => {
   });
 
   it("keeps Quiver's own routes and sockets off the preview host", async () => {
-    // On a preview host /api/health is the app's path, not Quiver's.
+    // On a preview host /api/health is the app's path, not Quiver's, and so is /api/trpc's socket.
     expect((await get("/api/health")).body.toString()).toBe("app 404");
-    const upgrade = await new Promise<number>((resolve) => {
-      const req = request({ host: "127.0.0.1", port: quiver.port, path: "/api/trpc", headers: { host: `${appPort}-${sessionId}.localhost:${quiver.port}`, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" } });
-      req.on("response", (res) => resolve(res.statusCode ?? 0));
-      req.on("upgrade", () => resolve(101));
-      req.end();
+    const upgrade = await new Promise<{ status: number; body: string }>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${quiver.port}/api/trpc`, { headers: { host: previewHost() } });
+      ws.on("unexpected-response", (_req, res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      ws.on("open", () => resolve({ status: 101, body: "" }));
     });
-    expect(upgrade).toBe(501);
+    expect(upgrade.status).toBe(502);
+    expect(upgrade.body).toContain(`port ${appPort} answered the WebSocket upgrade with HTTP 404`);
+  });
+
+  it("relays a WebSocket (hot reload) with its subprotocol, both ways, and refuses a foreign origin", async () => {
+    const origin = `http://${previewHost()}`;
+    const ws = new WebSocket(`ws://127.0.0.1:${quiver.port}/hmr`, ["vite-hmr"], { headers: { host: previewHost(), origin } });
+    const messages: string[] = [];
+    ws.on("message", (d: Buffer) => messages.push(d.toString()));
+    await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
+    expect(ws.protocol).toBe("vite-hmr");
+    ws.send("ping");
+    await waitFor(() => messages.length === 2, 5_000, "echo");
+    // The app sees the Origin a local dev server expects.
+    expect(messages).toEqual([`hello http://localhost:${appPort}`, "ping"]);
+    await waitFor(() => quiver.services.runners.preview.size === 1, 5_000, "one open socket");
+    ws.close();
+    await waitFor(() => quiver.services.runners.preview.size === 0, 5_000, "the socket to be closed on the runner");
+
+    const foreign = await new Promise<number>((resolve) => {
+      const bad = new WebSocket(`ws://127.0.0.1:${quiver.port}/hmr`, { headers: { host: previewHost(), origin: "http://attacker.example" } });
+      bad.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      bad.on("open", () => resolve(101));
+    });
+    expect(foreign).toBe(403);
   });
 
   it("lists a port a process of the workspace listens on", async () => {

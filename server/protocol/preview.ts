@@ -1,5 +1,6 @@
-// The live preview's messages: the browser's HTTP requests forwarded by the server to a port on
-// the runner's loopback, over the existing /runner socket (server/preview/, runner/preview/).
+// The live preview's messages: the browser's HTTP requests and WebSockets forwarded by the
+// server to a port on the runner's loopback, over the existing /runner socket (server/preview/,
+// runner/preview/).
 // A request names a port and a path, never a host: the runner connects to its own loopback only.
 // Bodies travel as base64 chunks with credit-based flow control: a side sends at most
 // PREVIEW_WINDOW bytes the other has not acknowledged, so a slow browser or a slow app never
@@ -23,6 +24,15 @@ const method = z.string().regex(/^[A-Z][A-Z-]{0,31}$/).refine((m) => m !== "CONN
 const headers = z.array(z.tuple([z.string().min(1).max(256), z.string().max(64 * 1024)])).max(500);
 const base64 = z.string().max(Math.ceil((PREVIEW_CHUNK * 4) / 3) + 4);
 
+/** Largest WebSocket message the preview relays (a dev server's hot-reload messages are small). */
+export const PREVIEW_WS_MAX_MESSAGE = 1024 * 1024;
+/** Text as is, binary as base64. */
+const wsData = z.string().max(Math.ceil((PREVIEW_WS_MAX_MESSAGE * 4) / 3) + 4);
+const wsClose = {
+  code: z.number().int().min(1000).max(4999).optional(),
+  reason: z.string().max(123).optional(),
+};
+
 export const PreviewServerFrame = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("preview.request"),
@@ -39,10 +49,24 @@ export const PreviewServerFrame = z.discriminatedUnion("type", [
   }),
   /** A chunk of the request body; `end` closes it (data may be empty). */
   z.object({ type: z.literal("preview.body"), streamId, data: base64, end: z.boolean() }),
-  /** The browser consumed this many more response bytes. */
+  /** The browser consumed this many more response (or WebSocket message) bytes. */
   z.object({ type: z.literal("preview.ack"), streamId, bytes: z.number().int().positive() }),
   /** The browser went away or the deadline passed: drop the upstream request. */
   z.object({ type: z.literal("preview.cancel"), streamId }),
+  /** A WebSocket upgrade on the preview host (hot reload): the runner opens one to the port. */
+  z.object({
+    type: z.literal("preview.ws.open"),
+    streamId,
+    sessionId: z.string().min(1),
+    port: PreviewPort,
+    path: PreviewPath,
+    headers,
+    protocols: z.array(z.string().min(1).max(256)).max(32),
+    /** Absolute deadline for the handshake only; an open socket lives until either side closes. */
+    deadline: z.number(),
+  }),
+  z.object({ type: z.literal("preview.ws.send"), streamId, data: wsData, binary: z.boolean() }),
+  z.object({ type: z.literal("preview.ws.close"), streamId, ...wsClose }),
 ]);
 export type PreviewServerFrame = z.infer<typeof PreviewServerFrame>;
 
@@ -58,8 +82,18 @@ export const PreviewRunnerFrame = z.discriminatedUnion("type", [
     streamId,
     error: z.object({ code: PreviewErrorCode, message: z.string() }).optional(),
   }),
-  /** The runner wrote this many more request-body bytes upstream. */
+  /** The runner wrote this many more request-body (or WebSocket message) bytes upstream. */
   z.object({ type: z.literal("preview.ack"), streamId, bytes: z.number().int().positive() }),
+  /** The app accepted the WebSocket, with the subprotocol it chose. */
+  z.object({ type: z.literal("preview.ws.opened"), streamId, protocol: z.string().max(256) }),
+  z.object({ type: z.literal("preview.ws.message"), streamId, data: wsData, binary: z.boolean() }),
+  /** The socket closed (`error` when it never opened, or broke). */
+  z.object({
+    type: z.literal("preview.ws.closed"),
+    streamId,
+    ...wsClose,
+    error: z.object({ code: PreviewErrorCode, message: z.string() }).optional(),
+  }),
 ]);
 export type PreviewRunnerFrame = z.infer<typeof PreviewRunnerFrame>;
 
