@@ -198,7 +198,8 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [sessionId, st] of sessions) {
-      if (st.mode === "local" && st.queue.length === 0 && now - st.lastUse >= idleMs) release(sessionId, st);
+      // Alone on the database, keep the lease: letting go would cost a round trip on the next turn.
+      if (st.mode === "local" && st.queue.length === 0 && now - st.lastUse >= idleMs && cluster.hasPeers()) release(sessionId, st);
       else if (st.mode !== "local" && st.mode !== "releasing" && st.queue.length === 0 && !st.pumping) sessions.delete(sessionId);
     }
   }, Math.max(50, idleMs / 2));
