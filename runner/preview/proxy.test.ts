@@ -146,6 +146,16 @@ describe("preview proxy (runner side)", () => {
     expect(h.frames.some((f) => f.type === "preview.head")).toBe(false);
   });
 
+  it("fails one request with headers Node will not send, and keeps serving", async () => {
+    const h = harness();
+    h.request({ streamId: "bad", path: "/hello", headers: [["bad name", "x"], ["x-ok", "line\nbreak"]] });
+    await h.until(() => !!h.ended("bad"));
+    expect(h.ended("bad")?.error?.code).toBe("invalid");
+    h.request({ streamId: "good", path: "/hello" });
+    await h.until(() => !!h.ended("good"));
+    expect(h.ended("good")?.error).toBeUndefined();
+  });
+
   it("cancels upstream when the server says the browser went away", async () => {
     const h = harness(false);
     h.request({ streamId: "c", path: "/big" });

@@ -72,7 +72,13 @@ export class PreviewProxy {
   }
 
   handle(frame: Exclude<PreviewServerFrame, { type: `preview.ws.${string}` }>): void {
-    if (frame.type === "preview.request") return void this.open(frame);
+    if (frame.type === "preview.request") {
+      // Bad input must cost one request, never the runner (an unhandled rejection would end it).
+      return void this.open(frame).catch((err: Error) => {
+        const s = this.streams.get(frame.streamId);
+        if (s) this.fail(s, "invalid", `cannot forward this request: ${err.message}`);
+      });
+    }
     const s = this.streams.get(frame.streamId);
     if (!s) return;
     if (frame.type === "preview.cancel") return this.finish(s);

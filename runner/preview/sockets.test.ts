@@ -83,6 +83,14 @@ describe("preview WebSockets (runner side)", () => {
     await h.until(() => wss.clients.size === before);
   });
 
+  it("fails one socket with an invalid subprotocol list instead of the runner", async () => {
+    const h = harness();
+    h.sockets.handle({ type: "preview.ws.open", streamId: "bad", sessionId: "s", port, path: "/hmr", headers: [], protocols: ["a", "a"], deadline: Date.now() + 5_000 });
+    await h.until(() => h.of("preview.ws.closed").length);
+    expect(h.of("preview.ws.closed")[0].error?.message).toContain("cannot open this WebSocket");
+    expect(h.sockets.size).toBe(0);
+  });
+
   it("reports a dead port and a refused upgrade as errors", async () => {
     const h = harness();
     const probe = createServer();

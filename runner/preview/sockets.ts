@@ -42,7 +42,13 @@ export class PreviewSockets {
   }
 
   handle(frame: WsFrame): void {
-    if (frame.type === "preview.ws.open") return void this.open(frame);
+    if (frame.type === "preview.ws.open") {
+      // Bad input (an invalid subprotocol list, say) must cost one socket, never the runner.
+      return void this.open(frame).catch((err: Error) => {
+        const e = this.sockets.get(frame.streamId);
+        if (e) this.fail(e, "refused", `cannot open this WebSocket: ${err.message}`);
+      });
+    }
     const e = this.sockets.get(frame.streamId);
     if (!e?.ws) return;
     if (frame.type === "preview.ws.close") {
@@ -111,7 +117,7 @@ export class PreviewSockets {
     ws.on("error", (err) => this.fail(e, "reset", `WebSocket to port ${f.port}: ${err.message}`));
   }
 
-  private fail(e: Entry, code: "refused" | "timeout" | "reset", message: string): void {
+  private fail(e: Entry, code: "refused" | "timeout" | "reset" | "invalid", message: string): void {
     if (e.done) return;
     this.send({ type: "preview.ws.closed", streamId: e.id, code: 1011, error: { code, message } });
     e.ws?.terminate();

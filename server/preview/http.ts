@@ -24,7 +24,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { randomUUID } from "node:crypto";
-import { endToEndHeaders, headerPairs, PREVIEW_PORTS_OP, PreviewPorts, type PreviewTarget } from "../protocol/preview";
+import { endToEndHeaders, headerPairs, PREVIEW_PORTS_OP, PreviewPath, PreviewPorts, type PreviewTarget } from "../protocol/preview";
 import type { Executor } from "../executors/contract";
 import type { PreviewBridge, PreviewStream } from "./bridge";
 import { errorPage } from "./error-page";
@@ -86,6 +86,8 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
     const publicOrigin = `http://${req.headers.host}`;
     const method = (req.method ?? "GET").toUpperCase();
     const path = req.url && req.url.startsWith("/") ? req.url : "/";
+    // The runner would drop a frame its schema refuses, leaving the browser to wait for nothing.
+    if (!PreviewPath.safeParse(path).success) return errorPage(res, 400, t.port, { code: "invalid", message: "this path cannot be forwarded" });
     const hasBody = !BODILESS.has(method) || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
     let started = false;
     const stream: PreviewStream | undefined = deps.bridge.open(
@@ -93,9 +95,16 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
       { port: t.port, method, path, headers: upstreamHeaders(req, t), hasBody, deadline: Date.now() + (deps.deadlineMs ?? 600_000) },
       {
         head(status, headers) {
-          started = true;
-          for (const [k, v] of downstreamHeaders(headers, t, publicOrigin)) res.setHeader(k, v);
-          res.writeHead(status);
+          try {
+            for (const [k, v] of downstreamHeaders(headers, t, publicOrigin)) res.setHeader(k, v);
+            res.writeHead(status);
+            started = true;
+          } catch (err) {
+            // A header Node will not send (invalid characters): the page fails, not the server.
+            stream?.cancel();
+            for (const name of res.getHeaderNames()) res.removeHeader(name);
+            errorPage(res, 502, t.port, { code: "invalid", message: `the app's answer cannot be relayed: ${(err as Error).message}` });
+          }
         },
         data(chunk) {
           // Acknowledged once the bytes have left for the browser: a slow reader slows the app.
