@@ -126,7 +126,7 @@ export function createEngine(deps: EngineDeps): Engine {
           data: { sessionId, instanceId: deps.cluster?.instanceId, messages: { create: { session: { connect: { id: sessionId } }, position, role: "user", content: [{ type: "text", text }] } } },
           include: { messages: { select: { id: true } } },
         }),
-        db.session.update({ where: { id: sessionId }, data: { status: "running" } }),
+        db.session.update({ where: { id: sessionId }, data: { status: "running" }, select: { id: true } }),
       ]);
       const message = turn.messages[0];
       // In order (the hub numbers them as published), durable together: one write, not two.

@@ -95,7 +95,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         break;
       }
       // The turn goes on: its usage so far is recorded now (the last step's goes with the end).
-      await db.turn.update({ where: { id: turnId }, data: usageColumns(total) });
+      await db.turn.update({ where: { id: turnId }, data: usageColumns(total), select: { id: true } });
       await Promise.all(pending);
       const outcome = await deps.dispatcher.dispatch({
         sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal,
@@ -151,6 +151,7 @@ async function finishTurn(
         status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, endedAt: new Date(), ...usageColumns(end.usage),
         session: { update: { status: end.status === "interrupted" ? "interrupted" : "idle" } },
       },
+      select: { id: true },
     });
     run.release();
     await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: end.status, ...(end.stopReason ? { stopReason: end.stopReason } : {}) });
@@ -167,7 +168,7 @@ async function storeResults(db: Db, at: { sessionId: string; turnId: string; pos
       ? { type: "tool_result", id: c.providerCallId, name: r.name, content: r.content, isError: r.isError }
       : { type: "tool_result", id: c.providerCallId, name: c.name, content: "No result was produced for this call.", isError: true };
   });
-  await db.message.create({ data: { sessionId: at.sessionId, turnId: at.turnId, position: at.position, role: "tool", content: content as object[] } });
+  await db.message.create({ data: { sessionId: at.sessionId, turnId: at.turnId, position: at.position, role: "tool", content: content as object[] }, select: { id: true } });
 }
 
 function addUsage(total: Usage, u: Usage) {
