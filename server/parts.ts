@@ -100,21 +100,39 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     cluster: cluster && commands && { instanceId: cluster.id, liveInstances: () => cluster.liveInstances(), cancelElsewhere: commands.cancelElsewhere },
     log: (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),
   });
+  async function stopAll(terminal?: { dispose(): void }) {
+    for (const stop of unsubscribe) stop();
+    spillCleanup.stop();
+    // The pipeline lets go first so the engine's interruption is not read as a person's cancel.
+    pipeline.dispose();
+    await engine.dispose();
+    terminal?.dispose();
+    await runners.dispose();
+    await hub.dispose();
+    await cluster?.dispose();
+    await spills.close();
+  }
   if (cluster && shared) {
     // Listening and known to the others before recovery, which leaves live instances' turns alone.
-    await cluster.start({
-      events: (msg) => shared.deliver(msg.events),
-      request: async (msg) => {
-        if (msg.type === "publish") return shared.handlePublish(msg);
-        // As turns.cancel does here: stop the turn, then its cards and early runs.
-        const cancelled = engine.isRunning(msg.sessionId) && (await engine.cancel(msg.sessionId));
-        await pipeline.cancelSession(msg.sessionId);
-        return { ok: true, value: cancelled };
-      },
-      approvalAnswered: (approvalId) => pipeline.wakeApproval(approvalId),
-      welcome: (to) => shared.welcome(to),
-      resync: () => shared.resync(),
-    });
+    // A database that refuses us fails the start: nothing this function opened stays open.
+    try {
+      await cluster.start({
+        events: (msg) => shared.deliver(msg.events),
+        request: async (msg) => {
+          if (msg.type === "publish") return shared.handlePublish(msg);
+          // As turns.cancel does here: stop the turn, then its cards and early runs.
+          const cancelled = engine.isRunning(msg.sessionId) && (await engine.cancel(msg.sessionId));
+          await pipeline.cancelSession(msg.sessionId);
+          return { ok: true, value: cancelled };
+        },
+        approvalAnswered: (approvalId) => pipeline.wakeApproval(approvalId),
+        welcome: (to) => shared.welcome(to),
+        resync: () => shared.resync(),
+      });
+    } catch (err) {
+      await stopAll();
+      throw err;
+    }
   }
   // A previous process may have stopped mid-turn: its turns become interrupted, its calls
   // are settled by the pipeline (pending approvals stay answerable).
@@ -140,17 +158,6 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       [terminal.path, (req, socket, head) => terminal.handleUpgrade(req, socket, head)],
     ],
     cluster,
-    dispose: async () => {
-      for (const stop of unsubscribe) stop();
-      spillCleanup.stop();
-      // The pipeline lets go first so the engine's interruption is not read as a person's cancel.
-      pipeline.dispose();
-      await engine.dispose();
-      terminal.dispose();
-      await runners.dispose();
-      await hub.dispose();
-      await cluster?.dispose();
-      await spills.close();
-    },
+    dispose: () => stopAll(terminal),
   };
 }
