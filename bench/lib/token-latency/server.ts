@@ -15,7 +15,9 @@ import { monitorEventLoopDelay, performance, PerformanceObserver, type EventLoop
 import { WebSocket, WebSocketServer } from "ws";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import { openDb } from "../../../server/db";
-import { createEventHub } from "../../../server/hub/events";
+import { createEventHub, type EventHub } from "../../../server/hub/events";
+import { createCluster } from "../../../server/hub/cluster";
+import { createSharedHub } from "../../../server/hub/shared";
 import { seedSession } from "../../../server/hub/testing";
 import { createEngine } from "../../../server/engine/engine";
 import { testDispatcher } from "../../../server/engine/testing";
@@ -29,11 +31,23 @@ if (process.send) {
   // As server/app.ts: the queries on a thread of their own.
   const handle = await openDb(dbUrl, { thread: true });
   const { db } = handle;
-  const hub = createEventHub(db, { url: dbUrl });
+  // As server/parts.ts: on PostgreSQL the hub of an instance that may have peers (alone here).
+  const cluster = handle.provider === "postgresql" ? createCluster({ url: dbUrl }) : undefined;
+  const shared = cluster && createSharedHub(db, cluster, { url: dbUrl });
+  const hub: EventHub = shared ?? createEventHub(db, { url: dbUrl });
   const engine = createEngine({
     db, hub, dispatcher: testDispatcher(), systemPrompt: "S",
     env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropicBaseURL, OPENAI_API_KEY: "k", OPENAI_BASE_URL: openaiBaseURL },
   });
+  if (cluster && shared) {
+    await cluster.start({
+      events: (msg) => shared.deliver(msg.events),
+      request: async (msg) => (msg.type === "publish" ? shared.handlePublish(msg) : { ok: true, value: await engine.cancel(msg.sessionId) }),
+      approvalAnswered: () => undefined,
+      welcome: (to) => shared.welcome(to),
+      resync: () => shared.resync(),
+    });
+  }
   const owner = await seedSession(db);
   const actor: Actor = { userId: owner.userId, orgId: owner.orgId, role: "owner" };
   const services = { db, dbProvider: handle.provider, sessions: createSessionService(db), engine, hub } as unknown as Services;
@@ -152,6 +166,7 @@ if (process.send) {
           await new Promise((r) => http.close(r));
           await engine.dispose();
           await hub.dispose();
+          await cluster?.dispose();
           await handle.close();
           inspector?.disconnect();
           return { type: "closed" };
