@@ -18,7 +18,9 @@
 // servers refuse unknown hosts), Origin and Referer moved from the preview origin to
 // `http://localhost:<port>`, and a Location that points at the app's own loopback address moved
 // back to the preview origin. Hop-by-hop headers are dropped both ways. Only the session's
-// user may use it (the same check as the terminal socket). WebSocket upgrades on a preview host
+// user may use it (the same check as the terminal socket; embedded mode has one local user, and
+// a login cookie of the IDE's host would not reach a preview host: sign-in will need a token of
+// its own there). WebSocket upgrades on a preview host
 // (dev servers' hot reload) are forwarded the same way (server/preview/ws.ts), with the same
 // rewrites and the same Origin guard as the app's form posts.
 import type { IncomingMessage, ServerResponse } from "node:http";
