@@ -7,9 +7,8 @@
 // The object has the model API of `Db` (`db.turn.update(…)`, lazy until awaited, batched by
 // `$transaction([…])`) and the raw queries; interactive transactions and `$extends` need a
 // client in this thread and are refused with an error that says so.
-import type { Worker } from "node:worker_threads";
 import type { Db } from "./index";
-import { startThread } from "./thread";
+import { threadClient } from "./thread";
 
 // Messages between the main thread and the query thread (one process, one code base: typed,
 // not parsed).
@@ -61,44 +60,9 @@ export function rebuildError(e: QueryError): Error {
 }
 
 export function startQueryThread(url: string): QueryThread {
-  const entry = new URL("./query-thread-worker.ts", import.meta.url);
-  const inflight = new Map<number, { resolve(results: unknown[]): void; reject(err: Error): void }>();
-  let worker: Worker | undefined;
-  let nextId = 1;
-
-  const fail = (w: Worker, err: Error) => {
-    if (worker === w) worker = undefined;
-    for (const p of inflight.values()) p.reject(err);
-    inflight.clear();
-  };
-
-  // Started on first use and again after a crash; referenced only while a query is out, so an
-  // idle thread never holds the process open.
-  function thread(): Worker {
-    if (worker) return worker;
-    const w = startThread(entry, { url });
-    w.unref();
-    w.on("message", (r: QueryReply) => {
-      const p = inflight.get(r.id);
-      inflight.delete(r.id);
-      if (inflight.size === 0) w.unref();
-      if (r.ok) p?.resolve(r.results);
-      else p?.reject(rebuildError(r.error));
-    });
-    w.on("error", (err) => fail(w, err));
-    w.on("exit", (code) => fail(w, new Error(`the database query thread exited (code ${code})`)));
-    return (worker = w);
-  }
-
-  function run(calls: QueryCall[], transaction: boolean): Promise<unknown[]> {
-    const w = thread();
-    const id = nextId++;
-    return new Promise((resolve, reject) => {
-      inflight.set(id, { resolve, reject });
-      w.ref();
-      w.postMessage({ type: "run", id, calls, transaction } satisfies QueryRequest);
-    });
-  }
+  const thread = threadClient<QueryReply>(new URL("./query-thread-worker.ts", import.meta.url), { url }, "the database query thread", (r) => rebuildError(r.error));
+  const run = (calls: QueryCall[], transaction: boolean) =>
+    thread.request((id) => ({ type: "run", id, calls, transaction }) satisfies QueryRequest).then((r) => r.results);
 
   const models = new Map<string, object>();
   const model = (name: string) => {
@@ -117,6 +81,7 @@ export function startQueryThread(url: string): QueryThread {
     return run(queries.map((q: ThreadQuery) => q.call), true);
   };
 
+  const close = () => thread.close();
   const db = new Proxy({} as Db, {
     get(_, prop) {
       if (typeof prop !== "string" || prop === "then") return undefined;
@@ -129,22 +94,5 @@ export function startQueryThread(url: string): QueryThread {
     },
   });
 
-  async function close() {
-    const w = worker;
-    if (!w) return;
-    worker = undefined;
-    const exited = new Promise((r) => w.once("exit", r));
-    w.postMessage({ type: "close" } satisfies QueryRequest);
-    const timer = setTimeout(() => void w.terminate(), 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-
-  async function terminate() {
-    const w = worker;
-    if (!w) return;
-    await w.terminate();
-  }
-
-  return { db, close, terminate };
+  return { db, close, terminate: () => thread.terminate() };
 }

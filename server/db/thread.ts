@@ -38,3 +38,77 @@ export function yieldToMainThread(nice = 10): void {
     // No /proc, or not allowed: the thread keeps the process's priority.
   }
 }
+
+/** A thread answering numbered requests: `{ id, ok: true, … }` or `{ id, ok: false, … }`. */
+export interface ThreadClient<Reply> {
+  /** Sends `message` with a fresh `id`; resolves with the reply (`ok: true`), rejects otherwise. */
+  request(message: (id: number) => object): Promise<Extract<Reply, { ok: true }>>;
+  /** Lets the requests out finish, then stops the thread (a later request starts it again). */
+  close(): Promise<void>;
+  /** Stops the thread at once, as a crash would: the requests out fail. */
+  terminate(): Promise<void>;
+}
+
+/**
+ * The main thread's side of a request/reply thread (event writer, query thread). The thread is
+ * started on first use and again after a crash, which fails the requests it had; it is
+ * referenced only while a request is out, so an idle thread never holds the process open and
+ * a pending request always does. `failure` turns an `ok: false` reply into the error to throw.
+ */
+export function threadClient<Reply extends { id: number; ok: boolean }>(
+  entry: URL,
+  data: Record<string, unknown>,
+  what: string,
+  failure: (reply: Extract<Reply, { ok: false }>) => Error,
+): ThreadClient<Reply> {
+  const inflight = new Map<number, { resolve(r: Reply): void; reject(err: Error): void }>();
+  let worker: Worker | undefined;
+  let nextId = 1;
+
+  const fail = (w: Worker, err: Error) => {
+    if (worker === w) worker = undefined;
+    for (const p of inflight.values()) p.reject(err);
+    inflight.clear();
+  };
+
+  function thread(): Worker {
+    if (worker) return worker;
+    const w = startThread(entry, data);
+    w.unref();
+    w.on("message", (r: Reply) => {
+      const p = inflight.get(r.id);
+      inflight.delete(r.id);
+      if (inflight.size === 0) w.unref();
+      if (r.ok) p?.resolve(r);
+      else p?.reject(failure(r as Extract<Reply, { ok: false }>));
+    });
+    w.on("error", (err) => fail(w, err));
+    w.on("exit", (code) => fail(w, new Error(`${what} exited (code ${code})`)));
+    return (worker = w);
+  }
+
+  return {
+    request(message) {
+      const w = thread();
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        inflight.set(id, { resolve: resolve as (r: Reply) => void, reject });
+        w.ref();
+        w.postMessage(message(id));
+      });
+    },
+    async close() {
+      const w = worker;
+      if (!w) return;
+      worker = undefined;
+      const exited = new Promise((r) => w.once("exit", r));
+      w.postMessage({ type: "close" });
+      const timer = setTimeout(() => void w.terminate(), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+    async terminate() {
+      await worker?.terminate();
+    },
+  };
+}
