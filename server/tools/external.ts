@@ -10,9 +10,13 @@ export interface ExternalToolDefinition extends Omit<ToolDefinition<Record<strin
   /** The JSON Schema as the external server published it. */
   inputSchema: unknown;
   executor?: ToolDefinition<Record<string, unknown>>["executor"];
+  /** The MCP server the tool comes from, as configured; policy rules match it (`mcpServer`). */
+  mcpServer?: string;
 }
 
-export function defineExternalTool(def: ExternalToolDefinition): Tool<Record<string, unknown>> {
+export type ExternalTool = Tool<Record<string, unknown>> & { readonly mcpServer?: string };
+
+export function defineExternalTool(def: ExternalToolDefinition): ExternalTool {
   const sanitized = sanitizeSchema(def.inputSchema) as JsonSchema;
   if (sanitized && typeof sanitized === "object") delete sanitized.$schema;
   let input: z.ZodType<Record<string, unknown>>;
@@ -21,5 +25,7 @@ export function defineExternalTool(def: ExternalToolDefinition): Tool<Record<str
   } catch {
     input = z.looseObject({});
   }
-  return buildTool({ ...def, executor: def.executor ?? "server" }, { input, jsonSchema: () => sanitized, source: "external" });
+  const tool = buildTool({ ...def, executor: def.executor ?? "server" }, { input, jsonSchema: () => sanitized, source: "external" });
+  // policy/decide.ts reads `mcpServer` off the tool rather than parsing it back out of the name.
+  return def.mcpServer ? Object.assign(tool, { mcpServer: def.mcpServer }) : tool;
 }

@@ -63,6 +63,16 @@ export class ToolRegistry {
     return registered;
   }
 
+  /** Takes out tools `register` returned (an MCP server's tool list changed or it went away). */
+  unregister(tools: readonly Tool[]): void {
+    const gone = new Set(tools);
+    const kept = this.registrations.filter((t) => !gone.has(t));
+    if (kept.length === this.registrations.length) return;
+    this.registrations.splice(0, this.registrations.length, ...kept);
+    this.merged = undefined;
+    this.catalogs.clear();
+  }
+
   /** Tools refused at registration or by a duplicate name, for the start-up log. */
   problems(): readonly RegistryProblem[] {
     this.resolved();

@@ -1,0 +1,50 @@
+// One MCP tool as a slot tool. Its JSON Schema goes through defineExternalTool (sanitised,
+// validated like any tool's input); its annotations become the slot's properties. Annotations
+// are the server's own hints: only readOnlyHint lifts the approval, and a tool without them is
+// treated as able to do anything (approval required, destructive, open-world).
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { defineExternalTool, type ExternalTool } from "../external";
+import { respond } from "../errors";
+import type { Capability } from "../tool";
+import { resultText } from "./content";
+
+export interface McpCaller {
+  readonly name: string;
+  call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
+}
+
+const MAX_DESCRIPTION = 4000;
+
+function describe(server: string, tool: McpTool): string {
+  const title = tool.title ?? tool.annotations?.title;
+  const text = (tool.description ?? "").trim() || (title ? `${title}.` : `The tool ${tool.name} of the MCP server ${server}.`);
+  return text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION - 1)}…` : text;
+}
+
+export function mcpTool(server: McpCaller, tool: McpTool, name: string, deferLoading: boolean): ExternalTool {
+  const a = tool.annotations ?? {};
+  const readOnly = a.readOnlyHint === true;
+  const capabilities: Capability[] = a.openWorldHint === true ? ["Network"] : [];
+  return defineExternalTool({
+    name,
+    description: describe(server.name, tool),
+    inputSchema: tool.inputSchema,
+    capabilities,
+    executor: "server",
+    mcpServer: server.name,
+    searchHint: [server.name, tool.name, tool.title ?? a.title ?? ""].join(" ").trim(),
+    deferLoading,
+    approvalFor: () => (readOnly ? "auto" : "required"),
+    isReadOnly: () => readOnly,
+    isConcurrencySafe: () => readOnly,
+    // The MCP defaults: a tool that is not read-only may destroy, and any tool may reach out.
+    isDestructive: () => !readOnly && a.destructiveHint !== false,
+    isOpenWorld: () => a.openWorldHint !== false,
+    async execute(input, ctx) {
+      const result = await server.call(tool.name, input, ctx.signal);
+      const output = resultText(result);
+      if (result.isError === true) throw respond(output, { mcpServer: server.name, mcpTool: tool.name });
+      return { output, kind: "text", meta: { mcpServer: server.name, mcpTool: tool.name } };
+    },
+  });
+}

@@ -1,0 +1,37 @@
+// Opens the SDK transport of one configured server: a child process over stdio (its stderr kept
+// as a short tail for error messages rather than mixed into the server's own output) or
+// Streamable HTTP with the configured headers. A new transport per connection attempt.
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { McpTransportConfig } from "./config";
+
+const TAIL_BYTES = 2000;
+
+export interface OpenTransport {
+  transport: Transport;
+  /** The child's pid while it runs (stdio), for the last-resort kill at process exit. */
+  pid(): number | null;
+  /** The last lines the child wrote to stderr (stdio), trimmed. */
+  stderrTail(): string;
+}
+
+export function openTransport(config: McpTransportConfig): OpenTransport {
+  if (config.kind === "http") {
+    const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+    return { transport, pid: () => null, stderrTail: () => "" };
+  }
+  const transport = new StdioClientTransport({
+    command: config.command,
+    args: config.args,
+    // The SDK adds a safe default environment (PATH, HOME, …) under these; no secrets leak in.
+    env: config.env,
+    cwd: config.cwd,
+    stderr: "pipe",
+  });
+  let tail = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    tail = (tail + chunk.toString("utf8")).slice(-TAIL_BYTES);
+  });
+  return { transport, pid: () => transport.pid, stderrTail: () => tail.trim().split("\n").slice(-5).join("\n") };
+}
