@@ -39,6 +39,8 @@ export const envSchema = z.object({
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: url(["http:", "https:"]).optional(),
   QUIVER_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** JSON file of MCP servers ({ "mcpServers": {...} }); a bad file is logged, never fatal. */
+  QUIVER_MCP_CONFIG: z.string().transform((v) => resolve(v)).optional(),
 });
 
 export type Env = z.infer<typeof envSchema> & { dataDir: string; workspaceDir: string };

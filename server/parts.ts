@@ -17,6 +17,7 @@ import { ToolRegistry } from "./tools/registry";
 import { ToolSessions } from "./tools/sessions";
 import { toolActivationStore } from "./services/tool-activations";
 import { builtinTools } from "./tools/builtin";
+import { startMcp } from "./tools/mcp";
 import { retrieveToolResultTool } from "./tools/builtin/retrieve_tool_result";
 import { createPipeline } from "./pipeline";
 import { createEngine } from "./engine";
@@ -70,6 +71,8 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   ];
 
   const registry = new ToolRegistry([...builtinTools(), retrieveToolResultTool]);
+  // MCP servers start in parallel, each with a deadline; one that fails is logged and left out.
+  const mcp = await startMcp({ configPath: deps.env.QUIVER_MCP_CONFIG, registry, log });
   for (const p of registry.problems()) log(`tool ${p.name} is fail-closed: ${p.reason}`);
   const tools = new ToolSessions(registry, {
     ...toolActivationStore(db),
@@ -106,6 +109,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     // The pipeline lets go first so the engine's interruption is not read as a person's cancel.
     pipeline.dispose();
     await engine.dispose();
+    await mcp.dispose();
     terminal?.dispose();
     await runners.dispose();
     await hub.dispose();
