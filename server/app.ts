@@ -1,6 +1,8 @@
 // One Quiver server: the database, the composed services, tRPC over HTTP and WebSocket, the
 // runner and browser sockets, the Next.js app, and (embedded mode) the local runner process.
 // server/main.ts is the process around it; tests start it on port 0 without the web app.
+// Who each request is (owner, share-link viewer, nobody) is decided by server/auth for every
+// entry point here: tRPC over HTTP and WebSocket, the terminal socket, the preview, the pages.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { mkdirSync } from "node:fs";
@@ -11,7 +13,9 @@ import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import type { Env } from "./env";
 import { defaultDbUrl, openDb, type DbHandle } from "./db";
 import { appRouter } from "./api/root";
-import type { Context } from "./api/trpc";
+import { contextFor } from "./api/context";
+import { createAuth } from "./auth";
+import { createShareService } from "./services/shares";
 import { createGuard } from "./http/guard";
 import { createPreviewHttp } from "./preview/http";
 import { parsePreviewHost } from "./protocol/preview";
@@ -57,6 +61,9 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
 
   const sessions = createSessionService(handle.db);
+  // Revoking a link drops its live viewers at once (auth is made just below).
+  const shares = createShareService(handle.db, { onRevoked: (linkId) => auth.viewers.end(linkId, "revoked") });
+  const auth = createAuth({ env, owner: localActor, shares, log });
   const dbUrl = defaultDbUrl(env.dataDir, env.DATABASE_URL);
   const parts: Parts = await createParts({
     env,
@@ -64,7 +71,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     dbProvider: handle.provider,
     dbUrl,
     runnerTokens,
-    actorFor: () => localActor,
+    actorFor: (req) => auth.ownerOf(req),
     canUseSession: (actor, sessionId) => sessions.assertAccess(actor, sessionId).then(() => true, () => false),
     log,
   });
@@ -73,14 +80,23 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     db: handle.db,
     dbProvider: handle.provider,
     sessions,
+    shares,
     ...parts.services,
     health: () => checkHealth(handle.db, handle.provider, parts.services.runners),
   };
 
-  const createContext = (): Context => ({ services, actor: localActor });
-  const trpcHttp = createHTTPHandler({ router: appRouter, createContext, basePath: "/api/trpc/" });
+  const trpcHttp = createHTTPHandler({ router: appRouter, createContext: async ({ req }) => contextFor(services, await auth.identify(req)), basePath: "/api/trpc/" });
   const trpcWss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
-  const trpcWs = applyWSSHandler({ wss: trpcWss, router: appRouter, createContext, keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 } });
+  const trpcWs = applyWSSHandler({
+    wss: trpcWss,
+    router: appRouter,
+    // Identified at upgrade; a viewer's socket is registered so its link's end closes it.
+    createContext: async ({ req, res: ws }) => {
+      const id = await auth.identify(req);
+      return contextFor(services, id, id.kind === "viewer" ? auth.viewers.attach(id.linkId, ws) : undefined);
+    },
+    keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 },
+  });
 
   let nextApp: { close?: () => Promise<void> } | undefined;
   let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
@@ -98,7 +114,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const preview = createPreviewHttp({
     bridge: services.runners.preview,
     runner: services.runners,
-    authorize: (_req, sessionId) => sessions.assertAccess(localActor, sessionId).then(() => true, () => false),
+    authorize: async (req, sessionId) => (await auth.isOwner(req)) && sessions.assertAccess(localActor, sessionId).then(() => true, () => false),
     log,
   });
   const server: Server = createServer((req, res) => {
@@ -113,8 +129,10 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       return;
     }
     if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);
-    if (nextHandler) return void nextHandler(req, res);
-    reply(res, 404, { error: "not found" });
+    if (auth.routes.handle(req, res)) return;
+    if (!nextHandler) return reply(res, 404, { error: "not found" });
+    const next = nextHandler;
+    auth.guardPage(req, res, () => void next(req, res));
   });
 
   const upgrades = new Map<string, UpgradeHandler>([
@@ -133,7 +151,9 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       socket.end(`HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${refused}\n`);
       return;
     }
-    handler(req, socket, head);
+    if (previewTarget || path === "/runner") return handler(req, socket, head);
+    // Quiver's own browser sockets: decided once here; the terminal asks auth.ownerOf(req).
+    auth.guardUpgrade(req, socket, () => handler(req, socket, head));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -142,6 +162,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : env.PORT;
+  auth.listening(port);
   const hostForUrl = env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST;
   const url = `http://${hostForUrl === "0.0.0.0" ? "127.0.0.1" : hostForUrl}:${port}`;
 
@@ -159,6 +180,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       for (const client of trpcWss.clients) client.terminate();
       trpcWss.close();
       preview.dispose();
+      auth.dispose();
       await parts.dispose();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

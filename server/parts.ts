@@ -39,7 +39,7 @@ export interface PartsDeps {
   cluster?: { heartbeatMs?: number; ttlMs?: number; idleMs?: number };
 }
 
-export type PartServices = Omit<Services, "env" | "db" | "dbProvider" | "sessions" | "health">;
+export type PartServices = Omit<Services, "env" | "db" | "dbProvider" | "sessions" | "shares" | "health">;
 
 export interface Parts {
   services: PartServices;

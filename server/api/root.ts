@@ -7,6 +7,8 @@ import { turnsRouter } from "./routers/turns";
 import { approvalsRouter } from "./routers/approvals";
 import { policiesRouter } from "./routers/policies";
 import { spillsRouter } from "./routers/spills";
+import { sharesRouter } from "./routers/shares";
+import { authRouter } from "./routers/auth";
 
 export const appRouter = router({
   health: healthRouter,
@@ -16,6 +18,8 @@ export const appRouter = router({
   approvals: approvalsRouter,
   policies: policiesRouter,
   spills: spillsRouter,
+  shares: sharesRouter,
+  auth: authRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,11 +1,25 @@
 // The one initTRPC of the server: context (services + who is asking) and the procedure kinds.
+// Every procedure is one of: public (health, who am I), member (the owner and org members;
+// a share-link viewer is refused with FORBIDDEN), or session-read (members with access, and a
+// viewer of exactly that session).
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { Actor, Services } from "../services/types";
 
+/** A share-link viewer: may read one session, nothing else. */
+export interface Viewer {
+  sessionId: string;
+  linkId: string;
+  /** Aborts when the link is revoked or expires (WebSocket connections; absent over HTTP). */
+  signal?: AbortSignal;
+}
+
 export interface Context {
   services: Services;
-  /** null for anonymous requests (e.g. a share-link viewer before it is resolved). */
+  /** null for anyone who is not a signed-in member (viewers, anonymous requests). */
   actor: Actor | null;
+  viewer?: Viewer;
+  /** Why there is no actor: the error an anonymous request or an ended link gets. */
+  refusal?: { code: "UNAUTHORIZED" | "FORBIDDEN"; message: string };
 }
 
 const t = initTRPC.context<Context>().create();
@@ -13,9 +27,16 @@ const t = initTRPC.context<Context>().create();
 export const router = t.router;
 export const publicProcedure = t.procedure;
 
+export const VIEWER_REFUSED = "A read-only share link cannot do this.";
+
+function refuse(ctx: Context): never {
+  if (ctx.viewer) throw new TRPCError({ code: "FORBIDDEN", message: VIEWER_REFUSED });
+  throw new TRPCError(ctx.refusal ?? { code: "UNAUTHORIZED", message: "Sign in to do this." });
+}
+
 /** Requires a signed-in member; viewers of shared sessions never reach these. */
 export const memberProcedure = t.procedure.use(({ ctx, next }) => {
-  if (!ctx.actor) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to do this." });
+  if (!ctx.actor) refuse(ctx);
   return next({ ctx: { ...ctx, actor: ctx.actor } });
 });
 
@@ -23,3 +44,23 @@ export const adminProcedure = memberProcedure.use(({ ctx, next }) => {
   if (ctx.actor.role === "member") throw new TRPCError({ code: "FORBIDDEN", message: "Only org admins can do this." });
   return next();
 });
+
+/**
+ * Reads one session: a member with access to it, or a viewer whose link is for it. The
+ * session id is read from the raw input's `key` field before the procedure's own parsing.
+ */
+export function sessionReadProcedure(key: "sessionId" | "id" = "sessionId") {
+  return t.procedure.use(async ({ ctx, getRawInput, next }) => {
+    const raw = (await getRawInput()) as Record<string, unknown> | undefined;
+    const sessionId = raw && typeof raw === "object" ? raw[key] : undefined;
+    if (typeof sessionId !== "string" || sessionId === "") throw new TRPCError({ code: "BAD_REQUEST", message: `${key} is required` });
+    if (ctx.actor) {
+      await ctx.services.sessions.assertAccess(ctx.actor, sessionId);
+    } else if (ctx.viewer) {
+      if (ctx.viewer.sessionId !== sessionId) throw new TRPCError({ code: "FORBIDDEN", message: "This share link is for another session." });
+    } else {
+      refuse(ctx);
+    }
+    return next({ ctx: { ...ctx, sessionId } });
+  });
+}

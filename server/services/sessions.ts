@@ -50,6 +50,13 @@ export function createSessionService(db: Db) {
       return summarize(row);
     },
 
+    /** A session by id alone, for a viewer whose share link was checked already. */
+    async getShared(id: string): Promise<SessionSummary> {
+      const row = await db.session.findUnique({ where: { id } });
+      if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `No session ${id}.` });
+      return summarize(row);
+    },
+
     /** Access check shared by routers and sockets. */
     async assertAccess(actor: Actor, id: string): Promise<void> {
       await this.get(actor, id);

@@ -11,6 +11,7 @@ import type { EventHub } from "../hub/events";
 import type { Pipeline } from "../pipeline";
 import type { PolicyService } from "./policies";
 import type { SpillStore } from "./spills";
+import type { ShareService } from "./shares";
 
 export interface Services {
   env: Env;
@@ -31,9 +32,11 @@ export interface Services {
   policies: PolicyService;
   /** Full outputs of truncated tool results (the IDE's viewer reads pages of them). */
   spills: Pick<SpillStore, "read">;
+  /** Read-only share links of sessions. */
+  shares: ShareService;
 }
 
-/** Who is asking. In embedded mode every request is the local user. */
+/** A signed-in member (the owner of an embedded server: see server/auth). */
 export interface Actor {
   userId: string;
   orgId: string;

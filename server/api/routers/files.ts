@@ -1,10 +1,11 @@
 // The person's file operations from the IDE: tree, open, save, new file/folder, rename, delete.
-// Thin: checks the session belongs to the caller, then calls services/files.
+// Thin: checks the session belongs to the caller, then calls services/files. A share-link
+// viewer may list and open files of its session, nothing more.
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { FileOpError, type FileService } from "../../services/files";
 import { PERSON_FILE_LIMITS } from "../../protocol/person-file-ops";
-import { memberProcedure, router } from "../trpc";
+import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 
 const path = z.string().trim().min(1).max(4096);
 const session = z.object({ sessionId: z.string().min(1) });
@@ -21,6 +22,9 @@ const fileProcedure = memberProcedure.use(async ({ ctx, getRawInput, next }) => 
   return next({ ctx: { ...ctx, files } });
 });
 
+/** Listing and opening: members with access, and viewers of the session. */
+const fileReadProcedure = sessionReadProcedure().use(({ ctx, next }) => next({ ctx: { ...ctx, files: ctx.services.files as FileService } }));
+
 async function guard<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -33,8 +37,8 @@ async function guard<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export const filesRouter = router({
-  tree: fileProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId))),
-  read: fileProcedure
+  tree: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId))),
+  read: fileReadProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.read(input.sessionId, input.path))),
   save: fileProcedure

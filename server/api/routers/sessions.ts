@@ -1,13 +1,14 @@
-// Sessions: list, create, read. Logic lives in services/sessions.
+// Sessions: list, create, read (a share-link viewer reads its own session). Logic lives in
+// services/sessions.
 import { z } from "zod";
-import { memberProcedure, router } from "../trpc";
+import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 
 export const sessionsRouter = router({
   list: memberProcedure.query(({ ctx }) => ctx.services.sessions.list(ctx.actor)),
   create: memberProcedure
     .input(z.object({ title: z.string().trim().min(1).max(200).optional() }).optional())
     .mutation(({ ctx, input }) => ctx.services.sessions.create(ctx.actor, { title: input?.title })),
-  get: memberProcedure
+  get: sessionReadProcedure("id")
     .input(z.object({ id: z.string().min(1) }))
-    .query(({ ctx, input }) => ctx.services.sessions.get(ctx.actor, input.id)),
+    .query(({ ctx, input }) => (ctx.actor ? ctx.services.sessions.get(ctx.actor, input.id) : ctx.services.sessions.getShared(input.id))),
 });

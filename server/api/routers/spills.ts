@@ -1,14 +1,15 @@
 // Spilled tool output for the IDE's full-output viewer: one page (byte range, snapped to whole
-// characters) at a time, so a many-megabyte spill is never sent or rendered whole.
+// characters) at a time, so a many-megabyte spill is never sent or rendered whole. A share-link
+// viewer of the session may read them too.
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import type { SpillStore } from "../../services/spills";
-import { memberProcedure, router } from "../trpc";
+import { router, sessionReadProcedure } from "../trpc";
 
 export const SPILL_PAGE_MAX = 1024 * 1024;
 
 export const spillsRouter = router({
-  read: memberProcedure
+  read: sessionReadProcedure()
     .input(
       z.object({
         sessionId: z.string().min(1),
@@ -19,7 +20,6 @@ export const spillsRouter = router({
     )
     .query(async ({ ctx, input }) => {
       const spills: Pick<SpillStore, "read"> = ctx.services.spills;
-      await ctx.services.sessions.assertAccess(ctx.actor, input.sessionId);
       const slice = await spills.read(input.ref, { sessionId: input.sessionId, offset: input.offset, length: input.length });
       if (!slice) throw new TRPCError({ code: "NOT_FOUND", message: "This output is no longer stored (spills expire after 7 days)." });
       return slice;

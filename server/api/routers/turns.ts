@@ -2,10 +2,13 @@
 // subscription. The subscription is tracked by sequence number, so tRPC's WebSocket client
 // resumes after a reconnect with exactly the events it missed; a client may also pass the
 // `lastSeq` it has (0 or none: the whole session, which rebuilds it from the database).
+// A share-link viewer may follow its session; when its link ends the subscription ends with
+// FORBIDDEN and the reason.
 import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { EngineError } from "../../engine/engine";
-import { memberProcedure, router } from "../trpc";
+import { memberProcedure, router, sessionReadProcedure } from "../trpc";
+import { LINK_MESSAGES } from "../../auth/pages";
 
 const session = z.object({ sessionId: z.string().min(1) });
 const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE" } as const;
@@ -37,7 +40,8 @@ export const turnsRouter = router({
     return { cancelled };
   }),
 
-  events: turnProcedure
+  events: sessionReadProcedure()
+    .input(session)
     .input(
       z.object({
         lastSeq: z.number().int().nonnegative().optional(),
@@ -47,6 +51,11 @@ export const turnsRouter = router({
     )
     .subscription(async function* ({ ctx, input, signal }) {
       const after = input.lastEventId ? Number(input.lastEventId) : (input.lastSeq ?? 0);
-      for await (const ev of ctx.hub.subscribe(input.sessionId, after, signal)) yield tracked(String(ev.seq), ev);
+      const linkEnded = ctx.viewer?.signal;
+      const ended = () => new TRPCError({ code: "FORBIDDEN", message: LINK_MESSAGES[(linkEnded?.reason as keyof typeof LINK_MESSAGES) ?? "revoked"] ?? LINK_MESSAGES.revoked });
+      if (linkEnded?.aborted) throw ended();
+      const until = linkEnded && signal ? AbortSignal.any([signal, linkEnded]) : signal;
+      for await (const ev of ctx.services.hub.subscribe(input.sessionId, after, until)) yield tracked(String(ev.seq), ev);
+      if (linkEnded?.aborted) throw ended();
     }),
 });

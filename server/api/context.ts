@@ -1,0 +1,19 @@
+// The tRPC context of a request or WebSocket connection, from who it is (server/auth).
+import type { Identity } from "../auth";
+import { LINK_MESSAGES, SIGN_IN_TEXT } from "../auth/pages";
+import type { Services } from "../services/types";
+import type { Context } from "./trpc";
+
+/** `signal`: a viewer's WebSocket connection ends its subscriptions when the link ends. */
+export function contextFor(services: Services, identity: Identity, signal?: AbortSignal): Context {
+  switch (identity.kind) {
+    case "owner":
+      return { services, actor: identity.actor };
+    case "viewer":
+      return { services, actor: null, viewer: { sessionId: identity.sessionId, linkId: identity.linkId, signal } };
+    case "ended":
+      return { services, actor: null, refusal: { code: "FORBIDDEN", message: LINK_MESSAGES[identity.reason] } };
+    case "anonymous":
+      return { services, actor: null, refusal: { code: "UNAUTHORIZED", message: SIGN_IN_TEXT } };
+  }
+}

@@ -1,0 +1,35 @@
+// The two cookies: the owner's sign-in and a share-link viewer's pass. HttpOnly (page scripts
+// never see them), SameSite=Lax (another site's form post does not carry them), Secure when
+// the request came over https, host-only (a live preview's host never receives them).
+import type { IncomingMessage } from "node:http";
+
+export const OWNER_COOKIE = "quiver_owner";
+export const VIEWER_COOKIE = "quiver_view";
+
+export function readCookie(req: IncomingMessage, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const pair of header.split(";")) {
+    const at = pair.indexOf("=");
+    if (at < 0 || pair.slice(0, at).trim() !== name) continue;
+    try {
+      return decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** True when the browser reached us over https (directly, or through a proxy that says so). */
+export function viaHttps(req: IncomingMessage): boolean {
+  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
+  return String(req.headers["x-forwarded-proto"] ?? "").split(",")[0].trim() === "https";
+}
+
+/** A Set-Cookie value; `maxAgeSeconds` 0 deletes the cookie. */
+export function cookie(req: IncomingMessage, name: string, value: string, maxAgeSeconds: number): string {
+  const attrs = [`${name}=${encodeURIComponent(value)}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`];
+  if (viaHttps(req)) attrs.push("Secure");
+  return attrs.join("; ");
+}

@@ -1,0 +1,120 @@
+// Who is asking, for every entry point of the server (tRPC over HTTP and WebSocket, the
+// terminal socket, the live preview, the Next pages): one identify() per request, remembered
+// on the request so sockets decided at upgrade time can be asked again synchronously. Also the
+// owner's sign-in URL: printed when the server listens beyond loopback, else the first time a
+// request (through a proxy) is refused, so it is never in the log for nothing.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { hostname } from "node:os";
+import type { Env } from "../env";
+import type { Actor } from "../services/types";
+import type { ShareService } from "../services/shares";
+import { loadSecret } from "./crypto";
+import { createIdentify, isLoopbackAddress, type Identity } from "./identity";
+import { createAuthRoutes } from "./http";
+import { notSignedIn } from "./pages";
+import { createLiveViewers } from "./viewers";
+
+export type { Identity } from "./identity";
+
+export interface AuthDeps {
+  env: Pick<Env, "dataDir" | "HOST" | "QUIVER_ALLOWED_HOSTS">;
+  /** The owner of this server (embedded mode: the local user). */
+  owner: Actor;
+  shares: Pick<ShareService, "checkLink" | "resolveToken" | "ended">;
+  log(line: string): void;
+  recheckMs?: number;
+}
+
+/** The name another machine reaches this server by (for the printed sign-in URL). */
+function publicHost(env: AuthDeps["env"]): string {
+  const bracket = (h: string) => (h.includes(":") ? `[${h}]` : h);
+  const named = env.QUIVER_ALLOWED_HOSTS.find((h) => h !== "*" && h !== "localhost" && !isLoopbackAddress(h));
+  if (named) return bracket(named);
+  return env.HOST === "0.0.0.0" || env.HOST === "::" ? hostname() : bracket(env.HOST);
+}
+
+export function createAuth(deps: AuthDeps) {
+  const { env, log } = deps;
+  const key = loadSecret(env.dataDir);
+  const identifyOnce = createIdentify({ key, owner: deps.owner, shares: deps.shares });
+  const decided = new WeakMap<IncomingMessage, Promise<Identity>>();
+  const known = new WeakMap<IncomingMessage, Identity>();
+  const viewers = createLiveViewers({ ended: (ids) => deps.shares.ended(ids), recheckMs: deps.recheckMs, log });
+
+  const loopbackOnly = isLoopbackAddress(env.HOST) || env.HOST === "localhost";
+  let port = 0;
+  let signInPath = "";
+  let shown = false;
+  const showSignIn = () => {
+    if (shown || !signInPath || !port) return;
+    shown = true;
+    log(`owner sign-in from another machine (works once): http://${publicHost(env)}:${port}${signInPath}`);
+  };
+  const routes = createAuthRoutes({
+    key,
+    ownerUserId: deps.owner.userId,
+    shares: deps.shares,
+    onSignInPath: (path) => {
+      signInPath = path;
+      shown = false;
+      if (!loopbackOnly) showSignIn();
+    },
+  });
+
+  function identify(req: IncomingMessage): Promise<Identity> {
+    let p = decided.get(req);
+    if (!p) {
+      p = identifyOnce(req).then((id) => (known.set(req, id), id));
+      decided.set(req, p);
+    }
+    return p;
+  }
+
+  return {
+    identify,
+    /** The owner's actor for a request already identified (sockets), else null. */
+    ownerOf(req: IncomingMessage): Actor | null {
+      const id = known.get(req);
+      return id?.kind === "owner" ? id.actor : null;
+    },
+    /** True when the request is the owner (the preview and other owner-only entry points). */
+    isOwner: (req: IncomingMessage) => identify(req).then((id) => id.kind === "owner"),
+    routes,
+    viewers,
+    /** The server listens on `p`: the first sign-in URL is made (and printed beyond loopback). */
+    listening(p: number) {
+      port = p;
+      routes.start();
+    },
+    /** Pages need someone: the owner, or a viewer (a viewer at "/" is sent to its session). */
+    guardPage(req: IncomingMessage, res: ServerResponse, serve: () => void): void {
+      identify(req).then(
+        (id) => {
+          if (id.kind === "anonymous") return (showSignIn(), notSignedIn(res));
+          if (id.kind === "viewer" && (req.url ?? "/").split("?")[0] === "/") return void res.writeHead(303, { location: `/s/${id.sessionId}` }).end();
+          serve();
+        },
+        () => {
+          res.writeHead(500, { "content-type": "text/plain" });
+          res.end("could not check who is asking\n");
+        },
+      );
+    },
+    /** Browser sockets need the owner or a live viewer; ended links and strangers are refused. */
+    guardUpgrade(req: IncomingMessage, socket: Duplex, accept: () => void): void {
+      const refuse = (status: string, why: string) => socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${why}\n`);
+      identify(req).then(
+        (id) => {
+          if (id.kind === "anonymous") return void (showSignIn(), refuse("401 Unauthorized", "not signed in"));
+          if (id.kind === "ended") return void refuse("403 Forbidden", `share link ${id.reason}`);
+          accept();
+        },
+        () => socket.destroy(),
+      );
+    },
+    dispose: () => viewers.dispose(),
+  };
+}
+
+export type Auth = ReturnType<typeof createAuth>;

@@ -1,0 +1,129 @@
+// Read-only share links of a session: create (the token is shown once, only its hash is kept),
+// list, revoke, and the checks a request with a link or a viewer cookie goes through. Only the
+// session's owner or an admin/owner of its org manage its links; creating and revoking are
+// audit events. Revocation is told to `onRevoked` at once so live viewers are dropped.
+import { randomBytes } from "node:crypto";
+import type { Db } from "../db";
+import { hashToken, newToken, sameText } from "../auth/crypto";
+import type { Actor } from "./types";
+
+export class ShareError extends Error {
+  constructor(message: string, readonly code: "NOT_FOUND" | "FORBIDDEN" | "BAD_REQUEST") {
+    super(message);
+  }
+}
+
+export type LinkState = "active" | "expired" | "revoked";
+
+export interface ShareLinkSummary {
+  id: string;
+  sessionId: string;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  state: LinkState;
+}
+
+/** What a token or a viewer cookie resolves to. */
+export type LinkCheck = { ok: true; linkId: string; sessionId: string; expiresAt: Date | null } | { ok: false; reason: "unknown" | "expired" | "revoked" };
+
+/** Longest expiry a link may be given (one year), in minutes. */
+export const MAX_EXPIRY_MINUTES = 365 * 24 * 60;
+
+type Row = { id: string; sessionId: string; tokenHash: string; createdAt: Date; expiresAt: Date | null; revokedAt: Date | null };
+
+export function createShareService(db: Db, opts: { onRevoked?(linkId: string): void; now?: () => Date } = {}) {
+  const now = opts.now ?? (() => new Date());
+  const stateOf = (row: Row): LinkState => (row.revokedAt ? "revoked" : row.expiresAt && row.expiresAt <= now() ? "expired" : "active");
+  const summary = (row: Row): ShareLinkSummary => ({
+    id: row.id,
+    sessionId: row.sessionId,
+    createdAt: row.createdAt.toISOString(),
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+    revokedAt: row.revokedAt?.toISOString() ?? null,
+    state: stateOf(row),
+  });
+  const check = (row: Row | null): LinkCheck => {
+    if (!row) return { ok: false, reason: "unknown" };
+    const state = stateOf(row);
+    return state === "active" ? { ok: true, linkId: row.id, sessionId: row.sessionId, expiresAt: row.expiresAt } : { ok: false, reason: state };
+  };
+
+  /** The session, if the actor may manage its links (its owner, or an admin/owner of its org). */
+  async function manageable(actor: Actor, sessionId: string) {
+    const session = await db.session.findFirst({ where: { id: sessionId, orgId: actor.orgId }, select: { id: true, ownerId: true, orgId: true } });
+    if (!session) throw new ShareError(`No session ${sessionId}.`, "NOT_FOUND");
+    if (session.ownerId !== actor.userId && actor.role === "member") throw new ShareError("Only the session's owner or an org admin can manage its share links.", "FORBIDDEN");
+    return session;
+  }
+
+  return {
+    /** A new read-only link; the token is in the answer only, never stored. */
+    async create(actor: Actor, sessionId: string, input: { expiresInMinutes?: number } = {}): Promise<ShareLinkSummary & { token: string }> {
+      const minutes = input.expiresInMinutes;
+      if (minutes !== undefined && (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_EXPIRY_MINUTES)) {
+        throw new ShareError(`expiresInMinutes must be a whole number from 1 to ${MAX_EXPIRY_MINUTES}.`, "BAD_REQUEST");
+      }
+      const session = await manageable(actor, sessionId);
+      const token = newToken(16);
+      const expiresAt = minutes === undefined ? null : new Date(now().getTime() + minutes * 60_000);
+      // The id is made here so the audit row in the same transaction can name the link.
+      const id = `sl${randomBytes(12).toString("hex")}`;
+      const [row] = await db.$transaction([
+        db.shareLink.create({ data: { id, sessionId, tokenHash: hashToken(token), scope: "read", createdById: actor.userId, expiresAt } }),
+        db.auditEvent.create({
+          data: { orgId: session.orgId, sessionId, actorId: actor.userId, action: "share.created", target: `share:${id}`, detail: { expiresAt: expiresAt?.toISOString() ?? null } },
+        }),
+      ]);
+      return { ...summary(row), token };
+    },
+
+    async list(actor: Actor, sessionId: string): Promise<ShareLinkSummary[]> {
+      await manageable(actor, sessionId);
+      const rows = await db.shareLink.findMany({ where: { sessionId }, orderBy: { createdAt: "desc" }, take: 200 });
+      return rows.map(summary);
+    },
+
+    /** Revokes a link (again: no change). Viewers using it are dropped at once. */
+    async revoke(actor: Actor, linkId: string): Promise<ShareLinkSummary> {
+      const row = await db.shareLink.findUnique({ where: { id: linkId } });
+      if (!row) throw new ShareError(`No share link ${linkId}.`, "NOT_FOUND");
+      const session = await manageable(actor, row.sessionId);
+      if (row.revokedAt) return summary(row);
+      const [updated] = await db.$transaction([
+        db.shareLink.update({ where: { id: linkId }, data: { revokedAt: now() } }),
+        db.auditEvent.create({ data: { orgId: session.orgId, sessionId: row.sessionId, actorId: actor.userId, action: "share.revoked", target: `share:${linkId}`, detail: {} } }),
+      ]);
+      opts.onRevoked?.(linkId);
+      return summary(updated);
+    },
+
+    /** A token from a `/share/<token>` URL. */
+    async resolveToken(token: string): Promise<LinkCheck> {
+      if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return { ok: false, reason: "unknown" };
+      const hash = hashToken(token);
+      const row = await db.shareLink.findUnique({ where: { tokenHash: hash } });
+      // The lookup is by hash; the comparison still runs in constant time.
+      return check(row && sameText(row.tokenHash, hash) && row.scope === "read" ? row : null);
+    },
+
+    /** A viewer cookie's link, checked again on every request (revocation is immediate). */
+    async checkLink(linkId: string, sessionId: string): Promise<LinkCheck> {
+      const row = await db.shareLink.findUnique({ where: { id: linkId } });
+      return check(row && row.sessionId === sessionId ? row : null);
+    },
+
+    /** Links among `ids` that are no longer active (live viewers are re-checked with this). */
+    async ended(ids: string[]): Promise<Array<{ id: string; reason: "unknown" | "expired" | "revoked" }>> {
+      if (ids.length === 0) return [];
+      const rows = new Map((await db.shareLink.findMany({ where: { id: { in: ids } } })).map((r) => [r.id, r]));
+      return ids.flatMap((id) => {
+        const row = rows.get(id);
+        const state = row ? stateOf(row) : "unknown";
+        return state === "active" ? [] : [{ id, reason: state }];
+      });
+    },
+  };
+}
+
+export type ShareService = ReturnType<typeof createShareService>;
