@@ -1,0 +1,57 @@
+// The MCP client as the server wires it (server/parts.ts): QUIVER_MCP_CONFIG read at start-up,
+// a bad file never stops the start, and dispose leaves no MCP child process behind.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseEnv } from "../../env";
+import { createParts } from "../../parts";
+import { useTestDb } from "../../testing/db";
+import { SERVER_SCRIPT, stdioEntry } from "./testing/fixture";
+
+/** Pids of this process's children running the test MCP server (Linux /proc). */
+function mcpChildren(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, "utf8").includes(SERVER_SCRIPT)) pids.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+}
+
+describe("MCP servers in the server's parts", () => {
+  const t = useTestDb("sqlite");
+  const dir = mkdtempSync(join(tmpdir(), "quiver-mcp-parts-"));
+
+  async function start(configPath: string) {
+    const logs: string[] = [];
+    const env = parseEnv({ PORT: "0", DATABASE_URL: t.current.url, QUIVER_DATA_DIR: dir, QUIVER_LOCAL_RUNNER: "0", QUIVER_MCP_CONFIG: configPath });
+    const parts = await createParts({
+      env, db: t.current.db, dbProvider: t.current.provider, dbUrl: t.current.url, runnerTokens: ["x".repeat(32)],
+      actorFor: () => null, canUseSession: async () => true, log: (l) => void logs.push(l),
+    });
+    return { parts, logs };
+  }
+
+  it("starts without a bad config file, and with a good one owns its children until dispose", async () => {
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, JSON.stringify({ mcpServers: { x: { url: "not a url" } } }));
+    const first = await start(bad);
+    expect(first.logs).toContainEqual(expect.stringMatching(/^mcp: .*bad\.json: server "x": url: url must be an http:\/\/ or https:\/\/ URL; starting without it$/));
+    await first.parts.dispose();
+
+    const good = join(dir, "good.json");
+    writeFileSync(good, JSON.stringify({ mcpServers: { one: stdioEntry(), two: stdioEntry() } }));
+    const second = await start(good);
+    expect(second.logs).toEqual(expect.arrayContaining(["mcp: one started with 9 tool(s)", "mcp: two started with 9 tool(s)"]));
+    expect(mcpChildren()).toHaveLength(2);
+    await second.parts.dispose();
+    expect(mcpChildren()).toEqual([]);
+  });
+});
