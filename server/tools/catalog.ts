@@ -21,8 +21,9 @@ const READ_ONLY_CAPS = new Set(["ReadsFiles", "Network"]);
 /** Read-only surface: tools that neither write, execute nor need a person at the keyboard. */
 export function inPreset(tool: Tool, preset: Preset): boolean {
   if (preset === "coding") return true;
-  // An MCP tool declares no file capabilities: only its read-only hint keeps it on this surface.
-  if (tool.source === "external" && !tool.isReadOnly({})) return false;
+  // An MCP tool's capabilities cannot say it changes things elsewhere: only its read-only hint
+  // keeps it on this surface.
+  if ((tool as { mcpServer?: string }).mcpServer !== undefined && !tool.isReadOnly({})) return false;
   return tool.capabilities.every((c) => READ_ONLY_CAPS.has(c));
 }
 
