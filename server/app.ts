@@ -110,11 +110,13 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   }
 
   const guard = createGuard({ allowedHosts: env.QUIVER_ALLOWED_HOSTS });
+  // A page loads dozens of modules: the owner's access to a session is looked up every few seconds at most.
+  const ownerSessions = cachedCheck((id) => sessions.assertAccess(localActor, id).then(() => true, () => false), 5_000);
   // The live preview: a host of its own per session and port, forwarded to the runner (server/preview/http.ts).
   const preview = createPreviewHttp({
     bridge: services.runners.preview,
     runner: services.runners,
-    authorize: async (req, sessionId) => (await auth.isOwner(req)) && sessions.assertAccess(localActor, sessionId).then(() => true, () => false),
+    authorize: async (req, sessionId) => (await auth.isOwner(req)) && ownerSessions.has(sessionId),
     log,
   });
   const server: Server = createServer((req, res) => {
@@ -189,6 +191,19 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     })());
 
   return { url, port, services, localRunner, stop };
+}
+
+/** A yes/no check whose yes is remembered for `ms` (a no is asked again next time). */
+function cachedCheck(check: (key: string) => Promise<boolean>, ms: number) {
+  const until = new Map<string, number>();
+  return {
+    async has(key: string): Promise<boolean> {
+      if ((until.get(key) ?? 0) > Date.now()) return true;
+      const ok = await check(key);
+      if (ok) until.set(key, Date.now() + ms);
+      return ok;
+    },
+  };
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {

@@ -35,8 +35,8 @@ async function call(ctx: Context, path: string, input: unknown): Promise<{ code?
   try {
     const out = await caller[area][name](input);
     // A subscription answers an async iterable once its checks passed: close it.
-    const it = out as { [Symbol.asyncIterator]?: () => AsyncIterator<unknown> };
-    if (it && typeof it[Symbol.asyncIterator] === "function") await it[Symbol.asyncIterator]().return?.();
+    const iterate = (out as { [Symbol.asyncIterator]?: () => AsyncIterator<unknown> } | null)?.[Symbol.asyncIterator];
+    if (typeof iterate === "function") await iterate.call(out).return?.();
     return {};
   } catch (err) {
     return { code: (err as { code?: string }).code, message: (err as Error).message };

@@ -18,9 +18,9 @@
 // servers refuse unknown hosts), Origin and Referer moved from the preview origin to
 // `http://localhost:<port>`, and a Location that points at the app's own loopback address moved
 // back to the preview origin. Hop-by-hop headers are dropped both ways. Only the session's
-// user may use it (the same check as the terminal socket; embedded mode has one local user, and
-// a login cookie of the IDE's host would not reach a preview host: sign-in will need a token of
-// its own there). WebSocket upgrades on a preview host
+// owner may use it, decided per request by server/auth (a share-link viewer never; the IDE's
+// cookies are host-only and never reach a preview host, so an owner signed in from another
+// machine cannot preview yet: that needs a token of its own there). WebSocket upgrades on a preview host
 // (dev servers' hot reload) are forwarded the same way (server/preview/ws.ts), with the same
 // rewrites and the same Origin guard as the app's form posts.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -73,16 +73,11 @@ function downstreamHeaders(headers: Array<[string, string]>, t: PreviewTarget, p
 
 export function createPreviewHttp(deps: PreviewHttpDeps) {
   const log = deps.log ?? (() => {});
-  const allowedUntil = new Map<string, number>();
   const sockets = createPreviewWs({ bridge: deps.bridge, headersFor: upstreamHeaders });
 
-  // A page loads dozens of modules: one access check per session every few seconds is enough.
-  async function allowed(req: IncomingMessage, sessionId: string): Promise<boolean> {
-    if ((allowedUntil.get(sessionId) ?? 0) > Date.now()) return true;
-    const ok = await deps.authorize(req, sessionId).catch(() => false);
-    if (ok) allowedUntil.set(sessionId, Date.now() + 5_000);
-    return ok;
-  }
+  // Every request is checked on its own: who asks differs from one request to the next (a
+  // page loads dozens of modules: `authorize` keeps its own checks cheap).
+  const allowed = (req: IncomingMessage, sessionId: string): Promise<boolean> => deps.authorize(req, sessionId).catch(() => false);
 
   function forward(req: IncomingMessage, res: ServerResponse, t: PreviewTarget): void {
     const publicOrigin = `http://${req.headers.host}`;
