@@ -12,17 +12,13 @@
 // names no line. That bash is PID 1 of the namespace, so signals it sends itself without a
 // handler (`kill $$`) are ignored. Where unshare cannot work, commands are plain `bash -c`
 // spawns and the exec server sweeps by marker instead (kill.ts).
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { execServerStart, PROJECT_ROOT } from "./bundle";
 import { ExecServerClient, type OutputSink, type RemoteCommand } from "./exec-client";
 import { MARKER_VAR, newMarker } from "./kill";
 import { BASH_C, type Launched, type Launcher, type LaunchSpec } from "./launch";
 import { captureLoginEnv } from "./login-env";
 import { bwrapArgs, findOnPath, type SandboxInfo } from "./sandbox";
 
-const EXEC_SERVER = fileURLToPath(new URL("./exec-server.ts", import.meta.url));
-const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 /** How long a kill may go unconfirmed before the whole exec server is killed instead. */
 const KILL_CONFIRM_MS = 5_000;
 /**
@@ -148,9 +144,10 @@ export class WarmSandbox {
     // The exec server runs from this checkout: under /tmp (a clone in CI) the private /tmp would hide it.
     const spec = { workspace: this.workspace, cwd: this.workspace, network: this.network, newSession: true, readOnly: [PROJECT_ROOT] };
     const { NODE_OPTIONS: _ignored, ...base } = this.o.env; // the exec server's own Node flags are ours
-    // tsx's disk cache would sit in the sandbox's /tmp, which commands are promised is empty.
-    const env = { ...base, TSX_DISABLE_CACHE: "1" };
-    const argv = bwrapArgs(bwrap, spec, [process.execPath, "--import", TSX, EXEC_SERVER]);
+    const start = await execServerStart(this.o.log);
+    // Under tsx (no bundle), its disk cache would sit in the sandbox's /tmp, which commands are promised is empty.
+    const env = start.bundled ? base : { ...base, TSX_DISABLE_CACHE: "1" };
+    const argv = bwrapArgs(bwrap, spec, [process.execPath, ...start.args]);
     const client = new ExecServerClient(argv.file, argv.args, { cwd: this.workspace, env, startTimeoutMs: this.o.startTimeoutMs, log: this.o.log });
     const label = `${this.workspace}${this.network ? " (network)" : ""}`;
     void client.dead.then((reason) => this.retired.has(client) || this.o.log(`warm sandbox for ${label}: ${reason}`));

@@ -1,0 +1,63 @@
+// The exec server as one plain JavaScript file, so a warm sandbox starts it with bare `node`:
+// under tsx every sandbox also loaded the TypeScript loader and ran an esbuild service beside
+// it (107 MB for the pair, against 50 MB bundled) and compiled its sources again at each start.
+// Built once per runner process with the esbuild tsx itself uses, into node_modules/.cache
+// (inside the checkout, which every sandbox sees read-only), under a name that is the hash of
+// its content, so runners of different versions never share a stale file. Where the build or
+// the write fails (a read-only install), the sandbox runs the sources under tsx as before.
+import { createHash } from "node:crypto";
+import { mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
+const SOURCE = fileURLToPath(new URL("./exec-server.ts", import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+/** The Node arguments that start an exec server (after the node binary). */
+export interface ExecServerStart {
+  args: string[];
+  bundled: boolean;
+}
+
+let built: Promise<ExecServerStart> | undefined;
+
+export function execServerStart(log: (line: string) => void = () => undefined): Promise<ExecServerStart> {
+  return (built ??= build().catch((err: unknown) => {
+    log(`exec server runs under tsx: bundling it failed (${(err as Error).message})`);
+    return { args: ["--import", TSX, SOURCE], bundled: false };
+  }));
+}
+
+async function build(): Promise<ExecServerStart> {
+  const esbuild = (await import(pathToFileURL(createRequire(createRequire(import.meta.url).resolve("tsx")).resolve("esbuild")).href)) as typeof import("esbuild");
+  const out = await esbuild.build({
+    entryPoints: [SOURCE],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: `node${process.versions.node.split(".")[0]}`,
+    write: false,
+    logLevel: "silent",
+  });
+  const code = out.outputFiles[0].contents;
+  const dir = join(PROJECT_ROOT, "node_modules", ".cache", "quiver");
+  const file = join(dir, `exec-server-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.mjs`);
+  if (!exists(file)) {
+    mkdirSync(dir, { recursive: true });
+    // Whole or absent: another runner may be starting this very file.
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, code);
+    renameSync(tmp, file);
+  }
+  return { args: [file], bundled: true };
+}
+
+function exists(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
