@@ -3,11 +3,15 @@
 // open, chat (right), terminal (below the editor), a status bar, and a banner when the event
 // socket or the runner is down. Pane sizes and the terminal's and preview's visibility are
 // remembered per session; VS Code's keys work everywhere (Ctrl+Alt+P toggles the preview).
+// The owner shares the session from here (Share); opened through a share link the IDE is
+// read-only: no composer, approvals, terminal, preview or edits, and it says when the link ends.
 import Link from "next/link";
 import dynamic from "next/dynamic";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
-import { useEventSocketState, useTRPC } from "../_lib/trpc";
+import { closeEventSocket, useEventSocketState, useTRPC } from "../_lib/trpc";
+import { ReadOnlyContext } from "../_lib/read-only";
+import { ShareDialog } from "./share/share-dialog";
 import { useSessionApi } from "../_lib/session-api";
 import { usePersisted } from "../_lib/persisted";
 import { useSessionEvents } from "../_lib/use-session-events";
@@ -40,10 +44,18 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const trpc = useTRPC();
   const api = useSessionApi();
   const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
+  const who = useQuery(trpc.auth.whoami.queryOptions(undefined, { staleTime: Infinity }));
+  const readOnly = who.data?.kind !== "member";
+  const [sharing, setSharing] = useState(false);
   const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: 2_000 }));
   const runner = health.data?.runners.find((r) => r.connected);
   const socket = useEventSocketState();
   const { state, status, error: streamError } = useSessionEvents(sessionId);
+  const linkEnded = status === "ended";
+  // Refused for good (the share link ended): the socket would only knock on a closed door.
+  useEffect(() => {
+    if (linkEnded) closeEventSocket();
+  }, [linkEnded]);
   const files = useOpenFiles(sessionId);
   const tree = useQuery(trpc.files.tree.queryOptions({ sessionId }, { retry: 1, enabled: !!runner }));
   const [stored, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
@@ -82,6 +94,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
+      if (readOnly) return;
       const mod = e.ctrlKey || e.metaKey;
       if (mod && e.altKey && e.code === "KeyP") {
         e.preventDefault();
@@ -103,18 +116,18 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [files, running, cancel, setLayout]);
+  }, [files, running, cancel, setLayout, readOnly]);
 
   if (session.error) {
     return (
       <main className={styles.missing}>
         <p>{session.error.message}</p>
-        <Link href="/">Back to sessions</Link>
+        {readOnly ? <a href="/share/leave">Forget this share link</a> : <Link href="/">Back to sessions</Link>}
       </main>
     );
   }
 
-  const socketDown = socket === "closed" || status === "retrying";
+  const socketDown = !linkEnded && (socket === "closed" || status === "retrying");
   // The subscription stays registered while the socket is down (it resumes by itself), so
   // its own status would still read "live".
   const eventsState = socket === "closed" ? "retrying" : status;
@@ -128,16 +141,26 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   } as React.CSSProperties;
 
   return (
-    <div className={styles.frame} style={frameStyle} data-testid="ide-frame">
+    <ReadOnlyContext.Provider value={readOnly}>
+    <div className={styles.frame} style={frameStyle} data-testid="ide-frame" data-readonly={readOnly}>
       <header className={styles.top}>
         <Link href="/" className={styles.brand}>Quiver</Link>
         <span className={styles.title}>{session.data?.title ?? "…"}</span>
-        {running && <span className={styles.working}>Agent working… <kbd>Esc</kbd> stops</span>}
-        <button type="button" className={styles.toggle} aria-pressed={layout.previewOpen} aria-keyshortcuts="Control+Alt+P" title="Live preview (Ctrl+Alt+P)" onClick={() => setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) }))} data-testid="toggle-preview">
+        {running && <span className={styles.working}>{readOnly ? "Agent working…" : <>Agent working… <kbd>Esc</kbd> stops</>}</span>}
+        {who.data?.kind === "viewer" && <span className={styles.shared} data-testid="readonly-banner">Shared read-only</span>}
+        {who.data?.kind === "member" && (
+          <button type="button" className={styles.toggle} onClick={() => setSharing(true)} data-testid="share-open">Share</button>
+        )}
+        {!readOnly && <button type="button" className={styles.toggle} aria-pressed={layout.previewOpen} aria-keyshortcuts="Control+Alt+P" title="Live preview (Ctrl+Alt+P)" onClick={() => setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) }))} data-testid="toggle-preview">
           Preview
-        </button>
+        </button>}
       </header>
-      {(socketDown || runnerDown) && (
+      {linkEnded && (
+        <div className={styles.banner} role="alert" data-testid="link-ended">
+          {streamError ?? "This share link has ended."} <a href="/share/leave">Forget this link</a>
+        </div>
+      )}
+      {!linkEnded && (socketDown || runnerDown) && (
         <div className={styles.banner} role="status" data-testid="connection-banner">
           {socket === "closed"
             ? "Connection to the server lost. Reconnecting… (events resume where they stopped)"
@@ -167,7 +190,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <Splitter axis="x" size={layout.preview} direction={-1} min={240} max={1400} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(preview) => setLayout((l) => ({ ...l, preview }))} testId="split-preview" />
       )}
       <section className={styles.preview} aria-label="Preview" data-testid="pane-preview" hidden={!layout.previewOpen}>
-        {layout.previewOpen && <PreviewPane sessionId={sessionId} visible={layout.previewOpen} focusSignal={previewFocus} />}
+        {layout.previewOpen && !readOnly && <PreviewPane sessionId={sessionId} visible={layout.previewOpen} focusSignal={previewFocus} />}
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
@@ -177,7 +200,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />
       )}
       <section className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!layout.termOpen}>
-        {runner ? <XtermView sessionId={sessionId} onState={setTermState} focusSignal={termFocus} /> : <div className={styles.empty}>Waiting for the runner…</div>}
+        {readOnly ? <div className={styles.empty}>The terminal is not shared.</div> : runner ? <XtermView sessionId={sessionId} onState={setTermState} focusSignal={termFocus} /> : <div className={styles.empty}>Waiting for the runner…</div>}
       </section>
       <footer className={styles.status}>
         <span data-testid="runner-state" data-state={runner ? "connected" : health.isPending ? "unknown" : "disconnected"}>
@@ -192,6 +215,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       {quickOpen && (
         <QuickOpen paths={filePaths ?? []} onOpen={files.open} onClose={() => setQuickOpen(false)} />
       )}
+      {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
     </div>
+    </ReadOnlyContext.Provider>
   );
 }

@@ -25,15 +25,21 @@ export function useEventSocketState(): SocketState {
   );
 }
 
+let eventSocket: { close(): void } | undefined;
+/** Closes the event socket for good (a share link that ended: reconnecting cannot help). */
+export function closeEventSocket(): void {
+  eventSocket?.close();
+}
+
 function makeClient() {
-  const ws = createWSClient({
+  const ws = (eventSocket = createWSClient({
     url: () => `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/trpc`,
     // Not lazy: the session's event subscription keeps it open anyway, and a lazy close would
     // read as a dropped connection.
     retryDelayMs: (attempt) => Math.min(5_000, 250 * 2 ** attempt),
     onOpen: () => setSocketState("open"),
     onClose: () => setSocketState("closed"),
-  });
+  }));
   return createTRPCClient<AppRouter>({
     links: [
       splitLink({

@@ -1,13 +1,16 @@
 "use client";
 // Keeps a session's chat state in step with its event stream: subscribes from the last seq it
 // has, applies events in batches once per animation frame (a 1,000-event burst is one render),
-// and resubscribes from where it stopped when the subscription fails.
+// and resubscribes from where it stopped when the subscription fails, unless it was refused
+// (a share link that was revoked or expired): then it stops, "ended", with the reason.
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { SessionEvent } from "../../server/protocol/events";
 import { applyEvents, emptySessionState, type SessionState } from "./session-state";
 import { useSessionApi } from "./session-api";
 
-export type StreamStatus = "connecting" | "live" | "retrying";
+export type StreamStatus = "connecting" | "live" | "retrying" | "ended";
+
+const REFUSED = new Set(["FORBIDDEN", "UNAUTHORIZED"]);
 
 export function useSessionEvents(sessionId: string): { state: SessionState; status: StreamStatus; error?: string } {
   const api = useSessionApi();
@@ -58,9 +61,10 @@ export function useSessionEvents(sessionId: string): { state: SessionState; stat
           }
         },
         onError: (err) => {
-          setStatus("retrying");
           setError(err.message);
           stop?.();
+          if (REFUSED.has((err as { data?: { code?: string } }).data?.code ?? "")) return setStatus("ended");
+          setStatus("retrying");
           retry = setTimeout(start, Math.min(5_000, 250 * 2 ** attempt++));
         },
       });

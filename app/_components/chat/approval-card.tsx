@@ -2,11 +2,13 @@
 // An approval card, inline where the call is: exactly what will run (command, diff or URL), why
 // it needs approval, and the three answers. Keyboard on the focused card: Enter approves once,
 // Esc rejects (with the message typed, if any). The server records only the first answer, so
-// two tabs answering run the call once; the loser is told.
+// two tabs answering run the call once; the loser is told. A read-only viewer sees the card
+// without the answers.
 import { useEffect, useRef, useState } from "react";
 import type { ApprovalCard as Card } from "../../_lib/session-state";
 import type { ApprovalChoice } from "../../_lib/session-api";
 import { DiffText } from "./diff-text";
+import { useReadOnly } from "../../_lib/read-only";
 import styles from "./chat.module.css";
 
 const DECIDED: Record<string, string> = {
@@ -21,14 +23,15 @@ export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnsw
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const ref = useRef<HTMLDivElement>(null);
+  const readOnly = useReadOnly();
   const pending = !card.decision;
 
   useEffect(() => {
-    if (pending && autoFocus) ref.current?.focus();
-  }, [pending, autoFocus]);
+    if (pending && autoFocus && !readOnly) ref.current?.focus();
+  }, [pending, autoFocus, readOnly]);
 
   const answer = (choice: ApprovalChoice) => {
-    if (busy || !pending) return;
+    if (busy || !pending || readOnly) return;
     setBusy(true);
     setError(undefined);
     onAnswer(choice, choice === "reject" ? message.trim() || undefined : undefined).then(
@@ -68,7 +71,9 @@ export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnsw
       {r.url && <pre className={styles.approvalWhat}>{r.url}</pre>}
       {r.diff && <DiffText text={r.diff} />}
       {!r.command && !r.url && !r.diff && <pre className={styles.approvalWhat}>{r.summary}</pre>}
-      {pending ? (
+      {pending && readOnly ? (
+        <div className={styles.decided} data-testid="approval-waiting">Waiting for the owner to answer.</div>
+      ) : pending ? (
         <div className={styles.approvalButtons}>
           <button className={styles.approve} disabled={busy} onClick={() => answer("once")} data-testid="approve-once">
             Approve once
@@ -91,7 +96,7 @@ export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnsw
         card.message && <div className={styles.decided}>Message: {card.message}</div>
       )}
       {error && <div className={styles.error}>{error}</div>}
-      {pending && <div className={styles.decided}>Enter approves once · Esc rejects</div>}
+      {pending && !readOnly && <div className={styles.decided}>Enter approves once · Esc rejects</div>}
     </div>
   );
 }

@@ -1,9 +1,11 @@
 "use client";
 // The agent chat: the session's timeline (messages, collapsed reasoning, tool cards with inline
 // approvals, quiet notices, errors, per-turn usage), a composer, and Stop while a turn runs.
+// Read-only (a share link): the timeline alone.
 import { useEffect, useRef, useState } from "react";
 import { pendingApprovals, type ChatItem, type SessionState } from "../../_lib/session-state";
 import { useSessionApi } from "../../_lib/session-api";
+import { useReadOnly } from "../../_lib/read-only";
 import { Markdown } from "./markdown";
 import { ToolCardView } from "./tool-card";
 import { SpillViewer } from "./spill-viewer";
@@ -37,6 +39,7 @@ function NoProvider({ message }: { message: string }) {
 
 export function ChatPane({ sessionId, state }: { sessionId: string; state: SessionState }) {
   const api = useSessionApi();
+  const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
   const [sendError, setSendError] = useState<string>();
   const [spill, setSpill] = useState<{ ref: string; title: string }>();
@@ -115,7 +118,7 @@ export function ChatPane({ sessionId, state }: { sessionId: string; state: Sessi
         {state.items.map(render)}
       </div>
       {sendError && <div className={styles.error}>{sendError}</div>}
-      <div className={styles.composer}>
+      {!readOnly && <div className={styles.composer}>
         <textarea
           value={draft}
           placeholder={running ? "The agent is working… (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line)"}
@@ -134,7 +137,7 @@ export function ChatPane({ sessionId, state }: { sessionId: string; state: Sessi
         ) : (
           <button onClick={send} disabled={!draft.trim()} data-testid="send">Send</button>
         )}
-      </div>
+      </div>}
       {spill && <SpillViewer sessionId={sessionId} spillRef={spill.ref} title={spill.title} onClose={() => setSpill(undefined)} />}
     </div>
   );

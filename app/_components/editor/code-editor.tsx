@@ -4,13 +4,14 @@
 // EditorBuffers; changes made by it (a reload from disk) are applied as undoable edits and do
 // not count as the person's edits. With no file (`path` null) it holds an empty model: the pane
 // mounts it while the page is idle, so the first open only swaps models, and meanwhile it warms
-// up the workspace's languages (data-warm="done" when finished).
+// up the workspace's languages (data-warm="done" when finished). Read-only on a shared session.
 import { useEffect, useMemo, useRef, useState } from "react";
 import Editor, { type OnMount } from "@monaco-editor/react";
 import type { editor } from "monaco-editor";
 import { commonLanguages, languageFor, monaco, warmUp } from "../../_lib/monaco/setup";
 import { useDarkMode } from "../../_lib/theme";
 import { whenIdle } from "../../_lib/idle";
+import { useReadOnly } from "../../_lib/read-only";
 import type { EditorBuffers } from "../../_lib/use-open-files";
 
 interface Props {
@@ -27,15 +28,17 @@ interface Props {
 // One object for the component's life: @monaco-editor/react calls updateOptions whenever the
 // options prop changes identity.
 const OPTIONS: editor.IStandaloneEditorConstructionOptions = { automaticLayout: true, minimap: { enabled: true }, fontSize: 13, tabSize: 2, scrollBeyondLastLine: false };
+const READ_ONLY: editor.IStandaloneEditorConstructionOptions = { ...OPTIONS, readOnly: true, domReadOnly: true };
 const BLANK = "inmemory://quiver/no-file";
 
 const uriOf = (path: string) => monaco.Uri.from({ scheme: "file", path: `/${path}` });
 
 export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, onQuickOpen }: Props) {
+  const readOnly = useReadOnly();
   const dark = useDarkMode();
   const applying = useRef(false);
-  const handlers = useRef({ onEdit, onSave, onQuickOpen, path });
-  handlers.current = { onEdit, onSave, onQuickOpen, path };
+  const handlers = useRef({ onEdit, onSave, onQuickOpen, path, readOnly });
+  handlers.current = { onEdit, onSave, onQuickOpen, path, readOnly };
   const [warm, setWarm] = useState<"loading" | "done">("loading");
   const warmKey = useMemo(() => commonLanguages(warmPaths).join(","), [warmPaths]);
 
@@ -72,7 +75,7 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
       const p = handlers.current.path;
       if (p !== null) fn(p);
     };
-    editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS, withFile((p) => handlers.current.onSave(p)));
+    editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS, withFile((p) => void (handlers.current.readOnly || handlers.current.onSave(p))));
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyP, () => handlers.current.onQuickOpen());
     editor.onDidChangeModelContent(() => {
       const p = handlers.current.path;
@@ -84,7 +87,7 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
 
   const language = path === null ? "plaintext" : languageFor(path);
   return (
-    <div style={{ height: "100%" }} data-testid="code-editor" data-language={language} data-path={path ?? ""} data-warm={warm}>
+    <div style={{ height: "100%" }} data-testid="code-editor" data-readonly={readOnly} data-language={language} data-path={path ?? ""} data-warm={warm}>
       <Editor
         path={path === null ? BLANK : uriOf(path).toString()}
         defaultValue={path === null ? "" : initial}
@@ -93,7 +96,7 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
         onMount={mount}
         keepCurrentModel
         loading={<div className="muted">Loading editor…</div>}
-        options={OPTIONS}
+        options={readOnly ? READ_ONLY : OPTIONS}
       />
     </div>
   );

@@ -1,10 +1,11 @@
 "use client";
 // The workspace tree from the runner, refreshed whenever the session reports changed files.
 // New file/folder (in the selected folder), rename and delete (after confirmation) go through
-// the runner too; errors are shown in the pane and nothing is lost.
+// the runner too; errors are shown in the pane and nothing is lost. Read-only: browsing only.
 import { useMemo, useState } from "react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
+import { useReadOnly } from "../../_lib/read-only";
 import type { TreeEntry } from "../../../server/services/files";
 import styles from "./files.module.css";
 
@@ -54,6 +55,7 @@ interface Props {
 
 export function FileTree({ sessionId, entries, truncated, loading, error, activePath, onOpen, onRenamed, onDeleted }: Props) {
   const trpc = useTRPC();
+  const readOnly = useReadOnly();
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
   const [selected, setSelected] = useState<{ path: string; type: TreeEntry["type"] } | null>(null);
   const [opError, setOpError] = useState<string>();
@@ -117,10 +119,14 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
     <div className={styles.pane}>
       <div className={styles.toolbar}>
         <span className={styles.title}>Files</span>
-        <button title="New file" aria-label="New file" onClick={() => newItem("file")} data-testid="new-file">+ File</button>
-        <button title="New folder" aria-label="New folder" onClick={() => newItem("dir")}>+ Folder</button>
-        <button title="Rename" aria-label="Rename" disabled={!selected} onClick={renameSelected} data-testid="rename">Rename</button>
-        <button title="Delete" aria-label="Delete" disabled={!selected} onClick={deleteSelected} data-testid="delete">Delete</button>
+        {!readOnly && (
+          <>
+            <button title="New file" aria-label="New file" onClick={() => newItem("file")} data-testid="new-file">+ File</button>
+            <button title="New folder" aria-label="New folder" onClick={() => newItem("dir")}>+ Folder</button>
+            <button title="Rename" aria-label="Rename" disabled={!selected} onClick={renameSelected} data-testid="rename">Rename</button>
+            <button title="Delete" aria-label="Delete" disabled={!selected} onClick={deleteSelected} data-testid="delete">Delete</button>
+          </>
+        )}
       </div>
       {(opError || error) && <div className={styles.error}>{opError ?? error}</div>}
       {loading && entries.length === 0 && <div className="muted" style={{ padding: 8 }}>Loading files…</div>}
