@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { loadMcpConfig, parseMcpConfig } from "./config";
 import { startMcp } from "./index";
 import { ToolRegistry } from "../registry";
+import { childrenRunning } from "./testing/fixture";
 
 const dir = mkdtempSync(join(tmpdir(), "quiver-mcp-config-"));
 
@@ -69,6 +70,29 @@ describe("MCP config file", () => {
     const mcp = await startMcp({ configPath: path, registry, log: (l) => logs.push(l) });
     expect(logs).toEqual([expect.stringMatching(/^mcp: .*bad\.json is not valid JSON.*; starting without it$/)]);
     expect(registry.tools()).toEqual([]);
+    await mcp.dispose();
+  });
+
+  it("a server that never answers or exits at once is logged and left out", async () => {
+    const path = join(dir, "stuck.json");
+    const mcpServers = {
+      silent: { command: "sleep", args: ["30"] },
+      quitter: { command: process.execPath, args: ["-e", "console.error('no licence key'); process.exit(2)"] },
+    };
+    writeFileSync(path, JSON.stringify({ mcpServers }));
+    const registry = new ToolRegistry();
+    const logs: string[] = [];
+    const started = Date.now();
+    const mcp = await startMcp({ configPath: path, registry, log: (l) => logs.push(l), connectTimeoutMs: 800 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(logs.sort()).toEqual([
+      "mcp: the MCP server quitter did not start: it closed the connection (stderr: no licence key); its tools are absent",
+      "mcp: the MCP server silent did not start: it did not answer in time; its tools are absent",
+    ]);
+    expect(registry.tools()).toEqual([]);
+    // the child that never answered is killed at once, not left to the SDK's seconds of grace
+    for (let until = Date.now() + 1000; childrenRunning("sleep 30").length > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    expect(childrenRunning("sleep 30")).toEqual([]);
     await mcp.dispose();
   });
 });

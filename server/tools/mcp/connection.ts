@@ -8,6 +8,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolRe
 import { respond } from "../errors";
 import type { McpServerConfig } from "./config";
 import { openTransport, type OpenTransport } from "./transport";
+import { errorText, listAll } from "./rpc";
 
 export type { McpTool };
 
@@ -22,7 +23,6 @@ export interface McpConnectionOptions {
   onTools(tools: McpTool[]): void;
 }
 
-const MAX_PAGES = 100;
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 export class McpConnection {
@@ -62,9 +62,9 @@ export class McpConnection {
     }
   }
 
-  /** The child's pid (stdio) while it runs. */
-  pid(): number | null {
-    return this.opened?.pid() ?? null;
+  /** Last resort at process exit: SIGKILLs the stdio child, if any. */
+  kill(): void {
+    this.opened?.kill();
   }
 
   async close(): Promise<void> {
@@ -121,6 +121,7 @@ export class McpConnection {
       this.options.onTools(tools);
       return client;
     } catch (e) {
+      opened.kill(); // it never became usable: no grace period
       await client.close().catch(() => undefined);
       const tail = opened.stderrTail();
       throw new Error(`${errorText(e)}${tail ? ` (stderr: ${tail})` : ""}`);
@@ -165,29 +166,6 @@ export class McpConnection {
       }
     });
   }
-}
-
-/** Every page of tools/list; a server that repeats a cursor or never ends is cut off. */
-export async function listAll(client: Client, timeout: number): Promise<McpTool[]> {
-  const tools: McpTool[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const r = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-    tools.push(...r.tools);
-    cursor = r.nextCursor;
-    if (!cursor || seen.has(cursor)) break;
-    seen.add(cursor);
-  }
-  return tools;
-}
-
-function errorText(e: unknown): string {
-  if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) return "it did not answer in time";
-  if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) return "it closed the connection";
-  const err = e as { message?: string; code?: string; cause?: { message?: string } };
-  if (err?.code === "ENOENT") return `command not found (${err.message})`;
-  return [err?.message ?? String(e), err?.cause?.message].filter(Boolean).join(": ");
 }
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

@@ -59,16 +59,7 @@ export async function startMcp(options: McpOptions): Promise<McpClients> {
 
   // Last resort when the process exits without dispose (a crash): no child outlives it.
   const killChildren = () => {
-    for (const c of connections.values()) {
-      const pid = c.pid();
-      if (pid) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          /* already gone */
-        }
-      }
-    }
+    for (const c of connections.values()) c.kill();
   };
 
   if (options.configPath) {

@@ -1,29 +1,13 @@
 // The MCP client as the server wires it (server/parts.ts): QUIVER_MCP_CONFIG read at start-up,
 // a bad file never stops the start, and dispose leaves no MCP child process behind.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseEnv } from "../../env";
 import { createParts } from "../../parts";
 import { useTestDb } from "../../testing/db";
-import { SERVER_SCRIPT, stdioEntry } from "./testing/fixture";
-
-/** Pids of this process's children running the test MCP server (Linux /proc). */
-function mcpChildren(): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, "utf8").includes(SERVER_SCRIPT)) pids.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return pids;
-}
+import { SERVER_SCRIPT, childrenRunning, stdioEntry } from "./testing/fixture";
 
 describe("MCP servers in the server's parts", () => {
   const t = useTestDb("sqlite");
@@ -50,8 +34,8 @@ describe("MCP servers in the server's parts", () => {
     writeFileSync(good, JSON.stringify({ mcpServers: { one: stdioEntry(), two: stdioEntry() } }));
     const second = await start(good);
     expect(second.logs).toEqual(expect.arrayContaining(["mcp: one started with 9 tool(s)", "mcp: two started with 9 tool(s)"]));
-    expect(mcpChildren()).toHaveLength(2);
+    expect(childrenRunning(SERVER_SCRIPT)).toHaveLength(2);
     await second.parts.dispose();
-    expect(mcpChildren()).toEqual([]);
+    expect(childrenRunning(SERVER_SCRIPT)).toEqual([]);
   });
 });

@@ -10,8 +10,8 @@ const TAIL_BYTES = 2000;
 
 export interface OpenTransport {
   transport: Transport;
-  /** The child's pid while it runs (stdio), for the last-resort kill at process exit. */
-  pid(): number | null;
+  /** SIGKILLs the child if it still runs (stdio): a start that failed, or the process exiting. */
+  kill(): void;
   /** The last lines the child wrote to stderr (stdio), trimmed. */
   stderrTail(): string;
 }
@@ -19,7 +19,7 @@ export interface OpenTransport {
 export function openTransport(config: McpTransportConfig): OpenTransport {
   if (config.kind === "http") {
     const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
-    return { transport, pid: () => null, stderrTail: () => "" };
+    return { transport, kill: () => undefined, stderrTail: () => "" };
   }
   const transport = new StdioClientTransport({
     command: config.command,
@@ -33,5 +33,23 @@ export function openTransport(config: McpTransportConfig): OpenTransport {
   transport.stderr?.on("data", (chunk: Buffer) => {
     tail = (tail + chunk.toString("utf8")).slice(-TAIL_BYTES);
   });
-  return { transport, pid: () => transport.pid, stderrTail: () => tail.trim().split("\n").slice(-5).join("\n") };
+  // The SDK forgets the pid as soon as it starts closing, and its close waits seconds before
+  // SIGTERM: the pid is kept here so a child can be killed at once. The SDK chains this onclose.
+  let pid: number | null = null;
+  let exited = false;
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    pid = transport.pid;
+  };
+  transport.onclose = () => void (exited = true);
+  const kill = () => {
+    if (pid === null || exited) return;
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  };
+  return { transport, kill, stderrTail: () => tail.trim().split("\n").slice(-5).join("\n") };
 }

@@ -2,6 +2,7 @@
 // (node + tsx, as a user's config would name any command) and a Streamable HTTP server child on
 // a real port, which a test can stop and start again on the same port. Never used by the product.
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -49,4 +50,20 @@ export function startHttpServer(port = 0): Promise<HttpServerChild> {
       reject(new Error(`test MCP server exited (${code}): ${stderr}`));
     });
   });
+}
+
+/** Pids of this process's children whose command line contains `text` (Linux /proc). */
+export function childrenRunning(text: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, "utf8").replace(/\0/g, " ").includes(text)) pids.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
 }
