@@ -3,7 +3,7 @@
 // an HTTP server stops answering) fails the calls in flight clearly and is started again on the
 // next call, with a backoff that grows while it keeps failing and resets after a good call.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { respond } from "../errors";
 import type { McpServerConfig } from "./config";
@@ -49,7 +49,7 @@ export class McpConnection {
   }
 
   /** Calls a tool; every failure but a cancel is a respond error that says what happened. */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, retried = false): Promise<CallToolResult> {
     const client = await this.ready();
     const timeout = this.config.timeoutMs ?? this.options.callTimeoutMs;
     try {
@@ -58,6 +58,12 @@ export class McpConnection {
       return result;
     } catch (e) {
       if (signal.aborted) throw e;
+      // HTTP 404 = the server forgot our session (it restarted) and did not run the call:
+      // open a new session and send it again, once.
+      if (!retried && e instanceof StreamableHTTPError && e.code === 404 && client === this.client) {
+        this.lost(": its session ended (HTTP 404)", false);
+        return this.call(tool, args, signal, true);
+      }
       throw this.explain(e, client, tool, timeout);
     }
   }
