@@ -186,6 +186,17 @@ describe("MCP servers that change", () => {
     expect(await late.execute({}, ctx)).toMatchObject({ output: "late ok" });
   });
 
+  it("a server that keeps crashing is restarted only after a growing wait", async () => {
+    const ctx = { signal: new AbortController().signal } as never;
+    const run = (name: string) => registry.get(`mcp__t__${name}`)!.execute({}, ctx);
+    await expect(run("crash")).rejects.toThrow(/exited during the call/);
+    // restarted at once, and it crashes again: the next start waits (1 s by default)
+    await expect(run("crash")).rejects.toThrow(/exited during the call/);
+    await expect(run("stats")).rejects.toThrow(/^The MCP server t exited; it is restarted on a call after (0\.\d|1) s\. Try again later\./);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(JSON.parse((await run("stats")).output)).toHaveProperty("pid");
+  });
+
   it("an HTTP server that went away is reconnected on the next call; a forgotten session is renewed", async () => {
     const ctx = { signal: new AbortController().signal } as never;
     const echo = () => registry.get("mcp__web__echo")!.execute({ text: "again" }, ctx);
