@@ -200,7 +200,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />
       )}
       <section className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!layout.termOpen}>
-        {readOnly ? <div className={styles.empty}>The terminal is not shared.</div> : runner ? <XtermView sessionId={sessionId} onState={setTermState} focusSignal={termFocus} /> : <div className={styles.empty}>Waiting for the runner…</div>}
+        {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <XtermView sessionId={sessionId} onState={setTermState} focusSignal={termFocus} /> : <div className={styles.empty}>Waiting for the runner…</div>}
       </section>
       <footer className={styles.status}>
         <span data-testid="runner-state" data-state={runner ? "connected" : health.isPending ? "unknown" : "disconnected"}>
