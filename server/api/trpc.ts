@@ -2,7 +2,7 @@
 // Every procedure is one of: public (health, who am I), member (the owner and org members;
 // a share-link viewer is refused with FORBIDDEN), or session-read (members with access, and a
 // viewer of exactly that session).
-import { initTRPC, TRPCError } from "@trpc/server";
+import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import type { Actor, Services } from "../services/types";
 
 /** A share-link viewer: may read one session, nothing else. */
@@ -63,4 +63,21 @@ export function sessionReadProcedure(key: "sessionId" | "id" = "sessionId") {
     }
     return next({ ctx: { ...ctx, sessionId } });
   });
+}
+
+/**
+ * For a router's calls into one service: runs the call and turns that service's own error
+ * class into the TRPCError it stands for (`code`, and a `cause` the client may read); any other
+ * error passes through as an internal one.
+ */
+export function serviceErrors<E extends Error>(kind: abstract new (...args: never[]) => E, toTrpc: (err: E) => { code: TRPC_ERROR_CODE_KEY; cause?: unknown }) {
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      if (!(err instanceof kind)) throw err;
+      const { code, cause } = toTrpc(err);
+      throw new TRPCError({ code, message: err.message, cause: cause as Error | undefined });
+    }
+  };
 }

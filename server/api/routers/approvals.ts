@@ -1,9 +1,8 @@
 // Approvals: the pending cards of a session (page reload) and the person's answer: once, for
 // the session, or reject with an optional message to the model. Thin: the pipeline decides.
-import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ApprovalError } from "../../pipeline/approvals";
-import { memberProcedure, router } from "../trpc";
+import { memberProcedure, router, serviceErrors } from "../trpc";
 
 const CODES = { NOT_FOUND: "NOT_FOUND", FORBIDDEN: "FORBIDDEN", CONFLICT: "CONFLICT" } as const;
 
@@ -11,14 +10,7 @@ const approvalsProcedure = memberProcedure.use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, approvals: ctx.services.approvals } });
 });
 
-async function guard<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof ApprovalError) throw new TRPCError({ code: CODES[err.code], message: err.message });
-    throw err;
-  }
-}
+const guard = serviceErrors(ApprovalError, (e) => ({ code: CODES[e.code] }));
 
 export const approvalsRouter = router({
   pending: approvalsProcedure

@@ -5,7 +5,7 @@ import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { FileOpError, type FileService } from "../../services/files";
 import { PERSON_FILE_LIMITS } from "../../protocol/person-file-ops";
-import { memberProcedure, router, sessionReadProcedure } from "../trpc";
+import { memberProcedure, router, serviceErrors, sessionReadProcedure } from "../trpc";
 
 const path = z.string().trim().min(1).max(4096);
 const session = z.object({ sessionId: z.string().min(1) });
@@ -25,16 +25,7 @@ const fileProcedure = memberProcedure.use(async ({ ctx, getRawInput, next }) => 
 /** Listing and opening: members with access, and viewers of the session. */
 const fileReadProcedure = sessionReadProcedure().use(({ ctx, next }) => next({ ctx: { ...ctx, files: ctx.services.files as FileService } }));
 
-async function guard<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof FileOpError) {
-      throw new TRPCError({ code: CODES[err.kind], message: err.message, cause: err.kind === "conflict" ? { currentHash: err.currentHash } : undefined });
-    }
-    throw err;
-  }
-}
+const guard = serviceErrors(FileOpError, (e) => ({ code: CODES[e.kind], cause: e.kind === "conflict" ? { currentHash: e.currentHash } : undefined }));
 
 export const filesRouter = router({
   tree: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId))),

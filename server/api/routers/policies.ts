@@ -1,18 +1,10 @@
 // Org policy: the rules in force, their history, and (admins) a new version. Thin: validation,
 // versioning and audit live in services/policies.
-import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { PolicyError } from "../../services/policies";
-import { adminProcedure, memberProcedure, router } from "../trpc";
+import { adminProcedure, memberProcedure, router, serviceErrors } from "../trpc";
 
-async function guard<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof PolicyError) throw new TRPCError({ code: err.code, message: err.message });
-    throw err;
-  }
-}
+const guard = serviceErrors(PolicyError, (e) => ({ code: e.code }));
 
 export const policiesRouter = router({
   /** The rules in force, and whether the asker may change them (admins and owners). */

@@ -1,18 +1,10 @@
 // Read-only share links of a session: create (the token is in the answer, once), list, revoke.
 // Thin: the share service checks who may and writes the audit events.
-import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { MAX_EXPIRY_MINUTES, ShareError } from "../../services/shares";
-import { memberProcedure, router } from "../trpc";
+import { memberProcedure, router, serviceErrors } from "../trpc";
 
-async function guard<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof ShareError) throw new TRPCError({ code: err.code, message: err.message });
-    throw err;
-  }
-}
+const guard = serviceErrors(ShareError, (e) => ({ code: e.code }));
 
 export const sharesRouter = router({
   create: memberProcedure
