@@ -4,6 +4,7 @@
 // viewer of exactly that session).
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import type { Actor, Services } from "../services/types";
+import { redactAnswer } from "../auth/redact";
 
 /** A share-link viewer: may read one session, nothing else. */
 export interface Viewer {
@@ -46,8 +47,9 @@ export const adminProcedure = memberProcedure.use(({ ctx, next }) => {
 });
 
 /**
- * Reads one session: a member with access to it, or a viewer whose link is for it. The
- * session id is read from the raw input's `key` field before the procedure's own parsing.
+ * Reads one session: a member with access to it, or a viewer whose link is for it (who gets
+ * the answer with secrets redacted). The session id is read from the raw input's `key` field
+ * before the procedure's own parsing.
  */
 export function sessionReadProcedure(key: "sessionId" | "id" = "sessionId") {
   return t.procedure.use(async ({ ctx, getRawInput, next }) => {
@@ -61,7 +63,9 @@ export function sessionReadProcedure(key: "sessionId" | "id" = "sessionId") {
     } else {
       refuse(ctx);
     }
-    return next({ ctx: { ...ctx, sessionId } });
+    const result = await next({ ctx: { ...ctx, sessionId } });
+    // A viewer reads everything with secrets taken out (events one by one, as they stream).
+    return ctx.viewer && result.ok ? { ...result, data: redactAnswer(result.data) } : result;
   });
 }
 
