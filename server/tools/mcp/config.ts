@@ -1,10 +1,12 @@
 // The MCP configuration file (QUIVER_MCP_CONFIG) in the common shape
 //   { "mcpServers": { "<name>": { "command", "args", "env", "cwd" } | { "url", "headers" } } }
-// read once at start-up. Nothing here throws: a file that cannot be read or parsed gives one
-// problem and no servers; one bad entry gives a problem and the others still start.
+// read once at start-up, with `${VAR}` / `${VAR:-default}` expanded from the server's environment
+// (expand.ts). Nothing here throws: a file that cannot be read or parsed gives one problem and no
+// servers; one bad entry (or one naming an unset variable) gives a problem and the others start.
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { expandEntry, type Vars } from "./expand";
 
 export type McpTransportConfig =
   | { kind: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
@@ -58,8 +60,8 @@ function issueText(error: z.ZodError): string {
   return `${at}${i.message}`;
 }
 
-/** Validates the parsed JSON of a config file; `baseDir` resolves relative `cwd`s. */
-export function parseMcpConfig(json: unknown, baseDir: string): McpConfig {
+/** Validates the parsed JSON of a config file; `baseDir` resolves relative `cwd`s, `vars` fill `${VAR}`s. */
+export function parseMcpConfig(json: unknown, baseDir: string, vars: Vars = process.env): McpConfig {
   const top = file.safeParse(json);
   if (!top.success) return { servers: [], problems: [`expected { "mcpServers": { "<name>": {...} } } (${issueText(top.error)})`] };
   const servers: McpServerConfig[] = [];
@@ -69,7 +71,7 @@ export function parseMcpConfig(json: unknown, baseDir: string): McpConfig {
       problems.push(`server "${name}": the name must be 1-64 letters, digits, spaces, dots, dashes or underscores`);
       continue;
     }
-    const e = (entry && typeof entry === "object" ? entry : {}) as Record<string, unknown>;
+    let e = (entry && typeof entry === "object" ? entry : {}) as Record<string, unknown>;
     if (e.type === "sse") {
       problems.push(`server "${name}": the old SSE transport is not supported; use Streamable HTTP (a "url") or stdio`);
       continue;
@@ -77,6 +79,12 @@ export function parseMcpConfig(json: unknown, baseDir: string): McpConfig {
     const isHttp = "url" in e;
     if (!isHttp && !("command" in e)) {
       problems.push(`server "${name}": needs either "command" (stdio) or "url" (Streamable HTTP)`);
+      continue;
+    }
+    try {
+      e = expandEntry(e, vars);
+    } catch (err) {
+      problems.push(`server "${name}": ${(err as Error).message}`);
       continue;
     }
     if (isHttp) {
@@ -96,7 +104,7 @@ export function parseMcpConfig(json: unknown, baseDir: string): McpConfig {
 }
 
 /** Reads and validates the file; a missing or malformed file is a problem, never a throw. */
-export async function loadMcpConfig(path: string): Promise<McpConfig> {
+export async function loadMcpConfig(path: string, vars: Vars = process.env): Promise<McpConfig> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
@@ -109,6 +117,6 @@ export async function loadMcpConfig(path: string): Promise<McpConfig> {
   } catch (e) {
     return { servers: [], problems: [`${path} is not valid JSON: ${(e as Error).message}`] };
   }
-  const config = parseMcpConfig(json, dirname(resolve(path)));
+  const config = parseMcpConfig(json, dirname(resolve(path)), vars);
   return { servers: config.servers, problems: config.problems.map((p) => `${path}: ${p}`) };
 }
