@@ -15,6 +15,8 @@ describe("redactText", () => {
   it.each([
     ["OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123", `OPENAI_API_KEY=${REDACTED}`],
     ["export DB_PASSWORD=\"hunter2 with spaces\"", `export DB_PASSWORD=${REDACTED}`],
+    // An edit's diff on its tool card: the same lines behind a diff's +/- marker.
+    ["@@ -1,2 +1,2 @@\n-API_TOKEN=old-value-1\n+API_TOKEN=new-value-2\n HOST=db", `@@ -1,2 +1,2 @@\n-API_TOKEN=${REDACTED}\n+API_TOKEN=${REDACTED}\n HOST=db`],
     ["key sk-ant-api03-abcdefghijklmnopqrstuvwxyz in text", `key ${REDACTED} in text`],
     ["aws AKIAIOSFODNN7EXAMPLE here", `aws ${REDACTED} here`],
     ["token ghp_0123456789abcdefghijABCDEFGHIJ012345 ok", `token ${REDACTED} ok`],
@@ -80,5 +82,12 @@ describe.each(testDatabases())("what a viewer reads on %s", (provider) => {
     expect(viewer.map((e) => e.text)).toEqual([`Set OPENAI_API_KEY=${REDACTED} in .env`, `connect to postgres://app:${REDACTED}@db/app`]);
     const own = await firstEvents(contextFor(services, { kind: "owner", via: "loopback", actor: { userId: owner.userId, orgId: owner.orgId, role: "owner" } }), 2);
     expect(own[0].text).toContain("sk-proj-abcdefghijklmnopqrstuvwxyz0123");
+  });
+
+  it("redacts an edit's diff on its tool.finished event for a viewer", async () => {
+    const diff = "--- a/.env\n+++ b/.env\n@@ -1,2 +1,2 @@\n-API_TOKEN=old-value-1\n+API_TOKEN=new-value-2\n HOST=db\n";
+    await hub.publish(sessionId, { type: "tool.finished", callId: "c1", status: "succeeded", output: "Edited .env", isError: false, truncated: false, durationMs: 1, diff });
+    const viewer = (await firstEvents(contextFor(services, { kind: "viewer", sessionId, linkId: "sl0", expiresAt: null }), 3)) as { diff?: string }[];
+    expect(viewer[2].diff).toBe(`--- a/.env\n+++ b/.env\n@@ -1,2 +1,2 @@\n-API_TOKEN=${REDACTED}\n+API_TOKEN=${REDACTED}\n HOST=db\n`);
   });
 });

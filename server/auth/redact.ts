@@ -22,8 +22,8 @@ const RULES: [RegExp, string][] = [
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{16,}/gi, `$1 ${REDACTED}`],
   // scheme://user:password@host
   [/\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/]+):([^\s@/]+)@/gi, `$1:${REDACTED}@`],
-  // .env lines: API_TOKEN=…, export DB_PASSWORD="…"
-  [new RegExp(`^(\\s*(?:export\\s+)?[A-Za-z0-9_]*${SECRET_NAME}[A-Za-z0-9_]*\\s*=\\s*).+$`, "gim"), `$1${REDACTED}`],
+  // .env lines: API_TOKEN=…, export DB_PASSWORD="…", also as a line of a unified diff (+API_TOKEN=…)
+  [new RegExp(`^([+-]?\\s*(?:export\\s+)?[A-Za-z0-9_]*${SECRET_NAME}[A-Za-z0-9_]*\\s*=\\s*).+$`, "gim"), `$1${REDACTED}`],
   // "password": "…", apiKey = '…', client_secret: "…" (a quoted literal, not an expression)
   [new RegExp(`(["']?[A-Za-z0-9_-]*${SECRET_NAME}[A-Za-z0-9_-]*["']?\\s*[:=]\\s*)(["'])[^"'\\n]{4,}\\2`, "gi"), `$1$2${REDACTED}$2`],
 ];
