@@ -1,12 +1,14 @@
 // edit_file and write_file: both require a complete, unchanged read of an existing file (the
 // ledger), and both go through Workspace.write (atomic, budgeted, announced). planEdit and
 // planWrite work out the change without writing it, for the op and for its preview
-// (preview.ts: the diff an approval card shows).
+// (preview.ts: the diff an approval card shows). After a write, both answer the diff of what was
+// actually applied in meta.diff (bounded, for the tool card; never part of the model's output).
 import { stat } from "node:fs/promises";
 import { EditFileInput, WriteFileInput } from "../../server/protocol/file-ops";
 import { readNoFollow } from "../workspace/atomic";
 import { sha256 } from "../workspace/ledger";
 import { defineOp, type OpContext } from "../ops";
+import { changeDiff } from "./change-diff";
 import { numbered, splitLines } from "./read";
 
 /** Reads a file for a change and checks the ledger; returns the refusal text when not allowed. */
@@ -79,7 +81,7 @@ export const editFileOp = defineOp({
   async run(input, ctx) {
     const plan = await planEdit(input, ctx);
     if (!plan.ok) return plan;
-    const { target, hash, updated, at, newText } = plan;
+    const { target, hash, before, updated, at, newText } = plan;
     const { version } = await ctx.workspace.write(ctx.sessionId, [{ path: target, content: updated, expectHash: hash }]);
     const first = lineAt(updated, at[0]);
     const newLines = splitLines(updated);
@@ -91,7 +93,7 @@ export const editFileOp = defineOp({
     return {
       ok: true,
       output: `Edited ${target.rel}: replaced ${count}.\n${snippet}`,
-      meta: { path: target.rel, version, replacements: at.length },
+      meta: { path: target.rel, version, replacements: at.length, diff: changeDiff(target.rel, before, updated) },
     };
   },
 });
@@ -117,7 +119,7 @@ export const writeFileOp = defineOp({
     return {
       ok: true,
       output: `${verb} ${target.rel} (${lines} line${lines === 1 ? "" : "s"}, ${Buffer.byteLength(input.content)} bytes).`,
-      meta: { path: target.rel, version, created: before === null },
+      meta: { path: target.rel, version, created: before === null, diff: changeDiff(target.rel, before, input.content) },
     };
   },
 });

@@ -1,9 +1,9 @@
 // preview_change: the unified diff an edit_file or write_file would make, worked out by the same
 // code as the op (edit.ts), with nothing written. The approval card shows it, so the person sees
 // the file's real line numbers and context; a change the op would refuse is refused here too.
-import { createTwoFilesPatch } from "diff";
 import { PreviewChangeInput } from "../../server/protocol/file-ops";
 import { defineOp } from "../ops";
+import { changeDiff } from "./change-diff";
 import { planEdit, planWrite } from "./edit";
 
 export const previewChangeOp = defineOp({
@@ -14,9 +14,6 @@ export const previewChangeOp = defineOp({
     // preview at all (an older one without this op), where the card falls back to the input.
     if (!plan.ok) return { ok: true, output: plan.output, meta: { refused: true } };
     const { target, before, updated } = plan;
-    const diff = createTwoFilesPatch(before === null ? "/dev/null" : `a/${target.rel}`, `b/${target.rel}`, before ?? "", updated, undefined, undefined, { context: 3 })
-      // The "====" separator line says nothing on a card.
-      .replace(/^=+\n/, "");
-    return { ok: true, output: diff, meta: { path: target.rel, created: before === null } };
+    return { ok: true, output: changeDiff(target.rel, before, updated), meta: { path: target.rel, created: before === null } };
   },
 });
