@@ -84,7 +84,7 @@ export async function finishOutcome(core: Core, turn: TurnState, call: CallState
       const source = typeof r.meta?.url === "string" ? r.meta.url : typeof r.meta?.origin === "string" ? r.meta.origin : undefined;
       const content = network && !r.isError ? wrapExternal(fin.content, source) : fin.content;
       const isError = r.isError === true;
-      return settle(core, turn, call, isError ? "failed" : "succeeded", content, isError, isError ? "failure" : "success", fin.truncated, fin.spillRef);
+      return settle(core, turn, call, isError ? "failed" : "succeeded", content, isError, isError ? "failure" : "success", fin.truncated, fin.spillRef, r.diff);
     }
   }
 }
@@ -92,7 +92,7 @@ export async function finishOutcome(core: Core, turn: TurnState, call: CallState
 /** Records a finished call (row + tool.finished) and keeps its model-facing result. */
 export async function settle(
   core: Core, turn: TurnState, call: CallState, status: ToolStatus, content: string, isError: boolean,
-  outcome: CallState["outcome"], truncated = false, spillRef?: string,
+  outcome: CallState["outcome"], truncated = false, spillRef?: string, diff?: string,
 ): Promise<void> {
   call.content = content;
   call.isError = isError;
@@ -100,7 +100,7 @@ export async function settle(
   const ended = Date.now();
   const durationMs = call.startedAt ? ended - call.startedAt : 0;
   await core.recorder.update(call.toolCallId, { status, endedAt: new Date(ended), result: content, isError, truncated, spillId: spillRef ?? null });
-  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: content, isError, truncated, ...(spillRef ? { spillRef } : {}), durationMs });
+  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: content, isError, truncated, ...(spillRef ? { spillRef } : {}), durationMs, ...(diff !== undefined ? { diff: storableText(diff) } : {}) });
 }
 
 /** A call that runs on an approval given before (a session approval, a policy allow) says so. */

@@ -71,6 +71,8 @@ const body = z.discriminatedUnion("type", [
     truncated: z.boolean(),
     spillRef: z.string().optional(),
     durationMs: z.number().nonnegative(),
+    /** An edit's or write's unified diff of what it applied (real line numbers, bounded); for the card, never the model. */
+    diff: z.string().optional(),
   }),
   z.object({
     type: z.literal("approval.required"),

@@ -76,6 +76,8 @@ export interface ToolResult {
   /** The output came from the network: the pipeline wraps it as external content. */
   network?: boolean;
   meta?: Record<string, unknown>;
+  /** The unified diff of what the call changed, for its tool card (tool.finished); never sent to the model. */
+  diff?: string;
 }
 
 export type ParseResult<I> =

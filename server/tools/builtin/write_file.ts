@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { WriteFileInput } from "../../protocol/file-ops";
 import { respond } from "../errors";
 import { defineTool } from "../tool";
-import { previewChange } from "./preview-change";
+import { appliedResult, previewChange } from "./preview-change";
 
 export const writeFileTool = defineTool({
   name: "write_file",
@@ -19,6 +19,6 @@ export const writeFileTool = defineTool({
   async execute(input, ctx) {
     const r = await ctx.remote(input);
     if (!r.ok) throw respond(r.output, r.meta);
-    return { output: r.output, meta: r.meta };
+    return appliedResult(r);
   },
 });
