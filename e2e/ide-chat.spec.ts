@@ -1,6 +1,7 @@
 // The agent in the IDE, against the real server, runner and pipeline with the fake provider:
 // full turn with an approval, reject with a message, spilled output viewer, the agent editing
-// an open file, reloads mid-turn and mid-approval, two tabs answering once, Esc to stop.
+// an open file, an edit's tool card showing the file's real diff (asked or not, after a reload),
+// reloads mid-turn and mid-approval, two tabs answering once, Esc to stop.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { call, card, expect, openNewSession, say, send, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
@@ -77,7 +78,8 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   await expect(pending.getByTestId("diff-text")).toContainText("answer = 42");
   await pending.getByTestId("approve-once").click();
   await expect(page.getByTestId("code-editor").locator(".view-lines")).toContainText("answer = 42");
-  await expect(card(page, "edit_file").locator(".monaco-diff-editor")).toBeVisible();
+  await expect(card(page, "edit_file").getByTestId("edit-diff")).toHaveAttribute("data-source", "applied");
+  await expect(card(page, "edit_file").getByTestId("edit-diff")).toContainText("+export const answer = 42;");
 
   // Now with unsaved edits: the agent's change must not overwrite them.
   await page.getByTestId("code-editor").locator(".view-lines").click();
@@ -94,6 +96,47 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   await page.getByTestId("conflict-take-disk").click();
   await expect(page.getByTestId("code-editor").locator(".view-lines")).toContainText("answer = 7");
   expect(readFileSync(join(workspaceDir(), "edit-me.ts"), "utf8")).toContain("answer = 7");
+});
+
+test("an edit's tool card shows the file's real diff with its line numbers, asked or not, and after a reload", async ({ page, model }) => {
+  const lines = (n: number, at: Record<number, string> = {}) => Array.from({ length: n }, (_, i) => at[i + 1] ?? `const v${i + 1} = ${i + 1};`).join("\n") + "\n";
+  writeWorkspaceFile("numbers.ts", lines(40));
+  model.script(
+    call("read_file", { path: "numbers.ts" }),
+    call("edit_file", { path: "numbers.ts", old_string: "const v21 = 21;", new_string: "const v21 = 2100;" }),
+    call("edit_file", { path: "numbers.ts", old_string: "const v33 = 33;", new_string: "const v33 = 3300;" }),
+    say("Changed two lines."),
+  );
+  await openNewSession(page);
+  await send(page, "Change v21 and v33.");
+  const pending = page.locator('[data-testid="approval-card"][data-state="pending"]');
+  await expect(pending.getByTestId("diff-text")).toContainText("@@ -18,7 +18,7 @@");
+  // Approved for the session: the second edit runs without a card of its own.
+  await pending.getByTestId("approve-session").click();
+  await expect(page.getByTestId("msg-assistant").last()).toContainText("Changed two lines.");
+  const edits = page.locator('[data-testid="tool-card"][data-tool="edit_file"]');
+  await expect(edits).toHaveCount(2);
+  await expect(page.getByTestId("approval-card")).toHaveCount(1);
+  const check = async () => {
+    const asked = edits.nth(0).getByTestId("edit-diff");
+    await expect(asked).toHaveAttribute("data-source", "applied");
+    await expect(asked).toContainText("@@ -18,7 +18,7 @@");
+    // The file's own numbers in the gutter: the changed line is 21 on both sides, not 1.
+    await expect(asked.locator('[data-kind="del"]')).toContainText("21-const v21 = 21;");
+    await expect(asked.locator('[data-kind="add"]')).toContainText("21+const v21 = 2100;");
+    await expect(asked.locator('[data-kind="ctx"]').first().getByTestId("diff-new-line")).toHaveText("18");
+    const unasked = edits.nth(1).getByTestId("edit-diff");
+    await expect(unasked).toHaveAttribute("data-source", "applied");
+    await expect(unasked).toContainText("@@ -30,7 +30,7 @@");
+    await expect(unasked.locator('[data-kind="add"]').getByTestId("diff-new-line")).toHaveText("33");
+    // One diff per edit: the answered approval card no longer repeats it.
+    await expect(page.getByTestId("diff-text")).toHaveCount(2);
+  };
+  await check();
+  await shot(page, "edit-real-diff");
+  await page.reload();
+  await check();
+  expect(readFileSync(join(workspaceDir(), "numbers.ts"), "utf8")).toBe(lines(40, { 21: "const v21 = 2100;", 33: "const v33 = 3300;" }));
 });
 
 test("reloading mid-approval and mid-stream loses and duplicates nothing; two tabs answer once", async ({ page, context, model }) => {

@@ -27,6 +27,8 @@ export interface ToolCard {
   truncated: boolean;
   spillRef?: string;
   durationMs?: number;
+  /** The diff an edit or write applied (tool.finished); absent in sessions recorded before it existed. */
+  diff?: string;
   startedAt: string;
   approvalId?: string;
   /** Ran without asking because of an earlier approval or a policy rule. */
@@ -142,6 +144,7 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
         truncated: ev.truncated,
         spillRef: ev.spillRef,
         durationMs: ev.durationMs,
+        diff: ev.diff,
       });
     case "approval.required": {
       const withCard = { ...s, approvals: { ...s.approvals, [ev.approvalId]: { approvalId: ev.approvalId, callId: ev.callId, request: ev.request } } };

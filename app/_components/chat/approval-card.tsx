@@ -3,7 +3,8 @@
 // it needs approval, and the three answers. Keyboard on the focused card: Enter approves once,
 // Esc rejects (with the message typed, if any). The server records only the first answer, so
 // two tabs answering run the call once; the loser is told. A read-only viewer sees the card
-// without the answers.
+// without the answers. Once answered, the diff moves to the tool card (which shows what was
+// applied), so it is not shown twice.
 import { useEffect, useRef, useState } from "react";
 import type { ApprovalCard as Card } from "../../_lib/session-state";
 import type { ApprovalChoice } from "../../_lib/session-api";
@@ -69,7 +70,7 @@ export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnsw
       </div>
       {r.command && <pre className={styles.approvalWhat} data-testid="approval-command">{r.command}</pre>}
       {r.url && <pre className={styles.approvalWhat}>{r.url}</pre>}
-      {r.diff && <DiffText text={r.diff} />}
+      {r.diff && pending && <DiffText text={r.diff} />}
       {!r.command && !r.url && !r.diff && <pre className={styles.approvalWhat}>{r.summary}</pre>}
       {pending && readOnly ? (
         <div className={styles.decided} data-testid="approval-waiting">Waiting for the owner to answer.</div>

@@ -1,6 +1,9 @@
 "use client";
-// One tool call: name, one-line summary, status, duration, and (expanded) its input as a diff for
-// edits, live output while running, the result, and "View full output" for spilled results.
+// One tool call: name, one-line summary, status, duration, and (expanded) the diff of an edit,
+// live output while running, the result, and "View full output" for spilled results. An edit's
+// diff is the file's real one (its lines numbered as in the file): what the runner applied
+// (tool.finished), else what its approval card proposed; sessions recorded before either
+// existed fall back to a diff of the input's snippets.
 import dynamic from "next/dynamic";
 import { memo, useState } from "react";
 import type { ApprovalCard as ApprovalState, ToolCard as Card } from "../../_lib/session-state";
@@ -27,7 +30,8 @@ function duration(ms?: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function EditView({ name, input }: { name: string; input: unknown }) {
+/** Sessions whose events carry no real diff: what the input alone says (snippets numbered from 1). */
+function InputEditView({ name, input }: { name: string; input: unknown }) {
   const i = (input ?? {}) as Record<string, unknown>;
   const before = i.old_string ?? i.old_text;
   const after = i.new_string ?? i.new_text;
@@ -37,9 +41,26 @@ function EditView({ name, input }: { name: string; input: unknown }) {
   }
   if (name === "apply_patch" && typeof i.patch === "string") return <DiffText text={i.patch} />;
   if (name === "write_file" && typeof i.content === "string") {
-    return <DiffText text={`+++ ${String(i.path ?? "")}\n${i.content.split("\n").map((l) => `+${l}`).join("\n")}`} />;
+    const lines = (i.content.endsWith("\n") ? i.content.slice(0, -1) : i.content).split("\n");
+    return <DiffText text={`+++ ${String(i.path ?? "")}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join("\n")}`} />;
   }
   return null;
+}
+
+const NOT_APPLIED = new Set<Card["status"]>(["rejected", "cancelled", "failed", "blocked"]);
+
+function EditView({ card, approval }: { card: Card; approval?: ApprovalState }) {
+  // While its approval card asks, that card shows the diff.
+  if (approval?.request.diff && !approval.decision) return null;
+  const diff = card.diff ?? approval?.request.diff;
+  if (diff === undefined) return <InputEditView name={card.name} input={card.input} />;
+  const notApplied = card.diff === undefined && NOT_APPLIED.has(card.status);
+  return (
+    <div data-testid="edit-diff" data-source={card.diff !== undefined ? "applied" : "proposed"}>
+      {notApplied && <div className={styles.diffCaption}>Proposed change (not applied)</div>}
+      <DiffText text={diff} />
+    </div>
+  );
 }
 
 const EDITS = new Set(["edit_file", "apply_patch", "write_file"]);
@@ -80,7 +101,7 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
       )}
       {expanded && (
         <div className={styles.cardBody}>
-          {EDITS.has(card.name) && <EditView name={card.name} input={card.input} />}
+          {EDITS.has(card.name) && <EditView card={card} approval={approval} />}
           {card.progress && card.output === undefined && (
             <pre className={styles.output} data-testid="tool-progress">{card.progress}</pre>
           )}
