@@ -21,8 +21,12 @@
 // Events reach other instances from the event writer's transaction (event-rows.ts), only while
 // a peer is listening (cluster.hasPeers). Limits: an instance that stalls longer than the
 // heartbeat lease may find its lease taken while it still holds numbers (its late events then
-// land below the new publisher's, and live subscribers skip them; they stay in the database);
-// a forward whose reply is lost is retried, and may then be stored twice.
+// land below the new publisher's, and live subscribers skip them; they stay in the database).
+// A forward whose reply is lost (or late) is sent again whole, with the same batch number: the
+// publisher remembers each batch's answer for a while and answers a repeat with it, so the
+// events are stored once. Only a publisher that died after storing a batch whose reply was lost
+// cannot answer the repeat; the new publisher then stores that batch a second time.
+// When the cluster finds an instance gone (cluster.ts) its leases are freed (freeLeasesOf).
 import type { Db } from "../db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
 import { CONTROL_CHANNEL, framePayload, type ControlMessage } from "../protocol/broker";
@@ -45,6 +49,8 @@ export interface SharedEventHub extends EventHub {
   resync(): void;
   /** Answers a new peer's hello through the event writer (after every batch stored so far). */
   welcome(to: string): Promise<void>;
+  /** Frees the sessions these gone instances publish; returns how many. */
+  freeLeasesOf(instances: string[]): Promise<number>;
 }
 
 interface Item {
@@ -57,6 +63,8 @@ interface Shared {
   mode: "none" | "local" | "remote" | "releasing";
   owner?: string;
   queue: Item[];
+  /** A forwarded batch that got no answer: sent again first, whole, under the same number. */
+  unanswered?: { batch: number; items: Item[] };
   pumping: boolean;
   lastUse: number;
   releasing?: Promise<void>;
@@ -85,6 +93,10 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
     },
   });
   const sessions = new Map<string, Shared>();
+  // Forwarded batches this instance stored (or is storing), by sender and batch number.
+  const answered = new Map<string, { at: number; reply: Promise<Reply> }>();
+  const rememberMs = Math.max(60_000, forwardTimeoutMs * 6);
+  let nextBatch = 1;
   let disposed = false;
   // Start the writer thread now: a new peer's welcome goes through it and should not wait for its boot.
   void store.notify?.(CONTROL_CHANNEL, []).catch(() => undefined);
@@ -119,9 +131,10 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
     if (st.pumping) return;
     st.pumping = true;
     try {
-      while (st.queue.length > 0) {
+      while (st.queue.length > 0 || st.unanswered) {
         if (disposed) {
-          for (const i of st.queue.splice(0)) i.reject(new Error("The event hub is shut down."));
+          for (const i of [...(st.unanswered?.items ?? []), ...st.queue.splice(0)]) i.reject(new Error("The event hub is shut down."));
+          st.unanswered = undefined;
           break;
         }
         if (st.mode === "releasing") {
@@ -132,7 +145,8 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
           const { exists, owner } = await acquire(sessionId);
           if (!exists) {
             const error = new Error(`No session ${sessionId}: its events cannot be recorded.`);
-            for (const i of st.queue.splice(0)) i.reject(error);
+            for (const i of [...(st.unanswered?.items ?? []), ...st.queue.splice(0)]) i.reject(error);
+            st.unanswered = undefined;
             break;
           }
           if (owner === null) continue; // released between the two reads
@@ -144,17 +158,22 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
         }
         if (st.mode === "local") {
           st.lastUse = Date.now();
-          for (const item of st.queue.splice(0)) publishLocally(sessionId, st, item);
+          const retried = st.unanswered?.items ?? [];
+          st.unanswered = undefined;
+          for (const item of [...retried, ...st.queue.splice(0)]) publishLocally(sessionId, st, item);
           continue;
         }
-        const batch = st.queue.splice(0, FORWARD_BATCH);
-        const reply = await cluster.request({ type: "publish", to: st.owner!, sessionId, bodies: batch.map((b) => b.body) }, forwardTimeoutMs);
+        const sending = st.unanswered ?? { batch: nextBatch++, items: st.queue.splice(0, FORWARD_BATCH) };
+        st.unanswered = undefined;
+        const batch = sending.items;
+        const reply = await cluster.request({ type: "publish", to: st.owner!, sessionId, batch: sending.batch, bodies: batch.map((b) => b.body) }, forwardTimeoutMs);
         const placed = Array.isArray(reply.value) ? reply.value : [];
         if (reply.ok && placed.length === batch.length) {
           batch.forEach((b, i) => b.resolve({ ...b.body, sessionId, seq: placed[i].seq, at: placed[i].at } as SessionEvent));
         } else if (reply.code === "not_owner" || /did not answer/.test(reply.message ?? "")) {
-          // The publisher let go (or is gone): look again, these first.
-          st.queue.unshift(...batch);
+          // The publisher let go (or is gone, or its answer was lost): look again, this batch
+          // first and unchanged, so a publisher that stored it answers the repeat from memory.
+          st.unanswered = sending;
           st.mode = "none";
           await sleep(20);
         } else {
@@ -164,7 +183,8 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
       }
     } catch (err) {
       log(`publishing for ${sessionId} failed`, err);
-      for (const i of st.queue.splice(0)) i.reject(err);
+      for (const i of [...(st.unanswered?.items ?? []), ...st.queue.splice(0)]) i.reject(err);
+      st.unanswered = undefined;
       st.mode = "none";
     } finally {
       st.pumping = false;
@@ -197,6 +217,7 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
 
   const sweep = setInterval(() => {
     const now = Date.now();
+    for (const [key, a] of answered) if (now - a.at > rememberMs) answered.delete(key);
     for (const [sessionId, st] of sessions) {
       // Alone on the database, keep the lease: letting go would cost a round trip on the next turn.
       if (st.mode === "local" && st.queue.length === 0 && now - st.lastUse >= idleMs && cluster.hasPeers()) release(sessionId, st);
@@ -222,12 +243,26 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
     },
     subscribe: (sessionId, afterSeq, signal) => inner.subscribe(sessionId, afterSeq, signal),
     lastSeq: (sessionId) => inner.lastSeq(sessionId),
-    async handlePublish(msg) {
+    handlePublish(msg) {
+      // A repeat (its sender got no answer in time): the first answer, even after letting go.
+      const key = `${msg.from}:${msg.batch}`;
+      const seen = answered.get(key);
+      if (seen) return seen.reply;
       const st = sessions.get(msg.sessionId);
-      if (disposed || !st || st.mode !== "local" || st.queue.length > 0) return { ok: false, code: "not_owner" };
+      if (disposed || !st || st.mode !== "local" || st.queue.length > 0) return Promise.resolve({ ok: false, code: "not_owner" });
       // Numbered now, in arrival order, among this instance's own events.
-      const events = await Promise.all(msg.bodies.map((b) => inner.publish(msg.sessionId, b)));
-      return { ok: true, value: events.map((e) => ({ seq: e.seq, at: e.at })) };
+      const reply = Promise.all(msg.bodies.map((b) => inner.publish(msg.sessionId, b))).then((events): Reply => ({ ok: true, value: events.map((e) => ({ seq: e.seq, at: e.at })) }));
+      answered.set(key, { at: Date.now(), reply });
+      // Not stored: a repeat may try again.
+      reply.catch(() => answered.delete(key));
+      return reply;
+    },
+    async freeLeasesOf(instances) {
+      const rows = await cluster.query(
+        `UPDATE "Session" SET "publisherId" = NULL WHERE "publisherId" = ANY($1::text[]) AND NOT ${cluster.liveSql(`"Session"."publisherId"`)} RETURNING "id"`,
+        [instances],
+      );
+      return rows.length;
     },
     deliver(events) {
       for (const ev of events) inner.deliver(ev);

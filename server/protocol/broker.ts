@@ -24,8 +24,20 @@ export const ControlMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("welcome"), from: instance, to: instance }),
   /** To itself: once it arrives, every notification committed before it has arrived too. */
   z.object({ type: z.literal("sync"), from: instance, to: instance, id: z.number().int() }),
-  /** Publish these events of a session whose publisher is `to` (hub/shared.ts). */
-  z.object({ type: z.literal("publish"), from: instance, to: instance, id: z.number().int(), sessionId: z.string(), bodies: z.array(SessionEventBody) }),
+  /**
+   * Publish these events of a session whose publisher is `to` (hub/shared.ts). `batch` numbers
+   * the batch among the sender's: a batch sent again (no answer came) keeps its number, and the
+   * publisher answers it with the first answer instead of storing it twice.
+   */
+  z.object({
+    type: z.literal("publish"),
+    from: instance,
+    to: instance,
+    id: z.number().int(),
+    batch: z.number().int().nonnegative(),
+    sessionId: z.string(),
+    bodies: z.array(SessionEventBody),
+  }),
   /** Cancel the turn of the session that runs on `to`. */
   z.object({ type: z.literal("cancel"), from: instance, to: instance, id: z.number().int(), sessionId: z.string() }),
   /** An approval was answered on `from`: the instance whose turn waits for it re-reads the row. */
