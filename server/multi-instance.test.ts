@@ -19,6 +19,9 @@ import { EVENTS_CHANNEL } from "./protocol/broker";
 import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
 import { startQuiver, type Quiver } from "./app";
 import type { AppRouter } from "./api/root";
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { clusterCommands } from "./hub/commands";
 
 const hasPostgres = testDatabases().includes("postgresql");
 
@@ -113,6 +116,76 @@ describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL databa
     await startInstance(t.current.url, fake, dataDir);
     for (const id of [gone.id, old.id]) expect((await t.current.db.turn.findUniqueOrThrow({ where: { id } })).status).toBe("interrupted");
   });
+
+  it("live instances recover the turn of an instance killed mid-turn: once, within the lease and a heartbeat, seen live on a peer", async () => {
+    const b = await startInstance(t.current.url, fake, dataDir);
+    const c = await startInstance(t.current.url, fake, dataDir);
+    const { sessionId, userId } = await seedSession(t.current.db, { provider: "anthropic", model: "claude-test" });
+    fake.enqueue({ blocks: [{ type: "text", text: "half a thought, ".repeat(40) }], deltaChars: 4, hangAfterBytes: 3_000 });
+    // node itself with tsx's loader: the process killed is the instance (the tsx CLI would be a parent).
+    const child = spawn(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "multi-instance-child.ts"), t.current.url, sessionId, userId, fake.anthropicBaseURL, dataDir], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (out += String(d)));
+    child.stderr.on("data", (d) => (stderr += String(d)));
+    const exited = new Promise((r) => child.on("exit", r));
+    try {
+      const deadline = Date.now() + 40_000;
+      while (!/started \S+ \S+\n/.test(out) || (await t.current.db.sessionEvent.count({ where: { sessionId, type: "text.delta" } })) < 3) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child never streamed: ${out} ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const [, turnId, deadId] = /started (\S+) (\S+)/.exec(out)!;
+      const ctl = new AbortController();
+      const onC = collect(c.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (ev) => ev.type === "turn.finished");
+      child.kill("SIGKILL");
+      const killedAt = Date.now();
+      await exited;
+      // Within the lease the dead instance still counts as live: its turn is left alone.
+      await new Promise((r) => setTimeout(r, quick.ttlMs - 2 * quick.heartbeatMs - (Date.now() - killedAt)));
+      expect((await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).status).toBe("running");
+      const seen = await Promise.race([onC, new Promise<never>((_, no) => setTimeout(() => no(new Error("C never saw the turn end")), 15_000))]);
+      const took = Date.now() - killedAt;
+      ctl.abort();
+      // Stale after ttlMs, noticed at the next heartbeat; a second of slack for the recovery itself on a loaded machine.
+      expect(took).toBeLessThan(quick.ttlMs + quick.heartbeatMs + 1_000);
+      expect(seen.at(-1)).toMatchObject({ type: "turn.finished", turnId, status: "interrupted", stopReason: "server_restart" });
+      const streamed = seen.flatMap((e) => (e.type === "text.delta" ? [e.text] : [])).join("");
+      expect(streamed.length).toBeGreaterThan(0);
+      // Both live instances sweep every heartbeat: give them a few more, then count.
+      await new Promise((r) => setTimeout(r, 4 * quick.heartbeatMs));
+      const turn = await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } });
+      expect(turn).toMatchObject({ status: "interrupted", stopReason: "server_restart" });
+      expect([b.parts.cluster!.id, c.parts.cluster!.id]).toContain(turn.instanceId);
+      const rows = await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } });
+      expect(rows.filter((r) => r.type === "turn.finished")).toHaveLength(1);
+      expect(rows.filter((r) => r.type === "notice" && (r.payload as { code?: string }).code === "turn_interrupted")).toHaveLength(1);
+      // What streamed is kept in the history; the lease and the dead instance's row are gone.
+      const assistant = await t.current.db.message.findFirstOrThrow({ where: { sessionId, role: "assistant" } });
+      expect(JSON.stringify(assistant.content)).toContain(streamed);
+      expect((await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } })).publisherId).not.toBe(deadId);
+      expect(await t.current.db.serverInstance.findUnique({ where: { id: deadId } })).toBeNull();
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  }, 90_000);
+
+  it("two live instances claiming orphaned turns at the same time each get different ones, all of them", async () => {
+    const b = await startInstance(t.current.url, fake, dataDir);
+    const c = await startInstance(t.current.url, fake, dataDir);
+    const { sessionId } = await seedSession(t.current.db);
+    // An instance that has no row at all (never live, or forgotten): no heartbeat sweeps these.
+    const ids = [];
+    for (let i = 0; i < 20; i++) ids.push((await t.current.db.turn.create({ data: { sessionId, instanceId: "feedfacefeedface" } })).id);
+    const [cb, cc] = [clusterCommands(b.parts.cluster!), clusterCommands(c.parts.cluster!)];
+    const claims = await Promise.all([cb.claimOrphanedTurns(), cc.claimOrphanedTurns(), cb.claimOrphanedTurns(), cc.claimOrphanedTurns()]);
+    const all = claims.flat();
+    expect(new Set(all).size).toBe(all.length);
+    expect([...all].sort()).toEqual([...ids].sort());
+    // Claimed turns are now live instances' own: nobody claims them again.
+    expect(await cb.claimOrphanedTurns()).toEqual([]);
+    expect(await cc.claimOrphanedTurns()).toEqual([]);
+  }, 30_000);
 
   it("a subscriber on B gets A's turn live, in order, with no gap or duplicate, while B publishes for the session too", async () => {
     const a = await startInstance(t.current.url, fake, dataDir);

@@ -21,6 +21,7 @@ import { startMcp } from "./tools/mcp";
 import { retrieveToolResultTool } from "./tools/builtin/retrieve_tool_result";
 import { createPipeline } from "./pipeline";
 import { createEngine } from "./engine";
+import { recoverClaimedTurns } from "./engine/recovery";
 import { createSpillStore, startSpillCleanup } from "./services/spills";
 import { createPolicyService } from "./services/policies";
 import { createFileService } from "./services/files";
@@ -103,6 +104,17 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     cluster: cluster && commands && { instanceId: cluster.id, liveInstances: () => cluster.liveInstances(), cancelElsewhere: commands.cancelElsewhere },
     log: (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),
   });
+  // Turns left running by a stopped process (or, with peers, by a gone instance: only those this
+  // instance claimed), then their calls, which the pipeline settles (pending approvals stay answerable).
+  async function recoverTurns(): Promise<void> {
+    const interrupted = commands
+      ? await recoverClaimedTurns(db, hub, (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`), await commands.claimOrphanedTurns())
+      : await engine.recoverInterrupted();
+    const recovered = await pipeline.recover();
+    if (interrupted || recovered.interrupted || recovered.settled) {
+      log(`recovered ${interrupted} interrupted turn(s), ${recovered.interrupted} cut-off call(s), ${recovered.settled} settled approval(s)`);
+    }
+  }
   async function stopAll(terminal?: { dispose(): void }) {
     for (const stop of unsubscribe) stop();
     spillCleanup.stop();
@@ -132,19 +144,19 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
         approvalAnswered: (approvalId) => pipeline.wakeApproval(approvalId),
         welcome: (to) => shared.welcome(to),
         resync: () => shared.resync(),
+        peersGone: async (ids) => {
+          await recoverTurns();
+          const freed = await shared.freeLeasesOf(ids);
+          if (freed) log(`freed ${freed} session lease(s) of gone instance(s) ${ids.join(", ")}`);
+        },
       });
     } catch (err) {
       await stopAll();
       throw err;
     }
   }
-  // A previous process may have stopped mid-turn: its turns become interrupted, its calls
-  // are settled by the pipeline (pending approvals stay answerable).
-  const interrupted = await engine.recoverInterrupted();
-  const recovered = await pipeline.recover();
-  if (interrupted || recovered.interrupted || recovered.settled) {
-    log(`recovered ${interrupted} interrupted turn(s), ${recovered.interrupted} cut-off call(s), ${recovered.settled} settled approval(s)`);
-  }
+  // A previous process may have stopped mid-turn.
+  await recoverTurns();
 
   const terminal = createTerminalBridge({
     pty: runners.pty,

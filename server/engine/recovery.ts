@@ -4,17 +4,31 @@
 // is written at intervals, the event log on every delta), and calls left without a result get
 // one saying why, so the session can continue. With several server instances on one database,
 // only turns whose instance is gone (no fresh heartbeat, hub/cluster.ts) are recovered: a live
-// instance is still running its own.
+// instance is still running its own. Those are claimed first (hub/commands.ts), at start-up and
+// whenever a live instance notices a peer gone, and recoverClaimedTurns recovers the claimed ones.
 import type { Db } from "../db";
 import type { EventHub } from "../hub/events";
 import { closeOpenCalls } from "./history";
 import type { ContentBlock } from "./types";
 
+type Log = (m: string, e?: unknown) => void;
+
 const why = "Not finished: the server restarted during this turn.";
 
-export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: (m: string, e?: unknown) => void, liveInstances?: string[]): Promise<number> {
+export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: Log, liveInstances?: string[]): Promise<number> {
   const gone = liveInstances ? { OR: [{ instanceId: null }, { instanceId: { notIn: liveInstances } }] } : {};
-  const turns = await db.turn.findMany({ where: { status: "running", ...gone }, orderBy: { startedAt: "asc" } });
+  const turns = await db.turn.findMany({ where: { status: "running", ...gone }, orderBy: { startedAt: "asc" }, select: { id: true, sessionId: true } });
+  return recover(db, hub, log, turns);
+}
+
+/** Recovers turns this instance claimed from gone instances (still running, under its id). */
+export async function recoverClaimedTurns(db: Db, hub: EventHub, log: Log, turnIds: string[]): Promise<number> {
+  if (turnIds.length === 0) return 0;
+  const turns = await db.turn.findMany({ where: { id: { in: turnIds }, status: "running" }, orderBy: { startedAt: "asc" }, select: { id: true, sessionId: true } });
+  return recover(db, hub, log, turns);
+}
+
+async function recover(db: Db, hub: EventHub, log: Log, turns: { id: string; sessionId: string }[]): Promise<number> {
   for (const turn of turns) {
     try {
       await restoreStreamedText(db, turn.sessionId, turn.id);

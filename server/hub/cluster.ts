@@ -1,7 +1,12 @@
 // This server instance among the others on one PostgreSQL database: the broker is PostgreSQL's
 // own LISTEN/NOTIFY (no other service). It owns
 // - a ServerInstance row with a heartbeat: an instance whose heartbeat is older than `ttlMs` is
-//   gone (its session leases can be taken, its running turns recovered);
+//   gone (its session leases can be taken, its running turns recovered). Each heartbeat also
+//   lists the gone instances whose row is still there; the live ones then call `peersGone`
+//   (one at a time per instance), which claims the dead one's turns and leases with conditional
+//   UPDATEs, so when several live instances notice at once each turn is recovered by one of
+//   them; the gone rows are deleted afterwards. A clean stop deletes its own row after its
+//   turns are closed, so only an instance that died or stalled past the lease is swept;
 // - one LISTEN connection on the two channels of protocol/broker.ts, reconnected with backoff
 //   when it drops (PostgreSQL restart, pg_terminate_backend); after a reconnect the hub's
 //   subscribers read the database again, since notifications sent meanwhile are lost;
@@ -30,6 +35,8 @@ export interface ClusterHandlers {
   welcome(to: string): Promise<void>;
   /** The LISTEN connection came back: live events may have been missed. */
   resync(): void;
+  /** These instances' heartbeats are stale: recover what they left (may run on several instances at once); none: no sweeping. */
+  peersGone?(ids: string[]): Promise<void>;
 }
 
 export interface Cluster {
@@ -48,6 +55,8 @@ export interface Cluster {
   liveSql(column: string): string;
   /** The LISTEN connection's backend pid (tests terminate it). */
   listenerPid(): number | undefined;
+  /** Looks for gone instances now, as each heartbeat does (tests call it on several at once). */
+  sweep(): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -69,7 +78,7 @@ export function createCluster(options: ClusterOptions): Cluster {
   const ttl = `make_interval(secs => ${ttlMs / 1000})`;
   const pool = openPgPool(options.url, 1);
   const frames = new Map([[EVENTS_CHANNEL, new Reassembler()], [CONTROL_CHANNEL, new Reassembler()]]);
-  const pending = new Map<number, { resolve(r: Reply): void; timer: NodeJS.Timeout }>();
+  const pending = new Map<number, { to: string; resolve(r: Reply): void; timer: NodeJS.Timeout }>();
   const welcomes = new Map<string, () => void>();
   const syncs = new Map<number, () => void>();
   let handlers: ClusterHandlers | undefined;
@@ -82,22 +91,49 @@ export function createCluster(options: ClusterOptions): Cluster {
   let reconnect: NodeJS.Timeout | undefined;
   let backoff = 250;
   let disposed = false;
+  let sweeping: Promise<void> | undefined;
 
   const query = async <T extends pg.QueryResultRow>(sql: string, params: unknown[]) => (await pool.query<T>(sql, params)).rows;
   const send = (msg: Outgoing<ControlMessage>) =>
     query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [CONTROL_CHANNEL, framePayload(JSON.stringify({ ...msg, from: id }), `${id}c`)]).then(() => undefined);
 
   async function beat(): Promise<void> {
-    // Register or renew, count live peers, forget instances gone for a day: one statement.
-    const rows = await query<{ peers: number }>(
+    // Register or renew, count live peers, list gone ones, forget instances gone for a day: one statement.
+    const rows = await query<{ peers: number; gone: string[] | null }>(
       `WITH me AS (INSERT INTO "ServerInstance" ("id","startedAt","seenAt") VALUES ($1, ${NOW}, ${NOW})
          ON CONFLICT ("id") DO UPDATE SET "seenAt" = EXCLUDED."seenAt" RETURNING 1),
        old AS (DELETE FROM "ServerInstance" WHERE "seenAt" < ${NOW} - interval '1 day')
-       SELECT count(*)::int AS peers FROM "ServerInstance" WHERE "id" <> $1 AND "seenAt" > ${NOW} - ${ttl}`,
+       SELECT count(*) FILTER (WHERE "seenAt" > ${NOW} - ${ttl})::int AS peers,
+              array_agg("id") FILTER (WHERE "seenAt" <= ${NOW} - ${ttl}) AS gone
+       FROM "ServerInstance" WHERE "id" <> $1`,
       [id],
     );
     peers = rows[0]?.peers ?? 0;
     if (peers > 0) peerAt = Date.now();
+    const gone = rows[0]?.gone ?? [];
+    if (gone.length > 0 && handlers?.peersGone && !sweeping) void sweepGone(gone);
+  }
+
+  /** Recovers what the gone instances left, then forgets their rows (unless one came back meanwhile). */
+  function sweepGone(gone: string[]): Promise<void> {
+    const run = (async () => {
+      // A forward waiting on a dead peer fails now rather than at its timeout.
+      for (const [rid, p] of pending) {
+        if (!gone.includes(p.to)) continue;
+        pending.delete(rid);
+        clearTimeout(p.timer);
+        p.resolve({ ok: false, code: "failed", message: `instance ${p.to} did not answer: its heartbeat stopped` });
+      }
+      if (!handlers?.peersGone) return;
+      await handlers.peersGone(gone);
+      await query(`DELETE FROM "ServerInstance" WHERE "id" = ANY($1::text[]) AND "seenAt" <= ${NOW} - ${ttl}`, [gone]);
+    })()
+      .catch((e) => log(`recovering after instance(s) ${gone.join(", ")} failed; trying again at the next heartbeat`, e))
+      .finally(() => {
+        if (sweeping === run) sweeping = undefined;
+      });
+    sweeping = run;
+    return run;
   }
 
   function onNotification(channel: string, payload: string) {
@@ -235,7 +271,7 @@ export function createCluster(options: ClusterOptions): Cluster {
           pending.delete(rid);
           resolve({ ok: false, code: "failed", message: `instance ${msg.to} did not answer in ${timeoutMs} ms` });
         }, timeoutMs);
-        pending.set(rid, { resolve, timer });
+        pending.set(rid, { to: msg.to, resolve, timer });
         send({ ...msg, id: rid }).catch((e: unknown) => {
           pending.delete(rid);
           clearTimeout(timer);
@@ -247,11 +283,17 @@ export function createCluster(options: ClusterOptions): Cluster {
     liveInstances,
     liveSql: (column) => `EXISTS (SELECT 1 FROM "ServerInstance" si WHERE si."id" = ${column} AND si."seenAt" > ${NOW} - ${ttl})`,
     listenerPid: () => pid,
+    async sweep() {
+      await sweeping;
+      const rows = await query<{ id: string }>(`SELECT "id" FROM "ServerInstance" WHERE "id" <> $1 AND "seenAt" <= ${NOW} - ${ttl}`, [id]);
+      if (rows.length > 0) await sweepGone(rows.map((r) => r.id));
+    },
     async dispose() {
       if (disposed) return;
       disposed = true;
       clearInterval(heartbeat);
       clearTimeout(reconnect);
+      await sweeping;
       for (const done of [...syncs.values()]) done();
       for (const [rid, p] of pending) {
         clearTimeout(p.timer);

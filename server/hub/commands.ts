@@ -2,13 +2,22 @@
 // database): a cancel sent to instance B for a turn on A is forwarded to A, which stops it at
 // once; an approval answered on B for a turn waiting on A is announced, and A's waiter reads
 // the answer and runs the call. Which instance runs a turn is Turn.instanceId, and it counts
-// only while that instance's heartbeat is fresh (cluster.ts).
+// only while that instance's heartbeat is fresh (cluster.ts). A running turn whose instance is
+// gone is claimed by one live instance (claimOrphanedTurns), which then recovers it.
 import type { Cluster } from "./cluster";
 
 export interface ClusterCommands {
   cancelElsewhere(sessionId: string): Promise<boolean>;
   runsElsewhere(approvalId: string): Promise<boolean>;
   announce(approvalId: string): Promise<void>;
+  /**
+   * Takes over the running turns of gone instances (and those of no instance) for recovery and
+   * returns their ids. Each turn is claimed by one compare-and-set UPDATE on its instanceId, one
+   * row per statement (no lock held between statements, no deadlock between two claimers): of
+   * several instances claiming at once, one gets each turn. A claimer that dies before it has
+   * recovered the turn leaves it running under its own id, gone in turn, so it is claimed again.
+   */
+  claimOrphanedTurns(): Promise<string[]>;
 }
 
 const CANCEL_TIMEOUT_MS = 15_000;
@@ -35,5 +44,23 @@ export function clusterCommands(cluster: Cluster): ClusterCommands {
       return rows.length > 0;
     },
     announce: (approvalId) => cluster.send({ type: "approval.answered", approvalId }),
+    async claimOrphanedTurns() {
+      // In one snapshot: a turn visible here was created after its instance's row, so a live
+      // instance's new turn is never taken for an orphan.
+      const candidates = await cluster.query<{ id: string; instanceId: string | null }>(
+        `SELECT o."id", o."instanceId" FROM "Turn" o WHERE o."status" = 'running' AND o."instanceId" IS DISTINCT FROM $1
+           AND (o."instanceId" IS NULL OR NOT ${cluster.liveSql(`o."instanceId"`)}) ORDER BY o."startedAt"`,
+        [cluster.id],
+      );
+      const claimed: string[] = [];
+      for (const c of candidates) {
+        const rows = await cluster.query(
+          `UPDATE "Turn" SET "instanceId" = $1 WHERE "id" = $2 AND "status" = 'running' AND "instanceId" IS NOT DISTINCT FROM $3 RETURNING "id"`,
+          [cluster.id, c.id, c.instanceId],
+        );
+        if (rows.length > 0) claimed.push(c.id);
+      }
+      return claimed;
+    },
   };
 }
