@@ -44,8 +44,10 @@ export interface SendResult {
 }
 
 export interface Engine {
-  /** Stores the message and starts a turn; resolves once both are recorded (the turn runs on). */
-  sendMessage(sessionId: string, actor: { userId: string }, text: string): Promise<SendResult>;
+  /** Stores the message and starts a turn; resolves once both are recorded (the turn runs on).
+   *  With `actor.orgId`, a session of another org is not found: the access check rides on the
+   *  engine's own read of the session instead of costing a query of its own. */
+  sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string): Promise<SendResult>;
   /** Aborts the running turn of the session at once (on whichever instance runs it); false when none was running. */
   cancel(sessionId: string): Promise<boolean>;
   /** Marks turns left running by an earlier process as interrupted; returns how many. */
@@ -95,10 +97,16 @@ export function createEngine(deps: EngineDeps): Engine {
     return a;
   };
 
-  async function sendMessage(sessionId: string, actor: { userId: string }, text: string): Promise<SendResult> {
+  async function sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string): Promise<SendResult> {
     if (shuttingDown) throw new EngineError("disposed", "The server is shutting down; try again in a moment.");
     if (!text.trim()) throw new EngineError("empty", "The message is empty.");
-    if (running.has(sessionId)) throw new EngineError("busy", "A turn is already running in this session. Wait for it or cancel it first.");
+    if (running.has(sessionId)) {
+      // Another org's caller learns nothing of the session, not even that it is busy.
+      if (actor.orgId !== undefined && !(await db.session.findFirst({ where: { id: sessionId, orgId: actor.orgId }, select: { id: true } }))) {
+        throw new EngineError("not_found", `No session ${sessionId}.`);
+      }
+      throw new EngineError("busy", "A turn is already running in this session. Wait for it or cancel it first.");
+    }
     // Reserve the slot before the first await so two quick sends cannot both start a turn.
     const controller = new AbortController();
     let release!: () => void;
@@ -111,8 +119,10 @@ export function createEngine(deps: EngineDeps): Engine {
       // One query for the session, a turn another server may be running, and the next position
       // (each Prisma query costs the event loop about a millisecond of compiling).
       const session = await db.session.findUnique({
-        where: { id: sessionId },
-        include: {
+        where: actor.orgId === undefined ? { id: sessionId } : { id: sessionId, orgId: actor.orgId },
+        select: {
+          provider: true,
+          model: true,
           turns: { where: { status: "running" }, select: { id: true }, take: 1 },
           messages: { orderBy: { position: "desc" }, select: { position: true }, take: 1 },
         },
@@ -124,7 +134,7 @@ export function createEngine(deps: EngineDeps): Engine {
       const [turn] = await db.$transaction([
         db.turn.create({
           data: { sessionId, instanceId: deps.cluster?.instanceId, messages: { create: { session: { connect: { id: sessionId } }, position, role: "user", content: [{ type: "text", text }] } } },
-          include: { messages: { select: { id: true } } },
+          select: { id: true, messages: { select: { id: true } } },
         }),
         db.session.update({ where: { id: sessionId }, data: { status: "running" }, select: { id: true } }),
       ]);

@@ -43,12 +43,13 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   const { db, hub } = deps;
   const { sessionId, turnId, signal } = run;
   let position = run.firstPosition;
-  const pending = new Set<Promise<unknown>>();
+  // A session's events become durable in publish order (EventHub.publish), so waiting for the
+  // last one emitted waits for them all: no promise kept per token. (A failed one is logged.)
+  let lastEmitted: Promise<unknown> = Promise.resolve();
   const emit = (body: SessionEventBody) => {
-    const p = hub.publish(sessionId, body).catch((err) => deps.log(`event ${body.type} of session ${sessionId} was not recorded`, err));
-    pending.add(p);
-    void p.finally(() => pending.delete(p));
+    lastEmitted = hub.publish(sessionId, body).catch((err) => deps.log(`event ${body.type} of session ${sessionId} was not recorded`, err));
   };
+  const emitted = () => lastEmitted;
   const total: Usage = zeroUsage();
   let status: TurnStatus = "completed";
   let stopReason: string | undefined;
@@ -96,7 +97,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       }
       // The turn goes on: its usage so far is recorded now (the last step's goes with the end).
       await db.turn.update({ where: { id: turnId }, data: usageColumns(total), select: { id: true } });
-      await Promise.all(pending);
+      await emitted();
       const outcome = await deps.dispatcher.dispatch({
         sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal,
         emit: (body) => hub.publish(sessionId, body).then(() => undefined),
@@ -124,7 +125,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   }
   if (status === "cancelled" && run.shutdown()) status = "interrupted";
   stopReason ??= status === "cancelled" ? "cancelled" : status === "interrupted" ? "server_shutdown" : status === "failed" ? "error" : undefined;
-  await finishTurn(deps, run, { status, stopReason, error, usage: total, openCalls }, emit, pending);
+  await finishTurn(deps, run, { status, stopReason, error, usage: total, openCalls }, emit, emitted);
 }
 
 async function finishTurn(
@@ -132,7 +133,7 @@ async function finishTurn(
   run: TurnRun,
   end: { status: TurnStatus; stopReason?: string; error?: { code: string; message: string }; usage: Usage; openCalls: boolean },
   emit: (body: SessionEventBody) => void,
-  pending: Set<Promise<unknown>>,
+  emitted: () => Promise<unknown>,
 ) {
   const { db } = deps;
   const { sessionId, turnId } = run;
@@ -143,7 +144,7 @@ async function finishTurn(
   try {
     if (end.openCalls) await closeOpenCalls(db, sessionId, turnId, why);
     if (end.error) emit({ type: "error", turnId, code: end.error.code, message: end.error.message });
-    await Promise.all(pending);
+    await emitted();
     // The session's status goes with the turn's: one nested write, one query to compile.
     await db.turn.update({
       where: { id: turnId },

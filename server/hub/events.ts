@@ -11,7 +11,9 @@ import { eventStoreFor, type EventStore } from "./event-store";
 import { eventWriter } from "./persist";
 
 export interface EventHub {
-  /** Assigns the seq and fans the event out now; resolves once it is durable. */
+  /** Assigns the seq and fans the event out now; resolves once it is durable. A session's
+   *  events become durable in publish order: when one has resolved, every one published before
+   *  it has been written too. */
   publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent>;
   /** Events with seq > afterSeq, then live ones, until `signal` aborts or the hub is disposed. */
   subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<SessionEvent, void, undefined>;

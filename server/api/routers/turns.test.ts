@@ -147,4 +147,24 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     expect(await c.turns.cancel.mutate({ sessionId })).toEqual({ cancelled: false });
     expect(cancelledCards).toEqual([sessionId, sessionId]);
   });
+
+  it("gives another org's member no way in: not found, idle or busy, and no turn started", async () => {
+    // The socket's context is made when it connects: one socket per person.
+    const owner = connect();
+    await owner.turns.cancel.mutate({ sessionId });
+    const ownerActor = actor;
+    const other = await seedSession(t.current.db);
+    actor = { userId: other.userId, orgId: other.orgId, role: "owner" };
+    const stranger = connect();
+    await expect(stranger.turns.send.mutate({ sessionId, text: "hi" })).rejects.toThrow(`No session ${sessionId}.`);
+    actor = ownerActor;
+    expect(await t.current.db.turn.count({ where: { sessionId } })).toBe(0);
+
+    fake.enqueue({ blocks: [{ type: "text", text: "long" }], deltaChars: 1, hangAfterBytes: 200 });
+    await owner.turns.send.mutate({ sessionId, text: "go" });
+    // Busy is news about the session: a stranger is told it does not exist instead.
+    await expect(stranger.turns.send.mutate({ sessionId, text: "hi" })).rejects.toThrow(`No session ${sessionId}.`);
+    await expect(owner.turns.send.mutate({ sessionId, text: "hi" })).rejects.toThrow(/already running/);
+    expect(await owner.turns.cancel.mutate({ sessionId })).toEqual({ cancelled: true });
+  });
 });

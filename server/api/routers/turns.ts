@@ -9,6 +9,7 @@ import { z } from "zod";
 import { EngineError } from "../../engine/engine";
 import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 import { LINK_MESSAGES } from "../../auth/pages";
+import { mapIterable } from "../map-iterable";
 
 const session = z.object({ sessionId: z.string().min(1) });
 const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE" } as const;
@@ -22,11 +23,13 @@ const turnProcedure = memberProcedure.input(session).use(async ({ ctx, input, ne
 });
 
 export const turnsRouter = router({
-  send: turnProcedure
+  // The engine checks the session is the actor's org's as it reads it (one query, not two).
+  send: memberProcedure
+    .input(session)
     .input(z.object({ text: z.string().min(1).max(200_000) }))
     .mutation(async ({ ctx, input }) => {
       try {
-        return await ctx.engine.sendMessage(input.sessionId, { userId: ctx.actor.userId }, input.text);
+        return await ctx.services.engine.sendMessage(input.sessionId, { userId: ctx.actor.userId, orgId: ctx.actor.orgId }, input.text);
       } catch (err) {
         if (err instanceof EngineError) throw new TRPCError({ code: ENGINE_CODES[err.code], message: err.message });
         throw err;
@@ -49,13 +52,14 @@ export const turnsRouter = router({
         lastEventId: z.string().regex(/^\d+$/).nullish(),
       }),
     )
-    .subscription(async function* ({ ctx, input, signal }) {
+    .subscription(({ ctx, input, signal }) => {
       const after = input.lastEventId ? Number(input.lastEventId) : (input.lastSeq ?? 0);
       const linkEnded = ctx.viewer?.signal;
       const ended = () => new TRPCError({ code: "FORBIDDEN", message: LINK_MESSAGES[(linkEnded?.reason as keyof typeof LINK_MESSAGES) ?? "revoked"] ?? LINK_MESSAGES.revoked });
       if (linkEnded?.aborted) throw ended();
       const until = linkEnded && signal ? AbortSignal.any([signal, linkEnded]) : signal;
-      for await (const ev of ctx.services.hub.subscribe(input.sessionId, after, until)) yield tracked(String(ev.seq), ev);
-      if (linkEnded?.aborted) throw ended();
+      return mapIterable(ctx.services.hub.subscribe(input.sessionId, after, until), (ev) => tracked(String(ev.seq), ev), () => {
+        if (linkEnded?.aborted) throw ended();
+      });
     }),
 });
