@@ -2,7 +2,8 @@
 // creates a link in the Share dialog; a second context (another person: no cookies of the
 // owner's) opens it and sees the chat history and a file, read-only, then the live events of a
 // turn the owner starts, an approval card without its answers included; the owner revokes the
-// link and the viewer's page says so at once, and again after a reload.
+// link and the viewer's page says so at once, and again after a reload. The owner opening the
+// link in their own browser gets the read-only view in that tab only: their IDE stays theirs.
 import { call, card, expect, openNewSession, say, send, test, writeWorkspaceFile } from "./fixtures";
 
 test("a read-only link: history, files and live events for the viewer, until the owner revokes it", async ({ page, browser, context, model, baseURL }) => {
@@ -24,11 +25,30 @@ test("a read-only link: history, files and live events for the viewer, until the
   await page.keyboard.press("Escape");
   await expect(page.getByTestId("share-dialog")).toHaveCount(0);
 
+  // The owner opens the link in this same browser: that tab is the read-only share view...
+  const own = await context.newPage();
+  await own.goto(url);
+  await expect(own).toHaveURL(new RegExp(`/s/${sessionId}\\?shared=1$`));
+  await expect(own.getByTestId("readonly-banner")).toHaveText("Shared read-only");
+  await expect(own.getByTestId("msg-assistant")).toContainText("First answer.");
+  await expect(own.getByTestId("composer")).toHaveCount(0);
+  // ...and the owner's IDE, loaded again with the viewer cookie in the browser, is still the owner's.
+  await page.reload();
+  await expect(page.getByTestId("composer")).toBeVisible();
+  await expect(page.getByTestId("share-open")).toBeVisible();
+  await expect(page.getByTestId("readonly-banner")).toHaveCount(0);
+  const home = await context.newPage();
+  await home.goto("/");
+  await expect(home).toHaveURL(/\/$/);
+  await home.goto(`/s/${sessionId}`);
+  await expect(home.getByTestId("composer")).toBeVisible();
+  await Promise.all([own.close(), home.close()]);
+
   const other = await browser.newContext();
   try {
     const viewer = await other.newPage();
     await viewer.goto(url);
-    await expect(viewer).toHaveURL(new RegExp(`/s/${sessionId}$`));
+    await expect(viewer).toHaveURL(new RegExp(`/s/${sessionId}\\?shared=1$`));
     await expect(viewer.getByTestId("readonly-banner")).toHaveText("Shared read-only");
     await expect(viewer.getByTestId("msg-user")).toHaveText("Hello");
     await expect(viewer.getByTestId("msg-assistant")).toContainText("First answer.");

@@ -1,11 +1,13 @@
 "use client";
 // The browser's tRPC client: queries and mutations over HTTP batches, subscriptions over one
-// WebSocket that reconnects by itself. The socket exists only in the browser.
+// WebSocket that reconnects by itself. The socket exists only in the browser. On the share view
+// both are marked as the view's (app/_components/share/share-view.ts).
 import { useState, useSyncExternalStore, type ReactNode } from "react";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import type { AppRouter } from "../../server/api/root";
+import { shareViewHeaders, shareViewSocketUrl } from "../_components/share/share-view";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
@@ -33,7 +35,7 @@ export function closeEventSocket(): void {
 
 function makeClient() {
   const ws = (eventSocket = createWSClient({
-    url: () => `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/trpc`,
+    url: () => shareViewSocketUrl(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/trpc`),
     // Not lazy: the session's event subscription keeps it open anyway, and a lazy close would
     // read as a dropped connection.
     retryDelayMs: (attempt) => Math.min(5_000, 250 * 2 ** attempt),
@@ -45,7 +47,7 @@ function makeClient() {
       splitLink({
         condition: (op) => op.type === "subscription",
         true: wsLink({ client: ws }),
-        false: httpBatchLink({ url: "/api/trpc" }),
+        false: httpBatchLink({ url: "/api/trpc", headers: shareViewHeaders }),
       }),
     ],
   });

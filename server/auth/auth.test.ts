@@ -13,9 +13,12 @@ import { parseEnv } from "../env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import { waitFor } from "../executors/runner/testing";
+import { SHARE_VIEW_HEADER } from "../protocol/share-view";
 
 const root = join(import.meta.dirname, "..", "..");
 const PROXIED = { "x-forwarded-for": "203.0.113.7" };
+/** A share view's request (server/protocol/share-view.ts): only such a request uses the viewer cookie. */
+const VIEW = { [SHARE_VIEW_HEADER]: "1" };
 
 describe("sign-in and share links over real sockets", () => {
   let quiver: Quiver;
@@ -31,7 +34,7 @@ describe("sign-in and share links over real sockets", () => {
   async function openLink(token: string): Promise<string> {
     const res = await get(`/share/${token}`);
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toBe(`/s/${sessionId}`);
+    expect(res.headers.get("location")).toBe(`/s/${sessionId}?shared=1`);
     return res.headers.get("set-cookie")!.split(";")[0];
   }
   /** A GET with any Host (fetch will not set one): its status. */
@@ -66,20 +69,20 @@ describe("sign-in and share links over real sockets", () => {
     const cookie = await openLink(token);
     const set = (await get(`/share/${token}`, { "x-forwarded-proto": "https" })).headers.get("set-cookie")!;
     expect(set).toMatch(/^quiver_view=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
-    const viewer = client({ cookie });
+    const viewer = client({ cookie, ...VIEW });
     expect(await viewer.auth.whoami.query()).toEqual({ kind: "viewer", sessionId });
     expect((await viewer.sessions.get.query({ id: sessionId })).title).toBe("shared");
     await expect(viewer.turns.send.mutate({ sessionId, text: "hi" })).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
     await expect(viewer.sessions.list.query()).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
     await expect(viewer.shares.create.mutate({ sessionId })).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
     // Owner-only sockets and the preview refuse the viewer; the owner gets through.
-    expect(await upgrade(`/terminal?session=${sessionId}&term=t1`, { cookie })).toBe(403);
+    expect(await upgrade(`/terminal?session=${sessionId}&term=t1&shared=1`, { cookie })).toBe(403);
     expect(await upgrade(`/terminal?session=${sessionId}&term=t1`, {})).toBe(101);
-    expect((await get(`/api/preview/ports?session=${sessionId}`, { cookie })).status).toBe(403);
+    expect((await get(`/api/preview/ports?session=${sessionId}`, { cookie, ...VIEW })).status).toBe(403);
     expect((await get(`/api/preview/ports?session=${sessionId}`)).status).toBe(200);
     const previewHost = `8000-${sessionId}.localhost:${quiver.port}`;
-    expect(await rawGet("/", { cookie, host: previewHost })).toBe(403);
-    expect(await upgrade("/", { cookie }, previewHost)).toBe(403);
+    expect(await rawGet("/", { cookie, ...VIEW, host: previewHost })).toBe(403);
+    expect(await upgrade("/", { cookie, ...VIEW }, previewHost)).toBe(403);
   });
 
   it("ends a viewer's live subscription and socket when its link is revoked, then refuses it", async () => {
@@ -88,7 +91,7 @@ describe("sign-in and share links over real sockets", () => {
     const closes: number[] = [];
     class CookieSocket extends WebSocket {
       constructor(url: string, protocols?: string | string[]) {
-        super(url, protocols, { headers: { cookie } });
+        super(`${url}?shared=1`, protocols, { headers: { cookie } });
         this.on("close", (code) => closes.push(code));
       }
     }
@@ -114,9 +117,9 @@ describe("sign-in and share links over real sockets", () => {
     } finally {
       ws.close();
     }
-    expect(await upgrade("/api/trpc", { cookie })).toBe(403);
+    expect(await upgrade("/api/trpc?shared=1", { cookie })).toBe(403);
     // Revoked is refused, never quietly the loopback owner.
-    await expect(client({ cookie }).sessions.list.query()).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
+    await expect(client({ cookie, ...VIEW }).sessions.list.query()).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
     expect((await get(`/share/${link.token}`)).status).toBe(410);
     const leave = await get("/share/leave", { cookie });
     expect(leave.headers.get("set-cookie")).toMatch(/^quiver_view=; .*Max-Age=0/);

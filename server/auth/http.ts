@@ -1,10 +1,12 @@
 // The HTTP side of signing in and sharing:
 //   GET /signin?token=…   the owner's one-time sign-in URL (printed at start): sets the owner cookie
-//   GET /share/<token>    a read-only link: sets the viewer cookie, redirects to the session
+//   GET /share/<token>    a read-only link: sets the viewer cookie, redirects to the session's
+//                         share view (`/s/<id>?shared=1`: only that view's requests use the cookie)
 //   GET /share/leave      forgets the viewer cookie
 // The sign-in token lives in memory only, as a hash; once used, a fresh URL is printed.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ShareService } from "../services/shares";
+import { shareViewPath } from "../protocol/share-view";
 import { OWNER_COOKIE, VIEWER_COOKIE, cookie } from "./cookies";
 import { hashToken, newToken, sameText, sign } from "./crypto";
 import { OWNER_COOKIE_DAYS } from "./identity";
@@ -48,7 +50,7 @@ export function createAuthRoutes(deps: AuthRoutesDeps) {
     const value = sign(deps.key, ["view", link.linkId, link.sessionId]);
     const cap = VIEWER_COOKIE_DAYS * 86_400;
     const maxAge = link.expiresAt ? Math.min(cap, (link.expiresAt.getTime() - now()) / 1000) : cap;
-    res.writeHead(303, { location: `/s/${link.sessionId}`, "set-cookie": cookie(req, VIEWER_COOKIE, value, maxAge), "cache-control": "no-store", "referrer-policy": "no-referrer" });
+    res.writeHead(303, { location: shareViewPath(link.sessionId), "set-cookie": cookie(req, VIEWER_COOKIE, value, maxAge), "cache-control": "no-store", "referrer-policy": "no-referrer" });
     res.end();
   }
 

@@ -1,22 +1,28 @@
-// Who a request is. In order:
-//  1. a signed viewer cookie (set by a share link) makes it a viewer of exactly that session,
-//     even from loopback; if the link was revoked or has expired the request is refused
-//     ("ended"), never quietly promoted to the owner;
-//  2. a request from loopback that did not come through a proxy is the local owner (embedded
-//     `npm start` needs no sign-in);
-//  3. a signed owner cookie (set by the sign-in URL) is the owner;
-//  4. anything else is anonymous.
+// Who a request is. A request the share view marked (server/protocol/share-view.ts) is a viewer
+// or nobody:
+//  1. its signed viewer cookie (set by a share link) makes it a viewer of exactly that session,
+//     even from loopback or with the owner's cookie; a revoked or expired link, or no cookie,
+//     is refused ("ended"), never quietly promoted to the owner.
+// An unmarked request never looks at the viewer cookie (so opening one's own link in a tab
+// leaves the owner's other tabs the owner's):
+//  2. from loopback, not through a proxy, it is the local owner (`npm start` needs no sign-in);
+//  3. with a signed owner cookie (set by the sign-in URL) it is the owner;
+//  4. anything else is anonymous, a stranger even if it holds a viewer cookie (the session that
+//     cookie names is kept as a hint, so a page can send it to the share view).
 import type { IncomingMessage } from "node:http";
 import type { Actor } from "../services/types";
 import type { ShareService } from "../services/shares";
+import { SHARE_VIEW_HEADER, SHARE_VIEW_PARAM } from "../protocol/share-view";
+import { parsePreviewHost } from "../protocol/preview";
 import { OWNER_COOKIE, VIEWER_COOKIE, readCookie } from "./cookies";
 import { verify } from "./crypto";
 
 export type Identity =
   | { kind: "owner"; actor: Actor; via: "loopback" | "cookie" }
   | { kind: "viewer"; sessionId: string; linkId: string; expiresAt: Date | null }
-  | { kind: "ended"; sessionId: string; reason: "unknown" | "expired" | "revoked" }
-  | { kind: "anonymous" };
+  | { kind: "ended"; sessionId: string | null; reason: "unknown" | "expired" | "revoked" }
+  /** `shareView`: the session a (signature-checked) viewer cookie in the request names. */
+  | { kind: "anonymous"; shareView?: string };
 
 const PROXY_HEADERS = ["forwarded", "x-forwarded-for", "x-real-ip"];
 
@@ -29,6 +35,17 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 /** From this machine, directly: a reverse proxy on loopback forwards strangers, so it does not count. */
 export function isDirectLoopback(req: IncomingMessage): boolean {
   return isLoopbackAddress(req.socket.remoteAddress) && PROXY_HEADERS.every((h) => req.headers[h] === undefined);
+}
+
+/**
+ * True when the share view marked the request: the header, or `?shared=1` on a page or socket
+ * URL of Quiver's own (on a preview host the query is the previewed app's, not a mark).
+ */
+export function isShareView(req: IncomingMessage): boolean {
+  if (req.headers[SHARE_VIEW_HEADER] === "1") return true;
+  if (parsePreviewHost(req.headers.host)) return false;
+  const q = (req.url ?? "").indexOf("?");
+  return q >= 0 && new URLSearchParams((req.url ?? "").slice(q + 1)).get(SHARE_VIEW_PARAM) === "1";
 }
 
 /** How long an owner's sign-in lasts. */
@@ -46,10 +63,11 @@ export function createIdentify(deps: IdentityDeps) {
   return async function identify(req: IncomingMessage): Promise<Identity> {
     const viewerValue = readCookie(req, VIEWER_COOKIE);
     const viewer = viewerValue ? verify(deps.key, viewerValue, 3) : null;
-    if (viewer && viewer[0] === "view") {
-      const [, linkId, sessionId] = viewer;
-      const link = await deps.shares.checkLink(linkId, sessionId);
-      return link.ok ? { kind: "viewer", sessionId, linkId, expiresAt: link.expiresAt } : { kind: "ended", sessionId, reason: link.reason };
+    const view = viewer && viewer[0] === "view" ? { linkId: viewer[1], sessionId: viewer[2] } : null;
+    if (isShareView(req)) {
+      if (!view) return { kind: "ended", sessionId: null, reason: "unknown" };
+      const link = await deps.shares.checkLink(view.linkId, view.sessionId);
+      return link.ok ? { kind: "viewer", ...view, expiresAt: link.expiresAt } : { kind: "ended", sessionId: view.sessionId, reason: link.reason };
     }
     if (isDirectLoopback(req)) return { kind: "owner", actor: deps.owner, via: "loopback" };
     const ownerValue = readCookie(req, OWNER_COOKIE);
@@ -58,7 +76,7 @@ export function createIdentify(deps: IdentityDeps) {
       const issued = Number(owner[2]);
       if (Number.isFinite(issued) && now() - issued < OWNER_COOKIE_DAYS * 86_400_000) return { kind: "owner", actor: deps.owner, via: "cookie" };
     }
-    return { kind: "anonymous" };
+    return view ? { kind: "anonymous", shareView: view.sessionId } : { kind: "anonymous" };
   };
 }
 

@@ -9,6 +9,7 @@ import { hostname } from "node:os";
 import type { Env } from "../env";
 import type { Actor } from "../services/types";
 import type { ShareService } from "../services/shares";
+import { shareViewPath } from "../protocol/share-view";
 import { loadSecret } from "./crypto";
 import { createIdentify, isLoopbackAddress, type Identity } from "./identity";
 import { createAuthRoutes } from "./http";
@@ -87,12 +88,23 @@ export function createAuth(deps: AuthDeps) {
       port = p;
       routes.start();
     },
-    /** Pages need someone: the owner, or a viewer (a viewer at "/" is sent to its session). */
+    /**
+     * Pages need someone: the owner, or whoever holds a link (the app's pages hold no data; its
+     * tRPC calls are checked). A link's holder who is not the owner, at the home page or at its
+     * session without the share view's mark (a bookmark, "/"), is sent to the share view.
+     */
     guardPage(req: IncomingMessage, res: ServerResponse, serve: () => void): void {
+      const path = (req.url ?? "/").split("?")[0];
+      // Next's own fetches of a route's payload are not page loads: never redirected.
+      const pageLoad = req.headers.rsc === undefined;
+      const toView = (sessionId: string) => void res.writeHead(303, { location: shareViewPath(sessionId), "cache-control": "no-store" }).end();
       identify(req).then(
         (id) => {
+          if (id.kind === "anonymous" && id.shareView) {
+            return pageLoad && (path === "/" || path === `/s/${id.shareView}`) ? toView(id.shareView) : serve();
+          }
           if (id.kind === "anonymous") return (showSignIn(), notSignedIn(res));
-          if (id.kind === "viewer" && (req.url ?? "/").split("?")[0] === "/") return void res.writeHead(303, { location: `/s/${id.sessionId}` }).end();
+          if (id.kind === "viewer" && path === "/") return toView(id.sessionId);
           serve();
         },
         () => {
