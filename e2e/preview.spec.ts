@@ -1,14 +1,21 @@
 // The live preview: a server started in the IDE's terminal shows up in the preview's port list,
 // the pane shows its page from the preview host (forwarded through the real runner), a link to
 // another page works, stopping the server shows the clear error, and the choice is remembered.
+// Every load goes through a one-minute ticket that the preview host swaps for its own cookie
+// (what lets an owner signed in from another machine in); "open in a new tab" does the same.
 import { test, expect, openNewSession, shot, writeWorkspaceFile } from "./fixtures";
 
 const APP_PORT = 8123;
 
-test("a server started in the terminal is previewed, followed through a link, and its stop is reported", async ({ page, baseURL }) => {
+test("a server started in the terminal is previewed, followed through a link, and its stop is reported", async ({ page, context, baseURL }) => {
   writeWorkspaceFile("preview-site/index.html", `<!doctype html><title>home</title><h1>Preview home</h1><a href="/page2.html">to page two</a>`);
   writeWorkspaceFile("preview-site/page2.html", `<!doctype html><title>two</title><h1>Page two</h1><form method="post" action="/nowhere"><button>post</button></form>`);
   const sessionId = await openNewSession(page);
+  const ticketed: string[] = [];
+  page.on("request", (r) => r.url().includes("__quiver_ticket=") && ticketed.push(r.url()));
+  // The preview hosts see this browser as one away from the server's machine (a proxy header on
+  // their requests only; the IDE stays the loopback owner): only a ticket's cookie lets it in.
+  await context.route((u) => u.hostname.endsWith(".localhost"), (route) => route.continue({ headers: { ...route.request().headers(), "x-forwarded-for": "203.0.113.9" } }));
 
   // Keyboard: Ctrl+Alt+P opens the pane and puts the cursor in its address bar.
   await page.keyboard.press("Control+Alt+KeyP");
@@ -31,8 +38,23 @@ test("a server started in the terminal is previewed, followed through a link, an
   const frame = page.frameLocator('[data-testid="preview-frame"]');
   await expect(frame.getByRole("heading")).toHaveText("Preview home");
   const origin = `http://${APP_PORT}-${sessionId}.localhost:${new URL(baseURL!).port}`;
-  await expect(page.getByTestId("preview-open")).toHaveAttribute("href", `${origin}/`);
+  // The frame came in with a ticket, and the preview host took it out of the address.
+  expect(ticketed).toEqual([expect.stringMatching(new RegExp(`^${origin}/\\?__quiver_ticket=`))]);
+  await expect.poll(() => page.frames().find((f) => f.url().startsWith(origin))?.url()).toBe(`${origin}/`);
   await shot(page, "preview-home");
+
+  // Straight to the preview host, without the pane: refused, with a page that says what to do.
+  const bare = await context.newPage();
+  await bare.goto(`${origin}/`);
+  await expect(bare.getByRole("heading")).toHaveText("Open this preview from the IDE");
+  await bare.close();
+
+  // A new tab: the IDE's host sends it on to the preview with a ticket of its own.
+  await expect(page.getByTestId("preview-open")).toHaveAttribute("href", `/api/preview/open?session=${sessionId}&port=${APP_PORT}&path=%2F`);
+  const [tab] = await Promise.all([context.waitForEvent("page"), page.getByTestId("preview-open").click()]);
+  await expect(tab.getByRole("heading")).toHaveText("Preview home");
+  expect(tab.url()).toBe(`${origin}/`);
+  await tab.close();
 
   // An absolute link of the app stays on the app's own preview host.
   await frame.getByRole("link", { name: "to page two" }).click();

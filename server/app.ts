@@ -18,6 +18,7 @@ import { createAuth } from "./auth";
 import { createShareService } from "./services/shares";
 import { createGuard } from "./http/guard";
 import { createPreviewHttp } from "./preview/http";
+import { createPreviewTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
 import { ensureLocalActor } from "./services/local-user";
 import { createSessionService } from "./services/sessions";
@@ -112,11 +113,14 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const guard = createGuard({ allowedHosts: env.QUIVER_ALLOWED_HOSTS });
   // A page loads dozens of modules: the owner's access to a session is looked up every few seconds at most.
   const ownerSessions = cachedCheck((id) => sessions.assertAccess(localActor, id).then(() => true, () => false), 5_000);
-  // The live preview: a host of its own per session and port, forwarded to the runner (server/preview/http.ts).
+  // The live preview: a host of its own per session and port, forwarded to the runner (server/preview/http.ts);
+  // a browser away from this machine gets in with a ticket its IDE asks for (server/preview/entry.ts).
   const preview = createPreviewHttp({
     bridge: services.runners.preview,
     runner: services.runners,
-    authorize: async (req, sessionId) => (await auth.isOwner(req)) && ownerSessions.has(sessionId),
+    isOwner: (req) => auth.isOwner(req),
+    ownerSession: (sessionId) => ownerSessions.has(sessionId),
+    tickets: createPreviewTickets({ key: auth.previewKey }),
     log,
   });
   const server: Server = createServer((req, res) => {
@@ -126,6 +130,8 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     if (previewTarget) return preview.handle(req, res, previewTarget);
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/api/preview/ports") return preview.ports(req, res);
+    if (path === "/api/preview/ticket") return preview.ticket(req, res);
+    if (path === "/api/preview/open") return preview.open(req, res);
     if (path === "/api/health") {
       void services.health().then((report) => reply(res, report.database.up ? 200 : 503, report));
       return;

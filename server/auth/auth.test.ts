@@ -81,7 +81,7 @@ describe("sign-in and share links over real sockets", () => {
     expect((await get(`/api/preview/ports?session=${sessionId}`, { cookie, ...VIEW })).status).toBe(403);
     expect((await get(`/api/preview/ports?session=${sessionId}`)).status).toBe(200);
     const previewHost = `8000-${sessionId}.localhost:${quiver.port}`;
-    expect(await rawGet("/", { cookie, ...VIEW, host: previewHost })).toBe(403);
+    expect(await rawGet("/", { cookie, ...VIEW, host: previewHost })).toBe(401);
     expect(await upgrade("/", { cookie, ...VIEW }, previewHost)).toBe(403);
   });
 
@@ -144,7 +144,7 @@ describe("sign-in and share links over real sockets", () => {
     // Right after the owner's own check passed: the answer is per request, not per session.
     expect((await get(`/api/preview/ports?session=${sessionId}`)).status).toBe(200);
     expect((await get(`/api/preview/ports?session=${sessionId}`, PROXIED)).status).toBe(403);
-    expect(await rawGet("/", { ...PROXIED, host: `8000-${sessionId}.localhost:${quiver.port}` })).toBe(403);
+    expect(await rawGet("/", { ...PROXIED, host: `8000-${sessionId}.localhost:${quiver.port}` })).toBe(401);
     const line = logs.find((l) => l.includes("/signin?token="));
     expect(line).toBeDefined();
     const path = new URL(line!.split(" ").pop()!).pathname + new URL(line!.split(" ").pop()!).search;

@@ -36,6 +36,9 @@ export function sameText(a: string, b: string): boolean {
 
 const mac = (key: Buffer, body: string) => createHmac("sha256", key).update(body, "utf8").digest("base64url");
 
+/** A key of its own for one purpose (preview tickets), so its values never verify as another's. */
+export const deriveKey = (key: Buffer, purpose: string): Buffer => createHmac("sha256", key).update(`quiver:${purpose}`, "utf8").digest();
+
 /** `parts` (no dots in them) joined with their HMAC: `a.b.c.<mac>`. */
 export function sign(key: Buffer, parts: string[]): string {
   if (parts.some((p) => p.includes(".") || p === "")) throw new Error("signed parts must be non-empty and dot-free");

@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import type { Actor } from "../services/types";
 import type { ShareService } from "../services/shares";
 import { shareViewPath } from "../protocol/share-view";
-import { loadSecret } from "./crypto";
+import { deriveKey, loadSecret } from "./crypto";
 import { createIdentify, isLoopbackAddress, type Identity } from "./identity";
 import { createAuthRoutes } from "./http";
 import { notSignedIn } from "./pages";
@@ -83,6 +83,8 @@ export function createAuth(deps: AuthDeps) {
     isOwner: (req: IncomingMessage) => identify(req).then((id) => id.kind === "owner"),
     routes,
     viewers,
+    /** The key of the live preview's tickets and cookies (server/preview/ticket.ts), from the cookie key. */
+    previewKey: deriveKey(key, "preview"),
     /** The server listens on `p`: the first sign-in URL is made (and printed beyond loopback). */
     listening(p: number) {
       port = p;

@@ -13,9 +13,11 @@ export function errorPage(res: ServerResponse, status: number, port: number, err
       ? `Nothing listens on port ${port} yet`
       : error.code === "timeout"
         ? `Port ${port} did not answer in time`
-        : status === 403
-          ? "Not your preview"
-          : `The preview of port ${port} is unavailable`;
+        : status === 401
+          ? "Open this preview from the IDE"
+          : status === 403
+            ? "Not your preview"
+            : `The preview of port ${port} is unavailable`;
   const hint =
     error.code === "refused" && status === 502
       ? `<p>Start the app's server in the IDE's terminal so that it listens on port ${port} (for example <code>python3 -m http.server ${port}</code>), then reload.</p>`

@@ -18,9 +18,10 @@
 // servers refuse unknown hosts), Origin and Referer moved from the preview origin to
 // `http://localhost:<port>`, and a Location that points at the app's own loopback address moved
 // back to the preview origin. Hop-by-hop headers are dropped both ways. Only the session's
-// owner may use it, decided per request by server/auth (a share-link viewer never; the IDE's
-// cookies are host-only and never reach a preview host, so an owner signed in from another
-// machine cannot preview yet: that needs a token of its own there). WebSocket upgrades on a preview host
+// owner may use it, decided per request: the owner by server/auth (loopback; a share-link viewer
+// never), or a browser holding the preview host's own cookie, got with a ticket the owner's IDE
+// asked for (the IDE's cookies are host-only and never reach a preview host: server/preview/
+// ticket.ts, entry.ts); that cookie is never passed on to the app. WebSocket upgrades on a preview host
 // (dev servers' hot reload) are forwarded the same way (server/preview/ws.ts), with the same
 // rewrites and the same Origin guard as the app's form posts.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -30,14 +31,20 @@ import { endToEndHeaders, headerPairs, PREVIEW_PORTS_OP, PreviewPath, PreviewPor
 import type { Executor } from "../executors/contract";
 import type { PreviewBridge, PreviewStream } from "./bridge";
 import { errorPage } from "./error-page";
+import { createPreviewEntry } from "./entry";
+import { withoutPreviewCookie, type PreviewTickets } from "./ticket";
 import { createPreviewWs } from "./ws";
 
 export interface PreviewHttpDeps {
   bridge: PreviewBridge;
   /** Runs the preview_ports op on the session's runner. */
   runner: Pick<Executor, "run">;
-  /** True when the person behind this request may use the session. */
-  authorize(req: IncomingMessage, sessionId: string): Promise<boolean>;
+  /** True when the person behind this request is the owner (server/auth; a share view's request never). */
+  isOwner(req: IncomingMessage): Promise<boolean>;
+  /** True when the session is the owner's. */
+  ownerSession(sessionId: string): Promise<boolean>;
+  /** Tickets and the preview hosts' own cookies (server/preview/ticket.ts). */
+  tickets: PreviewTickets;
   /** Whole-exchange deadline (default 10 minutes: long polls and event streams live that long). */
   deadlineMs?: number;
   log?(line: string): void;
@@ -52,6 +59,11 @@ export function upstreamHeaders(req: IncomingMessage, t: PreviewTarget): Array<[
   for (const [k, v] of endToEndHeaders(headerPairs(req.rawHeaders))) {
     const key = k.toLowerCase();
     if (key === "host" || key.startsWith("x-forwarded-")) continue;
+    if (key === "cookie") {
+      const kept = withoutPreviewCookie(v);
+      if (kept) out.push([k, kept]);
+      continue;
+    }
     if ((key === "origin" || key === "referer") && v.startsWith(publicOrigin)) out.push([k, appOrigin + v.slice(publicOrigin.length)]);
     else out.push([k, v]);
   }
@@ -74,10 +86,15 @@ function downstreamHeaders(headers: Array<[string, string]>, t: PreviewTarget, p
 export function createPreviewHttp(deps: PreviewHttpDeps) {
   const log = deps.log ?? (() => {});
   const sockets = createPreviewWs({ bridge: deps.bridge, headersFor: upstreamHeaders });
-
   // Every request is checked on its own: who asks differs from one request to the next (a
-  // page loads dozens of modules: `authorize` keeps its own checks cheap).
-  const allowed = (req: IncomingMessage, sessionId: string): Promise<boolean> => deps.authorize(req, sessionId).catch(() => false);
+  // page loads dozens of modules: `isOwner` and `ownerSession` keep their checks cheap).
+  const allowed = async (req: IncomingMessage, sessionId: string): Promise<boolean> => (await deps.isOwner(req)) && deps.ownerSession(sessionId);
+  const entry = createPreviewEntry({ tickets: deps.tickets, authorize: allowed });
+  /** On a preview host: in, 401 (nobody this host knows) or 403 (known, but not this session's owner). */
+  const access = async (req: IncomingMessage, t: PreviewTarget): Promise<"ok" | 401 | 403> => {
+    if (!deps.tickets.admits(req, t) && !(await deps.isOwner(req))) return 401;
+    return (await deps.ownerSession(t.sessionId)) ? "ok" : 403;
+  };
 
   function forward(req: IncomingMessage, res: ServerResponse, t: PreviewTarget): void {
     const publicOrigin = `http://${req.headers.host}`;
@@ -134,9 +151,11 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
   return {
     /** Serves a request addressed to a preview host (the caller has checked the Host guard). */
     handle(req: IncomingMessage, res: ServerResponse, target: PreviewTarget): void {
-      allowed(req, target.sessionId).then(
+      if (entry.enter(req, res, target)) return;
+      access(req, target).then(
         (ok) => {
-          if (!ok) return errorPage(res, 403, target.port, { code: "refused", message: "This preview belongs to a session you cannot open." });
+          if (ok === 401) return errorPage(res, 401, target.port, { code: "refused", message: "This browser has no access to this preview. Open it from the Preview pane of the session's IDE, signed in as its owner: the pane brings a one-minute ticket." });
+          if (ok === 403) return errorPage(res, 403, target.port, { code: "refused", message: "This preview belongs to a session you cannot open." });
           forward(req, res, target);
         },
         () => errorPage(res, 500, target.port, { code: "reset", message: "access check failed" }),
@@ -154,7 +173,7 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
       const abort = new AbortController();
       res.on("close", () => abort.abort());
       void (async () => {
-        if (!(await allowed(req, sessionId))) return json(403, { error: "no such session" });
+        if (!(await allowed(req, sessionId).catch(() => false))) return json(403, { error: "no such session" });
         try {
           const r = await deps.runner.run({ sessionId, callId: randomUUID(), op: PREVIEW_PORTS_OP, input: {}, deadline: Date.now() + 5_000, signal: abort.signal });
           if (!r.ok) return json(502, { error: r.output });
@@ -165,10 +184,14 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
       })();
     },
 
+    /** POST /api/preview/ticket and GET /api/preview/open on the IDE's host (server/preview/entry.ts). */
+    ticket: entry.ticket,
+    open: entry.open,
+
     /** A WebSocket upgrade on a preview host: relayed to the app, never to Quiver's own sockets. */
     handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: PreviewTarget): void {
-      allowed(req, target.sessionId).then(
-        (ok) => (ok ? sockets.relay(req, socket, head, target) : socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n")),
+      access(req, target).then(
+        (ok) => (ok === "ok" ? sockets.relay(req, socket, head, target) : socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n")),
         () => socket.destroy(),
       );
     },

@@ -184,6 +184,8 @@ describe("preview through the server and a real runner", () => {
   it("keeps Quiver's own routes and sockets off the preview host", async () => {
     // On a preview host /api/health is the app's path, not Quiver's, and so is /api/trpc's socket.
     expect((await get("/api/health")).body.toString()).toBe("app 404");
+    // The share view's `?shared=1` mark is Quiver's own: on a preview host it is the app's query.
+    expect((await get("/?shared=1")).body.toString()).toBe("app 404");
     const upgrade = await new Promise<{ status: number; body: string }>((resolve) => {
       const ws = new WebSocket(`ws://127.0.0.1:${quiver.port}/api/trpc`, { headers: { host: previewHost() } });
       ws.on("unexpected-response", (_req, res) => {

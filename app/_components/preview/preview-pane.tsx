@@ -4,11 +4,13 @@
 // (`<port>-<session>.localhost`, see server/preview/http.ts). The chosen port and path are
 // remembered per session. The frame reloads by itself when the chosen port starts or stops
 // listening. A line at the bottom says whether an in-browser WebContainer could take over.
+// Every load of the frame, and the new tab, carry a one-minute ticket (./preview-ticket.ts).
 import { useEffect, useRef, useState } from "react";
 import { previewOrigin } from "../../../server/protocol/preview";
 import { usePersisted } from "../../_lib/persisted";
 import { usePreviewPorts } from "../../_lib/preview-ports";
 import { WebContainerLine } from "./webcontainer-line";
+import { openInTabHref, useTicketedSrc } from "./preview-ticket";
 import styles from "./preview.module.css";
 
 interface Target {
@@ -54,6 +56,7 @@ export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: st
   }, [listening, loaded, target.port]);
 
   const url = target.port !== null && typeof location !== "undefined" ? `${previewOrigin(location, sessionId, target.port)}${target.path}` : undefined;
+  const src = useTicketedSrc(sessionId, target.port, url, nonce);
   const go = (port: number, path: string) => {
     setTarget({ port, path: normalPath(path) });
     setNonce((n) => n + 1);
@@ -75,7 +78,7 @@ export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: st
         <input className={styles.path} value={pathDraft} onChange={(e) => setPathDraft(e.target.value)} aria-label="Path" data-testid="preview-path" />
         <button type="submit" disabled={!portValid} data-testid="preview-go">Go</button>
         <button type="button" onClick={() => setNonce((n) => n + 1)} disabled={!url} aria-label="Reload preview" title="Reload" data-testid="preview-reload">⟳</button>
-        <a className={styles.open} href={url} target="_blank" rel="noopener noreferrer" aria-disabled={!url} aria-label="Open preview in a new tab" title="Open in a new tab" data-testid="preview-open">↗</a>
+        <a className={styles.open} href={url && target.port !== null ? openInTabHref(sessionId, target.port, target.path) : undefined} target="_blank" rel="noopener noreferrer" aria-disabled={!url} aria-label="Open preview in a new tab" title="Open in a new tab" data-testid="preview-open">↗</a>
       </form>
       <div className={styles.ports} data-testid="preview-ports" aria-label="Listening ports">
         {error ? (
@@ -105,7 +108,7 @@ export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: st
         {url ? (
           // credentialless: the IDE is cross-origin isolated (COEP), and an app on another origin
           // cannot be expected to send COEP/CORP headers of its own.
-          <iframe key={`${url}#${nonce}`} src={url} title="Preview" className={styles.frame} data-testid="preview-frame" data-listening={listening} {...({ credentialless: true } as object)} />
+          src && <iframe key={`${url}#${nonce}`} src={src} title="Preview" className={styles.frame} data-testid="preview-frame" data-listening={listening} {...({ credentialless: true } as object)} />
         ) : (
           <div className={styles.empty}>Pick a port to preview the app served on the runner.</div>
         )}

@@ -1,0 +1,92 @@
+// Preview tickets and the preview host's own cookie (server/protocol/preview-ticket.ts says the
+// flow). The IDE's cookies are host-only and never reach `<port>-<session>.localhost`, so an owner
+// signed in from another machine gets into a preview with a ticket: HMAC-signed (a key derived
+// from the cookie key), naming one session and port, valid for a minute and once (used nonces
+// are remembered until they expire; with several server instances a ticket works once on each).
+// Redeemed, it becomes a cookie on that preview host only, naming the same session and port.
+import type { IncomingMessage } from "node:http";
+import { newToken, sign, verify } from "../auth/crypto";
+import { readCookie, viaHttps } from "../auth/cookies";
+import type { PreviewTarget } from "../protocol/preview";
+
+export const PREVIEW_COOKIE = "quiver_preview";
+
+export type TicketRefusal = "invalid" | "expired" | "used" | "elsewhere";
+
+export const TICKET_REFUSALS: Record<TicketRefusal, string> = {
+  invalid: "This preview ticket is not valid.",
+  expired: "This preview ticket has expired (tickets last a minute).",
+  used: "This preview ticket was already used.",
+  elsewhere: "This preview ticket is for another session or port.",
+};
+
+export interface PreviewTicketsDeps {
+  /** The preview's key (auth.previewKey). */
+  key: Buffer;
+  ticketMs?: number;
+  cookieMs?: number;
+  now?: () => number;
+}
+
+export function createPreviewTickets(deps: PreviewTicketsDeps) {
+  const now = deps.now ?? Date.now;
+  const ticketMs = deps.ticketMs ?? 60_000;
+  const cookieMs = deps.cookieMs ?? 12 * 3_600_000;
+  const used = new Map<string, number>(); // nonce → when the ticket expires
+
+  const forget = () => {
+    const t = now();
+    for (const [nonce, until] of used) if (until <= t) used.delete(nonce);
+  };
+
+  return {
+    /** A fresh ticket for a session's port (the caller has checked it is the owner asking). */
+    mint(sessionId: string, port: number): { ticket: string; expiresAt: number } {
+      const expiresAt = now() + ticketMs;
+      return { ticket: sign(deps.key, ["ticket", sessionId, String(port), String(expiresAt), newToken(12)]), expiresAt };
+    },
+
+    /** Checks a ticket for this preview host, and uses it up. */
+    redeem(ticket: string, target: PreviewTarget): { ok: true } | { ok: false; reason: TicketRefusal } {
+      const parts = verify(deps.key, ticket, 5);
+      if (!parts || parts[0] !== "ticket") return { ok: false, reason: "invalid" };
+      const [, sessionId, port, expires, nonce] = parts;
+      const expiresAt = Number(expires);
+      if (sessionId !== target.sessionId || port !== String(target.port)) return { ok: false, reason: "elsewhere" };
+      if (!Number.isFinite(expiresAt) || expiresAt <= now()) return { ok: false, reason: "expired" };
+      forget();
+      if (used.has(nonce)) return { ok: false, reason: "used" };
+      used.set(nonce, expiresAt);
+      return { ok: true };
+    },
+
+    /**
+     * The Set-Cookie of a redeemed ticket, host-only on the preview host. The IDE is another site
+     * (`localhost` vs `8000-x.localhost`), so the framed preview only sends a SameSite=None cookie,
+     * which must be Secure; browsers take Secure cookies over http from *.localhost. A preview at a
+     * real name over http (`8000-x.ide.example.com`) is the IDE's site: Lax works there.
+     */
+    cookie(req: IncomingMessage, target: PreviewTarget): string {
+      const expiresAt = now() + cookieMs;
+      const value = sign(deps.key, ["preview", target.sessionId, String(target.port), String(expiresAt)]);
+      const cross = viaHttps(req) || target.base === "localhost" || target.base.endsWith(".localhost");
+      return [`${PREVIEW_COOKIE}=${value}`, "Path=/", "HttpOnly", `Max-Age=${Math.floor(cookieMs / 1000)}`, ...(cross ? ["SameSite=None", "Secure"] : ["SameSite=Lax"])].join("; ");
+    },
+
+    /** True when the request carries this preview host's live cookie. */
+    admits(req: IncomingMessage, target: PreviewTarget): boolean {
+      const value = readCookie(req, PREVIEW_COOKIE);
+      const parts = value ? verify(deps.key, value, 4) : null;
+      return !!parts && parts[0] === "preview" && parts[1] === target.sessionId && parts[2] === String(target.port) && Number(parts[3]) > now();
+    },
+  };
+}
+
+export type PreviewTickets = ReturnType<typeof createPreviewTickets>;
+
+/** A Cookie header without the preview's own cookie: the app never sees it. Undefined if nothing is left. */
+export function withoutPreviewCookie(header: string): string | undefined {
+  const kept = header.split(";").filter((pair) => pair.split("=")[0].trim() !== PREVIEW_COOKIE);
+  const out = kept.map((p) => p.trim()).join("; ");
+  return out || undefined;
+}
