@@ -20,8 +20,9 @@
 // also reports its main thread's busy time per token (loop µs/token) and its whole CPU per
 // token (all threads: query thread, event writer, GC, compiler) and as a share of one core.
 // BENCH_VERBOSE=1 adds, per case: loop delay, GC pauses, tokens after the turn-start burst,
-// the server's part of the latency (to its socket write) and the socket's and client's part,
-// CPU by server thread, and the clients' and fake provider's CPU. BENCH_PROF=<dir>: a CPU
+// the main thread's time waiting for a CPU, the latency split at three points of the server
+// (its socket read, the SDK's parse, its socket write to the client: stamps.ts), CPU by server
+// thread, and the clients' and fake provider's CPU. BENCH_GC_LOG=1: each GC pause over 2 ms. BENCH_PROF=<dir>: a CPU
 // profile of the server's main thread per case. BENCH_DB, BENCH_TOKENS, BENCH_ROUNDS,
 // BENCH_SERVER_FLAGS: narrow or vary a run.
 //   npm run bench -- token-latency
@@ -68,6 +69,14 @@ function latencies(sent: [string, number][], arrived: [string, number][], from =
     if (s !== undefined && position(token) >= from) out.push((t - s) / 1e6);
   }
   return Float64Array.from(out).sort();
+}
+
+/** BENCH_VERBOSE: provider → a point of the server, and that point → the next, p50 and p99. */
+function split(sent: [string, number][], at: [string, number][] | undefined, name: string, next: [string, number][] | undefined, nextName: string): string {
+  if (!at?.length || !next?.length) return "";
+  const [a, b] = [latencies(sent, at), latencies(at, next)];
+  const f = (l: Float64Array) => `p50 ${percentile(l, 50).toFixed(3)} ms, p99 ${percentile(l, 99).toFixed(3)} ms`;
+  return `\n  provider → ${name} ${f(a)}; ${name} → ${nextName} ${f(b)}`;
 }
 
 /** Over how long the sessions of a case start (see the header). */
@@ -135,14 +144,14 @@ try {
         rows.push([label, v.length, d50, v50, v50 - d50, ratio(v50, d50), d99, v99, v99 - d99, ratio(v99, d99), perToken(cpu.loopMs), perToken(cpu.cpuMs), (100 * cpu.cpuMs) / wallMs]);
         verbose.push(
           `${label}: server event loop busy ${(100 * cpu.elu).toFixed(0)}%, loop delay p99 ${cpu.delayP99Ms.toFixed(2)} ms, max ${cpu.delayMaxMs.toFixed(1)} ms; ` +
+            (cpu.mainWaitMs !== undefined ? `waiting for a CPU ${((100 * cpu.mainWaitMs) / wallMs).toFixed(1)}% of the time; ` : "") +
             `GC ${cpu.gcCount} pauses, ${cpu.gcMs.toFixed(0)} ms, longest ${cpu.gcMaxMs.toFixed(1)} ms; ` +
             `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms; ` +
             `CPU µs/token: clients ${perToken(clientMs).toFixed(0)}, fake provider ${perToken(fakeMs).toFixed(0)}\n` +
             `  engine p99 (ms) of tokens 0-9, 10-19, … of each reply: ${byPosition.join(" ")}` +
-            (cpu.handedOver?.length
-              ? `\n  provider → server's socket write p50 ${percentile(latencies(sent, cpu.handedOver), 50).toFixed(3)} ms, p99 ${percentile(latencies(sent, cpu.handedOver), 99).toFixed(3)} ms; ` +
-                `socket write → client p50 ${percentile(latencies(cpu.handedOver, times), 50).toFixed(3)} ms, p99 ${percentile(latencies(cpu.handedOver, times), 99).toFixed(3)} ms`
-              : "") +
+            split(sent, cpu.arrived, "server's socket read", cpu.parsed, "SDK parse") +
+            split(sent, cpu.parsed, "SDK parse", cpu.handedOver, "socket write") +
+            split(sent, cpu.handedOver, "server's socket write", times, "client") +
             (cpu.threads?.length ? `\n  server CPU µs/token by thread: ${cpu.threads.map(([name, ms]) => `${name} ${perToken(ms).toFixed(0)}`).join(", ")}` : ""),
         );
         goal(`${label} added p50 < 0.5 ms`, v50 - d50 < 0.5, `${(v50 - d50).toFixed(3)} ms`);

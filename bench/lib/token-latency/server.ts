@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "node:inspector/promises";
 import { monitorEventLoopDelay, performance, PerformanceObserver, type EventLoopUtilization } from "node:perf_hooks";
-import { WebSocket, WebSocketServer } from "ws";
+import { WebSocketServer } from "ws";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import { openDb } from "../../../server/db";
 import { createEventHub, type EventHub } from "../../../server/hub/events";
@@ -24,7 +24,8 @@ import { testDispatcher } from "../../../server/engine/testing";
 import { createSessionService } from "../../../server/services/sessions";
 import type { Actor, Services } from "../../../server/services/types";
 import { appRouter } from "../../../server/api/root";
-import { serve, TOKEN } from "./ipc";
+import { serve } from "./ipc";
+import { stampTokens } from "./stamps";
 
 if (process.send) {
   const [dbUrl, anthropicBaseURL, openaiBaseURL] = process.argv.slice(2);
@@ -57,19 +58,8 @@ if (process.send) {
   const trpc = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }), keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 } });
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
 
-  // BENCH_VERBOSE: when each token was handed to a client's socket, to split the added latency
-  // into the server's part and the socket's and client's part.
-  const handedOver: [string, number][] = [];
-  if (process.env.BENCH_VERBOSE) {
-    const send = WebSocket.prototype.send;
-    WebSocket.prototype.send = function (this: WebSocket, data: unknown, ...rest: unknown[]) {
-      if (window && typeof data === "string") {
-        const now = Number(process.hrtime.bigint());
-        for (const m of data.matchAll(TOKEN)) handedOver.push([m[0], now]);
-      }
-      return (send as (...a: unknown[]) => void).call(this, data, ...rest);
-    } as typeof send;
-  }
+  // BENCH_VERBOSE: when each token reached the server's socket, the SDK's parse and a client's socket.
+  const stamps = process.env.BENCH_VERBOSE ? stampTokens(() => window !== undefined) : undefined;
 
   const profDir = process.env.BENCH_PROF;
   const inspector = profDir ? new Session() : undefined;
@@ -78,7 +68,12 @@ if (process.send) {
   // Garbage-collection pauses of the main thread during a case (ms).
   let gcPauses: number[] = [];
   new PerformanceObserver((list) => {
-    if (window) for (const e of list.getEntries()) gcPauses.push(e.duration);
+    if (!window) return;
+    for (const e of list.getEntries()) {
+      gcPauses.push(e.duration);
+      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+      if (process.env.BENCH_GC_LOG && e.duration > 2) console.error(`[gc] ${window.label} ${e.duration.toFixed(1)} ms kind ${kind}`);
+    }
   }).observe({ entryTypes: ["gc"] });
 
   // CPU ticks of each of this process's threads (Linux), by thread name.
@@ -98,6 +93,16 @@ if (process.send) {
     return out;
   };
   let ticksAtBegin = new Map<string, number>();
+  // The main thread's time runnable but waiting for a CPU (Linux schedstat, ns): how much of
+  // the latency is the machine's other work, not this thread's.
+  const mainWaitNs = () => {
+    try {
+      return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[1]);
+    } catch {
+      return 0;
+    }
+  };
+  let waitAtBegin = 0;
 
   serve(
     async (req) => {
@@ -121,6 +126,7 @@ if (process.send) {
           delay.enable();
           gcPauses = [];
           ticksAtBegin = threadTicks();
+          waitAtBegin = mainWaitNs();
           window = { label: req.label, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), delay };
           if (process.env.BENCH_HEAPSNAP && req.label.includes("×50")) {
             const label = req.label;
@@ -146,7 +152,8 @@ if (process.send) {
             gcMs: gcPauses.reduce((a, b) => a + b, 0),
             gcMaxMs: Math.max(0, ...gcPauses),
             gcCount: gcPauses.length,
-            handedOver: handedOver.splice(0),
+            mainWaitMs: (mainWaitNs() - waitAtBegin) / 1e6,
+            ...stamps?.take(),
             threads: [...threadTicks()].map(([k, v]) => [k, (v - (ticksAtBegin.get(k) ?? 0)) * 10] as [string, number]).filter(([, ms]) => ms > 0),
           };
           if (inspector && profDir && process.env.BENCH_PROF_HEAP) {
