@@ -4,6 +4,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { ContentBlock, ConversationMessage, FinishReason, ModelRequestSpec, ProviderAdapter, ProviderConfig, StreamEvent } from "../types";
 import { isAbort, toStreamError } from "./errors";
+import { httpFetch } from "./http-fetch";
 import { argumentsObject, mergeSameRole } from "./shared";
 
 type Param = Anthropic.MessageCreateParamsStreaming;
@@ -57,7 +58,7 @@ const finishOf = (raw: string | null): FinishReason =>
   raw === "tool_use" ? "tool_use" : raw === "max_tokens" || raw === "model_context_window_exceeded" ? "max_tokens" : "end_turn";
 
 export function createAnthropicAdapter(config: ProviderConfig): ProviderAdapter {
-  const client = new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL ?? null, maxRetries: 0 });
+  const client = new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL ?? null, maxRetries: 0, fetch: httpFetch });
   return {
     kind: "anthropic",
     model: config.model,

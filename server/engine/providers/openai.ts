@@ -8,6 +8,7 @@ import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatComp
 import type { ConversationMessage, FinishReason, ModelRequestSpec, ProviderAdapter, ProviderConfig, StreamEvent } from "../types";
 import type { Usage } from "../../protocol/events";
 import { isAbort, toStreamError } from "./errors";
+import { httpFetch } from "./http-fetch";
 
 const isOfficial = (baseURL?: string) => !baseURL || /^https:\/\/api\.openai\.com\b/.test(baseURL);
 
@@ -70,7 +71,7 @@ function usageOf(u: WireUsage): Usage {
 }
 
 export function createOpenAIAdapter(config: ProviderConfig): ProviderAdapter {
-  const client = new OpenAI({ apiKey: config.apiKey, baseURL: config.baseURL, maxRetries: 0 });
+  const client = new OpenAI({ apiKey: config.apiKey, baseURL: config.baseURL, maxRetries: 0, fetch: httpFetch });
   return {
     kind: "openai",
     model: config.model,

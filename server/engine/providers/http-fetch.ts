@@ -1,0 +1,71 @@
+// A fetch for the provider SDKs on node:http(s) instead of undici: the SDKs read the body as a
+// web stream either way, and this one feeds it straight from the socket's data events, where
+// undici's fetch goes through a Node stream, an async iterator and a second web stream per
+// chunk. Every streamed token takes this path, so its cost is paid thousands of times a second.
+import http from "node:http";
+import https from "node:https";
+
+const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+
+function abortError(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+export const httpFetch: typeof fetch = (input, init = {}) =>
+  new Promise<Response>((resolve, reject) => {
+    const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) return reject(abortError(signal));
+    const secure = url.protocol === "https:";
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((v, k) => (headers[k] = v));
+    const req = (secure ? https : http).request(url, { method: init.method ?? "GET", headers, agent: secure ? agents.https : agents.http });
+    let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+    const onAbort = () => {
+      const err = abortError(signal!);
+      req.destroy(err as Error);
+      reject(err);
+      try {
+        controller?.error(err);
+      } catch {
+        /* already closed */
+      }
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("error", (err) => {
+      signal?.removeEventListener("abort", onAbort);
+      reject(err);
+    });
+    req.on("response", (res) => {
+      const body = new ReadableStream<Uint8Array>(
+        {
+          start(c) {
+            controller = c;
+            res.on("data", (chunk: Buffer) => {
+              c.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+              if ((c.desiredSize ?? 1) <= 0) res.pause();
+            });
+            res.on("end", () => {
+              signal?.removeEventListener("abort", onAbort);
+              c.close();
+            });
+            // Named as undici names a cut body, so errors.ts tells it from a refusal: retryable.
+            res.on("error", (err: NodeJS.ErrnoException) => c.error(Object.assign(new Error(`terminated: ${err.message}`), { code: err.code ?? "ECONNRESET", cause: err })));
+          },
+          pull: () => void res.resume(),
+          cancel: () => void res.destroy(),
+        },
+        { highWaterMark: 16 },
+      );
+      const out = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) out.append(k, one);
+      const nullBody = res.statusCode === 204 || res.statusCode === 304 || init.method === "HEAD";
+      resolve(new Response(nullBody ? null : body, { status: res.statusCode, statusText: res.statusMessage, headers: out }));
+    });
+    const body = init.body;
+    if (body !== undefined && body !== null && typeof body !== "string" && !(body instanceof Uint8Array)) {
+      req.destroy();
+      return reject(new TypeError("httpFetch sends string or byte bodies only (the provider SDKs send JSON)."));
+    }
+    req.end(body ?? undefined);
+  });
