@@ -1,7 +1,7 @@
 // The forged-call filter: every kind of text-written call is removed however the stream is cut,
 // ordinary text (including near misses) passes unchanged, and nothing is shown then retracted.
 import { describe, expect, it } from "vitest";
-import { ForgedCallFilter } from "./forged";
+import { ForgedCallFilter, OPENER_STARTS, regions } from "./forged";
 
 /** Feeds `text` in pieces of `size` characters; returns what was let through and the count. */
 function run(text: string, size: number) {
@@ -63,5 +63,16 @@ describe("forged-call filter", () => {
     shown.push(f.flush().text);
     expect(shown.join("")).toBe("abcd");
     expect(shown.join("")).not.toContain("<");
+  });
+
+  it("searches only text that could open a forged call, and every opener is such text", () => {
+    // The fast path skips text without these characters: an opener that began otherwise
+    // would slip through it.
+    for (const r of regions) expect(r.open[0]).toMatch(OPENER_STARTS);
+    expect("<|im_end|>"[0]).toMatch(OPENER_STARTS);
+    const f = new ForgedCallFilter();
+    expect(f.push("plain words, no markers").text).toBe("plain words, no markers");
+    expect(f.push(" then <tool_call>{}</tool_call> done").text).toBe(" then  done");
+    expect(f.strippedTotal).toBe(1);
   });
 });

@@ -10,7 +10,7 @@ interface Region {
   close?: string;
 }
 
-const regions: Region[] = [
+export const regions: Region[] = [
   { open: "<function_calls>", close: "</function_calls>" },
   { open: "<invoke ", close: "</invoke>" },
   { open: "<invoke>", close: "</invoke>" },
@@ -34,6 +34,9 @@ const regions: Region[] = [
 const specialToken = /<[|｜][A-Za-z0-9_▁]{1,40}[|｜]>/;
 const specialPrefix = /<[|｜][A-Za-z0-9_▁]{0,40}[|｜]?$/;
 const longestOpen = Math.max(...regions.map((r) => r.open.length));
+/** Every opener and special token starts with one of these: text with none of them is plain
+ *  (most tokens), and skips the search. */
+export const OPENER_STARTS = /[<[`]/;
 
 export interface FilterOutput {
   /** Text that is safe to show and store now. */
@@ -80,6 +83,11 @@ export class ForgedCallFilter {
         this.pending = this.pending.slice(at + close!.length);
         this.inside = undefined;
         continue;
+      }
+      if (!OPENER_STARTS.test(this.pending)) {
+        out += this.pending;
+        this.pending = "";
+        break;
       }
       const hit = this.findOpen();
       if (hit) {
