@@ -78,7 +78,8 @@ describe("httpFetch", () => {
     expect(blocked).toBe(true);
     expect(written).toBeLessThan(2_000);
     let bytes = 0;
-    for await (const c of res.body!) bytes += c.byteLength;
+    const reader = res.body!.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;
     expect(bytes).toBe(2_000 * 16 * 1024);
   });
 
