@@ -101,7 +101,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     dispatcher: pipeline,
     catalog: { catalog: async (sessionId) => (await tools.load(sessionId)).entries() },
     env: deps.env,
-    cluster: cluster && commands && { instanceId: cluster.id, liveInstances: () => cluster.liveInstances(), cancelElsewhere: commands.cancelElsewhere },
+    cluster: cluster && commands && { instanceId: cluster.id, cancelElsewhere: commands.cancelElsewhere },
     log: (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),
   });
   // Turns left running by a stopped process (or, with peers, by a gone instance: only those this

@@ -32,8 +32,6 @@ export interface EngineDeps {
 
 export interface EngineCluster {
   instanceId: string;
-  /** Instances whose heartbeat is fresh: their running turns are not recovered. */
-  liveInstances(): Promise<string[]>;
   /** Cancels the session's turn running on another live instance; false when none runs there. */
   cancelElsewhere(sessionId: string): Promise<boolean>;
 }
@@ -178,7 +176,7 @@ export function createEngine(deps: EngineDeps): Engine {
       await r.done;
       return true;
     },
-    recoverInterrupted: async () => recoverInterruptedTurns(deps.db, deps.hub, log, await deps.cluster?.liveInstances()),
+    recoverInterrupted: () => recoverInterruptedTurns(deps.db, deps.hub, log),
     isRunning: (sessionId) => running.has(sessionId),
     settled: async (sessionId) => {
       await running.get(sessionId)?.done;

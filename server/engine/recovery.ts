@@ -15,9 +15,9 @@ type Log = (m: string, e?: unknown) => void;
 
 const why = "Not finished: the server restarted during this turn.";
 
-export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: Log, liveInstances?: string[]): Promise<number> {
-  const gone = liveInstances ? { OR: [{ instanceId: null }, { instanceId: { notIn: liveInstances } }] } : {};
-  const turns = await db.turn.findMany({ where: { status: "running", ...gone }, orderBy: { startedAt: "asc" }, select: { id: true, sessionId: true } });
+/** Every running turn: for a server alone on its database (SQLite); with peers, turns are claimed. */
+export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: Log): Promise<number> {
+  const turns = await db.turn.findMany({ where: { status: "running" }, orderBy: { startedAt: "asc" }, select: { id: true, sessionId: true } });
   return recover(db, hub, log, turns);
 }
 
