@@ -5,9 +5,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseEnv } from "./env";
 import { openDb, type DbHandle } from "./db";
-import { createParts, type Parts } from "./parts";
+import { parseEnv } from "./env";
+import type { Parts } from "./parts";
+import { openInstance, quickCluster } from "./testing/instance";
 import { testDatabases, useTestDb } from "./testing/db";
 import { seedSession } from "./hub/testing";
 import type { SessionEvent } from "./protocol/events";
@@ -33,24 +34,10 @@ interface Instance {
 
 const running = new Set<Instance>();
 
-const quick = { heartbeatMs: 200, ttlMs: 1_500, idleMs: 300 };
+const quick = quickCluster;
 
 async function startInstance(url: string, fake: FakeProvider, dataDir: string, log: string[] = []): Promise<Instance> {
-  const handle = await openDb(url, { thread: true });
-  const env = parseEnv({
-    PORT: "0",
-    DATABASE_URL: url,
-    QUIVER_DATA_DIR: dataDir,
-    QUIVER_LOCAL_RUNNER: "0",
-    QUIVER_PROVIDER: "anthropic",
-    QUIVER_MODEL: "claude-test",
-    ANTHROPIC_API_KEY: "test-key",
-    ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
-  });
-  const parts = await createParts({
-    env, db: handle.db, dbProvider: handle.provider, dbUrl: url, runnerTokens: ["x".repeat(32)],
-    actorFor: () => null, canUseSession: async () => true, log: (l) => { log.push(l); if (process.env.MI_DEBUG) console.log(l); }, cluster: quick,
-  });
+  const { handle, parts } = await openInstance(url, { anthropicBaseURL: fake.anthropicBaseURL, dataDir, log: (l) => { log.push(l); if (process.env.MI_DEBUG) console.log(l); } });
   let stopped: Promise<void> | undefined;
   const inst: Instance = {
     parts, handle,
