@@ -63,6 +63,10 @@ test("a spilled result opens in the full-output viewer and pages through it", as
 });
 
 test("the agent editing an open file updates the editor, and unsaved edits get a diff instead", async ({ page, model }) => {
+  // Monaco's own complaints while diff editors come and go (a model disposed under its widget).
+  const monacoErrors: string[] = [];
+  page.on("pageerror", (e) => monacoErrors.push(String(e)));
+  page.on("console", (m) => void (m.type() === "error" && /TextModel|DiffEditor/.test(m.text()) && monacoErrors.push(m.text())));
   writeWorkspaceFile("edit-me.ts", "export const answer = 1;\n");
   await openNewSession(page);
   await page.locator('[data-testid="tree-item"][data-path="edit-me.ts"]').click();
@@ -96,6 +100,8 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   await page.getByTestId("conflict-take-disk").click();
   await expect(page.getByTestId("code-editor").locator(".view-lines")).toContainText("answer = 7");
   expect(readFileSync(join(workspaceDir(), "edit-me.ts"), "utf8")).toContain("answer = 7");
+  await expect(page.getByTestId("conflict-diff-view")).toBeHidden();
+  expect(monacoErrors).toEqual([]);
 });
 
 test("an edit's tool card shows the file's real diff with its line numbers, asked or not, and after a reload", async ({ page, model }) => {
