@@ -1,10 +1,12 @@
 // The provider SDKs' fetch on node:http, against a real local HTTP server: what the request
 // carries, a body read as it streams (not at its end), backpressure, cancel before and during
-// the body, a connection cut mid-body (a retryable provider error) and one refused.
+// the body, a connection cut mid-body (a retryable provider error), one refused and one that
+// never answers.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { spawn } from "node:child_process";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpFetch } from "./http-fetch";
+import { httpFetch, httpFetchWithin } from "./http-fetch";
 import { toStreamError } from "./errors";
 
 let server: Server;
@@ -125,6 +127,25 @@ describe("httpFetch", () => {
     const port = (idle.address() as AddressInfo).port;
     await new Promise((r) => idle.close(r));
     await expect(httpFetch(`http://127.0.0.1:${port}/`)).rejects.toMatchObject({ code: "ECONNREFUSED" });
+  });
+
+  it("gives up on a connection nobody answers after the connect timeout, not the SDK's ten minutes", async () => {
+    // A socket that listens and never accepts, its queue filled: the kernel drops further SYNs,
+    // as a firewall that drops packets does. (Node accepts by itself, so Python listens.)
+    const py = spawn("python3", ["-c", "import socket,time\ns=socket.socket();s.bind(('127.0.0.1',0));s.listen(0);print(s.getsockname()[1],flush=True);time.sleep(60)"]);
+    const fillers: Socket[] = [];
+    try {
+      const port = Number(await new Promise<string>((r) => py.stdout.once("data", (d) => r(String(d).trim()))));
+      for (let i = 0; i < 4; i++) fillers.push(connect(port, "127.0.0.1").on("error", () => undefined));
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      const err = await httpFetchWithin(400)(`http://127.0.0.1:${port}/v1/messages`).then(() => undefined, (e: unknown) => e as NodeJS.ErrnoException);
+      expect(err).toMatchObject({ code: "ETIMEDOUT", message: expect.stringMatching(/no answer in 0.4 s/) });
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      for (const f of fillers) f.destroy();
+      py.kill();
+    }
   });
 
   it("refuses a body it cannot send", async () => {

@@ -7,12 +7,21 @@ import https from "node:https";
 
 const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
+/** How long a new connection may take, as undici's fetch allows: the SDKs' own timeout is ten
+ *  minutes, and a provider behind a firewall that drops packets must fail (and be retried) sooner. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 function abortError(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
-export const httpFetch: typeof fetch = (input, init = {}) =>
-  new Promise<Response>((resolve, reject) => {
+export const httpFetch: typeof fetch = (input, init) => fetchOver(input, init ?? {}, CONNECT_TIMEOUT_MS);
+
+/** httpFetch with another connect timeout (tests). */
+export const httpFetchWithin = (connectTimeoutMs: number): typeof fetch => (input, init) => fetchOver(input, init ?? {}, connectTimeoutMs);
+
+function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, connectTimeoutMs: number): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
     const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return reject(abortError(signal));
@@ -32,6 +41,12 @@ export const httpFetch: typeof fetch = (input, init = {}) =>
       }
     };
     signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("socket", (socket) => {
+      if (!socket.connecting) return; // a kept-alive connection
+      const timer = setTimeout(() => req.destroy(Object.assign(new Error(`connect ETIMEDOUT ${url.host} (no answer in ${connectTimeoutMs / 1000} s)`), { code: "ETIMEDOUT" })), connectTimeoutMs);
+      socket.once("connect", () => clearTimeout(timer));
+      socket.once("close", () => clearTimeout(timer));
+    });
     req.on("error", (err) => {
       signal?.removeEventListener("abort", onAbort);
       reject(err);
@@ -69,3 +84,4 @@ export const httpFetch: typeof fetch = (input, init = {}) =>
     }
     req.end(body ?? undefined);
   });
+}
