@@ -139,13 +139,27 @@ describe("httpFetch", () => {
       for (let i = 0; i < 4; i++) fillers.push(connect(port, "127.0.0.1").on("error", () => undefined));
       await new Promise((r) => setTimeout(r, 200));
       const started = Date.now();
-      const err = await httpFetchWithin(400)(`http://127.0.0.1:${port}/v1/messages`).then(() => undefined, (e: unknown) => e as NodeJS.ErrnoException);
+      const err = await httpFetchWithin({ connectTimeoutMs: 400 })(`http://127.0.0.1:${port}/v1/messages`).then(() => undefined, (e: unknown) => e as NodeJS.ErrnoException);
       expect(err).toMatchObject({ code: "ETIMEDOUT", message: expect.stringMatching(/no answer in 0.4 s/) });
       expect(Date.now() - started).toBeLessThan(2_000);
     } finally {
       for (const f of fillers) f.destroy();
       py.kill();
     }
+  });
+
+  it("ends a body that goes silent after the idle timeout, as a retryable cut", async () => {
+    handle = (_req, res) => {
+      res.writeHead(200);
+      res.write("data: one\n\n"); // and then nothing, with the connection open
+    };
+    const reader = (await httpFetchWithin({ idleTimeoutMs: 300 })(base)).body!.getReader();
+    await reader.read();
+    const started = Date.now();
+    const err = await reader.read().then(() => undefined, (e: unknown) => e);
+    expect(String(err)).toMatch(/terminated: no data from 127\.0\.0\.1:\d+ for 0\.3 s/);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(toStreamError(err, "OpenAI-compatible")).toMatchObject({ code: "provider_unreachable", retryable: true });
   });
 
   it("refuses a body it cannot send", async () => {

@@ -10,17 +10,26 @@ const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Age
 /** How long a new connection may take, as undici's fetch allows: the SDKs' own timeout is ten
  *  minutes, and a provider behind a firewall that drops packets must fail (and be retried) sooner. */
 export const CONNECT_TIMEOUT_MS = 10_000;
+/** How long a connection may go silent (waiting for headers, or mid-body), as undici's fetch
+ *  allows: a provider that stalls mid-stream must end the attempt, not hold the turn forever. */
+export const IDLE_TIMEOUT_MS = 300_000;
+
+interface Limits {
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+}
 
 function abortError(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
-export const httpFetch: typeof fetch = (input, init) => fetchOver(input, init ?? {}, CONNECT_TIMEOUT_MS);
+export const httpFetch: typeof fetch = (input, init) => fetchOver(input, init ?? {}, { connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS });
 
-/** httpFetch with another connect timeout (tests). */
-export const httpFetchWithin = (connectTimeoutMs: number): typeof fetch => (input, init) => fetchOver(input, init ?? {}, connectTimeoutMs);
+/** httpFetch with other time limits (tests). */
+export const httpFetchWithin = (limits: Partial<Limits>): typeof fetch => (input, init) =>
+  fetchOver(input, init ?? {}, { connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, ...limits });
 
-function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, connectTimeoutMs: number): Promise<Response> {
+function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, { connectTimeoutMs, idleTimeoutMs }: Limits): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
     const signal = init.signal ?? undefined;
@@ -41,6 +50,13 @@ function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, connec
       }
     };
     signal?.addEventListener("abort", onAbort, { once: true });
+    // Socket inactivity, checked by Node without re-arming a timer per chunk.
+    // Why the connection was cut, when this side cut it (the response then only says "aborted").
+    let cut: Error | undefined;
+    req.setTimeout(idleTimeoutMs, () => {
+      cut = Object.assign(new Error(`terminated: no data from ${url.host} for ${idleTimeoutMs / 1000} s`), { code: "ETIMEDOUT" });
+      req.destroy(cut);
+    });
     req.on("socket", (socket) => {
       if (!socket.connecting) return; // a kept-alive connection
       const timer = setTimeout(() => req.destroy(Object.assign(new Error(`connect ETIMEDOUT ${url.host} (no answer in ${connectTimeoutMs / 1000} s)`), { code: "ETIMEDOUT" })), connectTimeoutMs);
@@ -65,7 +81,7 @@ function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, connec
               c.close();
             });
             // Named as undici names a cut body, so errors.ts tells it from a refusal: retryable.
-            res.on("error", (err: NodeJS.ErrnoException) => c.error(Object.assign(new Error(`terminated: ${err.message}`), { code: err.code ?? "ECONNRESET", cause: err })));
+            res.on("error", (err: NodeJS.ErrnoException) => c.error(cut ?? Object.assign(new Error(`terminated: ${err.message}`), { code: err.code ?? "ECONNRESET", cause: err })));
           },
           pull: () => void res.resume(),
           cancel: () => void res.destroy(),
