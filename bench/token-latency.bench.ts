@@ -79,6 +79,11 @@ function split(sent: [string, number][], at: [string, number][] | undefined, nam
   return `\n  provider → ${name} ${f(a)}; ${name} → ${nextName} ${f(b)}`;
 }
 
+/** Sessions of the warm-up turns per wire format (BENCH_WARMUP). With 4, V8 was still
+ *  compiling during the first case measured: its helper threads took 500 µs a token there,
+ *  against under 100 after 20, and the ×1 p99 followed. A server that has served a few
+ *  hundred turns is warm; the cases measure that server. */
+const WARMUP_SESSIONS = Number(process.env.BENCH_WARMUP ?? 20);
 /** Over how long the sessions of a case start (see the header). */
 const staggerMs = process.env.BENCH_BURST ? DELAY_MS : TOKENS * DELAY_MS;
 const profDir = process.env.BENCH_PROF;
@@ -131,8 +136,8 @@ try {
     // JIT, connections, prepared statements, in the server and the clients alike, for both wire
     // formats: the first case measured used to pay for the compiling the others did not.
     for (const kind of ["anthropic", "openai"] as Kind[]) {
-      await viaServer(server, kind, 4, `${db.name}-warmup-${kind}`);
-      await direct(kind, 4);
+      await viaServer(server, kind, WARMUP_SESSIONS, `${db.name}-warmup-${kind}`);
+      await direct(kind, WARMUP_SESSIONS);
     }
     for (const kind of ["anthropic", "openai"] as Kind[]) {
       for (const sessions of [1, 50]) {
