@@ -50,9 +50,9 @@ function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, { conn
       }
     };
     signal?.addEventListener("abort", onAbort, { once: true });
-    // Socket inactivity, checked by Node without re-arming a timer per chunk.
     // Why the connection was cut, when this side cut it (the response then only says "aborted").
     let cut: Error | undefined;
+    // Socket inactivity, which Node tracks without re-arming a timer per chunk.
     req.setTimeout(idleTimeoutMs, () => {
       cut = Object.assign(new Error(`terminated: no data from ${url.host} for ${idleTimeoutMs / 1000} s`), { code: "ETIMEDOUT" });
       req.destroy(cut);
