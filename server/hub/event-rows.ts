@@ -3,8 +3,8 @@
 // on the calling thread, several times the CPU of the INSERT itself (bench/token-latency).
 // Same table, same column forms Prisma writes and reads: SQLite keeps DateTime as ISO text with
 // +00:00 and Json as text; PostgreSQL's createdAt is timestamp(3) holding UTC.
-import { randomBytes } from "node:crypto";
 import { openPgPool, openSqlite, sqliteDate } from "../db/driver";
+import { rowId } from "../db/row-id";
 import type { SessionEvent } from "../protocol/events";
 import { EVENTS_CHANNEL, eventPayloads } from "../protocol/broker";
 
@@ -17,16 +17,6 @@ export interface EventRows {
   close(): Promise<void>;
 }
 
-// Row ids that grow with time (milliseconds, a counter, then this thread's random tag): new rows
-// land at the right edge of the primary-key index instead of on a random page each, which
-// cuts SQLite's work per row by about 40% (random UUIDs dirtied one index page per row).
-const tag = randomBytes(5).toString("hex");
-let counter = 0;
-function eventId(): string {
-  counter = (counter + 1) % 1_679_616;
-  return `${Date.now().toString(36).padStart(9, "0")}${counter.toString(36).padStart(4, "0")}${tag}`;
-}
-
 /** The stored payload is the event without the fields that have columns of their own. */
 function payload(ev: SessionEvent): string {
   const { seq: _seq, sessionId: _sessionId, at: _at, ...body } = ev;
@@ -37,7 +27,7 @@ export function sqliteEventRows(url: string): EventRows {
   const db = openSqlite(url);
   const one = db.prepare(`INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES (?,?,?,?,?,?)`);
   const all = db.transaction((events: SessionEvent[]) => {
-    for (const ev of events) one.run(eventId(), ev.sessionId, ev.seq, ev.type, payload(ev), sqliteDate(ev.at));
+    for (const ev of events) one.run(rowId(), ev.sessionId, ev.seq, ev.type, payload(ev), sqliteDate(ev.at));
   });
   return {
     insert: async (events) => void all(events),
@@ -52,7 +42,7 @@ export function postgresEventRows(url: string): EventRows {
       const params: unknown[] = [];
       const values = events.map((ev) => {
         const b = params.length;
-        params.push(eventId(), ev.sessionId, ev.seq, ev.type, payload(ev), ev.at);
+        params.push(rowId(), ev.sessionId, ev.seq, ev.type, payload(ev), ev.at);
         // timestamp(3) ignores the zone of the ISO text: the UTC time is stored, as Prisma does.
         return `($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5}::jsonb,$${b + 6}::timestamp(3))`;
       });
