@@ -69,6 +69,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const parts: Parts = await createParts({
     env,
     db: handle.db,
+    rows: handle.rows,
     dbProvider: handle.provider,
     dbUrl,
     runnerTokens,

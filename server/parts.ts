@@ -4,7 +4,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Env } from "./env";
-import type { Db, DbProvider } from "./db";
+import type { Db, DbProvider, TurnRows } from "./db";
 import type { Actor, Services } from "./services/types";
 import { RunnerPool } from "./executors/runner-pool";
 import { createExecutorRouter } from "./executors/router";
@@ -29,6 +29,8 @@ import { createFileService } from "./services/files";
 export interface PartsDeps {
   env: Env;
   db: Db;
+  /** The turn's hot-path rows (DbHandle.rows). */
+  rows: TurnRows;
   dbProvider: DbProvider;
   dbUrl: string;
   runnerTokens: string[];
@@ -97,6 +99,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
 
   const engine = createEngine({
     db,
+    rows: deps.rows,
     hub,
     dispatcher: pipeline,
     catalog: { catalog: async (sessionId) => (await tools.load(sessionId)).entries() },

@@ -10,14 +10,17 @@ import { PrismaClient as PostgresClient } from "./generated/postgresql/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
 import { startQueryThread } from "./query-thread";
+import { turnRowsFor, type TurnRows } from "./turn-rows";
 
 export { providerOf };
 
 export type Db = SqliteClient;
-export type { DbProvider };
+export type { DbProvider, TurnRows };
 
 export interface DbHandle {
   db: Db;
+  /** A model turn's hot-path rows, through the driver (turn-rows/). */
+  rows: TurnRows;
   provider: DbProvider;
   /** Migration names applied by this open. */
   applied: string[];
@@ -42,10 +45,11 @@ export async function openDb(url: string, options: OpenDbOptions = {}): Promise<
   }
   if (options.thread) {
     const queries = startQueryThread(url);
-    return { db: queries.db, provider, applied, close: () => queries.close() };
+    return { db: queries.db, rows: queries.rows, provider, applied, close: () => queries.close() };
   }
   const db = await connectDb(url);
-  return { db, provider, applied, close: () => db.$disconnect() };
+  const rows = turnRowsFor(url);
+  return { db, rows, provider, applied, close: async () => void (await Promise.all([db.$disconnect(), rows.close()])) };
 }
 
 /** A client for a database `openDb` has already migrated (a second client, in a worker thread). */

@@ -5,12 +5,14 @@ import { parentPort, workerData } from "node:worker_threads";
 import { yieldToMainThread } from "./thread";
 import { connectDb, type Db } from "./index";
 import type { QueryCall, QueryError, QueryReply, QueryRequest } from "./query-thread";
+import { turnRowsFor, type TurnRows } from "./turn-rows";
 
 const { url } = workerData as { url: string };
 yieldToMainThread();
 const port = parentPort!;
 const client = connectDb(url);
 const out = new Set<Promise<void>>();
+let rows: TurnRows | undefined;
 
 function prepare(db: Db, call: QueryCall): Promise<unknown> {
   const target = (call.model === undefined ? db : (db as unknown as Record<string, unknown>)[call.model]) as Record<string, unknown> | undefined;
@@ -34,8 +36,12 @@ function describe(err: unknown): QueryError {
   return out;
 }
 
-async function run(req: Extract<QueryRequest, { type: "run" }>): Promise<QueryReply> {
+async function run(req: Exclude<QueryRequest, { type: "close" }>): Promise<QueryReply> {
   try {
+    if (req.type === "rows") {
+      rows ??= turnRowsFor(url);
+      return { id: req.id, ok: true, results: [await (rows[req.op] as (...a: unknown[]) => Promise<unknown>)(...req.args)] };
+    }
     const db = await client;
     const results = req.transaction ? await db.$transaction(req.calls.map((c) => prepare(db, c)) as never) : [await prepare(db, req.calls[0])];
     return { id: req.id, ok: true, results: results as unknown[] };
@@ -48,6 +54,7 @@ port.on("message", (req: QueryRequest) => {
   if (req.type === "close") {
     void Promise.allSettled(out).then(async () => {
       await (await client.catch(() => undefined))?.$disconnect();
+      await rows?.close();
       port.close();
     });
     return;

@@ -1,6 +1,6 @@
 // The query thread's client behaves as Prisma's own on both databases: lazy queries, batched
-// transactions that roll back together, Prisma's error codes, raw queries, bytes, dates, and
-// a thread that dies is replaced without losing the next query.
+// transactions that roll back together, Prisma's error codes, raw queries, bytes, dates, the
+// turn rows, and a thread that dies is replaced without losing the next query.
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { ensureLocalActor } from "../services/local-user";
@@ -28,6 +28,18 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
       const { lastSeq } = await db.session.update({ where: { id: made.id }, data: { lastSeq: { increment: 256 } }, select: { lastSeq: true } });
       expect(lastSeq).toBe(256);
       expect(await db.session.count({ where: { orgId: actor.orgId } })).toBe(1);
+    }));
+
+  it("runs the turn rows on the thread too, with the database's errors", () =>
+    withThread(async ({ db, rows }) => {
+      const actor = await ensureLocalActor(db);
+      const { id: sessionId } = await db.session.create({ data: { title: "rows", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
+      const begun = await rows.begin({ sessionId, orgId: actor.orgId, text: "over the thread" });
+      if (!begun.ok) throw new Error("not begun");
+      expect(await rows.conversation(sessionId)).toEqual([{ role: "user", content: [{ type: "text", text: "over the thread" }] }]);
+      expect(await rows.begin({ sessionId, text: "again" })).toEqual({ ok: false, reason: "busy" });
+      await expect(rows.addMessage({ sessionId, turnId: begun.turnId, position: begun.position, role: "user", content: [] })).rejects.toThrow(/unique/i);
+      expect(await t.current.db.turn.count({ where: { sessionId, status: "running" } })).toBe(1);
     }));
 
   it("runs nothing until a query is awaited, like Prisma", () =>

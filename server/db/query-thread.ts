@@ -8,6 +8,7 @@
 // `$transaction([…])`) and the raw queries; interactive transactions and `$extends` need a
 // client in this thread and are refused with an error that says so.
 import type { Db } from "./index";
+import type { TurnRows, TurnRowsOp } from "./turn-rows";
 import { threadClient } from "./thread";
 
 // Messages between the main thread and the query thread (one process, one code base: typed,
@@ -19,12 +20,17 @@ export interface QueryCall {
   op: string;
   args: unknown[];
 }
-export type QueryRequest = { type: "run"; id: number; calls: QueryCall[]; transaction: boolean } | { type: "close" };
+export type QueryRequest =
+  | { type: "run"; id: number; calls: QueryCall[]; transaction: boolean }
+  | { type: "rows"; id: number; op: TurnRowsOp; args: unknown[] }
+  | { type: "close" };
 export type QueryError = { name: string; message: string; code?: string; meta?: unknown };
 export type QueryReply = { id: number; ok: true; results: unknown[] } | { id: number; ok: false; error: QueryError };
 
 export interface QueryThread {
   db: Db;
+  /** The turn rows, run on the same thread through the driver (turn-rows/). */
+  rows: TurnRows;
   /** Waits for the queries out, then stops the thread (a later query starts it again). */
   close(): Promise<void>;
   /** Stops the thread at once, as a crash would: the queries out fail. */
@@ -94,5 +100,14 @@ export function startQueryThread(url: string): QueryThread {
     },
   });
 
-  return { db, close, terminate: () => thread.terminate() };
+  const call = (op: TurnRowsOp) => (...args: unknown[]) =>
+    thread.request((id) => ({ type: "rows", id, op, args }) satisfies QueryRequest).then((r) => r.results[0]);
+  const rows = {
+    begin: call("begin"), conversation: call("conversation"), openRequest: call("openRequest"), closeRequest: call("closeRequest"),
+    addMessage: call("addMessage"), setMessageContent: call("setMessageContent"), turnUsage: call("turnUsage"), end: call("end"),
+    // The thread closes them with itself.
+    close: async () => undefined,
+  } as TurnRows;
+
+  return { db, rows, close, terminate: () => thread.terminate() };
 }

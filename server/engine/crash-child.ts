@@ -7,12 +7,12 @@ import { createEngine } from "./engine";
 import { testDispatcher } from "./testing";
 
 const [url, sessionId, userId, kind, baseURL] = process.argv.slice(2);
-const { db } = await openDb(url);
+const { db, rows } = await openDb(url);
 const hub = createEventHub(db, { url });
 const env =
   kind === "anthropic"
     ? { QUIVER_PROVIDER: "anthropic" as const, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: baseURL }
     : { QUIVER_PROVIDER: "openai" as const, OPENAI_API_KEY: "k", OPENAI_BASE_URL: baseURL };
-const engine = createEngine({ db, hub, dispatcher: testDispatcher(), env, systemPrompt: "SYSTEM" });
+const engine = createEngine({ db, rows, hub, dispatcher: testDispatcher(), env, systemPrompt: "SYSTEM" });
 const { turnId } = await engine.sendMessage(sessionId, { userId }, "start and crash");
 process.stdout.write(`started ${turnId}\n`);

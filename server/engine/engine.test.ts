@@ -26,7 +26,7 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
       ? { QUIVER_PROVIDER: "anthropic" as const, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.anthropicBaseURL }
       : { QUIVER_PROVIDER: "openai" as const, OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL };
   const start = (extra: Partial<Parameters<typeof createEngine>[0]> = {}) => {
-    engine = createEngine({ db: t.current.db, hub, dispatcher, env: env(), catalog: { catalog: () => tools }, retry: fastRetries, systemPrompt: "SYSTEM", ...extra });
+    engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher, env: env(), catalog: { catalog: () => tools }, retry: fastRetries, systemPrompt: "SYSTEM", ...extra });
   };
   const bodies = () => fake.requests.map((r) => r.body as { messages: unknown[]; tools?: unknown[]; system?: unknown });
 
@@ -161,13 +161,13 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
     const real = t.current.db;
     // The same database, whose first message write (create or update) fails.
     let writes = 0;
-    const failFirst = async ({ args, query }: { args: unknown; query: (args: unknown) => Promise<unknown> }) => {
+    const failFirst = <A extends unknown[], R>(write: (...a: A) => Promise<R>) => async (...a: A) => {
       if (writes++ === 0) throw new Error("disk I/O error");
-      return query(args);
+      return write(...a);
     };
-    const db = real.$extends({ query: { message: { create: failFirst, update: failFirst } } }) as unknown as typeof real;
+    const { rows } = t.current;
     await engine.dispose();
-    start({ db });
+    start({ rows: { ...rows, addMessage: failFirst(rows.addMessage), setMessageContent: failFirst(rows.setMessageContent) } });
     // The tool call's end writes the row before the response's end: that write fails.
     fake.enqueue(
       { blocks: [{ type: "text", text: "0123456789".repeat(6) }, { type: "tool_call", name: "echo", arguments: "{}" }], deltaChars: 2, delayMs: 5 },
@@ -183,21 +183,20 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
 
   it("writes a text reply's message once, at its end (the event log carries the deltas)", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
-    const real = t.current.db;
     const writes: string[] = [];
-    const count = (op: string) => async ({ args, query }: { args: unknown; query: (args: unknown) => Promise<unknown> }) => {
+    const count = <A extends unknown[], R>(op: string, write: (...a: A) => Promise<R>) => async (...a: A) => {
       writes.push(op);
-      return query(args);
+      return write(...a);
     };
-    const db = real.$extends({ query: { message: { create: count("create"), update: count("update") } } }) as unknown as typeof real;
+    const { rows } = t.current;
     await engine.dispose();
-    start({ db });
+    start({ rows: { ...rows, addMessage: count("add", rows.addMessage), setMessageContent: count("update", rows.setMessageContent) } });
     // 1.2 s of streaming: the old writer wrote the growing row every second.
     fake.enqueue({ blocks: [{ type: "text", text: "x".repeat(200) }], deltaChars: 2, delayMs: 12 });
     const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
     await eventsUntilFinished(hub, sessionId, turnId);
-    // The user's message is created with the turn (a nested write, not message.create).
-    expect(writes).toEqual(["create"]);
+    // The user's message is stored with the turn (TurnRows.begin), not by addMessage.
+    expect(writes).toEqual(["add"]);
   });
 
   it("retries a 429 with a notice and records both attempts", async () => {

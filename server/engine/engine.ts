@@ -1,7 +1,7 @@
 // The engine service: starts a turn when a user sends a message (one running turn per
 // session), cancels it, recovers turns a previous process left running, and owns every turn
 // it started until it ends or the engine is disposed.
-import type { Db } from "../db";
+import type { Db, TurnRows } from "../db";
 import type { Env } from "../env";
 import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
@@ -12,6 +12,8 @@ import type { ProviderAdapter, ProviderConfig, ToolCatalog } from "./types";
 
 export interface EngineDeps {
   db: Db;
+  /** The turn's hot-path rows (DbHandle.rows). */
+  rows: TurnRows;
   hub: EventHub;
   dispatcher: Dispatcher;
   /** The tool slot's catalog; none: the model is offered no tools. */
@@ -79,6 +81,7 @@ export function createEngine(deps: EngineDeps): Engine {
   const system = deps.systemPrompt ?? defaultSystemPrompt;
   const turnDeps = {
     db,
+    rows: deps.rows,
     hub: deps.hub,
     dispatcher: deps.dispatcher,
     catalog: deps.catalog ?? { catalog: () => [] },
@@ -114,37 +117,20 @@ export function createEngine(deps: EngineDeps): Engine {
     void done.then(() => inflight.delete(done));
     try {
       const { hub } = deps;
-      // One query for the session, a turn another server may be running, and the next position
-      // (each Prisma query costs the event loop about a millisecond of compiling).
-      const session = await db.session.findUnique({
-        where: actor.orgId === undefined ? { id: sessionId } : { id: sessionId, orgId: actor.orgId },
-        select: {
-          provider: true,
-          model: true,
-          turns: { where: { status: "running" }, select: { id: true }, take: 1 },
-          messages: { orderBy: { position: "desc" }, select: { position: true }, take: 1 },
-        },
-      });
-      if (!session) throw new EngineError("not_found", `No session ${sessionId}.`);
-      if (session.turns.length > 0) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
-      const position = (session.messages[0]?.position ?? -1) + 1;
-      // One nested write (atomic, no interactive transaction to queue behind on SQLite).
-      const [turn] = await db.$transaction([
-        db.turn.create({
-          data: { sessionId, instanceId: deps.cluster?.instanceId, messages: { create: { session: { connect: { id: sessionId } }, position, role: "user", content: [{ type: "text", text }] } } },
-          select: { id: true, messages: { select: { id: true } } },
-        }),
-        db.session.update({ where: { id: sessionId }, data: { status: "running" }, select: { id: true } }),
-      ]);
-      const message = turn.messages[0];
+      // One transaction: the session (in the caller's org), no turn running on any server, the
+      // new turn and the user's message after the last one.
+      const turn = await deps.rows.begin({ sessionId, orgId: actor.orgId, instanceId: deps.cluster?.instanceId, text });
+      if (!turn.ok && turn.reason === "not_found") throw new EngineError("not_found", `No session ${sessionId}.`);
+      if (!turn.ok) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
+      const { position } = turn;
       // In order (the hub numbers them as published), durable together: one write, not two.
       await Promise.all([
-        hub.publish(sessionId, { type: "turn.started", turnId: turn.id }),
-        hub.publish(sessionId, { type: "message.user", messageId: message.id, text }),
+        hub.publish(sessionId, { type: "turn.started", turnId: turn.turnId }),
+        hub.publish(sessionId, { type: "message.user", messageId: turn.messageId, text }),
       ]);
-      const resolution = resolveProvider(deps.env, session, { maxOutputTokens: deps.maxOutputTokens });
+      const resolution = resolveProvider(deps.env, turn, { maxOutputTokens: deps.maxOutputTokens });
       const run = {
-        sessionId, turnId: turn.id, actorId: actor.userId, signal: controller.signal, firstPosition: position + 1,
+        sessionId, turnId: turn.turnId, actorId: actor.userId, signal: controller.signal, firstPosition: position + 1,
         shutdown: () => shuttingDown,
         release: () => {
           if (running.get(sessionId)?.controller === controller) running.delete(sessionId);
@@ -154,12 +140,12 @@ export function createEngine(deps: EngineDeps): Engine {
         ? runTurn(turnDeps, { ...run, adapter: adapterFor(resolution.config) })
         : refuse(turnDeps, run, resolution.message);
       void work
-        .catch((err) => log(`turn ${turn.id} crashed`, err))
+        .catch((err) => log(`turn ${turn.turnId} crashed`, err))
         .finally(() => {
           run.release();
           release();
         });
-      return { turnId: turn.id, messageId: message.id };
+      return { turnId: turn.turnId, messageId: turn.messageId };
     } catch (err) {
       running.delete(sessionId);
       release();

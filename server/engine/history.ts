@@ -1,12 +1,11 @@
 // A session's conversation as stored in Message rows, and the writes that keep it valid: a
 // tool call always gets a result (a cancelled or interrupted one gets a result saying so),
 // because both providers reject a history with an unanswered call.
-import type { Db } from "../db";
+import type { Db, TurnRows } from "../db";
 import type { ContentBlock, ConversationMessage, Role } from "./types";
 
-export async function loadConversation(db: Db, sessionId: string): Promise<ConversationMessage[]> {
-  const rows = await db.message.findMany({ where: { sessionId }, orderBy: { position: "asc" }, select: { role: true, content: true } });
-  const messages = rows.map((r) => ({ role: r.role as Role, content: r.content as unknown as ContentBlock[] }));
+export async function loadConversation(rows: TurnRows, sessionId: string): Promise<ConversationMessage[]> {
+  const messages = (await rows.conversation(sessionId)).map((r) => ({ role: r.role as Role, content: r.content as ContentBlock[] }));
   return answerOrphans(messages, "No result was recorded for this call.");
 }
 

@@ -33,7 +33,7 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
   beforeEach(() => {
     fake.requests.length = 0;
     hub = createEventHub(t.current.db, { url: t.current.url });
-    engine = createEngine({ db: t.current.db, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM" });
+    engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM" });
   });
   afterEach(async () => {
     await engine.dispose();
@@ -78,7 +78,7 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
 
   it("answers a session with no provider configured with an error saying how to configure one", async () => {
     await engine.dispose();
-    engine = createEngine({ db: t.current.db, hub, dispatcher: testDispatcher(), env: {} });
+    engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: {} });
     const { sessionId, userId } = await seedSession(t.current.db);
     const { turnId } = await engine.sendMessage(sessionId, { userId }, "hello?");
     const events = await eventsUntilFinished(hub, sessionId, turnId);

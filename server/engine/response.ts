@@ -1,7 +1,7 @@
 // One model response inside a turn: streams it (with retries), strips forged calls from the
 // text, fans deltas out as events, persists the assistant message as it grows and one
 // ModelRequest row per attempt with its usage, and returns the finished tool calls.
-import type { Db } from "../db";
+import type { TurnRows } from "../db";
 import type { SessionEventBody, Usage } from "../protocol/events";
 import type { ModelToolCall } from "../pipeline/contract";
 import { ForgedCallFilter, forgedNotice } from "./forged";
@@ -10,7 +10,7 @@ import type { ContentBlock, FinishReason, ModelRequestSpec, ProviderAdapter } fr
 import { zeroUsage } from "./types";
 
 export interface ResponseContext {
-  db: Db;
+  rows: TurnRows;
   sessionId: string;
   turnId: string;
   /** Ordered, persisted fan-out; not awaited per delta (the hub keeps order). */
@@ -32,8 +32,8 @@ export interface ResponseOutcome {
 /**
  * The assistant message row, written when a block ends that the next request must carry (a
  * tool call, a signed reasoning block) and at the end. Streaming text is not written as it
- * grows: the event log holds every delta, start-up recovery completes the row from it
- * (recovery.ts), and each write is a Prisma query, about a millisecond of CPU.
+ * grows: the event log holds every delta and start-up recovery completes the row from it
+ * (recovery.ts).
  */
 class MessageWriter {
   readonly blocks: ContentBlock[] = [];
@@ -49,13 +49,9 @@ class MessageWriter {
     // between would be an unhandled rejection, and that ends the server process.
     this.writing = this.writing.then(async () => {
       try {
-        if (this.id) await this.ctx.db.message.update({ where: { id: this.id }, data: { content }, select: { id: true } });
+        if (this.id) await this.ctx.rows.setMessageContent(this.id, content);
         else if (content.length > 0) {
-          const row = await this.ctx.db.message.create({
-            data: { sessionId: this.ctx.sessionId, turnId: this.ctx.turnId, position: this.ctx.allocatePosition(), role: "assistant", content },
-            select: { id: true },
-          });
-          this.id = row.id;
+          this.id = await this.ctx.rows.addMessage({ sessionId: this.ctx.sessionId, turnId: this.ctx.turnId, position: this.ctx.allocatePosition(), role: "assistant", content });
         }
         this.failed = undefined;
       } catch (err) {
@@ -83,7 +79,8 @@ export async function runResponse(
   const calls: { id: string; name: string; args: string; ended: boolean }[] = [];
   let usage = zeroUsage();
   let attempt = 1;
-  let request = await ctx.db.modelRequest.create({ data: { turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt }, select: { id: true } });
+  const open = () => ctx.rows.openRequest({ turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt });
+  let request = await open();
   let outcome: Omit<ResponseOutcome, "calls" | "usage" | "storedCalls"> = { finish: "error", raw: null, error: { code: "stream_incomplete", message: "The provider stream ended without a result." } };
   let reasoning: Extract<ContentBlock, { type: "reasoning" }> | undefined;
 
@@ -139,10 +136,11 @@ export async function runResponse(
         usage = ev.usage;
         break;
       case "retry":
-        await ctx.db.modelRequest.update({ where: { id: request.id }, data: { error: ev.error.message, endedAt: new Date(), ...usageColumns(usage) }, select: { id: true } });
+        await ctx.rows.closeRequest(request, { stopReason: null, error: ev.error.message, usage });
         ctx.emit({ type: "notice", level: "info", code: "provider_retry", text: `${ev.error.message} Retrying in ${(ev.delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${retry.attempts}).` });
         usage = zeroUsage();
-        request = await ctx.db.modelRequest.create({ data: { turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt: ++attempt }, select: { id: true } });
+        attempt++;
+        request = await open();
         break;
       case "finish":
         outcome = { finish: ev.reason, raw: ev.raw };
@@ -160,19 +158,7 @@ export async function runResponse(
   }
   if (filter.strippedTotal > 0) ctx.emit(forgedNotice(filter.strippedTotal));
   await writer.done();
-  await ctx.db.modelRequest.update({
-    where: { id: request.id },
-    data: { stopReason: outcome.raw ?? outcome.finish, error: outcome.error?.message ?? null, endedAt: new Date(), ...usageColumns(usage) },
-    // Only the id back: mapping a whole row costs Prisma a tenth of the query.
-    select: { id: true },
-  });
+  await ctx.rows.closeRequest(request, { stopReason: outcome.raw ?? outcome.finish, error: outcome.error?.message ?? null, usage });
   const finished = writer.blocks.flatMap((b) => (b.type === "tool_call" ? [{ providerCallId: b.id, name: b.name, rawArguments: b.arguments }] : []));
   return { ...outcome, calls: outcome.finish === "cancelled" || outcome.finish === "error" ? [] : finished, usage, storedCalls: finished.length > 0 };
 }
-
-export const usageColumns = (u: Usage) => ({
-  inputTokens: u.inputTokens,
-  outputTokens: u.outputTokens,
-  cacheReadTokens: u.cacheReadTokens,
-  cacheWriteTokens: u.cacheWriteTokens,
-});

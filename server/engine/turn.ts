@@ -3,18 +3,19 @@
 // store the results, and go again until the model ends its turn, the user cancels, an error
 // occurs or the step limit is reached. However it ends, the turn row, the history and the
 // event log are left consistent.
-import type { Db } from "../db";
+import type { Db, TurnRows } from "../db";
 import type { EventHub } from "../hub/events";
 import type { SessionEventBody, TurnStatus, Usage } from "../protocol/events";
 import type { Dispatcher, DispatchOutcome, ModelToolCall } from "../pipeline/contract";
 import { closeOpenCalls, loadConversation } from "./history";
 import type { RetryPolicy } from "./providers/retry";
-import { runResponse, usageColumns } from "./response";
+import { runResponse } from "./response";
 import type { ContentBlock, ProviderAdapter, ToolCatalog } from "./types";
 import { zeroUsage } from "./types";
 
 export interface TurnDeps {
   db: Db;
+  rows: TurnRows;
   hub: EventHub;
   dispatcher: Dispatcher;
   catalog: ToolCatalog;
@@ -40,7 +41,7 @@ export interface TurnRun {
 }
 
 export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
-  const { db, hub } = deps;
+  const { db, rows, hub } = deps;
   const { sessionId, turnId, signal } = run;
   let position = run.firstPosition;
   // A session's events become durable in publish order (EventHub.publish), so waiting for the
@@ -66,9 +67,9 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         emit({ type: "notice", level: "warn", code: "step_limit", text: `The turn stopped after ${deps.maxSteps} model requests (the step limit). Send a message to continue.` });
         break;
       }
-      const spec = { system, tools: await deps.catalog.catalog(sessionId), messages: await loadConversation(db, sessionId) };
+      const spec = { system, tools: await deps.catalog.catalog(sessionId), messages: await loadConversation(rows, sessionId) };
       const ctx = {
-        db, sessionId, turnId, emit,
+        rows, sessionId, turnId, emit,
         allocatePosition: () => position++,
         onArgumentsProgress: deps.dispatcher.onArgumentsProgress
           ? (call: ModelToolCall & { complete: boolean }) => deps.dispatcher.onArgumentsProgress!(sessionId, turnId, call)
@@ -96,13 +97,13 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         break;
       }
       // The turn goes on: its usage so far is recorded now (the last step's goes with the end).
-      await db.turn.update({ where: { id: turnId }, data: usageColumns(total), select: { id: true } });
+      await rows.turnUsage(turnId, total);
       await emitted();
       const outcome = await deps.dispatcher.dispatch({
         sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal,
         emit: (body) => hub.publish(sessionId, body).then(() => undefined),
       });
-      await storeResults(db, { sessionId, turnId, position: position++ }, out.calls, outcome);
+      await storeResults(rows, { sessionId, turnId, position: position++ }, out.calls, outcome);
       openCalls = false;
       if (signal.aborted) {
         status = "cancelled";
@@ -145,14 +146,9 @@ async function finishTurn(
     if (end.openCalls) await closeOpenCalls(db, sessionId, turnId, why);
     if (end.error) emit({ type: "error", turnId, code: end.error.code, message: end.error.message });
     await emitted();
-    // The session's status goes with the turn's: one nested write, one query to compile.
-    await db.turn.update({
-      where: { id: turnId },
-      data: {
-        status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, endedAt: new Date(), ...usageColumns(end.usage),
-        session: { update: { status: end.status === "interrupted" ? "interrupted" : "idle" } },
-      },
-      select: { id: true },
+    await deps.rows.end({
+      turnId, sessionId, status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, usage: end.usage,
+      sessionStatus: end.status === "interrupted" ? "interrupted" : "idle",
     });
     run.release();
     await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: end.status, ...(end.stopReason ? { stopReason: end.stopReason } : {}) });
@@ -161,7 +157,7 @@ async function finishTurn(
   }
 }
 
-async function storeResults(db: Db, at: { sessionId: string; turnId: string; position: number }, calls: ModelToolCall[], outcome: DispatchOutcome) {
+async function storeResults(rows: TurnRows, at: { sessionId: string; turnId: string; position: number }, calls: ModelToolCall[], outcome: DispatchOutcome) {
   const byId = new Map(outcome.results.map((r) => [r.providerCallId, r]));
   const content: ContentBlock[] = calls.map((c) => {
     const r = byId.get(c.providerCallId);
@@ -169,7 +165,7 @@ async function storeResults(db: Db, at: { sessionId: string; turnId: string; pos
       ? { type: "tool_result", id: c.providerCallId, name: r.name, content: r.content, isError: r.isError }
       : { type: "tool_result", id: c.providerCallId, name: c.name, content: "No result was produced for this call.", isError: true };
   });
-  await db.message.create({ data: { sessionId: at.sessionId, turnId: at.turnId, position: at.position, role: "tool", content: content as object[] }, select: { id: true } });
+  await rows.addMessage({ ...at, role: "tool", content });
 }
 
 function addUsage(total: Usage, u: Usage) {

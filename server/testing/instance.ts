@@ -21,7 +21,7 @@ export async function openInstance(url: string, opts: { anthropicBaseURL: string
     ANTHROPIC_BASE_URL: opts.anthropicBaseURL,
   });
   const parts = await createParts({
-    env, db: handle.db, dbProvider: handle.provider, dbUrl: url, runnerTokens: ["x".repeat(32)],
+    env, db: handle.db, rows: handle.rows, dbProvider: handle.provider, dbUrl: url, runnerTokens: ["x".repeat(32)],
     actorFor: () => null, canUseSession: async () => true, log: opts.log, cluster: quickCluster,
   });
   return { handle, parts };

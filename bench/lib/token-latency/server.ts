@@ -37,7 +37,7 @@ if (process.send) {
   const shared = cluster && createSharedHub(db, cluster, { url: dbUrl });
   const hub: EventHub = shared ?? createEventHub(db, { url: dbUrl });
   const engine = createEngine({
-    db, hub, dispatcher: testDispatcher(), systemPrompt: "S",
+    db, rows: handle.rows, hub, dispatcher: testDispatcher(), systemPrompt: "S",
     env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropicBaseURL, OPENAI_API_KEY: "k", OPENAI_BASE_URL: openaiBaseURL },
   });
   if (cluster && shared) {

@@ -73,7 +73,7 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     actor = { userId: seeded.userId, orgId: seeded.orgId, role: "owner" };
     hub = createEventHub(db, { url: t.current.url });
     engine = createEngine({
-      db, hub, dispatcher: testDispatcher(), retry: fastRetries, systemPrompt: "SYSTEM",
+      db, rows: t.current.rows, hub, dispatcher: testDispatcher(), retry: fastRetries, systemPrompt: "SYSTEM",
       env: { QUIVER_PROVIDER: "openai", OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL },
     });
     // Records which sessions had their leftover approval cards cancelled (the pipeline's job).

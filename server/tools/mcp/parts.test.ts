@@ -17,7 +17,7 @@ describe("MCP servers in the server's parts", () => {
     const logs: string[] = [];
     const env = parseEnv({ PORT: "0", DATABASE_URL: t.current.url, QUIVER_DATA_DIR: dir, QUIVER_LOCAL_RUNNER: "0", QUIVER_MCP_CONFIG: configPath });
     const parts = await createParts({
-      env, db: t.current.db, dbProvider: t.current.provider, dbUrl: t.current.url, runnerTokens: ["x".repeat(32)],
+      env, db: t.current.db, rows: t.current.rows, dbProvider: t.current.provider, dbUrl: t.current.url, runnerTokens: ["x".repeat(32)],
       actorFor: () => null, canUseSession: async () => true, log: (l) => void logs.push(l),
     });
     return { parts, logs };

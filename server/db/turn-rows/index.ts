@@ -1,0 +1,66 @@
+// The rows a model turn writes and reads on its hot path (Turn, its Message rows, ModelRequest,
+// the session's status), written through the database driver instead of Prisma. Prisma 6.19
+// compiles each query in WebAssembly: a turn's eight queries cost 12–18 ms of CPU, more than
+// the 120 tokens of a short reply cost to relay. The same rows in the same column forms Prisma
+// writes and reads (dates as ISO text with +00:00 on SQLite, timestamp(3) UTC on PostgreSQL,
+// Json as text / jsonb), so every other reader keeps using Prisma.
+// The server runs them on its query thread (query-thread.ts); tests may run them in-process.
+import type { Usage } from "../../protocol/events";
+import { providerOf } from "../driver";
+import { postgresTurnRows } from "./postgres";
+import { sqliteTurnRows } from "./sqlite";
+
+export interface TurnBegin {
+  sessionId: string;
+  /** Set for a caller bound to an org: a session of another org is not found. */
+  orgId?: string;
+  /** The server instance that runs the turn (start-up recovery leaves a live one's alone). */
+  instanceId?: string;
+  text: string;
+}
+
+export type TurnBegun =
+  | { ok: true; turnId: string; messageId: string; position: number; provider: string | null; model: string | null }
+  | { ok: false; reason: "not_found" | "busy" };
+
+export interface TurnEnd {
+  turnId: string;
+  sessionId: string;
+  status: string;
+  stopReason: string | null;
+  error: string | null;
+  usage: Usage;
+  sessionStatus: string;
+}
+
+export interface NewMessage {
+  sessionId: string;
+  turnId: string;
+  position: number;
+  role: string;
+  content: unknown;
+}
+
+export interface TurnRows {
+  /** One transaction: checks the session exists (in the org) and runs no turn, then stores the
+   *  running turn, the user's message after the last one, and the session's running status. */
+  begin(b: TurnBegin): Promise<TurnBegun>;
+  /** The session's messages in order. */
+  conversation(sessionId: string): Promise<{ role: string; content: unknown }[]>;
+  /** A ModelRequest row for one attempt; returns its id. */
+  openRequest(r: { turnId: string; provider: string; model: string; attempt: number }): Promise<string>;
+  closeRequest(id: string, r: { stopReason: string | null; error: string | null; usage: Usage }): Promise<void>;
+  /** Returns the new message's id. */
+  addMessage(m: NewMessage): Promise<string>;
+  setMessageContent(id: string, content: unknown): Promise<void>;
+  /** The turn's usage so far (a turn that goes on after tool calls). */
+  turnUsage(turnId: string, usage: Usage): Promise<void>;
+  /** The turn's end and the session's status after it, together. */
+  end(e: TurnEnd): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type TurnRowsOp = Exclude<keyof TurnRows, "close">;
+
+/** Turn rows in this thread for a database URL (`file:…` or `postgresql://…`). */
+export const turnRowsFor = (url: string): TurnRows => (providerOf(url) === "postgresql" ? postgresTurnRows(url) : sqliteTurnRows(url));

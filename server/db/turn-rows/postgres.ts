@@ -1,0 +1,95 @@
+// Turn rows on PostgreSQL (index.ts says why and what), through a small node-postgres pool.
+// `begin` locks the session's row first (FOR UPDATE), so two sends to one session, from this
+// instance or another, cannot both find it idle. Dates go as UTC ISO text into timestamp(3),
+// which ignores the zone, as Prisma stores them.
+import type pg from "pg";
+import { openPgPool } from "../driver";
+import { rowId } from "../row-id";
+import type { TurnRows } from "./index";
+
+const now = () => new Date().toISOString();
+
+async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query("BEGIN");
+    const out = await work(c);
+    await c.query("COMMIT");
+    return out;
+  } catch (err) {
+    await c.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  } finally {
+    c.release();
+  }
+}
+
+const INSERT_MESSAGE = `INSERT INTO "Message" ("id","sessionId","turnId","position","role","content","createdAt") VALUES ($1,$2,$3,$4,$5,$6::jsonb,$7::timestamp(3))`;
+const SESSION_STATUS = `UPDATE "Session" SET "status" = $2, "updatedAt" = $3::timestamp(3) WHERE "id" = $1`;
+
+export function postgresTurnRows(url: string): TurnRows {
+  const pool = openPgPool(url, 4);
+  return {
+    begin: (b) =>
+      inTransaction(pool, async (c) => {
+        const found = await c.query<{ provider: string | null; model: string | null }>(
+          `SELECT "provider","model" FROM "Session" WHERE "id" = $1${b.orgId === undefined ? "" : ` AND "orgId" = $2`} FOR UPDATE`,
+          b.orgId === undefined ? [b.sessionId] : [b.sessionId, b.orgId],
+        );
+        if (found.rowCount === 0) return { ok: false, reason: "not_found" } as const;
+        const state = await c.query<{ busy: boolean; top: number | null }>(
+          `SELECT EXISTS (SELECT 1 FROM "Turn" WHERE "sessionId" = $1 AND "status" = 'running') AS "busy", (SELECT MAX("position") FROM "Message" WHERE "sessionId" = $1) AS "top"`,
+          [b.sessionId],
+        );
+        if (state.rows[0].busy) return { ok: false, reason: "busy" } as const;
+        const position = (state.rows[0].top ?? -1) + 1;
+        const [turnId, messageId, at] = [rowId(), rowId(), now()];
+        await c.query(`INSERT INTO "Turn" ("id","sessionId","status","startedAt","instanceId") VALUES ($1,$2,'running',$3::timestamp(3),$4)`, [turnId, b.sessionId, at, b.instanceId ?? null]);
+        await c.query(INSERT_MESSAGE, [messageId, b.sessionId, turnId, position, "user", JSON.stringify([{ type: "text", text: b.text }]), at]);
+        await c.query(SESSION_STATUS, [b.sessionId, "running", at]);
+        const { provider, model } = found.rows[0];
+        return { ok: true, turnId, messageId, position, provider, model } as const;
+      }),
+    async conversation(sessionId) {
+      const { rows } = await pool.query<{ role: string; content: unknown }>(`SELECT "role","content" FROM "Message" WHERE "sessionId" = $1 ORDER BY "position"`, [sessionId]);
+      return rows;
+    },
+    async openRequest(r) {
+      const id = rowId();
+      await pool.query(`INSERT INTO "ModelRequest" ("id","turnId","provider","model","attempt","startedAt") VALUES ($1,$2,$3,$4,$5,$6::timestamp(3))`, [
+        id, r.turnId, r.provider, r.model, r.attempt, now(),
+      ]);
+      return id;
+    },
+    async closeRequest(id, r) {
+      const u = r.usage;
+      await pool.query(
+        `UPDATE "ModelRequest" SET "stopReason" = $2, "error" = $3, "endedAt" = $4::timestamp(3), "inputTokens" = $5, "outputTokens" = $6, "cacheReadTokens" = $7, "cacheWriteTokens" = $8 WHERE "id" = $1`,
+        [id, r.stopReason, r.error, now(), u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens],
+      );
+    },
+    async addMessage(m) {
+      const id = rowId();
+      await pool.query(INSERT_MESSAGE, [id, m.sessionId, m.turnId, m.position, m.role, JSON.stringify(m.content), now()]);
+      return id;
+    },
+    async setMessageContent(id, content) {
+      await pool.query(`UPDATE "Message" SET "content" = $2::jsonb WHERE "id" = $1`, [id, JSON.stringify(content)]);
+    },
+    async turnUsage(turnId, u) {
+      await pool.query(`UPDATE "Turn" SET "inputTokens" = $2, "outputTokens" = $3, "cacheReadTokens" = $4, "cacheWriteTokens" = $5 WHERE "id" = $1`, [
+        turnId, u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens,
+      ]);
+    },
+    async end(e) {
+      const u = e.usage;
+      // One statement, so one round trip and atomic without a transaction block.
+      await pool.query(
+        `WITH "turn" AS (UPDATE "Turn" SET "status" = $2, "stopReason" = $3, "error" = $4, "endedAt" = $5::timestamp(3), "inputTokens" = $6, "outputTokens" = $7, "cacheReadTokens" = $8, "cacheWriteTokens" = $9 WHERE "id" = $1)
+         UPDATE "Session" SET "status" = $11, "updatedAt" = $5::timestamp(3) WHERE "id" = $10`,
+        [e.turnId, e.status, e.stopReason, e.error, now(), u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, e.sessionId, e.sessionStatus],
+      );
+    },
+    close: () => pool.end(),
+  };
+}
