@@ -41,7 +41,7 @@ export interface TurnRun {
 }
 
 export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
-  const { db, rows, hub } = deps;
+  const { rows, hub } = deps;
   const { sessionId, turnId, signal } = run;
   let position = run.firstPosition;
   // A session's events become durable in publish order (EventHub.publish), so waiting for the

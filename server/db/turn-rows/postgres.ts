@@ -15,17 +15,17 @@ async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promi
     await c.query("BEGIN");
     const out = await work(c);
     await c.query("COMMIT");
+    c.release();
     return out;
   } catch (err) {
-    await c.query("ROLLBACK").catch(() => undefined);
+    // A connection whose ROLLBACK fails is broken: destroyed, not handed to the next caller.
+    const rolledBack = await c.query("ROLLBACK").then(() => true, () => false);
+    c.release(rolledBack ? undefined : (err as Error));
     throw err;
-  } finally {
-    c.release();
   }
 }
 
 const INSERT_MESSAGE = `INSERT INTO "Message" ("id","sessionId","turnId","position","role","content","createdAt") VALUES ($1,$2,$3,$4,$5,$6::jsonb,$7::timestamp(3))`;
-const SESSION_STATUS = `UPDATE "Session" SET "status" = $2, "updatedAt" = $3::timestamp(3) WHERE "id" = $1`;
 
 export function postgresTurnRows(url: string): TurnRows {
   const pool = openPgPool(url, 4);
@@ -46,7 +46,7 @@ export function postgresTurnRows(url: string): TurnRows {
         const [turnId, messageId, at] = [rowId(), rowId(), now()];
         await c.query(`INSERT INTO "Turn" ("id","sessionId","status","startedAt","instanceId") VALUES ($1,$2,'running',$3::timestamp(3),$4)`, [turnId, b.sessionId, at, b.instanceId ?? null]);
         await c.query(INSERT_MESSAGE, [messageId, b.sessionId, turnId, position, "user", JSON.stringify([{ type: "text", text: b.text }]), at]);
-        await c.query(SESSION_STATUS, [b.sessionId, "running", at]);
+        await c.query(`UPDATE "Session" SET "status" = 'running', "updatedAt" = $2::timestamp(3) WHERE "id" = $1`, [b.sessionId, at]);
         const { provider, model } = found.rows[0];
         return { ok: true, turnId, messageId, position, provider, model } as const;
       }),

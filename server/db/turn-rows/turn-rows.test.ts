@@ -88,4 +88,18 @@ describe.each(testDatabases())("turn rows on %s", (provider) => {
     await expect(rows.openRequest({ turnId: "no-such-turn", provider: "openai", model: "m", attempt: 1 })).rejects.toThrow(/foreign key|FOREIGN KEY/i);
     expect(await db.message.count({ where: { sessionId } })).toBe(1);
   });
+
+  // PostgreSQL only: SQLite has no connection to lose.
+  if (provider === "postgresql") it("carries on after the database ends its connections", async () => {
+    const { db, rows } = t.current;
+    const { sessionId, orgId } = await seedSession(db);
+    const begun = await rows.begin({ sessionId, orgId, text: "before" });
+    if (!begun.ok) throw new Error("not begun");
+    // An admin (or a restart) ends every other connection: the rows' pool holds dead ones now.
+    await db.$executeRawUnsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+    await new Promise((r) => setTimeout(r, 100));
+    await rows.end({ turnId: begun.turnId, sessionId, status: "completed", stopReason: null, error: null, usage, sessionStatus: "idle" });
+    expect((await rows.begin({ sessionId, orgId, text: "after" })).ok).toBe(true);
+    expect(await db.turn.count({ where: { sessionId } })).toBe(2);
+  });
 });
