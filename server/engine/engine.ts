@@ -8,7 +8,7 @@ import type { Dispatcher } from "../pipeline/contract";
 import { createAdapter, defaultRetryPolicy, resolveProvider, type RetryPolicy } from "./providers/index";
 import { recoverInterruptedTurns } from "./recovery";
 import { runTurn } from "./turn";
-import type { ProviderAdapter, ProviderConfig, ToolCatalog } from "./types";
+import { zeroUsage, type ProviderAdapter, type ProviderConfig, type ToolCatalog } from "./types";
 
 export interface EngineDeps {
   db: Db;
@@ -177,11 +177,10 @@ export function createEngine(deps: EngineDeps): Engine {
 }
 
 /** No provider: the turn ends at once with an error event that says how to configure one. */
-async function refuse(deps: { db: Db; hub: EventHub }, run: { sessionId: string; turnId: string; release(): void }, message: string) {
+async function refuse(deps: { rows: TurnRows; hub: EventHub }, run: { sessionId: string; turnId: string; release(): void }, message: string) {
   const { sessionId, turnId } = run;
   await deps.hub.publish(sessionId, { type: "error", turnId, code: "provider_not_configured", message });
-  await deps.db.turn.update({ where: { id: turnId }, data: { status: "failed", stopReason: "provider_not_configured", error: message, endedAt: new Date() } });
-  await deps.db.session.update({ where: { id: sessionId }, data: { status: "idle" } });
+  await deps.rows.end({ turnId, sessionId, status: "failed", stopReason: "provider_not_configured", error: message, usage: zeroUsage(), sessionStatus: "idle" });
   run.release();
   await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: "failed", stopReason: "provider_not_configured" });
 }
