@@ -157,6 +157,50 @@ describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL databa
     }
   }, 90_000);
 
+  it("an instance frozen past its lease finds its turn recovered by a peer when it wakes, and stops it without a word", async () => {
+    const b = await startInstance(t.current.url, fake, dataDir);
+    const { sessionId, userId } = await seedSession(t.current.db, { provider: "anthropic", model: "claude-test" });
+    fake.enqueue({ blocks: [{ type: "text", text: "half a thought, ".repeat(40) }], deltaChars: 4, hangAfterBytes: 3_000 });
+    const child = spawn(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "multi-instance-child.ts"), t.current.url, sessionId, userId, fake.anthropicBaseURL, dataDir], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (out += String(d)));
+    child.stderr.on("data", (d) => (stderr += String(d)));
+    const exited = new Promise((r) => child.on("exit", r));
+    try {
+      const deadline = Date.now() + 40_000;
+      while (!/started \S+ \S+\n/.test(out) || (await t.current.db.sessionEvent.count({ where: { sessionId, type: "text.delta" } })) < 3) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child never streamed: ${out} ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const [, turnId] = /started (\S+) (\S+)/.exec(out)!;
+      // A stall (a VM frozen, a debugger, swapping): no heartbeat, no code at all, but alive.
+      child.kill("SIGSTOP");
+      const ctl = new AbortController();
+      const onB = collect(b.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (ev) => ev.type === "turn.finished");
+      const seen = await Promise.race([onB, new Promise<never>((_, no) => setTimeout(() => no(new Error("B never recovered the turn")), 15_000))]);
+      ctl.abort();
+      expect(seen.at(-1)).toMatchObject({ type: "turn.finished", turnId, status: "interrupted" });
+      expect(fake.streaming()).toBe(1);
+      child.kill("SIGCONT");
+      // Awake, its next heartbeat finds the turn claimed: the turn stops, its model stream closes.
+      const woke = Date.now();
+      while (!/stopped 1 turn\(s\) that other instance\(s\) took over/.test(stderr) || fake.streaming() > 0) {
+        if (Date.now() - woke > 10_000) throw new Error(`the woken instance kept its turn: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, 4 * quick.heartbeatMs));
+      const turn = await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } });
+      expect(turn).toMatchObject({ status: "interrupted", stopReason: "server_restart", instanceId: b.parts.cluster!.id });
+      const rows = await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } });
+      expect(rows.filter((r) => r.type === "turn.finished")).toHaveLength(1);
+      expect(rows.at(-1)!.type).toBe("turn.finished");
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await exited;
+    }
+  }, 90_000);
+
   it("two live instances claiming orphaned turns at the same time each get different ones, all of them", async () => {
     const b = await startInstance(t.current.url, fake, dataDir);
     const c = await startInstance(t.current.url, fake, dataDir);

@@ -131,7 +131,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     await cluster?.dispose();
     await spills.close();
   }
-  if (cluster && shared) {
+  if (cluster && shared && commands) {
     // Listening and known to the others before recovery, which leaves live instances' turns alone.
     // A database that refuses us fails the start: nothing this function opened stays open.
     try {
@@ -147,6 +147,10 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
         approvalAnswered: (approvalId) => pipeline.wakeApproval(approvalId),
         welcome: (to) => shared.welcome(to),
         resync: () => shared.resync(),
+        heartbeat: async () => {
+          const lost = await commands.takenOver(engine.runningTurns());
+          if (lost.length > 0) log(`engine: stopped ${engine.abandon(lost)} turn(s) that other instance(s) took over while this one was stalled`);
+        },
         peersGone: async (ids) => {
           await recoverTurns();
           const freed = await shared.freeLeasesOf(ids);

@@ -55,6 +55,11 @@ export interface Engine {
   isRunning(sessionId: string): boolean;
   /** Resolves when the session's current turn (if any) has finished and been recorded. */
   settled(sessionId: string): Promise<void>;
+  /** The ids of the turns this engine is running. */
+  runningTurns(): string[];
+  /** Stops these turns at once, writing and publishing nothing more for them: a peer instance
+   *  took them over (it thought this one gone) and has recorded their end. Returns how many ran here. */
+  abandon(turnIds: string[]): number;
   /** Interrupts running turns (recorded as interrupted) and waits for them to close. */
   dispose(): Promise<void>;
 }
@@ -73,7 +78,7 @@ export const defaultSystemPrompt =
 export function createEngine(deps: EngineDeps): Engine {
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(`[engine] ${m}`, e ?? ""));
   const { db } = deps;
-  const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const running = new Map<string, { controller: AbortController; done: Promise<void>; turnId?: string; abandoned?: boolean }>();
   /** Every turn still closing, including ones already released from `running`. */
   const inflight = new Set<Promise<void>>();
   const adapters = new Map<string, ProviderAdapter>();
@@ -112,7 +117,8 @@ export function createEngine(deps: EngineDeps): Engine {
     const controller = new AbortController();
     let release!: () => void;
     const done = new Promise<void>((r) => (release = r));
-    running.set(sessionId, { controller, done });
+    const entry: { controller: AbortController; done: Promise<void>; turnId?: string; abandoned?: boolean } = { controller, done };
+    running.set(sessionId, entry);
     inflight.add(done);
     void done.then(() => inflight.delete(done));
     try {
@@ -123,6 +129,7 @@ export function createEngine(deps: EngineDeps): Engine {
       if (!turn.ok && turn.reason === "not_found") throw new EngineError("not_found", `No session ${sessionId}.`);
       if (!turn.ok) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
       const { position } = turn;
+      entry.turnId = turn.turnId;
       // In order (the hub numbers them as published), durable together: one write, not two.
       await Promise.all([
         hub.publish(sessionId, { type: "turn.started", turnId: turn.turnId }),
@@ -131,7 +138,9 @@ export function createEngine(deps: EngineDeps): Engine {
       const resolution = resolveProvider(deps.env, turn, { maxOutputTokens: deps.maxOutputTokens });
       const run = {
         sessionId, turnId: turn.turnId, actorId: actor.userId, signal: controller.signal, firstPosition: position + 1,
+        instanceId: deps.cluster?.instanceId,
         shutdown: () => shuttingDown,
+        abandoned: () => entry.abandoned === true,
         release: () => {
           if (running.get(sessionId)?.controller === controller) running.delete(sessionId);
         },
@@ -164,6 +173,17 @@ export function createEngine(deps: EngineDeps): Engine {
     },
     recoverInterrupted: () => recoverInterruptedTurns(deps.db, deps.hub, log),
     isRunning: (sessionId) => running.has(sessionId),
+    runningTurns: () => [...running.values()].flatMap((r) => (r.turnId ? [r.turnId] : [])),
+    abandon(turnIds) {
+      let stopped = 0;
+      for (const r of running.values()) {
+        if (!r.turnId || !turnIds.includes(r.turnId)) continue;
+        r.abandoned = true;
+        r.controller.abort();
+        stopped++;
+      }
+      return stopped;
+    },
     settled: async (sessionId) => {
       await running.get(sessionId)?.done;
     },
@@ -177,10 +197,10 @@ export function createEngine(deps: EngineDeps): Engine {
 }
 
 /** No provider: the turn ends at once with an error event that says how to configure one. */
-async function refuse(deps: { rows: TurnRows; hub: EventHub }, run: { sessionId: string; turnId: string; release(): void }, message: string) {
+async function refuse(deps: { rows: TurnRows; hub: EventHub }, run: { sessionId: string; turnId: string; instanceId?: string; release(): void }, message: string) {
   const { sessionId, turnId } = run;
   await deps.hub.publish(sessionId, { type: "error", turnId, code: "provider_not_configured", message });
-  await deps.rows.end({ turnId, sessionId, status: "failed", stopReason: "provider_not_configured", error: message, usage: zeroUsage(), sessionStatus: "idle" });
+  await deps.rows.end({ turnId, sessionId, instanceId: run.instanceId, status: "failed", stopReason: "provider_not_configured", error: message, usage: zeroUsage(), sessionStatus: "idle" });
   run.release();
   await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: "failed", stopReason: "provider_not_configured" });
 }

@@ -1,5 +1,5 @@
 // How turns end other than normally: cancel mid-stream and mid-tool, a second message while
-// busy, no provider configured, shutdown, and a server killed mid-turn (a real child process
+// busy, no provider configured, shutdown, a turn a peer instance took over, and a server killed mid-turn (a real child process
 // killed with SIGKILL) whose turn the next start marks interrupted, keeping what streamed.
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
@@ -97,6 +97,61 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
     await engine.dispose();
     await expect(engine.sendMessage(sessionId, { userId }, "more")).rejects.toThrow(/shutting down/);
     expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({ status: "interrupted", stopReason: "server_shutdown" });
+  });
+
+  // A peer that found this instance gone (stalled past its lease) claims its turn, records it
+  // interrupted and publishes its end: this instance must then add nothing to it.
+  const takeOver = async (sessionId: string, turnId: string) => {
+    await t.current.db.turn.update({ where: { id: turnId }, data: { instanceId: "peer", status: "interrupted", stopReason: "instance_gone", endedAt: new Date() } });
+    await hub.publish(sessionId, { type: "turn.finished", turnId, status: "interrupted", stopReason: "instance_gone" });
+  };
+  const finishedEvents = async (sessionId: string) => {
+    // Events become durable in publish order: once this one is, every earlier one is stored.
+    await hub.publish(sessionId, { type: "notice", level: "info", code: "marker", text: "end of test" });
+    return t.current.db.sessionEvent.findMany({ where: { sessionId, type: "turn.finished" } });
+  };
+  const clustered = () => {
+    engine = createEngine({
+      db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM",
+      cluster: { instanceId: "me", cancelElsewhere: async () => false },
+    });
+  };
+
+  it("stops a turn a peer took over at once, writing and publishing nothing more for it", async () => {
+    await engine.dispose();
+    clustered();
+    const { sessionId, userId } = await seedSession(t.current.db);
+    fake.enqueue({ blocks: [{ type: "text", text: "streaming on a stalled instance" }], deltaChars: 4, hangAfterBytes: 700 });
+    const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
+    await waitForEvent(hub, sessionId, (e) => e.type === "text.delta");
+    expect(engine.runningTurns()).toEqual([turnId]);
+    await takeOver(sessionId, turnId);
+    expect(engine.abandon(["another-turn"])).toBe(0);
+    expect(engine.abandon([turnId])).toBe(1);
+    await engine.settled(sessionId);
+    expect(engine.isRunning(sessionId)).toBe(false);
+    expect(engine.runningTurns()).toEqual([]);
+    expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({ instanceId: "peer", status: "interrupted", stopReason: "instance_gone" });
+    expect((await finishedEvents(sessionId)).map((e) => (e.payload as { status: string }).status)).toEqual(["interrupted"]);
+  });
+
+  it("ends a turn claimed by a peer before anyone noticed without overwriting the peer's record", async () => {
+    await engine.dispose();
+    clustered();
+    const { sessionId, userId } = await seedSession(t.current.db);
+    fake.enqueue({ blocks: [{ type: "text", text: "streaming on a stalled instance" }], deltaChars: 4, hangAfterBytes: 700 });
+    const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
+    await waitForEvent(hub, sessionId, (e) => e.type === "text.delta");
+    await takeOver(sessionId, turnId);
+    // This instance ends the turn its own way (here a cancel) before its heartbeat saw the claim.
+    expect(await engine.cancel(sessionId)).toBe(true);
+    expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({ instanceId: "peer", status: "interrupted", stopReason: "instance_gone" });
+    expect((await finishedEvents(sessionId)).map((e) => (e.payload as { status: string }).status)).toEqual(["interrupted"]);
+    // The session is free for the next turn.
+    await t.current.db.session.update({ where: { id: sessionId }, data: { status: "idle" } });
+    fake.enqueue({ blocks: [{ type: "text", text: "next" }] });
+    const next = await engine.sendMessage(sessionId, { userId }, "again");
+    expect((await eventsUntilFinished(hub, sessionId, next.turnId)).at(-1)).toMatchObject({ status: "completed" });
   });
 
   it("marks a turn of a killed server interrupted at the next start, keeping what streamed", async () => {

@@ -33,8 +33,13 @@ export interface TurnRun {
   signal: AbortSignal;
   /** Position of the first message this turn may write. */
   firstPosition: number;
+  /** The server instance running it, as begun (none: a lone server). */
+  instanceId?: string;
   /** Set when the server is shutting down: the turn ends as interrupted, not cancelled. */
   shutdown(): boolean;
+  /** Set when a peer took the turn over (this instance was thought gone): it ends here without
+   *  a write or an event, since the peer has recorded its end. */
+  abandoned(): boolean;
   /** Called once the turn is recorded as ended, just before turn.finished goes out, so a
    * client that reacts to that event at once can start the next turn. */
   release(): void;
@@ -48,6 +53,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   // last one emitted waits for them all: no promise kept per token. (A failed one is logged.)
   let lastEmitted: Promise<unknown> = Promise.resolve();
   const emit = (body: SessionEventBody) => {
+    if (run.abandoned()) return;
     lastEmitted = hub.publish(sessionId, body).catch((err) => deps.log(`event ${body.type} of session ${sessionId} was not recorded`, err));
   };
   const emitted = () => lastEmitted;
@@ -142,15 +148,23 @@ async function finishTurn(
     end.status === "cancelled" ? "Cancelled by the user before this call finished."
     : end.status === "interrupted" ? "Not finished: the server shut down during this turn."
     : "Not run: the turn ended with an error before this call finished.";
+  if (run.abandoned()) {
+    deps.log(`turn ${turnId} was taken over by another server instance; stopped here without recording its end`);
+    return run.release();
+  }
   try {
     if (end.openCalls) await closeOpenCalls(db, sessionId, turnId, why);
     if (end.error) emit({ type: "error", turnId, code: end.error.code, message: end.error.message });
     await emitted();
-    await deps.rows.end({
-      turnId, sessionId, status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, usage: end.usage,
+    const ended = await deps.rows.end({
+      turnId, sessionId, instanceId: run.instanceId, status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, usage: end.usage,
       sessionStatus: end.status === "interrupted" ? "interrupted" : "idle",
     });
     run.release();
+    if (!ended) {
+      deps.log(`turn ${turnId} was taken over by another server instance before it ended here; its end is theirs`);
+      return;
+    }
     await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: end.status, ...(end.stopReason ? { stopReason: end.stopReason } : {}) });
   } catch (err) {
     deps.log(`turn ${turnId} could not be closed cleanly; start-up recovery will mark it interrupted`, err);

@@ -6,7 +6,8 @@
 //   (one at a time per instance), which claims the dead one's turns and leases with conditional
 //   UPDATEs, so when several live instances notice at once each turn is recovered by one of
 //   them; the gone rows are deleted afterwards. A clean stop deletes its own row after its
-//   turns are closed, so only an instance that died or stalled past the lease is swept;
+//   turns are closed, so only an instance that died or stalled past the lease is swept; one
+//   that stalled learns after each heartbeat which of its turns were claimed (`heartbeat`);
 // - one LISTEN connection on the two channels of protocol/broker.ts, reconnected with backoff
 //   when it drops (PostgreSQL restart, pg_terminate_backend); after a reconnect the hub's
 //   subscribers read the database again, since notifications sent meanwhile are lost;
@@ -37,6 +38,8 @@ export interface ClusterHandlers {
   resync(): void;
   /** These instances' heartbeats are stale: recover what they left (may run on several instances at once); none: no sweeping. */
   peersGone?(ids: string[]): Promise<void>;
+  /** After each heartbeat: an instance that stalled past the lease finds what its peers took over. */
+  heartbeat?(): Promise<void>;
 }
 
 export interface Cluster {
@@ -112,6 +115,7 @@ export function createCluster(options: ClusterOptions): Cluster {
     if (peers > 0) peerAt = Date.now();
     const gone = rows[0]?.gone ?? [];
     if (gone.length > 0 && handlers?.peersGone && !sweeping) void sweepGone(gone);
+    await handlers?.heartbeat?.();
   }
 
   /** Recovers what the gone instances left, then forgets their rows (unless one came back meanwhile). */

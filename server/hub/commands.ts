@@ -18,6 +18,8 @@ export interface ClusterCommands {
    * recovered the turn leaves it running under its own id, gone in turn, so it is claimed again.
    */
   claimOrphanedTurns(): Promise<string[]>;
+  /** Of these turns this instance runs, the ones a peer has claimed (it found this instance gone). */
+  takenOver(turnIds: string[]): Promise<string[]>;
 }
 
 const CANCEL_TIMEOUT_MS = 15_000;
@@ -61,6 +63,11 @@ export function clusterCommands(cluster: Cluster): ClusterCommands {
         if (rows.length > 0) claimed.push(c.id);
       }
       return claimed;
+    },
+    async takenOver(turnIds) {
+      if (turnIds.length === 0) return [];
+      const rows = await cluster.query<{ id: string }>(`SELECT "id" FROM "Turn" WHERE "id" = ANY($1::text[]) AND "instanceId" IS DISTINCT FROM $2`, [turnIds, cluster.id]);
+      return rows.map((r) => r.id);
     },
   };
 }

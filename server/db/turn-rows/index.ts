@@ -26,6 +26,8 @@ export type TurnBegun =
 export interface TurnEnd {
   turnId: string;
   sessionId: string;
+  /** The instance ending it, as begun (none: a lone server). Another instance's turn is left alone. */
+  instanceId?: string;
   status: string;
   stopReason: string | null;
   error: string | null;
@@ -55,8 +57,9 @@ export interface TurnRows {
   setMessageContent(id: string, content: unknown): Promise<void>;
   /** The turn's usage so far (a turn that goes on after tool calls). */
   turnUsage(turnId: string, usage: Usage): Promise<void>;
-  /** The turn's end and the session's status after it, together. */
-  end(e: TurnEnd): Promise<void>;
+  /** The turn's end and the session's status after it, together; false, and nothing written,
+   *  when the turn is no longer `instanceId`'s (a peer took it over as gone and recovered it). */
+  end(e: TurnEnd): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -84,11 +84,14 @@ export function postgresTurnRows(url: string): TurnRows {
     async end(e) {
       const u = e.usage;
       // One statement, so one round trip and atomic without a transaction block.
-      await pool.query(
-        `WITH "turn" AS (UPDATE "Turn" SET "status" = $2, "stopReason" = $3, "error" = $4, "endedAt" = $5::timestamp(3), "inputTokens" = $6, "outputTokens" = $7, "cacheReadTokens" = $8, "cacheWriteTokens" = $9 WHERE "id" = $1)
-         UPDATE "Session" SET "status" = $11, "updatedAt" = $5::timestamp(3) WHERE "id" = $10`,
-        [e.turnId, e.status, e.stopReason, e.error, now(), u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, e.sessionId, e.sessionStatus],
+      const { rows } = await pool.query<{ ended: boolean }>(
+        `WITH "turn" AS (UPDATE "Turn" SET "status" = $2, "stopReason" = $3, "error" = $4, "endedAt" = $5::timestamp(3), "inputTokens" = $6, "outputTokens" = $7, "cacheReadTokens" = $8, "cacheWriteTokens" = $9
+             WHERE "id" = $1 AND "instanceId" IS NOT DISTINCT FROM $12 RETURNING 1),
+           "session" AS (UPDATE "Session" SET "status" = $11, "updatedAt" = $5::timestamp(3) WHERE "id" = $10 AND EXISTS (SELECT 1 FROM "turn"))
+         SELECT EXISTS (SELECT 1 FROM "turn") AS "ended"`,
+        [e.turnId, e.status, e.stopReason, e.error, now(), u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, e.sessionId, e.sessionStatus, e.instanceId ?? null],
       );
+      return rows[0].ended;
     },
     close: () => pool.end(),
   };

@@ -24,7 +24,7 @@ export function sqliteTurnRows(url: string): TurnRows {
   );
   const turnUsage = db.prepare(`UPDATE "Turn" SET "inputTokens" = ?, "outputTokens" = ?, "cacheReadTokens" = ?, "cacheWriteTokens" = ? WHERE "id" = ?`);
   const endTurn = db.prepare(
-    `UPDATE "Turn" SET "status" = ?, "stopReason" = ?, "error" = ?, "endedAt" = ?, "inputTokens" = ?, "outputTokens" = ?, "cacheReadTokens" = ?, "cacheWriteTokens" = ? WHERE "id" = ?`,
+    `UPDATE "Turn" SET "status" = ?, "stopReason" = ?, "error" = ?, "endedAt" = ?, "inputTokens" = ?, "outputTokens" = ?, "cacheReadTokens" = ?, "cacheWriteTokens" = ? WHERE "id" = ? AND "instanceId" IS ?`,
   );
 
   const begin = db.transaction((b: TurnBegin): TurnBegun => {
@@ -38,9 +38,10 @@ export function sqliteTurnRows(url: string): TurnRows {
     sessionStatus.run("running", at, b.sessionId);
     return { ok: true, turnId, messageId, position, provider: found.provider, model: found.model };
   });
-  const end = db.transaction((turnId: string, sessionId: string, values: unknown[], status: string) => {
-    endTurn.run(...values, turnId);
+  const end = db.transaction((turnId: string, instanceId: string | null, sessionId: string, values: unknown[], status: string) => {
+    if (endTurn.run(...values, turnId, instanceId).changes === 0) return false;
     sessionStatus.run(status, now(), sessionId);
+    return true;
   });
 
   return {
@@ -64,7 +65,7 @@ export function sqliteTurnRows(url: string): TurnRows {
     turnUsage: async (turnId, u) => void turnUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, turnId),
     async end(e) {
       const u = e.usage;
-      end(e.turnId, e.sessionId, [e.status, e.stopReason, e.error, now(), u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens], e.sessionStatus);
+      return end(e.turnId, e.instanceId ?? null, e.sessionId, [e.status, e.stopReason, e.error, now(), u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens], e.sessionStatus);
     },
     close: async () => void db.close(),
   };

@@ -70,7 +70,10 @@ describe.each(testDatabases())("turn rows on %s", (provider) => {
 
     await rows.turnUsage(turnId, { ...usage, outputTokens: 1 });
     expect(await db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({ outputTokens: 1, status: "running" });
-    await rows.end({ turnId, sessionId, status: "completed", stopReason: "end_turn", error: null, usage, sessionStatus: "idle" });
+    // Begun by a lone server (no instance): an instance that does not own it cannot end it.
+    expect(await rows.end({ turnId, sessionId, instanceId: "someone-else", status: "completed", stopReason: "end_turn", error: null, usage, sessionStatus: "idle" })).toBe(false);
+    expect(await db.turn.findUniqueOrThrow({ where: { id: turnId }, include: { session: true } })).toMatchObject({ status: "running", endedAt: null, session: { status: "running" } });
+    expect(await rows.end({ turnId, sessionId, status: "completed", stopReason: "end_turn", error: null, usage, sessionStatus: "idle" })).toBe(true);
     const turn = await db.turn.findUniqueOrThrow({ where: { id: turnId }, include: { session: true } });
     expect(turn).toMatchObject({ status: "completed", stopReason: "end_turn", error: null, ...usage, session: { status: "idle" } });
     expect(turn.endedAt!.getTime()).toBeGreaterThanOrEqual(turn.startedAt.getTime());

@@ -37,6 +37,8 @@ export interface FakeProvider {
   enqueue(...steps: ScriptStepInput[]): void;
   /** Steps not yet answered. */
   pending(): number;
+  /** Responses still streaming: one a client hung up on no longer counts. */
+  streaming(): number;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
   const script: ScriptStep[] = (options.steps ?? []).map(parseStep);
   let cursor = 0;
+  let streaming = 0;
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
 
@@ -95,7 +98,12 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
     const events = format === "anthropic" ? anthropicEvents(step, model, index) : openaiEvents(step, model, index, includeUsage);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-    await writeStream(res, events, step, index);
+    streaming++;
+    try {
+      await writeStream(res, events, step, index);
+    } finally {
+      streaming--;
+    }
   }
 
   async function writeStream(res: ServerResponse, events: string[], step: ScriptResponse, requestIndex: number) {
@@ -132,6 +140,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     requests,
     enqueue: (...steps) => script.push(...steps.map(parseStep)),
     pending: () => Math.max(0, script.length - cursor),
+    streaming: () => streaming,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
