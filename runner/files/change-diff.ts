@@ -13,10 +13,12 @@ const DIFF_TIMEOUT_MS = 2_000;
 /** The cap's marker line starts with this, so a viewer can tell it from the diff's own lines. */
 export const DIFF_CUT_MARK = "… diff cut:";
 
-export function changeDiff(rel: string, before: string | null, after: string, maxChars = DIFF_MAX_CHARS): string {
+/** `before` null: the file is created; `after` null: it is deleted. */
+export function changeDiff(rel: string, before: string | null, after: string | null, maxChars = DIFF_MAX_CHARS): string {
   const oldName = before === null ? "/dev/null" : `a/${rel}`;
-  const patch = createTwoFilesPatch(oldName, `b/${rel}`, before ?? "", after, undefined, undefined, { context: 3, timeout: DIFF_TIMEOUT_MS });
-  if (patch === undefined) return `--- ${oldName}\n+++ b/${rel}\n${DIFF_CUT_MARK} the change is too large to compare; the whole diff is not shown\n`;
+  const newName = after === null ? "/dev/null" : `b/${rel}`;
+  const patch = createTwoFilesPatch(oldName, newName, before ?? "", after ?? "", undefined, undefined, { context: 3, timeout: DIFF_TIMEOUT_MS });
+  if (patch === undefined) return `--- ${oldName}\n+++ ${newName}\n${DIFF_CUT_MARK} the change is too large to compare; the whole diff is not shown\n`;
   // The "====" separator line says nothing on a card.
   return capDiff(patch.replace(/^=+\n/, ""), maxChars);
 }

@@ -20,7 +20,7 @@ export async function readForChange(ctx: OpContext, rel: string, abs: string) {
   return { before, hash, refusal: check.ok ? undefined : check.reason };
 }
 
-interface Refusal {
+export interface Refusal {
   ok: false;
   output: string;
 }

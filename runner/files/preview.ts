@@ -1,14 +1,20 @@
-// preview_change: the unified diff an edit_file or write_file would make, worked out by the same
-// code as the op (edit.ts), with nothing written. The approval card shows it, so the person sees
+// preview_change: the unified diff an edit_file, write_file or apply_patch would make, worked
+// out by the same code as the op (edit.ts, patch.ts), with nothing written. The approval card shows it, so the person sees
 // the file's real line numbers and context; a change the op would refuse is refused here too.
 import { PreviewChangeInput } from "../../server/protocol/file-ops";
 import { defineOp } from "../ops";
 import { changeDiff } from "./change-diff";
 import { planEdit, planWrite } from "./edit";
+import { planPatch } from "./patch";
 
 export const previewChangeOp = defineOp({
   input: PreviewChangeInput,
   async run(req, ctx) {
+    if (req.tool === "apply_patch") {
+      const patch = await planPatch(req.input, ctx);
+      if (!patch.ok) return { ok: true, output: patch.output, meta: { refused: true } };
+      return { ok: true, output: patch.diff, meta: { paths: patch.changes.map((c) => c.path.rel) } };
+    }
     const plan = req.tool === "edit_file" ? await planEdit(req.input, ctx) : await planWrite(req.input, ctx);
     // A refusal is this op's answer, not its failure: ok:false stays for a runner that cannot
     // preview at all (an older one without this op), where the card falls back to the input.

@@ -134,5 +134,6 @@ export const FILE_OPS = {
 export const PreviewChangeInput = z.discriminatedUnion("tool", [
   z.object({ tool: z.literal("edit_file"), input: EditFileInput }),
   z.object({ tool: z.literal("write_file"), input: WriteFileInput }),
+  z.object({ tool: z.literal("apply_patch"), input: ApplyPatchInput }),
 ]);
 export type PreviewChangeInput = z.infer<typeof PreviewChangeInput>;

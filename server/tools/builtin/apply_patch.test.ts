@@ -1,5 +1,6 @@
 // apply_patch on a real runner: multi-file patches applied all hunks or none, creation and
-// deletion, and the ledger for every file it modifies.
+// deletion, the ledger for every file it modifies, and the diff its cards show (before: the
+// approval's preview; after: what was applied), worked out from the files themselves.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lstat, readFile, writeFile } from "node:fs/promises";
 import { runnerHarness } from "../../executors/runner/testing";
@@ -59,6 +60,28 @@ describe("apply_patch", () => {
     expect(await readFile(`${h.dir}/b.txt`, "utf8")).toBe(`${B}delta\n`);
     expect(await readFile(`${h.dir}/new/c.txt`, "utf8")).toBe("fresh\nfile\n");
     await expect(lstat(`${h.dir}/gone.txt`)).rejects.toThrow();
+    // The card's diff, file by file with real names; the model's text and meta do not carry it.
+    expect(r.diff).toContain("--- a/a.txt\n+++ b/a.txt\n@@ -1,4 +1,4 @@\n-one\n+ONE\n");
+    expect(r.diff).toContain("--- /dev/null\n+++ b/new/c.txt\n@@ -0,0 +1,2 @@\n+fresh\n+file\n");
+    expect(r.diff).toContain("--- a/gone.txt\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-bye\n");
+    expect(r.meta).not.toHaveProperty("diff");
+  });
+
+  it("shows where a hunk really landed: the preview and the applied diff carry the file's line numbers", async () => {
+    const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`);
+    await writeFile(`${h.dir}/moved.txt`, ["added on top", "added on top", ...lines].join("\n") + "\n");
+    await h.call(readFileTool, { path: "moved.txt" });
+    // Written against the file as it was before two lines were added above: "line 20" is line
+    // 22 now, and the diffs say so (the patch's own header says 19).
+    const patch = ["--- a/moved.txt", "+++ b/moved.txt", "@@ -19,3 +19,3 @@", " line 19", "-line 20", "+LINE 20", " line 21", ""].join("\n");
+    const expected = ["--- a/moved.txt", "+++ b/moved.txt", "@@ -19,7 +19,7 @@", " line 17", " line 18", " line 19", "-line 20", "+LINE 20", " line 21", " line 22", " line 23", ""].join("\n");
+    expect(await h.preview(applyPatchTool, { patch })).toEqual({ diff: expected });
+    expect(await h.preview(applyPatchTool, { patch: patch.replace("-line 20", "-line twenty") })).toEqual({ problem: expect.stringMatching(/hunk 1 .* of moved.txt does not apply/) });
+    // The preview wrote nothing and took nothing from the ledger.
+    expect(await readFile(`${h.dir}/moved.txt`, "utf8")).not.toContain("LINE 20");
+    const r = await h.call(applyPatchTool, { patch });
+    expect(r.error).toBeUndefined();
+    expect(r.diff).toBe(expected);
   });
 
   it("changes nothing when one hunk of one file does not apply, and names it", async () => {

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { ApplyPatchInput } from "../../protocol/file-ops";
 import { respond } from "../errors";
 import { defineTool } from "../tool";
+import { appliedResult, previewChange } from "./preview-change";
 
 /** "Patch a.ts, b.ts" from the +++ / --- headers. */
 function patchSummary(patch: string): string {
@@ -22,9 +23,10 @@ export const applyPatchTool = defineTool({
   isConcurrencySafe: () => false,
   fieldAliases: { diff: "patch" },
   summarize: (i) => patchSummary(i.patch),
+  preview: (input, ctx) => previewChange({ tool: "apply_patch", input }, ctx),
   async execute(input, ctx) {
     const r = await ctx.remote(input);
     if (!r.ok) throw respond(r.output, r.meta);
-    return { output: r.output, meta: r.meta };
+    return appliedResult(r);
   },
 });

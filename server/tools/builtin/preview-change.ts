@@ -1,8 +1,8 @@
-// The approval card's preview of an edit_file or write_file: the runner works the change out
+// The approval card's preview of an edit_file, write_file or apply_patch: the runner works the change out
 // with the op's own code and answers the diff, or why it could not be made (runner/files/preview.ts).
 // After the change, the op answers the diff it applied (meta.diff), which its tool card shows.
 import type { ExecResult } from "../../executors/contract";
-import type { EditFileInput, WriteFileInput } from "../../protocol/file-ops";
+import type { ApplyPatchInput, EditFileInput, WriteFileInput } from "../../protocol/file-ops";
 import type { ChangePreview, ToolContext, ToolResult } from "../tool";
 
 /**
@@ -15,7 +15,7 @@ const APPLIED_DIFF_MAX = 24_000;
 const PREVIEW_TIMEOUT_MS = 5_000;
 
 export async function previewChange(
-  req: { tool: "edit_file"; input: EditFileInput } | { tool: "write_file"; input: WriteFileInput },
+  req: { tool: "edit_file"; input: EditFileInput } | { tool: "write_file"; input: WriteFileInput } | { tool: "apply_patch"; input: ApplyPatchInput },
   ctx: ToolContext,
 ): Promise<ChangePreview | undefined> {
   const r = await ctx.remote(req, { op: "preview_change", timeoutMs: PREVIEW_TIMEOUT_MS });
@@ -23,7 +23,7 @@ export async function previewChange(
   return r.meta?.refused === true ? { problem: r.output } : { diff: r.output };
 }
 
-/** An edit's or write's result: the model's text and meta, and apart from them the applied diff. */
+/** An edit's, write's or patch's result: the model's text and meta, and apart from them the applied diff. */
 export function appliedResult(r: ExecResult): ToolResult {
   const { diff, ...meta } = r.meta ?? {};
   if (typeof diff !== "string") return { output: r.output, meta };
