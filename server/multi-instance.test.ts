@@ -60,6 +60,34 @@ async function collect(gen: AsyncGenerator<SessionEvent>, until: (ev: SessionEve
   return out;
 }
 
+/** A whole instance in a child process (multi-instance-child.ts) streaming a turn of `sessionId`
+ *  that hangs mid-reply; resolves once its first deltas are stored. */
+async function streamingChild(t: { current: { url: string; db: DbHandle["db"] } }, fake: FakeProvider, dataDir: string, sessionId: string, userId: string) {
+  fake.enqueue({ blocks: [{ type: "text", text: "half a thought, ".repeat(40) }], deltaChars: 4, hangAfterBytes: 3_000 });
+  // node itself with tsx's loader: the process signalled is the instance (the tsx CLI would be a parent).
+  const child = spawn(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "multi-instance-child.ts"), t.current.url, sessionId, userId, fake.anthropicBaseURL, dataDir], { stdio: ["ignore", "pipe", "pipe"] });
+  const logs = { out: "", err: "" };
+  child.stdout.on("data", (d) => (logs.out += String(d)));
+  child.stderr.on("data", (d) => (logs.err += String(d)));
+  const exited = new Promise((r) => child.on("exit", r));
+  const kill = async () => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    await exited;
+  };
+  try {
+    const deadline = Date.now() + 40_000;
+    while (!/started \S+ \S+\n/.test(logs.out) || (await t.current.db.sessionEvent.count({ where: { sessionId, type: "text.delta" } })) < 3) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child never streamed: ${logs.out} ${logs.err}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } catch (err) {
+    await kill();
+    throw err;
+  }
+  const [, turnId, instanceId] = /started (\S+) (\S+)/.exec(logs.out)!;
+  return { child, logs, exited, kill, turnId, instanceId };
+}
+
 describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL database", () => {
   const t = useTestDb("postgresql");
   let fake: FakeProvider;
@@ -108,21 +136,8 @@ describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL databa
     const b = await startInstance(t.current.url, fake, dataDir);
     const c = await startInstance(t.current.url, fake, dataDir);
     const { sessionId, userId } = await seedSession(t.current.db, { provider: "anthropic", model: "claude-test" });
-    fake.enqueue({ blocks: [{ type: "text", text: "half a thought, ".repeat(40) }], deltaChars: 4, hangAfterBytes: 3_000 });
-    // node itself with tsx's loader: the process killed is the instance (the tsx CLI would be a parent).
-    const child = spawn(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "multi-instance-child.ts"), t.current.url, sessionId, userId, fake.anthropicBaseURL, dataDir], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (out += String(d)));
-    child.stderr.on("data", (d) => (stderr += String(d)));
-    const exited = new Promise((r) => child.on("exit", r));
+    const { child, exited, kill, turnId, instanceId: deadId } = await streamingChild(t, fake, dataDir, sessionId, userId);
     try {
-      const deadline = Date.now() + 40_000;
-      while (!/started \S+ \S+\n/.test(out) || (await t.current.db.sessionEvent.count({ where: { sessionId, type: "text.delta" } })) < 3) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child never streamed: ${out} ${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const [, turnId, deadId] = /started (\S+) (\S+)/.exec(out)!;
       const ctl = new AbortController();
       const onC = collect(c.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (ev) => ev.type === "turn.finished");
       child.kill("SIGKILL");
@@ -153,27 +168,15 @@ describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL databa
       expect((await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } })).publisherId).not.toBe(deadId);
       expect(await t.current.db.serverInstance.findUnique({ where: { id: deadId } })).toBeNull();
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      await kill();
     }
   }, 90_000);
 
   it("an instance frozen past its lease finds its turn recovered by a peer when it wakes, and stops it without a word", async () => {
     const b = await startInstance(t.current.url, fake, dataDir);
     const { sessionId, userId } = await seedSession(t.current.db, { provider: "anthropic", model: "claude-test" });
-    fake.enqueue({ blocks: [{ type: "text", text: "half a thought, ".repeat(40) }], deltaChars: 4, hangAfterBytes: 3_000 });
-    const child = spawn(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "multi-instance-child.ts"), t.current.url, sessionId, userId, fake.anthropicBaseURL, dataDir], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (out += String(d)));
-    child.stderr.on("data", (d) => (stderr += String(d)));
-    const exited = new Promise((r) => child.on("exit", r));
+    const { child, logs, kill, turnId } = await streamingChild(t, fake, dataDir, sessionId, userId);
     try {
-      const deadline = Date.now() + 40_000;
-      while (!/started \S+ \S+\n/.test(out) || (await t.current.db.sessionEvent.count({ where: { sessionId, type: "text.delta" } })) < 3) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child never streamed: ${out} ${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const [, turnId] = /started (\S+) (\S+)/.exec(out)!;
       // A stall (a VM frozen, a debugger, swapping): no heartbeat, no code at all, but alive.
       child.kill("SIGSTOP");
       const ctl = new AbortController();
@@ -185,8 +188,8 @@ describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL databa
       child.kill("SIGCONT");
       // Awake, its next heartbeat finds the turn claimed: the turn stops, its model stream closes.
       const woke = Date.now();
-      while (!/stopped 1 turn\(s\) that other instance\(s\) took over/.test(stderr) || fake.streaming() > 0) {
-        if (Date.now() - woke > 10_000) throw new Error(`the woken instance kept its turn: ${stderr}`);
+      while (!/stopped 1 turn\(s\) that other instance\(s\) took over/.test(logs.err) || fake.streaming() > 0) {
+        if (Date.now() - woke > 10_000) throw new Error(`the woken instance kept its turn: ${logs.err}`);
         await new Promise((r) => setTimeout(r, 50));
       }
       await new Promise((r) => setTimeout(r, 4 * quick.heartbeatMs));
@@ -196,8 +199,7 @@ describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL databa
       expect(rows.filter((r) => r.type === "turn.finished")).toHaveLength(1);
       expect(rows.at(-1)!.type).toBe("turn.finished");
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
-      await exited;
+      await kill();
     }
   }, 90_000);
 

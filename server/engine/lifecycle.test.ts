@@ -110,20 +110,22 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
     await hub.publish(sessionId, { type: "notice", level: "info", code: "marker", text: "end of test" });
     return t.current.db.sessionEvent.findMany({ where: { sessionId, type: "turn.finished" } });
   };
-  const clustered = () => {
+  /** An engine that is instance "me" of a cluster, streaming a turn that hangs mid-reply. */
+  const streamAsInstance = async () => {
+    await engine.dispose();
     engine = createEngine({
       db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM",
       cluster: { instanceId: "me", cancelElsewhere: async () => false },
     });
-  };
-
-  it("stops a turn a peer took over at once, writing and publishing nothing more for it", async () => {
-    await engine.dispose();
-    clustered();
     const { sessionId, userId } = await seedSession(t.current.db);
     fake.enqueue({ blocks: [{ type: "text", text: "streaming on a stalled instance" }], deltaChars: 4, hangAfterBytes: 700 });
     const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
     await waitForEvent(hub, sessionId, (e) => e.type === "text.delta");
+    return { sessionId, userId, turnId };
+  };
+
+  it("stops a turn a peer took over at once, writing and publishing nothing more for it", async () => {
+    const { sessionId, turnId } = await streamAsInstance();
     expect(engine.runningTurns()).toEqual([turnId]);
     await takeOver(sessionId, turnId);
     expect(engine.abandon(["another-turn"])).toBe(0);
@@ -136,12 +138,7 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
   });
 
   it("ends a turn claimed by a peer before anyone noticed without overwriting the peer's record", async () => {
-    await engine.dispose();
-    clustered();
-    const { sessionId, userId } = await seedSession(t.current.db);
-    fake.enqueue({ blocks: [{ type: "text", text: "streaming on a stalled instance" }], deltaChars: 4, hangAfterBytes: 700 });
-    const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
-    await waitForEvent(hub, sessionId, (e) => e.type === "text.delta");
+    const { sessionId, userId, turnId } = await streamAsInstance();
     await takeOver(sessionId, turnId);
     // This instance ends the turn its own way (here a cancel) before its heartbeat saw the claim.
     expect(await engine.cancel(sessionId)).toBe(true);
