@@ -57,8 +57,10 @@ export interface Engine {
   settled(sessionId: string): Promise<void>;
   /** The ids of the turns this engine is running. */
   runningTurns(): string[];
-  /** Stops these turns at once, writing and publishing nothing more for them: a peer instance
-   *  took them over (it thought this one gone) and has recorded their end. Returns how many ran here. */
+  /** Stops these turns at once, the turn itself writing and publishing nothing more: a peer
+   *  instance took them over (it thought this one gone) and has recorded their end. A tool call
+   *  still running is cancelled by the turn's signal and settled by the pipeline as usual.
+   *  Returns how many ran here. */
   abandon(turnIds: string[]): number;
   /** Interrupts running turns (recorded as interrupted) and waits for them to close. */
   dispose(): Promise<void>;
