@@ -77,10 +77,18 @@ export const defaultSystemPrompt =
   "Call tools only through the tool-calling interface, never by writing calls as text. " +
   "Read before you edit, keep changes minimal, and say plainly what you did and what you did not do.";
 
+/** A turn this engine runs, by session: how to stop it, when it is done, and whether a peer took it over. */
+interface RunningTurn {
+  controller: AbortController;
+  done: Promise<void>;
+  turnId?: string;
+  abandoned?: boolean;
+}
+
 export function createEngine(deps: EngineDeps): Engine {
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(`[engine] ${m}`, e ?? ""));
   const { db } = deps;
-  const running = new Map<string, { controller: AbortController; done: Promise<void>; turnId?: string; abandoned?: boolean }>();
+  const running = new Map<string, RunningTurn>();
   /** Every turn still closing, including ones already released from `running`. */
   const inflight = new Set<Promise<void>>();
   const adapters = new Map<string, ProviderAdapter>();
@@ -119,7 +127,7 @@ export function createEngine(deps: EngineDeps): Engine {
     const controller = new AbortController();
     let release!: () => void;
     const done = new Promise<void>((r) => (release = r));
-    const entry: { controller: AbortController; done: Promise<void>; turnId?: string; abandoned?: boolean } = { controller, done };
+    const entry: RunningTurn = { controller, done };
     running.set(sessionId, entry);
     inflight.add(done);
     void done.then(() => inflight.delete(done));
