@@ -100,11 +100,14 @@ export function startQueryThread(url: string): QueryThread {
     },
   });
 
+  // Every op named here, or the Record does not type-check: a new TurnRows op cannot be missed.
+  const ops: Record<TurnRowsOp, true> = {
+    begin: true, conversation: true, openRequest: true, closeRequest: true, addMessage: true, setMessageContent: true, turnUsage: true, end: true,
+  };
   const call = (op: TurnRowsOp) => (...args: unknown[]) =>
     thread.request((id) => ({ type: "rows", id, op, args }) satisfies QueryRequest).then((r) => r.results[0]);
   const rows = {
-    begin: call("begin"), conversation: call("conversation"), openRequest: call("openRequest"), closeRequest: call("closeRequest"),
-    addMessage: call("addMessage"), setMessageContent: call("setMessageContent"), turnUsage: call("turnUsage"), end: call("end"),
+    ...Object.fromEntries(Object.keys(ops).map((op) => [op, call(op as TurnRowsOp)])),
     // The thread closes them with itself.
     close: async () => undefined,
   } as TurnRows;
