@@ -31,7 +31,8 @@ export function sqliteTurnRows(url: string): TurnRows {
     const found = (b.orgId === undefined ? session.get(b.sessionId) : sessionInOrg.get(b.sessionId, b.orgId)) as { provider: string | null; model: string | null } | undefined;
     if (!found) return { ok: false, reason: "not_found" };
     if (running.get(b.sessionId)) return { ok: false, reason: "busy" };
-    const position = (((top.get(b.sessionId) as { top: number | null }).top ?? -1) as number) + 1;
+    const { top: last } = top.get(b.sessionId) as { top: number | null };
+    const position = (last ?? -1) + 1;
     const [turnId, messageId, at] = [rowId(), rowId(), now()];
     insertTurn.run(turnId, b.sessionId, at, b.instanceId ?? null);
     insertMessage.run(messageId, b.sessionId, turnId, position, "user", JSON.stringify([{ type: "text", text: b.text }]), at);
