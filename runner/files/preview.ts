@@ -1,6 +1,7 @@
 // preview_change: the unified diff an edit_file, write_file or apply_patch would make, worked
-// out by the same code as the op (edit.ts, patch.ts), with nothing written. The approval card shows it, so the person sees
-// the file's real line numbers and context; a change the op would refuse is refused here too.
+// out by the same code as the op (edit.ts, patch.ts), with nothing written. The approval card
+// shows it, so the person sees the file's real line numbers and context; a change the op would
+// refuse is refused here too.
 import { PreviewChangeInput } from "../../server/protocol/file-ops";
 import { defineOp } from "../ops";
 import { changeDiff } from "./change-diff";
