@@ -11,6 +11,7 @@ import { startFakeProvider, type FakeProvider } from "./fake-provider/server";
 import { createEngine, type Engine } from "./engine";
 import { eventsUntilFinished, fastRetries, testDispatcher, waitForEvent } from "./testing";
 import type { ContentBlock, ProviderKind } from "./types";
+import type { SessionEvent } from "../protocol/events";
 
 const combos = testDatabases().flatMap((db) => (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const));
 const textOf = (blocks: ContentBlock[]) => blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
@@ -111,18 +112,31 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
     return t.current.db.sessionEvent.findMany({ where: { sessionId, type: "turn.finished" } });
   };
   /** An engine that is instance "me" of a cluster, streaming a turn that hangs mid-reply. */
-  const streamAsInstance = async () => {
+  const streamAsInstance = async (reply: Parameters<FakeProvider["enqueue"]>[0] = { blocks: [{ type: "text", text: "streaming on a stalled instance" }], deltaChars: 4, hangAfterBytes: 700 }, until: SessionEvent["type"] = "text.delta") => {
     await engine.dispose();
     engine = createEngine({
       db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM",
       cluster: { instanceId: "me", cancelElsewhere: async () => false },
     });
     const { sessionId, userId } = await seedSession(t.current.db);
-    fake.enqueue({ blocks: [{ type: "text", text: "streaming on a stalled instance" }], deltaChars: 4, hangAfterBytes: 700 });
+    fake.enqueue(reply);
     const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
-    await waitForEvent(hub, sessionId, (e) => e.type === "text.delta");
+    await waitForEvent(hub, sessionId, (e) => e.type === until);
     return { sessionId, userId, turnId };
   };
+
+  it("drops what a tool call still running in a turn a peer took over reports when it settles", async () => {
+    const { sessionId, turnId } = await streamAsInstance({ blocks: [{ type: "tool_call", id: "call_w", name: "wait", arguments: "{}" }] }, "tool.started");
+    await takeOver(sessionId, turnId);
+    expect(engine.abandon([turnId])).toBe(1);
+    await engine.settled(sessionId);
+    await hub.publish(sessionId, { type: "notice", level: "info", code: "marker", text: "end of test" });
+    const types = (await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } })).map((e) => e.type);
+    // The wait tool answers "cancelled" once the abort reaches it: neither that event nor the
+    // tool message reaches the log or the history.
+    expect(types.slice(types.indexOf("tool.started"))).toEqual(["tool.started", "turn.finished", "notice"]);
+    expect(await t.current.db.message.count({ where: { sessionId, role: "tool" } })).toBe(0);
+  });
 
   it("stops a turn a peer took over at once, writing and publishing nothing more for it", async () => {
     const { sessionId, turnId } = await streamAsInstance();

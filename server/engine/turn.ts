@@ -107,8 +107,11 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       await emitted();
       const outcome = await deps.dispatcher.dispatch({
         sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal,
-        emit: (body) => hub.publish(sessionId, body).then(() => undefined),
+        // A call still running when a peer took the turn over settles after the peer published
+        // turn.finished: its events and result belong to nobody now.
+        emit: (body) => (run.abandoned() ? undefined : hub.publish(sessionId, body).then(() => undefined)),
       });
+      if (run.abandoned()) break;
       await storeResults(rows, { sessionId, turnId, position: position++ }, out.calls, outcome);
       openCalls = false;
       if (signal.aborted) {
