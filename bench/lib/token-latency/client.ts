@@ -1,7 +1,8 @@
 // Child process of the token-latency benchmark: the clients, in one process of their own like
-// browsers. Two ways to get the same tokens: straight from the fake provider through the
-// provider SDK (the baseline: what the server itself does to read the model), or as a user
-// does, over tRPC WebSocket from the server (one socket per session, subscribe, then send).
+// browsers. Three ways to get the same tokens: straight from the fake provider through the
+// provider SDK (the baseline: what the server itself does to read the model), through the bare
+// relay (relay.ts: the floor of one more process in the path), or as a user does, over tRPC
+// WebSocket from the server (one socket per session, subscribe, then send).
 // Each token's arrival is stamped with the monotonic clock the fake provider stamps its writes with.
 import WebSocket from "ws";
 import { createTRPCClient, createWSClient, wsLink } from "@trpc/client";
@@ -31,6 +32,37 @@ async function direct(kind: "anthropic" | "openai", sessions: number, rounds: nu
       }
     }),
   );
+  return out;
+}
+
+async function viaRelay(url: string, kind: "anthropic" | "openai", sessions: number, rounds: number, staggerMs: number): Promise<Times> {
+  const out: Times = [];
+  const sockets: WebSocket[] = [];
+  try {
+    await Promise.all(
+      Array.from(
+        { length: sessions },
+        (_, s) =>
+          new Promise<void>((resolve, reject) => {
+            const ws = new WebSocket(url);
+            sockets.push(ws);
+            let round = 0;
+            const send = () => ws.send(JSON.stringify({ kind, prompt: prompt(s, round) }));
+            ws.on("open", () => void stagger(s, sessions, staggerMs).then(send));
+            ws.on("message", (raw) => {
+              const data = JSON.parse(String(raw)) as { type: string; text?: string };
+              if (data.type === "text.delta") record(out, data.text!);
+              else if (++round < rounds) send();
+              else resolve();
+            });
+            ws.on("error", reject);
+            ws.on("close", (code, reason) => reject(new Error(`relay closed the socket: ${code} ${String(reason)}`)));
+          }),
+      ),
+    );
+  } finally {
+    for (const ws of sockets) ws.close();
+  }
   return out;
 }
 
@@ -84,6 +116,8 @@ if (process.send) {
       switch (req.type) {
         case "direct":
           return timed(() => direct(req.kind, req.sessions, req.rounds, req.baseURL, req.staggerMs));
+        case "relay":
+          return timed(() => viaRelay(req.url, req.kind, req.sessions, req.rounds, req.staggerMs));
         case "engine":
           return timed(() => viaServer(req.url, req.sessionIds, req.rounds, req.staggerMs));
         case "close":

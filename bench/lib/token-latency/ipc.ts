@@ -1,6 +1,6 @@
-// The token-latency benchmark runs in four processes, as the product does: the server (only
-// the server), the fake model provider, the clients (browsers), and the orchestrator that
-// starts them and reads the figures. These are the messages between them (zod, like every
+// The token-latency benchmark runs in five processes, as the product does: the server (only
+// the server), the fake model provider, the clients (browsers), the relay (the floor a server
+// in the middle costs: relay.ts), and the orchestrator that starts them and reads the figures. These are the messages between them (zod, like every
 // message between processes) and the one helper that owns a child and asks it things.
 // Times are process.hrtime ns: CLOCK_MONOTONIC, one clock for every process on the machine.
 import { fork, type ChildProcess } from "node:child_process";
@@ -24,7 +24,7 @@ const kind = z.enum(["anthropic", "openai"]);
 const times = z.array(z.tuple([z.string(), z.number()]));
 
 export const Request = z.discriminatedUnion("type", [
-  // fake provider
+  // fake provider and relay
   z.object({ type: z.literal("collect") }),
   // server
   z.object({ type: z.literal("seed"), kind, sessions: z.number().int().positive() }),
@@ -33,6 +33,7 @@ export const Request = z.discriminatedUnion("type", [
   // clients
   z.object({ type: z.literal("direct"), kind, sessions: z.number().int().positive(), rounds: z.number().int().positive(), baseURL: z.string(), staggerMs: z.number() }),
   z.object({ type: z.literal("engine"), url: z.string(), sessionIds: z.array(z.string()), rounds: z.number().int().positive(), staggerMs: z.number() }),
+  z.object({ type: z.literal("relay"), kind, url: z.string(), sessions: z.number().int().positive(), rounds: z.number().int().positive(), staggerMs: z.number() }),
   // every child
   z.object({ type: z.literal("close") }),
 ]);
