@@ -56,6 +56,36 @@ test("creates, renames and deletes files (delete asks first)", async ({ page }) 
   expect(existsSync(join(workspaceDir(), "docs"))).toBe(false);
 });
 
+test("the tree works from the keyboard: arrows, Enter, F2 and Delete", async ({ page }) => {
+  writeWorkspaceFile("kb/one.txt", "one\n");
+  writeWorkspaceFile("kb/two.txt", "two\n");
+  await openNewSession(page);
+  const item = (path: string) => page.locator(`[data-testid="tree-item"][data-path="${path}"]`);
+  await item("kb").click();
+  await expect(item("kb")).toHaveAttribute("aria-expanded", "true");
+  await expect(page.getByTestId("file-tree")).toBeFocused();
+  await page.keyboard.press("ArrowLeft");
+  await expect(item("kb/one.txt")).toHaveCount(0);
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowRight");
+  await expect(item("kb/one.txt")).toHaveAttribute("aria-selected", "true");
+  await page.keyboard.press("ArrowDown");
+  await expect(item("kb/two.txt")).toHaveAttribute("aria-selected", "true");
+  await page.keyboard.press("Enter");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="kb/two.txt"]')).toBeVisible();
+
+  await page.getByTestId("file-tree").focus();
+  page.once("dialog", (d) => d.accept("kb/three.txt"));
+  await page.keyboard.press("F2");
+  await expect(item("kb/three.txt")).toBeVisible();
+  expect(existsSync(join(workspaceDir(), "kb/three.txt"))).toBe(true);
+  page.once("dialog", (d) => d.accept());
+  await page.keyboard.press("Delete");
+  await expect(item("kb/three.txt")).toHaveCount(0);
+  expect(existsSync(join(workspaceDir(), "kb/three.txt"))).toBe(false);
+  expect(existsSync(join(workspaceDir(), "kb/one.txt"))).toBe(true);
+});
+
 test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ page }) => {
   writeWorkspaceFile("lib/alpha.js", "module.exports = 'alpha';\n");
   writeWorkspaceFile("lib/beta.json", '{ "beta": true }\n');

@@ -2,44 +2,14 @@
 // The workspace tree from the runner, refreshed whenever the session reports changed files.
 // New file/folder (in the selected folder), rename and delete (after confirmation) go through
 // the runner too; errors are shown in the pane and nothing is lost. Read-only: browsing only.
-import { useMemo, useState } from "react";
+// The tree takes the keyboard when focused (tree-model.ts) and keeps the selected row in view.
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
 import type { TreeEntry } from "../../../server/services/files";
 import styles from "./files.module.css";
-
-interface Node {
-  name: string;
-  path: string;
-  type: TreeEntry["type"];
-  children: Node[];
-}
-
-export function buildTree(entries: TreeEntry[]): Node[] {
-  const root: Node = { name: "", path: "", type: "dir", children: [] };
-  const dirs = new Map<string, Node>([["", root]]);
-  const sorted = [...entries].sort((a, b) => a.path.localeCompare(b.path));
-  for (const e of sorted) {
-    const slash = e.path.lastIndexOf("/");
-    const parentPath = slash < 0 ? "" : e.path.slice(0, slash);
-    let parent = dirs.get(parentPath);
-    if (!parent) {
-      parent = { name: parentPath.split("/").pop()!, path: parentPath, type: "dir", children: [] };
-      dirs.set(parentPath, parent);
-      root.children.push(parent);
-    }
-    const node: Node = { name: e.path.slice(slash + 1), path: e.path, type: e.type, children: [] };
-    parent.children.push(node);
-    if (e.type === "dir") dirs.set(e.path, node);
-  }
-  const order = (n: Node) => {
-    n.children.sort((a, b) => (a.type === "dir") !== (b.type === "dir") ? (a.type === "dir" ? -1 : 1) : a.name.localeCompare(b.name));
-    n.children.forEach(order);
-  };
-  order(root);
-  return root.children;
-}
+import { buildTree, treeKey, visibleRows, type TreeNode } from "./tree-model";
 
 interface Props {
   sessionId: string;
@@ -90,12 +60,48 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
     remove.mutate({ sessionId, path: selected.path }, { onSuccess: () => (onDeleted(selected.path), setSelected(null)) });
   };
 
-  const render = (n: Node, depth: number) => {
+  const rows = useMemo(() => visibleRows(tree, expanded), [tree, expanded]);
+  const treeRef = useRef<HTMLUListElement>(null);
+  useEffect(() => {
+    if (!selected) return;
+    treeRef.current?.querySelector(`[data-path="${CSS.escape(selected.path)}"]`)?.scrollIntoView({ block: "nearest" });
+  }, [selected]);
+  const setOpen = (path: string, open: boolean) =>
+    setExpanded((s) => {
+      const next = new Set(s);
+      if (open) next.add(path);
+      else next.delete(path);
+      return next;
+    });
+  const onKeyDown = (e: KeyboardEvent) => {
+    const action = treeKey(e.key, rows, selected?.path ?? null);
+    if (!action || (readOnly && (action.type === "rename" || action.type === "delete"))) return;
+    e.preventDefault();
+    const rowType = (path: string) => rows.find((r) => r.path === path)!.type;
+    switch (action.type) {
+      case "select":
+        return setSelected({ path: action.path, type: rowType(action.path) });
+      case "open":
+        return onOpen(action.path);
+      case "expand":
+      case "collapse":
+        return setOpen(action.path, action.type === "expand");
+      case "rename":
+        return renameSelected();
+      case "delete":
+        return deleteSelected();
+    }
+  };
+
+  const render = (n: TreeNode, depth: number) => {
     const isDir = n.type === "dir";
     const open = expanded.has(n.path);
     return (
-      <li key={n.path}>
+      <li key={n.path} role="none">
         <div
+          role="treeitem"
+          aria-selected={selected?.path === n.path}
+          aria-expanded={isDir ? open : undefined}
           className={`${styles.row} ${selected?.path === n.path ? styles.selected : ""} ${activePath === n.path ? styles.active : ""}`}
           style={{ paddingLeft: 8 + depth * 12 }}
           data-testid="tree-item"
@@ -103,14 +109,14 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
           data-type={n.type}
           onClick={() => {
             setSelected({ path: n.path, type: n.type });
-            if (isDir) setExpanded((s) => { const next = new Set(s); if (open) next.delete(n.path); else next.add(n.path); return next; });
+            if (isDir) setOpen(n.path, !open);
             else onOpen(n.path);
           }}
         >
           <span className={styles.icon}>{isDir ? (open ? "▾" : "▸") : ""}</span>
           {n.name}
         </div>
-        {isDir && open && n.children.length > 0 && <ul>{n.children.map((c) => render(c, depth + 1))}</ul>}
+        {isDir && open && n.children.length > 0 && <ul role="group">{n.children.map((c) => render(c, depth + 1))}</ul>}
       </li>
     );
   };
@@ -130,7 +136,9 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
       </div>
       {(opError || error) && <div className={styles.error}>{opError ?? error}</div>}
       {loading && entries.length === 0 && <div className="muted" style={{ padding: 8 }}>Loading files…</div>}
-      <ul className={styles.tree} data-testid="file-tree">{tree.map((n) => render(n, 0))}</ul>
+      <ul ref={treeRef} className={styles.tree} data-testid="file-tree" role="tree" aria-label="Files" tabIndex={0} onKeyDown={onKeyDown}>
+        {tree.map((n) => render(n, 0))}
+      </ul>
       {truncated && <div className="muted" style={{ padding: 8 }}>Only the first {entries.length} entries are shown.</div>}
     </div>
   );
