@@ -1,6 +1,7 @@
 // The live preview: a server started in the IDE's terminal shows up in the preview's port list,
 // the pane shows its page from the preview host (forwarded through the real runner), a link to
-// another page works, stopping the server shows the clear error, and the choice is remembered.
+// another page works and the address bar follows it (and the history API), stopping the server
+// shows the clear error, and the choice is remembered.
 // Every load goes through a one-minute ticket that the preview host swaps for its own cookie
 // (what lets an owner signed in from another machine in); "open in a new tab" does the same.
 import { test, expect, openNewSession, shot, writeWorkspaceFile } from "./fixtures";
@@ -58,6 +59,15 @@ test("a server started in the terminal is previewed, followed through a link, an
 
   // An absolute link of the app stays on the app's own preview host.
   await frame.getByRole("link", { name: "to page two" }).click();
+  await expect(frame.getByRole("heading")).toHaveText("Page two");
+  // The address bar follows the frame: a link, and a client-side route change (history API).
+  await expect(page.getByTestId("preview-path")).toHaveValue("/page2.html");
+  await frame.locator("body").evaluate(() => history.pushState({}, "", "/app/route?tab=2#top"));
+  await expect(page.getByTestId("preview-path")).toHaveValue("/app/route?tab=2#top");
+  await expect(page.getByTestId("preview-open")).toHaveAttribute("href", `/api/preview/open?session=${sessionId}&port=${APP_PORT}&path=${encodeURIComponent("/app/route?tab=2#top")}`);
+  await frame.locator("body").evaluate(() => history.back());
+  await expect(page.getByTestId("preview-path")).toHaveValue("/page2.html");
+  // Following it did not reload the frame: the page is still the one the link opened.
   await expect(frame.getByRole("heading")).toHaveText("Page two");
   // The address bar reaches a page directly too.
   await page.getByTestId("preview-path").fill("/index.html");

@@ -23,7 +23,8 @@
 // asked for (the IDE's cookies are host-only and never reach a preview host: server/preview/
 // ticket.ts, entry.ts); that cookie is never passed on to the app. WebSocket upgrades on a preview host
 // (dev servers' hot reload) are forwarded the same way (server/preview/ws.ts), with the same
-// rewrites and the same Origin guard as the app's form posts.
+// rewrites and the same Origin guard as the app's form posts. Pages the frame navigates to carry
+// a small script that keeps the pane's address bar in step (server/preview/inject.ts).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { randomUUID } from "node:crypto";
@@ -31,6 +32,7 @@ import { endToEndHeaders, headerPairs, PREVIEW_PORTS_OP, PreviewPath, PreviewPor
 import type { Executor } from "../executors/contract";
 import type { PreviewBridge, PreviewStream } from "./bridge";
 import { errorPage } from "./error-page";
+import { createInjector, injectable, isNavigation } from "./inject";
 import { createPreviewEntry } from "./entry";
 import { withoutPreviewCookie, type PreviewTickets } from "./ticket";
 import { createPreviewWs } from "./ws";
@@ -103,14 +105,25 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
     // The runner would drop a frame its schema refuses, leaving the browser to wait for nothing.
     if (!PreviewPath.safeParse(path).success) return errorPage(res, 400, t.port, { code: "invalid", message: "this path cannot be forwarded" });
     const hasBody = !BODILESS.has(method) || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
+    const navigation = isNavigation(req);
+    let headers = upstreamHeaders(req, t);
+    // A navigation's page gets the location script, which needs the bytes as they are.
+    if (navigation) headers = [...headers.filter(([k]) => k.toLowerCase() !== "accept-encoding"), ["accept-encoding", "identity"]];
     let started = false;
+    let injector: ReturnType<typeof createInjector> | undefined;
+    let unacked = 0;
     const stream: PreviewStream | undefined = deps.bridge.open(
       t.sessionId,
-      { port: t.port, method, path, headers: upstreamHeaders(req, t), hasBody, deadline: Date.now() + (deps.deadlineMs ?? 600_000) },
+      { port: t.port, method, path, headers, hasBody, deadline: Date.now() + (deps.deadlineMs ?? 600_000) },
       {
-        head(status, headers) {
+        head(status, upstream) {
           try {
-            for (const [k, v] of downstreamHeaders(headers, t, publicOrigin)) res.setHeader(k, v);
+            const down = downstreamHeaders(upstream, t, publicOrigin);
+            if (navigation && injectable(status, down)) {
+              injector = createInjector();
+              down.delete("content-length");
+            }
+            for (const [k, v] of down) res.setHeader(k, v);
             res.writeHead(status);
             started = true;
           } catch (err) {
@@ -122,10 +135,18 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
         },
         data(chunk) {
           // Acknowledged once the bytes have left for the browser: a slow reader slows the app.
-          res.write(chunk, () => stream?.ack(chunk.length));
+          unacked += chunk.length;
+          const out = injector ? injector.push(chunk) : chunk;
+          if (!out) return;
+          const bytes = unacked;
+          unacked = 0;
+          res.write(out, () => stream?.ack(bytes));
         },
         end(error) {
-          if (!error) return void res.end();
+          if (!error) {
+            const rest = injector?.end();
+            return void (rest ? res.end(rest) : res.end());
+          }
           if (started) return void res.destroy(); // the browser sees a cut-off body, not a complete one
           if (error.code !== "refused") log(`preview ${t.sessionId}:${t.port} ${method} ${path}: ${error.message}`);
           errorPage(res, error.code === "timeout" ? 504 : 502, t.port, error);

@@ -86,6 +86,9 @@ beforeAll(async () => {
         n += c.length;
       });
       req.on("end", () => res.writeHead(200).end(`${n} ${hash.digest("hex")}`));
+    } else if (req.url === "/doc") {
+      const page = `<!doctype html><title>doc</title><p>accept-encoding=${req.headers["accept-encoding"] ?? "-"}</p>`;
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(page) }).end(page);
     } else res.writeHead(404).end("app 404");
   });
   const hmr = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has("vite-hmr") ? "vite-hmr" : false) });
@@ -124,6 +127,22 @@ describe("preview through the server and a real runner", () => {
     expect(r.headers["x-app"]).toBe("yes");
     expect(r.headers["set-cookie"]).toEqual(["a=1", "b=2"]);
     expect(r.body.toString()).toBe(`<a href="/next">next</a> host=localhost:${appPort} origin=-`);
+  });
+
+  it("adds the location script to pages the frame navigates to, and only to those", async () => {
+    const nav = await get("/doc", { headers: { "sec-fetch-dest": "iframe", "accept-encoding": "gzip, br" } });
+    expect(nav.status).toBe(200);
+    const body = nav.body.toString();
+    expect(body).toMatch(/^<!doctype html><script data-quiver-preview>.*quiver\.preview\.location.*<\/script><title>doc<\/title>/);
+    // The app was asked for bytes it can be read in, and the grown body is not cut at the old length.
+    expect(body.endsWith("<p>accept-encoding=identity</p>")).toBe(true);
+    expect(nav.headers["content-length"]).toBeUndefined();
+    // A fetch of the same page by the app's own scripts gets it as the app sent it.
+    const fetched = await get("/doc", { headers: { "sec-fetch-dest": "empty", "accept-encoding": "gzip" } });
+    expect(fetched.body.toString()).toBe("<!doctype html><title>doc</title><p>accept-encoding=gzip</p>");
+    expect(fetched.headers["content-length"]).toBe(String(fetched.body.length));
+    // Not HTML: untouched, navigation or not.
+    expect((await get("/big", { headers: { "sec-fetch-dest": "document" } })).body.length).toBe(BIG);
   });
 
   it("moves a redirect to the app's own loopback address back onto the preview host", async () => {

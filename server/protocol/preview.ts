@@ -111,6 +111,11 @@ export type PreviewPortEntry = z.infer<typeof PreviewPortEntry>;
 export const PreviewPorts = z.object({ ports: z.array(PreviewPortEntry) });
 export type PreviewPorts = z.infer<typeof PreviewPorts>;
 
+/** Posted by a previewed page to the pane that frames it when its location changes (the script
+ *  server/preview/inject.ts adds to pages the frame navigates to): the address bar follows. */
+export const PREVIEW_LOCATION = "quiver.preview.location";
+export const PreviewLocation = z.object({ type: z.literal(PREVIEW_LOCATION), path: PreviewPath });
+
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never forwarded. */
 const HOP_BY_HOP = new Set([
   "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",

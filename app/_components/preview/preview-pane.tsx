@@ -1,12 +1,13 @@
 "use client";
 // The live preview pane: an address bar (port and path), reload, open in a new tab, the ports
 // listening on the runner's machine, and the app in a frame loaded from its preview host
-// (`<port>-<session>.localhost`, see server/preview/http.ts). The chosen port and path are
-// remembered per session. The frame reloads by itself when the chosen port starts or stops
+// (`<port>-<session>.localhost`, see server/preview/http.ts). The address bar follows navigation
+// inside the frame (its pages report their location: server/preview/inject.ts), and the port and
+// path are remembered per session. The frame reloads by itself when the chosen port starts or stops
 // listening. A line at the bottom says whether an in-browser WebContainer could take over.
 // Every load of the frame, and the new tab, carry a one-minute ticket (./preview-ticket.ts).
 import { useEffect, useRef, useState } from "react";
-import { previewOrigin } from "../../../server/protocol/preview";
+import { PreviewLocation, previewOrigin } from "../../../server/protocol/preview";
 import { usePersisted } from "../../_lib/persisted";
 import { usePreviewPorts } from "../../_lib/preview-ports";
 import { WebContainerLine } from "./webcontainer-line";
@@ -29,7 +30,10 @@ const shortCommand = (cmd: string) => {
 const normalPath = (p: string) => (p.trim().startsWith("/") ? p.trim() : `/${p.trim()}`);
 
 export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: string; visible: boolean; focusSignal: number }) {
-  const [target, setTarget] = usePersisted<Target>(`quiver.preview.${sessionId}`, NO_TARGET, isTarget);
+  const [target, setTarget, targetLoaded] = usePersisted<Target>(`quiver.preview.${sessionId}`, NO_TARGET, isTarget);
+  // What the frame was told to load; `target.path` then follows it around the app.
+  const [framePath, setFramePath] = useState<string | null>(null);
+  const frame = useRef<HTMLIFrameElement>(null);
   const [portDraft, setPortDraft] = useState("");
   const [pathDraft, setPathDraft] = useState("/");
   const [nonce, setNonce] = useState(0);
@@ -43,6 +47,14 @@ export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: st
   useEffect(() => {
     if (focusSignal > 0) portInput.current?.focus();
   }, [focusSignal]);
+  useEffect(() => {
+    if (targetLoaded) setFramePath((p) => p ?? target.path);
+  }, [targetLoaded, target.path]);
+  // A reload loads where the frame is now, as a browser's does.
+  const reload = () => {
+    setFramePath(target.path);
+    setNonce((n) => n + 1);
+  };
 
   // A server that starts (or stops) on the chosen port shows up without a manual reload; picking
   // another port loads it already, so only a change on the same port reloads.
@@ -51,16 +63,30 @@ export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: st
   useEffect(() => {
     if (!loaded) return;
     const was = seen.current;
-    if (was && was.port === target.port && was.listening !== listening) setNonce((n) => n + 1);
+    if (was && was.port === target.port && was.listening !== listening) reload();
     seen.current = { port: target.port, listening };
+    // reload reads the current target; running on its own change would reload on every render.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [listening, loaded, target.port]);
 
-  const url = target.port !== null && typeof location !== "undefined" ? `${previewOrigin(location, sessionId, target.port)}${target.path}` : undefined;
+  const origin = target.port !== null && typeof location !== "undefined" ? previewOrigin(location, sessionId, target.port) : undefined;
+  const url = origin && framePath !== null ? `${origin}${framePath}` : undefined;
   const src = useTicketedSrc(sessionId, target.port, url, nonce);
   const go = (port: number, path: string) => {
     setTarget({ port, path: normalPath(path) });
+    setFramePath(normalPath(path));
     setNonce((n) => n + 1);
   };
+  useEffect(() => {
+    if (!origin) return;
+    const onMessage = (e: MessageEvent) => {
+      if (e.origin !== origin || e.source !== frame.current?.contentWindow) return;
+      const where = PreviewLocation.safeParse(e.data);
+      if (where.success) setTarget((t) => (t.path === where.data.path ? t : { ...t, path: where.data.path }));
+    };
+    window.addEventListener("message", onMessage);
+    return () => window.removeEventListener("message", onMessage);
+  }, [origin, setTarget]);
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     const port = Number(portDraft);
@@ -77,7 +103,7 @@ export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: st
         <input ref={portInput} className={styles.port} value={portDraft} onChange={(e) => setPortDraft(e.target.value)} placeholder="port" inputMode="numeric" aria-label="Port" aria-invalid={portDraft !== "" && !portValid} data-testid="preview-port" />
         <input className={styles.path} value={pathDraft} onChange={(e) => setPathDraft(e.target.value)} aria-label="Path" data-testid="preview-path" />
         <button type="submit" disabled={!portValid} data-testid="preview-go">Go</button>
-        <button type="button" onClick={() => setNonce((n) => n + 1)} disabled={!url} aria-label="Reload preview" title="Reload" data-testid="preview-reload">⟳</button>
+        <button type="button" onClick={reload} disabled={!url} aria-label="Reload preview" title="Reload" data-testid="preview-reload">⟳</button>
         <a className={styles.open} href={url && target.port !== null ? openInTabHref(sessionId, target.port, target.path) : undefined} target="_blank" rel="noopener noreferrer" aria-disabled={!url} aria-label="Open preview in a new tab" title="Open in a new tab" data-testid="preview-open">↗</a>
       </form>
       <div className={styles.ports} data-testid="preview-ports" aria-label="Listening ports">
@@ -108,7 +134,7 @@ export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: st
         {url ? (
           // credentialless: the IDE is cross-origin isolated (COEP), and an app on another origin
           // cannot be expected to send COEP/CORP headers of its own.
-          src && <iframe key={`${url}#${nonce}`} src={src} title="Preview" className={styles.frame} data-testid="preview-frame" data-listening={listening} {...({ credentialless: true } as object)} />
+          src && <iframe ref={frame} key={`${url}#${nonce}`} src={src} title="Preview" className={styles.frame} data-testid="preview-frame" data-listening={listening} {...({ credentialless: true } as object)} />
         ) : (
           <div className={styles.empty}>Pick a port to preview the app served on the runner.</div>
         )}
