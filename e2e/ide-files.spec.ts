@@ -86,6 +86,50 @@ test("the tree works from the keyboard: arrows, Enter, F2 and Delete", async ({ 
   expect(existsSync(join(workspaceDir(), "kb/one.txt"))).toBe(true);
 });
 
+test("search in files: results by file, options, and a click that selects the match in the editor", async ({ page }) => {
+  writeWorkspaceFile("find/alpha.ts", `${"// filler\n".repeat(80)}export const needleValue = 42;\n`);
+  writeWorkspaceFile("find/beta.md", "A Needle in the notes.\n");
+  writeWorkspaceFile("find/ignored/.gitignore", "*.log\n");
+  writeWorkspaceFile("find/ignored/out.log", "needle in a log\n");
+  await openNewSession(page);
+  await page.keyboard.press("Control+Shift+F");
+  const query = page.getByTestId("search-query");
+  await expect(query).toBeFocused();
+  await query.fill("needle");
+  await expect(page.getByTestId("search-summary")).toHaveText("2 results in 2 files");
+  await expect(page.getByTestId("search-file")).toHaveCount(2);
+  await expect(page.locator('[data-testid="search-match"][data-path="find/beta.md"] mark')).toHaveText("Needle");
+
+  // Match case, then a glob, then a regex; a bad regex says why.
+  await page.getByTestId("search-case").click();
+  await expect(page.getByTestId("search-summary")).toHaveText("1 result in 1 file");
+  await query.fill("NEEDLE");
+  await expect(page.getByTestId("search-summary")).toHaveText("No results.");
+  await page.getByTestId("search-case").click();
+  await query.fill("needle");
+  await page.getByTestId("search-glob").fill("*.md");
+  await expect(page.getByTestId("search-summary")).toHaveText("1 result in 1 file");
+  await page.getByTestId("search-glob").fill("");
+  await page.getByTestId("search-regex").click();
+  await query.fill("needle(Value");
+  await expect(page.getByTestId("search-summary")).toContainText(/unclosed|regex/i);
+  await query.fill("needle\\w+ = \\d+");
+  await expect(page.getByTestId("search-summary")).toHaveText("1 result in 1 file");
+  await shot(page, "search");
+
+  await page.locator('[data-testid="search-match"][data-path="find/alpha.ts"]').click();
+  await expect(page.locator('[data-testid="editor-tab"][data-path="find/alpha.ts"]')).toHaveAttribute("aria-selected", "true");
+  // Line 81 is in view with the match selected: typing replaces exactly the match.
+  const editor = page.locator(".monaco-editor").first();
+  await expect(editor.locator(".view-lines")).toContainText("export const needleValue = 42;");
+  await page.keyboard.type("renamed = 7");
+  await expect(editor.locator(".view-lines")).toContainText("export const renamed = 7;");
+
+  // Back to the tree, where it was left.
+  await page.keyboard.press("Control+Shift+E");
+  await expect(page.locator('[data-testid="tree-item"][data-path="find"]')).toBeVisible();
+});
+
 test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ page }) => {
   writeWorkspaceFile("lib/alpha.js", "module.exports = 'alpha';\n");
   writeWorkspaceFile("lib/beta.json", '{ "beta": true }\n');

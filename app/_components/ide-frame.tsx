@@ -2,7 +2,8 @@
 // The IDE: file tree (left), editor with tabs (centre), the live preview beside the editor when
 // open, chat (right), terminal (below the editor), a status bar, and a banner when the event
 // socket or the runner is down. Pane sizes and the terminal's and preview's visibility are
-// remembered per session; VS Code's keys work everywhere (Ctrl+Alt+P toggles the preview).
+// remembered per session; VS Code's keys work everywhere (Ctrl+Alt+P toggles the preview,
+// Ctrl+Shift+F searches in files, Ctrl+Shift+E goes back to the tree).
 // The owner shares the session from here (Share); opened through a share link the IDE is
 // read-only: no composer, approvals, terminal, preview or edits, and it says when the link ends.
 import Link from "next/link";
@@ -22,6 +23,7 @@ import { EditorPane } from "./editor/editor-pane";
 import { QuickOpen } from "./editor/quick-open";
 import { ChatPane } from "./chat/chat-pane";
 import { PreviewPane } from "./preview/preview-pane";
+import { SearchPanel, type SearchHit } from "./search/search-panel";
 import type { TerminalState } from "./terminal/xterm-view";
 import styles from "./ide-frame.module.css";
 
@@ -64,6 +66,13 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [quickOpen, setQuickOpen] = useState(false);
   const [termState, setTermState] = useState<TerminalState>("connecting");
   const [termFocus, setTermFocus] = useState(0);
+  const [sidebar, setSidebar] = useState<"files" | "search">("files");
+  const [searchFocus, setSearchFocus] = useState(0);
+  const [reveal, setReveal] = useState<SearchHit | null>(null);
+  const openHit = useCallback((hit: SearchHit) => {
+    files.open(hit.path);
+    setReveal({ ...hit });
+  }, [files]);
 
   // The agent (or anything) changed files: refresh the tree and any open file it touched.
   const filesVersion = state.files?.version;
@@ -94,8 +103,15 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (readOnly) return;
       const mod = e.ctrlKey || e.metaKey;
+      // Reading keys: a share-link viewer has them too.
+      if (mod && e.shiftKey && (e.code === "KeyF" || e.code === "KeyE")) {
+        e.preventDefault();
+        setSidebar(e.code === "KeyF" ? "search" : "files");
+        if (e.code === "KeyF") setSearchFocus((n) => n + 1);
+        return;
+      }
+      if (readOnly) return;
       if (mod && e.altKey && e.code === "KeyP") {
         e.preventDefault();
         setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) }));
@@ -170,6 +186,13 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         </div>
       )}
       <nav className={styles.files} aria-label="Files" data-testid="pane-files">
+        <div className={styles.sideTabs} role="tablist" aria-label="Side bar">
+          <button type="button" role="tab" aria-selected={sidebar === "files"} title="Explorer (Ctrl+Shift+E)" onClick={() => setSidebar("files")} data-testid="side-files">Explorer</button>
+          <button type="button" role="tab" aria-selected={sidebar === "search"} title="Search in files (Ctrl+Shift+F)" onClick={() => (setSidebar("search"), setSearchFocus((n) => n + 1))} data-testid="side-search">Search</button>
+        </div>
+        {sidebar === "search" && <SearchPanel sessionId={sessionId} focusSignal={searchFocus} onOpen={openHit} />}
+        {/* Hidden, not unmounted: the tree keeps its open folders and selection. */}
+        <div className={styles.sideBody} hidden={sidebar !== "files"}>
         <FileTree
           sessionId={sessionId}
           entries={tree.data?.entries ?? []}
@@ -181,10 +204,11 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           onRenamed={files.rename}
           onDeleted={(p) => files.changed([p])}
         />
+        </div>
       </nav>
       <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
-        <EditorPane files={files} workspace={filePaths} onQuickOpen={() => setQuickOpen(true)} />
+        <EditorPane files={files} workspace={filePaths} onQuickOpen={() => setQuickOpen(true)} reveal={reveal} />
       </section>
       {layout.previewOpen && (
         <Splitter axis="x" size={layout.preview} direction={-1} min={240} max={1400} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(preview) => setLayout((l) => ({ ...l, preview }))} testId="split-preview" />

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../executors/runner/testing";
-import { createFileService, FileOpError, parseListing, type FileService } from "./files";
+import { createFileService, FileOpError, parseListing, parseSearch, type FileService } from "./files";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -59,6 +59,39 @@ describe("file service over a real runner", () => {
     expect(await readFile(join(dir, "README.md"), "utf8")).toBe("# changed by the agent\n");
     await expect(files.read("s1", "../etc/passwd")).rejects.toMatchObject({ kind: "invalid" });
     await expect(files.read("s1", "missing.txt")).rejects.toMatchObject({ kind: "not_found" });
+  });
+
+  it("searches the workspace by text or regex, grouped by file, honouring .gitignore and globs", async () => {
+    await files.save("s1", "lib/one.ts", "const Alpha = 1;\nconst beta = alpha + 1;\n", null);
+    await files.save("s1", "lib/two.md", "alpha: with a colon: here\n", null);
+    await files.save("s1", "node_modules/x/index.js", "alpha\n", null);
+    expect(await files.search("s1", { query: "alpha" })).toEqual({
+      files: [
+        { path: "lib/one.ts", matches: [{ line: 1, text: "const Alpha = 1;" }, { line: 2, text: "const beta = alpha + 1;" }] },
+        { path: "lib/two.md", matches: [{ line: 1, text: "alpha: with a colon: here" }] },
+      ],
+      matches: 3,
+      truncated: false,
+    });
+    // Capitals make it exact (smart case); caseSensitive false does not.
+    expect((await files.search("s1", { query: "Alpha" })).matches).toBe(1);
+    expect((await files.search("s1", { query: "ALPHA", caseSensitive: false })).matches).toBe(3);
+    expect((await files.search("s1", { query: "alpha", glob: "*.md" })).files.map((f) => f.path)).toEqual(["lib/two.md"]);
+    expect((await files.search("s1", { query: "be+ta\\s*=", regex: true })).files.map((f) => f.path)).toEqual(["lib/one.ts"]);
+    // A literal search treats regex syntax as text.
+    expect((await files.search("s1", { query: "be+ta" })).matches).toBe(0);
+    await expect(files.search("s1", { query: "(unclosed", regex: true })).rejects.toMatchObject({ kind: "invalid", message: expect.stringMatching(/unclosed|regex/i) });
+    await files.remove("s1", "lib");
+    await files.remove("s1", "node_modules");
+  });
+
+  it("parses search output with the truncation note", () => {
+    expect(parseSearch("No matches.")).toEqual({ files: [], matches: 0, truncated: false });
+    expect(parseSearch("a.ts:3:x\na.ts:9:y:z\nb/c.ts:1:\n[results stopped at 2 matching lines; narrow the pattern]")).toEqual({
+      files: [{ path: "a.ts", matches: [{ line: 3, text: "x" }, { line: 9, text: "y:z" }] }, { path: "b/c.ts", matches: [{ line: 1, text: "" }] }],
+      matches: 3,
+      truncated: true,
+    });
   });
 
   it("parses listings with links and the truncation note", () => {

@@ -1,4 +1,4 @@
-// The person's file operations for the IDE (tree, open, save, new, rename, delete). Each one is a
+// The person's file operations for the IDE (tree, search, open, save, new, rename, delete). Each one is a
 // request to the session's runner, which enforces workspace confinement; saving by the person is
 // not an agent tool call, so it never passes through the pipeline or asks for approval.
 import { randomUUID } from "node:crypto";
@@ -21,8 +21,29 @@ export interface TreeEntry {
   type: "file" | "dir" | "link";
 }
 
+export interface SearchQuery {
+  query: string;
+  regex?: boolean;
+  /** Default: smart case (exact only when the query has capitals), as ripgrep and VS Code. */
+  caseSensitive?: boolean;
+  /** Only files matching this glob (`*.ts`, `src/**`). */
+  glob?: string;
+}
+
+export interface SearchResults {
+  files: { path: string; matches: { line: number; text: string }[] }[];
+  matches: number;
+  /** Stopped at SEARCH_MAX matching lines. */
+  truncated: boolean;
+}
+
+/** Matching lines a search from the IDE returns at most. */
+export const SEARCH_MAX = 1000;
+
 export interface FileService {
   tree(sessionId: string): Promise<{ entries: TreeEntry[]; truncated: boolean }>;
+  /** Text (or regex) across the workspace, .gitignore honoured, grouped by file in path order. */
+  search(sessionId: string, query: SearchQuery): Promise<SearchResults>;
   read(sessionId: string, path: string): Promise<{ path: string; content: string; hash: string }>;
   /** expectHash: what the editor opened (null for a new file; omitted to overwrite regardless). */
   save(sessionId: string, path: string, content: string, expectHash?: string | null): Promise<{ path: string; hash: string }>;
@@ -63,6 +84,12 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
       if (!r.ok) throw new FileOpError("invalid", r.output);
       return parseListing(r.output);
     },
+    async search(sessionId, q) {
+      const input = { pattern: q.query, max_results: SEARCH_MAX, ...(q.regex ? { regex: true } : {}), ...(q.caseSensitive !== undefined ? { case_sensitive: q.caseSensitive } : {}), ...(q.glob ? { glob: q.glob } : {}) };
+      const r = await call(sessionId, "search_text", input);
+      if (!r.ok) throw new FileOpError("invalid", r.output.replace(/^search failed: /, ""));
+      return parseSearch(r.output);
+    },
     async read(sessionId, path) {
       const r = await person(sessionId, "ide_read", { path });
       const meta = PersonFileMeta.parse(r.meta);
@@ -100,4 +127,21 @@ export function parseListing(output: string): { entries: TreeEntry[]; truncated:
     else entries.push({ path: line, type: "file" });
   }
   return { entries, truncated };
+}
+
+/** search_text output: `path:line:text` per matching line, "No matches.", and a bracketed note when cut. */
+export function parseSearch(output: string): SearchResults {
+  const files: SearchResults["files"] = [];
+  let matches = 0;
+  let truncated = false;
+  for (const line of output.split("\n")) {
+    if (line.startsWith("[results stopped")) truncated = true;
+    const m = /^(.+?):(\d+):(.*)$/.exec(line);
+    if (!m) continue;
+    const [, path, n, text] = m;
+    if (files.at(-1)?.path !== path) files.push({ path, matches: [] });
+    files.at(-1)!.matches.push({ line: Number(n), text });
+    matches++;
+  }
+  return { files, matches, truncated };
 }

@@ -5,6 +5,7 @@
 // not count as the person's edits. With no file (`path` null) it holds an empty model: the pane
 // mounts it while the page is idle, so the first open only swaps models, and meanwhile it warms
 // up the workspace's languages (data-warm="done" when finished). Read-only on a shared session.
+// `reveal` (a search result) selects a place in the file once it is the one shown.
 import { useEffect, useMemo, useRef, useState } from "react";
 import Editor, { type OnMount } from "@monaco-editor/react";
 import type { editor } from "monaco-editor";
@@ -13,6 +14,14 @@ import { useDarkMode } from "../../_lib/theme";
 import { whenIdle } from "../../_lib/idle";
 import { useReadOnly } from "../../_lib/read-only";
 import type { EditorBuffers } from "../../_lib/use-open-files";
+
+/** A place to show: line and, when known, the columns [column, endColumn) to select (1-based). */
+export interface Reveal {
+  path: string;
+  line: number;
+  column?: number;
+  endColumn?: number;
+}
 
 interface Props {
   path: string | null;
@@ -23,6 +32,8 @@ interface Props {
   onEdit(path: string, text: string): void;
   onSave(path: string): void;
   onQuickOpen(): void;
+  /** A new object each time the person asks, even for the same place. */
+  reveal?: Reveal | null;
 }
 
 // One object for the component's life: @monaco-editor/react calls updateOptions whenever the
@@ -33,13 +44,31 @@ const BLANK = "inmemory://quiver/no-file";
 
 const uriOf = (path: string) => monaco.Uri.from({ scheme: "file", path: `/${path}` });
 
-export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, onQuickOpen }: Props) {
+export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, onQuickOpen, reveal }: Props) {
   const readOnly = useReadOnly();
   const dark = useDarkMode();
   const applying = useRef(false);
   const handlers = useRef({ onEdit, onSave, onQuickOpen, path, readOnly });
   handlers.current = { onEdit, onSave, onQuickOpen, path, readOnly };
   const [warm, setWarm] = useState<"loading" | "done">("loading");
+  const instance = useRef<editor.IStandaloneCodeEditor | null>(null);
+  const shown = useRef<Reveal | null>(null);
+  const wanted = useRef(reveal);
+  wanted.current = reveal;
+  // Runs after the editor below has switched to `path`'s model (a child's effects run first), and
+  // from mount for a reveal asked before Monaco was loaded.
+  const showReveal = () => {
+    const ed = instance.current;
+    const r = wanted.current;
+    if (!ed || !r || r === shown.current || r.path !== handlers.current.path) return;
+    shown.current = r;
+    const line = Math.max(1, Math.min(r.line, ed.getModel()?.getLineCount() ?? r.line));
+    const selection = new monaco.Selection(line, r.column ?? 1, line, r.endColumn ?? r.column ?? 1);
+    ed.setSelection(selection);
+    ed.revealRangeInCenter(selection);
+    ed.focus();
+  };
+  useEffect(showReveal);
   const warmKey = useMemo(() => commonLanguages(warmPaths).join(","), [warmPaths]);
 
   useEffect(() => {
@@ -71,6 +100,8 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
   }, [onReady]);
 
   const mount: OnMount = (editor) => {
+    instance.current = editor;
+    showReveal();
     const withFile = (fn: (path: string) => void) => () => {
       const p = handlers.current.path;
       if (p !== null) fn(p);

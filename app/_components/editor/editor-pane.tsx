@@ -4,6 +4,7 @@
 import dynamic from "next/dynamic";
 import { useCallback, useEffect, useState } from "react";
 import type { EditorBuffers, useOpenFiles } from "../../_lib/use-open-files";
+import type { Reveal } from "./code-editor";
 import { whenIdle } from "../../_lib/idle";
 import styles from "./editor.module.css";
 
@@ -16,7 +17,7 @@ type Files = ReturnType<typeof useOpenFiles>;
  * `workspace` lists the workspace's files once known: the pane then mounts Monaco while the page
  * is idle (hidden until a file opens) and loads the languages those files use.
  */
-export function EditorPane({ files, workspace, onQuickOpen }: { files: Files; workspace?: readonly string[]; onQuickOpen(): void }) {
+export function EditorPane({ files, workspace, onQuickOpen, reveal }: { files: Files; workspace?: readonly string[]; onQuickOpen(): void; reveal?: Reveal | null }) {
   const [showDiff, setShowDiff] = useState(false);
   const [idle, setIdle] = useState(false);
   const known = workspace !== undefined;
@@ -72,6 +73,7 @@ export function EditorPane({ files, workspace, onQuickOpen }: { files: Files; wo
               onEdit={files.setDirty}
               onSave={(p) => void files.save(p)}
               onQuickOpen={onQuickOpen}
+              reveal={reveal}
             />
           </div>
         )}

@@ -1,4 +1,4 @@
-// The person's file operations from the IDE: tree, open, save, new file/folder, rename, delete.
+// The person's file operations from the IDE: tree, search, open, save, new file/folder, rename, delete.
 // Thin: checks the session belongs to the caller, then calls services/files. A share-link
 // viewer may list and open files of its session, nothing more.
 import { TRPCError } from "@trpc/server";
@@ -29,6 +29,9 @@ const guard = serviceErrors(FileOpError, (e) => ({ code: CODES[e.kind], cause: e
 
 export const filesRouter = router({
   tree: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId))),
+  search: fileReadProcedure
+    .input(session.extend({ query: z.string().min(1).max(1000), regex: z.boolean().optional(), caseSensitive: z.boolean().optional(), glob: z.string().trim().max(1000).optional() }))
+    .query(({ ctx, input }) => guard(() => ctx.files.search(input.sessionId, input))),
   read: fileReadProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.read(input.sessionId, input.path))),

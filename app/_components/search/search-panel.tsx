@@ -1,0 +1,115 @@
+"use client";
+// Search in files (Ctrl+Shift+F): text or regex across the workspace through the runner's
+// ripgrep (.gitignore honoured), optionally only in files matching a glob. Results are grouped
+// by file; a click opens the file with the match selected. Typing searches after a short pause;
+// Enter searches at once. A bad regex is shown as the runner's message, nothing else lost.
+import { useEffect, useRef, useState } from "react";
+import { skipToken, useQuery } from "@tanstack/react-query";
+import { useTRPC } from "../../_lib/trpc";
+import { around, firstMatch, type SearchOptions } from "./search-model";
+import styles from "./search.module.css";
+
+export interface SearchHit {
+  path: string;
+  line: number;
+  /** 1-based columns of the match in the line, when known. */
+  column?: number;
+  endColumn?: number;
+}
+
+const DEBOUNCE_MS = 300;
+
+export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: string; focusSignal: number; onOpen(hit: SearchHit): void }) {
+  const trpc = useTRPC();
+  const input = useRef<HTMLInputElement>(null);
+  const [draft, setDraft] = useState({ query: "", regex: false, caseSensitive: false, glob: "" });
+  const [asked, setAsked] = useState(draft);
+  const [folded, setFolded] = useState<Set<string>>(new Set());
+  useEffect(() => {
+    input.current?.focus();
+    input.current?.select();
+  }, [focusSignal]);
+  useEffect(() => {
+    const t = setTimeout(() => setAsked(draft), DEBOUNCE_MS);
+    return () => clearTimeout(t);
+  }, [draft]);
+
+  const query = asked.query.trim() ? asked.query : "";
+  const results = useQuery(
+    trpc.files.search.queryOptions(
+      query ? { sessionId, query, regex: asked.regex, caseSensitive: asked.caseSensitive || undefined, glob: asked.glob.trim() || undefined } : skipToken,
+      { retry: false, staleTime: 5_000 },
+    ),
+  );
+  const options: SearchOptions = { query, regex: asked.regex, caseSensitive: asked.caseSensitive || undefined };
+  const set = (patch: Partial<typeof draft>) => setDraft((d) => ({ ...d, ...patch }));
+  const data = query ? results.data : undefined;
+
+  return (
+    <div className={styles.pane} data-testid="search-panel">
+      <form className={styles.form} onSubmit={(e) => (e.preventDefault(), setAsked(draft))} role="search">
+        <div className={styles.row}>
+          <input ref={input} className={styles.query} value={draft.query} onChange={(e) => set({ query: e.target.value })} placeholder="Search" aria-label="Search in files" data-testid="search-query" spellCheck={false} />
+          <button type="button" className={styles.opt} aria-pressed={draft.caseSensitive} title="Match case" onClick={() => set({ caseSensitive: !draft.caseSensitive })} data-testid="search-case">Aa</button>
+          <button type="button" className={styles.opt} aria-pressed={draft.regex} title="Use regular expression" onClick={() => set({ regex: !draft.regex })} data-testid="search-regex">.*</button>
+        </div>
+        <input className={styles.glob} value={draft.glob} onChange={(e) => set({ glob: e.target.value })} placeholder="files to include (e.g. *.ts, src/**)" aria-label="Files to include" data-testid="search-glob" spellCheck={false} />
+      </form>
+      <div className={styles.summary} data-testid="search-summary" aria-live="polite">
+        {!query ? null : results.error ? (
+          <span className={styles.error}>{results.error.message}</span>
+        ) : !data ? (
+          <span className="muted">Searching…</span>
+        ) : data.matches === 0 ? (
+          <span className="muted">No results.</span>
+        ) : (
+          <span className="muted">
+            {data.matches} result{data.matches === 1 ? "" : "s"} in {data.files.length} file{data.files.length === 1 ? "" : "s"}
+            {data.truncated ? " (stopped there: narrow the search)" : ""}
+          </span>
+        )}
+      </div>
+      <ul className={styles.results} data-testid="search-results">
+        {data?.files.map((f) => {
+          const closed = folded.has(f.path);
+          const slash = f.path.lastIndexOf("/");
+          return (
+            <li key={f.path}>
+              <button type="button" className={styles.file} aria-expanded={!closed} onClick={() => setFolded((s) => { const n = new Set(s); if (closed) n.delete(f.path); else n.add(f.path); return n; })} title={f.path} data-testid="search-file" data-path={f.path}>
+                <span className={styles.chevron}>{closed ? "▸" : "▾"}</span>
+                <span className={styles.name}>{f.path.slice(slash + 1)}</span>
+                <span className={styles.dir}>{slash > 0 ? f.path.slice(0, slash) : ""}</span>
+                <span className={styles.count}>{f.matches.length}</span>
+              </button>
+              {!closed && (
+                <ul>
+                  {f.matches.map((m) => {
+                    const match = firstMatch(m.text, options);
+                    const shown = around(m.text, match);
+                    const hit: SearchHit = { path: f.path, line: m.line, ...(match ? { column: match[0] + 1, endColumn: match[1] + 1 } : {}) };
+                    return (
+                      <li key={m.line}>
+                        <button type="button" className={styles.match} onClick={() => onOpen(hit)} title={`${f.path}:${m.line}`} data-testid="search-match" data-path={f.path} data-line={m.line}>
+                          <span className={styles.line}>{m.line}</span>
+                          {shown.match ? (
+                            <span>
+                              {shown.text.slice(0, shown.match[0])}
+                              <mark>{shown.text.slice(shown.match[0], shown.match[1])}</mark>
+                              {shown.text.slice(shown.match[1])}
+                            </span>
+                          ) : (
+                            <span>{shown.text}</span>
+                          )}
+                        </button>
+                      </li>
+                    );
+                  })}
+                </ul>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
