@@ -191,3 +191,42 @@ test("Esc stops a running turn", async ({ page, model }) => {
   await expect(page.getByTestId("stop")).toBeHidden();
   await expect(page.getByTestId("turn-usage").last()).toContainText("cancelled");
 });
+
+test("a session is named by its first message, renamed in place, and deleted from home, not while it runs", async ({ page, model }) => {
+  model.script(say("Sure.", { hangAfterBytes: 300 }), say("Done."));
+  const sessionId = await openNewSession(page);
+  await expect(page.getByTestId("session-title")).toHaveText(/^Session \d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
+  await send(page, "Add a dark mode toggle\nto the settings page");
+  await expect(page.getByTestId("session-title")).toHaveText("Add a dark mode toggle");
+
+  await page.getByTestId("session-title").click();
+  await page.getByTestId("session-title-input").fill("Dark mode");
+  await page.getByTestId("session-title-input").press("Enter");
+  await expect(page.getByTestId("session-title")).toHaveText("Dark mode");
+  // Esc gives up an edit.
+  await page.getByTestId("session-title").click();
+  await page.getByTestId("session-title-input").fill("Not this");
+  await page.getByTestId("session-title-input").press("Escape");
+  await expect(page.getByTestId("session-title")).toHaveText("Dark mode");
+
+  // The turn is still running (the provider stalls): home refuses to delete it, and says why.
+  await page.goto("/");
+  const item = page.locator(`[data-testid="session-item"][data-id="${sessionId}"]`);
+  await expect(item).toContainText("Dark mode");
+  page.once("dialog", (d) => d.accept());
+  await item.getByTestId("session-delete").click();
+  await expect(page.getByTestId("remove-error")).toContainText("Stop it first");
+  await page.goto(`/s/${sessionId}`);
+  await page.getByTestId("stop").click();
+  await expect(page.getByTestId("stop")).toBeHidden();
+
+  await page.goto("/");
+  page.once("dialog", (d) => d.dismiss());
+  await item.getByTestId("session-delete").click();
+  await expect(item).toBeVisible();
+  page.once("dialog", (d) => d.accept());
+  await item.getByTestId("session-delete").click();
+  await expect(item).toHaveCount(0);
+  await page.goto(`/s/${sessionId}`);
+  await expect(page.getByText(`No session ${sessionId}.`)).toBeVisible();
+});

@@ -24,6 +24,7 @@ import { QuickOpen } from "./editor/quick-open";
 import { ChatPane } from "./chat/chat-pane";
 import { PreviewPane } from "./preview/preview-pane";
 import { SearchPanel, type SearchHit } from "./search/search-panel";
+import { SessionTitle } from "./session-title";
 import type { TerminalState } from "./terminal/xterm-view";
 import styles from "./ide-frame.module.css";
 
@@ -99,6 +100,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   }, [runnerEvent, refetchHealth]);
 
   const running = state.activeTurnId !== null;
+  // A new session is named by its first message (services/sessions): read the title again once sent.
+  const refetchSession = session.refetch;
+  const onSent = useCallback(() => void refetchSession(), [refetchSession]);
   const cancel = useCallback(() => void api.cancel(sessionId).catch(() => {}), [api, sessionId]);
 
   useEffect(() => {
@@ -161,7 +165,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     <div className={styles.frame} style={frameStyle} data-testid="ide-frame" data-readonly={readOnly}>
       <header className={styles.top}>
         <Link href="/" className={styles.brand}>Quiver</Link>
-        <span className={styles.title}>{session.data?.title ?? "…"}</span>
+        <SessionTitle sessionId={sessionId} title={session.data?.title} editable={!readOnly} />
         {running && <span className={styles.working}>{readOnly ? "Agent working…" : <>Agent working… <kbd>Esc</kbd> stops</>}</span>}
         {who.data?.kind === "viewer" && <span className={styles.shared} data-testid="readonly-banner">Shared read-only</span>}
         {who.data?.kind === "member" && (
@@ -218,7 +222,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
-        <ChatPane sessionId={sessionId} state={state} />
+        <ChatPane sessionId={sessionId} state={state} onSent={onSent} />
       </aside>
       {layout.termOpen && (
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />

@@ -41,6 +41,8 @@ export interface EngineCluster {
 export interface SendResult {
   turnId: string;
   messageId: string;
+  /** The session's first message (what names a new session: services/sessions). */
+  first: boolean;
 }
 
 export interface Engine {
@@ -164,7 +166,7 @@ export function createEngine(deps: EngineDeps): Engine {
           run.release();
           release();
         });
-      return { turnId: turn.turnId, messageId: turn.messageId };
+      return { turnId: turn.turnId, messageId: turn.messageId, first: position === 0 };
     } catch (err) {
       running.delete(sessionId);
       release();

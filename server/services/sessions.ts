@@ -1,4 +1,6 @@
-// Sessions: the unit a person works in (a workspace on a runner, a chat with the agent).
+// Sessions: the unit a person works in (a workspace on a runner, a chat with the agent). A new
+// session is named by the time it was made until its first message names it; the person may
+// rename it, and delete it (with everything recorded in it) when no turn is running.
 import { TRPCError } from "@trpc/server";
 import type { Db } from "../db";
 import type { Actor } from "./types";
@@ -25,6 +27,19 @@ function summarize(s: { id: string; title: string; status: string; provider: str
   };
 }
 
+const DEFAULT_TITLE = /^Session \d{4}-\d{2}-\d{2} \d{2}:\d{2}$/;
+const TITLE_CHARS = 60;
+
+/** A title from a first message: its first line with text, cut at a word near TITLE_CHARS. */
+export function titleFrom(text: string): string | undefined {
+  const line = text.split("\n").map((l) => l.replace(/\s+/g, " ").trim()).find((l) => l.length > 0);
+  if (!line) return undefined;
+  if (line.length <= TITLE_CHARS) return line;
+  const cut = line.slice(0, TITLE_CHARS);
+  const space = cut.lastIndexOf(" ");
+  return `${space > TITLE_CHARS / 2 ? cut.slice(0, space) : cut}…`;
+}
+
 export function createSessionService(db: Db) {
   return {
     async list(actor: Actor): Promise<SessionSummary[]> {
@@ -48,6 +63,31 @@ export function createSessionService(db: Db) {
       const row = await db.session.findFirst({ where: { id, orgId: actor.orgId } });
       if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `No session ${id}.` });
       return summarize(row);
+    },
+
+    async rename(actor: Actor, id: string, title: string): Promise<SessionSummary> {
+      const { count } = await db.session.updateMany({ where: { id, orgId: actor.orgId }, data: { title } });
+      if (count === 0) throw new TRPCError({ code: "NOT_FOUND", message: `No session ${id}.` });
+      return this.get(actor, id);
+    },
+
+    /** Names a session still called by its creation time after the message that starts it. */
+    async nameFromFirstMessage(id: string, text: string): Promise<void> {
+      const title = titleFrom(text);
+      const row = await db.session.findUnique({ where: { id }, select: { title: true } });
+      if (!title || !row || !DEFAULT_TITLE.test(row.title)) return;
+      // Only if still unnamed: a rename meanwhile wins.
+      await db.session.updateMany({ where: { id, title: row.title }, data: { title } });
+    },
+
+    /** Deletes the session and everything recorded in it (messages, events, tool calls,
+     *  spills, share links), in one statement that refuses while a turn runs. The workspace's
+     *  files are not touched. */
+    async remove(actor: Actor, id: string): Promise<void> {
+      const { count } = await db.session.deleteMany({ where: { id, orgId: actor.orgId, turns: { none: { status: "running" } } } });
+      if (count > 0) return;
+      await this.assertAccess(actor, id);
+      throw new TRPCError({ code: "CONFLICT", message: "A turn is running in this session. Stop it first, then delete the session." });
     },
 
     /** A session by id alone, for a viewer whose share link was checked already. */

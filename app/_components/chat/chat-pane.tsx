@@ -37,7 +37,8 @@ function NoProvider({ message }: { message: string }) {
   );
 }
 
-export function ChatPane({ sessionId, state }: { sessionId: string; state: SessionState }) {
+/** `onSent`: the server took the message (and may have named the session after it). */
+export function ChatPane({ sessionId, state, onSent }: { sessionId: string; state: SessionState; onSent?(): void }) {
   const api = useSessionApi();
   const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
@@ -58,7 +59,10 @@ export function ChatPane({ sessionId, state }: { sessionId: string; state: Sessi
     if (!text) return;
     setSendError(undefined);
     api.send(sessionId, text).then(
-      () => setDraft(""),
+      () => {
+        setDraft("");
+        onSent?.();
+      },
       (err: Error) => setSendError(err.message),
     );
   };

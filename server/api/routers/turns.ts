@@ -29,7 +29,9 @@ export const turnsRouter = router({
     .input(z.object({ text: z.string().min(1).max(200_000) }))
     .mutation(async ({ ctx, input }) => {
       try {
-        return await ctx.services.engine.sendMessage(input.sessionId, { userId: ctx.actor.userId, orgId: ctx.actor.orgId }, input.text);
+        const sent = await ctx.services.engine.sendMessage(input.sessionId, { userId: ctx.actor.userId, orgId: ctx.actor.orgId }, input.text);
+        if (sent.first) await ctx.services.sessions.nameFromFirstMessage(input.sessionId, input.text);
+        return sent;
       } catch (err) {
         if (err instanceof EngineError) throw new TRPCError({ code: ENGINE_CODES[err.code], message: err.message });
         throw err;
