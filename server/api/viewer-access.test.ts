@@ -18,7 +18,7 @@ import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
-const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.events", "files.tree", "files.read", "spills.read"]);
+const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.events", "files.tree", "files.search", "files.read", "spills.read"]);
 const PUBLIC = new Set(["health.get", "auth.whoami"]);
 
 const procedures = Object.entries((appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures);
@@ -26,7 +26,7 @@ const procedures = Object.entries((appRouter._def as unknown as { procedures: Re
 /** An input most procedures accept, so the access check (not input parsing) decides. */
 const inputFor = (sessionId: string) => ({
   sessionId, id: sessionId, linkId: "sl0", approvalId: "ap0", choice: "reject", path: "a.txt", text: "hi", content: "x",
-  kind: "file", from: "a.txt", to: "b.txt", ref: `sp_${"0".repeat(32)}`, offset: 0, length: 10, rules: [], lastSeq: 0,
+  kind: "file", from: "a.txt", to: "b.txt", query: "needle", title: "t", ref: `sp_${"0".repeat(32)}`, offset: 0, length: 10, rules: [], lastSeq: 0,
 });
 
 async function call(ctx: Context, path: string, input: unknown): Promise<{ code?: string; message?: string }> {
