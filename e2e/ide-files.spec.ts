@@ -87,8 +87,8 @@ test("the tree works from the keyboard: arrows, Enter, F2 and Delete", async ({ 
 });
 
 test("search in files: results by file, options, and a click that selects the match in the editor", async ({ page }) => {
-  writeWorkspaceFile("find/alpha.ts", `${"// filler\n".repeat(80)}export const needleValue = 42;\n`);
-  writeWorkspaceFile("find/beta.md", "A Needle in the notes.\n");
+  writeWorkspaceFile("find/haystack.ts", `${"// filler\n".repeat(80)}export const needleValue = 42;\n`);
+  writeWorkspaceFile("find/notes.md", "A Needle in the notes.\n");
   writeWorkspaceFile("find/ignored/.gitignore", "*.log\n");
   writeWorkspaceFile("find/ignored/out.log", "needle in a log\n");
   await openNewSession(page);
@@ -98,7 +98,7 @@ test("search in files: results by file, options, and a click that selects the ma
   await query.fill("needle");
   await expect(page.getByTestId("search-summary")).toHaveText("2 results in 2 files");
   await expect(page.getByTestId("search-file")).toHaveCount(2);
-  await expect(page.locator('[data-testid="search-match"][data-path="find/beta.md"] mark')).toHaveText("Needle");
+  await expect(page.locator('[data-testid="search-match"][data-path="find/notes.md"] mark')).toHaveText("Needle");
 
   // Match case, then a glob, then a regex; a bad regex says why.
   await page.getByTestId("search-case").click();
@@ -117,8 +117,8 @@ test("search in files: results by file, options, and a click that selects the ma
   await expect(page.getByTestId("search-summary")).toHaveText("1 result in 1 file");
   await shot(page, "search");
 
-  await page.locator('[data-testid="search-match"][data-path="find/alpha.ts"]').click();
-  await expect(page.locator('[data-testid="editor-tab"][data-path="find/alpha.ts"]')).toHaveAttribute("aria-selected", "true");
+  await page.locator('[data-testid="search-match"][data-path="find/haystack.ts"]').click();
+  await expect(page.locator('[data-testid="editor-tab"][data-path="find/haystack.ts"]')).toHaveAttribute("aria-selected", "true");
   // Line 81 is in view with the match selected: typing replaces exactly the match.
   const editor = page.locator(".monaco-editor").first();
   await expect(editor.locator(".view-lines")).toContainText("export const needleValue = 42;");
@@ -181,4 +181,41 @@ test("terminal round trip on a runner PTY, surviving a reload with its scrollbac
   await again.click();
   await page.keyboard.type("echo mark=$MARK\n");
   await expect(again.locator(".xterm-rows")).toContainText("mark=kept");
+});
+
+test("terminals in tabs: each its own shell, kept while hidden and across a reload, closed for good", async ({ page }) => {
+  await openNewSession(page);
+  const pane = page.getByTestId("pane-terminal");
+  await expect(pane).toHaveAttribute("data-state", "open");
+  const visibleRows = pane.locator(".xterm-rows:visible");
+  await pane.click();
+  await page.keyboard.type("export WHO=first; sleep 1; echo late-$WHO\n");
+  // A second terminal (the key VS Code uses) while the first is still busy.
+  await page.keyboard.press("Control+Shift+Backquote");
+  await expect(page.getByTestId("terminal-tab")).toHaveCount(2);
+  await expect(page.getByTestId("terminal-tab").nth(1)).toHaveAttribute("data-state", "open");
+  await page.keyboard.type("echo second-$((40+2)) WHO=$WHO.\n");
+  await expect(visibleRows).toContainText("second-42 WHO=.");
+  await expect(visibleRows).not.toContainText("late-first");
+
+  // The first kept running while hidden: its output is there when it is shown again.
+  await page.getByTestId("terminal-tab").nth(0).click();
+  await expect(visibleRows).toContainText("late-first");
+  await expect(visibleRows).not.toContainText("second-42");
+
+  await page.reload();
+  await expect(page.getByTestId("terminal-tab")).toHaveCount(2);
+  await page.getByTestId("terminal-tab").nth(1).click();
+  await expect(page.getByTestId("terminal-tab").nth(1)).toHaveAttribute("data-state", "open");
+  await expect(visibleRows).toContainText("second-42");
+
+  // Closing ends that shell; the other stays. Closing the last leaves a fresh one.
+  await page.getByTestId("terminal-close").nth(1).click();
+  await expect(page.getByTestId("terminal-tab")).toHaveCount(1);
+  await expect(visibleRows).toContainText("late-first");
+  await page.getByTestId("terminal-close").first().click();
+  await expect(page.getByTestId("terminal-tab")).toHaveCount(1);
+  await expect(page.getByTestId("terminal-tab").first()).toHaveAttribute("data-state", "open");
+  await expect(visibleRows).not.toContainText("late-first");
+  await shot(page, "terminal-tabs");
 });

@@ -7,7 +7,6 @@
 // The owner shares the session from here (Share); opened through a share link the IDE is
 // read-only: no composer, approvals, terminal, preview or edits, and it says when the link ends.
 import Link from "next/link";
-import dynamic from "next/dynamic";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { closeEventSocket, useEventSocketState, useTRPC } from "../_lib/trpc";
@@ -26,9 +25,9 @@ import { PreviewPane } from "./preview/preview-pane";
 import { SearchPanel, type SearchHit } from "./search/search-panel";
 import { SessionTitle } from "./session-title";
 import type { TerminalState } from "./terminal/xterm-view";
+import { TerminalTabs } from "./terminal/terminal-tabs";
 import styles from "./ide-frame.module.css";
 
-const XtermView = dynamic(() => import("./terminal/xterm-view"), { ssr: false });
 
 interface Layout {
   files: number;
@@ -67,6 +66,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [quickOpen, setQuickOpen] = useState(false);
   const [termState, setTermState] = useState<TerminalState>("connecting");
   const [termFocus, setTermFocus] = useState(0);
+  const [termNew, setTermNew] = useState(0);
   const [sidebar, setSidebar] = useState<"files" | "search">("files");
   const [searchFocus, setSearchFocus] = useState(0);
   const [reveal, setReveal] = useState<SearchHit | null>(null);
@@ -126,6 +126,10 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       } else if (mod && e.key.toLowerCase() === "p") {
         e.preventDefault();
         setQuickOpen(true);
+      } else if (mod && e.shiftKey && e.code === "Backquote") {
+        e.preventDefault();
+        setLayout((l) => ({ ...l, termOpen: true }));
+        setTermNew((n) => n + 1);
       } else if (mod && (e.key === "`" || e.code === "Backquote")) {
         e.preventDefault();
         setLayout((l) => ({ ...l, termOpen: !l.termOpen }));
@@ -228,7 +232,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />
       )}
       <section className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!layout.termOpen}>
-        {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <XtermView sessionId={sessionId} onState={setTermState} focusSignal={termFocus} /> : <div className={styles.empty}>Waiting for the runner…</div>}
+        {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <TerminalTabs sessionId={sessionId} onState={setTermState} focusSignal={termFocus} newSignal={termNew} /> : <div className={styles.empty}>Waiting for the runner…</div>}
       </section>
       <footer className={styles.status}>
         <span data-testid="runner-state" data-state={runner ? "connected" : health.isPending ? "unknown" : "disconnected"}>

@@ -1,8 +1,9 @@
 "use client";
 // xterm attached to a runner PTY through /terminal (browser only, loaded with next/dynamic).
-// The terminal id lives in sessionStorage, so a reload or a dropped socket re-attaches to the
-// same shell; the server replays only output past what this xterm already shows. Resizes follow
-// the pane.
+// The terminal id (terminal-tabs.tsx keeps it in sessionStorage) makes a reload or a dropped
+// socket re-attach to the same shell; the server replays only output past what this xterm
+// already shows. Resizes follow the pane. Unmounted, it lets go of the socket and the shell
+// lives on for the grace period (a reload), unless `ending()` says the person closed it.
 import { useEffect, useRef } from "react";
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
@@ -12,25 +13,26 @@ import { useDarkMode } from "../../_lib/theme";
 
 export type TerminalState = "connecting" | "open" | "closed" | "exited";
 
-function termId(sessionId: string): string {
-  const key = `quiver.term.${sessionId}`;
-  let id = sessionStorage.getItem(key);
-  if (!id) {
-    id = `t${Math.random().toString(36).slice(2, 12)}`;
-    sessionStorage.setItem(key, id);
-  }
-  return id;
-}
-
 const light = { background: "#ffffff", foreground: "#1f2328", cursor: "#1f2328", selectionBackground: "#0969da44" };
 const dark = { background: "#161b22", foreground: "#e6edf3", cursor: "#e6edf3", selectionBackground: "#4493f855" };
 
-export default function XtermView({ sessionId, onState, focusSignal }: { sessionId: string; onState(s: TerminalState): void; focusSignal: number }) {
+interface Props {
+  sessionId: string;
+  termId: string;
+  onState(s: TerminalState): void;
+  focusSignal: number;
+  /** Asked as it unmounts: true when the person closed this terminal (its shell ends now). */
+  ending?(): boolean;
+}
+
+export default function XtermView({ sessionId, termId, onState, focusSignal, ending }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
   const isDark = useDarkMode();
   const onStateRef = useRef(onState);
   onStateRef.current = onState;
+  const endingRef = useRef(ending);
+  endingRef.current = ending;
 
   useEffect(() => {
     const t = new Terminal({ fontSize: 13, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", scrollback: 5000, cursorBlink: true, theme: isDark ? dark : light });
@@ -49,7 +51,7 @@ export default function XtermView({ sessionId, onState, focusSignal }: { session
     let retry: ReturnType<typeof setTimeout> | undefined;
     let attempt = 0;
     let exited = false;
-    const id = termId(sessionId);
+    const id = termId;
     const send = (msg: object) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg));
 
     const connect = () => {
@@ -111,13 +113,14 @@ export default function XtermView({ sessionId, onState, focusSignal }: { session
       observer.disconnect();
       input.dispose();
       resized.dispose();
+      if (endingRef.current?.()) send({ type: "close" });
       ws?.close();
       t.dispose();
       term.current = null;
     };
     // the theme is applied below without reconnecting
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [sessionId]);
+  }, [sessionId, termId]);
 
   useEffect(() => {
     if (term.current) term.current.options.theme = isDark ? dark : light;
