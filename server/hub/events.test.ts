@@ -134,6 +134,20 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     await expect(hub.publish(sessionId, notice(2))).rejects.toThrow(/shut down/);
   });
 
+  it("writes the other sessions' events of a batch that a deleted session's events make fail", async () => {
+    const hub = createEventHub(t.current.db, { url: t.current.url, writeDelayMs: 50 });
+    const [a, b] = [await seedSession(t.current.db), await seedSession(t.current.db)];
+    await hub.publish(b.sessionId, notice(0));
+    // In one batch: events of a session deleted meanwhile (its numbers were leased already) and of a live one.
+    await t.current.db.session.delete({ where: { id: b.sessionId } });
+    const gone = hub.publish(b.sessionId, notice(1));
+    const kept = [hub.publish(a.sessionId, notice(2)), hub.publish(a.sessionId, notice(3))];
+    await expect(gone).rejects.toThrow(/foreign key/i);
+    expect((await Promise.all(kept)).map((e) => e.seq)).toEqual([1, 2]);
+    expect(await t.current.db.sessionEvent.count({ where: { sessionId: a.sessionId } })).toBe(2);
+    await hub.dispose();
+  });
+
   it("rejects events for a session that does not exist, clearly", async () => {
     const hub = createEventHub(t.current.db, { url: t.current.url });
     await expect(hub.publish("no-such-session", notice(1))).rejects.toThrow(/No session no-such-session/);

@@ -2,7 +2,8 @@
 // SessionEvent in order, all sessions together, one batch per short window (event-store.ts),
 // so a busy server pays one write per window instead of one per token. Until an event's write
 // commits it stays readable from `unwritten(sessionId)`; that is how a resuming subscriber
-// sees it.
+// sees it. A batch the database keeps refusing is tried again one session at a time, so a session
+// deleted with events in flight (its rows' foreign key fails) costs only its own events.
 import type { SessionEvent } from "../protocol/events";
 import type { EventStore } from "./event-store";
 
@@ -47,6 +48,7 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
           await new Promise((r) => setTimeout(r, 50 * attempt));
         }
       }
+      const failed = error === undefined ? new Map<Item, unknown>() : await bySession(batch, error);
       // Only now may the events leave the readable tail.
       queue.splice(0, batch.length);
       for (const { ev } of batch) {
@@ -58,12 +60,32 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
           onSettled.delete(ev.sessionId);
         }
       }
-      if (error) {
-        opts.log(`${batch.length} event(s) could not be written`, error);
-        for (const b of batch) b.reject(error);
-      } else for (const b of batch) b.resolve(b.ev);
+      if (failed.size > 0) opts.log(`${failed.size} of ${batch.length} event(s) could not be written`, [...failed.values()][0]);
+      for (const b of batch) {
+        if (failed.has(b)) b.reject(failed.get(b));
+        else b.resolve(b.ev);
+      }
     }
     writing = undefined;
+  }
+
+  /** The refused batch again, each session's events in a write of their own: what fails now. */
+  async function bySession(batch: Item[], error: unknown): Promise<Map<Item, unknown>> {
+    const groups = new Map<string, Item[]>();
+    for (const b of batch) groups.set(b.ev.sessionId, [...(groups.get(b.ev.sessionId) ?? []), b]);
+    const failed = new Map<Item, unknown>();
+    if (groups.size === 1) {
+      for (const b of batch) failed.set(b, error);
+      return failed;
+    }
+    for (const items of groups.values()) {
+      try {
+        await store.insert(items.map((b) => b.ev));
+      } catch (err) {
+        for (const b of items) failed.set(b, err);
+      }
+    }
+    return failed;
   }
 
   return {

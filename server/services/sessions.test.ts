@@ -35,7 +35,8 @@ describe.each(testDatabases())("sessions on %s", (provider) => {
   it("deletes a session with everything recorded in it, but not while a turn runs or for another org", async () => {
     const { actor, session } = await seedSession(t.current.db);
     const other = await seedSession(t.current.db);
-    const svc = createSessionService(t.current.db);
+    const removed: string[] = [];
+    const svc = createSessionService(t.current.db, { onRemoved: (id) => removed.push(id) });
     const db = t.current.db;
     const turn = await db.turn.create({ data: { sessionId: session.id, status: "running" } });
     await db.message.create({ data: { sessionId: session.id, turnId: turn.id, position: 0, role: "user", content: [] } });
@@ -46,7 +47,9 @@ describe.each(testDatabases())("sessions on %s", (provider) => {
     expect(await db.session.count({ where: { id: session.id } })).toBe(1);
 
     await db.turn.update({ where: { id: turn.id }, data: { status: "completed" } });
+    expect(removed).toEqual([]);
     await svc.remove(actor, session.id);
+    expect(removed).toEqual([session.id]);
     expect(await db.session.count({ where: { id: session.id } })).toBe(0);
     expect(await db.message.count({ where: { sessionId: session.id } })).toBe(0);
     expect(await db.sessionEvent.count({ where: { sessionId: session.id } })).toBe(0);

@@ -40,7 +40,12 @@ export function titleFrom(text: string): string | undefined {
   return `${space > TITLE_CHARS / 2 ? cut.slice(0, space) : cut}…`;
 }
 
-export function createSessionService(db: Db) {
+export interface SessionServiceOptions {
+  /** A session was deleted: whatever holds it in memory lets go (its runner binding). */
+  onRemoved?(sessionId: string): void;
+}
+
+export function createSessionService(db: Db, options: SessionServiceOptions = {}) {
   return {
     async list(actor: Actor): Promise<SessionSummary[]> {
       const rows = await db.session.findMany({
@@ -85,7 +90,7 @@ export function createSessionService(db: Db) {
      *  files are not touched. */
     async remove(actor: Actor, id: string): Promise<void> {
       const { count } = await db.session.deleteMany({ where: { id, orgId: actor.orgId, turns: { none: { status: "running" } } } });
-      if (count > 0) return;
+      if (count > 0) return options.onRemoved?.(id);
       await this.assertAccess(actor, id);
       throw new TRPCError({ code: "CONFLICT", message: "A turn is running in this session. Stop it first, then delete the session." });
     },
