@@ -56,6 +56,30 @@ test("creates, renames and deletes files (delete asks first)", async ({ page }) 
   expect(existsSync(join(workspaceDir(), "docs"))).toBe(false);
 });
 
+test("unsaved edits are kept: through a rename, and leaving the page asks first", async ({ page }) => {
+  writeWorkspaceFile("draft/plan.txt", "step one\n");
+  await openNewSession(page);
+  await page.locator('[data-testid="tree-item"][data-path="draft"]').click();
+  await page.locator('[data-testid="tree-item"][data-path="draft/plan.txt"]').click();
+  const editor = page.locator(".monaco-editor").first();
+  await expect(editor.locator(".view-lines")).toContainText("step one");
+  await editor.locator(".view-lines").click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("step two (unsaved)");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="draft/plan.txt"]')).toHaveAttribute("data-dirty", "true");
+
+  page.once("dialog", (d) => d.accept("draft/plan-v2.txt"));
+  await page.getByTestId("rename").click();
+  const renamed = page.locator('[data-testid="editor-tab"][data-path="draft/plan-v2.txt"]');
+  await expect(renamed).toHaveAttribute("data-dirty", "true");
+  await expect(editor.locator(".view-lines")).toContainText("step two (unsaved)");
+  expect(readFileSync(join(workspaceDir(), "draft/plan-v2.txt"), "utf8")).toBe("step one\n");
+
+  const asked = new Promise<string>((resolve) => page.once("dialog", (d) => (resolve(d.type()), void d.dismiss())));
+  await page.close({ runBeforeUnload: true });
+  expect(await asked).toBe("beforeunload");
+});
+
 test("the tree works from the keyboard: arrows, Enter, F2 and Delete", async ({ page }) => {
   writeWorkspaceFile("kb/one.txt", "one\n");
   writeWorkspaceFile("kb/two.txt", "two\n");

@@ -2,6 +2,8 @@
 // Open editor tabs and what the editor knows about each file: the disk text and hash it started
 // from, whether the person has unsaved edits, and a conflict when the agent (or anything else)
 // changed the file under those edits. The tab list and active tab are remembered per session.
+// Unsaved edits are never dropped quietly: leaving the page asks first, and a renamed file keeps
+// them under its new name.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { TRPCClientError } from "@trpc/client";
 import { useTRPCClient } from "./trpc";
@@ -45,12 +47,18 @@ export function useOpenFiles(sessionId: string) {
     setDocs((d) => (d[path] ? { ...d, [path]: { ...d[path], ...p } } : d));
   }, []);
 
+  /** `unsaved`: the person's text to keep over what is on disk (a renamed file's edits). */
   const load = useCallback(
-    async (path: string) => {
+    async (path: string, unsaved?: string) => {
       setDocs((d) => ({ ...d, [path]: d[path] ?? { path, base: "", hash: "", dirty: false, loading: true } }));
       try {
         const file = await client.files.read.query({ sessionId, path });
         const doc = docsRef.current[path];
+        if (unsaved !== undefined) {
+          buffers.current?.setText(path, unsaved);
+          patch(path, { base: file.content, hash: file.hash, dirty: unsaved !== file.content, loading: false, error: undefined, conflict: undefined });
+          return;
+        }
         if (doc && !doc.loading && doc.hash === file.hash) return;
         if (doc?.dirty) {
           patch(path, { conflict: { text: file.content, hash: file.hash } });
@@ -149,14 +157,26 @@ export function useOpenFiles(sessionId: string) {
       }));
       for (const p of Object.keys(docsRef.current)) {
         if (p === from || p.startsWith(`${from}/`)) {
+          const unsaved = docsRef.current[p].dirty ? buffers.current?.getText(p) : undefined;
           buffers.current?.dispose(p);
           setDocs(({ [p]: _old, ...rest }) => rest);
-          void load(to + p.slice(from.length));
+          void load(to + p.slice(from.length), unsaved);
         }
       }
     },
     [load, setTabs],
   );
+
+  // Closing or reloading the page with unsaved edits asks first (the browser's own dialog).
+  useEffect(() => {
+    const onLeave = (e: BeforeUnloadEvent) => {
+      if (!Object.values(docsRef.current).some((d) => d.dirty)) return;
+      e.preventDefault();
+      e.returnValue = "";
+    };
+    window.addEventListener("beforeunload", onLeave);
+    return () => window.removeEventListener("beforeunload", onLeave);
+  }, []);
 
   return { tabs, docs, open, close, save, takeDisk, setDirty, changed, rename, setActive: (p: string) => setTabs((t) => ({ ...t, active: p })), buffers };
 }
