@@ -219,6 +219,10 @@ test("a session is named by its first message, renamed in place, and deleted fro
   await page.goto(`/s/${sessionId}`);
   await page.getByTestId("stop").click();
   await expect(page.getByTestId("stop")).toBeHidden();
+  // Up in the empty composer brings the last message back.
+  await page.getByTestId("composer").click();
+  await page.keyboard.press("ArrowUp");
+  await expect(page.getByTestId("composer")).toHaveValue("Add a dark mode toggle\nto the settings page");
 
   await page.goto("/");
   page.once("dialog", (d) => d.dismiss());

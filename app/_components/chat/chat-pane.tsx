@@ -125,12 +125,19 @@ export function ChatPane({ sessionId, state, onSent }: { sessionId: string; stat
       {!readOnly && <div className={styles.composer}>
         <textarea
           value={draft}
-          placeholder={running ? "The agent is working… (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line)"}
+          placeholder={running ? "The agent is working… (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line, ↑ the last one)"}
           onChange={(e) => setDraft(e.target.value)}
           onKeyDown={(e) => {
             if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
               e.preventDefault();
               if (!running) send();
+            } else if (e.key === "ArrowUp" && draft === "") {
+              // As in a shell: the last message back, to send again or change.
+              const last = state.items.findLast((i) => i.kind === "user");
+              if (last?.kind === "user") {
+                e.preventDefault();
+                setDraft(last.text);
+              }
             }
           }}
           aria-label="Message to the agent"
