@@ -57,23 +57,25 @@ test("creates, renames and deletes files (delete asks first)", async ({ page }) 
 });
 
 test("unsaved edits are kept: through a rename, and leaving the page asks first", async ({ page }) => {
-  writeWorkspaceFile("draft/plan.txt", "step one\n");
+  // A folder of its own per run: the workspace outlives a test (--repeat-each).
+  const dir = `draft-${Date.now().toString(36)}`;
+  writeWorkspaceFile(`${dir}/plan.txt`, "step one\n");
   await openNewSession(page);
-  await page.locator('[data-testid="tree-item"][data-path="draft"]').click();
-  await page.locator('[data-testid="tree-item"][data-path="draft/plan.txt"]').click();
+  await page.locator(`[data-testid="tree-item"][data-path="${dir}"]`).click();
+  await page.locator(`[data-testid="tree-item"][data-path="${dir}/plan.txt"]`).click();
   const editor = page.locator(".monaco-editor").first();
   await expect(editor.locator(".view-lines")).toContainText("step one");
   await editor.locator(".view-lines").click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("step two (unsaved)");
-  await expect(page.locator('[data-testid="editor-tab"][data-path="draft/plan.txt"]')).toHaveAttribute("data-dirty", "true");
+  await expect(page.locator(`[data-testid="editor-tab"][data-path="${dir}/plan.txt"]`)).toHaveAttribute("data-dirty", "true");
 
-  page.once("dialog", (d) => d.accept("draft/plan-v2.txt"));
+  page.once("dialog", (d) => d.accept(`${dir}/plan-v2.txt`));
   await page.getByTestId("rename").click();
-  const renamed = page.locator('[data-testid="editor-tab"][data-path="draft/plan-v2.txt"]');
+  const renamed = page.locator(`[data-testid="editor-tab"][data-path="${dir}/plan-v2.txt"]`);
   await expect(renamed).toHaveAttribute("data-dirty", "true");
   await expect(editor.locator(".view-lines")).toContainText("step two (unsaved)");
-  expect(readFileSync(join(workspaceDir(), "draft/plan-v2.txt"), "utf8")).toBe("step one\n");
+  expect(readFileSync(join(workspaceDir(), dir, "plan-v2.txt"), "utf8")).toBe("step one\n");
 
   const asked = new Promise<string>((resolve) => page.once("dialog", (d) => (resolve(d.type()), void d.dismiss())));
   await page.close({ runBeforeUnload: true });
@@ -242,4 +244,13 @@ test("terminals in tabs: each its own shell, kept while hidden and across a relo
   await expect(page.getByTestId("terminal-tab").first()).toHaveAttribute("data-state", "open");
   await expect(visibleRows).not.toContainText("late-first");
   await shot(page, "terminal-tabs");
+
+  // The IDE's keys work with the cursor in a terminal: xterm does not send them to the shell.
+  await pane.click();
+  await page.keyboard.press("Control+Shift+F");
+  await expect(page.getByTestId("search-query")).toBeFocused();
+  await pane.click();
+  await page.keyboard.press("Control+Alt+KeyP");
+  await expect(page.getByTestId("pane-preview")).toBeVisible();
+  await expect(visibleRows).not.toContainText("^[");
 });

@@ -2,8 +2,7 @@
 // The IDE: file tree (left), editor with tabs (centre), the live preview beside the editor when
 // open, chat (right), terminal (below the editor), a status bar, and a banner when the event
 // socket or the runner is down. Pane sizes and the terminal's and preview's visibility are
-// remembered per session; VS Code's keys work everywhere (Ctrl+Alt+P toggles the preview,
-// Ctrl+Shift+F searches in files, Ctrl+Shift+E goes back to the tree).
+// remembered per session; VS Code's keys work everywhere (ide-keys.ts).
 // The owner shares the session from here (Share); opened through a share link the IDE is
 // read-only: no composer, approvals, terminal, preview or edits, and it says when the link ends.
 import Link from "next/link";
@@ -26,6 +25,7 @@ import { SearchPanel, type SearchHit } from "./search/search-panel";
 import { SessionTitle } from "./session-title";
 import type { TerminalState } from "./terminal/xterm-view";
 import { TerminalTabs } from "./terminal/terminal-tabs";
+import { useIdeKeys } from "./ide-keys";
 import styles from "./ide-frame.module.css";
 
 
@@ -105,42 +105,19 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const onSent = useCallback(() => void refetchSession(), [refetchSession]);
   const cancel = useCallback(() => void api.cancel(sessionId).catch(() => {}), [api, sessionId]);
 
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      const mod = e.ctrlKey || e.metaKey;
-      // Reading keys: a share-link viewer has them too.
-      if (mod && e.shiftKey && (e.code === "KeyF" || e.code === "KeyE")) {
-        e.preventDefault();
-        setSidebar(e.code === "KeyF" ? "search" : "files");
-        if (e.code === "KeyF") setSearchFocus((n) => n + 1);
-        return;
-      }
-      if (readOnly) return;
-      if (mod && e.altKey && e.code === "KeyP") {
-        e.preventDefault();
-        setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) }));
-        setPreviewFocus((n) => n + 1);
-      } else if (mod && e.key.toLowerCase() === "s") {
-        e.preventDefault();
-        if (files.tabs.active) void files.save(files.tabs.active);
-      } else if (mod && e.key.toLowerCase() === "p") {
-        e.preventDefault();
-        setQuickOpen(true);
-      } else if (mod && e.shiftKey && e.code === "Backquote") {
-        e.preventDefault();
-        setLayout((l) => ({ ...l, termOpen: true }));
-        setTermNew((n) => n + 1);
-      } else if (mod && (e.key === "`" || e.code === "Backquote")) {
-        e.preventDefault();
-        setLayout((l) => ({ ...l, termOpen: !l.termOpen }));
-        setTermFocus((n) => n + 1);
-      } else if (e.key === "Escape" && running && !e.defaultPrevented) {
-        cancel();
-      }
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [files, running, cancel, setLayout, readOnly]);
+  useIdeKeys(
+    {
+      search: () => (setSidebar("search"), setSearchFocus((n) => n + 1)),
+      explorer: () => setSidebar("files"),
+      quickOpen: () => setQuickOpen(true),
+      togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
+      toggleTerminal: () => (setLayout((l) => ({ ...l, termOpen: !l.termOpen })), setTermFocus((n) => n + 1)),
+      newTerminal: () => (setLayout((l) => ({ ...l, termOpen: true })), setTermNew((n) => n + 1)),
+      save: () => void (files.tabs.active && files.save(files.tabs.active)),
+      escape: () => running && cancel(),
+    },
+    readOnly,
+  );
 
   if (session.error) {
     return (
@@ -216,7 +193,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </nav>
       <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
-        <EditorPane files={files} workspace={filePaths} onQuickOpen={() => setQuickOpen(true)} reveal={reveal} />
+        <EditorPane files={files} workspace={filePaths} reveal={reveal} />
       </section>
       {layout.previewOpen && (
         <Splitter axis="x" size={layout.preview} direction={-1} min={240} max={1400} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(preview) => setLayout((l) => ({ ...l, preview }))} testId="split-preview" />

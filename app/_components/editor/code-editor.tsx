@@ -31,7 +31,6 @@ interface Props {
   onReady(buffers: EditorBuffers): void;
   onEdit(path: string, text: string): void;
   onSave(path: string): void;
-  onQuickOpen(): void;
   /** A new object each time the person asks, even for the same place. */
   reveal?: Reveal | null;
 }
@@ -44,12 +43,12 @@ const BLANK = "inmemory://quiver/no-file";
 
 const uriOf = (path: string) => monaco.Uri.from({ scheme: "file", path: `/${path}` });
 
-export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, onQuickOpen, reveal }: Props) {
+export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, reveal }: Props) {
   const readOnly = useReadOnly();
   const dark = useDarkMode();
   const applying = useRef(false);
-  const handlers = useRef({ onEdit, onSave, onQuickOpen, path, readOnly });
-  handlers.current = { onEdit, onSave, onQuickOpen, path, readOnly };
+  const handlers = useRef({ onEdit, onSave, path, readOnly });
+  handlers.current = { onEdit, onSave, path, readOnly };
   const [warm, setWarm] = useState<"loading" | "done">("loading");
   const instance = useRef<editor.IStandaloneCodeEditor | null>(null);
   const shown = useRef<Reveal | null>(null);
@@ -107,7 +106,7 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
       if (p !== null) fn(p);
     };
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS, withFile((p) => void (handlers.current.readOnly || handlers.current.onSave(p))));
-    editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyP, () => handlers.current.onQuickOpen());
+    // Ctrl+P and the other pane keys are caught before Monaco sees them (ide-keys.ts).
     editor.onDidChangeModelContent(() => {
       const p = handlers.current.path;
       if (applying.current || p === null) return;

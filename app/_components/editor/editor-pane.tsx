@@ -17,7 +17,7 @@ type Files = ReturnType<typeof useOpenFiles>;
  * `workspace` lists the workspace's files once known: the pane then mounts Monaco while the page
  * is idle (hidden until a file opens) and loads the languages those files use.
  */
-export function EditorPane({ files, workspace, onQuickOpen, reveal }: { files: Files; workspace?: readonly string[]; onQuickOpen(): void; reveal?: Reveal | null }) {
+export function EditorPane({ files, workspace, reveal }: { files: Files; workspace?: readonly string[]; reveal?: Reveal | null }) {
   const [showDiff, setShowDiff] = useState(false);
   const [idle, setIdle] = useState(false);
   const known = workspace !== undefined;
@@ -72,7 +72,6 @@ export function EditorPane({ files, workspace, onQuickOpen, reveal }: { files: F
               onReady={onReady}
               onEdit={files.setDirty}
               onSave={(p) => void files.save(p)}
-              onQuickOpen={onQuickOpen}
               reveal={reveal}
             />
           </div>

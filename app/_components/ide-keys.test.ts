@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { chordOf } from "./ide-keys";
+
+const key = (code: string, key: string, mods: { ctrl?: boolean; meta?: boolean; shift?: boolean; alt?: boolean } = {}) => ({
+  code, key, ctrlKey: !!mods.ctrl, metaKey: !!mods.meta, shiftKey: !!mods.shift, altKey: !!mods.alt,
+});
+
+describe("IDE chords", () => {
+  it("names VS Code's pane keys, with Ctrl or Cmd", () => {
+    expect(chordOf(key("KeyF", "F", { ctrl: true, shift: true }))).toBe("search");
+    expect(chordOf(key("KeyE", "E", { meta: true, shift: true }))).toBe("explorer");
+    expect(chordOf(key("KeyP", "π", { ctrl: true, alt: true }))).toBe("togglePreview");
+    expect(chordOf(key("KeyP", "p", { ctrl: true }))).toBe("quickOpen");
+    expect(chordOf(key("Backquote", "`", { ctrl: true }))).toBe("toggleTerminal");
+    expect(chordOf(key("Backquote", "~", { ctrl: true, shift: true }))).toBe("newTerminal");
+  });
+
+  it("leaves everything else to the focused widget (the shell keeps Ctrl+C, Ctrl+S, plain keys)", () => {
+    expect(chordOf(key("KeyP", "p"))).toBeUndefined();
+    expect(chordOf(key("KeyC", "c", { ctrl: true }))).toBeUndefined();
+    expect(chordOf(key("KeyS", "s", { ctrl: true }))).toBeUndefined();
+    expect(chordOf(key("KeyF", "f", { ctrl: true }))).toBeUndefined();
+    expect(chordOf(key("KeyP", "P", { ctrl: true, shift: true }))).toBeUndefined();
+  });
+});

@@ -1,0 +1,58 @@
+"use client";
+// The IDE's keys, VS Code's where it has them. The pane-switching chords are caught before any
+// widget sees them (window, capture phase), so they work with the cursor in the terminal or the
+// editor too: xterm would otherwise send them to the shell as control characters. Save and Esc
+// are left to the focused widget first (the editor saves itself; an approval card takes Esc).
+import { useEffect, useRef } from "react";
+
+export interface IdeKeyActions {
+  search(): void;
+  explorer(): void;
+  quickOpen(): void;
+  togglePreview(): void;
+  toggleTerminal(): void;
+  newTerminal(): void;
+  save(): void;
+  /** Esc nobody else took: stop the running turn. */
+  escape(): void;
+}
+
+/** The chord's action name, or undefined. Exported for tests. */
+export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey" | "altKey" | "code" | "key">): keyof IdeKeyActions | undefined {
+  if (!(e.ctrlKey || e.metaKey)) return undefined;
+  if (e.shiftKey && e.code === "KeyF") return "search";
+  if (e.shiftKey && e.code === "KeyE") return "explorer";
+  if (e.altKey && e.code === "KeyP") return "togglePreview";
+  if (e.shiftKey && e.code === "Backquote") return "newTerminal";
+  if (!e.shiftKey && !e.altKey && (e.code === "Backquote" || e.key === "`")) return "toggleTerminal";
+  if (!e.shiftKey && !e.altKey && e.key.toLowerCase() === "p") return "quickOpen";
+  return undefined;
+}
+
+/** `readOnly`: only the reading keys (search, explorer) act. */
+export function useIdeKeys(actions: IdeKeyActions, readOnly: boolean): void {
+  const ref = useRef(actions);
+  ref.current = actions;
+  useEffect(() => {
+    const onChord = (e: KeyboardEvent) => {
+      const chord = chordOf(e);
+      if (!chord || (readOnly && chord !== "search" && chord !== "explorer")) return;
+      e.preventDefault();
+      e.stopPropagation();
+      ref.current[chord]();
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (readOnly) return;
+      if ((e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && e.key.toLowerCase() === "s") {
+        e.preventDefault();
+        ref.current.save();
+      } else if (e.key === "Escape" && !e.defaultPrevented) ref.current.escape();
+    };
+    window.addEventListener("keydown", onChord, true);
+    window.addEventListener("keydown", onKey);
+    return () => {
+      window.removeEventListener("keydown", onChord, true);
+      window.removeEventListener("keydown", onKey);
+    };
+  }, [readOnly]);
+}
