@@ -38,14 +38,19 @@ const isTabs = (v: unknown): v is Tabs =>
 export function useOpenFiles(sessionId: string) {
   const client = useTRPCClient();
   const [tabs, setTabs, tabsLoaded] = usePersisted<Tabs>(`quiver.tabs.${sessionId}`, { open: [], active: null }, isTabs);
-  const [docs, setDocs] = useState<Record<string, OpenDoc>>({});
+  const [docs, setDocsState] = useState<Record<string, OpenDoc>>({});
+  // The truth, updated at once: two reads finishing before React renders must each see what the
+  // other did (a read's result depends on whether the buffer is dirty or a write is pending).
   const docsRef = useRef(docs);
-  docsRef.current = docs;
+  const setDocs = useCallback((next: (d: Record<string, OpenDoc>) => Record<string, OpenDoc>) => {
+    docsRef.current = next(docsRef.current);
+    setDocsState(docsRef.current);
+  }, []);
   const buffers = useRef<EditorBuffers | null>(null);
 
   const patch = useCallback((path: string, p: Partial<OpenDoc>) => {
     setDocs((d) => (d[path] ? { ...d, [path]: { ...d[path], ...p } } : d));
-  }, []);
+  }, [setDocs]);
 
   /** `unsaved`: the person's text to keep over what is on disk (a renamed file's edits). */
   const load = useCallback(
@@ -71,7 +76,7 @@ export function useOpenFiles(sessionId: string) {
         patch(path, { loading: false, error: code === "NOT_FOUND" ? "This file no longer exists on disk." : (err as Error).message });
       }
     },
-    [client, sessionId, patch],
+    [client, sessionId, patch, setDocs],
   );
 
   // Reopen remembered tabs once the stored list is known.
@@ -101,7 +106,7 @@ export function useOpenFiles(sessionId: string) {
       setDocs(({ [path]: _gone, ...rest }) => rest);
       buffers.current?.dispose(path);
     },
-    [setTabs],
+    [setTabs, setDocs],
   );
 
   /** Saves the buffer; `overwrite` ignores what is on disk (after the person saw the diff). */
@@ -164,7 +169,7 @@ export function useOpenFiles(sessionId: string) {
         }
       }
     },
-    [load, setTabs],
+    [load, setTabs, setDocs],
   );
 
   // Closing or reloading the page with unsaved edits asks first (the browser's own dialog).
