@@ -18,7 +18,7 @@ import { createAuth } from "./auth";
 import { createShareService } from "./services/shares";
 import { createGuard } from "./http/guard";
 import { createPreviewHttp } from "./preview/http";
-import { createPreviewTickets } from "./preview/ticket";
+import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
 import { ensureLocalActor } from "./services/local-user";
 import { createSessionService } from "./services/sessions";
@@ -122,7 +122,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     runner: services.runners,
     isOwner: (req) => auth.isOwner(req),
     ownerSession: (sessionId) => ownerSessions.has(sessionId),
-    tickets: createPreviewTickets({ key: auth.previewKey }),
+    tickets: createPreviewTickets({ key: auth.previewKey, used: dbUsedTickets(handle.db) }),
     log,
   });
   const server: Server = createServer((req, res) => {

@@ -70,14 +70,17 @@ export function createPreviewEntry(deps: PreviewEntryDeps) {
       const found = takeTicket(req.url ?? "/");
       if (!found) return false;
       req.resume();
-      const redeemed = deps.tickets.redeem(found.ticket, target);
-      if (!redeemed.ok) {
-        errorPage(res, 403, target.port, { code: "refused", message: `${TICKET_REFUSALS[redeemed.reason]} Open the preview again from the IDE's Preview pane.` });
-        return true;
-      }
-      // The ticket leaves the address bar at once, and never travels on in a Referer.
-      res.writeHead(303, { location: found.clean, "set-cookie": deps.tickets.cookie(req, target), "cache-control": "no-store", "referrer-policy": "no-referrer" });
-      res.end();
+      deps.tickets.redeem(found.ticket, target).then(
+        (redeemed) => {
+          if (!redeemed.ok) {
+            return errorPage(res, 403, target.port, { code: "refused", message: `${TICKET_REFUSALS[redeemed.reason]} Open the preview again from the IDE's Preview pane.` });
+          }
+          // The ticket leaves the address bar at once, and never travels on in a Referer.
+          res.writeHead(303, { location: found.clean, "set-cookie": deps.tickets.cookie(req, target), "cache-control": "no-store", "referrer-policy": "no-referrer" });
+          res.end();
+        },
+        () => errorPage(res, 500, target.port, { code: "reset", message: "the ticket could not be checked; try again from the Preview pane" }),
+      );
       return true;
     },
   };

@@ -1,10 +1,12 @@
 // Preview tickets and the preview host's own cookie (server/protocol/preview-ticket.ts says the
 // flow). The IDE's cookies are host-only and never reach `<port>-<session>.localhost`, so an owner
 // signed in from another machine gets into a preview with a ticket: HMAC-signed (a key derived
-// from the cookie key), naming one session and port, valid for a minute and once (used nonces
-// are remembered until they expire; with several server instances a ticket works once on each).
+// from the cookie key), naming one session and port, valid for a minute and once: used nonces are
+// kept until they expire, in the database (UsedPreviewTicket), so with several server instances
+// a ticket still works once in all.
 // Redeemed, it becomes a cookie on that preview host only, naming the same session and port.
 import type { IncomingMessage } from "node:http";
+import type { Db } from "../db";
 import { newToken, sign, verify } from "../auth/crypto";
 import { readCookie, viaHttps } from "../auth/cookies";
 import type { PreviewTarget } from "../protocol/preview";
@@ -20,9 +22,52 @@ export const TICKET_REFUSALS: Record<TicketRefusal, string> = {
   elsewhere: "This preview ticket is for another session or port.",
 };
 
+/** Where used tickets are remembered until they expire. */
+export interface UsedTickets {
+  /** True for the first claim of a nonce, false for any later one. */
+  claim(nonce: string, expiresAt: number): Promise<boolean>;
+}
+
+/** In this process only (tests; a lone server could use it too). */
+export function memoryUsedTickets(now: () => number = Date.now): UsedTickets {
+  const used = new Map<string, number>();
+  return {
+    async claim(nonce, expiresAt) {
+      const t = now();
+      for (const [n, until] of used) if (until <= t) used.delete(n);
+      if (used.has(nonce)) return false;
+      used.set(nonce, expiresAt);
+      return true;
+    },
+  };
+}
+
+/** In the database, shared by every server instance on it: the nonce is the primary key. */
+export function dbUsedTickets(db: Db, now: () => number = Date.now): UsedTickets {
+  let swept = 0;
+  return {
+    async claim(nonce, expiresAt) {
+      // Expired rows go at most once a minute, off the redeem's path.
+      if (now() - swept > 60_000) {
+        swept = now();
+        void db.usedPreviewTicket.deleteMany({ where: { expiresAt: { lt: new Date(swept) } } }).catch(() => undefined);
+      }
+      try {
+        await db.usedPreviewTicket.create({ data: { nonce, expiresAt: new Date(expiresAt) } });
+        return true;
+      } catch (err) {
+        if ((err as { code?: string }).code === "P2002") return false;
+        throw err;
+      }
+    },
+  };
+}
+
 export interface PreviewTicketsDeps {
   /** The preview's key (auth.previewKey). */
   key: Buffer;
+  /** Default: this process's memory. */
+  used?: UsedTickets;
   ticketMs?: number;
   cookieMs?: number;
   now?: () => number;
@@ -32,12 +77,7 @@ export function createPreviewTickets(deps: PreviewTicketsDeps) {
   const now = deps.now ?? Date.now;
   const ticketMs = deps.ticketMs ?? 60_000;
   const cookieMs = deps.cookieMs ?? 12 * 3_600_000;
-  const used = new Map<string, number>(); // nonce → when the ticket expires
-
-  const forget = () => {
-    const t = now();
-    for (const [nonce, until] of used) if (until <= t) used.delete(nonce);
-  };
+  const used = deps.used ?? memoryUsedTickets(now);
 
   return {
     /** A fresh ticket for a session's port (the caller has checked it is the owner asking). */
@@ -47,17 +87,14 @@ export function createPreviewTickets(deps: PreviewTicketsDeps) {
     },
 
     /** Checks a ticket for this preview host, and uses it up. */
-    redeem(ticket: string, target: PreviewTarget): { ok: true } | { ok: false; reason: TicketRefusal } {
+    async redeem(ticket: string, target: PreviewTarget): Promise<{ ok: true } | { ok: false; reason: TicketRefusal }> {
       const parts = verify(deps.key, ticket, 5);
       if (!parts || parts[0] !== "ticket") return { ok: false, reason: "invalid" };
       const [, sessionId, port, expires, nonce] = parts;
       const expiresAt = Number(expires);
       if (sessionId !== target.sessionId || port !== String(target.port)) return { ok: false, reason: "elsewhere" };
       if (!Number.isFinite(expiresAt) || expiresAt <= now()) return { ok: false, reason: "expired" };
-      forget();
-      if (used.has(nonce)) return { ok: false, reason: "used" };
-      used.set(nonce, expiresAt);
-      return { ok: true };
+      return (await used.claim(nonce, expiresAt)) ? { ok: true } : { ok: false, reason: "used" };
     },
 
     /**
