@@ -151,9 +151,12 @@ test("search in files: results by file, options, and a click that selects the ma
   await page.keyboard.type("renamed = 7");
   await expect(editor.locator(".view-lines")).toContainText("export const renamed = 7;");
 
-  // Back to the tree, where it was left.
+  // Back to the tree, where it was left, and to the search, which kept its results.
   await page.keyboard.press("Control+Shift+E");
   await expect(page.locator('[data-testid="tree-item"][data-path="find"]')).toBeVisible();
+  await page.getByTestId("side-search").click();
+  await expect(page.getByTestId("search-summary")).toHaveText("1 result in 1 file");
+  await expect(query).toHaveValue("needle\\w+ = \\d+");
 });
 
 test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ page }) => {

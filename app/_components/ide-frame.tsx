@@ -28,7 +28,6 @@ import { TerminalTabs } from "./terminal/terminal-tabs";
 import { useIdeKeys } from "./ide-keys";
 import styles from "./ide-frame.module.css";
 
-
 interface Layout {
   files: number;
   chat: number;
@@ -68,6 +67,11 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [termFocus, setTermFocus] = useState(0);
   const [termNew, setTermNew] = useState(0);
   const [sidebar, setSidebar] = useState<"files" | "search">("files");
+  // Mounted on first use and then only hidden, like the tree: a search keeps its query and results.
+  const [searchUsed, setSearchUsed] = useState(false);
+  useEffect(() => {
+    if (sidebar === "search") setSearchUsed(true);
+  }, [sidebar]);
   const [searchFocus, setSearchFocus] = useState(0);
   const [reveal, setReveal] = useState<SearchHit | null>(null);
   const openHit = useCallback((hit: SearchHit) => {
@@ -175,7 +179,11 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           <button type="button" role="tab" aria-selected={sidebar === "files"} title="Explorer (Ctrl+Shift+E)" onClick={() => setSidebar("files")} data-testid="side-files">Explorer</button>
           <button type="button" role="tab" aria-selected={sidebar === "search"} title="Search in files (Ctrl+Shift+F)" onClick={() => (setSidebar("search"), setSearchFocus((n) => n + 1))} data-testid="side-search">Search</button>
         </div>
-        {sidebar === "search" && <SearchPanel sessionId={sessionId} focusSignal={searchFocus} onOpen={openHit} />}
+        {(searchUsed || sidebar === "search") && (
+          <div className={styles.sideBody} hidden={sidebar !== "search"}>
+            <SearchPanel sessionId={sessionId} focusSignal={searchFocus} onOpen={openHit} />
+          </div>
+        )}
         {/* Hidden, not unmounted: the tree keeps its open folders and selection. */}
         <div className={styles.sideBody} hidden={sidebar !== "files"}>
         <FileTree
