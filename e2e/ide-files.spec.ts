@@ -112,7 +112,7 @@ test("the tree works from the keyboard: arrows, Enter, F2 and Delete", async ({ 
   expect(existsSync(join(workspaceDir(), "kb/one.txt"))).toBe(true);
 });
 
-test("search in files: results by file, options, and a click that selects the match in the editor", async ({ page }) => {
+test("search in files: results by file, options, and a result opened from the keyboard with its match selected", async ({ page }) => {
   writeWorkspaceFile("find/haystack.ts", `${"// filler\n".repeat(80)}export const needleValue = 42;\n`);
   writeWorkspaceFile("find/notes.md", "A Needle in the notes.\n");
   writeWorkspaceFile("find/ignored/.gitignore", "*.log\n");
@@ -143,7 +143,12 @@ test("search in files: results by file, options, and a click that selects the ma
   await expect(page.getByTestId("search-summary")).toHaveText("1 result in 1 file");
   await shot(page, "search");
 
-  await page.locator('[data-testid="search-match"][data-path="find/haystack.ts"]').click();
+  // From the query, Down walks the results (file row, then its match); Enter opens the match.
+  await query.press("ArrowDown");
+  await expect(page.locator('[data-testid="search-file"][data-path="find/haystack.ts"]')).toBeFocused();
+  await page.keyboard.press("ArrowDown");
+  await expect(page.locator('[data-testid="search-match"][data-path="find/haystack.ts"]')).toBeFocused();
+  await page.keyboard.press("Enter");
   await expect(page.locator('[data-testid="editor-tab"][data-path="find/haystack.ts"]')).toHaveAttribute("aria-selected", "true");
   // Line 81 is in view with the match selected: typing replaces exactly the match.
   const editor = page.locator(".monaco-editor").first();

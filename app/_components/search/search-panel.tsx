@@ -2,7 +2,8 @@
 // Search in files (Ctrl+Shift+F): text or regex across the workspace through the runner's
 // ripgrep (.gitignore honoured), optionally only in files matching a glob. Results are grouped
 // by file; a click opens the file with the match selected. Typing searches after a short pause;
-// Enter searches at once. A bad regex is shown as the runner's message, nothing else lost.
+// Enter searches at once; Down from the query walks the results with the arrows (Enter opens).
+// A bad regex is shown as the runner's message, nothing else lost.
 import { useEffect, useRef, useState } from "react";
 import { skipToken, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
@@ -22,6 +23,16 @@ const DEBOUNCE_MS = 300;
 export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: string; focusSignal: number; onOpen(hit: SearchHit): void }) {
   const trpc = useTRPC();
   const input = useRef<HTMLInputElement>(null);
+  const list = useRef<HTMLUListElement>(null);
+  /** Moves the focus `by` rows through the result rows (files and matches); from the query to the first. */
+  const step = (by: number) => {
+    const rows = [...(list.current?.querySelectorAll<HTMLButtonElement>("button") ?? [])];
+    const at = rows.indexOf(document.activeElement as HTMLButtonElement);
+    if (at < 0 && by < 0) return;
+    const next = at + by;
+    if (next < 0) input.current?.focus();
+    else rows[Math.min(next, rows.length - 1)]?.focus();
+  };
   const [draft, setDraft] = useState({ query: "", regex: false, caseSensitive: false, glob: "" });
   const [asked, setAsked] = useState(draft);
   const [folded, setFolded] = useState<Set<string>>(new Set());
@@ -49,7 +60,17 @@ export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: str
     <div className={styles.pane} data-testid="search-panel">
       <form className={styles.form} onSubmit={(e) => (e.preventDefault(), setAsked(draft))} role="search">
         <div className={styles.row}>
-          <input ref={input} className={styles.query} value={draft.query} onChange={(e) => set({ query: e.target.value })} placeholder="Search" aria-label="Search in files" data-testid="search-query" spellCheck={false} />
+          <input
+            ref={input}
+            className={styles.query}
+            value={draft.query}
+            onChange={(e) => set({ query: e.target.value })}
+            onKeyDown={(e) => e.key === "ArrowDown" && (e.preventDefault(), step(1))}
+            placeholder="Search"
+            aria-label="Search in files"
+            data-testid="search-query"
+            spellCheck={false}
+          />
           <button type="button" className={styles.opt} aria-pressed={draft.caseSensitive} title="Match case" onClick={() => set({ caseSensitive: !draft.caseSensitive })} data-testid="search-case">Aa</button>
           <button type="button" className={styles.opt} aria-pressed={draft.regex} title="Use regular expression" onClick={() => set({ regex: !draft.regex })} data-testid="search-regex">.*</button>
         </div>
@@ -69,7 +90,16 @@ export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: str
           </span>
         )}
       </div>
-      <ul className={styles.results} data-testid="search-results">
+      <ul
+        ref={list}
+        className={styles.results}
+        data-testid="search-results"
+        onKeyDown={(e) => {
+          if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+          e.preventDefault();
+          step(e.key === "ArrowDown" ? 1 : -1);
+        }}
+      >
         {data?.files.map((f) => {
           const closed = folded.has(f.path);
           const slash = f.path.lastIndexOf("/");
