@@ -69,10 +69,12 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [sidebar, setSidebar] = useState<"files" | "search">("files");
   // Mounted on first use and then only hidden, like the tree: a search keeps its query and results.
   const [searchUsed, setSearchUsed] = useState(false);
-  useEffect(() => {
-    if (sidebar === "search") setSearchUsed(true);
-  }, [sidebar]);
   const [searchFocus, setSearchFocus] = useState(0);
+  const openSearch = () => {
+    setSidebar("search");
+    setSearchUsed(true);
+    setSearchFocus((n) => n + 1);
+  };
   const [reveal, setReveal] = useState<SearchHit | null>(null);
   const openHit = useCallback((hit: SearchHit) => {
     files.open(hit.path);
@@ -111,7 +113,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   useIdeKeys(
     {
-      search: () => (setSidebar("search"), setSearchFocus((n) => n + 1)),
+      search: openSearch,
       explorer: () => setSidebar("files"),
       quickOpen: () => setQuickOpen(true),
       togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
@@ -177,9 +179,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       <nav className={styles.files} aria-label="Files" data-testid="pane-files">
         <div className={styles.sideTabs} role="tablist" aria-label="Side bar">
           <button type="button" role="tab" aria-selected={sidebar === "files"} title="Explorer (Ctrl+Shift+E)" onClick={() => setSidebar("files")} data-testid="side-files">Explorer</button>
-          <button type="button" role="tab" aria-selected={sidebar === "search"} title="Search in files (Ctrl+Shift+F)" onClick={() => (setSidebar("search"), setSearchFocus((n) => n + 1))} data-testid="side-search">Search</button>
+          <button type="button" role="tab" aria-selected={sidebar === "search"} title="Search in files (Ctrl+Shift+F)" onClick={openSearch} data-testid="side-search">Search</button>
         </div>
-        {(searchUsed || sidebar === "search") && (
+        {searchUsed && (
           <div className={styles.sideBody} hidden={sidebar !== "search"}>
             <SearchPanel sessionId={sessionId} focusSignal={searchFocus} onOpen={openHit} />
           </div>

@@ -72,7 +72,11 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
   /** The refused batch again, each session's events in a write of their own: what fails now. */
   async function bySession(batch: Item[], error: unknown): Promise<Map<Item, unknown>> {
     const groups = new Map<string, Item[]>();
-    for (const b of batch) groups.set(b.ev.sessionId, [...(groups.get(b.ev.sessionId) ?? []), b]);
+    for (const b of batch) {
+      const items = groups.get(b.ev.sessionId);
+      if (items) items.push(b);
+      else groups.set(b.ev.sessionId, [b]);
+    }
     const failed = new Map<Item, unknown>();
     if (groups.size === 1) {
       for (const b of batch) failed.set(b, error);
