@@ -51,7 +51,7 @@ async function startInstance(url: string, fake: FakeProvider, dataDir: string, l
   return inst;
 }
 
-async function collect(gen: AsyncGenerator<SessionEvent>, until: (ev: SessionEvent, all: SessionEvent[]) => boolean): Promise<SessionEvent[]> {
+async function collect(gen: AsyncIterable<SessionEvent>, until: (ev: SessionEvent, all: SessionEvent[]) => boolean): Promise<SessionEvent[]> {
   const out: SessionEvent[] = [];
   for await (const ev of gen) {
     out.push(ev);

@@ -9,7 +9,7 @@ import { seedSession } from "./testing";
 
 const notice = (i: number) => ({ type: "notice" as const, level: "info" as const, code: "n", text: String(i) });
 
-async function take(gen: AsyncGenerator<SessionEvent>, n: number): Promise<SessionEvent[]> {
+async function take(gen: AsyncIterable<SessionEvent>, n: number): Promise<SessionEvent[]> {
   const out: SessionEvent[] = [];
   for await (const ev of gen) {
     out.push(ev);

@@ -9,6 +9,7 @@ import type { Db } from "../db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
 import { eventStoreFor, type EventStore } from "./event-store";
 import { eventWriter } from "./persist";
+import { PAGE, Subscription } from "./subscription";
 
 export interface EventHub {
   /** Assigns the seq and fans the event out now; resolves once it is durable. A session's
@@ -16,7 +17,7 @@ export interface EventHub {
    *  it has been written too. */
   publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent>;
   /** Events with seq > afterSeq, then live ones, until `signal` aborts or the hub is disposed. */
-  subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<SessionEvent, void, undefined>;
+  subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncIterableIterator<SessionEvent>;
   /** The highest seq handed out for the session (0: none). */
   lastSeq(sessionId: string): Promise<number>;
   /** Writes what is pending, returns unused numbers, ends subscriptions. */
@@ -153,83 +154,33 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
     });
   }
 
-  async function* readAfter(sessionId: string, afterSeq: number): AsyncGenerator<SessionEvent> {
-    for (let last = afterSeq; ; ) {
-      const rows = await db.sessionEvent.findMany({ where: { sessionId, seq: { gt: last } }, orderBy: { seq: "asc" }, take: 500 });
-      for (const r of rows) {
-        last = r.seq;
-        yield stamped(r.payload as SessionEventBody, r.seq, sessionId, r.createdAt.toISOString());
-      }
-      if (rows.length < 500) return;
-    }
-  }
+  const readPage = (sessionId: string, afterSeq: number) =>
+    db.sessionEvent
+      .findMany({ where: { sessionId, seq: { gt: afterSeq } }, orderBy: { seq: "asc" }, take: PAGE })
+      .then((rows) => rows.map((r) => stamped(r.payload as SessionEventBody, r.seq, sessionId, r.createdAt.toISOString())));
 
-  async function* subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<SessionEvent, void, undefined> {
-    const s = stateOf(sessionId);
-    let buffer: SessionEvent[] = [];
-    let overflow = false;
-    let closed = disposed || !!signal?.aborted;
-    let wake: (() => void) | undefined;
-    const listener = (ev: SessionEvent) => {
-      if (buffer.length >= bufferLimit) overflow = true;
-      else buffer.push(ev);
-      wake?.();
-    };
-    const close = () => {
-      closed = true;
-      wake?.();
-    };
-    // Listen first, then copy the unwritten tail, then read the database: every event is in at
-    // least one of the three (an event leaves the tail only after its write committed).
-    const resync = () => {
-      overflow = true;
-      wake?.();
-    };
-    s.listeners.add(listener);
-    closers.add(close);
-    resyncs.add(resync);
-    signal?.addEventListener("abort", close, { once: true });
-    let last = afterSeq;
-    try {
-      while (!closed) {
-        // Reset before catching up, not after: events that overflow the buffer while the
-        // database is read must send us round again, or they are lost and the reader stalls.
-        // Anything the listener saw before this point is in the tail snapshot or the database.
-        overflow = false;
-        buffer = [];
-        const tail = writer.unwritten(sessionId);
-        for await (const ev of readAfter(sessionId, last)) {
-          if (closed) return;
-          last = ev.seq;
-          yield ev;
-        }
-        for (const ev of tail) {
-          if (ev.seq <= last) continue;
-          last = ev.seq;
-          yield ev;
-        }
-        while (!closed && !overflow) {
-          if (buffer.length === 0) {
-            await new Promise<void>((r) => (wake = r));
-            wake = undefined;
-            continue;
-          }
-          const batch = buffer;
-          buffer = [];
-          for (const ev of batch) {
-            if (ev.seq <= last) continue;
-            last = ev.seq;
-            yield ev;
-            if (closed) return;
-          }
-        }
-      }
-    } finally {
-      s.listeners.delete(listener);
-      closers.delete(close);
-      resyncs.delete(resync);
-      signal?.removeEventListener("abort", close);
-    }
+  function subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncIterableIterator<SessionEvent> {
+    if (disposed) signal = AbortSignal.abort();
+    return new Subscription(
+      {
+        listen(onEvent, onResync, onClose) {
+          const s = stateOf(sessionId);
+          s.listeners.add(onEvent);
+          resyncs.add(onResync);
+          closers.add(onClose);
+          return () => {
+            s.listeners.delete(onEvent);
+            resyncs.delete(onResync);
+            closers.delete(onClose);
+          };
+        },
+        unwritten: () => writer.unwritten(sessionId),
+        readPage: (after) => readPage(sessionId, after),
+        bufferLimit,
+      },
+      afterSeq,
+      signal,
+    );
   }
 
   return {

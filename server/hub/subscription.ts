@@ -1,0 +1,141 @@
+// One subscriber of a session's events (hub/events.ts): the stored events after its seq, then
+// the not-yet-written tail, then live events, with no gap and no duplicate. Written as an
+// iterator by hand, not as an async generator: it hands over every streamed token, and a
+// generator's suspend and resume cost several promises and result objects per value where
+// this costs one resolved promise. The consumer calls next() after the previous one settled,
+// as `for await` and tRPC's subscription loop do.
+import type { SessionEvent } from "../protocol/events";
+
+export interface SubscriptionSource {
+  /** Registers the live listener; returns what undoes it. */
+  listen(onEvent: (ev: SessionEvent) => void, onResync: () => void, onClose: () => void): () => void;
+  /** The session's events numbered but not yet committed (a copy, seq order). */
+  unwritten(): SessionEvent[];
+  /** Up to `PAGE` stored events with seq > afterSeq, in order. */
+  readPage(afterSeq: number): Promise<SessionEvent[]>;
+  /** Live events held for a consumer that is not reading before it is sent back to the database. */
+  bufferLimit: number;
+}
+
+export const PAGE = 500;
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+export class Subscription implements AsyncIterableIterator<SessionEvent> {
+  /** Events to hand out before anything else: a database page, then the unwritten tail, or a
+   *  batch of live events. */
+  private queue: SessionEvent[] = [];
+  private at = 0;
+  private live: SessionEvent[] = [];
+  /** Still reading the database; the unwritten tail snapshot follows the last page. */
+  private tail: SessionEvent[] | undefined;
+  private pageWasFull = false;
+  /** Live events may have been missed (the buffer overflowed, or a resync): read the database again. */
+  private behind = true;
+  private closed = false;
+  private wake: (() => void) | undefined;
+  private unlisten: (() => void) | undefined;
+
+  constructor(
+    private readonly source: SubscriptionSource,
+    private last: number,
+    private readonly signal?: AbortSignal,
+  ) {
+    if (signal?.aborted) {
+      this.closed = true;
+      return;
+    }
+    this.unlisten = source.listen(
+      (ev) => {
+        if (this.live.length >= source.bufferLimit) this.behind = true;
+        else this.live.push(ev);
+        this.wake?.();
+      },
+      () => {
+        this.behind = true;
+        this.wake?.();
+      },
+      this.close,
+    );
+    signal?.addEventListener("abort", this.close, { once: true });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<SessionEvent, undefined>> {
+    for (;;) {
+      if (this.closed) return this.end();
+      if (this.at < this.queue.length) {
+        const ev = this.queue[this.at++];
+        if (ev.seq <= this.last) continue;
+        this.last = ev.seq;
+        return Promise.resolve({ done: false, value: ev });
+      }
+      if (this.tail) {
+        if (this.pageWasFull) return this.readPage();
+        this.fill(this.tail);
+        this.tail = undefined;
+        continue;
+      }
+      if (this.behind) {
+        // Reset before catching up, not after: events that overflow while the database is read
+        // must send us round again. Anything the listener saw before this point is in the tail
+        // snapshot or the database (an event leaves the tail only after its write committed).
+        this.behind = false;
+        this.live = [];
+        this.tail = this.source.unwritten();
+        return this.readPage();
+      }
+      if (this.live.length > 0) {
+        this.fill(this.live);
+        this.live = [];
+        continue;
+      }
+      return new Promise<void>((resolve) => (this.wake = resolve)).then(() => {
+        this.wake = undefined;
+        return this.next();
+      });
+    }
+  }
+
+  return(): Promise<IteratorResult<SessionEvent, undefined>> {
+    this.close();
+    return this.end();
+  }
+
+  private readPage(): Promise<IteratorResult<SessionEvent, undefined>> {
+    return this.source.readPage(this.last).then(
+      (rows) => {
+        this.pageWasFull = rows.length === PAGE;
+        this.fill(rows);
+        return this.next();
+      },
+      (err: unknown) => {
+        this.close();
+        this.end();
+        throw err;
+      },
+    );
+  }
+
+  private fill(events: SessionEvent[]) {
+    this.queue = events;
+    this.at = 0;
+  }
+
+  private readonly close = () => {
+    this.closed = true;
+    this.wake?.();
+  };
+
+  private end(): Promise<IteratorReturnResult<undefined>> {
+    if (this.unlisten) {
+      this.unlisten();
+      this.unlisten = undefined;
+      this.signal?.removeEventListener("abort", this.close);
+    }
+    this.queue = this.live = [];
+    return Promise.resolve(DONE);
+  }
+}
