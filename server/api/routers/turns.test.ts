@@ -133,6 +133,28 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     expect(events.flatMap((e) => (e.type === "text.delta" ? [e.text] : [])).join("")).toBe("0123456789".repeat(6));
   });
 
+  // tRPC's socket adapter is patched (server/patches): its subscription loop must still end a
+  // source that has nothing to send, and ignores its signal, when the client unsubscribes.
+  it("ends the subscription's source when the client unsubscribes while it waits", async () => {
+    let returned = 0;
+    hub.subscribe = () => ({
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+      next: () => new Promise<never>(() => undefined),
+      return: async () => {
+        returned++;
+        return { done: true, value: undefined };
+      },
+    });
+    const c = connect();
+    let sub!: { unsubscribe(): void };
+    await new Promise<void>((resolve) => (sub = c.turns.events.subscribe({ sessionId }, { onStarted: () => resolve(), onData: () => undefined })));
+    expect(returned).toBe(0);
+    sub.unsubscribe();
+    await expect.poll(() => returned, { timeout: 5_000 }).toBeGreaterThan(0);
+  });
+
   it("answers bad sends clearly and cancels a running turn", async () => {
     const c = connect();
     await expect(c.turns.send.mutate({ sessionId, text: "   " })).rejects.toThrow(/empty/);
