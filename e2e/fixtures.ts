@@ -60,7 +60,7 @@ export function workspaceDir(): string {
   return join(process.env.E2E_DATA_DIR!, "workspace");
 }
 
-export function writeWorkspaceFile(rel: string, content: string): void {
+export function writeWorkspaceFile(rel: string, content: string | Uint8Array): void {
   const full = join(workspaceDir(), rel);
   mkdirSync(dirname(full), { recursive: true });
   writeFileSync(full, content);

@@ -30,6 +30,31 @@ test("opens a file in Monaco with its language and saves edits through the runne
   expect(errors.filter((e) => /worker/i.test(e))).toEqual([]);
 });
 
+test("a binary or non-UTF-8 file opens as a notice, not an editor, and nothing is written over it", async ({ page }) => {
+  const bytes = { "odd/blob.bin": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]), "odd/latin1.txt": Buffer.from("caf\xe9", "latin1") };
+  for (const [rel, data] of Object.entries(bytes)) writeWorkspaceFile(rel, data);
+  writeWorkspaceFile("odd/plain.txt", "plain text\n");
+  await openNewSession(page);
+  await page.locator('[data-testid="tree-item"][data-path="odd"]').click();
+  await page.locator('[data-testid="tree-item"][data-path="odd/plain.txt"]').click();
+  await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("plain text");
+  for (const [rel, message] of [["odd/blob.bin", /binary file/], ["odd/latin1.txt", /not UTF-8/]] as const) {
+    await page.locator(`[data-testid="tree-item"][data-path="${rel}"]`).click();
+    await expect(page.getByTestId("editor-unreadable")).toContainText(message);
+    // The editor of the previous file is not shown under this tab, and keys typed go nowhere.
+    await expect(page.locator(".monaco-editor").first()).toBeHidden();
+    await page.keyboard.type("oops");
+    await page.keyboard.press("Control+s");
+    await expect(page.locator(`[data-testid="editor-tab"][data-path="${rel}"]`)).toHaveAttribute("data-dirty", "false");
+  }
+  await expect(page.getByTestId("conflict-banner")).toHaveCount(0);
+  for (const [rel, data] of Object.entries(bytes)) expect(readFileSync(join(workspaceDir(), rel)).equals(data)).toBe(true);
+  // Back to a text file: the editor again.
+  await page.locator('[data-testid="editor-tab"][data-path="odd/plain.txt"]').click();
+  await expect(page.getByTestId("editor-unreadable")).toHaveCount(0);
+  await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("plain text");
+});
+
 test("creates, renames and deletes files (delete asks first)", async ({ page }) => {
   await openNewSession(page);
   page.once("dialog", (d) => d.accept("notes.md"));

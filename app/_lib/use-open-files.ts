@@ -18,6 +18,9 @@ export interface OpenDoc {
   /** The file changed on disk while the person had unsaved edits. */
   conflict?: { text: string; hash: string };
   error?: string;
+  /** Why the file cannot be edited as text (binary, not UTF-8, too large): the editor is not
+   *  shown for it and it is never saved, so nothing is written over it. */
+  unreadable?: string;
   loading: boolean;
 }
 
@@ -61,7 +64,7 @@ export function useOpenFiles(sessionId: string) {
         const doc = docsRef.current[path];
         if (unsaved !== undefined) {
           buffers.current?.setText(path, unsaved);
-          patch(path, { base: file.content, hash: file.hash, dirty: unsaved !== file.content, loading: false, error: undefined, conflict: undefined });
+          patch(path, { base: file.content, hash: file.hash, dirty: unsaved !== file.content, loading: false, error: undefined, unreadable: undefined, conflict: undefined });
           return;
         }
         if (doc && !doc.loading && doc.hash === file.hash) return;
@@ -69,11 +72,17 @@ export function useOpenFiles(sessionId: string) {
           patch(path, { conflict: { text: file.content, hash: file.hash } });
         } else {
           buffers.current?.setText(path, file.content);
-          patch(path, { base: file.content, hash: file.hash, dirty: false, loading: false, error: undefined, conflict: undefined });
+          patch(path, { base: file.content, hash: file.hash, dirty: false, loading: false, error: undefined, unreadable: undefined, conflict: undefined });
         }
       } catch (err) {
         const code = err instanceof TRPCClientError ? (err.data as { code?: string } | undefined)?.code : undefined;
-        patch(path, { loading: false, error: code === "NOT_FOUND" ? "This file no longer exists on disk." : (err as Error).message });
+        const message = (err as Error).message;
+        if (code === "NOT_FOUND") patch(path, { loading: false, error: "This file no longer exists on disk." });
+        // The runner refused the file itself (binary, not UTF-8, too large); anything else (no
+        // runner) may pass. Edits in the buffer stay editable either way: a save over a changed
+        // file still meets the conflict check.
+        else if (code === "BAD_REQUEST" && !docsRef.current[path]?.dirty) patch(path, { loading: false, error: undefined, unreadable: message });
+        else patch(path, { loading: false, error: message });
       }
     },
     [client, sessionId, patch, setDocs],
@@ -114,7 +123,7 @@ export function useOpenFiles(sessionId: string) {
     async (path: string, overwrite = false) => {
       const doc = docsRef.current[path];
       const text = buffers.current?.getText(path);
-      if (!doc || text === undefined || doc.loading) return;
+      if (!doc || text === undefined || doc.loading || doc.unreadable) return;
       try {
         const saved = await client.files.save.mutate({ sessionId, path, content: text, expectHash: overwrite ? undefined : doc.hash || null });
         patch(path, { base: text, hash: saved.hash, dirty: false, conflict: undefined, error: undefined });

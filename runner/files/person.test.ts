@@ -73,4 +73,15 @@ describe("person file ops", () => {
     await writeFile(join(ws.dir, "bin/x.bin"), Buffer.from([1, 0, 2]));
     expect((await run("ide_read", { path: "bin/x.bin" })).output).toMatch(/binary/);
   });
+
+  it("refuses a file that is not UTF-8 rather than open it damaged, and keeps a BOM", async () => {
+    await writeFile(join(ws.dir, "latin1.txt"), Buffer.from("caf\xe9 cr\xe8me", "latin1"));
+    const latin1 = await run("ide_read", { path: "latin1.txt" });
+    expect(latin1.ok).toBe(false);
+    expect(latin1.output).toMatch(/not UTF-8/);
+    await writeFile(join(ws.dir, "bom.txt"), "\ufeffcafé");
+    const bom = await run("ide_read", { path: "bom.txt" });
+    expect(bom.ok).toBe(true);
+    expect(bom.output).toBe("\ufeffcafé");
+  });
 });

@@ -29,7 +29,8 @@ export function EditorPane({ files, workspace, reveal }: { files: Files; workspa
   // The editor stays mounted on the last loaded file while the next one loads: creating a new
   // Monaco instance per open costs far more than the read.
   const [shown, setShown] = useState<string | null>(null);
-  const ready = !!doc && !doc.loading;
+  const unreadable = doc?.unreadable;
+  const ready = !!doc && !doc.loading && !unreadable;
   useEffect(() => {
     if (ready && active) setShown(active);
   }, [ready, active]);
@@ -63,7 +64,7 @@ export function EditorPane({ files, workspace, reveal }: { files: Files; workspa
         {(editorPath || idle) && (
           // Stays mounted under the diff and the empty state: a new Monaco instance costs far
           // more than showing this one again.
-          <div className={editorPath && !(doc?.conflict && showDiff) ? styles.host : `${styles.host} ${styles.hidden}`}>
+          <div className={editorPath && !unreadable && !(doc?.conflict && showDiff) ? styles.host : `${styles.host} ${styles.hidden}`}>
             <CodeEditor
               key="editor"
               path={editorPath}
@@ -76,7 +77,11 @@ export function EditorPane({ files, workspace, reveal }: { files: Files; workspa
             />
           </div>
         )}
-        {!editorPath ? (
+        {unreadable ? (
+          <div className={styles.empty} data-testid="editor-unreadable">
+            <div>{unreadable}</div>
+          </div>
+        ) : !editorPath ? (
           <div className={styles.empty}>
             {doc?.loading ? null : <div>Open a file from the tree, or press <kbd>Ctrl</kbd>+<kbd>P</kbd>.</div>}
           </div>
