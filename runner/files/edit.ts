@@ -10,6 +10,7 @@ import { sha256 } from "../workspace/ledger";
 import { defineOp, type OpContext } from "../ops";
 import { changeDiff } from "./change-diff";
 import { numbered, splitLines } from "./read";
+import { utf8Text } from "./text";
 
 /** Reads a file for a change and checks the ledger; returns the refusal text when not allowed. */
 export async function readForChange(ctx: OpContext, rel: string, abs: string) {
@@ -19,6 +20,10 @@ export async function readForChange(ctx: OpContext, rel: string, abs: string) {
   const check = ctx.workspace.ledger.check(ctx.sessionId, rel, hash);
   return { before, hash, refusal: check.ok ? undefined : check.reason };
 }
+
+/** Why an edit of a file that is not UTF-8 is refused: it would replace the other bytes. */
+export const notUtf8 = (rel: string) =>
+  `${rel} is not UTF-8 text: editing it as text would replace its other bytes. Change it with a shell command (e.g. sed, iconv), or rewrite it whole with write_file`;
 
 export interface Refusal {
   ok: false;
@@ -48,7 +53,8 @@ export async function planEdit(input: EditFileInput, ctx: OpContext): Promise<Re
   const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
   if (!before) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
   if (refusal) return { ok: false, output: refusal };
-  const text = before.data.toString("utf8");
+  const text = utf8Text(before.data);
+  if (text === undefined) return { ok: false, output: notUtf8(target.rel) };
   let oldText = input.old_string;
   let newText = input.new_string;
   // The model writes \n; a CRLF file keeps its line endings.

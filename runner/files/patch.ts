@@ -7,7 +7,8 @@ import { ApplyPatchInput } from "../../server/protocol/file-ops";
 import type { FileChange } from "../workspace/workspace";
 import { defineOp, type OpContext } from "../ops";
 import { capDiff, changeDiff } from "./change-diff";
-import { readForChange, type Refusal } from "./edit";
+import { notUtf8, readForChange, type Refusal } from "./edit";
+import { utf8Text } from "./text";
 
 const DEV_NULL = "/dev/null";
 
@@ -72,7 +73,8 @@ export async function planPatch(input: ApplyPatchInput, ctx: OpContext): Promise
     if (creating && before) return { ok: false, output: `the patch creates ${target.rel}, but it already exists; nothing was changed` };
     if (!creating && !before) return { ok: false, output: `${target.rel} does not exist; nothing was changed` };
     if (refusal) return { ok: false, output: `${refusal}; nothing was changed` };
-    const original = before ? before.data.toString("utf8") : "";
+    const original = before ? utf8Text(before.data) : "";
+    if (original === undefined) return { ok: false, output: `${notUtf8(target.rel)}; nothing was changed` };
     const result = applyPatch(original, file);
     if (result === false) {
       return {

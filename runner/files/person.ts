@@ -8,8 +8,7 @@ import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/perso
 import { applyChange, readNoFollow } from "../workspace/atomic";
 import { sha256 } from "../workspace/ledger";
 import { defineOp, type OpTable } from "../ops";
-
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+import { utf8Text } from "./text";
 
 const ideRead = defineOp({
   input: PERSON_FILE_OPS.ide_read,
@@ -22,14 +21,8 @@ const ideRead = defineOp({
     // resolve() already refused a symlink that leads out, so following one here is safe.
     const data = await readFile(target.abs);
     if (data.subarray(0, 8000).includes(0)) return { ok: false, output: `${target.rel} is a binary file; the editor shows text only` };
-    // Decoding other bytes as UTF-8 would replace them, and saving would write the
-    // replacements over the file: such a file is refused, not opened damaged.
-    let text: string;
-    try {
-      text = utf8.decode(data);
-    } catch {
-      return { ok: false, output: `${target.rel} is not UTF-8 text; the editor opens UTF-8 files only` };
-    }
+    const text = utf8Text(data);
+    if (text === undefined) return { ok: false, output: `${target.rel} is not UTF-8 text; the editor opens UTF-8 files only` };
     return { ok: true, output: text, meta: { path: target.rel, hash: sha256(data), size: data.length } };
   },
 });

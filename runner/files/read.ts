@@ -3,6 +3,7 @@ import { readFile, stat } from "node:fs/promises";
 import { FILE_LIMITS, ReadFileInput } from "../../server/protocol/file-ops";
 import { sha256 } from "../workspace/ledger";
 import { defineOp } from "../ops";
+import { utf8Text } from "./text";
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
@@ -27,7 +28,8 @@ export const readFileOp = defineOp({
     const data = await readFile(target.abs);
     if (data.subarray(0, 8000).includes(0)) return { ok: false, output: `${target.rel} is a binary file (${data.length} bytes); read_file shows text only` };
     const hash = sha256(data);
-    const lines = splitLines(data.toString("utf8"));
+    const text = utf8Text(data);
+    const lines = splitLines(text ?? data.toString("utf8"));
     const total = lines.length;
     if (total === 0) {
       ctx.workspace.ledger.recordRead(ctx.sessionId, target.rel, hash, 0, 1, 0);
@@ -57,6 +59,7 @@ export const readFileOp = defineOp({
     if (to < total) out.push(`[showing lines ${from}-${to} of ${total}; continue with offset=${to + 1}]`);
     else if (from > 1) out.push(`[showing lines ${from}-${to} of ${total}]`);
     if (cutLines) out.push(`[${cutLines} long line(s) cut at ${FILE_LIMITS.readMaxLineChars} characters]`);
+    if (text === undefined) out.push(`[not UTF-8: its invalid bytes are shown as \ufffd; edit_file and apply_patch refuse this file]`);
     return { ok: true, output: out.join("\n"), meta: { path: target.rel, totalLines: total, from, to, truncated: partial } };
   },
 });

@@ -110,6 +110,15 @@ describe("apply_patch", () => {
     expect(await readFile(`${h.dir}/y.txt`, "utf8")).toBe(B);
   });
 
+  it("refuses to patch a file that is not UTF-8, changing nothing", async () => {
+    const latin1 = Buffer.from("one\ncaf\xe9\n", "latin1");
+    await writeFile(`${h.dir}/l1.txt`, latin1);
+    await h.call(readFileTool, { path: "l1.txt" });
+    const r = await h.call(applyPatchTool, { patch: ["--- a/l1.txt", "+++ b/l1.txt", "@@ -1,2 +1,2 @@", "-one", "+uno", " caf\ufffd", ""].join("\n") });
+    expect(r.error).toMatch(/^l1.txt is not UTF-8 text: editing it as text would replace its other bytes.*nothing was changed$/);
+    expect((await readFile(`${h.dir}/l1.txt`)).equals(latin1)).toBe(true);
+  });
+
   it("rolls back files already written when a later file cannot be written", async () => {
     await writeFile(`${h.dir}/first.txt`, "keep me\n");
     await writeFile(`${h.dir}/blocker`, "a file where the patch wants a folder\n");

@@ -96,4 +96,17 @@ describe("edit_file", () => {
     // The ledger still matches the file on disk, so a smaller edit goes through.
     expect((await h.call(editFileTool, { path: "big.txt", old_string: "line 2\n", new_string: "LINE 2\n" })).error).toBeUndefined();
   });
+
+  it("refuses to edit a file that is not UTF-8 (its other bytes would be replaced) and keeps a BOM", async () => {
+    const latin1 = Buffer.from("caf\xe9 au lait\n", "latin1");
+    await writeFile(`${h.dir}/menu.txt`, latin1);
+    expect((await h.call(readFileTool, { path: "menu.txt" })).output).toMatch(/caf\ufffd au lait\n\[not UTF-8: .* edit_file and apply_patch refuse this file\]$/);
+    const r = await h.call(editFileTool, { path: "menu.txt", old_string: "au lait", new_string: "noir" });
+    expect(r.error).toMatch(/^menu.txt is not UTF-8 text: editing it as text would replace its other bytes/);
+    expect((await readFile(`${h.dir}/menu.txt`)).equals(latin1)).toBe(true);
+    await writeFile(`${h.dir}/bom.txt`, "\ufeffcafé au lait\n");
+    await h.call(readFileTool, { path: "bom.txt" });
+    expect((await h.call(editFileTool, { path: "bom.txt", old_string: "au lait", new_string: "noir" })).error).toBeUndefined();
+    expect(await readFile(`${h.dir}/bom.txt`, "utf8")).toBe("\ufeffcafé noir\n");
+  });
 });
