@@ -143,6 +143,14 @@ test("an edit's tool card shows the file's real diff with its line numbers, aske
   await page.reload();
   await check();
   expect(readFileSync(join(workspaceDir(), "numbers.ts"), "utf8")).toBe(lines(40, { 21: "const v21 = 2100;", 33: "const v33 = 3300;" }));
+  // A file tool's card opens its file in the editor (an edit at the line it changed).
+  await expect(page.locator('[data-testid="tool-card"][data-tool="read_file"]').getByTestId("tool-open-file")).toBeVisible();
+  await edits.nth(1).getByTestId("tool-open-file").click();
+  await expect(page.locator('[data-testid="editor-tab"][data-path="numbers.ts"]')).toHaveAttribute("aria-selected", "true");
+  await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("const v33 = 3300;");
+  await shot(page, "tool-open-file");
+  // The click opened the file and did not fold the card.
+  await expect(edits.nth(1).getByTestId("edit-diff")).toBeVisible();
 });
 
 test("reloading mid-approval and mid-stream loses and duplicates nothing; two tabs answer once", async ({ page, context, model }) => {

@@ -20,6 +20,7 @@ import { FileTree } from "./files/file-tree";
 import { EditorPane } from "./editor/editor-pane";
 import { QuickOpen } from "./editor/quick-open";
 import { ChatPane } from "./chat/chat-pane";
+import type { FileTarget } from "../_lib/tool-file";
 import { PreviewPane } from "./preview/preview-pane";
 import { SearchPanel, type SearchHit } from "./search/search-panel";
 import { SessionTitle } from "./session-title";
@@ -95,6 +96,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   const entries = tree.data?.entries;
   const filePaths = useMemo(() => entries?.filter((e) => e.type === "file").map((e) => e.path), [entries]);
+  const openToolFile = useCallback((t: FileTarget) => (t.line ? openHit({ path: t.path, line: t.line }) : files.open(t.path)), [openHit, files]);
 
   // The runner coming or going reaches the session as an event at once; health (polled every
   // 2 s, and the truth after a server restart) is asked again right then, so the banner does
@@ -213,7 +215,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
-        <ChatPane sessionId={sessionId} state={state} onSent={onSent} />
+        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} />
       </aside>
       {layout.termOpen && (
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />

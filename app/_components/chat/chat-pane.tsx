@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from "react";
 import { pendingApprovals, type ChatItem, type SessionState } from "../../_lib/session-state";
 import { useSessionApi } from "../../_lib/session-api";
 import { useReadOnly } from "../../_lib/read-only";
+import { toolFileTarget, type FileTarget } from "../../_lib/tool-file";
 import { Markdown } from "./markdown";
 import { ToolCardView } from "./tool-card";
 import { SpillViewer } from "./spill-viewer";
@@ -37,8 +38,17 @@ function NoProvider({ message }: { message: string }) {
   );
 }
 
-/** `onSent`: the server took the message (and may have named the session after it). */
-export function ChatPane({ sessionId, state, onSent }: { sessionId: string; state: SessionState; onSent?(): void }) {
+interface ChatPaneProps {
+  sessionId: string;
+  state: SessionState;
+  /** The server took the message (and may have named the session after it). */
+  onSent?(): void;
+  /** Opens a file a tool card names; `knownPaths` are the workspace's files, as the tree names them. */
+  onOpenFile?(target: FileTarget): void;
+  knownPaths?: readonly string[];
+}
+
+export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [] }: ChatPaneProps) {
   const api = useSessionApi();
   const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
@@ -83,6 +93,7 @@ export function ChatPane({ sessionId, state, onSent }: { sessionId: string; stat
       case "tool": {
         const card = state.tools[item.callId];
         const approval = card.approvalId ? state.approvals[card.approvalId] : undefined;
+        const target = onOpenFile && toolFileTarget(card, knownPaths);
         return (
           <ToolCardView
             key={item.key}
@@ -91,6 +102,7 @@ export function ChatPane({ sessionId, state, onSent }: { sessionId: string; stat
             focusApproval={approval?.approvalId === firstPending}
             onAnswer={(approvalId, choice, message) => api.answer(sessionId, approvalId, choice, message)}
             onViewSpill={(ref, title) => setSpill({ ref, title })}
+            onOpenFile={target ? () => onOpenFile(target) : undefined}
           />
         );
       }

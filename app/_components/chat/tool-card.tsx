@@ -72,10 +72,12 @@ interface Props {
   approval?: ApprovalState;
   onAnswer(approvalId: string, choice: ApprovalChoice, message?: string): Promise<unknown>;
   onViewSpill(ref: string, title: string): void;
+  /** Set when the call touched a workspace file the editor can open (tool-file.ts). */
+  onOpenFile?(): void;
   focusApproval: boolean;
 }
 
-export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswer, onViewSpill, focusApproval }: Props) {
+export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswer, onViewSpill, onOpenFile, focusApproval }: Props) {
   const live = card.status === "running" || card.status === "awaiting_approval";
   const [open, setOpen] = useState<boolean | null>(null);
   const expanded = open ?? (live || card.isError || !QUIET.has(card.name));
@@ -90,6 +92,11 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
           </span>
         )}
         <span className="muted">{duration(card.durationMs)}</span>
+        {onOpenFile && (
+          <button className={styles.cardOpen} onClick={(e) => (e.stopPropagation(), onOpenFile())} title="Open the file in the editor" data-testid="tool-open-file">
+            Open
+          </button>
+        )}
         <span className={`${styles.status} ${styles[`s_${card.status}`] ?? ""}`} data-testid="tool-status">
           {LABEL[card.status]}
         </span>
