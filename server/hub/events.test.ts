@@ -33,9 +33,14 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     // Written by the driver, read by Prisma: the same instant the live event carried.
     expect(rows.map((r) => r.createdAt.toISOString())).toEqual(published.map((e) => e.at));
     expect(await hub.lastSeq(sessionId)).toBe(20);
+    const active = (await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } })).updatedAt;
+    await new Promise((r) => setTimeout(r, 5));
     await hub.dispose();
-    // Unused reserved numbers are given back: the next process continues at 21.
-    expect((await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } })).lastSeq).toBe(20);
+    // Unused reserved numbers are given back: the next process continues at 21. Giving them back
+    // is not activity: the session's last-active time stays.
+    const after = await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } });
+    expect(after.lastSeq).toBe(20);
+    expect(after.updatedAt).toEqual(active);
     const next = createEventHub(t.current.db, { url: t.current.url });
     expect((await next.publish(sessionId, notice(21))).seq).toBe(21);
     await next.dispose();
@@ -103,7 +108,7 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
       },
       close: () => store.close(),
     };
-    const hub = createEventHub(real, { store: held });
+    const hub = createEventHub(real, { store: held, url: t.current.url });
     const { sessionId } = await seedSession(real);
     const durable = Array.from({ length: 5 }, (_, i) => hub.publish(sessionId, notice(i + 1)));
     await new Promise((r) => setTimeout(r, 50));

@@ -7,6 +7,7 @@
 // duplicate. A subscriber that falls behind is sent back to reading the database.
 import type { Db } from "../db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
+import { providerOf } from "../db/driver";
 import { eventStoreFor, type EventStore } from "./event-store";
 import { eventWriter } from "./persist";
 import { PAGE, Subscription } from "./subscription";
@@ -89,6 +90,11 @@ function isoNow(): string {
   }
   return iso;
 }
+
+const GIVE_BACK = {
+  sqlite: `UPDATE "Session" SET "lastSeq" = ? WHERE "id" = ? AND "lastSeq" = ?`,
+  postgresql: `UPDATE "Session" SET "lastSeq" = $1 WHERE "id" = $2 AND "lastSeq" = $3`,
+} as const;
 
 export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEventHub {
   const lease = options.lease ?? 256;
@@ -214,10 +220,15 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
       await Promise.allSettled([...sessions.values()].map((s) => s.leasing));
       await writer.close();
       // Give back unused numbers when nobody reserved after us, so lastSeq stays the last event.
+      // Bookkeeping, not activity: Session.updatedAt (the home page's "last active") is kept.
       await Promise.allSettled(
         [...sessions.entries()]
           .filter(([, s]) => s.max > 0 && s.next <= s.max)
-          .map(([id, s]) => db.session.updateMany({ where: { id, lastSeq: s.max }, data: { lastSeq: s.next - 1 } })),
+          .map(([id, s]) =>
+            options.url
+              ? db.$executeRawUnsafe(GIVE_BACK[providerOf(options.url)], s.next - 1, id, s.max)
+              : db.session.updateMany({ where: { id, lastSeq: s.max }, data: { lastSeq: s.next - 1 } }),
+          ),
       );
       for (const close of [...closers]) close();
     },
