@@ -222,6 +222,11 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   await expect(page.getByTestId("pane-terminal")).toBeHidden();
   await page.keyboard.press("Control+`");
   await expect(page.getByTestId("pane-terminal")).toBeVisible();
+
+  // A middle click closes a tab without selecting it first.
+  await page.locator('[data-testid="editor-tab"][data-path="lib/beta.json"]').click({ button: "middle" });
+  await expect(page.locator('[data-testid="editor-tab"]')).toHaveCount(1);
+  await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute("data-path", "lib/alpha.js");
 });
 
 test("terminal round trip on a runner PTY, surviving a reload with its scrollback", async ({ page }) => {

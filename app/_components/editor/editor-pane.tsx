@@ -1,6 +1,7 @@
 "use client";
-// The centre pane: tabs of open files, the Monaco editor, and, when the agent changed a file
-// under unsaved edits, a banner offering the diff, the disk version, or keeping one's own.
+// The centre pane: tabs of open files (a middle click closes one), the Monaco editor, and, when
+// the agent changed a file under unsaved edits, a banner offering the diff, the disk version, or
+// keeping one's own.
 import dynamic from "next/dynamic";
 import { useCallback, useEffect, useState } from "react";
 import type { EditorBuffers, useOpenFiles } from "../../_lib/use-open-files";
@@ -42,7 +43,7 @@ export function EditorPane({ files, workspace, reveal }: { files: Files; workspa
         {files.tabs.open.map((p) => {
           const d = files.docs[p];
           return (
-            <div key={p} role="tab" aria-selected={p === active} className={p === active ? styles.tabActive : styles.tab} onClick={() => files.setActive(p)} title={p} data-testid="editor-tab" data-path={p} data-dirty={d?.dirty ? "true" : "false"}>
+            <div key={p} role="tab" aria-selected={p === active} className={p === active ? styles.tabActive : styles.tab} onClick={() => files.setActive(p)} onMouseDown={(e) => e.button === 1 && e.preventDefault()} onAuxClick={(e) => e.button === 1 && files.close(p)} title={p} data-testid="editor-tab" data-path={p} data-dirty={d?.dirty ? "true" : "false"}>
               <span>{p.split("/").pop()}</span>
               {d?.dirty && <span className={styles.dot} aria-label="unsaved">●</span>}
               <button className={styles.close} aria-label={`Close ${p}`} onClick={(e) => (e.stopPropagation(), files.close(p))}>×</button>
