@@ -29,8 +29,7 @@ export function firstChangedLine(diff: string): number | undefined {
     const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(row);
     if (hunk) line = Number(hunk[1]);
     else if (line === undefined || row.startsWith("+++") || row.startsWith("---")) continue;
-    else if (row.startsWith("+")) return Math.max(1, line);
-    else if (row.startsWith("-")) return Math.max(1, line);
+    else if (row.startsWith("+") || row.startsWith("-")) return Math.max(1, line);
     else line++;
   }
   return undefined;
