@@ -198,6 +198,9 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   await page.getByTestId("quick-open").locator("input").fill("beta");
   await page.keyboard.press("Enter");
   await expect(page.locator('[data-testid="editor-tab"][data-path="lib/beta.json"]')).toBeVisible();
+  // The explorer reveals the opened file: its folder opens.
+  await expect(page.locator('[data-testid="tree-item"][data-path="lib"]')).toHaveAttribute("aria-expanded", "true");
+  await expect(page.locator('[data-testid="tree-item"][data-path="lib/beta.json"]')).toBeVisible();
   await page.keyboard.press("Control+p");
   await page.getByTestId("quick-open").locator("input").fill("alpha");
   await page.keyboard.press("Enter");

@@ -9,7 +9,7 @@ import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
 import type { TreeEntry } from "../../../server/services/files";
 import styles from "./files.module.css";
-import { buildTree, treeKey, visibleRows, type TreeNode } from "./tree-model";
+import { ancestors, buildTree, treeKey, visibleRows, type TreeNode } from "./tree-model";
 
 interface Props {
   sessionId: string;
@@ -62,6 +62,22 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
 
   const rows = useMemo(() => visibleRows(tree, expanded), [tree, expanded]);
   const treeRef = useRef<HTMLUListElement>(null);
+  // The file opened in the editor (from the tree, quick open, search or a tool card) is revealed
+  // as VS Code's explorer does: its folders open and its row scrolls into view, once per opening.
+  const reveal = useRef<string | null>(null);
+  useEffect(() => {
+    if (!activePath) return;
+    reveal.current = activePath;
+    const folders = ancestors(activePath);
+    setExpanded((s) => (folders.every((f) => s.has(f)) ? s : new Set([...s, ...folders])));
+  }, [activePath]);
+  // After the commit that shows the row: at once when its folders were open, else once they are.
+  useEffect(() => {
+    const row = reveal.current && treeRef.current?.querySelector(`[data-path="${CSS.escape(reveal.current)}"]`);
+    if (!row) return;
+    row.scrollIntoView({ block: "nearest" });
+    reveal.current = null;
+  }, [rows, activePath]);
   useEffect(() => {
     if (!selected) return;
     treeRef.current?.querySelector(`[data-path="${CSS.escape(selected.path)}"]`)?.scrollIntoView({ block: "nearest" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTree, treeKey, visibleRows } from "./tree-model";
+import { ancestors, buildTree, treeKey, visibleRows } from "./tree-model";
 
 const entries = [
   { path: "src", type: "dir" as const },
@@ -13,6 +13,12 @@ const tree = buildTree(entries);
 const rows = (open: string[]) => visibleRows(tree, new Set(open));
 
 describe("file tree model and keyboard", () => {
+  it("names the folders that hold a file, outermost first", () => {
+    expect(ancestors("a/b/c.ts")).toEqual(["a", "a/b"]);
+    expect(ancestors("top.ts")).toEqual([]);
+  });
+
+
   it("lists only the rows on screen, folders first, with their depth", () => {
     expect(rows([]).map((r) => r.path)).toEqual(["empty", "src", "README.md"]);
     expect(rows(["src", "src/lib"]).map((r) => `${r.depth}:${r.path}`)).toEqual(["0:empty", "0:src", "1:src/lib", "2:src/lib/b.ts", "1:src/a.ts", "0:README.md"]);

@@ -12,6 +12,12 @@ export interface TreeNode {
   children: TreeNode[];
 }
 
+/** The folders that hold `path`, outermost first ("a/b/c.ts" → "a", "a/b"). */
+export function ancestors(path: string): string[] {
+  const parts = path.split("/").slice(0, -1);
+  return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+}
+
 /** Folders first, then by name, at every level; a parent missing from the listing is made up. */
 export function buildTree(entries: TreeEntry[]): TreeNode[] {
   const root: TreeNode = { name: "", path: "", type: "dir", children: [] };
