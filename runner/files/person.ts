@@ -8,7 +8,7 @@ import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/perso
 import { applyChange, readNoFollow } from "../workspace/atomic";
 import { sha256 } from "../workspace/ledger";
 import { defineOp, type OpTable } from "../ops";
-import { utf8Text } from "./text";
+import { looksBinary, utf8Text } from "./text";
 
 const ideRead = defineOp({
   input: PERSON_FILE_OPS.ide_read,
@@ -20,7 +20,7 @@ const ideRead = defineOp({
     if (st.size > PERSON_FILE_LIMITS.maxOpenBytes) return { ok: false, output: `${target.rel} is ${st.size} bytes, larger than the editor opens (${PERSON_FILE_LIMITS.maxOpenBytes})` };
     // resolve() already refused a symlink that leads out, so following one here is safe.
     const data = await readFile(target.abs);
-    if (data.subarray(0, 8000).includes(0)) return { ok: false, output: `${target.rel} is a binary file; the editor shows text only` };
+    if (looksBinary(data)) return { ok: false, output: `${target.rel} is a binary file; the editor shows text only` };
     const text = utf8Text(data);
     if (text === undefined) return { ok: false, output: `${target.rel} is not UTF-8 text; the editor opens UTF-8 files only` };
     return { ok: true, output: text, meta: { path: target.rel, hash: sha256(data), size: data.length } };

@@ -3,7 +3,7 @@ import { readFile, stat } from "node:fs/promises";
 import { FILE_LIMITS, ReadFileInput } from "../../server/protocol/file-ops";
 import { sha256 } from "../workspace/ledger";
 import { defineOp } from "../ops";
-import { utf8Text } from "./text";
+import { looksBinary, utf8Text } from "./text";
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
@@ -26,7 +26,7 @@ export const readFileOp = defineOp({
     if (!st.isFile()) return { ok: false, output: `${target.rel} is not a regular file` };
     if (st.size > MAX_FILE_BYTES) return { ok: false, output: `${target.rel} is ${st.size} bytes, too large to read (limit ${MAX_FILE_BYTES}); use search_text to find what you need` };
     const data = await readFile(target.abs);
-    if (data.subarray(0, 8000).includes(0)) return { ok: false, output: `${target.rel} is a binary file (${data.length} bytes); read_file shows text only` };
+    if (looksBinary(data)) return { ok: false, output: `${target.rel} is a binary file (${data.length} bytes); read_file shows text only` };
     const hash = sha256(data);
     const text = utf8Text(data);
     const lines = splitLines(text ?? data.toString("utf8"));

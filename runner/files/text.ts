@@ -1,5 +1,6 @@
-// A file's bytes as text for an operation that writes the text back (the editor, edit_file,
-// apply_patch): only when they are UTF-8. Decoding other bytes replaces them with U+FFFD, and
+// A file's bytes as text: binary files are told apart as git does (a NUL in the first 8000
+// bytes), and an operation that writes the text back (the editor, edit_file, apply_patch) takes
+// it only when the bytes are UTF-8. Decoding other bytes replaces them with U+FFFD, and
 // writing the result back would destroy them. A BOM is kept, so it is written back as it was.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -11,3 +12,6 @@ export function utf8Text(data: Uint8Array): string | undefined {
     return undefined;
   }
 }
+
+/** A NUL in the first 8000 bytes, git's test for a binary file. */
+export const looksBinary = (data: Uint8Array): boolean => data.subarray(0, 8000).includes(0);
