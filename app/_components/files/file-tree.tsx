@@ -65,6 +65,12 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
   // The file opened in the editor (from the tree, quick open, search or a tool card) is revealed
   // as VS Code's explorer does: its folders open and its row scrolls into view, once per opening.
   const reveal = useRef<string | null>(null);
+  /** Scrolls the row of `path` into view; false when it is not on screen. */
+  const scrollToRow = (path: string) => {
+    const row = treeRef.current?.querySelector(`[data-path="${CSS.escape(path)}"]`);
+    row?.scrollIntoView({ block: "nearest" });
+    return !!row;
+  };
   useEffect(() => {
     if (!activePath) return;
     reveal.current = activePath;
@@ -73,14 +79,10 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
   }, [activePath]);
   // After the commit that shows the row: at once when its folders were open, else once they are.
   useEffect(() => {
-    const row = reveal.current && treeRef.current?.querySelector(`[data-path="${CSS.escape(reveal.current)}"]`);
-    if (!row) return;
-    row.scrollIntoView({ block: "nearest" });
-    reveal.current = null;
+    if (reveal.current && scrollToRow(reveal.current)) reveal.current = null;
   }, [rows, activePath]);
   useEffect(() => {
-    if (!selected) return;
-    treeRef.current?.querySelector(`[data-path="${CSS.escape(selected.path)}"]`)?.scrollIntoView({ block: "nearest" });
+    if (selected) scrollToRow(selected.path);
   }, [selected]);
   const setOpen = (path: string, open: boolean) =>
     setExpanded((s) => {
