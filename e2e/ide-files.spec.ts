@@ -55,29 +55,61 @@ test("a binary or non-UTF-8 file opens as a notice, not an editor, and nothing i
   await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("plain text");
 });
 
-test("creates, renames and deletes files (delete asks first)", async ({ page }) => {
+test("creates and renames in a name box inside the tree, explains a name it cannot use, deletes after asking", async ({ page }) => {
   await openNewSession(page);
-  page.once("dialog", (d) => d.accept("notes.md"));
+  const item = (path: string) => page.locator(`[data-testid="tree-item"][data-path="${path}"]`);
+  const box = page.getByTestId("tree-name-input");
   await page.getByTestId("new-file").click();
-  await expect(page.locator('[data-testid="tree-item"][data-path="notes.md"]')).toBeVisible();
+  await expect(box).toBeFocused();
+  await box.fill("notes.md");
+  await box.press("Enter");
+  await expect(item("notes.md")).toBeVisible();
   expect(existsSync(join(workspaceDir(), "notes.md"))).toBe(true);
   await expect(page.locator('[data-testid="editor-tab"][data-path="notes.md"]')).toBeVisible();
 
-  page.once("dialog", (d) => d.accept("docs/notes.md"));
-  await page.locator('[data-testid="tree-item"][data-path="notes.md"]').click();
+  // A name in use is explained as it is typed, and Enter keeps the box; Escape leaves nothing made.
+  await page.getByTestId("new-file").click();
+  await box.fill("notes.md");
+  await expect(page.getByTestId("tree-name-problem")).toContainText("notes.md already exists here");
+  await box.press("Enter");
+  await expect(box).toBeVisible();
+  await box.fill("../outside.txt");
+  await expect(page.getByTestId("tree-name-problem")).toContainText(". or ..");
+  await box.press("Escape");
+  await expect(box).toHaveCount(0);
+  await expect(page.getByTestId("file-tree")).toBeFocused();
+
+  // Rename starts with the name and its stem selected; "docs/" moves it into a new folder.
+  await item("notes.md").click();
   await page.getByTestId("rename").click();
-  await expect(page.locator('[data-testid="tree-item"][data-path="docs"]')).toBeVisible();
+  await expect(box).toHaveValue("notes.md");
+  expect(await box.evaluate((el: HTMLInputElement) => [el.selectionStart, el.selectionEnd])).toEqual([0, 5]);
+  await box.fill("docs/notes.md");
+  await box.press("Enter");
+  await expect(item("docs")).toBeVisible();
   expect(existsSync(join(workspaceDir(), "docs/notes.md"))).toBe(true);
   await expect(page.locator('[data-testid="editor-tab"][data-path="docs/notes.md"]')).toBeVisible();
 
-  // Declining the confirmation keeps the file; accepting deletes it.
-  await page.locator('[data-testid="tree-item"][data-path="docs"]').click();
+  // The context menu: a folder made inside the folder right-clicked, its box first in it.
+  await item("docs").click({ button: "right" });
+  const menu = page.getByTestId("tree-menu");
+  await expect(menu.getByRole("menuitem")).toHaveText(["New File…", "New Folder…", "Rename…F2", "DeleteDel", "Copy Path"]);
+  await menu.getByRole("menuitem", { name: "New Folder…" }).click();
+  await expect(menu).toHaveCount(0);
+  await box.fill("drafts");
+  await box.press("Enter");
+  await expect(item("docs/drafts")).toBeVisible();
+  expect(existsSync(join(workspaceDir(), "docs/drafts"))).toBe(true);
+  await shot(page, "tree-menu");
+
+  // Declining the confirmation keeps the folder; accepting deletes it.
+  await item("docs").click();
   page.once("dialog", (d) => d.dismiss());
   await page.getByTestId("delete").click();
   expect(existsSync(join(workspaceDir(), "docs/notes.md"))).toBe(true);
   page.once("dialog", (d) => d.accept());
   await page.getByTestId("delete").click();
-  await expect(page.locator('[data-testid="tree-item"][data-path="docs"]')).toHaveCount(0);
+  await expect(item("docs")).toHaveCount(0);
   expect(existsSync(join(workspaceDir(), "docs"))).toBe(false);
 });
 
@@ -95,8 +127,9 @@ test("unsaved edits are kept: through a rename, and leaving the page asks first"
   await page.keyboard.type("step two (unsaved)");
   await expect(page.locator(`[data-testid="editor-tab"][data-path="${dir}/plan.txt"]`)).toHaveAttribute("data-dirty", "true");
 
-  page.once("dialog", (d) => d.accept(`${dir}/plan-v2.txt`));
   await page.getByTestId("rename").click();
+  await page.getByTestId("tree-name-input").fill("plan-v2.txt");
+  await page.getByTestId("tree-name-input").press("Enter");
   const renamed = page.locator(`[data-testid="editor-tab"][data-path="${dir}/plan-v2.txt"]`);
   await expect(renamed).toHaveAttribute("data-dirty", "true");
   await expect(editor.locator(".view-lines")).toContainText("step two (unsaved)");
@@ -126,8 +159,13 @@ test("the tree works from the keyboard: arrows, Enter, F2 and Delete", async ({ 
   await expect(page.locator('[data-testid="editor-tab"][data-path="kb/two.txt"]')).toBeVisible();
 
   await page.getByTestId("file-tree").focus();
-  page.once("dialog", (d) => d.accept("kb/three.txt"));
   await page.keyboard.press("F2");
+  await expect(page.getByTestId("tree-name-input")).toBeFocused();
+  // Keys typed in the box are the name's, not the tree's (Delete, arrows).
+  await page.keyboard.press("Delete");
+  await page.keyboard.press("ArrowLeft");
+  await page.keyboard.type("three");
+  await page.keyboard.press("Enter");
   await expect(item("kb/three.txt")).toBeVisible();
   expect(existsSync(join(workspaceDir(), "kb/three.txt"))).toBe(true);
   page.once("dialog", (d) => d.accept());

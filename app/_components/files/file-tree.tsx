@@ -1,15 +1,20 @@
 "use client";
 // The workspace tree from the runner, refreshed whenever the session reports changed files.
-// New file/folder (in the selected folder), rename and delete (after confirmation) go through
-// the runner too; errors are shown in the pane and nothing is lost. Read-only: browsing only.
-// The tree takes the keyboard when focused (tree-model.ts) and keeps the selected row in view.
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+// New file/folder (in the selected folder) and rename happen in a name box inside the tree
+// (tree-name-box.tsx), delete after confirmation; all go through the runner, and a refusal is
+// shown where it happened with nothing lost. Right click (or Shift+F10) opens the row's menu.
+// Read-only: browsing and copying paths only. The tree takes the keyboard when focused
+// (tree-model.ts) and keeps the selected row in view.
+import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
 import type { TreeEntry } from "../../../server/services/files";
 import styles from "./files.module.css";
 import { ancestors, buildTree, treeKey, visibleRows, type TreeNode } from "./tree-model";
+import { lookup, type TreeEdit } from "./tree-edit";
+import { TreeNameBox } from "./tree-name-box";
+import { TreeMenu, type MenuItem } from "./tree-menu";
 
 interface Props {
   sessionId: string;
@@ -23,45 +28,85 @@ interface Props {
   onDeleted(path: string): void;
 }
 
+type Selected = { path: string; type: TreeEntry["type"] };
+
 export function FileTree({ sessionId, entries, truncated, loading, error, activePath, onOpen, onRenamed, onDeleted }: Props) {
   const trpc = useTRPC();
   const readOnly = useReadOnly();
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
-  const [selected, setSelected] = useState<{ path: string; type: TreeEntry["type"] } | null>(null);
+  const [selected, setSelected] = useState<Selected | null>(null);
+  const [edit, setEdit] = useState<TreeEdit | null>(null);
+  const [menu, setMenu] = useState<{ x: number; y: number; row: Selected | null } | null>(null);
   const [opError, setOpError] = useState<string>();
   const tree = useMemo(() => buildTree(entries), [entries]);
+  const exists = useMemo(() => lookup(entries), [entries]);
   const queryClient = useQueryClient();
-  const onError = (err: { message: string }) => setOpError(err.message);
   // The change event refreshes the tree too; this makes the person's own action show at once.
   const onSettled = () => queryClient.invalidateQueries({ queryKey: trpc.files.tree.queryKey({ sessionId }) });
-  const create = useMutation(trpc.files.create.mutationOptions({ onError, onSettled }));
-  const rename = useMutation(trpc.files.rename.mutationOptions({ onError, onSettled }));
-  const remove = useMutation(trpc.files.remove.mutationOptions({ onError, onSettled }));
+  // Create and rename report in their name box (the promise rejects); delete in the pane.
+  const create = useMutation(trpc.files.create.mutationOptions({ onSettled }));
+  const rename = useMutation(trpc.files.rename.mutationOptions({ onSettled }));
+  const remove = useMutation(trpc.files.remove.mutationOptions({ onError: (err) => setOpError(err.message), onSettled }));
+  const treeRef = useRef<HTMLUListElement>(null);
 
-  const baseDir = selected ? (selected.type === "dir" ? selected.path : selected.path.split("/").slice(0, -1).join("/")) : "";
-  const newItem = (kind: "file" | "dir") => {
-    const name = prompt(kind === "file" ? `New file in /${baseDir}` : `New folder in /${baseDir}`)?.trim();
-    if (!name) return;
-    const path = baseDir ? `${baseDir}/${name}` : name;
+  const folderOf = (row: Selected | null) => (row ? (row.type === "dir" ? row.path : row.path.split("/").slice(0, -1).join("/")) : "");
+  const startNew = (type: "file" | "dir", at: Selected | null = selected) => {
+    const parent = folderOf(at);
+    if (parent) setExpanded((s) => new Set([...s, ...ancestors(parent), parent]));
     setOpError(undefined);
-    create.mutate({ sessionId, path, kind }, { onSuccess: () => (kind === "file" ? onOpen(path) : setExpanded((s) => new Set(s).add(path))) });
+    setEdit({ kind: "new", type, parent });
   };
-  const renameSelected = () => {
-    if (!selected) return;
-    const to = prompt(`Rename ${selected.path} to`, selected.path)?.trim();
-    if (!to || to === selected.path) return;
+  const startRename = (row: Selected | null = selected) => {
+    if (!row) return;
     setOpError(undefined);
-    rename.mutate({ sessionId, from: selected.path, to }, { onSuccess: () => (onRenamed(selected.path, to), setSelected({ ...selected, path: to })) });
+    setEdit({ kind: "rename", path: row.path, type: row.type });
   };
-  const deleteSelected = () => {
-    if (!selected) return;
-    if (!confirm(`Delete ${selected.path}${selected.type === "dir" ? " and everything in it" : ""}? This cannot be undone.`)) return;
+  const endEdit = () => {
+    setEdit(null);
+    treeRef.current?.focus();
+  };
+  const submitEdit = async (path: string) => {
+    if (!edit) return;
+    if (edit.kind === "new") {
+      await create.mutateAsync({ sessionId, path, kind: edit.type });
+      setSelected({ path, type: edit.type });
+      if (edit.type === "file") onOpen(path);
+      else setExpanded((s) => new Set([...s, ...ancestors(path), path]));
+    } else {
+      await rename.mutateAsync({ sessionId, from: edit.path, to: path });
+      onRenamed(edit.path, path);
+      setSelected({ path, type: edit.type });
+    }
+    endEdit();
+  };
+  const deleteRow = (row: Selected | null = selected) => {
+    if (!row) return;
+    if (!confirm(`Delete ${row.path}${row.type === "dir" ? " and everything in it" : ""}? This cannot be undone.`)) return;
     setOpError(undefined);
-    remove.mutate({ sessionId, path: selected.path }, { onSuccess: () => (onDeleted(selected.path), setSelected(null)) });
+    remove.mutate({ sessionId, path: row.path }, { onSuccess: () => (onDeleted(row.path), setSelected(null)) });
+  };
+  const openMenu = (x: number, y: number, row: Selected | null) => {
+    if (row) setSelected(row);
+    setMenu({ x, y, row });
+  };
+  const closeMenu = useCallback(() => setMenu(null), []);
+  const menuItems = (row: Selected | null): MenuItem[] => {
+    const items: MenuItem[] = [];
+    if (!readOnly) items.push({ label: "New File…", run: () => startNew("file", row) }, { label: "New Folder…", run: () => startNew("dir", row) });
+    if (row) {
+      if (row.type !== "dir") items.unshift({ label: "Open", keys: "Enter", run: () => onOpen(row.path) });
+      if (!readOnly) items.push({ label: "Rename…", keys: "F2", run: () => startRename(row) }, { label: "Delete", keys: "Del", run: () => deleteRow(row) });
+      items.push({ label: "Copy Path", run: () => void navigator.clipboard?.writeText(row.path).catch(() => setOpError("The browser did not allow copying.")) });
+    }
+    return items;
+  };
+  const onContextMenu = (e: MouseEvent, row: Selected | null) => {
+    e.preventDefault();
+    e.stopPropagation();
+    if (!edit && menuItems(row).length > 0) openMenu(e.clientX, e.clientY, row);
   };
 
   const rows = useMemo(() => visibleRows(tree, expanded), [tree, expanded]);
-  const treeRef = useRef<HTMLUListElement>(null);
   // The file opened in the editor (from the tree, quick open, search or a tool card) is revealed
   // as VS Code's explorer does: its folders open and its row scrolls into view, once per opening.
   const reveal = useRef<string | null>(null);
@@ -92,6 +137,12 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
       return next;
     });
   const onKeyDown = (e: KeyboardEvent) => {
+    if ((e.key === "F10" && e.shiftKey) || e.key === "ContextMenu") {
+      e.preventDefault();
+      const row = selected && treeRef.current?.querySelector(`[data-path="${CSS.escape(selected.path)}"]`)?.getBoundingClientRect();
+      const box = row ?? treeRef.current!.getBoundingClientRect();
+      return openMenu(box.left + 16, box.top + (row ? box.height : 8), selected);
+    }
     const action = treeKey(e.key, rows, selected?.path ?? null);
     if (!action || (readOnly && (action.type === "rename" || action.type === "delete"))) return;
     e.preventDefault();
@@ -105,36 +156,54 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
       case "collapse":
         return setOpen(action.path, action.type === "expand");
       case "rename":
-        return renameSelected();
+        return startRename();
       case "delete":
-        return deleteSelected();
+        return deleteRow();
     }
   };
+
+  const nameBox = (e: TreeEdit, depth: number) => (
+    <TreeNameBox key={`${e.kind}:${e.kind === "new" ? `${e.type}:${e.parent}` : e.path}`} edit={e} depth={depth} exists={exists} onSubmit={submitEdit} onCancel={endEdit} />
+  );
+  /** The name box of a new item, first in its folder. */
+  const newBoxIn = (parent: string, depth: number) => edit?.kind === "new" && edit.parent === parent && <li role="none">{nameBox(edit, depth)}</li>;
 
   const render = (n: TreeNode, depth: number) => {
     const isDir = n.type === "dir";
     const open = expanded.has(n.path);
+    const row: Selected = { path: n.path, type: n.type };
+    const newHere = newBoxIn(n.path, depth + 1);
     return (
       <li key={n.path} role="none">
-        <div
-          role="treeitem"
-          aria-selected={selected?.path === n.path}
-          aria-expanded={isDir ? open : undefined}
-          className={`${styles.row} ${selected?.path === n.path ? styles.selected : ""} ${activePath === n.path ? styles.active : ""}`}
-          style={{ paddingLeft: 8 + depth * 12 }}
-          data-testid="tree-item"
-          data-path={n.path}
-          data-type={n.type}
-          onClick={() => {
-            setSelected({ path: n.path, type: n.type });
-            if (isDir) setOpen(n.path, !open);
-            else onOpen(n.path);
-          }}
-        >
-          <span className={styles.icon}>{isDir ? (open ? "▾" : "▸") : ""}</span>
-          {n.name}
-        </div>
-        {isDir && open && n.children.length > 0 && <ul role="group">{n.children.map((c) => render(c, depth + 1))}</ul>}
+        {edit?.kind === "rename" && edit.path === n.path ? (
+          nameBox(edit, depth)
+        ) : (
+          <div
+            role="treeitem"
+            aria-selected={selected?.path === n.path}
+            aria-expanded={isDir ? open : undefined}
+            className={`${styles.row} ${selected?.path === n.path ? styles.selected : ""} ${activePath === n.path ? styles.active : ""}`}
+            style={{ paddingLeft: 8 + depth * 12 }}
+            data-testid="tree-item"
+            data-path={n.path}
+            data-type={n.type}
+            onClick={() => {
+              setSelected(row);
+              if (isDir) setOpen(n.path, !open);
+              else onOpen(n.path);
+            }}
+            onContextMenu={(e) => onContextMenu(e, row)}
+          >
+            <span className={styles.icon}>{isDir ? (open ? "▾" : "▸") : ""}</span>
+            {n.name}
+          </div>
+        )}
+        {isDir && open && (n.children.length > 0 || newHere) && (
+          <ul role="group">
+            {newHere}
+            {n.children.map((c) => render(c, depth + 1))}
+          </ul>
+        )}
       </li>
     );
   };
@@ -145,19 +214,21 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
         <span className={styles.title}>Files</span>
         {!readOnly && (
           <>
-            <button title="New file" aria-label="New file" onClick={() => newItem("file")} data-testid="new-file">+ File</button>
-            <button title="New folder" aria-label="New folder" onClick={() => newItem("dir")}>+ Folder</button>
-            <button title="Rename" aria-label="Rename" disabled={!selected} onClick={renameSelected} data-testid="rename">Rename</button>
-            <button title="Delete" aria-label="Delete" disabled={!selected} onClick={deleteSelected} data-testid="delete">Delete</button>
+            <button title="New file" aria-label="New file" onClick={() => startNew("file")} data-testid="new-file">+ File</button>
+            <button title="New folder" aria-label="New folder" onClick={() => startNew("dir")} data-testid="new-folder">+ Folder</button>
+            <button title="Rename (F2)" aria-label="Rename" disabled={!selected} onClick={() => startRename()} data-testid="rename">Rename</button>
+            <button title="Delete (Del)" aria-label="Delete" disabled={!selected} onClick={() => deleteRow()} data-testid="delete">Delete</button>
           </>
         )}
       </div>
       {(opError || error) && <div className={styles.error}>{opError ?? error}</div>}
       {loading && entries.length === 0 && <div className="muted" style={{ padding: 8 }}>Loading files…</div>}
-      <ul ref={treeRef} className={styles.tree} data-testid="file-tree" role="tree" aria-label="Files" tabIndex={0} onKeyDown={onKeyDown}>
+      <ul ref={treeRef} className={styles.tree} data-testid="file-tree" role="tree" aria-label="Files" tabIndex={0} onKeyDown={onKeyDown} onContextMenu={(e) => onContextMenu(e, null)}>
+        {newBoxIn("", 0)}
         {tree.map((n) => render(n, 0))}
       </ul>
       {truncated && <div className="muted" style={{ padding: 8 }}>Only the first {entries.length} entries are shown.</div>}
+      {menu && <TreeMenu x={menu.x} y={menu.y} items={menuItems(menu.row)} onClose={closeMenu} />}
     </div>
   );
 }
