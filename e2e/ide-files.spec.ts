@@ -26,6 +26,15 @@ test("opens a file in Monaco with its language and saves edits through the runne
   await page.keyboard.press("Control+s");
   await expect(page.locator('[data-testid="editor-tab"][data-path="src/greet.ts"]')).toHaveAttribute("data-dirty", "false");
   expect(readFileSync(join(workspaceDir(), "src/greet.ts"), "utf8")).toContain("export const x = 1;");
+  // The status line follows the cursor; a click on it goes to a line.
+  await expect(page.getByTestId("editor-position")).toHaveText("Ln 4, Col 20");
+  await expect(page.getByTestId("editor-status")).toContainText("TypeScript");
+  await page.keyboard.press("Shift+Home");
+  await expect(page.getByTestId("editor-position")).toHaveText("Ln 4, Col 1 (19 selected)");
+  await page.getByTestId("editor-position").click();
+  await page.keyboard.type("2");
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("editor-position")).toHaveText("Ln 2, Col 1");
   await shot(page, "editor-saved");
   expect(errors.filter((e) => /worker/i.test(e))).toEqual([]);
 });

@@ -5,7 +5,9 @@
 // not count as the person's edits. With no file (`path` null) it holds an empty model: the pane
 // mounts it while the page is idle, so the first open only swaps models, and meanwhile it warms
 // up the workspace's languages (data-warm="done" when finished). Read-only on a shared session.
-// `reveal` (a search result) selects a place in the file once it is the one shown.
+// `reveal` (a search result) selects a place in the file once it is the one shown. Under the
+// editor, a status line: cursor position (a click asks for a line to go to, as Ctrl+G does),
+// selection size, language and line endings.
 import { useEffect, useMemo, useRef, useState } from "react";
 import Editor, { type OnMount } from "@monaco-editor/react";
 import type { editor } from "monaco-editor";
@@ -14,6 +16,7 @@ import { useDarkMode } from "../../_lib/theme";
 import { whenIdle } from "../../_lib/idle";
 import { useReadOnly } from "../../_lib/read-only";
 import type { EditorBuffers } from "../../_lib/use-open-files";
+import styles from "./editor.module.css";
 
 /** A place to show: line and, when known, the columns [column, endColumn) to select (1-based). */
 export interface Reveal {
@@ -41,6 +44,20 @@ const OPTIONS: editor.IStandaloneEditorConstructionOptions = { automaticLayout: 
 const READ_ONLY: editor.IStandaloneEditorConstructionOptions = { ...OPTIONS, readOnly: true, domReadOnly: true };
 const BLANK = "inmemory://quiver/no-file";
 
+interface Cursor {
+  line: number;
+  column: number;
+  /** Characters selected (0: a caret). */
+  selected: number;
+  eol: "LF" | "CRLF";
+}
+
+// Monaco's ids where they are not what a person calls the language.
+const LANGUAGE_NAMES: Record<string, string> = {
+  typescript: "TypeScript", javascript: "JavaScript", json: "JSON", css: "CSS", scss: "SCSS", html: "HTML", markdown: "Markdown",
+  python: "Python", rust: "Rust", go: "Go", java: "Java", cpp: "C++", c: "C", shell: "Shell", yaml: "YAML", plaintext: "Plain Text", sql: "SQL",
+};
+
 const uriOf = (path: string) => monaco.Uri.from({ scheme: "file", path: `/${path}` });
 
 export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, reveal }: Props) {
@@ -51,6 +68,7 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
   handlers.current = { onEdit, onSave, path, readOnly };
   const [warm, setWarm] = useState<"loading" | "done">("loading");
   const instance = useRef<editor.IStandaloneCodeEditor | null>(null);
+  const [cursor, setCursor] = useState<Cursor>({ line: 1, column: 1, selected: 0, eol: "LF" });
   const shown = useRef<Reveal | null>(null);
   const wanted = useRef(reveal);
   wanted.current = reveal;
@@ -105,6 +123,14 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
       const p = handlers.current.path;
       if (p !== null) fn(p);
     };
+    const track = () => {
+      const model = editor.getModel();
+      const sel = editor.getSelection();
+      if (!model || !sel) return;
+      setCursor({ line: sel.positionLineNumber, column: sel.positionColumn, selected: model.getValueLengthInRange(sel), eol: model.getEOL() === "\r\n" ? "CRLF" : "LF" });
+    };
+    editor.onDidChangeCursorSelection(track);
+    editor.onDidChangeModel(track);
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS, withFile((p) => void (handlers.current.readOnly || handlers.current.onSave(p))));
     // Ctrl+P and the other pane keys are caught before Monaco sees them (ide-keys.ts).
     editor.onDidChangeModelContent(() => {
@@ -116,8 +142,13 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
   };
 
   const language = path === null ? "plaintext" : languageFor(path);
+  const goToLine = () => {
+    instance.current?.focus();
+    void instance.current?.getAction("editor.action.gotoLine")?.run();
+  };
   return (
-    <div style={{ height: "100%" }} data-testid="code-editor" data-readonly={readOnly} data-language={language} data-path={path ?? ""} data-warm={warm}>
+    <div className={styles.editorWithStatus} data-testid="code-editor" data-readonly={readOnly} data-language={language} data-path={path ?? ""} data-warm={warm}>
+      <div className={styles.editorArea}>
       <Editor
         path={path === null ? BLANK : uriOf(path).toString()}
         defaultValue={path === null ? "" : initial}
@@ -128,6 +159,18 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
         loading={<div className="muted">Loading editor…</div>}
         options={readOnly ? READ_ONLY : OPTIONS}
       />
+      </div>
+      {path !== null && (
+        <div className={styles.statusLine} data-testid="editor-status">
+          <button type="button" onClick={goToLine} title="Go to line (Ctrl+G)" data-testid="editor-position">
+            Ln {cursor.line}, Col {cursor.column}
+            {cursor.selected > 0 ? ` (${cursor.selected} selected)` : ""}
+          </button>
+          <span>{LANGUAGE_NAMES[language] ?? language}</span>
+          <span>{cursor.eol}</span>
+          {readOnly && <span>read-only</span>}
+        </div>
+      )}
     </div>
   );
 }
