@@ -242,3 +242,36 @@ test("a session is named by its first message, renamed in place, and deleted fro
   await page.goto(`/s/${sessionId}`);
   await expect(page.getByText(`No session ${sessionId}.`)).toBeVisible();
 });
+
+test("the session's model is chosen under the composer and reaches the provider from the next message", async ({ page, model }) => {
+  await openNewSession(page);
+  const picker = page.getByTestId("model-picker");
+  await expect(picker).toHaveText("fake-model · Anthropic (default)");
+  await picker.click();
+  const provider = page.getByTestId("model-provider");
+  // The e2e server has no OpenAI-compatible API configured: offered with what to set, not choosable.
+  await expect(provider.locator('option[value="openai"]')).toBeDisabled();
+  await expect(provider.locator('option[value="openai"]')).toContainText("set OPENAI_API_KEY or OPENAI_BASE_URL");
+  await provider.selectOption("anthropic");
+  await expect(page.getByTestId("model-name")).toHaveAttribute("placeholder", /fake-model/);
+  await page.getByTestId("model-name").fill("claude-chosen-1");
+  await shot(page, "model-picker");
+  await page.getByTestId("model-save").click();
+  await expect(page.getByTestId("model-form")).toHaveCount(0);
+  await expect(picker).toHaveText("claude-chosen-1 · Anthropic");
+
+  const before = model.provider.requests.length;
+  model.script(say("Answered by the chosen model."));
+  await send(page, "Which model?");
+  await expect(page.getByTestId("msg-assistant").last()).toHaveText("Answered by the chosen model.");
+  expect(model.provider.requests.slice(before).map((r) => r.body.model)).toEqual(["claude-chosen-1"]);
+
+  // Kept with the session; back to the server's default from the same form.
+  await page.reload();
+  await expect(picker).toHaveText("claude-chosen-1 · Anthropic");
+  await picker.click();
+  await provider.selectOption("");
+  await expect(page.getByTestId("model-name")).toBeDisabled();
+  await page.getByTestId("model-save").click();
+  await expect(picker).toHaveText("fake-model · Anthropic (default)");
+});

@@ -54,7 +54,7 @@ test("Approve for this session: the same kind of command then runs without a car
   expect(existsSync(join(workspaceDir(), "session-3.txt"))).toBe(true);
 });
 
-test("Stop cancels a running turn: mid-stream nothing more arrives, mid-command the process dies", async ({ page, model }) => {
+test("Stop cancels a running turn: mid-stream nothing more arrives (Retry sends it again), mid-command the process dies", async ({ page, model }) => {
   const full = numbered(200);
   model.script(say(full, { deltaChars: 3, delayMs: 30 }));
   await openNewSession(page);
@@ -73,6 +73,13 @@ test("Stop cancels a running turn: mid-stream nothing more arrives, mid-command 
   expect(await answer.innerText()).toBe(cut);
   await shot(page, "turn-stopped");
 
+  // Retry sends the stopped turn's message again, as a new turn; then only a failed last turn offers it.
+  model.script(say("Counted."));
+  await page.getByTestId("retry-turn").click();
+  await expect(page.getByTestId("msg-assistant").last()).toHaveText("Counted.");
+  await expect(page.getByTestId("msg-user")).toHaveText(["Count slowly.", "Count slowly."]);
+  await expect(page.getByTestId("retry-turn")).toHaveCount(0);
+
   // An approved command still running: Stop kills it before it gets to write its file.
   // Nothing is scripted after the call: a turn that went on would show the unscripted reply.
   model.script(call("shell", { command: "sleep 3 && touch too-late.txt" }));
@@ -90,5 +97,5 @@ test("Stop cancels a running turn: mid-stream nothing more arrives, mid-command 
   model.script(say("Ready again."));
   await send(page, "Still there?");
   await expect(page.getByTestId("msg-assistant").last()).toHaveText("Ready again.");
-  await expect(page.getByTestId("turn-usage")).toHaveCount(3);
+  await expect(page.getByTestId("turn-usage")).toHaveCount(4);
 });

@@ -62,7 +62,10 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
 
   // A deleted session's runner binding goes with it: no more runner events published for it.
-  const sessions = createSessionService(handle.db, { onRemoved: (id) => parts.services.runners.unbind(id) });
+  const sessions = createSessionService(handle.db, {
+    onRemoved: (id) => parts.services.runners.unbind(id),
+    modelChoices: () => parts.services.engine.modelChoices(),
+  });
   // Revoking a link drops its live viewers at once (auth is made just below).
   const shares = createShareService(handle.db, { onRevoked: (linkId) => auth.viewers.end(linkId, "revoked") });
   const auth = createAuth({ env, owner: localActor, shares, log });

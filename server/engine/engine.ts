@@ -5,7 +5,7 @@ import type { Db, TurnRows } from "../db";
 import type { Env } from "../env";
 import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
-import { createAdapter, defaultRetryPolicy, resolveProvider, type RetryPolicy } from "./providers/index";
+import { createAdapter, defaultRetryPolicy, modelChoices, resolveProvider, type ModelChoices, type RetryPolicy } from "./providers/index";
 import { recoverInterruptedTurns } from "./recovery";
 import { runTurn } from "./turn";
 import { zeroUsage, type ProviderAdapter, type ProviderConfig, type ToolCatalog } from "./types";
@@ -64,6 +64,8 @@ export interface Engine {
    *  still running is cancelled by the turn's signal and settled by the pipeline as usual.
    *  Returns how many ran here. */
   abandon(turnIds: string[]): number;
+  /** The providers and models a session may choose on this server (the IDE's model picker). */
+  modelChoices(): ModelChoices;
   /** Interrupts running turns (recorded as interrupted) and waits for them to close. */
   dispose(): Promise<void>;
 }
@@ -196,6 +198,7 @@ export function createEngine(deps: EngineDeps): Engine {
       }
       return stopped;
     },
+    modelChoices: () => modelChoices(deps.env),
     settled: async (sessionId) => {
       await running.get(sessionId)?.done;
     },

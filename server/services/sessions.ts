@@ -3,6 +3,8 @@
 // rename it, and delete it (with everything recorded in it) when no turn is running.
 import { TRPCError } from "@trpc/server";
 import type { Db } from "../db";
+import type { ProviderKind } from "../engine/types";
+import type { ModelChoices } from "../engine/providers/index";
 import type { Actor } from "./types";
 
 export interface SessionSummary {
@@ -43,7 +45,11 @@ export function titleFrom(text: string): string | undefined {
 export interface SessionServiceOptions {
   /** A session was deleted: whatever holds it in memory lets go (its runner binding). */
   onRemoved?(sessionId: string): void;
+  /** The providers this server can reach (the engine's): a session may not choose another. */
+  modelChoices?(): ModelChoices;
 }
+
+const PROVIDER_NAMES: Record<ProviderKind, string> = { anthropic: "Anthropic", openai: "The OpenAI-compatible API" };
 
 export function createSessionService(db: Db, options: SessionServiceOptions = {}) {
   return {
@@ -72,6 +78,18 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
 
     async rename(actor: Actor, id: string, title: string): Promise<SessionSummary> {
       const { count } = await db.session.updateMany({ where: { id, orgId: actor.orgId }, data: { title } });
+      if (count === 0) throw new TRPCError({ code: "NOT_FOUND", message: `No session ${id}.` });
+      return this.get(actor, id);
+    },
+
+    /** The provider and model the session's next turns use; null for either: the server's
+     *  default (a provider without a model: that provider's default model). */
+    async setModel(actor: Actor, id: string, choice: { provider: ProviderKind | null; model: string | null }): Promise<SessionSummary> {
+      const offered = choice.provider && options.modelChoices?.().providers.find((p) => p.kind === choice.provider);
+      if (offered && !offered.configured) {
+        throw new TRPCError({ code: "BAD_REQUEST", message: `${PROVIDER_NAMES[offered.kind]} is not configured on this server: set ${offered.needs} and restart Quiver.` });
+      }
+      const { count } = await db.session.updateMany({ where: { id, orgId: actor.orgId }, data: { provider: choice.provider, model: choice.model } });
       if (count === 0) throw new TRPCError({ code: "NOT_FOUND", message: `No session ${id}.` });
       return this.get(actor, id);
     },

@@ -6,6 +6,8 @@ import type { SessionEvent, SessionEventBody } from "../../../server/protocol/ev
 import { applyEvents, emptySessionState } from "../../_lib/session-state";
 
 vi.mock("../../_lib/session-api", () => ({ useSessionApi: () => ({}) }));
+// The model picker reads the server through react-query (its model is tested in _lib/model-choice).
+vi.mock("./model-picker", () => ({ ModelPicker: () => null }));
 vi.mock("next/dynamic", () => ({ default: () => () => null }));
 const { ChatPane } = await import("./chat-pane");
 
@@ -42,5 +44,17 @@ describe("chat pane", () => {
     expect(html).toContain("Approve for this session");
     expect(html).toContain('data-testid="view-full-output"');
     expect(html).toContain('data-testid="stop"');
+  });
+
+  it("offers Retry on the last turn only, when it failed, was cut or stopped", () => {
+    const turn = (id: string, text: string, status: "failed" | "completed" | "cancelled"): SessionEventBody[] => [
+      { type: "message.user", messageId: `m${id}`, text },
+      { type: "turn.started", turnId: id },
+      { type: "turn.finished", turnId: id, status, ...(status === "failed" ? { stopReason: "provider_error" } : {}) },
+    ];
+    const retries = (bodies: SessionEventBody[]) => renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies)} />).split('data-testid="retry-turn"').length - 1;
+    expect(retries([...turn("a", "one", "failed"), ...turn("b", "two", "failed")])).toBe(1);
+    expect(retries([...turn("a", "one", "failed"), ...turn("b", "two", "completed")])).toBe(0);
+    expect(retries(turn("a", "one", "cancelled"))).toBe(1);
   });
 });

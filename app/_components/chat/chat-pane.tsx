@@ -1,6 +1,7 @@
 "use client";
 // The agent chat: the session's timeline (messages, collapsed reasoning, tool cards with inline
-// approvals, quiet notices, errors, per-turn usage), a composer, and Stop while a turn runs.
+// approvals, quiet notices, errors, per-turn usage), a composer, Stop while a turn runs, and
+// the session's model under the composer.
 // Read-only (a share link): the timeline alone.
 import { useEffect, useRef, useState } from "react";
 import { pendingApprovals, type ChatItem, type SessionState } from "../../_lib/session-state";
@@ -10,9 +11,13 @@ import { toolFileTarget, type FileTarget } from "../../_lib/tool-file";
 import { Markdown } from "./markdown";
 import { ToolCardView } from "./tool-card";
 import { SpillViewer } from "./spill-viewer";
+import { ModelPicker } from "./model-picker";
 import styles from "./chat.module.css";
 
-function Usage({ state, turnId }: { state: SessionState; turnId: string }) {
+/** Turn ends after which the same message may be sent again (a failure may be passing). */
+const RETRYABLE = new Set(["failed", "interrupted", "cancelled"]);
+
+function Usage({ state, turnId, onRetry }: { state: SessionState; turnId: string; onRetry?: () => void }) {
   const t = state.turns[turnId];
   if (!t) return null;
   const u = t.usage;
@@ -24,6 +29,11 @@ function Usage({ state, turnId }: { state: SessionState; turnId: string }) {
       {u
         ? `${u.inputTokens.toLocaleString()} in · ${u.outputTokens.toLocaleString()} out · ${u.cacheReadTokens.toLocaleString()} cache hits${u.cacheWriteTokens ? ` · ${u.cacheWriteTokens.toLocaleString()} cache writes` : ""}`
         : "no usage reported"}
+      {onRetry && RETRYABLE.has(t.status) && t.stopReason !== "provider_not_configured" && (
+        <button className={styles.retry} onClick={onRetry} title="Send the same message again" data-testid="retry-turn">
+          Retry
+        </button>
+      )}
     </div>
   );
 }
@@ -64,18 +74,21 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   }, [state]);
 
-  const send = () => {
-    const text = draft.trim();
+  const send = (text = draft.trim(), fromDraft = true) => {
     if (!text) return;
     setSendError(undefined);
     api.send(sessionId, text).then(
       () => {
-        setDraft("");
+        if (fromDraft) setDraft("");
         onSent?.();
       },
       (err: Error) => setSendError(err.message),
     );
   };
+  // Retry is offered on the last turn only, and sends the message that started it.
+  const lastUser = state.items.findLast((i) => i.kind === "user");
+  const lastEnd = state.items.findLast((i) => i.kind === "turn-end");
+  const retry = !readOnly && !running && lastUser?.kind === "user" ? () => send(lastUser.text, false) : undefined;
 
   const render = (item: ChatItem) => {
     switch (item.kind) {
@@ -115,7 +128,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
           <div key={item.key} className={styles.error} data-testid="chat-error">{item.message}</div>
         );
       case "turn-end":
-        return <Usage key={item.key} state={state} turnId={item.turnId} />;
+        return <Usage key={item.key} state={state} turnId={item.turnId} onRetry={item === lastEnd ? retry : undefined} />;
     }
   };
 
@@ -158,9 +171,10 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         {running ? (
           <button className={styles.stop} onClick={() => void api.cancel(sessionId)} data-testid="stop">Stop</button>
         ) : (
-          <button onClick={send} disabled={!draft.trim()} data-testid="send">Send</button>
+          <button onClick={() => send()} disabled={!draft.trim()} data-testid="send">Send</button>
         )}
       </div>}
+      {!readOnly && <ModelPicker sessionId={sessionId} />}
       {spill && <SpillViewer sessionId={sessionId} spillRef={spill.ref} title={spill.title} onClose={() => setSpill(undefined)} />}
     </div>
   );

@@ -86,19 +86,21 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
       <div className={styles.cardHead} onClick={() => setOpen(!expanded)} role="button" aria-expanded={expanded}>
         <span className={styles.cardName}>{card.name}</span>
         <span className={styles.cardSummary} title={card.summary}>{card.summary}</span>
-        {card.approvedBy && (
-          <span className={styles.standing} title={card.approvedBy.reason} data-testid="approved-by">
-            {card.approvedBy.kind === "session" ? "session approval" : "policy"}
+        <span className={styles.cardMeta}>
+          {card.approvedBy && (
+            <span className={styles.standing} title={card.approvedBy.reason} data-testid="approved-by">
+              {card.approvedBy.kind === "session" ? "session approval" : "policy"}
+            </span>
+          )}
+          <span className="muted">{duration(card.durationMs)}</span>
+          {onOpenFile && (
+            <button className={styles.cardOpen} onClick={(e) => (e.stopPropagation(), onOpenFile())} title="Open the file in the editor" data-testid="tool-open-file">
+              Open
+            </button>
+          )}
+          <span className={`${styles.status} ${styles[`s_${card.status}`] ?? ""}`} data-testid="tool-status">
+            {LABEL[card.status]}
           </span>
-        )}
-        <span className="muted">{duration(card.durationMs)}</span>
-        {onOpenFile && (
-          <button className={styles.cardOpen} onClick={(e) => (e.stopPropagation(), onOpenFile())} title="Open the file in the editor" data-testid="tool-open-file">
-            Open
-          </button>
-        )}
-        <span className={`${styles.status} ${styles[`s_${card.status}`] ?? ""}`} data-testid="tool-status">
-          {LABEL[card.status]}
         </span>
       </div>
       {approval && (

@@ -1,5 +1,6 @@
-// Sessions: list, create, read (a share-link viewer reads its own session), rename, delete.
-// Logic lives in services/sessions.
+// Sessions: list, create, read (a share-link viewer reads its own session), rename, delete,
+// the model a session talks to and the choices this server offers. Logic lives in
+// services/sessions and the engine.
 import { z } from "zod";
 import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 
@@ -14,6 +15,16 @@ export const sessionsRouter = router({
   remove: memberProcedure
     .input(z.object({ id: z.string().min(1) }))
     .mutation(({ ctx, input }) => ctx.services.sessions.remove(ctx.actor, input.id)),
+  setModel: memberProcedure
+    .input(
+      z.object({
+        id: z.string().min(1),
+        provider: z.enum(["anthropic", "openai"]).nullable(),
+        model: z.string().trim().min(1).max(200).nullable(),
+      }),
+    )
+    .mutation(({ ctx, input }) => ctx.services.sessions.setModel(ctx.actor, input.id, { provider: input.provider, model: input.model })),
+  models: memberProcedure.query(({ ctx }) => ctx.services.engine.modelChoices()),
   get: sessionReadProcedure("id")
     .input(z.object({ id: z.string().min(1) }))
     .query(({ ctx, input }) => (ctx.actor ? ctx.services.sessions.get(ctx.actor, input.id) : ctx.services.sessions.getShared(input.id))),

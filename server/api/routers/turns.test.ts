@@ -79,7 +79,8 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     // Records which sessions had their leftover approval cards cancelled (the pipeline's job).
     cancelledCards = [];
     const approvals = { cancelSession: async (id: string) => void cancelledCards.push(id) };
-    const services = { db, dbProvider, sessions: createSessionService(db), engine, hub, approvals } as unknown as Services;
+    const sessions = createSessionService(db, { modelChoices: () => engine.modelChoices() });
+    const services = { db, dbProvider, sessions, engine, hub, approvals } as unknown as Services;
     handler = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }) });
   });
   afterEach(async () => {
@@ -113,6 +114,30 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     // A fresh client with no seq gets the whole session from the database.
     const { events: all } = await follow(connect(), { sessionId }, isEnd);
     expect(all).toEqual([...before, ...after]);
+  });
+
+  it("a session's choice of model reaches the provider from its next turn; an unconfigured provider is refused", async () => {
+    const c = connect();
+    expect(await c.sessions.models.query()).toMatchObject({
+      providers: [{ kind: "anthropic", configured: false, needs: "ANTHROPIC_API_KEY" }, { kind: "openai", configured: true, defaultModel: "gpt-4.1" }],
+      fallback: { provider: "openai", model: "gpt-4.1" },
+    });
+    const turn = async () => {
+      fake.enqueue({ blocks: [{ type: "text", text: "ok" }] });
+      const before = fake.requests.length;
+      const done = follow(c, { sessionId, lastSeq: await engine.settled(sessionId).then(() => hub.lastSeq(sessionId)) }, isEnd);
+      await c.turns.send.mutate({ sessionId, text: "hi" });
+      await done;
+      return (fake.requests[before].body as { model: string }).model;
+    };
+    expect(await turn()).toBe("gpt-4.1");
+    expect(await c.sessions.setModel.mutate({ id: sessionId, provider: "openai", model: " qwen2.5-coder " })).toMatchObject({ provider: "openai", model: "qwen2.5-coder" });
+    expect(await turn()).toBe("qwen2.5-coder");
+    await expect(c.sessions.setModel.mutate({ id: sessionId, provider: "anthropic", model: null })).rejects.toThrow(/Anthropic is not configured on this server: set ANTHROPIC_API_KEY/);
+    await expect(c.sessions.setModel.mutate({ id: "nope", provider: null, model: null })).rejects.toThrow(/No session nope/);
+    // Back to the server's default.
+    expect(await c.sessions.setModel.mutate({ id: sessionId, provider: null, model: null })).toMatchObject({ provider: null, model: null });
+    expect(await turn()).toBe("gpt-4.1");
   });
 
   it("resumes by itself after the connection drops, with no gap and no duplicate", async () => {

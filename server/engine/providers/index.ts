@@ -49,6 +49,25 @@ export function resolveProvider(
   return { ok: true, config };
 }
 
+/** What the IDE's model picker offers: each provider, whether this server can reach it (and
+ *  what to set when not), its default model, and what a session without a choice gets. */
+export interface ModelChoices {
+  providers: { kind: ProviderKind; configured: boolean; defaultModel: string; needs?: string }[];
+  /** The server's default for a session that chose nothing (none: nothing configured). */
+  fallback: { provider: ProviderKind; model: string } | null;
+}
+
+export function modelChoices(env: ProviderEnv): ModelChoices {
+  const kinds: ProviderKind[] = ["anthropic", "openai"];
+  const providers = kinds.map((kind) => {
+    const r = resolveProvider(env, { provider: kind });
+    const defaultModel = r.ok ? r.config.model : defaultModels[kind];
+    return r.ok ? { kind, configured: true, defaultModel } : { kind, configured: false, defaultModel, needs: kind === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY or OPENAI_BASE_URL" };
+  });
+  const fallback = resolveProvider(env);
+  return { providers, fallback: fallback.ok ? { provider: fallback.config.kind, model: fallback.config.model } : null };
+}
+
 export function createAdapter(config: ProviderConfig): ProviderAdapter {
   return config.kind === "anthropic" ? createAnthropicAdapter(config) : createOpenAIAdapter(config);
 }

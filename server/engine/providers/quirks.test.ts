@@ -5,7 +5,7 @@ import { startFakeProvider, type FakeProvider } from "../fake-provider/server";
 import { assemble, fakeConfig, fastRetries } from "../testing";
 import type { ModelRequestSpec } from "../types";
 import { anthropicRequest } from "./anthropic";
-import { createAdapter, notConfiguredMessage, resolveProvider, streamWithRetries } from "./index";
+import { createAdapter, modelChoices, notConfiguredMessage, resolveProvider, streamWithRetries } from "./index";
 import { openaiRequest } from "./openai";
 
 const spec: ModelRequestSpec = { system: "S", tools: [], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
@@ -115,5 +115,24 @@ describe("provider resolution", () => {
     expect(resolveProvider({ ...env, QUIVER_PROVIDER: "openai", QUIVER_MODEL: "qwen" })).toMatchObject({ ok: true, config: { kind: "openai", model: "qwen" } });
     expect(resolveProvider(env, { provider: "openai" })).toMatchObject({ ok: true, config: { kind: "openai", model: "gpt-4.1" } });
     expect(resolveProvider(env, { provider: "gemini" })).toMatchObject({ ok: false });
+  });
+
+  it("offers the model picker each provider, what an unconfigured one needs, and the server's default", () => {
+    expect(modelChoices({})).toEqual({
+      providers: [
+        { kind: "anthropic", configured: false, defaultModel: "claude-sonnet-5-5", needs: "ANTHROPIC_API_KEY" },
+        { kind: "openai", configured: false, defaultModel: "gpt-4.1", needs: "OPENAI_API_KEY or OPENAI_BASE_URL" },
+      ],
+      fallback: null,
+    });
+    // QUIVER_MODEL is the default provider's model; the other provider keeps its own default.
+    const env = { ANTHROPIC_API_KEY: "a", OPENAI_BASE_URL: "http://localhost:11434/v1", QUIVER_PROVIDER: "openai" as const, QUIVER_MODEL: "qwen" };
+    expect(modelChoices(env)).toEqual({
+      providers: [
+        { kind: "anthropic", configured: true, defaultModel: "claude-sonnet-5-5" },
+        { kind: "openai", configured: true, defaultModel: "qwen" },
+      ],
+      fallback: { provider: "openai", model: "qwen" },
+    });
   });
 });
