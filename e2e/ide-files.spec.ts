@@ -297,6 +297,62 @@ test("terminal round trip on a runner PTY, surviving a reload with its scrollbac
   await expect(again.locator(".xterm-rows")).toContainText("mark=kept");
 });
 
+test("links in terminal output: Ctrl+click opens a workspace file at its line, a local address in the preview", async ({ page }) => {
+  const dir = `links-${Date.now().toString(36)}`;
+  writeWorkspaceFile(`${dir}/main.ts`, "one\ntwo\nthree\nfour\n");
+  await openNewSession(page);
+  const term = page.getByTestId("pane-terminal");
+  await expect(term).toHaveAttribute("data-state", "open");
+  // Only files the workspace has become links: wait until the tree knows this one.
+  await expect(page.locator(`[data-testid="tree-item"][data-path="${dir}"]`)).toBeVisible();
+  await term.click();
+  await page.keyboard.type(`printf '%s\\n' '${dir}/main.ts:3:2 - error TS1005' 'not/a/file.ts:1:1' 'Local: http://localhost:8123/docs'\n`);
+  await expect(term.locator(".xterm-rows")).toContainText("Local: http://localhost:8123/docs");
+  /** Where `needle` starts in the last terminal row that shows it as output (not the command). */
+  const at = (needle: string) =>
+    page.evaluate((needle) => {
+      const rows = [...document.querySelectorAll('[data-testid="pane-terminal"] .xterm-rows > div')].reverse();
+      const row = rows.find((r) => r.textContent?.includes(needle) && !r.textContent.includes("printf"))!;
+      const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+      let skip = row.textContent!.indexOf(needle);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const length = node.textContent!.length;
+        if (skip < length) {
+          const range = document.createRange();
+          range.setStart(node, skip);
+          range.setEnd(node, skip + 1);
+          const r = range.getBoundingClientRect();
+          return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+        }
+        skip -= length;
+      }
+      throw new Error(`${needle} not found`);
+    }, needle);
+  const ctrlClick = async (needle: string, offset = 3) => {
+    const p = await at(needle);
+    const x = p.x + offset * 7;
+    await page.mouse.move(x, p.y);
+    await page.waitForTimeout(150);
+    await page.keyboard.down("Control");
+    await page.mouse.click(x, p.y);
+    await page.keyboard.up("Control");
+  };
+
+  // A path that is not a workspace file is not a link.
+  await ctrlClick("not/a/file.ts");
+  await page.waitForTimeout(300);
+  await expect(page.getByTestId("editor-tab")).toHaveCount(0);
+
+  await ctrlClick(`${dir}/main.ts:3:2`);
+  await expect(page.locator(`[data-testid="editor-tab"][data-path="${dir}/main.ts"]`)).toBeVisible();
+  await expect(page.getByTestId("editor-position")).toHaveText("Ln 3, Col 2");
+
+  await ctrlClick("http://localhost:8123/docs", 8);
+  await expect(page.getByTestId("pane-preview")).toBeVisible();
+  await expect(page.getByTestId("preview-port")).toHaveValue("8123");
+  await expect(page.getByTestId("preview-path")).toHaveValue("/docs");
+});
+
 test("terminals in tabs: each its own shell, kept while hidden and across a reload, closed for good", async ({ page }) => {
   await openNewSession(page);
   const pane = page.getByTestId("pane-terminal");

@@ -21,7 +21,8 @@ import { EditorPane } from "./editor/editor-pane";
 import { QuickOpen } from "./editor/quick-open";
 import { ChatPane } from "./chat/chat-pane";
 import type { FileTarget } from "../_lib/tool-file";
-import { PreviewPane } from "./preview/preview-pane";
+import type { LinkTarget } from "../_lib/terminal-links";
+import { PreviewPane, type PreviewRequest } from "./preview/preview-pane";
 import { SearchPanel, type SearchHit } from "./search/search-panel";
 import { SessionTitle } from "./session-title";
 import type { TerminalState } from "./terminal/xterm-view";
@@ -96,6 +97,18 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   const entries = tree.data?.entries;
   const filePaths = useMemo(() => entries?.filter((e) => e.type === "file").map((e) => e.path), [entries]);
+  const fileSet = useMemo(() => new Set(filePaths), [filePaths]);
+  const isFile = useCallback((p: string) => fileSet.has(p), [fileSet]);
+  const [previewRequest, setPreviewRequest] = useState<PreviewRequest | null>(null);
+  const onTerminalLink = useCallback(
+    (t: LinkTarget) => {
+      if (t.kind === "file") return t.line ? openHit({ path: t.path, line: t.line, column: t.column }) : files.open(t.path);
+      if (!t.preview) return void window.open(t.url, "_blank", "noopener,noreferrer");
+      setPreviewRequest({ ...t.preview });
+      setLayout((l) => ({ ...l, previewOpen: true }));
+    },
+    [openHit, files, setLayout],
+  );
   const openToolFile = useCallback((t: FileTarget) => (t.line ? openHit({ path: t.path, line: t.line }) : files.open(t.path)), [openHit, files]);
 
   // The runner coming or going reaches the session as an event at once; health (polled every
@@ -211,7 +224,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <Splitter axis="x" size={layout.preview} direction={-1} min={240} max={1400} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(preview) => setLayout((l) => ({ ...l, preview }))} testId="split-preview" />
       )}
       <section className={styles.preview} aria-label="Preview" data-testid="pane-preview" hidden={!layout.previewOpen}>
-        {layout.previewOpen && !readOnly && <PreviewPane sessionId={sessionId} visible={layout.previewOpen} focusSignal={previewFocus} />}
+        {layout.previewOpen && !readOnly && <PreviewPane sessionId={sessionId} visible={layout.previewOpen} focusSignal={previewFocus} request={previewRequest} />}
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
@@ -221,7 +234,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />
       )}
       <section className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!layout.termOpen}>
-        {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <TerminalTabs sessionId={sessionId} onState={setTermState} focusSignal={termFocus} newSignal={termNew} /> : <div className={styles.empty}>Waiting for the runner…</div>}
+        {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <TerminalTabs sessionId={sessionId} onState={setTermState} focusSignal={termFocus} newSignal={termNew} isFile={isFile} onLink={onTerminalLink} /> : <div className={styles.empty}>Waiting for the runner…</div>}
       </section>
       <footer className={styles.status}>
         <span data-testid="runner-state" data-state={runner ? "connected" : health.isPending ? "unknown" : "disconnected"}>

@@ -29,7 +29,21 @@ const shortCommand = (cmd: string) => {
 };
 const normalPath = (p: string) => (p.trim().startsWith("/") ? p.trim() : `/${p.trim()}`);
 
-export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: string; visible: boolean; focusSignal: number }) {
+/** A place another pane asks the preview to show (a local address Ctrl+clicked in the terminal);
+ *  a new object each time, even for the same place. */
+export interface PreviewRequest {
+  port: number;
+  path: string;
+}
+
+interface Props {
+  sessionId: string;
+  visible: boolean;
+  focusSignal: number;
+  request?: PreviewRequest | null;
+}
+
+export function PreviewPane({ sessionId, visible, focusSignal, request }: Props) {
   const [target, setTarget, targetLoaded] = usePersisted<Target>(`quiver.preview.${sessionId}`, NO_TARGET, isTarget);
   // What the frame was told to load; `target.path` then follows it around the app.
   const [framePath, setFramePath] = useState<string | null>(null);
@@ -77,6 +91,15 @@ export function PreviewPane({ sessionId, visible, focusSignal }: { sessionId: st
     setFramePath(normalPath(path));
     setNonce((n) => n + 1);
   };
+  // After the remembered target has loaded, or it would replace the one asked for.
+  const served = useRef<PreviewRequest | null>(null);
+  useEffect(() => {
+    if (!targetLoaded || !request || served.current === request) return;
+    served.current = request;
+    go(request.port, request.path);
+    // go only sets state
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [request, targetLoaded]);
   useEffect(() => {
     if (!origin) return;
     const onMessage = (e: MessageEvent) => {

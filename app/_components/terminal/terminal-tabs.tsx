@@ -7,6 +7,7 @@
 import dynamic from "next/dynamic";
 import { useEffect, useRef, useState } from "react";
 import type { TerminalState } from "./xterm-view";
+import type { LinkTarget } from "../../_lib/terminal-links";
 import styles from "./terminal.module.css";
 
 const XtermView = dynamic(() => import("./xterm-view"), { ssr: false });
@@ -30,7 +31,17 @@ function readTabs(sessionId: string): Tabs {
   return { ids: [id], active: id };
 }
 
-export function TerminalTabs({ sessionId, onState, focusSignal, newSignal }: { sessionId: string; onState(s: TerminalState): void; focusSignal: number; newSignal: number }) {
+interface Props {
+  sessionId: string;
+  onState(s: TerminalState): void;
+  focusSignal: number;
+  newSignal: number;
+  /** Links in the output (xterm-view.tsx): which paths are workspace files, and what a Ctrl+click does. */
+  isFile?(path: string): boolean;
+  onLink?(target: LinkTarget): void;
+}
+
+export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFile, onLink }: Props) {
   const [tabs, setTabs] = useState<Tabs | null>(null);
   const [states, setStates] = useState<Record<string, TerminalState>>({});
   const [focus, setFocus] = useState(0);
@@ -92,6 +103,8 @@ export function TerminalTabs({ sessionId, onState, focusSignal, newSignal }: { s
             onState={(s) => setStates((m) => (m[id] === s ? m : { ...m, [id]: s }))}
             focusSignal={id === tabs.active ? focus : 0}
             ending={() => closing.current.has(id)}
+            isFile={isFile}
+            onLink={onLink}
           />
         </div>
       ))}

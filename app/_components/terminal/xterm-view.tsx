@@ -4,12 +4,15 @@
 // socket re-attach to the same shell; the server replays only output past what this xterm
 // already shows. Resizes follow the pane. Unmounted, it lets go of the socket and the shell
 // lives on for the grace period (a reload), unless `ending()` says the person closed it.
+// Ctrl+click (Cmd+click) follows a link in the output (terminal-links.ts): a workspace file at
+// its line, a local address in the preview, any other address in a new tab.
 import { useEffect, useRef } from "react";
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
 import "@xterm/xterm/css/xterm.css";
 import type { TerminalServerMessage } from "../../../server/protocol/terminal";
 import { useDarkMode } from "../../_lib/theme";
+import { terminalLinks, type LinkTarget } from "../../_lib/terminal-links";
 
 export type TerminalState = "connecting" | "open" | "closed" | "exited";
 
@@ -23,9 +26,15 @@ interface Props {
   focusSignal: number;
   /** Asked as it unmounts: true when the person closed this terminal (its shell ends now). */
   ending?(): boolean;
+  /** Whether the workspace has this file (only those paths become links). */
+  isFile?(path: string): boolean;
+  onLink?(target: LinkTarget): void;
 }
 
-export default function XtermView({ sessionId, termId, onState, focusSignal, ending }: Props) {
+const linkHint = (t: LinkTarget) =>
+  `${t.kind === "file" ? `Open ${t.path}${t.line ? `:${t.line}` : ""}` : t.preview ? `Show ${t.url} in the preview` : `Open ${t.url}`} (Ctrl+click)`;
+
+export default function XtermView({ sessionId, termId, onState, focusSignal, ending, isFile, onLink }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
   const isDark = useDarkMode();
@@ -33,6 +42,8 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
   onStateRef.current = onState;
   const endingRef = useRef(ending);
   endingRef.current = ending;
+  const linkRef = useRef({ isFile, onLink });
+  linkRef.current = { isFile, onLink };
 
   useEffect(() => {
     const t = new Terminal({ fontSize: 13, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", scrollback: 5000, cursorBlink: true, theme: isDark ? dark : light });
@@ -45,6 +56,36 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
     } catch {
       // a hidden pane has no size yet; the resize observer fits it later
     }
+    const links = t.registerLinkProvider({
+      provideLinks(y, callback) {
+        const line = t.buffer.active.getLine(y - 1);
+        if (!line) return callback(undefined);
+        // The row's text and the cell each character sits in (a wide character takes two).
+        let text = "";
+        const cellOf: number[] = [];
+        for (let x = 0; x < line.length; x++) {
+          const cell = line.getCell(x);
+          if (!cell || cell.getWidth() === 0) continue;
+          for (const ch of cell.getChars() || " ") {
+            text += ch;
+            cellOf.push(x);
+          }
+        }
+        const found = terminalLinks(text, (p) => linkRef.current.isFile?.(p) ?? false);
+        if (found.length === 0) return callback(undefined);
+        callback(
+          found.map((l) => ({
+            range: { start: { x: cellOf[l.start] + 1, y }, end: { x: cellOf[l.end - 1] + 1, y } },
+            text: text.slice(l.start, l.end),
+            decorations: { pointerCursor: true, underline: true },
+            // A plain click selects or places the cursor, as in VS Code's terminal.
+            activate: (e) => void ((e.ctrlKey || e.metaKey) && linkRef.current.onLink?.(l.target)),
+            hover: () => void (host.current && (host.current.title = linkHint(l.target))),
+            leave: () => void (host.current && (host.current.title = "")),
+          })),
+        );
+      },
+    });
     let ws: WebSocket | undefined;
     let offset = 0;
     let disposed = false;
@@ -111,6 +152,7 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
       disposed = true;
       clearTimeout(retry);
       observer.disconnect();
+      links.dispose();
       input.dispose();
       resized.dispose();
       if (endingRef.current?.()) send({ type: "close" });
