@@ -25,6 +25,8 @@ import type { LinkTarget } from "../_lib/terminal-links";
 import { PreviewPane, type PreviewRequest } from "./preview/preview-pane";
 import { SearchPanel, type SearchHit } from "./search/search-panel";
 import { SessionTitle } from "./session-title";
+import { ChangesPanel, type ChangedFile } from "./changes/changes-panel";
+import { ChangeDiff } from "./changes/change-diff";
 import type { TerminalState } from "./terminal/xterm-view";
 import { TerminalTabs } from "./terminal/terminal-tabs";
 import { useIdeKeys } from "./ide-keys";
@@ -68,7 +70,15 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [termState, setTermState] = useState<TerminalState>("connecting");
   const [termFocus, setTermFocus] = useState(0);
   const [termNew, setTermNew] = useState(0);
-  const [sidebar, setSidebar] = useState<"files" | "search">("files");
+  const [sidebar, setSidebar] = useState<"files" | "search" | "changes">("files");
+  // The Changes tab mounts on first use, then stays (its list refreshes with the tree).
+  const [changesUsed, setChangesUsed] = useState(false);
+  const [changeCount, setChangeCount] = useState<number>();
+  const [diff, setDiff] = useState<ChangedFile | null>(null);
+  const openChanges = () => {
+    setSidebar("changes");
+    setChangesUsed(true);
+  };
   // Mounted on first use and then only hidden, like the tree: a search keeps its query and results.
   const [searchUsed, setSearchUsed] = useState(false);
   const [searchFocus, setSearchFocus] = useState(0);
@@ -79,9 +89,14 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   };
   const [reveal, setReveal] = useState<SearchHit | null>(null);
   const openHit = useCallback((hit: SearchHit) => {
+    setDiff(null);
     files.open(hit.path);
     setReveal({ ...hit });
   }, [files]);
+  // Opening a file (or switching tabs) leaves a change's diff for the editor.
+  const openFile = useCallback((path: string) => (setDiff(null), files.open(path)), [files]);
+  const activeTab = files.tabs.active;
+  useEffect(() => setDiff(null), [activeTab]);
 
   // The agent (or anything) changed files: refresh the tree and any open file it touched.
   const filesVersion = state.files?.version;
@@ -102,14 +117,14 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [previewRequest, setPreviewRequest] = useState<PreviewRequest | null>(null);
   const onTerminalLink = useCallback(
     (t: LinkTarget) => {
-      if (t.kind === "file") return t.line ? openHit({ path: t.path, line: t.line, column: t.column }) : files.open(t.path);
+      if (t.kind === "file") return t.line ? openHit({ path: t.path, line: t.line, column: t.column }) : openFile(t.path);
       if (!t.preview) return void window.open(t.url, "_blank", "noopener,noreferrer");
       setPreviewRequest({ ...t.preview });
       setLayout((l) => ({ ...l, previewOpen: true }));
     },
-    [openHit, files, setLayout],
+    [openHit, openFile, setLayout],
   );
-  const openToolFile = useCallback((t: FileTarget) => (t.line ? openHit({ path: t.path, line: t.line }) : files.open(t.path)), [openHit, files]);
+  const openToolFile = useCallback((t: FileTarget) => (t.line ? openHit({ path: t.path, line: t.line }) : openFile(t.path)), [openHit, openFile]);
 
   // The runner coming or going reaches the session as an event at once; health (polled every
   // 2 s, and the truth after a server restart) is asked again right then, so the banner does
@@ -130,6 +145,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     {
       search: openSearch,
       explorer: () => setSidebar("files"),
+      changes: openChanges,
       quickOpen: () => setQuickOpen(true),
       togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
       toggleTerminal: () => (setLayout((l) => ({ ...l, termOpen: !l.termOpen })), setTermFocus((n) => n + 1)),
@@ -195,7 +211,15 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <div className={styles.sideTabs} role="tablist" aria-label="Side bar">
           <button type="button" role="tab" aria-selected={sidebar === "files"} title="Explorer (Ctrl+Shift+E)" onClick={() => setSidebar("files")} data-testid="side-files">Explorer</button>
           <button type="button" role="tab" aria-selected={sidebar === "search"} title="Search in files (Ctrl+Shift+F)" onClick={openSearch} data-testid="side-search">Search</button>
+          <button type="button" role="tab" aria-selected={sidebar === "changes"} title="Uncommitted changes (Ctrl+Shift+G)" onClick={openChanges} data-testid="side-changes">
+            Changes{changeCount ? <span className={styles.badge}>{changeCount}</span> : null}
+          </button>
         </div>
+        {changesUsed && (
+          <div className={styles.sideBody} hidden={sidebar !== "changes"}>
+            <ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} onCount={setChangeCount} />
+          </div>
+        )}
         {searchUsed && (
           <div className={styles.sideBody} hidden={sidebar !== "search"}>
             <SearchPanel sessionId={sessionId} focusSignal={searchFocus} onOpen={openHit} />
@@ -210,7 +234,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           loading={tree.isPending}
           error={tree.error?.message}
           activePath={files.tabs.active}
-          onOpen={files.open}
+          onOpen={openFile}
           onRenamed={files.rename}
           onDeleted={(p) => files.changed([p])}
         />
@@ -218,7 +242,11 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </nav>
       <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
-        <EditorPane files={files} workspace={filePaths} reveal={reveal} />
+        {/* Kept mounted under a change's diff: a new Monaco instance costs far more than showing this one again. */}
+        <div className={styles.editorHost} hidden={!!diff}>
+          <EditorPane files={files} workspace={filePaths} reveal={reveal} />
+        </div>
+        {diff && <ChangeDiff sessionId={sessionId} file={diff} onOpenFile={openFile} onClose={() => setDiff(null)} />}
       </section>
       {layout.previewOpen && (
         <Splitter axis="x" size={layout.preview} direction={-1} min={240} max={1400} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(preview) => setLayout((l) => ({ ...l, preview }))} testId="split-preview" />
@@ -247,7 +275,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         </span>
       </footer>
       {quickOpen && (
-        <QuickOpen paths={filePaths ?? []} onOpen={files.open} onClose={() => setQuickOpen(false)} />
+        <QuickOpen paths={filePaths ?? []} onOpen={openFile} onClose={() => setQuickOpen(false)} />
       )}
       {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
     </div>

@@ -9,6 +9,7 @@ describe("IDE chords", () => {
   it("names VS Code's pane keys, with Ctrl or Cmd", () => {
     expect(chordOf(key("KeyF", "F", { ctrl: true, shift: true }))).toBe("search");
     expect(chordOf(key("KeyE", "E", { meta: true, shift: true }))).toBe("explorer");
+    expect(chordOf(key("KeyG", "G", { ctrl: true, shift: true }))).toBe("changes");
     expect(chordOf(key("KeyP", "π", { ctrl: true, alt: true }))).toBe("togglePreview");
     expect(chordOf(key("KeyP", "p", { ctrl: true }))).toBe("quickOpen");
     expect(chordOf(key("Backquote", "`", { ctrl: true }))).toBe("toggleTerminal");

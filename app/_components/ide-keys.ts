@@ -8,6 +8,7 @@ import { useEffect, useRef } from "react";
 export interface IdeKeyActions {
   search(): void;
   explorer(): void;
+  changes(): void;
   quickOpen(): void;
   togglePreview(): void;
   toggleTerminal(): void;
@@ -22,6 +23,7 @@ export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey
   if (!(e.ctrlKey || e.metaKey)) return undefined;
   if (e.shiftKey && e.code === "KeyF") return "search";
   if (e.shiftKey && e.code === "KeyE") return "explorer";
+  if (e.shiftKey && e.code === "KeyG") return "changes";
   if (e.altKey && e.code === "KeyP") return "togglePreview";
   if (e.shiftKey && e.code === "Backquote") return "newTerminal";
   if (!e.shiftKey && !e.altKey && (e.code === "Backquote" || e.key === "`")) return "toggleTerminal";
@@ -29,14 +31,14 @@ export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey
   return undefined;
 }
 
-/** `readOnly`: only the reading keys (search, explorer) act. */
+/** `readOnly`: only the reading keys (search, explorer, changes) act. */
 export function useIdeKeys(actions: IdeKeyActions, readOnly: boolean): void {
   const ref = useRef(actions);
   ref.current = actions;
   useEffect(() => {
     const onChord = (e: KeyboardEvent) => {
       const chord = chordOf(e);
-      if (!chord || (readOnly && chord !== "search" && chord !== "explorer")) return;
+      if (!chord || (readOnly && chord !== "search" && chord !== "explorer" && chord !== "changes")) return;
       e.preventDefault();
       e.stopPropagation();
       ref.current[chord]();

@@ -9,6 +9,7 @@ import { applyChange, readNoFollow } from "../workspace/atomic";
 import { sha256 } from "../workspace/ledger";
 import { defineOp, type OpTable } from "../ops";
 import { looksBinary, utf8Text } from "./text";
+import { ideChanges, ideOriginal } from "./changes";
 
 const ideRead = defineOp({
   input: PERSON_FILE_OPS.ide_read,
@@ -87,4 +88,6 @@ export const personFileOps: OpTable = {
   ide_mkdir: ideMkdir,
   ide_rename: ideRename,
   ide_delete: ideDelete,
+  ide_changes: ideChanges,
+  ide_original: ideOriginal,
 };

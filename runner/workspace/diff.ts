@@ -39,6 +39,15 @@ function git(root: string, args: string[], maxBuffer = 64 * 1024 * 1024): Promis
   });
 }
 
+/** A blob's bytes (`HEAD:path`); null when there is none. */
+function gitBlob(root: string, spec: string): Promise<Buffer | null> {
+  return new Promise((resolve) => {
+    execFile("git", [...SAFE_GIT, "cat-file", "blob", spec], { cwd: root, maxBuffer: 64 * 1024 * 1024, encoding: "buffer", env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" } }, (err, stdout) =>
+      resolve(err ? null : stdout),
+    );
+  });
+}
+
 export function countPatch(text: string): DiffSize {
   let lines = 0;
   let files = 0;
@@ -101,6 +110,14 @@ export class WorkspaceDiff {
       text += `diff --git a/${rel} b/${rel}\n${head}${filePatch(before ? `a/${rel}` : "/dev/null", now ? `b/${rel}` : "/dev/null", a, b)}`;
     }
     return { text, overflow: false, mode: "baseline" };
+  }
+
+  /** What `rel` held before the uncommitted changes: at HEAD in git, else before the runner
+   *  first wrote it (a file it never wrote: as it is now). null: it did not exist. */
+  async original(rel: string): Promise<Buffer | null> {
+    if (await this.inGit()) return gitBlob(this.root, `HEAD:${rel}`);
+    if (this.baseline.has(rel)) return this.baseline.get(rel) ?? null;
+    return (await readNoFollow(join(this.root, rel)).catch(() => null))?.data ?? null;
   }
 
   async measure(budget: DiffBudget): Promise<DiffSize> {

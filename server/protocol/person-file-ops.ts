@@ -25,6 +25,11 @@ export const PERSON_FILE_OPS = {
   ide_mkdir: z.object({ path }),
   ide_rename: z.object({ from: path, to: path }),
   ide_delete: z.object({ path }),
+  /** The workspace's uncommitted changes, file by file (meta: PersonChanges). */
+  ide_changes: z.object({}),
+  /** A changed file as it was: at HEAD in a git work tree, else before the runner first wrote
+   *  it (output: its text; meta: PersonOriginal). */
+  ide_original: z.object({ path }),
 } as const;
 
 export type PersonFileOp = keyof typeof PERSON_FILE_OPS;
@@ -36,3 +41,24 @@ export type PersonFileMeta = z.infer<typeof PersonFileMeta>;
 
 /** `meta.conflict` is set when ide_write refused because the file changed since it was opened. */
 export const PersonWriteConflict = z.object({ conflict: z.literal(true), hash: z.string().nullable() });
+
+/** `meta` of ide_changes: each changed file with its kind of change and its line counts. */
+export const PersonChanges = z.object({
+  /** "git": against HEAD, untracked files included; "baseline": against what the runner first saw. */
+  mode: z.enum(["git", "baseline"]),
+  files: z.array(
+    z.object({
+      path: z.string(),
+      status: z.enum(["added", "modified", "deleted"]),
+      added: z.number().int().nonnegative(),
+      removed: z.number().int().nonnegative(),
+      binary: z.boolean().optional(),
+    }),
+  ),
+  /** The diff was too large to read whole: the list may miss files. */
+  truncated: z.boolean(),
+});
+export type PersonChanges = z.infer<typeof PersonChanges>;
+
+/** `meta` of ide_original: false when the file is new (there is no earlier version). */
+export const PersonOriginal = z.object({ existed: z.boolean(), binary: z.boolean().optional() });

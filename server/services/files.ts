@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExecResult, Executor } from "../executors/contract";
 import { FILE_LIMITS } from "../protocol/file-ops";
-import { PersonFileMeta, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
+import { PersonChanges, PersonFileMeta, PersonOriginal, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
 
 export type FileErrorKind = "not_found" | "conflict" | "invalid" | "unavailable";
 
@@ -50,6 +50,10 @@ export interface FileService {
   mkdir(sessionId: string, path: string): Promise<void>;
   rename(sessionId: string, from: string, to: string): Promise<void>;
   remove(sessionId: string, path: string): Promise<void>;
+  /** The workspace's uncommitted changes, file by file. */
+  changes(sessionId: string): Promise<PersonChanges>;
+  /** A changed file's earlier version (HEAD, or before the runner's first write); content null: it is new, or binary. */
+  original(sessionId: string, path: string): Promise<{ path: string; content: string | null; binary: boolean }>;
 }
 
 const TIMEOUT_MS = 30_000;
@@ -108,6 +112,14 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
     },
     async remove(sessionId, path) {
       await person(sessionId, "ide_delete", { path });
+    },
+    async changes(sessionId) {
+      return PersonChanges.parse((await person(sessionId, "ide_changes", {})).meta);
+    },
+    async original(sessionId, path) {
+      const r = await person(sessionId, "ide_original", { path });
+      const meta = PersonOriginal.parse(r.meta);
+      return { path, content: meta.existed && !meta.binary ? r.output : null, binary: meta.binary === true };
     },
   };
 }

@@ -1,4 +1,5 @@
 // The files router over tRPC with a real runner: session check, input validation, error codes.
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,5 +57,24 @@ describe.each(testDatabases())("files router on %s", (provider) => {
   it("refuses sessions that do not exist", async () => {
     const { api } = await caller();
     await expect(api.files.tree({ sessionId: "no-such-session" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("lists the uncommitted changes and a changed file's version at HEAD", async () => {
+    const { api, sessionId } = await caller();
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: dir });
+    git("init", "-q");
+    git("add", ".");
+    git("commit", "-qm", "start");
+    expect(await api.files.changes({ sessionId })).toEqual({ mode: "git", files: [], truncated: false });
+    const file = await api.files.read({ sessionId, path: "a.txt" });
+    await api.files.save({ sessionId, path: "a.txt", content: `${file.content}more\n`, expectHash: file.hash });
+    await api.files.create({ sessionId, path: "fresh.txt", kind: "file" });
+    expect((await api.files.changes({ sessionId })).files).toEqual([
+      { path: "a.txt", status: "modified", added: 1, removed: 0 },
+      { path: "fresh.txt", status: "added", added: 0, removed: 0 },
+    ]);
+    expect(await api.files.original({ sessionId, path: "a.txt" })).toEqual({ path: "a.txt", content: file.content, binary: false });
+    expect(await api.files.original({ sessionId, path: "fresh.txt" })).toEqual({ path: "fresh.txt", content: null, binary: false });
+    await expect(api.files.original({ sessionId, path: "../../etc/passwd" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
   });
 });

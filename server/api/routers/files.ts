@@ -1,4 +1,5 @@
-// The person's file operations from the IDE: tree, search, open, save, new file/folder, rename, delete.
+// The person's file operations from the IDE: tree, search, open, save, new file/folder, rename,
+// delete, and the uncommitted changes with each file's earlier version (the Changes panel).
 // Thin: checks the session belongs to the caller, then calls services/files. A share-link
 // viewer may list and open files of its session, nothing more.
 import { TRPCError } from "@trpc/server";
@@ -35,6 +36,10 @@ export const filesRouter = router({
   read: fileReadProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.read(input.sessionId, input.path))),
+  changes: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.changes(input.sessionId))),
+  original: fileReadProcedure
+    .input(session.extend({ path }))
+    .query(({ ctx, input }) => guard(() => ctx.files.original(input.sessionId, input.path))),
   save: fileProcedure
     .input(
       session.extend({

@@ -1,0 +1,74 @@
+"use client";
+// The Changes side-bar tab: the workspace's uncommitted changes (against HEAD in a git work
+// tree, else against the files as the runner first saw them), one row per file with its kind
+// of change and line counts. A click shows the file's diff in the editor area (change-diff.tsx).
+// It refreshes whenever the session reports changed files, as the tree does.
+import { useEffect } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "../../_lib/trpc";
+import type { PersonChanges } from "../../../server/protocol/person-file-ops";
+import styles from "./changes.module.css";
+
+export type ChangedFile = PersonChanges["files"][number];
+
+const LETTER: Record<ChangedFile["status"], string> = { added: "A", modified: "M", deleted: "D" };
+
+interface Props {
+  sessionId: string;
+  /** Bumps when the session reports changed files. */
+  version: number | undefined;
+  enabled: boolean;
+  selected: string | null;
+  onOpen(file: ChangedFile): void;
+  /** How many files changed (the tab's badge). */
+  onCount?(n: number): void;
+}
+
+export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, onCount }: Props) {
+  const trpc = useTRPC();
+  const changes = useQuery(trpc.files.changes.queryOptions({ sessionId }, { enabled, retry: 1 }));
+  const { refetch } = changes;
+  useEffect(() => {
+    if (version !== undefined && enabled) void refetch();
+  }, [version, enabled, refetch]);
+  const files = changes.data?.files;
+  useEffect(() => {
+    if (files) onCount?.(files.length);
+  }, [files, onCount]);
+
+  return (
+    <div className={styles.pane} data-testid="changes-panel">
+      <div className={styles.head}>
+        <span>{changes.data ? (changes.data.mode === "git" ? "Against HEAD" : "Against the files as first seen") : "Changes"}</span>
+        <button type="button" onClick={() => void refetch()} title="Refresh" aria-label="Refresh changes">⟳</button>
+      </div>
+      {changes.error && <div className={styles.error}>{changes.error.message}</div>}
+      {changes.isPending && enabled && <div className="muted" style={{ padding: 8 }}>Reading changes…</div>}
+      {files?.length === 0 && <div className="muted" style={{ padding: 8 }}>No uncommitted changes.</div>}
+      <ul className={styles.list} role="listbox" aria-label="Changed files">
+        {files?.map((f) => {
+          const slash = f.path.lastIndexOf("/");
+          return (
+            <li
+              key={f.path}
+              role="option"
+              aria-selected={selected === f.path}
+              className={`${styles.row} ${selected === f.path ? styles.selected : ""}`}
+              onClick={() => onOpen(f)}
+              title={`${f.path} (${f.status})`}
+              data-testid="change-item"
+              data-path={f.path}
+              data-status={f.status}
+            >
+              <span className={f.status === "deleted" ? styles.deletedName : styles.name}>{f.path.slice(slash + 1)}</span>
+              <span className={styles.dir}>{slash > 0 ? f.path.slice(0, slash) : ""}</span>
+              {f.binary ? <span className={styles.dir}>binary</span> : <span className={styles.counts}><span className={styles.plus}>+{f.added}</span> <span className={styles.minus}>−{f.removed}</span></span>}
+              <span className={`${styles.letter} ${styles[f.status]}`}>{LETTER[f.status]}</span>
+            </li>
+          );
+        })}
+      </ul>
+      {changes.data?.truncated && <div className="muted" style={{ padding: 8 }}>The diff is too large to read whole: some files may be missing.</div>}
+    </div>
+  );
+}

@@ -1,0 +1,76 @@
+// The Changes panel's ops on a real workspace: in a git work tree (against HEAD, untracked files
+// included) and outside git (against what the runner first saw), with each file's earlier version.
+import { execFileSync } from "node:child_process";
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PERSON_FILE_OPS, PersonChanges } from "../../server/protocol/person-file-ops";
+import { opContext, tempWorkspace } from "../exec/testing";
+import { changedFiles } from "./changes";
+import { writeFileOp } from "./edit";
+import { readFileOp } from "./read";
+import { personFileOps } from "./person";
+
+let ws: Awaited<ReturnType<typeof tempWorkspace>>;
+beforeEach(async () => {
+  ws = await tempWorkspace();
+});
+afterEach(() => ws.cleanup());
+
+const run = (op: "ide_changes" | "ide_original", input: unknown) =>
+  personFileOps[op].run(PERSON_FILE_OPS[op].parse(input), opContext(ws.workspace)).catch((err: Error) => ({ ok: false, output: err.message, meta: undefined }));
+const changes = async () => PersonChanges.parse((await run("ide_changes", {})).meta);
+const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: ws.dir });
+
+describe("the workspace's changes, file by file", () => {
+  it("in a git work tree: modified, deleted, untracked and binary files, with HEAD's version of each", async () => {
+    await writeFile(join(ws.dir, "keep.txt"), "same\n");
+    await writeFile(join(ws.dir, "a.txt"), "one\ntwo\nthree\n");
+    await writeFile(join(ws.dir, "gone.txt"), "bye\n");
+    await writeFile(join(ws.dir, "with space.md"), "# t\n");
+    git("init", "-q");
+    git("add", ".");
+    git("commit", "-qm", "start");
+    await writeFile(join(ws.dir, "a.txt"), "one\nTWO\nthree\nfour\n");
+    await rm(join(ws.dir, "gone.txt"));
+    await writeFile(join(ws.dir, "new.ts"), "export {};\n");
+    await writeFile(join(ws.dir, "with space.md"), "# title\n");
+    await writeFile(join(ws.dir, "blob.bin"), Buffer.from([0, 1, 2, 3]));
+
+    expect(await changes()).toEqual({
+      mode: "git",
+      truncated: false,
+      files: [
+        { path: "a.txt", status: "modified", added: 2, removed: 1 },
+        { path: "blob.bin", status: "added", added: 0, removed: 0, binary: true },
+        { path: "gone.txt", status: "deleted", added: 0, removed: 1 },
+        { path: "new.ts", status: "added", added: 1, removed: 0 },
+        { path: "with space.md", status: "modified", added: 1, removed: 1 },
+      ],
+    });
+    expect(await run("ide_original", { path: "a.txt" })).toMatchObject({ ok: true, output: "one\ntwo\nthree\n", meta: { existed: true } });
+    expect(await run("ide_original", { path: "gone.txt" })).toMatchObject({ ok: true, output: "bye\n", meta: { existed: true } });
+    expect(await run("ide_original", { path: "new.ts" })).toMatchObject({ ok: true, output: "", meta: { existed: false } });
+    expect(await run("ide_original", { path: "../outside.txt" })).toMatchObject({ ok: false });
+  });
+
+  it("outside git: what the runner's writes changed, against what each file held before", async () => {
+    await writeFile(join(ws.dir, "a.txt"), "before\n");
+    expect(await changes()).toEqual({ mode: "baseline", truncated: false, files: [] });
+    // As the agent would: a file it overwrites is read first.
+    await readFileOp.run({ path: "a.txt" }, opContext(ws.workspace));
+    expect((await writeFileOp.run({ path: "a.txt", content: "after\n" }, opContext(ws.workspace))).ok).toBe(true);
+    expect((await writeFileOp.run({ path: "b/new.txt", content: "x\ny\n" }, opContext(ws.workspace))).ok).toBe(true);
+    expect((await changes()).files).toEqual([
+      { path: "a.txt", status: "modified", added: 1, removed: 1 },
+      { path: "b/new.txt", status: "added", added: 2, removed: 0 },
+    ]);
+    expect(await run("ide_original", { path: "a.txt" })).toMatchObject({ ok: true, output: "before\n", meta: { existed: true } });
+    expect(await run("ide_original", { path: "b/new.txt" })).toMatchObject({ ok: true, meta: { existed: false } });
+  });
+
+  it("reads a quoted path from git's header", () => {
+    const diff = 'diff --git "a/say \\"hi\\".txt" "b/say \\"hi\\".txt"\n--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n';
+    expect(changedFiles(diff)).toEqual([{ path: 'say "hi".txt', status: "modified", added: 1, removed: 1 }]);
+  });
+});
