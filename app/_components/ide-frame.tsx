@@ -25,6 +25,7 @@ import type { LinkTarget } from "../_lib/terminal-links";
 import { PreviewPane, type PreviewRequest } from "./preview/preview-pane";
 import { SearchPanel, type SearchHit } from "./search/search-panel";
 import { SessionTitle } from "./session-title";
+import { SideBar, type SideView } from "./side-bar";
 import { ChangesPanel, type ChangedFile } from "./changes/changes-panel";
 import { ChangeDiff } from "./changes/change-diff";
 import type { TerminalState } from "./terminal/xterm-view";
@@ -70,23 +71,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [termState, setTermState] = useState<TerminalState>("connecting");
   const [termFocus, setTermFocus] = useState(0);
   const [termNew, setTermNew] = useState(0);
-  const [sidebar, setSidebar] = useState<"files" | "search" | "changes">("files");
-  // The Changes tab mounts on first use, then stays (its list refreshes with the tree).
-  const [changesUsed, setChangesUsed] = useState(false);
+  const [side, setSide] = useState<{ view: SideView } | null>(null);
   const [changeCount, setChangeCount] = useState<number>();
   const [diff, setDiff] = useState<ChangedFile | null>(null);
-  const openChanges = () => {
-    setSidebar("changes");
-    setChangesUsed(true);
-  };
-  // Mounted on first use and then only hidden, like the tree: a search keeps its query and results.
-  const [searchUsed, setSearchUsed] = useState(false);
-  const [searchFocus, setSearchFocus] = useState(0);
-  const openSearch = () => {
-    setSidebar("search");
-    setSearchUsed(true);
-    setSearchFocus((n) => n + 1);
-  };
   const [reveal, setReveal] = useState<SearchHit | null>(null);
   const openHit = useCallback((hit: SearchHit) => {
     setDiff(null);
@@ -143,9 +130,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   useIdeKeys(
     {
-      search: openSearch,
-      explorer: () => setSidebar("files"),
-      changes: openChanges,
+      search: () => setSide({ view: "search" }),
+      explorer: () => setSide({ view: "files" }),
+      changes: () => setSide({ view: "changes" }),
       quickOpen: () => setQuickOpen(true),
       togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
       toggleTerminal: () => (setLayout((l) => ({ ...l, termOpen: !l.termOpen })), setTermFocus((n) => n + 1)),
@@ -208,37 +195,25 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         </div>
       )}
       <nav className={styles.files} aria-label="Files" data-testid="pane-files">
-        <div className={styles.sideTabs} role="tablist" aria-label="Side bar">
-          <button type="button" role="tab" aria-selected={sidebar === "files"} title="Explorer (Ctrl+Shift+E)" onClick={() => setSidebar("files")} data-testid="side-files">Explorer</button>
-          <button type="button" role="tab" aria-selected={sidebar === "search"} title="Search in files (Ctrl+Shift+F)" onClick={openSearch} data-testid="side-search">Search</button>
-          <button type="button" role="tab" aria-selected={sidebar === "changes"} title="Uncommitted changes (Ctrl+Shift+G)" onClick={openChanges} data-testid="side-changes">
-            Changes{changeCount ? <span className={styles.badge}>{changeCount}</span> : null}
-          </button>
-        </div>
-        {changesUsed && (
-          <div className={styles.sideBody} hidden={sidebar !== "changes"}>
-            <ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} onCount={setChangeCount} />
-          </div>
-        )}
-        {searchUsed && (
-          <div className={styles.sideBody} hidden={sidebar !== "search"}>
-            <SearchPanel sessionId={sessionId} focusSignal={searchFocus} onOpen={openHit} />
-          </div>
-        )}
-        {/* Hidden, not unmounted: the tree keeps its open folders and selection. */}
-        <div className={styles.sideBody} hidden={sidebar !== "files"}>
-        <FileTree
-          sessionId={sessionId}
-          entries={tree.data?.entries ?? []}
-          truncated={tree.data?.truncated ?? false}
-          loading={tree.isPending}
-          error={tree.error?.message}
-          activePath={files.tabs.active}
-          onOpen={openFile}
-          onRenamed={files.rename}
-          onDeleted={(p) => files.changed([p])}
+        <SideBar
+          show={side}
+          changeCount={changeCount}
+          changes={<ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} onCount={setChangeCount} />}
+          search={(focusSignal) => <SearchPanel sessionId={sessionId} focusSignal={focusSignal} onOpen={openHit} />}
+          explorer={
+            <FileTree
+              sessionId={sessionId}
+              entries={tree.data?.entries ?? []}
+              truncated={tree.data?.truncated ?? false}
+              loading={tree.isPending}
+              error={tree.error?.message}
+              activePath={files.tabs.active}
+              onOpen={openFile}
+              onRenamed={files.rename}
+              onDeleted={(p) => files.changed([p])}
+            />
+          }
         />
-        </div>
       </nav>
       <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">

@@ -1,0 +1,61 @@
+"use client";
+// The side bar's tabs: Explorer (the tree), Search and Changes, as VS Code's activity bar
+// switches them. Search and Changes mount on first use and are then only hidden, like the
+// tree, so each keeps its state (a query and its results, the selected change). The IDE's
+// keys switch tabs through `show`: a new object each time, even for the same tab.
+import { useEffect, useState, type ReactNode } from "react";
+import styles from "./ide-frame.module.css";
+
+export type SideView = "files" | "search" | "changes";
+
+interface Props {
+  show: { view: SideView } | null;
+  explorer: ReactNode;
+  /** Rendered once Search is first shown; `focusSignal` bumps each time it is shown. */
+  search(focusSignal: number): ReactNode;
+  changes: ReactNode;
+  /** Files changed (the Changes tab's badge). */
+  changeCount?: number;
+}
+
+const TITLES: Record<SideView, [string, string]> = {
+  files: ["Explorer", "Explorer (Ctrl+Shift+E)"],
+  search: ["Search", "Search in files (Ctrl+Shift+F)"],
+  changes: ["Changes", "Uncommitted changes (Ctrl+Shift+G)"],
+};
+
+export function SideBar({ show, explorer, search, changes, changeCount }: Props) {
+  const [view, setView] = useState<SideView>("files");
+  const [used, setUsed] = useState<Set<SideView>>(() => new Set(["files"]));
+  const [searchFocus, setSearchFocus] = useState(0);
+  const open = (v: SideView) => {
+    setView(v);
+    setUsed((u) => (u.has(v) ? u : new Set(u).add(v)));
+    if (v === "search") setSearchFocus((n) => n + 1);
+  };
+  useEffect(() => {
+    if (show) open(show.view);
+  }, [show]);
+
+  const body = (v: SideView, content: ReactNode) =>
+    used.has(v) && (
+      <div className={styles.sideBody} hidden={view !== v}>
+        {content}
+      </div>
+    );
+  return (
+    <>
+      <div className={styles.sideTabs} role="tablist" aria-label="Side bar">
+        {(Object.keys(TITLES) as SideView[]).map((v) => (
+          <button key={v} type="button" role="tab" aria-selected={view === v} title={TITLES[v][1]} onClick={() => open(v)} data-testid={`side-${v}`}>
+            {TITLES[v][0]}
+            {v === "changes" && changeCount ? <span className={styles.badge}>{changeCount}</span> : null}
+          </button>
+        ))}
+      </div>
+      {body("changes", changes)}
+      {body("search", search(searchFocus))}
+      {body("files", explorer)}
+    </>
+  );
+}
