@@ -31,6 +31,7 @@ import { ChangeDiff } from "./changes/change-diff";
 import type { TerminalState } from "./terminal/xterm-view";
 import { TerminalTabs } from "./terminal/terminal-tabs";
 import { useIdeKeys } from "./ide-keys";
+import { ideCommands } from "./ide-commands";
 import styles from "./ide-frame.module.css";
 
 interface Layout {
@@ -67,7 +68,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [stored, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
   const layout = { ...DEFAULT_LAYOUT, ...stored };
   const [previewFocus, setPreviewFocus] = useState(0);
-  const [quickOpen, setQuickOpen] = useState(false);
+  // The quick-open box and what it starts with ("" files, ">" commands, ":" a line); null: closed.
+  const [quick, setQuick] = useState<string | null>(null);
+  const [modelSignal, setModelSignal] = useState(0);
   const [termState, setTermState] = useState<TerminalState>("connecting");
   const [termFocus, setTermFocus] = useState(0);
   const [termNew, setTermNew] = useState(0);
@@ -128,20 +131,32 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const onSent = useCallback(() => void refetchSession(), [refetchSession]);
   const cancel = useCallback(() => void api.cancel(sessionId).catch(() => {}), [api, sessionId]);
 
-  useIdeKeys(
+  const keyActions = {
+    search: () => setSide({ view: "search" }),
+    explorer: () => setSide({ view: "files" }),
+    changes: () => setSide({ view: "changes" }),
+    quickOpen: () => setQuick(""),
+    commandPalette: () => setQuick(">"),
+    togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
+    toggleTerminal: () => (setLayout((l) => ({ ...l, termOpen: !l.termOpen })), setTermFocus((n) => n + 1)),
+    newTerminal: () => (setLayout((l) => ({ ...l, termOpen: true })), setTermNew((n) => n + 1)),
+    save: () => void (files.tabs.active && files.save(files.tabs.active)),
+    escape: () => running && cancel(),
+  } as const;
+  useIdeKeys(keyActions, readOnly);
+  const active = files.tabs.active;
+  const commands = ideCommands(
     {
-      search: () => setSide({ view: "search" }),
-      explorer: () => setSide({ view: "files" }),
-      changes: () => setSide({ view: "changes" }),
-      quickOpen: () => setQuickOpen(true),
-      togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
-      toggleTerminal: () => (setLayout((l) => ({ ...l, termOpen: !l.termOpen })), setTermFocus((n) => n + 1)),
-      newTerminal: () => (setLayout((l) => ({ ...l, termOpen: true })), setTermNew((n) => n + 1)),
-      save: () => void (files.tabs.active && files.save(files.tabs.active)),
-      escape: () => running && cancel(),
+      ...keyActions,
+      goToLine: () => setQuick(":"),
+      stop: cancel,
+      chooseModel: () => setModelSignal((n) => n + 1),
+      share: () => setSharing(true),
+      home: () => window.location.assign("/"),
     },
-    readOnly,
+    { readOnly, fileOpen: active !== null, running },
   );
+  const goToLine = useCallback((line: number) => active && openHit({ path: active, line }), [active, openHit]);
 
   if (session.error) {
     return (
@@ -231,7 +246,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
-        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} />
+        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} modelSignal={modelSignal} />
       </aside>
       {layout.termOpen && (
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />
@@ -249,8 +264,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           {health.data ? ` · database: ${health.data.database.provider}` : ""}
         </span>
       </footer>
-      {quickOpen && (
-        <QuickOpen paths={filePaths ?? []} onOpen={openFile} onClose={() => setQuickOpen(false)} />
+      {quick !== null && (
+        <QuickOpen paths={filePaths ?? []} commands={commands} initial={quick} onOpen={openFile} onGoToLine={active ? goToLine : undefined} onClose={() => setQuick(null)} />
       )}
       {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
     </div>

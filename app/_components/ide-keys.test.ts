@@ -12,6 +12,7 @@ describe("IDE chords", () => {
     expect(chordOf(key("KeyG", "G", { ctrl: true, shift: true }))).toBe("changes");
     expect(chordOf(key("KeyP", "π", { ctrl: true, alt: true }))).toBe("togglePreview");
     expect(chordOf(key("KeyP", "p", { ctrl: true }))).toBe("quickOpen");
+    expect(chordOf(key("KeyP", "P", { ctrl: true, shift: true }))).toBe("commandPalette");
     expect(chordOf(key("Backquote", "`", { ctrl: true }))).toBe("toggleTerminal");
     expect(chordOf(key("Backquote", "~", { ctrl: true, shift: true }))).toBe("newTerminal");
   });
@@ -21,6 +22,5 @@ describe("IDE chords", () => {
     expect(chordOf(key("KeyC", "c", { ctrl: true }))).toBeUndefined();
     expect(chordOf(key("KeyS", "s", { ctrl: true }))).toBeUndefined();
     expect(chordOf(key("KeyF", "f", { ctrl: true }))).toBeUndefined();
-    expect(chordOf(key("KeyP", "P", { ctrl: true, shift: true }))).toBeUndefined();
   });
 });

@@ -10,6 +10,7 @@ export interface IdeKeyActions {
   explorer(): void;
   changes(): void;
   quickOpen(): void;
+  commandPalette(): void;
   togglePreview(): void;
   toggleTerminal(): void;
   newTerminal(): void;
@@ -28,17 +29,20 @@ export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey
   if (e.shiftKey && e.code === "Backquote") return "newTerminal";
   if (!e.shiftKey && !e.altKey && (e.code === "Backquote" || e.key === "`")) return "toggleTerminal";
   if (!e.shiftKey && !e.altKey && e.key.toLowerCase() === "p") return "quickOpen";
+  if (e.shiftKey && !e.altKey && e.code === "KeyP") return "commandPalette";
   return undefined;
 }
 
-/** `readOnly`: only the reading keys (search, explorer, changes) act. */
+const READING = new Set<keyof IdeKeyActions>(["search", "explorer", "changes", "quickOpen", "commandPalette"]);
+
+/** `readOnly`: only the reading keys (views, quick open, the palette) act. */
 export function useIdeKeys(actions: IdeKeyActions, readOnly: boolean): void {
   const ref = useRef(actions);
   ref.current = actions;
   useEffect(() => {
     const onChord = (e: KeyboardEvent) => {
       const chord = chordOf(e);
-      if (!chord || (readOnly && chord !== "search" && chord !== "explorer" && chord !== "changes")) return;
+      if (!chord || (readOnly && !READING.has(chord))) return;
       e.preventDefault();
       e.stopPropagation();
       ref.current[chord]();

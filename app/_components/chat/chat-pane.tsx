@@ -56,9 +56,11 @@ interface ChatPaneProps {
   /** Opens a file a tool card names; `knownPaths` are the workspace's files, as the tree names them. */
   onOpenFile?(target: FileTarget): void;
   knownPaths?: readonly string[];
+  /** Bumps to open the model picker (the command palette's "Choose Model"). */
+  modelSignal?: number;
 }
 
-export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [] }: ChatPaneProps) {
+export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [], modelSignal = 0 }: ChatPaneProps) {
   const api = useSessionApi();
   const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
@@ -174,7 +176,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
           <button onClick={() => send()} disabled={!draft.trim()} data-testid="send">Send</button>
         )}
       </div>}
-      {!readOnly && <ModelPicker sessionId={sessionId} />}
+      {!readOnly && <ModelPicker sessionId={sessionId} openSignal={modelSignal} />}
       {spill && <SpillViewer sessionId={sessionId} spillRef={spill.ref} title={spill.title} onClose={() => setSpill(undefined)} />}
     </div>
   );

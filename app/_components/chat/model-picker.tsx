@@ -10,13 +10,17 @@ import styles from "./chat.module.css";
 
 type Provider = "anthropic" | "openai";
 
-export function ModelPicker({ sessionId }: { sessionId: string }) {
+/** `openSignal` bumps to open the form (the command palette). */
+export function ModelPicker({ sessionId, openSignal = 0 }: { sessionId: string; openSignal?: number }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
   const choices = useQuery(trpc.sessions.models.queryOptions(undefined, { staleTime: 60_000 }));
   const setModel = useMutation(trpc.sessions.setModel.mutationOptions());
   const [open, setOpen] = useState(false);
+  useEffect(() => {
+    if (openSignal > 0) setOpen(true);
+  }, [openSignal]);
   const current = session.data && choices.data ? effectiveModel(session.data, choices.data) : undefined;
 
   return (

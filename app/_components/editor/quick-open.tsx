@@ -1,56 +1,57 @@
 "use client";
-// Ctrl/Cmd-P: type part of a path, arrows to choose, Enter opens, Esc closes. Matching is
-// subsequence-based with a bonus for matches in the file name, like VS Code's.
+// The quick-open box, VS Code's: Ctrl/Cmd+P goes to a file by part of its path, ">" (or
+// Ctrl/Cmd+Shift+P) runs a command, ":" goes to a line of the open file. Arrows choose, Enter
+// runs, Esc closes. What a query means and what matches it: palette.ts.
 import { useMemo, useState } from "react";
+import { matchCommands, paletteQuery, ranked, type Command } from "./palette";
 import styles from "./editor.module.css";
 
-export function score(path: string, query: string): number {
-  if (!query) return 1;
-  const p = path.toLowerCase();
-  const q = query.toLowerCase();
-  const nameStart = p.lastIndexOf("/") + 1;
-  let at = -1;
-  let s = 0;
-  for (const ch of q) {
-    const next = p.indexOf(ch, at + 1);
-    if (next < 0) return 0;
-    s += next === at + 1 ? 3 : 1;
-    if (next >= nameStart) s += 2;
-    at = next;
-  }
-  return s - path.length / 1000;
+interface Props {
+  paths: string[];
+  commands: Command[];
+  /** What the box starts with (">" for the command palette). */
+  initial?: string;
+  onOpen(path: string): void;
+  /** Undefined: no file is open, so ":" has nowhere to go. */
+  onGoToLine?(line: number): void;
+  onClose(): void;
 }
 
-export function QuickOpen({ paths, onOpen, onClose }: { paths: string[]; onOpen(path: string): void; onClose(): void }) {
-  const [query, setQuery] = useState("");
+type Row = { key: string; label: string; keys?: string; run(): void };
+
+export function QuickOpen({ paths, commands, initial = "", onOpen, onGoToLine, onClose }: Props) {
+  const [query, setQuery] = useState(initial);
   const [sel, setSel] = useState(0);
-  const matches = useMemo(
-    () =>
-      paths
-        .map((p) => ({ p, s: score(p, query) }))
-        .filter((m) => m.s > 0)
-        .sort((a, b) => b.s - a.s)
-        .slice(0, 50)
-        .map((m) => m.p),
-    [paths, query],
-  );
-  const choose = (p: string | undefined) => {
-    if (p) onOpen(p);
+  const q = paletteQuery(query);
+  const rows: Row[] = useMemo(() => {
+    if (q.mode === "commands") return matchCommands(commands, q.text).map((c) => ({ key: c.id, label: c.label, keys: c.keys, run: c.run }));
+    if (q.mode === "line") {
+      if (!onGoToLine || q.line === null) return [];
+      const line = q.line;
+      return [{ key: "line", label: `Go to line ${line}`, run: () => onGoToLine(line) }];
+    }
+    return ranked(paths, q.text, (p) => p).map((p) => ({ key: p, label: p, run: () => onOpen(p) }));
+    // q is derived from query
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [paths, commands, query, onOpen, onGoToLine]);
+  const empty = q.mode === "commands" ? "No matching commands" : q.mode === "line" ? (onGoToLine ? "Type a line number" : "Open a file to go to a line") : "No matching files";
+  const choose = (row: Row | undefined) => {
     onClose();
+    row?.run();
   };
   return (
     <div className={styles.quick} onClick={onClose}>
-      <div className={styles.quickBox} onClick={(e) => e.stopPropagation()} role="dialog" aria-label="Quick open" data-testid="quick-open">
+      <div className={styles.quickBox} onClick={(e) => e.stopPropagation()} role="dialog" aria-label="Quick open" data-testid="quick-open" data-mode={q.mode}>
         <input
           autoFocus
-          placeholder="Go to file…"
+          placeholder="Go to file… (> for commands, : for a line)"
           value={query}
           onChange={(e) => (setQuery(e.target.value), setSel(0))}
           onKeyDown={(e) => {
             const moves: Record<string, () => void> = {
-              ArrowDown: () => setSel((s) => Math.min(matches.length - 1, s + 1)),
+              ArrowDown: () => setSel((s) => Math.min(rows.length - 1, s + 1)),
               ArrowUp: () => setSel((s) => Math.max(0, s - 1)),
-              Enter: () => choose(matches[sel]),
+              Enter: () => choose(rows[sel]),
               Escape: () => {
                 e.stopPropagation();
                 onClose();
@@ -63,12 +64,13 @@ export function QuickOpen({ paths, onOpen, onClose }: { paths: string[]; onOpen(
           }}
         />
         <ul className={styles.quickList}>
-          {matches.map((p, i) => (
-            <li key={p} className={i === sel ? styles.quickSel : undefined} onMouseEnter={() => setSel(i)} onClick={() => choose(p)}>
-              {p}
+          {rows.map((r, i) => (
+            <li key={r.key} className={i === sel ? styles.quickSel : undefined} onMouseEnter={() => setSel(i)} onClick={() => choose(r)} data-testid="quick-item">
+              <span>{r.label}</span>
+              {r.keys && <kbd className={styles.quickKeys}>{r.keys}</kbd>}
             </li>
           ))}
-          {matches.length === 0 && <li className="muted">No matching files</li>}
+          {rows.length === 0 && <li className="muted">{empty}</li>}
         </ul>
       </div>
     </div>

@@ -1,0 +1,40 @@
+// The command palette's commands (Ctrl+Shift+P, or ">" in quick open): every pane action the
+// IDE has keys or buttons for, named as VS Code names them, with their keys. Which are offered
+// depends on the moment: a read-only viewer gets the views only, Save needs an open file,
+// Stop a running turn.
+import type { Command } from "./editor/palette";
+
+export interface IdeCommandActions {
+  quickOpen(): void;
+  goToLine(): void;
+  explorer(): void;
+  search(): void;
+  changes(): void;
+  toggleTerminal(): void;
+  newTerminal(): void;
+  togglePreview(): void;
+  save(): void;
+  stop(): void;
+  chooseModel(): void;
+  share(): void;
+  home(): void;
+}
+
+export function ideCommands(a: IdeCommandActions, at: { readOnly: boolean; fileOpen: boolean; running: boolean }): Command[] {
+  const all: (Command & { when?: boolean })[] = [
+    { id: "quickOpen", label: "Go to File…", keys: "Ctrl+P", run: a.quickOpen },
+    { id: "goToLine", label: "Go to Line…", keys: "Ctrl+G", run: a.goToLine, when: at.fileOpen },
+    { id: "explorer", label: "View: Show Explorer", keys: "Ctrl+Shift+E", run: a.explorer },
+    { id: "search", label: "Search: Find in Files", keys: "Ctrl+Shift+F", run: a.search },
+    { id: "changes", label: "View: Show Changes", keys: "Ctrl+Shift+G", run: a.changes },
+    { id: "toggleTerminal", label: "View: Toggle Terminal", keys: "Ctrl+`", run: a.toggleTerminal, when: !at.readOnly },
+    { id: "newTerminal", label: "Terminal: New Terminal", keys: "Ctrl+Shift+`", run: a.newTerminal, when: !at.readOnly },
+    { id: "togglePreview", label: "View: Toggle Preview", keys: "Ctrl+Alt+P", run: a.togglePreview, when: !at.readOnly },
+    { id: "save", label: "File: Save", keys: "Ctrl+S", run: a.save, when: !at.readOnly && at.fileOpen },
+    { id: "stop", label: "Agent: Stop the Running Turn", keys: "Esc", run: a.stop, when: !at.readOnly && at.running },
+    { id: "chooseModel", label: "Agent: Choose Model…", run: a.chooseModel, when: !at.readOnly },
+    { id: "share", label: "Session: Share…", run: a.share, when: !at.readOnly },
+    { id: "home", label: "Session: Back to All Sessions", run: a.home, when: !at.readOnly },
+  ];
+  return all.filter((c) => c.when !== false).map(({ when: _when, ...c }) => c);
+}
