@@ -1,7 +1,10 @@
 // The Changes tab: what the agent changed in the workspace, file by file, each with its diff
-// against the earlier version, refreshed as the agent writes; Open takes the file to the editor.
+// against the earlier version, refreshed as the agent writes; Open takes the file to the editor,
+// Discard puts the earlier version back.
 // The e2e workspace is not a git work tree, so the diff is against the files as first seen.
-import { call, expect, openNewSession, say, send, shot, test, writeWorkspaceFile } from "./fixtures";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { call, expect, openNewSession, say, send, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
 
 test("the Changes tab lists what the agent changed and shows each file's diff", async ({ page, model }) => {
   const dir = `changes-${Date.now().toString(36)}`;
@@ -46,4 +49,20 @@ test("the Changes tab lists what the agent changed and shows each file's diff", 
   await expect(page.getByTestId("change-diff")).toHaveCount(0);
   await expect(page.locator(`[data-testid="editor-tab"][data-path="${dir}/fresh.txt"]`)).toHaveAttribute("aria-selected", "true");
   await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("two");
+
+  // Discard, after asking: the edited file gets its earlier text back, the new one goes.
+  await item(`${dir}/notes.txt`).click();
+  page.once("dialog", (d) => d.dismiss());
+  await diff.getByTestId("change-discard").click();
+  await expect(diff).toBeVisible();
+  expect(readFileSync(join(workspaceDir(), dir, "notes.txt"), "utf8")).toBe("alpha\nBETA\ngamma\n");
+  page.once("dialog", (d) => d.accept());
+  await diff.getByTestId("change-discard").click();
+  await expect(item(`${dir}/notes.txt`)).toHaveCount(0);
+  expect(readFileSync(join(workspaceDir(), dir, "notes.txt"), "utf8")).toBe("alpha\nbeta\ngamma\n");
+  await item(`${dir}/fresh.txt`).click();
+  page.once("dialog", (d) => d.accept());
+  await diff.getByTestId("change-discard").click();
+  await expect(item(`${dir}/fresh.txt`)).toHaveCount(0);
+  expect(existsSync(join(workspaceDir(), dir, "fresh.txt"))).toBe(false);
 });

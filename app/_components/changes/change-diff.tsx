@@ -1,9 +1,12 @@
 "use client";
 // One changed file side by side in the editor area: its earlier version (HEAD, or as the runner
 // first saw it) against the file now, read-only, with Open to edit it and × to close the diff.
-// A new file shows against nothing, a deleted one against nothing on the right.
+// A new file shows against nothing, a deleted one against nothing on the right. Discard (after
+// asking) puts the earlier version back: a new file is deleted, a deleted one restored.
 import dynamic from "next/dynamic";
-import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useReadOnly } from "../../_lib/read-only";
 import { useTRPC } from "../../_lib/trpc";
 import type { ChangedFile } from "./changes-panel";
 import styles from "./changes.module.css";
@@ -24,7 +27,30 @@ export function ChangeDiff({ sessionId, file, onOpenFile, onClose }: Props) {
   const input = { sessionId, path: file.path };
   const original = useQuery(trpc.files.original.queryOptions(input, { enabled: file.status !== "added", retry: false, staleTime: 0 }));
   const now = useQuery(trpc.files.read.queryOptions(input, { enabled: file.status !== "deleted" && !file.binary, retry: false, staleTime: 0 }));
-  const error = original.error?.message ?? now.error?.message;
+  const readOnly = useReadOnly();
+  const queryClient = useQueryClient();
+  const [discardError, setDiscardError] = useState<string>();
+  const onSettled = () => {
+    void queryClient.invalidateQueries({ queryKey: trpc.files.changes.queryKey({ sessionId }) });
+    void queryClient.invalidateQueries({ queryKey: trpc.files.tree.queryKey({ sessionId }) });
+  };
+  const save = useMutation(trpc.files.save.mutationOptions({ onSettled }));
+  const remove = useMutation(trpc.files.remove.mutationOptions({ onSettled }));
+  // Text only: a binary earlier version cannot travel through the editor's save.
+  const canDiscard = !readOnly && !file.binary && (file.status === "added" || original.data?.content != null);
+  const discard = async () => {
+    const what = file.status === "added" ? `Delete ${file.path}, which is new` : `Put back the earlier version of ${file.path}`;
+    if (!confirm(`${what}? Its current content is lost.`)) return;
+    setDiscardError(undefined);
+    try {
+      if (file.status === "added") await remove.mutateAsync(input);
+      else await save.mutateAsync({ ...input, content: original.data!.content! });
+      onClose();
+    } catch (err) {
+      setDiscardError((err as Error).message);
+    }
+  };
+  const error = discardError ?? original.error?.message ?? now.error?.message;
   const ready = (file.status === "added" || original.data) && (file.status === "deleted" || file.binary || now.data);
 
   return (
@@ -34,6 +60,11 @@ export function ChangeDiff({ sessionId, file, onOpenFile, onClose }: Props) {
         <span>{BEFORE[file.status]} · before ↔ now</span>
         {file.status !== "deleted" && !file.binary && (
           <button type="button" onClick={() => onOpenFile(file.path)} data-testid="change-open">Open file</button>
+        )}
+        {canDiscard && (
+          <button type="button" onClick={() => void discard()} disabled={save.isPending || remove.isPending} title="Put the earlier version back" data-testid="change-discard">
+            Discard
+          </button>
         )}
         <button type="button" onClick={onClose} aria-label="Close the diff" data-testid="change-close">×</button>
       </div>
