@@ -22,6 +22,8 @@ test("Approve for this session: the same kind of command then runs without a car
   await expect(pending).toHaveCount(1);
   await expect(pending.getByTestId("approval-command")).toHaveText("touch session-1.txt");
   await expect(pending.getByTestId("approve-session")).toContainText("touch *");
+  // The browser tab shows the waiting card, for a person looking at another tab.
+  await expect(page).toHaveTitle("(1) Make two files and a folder. · Quiver");
   await shot(page, "approve-for-session");
   await pending.getByTestId("approve-session").click();
 
@@ -40,6 +42,7 @@ test("Approve for this session: the same kind of command then runs without a car
   await expect(shells.nth(2)).toHaveAttribute("data-status", "awaiting_approval");
   await pending.getByTestId("approve-once").click();
   await expect(page.getByTestId("msg-assistant").last()).toHaveText("Two files and a folder.");
+  await expect(page).toHaveTitle("Make two files and a folder. · Quiver");
   expect(existsSync(join(workspaceDir(), "session-dir"))).toBe(true);
   await shot(page, "approved-for-session");
 

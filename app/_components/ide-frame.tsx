@@ -14,6 +14,7 @@ import { ShareDialog } from "./share/share-dialog";
 import { useSessionApi } from "../_lib/session-api";
 import { usePersisted } from "../_lib/persisted";
 import { useSessionEvents } from "../_lib/use-session-events";
+import { pendingApprovals } from "../_lib/session-state";
 import { useOpenFiles } from "../_lib/use-open-files";
 import { Splitter } from "./splitter";
 import { FileTree } from "./files/file-tree";
@@ -126,6 +127,15 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   }, [runnerEvent, refetchHealth]);
 
   const running = state.activeTurnId !== null;
+  // The browser tab says when the agent waits for the person (an approval) or is working, so a
+  // person in another tab sees it; and which session this is.
+  const waiting = pendingApprovals(state).length;
+  const title = session.data?.title;
+  useEffect(() => {
+    const mark = waiting > 0 ? `(${waiting}) ` : running ? "● " : "";
+    document.title = `${mark}${title ?? "Session"} · Quiver`;
+  }, [waiting, running, title]);
+  useEffect(() => () => void (document.title = "Quiver"), []);
   // A new session is named by its first message (services/sessions): read the title again once sent.
   const refetchSession = session.refetch;
   const onSent = useCallback(() => void refetchSession(), [refetchSession]);
