@@ -67,6 +67,27 @@ describe("the workspace's changes, file by file", () => {
     ]);
     expect(await run("ide_original", { path: "a.txt" })).toMatchObject({ ok: true, output: "before\n", meta: { existed: true } });
     expect(await run("ide_original", { path: "b/new.txt" })).toMatchObject({ ok: true, meta: { existed: false } });
+
+    // The person's own saves, renames and deletes from the IDE count too.
+    await writeFile(join(ws.dir, "mine.txt"), "v1\n");
+    await writeFile(join(ws.dir, "old-name.txt"), "moved\n");
+    await writeFile(join(ws.dir, "doomed.txt"), "bye\n");
+    for (const [op, input] of [
+      ["ide_write", { path: "mine.txt", content: "v2\n" }],
+      ["ide_rename", { from: "old-name.txt", to: "new-name.txt" }],
+      ["ide_delete", { path: "doomed.txt" }],
+    ] as const) {
+      expect((await personFileOps[op].run(PERSON_FILE_OPS[op].parse(input), { ...opContext(ws.workspace), filesChanged: () => undefined })).ok).toBe(true);
+    }
+    expect((await changes()).files.map((f) => [f.path, f.status])).toEqual([
+      ["a.txt", "modified"],
+      ["b/new.txt", "added"],
+      ["doomed.txt", "deleted"],
+      ["mine.txt", "modified"],
+      ["new-name.txt", "added"],
+      ["old-name.txt", "deleted"],
+    ]);
+    expect(await run("ide_original", { path: "mine.txt" })).toMatchObject({ output: "v1\n" });
   });
 
   it("reads a quoted path from git's header", () => {

@@ -1,7 +1,8 @@
 // The person's own file operations from the IDE: read whole files for the editor, save with an
 // optimistic hash check, create folders, rename, delete. Confined like the tools (resolve
 // refuses paths outside the workspace, symlinks out, .git), but they do not need a prior read
-// and do not count against the agent's diff budget: the person is not the agent.
+// and are not held to the agent's diff budget: the person is not the agent. Outside git
+// they record what a file held before (a folder's files are not), for the Changes panel.
 import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
@@ -40,6 +41,8 @@ const ideWrite = defineOp({
     }
     const data = Buffer.from(input.content, "utf8");
     await applyChange(target.abs, data, before);
+    // Outside git, the Changes panel compares with what each file held before its first write.
+    ctx.workspace.diff.rememberBaseline(target.rel, before?.data ?? null);
     ctx.filesChanged([target.rel]);
     return { ok: true, output: `saved ${target.rel}`, meta: { path: target.rel, hash: sha256(data), size: data.length } };
   },
@@ -65,7 +68,12 @@ const ideRename = defineOp({
     if (to.exists) return { ok: false, output: `${to.rel} already exists; choose another name` };
     if (to.rel.startsWith(`${from.rel}/`)) return { ok: false, output: `cannot move ${from.rel} into itself` };
     await mkdir(dirname(to.abs), { recursive: true });
+    const moved = (await stat(from.abs)).isFile() ? await readNoFollow(from.abs).catch(() => null) : null;
     await rename(from.abs, to.abs);
+    if (moved) {
+      ctx.workspace.diff.rememberBaseline(from.rel, moved.data);
+      ctx.workspace.diff.rememberBaseline(to.rel, null);
+    }
     ctx.filesChanged([from.rel, to.rel]);
     return { ok: true, output: `renamed ${from.rel} to ${to.rel}`, meta: { from: from.rel, to: to.rel } };
   },
@@ -76,7 +84,9 @@ const ideDelete = defineOp({
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "write");
     if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
+    const removed = (await stat(target.abs)).isFile() ? await readNoFollow(target.abs).catch(() => null) : null;
     await rm(target.abs, { recursive: true });
+    if (removed) ctx.workspace.diff.rememberBaseline(target.rel, removed.data);
     ctx.filesChanged([target.rel]);
     return { ok: true, output: `deleted ${target.rel}` };
   },
