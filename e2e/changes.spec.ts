@@ -16,8 +16,6 @@ test("the Changes tab lists what the agent changed and shows each file's diff", 
     say("Edited one file and made another."),
   );
   await openNewSession(page);
-  await page.getByTestId("side-changes").click();
-  await expect(page.getByTestId("changes-panel")).toBeVisible();
   const item = (path: string) => page.locator(`[data-testid="change-item"][data-path="${path}"]`);
   await expect(item(`${dir}/notes.txt`)).toHaveCount(0);
 
@@ -26,12 +24,14 @@ test("the Changes tab lists what the agent changed and shows each file's diff", 
   for (let i = 0; i < 2; i++) await pending.getByTestId("approve-once").click();
   await expect(page.getByTestId("msg-assistant").last()).toContainText("Edited one file");
 
-  // Refreshed by the agent's writes, without asking.
+  // The tab's badge counts them before it is opened; the list is refreshed by the agent's writes.
+  await expect(page.getByTestId("side-changes")).toHaveText(/^Changes\d+$/);
+  await page.getByTestId("side-changes").click();
+  await expect(page.getByTestId("changes-panel")).toBeVisible();
   await expect(item(`${dir}/notes.txt`)).toHaveAttribute("data-status", "modified");
   await expect(item(`${dir}/notes.txt`)).toContainText("+1 −1");
   await expect(item(`${dir}/fresh.txt`)).toHaveAttribute("data-status", "added");
   await expect(item(`${dir}/fresh.txt`)).toContainText("+2 −0");
-  await expect(page.getByTestId("side-changes")).toHaveText(/^Changes\d+$/);
 
   await item(`${dir}/notes.txt`).click();
   const diff = page.getByTestId("change-diff");

@@ -269,6 +269,12 @@ test("the session's model is chosen under the composer and reaches the provider 
   // Kept with the session; back to the server's default from the same form.
   await page.reload();
   await expect(picker).toHaveText("claude-chosen-1 · Anthropic");
+  // A click elsewhere closes the form and changes nothing.
+  await picker.click();
+  await provider.selectOption("");
+  await page.getByTestId("chat-log").click();
+  await expect(page.getByTestId("model-form")).toHaveCount(0);
+  await expect(picker).toHaveText("claude-chosen-1 · Anthropic");
   await picker.click();
   await provider.selectOption("");
   await expect(page.getByTestId("model-name")).toBeDisabled();

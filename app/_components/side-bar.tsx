@@ -1,8 +1,9 @@
 "use client";
 // The side bar's tabs: Explorer (the tree), Search and Changes, as VS Code's activity bar
-// switches them. Search and Changes mount on first use and are then only hidden, like the
-// tree, so each keeps its state (a query and its results, the selected change). The IDE's
-// keys switch tabs through `show`: a new object each time, even for the same tab.
+// switches them. Hidden tabs stay mounted, so each keeps its state (a query and its results,
+// the selected change); Search mounts on first use, Changes at once, so its badge counts the
+// changed files as the agent works. The IDE's keys switch tabs through `show`: a new object
+// each time, even for the same tab.
 import { useEffect, useState, type ReactNode } from "react";
 import styles from "./ide-frame.module.css";
 
@@ -26,7 +27,7 @@ const TITLES: Record<SideView, [string, string]> = {
 
 export function SideBar({ show, explorer, search, changes, changeCount }: Props) {
   const [view, setView] = useState<SideView>("files");
-  const [used, setUsed] = useState<Set<SideView>>(() => new Set(["files"]));
+  const [used, setUsed] = useState<Set<SideView>>(() => new Set(["files", "changes"]));
   const [searchFocus, setSearchFocus] = useState(0);
   const open = (v: SideView) => {
     setView(v);

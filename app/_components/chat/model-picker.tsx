@@ -2,7 +2,7 @@
 // The model the session talks to, under the composer: its provider and model, and a small form
 // to choose another for the session's next messages (a provider this server is not configured
 // for is shown with what to set, and cannot be chosen). A turn already running keeps its model.
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { effectiveModel, PROVIDER_LABEL, type ModelChoices } from "../../_lib/model-choice";
@@ -18,6 +18,7 @@ export function ModelPicker({ sessionId, openSignal = 0 }: { sessionId: string; 
   const choices = useQuery(trpc.sessions.models.queryOptions(undefined, { staleTime: 60_000 }));
   const setModel = useMutation(trpc.sessions.setModel.mutationOptions());
   const [open, setOpen] = useState(false);
+  const close = useCallback(() => setOpen(false), []);
   useEffect(() => {
     if (openSignal > 0) setOpen(true);
   }, [openSignal]);
@@ -40,7 +41,7 @@ export function ModelPicker({ sessionId, openSignal = 0 }: { sessionId: string; 
         <ModelForm
           choices={choices.data}
           chosen={{ provider: session.data.provider as Provider | null, model: session.data.model }}
-          onClose={() => setOpen(false)}
+          onClose={close}
           save={async (provider, model) => {
             const saved = await setModel.mutateAsync({ id: sessionId, provider, model });
             queryClient.setQueryData(trpc.sessions.get.queryKey({ id: sessionId }), saved);
@@ -66,6 +67,14 @@ function ModelForm({ choices, chosen, onClose, save }: FormProps) {
   const [busy, setBusy] = useState(false);
   const form = useRef<HTMLFormElement>(null);
   useEffect(() => form.current?.querySelector("select")?.focus(), []);
+  // A click elsewhere closes it, as any popover; what was chosen but not applied is dropped.
+  useEffect(() => {
+    const outside = (e: PointerEvent) => {
+      if (!form.current?.parentElement?.contains(e.target as Node)) onClose();
+    };
+    window.addEventListener("pointerdown", outside, true);
+    return () => window.removeEventListener("pointerdown", outside, true);
+  }, [onClose]);
   const offer = choices.providers.find((p) => p.kind === provider);
   const fallback = choices.fallback;
 
