@@ -75,6 +75,12 @@ test("creates and renames in a name box inside the tree, explains a name it cann
   await expect(item("notes.md")).toBeVisible();
   expect(existsSync(join(workspaceDir(), "notes.md"))).toBe(true);
   await expect(page.locator('[data-testid="editor-tab"][data-path="notes.md"]')).toBeVisible();
+  // The new file has the keyboard: typing goes into it.
+  await expect(page.locator(".monaco-editor").first()).toHaveClass(/\bfocused\b/);
+  await page.keyboard.type("# Notes");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="notes.md"]')).toHaveAttribute("data-dirty", "true");
+  await page.keyboard.press("Control+s");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="notes.md"]')).toHaveAttribute("data-dirty", "false");
 
   // A name in use is explained as it is typed, and Enter keeps the box; Escape leaves nothing made.
   await page.getByTestId("new-file").click();

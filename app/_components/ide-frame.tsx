@@ -234,6 +234,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
               error={tree.error?.message}
               activePath={files.tabs.active}
               onOpen={openFile}
+              onCreated={(path) => openHit({ path, line: 1 })}
               onRenamed={files.rename}
               onDeleted={(p) => files.changed([p])}
             />

@@ -24,13 +24,15 @@ interface Props {
   error?: string;
   activePath: string | null;
   onOpen(path: string): void;
+  /** A new file made here: opened with the cursor in it (default: onOpen). */
+  onCreated?(path: string): void;
   onRenamed(from: string, to: string): void;
   onDeleted(path: string): void;
 }
 
 type Selected = { path: string; type: TreeEntry["type"] };
 
-export function FileTree({ sessionId, entries, truncated, loading, error, activePath, onOpen, onRenamed, onDeleted }: Props) {
+export function FileTree({ sessionId, entries, truncated, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted }: Props) {
   const trpc = useTRPC();
   const readOnly = useReadOnly();
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
@@ -61,23 +63,24 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
     setOpError(undefined);
     setEdit({ kind: "rename", path: row.path, type: row.type });
   };
-  const endEdit = () => {
+  /** `focusTree`: false when the editor takes the keyboard next (a new file opens in it). */
+  const endEdit = (focusTree = true) => {
     setEdit(null);
-    treeRef.current?.focus();
+    if (focusTree) treeRef.current?.focus();
   };
   const submitEdit = async (path: string) => {
     if (!edit) return;
     if (edit.kind === "new") {
       await create.mutateAsync({ sessionId, path, kind: edit.type });
       setSelected({ path, type: edit.type });
-      if (edit.type === "file") onOpen(path);
+      if (edit.type === "file") onCreated(path);
       else setExpanded((s) => new Set([...s, ...ancestors(path), path]));
     } else {
       await rename.mutateAsync({ sessionId, from: edit.path, to: path });
       onRenamed(edit.path, path);
       setSelected({ path, type: edit.type });
     }
-    endEdit();
+    endEdit(!(edit.kind === "new" && edit.type === "file"));
   };
   const deleteRow = (row: Selected | null = selected) => {
     if (!row) return;
@@ -163,7 +166,7 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
   };
 
   const nameBox = (e: TreeEdit, depth: number) => (
-    <TreeNameBox key={`${e.kind}:${e.kind === "new" ? `${e.type}:${e.parent}` : e.path}`} edit={e} depth={depth} exists={exists} onSubmit={submitEdit} onCancel={endEdit} />
+    <TreeNameBox key={`${e.kind}:${e.kind === "new" ? `${e.type}:${e.parent}` : e.path}`} edit={e} depth={depth} exists={exists} onSubmit={submitEdit} onCancel={() => endEdit()} />
   );
   /** The name box of a new item, first in its folder. */
   const newBoxIn = (parent: string, depth: number) => edit?.kind === "new" && edit.parent === parent && <li role="none">{nameBox(edit, depth)}</li>;
