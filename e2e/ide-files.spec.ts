@@ -327,6 +327,11 @@ test("terminal round trip on a runner PTY, surviving a reload with its scrollbac
   await term.click();
   await page.keyboard.type("echo e2e-$((20+22)) && export MARK=kept\n");
   await expect(term.locator(".xterm-rows")).toContainText("e2e-42");
+  // The shell is exactly as wide as the screen (else readline garbles every wrapped line).
+  await page.keyboard.type("echo cols=$(tput cols)\n");
+  await expect(term.locator(".xterm-rows")).toContainText(/cols=\d+/);
+  const shell = await term.locator(".xterm-rows").evaluate((el) => /cols=(\d+)/.exec(el.textContent!)![1]);
+  expect((await term.getByTestId("xterm").getAttribute("data-size"))?.split("x")[0]).toBe(shell);
   await shot(page, "terminal");
   await page.reload();
   const again = page.getByTestId("pane-terminal");

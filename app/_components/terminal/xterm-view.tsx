@@ -108,6 +108,9 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
           attempt = 0;
           if (msg.reset) t.reset();
           offset = msg.offset;
+          // The pane may have been fitted again while the socket opened (fonts, layout): a resize
+          // then could not be sent, and a shell wider than the screen garbles wrapped lines.
+          send({ type: "resize", cols: t.cols, rows: t.rows });
           onStateRef.current("open");
         } else if (msg.type === "data") {
           offset += msg.data.length;
@@ -136,7 +139,10 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
         connect();
       }
     });
-    const resized = t.onResize(({ cols, rows }) => send({ type: "resize", cols, rows }));
+    // The size on the element too: what the shell must be told (tests compare it with `tput cols`).
+    const showSize = () => host.current?.setAttribute("data-size", `${t.cols}x${t.rows}`);
+    showSize();
+    const resized = t.onResize(({ cols, rows }) => (showSize(), send({ type: "resize", cols, rows })));
     const observer = new ResizeObserver(() => {
       if (!host.current?.offsetWidth || !host.current.offsetHeight) return;
       try {
