@@ -11,6 +11,7 @@ import { useQuery } from "@tanstack/react-query";
 import { closeEventSocket, useEventSocketState, useTRPC } from "../_lib/trpc";
 import { ReadOnlyContext } from "../_lib/read-only";
 import { ShareDialog } from "./share/share-dialog";
+import { isShareView } from "./share/share-view";
 import { useSessionApi } from "../_lib/session-api";
 import { usePersisted } from "../_lib/persisted";
 import { useSessionEvents } from "../_lib/use-session-events";
@@ -153,7 +154,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     save: () => void (files.tabs.active && files.save(files.tabs.active)),
     escape: () => running && cancel(),
   } as const;
-  useIdeKeys(keyActions, readOnly);
+  // Until the server says who this is, the keys act unless the page is a share view: a member's
+  // first keys after a load must not be lost (the server still decides what anyone may do).
+  useIdeKeys(keyActions, who.data ? readOnly : isShareView());
   const active = files.tabs.active;
   const commands = ideCommands(
     {
