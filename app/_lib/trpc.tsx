@@ -4,7 +4,7 @@
 // both are marked as the view's (app/_components/share/share-view.ts).
 import { useState, useSyncExternalStore, type ReactNode } from "react";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
+import { createTRPCClient, createWSClient, httpBatchLink, httpBatchStreamLink, splitLink, wsLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import type { AppRouter } from "../../server/api/root";
 import { shareViewHeaders, shareViewSocketUrl } from "../_components/share/share-view";
@@ -47,7 +47,9 @@ function makeClient() {
       splitLink({
         condition: (op) => op.type === "subscription",
         true: wsLink({ client: ws }),
-        false: httpBatchLink({ url: "/api/trpc", headers: shareViewHeaders }),
+        // Streamed: each answer arrives as soon as it is ready, so a slow runner read in the
+        // batch (a restored tab's file) does not hold back who the person is or the session.
+        false: httpBatchStreamLink({ url: "/api/trpc", headers: shareViewHeaders }),
       }),
     ],
   });
