@@ -28,6 +28,8 @@ test("the Changes tab lists what the agent changed and shows each file's diff", 
   await expect(page.getByTestId("side-changes")).toHaveText(/^Changes\d+$/);
   await page.getByTestId("side-changes").click();
   await expect(page.getByTestId("changes-panel")).toBeVisible();
+  // The tabs fit the side bar with the badge: it does not scroll sideways when one takes focus.
+  expect(await page.getByTestId("pane-files").evaluate((el) => el.scrollLeft)).toBe(0);
   await expect(item(`${dir}/notes.txt`)).toHaveAttribute("data-status", "modified");
   await expect(item(`${dir}/notes.txt`)).toContainText("+1 −1");
   await expect(item(`${dir}/fresh.txt`)).toHaveAttribute("data-status", "added");
