@@ -67,6 +67,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   }, [linkEnded]);
   const files = useOpenFiles(sessionId);
   const tree = useQuery(trpc.files.tree.queryOptions({ sessionId }, { retry: 1, enabled: !!runner }));
+  // The Changes tab's badge: the panel's own query (one request, shared through the cache).
+  const changeCount = useQuery(trpc.files.changes.queryOptions({ sessionId }, { retry: 1, enabled: !!runner })).data?.files.length;
   const [stored, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
   const layout = { ...DEFAULT_LAYOUT, ...stored };
   const [previewFocus, setPreviewFocus] = useState(0);
@@ -77,7 +79,6 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [termFocus, setTermFocus] = useState(0);
   const [termNew, setTermNew] = useState(0);
   const [side, setSide] = useState<{ view: SideView } | null>(null);
-  const [changeCount, setChangeCount] = useState<number>();
   const [diff, setDiff] = useState<ChangedFile | null>(null);
   const [reveal, setReveal] = useState<SearchHit | null>(null);
   const openHit = useCallback((hit: SearchHit) => {
@@ -226,7 +227,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <SideBar
           show={side}
           changeCount={changeCount}
-          changes={<ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} onCount={setChangeCount} />}
+          changes={<ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} />}
           search={(focusSignal) => <SearchPanel sessionId={sessionId} focusSignal={focusSignal} onOpen={openHit} />}
           explorer={
             <FileTree

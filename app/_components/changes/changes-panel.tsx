@@ -20,11 +20,9 @@ interface Props {
   enabled: boolean;
   selected: string | null;
   onOpen(file: ChangedFile): void;
-  /** How many files changed (the tab's badge). */
-  onCount?(n: number): void;
 }
 
-export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, onCount }: Props) {
+export function ChangesPanel({ sessionId, version, enabled, selected, onOpen }: Props) {
   const trpc = useTRPC();
   const changes = useQuery(trpc.files.changes.queryOptions({ sessionId }, { enabled, retry: 1 }));
   const { refetch } = changes;
@@ -32,9 +30,6 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, on
     if (version !== undefined && enabled) void refetch();
   }, [version, enabled, refetch]);
   const files = changes.data?.files;
-  useEffect(() => {
-    if (files) onCount?.(files.length);
-  }, [files, onCount]);
 
   return (
     <div className={styles.pane} data-testid="changes-panel">
