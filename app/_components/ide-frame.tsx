@@ -88,8 +88,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   }, [files]);
   // Opening a file (or switching tabs) leaves a change's diff for the editor.
   const openFile = useCallback((path: string) => (setDiff(null), files.open(path)), [files]);
-  const activeTab = files.tabs.active;
-  useEffect(() => setDiff(null), [activeTab]);
+  const active = files.tabs.active;
+  useEffect(() => setDiff(null), [active]);
 
   // The agent (or anything) changed files: refresh the tree and any open file it touched.
   const filesVersion = state.files?.version;
@@ -152,13 +152,12 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
     toggleTerminal: () => (setLayout((l) => ({ ...l, termOpen: !l.termOpen })), setTermFocus((n) => n + 1)),
     newTerminal: () => (setLayout((l) => ({ ...l, termOpen: true })), setTermNew((n) => n + 1)),
-    save: () => void (files.tabs.active && files.save(files.tabs.active)),
+    save: () => void (active && files.save(active)),
     escape: () => running && cancel(),
   } as const;
   // Until the server says who this is, the keys act unless the page is a share view: a member's
   // first keys after a load must not be lost (the server still decides what anyone may do).
   useIdeKeys(keyActions, who.data ? readOnly : isShareView());
-  const active = files.tabs.active;
   const commands = ideCommands(
     {
       ...keyActions,
@@ -236,7 +235,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
               truncated={tree.data?.truncated ?? false}
               loading={tree.isPending}
               error={tree.error?.message}
-              activePath={files.tabs.active}
+              activePath={active}
               onOpen={openFile}
               onCreated={(path) => openHit({ path, line: 1 })}
               onRenamed={files.rename}
