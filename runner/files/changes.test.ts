@@ -1,11 +1,13 @@
 // The Changes panel's ops on a real workspace: in a git work tree (against HEAD, untracked files
 // included) and outside git (against what the runner first saw), with each file's earlier version.
 import { execFileSync } from "node:child_process";
-import { rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PERSON_FILE_OPS, PersonChanges } from "../../server/protocol/person-file-ops";
 import { opContext, tempWorkspace } from "../exec/testing";
+import { Workspace } from "../workspace/workspace";
 import { changedFiles } from "./changes";
 import { writeFileOp } from "./edit";
 import { readFileOp } from "./read";
@@ -88,6 +90,25 @@ describe("the workspace's changes, file by file", () => {
       ["old-name.txt", "deleted"],
     ]);
     expect(await run("ide_original", { path: "mine.txt" })).toMatchObject({ output: "v1\n" });
+  });
+
+  it("a workspace in a folder its enclosing repository ignores keeps its changes against the baseline", async () => {
+    // As `npm start` in a Quiver checkout: ./.quiver/workspace, with .quiver/ in .gitignore.
+    const repo = await mkdtemp(join(tmpdir(), "quiver-enclosing-"));
+    try {
+      execFileSync("git", ["init", "-q"], { cwd: repo });
+      await writeFile(join(repo, ".gitignore"), ".quiver/\n");
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "add", "."], { cwd: repo });
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start"], { cwd: repo });
+      const dir = join(repo, ".quiver", "workspace");
+      await mkdir(dir, { recursive: true });
+      const nested = await Workspace.open(dir, { watch: false });
+      expect((await writeFileOp.run({ path: "app.py", content: "print(1)\n" }, opContext(nested))).ok).toBe(true);
+      const listed = PersonChanges.parse((await personFileOps.ide_changes.run({}, opContext(nested))).meta);
+      expect(listed).toEqual({ mode: "baseline", truncated: false, files: [{ path: "app.py", status: "added", added: 1, removed: 0 }] });
+    } finally {
+      await rm(repo, { recursive: true, force: true });
+    }
   });
 
   it("reads a quoted path from git's header", () => {

@@ -76,9 +76,13 @@ export class WorkspaceDiff {
     if (!this.baseline.has(rel)) this.baseline.set(rel, before);
   }
 
+  /** A git work tree with a commit that tracks this folder. A workspace inside a folder its
+   *  enclosing repository ignores (the default `./.quiver/workspace` in a Quiver checkout) is
+   *  not: git would see none of its files, so its changes are kept against the baseline. */
   async inGit(): Promise<boolean> {
     const r = await git(this.root, ["rev-parse", "--verify", "-q", "HEAD"]);
-    return r.code === 0;
+    if (r.code !== 0) return false;
+    return (await git(this.root, ["check-ignore", "-q", "."])).code !== 0;
   }
 
   /** The unified diff, optionally restricted to `paths` (workspace-relative). */
