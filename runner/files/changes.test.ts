@@ -92,6 +92,42 @@ describe("the workspace's changes, file by file", () => {
     expect(await run("ide_original", { path: "mine.txt" })).toMatchObject({ output: "v1\n" });
   });
 
+  it("outside git: a folder deleted or moved whole lists each of its files, and each can be put back", async () => {
+    await mkdir(join(ws.dir, "old/deep"), { recursive: true });
+    await writeFile(join(ws.dir, "old/a.txt"), "a\n");
+    await writeFile(join(ws.dir, "old/deep/b.txt"), "b\n");
+    await mkdir(join(ws.dir, "src"));
+    await writeFile(join(ws.dir, "src/main.ts"), "main\n");
+    const person = (op: "ide_write" | "ide_rename" | "ide_delete", input: unknown) =>
+      personFileOps[op].run(PERSON_FILE_OPS[op].parse(input), { ...opContext(ws.workspace), filesChanged: () => undefined });
+
+    expect(await person("ide_delete", { path: "old" })).toMatchObject({ ok: true, output: "deleted old" });
+    expect(await person("ide_rename", { from: "src", to: "lib/src" })).toMatchObject({ ok: true });
+    expect((await changes()).files.map((f) => [f.path, f.status])).toEqual([
+      ["lib/src/main.ts", "added"],
+      ["old/a.txt", "deleted"],
+      ["old/deep/b.txt", "deleted"],
+      ["src/main.ts", "deleted"],
+    ]);
+    expect(await run("ide_original", { path: "old/deep/b.txt" })).toMatchObject({ ok: true, output: "b\n", meta: { existed: true } });
+    // Discard, as the panel does it: the earlier version saved back, its folders made again.
+    expect(await person("ide_write", { path: "old/deep/b.txt", content: "b\n" })).toMatchObject({ ok: true });
+    expect((await changes()).files.map((f) => f.path)).toEqual(["lib/src/main.ts", "old/a.txt", "src/main.ts"]);
+  });
+
+  it("outside git: a folder past the limits keeps what fits and says how many files it left out", async () => {
+    await mkdir(join(ws.dir, "big"));
+    for (const n of [1, 2, 3, 4]) await writeFile(join(ws.dir, `big/${n}.txt`), `${n}\n`);
+    await mkdir(join(ws.dir, "wide"));
+    await writeFile(join(ws.dir, "wide/x.txt"), "12345\n");
+    await writeFile(join(ws.dir, "wide/y.txt"), "12345\n");
+    expect(await ws.workspace.diff.rememberFolder("big", undefined, { maxFiles: 3, maxBytes: 1 << 20 })).toBe(1);
+    expect(await ws.workspace.diff.rememberFolder("wide", undefined, { maxFiles: 100, maxBytes: 10 })).toBe(1);
+    await rm(join(ws.dir, "big"), { recursive: true });
+    await rm(join(ws.dir, "wide"), { recursive: true });
+    expect((await changes()).files.map((f) => f.path.split("/")[0])).toEqual(["big", "big", "big", "wide"]);
+  });
+
   it("a workspace in a folder its enclosing repository ignores keeps its changes against the baseline", async () => {
     // As `npm start` in a Quiver checkout: ./.quiver/workspace, with .quiver/ in .gitignore.
     const repo = await mkdtemp(join(tmpdir(), "quiver-enclosing-"));

@@ -2,7 +2,7 @@
 // optimistic hash check, create folders, rename, delete. Confined like the tools (resolve
 // refuses paths outside the workspace, symlinks out, .git), but they do not need a prior read
 // and are not held to the agent's diff budget: the person is not the agent. Outside git
-// they record what a file held before (a folder's files are not), for the Changes panel.
+// they record what each file held before (a folder's files too, within limits), for the Changes panel.
 import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
@@ -68,14 +68,16 @@ const ideRename = defineOp({
     if (to.exists) return { ok: false, output: `${to.rel} already exists; choose another name` };
     if (to.rel.startsWith(`${from.rel}/`)) return { ok: false, output: `cannot move ${from.rel} into itself` };
     await mkdir(dirname(to.abs), { recursive: true });
-    const moved = (await stat(from.abs)).isFile() ? await readNoFollow(from.abs).catch(() => null) : null;
+    const isFile = (await stat(from.abs)).isFile();
+    const moved = isFile ? await readNoFollow(from.abs).catch(() => null) : null;
+    const unrecorded = isFile ? 0 : await ctx.workspace.diff.rememberFolder(from.rel, to.rel);
     await rename(from.abs, to.abs);
     if (moved) {
       ctx.workspace.diff.rememberBaseline(from.rel, moved.data);
       ctx.workspace.diff.rememberBaseline(to.rel, null);
     }
     ctx.filesChanged([from.rel, to.rel]);
-    return { ok: true, output: `renamed ${from.rel} to ${to.rel}`, meta: { from: from.rel, to: to.rel } };
+    return { ok: true, output: `renamed ${from.rel} to ${to.rel}${unrecordedNote(unrecorded)}`, meta: { from: from.rel, to: to.rel } };
   },
 });
 
@@ -84,13 +86,20 @@ const ideDelete = defineOp({
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "write");
     if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
-    const removed = (await stat(target.abs)).isFile() ? await readNoFollow(target.abs).catch(() => null) : null;
+    const isFile = (await stat(target.abs)).isFile();
+    const removed = isFile ? await readNoFollow(target.abs).catch(() => null) : null;
+    const unrecorded = isFile ? 0 : await ctx.workspace.diff.rememberFolder(target.rel);
     await rm(target.abs, { recursive: true });
     if (removed) ctx.workspace.diff.rememberBaseline(target.rel, removed.data);
     ctx.filesChanged([target.rel]);
-    return { ok: true, output: `deleted ${target.rel}` };
+    return { ok: true, output: `deleted ${target.rel}${unrecordedNote(unrecorded)}` };
   },
 });
+
+/** Outside git, a folder too large to keep in full: the files past the limit cannot be discarded back. */
+function unrecordedNote(count: number): string {
+  return count > 0 ? ` (${count} of its files were too many to keep for Changes)` : "";
+}
 
 export const personFileOps: OpTable = {
   ide_read: ideRead,

@@ -2,7 +2,7 @@
 // shown by git_diff. In a git work tree the diff is against HEAD (plus untracked files); outside
 // git it is against the content each file had before the runner first wrote it.
 import { execFile } from "node:child_process";
-import { readFile, stat } from "node:fs/promises";
+import { lstat, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { readNoFollow } from "./atomic";
@@ -17,6 +17,9 @@ export interface DiffSize {
   lines: number;
   files: number;
 }
+
+/** How much of a deleted or moved folder is kept for the Changes panel outside git. */
+export const FOLDER_LIMITS = { maxFiles: 2_000, maxBytes: 32 * 1024 * 1024 };
 
 export const DEFAULT_BUDGET: DiffBudget = { maxBytes: 2_000_000, maxLines: 20_000, maxFiles: 200 };
 
@@ -74,6 +77,43 @@ export class WorkspaceDiff {
 
   rememberBaseline(rel: string, before: Buffer | null): void {
     if (!this.baseline.has(rel)) this.baseline.set(rel, before);
+  }
+
+  /**
+   * Before a folder is deleted or moved outside git: each file under `rel` keeps what it held
+   * (and, moved, its new path counts as new), so the Changes panel lists the folder's files one
+   * by one and Discard can put each back. Bounded, since it is held in memory: past the limits
+   * the remaining files are not recorded. Returns how many files were left out.
+   */
+  async rememberFolder(rel: string, movedTo?: string, limits = FOLDER_LIMITS): Promise<number> {
+    if (await this.inGit()) return 0;
+    let files = 0;
+    let bytes = 0;
+    let skipped = 0;
+    const walk = async (dirRel: string): Promise<void> => {
+      const entries = await readdir(join(this.root, dirRel), { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const childRel = `${dirRel}/${e.name}`;
+        if (e.isDirectory()) {
+          if (e.name !== ".git") await walk(childRel);
+          continue;
+        }
+        if (!e.isFile()) continue;
+        const size = (await lstat(join(this.root, childRel)).catch(() => null))?.size ?? 0;
+        if (files >= limits.maxFiles || bytes + size > limits.maxBytes) {
+          skipped++;
+          continue;
+        }
+        const data = await readNoFollow(join(this.root, childRel)).catch(() => null);
+        if (!data) continue;
+        files++;
+        bytes += data.data.length;
+        this.rememberBaseline(childRel, data.data);
+        if (movedTo !== undefined) this.rememberBaseline(movedTo + childRel.slice(rel.length), null);
+      }
+    };
+    await walk(rel);
+    return skipped;
   }
 
   /** A git work tree with a commit that tracks this folder. A workspace inside a folder its
