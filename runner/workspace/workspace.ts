@@ -1,14 +1,23 @@
 // One workspace folder served by a runner: confinement, the read ledger, serialized atomic
 // writes with rollback and the diff budget, the version counter and change events (tool writes
-// immediately, the person's own edits through a debounced fs.watch).
-import { constants, watch, type FSWatcher } from "node:fs";
+// immediately, the person's own edits through a debounced watcher).
+import { constants } from "node:fs";
 import { access, realpath, stat } from "node:fs/promises";
+import { relative, sep } from "node:path";
+import watcher, { type AsyncSubscription } from "@parcel/watcher";
 import { readNoFollow, applyChange, revert, TEMP_MARK, type Undo } from "./atomic";
 import { DEFAULT_BUDGET, overBudget, WorkspaceDiff, type DiffBudget } from "./diff";
 import { ReadLedger, sha256 } from "./ledger";
 import { resolveInside, type ResolvedPath } from "./paths";
 
 export class WorkspaceError extends Error {}
+
+/**
+ * Not watched, as VS Code's files.watcherExclude: git's own folder, and what lies inside each
+ * package of node_modules (its packages appearing still counts as a change). `npm install`
+ * writes tens of thousands of files there, and the tree lists none of them unasked.
+ */
+export const WATCH_IGNORE = [".git", "**/.git/**", "**/node_modules/*/**"];
 
 /** A change a tool wants made: new content (null deletes) guarded by the hash it was computed from. */
 export interface FileChange {
@@ -34,7 +43,7 @@ export class Workspace {
   private versionCounter = 0;
   private readonly listeners = new Set<ChangeListener>();
   private writeChain: Promise<unknown> = Promise.resolve();
-  private watcher?: FSWatcher;
+  private watcher?: Promise<AsyncSubscription | undefined>;
   private pending = new Set<string>();
   private debounce?: NodeJS.Timeout;
   /** Paths the tools just wrote (and already announced), so the watcher's echo is dropped. */
@@ -145,21 +154,30 @@ export class Workspace {
     return { version: this.versionCounter, paths };
   }
 
+  /**
+   * Native recursive watching (@parcel/watcher: inotify here). Node 20's fs.watch with
+   * `recursive` on Linux re-reads a folder for each file created in it: 5,100 new files cost
+   * the runner 22 s of blocked event loop, and an `npm install` far more.
+   */
   private startWatching(): void {
-    try {
-      this.watcher = watch(this.root, { recursive: true, persistent: false }, (_event, filename) => {
-        if (!filename) return;
-        const rel = filename.toString().split("\\").join("/");
-        if (rel === ".git" || rel.startsWith(".git/") || rel.includes("/.git/") || rel.includes(TEMP_MARK)) return;
+    const onEvents = (err: Error | null, events: watcher.Event[]) => {
+      if (err) return; // a watch lost (inotify's limit reached): the file tools still announce their writes
+      for (const e of events) {
+        const rel = relative(this.root, e.path).split(sep).join("/");
+        if (!rel || rel.startsWith("../") || rel.includes(TEMP_MARK)) continue;
         this.pending.add(rel);
-        clearTimeout(this.debounce);
-        this.debounce = setTimeout(() => this.flushWatched(), this.options.debounceMs ?? 100);
-      });
-      this.watcher.on("error", () => this.watcher?.close());
-    } catch {
-      // Watching is a convenience (the person's own edits); tool writes still announce themselves.
-      this.watcher = undefined;
-    }
+      }
+      if (this.pending.size === 0) return;
+      clearTimeout(this.debounce);
+      this.debounce = setTimeout(() => this.flushWatched(), this.options.debounceMs ?? 100);
+    };
+    // Watching is a convenience (the person's own edits); tool writes still announce themselves.
+    this.watcher = watcher.subscribe(this.root, onEvents, { ignore: WATCH_IGNORE }).catch(() => undefined);
+  }
+
+  /** Resolves once the watcher is listening (changes before then are not reported). */
+  async watching(): Promise<boolean> {
+    return !!(await this.watcher);
   }
 
   private flushWatched(): void {
@@ -175,7 +193,8 @@ export class Workspace {
 
   dispose(): void {
     clearTimeout(this.debounce);
-    this.watcher?.close();
+    void this.watcher?.then((w) => w?.unsubscribe()).catch(() => undefined);
+    this.watcher = undefined;
     this.listeners.clear();
   }
 }

@@ -1,0 +1,79 @@
+// The workspace's watcher on a real folder, changed by another process as a person's editor or
+// terminal would: each change announced once, relative to the root, without git's folder, the
+// insides of node_modules' packages or the echo of the file tools' own writes; and thousands
+// of new files at once (an install) neither block the runner nor go unannounced.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Workspace } from "./workspace";
+import { resolveInside } from "./paths";
+
+const run = promisify(execFile);
+/** Runs `script` in a separate node process, with the workspace folder as its cwd. */
+const elsewhere = (dir: string, script: string) => run(process.execPath, ["-e", `const fs = require("fs");\n${script}`], { cwd: dir });
+
+let dir: string;
+let ws: Workspace;
+let announced: string[][];
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "quiver-watch-"));
+  ws = await Workspace.open(dir, { debounceMs: 50 });
+  expect(await ws.watching()).toBe(true);
+  announced = [];
+  ws.onChange((paths) => announced.push(paths));
+});
+afterEach(async () => {
+  ws.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function settled(): Promise<string[]> {
+  // Quiet for a while after the last announcement: everything that was coming has come.
+  let seen = -1;
+  while (seen !== announced.length) {
+    seen = announced.length;
+    await new Promise((r) => setTimeout(r, 400));
+  }
+  return [...new Set(announced.flat())].sort();
+}
+
+describe("the workspace watcher", () => {
+  it("announces what another process changes, once, relative to the root; not .git, nor inside node_modules' packages", async () => {
+    await elsewhere(
+      dir,
+      `fs.mkdirSync("src"); fs.writeFileSync("src/a.ts", "1");
+       fs.mkdirSync(".git/objects", { recursive: true }); fs.writeFileSync(".git/objects/x", "1");
+       fs.mkdirSync("node_modules/pkg/lib", { recursive: true }); fs.writeFileSync("node_modules/pkg/lib/i.js", "1");`,
+    );
+    const paths = await settled();
+    // A folder made with its contents in one go may be announced as the folder alone: the tree
+    // lists it again either way.
+    expect(paths).toEqual(expect.arrayContaining(["src/a.ts", "node_modules"]));
+    expect(paths.filter((p) => p.startsWith(".git") || p.startsWith("node_modules/pkg/"))).toEqual([]);
+    expect(announced.length).toBeLessThanOrEqual(2);
+  });
+
+  it("drops the echo of the file tools' own writes (already announced by the write)", async () => {
+    const target = await resolveInside(ws.root, "tool.txt", "write");
+    await ws.write("s1", [{ path: target, content: "x", expectHash: null }]);
+    await elsewhere(dir, `fs.writeFileSync("person.txt", "y");`);
+    expect(await settled()).toEqual(["person.txt", "tool.txt"]);
+    expect(announced[0]).toEqual(["tool.txt"]);
+    expect(announced.slice(1).flat()).toEqual(["person.txt"]);
+  });
+
+  it("5,100 files created at once are announced without blocking the runner", async () => {
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    await elsewhere(dir, `fs.mkdirSync("wide"); for (let i = 0; i < 5100; i++) fs.writeFileSync("wide/f" + i + ".txt", "");`);
+    const paths = await settled();
+    delay.disable();
+    expect(paths.filter((p) => p.startsWith("wide/"))).toHaveLength(5100);
+    // Node's own recursive fs.watch held the loop for 22 s here (it re-reads the folder per file).
+    expect(delay.max / 1e6).toBeLessThan(3000);
+  }, 60_000);
+});
