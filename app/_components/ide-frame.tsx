@@ -19,6 +19,7 @@ import { pendingApprovals } from "../_lib/session-state";
 import { useOpenFiles } from "../_lib/use-open-files";
 import { Splitter } from "./splitter";
 import { FileTree } from "./files/file-tree";
+import { useTreeListing } from "./files/use-tree-listing";
 import { EditorPane } from "./editor/editor-pane";
 import { QuickOpen } from "./editor/quick-open";
 import { ChatPane } from "./chat/chat-pane";
@@ -66,7 +67,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     if (linkEnded) closeEventSocket();
   }, [linkEnded]);
   const files = useOpenFiles(sessionId);
-  const tree = useQuery(trpc.files.tree.queryOptions({ sessionId }, { retry: 1, enabled: !!runner }));
+  const tree = useTreeListing(sessionId, !!runner);
   // The Changes tab's badge: the panel's own query (one request, shared through the cache).
   const changeCount = useQuery(trpc.files.changes.queryOptions({ sessionId }, { retry: 1, enabled: !!runner })).data?.files.length;
   const [stored, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
@@ -94,16 +95,16 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   // The agent (or anything) changed files: refresh the tree and any open file it touched.
   const filesVersion = state.files?.version;
   const { changed } = files;
-  const { refetch } = tree;
+  const { refresh } = tree;
   useEffect(() => {
     if (filesVersion === undefined || !state.files) return;
-    void refetch();
+    void refresh();
     changed(state.files.paths);
     // state.files changes exactly when the version does
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [filesVersion, refetch, changed]);
+  }, [filesVersion, refresh, changed]);
 
-  const entries = tree.data?.entries;
+  const { entries } = tree;
   const filePaths = useMemo(() => entries?.filter((e) => e.type === "file").map((e) => e.path), [entries]);
   const fileSet = useMemo(() => new Set(filePaths), [filePaths]);
   const isFile = useCallback((p: string) => fileSet.has(p), [fileSet]);
@@ -231,8 +232,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           explorer={
             <FileTree
               sessionId={sessionId}
-              entries={tree.data?.entries ?? []}
-              truncated={tree.data?.truncated ?? false}
+              entries={entries ?? []}
+              cut={tree.cut}
+              onFolderOpened={tree.partial ? tree.opening : undefined}
               loading={tree.isPending}
               error={tree.error?.message}
               activePath={active}

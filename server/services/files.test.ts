@@ -50,6 +50,16 @@ describe("file service over a real runner", () => {
     await waitFor(() => changes.flat().includes("src/b.ts"), 5000, "files.changed");
   });
 
+  it("lists one folder's own entries for the tree, and says when the folder is not there", async () => {
+    await files.mkdir("s1", "pkg/deep");
+    await files.save("s1", "pkg/deep/x.ts", "x\n", null);
+    await files.save("s1", "pkg/index.ts", "i\n", null);
+    expect(await files.tree("s1", "pkg")).toEqual({ entries: [{ path: "pkg/deep", type: "dir" }, { path: "pkg/index.ts", type: "file" }], truncated: false });
+    await expect(files.tree("s1", "nope")).rejects.toMatchObject({ kind: "not_found" });
+    await expect(files.tree("s1", "pkg/index.ts")).rejects.toMatchObject({ kind: "invalid" });
+    await expect(files.tree("s1", "../..")).rejects.toMatchObject({ kind: "invalid" });
+  });
+
   it("refuses a stale save with a conflict that carries the current hash, and paths outside the workspace", async () => {
     const opened = await files.read("s1", "README.md");
     await writeFile(join(dir, "README.md"), "# changed by the agent\n");

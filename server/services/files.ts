@@ -41,7 +41,9 @@ export interface SearchResults {
 export const SEARCH_MAX = 1000;
 
 export interface FileService {
-  tree(sessionId: string): Promise<{ entries: TreeEntry[]; truncated: boolean }>;
+  /** The workspace breadth first up to FILE_LIMITS.listMax entries, .gitignore honoured; with
+   *  `folder`, that folder's own entries only (the tree reads a folder the whole listing missed). */
+  tree(sessionId: string, folder?: string): Promise<{ entries: TreeEntry[]; truncated: boolean }>;
   /** Text (or regex) across the workspace, .gitignore honoured, grouped by file in path order. */
   search(sessionId: string, query: SearchQuery): Promise<SearchResults>;
   read(sessionId: string, path: string): Promise<{ path: string; content: string; hash: string }>;
@@ -83,9 +85,9 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
   }
 
   return {
-    async tree(sessionId) {
-      const r = await call(sessionId, "list_files", { limit: FILE_LIMITS.listMax });
-      if (!r.ok) throw new FileOpError("invalid", r.output);
+    async tree(sessionId, folder) {
+      const r = await call(sessionId, "list_files", folder ? { path: folder, depth: 1, limit: FILE_LIMITS.listMax } : { limit: FILE_LIMITS.listMax });
+      if (!r.ok) throw new FileOpError(/does not exist/.test(r.output) ? "not_found" : "invalid", r.output);
       return parseListing(r.output);
     },
     async search(sessionId, q) {

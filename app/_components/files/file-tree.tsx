@@ -10,6 +10,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
 import type { TreeEntry } from "../../../server/services/files";
+import { FILE_LIMITS } from "../../../server/protocol/file-ops";
 import styles from "./files.module.css";
 import { ancestors, buildTree, treeKey, visibleRows, type TreeNode } from "./tree-model";
 import { lookup, type TreeEdit } from "./tree-edit";
@@ -19,7 +20,10 @@ import { TreeMenu, type MenuItem } from "./tree-menu";
 interface Props {
   sessionId: string;
   entries: TreeEntry[];
-  truncated: boolean;
+  /** Folders ("" the root) with more entries than one listing holds: only the first are shown. */
+  cut: string[];
+  /** Called for each folder shown open, when the listing may lack what is in it (use-tree-listing.ts). */
+  onFolderOpened?(path: string): void;
   loading: boolean;
   error?: string;
   activePath: string | null;
@@ -32,7 +36,7 @@ interface Props {
 
 type Selected = { path: string; type: TreeEntry["type"] };
 
-export function FileTree({ sessionId, entries, truncated, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted }: Props) {
+export function FileTree({ sessionId, entries, cut, onFolderOpened, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted }: Props) {
   const trpc = useTRPC();
   const readOnly = useReadOnly();
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
@@ -110,6 +114,9 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
   };
 
   const rows = useMemo(() => visibleRows(tree, expanded), [tree, expanded]);
+  useEffect(() => {
+    if (onFolderOpened) for (const path of expanded) onFolderOpened(path);
+  }, [expanded, onFolderOpened]);
   // The file opened in the editor (from the tree, quick open, search or a tool card) is revealed
   // as VS Code's explorer does: its folders open and its row scrolls into view, once per opening.
   const reveal = useRef<string | null>(null);
@@ -230,7 +237,11 @@ export function FileTree({ sessionId, entries, truncated, loading, error, active
         {newBoxIn("", 0)}
         {tree.map((n) => render(n, 0))}
       </ul>
-      {truncated && <div className="muted" style={{ padding: 8 }}>Only the first {entries.length} entries are shown.</div>}
+      {cut.map((folder) => (
+        <div key={folder} className="muted" style={{ padding: 8 }} data-testid="tree-cut">
+          {folder ? `${folder}/` : "The workspace"} has more entries than the tree lists: only the first {FILE_LIMITS.listMax} are shown.
+        </div>
+      ))}
       {menu && <TreeMenu x={menu.x} y={menu.y} items={menuItems(menu.row)} onClose={closeMenu} />}
     </div>
   );

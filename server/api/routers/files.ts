@@ -29,7 +29,7 @@ const fileReadProcedure = sessionReadProcedure().use(({ ctx, next }) => next({ c
 const guard = serviceErrors(FileOpError, (e) => ({ code: CODES[e.kind], cause: e.kind === "conflict" ? { currentHash: e.currentHash } : undefined }));
 
 export const filesRouter = router({
-  tree: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId))),
+  tree: fileReadProcedure.input(session.extend({ folder: path.optional() })).query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId, input.folder))),
   search: fileReadProcedure
     .input(session.extend({ query: z.string().min(1).max(1000), regex: z.boolean().optional(), caseSensitive: z.boolean().optional(), glob: z.string().trim().max(1000).optional() }))
     .query(({ ctx, input }) => guard(() => ctx.files.search(input.sessionId, input))),

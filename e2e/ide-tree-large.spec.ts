@@ -1,0 +1,29 @@
+// A workspace larger than one listing: the tree reads each folder the person opens on its own,
+// so a file the capped, breadth-first listing never reached can still be found and opened.
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { expect, openNewSession, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
+
+test("a folder past the listing's cap is read when opened, and a folder too wide for it says so", async ({ page }) => {
+  // 5,100 files in one folder: the listing (5,000 entries, breadth first) stops inside it, before
+  // it reaches the third level of deep/.
+  for (let i = 0; i < 5100; i++) writeWorkspaceFile(`wide/f${String(i).padStart(4, "0")}.txt`, "");
+  writeWorkspaceFile("deep/l1/l2/target.ts", "export const found = true;\n");
+  try {
+    await openNewSession(page);
+    const item = (path: string) => page.locator(`[data-testid="tree-item"][data-path="${path}"]`);
+    await item("deep").click();
+    await item("deep/l1").click();
+    await item("deep/l1/l2").click();
+    await item("deep/l1/l2/target.ts").click();
+    await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("export const found");
+
+    await expect(page.getByTestId("tree-cut")).toHaveCount(0);
+    await item("wide").click();
+    await expect(item("wide/f0000.txt")).toBeVisible();
+    await expect(page.getByTestId("tree-cut")).toContainText("wide/ has more entries than the tree lists");
+  } finally {
+    rmSync(join(workspaceDir(), "wide"), { recursive: true, force: true });
+    rmSync(join(workspaceDir(), "deep"), { recursive: true, force: true });
+  }
+});
