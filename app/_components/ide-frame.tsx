@@ -281,7 +281,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         </span>
       </footer>
       {quick !== null && (
-        <QuickOpen paths={filePaths ?? []} commands={commands} initial={quick} onOpen={openFile} onGoToLine={active ? goToLine : undefined} onClose={() => setQuick(null)} />
+        <QuickOpen paths={filePaths ?? []} findIn={tree.partial ? sessionId : undefined} commands={commands} initial={quick} onOpen={openFile} onGoToLine={active ? goToLine : undefined} onClose={() => setQuick(null)} />
       )}
       {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
     </div>

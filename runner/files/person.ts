@@ -11,6 +11,7 @@ import { sha256 } from "../workspace/ledger";
 import { defineOp, type OpTable } from "../ops";
 import { looksBinary, utf8Text } from "./text";
 import { ideChanges, ideOriginal } from "./changes";
+import { ideFind } from "./find";
 
 const ideRead = defineOp({
   input: PERSON_FILE_OPS.ide_read,
@@ -109,4 +110,5 @@ export const personFileOps: OpTable = {
   ide_delete: ideDelete,
   ide_changes: ideChanges,
   ide_original: ideOriginal,
+  ide_find: ideFind,
 };

@@ -28,7 +28,8 @@ export interface RgOutput {
   stderr: string;
 }
 
-export async function runRg(args: string[], opts: { cwd: string; signal: AbortSignal; maxLines: number }): Promise<RgOutput> {
+/** `keep`: only the lines it accepts are collected and counted. */
+export async function runRg(args: string[], opts: { cwd: string; signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean }): Promise<RgOutput> {
   const rg = await rgBinary();
   return new Promise((resolve, reject) => {
     const child = spawn(rg, args, { cwd: opts.cwd, stdio: ["ignore", "pipe", "pipe"] });
@@ -44,6 +45,7 @@ export async function runRg(args: string[], opts: { cwd: string; signal: AbortSi
       const parts = (rest + chunk).split("\n");
       rest = parts.pop() ?? "";
       for (const line of parts) {
+        if (opts.keep && !opts.keep(line)) continue;
         if (lines.length >= opts.maxLines) {
           truncated = true;
           child.kill("SIGKILL");
@@ -62,7 +64,7 @@ export async function runRg(args: string[], opts: { cwd: string; signal: AbortSi
     });
     child.on("close", (code) => {
       opts.signal.removeEventListener("abort", onAbort);
-      if (!truncated && rest) {
+      if (!truncated && rest && (!opts.keep || opts.keep(rest))) {
         if (lines.length >= opts.maxLines) truncated = true;
         else lines.push(rest);
       }

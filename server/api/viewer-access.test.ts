@@ -18,7 +18,7 @@ import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
-const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.events", "files.tree", "files.search", "files.read", "files.changes", "files.original", "spills.read"]);
+const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.changes", "files.original", "spills.read"]);
 const PUBLIC = new Set(["health.get", "auth.whoami"]);
 
 const procedures = Object.entries((appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures);

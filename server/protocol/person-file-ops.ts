@@ -8,6 +8,8 @@ export const PERSON_FILE_LIMITS = {
   /** Largest file the editor opens. */
   maxOpenBytes: 20 * 1024 * 1024,
   maxSaveBytes: 20 * 1024 * 1024,
+  /** Most paths ide_find returns. */
+  maxFound: 5000,
 } as const;
 
 const path = z.string().min(1).max(4096);
@@ -30,6 +32,9 @@ export const PERSON_FILE_OPS = {
   /** A changed file as it was: at HEAD in a git work tree, else before the runner first wrote
    *  it (output: its text; meta: PersonOriginal). */
   ide_original: z.object({ path }),
+  /** Files whose path holds the query's characters in order, case-insensitive, .gitignore
+   *  honoured (quick open past the tree's listing; the IDE ranks them). meta: PersonFound. */
+  ide_find: z.object({ query: z.string().min(1).max(200) }),
 } as const;
 
 export type PersonFileOp = keyof typeof PERSON_FILE_OPS;
@@ -62,3 +67,7 @@ export type PersonChanges = z.infer<typeof PersonChanges>;
 
 /** `meta` of ide_original: false when the file is new (there is no earlier version). */
 export const PersonOriginal = z.object({ existed: z.boolean(), binary: z.boolean().optional() });
+
+/** `meta` of ide_find: matching paths in the workspace's order; truncated past maxFound. */
+export const PersonFound = z.object({ paths: z.array(z.string()), truncated: z.boolean() });
+export type PersonFound = z.infer<typeof PersonFound>;

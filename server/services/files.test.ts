@@ -50,7 +50,7 @@ describe("file service over a real runner", () => {
     await waitFor(() => changes.flat().includes("src/b.ts"), 5000, "files.changed");
   });
 
-  it("lists one folder's own entries for the tree, and says when the folder is not there", async () => {
+  it("lists one folder's own entries for the tree, says when the folder is not there, and finds files by their path", async () => {
     await files.mkdir("s1", "pkg/deep");
     await files.save("s1", "pkg/deep/x.ts", "x\n", null);
     await files.save("s1", "pkg/index.ts", "i\n", null);
@@ -58,6 +58,7 @@ describe("file service over a real runner", () => {
     await expect(files.tree("s1", "nope")).rejects.toMatchObject({ kind: "not_found" });
     await expect(files.tree("s1", "pkg/index.ts")).rejects.toMatchObject({ kind: "invalid" });
     await expect(files.tree("s1", "../..")).rejects.toMatchObject({ kind: "invalid" });
+    expect(await files.find("s1", "deepx")).toEqual({ paths: ["pkg/deep/x.ts"], truncated: false });
   });
 
   it("refuses a stale save with a conflict that carries the current hash, and paths outside the workspace", async () => {

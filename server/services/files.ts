@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExecResult, Executor } from "../executors/contract";
 import { FILE_LIMITS } from "../protocol/file-ops";
-import { PersonChanges, PersonFileMeta, PersonOriginal, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
+import { PersonChanges, PersonFileMeta, PersonFound, PersonOriginal, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
 
 export type FileErrorKind = "not_found" | "conflict" | "invalid" | "unavailable";
 
@@ -52,6 +52,8 @@ export interface FileService {
   mkdir(sessionId: string, path: string): Promise<void>;
   rename(sessionId: string, from: string, to: string): Promise<void>;
   remove(sessionId: string, path: string): Promise<void>;
+  /** Files whose path holds `query`'s characters in order (quick open past the tree's listing). */
+  find(sessionId: string, query: string): Promise<PersonFound>;
   /** The workspace's uncommitted changes, file by file. */
   changes(sessionId: string): Promise<PersonChanges>;
   /** A changed file's earlier version (HEAD, or before the runner's first write); content null: it is new, or binary. */
@@ -114,6 +116,9 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
     },
     async remove(sessionId, path) {
       await person(sessionId, "ide_delete", { path });
+    },
+    async find(sessionId, query) {
+      return PersonFound.parse((await person(sessionId, "ide_find", { query })).meta);
     },
     async changes(sessionId) {
       return PersonChanges.parse((await person(sessionId, "ide_changes", {})).meta);

@@ -1,13 +1,19 @@
 "use client";
 // The quick-open box, VS Code's: Ctrl/Cmd+P goes to a file by part of its path, ">" (or
 // Ctrl/Cmd+Shift+P) runs a command, ":" goes to a line of the open file. Arrows choose, Enter
-// runs, Esc closes. What a query means and what matches it: palette.ts.
-import { useMemo, useState } from "react";
+// runs, Esc closes. What a query means and what matches it: palette.ts. When the tree's listing
+// was cut short (a large workspace), files are also looked for across the whole workspace on
+// the runner (files.find), ranked together with the listed ones.
+import { useEffect, useMemo, useState } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useTRPC } from "../../_lib/trpc";
 import { matchCommands, paletteQuery, ranked, type Command } from "./palette";
 import styles from "./editor.module.css";
 
 interface Props {
   paths: string[];
+  /** The listing behind `paths` was cut short: ask the runner for files of this session too. */
+  findIn?: string;
   commands: Command[];
   /** What the box starts with (">" for the command palette). */
   initial?: string;
@@ -19,10 +25,26 @@ interface Props {
 
 type Row = { key: string; label: string; keys?: string; run(): void };
 
-export function QuickOpen({ paths, commands, initial = "", onOpen, onGoToLine, onClose }: Props) {
+/** `value`, once it has stayed the same for `ms`. */
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return settled;
+}
+
+export function QuickOpen({ paths, findIn, commands, initial = "", onOpen, onGoToLine, onClose }: Props) {
+  const trpc = useTRPC();
   const [query, setQuery] = useState(initial);
   const [sel, setSel] = useState(0);
   const q = paletteQuery(query);
+  const wanted = useSettled(q.mode === "files" ? q.text.trim() : "", 150);
+  const found = useQuery(
+    trpc.files.find.queryOptions({ sessionId: findIn ?? "", query: wanted }, { enabled: !!findIn && wanted.length > 0, placeholderData: keepPreviousData, staleTime: 10_000 }),
+  );
+  const candidates = useMemo(() => (found.data ? [...new Set([...paths, ...found.data.paths])] : paths), [paths, found.data]);
   const rows: Row[] = useMemo(() => {
     if (q.mode === "commands") return matchCommands(commands, q.text).map((c) => ({ key: c.id, label: c.label, keys: c.keys, run: c.run }));
     if (q.mode === "line") {
@@ -30,10 +52,10 @@ export function QuickOpen({ paths, commands, initial = "", onOpen, onGoToLine, o
       const line = q.line;
       return [{ key: "line", label: `Go to line ${line}`, run: () => onGoToLine(line) }];
     }
-    return ranked(paths, q.text, (p) => p).map((p) => ({ key: p, label: p, run: () => onOpen(p) }));
+    return ranked(candidates, q.text, (p) => p).map((p) => ({ key: p, label: p, run: () => onOpen(p) }));
     // q is derived from query
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [paths, commands, query, onOpen, onGoToLine]);
+  }, [candidates, commands, query, onOpen, onGoToLine]);
   const empty = q.mode === "commands" ? "No matching commands" : q.mode === "line" ? (onGoToLine ? "Type a line number" : "Open a file to go to a line") : "No matching files";
   const choose = (row: Row | undefined) => {
     onClose();
@@ -70,7 +92,7 @@ export function QuickOpen({ paths, commands, initial = "", onOpen, onGoToLine, o
               {r.keys && <kbd className={styles.quickKeys}>{r.keys}</kbd>}
             </li>
           ))}
-          {rows.length === 0 && <li className="muted">{empty}</li>}
+          {rows.length === 0 && <li className="muted">{found.isFetching ? "Looking through the workspace…" : empty}</li>}
         </ul>
       </div>
     </div>

@@ -1,4 +1,4 @@
-// The person's file operations from the IDE: tree, search, open, save, new file/folder, rename,
+// The person's file operations from the IDE: tree, search, find, open, save, new file/folder, rename,
 // delete, and the uncommitted changes with each file's earlier version (the Changes panel).
 // Thin: checks the session belongs to the caller, then calls services/files. A share-link
 // viewer may list and open files of its session, nothing more.
@@ -33,6 +33,9 @@ export const filesRouter = router({
   search: fileReadProcedure
     .input(session.extend({ query: z.string().min(1).max(1000), regex: z.boolean().optional(), caseSensitive: z.boolean().optional(), glob: z.string().trim().max(1000).optional() }))
     .query(({ ctx, input }) => guard(() => ctx.files.search(input.sessionId, input))),
+  find: fileReadProcedure
+    .input(session.extend({ query: z.string().min(1).max(200) }))
+    .query(({ ctx, input }) => guard(() => ctx.files.find(input.sessionId, input.query))),
   read: fileReadProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.read(input.sessionId, input.path))),
