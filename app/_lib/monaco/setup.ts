@@ -4,6 +4,7 @@
 // (shared/STACK.md). Imported only by client components loaded with ssr: false.
 import * as monaco from "monaco-editor";
 import { loader } from "@monaco-editor/react";
+import { configureTypeScript } from "./typescript";
 
 type WorkerFactory = () => Worker;
 
@@ -25,6 +26,7 @@ const editorWorker: WorkerFactory = () => new Worker(new URL("./editor.worker.ts
 };
 
 loader.config({ monaco });
+configureTypeScript(monaco.typescript);
 
 export { monaco };
 
