@@ -285,41 +285,6 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute("data-path", "lib/alpha.js");
 });
 
-test("the command palette runs the IDE's commands, and ':' in quick open goes to a line", async ({ page }) => {
-  writeWorkspaceFile("palette/long.txt", Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
-  await openNewSession(page);
-  await page.getByTestId("pane-editor").click();
-  const box = page.getByTestId("quick-open");
-  const items = box.getByTestId("quick-item");
-  await page.keyboard.press("Control+Shift+P");
-  await expect(box).toHaveAttribute("data-mode", "commands");
-  await expect(box.locator("input")).toHaveValue(">");
-  // No file is open: nothing to save, no line to go to.
-  await page.keyboard.type("save");
-  await expect(box).toContainText("No matching commands");
-  await box.locator("input").fill(">toggle prev");
-  await expect(items).toHaveText(["View: Toggle PreviewCtrl+Alt+P"]);
-  await page.keyboard.press("Enter");
-  await expect(box).toHaveCount(0);
-  await expect(page.getByTestId("pane-preview")).toBeVisible();
-
-  await page.keyboard.press("Control+p");
-  await box.locator("input").fill("long");
-  await page.keyboard.press("Enter");
-  await expect(page.locator('[data-testid="editor-tab"][data-path="palette/long.txt"]')).toBeVisible();
-  await page.keyboard.press("Control+p");
-  await box.locator("input").fill(":25");
-  await expect(items).toHaveText(["Go to line 25"]);
-  await page.keyboard.press("Enter");
-  await expect(page.getByTestId("editor-position")).toHaveText("Ln 25, Col 1");
-
-  await page.keyboard.press("Control+Shift+P");
-  await page.keyboard.type("model");
-  await page.keyboard.press("Enter");
-  await expect(page.getByTestId("model-form")).toBeVisible();
-  await shot(page, "command-palette-model");
-});
-
 test("terminal round trip on a runner PTY, surviving a reload with its scrollback", async ({ page }) => {
   await openNewSession(page);
   const term = page.getByTestId("pane-terminal");

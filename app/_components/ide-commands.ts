@@ -1,7 +1,8 @@
 // The command palette's commands (Ctrl+Shift+P, or ">" in quick open): every pane action the
 // IDE has keys or buttons for, named as VS Code names them, with their keys. Which are offered
-// depends on the moment: a read-only viewer gets the views only, Save needs an open file,
-// Stop a running turn.
+// depends on the moment: a read-only viewer gets the views only, Save, Rename and Delete need
+// an open file (they act on it), Stop a running turn. New File and New Folder open the tree's
+// name box, in the open file's folder.
 import type { Command } from "./editor/palette";
 
 export interface IdeCommandActions {
@@ -14,6 +15,10 @@ export interface IdeCommandActions {
   newTerminal(): void;
   togglePreview(): void;
   save(): void;
+  newFile(): void;
+  newFolder(): void;
+  renameFile(): void;
+  deleteFile(): void;
   stop(): void;
   chooseModel(): void;
   share(): void;
@@ -31,6 +36,10 @@ export function ideCommands(a: IdeCommandActions, at: { readOnly: boolean; fileO
     { id: "newTerminal", label: "Terminal: New Terminal", keys: "Ctrl+Shift+`", run: a.newTerminal, when: !at.readOnly },
     { id: "togglePreview", label: "View: Toggle Preview", keys: "Ctrl+Alt+P", run: a.togglePreview, when: !at.readOnly },
     { id: "save", label: "File: Save", keys: "Ctrl+S", run: a.save, when: !at.readOnly && at.fileOpen },
+    { id: "newFile", label: "File: New File…", run: a.newFile, when: !at.readOnly },
+    { id: "newFolder", label: "File: New Folder…", run: a.newFolder, when: !at.readOnly },
+    { id: "renameFile", label: "File: Rename This File…", run: a.renameFile, when: !at.readOnly && at.fileOpen },
+    { id: "deleteFile", label: "File: Delete This File", run: a.deleteFile, when: !at.readOnly && at.fileOpen },
     { id: "stop", label: "Agent: Stop the Running Turn", keys: "Esc", run: a.stop, when: !at.readOnly && at.running },
     { id: "chooseModel", label: "Agent: Choose Model…", run: a.chooseModel, when: !at.readOnly },
     { id: "share", label: "Session: Share…", run: a.share, when: !at.readOnly },

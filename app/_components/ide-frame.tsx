@@ -18,7 +18,7 @@ import { useSessionEvents } from "../_lib/use-session-events";
 import { pendingApprovals } from "../_lib/session-state";
 import { useOpenFiles } from "../_lib/use-open-files";
 import { Splitter } from "./splitter";
-import { FileTree } from "./files/file-tree";
+import { FileTree, type TreeCommand } from "./files/file-tree";
 import { useTreeListing } from "./files/use-tree-listing";
 import { EditorPane } from "./editor/editor-pane";
 import { QuickOpen } from "./editor/quick-open";
@@ -80,6 +80,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [termFocus, setTermFocus] = useState(0);
   const [termNew, setTermNew] = useState(0);
   const [side, setSide] = useState<{ view: SideView } | null>(null);
+  const [treeCommand, setTreeCommand] = useState<TreeCommand | null>(null);
+  const onTree = (kind: TreeCommand["kind"]) => (setSide({ view: "files" }), setTreeCommand({ kind, at: active }));
   const [diff, setDiff] = useState<ChangedFile | null>(null);
   const [reveal, setReveal] = useState<SearchHit | null>(null);
   const openHit = useCallback((hit: SearchHit) => {
@@ -166,6 +168,10 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       stop: cancel,
       chooseModel: () => setModelSignal((n) => n + 1),
       share: () => setSharing(true),
+      newFile: () => onTree("file"),
+      newFolder: () => onTree("dir"),
+      renameFile: () => onTree("rename"),
+      deleteFile: () => onTree("delete"),
       home: () => window.location.assign("/"),
     },
     { readOnly, fileOpen: active !== null, running },
@@ -235,6 +241,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
               entries={entries ?? []}
               cut={tree.cut}
               onFolderOpened={tree.partial ? tree.opening : undefined}
+              command={treeCommand}
               loading={tree.isPending}
               error={tree.error?.message}
               activePath={active}

@@ -24,6 +24,7 @@ interface Props {
   cut: string[];
   /** Called for each folder shown open, when the listing may lack what is in it (use-tree-listing.ts). */
   onFolderOpened?(path: string): void;
+  command?: TreeCommand | null;
   loading: boolean;
   error?: string;
   activePath: string | null;
@@ -36,7 +37,15 @@ interface Props {
 
 type Selected = { path: string; type: TreeEntry["type"] };
 
-export function FileTree({ sessionId, entries, cut, onFolderOpened, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted }: Props) {
+/** From the command palette: a name box for a new file or folder (in the folder of `at`), or
+ *  rename / delete `at`. A new object each time. */
+export interface TreeCommand {
+  kind: "file" | "dir" | "rename" | "delete";
+  /** The file open in the editor. */
+  at: string | null;
+}
+
+export function FileTree({ sessionId, entries, cut, onFolderOpened, command, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted }: Props) {
   const trpc = useTRPC();
   const readOnly = useReadOnly();
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
@@ -112,6 +121,15 @@ export function FileTree({ sessionId, entries, cut, onFolderOpened, loading, err
     e.stopPropagation();
     if (!edit && menuItems(row).length > 0) openMenu(e.clientX, e.clientY, row);
   };
+
+  useEffect(() => {
+    if (!command || readOnly) return;
+    const at: Selected | null = command.at ? { path: command.at, type: "file" } : selected;
+    if (command.kind === "file" || command.kind === "dir") startNew(command.kind, at);
+    else if (command.at) (command.kind === "rename" ? startRename : deleteRow)(at);
+    // Only a new command acts; the row and helpers are read as they are at that moment.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [command]);
 
   const rows = useMemo(() => visibleRows(tree, expanded), [tree, expanded]);
   useEffect(() => {
