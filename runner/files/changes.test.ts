@@ -30,7 +30,7 @@ describe("the workspace's changes, file by file", () => {
     await writeFile(join(ws.dir, "a.txt"), "one\ntwo\nthree\n");
     await writeFile(join(ws.dir, "gone.txt"), "bye\n");
     await writeFile(join(ws.dir, "with space.md"), "# t\n");
-    git("init", "-q");
+    git("init", "-q", "-b", "main");
     git("add", ".");
     git("commit", "-qm", "start");
     await writeFile(join(ws.dir, "a.txt"), "one\nTWO\nthree\nfour\n");
@@ -41,6 +41,7 @@ describe("the workspace's changes, file by file", () => {
 
     expect(await changes()).toEqual({
       mode: "git",
+      branch: "main",
       truncated: false,
       files: [
         { path: "a.txt", status: "modified", added: 2, removed: 1 },

@@ -3,6 +3,7 @@
 // and the diff budget use, and a changed file's earlier version for a side-by-side diff.
 import { PersonChanges, PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { defineOp } from "../ops";
+import { git } from "../workspace/diff";
 import { looksBinary, utf8Text } from "./text";
 
 type ChangedFile = PersonChanges["files"][number];
@@ -41,11 +42,20 @@ export function changedFiles(diff: string): ChangedFile[] {
   return files.sort((a, b) => a.path.localeCompare(b.path));
 }
 
+/** The checked-out branch, or the commit a detached HEAD points at. */
+async function branchOf(root: string): Promise<string | undefined> {
+  const name = (await git(root, ["symbolic-ref", "-q", "--short", "HEAD"])).stdout.trim();
+  if (name) return name;
+  const sha = (await git(root, ["rev-parse", "--short", "HEAD"])).stdout.trim();
+  return sha ? `detached at ${sha}` : undefined;
+}
+
 export const ideChanges = defineOp({
   input: PERSON_FILE_OPS.ide_changes,
   async run(_input, ctx) {
     const { text, overflow, mode } = await ctx.workspace.diff.text(undefined, 32 * 1024 * 1024);
     const meta: PersonChanges = { mode, files: changedFiles(text), truncated: overflow };
+    if (mode === "git") meta.branch = await branchOf(ctx.workspace.root);
     return { ok: true, output: `${meta.files.length} changed file(s)`, meta };
   },
 });

@@ -12,6 +12,7 @@ import { defineOp, type OpTable } from "../ops";
 import { looksBinary, utf8Text } from "./text";
 import { ideChanges, ideOriginal } from "./changes";
 import { ideFind } from "./find";
+import { ideCommit } from "./commit";
 
 const ideRead = defineOp({
   input: PERSON_FILE_OPS.ide_read,
@@ -111,4 +112,5 @@ export const personFileOps: OpTable = {
   ide_changes: ideChanges,
   ide_original: ideOriginal,
   ide_find: ideFind,
+  ide_commit: ideCommit,
 };

@@ -32,12 +32,13 @@ interface GitOut {
   overflow: boolean;
 }
 
-function git(root: string, args: string[], maxBuffer = 64 * 1024 * 1024): Promise<GitOut> {
+/** git in `root` with repository-configured programs (hooks, fsmonitor, external diff) off. */
+export function git(root: string, args: string[], maxBuffer = 64 * 1024 * 1024): Promise<GitOut & { stderr: string }> {
   return new Promise((resolve) => {
-    execFile("git", [...SAFE_GIT, ...args], { cwd: root, maxBuffer, encoding: "utf8", env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" } }, (err, stdout) => {
+    execFile("git", [...SAFE_GIT, ...args], { cwd: root, maxBuffer, encoding: "utf8", env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" } }, (err, stdout, stderr) => {
       const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
-      if (e && e.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return resolve({ code: 0, stdout: String(stdout), overflow: true });
-      resolve({ code: e ? (typeof e.code === "number" ? e.code : 1) : 0, stdout: String(stdout), overflow: false });
+      if (e && e.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return resolve({ code: 0, stdout: String(stdout), stderr: String(stderr), overflow: true });
+      resolve({ code: e ? (typeof e.code === "number" ? e.code : 1) : 0, stdout: String(stdout), stderr: String(stderr), overflow: false });
     });
   });
 }

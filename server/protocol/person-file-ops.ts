@@ -35,6 +35,9 @@ export const PERSON_FILE_OPS = {
   /** Files whose path holds the query's characters in order, case-insensitive, .gitignore
    *  honoured (quick open past the tree's listing; the IDE ranks them). meta: PersonFound. */
   ide_find: z.object({ query: z.string().min(1).max(200) }),
+  /** Commits every change inside the workspace folder (git work trees only; hooks do not run).
+   *  meta: PersonCommit. */
+  ide_commit: z.object({ message: z.string().trim().min(1).max(10_000) }),
 } as const;
 
 export type PersonFileOp = keyof typeof PERSON_FILE_OPS;
@@ -62,6 +65,8 @@ export const PersonChanges = z.object({
   ),
   /** The diff was too large to read whole: the list may miss files. */
   truncated: z.boolean(),
+  /** git mode: the checked-out branch (or "detached at <sha>"). */
+  branch: z.string().optional(),
 });
 export type PersonChanges = z.infer<typeof PersonChanges>;
 
@@ -71,3 +76,7 @@ export const PersonOriginal = z.object({ existed: z.boolean(), binary: z.boolean
 /** `meta` of ide_find: matching paths in the workspace's order; truncated past maxFound. */
 export const PersonFound = z.object({ paths: z.array(z.string()), truncated: z.boolean() });
 export type PersonFound = z.infer<typeof PersonFound>;
+
+/** `meta` of ide_commit: the new commit's short hash. */
+export const PersonCommit = z.object({ commit: z.string() });
+export type PersonCommit = z.infer<typeof PersonCommit>;

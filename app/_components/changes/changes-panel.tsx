@@ -2,10 +2,13 @@
 // The Changes side-bar tab: the workspace's uncommitted changes (against HEAD in a git work
 // tree, else against the files as the runner first saw them), one row per file with its kind
 // of change and line counts. A click shows the file's diff in the editor area (change-diff.tsx).
-// It refreshes whenever the session reports changed files, as the tree does.
+// It refreshes whenever the session reports changed files, as the tree does. In a git work tree
+// it names the branch and, for a member, offers a commit of everything (commit-box.tsx).
 import { useEffect } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
+import { useReadOnly } from "../../_lib/read-only";
+import { CommitBox } from "./commit-box";
 import type { PersonChanges } from "../../../server/protocol/person-file-ops";
 import styles from "./changes.module.css";
 
@@ -24,6 +27,7 @@ interface Props {
 
 export function ChangesPanel({ sessionId, version, enabled, selected, onOpen }: Props) {
   const trpc = useTRPC();
+  const readOnly = useReadOnly();
   const changes = useQuery(trpc.files.changes.queryOptions({ sessionId }, { enabled, retry: 1 }));
   const { refetch } = changes;
   useEffect(() => {
@@ -34,9 +38,12 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen }: 
   return (
     <div className={styles.pane} data-testid="changes-panel">
       <div className={styles.head}>
-        <span>{changes.data ? (changes.data.mode === "git" ? "Against HEAD" : "Against the files as first seen") : "Changes"}</span>
+        <span data-testid="changes-against">
+          {changes.data ? (changes.data.mode === "git" ? `${changes.data.branch ? `${changes.data.branch} · ` : ""}against HEAD` : "Against the files as first seen") : "Changes"}
+        </span>
         <button type="button" onClick={() => void refetch()} title="Refresh" aria-label="Refresh changes">⟳</button>
       </div>
+      {changes.data?.mode === "git" && !readOnly && files && <CommitBox sessionId={sessionId} count={files.length} onCommitted={() => void refetch()} />}
       {changes.error && <div className={styles.error}>{changes.error.message}</div>}
       {changes.isPending && enabled && <div className="muted" style={{ padding: 8 }}>Reading changes…</div>}
       {files?.length === 0 && <div className="muted" style={{ padding: 8 }}>No uncommitted changes.</div>}

@@ -1,5 +1,5 @@
 // The person's file operations from the IDE: tree, search, find, open, save, new file/folder, rename,
-// delete, and the uncommitted changes with each file's earlier version (the Changes panel).
+// delete, and the uncommitted changes with each file's earlier version and a commit (the Changes panel).
 // Thin: checks the session belongs to the caller, then calls services/files. A share-link
 // viewer may list and open files of its session, nothing more.
 import { TRPCError } from "@trpc/server";
@@ -43,6 +43,9 @@ export const filesRouter = router({
   original: fileReadProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.original(input.sessionId, input.path))),
+  commit: fileProcedure
+    .input(session.extend({ message: z.string().trim().min(1, "Write a commit message.").max(10_000) }))
+    .mutation(({ ctx, input }) => guard(() => ctx.files.commit(input.sessionId, input.message))),
   save: fileProcedure
     .input(
       session.extend({

@@ -1,0 +1,33 @@
+// ide_commit: the Changes panel's Commit. Stages and commits everything changed inside the
+// workspace folder (a workspace in a subfolder of a repository commits that subfolder only).
+// Repository hooks do not run: they are the repository's programs, and the runner process is
+// not sandboxed; a commit that needs them is made from the terminal.
+import { PERSON_FILE_OPS, type PersonCommit } from "../../server/protocol/person-file-ops";
+import { git } from "../workspace/diff";
+import { defineOp } from "../ops";
+
+/** git's complaint, with what to do about the one people meet most. */
+export function explainGitError(stderr: string): string {
+  if (/Please tell me who you are|unable to auto-detect email/i.test(stderr)) {
+    return 'git does not know who is committing: set it in the terminal (git config --global user.name "Your Name" and git config --global user.email you@example.com), then commit again.';
+  }
+  return stderr.trim().split("\n").slice(0, 6).join("\n") || "git commit failed";
+}
+
+export const ideCommit = defineOp({
+  input: PERSON_FILE_OPS.ide_commit,
+  async run(input, ctx) {
+    const root = ctx.workspace.root;
+    if (!(await ctx.workspace.diff.inGit())) {
+      return { ok: false, output: "The workspace is not in a git repository with a first commit, so there is nothing to commit to (git init and a first commit in the terminal start one)." };
+    }
+    const add = await git(root, ["add", "-A", "--", "."]);
+    if (add.code !== 0) return { ok: false, output: `git add failed: ${explainGitError(add.stderr)}` };
+    if ((await git(root, ["diff", "--cached", "--quiet", "--", "."])).code === 0) return { ok: false, output: "Nothing to commit: the workspace has no changes." };
+    const commit = await git(root, ["commit", "-q", "-m", input.message, "--", "."]);
+    if (commit.code !== 0) return { ok: false, output: explainGitError(commit.stderr || commit.stdout) };
+    const sha = (await git(root, ["rev-parse", "--short", "HEAD"])).stdout.trim();
+    const meta: PersonCommit = { commit: sha };
+    return { ok: true, output: `committed ${sha}: ${input.message.split("\n")[0]}`, meta };
+  },
+});
