@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { expect, openNewSession, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
+import { expect, openNewSession, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
 
 test("in a git work tree, the Changes tab names the branch and commits every change from a message", async ({ page }) => {
   const dir = workspaceDir();
@@ -25,6 +25,7 @@ test("in a git work tree, the Changes tab names the branch and commits every cha
     await expect(page.getByTestId("commit-button")).toBeDisabled();
 
     await page.getByTestId("commit-message").fill("Update the app\n\nand add a file");
+    await shot(page, "changes-commit");
     await page.getByTestId("commit-message").press("Control+Enter");
     await expect(page.getByTestId("commit-done")).toHaveText(/^Committed [0-9a-f]+\.$/);
     await expect(page.getByTestId("change-item")).toHaveCount(0);

@@ -13,6 +13,7 @@ import { looksBinary, utf8Text } from "./text";
 import { ideChanges, ideOriginal } from "./changes";
 import { ideFind } from "./find";
 import { ideCommit } from "./commit";
+import { ideReplace } from "./replace";
 
 const ideRead = defineOp({
   input: PERSON_FILE_OPS.ide_read,
@@ -113,4 +114,5 @@ export const personFileOps: OpTable = {
   ide_original: ideOriginal,
   ide_find: ideFind,
   ide_commit: ideCommit,
+  ide_replace: ideReplace,
 };

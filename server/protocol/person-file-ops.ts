@@ -38,6 +38,16 @@ export const PERSON_FILE_OPS = {
   /** Commits every change inside the workspace folder (git work trees only; hooks do not run).
    *  meta: PersonCommit. */
   ide_commit: z.object({ message: z.string().trim().min(1).max(10_000) }),
+  /** Replace in files (the search panel): each line of the named files, as the search matched
+   *  it (literal or regex; exact case when asked or when the pattern has capitals), with
+   *  `replacement` ($1… are groups of a regex). meta: PersonReplaced. */
+  ide_replace: z.object({
+    pattern: z.string().min(1).max(10_000),
+    regex: z.boolean().optional(),
+    caseSensitive: z.boolean().optional(),
+    replacement: z.string().max(100_000),
+    paths: z.array(path).min(1).max(2000),
+  }),
 } as const;
 
 export type PersonFileOp = keyof typeof PERSON_FILE_OPS;
@@ -80,3 +90,11 @@ export type PersonFound = z.infer<typeof PersonFound>;
 /** `meta` of ide_commit: the new commit's short hash. */
 export const PersonCommit = z.object({ commit: z.string() });
 export type PersonCommit = z.infer<typeof PersonCommit>;
+
+/** `meta` of ide_replace: what was replaced, and the files left as they were, with why. */
+export const PersonReplaced = z.object({
+  files: z.number().int().nonnegative(),
+  replacements: z.number().int().nonnegative(),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+});
+export type PersonReplaced = z.infer<typeof PersonReplaced>;

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExecResult, Executor } from "../executors/contract";
 import { FILE_LIMITS } from "../protocol/file-ops";
-import { PersonChanges, PersonCommit, PersonFileMeta, PersonFound, PersonOriginal, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
+import { PersonChanges, PersonCommit, PersonFileMeta, PersonFound, PersonOriginal, PersonReplaced, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
 
 export type FileErrorKind = "not_found" | "conflict" | "invalid" | "unavailable";
 
@@ -54,6 +54,8 @@ export interface FileService {
   remove(sessionId: string, path: string): Promise<void>;
   /** Files whose path holds `query`'s characters in order (quick open past the tree's listing). */
   find(sessionId: string, query: string): Promise<PersonFound>;
+  /** Replace in files: each line of `paths` as `query` matched it, with `replacement`. */
+  replace(sessionId: string, query: SearchQuery & { replacement: string; paths: string[] }): Promise<PersonReplaced>;
   /** Commits every change inside the workspace folder (git only; the runner explains refusals). */
   commit(sessionId: string, message: string): Promise<PersonCommit>;
   /** The workspace's uncommitted changes, file by file. */
@@ -121,6 +123,10 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
     },
     async find(sessionId, query) {
       return PersonFound.parse((await person(sessionId, "ide_find", { query })).meta);
+    },
+    async replace(sessionId, q) {
+      const input = { pattern: q.query, replacement: q.replacement, paths: q.paths, ...(q.regex ? { regex: true } : {}), ...(q.caseSensitive !== undefined ? { caseSensitive: q.caseSensitive } : {}) };
+      return PersonReplaced.parse((await person(sessionId, "ide_replace", input)).meta);
     },
     async commit(sessionId, message) {
       return PersonCommit.parse((await person(sessionId, "ide_commit", { message })).meta);

@@ -3,10 +3,12 @@
 // ripgrep (.gitignore honoured), optionally only in files matching a glob. Results are grouped
 // by file; a click opens the file with the match selected. Typing searches after a short pause;
 // Enter searches at once; Down from the query walks the results with the arrows (Enter opens).
-// A bad regex is shown as the runner's message, nothing else lost.
+// A bad regex is shown as the runner's message, nothing else lost. ⇄ opens Replace (replace-row.tsx).
 import { useEffect, useRef, useState } from "react";
 import { skipToken, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
+import { useReadOnly } from "../../_lib/read-only";
+import { ReplaceRow } from "./replace-row";
 import { around, firstMatch, type SearchOptions } from "./search-model";
 import styles from "./search.module.css";
 
@@ -36,6 +38,8 @@ export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: str
   const [draft, setDraft] = useState({ query: "", regex: false, caseSensitive: false, glob: "" });
   const [asked, setAsked] = useState(draft);
   const [folded, setFolded] = useState<Set<string>>(new Set());
+  const readOnly = useReadOnly();
+  const [replacing, setReplacing] = useState(false);
   useEffect(() => {
     input.current?.focus();
     input.current?.select();
@@ -60,6 +64,11 @@ export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: str
     <div className={styles.pane} data-testid="search-panel">
       <form className={styles.form} onSubmit={(e) => (e.preventDefault(), setAsked(draft))} role="search">
         <div className={styles.row}>
+          {!readOnly && (
+            <button type="button" className={styles.opt} aria-pressed={replacing} title="Toggle Replace" onClick={() => setReplacing((r) => !r)} data-testid="search-replace-toggle">
+              ⇄
+            </button>
+          )}
           <input
             ref={input}
             className={styles.query}
@@ -74,6 +83,7 @@ export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: str
           <button type="button" className={styles.opt} aria-pressed={draft.caseSensitive} title="Match case" onClick={() => set({ caseSensitive: !draft.caseSensitive })} data-testid="search-case">Aa</button>
           <button type="button" className={styles.opt} aria-pressed={draft.regex} title="Use regular expression" onClick={() => set({ regex: !draft.regex })} data-testid="search-regex">.*</button>
         </div>
+        {replacing && !readOnly && <ReplaceRow sessionId={sessionId} search={options} paths={data?.files.map((f) => f.path) ?? []} lines={data?.matches ?? 0} />}
         <input className={styles.glob} value={draft.glob} onChange={(e) => set({ glob: e.target.value })} placeholder="files to include (e.g. *.ts, src/**)" aria-label="Files to include" data-testid="search-glob" spellCheck={false} />
       </form>
       <div className={styles.summary} data-testid="search-summary" aria-live="polite">

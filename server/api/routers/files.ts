@@ -1,5 +1,6 @@
-// The person's file operations from the IDE: tree, search, find, open, save, new file/folder, rename,
-// delete, and the uncommitted changes with each file's earlier version and a commit (the Changes panel).
+// The person's file operations from the IDE: tree, search and replace, find, open, save, new
+// file/folder, rename, delete, and the uncommitted changes with each file's earlier version and a
+// commit (the Changes panel).
 // Thin: checks the session belongs to the caller, then calls services/files. A share-link
 // viewer may list and open files of its session, nothing more.
 import { TRPCError } from "@trpc/server";
@@ -43,6 +44,17 @@ export const filesRouter = router({
   original: fileReadProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.original(input.sessionId, input.path))),
+  replace: fileProcedure
+    .input(
+      session.extend({
+        query: z.string().min(1).max(1000),
+        regex: z.boolean().optional(),
+        caseSensitive: z.boolean().optional(),
+        replacement: z.string().max(100_000),
+        paths: z.array(path).min(1).max(2000),
+      }),
+    )
+    .mutation(({ ctx, input }) => guard(() => ctx.files.replace(input.sessionId, input))),
   commit: fileProcedure
     .input(session.extend({ message: z.string().trim().min(1, "Write a commit message.").max(10_000) }))
     .mutation(({ ctx, input }) => guard(() => ctx.files.commit(input.sessionId, input.message))),
