@@ -13,11 +13,12 @@ test("Replace All: asks, replaces line by line in the listed files, and the resu
   await page.locator('[data-testid="tree-item"][data-path="rep/a.ts"]').click();
   await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("const oldThing = 1;");
 
-  await page.keyboard.press("Control+Shift+F");
+  // Ctrl+Shift+H: search, with Replace open.
+  await page.keyboard.press("Control+Shift+H");
+  await expect(page.getByTestId("search-replace-toggle")).toHaveAttribute("aria-pressed", "true");
   await page.getByTestId("search-query").fill("oldthing");
   await page.getByTestId("search-glob").fill("rep/**");
   await expect(page.getByTestId("search-summary")).toHaveText("3 results in 2 files");
-  await page.getByTestId("search-replace-toggle").click();
   await page.getByTestId("replace-with").fill("newThing");
 
   // Dismissed: nothing changes.

@@ -10,6 +10,7 @@ export interface IdeCommandActions {
   goToLine(): void;
   explorer(): void;
   search(): void;
+  replace(): void;
   changes(): void;
   toggleTerminal(): void;
   newTerminal(): void;
@@ -31,6 +32,7 @@ export function ideCommands(a: IdeCommandActions, at: { readOnly: boolean; fileO
     { id: "goToLine", label: "Go to Line…", keys: "Ctrl+G", run: a.goToLine, when: at.fileOpen },
     { id: "explorer", label: "View: Show Explorer", keys: "Ctrl+Shift+E", run: a.explorer },
     { id: "search", label: "Search: Find in Files", keys: "Ctrl+Shift+F", run: a.search },
+    { id: "replace", label: "Search: Replace in Files", keys: "Ctrl+Shift+H", run: a.replace, when: !at.readOnly },
     { id: "changes", label: "View: Show Changes", keys: "Ctrl+Shift+G", run: a.changes },
     { id: "toggleTerminal", label: "View: Toggle Terminal", keys: "Ctrl+`", run: a.toggleTerminal, when: !at.readOnly },
     { id: "newTerminal", label: "Terminal: New Terminal", keys: "Ctrl+Shift+`", run: a.newTerminal, when: !at.readOnly },

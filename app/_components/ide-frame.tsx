@@ -81,6 +81,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [termNew, setTermNew] = useState(0);
   const [side, setSide] = useState<{ view: SideView } | null>(null);
   const [treeCommand, setTreeCommand] = useState<TreeCommand | null>(null);
+  const [replaceSignal, setReplaceSignal] = useState(0);
   const onTree = (kind: TreeCommand["kind"]) => (setSide({ view: "files" }), setTreeCommand({ kind, at: active }));
   const [diff, setDiff] = useState<ChangedFile | null>(null);
   const [reveal, setReveal] = useState<SearchHit | null>(null);
@@ -148,6 +149,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   const keyActions = {
     search: () => setSide({ view: "search" }),
+    replace: () => (setSide({ view: "search" }), setReplaceSignal((n) => n + 1)),
     explorer: () => setSide({ view: "files" }),
     changes: () => setSide({ view: "changes" }),
     quickOpen: () => setQuick(""),
@@ -234,7 +236,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           show={side}
           changeCount={changeCount}
           changes={<ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} />}
-          search={(focusSignal) => <SearchPanel sessionId={sessionId} focusSignal={focusSignal} onOpen={openHit} />}
+          search={(focusSignal) => <SearchPanel sessionId={sessionId} focusSignal={focusSignal} replaceSignal={replaceSignal} onOpen={openHit} />}
           explorer={
             <FileTree
               sessionId={sessionId}

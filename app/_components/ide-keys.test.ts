@@ -10,6 +10,7 @@ describe("IDE chords", () => {
     expect(chordOf(key("KeyF", "F", { ctrl: true, shift: true }))).toBe("search");
     expect(chordOf(key("KeyE", "E", { meta: true, shift: true }))).toBe("explorer");
     expect(chordOf(key("KeyG", "G", { ctrl: true, shift: true }))).toBe("changes");
+    expect(chordOf(key("KeyH", "H", { ctrl: true, shift: true }))).toBe("replace");
     expect(chordOf(key("KeyP", "π", { ctrl: true, alt: true }))).toBe("togglePreview");
     expect(chordOf(key("KeyP", "p", { ctrl: true }))).toBe("quickOpen");
     expect(chordOf(key("KeyP", "P", { ctrl: true, shift: true }))).toBe("commandPalette");

@@ -7,6 +7,8 @@ import { useEffect, useRef } from "react";
 
 export interface IdeKeyActions {
   search(): void;
+  /** Search with Replace open. */
+  replace(): void;
   explorer(): void;
   changes(): void;
   quickOpen(): void;
@@ -23,6 +25,7 @@ export interface IdeKeyActions {
 export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey" | "altKey" | "code" | "key">): keyof IdeKeyActions | undefined {
   if (!(e.ctrlKey || e.metaKey)) return undefined;
   if (e.shiftKey && e.code === "KeyF") return "search";
+  if (e.shiftKey && e.code === "KeyH") return "replace";
   if (e.shiftKey && e.code === "KeyE") return "explorer";
   if (e.shiftKey && e.code === "KeyG") return "changes";
   if (e.altKey && e.code === "KeyP") return "togglePreview";

@@ -22,7 +22,15 @@ export interface SearchHit {
 
 const DEBOUNCE_MS = 300;
 
-export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: string; focusSignal: number; onOpen(hit: SearchHit): void }) {
+interface Props {
+  sessionId: string;
+  focusSignal: number;
+  /** Bumps when Replace is asked for (Ctrl+Shift+H). */
+  replaceSignal?: number;
+  onOpen(hit: SearchHit): void;
+}
+
+export function SearchPanel({ sessionId, focusSignal, replaceSignal = 0, onOpen }: Props) {
   const trpc = useTRPC();
   const input = useRef<HTMLInputElement>(null);
   const list = useRef<HTMLUListElement>(null);
@@ -39,7 +47,10 @@ export function SearchPanel({ sessionId, focusSignal, onOpen }: { sessionId: str
   const [asked, setAsked] = useState(draft);
   const [folded, setFolded] = useState<Set<string>>(new Set());
   const readOnly = useReadOnly();
-  const [replacing, setReplacing] = useState(false);
+  const [replacing, setReplacing] = useState(replaceSignal > 0);
+  useEffect(() => {
+    if (replaceSignal > 0) setReplacing(true);
+  }, [replaceSignal]);
   useEffect(() => {
     input.current?.focus();
     input.current?.select();
