@@ -2,7 +2,7 @@
 // writes with rollback and the diff budget, the version counter and change events (tool writes
 // immediately, the person's own edits through a debounced watcher).
 import { constants } from "node:fs";
-import { access, realpath, stat } from "node:fs/promises";
+import { access, readdir, realpath, stat } from "node:fs/promises";
 import { relative, sep } from "node:path";
 import watcher, { type AsyncSubscription } from "@parcel/watcher";
 import { readNoFollow, applyChange, revert, TEMP_MARK, type Undo } from "./atomic";
@@ -161,7 +161,10 @@ export class Workspace {
    */
   private startWatching(): void {
     const onEvents = (err: Error | null, events: watcher.Event[]) => {
-      if (err) return; // a watch lost (inotify's limit reached): the file tools still announce their writes
+      // The watcher failed (a folder it could not watch: inotify's limit; a read error): which
+      // files changed is unknown, so every top-level entry is announced, and each folder
+      // stands for all it holds.
+      if (err) return void this.announceEverything();
       for (const e of events) {
         const rel = relative(this.root, e.path).split(sep).join("/");
         if (!rel || rel.startsWith("../") || rel.includes(TEMP_MARK)) continue;
@@ -173,6 +176,13 @@ export class Workspace {
     };
     // Watching is a convenience (the person's own edits); tool writes still announce themselves.
     this.watcher = watcher.subscribe(this.root, onEvents, { ignore: WATCH_IGNORE }).catch(() => undefined);
+  }
+
+  private announceEverything(): void {
+    readdir(this.root).then(
+      (names) => this.markChanged(names.filter((n) => n !== ".git" && !n.includes(TEMP_MARK))),
+      () => undefined,
+    );
   }
 
   /** Resolves once the watcher is listening (changes before then are not reported). */
