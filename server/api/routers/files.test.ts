@@ -62,10 +62,10 @@ describe.each(testDatabases())("files router on %s", (provider) => {
   it("lists the uncommitted changes and a changed file's version at HEAD", async () => {
     const { api, sessionId } = await caller();
     const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: dir });
-    git("init", "-q");
+    git("init", "-q", "-b", "main");
     git("add", ".");
     git("commit", "-qm", "start");
-    expect(await api.files.changes({ sessionId })).toEqual({ mode: "git", files: [], truncated: false });
+    expect(await api.files.changes({ sessionId })).toEqual({ mode: "git", branch: "main", files: [], truncated: false });
     const file = await api.files.read({ sessionId, path: "a.txt" });
     await api.files.save({ sessionId, path: "a.txt", content: `${file.content}more\n`, expectHash: file.hash });
     await api.files.create({ sessionId, path: "fresh.txt", kind: "file" });
