@@ -242,7 +242,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
               sessionId={sessionId}
               entries={entries ?? []}
               cut={tree.cut}
-              onFolderOpened={tree.partial ? tree.opening : undefined}
+              onFoldersOpen={tree.partial ? tree.opening : undefined}
               command={treeCommand}
               loading={tree.isPending}
               error={tree.error?.message}

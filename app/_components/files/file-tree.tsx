@@ -22,8 +22,8 @@ interface Props {
   entries: TreeEntry[];
   /** Folders ("" the root) with more entries than one listing holds: only the first are shown. */
   cut: string[];
-  /** Called for each folder shown open, when the listing may lack what is in it (use-tree-listing.ts). */
-  onFolderOpened?(path: string): void;
+  /** Told which folders are shown open, when the listing may lack what is in them (use-tree-listing.ts). */
+  onFoldersOpen?(paths: readonly string[]): void;
   command?: TreeCommand | null;
   loading: boolean;
   error?: string;
@@ -45,7 +45,7 @@ export interface TreeCommand {
   at: string | null;
 }
 
-export function FileTree({ sessionId, entries, cut, onFolderOpened, command, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted }: Props) {
+export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted }: Props) {
   const trpc = useTRPC();
   const readOnly = useReadOnly();
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
@@ -132,9 +132,7 @@ export function FileTree({ sessionId, entries, cut, onFolderOpened, command, loa
   }, [command]);
 
   const rows = useMemo(() => visibleRows(tree, expanded), [tree, expanded]);
-  useEffect(() => {
-    if (onFolderOpened) for (const path of expanded) onFolderOpened(path);
-  }, [expanded, onFolderOpened]);
+  useEffect(() => onFoldersOpen?.([...expanded].sort()), [expanded, onFoldersOpen]);
   // The file opened in the editor (from the tree, quick open, search or a tool card) is revealed
   // as VS Code's explorer does: its folders open and its row scrolls into view, once per opening.
   const reveal = useRef<string | null>(null);

@@ -1,8 +1,8 @@
 "use client";
 // The file tree's data: the workspace as the runner lists it (breadth first, up to a cap) and,
-// when that listing was cut short, the root and each folder the person opens read on their own
-// (listing.ts), so every folder of a large workspace can be browsed, as VS Code's explorer reads
-// folders as they open. One refresh renews all of it when files change.
+// when that listing was cut short, the root and each folder the tree shows open read on their
+// own (listing.ts), so every folder of a large workspace can be browsed, as VS Code's explorer
+// reads folders as they open. One refresh renews all of it when files change.
 import { useCallback, useMemo, useState } from "react";
 import { useQueries, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
@@ -32,8 +32,9 @@ export function useTreeListing(sessionId: string, enabled: boolean) {
   }, [whole.data, folders, reads]);
   /** Folders whose own read was cut too (more entries in one folder than the cap). */
   const cut = useMemo(() => (partial ? folders.filter((_, i) => reads[i]?.truncated) : []), [partial, folders, reads]);
-  /** The tree opened `folder`: read it on its own when the whole listing may have missed some of it. */
-  const opening = useCallback((folder: string) => setOpened((o) => (o.includes(folder) ? o : [...o, folder])), []);
+  /** The folders the tree shows open: each is read on its own while it is (a closed one is not
+   *  read again when files change). */
+  const opening = useCallback((folders: readonly string[]) => setOpened((o) => (o.length === folders.length && o.every((f, i) => f === folders[i]) ? o : [...folders])), []);
   const refresh = useCallback(() => queryClient.invalidateQueries({ queryKey: trpc.files.tree.queryKey({ sessionId }) }), [queryClient, trpc, sessionId]);
   return { entries, cut, partial, opening, refresh, isPending: whole.isPending, error: whole.error };
 }
