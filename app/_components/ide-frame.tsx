@@ -259,7 +259,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
         {/* Kept mounted under a change's diff: a new Monaco instance costs far more than showing this one again. */}
         <div className={styles.editorHost} hidden={!!diff}>
-          <EditorPane files={files} workspace={filePaths} reveal={reveal} />
+          <EditorPane sessionId={sessionId} files={files} workspace={filePaths} reveal={reveal} />
         </div>
         {diff && <ChangeDiff sessionId={sessionId} file={diff} onOpenFile={openFile} onClose={() => setDiff(null)} />}
       </section>

@@ -1,7 +1,7 @@
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
+import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { sha256 } from "../workspace/ledger";
 import { opContext, tempWorkspace } from "../exec/testing";
 import { personFileOps } from "./person";
@@ -66,6 +66,19 @@ describe("person file ops", () => {
     expect((await run("ide_delete", { path: "lib" })).ok).toBe(true);
     expect((await run("ide_read", { path: "lib/util/b.txt" })).ok).toBe(false);
     expect(changed.flat()).toEqual(["lib/util", "a.txt", "lib/util/b.txt", "lib"]);
+  });
+
+  it("reads any file's bytes for preview and download, within the size limit and the workspace", async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0xff]);
+    await writeFile(join(ws.dir, "logo.png"), png);
+    const r = await run("ide_read_bytes", { path: "logo.png" });
+    expect(r).toMatchObject({ ok: true, meta: { path: "logo.png", size: png.length } });
+    expect(Buffer.from(r.output, "base64")).toEqual(png);
+    await writeFile(join(ws.dir, "huge.bin"), Buffer.alloc(PERSON_FILE_LIMITS.maxRawBytes + 1));
+    expect(await run("ide_read_bytes", { path: "huge.bin" })).toMatchObject({ ok: false, output: expect.stringContaining("more than") });
+    await mkdir(join(ws.dir, "dir"));
+    expect(await run("ide_read_bytes", { path: "dir" })).toMatchObject({ ok: false, output: "dir is not a file" });
+    expect(await run("ide_read_bytes", { path: "../etc/passwd" })).toMatchObject({ ok: false });
   });
 
   it("refuses binary files in the editor", async () => {

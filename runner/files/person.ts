@@ -32,6 +32,19 @@ const ideRead = defineOp({
   },
 });
 
+const ideReadBytes = defineOp({
+  input: PERSON_FILE_OPS.ide_read_bytes,
+  async run(input, ctx) {
+    const target = await ctx.workspace.resolve(input.path, "read");
+    if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
+    const st = await stat(target.abs);
+    if (!st.isFile()) return { ok: false, output: `${target.rel} is not a file` };
+    if (st.size > PERSON_FILE_LIMITS.maxRawBytes) return { ok: false, output: `${target.rel} is ${st.size} bytes, more than ${PERSON_FILE_LIMITS.maxRawBytes} can be shown or downloaded here` };
+    const data = await readFile(target.abs);
+    return { ok: true, output: data.toString("base64"), meta: { path: target.rel, size: data.length } };
+  },
+});
+
 const ideWrite = defineOp({
   input: PERSON_FILE_OPS.ide_write,
   async run(input, ctx) {
@@ -106,6 +119,7 @@ function unrecordedNote(count: number): string {
 
 export const personFileOps: OpTable = {
   ide_read: ideRead,
+  ide_read_bytes: ideReadBytes,
   ide_write: ideWrite,
   ide_mkdir: ideMkdir,
   ide_rename: ideRename,

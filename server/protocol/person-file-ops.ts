@@ -8,6 +8,8 @@ export const PERSON_FILE_LIMITS = {
   /** Largest file the editor opens. */
   maxOpenBytes: 20 * 1024 * 1024,
   maxSaveBytes: 20 * 1024 * 1024,
+  /** Largest file ide_read_bytes returns (image preview, download). */
+  maxRawBytes: 10 * 1024 * 1024,
   /** Most paths ide_find returns. */
   maxFound: 5000,
 } as const;
@@ -18,6 +20,8 @@ const expectHash = z.string().regex(/^[0-9a-f]{64}$/).nullable();
 
 export const PERSON_FILE_OPS = {
   ide_read: z.object({ path }),
+  /** A file's bytes, any content (output: base64; meta: PersonRaw): image preview, download. */
+  ide_read_bytes: z.object({ path }),
   ide_write: z.object({
     path,
     content: z.string().max(PERSON_FILE_LIMITS.maxSaveBytes),
@@ -98,3 +102,6 @@ export const PersonReplaced = z.object({
   skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
 });
 export type PersonReplaced = z.infer<typeof PersonReplaced>;
+
+/** `meta` of ide_read_bytes. */
+export const PersonRaw = z.object({ path: z.string(), size: z.number().int().nonnegative() });

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExecResult, Executor } from "../executors/contract";
 import { FILE_LIMITS } from "../protocol/file-ops";
-import { PersonChanges, PersonCommit, PersonFileMeta, PersonFound, PersonOriginal, PersonReplaced, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
+import { PersonChanges, PersonCommit, PersonFileMeta, PersonFound, PersonOriginal, PersonRaw, PersonReplaced, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
 
 export type FileErrorKind = "not_found" | "conflict" | "invalid" | "unavailable";
 
@@ -47,6 +47,8 @@ export interface FileService {
   /** Text (or regex) across the workspace, .gitignore honoured, grouped by file in path order. */
   search(sessionId: string, query: SearchQuery): Promise<SearchResults>;
   read(sessionId: string, path: string): Promise<{ path: string; content: string; hash: string }>;
+  /** Any file's bytes as base64, up to PERSON_FILE_LIMITS.maxRawBytes (image preview, download). */
+  raw(sessionId: string, path: string): Promise<{ path: string; base64: string; size: number }>;
   /** expectHash: what the editor opened (null for a new file; omitted to overwrite regardless). */
   save(sessionId: string, path: string, content: string, expectHash?: string | null): Promise<{ path: string; hash: string }>;
   mkdir(sessionId: string, path: string): Promise<void>;
@@ -106,6 +108,11 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
       const r = await person(sessionId, "ide_read", { path });
       const meta = PersonFileMeta.parse(r.meta);
       return { path: meta.path, content: r.output, hash: meta.hash };
+    },
+    async raw(sessionId, path) {
+      const r = await person(sessionId, "ide_read_bytes", { path });
+      const meta = PersonRaw.parse(r.meta);
+      return { path: meta.path, base64: r.output, size: meta.size };
     },
     async save(sessionId, path, content, expectHash) {
       const r = await person(sessionId, "ide_write", { path, content, ...(expectHash !== undefined ? { expectHash } : {}) });

@@ -1,12 +1,14 @@
 "use client";
 // The centre pane: tabs of open files (a middle click closes one), the Monaco editor, and, when
 // the agent changed a file under unsaved edits, a banner offering the diff, the disk version, or
-// keeping one's own.
+// keeping one's own. An image file shows as a picture (image-preview.tsx), for members.
 import dynamic from "next/dynamic";
 import { useCallback, useEffect, useState } from "react";
 import type { EditorBuffers, useOpenFiles } from "../../_lib/use-open-files";
 import type { Reveal } from "./code-editor";
 import { whenIdle } from "../../_lib/idle";
+import { useReadOnly } from "../../_lib/read-only";
+import { ImagePreview, imageType } from "./image-preview";
 import styles from "./editor.module.css";
 
 const CodeEditor = dynamic(() => import("./code-editor"), { ssr: false, loading: () => <div className={styles.loading}>Loading editor…</div> });
@@ -18,7 +20,8 @@ type Files = ReturnType<typeof useOpenFiles>;
  * `workspace` lists the workspace's files once known: the pane then mounts Monaco while the page
  * is idle (hidden until a file opens) and loads the languages those files use.
  */
-export function EditorPane({ files, workspace, reveal }: { files: Files; workspace?: readonly string[]; reveal?: Reveal | null }) {
+export function EditorPane({ sessionId, files, workspace, reveal }: { sessionId: string; files: Files; workspace?: readonly string[]; reveal?: Reveal | null }) {
+  const readOnly = useReadOnly();
   const [showDiff, setShowDiff] = useState(false);
   const [idle, setIdle] = useState(false);
   const known = workspace !== undefined;
@@ -78,7 +81,9 @@ export function EditorPane({ files, workspace, reveal }: { files: Files; workspa
             />
           </div>
         )}
-        {unreadable ? (
+        {unreadable && active && imageType(active) && !readOnly ? (
+          <ImagePreview sessionId={sessionId} path={active} mime={imageType(active)!} />
+        ) : unreadable ? (
           <div className={styles.empty} data-testid="editor-unreadable">
             <div>{unreadable}</div>
           </div>

@@ -2,7 +2,8 @@
 // The workspace tree from the runner, refreshed whenever the session reports changed files.
 // New file/folder (in the selected folder) and rename happen in a name box inside the tree
 // (tree-name-box.tsx), delete after confirmation; all go through the runner, and a refusal is
-// shown where it happened with nothing lost. Right click (or Shift+F10) opens the row's menu.
+// shown where it happened with nothing lost. Right click (or Shift+F10) opens the row's menu
+// (which also downloads a file).
 // Read-only: browsing and copying paths only. The tree takes the keyboard when focused
 // (tree-model.ts) and keeps the selected row in view.
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
@@ -101,6 +102,20 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
     setOpError(undefined);
     remove.mutate({ sessionId, path: row.path }, { onSuccess: () => (onDeleted(row.path), setSelected(null)) });
   };
+  /** The file's bytes from the runner, saved by the browser under the file's name. */
+  const download = async (path: string) => {
+    setOpError(undefined);
+    try {
+      const raw = await queryClient.fetchQuery(trpc.files.raw.queryOptions({ sessionId, path }, { staleTime: 0 }));
+      const bytes = Uint8Array.from(atob(raw.base64), (c) => c.charCodeAt(0));
+      const url = URL.createObjectURL(new Blob([bytes]));
+      const a = Object.assign(document.createElement("a"), { href: url, download: path.split("/").pop()! });
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    } catch (err) {
+      setOpError((err as Error).message);
+    }
+  };
   const openMenu = (x: number, y: number, row: Selected | null) => {
     if (row) setSelected(row);
     setMenu({ x, y, row });
@@ -113,6 +128,7 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
       if (row.type !== "dir") items.unshift({ label: "Open", keys: "Enter", run: () => onOpen(row.path) });
       if (!readOnly) items.push({ label: "Rename…", keys: "F2", run: () => startRename(row) }, { label: "Delete", keys: "Del", run: () => deleteRow(row) });
       items.push({ label: "Copy Path", run: () => void navigator.clipboard?.writeText(row.path).catch(() => setOpError("The browser did not allow copying.")) });
+      if (row.type === "file" && !readOnly) items.push({ label: "Download", run: () => void download(row.path) });
     }
     return items;
   };

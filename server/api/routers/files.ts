@@ -40,6 +40,10 @@ export const filesRouter = router({
   read: fileReadProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.read(input.sessionId, input.path))),
+  // Members only: raw bytes cannot be redacted for a share viewer as text is.
+  raw: fileProcedure
+    .input(session.extend({ path }))
+    .query(({ ctx, input }) => guard(() => ctx.files.raw(input.sessionId, input.path))),
   changes: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.changes(input.sessionId))),
   original: fileReadProcedure
     .input(session.extend({ path }))
