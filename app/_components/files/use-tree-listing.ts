@@ -34,7 +34,7 @@ export function useTreeListing(sessionId: string, enabled: boolean) {
   const cut = useMemo(() => (partial ? folders.filter((_, i) => reads[i]?.truncated) : []), [partial, folders, reads]);
   /** The folders the tree shows open: each is read on its own while it is (a closed one is not
    *  read again when files change). */
-  const opening = useCallback((folders: readonly string[]) => setOpened((o) => (o.length === folders.length && o.every((f, i) => f === folders[i]) ? o : [...folders])), []);
+  const opening = useCallback((shown: readonly string[]) => setOpened((o) => (o.length === shown.length && o.every((f, i) => f === shown[i]) ? o : [...shown])), []);
   const refresh = useCallback(() => queryClient.invalidateQueries({ queryKey: trpc.files.tree.queryKey({ sessionId }) }), [queryClient, trpc, sessionId]);
   return { entries, cut, partial, opening, refresh, isPending: whole.isPending, error: whole.error };
 }
