@@ -32,6 +32,17 @@ test("in a git work tree, the Changes tab names the branch and commits every cha
     await expect(page.getByTestId("commit-message")).toHaveValue("");
     expect(git("log", "-1", "--format=%s|%b").trim()).toBe("Update the app|and add a file");
     expect(git("status", "--porcelain").trim()).toBe("");
+    // Many changes: the tab's badge is capped, and the tab names keep their room.
+    for (let i = 0; i < 120; i++) writeWorkspaceFile(`committed/many/f${i}.txt`, `${i}\n`);
+    await page.getByTestId("changes-panel").getByRole("button", { name: "Refresh changes" }).click();
+    await expect(page.getByTestId("side-changes")).toHaveText("Changes99+");
+    for (const tab of ["side-files", "side-search", "side-changes"]) {
+      expect(await page.getByTestId(tab).evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    }
+    rmSync(join(dir, "committed/many"), { recursive: true, force: true });
+    await page.getByTestId("changes-panel").getByRole("button", { name: "Refresh changes" }).click();
+    await expect(page.getByTestId("change-item")).toHaveCount(0);
+
     // Nothing left to commit: the button says so by being off.
     await page.getByTestId("commit-message").fill("again");
     await expect(page.getByTestId("commit-button")).toHaveText("Commit");

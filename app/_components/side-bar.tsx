@@ -50,7 +50,12 @@ export function SideBar({ show, explorer, search, changes, changeCount }: Props)
         {(Object.keys(TITLES) as SideView[]).map((v) => (
           <button key={v} type="button" role="tab" aria-selected={view === v} title={TITLES[v][1]} onClick={() => open(v)} data-testid={`side-${v}`}>
             {TITLES[v][0]}
-            {v === "changes" && changeCount ? <span className={styles.badge}>{changeCount}</span> : null}
+            {v === "changes" && changeCount ? (
+              // Capped as VS Code caps its badges: four digits pushed the tab names into ellipses.
+              <span className={styles.badge} title={`${changeCount} changed files`}>
+                {changeCount > 99 ? "99+" : changeCount}
+              </span>
+            ) : null}
           </button>
         ))}
       </div>
