@@ -258,6 +258,12 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   await page.getByTestId("quick-open").locator("input").fill("alpha");
   await page.keyboard.press("Enter");
   await expect(page.locator('[data-testid="editor-tab"]')).toHaveCount(2);
+  // Nothing typed: recently opened files first, the open one after, so Enter goes back.
+  await page.keyboard.press("Control+p");
+  await expect(page.getByTestId("quick-item").nth(0)).toHaveText("lib/beta.json");
+  await expect(page.getByTestId("quick-item").nth(1)).toHaveText("lib/alpha.js");
+  await page.keyboard.press("Enter");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="lib/beta.json"]')).toHaveAttribute("aria-selected", "true");
 
   const files = page.getByTestId("pane-files");
   const before = (await files.boundingBox())!.width;
@@ -271,7 +277,7 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
 
   await page.reload();
   await expect(page.locator('[data-testid="editor-tab"]')).toHaveCount(2);
-  await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute("data-path", "lib/alpha.js");
+  await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute("data-path", "lib/beta.json");
   await expect.poll(async () => Math.round((await page.getByTestId("pane-files").boundingBox())!.width)).toBe(Math.round(before + 100));
 
   await page.keyboard.press("Control+`");

@@ -290,7 +290,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         </span>
       </footer>
       {quick !== null && (
-        <QuickOpen paths={filePaths ?? []} findIn={tree.partial ? sessionId : undefined} commands={commands} initial={quick} onOpen={openFile} onGoToLine={active ? goToLine : undefined} onClose={() => setQuick(null)} />
+        <QuickOpen paths={filePaths ?? []} recent={files.recent} active={active} findIn={tree.partial ? sessionId : undefined} commands={commands} initial={quick} onOpen={openFile} onGoToLine={active ? goToLine : undefined} onClose={() => setQuick(null)} />
       )}
       {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
     </div>

@@ -38,9 +38,18 @@ interface Tabs {
 const isTabs = (v: unknown): v is Tabs =>
   !!v && typeof v === "object" && Array.isArray((v as Tabs).open) && (v as Tabs).open.every((p) => typeof p === "string");
 
+const isPaths = (v: unknown): v is string[] => Array.isArray(v) && v.every((p) => typeof p === "string");
+const RECENT_MAX = 30;
+
 export function useOpenFiles(sessionId: string) {
   const client = useTRPCClient();
   const [tabs, setTabs, tabsLoaded] = usePersisted<Tabs>(`quiver.tabs.${sessionId}`, { open: [], active: null }, isTabs);
+  // Files opened, most recent first (quick open lists them first, as VS Code's "recently opened").
+  const [recent, setRecent] = usePersisted<string[]>(`quiver.recent.${sessionId}`, [], isPaths);
+  useEffect(() => {
+    const active = tabs.active;
+    if (tabsLoaded && active) setRecent((r) => (r[0] === active ? r : [active, ...r.filter((p) => p !== active)].slice(0, RECENT_MAX)));
+  }, [tabs.active, tabsLoaded, setRecent]);
   const [docs, setDocsState] = useState<Record<string, OpenDoc>>({});
   // The truth, updated at once: two reads finishing before React renders must each see what the
   // other did (a read's result depends on whether the buffer is dirty or a write is pending).
@@ -192,5 +201,5 @@ export function useOpenFiles(sessionId: string) {
     return () => window.removeEventListener("beforeunload", onLeave);
   }, []);
 
-  return { tabs, docs, open, close, save, takeDisk, setDirty, changed, rename, setActive: (p: string) => setTabs((t) => ({ ...t, active: p })), buffers };
+  return { tabs, recent, docs, open, close, save, takeDisk, setDirty, changed, rename, setActive: (p: string) => setTabs((t) => ({ ...t, active: p })), buffers };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchCommands, paletteQuery, ranked, type Command } from "./palette";
+import { matchCommands, paletteQuery, ranked, recentFirst, type Command } from "./palette";
 
 const cmd = (label: string): Command => ({ id: label, label, run: () => undefined });
 const commands = [cmd("View: Toggle Terminal"), cmd("Terminal: New Terminal"), cmd("View: Toggle Preview"), cmd("Agent: Choose Model…")];
@@ -24,5 +24,12 @@ describe("the quick-open box", () => {
     expect(matchCommands(commands, "toggle").map((c) => c.label)).toEqual(["View: Toggle Terminal", "View: Toggle Preview"]);
     expect(matchCommands(commands, "model").map((c) => c.label)).toEqual(["Agent: Choose Model…"]);
     expect(matchCommands(commands, "zzz")).toEqual([]);
+  });
+
+  it("lists recently opened files first for an empty query, the open one after the others", () => {
+    const paths = ["a.ts", "b.ts", "c.ts", "d.ts"];
+    expect(recentFirst(paths, ["c.ts", "gone.ts", "a.ts", "b.ts"], "c.ts")).toEqual(["a.ts", "b.ts", "c.ts", "d.ts"]);
+    expect(recentFirst(paths, ["d.ts", "b.ts"], null)).toEqual(["d.ts", "b.ts", "a.ts", "c.ts"]);
+    expect(recentFirst(paths, [], "b.ts")).toEqual(["b.ts", "a.ts", "c.ts", "d.ts"]);
   });
 });

@@ -50,6 +50,16 @@ export function ranked<T>(items: readonly T[], query: string, text: (item: T) =>
     .map((m) => m.item);
 }
 
+/** For an empty query: the recently opened files still listed (the open one last, so Enter
+ *  goes back to the one before, as VS Code's Ctrl+P), then the others in order. */
+export function recentFirst(paths: readonly string[], recent: readonly string[], active: string | null): string[] {
+  const listed = new Set(paths);
+  const previous = recent.filter((p) => p !== active && listed.has(p));
+  const first = active && listed.has(active) ? [...previous, active] : previous;
+  const taken = new Set(first);
+  return [...first, ...paths.filter((p) => !taken.has(p))];
+}
+
 /** Commands match on their words in any order ("term new" finds "Terminal: New Terminal"). */
 export function matchCommands(commands: readonly Command[], text: string): Command[] {
   const words = text.toLowerCase().split(/\s+/).filter(Boolean);

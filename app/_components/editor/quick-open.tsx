@@ -1,17 +1,20 @@
 "use client";
 // The quick-open box, VS Code's: Ctrl/Cmd+P goes to a file by part of its path, ">" (or
 // Ctrl/Cmd+Shift+P) runs a command, ":" goes to a line of the open file. Arrows choose, Enter
-// runs, Esc closes. What a query means and what matches it: palette.ts. When the tree's listing
+// runs, Esc closes. With nothing typed, recently opened files come first. What a query means and what matches it: palette.ts. When the tree's listing
 // was cut short (a large workspace), files are also looked for across the whole workspace on
 // the runner (files.find), ranked together with the listed ones.
 import { useEffect, useMemo, useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
-import { matchCommands, paletteQuery, ranked, type Command } from "./palette";
+import { matchCommands, paletteQuery, ranked, recentFirst, type Command } from "./palette";
 import styles from "./editor.module.css";
 
 interface Props {
   paths: string[];
+  /** Files opened, most recent first, and the open one: listed first for an empty query. */
+  recent?: readonly string[];
+  active?: string | null;
   /** The listing behind `paths` was cut short: ask the runner for files of this session too. */
   findIn?: string;
   commands: Command[];
@@ -35,7 +38,7 @@ function useSettled<T>(value: T, ms: number): T {
   return settled;
 }
 
-export function QuickOpen({ paths, findIn, commands, initial = "", onOpen, onGoToLine, onClose }: Props) {
+export function QuickOpen({ paths, recent = [], active = null, findIn, commands, initial = "", onOpen, onGoToLine, onClose }: Props) {
   const trpc = useTRPC();
   const [query, setQuery] = useState(initial);
   const [sel, setSel] = useState(0);
@@ -52,10 +55,11 @@ export function QuickOpen({ paths, findIn, commands, initial = "", onOpen, onGoT
       const line = q.line;
       return [{ key: "line", label: `Go to line ${line}`, run: () => onGoToLine(line) }];
     }
-    return ranked(candidates, q.text, (p) => p).map((p) => ({ key: p, label: p, run: () => onOpen(p) }));
+    const ordered = q.text ? candidates : recentFirst(candidates, recent, active);
+    return ranked(ordered, q.text, (p) => p).map((p) => ({ key: p, label: p, run: () => onOpen(p) }));
     // q is derived from query
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [candidates, commands, query, onOpen, onGoToLine]);
+  }, [candidates, recent, active, commands, query, onOpen, onGoToLine]);
   const empty = q.mode === "commands" ? "No matching commands" : q.mode === "line" ? (onGoToLine ? "Type a line number" : "Open a file to go to a line") : "No matching files";
   const choose = (row: Row | undefined) => {
     onClose();
