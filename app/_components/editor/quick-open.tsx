@@ -91,7 +91,9 @@ export function QuickOpen({ paths, recent = [], active = null, findIn, commands,
         />
         <ul className={styles.quickList}>
           {rows.map((r, i) => (
-            <li key={r.key} className={i === sel ? styles.quickSel : undefined} onMouseEnter={() => setSel(i)} onClick={() => choose(r)} data-testid="quick-item">
+            // Selected by a real mouse move only: the browser also reports "entering" a row that
+            // appears under a pointer left still, and Enter would then open that row instead.
+            <li key={r.key} className={i === sel ? styles.quickSel : undefined} onMouseMove={() => i !== sel && setSel(i)} onClick={() => choose(r)} data-testid="quick-item" aria-selected={i === sel}>
               <span>{r.label}</span>
               {r.keys && <kbd className={styles.quickKeys}>{r.keys}</kbd>}
             </li>
