@@ -34,6 +34,9 @@ export const envSchema = z.object({
   QUIVER_RUNNER_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   QUIVER_PROVIDER: z.enum(["anthropic", "openai"]).optional(),
   QUIVER_MODEL: z.string().min(1).optional(),
+  /** The model's context window in tokens, when the built-in guess for its name is wrong
+   *  (local models especially); the conversation is summarized as it nears it. */
+  QUIVER_CONTEXT_WINDOW: z.coerce.number().int().min(1024, "must be at least 1024 tokens").optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url(["http:", "https:"]).optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),

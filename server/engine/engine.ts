@@ -7,7 +7,8 @@ import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
 import { createAdapter, defaultRetryPolicy, modelChoices, resolveProvider, type ModelChoices, type RetryPolicy } from "./providers/index";
 import { recoverInterruptedTurns } from "./recovery";
-import { runTurn } from "./turn";
+import { ContextWindows, contextTokens } from "./context";
+import { runTurn, type TurnContext } from "./turn";
 import { zeroUsage, type ProviderAdapter, type ProviderConfig, type ToolCatalog } from "./types";
 
 export interface EngineDeps {
@@ -18,7 +19,7 @@ export interface EngineDeps {
   dispatcher: Dispatcher;
   /** The tool slot's catalog; none: the model is offered no tools. */
   catalog?: ToolCatalog;
-  env: Pick<Env, "QUIVER_PROVIDER" | "QUIVER_MODEL" | "ANTHROPIC_API_KEY" | "ANTHROPIC_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_BASE_URL">;
+  env: Pick<Env, "QUIVER_PROVIDER" | "QUIVER_MODEL" | "ANTHROPIC_API_KEY" | "ANTHROPIC_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_BASE_URL"> & Partial<Pick<Env, "QUIVER_CONTEXT_WINDOW">>;
   /** Must give the same text for a session every time (it heads the cached prefix). */
   systemPrompt?: string | ((sessionId: string) => string | Promise<string>);
   /** Model requests per turn before it stops (default 50). */
@@ -98,6 +99,23 @@ export function createEngine(deps: EngineDeps): Engine {
   const adapters = new Map<string, ProviderAdapter>();
   let shuttingDown = false;
   const system = deps.systemPrompt ?? defaultSystemPrompt;
+  // The context each session's latest request filled: kept here once known, read from its
+  // last model request after a restart (or when a peer instance ran its last turn).
+  const lastTokens = new Map<string, number>();
+  const context: TurnContext = {
+    windows: new ContextWindows(deps.env.QUIVER_CONTEXT_WINDOW),
+    async lastTokens(sessionId) {
+      const known = lastTokens.get(sessionId);
+      if (known !== undefined) return known;
+      const last = await db.modelRequest.findFirst({
+        where: { turn: { sessionId }, endedAt: { not: null }, error: null },
+        orderBy: { startedAt: "desc" },
+        select: { inputTokens: true, outputTokens: true, cacheReadTokens: true, cacheWriteTokens: true },
+      });
+      return last ? contextTokens(last) : 0;
+    },
+    setLastTokens: (sessionId, tokens) => void lastTokens.set(sessionId, tokens),
+  };
   const turnDeps = {
     db,
     rows: deps.rows,
@@ -107,6 +125,7 @@ export function createEngine(deps: EngineDeps): Engine {
     systemPrompt: async (id: string) => (typeof system === "string" ? system : system(id)),
     retry: deps.retry ?? defaultRetryPolicy,
     maxSteps: deps.maxSteps ?? 50,
+    context,
     log,
   };
 

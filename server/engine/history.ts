@@ -5,7 +5,47 @@ import type { Db, TurnRows } from "../db";
 import type { ContentBlock, ConversationMessage, Role } from "./types";
 
 export async function loadConversation(rows: TurnRows, sessionId: string): Promise<ConversationMessage[]> {
-  const messages = (await rows.conversation(sessionId)).map((r) => ({ role: r.role as Role, content: r.content as ContentBlock[] }));
+  return conversationFrom(await rows.conversation(sessionId));
+}
+
+/**
+ * A summary standing for every message stored before it (compact.ts), the one block of a user
+ * message. `keep`: how many messages just before it are still sent after it (the message of the
+ * turn it was made at the start of); `midTurn`: it was made between two requests of a turn, so
+ * the model is asked to go on with the task.
+ */
+export interface SummaryBlock {
+  type: "summary";
+  text: string;
+  keep: number;
+  midTurn: boolean;
+}
+
+const isSummary = (content: unknown): content is [SummaryBlock] => Array.isArray(content) && (content[0] as { type?: string } | undefined)?.type === "summary";
+
+/** What the model reads in place of the messages a summary stands for. */
+export function summaryPrompt(s: SummaryBlock): string {
+  return (
+    "This session continues from an earlier conversation that no longer fits in the model's context window. " +
+    `A summary of it, written by the assistant:\n\n${s.text}` +
+    (s.midTurn ? "\n\nContinue the task from where it stopped." : "")
+  );
+}
+
+/** Stored rows, in order, as the model is sent them: from the latest summary on, orphaned calls answered. */
+export function conversationFrom(stored: { role: string; content: unknown }[]): ConversationMessage[] {
+  let rows = stored;
+  let head: ConversationMessage | undefined;
+  const at = stored.findLastIndex((r) => isSummary(r.content));
+  if (at >= 0) {
+    const summary = (stored[at].content as [SummaryBlock])[0];
+    head = { role: "user", content: [{ type: "text", text: summaryPrompt(summary) }] };
+    rows = [...stored.slice(Math.max(0, at - summary.keep), at), ...stored.slice(at + 1)];
+  }
+  const messages = rows.map((r) => ({ role: r.role as Role, content: r.content as ContentBlock[] }));
+  // One user message, not two in a row: the summary and the message it was made in front of.
+  if (head && messages[0]?.role === "user") messages[0] = { role: "user", content: [...head.content, ...messages[0].content] };
+  else if (head) messages.unshift(head);
   return answerOrphans(messages, "No result was recorded for this call.");
 }
 

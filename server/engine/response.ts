@@ -67,6 +67,11 @@ class MessageWriter {
   }
 }
 
+/** What the person sees when a request is tried again: why, when, and which attempt comes next. */
+export function retryNotice(ev: { error: { message: string }; delayMs: number }, attempt: number, retry: RetryPolicy): SessionEventBody {
+  return { type: "notice", level: "info", code: "provider_retry", text: `${ev.error.message} Retrying in ${(ev.delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${retry.attempts}).` };
+}
+
 export async function runResponse(
   ctx: ResponseContext,
   adapter: ProviderAdapter,
@@ -137,7 +142,7 @@ export async function runResponse(
         break;
       case "retry":
         await ctx.rows.closeRequest(request, { stopReason: null, error: ev.error.message, usage });
-        ctx.emit({ type: "notice", level: "info", code: "provider_retry", text: `${ev.error.message} Retrying in ${(ev.delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${retry.attempts}).` });
+        ctx.emit(retryNotice(ev, attempt, retry));
         usage = zeroUsage();
         attempt++;
         request = await open();

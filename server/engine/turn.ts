@@ -7,11 +7,13 @@ import type { Db, TurnRows } from "../db";
 import type { EventHub } from "../hub/events";
 import type { SessionEventBody, TurnStatus, Usage } from "../protocol/events";
 import type { Dispatcher, DispatchOutcome, ModelToolCall } from "../pipeline/contract";
+import { compactConversation, worthCompacting } from "./compact";
+import { COMPACT_AT, contextOverflow, contextTokens, type ContextWindows } from "./context";
 import { closeOpenCalls, loadConversation } from "./history";
 import type { RetryPolicy } from "./providers/retry";
 import { runResponse } from "./response";
-import type { ContentBlock, ProviderAdapter, ToolCatalog } from "./types";
-import { zeroUsage } from "./types";
+import type { ContentBlock, ConversationMessage, ProviderAdapter, ToolCatalog, ToolDefinition } from "./types";
+import { addUsage, zeroUsage } from "./types";
 
 export interface TurnDeps {
   db: Db;
@@ -22,7 +24,16 @@ export interface TurnDeps {
   systemPrompt(sessionId: string): Promise<string>;
   retry: RetryPolicy;
   maxSteps: number;
+  context: TurnContext;
   log(message: string, err?: unknown): void;
+}
+
+/** What the engine knows of sessions' context use across turns. */
+export interface TurnContext {
+  windows: ContextWindows;
+  /** Tokens the session's latest model request filled (0: none, or unknown since a summary). */
+  lastTokens(sessionId: string): Promise<number>;
+  setLastTokens(sessionId: string, tokens: number): void;
 }
 
 export interface TurnRun {
@@ -67,13 +78,46 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
 
   try {
     const system = await deps.systemPrompt(sessionId);
+    const window = () => deps.context.windows.of(run.adapter.kind, run.adapter.model);
+    let tokens = await deps.context.lastTokens(sessionId);
+    // A request that did not fit is answered by one summary a turn: a second would not fit either.
+    let overflowed = false;
+    const compact = async (step: number, tools: ToolDefinition[], messages: ConversationMessage[], shrink: boolean) => {
+      const full = Math.round((100 * tokens) / window());
+      emit({
+        type: "notice", level: "info", code: "context_compacting",
+        text: shrink
+          ? "The request did not fit in the model's context window. Summarizing the conversation so the session can go on."
+          : `The conversation has filled ${full}% of the model's context window (${tokens.toLocaleString("en")} of ${window().toLocaleString("en")} tokens). Summarizing it so the session can go on.`,
+      });
+      const ctx = { rows, sessionId, turnId, emit, allocatePosition: () => position++ };
+      const keep = step === 1 ? 1 : 0;
+      const r = await compactConversation(ctx, run.adapter, { system, tools, messages, keep, midTurn: step > 1, tokens, shrink }, signal, deps.retry);
+      addUsage(total, r.usage);
+      if (!r.ok) {
+        if (!signal.aborted) emit({ type: "notice", level: "warn", code: "context_compact_failed", text: `The conversation could not be summarized: ${r.message}` });
+        return false;
+      }
+      tokens = 0;
+      deps.context.setLastTokens(sessionId, 0);
+      return true;
+    };
     for (let step = 1; ; step++) {
       if (step > deps.maxSteps) {
         stopReason = "step_limit";
         emit({ type: "notice", level: "warn", code: "step_limit", text: `The turn stopped after ${deps.maxSteps} model requests (the step limit). Send a message to continue.` });
         break;
       }
-      const spec = { system, tools: await deps.catalog.catalog(sessionId), messages: await loadConversation(rows, sessionId) };
+      const tools = await deps.catalog.catalog(sessionId);
+      let messages = await loadConversation(rows, sessionId);
+      if (tokens >= COMPACT_AT * window() && worthCompacting(messages, step === 1 ? 1 : 0)) {
+        if (await compact(step, tools, messages, false)) messages = await loadConversation(rows, sessionId);
+        if (signal.aborted) {
+          status = "cancelled";
+          break;
+        }
+      }
+      const spec = { system, tools, messages };
       const ctx = {
         rows, sessionId, turnId, emit,
         allocatePosition: () => position++,
@@ -85,10 +129,25 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       const out = await runResponse(ctx, run.adapter, spec, signal, deps.retry);
       openCalls = out.storedCalls;
       addUsage(total, out.usage);
-      emit({ type: "usage", turnId, usage: { ...total } });
+      if (contextTokens(out.usage) > 0) {
+        tokens = contextTokens(out.usage);
+        deps.context.setLastTokens(sessionId, tokens);
+      }
+      emit({ type: "usage", turnId, usage: { ...total }, context: { tokens, window: window() } });
       if (out.finish === "cancelled" || signal.aborted) {
         status = "cancelled";
         break;
+      }
+      const overflow = out.finish === "error" && out.error ? contextOverflow(out.error.message) : undefined;
+      if (overflow && !overflowed && worthCompacting(messages, step === 1 ? 1 : 0)) {
+        overflowed = true;
+        if (overflow.window) deps.context.windows.learn(run.adapter.kind, run.adapter.model, overflow.window);
+        tokens = Math.max(tokens, window());
+        if (await compact(step, tools, messages, true)) continue;
+        if (signal.aborted) {
+          status = "cancelled";
+          break;
+        }
       }
       if (out.finish === "error") {
         status = "failed";
@@ -183,11 +242,4 @@ async function storeResults(rows: TurnRows, at: { sessionId: string; turnId: str
       : { type: "tool_result", id: c.providerCallId, name: c.name, content: "No result was produced for this call.", isError: true };
   });
   await rows.addMessage({ ...at, role: "tool", content });
-}
-
-function addUsage(total: Usage, u: Usage) {
-  total.inputTokens += u.inputTokens;
-  total.outputTokens += u.outputTokens;
-  total.cacheReadTokens += u.cacheReadTokens;
-  total.cacheWriteTokens += u.cacheWriteTokens;
 }

@@ -75,3 +75,11 @@ export interface ProviderAdapter {
 }
 
 export const zeroUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+
+/** Adds `u` into `total`. */
+export function addUsage(total: Usage, u: Usage) {
+  total.inputTokens += u.inputTokens;
+  total.outputTokens += u.outputTokens;
+  total.cacheReadTokens += u.cacheReadTokens;
+  total.cacheWriteTokens += u.cacheWriteTokens;
+}

@@ -41,6 +41,10 @@ export const ApprovalRequest = z.object({
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 
+/** The share of the model's context window at which the server summarizes a conversation
+ *  (engine/context.ts); the IDE's context meter marks it. */
+export const COMPACT_AT = 0.8;
+
 const body = z.discriminatedUnion("type", [
   z.object({ type: z.literal("turn.started"), turnId: z.string() }),
   z.object({ type: z.literal("message.user"), messageId: z.string(), text: z.string() }),
@@ -94,7 +98,24 @@ const body = z.discriminatedUnion("type", [
     code: z.string(),
     text: z.string(),
   }),
-  z.object({ type: z.literal("usage"), turnId: z.string(), usage: Usage }),
+  /** The turn's usage so far (each one replaces the last; the last is the turn's total), and
+   *  how full the model's context window was at the latest request (prompt plus reply). */
+  z.object({
+    type: z.literal("usage"),
+    turnId: z.string(),
+    usage: Usage,
+    context: z.object({ tokens: z.number().int().nonnegative(), window: z.number().int().positive() }).optional(),
+  }),
+  /** The conversation neared (or passed) the model's context window and was replaced by a
+   *  summary: later requests start from it. `messages`: how many stored messages it stands for;
+   *  `tokens`: the context they filled. */
+  z.object({
+    type: z.literal("context.compacted"),
+    turnId: z.string(),
+    summary: z.string(),
+    messages: z.number().int().nonnegative(),
+    tokens: z.number().int().nonnegative(),
+  }),
   z.object({
     type: z.literal("turn.finished"),
     turnId: z.string(),
