@@ -22,7 +22,7 @@ const turnWithApproval: SessionEventBody[] = [
   { type: "tool.finished", callId: "c1", status: "succeeded", output: "2 passed", isError: false, truncated: false, durationMs: 1200 },
   { type: "text.delta", turnId: "t1", text: "All green." },
   { type: "usage", turnId: "t1", usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 80, cacheWriteTokens: 0 } },
-  { type: "usage", turnId: "t1", usage: { inputTokens: 50, outputTokens: 10, cacheReadTokens: 40, cacheWriteTokens: 5 } },
+  { type: "usage", turnId: "t1", usage: { inputTokens: 150, outputTokens: 30, cacheReadTokens: 120, cacheWriteTokens: 5 }, context: { tokens: 195, window: 200_000 } },
   { type: "turn.finished", turnId: "t1", status: "completed" },
 ];
 
@@ -34,7 +34,9 @@ describe("session state", () => {
     expect(s.items[2]).toMatchObject({ text: "Running the tests." });
     expect(s.items[4]).toMatchObject({ text: "All green." });
     expect(s.tools.c1).toMatchObject({ status: "succeeded", progress: "PASS a\nPASS b\n", output: "2 passed", durationMs: 1200, approvalId: "a1" });
+    // Each usage event is the turn's total so far: the last one stands, it is not added up.
     expect(s.turns.t1).toMatchObject({ status: "completed", usage: { inputTokens: 150, outputTokens: 30, cacheReadTokens: 120, cacheWriteTokens: 5 } });
+    expect(s.context).toEqual({ tokens: 195, window: 200_000 });
     expect(s.activeTurnId).toBeNull();
     expect(s.lastSeq).toBe(turnWithApproval.length);
   });
@@ -100,5 +102,17 @@ describe("session state", () => {
     expect(s.items.filter((i) => i.kind === "notice" || i.kind === "error").map((i) => i.kind)).toEqual(["notice", "error"]);
     expect(s.files).toEqual({ version: 7, paths: ["a.ts"] });
     expect(s.runner).toEqual({ connected: false, sandboxed: undefined });
+  });
+
+  it("marks where the conversation was summarized, and the context meter starts again from it", () => {
+    const s = applyEvents(emptySessionState(), stream([
+      { type: "turn.started", turnId: "t4" },
+      { type: "usage", turnId: "t4", usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 }, context: { tokens: 170_000, window: 200_000 } },
+      { type: "notice", level: "info", code: "context_compacting", text: "Summarizing." },
+      { type: "context.compacted", turnId: "t4", summary: "The user wants tests.", messages: 40, tokens: 170_000 },
+    ]));
+    expect(s.items.map((i) => i.kind)).toEqual(["notice", "compacted"]);
+    expect(s.items[1]).toMatchObject({ summary: "The user wants tests.", messages: 40, tokens: 170_000 });
+    expect(s.context).toEqual({ tokens: 0, window: 200_000 });
   });
 });

@@ -11,7 +11,9 @@ export type ChatItem =
   | { kind: "tool"; key: string; callId: string }
   | { kind: "notice"; key: string; level: "info" | "warn"; code: string; text: string }
   | { kind: "error"; key: string; code: string; message: string }
-  | { kind: "turn-end"; key: string; turnId: string };
+  | { kind: "turn-end"; key: string; turnId: string }
+  /** The conversation before this point was summarized to fit the model's context window. */
+  | { kind: "compacted"; key: string; summary: string; messages: number; tokens: number };
 
 export interface ToolCard {
   callId: string;
@@ -61,6 +63,8 @@ export interface SessionState {
   activeTurnId: string | null;
   runner: { connected: boolean; sandboxed?: boolean } | null;
   files: { version: number; paths: string[] } | null;
+  /** How full the model's context window was at the latest request. */
+  context: { tokens: number; window: number } | null;
 }
 
 export const PROGRESS_CAP = 64 * 1024;
@@ -74,6 +78,7 @@ export const emptySessionState = (): SessionState => ({
   activeTurnId: null,
   runner: null,
   files: null,
+  context: null,
 });
 
 const FINAL: ReadonlySet<ToolStatus> = new Set(["succeeded", "failed", "rejected", "cancelled", "blocked"]);
@@ -160,9 +165,16 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
     case "notice":
       return { ...s, items: [...s.items, { kind: "notice", key: `notice-${ev.seq}`, level: ev.level, code: ev.code, text: ev.text }] };
     case "usage": {
+      // The turn's total so far: each one replaces the last.
       const turn = s.turns[ev.turnId] ?? { turnId: ev.turnId, status: "running" as const };
-      return { ...s, turns: { ...s.turns, [ev.turnId]: { ...turn, usage: addUsage(turn.usage, ev.usage) } } };
+      return { ...s, context: ev.context ?? s.context, turns: { ...s.turns, [ev.turnId]: { ...turn, usage: ev.usage } } };
     }
+    case "context.compacted":
+      return {
+        ...s,
+        context: s.context ? { ...s.context, tokens: 0 } : s.context,
+        items: [...s.items, { kind: "compacted", key: `compacted-${ev.seq}`, summary: ev.summary, messages: ev.messages, tokens: ev.tokens }],
+      };
     case "turn.finished": {
       const turn = s.turns[ev.turnId] ?? { turnId: ev.turnId, status: ev.status };
       // Cards the turn left open can no longer progress: show them as cancelled, not spinning.
@@ -191,16 +203,6 @@ export function applyEvents(state: SessionState, events: readonly SessionEvent[]
   let s = state;
   for (const ev of events) s = applyEvent(s, ev);
   return s;
-}
-
-function addUsage(a: Usage | undefined, b: Usage): Usage {
-  if (!a) return b;
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-  };
 }
 
 /** Approval cards still waiting for an answer, oldest first. */

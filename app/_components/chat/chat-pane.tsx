@@ -12,6 +12,7 @@ import { Markdown } from "./markdown";
 import { ToolCardView } from "./tool-card";
 import { SpillViewer } from "./spill-viewer";
 import { ModelPicker } from "./model-picker";
+import { ContextMeter } from "./context-meter";
 import styles from "./chat.module.css";
 
 /** Turn ends after which the same message may be sent again (a failure may be passing). */
@@ -129,6 +130,15 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         ) : (
           <div key={item.key} className={styles.error} data-testid="chat-error">{item.message}</div>
         );
+      case "compacted":
+        return (
+          <details key={item.key} className={styles.compacted} data-testid="compacted">
+            <summary>
+              Earlier conversation summarized to fit the model&apos;s context ({item.messages} messages, {item.tokens.toLocaleString("en")} tokens)
+            </summary>
+            <Markdown text={item.summary} />
+          </details>
+        );
       case "turn-end":
         return <Usage key={item.key} state={state} turnId={item.turnId} onRetry={item === lastEnd ? retry : undefined} />;
     }
@@ -176,7 +186,11 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
           <button onClick={() => send()} disabled={!draft.trim()} data-testid="send">Send</button>
         )}
       </div>}
-      {!readOnly && <ModelPicker sessionId={sessionId} openSignal={modelSignal} />}
+      {!readOnly && (
+        <ModelPicker sessionId={sessionId} openSignal={modelSignal}>
+          <ContextMeter context={state.context} />
+        </ModelPicker>
+      )}
       {spill && <SpillViewer sessionId={sessionId} spillRef={spill.ref} title={spill.title} onClose={() => setSpill(undefined)} />}
     </div>
   );

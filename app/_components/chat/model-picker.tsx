@@ -2,7 +2,7 @@
 // The model the session talks to, under the composer: its provider and model, and a small form
 // to choose another for the session's next messages (a provider this server is not configured
 // for is shown with what to set, and cannot be chosen). A turn already running keeps its model.
-import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { effectiveModel, PROVIDER_LABEL, type ModelChoices } from "../../_lib/model-choice";
@@ -10,8 +10,8 @@ import styles from "./chat.module.css";
 
 type Provider = "anthropic" | "openai";
 
-/** `openSignal` bumps to open the form (the command palette). */
-export function ModelPicker({ sessionId, openSignal = 0 }: { sessionId: string; openSignal?: number }) {
+/** `openSignal` bumps to open the form (the command palette); `children` go at the bar's right end. */
+export function ModelPicker({ sessionId, openSignal = 0, children }: { sessionId: string; openSignal?: number; children?: ReactNode }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
@@ -37,6 +37,7 @@ export function ModelPicker({ sessionId, openSignal = 0 }: { sessionId: string; 
       >
         {current ? (current.model ? `${current.model} · ${PROVIDER_LABEL[current.provider]}${current.isDefault ? " (default)" : ""}` : "No model configured") : "…"}
       </button>
+      {children}
       {open && session.data && choices.data && (
         <ModelForm
           choices={choices.data}
