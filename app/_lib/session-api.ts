@@ -45,8 +45,9 @@ function build(client: ReturnType<typeof useTRPCClient>): SessionApi {
     answer: (_sessionId, approvalId, choice, message) => client.approvals.answer.mutate({ approvalId, choice, ...(message ? { message } : {}) }),
     spill: (sessionId, ref, offset, length) => client.spills.read.query({ sessionId, ref, offset, length }),
     subscribe(sessionId, lastSeq, h) {
+      // Folded: a long session's stored deltas come as one event per run, not one per token.
       const sub = client.turns.events.subscribe(
-        { sessionId, lastSeq },
+        { sessionId, lastSeq, folded: true },
         { onData: (d) => h.onEvent(unwrap(d)), onError: h.onError, onStarted: h.onStarted },
       );
       return () => sub.unsubscribe();

@@ -46,6 +46,35 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     await next.dispose();
   });
 
+  it("folds stored runs of deltas for a subscriber that asks, then hands live events one by one", async () => {
+    const hub = createEventHub(t.current.db, { url: t.current.url });
+    const { sessionId } = await seedSession(t.current.db);
+    const delta = (text: string) => ({ type: "text.delta" as const, turnId: "t1", text });
+    // 1,200 deltas: more than two database pages, so runs are folded across page reads too.
+    for (let i = 0; i < 1_200; i++) void hub.publish(sessionId, delta(`${i} `));
+    await hub.publish(sessionId, notice(0));
+    const ctl = new AbortController();
+    const sub = hub.subscribe(sessionId, 0, ctl.signal, { folded: true });
+    const first: SessionEvent[] = [];
+    for await (const ev of sub) {
+      first.push(ev);
+      if (ev.type === "notice") break;
+    }
+    expect(first.length).toBeLessThanOrEqual(4);
+    expect(first.map((e) => (e.type === "text.delta" ? e.text : "")).join("")).toBe(Array.from({ length: 1_200 }, (_, i) => `${i} `).join(""));
+    expect(first.at(-1)).toMatchObject({ type: "notice", seq: 1_201 });
+    // Resuming after a folded event repeats nothing; live deltas still come one at a time.
+    const live = hub.subscribe(sessionId, first[0].seq, ctl.signal, { folded: true });
+    const rest = take(live, first.length - 1 + 2);
+    await hub.publish(sessionId, delta("live-1"));
+    await hub.publish(sessionId, delta("live-2"));
+    const got = await rest;
+    expect(got.map((e) => e.seq)).toEqual([...first.slice(1).map((e) => e.seq), 1_202, 1_203]);
+    expect(got.slice(-2).map((e) => (e as { text: string }).text)).toEqual(["live-1", "live-2"]);
+    ctl.abort();
+    await hub.dispose();
+  });
+
   it("never hands out a number twice with two writers on one database", async () => {
     const a = createEventHub(t.current.db, { url: t.current.url });
     const b = createEventHub(t.current.db, { url: t.current.url });

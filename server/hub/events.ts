@@ -17,8 +17,9 @@ export interface EventHub {
    *  events become durable in publish order: when one has resolved, every one published before
    *  it has been written too. */
   publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent>;
-  /** Events with seq > afterSeq, then live ones, until `signal` aborts or the hub is disposed. */
-  subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncIterableIterator<SessionEvent>;
+  /** Events with seq > afterSeq, then live ones, until `signal` aborts or the hub is disposed.
+   *  `folded`: stored runs of deltas come as one event each (hub/coalesce.ts). */
+  subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options?: { folded?: boolean }): AsyncIterableIterator<SessionEvent>;
   /** The highest seq handed out for the session (0: none). */
   lastSeq(sessionId: string): Promise<number>;
   /** Writes what is pending, returns unused numbers, ends subscriptions. */
@@ -165,7 +166,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
       .findMany({ where: { sessionId, seq: { gt: afterSeq } }, orderBy: { seq: "asc" }, take: PAGE })
       .then((rows) => rows.map((r) => stamped(r.payload as SessionEventBody, r.seq, sessionId, r.createdAt.toISOString())));
 
-  function subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncIterableIterator<SessionEvent> {
+  function subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options: { folded?: boolean } = {}): AsyncIterableIterator<SessionEvent> {
     if (disposed) signal = AbortSignal.abort();
     return new Subscription(
       {
@@ -186,6 +187,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
       },
       afterSeq,
       signal,
+      options.folded,
     );
   }
 

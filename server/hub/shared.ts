@@ -241,7 +241,7 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
         void pump(sessionId, st);
       });
     },
-    subscribe: (sessionId, afterSeq, signal) => inner.subscribe(sessionId, afterSeq, signal),
+    subscribe: (sessionId, afterSeq, signal, options) => inner.subscribe(sessionId, afterSeq, signal, options),
     lastSeq: (sessionId) => inner.lastSeq(sessionId),
     handlePublish(msg) {
       // A repeat (its sender got no answer in time): the first answer, even after letting go.

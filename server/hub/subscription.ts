@@ -5,6 +5,7 @@
 // this costs one resolved promise. The consumer calls next() after the previous one settled,
 // as `for await` and tRPC's subscription loop do.
 import type { SessionEvent } from "../protocol/events";
+import { coalesce } from "./coalesce";
 
 export interface SubscriptionSource {
   /** Registers the live listener; returns what undoes it. */
@@ -39,6 +40,8 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
     private readonly source: SubscriptionSource,
     private last: number,
     private readonly signal?: AbortSignal,
+    /** Fold runs of stored deltas into one event each (coalesce.ts). */
+    private readonly folded = false,
   ) {
     if (signal?.aborted) {
       this.closed = true;
@@ -108,7 +111,7 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
     return this.source.readPage(this.last).then(
       (rows) => {
         this.pageWasFull = rows.length === PAGE;
-        this.fill(rows);
+        this.fill(this.folded ? coalesce(rows) : rows);
         return this.next();
       },
       (err: unknown) => {

@@ -52,6 +52,9 @@ export const turnsRouter = router({
         lastSeq: z.number().int().nonnegative().optional(),
         /** Set by tRPC's client on reconnect: the id (seq) of the last event it received. */
         lastEventId: z.string().regex(/^\d+$/).nullish(),
+        /** Stored runs of text, reasoning and output deltas as one event each (the IDE rebuilding
+         *  a long session); live events still come one by one. */
+        folded: z.boolean().optional(),
       }),
     )
     .subscription(({ ctx, input, signal }) => {
@@ -60,7 +63,7 @@ export const turnsRouter = router({
       const ended = () => new TRPCError({ code: "FORBIDDEN", message: LINK_MESSAGES[(linkEnded?.reason as keyof typeof LINK_MESSAGES) ?? "revoked"] ?? LINK_MESSAGES.revoked });
       if (linkEnded?.aborted) throw ended();
       const until = linkEnded && signal ? AbortSignal.any([signal, linkEnded]) : signal;
-      return mapIterable(ctx.services.hub.subscribe(input.sessionId, after, until), (ev) => tracked(String(ev.seq), ev), () => {
+      return mapIterable(ctx.services.hub.subscribe(input.sessionId, after, until, { folded: input.folded }), (ev) => tracked(String(ev.seq), ev), () => {
         if (linkEnded?.aborted) throw ended();
       });
     }),
