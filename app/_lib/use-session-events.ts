@@ -11,6 +11,11 @@ import { useSessionApi } from "./session-api";
 export type StreamStatus = "connecting" | "live" | "retrying" | "ended";
 
 const REFUSED = new Set(["FORBIDDEN", "UNAUTHORIZED"]);
+/** A batch this big means the stream is catching up on stored events (opening a long session):
+ *  the next render waits CATCH_UP_MS instead of the next frame, so a log replayed over a second
+ *  renders a few times instead of sixty. Live streaming comes a few events a frame. */
+const BURST = 200;
+const CATCH_UP_MS = 250;
 
 export function useSessionEvents(sessionId: string): { state: SessionState; status: StreamStatus; error?: string } {
   const api = useSessionApi();
@@ -32,14 +37,30 @@ export function useSessionEvents(sessionId: string): { state: SessionState; stat
     let attempt = 0;
     // Seq already queued but not yet applied: a resubscribe must start after it.
     let queuedSeq = stateRef.current.lastSeq;
+    let lastFlush = 0;
+    let lastBatch = 0;
 
     const flush = () => {
       if (frame) cancelAnimationFrame(frame);
       clearTimeout(backup);
       frame = 0;
+      backup = undefined;
       const batch = pending;
       pending = [];
+      lastFlush = performance.now();
+      lastBatch = batch.length;
       if (batch.length) setState((s) => applyEvents(s, batch));
+    };
+    const schedule = () => {
+      if (frame || backup !== undefined) return;
+      const wait = lastBatch >= BURST ? lastFlush + CATCH_UP_MS - performance.now() : 0;
+      if (wait > 0) {
+        backup = setTimeout(flush, wait);
+        return;
+      }
+      frame = requestAnimationFrame(flush);
+      // Hidden tabs get no animation frames; they still must apply events.
+      backup = setTimeout(flush, 200);
     };
     const start = () => {
       if (!alive) return;
@@ -54,11 +75,7 @@ export function useSessionEvents(sessionId: string): { state: SessionState; stat
           queuedSeq = ev.seq;
           setStatus("live");
           pending.push(ev);
-          if (!frame) {
-            frame = requestAnimationFrame(flush);
-            // Hidden tabs get no animation frames; they still must apply events.
-            backup = setTimeout(flush, 200);
-          }
+          schedule();
         },
         onError: (err) => {
           setError(err.message);

@@ -57,4 +57,21 @@ describe("chat pane", () => {
     expect(retries([...turn("a", "one", "failed"), ...turn("b", "two", "completed")])).toBe(0);
     expect(retries(turn("a", "one", "cancelled"))).toBe(1);
   });
+
+  it("shows the latest part of a long session's log, with the rest a click away", async () => {
+    const { CHAT_WINDOW } = await import("./chat-pane");
+    const bodies: SessionEventBody[] = [];
+    for (let i = 0; i < 150; i++) {
+      bodies.push({ type: "message.user", messageId: `m${i}`, text: `message ${i}` }, { type: "turn.started", turnId: `t${i}` });
+      bodies.push({ type: "text.delta", turnId: `t${i}`, text: `answer ${i}` }, { type: "turn.finished", turnId: `t${i}`, status: "completed" });
+    }
+    const html = renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies)} />);
+    // 450 items: the last CHAT_WINDOW of them, from a turn's end on.
+    expect(html.split('data-testid="msg-user"').length - 1).toBe(CHAT_WINDOW / 3 | 0);
+    expect(html).toContain("Show earlier (250 more)");
+    expect(html).toContain("message 149");
+    expect(html).not.toContain("message 83<");
+    const short = renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies.slice(0, 40))} />);
+    expect(short).not.toContain('data-testid="chat-earlier"');
+  });
 });

@@ -15,6 +15,10 @@ import { ModelPicker } from "./model-picker";
 import { ContextMeter } from "./context-meter";
 import styles from "./chat.module.css";
 
+/** Items shown at first, and added by each "Show earlier": a long session's log stays a few
+ *  hundred elements to lay out on every streamed token, not tens of thousands. */
+export const CHAT_WINDOW = 200;
+
 /** Turn ends after which the same message may be sent again (a failure may be passing). */
 const RETRYABLE = new Set(["failed", "interrupted", "cancelled"]);
 
@@ -67,6 +71,8 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   const [draft, setDraft] = useState("");
   const [sendError, setSendError] = useState<string>();
   const [spill, setSpill] = useState<{ ref: string; title: string }>();
+  const [shown, setShown] = useState(CHAT_WINDOW);
+  const from = Math.max(0, state.items.length - shown);
   const log = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const running = state.activeTurnId !== null;
@@ -156,7 +162,12 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         }}
       >
         {state.items.length === 0 && <div className="muted">Ask the agent to read, change or run something in this workspace.</div>}
-        {state.items.map(render)}
+        {from > 0 && (
+          <button className={styles.earlier} onClick={() => setShown(shown + CHAT_WINDOW)} data-testid="chat-earlier">
+            Show earlier ({from.toLocaleString("en")} more)
+          </button>
+        )}
+        {state.items.slice(from).map(render)}
       </div>
       {sendError && <div className={styles.error}>{sendError}</div>}
       {!readOnly && <div className={styles.composer}>
