@@ -13,6 +13,7 @@ import { ToolCardView } from "./tool-card";
 import { SpillViewer } from "./spill-viewer";
 import { ModelPicker } from "./model-picker";
 import { ContextMeter } from "./context-meter";
+import { QueuedMessages, useMessageQueue } from "./message-queue";
 import styles from "./chat.module.css";
 
 /** Items shown at first, and added by each "Show earlier": a long session's log stays a few
@@ -83,20 +84,28 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   }, [state]);
 
+  const post = (text: string) => {
+    setSendError(undefined);
+    return api.send(sessionId, text).then(
+      () => onSent?.(),
+      (err: Error) => {
+        setSendError(err.message);
+        throw err;
+      },
+    );
+  };
   const send = (text = draft.trim(), fromDraft = true) => {
     if (!text) return;
-    setSendError(undefined);
-    api.send(sessionId, text).then(
-      () => {
-        if (fromDraft) setDraft("");
-        onSent?.();
-      },
-      (err: Error) => setSendError(err.message),
-    );
+    post(text).then(() => fromDraft && setDraft(""), () => undefined);
   };
   // Retry is offered on the last turn only, and sends the message that started it.
   const lastUser = state.items.findLast((i) => i.kind === "user");
   const lastEnd = state.items.findLast((i) => i.kind === "turn-end");
+  const queue = useMessageQueue({
+    running,
+    lastEnd: lastEnd?.kind === "turn-end" ? { key: lastEnd.key, status: state.turns[lastEnd.turnId]?.status ?? "completed" } : undefined,
+    post,
+  });
   const retry = !readOnly && !running && lastUser?.kind === "user" ? () => send(lastUser.text, false) : undefined;
 
   const render = (item: ChatItem) => {
@@ -170,15 +179,20 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         {state.items.slice(from).map(render)}
       </div>
       {sendError && <div className={styles.error}>{sendError}</div>}
+      {!readOnly && <QueuedMessages queue={queue} running={running} />}
       {!readOnly && <div className={styles.composer}>
         <textarea
           value={draft}
-          placeholder={running ? "The agent is working… (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line, ↑ the last one)"}
+          placeholder={running ? "The agent is working… Enter queues a message for when it is done (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line, ↑ the last one)"}
           onChange={(e) => setDraft(e.target.value)}
           onKeyDown={(e) => {
             if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
               e.preventDefault();
               if (!running) send();
+              else if (draft.trim()) {
+                queue.add(draft.trim());
+                setDraft("");
+              }
             } else if (e.key === "ArrowUp" && draft === "") {
               // As in a shell: the last message back, to send again or change.
               const last = state.items.findLast((i) => i.kind === "user");
