@@ -81,6 +81,31 @@ describe("person file ops", () => {
     expect(await run("ide_read_bytes", { path: "../etc/passwd" })).toMatchObject({ ok: false });
   });
 
+  it("uploads a file's exact bytes into a new folder, and replaces one only when asked", async () => {
+    const bytes = Buffer.from([0, 1, 2, 250, 255, 10, 13]);
+    const up = await run("ide_write_bytes", { path: "assets/new/data.bin", base64: bytes.toString("base64") });
+    expect(up).toMatchObject({ ok: true, meta: { path: "assets/new/data.bin", size: bytes.length } });
+    expect(await readFile(join(ws.dir, "assets/new/data.bin"))).toEqual(bytes);
+    expect(changed).toEqual([["assets/new/data.bin"]]);
+    const again = await run("ide_write_bytes", { path: "assets/new/data.bin", base64: Buffer.from("other").toString("base64") });
+    expect(again).toMatchObject({ ok: false, output: "assets/new/data.bin already exists", meta: { exists: true } });
+    expect(await readFile(join(ws.dir, "assets/new/data.bin"))).toEqual(bytes);
+    expect(await run("ide_write_bytes", { path: "assets/new/data.bin", base64: Buffer.from("other").toString("base64"), overwrite: true })).toMatchObject({ ok: true });
+    expect(await readFile(join(ws.dir, "assets/new/data.bin"), "utf8")).toBe("other");
+    // Outside git, Changes shows it as new (no earlier version).
+    expect((await run("ide_original", { path: "assets/new/data.bin" })).meta).toMatchObject({ existed: false });
+  });
+
+  it("refuses uploads onto a folder, outside the workspace, too large, or not base64", async () => {
+    await mkdir(join(ws.dir, "dir"));
+    expect(await run("ide_write_bytes", { path: "dir", base64: "AA==", overwrite: true })).toMatchObject({ ok: false, output: "dir is a folder" });
+    expect(await run("ide_write_bytes", { path: "../escape.bin", base64: "AA==" })).toMatchObject({ ok: false });
+    expect(await run("ide_write_bytes", { path: ".git/config", base64: "AA==" })).toMatchObject({ ok: false });
+    const tooBig = Buffer.alloc(PERSON_FILE_LIMITS.maxUploadBytes + 1).toString("base64");
+    expect(await run("ide_write_bytes", { path: "big.bin", base64: tooBig })).toMatchObject({ ok: false, output: expect.stringContaining("more than") });
+    expect(() => PERSON_FILE_OPS.ide_write_bytes.parse({ path: "x", base64: "not base64!" })).toThrow(/base64/);
+  });
+
   it("refuses binary files in the editor", async () => {
     await mkdir(join(ws.dir, "bin"));
     await writeFile(join(ws.dir, "bin/x.bin"), Buffer.from([1, 0, 2]));

@@ -64,6 +64,23 @@ const ideWrite = defineOp({
   },
 });
 
+const ideWriteBytes = defineOp({
+  input: PERSON_FILE_OPS.ide_write_bytes,
+  async run(input, ctx) {
+    const target = await ctx.workspace.resolve(input.path, "write");
+    const data = Buffer.from(input.base64, "base64");
+    if (data.length > PERSON_FILE_LIMITS.maxUploadBytes) return { ok: false, output: `${target.rel} is ${data.length} bytes, more than ${PERSON_FILE_LIMITS.maxUploadBytes} can be uploaded` };
+    if (target.exists && (await stat(target.abs)).isDirectory()) return { ok: false, output: `${target.rel} is a folder` };
+    if (target.exists && !input.overwrite) return { ok: false, output: `${target.rel} already exists`, meta: { path: target.rel, exists: true } };
+    const before = target.exists ? await readNoFollow(target.abs) : null;
+    await mkdir(dirname(target.abs), { recursive: true });
+    await applyChange(target.abs, data, before);
+    ctx.workspace.diff.rememberBaseline(target.rel, before?.data ?? null);
+    ctx.filesChanged([target.rel]);
+    return { ok: true, output: `uploaded ${target.rel}`, meta: { path: target.rel, size: data.length } };
+  },
+});
+
 const ideMkdir = defineOp({
   input: PERSON_FILE_OPS.ide_mkdir,
   async run(input, ctx) {
@@ -121,6 +138,7 @@ export const personFileOps: OpTable = {
   ide_read: ideRead,
   ide_read_bytes: ideReadBytes,
   ide_write: ideWrite,
+  ide_write_bytes: ideWriteBytes,
   ide_mkdir: ideMkdir,
   ide_rename: ideRename,
   ide_delete: ideDelete,

@@ -10,6 +10,8 @@ export const PERSON_FILE_LIMITS = {
   maxSaveBytes: 20 * 1024 * 1024,
   /** Largest file ide_read_bytes returns (image preview, download). */
   maxRawBytes: 10 * 1024 * 1024,
+  /** Largest file uploaded from the person's computer, one at a time. */
+  maxUploadBytes: 10 * 1024 * 1024,
   /** Most paths ide_find returns. */
   maxFound: 5000,
 } as const;
@@ -27,6 +29,13 @@ export const PERSON_FILE_OPS = {
     content: z.string().max(PERSON_FILE_LIMITS.maxSaveBytes),
     /** Omitted: overwrite whatever is there (the person chose to). */
     expectHash: expectHash.optional(),
+  }),
+  /** A file from the person's computer (upload, drop on the tree): its bytes as base64. An
+   *  existing file is replaced only with `overwrite` (else: ok false, meta PersonUploaded.exists). */
+  ide_write_bytes: z.object({
+    path,
+    base64: z.string().max(Math.ceil(PERSON_FILE_LIMITS.maxUploadBytes / 3) * 4).regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be base64"),
+    overwrite: z.boolean().optional(),
   }),
   ide_mkdir: z.object({ path }),
   ide_rename: z.object({ from: path, to: path }),
@@ -102,6 +111,10 @@ export const PersonReplaced = z.object({
   skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
 });
 export type PersonReplaced = z.infer<typeof PersonReplaced>;
+
+/** `meta` of ide_write_bytes: the file written, or (ok false) that one is there already. */
+export const PersonUploaded = z.object({ path: z.string(), size: z.number().int().nonnegative().optional(), exists: z.boolean().optional() });
+export type PersonUploaded = z.infer<typeof PersonUploaded>;
 
 /** `meta` of ide_read_bytes. */
 export const PersonRaw = z.object({ path: z.string(), size: z.number().int().nonnegative() });

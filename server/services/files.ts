@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { ExecResult, Executor } from "../executors/contract";
 import { FILE_LIMITS } from "../protocol/file-ops";
-import { PersonChanges, PersonCommit, PersonFileMeta, PersonFound, PersonOriginal, PersonRaw, PersonReplaced, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
+import { PersonChanges, PersonCommit, PersonFileMeta, PersonFound, PersonOriginal, PersonRaw, PersonReplaced, PersonUploaded, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
 
 export type FileErrorKind = "not_found" | "conflict" | "invalid" | "unavailable";
 
@@ -51,6 +51,8 @@ export interface FileService {
   raw(sessionId: string, path: string): Promise<{ path: string; base64: string; size: number }>;
   /** expectHash: what the editor opened (null for a new file; omitted to overwrite regardless). */
   save(sessionId: string, path: string, content: string, expectHash?: string | null): Promise<{ path: string; hash: string }>;
+  /** A file from the person's computer; an existing one is a conflict unless `overwrite`. */
+  upload(sessionId: string, path: string, base64: string, overwrite?: boolean): Promise<{ path: string; size: number }>;
   mkdir(sessionId: string, path: string): Promise<void>;
   rename(sessionId: string, from: string, to: string): Promise<void>;
   remove(sessionId: string, path: string): Promise<void>;
@@ -118,6 +120,13 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
       const r = await person(sessionId, "ide_write", { path, content, ...(expectHash !== undefined ? { expectHash } : {}) });
       const meta = PersonFileMeta.parse(r.meta);
       return { path: meta.path, hash: meta.hash };
+    },
+    async upload(sessionId, path, base64, overwrite) {
+      const r = await call(sessionId, "ide_write_bytes", { path, base64, ...(overwrite ? { overwrite: true } : {}) });
+      const meta = PersonUploaded.parse(r.meta ?? {});
+      if (!r.ok && meta.exists) throw new FileOpError("conflict", r.output);
+      if (!r.ok) throw new FileOpError("invalid", r.output);
+      return { path: meta.path, size: meta.size ?? 0 };
     },
     async mkdir(sessionId, path) {
       await person(sessionId, "ide_mkdir", { path });

@@ -3,7 +3,7 @@
 // New file/folder (in the selected folder) and rename happen in a name box inside the tree
 // (tree-name-box.tsx), delete after confirmation; all go through the runner, and a refusal is
 // shown where it happened with nothing lost. Right click (or Shift+F10) opens the row's menu
-// (which also downloads a file).
+// (which also downloads a file, and uploads files, as dropping them on the tree does: upload.ts).
 // Read-only: browsing and copying paths only. The tree takes the keyboard when focused
 // (tree-model.ts) and keeps the selected row in view.
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
@@ -17,6 +17,7 @@ import { ancestors, buildTree, treeKey, visibleRows, type TreeNode } from "./tre
 import { lookup, type TreeEdit } from "./tree-edit";
 import { TreeNameBox } from "./tree-name-box";
 import { TreeMenu, type MenuItem } from "./tree-menu";
+import { folderFor, useTreeDrop, useUpload } from "./upload";
 
 interface Props {
   sessionId: string;
@@ -55,6 +56,12 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   const [menu, setMenu] = useState<{ x: number; y: number; row: Selected | null } | null>(null);
   const [opError, setOpError] = useState<string>();
   const tree = useMemo(() => buildTree(entries), [entries]);
+  const uploads = useUpload(sessionId, setOpError, (paths) => {
+    const last = paths.at(-1)!;
+    setExpanded((s) => new Set([...s, ...paths.flatMap(ancestors)]));
+    setSelected({ path: last, type: "file" });
+  });
+  const drop = useTreeDrop(!readOnly, (folder, files) => void uploads.upload(folder, files));
   const exists = useMemo(() => lookup(entries), [entries]);
   const queryClient = useQueryClient();
   // The change event refreshes the tree too; this makes the person's own action show at once.
@@ -123,7 +130,10 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   const closeMenu = useCallback(() => setMenu(null), []);
   const menuItems = (row: Selected | null): MenuItem[] => {
     const items: MenuItem[] = [];
-    if (!readOnly) items.push({ label: "New File…", run: () => startNew("file", row) }, { label: "New Folder…", run: () => startNew("dir", row) });
+    if (!readOnly) {
+      items.push({ label: "New File…", run: () => startNew("file", row) }, { label: "New Folder…", run: () => startNew("dir", row) });
+      items.push({ label: "Upload Files…", run: () => uploads.choose(folderFor(row)) });
+    }
     if (row) {
       if (row.type !== "dir") items.unshift({ label: "Open", keys: "Enter", run: () => onOpen(row.path) });
       if (!readOnly) items.push({ label: "Rename…", keys: "F2", run: () => startRename(row) }, { label: "Delete", keys: "Del", run: () => deleteRow(row) });
@@ -224,7 +234,7 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
             role="treeitem"
             aria-selected={selected?.path === n.path}
             aria-expanded={isDir ? open : undefined}
-            className={`${styles.row} ${selected?.path === n.path ? styles.selected : ""} ${activePath === n.path ? styles.active : ""}`}
+            className={`${styles.row} ${selected?.path === n.path ? styles.selected : ""} ${activePath === n.path ? styles.active : ""} ${isDir && drop.target === n.path ? styles.dropInto : ""}`}
             style={{ paddingLeft: 8 + depth * 12 }}
             data-testid="tree-item"
             data-path={n.path}
@@ -265,7 +275,8 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
       </div>
       {(opError || error) && <div className={styles.error}>{opError ?? error}</div>}
       {loading && entries.length === 0 && <div className="muted" style={{ padding: 8 }}>Loading files…</div>}
-      <ul ref={treeRef} className={styles.tree} data-testid="file-tree" role="tree" aria-label="Files" tabIndex={0} onKeyDown={onKeyDown} onContextMenu={(e) => onContextMenu(e, null)}>
+      {uploads.busy && <div className="muted" style={{ padding: "2px 8px" }} data-testid="uploading">Uploading {uploads.busy}…</div>}
+      <ul ref={treeRef} className={`${styles.tree} ${drop.target === "" ? styles.dropInto : ""}`} data-testid="file-tree" {...drop.handlers} role="tree" aria-label="Files" tabIndex={0} onKeyDown={onKeyDown} onContextMenu={(e) => onContextMenu(e, null)}>
         {newBoxIn("", 0)}
         {tree.map((n) => render(n, 0))}
       </ul>

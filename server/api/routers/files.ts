@@ -6,7 +6,7 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { FileOpError, type FileService } from "../../services/files";
-import { PERSON_FILE_LIMITS } from "../../protocol/person-file-ops";
+import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../protocol/person-file-ops";
 import { memberProcedure, router, serviceErrors, sessionReadProcedure } from "../trpc";
 
 const path = z.string().trim().min(1).max(4096);
@@ -71,6 +71,9 @@ export const filesRouter = router({
       }),
     )
     .mutation(({ ctx, input }) => guard(() => ctx.files.save(input.sessionId, input.path, input.content, input.expectHash))),
+  upload: fileProcedure
+    .input(session.extend({ path, base64: PERSON_FILE_OPS.ide_write_bytes.shape.base64, overwrite: z.boolean().optional() }))
+    .mutation(({ ctx, input }) => guard(() => ctx.files.upload(input.sessionId, input.path, input.base64, input.overwrite))),
   create: fileProcedure
     .input(session.extend({ path, kind: z.enum(["file", "dir"]) }))
     .mutation(({ ctx, input }) =>
