@@ -1,11 +1,12 @@
 // Compaction end to end: real SDK clients against the fake provider, real SQLite and PostgreSQL,
 // the event hub. A small context window (QUIVER_CONTEXT_WINDOW) and scripted usage put the
 // conversation near its limit, or a scripted overflow answer past it.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
 import { seedSession } from "../hub/testing";
-import { startFakeProvider, type FakeProvider } from "./fake-provider/server";
+import type { FakeProvider } from "./fake-provider/server";
+import { fakeProviderEnv, useFakeProvider } from "./harness";
 import { createEngine, type Engine } from "./engine";
 import { SUMMARY_REQUEST } from "./compact";
 import { eventsUntilFinished, fastRetries, testDispatcher } from "./testing";
@@ -20,13 +21,11 @@ const nearlyFull = { input: 8_900, output: 100 };
 
 describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
+  const provider = useFakeProvider();
   let fake: FakeProvider;
   let hub: EventHub;
   let engine: Engine;
-  const env = (window: number) =>
-    kind === "anthropic"
-      ? { QUIVER_PROVIDER: "anthropic" as const, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.anthropicBaseURL, QUIVER_CONTEXT_WINDOW: window }
-      : { QUIVER_PROVIDER: "openai" as const, OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL, QUIVER_CONTEXT_WINDOW: window };
+  const env = (window: number) => ({ ...fakeProviderEnv(kind, fake), QUIVER_CONTEXT_WINDOW: window });
   const start = (window = WINDOW) => {
     engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(window), catalog: { catalog: () => tools }, retry: fastRetries, systemPrompt: "SYSTEM" });
   };
@@ -40,19 +39,14 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
   };
   const of = <T extends SessionEvent["type"]>(events: SessionEvent[], type: T) => events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
 
-  beforeAll(async () => {
-    fake = await startFakeProvider();
-  });
-  afterAll(() => fake.close());
   beforeEach(() => {
-    fake.requests.length = 0;
+    fake = provider.current;
     hub = createEventHub(t.current.db, { url: t.current.url });
     start();
   });
   afterEach(async () => {
     await engine.dispose();
     await hub.dispose();
-    expect(fake.pending()).toBe(0);
   });
 
   it("summarizes the conversation before the next turn once the last request filled 80% of the window", async () => {

@@ -1,10 +1,11 @@
 // The agent loop end to end: real SDK clients against the fake provider, real SQLite and
 // PostgreSQL, the event hub, and a small test dispatcher standing in for the pipeline.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
 import { seedSession } from "../hub/testing";
-import { startFakeProvider, type FakeProvider } from "./fake-provider/server";
+import type { FakeProvider } from "./fake-provider/server";
+import { fakeProviderEnv, useFakeProvider } from "./harness";
 import { createEngine, type Engine } from "./engine";
 import { eventsUntilFinished, fastRetries, testDispatcher } from "./testing";
 import type { ContentBlock, ProviderKind, ToolDefinition } from "./types";
@@ -17,25 +18,19 @@ const combos = testDatabases().flatMap((db) => (["anthropic", "openai"] as Provi
 
 describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
+  const provider = useFakeProvider();
   let fake: FakeProvider;
   let hub: EventHub;
   let engine: Engine;
   let dispatcher: ReturnType<typeof testDispatcher>;
-  const env = () =>
-    kind === "anthropic"
-      ? { QUIVER_PROVIDER: "anthropic" as const, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.anthropicBaseURL }
-      : { QUIVER_PROVIDER: "openai" as const, OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL };
+  const env = () => fakeProviderEnv(kind, fake);
   const start = (extra: Partial<Parameters<typeof createEngine>[0]> = {}) => {
     engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher, env: env(), catalog: { catalog: () => tools }, retry: fastRetries, systemPrompt: "SYSTEM", ...extra });
   };
   const bodies = () => fake.requests.map((r) => r.body as { messages: unknown[]; tools?: unknown[]; system?: unknown });
 
-  beforeAll(async () => {
-    fake = await startFakeProvider();
-  });
-  afterAll(() => fake.close());
   beforeEach(() => {
-    fake.requests.length = 0;
+    fake = provider.current;
     hub = createEventHub(t.current.db, { url: t.current.url });
     dispatcher = testDispatcher();
     start();
@@ -43,7 +38,6 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
   afterEach(async () => {
     await engine.dispose();
     await hub.dispose();
-    expect(fake.pending()).toBe(0);
   });
 
   it("runs a multi-step turn with parallel tool calls, persisting messages, requests, usage and events", async () => {

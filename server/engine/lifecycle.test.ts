@@ -3,11 +3,12 @@
 // killed with SIGKILL) whose turn the next start marks interrupted, keeping what streamed.
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
 import { seedSession } from "../hub/testing";
-import { startFakeProvider, type FakeProvider } from "./fake-provider/server";
+import type { FakeProvider } from "./fake-provider/server";
+import { fakeProviderEnv, useFakeProvider } from "./harness";
 import { createEngine, type Engine } from "./engine";
 import { eventsUntilFinished, fastRetries, testDispatcher, waitForEvent } from "./testing";
 import type { ContentBlock, ProviderKind } from "./types";
@@ -18,28 +19,21 @@ const textOf = (blocks: ContentBlock[]) => blocks.flatMap((b) => (b.type === "te
 
 describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
+  const provider = useFakeProvider();
   let fake: FakeProvider;
   let hub: EventHub;
   let engine: Engine;
   const baseURL = () => (kind === "anthropic" ? fake.anthropicBaseURL : fake.openaiBaseURL);
-  const env = () =>
-    kind === "anthropic"
-      ? { QUIVER_PROVIDER: "anthropic" as const, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: baseURL() }
-      : { QUIVER_PROVIDER: "openai" as const, OPENAI_API_KEY: "k", OPENAI_BASE_URL: baseURL() };
+  const env = () => fakeProviderEnv(kind, fake);
 
-  beforeAll(async () => {
-    fake = await startFakeProvider();
-  });
-  afterAll(() => fake.close());
   beforeEach(() => {
-    fake.requests.length = 0;
+    fake = provider.current;
     hub = createEventHub(t.current.db, { url: t.current.url });
     engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM" });
   });
   afterEach(async () => {
     await engine.dispose();
     await hub.dispose();
-    expect(fake.pending()).toBe(0);
   });
 
   it("cancel aborts a streaming reply at once and keeps what streamed", async () => {
