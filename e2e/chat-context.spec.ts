@@ -37,4 +37,13 @@ test("the context meter fills, and the next turn starts from a summary shown in 
   await page.reload();
   await expect(page.getByTestId("compacted")).toContainText("Earlier conversation summarized");
   await expect(page.getByTestId("context-meter")).toHaveText("1% of 200K");
+
+  // A click on the meter summarizes now: "/compact", a turn with no reply.
+  model.script(say("SUMMARY 2: shipping Friday, confirmed.", { usage: { input: 3_000, output: 20 } }));
+  await page.getByTestId("context-meter").click();
+  await expect(page.getByTestId("msg-user").last()).toHaveText("/compact");
+  await expect(page.getByTestId("compacted")).toHaveCount(2);
+  await expect(page.getByTestId("notice").filter({ hasText: "Summarizing the conversation, as asked" })).toBeVisible();
+  await expect(page.getByTestId("turn-usage").last()).toContainText("3,000 in · 20 out");
+  await expect(page.getByTestId("context-meter")).toHaveText("0% of 200K");
 });

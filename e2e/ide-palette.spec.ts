@@ -15,6 +15,9 @@ test("the command palette runs the IDE's commands, and ':' in quick open goes to
   await expect(box.locator("input")).toHaveValue(">");
   // No file is open: nothing to save, no line to go to.
   await page.keyboard.type("save");
+  await expect(items.first()).toBeVisible();
+  await expect(items.filter({ hasText: "File: Save" })).toHaveCount(0);
+  await box.locator("input").fill(">zzzz");
   await expect(box).toContainText("No matching commands");
   await box.locator("input").fill(">toggle prev");
   await expect(items).toHaveText(["View: Toggle PreviewCtrl+Alt+P"]);

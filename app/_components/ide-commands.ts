@@ -21,6 +21,7 @@ export interface IdeCommandActions {
   renameFile(): void;
   deleteFile(): void;
   stop(): void;
+  compact(): void;
   chooseModel(): void;
   share(): void;
   home(): void;
@@ -43,6 +44,7 @@ export function ideCommands(a: IdeCommandActions, at: { readOnly: boolean; fileO
     { id: "renameFile", label: "File: Rename This File…", run: a.renameFile, when: !at.readOnly && at.fileOpen },
     { id: "deleteFile", label: "File: Delete This File", run: a.deleteFile, when: !at.readOnly && at.fileOpen },
     { id: "stop", label: "Agent: Stop the Running Turn", keys: "Esc", run: a.stop, when: !at.readOnly && at.running },
+    { id: "compact", label: "Agent: Summarize the Conversation (/compact)", run: a.compact, when: !at.readOnly && !at.running },
     { id: "chooseModel", label: "Agent: Choose Model…", run: a.chooseModel, when: !at.readOnly },
     { id: "share", label: "Session: Share…", run: a.share, when: !at.readOnly },
     { id: "home", label: "Session: Back to All Sessions", run: a.home, when: !at.readOnly },

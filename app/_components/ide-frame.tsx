@@ -168,6 +168,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       ...keyActions,
       goToLine: () => setQuick(":"),
       stop: cancel,
+      compact: () => void api.send(sessionId, "/compact").catch(() => {}),
       chooseModel: () => setModelSignal((n) => n + 1),
       share: () => setSharing(true),
       newFile: () => onTree("file"),

@@ -160,4 +160,36 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
     expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
     expect(sent().at(-1)).toContain("One.");
   });
+
+  it("summarizes at once, with no reply, when the person sends /compact, their words going with the request", async () => {
+    const { sessionId, userId } = await seedSession(t.current.db);
+    fake.enqueue(
+      { blocks: [{ type: "text", text: "Refactored the parser." }], usage: { input: 500, output: 50 } },
+      { blocks: [{ type: "text", text: "SUMMARY: parser refactored; tests next." }], usage: { input: 600, output: 30 } },
+      { blocks: [{ type: "text", text: "Writing tests." }] },
+    );
+    await turn(sessionId, userId, "refactor the parser");
+    const events = await turn(sessionId, userId, "/compact keep the test plan");
+    expect(of(events, "notice").map((n) => n.code)).toEqual(["context_compacting"]);
+    expect(of(events, "context.compacted")).toMatchObject([{ summary: "SUMMARY: parser refactored; tests next.", messages: 3 }]);
+    expect(of(events, "text.delta")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed", stopReason: "compacted" });
+    expect(of(events, "usage").at(-1)?.usage.outputTokens).toBe(30);
+    expect(sent()[1]).toContain("keep the test plan");
+    expect(sent()[1]).toContain(SUMMARY_REQUEST.slice(0, 40));
+
+    await turn(sessionId, userId, "now the tests");
+    const next = sent()[2];
+    expect(next).toContain("SUMMARY: parser refactored; tests next.");
+    expect(next).not.toContain("/compact");
+    expect(next).not.toContain("Refactored the parser.");
+  });
+
+  it("says there is nothing to summarize on /compact in a new session, and asks the model nothing", async () => {
+    const { sessionId, userId } = await seedSession(t.current.db);
+    const events = await turn(sessionId, userId, "/compact");
+    expect(of(events, "notice").map((n) => n.code)).toEqual(["context_compact_skipped"]);
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed", stopReason: "compacted" });
+    expect(fake.requests).toHaveLength(0);
+  });
 });

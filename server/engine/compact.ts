@@ -43,6 +43,21 @@ export interface CompactRequest {
   shrink: boolean;
 }
 
+/** Why a conversation is summarized: it filled COMPACT_AT of the window, a request did not fit,
+ *  or the person asked ("/compact"). */
+export type CompactReason = "full" | "overflow" | "asked";
+
+/** The message ("/compact" and what follows it) that asks for a summary now instead of a reply. */
+export const COMPACT_COMMAND = /^\/compact(\s|$)/;
+
+export function compactingNotice(why: CompactReason, tokens: number, window: number): SessionEventBody {
+  const text =
+    why === "overflow" ? "The request did not fit in the model's context window. Summarizing the conversation so the session can go on."
+    : why === "asked" ? "Summarizing the conversation, as asked: later requests start from the summary."
+    : `The conversation has filled ${Math.round((100 * tokens) / window)}% of the model's context window (${tokens.toLocaleString("en")} of ${window.toLocaleString("en")} tokens). Summarizing it so the session can go on.`;
+  return { type: "notice", level: "info", code: "context_compacting", text };
+}
+
 export type CompactOutcome = { ok: true; usage: Usage } | { ok: false; usage: Usage; message: string };
 
 /** Whether compacting `messages` would leave out anything (the summary would replace at least two). */

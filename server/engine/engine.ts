@@ -7,6 +7,7 @@ import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
 import { createAdapter, defaultRetryPolicy, modelChoices, resolveProvider, type ModelChoices, type RetryPolicy } from "./providers/index";
 import { recoverInterruptedTurns } from "./recovery";
+import { COMPACT_COMMAND } from "./compact";
 import { ContextWindows, contextTokens } from "./context";
 import { runTurn, type TurnContext } from "./turn";
 import { zeroUsage, type ProviderAdapter, type ProviderConfig, type ToolCatalog } from "./types";
@@ -179,7 +180,7 @@ export function createEngine(deps: EngineDeps): Engine {
         },
       };
       const work = resolution.ok
-        ? runTurn(turnDeps, { ...run, adapter: adapterFor(resolution.config) })
+        ? runTurn(turnDeps, { ...run, adapter: adapterFor(resolution.config), compactOnly: COMPACT_COMMAND.test(text.trim()) })
         : refuse(turnDeps, run, resolution.message);
       void work
         .catch((err) => log(`turn ${turn.turnId} crashed`, err))

@@ -7,7 +7,7 @@ import type { Db, TurnRows } from "../db";
 import type { EventHub } from "../hub/events";
 import type { SessionEventBody, TurnStatus, Usage } from "../protocol/events";
 import type { Dispatcher, DispatchOutcome, ModelToolCall } from "../pipeline/contract";
-import { compactConversation, worthCompacting } from "./compact";
+import { compactConversation, compactingNotice, worthCompacting, type CompactReason } from "./compact";
 import { COMPACT_AT, contextOverflow, contextTokens, type ContextWindows } from "./context";
 import { closeOpenCalls, loadConversation } from "./history";
 import type { RetryPolicy } from "./providers/retry";
@@ -46,6 +46,8 @@ export interface TurnRun {
   firstPosition: number;
   /** The server instance running it, as begun (none: a lone server). */
   instanceId?: string;
+  /** "/compact": summarize the conversation and end, with no model reply. */
+  compactOnly?: boolean;
   /** Set when the server is shutting down: the turn ends as interrupted, not cancelled. */
   shutdown(): boolean;
   /** Set when a peer took the turn over (this instance was thought gone): it ends here without
@@ -82,17 +84,10 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     let tokens = await deps.context.lastTokens(sessionId);
     // A request that did not fit is answered by one summary a turn: a second would not fit either.
     let overflowed = false;
-    const compact = async (step: number, tools: ToolDefinition[], messages: ConversationMessage[], shrink: boolean) => {
-      const full = Math.round((100 * tokens) / window());
-      emit({
-        type: "notice", level: "info", code: "context_compacting",
-        text: shrink
-          ? "The request did not fit in the model's context window. Summarizing the conversation so the session can go on."
-          : `The conversation has filled ${full}% of the model's context window (${tokens.toLocaleString("en")} of ${window().toLocaleString("en")} tokens). Summarizing it so the session can go on.`,
-      });
+    const compact = async (why: CompactReason, keep: number, midTurn: boolean, tools: ToolDefinition[], messages: ConversationMessage[]) => {
+      emit(compactingNotice(why, tokens, window()));
       const ctx = { rows, sessionId, turnId, emit, allocatePosition: () => position++ };
-      const keep = step === 1 ? 1 : 0;
-      const r = await compactConversation(ctx, run.adapter, { system, tools, messages, keep, midTurn: step > 1, tokens, shrink }, signal, deps.retry);
+      const r = await compactConversation(ctx, run.adapter, { system, tools, messages, keep, midTurn, tokens, shrink: why === "overflow" }, signal, deps.retry);
       addUsage(total, r.usage);
       if (!r.ok) {
         if (!signal.aborted) emit({ type: "notice", level: "warn", code: "context_compact_failed", text: `The conversation could not be summarized: ${r.message}` });
@@ -102,7 +97,16 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       deps.context.setLastTokens(sessionId, 0);
       return true;
     };
-    for (let step = 1; ; step++) {
+    if (run.compactOnly) {
+      // "/compact": the conversation summarized now, the message asking for it with it; no reply.
+      const messages = await loadConversation(rows, sessionId);
+      if (worthCompacting(messages, 0)) await compact("asked", 0, false, await deps.catalog.catalog(sessionId), messages);
+      else emit({ type: "notice", level: "info", code: "context_compact_skipped", text: "There is not enough conversation to summarize yet." });
+      if (signal.aborted) status = "cancelled";
+      else stopReason = "compacted";
+      emit({ type: "usage", turnId, usage: { ...total }, context: { tokens, window: window() } });
+    }
+    for (let step = 1; !run.compactOnly; step++) {
       if (step > deps.maxSteps) {
         stopReason = "step_limit";
         emit({ type: "notice", level: "warn", code: "step_limit", text: `The turn stopped after ${deps.maxSteps} model requests (the step limit). Send a message to continue.` });
@@ -110,8 +114,9 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       }
       const tools = await deps.catalog.catalog(sessionId);
       let messages = await loadConversation(rows, sessionId);
-      if (tokens >= COMPACT_AT * window() && worthCompacting(messages, step === 1 ? 1 : 0)) {
-        if (await compact(step, tools, messages, false)) messages = await loadConversation(rows, sessionId);
+      const keep = step === 1 ? 1 : 0;
+      if (tokens >= COMPACT_AT * window() && worthCompacting(messages, keep)) {
+        if (await compact("full", keep, step > 1, tools, messages)) messages = await loadConversation(rows, sessionId);
         if (signal.aborted) {
           status = "cancelled";
           break;
@@ -139,11 +144,11 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         break;
       }
       const overflow = out.finish === "error" && out.error ? contextOverflow(out.error.message) : undefined;
-      if (overflow && !overflowed && worthCompacting(messages, step === 1 ? 1 : 0)) {
+      if (overflow && !overflowed && worthCompacting(messages, keep)) {
         overflowed = true;
         if (overflow.window) deps.context.windows.learn(run.adapter.kind, run.adapter.model, overflow.window);
         tokens = Math.max(tokens, window());
-        if (await compact(step, tools, messages, true)) continue;
+        if (await compact("overflow", keep, step > 1, tools, messages)) continue;
         if (signal.aborted) {
           status = "cancelled";
           break;

@@ -213,7 +213,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
       </div>}
       {!readOnly && (
         <ModelPicker sessionId={sessionId} openSignal={modelSignal}>
-          <ContextMeter context={state.context} />
+          <ContextMeter context={state.context} onCompact={running ? undefined : () => send("/compact", false)} />
         </ModelPicker>
       )}
       {spill && <SpillViewer sessionId={sessionId} spillRef={spill.ref} title={spill.title} onClose={() => setSpill(undefined)} />}
