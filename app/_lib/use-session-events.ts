@@ -1,6 +1,7 @@
 "use client";
 // Keeps a session's chat state in step with its event stream: subscribes from the last seq it
-// has, applies events in batches once per animation frame (a 1,000-event burst is one render),
+// has (stored runs of deltas folded: hub/coalesce.ts), applies events in batches once per
+// animation frame (a 1,000-event burst is one render; while catching up, every CATCH_UP_MS),
 // and resubscribes from where it stopped when the subscription fails, unless it was refused
 // (a share link that was revoked or expired): then it stops, "ended", with the reason.
 import { useEffect, useMemo, useRef, useState } from "react";
