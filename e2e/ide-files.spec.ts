@@ -108,7 +108,7 @@ test("creates and renames in a name box inside the tree, explains a name it cann
   // The context menu: a folder made inside the folder right-clicked, its box first in it.
   await item("docs").click({ button: "right" });
   const menu = page.getByTestId("tree-menu");
-  await expect(menu.getByRole("menuitem")).toHaveText(["New File…", "New Folder…", "Rename…F2", "DeleteDel", "Copy Path"]);
+  await expect(menu.getByRole("menuitem")).toHaveText(["New File…", "New Folder…", "Upload Files…", "Rename…F2", "DeleteDel", "Copy Path"]);
   await menu.getByRole("menuitem", { name: "New Folder…" }).click();
   await expect(menu).toHaveCount(0);
   await box.fill("drafts");
