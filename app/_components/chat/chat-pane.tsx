@@ -14,6 +14,7 @@ import { SpillViewer } from "./spill-viewer";
 import { ModelPicker } from "./model-picker";
 import { ContextMeter } from "./context-meter";
 import { QueuedMessages, useMessageQueue } from "./message-queue";
+import { useMentions } from "./mentions";
 import styles from "./chat.module.css";
 
 /** Items shown at first, and added by each "Show earlier": a long session's log stays a few
@@ -75,6 +76,8 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   const [shown, setShown] = useState(CHAT_WINDOW);
   const from = Math.max(0, state.items.length - shown);
   const log = useRef<HTMLDivElement>(null);
+  const composer = useRef<HTMLTextAreaElement>(null);
+  const mentions = useMentions(draft, setDraft, knownPaths, () => composer.current);
   const stick = useRef(true);
   const running = state.activeTurnId !== null;
   const firstPending = pendingApprovals(state)[0]?.approvalId;
@@ -181,12 +184,20 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
       {sendError && <div className={styles.error}>{sendError}</div>}
       {!readOnly && <QueuedMessages queue={queue} running={running} />}
       {!readOnly && <div className={styles.composer}>
+        {mentions.list}
         <textarea
+          ref={composer}
           value={draft}
-          placeholder={running ? "The agent is working… Enter queues a message for when it is done (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line, ↑ the last one)"}
-          onChange={(e) => setDraft(e.target.value)}
+          placeholder={running ? "The agent is working… Enter queues a message for when it is done (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line, ↑ the last one, @ names a file)"}
+          onChange={(e) => {
+            setDraft(e.target.value);
+            mentions.track(e.target);
+          }}
+          onSelect={(e) => mentions.track(e.currentTarget)}
           onKeyDown={(e) => {
-            if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+            if (e.nativeEvent.isComposing) return;
+            if (mentions.onKeyDown(e)) return;
+            if (e.key === "Enter" && !e.shiftKey) {
               e.preventDefault();
               if (!running) send();
               else if (draft.trim()) {
