@@ -188,7 +188,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         <textarea
           ref={composer}
           value={draft}
-          placeholder={running ? "The agent is working… Enter queues a message for when it is done (Esc stops it)" : "Message the agent (Enter sends, Shift+Enter for a new line, ↑ the last one, @ names a file)"}
+          placeholder={running ? "The agent is working… Enter queues a message, Esc stops it" : "Message the agent: Enter sends, Shift+Enter a new line, @ names a file"}
           onChange={(e) => {
             setDraft(e.target.value);
             mentions.track(e.target);
