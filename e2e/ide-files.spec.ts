@@ -287,8 +287,15 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute("data-path", "lib/beta.json");
   await expect.poll(async () => Math.round((await page.getByTestId("pane-files").boundingBox())!.width)).toBe(Math.round(before + 100));
 
+  // Ctrl+` from the editor goes to the open terminal; from the terminal it hides it and
+  // gives the editor its focus back; once more shows it again.
+  await page.locator(".monaco-editor textarea").first().focus();
+  await page.keyboard.press("Control+`");
+  await expect(page.getByTestId("pane-terminal")).toBeVisible();
+  await expect.poll(() => page.evaluate(() => !!document.activeElement?.closest('[data-testid="pane-terminal"]'))).toBe(true);
   await page.keyboard.press("Control+`");
   await expect(page.getByTestId("pane-terminal")).toBeHidden();
+  await expect.poll(() => page.evaluate(() => !!document.activeElement?.closest(".monaco-editor"))).toBe(true);
   await page.keyboard.press("Control+`");
   await expect(page.getByTestId("pane-terminal")).toBeVisible();
 

@@ -6,7 +6,7 @@
 // The owner shares the session from here (Share); opened through a share link the IDE is
 // read-only: no composer, approvals, terminal, preview or edits, and it says when the link ends.
 import Link from "next/link";
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { closeEventSocket, useEventSocketState, useTRPC } from "../_lib/trpc";
 import { ReadOnlyContext } from "../_lib/read-only";
@@ -78,6 +78,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [modelSignal, setModelSignal] = useState(0);
   const [termState, setTermState] = useState<TerminalState>("connecting");
   const [termFocus, setTermFocus] = useState(0);
+  const termPane = useRef<HTMLElement>(null);
+  const focusBeforeTerm = useRef<Element | null>(null);
   const [termNew, setTermNew] = useState(0);
   const [side, setSide] = useState<{ view: SideView } | null>(null);
   const [treeCommand, setTreeCommand] = useState<TreeCommand | null>(null);
@@ -155,7 +157,20 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     quickOpen: () => setQuick(""),
     commandPalette: () => setQuick(">"),
     togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
-    toggleTerminal: () => (setLayout((l) => ({ ...l, termOpen: !l.termOpen })), setTermFocus((n) => n + 1)),
+    toggleTerminal: () => {
+      // As in VS Code: Ctrl+` hides only the terminal being typed in (focus goes back where it
+      // was); an open terminal without focus is focused, not hidden.
+      const typingInIt = !!termPane.current?.contains(document.activeElement);
+      if (layout.termOpen && typingInIt) {
+        setLayout((l) => ({ ...l, termOpen: false }));
+        const back = focusBeforeTerm.current;
+        if (back instanceof HTMLElement && back.isConnected) back.focus();
+        return;
+      }
+      if (!typingInIt) focusBeforeTerm.current = document.activeElement;
+      setLayout((l) => ({ ...l, termOpen: true }));
+      setTermFocus((n) => n + 1);
+    },
     newTerminal: () => (setLayout((l) => ({ ...l, termOpen: true })), setTermNew((n) => n + 1)),
     save: () => void (active && files.save(active)),
     escape: () => running && cancel(),
@@ -277,7 +292,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       {layout.termOpen && (
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />
       )}
-      <section className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!layout.termOpen}>
+      <section ref={termPane} className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!layout.termOpen}>
         {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <TerminalTabs sessionId={sessionId} onState={setTermState} focusSignal={termFocus} newSignal={termNew} isFile={isFile} onLink={onTerminalLink} /> : <div className={styles.empty}>Waiting for the runner…</div>}
       </section>
       <footer className={styles.status}>
