@@ -1,4 +1,5 @@
-// The Changes tab in a git work tree: the branch, and a commit of everything from a message.
+// The Changes tab in a git work tree: the branch, and a commit of everything from a message;
+// the tree's marks of what is uncommitted, gone once committed.
 // The e2e workspace is made a repository for this test only (its .git is removed after).
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
@@ -18,6 +19,13 @@ test("in a git work tree, the Changes tab names the branch and commits every cha
     writeWorkspaceFile("committed/app.txt", "v2\n");
     writeWorkspaceFile("committed/new.txt", "new\n");
     await openNewSession(page);
+    // The tree marks what is uncommitted: the folder above the changes, then each file's kind.
+    const mark = (path: string) => page.locator(`[data-testid="tree-item"][data-path="${path}"] [data-testid="tree-mark"]`);
+    await expect(mark("committed")).toHaveAttribute("data-mark", "•");
+    await page.locator('[data-testid="tree-item"][data-path="committed"]').click();
+    await expect(mark("committed/app.txt")).toHaveAttribute("data-mark", "M");
+    await expect(mark("committed/new.txt")).toHaveAttribute("data-mark", "A");
+    await shot(page, "tree-marks");
     await page.keyboard.press("Control+Shift+G");
     await expect(page.getByTestId("changes-against")).toHaveText("trunk · against HEAD");
     await expect(page.getByTestId("change-item")).toHaveCount(2);
@@ -32,6 +40,7 @@ test("in a git work tree, the Changes tab names the branch and commits every cha
     await expect(page.getByTestId("commit-message")).toHaveValue("");
     expect(git("log", "-1", "--format=%s|%b").trim()).toBe("Update the app|and add a file");
     expect(git("status", "--porcelain").trim()).toBe("");
+    await expect(page.locator('[data-testid="file-tree"] [data-testid="tree-mark"]')).toHaveCount(0);
     // Many changes: the tab's badge is capped, and the tab names keep their room.
     for (let i = 0; i < 120; i++) writeWorkspaceFile(`committed/many/f${i}.txt`, `${i}\n`);
     await page.getByTestId("changes-panel").getByRole("button", { name: "Refresh changes" }).click();

@@ -20,6 +20,7 @@ import { useOpenFiles } from "../_lib/use-open-files";
 import { Splitter } from "./splitter";
 import { FileTree, type TreeCommand } from "./files/file-tree";
 import { useTreeListing } from "./files/use-tree-listing";
+import { changeMarks } from "./files/change-marks";
 import { EditorPane } from "./editor/editor-pane";
 import { QuickOpen } from "./editor/quick-open";
 import { ChatPane } from "./chat/chat-pane";
@@ -68,8 +69,11 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   }, [linkEnded]);
   const files = useOpenFiles(sessionId);
   const tree = useTreeListing(sessionId, !!runner);
-  // The Changes tab's badge: the panel's own query (one request, shared through the cache).
-  const changeCount = useQuery(trpc.files.changes.queryOptions({ sessionId }, { retry: 1, enabled: !!runner })).data?.files.length;
+  // The Changes tab's badge and the tree's marks: the panel's own query (one request, shared
+  // through the cache).
+  const uncommitted = useQuery(trpc.files.changes.queryOptions({ sessionId }, { retry: 1, enabled: !!runner })).data?.files;
+  const changeCount = uncommitted?.length;
+  const marks = useMemo(() => changeMarks(uncommitted), [uncommitted]);
   const [stored, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
   const layout = { ...DEFAULT_LAYOUT, ...stored };
   const [previewFocus, setPreviewFocus] = useState(0);
@@ -267,6 +271,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
               onCreated={(path) => openHit({ path, line: 1 })}
               onRenamed={files.rename}
               onDeleted={(p) => files.changed([p])}
+              changes={marks}
             />
           }
         />

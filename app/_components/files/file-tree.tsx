@@ -5,7 +5,8 @@
 // shown where it happened with nothing lost. Right click (or Shift+F10) opens the row's menu
 // (which also downloads a file, and uploads files, as dropping them on the tree does: upload.ts).
 // Read-only: browsing and copying paths only. The tree takes the keyboard when focused
-// (tree-model.ts) and keeps the selected row in view.
+// (tree-model.ts) and keeps the selected row in view. Uncommitted changes are marked on their
+// rows and on the folders above them (change-marks.ts).
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
@@ -18,6 +19,7 @@ import { lookup, type TreeEdit } from "./tree-edit";
 import { TreeNameBox } from "./tree-name-box";
 import { TreeMenu, type MenuItem } from "./tree-menu";
 import { folderFor, useTreeDrop, useUpload } from "./upload";
+import { MARK_LETTER, NO_MARKS, type ChangeMarks } from "./change-marks";
 
 interface Props {
   sessionId: string;
@@ -35,6 +37,8 @@ interface Props {
   onCreated?(path: string): void;
   onRenamed(from: string, to: string): void;
   onDeleted(path: string): void;
+  /** Uncommitted changes to mark (the Changes tab's list). */
+  changes?: ChangeMarks;
 }
 
 type Selected = { path: string; type: TreeEntry["type"] };
@@ -47,7 +51,7 @@ export interface TreeCommand {
   at: string | null;
 }
 
-export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted }: Props) {
+export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted, changes = NO_MARKS }: Props) {
   const trpc = useTRPC();
   const readOnly = useReadOnly();
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
@@ -220,6 +224,28 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   /** The name box of a new item, first in its folder. */
   const newBoxIn = (parent: string, depth: number) => edit?.kind === "new" && edit.parent === parent && <li role="none">{nameBox(edit, depth)}</li>;
 
+  const nameWithMark = ({ path, name }: TreeNode, isDir: boolean) => {
+    const status = isDir ? undefined : changes.files.get(path);
+    if (status) {
+      const kind = status === "added" ? "Added" : "Modified";
+      return (
+        <>
+          <span className={`${styles.name} ${styles[status]}`}>{name}</span>
+          <span className={`${styles.mark} ${styles[status]}`} title={`${kind}, not committed`} data-testid="tree-mark" data-mark={MARK_LETTER[status]}>{MARK_LETTER[status]}</span>
+        </>
+      );
+    }
+    if (isDir && changes.folders.has(path)) {
+      return (
+        <>
+          <span className={`${styles.name} ${styles.modified}`}>{name}</span>
+          <span className={`${styles.mark} ${styles.modified}`} title="Holds uncommitted changes" data-testid="tree-mark" data-mark="•">•</span>
+        </>
+      );
+    }
+    return name;
+  };
+
   const render = (n: TreeNode, depth: number) => {
     const isDir = n.type === "dir";
     const open = expanded.has(n.path);
@@ -247,7 +273,7 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
             onContextMenu={(e) => onContextMenu(e, row)}
           >
             <span className={styles.icon}>{isDir ? (open ? "▾" : "▸") : ""}</span>
-            {n.name}
+            {nameWithMark(n, isDir)}
           </div>
         )}
         {isDir && open && (n.children.length > 0 || newHere) && (
