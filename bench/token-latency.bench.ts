@@ -27,7 +27,8 @@
 // (its socket read, the SDK's parse, its socket write to the client: stamps.ts), CPU by server
 // thread, and the clients' and fake provider's CPU. BENCH_GC_LOG=1: each GC pause over 2 ms. BENCH_PROF=<dir>: a CPU
 // profile of the server's main thread per case. BENCH_DB, BENCH_TOKENS, BENCH_ROUNDS,
-// BENCH_SERVER_FLAGS: narrow or vary a run.
+// BENCH_SERVER_FLAGS: narrow or vary a run. BENCH_KEEP_PRIORITY=1: the server's helper threads
+// keep their priority (server/priority.ts lowers them), for comparison.
 //   npm run bench -- token-latency
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -12,6 +12,7 @@ import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import type { Env } from "./env";
 import { defaultDbUrl, openDb, type DbHandle } from "./db";
+import { lowerHelperThreads } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
 import { createAuth } from "./auth";
@@ -176,6 +177,8 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : env.PORT;
   auth.listening(port);
+  // Serving from here on: V8's and libuv's helper threads exist by now (priority.ts).
+  lowerHelperThreads();
   const hostForUrl = env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST;
   const url = `http://${hostForUrl === "0.0.0.0" ? "127.0.0.1" : hostForUrl}:${port}`;
 

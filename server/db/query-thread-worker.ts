@@ -2,7 +2,7 @@
 // server has already migrated, running the calls the main thread sends in order of arrival,
 // each batch marked `transaction` in one transaction. It closes after the calls already sent.
 import { parentPort, workerData } from "node:worker_threads";
-import { yieldToMainThread } from "./thread";
+import { yieldToMainThread } from "../priority";
 import { connectDb, type Db } from "./index";
 import type { QueryCall, QueryError, QueryReply, QueryRequest } from "./query-thread";
 import { turnRowsFor, type TurnRows } from "./turn-rows";

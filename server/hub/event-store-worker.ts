@@ -3,7 +3,7 @@
 // of the driver's per-row work. With several instances on PostgreSQL it also NOTIFYs each batch
 // in the transaction that stores it (event-rows.ts).
 import { parentPort, workerData } from "node:worker_threads";
-import { yieldToMainThread } from "../db/thread";
+import { yieldToMainThread } from "../priority";
 import { providerOf } from "../db/driver";
 import { postgresEventRows, sqliteEventRows } from "./event-rows";
 import type { StoreReply, StoreRequest } from "./event-store";

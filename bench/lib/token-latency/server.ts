@@ -24,6 +24,7 @@ import { testDispatcher } from "../../../server/engine/testing";
 import { createSessionService } from "../../../server/services/sessions";
 import type { Actor, Services } from "../../../server/services/types";
 import { appRouter } from "../../../server/api/root";
+import { lowerHelperThreads } from "../../../server/priority";
 import { serve } from "./ipc";
 import { stampTokens } from "./stamps";
 
@@ -57,6 +58,8 @@ if (process.send) {
   const wss = new WebSocketServer({ server: http, maxPayload: 4 * 1024 * 1024 });
   const trpc = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }), keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 } });
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  // As server/app.ts once it serves (BENCH_KEEP_PRIORITY=1: not, for comparison).
+  if (!process.env.BENCH_KEEP_PRIORITY) lowerHelperThreads();
 
   // BENCH_VERBOSE: when each token reached the server's socket, the SDK's parse and a client's socket.
   const stamps = process.env.BENCH_VERBOSE ? stampTokens(() => window !== undefined) : undefined;
@@ -84,7 +87,8 @@ if (process.send) {
         const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
         const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
         const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        const key = tid === String(process.pid) ? "main" : `${name}#${tid}`;
+        // With its nice value: the helpers run below the main thread (server/priority.ts).
+        const key = tid === String(process.pid) ? "main" : `${name}#${tid} (nice ${f[16]})`;
         out.set(key, (out.get(key) ?? 0) + Number(f[11]) + Number(f[12]));
       }
     } catch {

@@ -1,0 +1,72 @@
+// The helpers of a server process run below its main thread. Checked in a process of its own
+// (the test runner's threads are not ours to lower), started at nice 0 and at nice 5, with one
+// worker thread started as the server starts its own (db/thread.ts).
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { HELPER_NICE, WORKER_NICE } from "./priority";
+
+const priority = new URL("./priority.ts", import.meta.url).href;
+const dir = mkdtempSync(join(tmpdir(), "quiver-priority-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// The worker thread: lowers itself as the event writer and the query thread do, says its id.
+// TypeScript (.mts: ESM outside a package), loaded through tsx as the server's own are.
+const entry = join(dir, "worker.mts");
+writeFileSync(
+  entry,
+  `import { readlinkSync } from "node:fs";
+import { parentPort } from "node:worker_threads";
+import { yieldToMainThread } from ${JSON.stringify(priority)};
+yieldToMainThread();
+parentPort.postMessage(Number(readlinkSync("/proc/thread-self").split("/").pop()));
+`,
+);
+
+const main = join(dir, "main.mjs");
+writeFileSync(
+  main,
+  `
+import { readdirSync, readFileSync } from "node:fs";
+import { startThread } from ${JSON.stringify(new URL("./db/thread.ts", import.meta.url).href)};
+import { lowerHelperThreads } from ${JSON.stringify(priority)};
+const worker = startThread(new URL(${JSON.stringify(pathToFileURL(entry).href)}), {});
+const workerTid = await new Promise((resolve) => worker.once("message", resolve));
+const lowered = lowerHelperThreads();
+const nice = (tid) => Number(readFileSync(\`/proc/self/task/\${tid}/stat\`, "utf8").split(") ")[1].split(" ")[16]);
+const threads = readdirSync("/proc/self/task").map(Number).map((tid) => ({ tid, nice: nice(tid) }));
+console.log(JSON.stringify({ pid: process.pid, workerTid, lowered, threads }));
+await worker.terminate();
+`,
+);
+
+interface Seen {
+  pid: number;
+  workerTid: number;
+  lowered: number;
+  threads: { tid: number; nice: number }[];
+}
+
+function run(prefix: readonly string[]): Seen {
+  const [cmd, ...args] = [...prefix, process.execPath, "--import", "tsx", main];
+  return JSON.parse(execFileSync(cmd, args, { encoding: "utf8" }).trim().split("\n").pop()!) as Seen;
+}
+
+describe.skipIf(process.platform !== "linux")("thread priority", () => {
+  it.each([
+    ["0", [], 0],
+    ["5", ["nice", "-n", "5"], 5],
+  ] as const)("at nice %s: the main thread keeps its priority, our worker runs lower, every other helper lower still", (_name, prefix, base) => {
+    const seen = run(prefix);
+    const niceOf = new Map(seen.threads.map((t) => [t.tid, t.nice]));
+    expect(niceOf.get(seen.pid)).toBe(base);
+    expect(niceOf.get(seen.workerTid)).toBe(base + WORKER_NICE);
+    const helpers = seen.threads.filter((t) => t.tid !== seen.pid && t.tid !== seen.workerTid);
+    expect(helpers.length).toBeGreaterThanOrEqual(2); // V8's platform threads at least
+    expect(seen.lowered).toBe(helpers.length);
+    for (const h of helpers) expect(h.nice).toBe(Math.min(19, base + HELPER_NICE));
+  }, 30_000);
+});
