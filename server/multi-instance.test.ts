@@ -333,12 +333,20 @@ describe.skipIf(!hasPostgres)("several server instances on one PostgreSQL databa
   });
 
   it("a dropped LISTEN connection reconnects and subscribers catch up from the database", async () => {
-    const a = await startInstance(t.current.url, fake, dataDir);
-    const b = await startInstance(t.current.url, fake, dataDir);
+    const [logA, logB]: string[][] = [[], []];
+    const a = await startInstance(t.current.url, fake, dataDir, logA);
+    const b = await startInstance(t.current.url, fake, dataDir, logB);
     const { sessionId } = await seedSession(t.current.db);
     const note = (i: number) => ({ type: "notice" as const, level: "info" as const, code: "n", text: String(i) });
     const ctl = new AbortController();
-    const onB = collect(b.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (_ev, all) => all.length === 60);
+    const seen: SessionEvent[] = [];
+    const onB = collect(b.parts.services.hub.subscribe(sessionId, 0, ctl.signal), (ev, all) => (seen.push(ev), all.length === 60));
+    // Once in a full parallel run this took the whole timeout: say where it stood, not only that it timed out.
+    const stuck = setTimeout(() => {
+      console.error(`[dropped LISTEN] after 50 s: B saw seqs ${seen.map((e) => e.seq).join(",")}; B listener ${b.parts.cluster!.listenerPid()}\nA: ${logA.join("\n")}\nB: ${logB.join("\n")}`);
+      ctl.abort();
+    }, 50_000);
+    onB.finally(() => clearTimeout(stuck)).catch(() => undefined);
     for (let i = 0; i < 20; i++) await a.parts.services.hub.publish(sessionId, note(i));
     const pid = b.parts.cluster!.listenerPid()!;
     expect(pid).toBeGreaterThan(0);
