@@ -1,7 +1,7 @@
 // Context windows: the guess from a model's name, the override, and what providers' overflow
 // answers say (their real wording).
 import { describe, expect, it } from "vitest";
-import { ContextWindows, contextOverflow, contextTokens, guessContextWindow } from "./context";
+import { ContextWindows, RecentContext, contextOverflow, contextTokens, guessContextWindow } from "./context";
 import { conversationFrom, summaryPrompt, type SummaryBlock } from "./history";
 import { parseEnv } from "../env";
 
@@ -73,5 +73,17 @@ describe("the conversation after a summary", () => {
   it("is the stored conversation itself when nothing was summarized", () => {
     const stored = [text("user", "a"), text("assistant", "b")];
     expect(conversationFrom(stored)).toEqual(stored);
+  });
+});
+
+describe("recent context figures", () => {
+  it("keeps the sessions used most recently and forgets the oldest past its limit", () => {
+    const recent = new RecentContext(3);
+    for (const id of ["a", "b", "c"]) recent.set(id, 10);
+    recent.set("a", 20); // used again: now the newest
+    recent.set("d", 30);
+    expect(recent.size).toBe(3);
+    expect(recent.get("b")).toBeUndefined();
+    expect([recent.get("a"), recent.get("c"), recent.get("d")]).toEqual([20, 10, 30]);
   });
 });

@@ -59,3 +59,26 @@ export class ContextWindows {
     this.learned.set(`${kind}\n${model}`, window);
   }
 }
+
+/** The context each session's latest request filled, for the sessions that made one most
+ *  recently (at most `keep`): a long-running server is not a list of every session it ever
+ *  served. A session not kept is read back from its last model request. */
+export class RecentContext {
+  private readonly tokens = new Map<string, number>();
+  constructor(private readonly keep = 10_000) {}
+
+  get(sessionId: string): number | undefined {
+    return this.tokens.get(sessionId);
+  }
+
+  set(sessionId: string, tokens: number) {
+    // Re-inserted so the Map's order is the order of last use; the oldest goes first.
+    this.tokens.delete(sessionId);
+    this.tokens.set(sessionId, tokens);
+    if (this.tokens.size > this.keep) this.tokens.delete(this.tokens.keys().next().value!);
+  }
+
+  get size() {
+    return this.tokens.size;
+  }
+}

@@ -8,7 +8,7 @@ import type { Dispatcher } from "../pipeline/contract";
 import { createAdapter, defaultRetryPolicy, modelChoices, resolveProvider, type ModelChoices, type RetryPolicy } from "./providers/index";
 import { recoverInterruptedTurns } from "./recovery";
 import { COMPACT_COMMAND } from "./compact";
-import { ContextWindows, contextTokens } from "./context";
+import { ContextWindows, RecentContext, contextTokens } from "./context";
 import { runTurn, type TurnContext } from "./turn";
 import { zeroUsage, type ProviderAdapter, type ProviderConfig, type ToolCatalog } from "./types";
 
@@ -100,9 +100,10 @@ export function createEngine(deps: EngineDeps): Engine {
   const adapters = new Map<string, ProviderAdapter>();
   let shuttingDown = false;
   const system = deps.systemPrompt ?? defaultSystemPrompt;
-  // The context each session's latest request filled: kept here once known, read from its
-  // last model request after a restart (or when a peer instance ran its last turn).
-  const lastTokens = new Map<string, number>();
+  // The context each session's latest request filled: kept here once known (for the most
+  // recent sessions), read from its last model request otherwise (after a restart, or when a
+  // peer instance ran its last turn).
+  const lastTokens = new RecentContext();
   const context: TurnContext = {
     windows: new ContextWindows(deps.env.QUIVER_CONTEXT_WINDOW),
     async lastTokens(sessionId) {
@@ -115,7 +116,7 @@ export function createEngine(deps: EngineDeps): Engine {
       });
       return last ? contextTokens(last) : 0;
     },
-    setLastTokens: (sessionId, tokens) => void lastTokens.set(sessionId, tokens),
+    setLastTokens: (sessionId, tokens) => lastTokens.set(sessionId, tokens),
   };
   const turnDeps = {
     db,
