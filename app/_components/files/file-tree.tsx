@@ -225,25 +225,16 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   const newBoxIn = (parent: string, depth: number) => edit?.kind === "new" && edit.parent === parent && <li role="none">{nameBox(edit, depth)}</li>;
 
   const nameWithMark = ({ path, name }: TreeNode, isDir: boolean) => {
-    const status = isDir ? undefined : changes.files.get(path);
-    if (status) {
-      const kind = status === "added" ? "Added" : "Modified";
-      return (
-        <>
-          <span className={`${styles.name} ${styles[status]}`}>{name}</span>
-          <span className={`${styles.mark} ${styles[status]}`} title={`${kind}, not committed`} data-testid="tree-mark" data-mark={MARK_LETTER[status]}>{MARK_LETTER[status]}</span>
-        </>
-      );
-    }
-    if (isDir && changes.folders.has(path)) {
-      return (
-        <>
-          <span className={`${styles.name} ${styles.modified}`}>{name}</span>
-          <span className={`${styles.mark} ${styles.modified}`} title="Holds uncommitted changes" data-testid="tree-mark" data-mark="•">•</span>
-        </>
-      );
-    }
-    return name;
+    const status = isDir ? (changes.folders.has(path) ? "modified" : undefined) : changes.files.get(path);
+    if (!status) return name;
+    const mark = isDir ? "•" : MARK_LETTER[status];
+    const title = isDir ? "Holds uncommitted changes" : `${status === "added" ? "Added" : "Modified"}, not committed`;
+    return (
+      <>
+        <span className={`${styles.name} ${styles[status]}`}>{name}</span>
+        <span className={`${styles.mark} ${styles[status]}`} title={title} data-testid="tree-mark" data-mark={mark}>{mark}</span>
+      </>
+    );
   };
 
   const render = (n: TreeNode, depth: number) => {
