@@ -18,25 +18,18 @@ export const HELPER_NICE = 19;
 /** Our own worker threads: lower, but not so low that a saturated machine starves their writes. */
 export const WORKER_NICE = 10;
 
-/** Sets a thread's nice value to the main thread's plus `offset` (at most 19); false if refused. */
-function lower(tid: number, offset: number): boolean {
-  try {
-    const target = Math.min(19, getPriority(process.pid) + offset);
-    if (getPriority(tid) >= target) return true;
-    setPriority(tid, target);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The nice value `offset` below the main thread's (nice values stop at 19). */
+const below = (offset: number) => Math.min(19, getPriority(process.pid) + offset);
 
 /** Called by one of our worker threads: lowers its own priority (WORKER_NICE). */
 export function yieldToMainThread(offset = WORKER_NICE): void {
   try {
     const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
-    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) lower(tid, offset);
+    if (!Number.isInteger(tid) || tid <= 0 || tid === process.pid) return;
+    const target = below(offset);
+    if (getPriority(tid) < target) setPriority(tid, target);
   } catch {
-    // No /proc: the thread keeps the process's priority.
+    // No /proc, or not allowed: the thread keeps the process's priority.
   }
 }
 
@@ -53,16 +46,18 @@ export function lowerHelperThreads(offset = HELPER_NICE): number {
   } catch {
     return 0;
   }
-  let lowered = 0;
   const main = getPriority(process.pid);
+  const target = below(offset);
+  let lowered = 0;
   for (const tid of tids.map(Number)) {
     if (tid === process.pid) continue;
     try {
       if (getPriority(tid) !== main) continue; // a worker that lowered itself
+      setPriority(tid, target);
+      lowered++;
     } catch {
-      continue; // the thread has ended
+      // The thread has ended, or lowering it was refused.
     }
-    if (lower(tid, offset)) lowered++;
   }
   return lowered;
 }
