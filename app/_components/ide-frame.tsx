@@ -61,7 +61,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: 2_000 }));
   const runner = health.data?.runners.find((r) => r.connected);
   const socket = useEventSocketState();
-  const { state, status, error: streamError } = useSessionEvents(sessionId);
+  const { state, status, error: streamError, loadEarlier } = useSessionEvents(sessionId);
   const linkEnded = status === "ended";
   // Refused for good (the share link ended): the socket would only knock on a closed door.
   useEffect(() => {
@@ -292,7 +292,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
-        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} modelSignal={modelSignal} />
+        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} modelSignal={modelSignal} onLoadEarlier={loadEarlier} />
       </aside>
       {layout.termOpen && (
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />

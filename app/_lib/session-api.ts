@@ -4,6 +4,7 @@
 import { useMemo } from "react";
 import { useTRPCClient } from "./trpc";
 import type { SessionEvent } from "../../server/protocol/events";
+import type { TurnWindow } from "./session-state";
 
 export type ApprovalChoice = "once" | "session" | "reject";
 
@@ -19,6 +20,10 @@ export interface SessionApi {
   cancel(sessionId: string): Promise<unknown>;
   answer(sessionId: string, approvalId: string, choice: ApprovalChoice, message?: string): Promise<unknown>;
   spill(sessionId: string, ref: string, offset: number, length: number): Promise<SpillPage>;
+  /** Where the session's latest `turns` turns start (a long session opens there). */
+  window(sessionId: string, turns: number): Promise<TurnWindow>;
+  /** The `turns` turns before `beforeSeq`, with their events. */
+  earlier(sessionId: string, beforeSeq: number, turns: number): Promise<TurnWindow & { events: SessionEvent[] }>;
   /** Events after `lastSeq`; the socket resubscribes by itself, replays are dropped by seq. */
   subscribe(
     sessionId: string,
@@ -44,6 +49,10 @@ function build(client: ReturnType<typeof useTRPCClient>): SessionApi {
     cancel: (sessionId) => client.turns.cancel.mutate({ sessionId }),
     answer: (_sessionId, approvalId, choice, message) => client.approvals.answer.mutate({ approvalId, choice, ...(message ? { message } : {}) }),
     spill: (sessionId, ref, offset, length) => client.spills.read.query({ sessionId, ref, offset, length }),
+    // As events (unwrap): the wire's JSON types make `unknown` fields optional.
+    window: (sessionId, turns) => client.turns.window.query({ sessionId, turns }).then((w) => w as unknown as TurnWindow),
+    earlier: (sessionId, beforeSeq, turns) =>
+      client.turns.earlier.query({ sessionId, beforeSeq, turns }).then((w) => w as unknown as TurnWindow & { events: SessionEvent[] }),
     subscribe(sessionId, lastSeq, h) {
       // Folded: a long session's stored deltas come as one event per run, not one per token.
       const sub = client.turns.events.subscribe(

@@ -65,6 +65,9 @@ export interface SessionState {
   files: { version: number; paths: string[] } | null;
   /** How full the model's context window was at the latest request. */
   context: { tokens: number; window: number } | null;
+  /** Turns not loaded yet, before the ones shown (a long session opens at its latest turns:
+   *  server/hub/history.ts); `afterSeq` is the last seq they hold. */
+  earlier: { afterSeq: number; turns: number } | null;
 }
 
 export const PROGRESS_CAP = 64 * 1024;
@@ -79,7 +82,41 @@ export const emptySessionState = (): SessionState => ({
   runner: null,
   files: null,
   context: null,
+  earlier: null,
 });
+
+/** Where the server said a session's latest turns start (hub/history.ts, `TurnWindow`). */
+export interface TurnWindow {
+  afterSeq: number;
+  earlierTurns: number;
+  carry: readonly SessionEvent[];
+}
+
+/** The state to rebuild a session from when only its latest turns are read: the session-wide
+ *  events from before them applied, everything up to `afterSeq` counted as seen. */
+export function windowState(w: TurnWindow): SessionState {
+  const s = applyEvents(emptySessionState(), w.carry);
+  return { ...s, lastSeq: Math.max(s.lastSeq, w.afterSeq), earlier: w.afterSeq > 0 ? { afterSeq: w.afterSeq, turns: w.earlierTurns } : null };
+}
+
+/** `state` with the turns before it (`events`, of the window `w` before `state.earlier`) put in
+ *  front. Those turns are whole, so their items, cards and turns only add to the later ones;
+ *  the session-wide fields stay the later state's unless it has none. */
+export function prependEarlier(state: SessionState, w: TurnWindow & { events: readonly SessionEvent[] }): SessionState {
+  if (!state.earlier) return state;
+  const before = applyEvents(windowState(w), w.events.filter((ev) => ev.seq <= state.earlier!.afterSeq));
+  return {
+    ...state,
+    items: [...before.items, ...state.items],
+    tools: { ...before.tools, ...state.tools },
+    approvals: { ...before.approvals, ...state.approvals },
+    turns: { ...before.turns, ...state.turns },
+    runner: state.runner ?? before.runner,
+    files: state.files ?? before.files,
+    context: state.context ?? before.context,
+    earlier: before.earlier,
+  };
+}
 
 const FINAL: ReadonlySet<ToolStatus> = new Set(["succeeded", "failed", "rejected", "cancelled", "blocked"]);
 

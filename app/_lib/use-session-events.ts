@@ -4,9 +4,11 @@
 // animation frame (a 1,000-event burst is one render; while catching up, every CATCH_UP_MS),
 // and resubscribes from where it stopped when the subscription fails, unless it was refused
 // (a share link that was revoked or expired): then it stops, "ended", with the reason.
-import { useEffect, useMemo, useRef, useState } from "react";
+// A session opens at its latest WINDOW_TURNS turns (server/hub/history.ts): a 300-turn session
+// opens about as fast as a short one; `loadEarlier` puts the turns before them in front.
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { SessionEvent } from "../../server/protocol/events";
-import { applyEvents, emptySessionState, type SessionState } from "./session-state";
+import { applyEvents, emptySessionState, prependEarlier, windowState, type SessionState } from "./session-state";
 import { useSessionApi } from "./session-api";
 
 export type StreamStatus = "connecting" | "live" | "retrying" | "ended";
@@ -17,8 +19,18 @@ const REFUSED = new Set(["FORBIDDEN", "UNAUTHORIZED"]);
  *  renders a few times instead of sixty. Live streaming comes a few events a frame. */
 const BURST = 200;
 const CATCH_UP_MS = 250;
+/** Turns read when a session opens, and per "show earlier". */
+export const WINDOW_TURNS = 40;
 
-export function useSessionEvents(sessionId: string): { state: SessionState; status: StreamStatus; error?: string } {
+export interface SessionEvents {
+  state: SessionState;
+  status: StreamStatus;
+  error?: string;
+  /** Reads the turns before the loaded ones (state.earlier) and puts them in front. */
+  loadEarlier(): Promise<void>;
+}
+
+export function useSessionEvents(sessionId: string): SessionEvents {
   const api = useSessionApi();
   const [state, setState] = useState<SessionState>(emptySessionState);
   const [status, setStatus] = useState<StreamStatus>("connecting");
@@ -63,6 +75,18 @@ export function useSessionEvents(sessionId: string): { state: SessionState; stat
       // Hidden tabs get no animation frames; they still must apply events.
       backup = setTimeout(flush, 200);
     };
+    // Opening: where the latest turns start. Failing that, the whole session, as before.
+    const open = async () => {
+      if (queuedSeq > 0 || stateRef.current.lastSeq > 0) return;
+      try {
+        const w = await apiRef.current.window(sessionId, WINDOW_TURNS);
+        if (!alive || w.afterSeq === 0) return;
+        queuedSeq = w.afterSeq;
+        setState((s) => (s.lastSeq === 0 ? windowState(w) : s));
+      } catch {
+        /* the subscription reports what is wrong */
+      }
+    };
     const start = () => {
       if (!alive) return;
       stop = apiRef.current.subscribe(sessionId, Math.max(queuedSeq, stateRef.current.lastSeq), {
@@ -87,7 +111,7 @@ export function useSessionEvents(sessionId: string): { state: SessionState; stat
         },
       });
     };
-    start();
+    void open().then(start);
     return () => {
       alive = false;
       stop?.();
@@ -97,5 +121,16 @@ export function useSessionEvents(sessionId: string): { state: SessionState; stat
     };
   }, [sessionId]);
 
-  return useMemo(() => ({ state, status, error }), [state, status, error]);
+  const loading = useRef<Promise<void> | undefined>(undefined);
+  const loadEarlier = useCallback(() => {
+    const earlier = stateRef.current.earlier;
+    if (!earlier) return Promise.resolve();
+    loading.current ??= apiRef.current
+      .earlier(sessionId, earlier.afterSeq, WINDOW_TURNS)
+      .then((w) => setState((s) => (s.earlier?.afterSeq === earlier.afterSeq ? prependEarlier(s, w) : s)))
+      .finally(() => (loading.current = undefined));
+    return loading.current;
+  }, [sessionId]);
+
+  return useMemo(() => ({ state, status, error, loadEarlier }), [state, status, error, loadEarlier]);
 }

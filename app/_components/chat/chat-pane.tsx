@@ -65,15 +65,18 @@ interface ChatPaneProps {
   knownPaths?: readonly string[];
   /** Bumps to open the model picker (the command palette's "Choose Model"). */
   modelSignal?: number;
+  /** Reads the turns before the loaded ones (state.earlier: a long session opens at its latest). */
+  onLoadEarlier?(): Promise<void>;
 }
 
-export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [], modelSignal = 0 }: ChatPaneProps) {
+export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [], modelSignal = 0, onLoadEarlier }: ChatPaneProps) {
   const api = useSessionApi();
   const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
   const [sendError, setSendError] = useState<string>();
   const [spill, setSpill] = useState<{ ref: string; title: string }>();
   const [shown, setShown] = useState(CHAT_WINDOW);
+  const [earlier, setEarlier] = useState<{ loading: boolean; error?: string }>({ loading: false });
   const from = Math.max(0, state.items.length - shown);
   const log = useRef<HTMLDivElement>(null);
   const composer = useRef<HTMLTextAreaElement>(null);
@@ -177,6 +180,26 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         {from > 0 && (
           <button className={styles.earlier} onClick={() => setShown(shown + CHAT_WINDOW)} data-testid="chat-earlier">
             Show earlier ({from.toLocaleString("en")} more)
+          </button>
+        )}
+        {from === 0 && state.earlier && onLoadEarlier && (
+          <button
+            className={styles.earlier}
+            disabled={earlier.loading}
+            data-testid="chat-earlier"
+            onClick={() => {
+              setEarlier({ loading: true });
+              onLoadEarlier().then(
+                () => {
+                  setEarlier({ loading: false });
+                  setShown(state.items.length + CHAT_WINDOW);
+                },
+                (err: Error) => setEarlier({ loading: false, error: err.message }),
+              );
+            }}
+          >
+            {earlier.loading ? "Loading earlier turns…" : `Show earlier (${state.earlier.turns.toLocaleString("en")} more ${state.earlier.turns === 1 ? "turn" : "turns"})`}
+            {earlier.error && <span className={styles.error}> {earlier.error}</span>}
           </button>
         )}
         {state.items.slice(from).map(render)}

@@ -10,8 +10,10 @@ import { EngineError } from "../../engine/engine";
 import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 import { LINK_MESSAGES } from "../../auth/pages";
 import { mapIterable } from "../map-iterable";
+import { earlierTurns, turnWindow } from "../../hub/history";
 
 const session = z.object({ sessionId: z.string().min(1) });
+const windowTurns = z.number().int().min(1).max(1_000);
 const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE" } as const;
 
 // The input is declared before the middleware so it runs on the parsed session id; later
@@ -44,6 +46,19 @@ export const turnsRouter = router({
     await ctx.services.approvals.cancelSession(input.sessionId);
     return { cancelled };
   }),
+
+  /** Where the IDE starts rebuilding a long session: after the seq this returns, its latest
+   *  `turns` turns, with the session-wide events from before them (hub/history.ts). */
+  window: sessionReadProcedure()
+    .input(session)
+    .input(z.object({ turns: windowTurns }))
+    .query(({ ctx, input }) => turnWindow(ctx.services.db, input.sessionId, input.turns)),
+
+  /** The `turns` turns before `beforeSeq`, folded, for "show earlier". */
+  earlier: sessionReadProcedure()
+    .input(session)
+    .input(z.object({ beforeSeq: z.number().int().min(1), turns: windowTurns }))
+    .query(({ ctx, input }) => earlierTurns(ctx.services.db, input.sessionId, input.beforeSeq, input.turns)),
 
   events: sessionReadProcedure()
     .input(session)
