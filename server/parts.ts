@@ -9,6 +9,7 @@ import type { Actor, Services } from "./services/types";
 import { RunnerPool } from "./executors/runner-pool";
 import { createExecutorRouter } from "./executors/router";
 import { createEventHub, type EventHub } from "./hub";
+import { createSessionHistory } from "./hub/history";
 import { createCluster, type Cluster } from "./hub/cluster";
 import { clusterCommands } from "./hub/commands";
 import { createSharedHub } from "./hub/shared";
@@ -58,8 +59,8 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   // On PostgreSQL this instance shares sessions with any others on the database (hub/shared.ts);
   // a SQLite file has one server.
   const cluster = deps.dbProvider === "postgresql" ? createCluster({ url: deps.dbUrl, ...deps.cluster, log: (m, e) => log(`cluster: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`) }) : undefined;
-  const shared = cluster && createSharedHub(db, cluster, { url: deps.dbUrl, idleMs: deps.cluster?.idleMs });
-  const hub: EventHub = shared ?? createEventHub(db, { url: deps.dbUrl });
+  const shared = cluster && createSharedHub(db, cluster, { url: deps.dbUrl, idleMs: deps.cluster?.idleMs, pages: deps.rows });
+  const hub: EventHub = shared ?? createEventHub(db, { url: deps.dbUrl, pages: deps.rows });
   const commands = cluster && clusterCommands(cluster);
   const publish = (sessionId: string, body: Parameters<typeof hub.publish>[1]) =>
     hub.publish(sessionId, body).catch((err) => log(`event for ${sessionId} not stored: ${(err as Error).message}`));
@@ -175,7 +176,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   });
 
   return {
-    services: { runners, hub, engine, approvals: pipeline, policies, spills, files: createFileService(runners) },
+    services: { runners, hub, history: createSessionHistory(db, deps.rows), engine, approvals: pipeline, policies, spills, files: createFileService(runners) },
     upgrades: [
       ["/runner", (req, socket, head) => runners.handleUpgrade(req, socket, head)],
       [terminal.path, (req, socket, head) => terminal.handleUpgrade(req, socket, head)],

@@ -11,6 +11,7 @@ import { providerOf } from "../db/driver";
 import { eventStoreFor, type EventStore } from "./event-store";
 import { eventWriter } from "./persist";
 import { PAGE, Subscription } from "./subscription";
+import { prismaEventPages, type EventPages } from "./history";
 
 export interface EventHub {
   /** Assigns the seq and fans the event out now; resolves once it is durable. A session's
@@ -49,6 +50,9 @@ export interface EventHubOptions {
   batchSize?: number;
   /** How long a write waits for more events to carry (default 20 ms; 0: write at once). */
   writeDelayMs?: number;
+  /** Where subscribers read stored events (default: Prisma); the server passes its query
+   *  thread's driver reads (TurnRows.events), several times faster on a long session. */
+  pages?: EventPages;
   /** Live events buffered per subscriber before it is sent back to the database. */
   subscriberBuffer?: number;
   log?: (message: string, err?: unknown) => void;
@@ -91,6 +95,9 @@ function isoNow(): string {
   }
   return iso;
 }
+
+/** The highest seq a column holds (a 32-bit integer on PostgreSQL): "to the end" in a range. */
+const MAX_SEQ = 2_147_483_647;
 
 const GIVE_BACK = {
   sqlite: `UPDATE "Session" SET "lastSeq" = ? WHERE "id" = ? AND "lastSeq" = ?`,
@@ -161,10 +168,8 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
     });
   }
 
-  const readPage = (sessionId: string, afterSeq: number) =>
-    db.sessionEvent
-      .findMany({ where: { sessionId, seq: { gt: afterSeq } }, orderBy: { seq: "asc" }, take: PAGE })
-      .then((rows) => rows.map((r) => stamped(r.payload as SessionEventBody, r.seq, sessionId, r.createdAt.toISOString())));
+  const pages = options.pages ?? prismaEventPages(db);
+  const readPage = (sessionId: string, afterSeq: number) => pages.events(sessionId, afterSeq, MAX_SEQ, PAGE);
 
   function subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options: { folded?: boolean } = {}): AsyncIterableIterator<SessionEvent> {
     if (disposed) signal = AbortSignal.abort();

@@ -1,12 +1,14 @@
 // Opening a long session at its latest turns (history.ts), on real SQLite and PostgreSQL: the
 // window starts at a turn, counts the turns before it, carries the session-wide events from
-// before it, and the earlier windows joined to it give the same chat as the whole log.
+// before it, and the earlier windows joined to it give the same chat as the whole log. Stored
+// events read through Prisma and through the query thread's driver reads alike.
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
 import { createEventHub } from "./events";
 import { coalesce } from "./coalesce";
-import { earlierTurns, storedRange, turnWindow } from "./history";
+import { createSessionHistory, type SessionHistory } from "./history";
+import { turnRowsFor } from "../db/turn-rows";
 import { seedSession } from "./testing";
 import { applyEvents, emptySessionState, prependEarlier, windowState } from "../../app/_lib/session-state";
 
@@ -26,6 +28,17 @@ function turn(i: number): SessionEventBody[] {
 
 describe.each(testDatabases())("session history windows on %s", (provider) => {
   const t = useTestDb(provider);
+
+  /** Runs `check` with events read through Prisma, then through the driver (TurnRows.events). */
+  async function bothReaders(check: (h: SessionHistory) => Promise<void>) {
+    await check(createSessionHistory(t.current.db));
+    const rows = turnRowsFor(t.current.url);
+    try {
+      await check(createSessionHistory(t.current.db, rows));
+    } finally {
+      await rows.close();
+    }
+  }
 
   async function session(bodies: SessionEventBody[]): Promise<{ sessionId: string; all: SessionEvent[] }> {
     const hub = createEventHub(t.current.db, { url: t.current.url, writeDelayMs: 0 });
@@ -48,27 +61,32 @@ describe.each(testDatabases())("session history windows on %s", (provider) => {
     const { sessionId, all } = await session(bodies);
     const starts = all.filter((e) => e.type === "turn.started").map((e) => e.seq);
 
-    const w = await turnWindow(t.current.db, sessionId, 2);
-    expect(w.afterSeq).toBe(starts[2] - 1);
-    expect(w.earlierTurns).toBe(2);
-    expect(w.carry.map((e) => [e.type, e.seq])).toEqual([
-      ["runner.status", 1],
-      ["files.changed", all.find((e) => e.type === "files.changed" && e.version === 2)!.seq],
-    ]);
+    await bothReaders(async (h) => {
+      const w = await h.window(sessionId, 2);
+      expect(w.afterSeq).toBe(starts[2] - 1);
+      expect(w.earlierTurns).toBe(2);
+      expect(w.carry.map((e) => [e.type, e.seq])).toEqual([
+        ["runner.status", 1],
+        ["files.changed", all.find((e) => e.type === "files.changed" && e.version === 2)!.seq],
+      ]);
 
-    // Fewer turns than the window: the whole session, nothing earlier.
-    expect(await turnWindow(t.current.db, sessionId, 4)).toEqual({ afterSeq: 0, earlierTurns: 0, carry: [] });
-    expect(await turnWindow(t.current.db, sessionId, 10)).toEqual({ afterSeq: 0, earlierTurns: 0, carry: [] });
+      // Fewer turns than the window: the whole session, nothing earlier.
+      expect(await h.window(sessionId, 4)).toEqual({ afterSeq: 0, earlierTurns: 0, carry: [] });
+      expect(await h.window(sessionId, 10)).toEqual({ afterSeq: 0, earlierTurns: 0, carry: [] });
 
-    // The window before it: one turn, then the start of the session.
-    const before = await earlierTurns(t.current.db, sessionId, w.afterSeq, 1);
-    expect(before.afterSeq).toBe(starts[1] - 1);
-    expect(before.earlierTurns).toBe(1);
-    expect(before.events[0]).toMatchObject({ type: "turn.started", turnId: "t1", seq: starts[1] });
-    expect(before.events.at(-1)!.seq).toBe(w.afterSeq);
-    const first = await earlierTurns(t.current.db, sessionId, before.afterSeq, 1);
-    expect(first.afterSeq).toBe(0);
-    expect(first.events[0].seq).toBe(1);
+      // The window before it: one turn, then the start of the session.
+      const before = await h.earlier(sessionId, w.afterSeq, 1);
+      expect(before.afterSeq).toBe(starts[1] - 1);
+      expect(before.earlierTurns).toBe(1);
+      expect(before.events[0]).toMatchObject({ type: "turn.started", turnId: "t1", seq: starts[1] });
+      expect(before.events.at(-1)!.seq).toBe(w.afterSeq);
+      const first = await h.earlier(sessionId, before.afterSeq, 1);
+      expect(first.afterSeq).toBe(0);
+      expect(first.events[0].seq).toBe(1);
+      // The same instants the live events carried, whichever way they are read.
+      expect(first.events[0].at).toBe(all[0].at);
+      expect(before.events.find((e) => e.type === "tool.finished")).toEqual(all.find((e) => e.type === "tool.finished" && e.callId === "c1"));
+    });
   });
 
   it("rebuilds, window by window, the same chat as the whole log", async () => {
@@ -77,22 +95,26 @@ describe.each(testDatabases())("session history windows on %s", (provider) => {
     // What the IDE built before windows: the whole log, folded (item keys follow folded seqs).
     const whole = applyEvents(emptySessionState(), coalesce(all));
 
-    const w = await turnWindow(t.current.db, sessionId, 3);
-    let s = applyEvents(windowState(w), await storedRange(t.current.db, sessionId, w.afterSeq, all.at(-1)!.seq));
-    expect(s.earlier).toEqual({ afterSeq: w.afterSeq, turns: 4 });
-    expect(s.items.filter((i) => i.kind === "user")).toHaveLength(3);
-    // The runner's status came before the window: carried, not lost.
-    expect(s.runner).toEqual({ connected: true, sandboxed: undefined });
-    while (s.earlier) s = prependEarlier(s, await earlierTurns(t.current.db, sessionId, s.earlier.afterSeq, 3));
-    expect(s).toEqual(whole);
+    await bothReaders(async (h) => {
+      const w = await h.window(sessionId, 3);
+      let s = applyEvents(windowState(w), await h.range(sessionId, w.afterSeq, all.at(-1)!.seq));
+      expect(s.earlier).toEqual({ afterSeq: w.afterSeq, turns: 4 });
+      expect(s.items.filter((i) => i.kind === "user")).toHaveLength(3);
+      // The runner's status came before the window: carried, not lost.
+      expect(s.runner).toEqual({ connected: true, sandboxed: undefined });
+      while (s.earlier) s = prependEarlier(s, await h.earlier(sessionId, s.earlier.afterSeq, 3));
+      expect(s).toEqual(whole);
+    });
   });
 
   it("folds a range's runs of deltas and reads across database pages", async () => {
     const bodies = Array.from({ length: 1_200 }, (_, i): SessionEventBody => ({ type: "text.delta", turnId: "t", text: `${i} ` }));
     const { sessionId } = await session([{ type: "turn.started", turnId: "t" }, ...bodies, { type: "turn.finished", turnId: "t", status: "completed" }]);
-    const range = await storedRange(t.current.db, sessionId, 1, 1_201);
-    expect(range).toHaveLength(1);
-    expect(range[0]).toMatchObject({ type: "text.delta", seq: 1_201 });
-    expect((range[0] as { text: string }).text).toBe(bodies.map((b) => (b as { text: string }).text).join(""));
+    await bothReaders(async (h) => {
+      const range = await h.range(sessionId, 1, 1_201);
+      expect(range).toHaveLength(1);
+      expect(range[0]).toMatchObject({ type: "text.delta", seq: 1_201 });
+      expect((range[0] as { text: string }).text).toBe(bodies.map((b) => (b as { text: string }).text).join(""));
+    });
   });
 });

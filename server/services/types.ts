@@ -12,6 +12,7 @@ import type { Pipeline } from "../pipeline";
 import type { PolicyService } from "./policies";
 import type { SpillStore } from "./spills";
 import type { ShareService } from "./shares";
+import type { SessionHistory } from "../hub/history";
 
 export interface Services {
   env: Env;
@@ -26,6 +27,8 @@ export interface Services {
   engine: Engine;
   /** Per-session event log and fan-out (hub/). */
   hub: EventHub;
+  /** A long session's turns a window at a time (the IDE opens at the latest). */
+  history: SessionHistory;
   /** Pending approval cards and answers (the tool pipeline). */
   approvals: Pick<Pipeline, "answerApproval" | "pendingApprovals" | "cancelSession">;
   /** Versioned org policy rules. */

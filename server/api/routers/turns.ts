@@ -10,7 +10,6 @@ import { EngineError } from "../../engine/engine";
 import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 import { LINK_MESSAGES } from "../../auth/pages";
 import { mapIterable } from "../map-iterable";
-import { earlierTurns, turnWindow } from "../../hub/history";
 
 const session = z.object({ sessionId: z.string().min(1) });
 const windowTurns = z.number().int().min(1).max(1_000);
@@ -52,13 +51,13 @@ export const turnsRouter = router({
   window: sessionReadProcedure()
     .input(session)
     .input(z.object({ turns: windowTurns }))
-    .query(({ ctx, input }) => turnWindow(ctx.services.db, input.sessionId, input.turns)),
+    .query(({ ctx, input }) => ctx.services.history.window(input.sessionId, input.turns)),
 
   /** The `turns` turns before `beforeSeq`, folded, for "show earlier". */
   earlier: sessionReadProcedure()
     .input(session)
     .input(z.object({ beforeSeq: z.number().int().min(1), turns: windowTurns }))
-    .query(({ ctx, input }) => earlierTurns(ctx.services.db, input.sessionId, input.beforeSeq, input.turns)),
+    .query(({ ctx, input }) => ctx.services.history.earlier(input.sessionId, input.beforeSeq, input.turns)),
 
   events: sessionReadProcedure()
     .input(session)

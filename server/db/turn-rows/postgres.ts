@@ -5,6 +5,7 @@
 import type pg from "pg";
 import { openPgPool } from "../driver";
 import { rowId } from "../row-id";
+import type { SessionEvent } from "../../protocol/events";
 import type { TurnRows } from "./index";
 
 const now = () => new Date().toISOString();
@@ -50,6 +51,14 @@ export function postgresTurnRows(url: string): TurnRows {
         const { provider, model } = found.rows[0];
         return { ok: true, turnId, messageId, position, provider, model } as const;
       }),
+    async events(sessionId, afterSeq, upToSeq, limit) {
+      // timestamp(3) holds UTC without a zone: formatted here, not read as local time by the driver.
+      const { rows } = await pool.query<{ seq: number; payload: object; at: string }>(
+        `SELECT "seq","payload",to_char("createdAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "at" FROM "SessionEvent" WHERE "sessionId" = $1 AND "seq" > $2 AND "seq" <= $3 ORDER BY "seq" LIMIT $4`,
+        [sessionId, afterSeq, upToSeq, limit],
+      );
+      return rows.map((r) => Object.assign(r.payload, { seq: r.seq, sessionId, at: r.at }) as SessionEvent);
+    },
     async conversation(sessionId) {
       const { rows } = await pool.query<{ role: string; content: unknown }>(`SELECT "role","content" FROM "Message" WHERE "sessionId" = $1 ORDER BY "position"`, [sessionId]);
       return rows;

@@ -3,6 +3,7 @@
 // two sends to one session cannot both find it idle.
 import { openSqlite, sqliteDate } from "../driver";
 import { rowId } from "../row-id";
+import type { SessionEvent } from "../../protocol/events";
 import type { TurnBegin, TurnBegun, TurnRows } from "./index";
 
 const now = () => sqliteDate(new Date());
@@ -39,6 +40,7 @@ export function sqliteTurnRows(url: string): TurnRows {
     sessionStatus.run("running", at, b.sessionId);
     return { ok: true, turnId, messageId, position, provider: found.provider, model: found.model };
   });
+  const events = db.prepare(`SELECT "seq","payload","createdAt" FROM "SessionEvent" WHERE "sessionId" = ? AND "seq" > ? AND "seq" <= ? ORDER BY "seq" LIMIT ?`);
   const end = db.transaction((turnId: string, instanceId: string | null, sessionId: string, values: unknown[], status: string) => {
     if (endTurn.run(...values, turnId, instanceId).changes === 0) return false;
     sessionStatus.run(status, now(), sessionId);
@@ -46,6 +48,11 @@ export function sqliteTurnRows(url: string): TurnRows {
   });
 
   return {
+    // Stored as Prisma does, ISO text with +00:00: the event's `at` is the same instant in Z form.
+    events: async (sessionId, afterSeq, upToSeq, limit) =>
+      (events.all(sessionId, afterSeq, upToSeq, limit) as { seq: number; payload: string; createdAt: string }[]).map((r) =>
+        Object.assign(JSON.parse(r.payload) as object, { seq: r.seq, sessionId, at: new Date(r.createdAt).toISOString() }) as SessionEvent,
+      ),
     begin: async (b) => begin.immediate(b),
     conversation: async (sessionId) => (messages.all(sessionId) as { role: string; content: string }[]).map((r) => ({ role: r.role, content: JSON.parse(r.content) })),
     async openRequest(r) {
