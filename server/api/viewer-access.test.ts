@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { seedSession } from "../hub/testing";
 import { createEventHub, type EventHub } from "../hub/events";
+import { createSessionHistory } from "../hub/history";
 import { RunnerPool } from "../executors/runner-pool";
 import { createFileService } from "../services/files";
 import { createSessionService } from "../services/sessions";
@@ -18,7 +19,7 @@ import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
-const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.changes", "files.original", "spills.read"]);
+const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.changes", "files.original", "spills.read"]);
 const PUBLIC = new Set(["health.get", "auth.whoami"]);
 
 const procedures = Object.entries((appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures);
@@ -26,7 +27,7 @@ const procedures = Object.entries((appRouter._def as unknown as { procedures: Re
 /** An input most procedures accept, so the access check (not input parsing) decides. */
 const inputFor = (sessionId: string) => ({
   sessionId, id: sessionId, linkId: "sl0", approvalId: "ap0", choice: "reject", path: "a.txt", text: "hi", content: "x",
-  kind: "file", from: "a.txt", to: "b.txt", query: "needle", title: "t", ref: `sp_${"0".repeat(32)}`, offset: 0, length: 10, rules: [], lastSeq: 0,
+  kind: "file", from: "a.txt", to: "b.txt", query: "needle", title: "t", ref: `sp_${"0".repeat(32)}`, offset: 0, length: 10, rules: [], lastSeq: 0, turns: 40, beforeSeq: 1,
 });
 
 async function call(ctx: Context, path: string, input: unknown): Promise<{ code?: string; message?: string }> {
@@ -63,7 +64,7 @@ describe.each(testDatabases())("a viewer's access to every procedure on %s", (pr
     spills = createSpillStore(db, t.current.url);
     pool = new RunnerPool({ tokens: ["t".repeat(32)] });
     services = {
-      db, dbProvider: provider, sessions: createSessionService(db), shares: createShareService(db), hub, spills,
+      db, dbProvider: provider, sessions: createSessionService(db), shares: createShareService(db), hub, history: createSessionHistory(db), spills,
       policies: createPolicyService(db), files: createFileService(pool), runners: pool,
       health: async () => ({ ok: true }),
     } as unknown as Services;
