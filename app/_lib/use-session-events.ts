@@ -4,8 +4,8 @@
 // animation frame (a 1,000-event burst is one render; while catching up, every CATCH_UP_MS),
 // and resubscribes from where it stopped when the subscription fails, unless it was refused
 // (a share link that was revoked or expired): then it stops, "ended", with the reason.
-// A session opens at its latest WINDOW_TURNS turns (server/hub/history.ts): a 300-turn session
-// opens about as fast as a short one; `loadEarlier` puts the turns before them in front.
+// A session opens at its latest WINDOW_TURNS turns (server/hub/history.ts), so a long one costs
+// what those turns cost, not its whole log; `loadEarlier` puts the turns before them in front.
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { SessionEvent } from "../../server/protocol/events";
 import { applyEvents, emptySessionState, prependEarlier, windowState, type SessionState } from "./session-state";
