@@ -1,6 +1,7 @@
 // A long session opens at its latest turns (server/hub/history.ts): the chat shows the last
 // WINDOW_TURNS (40) of 45, says how many came before, and "Show earlier" reads them in front,
-// the whole conversation in order; a live turn after that still streams in below.
+// the whole conversation in order, without moving the reader; a live turn after that still
+// streams in below.
 import { expect, openNewSession, say, test } from "./fixtures";
 
 const TURNS = 45;
@@ -37,6 +38,9 @@ test("a long session opens at its latest turns and reads earlier ones on request
   await earlier.click();
   await expect(users).toHaveCount(TURNS);
   await expect(users).toHaveText(Array.from({ length: TURNS }, (_, i) => `question ${i}`));
+  // The reader stays where they were: what was at the top is still in view, the new turns above it.
+  await expect(users.nth(5)).toBeInViewport();
+  await expect(users.first()).not.toBeInViewport();
   await expect(page.getByTestId("msg-assistant")).toHaveText(Array.from({ length: TURNS }, (_, i) => `answer ${i}`));
   await expect(earlier).toBeHidden();
 

@@ -3,7 +3,7 @@
 // approvals, quiet notices, errors, per-turn usage), a composer, Stop while a turn runs, and
 // the session's model under the composer.
 // Read-only (a share link): the timeline alone.
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { pendingApprovals, type ChatItem, type SessionState } from "../../_lib/session-state";
 import { useSessionApi } from "../../_lib/session-api";
 import { useReadOnly } from "../../_lib/read-only";
@@ -89,6 +89,17 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
     const el = log.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   }, [state]);
+
+  // Earlier turns put in front keep the reader where they were (at the top of the log the
+  // browser's own scroll anchoring does not): the same distance from the bottom, once they show.
+  const keepPlace = useRef<{ fromBottom: number; items: number } | null>(null);
+  useLayoutEffect(() => {
+    const el = log.current;
+    const keep = keepPlace.current;
+    if (!el || !keep || state.items.length === keep.items || from > 0) return;
+    el.scrollTop = el.scrollHeight - keep.fromBottom;
+    keepPlace.current = null;
+  }, [state.items.length, from]);
 
   const post = (text: string) => {
     setSendError(undefined);
@@ -188,13 +199,18 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
             disabled={earlier.loading}
             data-testid="chat-earlier"
             onClick={() => {
+              const el = log.current;
+              if (el) keepPlace.current = { fromBottom: el.scrollHeight - el.scrollTop, items: state.items.length };
               setEarlier({ loading: true });
               onLoadEarlier().then(
                 () => {
                   setEarlier({ loading: false });
                   setShown(state.items.length + CHAT_WINDOW);
                 },
-                (err: Error) => setEarlier({ loading: false, error: err.message }),
+                (err: Error) => {
+                  keepPlace.current = null;
+                  setEarlier({ loading: false, error: err.message });
+                },
               );
             }}
           >
