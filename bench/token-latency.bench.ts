@@ -26,7 +26,7 @@
 // the main thread's time waiting for a CPU, the latency split at three points of the server
 // (its socket read, the SDK's parse, its socket write to the client: stamps.ts), CPU by server
 // thread, and the clients' and fake provider's CPU. BENCH_GC_LOG=1: each GC pause over 2 ms. BENCH_PROF=<dir>: a CPU
-// profile of the server's main thread per case. BENCH_DB, BENCH_TOKENS, BENCH_ROUNDS,
+// profile of the server's main thread per case. BENCH_DB, BENCH_SESSIONS, BENCH_TOKENS, BENCH_ROUNDS,
 // BENCH_SERVER_FLAGS: narrow or vary a run. BENCH_KEEP_PRIORITY=1: the server's helper threads
 // keep their priority (server/priority.ts lowers them), for comparison.
 //   npm run bench -- token-latency
@@ -82,6 +82,10 @@ function split(sent: [string, number][], at: [string, number][] | undefined, nam
   const f = (l: Float64Array) => `p50 ${percentile(l, 50).toFixed(3)} ms, p99 ${percentile(l, 99).toFixed(3)} ms`;
   return `\n  provider → ${name} ${f(a)}; ${name} → ${nextName} ${f(b)}`;
 }
+
+/** Concurrent sessions of the cases (BENCH_SESSIONS=50: only those, for an A/B of the loaded case). */
+const SESSIONS = (process.env.BENCH_SESSIONS ?? "1,50").split(",").map(Number);
+const perThousand = (n: number, tokens: number) => ((1000 * n) / Math.max(1, tokens)).toFixed(0);
 
 /** Sessions of the warm-up turns per wire format (BENCH_WARMUP). With 4, V8 was still
  *  compiling during the first case measured: its helper threads took 500 µs a token there,
@@ -154,7 +158,7 @@ try {
       await viaRelay(kind, WARMUP_SESSIONS);
     }
     for (const kind of ["anthropic", "openai"] as Kind[]) {
-      for (const sessions of [1, 50]) {
+      for (const sessions of SESSIONS) {
         const label = `${db.name} ${kind} ×${sessions}`;
         const d = await direct(kind, sessions);
         const floor = await viaRelay(kind, sessions);
@@ -166,6 +170,7 @@ try {
         verbose.push(
           `${label}: server event loop busy ${(100 * cpu.elu).toFixed(0)}%, loop delay p99 ${cpu.delayP99Ms.toFixed(2)} ms, max ${cpu.delayMaxMs.toFixed(1)} ms; ` +
             (cpu.mainWaitMs !== undefined ? `waiting for a CPU ${((100 * cpu.mainWaitMs) / wallMs).toFixed(1)}% of the time; ` : "") +
+            (cpu.mainSwitches ? `context switches per 1,000 tokens: ${perThousand(cpu.mainSwitches.voluntary, v.length)} voluntary, ${perThousand(cpu.mainSwitches.involuntary, v.length)} preempted; ` : "") +
             `GC ${cpu.gcCount} pauses, ${cpu.gcMs.toFixed(0)} ms, longest ${cpu.gcMaxMs.toFixed(1)} ms; ` +
             `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms; ` +
             `CPU µs/token: clients ${perToken(clientMs).toFixed(0)}, fake provider ${perToken(fakeMs).toFixed(0)}\n` +

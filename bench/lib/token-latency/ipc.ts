@@ -47,7 +47,7 @@ export const Reply = z.discriminatedUnion("type", [
   z.object({ type: z.literal("seeded"), sessionIds: z.array(z.string()) }),
   z.object({ type: z.literal("begun") }),
   /** Server CPU (user + system, all threads), its event loop's busy share and time, and loop delay, between begin and end. */
-  z.object({ type: z.literal("ended"), cpuMs: z.number(), elu: z.number(), loopMs: z.number(), delayP99Ms: z.number(), delayMaxMs: z.number(), gcMs: z.number(), gcMaxMs: z.number(), gcCount: z.number(), mainWaitMs: z.number().optional(), handedOver: times.optional(), parsed: times.optional(), arrived: times.optional(), threads: z.array(z.tuple([z.string(), z.number()])).optional() }),
+  z.object({ type: z.literal("ended"), cpuMs: z.number(), elu: z.number(), loopMs: z.number(), delayP99Ms: z.number(), delayMaxMs: z.number(), gcMs: z.number(), gcMaxMs: z.number(), gcCount: z.number(), mainWaitMs: z.number().optional(), mainSwitches: z.object({ voluntary: z.number(), involuntary: z.number() }).optional(), handedOver: times.optional(), parsed: times.optional(), arrived: times.optional(), threads: z.array(z.tuple([z.string(), z.number()])).optional() }),
   z.object({ type: z.literal("closed") }),
   z.object({ type: z.literal("error"), message: z.string() }),
 ]);

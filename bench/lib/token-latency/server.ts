@@ -107,6 +107,18 @@ if (process.send) {
     }
   };
   let waitAtBegin = 0;
+  // The main thread's context switches (Linux): involuntary ones are preemptions, by another
+  // process or thread that the scheduler let run first.
+  const mainSwitches = () => {
+    try {
+      const status = readFileSync(`/proc/self/task/${process.pid}/status`, "utf8");
+      const field = (name: string) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+)`, "m"))?.[1] ?? 0);
+      return { voluntary: field("voluntary_ctxt_switches"), involuntary: field("nonvoluntary_ctxt_switches") };
+    } catch {
+      return { voluntary: 0, involuntary: 0 };
+    }
+  };
+  let switchesAtBegin = mainSwitches();
 
   serve(
     async (req) => {
@@ -131,6 +143,7 @@ if (process.send) {
           gcPauses = [];
           ticksAtBegin = threadTicks();
           waitAtBegin = mainWaitNs();
+          switchesAtBegin = mainSwitches();
           window = { label: req.label, cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), delay };
           if (process.env.BENCH_HEAPSNAP && req.label.includes("×50")) {
             const label = req.label;
@@ -157,6 +170,7 @@ if (process.send) {
             gcMaxMs: Math.max(0, ...gcPauses),
             gcCount: gcPauses.length,
             mainWaitMs: (mainWaitNs() - waitAtBegin) / 1e6,
+            mainSwitches: ((now) => ({ voluntary: now.voluntary - switchesAtBegin.voluntary, involuntary: now.involuntary - switchesAtBegin.involuntary }))(mainSwitches()),
             ...stamps?.take(),
             threads: [...threadTicks()].map(([k, v]) => [k, (v - (ticksAtBegin.get(k) ?? 0)) * 10] as [string, number]).filter(([, ms]) => ms > 0),
           };
