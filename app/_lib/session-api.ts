@@ -4,6 +4,7 @@
 import { useMemo } from "react";
 import { useTRPCClient } from "./trpc";
 import type { SessionEvent } from "../../server/protocol/events";
+import type { SendImage } from "../../server/protocol/attachments";
 import type { TurnWindow } from "./session-state";
 
 export type ApprovalChoice = "once" | "session" | "reject";
@@ -16,7 +17,8 @@ export interface SpillPage {
 }
 
 export interface SessionApi {
-  send(sessionId: string, text: string): Promise<unknown>;
+  /** `images`: new ones as base64, or ones already in the session by id (Retry). */
+  send(sessionId: string, text: string, images?: SendImage[]): Promise<unknown>;
   cancel(sessionId: string): Promise<unknown>;
   answer(sessionId: string, approvalId: string, choice: ApprovalChoice, message?: string): Promise<unknown>;
   spill(sessionId: string, ref: string, offset: number, length: number): Promise<SpillPage>;
@@ -45,7 +47,7 @@ export function useSessionApi(): SessionApi {
 
 function build(client: ReturnType<typeof useTRPCClient>): SessionApi {
   return {
-    send: (sessionId, text) => client.turns.send.mutate({ sessionId, text }),
+    send: (sessionId, text, images) => client.turns.send.mutate({ sessionId, text, ...(images?.length ? { images } : {}) }),
     cancel: (sessionId) => client.turns.cancel.mutate({ sessionId }),
     answer: (_sessionId, approvalId, choice, message) => client.approvals.answer.mutate({ approvalId, choice, ...(message ? { message } : {}) }),
     spill: (sessionId, ref, offset, length) => client.spills.read.query({ sessionId, ref, offset, length }),

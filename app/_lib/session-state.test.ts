@@ -115,4 +115,26 @@ describe("session state", () => {
     expect(s.items[1]).toMatchObject({ summary: "The user wants tests.", messages: 40, tokens: 170_000 });
     expect(s.context).toEqual({ tokens: 0, window: 200_000 });
   });
+
+  it("keeps a message's images on its item, so a replay after a reload shows them again", () => {
+    const images = [
+      { id: "att_1", mediaType: "image/png" as const, bytes: 1200 },
+      { id: "att_2", mediaType: "image/jpeg" as const, bytes: 48_000 },
+    ];
+    const events = stream([
+      { type: "message.user", messageId: "m1", text: "what is wrong here?", images },
+      { type: "turn.started", turnId: "t1" },
+      { type: "turn.finished", turnId: "t1", status: "completed" },
+      { type: "message.user", messageId: "m2", text: "", images: images.slice(1) },
+      { type: "message.user", messageId: "m3", text: "no picture" },
+      { type: "message.user", messageId: "m4", text: "none either", images: [] },
+    ]);
+    const s = applyEvents(emptySessionState(), events);
+    expect(s.items[0]).toEqual({ kind: "user", key: "user-m1", text: "what is wrong here?", images });
+    expect(s.items[2]).toEqual({ kind: "user", key: "user-m2", text: "", images: images.slice(1) });
+    // Absent, not empty, when none: a message without images is the item it always was.
+    expect(s.items[3]).toEqual({ kind: "user", key: "user-m3", text: "no picture" });
+    expect(s.items[4]).toEqual({ kind: "user", key: "user-m4", text: "none either" });
+    expect(applyEvents(emptySessionState(), events)).toEqual(s);
+  });
 });

@@ -3,9 +3,11 @@
 // subscription that overlaps never duplicates anything), and tool cards and approval cards are
 // updated in place by id. React components only render this; they never interpret events.
 import type { ApprovalDecision, ApprovalRequest, SessionEvent, ToolStatus, TurnStatus, Usage } from "../../server/protocol/events";
+import type { ImageRef } from "../../server/protocol/attachments";
 
 export type ChatItem =
-  | { kind: "user"; key: string; text: string }
+  /** `images`: what the person attached (absent when none); attachments.read gives the bytes. */
+  | { kind: "user"; key: string; text: string; images?: ImageRef[] }
   | { kind: "text"; key: string; turnId: string; text: string }
   | { kind: "reasoning"; key: string; turnId: string; text: string }
   | { kind: "tool"; key: string; callId: string }
@@ -145,7 +147,10 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
     case "turn.started":
       return { ...s, activeTurnId: ev.turnId, turns: { ...s.turns, [ev.turnId]: { turnId: ev.turnId, status: "running" } } };
     case "message.user":
-      return { ...s, items: [...s.items, { kind: "user", key: `user-${ev.messageId}`, text: ev.text }] };
+      return {
+        ...s,
+        items: [...s.items, { kind: "user", key: `user-${ev.messageId}`, text: ev.text, ...(ev.images?.length ? { images: ev.images } : {}) }],
+      };
     case "text.delta":
       return appendStream(s, "text", ev.turnId, ev.text, ev.seq);
     case "reasoning.delta":
