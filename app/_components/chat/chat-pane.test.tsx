@@ -1,7 +1,8 @@
 // The chat pane rendered on the server from replayed events: what a person sees for a session
-// with no model configured, a pending approval, and a truncated result.
+// with no model configured, a pending approval, a truncated result, a message's images.
 import { describe, expect, it, vi } from "vitest";
 import { renderToStaticMarkup } from "react-dom/server";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import type { SessionEvent, SessionEventBody } from "../../../server/protocol/events";
 import { applyEvents, emptySessionState } from "../../_lib/session-state";
 
@@ -9,6 +10,12 @@ vi.mock("../../_lib/session-api", () => ({ useSessionApi: () => ({}) }));
 // The model picker reads the server through react-query (its model is tested in _lib/model-choice).
 vi.mock("./model-picker", () => ({ ModelPicker: () => null }));
 vi.mock("next/dynamic", () => ({ default: () => () => null }));
+// Attached images are read by attachments.read; here only what the query cache holds shows.
+vi.mock("../../_lib/trpc", () => ({
+  useTRPC: () => ({
+    attachments: { read: { queryOptions: (input: object, opts: object) => ({ queryKey: ["attachments.read", input], queryFn: () => new Promise(() => {}), ...opts }) } },
+  }),
+}));
 const { ChatPane } = await import("./chat-pane");
 
 const state = (bodies: SessionEventBody[]) =>
@@ -73,5 +80,30 @@ describe("chat pane", () => {
     expect(html).not.toContain("message 83<");
     const short = renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies.slice(0, 40))} />);
     expect(short).not.toContain('data-testid="chat-earlier"');
+  });
+
+  it("shows a message's images in its bubble, with or without text, and the composer's paperclip", () => {
+    const client = new QueryClient();
+    client.setQueryData(["attachments.read", { sessionId: "s", id: "att_1" }], { id: "att_1", mediaType: "image/png", bytes: 70, base64: "iVBORw0KGgo=" });
+    const html = renderToStaticMarkup(
+      <QueryClientProvider client={client}>
+        <ChatPane sessionId="s" state={state([
+          { type: "message.user", messageId: "m1", text: "look at this", images: [{ id: "att_1", mediaType: "image/png", bytes: 70 }, { id: "att_2", mediaType: "image/webp", bytes: 2048 }] },
+          { type: "message.user", messageId: "m2", text: "", images: [{ id: "att_1", mediaType: "image/png", bytes: 70 }] },
+          { type: "message.user", messageId: "m3", text: "plain" },
+        ])} />
+      </QueryClientProvider>,
+    );
+    const bubbles = html.split('data-testid="msg-user"').slice(1);
+    expect(bubbles).toHaveLength(3);
+    expect(bubbles[0]).toContain('src="data:image/png;base64,iVBORw0KGgo="');
+    expect(bubbles[0]).toContain('title="PNG image · 70 B"');
+    // Not read yet: a placeholder that cannot be opened.
+    expect(bubbles[0]).toMatch(/title="WEBP image · 2.0 KB" disabled="" data-testid="msg-image" data-state="loading"/);
+    expect(bubbles[0]).toContain("look at this</div>");
+    expect(bubbles[1].split('data-testid="msg-image"')).toHaveLength(2);
+    expect(bubbles[2]).not.toContain("msg-images");
+    expect(html).toContain('accept="image/png,image/jpeg,image/gif,image/webp"');
+    expect(html).toContain('data-testid="attach"');
   });
 });

@@ -1,7 +1,8 @@
 "use client";
 // The agent chat: the session's timeline (messages, collapsed reasoning, tool cards with inline
 // approvals, quiet notices, errors, per-turn usage), a composer, Stop while a turn runs, and
-// the session's model under the composer.
+// the session's model under the composer. Images go with a message: pasted, dropped on the pane
+// or picked with the paperclip.
 // Read-only (a share link): the timeline alone.
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { pendingApprovals, type ChatItem, type SessionState } from "../../_lib/session-state";
@@ -15,6 +16,10 @@ import { ModelPicker } from "./model-picker";
 import { ContextMeter } from "./context-meter";
 import { QueuedMessages, useMessageQueue } from "./message-queue";
 import { useMentions } from "./mentions";
+import { AttachButton, DraftThumbs, useDraftImages } from "./composer-images";
+import { MessageImages } from "./message-images";
+import { toSend } from "./attachments";
+import type { SendImage } from "../../../server/protocol/attachments";
 import styles from "./chat.module.css";
 
 /** Items shown at first, and added by each "Show earlier": a long session's log stays a few
@@ -81,6 +86,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   const log = useRef<HTMLDivElement>(null);
   const composer = useRef<HTMLTextAreaElement>(null);
   const mentions = useMentions(draft, setDraft, knownPaths, () => composer.current);
+  const attached = useDraftImages();
   const stick = useRef(true);
   const running = state.activeTurnId !== null;
   const firstPending = pendingApprovals(state)[0]?.approvalId;
@@ -101,9 +107,9 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
     keepPlace.current = null;
   }, [state.items.length, from]);
 
-  const post = (text: string) => {
+  const post = (text: string, images?: SendImage[]) => {
     setSendError(undefined);
-    return api.send(sessionId, text).then(
+    return api.send(sessionId, text, images).then(
       () => onSent?.(),
       (err: Error) => {
         setSendError(err.message);
@@ -111,24 +117,39 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
       },
     );
   };
-  const send = (text = draft.trim(), fromDraft = true) => {
-    if (!text) return;
-    post(text).then(() => fromDraft && setDraft(""), () => undefined);
+  // A message may be images alone; what is in the box stays there until the server took it.
+  const canSend = (draft.trim() !== "" || attached.images.length > 0) && !attached.reading;
+  const send = () => {
+    if (!canSend) return;
+    const images = attached.images;
+    post(draft.trim(), toSend(images)).then(() => {
+      setDraft("");
+      // Images added while it was sending stay for the next message.
+      for (const img of images) attached.remove(img.key);
+    }, () => undefined);
   };
+  const resend = (text: string, images?: SendImage[]) => void post(text, images).catch(() => undefined);
   // Retry is offered on the last turn only, and sends the message that started it.
   const lastUser = state.items.findLast((i) => i.kind === "user");
   const lastEnd = state.items.findLast((i) => i.kind === "turn-end");
   const queue = useMessageQueue({
     running,
     lastEnd: lastEnd?.kind === "turn-end" ? { key: lastEnd.key, status: state.turns[lastEnd.turnId]?.status ?? "completed" } : undefined,
-    post,
+    post: (m) => post(m.text, toSend(m.images)),
   });
-  const retry = !readOnly && !running && lastUser?.kind === "user" ? () => send(lastUser.text, false) : undefined;
+  // The same images again by id: they are in the session already.
+  const retry =
+    !readOnly && !running && lastUser?.kind === "user" ? () => resend(lastUser.text, lastUser.images?.map((i) => ({ attachmentId: i.id }))) : undefined;
 
   const render = (item: ChatItem) => {
     switch (item.kind) {
       case "user":
-        return <div key={item.key} className={styles.user} data-testid="msg-user">{item.text}</div>;
+        return (
+          <div key={item.key} className={styles.user} data-testid="msg-user">
+            {item.images && <MessageImages sessionId={sessionId} images={item.images} />}
+            {item.text}
+          </div>
+        );
       case "text":
         return <div key={item.key} className={styles.assistant} data-testid="msg-assistant"><Markdown text={item.text} /></div>;
       case "reasoning":
@@ -177,7 +198,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   };
 
   return (
-    <div className={styles.pane}>
+    <div className={`${styles.pane} ${attached.dropping ? styles.dropping : ""}`} {...(readOnly ? {} : attached.drop)}>
       <div
         className={styles.log}
         ref={log}
@@ -224,6 +245,12 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
       {!readOnly && <QueuedMessages queue={queue} running={running} />}
       {!readOnly && <div className={styles.composer}>
         {mentions.list}
+        {(attached.images.length > 0 || attached.error) && (
+          <div className={styles.attached}>
+            <DraftThumbs images={attached.images} onRemove={attached.remove} />
+            {attached.error && <div className={styles.attachError} role="alert" data-testid="attach-error">{attached.error}</div>}
+          </div>
+        )}
         <textarea
           ref={composer}
           value={draft}
@@ -233,15 +260,17 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
             mentions.track(e.target);
           }}
           onSelect={(e) => mentions.track(e.currentTarget)}
+          onPaste={attached.onPaste}
           onKeyDown={(e) => {
             if (e.nativeEvent.isComposing) return;
             if (mentions.onKeyDown(e)) return;
             if (e.key === "Enter" && !e.shiftKey) {
               e.preventDefault();
               if (!running) send();
-              else if (draft.trim()) {
-                queue.add(draft.trim());
+              else if (canSend) {
+                queue.add({ text: draft.trim(), images: attached.images });
                 setDraft("");
+                attached.clear();
               }
             } else if (e.key === "ArrowUp" && draft === "") {
               // As in a shell: the last message back, to send again or change.
@@ -255,15 +284,16 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
           aria-label="Message to the agent"
           data-testid="composer"
         />
+        <AttachButton onFiles={attached.add} />
         {running ? (
           <button className={styles.stop} onClick={() => void api.cancel(sessionId)} data-testid="stop">Stop</button>
         ) : (
-          <button onClick={() => send()} disabled={!draft.trim()} data-testid="send">Send</button>
+          <button onClick={send} disabled={!canSend} data-testid="send">Send</button>
         )}
       </div>}
       {!readOnly && (
         <ModelPicker sessionId={sessionId} openSignal={modelSignal}>
-          <ContextMeter context={state.context} onCompact={running ? undefined : () => send("/compact", false)} />
+          <ContextMeter context={state.context} onCompact={running ? undefined : () => resend("/compact")} />
         </ModelPicker>
       )}
       {spill && <SpillViewer sessionId={sessionId} spillRef={spill.ref} title={spill.title} onClose={() => setSpill(undefined)} />}

@@ -2,32 +2,40 @@
 // Messages written while the agent works: Enter queues them above the message box, and each is
 // sent when the turn before it has completed, one turn each, in order. After a turn that
 // failed or was stopped they wait: the person may not want them any more. Each can be sent at
-// once or dropped. The queue lives in this tab (a reload forgets it).
+// once or dropped. A message keeps the images attached to it. The queue lives in this tab (a
+// reload forgets it).
 import { useEffect, useRef, useState } from "react";
+import type { DraftImage } from "./attachments";
+import { DraftThumbs } from "./composer-images";
 import styles from "./chat.module.css";
+
+export interface QueuedMessage {
+  text: string;
+  images: DraftImage[];
+}
 
 export interface QueueInputs {
   running: boolean;
   /** The key and status of the session's last finished turn (none: no turn has finished). */
   lastEnd?: { key: string; status: string };
-  post(text: string): Promise<void>;
+  post(message: QueuedMessage): Promise<void>;
 }
 
 export function useMessageQueue({ running, lastEnd, post }: QueueInputs) {
-  const [queued, setQueued] = useState<string[]>([]);
+  const [queued, setQueued] = useState<QueuedMessage[]>([]);
   // The turn end a queued message was last sent after: the next one waits for a newer end.
   const sentAfter = useRef<string | undefined>(undefined);
   const [sending, setSending] = useState(false);
 
-  const sendFirst = (text: string) => {
+  const sendFirst = (message: QueuedMessage) => {
     setSending(true);
     sentAfter.current = lastEnd?.key;
     setQueued((q) => q.slice(1));
-    post(text).then(
+    post(message).then(
       () => setSending(false),
       () => {
         // Back at the head, held until the person sends it: the error is shown by `post`.
-        setQueued((q) => [text, ...q]);
+        setQueued((q) => [message, ...q]);
         setSending(false);
       },
     );
@@ -42,14 +50,14 @@ export function useMessageQueue({ running, lastEnd, post }: QueueInputs) {
 
   return {
     queued,
-    add: (text: string) => setQueued((q) => [...q, text]),
+    add: (message: QueuedMessage) => setQueued((q) => [...q, message]),
     remove: (i: number) => setQueued((q) => q.filter((_, j) => j !== i)),
     /** Sends one now, when no turn runs. */
     sendNow: (i: number) => {
       if (running || sending) return;
-      const text = queued[i];
-      setQueued((q) => [text, ...q.filter((_, j) => j !== i)]);
-      sendFirst(text);
+      const message = queued[i];
+      setQueued((q) => [message, ...q.filter((_, j) => j !== i)]);
+      sendFirst(message);
     },
     held: !running && !sending && queued.length > 0 && lastEnd !== undefined && lastEnd.status !== "completed",
   };
@@ -62,8 +70,9 @@ export function QueuedMessages({ queue, running }: { queue: ReturnType<typeof us
       <div className={styles.queueNote}>
         {queue.held ? "Held: the last turn did not complete. Send them or drop them." : "Sent when the agent finishes, in order:"}
       </div>
-      {queue.queued.map((text, i) => (
-        <div key={`${i}-${text}`} className={styles.queued} data-testid="queued-message">
+      {queue.queued.map(({ text, images }, i) => (
+        <div key={`${i}-${text}-${images.length}`} className={styles.queued} data-testid="queued-message">
+          <DraftThumbs images={images} />
           <span data-testid="queued-text">{text}</span>
           {!running && (
             <button onClick={() => queue.sendNow(i)} data-testid="queued-send">Send</button>

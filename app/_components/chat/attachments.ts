@@ -1,0 +1,83 @@
+// Images attached to a message before it is sent: which files are taken (an image type both
+// providers read, within the size and count limits the server also checks) and what is said
+// of the others, the bytes read as base64 and their real type read from the bytes themselves.
+import { ATTACHMENT_LIMITS, type ImageMediaType, type SendImage } from "../../../server/protocol/attachments";
+
+/** An image in the message box, read and ready to send. */
+export interface DraftImage {
+  key: string;
+  name: string;
+  mediaType: ImageMediaType;
+  bytes: number;
+  base64: string;
+}
+
+export const ACCEPT = "image/png,image/jpeg,image/gif,image/webp";
+const KINDS = "PNG, JPEG, GIF or WebP";
+
+export const sizeLabel = (bytes: number) =>
+  bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(2).replace(/\.?0+$/, "")} MB`;
+
+/** The image type of the bytes, by their signature. A file's own type comes from its name and
+ *  may be wrong (a JPEG saved as .png); the providers refuse an image whose bytes disagree. */
+export function sniffImageType(b: Uint8Array): ImageMediaType | undefined {
+  const at = (i: number, ...sig: number[]) => sig.every((v, j) => b[i + j] === v);
+  if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (at(0, 0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (at(0, 0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x45, 0x42, 0x50)) return "image/webp";
+  return undefined;
+}
+
+interface FileLike {
+  name: string;
+  type: string;
+  size: number;
+}
+
+/** Which of `files` may be read, given `already` images in the message, and why the rest may
+ *  not (before any byte is read: a 50 MB video dropped by mistake is never loaded). */
+export function screenFiles<F extends FileLike>(files: readonly F[], already: number): { take: F[]; refused: string[] } {
+  const take: F[] = [];
+  const refused: string[] = [];
+  const over: string[] = [];
+  for (const f of files) {
+    // An empty type (some drops) is judged by the bytes once read.
+    if (f.type && !ACCEPT.split(",").includes(f.type)) refused.push(`${f.name} is not a ${KINDS} image`);
+    else if (f.size > ATTACHMENT_LIMITS.maxImageBytes) refused.push(`${f.name} is ${sizeLabel(f.size)}; an image may be at most ${sizeLabel(ATTACHMENT_LIMITS.maxImageBytes)}`);
+    else if (f.size === 0) refused.push(`${f.name} is empty`);
+    else if (already + take.length >= ATTACHMENT_LIMITS.maxImagesPerMessage) over.push(f.name);
+    else take.push(f);
+  }
+  if (over.length) refused.push(`at most ${ATTACHMENT_LIMITS.maxImagesPerMessage} images per message, so ${over.join(", ")} ${over.length === 1 ? "was" : "were"} not attached`);
+  return { take, refused };
+}
+
+export function base64Of(bytes: Uint8Array): string {
+  let binary = "";
+  // Chunks: String.fromCharCode with a whole image's bytes as arguments would overflow the stack.
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+let drafted = 0;
+
+/** The files as images for the message, with a sentence for the ones refused (`error`). */
+export async function readImages(files: readonly File[], already: number): Promise<{ images: DraftImage[]; error?: string }> {
+  const { take, refused } = screenFiles(files, already);
+  const images: DraftImage[] = [];
+  const unreadable: string[] = [];
+  for (const f of take) {
+    const bytes = new Uint8Array(await f.arrayBuffer());
+    const mediaType = sniffImageType(bytes);
+    if (!mediaType) unreadable.push(`${f.name} is not a ${KINDS} image`);
+    else images.push({ key: `img-${++drafted}`, name: f.name || "pasted image", mediaType, bytes: bytes.length, base64: base64Of(bytes) });
+  }
+  const all = [...unreadable, ...refused];
+  return { images, error: all.length ? `Not attached: ${all.join("; ")}.` : undefined };
+}
+
+/** What turns.send takes for images still in the browser. */
+export const toSend = (images: readonly DraftImage[]): SendImage[] => images.map(({ mediaType, base64 }) => ({ mediaType, base64 }));
+
+export const dataUrl = (img: { mediaType: string; base64: string }) => `data:${img.mediaType};base64,${img.base64}`;
