@@ -284,12 +284,15 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
           aria-label="Message to the agent"
           data-testid="composer"
         />
-        <AttachButton onFiles={attached.add} />
-        {running ? (
-          <button className={styles.stop} onClick={() => void api.cancel(sessionId)} data-testid="stop">Stop</button>
-        ) : (
-          <button onClick={send} disabled={!canSend} data-testid="send">Send</button>
-        )}
+        {/* The paperclip above Send, so the message box keeps its width (and its placeholder whole). */}
+        <div className={styles.composerButtons}>
+          <AttachButton onFiles={attached.add} />
+          {running ? (
+            <button className={styles.stop} onClick={() => void api.cancel(sessionId)} data-testid="stop">Stop</button>
+          ) : (
+            <button onClick={send} disabled={!canSend} data-testid="send">Send</button>
+          )}
+        </div>
       </div>}
       {!readOnly && (
         <ModelPicker sessionId={sessionId} openSignal={modelSignal}>
