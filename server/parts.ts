@@ -176,7 +176,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   });
 
   return {
-    services: { runners, hub, history: createSessionHistory(db, deps.rows), engine, approvals: pipeline, policies, spills, files: createFileService(runners) },
+    services: { runners, hub, history: createSessionHistory(db, deps.rows), engine, approvals: pipeline, policies, spills, files: createFileService(runners), attachments: deps.rows },
     upgrades: [
       ["/runner", (req, socket, head) => runners.handleUpgrade(req, socket, head)],
       [terminal.path, (req, socket, head) => terminal.handleUpgrade(req, socket, head)],

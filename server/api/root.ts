@@ -9,6 +9,7 @@ import { policiesRouter } from "./routers/policies";
 import { spillsRouter } from "./routers/spills";
 import { sharesRouter } from "./routers/shares";
 import { authRouter } from "./routers/auth";
+import { attachmentsRouter } from "./routers/attachments";
 
 export const appRouter = router({
   health: healthRouter,
@@ -20,6 +21,7 @@ export const appRouter = router({
   spills: spillsRouter,
   shares: sharesRouter,
   auth: authRouter,
+  attachments: attachmentsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -19,7 +19,7 @@ import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
-const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.changes", "files.original", "spills.read"]);
+const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.changes", "files.original", "spills.read", "attachments.read"]);
 const PUBLIC = new Set(["health.get", "auth.whoami"]);
 
 const procedures = Object.entries((appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures);
@@ -65,7 +65,7 @@ describe.each(testDatabases())("a viewer's access to every procedure on %s", (pr
     pool = new RunnerPool({ tokens: ["t".repeat(32)] });
     services = {
       db, dbProvider: provider, sessions: createSessionService(db), shares: createShareService(db), hub, history: createSessionHistory(db), spills,
-      policies: createPolicyService(db), files: createFileService(pool), runners: pool,
+      policies: createPolicyService(db), files: createFileService(pool), runners: pool, attachments: t.current.rows,
       health: async () => ({ ok: true }),
     } as unknown as Services;
     viewer = contextFor(services, { kind: "viewer", sessionId: own, linkId: "sl0", expiresAt: null });

@@ -34,9 +34,18 @@ export function redactText(text: string): string {
   return out;
 }
 
+const VERBATIM = Symbol("verbatim");
+
+/** Marks an answer whose strings are not text (an image's base64): redaction would only corrupt
+ *  it, and what an image shows cannot be redacted anyway. The mark is not serialized. */
+export function verbatim<T extends object>(value: T): T {
+  return Object.defineProperty(value, VERBATIM, { value: true, enumerable: false });
+}
+
 /** A copy of `value` with every string redacted; other values (numbers, symbols, dates) kept. */
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redactText(value) as T;
+  if (value && typeof value === "object" && VERBATIM in value) return value;
   if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
   if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
     const out: Record<string, unknown> = {};

@@ -10,12 +10,12 @@ import { PrismaClient as PostgresClient } from "./generated/postgresql/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
 import { startQueryThread } from "./query-thread";
-import { turnRowsFor, type TurnRows } from "./turn-rows";
+import { turnRowsFor, type BeginImage, type TurnRows } from "./turn-rows";
 
 export { providerOf };
 
 export type Db = SqliteClient;
-export type { DbProvider, TurnRows };
+export type { BeginImage, DbProvider, TurnRows };
 
 export interface DbHandle {
   db: Db;

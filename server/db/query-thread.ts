@@ -102,7 +102,7 @@ export function startQueryThread(url: string): QueryThread {
 
   // Every op named here, or the Record does not type-check: a new TurnRows op cannot be missed.
   const ops: Record<TurnRowsOp, true> = {
-    begin: true, conversation: true, openRequest: true, closeRequest: true, addMessage: true, setMessageContent: true, turnUsage: true, end: true, events: true,
+    begin: true, conversation: true, openRequest: true, closeRequest: true, addMessage: true, setMessageContent: true, turnUsage: true, end: true, events: true, images: true,
   };
   const call = (op: TurnRowsOp) => (...args: unknown[]) =>
     thread.request((id) => ({ type: "rows", id, op, args }) satisfies QueryRequest).then((r) => r.results[0]);

@@ -122,13 +122,15 @@ function withRequest(history: ConversationMessage[]): ConversationMessage[] {
   return [...history, { role: "user", content: [ask] }];
 }
 
-/** A message with its long tool results and long strings inside call arguments cut down. */
+/** A message with its long tool results and long strings inside call arguments cut down, and
+ *  its images named instead of sent (each costs the model as much as a page of text or more). */
 function shrink(m: ConversationMessage): ConversationMessage {
   return {
     role: m.role,
     content: m.content.map((b) =>
       b.type === "tool_result" ? { ...b, content: cut(b.content) }
       : b.type === "tool_call" ? { ...b, arguments: shrinkArguments(b.arguments) }
+      : b.type === "image" ? { type: "text" as const, text: `[An image the user attached (${b.mediaType}), left out of this summary request.]` }
       : b,
     ),
   };

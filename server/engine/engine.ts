@@ -1,7 +1,7 @@
 // The engine service: starts a turn when a user sends a message (one running turn per
 // session), cancels it, recovers turns a previous process left running, and owns every turn
 // it started until it ends or the engine is disposed.
-import type { Db, TurnRows } from "../db";
+import type { BeginImage, Db, TurnRows } from "../db";
 import type { Env } from "../env";
 import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
@@ -10,6 +10,8 @@ import { recoverInterruptedTurns } from "./recovery";
 import { COMPACT_COMMAND } from "./compact";
 import { ContextWindows, RecentContext, contextTokens } from "./context";
 import { runTurn, type TurnContext } from "./turn";
+import { ImageData, ImageError, prepareImages } from "./images";
+import type { SendImage } from "../protocol/attachments";
 import { zeroUsage, type ProviderAdapter, type ProviderConfig, type ToolCatalog } from "./types";
 
 export interface EngineDeps {
@@ -51,7 +53,7 @@ export interface Engine {
   /** Stores the message and starts a turn; resolves once both are recorded (the turn runs on).
    *  With `actor.orgId`, a session of another org is not found: the access check rides on the
    *  engine's own read of the session instead of costing a query of its own. */
-  sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string): Promise<SendResult>;
+  sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string, images?: SendImage[]): Promise<SendResult>;
   /** Aborts the running turn of the session at once (on whichever instance runs it); false when none was running. */
   cancel(sessionId: string): Promise<boolean>;
   /** Marks turns left running by an earlier process as interrupted; returns how many. */
@@ -73,7 +75,7 @@ export interface Engine {
 }
 
 export class EngineError extends Error {
-  constructor(readonly code: "busy" | "not_found" | "empty" | "disposed", message: string) {
+  constructor(readonly code: "busy" | "not_found" | "empty" | "invalid" | "disposed", message: string) {
     super(message);
   }
 }
@@ -128,6 +130,7 @@ export function createEngine(deps: EngineDeps): Engine {
     retry: deps.retry ?? defaultRetryPolicy,
     maxSteps: deps.maxSteps ?? 50,
     context,
+    images: new ImageData(deps.rows),
     log,
   };
 
@@ -138,9 +141,16 @@ export function createEngine(deps: EngineDeps): Engine {
     return a;
   };
 
-  async function sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string): Promise<SendResult> {
+  async function sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string, sent: SendImage[] = []): Promise<SendResult> {
     if (shuttingDown) throw new EngineError("disposed", "The server is shutting down; try again in a moment.");
-    if (!text.trim()) throw new EngineError("empty", "The message is empty.");
+    if (!text.trim() && sent.length === 0) throw new EngineError("empty", "The message is empty.");
+    let images: BeginImage[];
+    try {
+      images = prepareImages(sent);
+    } catch (err) {
+      if (err instanceof ImageError) throw new EngineError("invalid", err.message);
+      throw err;
+    }
     if (running.has(sessionId)) {
       // Another org's caller learns nothing of the session, not even that it is busy.
       if (actor.orgId !== undefined && !(await db.session.findFirst({ where: { id: sessionId, orgId: actor.orgId }, select: { id: true } }))) {
@@ -160,15 +170,16 @@ export function createEngine(deps: EngineDeps): Engine {
       const { hub } = deps;
       // One transaction: the session (in the caller's org), no turn running on any server, the
       // new turn and the user's message after the last one.
-      const turn = await deps.rows.begin({ sessionId, orgId: actor.orgId, instanceId: deps.cluster?.instanceId, text });
+      const turn = await deps.rows.begin({ sessionId, orgId: actor.orgId, instanceId: deps.cluster?.instanceId, text, images });
       if (!turn.ok && turn.reason === "not_found") throw new EngineError("not_found", `No session ${sessionId}.`);
+      if (!turn.ok && turn.reason === "no_attachment") throw new EngineError("invalid", `No image ${turn.id} in this session to send again; attach it anew.`);
       if (!turn.ok) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
       const { position } = turn;
       entry.turnId = turn.turnId;
       // In order (the hub numbers them as published), durable together: one write, not two.
       await Promise.all([
         hub.publish(sessionId, { type: "turn.started", turnId: turn.turnId }),
-        hub.publish(sessionId, { type: "message.user", messageId: turn.messageId, text }),
+        hub.publish(sessionId, { type: "message.user", messageId: turn.messageId, text, ...(turn.images.length ? { images: turn.images } : {}) }),
       ]);
       const resolution = resolveProvider(deps.env, turn, { maxOutputTokens: deps.maxOutputTokens });
       const run = {

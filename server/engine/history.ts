@@ -3,9 +3,11 @@
 // because both providers reject a history with an unanswered call.
 import type { Db, TurnRows } from "../db";
 import type { ContentBlock, ConversationMessage, Role } from "./types";
+import type { ImageData } from "./images";
 
-export async function loadConversation(rows: TurnRows, sessionId: string): Promise<ConversationMessage[]> {
-  return conversationFrom(await rows.conversation(sessionId));
+/** The conversation as the next request sends it, images' bytes filled in. */
+export async function loadConversation(rows: TurnRows, sessionId: string, images: ImageData): Promise<ConversationMessage[]> {
+  return images.fill(sessionId, conversationFrom(await rows.conversation(sessionId)));
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Dispatcher, DispatchOutcome, ModelToolCall } from "../pipeline/con
 import { compactConversation, compactingNotice, worthCompacting, type CompactReason } from "./compact";
 import { COMPACT_AT, contextOverflow, contextTokens, type ContextWindows } from "./context";
 import { closeOpenCalls, loadConversation } from "./history";
+import type { ImageData } from "./images";
 import type { RetryPolicy } from "./providers/retry";
 import { runResponse } from "./response";
 import type { ContentBlock, ConversationMessage, ProviderAdapter, ToolCatalog, ToolDefinition } from "./types";
@@ -25,6 +26,8 @@ export interface TurnDeps {
   retry: RetryPolicy;
   maxSteps: number;
   context: TurnContext;
+  /** Attached images' bytes for requests. */
+  images: ImageData;
   log(message: string, err?: unknown): void;
 }
 
@@ -99,7 +102,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     };
     if (run.compactOnly) {
       // "/compact": the conversation summarized now, the message asking for it with it; no reply.
-      const messages = await loadConversation(rows, sessionId);
+      const messages = await loadConversation(rows, sessionId, deps.images);
       if (worthCompacting(messages, 0)) await compact("asked", 0, false, await deps.catalog.catalog(sessionId), messages);
       else emit({ type: "notice", level: "info", code: "context_compact_skipped", text: "There is not enough conversation to summarize yet." });
       if (signal.aborted) status = "cancelled";
@@ -113,10 +116,10 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         break;
       }
       const tools = await deps.catalog.catalog(sessionId);
-      let messages = await loadConversation(rows, sessionId);
+      let messages = await loadConversation(rows, sessionId, deps.images);
       const keep = step === 1 ? 1 : 0;
       if (tokens >= COMPACT_AT * window() && worthCompacting(messages, keep)) {
-        if (await compact("full", keep, step > 1, tools, messages)) messages = await loadConversation(rows, sessionId);
+        if (await compact("full", keep, step > 1, tools, messages)) messages = await loadConversation(rows, sessionId, deps.images);
         if (signal.aborted) {
           status = "cancelled";
           break;

@@ -12,7 +12,10 @@ export type ContentBlock =
   | { type: "reasoning"; text: string; signature?: string; redactedData?: string; provider: ProviderKind }
   /** `arguments`: the raw argument JSON exactly as streamed, possibly damaged. */
   | { type: "tool_call"; id: string; name: string; arguments: string }
-  | { type: "tool_result"; id: string; name: string; content: string; isError: boolean };
+  | { type: "tool_result"; id: string; name: string; content: string; isError: boolean }
+  /** An image the person attached, stored as a reference to its Attachment row; `data` (its
+   *  base64) is filled in for a request (images.ts) and never stored. */
+  | { type: "image"; attachmentId: string; mediaType: string; data?: string };
 
 export type Role = "user" | "assistant" | "tool";
 

@@ -1,6 +1,7 @@
 // Events from the server to browsers, one union for the per-session subscription. Every event
 // carries the session's sequence number so a client that reconnects asks for what it missed.
 import { z } from "zod";
+import { ImageRef } from "./attachments";
 
 export const ToolStatus = z.enum([
   "queued",
@@ -47,7 +48,8 @@ export const COMPACT_AT = 0.8;
 
 const body = z.discriminatedUnion("type", [
   z.object({ type: z.literal("turn.started"), turnId: z.string() }),
-  z.object({ type: z.literal("message.user"), messageId: z.string(), text: z.string() }),
+  /** `images`: what the person attached (attachments.read gives the bytes); absent when none. */
+  z.object({ type: z.literal("message.user"), messageId: z.string(), text: z.string(), images: z.array(ImageRef).optional() }),
   z.object({ type: z.literal("text.delta"), turnId: z.string(), text: z.string() }),
   z.object({ type: z.literal("reasoning.delta"), turnId: z.string(), text: z.string() }),
   z.object({

@@ -1,7 +1,7 @@
 // The composed services of one server process, built once in server/app.ts and handed to
 // tRPC's context and the socket endpoints. Fields grow as parts land; nothing else holds them.
 import type { Env } from "../env";
-import type { Db, DbProvider } from "../db";
+import type { Db, DbProvider, TurnRows } from "../db";
 import type { SessionService } from "./sessions";
 import type { HealthReport } from "./health";
 import type { RunnerPool } from "../executors/runner-pool";
@@ -37,6 +37,8 @@ export interface Services {
   spills: Pick<SpillStore, "read">;
   /** Read-only share links of sessions. */
   shares: ShareService;
+  /** Images attached to messages (stored by the engine with the message; read through the driver). */
+  attachments: Pick<TurnRows, "images">;
 }
 
 /** A signed-in member (the owner of an embedded server: see server/auth). */

@@ -10,10 +10,11 @@ import { EngineError } from "../../engine/engine";
 import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 import { LINK_MESSAGES } from "../../auth/pages";
 import { mapIterable } from "../map-iterable";
+import { SendImages } from "../../protocol/attachments";
 
 const session = z.object({ sessionId: z.string().min(1) });
 const windowTurns = z.number().int().min(1).max(1_000);
-const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE" } as const;
+const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", invalid: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE" } as const;
 
 // The input is declared before the middleware so it runs on the parsed session id; later
 // .input() calls extend the object.
@@ -27,11 +28,12 @@ export const turnsRouter = router({
   // The engine checks the session is the actor's org's as it reads it (one query, not two).
   send: memberProcedure
     .input(session)
-    .input(z.object({ text: z.string().min(1).max(200_000) }))
+    // Text, images (protocol/attachments.ts), or both: the engine refuses a message with neither.
+    .input(z.object({ text: z.string().max(200_000), images: SendImages.optional() }))
     .mutation(async ({ ctx, input }) => {
       try {
-        const sent = await ctx.services.engine.sendMessage(input.sessionId, { userId: ctx.actor.userId, orgId: ctx.actor.orgId }, input.text);
-        if (sent.first) await ctx.services.sessions.nameFromFirstMessage(input.sessionId, input.text);
+        const sent = await ctx.services.engine.sendMessage(input.sessionId, { userId: ctx.actor.userId, orgId: ctx.actor.orgId }, input.text, input.images);
+        if (sent.first) await ctx.services.sessions.nameFromFirstMessage(input.sessionId, input.text.trim() || "Image");
         return sent;
       } catch (err) {
         if (err instanceof EngineError) throw new TRPCError({ code: ENGINE_CODES[err.code], message: err.message });

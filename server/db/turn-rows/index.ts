@@ -6,6 +6,7 @@
 // Json as text / jsonb), so every other reader keeps using Prisma.
 // The server runs them on its query thread (query-thread.ts); tests may run them in-process.
 import type { SessionEvent, Usage } from "../../protocol/events";
+import type { ImageRef } from "../../protocol/attachments";
 import { providerOf } from "../driver";
 import { postgresTurnRows } from "./postgres";
 import { sqliteTurnRows } from "./sqlite";
@@ -17,11 +18,22 @@ export interface TurnBegin {
   /** The server instance that runs the turn (start-up recovery leaves a live one's alone). */
   instanceId?: string;
   text: string;
+  /** Images of the message, in order: new ones are stored with it; a reused one must already
+   *  be an attachment of this session. */
+  images?: BeginImage[];
 }
 
+export type BeginImage = { id: string; mediaType: string; bytes: Uint8Array; sha256: string } | { reuse: string };
+
 export type TurnBegun =
-  | { ok: true; turnId: string; messageId: string; position: number; provider: string | null; model: string | null }
-  | { ok: false; reason: "not_found" | "busy" };
+  | { ok: true; turnId: string; messageId: string; position: number; provider: string | null; model: string | null; images: ImageRef[] }
+  | { ok: false; reason: "not_found" | "busy" }
+  | { ok: false; reason: "no_attachment"; id: string };
+
+/** What the user's message row holds: its text (if any), then a reference block per image. */
+export function userContent(text: string, images: ImageRef[]): object[] {
+  return [...(text ? [{ type: "text", text }] : []), ...images.map((i) => ({ type: "image", attachmentId: i.id, mediaType: i.mediaType }))];
+}
 
 export interface TurnEnd {
   turnId: string;
@@ -47,6 +59,8 @@ export interface TurnRows {
   /** One transaction: checks the session exists (in the org) and runs no turn, then stores the
    *  running turn, the user's message after the last one, and the session's running status. */
   begin(b: TurnBegin): Promise<TurnBegun>;
+  /** The bytes (base64) of the session's attachments among `ids`; ids not found are left out. */
+  images(sessionId: string, ids: string[]): Promise<{ id: string; mediaType: string; base64: string }[]>;
   /** The session's messages in order. */
   conversation(sessionId: string): Promise<{ role: string; content: unknown }[]>;
   /** A ModelRequest row for one attempt; returns its id. */
@@ -64,6 +78,13 @@ export interface TurnRows {
    *  pages a replay reads (hub/), 98,000 rows in 0.2 s where Prisma took 0.8–1.8 s. */
   events(sessionId: string, afterSeq: number, upToSeq: number, limit: number): Promise<SessionEvent[]>;
   close(): Promise<void>;
+}
+
+/** A reused image the session does not have: thrown inside `begin`'s transaction to undo it. */
+export class NoAttachment extends Error {
+  constructor(readonly id: string) {
+    super(`No image ${id} in this session.`);
+  }
 }
 
 export type TurnRowsOp = Exclude<keyof TurnRows, "close">;

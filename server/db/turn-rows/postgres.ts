@@ -6,7 +6,8 @@ import type pg from "pg";
 import { openPgPool } from "../driver";
 import { rowId } from "../row-id";
 import type { SessionEvent } from "../../protocol/events";
-import type { TurnRows } from "./index";
+import type { ImageRef } from "../../protocol/attachments";
+import { NoAttachment, userContent, type TurnBegun, type TurnRows } from "./index";
 
 const now = () => new Date().toISOString();
 
@@ -32,7 +33,7 @@ export function postgresTurnRows(url: string): TurnRows {
   const pool = openPgPool(url, 4);
   return {
     begin: (b) =>
-      inTransaction(pool, async (c) => {
+      inTransaction(pool, async (c): Promise<TurnBegun> => {
         const found = await c.query<{ provider: string | null; model: string | null }>(
           `SELECT "provider","model" FROM "Session" WHERE "id" = $1${b.orgId === undefined ? "" : ` AND "orgId" = $2`} FOR UPDATE`,
           b.orgId === undefined ? [b.sessionId] : [b.sessionId, b.orgId],
@@ -45,12 +46,38 @@ export function postgresTurnRows(url: string): TurnRows {
         if (state.rows[0].busy) return { ok: false, reason: "busy" } as const;
         const position = (state.rows[0].top ?? -1) + 1;
         const [turnId, messageId, at] = [rowId(), rowId(), now()];
+        const images: ImageRef[] = [];
+        for (const image of b.images ?? []) {
+          if ("reuse" in image) {
+            const known = await c.query<{ mediaType: string; size: number }>(`SELECT "mediaType","size" FROM "Attachment" WHERE "id" = $1 AND "sessionId" = $2`, [image.reuse, b.sessionId]);
+            // Thrown, not returned: the transaction must roll back the images stored before it.
+            if (known.rowCount === 0) throw new NoAttachment(image.reuse);
+            images.push({ id: image.reuse, mediaType: known.rows[0].mediaType as ImageRef["mediaType"], bytes: known.rows[0].size });
+          } else {
+            await c.query(`INSERT INTO "Attachment" ("id","sessionId","mediaType","bytes","size","sha256","createdAt") VALUES ($1,$2,$3,$4,$5,$6,$7::timestamp(3))`, [
+              image.id, b.sessionId, image.mediaType, Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength), image.bytes.byteLength, image.sha256, at,
+            ]);
+            images.push({ id: image.id, mediaType: image.mediaType as ImageRef["mediaType"], bytes: image.bytes.byteLength });
+          }
+        }
         await c.query(`INSERT INTO "Turn" ("id","sessionId","status","startedAt","instanceId") VALUES ($1,$2,'running',$3::timestamp(3),$4)`, [turnId, b.sessionId, at, b.instanceId ?? null]);
-        await c.query(INSERT_MESSAGE, [messageId, b.sessionId, turnId, position, "user", JSON.stringify([{ type: "text", text: b.text }]), at]);
+        await c.query(INSERT_MESSAGE, [messageId, b.sessionId, turnId, position, "user", JSON.stringify(userContent(b.text, images)), at]);
         await c.query(`UPDATE "Session" SET "status" = 'running', "updatedAt" = $2::timestamp(3) WHERE "id" = $1`, [b.sessionId, at]);
         const { provider, model } = found.rows[0];
-        return { ok: true, turnId, messageId, position, provider, model } as const;
+        return { ok: true, turnId, messageId, position, provider, model, images };
+      }).catch((err: unknown) => {
+        if (err instanceof NoAttachment) return { ok: false, reason: "no_attachment", id: err.id } as const;
+        throw err;
       }),
+    async images(sessionId, ids) {
+      if (ids.length === 0) return [];
+      const { rows } = await pool.query<{ id: string; mediaType: string; bytes: Buffer }>(`SELECT "id","mediaType","bytes" FROM "Attachment" WHERE "sessionId" = $1 AND "id" = ANY($2::text[])`, [sessionId, ids]);
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.flatMap((id) => {
+        const r = byId.get(id);
+        return r ? [{ id, mediaType: r.mediaType, base64: r.bytes.toString("base64") }] : [];
+      });
+    },
     async events(sessionId, afterSeq, upToSeq, limit) {
       // timestamp(3) holds UTC without a zone: formatted here, not read as local time by the driver.
       const { rows } = await pool.query<{ seq: number; payload: object; at: string }>(

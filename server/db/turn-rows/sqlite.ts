@@ -4,7 +4,8 @@
 import { openSqlite, sqliteDate } from "../driver";
 import { rowId } from "../row-id";
 import type { SessionEvent } from "../../protocol/events";
-import type { TurnBegin, TurnBegun, TurnRows } from "./index";
+import type { ImageRef } from "../../protocol/attachments";
+import { NoAttachment, userContent, type TurnBegin, type TurnBegun, type TurnRows } from "./index";
 
 const now = () => sqliteDate(new Date());
 
@@ -28,6 +29,10 @@ export function sqliteTurnRows(url: string): TurnRows {
     `UPDATE "Turn" SET "status" = ?, "stopReason" = ?, "error" = ?, "endedAt" = ?, "inputTokens" = ?, "outputTokens" = ?, "cacheReadTokens" = ?, "cacheWriteTokens" = ? WHERE "id" = ? AND "instanceId" IS ?`,
   );
 
+  const insertImage = db.prepare(`INSERT INTO "Attachment" ("id","sessionId","mediaType","bytes","size","sha256","createdAt") VALUES (?,?,?,?,?,?,?)`);
+  const imageMeta = db.prepare(`SELECT "mediaType","size" FROM "Attachment" WHERE "id" = ? AND "sessionId" = ?`);
+  const imageBytes = db.prepare(`SELECT "mediaType","bytes" FROM "Attachment" WHERE "id" = ? AND "sessionId" = ?`);
+
   const begin = db.transaction((b: TurnBegin): TurnBegun => {
     const found = (b.orgId === undefined ? session.get(b.sessionId) : sessionInOrg.get(b.sessionId, b.orgId)) as { provider: string | null; model: string | null } | undefined;
     if (!found) return { ok: false, reason: "not_found" };
@@ -35,10 +40,22 @@ export function sqliteTurnRows(url: string): TurnRows {
     const { top: last } = top.get(b.sessionId) as { top: number | null };
     const position = (last ?? -1) + 1;
     const [turnId, messageId, at] = [rowId(), rowId(), now()];
+    const images: ImageRef[] = [];
+    for (const image of b.images ?? []) {
+      if ("reuse" in image) {
+        const known = imageMeta.get(image.reuse, b.sessionId) as { mediaType: string; size: number } | undefined;
+        // Thrown, not returned: the transaction must roll back the images stored before it.
+        if (!known) throw new NoAttachment(image.reuse);
+        images.push({ id: image.reuse, mediaType: known.mediaType as ImageRef["mediaType"], bytes: known.size });
+      } else {
+        insertImage.run(image.id, b.sessionId, image.mediaType, Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength), image.bytes.byteLength, image.sha256, at);
+        images.push({ id: image.id, mediaType: image.mediaType as ImageRef["mediaType"], bytes: image.bytes.byteLength });
+      }
+    }
     insertTurn.run(turnId, b.sessionId, at, b.instanceId ?? null);
-    insertMessage.run(messageId, b.sessionId, turnId, position, "user", JSON.stringify([{ type: "text", text: b.text }]), at);
+    insertMessage.run(messageId, b.sessionId, turnId, position, "user", JSON.stringify(userContent(b.text, images)), at);
     sessionStatus.run("running", at, b.sessionId);
-    return { ok: true, turnId, messageId, position, provider: found.provider, model: found.model };
+    return { ok: true, turnId, messageId, position, provider: found.provider, model: found.model, images };
   });
   const events = db.prepare(`SELECT "seq","payload","createdAt" FROM "SessionEvent" WHERE "sessionId" = ? AND "seq" > ? AND "seq" <= ? ORDER BY "seq" LIMIT ?`);
   const end = db.transaction((turnId: string, instanceId: string | null, sessionId: string, values: unknown[], status: string) => {
@@ -53,7 +70,19 @@ export function sqliteTurnRows(url: string): TurnRows {
       (events.all(sessionId, afterSeq, upToSeq, limit) as { seq: number; payload: string; createdAt: string }[]).map((r) =>
         Object.assign(JSON.parse(r.payload) as object, { seq: r.seq, sessionId, at: new Date(r.createdAt).toISOString() }) as SessionEvent,
       ),
-    begin: async (b) => begin.immediate(b),
+    async begin(b) {
+      try {
+        return begin.immediate(b);
+      } catch (err) {
+        if (err instanceof NoAttachment) return { ok: false, reason: "no_attachment", id: err.id };
+        throw err;
+      }
+    },
+    images: async (sessionId, ids) =>
+      ids.flatMap((id) => {
+        const row = imageBytes.get(id, sessionId) as { mediaType: string; bytes: Buffer } | undefined;
+        return row ? [{ id, mediaType: row.mediaType, base64: row.bytes.toString("base64") }] : [];
+      }),
     conversation: async (sessionId) => (messages.all(sessionId) as { role: string; content: string }[]).map((r) => ({ role: r.role, content: JSON.parse(r.content) })),
     async openRequest(r) {
       const id = rowId();

@@ -29,6 +29,32 @@ describe.each(testDatabases())("turn rows on %s", (provider) => {
     expect(await db.turn.count({ where: { id: begun.turnId, startedAt: { gte: before, lte: new Date(Date.now() + 1000) } } })).toBe(1);
   });
 
+  it("stores a message's images with it, as Prisma reads them, and refuses a reused one the session lacks, storing nothing", async () => {
+    const { db, rows } = t.current;
+    const { sessionId, orgId } = await seedSession(db);
+    const bytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 255, 7]);
+    const image = { id: "img-1", mediaType: "image/png", bytes, sha256: "a".repeat(64) };
+    const begun = await rows.begin({ sessionId, orgId, text: "", images: [image] });
+    if (!begun.ok) throw new Error(`not begun: ${begun.reason}`);
+    expect(begun.images).toEqual([{ id: "img-1", mediaType: "image/png", bytes: 11 }]);
+    const stored = await db.attachment.findUniqueOrThrow({ where: { id: "img-1" } });
+    expect({ ...stored, bytes: [...stored.bytes] }).toMatchObject({ sessionId, mediaType: "image/png", size: 11, sha256: "a".repeat(64), bytes: [...bytes] });
+    expect(await db.attachment.count({ where: { id: "img-1", createdAt: { lte: new Date(Date.now() + 1000) } } })).toBe(1);
+    // No text: the message is the image's reference alone.
+    expect((await db.message.findUniqueOrThrow({ where: { id: begun.messageId } })).content).toEqual([{ type: "image", attachmentId: "img-1", mediaType: "image/png" }]);
+    await db.turn.update({ where: { id: begun.turnId }, data: { status: "completed" } });
+
+    const other = await seedSession(db);
+    const refused = await rows.begin({ sessionId: other.sessionId, text: "x", images: [{ ...image, id: "img-2" }, { reuse: "img-1" }] });
+    expect(refused).toEqual({ ok: false, reason: "no_attachment", id: "img-1" });
+    expect(await db.attachment.count({ where: { sessionId: other.sessionId } })).toBe(0);
+    expect(await db.turn.count({ where: { sessionId: other.sessionId } })).toBe(0);
+    expect(await rows.images(other.sessionId, ["img-1"])).toEqual([]);
+    const again = await rows.begin({ sessionId, text: "again", images: [{ reuse: "img-1" }] });
+    expect(again).toMatchObject({ ok: true, images: [{ id: "img-1", mediaType: "image/png", bytes: 11 }] });
+    expect(await rows.images(sessionId, ["img-1", "missing"])).toEqual([{ id: "img-1", mediaType: "image/png", base64: Buffer.from(bytes).toString("base64") }]);
+  });
+
   it("refuses a session that is missing, in another org, or already running a turn", async () => {
     const { db, rows } = t.current;
     const { sessionId, orgId } = await seedSession(db);

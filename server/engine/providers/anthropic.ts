@@ -2,6 +2,7 @@
 // sent back verbatim with their signatures, cache breakpoints on the system block and on the
 // latest message) and turns the content_block_* stream into StreamEvents.
 import Anthropic from "@anthropic-ai/sdk";
+import { MISSING_IMAGE } from "../images";
 import type { ContentBlock, ConversationMessage, FinishReason, ModelRequestSpec, ProviderAdapter, ProviderConfig, StreamEvent } from "../types";
 import { isAbort, toStreamError } from "./errors";
 import { httpFetch } from "./http-fetch";
@@ -51,6 +52,10 @@ function toBlock(b: ContentBlock): Block[] {
       return [{ type: "tool_use", id: b.id, name: b.name, input: argumentsObject(b.arguments) }];
     case "tool_result":
       return [{ type: "tool_result", tool_use_id: b.id, content: b.content, is_error: b.isError }];
+    case "image":
+      return b.data === undefined
+        ? [{ type: "text", text: MISSING_IMAGE }]
+        : [{ type: "image", source: { type: "base64", media_type: b.mediaType as Anthropic.Base64ImageSource["media_type"], data: b.data } }];
   }
 }
 

@@ -4,7 +4,8 @@
 // index 0 and with finish_reason "stop"; some servers omit call ids; usage may come as
 // DeepSeek's prompt_cache_hit_tokens or as prompt_tokens_details.cached_tokens.
 import OpenAI from "openai";
-import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { ChatCompletionChunk, ChatCompletionContentPart, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { MISSING_IMAGE } from "../images";
 import type { ConversationMessage, FinishReason, ModelRequestSpec, ProviderAdapter, ProviderConfig, StreamEvent } from "../types";
 import type { Usage } from "../../protocol/events";
 import { isAbort, toStreamError } from "./errors";
@@ -34,7 +35,16 @@ export function openaiRequest(spec: ModelRequestSpec, config: ProviderConfig): C
 
 function toParams(m: ConversationMessage): ChatCompletionMessageParam[] {
   const text = m.content.flatMap((b) => (b.type === "text" && b.text ? [b.text] : [])).join("\n\n");
-  if (m.role === "user") return text ? [{ role: "user", content: text }] : [];
+  if (m.role === "user") {
+    const images = m.content.flatMap((b) => (b.type === "image" ? [b] : []));
+    if (images.length === 0) return text ? [{ role: "user", content: text }] : [];
+    // Content parts only when there are images: text-only servers keep getting a plain string.
+    const parts: ChatCompletionContentPart[] = text ? [{ type: "text", text }] : [];
+    for (const b of images) {
+      parts.push(b.data === undefined ? { type: "text", text: MISSING_IMAGE } : { type: "image_url", image_url: { url: `data:${b.mediaType};base64,${b.data}` } });
+    }
+    return [{ role: "user", content: parts }];
+  }
   if (m.role === "tool") {
     return m.content.flatMap((b) => (b.type === "tool_result" ? [{ role: "tool" as const, tool_call_id: b.id, content: b.content }] : []));
   }
