@@ -7,9 +7,9 @@ import { createEventHub, type EventHub } from "../hub/events";
 import { seedSession } from "../hub/testing";
 import { fakeProviderEnv, useFakeProvider } from "./harness";
 import { createEngine, EngineError, type Engine } from "./engine";
-import { ImageData, prepareImages, sniffImage } from "./images";
+import { ImageData, prepareImages } from "./images";
 import { eventsUntilFinished, fastRetries, testDispatcher } from "./testing";
-import { ATTACHMENT_LIMITS } from "../protocol/attachments";
+import { ATTACHMENT_LIMITS, sniffImage } from "../protocol/attachments";
 import type { ProviderKind } from "./types";
 
 /** A real 1×1 PNG, and bytes of each other kind's signature. */
@@ -21,6 +21,7 @@ const WEBP = Buffer.from("RIFF\x10\x00\x00\x00WEBPVP8 ").toString("base64");
 describe("image checks", () => {
   it("knows the four kinds by their bytes, whatever the browser called them", () => {
     expect([PNG, JPEG, GIF, WEBP].map((b) => sniffImage(Buffer.from(b, "base64")))).toEqual(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+    for (const other of ["RIFF\x10\x00\x00\x00WAVEfmt ", "<svg xmlns=", "GIF8", ""]) expect(sniffImage(Buffer.from(other, "latin1"))).toBeUndefined();
     const [png] = prepareImages([{ mediaType: "image/jpeg", base64: PNG }]);
     expect(png).toMatchObject({ mediaType: "image/png", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });

@@ -5,20 +5,10 @@
 import { createHash } from "node:crypto";
 import type { BeginImage, TurnRows } from "../db";
 import { rowId } from "../db/row-id";
-import { ATTACHMENT_LIMITS, IMAGE_MEDIA_TYPES, type ImageMediaType, type SendImage } from "../protocol/attachments";
+import { ATTACHMENT_LIMITS, IMAGE_MEDIA_TYPES, sniffImage, type SendImage } from "../protocol/attachments";
 import type { ConversationMessage } from "./types";
 
 export class ImageError extends Error {}
-
-/** The media type the bytes' signature says, or none when they are none of the four. */
-export function sniffImage(bytes: Uint8Array): ImageMediaType | undefined {
-  const ascii = (from: number, to: number) => String.fromCharCode(...bytes.subarray(from, to));
-  if (bytes.length >= 8 && bytes[0] === 0x89 && ascii(1, 4) === "PNG" && bytes[4] === 0x0d && bytes[5] === 0x0a && bytes[6] === 0x1a && bytes[7] === 0x0a) return "image/png";
-  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
-  if (bytes.length >= 6 && (ascii(0, 6) === "GIF87a" || ascii(0, 6) === "GIF89a")) return "image/gif";
-  if (bytes.length >= 12 && ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP") return "image/webp";
-  return undefined;
-}
 
 /** The images of a message as `begin` stores them. The type is the one the bytes carry (a
  *  browser may label a file by its name); bytes that are no image of the four are refused. */

@@ -15,6 +15,18 @@ export const ATTACHMENT_LIMITS = {
   maxImagesPerMessage: 8,
 } as const;
 
+/** The media type the bytes' signature says, or none when they are none of the four. Both ends
+ *  go by the bytes: a file's own type comes from its name (a JPEG saved as .png), and the
+ *  providers refuse an image whose bytes disagree with its declared type. */
+export function sniffImage(bytes: Uint8Array): ImageMediaType | undefined {
+  const at = (i: number, sig: string | number[]) => [...(typeof sig === "string" ? Array.from(sig, (c) => c.charCodeAt(0)) : sig)].every((v, j) => bytes[i + j] === v);
+  if (at(0, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
+  if (at(0, [0xff, 0xd8, 0xff])) return "image/jpeg";
+  if (at(0, "GIF87a") || at(0, "GIF89a")) return "image/gif";
+  if (at(0, "RIFF") && at(8, "WEBP")) return "image/webp";
+  return undefined;
+}
+
 /** Base64 length of `bytes` bytes (padded). */
 const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
 

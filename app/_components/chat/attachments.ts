@@ -1,7 +1,7 @@
 // Images attached to a message before it is sent: which files are taken (an image type both
 // providers read, within the size and count limits the server also checks) and what is said
 // of the others, the bytes read as base64 and their real type read from the bytes themselves.
-import { ATTACHMENT_LIMITS, type ImageMediaType, type SendImage } from "../../../server/protocol/attachments";
+import { ATTACHMENT_LIMITS, sniffImage, type ImageMediaType, type SendImage } from "../../../server/protocol/attachments";
 
 /** An image in the message box, read and ready to send. */
 export interface DraftImage {
@@ -17,17 +17,6 @@ const KINDS = "PNG, JPEG, GIF or WebP";
 
 export const sizeLabel = (bytes: number) =>
   bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(2).replace(/\.?0+$/, "")} MB`;
-
-/** The image type of the bytes, by their signature. A file's own type comes from its name and
- *  may be wrong (a JPEG saved as .png); the providers refuse an image whose bytes disagree. */
-export function sniffImageType(b: Uint8Array): ImageMediaType | undefined {
-  const at = (i: number, ...sig: number[]) => sig.every((v, j) => b[i + j] === v);
-  if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
-  if (at(0, 0xff, 0xd8, 0xff)) return "image/jpeg";
-  if (at(0, 0x47, 0x49, 0x46, 0x38)) return "image/gif";
-  if (at(0, 0x52, 0x49, 0x46, 0x46) && at(8, 0x57, 0x45, 0x42, 0x50)) return "image/webp";
-  return undefined;
-}
 
 interface FileLike {
   name: string;
@@ -69,7 +58,7 @@ export async function readImages(files: readonly File[], already: number): Promi
   const unreadable: string[] = [];
   for (const f of take) {
     const bytes = new Uint8Array(await f.arrayBuffer());
-    const mediaType = sniffImageType(bytes);
+    const mediaType = sniffImage(bytes);
     if (!mediaType) unreadable.push(`${f.name} is not a ${KINDS} image`);
     else images.push({ key: `img-${++drafted}`, name: f.name || "pasted image", mediaType, bytes: bytes.length, base64: base64Of(bytes) });
   }
