@@ -1,7 +1,8 @@
 // Images attached to a message before it is sent: which files are taken (an image type both
 // providers read, within the size and count limits the server also checks) and what is said
 // of the others, the bytes read as base64 and their real type read from the bytes themselves.
-import { ATTACHMENT_LIMITS, sniffImage, type ImageMediaType, type SendImage } from "../../../server/protocol/attachments";
+import { ATTACHMENT_LIMITS, IMAGE_MEDIA_TYPES, sniffImage, type ImageMediaType, type SendImage } from "../../../server/protocol/attachments";
+import { base64Of, sizeLabel } from "../../_lib/bytes";
 
 /** An image in the message box, read and ready to send. */
 export interface DraftImage {
@@ -12,11 +13,8 @@ export interface DraftImage {
   base64: string;
 }
 
-export const ACCEPT = "image/png,image/jpeg,image/gif,image/webp";
+export const ACCEPT = IMAGE_MEDIA_TYPES.join(",");
 const KINDS = "PNG, JPEG, GIF or WebP";
-
-export const sizeLabel = (bytes: number) =>
-  bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(2).replace(/\.?0+$/, "")} MB`;
 
 interface FileLike {
   name: string;
@@ -32,7 +30,7 @@ export function screenFiles<F extends FileLike>(files: readonly F[], already: nu
   const over: string[] = [];
   for (const f of files) {
     // An empty type (some drops) is judged by the bytes once read.
-    if (f.type && !ACCEPT.split(",").includes(f.type)) refused.push(`${f.name} is not a ${KINDS} image`);
+    if (f.type && !(IMAGE_MEDIA_TYPES as readonly string[]).includes(f.type)) refused.push(`${f.name} is not a ${KINDS} image`);
     else if (f.size > ATTACHMENT_LIMITS.maxImageBytes) refused.push(`${f.name} is ${sizeLabel(f.size)}; an image may be at most ${sizeLabel(ATTACHMENT_LIMITS.maxImageBytes)}`);
     else if (f.size === 0) refused.push(`${f.name} is empty`);
     else if (already + take.length >= ATTACHMENT_LIMITS.maxImagesPerMessage) over.push(f.name);
@@ -40,13 +38,6 @@ export function screenFiles<F extends FileLike>(files: readonly F[], already: nu
   }
   if (over.length) refused.push(`at most ${ATTACHMENT_LIMITS.maxImagesPerMessage} images per message, so ${over.join(", ")} ${over.length === 1 ? "was" : "were"} not attached`);
   return { take, refused };
-}
-
-export function base64Of(bytes: Uint8Array): string {
-  let binary = "";
-  // Chunks: String.fromCharCode with a whole image's bytes as arguments would overflow the stack.
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
 }
 
 let drafted = 0;

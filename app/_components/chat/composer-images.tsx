@@ -3,7 +3,8 @@
 // dropped on the chat pane or picked with the attach button, shown as thumbnails with ✕.
 // A file that cannot go is refused in a line of the composer; nothing typed is lost.
 import { useRef, useState, type ClipboardEvent, type DragEvent } from "react";
-import { ACCEPT, dataUrl, readImages, sizeLabel, type DraftImage } from "./attachments";
+import { ACCEPT, dataUrl, readImages, type DraftImage } from "./attachments";
+import { sizeLabel } from "../../_lib/bytes";
 import styles from "./chat.module.css";
 
 export function useDraftImages() {

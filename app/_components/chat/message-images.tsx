@@ -6,7 +6,8 @@ import { useEffect, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import type { ImageRef } from "../../../server/protocol/attachments";
-import { dataUrl, sizeLabel } from "./attachments";
+import { dataUrl } from "./attachments";
+import { sizeLabel } from "../../_lib/bytes";
 import styles from "./chat.module.css";
 
 const kind = (mediaType: string) => mediaType.replace("image/", "").toUpperCase();

@@ -4,6 +4,7 @@
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
+import { sizeLabel } from "../../_lib/bytes";
 import styles from "./editor.module.css";
 
 const MIME: Record<string, string> = {
@@ -15,8 +16,6 @@ const MIME: Record<string, string> = {
 export function imageType(path: string): string | undefined {
   return MIME[path.slice(path.lastIndexOf(".") + 1).toLowerCase()];
 }
-
-const size = (bytes: number) => (bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
 
 export function ImagePreview({ sessionId, path, mime }: { sessionId: string; path: string; mime: string }) {
   const trpc = useTRPC();
@@ -34,7 +33,7 @@ export function ImagePreview({ sessionId, path, mime }: { sessionId: string; pat
       />
       <div className={styles.imageInfo} data-testid="image-info">
         {pixels ? `${pixels} · ` : ""}
-        {size(raw.data.size)}
+        {sizeLabel(raw.data.size)}
       </div>
     </div>
   );

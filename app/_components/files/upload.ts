@@ -7,6 +7,7 @@ import { useState, type DragEvent } from "react";
 import { useMutation } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { PERSON_FILE_LIMITS } from "../../../server/protocol/person-file-ops";
+import { base64Of, sizeLabel } from "../../_lib/bytes";
 
 /** Where a file dropped on (or uploaded from the menu of) a row goes. */
 export function folderFor(row: { path: string; type: string } | null): string {
@@ -16,15 +17,7 @@ export function folderFor(row: { path: string; type: string } | null): string {
   return cut < 0 ? "" : row.path.slice(0, cut);
 }
 
-async function base64Of(file: File): Promise<string> {
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  let binary = "";
-  // Chunks: String.fromCharCode with a whole 10 MB file's bytes would overflow the stack.
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
-}
-
-const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+const base64OfFile = async (file: File) => base64Of(new Uint8Array(await file.arrayBuffer()));
 
 export function useUpload(sessionId: string, report: (message: string | undefined) => void, onUploaded: (paths: string[]) => void) {
   const trpc = useTRPC();
@@ -38,12 +31,12 @@ export function useUpload(sessionId: string, report: (message: string | undefine
     for (const file of files) {
       const path = folder ? `${folder}/${file.name}` : file.name;
       if (file.size > PERSON_FILE_LIMITS.maxUploadBytes) {
-        refused.push(`${file.name} is ${mb(file.size)}; files up to ${mb(PERSON_FILE_LIMITS.maxUploadBytes)} can be uploaded`);
+        refused.push(`${file.name} is ${sizeLabel(file.size)}; files up to ${sizeLabel(PERSON_FILE_LIMITS.maxUploadBytes)} can be uploaded`);
         continue;
       }
       setBusy(path);
       try {
-        const base64 = await base64Of(file);
+        const base64 = await base64OfFile(file);
         try {
           await send.mutateAsync({ sessionId, path, base64 });
         } catch (err) {
