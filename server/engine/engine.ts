@@ -144,19 +144,20 @@ export function createEngine(deps: EngineDeps): Engine {
   async function sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string, sent: SendImage[] = []): Promise<SendResult> {
     if (shuttingDown) throw new EngineError("disposed", "The server is shutting down; try again in a moment.");
     if (!text.trim() && sent.length === 0) throw new EngineError("empty", "The message is empty.");
-    let images: BeginImage[];
-    try {
-      images = prepareImages(sent);
-    } catch (err) {
-      if (err instanceof ImageError) throw new EngineError("invalid", err.message);
-      throw err;
-    }
     if (running.has(sessionId)) {
       // Another org's caller learns nothing of the session, not even that it is busy.
       if (actor.orgId !== undefined && !(await db.session.findFirst({ where: { id: sessionId, orgId: actor.orgId }, select: { id: true } }))) {
         throw new EngineError("not_found", `No session ${sessionId}.`);
       }
       throw new EngineError("busy", "A turn is already running in this session. Wait for it or cancel it first.");
+    }
+    // Decoded and checked only once the session is known not to be busy here.
+    let images: BeginImage[];
+    try {
+      images = prepareImages(sent);
+    } catch (err) {
+      if (err instanceof ImageError) throw new EngineError("invalid", err.message);
+      throw err;
     }
     // Reserve the slot before the first await so two quick sends cannot both start a turn.
     const controller = new AbortController();

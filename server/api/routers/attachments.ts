@@ -12,6 +12,6 @@ export const attachmentsRouter = router({
     .query(async ({ ctx, input }) => {
       const [image] = await ctx.services.attachments.images(input.sessionId, [input.id]);
       if (!image) throw new TRPCError({ code: "NOT_FOUND", message: "No such image in this session." });
-      return verbatim({ id: image.id, mediaType: image.mediaType, bytes: Math.floor((image.base64.length * 3) / 4) - (image.base64.match(/=*$/)?.[0].length ?? 0), base64: image.base64 });
+      return verbatim({ id: image.id, mediaType: image.mediaType, bytes: Buffer.byteLength(image.base64, "base64"), base64: image.base64 });
     }),
 });
