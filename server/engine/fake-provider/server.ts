@@ -1,7 +1,9 @@
 // A local model provider for tests, benchmarks and manual runs: answers Anthropic
 // `/v1/messages` and OpenAI `/v1/chat/completions` from a queue of scripted steps, over the real
-// SSE wire formats, and records every request it receives (parsed body included) so tests can
-// check what the model was sent and that the prompt prefix stayed byte-stable.
+// SSE wire formats, and records the requests it receives (parsed body included) so tests can
+// check what the model was sent and that the prompt prefix stayed byte-stable. The record keeps
+// the latest `keepRequests` (default 200): a fake left running for hours of turns holds a
+// bounded log, not every request body it was ever sent.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { parseStep, type ScriptResponse, type ScriptStep, type ScriptStepInput } from "./script";
@@ -25,7 +27,11 @@ export interface FakeProviderOptions {
   respond?: (request: RecordedRequest, index: number) => ScriptStepInput | undefined;
   /** Called as each write of a stream has gone out (benchmarks timestamp tokens with it). */
   onWrite?: (requestIndex: number, chunk: Buffer) => void;
+  /** Requests kept in `requests`, the latest ones (default 200). */
+  keepRequests?: number;
 }
+
+export const DEFAULT_KEEP_REQUESTS = 200;
 
 export interface FakeProvider {
   /** For ANTHROPIC_BASE_URL (the SDK appends /v1/messages). */
@@ -33,7 +39,10 @@ export interface FakeProvider {
   /** For OPENAI_BASE_URL (ends in /v1; the SDK appends /chat/completions). */
   openaiBaseURL: string;
   port: number;
+  /** The latest requests (at most `keepRequests`), oldest first. */
   requests: RecordedRequest[];
+  /** Every request received since the start, kept or not. */
+  received(): number;
   enqueue(...steps: ScriptStepInput[]): void;
   /** Steps not yet answered. */
   pending(): number;
@@ -48,6 +57,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const script: ScriptStep[] = (options.steps ?? []).map(parseStep);
   let cursor = 0;
   let streaming = 0;
+  let received = 0;
+  const keep = options.keepRequests ?? DEFAULT_KEEP_REQUESTS;
+  if (!Number.isInteger(keep) || keep < 0) throw new Error(`keepRequests must be a whole number ≥ 0, got ${keep}`);
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
 
@@ -82,7 +94,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     }
     const body = JSON.parse(raw) as Record<string, unknown>;
     const recorded: RecordedRequest = { format, path, headers: req.headers, raw, body };
-    const index = requests.push(recorded) - 1;
+    const index = received++;
+    requests.push(recorded);
+    if (requests.length > keep) requests.splice(0, requests.length - keep);
     const step = nextStep(recorded, index);
     if (!step) {
       res.writeHead(400, { "content-type": "application/json" }).end(errorBody(format, 400, "invalid_request_error", "fake provider: the script has no step left for this request"));
@@ -131,13 +145,21 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     res.end();
   }
 
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+  // A port in use (EADDRINUSE) rejects here, for the caller to say in a line, not as a crash.
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const port = (server.address() as AddressInfo).port;
   return {
     anthropicBaseURL: `http://127.0.0.1:${port}`,
     openaiBaseURL: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
+    received: () => received,
     enqueue: (...steps) => script.push(...steps.map(parseStep)),
     pending: () => Math.max(0, script.length - cursor),
     streaming: () => streaming,

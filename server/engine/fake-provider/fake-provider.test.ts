@@ -1,0 +1,72 @@
+// The fake provider's own limits: its request log stays at its bound however many requests
+// come, and the command line says a taken port in one line with an exit code, not a stack.
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import { startFakeProvider, type FakeProvider } from "./server";
+
+const started: FakeProvider[] = [];
+afterAll(async () => void (await Promise.all(started.map((f) => f.close()))));
+
+async function ask(fake: FakeProvider, n: number) {
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: `request ${i} ${"x".repeat(4000)}` }] }),
+    });
+    await res.text();
+  }
+}
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "server/engine/fake-provider/main.ts", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("fake provider", () => {
+  it("keeps only the latest requests: the log stays at its bound", async () => {
+    const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "ok" }] }], loop: true, keepRequests: 5 });
+    started.push(fake);
+    await ask(fake, 12);
+    expect(fake.received()).toBe(12);
+    expect(fake.requests).toHaveLength(5);
+    // The kept ones are the latest, oldest first.
+    expect(fake.requests.map((r) => JSON.stringify(r.body).match(/request (\d+)/)![1])).toEqual(["7", "8", "9", "10", "11"]);
+  });
+
+  it("keeps 200 by default", async () => {
+    const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "ok" }] }], loop: true });
+    started.push(fake);
+    await ask(fake, 230);
+    expect(fake.received()).toBe(230);
+    expect(fake.requests).toHaveLength(200);
+  }, 60_000);
+
+  it("a taken port: one line and exit code 1, no stack trace", async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const { code, stderr } = await run(["--port", String(port)]);
+      expect(code).toBe(1);
+      expect(stderr.trim()).toBe(`Port ${port} on 127.0.0.1 is already in use; pick another with --port.`);
+    } finally {
+      taken.close();
+    }
+  }, 30_000);
+
+  it("--help names the request bound", async () => {
+    const { code, stdout } = await run(["--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("--keep-requests N");
+    expect(stdout).toContain("default 200");
+  }, 30_000);
+});
