@@ -94,6 +94,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     executors: createExecutorRouter({ runner: runners }),
     policies,
     spills,
+    workspaceVersion: (sessionId) => runners.workspaceVersion(sessionId),
     emit: (sessionId, event) => publish(sessionId, event).then(() => undefined),
     onSettled: ({ sessionId, toolCallId }) => log(`call ${toolCallId} of session ${sessionId} settled after its turn ended`),
   }, commands);

@@ -6,13 +6,12 @@ import type { Dispatcher, DispatchOutcome, DispatchRequest, ModelToolCall } from
 import { ApprovalBroker, ApprovalError, type Answer, type Choice } from "./approvals";
 import type { Core } from "./core";
 import { dispatch } from "./dispatch";
-import { LoopGuard, type LoopState } from "./loop-guard";
+import { LoopGuard } from "./loop-guard";
 import { Recorder } from "./records";
 import { recover, settleOrphan } from "./resume";
 import { LockTable } from "./rwlock";
 import { Speculator } from "./speculative";
 import { SHELL_LIMITS, TEXT_LIMITS } from "./truncate";
-import { exactFingerprint } from "../policy/fingerprint";
 import type { Actor } from "../services/types";
 import type { PipelineDeps, PipelineLimits } from "./types";
 
@@ -68,7 +67,7 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
     if (!c || c.signal.aborted) sessionControllers.set(sessionId, (c = new AbortController()));
     return c.signal;
   };
-  const loopGuard = new LoopGuard((sessionId) => seedLoopState(deps, sessionId));
+  const loopGuard = new LoopGuard((sessionId) => deps.workspaceVersion?.(sessionId));
   const locks = new LockTable();
   const core: Core = {
     deps, limits, log, loopGuard, locks, sessionSignal,
@@ -141,18 +140,4 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
       sessionControllers.clear();
     },
   };
-}
-
-// The loop guard's counts survive a restart: rebuilt from the session's stored calls.
-async function seedLoopState(deps: PipelineDeps, sessionId: string): Promise<LoopState> {
-  const rows = await deps.db.toolCall.findMany({ where: { sessionId }, orderBy: { createdAt: "asc" }, select: { name: true, input: true, status: true, isError: true } });
-  const seen = new Map<string, number>();
-  let consecutiveFailures = 0;
-  for (const r of rows) {
-    const fp = exactFingerprint(r.name, r.input);
-    seen.set(fp, (seen.get(fp) ?? 0) + 1);
-    if (r.status === "succeeded") consecutiveFailures = 0;
-    else if (r.status === "failed" || r.status === "blocked") consecutiveFailures++;
-  }
-  return { seen, consecutiveFailures };
 }

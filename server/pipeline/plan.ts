@@ -46,10 +46,10 @@ export async function planCall(core: Core, turn: TurnState, mc: ModelToolCall, s
     return call;
   }
   call.fingerprint = exactFingerprint(r.name, r.input);
-  const blocked = await core.loopGuard.admit(turn.sessionId, r.name, call.fingerprint);
+  const blocked = core.loopGuard.admit(turn.sessionId, turn.turnId, r.name, call.fingerprint);
   if (blocked) {
     await refuse(core, turn, call, "blocked", blocked, r.input);
-    await audit(core, turn, call, "blocked", "loop guard: same tool and arguments a third time", "loop_guard");
+    await audit(core, turn, call, "blocked", "loop guard: same tool and arguments a third time in a row, nothing changed in between", "loop_guard");
     return call;
   }
   const d = decide({ tool: r.tool, input: r.input }, turn.policy, { sessionKeys: turn.sessionKeys, rejected: turn.rejected });

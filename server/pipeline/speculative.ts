@@ -73,7 +73,7 @@ export class Speculator {
     sessionSignal.addEventListener("abort", onSession, { once: true });
     const tool = r.tool;
     const input = r.input;
-    const promise = this.allowed(sessionId, tool, input, fingerprint)
+    const promise = this.allowed(sessionId, turnId, tool, input, fingerprint)
       .then(async (ok): Promise<RunOutcome> => {
         if (!ok || controller.signal.aborted) return { kind: "cancelled" };
         return this.locks.hold(sessionId, false, async () => {
@@ -91,8 +91,8 @@ export class Speculator {
     this.entries.set(key, { fingerprint, controller, promise, startedAt: Date.now(), timer });
   }
 
-  private async allowed(sessionId: string, tool: Tool, input: unknown, fingerprint: string): Promise<boolean> {
-    if ((await this.loopGuard.peek(sessionId, fingerprint)) >= REPEAT_LIMIT - 1) return false;
+  private async allowed(sessionId: string, turnId: string, tool: Tool, input: unknown, fingerprint: string): Promise<boolean> {
+    if (this.loopGuard.peek(sessionId, turnId, fingerprint) >= REPEAT_LIMIT - 1) return false;
     const session = await this.deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
     if (!session) return false;
     const policy: LoadedPolicy = await this.deps.policies.load(session.orgId);

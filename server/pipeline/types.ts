@@ -47,6 +47,8 @@ export interface PipelineDeps {
   toolServices?(sessionId: string): ToolServices;
   /** Emits an event outside a live turn (approval settled after a restart, cancelSession). */
   emit?(sessionId: string, event: SessionEventBody): Promise<void> | void;
+  /** The runner's file version of the session's workspace (the loop guard resets when it moves). */
+  workspaceVersion?(sessionId: string): number | undefined;
   /** Told when a stored call settled with no turn waiting, so the engine may resume the turn. */
   onSettled?(info: { sessionId: string; turnId: string | null; toolCallId: string }): void;
   log?: Logger;
