@@ -5,6 +5,7 @@
 // Prisma (see spill-blobs.ts); metadata and clean-up through Prisma. Ids are 128-bit random,
 // so unique across server processes without coordination.
 import { createHash, randomBytes } from "node:crypto";
+import RE2 from "re2";
 import type { Db } from "../db";
 import { openBlobChannel } from "./spill-blobs";
 import { charStartAtOrBefore, decode } from "../pipeline/truncate";
@@ -22,18 +23,27 @@ export class SpillQueryError extends Error {}
 
 const MAX_LINE_CHARS = 2000;
 
+/**
+ * A pattern for RE2, which matches in time linear in the input: a pattern from the model can
+ * never stall the server's main thread with backtracking. What RE2 does not support is said.
+ */
+export function compilePattern(pattern: string): { test(line: string): boolean } {
+  try {
+    return new RE2(pattern, "u");
+  } catch (e) {
+    const why = (e as Error).message;
+    const hint = /\(\?<?[=!]|lookahead|lookbehind/.test(pattern + why)
+      ? " RE2 has no lookahead or lookbehind ((?=…), (?!…), (?<=…), (?<!…))."
+      : /\\[1-9]|backreference|escape sequence/.test(why) ? " RE2 has no backreferences (\\1) or possessive/atomic groups." : "";
+    throw new SpillQueryError(`pattern is not a valid regular expression for RE2, the linear-time engine used here: ${why}.${hint} Rewrite it without those constructs.`);
+  }
+}
+
 /** Line range or pattern search over decoded text; lines longer than 2,000 characters are clipped. */
 export function selectLines(text: string, q: Omit<LineQuery, "sessionId">, totalBytes: number): SpillLines {
   const lines = text.split("\n");
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
-  let regex: RegExp | undefined;
-  if (q.pattern !== undefined) {
-    try {
-      regex = new RegExp(q.pattern);
-    } catch (e) {
-      throw new SpillQueryError(`pattern is not a valid regular expression: ${(e as Error).message}`);
-    }
-  }
+  const regex = q.pattern === undefined ? undefined : compilePattern(q.pattern);
   const first = Math.max(1, q.start ?? 1);
   const last = Math.min(lines.length, q.end ?? lines.length);
   const out: string[] = [];

@@ -51,6 +51,26 @@ describe.each(testDatabases())("retrieve_tool_result on %s", (provider) => {
     expect(fails.content.split("\n")[20]).toBe("20000\tFAIL test 20000");
   });
 
+  it("a catastrophically backtracking pattern returns promptly (RE2, linear time)", async () => {
+    const evil = ["a".repeat(99_000) + "!", ...Array.from({ length: 2_000 }, (_, i) => `${"a".repeat(30 + (i % 10))}!`), "aaaa"].join("\n");
+    const h = makePipeline(t.current, { tools: [bigOutputTool(() => ({ output: evil, kind: "shell" })), retrieveToolResultTool] });
+    harnesses.push(h);
+    const s = await newTurn(t.current);
+    const out = await h.pipeline.dispatch(request(h, s, [call("big_output", {})]));
+    const ref = /"ref":"(sp_[0-9a-f]{32})"/.exec(out.results[0].content)![1];
+    const started = performance.now();
+    const r = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "(a+)+$" })]))).results[0];
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(r.isError).toBe(false);
+    expect(r.content).toMatch(/^\[1 line\(s\) matching/);
+    expect(r.content).toMatch(/\n2002\taaaa$/);
+    const look = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "a(?=!)" })]))).results[0];
+    expect(look.isError).toBe(true);
+    expect(look.content).toMatch(/RE2 has no lookahead or lookbehind/);
+    const back = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "(a)\\1" })]))).results[0];
+    expect(back.content).toMatch(/RE2 has no backreferences/);
+  });
+
   it("answers bad input clearly", async () => {
     const { retrieve, h } = await spilled();
     expect((await retrieve({ pattern: "(" })).content).toMatch(/not a valid regular expression/);
