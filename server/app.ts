@@ -16,6 +16,7 @@ import { lowerHelperThreads } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
 import { createAuth } from "./auth";
+import { isLoopbackAddress } from "./auth/identity";
 import { createShareService } from "./services/shares";
 import { createGuard } from "./http/guard";
 import { createPreviewHttp } from "./preview/http";
@@ -116,7 +117,9 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     nextHandler = app.getRequestHandler();
   }
 
-  const guard = createGuard({ allowedHosts: env.QUIVER_ALLOWED_HOSTS });
+  // The loopback address the server binds (HOST=127.0.0.2) is a host it answers to: a Host that
+  // is a loopback IP literal was typed as such, never reached through a rebound DNS name.
+  const guard = createGuard({ allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])] });
   // A page loads dozens of modules: the owner's access to a session is looked up every few seconds at most.
   const ownerSessions = cachedCheck((id) => sessions.assertAccess(localActor, id).then(() => true, () => false), 5_000);
   // The live preview: a host of its own per session and port, forwarded to the runner (server/preview/http.ts);
@@ -158,12 +161,14 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     // Everything on a preview host belongs to the previewed app, never to Quiver's own sockets.
     const previewTarget = parsePreviewHost(req.headers.host);
     const handler: UpgradeHandler | undefined = previewTarget ? (r, s, h) => preview.handleUpgrade(r, s, h, previewTarget) : upgrades.get(path);
-    if (!handler) return; // Next's dev server listens for its own HMR upgrades.
-    // Runners are not browsers: they authenticate with a token instead of an origin.
+    // Runners are not browsers: they authenticate with a token instead of an origin. The Host
+    // check comes first for every path, known or not.
     const refused = guard.check(req, { requireSameOrigin: previewTarget !== undefined || path !== "/runner" });
-    if (refused) {
-      socket.end(`HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${refused}\n`);
-      return;
+    if (refused) return refuseSocket(socket, 403, "Forbidden", refused);
+    if (!handler) {
+      // Next's dev server answers its own hot-reload socket; any other path is nobody's.
+      if (options.dev && path.startsWith("/_next/")) return;
+      return refuseSocket(socket, 404, "Not Found", `no WebSocket at ${path}`);
     }
     if (previewTarget || path === "/runner") return handler(req, socket, head);
     // Quiver's own browser sockets: decided once here; the terminal asks auth.ownerOf(req).
@@ -218,6 +223,13 @@ function cachedCheck(check: (key: string) => Promise<boolean>, ms: number) {
       return ok;
     },
   };
+}
+
+/** An upgrade answered in plain HTTP and closed: no WebSocket is left waiting for an answer. */
+function refuseSocket(socket: Duplex, status: number, reason: string, text: string): void {
+  const body = `${text}\n`;
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.once("finish", () => socket.destroy());
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {

@@ -2,6 +2,7 @@
 // Every procedure is one of: public (health, who am I), member (the owner and org members;
 // a share-link viewer is refused with FORBIDDEN), or session-read (members with access, and a
 // viewer of exactly that session).
+import { fileURLToPath } from "node:url";
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import type { Actor, Services } from "../services/types";
 import { redactAnswer } from "../auth/redact";
@@ -23,7 +24,19 @@ export interface Context {
   refusal?: { code: "UNAUTHORIZED" | "FORBIDDEN"; message: string };
 }
 
-const t = initTRPC.context<Context>().create();
+/** The server's own folder, taken out of error messages a client reads (an internal error's
+ *  message may name a file under it). */
+const INSTALL_ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
+
+const t = initTRPC.context<Context>().create({
+  // A stack names the install's files and the code path: only a server started for
+  // development (`--dev`, NODE_ENV=development) sends it; the message alone goes to anyone else.
+  errorFormatter({ shape, ctx }) {
+    if (ctx?.services.env?.NODE_ENV === "development") return shape;
+    const { stack: _stack, ...data } = shape.data;
+    return { ...shape, message: shape.message.split(INSTALL_ROOT).join("<quiver>"), data };
+  },
+});
 
 export const router = t.router;
 export const publicProcedure = t.procedure;
