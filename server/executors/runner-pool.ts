@@ -8,6 +8,7 @@ import { decodeFrame, RUNNER_PROTOCOL_VERSION, RunnerHello, type RunnerToServer 
 import { ExecutorUnavailableError, type ExecRequest, type ExecResult, type Executor } from "./contract";
 import { bearerToken, refuseUpgrade, tokenMatcher } from "./runner/auth";
 import { RunnerConnection } from "./runner/connection";
+import { createTokenThrottle, type TokenThrottle, type TokenThrottleOptions } from "./runner/throttle";
 import { PtyBridge, type PtyChannel } from "./runner/pty";
 import { PreviewBridge } from "../preview/bridge";
 
@@ -20,6 +21,8 @@ export interface RunnerPoolOptions {
   pingIntervalMs?: number;
   /** A connection that has not said hello by then is closed. */
   helloTimeoutMs?: number;
+  /** Wrong-token throttling per remote address (defaults in runner/throttle.ts). */
+  throttle?: Omit<TokenThrottleOptions, "log">;
   log?(line: string): void;
 }
 
@@ -65,6 +68,8 @@ export class RunnerPool implements Executor {
   private readonly fileListeners = new Set<Listener<FilesChangedEvent>>();
   private readonly handshakes = new Set<WebSocket>();
   private readonly log: (line: string) => void;
+  /** Wrong tokens per remote address (runner/throttle.ts). */
+  private readonly throttle: TokenThrottle;
   private disposed = false;
   readonly pty: PtyBridge;
   /** The live preview's HTTP streams to ports on the session's runner (server/preview/). */
@@ -73,6 +78,7 @@ export class RunnerPool implements Executor {
   constructor(private readonly options: RunnerPoolOptions) {
     this.authorize = typeof options.tokens === "function" ? options.tokens : tokenMatcher(options.tokens);
     this.log = options.log ?? (() => {});
+    this.throttle = createTokenThrottle({ ...options.throttle, log: this.log });
     this.pty = new PtyBridge((sessionId) => this.connectionFor(sessionId));
     this.preview = new PreviewBridge((sessionId) => this.connectionFor(sessionId));
   }
@@ -80,11 +86,15 @@ export class RunnerPool implements Executor {
   /** For the HTTP server's `upgrade` event on /runner: refuses a bad or missing token before any WebSocket exists. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (this.disposed) return refuseUpgrade(socket, 503, "server is shutting down");
+    const address = req.socket.remoteAddress ?? "unknown";
+    const wait = this.throttle.check(address);
+    if (wait > 0) return refuseUpgrade(socket, 429, "too many wrong runner tokens from this address; try again later", `Retry-After: ${Math.ceil(wait / 1000)}\r\n`);
     const token = bearerToken(req);
     if (!token || !this.authorize(token)) {
-      this.log(`refused a runner from ${req.socket.remoteAddress}: ${token ? "bad" : "missing"} token`);
+      this.throttle.failed(address);
       return refuseUpgrade(socket, 401, token ? "runner token refused" : "missing runner token (Authorization: Bearer <token>)");
     }
+    this.throttle.succeeded(address);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.awaitHello(ws));
   }
 
@@ -231,6 +241,7 @@ export class RunnerPool implements Executor {
 
   async dispose(): Promise<void> {
     this.disposed = true;
+    this.throttle.dispose();
     this.pty.dispose();
     this.preview.dispose();
     for (const ws of this.handshakes) ws.terminate();
