@@ -3,7 +3,7 @@
 // and the diff budget use, and a changed file's earlier version for a side-by-side diff.
 import { PersonChanges, PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { defineOp } from "../ops";
-import { git } from "../workspace/diff";
+import { git } from "../workspace/git";
 import { looksBinary, utf8Text } from "./text";
 
 type ChangedFile = PersonChanges["files"][number];
@@ -55,7 +55,7 @@ export const ideChanges = defineOp({
   async run(_input, ctx) {
     const { text, overflow, mode } = await ctx.workspace.diff.text(undefined, 32 * 1024 * 1024);
     const meta: PersonChanges = { mode, files: changedFiles(text), truncated: overflow };
-    if (mode === "git") meta.branch = await branchOf(ctx.workspace.root);
+    if (mode === "git") meta.branch = await branchOf(ctx.workspace.files.cwd);
     return { ok: true, output: `${meta.files.length} changed file(s)`, meta };
   },
 });

@@ -1,9 +1,10 @@
 // ide_commit: the Changes panel's Commit. Stages and commits everything changed inside the
 // workspace folder (a workspace in a subfolder of a repository commits that subfolder only).
-// Repository hooks do not run: they are the repository's programs, and the runner process is
-// not sandboxed; a commit that needs them is made from the terminal.
+// Repository hooks do not run, nor any other program the repository's configuration names
+// (workspace/git.ts): they are the repository's programs, and the runner process is not
+// sandboxed; a commit that needs them is made from the terminal.
 import { PERSON_FILE_OPS, type PersonCommit } from "../../server/protocol/person-file-ops";
-import { git } from "../workspace/diff";
+import { git, identityArgs } from "../workspace/git";
 import { defineOp } from "../ops";
 
 /** git's complaint, with what to do about the one people meet most. */
@@ -17,14 +18,14 @@ export function explainGitError(stderr: string): string {
 export const ideCommit = defineOp({
   input: PERSON_FILE_OPS.ide_commit,
   async run(input, ctx) {
-    const root = ctx.workspace.root;
+    const root = ctx.workspace.files.cwd;
     if (!(await ctx.workspace.diff.inGit())) {
       return { ok: false, output: "The workspace is not in a git repository with a first commit, so there is nothing to commit to (git init and a first commit in the terminal start one)." };
     }
     const add = await git(root, ["add", "-A", "--", "."]);
     if (add.code !== 0) return { ok: false, output: `git add failed: ${explainGitError(add.stderr)}` };
-    if ((await git(root, ["diff", "--cached", "--quiet", "--", "."])).code === 0) return { ok: false, output: "Nothing to commit: the workspace has no changes." };
-    const commit = await git(root, ["commit", "-q", "-m", input.message, "--", "."]);
+    if ((await git(root, ["diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", "."])).code === 0) return { ok: false, output: "Nothing to commit: the workspace has no changes." };
+    const commit = await git(root, [...(await identityArgs(root)), "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", input.message, "--", "."]);
     if (commit.code !== 0) return { ok: false, output: explainGitError(commit.stderr || commit.stdout) };
     const sha = (await git(root, ["rev-parse", "--short", "HEAD"])).stdout.trim();
     const meta: PersonCommit = { commit: sha };

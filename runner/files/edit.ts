@@ -3,7 +3,6 @@
 // planWrite work out the change without writing it, for the op and for its preview
 // (preview.ts: the diff an approval card shows). After a write, both answer the diff of what was
 // actually applied in meta.diff (bounded, for the tool card; never part of the model's output).
-import { stat } from "node:fs/promises";
 import { EditFileInput, WriteFileInput } from "../../server/protocol/file-ops";
 import { readNoFollow } from "../workspace/atomic";
 import { sha256 } from "../workspace/ledger";
@@ -13,8 +12,8 @@ import { numbered, splitLines } from "./read";
 import { utf8Text } from "./text";
 
 /** Reads a file for a change and checks the ledger; returns the refusal text when not allowed. */
-export async function readForChange(ctx: OpContext, rel: string, abs: string) {
-  const before = await readNoFollow(abs);
+export async function readForChange(ctx: OpContext, rel: string) {
+  const before = await readNoFollow(ctx.workspace.files, rel);
   if (!before) return { before: null, hash: null, refusal: undefined };
   const hash = sha256(before.data);
   const check = ctx.workspace.ledger.check(ctx.sessionId, rel, hash);
@@ -50,7 +49,7 @@ function occurrences(text: string, needle: string): number[] {
 export async function planEdit(input: EditFileInput, ctx: OpContext): Promise<Refusal | PlannedChange & { at: number[]; newText: string }> {
   const target = await ctx.workspace.resolve(input.path, "write");
   if (!target.exists) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
-  const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
+  const { before, hash, refusal } = await readForChange(ctx, target.rel);
   if (!before) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
   if (refusal) return { ok: false, output: refusal };
   const text = utf8Text(before.data);
@@ -107,8 +106,8 @@ export const editFileOp = defineOp({
 /** What a write_file would write, without writing it. */
 export async function planWrite(input: WriteFileInput, ctx: OpContext): Promise<Refusal | PlannedChange> {
   const target = await ctx.workspace.resolve(input.path, "write");
-  if (target.exists && (await stat(target.abs)).isDirectory()) return { ok: false, output: `${target.rel} is a directory` };
-  const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
+  if (target.exists && ctx.workspace.files.lstat(target.rel)?.stats.isDirectory()) return { ok: false, output: `${target.rel} is a directory` };
+  const { before, hash, refusal } = await readForChange(ctx, target.rel);
   if (before && refusal) return { ok: false, output: `${refusal} (write_file overwrites existing files only after a complete read)` };
   return { ok: true, target, hash, before: before ? before.data.toString("utf8") : null, updated: input.content };
 }

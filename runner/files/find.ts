@@ -20,7 +20,7 @@ export const ideFind = defineOp({
   input: PERSON_FILE_OPS.ide_find,
   async run(input, ctx) {
     const r = await runRg(["--files", ...RG_COMMON], {
-      cwd: ctx.workspace.root,
+      cwd: ctx.workspace.files.cwd,
       signal: ctx.signal,
       maxLines: PERSON_FILE_LIMITS.maxFound,
       keep: (line) => holdsInOrder(line, input.query),

@@ -1,9 +1,9 @@
 // list_files: a breadth-first listing that honours .gitignore files (root and nested) and is
 // bounded, so a shallow overview survives the limit.
-import { readdir, readFile, stat } from "node:fs/promises";
-import { join, posix } from "node:path";
+import { posix } from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { FILE_LIMITS, ListFilesInput } from "../../server/protocol/file-ops";
+import type { WorkspaceFs } from "../workspace/fs-at";
 import { defineOp } from "../ops";
 
 interface Rule {
@@ -11,13 +11,9 @@ interface Rule {
   ig: Ignore;
 }
 
-async function loadRule(root: string, rel: string): Promise<Rule | null> {
-  try {
-    const text = await readFile(join(root, rel, ".gitignore"), "utf8");
-    return { base: rel, ig: ignore().add(text) };
-  } catch {
-    return null;
-  }
+async function loadRule(files: WorkspaceFs, rel: string): Promise<Rule | null> {
+  const r = await files.readFile(rel ? `${rel}/.gitignore` : ".gitignore", { follow: true, maxBytes: 1024 * 1024 }).catch(() => null);
+  return r?.kind === "file" ? { base: rel, ig: ignore().add(r.data.toString("utf8")) } : null;
 }
 
 function ignored(rules: Rule[], rel: string, isDir: boolean): boolean {
@@ -31,16 +27,17 @@ function ignored(rules: Rule[], rel: string, isDir: boolean): boolean {
 export const listFilesOp = defineOp({
   input: ListFilesInput,
   async run(input, ctx) {
-    const root = ctx.workspace.root;
+    const files = ctx.workspace.files;
     const start = await ctx.workspace.resolve(input.path ?? ".", "read");
-    if (!start.exists) return { ok: false, output: `${input.path} does not exist` };
-    if (!(await stat(start.abs)).isDirectory()) return { ok: false, output: `${start.rel} is a file, not a directory; use read_file` };
+    const found = start.exists ? files.stat(start.rel) : null;
+    if (!found) return { ok: false, output: `${input.path} does not exist` };
+    if (!found.stats.isDirectory()) return { ok: false, output: `${start.rel} is a file, not a directory; use read_file` };
 
     // Rules of the ancestors apply, unless the person asked for an ignored folder by name.
     let rules: Rule[] = [];
     const parts = start.rel ? start.rel.split("/") : [];
     for (let i = 0; i < parts.length; i++) {
-      const rule = await loadRule(root, parts.slice(0, i).join("/"));
+      const rule = await loadRule(files, parts.slice(0, i).join("/"));
       if (rule) rules.push(rule);
     }
     if (start.rel && ignored(rules, start.rel, true)) rules = [];
@@ -54,14 +51,10 @@ export const listFilesOp = defineOp({
       const next: typeof queue = [];
       for (const dir of queue) {
         if (ctx.signal.aborted) throw new Error("cancelled");
-        const own = await loadRule(root, dir.rel);
+        const own = await loadRule(files, dir.rel);
         const dirRules = own ? [...dir.rules, own] : dir.rules;
-        let entries;
-        try {
-          entries = await readdir(join(root, dir.rel), { withFileTypes: true });
-        } catch {
-          continue;
-        }
+        const entries = await files.readdir(dir.rel).catch(() => null);
+        if (!entries) continue;
         entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         for (const e of entries) {
           if (e.name === ".git") continue;

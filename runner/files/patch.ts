@@ -69,7 +69,7 @@ export async function planPatch(input: ApplyPatchInput, ctx: OpContext): Promise
     const target = await ctx.workspace.resolve(name, "write");
     if (seen.has(target.rel)) return { ok: false, output: `${target.rel} appears twice in the patch; combine its hunks into one section` };
     seen.add(target.rel);
-    const { before, hash, refusal } = await readForChange(ctx, target.rel, target.abs);
+    const { before, hash, refusal } = await readForChange(ctx, target.rel);
     if (creating && before) return { ok: false, output: `the patch creates ${target.rel}, but it already exists; nothing was changed` };
     if (!creating && !before) return { ok: false, output: `${target.rel} does not exist; nothing was changed` };
     if (refusal) return { ok: false, output: `${refusal}; nothing was changed` };

@@ -1,10 +1,9 @@
 // The person's own file operations from the IDE: read whole files for the editor, save with an
 // optimistic hash check, create folders, rename, delete. Confined like the tools (resolve
-// refuses paths outside the workspace, symlinks out, .git), but they do not need a prior read
+// refuses paths outside the workspace, symlinks out, .git; every operation walks its path through
+// the workspace's descriptor, workspace/fs-at), but they do not need a prior read
 // and are not held to the agent's diff budget: the person is not the agent. Outside git
 // they record what each file held before (a folder's files too, within limits), for the Changes panel.
-import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { dirname } from "node:path";
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { applyChange, readNoFollow } from "../workspace/atomic";
 import { sha256 } from "../workspace/ledger";
@@ -19,12 +18,12 @@ const ideRead = defineOp({
   input: PERSON_FILE_OPS.ide_read,
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "read");
-    if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
-    const st = await stat(target.abs);
-    if (st.isDirectory()) return { ok: false, output: `${target.rel} is a folder` };
-    if (st.size > PERSON_FILE_LIMITS.maxOpenBytes) return { ok: false, output: `${target.rel} is ${st.size} bytes, larger than the editor opens (${PERSON_FILE_LIMITS.maxOpenBytes})` };
-    // resolve() already refused a symlink that leads out, so following one here is safe.
-    const data = await readFile(target.abs);
+    const file = target.exists ? await ctx.workspace.files.readFile(target.rel, { follow: true, maxBytes: PERSON_FILE_LIMITS.maxOpenBytes }) : null;
+    if (!file || file.kind === "missing") return { ok: false, output: `${input.path} does not exist` };
+    if (file.kind === "dir") return { ok: false, output: `${target.rel} is a folder` };
+    if (file.kind === "large") return { ok: false, output: `${target.rel} is ${file.size} bytes, larger than the editor opens (${PERSON_FILE_LIMITS.maxOpenBytes})` };
+    if (file.kind !== "file") return { ok: false, output: `${target.rel} is not a regular file` };
+    const data = file.data;
     if (looksBinary(data)) return { ok: false, output: `${target.rel} is a binary file; the editor shows text only` };
     const text = utf8Text(data);
     if (text === undefined) return { ok: false, output: `${target.rel} is not UTF-8 text; the editor opens UTF-8 files only` };
@@ -36,11 +35,11 @@ const ideReadBytes = defineOp({
   input: PERSON_FILE_OPS.ide_read_bytes,
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "read");
-    if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
-    const st = await stat(target.abs);
-    if (!st.isFile()) return { ok: false, output: `${target.rel} is not a file` };
-    if (st.size > PERSON_FILE_LIMITS.maxRawBytes) return { ok: false, output: `${target.rel} is ${st.size} bytes, more than ${PERSON_FILE_LIMITS.maxRawBytes} can be shown or downloaded here` };
-    const data = await readFile(target.abs);
+    const file = target.exists ? await ctx.workspace.files.readFile(target.rel, { follow: true, maxBytes: PERSON_FILE_LIMITS.maxRawBytes }) : null;
+    if (!file || file.kind === "missing") return { ok: false, output: `${input.path} does not exist` };
+    if (file.kind === "large") return { ok: false, output: `${target.rel} is ${file.size} bytes, more than ${PERSON_FILE_LIMITS.maxRawBytes} can be shown or downloaded here` };
+    if (file.kind !== "file") return { ok: false, output: `${target.rel} is not a file` };
+    const data = file.data;
     return { ok: true, output: data.toString("base64"), meta: { path: target.rel, size: data.length } };
   },
 });
@@ -49,14 +48,14 @@ const ideWrite = defineOp({
   input: PERSON_FILE_OPS.ide_write,
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "write");
-    const before = target.exists ? await readNoFollow(target.abs) : null;
+    const before = target.exists ? await readNoFollow(ctx.workspace.files, target.rel) : null;
     const current = before ? sha256(before.data) : null;
     if (input.expectHash !== undefined && input.expectHash !== current) {
       const output = current === null ? `${target.rel} was deleted since you opened it` : input.expectHash === null ? `${target.rel} already exists` : `${target.rel} changed on disk since you opened it`;
       return { ok: false, output, meta: { conflict: true, hash: current } };
     }
     const data = Buffer.from(input.content, "utf8");
-    await applyChange(target.abs, data, before);
+    await applyChange(ctx.workspace.files, target.rel, data, before);
     // Outside git, the Changes panel compares with what each file held before its first write.
     ctx.workspace.diff.rememberBaseline(target.rel, before?.data ?? null);
     ctx.filesChanged([target.rel]);
@@ -70,11 +69,10 @@ const ideWriteBytes = defineOp({
     const target = await ctx.workspace.resolve(input.path, "write");
     const data = Buffer.from(input.base64, "base64");
     if (data.length > PERSON_FILE_LIMITS.maxUploadBytes) return { ok: false, output: `${target.rel} is ${data.length} bytes, more than ${PERSON_FILE_LIMITS.maxUploadBytes} can be uploaded` };
-    if (target.exists && (await stat(target.abs)).isDirectory()) return { ok: false, output: `${target.rel} is a folder` };
+    if (target.exists && ctx.workspace.files.lstat(target.rel)?.stats.isDirectory()) return { ok: false, output: `${target.rel} is a folder` };
     if (target.exists && !input.overwrite) return { ok: false, output: `${target.rel} already exists`, meta: { path: target.rel, exists: true } };
-    const before = target.exists ? await readNoFollow(target.abs) : null;
-    await mkdir(dirname(target.abs), { recursive: true });
-    await applyChange(target.abs, data, before);
+    const before = target.exists ? await readNoFollow(ctx.workspace.files, target.rel) : null;
+    await applyChange(ctx.workspace.files, target.rel, data, before);
     ctx.workspace.diff.rememberBaseline(target.rel, before?.data ?? null);
     ctx.filesChanged([target.rel]);
     return { ok: true, output: `uploaded ${target.rel}`, meta: { path: target.rel, size: data.length } };
@@ -86,7 +84,7 @@ const ideMkdir = defineOp({
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "write");
     if (target.exists) return { ok: false, output: `${target.rel} already exists` };
-    await mkdir(target.abs, { recursive: true });
+    ctx.workspace.files.mkdir(target.rel);
     ctx.filesChanged([target.rel]);
     return { ok: true, output: `created ${target.rel}/` };
   },
@@ -100,11 +98,10 @@ const ideRename = defineOp({
     if (!from.exists) return { ok: false, output: `${input.from} does not exist` };
     if (to.exists) return { ok: false, output: `${to.rel} already exists; choose another name` };
     if (to.rel.startsWith(`${from.rel}/`)) return { ok: false, output: `cannot move ${from.rel} into itself` };
-    await mkdir(dirname(to.abs), { recursive: true });
-    const isFile = (await stat(from.abs)).isFile();
-    const moved = isFile ? await readNoFollow(from.abs).catch(() => null) : null;
+    const isFile = ctx.workspace.files.lstat(from.rel)?.stats.isFile() ?? false;
+    const moved = isFile ? await readNoFollow(ctx.workspace.files, from.rel).catch(() => null) : null;
     const unrecorded = isFile ? 0 : await ctx.workspace.diff.rememberFolder(from.rel, to.rel);
-    await rename(from.abs, to.abs);
+    ctx.workspace.files.rename(from.rel, to.rel);
     if (moved) {
       ctx.workspace.diff.rememberBaseline(from.rel, moved.data);
       ctx.workspace.diff.rememberBaseline(to.rel, null);
@@ -119,10 +116,10 @@ const ideDelete = defineOp({
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "write");
     if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
-    const isFile = (await stat(target.abs)).isFile();
-    const removed = isFile ? await readNoFollow(target.abs).catch(() => null) : null;
+    const isFile = ctx.workspace.files.lstat(target.rel)?.stats.isFile() ?? false;
+    const removed = isFile ? await readNoFollow(ctx.workspace.files, target.rel).catch(() => null) : null;
     const unrecorded = isFile ? 0 : await ctx.workspace.diff.rememberFolder(target.rel);
-    await rm(target.abs, { recursive: true });
+    ctx.workspace.files.removeTree(target.rel);
     if (removed) ctx.workspace.diff.rememberBaseline(target.rel, removed.data);
     ctx.filesChanged([target.rel]);
     return { ok: true, output: `deleted ${target.rel}${unrecordedNote(unrecorded)}` };

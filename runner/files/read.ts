@@ -1,5 +1,4 @@
 // read_file: numbered lines with offset/limit, bounded, recorded in the session's read ledger.
-import { readFile, stat } from "node:fs/promises";
 import { FILE_LIMITS, ReadFileInput } from "../../server/protocol/file-ops";
 import { sha256 } from "../workspace/ledger";
 import { defineOp } from "../ops";
@@ -20,12 +19,12 @@ export const readFileOp = defineOp({
   input: ReadFileInput,
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "read");
-    if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
-    const st = await stat(target.abs);
-    if (st.isDirectory()) return { ok: false, output: `${target.rel || "."} is a directory; use list_files to see its contents` };
-    if (!st.isFile()) return { ok: false, output: `${target.rel} is not a regular file` };
-    if (st.size > MAX_FILE_BYTES) return { ok: false, output: `${target.rel} is ${st.size} bytes, too large to read (limit ${MAX_FILE_BYTES}); use search_text to find what you need` };
-    const data = await readFile(target.abs);
+    const file = target.exists ? await ctx.workspace.files.readFile(target.rel, { follow: true, maxBytes: MAX_FILE_BYTES }) : { kind: "missing" as const };
+    if (file.kind === "missing") return { ok: false, output: `${input.path} does not exist` };
+    if (file.kind === "dir") return { ok: false, output: `${target.rel || "."} is a directory; use list_files to see its contents` };
+    if (file.kind === "large") return { ok: false, output: `${target.rel} is ${file.size} bytes, too large to read (limit ${MAX_FILE_BYTES}); use search_text to find what you need` };
+    if (file.kind !== "file") return { ok: false, output: `${target.rel} is not a regular file` };
+    const data = file.data;
     if (looksBinary(data)) return { ok: false, output: `${target.rel} is a binary file (${data.length} bytes); read_file shows text only` };
     const hash = sha256(data);
     const text = utf8Text(data);

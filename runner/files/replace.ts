@@ -44,7 +44,7 @@ export const ideReplace = defineOp({
     const changed: string[] = [];
     for (const path of [...new Set(input.paths)]) {
       const target = await ctx.workspace.resolve(path, "write");
-      const before = target.exists ? await readNoFollow(target.abs) : null;
+      const before = target.exists ? await readNoFollow(ctx.workspace.files, target.rel) : null;
       if (!before) {
         meta.skipped.push({ path: target.rel, reason: "it no longer exists" });
         continue;
@@ -56,7 +56,7 @@ export const ideReplace = defineOp({
       }
       const r = replaceLines(text, re, input.replacement, !input.regex);
       if (r.count === 0) continue;
-      await applyChange(target.abs, Buffer.from(r.text, "utf8"), before);
+      await applyChange(ctx.workspace.files, target.rel, Buffer.from(r.text, "utf8"), before);
       ctx.workspace.diff.rememberBaseline(target.rel, before.data);
       changed.push(target.rel);
       meta.files++;

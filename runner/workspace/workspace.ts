@@ -2,13 +2,14 @@
 // writes with rollback and the diff budget, the version counter and change events (tool writes
 // immediately, the person's own edits through a debounced watcher).
 import { constants } from "node:fs";
-import { access, readdir, realpath, stat } from "node:fs/promises";
+import { access, realpath, stat } from "node:fs/promises";
 import { relative, sep } from "node:path";
 import watcher, { type AsyncSubscription } from "@parcel/watcher";
 import { readNoFollow, applyChange, revert, TEMP_MARK, type Undo } from "./atomic";
+import { WorkspaceFs } from "./fs-at";
 import { DEFAULT_BUDGET, overBudget, WorkspaceDiff, type DiffBudget } from "./diff";
 import { ReadLedger, sha256 } from "./ledger";
-import { resolveInside, type ResolvedPath } from "./paths";
+import { resolveIn, type ResolvedPath } from "./paths";
 
 export class WorkspaceError extends Error {}
 
@@ -50,8 +51,8 @@ export class Workspace {
   private readonly echoes = new Map<string, number>();
   private readonly sessionWrites = new Map<string, Set<string>>();
 
-  private constructor(readonly root: string, private readonly options: WorkspaceOptions) {
-    this.diff = new WorkspaceDiff(root);
+  private constructor(readonly root: string, readonly files: WorkspaceFs, private readonly options: WorkspaceOptions) {
+    this.diff = new WorkspaceDiff(files);
     const given = Object.entries(options.budget ?? {}).filter(([, v]) => v !== undefined);
     this.budget = { ...DEFAULT_BUDGET, ...Object.fromEntries(given) };
   }
@@ -71,7 +72,7 @@ export class Workspace {
     } catch {
       throw new WorkspaceError(`workspace ${dir} is not readable and writable by this user`);
     }
-    const ws = new Workspace(root, options);
+    const ws = new Workspace(root, WorkspaceFs.open(root), options);
     if (options.watch !== false) ws.startWatching();
     return ws;
   }
@@ -80,8 +81,9 @@ export class Workspace {
     return this.versionCounter;
   }
 
-  resolve(path: string, mode: "read" | "write"): Promise<ResolvedPath> {
-    return resolveInside(this.root, path, mode);
+  /** What `path` names (see paths.ts); every operation on it walks it again through `files`. */
+  async resolve(path: string, mode: "read" | "write"): Promise<ResolvedPath> {
+    return resolveIn(this.files, path, mode);
   }
 
   onChange(listener: ChangeListener): () => void {
@@ -115,7 +117,7 @@ export class Workspace {
     const undos: Undo[] = [];
     try {
       for (const change of changes) {
-        const before = await readNoFollow(change.path.abs);
+        const before = await readNoFollow(this.files, change.path.rel);
         const hash = before ? sha256(before.data) : null;
         if (hash !== change.expectHash) {
           throw new WorkspaceError(
@@ -125,7 +127,7 @@ export class Workspace {
           );
         }
         const content = change.content === null ? null : Buffer.from(change.content);
-        undos.push(await applyChange(change.path.abs, content, before));
+        undos.push(await applyChange(this.files, change.path.rel, content, before));
         this.diff.rememberBaseline(change.path.rel, before?.data ?? null);
       }
       const size = await this.diff.measure(this.budget);
@@ -137,7 +139,7 @@ export class Workspace {
         );
       }
     } catch (err) {
-      for (const undo of undos.reverse()) await revert(undo).catch(() => {});
+      for (const undo of undos.reverse()) await revert(this.files, undo).catch(() => {});
       throw err;
     }
     const paths = changes.map((c) => c.path.rel);
@@ -179,8 +181,8 @@ export class Workspace {
   }
 
   private announceEverything(): void {
-    readdir(this.root).then(
-      (names) => this.markChanged(names.filter((n) => n !== ".git" && !n.includes(TEMP_MARK))),
+    this.files.readdir("").then(
+      (entries) => this.markChanged((entries ?? []).map((e) => e.name).filter((n) => n !== ".git" && !n.includes(TEMP_MARK))),
       () => undefined,
     );
   }
@@ -206,5 +208,6 @@ export class Workspace {
     void this.watcher?.then((w) => w?.unsubscribe()).catch(() => undefined);
     this.watcher = undefined;
     this.listeners.clear();
+    this.files.close();
   }
 }

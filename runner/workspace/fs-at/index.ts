@@ -1,0 +1,305 @@
+// Every file operation of the runner on a workspace goes through here: the workspace root is
+// opened once as a directory descriptor and each path is walked from it with no-follow opens
+// (walk.ts), so a link or a folder swapped for one by a racing process cannot lead a read or a
+// write outside. The operation itself then happens on the descriptors the walk opened: content
+// is read from the fd, a write is a temp file made in the parent's fd and renamed within it
+// (rename never follows a last component), and a folder is removed entry by entry through fds.
+import { randomBytes } from "node:crypto";
+import {
+  closeSync, constants, fchmodSync, fstatSync, fsync, lstatSync, mkdirSync, openSync, readdirSync, readFile, renameSync, rmdirSync, unlinkSync, write as writeFd,
+  type Dirent, type Stats,
+} from "node:fs";
+import { readdir } from "node:fs/promises";
+import { promisify } from "node:util";
+import { at, fdPath, PathError, walk, type Walked, type WalkOptions } from "./walk";
+
+export { at, fdPath, isInside, PathError, MAX_LINK_HOPS } from "./walk";
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
+// Non-blocking: a FIFO planted in the workspace must not hang the runner on open.
+const READ_FLAGS = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+const readFd = promisify(readFile) as (fd: number) => Promise<Buffer>;
+const fsyncFd = promisify(fsync);
+/** write(2) may take less than asked: loops until all of `data` is written. */
+async function writeAll(fd: number, data: Buffer): Promise<void> {
+  for (let off = 0; off < data.length; ) {
+    off += await new Promise<number>((resolve, reject) => writeFd(fd, data, off, data.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
+  }
+}
+
+/** Temp files of atomic writes carry this mark (the watcher ignores them). */
+export const TEMP_MARK = ".quiver-";
+
+export type ReadResult =
+  | { kind: "missing" }
+  | { kind: "dir" }
+  /** A link, when the read did not follow links. */
+  | { kind: "link" }
+  /** A FIFO, socket or device. */
+  | { kind: "other" }
+  | { kind: "large"; size: number }
+  | { kind: "file"; data: Buffer; mode: number };
+
+const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
+const missing = (err: unknown) => code(err) === "ENOENT" || code(err) === "ENOTDIR";
+
+/** One workspace's files, reached only through its root's directory descriptor. */
+export class WorkspaceFs {
+  private fd: number | undefined;
+
+  private constructor(readonly root: string, fd: number) {
+    this.fd = fd;
+  }
+
+  /** Opens `root` (a real path) once. Needs Linux's /proc/self/fd to walk relative to it. */
+  static open(root: string): WorkspaceFs {
+    const fd = openSync(root, O_RDONLY | O_DIRECTORY);
+    try {
+      if (!fstatSync(fd).isDirectory() || !lstatSync(fdPath(fd)).isSymbolicLink()) throw new Error("no /proc/self/fd");
+      lstatSync(`${fdPath(fd)}/.`);
+    } catch {
+      closeSync(fd);
+      throw new Error("the runner's file operations need Linux with /proc mounted (they walk paths through /proc/self/fd)");
+    }
+    return new WorkspaceFs(root, fd);
+  }
+
+  /** The root as a working directory for a child process: the directory the descriptor holds,
+   *  not whatever is at the root's path by the time the child starts. */
+  get cwd(): string {
+    if (this.fd === undefined) throw new Error("the workspace is closed");
+    return fdPath(this.fd);
+  }
+
+  /** Walks `input`; the caller closes what it returns. */
+  walk(input: string, opts?: WalkOptions): Walked {
+    // A closed root's number may already belong to another file: never walk from it.
+    if (this.fd === undefined) throw new Error("the workspace is closed");
+    return walk(this.fd, this.root, input, opts);
+  }
+
+  /** Runs `fn` on a walk and always releases it. */
+  async with<T>(input: string, opts: WalkOptions, fn: (w: Walked) => T | Promise<T>): Promise<T> {
+    const w = this.walk(input, opts);
+    try {
+      return await fn(w);
+    } finally {
+      w.close();
+    }
+  }
+
+  /** The last component itself (a link is not followed); null when it or a parent is missing. */
+  lstat(input: string): { rel: string; stats: Stats } | null {
+    let w: Walked;
+    try {
+      w = this.walk(input);
+    } catch (err) {
+      if (err instanceof PathError && missing(err)) return null;
+      throw err;
+    }
+    try {
+      return { rel: w.rel, stats: lstatSync(at(w.dir, w.name || ".")) };
+    } catch (err) {
+      if (missing(err)) return null;
+      throw err;
+    } finally {
+      w.close();
+    }
+  }
+
+  /** What the path leads to, links inside followed; null when missing. */
+  stat(input: string): { rel: string; stats: Stats } | null {
+    let w: Walked;
+    try {
+      w = this.walk(input, { open: READ_FLAGS });
+    } catch (err) {
+      if (err instanceof PathError && missing(err)) return null;
+      throw err;
+    }
+    try {
+      return w.fd === undefined ? null : { rel: w.rel, stats: fstatSync(w.fd) };
+    } finally {
+      w.close();
+    }
+  }
+
+  /** A regular file's bytes. `follow`: links inside are followed (reads); else a link is reported. */
+  async readFile(input: string, opts: { follow: boolean; maxBytes?: number }): Promise<ReadResult> {
+    let w: Walked;
+    try {
+      w = this.walk(input, opts.follow ? { open: READ_FLAGS } : {});
+    } catch (err) {
+      if (err instanceof PathError && missing(err)) return { kind: "missing" };
+      throw err;
+    }
+    try {
+      let fd = w.fd;
+      if (!opts.follow) {
+        try {
+          fd = openSync(at(w.dir, w.name), READ_FLAGS | O_NOFOLLOW);
+        } catch (err) {
+          if (code(err) === "ELOOP") return { kind: "link" };
+          if (missing(err)) return { kind: "missing" };
+          throw err;
+        }
+      }
+      if (fd === undefined) return { kind: "missing" };
+      try {
+        const st = fstatSync(fd);
+        if (st.isDirectory()) return { kind: "dir" };
+        if (!st.isFile()) return { kind: "other" };
+        if (opts.maxBytes !== undefined && st.size > opts.maxBytes) return { kind: "large", size: st.size };
+        return { kind: "file", data: await readFd(fd), mode: st.mode & 0o7777 };
+      } finally {
+        if (fd !== w.fd) closeSync(fd);
+      }
+    } finally {
+      w.close();
+    }
+  }
+
+  /** A folder's entries (links inside followed to reach it); null when missing or not a folder. */
+  async readdir(input: string): Promise<Dirent[] | null> {
+    let w: Walked;
+    try {
+      w = this.walk(input, { open: READ_FLAGS | O_DIRECTORY });
+    } catch (err) {
+      if (err instanceof PathError && missing(err)) return null;
+      throw err;
+    }
+    try {
+      return w.fd === undefined ? null : await readdir(fdPath(w.fd), { withFileTypes: true });
+    } finally {
+      w.close();
+    }
+  }
+
+  /**
+   * Replaces the file at `input` atomically: a fresh temp file in the parent's fd (O_EXCL |
+   * O_NOFOLLOW), written and fsynced, renamed over the name. Missing parents are created.
+   * Returns the directories it made (outermost first) for an undo.
+   */
+  async writeFile(input: string, data: Buffer | string, mode?: number): Promise<{ rel: string; created: string[] }> {
+    let created: string[] = [];
+    try {
+      return await this.with(input, { write: true, create: true }, (w) => ((created = w.created), this.replaceIn(w, data, mode)));
+    } catch (err) {
+      for (const d of [...created].reverse()) {
+        try {
+          this.rmdir(d);
+        } catch {
+          break;
+        }
+      }
+      throw err;
+    }
+  }
+
+  private async replaceIn(w: Walked, data: Buffer | string, mode?: number): Promise<{ rel: string; created: string[] }> {
+    {
+      const tmp = `.${w.name.slice(0, 100)}${TEMP_MARK}${randomBytes(6).toString("hex")}.tmp`;
+      const fd = openSync(at(w.dir, tmp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode ?? 0o644);
+      try {
+        try {
+          await writeAll(fd, Buffer.from(data));
+          if (mode !== undefined) fchmodSync(fd, mode);
+          await fsyncFd(fd);
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(at(w.dir, tmp), at(w.dir, w.name));
+      } catch (err) {
+        try {
+          unlinkSync(at(w.dir, tmp));
+        } catch {
+          /* already renamed or gone */
+        }
+        throw err;
+      }
+      return { rel: w.rel, created: w.created };
+    }
+  }
+
+  /** mkdir -p: the folder and any missing parents; returns those it made, outermost first. */
+  mkdir(input: string): { rel: string; created: string[] } {
+    const w = this.walk(input, { write: true, create: true });
+    try {
+      try {
+        mkdirSync(at(w.dir, w.name), 0o755);
+        return { rel: w.rel, created: [...w.created, w.rel] };
+      } catch (err) {
+        if (code(err) === "EEXIST" && lstatSync(at(w.dir, w.name)).isDirectory()) return { rel: w.rel, created: w.created };
+        throw err;
+      }
+    } finally {
+      w.close();
+    }
+  }
+
+  /** Removes a file or link (never what a link points to). */
+  unlink(input: string): void {
+    const w = this.walk(input, { write: true });
+    try {
+      unlinkSync(at(w.dir, w.name));
+    } finally {
+      w.close();
+    }
+  }
+
+  /** Removes an empty folder. */
+  rmdir(input: string): void {
+    const w = this.walk(input, { write: true });
+    try {
+      rmdirSync(at(w.dir, w.name));
+    } finally {
+      w.close();
+    }
+  }
+
+  /** Moves `from` to `to` inside the workspace (missing parents of `to` are created). */
+  rename(from: string, to: string): void {
+    const a = this.walk(from, { write: true });
+    try {
+      const b = this.walk(to, { write: true, create: true });
+      try {
+        renameSync(at(a.dir, a.name), at(b.dir, b.name));
+      } finally {
+        b.close();
+      }
+    } finally {
+      a.close();
+    }
+  }
+
+  /** rm -r through descriptors: a folder swapped for a link meanwhile loses the link, not its target. */
+  removeTree(input: string): void {
+    const w = this.walk(input, { write: true });
+    try {
+      removeEntry(w.dir, w.name);
+    } finally {
+      w.close();
+    }
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+function removeEntry(dir: number, name: string): void {
+  let fd: number;
+  try {
+    fd = openSync(at(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (err) {
+    // Not a folder (a file, or a link, which unlink removes itself).
+    if (code(err) === "ENOTDIR" || code(err) === "ELOOP") return unlinkSync(at(dir, name));
+    throw err;
+  }
+  try {
+    for (const child of readdirSync(fdPath(fd))) removeEntry(fd, child);
+  } finally {
+    closeSync(fd);
+  }
+  rmdirSync(at(dir, name));
+}
