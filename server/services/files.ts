@@ -123,9 +123,12 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
     },
     async upload(sessionId, path, base64, overwrite) {
       const r = await call(sessionId, "ide_write_bytes", { path, base64, ...(overwrite ? { overwrite: true } : {}) });
-      const meta = PersonUploaded.parse(r.meta ?? {});
-      if (!r.ok && meta.exists) throw new FileOpError("conflict", r.output);
-      if (!r.ok) throw new FileOpError("invalid", r.output);
+      if (!r.ok) {
+        // A refusal (outside the workspace, inside .git) carries no meta: the runner's sentence says why.
+        if (PersonUploaded.safeParse(r.meta).data?.exists) throw new FileOpError("conflict", r.output);
+        throw new FileOpError("invalid", r.output);
+      }
+      const meta = PersonUploaded.parse(r.meta);
       return { path: meta.path, size: meta.size ?? 0 };
     },
     async mkdir(sessionId, path) {

@@ -54,6 +54,18 @@ describe.each(testDatabases())("files router on %s", (provider) => {
     await expect(api.files.create({ sessionId, path: "d/e.txt", kind: "file" })).rejects.toMatchObject({ code: "CONFLICT" });
   });
 
+  it("refuses an upload outside the workspace as a bad request that says why, not a 500", async () => {
+    const { api, sessionId } = await caller();
+    const base64 = Buffer.from("x").toString("base64");
+    for (const path of ["../../escape.bin", "/etc/quiver-upload.bin", ".git/hooks/pre-commit"]) {
+      const err = await api.files.upload({ sessionId, path, base64 }).then(() => null, (e: unknown) => e as { code: string; message: string });
+      expect(err, path).toMatchObject({ code: "BAD_REQUEST" });
+      expect(err!.message, path).toMatch(/outside the workspace|inside \.git/);
+    }
+    await expect(api.files.upload({ sessionId, path: "up/ok.bin", base64 })).resolves.toEqual({ path: "up/ok.bin", size: 1 });
+    await expect(api.files.upload({ sessionId, path: "up/ok.bin", base64 })).rejects.toMatchObject({ code: "CONFLICT" });
+  });
+
   it("refuses sessions that do not exist", async () => {
     const { api } = await caller();
     await expect(api.files.tree({ sessionId: "no-such-session" })).rejects.toMatchObject({ code: "NOT_FOUND" });
