@@ -35,6 +35,7 @@ import { ChangeDiff } from "./changes/change-diff";
 import type { TerminalState } from "./terminal/xterm-view";
 import { TerminalTabs } from "./terminal/terminal-tabs";
 import { useIdeKeys } from "./ide-keys";
+import { focusPendingApproval } from "./chat/approval-notice";
 import { ideCommands } from "./ide-commands";
 import styles from "./ide-frame.module.css";
 
@@ -177,6 +178,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     },
     newTerminal: () => (setLayout((l) => ({ ...l, termOpen: true })), setTermNew((n) => n + 1)),
     save: () => void (active && files.save(active)),
+    approval: focusPendingApproval,
     escape: () => running && cancel(),
   } as const;
   // Until the server says who this is, the keys act unless the page is a share view: a member's

@@ -16,6 +16,8 @@ describe("IDE chords", () => {
     expect(chordOf(key("KeyP", "P", { ctrl: true, shift: true }))).toBe("commandPalette");
     expect(chordOf(key("Backquote", "`", { ctrl: true }))).toBe("toggleTerminal");
     expect(chordOf(key("Backquote", "~", { ctrl: true, shift: true }))).toBe("newTerminal");
+    expect(chordOf(key("KeyA", "a", { ctrl: true, alt: true }))).toBe("approval");
+    expect(chordOf(key("KeyA", "A", { ctrl: true, alt: true, shift: true }))).toBeUndefined();
   });
 
   it("leaves everything else to the focused widget (the shell keeps Ctrl+C, Ctrl+S, plain keys)", () => {
@@ -23,5 +25,8 @@ describe("IDE chords", () => {
     expect(chordOf(key("KeyC", "c", { ctrl: true }))).toBeUndefined();
     expect(chordOf(key("KeyS", "s", { ctrl: true }))).toBeUndefined();
     expect(chordOf(key("KeyF", "f", { ctrl: true }))).toBeUndefined();
+    // Enter never answers a card from a chord: only on the card itself, after Ctrl+Alt+A.
+    expect(chordOf(key("Enter", "Enter", { ctrl: true }))).toBeUndefined();
+    expect(chordOf(key("KeyA", "a", { ctrl: true }))).toBeUndefined();
   });
 });

@@ -17,6 +17,9 @@ export interface IdeKeyActions {
   toggleTerminal(): void;
   newTerminal(): void;
   save(): void;
+  /** Focus the oldest pending approval card; false when there is none (the key is not taken,
+   *  so Ctrl+Alt+A still types what it types on layouts where that is AltGr+A). */
+  approval(): boolean;
   /** Esc nobody else took: stop the running turn. */
   escape(): void;
 }
@@ -29,6 +32,7 @@ export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey
   if (e.shiftKey && e.code === "KeyE") return "explorer";
   if (e.shiftKey && e.code === "KeyG") return "changes";
   if (e.altKey && e.code === "KeyP") return "togglePreview";
+  if (e.altKey && !e.shiftKey && e.code === "KeyA") return "approval";
   if (e.shiftKey && e.code === "Backquote") return "newTerminal";
   if (!e.shiftKey && !e.altKey && (e.code === "Backquote" || e.key === "`")) return "toggleTerminal";
   if (!e.shiftKey && !e.altKey && e.key.toLowerCase() === "p") return "quickOpen";
@@ -46,9 +50,9 @@ export function useIdeKeys(actions: IdeKeyActions, readOnly: boolean): void {
     const onChord = (e: KeyboardEvent) => {
       const chord = chordOf(e);
       if (!chord || (readOnly && !READING.has(chord))) return;
+      if (ref.current[chord]() === false) return;
       e.preventDefault();
       e.stopPropagation();
-      ref.current[chord]();
     };
     const onKey = (e: KeyboardEvent) => {
       if (readOnly) return;

@@ -1,15 +1,20 @@
 "use client";
 // An approval card, inline where the call is: exactly what will run (command, diff or URL), why
-// it needs approval, and the three answers. Keyboard on the focused card: Enter approves once,
-// Esc rejects (with the message typed, if any). The server records only the first answer, so
+// it needs approval, and the three answers. A card never takes the keyboard: it is announced
+// (chat-pane's live region and a pulse) and Ctrl+Alt+A goes to it, so Enter typed in the
+// terminal or the editor stays there. Keyboard on the focused card: Enter approves once, Esc
+// rejects (with the message typed, if any). For ARM_MS after it appears the card takes no
+// answer at all (its buttons show disabled): a click or key aimed at what was there before it
+// cannot answer it; a held key's repeats never do. The server records only the first answer, so
 // two tabs answering run the call once; the loser is told. A read-only viewer sees the card
 // without the answers. Once answered, the diff moves to the tool card (which shows what was
 // applied), so it is not shown twice.
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import type { ApprovalCard as Card } from "../../_lib/session-state";
 import type { ApprovalChoice } from "../../_lib/session-api";
 import { DiffText } from "./diff-text";
 import { useReadOnly } from "../../_lib/read-only";
+import { useSandboxStatus } from "../../_lib/sandbox-status";
 import styles from "./chat.module.css";
 
 const DECIDED: Record<string, string> = {
@@ -19,20 +24,28 @@ const DECIDED: Record<string, string> = {
   cancelled: "Cancelled (the turn ended)",
 };
 
-export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnswer(choice: ApprovalChoice, message?: string): Promise<unknown>; autoFocus?: boolean }) {
+/** How long a new card ignores answers: longer than a typist's keystroke interval, short
+ *  enough that a person who means to answer does not notice. */
+export const ARM_MS = 500;
+
+export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: ApprovalChoice, message?: string): Promise<unknown> }) {
   const [message, setMessage] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
-  const ref = useRef<HTMLDivElement>(null);
+  const [armedAt, setArmedAt] = useState<number>();
   const readOnly = useReadOnly();
+  const sandbox = useSandboxStatus();
   const pending = !card.decision;
 
   useEffect(() => {
-    if (pending && autoFocus && !readOnly) ref.current?.focus();
-  }, [pending, autoFocus, readOnly]);
+    if (!pending) return;
+    const timer = setTimeout(() => setArmedAt(performance.now()), ARM_MS);
+    return () => clearTimeout(timer);
+  }, [pending]);
+  const armed = armedAt !== undefined;
 
   const answer = (choice: ApprovalChoice) => {
-    if (busy || !pending || readOnly) return;
+    if (busy || !pending || readOnly || !armed) return;
     setBusy(true);
     setError(undefined);
     onAnswer(choice, choice === "reject" ? message.trim() || undefined : undefined).then(
@@ -47,28 +60,44 @@ export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnsw
   const r = card.request;
   return (
     <div
-      ref={ref}
       tabIndex={-1}
-      className={styles.approval}
+      className={`${styles.approval} ${pending ? styles.approvalPending : ""}`}
       data-testid="approval-card"
       data-state={card.decision ?? "pending"}
+      data-armed={pending && armed ? "true" : undefined}
+      role="group"
+      aria-label={pending ? `Approval needed: ${r.summary}` : undefined}
       onKeyDown={(e) => {
         if (!pending) return;
+        // A key pressed before the card could answer (a repeat of a held key, or one queued
+        // before it was armed) is not an answer; it is still the card's (Esc must not fall
+        // through to stopping the turn).
+        const early = !armed || e.repeat || e.timeStamp < (armedAt ?? Infinity);
         if (e.key === "Enter" && !e.shiftKey && (e.target as HTMLElement).tagName !== "BUTTON") {
           e.preventDefault();
           e.stopPropagation();
-          answer("once");
+          if (!early) answer("once");
         } else if (e.key === "Escape") {
           e.preventDefault();
           e.stopPropagation();
-          answer("reject");
+          if (!early) answer("reject");
         }
       }}
     >
       <div>
         <strong>{pending ? "Approve?" : DECIDED[card.decision!]}</strong> <span className="muted">{r.reason}</span>
       </div>
+      {r.policyUnchecked && (
+        <div className={styles.error} data-testid="approval-policy-unchecked">
+          {r.policyUnchecked}
+        </div>
+      )}
       {r.command && <pre className={styles.approvalWhat} data-testid="approval-command">{r.command}</pre>}
+      {r.command && sandbox && !sandbox.sandboxed && (
+        <div className={styles.error} data-testid="approval-unsandboxed">
+          Runs unsandboxed, with your full rights{sandbox.reason ? ` (${sandbox.reason})` : ""}.
+        </div>
+      )}
       {r.url && <pre className={styles.approvalWhat}>{r.url}</pre>}
       {r.diff && pending && <DiffText text={r.diff} />}
       {!r.command && !r.url && !r.diff && <pre className={styles.approvalWhat}>{r.summary}</pre>}
@@ -76,10 +105,10 @@ export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnsw
         <div className={styles.decided} data-testid="approval-waiting">Waiting for the owner to answer.</div>
       ) : pending ? (
         <div className={styles.approvalButtons}>
-          <button className={styles.approve} disabled={busy} onClick={() => answer("once")} data-testid="approve-once">
+          <button className={styles.approve} disabled={busy || !armed} onClick={() => answer("once")} data-testid="approve-once">
             Approve once
           </button>
-          <button disabled={busy} onClick={() => answer("session")} title={r.covers ? `Covers: ${r.covers}` : undefined} data-testid="approve-session">
+          <button disabled={busy || !armed} onClick={() => answer("session")} title={r.covers ? `Covers: ${r.covers}` : undefined} data-testid="approve-session">
             Approve for this session{r.covers ? ` (${r.covers})` : ""}
           </button>
           <input
@@ -89,7 +118,7 @@ export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnsw
             data-testid="reject-message"
             aria-label="Message to the model with a rejection"
           />
-          <button disabled={busy} onClick={() => answer("reject")} data-testid="reject">
+          <button disabled={busy || !armed} onClick={() => answer("reject")} data-testid="reject">
             Reject
           </button>
         </div>
@@ -97,7 +126,7 @@ export function ApprovalCard({ card, onAnswer, autoFocus }: { card: Card; onAnsw
         card.message && <div className={styles.decided}>Message: {card.message}</div>
       )}
       {error && <div className={styles.error}>{error}</div>}
-      {pending && !readOnly && <div className={styles.decided}>Enter approves once · Esc rejects</div>}
+      {pending && !readOnly && <div className={styles.decided}>Ctrl+Alt+A goes here · then Enter approves once · Esc rejects</div>}
     </div>
   );
 }

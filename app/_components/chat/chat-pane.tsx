@@ -11,6 +11,7 @@ import { useReadOnly } from "../../_lib/read-only";
 import { toolFileTarget, type FileTarget } from "../../_lib/tool-file";
 import { Markdown } from "./markdown";
 import { ToolCardView } from "./tool-card";
+import { ApprovalNotice } from "./approval-notice";
 import { SpillViewer } from "./spill-viewer";
 import { ModelPicker } from "./model-picker";
 import { ContextMeter } from "./context-meter";
@@ -89,7 +90,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   const attached = useDraftImages();
   const stick = useRef(true);
   const running = state.activeTurnId !== null;
-  const firstPending = pendingApprovals(state)[0]?.approvalId;
+  const pending = pendingApprovals(state);
 
   useEffect(() => {
     const el = log.current;
@@ -168,7 +169,6 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
             key={item.key}
             card={card}
             approval={approval}
-            focusApproval={approval?.approvalId === firstPending}
             onAnswer={(approvalId, choice, message) => api.answer(sessionId, approvalId, choice, message)}
             onViewSpill={(ref, title) => setSpill({ ref, title })}
             onOpenFile={target ? () => onOpenFile(target) : undefined}
@@ -241,6 +241,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         )}
         {state.items.slice(from).map(render)}
       </div>
+      {!readOnly && <ApprovalNotice pending={pending} />}
       {sendError && <div className={styles.error}>{sendError}</div>}
       {!readOnly && <QueuedMessages queue={queue} running={running} />}
       {!readOnly && <div className={styles.composer}>

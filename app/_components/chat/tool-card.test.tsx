@@ -20,7 +20,7 @@ function render(bodies: SessionEventBody[]): string {
   const s = applyEvents(emptySessionState(), bodies.map((b, i) => ({ ...b, seq: i + 1, sessionId: "s", at: new Date(0).toISOString() }) as SessionEvent));
   const card = s.tools.c;
   const approval = card.approvalId ? s.approvals[card.approvalId] : undefined;
-  return renderToStaticMarkup(<ToolCardView card={card} approval={approval} onAnswer={async () => undefined} onViewSpill={() => {}} focusApproval={false} />);
+  return renderToStaticMarkup(<ToolCardView card={card} approval={approval} onAnswer={async () => undefined} onViewSpill={() => {}} />);
 }
 const count = (html: string, needle: string) => html.split(needle).length - 1;
 

@@ -74,10 +74,9 @@ interface Props {
   onViewSpill(ref: string, title: string): void;
   /** Set when the call touched a workspace file the editor can open (tool-file.ts). */
   onOpenFile?(): void;
-  focusApproval: boolean;
 }
 
-export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswer, onViewSpill, onOpenFile, focusApproval }: Props) {
+export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswer, onViewSpill, onOpenFile }: Props) {
   const live = card.status === "running" || card.status === "awaiting_approval";
   const [open, setOpen] = useState<boolean | null>(null);
   const expanded = open ?? (live || card.isError || !QUIET.has(card.name));
@@ -105,7 +104,7 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
       </div>
       {approval && (
         <div className={styles.cardBody}>
-          <ApprovalCard card={approval} autoFocus={focusApproval} onAnswer={(choice, message) => onAnswer(approval.approvalId, choice, message)} />
+          <ApprovalCard card={approval} onAnswer={(choice, message) => onAnswer(approval.approvalId, choice, message)} />
         </div>
       )}
       {expanded && (
