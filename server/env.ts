@@ -42,6 +42,9 @@ export const envSchema = z.object({
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: url(["http:", "https:"]).optional(),
   QUIVER_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Minutes a terminal keeps running with no page of its session attached (a dev server in it
+   *  keeps serving meanwhile); then its shell is closed and its tab says so. */
+  QUIVER_TERMINAL_IDLE_MINUTES: z.coerce.number().min(0.01, "must be more than 0").max(7 * 24 * 60, "must be at most a week (10080)").default(60),
   /** JSON file of MCP servers ({ "mcpServers": {...} }); a bad file is logged, never fatal. */
   QUIVER_MCP_CONFIG: z.string().transform((v) => resolve(v)).optional(),
 });

@@ -169,6 +169,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
 
   const terminal = createTerminalBridge({
     pty: runners.pty,
+    idleMs: deps.env.QUIVER_TERMINAL_IDLE_MINUTES * 60_000,
     authorize: async (req, sessionId) => {
       const actor = deps.actorFor(req);
       return actor !== null && (await deps.canUseSession(actor, sessionId));

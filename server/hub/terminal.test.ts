@@ -7,9 +7,11 @@ import WebSocket from "ws";
 import * as nodePty from "node-pty";
 import type { PtyChannel, PtyExit } from "../executors/runner/pty";
 import type { TerminalServerMessage } from "../protocol/terminal";
-import { createTerminalBridge, type TerminalBridge } from "./terminal";
+import { createTerminalBridge, type TerminalBridge, type TerminalBridgeDeps } from "./terminal";
 
-function realPty(sessionId: string, size: { cols: number; rows: number }): PtyChannel & { pid: number } {
+type TestPty = PtyChannel & { pid: number; lose(reason: string): void };
+
+function realPty(sessionId: string, size: { cols: number; rows: number }): TestPty {
   const p = nodePty.spawn("bash", ["--norc", "--noprofile", "-i"], { ...size, env: { ...process.env, PS1: "$ " } as Record<string, string> });
   const exits = new Set<(e: PtyExit) => void>();
   p.onExit(({ exitCode, signal }) => exits.forEach((l) => l({ exitCode, ...(signal ? { signal: String(signal) } : {}) })));
@@ -25,26 +27,35 @@ function realPty(sessionId: string, size: { cols: number; rows: number }): PtyCh
       return () => d.dispose();
     },
     onExit: (l) => (exits.add(l), () => exits.delete(l)),
+    // As PtyBridge.runnerGone reports a PTY whose runner's connection dropped.
+    lose: (reason) => {
+      exits.forEach((l) => l({ exitCode: null, signal: `runner disconnected: ${reason}`, runnerLost: reason }));
+      p.kill();
+    },
   };
 }
 
 let server: Server;
 let bridge: TerminalBridge;
-let opened: Array<PtyChannel & { pid: number }>;
+let opened: TestPty[];
 let port: number;
 
-beforeEach(async () => {
+async function start(options: Partial<TerminalBridgeDeps> = {}) {
+  bridge?.dispose();
+  await new Promise((r) => (server?.listening ? server.close(r) : r(undefined)));
   opened = [];
   bridge = createTerminalBridge({
     pty: { open: (s, size) => (opened.push(realPty(s, size)), opened[opened.length - 1]) },
     authorize: async (_req, sessionId) => sessionId !== "forbidden",
-    graceMs: 300,
+    idleMs: 300,
+    ...options,
   });
   server = createServer();
   server.on("upgrade", (req, socket, head) => bridge.handleUpgrade(req, socket, head));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   port = (server.address() as { port: number }).port;
-});
+}
+beforeEach(() => start());
 afterEach(async () => {
   bridge.dispose();
   for (const p of opened) p.close();
@@ -119,17 +130,86 @@ describe("terminal bridge", () => {
     await c.close();
   });
 
-  it("closes the PTY when no client returns within the grace period", async () => {
+  it("keeps a terminal with no page attached past the old 30 s, and a page coming back gets its scrollback", async () => {
+    await start({ idleMs: undefined }); // the default limit (60 min)
     const a = new Client("session=s1&term=t3");
     await a.until(() => a.messages.some((m) => m.type === "attached"));
+    a.send({ type: "input", data: "(sleep 31; echo dev-server-still-up) &\r" });
+    a.send({ type: "input", data: "echo marker-before\r" });
+    await a.until(() => a.text.includes("marker-before"));
+    await a.close();
+    await new Promise((r) => setTimeout(r, 32_000));
     expect(bridge.size()).toBe(1);
+    // Another page (offset 0): the same shell, its scrollback, and what ran while nobody looked.
+    const b = new Client("session=s1&term=t3&offset=0");
+    await b.until(() => b.text.includes("dev-server-still-up"));
+    expect(b.messages[0]).toMatchObject({ type: "attached", offset: 0, reset: false });
+    expect(b.text).toContain("marker-before");
+    expect(opened).toHaveLength(1);
+    await b.close();
+  }, 60_000);
+
+  it("ends a terminal after the idle limit with no page, and says so to a page that comes back", async () => {
+    const list = new Client("session=s1&list=1");
+    await list.until(() => list.messages.some((m) => m.type === "terminals"));
+    expect(list.messages[0]).toMatchObject({ type: "terminals", terminals: [], idleMinutes: 0.01 });
+    const a = new Client("session=s1&term=t5");
+    await a.until(() => a.messages.some((m) => m.type === "attached"));
+    await list.until(() => list.messages.some((m) => m.type === "terminals" && m.terminals.length === 1));
+    await a.close();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(bridge.size()).toBe(0);
+    expect(bridge.list("s1")).toMatchObject([{ term: "t5", ended: { kind: "idle", minutes: 0.01 } }]);
+    await list.until(() => list.messages.some((m) => m.type === "terminals" && m.terminals[0]?.ended?.kind === "idle"));
+
+    const b = new Client("session=s1&term=t5&offset=500");
+    await b.until(() => b.messages.some((m) => m.type === "ended"));
+    expect(b.messages).toEqual([{ type: "ended", reason: { kind: "idle", minutes: 0.01 } }]);
+    expect(opened).toHaveLength(1);
+    // Enter in the ended tab asks for a new shell under the same id.
+    const c = new Client("session=s1&term=t5&restart=1");
+    await c.until(() => c.messages.some((m) => m.type === "attached"));
+    expect(opened).toHaveLength(2);
+    await list.until(() => list.messages.some((m) => m.type === "terminals" && m.terminals.length === 1 && !m.terminals[0].ended));
+    await c.close();
+    await list.close();
+  });
+
+  it("attaches several pages to one terminal at once: output to all, input from any", async () => {
+    const a = new Client("session=s1&term=t6");
+    await a.until(() => a.messages.some((m) => m.type === "attached"));
+    const b = new Client("session=s1&term=t6");
+    await b.until(() => b.messages.some((m) => m.type === "attached"));
+    a.send({ type: "input", data: "echo from-a-$((1+1))\r" });
+    await b.until(() => b.text.includes("from-a-2"));
+    b.send({ type: "input", data: "echo from-b-$((2+2))\r" });
+    await a.until(() => a.text.includes("from-b-4"));
+    expect(opened).toHaveLength(1);
+    // One page leaving does not start the idle clock while another is attached.
     await a.close();
     await new Promise((r) => setTimeout(r, 600));
-    expect(bridge.size()).toBe(0);
-    const b = new Client("session=s1&term=t3&offset=500");
+    expect(bridge.size()).toBe(1);
+    // × in a page closes it for every page.
+    b.send({ type: "close" });
+    await b.until(() => b.messages.some((m) => m.type === "ended"));
+    expect(b.messages.find((m) => m.type === "ended")).toEqual({ type: "ended", reason: { kind: "closed" } });
+    expect(bridge.list("s1")).toEqual([]);
+  });
+
+  it("says a terminal's runner was lost, and caps the running terminals of a session", async () => {
+    await start({ maxPerSession: 2 });
+    const a = new Client("session=s1&term=t7");
+    await a.until(() => a.messages.some((m) => m.type === "attached"));
+    const b = new Client("session=s1&term=t8");
     await b.until(() => b.messages.some((m) => m.type === "attached"));
-    expect(b.messages[0]).toMatchObject({ type: "attached", offset: 0, reset: true });
+    const c = new Client("session=s1&term=t9");
+    await c.until(() => c.messages.some((m) => m.type === "error"));
+    expect(c.messages[0]).toMatchObject({ type: "error", message: expect.stringContaining("at most 2") });
     expect(opened).toHaveLength(2);
+    opened[0].lose("socket closed");
+    await a.until(() => a.messages.some((m) => m.type === "ended"));
+    expect(a.messages.find((m) => m.type === "ended")).toEqual({ type: "ended", reason: { kind: "runner", message: "socket closed" } });
+    expect(bridge.list("s1").find((t) => t.term === "t7")).toMatchObject({ ended: { kind: "runner" } });
     await b.close();
   });
 
@@ -137,13 +217,23 @@ describe("terminal bridge", () => {
     const a = new Client("session=s1&term=t4");
     await a.until(() => a.messages.some((m) => m.type === "attached"));
     a.send({ type: "input", data: "exit 3\r" });
-    await a.until(() => a.messages.some((m) => m.type === "exit"));
-    expect(a.messages.find((m) => m.type === "exit")).toMatchObject({ exitCode: 3 });
+    await a.until(() => a.messages.some((m) => m.type === "ended"));
+    expect(a.messages.find((m) => m.type === "ended")).toEqual({ type: "ended", reason: { kind: "exited", exitCode: 3 } });
+    expect(bridge.list("s1")).toMatchObject([{ term: "t4", ended: { kind: "exited", exitCode: 3 } }]);
 
     const refused = new WebSocket(`ws://127.0.0.1:${port}/terminal?session=forbidden&term=x`);
     const status = await new Promise<number>((r) => refused.on("unexpected-response", (_q, res) => r(res.statusCode ?? 0)));
     expect(status).toBe(403);
     const bad = new WebSocket(`ws://127.0.0.1:${port}/terminal?session=s1&term=../x`);
     expect(await new Promise<number>((r) => bad.on("unexpected-response", (_q, res) => r(res.statusCode ?? 0)))).toBe(400);
+  });
+});
+
+describe("the idle limit's variable", () => {
+  it("defaults to 60 minutes and refuses a limit of zero", async () => {
+    const { parseEnv, EnvError } = await import("../env");
+    expect(parseEnv({}).QUIVER_TERMINAL_IDLE_MINUTES).toBe(60);
+    expect(parseEnv({ QUIVER_TERMINAL_IDLE_MINUTES: "240" }).QUIVER_TERMINAL_IDLE_MINUTES).toBe(240);
+    expect(() => parseEnv({ QUIVER_TERMINAL_IDLE_MINUTES: "0" })).toThrow(EnvError);
   });
 });

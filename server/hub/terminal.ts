@@ -1,15 +1,21 @@
-// The terminal bridge: a WebSocket path (/terminal) that connects the IDE's xterm to a PTY on
-// the session's runner. Each (session, term id) keeps its PTY and a bounded scrollback here, so
-// a dropped socket that reconnects within the grace period re-attaches to the same shell and
-// gets exactly the output it missed; after the grace period the PTY is closed.
+// The terminal bridge: a WebSocket path (/terminal) that connects the IDE's xterms to PTYs on
+// the session's runner. Terminals belong to the session, not to a page: each (session, term id)
+// keeps its PTY and a bounded scrollback here; any number of pages attach to it at once (output
+// goes to all, input comes from any), and with no page attached it keeps running (a dev server
+// in it keeps serving) until the idle limit, then its PTY is closed. Why a terminal ended
+// (exited with a code, the idle limit, its runner lost, closed by a person) is kept for the
+// last few per session, so a page that comes back is told instead of silently getting a new
+// shell. A list socket per page gets the session's terminals whenever they change.
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import type { PtyChannel } from "../executors/runner/pty";
+import type { PtyChannel, PtyExit } from "../executors/runner/pty";
 import {
   TERMINAL_PATH,
   TerminalClientMessage,
   TerminalQuery,
+  type TerminalEnd,
+  type TerminalInfo,
   type TerminalServerMessage,
 } from "../protocol/terminal";
 import { decodeFrame } from "../protocol/runner";
@@ -18,10 +24,12 @@ export interface TerminalBridgeDeps {
   pty: { open(sessionId: string, size: { cols: number; rows: number }): PtyChannel };
   /** True when the person behind this upgrade may use the session. */
   authorize(req: IncomingMessage, sessionId: string): Promise<boolean>;
-  /** How long a PTY waits for its socket to come back (default 30 s). */
-  graceMs?: number;
-  /** Characters of output kept for replay (default 256 K). */
+  /** How long a terminal runs with no page attached (QUIVER_TERMINAL_IDLE_MINUTES; default 60 min). */
+  idleMs?: number;
+  /** Characters of output kept for replay per terminal (default 256 K). */
   scrollbackChars?: number;
+  /** Running terminals per session (default 16): each is a shell on the runner. */
+  maxPerSession?: number;
   log?(line: string): void;
 }
 
@@ -30,42 +38,111 @@ export interface TerminalBridge {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Live PTYs, for tests and diagnostics. */
   size(): number;
+  /** The session's terminals as list sockets see them. */
+  list(sessionId: string): TerminalInfo[];
   dispose(): void;
 }
 
 interface Entry {
   key: string;
+  sessionId: string;
+  term: string;
+  createdAt: number;
   channel: PtyChannel;
   buffer: string;
   /** Output offset of buffer[0]; `total` is the offset just past its end. */
   start: number;
   total: number;
-  ws?: WebSocket;
-  grace?: NodeJS.Timeout;
+  sockets: Set<WebSocket>;
+  idle?: NodeJS.Timeout;
   unlisten: Array<() => void>;
 }
 
+type Ended = TerminalInfo & { sessionId: string; ended: TerminalEnd; endedAt: number };
+
+/** Ended terminals remembered per session (their tabs say how they ended). */
+const ENDED_KEPT = 16;
+
+type TermQuery = Extract<TerminalQuery, { term: string }>;
+
 export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
-  const graceMs = deps.graceMs ?? 30_000;
+  const idleMs = deps.idleMs ?? 60 * 60_000;
   const cap = deps.scrollbackChars ?? 256 * 1024;
+  const maxPerSession = deps.maxPerSession ?? 16;
   const log = deps.log ?? (() => {});
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * 1024 * 1024 });
   const entries = new Map<string, Entry>();
+  const ended = new Map<string, Ended>();
+  const listeners = new Map<string, Set<WebSocket>>();
+  const idleMinutes = Math.round((idleMs / 60_000) * 100) / 100;
 
   const send = (ws: WebSocket | undefined, msg: TerminalServerMessage) => {
     if (ws && ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
   };
+  const keyOf = (sessionId: string, term: string) => `${sessionId}\u0000${term}`;
 
-  function end(entry: Entry): void {
-    if (entries.get(entry.key) !== entry) return;
-    entries.delete(entry.key);
-    clearTimeout(entry.grace);
-    for (const off of entry.unlisten) off();
+  function list(sessionId: string): TerminalInfo[] {
+    const live = [...entries.values()].filter((e) => e.sessionId === sessionId).map((e) => ({ term: e.term, createdAt: e.createdAt }));
+    // A terminal a person closed has no tab any more; the others show how they ended.
+    const gone = [...ended.values()]
+      .filter((e) => e.sessionId === sessionId && e.ended.kind !== "closed")
+      .map(({ term, createdAt, ended: why, endedAt }) => ({ term, createdAt, ended: why, endedAt }));
+    return [...live, ...gone].sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  function open(key: string, sessionId: string, cols: number, rows: number): Entry {
-    const channel = deps.pty.open(sessionId, { cols, rows });
-    const entry: Entry = { key, channel, buffer: "", start: 0, total: 0, unlisten: [] };
+  function announce(sessionId: string): void {
+    const socks = listeners.get(sessionId);
+    if (!socks?.size) return;
+    const msg: TerminalServerMessage = { type: "terminals", terminals: list(sessionId), idleMinutes };
+    for (const ws of socks) send(ws, msg);
+  }
+
+  function remember(entry: Entry, why: TerminalEnd): void {
+    ended.set(entry.key, { sessionId: entry.sessionId, term: entry.term, createdAt: entry.createdAt, ended: why, endedAt: Date.now() });
+    const mine = [...ended.entries()].filter(([, e]) => e.sessionId === entry.sessionId);
+    for (const [key] of mine.slice(0, Math.max(0, mine.length - ENDED_KEPT))) ended.delete(key);
+  }
+
+  /** The terminal is over: its pages are told why, and the session's lists change. */
+  function finish(entry: Entry, why: TerminalEnd): void {
+    if (entries.get(entry.key) !== entry) return;
+    entries.delete(entry.key);
+    clearTimeout(entry.idle);
+    for (const off of entry.unlisten) off();
+    remember(entry, why);
+    for (const ws of entry.sockets) {
+      send(ws, { type: "ended", reason: why });
+      ws.close(1000, "terminal ended");
+    }
+    entry.sockets.clear();
+    announce(entry.sessionId);
+  }
+
+  /** We end it (idle limit, a person's close): the reason is ours, not the exit the PTY reports. */
+  function stop(entry: Entry, why: TerminalEnd): void {
+    entry.channel.close();
+    finish(entry, why);
+  }
+
+  const exitReason = (exit: PtyExit): TerminalEnd =>
+    exit.runnerLost !== undefined
+      ? { kind: "runner", message: exit.runnerLost }
+      : { kind: "exited", exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}) };
+
+  function open(q: TermQuery): Entry {
+    const channel = deps.pty.open(q.session, { cols: q.cols, rows: q.rows });
+    const entry: Entry = {
+      key: keyOf(q.session, q.term),
+      sessionId: q.session,
+      term: q.term,
+      createdAt: Date.now(),
+      channel,
+      buffer: "",
+      start: 0,
+      total: 0,
+      sockets: new Set(),
+      unlisten: [],
+    };
     entry.unlisten.push(
       channel.onData((data) => {
         entry.buffer += data;
@@ -75,30 +152,47 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
           entry.buffer = entry.buffer.slice(cut);
           entry.start += cut;
         }
-        send(entry.ws, { type: "data", data });
+        for (const ws of entry.sockets) send(ws, { type: "data", data });
       }),
-      channel.onExit((exit) => {
-        send(entry.ws, { type: "exit", exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}) });
-        entry.ws?.close(1000, "shell exited");
-        end(entry);
-      }),
+      channel.onExit((exit) => finish(entry, exitReason(exit))),
     );
-    entries.set(key, entry);
+    entries.set(entry.key, entry);
+    ended.delete(entry.key);
+    announce(q.session);
     return entry;
   }
 
-  function attach(ws: WebSocket, q: TerminalQuery): void {
-    const key = `${q.session}\u0000${q.term}`;
+  function detach(entry: Entry, ws: WebSocket): void {
+    if (!entry.sockets.delete(ws) || entry.sockets.size > 0 || entries.get(entry.key) !== entry) return;
+    clearTimeout(entry.idle);
+    entry.idle = setTimeout(() => {
+      log(`terminal ${entry.channel.id}: no page attached for ${idleMinutes} min (the idle limit), closing its PTY`);
+      stop(entry, { kind: "idle", minutes: idleMinutes });
+    }, idleMs);
+  }
+
+  function attach(ws: WebSocket, q: TermQuery): void {
+    const key = keyOf(q.session, q.term);
     let entry = entries.get(key);
+    const gone = ended.get(key);
+    if (!entry && gone && !q.restart) {
+      send(ws, { type: "ended", reason: gone.ended });
+      ws.close(1000, "terminal ended");
+      return;
+    }
     if (entry) {
-      clearTimeout(entry.grace);
-      entry.grace = undefined;
-      // A second tab with the same term id takes the terminal over.
-      if (entry.ws && entry.ws !== ws) entry.ws.close(4000, "attached elsewhere");
+      clearTimeout(entry.idle);
+      entry.idle = undefined;
       entry.channel.resize(q.cols, q.rows);
     } else {
+      const running = [...entries.values()].filter((e) => e.sessionId === q.session).length;
+      if (running >= maxPerSession) {
+        send(ws, { type: "error", message: `this session already has ${running} terminals running (at most ${maxPerSession}); close one first` });
+        ws.close(4004, "too many terminals");
+        return;
+      }
       try {
-        entry = open(key, q.session, q.cols, q.rows);
+        entry = open(q);
       } catch (err) {
         send(ws, { type: "error", message: (err as Error).message });
         ws.close(4003, "no runner");
@@ -106,7 +200,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       }
     }
     const current = entry;
-    current.ws = ws;
+    current.sockets.add(ws);
     // Replay only what the client has not shown; if it asks for more than we kept, start over.
     const resumable = q.offset >= current.start && q.offset <= current.total;
     const from = resumable ? q.offset : current.start;
@@ -117,27 +211,31 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       const decoded = decodeFrame(TerminalClientMessage, raw);
       if (!decoded.ok) return send(ws, { type: "error", message: decoded.error });
       const msg = decoded.message;
-      if (current.ws !== ws) return;
+      if (!current.sockets.has(ws)) return;
       if (msg.type === "input") current.channel.write(msg.data);
       else if (msg.type === "resize") current.channel.resize(msg.cols, msg.rows);
-      else {
-        current.channel.close();
-        end(current);
-      }
+      else if (msg.type === "close") stop(current, { kind: "closed" });
     });
-    ws.on("close", () => {
-      if (current.ws !== ws) return;
-      current.ws = undefined;
-      if (entries.get(key) !== current) return;
-      current.grace = setTimeout(() => {
-        log(`terminal ${current.channel.id}: no client for ${graceMs} ms, closing its PTY`);
-        current.channel.close();
-        end(current);
-      }, graceMs);
-    });
+    ws.on("close", () => detach(current, ws));
   }
 
-  type TerminalQuery = ReturnType<typeof TerminalQuery.parse>;
+  function watch(ws: WebSocket, sessionId: string): void {
+    const socks = listeners.get(sessionId) ?? new Set<WebSocket>();
+    listeners.set(sessionId, socks);
+    socks.add(ws);
+    send(ws, { type: "terminals", terminals: list(sessionId), idleMinutes });
+    // A tab closed on an ended terminal forgets it for every page (a running one is closed
+    // through its own socket).
+    ws.on("message", (raw) => {
+      const decoded = decodeFrame(TerminalClientMessage, raw);
+      if (!decoded.ok || decoded.message.type !== "forget") return;
+      if (ended.delete(keyOf(sessionId, decoded.message.term))) announce(sessionId);
+    });
+    ws.on("close", () => {
+      socks.delete(ws);
+      if (socks.size === 0) listeners.delete(sessionId);
+    });
+  }
 
   return {
     path: TERMINAL_PATH,
@@ -152,18 +250,21 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       deps.authorize(req, q.session).then(
         (ok) => {
           if (!ok) return void socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n");
-          wss.handleUpgrade(req, socket, head, (ws) => attach(ws, q));
+          wss.handleUpgrade(req, socket, head, (ws) => ("term" in q ? attach(ws, q) : watch(ws, q.session)));
         },
         () => socket.destroy(),
       );
     },
     size: () => entries.size,
+    list,
     dispose() {
       for (const entry of [...entries.values()]) {
         entry.channel.close();
-        entry.ws?.terminate();
-        end(entry);
+        for (const ws of entry.sockets) ws.terminate();
+        clearTimeout(entry.idle);
+        for (const off of entry.unlisten) off();
       }
+      entries.clear();
       for (const ws of wss.clients) ws.terminate();
       wss.close();
     },

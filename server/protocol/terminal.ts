@@ -1,7 +1,13 @@
 // The /terminal WebSocket between the IDE's xterm and the server's bridge to a runner PTY: one
-// union per direction. The upgrade URL carries `session`, a client-chosen `term` id (the same id
-// after a reconnect re-attaches to the same PTY), `cols`/`rows`, and `offset`, the number of
-// output characters the client already shows, so the server replays only what it missed.
+// union per direction. Terminals belong to the session, not to a page: any page of the session
+// attaches to them, several at once, and they keep running with no page attached up to the
+// idle limit. Two kinds of socket share the path:
+// - a terminal socket: `session`, a client-chosen `term` id (the same id attaches to the same
+//   PTY from any page), `cols`/`rows`, and `offset`, the number of output characters the client
+//   already shows, so the server replays only what it missed; `restart=1` opens a new shell
+//   under an id whose shell has ended (without it, an ended id is told how it ended);
+// - a list socket (`session` and `list=1`, no `term`): the session's terminals, sent on connect
+//   and whenever one opens or ends, so every page shows the same tabs.
 import { z } from "zod";
 
 export const TERMINAL_PATH = "/terminal";
@@ -11,24 +17,73 @@ const size = z.number().int().min(1).max(10_000);
 export const TerminalClientMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("input"), data: z.string().max(1024 * 1024) }),
   z.object({ type: z.literal("resize"), cols: size, rows: size }),
-  /** The person closed the terminal: end the PTY now instead of after the grace period. */
+  /** The person closed the terminal: end the PTY now (for every page). */
   z.object({ type: z.literal("close") }),
+  /** On a list socket: drop an ended terminal's tab (for every page of the session). */
+  z.object({ type: z.literal("forget"), term: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }),
 ]);
 export type TerminalClientMessage = z.infer<typeof TerminalClientMessage>;
+
+/** Why a terminal is no longer running. */
+export const TerminalEnd = z.discriminatedUnion("kind", [
+  /** The shell exited by itself (`exit`, a crash, a signal). */
+  z.object({ kind: z.literal("exited"), exitCode: z.number().int().nullable(), signal: z.string().optional() }),
+  /** No page was attached for the idle limit. */
+  z.object({ kind: z.literal("idle"), minutes: z.number().nonnegative() }),
+  /** The runner holding the PTY disconnected (or had none to open it on). */
+  z.object({ kind: z.literal("runner"), message: z.string() }),
+  /** A person closed it (× on its tab). */
+  z.object({ kind: z.literal("closed") }),
+]);
+export type TerminalEnd = z.infer<typeof TerminalEnd>;
+
+export const TerminalInfo = z.object({
+  term: z.string(),
+  /** ms since the epoch: tabs are ordered by it. */
+  createdAt: z.number(),
+  /** Absent while it runs. */
+  ended: TerminalEnd.optional(),
+  endedAt: z.number().optional(),
+});
+export type TerminalInfo = z.infer<typeof TerminalInfo>;
 
 export const TerminalServerMessage = z.discriminatedUnion("type", [
   /** `offset` is where the following data starts; `reset` means the client must clear first. */
   z.object({ type: z.literal("attached"), ptyId: z.string(), offset: z.number().int().nonnegative(), reset: z.boolean() }),
   z.object({ type: z.literal("data"), data: z.string() }),
-  z.object({ type: z.literal("exit"), exitCode: z.number().int().nullable(), signal: z.string().optional() }),
+  /** The terminal ended (now, or before this socket asked for it); the socket closes after. */
+  z.object({ type: z.literal("ended"), reason: TerminalEnd }),
   z.object({ type: z.literal("error"), message: z.string() }),
+  /** On a list socket: the session's terminals, oldest first, and the idle limit in minutes. */
+  z.object({ type: z.literal("terminals"), terminals: z.array(TerminalInfo), idleMinutes: z.number().nonnegative() }),
 ]);
 export type TerminalServerMessage = z.infer<typeof TerminalServerMessage>;
 
-export const TerminalQuery = z.object({
-  session: z.string().min(1).max(200),
-  term: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
-  cols: z.coerce.number().int().min(1).max(10_000).default(80),
-  rows: z.coerce.number().int().min(1).max(10_000).default(24),
-  offset: z.coerce.number().int().nonnegative().default(0),
-});
+const flag = z.enum(["0", "1"]).default("0").transform((v) => v === "1");
+
+export const TerminalQuery = z.union([
+  z.object({
+    session: z.string().min(1).max(200),
+    term: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+    cols: z.coerce.number().int().min(1).max(10_000).default(80),
+    rows: z.coerce.number().int().min(1).max(10_000).default(24),
+    offset: z.coerce.number().int().nonnegative().default(0),
+    restart: flag,
+  }),
+  z.object({ session: z.string().min(1).max(200), list: z.literal("1") }),
+]);
+export type TerminalQuery = z.infer<typeof TerminalQuery>;
+
+/** How a terminal ended, in words for the person. */
+export function describeEnd(end: TerminalEnd): string {
+  switch (end.kind) {
+    case "exited":
+      return end.exitCode !== null ? `exited with code ${end.exitCode}` : `exited${end.signal ? ` (${end.signal})` : ""}`;
+    case "idle":
+      return `ended after ${end.minutes} min with no page open (the idle limit)`;
+    case "runner":
+      return `ended: the runner was lost (${end.message})`;
+    case "closed":
+      return "closed";
+  }
+}

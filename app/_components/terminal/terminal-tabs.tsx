@@ -1,34 +1,66 @@
 "use client";
 // Terminals of a session: tabs over the terminal pane, each its own shell on the runner (a dev
-// server in one, commands in another), like VS Code's. + (or Ctrl+Shift+`) opens one, × closes
-// it and ends its shell at once. Every terminal stays attached while hidden, so its output
-// keeps arriving. The tab list lives in sessionStorage with the ids: a reload re-attaches to
-// the same shells.
+// server in one, commands in another), like VS Code's. The tabs are the session's, not the
+// page's: a list socket (/terminal?list=1) tells every page of the session which terminals
+// exist, so a second page or a reload shows the same tabs attached to the same shells (with
+// their scrollback). + (or Ctrl+Shift+`) opens one, × closes it and ends its shell at once for
+// every page; an ended terminal's tab says why (exited, the idle limit, its runner lost) and ×
+// removes it. Every terminal stays attached while hidden, so its output keeps arriving. With no
+// page open a terminal keeps running up to the server's idle limit, shown in the tab bar.
 import dynamic from "next/dynamic";
-import { useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import type { TerminalState } from "./xterm-view";
 import type { LinkTarget } from "../../_lib/terminal-links";
+import { describeEnd, type TerminalInfo, type TerminalServerMessage } from "../../../server/protocol/terminal";
 import styles from "./terminal.module.css";
 
 const XtermView = dynamic(() => import("./xterm-view"), { ssr: false });
 
-interface Tabs {
-  ids: string[];
-  active: string;
+const newId = () => `t${Math.random().toString(36).slice(2, 12)}`;
+const activeKey = (sessionId: string) => `quiver.term.active.${sessionId}`;
+
+interface Listed {
+  terminals: TerminalInfo[];
+  idleMinutes: number;
 }
 
-const newId = () => `t${Math.random().toString(36).slice(2, 12)}`;
-
-function readTabs(sessionId: string): Tabs {
-  try {
-    const raw = JSON.parse(sessionStorage.getItem(`quiver.terms.${sessionId}`) ?? "null") as Tabs | null;
-    if (raw && Array.isArray(raw.ids) && raw.ids.length > 0 && raw.ids.every((id) => /^[A-Za-z0-9_-]{1,64}$/.test(id)) && raw.ids.includes(raw.active)) return raw;
-  } catch {
-    // unreadable: start over
-  }
-  // The single terminal of earlier versions keeps its shell.
-  const id = sessionStorage.getItem(`quiver.term.${sessionId}`) ?? newId();
-  return { ids: [id], active: id };
+/** The session's terminal list, kept current over a list socket (reconnecting after a drop). */
+function useSessionTerminals(sessionId: string): { listed: Listed | null; forget(term: string): void } {
+  const [listed, setListed] = useState<Listed | null>(null);
+  const sock = useRef<WebSocket | null>(null);
+  useEffect(() => {
+    let disposed = false;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let attempt = 0;
+    const connect = () => {
+      if (disposed) return;
+      const q = new URLSearchParams({ session: sessionId, list: "1" });
+      const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/terminal?${q}`);
+      sock.current = ws;
+      ws.onmessage = (e) => {
+        const msg = JSON.parse(String(e.data)) as TerminalServerMessage;
+        if (msg.type !== "terminals") return;
+        attempt = 0;
+        setListed({ terminals: msg.terminals, idleMinutes: msg.idleMinutes });
+      };
+      ws.onclose = () => {
+        if (disposed || sock.current !== ws) return;
+        retry = setTimeout(connect, Math.min(5_000, 300 * 2 ** attempt++));
+      };
+    };
+    connect();
+    return () => {
+      disposed = true;
+      clearTimeout(retry);
+      sock.current?.close();
+      sock.current = null;
+    };
+  }, [sessionId]);
+  const forget = useCallback((term: string) => {
+    const ws = sock.current;
+    if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "forget", term }));
+  }, []);
+  return { listed, forget };
 }
 
 interface Props {
@@ -42,69 +74,117 @@ interface Props {
 }
 
 export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFile, onLink }: Props) {
-  const [tabs, setTabs] = useState<Tabs | null>(null);
+  const { listed, forget } = useSessionTerminals(sessionId);
+  // Opened here and not listed by the server yet; closed here and maybe still listed.
+  const [pending, setPending] = useState<string[]>([]);
+  const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
+  const [active, setActive] = useState<string | null>(null);
   const [states, setStates] = useState<Record<string, TerminalState>>({});
   const [focus, setFocus] = useState(0);
   const closing = useRef(new Set<string>());
 
-  useEffect(() => setTabs(readTabs(sessionId)), [sessionId]);
+  const known = listed?.terminals ?? [];
+  const listedIds = new Set(known.map((t) => t.term));
+  const ids = [...known.map((t) => t.term), ...pending.filter((id) => !listedIds.has(id))].filter((id) => !closed.has(id));
+  const info = new Map(known.map((t) => [t.term, t]));
+
   useEffect(() => {
-    if (tabs) sessionStorage.setItem(`quiver.terms.${sessionId}`, JSON.stringify(tabs));
-  }, [sessionId, tabs]);
-  const active = tabs?.active;
+    if (listed) setPending((p) => (p.some((id) => listedIds.has(id)) ? p.filter((id) => !listedIds.has(id)) : p));
+    // listedIds is derived from listed
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [listed]);
+
+  const add = useCallback(() => {
+    const id = newId();
+    setPending((p) => [...p, id]);
+    setActive(id);
+    setFocus((n) => n + 1);
+  }, []);
+
+  // The first list: a session without terminals gets one; otherwise the tab this page had.
+  const started = useRef(false);
   useEffect(() => {
-    if (active) onState(states[active] ?? "connecting");
-  }, [active, states, onState]);
+    if (!listed || started.current) return;
+    started.current = true;
+    const live = listed.terminals.filter((t) => !t.ended);
+    if (live.length === 0) add();
+    else {
+      const remembered = sessionStorage.getItem(activeKey(sessionId));
+      setActive(listed.terminals.some((t) => t.term === remembered) ? remembered : live[live.length - 1].term);
+    }
+  }, [listed, add, sessionId]);
+
+  // The active tab went away (closed here or elsewhere): its neighbour takes its place; none
+  // left while the pane is open: a fresh shell.
+  const shown = active && ids.includes(active) ? active : ids[ids.length - 1] ?? null;
+  useEffect(() => {
+    if (!started.current || !listed) return;
+    if (shown !== active) setActive(shown);
+    if (shown === null) add();
+  }, [shown, active, listed, add]);
+  useEffect(() => {
+    if (active) sessionStorage.setItem(activeKey(sessionId), active);
+  }, [active, sessionId]);
+
+  useEffect(() => {
+    if (shown) onState(states[shown] ?? "connecting");
+  }, [shown, states, onState]);
   useEffect(() => {
     if (focusSignal) setFocus((n) => n + 1);
   }, [focusSignal]);
-
-  const add = () => {
-    const id = newId();
-    setTabs((t) => (t ? { ids: [...t.ids, id], active: id } : t));
-    setFocus((n) => n + 1);
-  };
   useEffect(() => {
     if (newSignal) add();
-  }, [newSignal]);
+  }, [newSignal, add]);
 
   const close = (id: string) => {
-    closing.current.add(id);
-    setTabs((t) => {
-      if (!t) return t;
-      const at = t.ids.indexOf(id);
-      const ids = t.ids.filter((x) => x !== id);
-      // The last one closed: a fresh shell takes its place, as the pane stays open.
-      if (ids.length === 0) {
-        const fresh = newId();
-        return { ids: [fresh], active: fresh };
-      }
-      return { ids, active: t.active === id ? ids[Math.min(at, ids.length - 1)] : t.active };
-    });
+    const ended = info.get(id)?.ended;
+    if (ended) forget(id);
+    else closing.current.add(id);
+    setClosed((c) => new Set(c).add(id));
   };
 
-  if (!tabs) return null;
+  if (!listed || ids.length === 0) return <div className={styles.pane} data-testid="terminal-tabs-loading" />;
+  const idle = `Terminals keep running with no page open for ${listed.idleMinutes} min, then end`;
   return (
     <div className={styles.pane}>
       <div className={styles.tabs} role="tablist" aria-label="Terminals" data-testid="terminal-tabs">
-        {tabs.ids.map((id, i) => (
-          <div key={id} role="tab" aria-selected={id === tabs.active} className={id === tabs.active ? styles.tabActive : styles.tab} onClick={() => (setTabs({ ...tabs, active: id }), setFocus((n) => n + 1))} data-testid="terminal-tab" data-term={id} data-state={states[id] ?? "connecting"}>
-            <span>Terminal {i + 1}</span>
-            <button type="button" className={styles.close} aria-label={`Close terminal ${i + 1}`} title="Close (ends its shell)" onClick={(e) => (e.stopPropagation(), close(id))} data-testid="terminal-close">×</button>
-          </div>
-        ))}
+        {ids.map((id, i) => {
+          const ended = info.get(id)?.ended;
+          const state = ended ? "ended" : states[id] ?? "connecting";
+          return (
+            <div
+              key={id}
+              role="tab"
+              aria-selected={id === shown}
+              className={id === shown ? styles.tabActive : styles.tab}
+              onClick={() => (setActive(id), setFocus((n) => n + 1))}
+              title={ended ? `Terminal ${i + 1} ${describeEnd(ended)}` : undefined}
+              data-testid="terminal-tab"
+              data-term={id}
+              data-state={state}
+            >
+              <span>Terminal {i + 1}</span>
+              {ended && <span className={styles.ended} data-testid="terminal-ended">{describeEnd(ended)}</span>}
+              <button type="button" className={styles.close} aria-label={`Close terminal ${i + 1}`} title={ended ? "Remove this tab" : "Close (ends its shell)"} onClick={(e) => (e.stopPropagation(), close(id))} data-testid="terminal-close">×</button>
+            </div>
+          );
+        })}
         <button type="button" className={styles.add} aria-label="New terminal" title="New terminal (Ctrl+Shift+`)" onClick={add} data-testid="terminal-new">+</button>
+        <span className={styles.idle} title={idle} data-testid="terminal-idle">
+          kept {listed.idleMinutes} min without a page
+        </span>
       </div>
-      {tabs.ids.map((id) => (
-        <div key={id} className={styles.view} hidden={id !== tabs.active}>
+      {ids.map((id) => (
+        <div key={id} className={styles.view} hidden={id !== shown}>
           <XtermView
             sessionId={sessionId}
             termId={id}
             onState={(s) => setStates((m) => (m[id] === s ? m : { ...m, [id]: s }))}
-            focusSignal={id === tabs.active ? focus : 0}
+            focusSignal={id === shown ? focus : 0}
             ending={() => closing.current.has(id)}
             isFile={isFile}
             onLink={onLink}
+            startedAt={info.get(id)?.ended ? undefined : info.get(id)?.createdAt}
           />
         </div>
       ))}

@@ -1,16 +1,17 @@
 "use client";
 // xterm attached to a runner PTY through /terminal (browser only, loaded with next/dynamic).
-// The terminal id (terminal-tabs.tsx keeps it in sessionStorage) makes a reload or a dropped
-// socket re-attach to the same shell; the server replays only output past what this xterm
+// The terminal id (the session's, from terminal-tabs.tsx) makes a reload, another page or a
+// dropped socket attach to the same shell; the server replays only output past what this xterm
 // already shows. Resizes follow the pane. Unmounted, it lets go of the socket and the shell
-// lives on for the grace period (a reload), unless `ending()` says the person closed it.
+// keeps running (up to the server's idle limit), unless `ending()` says the person closed it.
+// A shell that ended says why in the terminal; Enter there starts a new one under the same id.
 // Ctrl+click (Cmd+click) follows a link in the output (terminal-links.ts): a workspace file at
 // its line, a local address in the preview, any other address in a new tab.
 import { useEffect, useRef } from "react";
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
 import "@xterm/xterm/css/xterm.css";
-import type { TerminalServerMessage } from "../../../server/protocol/terminal";
+import { describeEnd, type TerminalServerMessage } from "../../../server/protocol/terminal";
 import { useDarkMode } from "../../_lib/theme";
 import { terminalLinks, type LinkTarget } from "../../_lib/terminal-links";
 
@@ -29,12 +30,16 @@ interface Props {
   /** Whether the workspace has this file (only those paths become links). */
   isFile?(path: string): boolean;
   onLink?(target: LinkTarget): void;
+  /** When the session's list says this id's shell started: a new value (another page started a
+   *  new shell in an ended tab) attaches this view to it. */
+  startedAt?: number;
 }
 
 const linkHint = (t: LinkTarget) =>
   `${t.kind === "file" ? `Open ${t.path}${t.line ? `:${t.line}` : ""}` : t.preview ? `Show ${t.url} in the preview` : `Open ${t.url}`} (Ctrl+click)`;
 
-export default function XtermView({ sessionId, termId, onState, focusSignal, ending, isFile, onLink }: Props) {
+export default function XtermView({ sessionId, termId, onState, focusSignal, ending, isFile, onLink, startedAt }: Props) {
+  const reattach = useRef<(() => void) | null>(null);
   const host = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
   const isDark = useDarkMode();
@@ -95,11 +100,11 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
     const id = termId;
     const send = (msg: object) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg));
 
-    const connect = () => {
+    const connect = (restart = false) => {
       if (disposed) return;
       exited = false;
       onStateRef.current("connecting");
-      const q = new URLSearchParams({ session: sessionId, term: id, cols: String(t.cols), rows: String(t.rows), offset: String(offset) });
+      const q = new URLSearchParams({ session: sessionId, term: id, cols: String(t.cols), rows: String(t.rows), offset: String(offset), ...(restart ? { restart: "1" } : {}) });
       const sock = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/terminal?${q}`);
       ws = sock;
       sock.onmessage = (e) => {
@@ -115,8 +120,8 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
         } else if (msg.type === "data") {
           offset += msg.data.length;
           t.write(msg.data);
-        } else if (msg.type === "exit") {
-          t.write(`\r\n\x1b[2m[process exited${msg.exitCode !== null ? ` with code ${msg.exitCode}` : msg.signal ? `: ${msg.signal}` : ""}; press Enter for a new shell]\x1b[0m\r\n`);
+        } else if (msg.type === "ended") {
+          t.write(`\r\n\x1b[2m[terminal ${describeEnd(msg.reason)}; press Enter for a new shell]\x1b[0m\r\n`);
           offset = 0;
           exited = true;
           onStateRef.current("exited");
@@ -136,9 +141,15 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
       else if (exited && data === "\r") {
         clearTimeout(retry);
         ws?.close();
-        connect();
+        connect(true);
       }
     });
+    reattach.current = () => {
+      if (!exited) return;
+      clearTimeout(retry);
+      ws?.close();
+      connect();
+    };
     // The size on the element too: what the shell must be told (tests compare it with `tput cols`).
     const showSize = () => host.current?.setAttribute("data-size", `${t.cols}x${t.rows}`);
     showSize();
@@ -156,6 +167,7 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
 
     return () => {
       disposed = true;
+      reattach.current = null;
       clearTimeout(retry);
       observer.disconnect();
       links.dispose();
@@ -177,6 +189,10 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
   useEffect(() => {
     if (focusSignal) term.current?.focus();
   }, [focusSignal]);
+
+  useEffect(() => {
+    if (startedAt) reattach.current?.();
+  }, [startedAt]);
 
   return <div ref={host} style={{ height: "100%", width: "100%", padding: "2px 0 0 6px" }} data-testid="xterm" />;
 }

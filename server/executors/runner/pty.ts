@@ -8,6 +8,8 @@ import type { RunnerConnection } from "./connection";
 export interface PtyExit {
   exitCode: number | null;
   signal?: string;
+  /** Set when the PTY ended because its runner went away (why), not by itself. */
+  runnerLost?: string;
 }
 
 export interface PtyChannel {
@@ -68,7 +70,7 @@ export class PtyBridge {
   }
 
   runnerGone(conn: RunnerConnection, reason: string): void {
-    for (const [id, entry] of this.ptys) if (entry.conn === conn) this.finish(id, { exitCode: null, signal: `runner disconnected: ${reason}` });
+    for (const [id, entry] of this.ptys) if (entry.conn === conn) this.finish(id, { exitCode: null, signal: `runner disconnected: ${reason}`, runnerLost: reason });
   }
 
   closeSession(sessionId: string): void {
