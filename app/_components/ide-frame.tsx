@@ -72,7 +72,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const tree = useTreeListing(sessionId, !!runner);
   // The Changes tab's badge and the tree's marks: the panel's own query (one request, shared
   // through the cache).
-  const uncommitted = useQuery(trpc.files.changes.queryOptions({ sessionId }, { retry: 1, enabled: !!runner })).data?.files;
+  const changesQuery = useQuery(trpc.files.changes.queryOptions({ sessionId }, { retry: 1, enabled: !!runner }));
+  const uncommitted = changesQuery.data?.files;
   const changeCount = uncommitted?.length;
   const marks = useMemo(() => changeMarks(uncommitted), [uncommitted]);
   const [stored, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
@@ -90,7 +91,15 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [treeCommand, setTreeCommand] = useState<TreeCommand | null>(null);
   const [replaceSignal, setReplaceSignal] = useState(0);
   const onTree = (kind: TreeCommand["kind"]) => (setSide({ view: "files" }), setTreeCommand({ kind, at: active }));
-  const [diff, setDiff] = useState<ChangedFile | null>(null);
+  // The diff shown follows the workspace: the file's entry in the current changes (its kind of
+  // change may differ since it was opened), closed once the file has no change left (a commit,
+  // a discard, an edit back to the original).
+  const [diffPath, setDiffPath] = useState<string | null>(null);
+  const diff = (diffPath && uncommitted?.find((f) => f.path === diffPath)) || null;
+  const setDiff = useCallback((f: ChangedFile | null) => setDiffPath(f?.path ?? null), []);
+  useEffect(() => {
+    if (diffPath && uncommitted && !uncommitted.some((f) => f.path === diffPath)) setDiffPath(null);
+  }, [diffPath, uncommitted]);
   const [reveal, setReveal] = useState<SearchHit | null>(null);
   const openHit = useCallback((hit: SearchHit) => {
     setDiff(null);
@@ -110,6 +119,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     if (filesVersion === undefined || !state.files) return;
     void refresh();
     changed(state.files.paths);
+    // The Changes panel refetches when it is shown; an open diff needs it either way.
+    if (diffPath) void changesQuery.refetch();
     // state.files changes exactly when the version does
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [filesVersion, refresh, changed]);
@@ -284,7 +295,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <div className={styles.editorHost} hidden={!!diff}>
           <EditorPane sessionId={sessionId} files={files} workspace={filePaths} reveal={reveal} />
         </div>
-        {diff && <ChangeDiff sessionId={sessionId} file={diff} onOpenFile={openFile} onClose={() => setDiff(null)} />}
+        {diff && <ChangeDiff sessionId={sessionId} file={diff} version={changesQuery.dataUpdatedAt} onOpenFile={openFile} onClose={() => setDiff(null)} />}
       </section>
       {layout.previewOpen && (
         <Splitter axis="x" size={layout.preview} direction={-1} min={240} max={1400} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(preview) => setLayout((l) => ({ ...l, preview }))} testId="split-preview" />

@@ -2,9 +2,12 @@
 // One changed file side by side in the editor area: its earlier version (HEAD, or as the runner
 // first saw it) against the file now, read-only, with Open to edit it and × to close the diff.
 // A new file shows against nothing, a deleted one against nothing on the right. Discard (after
-// asking) puts the earlier version back: a new file is deleted, a deleted one restored.
+// asking) puts the earlier version back: a new file is deleted, a deleted one restored. Both
+// sides are read again whenever the workspace's changes are (`version`): after a commit the
+// earlier version is the committed one, and Discard reads it afresh at the moment it acts, so it
+// never puts back a version older than HEAD (ide-frame closes the diff when no change is left).
 import dynamic from "next/dynamic";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useReadOnly } from "../../_lib/read-only";
 import { useTRPC } from "../../_lib/trpc";
@@ -18,17 +21,27 @@ const BEFORE: Record<ChangedFile["status"], string> = { added: "new file", modif
 interface Props {
   sessionId: string;
   file: ChangedFile;
+  /** When the workspace's change list was last read. */
+  version: number;
   onOpenFile(path: string): void;
   onClose(): void;
 }
 
-export function ChangeDiff({ sessionId, file, onOpenFile, onClose }: Props) {
+export function ChangeDiff({ sessionId, file, version, onOpenFile, onClose }: Props) {
   const trpc = useTRPC();
   const input = { sessionId, path: file.path };
   const original = useQuery(trpc.files.original.queryOptions(input, { enabled: file.status !== "added", retry: false, staleTime: 0 }));
   const now = useQuery(trpc.files.read.queryOptions(input, { enabled: file.status !== "deleted" && !file.binary, retry: false, staleTime: 0 }));
   const readOnly = useReadOnly();
   const queryClient = useQueryClient();
+  const refetchOriginal = original.refetch;
+  const refetchNow = now.refetch;
+  const originalOn = file.status !== "added";
+  const nowOn = file.status !== "deleted" && !file.binary;
+  useEffect(() => {
+    if (originalOn) void refetchOriginal();
+    if (nowOn) void refetchNow();
+  }, [version, originalOn, nowOn, refetchOriginal, refetchNow]);
   const [discardError, setDiscardError] = useState<string>();
   const onSettled = () => {
     void queryClient.invalidateQueries({ queryKey: trpc.files.changes.queryKey({ sessionId }) });
@@ -43,8 +56,16 @@ export function ChangeDiff({ sessionId, file, onOpenFile, onClose }: Props) {
     if (!confirm(`${what}? Its current content is lost.`)) return;
     setDiscardError(undefined);
     try {
-      if (file.status === "added") await remove.mutateAsync(input);
-      else await save.mutateAsync({ ...input, content: original.data!.content! });
+      // What is changed now, against the earlier version now: not what this view last showed.
+      const changes = await queryClient.fetchQuery({ ...trpc.files.changes.queryOptions({ sessionId }), staleTime: 0 });
+      const current = changes.files.find((f) => f.path === file.path);
+      if (!current) return onClose();
+      if (current.status === "added") await remove.mutateAsync(input);
+      else {
+        const earlier = await queryClient.fetchQuery({ ...trpc.files.original.queryOptions(input), staleTime: 0 });
+        if (earlier.content == null) throw new Error(`The earlier version of ${file.path} is not text; it cannot be put back here.`);
+        await save.mutateAsync({ ...input, content: earlier.content });
+      }
       onClose();
     } catch (err) {
       setDiscardError((err as Error).message);
