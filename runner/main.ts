@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     send: (m) => link.client?.send(m) ?? false,
   });
   for (const ext of extensions) if (ext.ops) registry.register(ext.ops);
-  const preview = previewSupport({ serverUrl: server, send: (m) => link.client?.send(m) ?? false });
+  const preview = previewSupport({ serverUrl: server, send: (m) => link.client?.send(m) ?? false, network: extensions.find((e) => e.network)?.network });
   registry.register(preview.ops);
 
   const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;

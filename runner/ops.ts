@@ -2,6 +2,7 @@
 // an op; main.ts validates the input with the op's schema and runs it with an OpContext.
 // File ops live in runner/files/, shell in runner/exec/, fetch_url in runner/net/; they are
 // composed in runner/extensions.ts (exec/net) and runner/files/index.ts (files).
+import type { Socket } from "node:net";
 import type { z } from "zod";
 import type { RunnerSandbox, RunnerToServer, ServerToRunner } from "../server/protocol/runner";
 import type { Workspace } from "./workspace/workspace";
@@ -21,6 +22,11 @@ export interface OpContext {
   deadline: number;
   /** Streams a chunk of output to the server as a `progress` frame. */
   progress(chunk: string): void;
+  /**
+   * The whole output for the server's spill, as `output` frames under flow control (see
+   * runner/output-window.ts); absent when the server did not ask for it (no outputCeiling).
+   */
+  output?: { ceiling: number; write(bytes: Buffer): Promise<void> };
   /** Reports workspace-relative paths an op changed outside Workspace's own write helpers. */
   filesChanged(paths: string[]): void;
 }
@@ -82,5 +88,15 @@ export interface RunnerExtension {
   pty?: PtyHandler;
   /** Reported in hello; the first extension that sets it wins. */
   sandbox?: RunnerSandbox;
+  /** The workspace's network namespace (runner/exec/netns.ts), which the preview reaches into. */
+  network?: WorkspaceNamespace;
   dispose?(): Promise<void> | void;
+}
+
+/** A network namespace of the workspace's own: where its servers listen, unreachable from the host's loopback. */
+export interface WorkspaceNamespace {
+  /** A stream to `port` on the namespace's loopback; undefined when the namespace was never made. */
+  connect(port: number): Promise<Socket | undefined>;
+  /** Its `/proc/<pid>/net`, for the list of listening ports; undefined when it was never made. */
+  procNet(): Promise<string | undefined>;
 }

@@ -1,4 +1,5 @@
-// The exec server as one plain JavaScript file, so a warm sandbox starts it with bare `node`:
+// The exec server (and the namespace relay, netns-relay.ts) as one plain JavaScript file each, so
+// a warm sandbox starts it with bare `node`:
 // under tsx every sandbox also loaded the TypeScript loader and ran an esbuild service beside
 // it (107 MB for the pair, against 50 MB bundled) and compiled its sources again at each start.
 // Built once per runner process with the esbuild tsx itself uses, into node_modules/.cache
@@ -12,7 +13,6 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
-const SOURCE = fileURLToPath(new URL("./exec-server.ts", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 /** The Node arguments that start an exec server (after the node binary). */
@@ -21,19 +21,34 @@ export interface ExecServerStart {
   bundled: boolean;
 }
 
-let built: Promise<ExecServerStart> | undefined;
+type Entry = "exec-server" | "netns-relay";
+const built = new Map<Entry, Promise<ExecServerStart>>();
 
 export function execServerStart(log: (line: string) => void = () => undefined): Promise<ExecServerStart> {
-  return (built ??= build().catch((err: unknown) => {
-    log(`exec server runs under tsx: bundling it failed (${(err as Error).message})`);
-    return { args: ["--import", TSX, SOURCE], bundled: false };
-  }));
+  return entryStart("exec-server", log);
 }
 
-async function build(): Promise<ExecServerStart> {
+export function relayStart(log: (line: string) => void = () => undefined): Promise<ExecServerStart> {
+  return entryStart("netns-relay", log);
+}
+
+function entryStart(name: Entry, log: (line: string) => void): Promise<ExecServerStart> {
+  const source = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+  let start = built.get(name);
+  if (!start) {
+    start = build(name, source).catch((err: unknown) => {
+      log(`${name} runs under tsx: bundling it failed (${(err as Error).message})`);
+      return { args: ["--import", TSX, source], bundled: false };
+    });
+    built.set(name, start);
+  }
+  return start;
+}
+
+async function build(name: Entry, source: string): Promise<ExecServerStart> {
   const esbuild = (await import(pathToFileURL(createRequire(createRequire(import.meta.url).resolve("tsx")).resolve("esbuild")).href)) as typeof import("esbuild");
   const out = await esbuild.build({
-    entryPoints: [SOURCE],
+    entryPoints: [source],
     bundle: true,
     platform: "node",
     format: "esm",
@@ -43,7 +58,7 @@ async function build(): Promise<ExecServerStart> {
   });
   const code = out.outputFiles[0].contents;
   const dir = join(PROJECT_ROOT, "node_modules", ".cache", "quiver");
-  const file = join(dir, `exec-server-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.mjs`);
+  const file = join(dir, `${name}-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.mjs`);
   if (!exists(file)) {
     mkdirSync(dir, { recursive: true });
     // Whole or absent: another runner may be starting this very file.

@@ -1,5 +1,6 @@
 // The person's terminals: node-pty sessions running a login shell in the workspace, inside the
-// same sandbox as commands (bubblewrap without setsid, so the shell keeps its terminal). Closing
+// same sandbox as commands (bubblewrap without setsid, so the shell keeps its terminal), with
+// network in the workspace's namespace, shared with the agent's commands (netns.ts). Closing
 // kills the PTY's whole process tree. When the server connection drops, PTYs wait `graceMs`
 // for a `pty.open` with the same id to re-attach (output meanwhile is kept and replayed), then
 // close; the server's own terminal bridge handles a browser that went away.
@@ -8,6 +9,7 @@ import { constants as osConstants } from "node:os";
 import type { RunnerToServer } from "../../server/protocol/runner";
 import type { PtyHandler, PtyMessage } from "../ops";
 import { killTree, MARKER_VAR, newMarker } from "./kill";
+import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 
 export interface PtyOptions {
@@ -19,6 +21,8 @@ export interface PtyOptions {
   env: Record<string, string>;
   /** The person's terminal may reach the network (default true: it is theirs, not the agent's). */
   network?: boolean;
+  /** The workspace's network namespace, shared with commands; absent: one of the manager's own. */
+  workspaceNetwork?: WorkspaceNetwork;
   shell?: string;
   graceMs?: number;
   scrollbackChars?: number;
@@ -47,16 +51,22 @@ export class PtyManager implements PtyHandler {
   private nodePty: typeof import("node-pty") | undefined;
   private early: PtyMessage[] | undefined = [];
   private loadError: string | undefined;
+  private readonly net: WorkspaceNetwork;
+  private disposed = false;
 
   constructor(private readonly o: PtyOptions) {
+    this.net = o.workspaceNetwork ?? new WorkspaceNetwork({ sandboxed: o.sandbox.available, hostNetwork: false, log: () => {} });
     import("node-pty")
       .then((m) => (this.nodePty = m))
       .catch((e: Error) => (this.loadError = `node-pty is unavailable: ${e.message}`))
-      .finally(() => {
-        const queued = this.early ?? [];
-        this.early = undefined;
-        for (const m of queued) this.handle(m);
-      });
+      .finally(() => this.release());
+  }
+
+  /** Handles the frames that waited, in order. */
+  private release(): void {
+    const queued = this.early ?? [];
+    this.early = undefined;
+    for (const m of queued) this.handle(m);
   }
 
   handle(message: PtyMessage): void {
@@ -66,9 +76,18 @@ export class PtyManager implements PtyHandler {
     }
     const entry = this.ptys.get(message.ptyId);
     switch (message.type) {
-      case "pty.open":
+      case "pty.open": {
         if (entry) return this.reattach(entry, message);
-        return this.open(message);
+        // The workspace's network namespace may have to be made first: later frames wait for it.
+        const wanted = this.o.network ?? true;
+        if (!this.o.sandbox.available || !wanted) return this.open(message, { network: wanted });
+        this.early = [];
+        void this.net
+          .sandboxNetwork(true)
+          .then((net) => this.open(message, net))
+          .finally(() => this.release());
+        return;
+      }
       case "pty.input":
         if (entry && !entry.closing) entry.pty.write(message.data);
         return;
@@ -82,7 +101,8 @@ export class PtyManager implements PtyHandler {
     }
   }
 
-  private open(m: Extract<PtyMessage, { type: "pty.open" }>): void {
+  private open(m: Extract<PtyMessage, { type: "pty.open" }>, net: SandboxNetwork): void {
+    if (this.disposed) return void this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: "the runner is shutting down" });
     if (this.ptys.size >= (this.o.maxPtys ?? 32)) {
       this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: "too many terminals are open" });
       return;
@@ -91,7 +111,7 @@ export class PtyManager implements PtyHandler {
     const shell = this.o.shell ?? "bash";
     const { file, args } = sandboxed(
       this.o.sandbox,
-      { workspace: this.o.workspaceRoot, cwd: this.o.workspaceRoot, network: this.o.network ?? true, newSession: false },
+      { workspace: this.o.workspaceRoot, cwd: this.o.workspaceRoot, ...net, newSession: false },
       [shell, "-l"],
     );
     const env = {
@@ -111,6 +131,9 @@ export class PtyManager implements PtyHandler {
     }
     const entry: Entry = { id: m.ptyId, sessionId: m.sessionId, pty, marker, backlog: "", closing: false };
     this.ptys.set(entry.id, entry);
+    const wanted = this.o.network ?? true;
+    const without = !wanted ? undefined : !net.network ? "no network (the workspace's network namespace could not start; see the runner's log)" : this.net.mode === "none" ? `no outbound network: ${this.net.reason}` : undefined;
+    if (without && this.o.sandbox.available) this.deliver(entry, `\x1b[33mquiver: this terminal has ${without}\x1b[0m\r\n`);
     pty.onData((data) => this.deliver(entry, data));
     pty.onExit(({ exitCode, signal }) => {
       clearTimeout(entry.grace);
@@ -165,6 +188,8 @@ export class PtyManager implements PtyHandler {
   }
 
   async dispose(): Promise<void> {
+    this.disposed = true;
     await Promise.all([...this.ptys.values()].map((e) => this.close(e)));
+    if (!this.o.workspaceNetwork) await this.net.dispose();
   }
 }

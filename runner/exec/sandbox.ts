@@ -1,6 +1,7 @@
 // Where commands run: inside bubblewrap when it is installed and works (workspace writable, the
-// rest read-only, private /tmp, own PID namespace, no network unless granted, dies with the
-// runner), else directly with a report that the runner is unsandboxed.
+// rest read-only, private /tmp, own PID namespace, no network unless granted and then the
+// workspace's namespace without the host's loopback (netns.ts), dies with the runner), else
+// directly with a report that the runner is unsandboxed.
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
@@ -21,6 +22,11 @@ export interface SandboxSpec {
   /** Working directory inside the workspace. */
   cwd: string;
   network: boolean;
+  /**
+   * With network: the argv prefix that enters the workspace's network namespace (netns.ts) before
+   * bubblewrap starts. Network without it is the host's (only by explicit choice).
+   */
+  enter?: string[];
   /** setsid inside the sandbox: right for commands, wrong for a PTY that needs its terminal. */
   newSession: boolean;
   /** Folders bound read-only over the private /tmp: Quiver's own code, when it lives under /tmp. */
@@ -93,6 +99,7 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
   if (!spec.network) args.push("--unshare-net");
   if (spec.newSession) args.push("--new-session");
   args.push("--chdir", spec.cwd, "--", ...argv);
+  if (spec.network && spec.enter?.length) return { file: spec.enter[0], args: [...spec.enter.slice(1), bwrap, ...args] };
   return { file: bwrap, args };
 }
 

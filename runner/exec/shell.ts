@@ -3,6 +3,7 @@
 // Handles belong to the session that started them; a finished command's unread output is kept
 // for a while, then dropped. Commands start through a Launcher: a warm sandbox per workspace
 // and network setting when bubblewrap works, the runner's own spawn otherwise (launch.ts).
+// Network, when granted, is the workspace's namespace, never the host's loopback (netns.ts).
 import { randomBytes } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { SHELL_LIMITS, ShellInput, type ShellResultMeta } from "../../server/protocol/exec-ops";
@@ -12,6 +13,7 @@ import { Command } from "./command";
 import { DirectLauncher, type Launcher } from "./launch";
 import { ProgressPump } from "./progress";
 import { SANDBOX_ENV, type SandboxInfo } from "./sandbox";
+import { WorkspaceNetwork } from "./netns";
 import { WarmLauncher } from "./warm";
 
 export interface ShellOptions {
@@ -22,6 +24,8 @@ export interface ShellOptions {
   envAllow?: readonly string[];
   /** False: calls asking for network are refused on this runner. */
   allowNetwork: boolean;
+  /** The workspace's network namespace, shared with the terminals; absent: one of the service's own. */
+  network?: WorkspaceNetwork;
   /** Commands left running (yielded) per session. */
   maxBackground?: number;
   /** How long a finished, unread command's output is kept. */
@@ -45,13 +49,15 @@ export class ShellService {
   private readonly jobs = new Map<string, Job>();
   private disposed = false;
   private readonly launcher: Launcher;
+  private readonly network: WorkspaceNetwork;
 
   constructor(private readonly options: ShellOptions) {
     const { sandbox, env, envAllow = [] } = options;
     const log = options.log ?? ((line: string) => process.stderr.write(`quiver-runner: ${line}\n`));
+    this.network = options.network ?? new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: false, log });
     this.launcher =
       sandbox.available && sandbox.bwrap
-        ? new WarmLauncher({ sandbox, env: { ...env, ...SANDBOX_ENV }, envAllow, idleMs: options.sandboxIdleMs ?? 10 * 60_000, startTimeoutMs: 30_000, log })
+        ? new WarmLauncher({ sandbox, env: { ...env, ...SANDBOX_ENV }, envAllow, idleMs: options.sandboxIdleMs ?? 10 * 60_000, startTimeoutMs: 30_000, network: this.network, log })
         : new DirectLauncher({ env, envAllow, log });
   }
 
@@ -64,6 +70,9 @@ export class ShellService {
     if (input.command.includes("\0")) return fail("the command contains a NUL byte; a shell command line cannot");
     if (input.network && !this.options.allowNetwork) {
       return fail("network access for commands is disabled on this runner; run the command without network");
+    }
+    if (input.network && this.network.mode === "none") {
+      return fail(`network access for commands is unavailable on this runner: ${this.network.reason}; run the command without network`);
     }
     // Above the pipeline's read-only batch of 10, so a full batch never trips the cap.
     const limit = this.options.maxBackground ?? 16;
@@ -193,5 +202,6 @@ export class ShellService {
     await Promise.all([...this.jobs.values()].map((j) => j.command.stop("killed")));
     for (const job of this.jobs.values()) this.forget(job);
     await this.launcher.dispose();
+    if (!this.options.network) await this.network.dispose();
   }
 }

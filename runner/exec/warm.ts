@@ -1,7 +1,8 @@
 // Warm sandboxes: instead of a new bubblewrap (and a login shell) per command, one long-lived
 // sandbox per workspace and network setting runs an exec server (exec-server.ts) that starts
 // each command itself. Started on the first command, disposed when idle or on shutdown, and
-// restarted on the next command if it died (commands in flight then fail, saying so).
+// restarted on the next command if it died (commands in flight then fail, saying so). The
+// network one runs in the workspace's network namespace (netns.ts), shared with the terminals.
 //
 // Each command still gets a PID namespace of its own, `unshare --pid --fork --kill-child
 // --mount-proc` inside the sandbox: the sandbox's namespace now outlives commands, and only a
@@ -17,6 +18,7 @@ import { ExecServerClient, type OutputSink, type RemoteCommand } from "./exec-cl
 import { MARKER_VAR, newMarker } from "./kill";
 import { BASH_C, type Launched, type Launcher, type LaunchSpec } from "./launch";
 import { captureLoginEnv } from "./login-env";
+import type { WorkspaceNetwork } from "./netns";
 import { bwrapArgs, findOnPath, type SandboxInfo } from "./sandbox";
 
 /** How long a kill may go unconfirmed before the whole exec server is killed instead. */
@@ -38,6 +40,8 @@ export interface WarmOptions {
   /** A sandbox with no command running for this long is stopped. */
   idleMs: number;
   startTimeoutMs: number;
+  /** Where sandboxes granted network go: the workspace's namespace (netns.ts). */
+  network: WorkspaceNetwork;
   log(line: string): void;
 }
 
@@ -142,7 +146,8 @@ export class WarmSandbox {
     const { bwrap } = this.o.sandbox;
     if (!bwrap) throw new Error("no sandbox to warm");
     // The exec server runs from this checkout: under /tmp (a clone in CI) the private /tmp would hide it.
-    const spec = { workspace: this.workspace, cwd: this.workspace, network: this.network, newSession: true, readOnly: [PROJECT_ROOT] };
+    const net = await this.o.network.sandboxNetwork(this.network);
+    const spec = { workspace: this.workspace, cwd: this.workspace, ...net, newSession: true, readOnly: [PROJECT_ROOT] };
     const { NODE_OPTIONS: _ignored, ...base } = this.o.env; // the exec server's own Node flags are ours
     const start = await execServerStart(this.o.log);
     // Under tsx (no bundle), its disk cache would sit in the sandbox's /tmp, which commands are promised is empty.

@@ -1,12 +1,14 @@
 // The runner's preview support, composed for main.ts: the preview_ports op (a plain request
 // with a deadline), and the handler of preview.* frames, which gives HTTP streams to the proxy
-// and WebSocket streams to the socket relay. The Quiver server's own port is left out of the
-// list when the server runs on this machine (it is not the person's app).
+// and WebSocket streams to the socket relay, both opening ports in the workspace's network
+// namespace first (runner/exec/netns.ts: the runner itself is not in it). The Quiver server's
+// own port is left out of the host's list when the server runs on this machine (it is not the
+// person's app).
 import { z } from "zod";
-import { defineOp, type OpTable } from "../ops";
+import { defineOp, type OpTable, type WorkspaceNamespace } from "../ops";
 import { PREVIEW_PORTS_OP, type PreviewRunnerFrame, type PreviewPorts, type PreviewServerFrame } from "../../server/protocol/preview";
 import { listPorts } from "./ports";
-import { PreviewProxy } from "./proxy";
+import { connectLoopback, PreviewProxy, type PortConnector } from "./proxy";
 import { PreviewSockets } from "./sockets";
 
 export { PreviewProxy } from "./proxy";
@@ -16,9 +18,28 @@ export interface PreviewHandler {
   connectionLost(): void;
 }
 
-export function previewHandler(send: (frame: PreviewRunnerFrame) => boolean): PreviewHandler {
-  const proxy = new PreviewProxy({ send });
-  const sockets = new PreviewSockets(send);
+/**
+ * Opens a port for the preview: in the workspace's network namespace when one was made (its
+ * terminals' and commands' servers are there), else, or when nothing listens there, on this
+ * machine's loopback (a server started outside the sandbox).
+ */
+export function portConnector(namespace?: WorkspaceNamespace): PortConnector {
+  if (!namespace) return connectLoopback;
+  return async (port) => {
+    try {
+      const socket = await namespace.connect(port);
+      if (socket) return socket;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ECONNREFUSED") throw err;
+    }
+    return connectLoopback(port);
+  };
+}
+
+export function previewHandler(send: (frame: PreviewRunnerFrame) => boolean, namespace?: WorkspaceNamespace): PreviewHandler {
+  const connect = portConnector(namespace);
+  const proxy = new PreviewProxy({ send, connect });
+  const sockets = new PreviewSockets(send, connect);
   return {
     handle(frame) {
       if (frame.type.startsWith("preview.ws.")) sockets.handle(frame as Parameters<PreviewSockets["handle"]>[0]);
@@ -44,16 +65,17 @@ export function localServerPort(serverUrl: string): number | undefined {
   }
 }
 
-export function previewSupport(o: { serverUrl: string; send(frame: PreviewRunnerFrame): boolean }): { ops: OpTable; handler: PreviewHandler } {
+export function previewSupport(o: { serverUrl: string; send(frame: PreviewRunnerFrame): boolean; network?: WorkspaceNamespace }): { ops: OpTable; handler: PreviewHandler } {
   const exclude = [localServerPort(o.serverUrl)].filter((p): p is number => p !== undefined);
   const ops: OpTable = {
     [PREVIEW_PORTS_OP]: defineOp({
       input: z.object({}).strict(),
       run: async (_input, ctx) => {
-        const result: PreviewPorts = { ports: await listPorts({ workspace: ctx.workspace.root, exclude }) };
+        const namespace = await o.network?.procNet();
+        const result: PreviewPorts = { ports: await listPorts({ workspace: ctx.workspace.root, exclude, namespace }) };
         return { ok: true, output: JSON.stringify(result) };
       },
     }),
   };
-  return { ops, handler: previewHandler(o.send) };
+  return { ops, handler: previewHandler(o.send, o.network) };
 }

@@ -1,6 +1,7 @@
-// Which TCP ports listen on this machine where the preview can reach them (loopback or any
-// address), read from /proc/net/tcp and tcp6 of the runner's own network namespace (a port
-// opened inside a sandbox without network is in another one and unreachable anyway). A port is
+// Which TCP ports listen where the preview can reach them (loopback or any address), read from
+// /proc/net/tcp and tcp6 of the workspace's network namespace (where its terminals' and
+// network-granted commands' servers are) and of the runner's own (a port opened inside a sandbox
+// without network is in a namespace of its own and unreachable anyway). A port is
 // the workspace's when a process holding its socket descends from the runner (terminals,
 // commands) or has its working directory inside the workspace; those are found by matching
 // socket inodes in /proc/<pid>/fd, for the candidate processes only, so a poll stays cheap.
@@ -129,24 +130,34 @@ export interface ListPortsOptions {
   /** Ports never listed (the Quiver server's own, when it runs on this machine). */
   exclude?: readonly number[];
   procNet?: string;
+  /** `/proc/<pid>/net` of the workspace's network namespace: its ports come first, none excluded. */
+  namespace?: string;
+}
+
+async function listenersIn(base: string): Promise<Listener[]> {
+  const [v4, v6] = await Promise.all([text(`${base}/tcp`), text(`${base}/tcp6`)]);
+  return [...parseProcNet(v4 ?? "", 4), ...parseProcNet(v6 ?? "", 6)].filter((l) => reachable(l.address));
 }
 
 export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]> {
-  const base = o.procNet ?? "/proc/net";
-  const [v4, v6] = await Promise.all([text(`${base}/tcp`), text(`${base}/tcp6`)]);
-  const listeners = [...parseProcNet(v4 ?? "", 4), ...parseProcNet(v6 ?? "", 6)].filter(
-    (l) => reachable(l.address) && !o.exclude?.includes(l.port),
-  );
+  // Quiver's own port is excluded on the host only: in the namespace, that number is the app's.
+  const host = (await listenersIn(o.procNet ?? "/proc/net")).filter((l) => !o.exclude?.includes(l.port));
+  // Everything listening in the namespace is the workspace's, whoever holds it.
+  const own = o.namespace ? await listenersIn(o.namespace) : [];
+  const inside = new Set(own.map((l) => l.inode));
+  const listeners = [...own, ...host];
   if (!listeners.length) return [];
   const pids = await workspaceProcesses(o.workspace, o.self ?? process.pid);
   const owners = await socketOwners(pids, new Set(listeners.map((l) => l.inode)));
   const byPort = new Map<number, PreviewPortEntry>();
   for (const l of listeners) {
     const pid = owners.get(l.inode);
+    const ours = pid !== undefined || inside.has(l.inode);
     const prev = byPort.get(l.port);
-    // One entry per port: a dual-stack server has a v4 and a v6 socket; the owned one wins.
-    if (prev && (prev.workspace || pid === undefined)) continue;
-    byPort.set(l.port, { port: l.port, address: l.address, workspace: pid !== undefined, ...(pid !== undefined ? { pid, command: await commandOf(pid) } : {}) });
+    // One entry per port (the namespace's first, as the preview connects there first): a
+    // dual-stack server has a v4 and a v6 socket; the workspace's one wins.
+    if (prev && (prev.workspace || !ours)) continue;
+    byPort.set(l.port, { port: l.port, address: l.address, workspace: ours, ...(pid !== undefined ? { pid, command: await commandOf(pid) } : {}) });
   }
   return [...byPort.values()].sort((a, b) => Number(b.workspace) - Number(a.workspace) || a.port - b.port);
 }

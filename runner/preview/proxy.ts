@@ -1,8 +1,9 @@
 // The runner's half of the live preview: each preview.request becomes one HTTP request to
-// 127.0.0.1:<port> (or [::1]:<port> when only IPv6 loopback listens) on this machine, and its
-// response streams back as preview.head / preview.data / preview.end. The target is always this
-// machine's loopback: the frames carry a port and an origin-form path, never a host, and the
-// socket is opened here before HTTP sees it. Each stream is bounded by the flow-control window
+// 127.0.0.1:<port> (or [::1]:<port> when only IPv6 loopback listens) in the workspace's network
+// namespace, through its relay, or on this machine when nothing listens there (index.ts), and
+// its response streams back as preview.head / preview.data / preview.end. The target is always a
+// loopback: the frames carry a port and an origin-form path, never a host, and the socket is
+// opened here before HTTP sees it. Each stream is bounded by the flow-control window
 // in both directions, by its deadline, and dies with the server connection.
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
@@ -23,7 +24,11 @@ export interface PreviewProxyOptions {
   maxStreams?: number;
   /** Time to get the response head once connected (default 60 s; the deadline still applies). */
   headTimeoutMs?: number;
+  /** Opens the port (default: this machine's loopback; the runner's: the workspace's namespace first). */
+  connect?: PortConnector;
 }
+
+export type PortConnector = (port: number) => Promise<Socket>;
 
 interface Stream {
   id: string;
@@ -111,7 +116,7 @@ export class PreviewProxy {
     this.streams.set(s.id, s);
     s.timers.push(setTimeout(() => this.fail(s, "timeout", `no complete answer from port ${f.port} before the deadline`), Math.max(0, f.deadline - Date.now())));
     try {
-      s.socket = await connectLoopback(f.port);
+      s.socket = await (this.o.connect ?? connectLoopback)(f.port);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       return this.fail(s, code === "ECONNREFUSED" ? "refused" : "reset", code === "ECONNREFUSED" ? `nothing listens on port ${f.port} on the runner's machine` : `cannot connect to port ${f.port}: ${(err as Error).message}`);

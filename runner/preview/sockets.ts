@@ -1,8 +1,9 @@
 // The runner's half of WebSocket forwarding for the live preview (a dev server's hot reload):
-// preview.ws.open becomes a WebSocket to ws://localhost:<port><path> over a socket this runner
-// opened to its own loopback, and messages flow both ways as preview.ws.* frames. Flow control
-// is the HTTP proxy's: messages to the server stop at the window until it acknowledges them
-// (the upstream socket is paused meanwhile), and messages written upstream are acknowledged.
+// preview.ws.open becomes a WebSocket to ws://localhost:<port><path> over a socket the runner
+// opened to the port as the HTTP proxy does (the workspace's namespace first), and messages
+// flow both ways as preview.ws.* frames. Flow control is the HTTP proxy's: messages to the
+// server stop at the window until it acknowledges them (the upstream socket is paused
+// meanwhile), and messages written upstream are acknowledged.
 import WebSocket from "ws";
 import {
   endToEndHeaders,
@@ -11,7 +12,7 @@ import {
   type PreviewRunnerFrame,
   type PreviewServerFrame,
 } from "../../server/protocol/preview";
-import { connectLoopback } from "./proxy";
+import { connectLoopback, type PortConnector } from "./proxy";
 
 interface Entry {
   id: string;
@@ -31,7 +32,10 @@ const closeCode = (code: number | undefined) => (code !== undefined && (code ===
 export class PreviewSockets {
   private readonly sockets = new Map<string, Entry>();
 
-  constructor(private readonly send: (frame: PreviewRunnerFrame) => boolean) {}
+  constructor(
+    private readonly send: (frame: PreviewRunnerFrame) => boolean,
+    private readonly connect: PortConnector = connectLoopback,
+  ) {}
 
   get size(): number {
     return this.sockets.size;
@@ -81,7 +85,7 @@ export class PreviewSockets {
     e.timer = setTimeout(() => this.fail(e, "timeout", `port ${f.port} did not accept the WebSocket in time`), Math.max(0, f.deadline - Date.now()));
     let socket;
     try {
-      socket = await connectLoopback(f.port);
+      socket = await this.connect(f.port);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       return this.fail(e, code === "ECONNREFUSED" ? "refused" : "reset", code === "ECONNREFUSED" ? `nothing listens on port ${f.port} on the runner's machine` : (err as Error).message);

@@ -36,7 +36,18 @@ export const ServerToRunner = z.discriminatedUnion("type", [
 ]);
 export type ServerToRunner = z.infer<typeof ServerToRunner>;
 
-export const RunnerSandbox = z.object({ available: z.boolean(), kind: z.string() });
+export const RunnerSandbox = z.object({
+  available: z.boolean(),
+  kind: z.string(),
+  /**
+   * What a command or terminal granted network reaches: "isolated", the workspace's own network
+   * namespace with outbound access and no path to the host's loopback; "none", no outbound
+   * access (networkReason says why, e.g. slirp4netns missing); "host", the host's network,
+   * loopback and Quiver's own port included (unsandboxed, or QUIVER_SANDBOX_HOST_NETWORK=1).
+   */
+  network: z.enum(["isolated", "none", "host"]).optional(),
+  networkReason: z.string().optional(),
+});
 export type RunnerSandbox = z.infer<typeof RunnerSandbox>;
 
 export const RunnerHello = z.object({
