@@ -26,7 +26,7 @@ export async function approveAndRun(core: Core, turn: TurnState, call: CallState
     if (change && "problem" in change) return await finishOutcome(core, turn, call, { kind: "invalid", message: change.problem });
     call.validated = true;
     const reason = call.decision?.reason ?? "This call needs approval.";
-    const card = approvalCard(tool, input, reason, change?.diff);
+    const card = approvalCard(tool, input, reason, change?.diff, call.decision?.action === "ask" ? call.decision.unchecked : undefined);
     const keys = sessionKeys(callFacts({ tool, input }));
     const approval = await core.broker.open({
       sessionId: turn.sessionId, toolCallId: call.toolCallId, fingerprint: sessionFingerprint(keys),

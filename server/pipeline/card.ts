@@ -43,7 +43,8 @@ export function proposedDiff(input: unknown): string | undefined {
 }
 
 /** `diff`: the tool's own preview of its change (the file's real lines), when it has one. */
-export function approvalCard(tool: Tool, input: unknown, reason: string, diff?: string): ApprovalRequest {
+/** `unchecked`: what the org policy could not check (Decision.unchecked), said on the card. */
+export function approvalCard(tool: Tool, input: unknown, reason: string, diff?: string, unchecked?: string): ApprovalRequest {
   const facts = callFacts({ tool, input });
   const card: ApprovalRequest = { tool: tool.name, summary: tool.summarize(input), reason };
   if (facts.command !== undefined) card.command = facts.command;
@@ -51,5 +52,6 @@ export function approvalCard(tool: Tool, input: unknown, reason: string, diff?: 
   if (shown) card.diff = shown;
   if (facts.urls && facts.urls.length > 0) card.url = facts.urls[0];
   card.covers = describeKeys(sessionKeys(facts));
+  if (unchecked) card.policyUnchecked = unchecked.slice(0, 2000);
   return card;
 }

@@ -3,8 +3,9 @@
 // these exact arguments, the tool's approval level for this input, then the session's approvals.
 import type { Tool } from "../tools/tool";
 import { evaluate, type PolicyRule, type PolicySubject, type PolicyVerdict } from "./rules";
-import { exactFingerprint, hostOf, sessionKeys, type CallFacts } from "./fingerprint";
-import { splitCommands } from "./shell";
+import { exactFingerprint, hostOf, isOpaqueKey, sessionKeys, type CallFacts } from "./fingerprint";
+import { gitPathsOf } from "./git-paths";
+import { analyseShell } from "../shell/analyse";
 
 export type LoadedPolicy =
   | { ok: true; version: number; rules: PolicyRule[] }
@@ -25,7 +26,7 @@ export type Decision =
   | { action: "run"; decision: "auto" | "policy_allow" | "approved_session"; reason: string }
   | { action: "deny"; decision: "policy_deny"; reason: string }
   | { action: "reject"; decision: "rejected"; reason: string; message?: string }
-  | { action: "ask"; decision: "policy_ask" | "ask"; reason: string };
+  | { action: "ask"; decision: "policy_ask" | "ask"; reason: string; unchecked?: string };
 
 export interface SessionApprovalState {
   /** Keys granted "for the session" (see fingerprint.sessionKeys). */
@@ -51,10 +52,15 @@ export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: 
   const url = stringField(input, "url");
   if (url) urls.push(url);
   if (command) {
-    for (const cmd of splitCommands(command)) for (const w of cmd) if (/^https?:\/\//i.test(w)) urls.push(w);
+    for (const cmd of analyseShell(command).commands) for (const w of cmd.words) if (/^https?:\/\//i.test(w.text)) urls.push(w.text);
   }
   const mcpServer = (tool as { mcpServer?: string }).mcpServer ?? /^mcp__([^_].*?)__/.exec(tool.name)?.[1];
-  return { tool: tool.name, command, urls, ...(tool.source === "external" && mcpServer ? { mcpServer } : {}) };
+  const gitPaths = tool.capabilities.includes("WritesFiles") && tool.source !== "external" ? gitPathsOf(input) : [];
+  return {
+    tool: tool.name, command, urls,
+    ...(gitPaths.length > 0 ? { gitPaths } : {}),
+    ...(tool.source === "external" && mcpServer ? { mcpServer } : {}),
+  };
 }
 
 export function policySubject(view: CallView): PolicySubject {
@@ -94,14 +100,26 @@ export function decide(view: CallView, policy: LoadedPolicy, session: SessionApp
   if (verdict.effect !== "ask" && level === "auto") {
     return { action: "run", decision: "auto", reason: "The tool needs no approval for this input." };
   }
-  const keys = sessionKeys(callFacts(view));
-  if (keys.every((k) => session.sessionKeys.has(k))) {
+  const facts = callFacts(view);
+  const keys = sessionKeys(facts);
+  // What the policy could not check is never covered by an earlier approval.
+  if (!verdict.unchecked && keys.every((k) => !isOpaqueKey(k) && session.sessionKeys.has(k))) {
     return { action: "run", decision: "approved_session", reason: "Covered by an approval for this session." };
   }
   if (policy.ok && verdict.effect === "ask") {
+    if (verdict.unchecked) {
+      const by = verdict.rule ? `Approval required by ${ruleLabel(verdict, policy.version)}; ` : "Approval required: ";
+      return { action: "ask", decision: "policy_ask", reason: `${by}the org policy could not check every command.`, unchecked: verdict.unchecked };
+    }
     return { action: "ask", decision: "policy_ask", reason: `Approval required by ${ruleLabel(verdict, policy.version)}.` };
   }
+  if (facts.gitPaths) return { action: "ask", decision: "ask", reason: gitPathReason(facts.gitPaths) };
   return { action: "ask", decision: "ask", reason: approvalReason(tool, level) };
+}
+
+function gitPathReason(paths: string[]): string {
+  const list = paths.slice(0, 3).map((p) => `\`${p}\``).join(", ");
+  return `Writes ${list}: files git reads as a repository's configuration (hooks, fsmonitor, filters run programs), so this is asked about every time.`;
 }
 
 function approvalReason(tool: Tool, level: string): string {

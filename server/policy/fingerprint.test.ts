@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { arityPrefix, canonicalJson, describeKeys, exactFingerprint, sessionKeys } from "./fingerprint";
-import { splitCommands } from "./shell";
+import { arityPrefix, canonicalJson, describeKeys, exactFingerprint, isOpaqueKey, sessionKeys } from "./fingerprint";
 
 const covers = (approved: string, later: string) => {
   const granted = new Set(sessionKeys({ tool: "shell", command: approved }));
-  return sessionKeys({ tool: "shell", command: later }).every((k) => granted.has(k));
+  return sessionKeys({ tool: "shell", command: later }).every((k) => !isOpaqueKey(k) && granted.has(k));
 };
 
 describe("fingerprints", () => {
@@ -29,13 +28,19 @@ describe("fingerprints", () => {
     ["npm test", "bash -c 'npm test'", false],
     ["docker compose up", "docker compose down", false],
     ["sudo npm test", "sudo rm -rf /", false],
+    ["touch x.txt", "touch x.txt\ngit push origin HEAD", false],
+    ["touch x.txt", "touch y.txt\npython3 -c 'import os'", false],
+    ["npm test", "FOO=1 npm test", false],
+    ["rm notes.txt", "rm $(cat list)", false],
+    ["cat a.txt", "cat *.txt", false],
+    ["eval \"$X\"", "eval \"$X\"", false],
   ])("approving `%s` for the session covers `%s`: %s", (approved, later, expected) => {
     expect(covers(approved, later)).toBe(expected);
   });
 
   it("arity skips flags and stops at the table's arity", () => {
-    expect(arityPrefix(splitCommands("npm --silent test -- --watch")[0])).toEqual(["npm", "test"]);
-    expect(arityPrefix(splitCommands("cat a b c")[0])).toEqual(["cat"]);
+    expect(arityPrefix(["npm", "--silent", "test", "--", "--watch"])).toEqual(["npm", "test"]);
+    expect(arityPrefix(["cat", "a", "b", "c"])).toEqual(["cat"]);
   });
 
   it("URL tools are keyed by host, others by tool", () => {
@@ -62,5 +67,12 @@ describe("session approvals of compound shell syntax", () => {
     expect(sessionKeys({ tool: "shell", command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }).every((k) => approved.has(k))).toBe(true);
     expect(sessionKeys({ tool: "shell", command: "for f in *; do rm -rf $f; done" }).every((k) => approved.has(k))).toBe(false);
     expect(sessionKeys({ tool: "shell", command: "if true; then curl x | sh; fi" }).every((k) => approved.has(k))).toBe(false);
+  });
+});
+
+describe("session approvals of writes that steer git", () => {
+  it("are never covered: each is asked about", () => {
+    expect(sessionKeys({ tool: "write_file", gitPaths: ["tools/HEAD"] })).toEqual(["write_file:opaque:tools/HEAD"]);
+    expect(describeKeys(["write_file:opaque:tools/HEAD"])).toMatch(/asked about every time/);
   });
 });

@@ -1,10 +1,12 @@
 // Approval fingerprints. A rejection is remembered by the exact call (name + canonical
 // arguments). A session approval is remembered by what it semantically covers: for a shell
-// command, each simple command cut to its arity (`npm test` covers `npm test -- --watch`, never
-// `npm publish`); for a URL, its host; otherwise the tool itself.
+// command, each simple command of the shared shell analysis cut to its arity (`npm test` covers
+// `npm test -- --watch`, never `npm publish`); a command with words known only at run time, an
+// assignment or a dangerous flag is covered only by itself; an opaque command, or a write to a
+// file that steers git, gets a key no approval grants. For a URL, its host; otherwise the tool.
 import { createHash } from "node:crypto";
-import { splitCommands, type SimpleCommand } from "./shell";
-import { isDangerousCommand } from "../tools/builtin/shell-safety";
+import { analyseShell, type SimpleCommand } from "../shell/analyse";
+import { isDangerous } from "../tools/builtin/shell-safety";
 
 /** JSON with object keys sorted, so equal arguments give equal bytes. */
 export function canonicalJson(value: unknown): string {
@@ -33,9 +35,9 @@ const ARITY: Record<string, number> = {
   "kubectl config": 3, "bundle exec": 3,
 };
 
-/** The leading words of `command` that an approval for the session covers. */
-export function arityPrefix(command: SimpleCommand): string[] {
-  const words = command.filter((w, i) => i === 0 || !w.startsWith("-"));
+/** The leading words of `argv` that an approval for the session covers. */
+export function arityPrefix(argv: readonly string[]): string[] {
+  const words = argv.filter((w, i) => i === 0 || !w.startsWith("-"));
   let arity = ARITY[words[0]] ?? 1;
   for (let n = Math.min(words.length, 3); n >= 2; n--) {
     const key = words.slice(0, n).join(" ");
@@ -53,6 +55,8 @@ export interface CallFacts {
   command?: string;
   /** URLs the call reaches. */
   urls?: string[];
+  /** Files a write would make a folder a git repository or steer git with, and why. */
+  gitPaths?: string[];
 }
 
 /**
@@ -61,32 +65,35 @@ export interface CallFacts {
  */
 export function sessionKeys(facts: CallFacts): string[] {
   if (facts.command !== undefined) {
-    // Compound shell syntax (loops, conditionals, functions) hides the commands it runs behind
-    // keywords: approving `for … do echo …; done` must not approve every other loop body.
-    const simple = splitCommands(facts.command);
-    if (simple.some((c) => SHELL_KEYWORDS.has(c[0] ?? ""))) return [`${facts.tool}:exact:${facts.command.trim()}`];
-    // A dangerous command (`rm -rf x`, `git push --force`) is covered only by itself: approving
-    // `rm x` for the session must not approve `rm -rf /` too.
-    const keys = simple.map((c) =>
-      isDangerousCommand(c.join(" ")) ? `${facts.tool}:exact:${c.join(" ")}` : `${facts.tool}:cmd:${arityPrefix(c).join(" ")}`,
-    );
+    const keys = analyseShell(facts.command).commands.map((c) => commandKey(facts.tool, c));
     return keys.length > 0 ? [...new Set(keys)].sort() : [`${facts.tool}:cmd:`];
   }
+  if (facts.gitPaths && facts.gitPaths.length > 0) return facts.gitPaths.map((p) => `${facts.tool}:opaque:${p}`).sort();
   const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
   if (hosts.length > 0) return [...new Set(hosts.map((h) => `${facts.tool}:host:${h}`))].sort();
   return [facts.tool];
 }
 
-const SHELL_KEYWORDS = new Set([
-  "for", "while", "until", "if", "then", "elif", "else", "fi", "case", "esac", "select", "do", "done",
-  "function", "{", "}", "(", ")", "!", "[[", "]]", "coproc", "time",
-]);
+function commandKey(tool: string, c: SimpleCommand): string {
+  if (c.opaque) return `${tool}:opaque:${c.source}`;
+  // `X=1 cmd`, `rm $f`, `rm -rf x`: what they do depends on more than their first words.
+  if (c.argv.length === 0 || c.assignments.length > 0 || c.words.some((w) => w.dynamic) || isDangerous(c)) {
+    return `${tool}:exact:${[...c.assignments, ...c.argv].join(" ")}`;
+  }
+  return `${tool}:cmd:${arityPrefix(c.argv).join(" ")}`;
+}
+
+/** A key no session approval grants: the call is asked about every time. */
+export function isOpaqueKey(key: string): boolean {
+  return /^[^:]+:opaque:/.test(key);
+}
 
 /** What a session approval covers, for the card: `npm test *`, `host example.com`. */
 export function describeKeys(keys: string[]): string {
   return keys
     .map((k) => {
-      const [, kind, rest] = /^[^:]+:(cmd|host|exact):(.*)$/.exec(k) ?? [];
+      const [, kind, rest] = /^[^:]+:(cmd|host|exact|opaque):(.*)$/s.exec(k) ?? [];
+      if (kind === "opaque") return `nothing more (\`${rest}\` is asked about every time)`;
       if (kind === "cmd") return `${rest} *`;
       if (kind === "exact") return `exactly \`${rest}\``;
       if (kind === "host") return `host ${rest}`;

@@ -42,6 +42,32 @@ describe("policy rules", () => {
     expect(evaluate(set, shell("rm -r x")).effect).toBeUndefined();
   });
 
+  it("judges commands behind every separator, through the shared shell analysis", () => {
+    const set = rules({ effect: "deny", command: "git push" }, { effect: "ask", command: "npm publish" }, { effect: "allow", command: "touch" });
+    for (const line of ["touch x\ngit push", "touch x\r\ngit push", "touch x & git push", "{ git push; }", "if true; then git push; fi", "echo `git push`", "eval 'git push'"]) {
+      expect(evaluate(set, shell(line)).effect, line).toBe("deny");
+    }
+    expect(evaluate(set, shell("touch x\nnpm publish")).effect).toBe("ask");
+    expect(evaluate(set, shell("touch x\ntouch y")).effect).toBe("allow");
+    // a comment is not a command, a quoted here-document body is data
+    expect(evaluate(set, shell("touch x # git push")).effect).toBe("allow");
+    expect(evaluate(set, shell("touch x <<'EOF'\ngit push\nEOF")).effect).toBe("allow");
+  });
+
+  it("asks, saying so, where a deny or ask rule could match what it cannot see", () => {
+    const set = rules({ effect: "deny", command: "git push" }, { effect: "allow", command: "touch" });
+    for (const line of ["touch x; git $SUB", "touch x; $(echo git) push", "eval \"$C\"", "echo git push | sh", "bash -c \"$X\""]) {
+      const v = evaluate(set, shell(line));
+      expect(v.effect, line).toBe("ask");
+      expect(v.unchecked, line).toMatch(/could not check/);
+    }
+    // a deny that matches for certain still wins
+    expect(evaluate(set, shell("git push; eval \"$C\"")).effect).toBe("deny");
+    // allow rules never cover a word known only at run time
+    expect(evaluate(set, shell("touch $F")).effect).toBeUndefined();
+    expect(evaluate(rules({ effect: "allow", command: "touch" }), shell("eval \"$C\"")).effect).toBeUndefined();
+  });
+
   it("matches tool globs, capabilities, hosts and MCP servers", () => {
     expect(evaluate(rules({ effect: "deny", tool: "mcp__*" }), { tool: "mcp__gh__issue", capabilities: [], hosts: [] }).effect).toBe("deny");
     expect(evaluate(rules({ effect: "ask", capability: "Network" }), { tool: "fetch_url", capabilities: ["Network"], hosts: [] }).effect).toBe("ask");

@@ -1,10 +1,12 @@
 // Org policy rules and their evaluation. A rule matches on any combination of tool-name glob,
 // capability, shell command prefix, URL host and MCP server (all given conditions must hold) and
 // says allow, ask or deny. Deny beats ask beats allow. A command rule judges each simple command
-// of a compound line; the line is allowed by command rules only when every command is.
+// of the shared shell analysis; the line is allowed by command rules only when every command is.
+// A command the analysis cannot see through, where a deny or ask rule could match, is asked
+// about with a note that the policy could not check it.
 import { z } from "zod";
-import { parse } from "shell-quote";
-import { splitCommands, matchesPrefix, type SimpleCommand } from "./shell";
+import { analyseShell, type SimpleCommand } from "../shell/analyse";
+import { matchPrefix } from "./shell";
 
 export const Effect = z.enum(["allow", "ask", "deny"]);
 export type Effect = z.infer<typeof Effect>;
@@ -47,6 +49,8 @@ export interface PolicyVerdict {
   rule?: PolicyRule;
   /** For command rules: the simple command that decided. */
   detail?: string;
+  /** Commands a deny or ask rule could match but the analysis could not see through, and why. */
+  unchecked?: string;
 }
 
 const RANK: Record<Effect, number> = { allow: 1, ask: 2, deny: 3 };
@@ -86,28 +90,41 @@ export function evaluate(rules: readonly PolicyRule[], subject: PolicySubject): 
     else verdict = strongest(verdict, { effect: rule.effect, rule });
   }
   if (commandRules.length > 0 && subject.command !== undefined) {
-    verdict = strongest(verdict, evaluateCommands(commandRules, splitCommands(subject.command)));
+    verdict = strongest(verdict, evaluateCommands(commandRules, analyseShell(subject.command).commands));
   }
   return verdict;
 }
 
 // Each simple command gets its strongest matching rule. Deny or ask anywhere decides; allow
-// holds only when every command is allowed, else command rules say nothing.
+// holds only when every command is allowed, else command rules say nothing. A deny or ask rule
+// that only maybe matches (a word known at run time, an opaque command) makes the line an ask.
 function evaluateCommands(rules: PolicyRule[], commands: SimpleCommand[]): PolicyVerdict {
   let worst: PolicyVerdict = {};
   let allAllowed = commands.length > 0;
   let allowRule: PolicyRule | undefined;
+  const unchecked: string[] = [];
   for (const cmd of commands) {
     let v: PolicyVerdict = {};
+    const shown = cmd.argv.length > 0 ? cmd.argv.join(" ") : cmd.source;
     for (const rule of rules) {
-      if (matchesPrefix(cmd, ruleWords(rule.command!), rule.effect === "allow" ? "strict" : "loose")) v = strongest(v, { effect: rule.effect, rule, detail: cmd.join(" ") });
+      const m = matchPrefix(cmd, ruleWords(rule.command!), rule.effect === "allow" ? "strict" : "loose");
+      if (m === "yes") v = strongest(v, { effect: rule.effect, rule, detail: shown });
+      else if (m === "maybe" && rule.effect !== "allow") {
+        const why = cmd.opaque ?? "part of it is only known at run time";
+        if (!unchecked.some((u) => u.startsWith(`\`${cmd.source}\``))) unchecked.push(`\`${cmd.source}\` (${why})`);
+      }
     }
-    if (v.effect === "allow") allowRule ??= v.rule;
+    if (v.effect === "allow" && !cmd.opaque) allowRule ??= v.rule;
     else allAllowed = false;
     if (v.effect === "ask" || v.effect === "deny") worst = strongest(worst, v);
   }
+  if (worst.effect === "deny") return worst;
+  if (unchecked.length > 0) {
+    const note = `The org policy could not check ${unchecked.slice(0, 3).join("; ")}${unchecked.length > 3 ? ` and ${unchecked.length - 3} more` : ""}.`;
+    return worst.effect ? { ...worst, unchecked: note } : { effect: "ask", unchecked: note };
+  }
   if (worst.effect) return worst;
-  if (allAllowed) return { effect: "allow", rule: allowRule, detail: commands.map((c) => c.join(" ")).join(" ; ") };
+  if (allAllowed) return { effect: "allow", rule: allowRule, detail: commands.map((c) => c.argv.join(" ")).join(" ; ") };
   return {};
 }
 
@@ -116,7 +133,8 @@ const wordsCache = new Map<string, string[]>();
 export function ruleWords(command: string): string[] {
   let words = wordsCache.get(command);
   if (!words) {
-    words = parse(command).filter((e): e is string => typeof e === "string");
+    const first = analyseShell(command).commands.find((c) => c.argv.length > 0 && !c.wrappedBy);
+    words = first ? first.words.filter((w) => !w.dynamic).map((w, i) => (i === 0 ? first.argv[0] : w.text)) : [];
     if (wordsCache.size > 10_000) wordsCache.clear();
     wordsCache.set(command, words);
   }

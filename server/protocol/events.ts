@@ -39,6 +39,9 @@ export const ApprovalRequest = z.object({
   reason: z.string(),
   /** What answering "for this session" would cover, e.g. `npm test *`. */
   covers: z.string().optional(),
+  /** Set when an org rule could match a command the shell analysis could not see through
+   *  (`eval`, `$(…)` in command position, `sh -c "$x"`, a pipe into a shell): what and why. */
+  policyUnchecked: z.string().max(2000).optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 

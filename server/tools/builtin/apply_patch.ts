@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { ApplyPatchInput } from "../../protocol/file-ops";
 import { respond } from "../errors";
 import { defineTool } from "../tool";
+import { gitPathsOf } from "../../policy/git-paths";
 import { appliedResult, previewChange } from "./preview-change";
 
 /** "Patch a.ts, b.ts" from the +++ / --- headers. */
@@ -20,6 +21,8 @@ export const applyPatchTool = defineTool({
   capabilities: ["ReadsFiles", "WritesFiles"],
   executor: "runner",
   isReadOnly: () => false,
+  // A file that steers git (`.git/…`, `HEAD`, `config`, `.gitattributes`) is never an ordinary edit.
+  approvalFor: (i) => (gitPathsOf(i).length > 0 ? "required" : undefined),
   isConcurrencySafe: () => false,
   fieldAliases: { diff: "patch" },
   summarize: (i) => patchSummary(i.patch),

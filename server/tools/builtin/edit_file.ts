@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { EditFileInput } from "../../protocol/file-ops";
 import { respond } from "../errors";
 import { defineTool } from "../tool";
+import { gitPathsOf } from "../../policy/git-paths";
 import { appliedResult, previewChange } from "./preview-change";
 
 export const editFileTool = defineTool({
@@ -12,6 +13,8 @@ export const editFileTool = defineTool({
   capabilities: ["ReadsFiles", "WritesFiles"],
   executor: "runner",
   isReadOnly: () => false,
+  // A file that steers git (`.git/…`, `HEAD`, `config`, `.gitattributes`) is never an ordinary edit.
+  approvalFor: (i) => (gitPathsOf(i).length > 0 ? "required" : undefined),
   isConcurrencySafe: () => false,
   fieldAliases: { file_path: "path", old_str: "old_string", new_str: "new_string", old_text: "old_string", new_text: "new_string" },
   summarize: (i) => `Edit ${i.path}${i.replace_all ? " (all occurrences)" : ""}`,

@@ -1,8 +1,10 @@
-// Judges a shell command line for the shell tool's approval: which lines are plainly read-only
-// (every command in every `&&`/`||`/`;`/`|` chain on a known-safe list, no writes through
-// redirection, no expansion we cannot see through) and which are dangerous enough that they
+// Judges a shell command line for the shell tool's approval, over the shared shell analysis
+// (server/shell/analyse.ts): which lines are plainly read-only (every simple command on a
+// known-safe list with static words, nothing the analysis could not see through, no writes
+// through redirection, nothing outside the workspace) and which are dangerous enough that they
 // must always be asked about. Anything not recognised is neither: it gets the default (ask).
-import { parse, type ParseEntry } from "shell-quote";
+import { analyseShell, type SimpleCommand } from "../../shell/analyse";
+import { gitIsReadOnly } from "./shell-git";
 
 type Args = string[];
 const any = () => true;
@@ -12,37 +14,6 @@ const hasOption = (x: string, b: string) =>
   /^-[a-zA-Z]$/.test(b) ? new RegExp(`^-[a-zA-Z]*${b[1]}`).test(x) && !x.startsWith("--")
   : x === b || (b.startsWith("--") && x.startsWith(`${b}=`));
 const without = (...bad: string[]) => (a: Args) => !a.some((x) => bad.some((b) => hasOption(x, b)));
-const onlyFlags = (...ok: string[]) => (a: Args) => a.every((x) => ok.includes(x));
-
-const GIT_READ: Record<string, (a: Args) => boolean> = {
-  status: any,
-  diff: without("--output", "--ext-diff"),
-  log: without("--output", "--ext-diff"),
-  show: without("--output", "--ext-diff"),
-  blame: any,
-  "ls-files": any,
-  "ls-tree": any,
-  "rev-parse": any,
-  "cat-file": any,
-  shortlog: any,
-  describe: any,
-  grep: without("-O", "--open-files-in-pager"),
-  branch: onlyFlags("-a", "-r", "-v", "-vv", "--list", "--all", "--remotes", "--show-current", "--no-color"),
-  tag: onlyFlags("-l", "--list"),
-  remote: onlyFlags("-v", "--verbose"),
-  stash: (a) => a[0] === "list" || a[0] === "show",
-  reflog: (a) => a.length === 0 || a[0] === "show",
-  config: (a) => a.length > 0 && ["--get", "--get-all", "--list", "-l", "--get-regexp"].includes(a[0]),
-};
-
-function gitIsReadOnly(args: Args): boolean {
-  let i = 0;
-  // Global options that only change where git looks or whether it pages.
-  while (i < args.length && (args[i] === "--no-pager" || args[i] === "-P" || args[i] === "-C")) i += args[i] === "-C" ? 2 : 1;
-  const sub = args[i];
-  const check = sub ? GIT_READ[sub] : undefined;
-  return !!check && check(args.slice(i + 1));
-}
 
 // `sed -n '12,40p' file` is how models read a slice; anything else sed can do may write.
 const sedPrints = (a: Args) =>
@@ -51,7 +22,7 @@ const sedPrints = (a: Args) =>
   a.filter((x) => !x.startsWith("-")).slice(0, 1).every((s) => /^\s*(\d+|\$)(\s*,\s*(\d+|\$))?\s*p\s*$/.test(s));
 
 const SAFE: Record<string, (a: Args) => boolean> = {
-  ls: any, pwd: any, cat: any, head: any, tail: any, wc: any, echo: any, printf: any, which: any, file: any,
+  ls: any, pwd: any, cat: any, head: any, tail: any, wc: any, echo: any, printf: any, which: any, file: without("-C", "--compile"),
   stat: any, du: any, df: any, basename: any, dirname: any, realpath: any, readlink: any, whoami: any, id: any,
   uname: any, true: any, false: any, nl: any, tac: any, cut: any, diff: any, cmp: any, comm: any, grep: any,
   egrep: any, fgrep: any, jq: any, printenv: any, seq: any, test: any, "[": any, md5sum: any, sha1sum: any,
@@ -68,65 +39,32 @@ const SAFE: Record<string, (a: Args) => boolean> = {
   git: gitIsReadOnly,
 };
 
-const CHAIN = new Set(["&&", "||", ";", "|"]);
-
-interface Parsed {
-  commands: Args[];
-  /** Something the classifier cannot see through (expansion, subshell, background, write). */
-  opaque: boolean;
-}
-
-function split(line: string): Parsed | undefined {
-  // shell-quote reads a newline as a space and leaves backticks inside words: refuse both.
-  if (/[\n\r`]/.test(line)) return undefined;
-  let entries: ParseEntry[];
-  try {
-    entries = parse(line, (name) => ({ op: "var", name }) as unknown as string);
-  } catch {
-    return undefined;
-  }
-  const commands: Args[] = [[]];
-  let opaque = false;
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i];
-    if (typeof e === "string") {
-      commands[commands.length - 1].push(e);
-      continue;
-    }
-    if ("comment" in e) break;
-    const op = (e as { op: string }).op;
-    if (op === "glob") commands[commands.length - 1].push((e as { pattern: string }).pattern);
-    else if (CHAIN.has(op)) commands.push([]);
-    else if (op === "<" || op === "<<<") i++; // reading a file or a string is fine
-    else if (op === ">" || op === ">>" || op === ">&") {
-      const target = entries[i + 1];
-      const harmless = target === "/dev/null" || (op === ">&" && typeof target === "string" && /^\d$/.test(target));
-      if (!harmless) opaque = true;
-      i++;
-    } else opaque = true; // var, (, ), &, |&, <(, ;;
-  }
-  return { commands: commands.filter((c) => c.length > 0), opaque };
-}
-
 // Reading is only harmless inside the workspace: `cat ~/.aws/credentials` must be asked about.
 const leavesWorkspace = (arg: string) => {
   const value = arg.startsWith("-") && arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : arg;
   return /^[~/]/.test(value) || /(^|\/)\.\.(\/|$)/.test(value) || value.startsWith("$");
 };
 
-/** True when every command of the line is known to only read, and only inside the workspace. */
-export function isReadOnlyCommand(line: string): boolean {
-  const parsed = split(line);
-  if (!parsed || parsed.opaque || parsed.commands.length === 0) return false;
-  return parsed.commands.every(([name, ...args]) => {
-    if (name.includes("=") || name.includes("/")) return false; // VAR=x cmd, ./script
-    if (args.some(leavesWorkspace)) return false;
-    const check = Object.hasOwn(SAFE, name) ? SAFE[name] : undefined;
-    return !!check && check(args);
-  });
+// Readers none of whose options writes or runs anything, so a glob that expands to a file
+// named like an option (`-o…`, `--pre=…`) cannot turn them into something else.
+const GLOB_READERS = new Set(["ls", "cat", "head", "tail", "wc", "nl", "grep", "egrep", "fgrep", "stat", "du", "md5sum", "sha1sum", "sha256sum"]);
+
+function readOnly(c: SimpleCommand): boolean {
+  if (c.opaque || c.wrappedBy || c.assignments.length > 0 || c.programPath || c.argv.length === 0) return false;
+  const [name, ...args] = c.argv;
+  if (name === "[" || name === "[[") return true; // opaque forms (-v, arithmetic) were excluded above
+  const dynamic = c.words.slice(1).filter((w) => w.dynamic);
+  if (dynamic.some((w) => !w.globOnly) || (dynamic.length > 0 && !GLOB_READERS.has(name))) return false;
+  if (args.some(leavesWorkspace)) return false;
+  const check = Object.hasOwn(SAFE, name) ? SAFE[name] : undefined;
+  return !!check && check(args);
 }
 
-const INTERPRETERS = /^(sudo\s+)?(ba|z|da|k|fi)?sh$|^(python[0-9.]*|perl|ruby|node|php)$/;
+/** True when every command of the line is known to only read, and only inside the workspace. */
+export function isReadOnlyCommand(line: string): boolean {
+  const a = analyseShell(line);
+  return !a.writes && !a.background && a.commands.length > 0 && a.commands.every(readOnly);
+}
 
 function dangerousCommand([name, ...args]: Args): boolean {
   const flags = args.filter((a) => a.startsWith("-")).join(" ");
@@ -153,7 +91,7 @@ function dangerousCommand([name, ...args]: Args): boolean {
   }
 }
 
-// Also scanned on the raw text, so commands hidden in $(...) or after a newline are caught.
+// Also scanned on the raw text: a download piped into an interpreter, a fork bomb, a disk.
 const RAW_DANGER = [
   /\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?((ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node|php)\b/,
   /\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rRf]/,
@@ -164,16 +102,13 @@ const RAW_DANGER = [
   /\bmkfs(\.\w+)?\b/,
 ];
 
+/** One simple command that must always be asked about (`rm -rf`, `git push --force`, `sudo`). */
+export function isDangerous(c: SimpleCommand): boolean {
+  return c.argv.length > 0 && dangerousCommand(c.argv);
+}
+
 /** True for lines that must always be asked about, whatever was approved before. */
 export function isDangerousCommand(line: string): boolean {
   if (RAW_DANGER.some((re) => re.test(line))) return true;
-  const parsed = split(line.replace(/[\n\r]/g, ";").replace(/`/g, " "));
-  if (!parsed) return false;
-  if (parsed.commands.some(dangerousCommand)) return true;
-  // Something downloaded and piped straight into an interpreter.
-  for (let i = 1; i < parsed.commands.length; i++) {
-    const [prev] = parsed.commands[i - 1];
-    if ((prev === "curl" || prev === "wget") && INTERPRETERS.test(parsed.commands[i][0])) return true;
-  }
-  return false;
+  return analyseShell(line).commands.some(isDangerous);
 }

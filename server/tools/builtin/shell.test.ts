@@ -35,9 +35,8 @@ describe("shell approval", () => {
     "ls -la",
     "pwd",
     "cat package.json | head -20",
-    "git status && git diff --stat; git log --oneline -5",
+    "git log --oneline -5 && git diff --cached --stat; git show HEAD",
     "git --no-pager log -p -3",
-    "git -C sub status",
     "rg -n 'TODO' src",
     "ls missing 2>/dev/null || echo none",
     "grep -rn foo . 2>&1 | wc -l",
@@ -46,6 +45,9 @@ describe("shell approval", () => {
     "git branch -a",
     "cd src && ls *.ts",
     "wc -l < README.md",
+    "(cd src && ls)",
+    "{ ls; pwd; }",
+    "if [ -f a ]; then cat a; fi",
   ])("runs %s without asking, read-only and concurrency-safe", (command) => {
     const i = input(command);
     expect(shellTool.approvalFor(i)).toBe("auto");
@@ -63,7 +65,7 @@ describe("shell approval", () => {
     "ls\ntouch x",
     "FOO=1 ls",
     "ls &",
-    "(ls)",
+    "true & tail -f x",
     "./script.sh",
     "git commit -m wip",
     "git -c core.pager=evil log",
@@ -85,6 +87,16 @@ describe("shell approval", () => {
     "cd .. && ls",
     "rg --file=/etc/passwd x",
     "git -C /srv/repo log",
+    "git -C sub status",
+    "git status",
+    "git diff --stat",
+    "touch x.txt\ngit push origin HEAD",
+    "ls\r\ngit push",
+    "ls; eval \"$X\"",
+    "cat <(git push)",
+    "ls | sh",
+    "ls *.ts | xargs sort -o out",
+    "sort *.txt",
   ])("asks before %s", (command) => {
     const i = input(command);
     expect(shellTool.approvalFor(i)).toBe("required");

@@ -1,11 +1,15 @@
 // shell: runs a command in the workspace on the runner (bash with the login environment,
 // sandboxed there), or reads more from / stops a command an earlier call left running. Plainly
-// read-only lines run without asking; dangerous ones and network access are always asked about.
+// read-only lines run without asking — their git commands rewritten so the repository's own
+// configuration cannot run a program (shell-git.ts); dangerous ones and network access are
+// always asked about.
 import { readFileSync } from "node:fs";
 import { SHELL_LIMITS, ShellInput, ShellResultMeta } from "../../protocol/exec-ops";
 import { respond } from "../errors";
 import { defineTool, type ToolResult } from "../tool";
+import { analyseShell } from "../../shell/analyse";
 import { isDangerousCommand, isReadOnlyCommand } from "./shell-safety";
+import { neutraliseGit } from "./shell-git";
 
 // Time for the runner to kill a process tree and drain its pipes after the command's own limit.
 const MARGIN_MS = 30_000;
@@ -59,7 +63,9 @@ export const shellTool = defineTool({
     const waitMs = isPoll(input)
       ? input.kill ? 0 : (input.yield_time_ms ?? SHELL_LIMITS.defaultPollYieldMs)
       : Math.min(input.yield_time_ms ?? Infinity, input.timeout_ms ?? SHELL_LIMITS.defaultTimeoutMs);
-    const r = await ctx.remote(input, { onProgress: (c) => ctx.progress(c), timeoutMs: waitMs + MARGIN_MS });
+    // The line runs as classified: a read-only one with its git neutralised, whoever asked.
+    const run = !isPoll(input) && safeRead(input) ? { ...input, command: neutraliseGit(input.command!, analyseShell(input.command!).commands) } : input;
+    const r = await ctx.remote(run, { onProgress: (c) => ctx.progress(c), timeoutMs: waitMs + MARGIN_MS });
     if (!r.ok) throw respond(r.output, r.meta);
     const parsed = ShellResultMeta.safeParse(r.meta);
     if (!parsed.success) throw respond(`the runner answered without a command status: ${r.output.slice(0, 500)}`);

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { WriteFileInput } from "../../protocol/file-ops";
 import { respond } from "../errors";
 import { defineTool } from "../tool";
+import { gitPathsOf } from "../../policy/git-paths";
 import { appliedResult, previewChange } from "./preview-change";
 
 export const writeFileTool = defineTool({
@@ -12,6 +13,8 @@ export const writeFileTool = defineTool({
   capabilities: ["ReadsFiles", "WritesFiles"],
   executor: "runner",
   isReadOnly: () => false,
+  // A file that steers git (`.git/…`, `HEAD`, `config`, `.gitattributes`) is never an ordinary edit.
+  approvalFor: (i) => (gitPathsOf(i).length > 0 ? "required" : undefined),
   isConcurrencySafe: () => false,
   fieldAliases: { file_path: "path", text: "content", contents: "content" },
   summarize: (i) => `Write ${i.path} (${i.content.length} characters)`,

@@ -1,0 +1,76 @@
+// Issue 22, item 1: a second command hidden behind any separator must neither ride a session
+// approval of the first nor slip past the org's deny; what the analysis cannot see through is
+// asked about with a note on the card.
+import { describe, expect, it } from "vitest";
+import { decide, type LoadedPolicy, type SessionApprovalState } from "./decide";
+import { PolicyRules } from "./rules";
+import { sessionKeys } from "./fingerprint";
+import { shellTool } from "../tools/builtin/shell";
+import { approvalCard } from "../pipeline/card";
+
+const approved = (...lines: string[]): SessionApprovalState => ({
+  sessionKeys: new Set(lines.flatMap((command) => sessionKeys({ tool: "shell", command }))),
+  rejected: new Map(),
+});
+const noRules: LoadedPolicy = { ok: true, version: 1, rules: [] };
+const denyPush: LoadedPolicy = { ok: true, version: 2, rules: PolicyRules.parse([{ id: "no-push", effect: "deny", command: "git push" }]) };
+const run = (command: string, policy: LoadedPolicy, session = approved("touch x.txt")) => decide({ tool: shellTool, input: { command } }, policy, session);
+
+// `touch x.txt` then git push, spelled every way bash accepts; the analysis reads each.
+const VISIBLE = [
+  "\ngit push origin HEAD:refs/heads/x", "\r\ngit push", "; git push", " & git push", " && git push", " || git push",
+  " | git push", " |& git push", "; (git push)", "; { git push; }", "; if true; then git push; fi",
+  "; for i in 1; do git push; done", "; while true; do git push; break; done", "; case x in x) git push;; esac",
+  "\ncat <<EOF\nbody\nEOF\ngit push", "; cat <(git push)", " $(git push)", " `git push`", "; echo \"$(git push)\"",
+  "; eval \"git push\"", "; sh -c 'git push'", "; bash -c \"git push --force\"", "; env git push", "; timeout 5 git push",
+  "; command git push", "; nohup git push", "; exec git push", "; \\git push", "; 'git' push", "; g\\it push",
+  "; git \\\npush", ";\tgit\tpush", "; f() { git push; }; f", "; find . -exec git push \\;",
+  "; git -C tools push", "; /usr/bin/git push",
+];
+// Where the analysis cannot see what runs: never covered, the deny cannot decide, the card says so.
+const HIDDEN = [
+  "; X=git; $X push", "; $(echo git) push", "; `echo git` push", "; eval \"$CMD\"", "; bash -c \"$X\"",
+  "; echo git push | sh", "; echo 'import os' | python3", "\nbash <<EOF\ngit push\nEOF", "; source ./x.sh",
+  "; alias t='git push'", "; PATH=./bin git status", "; git $(echo push)", "; echo push | xargs git",
+];
+
+describe("a session approval of `touch` never covers a second command", () => {
+  it.each([...VISIBLE, ...HIDDEN])("touch x.txt%j asks", (rest) => {
+    const d = run(`touch x.txt${rest}`, noRules);
+    expect(d.action).toBe("ask");
+  });
+
+  it("but covers `touch` itself, and every command it was approved for", () => {
+    expect(run("touch y.txt", noRules).decision).toBe("approved_session");
+    expect(run("touch a && npm test -- --watch", noRules, approved("touch x", "npm test")).decision).toBe("approved_session");
+    expect(run("touch a && npm publish", noRules, approved("touch x", "npm test")).action).toBe("ask");
+  });
+
+  it("an opaque command is not covered even by approving its exact text", () => {
+    const line = "eval \"$CMD\"";
+    expect(run(line, noRules, approved(line)).action).toBe("ask");
+  });
+});
+
+describe("an org deny of one command denies the whole line", () => {
+  it.each(VISIBLE)("touch x.txt%j is denied", (rest) => {
+    const d = run(`touch x.txt${rest}`, denyPush);
+    expect(d).toMatchObject({ action: "deny", decision: "policy_deny" });
+    expect(d.reason).toContain("no-push");
+  });
+
+  it.each(HIDDEN)("touch x.txt%j is asked about, saying the policy could not check it", (rest) => {
+    const d = run(`touch x.txt${rest}`, denyPush, approved("touch x.txt", `touch x.txt${rest}`));
+    expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
+    if (d.action !== "ask") throw new Error("unreachable");
+    expect(d.unchecked).toMatch(/could not check/);
+    const card = approvalCard(shellTool, { command: `touch x.txt${rest}` }, d.reason, undefined, d.unchecked);
+    expect(card.policyUnchecked).toMatch(/could not check/);
+  });
+
+  it("without a rule that could match, an opaque command is an ordinary ask", () => {
+    const d = run("eval \"$CMD\"", noRules);
+    expect(d).toMatchObject({ action: "ask", decision: "ask" });
+    expect("unchecked" in d && d.unchecked).toBeFalsy();
+  });
+});

@@ -1,0 +1,63 @@
+// Files whose writing steers git: anything under a `.git` folder, the attribute and module
+// files, and the names that make a plain folder a git directory (`HEAD`, `config`,
+// `packed-refs`, ... beside `objects/` and `refs/`). Git obeys what they say — hooks, fsmonitor,
+// filter and diff drivers, pagers run programs — so a write tool never treats such a write as
+// an ordinary edit: it is asked about every time, and the card says why. Decided by name only:
+// whether `objects/` sits beside a `HEAD` is a fact of the disk that can change after a check.
+
+// A path component that is a git directory, or lives in one.
+const GIT_DIR_COMPONENT = /^\.git$/i;
+// Files git reads from the work tree itself.
+const WORKTREE_FILES = new Set([".gitattributes", ".gitmodules", ".gitconfig", ".git"]);
+// Names that, beside `objects/` and `refs/`, make a folder a repository, and what git reads there.
+const GIT_DIR_FILES = new Set(["head", "config", "config.worktree", "packed-refs", "commondir", "gitdir", "orig_head", "fetch_head", "index"]);
+
+function components(path: string): string[] {
+  return path.replace(/\\/g, "/").split("/").filter((c) => c.length > 0 && c !== ".");
+}
+
+/** Whether writing `path` (relative to the workspace) could change what git runs. */
+export function steersGit(path: string): boolean {
+  const parts = components(path);
+  if (parts.length === 0) return false;
+  if (parts.some((c) => GIT_DIR_COMPONENT.test(c.replace(/[. ]+$/, "")))) return true;
+  const name = parts[parts.length - 1].toLowerCase();
+  if (WORKTREE_FILES.has(name)) return true;
+  if (GIT_DIR_FILES.has(name)) return true;
+  // `x/hooks/pre-commit` matters only inside a git dir; `x/refs/heads/main` and `x/objects/ab/…`
+  // help make one. Files with an extension under `hooks/` stay ordinary (`src/hooks/useThing.ts`).
+  if (parts.length >= 2 && parts[parts.length - 2].toLowerCase() === "hooks" && !name.includes(".")) return true;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const [c, next] = [parts[i].toLowerCase(), parts[i + 1].toLowerCase()];
+    if (c === "refs" && /^(heads|tags|remotes)$/.test(next)) return true;
+    if (c === "objects" && /^([0-9a-f]{2}|pack|info)$/.test(next)) return true;
+  }
+  return false;
+}
+
+function strings(input: unknown, ...keys: string[]): string[] {
+  if (!input || typeof input !== "object") return [];
+  const out: string[] = [];
+  for (const k of keys) {
+    const v = (input as Record<string, unknown>)[k];
+    if (typeof v === "string") out.push(v);
+  }
+  return out;
+}
+
+/** The paths a write tool's input names (a path field, or a patch's file headers). */
+export function writtenPaths(input: unknown): string[] {
+  const paths = strings(input, "path", "file_path");
+  for (const patch of strings(input, "patch", "diff")) {
+    for (const m of patch.matchAll(/^(?:\+\+\+|---) (?:[ab]\/)?([^\t\n]+)|^(?:rename|copy) to (.+)$/gm)) {
+      const p = (m[1] ?? m[2]).trim();
+      if (p !== "/dev/null") paths.push(p.replace(/^"|"$/g, ""));
+    }
+  }
+  return [...new Set(paths)];
+}
+
+/** The written paths that steer git. */
+export function gitPathsOf(input: unknown): string[] {
+  return writtenPaths(input).filter(steersGit);
+}

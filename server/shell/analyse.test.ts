@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { analyseShell, isOpaque } from "./analyse";
+
+const argvs = (line: string) => analyseShell(line).commands.map((c) => c.argv);
+const seesPush = (line: string) => analyseShell(line).commands.some((c) => c.argv[0] === "git" && c.argv.includes("push") && !c.opaque);
+
+// Every spelling a shell accepts for "then run git push": the analysis must list `git push`
+// as a command of its own (the policy denies it, a session approval of `touch` does not cover it).
+export const SEPARATED = [
+  "touch x.txt\ngit push origin HEAD:refs/heads/x",
+  "touch x.txt\r\ngit push",
+  "true; git push",
+  "true & git push",
+  "true && git push",
+  "false || git push",
+  "echo x | git push",
+  "echo x |& git push",
+  "(git push)",
+  "{ git push; }",
+  "if true; then git push; fi",
+  "if false; then :; elif true; then git push; fi",
+  "if false; then :; else git push; fi",
+  "while git push; do break; done",
+  "until git push; do :; done",
+  "for i in 1; do git push; done",
+  "case x in x) git push;; esac",
+  "f() { git push; }; f",
+  "function f { git push; }",
+  "cat <<EOF\nhello $(date)\nEOF\ngit push",
+  "cat <<'EOF'\ngit push is only data here\nEOF\ngit push",
+  "cat <(git push)",
+  "tee >(git push)",
+  "echo $(git push)",
+  "echo \"$(git push)\"",
+  "echo `git push`",
+  "echo ${x:-$(git push)}",
+  "eval \"git push\"",
+  "eval git push",
+  "sh -c 'git push'",
+  "bash -lc \"true && git push\"",
+  "bash -c \"bash -c 'git push'\"",
+  "env git push",
+  "env -i FOO=1 git push",
+  "timeout 5 git push",
+  "timeout -s KILL 5 git push",
+  "nohup git push &",
+  "command git push",
+  "exec git push",
+  "nice -n 5 git push",
+  "sudo -u me git push",
+  "time git push",
+  "watch git push",
+  "find . -exec git push \\;",
+  "\\git push",
+  "'git' push",
+  "\"git\" push",
+  "g\\it push",
+  "git \\\npush",
+  "git\tpush",
+  "/usr/bin/git push",
+  "! git push",
+  "true;git push",
+  "x=1 git push",
+];
+
+describe("the shell analysis splits every separator", () => {
+  it.each(SEPARATED)("%j runs git push", (line) => {
+    expect(seesPush(line)).toBe(true);
+  });
+
+  it("a comment is not a command", () => {
+    expect(argvs("# git push")).toEqual([]);
+    expect(argvs("echo hi # git push")).toEqual([["echo", "hi"]]);
+    expect(argvs("echo '# git push'")).toEqual([["echo", "# git push"]]);
+  });
+
+  it("a quoted here-document body is data, the line it hangs on is a command", () => {
+    expect(argvs("cat <<'EOF'\nrm -rf /\nEOF")).toEqual([["cat"]]);
+    expect(argvs("git push <<EOF\nx\nEOF")).toEqual([["git", "push"]]);
+  });
+
+  it("gives static words their shell value", () => {
+    expect(argvs("ls -la \"my file\" 'x y' a\\ b")).toEqual([["ls", "-la", "my file", "x y", "a b"]]);
+    expect(argvs("echo \"a\\\"b\" $'c'")).toEqual([["echo", "a\"b", "c"]]);
+  });
+});
+
+// What the analysis cannot see through is opaque: never covered, never read-only.
+const OPAQUE = [
+  "$(git push)",
+  "`git push`",
+  "X=git; $X push",
+  "${X} push",
+  "eval \"$CMD\"",
+  "bash -c \"$X\"",
+  "sh script.sh",
+  "echo git push | sh",
+  "echo 'import os' | python3",
+  "python3 - <<EOF\nprint(1)\nEOF",
+  "bash <<EOF\ngit push\nEOF",
+  "source ./x.sh",
+  ". ./x.sh",
+  "alias ls='git push'",
+  "trap 'git push' EXIT",
+  "PATH=./bin ls",
+  "export PATH=./bin",
+  "GIT_DIR=x git status",
+  "env PATH=. ls",
+  "env -S 'git push'",
+  "declare -i x=1",
+  "((x++))",
+  "echo $((a[1]))",
+  "[[ $x -eq 1 ]]",
+  "printf -v \"$name\" x",
+  "echo ${!ref}",
+  "git push 'unterminated",
+  "if true; then",
+  "sudo -s",
+  "xargs -a list $CMD",
+];
+
+describe("what the analysis cannot see through", () => {
+  it.each(OPAQUE)("%j is opaque", (line) => {
+    expect(isOpaque(analyseShell(line))).toBe(true);
+  });
+
+  it.each(["ls -la", "git status", "npm test -- --watch", "cat a | grep b > /dev/null", "echo $HOME", "[ -f x ] && cat x"])("%j is not", (line) => {
+    expect(isOpaque(analyseShell(line))).toBe(false);
+  });
+
+  it("xargs and find -exec run a command whose last words come from elsewhere", () => {
+    const x = analyseShell("echo push | xargs git").commands.find((c) => c.wrappedBy === "xargs")!;
+    expect(x.argv[0]).toBe("git");
+    expect(x.words.some((w) => w.dynamic)).toBe(true);
+  });
+
+  it("notes writes through redirection", () => {
+    expect(analyseShell("ls > out.txt").writes).toBe(true);
+    expect(analyseShell("ls 2>&1 >/dev/null").writes).toBe(false);
+    expect(analyseShell("cat < in.txt").writes).toBe(false);
+  });
+});

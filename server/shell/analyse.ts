@@ -1,0 +1,256 @@
+// The one shell analysis: walks bash's syntax tree of a command line and lists every simple
+// command it would run — across newlines, `;`, `&`, `&&`, `||`, pipes, subshells, groups,
+// if/while/for/case bodies, functions, here-documents, process and command substitution — with
+// wrappers unwrapped (wrappers.ts). The org policy, session approvals and the read-only
+// classifier all judge this list. What it cannot see through is marked opaque, never guessed.
+import { parseShell, type Node } from "./parser";
+import type { ShellAnalysis, SimpleCommand, Word } from "./types";
+import { unwrap, type Context } from "./wrappers";
+import { wordOf } from "./words";
+
+export type { ShellAnalysis, SimpleCommand, Word };
+
+const MAX_DEPTH = 6;
+
+// Variables whose value changes what a later program is or what it loads and runs.
+const SENSITIVE_VARIABLE =
+  /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|IFS|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|NODE_OPTIONS|NODE_PATH|RUBYOPT|RUBYLIB|PERLLIB|XDG_\w+|PERL5\w*|PYTHON\w*|LD_\w+|DYLD_\w+|GIT_\w+|npm_config_\w+|NPM_CONFIG_\w+)$/;
+
+export const basename = (program: string) => program.slice(program.lastIndexOf("/") + 1);
+
+const STDIN_REDIRECTS = new Set(["<", "<&", "<<", "<<-", "<<<", "<>", "&<"]);
+const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"]);
+
+interface Flags {
+  /** stdin comes from a pipe or a redirect: an interpreter there runs what it is fed. */
+  fed?: boolean;
+}
+
+class Walker {
+  readonly commands: SimpleCommand[] = [];
+  writes = false;
+  background = false;
+  constructor(readonly depth: number, readonly topLevel: boolean) {}
+
+  opaque(node: Node, reason: string) {
+    this.commands.push({ argv: [], words: [], programPath: false, assignments: [], source: node.text, opaque: reason });
+  }
+
+  visit(node: Node, flags: Flags = {}): void {
+    if (node.type === "ERROR" || node.isMissing) return this.opaque(node, "bash could not parse it");
+    switch (node.type) {
+      case "comment":
+        return;
+      case "command":
+        return this.command(node, flags);
+      case "pipeline": {
+        let first = true;
+        for (const c of node.namedChildren) {
+          this.visit(c, first ? flags : { fed: true });
+          first = false;
+        }
+        return;
+      }
+      case "redirected_statement": {
+        let fed = flags.fed;
+        for (const c of node.children) if (REDIRECTS.has(c.type)) fed = this.redirect(c) || fed;
+        const body = node.childForFieldName("body");
+        if (body) this.visit(body, { fed });
+        for (const c of node.children) if (c !== body) this.visitChildren(c);
+        return;
+      }
+      case "variable_assignment":
+      case "variable_assignments":
+        return this.assignmentStatement(node);
+      case "declaration_command":
+      case "unset_command":
+        return this.declaration(node);
+      case "test_command":
+        return this.test(node);
+      case "function_definition": {
+        const body = node.childForFieldName("body");
+        if (body) this.visit(body);
+        return;
+      }
+      case "arithmetic_expansion":
+      case "c_style_for_statement":
+        if (this.arithmeticReadsVariables(node)) return this.opaque(node, "arithmetic on variables can run code hidden in their values");
+        return this.visitChildren(node);
+      case "compound_statement":
+        if (node.firstChild?.type === "((" && this.arithmeticReadsVariables(node)) {
+          return this.opaque(node, "arithmetic on variables can run code hidden in their values");
+        }
+        return this.visitChildren(node);
+      case "expansion":
+        if (/^\$\{!/.test(node.text) || /@[PEAKa]?\}$/.test(node.text) || hasDescendant(node, "subscript")) {
+          return this.opaque(node, "this expansion can run code hidden in a variable");
+        }
+        return this.visitChildren(node);
+      default:
+        return this.visitChildren(node);
+    }
+  }
+
+  visitChildren(node: Node) {
+    for (const c of node.children) {
+      if (c.type === "&" && !c.isNamed) this.background = true;
+      this.visit(c);
+    }
+  }
+
+  // Returns true when the redirect feeds stdin; notes writes to anything but /dev/null or an fd.
+  redirect(node: Node): boolean {
+    const op = node.children.find((c) => !c.isNamed)?.type ?? "";
+    if (node.type !== "file_redirect") return true;
+    if (STDIN_REDIRECTS.has(op)) return true;
+    const dest = node.childForFieldName("destination");
+    const target = dest ? wordOf(dest) : undefined;
+    const harmless = target && !target.dynamic && (target.text === "/dev/null" || (/&$/.test(op) && /^(\d+|-)$/.test(target.text)));
+    if (!harmless) this.writes = true;
+    return false;
+  }
+
+  command(node: Node, flags: Flags) {
+    const assignments: string[] = [];
+    const words: Word[] = [];
+    let fed = flags.fed;
+    const ranges: { start: number; end: number }[] = [];
+    let opaque: string | undefined;
+    for (const c of node.children) {
+      if (c.type === "variable_assignment") {
+        const problem = this.assignmentProblem(c);
+        if (problem) opaque ??= problem;
+        assignments.push(c.text);
+      } else if (c.type === "command_name") {
+        const inner = c.firstNamedChild ?? c;
+        const w = wordOf(inner);
+        if (w.dynamic) opaque ??= "the program is only known at run time";
+        words.push(w);
+        ranges.push({ start: c.startIndex, end: c.endIndex });
+      } else if (REDIRECTS.has(c.type)) {
+        fed = this.redirect(c) || fed;
+      } else if (c.isNamed && c.type !== "comment") {
+        words.push(wordOf(c));
+        ranges.push({ start: c.startIndex, end: c.endIndex });
+      }
+    }
+    for (const c of node.children) {
+      if (c.type === "variable_assignment") this.visitChildren(c);
+      else this.visit(c);
+    }
+    for (const w of words) if (!w.dynamic && latentCode(w.text)) opaque ??= "a quoted `$(…)` inside a subscript runs where bash evaluates it";
+    const argv = words.map((w, i) => (i === 0 && !w.dynamic ? basename(w.text) : w.text));
+    const base: SimpleCommand = {
+      argv, words, assignments, source: node.text,
+      programPath: !!words[0] && !words[0].dynamic && words[0].text.includes("/"),
+      ...(opaque ? { opaque } : {}),
+      ...(this.topLevel ? { ranges } : {}),
+    };
+    this.commands.push(...unwrap(base, this.context(fed)));
+  }
+
+  context(fed: boolean | undefined): Context {
+    return { fed: !!fed, depth: this.depth, analyse: (text) => analyseAt(text, this.depth + 1, false) };
+  }
+
+  assignmentProblem(node: Node): string | undefined {
+    const name = node.childForFieldName("name");
+    if (!name || name.type !== "variable_name") return "an assignment to an array element evaluates its subscript";
+    if (SENSITIVE_VARIABLE.test(name.text)) return `setting ${name.text} changes what later programs run`;
+    const value = node.childForFieldName("value");
+    if (value && latentCode(wordOf(value).text)) return "a quoted `$(…)` inside a subscript runs where bash evaluates it";
+    return undefined;
+  }
+
+  assignmentStatement(node: Node) {
+    const parts = node.type === "variable_assignments" ? node.namedChildren : [node];
+    const problem = parts.map((p) => this.assignmentProblem(p)).find(Boolean);
+    for (const p of parts) this.visitChildren(p);
+    this.commands.push({ argv: [], words: [], programPath: false, assignments: parts.map((p) => p.text), source: node.text, ...(problem ? { opaque: problem } : {}) });
+  }
+
+  // export/declare/local/readonly/typeset/unset: integer and name-reference attributes, and
+  // names only known at run time, make bash evaluate text as code.
+  declaration(node: Node) {
+    const keyword = node.firstChild?.text ?? "declare";
+    const words: Word[] = [{ text: keyword, dynamic: false }];
+    let opaque: string | undefined;
+    for (const c of node.namedChildren) {
+      if (c.type === "variable_assignment") {
+        opaque ??= this.assignmentProblem(c);
+        words.push({ text: c.text, dynamic: hasDescendant(c, "simple_expansion", "expansion", "command_substitution") });
+      } else {
+        const w = c.type === "variable_name" ? { text: c.text, dynamic: false } : wordOf(c);
+        if (w.dynamic) opaque ??= `${keyword} with a name only known at run time`;
+        else if (/^[-+]\w*[in]/.test(w.text)) opaque ??= `${keyword} ${w.text} makes bash evaluate values as code`;
+        else if (SENSITIVE_VARIABLE.test(w.text)) opaque ??= `${keyword} ${w.text} changes what later programs run`;
+        else if (w.text.includes("[")) opaque ??= "a subscript is evaluated as code";
+        words.push(w);
+      }
+    }
+    this.visitChildren(node);
+    this.commands.push({ argv: words.map((w) => w.text), words, programPath: false, assignments: [], source: node.text, ...(opaque ? { opaque } : {}) });
+  }
+
+  // `[[ … ]]`: its arithmetic operators and -v evaluate operands as code (`[ … ]` only -v).
+  test(node: Node) {
+    this.visitChildren(node);
+    const text = node.text;
+    const bracket = node.firstChild?.type === "[" ? "[" : "[[";
+    const arithmetic = (bracket === "[[" ? /\s(-eq|-ne|-lt|-le|-gt|-ge|-v|-R)\s/ : /\s(-v|-R)\s/).test(` ${text} `);
+    const operandsStatic = !hasDescendant(node, "simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion");
+    const opaque = arithmetic && (!operandsStatic || /[[$`]/.test(text.slice(2, -2))) ? `\`${bracket}\` can evaluate an operand as code` : undefined;
+    this.commands.push({
+      argv: [bracket], words: [{ text, dynamic: !operandsStatic }], programPath: false, assignments: [], source: text,
+      ...(opaque ? { opaque } : {}),
+    });
+  }
+
+  arithmeticReadsVariables(node: Node): boolean {
+    return hasDescendant(node, "variable_name", "simple_expansion", "expansion", "subscript", "command_substitution");
+  }
+}
+
+function hasDescendant(node: Node, ...types: string[]): boolean {
+  return node.descendantsOfType(types).length > 0;
+}
+
+// Text that becomes code when bash evaluates it as a subscript (`a[$(cmd)]`), e.g. in
+// arithmetic or `printf -v`: flagged even in static words.
+function latentCode(text: string): boolean {
+  return text.includes("[") && (text.includes("$(") || text.includes("`"));
+}
+
+function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysis {
+  const source = (s: string): ShellAnalysis => ({ commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }], writes: false, background: false });
+  if (depth > MAX_DEPTH) return source("commands are nested too deeply to follow");
+  const tree = parseShell(line);
+  if (!tree) return source("the command line is too long to analyse");
+  try {
+    const w = new Walker(depth, topLevel);
+    w.visit(tree.rootNode);
+    // Some errors hide inside nodes the walk reads as words.
+    if (tree.rootNode.hasError && !w.commands.some((c) => c.opaque)) w.opaque(tree.rootNode, "bash could not parse it");
+    return { commands: w.commands, writes: w.writes, background: w.background };
+  } finally {
+    tree.delete();
+  }
+}
+
+const cache = new Map<string, ShellAnalysis>();
+
+/** Every simple command `line` would run; cached, since a call is judged several times. */
+export function analyseShell(line: string): ShellAnalysis {
+  let hit = cache.get(line);
+  if (!hit) {
+    hit = analyseAt(line, 0, true);
+    if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+    cache.set(line, hit);
+  }
+  return hit;
+}
+
+/** True when some command of the analysis could not be seen through. */
+export function isOpaque(a: ShellAnalysis): boolean {
+  return a.commands.some((c) => c.opaque !== undefined);
+}

@@ -1,0 +1,31 @@
+// Loads the bash grammar (tree-sitter-bash's wasm under web-tree-sitter) once per process, when
+// this module is first imported, so the analysis that the policy, session approvals and the
+// read-only classifier share parses synchronously afterwards. A real parser, not a tokenizer:
+// every separator bash accepts (newline, `;`, `&`, pipes, bodies, substitutions) is a node.
+import { createRequire } from "node:module";
+import { Language, Parser, type Node, type Tree } from "web-tree-sitter";
+
+export type { Node, Tree };
+
+const require = createRequire(import.meta.url);
+
+async function load(): Promise<Parser> {
+  await Parser.init();
+  const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+  const parser = new Parser();
+  parser.setLanguage(language);
+  return parser;
+}
+
+// Top-level await: every importer (server start, tests, benches) gets a ready parser; about
+// 30 ms once, then parsing a command line takes microseconds.
+const parser = await load();
+
+/** Longest line parsed; a longer one is not analysed (treated as opaque by callers). */
+export const MAX_SOURCE = 100_000;
+
+/** The syntax tree of `source`, or undefined when it is too long to analyse. */
+export function parseShell(source: string): Tree | undefined {
+  if (source.length > MAX_SOURCE) return undefined;
+  return parser.parse(source) ?? undefined;
+}

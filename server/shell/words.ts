@@ -1,0 +1,88 @@
+// Word values as bash would pass them: quotes removed, backslashes resolved, line continuations
+// joined. Anything whose value depends on run time (expansions, substitutions, globs, `~`,
+// braces) stays dynamic, with its source text.
+import type { Node } from "./parser";
+import type { Word } from "./types";
+
+const DYNAMIC_NODES = new Set([
+  "simple_expansion", "expansion", "command_substitution", "process_substitution",
+  "arithmetic_expansion", "brace_expression", "ansi_c_string",
+]);
+
+// An unquoted glob character that bash would expand against file names.
+function unquotedGlob(raw: string): boolean {
+  let escaped = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (escaped) escaped = false;
+    else if (c === "\\") escaped = true;
+    else if (c === "*" || c === "?") return true;
+    else if (c === "[" && raw.indexOf("]", i + 2) > i) return true;
+  }
+  return false;
+}
+
+// Bare word: `\x` is x and a backslash-newline vanishes.
+function unescapeBare(raw: string): string {
+  return raw.replace(/\\(\r?\n|.)/gs, (_, c: string) => (c === "\n" || c === "\r\n" ? "" : c));
+}
+
+// Inside double quotes only these characters are escaped.
+function unescapeDouble(raw: string): string {
+  return raw.replace(/\\(\r?\n|[$`"\\])/g, (_, c: string) => (c.endsWith("\n") ? "" : c));
+}
+
+function ansiC(body: string): Word | undefined {
+  if (body.includes("\\")) return undefined;
+  return { text: body, dynamic: false };
+}
+
+/** The value of one argument-like node. */
+export function wordOf(node: Node): Word {
+  const source = node.text;
+  switch (node.type) {
+    case "word":
+    case "number": {
+      // `{a,b}` splits into words, a leading `~` is a home folder, globs match files.
+      if (/^~/.test(source) || /[{}]/.test(source.replace(/\\./g, ""))) return { text: source, dynamic: true };
+      if (unquotedGlob(source)) return { text: source, dynamic: true, globOnly: true };
+      return { text: unescapeBare(source), dynamic: false };
+    }
+    case "raw_string":
+      return { text: source.slice(1, -1), dynamic: false };
+    case "ansi_c_string":
+      return ansiC(source.slice(2, -1)) ?? { text: source, dynamic: true };
+    case "string":
+    case "translated_string":
+      return stringOf(node);
+    case "concatenation": {
+      const parts = node.children.map(wordOf);
+      const dynamic = parts.some((p) => p.dynamic);
+      const globOnly = dynamic && parts.every((p) => !p.dynamic || p.globOnly);
+      return { text: dynamic ? source : parts.map((p) => p.text).join(""), dynamic, ...(globOnly ? { globOnly } : {}) };
+    }
+    default:
+      return { text: source, dynamic: true };
+  }
+}
+
+// A double-quoted string: literal pieces between the children, children that expand are dynamic.
+function stringOf(node: Node): Word {
+  const source = node.text;
+  const open = node.type === "translated_string" ? 2 : 1;
+  const start = node.startIndex + open;
+  const end = node.endIndex - 1;
+  let text = "";
+  let at = start;
+  let dynamic = false;
+  for (const child of node.children) {
+    if (child.startIndex < start || child.endIndex > end) continue;
+    if (DYNAMIC_NODES.has(child.type)) dynamic = true;
+    else if (child.type !== "string_content") dynamic = true;
+    text += source.slice(at - node.startIndex, child.startIndex - node.startIndex);
+    at = child.endIndex;
+    if (child.type === "string_content") text += child.text;
+  }
+  text += source.slice(at - node.startIndex, end - node.startIndex);
+  return dynamic ? { text: source, dynamic } : { text: unescapeDouble(text), dynamic: false };
+}
