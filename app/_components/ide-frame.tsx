@@ -102,14 +102,14 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   }, [diffPath, uncommitted]);
   const [reveal, setReveal] = useState<SearchHit | null>(null);
   const openHit = useCallback((hit: SearchHit) => {
-    setDiff(null);
+    setDiffPath(null);
     files.open(hit.path);
     setReveal({ ...hit });
   }, [files]);
   // Opening a file (or switching tabs) leaves a change's diff for the editor.
-  const openFile = useCallback((path: string) => (setDiff(null), files.open(path)), [files]);
+  const openFile = useCallback((path: string) => (setDiffPath(null), files.open(path)), [files]);
   const active = files.tabs.active;
-  useEffect(() => setDiff(null), [active]);
+  useEffect(() => setDiffPath(null), [active]);
 
   // The agent (or anything) changed files: refresh the tree and any open file it touched.
   const filesVersion = state.files?.version;
