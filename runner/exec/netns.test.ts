@@ -4,7 +4,7 @@
 // connection to a host address is made from inside the sandbox; the test itself only connects
 // to loopback. No outbound-internet checks: CI's network is restricted.
 import { createServer, type Server } from "node:http";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -13,7 +13,7 @@ import type { RunnerToServer } from "../../server/protocol/runner";
 import { listPorts } from "../preview/ports";
 import { previewHandler } from "../preview";
 import { scrubEnv } from "./env";
-import { WorkspaceNetwork } from "./netns";
+import { namespaceResolvConf, WorkspaceNetwork } from "./netns";
 import { PtyManager } from "./pty";
 import { findOnPath, sandboxInfo } from "./sandbox";
 import { ShellService } from "./shell";
@@ -163,6 +163,26 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
 
   it("is one namespace, one relay and one slirp4netns for every command and terminal", () => {
     expect(logs.filter((l) => l.includes("workspace network namespace up"))).toHaveLength(1);
+  });
+
+  it("a resolver on the host's loopback (systemd-resolved) becomes slirp4netns's forwarder inside", async () => {
+    // In the workspace, so a sandbox without network (private /tmp) sees the file too.
+    const hostConf = join(ws.dir, "host-resolv.conf");
+    await writeFile(hostConf, "# stub\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n");
+    const own = new WorkspaceNetwork({ sandboxed: true, hostNetwork: false, log: () => {}, resolvConf: hostConf });
+    const sh = new ShellService({ sandbox: sandboxInfo("auto"), env: scrubEnv({ ...process.env, HOME: home }), allowNetwork: true, network: own });
+    try {
+      const r = await sh.run({ command: `cat ${hostConf}`, network: true }, opContext(ws.workspace));
+      expect(r.output).toContain("nameserver 10.0.2.3\noptions edns0 trust-ad\nsearch lan");
+      expect(r.output).not.toContain("127.0.0.53");
+      // Commands without network keep the host's file: they resolve nothing anyway.
+      expect((await sh.run({ command: `cat ${hostConf}` }, opContext(ws.workspace))).output).toContain("127.0.0.53");
+    } finally {
+      await sh.dispose();
+      await own.dispose();
+      await rm(hostConf, { force: true });
+    }
+    expect(namespaceResolvConf("/nonexistent/resolv.conf", tmpdir())).toBeUndefined();
   });
 });
 

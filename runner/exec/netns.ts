@@ -17,7 +17,7 @@
 // agent's requests for network are refused; "host" when the runner is not sandboxed, or with
 // QUIVER_SANDBOX_HOST_NETWORK=1 (an explicit choice: commands then reach the host's loopback).
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,18 +35,23 @@ export interface NetworkOptions {
   log(line: string): void;
   /** Time for the relay and slirp4netns to come up. */
   startTimeoutMs?: number;
+  /** The host's resolver configuration (default /etc/resolv.conf). */
+  resolvConf?: string;
 }
 
 /** What a sandbox granted network gets: its own empty namespace, the host's, or the workspace's (entered with `enter`). */
 export interface SandboxNetwork {
   network: boolean;
   enter?: string[];
+  /** A resolv.conf to bind over the host's (SandboxSpec.resolvConf). */
+  resolvConf?: { file: string; at: string };
 }
 
 interface Namespace {
   dir: string;
   socket: string;
   enter: string[];
+  resolvConf?: { file: string; at: string };
   fds: number[];
   relay: ChildProcess;
   slirp?: ChildProcess;
@@ -80,7 +85,8 @@ export class WorkspaceNetwork {
     if (this.mode === "host") return { network: true };
     if (!this.tools.unshare || !this.tools.nsenter) return { network: false };
     try {
-      return { network: true, enter: (await this.namespace()).enter };
+      const ns = await this.namespace();
+      return { network: true, enter: ns.enter, ...(ns.resolvConf ? { resolvConf: ns.resolvConf } : {}) };
     } catch (err) {
       this.o.log(`no network namespace for the workspace (${(err as Error).message}); this sandbox gets no network`);
       return { network: false };
@@ -131,9 +137,10 @@ export class WorkspaceNetwork {
     let relay: ChildProcess | undefined;
     let slirp: ChildProcess | undefined;
     try {
-      // Not root: a user namespace owns the network one, and nsenter joins both (mapped to the
-      // runner's own uid, so bubblewrap inside behaves as it does without this).
-      const unshare = root ? [this.tools.unshare!, "--net"] : [this.tools.unshare!, "--user", "--map-current-user", "--net"];
+      // Not root: a user namespace owns the network one (root in it is the runner's uid, which
+      // slirp4netns needs), and nsenter joins both; bubblewrap then maps the sandbox back to the
+      // runner's own uid (SandboxSpec.enter).
+      const unshare = root ? [this.tools.unshare!, "--net"] : [this.tools.unshare!, "--user", "--map-root-user", "--net"];
       relay = await this.startRelay(socket, [...this.deathsig(), ...unshare, "--"]);
       const kinds = root ? ["net"] : ["user", "net"];
       for (const kind of kinds) fds.push(openSync(`/proc/${relay.pid}/ns/${kind}`, "r"));
@@ -143,8 +150,9 @@ export class WorkspaceNetwork {
         : [this.tools.nsenter!, `--user=${path(0)}`, `--net=${path(1)}`, "--preserve-credentials", "--"];
       if (this.mode === "isolated") slirp = await this.startSlirp(relay.pid!);
       if (this.disposed) throw new Error("the runner is shutting down");
+      const resolvConf = this.mode === "isolated" ? namespaceResolvConf(this.o.resolvConf ?? "/etc/resolv.conf", dir) : undefined;
       this.o.log(`workspace network namespace up (${this.mode === "isolated" ? "outbound through slirp4netns, host loopback unreachable" : "loopback only"})`);
-      return { dir, socket, enter, fds, relay, slirp };
+      return { dir, socket, enter, resolvConf, fds, relay, slirp };
     } catch (err) {
       for (const c of [relay, slirp]) c?.kill("SIGKILL");
       for (const fd of fds) closeSync(fd);
@@ -219,6 +227,36 @@ export class WorkspaceNetwork {
     for (const fd of ns.fds) closeSync(fd);
     rmSync(ns.dir, { recursive: true, force: true });
   }
+}
+
+const LOOPBACK_NAMESERVER = /^\s*nameserver\s+(127\.\S+|::1|0\.0\.0\.0)\s*$/;
+
+/**
+ * A host resolver on loopback (systemd-resolved's 127.0.0.53, dnsmasq) is not in the namespace:
+ * such nameservers become slirp4netns's forwarder, 10.0.2.3, which relays to the host's. The
+ * file is written beside the relay's socket and bound over the real path of the host's
+ * (often a symlink into /run). Undefined when nothing needs changing or the host has none.
+ */
+export function namespaceResolvConf(hostFile: string, dir: string): { file: string; at: string } | undefined {
+  let at: string;
+  let text: string;
+  try {
+    at = realpathSync(hostFile);
+    text = readFileSync(at, "utf8");
+  } catch {
+    return undefined;
+  }
+  const lines = text.split("\n");
+  if (!lines.some((l) => LOOPBACK_NAMESERVER.test(l))) return undefined;
+  const out: string[] = [];
+  for (const line of lines) {
+    const next = LOOPBACK_NAMESERVER.test(line) ? "nameserver 10.0.2.3" : line;
+    if (next.startsWith("nameserver 10.0.2.3") && out.includes(next)) continue;
+    out.push(next);
+  }
+  const file = join(dir, "resolv.conf");
+  writeFileSync(file, out.join("\n"), { mode: 0o644 });
+  return { file, at };
 }
 
 /** Opens `port` through the relay at `socket`: resolves with the stream once the relay connected it. */

@@ -27,6 +27,8 @@ export interface SandboxSpec {
    * bubblewrap starts. Network without it is the host's (only by explicit choice).
    */
   enter?: string[];
+  /** With `enter`: a resolv.conf bound at `at` (the host's own names a resolver on its loopback). */
+  resolvConf?: { file: string; at: string };
   /** setsid inside the sandbox: right for commands, wrong for a PTY that needs its terminal. */
   newSession: boolean;
   /** Folders bound read-only over the private /tmp: Quiver's own code, when it lives under /tmp. */
@@ -98,6 +100,11 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
   ];
   if (!spec.network) args.push("--unshare-net");
   if (spec.newSession) args.push("--new-session");
+  // Entered as root of the namespace's user namespace (a runner that is not root): its own uid inside.
+  if (spec.network && spec.enter?.length) {
+    args.push("--uid", String(process.getuid?.() ?? 0), "--gid", String(process.getgid?.() ?? 0));
+    if (spec.resolvConf) args.push("--ro-bind", spec.resolvConf.file, spec.resolvConf.at);
+  }
   args.push("--chdir", spec.cwd, "--", ...argv);
   if (spec.network && spec.enter?.length) return { file: spec.enter[0], args: [...spec.enter.slice(1), bwrap, ...args] };
   return { file: bwrap, args };
