@@ -32,6 +32,8 @@ const HIDDEN = [
   "; X=git; $X push", "; $(echo git) push", "; `echo git` push", "; eval \"$CMD\"", "; bash -c \"$X\"",
   "; echo git push | sh", "; echo 'import os' | python3", "\nbash <<EOF\ngit push\nEOF", "; source ./x.sh",
   "; alias t='git push'", "; PATH=./bin git status", "; git $(echo push)", "; echo push | xargs git",
+  "; awk 'BEGIN { system(\"git push\") }'", "; python3 -c \"import os; os.system('git push')\"", "; perl -e 'system q(git push)'",
+  "; sed 's/x/git push/e' f", "; git -c alias.p=push p", "; git -c core.pager='git push' log",
 ];
 
 describe("a session approval of `touch` never covers a second command", () => {
@@ -72,5 +74,25 @@ describe("an org deny of one command denies the whole line", () => {
     const d = run("eval \"$CMD\"", noRules);
     expect(d).toMatchObject({ action: "ask", decision: "ask" });
     expect("unchecked" in d && d.unchecked).toBeFalsy();
+  });
+});
+
+describe("a session approval of a command is not one of every file it writes", () => {
+  it.each([
+    ["echo hi > notes.txt", "echo x > .git/config"],
+    ["echo hi > notes.txt", "echo x >> tools/HEAD"],
+    ["echo hi > notes.txt", "echo x > other.txt"],
+    ["echo hi > notes.txt", "echo x > $F"],
+    ["cp a b", "cp evil .git/config"],
+    ["cp a b", "cp evil tools/config"],
+    ["tee a", "echo '[core]' | tee .git/config"],
+    ["awk '{print}' f", "awk 'BEGIN { system(\"git push\") }'"],
+    ["perl x.pl", "perl -e 'system q(git push)'"],
+  ])("approving %j does not cover %j", (first, later) => {
+    expect(run(later, noRules, approved(first)).action).toBe("ask");
+  });
+
+  it("but covers the same write again", () => {
+    expect(run("echo more > notes.txt", noRules, approved("echo hi > notes.txt")).decision).toBe("approved_session");
   });
 });

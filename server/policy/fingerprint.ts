@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
 import { isDangerous } from "../tools/builtin/shell-safety";
+import { steersGit } from "./git-paths";
 
 /** JSON with object keys sorted, so equal arguments give equal bytes. */
 export function canonicalJson(value: unknown): string {
@@ -65,7 +66,10 @@ export interface CallFacts {
  */
 export function sessionKeys(facts: CallFacts): string[] {
   if (facts.command !== undefined) {
-    const keys = analyseShell(facts.command).commands.map((c) => commandKey(facts.tool, c));
+    const analysis = analyseShell(facts.command);
+    const keys = analysis.commands.map((c) => commandKey(facts.tool, c));
+    // Approving `echo x > notes.txt` is not approving a write to every file: `> .git/config`.
+    for (const t of analysis.writeTargets) keys.push(t.dynamic || steersGit(t.text) ? `${facts.tool}:opaque:> ${t.text}` : `${facts.tool}:write:${t.text}`);
     return keys.length > 0 ? [...new Set(keys)].sort() : [`${facts.tool}:cmd:`];
   }
   if (facts.gitPaths && facts.gitPaths.length > 0) return facts.gitPaths.map((p) => `${facts.tool}:opaque:${p}`).sort();
@@ -75,12 +79,19 @@ export function sessionKeys(facts: CallFacts): string[] {
 }
 
 function commandKey(tool: string, c: SimpleCommand): string {
-  if (c.opaque) return `${tool}:opaque:${c.source}`;
-  // `X=1 cmd`, `rm $f`, `rm -rf x`: what they do depends on more than their first words.
-  if (c.argv.length === 0 || c.assignments.length > 0 || c.words.some((w) => w.dynamic) || isDangerous(c)) {
+  if (c.opaque || c.argv.slice(1).some((a) => touchesGit(c.argv[0], a))) return `${tool}:opaque:${c.source}`;
+  // `X=1 cmd`, `rm $f`, `rm -rf x`, `python3 -c …`: what they do depends on more than their first words.
+  if (c.argv.length === 0 || c.assignments.length > 0 || c.words.some((w) => w.dynamic) || c.runsCode || isDangerous(c)) {
     return `${tool}:exact:${[...c.assignments, ...c.argv].join(" ")}`;
   }
   return `${tool}:cmd:${arityPrefix(c.argv).join(" ")}`;
+}
+
+// An argument naming a file that steers git (`cp x .git/config`, `tee tools/HEAD`); to git
+// itself only a path counts, so the revision `HEAD` is not one.
+function touchesGit(program: string, arg: string): boolean {
+  if (program === "git" && !arg.includes("/") && !arg.startsWith(".git")) return false;
+  return steersGit(arg.slice(arg.indexOf("=") + 1));
 }
 
 /** A key no session approval grants: the call is asked about every time. */
@@ -92,7 +103,8 @@ export function isOpaqueKey(key: string): boolean {
 export function describeKeys(keys: string[]): string {
   return keys
     .map((k) => {
-      const [, kind, rest] = /^[^:]+:(cmd|host|exact|opaque):(.*)$/s.exec(k) ?? [];
+      const [, kind, rest] = /^[^:]+:(cmd|host|exact|opaque|write):(.*)$/s.exec(k) ?? [];
+      if (kind === "write") return `writing ${rest}`;
       if (kind === "opaque") return `nothing more (\`${rest}\` is asked about every time)`;
       if (kind === "cmd") return `${rest} *`;
       if (kind === "exact") return `exactly \`${rest}\``;

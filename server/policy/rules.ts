@@ -110,7 +110,7 @@ function evaluateCommands(rules: PolicyRule[], commands: SimpleCommand[]): Polic
       const m = matchPrefix(cmd, ruleWords(rule.command!), rule.effect === "allow" ? "strict" : "loose");
       if (m === "yes") v = strongest(v, { effect: rule.effect, rule, detail: shown });
       else if (m === "maybe" && rule.effect !== "allow") {
-        const why = cmd.opaque ?? "part of it is only known at run time";
+        const why = cmd.opaque ?? cmd.runsCode ?? "part of it is only known at run time";
         if (!unchecked.some((u) => u.startsWith(`\`${cmd.source}\``))) unchecked.push(`\`${cmd.source}\` (${why})`);
       }
     }

@@ -23,8 +23,11 @@ export type Match = "yes" | "no" | "maybe";
  */
 export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "strict" | "loose" = "strict"): Match {
   if (prefix.length === 0 || command.argv.length === 0) return "no";
-  if (command.opaque || command.words[0]?.dynamic) return "maybe";
-  if (basename(prefix[0]) !== command.argv[0]) return "no";
+  if (command.words[0]?.dynamic) return "maybe";
+  // What the analysis could not see through, or inline code (`python3 -c`, `awk '…'`), can do
+  // what any rule names; a rule that visibly matches still matches for certain.
+  const unseen = command.opaque !== undefined || command.runsCode !== undefined;
+  if (basename(prefix[0]) !== command.argv[0]) return unseen ? "maybe" : "no";
   const args = command.words.slice(1);
   const dynamic = args.some((w) => w.dynamic);
   const fixed = args.filter((w) => !w.dynamic).map((w) => w.text);
@@ -42,8 +45,8 @@ export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "str
     ok = at === words.length;
   }
   ok &&= flags.every((f) => cmdFlags.has(f));
-  if (ok) return mode === "strict" && dynamic ? "maybe" : "yes";
-  return dynamic ? "maybe" : "no";
+  if (ok) return mode === "strict" && (dynamic || unseen) ? "maybe" : "yes";
+  return dynamic || unseen ? "maybe" : "no";
 }
 
 /** Boolean form, for callers that only accept a definite match. */

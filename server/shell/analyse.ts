@@ -29,6 +29,7 @@ interface Flags {
 class Walker {
   readonly commands: SimpleCommand[] = [];
   writes = false;
+  readonly writeTargets: Word[] = [];
   background = false;
   constructor(readonly depth: number, readonly topLevel: boolean) {}
 
@@ -106,7 +107,10 @@ class Walker {
     const dest = node.childForFieldName("destination");
     const target = dest ? wordOf(dest) : undefined;
     const harmless = target && !target.dynamic && (target.text === "/dev/null" || (/&$/.test(op) && /^(\d+|-)$/.test(target.text)));
-    if (!harmless) this.writes = true;
+    if (!harmless) {
+      this.writes = true;
+      this.writeTargets.push(target ?? { text: node.text, dynamic: true });
+    }
     return false;
   }
 
@@ -222,7 +226,7 @@ function latentCode(text: string): boolean {
 }
 
 function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysis {
-  const source = (s: string): ShellAnalysis => ({ commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }], writes: false, background: false });
+  const source = (s: string): ShellAnalysis => ({ commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }], writes: false, writeTargets: [], background: false });
   if (depth > MAX_DEPTH) return source("commands are nested too deeply to follow");
   const tree = parseShell(line);
   if (!tree) return source("the command line is too long to analyse");
@@ -231,7 +235,7 @@ function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysi
     w.visit(tree.rootNode);
     // Some errors hide inside nodes the walk reads as words.
     if (tree.rootNode.hasError && !w.commands.some((c) => c.opaque)) w.opaque(tree.rootNode, "bash could not parse it");
-    return { commands: w.commands, writes: w.writes, background: w.background };
+    return { commands: w.commands, writes: w.writes, writeTargets: w.writeTargets, background: w.background };
   } finally {
     tree.delete();
   }

@@ -23,6 +23,9 @@ export interface SimpleCommand {
   source: string;
   /** Set when the analysis cannot tell what this command runs: the reason, for a card. */
   opaque?: string;
+  /** Set when it runs code given inline (`python3 -c`, `awk '…'`, `sed 'e …'`): a rule on any
+   *  other program could match what that code does. */
+  runsCode?: string;
   /** Reached by unwrapping another command (`env X`, `sh -c '…'`, `find -exec`). */
   wrappedBy?: string;
   /** Offsets of each word in the analysed line, for a rewrite (commands of the line itself only). */
@@ -33,6 +36,8 @@ export interface ShellAnalysis {
   commands: SimpleCommand[];
   /** Output redirected somewhere other than /dev/null or another descriptor. */
   writes: boolean;
+  /** Where output is redirected to (static names, or the source text of a dynamic one). */
+  writeTargets: Word[];
   /** Something is started in the background (`&`) and may outlive the line. */
   background: boolean;
 }

@@ -75,6 +75,11 @@ function inner(analysis: ShellAnalysis, wrapper: string): SimpleCommand[] {
   return analysis.commands.map((c) => ({ ...c, wrappedBy: wrapper, ranges: undefined }));
 }
 
+// Options that hand an interpreter its program inline.
+const INLINE_CODE = /^(-[a-zA-Z]*[ceEr]|--eval|--exec|-p|--print|eval)$/;
+// sed scripts that only print a range or substitute without the `e` (execute) or `w` flags.
+const PLAIN_SED = /^\s*((\d+|\$)(\s*,\s*(\d+|\$))?\s*[pd]|s([/|#,:@])(?:\\.|(?!\5).)*\5(?:\\.|(?!\5).)*\5[gpiI0-9]*)\s*$/;
+
 const isAssignment = (w: Word) => !w.dynamic && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.text);
 const SENSITIVE = /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|HOME|LD_\w+|GIT_\w+|NODE_OPTIONS|PYTHON\w*|PERL5\w*|RUBYOPT|EDITOR|VISUAL|PAGER)=/;
 
@@ -102,8 +107,13 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   if (INTERPRETERS.test(program)) {
     const script = args.find((w) => !w.text.startsWith("-") || w.text === "-");
     if ((ctx.fed && (!script || script.text === "-")) || script?.text === "-") return [opaque(cmd, `\`${program}\` runs a program read from its input`)];
+    if (/awk$/.test(program) || args.some((w) => INLINE_CODE.test(w.text))) return [{ ...cmd, runsCode: `\`${program}\` runs code given on the line` }];
     return [cmd];
   }
+  if (program === "sed" && args.some((w) => !w.text.startsWith("-") && !PLAIN_SED.test(w.text))) {
+    return [{ ...cmd, runsCode: "a sed script can run commands (`e`)" }];
+  }
+  if (program === "git") return [git(cmd, args)];
   if (program === "find") return find(cmd, args, ctx);
   const wrapper = Object.hasOwn(WRAPPERS, program) ? WRAPPERS[program] : undefined;
   if (!wrapper) return [cmd];
@@ -164,4 +174,15 @@ function find(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
     i = end;
   }
   return out;
+}
+
+// git's global options before the sub-command: `-c` and `--exec-path` can name a program
+// (an alias `!sh …`, a pager, fsmonitor) that no rule on the sub-command sees.
+function git(cmd: SimpleCommand, args: Word[]): SimpleCommand {
+  for (let i = 0; i < args.length && args[i].text.startsWith("-"); i++) {
+    const w = args[i].text;
+    if (/^(-c|--config-env|--exec-path)/.test(w)) return opaque(cmd, "`git -c` / `--exec-path` can name a program for git to run");
+    if (["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].includes(w)) i++;
+  }
+  return cmd;
 }
