@@ -42,7 +42,8 @@ export default defineConfig({
     command: "npx tsx server/main.ts",
     cwd: "..",
     url: `http://127.0.0.1:${port}/api/health`,
-    timeout: 240_000,
+    // The server builds the web app first when its sources changed: minutes on a busy machine.
+    timeout: Number(process.env.E2E_SERVER_TIMEOUT_MS ?? 240_000),
     reuseExistingServer: false,
     stdout: "pipe",
     env: {

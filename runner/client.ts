@@ -12,6 +12,7 @@ import {
 } from "../server/protocol/runner";
 import type { PreviewServerFrame } from "../server/protocol/preview";
 import type { OpRegistry, PtyHandler } from "./ops";
+import { OutputWindow } from "./output-window";
 import type { Workspace } from "./workspace/workspace";
 
 export interface RunnerClientOptions {
@@ -41,6 +42,7 @@ export class RunnerClient {
   private lastHeard = 0;
   private stopped = false;
   private readonly inflight = new Map<string, AbortController>();
+  private readonly windows = new Map<string, OutputWindow>();
   private readonly unsubscribe: () => void;
 
   constructor(private readonly o: RunnerClientOptions) {
@@ -146,6 +148,9 @@ export class RunnerClient {
       case "cancel":
         this.inflight.get(msg.id)?.abort(new Error("cancelled"));
         return;
+      case "output.ack":
+        this.windows.get(msg.id)?.ack(msg.offset);
+        return;
       case "preview.request":
       case "preview.body":
       case "preview.ack":
@@ -178,6 +183,8 @@ export class RunnerClient {
     const ctrl = new AbortController();
     this.inflight.set(msg.id, ctrl);
     const timer = setTimeout(() => ctrl.abort(new Error("deadline exceeded")), remaining);
+    const window = msg.outputCeiling ? new OutputWindow(msg.id, (f) => this.send(f), ctrl.signal) : undefined;
+    if (window) this.windows.set(msg.id, window);
     try {
       const r = await op.run(parsed.data, {
         sessionId: msg.sessionId,
@@ -186,6 +193,7 @@ export class RunnerClient {
         deadline: msg.deadline,
         progress: (chunk) => void (ctrl.signal.aborted || this.send({ type: "progress", id: msg.id, chunk })),
         filesChanged: (paths) => this.o.workspace.markChanged(paths),
+        ...(window && msg.outputCeiling ? { output: { ceiling: msg.outputCeiling, write: (b: Buffer) => window.write(b) } } : {}),
       });
       reply(r.ok, r.output, r.meta);
     } catch (err) {
@@ -194,6 +202,7 @@ export class RunnerClient {
     } finally {
       clearTimeout(timer);
       this.inflight.delete(msg.id);
+      this.windows.delete(msg.id);
     }
   }
 

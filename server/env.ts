@@ -45,6 +45,8 @@ export const envSchema = z.object({
   /** Minutes a terminal keeps running with no page of its session attached (a dev server in it
    *  keeps serving meanwhile); then its shell is closed and its tab says so. */
   QUIVER_TERMINAL_IDLE_MINUTES: z.coerce.number().min(0.01, "must be more than 0").max(7 * 24 * 60, "must be at most a week (10080)").default(60),
+  /** Bytes of a command's output stored whole for retrieve_tool_result; past it only its last MiB. */
+  QUIVER_OUTPUT_CEILING_BYTES: z.coerce.number().int().min(1_000_000, "must be at least 1000000").max(1_000_000_000, "must be at most 1000000000").default(64 * 1024 * 1024),
   /** JSON file of MCP servers ({ "mcpServers": {...} }); a bad file is logged, never fatal. */
   QUIVER_MCP_CONFIG: z.string().transform((v) => resolve(v)).optional(),
 });

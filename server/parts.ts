@@ -95,6 +95,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     policies,
     spills,
     workspaceVersion: (sessionId) => runners.workspaceVersion(sessionId),
+    limits: { outputCeiling: deps.env.QUIVER_OUTPUT_CEILING_BYTES },
     emit: (sessionId, event) => publish(sessionId, event).then(() => undefined),
     onSettled: ({ sessionId, toolCallId }) => log(`call ${toolCallId} of session ${sessionId} settled after its turn ended`),
   }, commands);

@@ -7,6 +7,7 @@ import { StringDecoder } from "node:string_decoder";
 import { newMarker } from "./kill";
 import type { Launched, Launcher, RemoteExit } from "./launch";
 import { OutputBuffer } from "./output";
+import { OutputSpool } from "./spool";
 
 export type StopReason = "timeout" | "cancelled" | "killed";
 
@@ -23,6 +24,8 @@ export interface CommandSpec {
   timeoutMs: number;
   maxOutputBytes: number;
   network: boolean;
+  /** Keep the whole output (up to this many bytes, then its tail) for the server's spill. */
+  spoolCeiling?: number;
 }
 
 const signalName = (n: number): string | null =>
@@ -31,6 +34,8 @@ const signalName = (n: number): string | null =>
 export class Command {
   readonly startedAt = Date.now();
   readonly output: OutputBuffer;
+  /** The whole output, when the server takes it (see spool.ts). */
+  readonly spool: OutputSpool | undefined;
   readonly sandboxed: boolean;
   readonly network: boolean;
   exit: CommandExit | undefined;
@@ -46,6 +51,7 @@ export class Command {
 
   constructor(spec: CommandSpec, launcher: Launcher) {
     this.output = new OutputBuffer(spec.maxOutputBytes);
+    this.spool = spec.spoolCeiling ? new OutputSpool(spec.spoolCeiling) : undefined;
     this.sandboxed = launcher.sandboxed;
     this.network = spec.network;
     let finish!: (e: RemoteExit) => void;
@@ -53,7 +59,7 @@ export class Command {
       finish = (e) => {
         if (this.exit) return;
         clearTimeout(this.timer);
-        if (e.error) this.output.push(Buffer.from(`${e.error}\n`));
+        if (e.error) this.push(Buffer.from(`${e.error}\n`));
         this.exit = this.describeExit(e);
         resolve(this.exit);
       };
@@ -78,8 +84,13 @@ export class Command {
     return { exitCode: e.code, signal: e.signal, stopReason: this.stopReason };
   }
 
-  private received(fd: 1 | 2, chunk: Buffer): void {
+  private push(chunk: Buffer): void {
     this.output.push(chunk);
+    this.spool?.push(chunk);
+  }
+
+  private received(fd: 1 | 2, chunk: Buffer): void {
+    this.push(chunk);
     const text = this.decoders[fd - 1].write(chunk);
     if (text && this.sink) this.sink(text);
   }

@@ -40,6 +40,8 @@ interface Job {
   sessionId: string;
   command: Command;
   reading: boolean;
+  /** Output offset up to which calls have streamed the output to the server. */
+  streamed: number;
   gc?: NodeJS.Timeout;
 }
 
@@ -96,10 +98,11 @@ export class ShellService {
         timeoutMs: input.timeout_ms ?? SHELL_LIMITS.defaultTimeoutMs,
         maxOutputBytes: input.max_output_bytes ?? SHELL_LIMITS.defaultMaxOutputBytes,
         network: input.network === true,
+        spoolCeiling: ctx.output?.ceiling,
       },
       this.launcher,
     );
-    const job: Job = { handle: `sh_${randomBytes(6).toString("hex")}`, sessionId: ctx.sessionId, command, reading: false };
+    const job: Job = { handle: `sh_${randomBytes(6).toString("hex")}`, sessionId: ctx.sessionId, command, reading: false, streamed: 0 };
     this.jobs.set(job.handle, job);
     void command.done.then(() => this.scheduleGc(job));
     return this.read(job, input.yield_time_ms, ctx, true);
@@ -115,7 +118,7 @@ export class ShellService {
       job.reading = true;
       await job.command.stop("killed");
       job.reading = false;
-      return this.result(job);
+      return this.result(job, ctx);
     }
     return this.read(job, input.yield_time_ms ?? SHELL_LIMITS.defaultPollYieldMs, ctx, false);
   }
@@ -151,13 +154,14 @@ export class ShellService {
     pump.dispose();
     if (outcome === "abort" && starting) await command.stop("cancelled");
     job.reading = false;
-    return this.result(job);
+    return this.result(job, ctx);
   }
 
-  private result(job: Job): OpResult {
+  private async result(job: Job, ctx: OpContext): Promise<OpResult> {
     const { command } = job;
     const running = command.running;
     const taken = command.output.take(!running);
+    const stored = await this.stream(job, ctx);
     if (!running) this.forget(job);
     else if (job.gc) clearTimeout(job.gc);
     const exit = command.exit;
@@ -170,11 +174,29 @@ export class ShellService {
       omittedBytes: taken.omitted,
       totalBytes: command.output.total,
       durationMs: Date.now() - command.startedAt,
+      ...(stored ? { stored } : {}),
       sandboxed: command.sandboxed,
       network: command.network,
     };
     // Files the command changed reach the browser through the workspace's own watcher.
     return { ok: true, output: taken.text, meta };
+  }
+
+  /** Sends this call's range of the whole output to the server (see spool.ts); undefined when not asked. */
+  private async stream(job: Job, ctx: OpContext): Promise<ShellResultMeta["stored"]> {
+    const spool = job.command.spool;
+    if (!spool || !ctx.output || ctx.signal.aborted) return undefined;
+    const range = spool.describe(job.streamed, spool.total);
+    job.streamed = range.to;
+    job.reading = true;
+    try {
+      for await (const piece of spool.read(range.from, range.to)) await ctx.output.write(piece);
+    } catch {
+      return undefined; // cancelled or disconnected: the server discards the call anyway
+    } finally {
+      job.reading = false;
+    }
+    return range;
   }
 
   private scheduleGc(job: Job): void {
@@ -185,6 +207,7 @@ export class ShellService {
 
   private forget(job: Job): void {
     if (job.gc) clearTimeout(job.gc);
+    job.command.spool?.dispose();
     this.jobs.delete(job.handle);
   }
 

@@ -13,6 +13,11 @@ export interface ExecRequest {
   deadline: number;
   signal: AbortSignal;
   onProgress?(chunk: string): void;
+  /**
+   * Takes the op's whole output as it streams (a command's, up to `ceiling` bytes then its
+   * tail); the executor waits for each `sink` before letting more in, so memory stays bounded.
+   */
+  output?: { ceiling: number; sink(bytes: Uint8Array): Promise<void> };
 }
 
 export interface ExecResult {
@@ -21,6 +26,25 @@ export interface ExecResult {
   output: string;
   /** Operation-specific facts: exit code, signal, bytes omitted, file version, network origin... */
   meta?: Record<string, unknown>;
+  /** The whole output when it was streamed (ExecRequest.output), as the pipeline stored it. */
+  streamed?: StreamedOutput;
+}
+
+/** What the pipeline kept of a streamed output: its size, head and tail, and where it is stored. */
+export interface StreamedOutput {
+  /** Bytes received (the stored copy, when there is one, holds exactly these). */
+  size: number;
+  /** All of it when `size` is within the cut threshold, else its first head+4 bytes. */
+  head: Uint8Array;
+  /** Its last tail+4 bytes when past the threshold, else empty. */
+  tail: Uint8Array;
+  newlines: number;
+  /** The spill holding all `size` bytes. */
+  ref?: string;
+  /** Why it could not be stored (the reference is then withheld). */
+  storeError?: string;
+  /** Offsets of this call's output that never reached the server (past the ceiling), relative to its first byte. */
+  dropped?: { from: number; to: number; reason: string };
 }
 
 export interface Executor {

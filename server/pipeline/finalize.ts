@@ -1,10 +1,12 @@
 // Turns a tool's output into the text the model sees: cut on UTF-8 boundaries (shell past
 // 30,000 bytes, anything else past 100 KB) with the full bytes spilled to the database, then
 // network results wrapped in <external_content>. A failed spill is logged and its reference
-// withheld; polls of a still-running command are cut but never spilled.
+// withheld. A command's output arrives already stored (stream.ts), each call its own range, so
+// polls of a running command keep their middle too; other running polls are cut, not spilled.
 import type { SpillStore } from "../services/spills";
 import type { ToolResult } from "../tools/tool";
 import { SHELL_LIMITS, TEXT_LIMITS, needsCut, planCut, renderCut, type CutLimits } from "./truncate";
+import { renderStreamed } from "./stream";
 import type { Logger } from "./types";
 import { withUtf8 } from "./utf8";
 
@@ -33,6 +35,11 @@ export function isRunningPoll(result: Pick<ToolResult, "meta">): boolean {
 
 export async function cutAndSpill(result: ToolResult, opts: FinalizeOptions): Promise<Finalized> {
   const limits = result.kind === "shell" ? (opts.limits?.shell ?? SHELL_LIMITS) : (opts.limits?.text ?? TEXT_LIMITS);
+  if (result.stream) {
+    // Already stored while it streamed (stream.ts): only the rendering is left.
+    const r = renderStreamed(result.stream, opts.limits?.shell ?? SHELL_LIMITS);
+    return { content: storableText(result.output ? `${result.output}\n${r.text}` : r.text), truncated: r.truncated, ...(result.stream.ref ? { spillRef: result.stream.ref } : {}) };
+  }
   const raw = result.meta?.bytes;
   if (raw instanceof Uint8Array) {
     if (!needsCut(raw.length, limits)) return { content: storableText(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")), truncated: false };

@@ -6,6 +6,7 @@ import { safeEmit, type CallState, type Core, type TurnState } from "./core";
 import { cutAndSpill, storableText, wrapExternal } from "./finalize";
 import { execute, validate, type RunContext, type RunOutcome } from "./run";
 import { servicesFor } from "./resolve";
+import { OutputCollector } from "./stream";
 
 export const CANCELLED_BEFORE = "Cancelled by the person before it ran.";
 export const CANCELLED_DURING = "Cancelled by the person while it was running; it may have partly run. Check its effects before retrying.";
@@ -19,6 +20,9 @@ export function runContext(core: Core, turn: TurnState, call: CallState, signal:
     services: servicesFor(core.deps, core.deps.spills, turn.sessionId),
     callTimeoutMs: core.limits.callTimeoutMs,
     onProgress: (chunk) => void safeEmit(core, turn, { type: "tool.progress", callId: call.toolCallId, chunk: storableText(chunk) }),
+    collect: () => new OutputCollector({
+      spills: core.deps.spills, sessionId: turn.sessionId, toolCallId: call.toolCallId, limits: core.limits.shell, log: core.log, ceiling: core.limits.outputCeiling,
+    }),
   };
 }
 

@@ -11,7 +11,7 @@ import { Recorder } from "./records";
 import { recover, settleOrphan } from "./resume";
 import { LockTable } from "./rwlock";
 import { Speculator } from "./speculative";
-import { SHELL_LIMITS, TEXT_LIMITS } from "./truncate";
+import { DEFAULT_OUTPUT_CEILING, SHELL_LIMITS, TEXT_LIMITS } from "./truncate";
 import type { Actor } from "../services/types";
 import type { PipelineDeps, PipelineLimits } from "./types";
 
@@ -58,7 +58,7 @@ export interface Pipeline extends Dispatcher {
 
 export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): Pipeline {
   const limits: PipelineLimits = {
-    concurrency: 10, shell: SHELL_LIMITS, text: TEXT_LIMITS, callTimeoutMs: 10 * 60_000, approvalPollMs: 2000, ...deps.limits,
+    concurrency: 10, shell: SHELL_LIMITS, text: TEXT_LIMITS, callTimeoutMs: 10 * 60_000, approvalPollMs: 2000, outputCeiling: DEFAULT_OUTPUT_CEILING, ...deps.limits,
   };
   const log = deps.log ?? { warn: (m, d) => console.warn(m, d ?? ""), error: (m, d) => console.error(m, d ?? "") };
   const sessionControllers = new Map<string, AbortController>();

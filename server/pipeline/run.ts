@@ -4,6 +4,7 @@
 import { ExecutorUnavailableError } from "../executors/contract";
 import { isFatalError, respond, toToolError } from "../tools/errors";
 import type { ChangePreview, Tool, ToolContext, ToolResult, ToolServices } from "../tools/tool";
+import type { OutputCollector } from "./stream";
 import type { ExecutorPicker } from "./types";
 
 export type RunOutcome =
@@ -20,6 +21,8 @@ export interface RunContext {
   services: ToolServices;
   callTimeoutMs: number;
   onProgress(chunk: string): void;
+  /** A collector for a streamed output (remote with `stream`); absent: outputs come back as text only. */
+  collect?(): OutputCollector;
 }
 
 export function toolContext(tool: Tool, rc: RunContext): ToolContext {
@@ -33,15 +36,31 @@ export function toolContext(tool: Tool, rc: RunContext): ToolContext {
       if (rc.signal.aborted) throw rc.signal.reason ?? new Error("cancelled");
       const executor = rc.executors.pick(tool, input, rc.sessionId);
       if (!executor) throw respond(`${tool.name} cannot run right now: no runner is connected for this session. Try again once the runner reconnects.`);
-      return executor.run({
-        sessionId: rc.sessionId,
-        callId: rc.callId,
-        op: opts.op ?? tool.name,
-        input,
-        deadline: Date.now() + (opts.timeoutMs ?? rc.callTimeoutMs),
-        signal: rc.signal,
-        onProgress: opts.onProgress ?? rc.onProgress,
-      });
+      const collector = opts.stream ? rc.collect?.() : undefined;
+      try {
+        const result = await executor.run({
+          sessionId: rc.sessionId,
+          callId: rc.callId,
+          op: opts.op ?? tool.name,
+          input,
+          deadline: Date.now() + (opts.timeoutMs ?? rc.callTimeoutMs),
+          signal: rc.signal,
+          onProgress: opts.onProgress ?? rc.onProgress,
+          ...(collector ? { output: { ceiling: collector.ceiling, sink: (b: Uint8Array) => collector.push(b) } } : {}),
+        });
+        if (!collector) return result;
+        if (collector.received === 0 && !result.meta?.stored) {
+          await collector.discard();
+          return result;
+        }
+        const stored = result.meta?.stored as { from?: number; dropped?: { from: number; to: number; reason: string } } | undefined;
+        const from = stored?.from ?? 0;
+        const dropped = stored?.dropped && { from: stored.dropped.from - from, to: stored.dropped.to - from, reason: stored.dropped.reason };
+        return { ...result, streamed: await collector.finish(dropped) };
+      } catch (e) {
+        await collector?.discard();
+        throw e;
+      }
     },
   };
 }

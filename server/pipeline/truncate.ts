@@ -11,6 +11,8 @@ export interface CutLimits {
 
 /** Shell output: first 22K and last 8K past 30,000 bytes. */
 export const SHELL_LIMITS: CutLimits = { threshold: 30_000, head: 22_000, tail: 8_000 };
+/** A command's output is stored whole up to this many bytes (64 MiB), then only its tail. */
+export const DEFAULT_OUTPUT_CEILING = 64 * 1024 * 1024;
 /** Any other result: cut past 100 KB, keeping three quarters head, one quarter tail. */
 export const TEXT_LIMITS: CutLimits = { threshold: 100_000, head: 75_000, tail: 25_000 };
 

@@ -34,6 +34,8 @@ export interface PipelineLimits {
   callTimeoutMs: number;
   /** How often a waiting approval re-reads its row (answers from other instances). */
   approvalPollMs: number;
+  /** Bytes of a command's output stored whole (QUIVER_OUTPUT_CEILING_BYTES); past it, its tail. */
+  outputCeiling: number;
 }
 
 export interface PipelineDeps {

@@ -95,6 +95,18 @@ export const ShellResultMeta = z.object({
   /** Output bytes produced since the command started. */
   totalBytes: z.number().int().nonnegative(),
   durationMs: z.number().nonnegative(),
+  /**
+   * Set when this call's output was streamed whole to the server (output frames): the output
+   * offsets [from, to) it covers, and the part of them not kept (past the ceiling, or the runner's
+   * disk refused it), which the stored copy skips.
+   */
+  stored: z
+    .object({
+      from: z.number().int().nonnegative(),
+      to: z.number().int().nonnegative(),
+      dropped: z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), reason: z.string() }).optional(),
+    })
+    .optional(),
   sandboxed: z.boolean(),
   network: z.boolean(),
 });

@@ -26,8 +26,15 @@ export const ServerToRunner = z.discriminatedUnion("type", [
     input: z.unknown(),
     /** Absolute deadline, ms since epoch. */
     deadline: z.number(),
+    /**
+     * Send the op's whole output (a command's, up to this many bytes, then its tail) as `output`
+     * frames before the result, for the server's spill; absent: the result's text is all there is.
+     */
+    outputCeiling: z.number().int().positive().optional(),
   }),
   z.object({ type: z.literal("cancel"), id }),
+  /** The request's output up to `offset` is stored: the runner may send more (flow control). */
+  z.object({ type: z.literal("output.ack"), id, offset: z.number().int().nonnegative() }),
   z.object({ type: z.literal("pty.open"), ptyId, sessionId: z.string().min(1), cols: size, rows: size }),
   z.object({ type: z.literal("pty.input"), ptyId, data: z.string() }),
   z.object({ type: z.literal("pty.resize"), ptyId, cols: size, rows: size }),
@@ -68,6 +75,8 @@ export const RunnerToServer = z.discriminatedUnion("type", [
   RunnerHello,
   z.object({ type: z.literal("pong"), id }),
   z.object({ type: z.literal("progress"), id, chunk: z.string() }),
+  /** Raw output bytes of a request that asked for them (outputCeiling), base64, in order; `offset` counts from the call's first byte. */
+  z.object({ type: z.literal("output"), id, offset: z.number().int().nonnegative(), data: z.string() }),
   z.object({
     type: z.literal("result"),
     id,

@@ -2,7 +2,7 @@
 // cross-cutting (validation, approval derivation, fail-safe predicates, the model-facing JSON
 // Schema) hangs on the returned `Tool`, so a tool's author writes only its own logic.
 import { z } from "zod";
-import type { ExecResult } from "../executors/contract";
+import type { ExecResult, StreamedOutput } from "../executors/contract";
 import { toToolError, isFatalError } from "./errors";
 import { modelJsonSchema, type JsonSchema } from "./schema";
 import { formatParseError, type ParseFailure } from "./validate";
@@ -60,7 +60,7 @@ export interface ToolContext {
   callId: string;
   signal: AbortSignal;
   /** Runs this tool's operation (op = tool name, or `op`) on the executor the pipeline chose. */
-  remote(input: unknown, opts?: { onProgress?(chunk: string): void; timeoutMs?: number; op?: string }): Promise<ExecResult>;
+  remote(input: unknown, opts?: { onProgress?(chunk: string): void; timeoutMs?: number; op?: string; stream?: boolean }): Promise<ExecResult>;
   /** Streams a chunk of progress to observers (UI); never part of the model's result. */
   progress(chunk: string): void;
   services: ToolServices;
@@ -78,6 +78,8 @@ export interface ToolResult {
   meta?: Record<string, unknown>;
   /** The unified diff of what the call changed, for its tool card (tool.finished); never sent to the model. */
   diff?: string;
+  /** A streamed output (remote with `stream`): the model sees `output`, then this, cut and stored by the pipeline. */
+  stream?: StreamedOutput;
 }
 
 export type ParseResult<I> =

@@ -103,9 +103,12 @@ export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFil
 
   // The first list: a session without terminals gets one; otherwise the tab this page had.
   const started = useRef(false);
+  // State, not the ref: the effect below must not act in the same commit as this one.
+  const [ready, setReady] = useState(false);
   useEffect(() => {
     if (!listed || started.current) return;
     started.current = true;
+    setReady(true);
     const live = listed.terminals.filter((t) => !t.ended);
     if (live.length === 0) add();
     else {
@@ -118,10 +121,10 @@ export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFil
   // left while the pane is open: a fresh shell.
   const shown = active && ids.includes(active) ? active : ids[ids.length - 1] ?? null;
   useEffect(() => {
-    if (!started.current || !listed) return;
+    if (!ready) return;
     if (shown !== active) setActive(shown);
     if (shown === null) add();
-  }, [shown, active, listed, add]);
+  }, [shown, active, ready, add]);
   useEffect(() => {
     if (active) sessionStorage.setItem(activeKey(sessionId), active);
   }, [active, sessionId]);

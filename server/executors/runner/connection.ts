@@ -14,6 +14,10 @@ interface Pending {
   resolve(r: ExecResult): void;
   reject(e: Error): void;
   onProgress?(chunk: string): void;
+  output?: ExecRequest["output"];
+  /** Output frames are stored in order; the result waits for the last of them. */
+  stored: Promise<void>;
+  outputError?: Error;
   cleanup(): void;
 }
 
@@ -98,18 +102,38 @@ export class RunnerConnection {
         cleanup();
         fn();
       };
-      this.pending.set(id, { op: req.op, resolve: (r) => settle(() => resolve(r)), reject: (e) => settle(() => reject(e)), onProgress: req.onProgress, cleanup });
+      this.pending.set(id, {
+        op: req.op, resolve: (r) => settle(() => resolve(r)), reject: (e) => settle(() => reject(e)), onProgress: req.onProgress,
+        output: req.output, stored: Promise.resolve(), cleanup,
+      });
       req.signal.addEventListener("abort", onAbort, { once: true });
-      const sent = this.send({ type: "request", id, sessionId: req.sessionId, op: req.op, input: req.input, deadline: req.deadline });
+      const ceiling = req.output ? { outputCeiling: req.output.ceiling } : {};
+      const sent = this.send({ type: "request", id, sessionId: req.sessionId, op: req.op, input: req.input, deadline: req.deadline, ...ceiling });
       if (!sent) settle(() => reject(new ExecutorUnavailableError(`runner ${this.id} disconnected before ${req.op} was sent`)));
     });
   }
 
   private frame(msg: RunnerToServer): void {
     switch (msg.type) {
-      case "result":
-        this.pending.get(msg.id)?.resolve({ ok: msg.ok, output: msg.output, ...(msg.meta ? { meta: msg.meta } : {}) });
+      case "result": {
+        const p = this.pending.get(msg.id);
+        if (!p) return;
+        const result = { ok: msg.ok, output: msg.output, ...(msg.meta ? { meta: msg.meta } : {}) };
+        void p.stored.then(() => (p.outputError ? p.reject(p.outputError) : p.resolve(result)));
         return;
+      }
+      case "output": {
+        const p = this.pending.get(msg.id);
+        if (!p) return;
+        const bytes = Buffer.from(msg.data, "base64");
+        const end = msg.offset + bytes.length;
+        // Stored one frame after another; the ack lets the runner send more (output-window.ts).
+        p.stored = p.stored.then(async () => {
+          if (p.output && !p.outputError) await p.output.sink(bytes).catch((e: Error) => void (p.outputError = e));
+          this.send({ type: "output.ack", id: msg.id, offset: end });
+        });
+        return;
+      }
       case "progress": {
         const p = this.pending.get(msg.id);
         try {

@@ -35,7 +35,8 @@ export function shellHeader(m: ShellResultMeta): string {
     : m.stopReason === "cancelled" ? `Cancelled after ${seconds(m.durationMs)}; the command and everything it started were killed.`
     : m.stopReason === "killed" ? `Stopped on request after ${seconds(m.durationMs)}.`
     : `Exit code: ${code} · ${seconds(m.durationMs)}`;
-  return m.omittedBytes > 0 ? `${head} · ${m.omittedBytes} bytes of output omitted in the middle` : head;
+  // With `stored`, nothing was omitted on the way: what the pipeline cuts, its marker says.
+  return m.omittedBytes > 0 && !m.stored ? `${head} · ${m.omittedBytes} bytes of output omitted in the middle` : head;
 }
 
 export const shellTool = defineTool({
@@ -65,14 +66,17 @@ export const shellTool = defineTool({
       : Math.min(input.yield_time_ms ?? Infinity, input.timeout_ms ?? SHELL_LIMITS.defaultTimeoutMs);
     // The line runs as classified: a read-only one with its git neutralised, whoever asked.
     const run = !isPoll(input) && safeRead(input) ? { ...input, command: neutraliseGit(input.command!, analyseShell(input.command!).commands) } : input;
-    const r = await ctx.remote(run, { onProgress: (c) => ctx.progress(c), timeoutMs: waitMs + MARGIN_MS });
+    const r = await ctx.remote(run, { onProgress: (c) => ctx.progress(c), timeoutMs: waitMs + MARGIN_MS, stream: true });
     if (!r.ok) throw respond(r.output, r.meta);
     const parsed = ShellResultMeta.safeParse(r.meta);
     if (!parsed.success) throw respond(`the runner answered without a command status: ${r.output.slice(0, 500)}`);
     const meta = parsed.data;
-    const body = r.output.length > 0 ? r.output : "(no output)";
+    // Streamed whole: the pipeline cuts it for the model from what it stored (pipeline/stream.ts).
+    const streamed = r.streamed && r.streamed.size > 0 ? r.streamed : undefined;
+    const body = streamed ? undefined : r.output.length > 0 ? r.output : "(no output)";
     return {
-      output: `${shellHeader(meta)}\n${body}`,
+      output: body === undefined ? shellHeader(meta) : `${shellHeader(meta)}\n${body}`,
+      ...(streamed ? { stream: streamed } : {}),
       kind: "shell",
       isError: !meta.running && meta.exitCode !== 0,
       network: meta.network,
