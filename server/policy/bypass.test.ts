@@ -25,7 +25,7 @@ const VISIBLE = [
   "; eval \"git push\"", "; sh -c 'git push'", "; bash -c \"git push --force\"", "; env git push", "; timeout 5 git push",
   "; command git push", "; nohup git push", "; exec git push", "; \\git push", "; 'git' push", "; g\\it push",
   "; git \\\npush", ";\tgit\tpush", "; f() { git push; }; f", "; find . -exec git push \\;",
-  "; git -C tools push", "; /usr/bin/git push",
+  "; git -C tools push", "; /usr/bin/git push", "; git push 'unterminated",
 ];
 // Where the analysis cannot see what runs: never covered, the deny cannot decide, the card says so.
 const HIDDEN = [
@@ -34,6 +34,7 @@ const HIDDEN = [
   "; alias t='git push'", "; PATH=./bin git status", "; git $(echo push)", "; echo push | xargs git",
   "; awk 'BEGIN { system(\"git push\") }'", "; python3 -c \"import os; os.system('git push')\"", "; perl -e 'system q(git push)'",
   "; sed 's/x/git push/e' f", "; git -c alias.p=push p", "; git -c core.pager='git push' log",
+  "; if true; then git push",
 ];
 
 describe("a session approval of `touch` never covers a second command", () => {
@@ -94,5 +95,15 @@ describe("a session approval of a command is not one of every file it writes", (
 
   it("but covers the same write again", () => {
     expect(run("echo more > notes.txt", noRules, approved("echo hi > notes.txt")).decision).toBe("approved_session");
+  });
+});
+
+describe("a line too long to analyse", () => {
+  it("is asked about under a deny, saying the policy could not check it, and rides no approval", () => {
+    const line = `touch x.txt${"; true".repeat(1000)}; git push`;
+    const d = run(line, denyPush, approved("touch x.txt", "true", line));
+    expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
+    expect(d.action === "ask" && d.unchecked).toMatch(/too long/);
+    expect(run(line, noRules, approved("touch x.txt", "true", line)).action).toBe("ask");
   });
 });

@@ -22,7 +22,9 @@ export type Match = "yes" | "no" | "maybe";
  * word known at run time stands between the command and a match.
  */
 export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "strict" | "loose" = "strict"): Match {
-  if (prefix.length === 0 || command.argv.length === 0) return "no";
+  if (prefix.length === 0) return "no";
+  // A statement with no program: an assignment, or a line the analysis could not read at all.
+  if (command.argv.length === 0) return command.opaque ? "maybe" : "no";
   if (command.words[0]?.dynamic) return "maybe";
   // What the analysis could not see through, or inline code (`python3 -c`, `awk '…'`), can do
   // what any rule names; a rule that visibly matches still matches for certain.

@@ -140,3 +140,19 @@ describe("what the analysis cannot see through", () => {
     expect(analyseShell("cat < in.txt").writes).toBe(false);
   });
 });
+
+describe("limits", () => {
+  it("a line too long or too complex to analyse on the main thread is opaque, quickly", () => {
+    const started = performance.now();
+    const many = analyseShell(`${"true; ".repeat(1000)}git push`);
+    expect(isOpaque(many)).toBe(true);
+    expect(many.commands[0].opaque).toMatch(/too long/);
+    expect(isOpaque(analyseShell(`echo ${"x".repeat(100_001)}`))).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it("a long here-document is one cheap node", () => {
+    const a = analyseShell(`cat > big.ts <<'EOF'\n${"const x = `${a}` + $(b);\n".repeat(1500)}EOF\ngit push`);
+    expect(a.commands.map((c) => c.argv[0])).toEqual(["cat", "git"]);
+  });
+});

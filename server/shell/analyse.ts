@@ -11,6 +11,8 @@ import { wordOf } from "./words";
 export type { ShellAnalysis, SimpleCommand, Word };
 
 const MAX_DEPTH = 6;
+// Walking costs tens of µs a node on the main thread: a line with more is not analysed.
+const MAX_NODES = 2_000;
 
 // Variables whose value changes what a later program is or what it loads and runs.
 const SENSITIVE_VARIABLE =
@@ -231,6 +233,7 @@ function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysi
   const tree = parseShell(line);
   if (!tree) return source("the command line is too long to analyse");
   try {
+    if (tree.rootNode.descendantCount > MAX_NODES) return source("the command line is too long to analyse");
     const w = new Walker(depth, topLevel);
     w.visit(tree.rootNode);
     // Some errors hide inside nodes the walk reads as words.
@@ -248,6 +251,7 @@ export function analyseShell(line: string): ShellAnalysis {
   let hit = cache.get(line);
   if (!hit) {
     hit = analyseAt(line, 0, true);
+    if (line.length > 20_000) return hit;
     if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
     cache.set(line, hit);
   }

@@ -20,12 +20,19 @@ async function load(): Promise<Parser> {
 // Top-level await: every importer (server start, tests, benches) gets a ready parser; about
 // 30 ms once, then parsing a command line takes microseconds.
 const parser = await load();
+// The first parses compile the grammar's code paths; pay that here, not on a person's call.
+for (let i = 0; i < 3; i++) parser.parse(`cat <<EOF\n${"$x `y` \\\n".repeat(200)}EOF\nfor f in *; do [ -f "$f" ] && echo "$(wc -l < "$f")" | sed -n 1p; done 2>&1 | tee out`)?.delete();
 
 /** Longest line parsed; a longer one is not analysed (treated as opaque by callers). */
 export const MAX_SOURCE = 100_000;
+/** Parsing runs on the server's main thread: a line that takes longer (normal ones take well under 1 ms) is not analysed. */
+export const PARSE_BUDGET_MS = 300;
 
-/** The syntax tree of `source`, or undefined when it is too long to analyse. */
+/** The syntax tree of `source`, or undefined when it is too long or slow to analyse. */
 export function parseShell(source: string): Tree | undefined {
   if (source.length > MAX_SOURCE) return undefined;
-  return parser.parse(source) ?? undefined;
+  const deadline = performance.now() + PARSE_BUDGET_MS;
+  // Returning true cancels the parse (web-tree-sitter's ParseOptions.progressCallback).
+  const progressCallback = () => performance.now() > deadline;
+  return parser.parse(source, null, { progressCallback }) ?? undefined;
 }
