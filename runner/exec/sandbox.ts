@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { RunnerSandbox } from "../../server/protocol/runner";
+import { coverArgs, hostSockets } from "./host-sockets";
 
 export type SandboxMode = "auto" | "off" | "require";
 
@@ -90,6 +91,8 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
     "--tmpfs", "/tmp",
     ...(spec.readOnly ?? []).flatMap((dir) => ["--ro-bind", dir, dir]),
     "--bind", spec.workspace, spec.workspace,
+    // The host's Unix sockets still connect through a read-only bind: each is covered (host-sockets.ts).
+    ...coverArgs(hostSockets([spec.workspace])),
     // A user namespace even when the runner is root: capabilities then hold only inside it and the
     // mounts above stay locked, so `mount -o remount,rw /` fails instead of undoing the sandbox.
     "--unshare-user",
