@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { EnvError, parseEnv } from "./env";
 import { startQuiver } from "./app";
+import { isDatabaseFault } from "./db/faults";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const dev = process.argv.includes("--dev");
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`quiver: ${(err as Error).stack ?? err}`);
+  // A database that cannot be opened or written is the operator's to fix: the line says where
+  // and how (db/faults.ts); a stack trace would only bury it.
+  console.error(`quiver: ${isDatabaseFault(err) ? err.message : ((err as Error).stack ?? err)}`);
   process.exit(1);
 });

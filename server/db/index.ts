@@ -9,6 +9,7 @@ import { PrismaClient as SqliteClient } from "./generated/sqlite/client";
 import { PrismaClient as PostgresClient } from "./generated/postgresql/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
+import { withFault } from "./faults";
 import { startQueryThread } from "./query-thread";
 import { turnRowsFor, type BeginImage, type TurnRows } from "./turn-rows";
 
@@ -33,8 +34,17 @@ export interface OpenDbOptions {
   thread?: boolean;
 }
 
-/** `url`: a postgres URL, or `file:<path>` for SQLite. Migrates before returning. */
+/** `url`: a postgres URL, or `file:<path>` for SQLite. Migrates before returning. A database
+ *  that cannot be opened or written fails with a DatabaseFault naming where and what to do. */
 export async function openDb(url: string, options: OpenDbOptions = {}): Promise<DbHandle> {
+  try {
+    return await open(url, options);
+  } catch (err) {
+    throw withFault(err, url);
+  }
+}
+
+async function open(url: string, options: OpenDbOptions): Promise<DbHandle> {
   const provider = providerOf(url);
   let applied: string[];
   if (provider === "postgresql") applied = await migratePostgres(url);

@@ -3,6 +3,7 @@
 // each batch marked `transaction` in one transaction. It closes after the calls already sent.
 import { parentPort, workerData } from "node:worker_threads";
 import { yieldToMainThread } from "../priority";
+import { databaseFault } from "./faults";
 import { connectDb, type Db } from "./index";
 import type { QueryCall, QueryError, QueryReply, QueryRequest } from "./query-thread";
 import { turnRowsFor, type TurnRows } from "./turn-rows";
@@ -22,6 +23,9 @@ function prepare(db: Db, call: QueryCall): Promise<unknown> {
 }
 
 function describe(err: unknown): QueryError {
+  // A fault of the database as a whole crosses as its clear message; the driver's text rides in meta.
+  const fault = databaseFault(err, url);
+  if (fault) return { name: fault.name, message: fault.message, code: fault.code, meta: { detail: fault.detail } };
   const e = err as { name?: string; message?: string; code?: unknown; meta?: unknown };
   const out: QueryError = { name: e?.name ?? "Error", message: e?.message ?? String(err) };
   if (typeof e?.code === "string") out.code = e.code;

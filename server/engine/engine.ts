@@ -10,6 +10,8 @@ import { recoverInterruptedTurns } from "./recovery";
 import { COMPACT_COMMAND } from "./compact";
 import { ContextWindows, RecentContext, contextTokens } from "./context";
 import { runTurn, type TurnContext } from "./turn";
+import { lateEnds } from "./late-ends";
+import { isDatabaseFault } from "../db/faults";
 import { ImageData, ImageError, prepareImages } from "./images";
 import type { SendImage } from "../protocol/attachments";
 import { zeroUsage, type ProviderAdapter, type ProviderConfig, type ToolCatalog } from "./types";
@@ -75,7 +77,7 @@ export interface Engine {
 }
 
 export class EngineError extends Error {
-  constructor(readonly code: "busy" | "not_found" | "empty" | "invalid" | "disposed", message: string) {
+  constructor(readonly code: "busy" | "not_found" | "empty" | "invalid" | "disposed" | "unavailable", message: string) {
     super(message);
   }
 }
@@ -120,6 +122,8 @@ export function createEngine(deps: EngineDeps): Engine {
     },
     setLastTokens: (sessionId, tokens) => lastTokens.set(sessionId, tokens),
   };
+  // Turn ends the database refused, recorded once it takes writes again (late-ends.ts).
+  const late = lateEnds({ rows: deps.rows, hub: deps.hub, log });
   const turnDeps = {
     db,
     rows: deps.rows,
@@ -132,7 +136,10 @@ export function createEngine(deps: EngineDeps): Engine {
     context,
     images: new ImageData(deps.rows),
     log,
+    unrecorded: late.add,
   };
+  /** A database fault as the error a caller gets: the reason and where, not "busy". */
+  const unavailable = (err: unknown) => (isDatabaseFault(err) ? new EngineError("unavailable", err.message) : err);
 
   const adapterFor = (config: ProviderConfig) => {
     const key = JSON.stringify(config);
@@ -169,9 +176,15 @@ export function createEngine(deps: EngineDeps): Engine {
     void done.then(() => inflight.delete(done));
     try {
       const { hub } = deps;
+      // A turn of this session that ended while nothing could be written is recorded first.
+      await late.settle(sessionId).catch((err: unknown) => {
+        throw unavailable(err);
+      });
       // One transaction: the session (in the caller's org), no turn running on any server, the
       // new turn and the user's message after the last one.
-      const turn = await deps.rows.begin({ sessionId, orgId: actor.orgId, instanceId: deps.cluster?.instanceId, text, images });
+      const turn = await deps.rows.begin({ sessionId, orgId: actor.orgId, instanceId: deps.cluster?.instanceId, text, images }).catch((err: unknown) => {
+        throw unavailable(err);
+      });
       if (!turn.ok && turn.reason === "not_found") throw new EngineError("not_found", `No session ${sessionId}.`);
       if (!turn.ok && turn.reason === "no_attachment") throw new EngineError("invalid", `No image ${turn.id} in this session to send again; attach it anew.`);
       if (!turn.ok) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
@@ -213,6 +226,13 @@ export function createEngine(deps: EngineDeps): Engine {
     sendMessage,
     async cancel(sessionId) {
       const r = running.get(sessionId);
+      if (!r && late.has(sessionId)) {
+        // Its turn already stopped; what is left is to record that, now the database may take it.
+        await late.settle(sessionId).catch((err: unknown) => {
+          throw unavailable(err);
+        });
+        return true;
+      }
       if (!r) return deps.cluster ? deps.cluster.cancelElsewhere(sessionId) : false;
       r.controller.abort();
       await r.done;
@@ -240,6 +260,7 @@ export function createEngine(deps: EngineDeps): Engine {
       const all = [...running.values()];
       for (const r of all) r.controller.abort();
       await Promise.all([...all.map((r) => r.done), ...inflight]);
+      await late.dispose();
     },
   };
 }

@@ -2,17 +2,21 @@
 // append-only prefix), stream a response, hand its finished tool calls to the pipeline,
 // store the results, and go again until the model ends its turn, the user cancels, an error
 // occurs or the step limit is reached. However it ends, the turn row, the history and the
-// event log are left consistent.
+// event log are left consistent. A database that stops taking writes (disk full, read-only:
+// db/faults.ts) ends the turn at the first refused write with an error saying why and where;
+// what could not be recorded then is handed to the engine (finish.ts) to record once it can.
 import type { Db, TurnRows } from "../db";
+import { isDatabaseFault } from "../db/faults";
 import type { EventHub } from "../hub/events";
 import type { SessionEventBody, TurnStatus, Usage } from "../protocol/events";
 import type { Dispatcher, DispatchOutcome, ModelToolCall } from "../pipeline/contract";
 import { compactConversation, compactingNotice, worthCompacting, type CompactReason } from "./compact";
 import { COMPACT_AT, contextOverflow, contextTokens, type ContextWindows } from "./context";
-import { closeOpenCalls, loadConversation } from "./history";
+import { loadConversation } from "./history";
 import type { ImageData } from "./images";
 import type { RetryPolicy } from "./providers/retry";
 import { runResponse } from "./response";
+import { finishTurn, type Unrecorded } from "./finish";
 import type { ContentBlock, ConversationMessage, ProviderAdapter, ToolCatalog, ToolDefinition } from "./types";
 import { addUsage, zeroUsage } from "./types";
 
@@ -29,6 +33,8 @@ export interface TurnDeps {
   /** Attached images' bytes for requests. */
   images: ImageData;
   log(message: string, err?: unknown): void;
+  /** What a turn's end could not record (the database refused it): the engine records it later. */
+  unrecorded(sessionId: string, what: Unrecorded): void;
 }
 
 /** What the engine knows of sessions' context use across turns. */
@@ -63,14 +69,28 @@ export interface TurnRun {
 
 export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   const { rows, hub } = deps;
-  const { sessionId, turnId, signal } = run;
+  const { sessionId, turnId } = run;
+  // The first write the database refuses stops the turn (a full disk would refuse the rest).
+  const faulted = new AbortController();
+  const signal = AbortSignal.any([run.signal, faulted.signal]);
+  let fault: Error | undefined;
+  const refused = (err: unknown) => {
+    if (!isDatabaseFault(err)) return;
+    fault ??= err;
+    faulted.abort();
+  };
   let position = run.firstPosition;
   // A session's events become durable in publish order (EventHub.publish), so waiting for the
-  // last one emitted waits for them all: no promise kept per token. (A failed one is logged.)
+  // last one emitted waits for them all: no promise kept per token. A failed one is logged
+  // once per turn, with the count at its end, not once per token.
   let lastEmitted: Promise<unknown> = Promise.resolve();
+  let lost = 0;
   const emit = (body: SessionEventBody) => {
     if (run.abandoned()) return;
-    lastEmitted = hub.publish(sessionId, body).catch((err) => deps.log(`event ${body.type} of session ${sessionId} was not recorded`, err));
+    lastEmitted = hub.publish(sessionId, body).catch((err) => {
+      if (lost++ === 0) deps.log(`event ${body.type} of session ${sessionId} was not recorded (turn ${turnId}; later ones are counted)`, err);
+      refused(err);
+    });
   };
   const emitted = () => lastEmitted;
   const total: Usage = zeroUsage();
@@ -193,52 +213,24 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       }
     }
   } catch (err) {
-    if (signal.aborted) status = "cancelled";
+    refused(err);
+    if (fault) status = "failed";
+    else if (signal.aborted) status = "cancelled";
     else {
       status = "failed";
       error = { code: "engine_error", message: `The turn failed: ${(err as Error).message ?? String(err)}` };
       deps.log(`turn ${turnId} failed`, err);
     }
   }
+  if (fault) {
+    status = "failed";
+    stopReason = "database_error";
+    error = { code: "database_unwritable", message: `The turn stopped. ${fault.message} What was shown after this point was not saved: it will be missing after a reload.` };
+  }
   if (status === "cancelled" && run.shutdown()) status = "interrupted";
   stopReason ??= status === "cancelled" ? "cancelled" : status === "interrupted" ? "server_shutdown" : status === "failed" ? "error" : undefined;
-  await finishTurn(deps, run, { status, stopReason, error, usage: total, openCalls }, emit, emitted);
-}
-
-async function finishTurn(
-  deps: TurnDeps,
-  run: TurnRun,
-  end: { status: TurnStatus; stopReason?: string; error?: { code: string; message: string }; usage: Usage; openCalls: boolean },
-  emit: (body: SessionEventBody) => void,
-  emitted: () => Promise<unknown>,
-) {
-  const { db } = deps;
-  const { sessionId, turnId } = run;
-  const why =
-    end.status === "cancelled" ? "Cancelled by the user before this call finished."
-    : end.status === "interrupted" ? "Not finished: the server shut down during this turn."
-    : "Not run: the turn ended with an error before this call finished.";
-  if (run.abandoned()) {
-    deps.log(`turn ${turnId} was taken over by another server instance; stopped here without recording its end`);
-    return run.release();
-  }
-  try {
-    if (end.openCalls) await closeOpenCalls(db, sessionId, turnId, why);
-    if (end.error) emit({ type: "error", turnId, code: end.error.code, message: end.error.message });
-    await emitted();
-    const ended = await deps.rows.end({
-      turnId, sessionId, instanceId: run.instanceId, status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, usage: end.usage,
-      sessionStatus: end.status === "interrupted" ? "interrupted" : "idle",
-    });
-    run.release();
-    if (!ended) {
-      deps.log(`turn ${turnId} was taken over by another server instance before it ended here; its end is theirs`);
-      return;
-    }
-    await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: end.status, ...(end.stopReason ? { stopReason: end.stopReason } : {}) });
-  } catch (err) {
-    deps.log(`turn ${turnId} could not be closed cleanly; start-up recovery will mark it interrupted`, err);
-  }
+  await finishTurn(deps, run, { status, stopReason, error, usage: total, openCalls }, emitted);
+  if (lost > 1) deps.log(`${lost} event(s) of turn ${turnId} were not recorded`);
 }
 
 async function storeResults(rows: TurnRows, at: { sessionId: string; turnId: string; position: number }, calls: ModelToolCall[], outcome: DispatchOutcome) {

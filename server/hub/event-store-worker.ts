@@ -5,6 +5,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { yieldToMainThread } from "../priority";
 import { providerOf } from "../db/driver";
+import { databaseFault } from "../db/faults";
 import { postgresEventRows, sqliteEventRows } from "./event-rows";
 import type { StoreReply, StoreRequest } from "./event-store";
 
@@ -20,6 +21,12 @@ port.on("message", (req: StoreRequest) => {
   const work = req.type === "notify" ? (rows.notify?.(req.channel, req.payloads) ?? Promise.resolve()) : rows.insert(req.events, req.notifyFrom);
   work.then(
     () => port.postMessage({ id: req.id, ok: true } satisfies StoreReply),
-    (err: unknown) => port.postMessage({ id: req.id, ok: false, message: (err as Error).message ?? String(err) } satisfies StoreReply),
+    (err: unknown) => {
+      const fault = databaseFault(err, url);
+      const reply: StoreReply = fault
+        ? { id: req.id, ok: false, message: fault.message, fault: { code: fault.code, detail: fault.detail } }
+        : { id: req.id, ok: false, message: (err as Error).message ?? String(err) };
+      port.postMessage(reply);
+    },
   );
 });

@@ -4,6 +4,7 @@
 // carries the tokens, pays one postMessage per batch and nothing per row.
 // On SQLite the thread's write transaction briefly holds the file's write lock; a query-thread
 // write that comes at that moment waits in SQLite's busy handler, off the main thread.
+import { FAULT_NAME } from "../db/faults";
 import { threadClient } from "../db/thread";
 import type { SessionEvent } from "../protocol/events";
 import type { EventRows } from "./event-rows";
@@ -15,7 +16,7 @@ export type StoreRequest =
   | { type: "insert"; id: number; events: SessionEvent[]; notifyFrom?: string }
   | { type: "notify"; id: number; channel: string; payloads: string[] }
   | { type: "close" };
-export type StoreReply = { id: number; ok: true } | { id: number; ok: false; message: string };
+export type StoreReply = { id: number; ok: true } | { id: number; ok: false; message: string; fault?: { code: string; detail: string } };
 
 /** The store the server uses for a database URL (`file:…` or `postgresql://…`). */
 export const eventStoreFor = (url: string): EventStore => workerEventStore(url);
@@ -26,7 +27,10 @@ export interface WorkerStoreOptions {
 }
 
 export function workerEventStore(url: string, options: WorkerStoreOptions = {}): EventStore {
-  const thread = threadClient<StoreReply>(new URL("./event-store-worker.ts", import.meta.url), { url }, "the event writer thread", (r) => new Error(r.message));
+  const thread = threadClient<StoreReply>(new URL("./event-store-worker.ts", import.meta.url), { url }, "the event writer thread", (r) =>
+    // A database fault keeps its name and code across the thread (db/faults.ts: isDatabaseFault).
+    r.fault ? Object.assign(new Error(r.message), { name: FAULT_NAME, ...r.fault }) : new Error(r.message),
+  );
   return {
     insert: (events, notifyFrom = options.notifyFrom?.()) => thread.request((id) => ({ type: "insert", id, events, notifyFrom }) satisfies StoreRequest).then(() => undefined),
     notify: (channel, payloads) => thread.request((id) => ({ type: "notify", id, channel, payloads }) satisfies StoreRequest).then(() => undefined),

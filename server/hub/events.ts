@@ -4,10 +4,13 @@
 // browser. Each event is fanned out live at once and written to SessionEvent right behind
 // (persist.ts, batched across sessions); until its write commits it is kept in memory, so a subscriber resuming from any
 // seq reads the database, then the not-yet-written tail, then live events: no gap, no
-// duplicate. A subscriber that falls behind is sent back to reading the database.
+// duplicate. A subscriber that falls behind is sent back to reading the database. While the
+// database takes no writes (disk full, read-only) numbers are handed out past the stored
+// lastSeq, and reserved with the next lease, so the live stream still says what happened.
 import type { Db } from "../db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
 import { providerOf } from "../db/driver";
+import { isDatabaseFault } from "../db/faults";
 import { eventStoreFor, type EventStore } from "./event-store";
 import { eventWriter } from "./persist";
 import { PAGE, Subscription } from "./subscription";
@@ -68,6 +71,9 @@ interface SessionState {
   next: number;
   max: number;
   leasing?: Promise<void>;
+  /** Numbers handed out past Session.lastSeq while the database refused the lease (a full disk):
+   *  the next lease reserves them too, so no number is handed out twice. */
+  extra: number;
   /** Published before a lease was available; numbered and sent in order when it arrives. */
   waiting: Waiting[];
   listeners: Set<(ev: SessionEvent) => void>;
@@ -123,7 +129,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
   const stateOf = (sessionId: string): SessionState => {
     let s = sessions.get(sessionId);
     if (!s) {
-      s = { next: 1, max: 0, waiting: [], listeners: new Set() };
+      s = { next: 1, max: 0, extra: 0, waiting: [], listeners: new Set() };
       sessions.set(sessionId, s);
     }
     return s;
@@ -137,22 +143,37 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
 
   function renew(s: SessionState, sessionId: string) {
     if (s.leasing) return;
-    s.leasing = reserve(sessionId, lease)
-      .then(
-        (lastSeq) => {
-          s.next = lastSeq - lease + 1;
-          s.max = lastSeq;
-          s.leasing = undefined;
-          while (s.waiting.length > 0 && s.next <= s.max) send(s, sessionId, s.waiting.shift()!);
-          if (s.waiting.length > 0) renew(s, sessionId);
-        },
-        (err: unknown) => {
-          s.leasing = undefined;
-          const missing = (err as { code?: string }).code === "P2025";
-          const error = missing ? new Error(`No session ${sessionId}: its events cannot be recorded.`) : err;
-          for (const w of s.waiting.splice(0)) w.reject(error);
-        },
-      );
+    const extra = s.extra;
+    const leased = (next: number, max: number) => {
+      s.next = next;
+      s.max = max;
+      s.leasing = undefined;
+      while (s.waiting.length > 0 && s.next <= s.max) send(s, sessionId, s.waiting.shift()!);
+      if (s.waiting.length > 0) renew(s, sessionId);
+    };
+    const refused = (err: unknown) => {
+      s.leasing = undefined;
+      const missing = (err as { code?: string }).code === "P2025";
+      const error = missing ? new Error(`No session ${sessionId}: its events cannot be recorded.`) : err;
+      for (const w of s.waiting.splice(0)) w.reject(error);
+    };
+    s.leasing = reserve(sessionId, lease + extra).then(
+      (lastSeq) => {
+        s.extra -= extra;
+        leased(lastSeq - lease + 1, lastSeq);
+      },
+      (err: unknown) => {
+        if (!isDatabaseFault(err)) return refused(err);
+        // The database takes no write but still answers reads: number on past its lastSeq, so
+        // the events (the error that ends the turn among them) still reach the live subscribers.
+        s.leasing = db.session.findUnique({ where: { id: sessionId }, select: { lastSeq: true } }).then((row) => {
+          if (!row) return refused(err);
+          const base = Math.max(s.max, row.lastSeq + s.extra);
+          s.extra = base + lease - row.lastSeq;
+          leased(base + 1, base + lease);
+        }, () => refused(err));
+      },
+    );
   }
 
   function publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent> {

@@ -3,7 +3,8 @@
 // so a busy server pays one write per window instead of one per token. Until an event's write
 // commits it stays readable from `unwritten(sessionId)`; that is how a resuming subscriber
 // sees it. A batch the database keeps refusing is tried again one session at a time, so a session
-// deleted with events in flight (its rows' foreign key fails) costs only its own events.
+// deleted with events in flight (its rows' foreign key fails) costs only its own events. A
+// database that refuses every write is logged once, with a count when it recovers.
 import type { SessionEvent } from "../protocol/events";
 import type { EventStore } from "./event-store";
 
@@ -27,18 +28,41 @@ interface Item {
 
 const ATTEMPTS = 3;
 
+/** A failing database is said once when it starts failing and once, with the count, when a
+ *  write succeeds again: not a line per batch (a streaming turn writes 50 a second). */
+function faultReport(log: (m: string, e?: unknown) => void) {
+  let lost = 0;
+  let batches = 0;
+  return {
+    failing: () => batches > 0,
+    failed(count: number, err: unknown) {
+      if (batches === 0) log(`event(s) could not be written; later failures are counted until a write succeeds`, err);
+      lost += count;
+      batches++;
+    },
+    ok() {
+      if (batches === 0) return;
+      log(`events are written again; ${lost} event(s) in ${batches} batch(es) could not be written meanwhile`);
+      lost = batches = 0;
+    },
+  };
+}
+
 export function eventWriter(store: EventStore, opts: { batchSize: number; delayMs: number; log: (m: string, e?: unknown) => void }): EventWriter {
   const queue: Item[] = [];
   const pending = new Map<string, SessionEvent[]>();
   const onSettled = new Map<string, (() => void)[]>();
   let writing: Promise<void> | undefined;
+  const report = faultReport(opts.log);
 
   async function run() {
     while (queue.length > 0) {
       if (opts.delayMs > 0 && queue.length < opts.batchSize) await new Promise((r) => setTimeout(r, opts.delayMs));
       const batch = queue.slice(0, opts.batchSize);
       let error: unknown;
-      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      // While the database refuses everything (disk full, read-only) one try a batch: retries
+      // would only hold every later event back.
+      for (let attempt = 1; attempt <= (report.failing() ? 1 : ATTEMPTS); attempt++) {
         try {
           await store.insert(batch.map((b) => b.ev));
           error = undefined;
@@ -60,7 +84,8 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
           onSettled.delete(ev.sessionId);
         }
       }
-      if (failed.size > 0) opts.log(`${failed.size} of ${batch.length} event(s) could not be written`, [...failed.values()][0]);
+      if (failed.size > 0) report.failed(failed.size, [...failed.values()][0]);
+      else report.ok();
       for (const b of batch) {
         if (failed.has(b)) b.reject(failed.get(b));
         else b.resolve(b.ev);
