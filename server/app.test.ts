@@ -30,7 +30,7 @@ describe("server", () => {
   it("reports the database in /api/health", async () => {
     const res = await fetch(`${quiver.url}/api/health`);
     const body = await res.json();
-    expect(body.database).toEqual({ provider: "sqlite", up: true });
+    expect(body.database).toEqual({ provider: "sqlite", up: true, writable: true });
     expect(body.ok).toBe(false); // no runner was started
   });
 

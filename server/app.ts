@@ -24,7 +24,8 @@ import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
 import { ensureLocalActor } from "./services/local-user";
 import { createSessionService } from "./services/sessions";
-import { checkHealth } from "./services/health";
+import { healthCheck } from "./services/health";
+import { writeProbe } from "./db/probe";
 import type { Actor, Services } from "./services/types";
 import { LocalRunner } from "./local-runner";
 import { createParts, type Parts } from "./parts";
@@ -90,7 +91,10 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     sessions,
     shares,
     ...parts.services,
-    health: () => checkHealth(handle.db, handle.provider, parts.services.runners),
+    health: healthCheck({
+      db: handle.db, provider: handle.provider, runners: parts.services.runners, probe: writeProbe(handle.db, handle.provider),
+      dataDir: env.dataDir, minFreeMb: env.QUIVER_MIN_FREE_DISK_MB,
+    }),
   };
 
   const trpcHttp = createHTTPHandler({ router: appRouter, createContext: async ({ req }) => contextFor(services, await auth.identify(req)), basePath: "/api/trpc/" });
@@ -142,7 +146,8 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     if (path === "/api/preview/ticket") return preview.ticket(req, res);
     if (path === "/api/preview/open") return preview.open(req, res);
     if (path === "/api/health") {
-      void services.health().then((report) => reply(res, report.database.up ? 200 : 503, report));
+      // 503 while the database cannot be used at all; other problems are in the report (ok: false).
+      void services.health().then((report) => reply(res, report.database.up && report.database.writable ? 200 : 503, report));
       return;
     }
     if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);

@@ -42,6 +42,8 @@ export const envSchema = z.object({
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: url(["http:", "https:"]).optional(),
   QUIVER_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Free space in the data folder below which /api/health reports a problem (and the IDE shows it). */
+  QUIVER_MIN_FREE_DISK_MB: z.coerce.number().int().min(0).default(500),
   /** Minutes a terminal keeps running with no page of its session attached (a dev server in it
    *  keeps serving meanwhile); then its shell is closed and its tab says so. */
   QUIVER_TERMINAL_IDLE_MINUTES: z.coerce.number().min(0.01, "must be more than 0").max(7 * 24 * 60, "must be at most a week (10080)").default(60),

@@ -322,6 +322,13 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           {eventsState === "live" ? `events live · seq ${state.lastSeq}` : eventsState === "connecting" ? "connecting…" : "reconnecting…"}
           {health.data ? ` · database: ${health.data.database.provider}` : ""}
         </span>
+        {/* A database that takes no writes, a data folder nearly full: the server's health says why. */}
+        {health.data && health.data.problems.length > 0 && (
+          <span role="alert" data-testid="health-problems">
+            <span className={styles.dotBad} />
+            {health.data.problems.join(" · ")}
+          </span>
+        )}
       </footer>
       {quick !== null && (
         <QuickOpen paths={filePaths ?? []} recent={files.recent} active={active} findIn={tree.partial ? sessionId : undefined} commands={commands} initial={quick} onOpen={openFile} onGoToLine={active ? goToLine : undefined} onClose={() => setQuick(null)} />

@@ -1,4 +1,8 @@
-// What /api/health and the health query report: is the database answering, which runners are up.
+// What /api/health and the health query report: is the database answering and taking writes
+// (a write probe, its answer kept a few seconds: the IDE asks every 2 s), is there room left in
+// the data folder (QUIVER_MIN_FREE_DISK_MB), which runners are up. `problems` says in words
+// what is wrong, for the IDE's status line and an operator's monitor.
+import { statfsSync } from "node:fs";
 import type { Db, DbProvider } from "../db";
 
 export interface RunnerInfo {
@@ -16,18 +20,57 @@ export interface RunnerStatusSource {
 
 export interface HealthReport {
   ok: boolean;
-  database: { provider: DbProvider; up: boolean; error?: string };
+  database: { provider: DbProvider; up: boolean; writable: boolean; error?: string };
+  disk: { path: string; freeMb: number; minFreeMb: number; low: boolean } | { path: string; error: string };
   runners: RunnerInfo[];
+  /** What is wrong with the database or the data folder, one sentence each (runners: above). */
+  problems: string[];
 }
 
-export async function checkHealth(db: Db, provider: DbProvider, runners: RunnerStatusSource): Promise<HealthReport> {
-  let database: HealthReport["database"];
-  try {
-    await db.$queryRawUnsafe("SELECT 1");
-    database = { provider, up: true };
-  } catch (err) {
-    database = { provider, up: false, error: (err as Error).message };
-  }
-  const list = runners.status().map(({ id, connected, sandboxed, workspace, connectedAt }) => ({ id, connected, sandboxed, workspace, connectedAt }));
-  return { ok: database.up && list.some((r) => r.connected), database, runners: list };
+export interface HealthOptions {
+  db: Db;
+  provider: DbProvider;
+  runners: RunnerStatusSource;
+  /** Commits a tiny write (db/probe.ts); rejects when the database takes none. */
+  probe: () => Promise<void>;
+  dataDir: string;
+  minFreeMb: number;
+  /** How long a probe's answer is reused (default 5 s). */
+  cacheMs?: number;
+}
+
+export function healthCheck(o: HealthOptions): () => Promise<HealthReport> {
+  let probed: { at: number; result: Promise<string | undefined> } | undefined;
+  const probe = () => {
+    const now = Date.now();
+    if (!probed || now - probed.at > (o.cacheMs ?? 5_000)) {
+      probed = { at: now, result: o.probe().then(() => undefined, (err: unknown) => (err as Error).message ?? String(err)) };
+    }
+    return probed.result;
+  };
+  return async () => {
+    const problems: string[] = [];
+    let database: HealthReport["database"];
+    try {
+      await o.db.$queryRawUnsafe("SELECT 1");
+      const refused = await probe();
+      database = refused ? { provider: o.provider, up: true, writable: false, error: refused } : { provider: o.provider, up: true, writable: true };
+      if (refused) problems.push(refused);
+    } catch (err) {
+      database = { provider: o.provider, up: false, writable: false, error: (err as Error).message };
+      problems.push(`The database does not answer: ${(err as Error).message}`);
+    }
+    let disk: HealthReport["disk"];
+    try {
+      const s = statfsSync(o.dataDir);
+      const freeMb = Math.floor((s.bavail * s.bsize) / (1024 * 1024));
+      disk = { path: o.dataDir, freeMb, minFreeMb: o.minFreeMb, low: freeMb < o.minFreeMb };
+      if (disk.low) problems.push(`Low disk space: ${freeMb} MB free in ${o.dataDir} (below ${o.minFreeMb} MB, QUIVER_MIN_FREE_DISK_MB). Free space before the database fills it.`);
+    } catch (err) {
+      disk = { path: o.dataDir, error: (err as Error).message };
+      problems.push(`The data folder ${o.dataDir} cannot be checked: ${(err as Error).message}`);
+    }
+    const runners = o.runners.status().map(({ id, connected, sandboxed, workspace, connectedAt }) => ({ id, connected, sandboxed, workspace, connectedAt }));
+    return { ok: problems.length === 0 && runners.some((r) => r.connected), database, disk, runners, problems };
+  };
 }

@@ -14,7 +14,7 @@ import { SendImages } from "../../protocol/attachments";
 
 const session = z.object({ sessionId: z.string().min(1) });
 const windowTurns = z.number().int().min(1).max(1_000);
-const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", invalid: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE" } as const;
+const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", invalid: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE", unavailable: "SERVICE_UNAVAILABLE" } as const;
 
 // The input is declared before the middleware so it runs on the parsed session id; later
 // .input() calls extend the object.
