@@ -132,7 +132,7 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
     await until(async () => (await run(`curl -sS --max-time 2 http://127.0.0.1:${appPort}/index.html || true`)).includes("from-the-terminal"), "the terminal's server from a command");
 
     const listed = await listPorts({ workspace: ws.dir, namespace: await network.procNet(), exclude: [] });
-    expect(listed.find((p) => p.port === appPort)).toMatchObject({ workspace: true, address: "127.0.0.1" });
+    expect(listed.find((p) => p.port === appPort)).toMatchObject({ workspace: true, address: "127.0.0.1", command: expect.stringContaining("python3 -m http.server") });
 
     const frames: PreviewRunnerFrame[] = [];
     const handler = previewHandler((f) => (frames.push(f), true), network);
