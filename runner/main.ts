@@ -1,11 +1,13 @@
 // The runner process: `tsx runner/main.ts --server ws://host:port/runner --token T --workspace DIR`
 // (token also from QUIVER_RUNNER_TOKEN). Serves one workspace to the server it connects to,
 // reconnecting when the server goes away; exits on SIGTERM/SIGINT or when --parent-pid dies.
+// Refuses to start (exit 2) unsandboxed under QUIVER_SANDBOX=auto when the server is off loopback.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { RunnerClient } from "./client";
+import { checkUnsandboxed, SandboxConfigError, type SandboxMode } from "./exec/sandbox";
 import { loadExtensions } from "./extensions";
 import { fileOps } from "./files";
 import { OpRegistry, type RunnerExtension } from "./ops";
@@ -77,11 +79,20 @@ async function main(): Promise<void> {
   registry.register(fileOps);
   // Extensions load before the client exists; their frames go through it once it does.
   const link: { client?: RunnerClient } = {};
-  const extensions: RunnerExtension[] = await loadExtensions({
-    workspace,
-    signal: shutdown.signal,
-    send: (m) => link.client?.send(m) ?? false,
-  });
+  let extensions: RunnerExtension[];
+  try {
+    extensions = await loadExtensions({
+      workspace,
+      signal: shutdown.signal,
+      send: (m) => link.client?.send(m) ?? false,
+    });
+    const sandbox = extensions.find((e) => e.sandbox)?.sandbox ?? { available: false, kind: "none" };
+    checkUnsandboxed((process.env.QUIVER_SANDBOX as SandboxMode | undefined) ?? "auto", sandbox, { host: process.env.HOST, serverUrl: server });
+    if (!sandbox.available) log(`commands and terminals run UNSANDBOXED, with this runner's full rights: ${sandbox.reason ?? "no sandbox"}`);
+  } catch (err) {
+    if (err instanceof SandboxConfigError) fail(err.message);
+    throw err;
+  }
   for (const ext of extensions) if (ext.ops) registry.register(ext.ops);
   const preview = previewSupport({ serverUrl: server, send: (m) => link.client?.send(m) ?? false, network: extensions.find((e) => e.network)?.network });
   registry.register(preview.ops);

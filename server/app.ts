@@ -194,7 +194,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   let localRunner: LocalRunner | undefined;
   if (env.QUIVER_LOCAL_RUNNER === "1") {
-    localRunner = new LocalRunner({ root, serverUrl: `${url.replace(/^http/, "ws")}/runner`, token: localRunnerToken, workspace: env.workspaceDir, log });
+    localRunner = new LocalRunner({ root, serverUrl: `${url.replace(/^http/, "ws")}/runner`, token: localRunnerToken, workspace: env.workspaceDir, dataDir: env.dataDir, host: env.HOST, log });
     localRunner.start();
   }
 

@@ -4,6 +4,8 @@ import { resolve } from "node:path";
 import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65535);
+const size = z.string().regex(/^\s*\d+(\.\d+)?\s*[kmgt]?i?b?\s*$/i, "must be a size such as 4g, 256m, or 0 for none");
+const count = z.string().regex(/^\d+$/, "must be a whole number, 0 for none");
 const url = (protocols: string[]) =>
   z.string().refine((v) => {
     try {
@@ -49,6 +51,14 @@ export const envSchema = z.object({
   QUIVER_TERMINAL_IDLE_MINUTES: z.coerce.number().min(0.01, "must be more than 0").max(7 * 24 * 60, "must be at most a week (10080)").default(60),
   /** Bytes of a command's output stored whole for retrieve_tool_result; past it only its last MiB. */
   QUIVER_OUTPUT_CEILING_BYTES: z.coerce.number().int().min(1_000_000, "must be at least 1000000").max(1_000_000_000, "must be at most 1000000000").default(64 * 1024 * 1024),
+  /** The local runner's sandbox: auto, off (unsandboxed on purpose) or require. Checked here so
+   *  a typo stops the server, not only its runner; the runner reads it (runner/exec). */
+  QUIVER_SANDBOX: z.enum(["auto", "off", "require"]).optional(),
+  /** Resource limits per command and terminal, read by the runner (runner/exec/limits.ts). */
+  QUIVER_LIMIT_MEMORY: size.optional(),
+  QUIVER_LIMIT_PROCESSES: count.optional(),
+  QUIVER_LIMIT_CPU_SECONDS: count.optional(),
+  QUIVER_LIMIT_FILE_SIZE: size.optional(),
   /** JSON file of MCP servers ({ "mcpServers": {...} }); a bad file is logged, never fatal. */
   QUIVER_MCP_CONFIG: z.string().transform((v) => resolve(v)).optional(),
 });

@@ -1,16 +1,26 @@
 // The embedded mode's runner: one child process serving the workspace, connecting back to this
 // server with a per-start token. It is restarted with backoff if it dies and killed (with its
-// whole process group) when the server stops, so no runner outlives the server.
+// whole process group) when the server stops, so no runner outlives the server. It is told what
+// its sandbox must hide (the data folder and this source tree, QUIVER_SANDBOX_HIDE) and the
+// interface the server listens on (HOST), since an unsandboxed runner is refused off loopback;
+// a runner that exits for its configuration (exit code 2) says why once and is not restarted.
 import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 
 export interface LocalRunnerOptions {
   root: string;
   serverUrl: string;
   token: string;
   workspace: string;
+  /** The server's data folder: hidden from commands along with `root`. */
+  dataDir?: string;
+  /** The interface the server binds (HOST). */
+  host?: string;
   log: (line: string) => void;
 }
+
+/** The runner's exit code for a configuration it refuses (runner/main.ts). */
+const EXIT_CONFIG = 2;
 
 export class LocalRunner {
   private child?: ChildProcess;
@@ -21,14 +31,15 @@ export class LocalRunner {
   constructor(private readonly options: LocalRunnerOptions) {}
 
   start(): void {
-    const { root, serverUrl, token, workspace, log } = this.options;
+    const { root, serverUrl, token, workspace, dataDir, host, log } = this.options;
+    const hide = [root, ...(dataDir ? [dataDir] : []), ...(process.env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean)];
     const child = spawn(
       process.execPath,
       ["--import", "tsx", join(root, "runner", "main.ts"), "--server", serverUrl, "--workspace", workspace, "--parent-pid", String(process.pid)],
       {
         cwd: root,
         // The token travels in the environment, not argv, so `ps` does not show it.
-        env: runnerEnvironment(process.env, { QUIVER_RUNNER_TOKEN: token }),
+        env: runnerEnvironment(process.env, { QUIVER_RUNNER_TOKEN: token, QUIVER_SANDBOX_HIDE: hide.join(delimiter), ...(host ? { HOST: host } : {}) }),
         stdio: ["ignore", "inherit", "inherit"],
         detached: true, // its own process group, so stop() can take every descendant with it
       },
@@ -38,6 +49,10 @@ export class LocalRunner {
     child.on("exit", (code, signal) => {
       this.child = undefined;
       if (this.stopped) return;
+      if (code === EXIT_CONFIG) {
+        log("local runner refused its configuration (its message is above); not restarting it");
+        return;
+      }
       this.failures = Date.now() - startedAt > 30_000 ? 1 : this.failures + 1;
       const delay = Math.min(30_000, 500 * 2 ** (this.failures - 1));
       log(`local runner exited (${signal ?? code}); restarting in ${delay} ms`);

@@ -10,6 +10,8 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { closeEventSocket, useEventSocketState, useTRPC } from "../_lib/trpc";
 import { ReadOnlyContext } from "../_lib/read-only";
+import { SandboxStatusContext, type SandboxStatus } from "../_lib/sandbox-status";
+import { SandboxBanner } from "./sandbox-banner";
 import { ShareDialog } from "./share/share-dialog";
 import { isShareView } from "./share/share-view";
 import { useSessionApi } from "../_lib/session-api";
@@ -61,6 +63,12 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const [sharing, setSharing] = useState(false);
   const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: 2_000 }));
   const runner = health.data?.runners.find((r) => r.connected);
+  const sandboxed = runner?.sandboxed;
+  const { reason: sandboxReason, network, networkReason } = runner?.sandbox ?? {};
+  const sandboxStatus = useMemo<SandboxStatus | undefined>(
+    () => (sandboxed === undefined ? undefined : { sandboxed, reason: sandboxReason, network, networkReason }),
+    [sandboxed, sandboxReason, network, networkReason],
+  );
   const socket = useEventSocketState();
   const { state, status, error: streamError, loadEarlier } = useSessionEvents(sessionId);
   const linkEnded = status === "ended";
@@ -237,6 +245,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   return (
     <ReadOnlyContext.Provider value={readOnly}>
+    <SandboxStatusContext.Provider value={sandboxStatus}>
     <div className={styles.frame} style={frameStyle} data-testid="ide-frame" data-readonly={readOnly}>
       <header className={styles.top}>
         <Link href="/" className={styles.brand}>Quiver</Link>
@@ -264,6 +273,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
               : "The runner is disconnected: files, terminal and tools are unavailable until it reconnects."}
         </div>
       )}
+      {!linkEnded && !socketDown && !runnerDown && <SandboxBanner />}
       <nav className={styles.files} aria-label="Files" data-testid="pane-files">
         <SideBar
           show={side}
@@ -335,6 +345,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       )}
       {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
     </div>
+    </SandboxStatusContext.Provider>
     </ReadOnlyContext.Provider>
   );
 }

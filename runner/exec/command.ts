@@ -28,6 +28,12 @@ export interface CommandSpec {
   spoolCeiling?: number;
 }
 
+/** Signals an rlimit sends (limits.ts), said plainly to whoever reads the output. */
+const LIMIT_SIGNALS: Record<string, string> = {
+  SIGXCPU: "CPU time limit reached (QUIVER_LIMIT_CPU_SECONDS)",
+  SIGXFSZ: "file size limit reached (QUIVER_LIMIT_FILE_SIZE)",
+};
+
 const signalName = (n: number): string | null =>
   Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0] ?? null;
 
@@ -61,6 +67,10 @@ export class Command {
         clearTimeout(this.timer);
         if (e.error) this.push(Buffer.from(`${e.error}\n`));
         this.exit = this.describeExit(e);
+        // A shell that outlives what it ran reports its signal as 128+N.
+        const code = this.exit.exitCode;
+        const limit = LIMIT_SIGNALS[this.exit.signal ?? (code !== null && code > 128 ? (signalName(code - 128) ?? "") : "")];
+        if (limit) this.push(Buffer.from(`killed: ${limit}\n`));
         resolve(this.exit);
       };
     });

@@ -1,12 +1,16 @@
 // The exec extension of the runner: the `shell` op, the person's PTYs and the sandbox facts for
-// hello, configured from the runner's environment (QUIVER_SANDBOX, QUIVER_ENV_ALLOW,
-// QUIVER_SHELL_NETWORK, QUIVER_PTY_NETWORK, QUIVER_SANDBOX_HOST_NETWORK), and the workspace's
-// network namespace, which commands, terminals and the preview share.
+// hello, configured from the runner's environment (QUIVER_SANDBOX, QUIVER_SANDBOX_HIDE,
+// QUIVER_ENV_ALLOW, QUIVER_SHELL_NETWORK, QUIVER_PTY_NETWORK, QUIVER_SANDBOX_HOST_NETWORK, QUIVER_LIMIT_*), and
+// the workspace's network namespace, which commands, terminals and the preview share.
+import { realpathSync, statSync } from "node:fs";
+import { delimiter, isAbsolute } from "node:path";
 import type { RunnerExtension, RunnerHost } from "../ops";
+import { PROJECT_ROOT } from "./bundle";
+import { limitsFromEnv, type Limits } from "./limits";
 import { NON_INTERACTIVE_ENV, scrubEnv } from "./env";
 import { WorkspaceNetwork } from "./netns";
 import { PtyManager } from "./pty";
-import { sandboxInfo, type SandboxMode } from "./sandbox";
+import { SandboxConfigError, sandboxed, sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
 
 export interface ExecConfig {
@@ -18,6 +22,10 @@ export interface ExecConfig {
   ptyNetwork: boolean;
   /** QUIVER_SANDBOX_HOST_NETWORK=1: sandboxes granted network share the host's (loopback included). */
   hostNetwork: boolean;
+  /** Folders commands and terminals may not see, besides the runner's own install folder. */
+  hide: string[];
+  /** Memory, processes, CPU time and file size per command and terminal (limits.ts). */
+  limits: Limits;
 }
 
 const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
@@ -25,7 +33,7 @@ const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()
 export function execConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ExecConfig {
   const mode = env.QUIVER_SANDBOX ?? "auto";
   if (mode !== "auto" && mode !== "off" && mode !== "require") {
-    throw new Error(`QUIVER_SANDBOX must be auto, off or require (got ${JSON.stringify(mode)})`);
+    throw new SandboxConfigError(`QUIVER_SANDBOX must be auto, off or require (got ${JSON.stringify(mode)})`);
   }
   return {
     sandbox: mode,
@@ -33,11 +41,44 @@ export function execConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ExecCon
     shellNetwork: env.QUIVER_SHELL_NETWORK !== "0",
     ptyNetwork: env.QUIVER_PTY_NETWORK !== "0",
     hostNetwork: env.QUIVER_SANDBOX_HOST_NETWORK === "1",
+    hide: (env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean),
+    limits: configLimits(env),
   };
+}
+
+function configLimits(env: NodeJS.ProcessEnv): Limits {
+  try {
+    return limitsFromEnv(env);
+  } catch (err) {
+    throw new SandboxConfigError((err as Error).message);
+  }
+}
+
+/**
+ * The folders to mask, as real paths (bwrap mounts over what a path resolves to): the runner's
+ * own install folder always, then the configured ones (the local runner is given the server's
+ * data and source folders). One that does not exist hides nothing and is left out.
+ */
+export function hiddenFolders(configured: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const dir of [PROJECT_ROOT, ...configured]) {
+    if (!isAbsolute(dir)) throw new SandboxConfigError(`QUIVER_SANDBOX_HIDE takes absolute paths (got ${JSON.stringify(dir)})`);
+    try {
+      const real = realpathSync(dir);
+      if (statSync(real).isDirectory() && !out.includes(real)) out.push(real);
+    } catch {
+      /* absent: nothing to hide */
+    }
+  }
+  return out;
 }
 
 export function execExtension(host: RunnerHost, config: ExecConfig = execConfigFromEnv()): RunnerExtension {
   const sandbox = sandboxInfo(config.sandbox);
+  const hide = hiddenFolders(config.hide);
+  // The runner's own ripgrep and git on the workspace run in the same sandbox, network off.
+  const root = host.workspace.root;
+  if (sandbox.available) host.workspace.helpers.useSandbox((argv, o) => sandboxed(sandbox, { workspace: root, cwd: o.cwd, network: false, newSession: true, hide, readOnly: o.readOnly }, argv));
   const base = scrubEnv(process.env, { allow: config.envAllow });
   const log = (line: string) => process.stderr.write(`quiver-runner: ${line}\n`);
   const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: config.hostNetwork, log });
@@ -48,6 +89,8 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
     envAllow: config.envAllow,
     allowNetwork: config.shellNetwork,
     network,
+    hide,
+    limits: config.limits,
   });
   const pty = new PtyManager({
     workspaceRoot: host.workspace.root,
@@ -56,11 +99,13 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
     env: base,
     network: config.ptyNetwork,
     workspaceNetwork: network,
+    hide,
+    limits: config.limits,
   });
   return {
     ops: { shell: shell.op },
     pty,
-    sandbox: { available: sandbox.available, kind: sandbox.kind, network: network.mode, ...(network.reason ? { networkReason: network.reason } : {}) },
+    sandbox: { available: sandbox.available, kind: sandbox.kind, ...(sandbox.reason ? { reason: sandbox.reason } : {}), network: network.mode, ...(network.reason ? { networkReason: network.reason } : {}) },
     network,
     dispose: async () => {
       await shell.dispose();

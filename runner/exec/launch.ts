@@ -4,10 +4,19 @@
 // runner itself in its own process group. Both run the login profile once (login-env.ts)
 // rather than `bash -lc` per command. Without a PID namespace, a marker in each command's
 // environment lets killTree find what left the group (`(sleep &)`, `setsid`).
-import { spawn } from "node:child_process";
+//
+// Unsandboxed commands must still die with the runner, even a `kill -9` of it, or they go on
+// changing the workspace after the model was told their outcome is unknown: each starts under
+// `setpriv --pdeathsig KILL` (killed when the runner dies) and, where it works, in a PID
+// namespace of its own (`unshare --pid --fork --kill-child`), whose end kills everything the
+// command started, forked subshells and `setsid` children included. Each also runs in a cgroup
+// of its own under the configured limits (limits.ts).
+import { spawn, spawnSync } from "node:child_process";
 import type { OutputSink, RemoteExit } from "./exec-client";
 import { killTree, MARKER_VAR, newMarker } from "./kill";
+import { makeJail, rlimitPrefix, type Limits } from "./limits";
 import { captureLoginEnv } from "./login-env";
+import { findOnPath } from "./sandbox";
 
 export type { OutputSink, RemoteExit };
 
@@ -41,9 +50,45 @@ export interface Launcher {
   dispose(): Promise<void>;
 }
 
-/** argv in its own process group, stdin /dev/null; stragglers found by `marker` die with it. */
-export function spawnDirect(argv: string[], cwd: string, env: Record<string, string>, marker: string, sink: OutputSink): Launched {
-  const child = spawn(argv[0], argv.slice(1), {
+let tether: string[] | undefined;
+
+/**
+ * The argv prefix that ties an unsandboxed command to the runner's life, probed once: the
+ * first of (parent-death signal + PID namespace, the same with a user namespace for a runner
+ * that is not root, parent-death signal alone) that runs here.
+ */
+export function directTether(): string[] {
+  if (tether) return tether;
+  const setpriv = findOnPath("setpriv");
+  const unshare = findOnPath("unshare");
+  const pdeath = setpriv ? [setpriv, "--pdeathsig", "KILL", "--"] : [];
+  // PID 1 of the namespace is a bash that runs the command and passes on its status, so the
+  // command itself keeps the signal semantics it has anywhere else (`kill $$`, SIGXCPU). bash,
+  // not sh: dash drops exported functions from the environment. --posix: it reads no BASH_ENV;
+  // it gives back the shell level it took, so the command's SHLVL is what it would be without it.
+  const init = ["bash", "--posix", "--norc", "--noprofile", "-c", 'SHLVL=$((SHLVL - 1)); "$@"; exit $?', "quiver-init"];
+  const candidates = unshare
+    ? [
+        [...pdeath, unshare, "--pid", "--fork", "--kill-child", "--mount-proc", ...init],
+        [...pdeath, unshare, "--user", "--map-current-user", "--pid", "--fork", "--kill-child", "--mount-proc", ...init],
+      ]
+    : [];
+  if (setpriv) candidates.push(pdeath);
+  tether = candidates.find((prefix) => spawnSync(prefix[0], [...prefix.slice(1), "true"], { stdio: "ignore", timeout: 10_000 }).status === 0) ?? [];
+  return tether;
+}
+
+/**
+ * argv in its own process group, stdin /dev/null; stragglers found by `marker` die with it.
+ * With `limits`, in a cgroup of its own (removed after) under the rlimits; a limit it hit is
+ * said in its exit's `error`, which the reader sees after the output.
+ */
+export function spawnDirect(argv: string[], cwd: string, env: Record<string, string>, marker: string, sink: OutputSink, limits?: Limits): Launched {
+  const jail = limits && makeJail("cmd", limits);
+  const rlimits = limits ? rlimitPrefix(limits, jail?.dirs.memory !== undefined) : [];
+  const inner = [...directTether(), ...rlimits, ...argv];
+  const full = jail ? jail.wrap(inner) : inner;
+  const child = spawn(full[0], full.slice(1), {
     cwd,
     // Next's types make NODE_ENV required on ProcessEnv; a command's environment need not have it.
     env: { ...env, [MARKER_VAR]: marker } as unknown as NodeJS.ProcessEnv,
@@ -63,7 +108,11 @@ export function spawnDirect(argv: string[], cwd: string, env: Record<string, str
       exit = { code, signal };
       void killTree(child.pid, marker);
     });
-    child.once("close", (code, signal) => resolve(exit ?? { code, signal }));
+    child.once("close", (code, signal) => {
+      const note = jail?.report();
+      void jail?.dispose();
+      resolve({ ...(exit ?? { code, signal }), ...(note ? { error: note } : {}) });
+    });
   });
   return {
     exited,
@@ -78,11 +127,11 @@ export class DirectLauncher implements Launcher {
   readonly sandboxed = false;
   private readonly loginEnv = new Map<string, Promise<Record<string, string>>>();
 
-  constructor(private readonly o: { env: Record<string, string>; envAllow: readonly string[]; log(line: string): void }) {}
+  constructor(private readonly o: { env: Record<string, string>; envAllow: readonly string[]; limits?: Limits; log(line: string): void }) {}
 
   async launch(spec: LaunchSpec, sink: OutputSink): Promise<Launched> {
     const env = await this.envFor(spec.workspace);
-    return spawnDirect([...BASH_C, spec.command], spec.cwd, env, spec.marker, sink);
+    return spawnDirect([...BASH_C, spec.command], spec.cwd, env, spec.marker, sink, this.o.limits);
   }
 
   private envFor(workspace: string): Promise<Record<string, string>> {

@@ -9,6 +9,8 @@ import { constants as osConstants } from "node:os";
 import type { RunnerToServer } from "../../server/protocol/runner";
 import type { PtyHandler, PtyMessage } from "../ops";
 import { killTree, MARKER_VAR, newMarker } from "./kill";
+import { directTether } from "./launch";
+import { makeJail, rlimitPrefix, type Limits } from "./limits";
 import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 
@@ -23,6 +25,10 @@ export interface PtyOptions {
   network?: boolean;
   /** The workspace's network namespace, shared with commands; absent: one of the manager's own. */
   workspaceNetwork?: WorkspaceNetwork;
+  /** Folders the terminal may not see (SandboxSpec.hide). */
+  hide?: string[];
+  /** Memory and processes per terminal (a cgroup), CPU time and file size per process (limits.ts). */
+  limits?: Limits;
   shell?: string;
   graceMs?: number;
   scrollbackChars?: number;
@@ -109,11 +115,15 @@ export class PtyManager implements PtyHandler {
     }
     const marker = newMarker();
     const shell = this.o.shell ?? "bash";
-    const { file, args } = sandboxed(
+    // Unsandboxed, the shell still dies with the runner and takes what it started along (launch.ts).
+    const jail = this.o.limits && makeJail("pty", this.o.limits);
+    const inner = [...(this.o.limits ? rlimitPrefix(this.o.limits, jail?.dirs.memory !== undefined) : []), shell, "-l"];
+    const wrapped = sandboxed(
       this.o.sandbox,
-      { workspace: this.o.workspaceRoot, cwd: this.o.workspaceRoot, ...net, newSession: false },
-      [shell, "-l"],
+      { workspace: this.o.workspaceRoot, cwd: this.o.workspaceRoot, ...net, newSession: false, hide: this.o.hide },
+      this.o.sandbox.available ? inner : [...directTether(), ...inner],
     );
+    const [file, ...args] = jail ? jail.wrap([wrapped.file, ...wrapped.args]) : [wrapped.file, ...wrapped.args];
     const env = {
       ...this.o.env,
       ...(this.o.sandbox.available ? SANDBOX_ENV : {}),
@@ -126,6 +136,7 @@ export class PtyManager implements PtyHandler {
       if (!this.nodePty) throw new Error(this.loadError ?? "node-pty is not loaded");
       pty = this.nodePty.spawn(file, args, { name: "xterm-256color", cols: m.cols, rows: m.rows, cwd: this.o.workspaceRoot, env });
     } catch (e) {
+      void jail?.dispose();
       this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: `failed to start: ${(e as Error).message}` });
       return;
     }
@@ -139,7 +150,7 @@ export class PtyManager implements PtyHandler {
       clearTimeout(entry.grace);
       this.ptys.delete(entry.id);
       // The shell is gone; anything it left running in the background goes with it.
-      void killTree(undefined, entry.marker);
+      void killTree(undefined, entry.marker).then(() => jail?.dispose());
       this.o.send({ type: "pty.exit", ptyId: entry.id, exitCode, ...(signalName(signal) ? { signal: signalName(signal) } : {}) });
     });
   }

@@ -32,8 +32,22 @@ export interface SandboxSpec {
   resolvConf?: { file: string; at: string };
   /** setsid inside the sandbox: right for commands, wrong for a PTY that needs its terminal. */
   newSession: boolean;
-  /** Folders bound read-only over the private /tmp: Quiver's own code, when it lives under /tmp. */
+  /**
+   * Files or folders bound read-only after the masks: what the sandbox itself needs of Quiver
+   * (the exec server's bundle), even inside a masked folder or the private /tmp.
+   */
   readOnly?: string[];
+  /**
+   * Absolute real paths of folders no command may see (Quiver's data folder, its source and
+   * install): each is covered by an empty read-only tmpfs. The workspace stays visible and
+   * writable even when it lies inside one; a mask inside the workspace is applied over it.
+   */
+  hide?: string[];
+  /**
+   * Keep CAP_SYS_ADMIN in the sandbox (default: dropped): for the warm sandbox's exec server, which
+   * gives each command a PID namespace and /proc of its own, then drops it (DROP_MOUNT_CAP).
+   */
+  keepMountCap?: boolean;
 }
 
 export function findOnPath(name: string): string | undefined {
@@ -50,7 +64,40 @@ export function findOnPath(name: string): string | undefined {
   return undefined;
 }
 
+/** A sandbox setting the runner refuses to start with (exit code 2, not a crash). */
+export class SandboxConfigError extends Error {}
+
 const probes = new Map<SandboxMode, SandboxInfo>();
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1|::ffff:127(\.\d{1,3}){3})$/i;
+
+/** Whether a host name or address (URL brackets allowed) is this machine's loopback. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.test(host.replace(/^\[|\]$/g, ""));
+}
+
+/**
+ * Running unsandboxed must be chosen: where bubblewrap is missing or broken under `auto` and
+ * the server listens off loopback (HOST) or this runner reaches it over the network, the runner
+ * refuses to start, naming the cause and the opt-out. On loopback it runs, and says so (the
+ * IDE's banner shows `reason`).
+ */
+export function checkUnsandboxed(mode: SandboxMode, info: SandboxInfo, where: { host?: string; serverUrl: string }): void {
+  if (info.available || mode !== "auto") return;
+  const host = where.host || "127.0.0.1";
+  let server: string;
+  try {
+    server = new URL(where.serverUrl).hostname;
+  } catch {
+    server = "";
+  }
+  const exposed = !isLoopback(host) ? `the server listens on ${host} (HOST)` : !isLoopback(server) ? `the server is reached at ${server}` : undefined;
+  if (!exposed) return;
+  throw new SandboxConfigError(
+    `refusing to run commands unsandboxed because ${exposed}, off loopback, and ${info.reason ?? "the sandbox is unavailable"}; ` +
+      "install bubblewrap (apt-get install bubblewrap), or set QUIVER_SANDBOX=off to run commands with the runner's full rights on purpose",
+  );
+}
 
 /**
  * Whether commands will be sandboxed, probed once per mode: bwrap can be installed and still
@@ -61,7 +108,7 @@ export function sandboxInfo(mode: SandboxMode = "auto"): SandboxInfo {
   if (cached) return cached;
   const info = probe(mode);
   if (mode === "require" && !info.available) {
-    throw new Error(`sandbox required but unavailable: ${info.reason ?? "unknown reason"}`);
+    throw new SandboxConfigError(`sandbox required but unavailable: ${info.reason ?? "unknown reason"}`);
   }
   probes.set(mode, info);
   return info;
@@ -89,13 +136,17 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
     "--proc", "/proc",
     // /tmp first: the workspace may itself live under /tmp and must stay visible.
     "--tmpfs", "/tmp",
-    ...(spec.readOnly ?? []).flatMap((dir) => ["--ro-bind", dir, dir]),
-    "--bind", spec.workspace, spec.workspace,
+    ...mountArgs(spec),
     // The host's Unix sockets still connect through a read-only bind: each is covered (host-sockets.ts).
-    ...coverArgs(hostSockets([spec.workspace])),
+    ...coverArgs(hostSockets([spec.workspace, ...(spec.hide ?? [])])),
     // A user namespace even when the runner is root: capabilities then hold only inside it and the
     // mounts above stay locked, so `mount -o remount,rw /` fails instead of undoing the sandbox.
     "--unshare-user",
+    // The masks and the workspace bind are made inside that namespace, so they are not locked:
+    // with CAP_SYS_ADMIN there, `umount` of a mask showed what it hides. Without it, no mount or
+    // umount; a nested user namespace (unshare -r) gets the capability back, but only over a copy
+    // in which every mount is locked. (The warm sandbox keeps it and drops it per command.)
+    ...(spec.keepMountCap ? [] : ["--cap-drop", "CAP_SYS_ADMIN"]),
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
@@ -113,10 +164,44 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
   return { file: bwrap, args };
 }
 
+const inside = (path: string, dir: string) => path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+
+/**
+ * The masks, read-only binds and the workspace, in the order bwrap must apply them: a later
+ * mount covers an earlier one, so masks around the workspace go first, the workspace is bound
+ * into them, masks inside the workspace come after it, and a mask inside a read-only bind is
+ * laid again over that bind. A mask that is the workspace itself cannot hide it and is skipped.
+ */
+export function mountArgs(spec: SandboxSpec): string[] {
+  const w = spec.workspace;
+  const readOnly = spec.readOnly ?? [];
+  const hide = [...new Set(spec.hide ?? [])].filter((m) => m !== w && m !== "/").sort((a, b) => a.length - b.length);
+  const outer = hide.filter((m) => !inside(m, w));
+  const tmpfs = (dirs: string[]) => dirs.flatMap((m) => ["--tmpfs", m]);
+  return [
+    ...tmpfs(outer),
+    ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
+    ...tmpfs(outer.filter((m) => readOnly.some((r) => inside(m, r)))),
+    "--bind", w, w,
+    ...tmpfs(hide.filter((m) => inside(m, w))),
+    // Read-only last: bwrap creates the mount points of the binds above inside these tmpfs.
+    ...hide.flatMap((m) => ["--remount-ro", m]),
+  ];
+}
+
 /** argv wrapped for the sandbox when there is one, unchanged otherwise. */
 export function sandboxed(info: SandboxInfo, spec: SandboxSpec, argv: string[]): { file: string; args: string[] } {
   if (info.available && info.bwrap) return bwrapArgs(info.bwrap, spec, argv);
   return { file: argv[0], args: argv.slice(1) };
+}
+
+/**
+ * The argv prefix that takes CAP_SYS_ADMIN out of the bounding set before a command runs in a
+ * sandbox that kept it (so it cannot umount a mask); empty where setpriv is missing.
+ */
+export function dropMountCap(): string[] {
+  const setpriv = findOnPath("setpriv");
+  return setpriv ? [setpriv, "--bounding-set", "-sys_admin", "--"] : [];
 }
 
 /** Caches of package managers point into the private /tmp: $HOME is read-only in the sandbox. */

@@ -11,6 +11,7 @@ import { defineOp, type OpContext, type OpResult } from "../ops";
 import { resolveInside } from "../workspace/paths";
 import { Command } from "./command";
 import { DirectLauncher, type Launcher } from "./launch";
+import type { Limits } from "./limits";
 import { ProgressPump } from "./progress";
 import { SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 import { WorkspaceNetwork } from "./netns";
@@ -26,6 +27,10 @@ export interface ShellOptions {
   allowNetwork: boolean;
   /** The workspace's network namespace, shared with the terminals; absent: one of the service's own. */
   network?: WorkspaceNetwork;
+  /** Folders no command may see (SandboxSpec.hide). */
+  hide?: string[];
+  /** Resource limits per command (limits.ts). */
+  limits?: Limits;
   /** Commands left running (yielded) per session. */
   maxBackground?: number;
   /** How long a finished, unread command's output is kept. */
@@ -59,8 +64,8 @@ export class ShellService {
     this.network = options.network ?? new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: false, log });
     this.launcher =
       sandbox.available && sandbox.bwrap
-        ? new WarmLauncher({ sandbox, env: { ...env, ...SANDBOX_ENV }, envAllow, idleMs: options.sandboxIdleMs ?? 10 * 60_000, startTimeoutMs: 30_000, network: this.network, log })
-        : new DirectLauncher({ env, envAllow, log });
+        ? new WarmLauncher({ sandbox, env: { ...env, ...SANDBOX_ENV }, envAllow, idleMs: options.sandboxIdleMs ?? 10 * 60_000, startTimeoutMs: 30_000, hide: options.hide, limits: options.limits, network: this.network, log })
+        : new DirectLauncher({ env, envAllow, limits: options.limits, log });
   }
 
   readonly op = defineOp({ input: ShellInput, run: (input, ctx) => this.run(input, ctx) });

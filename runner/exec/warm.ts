@@ -13,13 +13,15 @@
 // names no line. That bash is PID 1 of the namespace, so signals it sends itself without a
 // handler (`kill $$`) are ignored. Where unshare cannot work, commands are plain `bash -c`
 // spawns and the exec server sweeps by marker instead (kill.ts).
+import { realpathSync } from "node:fs";
 import { execServerStart, PROJECT_ROOT } from "./bundle";
 import { ExecServerClient, type OutputSink, type RemoteCommand } from "./exec-client";
 import { MARKER_VAR, newMarker } from "./kill";
 import { BASH_C, type Launched, type Launcher, type LaunchSpec } from "./launch";
+import { makeJail, rlimitPrefix, type Jail, type Limits } from "./limits";
 import { captureLoginEnv } from "./login-env";
 import type { WorkspaceNetwork } from "./netns";
-import { bwrapArgs, findOnPath, type SandboxInfo } from "./sandbox";
+import { bwrapArgs, dropMountCap, findOnPath, type SandboxInfo } from "./sandbox";
 
 /** How long a kill may go unconfirmed before the whole exec server is killed instead. */
 const KILL_CONFIRM_MS = 5_000;
@@ -40,6 +42,10 @@ export interface WarmOptions {
   /** A sandbox with no command running for this long is stopped. */
   idleMs: number;
   startTimeoutMs: number;
+  /** Folders no command may see (SandboxSpec.hide). */
+  hide?: string[];
+  /** Memory and processes per sandbox (a cgroup), CPU time and file size per command (rlimits). */
+  limits?: Limits;
   /** Where sandboxes granted network go: the workspace's namespace (netns.ts). */
   network: WorkspaceNetwork;
   log(line: string): void;
@@ -49,6 +55,10 @@ interface Ready {
   client: ExecServerClient;
   /** argv prefix giving each command its own PID namespace; empty when none works here. */
   pidns: string[];
+  /** argv after the PID namespace's: drops CAP_SYS_ADMIN (sandbox.ts), then sets the rlimits (limits.ts). */
+  inner: string[];
+  /** The cgroup bounding the whole sandbox's memory and processes, where cgroups work. */
+  jail?: Jail;
 }
 
 /** What the command shell reads: cwd, marker and stdin /dev/null first, then the command itself. */
@@ -100,7 +110,7 @@ export class WarmSandbox {
       throw err;
     }
     void remote.exited.then(() => this.settled());
-    return this.launched(ready.client, remote);
+    return this.launched(ready.client, remote, ready.jail);
   }
 
   private settled(): void {
@@ -111,16 +121,24 @@ export class WarmSandbox {
 
   private spawn(ready: Ready, argv: string[], cwd: string, marker: string, sink: OutputSink): RemoteCommand {
     const sweep = ready.pidns.length === 0 ? marker : undefined;
-    return ready.client.spawn([...ready.pidns, ...argv], cwd, { [MARKER_VAR]: marker }, sink, sweep);
+    return ready.client.spawn([...ready.pidns, ...ready.inner, ...argv], cwd, { [MARKER_VAR]: marker }, sink, sweep);
   }
 
-  private launched(client: ExecServerClient, remote: RemoteCommand): Launched {
+  private launched(client: ExecServerClient, remote: RemoteCommand, jail?: Jail): Launched {
+    // The cgroup is the sandbox's: a limit hit while this command ran is laid to it.
+    const before = jail?.counts();
+    const exited = jail
+      ? remote.exited.then((e) => {
+          const note = jail.report(before);
+          return note ? { ...e, error: e.error ? `${e.error}\n${note}` : note } : e;
+        })
+      : remote.exited;
     return {
-      exited: remote.exited,
+      exited,
       kill: async () => {
         remote.kill();
         const timer = setTimeout(() => client.terminate(`did not confirm a kill within ${KILL_CONFIRM_MS} ms`), KILL_CONFIRM_MS);
-        await remote.exited;
+        await exited;
         clearTimeout(timer);
       },
     };
@@ -145,26 +163,36 @@ export class WarmSandbox {
   private async start(): Promise<Ready> {
     const { bwrap } = this.o.sandbox;
     if (!bwrap) throw new Error("no sandbox to warm");
-    // The exec server runs from this checkout: under /tmp (a clone in CI) the private /tmp would hide it.
-    const net = await this.o.network.sandboxNetwork(this.network);
-    const spec = { workspace: this.workspace, cwd: this.workspace, ...net, newSession: true, readOnly: [PROJECT_ROOT] };
     const { NODE_OPTIONS: _ignored, ...base } = this.o.env; // the exec server's own Node flags are ours
     const start = await execServerStart(this.o.log);
+    // The exec server runs from this checkout, which is masked (and under /tmp in a CI clone):
+    // its one bundled file is bound back; under tsx it needs the whole checkout.
+    const hide = this.o.hide ?? [];
+    const node = realpathSync(process.execPath);
+    const readOnly = [start.bundled ? start.args[0] : PROJECT_ROOT, ...(hide.some((m) => node.startsWith(`${m}/`)) ? [node] : [])];
+    const net = await this.o.network.sandboxNetwork(this.network);
+    // The exec server keeps CAP_SYS_ADMIN for each command's PID namespace and /proc; commands lose it.
+    const drop = dropMountCap();
+    const spec = { workspace: this.workspace, cwd: this.workspace, ...net, newSession: true, readOnly, hide, keepMountCap: drop.length > 0 };
     // Under tsx (no bundle), its disk cache would sit in the sandbox's /tmp, which commands are promised is empty.
     const env = start.bundled ? base : { ...base, TSX_DISABLE_CACHE: "1" };
     const argv = bwrapArgs(bwrap, spec, [process.execPath, ...start.args]);
-    const client = new ExecServerClient(argv.file, argv.args, { cwd: this.workspace, env, startTimeoutMs: this.o.startTimeoutMs, log: this.o.log });
+    const jail = this.o.limits && makeJail("sandbox", this.o.limits);
+    const rlimits = this.o.limits ? rlimitPrefix(this.o.limits, jail?.dirs.memory !== undefined) : [];
+    const [file, ...args] = jail ? jail.wrap([argv.file, ...argv.args]) : [argv.file, ...argv.args];
+    const client = new ExecServerClient(file, args, { cwd: this.workspace, env, startTimeoutMs: this.o.startTimeoutMs, log: this.o.log });
     const label = `${this.workspace}${this.network ? " (network)" : ""}`;
     void client.dead.then((reason) => this.retired.has(client) || this.o.log(`warm sandbox for ${label}: ${reason}`));
+    void client.exited.then(() => jail?.dispose());
     try {
       await client.ready;
-      const pidns = await this.probePidns(client);
+      const pidns = await this.probePidns(client, drop);
       if (pidns.length === 0) this.o.log(`no PID namespace per command in ${label}: stragglers are found by marker instead`);
-      const ready = { client, pidns };
+      const ready: Ready = { client, pidns, inner: [...drop, ...rlimits], jail };
       client.send({ type: "env", env: this.o.env });
       const run = async (a: string[], sink: OutputSink) => this.launched(client, this.spawn(ready, a, this.workspace, newMarker(), sink));
       client.send({ type: "env", env: await captureLoginEnv(run, this.o.env, this.o.envAllow, this.o.log) });
-      if (pidns.length > 0) client.send({ type: "shell", argv: [...pidns, ...BASH_C, COMMAND_SHELL], cwd: this.workspace });
+      if (pidns.length > 0) client.send({ type: "shell", argv: [...pidns, ...ready.inner, ...BASH_C, COMMAND_SHELL], cwd: this.workspace });
       if (!client.alive) throw new Error(await client.dead);
       return ready;
     } catch (err) {
@@ -173,9 +201,9 @@ export class WarmSandbox {
     }
   }
 
-  private async probePidns(client: ExecServerClient): Promise<string[]> {
+  private async probePidns(client: ExecServerClient, drop: string[]): Promise<string[]> {
     for (const prefix of pidnsCandidates()) {
-      const r = await client.spawn([...prefix, "true"], this.workspace, {}, () => {}).exited;
+      const r = await client.spawn([...prefix, ...drop, "true"], this.workspace, {}, () => {}).exited;
       if (r.code === 0) return prefix;
     }
     return [];

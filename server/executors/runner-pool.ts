@@ -4,7 +4,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { decodeFrame, RUNNER_PROTOCOL_VERSION, RunnerHello, type RunnerToServer } from "../protocol/runner";
+import { decodeFrame, RUNNER_PROTOCOL_VERSION, RunnerHello, type RunnerSandbox, type RunnerToServer } from "../protocol/runner";
 import { ExecutorUnavailableError, type ExecRequest, type ExecResult, type Executor } from "./contract";
 import { bearerToken, refuseUpgrade, tokenMatcher } from "./runner/auth";
 import { RunnerConnection } from "./runner/connection";
@@ -31,6 +31,8 @@ export interface RunnerStatus {
   connected: boolean;
   sandboxed: boolean;
   sandboxKind: string;
+  /** The runner's sandbox facts as it said them in hello (why unsandboxed, what network). */
+  sandbox: RunnerSandbox;
   workspace: string;
   version: string;
   connectedAt?: string;
@@ -139,6 +141,7 @@ export class RunnerPool implements Executor {
       connected: true,
       sandboxed: hello.sandbox.available,
       sandboxKind: hello.sandbox.kind,
+      sandbox: hello.sandbox,
       workspace: hello.workspace,
       version: hello.version,
       connectedAt: conn.connectedAt.toISOString(),

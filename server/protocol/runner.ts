@@ -46,6 +46,8 @@ export type ServerToRunner = z.infer<typeof ServerToRunner>;
 export const RunnerSandbox = z.object({
   available: z.boolean(),
   kind: z.string(),
+  /** Why commands run unsandboxed ("bubblewrap (bwrap) is not installed", "disabled by configuration"). */
+  reason: z.string().optional(),
   /**
    * What a command or terminal granted network reaches: "isolated", the workspace's own network
    * namespace with outbound access and no path to the host's loopback; "none", no outbound
