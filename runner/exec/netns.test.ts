@@ -4,7 +4,7 @@
 // connection to a host address is made from inside the sandbox; the test itself only connects
 // to loopback. No outbound-internet checks: CI's network is restricted.
 import { createServer, type Server } from "node:http";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -150,6 +150,19 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
       pty.handle({ type: "pty.input", ptyId: "t3", data: `curl -sS --max-time 2 http://127.0.0.1:${cmdPort}/index.html | sed 's/^/got-/'\r` });
       return new Promise((r) => setTimeout(() => r(ptyOutput("t3").includes("got-from-the-terminal")), 500));
     }, "the command's server from the terminal");
+  });
+
+  it("a relay that died is started again inside the namespace, and the terminal's server is still listed and previewed", async () => {
+    const before = Number(/^\/proc\/(\d+)\/net$/.exec((await network.procNet())!)![1]);
+    process.kill(before, "SIGKILL");
+    await until(async () => (await readFile(`/proc/${before}/stat`, "utf8").catch(() => " Z ")).includes(" Z "), "the relay to die");
+    await new Promise((r) => setTimeout(r, 100)); // its exit event
+    const listed = await listPorts({ workspace: ws.dir, namespace: await network.procNet(), exclude: [] });
+    expect(listed.find((p) => p.port === port4)).toMatchObject({ workspace: true });
+    const frames: PreviewRunnerFrame[] = [];
+    previewHandler((f) => (frames.push(f), true), network).handle({ type: "preview.request", streamId: "p3", sessionId: "s1", port: port4, method: "GET", path: "/index.html", headers: [], hasBody: false, deadline: Date.now() + 10_000 });
+    await until(() => frames.some((f) => f.type === "preview.end"), "the preview's answer");
+    expect(frames.find((f) => f.type === "preview.head")).toMatchObject({ status: 200 });
   });
 
   it("the preview still reaches a server outside the sandbox when nothing of the workspace holds that port", async () => {

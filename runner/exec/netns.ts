@@ -54,6 +54,7 @@ interface Namespace {
   resolvConf?: { file: string; at: string };
   fds: number[];
   relay: ChildProcess;
+  restarting?: Promise<ChildProcess>;
   slirp?: ChildProcess;
 }
 
@@ -96,7 +97,9 @@ export class WorkspaceNetwork {
   /** `/proc/<pid>/net` of the namespace, when it exists (nothing of the workspace listens otherwise). */
   async procNet(): Promise<string | undefined> {
     const ns = await this.existing();
-    return ns && isAlive(ns.relay) ? `/proc/${ns.relay.pid}/net` : undefined;
+    if (!ns) return undefined;
+    const relay = await this.relay(ns).catch((err: Error) => void this.o.log(`the namespace relay could not start again: ${err.message}`));
+    return relay ? `/proc/${relay.pid}/net` : undefined;
   }
 
   /**
@@ -106,8 +109,17 @@ export class WorkspaceNetwork {
   async connect(port: number): Promise<Socket | undefined> {
     const ns = await this.existing();
     if (!ns) return undefined;
-    if (!isAlive(ns.relay)) ns.relay = await this.startRelay(ns.socket, [...this.deathsig(), ...ns.enter]);
+    await this.relay(ns);
     return relayConnect(ns.socket, port);
+  }
+
+  /** The namespace's relay, started again inside it if it died (the namespace itself is held by our descriptor). */
+  private relay(ns: Namespace): Promise<ChildProcess> {
+    if (isAlive(ns.relay)) return Promise.resolve(ns.relay);
+    ns.restarting ??= this.startRelay(ns.socket, [...this.deathsig(), ...ns.enter])
+      .then((relay) => (ns.relay = relay))
+      .finally(() => (ns.restarting = undefined));
+    return ns.restarting;
   }
 
   private async existing(): Promise<Namespace | undefined> {
