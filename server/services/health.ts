@@ -4,11 +4,14 @@
 // what is wrong, for the IDE's status line and an operator's monitor.
 import { statfsSync } from "node:fs";
 import type { Db, DbProvider } from "../db";
+import type { RunnerSandbox } from "../protocol/runner";
 
 export interface RunnerInfo {
   id: string;
   connected: boolean;
   sandboxed: boolean;
+  /** Why unsandboxed, what network commands get: what the IDE's sandbox banner says. */
+  sandbox?: RunnerSandbox;
   workspace: string;
   connectedAt?: string;
 }
@@ -70,7 +73,7 @@ export function healthCheck(o: HealthOptions): () => Promise<HealthReport> {
       disk = { path: o.dataDir, error: (err as Error).message };
       problems.push(`The data folder ${o.dataDir} cannot be checked: ${(err as Error).message}`);
     }
-    const runners = o.runners.status().map(({ id, connected, sandboxed, workspace, connectedAt }) => ({ id, connected, sandboxed, workspace, connectedAt }));
+    const runners = o.runners.status().map(({ id, connected, sandboxed, sandbox, workspace, connectedAt }) => ({ id, connected, sandboxed, sandbox, workspace, connectedAt }));
     return { ok: problems.length === 0 && runners.some((r) => r.connected), database, disk, runners, problems };
   };
 }
