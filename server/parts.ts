@@ -16,6 +16,7 @@ import { createSharedHub } from "./hub/shared";
 import { createTerminalBridge } from "./hub/terminal";
 import { ToolRegistry } from "./tools/registry";
 import { ToolSessions } from "./tools/sessions";
+import { policyCatalog } from "./tools/policy-catalog";
 import { toolActivationStore } from "./services/tool-activations";
 import { builtinTools } from "./tools/builtin";
 import { startMcp } from "./tools/mcp";
@@ -105,7 +106,14 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     rows: deps.rows,
     hub,
     dispatcher: pipeline,
-    catalog: { catalog: async (sessionId) => (await tools.load(sessionId)).entries() },
+    // Less the tools the org's policy denies outright (tools/policy-catalog.ts).
+    catalog: {
+      catalog: async (sessionId) => {
+        const state = await tools.load(sessionId);
+        const session = await db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
+        return session ? policyCatalog(state, await policies.load(session.orgId)) : state.entries();
+      },
+    },
     env: deps.env,
     cluster: cluster && commands && { instanceId: cluster.id, cancelElsewhere: commands.cancelElsewhere },
     log: (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),

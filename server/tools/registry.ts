@@ -8,6 +8,8 @@ import { buildTool, type Tool, type ToolSource } from "./tool";
 import { isObjectRootSchema } from "./schema";
 import { Catalog, inPreset, type Preset } from "./catalog";
 
+
+const NONE: ReadonlySet<string> = new Set();
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const UNAVAILABLE = "Unavailable: this tool failed to initialise and is fail-closed. Do not call it.";
 
@@ -44,7 +46,7 @@ export function safeName(name: unknown): string {
 export class ToolRegistry {
   private readonly registrations: Tool[] = [];
   private readonly issues: RegistryProblem[] = [];
-  private readonly catalogs = new Map<Preset, Catalog>();
+  private readonly catalogs = new Map<string, Catalog>();
   private merged?: Map<string, Tool>;
 
   constructor(tools: readonly Tool[] = []) {
@@ -88,12 +90,18 @@ export class ToolRegistry {
     return this.resolved().get(name);
   }
 
-  /** The cached catalog of a surface: same tool set, same bytes. */
-  catalog(preset: Preset = "coding"): Catalog {
-    let c = this.catalogs.get(preset);
+  /**
+   * The cached catalog of a surface, less the tools in `without` (those an org policy denies
+   * outright, policy-catalog.ts): same tool set and same exclusions, same bytes.
+   */
+  catalog(preset: Preset = "coding", without: ReadonlySet<string> = NONE): Catalog {
+    const key = without.size === 0 ? preset : `${preset}\0${[...without].sort().join("\0")}`;
+    let c = this.catalogs.get(key);
     if (!c) {
-      c = new Catalog(this.tools().filter((t) => inPreset(t, preset)));
-      this.catalogs.set(preset, c);
+      // Kept small: one entry per surface and distinct policy exclusion in use.
+      if (this.catalogs.size >= 64) this.catalogs.clear();
+      c = new Catalog(this.tools().filter((t) => inPreset(t, preset) && !without.has(t.name)));
+      this.catalogs.set(key, c);
     }
     return c;
   }

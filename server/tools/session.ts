@@ -53,8 +53,11 @@ export class SessionToolState implements ToolSearchService {
     return [...this.catalog.loaded, ...this.tail()];
   }
 
-  entries(): CatalogEntry[] {
-    return [...this.catalog.entries, ...this.tail().map((t) => JSON.parse(this.catalog.entryJson(t)) as CatalogEntry)];
+  /** What the model is offered; `without`: tools the org policy denies outright (policy-catalog.ts). */
+  entries(without?: ReadonlySet<string>): CatalogEntry[] {
+    const catalog = without && without.size > 0 ? this.registry.catalog(this.preset, without) : this.catalog;
+    const tail = this.tail().filter((t) => !without?.has(t.name));
+    return [...catalog.entries, ...tail.map((t) => JSON.parse(catalog.entryJson(t)) as CatalogEntry)];
   }
 
   /** The serialized tool list for the next request: the cached prefix plus the tail. */
