@@ -5,6 +5,7 @@
 // classifier all judge this list. What it cannot see through is marked opaque, never guessed.
 import { parseShell, type Node } from "./parser";
 import type { ShellAnalysis, SimpleCommand, Word } from "./types";
+import { assignmentProblem, assignmentStatement, declaration, hasDescendant, latentCode, testCommand } from "./statements";
 import { unwrap, type Context } from "./wrappers";
 import { wordOf } from "./words";
 
@@ -13,10 +14,6 @@ export type { ShellAnalysis, SimpleCommand, Word };
 const MAX_DEPTH = 6;
 // Walking costs tens of µs a node on the main thread: a line with more is not analysed.
 const MAX_NODES = 2_000;
-
-// Variables whose value changes what a later program is or what it loads and runs.
-const SENSITIVE_VARIABLE =
-  /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|IFS|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|NODE_OPTIONS|NODE_PATH|RUBYOPT|RUBYLIB|PERLLIB|XDG_\w+|PERL5\w*|PYTHON\w*|LD_\w+|DYLD_\w+|GIT_\w+|npm_config_\w+|NPM_CONFIG_\w+)$/;
 
 export const basename = (program: string) => program.slice(program.lastIndexOf("/") + 1);
 
@@ -62,33 +59,42 @@ class Walker {
         for (const c of node.children) if (c !== body) this.visitChildren(c);
         return;
       }
+      // Statements that are no program run: listed all the same (statements.ts).
       case "variable_assignment":
       case "variable_assignments":
-        return this.assignmentStatement(node);
+        for (const p of node.type === "variable_assignments" ? node.namedChildren : [node]) this.visitChildren(p);
+        this.commands.push(assignmentStatement(node));
+        return;
       case "declaration_command":
       case "unset_command":
-        return this.declaration(node);
+        this.visitChildren(node);
+        this.commands.push(declaration(node));
+        return;
       case "test_command":
-        return this.test(node);
+        this.visitChildren(node);
+        this.commands.push(testCommand(node));
+        return;
       case "function_definition": {
         const body = node.childForFieldName("body");
         if (body) this.visit(body);
         return;
       }
+      // Commands inside are listed either way (a deny of one still decides).
       case "arithmetic_expansion":
       case "c_style_for_statement":
-        if (this.arithmeticReadsVariables(node)) return this.opaque(node, "arithmetic on variables can run code hidden in their values");
-        return this.visitChildren(node);
+        this.visitChildren(node);
+        if (this.arithmeticReadsVariables(node)) this.opaque(node, "arithmetic on variables can run code hidden in their values");
+        return;
       case "compound_statement":
-        if (node.firstChild?.type === "((" && this.arithmeticReadsVariables(node)) {
-          return this.opaque(node, "arithmetic on variables can run code hidden in their values");
-        }
-        return this.visitChildren(node);
+        this.visitChildren(node);
+        if (node.firstChild?.type === "((" && this.arithmeticReadsVariables(node)) this.opaque(node, "arithmetic on variables can run code hidden in their values");
+        return;
       case "expansion":
+        this.visitChildren(node);
         if (/^\$\{!/.test(node.text) || /@[PEAKa]?\}$/.test(node.text) || hasDescendant(node, "subscript")) {
-          return this.opaque(node, "this expansion can run code hidden in a variable");
+          this.opaque(node, "this expansion can run code hidden in a variable");
         }
-        return this.visitChildren(node);
+        return;
       default:
         return this.visitChildren(node);
     }
@@ -124,7 +130,7 @@ class Walker {
     let opaque: string | undefined;
     for (const c of node.children) {
       if (c.type === "variable_assignment") {
-        const problem = this.assignmentProblem(c);
+        const problem = assignmentProblem(c);
         if (problem) opaque ??= problem;
         assignments.push(c.text);
       } else if (c.type === "command_name") {
@@ -159,72 +165,9 @@ class Walker {
     return { fed: !!fed, depth: this.depth, analyse: (text) => analyseAt(text, this.depth + 1, false) };
   }
 
-  assignmentProblem(node: Node): string | undefined {
-    const name = node.childForFieldName("name");
-    if (!name || name.type !== "variable_name") return "an assignment to an array element evaluates its subscript";
-    if (SENSITIVE_VARIABLE.test(name.text)) return `setting ${name.text} changes what later programs run`;
-    const value = node.childForFieldName("value");
-    if (value && latentCode(wordOf(value).text)) return "a quoted `$(…)` inside a subscript runs where bash evaluates it";
-    return undefined;
-  }
-
-  assignmentStatement(node: Node) {
-    const parts = node.type === "variable_assignments" ? node.namedChildren : [node];
-    const problem = parts.map((p) => this.assignmentProblem(p)).find(Boolean);
-    for (const p of parts) this.visitChildren(p);
-    this.commands.push({ argv: [], words: [], programPath: false, assignments: parts.map((p) => p.text), source: node.text, ...(problem ? { opaque: problem } : {}) });
-  }
-
-  // export/declare/local/readonly/typeset/unset: integer and name-reference attributes, and
-  // names only known at run time, make bash evaluate text as code.
-  declaration(node: Node) {
-    const keyword = node.firstChild?.text ?? "declare";
-    const words: Word[] = [{ text: keyword, dynamic: false }];
-    let opaque: string | undefined;
-    for (const c of node.namedChildren) {
-      if (c.type === "variable_assignment") {
-        opaque ??= this.assignmentProblem(c);
-        words.push({ text: c.text, dynamic: hasDescendant(c, "simple_expansion", "expansion", "command_substitution") });
-      } else {
-        const w = c.type === "variable_name" ? { text: c.text, dynamic: false } : wordOf(c);
-        if (w.dynamic) opaque ??= `${keyword} with a name only known at run time`;
-        else if (/^[-+]\w*[in]/.test(w.text)) opaque ??= `${keyword} ${w.text} makes bash evaluate values as code`;
-        else if (SENSITIVE_VARIABLE.test(w.text)) opaque ??= `${keyword} ${w.text} changes what later programs run`;
-        else if (w.text.includes("[")) opaque ??= "a subscript is evaluated as code";
-        words.push(w);
-      }
-    }
-    this.visitChildren(node);
-    this.commands.push({ argv: words.map((w) => w.text), words, programPath: false, assignments: [], source: node.text, ...(opaque ? { opaque } : {}) });
-  }
-
-  // `[[ … ]]`: its arithmetic operators and -v evaluate operands as code (`[ … ]` only -v).
-  test(node: Node) {
-    this.visitChildren(node);
-    const text = node.text;
-    const bracket = node.firstChild?.type === "[" ? "[" : "[[";
-    const arithmetic = (bracket === "[[" ? /\s(-eq|-ne|-lt|-le|-gt|-ge|-v|-R)\s/ : /\s(-v|-R)\s/).test(` ${text} `);
-    const operandsStatic = !hasDescendant(node, "simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion");
-    const opaque = arithmetic && (!operandsStatic || /[[$`]/.test(text.slice(2, -2))) ? `\`${bracket}\` can evaluate an operand as code` : undefined;
-    this.commands.push({
-      argv: [bracket], words: [{ text, dynamic: !operandsStatic }], programPath: false, assignments: [], source: text,
-      ...(opaque ? { opaque } : {}),
-    });
-  }
-
   arithmeticReadsVariables(node: Node): boolean {
     return hasDescendant(node, "variable_name", "simple_expansion", "expansion", "subscript", "command_substitution");
   }
-}
-
-function hasDescendant(node: Node, ...types: string[]): boolean {
-  return node.descendantsOfType(types).length > 0;
-}
-
-// Text that becomes code when bash evaluates it as a subscript (`a[$(cmd)]`), e.g. in
-// arithmetic or `printf -v`: flagged even in static words.
-function latentCode(text: string): boolean {
-  return text.includes("[") && (text.includes("$(") || text.includes("`"));
 }
 
 function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysis {

@@ -81,7 +81,9 @@ const INLINE_CODE = /^(-[a-zA-Z]*[ceEr]|--eval|--exec|-p|--print|eval)$/;
 const PLAIN_SED = /^\s*((\d+|\$)(\s*,\s*(\d+|\$))?\s*[pd]|s([/|#,:@])(?:\\.|(?!\5).)*\5(?:\\.|(?!\5).)*\5[gpiI0-9]*)\s*$/;
 
 const isAssignment = (w: Word) => !w.dynamic && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.text);
-const SENSITIVE = /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|HOME|LD_\w+|GIT_\w+|NODE_OPTIONS|PYTHON\w*|PERL5\w*|RUBYOPT|EDITOR|VISUAL|PAGER)=/;
+// Variables whose value changes what a later program is or what it loads and runs.
+export const SENSITIVE_VARIABLE =
+  /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|IFS|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|NODE_OPTIONS|NODE_PATH|RUBYOPT|RUBYLIB|PERLLIB|XDG_\w+|PERL5\w*|PYTHON\w*|LD_\w+|DYLD_\w+|GIT_\w+|npm_config_\w+|NPM_CONFIG_\w+)$/;
 
 /** `cmd` and whatever it runs in turn. */
 export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
@@ -134,7 +136,7 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
       continue;
     }
     if (program === "env" && isAssignment(w)) {
-      if (SENSITIVE.test(w.text)) return [opaque(cmd, `\`env ${w.text.split("=")[0]}=…\` changes what the program runs`)];
+      if (SENSITIVE_VARIABLE.test(w.text.slice(0, w.text.indexOf("=")))) return [opaque(cmd, `\`env ${w.text.split("=")[0]}=…\` changes what the program runs`)];
       i++;
       continue;
     }
