@@ -119,7 +119,8 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     log: (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),
   });
   // Turns left running by a stopped process (or, with peers, by a gone instance: only those this
-  // instance claimed), then their calls, which the pipeline settles (pending approvals stay answerable).
+  // instance claimed), with their calls (a waiting card cancelled, a running call "may have partly
+  // run": pipeline/interrupted.ts), then calls the pipeline still holds of turns no longer running.
   async function recoverTurns(): Promise<void> {
     const interrupted = commands
       ? await recoverClaimedTurns(db, hub, (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`), await commands.claimOrphanedTurns())

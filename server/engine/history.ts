@@ -72,9 +72,12 @@ export function answerOrphans(messages: ConversationMessage[], why: string): Con
   return out;
 }
 
-function unanswered(m: ConversationMessage, answered: Set<string>, why: string): ContentBlock[] {
+/** `why`: the result text, the same for every call or one per call id. */
+function unanswered(m: ConversationMessage, answered: Set<string>, why: string | ((callId: string) => string)): ContentBlock[] {
   return m.content.flatMap((b) =>
-    b.type === "tool_call" && !answered.has(b.id) ? [{ type: "tool_result" as const, id: b.id, name: b.name, content: why, isError: true }] : [],
+    b.type === "tool_call" && !answered.has(b.id)
+      ? [{ type: "tool_result" as const, id: b.id, name: b.name, content: typeof why === "string" ? why : why(b.id), isError: true }]
+      : [],
   );
 }
 
@@ -82,7 +85,7 @@ function unanswered(m: ConversationMessage, answered: Set<string>, why: string):
  * Persists the tool results missing from a turn's assistant messages, so the stored history is
  * valid as it stands (and the next request's prefix equals what the database says).
  */
-export async function closeOpenCalls(db: Db, sessionId: string, turnId: string, why: string): Promise<number> {
+export async function closeOpenCalls(db: Db, sessionId: string, turnId: string, why: string | ((callId: string) => string)): Promise<number> {
   const rows = await db.message.findMany({ where: { sessionId }, orderBy: { position: "asc" } });
   let added = 0;
   for (let i = 0; i < rows.length; i++) {

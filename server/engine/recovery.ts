@@ -6,14 +6,18 @@
 // only turns whose instance is gone (no fresh heartbeat, hub/cluster.ts) are recovered: a live
 // instance is still running its own. Those are claimed first (hub/commands.ts), at start-up and
 // whenever a live instance notices a peer gone, and recoverClaimedTurns recovers the claimed ones.
+// The turn's calls are settled with what is known of them (pipeline/interrupted.ts): the model
+// is told a running call may have partly run, a waiting card is cancelled, a finished call's
+// result is kept; their cards end (tool.finished) before the turn's turn.finished.
 import type { Db } from "../db";
 import type { EventHub } from "../hub/events";
+import { settleInterruptedCalls } from "../pipeline/interrupted";
 import { closeOpenCalls } from "./history";
 import type { ContentBlock } from "./types";
 
 type Log = (m: string, e?: unknown) => void;
 
-const why = "Not finished: the server restarted during this turn.";
+const why = "Not run: the server restarted during this turn before this call started.";
 
 /** Every running turn: for a server alone on its database (SQLite); with peers, turns are claimed. */
 export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: Log): Promise<number> {
@@ -32,12 +36,13 @@ async function recover(db: Db, hub: EventHub, log: Log, turns: { id: string; ses
   for (const turn of turns) {
     try {
       await restoreStreamedText(db, turn.sessionId, turn.id);
-      await closeOpenCalls(db, turn.sessionId, turn.id, why);
+      const calls = await settleInterruptedCalls(db, turn.id);
+      await closeOpenCalls(db, turn.sessionId, turn.id, (id) => calls.results.get(id) ?? why);
       const now = new Date();
       await db.modelRequest.updateMany({ where: { turnId: turn.id, endedAt: null }, data: { endedAt: now, error: "interrupted by a server restart" } });
-      // ToolCall and Approval rows are the pipeline's: its own recover() settles them.
       await db.turn.update({ where: { id: turn.id }, data: { status: "interrupted", stopReason: "server_restart", endedAt: now } });
       await db.session.update({ where: { id: turn.sessionId }, data: { status: "interrupted" } });
+      for (const ev of calls.events) await hub.publish(turn.sessionId, ev);
       await hub.publish(turn.sessionId, { type: "notice", level: "warn", code: "turn_interrupted", text: "The server restarted during this turn. What had streamed is kept; send a message to continue." });
       await hub.publish(turn.sessionId, { type: "turn.finished", turnId: turn.id, status: "interrupted", stopReason: "server_restart" });
     } catch (err) {

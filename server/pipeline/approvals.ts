@@ -140,6 +140,8 @@ export class ApprovalBroker {
     if (r.count === 0) {
       const row = await this.db.approval.findUnique({ where: { id: approvalId } });
       if (!row) throw new ApprovalError("No such approval.", "NOT_FOUND");
+      // One cancelled at a restart says why (pipeline/interrupted.ts): the call did not run.
+      if (row.status === "cancelled" && row.message) throw new ApprovalError(row.message, "CONFLICT");
       throw new ApprovalError(`This approval was already ${row.status}.`, "CONFLICT");
     }
     const a: Answer = { decision: choice === "reject" ? "rejected" : choice === "session" ? "approved_session" : "approved_once", by, message: text ?? undefined };

@@ -1,6 +1,8 @@
 // Calls that outlive a server process. The choice, documented here once:
-// - A pending approval stays pending across a restart; its card stays answerable (events are
-//   persisted, so a reloaded page shows it).
+// - A turn the server stopped in (kill -9, a crash) is recovered as interrupted, and no model
+//   continues it: its pending cards are cancelled and its running calls reported as "may have
+//   partly run" then (interrupted.ts), so an answer can never run a call whose result nobody sees.
+// - A pending approval of a turn that still runs (a peer instance's) stays answerable.
 // - If the engine resumes the turn it re-dispatches the same calls (same turnId and
 //   providerCallIds). Settled calls return their stored result without running again; a call
 //   still waiting re-attaches to its Approval row (no second card).
@@ -18,9 +20,7 @@ import { waitAndRun, settleAnswer } from "./approve";
 import { safeEmit, type CallState, type Core, type TurnState } from "./core";
 import { callSignal, settle } from "./finish";
 import { toolByName } from "./resolve";
-
-export const INTERRUPTED_RUNNING =
-  "Interrupted: the server stopped while this call was running or queued. It may have partly run; check its effects before calling it again.";
+import { INTERRUPTED_RUNNING } from "./interrupted";
 
 const TERMINAL = new Set(["succeeded", "failed", "rejected", "cancelled", "blocked"]);
 

@@ -1,0 +1,61 @@
+// Starts server-child.ts as a real server process for crash tests, with a tRPC client over
+// HTTP and WebSocket, and kills it with SIGKILL. Each server gets its own process group, so the
+// test can also clean up what it left (its runner) once it is done with it.
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
+import type { AppRouter } from "../api/root";
+
+export interface CrashServer {
+  url: string;
+  child: ChildProcess;
+  client: ReturnType<typeof createTRPCClient<AppRouter>>;
+  log(): string;
+  /** SIGKILL to the server process alone: no cleanup runs, as in a crash. */
+  kill9(): Promise<void>;
+  /** Kills the whole process group (the server's runner too) and closes the client. */
+  cleanup(): void;
+}
+
+export async function startCrashServer(env: Record<string, string>): Promise<CrashServer> {
+  const child = spawn(process.execPath, ["--import", "tsx", "server/testing/server-child.ts"], {
+    cwd: join(import.meta.dirname, "../.."),
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let log = "";
+  child.stderr!.on("data", (d) => (log += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const m = /ready (\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on("exit", (code) => reject(new Error(`server exited (${code}) before it was ready:\n${log}`)));
+  });
+  const wsClient = createWSClient({ url: `${url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never, retryDelayMs: () => 200 });
+  const client = createTRPCClient<AppRouter>({
+    links: [splitLink({ condition: (op) => op.type === "subscription", true: wsLink({ client: wsClient }), false: httpBatchLink({ url: `${url}/api/trpc` }) })],
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  return {
+    url, child, client,
+    log: () => log,
+    async kill9() {
+      child.kill("SIGKILL");
+      await exited;
+      wsClient.close();
+    },
+    cleanup() {
+      wsClient.close();
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+    },
+  };
+}
