@@ -2,8 +2,8 @@
 // subscription. The subscription is tracked by sequence number, so tRPC's WebSocket client
 // resumes after a reconnect with exactly the events it missed; a client may also pass the
 // `lastSeq` it has (0 or none: the whole session, which rebuilds it from the database).
-// A share-link viewer may follow its session; when its link ends the subscription ends with
-// FORBIDDEN and the reason.
+// A share-link viewer may follow its session, its streams redacted joined rather than event by
+// event; when its link ends the subscription ends with FORBIDDEN and the reason.
 import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { EngineError } from "../../engine/engine";
@@ -11,6 +11,8 @@ import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 import { LINK_MESSAGES } from "../../auth/pages";
 import { mapIterable } from "../map-iterable";
 import { SendImages } from "../../protocol/attachments";
+import type { SessionEvent } from "../../protocol/events";
+import { redactedEvents, redactEventList } from "../../auth/redact-stream";
 
 const session = z.object({ sessionId: z.string().min(1) });
 const windowTurns = z.number().int().min(1).max(1_000);
@@ -59,7 +61,10 @@ export const turnsRouter = router({
   earlier: sessionReadProcedure()
     .input(session)
     .input(z.object({ beforeSeq: z.number().int().min(1), turns: windowTurns }))
-    .query(({ ctx, input }) => ctx.services.history.earlier(input.sessionId, input.beforeSeq, input.turns)),
+    .query(async ({ ctx, input }) => {
+      const earlier = await ctx.services.history.earlier(input.sessionId, input.beforeSeq, input.turns);
+      return ctx.viewer ? { ...earlier, events: redactEventList(earlier.events) } : earlier;
+    }),
 
   events: sessionReadProcedure()
     .input(session)
@@ -73,13 +78,22 @@ export const turnsRouter = router({
         folded: z.boolean().optional(),
       }),
     )
-    .subscription(({ ctx, input, signal }) => {
+    .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId ? Number(input.lastEventId) : (input.lastSeq ?? 0);
       const linkEnded = ctx.viewer?.signal;
       const ended = () => new TRPCError({ code: "FORBIDDEN", message: LINK_MESSAGES[(linkEnded?.reason as keyof typeof LINK_MESSAGES) ?? "revoked"] ?? LINK_MESSAGES.revoked });
       if (linkEnded?.aborted) throw ended();
       const until = linkEnded && signal ? AbortSignal.any([signal, linkEnded]) : signal;
-      return mapIterable(ctx.services.hub.subscribe(input.sessionId, after, until, { folded: input.folded }), (ev) => tracked(String(ev.seq), ev), () => {
+      const { hub, db } = ctx.services;
+      let events: AsyncIterable<SessionEvent>;
+      if (!ctx.viewer) events = hub.subscribe(input.sessionId, after, until, { folded: input.folded });
+      else {
+        // A viewer's streams are redacted joined (auth/redact-stream.ts): a resume reads from its
+        // turn's start, where no stream was open, and hands out only what follows `after`.
+        const start = after > 0 ? await db.sessionEvent.findFirst({ where: { sessionId: input.sessionId, type: "turn.started", seq: { lte: after } }, orderBy: { seq: "desc" }, select: { seq: true } }) : null;
+        events = redactedEvents(hub.subscribe(input.sessionId, start ? start.seq - 1 : 0, until, { folded: input.folded }), after);
+      }
+      return mapIterable(events, (ev) => tracked(String(ev.seq), ev), () => {
         if (linkEnded?.aborted) throw ended();
       });
     }),
