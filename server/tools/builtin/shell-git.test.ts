@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../executors/runner/testing";
 import type { ToolContext } from "../tool";
 import { shellTool } from "./shell";
+import { neutraliseGit } from "./shell-git";
+import { analyseShell } from "../../shell/analyse";
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -23,7 +25,7 @@ const auto = (command: string) => shellTool.approvalFor(input(command)) === "aut
 describe("git the classifier calls read-only", () => {
   it.each([
     "git log --oneline -5", "git log -p -3", "git show HEAD", "git diff --cached", "git diff --staged --stat",
-    "git ls-files", "git grep -n TODO", "git rev-parse HEAD", "git branch -a", "git tag -l", "git remote -v",
+    "git ls-files", "git ls-files -s", "git rev-parse HEAD", "git branch -a", "git tag -l", "git remote -v",
     "git stash list", "git config --get user.name", "git --no-pager log -1", "cd src && git log -1", "git describe --always",
   ])("%s runs without a card", (command) => {
     expect(auto(command)).toBe(true);
@@ -38,8 +40,20 @@ describe("git the classifier calls read-only", () => {
     // programs by option
     "git log --ext-diff", "git show --textconv HEAD", "git difftool", "git grep -O foo", "git grep --open-files-in-pager foo",
     "git describe --dirty", "git log --output=x", "git cat-file --filters HEAD:a.txt", "git ls-files -m", "git config -e",
+    // the work tree, which a planted core.worktree can move out of the workspace
+    "git grep -n TODO", "git ls-files -o", "git ls-files --others --exclude-standard",
   ])("%s needs a card", (command) => {
     expect(auto(command)).toBe(false);
+  });
+});
+
+describe("neutraliseGit", () => {
+  it("rewrites each git word of the line, and nothing else", () => {
+    const line = "cd src && 'git' log -1 | head -3; git -P show HEAD:a.txt";
+    const out = neutraliseGit(line, analyseShell(line).commands);
+    expect(out).toMatch(/^cd src && GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=\/dev\/null .* 'git' --no-pager -c core\.fsmonitor=false .* log --no-ext-diff --no-textconv -1 \| head -3; /);
+    expect(out).toMatch(/; GIT_CONFIG_NOSYSTEM=1 [^;]* git --no-pager -c core\.fsmonitor=false -c core\.hooksPath=\/dev\/null\/none [^;]* -P show --no-ext-diff --no-textconv HEAD:a\.txt$/);
+    expect(neutraliseGit("ls -la", analyseShell("ls -la").commands)).toBe("ls -la");
   });
 });
 
@@ -114,7 +128,7 @@ describe("read-only git through a real runner, with planted configuration", () =
   it("no read-only git line runs a planted program, and each still answers", async () => {
     const lines = [
       "git log --oneline -5", "git log -p -3", "git show HEAD", "git diff --cached", "git diff --staged --stat", "git ls-files",
-      "git grep -n TODO", "git rev-parse HEAD", "git branch -a", "git tag -l", "git stash list", "git config --get user.name",
+      "git ls-files -s", "git rev-parse HEAD", "git branch -a", "git tag -l", "git stash list", "git config --get user.name",
       "git describe --always", "git shortlog -sn HEAD", "git show HEAD:a.txt", "git cat-file -p HEAD:a.txt", "cd tools && git log -1",
       "cd src && git log -1 | head -3",
     ];
@@ -126,7 +140,7 @@ describe("read-only git through a real runner, with planted configuration", () =
     }
     const log = await shellTool.execute(input("git log --oneline -5"), context());
     expect(log.output).toContain("first");
-    const grep = await shellTool.execute(input("git grep -n TODO"), context());
-    expect(grep.output).toContain("src/b.ts:1:// TODO");
+    const files = await shellTool.execute(input("git ls-files"), context());
+    expect(files.output).toContain("src/b.ts");
   });
 });

@@ -5,7 +5,8 @@
 // ones with fixed names; filter and diff drivers have names the repository chooses, so only
 // sub-commands that never read work-tree files through them are read-only. `git status` and a
 // plain `git diff` compare the work tree (clean filters run even with every override), so they
-// always ask.
+// always ask, and so does `git grep`: it reads the work tree, which a planted core.worktree can
+// put outside the workspace.
 import type { SimpleCommand } from "../../shell/types";
 
 type Args = string[];
@@ -18,12 +19,12 @@ const GIT_READ: Record<string, (a: Args) => boolean> = {
   shortlog: (a) => a.length > 0, // with no revision it reads its input
   // Index against a commit or tree against tree: no work-tree file goes through a filter.
   diff: (a) => a.includes("--cached") || a.includes("--staged"),
-  "ls-files": (a) => !a.some((x) => /^(-[a-zA-Z]*[mt]|--modified|--debug|--with-tree)/.test(x)),
+  // Only the index: a planted core.worktree can put the work tree anywhere on the machine.
+  "ls-files": (a) => !a.some((x) => /^(-[a-zA-Z]*[mtoid]|--modified|--debug|--with-tree|--others|--ignored|--directory|--deleted)/.test(x)),
   "ls-tree": any,
   "rev-parse": any,
   "cat-file": (a) => a.length > 0 && a.every((x) => !x.startsWith("-") || ["-t", "-s", "-p", "-e"].includes(x)),
   describe: any,
-  grep: any,
   branch: onlyFlags("-a", "-r", "-v", "-vv", "--list", "--all", "--remotes", "--show-current", "--no-color"),
   tag: onlyFlags("-l", "--list"),
   remote: onlyFlags("-v", "--verbose"),
@@ -65,7 +66,6 @@ const ENV = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_OPTIONAL_LOCK
 // Per sub-command: no external diff program, no textconv driver.
 const SUB_FLAGS: Record<string, string> = {
   log: "--no-ext-diff --no-textconv", show: "--no-ext-diff --no-textconv", diff: "--no-ext-diff --no-textconv",
-  grep: "--no-textconv",
 };
 
 /**
