@@ -3,7 +3,8 @@
 // has (stored runs of deltas folded: hub/coalesce.ts), applies events in batches once per
 // animation frame (a 1,000-event burst is one render; while catching up, every CATCH_UP_MS),
 // and resubscribes from where it stopped when the subscription fails, unless it was refused
-// (a share link that was revoked or expired): then it stops, "ended", with the reason.
+// (a share link that was revoked or expired): then it stops, "ended", with the reason. A resume
+// from events a server crash lost before storing them starts over from what is stored.
 // A session opens at its latest WINDOW_TURNS turns (server/hub/history.ts), so a long one costs
 // what those turns cost, not its whole log; `loadEarlier` puts the turns before them in front.
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
@@ -14,6 +15,8 @@ import { useSessionApi } from "./session-api";
 export type StreamStatus = "connecting" | "live" | "retrying" | "ended";
 
 const REFUSED = new Set(["FORBIDDEN", "UNAUTHORIZED"]);
+/** The server's answer to a resume from a seq it never stored (turns.events). */
+const LOST = "PRECONDITION_FAILED";
 /** A batch this big means the stream is catching up on stored events (opening a long session):
  *  the next render waits CATCH_UP_MS instead of the next frame, so a log replayed over a second
  *  renders a few times instead of sixty. Live streaming comes a few events a frame. */
@@ -105,7 +108,19 @@ export function useSessionEvents(sessionId: string): SessionEvents {
         onError: (err) => {
           setError(err.message);
           stop?.();
-          if (REFUSED.has((err as { data?: { code?: string } }).data?.code ?? "")) return setStatus("ended");
+          const code = (err as { data?: { code?: string } }).data?.code ?? "";
+          if (REFUSED.has(code)) return setStatus("ended");
+          if (code === LOST) {
+            // What it showed last was lost in a server crash before it was stored: start over
+            // from what was kept, so the page never shows text the history does not have.
+            pending = [];
+            queuedSeq = 0;
+            stateRef.current = emptySessionState();
+            setState(stateRef.current);
+            setStatus("connecting");
+            void open().then(start);
+            return;
+          }
           setStatus("retrying");
           retry = setTimeout(start, Math.min(5_000, 250 * 2 ** attempt++));
         },

@@ -26,6 +26,12 @@ export interface EventHub {
   subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options?: { folded?: boolean }): AsyncIterableIterator<SessionEvent>;
   /** The highest seq handed out for the session (0: none). */
   lastSeq(sessionId: string): Promise<number>;
+  /** Whether a client may resume after `seq`: the event is stored, or numbered here and on its
+   *  way to the database, or `seq` is where a history window starts. False for one a subscriber
+   *  was shown live that a crash lost before its write (the write-behind's window: up to
+   *  writeDelayMs plus one write); the resuming client then starts over from what is stored
+   *  (api/routers/turns.ts). */
+  holds(sessionId: string, seq: number): Promise<boolean>;
   /** Writes what is pending, returns unused numbers, ends subscriptions. */
   dispose(): Promise<void>;
 }
@@ -236,6 +242,13 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
       s.next = 1;
       s.max = 0;
       return unused;
+    },
+    async holds(sessionId, seq) {
+      if (writer.unwritten(sessionId).some((e) => e.seq === seq)) return true;
+      // A history window starts right before a turn.started (hub/history.ts): that seq may be
+      // a gap in the numbers (a lease a crash left unused), never an event that was shown.
+      const around = await pages.events(sessionId, seq - 1, seq + 1, 2);
+      return around.some((e) => e.seq === seq || (e.seq === seq + 1 && e.type === "turn.started"));
     },
     async lastSeq(sessionId) {
       const s = sessions.get(sessionId);

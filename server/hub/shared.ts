@@ -243,6 +243,7 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
     },
     subscribe: (sessionId, afterSeq, signal, options) => inner.subscribe(sessionId, afterSeq, signal, options),
     lastSeq: (sessionId) => inner.lastSeq(sessionId),
+    holds: (sessionId, seq) => inner.holds(sessionId, seq),
     handlePublish(msg) {
       // A repeat (its sender got no answer in time): the first answer, even after letting go.
       const key = `${msg.from}:${msg.batch}`;

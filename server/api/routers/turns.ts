@@ -15,6 +15,10 @@ import type { SessionEvent } from "../../protocol/events";
 import { redactedEvents, redactEventList } from "../../auth/redact-stream";
 
 const session = z.object({ sessionId: z.string().min(1) });
+const LOST_EVENTS = "Events this page showed were lost when the server stopped; it reloads the session from what was kept.";
+/** Another instance may be committing the event right now: asked twice, 300 ms apart. */
+const holdsSoon = async (hub: { holds(sessionId: string, seq: number): Promise<boolean> }, sessionId: string, seq: number) =>
+  (await hub.holds(sessionId, seq)) || (await new Promise((r) => setTimeout(r, 300)), await hub.holds(sessionId, seq));
 const windowTurns = z.number().int().min(1).max(1_000);
 const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", invalid: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE", unavailable: "SERVICE_UNAVAILABLE" } as const;
 
@@ -83,6 +87,10 @@ export const turnsRouter = router({
       const linkEnded = ctx.viewer?.signal;
       const ended = () => new TRPCError({ code: "FORBIDDEN", message: LINK_MESSAGES[(linkEnded?.reason as keyof typeof LINK_MESSAGES) ?? "revoked"] ?? LINK_MESSAGES.revoked });
       if (linkEnded?.aborted) throw ended();
+      // Shown live but lost in a crash before its write: the client starts over from what is
+      // stored (app/_lib/use-session-events.ts), so it never shows what the history lacks. (A
+      // viewer resumes from its turn's start, below, through the redaction's own pieces.)
+      if (after > 0 && !ctx.viewer && !(await holdsSoon(ctx.services.hub, input.sessionId, after))) throw new TRPCError({ code: "PRECONDITION_FAILED", message: LOST_EVENTS });
       const until = linkEnded && signal ? AbortSignal.any([signal, linkEnded]) : signal;
       const { hub, db } = ctx.services;
       let events: AsyncIterable<SessionEvent>;
