@@ -105,6 +105,9 @@ describe.each(modes)("limits per terminal (sandbox %s)", (mode) => {
       if (cgroups) {
         expect(screen).toMatch(/Killed/);
         expect(screen).not.toMatch(/survived/);
+        const until2 = Date.now() + 5000;
+        while (!screen.includes("quiver: killed: memory limit 256 MiB reached") && Date.now() < until2) await new Promise((r) => setTimeout(r, 50));
+        expect(screen).toContain("quiver: killed: memory limit 256 MiB reached");
       }
     } finally {
       await ptys.dispose();

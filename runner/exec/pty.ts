@@ -146,7 +146,16 @@ export class PtyManager implements PtyHandler {
     const without = !wanted ? undefined : !net.network ? "no network (the workspace's network namespace could not start; see the runner's log)" : this.net.mode === "none" ? `no outbound network: ${this.net.reason}` : undefined;
     if (without && this.o.sandbox.available) this.deliver(entry, `\x1b[33mquiver: this terminal has ${without}\x1b[0m\r\n`);
     pty.onData((data) => this.deliver(entry, data));
+    // The shell only says "Killed"; which limit did it is said in the terminal, as for commands.
+    let seen = jail?.counts();
+    const watch = jail && setInterval(() => {
+      const note = jail.report(seen);
+      seen = jail.counts();
+      if (note) this.deliver(entry, `\x1b[33mquiver: ${note.replaceAll("\n", "\r\nquiver: ")}\x1b[0m\r\n`);
+    }, 1000);
+    watch?.unref();
     pty.onExit(({ exitCode, signal }) => {
+      clearInterval(watch);
       clearTimeout(entry.grace);
       this.ptys.delete(entry.id);
       // The shell is gone; anything it left running in the background goes with it.
