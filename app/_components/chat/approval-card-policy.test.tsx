@@ -2,7 +2,6 @@
 // (issue 22: `eval "$x"`, `$(…)` as the program, a pipe into a shell, under a rule that could match).
 import { describe, expect, it } from "vitest";
 import { renderToStaticMarkup } from "react-dom/server";
-import type { ApprovalCard as Card } from "../../_lib/session-state";
 import { ApprovalCard } from "./approval-card";
 
 const request = { tool: "shell", summary: "$ touch y; X=git; $X push", reason: "Approval required: the org policy could not check every command.", command: "touch y; X=git; $X push" };
