@@ -1,6 +1,12 @@
-// The local runner's environment carries no model keys, database URL or server secrets.
+// The local runner's environment carries no model keys, database URL or server secrets; it is
+// told what its sandbox hides and the server's HOST; a runner that refuses its configuration is
+// not restarted.
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runnerEnvironment } from "./local-runner";
+import { LocalRunner, runnerEnvironment } from "./local-runner";
 
 describe("runnerEnvironment", () => {
   it("drops provider keys, the database URL and the server's runner token, keeps the rest", () => {
@@ -19,11 +25,6 @@ describe("runnerEnvironment", () => {
 
 describe("a local runner that refuses its configuration", () => {
   it("says why once and is not restarted (exit code 2 is not a crash)", async () => {
-    const { mkdtemp, rm } = await import("node:fs/promises");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { fileURLToPath } = await import("node:url");
-    const { LocalRunner } = await import("./local-runner");
     const workspace = await mkdtemp(join(tmpdir(), "quiver-lr-"));
     const logs: string[] = [];
     const saved = process.env.QUIVER_SANDBOX;
@@ -44,4 +45,30 @@ describe("a local runner that refuses its configuration", () => {
       await rm(workspace, { recursive: true, force: true });
     }
   }, 40_000);
+});
+
+describe("what the local runner is told", () => {
+  it("hides the server's source tree and data folder (QUIVER_SANDBOX_HIDE) and knows the server's HOST", async () => {
+    // A stand-in root whose runner/main.ts writes down the environment it was started with.
+    const root = await mkdtemp(join(tmpdir(), "quiver-lr-root-"));
+    await mkdir(join(root, "runner"));
+    await symlink(fileURLToPath(new URL("../node_modules", import.meta.url)), join(root, "node_modules"));
+    await writeFile(join(root, "runner", "main.ts"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(join(root, "env.json"))}, JSON.stringify(process.env));\nprocess.exit(2);\n`);
+    const runner = new LocalRunner({ root, serverUrl: "ws://127.0.0.1:9/runner", token: "t".repeat(32), workspace: root, dataDir: "/srv/quiver-data", host: "0.0.0.0", log: () => {} });
+    try {
+      runner.start();
+      let env: Record<string, string> | undefined;
+      const until = Date.now() + 20_000;
+      while (!env && Date.now() < until) {
+        env = await readFile(join(root, "env.json"), "utf8").then((t) => JSON.parse(t) as Record<string, string>, () => undefined);
+        if (!env) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(env?.QUIVER_SANDBOX_HIDE?.split(delimiter)).toEqual(expect.arrayContaining([root, "/srv/quiver-data"]));
+      expect(env?.HOST).toBe("0.0.0.0");
+      expect(env?.QUIVER_RUNNER_TOKEN).toBe("t".repeat(32));
+    } finally {
+      await runner.stop();
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
