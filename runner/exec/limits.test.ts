@@ -5,7 +5,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatBytes, cgroupsUsable, limitsFromEnv, parseSize, type Limits } from "./limits";
+import { formatBytes, cgroupsUsable, limitsFromEnv, parseSize, rlimitPrefix, type Limits } from "./limits";
 import { PtyManager } from "./pty";
 import { sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
@@ -25,6 +25,12 @@ describe("limit settings", () => {
     expect(limitsFromEnv({ QUIVER_LIMIT_MEMORY: "512m", QUIVER_LIMIT_PROCESSES: "0" })).toMatchObject({ memoryBytes: 512 * MIB, processes: 0, cpuSeconds: 3600 });
     expect(() => limitsFromEnv({ QUIVER_LIMIT_FILE_SIZE: "lots" })).toThrow(/QUIVER_LIMIT_FILE_SIZE/);
     expect(formatBytes(256 * MIB)).toBe("256 MiB");
+  });
+
+  it("bounds memory by data size per process only where no cgroup does (never by address space)", () => {
+    const flags = (byCgroup: boolean) => rlimitPrefix(LIMITS, byCgroup).slice(1, -1);
+    expect(flags(true)).toEqual(["--cpu=1:6", `--fsize=${MIB}`]);
+    expect(flags(false)).toEqual(["--cpu=1:6", `--fsize=${MIB}`, `--data=${256 * MIB}`]);
   });
 });
 

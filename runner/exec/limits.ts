@@ -6,8 +6,9 @@
 // hierarchies, or a v2 tree with those controllers), created under the runner's own cgroup so an
 // outer limit still holds. A process joins its cgroup before it execs anything (a `sh` wrapper
 // writes its own pid into cgroup.procs, then execs the real argv), so nothing it starts escapes.
-// Without cgroups memory falls back to RLIMIT_AS (address space, which counts reservations too)
-// and processes are not bounded: RLIMIT_NPROC counts every process of the user on the host
+// Without cgroups memory falls back to RLIMIT_DATA per process (writable private memory; not
+// RLIMIT_AS, which counts mere reservations: WebAssembly in Node fails under 4 GiB of it) and
+// processes are not bounded: RLIMIT_NPROC counts every process of the user on the host
 // (all of root's, for a root runner). CPU time and file size are rlimits either way (`prlimit`,
 // per process, inherited); a command cannot raise a hard limit (in the sandbox not even as root).
 import { randomBytes } from "node:crypto";
@@ -276,7 +277,7 @@ export function cgroupsUsable(): boolean {
 
 /**
  * The `prlimit` prefix for the rlimits of one command or terminal: CPU time and file size, and
- * address space for memory when no cgroup bounds it. Empty when prlimit is missing or nothing applies.
+ * data size for memory when no cgroup bounds it. Empty when prlimit is missing or nothing applies.
  */
 export function rlimitPrefix(limits: Limits, memoryByCgroup: boolean): string[] {
   const prlimit = findOnPath("prlimit");
@@ -285,6 +286,6 @@ export function rlimitPrefix(limits: Limits, memoryByCgroup: boolean): string[] 
   // SIGXCPU at the soft limit says why; the hard one, a little later, is SIGKILL for a process that ignores it.
   if (limits.cpuSeconds > 0) flags.push(`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 5}`);
   if (limits.fileBytes > 0) flags.push(`--fsize=${limits.fileBytes}`);
-  if (limits.memoryBytes > 0 && !memoryByCgroup) flags.push(`--as=${limits.memoryBytes}`);
+  if (limits.memoryBytes > 0 && !memoryByCgroup) flags.push(`--data=${limits.memoryBytes}`);
   return flags.length > 0 ? [prlimit, ...flags, "--"] : [];
 }
