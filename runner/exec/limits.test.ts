@@ -22,7 +22,7 @@ describe("limit settings", () => {
     expect(parseSize("X", "4g")).toBe(4 * 1024 ** 3);
     expect(parseSize("X", "256MiB")).toBe(256 * MIB);
     expect(parseSize("X", "0")).toBe(0);
-    expect(limitsFromEnv({ QUIVER_LIMIT_MEMORY: "512m", QUIVER_LIMIT_PROCESSES: "0" })).toMatchObject({ memoryBytes: 512 * MIB, processes: 0, cpuSeconds: 3600 });
+    expect(limitsFromEnv({ QUIVER_LIMIT_MEMORY: "512m", QUIVER_LIMIT_PROCESSES: "0" })).toMatchObject({ memoryBytes: 512 * MIB, processes: 0, cpuSeconds: 14400 });
     expect(() => limitsFromEnv({ QUIVER_LIMIT_FILE_SIZE: "lots" })).toThrow(/QUIVER_LIMIT_FILE_SIZE/);
     expect(formatBytes(256 * MIB)).toBe("256 MiB");
   });
