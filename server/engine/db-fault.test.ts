@@ -103,6 +103,10 @@ describe.skipIf(typeof fs === "string")("a database that stops taking writes mid
       },
       () => rmSync(join(mount.dir, "fill")),
       async (sessionId, userId, firstTurn) => {
+        // Cancel, once space is back, records the end of the turn that stopped (or finds the
+        // engine's own retry did): the row no longer reads running either way.
+        await parts.services.engine.cancel(sessionId);
+        expect((await handle.db.turn.findUniqueOrThrow({ where: { id: firstTurn } })).status).toBe("failed");
         fake.enqueue({ blocks: [{ type: "text", text: "back again" }] });
         const next = await parts.services.engine.sendMessage(sessionId, { userId }, "are you there?");
         const seen = await watch(sessionId, (ev) => ev.type === "turn.finished" && ev.turnId === next.turnId);

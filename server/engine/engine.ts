@@ -216,9 +216,17 @@ export function createEngine(deps: EngineDeps): Engine {
         });
       return { turnId: turn.turnId, messageId: turn.messageId, first: position === 0 };
     } catch (err) {
+      // Begun, then refused its first events: its row must not stay `running` (late-ends.ts).
+      if (entry.turnId && isDatabaseFault(err)) {
+        const turnId = entry.turnId;
+        late.add(sessionId, {
+          end: { turnId, sessionId, instanceId: deps.cluster?.instanceId, status: "failed", stopReason: "database_error", error: err.message, usage: zeroUsage(), sessionStatus: "idle" },
+          events: [{ body: { type: "turn.finished", turnId, status: "failed", stopReason: "database_error" } }],
+        });
+      }
       running.delete(sessionId);
       release();
-      throw err;
+      throw unavailable(err);
     }
   }
 

@@ -264,7 +264,21 @@ export function createCluster(options: ClusterOptions): Cluster {
       await beat();
       await listen();
       await greet();
-      heartbeat = setInterval(() => void beat().catch((e) => log("heartbeat failed", e)), heartbeatMs);
+      // A database that refuses the heartbeat refuses every one: said once, then counted.
+      let failed = 0;
+      heartbeat = setInterval(
+        () =>
+          void beat().then(
+            () => {
+              if (failed > 1) log(`heartbeats succeed again after ${failed} failed`);
+              failed = 0;
+            },
+            (e) => {
+              if (failed++ === 0) log("heartbeat failed (later failures are counted until one succeeds)", e);
+            },
+          ),
+        heartbeatMs,
+      );
       heartbeat.unref();
     },
     send,
