@@ -86,7 +86,8 @@ export async function finishOutcome(core: Core, turn: TurnState, call: CallState
       const fin = await cutAndSpill(r, { sessionId: turn.sessionId, toolCallId: call.toolCallId, spills: core.deps.spills, log: core.log, limits: core.limits });
       const network = r.network ?? call.tool?.capabilities.includes("Network") ?? false;
       const source = typeof r.meta?.url === "string" ? r.meta.url : typeof r.meta?.origin === "string" ? r.meta.origin : undefined;
-      const content = network && !r.isError ? wrapExternal(fin.content, source) : fin.content;
+      // Errors too: a network tool's error output carries the remote's text (a status page, an MCP isError result).
+      const content = network ? wrapExternal(fin.content, source) : fin.content;
       const isError = r.isError === true;
       return settle(core, turn, call, isError ? "failed" : "succeeded", content, isError, isError ? "failure" : "success", fin.truncated, fin.spillRef, r.diff);
     }

@@ -1,15 +1,19 @@
 // One MCP tool as a slot tool. Its JSON Schema goes through defineExternalTool (sanitised,
 // validated like any tool's input); its annotations become the slot's properties. Annotations
-// are the server's own hints: only readOnlyHint lifts the approval, and a tool without them is
-// treated as able to do anything (approval required, destructive, open-world).
+// are the server's own hints: only readOnlyHint lifts the approval, and only from a server the
+// MCP config marks `"trusted": true` (anyone else's hint is a claim, not a fact); a tool without
+// them is treated as able to do anything (approval required, destructive, open-world). Every
+// result, an isError one included, is third-party text: it is marked for the external-content
+// wrapper whatever the hints say.
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { defineExternalTool, type ExternalTool } from "../external";
-import { respond } from "../errors";
 import type { Capability } from "../tool";
 import { resultText } from "./content";
 
 export interface McpCaller {
   readonly name: string;
+  /** The config marks the server trusted: its readOnlyHint is believed. */
+  readonly trusted?: boolean;
   call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
 }
 
@@ -23,7 +27,7 @@ function describe(server: string, tool: McpTool): string {
 
 export function mcpTool(server: McpCaller, tool: McpTool, name: string, deferLoading: boolean): ExternalTool {
   const a = tool.annotations ?? {};
-  const readOnly = a.readOnlyHint === true;
+  const readOnly = a.readOnlyHint === true && server.trusted === true;
   const capabilities: Capability[] = a.openWorldHint === true ? ["Network"] : [];
   return defineExternalTool({
     name,
@@ -43,8 +47,8 @@ export function mcpTool(server: McpCaller, tool: McpTool, name: string, deferLoa
     async execute(input, ctx) {
       const result = await server.call(tool.name, input, ctx.signal);
       const output = resultText(result);
-      if (result.isError === true) throw respond(output, { mcpServer: server.name, mcpTool: tool.name });
-      return { output, kind: "text", meta: { mcpServer: server.name, mcpTool: tool.name } };
+      const meta = { mcpServer: server.name, mcpTool: tool.name, origin: `mcp:${server.name}` };
+      return { output, kind: "text", network: true, meta, ...(result.isError === true ? { isError: true } : {}) };
     },
   });
 }

@@ -18,6 +18,8 @@ export interface McpServerConfig {
   transport: McpTransportConfig;
   /** Per-call deadline for this server's tools (default: the client's). */
   timeoutMs?: number;
+  /** `"trusted": true`: the org vouches for this server, so its readOnlyHint lifts the approval. */
+  trusted?: boolean;
 }
 
 export interface McpConfig {
@@ -28,6 +30,7 @@ export interface McpConfig {
 
 const strings = z.record(z.string(), z.string());
 const timeoutMs = z.number().int().min(1).max(3_600_000).optional();
+const trusted = z.boolean().optional();
 // Other clients' keys (disabled, alwaysAllow, …) are ignored, so a file shared with them works.
 const stdio = z.looseObject({
   type: z.literal("stdio").optional(),
@@ -36,6 +39,7 @@ const stdio = z.looseObject({
   env: strings.default({}),
   cwd: z.string().min(1).optional(),
   timeoutMs,
+  trusted,
 });
 const http = z.looseObject({
   type: z.enum(["http", "streamable-http", "streamableHttp"]).optional(),
@@ -48,6 +52,7 @@ const http = z.looseObject({
   }, "url must be an http:// or https:// URL"),
   headers: strings.default({}),
   timeoutMs,
+  trusted,
 });
 const file = z.object({ mcpServers: z.record(z.string(), z.unknown()) });
 
@@ -90,13 +95,13 @@ export function parseMcpConfig(json: unknown, baseDir: string, vars: Vars = proc
     if (isHttp) {
       const r = http.safeParse(e);
       if (!r.success) problems.push(`server "${name}": ${issueText(r.error)}`);
-      else servers.push({ name, transport: { kind: "http", url: r.data.url, headers: r.data.headers }, timeoutMs: r.data.timeoutMs });
+      else servers.push({ name, transport: { kind: "http", url: r.data.url, headers: r.data.headers }, timeoutMs: r.data.timeoutMs, ...(r.data.trusted ? { trusted: true } : {}) });
     } else {
       const r = stdio.safeParse(e);
       if (!r.success) problems.push(`server "${name}": ${issueText(r.error)}`);
       else {
         const { command, args, env, cwd } = r.data;
-        servers.push({ name, transport: { kind: "stdio", command, args, env, ...(cwd ? { cwd: resolve(baseDir, cwd) } : {}) }, timeoutMs: r.data.timeoutMs });
+        servers.push({ name, transport: { kind: "stdio", command, args, env, ...(cwd ? { cwd: resolve(baseDir, cwd) } : {}) }, timeoutMs: r.data.timeoutMs, ...(r.data.trusted ? { trusted: true } : {}) });
       }
     }
   }

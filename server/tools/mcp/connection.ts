@@ -27,6 +27,7 @@ const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 export class McpConnection {
   readonly name: string;
+  readonly trusted: boolean;
   private client?: Client;
   private opened?: OpenTransport;
   private state: "idle" | "ready" | "lost" | "closed" = "idle";
@@ -41,6 +42,7 @@ export class McpConnection {
     private readonly options: McpConnectionOptions,
   ) {
     this.name = config.name;
+    this.trusted = config.trusted === true;
   }
 
   /** The first connection; throws a one-line reason when the server cannot be started. */

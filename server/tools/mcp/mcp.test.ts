@@ -24,9 +24,10 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "quiver-mcp-"));
   const configPath = join(dir, "mcp.json");
   const mcpServers = {
-    t: stdioEntry(),
-    short: stdioEntry({ timeoutMs: 700 }),
-    web: { url: web.url },
+    t: stdioEntry({ trusted: true }),
+    short: stdioEntry({ timeoutMs: 700, trusted: true }),
+    web: { url: web.url, trusted: true },
+    plain: stdioEntry(),
     broken: { command: join(dir, "no-such-server") },
   };
   writeFileSync(configPath, JSON.stringify({ mcpServers }));
@@ -38,7 +39,9 @@ afterAll(async () => {
   await web?.stop();
 });
 
-const text = (r: { content: string }) => r.content;
+// Every MCP result reaches the model inside <external_content>; most assertions look inside it.
+const WRAPPED = /^<external_content source="mcp:[^"]+">\n([\s\S]*)\n<\/external_content>$/;
+const text = (r: { content: string }) => WRAPPED.exec(r.content)?.[1] ?? r.content;
 
 describe("MCP tools in the registry", () => {
   it("lists every page of every server's tools under provider-safe names; a broken server is left out", () => {
@@ -87,14 +90,15 @@ describe.each(testDatabases())("MCP calls through the pipeline on %s", (provider
     const h = harness();
     const s = await session(h, ["mcp__t__echo", "mcp__t__write_note"]);
     const echo = await h.pipeline.dispatch(request(h, s, [call("mcp__t__echo", { text: "hello" })]));
-    expect(echo.results[0]).toMatchObject({ isError: false, content: "hello" });
+    expect(echo.results[0]).toMatchObject({ isError: false, content: '<external_content source="mcp:t">\nhello\n</external_content>' });
     expect(cards(h, s.session.id)).toHaveLength(0);
 
     const pending = h.pipeline.dispatch(request(h, s, [call("mcp__t__write_note", { note: "buy milk", tag: null })]));
     const card = await waitFor(() => cards(h, s.session.id)[0], "approval card");
     expect(card.request).toMatchObject({ tool: "mcp__t__write_note" });
     await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
-    expect((await pending).results[0]).toMatchObject({ isError: false, content: "noted: buy milk" });
+    const noted = (await pending).results[0];
+    expect([noted.isError, text(noted)]).toEqual([false, "noted: buy milk"]);
     const row = await t.current.db.toolCall.findFirst({ where: { sessionId: s.session.id, name: "mcp__t__write_note" } });
     expect(row).toMatchObject({ status: "succeeded", decision: "approved_once" });
     // the slot validates arguments before the server sees them
@@ -103,20 +107,34 @@ describe.each(testDatabases())("MCP calls through the pipeline on %s", (provider
     expect(text(bad.results[0])).toMatch(/text/);
   });
 
+  it("readOnlyHint is believed only from a server the config marks trusted", async () => {
+    const h = harness();
+    expect(registry.get("mcp__plain__echo")!.approvalFor({})).toBe("required");
+    const s = await session(h, ["mcp__plain__echo"]);
+    const pending = h.pipeline.dispatch(request(h, s, [call("mcp__plain__echo", { text: "from an untrusted server" })]));
+    const card = await waitFor(() => cards(h, s.session.id)[0], "approval card");
+    await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
+    const out = (await pending).results[0];
+    expect(out.content).toBe('<external_content source="mcp:plain">\nfrom an untrusted server\n</external_content>');
+  });
+
   it("isError results fail the call; images, resources and structured content become text", async () => {
     const h = harness();
     const s = await session(h, ["mcp__t__fail", "mcp__web__rich"]);
     const out = await h.pipeline.dispatch(request(h, s, [call("mcp__t__fail", {}), call("mcp__web__rich", {})]));
-    expect(out.results[0]).toMatchObject({ isError: true, content: "it broke: the widget is missing" });
+    // an isError result is the server's text too: wrapped like any other
+    expect(out.results[0]).toMatchObject({ isError: true, content: '<external_content source="mcp:t">\nit broke: the widget is missing\n</external_content>' });
     expect(out.results[1].isError).toBe(false);
     // openWorldHint: the result is wrapped as external content
-    expect(text(out.results[1])).toMatch(/^<external_content[^>]*>\n\[image: image\/png, 16 bytes, not shown\]\n\nresource text\n\n\{\n {2}"answer": 42\n\}\n<\/external_content>$/);
+    expect(out.results[1].content).toMatch(/^<external_content[^>]*>\n\[image: image\/png, 16 bytes, not shown\]\n\nresource text\n\n\{\n {2}"answer": 42\n\}\n<\/external_content>$/);
   });
 
   it("a cancelled call sends the server MCP's cancellation", async () => {
     const h = harness();
     const s = await session(h, ["mcp__web__sleep", "mcp__web__stats"]);
-    const stats = async () => JSON.parse(text((await h.pipeline.dispatch(request(h, s, [call("mcp__web__stats", {}, `stats-${Math.random()}`)]))).results[0])) as { cancelled: number; pid: number };
+    // each poll in a turn of its own: the same call back to back in one turn is a doom loop
+    const fresh = async () => ({ ...s, turn: await t.current.db.turn.create({ data: { sessionId: s.session.id } }) });
+    const stats = async () => JSON.parse(text((await h.pipeline.dispatch(request(h, await fresh(), [call("mcp__web__stats", {}, `stats-${Math.random()}`)]))).results[0])) as { cancelled: number; pid: number };
     const before = (await stats()).cancelled;
     const ctl = new AbortController();
     const p = h.pipeline.dispatch(request(h, s, [call("mcp__web__sleep", { ms: 20_000 })], { signal: ctl.signal }));
@@ -159,7 +177,7 @@ describe.each(testDatabases())("MCP calls through the pipeline on %s", (provider
     const out = await h.pipeline.dispatch(request(h, s, [call("mcp__web__echo", { text: "a" }), call("mcp__t__echo", { text: "b" })]));
     expect(out.results[0]).toMatchObject({ isError: true });
     expect(text(out.results[0])).toMatch(/Denied by org policy v1, rule "no-web": not vetted/);
-    expect(out.results[1]).toMatchObject({ isError: false, content: "b" });
+    expect([out.results[1].isError, text(out.results[1])]).toEqual([false, "b"]);
   });
 });
 
