@@ -25,7 +25,7 @@ const VISIBLE = [
   "; eval \"git push\"", "; sh -c 'git push'", "; bash -c \"git push --force\"", "; env git push", "; timeout 5 git push",
   "; command git push", "; nohup git push", "; exec git push", "; \\git push", "; 'git' push", "; g\\it push",
   "; git \\\npush", ";\tgit\tpush", "; f() { git push; }; f", "; find . -exec git push \\;",
-  "; git -C tools push", "; /usr/bin/git push", "; git push 'unterminated",
+  "; git -C tools push", "; /usr/bin/git push", "; git push 'unterminated", "; gi\\\nt pu\\\nsh",
 ];
 // Where the analysis cannot see what runs: never covered, the deny cannot decide, the card says so.
 const HIDDEN = [

@@ -79,6 +79,16 @@ export const SEPARATED = [
   "git $'push'",
   "time -p git push",
   "{ git push; } > /dev/null",
+  "gi\\\nt push",
+  "command -- git push",
+  "exec -c git push",
+  "nice -10 git push",
+  "timeout --foreground 5s git push",
+  "stdbuf -oL git push",
+  "env -u X -C dir git push",
+  "env --chdir=dir git push",
+  "sudo -E git push",
+  "xargs -I{} git {} push",
 ];
 
 describe("the shell analysis splits every separator", () => {
@@ -95,6 +105,11 @@ describe("the shell analysis splits every separator", () => {
   it("a quoted here-document body is data, the line it hangs on is a command", () => {
     expect(argvs("cat <<'EOF'\nrm -rf /\nEOF")).toEqual([["cat"]]);
     expect(argvs("git push <<EOF\nx\nEOF")).toEqual([["git", "push"]]);
+  });
+
+  it("brace expansion is dynamic, `{}` alone is a word", () => {
+    expect(analyseShell("echo {a,b} {1..3}").commands[0].words.slice(1).map((w) => w.dynamic)).toEqual([true, true]);
+    expect(analyseShell("echo {} '{a,b}'").commands[0].words.slice(1).map((w) => w.dynamic)).toEqual([false, false]);
   });
 
   it("gives static words their shell value", () => {
@@ -135,6 +150,13 @@ const OPAQUE = [
   "if true; then",
   "sudo -s",
   "xargs -a list $CMD",
+  "parallel git ::: push",
+  "su -c 'git push'",
+  "script -qc 'git push' /dev/null",
+  "flock /tmp/l git push",
+  "ssh host git push",
+  "strace -f git push",
+  "X=gi\\\nt push",
 ];
 
 describe("what the analysis cannot see through", () => {

@@ -30,7 +30,7 @@ class Walker {
   writes = false;
   readonly writeTargets: Word[] = [];
   background = false;
-  constructor(readonly depth: number, readonly topLevel: boolean) {}
+  constructor(readonly source: string, readonly depth: number, readonly topLevel: boolean) {}
 
   opaque(node: Node, reason: string) {
     this.commands.push({ argv: [], words: [], programPath: false, assignments: [], source: node.text, opaque: reason });
@@ -128,7 +128,22 @@ class Walker {
     let fed = flags.fed;
     const ranges: { start: number; end: number }[] = [];
     let opaque: string | undefined;
+    let prevEnd = -1;
     for (const c of node.children) {
+      // bash joins `gi\⏎t` into one word; the grammar makes two. Join them again, or give up.
+      const glued = prevEnd >= 0 && /^\\\r?\n$/.test(this.source.slice(prevEnd, c.startIndex));
+      prevEnd = c.endIndex;
+      if (glued) {
+        if (words.length === 0 || !(c.type === "word" || c.type === "number") || REDIRECTS.has(c.type)) {
+          opaque ??= "a line continuation inside a word";
+          continue;
+        }
+        const last = words.length - 1;
+        const w = wordOf(c);
+        words[last] = { text: words[last].text + w.text, dynamic: words[last].dynamic || w.dynamic };
+        if (ranges[last]) ranges[last] = { start: ranges[last].start, end: c.endIndex };
+        continue;
+      }
       if (c.type === "variable_assignment") {
         const problem = assignmentProblem(c);
         if (problem) opaque ??= problem;
@@ -177,7 +192,7 @@ function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysi
   if (!tree) return source("the command line is too long to analyse");
   try {
     if (tree.rootNode.descendantCount > MAX_NODES) return source("the command line is too long to analyse");
-    const w = new Walker(depth, topLevel);
+    const w = new Walker(line, depth, topLevel);
     w.visit(tree.rootNode);
     // Some errors hide inside nodes the walk reads as words.
     if (tree.rootNode.hasError && !w.commands.some((c) => c.opaque)) w.opaque(tree.rootNode, "bash could not parse it");

@@ -9,6 +9,9 @@ const DYNAMIC_NODES = new Set([
   "arithmetic_expansion", "brace_expression", "ansi_c_string",
 ]);
 
+// Brace expansion (`{a,b}`, `{1..3}`) makes several words of one; `{}` alone stays itself.
+const BRACES = /\{[^{}]*(,|\.\.)[^{}]*\}/;
+
 // An unquoted glob character that bash would expand against file names.
 function unquotedGlob(raw: string): boolean {
   let escaped = false;
@@ -44,7 +47,7 @@ export function wordOf(node: Node): Word {
     case "word":
     case "number": {
       // `{a,b}` splits into words, a leading `~` is a home folder, globs match files.
-      if (/^~/.test(source) || /[{}]/.test(source.replace(/\\./g, ""))) return { text: source, dynamic: true };
+      if (/^~/.test(source) || BRACES.test(source.replace(/\\./g, ""))) return { text: source, dynamic: true };
       if (unquotedGlob(source)) return { text: source, dynamic: true, globOnly: true };
       return { text: unescapeBare(source), dynamic: false };
     }
@@ -57,7 +60,7 @@ export function wordOf(node: Node): Word {
       return stringOf(node);
     case "concatenation": {
       const parts = node.children.map(wordOf);
-      const dynamic = parts.some((p) => p.dynamic);
+      const dynamic = parts.some((p) => p.dynamic) || BRACES.test(source.replace(/\\./g, ""));
       const globOnly = dynamic && parts.every((p) => !p.dynamic || p.globOnly);
       return { text: dynamic ? source : parts.map((p) => p.text).join(""), dynamic, ...(globOnly ? { globOnly } : {}) };
     }

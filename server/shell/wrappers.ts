@@ -56,6 +56,10 @@ const OPAQUE: Record<string, string> = {
   complete: "it registers commands to run",
   shopt: "it changes how bash reads later commands",
 };
+// Programs that run a command built from their arguments in a way not followed here.
+for (const p of ["parallel", "su", "runuser", "script", "flock", "unshare", "nsenter", "firejail", "strace", "ltrace", "valgrind", "faketime", "proot", "setpriv", "prlimit", "systemd-run", "ssh", "tmux", "screen", "expect", "at", "batch", "dbus-run-session"]) {
+  OPAQUE[p] = "it runs a command the analysis does not follow";
+}
 
 // Builtins that take variable names: a name only known at run time can carry `a[$(cmd)]`.
 const NAME_TAKERS = new Set(["read", "printf", "wait", "getopts", "test", "["]);
