@@ -83,6 +83,8 @@ export async function runResponse(
   const filter = new ForgedCallFilter();
   const calls: { id: string; name: string; args: string; ended: boolean }[] = [];
   let usage = zeroUsage();
+  // Characters of output this attempt streamed: what a cancelled response is billed by (below).
+  let streamedChars = 0;
   let attempt = 1;
   const open = () => ctx.rows.openRequest({ turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt });
   let request = await open();
@@ -101,9 +103,11 @@ export async function runResponse(
   for await (const ev of streamWithRetries(adapter, spec, signal, retry)) {
     switch (ev.type) {
       case "text":
+        streamedChars += ev.text.length;
         appendText(filter.push(ev.text).text);
         break;
       case "reasoning":
+        streamedChars += ev.text.length;
         if (!reasoning) writer.blocks.push((reasoning = { type: "reasoning", text: "", provider: adapter.kind }));
         reasoning.text += ev.text;
         ctx.emit({ type: "reasoning.delta", turnId: ctx.turnId, text: ev.text });
@@ -126,6 +130,7 @@ export async function runResponse(
       case "tool.delta": {
         const c = calls[ev.index];
         c.args += ev.argumentsDelta;
+        streamedChars += ev.argumentsDelta.length;
         ctx.onArgumentsProgress?.({ providerCallId: c.id, name: c.name, rawArguments: c.args, complete: false });
         break;
       }
@@ -144,6 +149,7 @@ export async function runResponse(
         await ctx.rows.closeRequest(request, { stopReason: null, error: ev.error.message, usage });
         ctx.emit(retryNotice(ev, attempt, retry));
         usage = zeroUsage();
+        streamedChars = 0;
         attempt++;
         request = await open();
         break;
@@ -156,6 +162,11 @@ export async function runResponse(
     }
   }
   settleText();
+  // Providers send the output count at the end of a stream (Anthropic's start says 1), which a
+  // cancelled one never reaches: what did stream is counted instead, at about 4 characters a token.
+  if (outcome.finish === "cancelled" && streamedChars > 0) {
+    usage = { ...usage, outputTokens: Math.max(usage.outputTokens, Math.ceil(streamedChars / 4)) };
+  }
   // Calls cut off before their end (max_tokens, cancel) are still handed on when the response
   // finished at the limit, so the pipeline can refuse them in strict mode and the model resends.
   for (const c of calls) {
