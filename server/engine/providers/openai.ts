@@ -10,6 +10,7 @@ import type { ConversationMessage, FinishReason, ModelRequestSpec, ProviderAdapt
 import type { Usage } from "../../protocol/events";
 import { isAbort, toStreamError } from "./errors";
 import { httpFetch } from "./http-fetch";
+import { parseArguments } from "../../tools/repair/arguments";
 
 const isOfficial = (baseURL?: string) => !baseURL || /^https:\/\/api\.openai\.com\b/.test(baseURL);
 
@@ -56,14 +57,12 @@ function toParams(m: ConversationMessage): ChatCompletionMessageParam[] {
   return [{ role: "assistant", content: text || null, ...(calls.length ? { tool_calls: calls } : {}) }];
 }
 
-/** Some servers (vLLM chat templates) parse replayed arguments; damaged ones go back as `{}`. */
+/** Some servers (vLLM chat templates) parse replayed arguments: damaged ones go back repaired
+ *  (as the pipeline ran them), or as `{}` where the ladder could not repair them. */
 function replayArguments(raw: string): string {
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return v && typeof v === "object" && !Array.isArray(v) ? raw : "{}";
-  } catch {
-    return "{}";
-  }
+  const r = parseArguments(raw);
+  if (!r.ok) return "{}";
+  return r.repairs.length === 0 && !/^\s*$/.test(raw) ? raw : JSON.stringify(r.value);
 }
 
 type Delta = ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null; reasoning?: string | null };

@@ -1,6 +1,7 @@
 // Helpers both adapters use to turn the stored conversation into a request deterministically:
 // the same stored messages always give the same bytes, which keeps the provider's prompt cache.
 import type { ConversationMessage } from "../types";
+import { parseArguments } from "../../tools/repair/arguments";
 
 /** Tool results and user text are both "user" on the wire; adjacent ones become one message. */
 export function mergeSameRole(messages: ConversationMessage[]): ConversationMessage[] {
@@ -19,11 +20,12 @@ export function mergeSameRole(messages: ConversationMessage[]): ConversationMess
  * Anthropic needs tool_use.input as an object. Damaged arguments were already answered with
  * an error result by the pipeline, so replaying them as `{}` keeps the history valid.
  */
+/**
+ * A stored call's arguments as the history replays them: through the same repair ladder the
+ * pipeline ran the call with (tools/repair), so a repaired call shows the model the arguments it
+ * ran with, not `{}`; only what the ladder cannot repair goes back as `{}`.
+ */
 export function argumentsObject(raw: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+  const r = parseArguments(raw);
+  return r.ok ? r.value : {};
 }
