@@ -38,9 +38,10 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
 
   it("a running command, the subshell it forked and a terminal's command never write after the kill", async () => {
     await start();
-    const fg = mode === "auto" ? "3.0101" : "3.0201";
-    const bg = mode === "auto" ? "3.0102" : "3.0202";
-    const term = mode === "auto" ? "3.0103" : "3.0203";
+    // Long enough to outlast a slow start on a busy machine; the wait after the kill outlasts them all.
+    const fg = mode === "auto" ? "5.0101" : "5.0201";
+    const bg = mode === "auto" ? "5.0102" : "5.0202";
+    const term = mode === "auto" ? "8.0103" : "8.0203";
     const pty = server!.pool.pty.open("s1", { cols: 80, rows: 24 });
     let screen = "";
     pty.onData((d) => (screen += d));
@@ -55,7 +56,7 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
 
     runner!.child.kill("SIGKILL");
     await runner!.exited;
-    await sleep(5000);
+    await sleep(9000);
     for (const name of ["late-fg.txt", "late-bg.txt", "late-pty.txt"]) expect(existsSync(join(dir, name)), name).toBe(false);
     for (const marker of [fg, bg, term]) expect(await processesMatching(`sleep ${marker}`), marker).toEqual([]);
   }, 60_000);
