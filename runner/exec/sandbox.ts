@@ -1,7 +1,9 @@
 // Where commands run: inside bubblewrap when it is installed and works (workspace writable, the
 // rest read-only, private /tmp, own PID namespace, no network unless granted and then the
-// workspace's namespace without the host's loopback (netns.ts), dies with the runner), else
-// directly with a report that the runner is unsandboxed.
+// workspace's namespace without the host's loopback (netns.ts), dies with the runner, nothing
+// of Quiver's visible: its data, source and install folders masked, no CAP_SYS_ADMIN to unmask
+// them), else directly with a report that the runner is unsandboxed, which off loopback must
+// be chosen (checkUnsandboxed).
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";

@@ -13,6 +13,11 @@
 // names no line. That bash is PID 1 of the namespace, so signals it sends itself without a
 // handler (`kill $$`) are ignored. Where unshare cannot work, commands are plain `bash -c`
 // spawns and the exec server sweeps by marker instead (kill.ts).
+//
+// The exec server keeps CAP_SYS_ADMIN, which making those namespaces needs; each command loses
+// it (setpriv, sandbox.ts dropMountCap) before it runs, so it cannot unmount the masks over
+// Quiver's folders. The whole sandbox is one cgroup (its memory and processes limits are shared
+// by the commands running in it at once); CPU time and file size are each command's (limits.ts).
 import { realpathSync } from "node:fs";
 import { execServerStart, PROJECT_ROOT } from "./bundle";
 import { ExecServerClient, type OutputSink, type RemoteCommand } from "./exec-client";
