@@ -6,6 +6,7 @@ import { safeEmit, type CallState, type Core, type TurnState } from "./core";
 import { cutAndSpill, storableText, wrapExternal } from "./finalize";
 import { execute, validate, type RunContext, type RunOutcome } from "./run";
 import { servicesFor } from "./resolve";
+import { forPerson } from "./person";
 import { OutputCollector } from "./stream";
 
 export const CANCELLED_BEFORE = "Cancelled by the person before it ran.";
@@ -105,7 +106,7 @@ export async function settle(
   const ended = Date.now();
   const durationMs = call.startedAt ? ended - call.startedAt : 0;
   await core.recorder.update(call.toolCallId, { status, endedAt: new Date(ended), result: content, isError, truncated, spillId: spillRef ?? null });
-  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: content, isError, truncated, ...(spillRef ? { spillRef } : {}), durationMs, ...(diff !== undefined ? { diff: storableText(diff) } : {}) });
+  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: forPerson(content), isError, truncated, ...(spillRef ? { spillRef } : {}), durationMs, ...(diff !== undefined ? { diff: storableText(diff) } : {}) });
 }
 
 /** A call that runs on an approval given before (a session approval, a policy allow) says so. */

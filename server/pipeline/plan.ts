@@ -7,6 +7,7 @@ import { decide } from "../policy/decide";
 import { exactFingerprint } from "../policy/fingerprint";
 import type { ToolStatus } from "../protocol/events";
 import { safeEmit, type CallState, type Core, type TurnState } from "./core";
+import { forPerson } from "./person";
 import { storableJson } from "./records";
 import { resolve } from "./resolve";
 
@@ -26,7 +27,7 @@ export async function refuse(core: Core, turn: TurnState, call: CallState, statu
     decisionReason: call.decision?.reason, result: content, isError: true, endedAt: new Date(),
   });
   await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: call.name, input: storableJson(input), summary: call.tool?.summarize(call.input) ?? call.name });
-  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: content, isError: true, truncated: false, durationMs: 0 });
+  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: forPerson(content), isError: true, truncated: false, durationMs: 0 });
   call.content = content;
   call.isError = true;
   call.outcome = status === "rejected" || status === "cancelled" ? "neutral" : "failure";

@@ -1,0 +1,44 @@
+// Instructions written for the model are not shown to the person (issue 23, item 12): the
+// model's result keeps them, the tool.finished event the UI shows carries the person's text.
+import { describe, expect, it } from "vitest";
+import { testDatabases, useTestDb } from "../testing/db";
+import type { SessionEventBody } from "../protocol/events";
+import { bigOutputTool, readTool, shellTool } from "./testkit";
+import { call, newTurn, request, usePipelines, type Harness } from "./harness";
+import { forPerson } from "./person";
+
+type Finished = Extract<SessionEventBody, { type: "tool.finished" }>;
+
+describe.each(testDatabases())("the person's copy of results on %s", (provider) => {
+  const t = useTestDb(provider);
+  const setup = usePipelines(t);
+  const shown = (h: Harness, sessionId: string) =>
+    h.events.filter((e) => e.sessionId === sessionId && e.event.type === "tool.finished").map((e) => (e.event as Finished).output);
+
+  it("a policy deny, a loop-guard block and a cut output: the model is told what to do, the person is not", async () => {
+    const big = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n");
+    const h = setup({ tools: [readTool, shellTool, bigOutputTool(() => ({ output: big, kind: "shell" }))] });
+    const s = await newTurn(t.current);
+    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "deny", tool: "shell", reason: "no commands here" }] } });
+    const same = () => call("read_file", { path: "a" });
+    const out = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "ls" }), same(), same(), same(), call("big_output", {})]));
+    const model = out.results.map((r) => r.content);
+    const person = shown(h, s.session.id);
+    expect(model[0]).toMatch(/do not retry it\. Tell the person/);
+    expect(person[0]).toBe("Denied by org policy v1, a rule: no commands here. It cannot be approved.");
+    expect(model[3]).toMatch(/Use the earlier result/);
+    expect(person.find((p) => p.startsWith("Blocked"))).not.toMatch(/Use the earlier result/);
+    expect(model[4]).toMatch(/call retrieve_tool_result with \{"ref":"sp_/);
+    const cut = person.find((p) => p.includes("bytes omitted"))!;
+    expect(cut).not.toMatch(/retrieve_tool_result/);
+    expect(cut).toMatch(/The full output \([\d,]+ bytes\) is stored\.\]/);
+    for (const p of person) expect(p).not.toMatch(/do not retry|Do not send it again|retrieve_tool_result/);
+  });
+
+  it("rejections and polls read as said to the person", () => {
+    expect(forPerson("The person rejected this call; it did not run. Their message: no. Do not send it again as is.")).toBe("Rejected; it did not run. Their message: no.");
+    expect(forPerson('Still running after 2.0 s (session_id sh_ab12cd). Call shell with {"session_id":"sh_ab12cd"} for more output and the exit code, or add "kill": true to stop it.\nout')).toBe(
+      "Still running after 2.0 s (session_id sh_ab12cd).\nout",
+    );
+  });
+});
