@@ -89,6 +89,42 @@ describe.each(testDatabases())("spills on %s", (provider) => {
   });
 });
 
+describe.each(testDatabases())("streamed spills on %s", (provider) => {
+  const t = useTestDb(provider);
+  let store: ReturnType<typeof createSpillStore>;
+  afterAll(async () => store?.close());
+
+  it("written in odd pieces: bytes, slices, lines and patterns match the whole across chunk boundaries; expiry takes the chunks", async () => {
+    store = createSpillStore(t.current.db, t.current.url);
+    const { session } = await seedSession(t.current.db);
+    // multi-byte characters and lines straddle the 1 MiB chunk boundaries
+    const text = Array.from({ length: 60_000 }, (_, i) => (i % 7919 === 0 ? `MATCH ${i} — ✓` : `ligne ${i} é ✓ ${"x".repeat(i % 40)}`)).join("\n") + "\n";
+    const all = Buffer.from(text);
+    const w = await store.open({ sessionId: session.id });
+    expect(await store.read(w.ref, { sessionId: session.id, offset: 0, length: 10 })).toBeUndefined(); // unfinished: not readable
+    for (let at = 0, step = 1; at < all.length; at += step, step = (step * 7 + 13) % 300_000 || 1) await w.append(all.subarray(at, at + step));
+    const saved = await w.finish();
+    expect(saved.size).toBe(all.length);
+    expect(saved.sha256).toBe(createHash("sha256").update(all).digest("hex"));
+    expect(Buffer.from((await store.bytes(saved.ref, session.id))!).equals(all)).toBe(true);
+    const chunks = await t.current.db.spillChunk.count({ where: { spillId: saved.ref } });
+    expect(chunks).toBe(Math.ceil(all.length / (1024 * 1024)));
+    for (const offset of [0, 1024 * 1024 - 3, 1024 * 1024 * 2 + 1, all.length - 50]) {
+      const slice = (await store.read(saved.ref, { sessionId: session.id, offset, length: 100 }))!;
+      expect(slice.text).toBe(all.subarray(slice.offset, slice.end).toString());
+      expect(Math.abs(slice.offset - offset)).toBeLessThan(4);
+    }
+    const lines = text.split("\n").slice(0, -1);
+    const m = (await store.lines(saved.ref, { sessionId: session.id, pattern: "^MATCH", maxBytes: 10_000 }))!;
+    expect(m.totalLines).toBe(lines.length);
+    expect(m.count).toBe(lines.filter((l) => l.startsWith("MATCH")).length);
+    const r = (await store.lines(saved.ref, { sessionId: session.id, start: 30_000, end: 30_001, maxBytes: 10_000 }))!;
+    expect(r.text).toBe(`30000\t${lines[29_999]}\n30001\t${lines[30_000]}`);
+    expect(await store.deleteExpired(new Date(Date.now() + SPILL_TTL_MS + 60_000))).toBeGreaterThanOrEqual(1);
+    expect(await t.current.db.spillChunk.count({ where: { spillId: saved.ref } })).toBe(0);
+  }, 60_000);
+});
+
 describe("spill helpers", () => {
   it("makes ids that do not collide", () => {
     const ids = new Set(Array.from({ length: 10_000 }, newSpillRef));
