@@ -29,6 +29,7 @@ class Walker {
   readonly commands: SimpleCommand[] = [];
   writes = false;
   readonly writeTargets: Word[] = [];
+  readonly readTargets: Word[] = [];
   background = false;
   constructor(readonly source: string, readonly depth: number, readonly topLevel: boolean) {}
 
@@ -111,9 +112,12 @@ class Walker {
   redirect(node: Node): boolean {
     const op = node.children.find((c) => !c.isNamed)?.type ?? "";
     if (node.type !== "file_redirect") return true;
-    if (STDIN_REDIRECTS.has(op)) return true;
     const dest = node.childForFieldName("destination");
     const target = dest ? wordOf(dest) : undefined;
+    if (STDIN_REDIRECTS.has(op)) {
+      if (!/&$/.test(op) || !target || !/^(\d+|-)$/.test(target.text)) this.readTargets.push(target ?? { text: node.text, dynamic: true });
+      return true;
+    }
     const harmless = target && !target.dynamic && (target.text === "/dev/null" || (/&$/.test(op) && /^(\d+|-)$/.test(target.text)));
     if (!harmless) {
       this.writes = true;
@@ -186,7 +190,7 @@ class Walker {
 }
 
 function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysis {
-  const source = (s: string): ShellAnalysis => ({ commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }], writes: false, writeTargets: [], background: false });
+  const source = (s: string): ShellAnalysis => ({ commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }], writes: false, writeTargets: [], readTargets: [], background: false });
   if (depth > MAX_DEPTH) return source("commands are nested too deeply to follow");
   const tree = parseShell(line);
   if (!tree) return source("the command line is too long to analyse");
@@ -196,7 +200,7 @@ function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysi
     w.visit(tree.rootNode);
     // Some errors hide inside nodes the walk reads as words.
     if (tree.rootNode.hasError && !w.commands.some((c) => c.opaque)) w.opaque(tree.rootNode, "bash could not parse it");
-    return { commands: w.commands, writes: w.writes, writeTargets: w.writeTargets, background: w.background };
+    return { commands: w.commands, writes: w.writes, writeTargets: w.writeTargets, readTargets: w.readTargets, background: w.background };
   } finally {
     tree.delete();
   }

@@ -38,6 +38,8 @@ export interface ShellAnalysis {
   writes: boolean;
   /** Where output is redirected to (static names, or the source text of a dynamic one). */
   writeTargets: Word[];
+  /** Files redirected into a command's input (`< file`). */
+  readTargets: Word[];
   /** Something is started in the background (`&`) and may outlive the line. */
   background: boolean;
 }

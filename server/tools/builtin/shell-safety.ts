@@ -63,7 +63,9 @@ function readOnly(c: SimpleCommand): boolean {
 /** True when every command of the line is known to only read, and only inside the workspace. */
 export function isReadOnlyCommand(line: string): boolean {
   const a = analyseShell(line);
-  return !a.writes && !a.background && a.commands.length > 0 && a.commands.every(readOnly);
+  // `< file` reads too: only inside the workspace (`cat < /etc/shadow` asks).
+  const inputs = a.readTargets.every((t) => !t.dynamic && !leavesWorkspace(t.text));
+  return !a.writes && !a.background && inputs && a.commands.length > 0 && a.commands.every(readOnly);
 }
 
 function dangerousCommand([name, ...args]: Args): boolean {
