@@ -10,7 +10,7 @@ import { limitsFromEnv, type Limits } from "./limits";
 import { NON_INTERACTIVE_ENV, scrubEnv } from "./env";
 import { WorkspaceNetwork } from "./netns";
 import { PtyManager } from "./pty";
-import { SandboxConfigError, sandboxInfo, type SandboxMode } from "./sandbox";
+import { SandboxConfigError, sandboxed, sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
 
 export interface ExecConfig {
@@ -76,6 +76,9 @@ export function hiddenFolders(configured: readonly string[]): string[] {
 export function execExtension(host: RunnerHost, config: ExecConfig = execConfigFromEnv()): RunnerExtension {
   const sandbox = sandboxInfo(config.sandbox);
   const hide = hiddenFolders(config.hide);
+  // The runner's own ripgrep and git on the workspace run in the same sandbox, network off.
+  const root = host.workspace.root;
+  if (sandbox.available) host.workspace.helpers.useSandbox((argv, o) => sandboxed(sandbox, { workspace: root, cwd: o.cwd, network: false, newSession: true, hide, readOnly: o.readOnly }, argv));
   const base = scrubEnv(process.env, { allow: config.envAllow });
   const log = (line: string) => process.stderr.write(`quiver-runner: ${line}\n`);
   const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: config.hostNetwork, log });

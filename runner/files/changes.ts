@@ -3,7 +3,7 @@
 // and the diff budget use, and a changed file's earlier version for a side-by-side diff.
 import { PersonChanges, PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { defineOp } from "../ops";
-import { git } from "../workspace/git";
+import { git, type GitHost } from "../workspace/git";
 import { looksBinary, utf8Text } from "./text";
 
 type ChangedFile = PersonChanges["files"][number];
@@ -43,10 +43,10 @@ export function changedFiles(diff: string): ChangedFile[] {
 }
 
 /** The checked-out branch, or the commit a detached HEAD points at. */
-async function branchOf(root: string): Promise<string | undefined> {
-  const name = (await git(root, ["symbolic-ref", "-q", "--short", "HEAD"])).stdout.trim();
+async function branchOf(host: GitHost): Promise<string | undefined> {
+  const name = (await git(host, ["symbolic-ref", "-q", "--short", "HEAD"])).stdout.trim();
   if (name) return name;
-  const sha = (await git(root, ["rev-parse", "--short", "HEAD"])).stdout.trim();
+  const sha = (await git(host, ["rev-parse", "--short", "HEAD"])).stdout.trim();
   return sha ? `detached at ${sha}` : undefined;
 }
 
@@ -55,7 +55,7 @@ export const ideChanges = defineOp({
   async run(_input, ctx) {
     const { text, overflow, mode } = await ctx.workspace.diff.text(undefined, 32 * 1024 * 1024);
     const meta: PersonChanges = { mode, files: changedFiles(text), truncated: overflow };
-    if (mode === "git") meta.branch = await branchOf(ctx.workspace.files.cwd);
+    if (mode === "git") meta.branch = await branchOf(ctx.workspace);
     return { ok: true, output: `${meta.files.length} changed file(s)`, meta };
   },
 });

@@ -19,8 +19,7 @@ export function holdsInOrder(path: string, query: string): boolean {
 export const ideFind = defineOp({
   input: PERSON_FILE_OPS.ide_find,
   async run(input, ctx) {
-    const r = await runRg(["--files", ...RG_COMMON], {
-      cwd: ctx.workspace.files.cwd,
+    const r = await runRg(ctx.workspace.helpers, ["--files", ...RG_COMMON], {
       signal: ctx.signal,
       maxLines: PERSON_FILE_LIMITS.maxFound,
       keep: (line) => holdsInOrder(line, input.query),

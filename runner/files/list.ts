@@ -51,10 +51,10 @@ export const listFilesOp = defineOp({
       const next: typeof queue = [];
       for (const dir of queue) {
         if (ctx.signal.aborted) throw new Error("cancelled");
-        const own = await loadRule(files, dir.rel);
-        const dirRules = own ? [...dir.rules, own] : dir.rules;
-        const entries = await files.readdir(dir.rel).catch(() => null);
-        if (!entries) continue;
+        const listed = await files.listDir(dir.rel, ".gitignore").catch(() => null);
+        if (!listed) continue;
+        const { entries } = listed;
+        const dirRules = listed.file ? [...dir.rules, { base: dir.rel, ig: ignore().add(listed.file.toString("utf8")) }] : dir.rules;
         entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         for (const e of entries) {
           if (e.name === ".git") continue;

@@ -85,7 +85,11 @@ export async function raceFixture(): Promise<RaceFixture> {
       return rows.join("\n");
     },
     async cleanup() {
-      child?.kill("SIGKILL");
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const gone = new Promise((r) => child!.once("exit", r));
+        child.kill("SIGKILL");
+        await gone;
+      }
       await rm(base, { recursive: true, force: true });
     },
   };

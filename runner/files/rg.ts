@@ -1,7 +1,9 @@
 // Runs ripgrep (the @vscode/ripgrep binary, else the system `rg`) with bounded output: stops
-// reading and kills rg once enough lines have arrived.
+// reading and kills rg once enough lines have arrived. It runs at the workspace root through the
+// workspace's helper launcher: in the commands' sandbox when there is one (workspace/helpers.ts).
 import { spawn } from "node:child_process";
 import { access } from "node:fs/promises";
+import type { Helpers } from "../workspace/helpers";
 
 let binary: Promise<string> | undefined;
 
@@ -29,10 +31,12 @@ export interface RgOutput {
 }
 
 /** `keep`: only the lines it accepts are collected and counted. */
-export async function runRg(args: string[], opts: { cwd: string; signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean }): Promise<RgOutput> {
+export async function runRg(helpers: Helpers, args: string[], opts: { signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean }): Promise<RgOutput> {
   const rg = await rgBinary();
+  // The binary may lie in Quiver's install, which the sandbox hides: it is bound in read-only.
+  const cmd = helpers.spawn([rg, ...args], {}, { readOnly: rg.startsWith("/") ? [rg] : [] });
   return new Promise((resolve, reject) => {
-    const child = spawn(rg, args, { cwd: opts.cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["ignore", "pipe", "pipe"] });
     const lines: string[] = [];
     let rest = "";
     let stderr = "";

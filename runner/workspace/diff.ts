@@ -4,7 +4,7 @@
 import { createTwoFilesPatch } from "diff";
 import { readNoFollow } from "./atomic";
 import type { WorkspaceFs } from "./fs-at";
-import { git, gitBlob } from "./git";
+import { git, gitBlob, type GitHost } from "./git";
 
 export interface DiffBudget {
   maxBytes: number;
@@ -45,7 +45,7 @@ export class WorkspaceDiff {
   /** Content before the runner's first write of each file (null: it did not exist). Used outside git. */
   private readonly baseline = new Map<string, Buffer | null>();
 
-  constructor(private readonly files: WorkspaceFs) {}
+  constructor(private readonly files: WorkspaceFs, private readonly host: GitHost) {}
 
   rememberBaseline(rel: string, before: Buffer | null): void {
     if (!this.baseline.has(rel)) this.baseline.set(rel, before);
@@ -91,9 +91,9 @@ export class WorkspaceDiff {
    *  enclosing repository ignores (the default `./.quiver/workspace` in a Quiver checkout) is
    *  not: git would see none of its files, so its changes are kept against the baseline. */
   async inGit(): Promise<boolean> {
-    const r = await git(this.files.cwd, ["rev-parse", "--verify", "-q", "HEAD"]);
+    const r = await git(this.host, ["rev-parse", "--verify", "-q", "HEAD"], { statusOnly: true });
     if (r.code !== 0) return false;
-    return (await git(this.files.cwd, ["check-ignore", "-q", "."])).code !== 0;
+    return (await git(this.host, ["check-ignore", "-q", "."], { statusOnly: true })).code !== 0;
   }
 
   /** The unified diff, optionally restricted to `paths` (workspace-relative). */
@@ -101,10 +101,10 @@ export class WorkspaceDiff {
     if (paths && paths.length === 0) return { text: "", overflow: false, mode: "baseline" };
     if (await this.inGit()) {
       const spec = paths ? ["--", ...paths.map((p) => `:(literal)${p}`)] : ["--", "."];
-      const tracked = await git(this.files.cwd, ["diff", "HEAD", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", ...spec], maxBuffer);
+      const tracked = await git(this.host, ["diff", "HEAD", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", ...spec], { maxBuffer, worktree: true });
       let text = tracked.stdout;
       let overflow = tracked.overflow;
-      const untracked = await git(this.files.cwd, ["ls-files", "--others", "--exclude-standard", "-z", ...spec]);
+      const untracked = await git(this.host, ["ls-files", "--others", "--exclude-standard", "-z", ...spec]);
       for (const rel of untracked.stdout.split("\0").filter(Boolean)) {
         if (maxBuffer && text.length > maxBuffer) {
           overflow = true;
@@ -130,7 +130,7 @@ export class WorkspaceDiff {
   /** What `rel` held before the uncommitted changes: at HEAD in git, else before the runner
    *  first wrote it (a file it never wrote: as it is now). null: it did not exist. */
   async original(rel: string): Promise<Buffer | null> {
-    if (await this.inGit()) return gitBlob(this.files.cwd, `HEAD:${rel}`);
+    if (await this.inGit()) return gitBlob(this.host, `HEAD:${rel}`);
     if (this.baseline.has(rel)) return this.baseline.get(rel) ?? null;
     return (await readNoFollow(this.files, rel).catch(() => null))?.data ?? null;
   }

@@ -7,6 +7,7 @@ import { relative, sep } from "node:path";
 import watcher, { type AsyncSubscription } from "@parcel/watcher";
 import { readNoFollow, applyChange, revert, TEMP_MARK, type Undo } from "./atomic";
 import { WorkspaceFs } from "./fs-at";
+import { Helpers } from "./helpers";
 import { DEFAULT_BUDGET, overBudget, WorkspaceDiff, type DiffBudget } from "./diff";
 import { ReadLedger, sha256 } from "./ledger";
 import { resolveIn, type ResolvedPath } from "./paths";
@@ -51,8 +52,12 @@ export class Workspace {
   private readonly echoes = new Map<string, number>();
   private readonly sessionWrites = new Map<string, Set<string>>();
 
+  /** How ripgrep and git are started on this workspace (sandboxed when commands are). */
+  readonly helpers: Helpers;
+
   private constructor(readonly root: string, readonly files: WorkspaceFs, private readonly options: WorkspaceOptions) {
-    this.diff = new WorkspaceDiff(files);
+    this.helpers = new Helpers(files);
+    this.diff = new WorkspaceDiff(files, this);
     const given = Object.entries(options.budget ?? {}).filter(([, v]) => v !== undefined);
     this.budget = { ...DEFAULT_BUDGET, ...Object.fromEntries(given) };
   }
@@ -128,6 +133,8 @@ export class Workspace {
         }
         const content = change.content === null ? null : Buffer.from(change.content);
         undos.push(await applyChange(this.files, change.path.rel, content, before));
+        // Now, not after measuring the diff below: the watcher's echo of this write may come first.
+        this.echoes.set(change.path.rel, Date.now());
         this.diff.rememberBaseline(change.path.rel, before?.data ?? null);
       }
       const size = await this.diff.measure(this.budget);

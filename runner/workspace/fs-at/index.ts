@@ -4,31 +4,15 @@
 // write outside. The operation itself then happens on the descriptors the walk opened: content
 // is read from the fd, a write is a temp file made in the parent's fd and renamed within it
 // (rename never follows a last component), and a folder is removed entry by entry through fds.
-import { randomBytes } from "node:crypto";
-import {
-  closeSync, constants, fchmodSync, fstatSync, fsync, lstatSync, mkdirSync, openSync, readdirSync, readFile, renameSync, rmdirSync, unlinkSync, write as writeFd,
-  type Dirent, type Stats,
-} from "node:fs";
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmdirSync, unlinkSync, constants, type Dirent, type Stats } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { promisify } from "node:util";
+import { readChild, readFd, READ_FLAGS, removeEntry, replaceIn } from "./fd";
 import { at, fdPath, PathError, walk, type Walked, type WalkOptions } from "./walk";
 
 export { at, fdPath, isInside, PathError, MAX_LINK_HOPS } from "./walk";
+export { TEMP_MARK } from "./fd";
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
-// Non-blocking: a FIFO planted in the workspace must not hang the runner on open.
-const READ_FLAGS = O_RDONLY | O_NONBLOCK | O_NOCTTY;
-const readFd = promisify(readFile) as (fd: number) => Promise<Buffer>;
-const fsyncFd = promisify(fsync);
-/** write(2) may take less than asked: loops until all of `data` is written. */
-async function writeAll(fd: number, data: Buffer): Promise<void> {
-  for (let off = 0; off < data.length; ) {
-    off += await new Promise<number>((resolve, reject) => writeFd(fd, data, off, data.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
-  }
-}
-
-/** Temp files of atomic writes carry this mark (the watcher ignores them). */
-export const TEMP_MARK = ".quiver-";
+const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = constants;
 
 export type ReadResult =
   | { kind: "missing" }
@@ -160,6 +144,14 @@ export class WorkspaceFs {
 
   /** A folder's entries (links inside followed to reach it); null when missing or not a folder. */
   async readdir(input: string): Promise<Dirent[] | null> {
+    return (await this.listDir(input))?.entries ?? null;
+  }
+
+  /**
+   * A folder's entries and, from the same walk, the bytes of one regular file in it (not through
+   * a link; up to 1 MiB), null when it has none: list_files reads each folder's .gitignore.
+   */
+  async listDir(input: string, file?: string): Promise<{ entries: Dirent[]; file: Buffer | null } | null> {
     let w: Walked;
     try {
       w = this.walk(input, { open: READ_FLAGS | O_DIRECTORY });
@@ -168,7 +160,10 @@ export class WorkspaceFs {
       throw err;
     }
     try {
-      return w.fd === undefined ? null : await readdir(fdPath(w.fd), { withFileTypes: true });
+      if (w.fd === undefined) return null;
+      const entries = await readdir(fdPath(w.fd), { withFileTypes: true });
+      if (!file || !entries.some((e) => e.name === file)) return { entries, file: null };
+      return { entries, file: await readChild(w.fd, file, 1024 * 1024) };
     } finally {
       w.close();
     }
@@ -182,7 +177,11 @@ export class WorkspaceFs {
   async writeFile(input: string, data: Buffer | string, mode?: number): Promise<{ rel: string; created: string[] }> {
     let created: string[] = [];
     try {
-      return await this.with(input, { write: true, create: true }, (w) => ((created = w.created), this.replaceIn(w, data, mode)));
+      return await this.with(input, { write: true, create: true }, async (w) => {
+        created = w.created;
+        await replaceIn(w.dir, w.name, data, mode);
+        return { rel: w.rel, created: w.created };
+      });
     } catch (err) {
       for (const d of [...created].reverse()) {
         try {
@@ -192,31 +191,6 @@ export class WorkspaceFs {
         }
       }
       throw err;
-    }
-  }
-
-  private async replaceIn(w: Walked, data: Buffer | string, mode?: number): Promise<{ rel: string; created: string[] }> {
-    {
-      const tmp = `.${w.name.slice(0, 100)}${TEMP_MARK}${randomBytes(6).toString("hex")}.tmp`;
-      const fd = openSync(at(w.dir, tmp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode ?? 0o644);
-      try {
-        try {
-          await writeAll(fd, Buffer.from(data));
-          if (mode !== undefined) fchmodSync(fd, mode);
-          await fsyncFd(fd);
-        } finally {
-          closeSync(fd);
-        }
-        renameSync(at(w.dir, tmp), at(w.dir, w.name));
-      } catch (err) {
-        try {
-          unlinkSync(at(w.dir, tmp));
-        } catch {
-          /* already renamed or gone */
-        }
-        throw err;
-      }
-      return { rel: w.rel, created: w.created };
     }
   }
 
@@ -285,21 +259,4 @@ export class WorkspaceFs {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
-}
-
-function removeEntry(dir: number, name: string): void {
-  let fd: number;
-  try {
-    fd = openSync(at(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-  } catch (err) {
-    // Not a folder (a file, or a link, which unlink removes itself).
-    if (code(err) === "ENOTDIR" || code(err) === "ELOOP") return unlinkSync(at(dir, name));
-    throw err;
-  }
-  try {
-    for (const child of readdirSync(fdPath(fd))) removeEntry(fd, child);
-  } finally {
-    closeSync(fd);
-  }
-  rmdirSync(at(dir, name));
 }

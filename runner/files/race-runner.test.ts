@@ -1,0 +1,87 @@
+// The symlink race through a real runner process over its socket, sandboxed (bubblewrap: the
+// runner's ripgrep and git run in the commands' sandbox) and unsandboxed: while a background
+// process swaps `dir` between a folder inside and a link to a folder outside holding a secret,
+// thousands of calls of every file operation never read the secret, list the outside folder or
+// change anything in it.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../../server/executors/runner/testing";
+import { sandboxInfo } from "../exec/sandbox";
+import { hammer, OUTSIDE_ONLY, raceFixture, SECRET, type RaceFixture } from "./race-fixture";
+
+const TRIES = 2000;
+// A bound, not a target: on a quiet machine each operation's 2,000 calls take 2-15 s.
+const MS = 120_000;
+const bwrap = sandboxInfo("auto");
+
+type Call = (i: number) => [op: string, input: unknown];
+const CALLS: Array<[string, Call, { sandboxOnly?: boolean }?]> = [
+  ["read_file", () => ["read_file", { path: "dir/secret.txt" }]],
+  ["ide_read", () => ["ide_read", { path: "dir/secret.txt" }]],
+  ["ide_read_bytes", () => ["ide_read_bytes", { path: "dir/secret.txt" }]],
+  ["list_files", () => ["list_files", { path: "dir" }]],
+  // A few names: each write measures the whole uncommitted diff, which grows with every new file.
+  ["write_file", (i) => ["write_file", { path: `dir/new-${i % 50}.txt`, content: "written\n" }]],
+  ["ide_write (save)", () => ["ide_write", { path: "dir/secret.txt", content: "saved\n" }]],
+  ["ide_write_bytes (upload)", (i) => ["ide_write_bytes", { path: `dir/up-${i % 7}.bin`, base64: Buffer.from("up").toString("base64"), overwrite: true }]],
+  ["ide_mkdir", (i) => ["ide_mkdir", { path: `dir/made-${i}` }]],
+  ["ide_rename", () => ["ide_rename", { from: "dir/a.txt", to: "dir/moved.txt" }]],
+  ["ide_delete", () => ["ide_delete", { path: "dir/victim.txt" }]],
+  // ripgrep reads below the root by name: confined by the sandbox it shares with commands.
+  ["search_text", () => ["search_text", { pattern: "SECRET", path: "dir" }], { sandboxOnly: true }],
+  ["glob", () => ["glob", { pattern: "**/*.txt", path: "dir" }], { sandboxOnly: true }],
+];
+
+const modes = [
+  { name: "sandboxed (bubblewrap)", env: { QUIVER_SANDBOX: "require" }, sandboxed: true },
+  { name: "unsandboxed", env: { QUIVER_SANDBOX: "off" }, sandboxed: false },
+];
+
+describe.each(modes)("a folder swapped for a link to outside, through a runner process: $name", (mode) => {
+  const skip = mode.sandboxed && !bwrap.available;
+  let fx: RaceFixture;
+  let server: TestServer;
+  let runner: RunnerChild;
+  let before: string;
+  beforeAll(async () => {
+    if (skip) return;
+    fx = await raceFixture();
+    server = await startServer();
+    runner = spawnRunner({ url: server.url, workspace: fx.ws, env: { ...process.env, ...mode.env } });
+    await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
+    expect(server.pool.status()[0].sandboxed).toBe(mode.sandboxed);
+    before = await fx.snapshot();
+    await fx.startSwapping();
+  }, 40_000);
+  afterAll(async () => {
+    await runner?.stop();
+    await server?.close();
+    await fx?.cleanup();
+  });
+
+  let calls = 0;
+  async function call(op: string, input: unknown) {
+    try {
+      return await server.pool.run({ sessionId: "s1", callId: `r${++calls}`, op, input, deadline: Date.now() + 30_000, signal: new AbortController().signal });
+    } catch (err) {
+      return { ok: false, output: (err as Error).message };
+    }
+  }
+
+  it.each(CALLS.filter(([, , o]) => mode.sandboxed || !o?.sandboxOnly))("%s never reaches outside", async (_name, make) => {
+    if (skip) return void console.warn(`skipped: bubblewrap does not work here (${bwrap.reason})`);
+    const leaked: string[] = [];
+    const ran = await hammer(
+      TRIES,
+      MS,
+      async (i) => {
+        const r = await call(...make(i));
+        const raw = /^[A-Za-z0-9+/=]+$/.test(r.output) ? Buffer.from(r.output, "base64").toString("latin1") : "";
+        if (`${r.output}${raw}`.includes(SECRET) || r.output.includes(OUTSIDE_ONLY)) leaked.push(r.output.slice(0, 200));
+      },
+      8,
+    );
+    expect(leaked).toEqual([]);
+    expect(await fx.snapshot()).toBe(before);
+    expect(ran).toBeGreaterThanOrEqual(TRIES);
+  }, MS + 30_000);
+});

@@ -1,0 +1,85 @@
+// What fs-at does once a walk has opened the directory: reading a file from its descriptor,
+// replacing a file by a temp file made and renamed inside the directory's descriptor, and rm -r
+// entry by entry through descriptors. Names here are single components, never paths.
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fchmodSync, fstatSync, fsync, openSync, readdirSync, readFile, renameSync, rmdirSync, unlinkSync, write } from "node:fs";
+import { promisify } from "node:util";
+import { at, fdPath } from "./walk";
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
+
+/** Non-blocking: a FIFO planted in the workspace must not hang the runner on open. */
+export const READ_FLAGS = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+export const readFd = promisify(readFile) as (fd: number) => Promise<Buffer>;
+const fsyncFd = promisify(fsync);
+
+/** Temp files of atomic writes carry this mark (the watcher ignores them). */
+export const TEMP_MARK = ".quiver-";
+
+/** write(2) may take less than asked: loops until all of `data` is written. */
+async function writeAll(fd: number, data: Buffer): Promise<void> {
+  for (let off = 0; off < data.length; ) {
+    off += await new Promise<number>((resolve, reject) => write(fd, data, off, data.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
+  }
+}
+
+/** The bytes of regular file `name` in `dir` (a link is not followed), or null; at most `max` bytes. */
+export async function readChild(dir: number, name: string, max: number): Promise<Buffer | null> {
+  let fd: number;
+  try {
+    fd = openSync(at(dir, name), READ_FLAGS | O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    return st.isFile() && st.size <= max ? await readFd(fd) : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Replaces `name` in `dir` atomically: a fresh temp file (O_EXCL | O_NOFOLLOW) written and
+ * fsynced, renamed over the name (which replaces a link there, never follows it).
+ */
+export async function replaceIn(dir: number, name: string, data: Buffer | string, mode?: number): Promise<void> {
+  const tmp = `.${name.slice(0, 100)}${TEMP_MARK}${randomBytes(6).toString("hex")}.tmp`;
+  const fd = openSync(at(dir, tmp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode ?? 0o644);
+  try {
+    try {
+      await writeAll(fd, Buffer.from(data));
+      if (mode !== undefined) fchmodSync(fd, mode);
+      await fsyncFd(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(at(dir, tmp), at(dir, name));
+  } catch (err) {
+    try {
+      unlinkSync(at(dir, tmp));
+    } catch {
+      /* already renamed or gone */
+    }
+    throw err;
+  }
+}
+
+/** rm -r of `name` in `dir`: a folder swapped for a link meanwhile loses the link, not its target. */
+export function removeEntry(dir: number, name: string): void {
+  let fd: number;
+  try {
+    fd = openSync(at(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // Not a folder: a file, or a link, which unlink removes itself.
+    if (code === "ENOTDIR" || code === "ELOOP") return unlinkSync(at(dir, name));
+    throw err;
+  }
+  try {
+    for (const child of readdirSync(fdPath(fd))) removeEntry(fd, child);
+  } finally {
+    closeSync(fd);
+  }
+  rmdirSync(at(dir, name));
+}

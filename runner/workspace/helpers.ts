@@ -1,0 +1,49 @@
+// How the runner starts its own programs on the workspace (ripgrep for search, glob and quick
+// open; git for the Changes panel, git_diff, the diff budget and Commit). Those walk the tree by
+// name, as any program does, so a folder swapped for a link while they run can lead them out.
+// When the runner's commands are sandboxed (the exec extension says so through useSandbox),
+// they run in the same sandbox, network off: whatever a race leads them to is then only what
+// the agent's own commands can already read. Unsandboxed, they start in the directory the
+// root's descriptor holds and read by name below it, as the person's own commands do.
+import type { WorkspaceFs } from "./fs-at";
+
+export interface HelperSpawn {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Wraps argv for the sandbox, started in `cwd` (a real path inside the workspace). */
+export type SandboxWrap = (argv: string[], opts: { cwd: string; readOnly: string[] }) => { file: string; args: string[] };
+
+// Enough for git and ripgrep; nothing of the runner's own secrets (its token, model keys).
+const KEEP = /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TERM|LC_[A-Z]+|GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE))$/;
+
+export class Helpers {
+  private wrap?: SandboxWrap;
+
+  constructor(private readonly files: WorkspaceFs) {}
+
+  /** From the exec extension, when its commands run in a sandbox. */
+  useSandbox(wrap: SandboxWrap): void {
+    this.wrap = wrap;
+  }
+
+  get sandboxed(): boolean {
+    return this.wrap !== undefined;
+  }
+
+  /**
+   * The command line for `argv` run at the workspace root. `readOnly`: files the program needs
+   * that the sandbox hides (ripgrep's binary inside Quiver's install). `unsandboxed`: for a git
+   * whose repository lies outside the workspace, which the sandbox would not let it write.
+   */
+  spawn(argv: string[], env: Record<string, string>, opts: { readOnly?: string[]; unsandboxed?: boolean } = {}): HelperSpawn {
+    const base: Record<string, string | undefined> = {};
+    for (const [k, v] of Object.entries(process.env)) if (KEEP.test(k)) base[k] = v;
+    const full = { ...base, ...env } as NodeJS.ProcessEnv;
+    if (this.wrap && !opts.unsandboxed) return { ...this.wrap(argv, { cwd: this.files.root, readOnly: opts.readOnly ?? [] }), cwd: "/", env: full };
+    return { file: argv[0], args: argv.slice(1), cwd: this.files.cwd, env: full };
+  }
+}
