@@ -94,11 +94,13 @@ export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFil
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [listed]);
 
-  const add = useCallback(() => {
+  /** A new terminal; `focus` when the person asked for it (a shell opened because none was
+   *  left must not take the keyboard from where the person is). */
+  const add = useCallback((focus = true) => {
     const id = newId();
     setPending((p) => [...p, id]);
     setActive(id);
-    setFocus((n) => n + 1);
+    if (focus) setFocus((n) => n + 1);
   }, []);
 
   // The first list: a session without terminals gets one; otherwise the tab this page had.
@@ -110,7 +112,7 @@ export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFil
     started.current = true;
     setReady(true);
     const live = listed.terminals.filter((t) => !t.ended);
-    if (live.length === 0) add();
+    if (live.length === 0) add(false);
     else {
       const remembered = sessionStorage.getItem(activeKey(sessionId));
       setActive(listed.terminals.some((t) => t.term === remembered) ? remembered : live[live.length - 1].term);
@@ -123,7 +125,7 @@ export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFil
   useEffect(() => {
     if (!ready) return;
     if (shown !== active) setActive(shown);
-    if (shown === null) add();
+    if (shown === null) add(false);
   }, [shown, active, ready, add]);
   useEffect(() => {
     if (active) sessionStorage.setItem(activeKey(sessionId), active);
@@ -172,7 +174,7 @@ export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFil
             </div>
           );
         })}
-        <button type="button" className={styles.add} aria-label="New terminal" title="New terminal (Ctrl+Shift+`)" onClick={add} data-testid="terminal-new">+</button>
+        <button type="button" className={styles.add} aria-label="New terminal" title="New terminal (Ctrl+Shift+`)" onClick={() => add()} data-testid="terminal-new">+</button>
         <span className={styles.idle} title={idle} data-testid="terminal-idle">
           kept {listed.idleMinutes} min without a page
         </span>
