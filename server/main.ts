@@ -1,5 +1,6 @@
 // The Quiver server process: validate the environment, start everything, stop cleanly on
 // Ctrl-C / SIGTERM (runner child included). `--dev` serves the web app with hot reload.
+import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { EnvError, parseEnv } from "./env";
@@ -40,9 +41,28 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => shutdown("SIGTERM"));
 }
 
+/** A data folder that cannot be created or written (before the database is reached), in words. */
+function folderFault(err: unknown): string | undefined {
+  const e = err as NodeJS.ErrnoException;
+  if (!e?.path) return undefined;
+  let code = e.code ?? "";
+  // A recursive mkdir under a read-only mount says ENOENT: ask the nearest folder that exists.
+  if (code === "ENOENT" && e.syscall === "mkdir") {
+    let dir = e.path;
+    while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+    try {
+      accessSync(dir, constants.W_OK);
+    } catch (denied) {
+      code = (denied as NodeJS.ErrnoException).code ?? code;
+    }
+  }
+  const why = { EROFS: "the file system is read-only", EACCES: "permission denied", EPERM: "permission denied", ENOSPC: "the disk is full" }[code];
+  return why ? `cannot write ${e.path}: ${why}. Set QUIVER_DATA_DIR (or QUIVER_WORKSPACE) to a folder the server may write.` : undefined;
+}
+
 main().catch((err) => {
   // A database that cannot be opened or written is the operator's to fix: the line says where
   // and how (db/faults.ts); a stack trace would only bury it.
-  console.error(`quiver: ${isDatabaseFault(err) ? err.message : ((err as Error).stack ?? err)}`);
+  console.error(`quiver: ${isDatabaseFault(err) ? err.message : (folderFault(err) ?? (err as Error).stack ?? err)}`);
   process.exit(1);
 });

@@ -70,6 +70,18 @@ describe.skipIf(typeof fs === "string")("database faults on a real tmpfs", () =>
     }
   }, 90_000);
 
+  it("a server whose data folder cannot be created says so in one line, with the path", async () => {
+    mount.remount("ro");
+    try {
+      const data = join(mount.dir, "not-there");
+      const { code, stderr } = await startServer({ QUIVER_DATA_DIR: data, QUIVER_LOCAL_RUNNER: "0", PORT: "0", DATABASE_URL: "" });
+      expect(code).toBe(1);
+      expect(stderr.trim()).toBe(`quiver: cannot write ${data}: the file system is read-only. Set QUIVER_DATA_DIR (or QUIVER_WORKSPACE) to a folder the server may write.`);
+    } finally {
+      mount.remount("rw");
+    }
+  }, 90_000);
+
   it("a query the full disk refuses reaches the caller as the reason and the path, not Prisma's text", async () => {
     const file = join(mount.dir, "full.db");
     const handle = await openDb(`file:${file}`, { thread: true });

@@ -20,7 +20,10 @@ export function writeProbe(db: Db, provider: DbProvider): () => Promise<void> {
   return async () => {
     const [create, upsert] = SQL[provider];
     if (!created) {
-      await db.$executeRawUnsafe(create);
+      // Two servers creating it at once: the loser's "already exists" is as good.
+      await db.$executeRawUnsafe(create).catch((err: Error) => {
+        if (!/already exists|duplicate key/i.test(err.message)) throw err;
+      });
       created = true;
     }
     await db.$executeRawUnsafe(upsert, new Date().toISOString());
