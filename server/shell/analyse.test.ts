@@ -178,6 +178,9 @@ describe("what the analysis cannot see through", () => {
     expect(analyseShell("ls > out.txt").writes).toBe(true);
     expect(analyseShell("ls 2>&1 >/dev/null").writes).toBe(false);
     expect(analyseShell("cat < in.txt").writes).toBe(false);
+    // the grammar does not know `<>` (read-write): an error, so opaque
+    expect(isOpaque(analyseShell("cat <> .git/config"))).toBe(true);
+    expect(analyseShell("cat < in.txt <<< x").readTargets.map((t) => t.text)).toEqual(["in.txt"]);
   });
 });
 

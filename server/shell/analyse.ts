@@ -17,7 +17,7 @@ const MAX_NODES = 2_000;
 
 export const basename = (program: string) => program.slice(program.lastIndexOf("/") + 1);
 
-const STDIN_REDIRECTS = new Set(["<", "<&", "<<", "<<-", "<<<", "<>", "&<"]);
+const STDIN_REDIRECTS = new Set(["<", "<&", "<<", "<<-", "<<<", "&<"]);
 const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"]);
 
 interface Flags {
@@ -114,6 +114,13 @@ class Walker {
     if (node.type !== "file_redirect") return true;
     const dest = node.childForFieldName("destination");
     const target = dest ? wordOf(dest) : undefined;
+    if (op === "<>") {
+      // Opened for reading and writing (and created): both.
+      this.readTargets.push(target ?? { text: node.text, dynamic: true });
+      this.writes = true;
+      this.writeTargets.push(target ?? { text: node.text, dynamic: true });
+      return true;
+    }
     if (STDIN_REDIRECTS.has(op)) {
       if (!/&$/.test(op) || !target || !/^(\d+|-)$/.test(target.text)) this.readTargets.push(target ?? { text: node.text, dynamic: true });
       return true;
