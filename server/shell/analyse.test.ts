@@ -180,7 +180,7 @@ describe("what the analysis cannot see through", () => {
     expect(analyseShell("cat < in.txt").writes).toBe(false);
     // the grammar does not know `<>` (read-write): an error, so opaque
     expect(isOpaque(analyseShell("cat <> .git/config"))).toBe(true);
-    expect(analyseShell("cat < in.txt <<< x").readTargets.map((t) => t.text)).toEqual(["in.txt"]);
+    expect(analyseShell("cat < in.txt; cat <<< x; cat <<EOF\nhi\nEOF").readTargets.map((t) => t.text)).toEqual(["in.txt"]);
   });
 });
 

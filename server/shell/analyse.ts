@@ -122,7 +122,8 @@ class Walker {
       return true;
     }
     if (STDIN_REDIRECTS.has(op)) {
-      if (!/&$/.test(op) || !target || !/^(\d+|-)$/.test(target.text)) this.readTargets.push(target ?? { text: node.text, dynamic: true });
+      const file = op === "<" || op === "&<" || (op === "<&" && !(target && /^(\d+|-)$/.test(target.text)));
+      if (file) this.readTargets.push(target ?? { text: node.text, dynamic: true });
       return true;
     }
     const harmless = target && !target.dynamic && (target.text === "/dev/null" || (/&$/.test(op) && /^(\d+|-)$/.test(target.text)));
