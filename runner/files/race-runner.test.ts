@@ -14,7 +14,8 @@ const MS = 120_000;
 const bwrap = sandboxInfo("auto");
 
 type Call = (i: number) => [op: string, input: unknown];
-const CALLS: Array<[string, Call, { sandboxOnly?: boolean }?]> = [
+/** sandboxOnly: see below. works: an answer that shows the operation did its job under the race. */
+const CALLS: Array<[string, Call, { sandboxOnly?: boolean; works?: RegExp }?]> = [
   ["read_file", () => ["read_file", { path: "dir/secret.txt" }]],
   ["ide_read", () => ["ide_read", { path: "dir/secret.txt" }]],
   ["ide_read_bytes", () => ["ide_read_bytes", { path: "dir/secret.txt" }]],
@@ -27,8 +28,8 @@ const CALLS: Array<[string, Call, { sandboxOnly?: boolean }?]> = [
   ["ide_rename", () => ["ide_rename", { from: "dir/a.txt", to: "dir/moved.txt" }]],
   ["ide_delete", () => ["ide_delete", { path: "dir/victim.txt" }]],
   // ripgrep reads below the root by name: confined by the sandbox it shares with commands.
-  ["search_text", () => ["search_text", { pattern: "SECRET", path: "dir" }], { sandboxOnly: true }],
-  ["glob", () => ["glob", { pattern: "**/*.txt", path: "dir" }], { sandboxOnly: true }],
+  ["search_text", () => ["search_text", { pattern: "inside|SECRET", regex: true, path: "dir" }], { sandboxOnly: true, works: /^dir\/secret\.txt:1:inside$/m }],
+  ["glob", () => ["glob", { pattern: "**/*.txt", path: "dir" }], { sandboxOnly: true, works: /^dir\/a\.txt$/m }],
 ];
 
 const modes = [
@@ -67,9 +68,10 @@ describe.each(modes)("a folder swapped for a link to outside, through a runner p
     }
   }
 
-  it.each(CALLS.filter(([, , o]) => mode.sandboxed || !o?.sandboxOnly))("%s never reaches outside", async (_name, make) => {
+  it.each(CALLS.filter(([, , o]) => mode.sandboxed || !o?.sandboxOnly))("%s never reaches outside", async (_name, make, o) => {
     if (skip) return void console.warn(`skipped: bubblewrap does not work here (${bwrap.reason})`);
     const leaked: string[] = [];
+    let worked = 0;
     const ran = await hammer(
       TRIES,
       MS,
@@ -77,11 +79,13 @@ describe.each(modes)("a folder swapped for a link to outside, through a runner p
         const r = await call(...make(i));
         const raw = /^[A-Za-z0-9+/=]+$/.test(r.output) ? Buffer.from(r.output, "base64").toString("latin1") : "";
         if (`${r.output}${raw}`.includes(SECRET) || r.output.includes(OUTSIDE_ONLY)) leaked.push(r.output.slice(0, 200));
+        if (r.ok && o?.works?.test(r.output)) worked++;
       },
       8,
     );
     expect(leaked).toEqual([]);
     expect(await fx.snapshot()).toBe(before);
     expect(ran).toBeGreaterThanOrEqual(TRIES);
+    if (o?.works) expect(worked).toBeGreaterThan(0);
   }, MS + 30_000);
 });
