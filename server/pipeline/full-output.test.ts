@@ -2,7 +2,8 @@
 // on a temp dir and a real database, a command's whole output reaches the spill in pieces (no 200 KB
 // head+tail cut on the runner), polls of a running command keep their middle, a command past the
 // ceiling is told exactly what was kept, and neither process holds the whole output in memory.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { runnerHarness } from "../executors/runner/testing";
@@ -64,6 +65,18 @@ describe.each(testDatabases())("whole command output on %s", (provider) => {
     expect(middle.content).toBe(`[bytes ${at.toLocaleString("en-US")}–${(at + 14).toLocaleString("en-US")} of 1,288,895 in ${ref}; continue with offset ${at + 14}]\n100001\n100002\n`);
     const lines = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "^123456$" })]))).results[0];
     expect(lines.content).toContain("123456\t123456");
+  }, 60_000);
+
+  it("a read-only command started early (while its arguments streamed) keeps its whole output too", async () => {
+    const h = pipeline();
+    const s = await turn();
+    const real = seq(1, 200_000);
+    writeFileSync(join(runner.dir, `${provider}-big.txt`), real);
+    const mc = call("shell", { command: `cat ${provider}-big.txt` });
+    h.pipeline.onArgumentsProgress(s.session.id, s.turn.id, { ...mc, complete: true });
+    const r = (await h.pipeline.dispatch(request(h, s, [mc]))).results[0];
+    expect(r.content).toMatch(/^Exit code: 0/);
+    expect(Buffer.from((await h.spills.bytes(refOf(r.content)!, s.session.id))!).toString()).toBe(real);
   }, 60_000);
 
   it("polls of a running command keep their middle: the calls' stored parts join to the whole output", async () => {

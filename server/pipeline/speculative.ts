@@ -10,6 +10,7 @@ import { exactFingerprint } from "../policy/fingerprint";
 import { REPEAT_LIMIT, type LoopGuard } from "./loop-guard";
 import { execute, validate, type RunOutcome } from "./run";
 import { resolve, servicesFor } from "./resolve";
+import { OutputCollector } from "./stream";
 import type { SpillStore } from "../services/spills";
 import type { LockTable } from "./rwlock";
 import type { PipelineDeps, PipelineLimits } from "./types";
@@ -42,7 +43,7 @@ export class Speculator {
   private entries = new Map<string, Entry>();
 
   constructor(
-    private deps: Pick<PipelineDeps, "db" | "tools" | "executors" | "policies" | "toolServices"> & { spills: SpillStore },
+    private deps: Pick<PipelineDeps, "db" | "tools" | "executors" | "policies" | "toolServices" | "log"> & { spills: SpillStore },
     private limits: PipelineLimits,
     private loopGuard: LoopGuard,
     private locks: LockTable,
@@ -77,9 +78,13 @@ export class Speculator {
       .then(async (ok): Promise<RunOutcome> => {
         if (!ok || controller.signal.aborted) return { kind: "cancelled" };
         return this.locks.hold(sessionId, false, async () => {
+          const callId = `spec_${randomUUID()}`;
+          const log = this.deps.log ?? { warn: () => undefined, error: () => undefined };
           const rc = {
-            sessionId, callId: `spec_${randomUUID()}`, signal: controller.signal, executors: this.deps.executors,
+            sessionId, callId, signal: controller.signal, executors: this.deps.executors,
             services: servicesFor(this.deps, this.deps.spills, sessionId), callTimeoutMs: this.limits.callTimeoutMs, onProgress: () => undefined,
+            // An early `cat big.log` keeps its whole output like any other run (stream.ts).
+            collect: () => new OutputCollector({ spills: this.deps.spills, sessionId, toolCallId: callId, limits: this.limits.shell, log, ceiling: this.limits.outputCeiling }),
           };
           return (await validate(tool, input, rc)) ?? (await execute(tool, input, rc));
         });

@@ -12,7 +12,7 @@ const history = (args: string): ModelRequestSpec => ({
   messages: [
     { role: "user", content: [{ type: "text", text: "write it" }] },
     { role: "assistant", content: [{ type: "tool_call", id: "c", name: "write_file", arguments: args }] },
-    { role: "tool", content: [{ type: "tool_result", id: "c", name: "write_file", content: "Created a.ts" }] },
+    { role: "tool", content: [{ type: "tool_result", id: "c", name: "write_file", content: "Created a.ts", isError: false }] },
   ],
 });
 const damaged = '{"path": "a.ts", "content": "x = 1\n",}';
