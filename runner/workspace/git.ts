@@ -74,9 +74,12 @@ async function outsideRepo(host: GitHost): Promise<boolean> {
   return !!dir && dir !== host.root && !dir.startsWith(`${host.root}/`);
 }
 
-/** `-c filter.X.clean= …` for every filter driver the configuration names (each by its own name). */
-async function filtersOff(host: GitHost, unsandboxed: boolean): Promise<string[]> {
-  const r = await run(host, [...SAFE_GIT, "config", "--null", "--name-only", "--get-regexp", "^filter\\."], "utf8", 1024 * 1024, unsandboxed);
+/**
+ * `-c filter.X.clean= …` for every filter driver the configuration names (each by its own name).
+ * Run without starting a sandbox: what it prints only names what to turn off, and is shown to no one.
+ */
+async function filtersOff(host: GitHost): Promise<string[]> {
+  const r = await run(host, [...SAFE_GIT, "config", "--null", "--name-only", "--get-regexp", "^filter\\."], "utf8", 1024 * 1024, true);
   const drivers = new Set(r.stdout.split("\0").map((k) => /^filter\.(.+)\.[^.]+$/s.exec(k)?.[1]).filter((d): d is string => !!d));
   return [...drivers].flatMap((d) => ["clean", "smudge", "process"].flatMap((k) => ["-c", `filter.${d}.${k}=`]).concat("-c", `filter.${d}.required=false`));
 }
@@ -84,7 +87,7 @@ async function filtersOff(host: GitHost, unsandboxed: boolean): Promise<string[]
 /** git at the workspace root with every configuration-driven program off. */
 export async function git(host: GitHost, args: string[], opts: RunOpts = {}): Promise<GitOut> {
   const unsandboxed = opts.statusOnly || (opts.writes ? await outsideRepo(host) : false);
-  const full = [...SAFE_GIT, ...(opts.worktree ? await filtersOff(host, unsandboxed) : []), ...args];
+  const full = [...SAFE_GIT, ...(opts.worktree ? await filtersOff(host) : []), ...args];
   const { err, stdout, stderr } = await run(host, full, "utf8", opts.maxBuffer ?? 64 * 1024 * 1024, unsandboxed);
   if (err && err.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return { code: 0, stdout, stderr, overflow: true };
   return { code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr, overflow: false };
