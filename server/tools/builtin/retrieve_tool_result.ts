@@ -15,7 +15,7 @@ const input = z
     length: z.number().int().min(1).max(RETRIEVE_MAX_LENGTH).optional().describe(`Bytes to read (default ${RETRIEVE_DEFAULT_LENGTH}).`),
     start_line: z.number().int().min(1).optional().describe("First line to return (1-based)."),
     end_line: z.number().int().min(1).optional().describe("Last line to return (inclusive)."),
-    pattern: z.string().min(1).max(1000).optional().describe("Regular expression: return only matching lines."),
+    pattern: z.string().min(1).max(1000).optional().describe("Regular expression (RE2 syntax): return only matching lines."),
   })
   .refine((i) => i.start_line === undefined || i.end_line === undefined || i.end_line >= i.start_line, {
     message: "end_line must not be before start_line",
