@@ -33,6 +33,9 @@ describe("database faults, said plainly", () => {
     expect(databaseFault(Object.assign(new Error("cannot execute INSERT in a read-only transaction"), { code: "25006" }), "postgresql://u:secret@db.example:5433/quiver")?.message).toMatch(
       /^The database is read-only: it refuses writes \(PostgreSQL database quiver on db\.example:5433\)\. Make it writable again/,
     );
+    // Prisma's own wording of a PostgreSQL refusal.
+    const prisma = Object.assign(new Error("\nInvalid `prisma.session.create()` invocation:\n\n\nRaw query failed. Code: `25006`. Message: `cannot execute INSERT in a read-only transaction`"), { code: "P2010" });
+    expect(databaseFault(prisma, "postgresql://u@h/d")?.message).toMatch(/^The database is read-only: it refuses writes \(PostgreSQL database d on h\)/);
     // The password never appears; an ordinary query error is not a fault.
     expect(databaseLocation("postgresql://u:secret@h/d")).not.toContain("secret");
     expect(databaseFault(Object.assign(new Error("Unique constraint failed"), { code: "P2002" }), "file:/x.db")).toBeUndefined();

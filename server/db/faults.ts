@@ -67,8 +67,10 @@ function textOf(err: unknown): string {
 
 function pgCode(err: unknown): string | undefined {
   const e = err as { code?: unknown; cause?: { code?: unknown }; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } } } | undefined;
-  for (const c of [e?.code, e?.cause?.code, e?.meta?.code, e?.meta?.driverAdapterError?.cause?.originalCode]) if (typeof c === "string" && /^[0-9A-Z]{5}$/.test(c)) return c;
-  const m = /\bcode[:=]?\s*"?([0-9A-Z]{5})\b/.exec(textOf(err));
+  // Prisma's own codes (P2010: "raw query failed") have the same shape: not SQLSTATEs.
+  for (const c of [e?.code, e?.cause?.code, e?.meta?.code, e?.meta?.driverAdapterError?.cause?.originalCode]) if (typeof c === "string" && /^[0-9A-Z]{5}$/.test(c) && !/^P\d{4}$/.test(c)) return c;
+  // Prisma's text: "Raw query failed. Code: `42501`. Message: …"
+  const m = /\bcode\b[:=]?\s*[`"']?([0-9A-Z]{5})\b/i.exec(textOf(err));
   return m?.[1];
 }
 

@@ -16,6 +16,8 @@ import type { SessionEvent } from "../protocol/events";
 import { seedSession } from "../hub/testing";
 import { openInstance } from "../testing/instance";
 import { mountTmpfs } from "../testing/tmpfs";
+import { healthCheck } from "../services/health";
+import { writeProbe } from "../db/probe";
 import { startFakeProvider, type FakeProvider } from "./fake-provider/server";
 
 const fs = mountTmpfs("6m");
@@ -180,7 +182,9 @@ describe.skipIf(!testDatabases().includes("postgresql"))("a database that stops 
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("the turn ends saying the database refuses writes; once granted again the session goes on", async () => {
+  it("the turn ends saying the database refuses writes, health says so; once granted again the session goes on", async () => {
+    const health = healthCheck({ db: handle.db, provider: "postgresql", runners: parts.services.runners, probe: writeProbe(handle.db, "postgresql"), dataDir, minFreeMb: 0, cacheMs: 0 });
+    expect((await health()).database).toMatchObject({ up: true, writable: true });
     const { sessionId, userId } = await seedSession(db.db);
     fake.enqueue({ blocks: [{ type: "text", text: "word ".repeat(1500) }], deltaChars: 5, delayMs: 2 });
     const { turnId } = await parts.services.engine.sendMessage(sessionId, { userId }, "talk for a while");
@@ -198,6 +202,10 @@ describe.skipIf(!testDatabases().includes("postgresql"))("a database that stops 
     const error = seen.find((e) => e.type === "error") as Extract<SessionEvent, { type: "error" }> | undefined;
     expect(error?.message).toMatch(/refuses writes: permission denied \(PostgreSQL database quiver_test_\w+ on 127\.0\.0\.1:5432\)/);
     expect(seen.at(-1)).toMatchObject({ status: "failed" });
+    const refused = await health();
+    expect(refused.ok).toBe(false);
+    expect(refused.database).toMatchObject({ up: true, writable: false });
+    expect(refused.problems[0]).toMatch(/^The database refuses writes: permission denied/);
     await admin.query(`GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
     fake.enqueue({ blocks: [{ type: "text", text: "writable again" }] });
     const next = await parts.services.engine.sendMessage(sessionId, { userId }, "and now?");
