@@ -21,6 +21,7 @@ export class OutputCollector {
   private tailBytes = 0;
   private writer: SpillWriter | undefined;
   private storeError: string | undefined;
+  private discarded = false;
 
   constructor(
     private readonly o: { spills: SpillStore; sessionId: string; toolCallId: string; limits: CutLimits; log: Logger; ceiling: number },
@@ -36,6 +37,8 @@ export class OutputCollector {
 
   /** Never throws: a storage failure is recorded and the output is still counted. */
   async push(bytes: Uint8Array): Promise<void> {
+    // Frames already on their way when the call failed are dropped, not stored in a new spill.
+    if (this.discarded) return;
     const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.size += b.length;
     // The runner keeps to the ceiling (plus the tail it holds past it); a runner that does not is not stored.
@@ -101,6 +104,7 @@ export class OutputCollector {
 
   /** The call failed or was cancelled: what was written goes. */
   async discard(): Promise<void> {
+    this.discarded = true;
     this.early = [];
     const w = this.writer;
     this.writer = undefined;
