@@ -11,7 +11,7 @@
 // being dropped until it ends. The owner's events never pass here.
 import RE2 from "re2";
 import type { SessionEvent } from "../protocol/events";
-import { findSecrets, redactDeep, SECRET_NAME, SECRET_NAME_HINT, verbatim, type SecretKind } from "./redact";
+import { findSecrets, redactDeep, REDACTED, SECRET_NAME, SECRET_NAME_HINT, verbatim, type SecretKind } from "./redact";
 
 type Piece = Extract<SessionEvent, { type: "text.delta" | "reasoning.delta" | "tool.progress" }>;
 
@@ -310,4 +310,18 @@ export function redactedEvents(source: AsyncIterator<SessionEvent>, skipThrough 
     },
   };
   return it;
+}
+
+/** `text[from, to)` as a viewer reads it, redacted with the text around it (a page of a long
+ *  output: a key across the page's edge is still caught). A secret begun before `from` shows
+ *  as its stand-in at the page's start. */
+export function redactRange(text: string, from: number, to: number): string {
+  let out = "";
+  let at = from;
+  for (const s of findSecrets(text)) {
+    if (s.end <= at || s.start >= to) continue;
+    out += text.slice(at, Math.max(at, s.start)) + (s.start >= from ? s.replacement : REDACTED);
+    at = Math.min(to, s.end);
+  }
+  return out + text.slice(at, to);
 }
