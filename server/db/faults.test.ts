@@ -5,8 +5,8 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { mountTmpfs } from "../testing/tmpfs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mountTmpfs, tmpfsRefusal } from "../testing/tmpfs";
 import { databaseFault, databaseLocation } from "./faults";
 import { openDb } from "./index";
 
@@ -42,11 +42,14 @@ describe("database faults, said plainly", () => {
   });
 });
 
-const fs = mountTmpfs("4m");
-if (typeof fs === "string") console.warn(`faults.test: SKIPPED: ${fs}`);
+const refusal = tmpfsRefusal();
+if (refusal) console.warn(`faults.test: SKIPPED the tmpfs cases: ${refusal}`);
 
-describe.skipIf(typeof fs === "string")("database faults on a real tmpfs", () => {
-  const mount = fs as Exclude<typeof fs, string>;
+describe.skipIf(refusal !== undefined)("database faults on a real tmpfs", () => {
+  let mount: Exclude<ReturnType<typeof mountTmpfs>, string>;
+  beforeAll(() => {
+    mount = mountTmpfs("4m") as typeof mount;
+  });
   afterAll(() => {
     try {
       mount.remount("rw");

@@ -15,33 +15,30 @@ import type { Parts } from "../parts";
 import type { SessionEvent } from "../protocol/events";
 import { seedSession } from "../hub/testing";
 import { openInstance } from "../testing/instance";
-import { mountTmpfs } from "../testing/tmpfs";
+import { mountTmpfs, tmpfsRefusal } from "../testing/tmpfs";
 import { healthCheck } from "../services/health";
 import { writeProbe } from "../db/probe";
 import { startFakeProvider, type FakeProvider } from "./fake-provider/server";
 
-const fs = mountTmpfs("6m");
-if (typeof fs === "string") console.warn(`db-fault.test: SKIPPED: ${fs}`);
+const refusal = tmpfsRefusal();
+if (refusal) console.warn(`db-fault.test: SKIPPED the SQLite cases: ${refusal}`);
 
 
-describe.skipIf(typeof fs === "string")("a database that stops taking writes mid-turn (SQLite on a tmpfs)", () => {
-  const mount = fs as Exclude<typeof fs, string>;
-  const dbFile = join(mount?.dir ?? "", "quiver.db");
+describe.skipIf(refusal !== undefined)("a database that stops taking writes mid-turn (SQLite on a tmpfs)", () => {
+  let mount: Exclude<ReturnType<typeof mountTmpfs>, string>;
+  let dbFile: string;
   let fake: FakeProvider;
   let handle: DbHandle;
   let parts: Parts;
   const logs: string[] = [];
 
   beforeAll(async () => {
+    mount = mountTmpfs("6m") as typeof mount;
+    dbFile = join(mount.dir, "quiver.db");
     fake = await startFakeProvider();
     ({ handle, parts } = await openInstance(`file:${dbFile}`, { anthropicBaseURL: fake.anthropicBaseURL, dataDir: mount.dir, log: (l) => logs.push(l) }));
   });
   afterAll(async () => {
-    try {
-      mount.remount("rw");
-    } catch {
-      /* already read-write */
-    }
     rmSync(join(mount.dir, "fill"), { force: true });
     await parts?.dispose();
     await handle?.close();

@@ -6,16 +6,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startQuiver, type Quiver } from "../app";
 import { parseEnv } from "../env";
-import { mountTmpfs } from "../testing/tmpfs";
+import { mountTmpfs, tmpfsRefusal } from "../testing/tmpfs";
 import type { HealthReport } from "./health";
 
 const root = join(import.meta.dirname, "../..");
-const fs = mountTmpfs("8m");
-if (typeof fs === "string") console.warn(`health.test: SKIPPED: ${fs}`);
+const refusal = tmpfsRefusal();
+if (refusal) console.warn(`health.test: SKIPPED: ${refusal}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.skipIf(typeof fs === "string")("/api/health on a tmpfs data folder", () => {
-  const mount = fs as Exclude<typeof fs, string>;
+describe.skipIf(refusal !== undefined)("/api/health on a tmpfs data folder", () => {
+  let mount: Exclude<ReturnType<typeof mountTmpfs>, string>;
   let quiver: Quiver;
   const health = async () => {
     const res = await fetch(`${quiver.url}/api/health`);
@@ -23,6 +23,7 @@ describe.skipIf(typeof fs === "string")("/api/health on a tmpfs data folder", ()
   };
 
   beforeAll(async () => {
+    mount = mountTmpfs("8m") as typeof mount;
     const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: mount.dir, QUIVER_LOCAL_RUNNER: "0", QUIVER_MIN_FREE_DISK_MB: "2" });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
   });

@@ -24,3 +24,16 @@ export function mountTmpfs(size: string): { dir: string; remount(opts: string): 
   };
 }
 
+let probed: string | undefined | null = null;
+/** Why tmpfs cannot be mounted here (undefined: it can). Checked once, mounting and unmounting
+ *  a probe, so a test file decides what to skip when it is collected and mounts its own disk in
+ *  beforeAll (a mount made at load would outlive a run that filters the file's tests out). */
+export function tmpfsRefusal(): string | undefined {
+  if (probed === null) {
+    const m = mountTmpfs("64k");
+    probed = typeof m === "string" ? m : undefined;
+    if (typeof m !== "string") m.unmount();
+  }
+  return probed;
+}
+
