@@ -19,6 +19,7 @@ import { createAuth } from "./auth";
 import { isLoopbackAddress } from "./auth/identity";
 import { createShareService } from "./services/shares";
 import { createGuard } from "./http/guard";
+import { createSocketLimits, type SocketLimits } from "./http/socket-limits";
 import { createPreviewHttp } from "./preview/http";
 import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
@@ -38,6 +39,8 @@ export interface QuiverOptions {
   /** Serve the Next.js app (off in API-level tests). */
   web?: boolean;
   log?: (line: string) => void;
+  /** Sockets per identity and subscriptions per socket (default: http/socket-limits.ts). */
+  socketLimits?: SocketLimits;
 }
 
 export interface Quiver {
@@ -99,13 +102,14 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   const trpcHttp = createHTTPHandler({ router: appRouter, createContext: async ({ req }) => contextFor(services, await auth.identify(req)), basePath: "/api/trpc/" });
   const trpcWss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+  const socketLimits = createSocketLimits(options.socketLimits);
   const trpcWs = applyWSSHandler({
     wss: trpcWss,
     router: appRouter,
     // Identified at upgrade; a viewer's socket is registered so its link's end closes it.
     createContext: async ({ req, res: ws }) => {
       const id = await auth.identify(req);
-      return contextFor(services, id, id.kind === "viewer" ? auth.viewers.attach(id.linkId, ws) : undefined);
+      return { ...contextFor(services, id, id.kind === "viewer" ? auth.viewers.attach(id.linkId, ws) : undefined), connection: socketLimits.connection(ws) };
     },
     keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 },
   });
@@ -158,7 +162,21 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   });
 
   const upgrades = new Map<string, UpgradeHandler>([
-    ["/api/trpc", (req, socket, head) => trpcWss.handleUpgrade(req, socket, head, (ws) => trpcWss.emit("connection", ws, req))],
+    [
+      "/api/trpc",
+      // Identified by now (auth.guardUpgrade); an identity over its bound of sockets is refused.
+      (req, socket, head) =>
+        void auth.identify(req).then((id) => {
+          const admitted = socketLimits.admit(id, req.socket.remoteAddress ?? "unknown");
+          if ("refused" in admitted) return refuseSocket(socket, 429, "Too Many Requests", admitted.refused);
+          trpcWss.handleUpgrade(req, socket, head, (ws) => {
+            ws.once("close", admitted.release);
+            trpcWss.emit("connection", ws, req);
+          });
+          // A handshake that fails never becomes a socket: its place is given back.
+          socket.once("close", admitted.release);
+        }),
+    ],
     ...parts.upgrades,
   ]);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import type { Actor, Services } from "../services/types";
 import { redactAnswer } from "../auth/redact";
+import type { ConnectionCount } from "../http/socket-limits";
 
 /** A share-link viewer: may read one session, nothing else. */
 export interface Viewer {
@@ -22,6 +23,8 @@ export interface Context {
   viewer?: Viewer;
   /** Why there is no actor: the error an anonymous request or an ended link gets. */
   refusal?: { code: "UNAUTHORIZED" | "FORBIDDEN"; message: string };
+  /** A WebSocket's own count of open subscriptions and its bound (http/socket-limits.ts). */
+  connection?: ConnectionCount;
 }
 
 /** The server's own folder, taken out of error messages a client reads (an internal error's

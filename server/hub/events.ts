@@ -13,7 +13,7 @@ import { providerOf } from "../db/driver";
 import { isDatabaseFault } from "../db/faults";
 import { eventStoreFor, type EventStore } from "./event-store";
 import { eventWriter } from "./persist";
-import { PAGE, Subscription } from "./subscription";
+import { PAGE, Subscription, type SubscribeOptions } from "./subscription";
 import { prismaEventPages, type EventPages } from "./history";
 
 export interface EventHub {
@@ -23,7 +23,7 @@ export interface EventHub {
   publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent>;
   /** Events with seq > afterSeq, then live ones, until `signal` aborts or the hub is disposed.
    *  `folded`: stored runs of deltas come as one event each (hub/coalesce.ts). */
-  subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options?: { folded?: boolean }): AsyncIterableIterator<SessionEvent>;
+  subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options?: SubscribeOptions): AsyncIterableIterator<SessionEvent>;
   /** The highest seq handed out for the session (0: none). */
   lastSeq(sessionId: string): Promise<number>;
   /** Whether a client may resume after `seq`: the event is stored, or numbered here and on its
@@ -198,7 +198,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
   const pages = options.pages ?? prismaEventPages(db);
   const readPage = (sessionId: string, afterSeq: number) => pages.events(sessionId, afterSeq, MAX_SEQ, PAGE);
 
-  function subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options: { folded?: boolean } = {}): AsyncIterableIterator<SessionEvent> {
+  function subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options: SubscribeOptions = {}): AsyncIterableIterator<SessionEvent> {
     if (disposed) signal = AbortSignal.abort();
     return new Subscription(
       {
@@ -220,6 +220,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
       afterSeq,
       signal,
       options.folded,
+      options.ready,
     );
   }
 

@@ -19,7 +19,55 @@ export interface SubscriptionSource {
 }
 
 export const PAGE = 500;
+
+export interface SubscribeOptions {
+  /** Stored runs of deltas as one event each (coalesce.ts). */
+  folded?: boolean;
+  /** False while the consumer cannot take more stored events: a replay waits for it (a client
+   *  that reads slowly is not sent a session faster than it takes it, held in the server's memory). */
+  ready?: () => boolean;
+}
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+// Replays share the main thread with every session's live tokens, so no number of them may
+// hold it: stored events are handed out for at most REPLAY_SLICE_MS per turn of the event loop,
+// across all subscribers (the rest wait for the next turn, in order), and at most PAGE_READS
+// pages are read at once (the query thread stays free for everything else, /api/health too).
+// Live events are never held back.
+export const REPLAY_SLICE_MS = 4;
+export const PAGE_READS = 2;
+let sliceStart = -1;
+let sliceWaiters: Array<() => void> = [];
+const endSlice = () => {
+  sliceStart = -1;
+  const waiters = sliceWaiters;
+  sliceWaiters = [];
+  for (const w of waiters) w();
+};
+/** Undefined while this turn's replay slice lasts, else the turn to wait for. */
+function replaySlice(): Promise<void> | undefined {
+  const now = performance.now();
+  if (sliceStart < 0) {
+    sliceStart = now;
+    setImmediate(endSlice);
+  }
+  if (now - sliceStart < REPLAY_SLICE_MS) return undefined;
+  return new Promise<void>((resolve) => sliceWaiters.push(resolve));
+}
+const backlogged = () => new Promise<void>((resolve) => setTimeout(resolve, 10));
+let pageReads = 0;
+const pageWaiters: Array<() => void> = [];
+/** `first`: a subscriber's first page goes before every later one (a new subscriber, one that
+ *  is up to date after it, is not kept waiting behind long replays). */
+function pageRead<T>(read: () => Promise<T>, first: boolean): Promise<T> {
+  if (pageReads >= PAGE_READS) return new Promise<void>((resolve) => (first ? pageWaiters.unshift(resolve) : pageWaiters.push(resolve))).then(() => pageRead(read, first));
+  pageReads++;
+  const done = () => {
+    pageReads--;
+    pageWaiters.shift()?.();
+  };
+  return read().finally(done);
+}
 
 export class Subscription implements AsyncIterableIterator<SessionEvent> {
   /** Events to hand out before anything else: a database page, then the unwritten tail, or a
@@ -30,6 +78,9 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
   /** Still reading the database; the unwritten tail snapshot follows the last page. */
   private tail: SessionEvent[] | undefined;
   private pageWasFull = false;
+  /** The queue holds stored events (paced), not live ones. */
+  private replaying = false;
+  private readBefore = false;
   /** Live events may have been missed (the buffer overflowed, or a resync): read the database again. */
   private behind = true;
   private closed = false;
@@ -42,6 +93,8 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
     private readonly signal?: AbortSignal,
     /** Fold runs of stored deltas into one event each (coalesce.ts). */
     private readonly folded = false,
+    /** False while the consumer cannot take more stored events (its socket's backlog is full). */
+    private readonly ready?: () => boolean,
   ) {
     if (signal?.aborted) {
       this.closed = true;
@@ -70,6 +123,10 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
     for (;;) {
       if (this.closed) return this.end();
       if (this.at < this.queue.length) {
+        if (this.replaying) {
+          const wait = replaySlice() ?? (this.ready?.() === false ? backlogged() : undefined);
+          if (wait) return wait.then(() => this.next());
+        }
         const ev = this.queue[this.at++];
         if (ev.seq <= this.last) continue;
         this.last = ev.seq;
@@ -77,7 +134,7 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
       }
       if (this.tail) {
         if (this.pageWasFull) return this.readPage();
-        this.fill(this.tail);
+        this.fill(this.tail, true);
         this.tail = undefined;
         continue;
       }
@@ -91,7 +148,7 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
         return this.readPage();
       }
       if (this.live.length > 0) {
-        this.fill(this.live);
+        this.fill(this.live, false);
         this.live = [];
         continue;
       }
@@ -108,10 +165,12 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
   }
 
   private readPage(): Promise<IteratorResult<SessionEvent, undefined>> {
-    return this.source.readPage(this.last).then(
+    const first = !this.readBefore;
+    this.readBefore = true;
+    return pageRead(() => this.source.readPage(this.last), first).then(
       (rows) => {
         this.pageWasFull = rows.length === PAGE;
-        this.fill(this.folded ? coalesce(rows) : rows);
+        this.fill(this.folded ? coalesce(rows) : rows, true);
         return this.next();
       },
       (err: unknown) => {
@@ -122,9 +181,10 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
     );
   }
 
-  private fill(events: SessionEvent[]) {
+  private fill(events: SessionEvent[], stored: boolean) {
     this.queue = events;
     this.at = 0;
+    this.replaying = stored;
   }
 
   private readonly close = () => {

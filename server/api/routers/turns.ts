@@ -93,16 +93,33 @@ export const turnsRouter = router({
       if (after > 0 && !ctx.viewer && !(await holdsSoon(ctx.services.hub, input.sessionId, after))) throw new TRPCError({ code: "PRECONDITION_FAILED", message: LOST_EVENTS });
       const until = linkEnded && signal ? AbortSignal.any([signal, linkEnded]) : signal;
       const { hub, db } = ctx.services;
-      let events: AsyncIterable<SessionEvent>;
-      if (!ctx.viewer) events = hub.subscribe(input.sessionId, after, until, { folded: input.folded });
-      else {
-        // A viewer's streams are redacted joined (auth/redact-stream.ts): a resume reads from its
-        // turn's start, where no stream was open, and hands out only what follows `after`.
-        const start = after > 0 ? await db.sessionEvent.findFirst({ where: { sessionId: input.sessionId, type: "turn.started", seq: { lte: after } }, orderBy: { seq: "desc" }, select: { seq: true } }) : null;
-        events = redactedEvents(hub.subscribe(input.sessionId, start ? start.seq - 1 : 0, until, { folded: input.folded }), after);
+      // One socket follows a bounded number of streams (http/socket-limits.ts).
+      const conn = ctx.connection;
+      if (conn && conn.subscriptions >= conn.limit) {
+        throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `This connection already follows ${conn.limit} event subscriptions, the most one connection may; end one first.` });
       }
-      return mapIterable(events, (ev) => tracked(String(ev.seq), ev), () => {
-        if (linkEnded?.aborted) throw ended();
-      });
+      if (conn) conn.subscriptions++;
+      let events: AsyncIterable<SessionEvent>;
+      try {
+        const options = { folded: input.folded, ready: conn?.ready };
+        if (!ctx.viewer) events = hub.subscribe(input.sessionId, after, until, options);
+        else {
+          // A viewer's streams are redacted joined (auth/redact-stream.ts): a resume reads from its
+          // turn's start, where no stream was open, and hands out only what follows `after`.
+          const start = after > 0 ? await db.sessionEvent.findFirst({ where: { sessionId: input.sessionId, type: "turn.started", seq: { lte: after } }, orderBy: { seq: "desc" }, select: { seq: true } }) : null;
+          events = redactedEvents(hub.subscribe(input.sessionId, start ? start.seq - 1 : 0, until, options), after);
+        }
+      } catch (err) {
+        if (conn) conn.subscriptions--;
+        throw err;
+      }
+      return mapIterable(
+        events,
+        (ev) => tracked(String(ev.seq), ev),
+        () => {
+          if (linkEnded?.aborted) throw ended();
+        },
+        conn && (() => conn.subscriptions--),
+      );
     }),
 });
