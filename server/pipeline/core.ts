@@ -56,6 +56,8 @@ export interface CallState {
   isError?: boolean;
   /** For loop-guard bookkeeping: rejections and cancels neither count nor reset. */
   outcome?: "success" | "failure" | "neutral";
+  /** The call left a command running: its output changes over time, so polling it is no loop. */
+  running?: boolean;
   /** An early run started while the arguments streamed. */
   early?: Promise<RunOutcome>;
 }

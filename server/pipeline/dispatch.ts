@@ -31,7 +31,8 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
 
   const post = async (calls: CallState[]) => {
     for (const c of calls) {
-      if (c.outcome === "success" && c.tool?.capabilities.includes("WritesFiles")) core.loopGuard.changed(req.sessionId);
+      // A successful write changed the workspace; a command left running keeps changing it.
+      if ((c.outcome === "success" && c.tool?.capabilities.includes("WritesFiles")) || c.running) core.loopGuard.changed(req.sessionId);
       const s = core.loopGuard.settle(req.sessionId, req.turnId, c.outcome ?? "neutral");
       if (s.warning) c.content = `${c.content ?? ""}\n\n${s.warning}`;
       if (s.halt) turn.halt ??= s.halt;

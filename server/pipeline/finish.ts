@@ -3,7 +3,7 @@
 // tool.finished event. Loop-guard bookkeeping happens afterwards, in slot order (dispatch.ts).
 import type { ToolStatus } from "../protocol/events";
 import { safeEmit, type CallState, type Core, type TurnState } from "./core";
-import { cutAndSpill, storableText, wrapExternal } from "./finalize";
+import { cutAndSpill, isRunningPoll, storableText, wrapExternal } from "./finalize";
 import { execute, validate, type RunContext, type RunOutcome } from "./run";
 import { servicesFor } from "./resolve";
 import { forPerson } from "./person";
@@ -84,6 +84,7 @@ export async function finishOutcome(core: Core, turn: TurnState, call: CallState
       return settle(core, turn, call, "failed", outcome.message, true, "failure");
     case "result": {
       const r = outcome.result;
+      call.running = isRunningPoll(r);
       const fin = await cutAndSpill(r, { sessionId: turn.sessionId, toolCallId: call.toolCallId, spills: core.deps.spills, log: core.log, limits: core.limits });
       const network = r.network ?? call.tool?.capabilities.includes("Network") ?? false;
       const source = typeof r.meta?.url === "string" ? r.meta.url : typeof r.meta?.origin === "string" ? r.meta.origin : undefined;

@@ -55,6 +55,20 @@ describe.each(testDatabases())("loop guard on %s", (provider) => {
     expect(row?.status).toBe("blocked");
   });
 
+  it("polling a command that is still running is no loop: its output changes between polls", async () => {
+    const h = withVersion();
+    h.exec.setScript(() => ({ result: { ok: true, output: "more output", meta: { running: true } } }));
+    const s = await newTurn(t.current);
+    await allowShell(s.org.id);
+    const poll = () => call("shell", { command: "poll sh_ab12cd" });
+    const out = await h.pipeline.dispatch(request(h, s, [poll(), poll(), poll(), poll()]));
+    expect(out.results.map((r) => r.isError)).toEqual([false, false, false, false]);
+    // once it has finished, the same call three times in a row is a loop again
+    h.exec.setScript(() => ({ result: { ok: true, output: "done" } }));
+    const done = await h.pipeline.dispatch(request(h, s, [poll(), poll(), poll()]));
+    expect(done.results.map((r) => r.isError)).toEqual([false, false, true]);
+  });
+
   it("counts are per turn and never seeded from stored calls (a new turn, a restarted server)", async () => {
     const h = withVersion();
     const s = await newTurn(t.current);
