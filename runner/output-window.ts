@@ -4,7 +4,7 @@
 import type { RunnerToServer } from "../server/protocol/runner";
 
 export const OUTPUT_WINDOW = 4 * 1024 * 1024;
-export const OUTPUT_FRAME = 256 * 1024;
+export const OUTPUT_FRAME = 64 * 1024;
 
 export class OutputWindow {
   private sent = 0;

@@ -7,7 +7,7 @@ import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const SPOOL_PIECE = 256 * 1024;
+export const SPOOL_PIECE = 64 * 1024;
 export const SPOOL_TAIL_KEEP = 1024 * 1024;
 
 export interface SpoolRange {
