@@ -8,7 +8,6 @@ test("a second page and a reload attach to the session's running terminals with 
   const sessionId = await openNewSession(page);
   const pane = page.getByTestId("pane-terminal");
   await expect(pane).toHaveAttribute("data-state", "open");
-  await expect(page.getByTestId("terminal-idle")).toHaveText("kept 60 min without a page");
   await pane.locator(".xterm").click();
   await page.keyboard.type("echo marker-$RANDOM; export SAME=shell-kept\n");
   const rows = pane.locator(".xterm-rows:visible");
@@ -38,6 +37,9 @@ test("a second page and a reload attach to the session's running terminals with 
   await expect(other.getByTestId("terminal-tab")).toHaveCount(1);
   await expect(other.getByTestId("terminal-tab").first()).toHaveAttribute("data-term", term!);
   await expect(other.getByTestId("pane-terminal").locator(".xterm-rows:visible")).toContainText(marker);
+
+  // How long terminals outlive their pages is shown.
+  await expect(page.getByTestId("terminal-idle")).toHaveText("kept 60 min without a page");
 
   // A terminal opened in one page is a tab in the other; one that ends says why in both.
   await other.getByTestId("terminal-new").click();
