@@ -31,11 +31,13 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
 
 // Replays share the main thread with every session's live tokens, so no number of them may
 // hold it: stored events are handed out for at most REPLAY_SLICE_MS per turn of the event loop,
-// across all subscribers (the rest wait for the next turn, in order), and at most PAGE_READS
-// pages are read at once (the query thread stays free for everything else, /api/health too).
-// Live events are never held back.
+// across all subscribers (the rest wait for the next turn, in order), and only REPLAYS pages are
+// read or being handed out at once (the query thread stays free for everything else,
+// /api/health too, and a flood of replays holds two pages in memory, not one each: its garbage
+// collections stay short). A subscriber whose socket is backlogged gives its place up. Live
+// events are never held back.
 export const REPLAY_SLICE_MS = 4;
-export const PAGE_READS = 2;
+export const REPLAYS = 2;
 let sliceStart = -1;
 let sliceWaiters: Array<() => void> = [];
 const endSlice = () => {
@@ -55,18 +57,26 @@ function replaySlice(): Promise<void> | undefined {
   return new Promise<void>((resolve) => sliceWaiters.push(resolve));
 }
 const backlogged = () => new Promise<void>((resolve) => setTimeout(resolve, 10));
-let pageReads = 0;
-const pageWaiters: Array<() => void> = [];
-/** `first`: a subscriber's first page goes before every later one (a new subscriber, one that
- *  is up to date after it, is not kept waiting behind long replays). */
-function pageRead<T>(read: () => Promise<T>, first: boolean): Promise<T> {
-  if (pageReads >= PAGE_READS) return new Promise<void>((resolve) => (first ? pageWaiters.unshift(resolve) : pageWaiters.push(resolve))).then(() => pageRead(read, first));
-  pageReads++;
-  const done = () => {
-    pageReads--;
-    pageWaiters.shift()?.();
-  };
-  return read().finally(done);
+let replays = 0;
+const replayWaiters: Array<() => void> = [];
+/** A place among the REPLAYS; `first`: a subscriber's first page goes before every later one (a
+ *  new subscriber, up to date after it, is not kept waiting behind long replays). */
+function replayPlace(first: boolean): Promise<() => void> {
+  return new Promise((resolve) => {
+    const grant = () => {
+      replays++;
+      let held = true;
+      resolve(() => {
+        if (!held) return;
+        held = false;
+        replays--;
+        replayWaiters.shift()?.();
+      });
+    };
+    if (replays < REPLAYS) grant();
+    else if (first) replayWaiters.unshift(grant);
+    else replayWaiters.push(grant);
+  });
 }
 
 export class Subscription implements AsyncIterableIterator<SessionEvent> {
@@ -81,6 +91,8 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
   /** The queue holds stored events (paced), not live ones. */
   private replaying = false;
   private readBefore = false;
+  /** Held while a stored page is read or handed out (REPLAYS). */
+  private place: (() => void) | undefined;
   /** Live events may have been missed (the buffer overflowed, or a resync): read the database again. */
   private behind = true;
   private closed = false;
@@ -124,7 +136,11 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
       if (this.closed) return this.end();
       if (this.at < this.queue.length) {
         if (this.replaying) {
-          const wait = replaySlice() ?? (this.ready?.() === false ? backlogged() : undefined);
+          if (this.ready?.() === false) {
+            this.leave();
+            return backlogged().then(() => this.next());
+          }
+          const wait = replaySlice();
           if (wait) return wait.then(() => this.next());
         }
         const ev = this.queue[this.at++];
@@ -132,6 +148,7 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
         this.last = ev.seq;
         return Promise.resolve({ done: false, value: ev });
       }
+      this.leave();
       if (this.tail) {
         if (this.pageWasFull) return this.readPage();
         this.fill(this.tail, true);
@@ -167,18 +184,28 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
   private readPage(): Promise<IteratorResult<SessionEvent, undefined>> {
     const first = !this.readBefore;
     this.readBefore = true;
-    return pageRead(() => this.source.readPage(this.last), first).then(
-      (rows) => {
-        this.pageWasFull = rows.length === PAGE;
-        this.fill(this.folded ? coalesce(rows) : rows, true);
-        return this.next();
-      },
-      (err: unknown) => {
-        this.close();
-        this.end();
-        throw err;
-      },
-    );
+    return replayPlace(first).then((release) => {
+      this.place = release;
+      if (this.closed) return this.end();
+      return this.source.readPage(this.last).then(
+        (rows) => {
+          this.pageWasFull = rows.length === PAGE;
+          this.fill(this.folded ? coalesce(rows) : rows, true);
+          return this.next();
+        },
+        (err: unknown) => {
+          this.close();
+          this.end();
+          throw err;
+        },
+      );
+    });
+  }
+
+  /** Gives up this subscriber's place among the replays (its page is handed out, or it waits). */
+  private leave() {
+    this.place?.();
+    this.place = undefined;
   }
 
   private fill(events: SessionEvent[], stored: boolean) {
@@ -193,6 +220,7 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
   };
 
   private end(): Promise<IteratorReturnResult<undefined>> {
+    this.leave();
     if (this.unlisten) {
       this.unlisten();
       this.unlisten = undefined;
