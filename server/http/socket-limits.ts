@@ -23,7 +23,7 @@ export interface ConnectionCount {
   ready(): boolean;
 }
 
-export const BACKLOG_BYTES = 1024 * 1024;
+export const BACKLOG_BYTES = 256 * 1024;
 
 export function createSocketLimits(limits: SocketLimits = SOCKET_LIMITS) {
   const open = new Map<string, number>();
