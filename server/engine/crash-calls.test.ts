@@ -2,13 +2,11 @@
 // After the restart: the waiting card is cancelled (no longer pending, answering it is refused
 // with the reason, its command never runs), the running call is reported to the model as
 // "may have partly run", and both cards end with tool.finished.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events";
-import { startCrashServer, type CrashServer } from "../testing/crash-server";
-import { startFakeProvider, type FakeProvider } from "./fake-provider/server";
+import { useCrashServers, type CrashServer } from "../testing/crash-server";
 import { CANCELLED_AT_RESTART, INTERRUPTED_RUNNING } from "../pipeline/interrupted";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -43,32 +41,13 @@ function watch(server: CrashServer, sessionId: string, until: (ev: SessionEvent,
 }
 
 describe("kill -9 with a call running and a card waiting", () => {
-  let fake: FakeProvider;
-  let dataDir: string;
-  const servers: CrashServer[] = [];
-  let env: Record<string, string>;
-
-  beforeAll(async () => {
-    fake = await startFakeProvider();
-    dataDir = mkdtempSync(join(tmpdir(), "quiver-crash-calls-"));
-    mkdirSync(join(dataDir, "workspace"));
-    env = {
-      QUIVER_DATA_DIR: dataDir, QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
-      DATABASE_URL: "", QUIVER_LOG_LEVEL: "warn",
-    };
-  });
-  afterAll(async () => {
-    for (const s of servers) s.cleanup();
-    await fake?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const crash = useCrashServers("crash-calls", { QUIVER_LOG_LEVEL: "warn" });
 
   it("cancels the card, never runs its call, and tells the model the running call may have partly run", async () => {
-    const first = await startCrashServer(env);
-    servers.push(first);
+    const first = await crash.start();
     const a = await first.client.sessions.create.mutate({ title: "running" });
     const b = await first.client.sessions.create.mutate({ title: "waiting" });
-    fake.enqueue({ blocks: [{ type: "tool_call", id: "call_sleep", name: "shell", arguments: JSON.stringify({ command: "sleep 20; echo late > late.txt" }) }] });
+    crash.fake.enqueue({ blocks: [{ type: "tool_call", id: "call_sleep", name: "shell", arguments: JSON.stringify({ command: "sleep 20; echo late > late.txt" }) }] });
     const running = watch(first, a.id, (ev) => ev.type === "tool.status" && ev.status === "running");
     let answered = false;
     const approve = watch(first, a.id, (ev) => {
@@ -81,15 +60,14 @@ describe("kill -9 with a call running and a card waiting", () => {
     await first.client.turns.send.mutate({ sessionId: a.id, text: "sleep a while" });
     await approve.done;
     await running.done;
-    fake.enqueue({ blocks: [{ type: "tool_call", id: "call_wait", name: "shell", arguments: JSON.stringify({ command: "echo ran > b-ran.txt" }) }] });
+    crash.fake.enqueue({ blocks: [{ type: "tool_call", id: "call_wait", name: "shell", arguments: JSON.stringify({ command: "echo ran > b-ran.txt" }) }] });
     const card = watch(first, b.id, (ev) => ev.type === "approval.required");
     await first.client.turns.send.mutate({ sessionId: b.id, text: "write a file" });
     const [cardEvent] = (await card.done).filter((e) => e.type === "approval.required") as Extract<SessionEvent, { type: "approval.required" }>[];
     await sleep(300);
     await first.kill9();
 
-    const second = await startCrashServer(env);
-    servers.push(second);
+    const second = await crash.start();
     // The card of the interrupted turn is gone and cannot be answered into running its call.
     expect(await second.client.approvals.pending.query({ sessionId: b.id })).toEqual([]);
     await expect(second.client.approvals.answer.mutate({ approvalId: cardEvent.approvalId, choice: "once" } as never)).rejects.toThrow(CANCELLED_AT_RESTART);
@@ -102,17 +80,17 @@ describe("kill -9 with a call running and a card waiting", () => {
     expect(endA).toMatchObject({ status: "failed", isError: true, output: INTERRUPTED_RUNNING });
     expect(replayA.indexOf(endA)).toBeLessThan(replayA.findIndex((e) => e.type === "turn.finished" && e.status === "interrupted"));
     // The model's next request carries the truth about the running call.
-    fake.enqueue({ blocks: [{ type: "text", text: "I will check first." }] });
-    const before = fake.received();
+    crash.fake.enqueue({ blocks: [{ type: "text", text: "I will check first." }] });
+    const before = crash.fake.received();
     const next = watch(second, a.id, (ev, all) => ev.type === "turn.finished" && all.filter((e) => e.type === "turn.finished").length === 2);
     await second.client.turns.send.mutate({ sessionId: a.id, text: "what happened?" });
     await next.done;
-    expect(fake.received()).toBe(before + 1);
-    const sent = JSON.stringify(fake.requests.at(-1)!.body);
+    expect(crash.fake.received()).toBe(before + 1);
+    const sent = JSON.stringify(crash.fake.requests.at(-1)!.body);
     expect(sent).toContain("its effects are unknown (it may have partly run): check before retrying");
     expect(sent).not.toContain("Not finished: the server restarted");
     // The waiting call never ran.
     await sleep(1_000);
-    expect(existsSync(join(dataDir, "workspace", "b-ran.txt"))).toBe(false);
+    expect(existsSync(join(crash.dataDir, "workspace", "b-ran.txt"))).toBe(false);
   }, 120_000);
 });

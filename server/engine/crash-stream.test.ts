@@ -4,40 +4,18 @@
 // last ones shown. What must hold: a client resuming from the last seq it showed is told the
 // history no longer has it (PRECONDITION_FAILED), and starts over from the replay, which is
 // then all it shows; and every seq it was shown that the replay has is the same event.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events";
-import { startCrashServer, type CrashServer } from "../testing/crash-server";
-import { startFakeProvider, type FakeProvider } from "./fake-provider/server";
+import { useCrashServers } from "../testing/crash-server";
 
 describe("kill -9 mid-stream, a subscriber watching", () => {
-  let fake: FakeProvider;
-  let dataDir: string;
-  const servers: CrashServer[] = [];
-  let env: Record<string, string>;
+  const crash = useCrashServers("crash-stream", { QUIVER_LOCAL_RUNNER: "0" });
 
-  beforeAll(async () => {
-    fake = await startFakeProvider();
-    dataDir = mkdtempSync(join(tmpdir(), "quiver-crash-stream-"));
-    mkdirSync(join(dataDir, "workspace"));
-    env = {
-      QUIVER_DATA_DIR: dataDir, QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
-      DATABASE_URL: "", QUIVER_LOCAL_RUNNER: "0",
-    };
-  });
-  afterAll(async () => {
-    for (const s of servers) s.cleanup();
-    await fake?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  it("a resume from a seq the crash lost is refused, and the replay is what the client then shows", async () => {
-    const first = await startCrashServer(env);
-    servers.push(first);
+  /** One server life killed mid-stream, and the next one's replay of that session. */
+  async function crashOnce() {
+    const first = await crash.start();
     const { id: sessionId } = await first.client.sessions.create.mutate({ title: "fast" });
-    fake.enqueue({ blocks: [{ type: "text", text: "token ".repeat(4000) }], deltaChars: 6, delayMs: 1 });
+    crash.fake.enqueue({ blocks: [{ type: "text", text: "token ".repeat(4000) }], deltaChars: 6, delayMs: 1 });
     const seen: { ev: SessionEvent; at: number }[] = [];
     let killed: Promise<void> | undefined;
     const sub = first.client.turns.events.subscribe(
@@ -57,8 +35,7 @@ describe("kill -9 mid-stream, a subscriber watching", () => {
     sub.unsubscribe();
     const lastSeen = seen.at(-1)!.ev.seq;
 
-    const second = await startCrashServer(env);
-    servers.push(second);
+    const second = await crash.start();
     const replay = await new Promise<SessionEvent[]>((resolve, reject) => {
       const got: SessionEvent[] = [];
       const s = second.client.turns.events.subscribe(
@@ -78,13 +55,26 @@ describe("kill -9 mid-stream, a subscriber watching", () => {
     });
     const stored = new Map(replay.map((e) => [e.seq, e]));
     const lost = seen.filter((s) => !stored.has(s.ev.seq));
+    return { sessionId, second, seen, lastSeen, stored, lost };
+  }
+
+  it("a resume from a seq the crash lost is refused, and the replay is what the client then shows", async () => {
+    // A crash loses shown events only if it lands inside the write-behind window: most kills
+    // do, but an idle machine can commit everything first, so try up to three times.
+    let attempt: Awaited<ReturnType<typeof crashOnce>>;
+    for (let i = 0; ; i++) {
+      attempt = await crashOnce();
+      if (attempt.lost.length > 0 || i === 2) break;
+      await attempt.second.kill9(); // one server per SQLite file: the next attempt starts its own
+    }
+    const { sessionId, second, seen, lastSeen, stored, lost } = attempt;
     // The window, measured: how many shown events the crash lost, and over how long they streamed.
     const window = lost.length ? `${lost.length} event(s) over ${(lost.at(-1)!.at - lost[0].at).toFixed(1)} ms` : "none";
     console.log(`crash-stream: shown ${seen.length}, stored ${seen.length - lost.length}, lost ${window}`);
     // What was kept is the very event that was shown; what was lost is only the newest tail.
     for (const s of seen) if (stored.has(s.ev.seq)) expect(stored.get(s.ev.seq)).toEqual(s.ev);
     expect(lost.every((l) => l.ev.seq > Math.max(...seen.filter((s) => stored.has(s.ev.seq)).map((s) => s.ev.seq)))).toBe(true);
-    expect(lost.length).toBeGreaterThan(0);
+    expect(lost.length, "three kills mid-stream and none lost a shown event: the window was not exercised").toBeGreaterThan(0);
 
     // The client resuming from the last seq it showed is told to start over, not handed the
     // recovery's events after text it will never see again in the history.

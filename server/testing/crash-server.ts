@@ -2,10 +2,14 @@
 // HTTP and WebSocket, and kills it with SIGKILL. Each server gets its own process group, so the
 // test can also clean up what it left (its runner) once it is done with it.
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import WebSocket from "ws";
 import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
 import type { AppRouter } from "../api/root";
+import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
 
 export interface CrashServer {
   url: string;
@@ -58,4 +62,36 @@ export async function startCrashServer(env: Record<string, string>): Promise<Cra
       }
     },
   };
+}
+
+/**
+ * A crash test's surroundings, set up before the file's tests and torn down after them: a fake
+ * provider, a data folder with an empty workspace, and `start()` for each server life on it.
+ */
+export function useCrashServers(prefix: string, extraEnv: Record<string, string> = {}) {
+  const servers: CrashServer[] = [];
+  const ctx = {
+    fake: undefined as unknown as FakeProvider,
+    dataDir: "",
+    async start(): Promise<CrashServer> {
+      const server = await startCrashServer({
+        QUIVER_DATA_DIR: ctx.dataDir, QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test",
+        ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: ctx.fake.anthropicBaseURL, DATABASE_URL: "",
+        ...extraEnv,
+      });
+      servers.push(server);
+      return server;
+    },
+  };
+  beforeAll(async () => {
+    ctx.fake = await startFakeProvider();
+    ctx.dataDir = mkdtempSync(join(tmpdir(), `quiver-${prefix}-`));
+    mkdirSync(join(ctx.dataDir, "workspace"));
+  });
+  afterAll(async () => {
+    for (const s of servers) s.cleanup();
+    await ctx.fake?.close();
+    if (ctx.dataDir) rmSync(ctx.dataDir, { recursive: true, force: true });
+  });
+  return ctx;
 }
