@@ -7,7 +7,7 @@ const config = {
   // server/ is run by tsx in the same process; Next bundles only app/ and what it imports.
   serverExternalPackages: ["better-sqlite3", "node-pty", "@prisma/client"],
   async headers() {
-    // Cross-origin isolation lets the page boot a WebContainer (shared/STACK.md).
+    // Cross-origin isolation (COOP + COEP) is what a WebContainer needs to boot in the page.
     return [
       {
         source: "/:path*",

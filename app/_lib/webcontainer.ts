@@ -1,4 +1,4 @@
-// The WebContainer boot attempt (shared/DESIGN.md: preview and reads may run in the browser).
+// The WebContainer boot attempt: preview and read-only tools may run in the browser when it boots.
 // Boot needs a cross-origin isolated page and StackBlitz's servers; offline it neither resolves
 // nor rejects, so the attempt has its own timeout and says why it gave up. Only one WebContainer
 // may boot per page, so every caller shares the one attempt. It is started by the person (the

@@ -1,7 +1,7 @@
 "use client";
 // Monaco from the local package, never a CDN: @monaco-editor/react's loader is pointed at the
 // bundled module, and every worker label gets a module worker built from this folder
-// (shared/STACK.md). Imported only by client components loaded with ssr: false.
+// (under both bundlers the workers fail to load otherwise). Imported only by client components loaded with ssr: false.
 import * as monaco from "monaco-editor";
 import { loader } from "@monaco-editor/react";
 import { configureTypeScript } from "./typescript";
