@@ -1,6 +1,6 @@
 // Prisma CLI configuration for prisma/tasks.ts only: the WebAssembly schema engine through a
-// driver adapter, so no native engine is downloaded (its host is unreachable for air-gapped installs). The server itself never
-// runs the CLI; it applies committed migrations with server/db/migrate.ts.
+// driver adapter, so no native engine is downloaded (its host is unreachable from air-gapped
+// installs). The server itself never runs the CLI; it applies committed migrations with server/db/migrate.ts.
 import { defineConfig } from "prisma/config";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";

@@ -1,4 +1,4 @@
-// Prisma chores without Prisma's native engines (shared/STACK.md): derive the PostgreSQL
+// Prisma chores without Prisma's native engines (their download host is often unreachable): derive the PostgreSQL
 // schema from the one source schema, generate both clients, and write new migrations.
 //   tsx prisma/tasks.ts generate          both clients (runs on npm install)
 //   tsx prisma/tasks.ts migration NAME    a new migration folder for each provider

@@ -1,6 +1,6 @@
 // Applies the committed SQL migrations of prisma/migrations/<provider>/ in order, once each.
 // Prisma's own `migrate deploy` needs native engines or trips on an adapter-pg bug
-// (shared/STACK.md), and the server must migrate on every start without a CLI, so this is ours.
+// (prisma/orm#27403: "Column type 'name' could not be deserialized"), and the server must migrate on every start without a CLI, so this is ours.
 import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
