@@ -28,7 +28,8 @@ const CALLS: Array<[string, Call, { sandboxOnly?: boolean; works?: RegExp }?]> =
   ["ide_rename", () => ["ide_rename", { from: "dir/a.txt", to: "dir/moved.txt" }]],
   ["ide_delete", () => ["ide_delete", { path: "dir/victim.txt" }]],
   // ripgrep reads below the root by name: confined by the sandbox it shares with commands.
-  ["search_text", () => ["search_text", { pattern: "inside|SECRET", regex: true, path: "dir" }], { sandboxOnly: true, works: /^dir\/secret\.txt:1:inside$/m }],
+  // Any file still saying "inside": the save test before this one leaves secret.txt "saved".
+  ["search_text", () => ["search_text", { pattern: "inside|SECRET", regex: true, path: "dir" }], { sandboxOnly: true, works: /^dir\/(secret|a|victim)\.txt:1:inside$/m }],
   ["glob", () => ["glob", { pattern: "**/*.txt", path: "dir" }], { sandboxOnly: true, works: /^dir\/a\.txt$/m }],
 ];
 
