@@ -1,6 +1,6 @@
 "use client";
 // The chat's markdown: react-markdown (CommonMark) + remark-gfm (tables, strikethrough, task
-// lists, autolinks) + rehype-highlight over a handful of languages registered here (offline, no
+// lists, autolinks) + highlighting of a handful of languages (./highlight.ts: offline, no
 // auto-detection). It builds React elements only: raw HTML in model text is shown as text (no
 // rehype-raw), images are never loaded (a model-chosen image URL would be a request off the
 // machine carrying whatever the model put in it), and a link is clickable only for http, https
@@ -9,25 +9,9 @@
 import { memo, useState, type ReactNode } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
-import rehypeHighlight, { type Options as HighlightOptions } from "rehype-highlight";
 import type { Element, ElementContent } from "hast";
-import bash from "highlight.js/lib/languages/bash";
-import css from "highlight.js/lib/languages/css";
-import diff from "highlight.js/lib/languages/diff";
-import javascript from "highlight.js/lib/languages/javascript";
-import json from "highlight.js/lib/languages/json";
-import markdown from "highlight.js/lib/languages/markdown";
-import python from "highlight.js/lib/languages/python";
-import typescript from "highlight.js/lib/languages/typescript";
-import xml from "highlight.js/lib/languages/xml";
+import { rehypeCodeHighlight } from "./highlight";
 import styles from "./chat.module.css";
-
-const highlight: HighlightOptions = {
-  languages: { bash, css, diff, javascript, json, markdown, python, typescript, xml },
-  // The definitions carry their usual aliases (ts, js, sh, py, html, md); these are the rest.
-  aliases: { bash: ["shell", "console"], json: ["jsonc"], typescript: ["tsx"], javascript: ["jsx", "mjs", "cjs"] },
-  detect: false,
-};
 
 const SAFE_URL = /^(https?:|mailto:)/i;
 
@@ -122,7 +106,7 @@ const keepUrl = (url: string) => url;
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (
     <div className={styles.md}>
-      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={[[rehypeHighlight, highlight]]} components={components} urlTransform={keepUrl} skipHtml={false}>
+      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={[rehypeCodeHighlight]} components={components} urlTransform={keepUrl} skipHtml={false}>
         {text}
       </ReactMarkdown>
     </div>
