@@ -114,7 +114,12 @@ describe.skipIf(refusal !== undefined)("a database that stops taking writes mid-
         // The replay records how the first turn ended, so a reload shows it too.
         await vi.waitFor(async () => {
           const stored = await handle.db.sessionEvent.findMany({ where: { sessionId, type: { in: ["error", "turn.finished"] } }, orderBy: { seq: "asc" } });
-          expect(stored.map((e) => `${e.type} ${(e.payload as { turnId: string }).turnId === firstTurn ? "first" : "next"}`)).toEqual(["error first", "turn.finished first", "turn.finished next"]);
+          const names = stored.map((e) => `${e.type} ${(e.payload as { turnId: string }).turnId === firstTurn ? "first" : "next"}`);
+          // The first turn's two ends are both kept; their order can differ from the live one when
+          // space comes back between their writes (the error is then written again after the
+          // turn.finished that was stored after all), a window the test's clear() can hit too.
+          expect(names.slice(0, 2).sort()).toEqual(["error first", "turn.finished first"]);
+          expect(names.slice(2)).toEqual(["turn.finished next"]);
         });
       },
     );
