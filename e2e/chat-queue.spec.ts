@@ -3,10 +3,9 @@
 // provider streaming slowly enough to type during a turn.
 import { expect, openNewSession, say, send, test } from "./fixtures";
 
-const slow = (text: string) => say(text, { deltaChars: 4, delayMs: 150 });
-
 test("messages written during a turn are sent one turn each, in order, when it completes", async ({ page, model }) => {
-  model.script(slow("Looking into the first request, which takes a little while to answer: long enough to write two more messages."), say("Second done."), say("Third done."));
+  // The first answer holds mid-stream until both messages are queued: a busy machine cannot end it early.
+  model.script(say("Looking into the first request, which takes a while.", { pauseAfterBytes: 700 }), say("Second done."), say("Third done."));
   await openNewSession(page);
   await send(page, "first");
   await expect(page.getByTestId("stop")).toBeVisible();
@@ -17,6 +16,7 @@ test("messages written during a turn are sent one turn each, in order, when it c
   await composer.press("Enter");
   await expect(composer).toHaveValue("");
   await expect(page.getByTestId("queued-text")).toHaveText(["second", "third"]);
+  model.provider.resume();
   await expect(page.getByTestId("msg-user")).toHaveText(["first", "second", "third"], { timeout: 30_000 });
   await expect(page.getByTestId("msg-assistant").last()).toHaveText("Third done.");
   await expect(page.getByTestId("message-queue")).toBeHidden();

@@ -42,6 +42,29 @@ describe("fake provider", () => {
     expect(fake.requests.map((r) => JSON.stringify(r.body).match(/request (\d+)/)![1])).toEqual(["7", "8", "9", "10", "11"]);
   });
 
+  it("a stream held at pauseAfterBytes goes on, whole, only after resume()", async () => {
+    const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "held answer" }], pauseAfterBytes: 200 }] });
+    started.push(fake);
+    const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", stream: true, messages: [] }) });
+    const reader = res.body!.getReader();
+    let got = 0;
+    const chunks: Uint8Array[] = [];
+    while (got < 200) {
+      const { value } = await reader.read();
+      chunks.push(value!);
+      got += value!.length;
+    }
+    expect(got).toBe(200);
+    const more = reader.read();
+    const early = await Promise.race([more.then(() => "data"), new Promise((r) => setTimeout(() => r("held"), 300))]);
+    expect(early).toBe("held");
+    fake.resume();
+    for (let r = await more; !r.done; r = await reader.read()) chunks.push(r.value);
+    const text = Buffer.concat(chunks).toString("utf8");
+    expect(text).toContain("message_stop");
+    expect(text.match(/"text":"([^"]*)"/g)!.join("")).toContain("held");
+  });
+
   it("keeps 200 by default", async () => {
     const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "ok" }] }], loop: true });
     started.push(fake);

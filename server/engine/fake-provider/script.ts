@@ -34,6 +34,8 @@ export const ScriptResponse = z.object({
   delayMs: z.number().nonnegative().default(0),
   /** Write this many bytes of the stream, then stall until the client goes away. */
   hangAfterBytes: z.number().int().nonnegative().optional(),
+  /** Write this many bytes, then wait until the test calls `resume()` (or the client goes away). */
+  pauseAfterBytes: z.number().int().nonnegative().optional(),
   /** Fail mid-stream after the blocks with the provider's in-stream error form. */
   midStreamError: z.object({ type: z.string(), message: z.string() }).optional(),
   /** OpenAI-compatible server quirks to imitate. */

@@ -48,6 +48,8 @@ export interface FakeProvider {
   pending(): number;
   /** Responses still streaming: one a client hung up on no longer counts. */
   streaming(): number;
+  /** Lets every stream held at its `pauseAfterBytes` go on. */
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   if (!Number.isInteger(keep) || keep < 0) throw new Error(`keepRequests must be a whole number ≥ 0, got ${keep}`);
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  const paused = new Set<() => void>();
 
   const nextStep = (request: RecordedRequest, index: number): ScriptStep | undefined => {
     if (cursor >= script.length && options.loop && script.length > 0) cursor = 0;
@@ -126,8 +129,19 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     let sent = 0;
     let closed = false;
     res.on("close", () => (closed = true));
+    if (step.pauseAfterBytes !== undefined) writes = splitAt(writes, step.pauseAfterBytes);
     for (let i = 0; i < writes.length; i++) {
       let w = writes[i];
+      if (step.pauseAfterBytes !== undefined && sent === step.pauseAfterBytes && sent > 0 && !closed) {
+        await new Promise<void>((r) => {
+          const go = () => {
+            paused.delete(go);
+            r();
+          };
+          paused.add(go);
+          res.on("close", go);
+        });
+      }
       if (step.hangAfterBytes !== undefined && sent + w.length > step.hangAfterBytes) {
         w = w.subarray(0, step.hangAfterBytes - sent);
         if (w.length) res.write(w);
@@ -163,12 +177,27 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     enqueue: (...steps) => script.push(...steps.map(parseStep)),
     pending: () => Math.max(0, script.length - cursor),
     streaming: () => streaming,
+    resume: () => {
+      for (const go of [...paused]) go();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
   };
+}
+
+/** The same bytes with a write boundary at `offset`, so a pause can fall exactly there. */
+function splitAt(writes: Buffer[], offset: number): Buffer[] {
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const w of writes) {
+    if (offset > at && offset < at + w.length) out.push(w.subarray(0, offset - at), w.subarray(offset - at));
+    else out.push(w);
+    at += w.length;
+  }
+  return out;
 }
 
 /** Cuts anywhere: inside event lines, JSON strings and multi-byte UTF-8 characters. */
