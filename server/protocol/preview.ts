@@ -6,6 +6,7 @@
 // PREVIEW_WINDOW bytes the other has not acknowledged, so a slow browser or a slow app never
 // makes either process buffer a whole body.
 import { z } from "zod";
+import { WorkspaceId } from "./workspace-ops";
 
 /** Bytes a sender may have in flight (sent, not yet acknowledged) per stream and direction. */
 export const PREVIEW_WINDOW = 1024 * 1024;
@@ -38,6 +39,8 @@ export const PreviewServerFrame = z.discriminatedUnion("type", [
     type: z.literal("preview.request"),
     streamId,
     sessionId: z.string().min(1),
+    /** Whose ports: the workspace's own network namespace only (absent: the default workspace). */
+    workspaceId: WorkspaceId.optional(),
     port: PreviewPort,
     method,
     path: PreviewPath,
@@ -58,6 +61,7 @@ export const PreviewServerFrame = z.discriminatedUnion("type", [
     type: z.literal("preview.ws.open"),
     streamId,
     sessionId: z.string().min(1),
+    workspaceId: WorkspaceId.optional(),
     port: PreviewPort,
     path: PreviewPath,
     headers,

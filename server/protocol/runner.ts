@@ -3,6 +3,9 @@
 // (`Authorization: Bearer <token>`) and is checked before the WebSocket exists.
 import { z } from "zod";
 import { PreviewRunnerFrame, PreviewServerFrame } from "./preview";
+import { WorkspaceEntry, WorkspaceId } from "./workspace-ops";
+
+export { WorkspaceId } from "./workspace-ops";
 
 /** Bumped on any incompatible change; the server refuses a hello with another version. */
 export const RUNNER_PROTOCOL_VERSION = 1;
@@ -14,6 +17,11 @@ export const runnerAuthHeaderValue = (token: string) => `Bearer ${token}`;
 const id = z.string().min(1).max(200);
 const ptyId = z.string().min(1).max(200);
 const size = z.number().int().min(1).max(10_000);
+/**
+ * The workspace a frame acts in (a folder under a `--root` runner's root). Absent: the runner's
+ * default workspace, its `--workspace` folder, as before runners served several.
+ */
+const workspaceId = WorkspaceId.optional();
 
 export const ServerToRunner = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ping"), id }),
@@ -21,6 +29,7 @@ export const ServerToRunner = z.discriminatedUnion("type", [
     type: z.literal("request"),
     id,
     sessionId: z.string().min(1),
+    workspaceId,
     /** The operation: a tool name registered in runner/ops.ts (read_file, shell, fetch_url...). */
     op: z.string().min(1),
     input: z.unknown(),
@@ -35,7 +44,7 @@ export const ServerToRunner = z.discriminatedUnion("type", [
   z.object({ type: z.literal("cancel"), id }),
   /** The request's output up to `offset` is stored: the runner may send more (flow control). */
   z.object({ type: z.literal("output.ack"), id, offset: z.number().int().nonnegative() }),
-  z.object({ type: z.literal("pty.open"), ptyId, sessionId: z.string().min(1), cols: size, rows: size }),
+  z.object({ type: z.literal("pty.open"), ptyId, sessionId: z.string().min(1), workspaceId, cols: size, rows: size }),
   z.object({ type: z.literal("pty.input"), ptyId, data: z.string() }),
   z.object({ type: z.literal("pty.resize"), ptyId, cols: size, rows: size }),
   z.object({ type: z.literal("pty.close"), ptyId }),
@@ -70,6 +79,16 @@ export const RunnerHello = z.object({
   sandbox: RunnerSandbox,
   /** Workspace version counter at connect time (files.changed carries later values). */
   workspaceVersion: z.number().int().nonnegative(),
+  /** Started with `--root DIR`: serves many workspaces by id (absent: one folder, as before). */
+  root: z.boolean().optional(),
+  /** `--label x` (repeatable): what placement may ask for ("gpu"). */
+  labels: z.array(z.string().min(1).max(64)).max(64).optional(),
+  /** The workspaces under the root at connect time, so a server finds them again after a restart. */
+  workspaces: z.array(WorkspaceEntry).optional(),
+  /** Free bytes on the root's file system. */
+  freeDiskBytes: z.number().int().nonnegative().optional(),
+  /** Most workspaces this runner takes (`--capacity N`). */
+  capacity: z.number().int().positive().optional(),
 });
 export type RunnerHello = z.infer<typeof RunnerHello>;
 
@@ -86,8 +105,8 @@ export const RunnerToServer = z.discriminatedUnion("type", [
     output: z.string(),
     meta: z.record(z.string(), z.unknown()).optional(),
   }),
-  /** Paths are workspace-relative with forward slashes. */
-  z.object({ type: z.literal("files.changed"), paths: z.array(z.string()), version: z.number().int().nonnegative() }),
+  /** Paths are workspace-relative with forward slashes; `version` counts per workspace. */
+  z.object({ type: z.literal("files.changed"), workspaceId, paths: z.array(z.string()), version: z.number().int().nonnegative() }),
   z.object({ type: z.literal("pty.data"), ptyId, data: z.string() }),
   z.object({
     type: z.literal("pty.exit"),

@@ -1,0 +1,59 @@
+// The runner's workspace operations (plain `request` frames with these op names and inputs):
+// create, delete and measure a workspace of a runner started with `--root DIR` (runner/root/).
+// A workspace id is a folder name under DIR, so its schema alone rules out `..`, `/`, dots,
+// upper case and long names: nothing else ever turns an id into a path.
+import { z } from "zod";
+
+/** A workspace's id: also its folder name under the runner's root. */
+export const WorkspaceId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "a workspace id is 1-64 of a-z, 0-9 and '-', starting with a letter or digit");
+export type WorkspaceId = z.infer<typeof WorkspaceId>;
+
+export const WORKSPACE_CREATE_OP = "workspace.create";
+export const WORKSPACE_DELETE_OP = "workspace.delete";
+export const WORKSPACE_USAGE_OP = "workspace.usage";
+
+/**
+ * Where a new workspace's files come from. `empty` is built into the runner; `git` and
+ * `archive` are served by source handlers registered in runner/root/sources.ts (a runner
+ * without one answers the create with an error naming the kind).
+ */
+export const WorkspaceSource = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("empty") }).strict(),
+  z
+    .object({
+      kind: z.literal("git"),
+      url: z.string().min(1).max(4096),
+      branch: z.string().min(1).max(255).optional(),
+      /** Names a credential the server holds; the secret itself never travels in this field. */
+      credentialRef: z.string().min(1).max(200).optional(),
+    })
+    .strict(),
+  z.object({ kind: z.literal("archive"), uploadId: z.string().min(1).max(200) }).strict(),
+]);
+export type WorkspaceSource = z.infer<typeof WorkspaceSource>;
+
+export const WorkspaceCreateInput = z.object({ workspaceId: WorkspaceId, source: WorkspaceSource }).strict();
+export type WorkspaceCreateInput = z.infer<typeof WorkspaceCreateInput>;
+export const WorkspaceDeleteInput = z.object({ workspaceId: WorkspaceId }).strict();
+export type WorkspaceDeleteInput = z.infer<typeof WorkspaceDeleteInput>;
+export const WorkspaceUsageInput = z.object({ workspaceId: WorkspaceId }).strict();
+export type WorkspaceUsageInput = z.infer<typeof WorkspaceUsageInput>;
+
+/** One workspace as a runner reports it (hello, create, usage). */
+export const WorkspaceEntry = z.object({
+  id: WorkspaceId,
+  bytesUsed: z.number().int().nonnegative(),
+  /** The runner's `--workspace` folder adopted in place: the workspace of requests naming none; never deleted by the runner. */
+  default: z.boolean().optional(),
+});
+export type WorkspaceEntry = z.infer<typeof WorkspaceEntry>;
+
+/** The `output` of a successful workspace.create or workspace.usage (JSON). */
+export const WorkspaceUsageResult = WorkspaceEntry.extend({ freeDiskBytes: z.number().int().nonnegative() });
+export type WorkspaceUsageResult = z.infer<typeof WorkspaceUsageResult>;
+
+/** The `output` of a successful workspace.delete (JSON); `existed: false` when there was nothing to delete. */
+export const WorkspaceDeleteResult = z.object({ id: WorkspaceId, existed: z.boolean(), killed: z.number().int().nonnegative() });
+export type WorkspaceDeleteResult = z.infer<typeof WorkspaceDeleteResult>;
