@@ -39,7 +39,7 @@ export interface InvitationDeps {
   db: Db;
   now?: () => Date;
   /** True once accounts are on: invitations need people who can sign in. */
-  accountsOn?(): boolean;
+  accountsOn?(): boolean | Promise<boolean>;
   /** Sends a mail (present when QUIVER_SMTP_URL is set). */
   sendMail?(mail: { to: string; subject: string; text: string }): Promise<void>;
   log?(line: string): void;
@@ -74,7 +74,6 @@ export function createInvitations(deps: InvitationDeps) {
   return {
     /** A new invitation; the link is in the answer only (and in the mail). */
     async create(actor: Actor, input: { email: string; role: Role; expiresInHours?: number }, origin?: string) {
-      if (!deps.accountsOn?.()) throw new OrgError("Invitations need accounts: create the first account at /signup, then invite teammates.", "PRECONDITION_FAILED");
       const email = Email.safeParse(input.email);
       if (!email.success) throw new OrgError("That is not an email address.", "BAD_REQUEST");
       const hours = input.expiresInHours ?? EXPIRY_HOURS.default;
@@ -87,6 +86,7 @@ export function createInvitations(deps: InvitationDeps) {
         if (!mayInvite(me.role, input.role)) {
           throw new OrgError(me.role === "member" ? "Only org owners and admins can invite." : `You can invite as ${invitableRoles(me.role).join(" or ")}.`, "FORBIDDEN");
         }
+        if (!(await deps.accountsOn?.())) throw new OrgError("Invitations need accounts: create the first account at /signup, then invite teammates.", "PRECONDITION_FAILED");
         if (await tx.membership.findFirst({ where: { orgId: actor.orgId, user: { email: email.data } } })) throw new OrgError(`${email.data} is already a member.`, "CONFLICT");
         const replaced = await tx.invitation.updateMany({ where: { orgId: actor.orgId, email: email.data, status: "pending" }, data: { status: "canceled" } });
         const pending = await tx.invitation.count({ where: { orgId: actor.orgId, status: "pending", expiresAt: { gt: now() } } });
@@ -144,18 +144,20 @@ export function createInvitations(deps: InvitationDeps) {
     },
 
     /**
-     * The signed-in person (`person`, with their account's email) accepts a link: they become a
-     * member with the invited role. Already a member: nothing changes and the link stays unused.
+     * The signed-in person accepts a link: they become a member with the invited role, if their
+     * account's email is the invited one. Already a member: nothing changes, the link stays unused.
      */
-    async accept(person: { userId: string; email: string }, token: string): Promise<{ orgId: string; orgName: string; role: Role; alreadyMember: boolean }> {
+    async accept(person: { userId: string }, token: string): Promise<{ orgId: string; orgName: string; role: Role; alreadyMember: boolean }> {
       const found = await byToken(token);
       if (!found) throw new OrgError("This invitation link is not valid.", "NOT_FOUND");
       return inOrgLock(db, found.orgId, async (tx) => {
         const row = await tx.invitation.findUniqueOrThrow({ where: { id: found.id } });
         const state = stateOf(row);
         if (state !== "pending") throw new OrgError(ENDED[state], "BAD_REQUEST");
-        if (row.email !== person.email.trim().toLowerCase()) {
-          throw new OrgError(`This invitation is for ${row.email}; you are signed in as ${person.email}. Sign out, then open the link again.`, "FORBIDDEN");
+        const user = await tx.user.findUnique({ where: { id: person.userId }, select: { email: true } });
+        if (!user) throw new OrgError("Sign in to accept an invitation.", "FORBIDDEN");
+        if (row.email !== user.email.trim().toLowerCase()) {
+          throw new OrgError(`This invitation is for ${row.email}; you are signed in as ${user.email}. Sign out, then open the link again.`, "FORBIDDEN");
         }
         const role: Role = isRole(row.role) ? row.role : "member";
         const existing = await tx.membership.findUnique({ where: { userId_orgId: { userId: person.userId, orgId: row.orgId } } });

@@ -211,6 +211,24 @@ describe.each(testDatabases())("org members on %s", (provider) => {
     await refused(orgs.create(member, "x".repeat(81)), "BAD_REQUEST");
   });
 
+  it("switches by setting the active org of the person's own sign-in (better-auth session row) only", async () => {
+    const { db, person } = await setup();
+    const member = await person("member");
+    const other = await person("owner", (await db.org.create({ data: { slug: `o-${randomBytes(4).toString("hex")}`, name: "Other" } })).id);
+    await db.membership.create({ data: { userId: member.userId, orgId: other.orgId, role: "member" } });
+    const device = (userId: string) => db.authSession.create({ data: { token: randomBytes(16).toString("hex"), userId, expiresAt: new Date(Date.now() + 86_400_000), activeOrganizationId: member.orgId } });
+    const mine = await device(member.userId);
+    const theirs = await device(other.userId);
+    const orgs = createOrgService({ db, accountsOn: async () => true });
+    // Naming someone else's device changes nothing of theirs.
+    await orgs.switch({ ...member, authSessionId: theirs.id }, other.orgId);
+    expect((await db.authSession.findUniqueOrThrow({ where: { id: theirs.id } })).activeOrganizationId).toBe(member.orgId);
+    await orgs.switch({ ...member, authSessionId: mine.id }, other.orgId);
+    expect((await db.authSession.findUniqueOrThrow({ where: { id: mine.id } })).activeOrganizationId).toBe(other.orgId);
+    // The local owner (no sign-in) cannot switch.
+    await refused(orgs.switch(member, other.orgId), "PRECONDITION_FAILED");
+  });
+
   it("says accounts are needed to switch or create orgs while accounts are off", async () => {
     const { db, person } = await setup();
     const owner = await person("owner");

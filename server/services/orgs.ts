@@ -47,7 +47,8 @@ export interface OrgServiceDeps extends Omit<InvitationDeps, "db"> {
   db: Db;
   /** Ends the person's open sockets in the org on every server instance. */
   closeSockets?(target: SocketTarget, reason: string): Promise<void> | void;
-  /** Makes `orgId` the active org of the actor's sign-in (used only while accounts are on). */
+  /** Makes `orgId` the active org of the actor's sign-in (default: their better-auth session
+   *  row's activeOrganizationId, which the next request reads; its cookie cache is off). */
   activateOrg?(actor: Actor, orgId: string): Promise<void>;
 }
 
@@ -69,16 +70,25 @@ export function createOrgService(deps: OrgServiceDeps) {
     }
   };
   const invitations = createInvitations({ ...deps, db });
-  const accounts = () => Boolean(deps.accountsOn?.() && deps.activateOrg);
+  const accounts = async () => Boolean(await deps.accountsOn?.());
+  const activateOrg =
+    deps.activateOrg ??
+    (async (actor: Actor, orgId: string) => {
+      if (!actor.authSessionId) throw new OrgError(NEEDS_ACCOUNTS, "PRECONDITION_FAILED");
+      await db.authSession.updateMany({ where: { id: actor.authSessionId, userId: actor.userId }, data: { activeOrganizationId: orgId } });
+    });
 
   return {
     invitations,
 
     /** The person's orgs, the active one marked by `activeOrgId`. */
-    async mine(actor: Actor): Promise<{ activeOrgId: string; orgs: OrgSummary[]; accounts: boolean }> {
-      const rows = await db.membership.findMany({ where: { userId: actor.userId }, include: { org: true }, orderBy: { createdAt: "asc" }, take: 500 });
+    async mine(actor: Actor): Promise<{ me: { email: string; name: string }; activeOrgId: string; orgs: OrgSummary[]; accounts: boolean }> {
+      const [user, rows] = await Promise.all([
+        db.user.findUnique({ where: { id: actor.userId }, select: { email: true, name: true } }),
+        db.membership.findMany({ where: { userId: actor.userId }, include: { org: true }, orderBy: { createdAt: "asc" }, take: 500 }),
+      ]);
       const orgs = rows.map((m) => ({ id: m.orgId, name: m.org.name, slug: m.org.slug, role: m.role as Role }));
-      return { activeOrgId: actor.orgId, orgs, accounts: accounts() };
+      return { me: { email: user?.email ?? "", name: user?.name ?? "" }, activeOrgId: actor.orgId, orgs, accounts: await accounts() };
     },
 
     /** The active org's members, with what the asker may do to each. */
@@ -156,8 +166,8 @@ export function createOrgService(deps: OrgServiceDeps) {
       let activeOrgId: string | null = actor.orgId === orgId ? null : actor.orgId;
       if (activeOrgId === null) {
         const next = await db.membership.findFirst({ where: { userId: actor.userId }, orderBy: { createdAt: "asc" } });
-        if (next && accounts()) {
-          await deps.activateOrg!(actor, next.orgId);
+        if (next && (await accounts())) {
+          await activateOrg(actor, next.orgId);
           activeOrgId = next.orgId;
         }
       }
@@ -167,7 +177,7 @@ export function createOrgService(deps: OrgServiceDeps) {
 
     /** A new org with the actor as its owner (not made active: `switch` does that). */
     async create(actor: Actor, name: string): Promise<OrgSummary> {
-      if (!accounts()) throw new OrgError(NEEDS_ACCOUNTS, "PRECONDITION_FAILED");
+      if (!(await accounts())) throw new OrgError(NEEDS_ACCOUNTS, "PRECONDITION_FAILED");
       const clean = name.replace(/\s+/g, " ").trim();
       if (!clean || clean.length > NAME_MAX) throw new OrgError(`An org's name is 1 to ${NAME_MAX} characters.`, "BAD_REQUEST");
       const slug = `${clean.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 40) || "org"}-${randomBytes(4).toString("hex")}`;
@@ -181,6 +191,19 @@ export function createOrgService(deps: OrgServiceDeps) {
     },
 
     /**
+     * Accepts an invitation (`invitations.accept`) and makes its org the person's active one.
+     * `actor`: the signed-in person as they are now (their active org, if they have one).
+     */
+    async join(actor: Actor, token: string) {
+      const joined = await invitations.accept(actor, token);
+      if (joined.orgId !== actor.orgId && (await accounts())) {
+        await activateOrg(actor, joined.orgId);
+        if (actor.orgId) await disconnect({ userId: actor.userId, orgId: actor.orgId }, "switched to another org");
+      }
+      return joined;
+    },
+
+    /**
      * Makes `orgId` the active org of the person's sign-in. Their sockets opened in the old org
      * are closed so every open page reconnects acting in the new one.
      */
@@ -189,8 +212,8 @@ export function createOrgService(deps: OrgServiceDeps) {
       if (!row) throw new OrgError("You are not a member of that org.", "FORBIDDEN");
       const summary: OrgSummary = { id: orgId, name: row.org.name, slug: row.org.slug, role: row.role as Role };
       if (orgId === actor.orgId) return summary;
-      if (!accounts()) throw new OrgError(NEEDS_ACCOUNTS, "PRECONDITION_FAILED");
-      await deps.activateOrg!(actor, orgId);
+      if (!(await accounts())) throw new OrgError(NEEDS_ACCOUNTS, "PRECONDITION_FAILED");
+      await activateOrg(actor, orgId);
       await db.auditEvent.create({ data: { orgId, actorId: actor.userId, action: "org.switched", target: `org:${orgId}`, detail: { from: actor.orgId } } });
       await disconnect({ userId: actor.userId, orgId: actor.orgId }, "switched to another org");
       return summary;
