@@ -1,0 +1,152 @@
+// Single sign-on for an org with OpenID Connect: better-auth's SSO plugin does the protocol
+// (authorization redirect with state and PKCE, code exchange, ID token validation against the
+// IdP's JWKS, userinfo, account rows, the session); Quiver decides who gets in:
+//  - only the plugin's sign-in and callback endpoints exist: its own provider registration,
+//    update, listing and SAML routes are left out (a signed-in person could otherwise register
+//    an IdP for any domain and be linked into other people's accounts); an org's provider row is
+//    written only by the `sso.*` tRPC procedures for its owners and admins (services/sso.ts);
+//  - the IdP's email must be in the org's allowed domains and verified by the IdP
+//    (`email_verified`), else the callback is refused with a code and a message;
+//  - an existing account is linked by that verified email only when the person is a member of
+//    the org or has a pending invitation to it (an org's IdP cannot take over strangers'
+//    accounts); a new person is created (Quiver's sign-up gate asks `signUpGate`) and joins the
+//    org as `member`, which becomes the active org of the new sign-in.
+// The refusals (codes below) reach the page that started the sign-in as `?error=<code>`.
+import type { BetterAuthPlugin } from "better-auth";
+import { APIError, createAuthMiddleware } from "better-auth/api";
+import { sso } from "@better-auth/sso";
+import type { Db } from "../../db";
+import { decryptProviderReads, ssoSecretKey } from "./sso-secret";
+import { emailDomain, parseDomains, SSO_REFUSALS, type SsoRefusal } from "./sso-rules";
+
+export { SSO_REFUSALS, type SsoRefusal } from "./sso-rules";
+
+/** better-auth's paths (after /api/auth) a browser calls for SSO. */
+export const SSO_BROWSER_PREFIXES = ["/sign-in/sso", "/sso/callback/"];
+const CALLBACK_PATH = "/sso/callback/:providerId";
+
+export interface SsoAccountsDeps {
+  db: Db;
+  /** The data folder's key (auth/crypto.ts): client secrets are encrypted under a key from it. */
+  key: Buffer;
+  /** Origins of identity providers on loopback or private addresses that may be used anyway
+   *  (QUIVER_SSO_PRIVATE_ISSUERS); public ones need no listing. */
+  privateIssuers: string[];
+}
+
+function refuse(code: SsoRefusal): never {
+  throw new APIError("FORBIDDEN", { code, message: SSO_REFUSALS[code] });
+}
+
+interface HookContext {
+  path?: string;
+  params?: Record<string, string>;
+}
+/** The provider whose callback is running, or null outside an SSO callback. */
+const callbackProvider = (ctx: unknown): string | null => {
+  const c = ctx as HookContext | null;
+  return c?.path === CALLBACK_PATH && typeof c.params?.providerId === "string" ? c.params.providerId : null;
+};
+
+export function ssoAccounts(deps: SsoAccountsDeps) {
+  const { db } = deps;
+  const secretKey = ssoSecretKey(deps.key);
+  /** New people this process's callbacks admitted, for the sign-up gate asked right after (ms). */
+  const admitted = new Map<string, number>();
+
+  const providerRow = (providerId: string) => db.ssoProvider.findUnique({ where: { providerId } });
+  async function allowedDomain(providerId: string, email: string) {
+    const row = await providerRow(providerId);
+    if (!row?.organizationId) refuse("sso_provider_unknown");
+    if (!parseDomains(row.domain).includes(emailDomain(email))) refuse("sso_domain_not_allowed");
+    return row.organizationId;
+  }
+
+  const base = sso({
+    // The IdP's `email_verified` reaches the hooks below, which refuse an unverified email; no
+    // one but an org's owners and admins can name an IdP (the registration routes are gone).
+    trustEmailVerified: true,
+    organizationProvisioning: { defaultRole: "member" },
+    providersLimit: 0,
+  });
+  // Its declared type leaves out what every plugin object has at run time (init, hooks).
+  const baseInit = (base as unknown as BetterAuthPlugin).init;
+  const baseHooks = (base as unknown as BetterAuthPlugin).hooks ?? {};
+
+  const plugin = {
+    ...base,
+    endpoints: { signInSSO: base.endpoints.signInSSO, callbackSSO: base.endpoints.callbackSSO },
+    init(ctx) {
+      const inherited = baseInit?.(ctx) as { context?: Record<string, unknown> } | undefined;
+      decryptProviderReads(ctx.adapter, secretKey);
+      return {
+        context: inherited?.context,
+        options: {
+          trustedOrigins: deps.privateIssuers,
+          // Quiver verifies no email addresses itself, so better-auth's default (link only to an
+          // account whose own email was verified) would never link; the rules here decide instead.
+          account: { accountLinking: { requireLocalEmailVerified: false } },
+          databaseHooks: {
+            user: {
+              create: {
+                async before(user: { email: string; emailVerified?: boolean }, hookCtx: unknown) {
+                  const providerId = callbackProvider(hookCtx);
+                  if (!providerId) return;
+                  await allowedDomain(providerId, user.email);
+                  if (user.emailVerified !== true) refuse("sso_email_unverified");
+                  admitted.set(user.email.toLowerCase(), Date.now());
+                },
+              },
+            },
+            account: {
+              create: {
+                async before(account: { providerId: string; userId: string }, hookCtx: unknown) {
+                  const providerId = callbackProvider(hookCtx);
+                  if (!providerId || account.providerId !== providerId) return;
+                  const user = await db.user.findUnique({ where: { id: account.userId }, select: { email: true } });
+                  if (!user) refuse("sso_provider_unknown");
+                  const orgId = await allowedDomain(providerId, user.email);
+                  // The person was created by this very callback: nothing to link.
+                  if (admitted.delete(user.email)) return;
+                  const member = await db.membership.findFirst({ where: { userId: account.userId, orgId }, select: { id: true } });
+                  const invited = member ?? (await db.invitation.findFirst({ where: { orgId, email: user.email, status: "pending", expiresAt: { gt: new Date() } }, select: { id: true } }));
+                  if (!invited) refuse("sso_account_not_in_org");
+                },
+              },
+            },
+          },
+        },
+      };
+    },
+    hooks: {
+      before: baseHooks.before ?? [],
+      after: [
+        ...(baseHooks.after ?? []),
+        {
+          // A sign-in through an org's IdP lands in that org (when the person is a member of it).
+          matcher: (c: { path?: string }) => c.path === CALLBACK_PATH,
+          handler: createAuthMiddleware(async (c) => {
+            const session = c.context.newSession;
+            const providerId = c.params?.providerId;
+            if (!session || typeof providerId !== "string") return;
+            const row = await providerRow(providerId);
+            if (!row?.organizationId) return;
+            const member = await db.membership.findFirst({ where: { userId: session.user.id, orgId: row.organizationId }, select: { id: true } });
+            if (member) await c.context.internalAdapter.updateSession(session.session.token, { activeOrganizationId: row.organizationId });
+          }),
+        },
+      ],
+    },
+  } satisfies BetterAuthPlugin;
+
+  return {
+    plugin: plugin as BetterAuthPlugin,
+    browserPrefixes: SSO_BROWSER_PREFIXES,
+    /** Quiver's sign-up gate: yes for the person an SSO callback admitted a moment ago. */
+    async signUpGate(email: string): Promise<boolean> {
+      const at = admitted.get(email.toLowerCase());
+      for (const [k, t] of admitted) if (Date.now() - t > 60_000) admitted.delete(k);
+      return at !== undefined && Date.now() - at < 60_000;
+    },
+  };
+}

@@ -1,0 +1,203 @@
+// An org's single sign-on settings (the /settings/sign-in page, tRPC `sso.*`, owners and admins):
+// the OpenID Connect issuer, client id and secret, and the email domains allowed to sign in. The
+// settings are the row better-auth's SSO plugin reads (SsoProvider; server/auth/accounts/sso.ts).
+// Saving fetches the issuer's discovery document and keeps its endpoints (so a sign-in needs no
+// discovery), stores the client secret encrypted and never gives it back. An issuer is fetched
+// only when its address is public, or its origin is listed in QUIVER_SSO_PRIVATE_ISSUERS (an
+// org admin must not make the server fetch its own network). Removing the settings, or pointing
+// them at another issuer, forgets every account linked through them, so a new IdP's subject ids
+// can never sign in as the people of the old one.
+import { lookup } from "node:dns/promises";
+import { discoverOIDCConfig, DiscoveryError } from "@better-auth/sso";
+import { isPublicRoutableHost } from "@better-auth/core/utils/host";
+import type { Db } from "../db";
+import type { Actor } from "./types";
+import { encryptSecret, ssoSecretKey } from "../auth/accounts/sso-secret";
+import { normalizeDomains, parseDomains } from "../auth/accounts/sso-rules";
+
+export class SsoError extends Error {
+  constructor(message: string, readonly code: "BAD_REQUEST" | "CONFLICT") {
+    super(message);
+    this.name = "SsoError";
+  }
+}
+
+export interface SsoSettings {
+  configured: boolean;
+  issuer: string;
+  clientId: string;
+  domains: string[];
+  /** True once a client secret is stored (it is never sent back). */
+  hasClientSecret: boolean;
+  /** The path the IdP redirects back to (register `<origin><callbackPath>` as the redirect URI). */
+  callbackPath: string;
+  /** The org's slug, which "Sign in with SSO" also accepts. */
+  orgSlug: string;
+  updatedAt: Date | null;
+}
+
+export interface SsoTestResult {
+  ok: boolean;
+  /** What failed, in words (ok: false). */
+  message?: string;
+  issuer?: string;
+  authorizationEndpoint?: string;
+  tokenEndpoint?: string;
+  jwksEndpoint?: string;
+  userInfoEndpoint?: string;
+}
+
+export interface SsoSaveInput {
+  issuer: string;
+  clientId: string;
+  /** Absent or empty: keep the stored one. */
+  clientSecret?: string;
+  /** Domains as typed (commas or spaces between). */
+  domains: string;
+}
+
+export interface SsoService {
+  get(actor: Actor): Promise<SsoSettings>;
+  save(actor: Actor, input: SsoSaveInput): Promise<SsoSettings>;
+  /** Fetches and checks the discovery document of `issuer` (default: the saved one). */
+  test(actor: Actor, issuer?: string): Promise<SsoTestResult>;
+  /** Forgets the settings and the accounts linked through them; false when there were none. */
+  remove(actor: Actor): Promise<{ removed: boolean }>;
+}
+
+export interface SsoServiceDeps {
+  db: Db;
+  /** The data folder's key (auth/crypto.ts). */
+  key: Buffer;
+  /** Origins (scheme://host:port) of IdPs on loopback or private addresses that may be used. */
+  privateIssuers: string[];
+}
+
+/** The plugin's provider id of an org (it names the callback path: keep it stable). */
+export const ssoProviderId = (orgId: string): string => `org-${orgId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+export const ssoCallbackPath = (orgId: string): string => `/api/auth/sso/callback/${ssoProviderId(orgId)}`;
+
+const SCOPES = ["openid", "email", "profile"];
+
+export function createSsoService(deps: SsoServiceDeps): SsoService {
+  const { db } = deps;
+  const secretKey = ssoSecretKey(deps.key);
+  const listed = (url: string) => deps.privateIssuers.includes(new URL(url).origin);
+
+  /** The issuer as a URL the server may fetch, or an SsoError saying why not. */
+  async function checkIssuer(text: string): Promise<string> {
+    let url: URL;
+    try {
+      url = new URL(text.trim());
+    } catch {
+      throw new SsoError("The issuer must be a URL, e.g. https://accounts.example.com.", "BAD_REQUEST");
+    }
+    if (url.username || url.password || url.search || url.hash) throw new SsoError("The issuer URL takes no user, password, query or fragment.", "BAD_REQUEST");
+    const issuer = url.toString().replace(/\/$/, "");
+    if (listed(issuer)) return issuer;
+    if (url.protocol !== "https:") throw new SsoError("The issuer must use https (an IdP on this machine or a private network: list its origin in QUIVER_SSO_PRIVATE_ISSUERS).", "BAD_REQUEST");
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    const addresses = await lookup(host, { all: true }).catch(() => []);
+    if (addresses.length === 0) throw new SsoError(`The issuer's host ${host} does not resolve.`, "BAD_REQUEST");
+    if (!isPublicRoutableHost(host) || addresses.some((a) => !isPublicRoutableHost(a.address))) {
+      throw new SsoError(`The issuer's host ${host} is on a private network; the server's operator can allow it by listing ${url.origin} in QUIVER_SSO_PRIVATE_ISSUERS.`, "BAD_REQUEST");
+    }
+    return issuer;
+  }
+
+  async function discover(issuer: string) {
+    // The issuer was checked above; the endpoints it names must be public or listed as well.
+    const trusted = (u: string) => {
+      try {
+        const url = new URL(u);
+        return url.origin === new URL(issuer).origin || listed(u) || (url.protocol === "https:" && isPublicRoutableHost(url.hostname));
+      } catch {
+        return false;
+      }
+    };
+    try {
+      return await discoverOIDCConfig({ issuer, isTrustedOrigin: trusted, timeout: 10_000 });
+    } catch (err) {
+      if (err instanceof DiscoveryError) throw new SsoError(`The issuer's discovery document failed: ${err.message}`, "BAD_REQUEST");
+      throw err;
+    }
+  }
+
+  async function get(actor: Actor): Promise<SsoSettings> {
+    const [row, org] = await Promise.all([
+      db.ssoProvider.findUnique({ where: { organizationId: actor.orgId } }),
+      db.org.findUnique({ where: { id: actor.orgId }, select: { slug: true } }),
+    ]);
+    const config = row?.oidcConfig ? (JSON.parse(row.oidcConfig) as { clientId?: string; clientSecret?: string }) : {};
+    return {
+      configured: row !== null,
+      issuer: row?.issuer ?? "",
+      clientId: config.clientId ?? "",
+      domains: row ? parseDomains(row.domain) : [],
+      hasClientSecret: typeof config.clientSecret === "string" && config.clientSecret !== "",
+      callbackPath: ssoCallbackPath(actor.orgId),
+      orgSlug: org?.slug ?? "",
+      updatedAt: row?.updatedAt ?? null,
+    };
+  }
+
+  return {
+    get,
+
+    async save(actor, input) {
+      const domains = normalizeDomains(input.domains);
+      if (!domains.ok) throw new SsoError(domains.message, "BAD_REQUEST");
+      const clientId = input.clientId.trim();
+      if (!clientId) throw new SsoError("Give the client id the identity provider issued for Quiver.", "BAD_REQUEST");
+      const providerId = ssoProviderId(actor.orgId);
+      const existing = await db.ssoProvider.findUnique({ where: { providerId } });
+      const storedSecret = existing?.oidcConfig ? (JSON.parse(existing.oidcConfig) as { clientSecret?: string }).clientSecret : undefined;
+      const newSecret = input.clientSecret?.trim();
+      if (!newSecret && !storedSecret) throw new SsoError("Give the client secret the identity provider issued for Quiver.", "BAD_REQUEST");
+      // A domain signs in through one org's IdP only: "Sign in with SSO" finds the org by it.
+      const others = await db.ssoProvider.findMany({ where: { NOT: { providerId } }, select: { domain: true } });
+      const taken = domains.domains.find((d) => others.some((o) => parseDomains(o.domain).includes(d)));
+      if (taken) throw new SsoError(`${taken} already signs in through another organization's single sign-on.`, "CONFLICT");
+
+      const issuer = await checkIssuer(input.issuer);
+      const found = await discover(issuer);
+      const oidcConfig = JSON.stringify({
+        issuer: found.issuer,
+        clientId,
+        clientSecret: newSecret ? encryptSecret(secretKey, providerId, newSecret) : storedSecret,
+        authorizationEndpoint: found.authorizationEndpoint,
+        tokenEndpoint: found.tokenEndpoint,
+        tokenEndpointAuthentication: found.tokenEndpointAuthentication,
+        jwksEndpoint: found.jwksEndpoint,
+        userInfoEndpoint: found.userInfoEndpoint,
+        discoveryEndpoint: found.discoveryEndpoint,
+        pkce: true,
+        scopes: SCOPES,
+        overrideUserInfo: false,
+      });
+      const data = { issuer, oidcConfig, domain: domains.domains.join(","), userId: actor.userId };
+      // Another issuer's subject ids mean other people: accounts linked through the old one go.
+      const forget = existing && existing.issuer !== issuer ? [db.authAccount.deleteMany({ where: { providerId } })] : [];
+      await db.$transaction([...forget, db.ssoProvider.upsert({ where: { providerId }, create: { ...data, providerId, organizationId: actor.orgId }, update: data })]);
+      return get(actor);
+    },
+
+    async test(actor, issuerText) {
+      const issuer = issuerText?.trim() || (await db.ssoProvider.findUnique({ where: { organizationId: actor.orgId }, select: { issuer: true } }))?.issuer;
+      if (!issuer) return { ok: false, message: "Give an issuer URL to test." };
+      try {
+        const found = await discover(await checkIssuer(issuer));
+        return { ok: true, issuer: found.issuer, authorizationEndpoint: found.authorizationEndpoint, tokenEndpoint: found.tokenEndpoint, jwksEndpoint: found.jwksEndpoint, userInfoEndpoint: found.userInfoEndpoint };
+      } catch (err) {
+        if (err instanceof SsoError) return { ok: false, message: err.message };
+        throw err;
+      }
+    },
+
+    async remove(actor) {
+      const providerId = ssoProviderId(actor.orgId);
+      const [, removed] = await db.$transaction([db.authAccount.deleteMany({ where: { providerId } }), db.ssoProvider.deleteMany({ where: { providerId } })]);
+      return { removed: removed.count > 0 };
+    },
+  };
+}
