@@ -30,6 +30,8 @@ const missing = (err: unknown) => code(err) === "ENOENT" || code(err) === "ENOTD
 /** One workspace's files, reached only through its root's directory descriptor. */
 export class WorkspaceFs {
   private fd: number | undefined;
+  /** Set by the workspace's disk limit (runner/workspace/disk-limit.ts): refuses a write past it, and names it when the disk is full. */
+  writeGuard?: { before(bytes: number, input: string): void; failed(err: unknown): unknown };
 
   private constructor(readonly root: string, fd: number) {
     this.fd = fd;
@@ -176,6 +178,7 @@ export class WorkspaceFs {
    */
   async writeFile(input: string, data: Buffer | string, mode?: number): Promise<{ rel: string; created: string[] }> {
     let created: string[] = [];
+    this.writeGuard?.before(Buffer.byteLength(data), input);
     try {
       return await this.with(input, { write: true, create: true }, async (w) => {
         created = w.created;
@@ -190,7 +193,7 @@ export class WorkspaceFs {
           break;
         }
       }
-      throw err;
+      throw this.writeGuard?.failed(err) ?? err;
     }
   }
 

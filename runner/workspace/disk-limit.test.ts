@@ -1,0 +1,96 @@
+// The workspace disk limit on real folders: a runner file op and a real shell command (dd,
+// fallocate, in the sandbox when bubblewrap is here) past a small limit both fail naming the
+// limit, and the workspace is usable again once files are deleted. Kernel: a loop-mounted ext4
+// image (root and loop devices; skipped where the machine cannot mount one). Measured: the
+// runner's own count, which refuses file ops and tells a command that passed the limit.
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ShellResultMeta } from "../../server/protocol/exec-ops";
+import { scrubEnv } from "../exec/env";
+import { sandboxInfo } from "../exec/sandbox";
+import { ShellService } from "../exec/shell";
+import { opContext } from "../exec/testing";
+import { defineOp } from "../ops";
+import { kernelLimitsAvailable, mountImage, unmountImage } from "./disk-image";
+import { DiskLimit } from "./disk-limit";
+import { withDiskNotice } from "./disk-limit-ops";
+import { Workspace } from "./workspace";
+
+const MB = 1024 ** 2;
+let base: string;
+beforeAll(async () => {
+  base = await realpath(await mkdtemp(join(tmpdir(), "quiver-disk-")));
+});
+afterAll(() => rm(base, { recursive: true, force: true }));
+
+async function setUp(name: string, limitBytes: number, kernel: boolean) {
+  const dir = join(base, name);
+  await import("node:fs/promises").then((fs) => fs.mkdir(dir));
+  if (kernel) mountImage(dir, `${dir}.img`, limitBytes);
+  const workspace = await Workspace.open(dir, { watch: false });
+  const limit = new DiskLimit(() => workspace.files.cwd, { limitBytes, kernel, measureEveryMs: 0 });
+  workspace.files.writeGuard = limit.guardFor(workspace.files);
+  const shell = new ShellService({ sandbox: sandboxInfo("auto"), env: scrubEnv({ ...process.env, HOME: base }), allowNetwork: false });
+  const op = withDiskNotice(defineOp({ input: shell.op.input, run: (i, ctx) => shell.run(i, ctx) }), () => limit);
+  const sh = async (command: string) => {
+    const r = await op.run({ command }, opContext(workspace));
+    return { output: r.output, exitCode: ShellResultMeta.parse(r.meta).exitCode };
+  };
+  const dispose = () => {
+    shell.dispose();
+    workspace.dispose();
+    if (kernel) unmountImage(dir, `${dir}.img`);
+  };
+  return { workspace, limit, sh, dispose };
+}
+
+const refusal = (err: unknown) => (err as Error).message;
+
+describe.skipIf(!kernelLimitsAvailable(tmpdir()))("kernel limit (loop-mounted image)", () => {
+  it("dd and fallocate past 32 MB fail naming the limit, a file op too; deleting makes room again", async () => {
+    const w = await setUp("kernel", 32 * MB, true);
+    try {
+      const dd = await w.sh("dd if=/dev/zero of=big bs=1M count=48 status=none; echo exit=$?");
+      expect(dd.output).toMatch(/No space left on device/);
+      expect(dd.output).toMatch(/\[quiver\] the workspace's disk limit of 32 MB is reached/);
+      // Full at about the limit, not at 48 MB.
+      expect(w.limit.usage()).toBeGreaterThan(28 * MB);
+      expect(w.limit.usage()).toBeLessThanOrEqual(32 * MB);
+      const op = await w.workspace.files.writeFile("more.bin", Buffer.alloc(2 * MB, 1)).catch(refusal);
+      expect(op).toMatch(/the workspace's disk limit of 32 MB is reached .*; delete files to make room/);
+      const fa = await w.sh("rm big; fallocate -l 40M huge; echo exit=$?");
+      expect(fa.output).toMatch(/fallocate: .*No space left on device/);
+      expect(fa.output).toMatch(/exit=1/);
+      await w.sh("rm -f huge big");
+      await w.workspace.files.writeFile("more.bin", Buffer.alloc(2 * MB, 1));
+      const ok = await w.sh("dd if=/dev/zero of=ok bs=1M count=8 status=none && echo wrote");
+      expect(ok.output).toBe("wrote\n");
+    } finally {
+      w.dispose();
+    }
+  }, 60_000);
+});
+
+describe("measured limit", () => {
+  it("a file op past 4 MB is refused naming the limit; a command that passes it is told; deleting makes room", async () => {
+    const w = await setUp("measured", 4 * MB, false);
+    try {
+      await w.workspace.files.writeFile("a.bin", Buffer.alloc(3 * MB, 1));
+      expect(await w.workspace.files.writeFile("b.bin", Buffer.alloc(2 * MB, 1)).catch(refusal)).toMatch(
+        /the workspace's disk limit of 4 MB is reached \(3(\.\d)? MB used, 2 MB more asked\)/,
+      );
+      // Rewriting a file no larger than before is never refused.
+      await w.workspace.files.writeFile("a.bin", Buffer.alloc(3 * MB, 2));
+      const dd = await w.sh("dd if=/dev/zero of=c.bin bs=1M count=2 status=none; echo done");
+      expect(dd.output).toMatch(/done\n\[quiver\] the workspace's disk limit of 4 MB is reached/);
+      expect(await w.workspace.files.writeFile("d.txt", "x".repeat(10_000)).catch(refusal)).toMatch(/disk limit of 4 MB/);
+      await w.sh("rm c.bin");
+      await w.workspace.files.writeFile("d.txt", "x".repeat(10_000));
+      expect((await w.sh("echo fine")).output).toBe("fine\n");
+    } finally {
+      w.dispose();
+    }
+  }, 60_000);
+});
