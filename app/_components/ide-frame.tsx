@@ -31,6 +31,7 @@ import type { LinkTarget } from "../_lib/terminal-links";
 import { PreviewPane, type PreviewRequest } from "./preview/preview-pane";
 import { SearchPanel, type SearchHit } from "./search/search-panel";
 import { SessionTitle } from "./session-title";
+import { OrgSwitcher } from "./org-switcher";
 import { SideBar, type SideView } from "./side-bar";
 import { ChangesPanel, type ChangedFile } from "./changes/changes-panel";
 import { ChangeDiff } from "./changes/change-diff";
@@ -252,6 +253,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <SessionTitle sessionId={sessionId} title={session.data?.title} editable={!readOnly} />
         {running && <span className={styles.working}>{readOnly ? "Agent working…" : <>Agent working… <kbd>Esc</kbd> stops</>}</span>}
         {who.data?.kind === "viewer" && <span className={styles.shared} data-testid="readonly-banner">Shared read-only</span>}
+        {who.data?.kind === "member" && <OrgSwitcher />}
         {who.data?.kind === "member" && (
           <button type="button" className={styles.toggle} onClick={() => setSharing(true)} data-testid="share-open">Share</button>
         )}
