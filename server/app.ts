@@ -16,6 +16,9 @@ import { lowerHelperThreads } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
 import { createAuth } from "./auth";
+import { createAccounts } from "./auth/accounts";
+import { anyAccount } from "./auth/accounts/first-owner";
+import { loadSecret } from "./auth/crypto";
 import { isLoopbackAddress } from "./auth/identity";
 import { createShareService } from "./services/shares";
 import { createGuard } from "./http/guard";
@@ -61,7 +64,10 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   const handle: DbHandle = await openDb(defaultDbUrl(env.dataDir, env.DATABASE_URL), { thread: true });
   if (handle.applied.length) log(`database (${handle.provider}): applied ${handle.applied.join(", ")}`);
-  const localActor: Actor = await ensureLocalActor(handle.db);
+  // With an account, the local owner's row is that account's (auth/accounts/first-owner.ts):
+  // no local owner is made again, and nobody is one (NO_LOCAL_OWNER matches no row).
+  const localActor: Actor = (await anyAccount(handle.db)) ? NO_LOCAL_OWNER : await ensureLocalActor(handle.db);
+  const accounts = await createAccounts({ env, db: handle.db, provider: handle.provider, key: loadSecret(env.dataDir), log });
 
   // The local runner gets a fresh secret each start; remote runners use QUIVER_RUNNER_TOKEN.
   const localRunnerToken = randomBytes(32).toString("base64url");
@@ -74,7 +80,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   });
   // Revoking a link drops its live viewers at once (auth is made just below).
   const shares = createShareService(handle.db, { onRevoked: (linkId) => auth.viewers.end(linkId, "revoked") });
-  const auth = createAuth({ env, owner: localActor, shares, log });
+  const auth = createAuth({ env, owner: localActor, shares, accounts, log });
   const dbUrl = defaultDbUrl(env.dataDir, env.DATABASE_URL);
   const parts: Parts = await createParts({
     env,
@@ -87,6 +93,12 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     canUseSession: (actor, sessionId) => sessions.assertAccess(actor, sessionId).then(() => true, () => false),
     log,
   });
+  // Devices signed out and memberships changed on another instance end sockets here too.
+  if (parts.cluster) {
+    const cluster = parts.cluster;
+    cluster.onPeopleChanged(() => void accounts.sockets.changed());
+    accounts.setBroadcast(() => cluster.send({ type: "people.changed" }));
+  }
   const services: Services = {
     env,
     db: handle.db,
@@ -128,15 +140,24 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // The loopback address the server binds (HOST=127.0.0.2) is a host it answers to: a Host that
   // is a loopback IP literal was typed as such, never reached through a rebound DNS name.
   const guard = createGuard({ allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])] });
-  // A page loads dozens of modules: the owner's access to a session is looked up every few seconds at most.
-  const ownerSessions = cachedCheck((id) => sessions.assertAccess(localActor, id).then(() => true, () => false), 5_000);
+  // A page loads dozens of modules: a person's access to a session is looked up every few seconds at most.
+  const ownerSessions = cachedCheck((key) => {
+    const [userId, orgId, role, sessionId] = key.split(" ");
+    return sessions.assertAccess({ userId, orgId, role: role as Actor["role"] }, sessionId).then(() => true, () => false);
+  }, 5_000);
   // The live preview: a host of its own per session and port, forwarded to the runner (server/preview/http.ts);
   // a browser away from this machine gets in with a ticket its IDE asks for (server/preview/entry.ts).
   const preview = createPreviewHttp({
     bridge: services.runners.preview,
     runner: services.runners,
     isOwner: (req) => auth.isOwner(req),
-    ownerSession: (sessionId) => ownerSessions.has(sessionId),
+    // The person identified by isOwner; a request a ticket admitted was not asked (the ticket is
+    // the IDE's, given to someone with access): the session must still exist.
+    ownerSession: async (sessionId, req) => {
+      const actor = auth.ownerOf(req) ?? ((await accounts.on()) ? null : localActor);
+      if (!actor) return (await handle.db.session.count({ where: { id: sessionId } })) > 0;
+      return ownerSessions.has(`${actor.userId} ${actor.orgId} ${actor.role} ${sessionId}`);
+    },
     tickets: createPreviewTickets({ key: auth.previewKey, used: dbUsedTickets(handle.db) }),
     log,
   });
@@ -155,6 +176,8 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       return;
     }
     if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);
+    // better-auth's endpoints (sign-in, sign-up, sign-out, password): server/auth/accounts.
+    if (accounts.handle(req, res)) return;
     if (auth.routes.handle(req, res)) return;
     if (!nextHandler) return reply(res, 404, { error: "not found" });
     const next = nextHandler;
@@ -225,6 +248,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       trpcWss.close();
       preview.dispose();
       auth.dispose();
+      accounts.dispose();
       await parts.dispose();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -234,6 +258,9 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   return { url, port, services, localRunner, stop };
 }
+
+/** The local owner once accounts exist: no user has an empty id, so it is nobody's access. */
+const NO_LOCAL_OWNER: Actor = { userId: "", orgId: "", role: "member" };
 
 /** A yes/no check whose yes is remembered for `ms` (a no is asked again next time). */
 function cachedCheck(check: (key: string) => Promise<boolean>, ms: number) {

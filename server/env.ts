@@ -59,6 +59,15 @@ export const envSchema = z.object({
   QUIVER_LIMIT_PROCESSES: count.optional(),
   QUIVER_LIMIT_CPU_SECONDS: count.optional(),
   QUIVER_LIMIT_FILE_SIZE: size.optional(),
+  /** Accounts (server/auth/accounts): "accounts" turns them on now; unset, they are on once the
+   *  first account exists, and always with HOST off loopback. */
+  QUIVER_AUTH: z.enum(["accounts"], "must be accounts (or unset)").optional(),
+  /** Who may create an account once accounts are on: "invite" (an org's invitation) or "open" (anyone, with an org of their own). */
+  QUIVER_SIGNUP: z.enum(["invite", "open"]).default("invite"),
+  /** Mail (password reset links, invitations) by SMTP: smtp://user:pass@host:587 or smtps://…; unset: written to the log. */
+  QUIVER_SMTP_URL: url(["smtp:", "smtps:"]).optional(),
+  /** The From of that mail. */
+  QUIVER_MAIL_FROM: z.string().min(3).optional(),
   /** JSON file of MCP servers ({ "mcpServers": {...} }); a bad file is logged, never fatal. */
   QUIVER_MCP_CONFIG: z.string().transform((v) => resolve(v)).optional(),
 });
@@ -78,6 +87,12 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   }
   const dataDir = resolve(parsed.data.QUIVER_DATA_DIR);
   return { ...parsed.data, dataDir, workspaceDir: resolve(parsed.data.QUIVER_WORKSPACE ?? resolve(dataDir, "workspace")) };
+}
+
+/** HOST names only this machine: 127.x, ::1, localhost. Anything else needs accounts. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.startsWith("::ffff:") ? host.slice(7) : host;
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 let current: Env | undefined;

@@ -61,7 +61,8 @@ export function createAuthRoutes(deps: AuthRoutesDeps) {
     handle(req: IncomingMessage, res: ServerResponse): boolean {
       const url = new URL(req.url ?? "/", "http://x");
       if (req.method !== "GET" && req.method !== "HEAD") return false;
-      if (url.pathname === "/signin") return (signIn(req, res, url), true);
+      // Only the owner's URL: /signin itself is the accounts' sign-in page (app/signin).
+      if (url.pathname === "/signin" && url.searchParams.has("token")) return (signIn(req, res, url), true);
       if (url.pathname === "/share/leave") {
         res.writeHead(303, { location: "/", "set-cookie": cookie(req, VIEWER_COOKIE, "", 0), "cache-control": "no-store" });
         res.end();

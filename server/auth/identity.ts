@@ -1,28 +1,34 @@
 // Who a request is. A request the share view marked (server/protocol/share-view.ts) is a viewer
-// or nobody:
+// or nobody (the same with accounts on or off):
 //  1. its signed viewer cookie (set by a share link) makes it a viewer of exactly that session,
 //     even from loopback or with the owner's cookie; a revoked or expired link, or no cookie,
 //     is refused ("ended"), never quietly promoted to the owner.
 // An unmarked request never looks at the viewer cookie (so opening one's own link in a tab
-// leaves the owner's other tabs the owner's):
+// leaves the owner's other tabs the owner's). With accounts off (server/auth/accounts):
 //  2. from loopback, not through a proxy, it is the local owner (`npm start` needs no sign-in);
 //  3. with a signed owner cookie (set by the sign-in URL) it is the owner;
+// with accounts on, loopback and the owner cookie count for nothing:
+//  2'. with a live better-auth session cookie it is that person, as a member of their active org
+//     (better-auth's activeOrganizationId, else their first org), kind "owner" via "account";
+// either way:
 //  4. anything else is anonymous, a stranger even if it holds a viewer cookie (the session that
 //     cookie names is kept as a hint, so a page can send it to the share view).
 import type { IncomingMessage } from "node:http";
 import type { Actor } from "../services/types";
 import type { ShareService } from "../services/shares";
+import type { Accounts } from "./accounts";
 import { SHARE_VIEW_HEADER, SHARE_VIEW_PARAM } from "../protocol/share-view";
 import { parsePreviewHost } from "../protocol/preview";
 import { OWNER_COOKIE, VIEWER_COOKIE, readCookie } from "./cookies";
 import { verify } from "./crypto";
 
 export type Identity =
-  | { kind: "owner"; actor: Actor; via: "loopback" | "cookie" }
+  /** A member acting as themself: the local owner (loopback, cookie) or a signed-in person (account). */
+  | { kind: "owner"; actor: Actor; via: "loopback" | "cookie" | "account"; authSessionId?: string }
   | { kind: "viewer"; sessionId: string; linkId: string; expiresAt: Date | null }
   | { kind: "ended"; sessionId: string | null; reason: "unknown" | "expired" | "revoked" }
   /** `shareView`: the session a (signature-checked) viewer cookie in the request names. */
-  | { kind: "anonymous"; shareView?: string };
+  | { kind: "anonymous"; shareView?: string; accounts?: true };
 
 const PROXY_HEADERS = ["forwarded", "x-forwarded-for", "x-real-ip"];
 
@@ -53,7 +59,10 @@ export const OWNER_COOKIE_DAYS = 30;
 
 export interface IdentityDeps {
   key: Buffer;
+  /** The local owner (accounts off). */
   owner: Actor;
+  /** Accounts (absent: always off, as in tests of the embedded mode). */
+  accounts?: Pick<Accounts, "on" | "personOf">;
   shares: Pick<ShareService, "checkLink">;
   now?: () => number;
 }
@@ -68,6 +77,11 @@ export function createIdentify(deps: IdentityDeps) {
       if (!view) return { kind: "ended", sessionId: null, reason: "unknown" };
       const link = await deps.shares.checkLink(view.linkId, view.sessionId);
       return link.ok ? { kind: "viewer", ...view, expiresAt: link.expiresAt } : { kind: "ended", sessionId: view.sessionId, reason: link.reason };
+    }
+    if (deps.accounts && (await deps.accounts.on())) {
+      const person = await deps.accounts.personOf(req);
+      if (person) return { kind: "owner", actor: person.actor, via: "account", authSessionId: person.authSessionId };
+      return view ? { kind: "anonymous", shareView: view.sessionId, accounts: true } : { kind: "anonymous", accounts: true };
     }
     if (isDirectLoopback(req)) return { kind: "owner", actor: deps.owner, via: "loopback" };
     const ownerValue = readCookie(req, OWNER_COOKIE);

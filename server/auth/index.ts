@@ -2,7 +2,9 @@
 // terminal socket, the live preview, the Next pages): one identify() per request, remembered
 // on the request so sockets decided at upgrade time can be asked again synchronously. Also the
 // owner's sign-in URL: printed when the server listens beyond loopback, else the first time a
-// request (through a proxy) is refused, so it is never in the log for nothing.
+// request (through a proxy) is refused, so it is never in the log for nothing. With accounts on
+// (server/auth/accounts) there is no owner's URL: people sign in at /signin, pages send strangers
+// there, and while no account exists the start prints a one-time URL that creates the first owner.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { hostname } from "node:os";
@@ -15,6 +17,7 @@ import { createIdentify, isLoopbackAddress, type Identity } from "./identity";
 import { createAuthRoutes } from "./http";
 import { notSignedIn } from "./pages";
 import { createLiveViewers } from "./viewers";
+import type { Accounts } from "./accounts";
 
 export type { Identity } from "./identity";
 
@@ -23,6 +26,8 @@ export interface AuthDeps {
   /** The owner of this server (embedded mode: the local user). */
   owner: Actor;
   shares: Pick<ShareService, "checkLink" | "resolveToken" | "ended">;
+  /** Accounts (absent: off for good, as in the embedded mode's tests). */
+  accounts?: Pick<Accounts, "on" | "personOf" | "setupPath" | "sockets">;
   log(line: string): void;
   recheckMs?: number;
 }
@@ -35,10 +40,14 @@ function publicHost(env: AuthDeps["env"]): string {
   return env.HOST === "0.0.0.0" || env.HOST === "::" ? hostname() : bracket(env.HOST);
 }
 
+/** Pages anyone may load with accounts on (app/signin, app/signup). */
+const PUBLIC_PAGES = ["/signin", "/signup"];
+
 export function createAuth(deps: AuthDeps) {
   const { env, log } = deps;
   const key = loadSecret(env.dataDir);
-  const identifyOnce = createIdentify({ key, owner: deps.owner, shares: deps.shares });
+  const identifyOnce = createIdentify({ key, owner: deps.owner, shares: deps.shares, accounts: deps.accounts });
+  const accountsOn = () => deps.accounts?.on() ?? Promise.resolve(false);
   const decided = new WeakMap<IncomingMessage, Promise<Identity>>();
   const known = new WeakMap<IncomingMessage, Identity>();
   const viewers = createLiveViewers({ ended: (ids) => deps.shares.ended(ids), recheckMs: deps.recheckMs, log });
@@ -47,8 +56,9 @@ export function createAuth(deps: AuthDeps) {
   let port = 0;
   let signInPath = "";
   let shown = false;
+  let accountsSeen = false;
   const showSignIn = () => {
-    if (shown || !signInPath || !port) return;
+    if (shown || !signInPath || !port || accountsSeen) return;
     shown = true;
     log(`owner sign-in from another machine (works once): http://${publicHost(env)}:${port}${signInPath}`);
   };
@@ -88,7 +98,13 @@ export function createAuth(deps: AuthDeps) {
     /** The server listens on `p`: the first sign-in URL is made (and printed beyond loopback). */
     listening(p: number) {
       port = p;
-      routes.start();
+      if (!deps.accounts) return routes.start();
+      void (async () => {
+        if (!(await accountsOn())) return routes.start();
+        accountsSeen = true;
+        const setup = await deps.accounts!.setupPath();
+        if (setup) log(`accounts are required and none exists yet: create the first owner (works once): http://${publicHost(env)}:${port}${setup}`);
+      })().catch((err) => log(`could not tell how to sign in: ${(err as Error).message}`));
     },
     /**
      * Pages need someone: the owner, or whoever holds a link (the app's pages hold no data; its
@@ -101,9 +117,16 @@ export function createAuth(deps: AuthDeps) {
       const pageLoad = req.headers.rsc === undefined;
       const toView = (sessionId: string) => void res.writeHead(303, { location: shareViewPath(sessionId), "cache-control": "no-store" }).end();
       identify(req).then(
-        (id) => {
+        async (id) => {
           if (id.kind === "anonymous" && id.shareView) {
             return pageLoad && (path === "/" || path === `/s/${id.shareView}`) ? toView(id.shareView) : serve();
+          }
+          if (id.kind === "anonymous" && (await accountsOn())) {
+            accountsSeen = true;
+            // The sign-in pages (and their scripts) are for strangers; any other page sends them there.
+            if (PUBLIC_PAGES.some((p) => path === p || path.startsWith(`${p}/`)) || path.startsWith("/_next/") || path === "/favicon.ico") return serve();
+            const back = path === "/" ? "" : `?next=${encodeURIComponent(req.url ?? "/")}`;
+            return void res.writeHead(303, { location: `/signin${back}`, "cache-control": "no-store" }).end();
           }
           if (id.kind === "anonymous") return (showSignIn(), notSignedIn(res));
           if (id.kind === "viewer" && path === "/") return toView(id.sessionId);
@@ -122,6 +145,10 @@ export function createAuth(deps: AuthDeps) {
         (id) => {
           if (id.kind === "anonymous") return void (showSignIn(), refuse("401 Unauthorized", "not signed in"));
           if (id.kind === "ended") return void refuse("403 Forbidden", `share link ${id.reason}`);
+          // A person's socket ends when their device is signed out or their membership changes.
+          if (id.kind === "owner" && id.authSessionId) {
+            deps.accounts?.sockets.register(socket, { authSessionId: id.authSessionId, userId: id.actor.userId, orgId: id.actor.orgId, role: id.actor.role });
+          }
           accept();
         },
         () => socket.destroy(),

@@ -15,6 +15,9 @@ export function page(res: ServerResponse, status: number, title: string, lines: 
 export const SIGN_IN_TEXT =
   "Not signed in. This Quiver server is reachable from other machines, so its owner signs in: open the sign-in URL that `npm start` printed in the server's console (…/signin?token=…).";
 
+/** The same with accounts on (server/auth/accounts). */
+export const ACCOUNT_SIGN_IN_TEXT = "Not signed in. Sign in at /signin.";
+
 export const SIGN_IN_HELP =
   "This Quiver server is reachable from other machines, so its owner signs in: open the sign-in URL that <code>npm start</code> printed in the server's console (<code>…/signin?token=…</code>). Each URL works once; the console then prints the next one.";
 

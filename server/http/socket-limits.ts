@@ -33,7 +33,8 @@ export function createSocketLimits(limits: SocketLimits = SOCKET_LIMITS) {
         [`link:${id.linkId}`, limits.viewerSocketsPerLink, "this share link"],
         [`address:${address}`, limits.viewerSocketsPerAddress, `share-link viewers at ${address}`],
       ];
-    if (id.kind === "owner") return [["owner", limits.ownerSockets, "the owner"]];
+    // With accounts each person has the owner's bound of their own.
+    if (id.kind === "owner") return id.via === "account" ? [[`person:${id.actor.userId}`, limits.ownerSockets, "this person"]] : [["owner", limits.ownerSockets, "the owner"]];
     return [];
   };
   return {

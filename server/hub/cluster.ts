@@ -58,6 +58,8 @@ export interface Cluster {
   liveSql(column: string): string;
   /** The LISTEN connection's backend pid (tests terminate it). */
   listenerPid(): number | undefined;
+  /** Calls `fn` when another instance says people or devices changed (`people.changed`); returns the unsubscribe. */
+  onPeopleChanged(fn: () => void): () => void;
   /** Looks for gone instances now, as each heartbeat does (tests call it on several at once). */
   sweep(): Promise<void>;
   dispose(): Promise<void>;
@@ -95,6 +97,7 @@ export function createCluster(options: ClusterOptions): Cluster {
   let backoff = 250;
   let disposed = false;
   let sweeping: Promise<void> | undefined;
+  const peopleListeners = new Set<() => void>();
 
   const query = async <T extends pg.QueryResultRow>(sql: string, params: unknown[]) => (await pool.query<T>(sql, params)).rows;
   const send = (msg: Outgoing<ControlMessage>) =>
@@ -172,6 +175,9 @@ export function createCluster(options: ClusterOptions): Cluster {
       }
       case "approval.answered":
         return handlers.approvalAnswered(msg.approvalId);
+      case "people.changed":
+        for (const fn of peopleListeners) fn();
+        return;
       case "reply": {
         const p = pending.get(msg.id);
         pending.delete(msg.id);
@@ -301,6 +307,10 @@ export function createCluster(options: ClusterOptions): Cluster {
     liveInstances,
     liveSql: (column) => `EXISTS (SELECT 1 FROM "ServerInstance" si WHERE si."id" = ${column} AND si."seenAt" > ${NOW} - ${ttl})`,
     listenerPid: () => pid,
+    onPeopleChanged(fn) {
+      peopleListeners.add(fn);
+      return () => peopleListeners.delete(fn);
+    },
     async sweep() {
       await sweeping;
       const rows = await query<{ id: string }>(`SELECT "id" FROM "ServerInstance" WHERE "id" <> $1 AND "seenAt" <= ${NOW} - ${ttl}`, [id]);

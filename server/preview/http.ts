@@ -43,8 +43,8 @@ export interface PreviewHttpDeps {
   runner: Pick<Executor, "run">;
   /** True when the person behind this request is the owner (server/auth; a share view's request never). */
   isOwner(req: IncomingMessage): Promise<boolean>;
-  /** True when the session is the owner's. */
-  ownerSession(sessionId: string): Promise<boolean>;
+  /** True when the session is the owner's (the person isOwner identified on `req`). */
+  ownerSession(sessionId: string, req: IncomingMessage): Promise<boolean>;
   /** Tickets and the preview hosts' own cookies (server/preview/ticket.ts). */
   tickets: PreviewTickets;
   /** Whole-exchange deadline (default 10 minutes: long polls and event streams live that long). */
@@ -90,12 +90,12 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
   const sockets = createPreviewWs({ bridge: deps.bridge, headersFor: upstreamHeaders });
   // Every request is checked on its own: who asks differs from one request to the next (a
   // page loads dozens of modules: `isOwner` and `ownerSession` keep their checks cheap).
-  const allowed = async (req: IncomingMessage, sessionId: string): Promise<boolean> => (await deps.isOwner(req)) && deps.ownerSession(sessionId);
+  const allowed = async (req: IncomingMessage, sessionId: string): Promise<boolean> => (await deps.isOwner(req)) && deps.ownerSession(sessionId, req);
   const entry = createPreviewEntry({ tickets: deps.tickets, authorize: allowed });
   /** On a preview host: in, 401 (nobody this host knows) or 403 (known, but not this session's owner). */
   const access = async (req: IncomingMessage, t: PreviewTarget): Promise<"ok" | 401 | 403> => {
     if (!deps.tickets.admits(req, t) && !(await deps.isOwner(req))) return 401;
-    return (await deps.ownerSession(t.sessionId)) ? "ok" : 403;
+    return (await deps.ownerSession(t.sessionId, req)) ? "ok" : 403;
   };
 
   function forward(req: IncomingMessage, res: ServerResponse, t: PreviewTarget): void {

@@ -42,6 +42,8 @@ export const ControlMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("cancel"), from: instance, to: instance, id: z.number().int(), sessionId: z.string() }),
   /** An approval was answered on `from`: the instance whose turn waits for it re-reads the row. */
   z.object({ type: z.literal("approval.answered"), from: instance, approvalId: z.string() }),
+  /** A device was signed out or a membership changed on `from`: every instance re-checks its people's sockets (server/auth/accounts/sockets.ts). */
+  z.object({ type: z.literal("people.changed"), from: instance }),
   z.object({
     type: z.literal("reply"),
     from: instance,

@@ -46,4 +46,6 @@ export interface Actor {
   userId: string;
   orgId: string;
   role: "owner" | "admin" | "member";
+  /** With accounts on: the better-auth session (device) the request came with. */
+  authSessionId?: string;
 }

@@ -1,0 +1,274 @@
+// Accounts: people who sign in with an email and a password (better-auth, accounts/instance.ts),
+// each a member of orgs with a role. This module is the server's side of them:
+//  - the mode: off (loopback, no account: the local owner, as an embedded server always was) or
+//    on (QUIVER_AUTH=accounts, HOST off loopback, or once the first account exists — for good);
+//  - better-auth's HTTP endpoints at /api/auth/* (only the ones Quiver's pages use: org changes
+//    go through tRPC, where the rules and the audit are), sign-in attempts rate limited;
+//  - /api/auth/first-owner: the first account takes over the local owner's row (first-owner.ts),
+//    from this machine directly or with the one-time setup URL printed at start;
+//  - who a request is (`personOf`): the person of a better-auth session cookie, in their active org;
+//  - the sockets of signed-in people (sockets.ts), ended when a device or membership goes.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { BetterAuthPlugin } from "better-auth";
+import { fromNodeHeaders } from "better-auth/node";
+import type { Env } from "../../env";
+import { isLoopbackHost } from "../../env";
+import type { Db, DbProvider } from "../../db";
+import type { Actor } from "../../services/types";
+import { deriveKey, hashToken, newToken, sameText } from "../crypto";
+import { viaHttps } from "../cookies";
+import { isDirectLoopback } from "../identity";
+import { createAccountsInstance } from "./instance";
+import { createMailer } from "./mailer";
+import { createSignInLimiter, type SignInLimits } from "./rate-limit";
+import { anyAccount, FirstOwnerError, takeOverLocalOwner } from "./first-owner";
+import { createPeopleSockets, type SocketMatch } from "./sockets";
+
+export { SIGNED_OUT_CLOSE, type SocketMatch } from "./sockets";
+
+/** better-auth's paths (after /api/auth) a browser may call; everything else is 404 over HTTP. */
+const BROWSER_PATHS = new Set(["/sign-in/email", "/sign-up/email", "/sign-out", "/get-session", "/change-password", "/update-user", "/request-password-reset", "/reset-password", "/ok", "/error"]);
+const BROWSER_PREFIXES = ["/reset-password/"];
+const MAX_BODY = 64 * 1024;
+
+export interface AccountsDeps {
+  env: Pick<Env, "dataDir" | "HOST" | "QUIVER_AUTH" | "QUIVER_SIGNUP" | "QUIVER_SMTP_URL" | "QUIVER_MAIL_FROM">;
+  db: Db;
+  provider: DbProvider;
+  /** The data folder's cookie key (auth/crypto.ts): better-auth's secret is derived from it. */
+  key: Buffer;
+  log(line: string): void;
+  limits?: SignInLimits;
+  /** Plugins other parts add (the SSO plugin), and the paths of theirs browsers may call (prefixes after /api/auth). */
+  plugins?: BetterAuthPlugin[];
+  browserPrefixes?: string[];
+  /** More reasons a new person may sign up (an SSO domain …); invitations and open sign-up are built in. */
+  signUpGates?: Array<(email: string) => Promise<boolean>>;
+  /** How often open sockets are re-checked against devices and memberships (default 5 s). */
+  recheckMs?: number;
+}
+
+export type Person = { actor: Actor; authSessionId: string };
+
+export async function createAccounts(deps: AccountsDeps) {
+  const { db, env, log } = deps;
+  /** Accounts are required by configuration (they may not exist yet). */
+  const required = env.QUIVER_AUTH === "accounts" || !isLoopbackHost(env.HOST);
+  let exists = await anyAccount(db);
+  let existsCheckedAt = Date.now();
+  let broadcast: (() => Promise<void>) | undefined;
+
+  const mailer = createMailer({ smtpUrl: env.QUIVER_SMTP_URL, from: env.QUIVER_MAIL_FROM, log });
+  const limiter = createSignInLimiter(db, deps.limits);
+  const sockets = createPeopleSockets({ db, broadcast: () => broadcast?.() ?? Promise.resolve(), recheckMs: deps.recheckMs, log });
+
+  async function hasPendingInvitation(email: string): Promise<boolean> {
+    const found = await db.invitation.findFirst({ where: { email: { equals: email }, status: "pending", expiresAt: { gt: new Date() } }, select: { id: true } });
+    return found !== null;
+  }
+  async function mayCreateUser(email: string): Promise<boolean> {
+    // The first account is the local owner's row (/api/auth/first-owner), never a new one.
+    if (!(await anyAccount(db))) return false;
+    if (env.QUIVER_SIGNUP === "open") return true;
+    if (await hasPendingInvitation(email)) return true;
+    for (const gate of deps.signUpGates ?? []) if (await gate(email)) return true;
+    return false;
+  }
+
+  const instance = createAccountsInstance({
+    db,
+    provider: deps.provider,
+    secret: deriveKey(deps.key, "accounts").toString("base64url"),
+    sendResetPassword: async ({ email, url }) => {
+      // Whether the mail left is not the requester's business (it would say the address exists).
+      await mailer
+        .send({ to: email, subject: "Reset your Quiver password", text: `Someone asked to reset the password of your Quiver account.\nTo choose a new one, open: ${url}\nThe link works once, for an hour. If it was not you, ignore this mail.` })
+        .catch(() => undefined);
+    },
+    signUpGate: mayCreateUser,
+    onUserCreated: async (user) => {
+      // Everyone has an org of their own to work in; invitations add them to others.
+      const slug = `u-${newToken(9).toLowerCase().replace(/[^a-z0-9]/g, "x")}`;
+      await db.org.create({ data: { slug, name: `${user.name || user.email}'s org`, memberships: { create: { userId: user.id, role: "owner" } } } });
+    },
+    extraPlugins: deps.plugins,
+  });
+
+  // The one-time URL that creates the first owner from another machine.
+  let setupHash = "";
+  const newSetupPath = () => {
+    const token = newToken(24);
+    setupHash = hashToken(token);
+    return `/signup?setup=${token}`;
+  };
+
+  /** True when accounts are on: configured, or an account exists (here or, within a second, on another instance). */
+  async function on(): Promise<boolean> {
+    if (required || exists) return true;
+    if (Date.now() - existsCheckedAt > 1_000) {
+      exists = await anyAccount(db);
+      existsCheckedAt = Date.now();
+    }
+    return exists;
+  }
+
+  async function personOf(req: IncomingMessage): Promise<Person | null> {
+    const cookie = req.headers.cookie;
+    if (!cookie || !cookie.includes("session_token")) return null;
+    // The host too: better-auth resolves its base URL from it (checked by http/guard.ts already).
+    const found = await instance.api.getSession({ headers: fromNodeHeaders({ cookie, host: req.headers.host ?? "localhost" }), query: { disableRefresh: true } });
+    if (!found) return null;
+    const memberships = await db.membership.findMany({ where: { userId: found.user.id }, orderBy: { createdAt: "asc" } });
+    const active = (found.session as { activeOrganizationId?: string | null }).activeOrganizationId;
+    const m = memberships.find((x) => x.orgId === active) ?? memberships[0];
+    if (!m) return null;
+    return { actor: { userId: found.user.id, orgId: m.orgId, role: m.role as Actor["role"], authSessionId: found.session.id }, authSessionId: found.session.id };
+  }
+
+  function readBody(req: IncomingMessage): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_BODY) return reject(Object.assign(new Error("request body too large"), { status: 413 }));
+        chunks.push(c);
+      });
+      req.on("end", () => resolve(Buffer.concat(chunks)));
+      req.on("error", reject);
+    });
+  }
+
+  function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+    res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", ...headers });
+    res.end(JSON.stringify(body));
+  }
+
+  /** better-auth's answer to a request made of this one's method, headers and `body`. */
+  async function forward(req: IncomingMessage, body: Buffer | undefined, path = req.url ?? "/"): Promise<Response> {
+    const headers = fromNodeHeaders(req.headers);
+    const url = `${viaHttps(req) ? "https" : "http"}://${req.headers.host ?? "localhost"}${path}`;
+    return instance.handler(new Request(url, { method: req.method, headers, body: body && body.length > 0 ? new Uint8Array(body) : undefined }));
+  }
+
+  async function send(res: ServerResponse, answer: Response): Promise<void> {
+    const headers: Record<string, string | string[]> = {};
+    answer.headers.forEach((v, k) => {
+      if (k !== "set-cookie") headers[k] = v;
+    });
+    const cookies = answer.headers.getSetCookie();
+    if (cookies.length) headers["set-cookie"] = cookies;
+    headers["cache-control"] = "no-store";
+    res.writeHead(answer.status, headers);
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  }
+
+  const jsonOf = (body: Buffer): Record<string, unknown> => {
+    try {
+      const v = JSON.parse(body.toString("utf8"));
+      return v && typeof v === "object" ? v : {};
+    } catch {
+      return {};
+    }
+  };
+  const text = (v: unknown) => (typeof v === "string" ? v : "");
+
+  async function firstOwner(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+    const input = jsonOf(body);
+    const direct = isDirectLoopback(req);
+    const setup = text(input.setup);
+    if (!direct && !(setup && setupHash && sameText(hashToken(setup), setupHash))) {
+      return json(res, 403, { message: "Creating the first owner from another machine needs the one-time setup URL the server printed at start (…/signup?setup=…)." });
+    }
+    const name = text(input.name).trim();
+    const email = text(input.email).trim().toLowerCase();
+    const password = text(input.password);
+    if (!name || name.length > 100) return json(res, 400, { message: "Give a name (at most 100 characters)." });
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) return json(res, 400, { message: "Give a valid email address." });
+    if (password.length < 10 || password.length > 256) return json(res, 400, { message: "The password needs 10 to 256 characters." });
+    const ctx = await instance.$context;
+    try {
+      await takeOverLocalOwner(db, { name, email, passwordHash: await ctx.password.hash(password) });
+    } catch (err) {
+      if (err instanceof FirstOwnerError) return json(res, err.status, { message: err.message });
+      throw err;
+    }
+    exists = true;
+    setupHash = "";
+    log(`accounts are on: ${email} is the first owner (the local owner's sessions, policies and history are theirs)`);
+    // Signed in as better-auth signs anyone in: the same cookie, the same session row.
+    const signIn = await forward(req, Buffer.from(JSON.stringify({ email, password })), "/api/auth/sign-in/email");
+    await send(res, signIn);
+  }
+
+  async function signIn(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+    const email = text(jsonOf(body).email);
+    const admitted = await limiter.admit(email, req.socket.remoteAddress ?? "unknown");
+    if (!admitted.ok) {
+      log(`sign-in refused (too many failures for this ${admitted.reason}, retry in ${admitted.retryAfterSeconds} s)`);
+      return json(res, 429, { code: "TOO_MANY_ATTEMPTS", message: `Too many failed sign-ins for this ${admitted.reason === "account" ? "account" : "address"}. Try again in ${Math.ceil(admitted.retryAfterSeconds / 60)} minute(s).` }, { "retry-after": String(admitted.retryAfterSeconds) });
+    }
+    const answer = await forward(req, body);
+    if (answer.ok) await admitted.succeeded();
+    await send(res, answer);
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
+    if (path === "/first-owner" && req.method === "POST") return firstOwner(req, res, body!);
+    if (path === "/mode" && req.method === "GET") {
+      return json(res, 200, { accounts: await on(), firstOwner: !(await anyAccount(db)), signUp: env.QUIVER_SIGNUP, mail: mailer.smtp });
+    }
+    if (!BROWSER_PATHS.has(path) && ![...BROWSER_PREFIXES, ...(deps.browserPrefixes ?? [])].some((p) => path.startsWith(p))) {
+      return json(res, 404, { message: "not found" });
+    }
+    if (path === "/sign-in/email" && req.method === "POST") return signIn(req, res, body!);
+    if (path === "/sign-up/email" && req.method === "POST" && !(await mayCreateUser(text(jsonOf(body!).email).trim().toLowerCase()))) {
+      return json(res, 403, { code: "SIGN_UP_CLOSED", message: (await anyAccount(db)) ? "Accounts on this server are by invitation: ask an org admin for an invitation link." : "This server has no owner yet: create the first owner instead." });
+    }
+    const signingOut = path === "/sign-out" ? await personOf(req) : null;
+    const answer = await forward(req, body);
+    await send(res, answer);
+    if (signingOut && answer.ok) await sockets.end({ authSessionId: signingOut.authSessionId });
+    // A password change may have signed other devices out: their sockets go now.
+    else if (answer.ok && path === "/change-password") await sockets.recheckEverywhere();
+  }
+
+  return {
+    instance,
+    mailer,
+    limiter,
+    sockets,
+    /** Accounts required by configuration (QUIVER_AUTH=accounts, HOST off loopback). */
+    required,
+    on,
+    personOf,
+    /** Handles /api/auth/* (true), or leaves the request alone (false). */
+    handle(req: IncomingMessage, res: ServerResponse): boolean {
+      const path = (req.url ?? "/").split("?")[0];
+      if (!path.startsWith("/api/auth/")) return false;
+      route(req, res, path.slice("/api/auth".length)).catch((err: Error & { status?: number }) => {
+        if (!res.headersSent) json(res, err.status ?? 500, { message: err.status ? err.message : "The server could not complete this; try again." });
+        if (!err.status) log(`accounts: ${req.method} ${path} failed: ${err.message}`);
+      });
+      return true;
+    },
+    /** A one-time path that creates the first owner (while none exists), or null. */
+    async setupPath(): Promise<string | null> {
+      return (await anyAccount(db)) ? null : newSetupPath();
+    },
+    /** Ends the sockets of a device or a person (everywhere or in one org); see sockets.ts. */
+    endSockets: (match: SocketMatch, reason?: string) => sockets.end(match, reason),
+    /** How other instances are told (set once the cluster exists). */
+    setBroadcast(fn: () => Promise<void>) {
+      broadcast = fn;
+    },
+    dispose() {
+      sockets.dispose();
+      mailer.close();
+    },
+  };
+}
+
+export type Accounts = Awaited<ReturnType<typeof createAccounts>>;
+
