@@ -8,6 +8,7 @@ import { personFileOps } from "./person";
 import { previewChangeOp } from "./preview";
 import { readFileOp } from "./read";
 import { globOp, searchTextOp } from "./search";
+import { gitRemoteOps } from "../workspace/git-remote-op";
 
 export const fileOps: OpTable = {
   read_file: readFileOp,
@@ -22,4 +23,6 @@ export const fileOps: OpTable = {
   preview_change: previewChangeOp,
   // The person's own IDE operations (not tools; never sent by the pipeline).
   ...personFileOps,
+  // Clone, fetch, pull, push with a credential the server adds (workspace/git-remote-op.ts).
+  ...gitRemoteOps,
 };

@@ -1,0 +1,131 @@
+// git's network half, kept away from the workspace: every clone, fetch and push runs in a
+// private bare repository the runner makes for that one operation (a fresh folder under the
+// runner's /tmp, which the sandbox replaces with its own), never in the workspace's repository.
+// So none of the workspace's configuration — which the agent can write: url.insteadOf, proxies,
+// sslVerify/sslCAInfo per URL, credential helpers that would be handed the token to "store" —
+// is read by the git that holds the token. Objects cross between the two through a pipe (a pack,
+// see git-remote-sync.ts), and the private repository reads the workspace's objects through an
+// alternate to push them. The token reaches git only through a credential helper that reads it
+// from a pipe on fd 3 and answers only for the URL's own protocol and host; it is in no argument,
+// no environment variable, no file, and it is scrubbed from anything git prints.
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { GitCredentialInput, RemoteUrl } from "../../server/protocol/git-remote";
+
+export interface NetGitResult {
+  code: number;
+  stdout: string;
+  /** git's messages, with the token (should it ever appear) replaced by `***`. */
+  stderr: string;
+}
+
+// Reads the attributes git sends, answers `get` only for the expected protocol and host, and
+// copies the token from fd 3 (a pipe the runner wrote and closed). `store` and `erase` are
+// ignored: nothing is kept.
+const HELPER =
+  '!f() { test "$1" = get || exit 0; p=; h=; while IFS== read -r k v; do test -n "$k" || break; case "$k" in protocol) p=$v;; host) h=$v;; esac; done; ' +
+  'test "$p" = "$QUIVER_GIT_PROTOCOL" && test "$h" = "$QUIVER_GIT_HOST" || exit 0; ' +
+  "printf 'username=%s\\npassword=' \"$QUIVER_GIT_USER\"; cat <&3; printf '\\n'; }; f";
+
+// Fixed settings of the private repository's git: only this helper, no prompts, no hooks.
+const CONFIG = [
+  "credential.helper=",
+  `credential.helper=${HELPER}`,
+  "credential.useHttpPath=false",
+  "core.askPass=",
+  "core.hooksPath=/dev/null",
+  "core.fsmonitor=false",
+  "core.sshCommand=false",
+  "protocol.allow=never",
+  "http.followRedirects=initial",
+  "transfer.fsckObjects=false",
+  "gc.auto=0",
+  "maintenance.auto=false",
+];
+
+/** Env var names of the runner's own that a network git keeps: proxies and CA bundles the operator set. */
+const KEEP = /^(PATH|LANG|TZ|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|all_proxy|ALL_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|GIT_SSL_CAINFO|GIT_SSL_CAPATH)$/;
+
+/** A private bare repository for one operation; `dispose` removes it. */
+export async function privateRepo(): Promise<{ dir: string; dispose(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), "quiver-git-net-"));
+  return { dir, dispose: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface NetGitOptions {
+  remote: RemoteUrl;
+  credential?: GitCredentialInput;
+  signal: AbortSignal;
+  /** Lines of git's progress (stderr), scrubbed. */
+  onProgress?(line: string): void;
+  /** Input written to git's stdin (then closed). */
+  stdin?: string;
+}
+
+/** `git <args>` in the private repository `home` (its HOME too: no ~/.netrc, no ~/.gitconfig). */
+export function netGit(home: string, args: string[], opts: NetGitOptions): Promise<NetGitResult> {
+  const env: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(process.env)) if (KEEP.test(k)) env[k] = v;
+  Object.assign(env, {
+    HOME: home,
+    LANG: "C",
+    LC_ALL: "C",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_ALLOW_PROTOCOL: opts.remote.protocol,
+    GIT_PROTOCOL_FROM_USER: "0",
+    GIT_OPTIONAL_LOCKS: "0",
+    QUIVER_GIT_PROTOCOL: opts.remote.protocol,
+    QUIVER_GIT_HOST: opts.remote.host,
+    QUIVER_GIT_USER: opts.credential?.username ?? "",
+  });
+  const token = opts.credential?.token;
+  const scrub = (text: string) => (token ? text.split(token).join("***") : text);
+  return new Promise((resolve) => {
+    const child = spawn("git", [...CONFIG.flatMap((c) => ["-c", c]), ...args], {
+      cwd: home,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe", "pipe"],
+      signal: opts.signal,
+      killSignal: "SIGKILL",
+    });
+    // The helper reads fd 3 to its end; with no credential it reads nothing, and git is refused.
+    const secret = child.stdio[3] as NodeJS.WritableStream & { on(e: "error", f: () => void): void };
+    secret.on("error", () => undefined);
+    secret.end(token ?? "");
+    child.stdin!.on("error", () => undefined);
+    child.stdin!.end(opts.stdin ?? "");
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+      if (opts.onProgress) for (const line of d.split(/[\r\n]+/)) if (line.trim()) opts.onProgress(scrub(line));
+    });
+    child.on("error", (err) => resolve({ code: 1, stdout: scrub(stdout), stderr: scrub(`${stderr}${err.message}`) }));
+    child.on("close", (code) => resolve({ code: code ?? 1, stdout: scrub(stdout), stderr: scrub(stderr) }));
+  });
+}
+
+/** git's complaint about a network operation, in the words a person can act on. */
+export function explainNetError(stderr: string, remote: RemoteUrl, hadCredential: boolean): string {
+  const lines = stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+  const remoteSays = lines.filter((l) => l.startsWith("remote:")).map((l) => l.slice(7).trim()).filter((l) => l && !/^Unauthorized$/i.test(l));
+  if (/Authentication failed|could not read Username|terminal prompts disabled|HTTP 401|HTTP 403|The requested URL returned error: 40[13]/i.test(stderr)) {
+    return hadCredential
+      ? `${remote.host} refused the stored credential: check its user name and token under Settings → Git (a token needs read access to fetch and write access to push).`
+      : `${remote.host} asks for a sign-in: store a credential for ${remote.host} under Settings → Git.`;
+  }
+  if (/\[remote rejected\]|pre-receive hook declined|hook declined/i.test(stderr)) {
+    return `The server refused the push${remoteSays.length ? `: ${remoteSays.join("\n")}` : "."}`;
+  }
+  if (/\[rejected\].*(fetch first|non-fast-forward)|Updates were rejected/i.test(stderr)) {
+    return "The remote branch has commits this workspace does not have: pull first, then push again.";
+  }
+  if (/not found|does not appear to be a git repository|HTTP 404/i.test(stderr)) return `No repository at ${remote.url} (or the credential cannot see it).`;
+  if (/Could not resolve host|Failed to connect|Connection refused|timed out/i.test(stderr)) return `Could not reach ${remote.host}: ${lines.at(-1) ?? "no answer"}`;
+  return lines.slice(-6).join("\n") || "git failed";
+}
