@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { hashToken } from "../auth/crypto";
 import type { Role } from "./orgs-rules";
-import { createInvitations, MAX_PENDING } from "./orgs-invitations";
+import { createInvitations, linkOrigin, MAX_PENDING } from "./orgs-invitations";
 import { OrgError } from "./orgs-store";
 
 describe.each(testDatabases())("org invitations on %s", (provider) => {
@@ -168,5 +168,21 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
       data: Array.from({ length: MAX_PENDING - 1 }, (_, i) => ({ id: `fill-${org.id}-${i}`, orgId: org.id, email: `f${i}@example.com`, role: "member", inviterId: owner.userId, expiresAt: new Date(Date.now() + 86_400_000) })),
     });
     await refused(inv.create(owner, { email: "one-more@example.com", role: "member" }), "CONFLICT", /at most 100/);
+  });
+});
+
+describe("a mailed link's base", () => {
+  it("is the page's origin only when this server answers to its host", () => {
+    const hosts = ["localhost", "127.0.0.1", "::1", "quiver.example.com"];
+    expect(linkOrigin("http://quiver.example.com:3000", hosts)).toBe("http://quiver.example.com:3000");
+    expect(linkOrigin("https://QUIVER.example.com", hosts)).toBe("https://quiver.example.com");
+    expect(linkOrigin("http://[::1]:3000", hosts)).toBe("http://[::1]:3000");
+    expect(linkOrigin("https://evil.example", hosts)).toBeUndefined();
+    expect(linkOrigin("http://quiver.example.com.evil.example", hosts)).toBeUndefined();
+    expect(linkOrigin("http://quiver.example.com/path", hosts)).toBeUndefined();
+    expect(linkOrigin("javascript://quiver.example.com", hosts)).toBeUndefined();
+    expect(linkOrigin("http://user@quiver.example.com", hosts)).toBeUndefined();
+    expect(linkOrigin(undefined, hosts)).toBeUndefined();
+    expect(linkOrigin("https://anything.example", ["*"])).toBe("https://anything.example");
   });
 });

@@ -53,6 +53,23 @@ const Email = z.string().trim().toLowerCase().pipe(z.email().max(254));
 
 export const invitationPath = (token: string) => `/invite/${token}`;
 
+/**
+ * The base of a mailed link: the origin the inviting page was served from, if this server
+ * answers to its host (the same list the Host header of every request is checked against), so
+ * a mail never points at another site. Anything else: no mail, the link is only shown.
+ */
+export function linkOrigin(origin: string | undefined, allowedHosts: readonly string[]): string | undefined {
+  if (!origin) return undefined;
+  try {
+    const url = new URL(origin);
+    const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    if ((url.protocol !== "http:" && url.protocol !== "https:") || url.origin !== origin.toLowerCase()) return undefined;
+    return allowedHosts.includes("*") || allowedHosts.map((h) => h.toLowerCase()).includes(host) ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 type Row = { id: string; orgId: string; email: string; role: string; status: string; expiresAt: Date; createdAt: Date; inviter?: { name: string; email: string } | null };
 
 export function createInvitations(deps: InvitationDeps) {

@@ -47,7 +47,7 @@ export function Invitations({ myRole }: { myRole: "owner" | "admin" | "member" }
               <td className="muted">{inv.invitedBy}</td>
               <td className={styles.actions}>
                 {invitableRoles(myRole).includes(inv.role) && (
-                  <button type="button" disabled={relink.isPending} onClick={() => relink.mutate({ email: inv.email, role: inv.role })} data-testid="invitation-relink">
+                  <button type="button" disabled={relink.isPending} onClick={() => relink.mutate({ email: inv.email, role: inv.role, origin: location.origin })} data-testid="invitation-relink">
                     New link
                   </button>
                 )}

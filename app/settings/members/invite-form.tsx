@@ -60,7 +60,7 @@ export function InviteForm({ myRole }: { myRole: Role }) {
         className={styles.form}
         onSubmit={(e) => {
           e.preventDefault();
-          invite.mutate({ email, role, expiresInHours: hours });
+          invite.mutate({ email, role, expiresInHours: hours, origin: location.origin });
         }}
       >
         <label>

@@ -3,13 +3,15 @@
 // what (services/orgs-rules.ts), inside the transaction that makes the change, and audits it.
 import { z } from "zod";
 import { OrgError } from "../../services/orgs";
-import { EXPIRY_HOURS } from "../../services/orgs-invitations";
+import { EXPIRY_HOURS, linkOrigin } from "../../services/orgs-invitations";
+import { isLoopbackAddress } from "../../auth/identity";
+import type { Env } from "../../env";
 import { ROLES } from "../../services/orgs-rules";
 import { memberProcedure, publicProcedure, router, serviceErrors } from "../trpc";
 
 const guard = serviceErrors(OrgError, (e) => ({ code: e.code }));
-/** Where the request came to (scheme and host, checked against the allowed hosts): the base of mailed links. */
-const originOf = (ctx: object): string | undefined => (ctx as { origin?: string }).origin;
+/** The hosts this server answers to (as app.ts's guard counts them): a mailed link's base must be one. */
+const hostsOf = (env: Env) => [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])];
 const Role = z.enum(ROLES);
 const Id = z.string().min(1).max(200);
 const Token = z.string().min(1).max(200);
@@ -34,10 +36,13 @@ export const orgsRouter = router({
 
   leave: memberProcedure.input(z.object({ orgId: Id })).mutation(({ ctx, input }) => guard(() => ctx.services.orgs.leave(ctx.actor, input.orgId))),
 
-  /** A new invitation: its link is in the answer only (show it to copy), and mailed when mail is set up. */
+  /**
+   * A new invitation: its link is in the answer only (show it to copy), and mailed when mail is
+   * set up, based at `origin` (the page's) when this server answers to that host.
+   */
   invite: memberProcedure
-    .input(z.object({ email: z.string().max(320), role: Role, expiresInHours: z.number().int().min(EXPIRY_HOURS.min).max(EXPIRY_HOURS.max).optional() }))
-    .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.invitations.create(ctx.actor, input, originOf(ctx)))),
+    .input(z.object({ email: z.string().max(320), role: Role, expiresInHours: z.number().int().min(EXPIRY_HOURS.min).max(EXPIRY_HOURS.max).optional(), origin: z.string().max(300).optional() }))
+    .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.invitations.create(ctx.actor, input, linkOrigin(input.origin, hostsOf(ctx.services.env))))),
 
   invitations: memberProcedure.query(({ ctx }) => guard(() => ctx.services.orgs.invitations.list(ctx.actor))),
 
