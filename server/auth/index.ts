@@ -41,7 +41,8 @@ function publicHost(env: AuthDeps["env"]): string {
 }
 
 /** Pages anyone may load with accounts on (app/signin, app/signup). */
-const PUBLIC_PAGES = ["/signin", "/signup"];
+// /invite/<token>: an invitation link is opened before its holder has an account (the page holds no data).
+const PUBLIC_PAGES = ["/signin", "/signup", "/invite"];
 
 export function createAuth(deps: AuthDeps) {
   const { env, log } = deps;
