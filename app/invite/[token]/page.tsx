@@ -54,7 +54,7 @@ export default function InvitePage({ params }: { params: Promise<{ token: string
       )}
       {inv.state === "pending" && !signedIn && (
         <div className={styles.choices}>
-          <a className={styles.primary} href={`/signup?invitation=${encodeURIComponent(token)}`} data-testid="invite-signup">
+          <a className={styles.primary} href={`/signup?invitation=${encodeURIComponent(token)}&next=${encodeURIComponent(back)}`} data-testid="invite-signup">
             Create my account
           </a>
           <a href={`/signin?next=${encodeURIComponent(back)}`} data-testid="invite-signin">
