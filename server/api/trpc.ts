@@ -1,11 +1,19 @@
 // The one initTRPC of the server: context (services + who is asking) and the procedure kinds.
-// Every procedure is one of: public (health, who am I), member (the owner and org members;
-// a share-link viewer is refused with FORBIDDEN), or session-read (members with access, and a
-// viewer of exactly that session).
+// Every procedure kind starts with one authorization step (server/auth/authorize.ts), which
+// names the action and the resource the procedure touches; no kind skips it, and `t` itself is
+// not exported, so a router cannot define a procedure that does not ask (the table test,
+// server/api/access-table.test.ts, checks every procedure of appRouter starts with the step).
+// The kinds: public (health, who am I), account (any signed-in person), member (working in the
+// active org), admin (its owners and admins), org(action) (another org-wide action, e.g. policy
+// or audit), session(action, key) (one session named by the input: read — its viewers too,
+// answered redacted —, inspect, write…) and resource(action, ref) (a resource named by id: an
+// approval card, a share link, an org).
 import { fileURLToPath } from "node:url";
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import type { Actor, Services } from "../services/types";
 import { redactAnswer } from "../auth/redact";
+import { authorize, VIEWER_REFUSED, type Action, type Grant, type Subject } from "../auth/authorize";
+import { loadResource, type ResourceRef } from "../auth/authorize-resources";
 import type { ConnectionCount } from "../http/socket-limits";
 
 /** A share-link viewer: may read one session, nothing else. */
@@ -21,8 +29,11 @@ export interface Context {
   /** null for anyone who is not a signed-in member (viewers, anonymous requests). */
   actor: Actor | null;
   viewer?: Viewer;
-  /** Why there is no actor: the error an anonymous request or an ended link gets. */
-  refusal?: { code: "UNAUTHORIZED" | "FORBIDDEN"; message: string };
+  /** Why there is no actor: the error an anonymous request or an ended link gets (`why`: which
+   *  kind of refusal, when the code alone does not say: a revoked device, a removed member). */
+  refusal?: { code: "UNAUTHORIZED" | "FORBIDDEN"; message: string; why?: Extract<Subject, { kind: "nobody" }>["why"] };
+  /** What authorization granted this call (set by the procedure's first step). */
+  grant?: Grant;
   /** A WebSocket's own count of open subscriptions and its bound (http/socket-limits.ts). */
   connection?: ConnectionCount;
 }
@@ -42,46 +53,97 @@ const t = initTRPC.context<Context>().create({
 });
 
 export const router = t.router;
-export const publicProcedure = t.procedure;
 
-export const VIEWER_REFUSED = "A read-only share link cannot do this.";
+export { VIEWER_REFUSED };
 
-function refuse(ctx: Context): never {
-  if (ctx.viewer) throw new TRPCError({ code: "FORBIDDEN", message: VIEWER_REFUSED });
-  throw new TRPCError(ctx.refusal ?? { code: "UNAUTHORIZED", message: "Sign in to do this." });
+/** Who the context is, as authorize() sees them. */
+export function subjectOf(ctx: Context): Subject {
+  if (ctx.actor) return { kind: "person", actor: ctx.actor };
+  if (ctx.viewer) return { kind: "viewer", sessionId: ctx.viewer.sessionId, linkId: ctx.viewer.linkId };
+  const r = ctx.refusal ?? { code: "UNAUTHORIZED" as const, message: "Sign in to do this." };
+  return { kind: "nobody", why: r.why ?? (r.code === "UNAUTHORIZED" ? "anonymous" : "ended-link"), message: r.message };
 }
 
-/** Requires a signed-in member; viewers of shared sessions never reach these. */
-export const memberProcedure = t.procedure.use(({ ctx, next }) => {
-  if (!ctx.actor) refuse(ctx);
-  return next({ ctx: { ...ctx, actor: ctx.actor } });
-});
+/** The authorization steps every procedure starts with (the table test looks for them). */
+const STEPS = new WeakSet<object>();
+export const startsWithAuthorization = (procedure: { _def: { middlewares: unknown[] } }): boolean => {
+  const first = procedure._def.middlewares[0];
+  return typeof first === "function" && STEPS.has(first);
+};
 
-export const adminProcedure = memberProcedure.use(({ ctx, next }) => {
-  if (ctx.actor.role === "member") throw new TRPCError({ code: "FORBIDDEN", message: "Only org admins can do this." });
-  return next();
-});
+type RefOf = (raw: Record<string, unknown>) => ResourceRef;
+
+function idFrom(raw: Record<string, unknown>, key: string): string {
+  const id = raw[key];
+  if (typeof id !== "string" || id === "") throw new TRPCError({ code: "BAD_REQUEST", message: `${key} is required` });
+  return id;
+}
+
+/** One authorization step: who (the context), the action, and the resource the raw input names.
+ *  Nobody is refused before the input is read; the grant is added to the context. */
+function step(action: Action, refOf: RefOf) {
+  const mw = t.middleware(async ({ ctx, getRawInput, next }) => {
+    const subject = subjectOf(ctx);
+    if (subject.kind === "nobody") authorize(subject, action, { kind: "none" });
+    const raw = (await getRawInput()) as unknown;
+    const input = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
+    const grant = authorize(subject, action, await loadResource(ctx.services.db, subject, refOf(input)));
+    return next({ ctx: { ...ctx, grant } });
+  });
+  STEPS.add(mw);
+  return mw;
+}
+
+/** Steps whose action a viewer may never take: the context's actor is the person. */
+function personProcedure(action: Action, refOf: RefOf) {
+  return t.procedure.use(step(action, refOf)).use(({ ctx, next }) => {
+    // authorize() grants these actions to people only.
+    if (!ctx.actor) throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: `authorize granted ${action} to no person` });
+    return next({ ctx: { ...ctx, actor: ctx.actor } });
+  });
+}
+
+const none: RefOf = () => ({ kind: "none" });
+const activeOrg: RefOf = () => ({ kind: "activeOrg" });
+
+/** Anyone (health, who am I). */
+export const publicProcedure = t.procedure.use(step("public", none));
+/** Any signed-in person, about their own account (in whatever org). */
+export const accountProcedure = personProcedure("account.use", none);
+/** A signed-in person working in their active org; viewers and strangers are refused. */
+export const memberProcedure = personProcedure("org.use", activeOrg);
+/** The active org's owners and admins. */
+export const adminProcedure = personProcedure("org.admin", activeOrg);
+/** Another org-wide action on the active org (policy.read, policy.write, audit.read…). */
+export const orgProcedure = (action: Extract<Action, "org.use" | "org.admin" | "policy.read" | "policy.write" | "audit.read">) => personProcedure(action, activeOrg);
+
+/** An action on a resource named by an input field (a card, a share link, an org). */
+export function resourceProcedure(action: Exclude<Action, "public" | "session.read">, ref: (raw: Record<string, unknown>) => ResourceRef) {
+  return personProcedure(action, ref);
+}
+export const byId = {
+  approval: (key = "approvalId"): RefOf => (raw) => ({ kind: "approval", id: idFrom(raw, key) }),
+  shareLink: (key = "linkId"): RefOf => (raw) => ({ kind: "shareLink", id: idFrom(raw, key) }),
+  org: (key = "orgId"): RefOf => (raw) => ({ kind: "org", id: idFrom(raw, key) }),
+  session: (key = "sessionId"): RefOf => (raw) => ({ kind: "session", id: idFrom(raw, key) }),
+};
+
+/** An action in one session, named by the input's `key` field: its creator; for "session.read"
+ *  and "session.inspect" the org's admins too (read-only: ctx.grant.readOnly). */
+export function sessionProcedure(action: Extract<Action, "session.inspect" | "session.write" | "approval.answer" | "share.create" | "share.revoke">, key: "sessionId" | "id" = "sessionId") {
+  return personProcedure(action, byId.session(key));
+}
 
 /**
- * Reads one session: a member with access to it, or a viewer whose link is for it (who gets
- * the answer with secrets redacted). The session id is read from the raw input's `key` field
- * before the procedure's own parsing.
+ * Reads one session: its creator, the org's admins (read-only), or a viewer whose link is for it
+ * (who gets the answer with secrets redacted). The session id is read from the raw input's `key`
+ * field before the procedure's own parsing.
  */
 export function sessionReadProcedure(key: "sessionId" | "id" = "sessionId") {
-  return t.procedure.use(async ({ ctx, getRawInput, next }) => {
-    const raw = (await getRawInput()) as Record<string, unknown> | undefined;
-    const sessionId = raw && typeof raw === "object" ? raw[key] : undefined;
-    if (typeof sessionId !== "string" || sessionId === "") throw new TRPCError({ code: "BAD_REQUEST", message: `${key} is required` });
-    if (ctx.actor) {
-      await ctx.services.sessions.assertAccess(ctx.actor, sessionId);
-    } else if (ctx.viewer) {
-      if (ctx.viewer.sessionId !== sessionId) throw new TRPCError({ code: "FORBIDDEN", message: "This share link is for another session." });
-    } else {
-      refuse(ctx);
-    }
-    const result = await next({ ctx: { ...ctx, sessionId } });
+  return t.procedure.use(step("session.read", byId.session(key))).use(async ({ ctx, next }) => {
+    const result = await next();
     // A viewer reads everything with secrets taken out (events one by one, as they stream).
-    return ctx.viewer && result.ok ? { ...result, data: redactAnswer(result.data) } : result;
+    return ctx.grant.viewer && result.ok ? { ...result, data: redactAnswer(result.data) } : result;
   });
 }
 

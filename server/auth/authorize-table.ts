@@ -16,7 +16,9 @@
 //   revoked      a person whose device (sign-in) was revoked
 //   anonymous    nobody signed in
 // Outcomes: "allow" (the call passes authorization: it may still fail for its own reasons,
-// e.g. NOT_FOUND, BAD_REQUEST, no runner), or the error code it must get.
+// e.g. BAD_REQUEST, no runner, an unknown image), or the error code it must get. "NOT_FOUND" is
+// a refusal that reveals nothing: another org's session is answered as a missing one (the test
+// checks the message says so: "No session <id>.").
 //
 // Adding a router: register it in root.ts as usual under key `<key>`, and write
 // `server/api/routers/<key>.access.ts` whose default export is `defineAccess(yourRouter, { proc:
@@ -29,7 +31,7 @@ import type { Db } from "../db";
 export type SubjectName = "owner" | "admin" | "member" | "otherOrg" | "viewer" | "otherViewer" | "revoked" | "anonymous";
 export const SUBJECTS: readonly SubjectName[] = ["owner", "admin", "member", "otherOrg", "viewer", "otherViewer", "revoked", "anonymous"];
 
-export type Outcome = "allow" | "FORBIDDEN" | "UNAUTHORIZED";
+export type Outcome = "allow" | "FORBIDDEN" | "UNAUTHORIZED" | "NOT_FOUND";
 export type Cells = Record<Exclude<SubjectName, "otherViewer">, Outcome> & { otherViewer?: Outcome };
 
 /** What the table test sets up before any call; an `input` builds a procedure's input from it. */
@@ -86,7 +88,7 @@ export const ORG_ADMINS: Cells = { ...SIGNED_IN, member: "FORBIDDEN" };
 /** Owners and admins of the org the resource belongs to (an id in the input). */
 export const ADMINS_OF_RESOURCE: Cells = { ...ORG_ADMINS, otherOrg: "FORBIDDEN" };
 /** Reading a session: its creator, the org's admins and owners (read-only), its viewers. */
-export const SESSION_READ: Cells = { owner: "allow", admin: "allow", member: "FORBIDDEN", otherOrg: "FORBIDDEN", viewer: "allow", otherViewer: "FORBIDDEN", ...signedOut };
+export const SESSION_READ: Cells = { owner: "allow", admin: "allow", member: "FORBIDDEN", otherOrg: "NOT_FOUND", viewer: "allow", otherViewer: "FORBIDDEN", ...signedOut };
 /** As SESSION_READ, share-link viewers excluded (what cannot be redacted, link management). */
 export const SESSION_READ_MEMBERS: Cells = { ...SESSION_READ, viewer: "FORBIDDEN" };
 /** Changing a session or acting in it: its creator only. */

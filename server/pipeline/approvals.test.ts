@@ -155,17 +155,18 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     expect((await p).results[0].isError).toBe(false);
   });
 
-  it("only the owner or an org admin answers; other orgs see nothing", async () => {
+  it("only the session's creator answers (not even an org admin); other orgs see nothing", async () => {
     const h = setup();
     const s = await newTurn(t.current);
     const p = h.pipeline.dispatch(request(h, s, [call("write_file", { path: "a.txt", content: "hi\n" })]));
     const card = await nextCard(h, s.session.id, 1);
     expect(card.request.diff).toMatch(/\+hi/);
     const member = { userId: "someone-else", orgId: s.org.id, role: "member" as const };
-    await expect(h.pipeline.answerApproval(member, card.approvalId, "once")).rejects.toThrow(/owner or an org admin/);
+    await expect(h.pipeline.answerApproval(member, card.approvalId, "once")).rejects.toThrow(/another member.s/);
+    await expect(h.pipeline.answerApproval({ userId: "admin-2", orgId: s.org.id, role: "admin" }, card.approvalId, "once")).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(h.pipeline.answerApproval({ ...s.actor, orgId: "other" }, card.approvalId, "once")).rejects.toThrow(/No such session/);
     expect(await h.pipeline.pendingApprovals(s.actor, s.session.id)).toHaveLength(1);
-    await h.pipeline.answerApproval({ userId: "admin-2", orgId: s.org.id, role: "admin" }, card.approvalId, "once");
+    await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
     expect((await p).results[0].isError).toBe(false);
     expect(await h.pipeline.pendingApprovals(s.actor, s.session.id)).toHaveLength(0);
   });
@@ -173,7 +174,7 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
   it("is answered through the approvals router", async () => {
     const h = setup();
     const s = await newTurn(t.current);
-    const caller = appRouter.createCaller({ services: { approvals: h.pipeline } as unknown as Services, actor: s.actor });
+    const caller = appRouter.createCaller({ services: { approvals: h.pipeline, db: t.current.db } as unknown as Services, actor: s.actor });
     const p = h.pipeline.dispatch(request(h, s, [call("shell", { command: "rm -rf build" })]));
     await nextCard(h, s.session.id, 1);
     const [pending] = await caller.approvals.pending({ sessionId: s.session.id });

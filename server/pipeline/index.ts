@@ -13,6 +13,7 @@ import { LockTable } from "./rwlock";
 import { Speculator } from "./speculative";
 import { DEFAULT_OUTPUT_CEILING, SHELL_LIMITS, TEXT_LIMITS } from "./truncate";
 import type { Actor } from "../services/types";
+import { authorize as authorizeAccess } from "../auth/authorize";
 import type { PipelineDeps, PipelineLimits } from "./types";
 
 export { ApprovalError } from "./approvals";
@@ -85,8 +86,11 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
   async function authorize(actor: Actor, sessionId: string) {
     const session = await deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true, ownerId: true } });
     if (!session || session.orgId !== actor.orgId) throw new ApprovalError("No such session.", "NOT_FOUND");
-    if (session.ownerId !== actor.userId && actor.role === "member") {
-      throw new ApprovalError("Only the session's owner or an org admin can answer its approvals.", "FORBIDDEN");
+    // The one rule (server/auth/authorize.ts): cards are answered by the session's creator only.
+    try {
+      authorizeAccess({ kind: "person", actor }, "approval.answer", { kind: "session", sessionId, orgId: session.orgId, creatorId: session.ownerId });
+    } catch (err) {
+      throw new ApprovalError((err as Error).message, "FORBIDDEN");
     }
   }
 

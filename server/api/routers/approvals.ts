@@ -1,23 +1,21 @@
-// Approvals: the pending cards of a session (page reload) and the person's answer: once, for
-// the session, or reject with an optional message to the model. Thin: the pipeline decides.
+// Approvals: the pending cards of a session (page reload; its creator and the org's admins) and
+// the answer, by the session's creator only: once, for the session, or reject with an optional
+// message to the model. Thin: authorization decides who, the pipeline the rest.
 import { z } from "zod";
 import { ApprovalError } from "../../pipeline/approvals";
-import { memberProcedure, router, serviceErrors } from "../trpc";
+import { byId, resourceProcedure, router, serviceErrors, sessionProcedure } from "../trpc";
 
 const CODES = { NOT_FOUND: "NOT_FOUND", FORBIDDEN: "FORBIDDEN", CONFLICT: "CONFLICT" } as const;
 
-const approvalsProcedure = memberProcedure.use(({ ctx, next }) => {
-  return next({ ctx: { ...ctx, approvals: ctx.services.approvals } });
-});
 
 const guard = serviceErrors(ApprovalError, (e) => ({ code: CODES[e.code] }));
 
 export const approvalsRouter = router({
-  pending: approvalsProcedure
+  pending: sessionProcedure("session.inspect")
     .input(z.object({ sessionId: z.string().min(1) }))
-    .query(({ ctx, input }) => guard(() => ctx.approvals.pendingApprovals(ctx.actor, input.sessionId))),
+    .query(({ ctx, input }) => guard(() => ctx.services.approvals.pendingApprovals(ctx.actor, input.sessionId))),
 
-  answer: approvalsProcedure
+  answer: resourceProcedure("approval.answer", byId.approval())
     .input(
       z.object({
         approvalId: z.string().min(1),
@@ -26,5 +24,5 @@ export const approvalsRouter = router({
         message: z.string().max(4000).optional(),
       }),
     )
-    .mutation(({ ctx, input }) => guard(() => ctx.approvals.answerApproval(ctx.actor, input.approvalId, input.choice, input.message))),
+    .mutation(({ ctx, input }) => guard(() => ctx.services.approvals.answerApproval(ctx.actor, input.approvalId, input.choice, input.message))),
 });

@@ -1,28 +1,22 @@
 // The person's file operations from the IDE: tree, search and replace, find, open, save, new
 // file/folder, rename, delete, and the uncommitted changes with each file's earlier version and a
 // commit (the Changes panel).
-// Thin: checks the session belongs to the caller, then calls services/files. A share-link
-// viewer may list and open files of its session, nothing more.
-import { TRPCError } from "@trpc/server";
+// Thin: authorization (server/auth/authorize.ts) decides who, then services/files acts. Changes
+// are the session's creator's; its org's admins and share-link viewers may list and open files.
 import { z } from "zod";
 import { FileOpError, type FileService } from "../../services/files";
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../protocol/person-file-ops";
-import { memberProcedure, router, serviceErrors, sessionReadProcedure } from "../trpc";
+import { router, serviceErrors, sessionProcedure, sessionReadProcedure } from "../trpc";
 
 const path = z.string().trim().min(1).max(4096);
 const session = z.object({ sessionId: z.string().min(1) });
 
 const CODES = { not_found: "NOT_FOUND", conflict: "CONFLICT", invalid: "BAD_REQUEST", unavailable: "PRECONDITION_FAILED" } as const;
 
-/** Runs a file operation for a session the caller can see, turning refusals into clear tRPC errors. */
-const fileProcedure = memberProcedure.use(async ({ ctx, getRawInput, next }) => {
-  const files: FileService = ctx.services.files;
-  const parsed = session.safeParse(await getRawInput());
-  if (!parsed.success) throw new TRPCError({ code: "BAD_REQUEST", message: "sessionId is required" });
-  const { sessionId } = parsed.data;
-  await ctx.services.sessions.assertAccess(ctx.actor, sessionId);
-  return next({ ctx: { ...ctx, files } });
-});
+/** Changing files: the session's creator. */
+const fileProcedure = sessionProcedure("session.write").use(({ ctx, next }) => next({ ctx: { ...ctx, files: ctx.services.files as FileService } }));
+/** Raw bytes (cannot be redacted for a viewer): the creator and the org's admins. */
+const fileInspectProcedure = sessionProcedure("session.inspect").use(({ ctx, next }) => next({ ctx: { ...ctx, files: ctx.services.files as FileService } }));
 
 /** Listing and opening: members with access, and viewers of the session. */
 const fileReadProcedure = sessionReadProcedure().use(({ ctx, next }) => next({ ctx: { ...ctx, files: ctx.services.files as FileService } }));
@@ -41,7 +35,7 @@ export const filesRouter = router({
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.read(input.sessionId, input.path))),
   // Members only: raw bytes cannot be redacted for a share viewer as text is.
-  raw: fileProcedure
+  raw: fileInspectProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.raw(input.sessionId, input.path))),
   changes: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.changes(input.sessionId))),

@@ -2,23 +2,23 @@
 // versioning and audit live in services/policies.
 import { z } from "zod";
 import { PolicyError } from "../../services/policies";
-import { adminProcedure, memberProcedure, router, serviceErrors } from "../trpc";
+import { orgProcedure, router, serviceErrors } from "../trpc";
 
 const guard = serviceErrors(PolicyError, (e) => ({ code: e.code }));
 
 export const policiesRouter = router({
   /** The rules in force, and whether the asker may change them (admins and owners). */
-  current: memberProcedure.query(async ({ ctx }) => ({
+  current: orgProcedure("policy.read").query(async ({ ctx }) => ({
     ...(await guard(() => ctx.services.policies.current(ctx.actor))),
     canEdit: ctx.actor.role !== "member",
   })),
 
-  history: memberProcedure
+  history: orgProcedure("policy.read")
     .input(z.object({ limit: z.number().int().min(1).max(100).optional() }).optional())
     .query(({ ctx, input }) => guard(() => ctx.services.policies.history(ctx.actor, { limit: input?.limit }))),
 
   /** `rules` is checked by the service so a bad rule gets its exact path in the error. */
-  set: adminProcedure
+  set: orgProcedure("policy.write")
     .input(z.object({ rules: z.array(z.unknown()).max(1000), expectedVersion: z.number().int().nonnegative().optional() }))
     .mutation(({ ctx, input }) => guard(() => ctx.services.policies.set(ctx.actor, input.rules, { expectedVersion: input.expectedVersion }))),
 });

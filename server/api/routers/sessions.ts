@@ -2,20 +2,20 @@
 // the model a session talks to and the choices this server offers. Logic lives in
 // services/sessions and the engine.
 import { z } from "zod";
-import { memberProcedure, router, sessionReadProcedure } from "../trpc";
+import { memberProcedure, router, sessionProcedure, sessionReadProcedure } from "../trpc";
 
 export const sessionsRouter = router({
   list: memberProcedure.query(({ ctx }) => ctx.services.sessions.list(ctx.actor)),
   create: memberProcedure
     .input(z.object({ title: z.string().trim().min(1).max(200).optional() }).optional())
     .mutation(({ ctx, input }) => ctx.services.sessions.create(ctx.actor, { title: input?.title })),
-  rename: memberProcedure
+  rename: sessionProcedure("session.write", "id")
     .input(z.object({ id: z.string().min(1), title: z.string().trim().min(1).max(200) }))
     .mutation(({ ctx, input }) => ctx.services.sessions.rename(ctx.actor, input.id, input.title)),
-  remove: memberProcedure
+  remove: sessionProcedure("session.write", "id")
     .input(z.object({ id: z.string().min(1) }))
     .mutation(({ ctx, input }) => ctx.services.sessions.remove(ctx.actor, input.id)),
-  setModel: memberProcedure
+  setModel: sessionProcedure("session.write", "id")
     .input(
       z.object({
         id: z.string().min(1),

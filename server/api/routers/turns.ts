@@ -7,7 +7,7 @@
 import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { EngineError } from "../../engine/engine";
-import { memberProcedure, router, sessionReadProcedure } from "../trpc";
+import { router, sessionProcedure, sessionReadProcedure } from "../trpc";
 import { LINK_MESSAGES } from "../../auth/pages";
 import { mapIterable } from "../map-iterable";
 import { SendImages } from "../../protocol/attachments";
@@ -22,17 +22,16 @@ const holdsSoon = async (hub: { holds(sessionId: string, seq: number): Promise<b
 const windowTurns = z.number().int().min(1).max(1_000);
 const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", invalid: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE", unavailable: "SERVICE_UNAVAILABLE" } as const;
 
-// The input is declared before the middleware so it runs on the parsed session id; later
+// Acting in a session: its creator (authorization reads the raw session id first); later
 // .input() calls extend the object.
-const turnProcedure = memberProcedure.input(session).use(async ({ ctx, input, next }) => {
+const turnProcedure = sessionProcedure("session.write").input(session).use(({ ctx, next }) => {
   const { engine, hub } = ctx.services;
-  await ctx.services.sessions.assertAccess(ctx.actor, input.sessionId);
   return next({ ctx: { ...ctx, engine, hub } });
 });
 
 export const turnsRouter = router({
-  // The engine checks the session is the actor's org's as it reads it (one query, not two).
-  send: memberProcedure
+  // The session's creator only (the engine checks its org again as it reads it).
+  send: sessionProcedure("session.write")
     .input(session)
     // Text, images (protocol/attachments.ts), or both: the engine refuses a message with neither.
     .input(z.object({ text: z.string().max(200_000), images: SendImages.optional() }))
