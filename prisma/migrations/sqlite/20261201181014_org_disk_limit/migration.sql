@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Org" ADD COLUMN "diskLimitMb" INTEGER;
+
