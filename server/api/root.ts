@@ -10,6 +10,7 @@ import { spillsRouter } from "./routers/spills";
 import { sharesRouter } from "./routers/shares";
 import { authRouter } from "./routers/auth";
 import { attachmentsRouter } from "./routers/attachments";
+import { auditRouter } from "./routers/audit";
 
 export const appRouter = router({
   health: healthRouter,
@@ -22,6 +23,7 @@ export const appRouter = router({
   shares: sharesRouter,
   auth: authRouter,
   attachments: attachmentsRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;
