@@ -12,6 +12,9 @@ export interface LocalRunnerOptions {
   serverUrl: string;
   token: string;
   workspace: string;
+  /** --root: the folder holding every other workspace (projects'), one folder each; the
+   *  `workspace` folder stays where it is as the runner's default workspace. */
+  workspacesRoot?: string;
   /** The server's data folder: hidden from commands along with `root`. */
   dataDir?: string;
   /** The interface the server binds (HOST). */
@@ -31,11 +34,11 @@ export class LocalRunner {
   constructor(private readonly options: LocalRunnerOptions) {}
 
   start(): void {
-    const { root, serverUrl, token, workspace, dataDir, host, log } = this.options;
+    const { root, serverUrl, token, workspace, workspacesRoot, dataDir, host, log } = this.options;
     const hide = [root, ...(dataDir ? [dataDir] : []), ...(process.env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean)];
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", join(root, "runner", "main.ts"), "--server", serverUrl, "--workspace", workspace, "--parent-pid", String(process.pid)],
+      ["--import", "tsx", join(root, "runner", "main.ts"), "--server", serverUrl, "--workspace", workspace, ...(workspacesRoot ? ["--root", workspacesRoot] : []), "--parent-pid", String(process.pid)],
       {
         cwd: root,
         // The token travels in the environment, not argv, so `ps` does not show it.

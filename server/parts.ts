@@ -27,6 +27,10 @@ import { recoverClaimedTurns } from "./engine/recovery";
 import { createSpillStore, startSpillCleanup } from "./services/spills";
 import { createPolicyService } from "./services/policies";
 import { createFileService } from "./services/files";
+import { randomUUID } from "node:crypto";
+import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
+import { createPlacement } from "./services/placement";
+import { createProjectService, workspaceSourceOf } from "./services/projects";
 
 export interface PartsDeps {
   env: Env;
@@ -40,11 +44,13 @@ export interface PartsDeps {
   actorFor(req: IncomingMessage): Actor | null;
   canUseSession(actor: Actor, sessionId: string): Promise<boolean>;
   log: (line: string) => void;
+  /** The local owner: their workspace of the Default project is the local runner's own folder. */
+  localOwner?: { userId: string; orgId: string };
   /** Several instances on PostgreSQL: heartbeat, lease and idle times (tests shorten them). */
   cluster?: { heartbeatMs?: number; ttlMs?: number; idleMs?: number };
 }
 
-export type PartServices = Omit<Services, "env" | "db" | "dbProvider" | "sessions" | "shares" | "health">;
+export type PartServices = Omit<Services, "env" | "db" | "dbProvider" | "sessions" | "shares" | "health" | "orgs" | "sso">;
 
 export interface Parts {
   services: PartServices;
@@ -66,8 +72,35 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   const publish = (sessionId: string, body: Parameters<typeof hub.publish>[1]) =>
     hub.publish(sessionId, body).catch((err) => log(`event for ${sessionId} not stored: ${(err as Error).message}`));
 
+  // Runners and workspaces in the database (services/runners.ts, placement.ts, projects.ts): where
+  // each session works is looked up there, never chosen by whichever runner is connected.
+  const runnerRegistry = createRunnerRegistry(db, { instanceId: cluster?.id ?? `local-${randomUUID()}`, log });
+  if (!cluster) await runnerRegistry.forgetConnections();
+  const placement = createPlacement(db, {
+    ops: runners,
+    sourceOf: async (projectId) => workspaceSourceOf(await db.project.findUniqueOrThrow({ where: { id: projectId } })),
+    log,
+  });
+  const projects = createProjectService(db, { placement, ops: runners, localOwner: deps.localOwner, onWorkspaceRemoved: (id) => runners.forgetWorkspace(id), log });
+  runners.setLocator(async (sessionId) => {
+    const workspaceId = await projects.workspaceOfSession(sessionId);
+    return workspaceId ? placement.locate(workspaceId) : undefined;
+  });
+  runners.pty.whyUnavailable = (sessionId) => runners.unavailableReason(sessionId);
+  const registryLog = (what: string) => (err: unknown) => log(`runners: ${what}: ${(err as Error).message}`);
+  // Runner facts in order per runner: a quick reconnect's hello is written after the close before it.
+  let registryWrites = Promise.resolve();
+  const touchTimer = setInterval(() => {
+    const live = runners.status().filter((r) => r.connected).map((r) => r.id);
+    void runnerRegistry.touch(live).then(() => placement.createPending(live)).catch(registryLog("renewal failed"));
+  }, RUNNER_TOUCH_MS);
+  touchTimer.unref();
+
   const unsubscribe = [
     runners.onStatus((e) => {
+      registryWrites = registryWrites
+        .then(() => (e.connected ? runnerRegistry.connected(e.hello).then(() => placement.createPending([e.runnerId])) : runnerRegistry.disconnected(e.runnerId, new Date(e.at))))
+        .catch(registryLog(`runner ${e.runnerId} not recorded`));
       for (const id of e.sessionIds) void publish(id, { type: "runner.status", connected: e.connected, runnerId: e.runnerId, sandboxed: e.sandboxed });
     }),
     runners.onFilesChanged((e) => {
@@ -132,6 +165,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   }
   async function stopAll(terminal?: { dispose(): void }) {
     for (const stop of unsubscribe) stop();
+    clearInterval(touchTimer);
     spillCleanup.stop();
     // The pipeline lets go first so the engine's interruption is not read as a person's cancel.
     pipeline.dispose();
@@ -139,6 +173,8 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     await mcp.dispose();
     terminal?.dispose();
     await runners.dispose();
+    // The runners' goodbyes are written before the database is let go.
+    await registryWrites;
     await hub.dispose();
     await cluster?.dispose();
     await spills.close();
@@ -176,19 +212,24 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   }
   // A previous process may have stopped mid-turn.
   await recoverTurns();
+  // The local owner's Default project and workspace, and their sessions from before projects in it.
+  await projects.ensureLocal();
 
   const terminal = createTerminalBridge({
     pty: runners.pty,
     idleMs: deps.env.QUIVER_TERMINAL_IDLE_MINUTES * 60_000,
     authorize: async (req, sessionId) => {
       const actor = deps.actorFor(req);
-      return actor !== null && (await deps.canUseSession(actor, sessionId));
+      if (actor === null || !(await deps.canUseSession(actor, sessionId))) return false;
+      // The terminal opens synchronously on the session's runner: its place is found now.
+      await runners.place(sessionId).catch(() => undefined);
+      return true;
     },
     log,
   });
 
   return {
-    services: { runners, hub, history: createSessionHistory(db, deps.rows), engine, approvals: pipeline, policies, spills, files: createFileService(runners), attachments: deps.rows },
+    services: { runners, runnerRegistry, placement, projects, hub, history: createSessionHistory(db, deps.rows), engine, approvals: pipeline, policies, spills, files: createFileService(runners), attachments: deps.rows },
     upgrades: [
       ["/runner", (req, socket, head) => runners.handleUpgrade(req, socket, head)],
       [terminal.path, (req, socket, head) => terminal.handleUpgrade(req, socket, head)],

@@ -185,7 +185,7 @@ describe("requests", () => {
     }
     expect(s.pool.available("s")).toBe(false);
     const refused = s.pool.run({ sessionId: "s", callId: "c4", op: "read_file", input: {}, deadline: Date.now() + 1000, signal });
-    await expect(refused).rejects.toThrow(/runner of this session \(doomed\) is not connected/);
+    await expect(refused).rejects.toThrow(/workspace is on runner doomed, which is not connected \(gone since /);
     await expect(refused).rejects.toMatchObject({ started: false });
   });
 

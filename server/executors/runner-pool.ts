@@ -1,6 +1,9 @@
-// The runner executor: accepts authenticated runner connections on /runner, binds each session
-// to one runner, runs tool operations there (see runner/connection.ts), relays workspace change
-// events and bridges PTYs for the terminal. Executors never touch the database or the model.
+// The runner executor: accepts authenticated runner connections on /runner, routes each session
+// to its workspace on its runner (where the placement stored in the database says: `locate`,
+// services/placement.ts), runs tool operations there (see runner/connection.ts) naming that
+// workspace, relays workspace change events and bridges PTYs and the preview. A session whose
+// runner is gone fails at once with which runner and since when. Executors never touch the
+// database or the model themselves: what they need comes through the hooks they are given.
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -26,6 +29,17 @@ export interface RunnerPoolOptions {
   log?(line: string): void;
 }
 
+/** Where a session works: its workspace (absent: the runner's default folder) on a runner. */
+export interface SessionPlace {
+  runnerId: string;
+  workspaceId?: string;
+  /** When the runner was last known to go (from the database, for a runner this process never saw). */
+  goneSince?: string;
+}
+
+/** Finds a session's place (the placement service); undefined: it has none yet (no runner fits). */
+export type SessionLocator = (sessionId: string) => Promise<SessionPlace | undefined>;
+
 export interface RunnerStatus {
   id: string;
   connected: boolean;
@@ -37,6 +51,13 @@ export interface RunnerStatus {
   version: string;
   connectedAt?: string;
   disconnectedAt?: string;
+  /** --root runners serve many workspaces; labels, capacity and free disk as said in hello. */
+  root: boolean;
+  labels: string[];
+  capacity?: number;
+  freeDiskBytes?: number;
+  /** Workspaces the runner reported in hello. */
+  workspaces: number;
   sessions: number;
   inflight: number;
   workspaceVersion: number;
@@ -48,6 +69,10 @@ export interface RunnerStatusEvent {
   sandboxed: boolean;
   /** Sessions bound to this runner (they should show the new state). */
   sessionIds: string[];
+  /** The hello of the connection that came or went. */
+  hello: RunnerHello;
+  /** When it went (connected: false). */
+  at: string;
 }
 
 export interface FilesChangedEvent {
@@ -65,7 +90,10 @@ export class RunnerPool implements Executor {
   private readonly authorize: (token: string) => boolean;
   private readonly live = new Map<string, RunnerConnection>();
   private readonly known = new Map<string, RunnerStatus>();
-  private readonly bindings = new Map<string, string>();
+  private readonly bindings = new Map<string, SessionPlace>();
+  /** File versions per runner and workspace ("" for the default folder). */
+  private readonly versions = new Map<string, number>();
+  private locator?: SessionLocator;
   private readonly statusListeners = new Set<Listener<RunnerStatusEvent>>();
   private readonly fileListeners = new Set<Listener<FilesChangedEvent>>();
   private readonly handshakes = new Set<WebSocket>();
@@ -81,8 +109,15 @@ export class RunnerPool implements Executor {
     this.authorize = typeof options.tokens === "function" ? options.tokens : tokenMatcher(options.tokens);
     this.log = options.log ?? (() => {});
     this.throttle = createTokenThrottle({ ...options.throttle, log: this.log });
-    this.pty = new PtyBridge((sessionId) => this.connectionFor(sessionId));
-    this.preview = new PreviewBridge((sessionId) => this.connectionFor(sessionId));
+    this.pty = new PtyBridge((sessionId) => this.connectionFor(sessionId), (sessionId) => this.bindings.get(sessionId)?.workspaceId);
+    this.preview = new PreviewBridge((sessionId) => this.connectionFor(sessionId), (sessionId) => this.bindings.get(sessionId)?.workspaceId);
+  }
+
+  /** From now on sessions go where `locate` says (the database's placement), never to whichever
+   *  runner happens to be connected. Without one (the pool alone, in its own tests) an unbound
+   *  session is bound to the least busy connected runner. */
+  setLocator(locate: SessionLocator): void {
+    this.locator = locate;
   }
 
   /** For the HTTP server's `upgrade` event on /runner: refuses a bad or missing token before any WebSocket exists. */
@@ -145,12 +180,18 @@ export class RunnerPool implements Executor {
       workspace: hello.workspace,
       version: hello.version,
       connectedAt: conn.connectedAt.toISOString(),
+      root: hello.root ?? false,
+      labels: hello.labels ?? [],
+      ...(hello.capacity !== undefined ? { capacity: hello.capacity } : {}),
+      ...(hello.freeDiskBytes !== undefined ? { freeDiskBytes: hello.freeDiskBytes } : {}),
+      workspaces: hello.workspaces?.length ?? 0,
       sessions: 0,
       inflight: 0,
       workspaceVersion: hello.workspaceVersion,
     });
+    this.versions.set(`${hello.runnerId}/`, hello.workspaceVersion);
     this.log(`runner ${hello.runnerId} connected (${hello.workspace}, ${hello.sandbox.available ? `sandbox ${hello.sandbox.kind}` : "unsandboxed"})`);
-    this.emitStatus(hello.runnerId, true, hello.sandbox.available);
+    this.emitStatus(hello, true);
   }
 
   private onClose(conn: RunnerConnection, reason: string): void {
@@ -159,7 +200,7 @@ export class RunnerPool implements Executor {
       const st = this.known.get(conn.id);
       if (st) Object.assign(st, { connected: false, disconnectedAt: new Date().toISOString() });
       this.log(`runner ${conn.id} gone: ${reason}`);
-      this.emitStatus(conn.id, false, conn.hello.sandbox.available);
+      this.emitStatus(conn.hello, false);
     }
     this.pty.runnerGone(conn, reason);
     this.preview.runnerGone(conn, reason);
@@ -167,9 +208,14 @@ export class RunnerPool implements Executor {
 
   private onFrame(conn: RunnerConnection, msg: RunnerToServer): void {
     if (msg.type === "files.changed") {
+      // The default folder's changes may name it by its id (hello's `default` entry) or by none.
+      const defaultId = conn.hello.workspaces?.find((w) => w.default)?.id;
+      const workspaceId = msg.workspaceId === defaultId ? undefined : msg.workspaceId;
       const st = this.known.get(conn.id);
-      if (st) st.workspaceVersion = msg.version;
-      const event = { runnerId: conn.id, sessionIds: this.sessionsOf(conn.id), paths: msg.paths, version: msg.version };
+      if (st && !workspaceId) st.workspaceVersion = msg.version;
+      this.versions.set(`${conn.id}/${workspaceId ?? ""}`, msg.version);
+      const sessionIds = this.sessionsOf(conn.id).filter((s) => this.bindings.get(s)?.workspaceId === workspaceId);
+      const event = { runnerId: conn.id, sessionIds, paths: msg.paths, version: msg.version };
       for (const l of this.fileListeners) safe(() => l(event), this.log);
     } else if (msg.type === "pty.data" || msg.type === "pty.exit") {
       this.pty.fromRunner(conn, msg);
@@ -178,16 +224,17 @@ export class RunnerPool implements Executor {
     }
   }
 
-  /** Binds a session to a runner (e.g. the one stored with the session); without an id, the least busy connected one. */
-  bind(sessionId: string, runnerId?: string): string | undefined {
+  /** Binds a session to a runner and workspace; without a runner id, the least busy connected one
+   *  (only the pool's own tests: the server's sessions are placed by `locate`). */
+  bind(sessionId: string, runnerId?: string, workspaceId?: string): string | undefined {
     const chosen = runnerId ?? this.leastBusy();
-    if (chosen) this.bindings.set(sessionId, chosen);
+    if (chosen) this.bindings.set(sessionId, { runnerId: chosen, ...(workspaceId ? { workspaceId } : {}) });
     return chosen;
   }
 
   /** The runner a session is bound to (connected or not). */
   runnerOf(sessionId: string): string | undefined {
-    return this.bindings.get(sessionId);
+    return this.bindings.get(sessionId)?.runnerId;
   }
 
   unbind(sessionId: string): void {
@@ -195,32 +242,67 @@ export class RunnerPool implements Executor {
     this.pty.closeSession(sessionId);
   }
 
-  /** A bound session stays on its runner (its files live there); an unbound one is bound now. */
+  /** Forgets where sessions are (their workspace was deleted or moved): the next call asks `locate`. */
+  forgetWorkspace(workspaceId: string): void {
+    for (const [sessionId, place] of [...this.bindings]) if (place.workspaceId === workspaceId) this.unbind(sessionId);
+  }
+
+  /** The session's place: remembered, or asked of the locator (a place without a runner is not remembered). */
+  async place(sessionId: string): Promise<SessionPlace | undefined> {
+    const known = this.bindings.get(sessionId);
+    if (known) return known;
+    if (!this.locator) return this.bind(sessionId) ? this.bindings.get(sessionId) : undefined;
+    const found = await this.locator(sessionId);
+    if (found) this.bindings.set(sessionId, found);
+    return found;
+  }
+
+  /** A bound session stays on its runner (its files live there). Synchronous paths (terminal,
+   *  preview) find the place `place()` remembered when their socket was authorized. */
   private connectionFor(sessionId: string): RunnerConnection | undefined {
-    const id = this.bindings.get(sessionId) ?? this.bind(sessionId);
-    return id ? this.live.get(id) : undefined;
+    if (!this.bindings.has(sessionId) && !this.locator) this.bind(sessionId);
+    const place = this.bindings.get(sessionId);
+    return place ? this.live.get(place.runnerId) : undefined;
   }
 
   available(sessionId: string): boolean {
-    const id = this.bindings.get(sessionId);
-    return id ? this.live.has(id) : this.live.size > 0;
+    const place = this.bindings.get(sessionId);
+    return place ? this.live.has(place.runnerId) : this.live.size > 0;
+  }
+
+  /** Why a session's calls cannot run now, in words the IDE shows (which runner, since when). */
+  unavailableReason(sessionId: string): string | undefined {
+    const place = this.bindings.get(sessionId);
+    if (!place) return this.locator ? "this session has no workspace on a runner yet: no connected runner can take it" : this.live.size ? undefined : "no runner is connected to the server";
+    if (this.live.has(place.runnerId)) return undefined;
+    const since = this.known.get(place.runnerId)?.disconnectedAt ?? place.goneSince;
+    return `this session's workspace is on runner ${place.runnerId}, which is not connected${since ? ` (gone since ${since})` : " to this server"}; its history stays readable, and its calls work again once that runner is back`;
   }
 
   async run(request: ExecRequest): Promise<ExecResult> {
-    const conn = this.connectionFor(request.sessionId);
-    if (!conn) {
-      const bound = this.bindings.get(request.sessionId);
-      throw new ExecutorUnavailableError(
-        bound ? `the runner of this session (${bound}) is not connected` : "no runner is connected to the server",
-      );
-    }
-    return conn.run(request);
+    const place = await this.place(request.sessionId);
+    const conn = place && this.live.get(place.runnerId);
+    if (!conn) throw new ExecutorUnavailableError(this.unavailableReason(request.sessionId) ?? "no runner is connected to the server");
+    return conn.run(request, place.workspaceId);
   }
 
-  /** Workspace version the session's runner last reported (browser executors compare against it). */
+  /** Runs a workspace operation (workspace.create/delete/usage) on one runner. */
+  async runOn(runnerId: string, op: string, input: unknown, timeoutMs = 120_000): Promise<ExecResult> {
+    const conn = this.live.get(runnerId);
+    if (!conn) throw new ExecutorUnavailableError(`runner ${runnerId} is not connected${this.known.get(runnerId)?.disconnectedAt ? ` (gone since ${this.known.get(runnerId)?.disconnectedAt})` : " to this server"}`);
+    const signal = new AbortController().signal;
+    return conn.run({ sessionId: `runner-${runnerId}`.slice(0, 200), callId: `${op}-${Date.now()}`, op, input, deadline: Date.now() + timeoutMs, signal });
+  }
+
+  /** Connected to this server now. */
+  isLive(runnerId: string): boolean {
+    return this.live.has(runnerId);
+  }
+
+  /** Workspace version the session's runner last reported for its workspace (browser executors compare against it). */
   workspaceVersion(sessionId: string): number | undefined {
-    const id = this.bindings.get(sessionId);
-    return id ? this.known.get(id)?.workspaceVersion : undefined;
+    const place = this.bindings.get(sessionId);
+    return place ? this.versions.get(`${place.runnerId}/${place.workspaceId ?? ""}`) : undefined;
   }
 
   onFilesChanged(listener: Listener<FilesChangedEvent>): () => void {
@@ -255,7 +337,7 @@ export class RunnerPool implements Executor {
   }
 
   private sessionsOf(runnerId: string): string[] {
-    return [...this.bindings].filter(([, r]) => r === runnerId).map(([s]) => s);
+    return [...this.bindings].filter(([, p]) => p.runnerId === runnerId).map(([s]) => s);
   }
 
   private leastBusy(): string | undefined {
@@ -268,8 +350,9 @@ export class RunnerPool implements Executor {
     return best;
   }
 
-  private emitStatus(runnerId: string, connected: boolean, sandboxed: boolean): void {
-    const event = { runnerId, connected, sandboxed, sessionIds: this.sessionsOf(runnerId) };
+  private emitStatus(hello: RunnerHello, connected: boolean): void {
+    const runnerId = hello.runnerId;
+    const event = { runnerId, connected, sandboxed: hello.sandbox.available, sessionIds: this.sessionsOf(runnerId), hello, at: new Date().toISOString() };
     for (const l of this.statusListeners) safe(() => l(event), this.log);
   }
 }

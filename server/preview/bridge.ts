@@ -58,7 +58,11 @@ export class PreviewBridge {
   private readonly streams = new Map<string, Entry>();
   private readonly sockets = new SocketStreams();
 
-  constructor(private readonly connectionFor: (sessionId: string) => PreviewConnection | undefined) {}
+  constructor(
+    private readonly connectionFor: (sessionId: string) => PreviewConnection | undefined,
+    /** The session's workspace on that runner (absent: its default folder): its ports only. */
+    private readonly workspaceOf: (sessionId: string) => string | undefined = () => undefined,
+  ) {}
 
   /** HTTP streams and WebSockets in flight. */
   get size(): number {
@@ -68,7 +72,8 @@ export class PreviewBridge {
   /** A WebSocket to the port; undefined when the session's runner is not connected. */
   openSocket(sessionId: string, req: PreviewSocketRequest, handlers: PreviewSocketHandlers): PreviewSocket | undefined {
     const conn = this.connectionFor(sessionId);
-    return conn ? this.sockets.open(conn, sessionId, req, handlers) : undefined;
+    const workspaceId = this.workspaceOf(sessionId);
+    return conn ? this.sockets.open(conn, sessionId, workspaceId ? { ...req, workspaceId } : req, handlers) : undefined;
   }
 
   /** Undefined when the session's runner is not connected. */
@@ -82,7 +87,8 @@ export class PreviewBridge {
     }, Math.max(0, req.deadline - Date.now()) + GRACE_MS);
     const entry: Entry = { conn, handlers, unacked: 0, timer };
     this.streams.set(id, entry);
-    if (!conn.send({ type: "preview.request", streamId: id, sessionId, ...req })) {
+    const workspaceId = this.workspaceOf(sessionId);
+    if (!conn.send({ type: "preview.request", streamId: id, sessionId, ...(workspaceId ? { workspaceId } : {}), ...req })) {
       this.finish(id);
       return undefined;
     }

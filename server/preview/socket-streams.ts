@@ -13,6 +13,8 @@ export interface PreviewSocketRequest {
   protocols: string[];
   /** Absolute ms since epoch, for the handshake. */
   deadline: number;
+  /** The session's workspace (absent: the runner's default folder); set by the bridge. */
+  workspaceId?: string;
 }
 
 export interface PreviewSocketHandlers {

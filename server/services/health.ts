@@ -14,6 +14,10 @@ export interface RunnerInfo {
   sandbox?: RunnerSandbox;
   workspace: string;
   connectedAt?: string;
+  /** Workspaces placed on it (the database's placement; services/placement.ts). */
+  workspaces?: number;
+  labels?: string[];
+  capacity?: number;
 }
 
 /** Implemented by the runner pool. */
@@ -73,7 +77,16 @@ export function healthCheck(o: HealthOptions): () => Promise<HealthReport> {
       disk = { path: o.dataDir, error: (err as Error).message };
       problems.push(`The data folder ${o.dataDir} cannot be checked: ${(err as Error).message}`);
     }
-    const runners = o.runners.status().map(({ id, connected, sandboxed, sandbox, workspace, connectedAt }) => ({ id, connected, sandboxed, sandbox, workspace, connectedAt }));
+    // Workspaces per runner come from the database: a runner away from this server still holds its own.
+    const placed = new Map<string | null, number>();
+    try {
+      for (const c of await o.db.workspace.groupBy({ by: ["runnerId"], _count: { _all: true } })) placed.set(c.runnerId, c._count._all);
+    } catch {
+      // the database's own problem is reported above
+    }
+    const runners = o.runners.status().map(({ id, connected, sandboxed, sandbox, workspace, connectedAt, labels, capacity }) => ({
+      id, connected, sandboxed, sandbox, workspace, connectedAt, workspaces: placed.get(id) ?? 0, ...(labels ? { labels } : {}), ...(capacity !== undefined ? { capacity } : {}),
+    }));
     return { ok: problems.length === 0 && runners.some((r) => r.connected), database, disk, runners, problems };
   };
 }

@@ -47,6 +47,9 @@ export interface SessionServiceOptions {
   onRemoved?(sessionId: string): void;
   /** The providers this server can reach (the engine's): a session may not choose another. */
   modelChoices?(): ModelChoices;
+  /** The person's workspace of the project (none named: the org's Default project), placed on a
+   *  runner if it is new (services/projects.ts). */
+  workspaceFor?(actor: Actor, projectId?: string): Promise<{ projectId: string; workspaceId: string }>;
 }
 
 const PROVIDER_NAMES: Record<ProviderKind, string> = { anthropic: "Anthropic", openai: "The OpenAI-compatible API" };
@@ -62,10 +65,11 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
       return rows.map(summarize);
     },
 
-    async create(actor: Actor, input: { title?: string; workspace?: string }): Promise<SessionSummary> {
+    async create(actor: Actor, input: { title?: string; workspace?: string; projectId?: string }): Promise<SessionSummary> {
       const title = input.title ?? `Session ${new Date().toISOString().slice(0, 16).replace("T", " ")}`;
+      const place = options.workspaceFor ? await options.workspaceFor(actor, input.projectId) : undefined;
       const row = await db.session.create({
-        data: { title, ownerId: actor.userId, orgId: actor.orgId, workspace: input.workspace ?? "" },
+        data: { title, ownerId: actor.userId, orgId: actor.orgId, workspace: input.workspace ?? "", projectId: place?.projectId, workspaceId: place?.workspaceId },
       });
       return summarize(row);
     },

@@ -78,7 +78,8 @@ export class RunnerConnection {
     return true;
   }
 
-  run(req: ExecRequest): Promise<ExecResult> {
+  /** Runs `req` in `workspaceId` (absent: the runner's default folder). */
+  run(req: ExecRequest, workspaceId?: string): Promise<ExecResult> {
     if (this.closed) return Promise.reject(new ExecutorUnavailableError(`runner ${this.id} is not connected`));
     if (req.signal.aborted) return Promise.resolve(cancelled(req.op));
     if (req.deadline <= Date.now()) return Promise.reject(new ExecutorUnavailableError(`${req.op}: deadline passed before it was sent`));
@@ -108,7 +109,7 @@ export class RunnerConnection {
       });
       req.signal.addEventListener("abort", onAbort, { once: true });
       const ceiling = req.output ? { outputCeiling: req.output.ceiling } : {};
-      const sent = this.send({ type: "request", id, sessionId: req.sessionId, op: req.op, input: req.input, deadline: req.deadline, ...ceiling });
+      const sent = this.send({ type: "request", id, sessionId: req.sessionId, ...(workspaceId ? { workspaceId } : {}), op: req.op, input: req.input, deadline: req.deadline, ...ceiling });
       if (!sent) settle(() => reject(new ExecutorUnavailableError(`runner ${this.id} disconnected before ${req.op} was sent`)));
     });
   }

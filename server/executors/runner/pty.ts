@@ -32,13 +32,19 @@ interface Entry {
 
 export class PtyBridge {
   private readonly ptys = new Map<string, Entry>();
+  /** Words for a session without a connected runner (which runner, since when). */
+  whyUnavailable?: (sessionId: string) => string | undefined;
 
-  constructor(private readonly connectionFor: (sessionId: string) => RunnerConnection | undefined) {}
+  constructor(
+    private readonly connectionFor: (sessionId: string) => RunnerConnection | undefined,
+    /** The session's workspace on that runner (absent: its default folder). */
+    private readonly workspaceOf: (sessionId: string) => string | undefined = () => undefined,
+  ) {}
 
   /** Opens a PTY in the session's workspace on its runner. */
   open(sessionId: string, size: { cols: number; rows: number }): PtyChannel {
     const conn = this.connectionFor(sessionId);
-    if (!conn) throw new ExecutorUnavailableError("no runner is connected for this session; the terminal cannot open");
+    if (!conn) throw new ExecutorUnavailableError(`${this.whyUnavailable?.(sessionId) ?? "no runner is connected for this session"}; the terminal cannot open`);
     const id = `pty_${randomUUID()}`;
     const entry: Entry = {
       conn,
@@ -55,7 +61,8 @@ export class PtyBridge {
       },
     };
     this.ptys.set(id, entry);
-    if (!conn.send({ type: "pty.open", ptyId: id, sessionId, cols: size.cols, rows: size.rows })) {
+    const workspaceId = this.workspaceOf(sessionId);
+    if (!conn.send({ type: "pty.open", ptyId: id, sessionId, ...(workspaceId ? { workspaceId } : {}), cols: size.cols, rows: size.rows })) {
       this.ptys.delete(id);
       throw new ExecutorUnavailableError("the runner disconnected; the terminal cannot open");
     }

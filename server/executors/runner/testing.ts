@@ -62,8 +62,9 @@ export interface RunnerChild {
   stop(): Promise<void>;
 }
 
-export function spawnRunner(opts: { url: string; workspace: string; token?: string | null; args?: string[]; env?: NodeJS.ProcessEnv }): RunnerChild {
-  const args = ["--import", "tsx", join(ROOT, "runner/main.ts"), "--server", opts.url, "--workspace", opts.workspace, ...(opts.args ?? [])];
+/** A runner process; `workspace: null` for a `--root` runner without a default folder (give --root in args). */
+export function spawnRunner(opts: { url: string; workspace: string | null; token?: string | null; args?: string[]; env?: NodeJS.ProcessEnv }): RunnerChild {
+  const args = ["--import", "tsx", join(ROOT, "runner/main.ts"), "--server", opts.url, ...(opts.workspace !== null ? ["--workspace", opts.workspace] : []), ...(opts.args ?? [])];
   const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
   delete env.QUIVER_RUNNER_TOKEN;
   if (opts.token !== null) env.QUIVER_RUNNER_TOKEN = opts.token ?? TEST_TOKEN;

@@ -1,0 +1,148 @@
+// Placement: which runner holds a person's workspace of a project, decided once and stored in
+// the database, so every server instance and every restart agrees. A new workspace goes to a
+// live runner (services/runners.ts) that declares every label the project asks for and has room
+// (workspaces held below its capacity), the least loaded first, then the one with the most free
+// disk. Two instances placing the same (project, person) at once meet at the database's unique
+// constraint: the loser reads the winner's row. The runner is then asked to create the folder
+// (workspace.create); a create that could not be sent now is sent by whichever instance holds the
+// runner when it (re)connects or at its next renewal.
+import { randomBytes } from "node:crypto";
+import type { Db } from "../db";
+import { ExecutorUnavailableError, type ExecResult } from "../executors/contract";
+import type { SessionPlace } from "../executors/runner-pool";
+import { WORKSPACE_CREATE_OP, type WorkspaceSource } from "../protocol/workspace-ops";
+import { isLive, labelsOf } from "./runners";
+
+/** What placement needs of the runner pool of this instance. */
+export interface RunnerOps {
+  isLive(runnerId: string): boolean;
+  runOn(runnerId: string, op: string, input: unknown): Promise<ExecResult>;
+}
+
+export interface WorkspaceRow {
+  id: string;
+  projectId: string;
+  userId: string;
+  runnerId: string | null;
+  runnerDefault: boolean;
+  state: string;
+  error: string | null;
+}
+
+/** Where a project's files come from, as the runner's workspace.create takes it. */
+export type SourceOf = (projectId: string) => Promise<WorkspaceSource>;
+
+export function newWorkspaceId(): string {
+  return `w-${randomBytes(10).toString("hex")}`;
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: string })?.code === "P2002";
+}
+
+/** A failed create is tried again at most this often (a wrong git URL is not cloned per call). */
+const RETRY_FAILED_MS = 30_000;
+
+export function createPlacement(db: Db, deps: { ops: RunnerOps; sourceOf: SourceOf; log?: (line: string) => void }) {
+  const log = deps.log ?? (() => {});
+  const lastTried = new Map<string, number>();
+  const creating = new Map<string, Promise<WorkspaceRow>>();
+
+  /** The runner a new workspace goes to, or undefined when no live runner fits. */
+  async function choose(want: { labels: string[]; runnerDefault: boolean }): Promise<string | undefined> {
+    const now = Date.now();
+    const rows = (await db.runnerNode.findMany({ where: { instanceId: { not: null } } })).filter((r) => isLive(r, now));
+    const fits = rows.filter((r) => (want.runnerDefault ? r.servesDefault : r.root) && want.labels.every((l) => labelsOf(r.labels).includes(l)));
+    if (fits.length === 0) return undefined;
+    const counts = await db.workspace.groupBy({ by: ["runnerId"], where: { runnerId: { in: fits.map((r) => r.id) }, runnerDefault: false }, _count: { _all: true } });
+    const held = new Map(counts.map((c) => [c.runnerId, c._count._all]));
+    const room = fits
+      .map((r) => ({ id: r.id, held: held.get(r.id) ?? 0, capacity: r.capacity, free: r.freeDiskBytes === null ? -1 : Number(r.freeDiskBytes) }))
+      // The default folder is the runner's own; it takes no place among the workspaces it holds.
+      .filter((r) => want.runnerDefault || r.capacity <= 0 || r.held < r.capacity);
+    room.sort((a, b) => load(a) - load(b) || b.free - a.free || a.id.localeCompare(b.id));
+    return room[0]?.id;
+  }
+
+  const load = (r: { held: number; capacity: number }) => (r.capacity > 0 ? r.held / r.capacity : r.held);
+
+  /** Asks the runner for the workspace's folder when it is still to be made and this instance holds its runner. */
+  async function prepare(ws: WorkspaceRow): Promise<WorkspaceRow> {
+    if (ws.runnerDefault || ws.state === "ready" || ws.state === "deleting" || !ws.runnerId || !deps.ops.isLive(ws.runnerId)) return ws;
+    if (ws.state === "failed" && Date.now() - (lastTried.get(ws.id) ?? 0) < RETRY_FAILED_MS) return ws;
+    const pending = creating.get(ws.id);
+    if (pending) return pending;
+    const runnerId = ws.runnerId;
+    const job = (async () => {
+      lastTried.set(ws.id, Date.now());
+      let result: ExecResult;
+      try {
+        result = await deps.ops.runOn(runnerId, WORKSPACE_CREATE_OP, { workspaceId: ws.id, source: await deps.sourceOf(ws.projectId) });
+      } catch (err) {
+        return ws; // the runner went away meanwhile: it is created when it is back
+      }
+      // A folder that is there already (a create whose answer was lost) is the workspace.
+      const ok = result.ok || /exist/i.test(result.output);
+      const data = ok ? { state: "ready", error: null } : { state: "failed", error: result.output.slice(0, 2000) };
+      await db.workspace.updateMany({ where: { id: ws.id, state: { in: ["creating", "failed"] } }, data });
+      if (!ok) log(`workspace ${ws.id} on ${runnerId} could not be created: ${result.output}`);
+      return { ...ws, ...data };
+    })().finally(() => creating.delete(ws.id));
+    creating.set(ws.id, job);
+    return job;
+  }
+
+  return {
+    choose,
+    prepare,
+
+    /** The person's workspace of the project: found, or placed now (once, whichever instance asks). */
+    async ensureWorkspace(projectId: string, userId: string, options: { runnerDefault?: boolean } = {}): Promise<WorkspaceRow> {
+      const existing = await db.workspace.findUnique({ where: { projectId_userId: { projectId, userId } } });
+      if (existing) return existing.runnerId ? existing : this.placeUnplaced(existing);
+      const project = await db.project.findUniqueOrThrow({ where: { id: projectId }, select: { runnerLabels: true } });
+      const runnerDefault = options.runnerDefault ?? false;
+      const runnerId = await choose({ labels: labelsOf(project.runnerLabels), runnerDefault });
+      try {
+        return await db.workspace.create({
+          data: { id: newWorkspaceId(), projectId, userId, runnerId: runnerId ?? null, runnerDefault, state: runnerDefault ? "ready" : "creating" },
+        });
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        return db.workspace.findUniqueOrThrow({ where: { projectId_userId: { projectId, userId } } });
+      }
+    },
+
+    /** A workspace made while no runner fitted gets one now, if one fits (compare-and-set). */
+    async placeUnplaced(ws: WorkspaceRow): Promise<WorkspaceRow> {
+      const project = await db.project.findUniqueOrThrow({ where: { id: ws.projectId }, select: { runnerLabels: true } });
+      const runnerId = await choose({ labels: labelsOf(project.runnerLabels), runnerDefault: ws.runnerDefault });
+      if (runnerId) await db.workspace.updateMany({ where: { id: ws.id, runnerId: null }, data: { runnerId } });
+      return db.workspace.findUniqueOrThrow({ where: { id: ws.id } });
+    },
+
+    /** Where a session works; made ready on the way. Throws (with the reason) when it cannot work now. */
+    async locate(workspaceId: string): Promise<SessionPlace> {
+      const found = await db.workspace.findUnique({ where: { id: workspaceId } });
+      if (!found) throw new ExecutorUnavailableError("this session's workspace was deleted (its project is gone)");
+      let ws: WorkspaceRow = found.runnerId ? found : await this.placeUnplaced(found);
+      const runnerId = ws.runnerId;
+      if (!runnerId) throw new ExecutorUnavailableError("no connected runner can hold this session's workspace (none is live with room and the labels its project asks for); it is placed as soon as one is");
+      ws = await prepare(ws);
+      if (ws.state === "failed") throw new ExecutorUnavailableError(`this session's workspace could not be created on runner ${runnerId}: ${ws.error ?? "unknown error"}`);
+      if (ws.state === "deleting") throw new ExecutorUnavailableError("this session's workspace is being deleted");
+      const runner = await db.runnerNode.findUnique({ where: { id: runnerId } });
+      const goneSince = runner && !isLive(runner) ? (runner.disconnectedAt ?? runner.lastSeenAt).toISOString() : undefined;
+      return { runnerId, ...(ws.runnerDefault ? {} : { workspaceId: ws.id }), ...(goneSince ? { goneSince } : {}) };
+    },
+
+    /** Creates every workspace placed on these runners (held here) that is still to be made. */
+    async createPending(runnerIds: string[]): Promise<void> {
+      if (runnerIds.length === 0) return;
+      const pending = await db.workspace.findMany({ where: { runnerId: { in: runnerIds }, state: "creating", runnerDefault: false } });
+      for (const ws of pending) await prepare(ws);
+    },
+  };
+}
+
+export type Placement = ReturnType<typeof createPlacement>;

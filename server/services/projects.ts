@@ -1,0 +1,237 @@
+// Projects: the pieces of work of an org (a name, and where the files come from: empty, a git
+// repository, an uploaded archive). Each person who works on one gets a workspace of their own
+// (services/placement.ts) and every session of theirs in the project works in it. Every org has
+// a "Default" project; the local owner's workspace of it is the local runner's own folder
+// (./.quiver/workspace), and sessions made before projects are attached to their owner's
+// workspace of it, so nothing anyone had is lost. Deleting a project removes its sessions and
+// its workspaces' folders from their runners.
+import { TRPCError } from "@trpc/server";
+import type { Db } from "../db";
+import { WORKSPACE_DELETE_OP, type WorkspaceSource } from "../protocol/workspace-ops";
+import type { Placement, RunnerOps } from "./placement";
+import { isLive } from "./runners";
+import type { Actor } from "./types";
+
+export const DEFAULT_PROJECT = "Default";
+
+/** What "New project" asks for; the git and archive kinds are served by the runner's source handlers. */
+export type ProjectSource = { kind: "empty" } | { kind: "git"; url: string; branch?: string } | { kind: "archive"; name: string };
+
+export interface ProjectSummary {
+  id: string;
+  name: string;
+  source: ProjectSource;
+  runnerLabels: string[];
+  createdAt: string;
+  sessions: Array<{ id: string; title: string; status: string; updatedAt: string }>;
+  /** The asking person's workspace of it, if they have one yet. */
+  workspace: { id: string; runnerId: string | null; state: string; error: string | null } | null;
+}
+
+interface ProjectRow {
+  id: string;
+  name: string;
+  sourceKind: string;
+  gitUrl: string | null;
+  gitBranch: string | null;
+  archiveName: string | null;
+  runnerLabels: unknown;
+  createdAt: Date;
+}
+
+export function sourceOfRow(p: Pick<ProjectRow, "sourceKind" | "gitUrl" | "gitBranch" | "archiveName">): ProjectSource {
+  if (p.sourceKind === "git" && p.gitUrl) return { kind: "git", url: p.gitUrl, ...(p.gitBranch ? { branch: p.gitBranch } : {}) };
+  if (p.sourceKind === "archive" && p.archiveName) return { kind: "archive", name: p.archiveName };
+  return { kind: "empty" };
+}
+
+/** The runner's workspace.create source for a project (an archive travels as its upload's id). */
+export function workspaceSourceOf(p: Pick<ProjectRow, "sourceKind" | "gitUrl" | "gitBranch" | "archiveName">): WorkspaceSource {
+  const s = sourceOfRow(p);
+  if (s.kind === "archive") return { kind: "archive", uploadId: s.name };
+  return s;
+}
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === "P2002";
+
+export interface ProjectServiceDeps {
+  placement: Placement;
+  ops: RunnerOps;
+  /** The local owner: their workspace of their org's Default project is the runner's own folder. */
+  localOwner?: { userId: string; orgId: string };
+  /** Sessions whose workspace went: whatever holds them in memory lets go. */
+  onWorkspaceRemoved?(workspaceId: string): void;
+  log?: (line: string) => void;
+}
+
+export function createProjectService(db: Db, deps: ProjectServiceDeps) {
+  const log = deps.log ?? (() => {});
+
+  async function findProject(actor: Actor, id: string) {
+    const row = await db.project.findFirst({ where: { id, orgId: actor.orgId } });
+    if (!row) throw new TRPCError({ code: "NOT_FOUND", message: `No project ${id}.` });
+    return row;
+  }
+
+  async function defaultProject(orgId: string, createdById: string) {
+    const found = await db.project.findUnique({ where: { orgId_name: { orgId, name: DEFAULT_PROJECT } } });
+    if (found) return found;
+    try {
+      return await db.project.create({ data: { orgId, name: DEFAULT_PROJECT, createdById } });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      return db.project.findUniqueOrThrow({ where: { orgId_name: { orgId, name: DEFAULT_PROJECT } } });
+    }
+  }
+
+  const isLocalDefault = (project: { orgId: string; name: string }, userId: string) =>
+    deps.localOwner?.userId === userId && deps.localOwner.orgId === project.orgId && project.name === DEFAULT_PROJECT;
+
+  /** The person's workspace of the project (the org's Default one when none is named). */
+  async function workspaceFor(actor: Pick<Actor, "userId" | "orgId">, projectId?: string) {
+    const project = projectId ? await findProject(actor as Actor, projectId) : await defaultProject(actor.orgId, actor.userId);
+    const ws = await deps.placement.ensureWorkspace(project.id, actor.userId, { runnerDefault: isLocalDefault(project, actor.userId) });
+    return { projectId: project.id, workspaceId: ws.id, workspace: ws };
+  }
+
+  /** Sessions from before projects, of this person in this org: into their Default workspace. */
+  async function attachLegacy(person: { userId: string; orgId: string }): Promise<number> {
+    const legacy = await db.session.count({ where: { orgId: person.orgId, ownerId: person.userId, workspaceId: null } });
+    if (legacy === 0) return 0;
+    const { projectId, workspaceId } = await workspaceFor(person);
+    const { count } = await db.session.updateMany({ where: { orgId: person.orgId, ownerId: person.userId, workspaceId: null }, data: { projectId, workspaceId } });
+    if (count) log(`projects: ${count} earlier session(s) attached to the ${DEFAULT_PROJECT} project's workspace ${workspaceId}`);
+    return count;
+  }
+
+  return {
+    workspaceFor,
+    attachLegacy,
+
+    /** At start: the local owner's Default project and workspace exist, their sessions in it. */
+    async ensureLocal(): Promise<void> {
+      if (!deps.localOwner) return;
+      await defaultProject(deps.localOwner.orgId, deps.localOwner.userId);
+      await workspaceFor(deps.localOwner);
+      await attachLegacy(deps.localOwner);
+    },
+
+    /** The workspace a session works in (attaching a session from before projects on the way). */
+    async workspaceOfSession(sessionId: string): Promise<string | undefined> {
+      const s = await db.session.findUnique({ where: { id: sessionId }, select: { workspaceId: true, ownerId: true, orgId: true } });
+      if (!s) return undefined;
+      if (s.workspaceId) return s.workspaceId;
+      await attachLegacy({ userId: s.ownerId, orgId: s.orgId });
+      return (await db.session.findUnique({ where: { id: sessionId }, select: { workspaceId: true } }))?.workspaceId ?? undefined;
+    },
+
+    /** Where a session works: its project, workspace and runner (live, or gone since when). */
+    async workspaceStatus(sessionId: string) {
+      const workspaceId = await this.workspaceOfSession(sessionId);
+      const ws = workspaceId ? await db.workspace.findUnique({ where: { id: workspaceId }, include: { project: { select: { id: true, name: true } }, runner: true } }) : null;
+      if (!ws) return { workspaceId: null, project: null, state: "none", error: null, runner: null };
+      const r = ws.runner;
+      return {
+        workspaceId: ws.id,
+        project: ws.project,
+        state: ws.state,
+        error: ws.error,
+        runner: r ? { id: r.id, connected: isLive(r), since: (isLive(r) ? r.connectedAt : (r.disconnectedAt ?? r.lastSeenAt))?.toISOString() ?? null } : null,
+      };
+    },
+
+    /** The org's projects (Default first, then by name) with the person's sessions in each. */
+    async list(actor: Actor): Promise<ProjectSummary[]> {
+      await defaultProject(actor.orgId, actor.userId);
+      await attachLegacy(actor);
+      const rows = await db.project.findMany({
+        where: { orgId: actor.orgId },
+        include: {
+          sessions: { where: { ownerId: actor.userId }, orderBy: { updatedAt: "desc" }, take: 200, select: { id: true, title: true, status: true, updatedAt: true } },
+          workspaces: { where: { userId: actor.userId }, select: { id: true, runnerId: true, state: true, error: true } },
+        },
+      });
+      rows.sort((a, b) => Number(b.name === DEFAULT_PROJECT) - Number(a.name === DEFAULT_PROJECT) || a.name.localeCompare(b.name));
+      return rows.map((p) => ({
+        ...present(p),
+        sessions: p.sessions.map((s) => ({ ...s, updatedAt: s.updatedAt.toISOString() })),
+        workspace: p.workspaces[0] ?? null,
+      }));
+    },
+
+    /** A new project; its creator's workspace is placed at once and its folder made in the background. */
+    async create(actor: Actor, input: { name: string; source: ProjectSource; runnerLabels?: string[] }): Promise<ProjectSummary> {
+      const src = input.source;
+      let row;
+      try {
+        row = await db.project.create({
+          data: {
+            orgId: actor.orgId,
+            name: input.name,
+            createdById: actor.userId,
+            sourceKind: src.kind,
+            gitUrl: src.kind === "git" ? src.url : null,
+            gitBranch: src.kind === "git" ? (src.branch ?? null) : null,
+            archiveName: src.kind === "archive" ? src.name : null,
+            runnerLabels: input.runnerLabels ?? [],
+          },
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `There is a project called "${input.name}" already.` });
+        throw err;
+      }
+      const { workspace } = await workspaceFor(actor, row.id);
+      void deps.placement.prepare(workspace).catch((err) => log(`projects: workspace ${workspace.id} not prepared: ${(err as Error).message}`));
+      return { ...present(row), sessions: [], workspace: { id: workspace.id, runnerId: workspace.runnerId, state: workspace.state, error: workspace.error } };
+    },
+
+    async rename(actor: Actor, id: string, name: string): Promise<void> {
+      const row = await findProject(actor, id);
+      if (actor.role === "member" && row.createdById !== actor.userId) throw new TRPCError({ code: "FORBIDDEN", message: "Only the project's creator or an org admin can rename it." });
+      if (row.name === DEFAULT_PROJECT) throw new TRPCError({ code: "BAD_REQUEST", message: `The ${DEFAULT_PROJECT} project keeps its name.` });
+      try {
+        await db.project.update({ where: { id }, data: { name } });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `There is a project called "${name}" already.` });
+        throw err;
+      }
+    },
+
+    /** Deletes the project with its sessions, after deleting its workspaces' folders on their
+     *  runners. Refused while a turn runs in it; a workspace whose runner is not reachable from
+     *  this server is named in the answer (its folder stays on that runner). */
+    async remove(actor: Actor, id: string): Promise<{ removed: number; leftBehind: Array<{ workspaceId: string; runnerId: string; reason: string }> }> {
+      const row = await findProject(actor, id);
+      if (row.name === DEFAULT_PROJECT) throw new TRPCError({ code: "BAD_REQUEST", message: `The ${DEFAULT_PROJECT} project cannot be deleted.` });
+      if (actor.role === "member" && row.createdById !== actor.userId) throw new TRPCError({ code: "FORBIDDEN", message: "Only the project's creator or an org admin can delete it." });
+      const running = await db.turn.count({ where: { status: "running", session: { projectId: id } } });
+      if (running) throw new TRPCError({ code: "CONFLICT", message: "A turn is running in a session of this project. Stop it first, then delete the project." });
+      const workspaces = await db.workspace.findMany({ where: { projectId: id } });
+      await db.workspace.updateMany({ where: { projectId: id }, data: { state: "deleting" } });
+      const leftBehind: Array<{ workspaceId: string; runnerId: string; reason: string }> = [];
+      let removed = 0;
+      for (const ws of workspaces) {
+        deps.onWorkspaceRemoved?.(ws.id);
+        if (!ws.runnerId || ws.runnerDefault) continue;
+        try {
+          const r = await deps.ops.runOn(ws.runnerId, WORKSPACE_DELETE_OP, { workspaceId: ws.id });
+          if (!r.ok) throw new Error(r.output);
+          removed++;
+        } catch (err) {
+          leftBehind.push({ workspaceId: ws.id, runnerId: ws.runnerId, reason: (err as Error).message });
+        }
+      }
+      await db.session.deleteMany({ where: { projectId: id } });
+      await db.project.delete({ where: { id } });
+      for (const l of leftBehind) log(`projects: workspace ${l.workspaceId} of deleted project ${id} stays on runner ${l.runnerId}: ${l.reason}`);
+      return { removed, leftBehind };
+    },
+  };
+}
+
+function present(p: ProjectRow): Omit<ProjectSummary, "sessions" | "workspace"> {
+  const labels = Array.isArray(p.runnerLabels) ? (p.runnerLabels as unknown[]).filter((l): l is string => typeof l === "string") : [];
+  return { id: p.id, name: p.name, source: sourceOfRow(p), runnerLabels: labels, createdAt: p.createdAt.toISOString() };
+}
+
+export type ProjectService = ReturnType<typeof createProjectService>;
