@@ -71,7 +71,7 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
     await refused(inv.accept(invitee, made.token), "BAD_REQUEST", /already been used/);
     expect(await inv.info(made.token)).toMatchObject({ state: "accepted" });
     const actions = (await db.auditEvent.findMany({ where: { orgId: org.id }, orderBy: { createdAt: "asc" } })).map((a) => [a.action, a.actorId]);
-    expect(actions).toEqual([["invitation.created", owner.userId], ["invitation.accepted", invitee.userId]]);
+    expect(actions).toEqual([["org.invitation_created", owner.userId], ["org.invitation_accepted", invitee.userId]]);
   });
 
   it("ends a link at its expiry", async () => {
@@ -101,7 +101,7 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
     await refused(inv.accept(invitee, second.token), "BAD_REQUEST", /revoked/);
     expect(await isMember(invitee.userId)).toBeUndefined();
     expect(await inv.list(admin)).toEqual([]);
-    expect(await db.auditEvent.count({ where: { action: "invitation.revoked", actorId: admin.userId } })).toBe(1);
+    expect(await db.auditEvent.count({ where: { action: "org.invitation_revoked", actorId: admin.userId } })).toBe(1);
     await refused(inv.revoke(admin, "nope"), "NOT_FOUND");
   });
 
@@ -140,7 +140,7 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
     const joined = results.filter((r) => r.status === "fulfilled" && !r.value.alreadyMember);
     expect(joined).toHaveLength(1);
     expect(await db.membership.count({ where: { orgId: org.id, userId: racer.userId } })).toBe(1);
-    expect(await db.auditEvent.count({ where: { orgId: org.id, action: "invitation.accepted" } })).toBe(1);
+    expect(await db.auditEvent.count({ where: { orgId: org.id, action: "org.invitation_accepted" } })).toBe(1);
   });
 
   it("answers unknown and malformed links as not valid", async () => {

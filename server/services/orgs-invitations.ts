@@ -112,7 +112,7 @@ export function createInvitations(deps: InvitationDeps) {
           data: { id: hashToken(token), orgId: actor.orgId, email: email.data, role: input.role, status: "pending", inviterId: actor.userId, expiresAt: new Date(now().getTime() + hours * 3_600_000) },
           include: { inviter: true, org: true },
         });
-        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "invitation.created", target: `invitation:${created.id}`, detail: { email: email.data, role: input.role, expiresAt: created.expiresAt.toISOString(), replaced: replaced.count } });
+        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "org.invitation_created", target: `invitation:${created.id}`, detail: { email: email.data, role: input.role, expiresAt: created.expiresAt.toISOString(), replaced: replaced.count } });
         return created;
       });
       const path = invitationPath(token);
@@ -147,7 +147,7 @@ export function createInvitations(deps: InvitationDeps) {
         if (!row) throw new OrgError("No such invitation.", "NOT_FOUND");
         if (row.status !== "pending") return summary(row);
         const updated = await tx.invitation.update({ where: { id }, data: { status: "canceled" }, include: { inviter: true } });
-        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "invitation.revoked", target: `invitation:${id}`, detail: { email: row.email, role: row.role } });
+        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "org.invitation_revoked", target: `invitation:${id}`, detail: { email: row.email, role: row.role } });
         return summary(updated);
       });
     },
@@ -182,7 +182,7 @@ export function createInvitations(deps: InvitationDeps) {
         const claimed = await tx.invitation.updateMany({ where: { id: row.id, status: "pending" }, data: { status: "accepted" } });
         if (claimed.count !== 1) throw new OrgError(ENDED.accepted, "BAD_REQUEST");
         await tx.membership.create({ data: { userId: person.userId, orgId: row.orgId, role } });
-        await audit(tx, { orgId: row.orgId, actorId: person.userId, action: "invitation.accepted", target: `invitation:${row.id}`, detail: { email: row.email, role, invitedBy: row.inviterId } });
+        await audit(tx, { orgId: row.orgId, actorId: person.userId, action: "org.invitation_accepted", target: `invitation:${row.id}`, detail: { email: row.email, role, invitedBy: row.inviterId } });
         return { orgId: row.orgId, orgName: found.org.name, role, alreadyMember: false };
       });
     },

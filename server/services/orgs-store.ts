@@ -8,6 +8,7 @@ import type { Db } from "../db";
 import type { Prisma } from "../db/generated/sqlite/client";
 import type { Role } from "./orgs-rules";
 import { isRole } from "./orgs-rules";
+import { auditRow } from "./audit";
 
 export type OrgErrorCode = "NOT_FOUND" | "FORBIDDEN" | "BAD_REQUEST" | "CONFLICT" | "PRECONDITION_FAILED";
 
@@ -74,7 +75,7 @@ export interface AuditRow {
   detail?: Record<string, unknown>;
 }
 
-/** The audit event of a change, in the change's transaction. */
+/** The audit event of a change (services/audit.ts's row), in the change's transaction. */
 export async function audit(tx: Tx, row: AuditRow): Promise<void> {
-  await tx.auditEvent.create({ data: { orgId: row.orgId, actorId: row.actorId, action: row.action, target: row.target ?? null, detail: (row.detail ?? {}) as object } });
+  await tx.auditEvent.create(auditRow(row));
 }

@@ -81,13 +81,13 @@ describe.each(testDatabases())("org members on %s", (provider) => {
     expect(await roleOf(member.memberId)).toBe("admin");
     // A promotion takes nothing away: no socket is closed.
     expect(closed).toEqual([]);
-    expect(await audits("member.role_changed")).toEqual([expect.objectContaining({ actorId: admin.userId, target: `user:${member.userId}`, detail: { from: "member", to: "admin" } })]);
+    expect(await audits("org.role_changed")).toEqual([expect.objectContaining({ actorId: admin.userId, target: `member:${member.userId}`, detail: { from: "member", to: "admin" } })]);
 
     const other = await person("member");
     await orgs.remove(admin, other.memberId);
     expect(await roleOf(other.memberId)).toBeUndefined();
     expect(closed).toEqual([{ userId: other.userId, orgId: owner.orgId, reason: "removed from the org" }]);
-    expect(await audits("member.removed")).toEqual([expect.objectContaining({ actorId: admin.userId, target: `user:${other.userId}`, detail: { role: "member" } })]);
+    expect(await audits("org.member_removed")).toEqual([expect.objectContaining({ actorId: admin.userId, target: `member:${other.userId}`, detail: { role: "member" } })]);
   });
 
   it("lets members manage nobody", async () => {
@@ -188,7 +188,7 @@ describe.each(testDatabases())("org members on %s", (provider) => {
     expect(await orgs.leave(member, member.orgId)).toEqual({ activeOrgId: home.id });
     expect(activated).toEqual([{ userId: member.userId, orgId: home.id }]);
     expect(closed).toEqual([{ userId: member.userId, orgId: member.orgId, reason: "left the org" }]);
-    expect(await audits("member.left")).toHaveLength(1);
+    expect(await audits("org.member_left")).toHaveLength(1);
     await refused(orgs.remove(member, member.memberId), "FORBIDDEN");
   });
 

@@ -125,7 +125,7 @@ export function createOrgService(deps: OrgServiceDeps) {
         if (refused) throw new OrgError(refused, "FORBIDDEN");
         if (leavesNoOwner(target.role, to, await ownerCount(tx, actor.orgId))) throw new OrgError(LAST_OWNER, "CONFLICT");
         await tx.membership.update({ where: { id: target.id }, data: { role: to } });
-        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "member.role_changed", target: `user:${target.userId}`, detail: { from: target.role, to } });
+        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "org.role_changed", target: `member:${target.userId}`, detail: { from: target.role, to } });
         return { target, from: target.role };
       });
       // Rights taken away end at once; new rights come with the next request or connection.
@@ -143,7 +143,7 @@ export function createOrgService(deps: OrgServiceDeps) {
         if (refused) throw new OrgError(refused, "FORBIDDEN");
         if (leavesNoOwner(target.role, undefined, await ownerCount(tx, actor.orgId))) throw new OrgError(LAST_OWNER, "CONFLICT");
         await tx.membership.delete({ where: { id: target.id } });
-        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "member.removed", target: `user:${target.userId}`, detail: { role: target.role } });
+        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "org.member_removed", target: `member:${target.userId}`, detail: { role: target.role } });
         return target;
       });
       await disconnect({ userId: removed.userId, orgId: actor.orgId }, "removed from the org");
@@ -161,7 +161,7 @@ export function createOrgService(deps: OrgServiceDeps) {
         await tx.$executeRaw`UPDATE "User" SET "email" = "email" WHERE "id" = ${actor.userId}`;
         if ((await tx.membership.count({ where: { userId: actor.userId } })) <= 1) throw new OrgError(ONLY_ORG, "CONFLICT");
         await tx.membership.delete({ where: { id: me.id } });
-        await audit(tx, { orgId, actorId: actor.userId, action: "member.left", target: `user:${actor.userId}`, detail: { role: me.role } });
+        await audit(tx, { orgId, actorId: actor.userId, action: "org.member_left", target: `member:${actor.userId}`, detail: { role: me.role } });
       });
       let activeOrgId: string | null = actor.orgId === orgId ? null : actor.orgId;
       if (activeOrgId === null) {
