@@ -63,7 +63,11 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const readOnly = who.data?.kind !== "member";
   const [sharing, setSharing] = useState(false);
   const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: 2_000 }));
-  const runner = health.data?.runners.find((r) => r.connected);
+  // The runner this session's workspace is placed on (server/services/placement.ts); its facts
+  // come from health, and when it is gone the banner names it and since when.
+  const place = useQuery(trpc.projects.workspaceOf.queryOptions({ sessionId }, { refetchInterval: 5_000, retry: false }));
+  const placedOn = place.data?.runner?.id;
+  const runner = health.data?.runners.find((r) => r.connected && (!placedOn || r.id === placedOn));
   const sandboxed = runner?.sandboxed;
   const { reason: sandboxReason, network, networkReason } = runner?.sandbox ?? {};
   const sandboxStatus = useMemo<SandboxStatus | undefined>(
@@ -155,9 +159,10 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   // not wait for the next poll.
   const runnerEvent = state.runner;
   const refetchHealth = health.refetch;
+  const refetchPlace = place.refetch;
   useEffect(() => {
-    if (runnerEvent) void refetchHealth();
-  }, [runnerEvent, refetchHealth]);
+    if (runnerEvent) void refetchHealth().then(() => refetchPlace());
+  }, [runnerEvent, refetchHealth, refetchPlace]);
 
   const running = state.activeTurnId !== null;
   // The browser tab says when the agent waits for the person (an approval) or is working, so a
@@ -272,7 +277,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
             ? "Connection to the server lost. Reconnecting… (events resume where they stopped)"
             : socketDown
               ? `Live updates interrupted (${streamError ?? "unknown error"}). Retrying…`
-              : "The runner is disconnected: files, terminal and tools are unavailable until it reconnects."}
+              : place.data?.runner && !place.data.runner.connected
+                ? <span data-testid="workspace-runner-gone">This session&apos;s workspace is on runner {place.data.runner.id}, gone since {place.data.runner.since ? new Date(place.data.runner.since).toLocaleString() : "an unknown time"}: files, terminal and tools are unavailable until it reconnects. The history stays readable.</span>
+                : "The runner is disconnected: files, terminal and tools are unavailable until it reconnects."}
         </div>
       )}
       {!linkEnded && !socketDown && !runnerDown && <SandboxBanner />}
