@@ -38,6 +38,19 @@ function refuse(code: SsoRefusal): never {
   throw new APIError("FORBIDDEN", { code, message: SSO_REFUSALS[code] });
 }
 
+/** The email a callback's hook refused, kept for that callback's audit event (same request, ms). */
+function refusals() {
+  const last = new Map<string, { email: string; at: number }>();
+  return {
+    note: (providerId: string, email: string) => void last.set(providerId, { email, at: Date.now() }),
+    take(providerId: string): { email?: string } {
+      const e = last.get(providerId);
+      last.delete(providerId);
+      return e && Date.now() - e.at < 10_000 ? { email: e.email } : {};
+    },
+  };
+}
+
 interface HookContext {
   path?: string;
   params?: Record<string, string>;
@@ -53,12 +66,17 @@ export function ssoAccounts(deps: SsoAccountsDeps) {
   const secretKey = ssoSecretKey(deps.key);
   /** New people this process's callbacks admitted, for the sign-up gate asked right after (ms). */
   const admitted = new Map<string, number>();
+  const refusedEmail = refusals();
+  function refuseFor(providerId: string, email: string, code: SsoRefusal): never {
+    refusedEmail.note(providerId, email);
+    return refuse(code);
+  }
 
   const providerRow = (providerId: string) => db.ssoProvider.findUnique({ where: { providerId } });
   async function allowedDomain(providerId: string, email: string) {
     const row = await providerRow(providerId);
-    if (!row?.organizationId) refuse("sso_provider_unknown");
-    if (!parseDomains(row.domain).includes(emailDomain(email))) refuse("sso_domain_not_allowed");
+    if (!row?.organizationId) refuseFor(providerId, email, "sso_provider_unknown");
+    if (!parseDomains(row.domain).includes(emailDomain(email))) refuseFor(providerId, email, "sso_domain_not_allowed");
     return row.organizationId;
   }
 
@@ -93,7 +111,7 @@ export function ssoAccounts(deps: SsoAccountsDeps) {
                   const providerId = callbackProvider(hookCtx);
                   if (!providerId) return;
                   await allowedDomain(providerId, user.email);
-                  if (user.emailVerified !== true) refuse("sso_email_unverified");
+                  if (user.emailVerified !== true) refuseFor(providerId, user.email, "sso_email_unverified");
                   admitted.set(user.email.toLowerCase(), Date.now());
                 },
               },
@@ -110,7 +128,7 @@ export function ssoAccounts(deps: SsoAccountsDeps) {
                   if (admitted.delete(user.email)) return;
                   const member = await db.membership.findFirst({ where: { userId: account.userId, orgId }, select: { id: true } });
                   const invited = member ?? (await db.invitation.findFirst({ where: { orgId, email: user.email, status: "pending", expiresAt: { gt: new Date() } }, select: { id: true } }));
-                  if (!invited) refuse("sso_account_not_in_org");
+                  if (!invited) refuseFor(providerId, user.email, "sso_account_not_in_org");
                 },
               },
             },
@@ -123,16 +141,29 @@ export function ssoAccounts(deps: SsoAccountsDeps) {
       after: [
         ...(baseHooks.after ?? []),
         {
-          // A sign-in through an org's IdP lands in that org (when the person is a member of it).
+          // A sign-in through an org's IdP lands in that org (when the person is a member of it),
+          // and every callback, signed in or refused, is an audit event of the org.
           matcher: (c: { path?: string }) => c.path === CALLBACK_PATH,
           handler: createAuthMiddleware(async (c) => {
             const session = c.context.newSession;
             const providerId = c.params?.providerId;
-            if (!session || typeof providerId !== "string") return;
-            const row = await providerRow(providerId);
-            if (!row?.organizationId) return;
-            const member = await db.membership.findFirst({ where: { userId: session.user.id, orgId: row.organizationId }, select: { id: true } });
-            if (member) await c.context.internalAdapter.updateSession(session.session.token, { activeOrganizationId: row.organizationId });
+            if (typeof providerId !== "string") return;
+            const orgId = (await providerRow(providerId))?.organizationId ?? null;
+            if (session && orgId) {
+              const member = await db.membership.findFirst({ where: { userId: session.user.id, orgId }, select: { id: true } });
+              if (member) await c.context.internalAdapter.updateSession(session.session.token, { activeOrganizationId: orgId });
+            }
+            const location = (c.context.returned as { headers?: Headers } | undefined)?.headers?.get?.("location") ?? "";
+            const error = session ? null : (new URL(location, "http://x").searchParams.get("error") ?? "unknown");
+            await db.auditEvent.create({
+              data: {
+                orgId,
+                actorId: session?.user.id ?? null,
+                action: session ? "auth.signed_in" : "auth.sign_in_failed",
+                target: `sso:${providerId}`,
+                detail: { method: "sso", ...(error ? { reason: error, ...refusedEmail.take(providerId) } : {}) },
+              },
+            });
           }),
         },
       ],
