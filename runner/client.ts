@@ -1,6 +1,7 @@
 // The runner's connection to the server: authenticate on the upgrade, say hello, serve requests
-// concurrently (each with its own abort signal: cancel, deadline, disconnect), forward PTY
-// frames and change events, and reconnect with exponential backoff and jitter.
+// concurrently (each with its own abort signal: cancel, deadline, disconnect), route each
+// request, PTY and preview frame to the workspace it names (runner/root/workspaces.ts), forward
+// change events, and reconnect with exponential backoff and jitter.
 import WebSocket from "ws";
 import {
   decodeFrame,
@@ -11,20 +12,21 @@ import {
   type RunnerToServer,
 } from "../server/protocol/runner";
 import type { PreviewServerFrame } from "../server/protocol/preview";
-import type { OpRegistry, PtyHandler } from "./ops";
+import type { AnyOp, PtyHandler } from "./ops";
 import { OutputWindow } from "./output-window";
-import type { Workspace } from "./workspace/workspace";
+import type { PreviewHandler } from "./preview";
+import type { Served } from "./served";
+import type { Workspaces } from "./root/workspaces";
 
 export interface RunnerClientOptions {
   url: string;
   token: string;
   runnerId: string;
   version: string;
-  workspace: Workspace;
-  registry: OpRegistry;
-  pty?: PtyHandler;
-  /** Serves preview.* frames (runner/preview/); absent: preview requests are answered as refused. */
-  preview?: { handle(frame: PreviewServerFrame): void; connectionLost(): void };
+  /** Where frames act: the one folder, or a `--root` runner's workspaces by id. */
+  workspaces: Workspaces;
+  /** Hello's `workspace`: the default workspace's folder, or the root. */
+  workspacePath: string;
   sandbox: RunnerSandbox;
   log(line: string): void;
   /** The server refused the token: retrying cannot help. */
@@ -43,10 +45,26 @@ export class RunnerClient {
   private stopped = false;
   private readonly inflight = new Map<string, AbortController>();
   private readonly windows = new Map<string, OutputWindow>();
-  private readonly unsubscribe: () => void;
+  /**
+   * Which workspace's handler each terminal and preview stream belongs to (later frames name
+   * only their id). Promises, so frames that arrive while the workspace is being opened are
+   * handed on in order once it is.
+   */
+  private readonly ptys = new Map<string, Promise<PtyHandler | undefined>>();
+  private readonly streams = new Map<string, Promise<PreviewHandler | undefined>>();
 
-  constructor(private readonly o: RunnerClientOptions) {
-    this.unsubscribe = o.workspace.onChange((paths, version) => this.send({ type: "files.changed", paths, version }));
+  constructor(private readonly o: RunnerClientOptions) {}
+
+  /** A workspace's file changes, as files.changed (no workspaceId: the default workspace). */
+  filesChanged(workspaceId: string | undefined, paths: string[], version: number): void {
+    this.send({ type: "files.changed", ...(workspaceId ? { workspaceId } : {}), paths, version });
+  }
+
+  /** Frames a workspace's terminals and preview send: the routes of ended streams are dropped. */
+  sendFromWorkspace(message: RunnerToServer): boolean {
+    if (message.type === "pty.exit") this.ptys.delete(message.ptyId);
+    else if (message.type === "preview.end" || message.type === "preview.ws.closed") this.streams.delete(message.streamId);
+    return this.send(message);
   }
 
   get connected(): boolean {
@@ -82,16 +100,7 @@ export class RunnerClient {
       this.attempt = 0;
       this.lastHeard = Date.now();
       this.o.log(`connected to ${this.o.url}`);
-      this.send({
-        type: "hello",
-        protocol: RUNNER_PROTOCOL_VERSION,
-        runnerId: this.o.runnerId,
-        workspace: this.o.workspace.root,
-        version: this.o.version,
-        sandbox: this.o.sandbox,
-        workspaceVersion: this.o.workspace.version,
-      });
-      this.o.pty?.connectionChanged(true);
+      void this.hello(ws);
       this.watchIdle();
     });
     ws.on("message", (data) => {
@@ -110,10 +119,39 @@ export class RunnerClient {
       // Nobody is waiting for these results any more.
       for (const ctrl of this.inflight.values()) ctrl.abort(new Error("server connection lost"));
       this.inflight.clear();
-      this.o.pty?.connectionChanged(false);
-      this.o.preview?.connectionLost();
+      this.eachServed((s) => {
+        s.pty?.connectionChanged(false);
+        s.preview.connectionLost();
+      });
+      this.streams.clear();
       this.scheduleReconnect();
     });
+  }
+
+  private async hello(ws: WebSocket): Promise<void> {
+    const served = await this.o.workspaces.default?.catch(() => undefined);
+    let facts = {};
+    try {
+      facts = await this.o.workspaces.helloFacts();
+    } catch (err) {
+      this.o.log(`could not list the workspaces for hello: ${(err as Error).message}`);
+    }
+    if (this.ws !== ws) return;
+    this.send({
+      type: "hello",
+      protocol: RUNNER_PROTOCOL_VERSION,
+      runnerId: this.o.runnerId,
+      workspace: served?.workspace.root ?? this.o.workspacePath,
+      version: this.o.version,
+      sandbox: this.o.sandbox,
+      workspaceVersion: served?.workspace.version ?? 0,
+      ...facts,
+    });
+    this.eachServed((s) => s.pty?.connectionChanged(true));
+  }
+
+  private eachServed(fn: (s: Served) => void): void {
+    void this.o.workspaces.all().then((list) => list.forEach(fn));
   }
 
   private scheduleReconnect(): void {
@@ -152,27 +190,75 @@ export class RunnerClient {
         this.windows.get(msg.id)?.ack(msg.offset);
         return;
       case "preview.request":
+      case "preview.ws.open":
+        this.openStream(msg);
+        return;
       case "preview.body":
       case "preview.ack":
       case "preview.cancel":
-      case "preview.ws.open":
       case "preview.ws.send":
       case "preview.ws.close":
-        if (this.o.preview) this.o.preview.handle(msg);
-        else if (msg.type === "preview.request") this.send({ type: "preview.end", streamId: msg.streamId, error: { code: "refused", message: "this runner does not serve previews" } });
+        void this.streams.get(msg.streamId)?.then((h) => h?.handle(msg));
         return;
-      default:
-        if (this.o.pty) this.o.pty.handle(msg);
-        else if (msg.type === "pty.open") this.send({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal: "unsupported" });
+      case "pty.open":
+        this.openPty(msg);
+        return;
+      default: {
+        const route = this.ptys.get(msg.ptyId);
+        if (route) void route.then((h) => h?.handle(msg));
+        else if (msg.type === "pty.close") this.send({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal: "not open" });
+      }
     }
+  }
+
+  private openPty(msg: Extract<ServerToRunner, { type: "pty.open" }>): void {
+    const exit = (signal: string) => void this.sendFromWorkspace({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal });
+    const held = this.ptys.get(msg.ptyId);
+    const route = this.o.workspaces.get(msg.workspaceId).then(
+      async (served) => {
+        if (!served.pty) return void exit("unsupported");
+        // A terminal id belongs to one workspace: re-attaching it from another is refused.
+        if (held && (await held) !== served.pty) return void exit("terminal id in use by another workspace");
+        served.pty.handle(msg);
+        return served.pty;
+      },
+      (err: Error) => void exit(err.message),
+    );
+    if (!held) this.ptys.set(msg.ptyId, route);
+  }
+
+  private openStream(msg: Extract<PreviewServerFrame, { type: "preview.request" | "preview.ws.open" }>): void {
+    const route = this.o.workspaces.get(msg.workspaceId).then(
+      (served) => {
+        served.preview.handle(msg);
+        return served.preview;
+      },
+      (err: Error) => {
+        const error = { code: "refused" as const, message: err.message };
+        if (msg.type === "preview.request") this.send({ type: "preview.end", streamId: msg.streamId, error });
+        else this.send({ type: "preview.ws.closed", streamId: msg.streamId, error });
+        this.streams.delete(msg.streamId);
+        return undefined;
+      },
+    );
+    this.streams.set(msg.streamId, route);
   }
 
   private async serve(msg: Extract<ServerToRunner, { type: "request" }>): Promise<void> {
     const reply = (ok: boolean, output: string, meta?: Record<string, unknown>) =>
       this.send({ type: "result", id: msg.id, ok, output, ...(meta ? { meta } : {}) });
     if (this.inflight.has(msg.id)) return void reply(false, `request id ${msg.id} is already in flight`);
-    const op = this.o.registry.get(msg.op);
-    if (!op) return void reply(false, `unknown operation "${msg.op}"; this runner serves: ${this.o.registry.names().join(", ")}`);
+    let served: Served | undefined;
+    let op: AnyOp | undefined = this.o.workspaces.ops.get(msg.op);
+    if (!op) {
+      try {
+        served = await this.o.workspaces.get(msg.workspaceId);
+      } catch (err) {
+        return void reply(false, (err as Error).message);
+      }
+      op = served.registry.get(msg.op);
+      if (!op) return void reply(false, `unknown operation "${msg.op}"; this runner serves: ${[...this.o.workspaces.ops.names(), ...served.registry.names()].sort().join(", ")}`);
+    }
     const parsed = op.input.safeParse(msg.input);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.map(String).join(".") || "input"}: ${i.message}`).join("; ");
@@ -186,13 +272,15 @@ export class RunnerClient {
     const window = msg.outputCeiling ? new OutputWindow(msg.id, (f) => this.send(f), ctrl.signal) : undefined;
     if (window) this.windows.set(msg.id, window);
     try {
+      const workspace = served?.workspace;
       const r = await op.run(parsed.data, {
         sessionId: msg.sessionId,
-        workspace: this.o.workspace,
+        // workspace.* ops act on the root, not in a workspace: they never read this.
+        workspace: workspace as NonNullable<typeof workspace>,
         signal: ctrl.signal,
         deadline: msg.deadline,
         progress: (chunk) => void (ctrl.signal.aborted || this.send({ type: "progress", id: msg.id, chunk })),
-        filesChanged: (paths) => this.o.workspace.markChanged(paths),
+        filesChanged: (paths) => workspace?.markChanged(paths),
         ...(window && msg.outputCeiling ? { output: { ceiling: msg.outputCeiling, write: (b: Buffer) => window.write(b) } } : {}),
       });
       reply(r.ok, r.output, r.meta);
@@ -211,8 +299,7 @@ export class RunnerClient {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearInterval(this.idleTimer);
-    this.unsubscribe();
-    this.o.preview?.connectionLost();
+    this.eachServed((s) => s.preview.connectionLost());
     for (const ctrl of this.inflight.values()) ctrl.abort(new Error("runner shutting down"));
     this.inflight.clear();
     const ws = this.ws;

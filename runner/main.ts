@@ -1,17 +1,20 @@
 // The runner process: `tsx runner/main.ts --server ws://host:port/runner --token T --workspace DIR`
 // (token also from QUIVER_RUNNER_TOKEN). Serves one workspace to the server it connects to,
 // reconnecting when the server goes away; exits on SIGTERM/SIGINT or when --parent-pid dies.
-// Refuses to start (exit 2) unsandboxed under QUIVER_SANDBOX=auto when the server is off loopback.
+// With `--root DIR` (`--label x`, `--capacity N`) it serves many, each in DIR/<id> and confined
+// to it (runner/root/); a `--workspace` folder then is the default workspace, adopted in place.
+// Refuses to start (exit 2) unsandboxed under QUIVER_SANDBOX=auto when the server is off loopback,
+// and with --root unsandboxed unless QUIVER_SANDBOX=off says so.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { RunnerClient } from "./client";
-import { checkUnsandboxed, SandboxConfigError, type SandboxMode } from "./exec/sandbox";
-import { loadExtensions } from "./extensions";
-import { fileOps } from "./files";
-import { OpRegistry, type RunnerExtension } from "./ops";
-import { previewSupport } from "./preview";
+import { execConfigFromEnv } from "./exec";
+import { WorkspaceNetwork } from "./exec/netns";
+import { checkUnsandboxed, SandboxConfigError, sandboxInfo, type SandboxMode } from "./exec/sandbox";
+import { StoreError, WorkspaceStore } from "./root/store";
+import { Workspaces } from "./root/workspaces";
 import { Workspace, WorkspaceError } from "./workspace/workspace";
 
 const EXIT_CONFIG = 2;
@@ -45,6 +48,9 @@ async function main(): Promise<void> {
         "diff-max-lines": { type: "string" },
         "diff-max-files": { type: "string" },
         "idle-timeout-ms": { type: "string" },
+        root: { type: "string" },
+        label: { type: "string", multiple: true },
+        capacity: { type: "string" },
       },
       strict: true,
     }).values;
@@ -57,58 +63,90 @@ async function main(): Promise<void> {
   if (!server) fail("missing --server ws://host:port/runner");
   if (!/^wss?:\/\//.test(server)) fail(`--server must be a ws:// or wss:// URL (got ${JSON.stringify(server)})`);
   if (!token) fail("missing token: pass --token or set QUIVER_RUNNER_TOKEN");
-  if (!dir) fail("missing --workspace DIR");
+  const rootDir = args.root ?? process.env.QUIVER_RUNNER_ROOT;
+  if (!dir && !rootDir) fail("missing --workspace DIR (or --root DIR)");
+  if (!rootDir && (args.label?.length || args.capacity)) fail("--label and --capacity need --root DIR");
+  const labels = [...new Set(args.label ?? [])];
+  for (const l of labels) if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(l)) fail(`--label takes 1-64 of letters, digits, '.', '_' and '-' (got ${JSON.stringify(l)})`);
+  const capacity = positiveInt("capacity", args.capacity);
   const parentPid = positiveInt("parent-pid", args["parent-pid"]);
+  const workspaceOptions = {
+    budget: {
+      maxBytes: positiveInt("diff-max-bytes", args["diff-max-bytes"]),
+      maxLines: positiveInt("diff-max-lines", args["diff-max-lines"]),
+      maxFiles: positiveInt("diff-max-files", args["diff-max-files"]),
+    },
+  };
 
-  let workspace: Workspace;
+  let workspace: Workspace | undefined;
+  let store: WorkspaceStore | undefined;
   try {
-    workspace = await Workspace.open(dir, {
-      budget: {
-        maxBytes: positiveInt("diff-max-bytes", args["diff-max-bytes"]),
-        maxLines: positiveInt("diff-max-lines", args["diff-max-lines"]),
-        maxFiles: positiveInt("diff-max-files", args["diff-max-files"]),
-      },
-    });
+    if (dir) workspace = await Workspace.open(dir, workspaceOptions);
+    if (rootDir) store = await WorkspaceStore.open(rootDir);
   } catch (err) {
-    if (err instanceof WorkspaceError) fail(err.message);
+    if (err instanceof WorkspaceError || err instanceof StoreError) fail(err.message);
     throw err;
   }
+  if (store && workspace && (store.path === workspace.root || workspace.root.startsWith(`${store.path}/`))) {
+    fail(`--workspace ${workspace.root} lies inside --root ${store.path}; give a folder outside it`);
+  }
 
-  const shutdown = new AbortController();
-  const registry = new OpRegistry();
-  registry.register(fileOps);
-  // Extensions load before the client exists; their frames go through it once it does.
-  const link: { client?: RunnerClient } = {};
-  let extensions: RunnerExtension[];
+  const mode = (process.env.QUIVER_SANDBOX as SandboxMode | undefined) ?? "auto";
+  let sandbox;
   try {
-    extensions = await loadExtensions({
-      workspace,
-      signal: shutdown.signal,
-      send: (m) => link.client?.send(m) ?? false,
-    });
-    const sandbox = extensions.find((e) => e.sandbox)?.sandbox ?? { available: false, kind: "none" };
-    checkUnsandboxed((process.env.QUIVER_SANDBOX as SandboxMode | undefined) ?? "auto", sandbox, { host: process.env.HOST, serverUrl: server });
-    if (!sandbox.available) log(`commands and terminals run UNSANDBOXED, with this runner's full rights: ${sandbox.reason ?? "no sandbox"}`);
+    sandbox = sandboxInfo(execConfigFromEnv().sandbox);
+    checkUnsandboxed(mode, sandbox, { host: process.env.HOST, serverUrl: server });
   } catch (err) {
     if (err instanceof SandboxConfigError) fail(err.message);
     throw err;
   }
-  for (const ext of extensions) if (ext.ops) registry.register(ext.ops);
-  const preview = previewSupport({ serverUrl: server, send: (m) => link.client?.send(m) ?? false, network: extensions.find((e) => e.network)?.network });
-  registry.register(preview.ops);
+  if (store && !sandbox.available && mode !== "off") {
+    fail(`--root needs the sandbox to keep workspaces apart, and ${sandbox.reason ?? "it is unavailable"}; install bubblewrap, or set QUIVER_SANDBOX=off to serve them unconfined on purpose`);
+  }
+  if (!sandbox.available) log(`commands and terminals run UNSANDBOXED, with this runner's full rights: ${sandbox.reason ?? "no sandbox"}`);
+
+  const shutdown = new AbortController();
+  // Workspaces are served before the client exists; their frames go through it once it does.
+  const link: { client?: RunnerClient } = {};
+  const workspaces = new Workspaces({
+    serverUrl: server,
+    signal: shutdown.signal,
+    send: (m) => link.client?.sendFromWorkspace(m) ?? false,
+    onChange: (id, paths, version) => link.client?.filesChanged(id, paths, version),
+    defaultWorkspace: workspace,
+    store,
+    workspaceOptions,
+    labels,
+    capacity,
+  });
+  let defaultSandbox;
+  try {
+    defaultSandbox = (await workspaces.default)?.sandbox;
+  } catch (err) {
+    if (err instanceof SandboxConfigError) fail(err.message);
+    throw err;
+  }
+  // A root without a default workspace makes no namespace until a workspace is used: its mode is known already.
+  const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: execConfigFromEnv().hostNetwork, log: () => {} });
+  if (store && network.mode === "host") log(`previews and commands granted network share the host's: workspaces under --root are not kept apart on the network (${network.reason})`);
 
   const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
-  const runnerId = args.id ?? `${hostname()}-${createHash("sha256").update(workspace.root).digest("hex").slice(0, 8)}`;
+  const servedPath = workspace?.root ?? store?.path ?? "";
+  const runnerId = args.id ?? `${hostname()}-${createHash("sha256").update(servedPath).digest("hex").slice(0, 8)}`;
   const client = (link.client = new RunnerClient({
     url: server,
     token,
     runnerId,
     version,
-    workspace,
-    registry,
-    pty: extensions.find((e) => e.pty)?.pty,
-    preview: preview.handler,
-    sandbox: extensions.find((e) => e.sandbox)?.sandbox ?? { available: false, kind: "none" },
+    workspaces,
+    workspacePath: servedPath,
+    sandbox: defaultSandbox ?? {
+      available: sandbox.available,
+      kind: sandbox.kind,
+      ...(sandbox.reason ? { reason: sandbox.reason } : {}),
+      network: network.mode,
+      ...(network.reason ? { networkReason: network.reason } : {}),
+    },
     log,
     onAuthRefused: (status) => void stop(`the server refused the token (HTTP ${status})`, EXIT_AUTH),
     idleTimeoutMs: positiveInt("idle-timeout-ms", args["idle-timeout-ms"]),
@@ -122,10 +160,7 @@ async function main(): Promise<void> {
     clearInterval(parentWatch);
     shutdown.abort(new Error(reason));
     client.stop();
-    preview.handler.connectionLost();
-    for (const ext of extensions) await Promise.resolve(ext.dispose?.()).catch(() => {});
-    await Promise.resolve(extensions.find((e) => e.pty)?.pty?.dispose()).catch(() => {});
-    workspace.dispose();
+    await workspaces.dispose().catch(() => {});
     process.exit(code);
   }
 
@@ -143,7 +178,8 @@ async function main(): Promise<void> {
   }, 500);
   if (parentPid === undefined) clearInterval(parentWatch);
 
-  log(`serving ${workspace.root} as ${runnerId} (ops: ${registry.names().join(", ")})`);
+  const ops = [...workspaces.ops.names(), ...((await workspaces.default)?.registry.names() ?? [])];
+  log(`serving ${store ? `workspaces under ${store.path}${workspace ? ` and ${workspace.root} as "default"` : ""}` : servedPath} as ${runnerId}${ops.length ? ` (ops: ${ops.join(", ")})` : ""}`);
   client.start();
 }
 

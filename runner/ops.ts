@@ -72,6 +72,11 @@ export interface RunnerHost {
   send(message: RunnerToServer): boolean;
   /** Aborted when the runner shuts down. */
   signal: AbortSignal;
+  /**
+   * More folders this workspace's sandboxes must not see (a `--root` runner's root and its
+   * default workspace: every other workspace); its own folder stays visible inside them.
+   */
+  hide?: string[];
 }
 
 /** main.ts forwards every pty.* frame here (runner/exec/pty.ts implements it). */

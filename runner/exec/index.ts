@@ -75,7 +75,7 @@ export function hiddenFolders(configured: readonly string[]): string[] {
 
 export function execExtension(host: RunnerHost, config: ExecConfig = execConfigFromEnv()): RunnerExtension {
   const sandbox = sandboxInfo(config.sandbox);
-  const hide = hiddenFolders(config.hide);
+  const hide = hiddenFolders([...config.hide, ...(host.hide ?? [])]);
   // The runner's own ripgrep and git on the workspace run in the same sandbox, network off.
   const root = host.workspace.root;
   if (sandbox.available) host.workspace.helpers.useSandbox((argv, o) => sandboxed(sandbox, { workspace: root, cwd: o.cwd, network: false, newSession: true, hide, readOnly: o.readOnly }, argv));

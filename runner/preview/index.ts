@@ -23,7 +23,8 @@ export interface PreviewHandler {
  * terminals' and commands' servers are there), else, or when nothing listens there, on this
  * machine's loopback (a server started outside the sandbox).
  */
-export function portConnector(namespace?: WorkspaceNamespace): PortConnector {
+export function portConnector(namespace?: WorkspaceNamespace, confined = false): PortConnector {
+  if (confined) return confinedConnector(namespace);
   if (!namespace) return connectLoopback;
   return async (port) => {
     try {
@@ -36,8 +37,20 @@ export function portConnector(namespace?: WorkspaceNamespace): PortConnector {
   };
 }
 
-export function previewHandler(send: (frame: PreviewRunnerFrame) => boolean, namespace?: WorkspaceNamespace): PreviewHandler {
-  const connect = portConnector(namespace);
+/**
+ * A workspace of a `--root` runner reaches only its own namespace: never the host's loopback,
+ * where another workspace's server (run unsandboxed or on the host network) could listen.
+ */
+function confinedConnector(namespace?: WorkspaceNamespace): PortConnector {
+  return async (port) => {
+    const socket = await namespace?.connect(port);
+    if (socket) return socket;
+    throw Object.assign(new Error(`nothing of this workspace listens on port ${port} (its network namespace was never made)`), { code: "ECONNREFUSED" });
+  };
+}
+
+export function previewHandler(send: (frame: PreviewRunnerFrame) => boolean, namespace?: WorkspaceNamespace, confined = false): PreviewHandler {
+  const connect = portConnector(namespace, confined);
   const proxy = new PreviewProxy({ send, connect });
   const sockets = new PreviewSockets(send, connect);
   return {
@@ -65,17 +78,24 @@ export function localServerPort(serverUrl: string): number | undefined {
   }
 }
 
-export function previewSupport(o: { serverUrl: string; send(frame: PreviewRunnerFrame): boolean; network?: WorkspaceNamespace }): { ops: OpTable; handler: PreviewHandler } {
+export function previewSupport(o: {
+  serverUrl: string;
+  send(frame: PreviewRunnerFrame): boolean;
+  network?: WorkspaceNamespace;
+  /** Only the workspace's own namespace, never the host's loopback (a `--root` runner's workspaces). */
+  confined?: boolean;
+}): { ops: OpTable; handler: PreviewHandler } {
   const exclude = [localServerPort(o.serverUrl)].filter((p): p is number => p !== undefined);
   const ops: OpTable = {
     [PREVIEW_PORTS_OP]: defineOp({
       input: z.object({}).strict(),
       run: async (_input, ctx) => {
         const namespace = await o.network?.procNet();
-        const result: PreviewPorts = { ports: await listPorts({ workspace: ctx.workspace.root, exclude, namespace }) };
+        if (o.confined && !namespace) return { ok: true, output: JSON.stringify({ ports: [] } satisfies PreviewPorts) };
+        const result: PreviewPorts = { ports: await listPorts({ workspace: ctx.workspace.root, exclude, namespace, hostPorts: !o.confined }) };
         return { ok: true, output: JSON.stringify(result) };
       },
     }),
   };
-  return { ops, handler: previewHandler(o.send, o.network) };
+  return { ops, handler: previewHandler(o.send, o.network, o.confined) };
 }

@@ -132,6 +132,8 @@ export interface ListPortsOptions {
   procNet?: string;
   /** `/proc/<pid>/net` of the workspace's network namespace: its ports come first, none excluded. */
   namespace?: string;
+  /** False: the namespace's ports only, not the host's (a `--root` runner's workspaces). */
+  hostPorts?: boolean;
 }
 
 async function listenersIn(base: string): Promise<Listener[]> {
@@ -141,7 +143,7 @@ async function listenersIn(base: string): Promise<Listener[]> {
 
 export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]> {
   // Quiver's own port is excluded on the host only: in the namespace, that number is the app's.
-  const host = (await listenersIn(o.procNet ?? "/proc/net")).filter((l) => !o.exclude?.includes(l.port));
+  const host = o.hostPorts === false ? [] : (await listenersIn(o.procNet ?? "/proc/net")).filter((l) => !o.exclude?.includes(l.port));
   // Everything listening in the namespace is the workspace's, whoever holds it.
   const own = o.namespace ? await listenersIn(o.namespace) : [];
   const inside = new Set(own.map((l) => l.inode));

@@ -82,6 +82,13 @@ export class Workspace {
     return ws;
   }
 
+  /** Serves the directory open as `fd` (WorkspaceFs.adopt), known by the path `root`; takes the descriptor. */
+  static fromFd(root: string, fd: number, options: WorkspaceOptions = {}): Workspace {
+    const ws = new Workspace(root, WorkspaceFs.adopt(root, fd), options);
+    if (options.watch !== false) ws.startWatching();
+    return ws;
+  }
+
   get version(): number {
     return this.versionCounter;
   }

@@ -54,6 +54,9 @@ export type WorkspaceEntry = z.infer<typeof WorkspaceEntry>;
 export const WorkspaceUsageResult = WorkspaceEntry.extend({ freeDiskBytes: z.number().int().nonnegative() });
 export type WorkspaceUsageResult = z.infer<typeof WorkspaceUsageResult>;
 
-/** The `output` of a successful workspace.delete (JSON); `existed: false` when there was nothing to delete. */
-export const WorkspaceDeleteResult = z.object({ id: WorkspaceId, existed: z.boolean(), killed: z.number().int().nonnegative() });
+/**
+ * The `output` of a successful workspace.delete (JSON); `existed: false` when there was nothing
+ * to delete; `stopped`: it was in use, and its commands, terminals and network were killed first.
+ */
+export const WorkspaceDeleteResult = z.object({ id: WorkspaceId, existed: z.boolean(), stopped: z.boolean() });
 export type WorkspaceDeleteResult = z.infer<typeof WorkspaceDeleteResult>;

@@ -39,7 +39,15 @@ export class WorkspaceFs {
 
   /** Opens `root` (a real path) once. Needs Linux's /proc/self/fd to walk relative to it. */
   static open(root: string): WorkspaceFs {
-    const fd = openSync(root, O_RDONLY | O_DIRECTORY);
+    return WorkspaceFs.adopt(root, openSync(root, O_RDONLY | O_DIRECTORY));
+  }
+
+  /**
+   * Takes `fd`, a directory already opened (a `--root` runner's workspace, opened with
+   * O_NOFOLLOW from the root's descriptor, so a folder swapped for a link is never followed);
+   * `root` is its path for messages and children. Closes `fd` when it refuses.
+   */
+  static adopt(root: string, fd: number): WorkspaceFs {
     try {
       if (!fstatSync(fd).isDirectory() || !lstatSync(fdPath(fd)).isSymbolicLink()) throw new Error("no /proc/self/fd");
       lstatSync(`${fdPath(fd)}/.`);

@@ -1,0 +1,192 @@
+// The folders of a `--root DIR` runner: workspace W is DIR/W, reached only from DIR's directory
+// descriptor with no-follow opens, so a workspace folder swapped for a link (or DIR's entries
+// renamed by a racing process) never leads the runner elsewhere. Names starting with a dot are
+// the runner's own (a workspace id cannot start with one):
+//  - DIR/.new-W-<rand>: a workspace being filled by its source; renamed to DIR/W only when
+//    complete, so a kill -9 mid-create leaves a leftover, never a half-made workspace;
+//  - DIR/.gone-W-<rand>: a workspace being deleted; renamed away first (one atomic step), so a
+//    kill -9 mid-delete leaves a leftover, never a half-deleted workspace.
+// Leftovers are removed when the runner starts.
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, mkdirSync, openSync, realpathSync, renameSync, statfsSync } from "node:fs";
+import { lstat, readdir, rmdir, unlink } from "node:fs/promises";
+import { WorkspaceId } from "../../server/protocol/workspace-ops";
+import { at, fdPath } from "../workspace/fs-at";
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+export class StoreError extends Error {}
+
+export class WorkspaceStore {
+  private constructor(
+    /** DIR's real path. */
+    readonly path: string,
+    private readonly fd: number,
+  ) {}
+
+  /** Opens DIR (made, mode 0700, when missing) and removes what a killed create or delete left. */
+  static async open(dir: string): Promise<WorkspaceStore> {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw new StoreError(`--root ${dir} cannot be made: ${(err as Error).message}`);
+    }
+    let fd: number;
+    try {
+      fd = openSync(dir, O_RDONLY | O_DIRECTORY);
+    } catch (err) {
+      throw new StoreError(`--root ${dir} is not a readable folder: ${(err as Error).message}`);
+    }
+    const store = new WorkspaceStore(realpathSync(fdPath(fd)), fd);
+    for (const name of await readdir(fdPath(fd))) {
+      if (name.startsWith(".new-") || name.startsWith(".gone-")) await removeTree(fd, name).catch(() => undefined);
+    }
+    return store;
+  }
+
+  /** The path of workspace `id` (for children's binds and messages; the runner itself uses descriptors). */
+  pathOf(id: WorkspaceId): string {
+    return `${this.path}/${WorkspaceId.parse(id)}`;
+  }
+
+  /** Ids of the workspaces present (folders with a valid id; anything else under DIR is ignored). */
+  async list(): Promise<string[]> {
+    const out: string[] = [];
+    for (const e of await readdir(fdPath(this.fd), { withFileTypes: true })) {
+      if (e.isDirectory() && WorkspaceId.safeParse(e.name).success) out.push(e.name);
+    }
+    return out.sort();
+  }
+
+  /** Opens workspace `id` without following a link; undefined when it does not exist (or is not a folder). */
+  openDir(id: WorkspaceId): number | undefined {
+    try {
+      return openSync(at(this.fd, WorkspaceId.parse(id)), DIR_FLAGS);
+    } catch (err) {
+      if (["ENOENT", "ENOTDIR", "ELOOP"].includes(code(err) ?? "")) return undefined;
+      throw err;
+    }
+  }
+
+  exists(id: WorkspaceId): boolean {
+    const fd = this.openDir(id);
+    if (fd === undefined) return false;
+    closeSync(fd);
+    return true;
+  }
+
+  /**
+   * Makes workspace `id`: an empty staging folder is filled by `fill` (given its descriptor and
+   * its real path, for a child process's cwd or bind), then renamed into place. Fails when `id`
+   * exists; a failed fill leaves nothing.
+   */
+  async create(id: WorkspaceId, fill: (staging: { dirFd: number; path: string }) => Promise<void>): Promise<void> {
+    WorkspaceId.parse(id);
+    if (this.exists(id)) throw new StoreError(`workspace ${id} already exists`);
+    const staging = `.new-${id}-${randomBytes(6).toString("hex")}`;
+    mkdirSync(at(this.fd, staging), { mode: 0o755 });
+    try {
+      const dirFd = openSync(at(this.fd, staging), DIR_FLAGS);
+      try {
+        await fill({ dirFd, path: `${this.path}/${staging}` });
+      } finally {
+        closeSync(dirFd);
+      }
+      // rename(2) would replace an empty folder made meanwhile: checked again right before.
+      if (this.exists(id)) throw new StoreError(`workspace ${id} already exists`);
+      renameSync(at(this.fd, staging), at(this.fd, id));
+    } catch (err) {
+      await removeTree(this.fd, staging).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Removes workspace `id` and all it holds, following no link; false when it did not exist. */
+  async delete(id: WorkspaceId): Promise<boolean> {
+    const gone = `.gone-${WorkspaceId.parse(id)}-${randomBytes(6).toString("hex")}`;
+    try {
+      // Not followed: a link named `id` is renamed itself, then unlinked.
+      renameSync(at(this.fd, id), at(this.fd, gone));
+    } catch (err) {
+      if (code(err) === "ENOENT") return false;
+      throw err;
+    }
+    await removeTree(this.fd, gone);
+    return true;
+  }
+
+  /** Bytes of the files under workspace `id` (allocated blocks, links not followed, each inode once). */
+  async usage(id: WorkspaceId): Promise<number> {
+    const fd = this.openDir(id);
+    if (fd === undefined) throw new StoreError(`workspace ${id} does not exist`);
+    try {
+      return await bytesUnder(fd, new Set());
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  freeDiskBytes(): number {
+    const s = statfsSync(fdPath(this.fd));
+    return Number(s.bavail) * Number(s.bsize);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/** rm -r of `name` in the folder open as `dir`, through descriptors, yielding to the event loop between folders. */
+async function removeTree(dir: number, name: string): Promise<void> {
+  let fd: number;
+  try {
+    fd = openSync(at(dir, name), DIR_FLAGS);
+  } catch (err) {
+    if (code(err) === "ENOENT") return;
+    if (code(err) === "ENOTDIR" || code(err) === "ELOOP") return unlink(at(dir, name));
+    throw err;
+  }
+  try {
+    for (const child of await readdir(fdPath(fd))) await removeTree(fd, child);
+  } finally {
+    closeSync(fd);
+  }
+  await rmdir(at(dir, name));
+}
+
+async function bytesUnder(dirFd: number, seen: Set<string>): Promise<number> {
+  let total = 0;
+  let names: string[];
+  try {
+    names = await readdir(fdPath(dirFd));
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    let st;
+    try {
+      st = await lstat(at(dirFd, name));
+    } catch {
+      continue; // gone meanwhile
+    }
+    const key = `${st.dev}:${st.ino}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    total += st.blocks * 512;
+    if (!st.isDirectory()) continue;
+    let child: number;
+    try {
+      child = openSync(at(dirFd, name), DIR_FLAGS);
+    } catch {
+      continue; // swapped for a link or removed meanwhile: not followed
+    }
+    try {
+      total += await bytesUnder(child, seen);
+    } finally {
+      closeSync(child);
+    }
+  }
+  return total;
+}

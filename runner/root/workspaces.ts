@@ -1,0 +1,185 @@
+// The workspaces a runner serves, by id, and the frames routed to them. A plain runner has one,
+// its `--workspace` folder, used by every frame (a frame naming a workspace is refused). A
+// `--root DIR` runner keeps workspace W in DIR/W (store.ts), opened on first use from DIR's
+// descriptor without following links, each served on its own (served.ts): file ops from its
+// descriptor, sandboxes that bind only its folder with DIR and the default workspace masked,
+// its own PID namespaces, network namespace and preview. Its `--workspace` folder, when given,
+// is the default workspace, adopted in place as id "default" (never moved, never deleted).
+import type { RunnerToServer } from "../../server/protocol/runner";
+import {
+  WORKSPACE_CREATE_OP, WORKSPACE_DELETE_OP, WORKSPACE_USAGE_OP,
+  WorkspaceCreateInput, WorkspaceDeleteInput, WorkspaceUsageInput,
+  type WorkspaceDeleteResult, type WorkspaceEntry, type WorkspaceUsageResult,
+} from "../../server/protocol/workspace-ops";
+import { defineOp, OpRegistry } from "../ops";
+import { serve, type ServeOptions, type Served } from "../served";
+import { Workspace, type WorkspaceOptions } from "../workspace/workspace";
+import { fillerFor, SourceError } from "./sources";
+import { StoreError, type WorkspaceStore } from "./store";
+
+export const DEFAULT_WORKSPACE_ID = "default";
+
+export class WorkspaceRefused extends Error {}
+
+export interface WorkspacesOptions extends Omit<ServeOptions, "hide" | "confined"> {
+  /** The `--workspace` folder: the only one (plain runner) or the default one (`--root`). */
+  defaultWorkspace?: Workspace;
+  store?: WorkspaceStore;
+  workspaceOptions?: WorkspaceOptions;
+  labels?: string[];
+  capacity?: number;
+  /** Called with each workspace's file changes (id undefined: the default workspace). */
+  onChange(workspaceId: string | undefined, paths: string[], version: number): void;
+}
+
+export class Workspaces {
+  /** workspace.create / delete / usage: served by a `--root` runner only. */
+  readonly ops = new OpRegistry();
+  private readonly open = new Map<string, Promise<Served>>();
+  /** One create, open or delete at a time per id. */
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private defaultServed?: Promise<Served>;
+
+  constructor(private readonly o: WorkspacesOptions) {
+    if (o.defaultWorkspace) {
+      const ws = o.defaultWorkspace;
+      ws.onChange((paths, version) => o.onChange(undefined, paths, version));
+      this.defaultServed = serve(ws, { ...o, hide: o.store ? [o.store.path] : [], confined: false });
+    }
+    if (o.store) this.registerOps(o.store);
+  }
+
+  get root(): boolean {
+    return this.o.store !== undefined;
+  }
+
+  /** The default workspace's served form, if there is one (a plain runner always has it). */
+  get default(): Promise<Served> | undefined {
+    return this.defaultServed;
+  }
+
+  /** The workspace a frame names (undefined: the default one); throws WorkspaceRefused saying why not. */
+  async get(id: string | undefined): Promise<Served> {
+    if (id === undefined || (id === DEFAULT_WORKSPACE_ID && this.defaultServed)) {
+      if (this.defaultServed) return this.defaultServed;
+      throw new WorkspaceRefused("this runner serves workspaces by id (--root); the request names none");
+    }
+    const store = this.o.store;
+    if (!store) throw new WorkspaceRefused(`this runner serves one folder (no --root); it has no workspace ${JSON.stringify(id)}`);
+    const known = this.open.get(id);
+    if (known) return known;
+    return this.locked(id, async () => {
+      const again = this.open.get(id);
+      if (again) return again;
+      const fd = store.openDir(id);
+      if (fd === undefined) throw new WorkspaceRefused(`workspace ${id} does not exist on this runner`);
+      const ws = Workspace.fromFd(store.pathOf(id), fd, this.o.workspaceOptions);
+      ws.onChange((paths, version) => this.o.onChange(id, paths, version));
+      const hide = [store.path, ...(this.o.defaultWorkspace ? [this.o.defaultWorkspace.root] : [])];
+      const served = serve(ws, { ...this.o, hide, confined: true });
+      this.open.set(id, served);
+      served.catch(() => this.open.delete(id));
+      return served;
+    });
+  }
+
+  /** Every workspace served now (for connection changes and shutdown). */
+  async all(): Promise<Served[]> {
+    const list = [...(this.defaultServed ? [this.defaultServed] : []), ...this.open.values()];
+    return (await Promise.allSettled(list)).flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  }
+
+  /** What hello says about workspaces (nothing more for a plain runner). */
+  async helloFacts(): Promise<Partial<Extract<RunnerToServer, { type: "hello" }>>> {
+    const store = this.o.store;
+    if (!store) return {};
+    const workspaces: WorkspaceEntry[] = [];
+    if (this.o.defaultWorkspace) workspaces.push({ id: DEFAULT_WORKSPACE_ID, bytesUsed: 0, default: true });
+    for (const id of await store.list()) workspaces.push({ id, bytesUsed: await store.usage(id).catch(() => 0) });
+    return {
+      root: true,
+      labels: this.o.labels ?? [],
+      workspaces,
+      freeDiskBytes: store.freeDiskBytes(),
+      ...(this.o.capacity ? { capacity: this.o.capacity } : {}),
+    };
+  }
+
+  async dispose(): Promise<void> {
+    for (const served of await this.all()) await served.dispose();
+    this.open.clear();
+    this.o.store?.close();
+  }
+
+  private locked<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.locks.get(id) ?? Promise.resolve()).then(fn);
+    const tail = run.catch(() => undefined);
+    this.locks.set(id, tail);
+    void tail.then(() => this.locks.get(id) === tail && this.locks.delete(id));
+    return run;
+  }
+
+  private registerOps(store: WorkspaceStore): void {
+    const usage = async (id: string): Promise<WorkspaceUsageResult> => {
+      if (id === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) return { id, bytesUsed: 0, default: true, freeDiskBytes: store.freeDiskBytes() };
+      return { id, bytesUsed: await store.usage(id), freeDiskBytes: store.freeDiskBytes() };
+    };
+    const ok = (value: unknown) => ({ ok: true, output: JSON.stringify(value) });
+    const refuse = (err: unknown) => {
+      if (err instanceof StoreError || err instanceof SourceError || err instanceof WorkspaceRefused) return { ok: false, output: err.message };
+      throw err;
+    };
+    this.ops.register({
+      [WORKSPACE_CREATE_OP]: defineOp({
+        input: WorkspaceCreateInput,
+        run: async ({ workspaceId, source }, ctx) => {
+          try {
+            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) throw new WorkspaceRefused("workspace default is this runner's --workspace folder; it exists");
+            const filler = await fillerFor(source.kind);
+            if (!filler) throw new WorkspaceRefused(`this runner cannot make a workspace from a ${source.kind} source`);
+            await this.locked(workspaceId, async () => {
+              const held = await store.list();
+              if (this.o.capacity && !held.includes(workspaceId) && held.length >= this.o.capacity) {
+                throw new WorkspaceRefused(`this runner is full: it holds ${held.length} workspaces, its capacity (--capacity ${this.o.capacity})`);
+              }
+              await store.create(workspaceId, (staging) =>
+                filler({ workspaceId, source, staging, signal: ctx.signal, progress: (line) => ctx.progress(`${line}\n`) }),
+              );
+            });
+            return ok(await usage(workspaceId));
+          } catch (err) {
+            return refuse(err);
+          }
+        },
+      }),
+      [WORKSPACE_DELETE_OP]: defineOp({
+        input: WorkspaceDeleteInput,
+        run: async ({ workspaceId }) => {
+          try {
+            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) throw new WorkspaceRefused("workspace default is this runner's --workspace folder; the runner never deletes it");
+            const result = await this.locked(workspaceId, async (): Promise<WorkspaceDeleteResult> => {
+              const served = this.open.get(workspaceId);
+              this.open.delete(workspaceId);
+              // Its processes first: nothing may keep writing into the folder being removed.
+              if (served) await (await served.catch(() => undefined))?.dispose();
+              return { id: workspaceId, existed: await store.delete(workspaceId), stopped: served !== undefined };
+            });
+            return ok(result);
+          } catch (err) {
+            return refuse(err);
+          }
+        },
+      }),
+      [WORKSPACE_USAGE_OP]: defineOp({
+        input: WorkspaceUsageInput,
+        run: async ({ workspaceId }) => {
+          try {
+            return ok(await usage(workspaceId));
+          } catch (err) {
+            return refuse(err);
+          }
+        },
+      }),
+    });
+  }
+}

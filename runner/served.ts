@@ -1,0 +1,64 @@
+// One workspace as the runner serves it: its folder (Workspace: file ops from its directory
+// descriptor, its watcher), its own ops registry (file ops, and the exec extension's shell,
+// whose warm sandboxes and spools are this workspace's), its terminals, its network namespace
+// and its preview. A plain runner serves one; a `--root` runner one per workspace id
+// (runner/root/workspaces.ts), each confined to its own folder and namespace.
+import type { RunnerSandbox, RunnerToServer } from "../server/protocol/runner";
+import { loadExtensions } from "./extensions";
+import { fileOps } from "./files";
+import { OpRegistry, type PtyHandler, type RunnerExtension } from "./ops";
+import { previewSupport, type PreviewHandler } from "./preview";
+import type { Workspace } from "./workspace/workspace";
+
+export interface Served {
+  workspace: Workspace;
+  registry: OpRegistry;
+  pty?: PtyHandler;
+  preview: PreviewHandler;
+  sandbox: RunnerSandbox;
+  /** Kills its commands, terminals and namespace, stops its watcher and closes its folder. */
+  dispose(): Promise<void>;
+}
+
+export interface ServeOptions {
+  serverUrl: string;
+  send(message: RunnerToServer): boolean;
+  /** Aborted when the runner shuts down. */
+  signal: AbortSignal;
+  /** Folders its sandboxes must not see besides the configured ones (the other workspaces). */
+  hide?: string[];
+  /** Its preview reaches only its own namespace, never the host's loopback. */
+  confined?: boolean;
+}
+
+export async function serve(workspace: Workspace, o: ServeOptions): Promise<Served> {
+  const registry = new OpRegistry();
+  registry.register(fileOps);
+  let extensions: RunnerExtension[];
+  try {
+    extensions = await loadExtensions({ workspace, signal: o.signal, send: o.send, hide: o.hide });
+  } catch (err) {
+    workspace.dispose();
+    throw err;
+  }
+  for (const ext of extensions) if (ext.ops) registry.register(ext.ops);
+  const network = extensions.find((e) => e.network)?.network;
+  const preview = previewSupport({ serverUrl: o.serverUrl, send: o.send, network, confined: o.confined });
+  registry.register(preview.ops);
+  const pty = extensions.find((e) => e.pty)?.pty;
+  let disposed: Promise<void> | undefined;
+  return {
+    workspace,
+    registry,
+    pty,
+    preview: preview.handler,
+    sandbox: extensions.find((e) => e.sandbox)?.sandbox ?? { available: false, kind: "none" },
+    dispose: () =>
+      (disposed ??= (async () => {
+        preview.handler.connectionLost();
+        await Promise.resolve(pty?.dispose()).catch(() => {});
+        for (const ext of extensions) await Promise.resolve(ext.dispose?.()).catch(() => {});
+        workspace.dispose();
+      })()),
+  };
+}
