@@ -30,11 +30,14 @@ export class LocalRunner {
   private stopped = false;
   private restartTimer?: NodeJS.Timeout;
   private failures = 0;
+  /** Cleared when the runner refuses --root (no sandbox to keep workspaces apart): it then serves its default folder alone, as before projects. */
+  private withRoot = true;
 
   constructor(private readonly options: LocalRunnerOptions) {}
 
   start(): void {
-    const { root, serverUrl, token, workspace, workspacesRoot, dataDir, host, log } = this.options;
+    const { root, serverUrl, token, workspace, dataDir, host, log } = this.options;
+    const workspacesRoot = this.withRoot ? this.options.workspacesRoot : undefined;
     const hide = [root, ...(dataDir ? [dataDir] : []), ...(process.env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean)];
     const child = spawn(
       process.execPath,
@@ -52,6 +55,13 @@ export class LocalRunner {
     child.on("exit", (code, signal) => {
       this.child = undefined;
       if (this.stopped) return;
+      if (code === EXIT_CONFIG && workspacesRoot) {
+        // Most likely no sandbox here: the Default project's workspace (its own folder) still works.
+        log("local runner refused --root (its message is above); restarting it on the default workspace alone: projects other than Default need a runner that can keep workspaces apart");
+        this.withRoot = false;
+        this.restartTimer = setTimeout(() => this.start(), 100);
+        return;
+      }
       if (code === EXIT_CONFIG) {
         log("local runner refused its configuration (its message is above); not restarting it");
         return;
