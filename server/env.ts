@@ -68,6 +68,14 @@ export const envSchema = z.object({
   QUIVER_SMTP_URL: url(["smtp:", "smtps:"]).optional(),
   /** The From of that mail. */
   QUIVER_MAIL_FROM: z.string().min(3).optional(),
+  /** Origins of OpenID Connect identity providers on loopback or a private network that org
+   *  admins may use for single sign-on (comma-separated, e.g. http://keycloak.internal:8080);
+   *  public https issuers need no listing. */
+  QUIVER_SSO_PRIVATE_ISSUERS: z
+    .string()
+    .default("")
+    .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(url(["http:", "https:"]).transform((o) => new URL(o).origin))),
   /** JSON file of MCP servers ({ "mcpServers": {...} }); a bad file is logged, never fatal. */
   QUIVER_MCP_CONFIG: z.string().transform((v) => resolve(v)).optional(),
 });
