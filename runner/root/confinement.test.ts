@@ -92,7 +92,7 @@ describe.runIf(ready)("a --root runner keeps two workspaces apart", () => {
     // A process of b, known on the host by a unique argument.
     const started = await server.request("shell", { command: "exec sleep 3217", yield_time_ms: 500 }, { workspaceId: "b" });
     expect(started.meta).toMatchObject({ running: true, sandboxed: true });
-    const [victim] = await waitFor(() => hostPids("sleep 3217").then((p) => p.length && p), 10_000, "b's sleeper");
+    const [victim] = await waitFor(() => hostPids("sleep 3217").then((p) => (p.length ? p : undefined)), 10_000, "b's sleeper");
     const out = await server.shell(
       "a",
       [

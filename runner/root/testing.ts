@@ -103,7 +103,7 @@ export interface RootRunner {
   stop(): Promise<void>;
 }
 
-export function spawnRootRunner(url: string, args: string[], env: NodeJS.ProcessEnv = {}): RootRunner {
+export function spawnRootRunner(url: string, args: string[], env: Record<string, string> = {}): RootRunner {
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "runner/main.ts"), "--server", url, ...args], {
     cwd: ROOT,
     env: { ...process.env, QUIVER_RUNNER_TOKEN: TEST_TOKEN, ...env },
