@@ -266,9 +266,14 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           Preview
         </button>}
       </header>
-      {linkEnded && (
+      {linkEnded && who.data?.kind !== "member" && (
         <div className={styles.banner} role="alert" data-testid="link-ended">
           {streamError ?? "This share link has ended."} <a href="/share/leave">Forget this link</a>
+        </div>
+      )}
+      {linkEnded && who.data?.kind === "member" && (
+        <div className={styles.banner} role="alert" data-testid="access-ended">
+          This session is not open to you: it was deleted, it is another member&apos;s, or you are no longer in its org. <a href="/">Back to your sessions</a>
         </div>
       )}
       {!linkEnded && (socketDown || runnerDown) && (

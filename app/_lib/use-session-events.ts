@@ -3,7 +3,9 @@
 // has (stored runs of deltas folded: hub/coalesce.ts), applies events in batches once per
 // animation frame (a 1,000-event burst is one render; while catching up, every CATCH_UP_MS),
 // and resubscribes from where it stopped when the subscription fails, unless it was refused
-// (a share link that was revoked or expired): then it stops, "ended", with the reason. A resume
+// (a share link that was revoked or expired; a person removed from the session's org, whose
+// socket the server closed and who is now answered that the session is not there; a session
+// deleted): then it stops, "ended", with the reason. A resume
 // from events a server crash lost before storing them starts over from what is stored.
 // A session opens at its latest WINDOW_TURNS turns (server/hub/history.ts), so a long one costs
 // what those turns cost, not its whole log; `loadEarlier` puts the turns before them in front.
@@ -14,7 +16,7 @@ import { useSessionApi } from "./session-api";
 
 export type StreamStatus = "connecting" | "live" | "retrying" | "ended";
 
-const REFUSED = new Set(["FORBIDDEN", "UNAUTHORIZED"]);
+const REFUSED = new Set(["FORBIDDEN", "UNAUTHORIZED", "NOT_FOUND"]);
 /** The server's answer to a resume from a seq it never stored (turns.events). */
 const LOST = "PRECONDITION_FAILED";
 /** A batch this big means the stream is catching up on stored events (opening a long session):
