@@ -11,6 +11,33 @@ const modelPort = Number(process.env.E2E_MODEL_PORT ?? 3218);
 process.env.E2E_MODEL_PORT = String(modelPort);
 const dataDir = process.env.E2E_DATA_DIR ?? mkdtempSync(join(tmpdir(), "quiver-e2e-"));
 process.env.E2E_DATA_DIR = dataDir; // workers re-evaluate this file: keep one folder
+// A second server with accounts on (QUIVER_AUTH=accounts, open sign-up so each test makes its own
+// people and orgs) and a data folder of its own, for the accounts, orgs, SSO and authorization
+// specs (e2e/accounts-fixtures.ts). Started when a run names such a spec, or runs everything, or
+// E2E_ACCOUNTS=1.
+const accountsPort = Number(process.env.E2E_ACCOUNTS_PORT ?? 3219);
+process.env.E2E_ACCOUNTS_PORT = String(accountsPort);
+const accountsDataDir = process.env.E2E_ACCOUNTS_DATA_DIR ?? mkdtempSync(join(tmpdir(), "quiver-e2e-accounts-"));
+process.env.E2E_ACCOUNTS_DATA_DIR = accountsDataDir;
+const named = process.argv.filter((a) => /\.spec\.ts$|^e2e\//.test(a));
+const accountsServer = process.env.E2E_ACCOUNTS === "1" || named.length === 0 || named.some((a) => /(accounts|orgs|sso|authz|audit|members)[-.]/.test(a));
+const serverEnv = {
+  NEXT_TELEMETRY_DISABLED: "1",
+  QUIVER_LOG_LEVEL: "warn",
+  QUIVER_PROVIDER: "anthropic",
+  QUIVER_MODEL: "fake-model",
+  ANTHROPIC_API_KEY: "fake-key",
+  ANTHROPIC_BASE_URL: `http://127.0.0.1:${modelPort}`,
+};
+const serverCommon = {
+  command: "npx tsx server/main.ts",
+  cwd: "..",
+  // The server builds the web app first when its sources changed: minutes on a busy machine
+  // (two servers starting together build it once: server/next-build.ts).
+  timeout: Number(process.env.E2E_SERVER_TIMEOUT_MS ?? 240_000),
+  reuseExistingServer: false,
+  stdout: "pipe" as const,
+};
 
 export default defineConfig({
   testDir: ".",
@@ -38,23 +65,10 @@ export default defineConfig({
       ],
     },
   },
-  webServer: {
-    command: "npx tsx server/main.ts",
-    cwd: "..",
-    url: `http://127.0.0.1:${port}/api/health`,
-    // The server builds the web app first when its sources changed: minutes on a busy machine.
-    timeout: Number(process.env.E2E_SERVER_TIMEOUT_MS ?? 240_000),
-    reuseExistingServer: false,
-    stdout: "pipe",
-    env: {
-      PORT: String(port),
-      QUIVER_DATA_DIR: dataDir,
-      NEXT_TELEMETRY_DISABLED: "1",
-      QUIVER_LOG_LEVEL: "warn",
-      QUIVER_PROVIDER: "anthropic",
-      QUIVER_MODEL: "fake-model",
-      ANTHROPIC_API_KEY: "fake-key",
-      ANTHROPIC_BASE_URL: `http://127.0.0.1:${modelPort}`,
-    },
-  },
+  webServer: [
+    { ...serverCommon, url: `http://127.0.0.1:${port}/api/health`, env: { ...serverEnv, PORT: String(port), QUIVER_DATA_DIR: dataDir } },
+    ...(accountsServer
+      ? [{ ...serverCommon, url: `http://127.0.0.1:${accountsPort}/api/health`, env: { ...serverEnv, PORT: String(accountsPort), QUIVER_DATA_DIR: accountsDataDir, QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "open", QUIVER_SSO_PRIVATE_ISSUERS: "http://127.0.0.1:3220" } }]
+      : []),
+  ],
 });
