@@ -10,6 +10,7 @@ import { spillsRouter } from "./routers/spills";
 import { sharesRouter } from "./routers/shares";
 import { authRouter } from "./routers/auth";
 import { attachmentsRouter } from "./routers/attachments";
+import { uploadsRouter } from "./routers/uploads";
 import { auditRouter } from "./routers/audit";
 
 export const appRouter = router({
@@ -23,6 +24,7 @@ export const appRouter = router({
   shares: sharesRouter,
   auth: authRouter,
   attachments: attachmentsRouter,
+  uploads: uploadsRouter,
   audit: auditRouter,
 });
 

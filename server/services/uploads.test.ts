@@ -29,12 +29,12 @@ beforeEach(async () => {
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 });
 afterEach(async () => {
-  await new Promise((r) => server.close(r));
+  await new Promise<void>((r) => server.close(() => r()));
   await rm(dataDir, { recursive: true, force: true });
 });
 
 const post = (body: Buffer, user = "alice", name = "project.tar.gz") =>
-  fetch(`${base}/api/uploads?name=${encodeURIComponent(name)}`, { method: "POST", body, headers: user ? { "x-test-user": user } : {} });
+  fetch(`${base}/api/uploads?name=${encodeURIComponent(name)}`, { method: "POST", body: new Uint8Array(body), headers: user ? { "x-test-user": user } : {} });
 const stored = () => readdir(join(dataDir, "uploads"));
 
 describe("uploads", () => {

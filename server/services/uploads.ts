@@ -42,7 +42,6 @@ function formatOf(head: Buffer): UploadMeta["format"] | null {
 }
 
 /** A file name for display: its last path part, printable, at most 200 characters. */
-// eslint-disable-next-line no-control-regex
 const cleanName = (name: string) => (name.split(/[\\/]/).pop() ?? "").replace(/[\x00-\x1f\x7f]/g, "").slice(0, 200) || "archive";
 
 export function createUploads(opts: { dataDir: string; maxBytes?: number; now?: () => number }) {
