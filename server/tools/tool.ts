@@ -50,9 +50,18 @@ export interface ToolSearchService {
 }
 
 /** Server-side services for executor:"server" tools. Members are optional: absent = unavailable. */
+/** The session's git remote and a push with its owner's stored credential (git_push; the token
+ *  stays on the server and the runner: services/git-remote-services.ts). */
+export interface GitToolService {
+  remote(): Promise<{ url: string; host: string } | { error: string }>;
+  /** Pushes the checked-out branch to `url`, which must still be the session's remote. */
+  push(url: string, opts: { signal: AbortSignal; onProgress?(chunk: string): void }): Promise<{ message: string }>;
+}
+
 export interface ToolServices {
   spills?: SpillService;
   toolSearch?: ToolSearchService;
+  git?: GitToolService;
 }
 
 export interface ToolContext {

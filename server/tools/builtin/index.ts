@@ -5,6 +5,7 @@ import { applyPatchTool } from "./apply_patch";
 import { editFileTool } from "./edit_file";
 import { fetchUrlTool } from "./fetch_url";
 import { gitDiffTool } from "./git_diff";
+import { gitPushTool } from "./git_push";
 import { globTool } from "./glob";
 import { listFilesTool } from "./list_files";
 import { readFileTool } from "./read_file";
@@ -13,5 +14,5 @@ import { shellTool } from "./shell";
 import { writeFileTool } from "./write_file";
 
 export function builtinTools(): Tool[] {
-  return [applyPatchTool, editFileTool, fetchUrlTool, gitDiffTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, writeFileTool];
+  return [applyPatchTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, writeFileTool];
 }
