@@ -67,7 +67,10 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // With an account, the local owner's row is that account's (auth/accounts/first-owner.ts):
   // no local owner is made again, and nobody is one (NO_LOCAL_OWNER matches no row).
   const localActor: Actor = (await anyAccount(handle.db)) ? NO_LOCAL_OWNER : await ensureLocalActor(handle.db);
-  const accounts = await createAccounts({ env, db: handle.db, provider: handle.provider, key: loadSecret(env.dataDir), log });
+  const accounts = await createAccounts({
+    env, db: handle.db, provider: handle.provider, key: loadSecret(env.dataDir), log,
+    allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])],
+  });
 
   // The local runner gets a fresh secret each start; remote runners use QUIVER_RUNNER_TOKEN.
   const localRunnerToken = randomBytes(32).toString("base64url");

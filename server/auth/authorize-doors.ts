@@ -7,7 +7,7 @@ import { TRPCError } from "@trpc/server";
 import type { Db } from "../db";
 import type { Actor } from "../services/types";
 import type { Identity } from "./identity";
-import { LINK_MESSAGES, SIGN_IN_TEXT } from "./pages";
+import { LINK_MESSAGES, NO_ORG_TEXT, SIGN_IN_TEXT } from "./pages";
 import { authorize, type Action, type Grant, type Subject } from "./authorize";
 import { loadResource, type ResourceRef } from "./authorize-resources";
 
@@ -22,6 +22,8 @@ export function subjectOfIdentity(id: Identity): Subject {
       return { kind: "nobody", why: "ended-link", message: LINK_MESSAGES[id.reason] };
     case "anonymous":
       return { kind: "nobody", why: "anonymous", message: SIGN_IN_TEXT };
+    case "outsider":
+      return { kind: "nobody", why: "removed-member", message: NO_ORG_TEXT };
   }
 }
 

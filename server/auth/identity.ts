@@ -28,7 +28,9 @@ export type Identity =
   | { kind: "viewer"; sessionId: string; linkId: string; expiresAt: Date | null }
   | { kind: "ended"; sessionId: string | null; reason: "unknown" | "expired" | "revoked" }
   /** `shareView`: the session a (signature-checked) viewer cookie in the request names. */
-  | { kind: "anonymous"; shareView?: string; accounts?: true };
+  | { kind: "anonymous"; shareView?: string; accounts?: true }
+  /** Signed in, but a member of no org (removed from all of them): refused with FORBIDDEN. */
+  | { kind: "outsider"; userId: string; authSessionId: string };
 
 const PROXY_HEADERS = ["forwarded", "x-forwarded-for", "x-real-ip"];
 
@@ -80,7 +82,8 @@ export function createIdentify(deps: IdentityDeps) {
     }
     if (deps.accounts && (await deps.accounts.on())) {
       const person = await deps.accounts.personOf(req);
-      if (person) return { kind: "owner", actor: person.actor, via: "account", authSessionId: person.authSessionId };
+      if (person?.actor) return { kind: "owner", actor: person.actor, via: "account", authSessionId: person.authSessionId };
+      if (person) return { kind: "outsider", userId: person.userId, authSessionId: person.authSessionId };
       return view ? { kind: "anonymous", shareView: view.sessionId, accounts: true } : { kind: "anonymous", accounts: true };
     }
     if (isDirectLoopback(req)) return { kind: "owner", actor: deps.owner, via: "loopback" };

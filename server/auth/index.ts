@@ -43,6 +43,7 @@ function publicHost(env: AuthDeps["env"]): string {
 /** Pages anyone may load with accounts on (app/signin, app/signup). */
 // /invite/<token>: an invitation link is opened before its holder has an account (the page holds no data).
 const PUBLIC_PAGES = ["/signin", "/signup", "/invite"];
+const PUBLIC_FILES = new Set(["/favicon.ico", "/favicon.svg"]);
 
 export function createAuth(deps: AuthDeps) {
   const { env, log } = deps;
@@ -125,7 +126,7 @@ export function createAuth(deps: AuthDeps) {
           if (id.kind === "anonymous" && (await accountsOn())) {
             accountsSeen = true;
             // The sign-in pages (and their scripts) are for strangers; any other page sends them there.
-            if (PUBLIC_PAGES.some((p) => path === p || path.startsWith(`${p}/`)) || path.startsWith("/_next/") || path === "/favicon.ico") return serve();
+            if (PUBLIC_PAGES.some((p) => path === p || path.startsWith(`${p}/`)) || path.startsWith("/_next/") || PUBLIC_FILES.has(path)) return serve();
             const back = path === "/" ? "" : `?next=${encodeURIComponent(req.url ?? "/")}`;
             return void res.writeHead(303, { location: `/signin${back}`, "cache-control": "no-store" }).end();
           }
@@ -146,6 +147,7 @@ export function createAuth(deps: AuthDeps) {
         (id) => {
           if (id.kind === "anonymous") return void (showSignIn(), refuse("401 Unauthorized", "not signed in"));
           if (id.kind === "ended") return void refuse("403 Forbidden", `share link ${id.reason}`);
+          if (id.kind === "outsider") return void refuse("403 Forbidden", "a member of no org");
           // A person's socket ends when their device is signed out or their membership changes.
           if (id.kind === "owner" && id.authSessionId) {
             deps.accounts?.sockets.register(socket, { authSessionId: id.authSessionId, userId: id.actor.userId, orgId: id.actor.orgId, role: id.actor.role });

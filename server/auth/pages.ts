@@ -17,6 +17,7 @@ export const SIGN_IN_TEXT =
 
 /** The same with accounts on (server/auth/accounts). */
 export const ACCOUNT_SIGN_IN_TEXT = "Not signed in. Sign in at /signin.";
+export const NO_ORG_TEXT = "You are signed in but a member of no org: ask an org admin for an invitation.";
 
 export const SIGN_IN_HELP =
   "This Quiver server is reachable from other machines, so its owner signs in: open the sign-in URL that <code>npm start</code> printed in the server's console (<code>…/signin?token=…</code>). Each URL works once; the console then prints the next one.";

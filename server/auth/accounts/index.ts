@@ -42,13 +42,28 @@ export interface AccountsDeps {
   /** Plugins other parts add (the SSO plugin), and the paths of theirs browsers may call (prefixes after /api/auth). */
   plugins?: BetterAuthPlugin[];
   browserPrefixes?: string[];
-  /** More reasons a new person may sign up (an SSO domain …); invitations and open sign-up are built in. */
-  signUpGates?: Array<(email: string) => Promise<boolean>>;
+  /** More reasons a new person may sign up (an SSO sign-in …), with better-auth's path of the
+   *  request making the user; invitations and open sign-up are built in (password sign-up only). */
+  signUpGates?: Array<(email: string, path?: string) => Promise<boolean>>;
+  /** Host names the server answers to (the guard's list). */
+  allowedHosts?: string[];
   /** How often open sockets are re-checked against devices and memberships (default 5 s). */
   recheckMs?: number;
 }
 
-export type Person = { actor: Actor; authSessionId: string };
+export interface Device {
+  id: string;
+  userAgent: string | null;
+  ipAddress: string | null;
+  createdAt: Date;
+  /** Last seen (the session row's refresh). */
+  updatedAt: Date;
+  expiresAt: Date;
+  current: boolean;
+}
+
+/** A signed-in person: in an org (`actor`), or in none (removed from every org they were in). */
+export type Person = { actor: Actor; authSessionId: string } | { actor: null; userId: string; authSessionId: string };
 
 export async function createAccounts(deps: AccountsDeps) {
   const { db, env, log } = deps;
@@ -66,12 +81,13 @@ export async function createAccounts(deps: AccountsDeps) {
     const found = await db.invitation.findFirst({ where: { email: { equals: email }, status: "pending", expiresAt: { gt: new Date() } }, select: { id: true } });
     return found !== null;
   }
-  async function mayCreateUser(email: string): Promise<boolean> {
+  async function mayCreateUser(email: string, path?: string): Promise<boolean> {
     // The first account is the local owner's row (/api/auth/first-owner), never a new one.
     if (!(await anyAccount(db))) return false;
-    if (env.QUIVER_SIGNUP === "open") return true;
-    if (await hasPendingInvitation(email)) return true;
-    for (const gate of deps.signUpGates ?? []) if (await gate(email)) return true;
+    const bypassword = path === undefined || path === "/sign-up/email";
+    if (bypassword && env.QUIVER_SIGNUP === "open") return true;
+    if (bypassword && (await hasPendingInvitation(email))) return true;
+    for (const gate of deps.signUpGates ?? []) if (await gate(email, path)) return true;
     return false;
   }
 
@@ -86,6 +102,7 @@ export async function createAccounts(deps: AccountsDeps) {
         .catch(() => undefined);
     },
     signUpGate: mayCreateUser,
+    allowedHosts: deps.allowedHosts ?? ["localhost", "127.0.0.1", "::1"],
     onUserCreated: async (user) => {
       // Everyone has an org of their own to work in; invitations add them to others.
       const slug = `u-${newToken(9).toLowerCase().replace(/[^a-z0-9]/g, "x")}`;
@@ -121,7 +138,7 @@ export async function createAccounts(deps: AccountsDeps) {
     const memberships = await db.membership.findMany({ where: { userId: found.user.id }, orderBy: { createdAt: "asc" } });
     const active = (found.session as { activeOrganizationId?: string | null }).activeOrganizationId;
     const m = memberships.find((x) => x.orgId === active) ?? memberships[0];
-    if (!m) return null;
+    if (!m) return { actor: null, userId: found.user.id, authSessionId: found.session.id };
     return { actor: { userId: found.user.id, orgId: m.orgId, role: m.role as Actor["role"], authSessionId: found.session.id }, authSessionId: found.session.id };
   }
 
@@ -147,16 +164,20 @@ export async function createAccounts(deps: AccountsDeps) {
   /** better-auth's answer to a request made of this one's method, headers and `body`. */
   async function forward(req: IncomingMessage, body: Buffer | undefined, path = req.url ?? "/"): Promise<Response> {
     const headers = fromNodeHeaders(req.headers);
-    const url = `${viaHttps(req) ? "https" : "http"}://${req.headers.host ?? "localhost"}${path}`;
+    const origin = `${viaHttps(req) ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
+    // A call of our own (the first owner's sign-in) is same-origin whatever client asked.
+    if (path !== req.url) headers.set("origin", origin);
+    const url = `${origin}${path}`;
     return instance.handler(new Request(url, { method: req.method, headers, body: body && body.length > 0 ? new Uint8Array(body) : undefined }));
   }
 
-  async function send(res: ServerResponse, answer: Response): Promise<void> {
+  async function send(req: IncomingMessage, res: ServerResponse, answer: Response): Promise<void> {
     const headers: Record<string, string | string[]> = {};
     answer.headers.forEach((v, k) => {
       if (k !== "set-cookie") headers[k] = v;
     });
-    const cookies = answer.headers.getSetCookie();
+    const https = viaHttps(req);
+    const cookies = answer.headers.getSetCookie().map((c) => (https && !/;\s*secure/i.test(c) ? `${c}; Secure` : c));
     if (cookies.length) headers["set-cookie"] = cookies;
     headers["cache-control"] = "no-store";
     res.writeHead(answer.status, headers);
@@ -198,7 +219,7 @@ export async function createAccounts(deps: AccountsDeps) {
     log(`accounts are on: ${email} is the first owner (the local owner's sessions, policies and history are theirs)`);
     // Signed in as better-auth signs anyone in: the same cookie, the same session row.
     const signIn = await forward(req, Buffer.from(JSON.stringify({ email, password })), "/api/auth/sign-in/email");
-    await send(res, signIn);
+    await send(req, res, signIn);
   }
 
   async function signIn(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
@@ -210,11 +231,14 @@ export async function createAccounts(deps: AccountsDeps) {
     }
     const answer = await forward(req, body);
     if (answer.ok) await admitted.succeeded();
-    await send(res, answer);
+    await send(req, res, answer);
   }
 
   async function route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
+    // Where better-auth sends the browser next is a path of this server, never another site.
+    const offsite = offsiteRedirect(new URL(req.url ?? "/", "http://x").searchParams, body ? jsonOf(body) : {});
+    if (offsite) return json(res, 400, { code: "REDIRECT_NOT_ALLOWED", message: `${offsite} must be a path on this server (starting with one /).` });
     if (path === "/first-owner" && req.method === "POST") return firstOwner(req, res, body!);
     if (path === "/mode" && req.method === "GET") {
       return json(res, 200, { accounts: await on(), firstOwner: !(await anyAccount(db)), signUp: env.QUIVER_SIGNUP, mail: mailer.smtp });
@@ -228,7 +252,7 @@ export async function createAccounts(deps: AccountsDeps) {
     }
     const signingOut = path === "/sign-out" ? await personOf(req) : null;
     const answer = await forward(req, body);
-    await send(res, answer);
+    await send(req, res, answer);
     if (signingOut && answer.ok) await sockets.end({ authSessionId: signingOut.authSessionId });
     // A password change may have signed other devices out: their sockets go now.
     else if (answer.ok && path === "/change-password") await sockets.recheckEverywhere();
@@ -257,6 +281,17 @@ export async function createAccounts(deps: AccountsDeps) {
     async setupPath(): Promise<string | null> {
       return (await anyAccount(db)) ? null : newSetupPath();
     },
+    /** The person's signed-in devices, newest first (`current`: the one asking). */
+    async devices(userId: string, currentId?: string): Promise<Device[]> {
+      const rows = await db.authSession.findMany({ where: { userId, expiresAt: { gt: new Date() } }, orderBy: { updatedAt: "desc" }, select: { id: true, userAgent: true, ipAddress: true, createdAt: true, updatedAt: true, expiresAt: true } });
+      return rows.map((r) => ({ ...r, current: r.id === currentId }));
+    },
+    /** Signs one of the person's devices out: its row goes, then its open sockets (here and on other instances). */
+    async revokeDevice(userId: string, authSessionId: string): Promise<boolean> {
+      const { count } = await db.authSession.deleteMany({ where: { id: authSessionId, userId } });
+      if (count > 0) await sockets.end({ authSessionId }, "signed out");
+      return count > 0;
+    },
     /** Ends the sockets of a device or a person (everywhere or in one org); see sockets.ts. */
     endSockets: (match: SocketMatch, reason?: string) => sockets.end(match, reason),
     /** How other instances are told (set once the cluster exists). */
@@ -271,4 +306,17 @@ export async function createAccounts(deps: AccountsDeps) {
 }
 
 export type Accounts = Awaited<ReturnType<typeof createAccounts>>;
+
+const REDIRECT_FIELDS = ["callbackURL", "redirectTo", "errorCallbackURL", "newUserCallbackURL", "callbackUrl", "redirectURL"];
+
+/** The first redirect field (query or JSON body) that is not a same-site path, or null. */
+export function offsiteRedirect(query: URLSearchParams, body: Record<string, unknown>): string | null {
+  for (const field of REDIRECT_FIELDS) {
+    for (const value of [query.get(field), body[field]]) {
+      if (value === null || value === undefined) continue;
+      if (typeof value !== "string" || !/^\/(?![/\\])/.test(value) || /[\u0000-\u001f\\]/.test(value)) return field;
+    }
+  }
+  return null;
+}
 

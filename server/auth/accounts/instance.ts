@@ -19,8 +19,10 @@ export interface AccountsInstanceDeps {
   secret: string;
   /** A reset link for `email` (the mailer sends it, or the log shows it). */
   sendResetPassword(data: { email: string; name: string; url: string }): Promise<void>;
-  /** May a person with this email get a new User row? (first owner, open sign-up, an invitation, SSO). */
-  signUpGate(email: string): Promise<boolean>;
+  /** May a person with this email get a new User row, through this endpoint (better-auth's path, e.g. "/sign-up/email")? */
+  signUpGate(email: string, path: string | undefined): Promise<boolean>;
+  /** Host names the server answers to (QUIVER_ALLOWED_HOSTS and a loopback HOST): its base URL is one of them. */
+  allowedHosts: string[];
   /** A new person (not the first owner, who takes over the local owner's row) was created. */
   onUserCreated?(user: { id: string; email: string; name: string }): Promise<void>;
   /** Plugins other parts add (the SSO plugin). */
@@ -56,9 +58,9 @@ export function createAccountsInstance(deps: AccountsInstanceDeps) {
     appName: "Quiver",
     secret: deps.secret,
     basePath: "/api/auth",
-    // The Host header was checked against QUIVER_ALLOWED_HOSTS before any request gets here
-    // (server/http/guard.ts); links (password reset) use the host the person reached.
-    baseURL: { allowedHosts: ["*"], protocol: "auto" },
+    // Links (password reset) use the host the person reached, among the allowed (already checked
+    // by server/http/guard.ts); better-auth trusts these origins, on any port, for its redirects.
+    baseURL: { allowedHosts: deps.allowedHosts.flatMap((h) => (h === "*" ? ["*"] : [h.includes(":") ? `[${h}]` : h, `${h.includes(":") ? `[${h}]` : h}:*`])), protocol: "auto" },
     database: prismaAdapter(withoutInteractiveTransactions(deps.db), { provider: deps.provider }),
     user: { modelName: "user" },
     session: {
@@ -68,7 +70,8 @@ export function createAccountsInstance(deps: AccountsInstanceDeps) {
       // Every request reads the row: a revoked device is signed out at its next request.
       cookieCache: { enabled: false },
     },
-    account: { modelName: "authAccount", accountLinking: { enabled: true, trustedProviders: ["email-password"] } },
+    // Tokens an identity provider hands over (SSO) are kept encrypted in AuthAccount.
+    account: { modelName: "authAccount", encryptOAuthTokens: true, accountLinking: { enabled: true, trustedProviders: ["email-password"] } },
     verification: { modelName: "authVerification" },
     emailAndPassword: {
       enabled: true,
@@ -83,12 +86,15 @@ export function createAccountsInstance(deps: AccountsInstanceDeps) {
     rateLimit: { enabled: false },
     advanced: {
       cookiePrefix: "quiver",
+      // One cookie name over http and https: accounts/index.ts adds Secure to cookies sent over https
+      // (a "__Secure-" name over plain http on a LAN address would be dropped by the browser).
+      useSecureCookies: false,
     },
     databaseHooks: {
       user: {
         create: {
-          before: async (user) => {
-            if (!(await deps.signUpGate(String(user.email).toLowerCase()))) return false;
+          before: async (user, ctx) => {
+            if (!(await deps.signUpGate(String(user.email).toLowerCase(), ctx?.path))) return false;
             return { data: user };
           },
           after: async (user) => {
