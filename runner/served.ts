@@ -8,6 +8,8 @@ import { loadExtensions } from "./extensions";
 import { fileOps } from "./files";
 import { OpRegistry, type PtyHandler, type RunnerExtension } from "./ops";
 import { previewSupport, type PreviewHandler } from "./preview";
+import type { DiskLimit } from "./workspace/disk-limit";
+import { withDiskNotice } from "./workspace/disk-limit-ops";
 import type { Workspace } from "./workspace/workspace";
 
 export interface Served {
@@ -29,6 +31,8 @@ export interface ServeOptions {
   hide?: string[];
   /** Its preview reaches only its own namespace, never the host's loopback. */
   confined?: boolean;
+  /** Its disk limit: file ops past it are refused, a command that ends past it is told so. */
+  diskLimit?: () => DiskLimit | undefined;
 }
 
 export async function serve(workspace: Workspace, o: ServeOptions): Promise<Served> {
@@ -41,7 +45,15 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
     workspace.dispose();
     throw err;
   }
-  for (const ext of extensions) if (ext.ops) registry.register(ext.ops);
+  const limitOf = o.diskLimit;
+  if (limitOf) {
+    const guard = { before: (bytes: number, input: string) => limitOf()?.guardFor(workspace.files).before(bytes, input), failed: (err: unknown) => limitOf()?.explain(err) ?? err };
+    workspace.files.writeGuard = guard;
+  }
+  for (const ext of extensions) {
+    if (!ext.ops) continue;
+    registry.register(limitOf ? Object.fromEntries(Object.entries(ext.ops).map(([name, op]) => [name, name === "shell" ? withDiskNotice(op, limitOf) : op])) : ext.ops);
+  }
   const network = extensions.find((e) => e.network)?.network;
   const preview = previewSupport({ serverUrl: o.serverUrl, send: o.send, network, confined: o.confined });
   registry.register(preview.ops);

@@ -5,13 +5,16 @@
 //  - DIR/.new-W-<rand>: a workspace being filled by its source; renamed to DIR/W only when
 //    complete, so a kill -9 mid-create leaves a leftover, never a half-made workspace;
 //  - DIR/.gone-W-<rand>: a workspace being deleted; renamed away first (one atomic step), so a
-//    kill -9 mid-delete leaves a leftover, never a half-deleted workspace.
+//    kill -9 mid-delete leaves a leftover, never a half-deleted workspace;
+//  - DIR/.limits/W: W's disk limit in bytes, replaced atomically (a stale one for a W that is
+//    gone is harmless: the next create of W writes its own or removes it).
 // Leftovers are removed when the runner starts.
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, mkdirSync, openSync, realpathSync, renameSync, statfsSync } from "node:fs";
 import { lstat, readdir, rmdir, unlink } from "node:fs/promises";
 import { WorkspaceId } from "../../server/protocol/workspace-ops";
 import { at, fdPath } from "../workspace/fs-at";
+import { readChild, replaceIn } from "../workspace/fs-at/fd";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -115,6 +118,52 @@ export class WorkspaceStore {
     }
     await removeTree(this.fd, gone);
     return true;
+  }
+
+  /** Workspace `id`'s disk limit, or undefined when it has none. */
+  async limitOf(id: WorkspaceId): Promise<number | undefined> {
+    const dir = this.limitsDir(false);
+    if (dir === undefined) return undefined;
+    try {
+      const n = Number((await readChild(dir, WorkspaceId.parse(id), 64))?.toString().trim());
+      return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+    } finally {
+      closeSync(dir);
+    }
+  }
+
+  /** Sets (a number) or lifts (undefined) workspace `id`'s disk limit. */
+  async setLimit(id: WorkspaceId, bytes: number | undefined): Promise<void> {
+    const dir = this.limitsDir(bytes !== undefined);
+    if (dir === undefined) return;
+    try {
+      if (bytes !== undefined) await replaceIn(dir, WorkspaceId.parse(id), `${bytes}\n`, 0o600);
+      else {
+        try {
+          await unlink(at(dir, WorkspaceId.parse(id)));
+        } catch (err) {
+          if (code(err) !== "ENOENT") throw err;
+        }
+      }
+    } finally {
+      closeSync(dir);
+    }
+  }
+
+  private limitsDir(make: boolean): number | undefined {
+    if (make) {
+      try {
+        mkdirSync(at(this.fd, ".limits"), { mode: 0o700 });
+      } catch (err) {
+        if (code(err) !== "EEXIST") throw err;
+      }
+    }
+    try {
+      return openSync(at(this.fd, ".limits"), DIR_FLAGS);
+    } catch (err) {
+      if (code(err) === "ENOENT") return undefined;
+      throw err;
+    }
   }
 
   /** Bytes of the files under workspace `id` (allocated blocks, links not followed, each inode once). */

@@ -7,12 +7,13 @@
 // is the default workspace, adopted in place as id "default" (never moved, never deleted).
 import type { RunnerToServer } from "../../server/protocol/runner";
 import {
-  WORKSPACE_CREATE_OP, WORKSPACE_DELETE_OP, WORKSPACE_USAGE_OP,
-  WorkspaceCreateInput, WorkspaceDeleteInput, WorkspaceUsageInput,
+  WORKSPACE_CREATE_OP, WORKSPACE_DELETE_OP, WORKSPACE_LIMIT_OP, WORKSPACE_USAGE_OP,
+  WorkspaceCreateInput, WorkspaceDeleteInput, WorkspaceLimitInput, WorkspaceUsageInput,
   type WorkspaceDeleteResult, type WorkspaceEntry, type WorkspaceUsageResult,
 } from "../../server/protocol/workspace-ops";
 import { defineOp, OpRegistry } from "../ops";
 import { serve, type ServeOptions, type Served } from "../served";
+import { DiskLimit } from "../workspace/disk-limit";
 import { Workspace, type WorkspaceOptions } from "../workspace/workspace";
 import { fillerFor, SourceError } from "./sources";
 import { StoreError, type WorkspaceStore } from "./store";
@@ -39,6 +40,8 @@ export class Workspaces {
   /** One create, open or delete at a time per id. */
   private readonly locks = new Map<string, Promise<unknown>>();
   private defaultServed?: Promise<Served>;
+  /** Disk limits of the workspaces served now (workspace.limit changes them live). */
+  private readonly limits = new Map<string, DiskLimit>();
 
   constructor(private readonly o: WorkspacesOptions) {
     if (o.defaultWorkspace) {
@@ -75,8 +78,10 @@ export class Workspaces {
       if (fd === undefined) throw new WorkspaceRefused(`workspace ${id} does not exist on this runner`);
       const ws = Workspace.fromFd(store.pathOf(id), fd, this.o.workspaceOptions);
       ws.onChange((paths, version) => this.o.onChange(id, paths, version));
+      const limitBytes = await store.limitOf(id).catch(() => undefined);
+      if (limitBytes) this.limits.set(id, new DiskLimit(() => ws.files.cwd, { limitBytes }));
       const hide = [store.path, ...(this.o.defaultWorkspace ? [this.o.defaultWorkspace.root] : [])];
-      const served = serve(ws, { ...this.o, hide, confined: true });
+      const served = serve(ws, { ...this.o, hide, confined: true, diskLimit: () => this.limits.get(id) });
       this.open.set(id, served);
       served.catch(() => this.open.delete(id));
       return served;
@@ -122,7 +127,8 @@ export class Workspaces {
   private registerOps(store: WorkspaceStore): void {
     const usage = async (id: string): Promise<WorkspaceUsageResult> => {
       if (id === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) return { id, bytesUsed: 0, default: true, freeDiskBytes: store.freeDiskBytes() };
-      return { id, bytesUsed: await store.usage(id), freeDiskBytes: store.freeDiskBytes() };
+      const limit = await store.limitOf(id);
+      return { id, bytesUsed: await store.usage(id), freeDiskBytes: store.freeDiskBytes(), ...(limit ? { diskLimitBytes: limit } : {}) };
     };
     const ok = (value: unknown) => ({ ok: true, output: JSON.stringify(value) });
     const refuse = (err: unknown) => {
@@ -132,7 +138,7 @@ export class Workspaces {
     this.ops.register({
       [WORKSPACE_CREATE_OP]: defineOp({
         input: WorkspaceCreateInput,
-        run: async ({ workspaceId, source }, ctx) => {
+        run: async ({ workspaceId, source, diskLimitBytes }, ctx) => {
           try {
             if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) throw new WorkspaceRefused("workspace default is this runner's --workspace folder; it exists");
             const filler = await fillerFor(source.kind);
@@ -145,6 +151,8 @@ export class Workspaces {
               await store.create(workspaceId, (staging) =>
                 filler({ workspaceId, source, staging, signal: ctx.signal, progress: (line) => ctx.progress(`${line}\n`) }),
               );
+              // After the create: a create refused for an existing id must not change that one's limit.
+              await store.setLimit(workspaceId, diskLimitBytes);
             });
             return ok(await usage(workspaceId));
           } catch (err) {
@@ -160,11 +168,35 @@ export class Workspaces {
             const result = await this.locked(workspaceId, async (): Promise<WorkspaceDeleteResult> => {
               const served = this.open.get(workspaceId);
               this.open.delete(workspaceId);
+              this.limits.delete(workspaceId);
               // Its processes first: nothing may keep writing into the folder being removed.
               if (served) await (await served.catch(() => undefined))?.dispose();
-              return { id: workspaceId, existed: await store.delete(workspaceId), stopped: served !== undefined };
+              const existed = await store.delete(workspaceId);
+              await store.setLimit(workspaceId, undefined);
+              return { id: workspaceId, existed, stopped: served !== undefined };
             });
             return ok(result);
+          } catch (err) {
+            return refuse(err);
+          }
+        },
+      }),
+      [WORKSPACE_LIMIT_OP]: defineOp({
+        input: WorkspaceLimitInput,
+        run: async ({ workspaceId, diskLimitBytes }) => {
+          try {
+            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) throw new WorkspaceRefused("the default workspace (--workspace) has no disk limit on this runner");
+            return await this.locked(workspaceId, async () => {
+              if (!store.exists(workspaceId)) throw new WorkspaceRefused(`workspace ${workspaceId} does not exist on this runner`);
+              await store.setLimit(workspaceId, diskLimitBytes ?? undefined);
+              const live = this.limits.get(workspaceId);
+              if (live && diskLimitBytes) live.limitBytes = diskLimitBytes;
+              else if (diskLimitBytes && this.open.has(workspaceId)) {
+                const served = await this.open.get(workspaceId)!;
+                this.limits.set(workspaceId, new DiskLimit(() => served.workspace.files.cwd, { limitBytes: diskLimitBytes }));
+              } else if (!diskLimitBytes) this.limits.delete(workspaceId);
+              return ok(await usage(workspaceId));
+            });
           } catch (err) {
             return refuse(err);
           }

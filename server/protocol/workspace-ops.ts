@@ -13,6 +13,11 @@ export type WorkspaceId = z.infer<typeof WorkspaceId>;
 export const WORKSPACE_CREATE_OP = "workspace.create";
 export const WORKSPACE_DELETE_OP = "workspace.delete";
 export const WORKSPACE_USAGE_OP = "workspace.usage";
+/** Sets (or lifts, with null) a workspace's disk limit; kept by the runner across restarts. */
+export const WORKSPACE_LIMIT_OP = "workspace.limit";
+
+/** A workspace's disk limit in bytes (the org's setting; the issue's default is 5 GB). */
+const diskLimitBytes = z.number().int().min(1024 * 1024).max(2 ** 50);
 
 /**
  * Where a new workspace's files come from. `empty` is built into the runner; `git` and
@@ -34,12 +39,21 @@ export const WorkspaceSource = z.discriminatedUnion("kind", [
 ]);
 export type WorkspaceSource = z.infer<typeof WorkspaceSource>;
 
-export const WorkspaceCreateInput = z.object({ workspaceId: WorkspaceId, source: WorkspaceSource }).strict();
+export const WorkspaceCreateInput = z
+  .object({
+    workspaceId: WorkspaceId,
+    source: WorkspaceSource,
+    /** File ops past it are refused naming the limit, and a command that ends past it is told so (runner/workspace/disk-limit.ts). Absent: none. */
+    diskLimitBytes: diskLimitBytes.optional(),
+  })
+  .strict();
 export type WorkspaceCreateInput = z.infer<typeof WorkspaceCreateInput>;
 export const WorkspaceDeleteInput = z.object({ workspaceId: WorkspaceId }).strict();
 export type WorkspaceDeleteInput = z.infer<typeof WorkspaceDeleteInput>;
 export const WorkspaceUsageInput = z.object({ workspaceId: WorkspaceId }).strict();
 export type WorkspaceUsageInput = z.infer<typeof WorkspaceUsageInput>;
+export const WorkspaceLimitInput = z.object({ workspaceId: WorkspaceId, diskLimitBytes: diskLimitBytes.nullable() }).strict();
+export type WorkspaceLimitInput = z.infer<typeof WorkspaceLimitInput>;
 
 /** One workspace as a runner reports it (hello, create, usage). */
 export const WorkspaceEntry = z.object({
@@ -50,8 +64,11 @@ export const WorkspaceEntry = z.object({
 });
 export type WorkspaceEntry = z.infer<typeof WorkspaceEntry>;
 
-/** The `output` of a successful workspace.create or workspace.usage (JSON). */
-export const WorkspaceUsageResult = WorkspaceEntry.extend({ freeDiskBytes: z.number().int().nonnegative() });
+/** The `output` of a successful workspace.create, workspace.usage or workspace.limit (JSON). */
+export const WorkspaceUsageResult = WorkspaceEntry.extend({
+  freeDiskBytes: z.number().int().nonnegative(),
+  diskLimitBytes: z.number().int().positive().optional(),
+});
 export type WorkspaceUsageResult = z.infer<typeof WorkspaceUsageResult>;
 
 /**
