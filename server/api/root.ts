@@ -11,6 +11,7 @@ import { sharesRouter } from "./routers/shares";
 import { authRouter } from "./routers/auth";
 import { attachmentsRouter } from "./routers/attachments";
 import { uploadsRouter } from "./routers/uploads";
+import { gitRouter } from "./routers/git";
 import { auditRouter } from "./routers/audit";
 
 export const appRouter = router({
@@ -25,6 +26,7 @@ export const appRouter = router({
   auth: authRouter,
   attachments: attachmentsRouter,
   uploads: uploadsRouter,
+  git: gitRouter,
   audit: auditRouter,
 });
 
