@@ -3,12 +3,14 @@
 // tree, else against the files as the runner first saw them), one row per file with its kind
 // of change and line counts. A click shows the file's diff in the editor area (change-diff.tsx).
 // It refreshes whenever the session reports changed files, as the tree does. In a git work tree
-// it names the branch and, for a member, offers a commit of everything (commit-box.tsx).
+// it names the branch and, for a member, offers fetch, pull and push (git-sync.tsx) and a commit
+// of everything (commit-box.tsx).
 import { useEffect } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
 import { CommitBox } from "./commit-box";
+import { GitSync } from "./git-sync";
 import type { PersonChanges } from "../../../server/protocol/person-file-ops";
 import styles from "./changes.module.css";
 
@@ -43,6 +45,7 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen }: 
         </span>
         <button type="button" onClick={() => void refetch()} title="Refresh" aria-label="Refresh changes">⟳</button>
       </div>
+      {changes.data?.mode === "git" && !readOnly && <GitSync sessionId={sessionId} stamp={changes.dataUpdatedAt} onSynced={() => void refetch()} />}
       {changes.data?.mode === "git" && !readOnly && files && <CommitBox sessionId={sessionId} count={files.length} onCommitted={() => void refetch()} />}
       {changes.error && <div className={styles.error}>{changes.error.message}</div>}
       {changes.isPending && enabled && <div className="muted" style={{ padding: 8 }}>Reading changes…</div>}
