@@ -33,6 +33,8 @@ export interface SsoSettings {
   callbackPath: string;
   /** The org's slug, which "Sign in with SSO" also accepts. */
   orgSlug: string;
+  /** False while the server runs without accounts (SSO cannot be saved then). */
+  accountsOn: boolean;
   updatedAt: Date | null;
 }
 
@@ -71,6 +73,9 @@ export interface SsoServiceDeps {
   key: Buffer;
   /** Origins (scheme://host:port) of IdPs on loopback or private addresses that may be used. */
   privateIssuers: string[];
+  /** Whether accounts are on (auth/accounts): SSO is saved only then, so that it never makes the
+   *  server's first account (which takes over the local owner). Absent: on. */
+  accountsOn?: () => Promise<boolean>;
 }
 
 /** The plugin's provider id of an org (it names the callback path: keep it stable). */
@@ -137,6 +142,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
       hasClientSecret: typeof config.clientSecret === "string" && config.clientSecret !== "",
       callbackPath: ssoCallbackPath(actor.orgId),
       orgSlug: org?.slug ?? "",
+      accountsOn: (await deps.accountsOn?.()) ?? true,
       updatedAt: row?.updatedAt ?? null,
     };
   }
@@ -145,6 +151,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     get,
 
     async save(actor, input) {
+      if (deps.accountsOn && !(await deps.accountsOn())) throw new SsoError("Single sign-on needs accounts: create the first account (/signup) first.", "BAD_REQUEST");
       const domains = normalizeDomains(input.domains);
       if (!domains.ok) throw new SsoError(domains.message, "BAD_REQUEST");
       const clientId = input.clientId.trim();

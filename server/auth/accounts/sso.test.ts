@@ -200,5 +200,9 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     expect(await sso.test(owner, "http://127.0.0.1:9")).toMatchObject({ ok: false, message: expect.stringMatching(/https|private/) });
     expect(await sso.test(owner, `${idp.issuer}/nope`)).toMatchObject({ ok: false, message: expect.stringMatching(/discovery/i) });
     await expect(sso.save(owner, { issuer: "https://10.0.0.1", clientId: "c", domains: "acme.test" })).rejects.toThrow(/private network/);
+    // Without accounts nothing is saved (an SSO sign-in must never make the server's first account).
+    const off = createSsoService({ db: t.current.db, key, privateIssuers: [idp.issuer], accountsOn: async () => false });
+    expect((await off.get(owner)).accountsOn).toBe(false);
+    await expect(off.save(owner, { issuer: idp.issuer, clientId: "x", clientSecret: "y", domains: "acme.test" })).rejects.toThrow(/needs accounts/);
   });
 });

@@ -110,6 +110,8 @@ export function ssoAccounts(deps: SsoAccountsDeps) {
                 async before(user: { email: string; emailVerified?: boolean }, hookCtx: unknown) {
                   const providerId = callbackProvider(hookCtx);
                   if (!providerId) return;
+                  // The first account takes over the local owner (first-owner.ts); SSO never makes it.
+                  if ((await db.authAccount.count({ take: 1 })) === 0) refuseFor(providerId, user.email, "sso_accounts_off");
                   await allowedDomain(providerId, user.email);
                   if (user.emailVerified !== true) refuseFor(providerId, user.email, "sso_email_unverified");
                   admitted.set(user.email.toLowerCase(), Date.now());
