@@ -16,6 +16,7 @@ import { checkUnsandboxed, SandboxConfigError, sandboxInfo, type SandboxMode } f
 import { StoreError, WorkspaceStore } from "./root/store";
 import { Workspaces } from "./root/workspaces";
 import { Workspace, WorkspaceError } from "./workspace/workspace";
+import { configureArchiveSource } from "./workspace/archive-source";
 
 const EXIT_CONFIG = 2;
 const EXIT_AUTH = 3;
@@ -63,6 +64,8 @@ async function main(): Promise<void> {
   if (!server) fail("missing --server ws://host:port/runner");
   if (!/^wss?:\/\//.test(server)) fail(`--server must be a ws:// or wss:// URL (got ${JSON.stringify(server)})`);
   if (!token) fail("missing token: pass --token or set QUIVER_RUNNER_TOKEN");
+  // workspace.create from an uploaded archive fetches it from this server with this token.
+  configureArchiveSource({ server, token });
   const rootDir = args.root ?? process.env.QUIVER_RUNNER_ROOT;
   if (!dir && !rootDir) fail("missing --workspace DIR (or --root DIR)");
   if (!rootDir && (args.label?.length || args.capacity)) fail("--label and --capacity need --root DIR");
