@@ -27,6 +27,7 @@ import { recoverClaimedTurns } from "./engine/recovery";
 import { createSpillStore, startSpillCleanup } from "./services/spills";
 import { createPolicyService } from "./services/policies";
 import { createFileService } from "./services/files";
+import { gitServicesOf, gitToolService } from "./services/git-remote-services";
 import { randomUUID } from "node:crypto";
 import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
 import { createPlacement } from "./services/placement";
@@ -87,6 +88,16 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     return workspaceId ? placement.locate(workspaceId) : undefined;
   });
   runners.pty.whyUnavailable = (sessionId) => runners.unavailableReason(sessionId);
+  // A runner that connects is matched to the sessions of its ready workspaces at once, so their
+  // previews and change events reach them before any call of theirs asks where they are.
+  async function bindSessionsOf(runnerId: string): Promise<void> {
+    const rows = await db.session.findMany({
+      where: { workspaceRef: { runnerId, state: "ready" } },
+      select: { id: true, workspaceRef: { select: { id: true, runnerDefault: true } } },
+      take: 10_000,
+    });
+    for (const r of rows) if (r.workspaceRef) runners.bind(r.id, runnerId, r.workspaceRef.runnerDefault ? undefined : r.workspaceRef.id);
+  }
   const registryLog = (what: string) => (err: unknown) => log(`runners: ${what}: ${(err as Error).message}`);
   // Runner facts in order per runner: a quick reconnect's hello is written after the close before it.
   let registryWrites = Promise.resolve();
@@ -99,7 +110,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   const unsubscribe = [
     runners.onStatus((e) => {
       registryWrites = registryWrites
-        .then(() => (e.connected ? runnerRegistry.connected(e.hello).then(() => placement.createPending([e.runnerId])) : runnerRegistry.disconnected(e.runnerId, new Date(e.at))))
+        .then(() => (e.connected ? runnerRegistry.connected(e.hello).then(() => placement.createPending([e.runnerId])).then(() => bindSessionsOf(e.runnerId)) : runnerRegistry.disconnected(e.runnerId, new Date(e.at))))
         .catch(registryLog(`runner ${e.runnerId} not recorded`));
       for (const id of e.sessionIds) void publish(id, { type: "runner.status", connected: e.connected, runnerId: e.runnerId, sandboxed: e.sandboxed });
     }),
@@ -129,6 +140,8 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     policies,
     spills,
     workspaceVersion: (sessionId) => runners.workspaceVersion(sessionId),
+    // git_push: the session's remote and a push with its owner's credential (services/git-remote-services.ts).
+    toolServices: (sessionId) => ({ git: gitToolService(gitServicesOf({ db, env: deps.env, runners }), db, sessionId) }),
     limits: { outputCeiling: deps.env.QUIVER_OUTPUT_CEILING_BYTES },
     emit: (sessionId, event) => publish(sessionId, event).then(() => undefined),
     onSettled: ({ sessionId, toolCallId }) => log(`call ${toolCallId} of session ${sessionId} settled after its turn ended`),

@@ -40,7 +40,10 @@ import { createPreviewWs } from "./ws";
 export interface PreviewHttpDeps {
   bridge: PreviewBridge;
   /** Runs the preview_ports op on the session's runner. */
-  runner: Pick<Executor, "run">;
+  runner: Pick<Executor, "run"> & {
+    /** Finds where the session's workspace is (the database's placement) before a stream opens on it. */
+    place?(sessionId: string): Promise<unknown>;
+  };
   /** True when the person behind this request is the owner (server/auth; a share view's request never). */
   isOwner(req: IncomingMessage): Promise<boolean>;
   /** True when the session is the owner's (the person isOwner identified on `req`). */
@@ -95,7 +98,10 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
   /** On a preview host: in, 401 (nobody this host knows) or 403 (known, but not this session's owner). */
   const access = async (req: IncomingMessage, t: PreviewTarget): Promise<"ok" | 401 | 403> => {
     if (!deps.tickets.admits(req, t) && !(await deps.isOwner(req))) return 401;
-    return (await deps.ownerSession(t.sessionId, req)) ? "ok" : 403;
+    if (!(await deps.ownerSession(t.sessionId, req))) return 403;
+    // The bridge opens streams synchronously on the runner it already knows for the session.
+    await deps.runner.place?.(t.sessionId).catch(() => undefined);
+    return "ok";
   };
 
   function forward(req: IncomingMessage, res: ServerResponse, t: PreviewTarget): void {
