@@ -7,7 +7,8 @@
 //  - /api/auth/first-owner: the first account takes over the local owner's row (first-owner.ts),
 //    from this machine directly or with the one-time setup URL printed at start;
 //  - who a request is (`personOf`): the person of a better-auth session cookie, in their active org;
-//  - the sockets of signed-in people (sockets.ts), ended when a device or membership goes.
+//  - the sockets of signed-in people (sockets.ts), ended when a device or membership goes;
+//  - /api/auth/devices (GET) and /api/auth/devices/revoke (POST { id }): the person's devices.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { BetterAuthPlugin } from "better-auth";
 import { fromNodeHeaders } from "better-auth/node";
@@ -18,7 +19,7 @@ import type { Actor } from "../../services/types";
 import { deriveKey, hashToken, newToken, sameText } from "../crypto";
 import { viaHttps } from "../cookies";
 import { isDirectLoopback } from "../identity";
-import { createAccountsInstance } from "./instance";
+import { CLIENT_ADDRESS_HEADER, createAccountsInstance } from "./instance";
 import { createMailer } from "./mailer";
 import { createSignInLimiter, type SignInLimits } from "./rate-limit";
 import { anyAccount, FirstOwnerError, takeOverLocalOwner } from "./first-owner";
@@ -167,6 +168,8 @@ export async function createAccounts(deps: AccountsDeps) {
     const origin = `${viaHttps(req) ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
     // A call of our own (the first owner's sign-in) is same-origin whatever client asked.
     if (path !== req.url) headers.set("origin", origin);
+    // The address the devices page shows: the socket's, never a header the client wrote.
+    headers.set(CLIENT_ADDRESS_HEADER, req.socket.remoteAddress ?? "unknown");
     const url = `${origin}${path}`;
     return instance.handler(new Request(url, { method: req.method, headers, body: body && body.length > 0 ? new Uint8Array(body) : undefined }));
   }
@@ -234,6 +237,32 @@ export async function createAccounts(deps: AccountsDeps) {
     await send(req, res, answer);
   }
 
+  /** The settings page's "signed in on these devices": GET the list, POST { id } to sign one out. */
+  async function devicesRoute(req: IncomingMessage, res: ServerResponse, path: string, body: Buffer | undefined): Promise<void> {
+    const person = await personOf(req);
+    if (!person) return json(res, 401, { message: "Not signed in." });
+    const userId = person.actor?.userId ?? (person as { userId: string }).userId;
+    if (path === "/devices" && req.method === "GET") return json(res, 200, { devices: await devicesOf(userId, person.authSessionId) });
+    if (path === "/devices/revoke" && req.method === "POST") {
+      const id = text(jsonOf(body ?? Buffer.alloc(0)).id);
+      if (!id) return json(res, 400, { message: "Say which device (id)." });
+      const revoked = await revokeDevice(userId, id);
+      return revoked ? json(res, 200, { revoked: true }) : json(res, 404, { message: "No such device of yours." });
+    }
+    return json(res, 405, { message: "method not allowed" });
+  }
+
+  async function devicesOf(userId: string, currentId?: string): Promise<Device[]> {
+    const rows = await db.authSession.findMany({ where: { userId, expiresAt: { gt: new Date() } }, orderBy: { updatedAt: "desc" }, select: { id: true, userAgent: true, ipAddress: true, createdAt: true, updatedAt: true, expiresAt: true } });
+    return rows.map((r) => ({ ...r, current: r.id === currentId }));
+  }
+
+  async function revokeDevice(userId: string, authSessionId: string): Promise<boolean> {
+    const { count } = await db.authSession.deleteMany({ where: { id: authSessionId, userId } });
+    if (count > 0) await sockets.end({ authSessionId }, "signed out");
+    return count > 0;
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
     // Where better-auth sends the browser next is a path of this server, never another site.
@@ -243,6 +272,7 @@ export async function createAccounts(deps: AccountsDeps) {
     if (path === "/mode" && req.method === "GET") {
       return json(res, 200, { accounts: await on(), firstOwner: !(await anyAccount(db)), signUp: env.QUIVER_SIGNUP, mail: mailer.smtp });
     }
+    if (path === "/devices" || path === "/devices/revoke") return devicesRoute(req, res, path, body);
     if (!BROWSER_PATHS.has(path) && ![...BROWSER_PREFIXES, ...(deps.browserPrefixes ?? [])].some((p) => path.startsWith(p))) {
       return json(res, 404, { message: "not found" });
     }
@@ -282,16 +312,9 @@ export async function createAccounts(deps: AccountsDeps) {
       return (await anyAccount(db)) ? null : newSetupPath();
     },
     /** The person's signed-in devices, newest first (`current`: the one asking). */
-    async devices(userId: string, currentId?: string): Promise<Device[]> {
-      const rows = await db.authSession.findMany({ where: { userId, expiresAt: { gt: new Date() } }, orderBy: { updatedAt: "desc" }, select: { id: true, userAgent: true, ipAddress: true, createdAt: true, updatedAt: true, expiresAt: true } });
-      return rows.map((r) => ({ ...r, current: r.id === currentId }));
-    },
+    devices: devicesOf,
     /** Signs one of the person's devices out: its row goes, then its open sockets (here and on other instances). */
-    async revokeDevice(userId: string, authSessionId: string): Promise<boolean> {
-      const { count } = await db.authSession.deleteMany({ where: { id: authSessionId, userId } });
-      if (count > 0) await sockets.end({ authSessionId }, "signed out");
-      return count > 0;
-    },
+    revokeDevice,
     /** Ends the sockets of a device or a person (everywhere or in one org); see sockets.ts. */
     endSockets: (match: SocketMatch, reason?: string) => sockets.end(match, reason),
     /** How other instances are told (set once the cluster exists). */

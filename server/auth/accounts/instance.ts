@@ -9,6 +9,9 @@ import { prismaAdapter } from "@better-auth/prisma-adapter";
 import { organization } from "better-auth/plugins/organization";
 import type { Db, DbProvider } from "../../db";
 
+/** Set by accounts/index.ts on every request it hands to better-auth, from the socket. */
+export const CLIENT_ADDRESS_HEADER = "x-quiver-client-address";
+
 /** How long a signed-in device stays signed in without use, and how often its expiry is pushed on. */
 export const SESSION_DAYS = 30;
 
@@ -89,6 +92,7 @@ export function createAccountsInstance(deps: AccountsInstanceDeps) {
       // One cookie name over http and https: accounts/index.ts adds Secure to cookies sent over https
       // (a "__Secure-" name over plain http on a LAN address would be dropped by the browser).
       useSecureCookies: false,
+      ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] },
     },
     databaseHooks: {
       user: {
