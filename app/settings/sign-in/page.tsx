@@ -59,6 +59,11 @@ export default function SignInSettingsPage() {
         &ldquo;Sign in with SSO&rdquo; on the sign-in page, by their email or by this organization&rsquo;s name <code>{data.orgSlug}</code>. Someone new joins as a member; an existing
         account is linked only if that person is already a member or invited.
       </p>
+      {!data.accountsOn && (
+        <p className={styles.error} data-testid="sso-accounts-off">
+          This server runs without accounts: <a href="/signup">create the first account</a> before setting up single sign-on.
+        </p>
+      )}
       <p>Register this redirect URI for Quiver at the identity provider:</p>
       <div className={styles.copy} data-testid="sso-redirect-uri">
         {redirectUri}
