@@ -16,13 +16,11 @@ import { lowerHelperThreads } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
 import { createAuth } from "./auth";
-import { createAccounts } from "./auth/accounts";
+import { createAccounts, type Accounts } from "./auth/accounts";
 import { anyAccount } from "./auth/accounts/first-owner";
 import { loadSecret } from "./auth/crypto";
 import { isLoopbackAddress } from "./auth/identity";
 import { createShareService } from "./services/shares";
-import { createUploads } from "./services/uploads";
-import { createUploadsHttp } from "./services/uploads-http";
 import { createGuard } from "./http/guard";
 import { createSocketLimits, type SocketLimits } from "./http/socket-limits";
 import { createPreviewHttp } from "./preview/http";
@@ -53,6 +51,8 @@ export interface Quiver {
   port: number;
   services: Services;
   localRunner?: LocalRunner;
+  /** People's accounts (server/auth/accounts): tests sign people in with its testing helper. */
+  accounts: Accounts;
   stop(): Promise<void>;
 }
 
@@ -144,15 +144,6 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   // The loopback address the server binds (HOST=127.0.0.2) is a host it answers to: a Host that
   // is a loopback IP literal was typed as such, never reached through a rebound DNS name.
-  // Project archives (POST /api/uploads by a person; GET /api/uploads/<id> by a runner's token).
-  const uploadsHttp = createUploadsHttp({
-    uploads: createUploads({ dataDir: env.dataDir }),
-    actorOf: async (req) => {
-      const id = await auth.identify(req);
-      return id.kind === "owner" ? id.actor : null;
-    },
-    runnerTokens,
-  });
   const guard = createGuard({ allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])] });
   // A page loads dozens of modules: a person's access to a session is looked up every few seconds at most.
   const ownerSessions = cachedCheck((key) => {
@@ -190,7 +181,6 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       return;
     }
     if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);
-    if (uploadsHttp.handle(req, res)) return;
     // better-auth's endpoints (sign-in, sign-up, sign-out, password): server/auth/accounts.
     if (accounts.handle(req, res)) return;
     if (auth.routes.handle(req, res)) return;
@@ -271,7 +261,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       await handle.close();
     })());
 
-  return { url, port, services, localRunner, stop };
+  return { url, port, services, localRunner, accounts, stop };
 }
 
 /** The local owner once accounts exist: no user has an empty id, so it is nobody's access. */
