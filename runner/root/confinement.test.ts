@@ -5,9 +5,9 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { tempDir, waitFor } from "../../server/executors/runner/testing";
+import { waitFor } from "../../server/executors/runner/testing";
 import { findOnPath, sandboxInfo } from "../exec/sandbox";
-import { FakeServer, spawnRootRunner, type RootRunner } from "./testing";
+import { FakeServer, outsideTmp, spawnRootRunner, type RootRunner } from "./testing";
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 120_000 });
 
@@ -32,7 +32,7 @@ describe.runIf(ready)("a --root runner keeps two workspaces apart", () => {
   const b = () => join(root, "b");
 
   beforeAll(async () => {
-    root = await tempDir("quiver-root-");
+    root = await outsideTmp("quiver-root-");
     server = new FakeServer();
     url = await server.listen();
     runner = spawnRootRunner(url, ["--root", root, "--label", "gpu", "--capacity", "3"]);

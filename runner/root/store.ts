@@ -205,6 +205,16 @@ async function removeTree(dir: number, name: string): Promise<void> {
   await rmdir(at(dir, name));
 }
 
+/** Bytes under the folder at `path` (the default workspace's descriptor path), as usage() counts them. */
+export async function folderBytes(path: string): Promise<number> {
+  const fd = openSync(path, O_RDONLY | O_DIRECTORY);
+  try {
+    return await bytesUnder(fd, new Set());
+  } finally {
+    closeSync(fd);
+  }
+}
+
 async function bytesUnder(dirFd: number, seen: Set<string>): Promise<number> {
   let total = 0;
   let names: string[];

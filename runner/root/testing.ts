@@ -2,6 +2,7 @@
 // frame by frame (no pool, no database), and a real runner process started with `--root`, so a
 // test can name workspaces on every request, terminal and preview frame.
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, realpathSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +11,14 @@ import { decodeFrame, RunnerToServer, type RunnerHello, type ServerToRunner } fr
 import { TEST_TOKEN, waitFor } from "../../server/executors/runner/testing";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * A fresh folder outside /tmp, as a real runner root or data folder is: every sandbox has a
+ * private /tmp, which would hide a sibling there whatever the runner's own masks do.
+ */
+export async function outsideTmp(prefix: string): Promise<string> {
+  return realpathSync(mkdtempSync(`/var/tmp/${prefix}`));
+}
 
 export interface Result {
   ok: boolean;

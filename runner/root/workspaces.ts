@@ -16,7 +16,7 @@ import { serve, type ServeOptions, type Served } from "../served";
 import { DiskLimit } from "../workspace/disk-limit";
 import { Workspace, type WorkspaceOptions } from "../workspace/workspace";
 import { fillerFor, SourceError } from "./sources";
-import { StoreError, type WorkspaceStore } from "./store";
+import { folderBytes, StoreError, type WorkspaceStore } from "./store";
 
 export const DEFAULT_WORKSPACE_ID = "default";
 
@@ -99,7 +99,8 @@ export class Workspaces {
     const store = this.o.store;
     if (!store) return {};
     const workspaces: WorkspaceEntry[] = [];
-    if (this.o.defaultWorkspace) workspaces.push({ id: DEFAULT_WORKSPACE_ID, bytesUsed: 0, default: true });
+    const own = this.o.defaultWorkspace;
+    if (own) workspaces.push({ id: DEFAULT_WORKSPACE_ID, bytesUsed: await folderBytes(own.files.cwd).catch(() => 0), default: true });
     for (const id of await store.list()) workspaces.push({ id, bytesUsed: await store.usage(id).catch(() => 0) });
     return {
       root: true,
@@ -126,7 +127,8 @@ export class Workspaces {
 
   private registerOps(store: WorkspaceStore): void {
     const usage = async (id: string): Promise<WorkspaceUsageResult> => {
-      if (id === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) return { id, bytesUsed: 0, default: true, freeDiskBytes: store.freeDiskBytes() };
+      const own = this.o.defaultWorkspace;
+      if (id === DEFAULT_WORKSPACE_ID && own) return { id, bytesUsed: await folderBytes(own.files.cwd), default: true, freeDiskBytes: store.freeDiskBytes() };
       const limit = await store.limitOf(id);
       return { id, bytesUsed: await store.usage(id), freeDiskBytes: store.freeDiskBytes(), ...(limit ? { diskLimitBytes: limit } : {}) };
     };
