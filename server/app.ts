@@ -20,6 +20,8 @@ import { createAccounts, type Accounts } from "./auth/accounts";
 import { anyAccount } from "./auth/accounts/first-owner";
 import { loadSecret } from "./auth/crypto";
 import { isLoopbackAddress } from "./auth/identity";
+import { createDoors } from "./auth/authorize-doors";
+import { AUDIT_EXPORT_PATH, createAuditExport } from "./services/audit-export";
 import { createShareService } from "./services/shares";
 import { createGuard } from "./http/guard";
 import { createSocketLimits, type SocketLimits } from "./http/socket-limits";
@@ -86,6 +88,8 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // Revoking a link drops its live viewers at once (auth is made just below).
   const shares = createShareService(handle.db, { onRevoked: (linkId) => auth.viewers.end(linkId, "revoked") });
   const auth = createAuth({ env, owner: localActor, shares, accounts, log });
+  // Doors that are not tRPC procedures (terminal, preview, audit export) ask authorize() too.
+  const doors = createDoors({ db: handle.db, identify: (req) => auth.identify(req) });
   const dbUrl = defaultDbUrl(env.dataDir, env.DATABASE_URL);
   const parts: Parts = await createParts({
     env,
@@ -95,7 +99,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     dbUrl,
     runnerTokens,
     actorFor: (req) => auth.ownerOf(req),
-    canUseSession: (actor, sessionId) => sessions.assertAccess(actor, sessionId).then(() => true, () => false),
+    canUseSession: (actor, sessionId) => doors.person(actor, "terminal.open", sessionId),
     log,
   });
   // Devices signed out and memberships changed on another instance end sockets here too.
@@ -148,7 +152,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // A page loads dozens of modules: a person's access to a session is looked up every few seconds at most.
   const ownerSessions = cachedCheck((key) => {
     const [userId, orgId, role, sessionId] = key.split(" ");
-    return sessions.assertAccess({ userId, orgId, role: role as Actor["role"] }, sessionId).then(() => true, () => false);
+    return doors.person({ userId, orgId, role: role as Actor["role"] }, "preview.open", sessionId);
   }, 5_000);
   // The live preview: a host of its own per session and port, forwarded to the runner (server/preview/http.ts);
   // a browser away from this machine gets in with a ticket its IDE asks for (server/preview/entry.ts).
@@ -166,6 +170,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     tickets: createPreviewTickets({ key: auth.previewKey, used: dbUsedTickets(handle.db) }),
     log,
   });
+  const auditExport = createAuditExport({ db: handle.db, doors, log });
   const server: Server = createServer((req, res) => {
     const refused = guard.check(req, { requireSameOrigin: req.method !== "GET" && req.method !== "HEAD" });
     if (refused) return reply(res, 403, { error: refused });
@@ -181,6 +186,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       return;
     }
     if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);
+    if (path === AUDIT_EXPORT_PATH) return void auditExport(req, res);
     // better-auth's endpoints (sign-in, sign-up, sign-out, password): server/auth/accounts.
     if (accounts.handle(req, res)) return;
     if (auth.routes.handle(req, res)) return;

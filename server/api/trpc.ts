@@ -90,7 +90,8 @@ function step(action: Action, refOf: RefOf) {
     const grant = authorize(subject, action, await loadResource(ctx.services.db, subject, refOf(input)));
     return next({ ctx: { ...ctx, grant } });
   });
-  STEPS.add(mw);
+  // .use() keeps the builder's own functions, not the builder: those are what a procedure holds.
+  for (const fn of (mw as unknown as { _middlewares: object[] })._middlewares) STEPS.add(fn);
   return mw;
 }
 
