@@ -5,6 +5,7 @@ import Link from "next/link";
 import { Suspense, useState, type FormEvent } from "react";
 import { useSearchParams } from "next/navigation";
 import { authCall, safeNext } from "./auth-client";
+import { SsoSignIn } from "../settings/sign-in/_components/sso-sign-in";
 import styles from "./auth.module.css";
 
 function SignInForm() {
@@ -49,6 +50,7 @@ function SignInForm() {
           Sign in
         </button>
       </form>
+      <SsoSignIn callbackURL={next} />
       <p className={styles.links}>
         <Link href="/signin/reset">Forgot your password?</Link>
         <Link href="/signup">Create an account</Link>
