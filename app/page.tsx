@@ -18,7 +18,8 @@ export default function Home() {
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
-  const projects = useQuery(trpc.projects.list.queryOptions());
+  // While a workspace is being made (a clone can take a while) the list is asked again until it is ready or failed.
+  const projects = useQuery(trpc.projects.list.queryOptions(undefined, { refetchInterval: (q) => (q.state.data?.some((p) => p.workspace?.state === "creating") ? 2_000 : false) }));
   const [creating, setCreating] = useState(false);
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.projects.list.queryKey() });
   const create = useMutation(trpc.sessions.create.mutationOptions({ onSuccess: (session) => router.push(`/s/${session.id}`) }));

@@ -28,6 +28,7 @@ import { createSpillStore, startSpillCleanup } from "./services/spills";
 import { createPolicyService } from "./services/policies";
 import { createFileService } from "./services/files";
 import { gitServicesOf, gitToolService } from "./services/git-remote-services";
+import { GIT_REMOTE_OP } from "./protocol/git-remote";
 import { randomUUID } from "node:crypto";
 import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
 import { createPlacement } from "./services/placement";
@@ -79,6 +80,14 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   if (!cluster) await runnerRegistry.forgetConnections();
   const placement = createPlacement(db, {
     ops: runners,
+    // A git project's workspace: made empty, then cloned with its person's stored credential (services/git-remote.ts).
+    fillers: {
+      git: async (ws, source) => {
+        if (source.kind !== "git") throw new Error("not a git source");
+        const input = await gitServicesOf({ db, env: deps.env, runners }).remote.cloneInput(ws.userId, source.url, source.branch);
+        return runners.runOn(ws.runnerId!, GIT_REMOTE_OP, input, 600_000, ws.id);
+      },
+    },
     sourceOf: async (projectId) => workspaceSourceOf(await db.project.findUniqueOrThrow({ where: { id: projectId } })),
     log,
   });

@@ -254,6 +254,8 @@ export class RunnerPool implements Executor {
     if (!this.locator) return this.bind(sessionId) ? this.bindings.get(sessionId) : undefined;
     const found = await this.locator(sessionId);
     if (found) this.bindings.set(sessionId, found);
+    // A session the database does not know (a test driving the pool directly): a runner's default folder, as before projects.
+    else if (found === undefined && this.bind(sessionId)) return this.bindings.get(sessionId);
     return found;
   }
 
@@ -287,11 +289,11 @@ export class RunnerPool implements Executor {
   }
 
   /** Runs a workspace operation (workspace.create/delete/usage) on one runner. */
-  async runOn(runnerId: string, op: string, input: unknown, timeoutMs = 120_000): Promise<ExecResult> {
+  async runOn(runnerId: string, op: string, input: unknown, timeoutMs = 120_000, workspaceId?: string): Promise<ExecResult> {
     const conn = this.live.get(runnerId);
     if (!conn) throw new ExecutorUnavailableError(`runner ${runnerId} is not connected${this.known.get(runnerId)?.disconnectedAt ? ` (gone since ${this.known.get(runnerId)?.disconnectedAt})` : " to this server"}`);
     const signal = new AbortController().signal;
-    return conn.run({ sessionId: `runner-${runnerId}`.slice(0, 200), callId: `${op}-${Date.now()}`, op, input, deadline: Date.now() + timeoutMs, signal });
+    return conn.run({ sessionId: `runner-${runnerId}`.slice(0, 200), callId: `${op}-${Date.now()}`, op, input, deadline: Date.now() + timeoutMs, signal }, workspaceId);
   }
 
   /** Connected to this server now. */

@@ -36,7 +36,7 @@ describe.skipIf(!hasPostgres)("placement across two server instances on PostgreS
       instances.push({ parts, handle, http, port });
       const rootDir = await tempDir("quiver-root-");
       dirs.push(rootDir);
-      runners.push(spawnRunner({ url: `ws://127.0.0.1:${port}/runner`, workspace: null, token: TOKEN, args: ["--root", rootDir, "--id", `runner-${name}`, "--capacity", "4"], env: { QUIVER_SANDBOX: "off" } }));
+      runners.push(spawnRunner({ url: `ws://127.0.0.1:${port}/runner`, workspace: null, token: TOKEN, args: ["--root", rootDir, "--id", `runner-${name}`, "--capacity", "4"], env: { NODE_ENV: "test", QUIVER_SANDBOX: "off" } }));
     }
     await waitFor(async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 2, 40_000, "both runners recorded");
   }, 120_000);

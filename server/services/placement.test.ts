@@ -17,7 +17,7 @@ import { testDatabases, useTestDb } from "../testing/db";
 
 const root = resolve(import.meta.dirname, "../..");
 // The runners serve many workspaces: without bubblewrap here they would refuse, so unconfined on purpose.
-const runnerEnv = { QUIVER_SANDBOX: "off" };
+const runnerEnv = { NODE_ENV: "test", QUIVER_SANDBOX: "off" } as const;
 
 describe.each(testDatabases())("placement on %s", (provider) => {
   const t = useTestDb(provider);

@@ -16,8 +16,12 @@ import { isLive, labelsOf } from "./runners";
 /** What placement needs of the runner pool of this instance. */
 export interface RunnerOps {
   isLive(runnerId: string): boolean;
-  runOn(runnerId: string, op: string, input: unknown): Promise<ExecResult>;
+  runOn(runnerId: string, op: string, input: unknown, timeoutMs?: number, workspaceId?: string): Promise<ExecResult>;
 }
+
+/** Fills a freshly made (empty) workspace from a source the runner has no filler for (git: the
+ *  person's credential travels only in this call); its failure is the workspace's error. */
+export type Filler = (ws: WorkspaceRow, source: WorkspaceSource) => Promise<ExecResult>;
 
 export interface WorkspaceRow {
   id: string;
@@ -43,7 +47,7 @@ function isUniqueViolation(err: unknown): boolean {
 /** A failed create is tried again at most this often (a wrong git URL is not cloned per call). */
 const RETRY_FAILED_MS = 30_000;
 
-export function createPlacement(db: Db, deps: { ops: RunnerOps; sourceOf: SourceOf; log?: (line: string) => void }) {
+export function createPlacement(db: Db, deps: { ops: RunnerOps; sourceOf: SourceOf; fillers?: Partial<Record<WorkspaceSource["kind"], Filler>>; log?: (line: string) => void }) {
   const log = deps.log ?? (() => {});
   const lastTried = new Map<string, number>();
   const creating = new Map<string, Promise<WorkspaceRow>>();
@@ -76,13 +80,20 @@ export function createPlacement(db: Db, deps: { ops: RunnerOps; sourceOf: Source
     const job = (async () => {
       lastTried.set(ws.id, Date.now());
       let result: ExecResult;
+      let ok: boolean;
       try {
-        result = await deps.ops.runOn(runnerId, WORKSPACE_CREATE_OP, { workspaceId: ws.id, source: await deps.sourceOf(ws.projectId) });
-      } catch (err) {
+        const source = await deps.sourceOf(ws.projectId);
+        const filler = deps.fillers?.[source.kind];
+        result = await deps.ops.runOn(runnerId, WORKSPACE_CREATE_OP, { workspaceId: ws.id, source: filler ? { kind: "empty" } : source });
+        // A folder that is there already (a create whose answer was lost) is the workspace.
+        ok = result.ok || /exist/i.test(result.output);
+        if (ok && filler) {
+          result = await filler(ws, source);
+          ok = result.ok;
+        }
+      } catch {
         return ws; // the runner went away meanwhile: it is created when it is back
       }
-      // A folder that is there already (a create whose answer was lost) is the workspace.
-      const ok = result.ok || /exist/i.test(result.output);
       const data = ok ? { state: "ready", error: null } : { state: "failed", error: result.output.slice(0, 2000) };
       await db.workspace.updateMany({ where: { id: ws.id, state: { in: ["creating", "failed"] } }, data });
       if (!ok) log(`workspace ${ws.id} on ${runnerId} could not be created: ${result.output}`);
