@@ -7,8 +7,9 @@ import { memberProcedure, router, sessionProcedure, sessionReadProcedure } from 
 export const sessionsRouter = router({
   list: memberProcedure.query(({ ctx }) => ctx.services.sessions.list(ctx.actor)),
   create: memberProcedure
-    .input(z.object({ title: z.string().trim().min(1).max(200).optional() }).optional())
-    .mutation(({ ctx, input }) => ctx.services.sessions.create(ctx.actor, { title: input?.title })),
+    // In a project of the person's org (none: its Default project); the session works in the person's workspace of it.
+    .input(z.object({ title: z.string().trim().min(1).max(200).optional(), projectId: z.string().min(1).max(100).optional() }).optional())
+    .mutation(({ ctx, input }) => ctx.services.sessions.create(ctx.actor, { title: input?.title, projectId: input?.projectId })),
   rename: sessionProcedure("session.write", "id")
     .input(z.object({ id: z.string().min(1), title: z.string().trim().min(1).max(200) }))
     .mutation(({ ctx, input }) => ctx.services.sessions.rename(ctx.actor, input.id, input.title)),
