@@ -53,7 +53,7 @@ export async function signUpPage(page: Page, person: Person, options: { invitati
   await ensureFirstOwner(page.request);
   await page.goto(options.invitation ? `/signup?invitation=${encodeURIComponent(options.invitation)}` : "/signup");
   await page.getByLabel("Name").fill(person.name);
-  if (!options.invitation) await page.getByLabel("Email").fill(person.email);
+  if (!options.invitation) await page.getByLabel("Email", { exact: true }).fill(person.email);
   await page.getByLabel("Password", { exact: true }).fill(person.password);
   await page.getByRole("button", { name: /create account/i }).click();
   await expect(page).not.toHaveURL(/\/signup/);
@@ -62,7 +62,7 @@ export async function signUpPage(page: Page, person: Person, options: { invitati
 /** Signs in through the /signin page; `next` is where it should land (default the home page). */
 export async function signInPage(page: Page, person: Person, next?: string): Promise<void> {
   await page.goto(next ? `/signin?next=${encodeURIComponent(next)}` : "/signin");
-  await page.getByLabel("Email").fill(person.email);
+  await page.getByLabel("Email", { exact: true }).fill(person.email);
   await page.getByLabel("Password", { exact: true }).fill(person.password);
   await page.getByRole("button", { name: /^sign in$/i }).click();
   await expect(page).not.toHaveURL(/\/signin/);
