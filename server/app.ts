@@ -6,23 +6,29 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { WebSocketServer } from "ws";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import type { Env } from "./env";
-import { defaultDbUrl, openDb, type DbHandle } from "./db";
+import { connectDb, defaultDbUrl, openDb, type DbHandle } from "./db";
 import { lowerHelperThreads } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
 import { createAuth } from "./auth";
 import { createAccounts, type Accounts } from "./auth/accounts";
+import { ssoAccounts } from "./auth/accounts/sso";
+import { createSsoService } from "./services/sso";
 import { anyAccount } from "./auth/accounts/first-owner";
 import { loadSecret } from "./auth/crypto";
 import { isLoopbackAddress } from "./auth/identity";
 import { createDoors } from "./auth/authorize-doors";
 import { AUDIT_EXPORT_PATH, createAuditExport } from "./services/audit-export";
 import { createShareService } from "./services/shares";
+import { createUploads } from "./services/uploads";
+import { createUploadsHttp } from "./services/uploads-http";
+import { createOrgService } from "./services/orgs";
 import { createGuard } from "./http/guard";
 import { createSocketLimits, type SocketLimits } from "./http/socket-limits";
 import { createPreviewHttp } from "./preview/http";
@@ -71,8 +77,12 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // With an account, the local owner's row is that account's (auth/accounts/first-owner.ts):
   // no local owner is made again, and nobody is one (NO_LOCAL_OWNER matches no row).
   const localActor: Actor = (await anyAccount(handle.db)) ? NO_LOCAL_OWNER : await ensureLocalActor(handle.db);
+  // Single sign-on of orgs (auth/accounts/sso.ts): better-auth's SSO plugin, settings in services/sso.ts.
+  const key = loadSecret(env.dataDir);
+  const ssoParts = ssoAccounts({ db: handle.db, key, privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS });
   const accounts = await createAccounts({
-    env, db: handle.db, provider: handle.provider, key: loadSecret(env.dataDir), log,
+    env, db: handle.db, provider: handle.provider, key, log,
+    plugins: [ssoParts.plugin], browserPrefixes: ssoParts.browserPrefixes, signUpGates: [ssoParts.signUpGate],
     allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])],
   });
 
@@ -84,6 +94,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const sessions = createSessionService(handle.db, {
     onRemoved: (id) => parts.services.runners.unbind(id),
     modelChoices: () => parts.services.engine.modelChoices(),
+    workspaceFor: (actor, projectId) => parts.services.projects.workspaceFor(actor, projectId),
   });
   // Revoking a link drops its live viewers at once (auth is made just below).
   const shares = createShareService(handle.db, { onRevoked: (linkId) => auth.viewers.end(linkId, "revoked") });
@@ -100,6 +111,8 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     runnerTokens,
     actorFor: (req) => auth.ownerOf(req),
     canUseSession: (actor, sessionId) => doors.person(actor, "terminal.open", sessionId),
+    // Their Default project's workspace is the local runner's own folder (services/projects.ts).
+    ...(localActor.userId ? { localOwner: { userId: localActor.userId, orgId: localActor.orgId } } : {}),
     log,
   });
   // Devices signed out and memberships changed on another instance end sockets here too.
@@ -108,12 +121,24 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     cluster.onPeopleChanged(() => void accounts.sockets.changed());
     accounts.setBroadcast(() => cluster.send({ type: "people.changed" }));
   }
+  // Orgs, members and invitations (services/orgs.ts): their changes hold the org's row lock in an
+  // interactive transaction, which the query thread does not run, so they get a client of their own.
+  const orgDb = await connectDb(dbUrl);
+  const orgs = createOrgService({
+    db: orgDb,
+    accountsOn: () => accounts.on(),
+    closeSockets: (target, reason) => accounts.endSockets(target, reason),
+    sendMail: accounts.mailer.smtp ? (mail) => accounts.mailer.send(mail) : undefined,
+    log,
+  });
   const services: Services = {
     env,
     db: handle.db,
     dbProvider: handle.provider,
     sessions,
     shares,
+    orgs,
+    sso: createSsoService({ db: handle.db, key, privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS, accountsOn: () => accounts.on() }),
     ...parts.services,
     health: healthCheck({
       db: handle.db, provider: handle.provider, runners: parts.services.runners, probe: writeProbe(handle.db, handle.provider),
@@ -148,6 +173,15 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   // The loopback address the server binds (HOST=127.0.0.2) is a host it answers to: a Host that
   // is a loopback IP literal was typed as such, never reached through a rebound DNS name.
+  // Project archives (POST /api/uploads by a person; GET /api/uploads/<id> by a runner's token).
+  const uploadsHttp = createUploadsHttp({
+    uploads: createUploads({ dataDir: env.dataDir }),
+    actorOf: async (req) => {
+      const id = await auth.identify(req);
+      return id.kind === "owner" ? id.actor : null;
+    },
+    runnerTokens,
+  });
   const guard = createGuard({ allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])] });
   // A page loads dozens of modules: a person's access to a session is looked up every few seconds at most.
   const ownerSessions = cachedCheck((key) => {
@@ -186,6 +220,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       return;
     }
     if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);
+    if (uploadsHttp.handle(req, res)) return;
     if (path === AUDIT_EXPORT_PATH) return void auditExport(req, res);
     // better-auth's endpoints (sign-in, sign-up, sign-out, password): server/auth/accounts.
     if (accounts.handle(req, res)) return;
@@ -246,7 +281,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   let localRunner: LocalRunner | undefined;
   if (env.QUIVER_LOCAL_RUNNER === "1") {
-    localRunner = new LocalRunner({ root, serverUrl: `${url.replace(/^http/, "ws")}/runner`, token: localRunnerToken, workspace: env.workspaceDir, dataDir: env.dataDir, host: env.HOST, log });
+    localRunner = new LocalRunner({ root, serverUrl: `${url.replace(/^http/, "ws")}/runner`, token: localRunnerToken, workspace: env.workspaceDir, workspacesRoot: join(env.dataDir, "workspaces"), dataDir: env.dataDir, host: env.HOST, log });
     localRunner.start();
   }
 
@@ -264,6 +299,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await nextApp?.close?.();
+      await orgDb.$disconnect();
       await handle.close();
     })());
 

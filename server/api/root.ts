@@ -13,6 +13,10 @@ import { attachmentsRouter } from "./routers/attachments";
 import { uploadsRouter } from "./routers/uploads";
 import { gitRouter } from "./routers/git";
 import { auditRouter } from "./routers/audit";
+import { orgsRouter } from "./routers/orgs";
+import { ssoRouter } from "./routers/sso";
+import { projectsRouter } from "./routers/projects";
+import { runnersRouter } from "./routers/runners";
 
 export const appRouter = router({
   health: healthRouter,
@@ -28,6 +32,10 @@ export const appRouter = router({
   uploads: uploadsRouter,
   git: gitRouter,
   audit: auditRouter,
+  projects: projectsRouter,
+  runners: runnersRouter,
+  sso: ssoRouter,
+  orgs: orgsRouter,
 });
 
 export type AppRouter = typeof appRouter;

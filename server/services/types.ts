@@ -12,7 +12,12 @@ import type { Pipeline } from "../pipeline";
 import type { PolicyService } from "./policies";
 import type { SpillStore } from "./spills";
 import type { ShareService } from "./shares";
+import type { OrgService } from "./orgs";
+import type { SsoService } from "./sso";
 import type { SessionHistory } from "../hub/history";
+import type { RunnerRegistry } from "./runners";
+import type { Placement } from "./placement";
+import type { ProjectService } from "./projects";
 
 export interface Services {
   env: Env;
@@ -20,6 +25,12 @@ export interface Services {
   dbProvider: DbProvider;
   sessions: SessionService;
   runners: RunnerPool;
+  /** Every runner seen, in the database (services/runners.ts). */
+  runnerRegistry: RunnerRegistry;
+  /** Which runner holds each workspace (services/placement.ts). */
+  placement: Placement;
+  /** Projects and each person's workspace of them (services/projects.ts). */
+  projects: ProjectService;
   /** The person's IDE file operations (services/files.ts), wired where the runner pool is. */
   files: FileService;
   health(): Promise<HealthReport>;
@@ -35,6 +46,10 @@ export interface Services {
   policies: PolicyService;
   /** Full outputs of truncated tool results (the IDE's viewer reads pages of them). */
   spills: Pick<SpillStore, "read">;
+  /** Orgs, their members and invitations (services/orgs.ts). */
+  orgs: OrgService;
+  /** An org's single sign-on settings (services/sso.ts). */
+  sso: SsoService;
   /** Read-only share links of sessions. */
   shares: ShareService;
   /** Images attached to messages (stored by the engine with the message; read through the driver). */
