@@ -19,6 +19,7 @@ import type { Actor } from "../../services/types";
 import { deriveKey, hashToken, newToken, sameText } from "../crypto";
 import { viaHttps } from "../cookies";
 import { isDirectLoopback } from "../identity";
+import { parsePreviewHost } from "../../protocol/preview";
 import { CLIENT_ADDRESS_HEADER, createAccountsInstance } from "./instance";
 import { createMailer } from "./mailer";
 import { createSignInLimiter, type SignInLimits } from "./rate-limit";
@@ -134,7 +135,9 @@ export async function createAccounts(deps: AccountsDeps) {
     const cookie = req.headers.cookie;
     if (!cookie || !cookie.includes("session_token")) return null;
     // The host too: better-auth resolves its base URL from it (checked by http/guard.ts already).
-    const found = await instance.api.getSession({ headers: fromNodeHeaders({ cookie, host: req.headers.host ?? "localhost" }), query: { disableRefresh: true } });
+    // A live preview's host (5173-<session>.localhost) is not one better-auth knows: the IDE's host under it is.
+    const host = parsePreviewHost(req.headers.host)?.base ?? req.headers.host ?? "localhost";
+    const found = await instance.api.getSession({ headers: fromNodeHeaders({ cookie, host }), query: { disableRefresh: true } });
     if (!found) return null;
     const memberships = await db.membership.findMany({ where: { userId: found.user.id }, orderBy: { createdAt: "asc" } });
     const active = (found.session as { activeOrganizationId?: string | null }).activeOrganizationId;
