@@ -55,6 +55,7 @@ export async function signUpPage(page: Page, person: Person, options: { invitati
   await page.getByLabel("Name").fill(person.name);
   if (!options.invitation) await page.getByLabel("Email", { exact: true }).fill(person.email);
   await page.getByLabel("Password", { exact: true }).fill(person.password);
+  await page.getByLabel("Password again").fill(person.password);
   await page.getByRole("button", { name: /create account/i }).click();
   await expect(page).not.toHaveURL(/\/signup/);
 }
