@@ -19,7 +19,8 @@ const accountsPort = Number(process.env.E2E_ACCOUNTS_PORT ?? 3219);
 process.env.E2E_ACCOUNTS_PORT = String(accountsPort);
 const accountsDataDir = process.env.E2E_ACCOUNTS_DATA_DIR ?? mkdtempSync(join(tmpdir(), "quiver-e2e-accounts-"));
 process.env.E2E_ACCOUNTS_DATA_DIR = accountsDataDir;
-const named = process.argv.filter((a) => /\.spec\.ts$|^e2e\//.test(a));
+// Spec names or folders on the command line (not this config's own path, which `--config` names).
+const named = process.argv.slice(2).filter((a) => !a.startsWith("-") && !/playwright\.config\.ts$/.test(a) && /\.spec\.ts$|^e2e\b/.test(a));
 const accountsServer = process.env.E2E_ACCOUNTS === "1" || named.length === 0 || named.some((a) => /(accounts|orgs|sso|authz|audit|members)[-.]/.test(a));
 const serverEnv = {
   NEXT_TELEMETRY_DISABLED: "1",
