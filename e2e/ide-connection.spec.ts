@@ -102,7 +102,9 @@ test("the runner is killed mid-command: banner, the call fails clearly, the rest
   const pid = runnerPid();
   process.kill(-pid, "SIGKILL"); // the runner and its command, as if the machine lost them
   const banner = page.getByTestId("connection-banner");
-  await expect(banner).toContainText("runner is disconnected");
+  // Says the runner is gone, by id when the session's workspace is placed on a named runner.
+  await expect(banner).toContainText(/runner.*(is disconnected|gone since)/);
+  await expect(banner).toContainText("unavailable until it reconnects");
   await expect(page.getByTestId("runner-state")).toHaveAttribute("data-state", "disconnected");
   await shot(page, "runner-lost");
   // The call in flight fails with a reason instead of hanging; the turn goes on to its answer.
