@@ -1,0 +1,62 @@
+-- AlterTable
+ALTER TABLE "Turn" ADD COLUMN     "rewindId" TEXT;
+
+-- CreateTable
+CREATE TABLE "Checkpoint" (
+    "id" TEXT NOT NULL,
+    "sessionId" TEXT NOT NULL,
+    "turnId" TEXT,
+    "phase" TEXT NOT NULL,
+    "commit" TEXT NOT NULL,
+    "filesChanged" INTEGER NOT NULL DEFAULT 0,
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "Checkpoint_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "Rewind" (
+    "id" TEXT NOT NULL,
+    "sessionId" TEXT NOT NULL,
+    "turnId" TEXT NOT NULL,
+    "turnIds" JSONB NOT NULL,
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "undoneAt" TIMESTAMP(3),
+
+    CONSTRAINT "Rewind_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "HunkReview" (
+    "id" TEXT NOT NULL,
+    "sessionId" TEXT NOT NULL,
+    "scope" TEXT NOT NULL,
+    "path" TEXT NOT NULL,
+    "hunkId" TEXT NOT NULL,
+    "state" TEXT NOT NULL,
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "HunkReview_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateIndex
+CREATE INDEX "Checkpoint_sessionId_createdAt_idx" ON "Checkpoint"("sessionId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "Checkpoint_turnId_idx" ON "Checkpoint"("turnId");
+
+-- CreateIndex
+CREATE INDEX "Rewind_sessionId_createdAt_idx" ON "Rewind"("sessionId", "createdAt");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "HunkReview_sessionId_scope_path_hunkId_key" ON "HunkReview"("sessionId", "scope", "path", "hunkId");
+
+-- AddForeignKey
+ALTER TABLE "Checkpoint" ADD CONSTRAINT "Checkpoint_sessionId_fkey" FOREIGN KEY ("sessionId") REFERENCES "Session"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- AddForeignKey
+ALTER TABLE "Rewind" ADD CONSTRAINT "Rewind_sessionId_fkey" FOREIGN KEY ("sessionId") REFERENCES "Session"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- AddForeignKey
+ALTER TABLE "HunkReview" ADD CONSTRAINT "HunkReview_sessionId_fkey" FOREIGN KEY ("sessionId") REFERENCES "Session"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
