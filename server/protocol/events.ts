@@ -62,6 +62,8 @@ const body = z.discriminatedUnion("type", [
     name: z.string(),
     input: z.unknown(),
     summary: z.string(),
+    /** A subagent's call: the task call it runs under (its card holds this one). */
+    parentCallId: z.string().optional(),
   }),
   z.object({
     type: z.literal("tool.status"),
