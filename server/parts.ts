@@ -33,6 +33,7 @@ import { randomUUID } from "node:crypto";
 import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
 import { createPlacement } from "./services/placement";
 import { createProjectService, workspaceSourceOf } from "./services/projects";
+import { diskLimitOf } from "./services/uploads-limits";
 
 export interface PartsDeps {
   env: Env;
@@ -89,6 +90,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       },
     },
     sourceOf: async (projectId) => workspaceSourceOf(await db.project.findUniqueOrThrow({ where: { id: projectId } })),
+    limitOf: async (projectId) => (await diskLimitOf(db, (await db.project.findUniqueOrThrow({ where: { id: projectId }, select: { orgId: true } })).orgId)).limitBytes,
     log,
   });
   const projects = createProjectService(db, { placement, ops: runners, localOwner: deps.localOwner, onWorkspaceRemoved: (id) => runners.forgetWorkspace(id), log });
@@ -112,14 +114,14 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   let registryWrites = Promise.resolve();
   const touchTimer = setInterval(() => {
     const live = runners.status().filter((r) => r.connected).map((r) => r.id);
-    void runnerRegistry.touch(live).then(() => placement.createPending(live)).catch(registryLog("renewal failed"));
+    void runnerRegistry.touch(live).then(() => placement.createPending(live)).then(() => placement.syncLimits(live)).catch(registryLog("renewal failed"));
   }, RUNNER_TOUCH_MS);
   touchTimer.unref();
 
   const unsubscribe = [
     runners.onStatus((e) => {
       registryWrites = registryWrites
-        .then(() => (e.connected ? runnerRegistry.connected(e.hello).then(() => placement.createPending([e.runnerId])).then(() => bindSessionsOf(e.runnerId)) : runnerRegistry.disconnected(e.runnerId, new Date(e.at))))
+        .then(() => (e.connected ? runnerRegistry.connected(e.hello).then(() => placement.createPending([e.runnerId])).then(() => bindSessionsOf(e.runnerId)).then(() => placement.syncLimits([e.runnerId], { fresh: true })) : runnerRegistry.disconnected(e.runnerId, new Date(e.at))))
         .catch(registryLog(`runner ${e.runnerId} not recorded`));
       for (const id of e.sessionIds) void publish(id, { type: "runner.status", connected: e.connected, runnerId: e.runnerId, sandboxed: e.sandboxed });
     }),

@@ -10,8 +10,9 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "../db";
 import { ExecutorUnavailableError, type ExecResult } from "../executors/contract";
 import type { SessionPlace } from "../executors/runner-pool";
-import { WORKSPACE_CREATE_OP, type WorkspaceSource } from "../protocol/workspace-ops";
+import { WORKSPACE_CREATE_OP, WORKSPACE_LIMIT_OP, type WorkspaceSource } from "../protocol/workspace-ops";
 import { isLive, labelsOf } from "./runners";
+import { DEFAULT_DISK_LIMIT_MB } from "./uploads-limits";
 
 /** What placement needs of the runner pool of this instance. */
 export interface RunnerOps {
@@ -47,8 +48,20 @@ function isUniqueViolation(err: unknown): boolean {
 /** A failed create is tried again at most this often (a wrong git URL is not cloned per call). */
 const RETRY_FAILED_MS = 30_000;
 
-export function createPlacement(db: Db, deps: { ops: RunnerOps; sourceOf: SourceOf; fillers?: Partial<Record<WorkspaceSource["kind"], Filler>>; log?: (line: string) => void }) {
+/** The disk limit (bytes) of a project's workspaces: its org's (services/uploads-limits.ts). */
+export type LimitOf = (projectId: string) => Promise<number | undefined>;
+
+export interface PlacementDeps {
+  ops: RunnerOps;
+  sourceOf: SourceOf;
+  limitOf?: LimitOf;
+  fillers?: Partial<Record<WorkspaceSource["kind"], Filler>>;
+  log?: (line: string) => void;
+}
+
+export function createPlacement(db: Db, deps: PlacementDeps) {
   const log = deps.log ?? (() => {});
+  const limits = createLimitSync(db, deps.ops, log);
   const lastTried = new Map<string, number>();
   const creating = new Map<string, Promise<WorkspaceRow>>();
 
@@ -84,7 +97,9 @@ export function createPlacement(db: Db, deps: { ops: RunnerOps; sourceOf: Source
       try {
         const source = await deps.sourceOf(ws.projectId);
         const filler = deps.fillers?.[source.kind];
-        result = await deps.ops.runOn(runnerId, WORKSPACE_CREATE_OP, { workspaceId: ws.id, source: filler ? { kind: "empty" } : source });
+        const diskLimitBytes = await deps.limitOf?.(ws.projectId);
+        result = await deps.ops.runOn(runnerId, WORKSPACE_CREATE_OP, { workspaceId: ws.id, source: filler ? { kind: "empty" } : source, ...(diskLimitBytes ? { diskLimitBytes } : {}) });
+        if (result.ok && diskLimitBytes) limits.sent(ws.id, diskLimitBytes);
         // A folder that is there already (a create whose answer was lost) is the workspace.
         ok = result.ok || /exist/i.test(result.output);
         if (ok && filler) {
@@ -106,6 +121,8 @@ export function createPlacement(db: Db, deps: { ops: RunnerOps; sourceOf: Source
   return {
     choose,
     prepare,
+    /** Sends each ready workspace on these runners (held here) its org's limit when it differs from the last one sent. */
+    syncLimits: (runnerIds: string[], options?: { fresh?: boolean }) => limits.sync(runnerIds, options),
 
     /** The person's workspace of the project: found, or placed now (once, whichever instance asks). */
     async ensureWorkspace(projectId: string, userId: string, options: { runnerDefault?: boolean } = {}): Promise<WorkspaceRow> {
@@ -153,6 +170,43 @@ export function createPlacement(db: Db, deps: { ops: RunnerOps; sourceOf: Source
       const pending = await db.workspace.findMany({ where: { runnerId: { in: runnerIds }, state: "creating", runnerDefault: false } });
       for (const ws of pending) await prepare(ws);
     },
+  };
+}
+
+/**
+ * The org's disk limit reaching the runners (workspace.limit): the runner keeps a workspace's
+ * limit across its restarts, so this instance sends one only when it differs from what it last
+ * sent there, and everything again to a runner that (re)connects (`fresh`). Run on each renewal,
+ * an admin's change reaches runners held by any instance within RUNNER_TOUCH_MS.
+ */
+function createLimitSync(db: Db, ops: RunnerOps, log: (line: string) => void) {
+  const lastSent = new Map<string, number>();
+  let running = Promise.resolve();
+  async function sync(runnerIds: string[], options: { fresh?: boolean } = {}): Promise<void> {
+    const held = runnerIds.filter((id) => ops.isLive(id));
+    if (held.length === 0) return;
+    const rows = await db.workspace.findMany({
+      where: { runnerId: { in: held }, runnerDefault: false, state: "ready" },
+      select: { id: true, runnerId: true, project: { select: { orgId: true } } },
+    });
+    const orgs = await db.org.findMany({ where: { id: { in: [...new Set(rows.map((w) => w.project.orgId))] } }, select: { id: true, diskLimitMb: true } });
+    const mbOf = new Map(orgs.map((o) => [o.id, o.diskLimitMb]));
+    for (const ws of rows) {
+      const want = (mbOf.get(ws.project.orgId) ?? DEFAULT_DISK_LIMIT_MB) * 1024 ** 2;
+      if (!options.fresh && lastSent.get(ws.id) === want) continue;
+      try {
+        const r = await ops.runOn(ws.runnerId!, WORKSPACE_LIMIT_OP, { workspaceId: ws.id, diskLimitBytes: want });
+        if (r.ok) lastSent.set(ws.id, want);
+        else log(`workspace ${ws.id}: its disk limit was not set on ${ws.runnerId}: ${r.output}`);
+      } catch (err) {
+        log(`workspace ${ws.id}: its disk limit was not sent to ${ws.runnerId}: ${(err as Error).message}`);
+      }
+    }
+  }
+  return {
+    sent: (workspaceId: string, bytes: number) => void lastSent.set(workspaceId, bytes),
+    // One sync at a time: a renewal and an admin's change never send the same op twice at once.
+    sync: (runnerIds: string[], options?: { fresh?: boolean }) => (running = running.then(() => sync(runnerIds, options)).catch((err) => log(`disk limits not synced: ${(err as Error).message}`))),
   };
 }
 
