@@ -4,6 +4,7 @@
 // updated in place by id. React components only render this; they never interpret events.
 import type { ApprovalDecision, ApprovalRequest, SessionEvent, ToolStatus, TurnStatus, Usage } from "../../server/protocol/events";
 import type { ImageRef } from "../../server/protocol/attachments";
+import { applyAgentUiEvent, cancelQuestion, emptyAgentUiState, mergeAgentUiState, type AgentUiState } from "./agent-ui-state";
 
 export type ChatItem =
   /** `images`: what the person attached (absent when none); attachments.read gives the bytes. */
@@ -70,6 +71,8 @@ export interface SessionState {
   /** Turns not loaded yet, before the ones shown (a long session opens at its latest turns:
    *  server/hub/history.ts); `afterSeq` is the last seq they hold. */
   earlier: { afterSeq: number; turns: number } | null;
+  /** The agent's task list and question cards (agent-ui-state.ts). */
+  agent: AgentUiState;
 }
 
 export const PROGRESS_CAP = 64 * 1024;
@@ -85,6 +88,7 @@ export const emptySessionState = (): SessionState => ({
   files: null,
   context: null,
   earlier: null,
+  agent: emptyAgentUiState(),
 });
 
 /** Where the server said a session's latest turns start (hub/history.ts, `TurnWindow`). */
@@ -117,6 +121,7 @@ export function prependEarlier(state: SessionState, w: TurnWindow & { events: re
     files: state.files ?? before.files,
     context: state.context ?? before.context,
     earlier: before.earlier,
+    agent: mergeAgentUiState(before.agent, state.agent),
   };
 }
 
@@ -201,7 +206,8 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
     }
     case "approval.resolved": {
       const prev = s.approvals[ev.approvalId];
-      if (!prev) return s;
+      // A question's card is cancelled through the approvals' path (turns.cancel after a restart).
+      if (!prev) return ev.decision === "cancelled" ? { ...s, agent: cancelQuestion(s.agent, ev.approvalId) } : s;
       return { ...s, approvals: { ...s.approvals, [ev.approvalId]: { ...prev, decision: ev.decision, by: ev.by, message: ev.message } } };
     }
     case "notice":
@@ -238,6 +244,10 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
       return { ...s, files: { version: ev.version, paths: ev.paths } };
     case "runner.status":
       return { ...s, runner: { connected: ev.connected, sandboxed: ev.sandboxed } };
+    case "todos.updated":
+    case "question.asked":
+    case "question.resolved":
+      return { ...s, agent: applyAgentUiEvent(s.agent, ev) };
   }
 }
 

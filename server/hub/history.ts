@@ -20,7 +20,7 @@ export interface TurnWindow {
 }
 
 /** Session-wide events: later ones replace earlier ones, whichever turn they came in. */
-const CARRIED = ["runner.status", "files.changed"] as const;
+const CARRIED = ["runner.status", "files.changed", "todos.updated"] as const;
 
 /** Where stored events are read from: the driver on the query thread (TurnRows.events), or Prisma. */
 export type EventPages = Pick<TurnRows, "events">;

@@ -1,6 +1,7 @@
 // Events from the server to browsers, one union for the per-session subscription. Every event
 // carries the session's sequence number so a client that reconnects asks for what it missed.
 import { z } from "zod";
+import { QuestionOption, Todo } from "./todos-questions";
 import { ImageRef } from "./attachments";
 
 export const ToolStatus = z.enum([
@@ -128,6 +129,27 @@ const body = z.discriminatedUnion("type", [
     turnId: z.string(),
     status: TurnStatus,
     stopReason: z.string().optional(),
+  }),
+  /** The agent's task list (todo_write), whole each time: the latest replaces the ones before. */
+  z.object({ type: z.literal("todos.updated"), callId: z.string(), todos: z.array(Todo) }),
+  /** ask_user's question card; `questionId` is what questions.answer names. */
+  z.object({
+    type: z.literal("question.asked"),
+    questionId: z.string(),
+    callId: z.string(),
+    question: z.string(),
+    options: z.array(QuestionOption),
+    allowText: z.boolean(),
+  }),
+  /** The card's end: an option chosen (`option`, its label in `answer`), typed text, or cancelled. */
+  z.object({
+    type: z.literal("question.resolved"),
+    questionId: z.string(),
+    callId: z.string(),
+    outcome: z.enum(["answered", "cancelled"]),
+    answer: z.string().optional(),
+    option: z.number().int().nonnegative().optional(),
+    by: z.string().optional(),
   }),
   z.object({ type: z.literal("error"), turnId: z.string().optional(), code: z.string(), message: z.string() }),
   z.object({ type: z.literal("files.changed"), paths: z.array(z.string()), version: z.number().int() }),
