@@ -23,7 +23,8 @@ export type DecisionKind =
   | "blocked";
 
 export type Decision =
-  | { action: "run"; decision: "auto" | "policy_allow" | "approved_session"; reason: string }
+  /** `mode`: the session's mode (policy/modes.ts) waived the tool's own ask. */
+  | { action: "run"; decision: "auto" | "policy_allow" | "approved_session"; reason: string; mode?: string }
   | { action: "deny"; decision: "policy_deny"; reason: string }
   | { action: "reject"; decision: "rejected"; reason: string; message?: string }
   | { action: "ask"; decision: "policy_ask" | "ask"; reason: string; unchecked?: string };

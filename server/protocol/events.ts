@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { QuestionOption, Todo } from "./todos-questions";
 import { ImageRef } from "./attachments";
+import { SessionMode } from "./modes";
 
 export const ToolStatus = z.enum([
   "queued",
@@ -55,6 +56,8 @@ const body = z.discriminatedUnion("type", [
   /** `images`: what the person attached (attachments.read gives the bytes); absent when none. */
   z.object({ type: z.literal("message.user"), messageId: z.string(), text: z.string(), images: z.array(ImageRef).optional() }),
   z.object({ type: z.literal("text.delta"), turnId: z.string(), text: z.string() }),
+  /** The session's mode changed (sessions.setMode, an accepted plan, or the org forbade it: `reason`). */
+  z.object({ type: z.literal("session.mode"), mode: SessionMode, previous: z.string().optional(), reason: z.string().optional() }),
   z.object({ type: z.literal("reasoning.delta"), turnId: z.string(), text: z.string() }),
   z.object({
     type: z.literal("tool.started"),
@@ -63,6 +66,8 @@ const body = z.discriminatedUnion("type", [
     name: z.string(),
     input: z.unknown(),
     summary: z.string(),
+    /** The session's mode the call was judged in (absent: recorded before modes). */
+    mode: SessionMode.optional(),
     /** A subagent's call: the task call it runs under (its card holds this one). */
     parentCallId: z.string().optional(),
   }),

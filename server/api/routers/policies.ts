@@ -3,8 +3,10 @@
 import { z } from "zod";
 import { PolicyError } from "../../services/policies";
 import { orgProcedure, router, serviceErrors } from "../trpc";
+import { ModeError, forbidModes, forbiddenModes } from "../../services/session-modes";
 
 const guard = serviceErrors(PolicyError, (e) => ({ code: e.code }));
+const modeGuard = serviceErrors(ModeError, (e) => ({ code: e.code }));
 
 export const policiesRouter = router({
   /** The rules in force, and whether the asker may change them (admins and owners). */
@@ -21,4 +23,15 @@ export const policiesRouter = router({
   set: orgProcedure("policy.write")
     .input(z.object({ rules: z.array(z.unknown()).max(1000), expectedVersion: z.number().int().nonnegative().optional() }))
     .mutation(({ ctx, input }) => guard(() => ctx.services.policies.set(ctx.actor, input.rules, { expectedVersion: input.expectedVersion }))),
+
+  /** Session modes the org forbids (policy/modes.ts); "ask" never is. */
+  modes: orgProcedure("policy.read").query(async ({ ctx }) => ({
+    forbidden: await forbiddenModes(ctx.services.db, ctx.actor),
+    canEdit: ctx.actor.role !== "member",
+  })),
+
+  /** Sessions in a newly forbidden mode fall back to ask at their next call. */
+  setForbiddenModes: orgProcedure("policy.write")
+    .input(z.object({ forbidden: z.array(z.string()).max(3) }))
+    .mutation(({ ctx, input }) => modeGuard(() => forbidModes(ctx.services.db, ctx.actor, input.forbidden))),
 });

@@ -2,7 +2,11 @@
 // the model a session talks to and the choices this server offers. Logic lives in
 // services/sessions and the engine.
 import { z } from "zod";
-import { memberProcedure, router, sessionProcedure, sessionReadProcedure } from "../trpc";
+import { memberProcedure, router, serviceErrors, sessionProcedure, sessionReadProcedure } from "../trpc";
+import { Mode } from "../../policy/modes";
+import { ModeError, modeFor, setMode } from "../../services/session-modes";
+
+const modeGuard = serviceErrors(ModeError, (e) => ({ code: e.code }));
 
 export const sessionsRouter = router({
   list: memberProcedure.query(({ ctx }) => ctx.services.sessions.list(ctx.actor)),
@@ -26,6 +30,16 @@ export const sessionsRouter = router({
     )
     .mutation(({ ctx, input }) => ctx.services.sessions.setModel(ctx.actor, input.id, { provider: input.provider, model: input.model })),
   models: memberProcedure.query(({ ctx }) => ctx.services.engine.modelChoices()),
+  /** The session's mode (policy/modes.ts) and the modes its org forbids. */
+  mode: sessionProcedure("session.inspect")
+    .input(z.object({ sessionId: z.string().min(1) }))
+    .query(async ({ ctx, input }) => (await modeFor(ctx.services.db, input.sessionId)) ?? { mode: "ask" as const, forbidden: [] }),
+  /** Switches the mode; a mode the org forbids is refused. Every open tab follows (session.mode). */
+  setMode: sessionProcedure("session.write")
+    .input(z.object({ sessionId: z.string().min(1), mode: Mode }))
+    .mutation(({ ctx, input }) =>
+      modeGuard(() => setMode(ctx.services.db, ctx.actor, input.sessionId, input.mode, (id, e) => ctx.services.hub.publish(id, e).then(() => undefined))),
+    ),
   get: sessionReadProcedure("id")
     .input(z.object({ id: z.string().min(1) }))
     .query(({ ctx, input }) => (ctx.actor ? ctx.services.sessions.get(ctx.actor, input.id) : ctx.services.sessions.getShared(input.id))),
