@@ -5,10 +5,12 @@
 import type { ApprovalDecision, ApprovalRequest, SessionEvent, ToolStatus, TurnStatus, Usage } from "../../server/protocol/events";
 import type { ImageRef } from "../../server/protocol/attachments";
 import { applyAgentUiEvent, cancelQuestion, emptyAgentUiState, mergeAgentUiState, type AgentUiState } from "./agent-ui-state";
+import { applyCheckpointEvent, emptyCheckpointState, mergeCheckpointState, type CheckpointState } from "./checkpoint-state";
 
 export type ChatItem =
-  /** `images`: what the person attached (absent when none); attachments.read gives the bytes. */
-  | { kind: "user"; key: string; text: string; images?: ImageRef[] }
+  /** `images`: what the person attached (absent when none); attachments.read gives the bytes.
+   *  `turnId`: the turn it started (turn.started comes just before it). */
+  | { kind: "user"; key: string; text: string; images?: ImageRef[]; turnId?: string }
   | { kind: "text"; key: string; turnId: string; text: string }
   | { kind: "reasoning"; key: string; turnId: string; text: string }
   | { kind: "tool"; key: string; callId: string }
@@ -73,6 +75,8 @@ export interface SessionState {
   earlier: { afterSeq: number; turns: number } | null;
   /** The agent's task list and question cards (agent-ui-state.ts). */
   agent: AgentUiState;
+  /** Checkpoints, rewinds and reviews (checkpoint-state.ts). */
+  checkpoints: CheckpointState;
 }
 
 export const PROGRESS_CAP = 64 * 1024;
@@ -89,6 +93,7 @@ export const emptySessionState = (): SessionState => ({
   context: null,
   earlier: null,
   agent: emptyAgentUiState(),
+  checkpoints: emptyCheckpointState(),
 });
 
 /** Where the server said a session's latest turns start (hub/history.ts, `TurnWindow`). */
@@ -122,6 +127,7 @@ export function prependEarlier(state: SessionState, w: TurnWindow & { events: re
     context: state.context ?? before.context,
     earlier: before.earlier,
     agent: mergeAgentUiState(before.agent, state.agent),
+    checkpoints: mergeCheckpointState(before.checkpoints, state.checkpoints),
   };
 }
 
@@ -154,7 +160,10 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
     case "message.user":
       return {
         ...s,
-        items: [...s.items, { kind: "user", key: `user-${ev.messageId}`, text: ev.text, ...(ev.images?.length ? { images: ev.images } : {}) }],
+        items: [
+          ...s.items,
+          { kind: "user", key: `user-${ev.messageId}`, text: ev.text, ...(ev.images?.length ? { images: ev.images } : {}), ...(s.activeTurnId ? { turnId: s.activeTurnId } : {}) },
+        ],
       };
     case "text.delta":
       return appendStream(s, "text", ev.turnId, ev.text, ev.seq);
@@ -248,6 +257,11 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
     case "question.asked":
     case "question.resolved":
       return { ...s, agent: applyAgentUiEvent(s.agent, ev) };
+    default: {
+      // Checkpoints, rewinds and reviews (issue #27); an event this page does not know yet is skipped.
+      const checkpoints = applyCheckpointEvent(s.checkpoints, ev as unknown as { type: string });
+      return checkpoints === s.checkpoints ? s : { ...s, checkpoints };
+    }
   }
 }
 
