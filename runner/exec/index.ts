@@ -2,6 +2,7 @@
 // hello, configured from the runner's environment (QUIVER_SANDBOX, QUIVER_SANDBOX_HIDE,
 // QUIVER_ENV_ALLOW, QUIVER_SHELL_NETWORK, QUIVER_PTY_NETWORK, QUIVER_SANDBOX_HOST_NETWORK, QUIVER_LIMIT_*), and
 // the workspace's network namespace, which commands, terminals and the preview share.
+import { ensureCheckpointRoot } from "../checkpoints/shadow";
 import { realpathSync, statSync } from "node:fs";
 import { delimiter, isAbsolute } from "node:path";
 import type { RunnerExtension, RunnerHost } from "../ops";
@@ -75,10 +76,11 @@ export function hiddenFolders(configured: readonly string[]): string[] {
 
 export function execExtension(host: RunnerHost, config: ExecConfig = execConfigFromEnv()): RunnerExtension {
   const sandbox = sandboxInfo(config.sandbox);
-  const hide = hiddenFolders([...config.hide, ...(host.hide ?? [])]);
+  // The checkpoints' shadow repositories too (made now: a folder that does not exist hides nothing).
+  const hide = hiddenFolders([...config.hide, ...(host.hide ?? []), ensureCheckpointRoot()]);
   // The runner's own ripgrep and git on the workspace run in the same sandbox, network off.
   const root = host.workspace.root;
-  if (sandbox.available) host.workspace.helpers.useSandbox((argv, o) => sandboxed(sandbox, { workspace: root, cwd: o.cwd, network: false, newSession: true, hide, readOnly: o.readOnly }, argv));
+  if (sandbox.available) host.workspace.helpers.useSandbox((argv, o) => sandboxed(sandbox, { workspace: root, cwd: o.cwd, network: false, newSession: true, hide, readOnly: o.readOnly, writable: o.writable }, argv));
   const base = scrubEnv(process.env, { allow: config.envAllow });
   const log = (line: string) => process.stderr.write(`quiver-runner: ${line}\n`);
   const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: config.hostNetwork, log });

@@ -40,6 +40,11 @@ export interface SandboxSpec {
    */
   readOnly?: string[];
   /**
+   * Folders bound writable after the workspace (the runner's own git on a shadow repository kept
+   * outside the workspace: runner/checkpoints/). Never given to the agent's commands.
+   */
+  writable?: string[];
+  /**
    * Absolute real paths of folders no command may see (Quiver's data folder, its source and
    * install): each is covered by an empty read-only tmpfs. The workspace stays visible and
    * writable even when it lies inside one; a mask inside the workspace is applied over it.
@@ -185,6 +190,7 @@ export function mountArgs(spec: SandboxSpec): string[] {
     ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
     ...tmpfs(outer.filter((m) => readOnly.some((r) => inside(m, r)))),
     "--bind", w, w,
+    ...(spec.writable ?? []).flatMap((p) => ["--bind", p, p]),
     ...tmpfs(hide.filter((m) => inside(m, w))),
     // Read-only last: bwrap creates the mount points of the binds above inside these tmpfs.
     ...hide.flatMap((m) => ["--remount-ro", m]),

@@ -9,6 +9,7 @@ import { previewChangeOp } from "./preview";
 import { readFileOp } from "./read";
 import { globOp, searchTextOp } from "./search";
 import { gitRemoteOps } from "../workspace/git-remote-op";
+import { checkpointOps, recordingPersonEdits } from "../checkpoints/ops";
 
 export const fileOps: OpTable = {
   read_file: readFileOp,
@@ -21,8 +22,11 @@ export const fileOps: OpTable = {
   git_diff: gitDiffOp,
   // What an edit or write would change, for its approval card (not a tool).
   preview_change: previewChangeOp,
-  // The person's own IDE operations (not tools; never sent by the pipeline).
-  ...personFileOps,
+  // The person's own IDE operations (not tools; never sent by the pipeline); their edits are
+  // recorded so a checkpoint restore can keep them (checkpoints/person-edits.ts).
+  ...recordingPersonEdits(personFileOps),
+  // Checkpoints: snapshots in a shadow repository outside the workspace (runner/checkpoints/).
+  ...checkpointOps,
   // Clone, fetch, pull, push with a credential the server adds (workspace/git-remote-op.ts).
   ...gitRemoteOps,
 };

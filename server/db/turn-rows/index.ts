@@ -61,7 +61,7 @@ export interface TurnRows {
   begin(b: TurnBegin): Promise<TurnBegun>;
   /** The bytes (base64) of the session's attachments among `ids`; ids not found are left out. */
   images(sessionId: string, ids: string[]): Promise<{ id: string; mediaType: string; base64: string }[]>;
-  /** The session's messages in order. */
+  /** The session's messages in order, less those of rewound turns (Turn.rewindId set). */
   conversation(sessionId: string): Promise<{ role: string; content: unknown }[]>;
   /** A ModelRequest row for one attempt; returns its id. */
   openRequest(r: { turnId: string; provider: string; model: string; attempt: number }): Promise<string>;

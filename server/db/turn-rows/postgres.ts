@@ -87,7 +87,11 @@ export function postgresTurnRows(url: string): TurnRows {
       return rows.map((r) => Object.assign(r.payload, { seq: r.seq, sessionId, at: r.at }) as SessionEvent);
     },
     async conversation(sessionId) {
-      const { rows } = await pool.query<{ role: string; content: unknown }>(`SELECT "role","content" FROM "Message" WHERE "sessionId" = $1 ORDER BY "position"`, [sessionId]);
+      // A rewound turn's messages stay stored (and in the events) but leave the model's context (issue 27).
+      const { rows } = await pool.query<{ role: string; content: unknown }>(
+        `SELECT m."role", m."content" FROM "Message" m LEFT JOIN "Turn" t ON t."id" = m."turnId" WHERE m."sessionId" = $1 AND t."rewindId" IS NULL ORDER BY m."position"`,
+        [sessionId],
+      );
       return rows;
     },
     async openRequest(r) {

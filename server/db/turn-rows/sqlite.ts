@@ -18,7 +18,8 @@ export function sqliteTurnRows(url: string): TurnRows {
   const insertTurn = db.prepare(`INSERT INTO "Turn" ("id","sessionId","status","startedAt","instanceId") VALUES (?,?,'running',?,?)`);
   const insertMessage = db.prepare(`INSERT INTO "Message" ("id","sessionId","turnId","position","role","content","createdAt") VALUES (?,?,?,?,?,?,?)`);
   const sessionStatus = db.prepare(`UPDATE "Session" SET "status" = ?, "updatedAt" = ? WHERE "id" = ?`);
-  const messages = db.prepare(`SELECT "role","content" FROM "Message" WHERE "sessionId" = ? ORDER BY "position"`);
+  // A rewound turn's messages stay stored (and in the events) but leave the model's context (issue 27).
+  const messages = db.prepare(`SELECT m."role", m."content" FROM "Message" m LEFT JOIN "Turn" t ON t."id" = m."turnId" WHERE m."sessionId" = ? AND t."rewindId" IS NULL ORDER BY m."position"`);
   const messageContent = db.prepare(`UPDATE "Message" SET "content" = ? WHERE "id" = ?`);
   const insertRequest = db.prepare(`INSERT INTO "ModelRequest" ("id","turnId","provider","model","attempt","startedAt") VALUES (?,?,?,?,?,?)`);
   const closeRequest = db.prepare(

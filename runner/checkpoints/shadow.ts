@@ -1,0 +1,178 @@
+// The shadow repository of one workspace: a git directory of the runner's own, outside the
+// workspace (QUIVER_CHECKPOINT_DIR, default `.quiver/checkpoints` in Quiver's install, which the
+// commands' sandbox masks), with its own index, used as `git --git-dir=<shadow> --work-tree=.`.
+// The workspace's own .git, index, branches and stash are never read or written by it.
+//
+// The workspace is the agent's: it can plant .gitattributes, nested repositories, links and huge
+// files. Nothing there makes this git run a program: the shadow's configuration is written by
+// the runner alone (no filter, textconv or diff drivers, hooks in an empty folder, fsmonitor
+// off), system and global configuration are not read, and info/attributes (which outranks every
+// .gitattributes) turns off line-ending conversion, filters, ident and working-tree-encoding, so
+// what is stored is the file's bytes. git runs like the runner's other helpers: in the commands'
+// sandbox with the network off, the shadow folder alone bound writable (helpers.ts).
+import { execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { PROJECT_ROOT } from "../exec/bundle";
+import { SAFE_GIT } from "../workspace/git";
+import type { Workspace } from "../workspace/workspace";
+
+/** Where every workspace's shadow repository lives (one folder each, named by a hash of its path). */
+export function checkpointRoot(): string {
+  return resolve(process.env.QUIVER_CHECKPOINT_DIR || join(PROJECT_ROOT, ".quiver", "checkpoints"));
+}
+
+/** checkpointRoot(), made (0700) if missing, for the sandbox to mask. */
+export function ensureCheckpointRoot(): string {
+  const dir = checkpointRoot();
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch {
+    /* unwritable: checkpoints fail later, naming the folder */
+  }
+  return dir;
+}
+
+/** Files larger than this are left out of checkpoints (QUIVER_CHECKPOINT_MAX_FILE_BYTES; default 10 MiB). */
+export function maxFileBytes(): number {
+  const n = Number(process.env.QUIVER_CHECKPOINT_MAX_FILE_BYTES);
+  return Number.isInteger(n) && n > 0 ? n : 10 * 1024 * 1024;
+}
+
+const CONFIG = (hooks: string) => `[core]
+\trepositoryformatversion = 0
+\tbare = false
+\tfilemode = true
+\tsymlinks = true
+\tignorecase = false
+\tprecomposeunicode = false
+\tautocrlf = false
+\tsafecrlf = false
+\tfsmonitor = false
+\tuntrackedCache = false
+\tsplitIndex = false
+\thooksPath = ${hooks}
+\tattributesFile = /dev/null
+\texcludesFile = /dev/null
+\tlogAllRefUpdates = false
+\tquotePath = false
+[gc]
+\tauto = 0
+[maintenance]
+\tauto = false
+[diff]
+\trenames = false
+\tnoprefix = false
+\tmnemonicPrefix = false
+[commit]
+\tgpgSign = false
+[submodule]
+\trecurse = false
+[protocol]
+\tallow = never
+`;
+
+/** Outranks every .gitattributes in the work tree: bytes in, bytes out, no program named. */
+const ATTRIBUTES = "* -text -filter -ident !working-tree-encoding !diff !merge -export-subst\n";
+
+const GIT_ENV = {
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_ATTR_NOSYSTEM: "1",
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_PAGER: "cat",
+  GIT_AUTHOR_NAME: "Quiver checkpoint",
+  GIT_AUTHOR_EMAIL: "checkpoint@quiver.invalid",
+  GIT_COMMITTER_NAME: "Quiver checkpoint",
+  GIT_COMMITTER_EMAIL: "checkpoint@quiver.invalid",
+};
+
+export interface GitRun {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export class ShadowError extends Error {}
+
+export class ShadowRepo {
+  private chain: Promise<unknown> = Promise.resolve();
+
+  private constructor(readonly workspace: Workspace, readonly dir: string) {}
+
+  /** The shadow repository of `workspace`, made on first use; a lock a killed git left is removed. */
+  static open(workspace: Workspace): ShadowRepo {
+    const base = checkpointRoot();
+    const dir = join(base, `${createHash("sha256").update(workspace.root).digest("hex").slice(0, 32)}.git`);
+    if (dir === workspace.root || dir.startsWith(`${workspace.root}/`)) {
+      throw new ShadowError(`checkpoints are kept in ${base}, which lies inside the workspace; set QUIVER_CHECKPOINT_DIR to a folder outside it`);
+    }
+    const hooks = join(base, "no-hooks");
+    mkdirSync(hooks, { recursive: true, mode: 0o700 });
+    if (!existsSync(join(dir, "HEAD"))) {
+      for (const sub of ["objects", "refs/heads", "refs/quiver", "info"]) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
+      writeFileSync(join(dir, "HEAD"), "ref: refs/heads/checkpoints\n");
+      writeFileSync(join(dir, "description"), `Quiver checkpoints of ${workspace.root}\n`);
+    }
+    // Rewritten at every start: the runner's settings win over anything found there.
+    writeFileSync(join(dir, "config"), CONFIG(hooks));
+    writeFileSync(join(dir, "info", "attributes"), ATTRIBUTES);
+    writeFileSync(join(dir, "info", "exclude"), "");
+    // Only this process runs git on this shadow (calls are chained below): a lock is a kill's leftover.
+    rmSync(join(dir, "index.lock"), { force: true });
+    return new ShadowRepo(workspace, dir);
+  }
+
+  /** Runs `work` after every earlier operation on this shadow (one index, one writer). */
+  serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(work, work);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** git on the shadow with the work tree at the workspace root; `input` goes to its stdin. */
+  git(args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<GitRun> {
+    const argv = ["git", ...SAFE_GIT, "-c", "safe.directory=*", "--literal-pathspecs", `--git-dir=${this.dir}`, "--work-tree=.", ...args];
+    const cmd = this.workspace.helpers.spawn(argv, GIT_ENV, { writable: [this.dir] });
+    const max = opts.maxBuffer ?? 256 * 1024 * 1024;
+    if (opts.input === undefined) {
+      return new Promise((done) =>
+        execFile(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, maxBuffer: max, encoding: "buffer" }, (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
+          done({ code, stdout, stderr: String(stderr) });
+        }),
+      );
+    }
+    return new Promise((done) => {
+      const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "pipe", "pipe"] });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let size = 0;
+      child.stdout.on("data", (b: Buffer) => {
+        size += b.length;
+        if (size <= max) out.push(b);
+        else child.kill("SIGKILL");
+      });
+      child.stderr.on("data", (b: Buffer) => err.push(b));
+      child.stdin.on("error", () => undefined);
+      child.on("error", (e) => done({ code: 1, stdout: Buffer.alloc(0), stderr: e.message }));
+      child.on("close", (code) => done({ code: size > max ? 1 : (code ?? 1), stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }));
+      child.stdin.end(opts.input);
+    });
+  }
+
+  /** git that must succeed: its stdout, or a ShadowError with its stderr. */
+  async ok(args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
+    const r = await this.git(args, opts);
+    if (r.code !== 0) throw new ShadowError(`git ${args[0]} failed: ${r.stderr.trim().split("\n").slice(-3).join(" ") || `exit ${r.code}`}`);
+    return r.stdout;
+  }
+}
+
+/** NUL-separated git output as strings (the last empty piece dropped). */
+export function nulList(out: Buffer): string[] {
+  const parts = out.toString("utf8").split("\0");
+  if (parts.at(-1) === "") parts.pop();
+  return parts;
+}
