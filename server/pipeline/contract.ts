@@ -2,6 +2,7 @@
 // response finished with and gets back one result per call, in the model's order. The engine
 // never runs a tool; the pipeline never talks to the model.
 import type { SessionEventBody } from "../protocol/events";
+import type { SubagentService } from "../tools/tool";
 
 export interface ModelToolCall {
   /** The provider's id for the call (tool_use id / tool_calls[].id). */
@@ -32,6 +33,11 @@ export interface DispatchRequest {
   signal: AbortSignal;
   /** Persists and fans out an event of this session (assigns the sequence number). */
   emit(event: SessionEventBody): Promise<void> | void;
+  /** The turn's subagent runner, handed to its tools (the task tool). */
+  subagents?: SubagentService;
+  /** Set when a subagent makes these calls: the task call it runs under. They resolve against
+   *  the read-only subagent surface, never ask a person, and their rows and events carry it. */
+  parentCallId?: string;
 }
 
 export interface DispatchOutcome {
@@ -44,4 +50,6 @@ export interface Dispatcher {
   dispatch(request: DispatchRequest): Promise<DispatchOutcome>;
   /** Optional speculative start while arguments stream; called with the partial JSON so far. */
   onArgumentsProgress?(sessionId: string, turnId: string, call: ModelToolCall & { complete: boolean }): void;
+  /** Names of the tools a subagent of the session may call (read-only, no task, no tool_search). */
+  subagentTools?(sessionId: string): ReadonlySet<string>;
 }

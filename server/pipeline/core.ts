@@ -1,7 +1,7 @@
 // The pipeline's shared parts and the state of one call as it moves through plan, approval,
 // execution and post-processing. Owned by createPipeline (index.ts).
 import type { SessionEventBody } from "../protocol/events";
-import type { Tool } from "../tools/tool";
+import type { SubagentService, Tool } from "../tools/tool";
 import type { Decision, LoadedPolicy } from "../policy/decide";
 import type { ApprovalBroker } from "./approvals";
 import type { LoopGuard } from "./loop-guard";
@@ -36,6 +36,15 @@ export interface TurnState {
   signal: AbortSignal;
   emit(event: SessionEventBody): Promise<void>;
   halt?: string;
+  /** The turn's subagent runner, for its tools (absent for a subagent's own calls). */
+  subagents?: SubagentService;
+  /** A subagent's dispatch: the task call it runs under, and the tools it may call. */
+  parent?: { callId: string; allowed: ReadonlySet<string> };
+}
+
+/** Whose repeats the loop guard counts: the turn's, or each subagent's own. */
+export function guardKey(turn: { sessionId: string; parent?: { callId: string } }): string {
+  return turn.parent ? `${turn.sessionId}\u0000sub\u0000${turn.parent.callId}` : turn.sessionId;
 }
 
 export interface CallState {

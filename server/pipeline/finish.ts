@@ -18,7 +18,7 @@ export function runContext(core: Core, turn: TurnState, call: CallState, signal:
     callId: call.toolCallId,
     signal,
     executors: core.deps.executors,
-    services: servicesFor(core.deps, core.deps.spills, turn.sessionId),
+    services: { ...servicesFor(core.deps, core.deps.spills, turn.sessionId), ...(turn.subagents ? { subagents: turn.subagents } : {}) },
     callTimeoutMs: core.limits.callTimeoutMs,
     onProgress: (chunk) => void safeEmit(core, turn, { type: "tool.progress", callId: call.toolCallId, chunk: storableText(chunk) }),
     collect: () => new OutputCollector({

@@ -15,6 +15,7 @@ import { DEFAULT_OUTPUT_CEILING, SHELL_LIMITS, TEXT_LIMITS } from "./truncate";
 import type { Actor } from "../services/types";
 import { authorize as authorizeAccess } from "../auth/authorize";
 import type { PipelineDeps, PipelineLimits } from "./types";
+import { subagentTools } from "./subagent";
 
 export { ApprovalError } from "./approvals";
 export type { Choice } from "./approvals";
@@ -39,6 +40,7 @@ export interface PipelineCluster {
 export interface Pipeline extends Dispatcher {
   dispatch(request: DispatchRequest): Promise<DispatchOutcome>;
   onArgumentsProgress(sessionId: string, turnId: string, call: ModelToolCall & { complete: boolean }): void;
+  subagentTools(sessionId: string): ReadonlySet<string>;
   /** Answers a pending approval as `actor` (the session's owner or an org admin/owner). */
   answerApproval(actor: Actor, approvalId: string, choice: Choice, message?: string): Promise<Answer>;
   /** Another instance answered an approval a turn here may be waiting for. */
@@ -96,6 +98,7 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
 
   return {
     dispatch: (request) => track(dispatch(core, request)),
+    subagentTools: (sessionId) => subagentTools(deps.tools, sessionId),
     onArgumentsProgress(sessionId, turnId, call) {
       try {
         core.speculator.offer(sessionId, turnId, call);

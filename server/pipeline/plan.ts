@@ -6,10 +6,11 @@ import type { ModelToolCall } from "./contract";
 import { decide } from "../policy/decide";
 import { exactFingerprint } from "../policy/fingerprint";
 import type { ToolStatus } from "../protocol/events";
-import { safeEmit, type CallState, type Core, type TurnState } from "./core";
+import { guardKey, safeEmit, type CallState, type Core, type TurnState } from "./core";
 import { forPerson } from "./person";
 import { storableJson } from "./records";
 import { resolve } from "./resolve";
+import { needsPerson, outsideSurface } from "./subagent";
 
 export const TRUNCATED_ARGS =
   "This call was not run: your previous response was cut off at the output limit, so its arguments were incomplete and had to be guessed. " +
@@ -23,10 +24,10 @@ export function rawInput(raw: string): unknown {
 export async function refuse(core: Core, turn: TurnState, call: CallState, status: ToolStatus, content: string, input: unknown) {
   call.toolCallId = await core.recorder.create({
     sessionId: turn.sessionId, turnId: turn.turnId, providerCallId: call.providerCallId, slot: call.slot, name: call.name,
-    input, status, decision: call.decision?.decision === "policy_deny" ? "policy_deny" : status === "blocked" ? "blocked" : status === "rejected" ? "rejected" : undefined,
+    input, status, parentCallId: turn.parent?.callId, decision: call.decision?.decision === "policy_deny" ? "policy_deny" : status === "blocked" ? "blocked" : status === "rejected" ? "rejected" : undefined,
     decisionReason: call.decision?.reason, result: content, isError: true, endedAt: new Date(),
   });
-  await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: call.name, input: storableJson(input), summary: call.tool?.summarize(call.input) ?? call.name });
+  await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: call.name, input: storableJson(input), summary: call.tool?.summarize(call.input) ?? call.name, ...parentOf(turn) });
   await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: forPerson(content), isError: true, truncated: false, durationMs: 0 });
   call.content = content;
   call.isError = true;
@@ -41,13 +42,18 @@ export async function planCall(core: Core, turn: TurnState, mc: ModelToolCall, s
   if (!r.ok) return refuse(core, turn, call, "failed", r.error, rawInput(mc.rawArguments));
   call.tool = r.tool;
   call.input = r.input;
+  if (turn.parent && !turn.parent.allowed.has(r.name)) {
+    await refuse(core, turn, call, "blocked", outsideSurface(r.name), r.input);
+    await audit(core, turn, call, "blocked", "subagent: the tool is outside the read-only subagent surface", "subagent");
+    return call;
+  }
   if (strict && r.argumentsRepaired) {
     await refuse(core, turn, call, "blocked", TRUNCATED_ARGS, r.input);
     await audit(core, turn, call, "blocked", "truncation gate: arguments needed repair in a turn cut at the output limit", "slot");
     return call;
   }
   call.fingerprint = exactFingerprint(r.name, r.input);
-  const blocked = core.loopGuard.admit(turn.sessionId, turn.turnId, r.name, call.fingerprint);
+  const blocked = core.loopGuard.admit(guardKey(turn), turn.turnId, r.name, call.fingerprint);
   if (blocked) {
     await refuse(core, turn, call, "blocked", blocked, r.input);
     await audit(core, turn, call, "blocked", "loop guard: same tool and arguments a third time in a row, nothing changed in between", "loop_guard");
@@ -66,6 +72,11 @@ export async function planCall(core: Core, turn: TurnState, mc: ModelToolCall, s
     await audit(core, turn, call, "rejected", d.reason, "session_rejection");
     return call;
   }
+  if (turn.parent && d.action === "ask") {
+    await refuse(core, turn, call, "blocked", needsPerson(r.name), r.input);
+    await audit(core, turn, call, "blocked", `subagent: ${d.reason} (a subagent cannot ask the person)`, "subagent");
+    return call;
+  }
   const t = r.tool;
   const input = r.input;
   call.batchable =
@@ -74,8 +85,9 @@ export async function planCall(core: Core, turn: TurnState, mc: ModelToolCall, s
   call.toolCallId = await core.recorder.create({
     sessionId: turn.sessionId, turnId: turn.turnId, providerCallId: call.providerCallId, slot, name: r.name, input,
     status: "queued", decision: d.action === "run" ? d.decision : d.decision === "policy_ask" ? "policy_ask" : undefined, decisionReason: d.reason,
+    parentCallId: turn.parent?.callId,
   });
-  await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: r.name, input: storableJson(input), summary: t.summarize(input) });
+  await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: r.name, input: storableJson(input), summary: t.summarize(input), ...parentOf(turn) });
   if (d.action === "run") await audit(core, turn, call, d.decision, d.reason, d.decision === "auto" ? "tool" : d.decision === "policy_allow" ? "policy" : "session_approval");
   return call;
 }
@@ -85,9 +97,14 @@ export async function audit(core: Core, turn: TurnState, call: CallState, decisi
     await core.recorder.audit({
       orgId: turn.orgId, sessionId: turn.sessionId, toolCallId: call.toolCallId, tool: call.name, decision, reason, by,
       actorId: actorId === undefined ? turn.actorId : actorId,
-      extra: { turnId: turn.turnId, ...(turn.policy.ok ? { policyVersion: turn.policy.version } : { policyError: turn.policy.error }), ...extra },
+      extra: { turnId: turn.turnId, ...parentOf(turn), ...(turn.policy.ok ? { policyVersion: turn.policy.version } : { policyError: turn.policy.error }), ...extra },
     });
   } catch (e) {
     core.log.error(`audit of ${decision} for tool call ${call.toolCallId} failed`, e);
   }
+}
+
+/** A subagent's call names the task call it runs under (its row, events and audit entries). */
+function parentOf(turn: TurnState): { parentCallId?: string } {
+  return turn.parent ? { parentCallId: turn.parent.callId } : {};
 }

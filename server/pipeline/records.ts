@@ -47,6 +47,8 @@ export class Recorder {
     result?: string;
     isError?: boolean;
     endedAt?: Date;
+    /** A subagent's call: the task call it runs under. */
+    parentCallId?: string;
   }): Promise<string> {
     const row = await this.db.toolCall.create({
       data: { ...data, input: storableJson(data.input) as object, decisionReason: data.decisionReason?.slice(0, 2000) },

@@ -58,10 +58,26 @@ export interface GitToolService {
   push(url: string, opts: { signal: AbortSignal; onProgress?(chunk: string): void }): Promise<{ message: string }>;
 }
 
+/** What a subagent's run gave back (the task tool): its final report, or why it has none. */
+export interface SubagentOutcome {
+  report: string;
+  isError: boolean;
+  steps: number;
+  calls: number;
+}
+
+/** Runs subagents for the turn a task call belongs to (server/engine/subagent.ts): a fresh
+ *  conversation on the turn's model with a read-only tool surface. */
+export interface SubagentService {
+  run(job: { description: string; prompt: string }, call: { callId: string; signal: AbortSignal; progress(chunk: string): void }): Promise<SubagentOutcome>;
+}
+
 export interface ToolServices {
   spills?: SpillService;
   toolSearch?: ToolSearchService;
   git?: GitToolService;
+  /** Present while a turn runs (absent inside a subagent: subagents do not start subagents). */
+  subagents?: SubagentService;
 }
 
 export interface ToolContext {
