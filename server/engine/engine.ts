@@ -10,6 +10,7 @@ import { recoverInterruptedTurns } from "./recovery";
 import { COMPACT_COMMAND } from "./compact";
 import { ContextWindows, RecentContext, contextTokens } from "./context";
 import { runTurn, type TurnContext } from "./turn";
+import type { SubagentLimits } from "./subagent";
 import { lateEnds } from "./late-ends";
 import { isDatabaseFault } from "../db/faults";
 import { ImageData, ImageError, prepareImages } from "./images";
@@ -29,6 +30,8 @@ export interface EngineDeps {
   systemPrompt?: string | ((sessionId: string) => string | Promise<string>);
   /** Model requests per turn before it stops (default 50). */
   maxSteps?: number;
+  /** The task tool's subagents: steps each, and how many at once (subagent.ts). */
+  subagents?: SubagentLimits;
   maxOutputTokens?: number;
   retry?: RetryPolicy;
   /** Several server instances on one database (hub/commands.ts): this one's id, and the others. */
@@ -133,6 +136,7 @@ export function createEngine(deps: EngineDeps): Engine {
     systemPrompt: async (id: string) => (typeof system === "string" ? system : system(id)),
     retry: deps.retry ?? defaultRetryPolicy,
     maxSteps: deps.maxSteps ?? 50,
+    subagents: deps.subagents,
     context,
     images: new ImageData(deps.rows),
     log,

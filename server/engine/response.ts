@@ -10,7 +10,8 @@ import type { ContentBlock, FinishReason, ModelRequestSpec, ProviderAdapter } fr
 import { zeroUsage } from "./types";
 
 export interface ResponseContext {
-  rows: TurnRows;
+  /** Only what a response writes (a subagent keeps its messages in memory: subagent.ts). */
+  rows: Pick<TurnRows, "addMessage" | "setMessageContent" | "openRequest" | "closeRequest">;
   sessionId: string;
   turnId: string;
   /** Ordered, persisted fan-out; not awaited per delta (the hub keeps order). */

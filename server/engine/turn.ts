@@ -17,6 +17,7 @@ import type { ImageData } from "./images";
 import type { RetryPolicy } from "./providers/retry";
 import { runResponse } from "./response";
 import { finishTurn, type Unrecorded } from "./finish";
+import { DEFAULT_SUBAGENT_LIMITS, subagentHost, type SubagentLimits } from "./subagent";
 import type { ContentBlock, ConversationMessage, ProviderAdapter, ToolCatalog, ToolDefinition } from "./types";
 import { addUsage, zeroUsage } from "./types";
 
@@ -35,6 +36,8 @@ export interface TurnDeps {
   log(message: string, err?: unknown): void;
   /** What a turn's end could not record (the database refused it): the engine records it later. */
   unrecorded(sessionId: string, what: Unrecorded): void;
+  /** Bounds of the task tool's subagents (default DEFAULT_SUBAGENT_LIMITS). */
+  subagents?: SubagentLimits;
 }
 
 /** What the engine knows of sessions' context use across turns. */
@@ -100,6 +103,19 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   // Whether a stored assistant message may hold calls with no result yet; only then does the
   // end of the turn read the history to answer them.
   let openCalls = false;
+
+  // A call still running when a peer took the turn over settles after the peer published
+  // turn.finished: its events and result belong to nobody now.
+  const dispatchEmit = (body: SessionEventBody) => (run.abandoned() ? undefined : hub.publish(sessionId, body).then(() => undefined));
+  // The task tool's subagents: the turn's model and signal (through each call's), their usage in the turn's total.
+  const subagents = subagentHost({
+    rows, dispatcher: deps.dispatcher, catalog: deps.catalog, retry: deps.retry, adapter: run.adapter, sessionId, turnId, actorId: run.actorId,
+    limits: deps.subagents ?? DEFAULT_SUBAGENT_LIMITS, emit, dispatchEmit,
+    addUsage: (u) => {
+      addUsage(total, u);
+      emit({ type: "usage", turnId, usage: { ...total } });
+    },
+  });
 
   try {
     const system = await deps.systemPrompt(sessionId);
@@ -193,10 +209,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       await rows.turnUsage(turnId, total);
       await emitted();
       const outcome = await deps.dispatcher.dispatch({
-        sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal,
-        // A call still running when a peer took the turn over settles after the peer published
-        // turn.finished: its events and result belong to nobody now.
-        emit: (body) => (run.abandoned() ? undefined : hub.publish(sessionId, body).then(() => undefined)),
+        sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal, emit: dispatchEmit, subagents,
       });
       if (run.abandoned()) break;
       await storeResults(rows, { sessionId, turnId, position: position++ }, out.calls, outcome);

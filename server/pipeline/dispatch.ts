@@ -3,14 +3,18 @@
 // under the session's read lock, at most `concurrency` at a time; every other call runs alone
 // under the write lock, after its approval if it needs one. Loop-guard bookkeeping follows each
 // group in slot order. Results come back in slot order whatever the completion order.
+// A subagent's dispatch (parentCallId) runs inside its task call, which already holds the
+// session's lock: its calls take no lock of their own (a nested one would wait behind a queued
+// writer that waits for the task call), and they start no early runs.
 import type { DispatchOutcome, DispatchRequest } from "./contract";
 import { approveAndRun } from "./approve";
 import { runPool } from "./batch";
-import type { CallState, Core, TurnState } from "./core";
+import { guardKey, type CallState, type Core, type TurnState } from "./core";
 import { runAndFinish } from "./finish";
 import { planCall, refuse, rawInput } from "./plan";
 import { resumeCall, turnFor } from "./resume";
 import { speculable } from "./speculative";
+import { subagentTools } from "./subagent";
 
 const HALTED = (reason: string) => `Not run: the turn was stopped before this call (${reason}).`;
 const CANCELLED = "Not run: the turn was cancelled.";
@@ -24,7 +28,11 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   turn.emit = async (e) => {
     await req.emit(e);
   };
-  const stored = await core.deps.db.toolCall.findMany({ where: { sessionId: req.sessionId, turnId: req.turnId }, include: { approval: true } });
+  turn.subagents = req.subagents;
+  const sub = req.parentCallId;
+  if (sub) turn.parent = { callId: sub, allowed: subagentTools(core.deps.tools, req.sessionId) };
+  const stored = await core.deps.db.toolCall.findMany({ where: { sessionId: req.sessionId, turnId: req.turnId, parentCallId: sub ?? null }, include: { approval: true } });
+  const hold = <T>(write: boolean, fn: () => Promise<T>) => (sub ? fn() : core.locks.hold(req.sessionId, write, fn));
   const byProviderId = new Map(stored.map((r) => [r.providerCallId, r]));
   const done: CallState[] = [];
   let batch: CallState[] = [];
@@ -33,9 +41,11 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
     for (const c of calls) {
       // A successful write changed the workspace; a command left running keeps changing it.
       if ((c.outcome === "success" && c.tool?.capabilities.includes("WritesFiles")) || c.running) core.loopGuard.changed(req.sessionId);
-      const s = core.loopGuard.settle(req.sessionId, req.turnId, c.outcome ?? "neutral");
+      const s = core.loopGuard.settle(guardKey(turn), req.turnId, c.outcome ?? "neutral");
       if (s.warning) c.content = `${c.content ?? ""}\n\n${s.warning}`;
       if (s.halt) turn.halt ??= s.halt;
+      // A task call's subagent has ended: its own repeat count goes with it.
+      if (c.toolCallId) core.loopGuard.forget(guardKey({ sessionId: req.sessionId, parent: { callId: c.toolCallId } }));
       done.push(c);
     }
   };
@@ -43,7 +53,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
     if (batch.length === 0) return;
     const group = batch;
     batch = [];
-    await core.locks.hold(req.sessionId, false, () =>
+    await hold(false, () =>
       runPool(group, core.limits.concurrency, (c) => runAndFinish(core, turn, c), (e, c) => {
         core.log.error(`batched call ${c.toolCallId} threw`, e);
       }),
@@ -73,7 +83,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
         await post([call]);
         continue;
       }
-      if (req.turnId && call.fingerprint) {
+      if (req.turnId && call.fingerprint && !sub) {
         const early = core.speculator.take(req.sessionId, req.turnId, mc.providerCallId, call.fingerprint, call.batchable && speculable(call.tool!, call.input));
         if (early) {
           call.early = early.promise;
@@ -86,12 +96,12 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
       }
       await flush();
       if (call.decision?.action === "ask") await approveAndRun(core, turn, call);
-      else await core.locks.hold(req.sessionId, true, () => runAndFinish(core, turn, call));
+      else await hold(true, () => runAndFinish(core, turn, call));
       await post([call]);
     }
     await flush();
   } finally {
-    if (req.turnId) core.speculator.discardTurn(req.sessionId, req.turnId);
+    if (req.turnId && !sub) core.speculator.discardTurn(req.sessionId, req.turnId);
   }
   done.sort((a, b) => a.slot - b.slot);
   return {
