@@ -1,6 +1,6 @@
 // A command dies with its runner: after `kill -9` of a real runner process, nothing it was
 // running (a command, what that command forked into the background, a terminal's shell and
-// what runs in it) goes on changing the workspace. Sandboxed (warm sandbox, bubblewrap) and
+// what runs in it, a setsid+nohup daemon) goes on changing the workspace. Sandboxed (warm sandbox, bubblewrap) and
 // unsandboxed (setpriv's parent-death signal and a PID namespace per command).
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -38,26 +38,38 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
 
   it("a running command, the subshell it forked and a terminal's command never write after the kill", async () => {
     await start();
-    // Long enough to outlast a slow start on a busy machine; the wait after the kill outlasts them all.
-    const fg = mode === "auto" ? "5.0101" : "5.0201";
-    const bg = mode === "auto" ? "5.0102" : "5.0202";
-    const term = mode === "auto" ? "8.0103" : "8.0203";
+    // Far longer than any start on a busy machine: each is checked to be running at the kill, and
+    // its bash would write its file at once if only its sleep were killed.
+    const fg = mode === "auto" ? "40.0101" : "40.0201";
+    const bg = mode === "auto" ? "40.0102" : "40.0202";
+    const term = mode === "auto" ? "40.0103" : "40.0203";
+    const sid = mode === "auto" ? "40.0104" : "40.0204";
     const pty = server!.pool.pty.open("s1", { cols: 80, rows: 24 });
     let screen = "";
     pty.onData((d) => (screen += d));
     pty.write(`echo ready-$((6*7)); sleep ${term}; echo late > late-pty.txt\r`);
     await waitFor(() => screen.includes("ready-42"), 15_000, "the terminal's command to start");
     await waitFor(async () => (await processesMatching(`sleep ${term}`)).length > 0, 5000, "the terminal's sleep");
-    // The terminal first: its network namespace takes a moment to start, and these sleeps are short.
-    const r1 = await shell(`(sleep ${bg}; echo late > late-bg.txt) & sleep ${fg}; echo late > late-fg.txt`);
+    // The terminal first: its network namespace takes a moment to start. The command forks a
+    // subshell and a setsid+nohup daemon (its own session, SIGHUP ignored) before its own sleep.
+    const r1 = await shell(`(sleep ${bg}; echo late > late-bg.txt) & setsid nohup sh -c 'sleep ${sid}; echo late > late-sid.txt' >/dev/null 2>&1 & sleep ${fg}; echo late > late-fg.txt`);
     expect(r1.meta, r1.output).toMatchObject({ running: true, sandboxed: mode === "auto" });
     expect((await processesMatching(`sleep ${fg}`)).length).toBeGreaterThan(0);
     expect((await processesMatching(`sleep ${bg}`)).length).toBeGreaterThan(0);
+    await waitFor(async () => (await processesMatching(`sleep ${sid}`)).length > 0, 5000, "the setsid daemon's sleep");
 
+    // All three still running at the kill (a test on a slow machine whose sleeps had ended would
+    // prove nothing).
+    for (const marker of [fg, bg, term, sid]) expect((await processesMatching(`sleep ${marker}`)).length, `sleep ${marker} before the kill`).toBeGreaterThan(0);
     runner!.child.kill("SIGKILL");
     await runner!.exited;
-    await sleep(9000);
-    for (const name of ["late-fg.txt", "late-bg.txt", "late-pty.txt"]) expect(existsSync(join(dir, name)), name).toBe(false);
-    for (const marker of [fg, bg, term]) expect(await processesMatching(`sleep ${marker}`), marker).toEqual([]);
+    // Gone within a few seconds; then nothing of theirs is left to write (a bash whose sleep
+    // alone was killed would write its file at once, so a short wait after shows that too).
+    await waitFor(async () => (await Promise.all([fg, bg, term, sid].map((m) => processesMatching(`sleep ${m}`)))).every((p) => p.length === 0), 5000, "the commands to die with the runner").catch(() => undefined);
+    await sleep(1500);
+    const left = await Promise.all([fg, bg, term, sid].map((m) => processesMatching(`sleep ${m}`)));
+    for (const pid of left.flat()) process.kill(pid, "SIGKILL"); // a failing run leaves nothing behind
+    for (const name of ["late-fg.txt", "late-bg.txt", "late-pty.txt", "late-sid.txt"]) expect(existsSync(join(dir, name)), name).toBe(false);
+    expect(Object.fromEntries([fg, bg, term, sid].map((m, i) => [m, left[i]]))).toEqual({ [fg]: [], [bg]: [], [term]: [], [sid]: [] });
   }, 60_000);
 });
