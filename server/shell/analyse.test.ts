@@ -157,6 +157,14 @@ const OPAQUE = [
   "ssh host git push",
   "strace -f git push",
   "X=gi\\\nt push",
+  "chronic git push",
+  "fakeroot git push",
+  "sg users 'git push'",
+  "git rebase --exec 'git push' HEAD~1",
+  "git -C x rebase -ix 'git push' main",
+  "git submodule foreach 'git push'",
+  "git bisect run ./push.sh",
+  "git difftool --extcmd='sh -c x'",
 ];
 
 describe("what the analysis cannot see through", () => {

@@ -57,7 +57,7 @@ class Walker {
         for (const c of node.children) if (REDIRECTS.has(c.type)) fed = this.redirect(c) || fed;
         const body = node.childForFieldName("body");
         if (body) this.visit(body, { fed });
-        for (const c of node.children) if (c !== body) this.visitChildren(c);
+        for (const c of node.children) if (c !== body) (c.type === "heredoc_redirect" ? this.visit(c) : this.visitChildren(c));
         return;
       }
       // Statements that are no program run: listed all the same (statements.ts).
@@ -94,7 +94,19 @@ class Walker {
         this.visitChildren(node);
         if (/^\$\{!/.test(node.text) || /@[PEAKa]?\}$/.test(node.text) || hasDescendant(node, "subscript")) {
           this.opaque(node, "this expansion can run code hidden in a variable");
+        } else if (node.text.includes("`")) {
+          // The grammar reads `${x:-`cmd`}` as text; bash runs cmd.
+          this.opaque(node, "a backquoted command inside ${…} is not followed");
         }
+        return;
+      case "heredoc_redirect":
+        this.visitChildren(node);
+        this.heredoc(node);
+        return;
+      case "word":
+        // bash ends a bare word at an unquoted line break; the grammar sometimes reads
+        // `x⏎\git push` as one command whose words are `x`, `⏎\git`, `push`.
+        if (bareNewline(node.text)) this.opaque(node, "a line break inside one word: bash would start a new command there");
         return;
       default:
         return this.visitChildren(node);
@@ -132,6 +144,20 @@ class Walker {
       this.writeTargets.push(target ?? { text: node.text, dynamic: true });
     }
     return false;
+  }
+
+  // An unquoted here-document is expanded by bash, and the grammar does not follow all of it:
+  // backquotes, substitutions in `<<-` bodies, and a line continuation that joins `EO\⏎F` into
+  // the delimiter (the lines after it are then commands, not data).
+  heredoc(node: Node) {
+    const start = node.children.find((c) => c.type === "heredoc_start");
+    const body = node.children.find((c) => c.type === "heredoc_body");
+    if (!start || !body || /['"\\]/.test(start.text)) return;
+    const text = body.text;
+    // The grammar leaves a tab-indented `<<-` body unparsed; a `<<` body it does parse.
+    const tabbed = node.children.some((c) => c.type === "<<-");
+    const substitutions = /\$[([{]/.test(text) && (tabbed || !hasDescendant(body, "command_substitution", "expansion", "arithmetic_expansion"));
+    if (/`|\\\r?\n/.test(text) || substitutions) this.opaque(node, "an unquoted here-document runs what it expands, and not all of it is followed");
   }
 
   command(node: Node, flags: Flags) {
@@ -195,6 +221,15 @@ class Walker {
   arithmeticReadsVariables(node: Node): boolean {
     return hasDescendant(node, "variable_name", "simple_expansion", "expansion", "subscript", "command_substitution");
   }
+}
+
+// A line break in a bare word's text that no backslash escapes.
+function bareNewline(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === "\n") return true;
+  }
+  return false;
 }
 
 function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysis {

@@ -57,7 +57,9 @@ const OPAQUE: Record<string, string> = {
   shopt: "it changes how bash reads later commands",
 };
 // Programs that run a command built from their arguments in a way not followed here.
-for (const p of ["parallel", "su", "runuser", "script", "flock", "unshare", "nsenter", "firejail", "strace", "ltrace", "valgrind", "faketime", "proot", "setpriv", "prlimit", "systemd-run", "ssh", "tmux", "screen", "expect", "at", "batch", "dbus-run-session"]) {
+for (const p of ["parallel", "su", "runuser", "script", "flock", "unshare", "nsenter", "firejail", "strace", "ltrace", "valgrind", "faketime", "proot", "setpriv", "prlimit", "systemd-run", "ssh", "tmux", "screen", "expect", "at", "batch", "dbus-run-session",
+  "pkexec", "fakeroot", "chronic", "unbuffer", "sg", "caffeinate", "entr", "ifne", "sshpass", "torsocks", "proxychains", "proxychains4",
+  "rlwrap", "eatmydata", "nocache", "cpulimit", "bwrap", "chpst", "daemonize", "start-stop-daemon", "runcon", "catchsegv"]) {
   OPAQUE[p] = "it runs a command the analysis does not follow";
 }
 
@@ -190,5 +192,18 @@ function git(cmd: SimpleCommand, args: Word[]): SimpleCommand {
     if (/^(-c|--config-env|--exec-path)/.test(w)) return opaque(cmd, "`git -c` / `--exec-path` can name a program for git to run");
     if (["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].includes(w)) i++;
   }
+  // Sub-commands that run a command given as one word (`git rebase --exec 'git push'`).
+  let at = 0;
+  while (at < args.length && args[at].text.startsWith("-")) at += ["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].includes(args[at].text) ? 2 : 1;
+  const sub = args[at]?.text;
+  const flags = args.slice(at + 1).map((w) => w.text);
+  const words = flags.filter((f) => !f.startsWith("-"));
+  const runs =
+    (sub === "rebase" && flags.some((f) => /^(-x|--exec)/.test(f) || /^-[a-zA-Z]*x/.test(f))) ||
+    (sub === "submodule" && words.includes("foreach")) ||
+    (sub === "bisect" && words.includes("run")) ||
+    sub === "filter-branch" ||
+    (sub === "difftool" && flags.some((f) => /^(-x|--extcmd)/.test(f)));
+  if (runs) return opaque(cmd, `\`git ${sub}\` runs a command given on the line`);
   return cmd;
 }
