@@ -15,6 +15,8 @@ vi.mock("../../_lib/trpc", () => ({
   useTRPC: () => ({
     attachments: { read: { queryOptions: (input: object, opts: object) => ({ queryKey: ["attachments.read", input], queryFn: () => new Promise(() => {}), ...opts }) } },
   }),
+  // The rewind's calls (checkpoints-api) are made only on a click.
+  useTRPCClient: () => ({}),
 }));
 const { ChatPane } = await import("./chat-pane");
 
@@ -105,5 +107,28 @@ describe("chat pane", () => {
     expect(bubbles[2]).not.toContain("msg-images");
     expect(html).toContain('accept="image/png,image/jpeg,image/gif,image/webp"');
     expect(html).toContain('data-testid="attach"');
+  });
+
+  it("marks a rewound turn (dimmed, labelled) and offers a turn that changed files its review and undo", () => {
+    const turn = (n: number, files: number): Array<Record<string, unknown>> => [
+      { type: "turn.started", turnId: `t${n}` },
+      { type: "message.user", messageId: `m${n}`, text: `change ${n}` },
+      { type: "text.delta", turnId: `t${n}`, text: `did ${n}` },
+      { type: "checkpoint.created", checkpointId: `a${n}`, turnId: `t${n}`, phase: "after", filesChanged: files },
+      { type: "turn.finished", turnId: `t${n}`, status: "completed" },
+    ];
+    const bodies = [...turn(1, 2), ...turn(2, 0), { type: "turn.rewound", rewindId: "r", turnIds: ["t2"] }] as unknown as SessionEventBody[];
+    const html = renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies)} onReview={() => {}} />);
+    expect(html.split('data-testid="turn-menu"')).toHaveLength(3);
+    const [before, after] = html.split('data-rewound="true"');
+    expect(before).toContain("did 1");
+    expect(before).not.toContain("Rewound</span>");
+    expect(after).toContain("Rewound</span>");
+    expect(after).toContain("change 2");
+    // Every item of turn 2 (message, answer, its end) is marked, none of turn 1.
+    expect(html.split('data-rewound="true"')).toHaveLength(4);
+    expect(html.split('data-testid="turn-review"')).toHaveLength(2);
+    expect(before).toContain("2 files changed");
+    expect(html.split('data-testid="turn-undo"')).toHaveLength(2);
   });
 });

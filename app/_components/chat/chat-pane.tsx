@@ -3,8 +3,10 @@
 // approvals, quiet notices, errors, per-turn usage), a composer, Stop while a turn runs, and
 // the session's model under the composer. Images go with a message: pasted, dropped on the pane
 // or picked with the paperclip.
+// Each sent message has a ⋯ menu to rewind files and/or the conversation to before it (turn-menu,
+// rewind-dialog, rewind-bar); rewound turns stay shown, dimmed and marked.
 // Read-only (a share link): the timeline alone.
-import { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { pendingApprovals, type ChatItem, type SessionState } from "../../_lib/session-state";
 import { useSessionApi } from "../../_lib/session-api";
 import { useReadOnly } from "../../_lib/read-only";
@@ -20,6 +22,10 @@ import { useMentions } from "./mentions";
 import { AttachButton, DraftThumbs, useDraftImages } from "./composer-images";
 import { MessageImages } from "./message-images";
 import { toSend } from "./attachments";
+import { TurnLinks, TurnMenu } from "./turn-menu";
+import { useRewind } from "./rewind-bar";
+import { rewoundTurns } from "../../_lib/checkpoint-state";
+import rewindStyles from "./rewind.module.css";
 import type { SendImage } from "../../../server/protocol/attachments";
 import styles from "./chat.module.css";
 
@@ -73,9 +79,11 @@ interface ChatPaneProps {
   modelSignal?: number;
   /** Reads the turns before the loaded ones (state.earlier: a long session opens at its latest). */
   onLoadEarlier?(): Promise<void>;
+  /** Shows the agent's changes of a turn for review. */
+  onReview?(turnId: string): void;
 }
 
-export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [], modelSignal = 0, onLoadEarlier }: ChatPaneProps) {
+export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [], modelSignal = 0, onLoadEarlier, onReview }: ChatPaneProps) {
   const api = useSessionApi();
   const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
@@ -91,6 +99,16 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   const stick = useRef(true);
   const running = state.activeTurnId !== null;
   const pending = pendingApprovals(state);
+  const rewind = useRewind(sessionId, (text) => {
+    setDraft(text);
+    composer.current?.focus();
+  });
+  const rewound = useMemo(() => rewoundTurns(state.checkpoints), [state.checkpoints]);
+  // The turn each item belongs to: its message's, until the next message.
+  const turnOf = useMemo(() => {
+    let turn: string | undefined;
+    return state.items.map((i) => (i.kind === "user" ? (turn = i.turnId) : turn));
+  }, [state.items]);
 
   useEffect(() => {
     const el = log.current;
@@ -144,13 +162,23 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
 
   const render = (item: ChatItem) => {
     switch (item.kind) {
-      case "user":
-        return (
+      case "user": {
+        const bubble = (
           <div key={item.key} className={styles.user} data-testid="msg-user">
             {item.images && <MessageImages sessionId={sessionId} images={item.images} />}
             {item.text}
           </div>
         );
+        if (readOnly || !item.turnId) return bubble;
+        const turnId = item.turnId;
+        return (
+          <div key={item.key} className={rewindStyles.userRow}>
+            {rewound.has(turnId) && <span className={rewindStyles.rewoundLabel} title="Rewound: the agent no longer sees this turn">Rewound</span>}
+            <TurnMenu running={running} onChoose={(kind) => rewind.open(turnId, kind)} />
+            {bubble}
+          </div>
+        );
+      }
       case "text":
         return <div key={item.key} className={styles.assistant} data-testid="msg-assistant"><Markdown text={item.text} /></div>;
       case "reasoning":
@@ -192,8 +220,18 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
             <Markdown text={item.summary} />
           </details>
         );
-      case "turn-end":
-        return <Usage key={item.key} state={state} turnId={item.turnId} onRetry={item === lastEnd ? retry : undefined} />;
+      case "turn-end": {
+        const turnId = item.turnId;
+        const changed = state.checkpoints.changed[turnId] ?? 0;
+        const usage = <Usage key={item.key} state={state} turnId={turnId} onRetry={item === lastEnd ? retry : undefined} />;
+        if (changed === 0 || readOnly) return usage;
+        return (
+          <div key={item.key}>
+            {usage}
+            <TurnLinks files={changed} running={running} onReview={onReview && (() => onReview(turnId))} onUndo={() => rewind.open(turnId, "files")} />
+          </div>
+        );
+      }
     }
   };
 
@@ -239,9 +277,18 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
             {earlier.error && <span className={styles.error}> {earlier.error}</span>}
           </button>
         )}
-        {state.items.slice(from).map(render)}
+        {state.items.slice(from).map((item, i) => {
+          const turn = turnOf[from + i];
+          if (!turn || !rewound.has(turn)) return render(item);
+          return (
+            <div key={item.key} className={rewindStyles.rewound} data-rewound="true">
+              {render(item)}
+            </div>
+          );
+        })}
       </div>
       {!readOnly && <ApprovalNotice pending={pending} />}
+      {!readOnly && rewind.ui}
       {sendError && <div className={styles.error}>{sendError}</div>}
       {!readOnly && <QueuedMessages queue={queue} running={running} />}
       {!readOnly && <div className={styles.composer}>
