@@ -11,8 +11,9 @@ import { listFilesTool } from "./list_files";
 import { readFileTool } from "./read_file";
 import { searchTextTool } from "./search_text";
 import { shellTool } from "./shell";
+import { taskTool } from "./task";
 import { writeFileTool } from "./write_file";
 
 export function builtinTools(): Tool[] {
-  return [applyPatchTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, writeFileTool];
+  return [applyPatchTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, writeFileTool];
 }
