@@ -12,6 +12,7 @@ import { closeEventSocket, useEventSocketState, useTRPC } from "../_lib/trpc";
 import { ReadOnlyContext } from "../_lib/read-only";
 import { SandboxStatusContext, type SandboxStatus } from "../_lib/sandbox-status";
 import { SandboxBanner } from "./sandbox-banner";
+import { WorkspaceUsage } from "./workspace-usage";
 import { ShareDialog } from "./share/share-dialog";
 import { isShareView } from "./share/share-view";
 import { useSessionApi } from "../_lib/session-api";
@@ -346,6 +347,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           {eventsState === "live" ? `events live · seq ${state.lastSeq}` : eventsState === "connecting" ? "connecting…" : "reconnecting…"}
           {health.data ? ` · database: ${health.data.database.provider}` : ""}
         </span>
+        {runner && <WorkspaceUsage sessionId={sessionId} version={filesVersion} />}
         {/* A database that takes no writes, a data folder nearly full: the server's health says why. */}
         {health.data && health.data.problems.length > 0 && (
           <span role="alert" data-testid="health-problems">

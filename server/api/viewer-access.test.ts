@@ -19,7 +19,7 @@ import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
-const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.changes", "files.original", "spills.read", "attachments.read", "projects.workspaceOf", "orgs.invitation"]);
+const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.usage", "files.changes", "files.original", "spills.read", "attachments.read", "projects.workspaceOf", "orgs.invitation"]);
 /** orgs.invitation answers whoever holds the link's token (it is how a signed-out person is invited). */
 const PUBLIC = new Set(["health.get", "auth.whoami", "orgs.invitation"]);
 
@@ -29,6 +29,7 @@ const procedures = Object.entries((appRouter._def as unknown as { procedures: Re
 const inputFor = (sessionId: string) => ({
   sessionId, id: sessionId, linkId: "sl0", token: "t".repeat(32), approvalId: "ap0", choice: "reject", path: "a.txt", text: "hi", content: "x",
   kind: "file", from: "a.txt", to: "b.txt", query: "needle", title: "t", ref: `sp_${"0".repeat(32)}`, offset: 0, length: 10, rules: [], lastSeq: 0, turns: 40, beforeSeq: 1,
+  callId: "call0", answer: { option: 0 },
 });
 
 async function call(ctx: Context, path: string, input: unknown): Promise<{ code?: string; message?: string }> {

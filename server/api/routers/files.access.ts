@@ -13,6 +13,8 @@ export default defineAccess(filesRouter, {
   find: READ,
   read: READ,
   raw: { expect: SESSION_READ_MEMBERS, note: "creator, org admins/owners (bytes cannot be redacted for viewers)" },
+  // Bytes used and the limit tell a viewer nothing the tree does not: viewers may read them.
+  usage: READ,
   changes: READ,
   original: READ,
   replace: WRITE,

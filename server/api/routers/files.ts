@@ -5,6 +5,7 @@
 // are the session's creator's; its org's admins and share-link viewers may list and open files.
 import { z } from "zod";
 import { FileOpError, type FileService } from "../../services/files";
+import { workspaceUsage } from "../../services/files-usage";
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../protocol/person-file-ops";
 import { router, serviceErrors, sessionProcedure, sessionReadProcedure } from "../trpc";
 
@@ -38,6 +39,8 @@ export const filesRouter = router({
   raw: fileInspectProcedure
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.raw(input.sessionId, input.path))),
+  /** The workspace's bytes used and its disk limit (the status bar); null: its runner measures none. */
+  usage: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => workspaceUsage(ctx.services.runners, input.sessionId))),
   changes: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.changes(input.sessionId))),
   original: fileReadProcedure
     .input(session.extend({ path }))
