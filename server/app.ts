@@ -102,8 +102,10 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // Doors that are not tRPC procedures (terminal, preview, audit export) ask authorize() too.
   const doors = createDoors({ db: handle.db, identify: (req) => auth.identify(req) });
   const dbUrl = defaultDbUrl(env.dataDir, env.DATABASE_URL);
+  const uploads = createUploads({ dataDir: env.dataDir });
   const parts: Parts = await createParts({
     env,
+    uploads,
     db: handle.db,
     rows: handle.rows,
     dbProvider: handle.provider,
@@ -175,7 +177,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // is a loopback IP literal was typed as such, never reached through a rebound DNS name.
   // Project archives (POST /api/uploads by a person; GET /api/uploads/<id> by a runner's token).
   const uploadsHttp = createUploadsHttp({
-    uploads: createUploads({ dataDir: env.dataDir }),
+    uploads,
     actorOf: async (req) => {
       const id = await auth.identify(req);
       return id.kind === "owner" ? id.actor : null;

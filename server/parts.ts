@@ -34,6 +34,7 @@ import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
 import { createPlacement } from "./services/placement";
 import { createProjectService, workspaceSourceOf } from "./services/projects";
 import { diskLimitOf } from "./services/uploads-limits";
+import type { Uploads } from "./services/uploads";
 
 export interface PartsDeps {
   env: Env;
@@ -49,6 +50,8 @@ export interface PartsDeps {
   log: (line: string) => void;
   /** The local owner: their workspace of the Default project is the local runner's own folder. */
   localOwner?: { userId: string; orgId: string };
+  /** Archive uploads: a project is made only from its creator's own (services/uploads.ts). */
+  uploads?: Pick<Uploads, "claim">;
   /** Several instances on PostgreSQL: heartbeat, lease and idle times (tests shorten them). */
   cluster?: { heartbeatMs?: number; ttlMs?: number; idleMs?: number };
 }
@@ -93,7 +96,11 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     limitOf: async (projectId) => (await diskLimitOf(db, (await db.project.findUniqueOrThrow({ where: { id: projectId }, select: { orgId: true } })).orgId)).limitBytes,
     log,
   });
-  const projects = createProjectService(db, { placement, ops: runners, localOwner: deps.localOwner, onWorkspaceRemoved: (id) => runners.forgetWorkspace(id), log });
+  const uploads = deps.uploads;
+  const projects = createProjectService(db, {
+    placement, ops: runners, localOwner: deps.localOwner, onWorkspaceRemoved: (id) => runners.forgetWorkspace(id), log,
+    ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor) } : {}),
+  });
   runners.setLocator(async (sessionId) => {
     const workspaceId = await projects.workspaceOfSession(sessionId);
     return workspaceId ? placement.locate(workspaceId) : undefined;

@@ -59,6 +59,9 @@ export interface ProjectServiceDeps {
   ops: RunnerOps;
   /** The local owner: their workspace of their org's Default project is the runner's own folder. */
   localOwner?: { userId: string; orgId: string };
+  /** The archive upload `uploadId` when `actor` sent it (services/uploads.ts claim); throws with
+   *  the reason otherwise. Absent: archive projects are refused (nothing could check the sender). */
+  claimUpload?(uploadId: string, actor: Actor): Promise<unknown>;
   /** Sessions whose workspace went: whatever holds them in memory lets go. */
   onWorkspaceRemoved?(workspaceId: string): void;
   log?: (line: string) => void;
@@ -102,6 +105,17 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
     const { count } = await db.session.updateMany({ where: { orgId: person.orgId, ownerId: person.userId, workspaceId: null }, data: { projectId, workspaceId } });
     if (count) log(`projects: ${count} earlier session(s) attached to the ${DEFAULT_PROJECT} project's workspace ${workspaceId}`);
     return count;
+  }
+
+  async function claimArchive(actor: Actor, uploadId: string): Promise<void> {
+    if (!deps.claimUpload) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "This server takes no archive uploads." });
+    try {
+      await deps.claimUpload(uploadId, actor);
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      const code = status === 403 ? "FORBIDDEN" : status === 404 ? "NOT_FOUND" : "BAD_REQUEST";
+      throw new TRPCError({ code, message: `The archive upload ${JSON.stringify(uploadId.slice(0, 60))} cannot be used: ${(err as Error).message}. Upload the archive yourself.` });
+    }
   }
 
   return {
@@ -162,6 +176,9 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
     /** A new project; its creator's workspace is placed at once and its folder made in the background. */
     async create(actor: Actor, input: { name: string; source: ProjectSource; runnerLabels?: string[] }): Promise<ProjectSummary> {
       const src = input.source;
+      // An upload id is a capability only for its sender: anyone else's (guessed, or seen in a
+      // shared project) is refused before a project could hand its archive to a runner.
+      if (src.kind === "archive") await claimArchive(actor, src.name);
       let row;
       try {
         row = await db.project.create({
