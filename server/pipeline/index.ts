@@ -9,6 +9,8 @@ import { dispatch } from "./dispatch";
 import { LoopGuard } from "./loop-guard";
 import { Recorder } from "./records";
 import { recover, settleOrphan } from "./resume";
+import { answerQuestion, QUESTION, type AnsweredQuestion } from "./questions";
+import type { QuestionAnswer } from "../protocol/todos-questions";
 import { LockTable } from "./rwlock";
 import { Speculator } from "./speculative";
 import { DEFAULT_OUTPUT_CEILING, SHELL_LIMITS, TEXT_LIMITS } from "./truncate";
@@ -43,6 +45,8 @@ export interface Pipeline extends Dispatcher {
   subagentTools(sessionId: string): ReadonlySet<string>;
   /** Answers a pending approval as `actor` (the session's owner or an org admin/owner). */
   answerApproval(actor: Actor, approvalId: string, choice: Choice, message?: string): Promise<Answer>;
+  /** Answers ask_user's question card as `actor` (the session's creator only). */
+  answerQuestion(actor: Actor, sessionId: string, callId: string, answer: QuestionAnswer): Promise<AnsweredQuestion>;
   /** Another instance answered an approval a turn here may be waiting for. */
   wakeApproval(approvalId: string): void;
   /** Pending approval cards of a session (page reload). */
@@ -107,8 +111,9 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
       }
     },
     async answerApproval(actor, approvalId, choice, message) {
-      const row = await deps.db.approval.findUnique({ where: { id: approvalId }, select: { sessionId: true } });
-      if (!row) throw new ApprovalError("No such approval.", "NOT_FOUND");
+      const row = await deps.db.approval.findUnique({ where: { id: approvalId }, select: { sessionId: true, fingerprint: true } });
+      // A question (ask_user) is answered with questions.answer, never approved.
+      if (!row || row.fingerprint === QUESTION) throw new ApprovalError("No such approval.", "NOT_FOUND");
       await authorize(actor, row.sessionId);
       const { live, ...answer } = await core.broker.answer(approvalId, actor.userId, choice, message);
       if (!live && cluster && (await cluster.runsElsewhere(approvalId))) {
@@ -120,10 +125,15 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
       }
       return answer;
     },
+    async answerQuestion(actor, sessionId, callId, answer) {
+      await authorize(actor, sessionId);
+      const elsewhere = cluster && (async (id: string) => void ((await cluster.runsElsewhere(id)) && (await cluster.announce(id))));
+      return answerQuestion(core, sessionId, callId, answer, actor.userId, elsewhere || undefined);
+    },
     async pendingApprovals(actor, sessionId) {
       const session = await deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
       if (!session || session.orgId !== actor.orgId) throw new ApprovalError("No such session.", "NOT_FOUND");
-      const rows = await deps.db.approval.findMany({ where: { sessionId, status: "pending" }, orderBy: { createdAt: "asc" } });
+      const rows = await deps.db.approval.findMany({ where: { sessionId, status: "pending", fingerprint: { not: QUESTION } }, orderBy: { createdAt: "asc" } });
       return rows.map((r) => ({ approvalId: r.id, callId: r.toolCallId, request: r.request, createdAt: r.createdAt }));
     },
     async cancelSession(sessionId) {
