@@ -5,6 +5,7 @@ import { sessionsRouter } from "./routers/sessions";
 import { filesRouter } from "./routers/files";
 import { turnsRouter } from "./routers/turns";
 import { approvalsRouter } from "./routers/approvals";
+import { questionsRouter } from "./routers/questions";
 import { policiesRouter } from "./routers/policies";
 import { spillsRouter } from "./routers/spills";
 import { sharesRouter } from "./routers/shares";
@@ -24,6 +25,7 @@ export const appRouter = router({
   files: filesRouter,
   turns: turnsRouter,
   approvals: approvalsRouter,
+  questions: questionsRouter,
   policies: policiesRouter,
   spills: spillsRouter,
   shares: sharesRouter,

@@ -6,6 +6,7 @@ import { safeEmit, type CallState, type Core, type TurnState } from "./core";
 import { cutAndSpill, isRunningPoll, storableText, wrapExternal } from "./finalize";
 import { execute, validate, type RunContext, type RunOutcome } from "./run";
 import { servicesFor } from "./resolve";
+import { agentServices } from "./questions";
 import { forPerson } from "./person";
 import { OutputCollector } from "./stream";
 
@@ -18,7 +19,7 @@ export function runContext(core: Core, turn: TurnState, call: CallState, signal:
     callId: call.toolCallId,
     signal,
     executors: core.deps.executors,
-    services: { ...servicesFor(core.deps, core.deps.spills, turn.sessionId), ...(turn.subagents ? { subagents: turn.subagents } : {}) },
+    services: { ...servicesFor(core.deps, core.deps.spills, turn.sessionId), ...agentServices(core, turn, call.toolCallId), ...(turn.subagents ? { subagents: turn.subagents } : {}) },
     callTimeoutMs: core.limits.callTimeoutMs,
     onProgress: (chunk) => void safeEmit(core, turn, { type: "tool.progress", callId: call.toolCallId, chunk: storableText(chunk) }),
     collect: () => new OutputCollector({

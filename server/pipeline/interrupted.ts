@@ -5,11 +5,14 @@
 // - a card still waiting (or answered but not yet run) is cancelled: no model will continue the
 //   turn to see its result, so the call must never run. Answering it later is refused with the
 //   reason (approvals.ts), and start-up's settleOrphan does not run it;
-// - a call that had finished keeps its stored result, which is what the model is then given.
+// - a call that had finished keeps its stored result, which is what the model is then given;
+// - ask_user's question (pipeline/questions.ts) is no call with effects: answered, the answer is
+//   its result; still open, it stays open and its answer becomes the person's next message.
 // Returns, by the model's call id, the result the model gets for each call, and the events
 // that end their cards.
 import type { Db } from "../db";
 import type { SessionEventBody } from "../protocol/events";
+import { QUESTION, QUESTION_AT_RESTART, recoveredQuestion } from "./questions";
 
 export const INTERRUPTED_RUNNING =
   "Interrupted: this call was running when the server stopped; its effects are unknown (it may have partly run): check before retrying.";
@@ -32,6 +35,17 @@ export async function settleInterruptedCalls(db: Db, turnId: string): Promise<In
     type: "tool.finished", callId, status, output, isError: true, truncated: false, durationMs: startedAt ? Math.max(0, now.getTime() - startedAt.getTime()) : 0,
   });
   for (const row of rows) {
+    const q = row.approval?.fingerprint === QUESTION ? row.approval : undefined;
+    if (q && row.status === "running" && (q.status === "pending" || q.status === "approved")) {
+      // ask_user: an answer given is the result; a question still open stays open (its answer
+      // will start the next turn, pipeline/questions.ts), and its card goes on showing it.
+      const answered = recoveredQuestion(q);
+      const result = answered?.result ?? QUESTION_AT_RESTART;
+      await db.toolCall.updateMany({ where: { id: row.id, status: "running" }, data: { status: answered ? "succeeded" : "failed", isError: !answered, result, endedAt: now } });
+      if (answered) events.push(answered.event);
+      results.set(row.providerCallId, result);
+      continue;
+    }
     if (row.status === "running" || row.status === "queued") {
       const r = await db.toolCall.updateMany({ where: { id: row.id, status: row.status }, data: { status: "failed", isError: true, result: INTERRUPTED_RUNNING, endedAt: now } });
       if (r.count === 1) events.push(finished(row.id, "failed", INTERRUPTED_RUNNING, row.startedAt));

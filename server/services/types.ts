@@ -41,7 +41,7 @@ export interface Services {
   /** A long session's turns a window at a time (the IDE opens at the latest). */
   history: SessionHistory;
   /** Pending approval cards and answers (the tool pipeline). */
-  approvals: Pick<Pipeline, "answerApproval" | "pendingApprovals" | "cancelSession">;
+  approvals: Pick<Pipeline, "answerApproval" | "pendingApprovals" | "cancelSession" | "answerQuestion">;
   /** Versioned org policy rules. */
   policies: PolicyService;
   /** Full outputs of truncated tool results (the IDE's viewer reads pages of them). */

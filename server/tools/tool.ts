@@ -3,6 +3,7 @@
 // Schema) hangs on the returned `Tool`, so a tool's author writes only its own logic.
 import { z } from "zod";
 import type { ExecResult, StreamedOutput } from "../executors/contract";
+import type { QuestionRequest, Todo } from "../protocol/todos-questions";
 import { toToolError, isFatalError } from "./errors";
 import { modelJsonSchema, type JsonSchema } from "./schema";
 import { formatParseError, type ParseFailure } from "./validate";
@@ -72,10 +73,28 @@ export interface SubagentService {
   run(job: { description: string; prompt: string }, call: { callId: string; signal: AbortSignal; progress(chunk: string): void }): Promise<SubagentOutcome>;
 }
 
+/** ask_user's way to the person (server/pipeline/questions.ts): opens the question card and
+ *  waits for its answer. Absent where nobody can answer (a subagent). */
+export interface QuestionService {
+  ask(request: QuestionRequest, signal: AbortSignal): Promise<QuestionOutcome>;
+}
+
+export type QuestionOutcome =
+  | { kind: "option"; index: number; label: string }
+  | { kind: "text"; text: string }
+  | { kind: "cancelled" };
+
+/** todo_write's way to the chat: publishes the whole list (a todos.updated event). */
+export interface TodoService {
+  publish(todos: Todo[]): Promise<void>;
+}
+
 export interface ToolServices {
   spills?: SpillService;
   toolSearch?: ToolSearchService;
   git?: GitToolService;
+  questions?: QuestionService;
+  todos?: TodoService;
   /** Present while a turn runs (absent inside a subagent: subagents do not start subagents). */
   subagents?: SubagentService;
 }

@@ -2,6 +2,8 @@
 // it whenever deferred tools exist. A new built-in adds one line here.
 import type { Tool } from "../tool";
 import { applyPatchTool } from "./apply_patch";
+import { askUserTool } from "./ask_user";
+import { todoWriteTool } from "./todo_write";
 import { editFileTool } from "./edit_file";
 import { fetchUrlTool } from "./fetch_url";
 import { gitDiffTool } from "./git_diff";
@@ -15,5 +17,5 @@ import { taskTool } from "./task";
 import { writeFileTool } from "./write_file";
 
 export function builtinTools(): Tool[] {
-  return [applyPatchTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, writeFileTool];
+  return [applyPatchTool, askUserTool, todoWriteTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, writeFileTool];
 }
