@@ -12,6 +12,8 @@ export interface IdeCommandActions {
   search(): void;
   replace(): void;
   changes(): void;
+  /** "Changes by the agent" for the whole session (absent: not offered). */
+  agentChanges?(): void;
   toggleTerminal(): void;
   newTerminal(): void;
   togglePreview(): void;
@@ -35,6 +37,7 @@ export function ideCommands(a: IdeCommandActions, at: { readOnly: boolean; fileO
     { id: "search", label: "Search: Find in Files", keys: "Ctrl+Shift+F", run: a.search },
     { id: "replace", label: "Search: Replace in Files", keys: "Ctrl+Shift+H", run: a.replace, when: !at.readOnly },
     { id: "changes", label: "View: Show Changes", keys: "Ctrl+Shift+G", run: a.changes },
+    { id: "agentChanges", label: "Agent: Review Changes by the Agent", run: a.agentChanges ?? (() => {}), when: !!a.agentChanges },
     { id: "toggleTerminal", label: "View: Toggle Terminal", keys: "Ctrl+`", run: a.toggleTerminal, when: !at.readOnly },
     { id: "newTerminal", label: "Terminal: New Terminal", keys: "Ctrl+Shift+`", run: a.newTerminal, when: !at.readOnly },
     { id: "togglePreview", label: "View: Toggle Preview", keys: "Ctrl+Alt+P", run: a.togglePreview, when: !at.readOnly },

@@ -36,6 +36,7 @@ import { OrgSwitcher } from "./org-switcher";
 import { SideBar, type SideView } from "./side-bar";
 import { ChangesPanel, type ChangedFile } from "./changes/changes-panel";
 import { ChangeDiff } from "./changes/change-diff";
+import { AgentChanges, reviewTurns } from "./agent-changes/agent-changes";
 import type { TerminalState } from "./terminal/xterm-view";
 import { TerminalTabs } from "./terminal/terminal-tabs";
 import { useIdeKeys } from "./ide-keys";
@@ -110,7 +111,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   // a discard, an edit back to the original).
   const [diffPath, setDiffPath] = useState<string | null>(null);
   const diff = (diffPath && uncommitted?.find((f) => f.path === diffPath)) || null;
-  const setDiff = useCallback((f: ChangedFile | null) => setDiffPath(f?.path ?? null), []);
+  // "Changes by the agent" in the editor area: one turn's, or the session's (no turnId).
+  const [review, setReview] = useState<{ turnId?: string } | null>(null);
+  const setDiff = useCallback((f: ChangedFile | null) => (setReview(null), setDiffPath(f?.path ?? null)), []);
   useEffect(() => {
     if (diffPath && uncommitted && !uncommitted.some((f) => f.path === diffPath)) setDiffPath(null);
   }, [diffPath, uncommitted]);
@@ -121,9 +124,10 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     setReveal({ ...hit });
   }, [files]);
   // Opening a file (or switching tabs) leaves a change's diff for the editor.
-  const openFile = useCallback((path: string) => (setDiffPath(null), files.open(path)), [files]);
+  const openFile = useCallback((path: string) => (setDiffPath(null), setReview(null), files.open(path)), [files]);
   const active = files.tabs.active;
-  useEffect(() => setDiffPath(null), [active]);
+  useEffect(() => (setDiffPath(null), setReview(null)), [active]);
+  const openReview = useCallback((turnId?: string) => (setDiffPath(null), setReview({ turnId })), []);
 
   // The agent (or anything) changed files: refresh the tree and any open file it touched.
   const filesVersion = state.files?.version;
@@ -185,6 +189,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     replace: () => (setSide({ view: "search" }), setReplaceSignal((n) => n + 1)),
     explorer: () => setSide({ view: "files" }),
     changes: () => setSide({ view: "changes" }),
+    agentChanges: () => openReview(),
     quickOpen: () => setQuick(""),
     commandPalette: () => setQuick(">"),
     togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
@@ -293,7 +298,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         <SideBar
           show={side}
           changeCount={changeCount}
-          changes={<ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} />}
+          changes={<ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} onAgentChanges={() => openReview()} />}
           search={(focusSignal) => <SearchPanel sessionId={sessionId} focusSignal={focusSignal} replaceSignal={replaceSignal} onOpen={openHit} />}
           explorer={
             <FileTree
@@ -317,9 +322,21 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
         {/* Kept mounted under a change's diff: a new Monaco instance costs far more than showing this one again. */}
-        <div className={styles.editorHost} hidden={!!diff}>
+        <div className={styles.editorHost} hidden={!!diff || !!review}>
           <EditorPane sessionId={sessionId} files={files} workspace={filePaths} reveal={reveal} />
         </div>
+        {review && !diff && (
+          <AgentChanges
+            sessionId={sessionId}
+            turnId={review.turnId}
+            turns={reviewTurns(state)}
+            version={`${state.checkpoints.version}:${filesVersion ?? 0}`}
+            onScope={openReview}
+            onOpenFile={openFile}
+            onReverted={(p) => files.changed([p])}
+            onClose={() => setReview(null)}
+          />
+        )}
         {diff && <ChangeDiff sessionId={sessionId} file={diff} version={changesQuery.dataUpdatedAt} onOpenFile={openFile} onClose={() => setDiff(null)} />}
       </section>
       {layout.previewOpen && (
@@ -330,7 +347,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
       </section>
       <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
       <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
-        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} modelSignal={modelSignal} onLoadEarlier={loadEarlier} />
+        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} modelSignal={modelSignal} onLoadEarlier={loadEarlier} onReview={openReview} />
       </aside>
       {layout.termOpen && (
         <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />

@@ -4,7 +4,8 @@
 // of change and line counts. A click shows the file's diff in the editor area (change-diff.tsx).
 // It refreshes whenever the session reports changed files, as the tree does. In a git work tree
 // it names the branch and, for a member, offers fetch, pull and push (git-sync.tsx) and a commit
-// of everything (commit-box.tsx).
+// of everything (commit-box.tsx). "By the agent" opens the review of what the agent changed
+// (agent-changes/), against its checkpoints rather than HEAD.
 import { useEffect } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
@@ -25,9 +26,11 @@ interface Props {
   enabled: boolean;
   selected: string | null;
   onOpen(file: ChangedFile): void;
+  /** Opens "Changes by the agent" for the whole session. */
+  onAgentChanges?(): void;
 }
 
-export function ChangesPanel({ sessionId, version, enabled, selected, onOpen }: Props) {
+export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, onAgentChanges }: Props) {
   const trpc = useTRPC();
   const readOnly = useReadOnly();
   const changes = useQuery(trpc.files.changes.queryOptions({ sessionId }, { enabled, retry: 1 }));
@@ -43,7 +46,14 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen }: 
         <span data-testid="changes-against">
           {changes.data ? (changes.data.mode === "git" ? `${changes.data.branch ? `${changes.data.branch} · ` : ""}against HEAD` : "Against the files as first seen") : "Changes"}
         </span>
-        <button type="button" onClick={() => void refetch()} title="Refresh" aria-label="Refresh changes">⟳</button>
+        <span>
+          {onAgentChanges && (
+            <button type="button" onClick={onAgentChanges} title="Review what the agent changed, per turn or for the session, hunk by hunk" data-testid="agent-changes-open">
+              By the agent
+            </button>
+          )}
+          <button type="button" onClick={() => void refetch()} title="Refresh" aria-label="Refresh changes">⟳</button>
+        </span>
       </div>
       {changes.data?.mode === "git" && !readOnly && <GitSync sessionId={sessionId} stamp={changes.dataUpdatedAt} onSynced={() => void refetch()} />}
       {changes.data?.mode === "git" && !readOnly && files && <CommitBox sessionId={sessionId} count={files.length} onCommitted={() => void refetch()} />}
