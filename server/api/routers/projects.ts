@@ -4,6 +4,7 @@
 // banner when its runner is gone). Logic lives in services/projects.ts and services/placement.ts.
 import { z } from "zod";
 import { memberProcedure, router, sessionReadProcedure } from "../trpc";
+import { BranchName, parseRemoteUrl, RemoteUrlText, type RemoteUrl } from "../../protocol/git-remote";
 
 const name = z.string().trim().min(1).max(100);
 const label = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, "a label is letters, digits and . _ : -");
@@ -12,8 +13,10 @@ export const ProjectSourceInput = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("empty") }),
   z.object({
     kind: z.literal("git"),
-    url: z.string().trim().min(1).max(4096).refine((u) => /^https:\/\/[^\s/]+\/\S+$/.test(u), "a git URL here is https://host/path"),
-    branch: z.string().trim().min(1).max(255).regex(/^(?!-)[^\s~^:?*[\\]+$/, "not a branch name").optional(),
+    // The same check as git's own clone/fetch/push (protocol/git-remote.ts): https, or http only to
+    // loopback (a local forge, the tests' git server); no credentials, options or other transports.
+    url: RemoteUrlText.transform((u) => (parseRemoteUrl(u) as RemoteUrl).url),
+    branch: BranchName.optional(),
   }),
   // The upload's id (P4's archive uploads hand it out).
   z.object({ kind: z.literal("archive"), name: z.string().trim().min(1).max(200) }),
