@@ -1,0 +1,79 @@
+// Tests of tools that talk to the person (todo_write, ask_user): a real Quiver server (tRPC over
+// HTTP and WebSocket, engine, pipeline, runner) against the fake provider on either wire format,
+// and a follower that collects a session's events until a condition holds.
+import { afterAll, beforeAll } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
+import { parseEnv } from "../env";
+import { startQuiver, type Quiver } from "../app";
+import type { AppRouter } from "../api/root";
+import type { SessionEvent } from "../protocol/events";
+import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
+
+export type WireFormat = "anthropic" | "openai";
+export type Client = ReturnType<typeof createTRPCClient<AppRouter>>;
+
+export function useQuiverSession(format: WireFormat, prefix: string) {
+  const ctx = { quiver: undefined as unknown as Quiver, fake: undefined as unknown as FakeProvider, client: undefined as unknown as Client, dataDir: "" };
+  let ws: ReturnType<typeof createWSClient> | undefined;
+  beforeAll(async () => {
+    ctx.fake = await startFakeProvider();
+    ctx.dataDir = mkdtempSync(join(tmpdir(), `quiver-${prefix}-`));
+    mkdirSync(join(ctx.dataDir, "workspace"), { recursive: true });
+    const model =
+      format === "anthropic"
+        ? { QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: ctx.fake.anthropicBaseURL }
+        : { QUIVER_PROVIDER: "openai", QUIVER_MODEL: "gpt-test", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: ctx.fake.openaiBaseURL };
+    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: ctx.dataDir, QUIVER_LOG_LEVEL: "warn", ...model });
+    ctx.quiver = await startQuiver({ env, root: join(import.meta.dirname, "../.."), web: false, log: () => {} });
+    ws = createWSClient({ url: `${ctx.quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
+    ctx.client = createTRPCClient<AppRouter>({
+      links: [splitLink({ condition: (op) => op.type === "subscription", true: wsLink({ client: ws }), false: httpBatchLink({ url: `${ctx.quiver.url}/api/trpc` }) })],
+    });
+  }, 90_000);
+  afterAll(async () => {
+    ws?.close();
+    await ctx.quiver?.stop();
+    await ctx.fake?.close();
+    if (ctx.dataDir) rmSync(ctx.dataDir, { recursive: true, force: true });
+  });
+  return ctx;
+}
+
+/** The session's events from `lastSeq` until `until` holds; `onEvent` may act on each one. */
+export function follow(
+  client: Client, sessionId: string, until: (ev: SessionEvent, all: SessionEvent[]) => boolean,
+  opts: { lastSeq?: number; onEvent?(ev: SessionEvent): void; timeoutMs?: number } = {},
+): Promise<SessionEvent[]> {
+  const seen: SessionEvent[] = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.unsubscribe();
+      reject(new Error(`timed out; saw ${seen.map((e) => e.type).join(", ")}`));
+    }, opts.timeoutMs ?? 30_000);
+    const sub = client.turns.events.subscribe(
+      { sessionId, lastSeq: opts.lastSeq ?? 0 },
+      {
+        onData: (t) => {
+          const ev = (t as { data: SessionEvent }).data;
+          seen.push(ev);
+          opts.onEvent?.(ev);
+          if (until(ev, seen)) {
+            clearTimeout(timer);
+            sub.unsubscribe();
+            resolve(seen);
+          }
+        },
+        onError: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      },
+    );
+  });
+}
+
+export const finishedTurns = (all: SessionEvent[]) => all.filter((e) => e.type === "turn.finished").length;
