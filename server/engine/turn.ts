@@ -13,6 +13,7 @@ import type { Dispatcher, DispatchOutcome, ModelToolCall } from "../pipeline/con
 import { compactConversation, compactingNotice, worthCompacting, type CompactReason } from "./compact";
 import { COMPACT_AT, contextOverflow, contextTokens, type ContextWindows } from "./context";
 import { loadConversation } from "./history";
+import { announceMode } from "./mode-note";
 import type { ImageData } from "./images";
 import type { RetryPolicy } from "./providers/retry";
 import { runResponse } from "./response";
@@ -161,6 +162,8 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
           break;
         }
       }
+      // The mode is said in the newest message, never in the prefix (mode-note.ts).
+      messages = await announceMode(deps.db, sessionId, messages);
       const spec = { system, tools, messages };
       const ctx = {
         rows, sessionId, turnId, emit,

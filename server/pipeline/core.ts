@@ -3,6 +3,7 @@
 import type { SessionEventBody } from "../protocol/events";
 import type { SubagentService, Tool } from "../tools/tool";
 import type { Decision, LoadedPolicy } from "../policy/decide";
+import type { Mode } from "../policy/modes";
 import type { ApprovalBroker } from "./approvals";
 import type { LoopGuard } from "./loop-guard";
 import type { Recorder } from "./records";
@@ -31,6 +32,8 @@ export interface TurnState {
   actorId: string | null;
   orgId: string | null;
   policy: LoadedPolicy;
+  /** The session's mode for this dispatch, already bounded by the org (services/session-modes.ts). */
+  mode: Mode;
   sessionKeys: Set<string>;
   rejected: Map<string, string | undefined>;
   signal: AbortSignal;

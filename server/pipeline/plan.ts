@@ -4,6 +4,7 @@
 // the row, events and audit say why.
 import type { ModelToolCall } from "./contract";
 import { decide } from "../policy/decide";
+import { applyMode, modeRefusal } from "../policy/modes";
 import { exactFingerprint } from "../policy/fingerprint";
 import type { ToolStatus } from "../protocol/events";
 import { guardKey, safeEmit, type CallState, type Core, type TurnState } from "./core";
@@ -26,8 +27,10 @@ export async function refuse(core: Core, turn: TurnState, call: CallState, statu
     sessionId: turn.sessionId, turnId: turn.turnId, providerCallId: call.providerCallId, slot: call.slot, name: call.name,
     input, status, parentCallId: turn.parent?.callId, decision: call.decision?.decision === "policy_deny" ? "policy_deny" : status === "blocked" ? "blocked" : status === "rejected" ? "rejected" : undefined,
     decisionReason: call.decision?.reason, result: content, isError: true, endedAt: new Date(),
+    mode: turn.mode,
   });
-  await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: call.name, input: storableJson(input), summary: call.tool?.summarize(call.input) ?? call.name, ...parentOf(turn) });
+  await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: call.name, input: storableJson(input), summary: call.tool?.summarize(call.input) ?? call.name, ...parentOf(turn),
+    mode: turn.mode });
   await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: forPerson(content), isError: true, truncated: false, durationMs: 0 });
   call.content = content;
   call.isError = true;
@@ -59,7 +62,15 @@ export async function planCall(core: Core, turn: TurnState, mc: ModelToolCall, s
     await audit(core, turn, call, "blocked", "loop guard: same tool and arguments a third time in a row, nothing changed in between", "loop_guard");
     return call;
   }
-  const d = decide({ tool: r.tool, input: r.input }, turn.policy, { sessionKeys: turn.sessionKeys, rejected: turn.rejected });
+  const decided = decide({ tool: r.tool, input: r.input }, turn.policy, { sessionKeys: turn.sessionKeys, rejected: turn.rejected });
+  // An org deny or a remembered rejection says more than the mode's refusal.
+  const refusal = decided.action === "deny" || decided.action === "reject" ? undefined : modeRefusal(turn.mode, r.tool);
+  if (refusal) {
+    await refuse(core, turn, call, "blocked", refusal, r.input);
+    await audit(core, turn, call, "blocked", `${turn.mode} mode: ${refusal}`, "mode");
+    return call;
+  }
+  const d = applyMode(turn.mode, decided, { tool: r.tool, input: r.input });
   call.decision = d;
   if (d.action === "deny") {
     await refuse(core, turn, call, "blocked", `${d.reason} This cannot be approved; do not retry it. Tell the person if the task needs it.`, r.input);
@@ -86,9 +97,14 @@ export async function planCall(core: Core, turn: TurnState, mc: ModelToolCall, s
     sessionId: turn.sessionId, turnId: turn.turnId, providerCallId: call.providerCallId, slot, name: r.name, input,
     status: "queued", decision: d.action === "run" ? d.decision : d.decision === "policy_ask" ? "policy_ask" : undefined, decisionReason: d.reason,
     parentCallId: turn.parent?.callId,
+    mode: turn.mode,
   });
-  await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: r.name, input: storableJson(input), summary: t.summarize(input), ...parentOf(turn) });
-  if (d.action === "run") await audit(core, turn, call, d.decision, d.reason, d.decision === "auto" ? "tool" : d.decision === "policy_allow" ? "policy" : "session_approval");
+  await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: r.name, input: storableJson(input), summary: t.summarize(input), ...parentOf(turn),
+    mode: turn.mode });
+  if (d.action === "run") {
+    const by = d.mode ? "mode" : d.decision === "auto" ? "tool" : d.decision === "policy_allow" ? "policy" : "session_approval";
+    await audit(core, turn, call, d.decision, d.reason, by, undefined, { mode: turn.mode });
+  }
   return call;
 }
 

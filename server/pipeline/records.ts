@@ -47,6 +47,8 @@ export class Recorder {
     result?: string;
     isError?: boolean;
     endedAt?: Date;
+    /** The session's mode the call was judged in (policy/modes.ts). */
+    mode?: string;
     /** A subagent's call: the task call it runs under. */
     parentCallId?: string;
   }): Promise<string> {

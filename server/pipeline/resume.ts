@@ -21,6 +21,7 @@ import { safeEmit, type CallState, type Core, type TurnState } from "./core";
 import { callSignal, settle } from "./finish";
 import { toolByName } from "./resolve";
 import { INTERRUPTED_RUNNING } from "./interrupted";
+import { modeFor } from "../services/session-modes";
 
 const TERMINAL = new Set(["succeeded", "failed", "rejected", "cancelled", "blocked"]);
 
@@ -83,10 +84,13 @@ async function attach(
 export async function turnFor(core: Core, sessionId: string, turnId: string | null, actorId: string | null, signal: AbortSignal): Promise<TurnState | undefined> {
   const session = await core.deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
   if (!session) return undefined;
-  const [policy, state] = await Promise.all([core.deps.policies.load(session.orgId), core.broker.sessionState(sessionId)]);
   const emit = core.deps.emit;
+  const tell = async (id: string, e: Parameters<NonNullable<typeof emit>>[1]) => {
+    await emit?.(id, e);
+  };
+  const [policy, state, modes] = await Promise.all([core.deps.policies.load(session.orgId), core.broker.sessionState(sessionId), modeFor(core.deps.db, sessionId, tell)]);
   return {
-    sessionId, turnId, actorId, orgId: session.orgId, policy,
+    sessionId, turnId, actorId, orgId: session.orgId, policy, mode: modes?.mode ?? "ask",
     sessionKeys: new Set(state.sessionKeys), rejected: new Map(state.rejected), signal,
     emit: async (e) => {
       if (emit) await emit(sessionId, e);

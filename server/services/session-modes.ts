@@ -5,11 +5,11 @@
 // next dispatch: the row is moved back and every open tab told (a `session.mode` event).
 import type { Db } from "../db";
 import type { SessionEventBody } from "../protocol/events";
-import { DEFAULT_MODE, ForbiddenModes, MODE_LABELS, Mode, effectiveMode, parseForbidden } from "../policy/modes";
+import { DEFAULT_MODE, EXIT_PLAN_MODE, ForbiddenModes, MODE_LABELS, Mode, effectiveMode, parseForbidden } from "../policy/modes";
 import type { Actor } from "./types";
 
 export class ModeError extends Error {
-  constructor(message: string, readonly code: "BAD_REQUEST" | "FORBIDDEN" | "NOT_FOUND") {
+  constructor(message: string, readonly code: "BAD_REQUEST" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT") {
     super(message);
     this.name = "ModeError";
   }
@@ -80,4 +80,21 @@ export async function forbidModes(db: Db, actor: Actor, modes: unknown): Promise
     db.auditEvent.create({ data: { orgId: actor.orgId, actorId: actor.userId, action: "policy.modes", target: `org:${actor.orgId}`, detail: { forbidden: list, previous: before } } }),
   ]);
   return list;
+}
+
+/**
+ * "Accept and implement" on exit_plan_mode's card: the session moves to `mode` first (refused if
+ * the org forbids it), then the card is approved once, so the call's result and every later
+ * call of the turn are judged in the new mode.
+ */
+export async function acceptPlan(
+  db: Db, approve: (approvalId: string) => Promise<unknown>, actor: Actor, sessionId: string, approvalId: string, mode: Mode, emit?: Emit,
+): Promise<SessionModeInfo> {
+  if (mode === "plan") throw new ModeError("Accepting a plan leaves plan mode: choose Ask, Accept edits or Auto.", "BAD_REQUEST");
+  const row = await db.approval.findUnique({ where: { id: approvalId }, select: { sessionId: true, status: true, toolCall: { select: { name: true } } } });
+  if (!row || row.sessionId !== sessionId || row.toolCall.name !== EXIT_PLAN_MODE) throw new ModeError("No such plan card.", "NOT_FOUND");
+  if (row.status !== "pending") throw new ModeError("This plan was already answered.", "CONFLICT");
+  const info = await setMode(db, actor, sessionId, mode, emit);
+  await approve(approvalId);
+  return info;
 }

@@ -12,5 +12,6 @@ export default defineAccess(sessionsRouter, {
   models: { expect: SIGNED_IN, note: "signed-in person" },
   mode: { expect: SESSION_READ_MEMBERS, input: (fx) => ({ sessionId: fx.sessionId }), note: "creator, org admins/owners (read-only)" },
   setMode: { expect: SESSION_WRITE, input: (fx) => ({ sessionId: fx.sessionId, mode: "ask" }), note: "the session's creator" },
+  acceptPlan: { expect: SESSION_WRITE, input: (fx) => ({ sessionId: fx.sessionId, approvalId: "no-such-card", mode: "ask" }), note: "the session's creator" },
   get: { expect: SESSION_READ, input: (fx) => ({ id: fx.sessionId }), note: "creator, org admins/owners (read-only), its viewers" },
 });

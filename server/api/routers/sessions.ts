@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { memberProcedure, router, serviceErrors, sessionProcedure, sessionReadProcedure } from "../trpc";
 import { Mode } from "../../policy/modes";
-import { ModeError, modeFor, setMode } from "../../services/session-modes";
+import { ModeError, acceptPlan, modeFor, setMode } from "../../services/session-modes";
 
 const modeGuard = serviceErrors(ModeError, (e) => ({ code: e.code }));
 
@@ -39,6 +39,17 @@ export const sessionsRouter = router({
     .input(z.object({ sessionId: z.string().min(1), mode: Mode }))
     .mutation(({ ctx, input }) =>
       modeGuard(() => setMode(ctx.services.db, ctx.actor, input.sessionId, input.mode, (id, e) => ctx.services.hub.publish(id, e).then(() => undefined))),
+    ),
+  /** "Accept and implement" on exit_plan_mode's card: switches to `mode`, then approves the card. */
+  acceptPlan: sessionProcedure("session.write")
+    .input(z.object({ sessionId: z.string().min(1), approvalId: z.string().min(1), mode: Mode }))
+    .mutation(({ ctx, input }) =>
+      modeGuard(() =>
+        acceptPlan(
+          ctx.services.db, (id) => ctx.services.approvals.answerApproval(ctx.actor, id, "once"), ctx.actor, input.sessionId, input.approvalId, input.mode,
+          (id, e) => ctx.services.hub.publish(id, e).then(() => undefined),
+        ),
+      ),
     ),
   get: sessionReadProcedure("id")
     .input(z.object({ id: z.string().min(1) }))

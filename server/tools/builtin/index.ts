@@ -5,6 +5,7 @@ import { applyPatchTool } from "./apply_patch";
 import { askUserTool } from "./ask_user";
 import { todoWriteTool } from "./todo_write";
 import { editFileTool } from "./edit_file";
+import { exitPlanModeTool } from "./exit_plan_mode";
 import { fetchUrlTool } from "./fetch_url";
 import { gitDiffTool } from "./git_diff";
 import { gitPushTool } from "./git_push";
@@ -17,5 +18,5 @@ import { taskTool } from "./task";
 import { writeFileTool } from "./write_file";
 
 export function builtinTools(): Tool[] {
-  return [applyPatchTool, askUserTool, todoWriteTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, writeFileTool];
+  return [applyPatchTool, askUserTool, todoWriteTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, writeFileTool, exitPlanModeTool];
 }
