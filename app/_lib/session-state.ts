@@ -4,6 +4,7 @@
 // updated in place by id. React components only render this; they never interpret events.
 import type { ApprovalDecision, ApprovalRequest, SessionEvent, ToolStatus, TurnStatus, Usage } from "../../server/protocol/events";
 import type { ImageRef } from "../../server/protocol/attachments";
+import { nestCall, subProgress, type SubItem } from "./subagent-state";
 import { applyAgentUiEvent, cancelQuestion, emptyAgentUiState, mergeAgentUiState, type AgentUiState } from "./agent-ui-state";
 import { applyCheckpointEvent, emptyCheckpointState, mergeCheckpointState, type CheckpointState } from "./checkpoint-state";
 
@@ -40,6 +41,10 @@ export interface ToolCard {
   approvalId?: string;
   /** Ran without asking because of an earlier approval or a policy rule. */
   approvedBy?: { kind: "session" | "policy"; reason: string };
+  /** A subagent's call: the task call whose card lists it. */
+  parentCallId?: string;
+  /** A task call: its subagent's text and calls, in order (subagent-state.ts). */
+  sub?: SubItem[];
 }
 
 export interface ApprovalCard {
@@ -183,6 +188,7 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
         truncated: false,
         startedAt: ev.at,
       };
+      if (ev.parentCallId && s.tools[ev.parentCallId]) return nestCall(s, ev.parentCallId, { ...card, parentCallId: ev.parentCallId });
       return { ...s, tools: { ...s.tools, [ev.callId]: card }, items: [...s.items, { kind: "tool", key: `tool-${ev.callId}`, callId: ev.callId }] };
     }
     case "tool.status": {
@@ -195,7 +201,7 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
       const card = s.tools[ev.callId];
       if (!card) return s;
       const joined = card.progress + ev.chunk;
-      return patchTool(s, ev.callId, { progress: joined.length > PROGRESS_CAP ? joined.slice(joined.length - PROGRESS_CAP) : joined });
+      return patchTool(s, ev.callId, { progress: joined.length > PROGRESS_CAP ? joined.slice(joined.length - PROGRESS_CAP) : joined, ...subProgress(card, ev.chunk) });
     }
     case "tool.finished":
       return patchTool(s, ev.callId, {
