@@ -33,6 +33,9 @@ import { randomUUID } from "node:crypto";
 import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
 import { createPlacement } from "./services/placement";
 import { createProjectService, workspaceSourceOf } from "./services/projects";
+import { createCheckpointService } from "./services/checkpoints";
+import { checkpointingHub, checkpointingPicker } from "./services/checkpoint-hooks";
+import { createRewindService } from "./services/rewind";
 import { diskLimitOf } from "./services/uploads-limits";
 import type { Uploads } from "./services/uploads";
 
@@ -150,11 +153,22 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   const spillCleanup = startSpillCleanup(spills, { log: (m, e) => log(`${m}${e ? `: ${(e as Error).message}` : ""}`) });
   const policies = createPolicyService(db);
 
+  // Checkpoints of the workspaces (issue 27): taken around turns, kept by the runners and in the database.
+  const checkpoints = createCheckpointService({
+    db,
+    runner: runners,
+    publish: (sessionId, body) => publish(sessionId, body),
+    isRunning: (sessionId) => engine.isRunning(sessionId),
+    log: (m) => log(`checkpoints: ${m}`),
+  });
+  const rewinds = createRewindService({ db, checkpoints, publish: (sessionId, body) => publish(sessionId, body) });
+
   const pipeline = createPipeline({
     db,
     provider: deps.dbProvider,
     tools,
-    executors: createExecutorRouter({ runner: runners }),
+    // A turn's first change is preceded by a checkpoint of the workspace (services/checkpoint-hooks.ts).
+    executors: checkpointingPicker(createExecutorRouter({ runner: runners }), checkpoints),
     policies,
     spills,
     workspaceVersion: (sessionId) => runners.workspaceVersion(sessionId),
@@ -168,7 +182,8 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   const engine = createEngine({
     db,
     rows: deps.rows,
-    hub,
+    // Its turn.started and turn.finished also tell the checkpoints (an `after` per changing turn).
+    hub: checkpointingHub(hub, checkpoints, (m) => log(`checkpoints: ${m}`)),
     dispatcher: pipeline,
     // Less the tools the org's policy denies outright (tools/policy-catalog.ts).
     catalog: {
@@ -260,7 +275,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   });
 
   return {
-    services: { runners, runnerRegistry, placement, projects, hub, history: createSessionHistory(db, deps.rows), engine, approvals: pipeline, policies, spills, files: createFileService(runners), attachments: deps.rows },
+    services: { runners, runnerRegistry, placement, projects, hub, history: createSessionHistory(db, deps.rows), engine, approvals: pipeline, policies, spills, files: createFileService(runners), attachments: deps.rows, checkpoints, rewinds },
     upgrades: [
       ["/runner", (req, socket, head) => runners.handleUpgrade(req, socket, head)],
       [terminal.path, (req, socket, head) => terminal.handleUpgrade(req, socket, head)],

@@ -18,6 +18,7 @@ import { orgsRouter } from "./routers/orgs";
 import { ssoRouter } from "./routers/sso";
 import { projectsRouter } from "./routers/projects";
 import { runnersRouter } from "./routers/runners";
+import { checkpointsRouter } from "./routers/checkpoints";
 
 export const appRouter = router({
   health: healthRouter,
@@ -38,6 +39,7 @@ export const appRouter = router({
   runners: runnersRouter,
   sso: ssoRouter,
   orgs: orgsRouter,
+  checkpoints: checkpointsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -13,13 +13,14 @@ import { createSessionService } from "../services/sessions";
 import { createShareService } from "../services/shares";
 import { createSpillStore } from "../services/spills";
 import { createPolicyService } from "../services/policies";
+import { createCheckpointService } from "../services/checkpoints";
 import type { Services } from "../services/types";
 import { appRouter } from "./root";
 import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
-const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.usage", "files.changes", "files.original", "spills.read", "attachments.read", "projects.workspaceOf", "orgs.invitation"]);
+const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.usage", "files.changes", "files.original", "spills.read", "attachments.read", "projects.workspaceOf", "orgs.invitation", "checkpoints.list", "checkpoints.diff"]);
 /** orgs.invitation answers whoever holds the link's token (it is how a signed-out person is invited). */
 const PUBLIC = new Set(["health.get", "auth.whoami", "orgs.invitation"]);
 
@@ -69,6 +70,7 @@ describe.each(testDatabases())("a viewer's access to every procedure on %s", (pr
       db, dbProvider: provider, sessions: createSessionService(db), shares: createShareService(db), hub, history: createSessionHistory(db), spills,
       policies: createPolicyService(db), files: createFileService(pool), runners: pool, attachments: t.current.rows,
       health: async () => ({ ok: true }),
+      checkpoints: createCheckpointService({ db, runner: pool, publish: (sessionId, body) => hub.publish(sessionId, body) }),
     } as unknown as Services;
     viewer = contextFor(services, { kind: "viewer", sessionId: own, linkId: "sl0", expiresAt: null });
   });

@@ -18,6 +18,8 @@ import type { SessionHistory } from "../hub/history";
 import type { RunnerRegistry } from "./runners";
 import type { Placement } from "./placement";
 import type { ProjectService } from "./projects";
+import type { CheckpointService } from "./checkpoints";
+import type { RewindService } from "./rewind";
 
 export interface Services {
   env: Env;
@@ -52,6 +54,10 @@ export interface Services {
   sso: SsoService;
   /** Read-only share links of sessions. */
   shares: ShareService;
+  /** Checkpoints of sessions' workspaces and the review of the agent's changes (services/checkpoints.ts). */
+  checkpoints: CheckpointService;
+  /** Conversation rewinds (services/rewind.ts). */
+  rewinds: RewindService;
   /** Images attached to messages (stored by the engine with the message; read through the driver). */
   attachments: Pick<TurnRows, "images">;
 }

@@ -7,18 +7,20 @@
 import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { EngineError } from "../../engine/engine";
-import { router, sessionProcedure, sessionReadProcedure } from "../trpc";
+import { router, serviceErrors, sessionProcedure, sessionReadProcedure } from "../trpc";
 import { LINK_MESSAGES } from "../../auth/pages";
 import { mapIterable } from "../map-iterable";
 import { SendImages } from "../../protocol/attachments";
 import type { SessionEvent } from "../../protocol/events";
 import { redactedEvents, redactEventList } from "../../auth/redact-stream";
+import { CheckpointError } from "../../services/checkpoints";
 
 const session = z.object({ sessionId: z.string().min(1) });
 const LOST_EVENTS = "Events this page showed were lost when the server stopped; it reloads the session from what was kept.";
 /** Another instance may be committing the event right now: asked twice, 300 ms apart. */
 const holdsSoon = async (hub: { holds(sessionId: string, seq: number): Promise<boolean> }, sessionId: string, seq: number) =>
   (await hub.holds(sessionId, seq)) || (await new Promise((r) => setTimeout(r, 300)), await hub.holds(sessionId, seq));
+const rewindGuard = serviceErrors(CheckpointError, (e) => ({ code: e.code }));
 const windowTurns = z.number().int().min(1).max(1_000);
 const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", invalid: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE", unavailable: "SERVICE_UNAVAILABLE" } as const;
 
@@ -45,6 +47,17 @@ export const turnsRouter = router({
         throw err;
       }
     }),
+
+  /** Rewinds to before turn T (issue 27): the conversation (T and later leave the model's context,
+   *  kept in the events as rewound), the files (restored as checkpoints.restore), or both; dryRun
+   *  shows what would change. PRECONDITION_FAILED while a turn runs. */
+  rewind: turnProcedure
+    .input(z.object({ turnId: z.string().min(1).max(200), conversation: z.boolean(), files: z.boolean(), dryRun: z.boolean(), keepUserEdits: z.boolean().optional() }))
+    .mutation(({ ctx, input }) => rewindGuard(() => ctx.services.rewinds.rewind(input))),
+  /** Undoes a conversation rewind (a files restore is undone by checkpoints.restore to its undoCheckpointId). */
+  unrewind: turnProcedure
+    .input(z.object({ rewindId: z.string().min(1).max(200) }))
+    .mutation(({ ctx, input }) => rewindGuard(() => ctx.services.rewinds.unrewind(input.sessionId, input.rewindId))),
 
   cancel: turnProcedure.mutation(async ({ ctx, input }) => {
     const cancelled = await ctx.engine.cancel(input.sessionId);
