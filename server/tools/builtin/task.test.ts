@@ -37,7 +37,7 @@ function view(req: RecordedRequest) {
 
 const task = (job: string) => ({ type: "tool_call" as const, name: "task", arguments: JSON.stringify({ description: `Look for ${job}`, prompt: `JOB-${job}: find where ${job} is handled.` }) });
 const call = (name: string, args: unknown) => ({ type: "tool_call" as const, name, arguments: JSON.stringify(args) });
-const text = (t: string, extra: Partial<ScriptStepInput> = {}) => ({ blocks: [{ type: "text" as const, text: t }], ...extra });
+const text = (t: string, extra: { delayMs?: number; deltaChars?: number } = {}): ScriptStepInput => ({ blocks: [{ type: "text" as const, text: t }], ...extra });
 
 describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
   const t = useTestDb(dbProvider);
