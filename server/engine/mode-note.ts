@@ -22,7 +22,8 @@ export function modeNote(mode: Mode): string {
   return `\n\n[Session mode: ${mode}] ${TEXT[mode]}`;
 }
 
-const NOTE_AT_END = new RegExp(`\\n\\n\\[Session mode: (${MODES.join("|")})\\] [^\\n]*$`);
+// At the end of a tool result, or a text block of its own in the person's message.
+const NOTE_AT_END = new RegExp(`(?:^|\\n\\n)\\[Session mode: (${MODES.join("|")})\\] [^\\n]*$`);
 
 function tailText(content: readonly ContentBlock[]): string | undefined {
   const last = content[content.length - 1];
