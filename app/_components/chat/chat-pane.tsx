@@ -13,6 +13,7 @@ import { useReadOnly } from "../../_lib/read-only";
 import { toolFileTarget, type FileTarget } from "../../_lib/tool-file";
 import { Markdown } from "./markdown";
 import { ToolCardView } from "./tool-card";
+import { WithSubagent } from "./subagent-card";
 import { ApprovalNotice } from "./approval-notice";
 import { SpillViewer } from "./spill-viewer";
 import { ModelPicker } from "./model-picker";
@@ -193,14 +194,15 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         const approval = card.approvalId ? state.approvals[card.approvalId] : undefined;
         const target = onOpenFile && toolFileTarget(card, knownPaths);
         return (
-          <ToolCardView
-            key={item.key}
-            card={card}
-            approval={approval}
-            onAnswer={(approvalId, choice, message) => api.answer(sessionId, approvalId, choice, message)}
-            onViewSpill={(ref, title) => setSpill({ ref, title })}
-            onOpenFile={target ? () => onOpenFile(target) : undefined}
-          />
+          <WithSubagent key={item.key} card={card} tools={state.tools} onViewSpill={(ref, title) => setSpill({ ref, title })}>
+            <ToolCardView
+              card={card}
+              approval={approval}
+              onAnswer={(approvalId, choice, message) => api.answer(sessionId, approvalId, choice, message)}
+              onViewSpill={(ref, title) => setSpill({ ref, title })}
+              onOpenFile={target ? () => onOpenFile(target) : undefined}
+            />
+          </WithSubagent>
         );
       }
       case "notice":
