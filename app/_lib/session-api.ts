@@ -5,6 +5,7 @@ import { useMemo } from "react";
 import { useTRPCClient } from "./trpc";
 import type { SessionEvent } from "../../server/protocol/events";
 import type { SendImage } from "../../server/protocol/attachments";
+import type { QuestionAnswer } from "../../server/protocol/todos-questions";
 import type { TurnWindow } from "./session-state";
 
 export type ApprovalChoice = "once" | "session" | "reject";
@@ -21,6 +22,8 @@ export interface SessionApi {
   send(sessionId: string, text: string, images?: SendImage[]): Promise<unknown>;
   cancel(sessionId: string): Promise<unknown>;
   answer(sessionId: string, approvalId: string, choice: ApprovalChoice, message?: string): Promise<unknown>;
+  /** Answers ask_user's question card (by the ask_user call's id). */
+  answerQuestion(sessionId: string, callId: string, answer: QuestionAnswer): Promise<unknown>;
   spill(sessionId: string, ref: string, offset: number, length: number): Promise<SpillPage>;
   /** Where the session's latest `turns` turns start (a long session opens there). */
   window(sessionId: string, turns: number): Promise<TurnWindow>;
@@ -49,6 +52,7 @@ function build(client: ReturnType<typeof useTRPCClient>): SessionApi {
   return {
     send: (sessionId, text, images) => client.turns.send.mutate({ sessionId, text, ...(images?.length ? { images } : {}) }),
     cancel: (sessionId) => client.turns.cancel.mutate({ sessionId }),
+    answerQuestion: (sessionId, callId, answer) => client.questions.answer.mutate({ sessionId, callId, answer }),
     answer: (_sessionId, approvalId, choice, message) => client.approvals.answer.mutate({ approvalId, choice, ...(message ? { message } : {}) }),
     spill: (sessionId, ref, offset, length) => client.spills.read.query({ sessionId, ref, offset, length }),
     // As events (unwrap): the wire's JSON types make `unknown` fields optional.

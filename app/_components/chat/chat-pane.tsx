@@ -15,6 +15,8 @@ import { Markdown } from "./markdown";
 import { ToolCardView } from "./tool-card";
 import { WithSubagent } from "./subagent-card";
 import { ApprovalNotice } from "./approval-notice";
+import { QuestionCard } from "./question-card";
+import { TodoList } from "./todo-list";
 import { SpillViewer } from "./spill-viewer";
 import { ModelPicker } from "./model-picker";
 import { ContextMeter } from "./context-meter";
@@ -191,6 +193,9 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         );
       case "tool": {
         const card = state.tools[item.callId];
+        // ask_user's call shows as its question card (agent-ui-state.ts), open or answered.
+        const question = state.agent.questions[item.callId];
+        if (question) return <QuestionCard key={item.key} card={question} onAnswer={(a) => api.answerQuestion(sessionId, item.callId, a)} />;
         const approval = card.approvalId ? state.approvals[card.approvalId] : undefined;
         const target = onOpenFile && toolFileTarget(card, knownPaths);
         return (
@@ -289,6 +294,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
           );
         })}
       </div>
+      {state.agent.todos && <TodoList todos={state.agent.todos} />}
       {!readOnly && <ApprovalNotice pending={pending} />}
       {!readOnly && rewind.ui}
       {sendError && <div className={styles.error}>{sendError}</div>}
