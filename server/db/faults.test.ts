@@ -39,6 +39,9 @@ describe("database faults, said plainly", () => {
     // The password never appears; an ordinary query error is not a fault.
     expect(databaseLocation("postgresql://u:secret@h/d")).not.toContain("secret");
     expect(databaseFault(Object.assign(new Error("Unique constraint failed"), { code: "P2002" }), "file:/x.db")).toBeUndefined();
+    // Prisma's closed-transaction error is a fault only when the folder says so (a full disk on
+    // the real tmpfs below); an interactive transaction that timed out is not.
+    expect(databaseFault(Object.assign(new Error("Transaction API error: Transaction already closed: A rollback cannot be executed on a committed transaction."), { code: "P2028" }), "file:/nowhere/q.db")).toBeUndefined();
   });
 });
 
@@ -92,6 +95,7 @@ describe.skipIf(refusal !== undefined)("database faults on a real tmpfs", () => 
     const file = join(mount.dir, "full.db");
     const handle = await openDb(`file:${file}`, { thread: true });
     try {
+      await handle.db.user.create({ data: { email: "first@test.invalid", name: "First" } });
       try {
         writeFileSync(join(mount.dir, "fill"), Buffer.alloc(8 * 1024 * 1024));
       } catch {
@@ -100,10 +104,21 @@ describe.skipIf(refusal !== undefined)("database faults on a real tmpfs", () => 
       const refused = await handle.db.user.create({ data: { email: "a@test.invalid", name: "A" } }).then(() => undefined, (e: Error) => e);
       expect(refused?.message).toBe(`The database cannot be written: the disk is full (${file}). Free space on that disk; the server goes on once it can write.`);
       expect(refused?.message).not.toContain("prisma");
+      // updateMany runs in Prisma's own transaction, whose refused COMMIT surfaces only as its
+      // failed rollback (P2028, no SQLite code): answering a card on a full disk showed that text.
+      const many = await handle.db.user.updateMany({ data: { name: "B".repeat(20_000) } }).then(() => undefined, (e: Error) => e);
+      expect(many?.message).toBe(`The database cannot be written: the disk is full (${file}). Free space on that disk; the server goes on once it can write.`);
+      // Once space is back the same client writes again, transactions included: the refused
+      // COMMIT left Prisma's SQLite adapter holding its transaction lock, so every later
+      // updateMany waited forever (an approval answered after the disk filled never returned).
+      rmSync(join(mount.dir, "fill"));
+      const timeout = new Promise((r) => setTimeout(() => r("still waiting after 10 s"), 10_000));
+      expect(await Promise.race([handle.db.user.updateMany({ data: { name: "C" } }), timeout])).toEqual({ count: 1 });
+      expect(await Promise.race([handle.db.$transaction([handle.db.user.create({ data: { email: "b@test.invalid", name: "B" } }), handle.db.user.count()]), timeout])).toEqual([expect.objectContaining({ name: "B" }), 2]);
+      expect((await handle.db.user.findMany({ orderBy: { email: "asc" } })).map((u) => u.name)).toEqual(["B", "C"]);
     } finally {
       rmSync(join(mount.dir, "fill"), { force: true });
       await handle.close();
     }
-    // Once space is back the same client writes again.
   });
 });

@@ -52,6 +52,8 @@ const SQLITE = {
   errno: /\b(EROFS|EACCES|EPERM|ENOSPC)\b/,
 };
 
+const TX_CLOSED = /\bP2028\b|Transaction API error/;
+
 // PostgreSQL SQLSTATEs: 53100 disk_full, 25006 read_only_sql_transaction, 42501
 // insufficient_privilege, class 08 connection exceptions, 57P01-03 shutdown / cannot connect now.
 const PG_FULL = /^53100$/;
@@ -117,9 +119,18 @@ export function databaseFault(err: unknown, url: string): DatabaseFault | undefi
     }
     return undefined;
   }
+  const file = resolve(url.replace(/^file:/, ""));
+  // Prisma runs updateMany/deleteMany (and batches) in a transaction of its own; when SQLite
+  // refuses the COMMIT it reports only its failed rollback ("Transaction API error: Transaction
+  // already closed…", P2028), with no SQLite code. The folder says whether that was a fault.
+  if (TX_CLOSED.test(text) && !Object.values(SQLITE).some((re) => re.test(text))) {
+    const state = folderState(file);
+    if (state === "full") return fault("disk_full", "The database cannot be written: the disk is full");
+    if (state === "read_only") return fault("read_only", "The database is read-only: its file or folder cannot be written");
+    return undefined;
+  }
   const isSqlite = Object.values(SQLITE).some((re) => re.test(text));
   if (!isSqlite) return undefined;
-  const file = resolve(url.replace(/^file:/, ""));
   const state = folderState(file);
   if (SQLITE.full.test(text) || /\bENOSPC\b/.test(text) || state === "full") return fault("disk_full", "The database cannot be written: the disk is full");
   if (SQLITE.readOnly.test(text) || /\b(EROFS|EACCES|EPERM)\b/.test(text) || state === "read_only") return fault("read_only", "The database is read-only: its file or folder cannot be written");

@@ -3,7 +3,6 @@
 // same model API, so the rest of the server sees one `Db` type.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient as SqliteClient } from "./generated/sqlite/client";
 import { PrismaClient as PostgresClient } from "./generated/postgresql/client";
@@ -11,6 +10,7 @@ import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
 import { withFault } from "./faults";
 import { startQueryThread } from "./query-thread";
+import { SqliteAdapterFactory } from "./sqlite-adapter";
 import { turnRowsFor, type BeginImage, type TurnRows } from "./turn-rows";
 
 export { providerOf };
@@ -67,7 +67,7 @@ export async function connectDb(url: string): Promise<Db> {
   const db =
     providerOf(url) === "postgresql"
       ? (new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db)
-      : new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: `file:${sqliteFile(url)}`, timeout: 5000 }) });
+      : new SqliteClient({ adapter: new SqliteAdapterFactory({ url: `file:${sqliteFile(url)}`, timeout: 5000 }) });
   await db.$connect();
   return db;
 }
