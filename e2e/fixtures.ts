@@ -5,7 +5,7 @@
 import { test as base, expect, type Page } from "@playwright/test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { startFakeProvider, type FakeProvider } from "../server/engine/fake-provider/server";
+import { startFakeProvider, type FakeProvider, type RecordedRequest } from "../server/engine/fake-provider/server";
 import type { ScriptStepInput } from "../server/engine/fake-provider/script";
 
 export const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 3218);
@@ -16,20 +16,25 @@ export interface Model {
   provider: FakeProvider;
   /** Answers for the next model requests, in order. */
   script(...steps: ScriptStepInput[]): void;
+  /** Answers each request from what it asks, before the script (requests that arrive in no set
+   *  order, such as parallel subagents'); undefined falls through to the script. */
+  route(answer: (request: RecordedRequest) => ScriptStepInput | undefined): void;
 }
 
 interface ModelServer {
   provider: FakeProvider;
   queue: ScriptStepInput[];
+  routes: ((request: RecordedRequest) => ScriptStepInput | undefined)[];
 }
 
 export const test = base.extend<{ offHost: string[]; model: Model }, { modelServer: ModelServer }>({
   modelServer: [
     async ({}, use) => {
       const queue: ScriptStepInput[] = [];
+      const routes: ModelServer["routes"] = [];
       // Unscripted requests get a plain answer rather than a hang.
-      const provider = await startFakeProvider({ port: MODEL_PORT, respond: () => queue.shift() ?? { blocks: [{ type: "text", text: "(unscripted reply)" }] } });
-      await use({ provider, queue });
+      const provider = await startFakeProvider({ port: MODEL_PORT, respond: (req) => routes[0]?.(req) ?? queue.shift() ?? { blocks: [{ type: "text", text: "(unscripted reply)" }] } });
+      await use({ provider, queue, routes });
       await provider.close();
     },
     { scope: "worker" },
@@ -37,7 +42,8 @@ export const test = base.extend<{ offHost: string[]; model: Model }, { modelServ
   model: async ({ modelServer }, use) => {
     // Steps left over from an earlier test must not answer this one.
     modelServer.queue.length = 0;
-    await use({ provider: modelServer.provider, script: (...steps) => modelServer.queue.push(...steps) });
+    modelServer.routes.length = 0;
+    await use({ provider: modelServer.provider, script: (...steps) => modelServer.queue.push(...steps), route: (answer) => void (modelServer.routes[0] = answer) });
   },
   offHost: [
     async ({ context }, use) => {
