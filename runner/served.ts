@@ -10,6 +10,8 @@ import { OpRegistry, type PtyHandler, type RunnerExtension } from "./ops";
 import { previewSupport, type PreviewHandler } from "./preview";
 import type { DiskLimit } from "./workspace/disk-limit";
 import { withDiskNotice } from "./workspace/disk-limit-ops";
+import { TypeScriptServer } from "./lsp/server";
+import { ideDiagnosticsOp, withEditDiagnostics } from "./lsp/diagnostics";
 import type { Workspace } from "./workspace/workspace";
 
 export interface Served {
@@ -37,7 +39,10 @@ export interface ServeOptions {
 
 export async function serve(workspace: Workspace, o: ServeOptions): Promise<Served> {
   const registry = new OpRegistry();
-  registry.register(fileOps);
+  // Its language server starts on the first edit of a TS/JS file (runner/lsp), in its sandbox.
+  const ts = new TypeScriptServer(workspace.root, workspace.helpers, { log: (line) => process.stderr.write(`quiver-runner: ${line}\n`) });
+  registry.register(withEditDiagnostics(fileOps, () => ts));
+  registry.register(ideDiagnosticsOp(() => ts));
   let extensions: RunnerExtension[];
   try {
     extensions = await loadExtensions({ workspace, signal: o.signal, send: o.send, hide: o.hide });
@@ -69,6 +74,7 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
       (disposed ??= (async () => {
         preview.handler.connectionLost();
         await Promise.resolve(pty?.dispose()).catch(() => {});
+        await ts.dispose().catch(() => {});
         for (const ext of extensions) await Promise.resolve(ext.dispose?.()).catch(() => {});
         workspace.dispose();
       })()),
