@@ -31,7 +31,9 @@ beforeAll(async () => {
     broken: { command: join(dir, "no-such-server") },
   };
   writeFileSync(configPath, JSON.stringify({ mcpServers }));
-  mcp = await startMcp({ configPath, registry, log: (l) => logs.push(l) });
+  // Three tsx-started stdio servers at once on a loaded 2-core machine took over the default 15 s
+  // to answer, and every test then failed for want of their tools.
+  mcp = await startMcp({ configPath, registry, log: (l) => logs.push(l), connectTimeoutMs: 60_000 });
 });
 
 afterAll(async () => {
