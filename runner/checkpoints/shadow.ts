@@ -99,7 +99,7 @@ export class ShadowError extends Error {}
 export class ShadowRepo {
   private chain: Promise<unknown> = Promise.resolve();
 
-  private constructor(readonly workspace: Workspace, readonly dir: string) {}
+  private constructor(readonly workspace: Workspace, readonly dir: string, private readonly hooks: string) {}
 
   /** The shadow repository of `workspace`, made on first use; a lock a killed git left is removed. */
   static open(workspace: Workspace): ShadowRepo {
@@ -115,18 +115,30 @@ export class ShadowRepo {
       writeFileSync(join(dir, "HEAD"), "ref: refs/heads/checkpoints\n");
       writeFileSync(join(dir, "description"), `Quiver checkpoints of ${workspace.root}\n`);
     }
-    // Rewritten at every start: the runner's settings win over anything found there.
-    writeFileSync(join(dir, "config"), CONFIG(hooks));
-    writeFileSync(join(dir, "info", "attributes"), ATTRIBUTES);
-    writeFileSync(join(dir, "info", "exclude"), "");
+    const shadow = new ShadowRepo(workspace, dir, hooks);
+    shadow.settle();
     // Only this process runs git on this shadow (calls are chained below): a lock is a kill's leftover.
     rmSync(join(dir, "index.lock"), { force: true });
-    return new ShadowRepo(workspace, dir);
+    return shadow;
+  }
+
+  /**
+   * The runner's own settings written again before every operation: whatever was found there (a
+   * commands' sandbox that could reach the folder, a person's edit) does not last to the next git.
+   */
+  private settle(): void {
+    writeFileSync(join(this.dir, "config"), CONFIG(this.hooks));
+    writeFileSync(join(this.dir, "info", "attributes"), ATTRIBUTES);
+    writeFileSync(join(this.dir, "info", "exclude"), "");
   }
 
   /** Runs `work` after every earlier operation on this shadow (one index, one writer). */
   serial<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(work, work);
+    const run = () => {
+      this.settle();
+      return work();
+    };
+    const next = this.chain.then(run, run);
     this.chain = next.catch(() => undefined);
     return next;
   }
