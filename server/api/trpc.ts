@@ -15,6 +15,7 @@ import { redactAnswer } from "../auth/redact";
 import { authorize, VIEWER_REFUSED, type Action, type Grant, type Subject } from "../auth/authorize";
 import { loadResource, type ResourceRef } from "../auth/authorize-resources";
 import type { ConnectionCount } from "../http/socket-limits";
+import { callLimitsOf, type Caller } from "../http/call-limits";
 
 /** A share-link viewer: may read one session, nothing else. */
 export interface Viewer {
@@ -82,13 +83,16 @@ function idFrom(raw: Record<string, unknown>, key: string): string {
 /** One authorization step: who (the context), the action, and the resource the raw input names.
  *  Nobody is refused before the input is read; the grant is added to the context. */
 function step(action: Action, refOf: RefOf) {
-  const mw = t.middleware(async ({ ctx, getRawInput, next }) => {
+  const mw = t.middleware(async ({ ctx, getRawInput, next, type, signal }) => {
     const subject = subjectOf(ctx);
     if (subject.kind === "nobody") authorize(subject, action, { kind: "none" });
     const raw = (await getRawInput()) as unknown;
     const input = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
     const grant = authorize(subject, action, await loadResource(ctx.services.db, subject, refOf(input)));
-    return next({ ctx: { ...ctx, grant } });
+    // Queries and mutations wait for a place among the caller's own (http/call-limits.ts).
+    const caller: Caller | undefined = subject.kind === "viewer" ? { kind: "viewer", linkId: subject.linkId } : subject.kind === "person" ? { kind: "person", id: subject.actor.userId } : undefined;
+    if (type === "subscription" || !caller) return next({ ctx: { ...ctx, grant } });
+    return callLimitsOf(ctx.services).run(caller, () => next({ ctx: { ...ctx, grant } }), signal);
   });
   // .use() keeps the builder's own functions, not the builder: those are what a procedure holds.
   for (const fn of (mw as unknown as { _middlewares: object[] })._middlewares) STEPS.add(fn);
