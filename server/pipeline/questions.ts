@@ -12,8 +12,9 @@ import type { QuestionOutcome, ToolServices } from "../tools/tool";
 import { ApprovalError } from "./approvals";
 import { safeEmit, type Core, type TurnState } from "./core";
 
-/** Marks a question's Approval row: no tool's fingerprint lacks a `name:` prefix. */
-export const QUESTION = "question";
+/** Marks a question's Approval row. A card's fingerprint is its session keys (`name` or
+ *  `name:…`, a tool name being letters, digits, `_` and `-`), so none can start with `?`. */
+export const QUESTION = "?question";
 
 export const QUESTION_AT_RESTART =
   "The server restarted while this question waited for the person. The question stays open for them: their answer will come as their next message.";
@@ -29,7 +30,7 @@ export function agentServices(core: Core, turn: TurnState, toolCallId: string): 
 
 async function ask(core: Core, turn: TurnState, toolCallId: string, request: QuestionRequest, signal: AbortSignal): Promise<QuestionOutcome> {
   const row = await core.broker.open({
-    sessionId: turn.sessionId, toolCallId, fingerprint: QUESTION, exactFingerprint: `${QUESTION}:${toolCallId}`, request: request as never, reason: QUESTION,
+    sessionId: turn.sessionId, toolCallId, fingerprint: QUESTION, exactFingerprint: `${QUESTION}:${toolCallId}`, request: request as never, reason: "question",
   });
   await safeEmit(core, turn, { type: "question.asked", questionId: row.id, callId: toolCallId, ...request });
   const answer = await core.broker.wait(row.id, signal);
