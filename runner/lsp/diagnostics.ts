@@ -3,7 +3,7 @@
 // bounded in count and bytes, and in time: past the deadline the result says they were not ready
 // (the edit itself stands either way). `ide_diagnostics` gives the editor the same list for an
 // open file (its Monaco markers).
-import { z } from "zod";
+import { IDE_DIAGNOSTICS_OP, IdeDiagnosticsInput } from "../../server/protocol/diagnostics";
 import { defineOp, type AnyOp, type OpResult, type OpTable } from "../ops";
 import type { Workspace } from "../workspace/workspace";
 import { languageOf, type Diagnostic, type TypeScriptServer } from "./server";
@@ -115,12 +115,10 @@ export function withEditDiagnostics(table: OpTable, ls: () => TypeScriptServer, 
   );
 }
 
-export const IdeDiagnosticsInput = z.object({ path: z.string().min(1).max(4096) }).strict();
-
 /** The editor's markers for an open file: its diagnostics as they are on disk now ({ ready: false } past the deadline). */
 export function ideDiagnosticsOp(ls: () => TypeScriptServer, deadlineMs = diagnosticsDeadlineMs()): OpTable {
   return {
-    ide_diagnostics: defineOp({
+    [IDE_DIAGNOSTICS_OP]: defineOp({
       input: IdeDiagnosticsInput,
       async run({ path }, ctx) {
         if (!languageOf(path)) return { ok: true, output: JSON.stringify({ path, ready: true, diagnostics: [] }) };

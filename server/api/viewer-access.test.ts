@@ -20,7 +20,7 @@ import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
-const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.usage", "files.changes", "files.original", "spills.read", "attachments.read", "projects.workspaceOf", "orgs.invitation", "checkpoints.list", "checkpoints.diff"]);
+const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.usage", "files.diagnostics", "files.changes", "files.original", "spills.read", "attachments.read", "projects.workspaceOf", "orgs.invitation", "checkpoints.list", "checkpoints.diff"]);
 /** orgs.invitation answers whoever holds the link's token (it is how a signed-out person is invited). */
 const PUBLIC = new Set(["health.get", "auth.whoami", "orgs.invitation"]);
 

@@ -17,6 +17,7 @@ import { whenIdle } from "../../_lib/idle";
 import { useReadOnly } from "../../_lib/read-only";
 import type { EditorBuffers } from "../../_lib/use-open-files";
 import styles from "./editor.module.css";
+import type { FileMarkers } from "./use-diagnostics";
 
 /** A place to show: line and, when known, the columns [column, endColumn) to select (1-based). */
 export interface Reveal {
@@ -36,6 +37,8 @@ interface Props {
   onSave(path: string): void;
   /** A new object each time the person asks, even for the same place. */
   reveal?: Reveal | null;
+  /** The language server's diagnostics of a file (use-diagnostics.ts), as markers on its model. */
+  markers?: FileMarkers | null;
 }
 
 // One object for the component's life: @monaco-editor/react calls updateOptions whenever the
@@ -60,7 +63,9 @@ const LANGUAGE_NAMES: Record<string, string> = {
 
 const uriOf = (path: string) => monaco.Uri.from({ scheme: "file", path: `/${path}` });
 
-export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, reveal }: Props) {
+const SEVERITY = { error: 8, warning: 4, info: 2 } as const; // monaco.MarkerSeverity
+
+export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, onSave, reveal, markers }: Props) {
   const readOnly = useReadOnly();
   const dark = useDarkMode();
   const applying = useRef(false);
@@ -86,6 +91,15 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
     ed.focus();
   };
   useEffect(showReveal);
+  useEffect(() => {
+    const model = markers ? monaco.editor.getModel(uriOf(markers.path)) : null;
+    if (!markers || !model) return;
+    monaco.editor.setModelMarkers(
+      model,
+      "typescript-language-server",
+      markers.diagnostics.map((d) => ({ startLineNumber: d.line, startColumn: d.column, endLineNumber: d.endLine, endColumn: d.endColumn, severity: SEVERITY[d.severity], message: d.message, ...(d.code ? { code: `TS${d.code}` } : {}) })),
+    );
+  }, [markers, path]);
   const warmKey = useMemo(() => commonLanguages(warmPaths).join(","), [warmPaths]);
 
   useEffect(() => {

@@ -9,6 +9,7 @@ import type { Reveal } from "./code-editor";
 import { whenIdle } from "../../_lib/idle";
 import { useReadOnly } from "../../_lib/read-only";
 import { ImagePreview, imageType } from "./image-preview";
+import { useFileDiagnostics } from "./use-diagnostics";
 import styles from "./editor.module.css";
 
 const CodeEditor = dynamic(() => import("./code-editor"), { ssr: false, loading: () => <div className={styles.loading}>Loading editor…</div> });
@@ -39,6 +40,7 @@ export function EditorPane({ sessionId, files, workspace, reveal }: { sessionId:
     if (ready && active) setShown(active);
   }, [ready, active]);
   const editorPath = ready ? active : shown && files.docs[shown] ? shown : null;
+  const markers = useFileDiagnostics(sessionId, editorPath);
 
   return (
     <div className={styles.pane}>
@@ -78,6 +80,7 @@ export function EditorPane({ sessionId, files, workspace, reveal }: { sessionId:
               onEdit={files.setDirty}
               onSave={(p) => void files.save(p)}
               reveal={reveal}
+              markers={markers}
             />
           </div>
         )}

@@ -15,6 +15,8 @@ export default defineAccess(filesRouter, {
   raw: { expect: SESSION_READ_MEMBERS, note: "creator, org admins/owners (bytes cannot be redacted for viewers)" },
   // Bytes used and the limit tell a viewer nothing the tree does not: viewers may read them.
   usage: READ,
+  // What the editor shows of a file it may open: a viewer sees the same markers.
+  diagnostics: READ,
   changes: READ,
   original: READ,
   replace: WRITE,

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { FileOpError, type FileService } from "../../services/files";
 import { workspaceUsage } from "../../services/files-usage";
+import { fileDiagnostics } from "../../services/files-diagnostics";
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../protocol/person-file-ops";
 import { router, serviceErrors, sessionProcedure, sessionReadProcedure } from "../trpc";
 
@@ -41,6 +42,10 @@ export const filesRouter = router({
     .query(({ ctx, input }) => guard(() => ctx.files.raw(input.sessionId, input.path))),
   /** The workspace's bytes used and its disk limit (the status bar); null: its runner measures none. */
   usage: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => workspaceUsage(ctx.services.runners, input.sessionId))),
+  /** The file's diagnostics from the workspace's language server (the editor's markers). */
+  diagnostics: fileReadProcedure
+    .input(session.extend({ path }))
+    .query(({ ctx, input }) => guard(() => fileDiagnostics(ctx.services.runners, input.sessionId, input.path))),
   changes: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => ctx.files.changes(input.sessionId))),
   original: fileReadProcedure
     .input(session.extend({ path }))
