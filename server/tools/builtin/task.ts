@@ -31,7 +31,7 @@ export const taskTool = defineTool({
   summarize: (i) => i.description,
   async execute(i, ctx) {
     const subagents = ctx.services.subagents;
-    if (!subagents) throw respond("task is not available here: subagents are started by the agent itself, not from inside a subagent. Do the job with the tools you have.");
+    if (!subagents) throw respond("task is not available here: subagents run only inside the agent's own live turn, not inside a subagent (nor for a call settled after its turn ended). Do the job with the tools you have.");
     const out = await subagents.run({ description: i.description, prompt: i.prompt }, { callId: ctx.callId, signal: ctx.signal, progress: ctx.progress });
     return { output: out.report, isError: out.isError, kind: "text", meta: { steps: out.steps, calls: out.calls } };
   },
