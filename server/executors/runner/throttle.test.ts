@@ -29,7 +29,8 @@ function upgrade(url: string, token: string): Promise<{ status: number; retryAft
 
 describe("wrong runner tokens", () => {
   it("lock the address out after a few, refuse even the right token meanwhile, and log once per window", async () => {
-    const s = await startServer({ throttle: { freeFailures: 5, baseLockMs: 1_500, windowMs: 60_000 } });
+    // A lockout long enough to outlast 40 upgrades on a loaded machine (1.5 s did not at load 30).
+    const s = await startServer({ throttle: { freeFailures: 5, baseLockMs: 6_000, windowMs: 60_000 } });
     servers.push(s);
     const statuses: number[] = [];
     for (let i = 0; i < 40; i++) statuses.push((await upgrade(s.url, `wrong-token-${i}-xxxxxxxx`)).status);
@@ -45,7 +46,7 @@ describe("wrong runner tokens", () => {
     expect(lines[0]).toMatch(/refused 1 runner connection from (::ffff:)?127\.0\.0\.1/);
 
     // Once the lockout passes, the right token gets in and clears the address.
-    await new Promise((r) => setTimeout(r, 1_600));
+    await new Promise((r) => setTimeout(r, 6_100));
     expect((await upgrade(s.url, TEST_TOKEN)).status).toBe(101);
     expect((await upgrade(s.url, "wrong-again-xxxxxxxxxxxx")).status).toBe(401);
   });
