@@ -70,20 +70,7 @@ export function useCheckpointsApi(): CheckpointsApi {
 /** The query key of a diff, so a view can be read again when the session says something changed. */
 export const diffKey = (sessionId: string, turnId?: string) => ["agent-changes", sessionId, turnId ?? "session"] as const;
 
-// Until the server's procedures land, the client is read through the contract's shape.
-type Call<I, O> = { query(i: I): Promise<O>; mutate(i: I): Promise<O> };
-interface Loose {
-  checkpoints: {
-    diff: Call<{ sessionId: string; turnId?: string }, { files: AgentFile[] }>;
-    acceptHunk: Call<{ sessionId: string; turnId?: string; path: string; hunkId: string }, unknown>;
-    revertHunk: Call<{ sessionId: string; turnId?: string; path: string; hunkId: string }, { path: string }>;
-    restore: Call<{ sessionId: string; turnId?: string; checkpointId?: string; dryRun: boolean; keepUserEdits?: boolean }, RestoreResult>;
-  };
-  turns: { rewind: Call<RewindInput, RewindResult>; unrewind: Call<{ sessionId: string; rewindId: string }, unknown> };
-}
-
-function build(trpcClient: ReturnType<typeof useTRPCClient>): CheckpointsApi {
-  const client = trpcClient as unknown as Loose;
+function build(client: ReturnType<typeof useTRPCClient>): CheckpointsApi {
   const opt = (turnId?: string) => (turnId ? { turnId } : {});
   return {
     diff: (sessionId, turnId) => client.checkpoints.diff.query({ sessionId, ...opt(turnId) }),
