@@ -12,14 +12,23 @@ import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import type { SessionEvent } from "../protocol/events";
 import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
+import type { DbProvider } from "../db";
+import { createTestDb, testDatabases } from "./db";
 
 export type WireFormat = "anthropic" | "openai";
 export type Client = ReturnType<typeof createTRPCClient<AppRouter>>;
 
-export function useQuiverSession(format: WireFormat, prefix: string) {
+/** Each wire format on each test database (PostgreSQL when it answers, see ./db.ts). */
+export const formatsAndDatabases = (): [WireFormat, DbProvider][] =>
+  testDatabases().flatMap((db) => (["anthropic", "openai"] as const).map((f): [WireFormat, DbProvider] => [f, db]));
+
+export function useQuiverSession(format: WireFormat, prefix: string, database: DbProvider = "sqlite") {
   const ctx = { quiver: undefined as unknown as Quiver, fake: undefined as unknown as FakeProvider, client: undefined as unknown as Client, dataDir: "" };
   let ws: ReturnType<typeof createWSClient> | undefined;
+  let pgDb: Awaited<ReturnType<typeof createTestDb>> | undefined;
   beforeAll(async () => {
+    // SQLite: the server's own file in its data folder; PostgreSQL: a fresh database.
+    if (database === "postgresql") pgDb = await createTestDb("postgresql");
     ctx.fake = await startFakeProvider();
     ctx.dataDir = mkdtempSync(join(tmpdir(), `quiver-${prefix}-`));
     mkdirSync(join(ctx.dataDir, "workspace"), { recursive: true });
@@ -27,7 +36,7 @@ export function useQuiverSession(format: WireFormat, prefix: string) {
       format === "anthropic"
         ? { QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: ctx.fake.anthropicBaseURL }
         : { QUIVER_PROVIDER: "openai", QUIVER_MODEL: "gpt-test", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: ctx.fake.openaiBaseURL };
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: ctx.dataDir, QUIVER_LOG_LEVEL: "warn", ...model });
+    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: ctx.dataDir, QUIVER_LOG_LEVEL: "warn", ...(pgDb ? { DATABASE_URL: pgDb.url } : {}), ...model });
     ctx.quiver = await startQuiver({ env, root: join(import.meta.dirname, "../.."), web: false, log: () => {} });
     ws = createWSClient({ url: `${ctx.quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
     ctx.client = createTRPCClient<AppRouter>({
@@ -38,6 +47,7 @@ export function useQuiverSession(format: WireFormat, prefix: string) {
     ws?.close();
     await ctx.quiver?.stop();
     await ctx.fake?.close();
+    await pgDb?.dispose();
     if (ctx.dataDir) rmSync(ctx.dataDir, { recursive: true, force: true });
   });
   return ctx;

@@ -7,7 +7,7 @@ import { applyEvents, emptySessionState } from "../../../app/_lib/session-state"
 import type { SessionEvent } from "../../protocol/events";
 import { isRespondError } from "../errors";
 import { checkQuestion } from "./ask_user";
-import { finishedTurns, follow, useQuiverSession } from "../../testing/quiver-session";
+import { finishedTurns, follow, formatsAndDatabases, useQuiverSession } from "../../testing/quiver-session";
 
 type Asked = Extract<SessionEvent, { type: "question.asked" }>;
 const opts = (...labels: string[]) => labels.map((label) => ({ label }));
@@ -38,8 +38,8 @@ describe("ask_user's checks", () => {
   });
 });
 
-describe.each(["anthropic", "openai"] as const)("ask_user through a real server (%s wire format)", (format) => {
-  const q = useQuiverSession(format, `ask-${format}`);
+describe.each(formatsAndDatabases())("ask_user through a real server (%s wire format on %s)", (format, database) => {
+  const q = useQuiverSession(format, `ask-${format}`, database);
 
   /** Starts a turn whose model asks `question`; resolves with the card once it shows. */
   async function ask(title: string, args: unknown, then: { type: "text"; text: string }) {

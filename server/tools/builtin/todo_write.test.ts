@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { applyEvents, emptySessionState } from "../../../app/_lib/session-state";
 import { isRespondError } from "../errors";
 import { checkTodos, formatTodos } from "./todo_write";
-import { finishedTurns, follow, useQuiverSession } from "../../testing/quiver-session";
+import { finishedTurns, follow, formatsAndDatabases, useQuiverSession } from "../../testing/quiver-session";
 
 const task = (content: string, status: "pending" | "in_progress" | "completed" = "pending") => ({ content, status });
 
@@ -35,8 +35,8 @@ describe("todo_write's checks", () => {
   });
 });
 
-describe.each(["anthropic", "openai"] as const)("todo_write through a real server (%s wire format)", (format) => {
-  const q = useQuiverSession(format, `todos-${format}`);
+describe.each(formatsAndDatabases())("todo_write through a real server (%s wire format on %s)", (format, database) => {
+  const q = useQuiverSession(format, `todos-${format}`, database);
 
   it("publishes the list live, refuses a bad one with the model told why, and a replay rebuilds the latest", async () => {
     const first = [task("Read the code", "completed"), task("Fix the bug", "in_progress"), task("Run the tests")];
