@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { SessionEvent } from "../protocol/events";
 import { finishedTurns, follow, useQuiverSession, type WireFormat } from "../testing/quiver-session";
 import { modeNote } from "../engine/mode-note";
+import { ACCEPTED } from "../tools/builtin/exit_plan_mode";
 
 type Step = Parameters<ReturnType<typeof useQuiverSession>["fake"]["enqueue"]>[0];
 const call = (id: string, name: string, args: unknown): Step => ({ blocks: [{ type: "tool_call", id, name, arguments: JSON.stringify(args) }] });
@@ -24,34 +25,29 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
   }, 30_000);
 
   /** One turn: every card is rejected (and counted); returns the turn's events. */
-  async function turn(sessionId: string, steps: Step[]) {
+  type OnCard = (ev: Extract<SessionEvent, { type: "approval.required" }>, n: number) => void;
+  const rejectCard: OnCard = (ev) => void q.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "reject", message: "not now" });
+  async function turn(sessionId: string, steps: Step[], onCard: OnCard, from: number) {
     q.fake.enqueue(...steps);
     const cards: string[] = [];
-    const done = finishedTurnsNow(sessionId);
-    const events = await follow(q.client, sessionId, (_e, all) => finishedTurns(all) === done + 1, {
-      lastSeq: 0,
+    const events = await follow(q.client, sessionId, (_e, all) => finishedTurns(all) === 1, {
+      lastSeq: from,
       onEvent: (ev) => {
         if (ev.type === "approval.required") {
           cards.push(ev.request.tool);
-          void q.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "reject", message: "not now" });
+          onCard(ev, cards.length);
         }
       },
     });
-    return { events: eventsOfLastTurn(events), cards };
+    return { events, cards };
   }
-  const seen = new Map<string, number>();
-  function finishedTurnsNow(sessionId: string) {
-    return seen.get(sessionId) ?? 0;
-  }
-  function eventsOfLastTurn(all: SessionEvent[]): SessionEvent[] {
-    const start = all.findLastIndex((e) => e.type === "turn.started");
-    return all.slice(start);
-  }
-  async function send(sessionId: string, message: string, steps: Step[]) {
-    const p = turn(sessionId, steps);
+  const lastSeen = new Map<string, number>();
+  async function send(sessionId: string, message: string, steps: Step[], onCard = rejectCard) {
+    // Only what this turn adds: after the last event the previous turn of this test saw.
+    const p = turn(sessionId, steps, onCard, lastSeen.get(sessionId) ?? 0);
     await q.client.turns.send.mutate({ sessionId, text: message });
     const r = await p;
-    seen.set(sessionId, finishedTurnsNow(sessionId) + 1);
+    lastSeen.set(sessionId, Math.max(...r.events.map((e) => e.seq)));
     return r;
   }
   const finished = (events: SessionEvent[]) =>
@@ -156,7 +152,7 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
       const { events, cards } = await send(s.id, "run", [call("f1", "shell", { command: "touch forbidden.txt" }), text("asked")]);
       expect(cards).toEqual(["shell"]);
       expect(started(events)[0].mode).toBe("ask");
-      const switched = events.find((e) => e.type === "session.mode");
+      const switched = events.findLast((e) => e.type === "session.mode");
       expect(switched).toMatchObject({ type: "session.mode", mode: "ask", previous: "auto", reason: "Auto mode is forbidden by the org; back to Ask." });
       expect((await q.quiver.services.db.session.findUnique({ where: { id: s.id } }))?.mode).toBe("ask");
     } finally {
@@ -189,5 +185,43 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     expect(lastText(bodies[1])).toContain("[Session mode: plan]");
     expect(lastText(bodies[2])).not.toContain("[Session mode:");
     expect(lastText(bodies[3])).toContain("[Session mode: accept-edits]");
+  }, 90_000);
+
+  it("plan → exit_plan_mode: keep planning sends the message back; accept and implement switches mode and the turn goes on", async () => {
+    const s = await q.client.sessions.create.mutate({ title: "plan flow" });
+    await q.client.sessions.setMode.mutate({ sessionId: s.id, mode: "plan" });
+    const before = q.fake.requests.length;
+    const { events, cards } = await send(s.id, "plan notes", [
+      call("x1", "exit_plan_mode", { plan: "# Too vague" }),
+      call("x2", "exit_plan_mode", { plan: "# Add notes\n1. write notes.txt" }),
+      call("w1", "write_file", { path: "notes.txt", content: "planned\n" }),
+      text("implemented"),
+    ], (ev, n) => {
+      if (n === 1) void q.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "reject", message: "say which file" });
+      else void q.client.sessions.acceptPlan.mutate({ sessionId: s.id, approvalId: ev.approvalId, mode: "accept-edits" });
+    });
+    expect(cards).toEqual(["exit_plan_mode", "exit_plan_mode"]);
+    expect(started(events).map((e) => [e.name, e.mode])).toEqual([["exit_plan_mode", "plan"], ["exit_plan_mode", "plan"], ["write_file", "accept-edits"]]);
+    expect(statusByName(events)).toEqual(["exit_plan_mode:rejected", "exit_plan_mode:succeeded", "write_file:succeeded"]);
+    expect(events.findLast((e) => e.type === "session.mode")).toMatchObject({ mode: "accept-edits", previous: "plan" });
+    expect(readFileSync(join(ws(), "notes.txt"), "utf8")).toBe("planned\n");
+    const bodies = q.fake.requests.slice(before).map((r) => r.body as Record<string, unknown> & { messages: unknown[] });
+    expect(bodies).toHaveLength(4);
+    const last = bodies.map((b) => JSON.stringify(b.messages.at(-1)));
+    expect(last[1]).toContain("say which file");
+    expect(last[2]).toContain(ACCEPTED);
+    expect(last[2]).toContain("[Session mode: accept-edits]");
+    const strip = (v: unknown) => JSON.stringify(v, (k, x) => (k === "cache_control" ? undefined : x));
+    for (let i = 1; i < bodies.length; i++) {
+      const n = bodies[i - 1].messages.length;
+      const pre = (b: (typeof bodies)[number]) => strip({ system: b.system, tools: b.tools, messages: b.messages.slice(0, n) });
+      expect(pre(bodies[i])).toBe(pre(bodies[i - 1]));
+    }
+    const answered = await q.quiver.services.db.approval.findFirst({ where: { sessionId: s.id, status: "approved" } });
+    await expect(q.client.sessions.acceptPlan.mutate({ sessionId: s.id, approvalId: answered!.id, mode: "auto" })).rejects.toThrow(/already answered/);
+    // Outside plan mode the tool is refused, no card.
+    const again = await send(s.id, "again", [call("x3", "exit_plan_mode", { plan: "# more" }), text("ok")]);
+    expect(again.cards).toEqual([]);
+    expect(statusByName(again.events)).toEqual(["exit_plan_mode:blocked"]);
   }, 90_000);
 });
