@@ -14,8 +14,10 @@ export interface Snapshot {
 const AT = /^quiver checkpoint at=(\d+)/;
 
 export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
-  const listed = nulList(await shadow.ok(["ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard"]));
-  const tracked = new Set(nulList(await shadow.ok(["ls-files", "-z", "--cached"])));
+  // One pass: -t tags each path ("? " untracked, "C " changed, "R " removed: the last two are tracked).
+  const tagged = nulList(await shadow.ok(["ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard"]));
+  const listed = tagged.map((t) => t.slice(2));
+  const tracked = new Set(tagged.filter((t) => !t.startsWith("?")).map((t) => t.slice(2)));
   const cap = maxFileBytes();
   const update: string[] = [];
   const drop: string[] = [];

@@ -1,0 +1,103 @@
+// What a checkpoint costs (issue 27): a workspace of 10,000 files / 200 MB, checkpointed into
+// the runner's shadow repository (runner/checkpoints/, the same op the server calls), the first
+// time and again after a few changes (20 files edited, 5 added, 5 deleted), against `git add -A
+// && git commit` on a copy of the same files in the same run. Time is wall clock of one run each
+// (the first of each is cold for git, warm for the page cache: the copy was just written); disk
+// is what the shadow folder or .git grew by. Goals: within 2x of git's time and 1.5x of its disk.
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { opContext } from "../runner/exec/testing";
+import { Workspace } from "../runner/workspace/workspace";
+import { goal, printTable, ratio } from "./lib";
+
+const FILES = 10_000;
+const TOTAL = 200 * 1024 * 1024;
+const base = realpathSync(mkdtempSync(join(tmpdir(), "quiver-bench-cp-")));
+process.env.QUIVER_CHECKPOINT_DIR = join(base, "shadows");
+const { checkpointOps, shadowOf } = await import("../runner/checkpoints/ops");
+
+/** Bytes a folder takes on disk (du). */
+const du = (dir: string) => Number(execFileSync("du", ["-sb", dir], { encoding: "utf8" }).split("\t")[0]);
+/** Text-like content (base64 of random bytes: compresses as source code roughly does, ~25%). */
+const content = (size: number) => randomBytes(Math.ceil((size * 3) / 4)).toString("base64").slice(0, size).replace(/(.{80})/g, "$1\n");
+
+function makeTree(root: string): void {
+  const per = Math.floor(TOTAL / FILES);
+  for (let i = 0; i < FILES; i++) {
+    const dir = join(root, `pkg${i % 50}`, `mod${i % 20}`);
+    if (i < 1000) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `file${i}.txt`), content(per));
+  }
+  writeFileSync(join(root, ".gitignore"), "node_modules/\n");
+}
+
+function change(root: string): void {
+  for (let i = 0; i < 20; i++) writeFileSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`), content(20_000));
+  for (let i = 0; i < 5; i++) writeFileSync(join(root, `pkg${i}`, `added${i}.txt`), content(10_000));
+  for (let i = 100; i < 105; i++) unlinkSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`));
+}
+
+const time = async (fn: () => unknown) => {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+};
+
+const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "b", GIT_AUTHOR_EMAIL: "b@b", GIT_COMMITTER_NAME: "b", GIT_COMMITTER_EMAIL: "b@b" };
+const gitCommit = (dir: string) => execFileSync("sh", ["-c", "git add -A && git commit -q -m checkpoint"], { cwd: dir, env: gitEnv });
+
+try {
+  const ws = join(base, "ws");
+  const copy = join(base, "copy");
+  mkdirSync(ws);
+  makeTree(ws);
+  execFileSync("cp", ["-a", ws, copy]);
+  execFileSync("git", ["init", "-q"], { cwd: copy, env: gitEnv });
+  const size = du(ws);
+
+  const workspace = await Workspace.open(ws, { watch: false });
+  const ctx = opContext(workspace);
+  const create = async (parent?: string) => {
+    const r = await checkpointOps["checkpoint.create"].run(parent ? { parent } : {}, ctx);
+    if (!r.ok) throw new Error(r.output);
+    return (r.meta as { commit: string }).commit;
+  };
+  const shadowDir = shadowOf(workspace).dir;
+  const shadow0 = du(shadowDir);
+  const git0 = du(join(copy, ".git"));
+
+  let first = "";
+  const cpFirst = await time(async () => (first = await create()));
+  const cpFirstDisk = du(shadowDir) - shadow0;
+  const gitFirst = await time(() => gitCommit(copy));
+  const gitFirstDisk = du(join(copy, ".git")) - git0;
+
+  change(ws);
+  change(copy);
+  const shadow1 = du(shadowDir);
+  const git1 = du(join(copy, ".git"));
+  const cpLater = await time(() => create(first));
+  const cpLaterDisk = du(shadowDir) - shadow1;
+  const gitLater = await time(() => gitCommit(copy));
+  const gitLaterDisk = du(join(copy, ".git")) - git1;
+  workspace.dispose();
+
+  const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
+  printTable(
+    `checkpoint vs git add -A && git commit, ${FILES} files / ${mb(size)} MB (one run each)`,
+    ["case", "checkpoint ms", "git ms", "time ratio", "checkpoint MB", "git MB", "disk ratio"],
+    [
+      ["first", cpFirst.toFixed(0), gitFirst.toFixed(0), ratio(cpFirst, gitFirst), mb(cpFirstDisk), mb(gitFirstDisk), ratio(cpFirstDisk, gitFirstDisk)],
+      ["after 20 edits, 5 new, 5 deleted", cpLater.toFixed(0), gitLater.toFixed(0), ratio(cpLater, gitLater), mb(cpLaterDisk), mb(gitLaterDisk), ratio(cpLaterDisk, gitLaterDisk)],
+    ],
+  );
+  goal("first checkpoint within 2x of git add -A && git commit", cpFirst < 2 * gitFirst, `${cpFirst.toFixed(0)} ms vs ${gitFirst.toFixed(0)} ms`);
+  goal("later checkpoint within 2x of git add -A && git commit", cpLater < 2 * gitLater, `${cpLater.toFixed(0)} ms vs ${gitLater.toFixed(0)} ms`);
+  goal("a checkpoint's disk within 1.5x of git's", cpFirstDisk < 1.5 * gitFirstDisk && cpLaterDisk < 1.5 * Math.max(gitLaterDisk, 64 * 1024), `${mb(cpFirstDisk)} / ${mb(cpLaterDisk)} MB vs ${mb(gitFirstDisk)} / ${mb(gitLaterDisk)} MB`);
+} finally {
+  rmSync(base, { recursive: true, force: true });
+}
