@@ -41,6 +41,8 @@ export interface ToolCard {
   approvalId?: string;
   /** Ran without asking because of an earlier approval or a policy rule. */
   approvedBy?: { kind: "session" | "policy"; reason: string };
+  /** The session's mode the call was judged in (absent: recorded before modes). */
+  mode?: string;
   /** A subagent's call: the task call whose card lists it. */
   parentCallId?: string;
   /** A task call: its subagent's text and calls, in order (subagent-state.ts). */
@@ -78,6 +80,8 @@ export interface SessionState {
   /** Turns not loaded yet, before the ones shown (a long session opens at its latest turns:
    *  server/hub/history.ts); `afterSeq` is the last seq they hold. */
   earlier: { afterSeq: number; turns: number } | null;
+  /** The session's mode as the latest session.mode event said (null: none seen; sessions.mode tells). */
+  mode?: string;
   /** The agent's task list and question cards (agent-ui-state.ts). */
   agent: AgentUiState;
   /** Checkpoints, rewinds and reviews (checkpoint-state.ts). */
@@ -182,6 +186,7 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
         name: ev.name,
         input: ev.input,
         summary: ev.summary,
+        ...(ev.mode ? { mode: ev.mode } : {}),
         status: "queued",
         progress: "",
         isError: false,
@@ -263,6 +268,8 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
     case "question.asked":
     case "question.resolved":
       return { ...s, agent: applyAgentUiEvent(s.agent, ev) };
+    case "session.mode":
+      return { ...s, mode: ev.mode };
     default: {
       // Checkpoints, rewinds and reviews (issue #27); an event this page does not know yet is skipped.
       const checkpoints = applyCheckpointEvent(s.checkpoints, ev as unknown as { type: string });

@@ -9,6 +9,7 @@ import { applyEvents, emptySessionState } from "../../_lib/session-state";
 vi.mock("../../_lib/session-api", () => ({ useSessionApi: () => ({}) }));
 // The model picker reads the server through react-query (its model is tested in _lib/model-choice).
 vi.mock("./model-picker", () => ({ ModelPicker: () => null }));
+vi.mock("./mode-chip", () => ({ ModeChip: () => null, PlanCard: () => null }));
 vi.mock("next/dynamic", () => ({ default: () => () => null }));
 // Attached images are read by attachments.read; here only what the query cache holds shows.
 vi.mock("../../_lib/trpc", () => ({

@@ -19,6 +19,7 @@ import { QuestionCard } from "./question-card";
 import { TodoList } from "./todo-list";
 import { SpillViewer } from "./spill-viewer";
 import { ModelPicker } from "./model-picker";
+import { ModeChip, PlanCard } from "./mode-chip";
 import { ContextMeter } from "./context-meter";
 import { QueuedMessages, useMessageQueue } from "./message-queue";
 import { useMentions } from "./mentions";
@@ -102,6 +103,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   const stick = useRef(true);
   const running = state.activeTurnId !== null;
   const pending = pendingApprovals(state);
+  const cycleMode = useRef<() => void>(undefined);
   const rewind = useRewind(sessionId, (text) => {
     setDraft(text);
     composer.current?.focus();
@@ -198,6 +200,19 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         if (question) return <QuestionCard key={item.key} card={question} onAnswer={(a) => api.answerQuestion(sessionId, item.callId, a)} />;
         const approval = card.approvalId ? state.approvals[card.approvalId] : undefined;
         const target = onOpenFile && toolFileTarget(card, knownPaths);
+        // exit_plan_mode asks with its own card: the plan, accept in a mode, or keep planning.
+        if (card.name === "exit_plan_mode" && approval && !approval.decision && !readOnly) {
+          const plan = (card.input as { plan?: unknown } | null)?.plan;
+          return (
+            <div key={item.key}>
+              <ToolCardView card={card} onAnswer={() => Promise.resolve()} onViewSpill={() => undefined} />
+              <PlanCard
+                sessionId={sessionId} approvalId={approval.approvalId} plan={typeof plan === "string" ? plan : card.summary}
+                onKeepPlanning={(message) => api.answer(sessionId, approval.approvalId, "reject", message)}
+              />
+            </div>
+          );
+        }
         return (
           <WithSubagent key={item.key} card={card} tools={state.tools} onViewSpill={(ref, title) => setSpill({ ref, title })}>
             <ToolCardView
@@ -319,6 +334,12 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
           onPaste={attached.onPaste}
           onKeyDown={(e) => {
             if (e.nativeEvent.isComposing) return;
+            if (e.key === "Tab" && e.shiftKey) {
+              // As in Claude Code: Shift+Tab cycles the session's mode.
+              e.preventDefault();
+              cycleMode.current?.();
+              return;
+            }
             if (mentions.onKeyDown(e)) return;
             if (e.key === "Enter" && !e.shiftKey) {
               e.preventDefault();
@@ -342,6 +363,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         />
         {/* The paperclip above Send, so the message box keeps its width (and its placeholder whole). */}
         <div className={styles.composerButtons}>
+          <ModeChip sessionId={sessionId} fromEvents={state.mode} cycle={cycleMode} />
           <AttachButton onFiles={attached.add} />
           {running ? (
             <button className={styles.stop} onClick={() => void api.cancel(sessionId)} data-testid="stop">Stop</button>

@@ -91,6 +91,7 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
               {card.approvedBy.kind === "session" ? "session approval" : "policy"}
             </span>
           )}
+          {card.mode && <span className={styles.modeTag} title="The session's mode this call was judged in" data-testid="tool-mode">{card.mode}</span>}
           <span className="muted">{duration(card.durationMs)}</span>
           {onOpenFile && (
             <button className={styles.cardOpen} onClick={(e) => (e.stopPropagation(), onOpenFile())} title="Open the file in the editor" data-testid="tool-open-file">
