@@ -6,6 +6,7 @@ import { useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { RuleForm } from "./rule-form";
+import { ModesForm } from "./modes-form";
 import { byStrength, describeMatch, type Rule } from "./rules";
 import styles from "./policy.module.css";
 
@@ -126,6 +127,7 @@ export default function PolicyPage() {
         ))}
         {history.data?.length === 0 && <li className="muted">None yet.</li>}
       </ul>
+      <ModesForm />
     </main>
   );
 }
