@@ -16,8 +16,11 @@ function SubagentCard({ card, tools, onViewSpill }: { card: ToolCard; tools: Rec
   const working = card.status === "running" || card.status === "queued";
   const sub = card.sub ?? [];
   const calls = sub.filter((i) => i.kind === "tool").length;
+  const shown = open ?? working;
   return (
-    <details className={styles.subagent} data-testid="subagent-card" data-status={card.status} open={open ?? working} onToggle={(e) => setOpen(e.currentTarget.open)}>
+    // The toggle event also fires when React opens or folds it: only a person's click, which
+    // disagrees with what is shown, is kept as their choice.
+    <details className={styles.subagent} data-testid="subagent-card" data-status={card.status} open={shown} onToggle={(e) => e.currentTarget.open !== shown && setOpen(e.currentTarget.open)}>
       <summary>
         Subagent: {card.summary} · {calls} {calls === 1 ? "tool call" : "tool calls"}
         {working ? " · working…" : ""}
