@@ -65,6 +65,15 @@ describe("fake provider", () => {
     expect(text.match(/"text":"([^"]*)"/g)!.join("")).toContain("held");
   });
 
+  it("a resume() that comes before the stream reaches its pause is not lost", async () => {
+    const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "never held" }], pauseAfterBytes: 200 }] });
+    started.push(fake);
+    fake.resume();
+    const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", stream: true, messages: [] }) });
+    const text = await Promise.race([res.text(), new Promise<string>((r) => setTimeout(() => r("held"), 5_000))]);
+    expect(text).toContain("message_stop");
+  });
+
   it("keeps 200 by default", async () => {
     const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "ok" }] }], loop: true });
     started.push(fake);

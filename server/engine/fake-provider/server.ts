@@ -48,7 +48,7 @@ export interface FakeProvider {
   pending(): number;
   /** Responses still streaming: one a client hung up on no longer counts. */
   streaming(): number;
-  /** Lets every stream held at its `pauseAfterBytes` go on. */
+  /** Lets every stream held at its `pauseAfterBytes` go on; with none held yet, the next one to reach its pause goes on. */
   resume(): void;
   close(): Promise<void>;
 }
@@ -65,6 +65,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const paused = new Set<() => void>();
+  // A resume() that came before its stream reached the pause point (a fast test on a slow
+  // machine) is kept for the next stream that pauses, so that stream does not hold forever.
+  let earlyResumes = 0;
 
   const nextStep = (request: RecordedRequest, index: number): ScriptStep | undefined => {
     if (cursor >= script.length && options.loop && script.length > 0) cursor = 0;
@@ -132,7 +135,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (step.pauseAfterBytes !== undefined) writes = splitAt(writes, step.pauseAfterBytes);
     for (let i = 0; i < writes.length; i++) {
       let w = writes[i];
-      if (step.pauseAfterBytes !== undefined && sent === step.pauseAfterBytes && sent > 0 && !closed) {
+      if (step.pauseAfterBytes !== undefined && sent === step.pauseAfterBytes && sent > 0 && !closed && earlyResumes > 0) earlyResumes--;
+      else if (step.pauseAfterBytes !== undefined && sent === step.pauseAfterBytes && sent > 0 && !closed) {
         await new Promise<void>((r) => {
           const go = () => {
             paused.delete(go);
@@ -178,6 +182,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     pending: () => Math.max(0, script.length - cursor),
     streaming: () => streaming,
     resume: () => {
+      if (paused.size === 0) earlyResumes++;
       for (const go of [...paused]) go();
     },
     close: () =>
