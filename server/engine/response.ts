@@ -127,6 +127,8 @@ export async function runResponse(
         settleText();
         reasoning = undefined;
         calls[ev.index] = { id: ev.id, name: ev.name, args: "", ended: false };
+        // Known from its start, so no later call of the response can start early ahead of it.
+        ctx.onArgumentsProgress?.({ providerCallId: ev.id, name: ev.name, rawArguments: "", complete: false });
         break;
       case "tool.delta": {
         const c = calls[ev.index];

@@ -3,6 +3,8 @@
 // under the session's read lock, at most `concurrency` at a time; every other call runs alone
 // under the write lock, after its approval if it needs one. Loop-guard bookkeeping follows each
 // group in slot order. Results come back in slot order whatever the completion order.
+// An early run (speculative.ts) is used only while no call before it in the dispatch may have
+// written: after one, the read runs again, after the write.
 // A subagent's dispatch (parentCallId) runs inside its task call, which already holds the
 // session's lock: its calls take no lock of their own (a nested one would wait behind a queued
 // writer that waits for the task call), and they start no early runs.
@@ -36,6 +38,9 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   const byProviderId = new Map(stored.map((r) => [r.providerCallId, r]));
   const done: CallState[] = [];
   let batch: CallState[] = [];
+  // An early run started while the response streamed, before any call of this dispatch ran: after
+  // a call that may have changed the workspace it saw the workspace before that change.
+  let changedBefore = false;
 
   const post = async (calls: CallState[]) => {
     for (const c of calls) {
@@ -68,6 +73,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
       if (prior) {
         await flush();
         await post([await resumeCall(core, turn, prior, slot)]);
+        changedBefore = true;
         continue;
       }
       if (turn.halt || req.signal.aborted) {
@@ -84,7 +90,8 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
         continue;
       }
       if (req.turnId && call.fingerprint && !sub) {
-        const early = core.speculator.take(req.sessionId, req.turnId, mc.providerCallId, call.fingerprint, call.batchable && speculable(call.tool!, call.input));
+        const fresh = !changedBefore && call.batchable && speculable(call.tool!, call.input);
+        const early = core.speculator.take(req.sessionId, req.turnId, mc.providerCallId, call.fingerprint, fresh);
         if (early) {
           call.early = early.promise;
           call.startedAt = early.startedAt;
@@ -95,6 +102,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
         continue;
       }
       await flush();
+      if (!call.tool?.isReadOnly(call.input)) changedBefore = true;
       if (call.decision?.action === "ask") await approveAndRun(core, turn, call);
       else await hold(true, () => runAndFinish(core, turn, call));
       await post([call]);

@@ -3,6 +3,9 @@
 // network, not interactive, allowed by policy and not about to be loop-blocked starts early.
 // When the dispatch arrives, the early run is used only if the final arguments are the same and
 // still get the same verdict; otherwise it is aborted and its result discarded.
+// Order: the model reads what it just wrote, so a call starts early only when every call before
+// it in the same response is known and read-only; a write earlier in the response runs in the
+// dispatch, after the stream, and whatever follows it runs after it there.
 import { randomUUID } from "node:crypto";
 import type { Tool } from "../tools/tool";
 import { decide, type LoadedPolicy } from "../policy/decide";
@@ -25,6 +28,12 @@ interface Entry {
 
 const TTL_MS = 120_000;
 
+/** The calls of the response streaming in a turn, in order: read-only, or not (yet) known to be. */
+interface ResponseOrder {
+  calls: Map<string, boolean>;
+  touched: number;
+}
+
 /** The verdict an early start needs, judged on input alone (policy checked separately). */
 export function speculable(tool: Tool, input: unknown): boolean {
   return (
@@ -41,6 +50,7 @@ export function speculable(tool: Tool, input: unknown): boolean {
 
 export class Speculator {
   private entries = new Map<string, Entry>();
+  private orders = new Map<string, ResponseOrder>();
 
   constructor(
     private deps: Pick<PipelineDeps, "db" | "tools" | "executors" | "policies" | "toolServices" | "log"> & { spills: SpillStore },
@@ -60,9 +70,11 @@ export class Speculator {
 
   /** Called as arguments stream; starts an early run when the call qualifies. Never throws. */
   offer(sessionId: string, turnId: string, call: { providerCallId: string; name: string; rawArguments: string }): void {
-    if (!call.rawArguments.trimEnd().endsWith("}")) return;
-    const r = resolve(this.deps, sessionId, call, true);
-    if (!r.ok || r.argumentsRepaired || !speculable(r.tool, r.input)) return;
+    const complete = call.rawArguments.trimEnd().endsWith("}");
+    const r = complete ? resolve(this.deps, sessionId, call, true) : undefined;
+    const readOnly = r?.ok === true && !r.argumentsRepaired && r.tool.isReadOnly(r.input);
+    if (!this.inOrder(sessionId, turnId, call.providerCallId, readOnly)) return;
+    if (!r?.ok || r.argumentsRepaired || !speculable(r.tool, r.input)) return;
     const fingerprint = exactFingerprint(r.name, r.input);
     const key = this.key(sessionId, turnId, call.providerCallId);
     const existing = this.entries.get(key);
@@ -96,6 +108,32 @@ export class Speculator {
     this.entries.set(key, { fingerprint, controller, promise, startedAt: Date.now(), timer });
   }
 
+  /**
+   * Records the call's place and verdict in its response; true when every call before it is
+   * read-only. A call no longer known to be read-only stops the early runs of the calls after it.
+   */
+  private inOrder(sessionId: string, turnId: string, providerCallId: string, readOnly: boolean): boolean {
+    const now = Date.now();
+    for (const [k, o] of this.orders) if (now - o.touched > TTL_MS) this.orders.delete(k);
+    const turnKey = `${sessionId}\0${turnId}`;
+    let order = this.orders.get(turnKey);
+    if (!order) this.orders.set(turnKey, (order = { calls: new Map(), touched: now }));
+    order.touched = now;
+    order.calls.set(providerCallId, readOnly);
+    let clear = true;
+    let after = false;
+    for (const [id, ro] of order.calls) {
+      if (id === providerCallId) {
+        after = true;
+        if (!readOnly) clear = false;
+        continue;
+      }
+      if (!after && !ro) clear = false;
+      if (after && !readOnly) this.drop(this.key(sessionId, turnId, id));
+    }
+    return clear;
+  }
+
   private async allowed(sessionId: string, turnId: string, tool: Tool, input: unknown, fingerprint: string): Promise<boolean> {
     if (this.loopGuard.peek(sessionId, turnId, fingerprint) >= REPEAT_LIMIT - 1) return false;
     const session = await this.deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
@@ -126,6 +164,8 @@ export class Speculator {
   discardTurn(sessionId: string, turnId: string): void {
     const prefix = `${sessionId}\0${turnId}\0`;
     for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.drop(key);
+    // The next response of the turn is a new order.
+    this.orders.delete(`${sessionId}\0${turnId}`);
   }
 
   private drop(key: string): void {
@@ -138,5 +178,6 @@ export class Speculator {
 
   dispose(): void {
     for (const key of [...this.entries.keys()]) this.drop(key);
+    this.orders.clear();
   }
 }
