@@ -2,6 +2,11 @@
 // running (a command, what that command forked into the background, a terminal's shell and
 // what runs in it, a setsid+nohup daemon) goes on changing the workspace. Sandboxed (warm sandbox, bubblewrap) and
 // unsandboxed (setpriv's parent-death signal and a PID namespace per command).
+// Not covered, because it does not hold yet: unsandboxed, the runner's death hangs up the
+// terminal, which kills its foreground command a few ms before the PID namespace goes, and in
+// that window the terminal's bash (not its session's leader, so not hung up itself) can run the
+// next command on its line (2 of 4 runs). The fix needs the shell to own its session inside the
+// namespace; until then the terminal's case checks only that its command dies.
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -74,10 +79,4 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
     expect(Object.fromEntries([fg, bg, term, sid].map((m, i) => [m, left[i]]))).toEqual({ [fg]: [], [bg]: [], [term]: [], [sid]: [] });
   }, 60_000);
 
-  // Known open race (unsandboxed): the runner's death hangs up the terminal, which kills the
-  // terminal's foreground command a few ms before the PID namespace goes, and in that window the
-  // terminal's bash (not its session's leader, so not hung up itself) runs the next command on its
-  // line. Failed 2 of 4 runs with QUIVER_SANDBOX=off. Fixing it needs the terminal's shell to own
-  // its session inside the namespace; until then this stays skipped and the issue stays open.
-  it.skip("a terminal's next command on the line does not run after the kill", () => undefined);
 });
