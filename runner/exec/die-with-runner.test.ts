@@ -78,5 +78,4 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
     for (const name of ["late-fg.txt", "late-bg.txt", "late-sid.txt"]) expect(existsSync(join(dir, name)), name).toBe(false);
     expect(Object.fromEntries([fg, bg, term, sid].map((m, i) => [m, left[i]]))).toEqual({ [fg]: [], [bg]: [], [term]: [], [sid]: [] });
   }, 60_000);
-
 });
