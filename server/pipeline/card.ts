@@ -1,11 +1,13 @@
 // What an approval card shows: the tool, a one-line summary, the exact command, diff or URL,
-// why it needs approval, and what "for this session" would cover. Built from the exact input
+// why it needs approval, whether the command is destructive (and what it could destroy), and
+// what "for this session" would cover, in plain sentences. Built from the exact input
 // the approval is bound to.
 import { createTwoFilesPatch } from "diff";
 import type { ApprovalRequest } from "../protocol/events";
 import type { Tool } from "../tools/tool";
 import { callFacts } from "../policy/decide";
-import { describeKeys, sessionKeys } from "../policy/fingerprint";
+import { describeKeys, plainKeys, sessionKeys } from "../policy/fingerprint";
+import { dangerReason } from "../tools/builtin/shell-safety";
 
 const MAX_DIFF = 20_000;
 
@@ -47,11 +49,17 @@ export function proposedDiff(input: unknown): string | undefined {
 export function approvalCard(tool: Tool, input: unknown, reason: string, diff?: string, unchecked?: string): ApprovalRequest {
   const facts = callFacts({ tool, input });
   const card: ApprovalRequest = { tool: tool.name, summary: tool.summarize(input), reason };
-  if (facts.command !== undefined) card.command = facts.command;
+  if (facts.command !== undefined) {
+    card.command = facts.command;
+    const danger = dangerReason(facts.command);
+    if (danger) card.destructive = { reason: danger };
+  }
   const shown = facts.command === undefined ? (diff !== undefined ? clip(diff) : proposedDiff(input)) : undefined;
   if (shown) card.diff = shown;
   if (facts.urls && facts.urls.length > 0) card.url = facts.urls[0];
-  card.covers = describeKeys(sessionKeys(facts));
+  const keys = sessionKeys(facts);
+  card.covers = describeKeys(keys);
+  card.allows = plainKeys(keys);
   if (unchecked) card.policyUnchecked = unchecked.slice(0, 2000);
   return card;
 }

@@ -7,7 +7,7 @@ import { cutAndSpill, isRunningPoll, storableText, wrapExternal } from "./finali
 import { execute, validate, type RunContext, type RunOutcome } from "./run";
 import { servicesFor } from "./resolve";
 import { agentServices } from "./questions";
-import { forPerson } from "./person";
+import { personCopy } from "./person";
 import { OutputCollector } from "./stream";
 
 export const CANCELLED_BEFORE = "Cancelled by the person before it ran.";
@@ -92,7 +92,9 @@ export async function finishOutcome(core: Core, turn: TurnState, call: CallState
       // Errors too: a network tool's error output carries the remote's text (a status page, an MCP isError result).
       const content = network ? wrapExternal(fin.content, source) : fin.content;
       const isError = r.isError === true;
-      return settle(core, turn, call, isError ? "failed" : "succeeded", content, isError, isError ? "failure" : "success", fin.truncated, fin.spillRef, r.diff);
+      // A command's or a page's own output is shown as it is, even when it failed.
+      const written = !network && r.kind !== "shell";
+      return settle(core, turn, call, isError ? "failed" : "succeeded", content, isError, isError ? "failure" : "success", fin.truncated, fin.spillRef, r.diff, written);
     }
   }
 }
@@ -100,7 +102,7 @@ export async function finishOutcome(core: Core, turn: TurnState, call: CallState
 /** Records a finished call (row + tool.finished) and keeps its model-facing result. */
 export async function settle(
   core: Core, turn: TurnState, call: CallState, status: ToolStatus, content: string, isError: boolean,
-  outcome: CallState["outcome"], truncated = false, spillRef?: string, diff?: string,
+  outcome: CallState["outcome"], truncated = false, spillRef?: string, diff?: string, written = true,
 ): Promise<void> {
   call.content = content;
   call.isError = isError;
@@ -108,7 +110,7 @@ export async function settle(
   const ended = Date.now();
   const durationMs = call.startedAt ? ended - call.startedAt : 0;
   await core.recorder.update(call.toolCallId, { status, endedAt: new Date(ended), result: content, isError, truncated, spillId: spillRef ?? null });
-  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: forPerson(content), isError, truncated, ...(spillRef ? { spillRef } : {}), durationMs, ...(diff !== undefined ? { diff: storableText(diff) } : {}) });
+  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, ...personCopy(content, isError, written), isError, truncated, ...(spillRef ? { spillRef } : {}), durationMs, ...(diff !== undefined ? { diff: storableText(diff) } : {}) });
 }
 
 /** A call that runs on an approval given before (a session approval, a policy allow) says so. */

@@ -5,7 +5,7 @@ import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
 import { bigOutputTool, readTool, shellTool } from "./testkit";
 import { call, newTurn, request, usePipelines, type Harness } from "./harness";
-import { forPerson } from "./person";
+import { forPerson, MODEL_TEXT_CAP, personCopy, personNote } from "./person";
 
 type Finished = Extract<SessionEventBody, { type: "tool.finished" }>;
 
@@ -40,5 +40,24 @@ describe.each(testDatabases())("the person's copy of results on %s", (provider) 
     expect(forPerson('Still running after 2.0 s (session_id sh_ab12cd). Call shell with {"session_id":"sh_ab12cd"} for more output and the exit code, or add "kill": true to stop it.\nout')).toBe(
       "Still running after 2.0 s (session_id sh_ab12cd).\nout",
     );
+  });
+
+  it("a failure written for the model becomes a one-line note, with the model's exact text kept behind it", () => {
+    const told = "The question is empty: write the question you want answered.";
+    expect(personCopy(told, true, true)).toEqual({ output: told, note: "The question is empty.", modelText: told });
+    const runner = "shell cannot run right now: no runner is connected for this session. Try again once the runner reconnects.";
+    expect(personNote(runner)).toBe("shell cannot run right now: no runner is connected for this session.");
+    expect(personNote("Denied by org policy v1, a rule: no commands here. It cannot be approved.")).toBe("Denied by org policy v1, a rule: no commands here.");
+  });
+
+  it("a command's own output is shown as it is; a long cut output repeats only what was left out for the person", () => {
+    expect(personCopy("exit 1\nnpm ERR! missing script: build", true, false)).toEqual({ output: "exit 1\nnpm ERR! missing script: build" });
+    expect(personCopy("ok", false, true)).toEqual({ output: "ok" });
+    const big = `${"x".repeat(MODEL_TEXT_CAP)}\n[… 10 bytes omitted (lines 2–3 of 9). The full output (99 bytes) is stored: call retrieve_tool_result with {"ref":"sp_1","offset":0,"length":20000} (or a line range or pattern) to read the omitted part.]`;
+    const copy = personCopy(big, false, false);
+    expect(copy.output).not.toMatch(/retrieve_tool_result/);
+    expect(copy.note).toBeUndefined();
+    expect(copy.modelText).toMatch(/^: call retrieve_tool_result with \{"ref":"sp_1"/);
+    expect(copy.modelText!.length).toBeLessThan(200);
   });
 });

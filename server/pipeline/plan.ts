@@ -8,7 +8,7 @@ import { applyMode, modeRefusal } from "../policy/modes";
 import { exactFingerprint } from "../policy/fingerprint";
 import type { ToolStatus } from "../protocol/events";
 import { guardKey, safeEmit, type CallState, type Core, type TurnState } from "./core";
-import { forPerson } from "./person";
+import { personCopy } from "./person";
 import { storableJson } from "./records";
 import { resolve } from "./resolve";
 import { needsPerson, outsideSurface } from "./subagent";
@@ -31,7 +31,7 @@ export async function refuse(core: Core, turn: TurnState, call: CallState, statu
   });
   await safeEmit(core, turn, { type: "tool.started", turnId: turn.turnId ?? "", callId: call.toolCallId, name: call.name, input: storableJson(input), summary: call.tool?.summarize(call.input) ?? call.name, ...parentOf(turn),
     mode: turn.mode });
-  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, output: forPerson(content), isError: true, truncated: false, durationMs: 0 });
+  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, ...personCopy(content, true, true), isError: true, truncated: false, durationMs: 0 });
   call.content = content;
   call.isError = true;
   call.outcome = status === "rejected" || status === "cancelled" ? "neutral" : "failure";

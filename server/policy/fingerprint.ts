@@ -114,6 +114,22 @@ export function describeKeys(keys: string[]): string {
     .join(", ");
 }
 
+/**
+ * What "Approve for this session" allows, one sentence per key in the person's words:
+ * "Allow `echo` with any arguments for this session", "Allow exactly this command: rm -rf build".
+ */
+export function plainKeys(keys: string[]): string[] {
+  return keys.map((k) => {
+    const [, tool, kind, rest] = /^([^:]+):(cmd|host|exact|opaque|write):(.*)$/s.exec(k) ?? [];
+    if (kind === "cmd") return rest ? `Allow \`${rest}\` with any arguments for this session` : `Allow ${tool} calls without a command for this session`;
+    if (kind === "exact") return `Allow exactly this command: ${rest}`;
+    if (kind === "write") return `Allow writing to ${rest} for this session`;
+    if (kind === "host") return `Allow reaching ${rest} for this session`;
+    if (kind === "opaque") return `\`${rest}\` will still be asked about every time`;
+    return `Allow every ${k} call for this session`;
+  });
+}
+
 export function hostOf(url: string): string | undefined {
   try {
     return new URL(url).hostname.toLowerCase() || undefined;

@@ -41,6 +41,10 @@ export const ApprovalRequest = z.object({
   reason: z.string(),
   /** What answering "for this session" would cover, e.g. `npm test *`. */
   covers: z.string().optional(),
+  /** The same in plain sentences, one per thing allowed ("Allow `echo` with any arguments for this session"). */
+  allows: z.array(z.string()).optional(),
+  /** A command the shell classifier calls destructive, and what it could destroy. */
+  destructive: z.object({ reason: z.string() }).optional(),
   /** Set when an org rule could match a command the shell analysis could not see through
    *  (`eval`, `$(…)` in command position, `sh -c "$x"`, a pipe into a shell): what and why. */
   policyUnchecked: z.string().max(2000).optional(),
@@ -90,6 +94,10 @@ const body = z.discriminatedUnion("type", [
     durationMs: z.number().nonnegative(),
     /** An edit's or write's unified diff of what it applied (real line numbers, bounded); for the card, never the model. */
     diff: z.string().optional(),
+    /** A person-facing line for a failure whose text was written for the model (pipeline/person.ts). */
+    note: z.string().optional(),
+    /** What the model was told, when `output` (the person's copy) differs from it; behind a toggle on the card. */
+    modelText: z.string().optional(),
   }),
   z.object({
     type: z.literal("approval.required"),

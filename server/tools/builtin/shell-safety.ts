@@ -68,49 +68,67 @@ export function isReadOnlyCommand(line: string): boolean {
   return !a.writes && !a.background && inputs && a.commands.length > 0 && a.commands.every(readOnly);
 }
 
-function dangerousCommand([name, ...args]: Args): boolean {
+// Why one simple command is dangerous, in words a person reads on the approval card; undefined
+// when it is not.
+function dangerousCommand([name, ...args]: Args): string | undefined {
   const flags = args.filter((a) => a.startsWith("-")).join(" ");
   switch (name) {
     case "rm":
-      return /(^|\s)-[a-zA-Z]*[rRf]|--recursive|--force/.test(flags);
-    case "sudo": case "su": case "doas": case "dd": case "shred": case "wipefs": case "fdisk": case "parted":
-    case "shutdown": case "reboot": case "halt": case "poweroff": case "killall": case "pkill": case "mkswap":
-      return true;
+      return /(^|\s)-[a-zA-Z]*[rRf]|--recursive|--force/.test(flags) ? "deletes files and folders without asking, and cannot be undone" : undefined;
+    case "sudo": case "su": case "doas":
+      return "runs a command with administrator rights";
+    case "dd": case "shred": case "wipefs": case "fdisk": case "parted": case "mkswap":
+      return "writes raw data to a disk or file, and can destroy it";
+    case "shutdown": case "reboot": case "halt": case "poweroff":
+      return "shuts down or restarts the machine";
+    case "killall": case "pkill":
+      return "stops every process matching a name";
     case "chmod": case "chown": case "chgrp":
-      return /(^|\s)-[a-zA-Z]*R|--recursive/.test(flags) || args.includes("/");
+      return /(^|\s)-[a-zA-Z]*R|--recursive/.test(flags) || args.includes("/") ? "changes permissions or owners of a whole folder tree" : undefined;
     case "kill":
-      return args.includes("-1");
+      return args.includes("-1") ? "stops every process you own" : undefined;
     case "git": {
       const sub = args.find((a) => !a.startsWith("-"));
-      if (sub === "push") return /(^|\s)(-f|--force|--force-with-lease|--mirror|--delete)/.test(flags) || args.some((a) => a.startsWith("+") || a.startsWith(":"));
-      if (sub === "reset") return args.includes("--hard");
-      if (sub === "clean") return /(^|\s)-[a-zA-Z]*f|--force/.test(flags);
-      if (sub === "branch") return /(^|\s)-D\b/.test(flags);
-      return false;
+      if (sub === "push" && (/(^|\s)(-f|--force|--force-with-lease|--mirror|--delete)/.test(flags) || args.some((a) => a.startsWith("+") || a.startsWith(":")))) {
+        return "force-pushes or deletes on the remote, which can erase other people's commits";
+      }
+      if (sub === "reset" && args.includes("--hard")) return "throws away uncommitted changes";
+      if (sub === "clean" && /(^|\s)-[a-zA-Z]*f|--force/.test(flags)) return "deletes untracked files";
+      if (sub === "branch" && /(^|\s)-D\b/.test(flags)) return "deletes a branch even if it is not merged";
+      return undefined;
     }
     default:
-      return /^mkfs(\.|$)/.test(name);
+      return /^mkfs(\.|$)/.test(name) ? "formats a disk, erasing everything on it" : undefined;
   }
 }
 
 // Also scanned on the raw text: a download piped into an interpreter, a fork bomb, a disk.
-const RAW_DANGER = [
-  /\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?((ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node|php)\b/,
-  /\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rRf]/,
-  /\brm\s+.*--(recursive|force)\b/,
-  /:\(\)\s*\{\s*:\|:&\s*\}\s*;\s*:/, // fork bomb
-  />\s*\/dev\/(sd|nvme|hd|vd|xvd|mmcblk)/,
-  /\bsudo\b/,
-  /\bmkfs(\.\w+)?\b/,
+const RAW_DANGER: [RegExp, string][] = [
+  [/\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?((ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node|php)\b/, "runs a script downloaded from the internet"],
+  [/\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rRf]/, "deletes files and folders without asking, and cannot be undone"],
+  [/\brm\s+.*--(recursive|force)\b/, "deletes files and folders without asking, and cannot be undone"],
+  [/:\(\)\s*\{\s*:\|:&\s*\}\s*;\s*:/, "starts processes without end until the machine stops answering"], // fork bomb
+  [/>\s*\/dev\/(sd|nvme|hd|vd|xvd|mmcblk)/, "writes raw data to a disk or file, and can destroy it"],
+  [/\bsudo\b/, "runs a command with administrator rights"],
+  [/\bmkfs(\.\w+)?\b/, "formats a disk, erasing everything on it"],
 ];
 
 /** One simple command that must always be asked about (`rm -rf`, `git push --force`, `sudo`). */
 export function isDangerous(c: SimpleCommand): boolean {
-  return c.argv.length > 0 && dangerousCommand(c.argv);
+  return c.argv.length > 0 && dangerousCommand(c.argv) !== undefined;
+}
+
+/** Why a line must always be asked about (what it could destroy, in plain words); undefined when it need not be. */
+export function dangerReason(line: string): string | undefined {
+  for (const [re, why] of RAW_DANGER) if (re.test(line)) return why;
+  for (const c of analyseShell(line).commands) {
+    const why = c.argv.length > 0 ? dangerousCommand(c.argv) : undefined;
+    if (why) return why;
+  }
+  return undefined;
 }
 
 /** True for lines that must always be asked about, whatever was approved before. */
 export function isDangerousCommand(line: string): boolean {
-  if (RAW_DANGER.some((re) => re.test(line))) return true;
-  return analyseShell(line).commands.some(isDangerous);
+  return dangerReason(line) !== undefined;
 }
