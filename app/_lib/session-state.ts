@@ -38,6 +38,13 @@ export interface ToolCard {
   /** The diff an edit or write applied (tool.finished); absent in sessions recorded before it existed. */
   diff?: string;
   startedAt: string;
+  /** When it started running (tool.status running), for the card's ticking elapsed time. */
+  runningSince?: string;
+  /** Characters of live output received so far (all of them, not just the kept tail). */
+  outputChars?: number;
+  /** A person-facing line for a failure written for the model, and what the model was told (pipeline/person.ts). */
+  note?: string;
+  modelText?: string;
   approvalId?: string;
   /** Ran without asking because of an earlier approval or a policy rule. */
   approvedBy?: { kind: "session" | "policy"; reason: string };
@@ -200,13 +207,18 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
       const card = s.tools[ev.callId];
       // A late status never reopens a finished card.
       if (!card || FINAL.has(card.status)) return s;
-      return patchTool(s, ev.callId, ev.approvedBy ? { status: ev.status, approvedBy: ev.approvedBy } : { status: ev.status });
+      const since = ev.status === "running" && !card.runningSince ? { runningSince: ev.at } : {};
+      return patchTool(s, ev.callId, ev.approvedBy ? { status: ev.status, approvedBy: ev.approvedBy, ...since } : { status: ev.status, ...since });
     }
     case "tool.progress": {
       const card = s.tools[ev.callId];
       if (!card) return s;
       const joined = card.progress + ev.chunk;
-      return patchTool(s, ev.callId, { progress: joined.length > PROGRESS_CAP ? joined.slice(joined.length - PROGRESS_CAP) : joined, ...subProgress(card, ev.chunk) });
+      return patchTool(s, ev.callId, {
+        progress: joined.length > PROGRESS_CAP ? joined.slice(joined.length - PROGRESS_CAP) : joined,
+        outputChars: (card.outputChars ?? 0) + ev.chunk.length,
+        ...subProgress(card, ev.chunk),
+      });
     }
     case "tool.finished":
       return patchTool(s, ev.callId, {
@@ -217,6 +229,8 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
         spillRef: ev.spillRef,
         durationMs: ev.durationMs,
         diff: ev.diff,
+        note: ev.note,
+        modelText: ev.modelText,
       });
     case "approval.required": {
       const withCard = { ...s, approvals: { ...s.approvals, [ev.approvalId]: { approvalId: ev.approvalId, callId: ev.callId, request: ev.request } } };

@@ -8,7 +8,8 @@
 // cannot answer it; a held key's repeats never do. The server records only the first answer, so
 // two tabs answering run the call once; the loser is told. A read-only viewer sees the card
 // without the answers. Once answered, the diff moves to the tool card (which shows what was
-// applied), so it is not shown twice.
+// applied), so it is not shown twice. A destructive command (the server's shell classifier) says
+// so in a mark and words, not colour alone; "for this session" is spelt out in plain sentences.
 import { useEffect, useState } from "react";
 import type { ApprovalCard as Card } from "../../_lib/session-state";
 import type { ApprovalChoice } from "../../_lib/session-api";
@@ -16,6 +17,7 @@ import { DiffText } from "./diff-text";
 import { useReadOnly } from "../../_lib/read-only";
 import { useSandboxStatus } from "../../_lib/sandbox-status";
 import styles from "./chat.module.css";
+import own from "./tool-card.module.css";
 
 const DECIDED: Record<string, string> = {
   approved_once: "Approved once",
@@ -27,6 +29,13 @@ const DECIDED: Record<string, string> = {
 /** How long a new card ignores answers: longer than a typist's keystroke interval, short
  *  enough that a person who means to answer does not notice. */
 export const ARM_MS = 500;
+
+/** The session button says what it allows: the one sentence, or a pointer to the list under it. */
+function sessionLabel(r: Card["request"]): string {
+  if (r.allows?.length === 1) return r.allows[0];
+  if (r.allows && r.allows.length > 1) return "Approve for this session (see below)";
+  return `Approve for this session${r.covers ? ` (${r.covers})` : ""}`;
+}
 
 export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: ApprovalChoice, message?: string): Promise<unknown> }) {
   const [message, setMessage] = useState("");
@@ -92,6 +101,13 @@ export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: 
           {r.policyUnchecked}
         </div>
       )}
+      {r.destructive && (
+        <div className={own.destructive} role="note" data-testid="approval-destructive">
+          <span aria-hidden="true">⚠</span>
+          <strong>Destructive command:</strong>
+          <span>it {r.destructive.reason}.</span>
+        </div>
+      )}
       {r.command && <pre className={styles.approvalWhat} data-testid="approval-command">{r.command}</pre>}
       {r.command && sandbox && !sandbox.sandboxed && (
         <div className={styles.error} data-testid="approval-unsandboxed">
@@ -109,7 +125,7 @@ export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: 
             Approve once
           </button>
           <button disabled={busy || !armed} onClick={() => answer("session")} title={r.covers ? `Covers: ${r.covers}` : undefined} data-testid="approve-session">
-            Approve for this session{r.covers ? ` (${r.covers})` : ""}
+            {sessionLabel(r)}
           </button>
           <input
             placeholder="Message to the model (optional)"
@@ -124,6 +140,11 @@ export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: 
         </div>
       ) : (
         card.message && <div className={styles.decided}>Message: {card.message}</div>
+      )}
+      {pending && !readOnly && r.allows && r.allows.length > 1 && (
+        <ul className={own.allows} aria-label="Approving for this session allows" data-testid="approval-allows">
+          {r.allows.map((line) => <li key={line}>{line}</li>)}
+        </ul>
       )}
       {error && <div className={styles.error}>{error}</div>}
       {pending && !readOnly && <div className={styles.decided}>Ctrl+Alt+A goes here · then Enter approves once · Esc rejects</div>}

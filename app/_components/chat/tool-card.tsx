@@ -1,6 +1,10 @@
 "use client";
 // One tool call: name, one-line summary, status, duration, and (expanded) the diff of an edit,
-// live output while running, the result, and "View full output" for spilled results. An edit's
+// live output while running (with its elapsed time and output size), the result, and "View
+// full output" for spilled results. The header's toggle is a real button (Tab reaches it, Enter
+// and Space open and close it). A destructive command's card looks different in colour, mark
+// and words. A failure written for the model shows the person's note, the model's text behind
+// a toggle (model-note.tsx). An edit's
 // diff is the file's real one (its lines numbered as in the file): what the runner applied
 // (tool.finished), else what its approval card proposed; sessions recorded before either
 // existed fall back to a diff of the input's snippets.
@@ -10,7 +14,10 @@ import type { ApprovalCard as ApprovalState, ToolCard as Card } from "../../_lib
 import type { ApprovalChoice } from "../../_lib/session-api";
 import { ApprovalCard } from "./approval-card";
 import { DiffText } from "./diff-text";
+import { ModelNote } from "./model-note";
+import { RunningMeta } from "./tool-card-live";
 import styles from "./chat.module.css";
+import own from "./tool-card.module.css";
 
 const MonacoDiff = dynamic(() => import("../editor/diff-editor"), { ssr: false, loading: () => <div className="muted">Loading diff…</div> });
 
@@ -80,19 +87,34 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
   const live = card.status === "running" || card.status === "awaiting_approval";
   const [open, setOpen] = useState<boolean | null>(null);
   const expanded = open ?? (live || card.isError || !QUIET.has(card.name));
+  const destructive = approval?.request.destructive;
+  const bodyId = `tool-body-${card.callId}`;
   return (
-    <div className={styles.card} data-testid="tool-card" data-tool={card.name} data-status={card.status}>
-      <div className={styles.cardHead} onClick={() => setOpen(!expanded)} role="button" aria-expanded={expanded}>
-        <span className={styles.cardName}>{card.name}</span>
-        <span className={styles.cardSummary} title={card.summary}>{card.summary}</span>
+    <div className={`${styles.card} ${destructive ? own.destructiveCard : ""}`} data-testid="tool-card" data-tool={card.name} data-status={card.status} data-destructive={destructive ? "true" : undefined}>
+      {/* The whole header toggles for a mouse; the keyboard's way in is the toggle button. */}
+      <div className={styles.cardHead} onClick={(e) => e.target === e.currentTarget && setOpen(!expanded)}>
+        <button type="button" className={own.toggle} onClick={() => setOpen(!expanded)} aria-expanded={expanded} aria-controls={bodyId} data-testid="tool-toggle">
+          <span className={own.chevron} aria-hidden="true">{expanded ? "▾" : "▸"}</span>
+          <span className={styles.cardName}>{card.name}</span>
+          <span className={styles.cardSummary} title={card.summary}>{card.summary}</span>
+        </button>
         <span className={styles.cardMeta}>
+          {destructive && (
+            <span className={own.destructiveTag} title={destructive.reason} data-testid="tool-destructive-tag">
+              <span aria-hidden="true">⚠ </span>destructive
+            </span>
+          )}
           {card.approvedBy && (
             <span className={styles.standing} title={card.approvedBy.reason} data-testid="approved-by">
               {card.approvedBy.kind === "session" ? "session approval" : "policy"}
             </span>
           )}
           {card.mode && <span className={styles.modeTag} title="The session's mode this call was judged in" data-testid="tool-mode">{card.mode}</span>}
-          <span className="muted">{duration(card.durationMs)}</span>
+          {card.status === "running" ? (
+            <RunningMeta since={card.runningSince ?? card.startedAt} outputChars={card.outputChars} />
+          ) : (
+            <span className="muted">{duration(card.durationMs)}</span>
+          )}
           {onOpenFile && (
             <button className={styles.cardOpen} onClick={(e) => (e.stopPropagation(), onOpenFile())} title="Open the file in the editor" data-testid="tool-open-file">
               Open
@@ -109,14 +131,15 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
         </div>
       )}
       {expanded && (
-        <div className={styles.cardBody}>
+        <div className={styles.cardBody} id={bodyId}>
           {EDITS.has(card.name) && <EditView card={card} approval={approval} />}
           {card.progress && card.output === undefined && (
             <pre className={styles.output} data-testid="tool-progress">{card.progress}</pre>
           )}
-          {card.output !== undefined && (
+          {card.output !== undefined && !card.note && (
             <pre className={styles.output} data-testid="tool-output">{card.output || "(no output)"}</pre>
           )}
+          <ModelNote note={card.note} modelText={card.modelText} />
           {card.truncated && card.spillRef && (
             <button onClick={() => onViewSpill(card.spillRef!, `${card.name}: ${card.summary}`)} data-testid="view-full-output">
               View full output
