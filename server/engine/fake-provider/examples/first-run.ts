@@ -1,0 +1,40 @@
+// One command for a first look at Quiver without a model account:
+//   npx tsx server/engine/fake-provider/examples/first-run.ts [--port 3000] [--script FILE]
+// starts the fake provider with first-run.json (or --script) on a free port, then `npm start`
+// against it; the IDE opens on http://localhost:3000 (PORT, or --port). Ctrl-C stops both. The
+// fake provider and the IDE are this process's children: it stops them when it ends.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Script } from "../script";
+import { startFakeProvider } from "../server";
+
+export const FIRST_RUN_SCRIPT = join(import.meta.dirname, "first-run.json");
+
+/** The example script, checked against the fake provider's schema. */
+export function loadScript(file = FIRST_RUN_SCRIPT): Script {
+  return Script.parse(JSON.parse(readFileSync(file, "utf8")));
+}
+
+async function main() {
+  const { values } = parseArgs({ options: { port: { type: "string" }, script: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    console.log("Usage: npx tsx server/engine/fake-provider/examples/first-run.ts [--port N] [--script FILE]\nStarts the IDE (npm start) against the fake provider playing FILE (default: first-run.json).");
+    return;
+  }
+  const script = loadScript(values.script ?? FIRST_RUN_SCRIPT);
+  const fake = await startFakeProvider({ steps: script.steps, loop: script.loop, port: 0, models: script.models });
+  const port = values.port ?? process.env.PORT ?? "3000";
+  console.log(`fake provider on ${fake.anthropicBaseURL}; starting the IDE on http://localhost:${port} — type any message in the chat to play the example`);
+  const ide = spawn("npm", ["start"], {
+    stdio: "inherit",
+    env: { ...process.env, PORT: port, QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: process.env.QUIVER_MODEL ?? "fake-model", ANTHROPIC_API_KEY: "fake", ANTHROPIC_BASE_URL: fake.anthropicBaseURL },
+  });
+  const stop = () => ide.kill("SIGINT");
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  ide.on("exit", (code) => void fake.close().then(() => process.exit(code ?? 0)));
+}
+
+if (process.argv[1] && import.meta.filename === process.argv[1]) await main();
