@@ -1,7 +1,8 @@
 // The calls of a turn a server stopped in the middle of (kill -9, a crash), settled when that
 // turn is recovered (engine/recovery.ts), before its turn.finished goes out:
-// - a call that was running or queued failed with what is known: it was running, its effects
-//   are unknown, check before retrying; its card ends with a tool.finished;
+// - a call that was running failed with what is known: it was running, its effects are
+//   unknown, check before retrying; one still queued (never started) did not run; either
+//   card ends with a tool.finished;
 // - a card still waiting (or answered but not yet run) is cancelled: no model will continue the
 //   turn to see its result, so the call must never run. Answering it later is refused with the
 //   reason (approvals.ts), and start-up's settleOrphan does not run it;
@@ -16,6 +17,8 @@ import { QUESTION, QUESTION_AT_RESTART, recoveredQuestion } from "./questions";
 
 export const INTERRUPTED_RUNNING =
   "Interrupted: this call was running when the server stopped; its effects are unknown (it may have partly run): check before retrying.";
+
+export const NOT_STARTED_AT_RESTART = "Not run: the server stopped before this call started; it did not run. Send it again if it is still needed.";
 
 export const CANCELLED_AT_RESTART =
   "Not run: the server restarted while this call waited for approval, and no model would see its result, so its approval was cancelled. Ask for it again if it is still needed.";
@@ -47,9 +50,11 @@ export async function settleInterruptedCalls(db: Db, turnId: string): Promise<In
       continue;
     }
     if (row.status === "running" || row.status === "queued") {
-      const r = await db.toolCall.updateMany({ where: { id: row.id, status: row.status }, data: { status: "failed", isError: true, result: INTERRUPTED_RUNNING, endedAt: now } });
-      if (r.count === 1) events.push(finished(row.id, "failed", INTERRUPTED_RUNNING, row.startedAt));
-      results.set(row.providerCallId, INTERRUPTED_RUNNING);
+      // A queued call never reached its executor (startedAt is set when it starts running).
+      const result = row.status === "queued" && !row.startedAt ? NOT_STARTED_AT_RESTART : INTERRUPTED_RUNNING;
+      const r = await db.toolCall.updateMany({ where: { id: row.id, status: row.status }, data: { status: "failed", isError: true, result, endedAt: now } });
+      if (r.count === 1) events.push(finished(row.id, "failed", result, row.startedAt));
+      results.set(row.providerCallId, result);
     } else if (row.status === "awaiting_approval") {
       // Pending, or approved and not yet claimed to run (consumedAt): either way it never runs now.
       const a = row.approval;

@@ -20,7 +20,7 @@ import { waitAndRun, settleAnswer } from "./approve";
 import { safeEmit, type CallState, type Core, type TurnState } from "./core";
 import { callSignal, settle } from "./finish";
 import { toolByName } from "./resolve";
-import { INTERRUPTED_RUNNING } from "./interrupted";
+import { INTERRUPTED_RUNNING, NOT_STARTED_AT_RESTART } from "./interrupted";
 import { modeFor } from "../services/session-modes";
 
 const TERMINAL = new Set(["succeeded", "failed", "rejected", "cancelled", "blocked"]);
@@ -116,8 +116,11 @@ export async function settleOrphan(core: Core, approvalId: string): Promise<void
 /** Start-up: fail calls cut off mid-run, and settle approvals answered just before the stop. */
 export async function recover(core: Core): Promise<{ interrupted: number; settled: number }> {
   const db = core.deps.db;
-  const stale = { status: { in: ["running", "queued"] }, OR: [{ turnId: null }, { turn: { status: { not: "running" } } }] };
-  const r = await db.toolCall.updateMany({ where: stale, data: { status: "failed", isError: true, result: INTERRUPTED_RUNNING, endedAt: new Date() } });
+  const orphan = { OR: [{ turnId: null }, { turn: { status: { not: "running" } } }] };
+  // One still queued (never started) did not run; one that started may have partly run.
+  const notStarted = await db.toolCall.updateMany({ where: { ...orphan, status: "queued", startedAt: null }, data: { status: "failed", isError: true, result: NOT_STARTED_AT_RESTART, endedAt: new Date() } });
+  const cut = await db.toolCall.updateMany({ where: { ...orphan, status: { in: ["running", "queued"] } }, data: { status: "failed", isError: true, result: INTERRUPTED_RUNNING, endedAt: new Date() } });
+  const r = { count: notStarted.count + cut.count };
   const answered = await db.approval.findMany({
     where: { status: "approved", consumedAt: null, toolCall: { status: "awaiting_approval", OR: [{ turnId: null }, { turn: { status: { not: "running" } } }] } },
     select: { id: true },

@@ -103,8 +103,9 @@ function classify(e: unknown, signal: AbortSignal): RunOutcome {
   if (signal.aborted) return { kind: "cancelled" };
   if (isFatalError(e)) return { kind: "fatal", message: (e as Error).message };
   if (e instanceof ExecutorUnavailableError) {
+    // Only a call that never reached the runner is known not to have run.
     const next = e.started
-      ? "It may have run in part: check its effects (read the files it touches, list the workspace) before running it again."
+      ? "It was running; its effects are unknown (it may have partly run): check them (read the files it touches, list the workspace) before retrying."
       : "The call did not run; try again once the runner is back.";
     return { kind: "result", result: { output: `${e.message} ${next}`, isError: true } };
   }
