@@ -187,8 +187,8 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     dispatcher: pipeline,
     // Less the tools the org's policy denies outright (tools/policy-catalog.ts).
     catalog: {
-      catalog: async (sessionId) => {
-        const state = await tools.load(sessionId);
+      catalog: async (sessionId, model) => {
+        const state = await tools.load(sessionId, model);
         const session = await db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
         return session ? policyCatalog(state, await policies.load(session.orgId)) : state.entries();
       },

@@ -140,7 +140,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     if (run.compactOnly) {
       // "/compact": the conversation summarized now, the message asking for it with it; no reply.
       const messages = await loadConversation(rows, sessionId, deps.images);
-      if (worthCompacting(messages, 0)) await compact("asked", 0, false, await deps.catalog.catalog(sessionId), messages);
+      if (worthCompacting(messages, 0)) await compact("asked", 0, false, await deps.catalog.catalog(sessionId, run.adapter.model), messages);
       else emit({ type: "notice", level: "info", code: "context_compact_skipped", text: "There is not enough conversation to summarize yet." });
       if (signal.aborted) status = "cancelled";
       else stopReason = "compacted";
@@ -152,7 +152,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         emit({ type: "notice", level: "warn", code: "step_limit", text: `The turn stopped after ${deps.maxSteps} model requests (the step limit). Send a message to continue.` });
         break;
       }
-      const tools = await deps.catalog.catalog(sessionId);
+      const tools = await deps.catalog.catalog(sessionId, run.adapter.model);
       let messages = await loadConversation(rows, sessionId, deps.images);
       const keep = step === 1 ? 1 : 0;
       if (tokens >= COMPACT_AT * window() && worthCompacting(messages, keep)) {

@@ -33,8 +33,9 @@ export interface ToolDefinition {
 }
 
 export interface ToolCatalog {
-  /** Byte-stable for an unchanged tool set; tools activated mid-session are appended at the tail. */
-  catalog(sessionId: string): ToolDefinition[] | Promise<ToolDefinition[]>;
+  /** Byte-stable for an unchanged tool set; tools activated mid-session are appended at the tail.
+   *  `model`: the turn's model (its first turn's fixes the session's edit tools, tools/edit-tools.ts). */
+  catalog(sessionId: string, model?: string): ToolDefinition[] | Promise<ToolDefinition[]>;
 }
 
 export type FinishReason = "end_turn" | "tool_use" | "max_tokens" | "cancelled";

@@ -37,7 +37,11 @@ export function servicesFor(deps: Pick<PipelineDeps, "tools" | "toolServices">, 
     toolSearch = undefined;
   }
   return {
-    spills: { read: (ref, range) => spills.read(ref, { ...range, sessionId }) , lines: (ref, q) => spills.lines(ref, { ...q, sessionId }) },
+    spills: {
+      read: (ref, range) => spills.read(ref, { ...range, sessionId }),
+      lines: (ref, q) => spills.lines(ref, { ...q, sessionId }),
+      store: (bytes, at) => spills.store({ sessionId, toolCallId: at.toolCallId, bytes }),
+    },
     ...(toolSearch ? { toolSearch } : {}),
     ...deps.toolServices?.(sessionId),
   };

@@ -2,6 +2,8 @@
 // tool_search activated, appended at the tail in activation order and never re-sorted, so
 // every earlier byte of the request stays the same and the prompt cache keeps hitting.
 // The engine persists `activated` with the session and passes it back to restore the state.
+// `hidden`: tools this session is never offered (the edit tools its model does not get,
+// edit-tools.ts); fixed for the state's life, so its catalog's bytes are too.
 import type { Catalog, CatalogEntry, Preset } from "./catalog";
 import type { ToolRegistry } from "./registry";
 import type { Tool, ToolSearchHit, ToolSearchService } from "./tool";
@@ -17,6 +19,7 @@ export class SessionToolState implements ToolSearchService {
     activated: readonly string[] = [],
     /** Told of every activation after construction, so the owner can persist it. */
     private readonly onActivate?: (added: readonly string[]) => void,
+    readonly hidden: ReadonlySet<string> = new Set(),
   ) {
     this.restoring = true;
     this.activate(activated);
@@ -26,7 +29,7 @@ export class SessionToolState implements ToolSearchService {
   private restoring = false;
 
   get catalog(): Catalog {
-    return this.registry.catalog(this.preset);
+    return this.registry.catalog(this.preset, this.hidden);
   }
 
   /** Names activated so far, in order (persist these to restore the session). */
@@ -55,7 +58,7 @@ export class SessionToolState implements ToolSearchService {
 
   /** What the model is offered; `without`: tools the org policy denies outright (policy-catalog.ts). */
   entries(without?: ReadonlySet<string>): CatalogEntry[] {
-    const catalog = without && without.size > 0 ? this.registry.catalog(this.preset, without) : this.catalog;
+    const catalog = without && without.size > 0 ? this.registry.catalog(this.preset, new Set([...this.hidden, ...without])) : this.catalog;
     const tail = this.tail().filter((t) => !without?.has(t.name));
     return [...catalog.entries, ...tail.map((t) => JSON.parse(catalog.entryJson(t)) as CatalogEntry)];
   }

@@ -1,9 +1,12 @@
 // Owns the SessionToolState of every live session on this server: loaded on first use with the
 // session's surface and its persisted activations, so a deferred tool activated before a
 // restart stays at the tail of the catalog and stays callable; dropped when the session ends.
+// Its edit tools are chosen at the first load by the model of the session's first request
+// (edit-tools.ts), which the database keeps, so a restart or a model switch mid-session keeps them.
 import type { Preset } from "./catalog";
 import type { ToolRegistry } from "./registry";
 import { SessionToolState } from "./session";
+import { editToolsFor, HIDDEN_BY } from "./edit-tools";
 
 export interface ToolSessionsOptions {
   /** The session's surface (default "coding"). */
@@ -14,6 +17,8 @@ export interface ToolSessionsOptions {
   saveActivated?(sessionId: string, activated: readonly string[]): Promise<void>;
   /** A save failed: the activation holds in memory but would not survive a restart. */
   onSaveError?(sessionId: string, err: unknown): void;
+  /** The model of the session's first model request, if it made one (it fixes the edit tools). */
+  firstModel?(sessionId: string): Promise<string | undefined>;
 }
 
 export class ToolSessions {
@@ -25,15 +30,19 @@ export class ToolSessions {
     private readonly options: ToolSessionsOptions = {},
   ) {}
 
-  /** The session's state with its persisted activations; a turn awaits this before its first request. */
-  load(sessionId: string): Promise<SessionToolState> {
+  /**
+   * The session's state with its persisted activations; a turn awaits this before its first
+   * request. `model`: the turn's model, which picks the edit tools when the session has made no
+   * request yet (no model: edit_file/write_file, the default family).
+   */
+  load(sessionId: string, model?: string): Promise<SessionToolState> {
     const ready = this.states.get(sessionId);
     if (ready) return Promise.resolve(ready);
     let pending = this.loading.get(sessionId);
     if (!pending) {
       pending = (async () => {
-        const activated = (await this.options.loadActivated?.(sessionId)) ?? [];
-        return this.states.get(sessionId) ?? this.create(sessionId, activated);
+        const [activated, first] = await Promise.all([this.options.loadActivated?.(sessionId), this.options.firstModel?.(sessionId)]);
+        return this.states.get(sessionId) ?? this.create(sessionId, activated ?? [], HIDDEN_BY[editToolsFor(first ?? model)]);
       })().finally(() => this.loading.delete(sessionId));
       this.loading.set(sessionId, pending);
     }
@@ -59,7 +68,7 @@ export class ToolSessions {
     return this.states.size;
   }
 
-  private create(sessionId: string, activated: readonly string[]): SessionToolState {
+  private create(sessionId: string, activated: readonly string[], hidden: ReadonlySet<string>): SessionToolState {
     const { presetFor, saveActivated, onSaveError } = this.options;
     // Saves are chained so an older list never lands after a newer one.
     let saved = Promise.resolve();
@@ -73,6 +82,7 @@ export class ToolSessions {
             saved = saved.then(() => saveActivated(sessionId, list)).catch((err) => onSaveError?.(sessionId, err));
           }
         : undefined,
+      hidden,
     );
     this.states.set(sessionId, state);
     return state;

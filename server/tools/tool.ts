@@ -25,6 +25,8 @@ export interface SpillService {
   lines?(ref: string, query: { sessionId: string; start?: number; end?: number; pattern?: string; maxBytes: number }): Promise<
     SpillLines | undefined
   >;
+  /** Stores the full bytes of a part of a call's result that the tool cut itself (tool_program's steps). */
+  store?(bytes: Uint8Array, at: { toolCallId: string }): Promise<{ ref: string }>;
 }
 
 export interface SpillLines {

@@ -15,8 +15,9 @@ import { readFileTool } from "./read_file";
 import { searchTextTool } from "./search_text";
 import { shellTool } from "./shell";
 import { taskTool } from "./task";
+import { toolProgramTool } from "./tool_program";
 import { writeFileTool } from "./write_file";
 
 export function builtinTools(): Tool[] {
-  return [applyPatchTool, askUserTool, todoWriteTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, writeFileTool, exitPlanModeTool];
+  return [applyPatchTool, askUserTool, todoWriteTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, toolProgramTool, writeFileTool, exitPlanModeTool];
 }
