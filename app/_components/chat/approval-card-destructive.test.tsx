@@ -25,7 +25,7 @@ const started: SessionEventBody = { type: "tool.started", turnId: "t", callId: "
 describe("approval and tool cards for destructive and plain commands", () => {
   it("marks rm -rf with a warning sign and the words, and names exactly what a session approval allows", () => {
     const html = render("rm -rf build web/old");
-    expect(html).toMatch(/data-testid="approval-destructive"[^>]*>.*⚠.*Destructive command:.*deletes files and folders/);
+    expect(html).toMatch(/data-testid="approval-destructive"[^>]*>.*⚠.*Destructive command:<\/strong> <span>it deletes files and folders/);
     expect(html).toMatch(/data-testid="approve-session"[^>]*>Allow exactly this command: rm -rf build web\/old</);
   });
 

@@ -103,9 +103,7 @@ export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: 
       )}
       {r.destructive && (
         <div className={own.destructive} role="note" data-testid="approval-destructive">
-          <span aria-hidden="true">⚠</span>
-          <strong>Destructive command:</strong>
-          <span>it {r.destructive.reason}.</span>
+          <span aria-hidden="true">⚠</span> <strong>Destructive command:</strong> <span>it {r.destructive.reason}.</span>
         </div>
       )}
       {r.command && <pre className={styles.approvalWhat} data-testid="approval-command">{r.command}</pre>}

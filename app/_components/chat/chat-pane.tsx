@@ -15,6 +15,7 @@ import { Markdown } from "./markdown";
 import { ToolCardView } from "./tool-card";
 import { WithSubagent } from "./subagent-card";
 import { ApprovalNotice } from "./approval-notice";
+import { ChatAnnouncer } from "./chat-announcer";
 import { QuestionCard } from "./question-card";
 import { TodoList } from "./todo-list";
 import { SpillViewer } from "./spill-viewer";
@@ -310,6 +311,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         })}
       </div>
       {state.agent.todos && <TodoList todos={state.agent.todos} />}
+      <ChatAnnouncer state={state} />
       {!readOnly && <ApprovalNotice pending={pending} />}
       {!readOnly && rewind.ui}
       {sendError && <div className={styles.error}>{sendError}</div>}

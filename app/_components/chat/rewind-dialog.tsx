@@ -8,6 +8,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { useCheckpointsApi, type RestoreResult, type RewindResult } from "../../_lib/checkpoints-api";
 import type { RewindKind } from "./turn-menu";
 import styles from "./rewind.module.css";
+import { useDialogFocus } from "../../_lib/use-dialog-focus";
 
 const TITLE: Record<RewindKind, string> = {
   files: "Restore files to before this turn",
@@ -41,6 +42,7 @@ export function RewindDialog({ sessionId, turnId, kind, onClose, onDone }: Props
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const dialog = useRef<HTMLDivElement>(null);
+  useDialogFocus(dialog);
 
   const call = useCallback(
     (dryRun: boolean): Promise<RewindResult> =>

@@ -1,8 +1,9 @@
 "use client";
 // The full output of a truncated tool result, read from the database a page at a time so a
 // many-megabyte spill never has to be loaded (or rendered) whole.
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useSessionApi, type SpillPage } from "../../_lib/session-api";
+import { useDialogFocus } from "../../_lib/use-dialog-focus";
 import styles from "./chat.module.css";
 
 const PAGE = 64 * 1024;
@@ -12,6 +13,8 @@ export function SpillViewer({ sessionId, spillRef, title, onClose }: { sessionId
   const [page, setPage] = useState<SpillPage>();
   const [error, setError] = useState<string>();
   const [loading, setLoading] = useState(false);
+  const dialog = useRef<HTMLDivElement>(null);
+  useDialogFocus(dialog);
 
   const load = useCallback(
     (offset: number) => {
@@ -43,7 +46,7 @@ export function SpillViewer({ sessionId, spillRef, title, onClose }: { sessionId
   const total = page?.totalBytes ?? 0;
   return (
     <div className={styles.modal} onClick={onClose}>
-      <div className={styles.viewer} role="dialog" aria-label="Full output" data-testid="spill-viewer" onClick={(e) => e.stopPropagation()}>
+      <div ref={dialog} className={styles.viewer} role="dialog" aria-modal="true" aria-label="Full output" data-testid="spill-viewer" onClick={(e) => e.stopPropagation()}>
         <div className={styles.viewerBar}>
           <span>
             <strong>{title}</strong>{" "}

@@ -17,6 +17,7 @@ import { whenIdle } from "../../_lib/idle";
 import { useReadOnly } from "../../_lib/read-only";
 import type { EditorBuffers } from "../../_lib/use-open-files";
 import styles from "./editor.module.css";
+import { TabHint, useTabHint } from "./tab-hint";
 import type { FileMarkers } from "./use-diagnostics";
 
 /** A place to show: line and, when known, the columns [column, endColumn) to select (1-based). */
@@ -73,6 +74,7 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
   handlers.current = { onEdit, onSave, path, readOnly };
   const [warm, setWarm] = useState<"loading" | "done">("loading");
   const instance = useRef<editor.IStandaloneCodeEditor | null>(null);
+  const tabHint = useTabHint();
   const [cursor, setCursor] = useState<Cursor>({ line: 1, column: 1, selected: 0, eol: "LF" });
   const shown = useRef<Reveal | null>(null);
   const wanted = useRef(reveal);
@@ -146,6 +148,11 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
     editor.onDidChangeCursorSelection(track);
     editor.onDidChangeModel(track);
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS, withFile((p) => void (handlers.current.readOnly || handlers.current.onSave(p))));
+    // Tab stays Monaco's (it indents); the first one says how to leave the editor (tab-hint.tsx).
+    editor.onKeyDown((e) => {
+      if (e.keyCode === monaco.KeyCode.Tab && !e.ctrlKey && !e.altKey && !e.metaKey) tabHint.onTab();
+      else if (e.keyCode === monaco.KeyCode.Escape) tabHint.dismiss();
+    });
     // Ctrl+P and the other pane keys are caught before Monaco sees them (ide-keys.ts).
     editor.onDidChangeModelContent(() => {
       const p = handlers.current.path;
@@ -162,7 +169,8 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
   };
   return (
     <div className={styles.editorWithStatus} data-testid="code-editor" data-readonly={readOnly} data-language={language} data-path={path ?? ""} data-warm={warm}>
-      <div className={styles.editorArea}>
+      <div className={styles.editorArea} style={{ position: "relative" }}>
+      <TabHint shown={tabHint.hint} onDismiss={tabHint.dismiss} />
       <Editor
         path={path === null ? BLANK : uriOf(path).toString()}
         defaultValue={path === null ? "" : initial}

@@ -67,7 +67,7 @@ export function QuickOpen({ paths, recent = [], active = null, findIn, commands,
   };
   return (
     <div className={styles.quick} onClick={onClose}>
-      <div className={styles.quickBox} onClick={(e) => e.stopPropagation()} role="dialog" aria-label="Quick open" data-testid="quick-open" data-mode={q.mode}>
+      <div className={styles.quickBox} onClick={(e) => e.stopPropagation()} role="dialog" aria-modal="true" aria-label="Quick open" data-testid="quick-open" data-mode={q.mode}>
         <input
           autoFocus
           placeholder="Go to file… (> for commands, : for a line)"

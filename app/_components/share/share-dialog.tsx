@@ -2,9 +2,10 @@
 // The Share dialog of a session: create a read-only link (copied to the clipboard, shown once:
 // only its hash is kept), pick its expiry, see the session's links and revoke them. A revoked
 // link stops working at once, for viewers already watching too.
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
+import { useDialogFocus } from "../../_lib/use-dialog-focus";
 import styles from "./share.module.css";
 
 const EXPIRY: Array<[label: string, minutes: number | null]> = [
@@ -37,6 +38,8 @@ export function ShareDialog({ sessionId, onClose }: { sessionId: string; onClose
     }),
   );
   const revoke = useMutation(trpc.shares.revoke.mutationOptions({ onSuccess: refresh }));
+  const dialog = useRef<HTMLDivElement>(null);
+  useDialogFocus(dialog);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();
@@ -47,7 +50,7 @@ export function ShareDialog({ sessionId, onClose }: { sessionId: string; onClose
   const error = create.error?.message ?? revoke.error?.message ?? links.error?.message;
   return (
     <div className={styles.modal} onClick={(e) => e.target === e.currentTarget && onClose()}>
-      <div className={styles.dialog} role="dialog" aria-modal="true" aria-label="Share this session" data-testid="share-dialog">
+      <div ref={dialog} className={styles.dialog} role="dialog" aria-modal="true" aria-label="Share this session" data-testid="share-dialog">
         <div className={styles.head}>
           <h2>Share read-only</h2>
           <button onClick={onClose} aria-label="Close">×</button>

@@ -6,14 +6,17 @@
 // keeps running (up to the server's idle limit), unless `ending()` says the person closed it.
 // A shell that ended says why in the terminal; Enter there starts a new one under the same id.
 // Ctrl+click (Cmd+click) follows a link in the output (terminal-links.ts): a workspace file at
-// its line, a local address in the preview, any other address in a new tab.
-import { useEffect, useRef } from "react";
+// its line, a local address in the preview, any other address in a new tab. Ctrl+F inside the
+// terminal opens a find box over it (terminal-find.tsx, xterm's search addon).
+import { useEffect, useRef, useState } from "react";
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
+import { SearchAddon } from "@xterm/addon-search";
 import "@xterm/xterm/css/xterm.css";
 import { describeEnd, type TerminalServerMessage } from "../../../server/protocol/terminal";
 import { useDarkMode } from "../../_lib/theme";
 import { terminalLinks, type LinkTarget } from "../../_lib/terminal-links";
+import { TerminalFind } from "./terminal-find";
 
 export type TerminalState = "connecting" | "open" | "closed" | "exited";
 
@@ -49,11 +52,27 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
   endingRef.current = ending;
   const linkRef = useRef({ isFile, onLink });
   linkRef.current = { isFile, onLink };
+  const [search, setSearch] = useState<SearchAddon>();
+  const [finding, setFinding] = useState(false);
 
   useEffect(() => {
-    const t = new Terminal({ fontSize: 13, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", scrollback: 5000, cursorBlink: true, theme: isDark ? dark : light });
+    const t = new Terminal({ fontSize: 13, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", scrollback: 5000, cursorBlink: true, theme: isDark ? dark : light,
+      // The search addon highlights matches with decorations, still a "proposed" xterm API.
+      allowProposedApi: true });
     const fit = new FitAddon();
     t.loadAddon(fit);
+    const searchAddon = new SearchAddon();
+    t.loadAddon(searchAddon);
+    setSearch(searchAddon);
+    // Ctrl+F (Cmd+F) finds in the output instead of reaching the shell or the browser's find.
+    t.attachCustomKeyEventHandler((e) => {
+      if (e.type === "keydown" && (e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && e.code === "KeyF") {
+        e.preventDefault();
+        setFinding(true);
+        return false;
+      }
+      return true;
+    });
     t.open(host.current!);
     term.current = t;
     try {
@@ -175,8 +194,10 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
       resized.dispose();
       if (endingRef.current?.()) send({ type: "close" });
       ws?.close();
-      t.dispose();
+      t.dispose(); // disposes its addons too
       term.current = null;
+      setSearch(undefined);
+      setFinding(false);
     };
     // the theme is applied below without reconnecting
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -194,5 +215,18 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
     if (startedAt) reattach.current?.();
   }, [startedAt]);
 
-  return <div ref={host} style={{ height: "100%", width: "100%", padding: "2px 0 0 6px" }} data-testid="xterm" />;
+  return (
+    <div style={{ position: "relative", height: "100%", width: "100%" }}>
+      <div ref={host} style={{ height: "100%", width: "100%", padding: "2px 0 0 6px" }} data-testid="xterm" />
+      {finding && search && (
+        <TerminalFind
+          search={search}
+          onClose={() => {
+            setFinding(false);
+            term.current?.focus();
+          }}
+        />
+      )}
+    </div>
+  );
 }
