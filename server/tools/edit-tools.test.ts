@@ -15,11 +15,25 @@ import { builtinTools } from "./builtin";
 import { editToolsFor } from "./edit-tools";
 import { ToolRegistry } from "./registry";
 import { ToolSessions } from "./sessions";
+import { resolveCall } from "./resolve";
 
 describe("editToolsFor", () => {
   it("gives apply_patch to the GPT family and edit_file/write_file to everyone else", () => {
     for (const m of ["gpt-5", "gpt-5.1-codex", "GPT-4.1-mini", "openai/gpt-5", "chatgpt-4o-latest", "o1", "o3-mini", "o4-mini", "codex-mini-latest"]) expect(editToolsFor(m), m).toBe("patch");
     for (const m of ["claude-sonnet-4-5", "anthropic/claude-opus-4", "gpt-oss-120b", "gpt-3.5-turbo", "llama3.1:8b", "qwen2.5-coder", "deepseek-chat", "o2-thing", "", null, undefined]) expect(editToolsFor(m), String(m)).toBe("replace");
+  });
+});
+
+describe("a session's hidden edit tools", () => {
+  it("are left out of what is offered but a call of one still resolves (a conversation begun with another model)", async () => {
+    const sessions = new ToolSessions(new ToolRegistry(builtinTools()), { firstModel: async () => "gpt-5" });
+    const state = await sessions.load("s1", "claude-sonnet-4-5");
+    const offered = state.entries().map((e) => e.name);
+    expect(offered).toContain("apply_patch");
+    expect(offered).not.toContain("edit_file");
+    expect(JSON.parse(state.json()).map((e: { name: string }) => e.name)).toEqual(offered);
+    const r = resolveCall(state, { name: "edit_file", rawArguments: JSON.stringify({ path: "a.ts", old_string: "a", new_string: "b" }) }, { strict: false });
+    expect(r.ok).toBe(true);
   });
 });
 

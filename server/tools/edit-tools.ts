@@ -6,7 +6,8 @@
 
 export type EditTools = "patch" | "replace";
 
-/** The tools each choice leaves out of the session's catalog (not offered, not callable). */
+/** The tools each choice leaves out of what the session's model is offered. A call of one
+ *  (a conversation begun with another model) still runs, under the same checks. */
 export const HIDDEN_BY: Readonly<Record<EditTools, ReadonlySet<string>>> = {
   patch: new Set(["edit_file", "write_file"]),
   replace: new Set(["apply_patch"]),

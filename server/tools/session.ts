@@ -2,8 +2,9 @@
 // tool_search activated, appended at the tail in activation order and never re-sorted, so
 // every earlier byte of the request stays the same and the prompt cache keeps hitting.
 // The engine persists `activated` with the session and passes it back to restore the state.
-// `hidden`: tools this session is never offered (the edit tools its model does not get,
-// edit-tools.ts); fixed for the state's life, so its catalog's bytes are too.
+// `hidden`: tools this session is not offered (the edit tools its model does not get,
+// edit-tools.ts), fixed for the state's life so the offered bytes are too. A call of one still
+// resolves and runs under the same checks (a conversation carried over from another model).
 import type { Catalog, CatalogEntry, Preset } from "./catalog";
 import type { ToolRegistry } from "./registry";
 import type { Tool, ToolSearchHit, ToolSearchService } from "./tool";
@@ -29,6 +30,11 @@ export class SessionToolState implements ToolSearchService {
   private restoring = false;
 
   get catalog(): Catalog {
+    return this.registry.catalog(this.preset);
+  }
+
+  /** What the model is sent: the catalog less the hidden tools. */
+  private get offered(): Catalog {
     return this.registry.catalog(this.preset, this.hidden);
   }
 
@@ -58,14 +64,14 @@ export class SessionToolState implements ToolSearchService {
 
   /** What the model is offered; `without`: tools the org policy denies outright (policy-catalog.ts). */
   entries(without?: ReadonlySet<string>): CatalogEntry[] {
-    const catalog = without && without.size > 0 ? this.registry.catalog(this.preset, new Set([...this.hidden, ...without])) : this.catalog;
+    const catalog = without && without.size > 0 ? this.registry.catalog(this.preset, new Set([...this.hidden, ...without])) : this.offered;
     const tail = this.tail().filter((t) => !without?.has(t.name));
     return [...catalog.entries, ...tail.map((t) => JSON.parse(catalog.entryJson(t)) as CatalogEntry)];
   }
 
   /** The serialized tool list for the next request: the cached prefix plus the tail. */
   json(): string {
-    const catalog = this.catalog;
+    const catalog = this.offered;
     const tail = this.tail();
     if (this.cache && this.cache.catalog === catalog && this.cache.count === tail.length) return this.cache.json;
     const json = tail.length === 0 ? catalog.json : `${catalog.json.slice(0, -1)}${catalog.loaded.length > 0 ? "," : ""}${tail.map((t) => catalog.entryJson(t)).join(",")}]`;
