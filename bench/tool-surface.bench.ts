@@ -8,7 +8,8 @@
 // sent (with tokens estimated at 4 bytes each: the fake counts none), and wall time from send
 // to turn.finished (p50 over rounds; the fake answers at once, so a real model's time per round
 // trip comes on top). Goal: fewer round trips and fewer bytes sent. Without tool_transaction in
-// the build, the second run uses tool_program and single edits and check, and says so.
+// the build (or with BENCH_NO_TRANSACTION=1), the second run uses tool_program and single edits
+// and check, and says so.
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,7 +27,8 @@ import { goal, percentile, printTable, ratio } from "./lib";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const FILES = ["a", "b", "c", "d", "e"];
 const names = new Set(builtinTools().map((t) => t.name));
-const HAS_TRANSACTION = names.has("tool_transaction") && names.has("run_check");
+// BENCH_NO_TRANSACTION=1 measures tool_program alone (single edits and check) even when the transaction is there.
+const HAS_TRANSACTION = names.has("tool_transaction") && names.has("run_check") && !process.env.BENCH_NO_TRANSACTION;
 
 // Each usage file is a small real module (~3 KB), so reads carry realistic weight.
 const moduleText = (n: string) =>
@@ -50,7 +52,7 @@ function seedWorkspace(dir: string) {
 let id = 0;
 const tc = (name: string, args: unknown) => ({ type: "tool_call" as const, id: `toolu_${++id}`, name, arguments: JSON.stringify(args) });
 const edit = (n: string) => ({ path: `src/${n}.ts`, old_string: `parseConfig("${n}.json")`, new_string: `parseConfig("${n}.json", { strict: true })` });
-const check = HAS_TRANSACTION ? tc("run_check", { name: "test" }) : tc("shell", { command: "node check.js" });
+const check = names.has("run_check") ? tc("run_check", { name: "test" }) : tc("shell", { command: "node check.js" });
 const search = { pattern: "parseConfig(", glob: "src/[a-e].ts" };
 
 function singleScript(): ScriptStepInput[] {
@@ -154,7 +156,7 @@ try {
   const p50 = (xs: number[]) => percentile(Float64Array.from(xs).sort(), 50);
   const s = { trips: single[0].trips, bytes: single[0].bytes, wall: p50(single.map((x) => x.wall)) };
   const b = { trips: bounded[0].trips, bytes: bounded[0].bytes, wall: p50(bounded.map((x) => x.wall)) };
-  const second = HAS_TRANSACTION ? "tool_program + tool_transaction" : "tool_program (tool_transaction not in this build)";
+  const second = HAS_TRANSACTION ? "tool_program + tool_transaction" : `tool_program, single edits and check${names.has("tool_transaction") ? "" : " (tool_transaction not in this build)"}`;
   printTable(
     `find usages in 5 files, read them, edit 2, run the check — real server and runner, fake provider (${ROUNDS} rounds)`,
     ["case", { title: "round trips", digits: 0 }, { title: "request bytes", digits: 0 }, { title: "≈ tokens sent", digits: 0 }, { title: "wall p50 ms", digits: 0 }],
