@@ -6,6 +6,7 @@
 // a runner that exits for its configuration (exit code 2) says why once and is not restarted.
 import { spawn, type ChildProcess } from "node:child_process";
 import { delimiter, join } from "node:path";
+import { compiledEntry } from "./build/compiled";
 
 export interface LocalRunnerOptions {
   root: string;
@@ -41,7 +42,7 @@ export class LocalRunner {
     const hide = [root, ...(dataDir ? [dataDir] : []), ...(process.env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean)];
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", join(root, "runner", "main.ts"), "--server", serverUrl, "--workspace", workspace, ...(workspacesRoot ? ["--root", workspacesRoot] : []), "--parent-pid", String(process.pid)],
+      [...runnerEntry(root), "--server", serverUrl, "--workspace", workspace, ...(workspacesRoot ? ["--root", workspacesRoot] : []), "--parent-pid", String(process.pid)],
       {
         cwd: root,
         // The token travels in the environment, not argv, so `ps` does not show it.
@@ -89,6 +90,13 @@ export class LocalRunner {
     clearTimeout(timer);
     killGroup(child.pid, "SIGKILL"); // stragglers the runner's own shutdown missed
   }
+}
+
+/** The compiled runner beside a compiled server (`npm start`), else its sources under tsx. */
+function runnerEntry(root: string): string[] {
+  const source = join(root, "runner", "main.ts");
+  const compiled = compiledEntry(source);
+  return compiled ? ["--enable-source-maps", compiled] : ["--import", "tsx", source];
 }
 
 /** The runner needs neither the model's keys nor the database: it gets none of them. */

@@ -1,10 +1,12 @@
 // Starts one of the server's worker threads from its TypeScript entry. Worker threads do not
 // inherit the tsx loader of the main thread (Node 20): the thread tries its entry, and when
 // Node cannot load it, registers tsx and loads it again (a new URL: the failed load stays
-// cached). Under a compiled build the first import simply succeeds.
+// cached). Under the compiled build of `npm start` the thread loads its compiled entry and the
+// first import simply succeeds.
 import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { compiledEntry } from "../build/compiled";
 
 const boot = `
 const { workerData } = require("node:worker_threads");
@@ -19,7 +21,8 @@ const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").
 
 /** `data` reaches the thread as its `workerData` (beside `entry` and `tsx`). */
 export function startThread(entry: URL, data: Record<string, unknown>): Worker {
-  return new Worker(boot, { eval: true, workerData: { ...data, entry: entry.href, tsx } });
+  const compiled = compiledEntry(fileURLToPath(entry));
+  return new Worker(boot, { eval: true, workerData: { ...data, entry: compiled ? pathToFileURL(compiled).href : entry.href, tsx } });
 }
 
 /** A thread answering numbered requests: `{ id, ok: true, … }` or `{ id, ok: false, … }`. */

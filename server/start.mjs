@@ -1,0 +1,144 @@
+// `npm start`: runs the server compiled ahead of time instead of compiling its TypeScript with
+// tsx at every start (which made a restart take 7–13 s to answer /api/health). The server, the
+// local runner and the worker threads are bundled by esbuild into .quiver/build/<id>/, one plain
+// ES module each, with every package left to node_modules (native ones included) and source maps.
+// The build is redone only when one of its inputs (the files esbuild read, the lockfile, the
+// tsconfig) changed size or time, so a fresh clone or a pull still starts with one command.
+// Plain JavaScript on purpose: this file is what runs before anything is compiled.
+//
+// Every module keeps its own location: `import.meta.url` (and .dirname/.filename) in a bundled
+// source file are rewritten to that source file's path, so `.txt` descriptions, the Prisma
+// client's engine files and paths to the checkout resolve as under tsx. server/build/compiled.ts
+// tells the running bundle which compiled entries exist (runner, worker threads).
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+const buildRoot = join(root, ".quiver", "build");
+const currentFile = join(buildRoot, "current.json");
+/** Sources compiled to one entry each: `server/main.ts` → `server-main.mjs` (server/build/compiled.ts). */
+const ENTRIES = ["server/main.ts", "runner/main.ts", "server/hub/event-store-worker.ts", "server/db/query-thread-worker.ts"];
+const ALWAYS = ["package-lock.json", "tsconfig.json", "server/start.mjs"];
+
+/** size:mtime of each input; a build is fresh while all of them still match. */
+function stamp(paths) {
+  const out = {};
+  for (const path of paths) {
+    try {
+      const s = statSync(join(root, path));
+      out[path] = `${s.size}:${s.mtimeMs}`;
+    } catch {
+      out[path] = "missing";
+    }
+  }
+  return out;
+}
+
+function current() {
+  try {
+    const built = JSON.parse(readFileSync(currentFile, "utf8"));
+    const now = stamp(Object.keys(built.inputs));
+    const fresh = Object.entries(built.inputs).every(([path, s]) => now[path] === s);
+    return fresh && existsSync(join(buildRoot, built.dir, "server-main.mjs")) ? built.dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rewrites import.meta.{url,dirname,filename} in a source file to that file's own location. */
+const keepLocations = {
+  name: "keep-source-locations",
+  setup(build) {
+    build.onLoad({ filter: /\.tsx?$/ }, (args) => {
+      if (args.path.includes("/node_modules/")) return undefined;
+      let text = readFileSync(args.path, "utf8");
+      if (text.includes("import.meta.")) {
+        // The bundle lies in .quiver/build/<id>/, three folders below the checkout.
+        const url = `new URL(${JSON.stringify(`../../../${relative(root, args.path)}`)}, import.meta.url)`;
+        text = text
+          .replace(/\bimport\.meta\.url\b/g, `${url}.href`)
+          .replace(/\bimport\.meta\.dirname\b/g, `__quiverPath.dirname(__quiverUrl.fileURLToPath(${url}))`)
+          .replace(/\bimport\.meta\.filename\b/g, `__quiverUrl.fileURLToPath(${url})`);
+        if (text.includes("__quiverPath")) text = `import * as __quiverPath from "node:path";\n${text}`;
+        if (text.includes("__quiverUrl")) text = `import * as __quiverUrl from "node:url";\n${text}`;
+      }
+      return { contents: text, loader: args.path.endsWith("x") ? "tsx" : "ts" };
+    });
+  },
+};
+
+async function compile(log) {
+  // The esbuild tsx itself uses (runner/exec/bundle.ts does the same): not a dependency of ours.
+  const require = createRequire(createRequire(import.meta.url).resolve("tsx"));
+  const { build } = await import(pathToFileURL(require.resolve("esbuild")).href);
+  const id = `${Date.now().toString(36)}-${process.pid}`;
+  const outdir = join(buildRoot, id);
+  const started = Date.now();
+  const result = await build({
+    entryPoints: Object.fromEntries(ENTRIES.map((e) => [e.replace(/\.ts$/, "").replace(/\//g, "-"), join(root, e)])),
+    outdir,
+    outExtension: { ".js": ".mjs" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: `node${process.versions.node.split(".")[0]}`,
+    packages: "external",
+    sourcemap: true,
+    metafile: true,
+    logLevel: "warning",
+    plugins: [keepLocations],
+  });
+  const inputs = stamp([...new Set([...Object.keys(result.metafile.inputs).filter((p) => !p.includes("node_modules/")), ...ALWAYS])]);
+  const tmp = `${currentFile}.${process.pid}`;
+  writeFileSync(tmp, JSON.stringify({ dir: id, inputs }, null, 1));
+  renameSync(tmp, currentFile);
+  log(`compiled the server (${Object.keys(inputs).length} files) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  // Older builds go, but the one before stays: a server still running from it may restart its
+  // runner or a worker thread from there.
+  const dirs = readdirSync(buildRoot).filter((d) => d !== id && statSync(join(buildRoot, d)).isDirectory());
+  dirs.sort((a, b) => statSync(join(buildRoot, b)).mtimeMs - statSync(join(buildRoot, a)).mtimeMs);
+  for (const old of dirs.slice(1)) rmSync(join(buildRoot, old), { recursive: true, force: true });
+  return id;
+}
+
+/** Servers started together compile once: the first takes the lock, the others wait for it. */
+async function locked(fn) {
+  const lock = join(buildRoot, "build.lock");
+  for (;;) {
+    try {
+      closeSync(openSync(lock, "wx"));
+      writeFileSync(lock, String(process.pid));
+      break;
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+      const holder = Number(readFileSync(lock, "utf8").trim() || NaN);
+      if (Number.isInteger(holder) && holder > 0 && !alive(holder)) rmSync(lock, { force: true });
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === "EPERM";
+  }
+}
+
+const log = (line) => console.log(`[quiver] ${line}`);
+let dir = current();
+if (!dir) {
+  mkdirSync(buildRoot, { recursive: true });
+  dir = await locked(async () => current() ?? (log("compiling the server (first start or changed sources)…"), await compile(log)));
+}
+process.setSourceMapsEnabled(true);
+await import(pathToFileURL(join(buildRoot, dir, "server-main.mjs")).href);
