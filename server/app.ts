@@ -36,6 +36,7 @@ import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
 import { ensureLocalActor } from "./services/local-user";
 import { createSessionService } from "./services/sessions";
+import { createModelLister } from "./services/model-list";
 import { healthCheck } from "./services/health";
 import { writeProbe } from "./db/probe";
 import type { Actor, Services } from "./services/types";
@@ -95,6 +96,8 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     onRemoved: (id) => parts.services.runners.unbind(id),
     modelChoices: () => parts.services.engine.modelChoices(),
     workspaceFor: (actor, projectId) => parts.services.projects.workspaceFor(actor, projectId),
+    models: createModelLister(env),
+    prices: env.QUIVER_PRICES,
   });
   // Revoking a link drops its live viewers at once (auth is made just below).
   const shares = createShareService(handle.db, { onRevoked: (linkId) => auth.viewers.end(linkId, "revoked") });

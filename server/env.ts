@@ -2,6 +2,7 @@
 // with one line naming the variable; nothing else in the server reads process.env.
 import { resolve } from "node:path";
 import { z } from "zod";
+import { parsePrices } from "./engine/pricing/parse";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const size = z.string().regex(/^\s*\d+(\.\d+)?\s*[kmgt]?i?b?\s*$/i, "must be a size such as 4g, 256m, or 0 for none");
@@ -43,6 +44,17 @@ export const envSchema = z.object({
   ANTHROPIC_BASE_URL: url(["http:", "https:"]).optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: url(["http:", "https:"]).optional(),
+  /** Model prices (dollars per million tokens) over the built-in table (engine/pricing): the JSON
+   *  itself or a JSON file's path, { "model": { "input", "output", "cacheRead"?, "cacheWrite"? } }. */
+  QUIVER_PRICES: z
+    .string()
+    .transform((v, ctx) => {
+      const r = parsePrices(v);
+      if (r.ok) return r.table;
+      ctx.addIssue({ code: "custom", message: r.message });
+      return z.NEVER;
+    })
+    .optional(),
   QUIVER_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Free space in the data folder below which /api/health reports a problem (and the IDE shows it). */
   QUIVER_MIN_FREE_DISK_MB: z.coerce.number().int().min(0).default(500),

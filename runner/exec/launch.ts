@@ -79,6 +79,30 @@ export function directTether(): string[] {
 }
 
 /**
+ * The argv prefix for a terminal: a bash that owns the terminal's session (node-pty makes its
+ * child the session leader) outside the command's namespace. Whoever leads a session hangs up
+ * its foreground job when it dies, and a shell whose job just ended reads the next line queued
+ * on the terminal, so the leader must outlive what runs in it: it ignores the terminal's
+ * hang-up, and on the runner's death (its parent-death signal, TERM) or a close (pty.ts) it
+ * SIGKILLs the namespace's init (the child of its child: unshare's or bubblewrap's), which
+ * takes every process of the namespace at once, and exits only once that child is gone, when
+ * nothing is left to hang up. Empty where setpriv is missing.
+ */
+export function ttyLeader(): string[] {
+  const setpriv = findOnPath("setpriv");
+  if (!setpriv) return [];
+  // The no-op HUP trap (not an ignore) lets the shell inherit the default. `<&0`: a
+  // non-interactive bash gives a background job /dev/null, not the terminal, without it.
+  const script = [
+    "trap : HUP",
+    `trap 'read -r k < "/proc/$c/task/$c/children"; kill -KILL \${k:-$c} 2>/dev/null' TERM`,
+    '"$@" <&0 & c=$!',
+    'while :; do wait "$c"; s=$?; kill -0 "$c" 2>/dev/null || exit "$s"; done',
+  ].join("\n");
+  return [setpriv, "--pdeathsig", "TERM", "--", "bash", "--norc", "--noprofile", "-c", script, "quiver-tty"];
+}
+
+/**
  * argv in its own process group, stdin /dev/null; stragglers found by `marker` die with it.
  * With `limits`, in a cgroup of its own (removed after) under the rlimits; a limit it hit is
  * said in its exit's `error`, which the reader sees after the output.

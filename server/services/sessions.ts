@@ -6,6 +6,9 @@ import type { Db } from "../db";
 import type { ProviderKind } from "../engine/types";
 import type { ModelChoices } from "../engine/providers/index";
 import type { Actor } from "./types";
+import type { ModelLister, ModelListing } from "./model-list";
+import { sessionCost, type SessionCost } from "./session-cost";
+import { priceTable, type PriceTable } from "../engine/pricing/prices";
 
 export interface SessionSummary {
   id: string;
@@ -13,13 +16,16 @@ export interface SessionSummary {
   status: string;
   provider: string | null;
   model: string | null;
+  /** The project it works in (null: made before projects). */
+  projectId: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-function summarize(s: { id: string; title: string; status: string; provider: string | null; model: string | null; createdAt: Date; updatedAt: Date }): SessionSummary {
+function summarize(s: { id: string; title: string; status: string; provider: string | null; model: string | null; projectId: string | null; createdAt: Date; updatedAt: Date }): SessionSummary {
   return {
     id: s.id,
+    projectId: s.projectId,
     title: s.title,
     status: s.status,
     provider: s.provider,
@@ -50,15 +56,21 @@ export interface SessionServiceOptions {
   /** The person's workspace of the project (none named: the org's Default project), placed on a
    *  runner if it is new (services/projects.ts). */
   workspaceFor?(actor: Actor, projectId?: string): Promise<{ projectId: string; workspaceId: string }>;
+  /** The providers' model lists for the picker (services/model-list.ts). */
+  models?: ModelLister;
+  /** The operator's prices (QUIVER_PRICES) over the built-in table. */
+  prices?: PriceTable;
 }
 
 const PROVIDER_NAMES: Record<ProviderKind, string> = { anthropic: "Anthropic", openai: "The OpenAI-compatible API" };
 
 export function createSessionService(db: Db, options: SessionServiceOptions = {}) {
+  const prices = priceTable(options.prices);
   return {
-    async list(actor: Actor): Promise<SessionSummary[]> {
+    /** The person's sessions in their org, latest first; with `projectId`, that project's only. */
+    async list(actor: Actor, filter: { projectId?: string } = {}): Promise<SessionSummary[]> {
       const rows = await db.session.findMany({
-        where: { orgId: actor.orgId, ownerId: actor.userId },
+        where: { orgId: actor.orgId, ownerId: actor.userId, ...(filter.projectId ? { projectId: filter.projectId } : {}) },
         orderBy: { updatedAt: "desc" },
         take: 200,
       });
@@ -96,6 +108,17 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
       const { count } = await db.session.updateMany({ where: { id, orgId: actor.orgId }, data: { provider: choice.provider, model: choice.model } });
       if (count === 0) throw new TRPCError({ code: "NOT_FOUND", message: `No session ${id}.` });
       return this.get(actor, id);
+    },
+
+    /** The provider's models for the picker; an empty list with the reason when it cannot be read. */
+    async listModels(provider: ProviderKind): Promise<ModelListing> {
+      if (!options.models) return { provider, models: [], error: "This server does not list models; type a model name.", fetchedAt: new Date().toISOString() };
+      return options.models.list(provider);
+    },
+
+    /** Tokens and dollars per turn and for the session (access checked by the caller). */
+    cost(id: string): Promise<SessionCost> {
+      return sessionCost(db, id, prices);
     },
 
     /** Names a session still called by its creation time after the message that starts it. */

@@ -9,7 +9,9 @@ import { ModeError, acceptPlan, modeFor, setMode } from "../../services/session-
 const modeGuard = serviceErrors(ModeError, (e) => ({ code: e.code }));
 
 export const sessionsRouter = router({
-  list: memberProcedure.query(({ ctx }) => ctx.services.sessions.list(ctx.actor)),
+  list: memberProcedure
+    .input(z.object({ projectId: z.string().min(1).max(100).optional() }).optional())
+    .query(({ ctx, input }) => ctx.services.sessions.list(ctx.actor, { projectId: input?.projectId })),
   create: memberProcedure
     // In a project of the person's org (none: its Default project); the session works in the person's workspace of it.
     .input(z.object({ title: z.string().trim().min(1).max(200).optional(), projectId: z.string().min(1).max(100).optional() }).optional())
@@ -30,6 +32,14 @@ export const sessionsRouter = router({
     )
     .mutation(({ ctx, input }) => ctx.services.sessions.setModel(ctx.actor, input.id, { provider: input.provider, model: input.model })),
   models: memberProcedure.query(({ ctx }) => ctx.services.engine.modelChoices()),
+  /** A provider's models from its own list (cached briefly); empty with `error` when unreadable. */
+  modelList: memberProcedure
+    .input(z.object({ provider: z.enum(["anthropic", "openai"]) }))
+    .query(({ ctx, input }) => ctx.services.sessions.listModels(input.provider)),
+  /** Tokens and dollars per turn and for the whole session (services/session-cost.ts). */
+  cost: sessionReadProcedure("id")
+    .input(z.object({ id: z.string().min(1) }))
+    .query(({ ctx, input }) => ctx.services.sessions.cost(input.id)),
   /** The session's mode (policy/modes.ts) and the modes its org forbids. */
   mode: sessionProcedure("session.inspect")
     .input(z.object({ sessionId: z.string().min(1) }))

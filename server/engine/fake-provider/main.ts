@@ -10,10 +10,15 @@ import { DEFAULT_KEEP_REQUESTS, startFakeProvider } from "./server";
 
 const HELP = `Usage: tsx server/engine/fake-provider/main.ts [--port N] [--script FILE] [--keep-requests N]
 
-A local model provider speaking Anthropic's /v1/messages and OpenAI's /v1/chat/completions.
+A local model provider speaking Anthropic's /v1/messages and OpenAI's /v1/chat/completions,
+and listing its models at GET /v1/models in either format (Anthropic's when the request has an
+anthropic-version header, else OpenAI's). It lists fake-model (takes images) and fake-model-text
+unless the script's "models" says otherwise.
   --port N            port on 127.0.0.1 (default 4010; 0 picks a free one)
-  --script FILE       JSON { "steps": [...], "loop": true } answered in order (script.ts);
-                      without it every request gets a short text reply
+  --script FILE       JSON { "steps": [...], "loop": true, "models": [...] } answered in order
+                      (script.ts); without it every request gets a short text reply.
+                      "models": [{ "id": "m", "name": "M", "images": true }] is the list, or
+                      { "status": 503 } makes the list fail
   --keep-requests N   requests it keeps in memory, the latest ones (default ${DEFAULT_KEEP_REQUESTS}):
                       its memory stays bounded however long it runs
 Exit codes: 2 bad arguments or script, 1 the port cannot be listened on (for example in use).`;
@@ -53,7 +58,7 @@ if (values!.script) {
   script = Script.parse({ steps: [{ blocks: [{ type: "text", text: "Hello from the fake provider." }] }], loop: true });
 }
 
-const fake = await startFakeProvider({ steps: script.steps, loop: script.loop, port, keepRequests }).catch((err: NodeJS.ErrnoException) =>
+const fake = await startFakeProvider({ steps: script.steps, loop: script.loop, port, keepRequests, models: script.models }).catch((err: NodeJS.ErrnoException) =>
   fail(1, err.code === "EADDRINUSE" ? `Port ${port} on 127.0.0.1 is already in use; pick another with --port.` : `Cannot listen on 127.0.0.1:${port}: ${err.message}`),
 );
 console.log(`fake provider on ${fake.anthropicBaseURL} (Anthropic) and ${fake.openaiBaseURL} (OpenAI); ${script.steps.length} step(s)${script.loop ? ", looping" : ""}; keeps the last ${keepRequests} request(s)`);

@@ -2,6 +2,7 @@
 // file (JSON) is checked against this schema, so a typo names the bad field instead of
 // producing a confusing stream.
 import { z } from "zod";
+import { FakeModelList } from "./models";
 
 export const ScriptBlock = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }),
@@ -78,6 +79,8 @@ export const Script = z.object({
   steps: z.array(ScriptStep),
   /** Start again from the first step when the script runs out (manual use with `npm start`). */
   loop: z.boolean().default(false),
+  /** What `GET /v1/models` lists: [{ id, name?, images? }], or { status, message? } to fail (models.ts). */
+  models: FakeModelList.optional(),
 });
 export type Script = z.infer<typeof Script>;
 

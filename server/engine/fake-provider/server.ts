@@ -1,6 +1,6 @@
 // A local model provider for tests, benchmarks and manual runs: answers Anthropic
 // `/v1/messages` and OpenAI `/v1/chat/completions` from a queue of scripted steps, over the real
-// SSE wire formats, and records the requests it receives (parsed body included) so tests can
+// SSE wire formats, and `GET /v1/models` in either format (models.ts), and records the requests it receives (parsed body included) so tests can
 // check what the model was sent and that the prompt prefix stayed byte-stable. The record keeps
 // the latest `keepRequests` (default 200): a fake left running for hours of turns holds a
 // bounded log, not every request body it was ever sent.
@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { parseStep, type ScriptResponse, type ScriptStep, type ScriptStepInput } from "./script";
 import { anthropicEvents, errorBody, openaiEvents } from "./wire";
+import { DEFAULT_FAKE_MODELS, isAnthropicRequest, modelsResponse, type FakeModelList } from "./models";
 
 export type WireFormat = "anthropic" | "openai";
 
@@ -29,6 +30,8 @@ export interface FakeProviderOptions {
   onWrite?: (requestIndex: number, chunk: Buffer) => void;
   /** Requests kept in `requests`, the latest ones (default 200). */
   keepRequests?: number;
+  /** What `GET /v1/models` answers (default DEFAULT_FAKE_MODELS). */
+  models?: FakeModelList;
 }
 
 export const DEFAULT_KEEP_REQUESTS = 200;
@@ -44,6 +47,10 @@ export interface FakeProvider {
   /** Every request received since the start, kept or not. */
   received(): number;
   enqueue(...steps: ScriptStepInput[]): void;
+  /** Replaces what `GET /v1/models` answers: a list, or `{ status }` to fail. */
+  setModels(list: FakeModelList): void;
+  /** `GET /v1/models` requests received since the start. */
+  modelLists(): number;
   /** Steps not yet answered. */
   pending(): number;
   /** Responses still streaming: one a client hung up on no longer counts. */
@@ -60,6 +67,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   let cursor = 0;
   let streaming = 0;
   let received = 0;
+  let models: FakeModelList = options.models ?? DEFAULT_FAKE_MODELS;
+  let modelLists = 0;
   const keep = options.keepRequests ?? DEFAULT_KEEP_REQUESTS;
   if (!Number.isInteger(keep) || keep < 0) throw new Error(`keepRequests must be a whole number ≥ 0, got ${keep}`);
   const requests: RecordedRequest[] = [];
@@ -94,6 +103,12 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
+    if (req.method === "GET" && path.endsWith("/models")) {
+      modelLists++;
+      const answer = modelsResponse(isAnthropicRequest(req), models);
+      res.writeHead(answer.status, { "content-type": "application/json", "x-should-retry": "false" }).end(answer.body);
+      return;
+    }
     if (req.method !== "POST" || !format) {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
       return;
@@ -179,6 +194,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     requests,
     received: () => received,
     enqueue: (...steps) => script.push(...steps.map(parseStep)),
+    setModels: (list) => void (models = list),
+    modelLists: () => modelLists,
     pending: () => Math.max(0, script.length - cursor),
     streaming: () => streaming,
     resume: () => {
