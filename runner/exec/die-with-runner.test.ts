@@ -2,13 +2,12 @@
 // running (a command, what that command forked into the background, a terminal's shell and
 // what runs in it, a setsid+nohup daemon) goes on changing the workspace. Sandboxed (warm sandbox, bubblewrap) and
 // unsandboxed (setpriv's parent-death signal and a PID namespace per command).
-// Not covered, because it does not hold yet: unsandboxed, the runner's death hangs up the
-// terminal, which kills its foreground command a few ms before the PID namespace goes, and in
-// that window the terminal's bash (not its session's leader, so not hung up itself) can run the
-// next command on its line (2 of 4 runs). The fix needs the shell to own its session inside the
-// namespace; until then the terminal's case checks only that its command dies.
+// The terminal has a race of its own: whoever owns its session hangs up its foreground job when
+// it dies, and a shell whose job just ended reads the next line queued on the terminal. The
+// second case queues `touch` behind a running command, and behind commands that survive a
+// hang-up (a HUP trap, `nohup`, a background job, `setsid`), then kills the runner, many times.
 import { existsSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../server/executors/runner/testing";
@@ -34,7 +33,7 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
     dir = await tempDir();
     server = await startServer();
     runner = spawnRunner({ url: server.url, workspace: dir, env: { NODE_ENV: "test", QUIVER_SANDBOX: mode } });
-    await waitFor(() => server!.pool.status().some((r) => r.connected), 20_000, "runner to connect");
+    await waitFor(() => server!.pool.status().some((r) => r.connected), 60_000, "runner to connect");
   }
 
   // Unique sleep lengths are the markers `processesMatching` looks for.
@@ -78,4 +77,38 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
     for (const name of ["late-fg.txt", "late-bg.txt", "late-sid.txt"]) expect(existsSync(join(dir, name)), name).toBe(false);
     expect(Object.fromEntries([fg, bg, term, sid].map((m, i) => [m, left[i]]))).toEqual({ [fg]: [], [bg]: [], [term]: [], [sid]: [] });
   }, 60_000);
+
+  // Each round is a fresh runner: the race is lost in a few ms or not at all, so one kill proves little.
+  it("a terminal's shell never runs the line queued behind its command, nor a command that outlives a hang-up", async () => {
+    dir = await tempDir();
+    server = await startServer();
+    const base = mode === "auto" ? 40.03 : 40.04;
+    for (let round = 0; round < 8; round++) {
+      runner = spawnRunner({ url: server.url, workspace: dir, env: { NODE_ENV: "test", QUIVER_SANDBOX: mode } });
+      await waitFor(() => server!.pool.status().some((r) => r.connected), 60_000, "runner to connect");
+      const pty = server.pool.pty.open("s1", { cols: 80, rows: 24 });
+      let screen = "";
+      pty.onData((d) => (screen += d));
+      const m = (k: number) => (base + round / 1000 + k / 100000).toFixed(5);
+      // A daemon that ignores the hang-up, a background job that traps it to write, another
+      // background job and a setsid child; then the foreground command, which traps the hang-up
+      // to write (what a dying session leader sends its foreground job), with a line queued
+      // behind it.
+      pty.write(`nohup sh -c 'sleep ${m(1)}; touch nohup-${round}' >/dev/null 2>&1 & (trap 'touch trapbg-${round}' HUP; sleep ${m(2)}) & (sleep ${m(3)}; touch bg-${round}) & setsid sh -c 'sleep ${m(4)}; touch sid-${round}' & echo ready-$((6*7)); bash -c "trap 'touch trap-${round}' HUP; sleep ${m(5)}; :"\r`);
+      await waitFor(() => screen.includes("ready-42"), 15_000, "the terminal's commands to start");
+      await waitFor(async () => (await Promise.all([1, 2, 3, 4, 5].map((k) => processesMatching(`sleep ${m(k)}`)))).every((p) => p.length > 0), 15_000, `every sleep of the terminal: ${screen}`);
+      // Killed once the line is on the terminal (its echo is back), not while it is on its way.
+      pty.write(`touch after-kill-${round}\r`);
+      await waitFor(() => screen.includes(`touch after-kill-${round}`), 15_000, "the queued line's echo");
+      runner.child.kill("SIGKILL");
+      await runner.exited;
+      await waitFor(async () => (await Promise.all([1, 2, 3, 4, 5].map((k) => processesMatching(`sleep ${m(k)}`)))).every((p) => p.length === 0), 5000, "the terminal's commands to die with the runner").catch(() => undefined);
+      await sleep(300);
+      const left = (await Promise.all([1, 2, 3, 4, 5].map((k) => processesMatching(`sleep ${m(k)}`)))).flat();
+      for (const pid of left) process.kill(pid, "SIGKILL");
+      expect(left, `round ${round}: processes left`).toEqual([]);
+      const written = (await readdir(dir)).filter((f) => /-\d+$/.test(f));
+      expect(written, `round ${round}: files written after the kill`).toEqual([]);
+    }
+  }, 600_000);
 });

@@ -1,5 +1,6 @@
 // The person's terminals: node-pty sessions running a login shell in the workspace, inside the
-// same sandbox as commands (bubblewrap without setsid, so the shell keeps its terminal), with
+// same sandbox as commands (bubblewrap without setsid, so the shell keeps its terminal), led by
+// a process outside it that outlives it (launch.ts ttyLeader), with
 // network in the workspace's namespace, shared with the agent's commands (netns.ts). Closing
 // kills the PTY's whole process tree. When the server connection drops, PTYs wait `graceMs`
 // for a `pty.open` with the same id to re-attach (output meanwhile is kept and replayed), then
@@ -9,7 +10,7 @@ import { constants as osConstants } from "node:os";
 import type { RunnerToServer } from "../../server/protocol/runner";
 import type { PtyHandler, PtyMessage } from "../ops";
 import { killTree, MARKER_VAR, newMarker } from "./kill";
-import { directTether } from "./launch";
+import { directTether, ttyLeader } from "./launch";
 import { makeJail, rlimitPrefix, type Limits } from "./limits";
 import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
@@ -44,6 +45,8 @@ interface Entry {
   backlog: string;
   grace?: NodeJS.Timeout;
   closing: boolean;
+  /** Resolves when the PTY's process (the session's leader) has exited. */
+  exited: Promise<void>;
 }
 
 const signalName = (n: number | undefined): string | undefined =>
@@ -123,7 +126,8 @@ export class PtyManager implements PtyHandler {
       { workspace: this.o.workspaceRoot, cwd: this.o.workspaceRoot, ...net, newSession: false, hide: this.o.hide },
       this.o.sandbox.available ? inner : [...directTether(), ...inner],
     );
-    const [file, ...args] = jail ? jail.wrap([wrapped.file, ...wrapped.args]) : [wrapped.file, ...wrapped.args];
+    const led = [...ttyLeader(), wrapped.file, ...wrapped.args];
+    const [file, ...args] = jail ? jail.wrap(led) : led;
     const env = {
       ...this.o.env,
       ...(this.o.sandbox.available ? SANDBOX_ENV : {}),
@@ -140,7 +144,9 @@ export class PtyManager implements PtyHandler {
       this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: `failed to start: ${(e as Error).message}` });
       return;
     }
-    const entry: Entry = { id: m.ptyId, sessionId: m.sessionId, pty, marker, backlog: "", closing: false };
+    let ended = () => {};
+    const exited = new Promise<void>((resolve) => (ended = resolve));
+    const entry: Entry = { id: m.ptyId, sessionId: m.sessionId, pty, marker, backlog: "", closing: false, exited };
     this.ptys.set(entry.id, entry);
     const wanted = this.o.network ?? true;
     const without = !wanted ? undefined : !net.network ? "no network (the workspace's network namespace could not start; see the runner's log)" : this.net.mode === "none" ? `no outbound network: ${this.net.reason}` : undefined;
@@ -155,6 +161,7 @@ export class PtyManager implements PtyHandler {
     }, 1000);
     watch?.unref();
     pty.onExit(({ exitCode, signal }) => {
+      ended();
       clearInterval(watch);
       clearTimeout(entry.grace);
       this.ptys.delete(entry.id);
@@ -180,11 +187,28 @@ export class PtyManager implements PtyHandler {
     if (backlog) this.deliver(entry, backlog);
   }
 
-  /** Kills the PTY's process tree; its onExit reports pty.exit. */
+  /**
+   * Kills the PTY's process tree; its onExit reports pty.exit. The session's leader is asked
+   * first (launch.ts ttyLeader): it kills the namespace before it hangs anything up, so the
+   * shell never runs a line queued behind its command. The tree is killed after it, or if it
+   * does not end.
+   */
   private async close(entry: Entry): Promise<void> {
     if (entry.closing) return;
     entry.closing = true;
     clearTimeout(entry.grace);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2000);
+      entry.exited.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      try {
+        process.kill(entry.pty.pid, "SIGTERM");
+      } catch {
+        resolve();
+      }
+    });
     await killTree(entry.pty.pid, entry.marker);
   }
 
