@@ -42,6 +42,7 @@ import { writeProbe } from "./db/probe";
 import type { Actor, Services } from "./services/types";
 import { LocalRunner } from "./local-runner";
 import { createParts, type Parts } from "./parts";
+import { logFn, setLogLevel } from "./log";
 
 export interface QuiverOptions {
   env: Env;
@@ -69,7 +70,8 @@ type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => vo
 
 export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const { env, root } = options;
-  const log = options.log ?? ((line: string) => console.log(`[quiver] ${line}`));
+  setLogLevel(env.QUIVER_LOG_LEVEL);
+  const log = options.log ?? logFn("quiver", "info");
   mkdirSync(env.dataDir, { recursive: true });
   mkdirSync(env.workspaceDir, { recursive: true });
 

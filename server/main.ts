@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { EnvError, parseEnv } from "./env";
 import { startQuiver } from "./app";
 import { isDatabaseFault } from "./db/faults";
+import { scoped } from "./log";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const dev = process.argv.includes("--dev");
@@ -23,16 +24,17 @@ async function main(): Promise<void> {
   }
   process.env.NEXT_TELEMETRY_DISABLED = "1";
   const quiver = await startQuiver({ env, root, dev });
-  console.log(`[quiver] ready on ${quiver.url} (database: ${quiver.services.dbProvider}, data: ${env.dataDir})`);
+  const log = scoped("quiver");
+  log.info(`ready on ${quiver.url} (database: ${quiver.services.dbProvider}, data: ${env.dataDir})`);
 
   let signals = 0;
   const shutdown = (signal: string) => {
     if (++signals > 1) process.exit(130); // a second Ctrl-C means now
-    console.log(`[quiver] ${signal}: stopping`);
+    log.info(`${signal}: stopping`);
     quiver.stop().then(
       () => process.exit(0),
       (err) => {
-        console.error(`[quiver] stop failed: ${(err as Error).message}`);
+        log.error({ err }, "stop failed");
         process.exit(1);
       },
     );

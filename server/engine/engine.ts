@@ -16,6 +16,7 @@ import { isDatabaseFault } from "../db/faults";
 import { ImageData, ImageError, prepareImages } from "./images";
 import type { SendImage } from "../protocol/attachments";
 import { zeroUsage, type ProviderAdapter, type ProviderConfig, type ToolCatalog } from "./types";
+import { logFn } from "../log";
 
 export interface EngineDeps {
   db: Db;
@@ -99,7 +100,7 @@ interface RunningTurn {
 }
 
 export function createEngine(deps: EngineDeps): Engine {
-  const log = deps.log ?? ((m: string, e?: unknown) => console.error(`[engine] ${m}`, e ?? ""));
+  const log = deps.log ?? logFn("engine");
   const { db } = deps;
   const running = new Map<string, RunningTurn>();
   /** Every turn still closing, including ones already released from `running`. */

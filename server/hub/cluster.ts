@@ -20,6 +20,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { openPgPool } from "../db/driver";
 import { CONTROL_CHANNEL, ControlMessage, EVENTS_CHANNEL, EventsMessage, Reassembler, framePayload } from "../protocol/broker";
+import { logFn } from "../log";
 
 type Msg<T extends ControlMessage["type"]> = Extract<ControlMessage, { type: T }>;
 export type ClusterRequest = Msg<"publish"> | Msg<"cancel">;
@@ -79,7 +80,7 @@ export function createCluster(options: ClusterOptions): Cluster {
   const id = randomBytes(8).toString("hex");
   const heartbeatMs = options.heartbeatMs ?? 2_000;
   const ttlMs = options.ttlMs ?? 10_000;
-  const log = options.log ?? ((m: string, e?: unknown) => console.error(`[cluster] ${m}`, e ?? ""));
+  const log = options.log ?? logFn("cluster");
   const ttl = `make_interval(secs => ${ttlMs / 1000})`;
   const pool = openPgPool(options.url, 1);
   const frames = new Map([[EVENTS_CHANNEL, new Reassembler()], [CONTROL_CHANNEL, new Reassembler()]]);

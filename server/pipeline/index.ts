@@ -18,6 +18,7 @@ import type { Actor } from "../services/types";
 import { authorize as authorizeAccess } from "../auth/authorize";
 import type { PipelineDeps, PipelineLimits } from "./types";
 import { subagentTools } from "./subagent";
+import { logFn } from "../log";
 
 export { ApprovalError } from "./approvals";
 export type { Choice } from "./approvals";
@@ -67,7 +68,7 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
   const limits: PipelineLimits = {
     concurrency: 10, shell: SHELL_LIMITS, text: TEXT_LIMITS, callTimeoutMs: 10 * 60_000, approvalPollMs: 2000, outputCeiling: DEFAULT_OUTPUT_CEILING, ...deps.limits,
   };
-  const log = deps.log ?? { warn: (m, d) => console.warn(m, d ?? ""), error: (m, d) => console.error(m, d ?? "") };
+  const log = deps.log ?? { warn: logFn("pipeline", "warn"), error: logFn("pipeline") };
   const sessionControllers = new Map<string, AbortController>();
   const sessionSignal = (sessionId: string) => {
     let c = sessionControllers.get(sessionId);

@@ -19,6 +19,7 @@ import {
   type RestoreChange,
 } from "../protocol/checkpoint-ops";
 import { parseHunks } from "./checkpoint-hunks";
+import { logFn } from "../log";
 
 export type CheckpointErrorCode = "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "BAD_REQUEST";
 
@@ -99,7 +100,7 @@ const SESSION_SCOPE = "session";
 
 export function createCheckpointService(deps: CheckpointDeps): CheckpointService {
   const { db } = deps;
-  const log = deps.log ?? ((m: string) => console.error(`[checkpoints] ${m}`));
+  const log = deps.log ?? logFn("checkpoints");
   /** The running turn of each session as the engine announced it. */
   const current = new Map<string, string>();
   /** A turn's `before` being made or made (by turn id): made once even when calls race. */

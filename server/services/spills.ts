@@ -13,6 +13,7 @@ import type { Db } from "../db";
 import { openBlobChannel, SPILL_CHUNK } from "./spill-blobs";
 import { charStartAtOrBefore, decode } from "../pipeline/truncate";
 import type { SpillLines } from "../tools/tool";
+import { logFn } from "../log";
 
 export interface LineQuery {
   sessionId: string;
@@ -286,7 +287,7 @@ export function startSpillCleanup(
   store: Pick<SpillStore, "deleteExpired">,
   opts: { intervalMs?: number; log?: (message: string, error?: unknown) => void } = {},
 ): { ready: Promise<number>; stop(): void } {
-  const log = opts.log ?? ((m, e) => console.warn(m, e ?? ""));
+  const log = opts.log ?? logFn("spills", "warn");
   const run = () =>
     store.deleteExpired().catch((e) => {
       log("spill cleanup failed", e);
