@@ -1,6 +1,6 @@
 // What the model picker shows: the provider and model a session's next turn will use, worked out
 // as the engine does (engine/providers: the session's choice, else the server's default).
-import type { ModelChoices } from "../../server/engine/providers/index";
+import type { ModelChoices } from "../../server/protocol/ide-types";
 
 export type { ModelChoices };
 

@@ -1,5 +1,5 @@
-// Secrets out of what a share-link viewer reads (DESIGN.md: shared views have secrets
-// redacted). The owner's own views are untouched. Patterns are for credentials that look like
+// Secrets out of what a share-link viewer reads: a shared view has its secrets redacted.
+// The owner's own views are untouched. Patterns are for credentials that look like
 // credentials: known token formats, private key blocks (also one cut off before its END line),
 // passwords in URLs, bearer tokens, `.env`-style assignments to secret-named variables and
 // quoted literals given to secret-named keys. They run on RE2, in time linear in the text: an

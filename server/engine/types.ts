@@ -2,8 +2,9 @@
 // the one normalised StreamEvent union every provider adapter yields, and the seams the engine
 // takes from other parts (the tool catalog). Nothing here knows a wire format.
 import type { Usage } from "../protocol/events";
+import type { ProviderKind } from "../protocol/ide-types";
 
-export type ProviderKind = "anthropic" | "openai";
+export type { ProviderKind };
 
 /** Content blocks as stored in Message.content (JSON array) and replayed to any provider. */
 export type ContentBlock =

@@ -5,31 +5,12 @@
 // A command the analysis cannot see through, where a deny or ask rule could match, is asked
 // about with a note that the policy could not check it.
 import { z } from "zod";
+import { Effect, PolicyRule } from "../protocol/ide-types";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
 import { matchPrefix } from "./shell";
 
-export const Effect = z.enum(["allow", "ask", "deny"]);
-export type Effect = z.infer<typeof Effect>;
-
-export const PolicyRule = z
-  .object({
-    id: z.string().trim().min(1).max(100).optional(),
-    effect: Effect,
-    /** Glob over the tool name: `*` any run of characters, `?` one character. */
-    tool: z.string().trim().min(1).max(200).optional(),
-    capability: z.enum(["ReadsFiles", "WritesFiles", "ExecutesCode", "Network", "Interactive"]).optional(),
-    /** Shell command prefix, e.g. `git push` or `rm -rf`. */
-    command: z.string().trim().min(1).max(500).optional(),
-    /** URL host glob, e.g. `*.github.com`; `*.x.com` matches subdomains, `x.com` only itself. */
-    host: z.string().trim().min(1).max(253).optional(),
-    mcpServer: z.string().trim().min(1).max(200).optional(),
-    reason: z.string().max(500).optional(),
-  })
-  .strict()
-  .refine((r) => r.tool || r.capability || r.command || r.host || r.mcpServer, {
-    message: "a rule needs at least one of tool, capability, command, host, mcpServer",
-  });
-export type PolicyRule = z.infer<typeof PolicyRule>;
+// The rule's shape crosses to the IDE (its settings page), so it lives in the protocol.
+export { Effect, PolicyRule };
 
 export const PolicyRules = z.array(PolicyRule).max(1000);
 

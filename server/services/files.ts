@@ -16,10 +16,8 @@ export class FileOpError extends Error {
   }
 }
 
-export interface TreeEntry {
-  path: string;
-  type: "file" | "dir" | "link";
-}
+import type { TreeEntry } from "../protocol/ide-types";
+export type { TreeEntry };
 
 export interface SearchQuery {
   query: string;

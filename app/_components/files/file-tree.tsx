@@ -11,7 +11,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
-import type { TreeEntry } from "../../../server/services/files";
+import type { TreeEntry } from "../../../server/protocol/ide-types";
 import { FILE_LIMITS } from "../../../server/protocol/file-ops";
 import styles from "./files.module.css";
 import { ancestors, buildTree, treeKey, visibleRows, type TreeNode } from "./tree-model";

@@ -1,7 +1,7 @@
 // The tree's listing of a large workspace, pure: the runner lists the workspace breadth first up
 // to a cap, and when that listing was cut short each folder the person opens is read on its
 // own. This folds those folder reads into the whole listing.
-import type { TreeEntry } from "../../../server/services/files";
+import type { TreeEntry } from "../../../server/protocol/ide-types";
 
 /** A folder read on its own ("" is the workspace root): its entries, one level deep. */
 export interface FolderListing {

@@ -2,7 +2,7 @@
 // the workspace path a typed name leads to, and why a name cannot be used (shown under the box
 // as the person types, as VS Code's explorer does). A name is taken relative to the folder the
 // box is in; "sub/name.ts" makes the missing folders, as the runner's create and rename do.
-import type { TreeEntry } from "../../../server/services/files";
+import type { TreeEntry } from "../../../server/protocol/ide-types";
 
 export type TreeEdit =
   | { kind: "new"; type: "file" | "dir"; parent: string }

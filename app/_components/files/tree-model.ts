@@ -3,7 +3,7 @@
 // explorer: arrows move the selection through the rows on screen, Right/Left open and close
 // folders (or step into and out of them), Enter opens a file or toggles a folder, F2 renames,
 // Delete deletes.
-import type { TreeEntry } from "../../../server/services/files";
+import type { TreeEntry } from "../../../server/protocol/ide-types";
 
 export interface TreeNode {
   name: string;

@@ -5,7 +5,7 @@
 // as does one the runner refused, so nothing typed is lost.
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { checkName, initialName, nameSelection, type TreeEdit } from "./tree-edit";
-import type { TreeEntry } from "../../../server/services/files";
+import type { TreeEntry } from "../../../server/protocol/ide-types";
 import styles from "./files.module.css";
 
 interface Props {

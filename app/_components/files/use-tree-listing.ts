@@ -6,7 +6,7 @@
 import { useCallback, useMemo, useState } from "react";
 import { useQueries, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
-import type { TreeEntry } from "../../../server/services/files";
+import type { TreeEntry } from "../../../server/protocol/ide-types";
 import { mergeListings } from "./listing";
 
 type Listing = { entries: TreeEntry[]; truncated: boolean };

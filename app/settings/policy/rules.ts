@@ -1,6 +1,6 @@
 // The policy page's view of a rule: the same shape the server validates (server/policy/rules.ts),
 // a one-line description of what it matches, and the draft rule the add form builds.
-import type { PolicyRule } from "../../../server/policy/rules";
+import type { PolicyRule } from "../../../server/protocol/ide-types";
 
 export type Rule = PolicyRule;
 export const EFFECTS = ["deny", "ask", "allow"] as const;

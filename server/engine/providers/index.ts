@@ -2,6 +2,7 @@
 // QUIVER_MODEL, else whichever API key is set. When nothing is configured the answer says how
 // to configure it, in words a user can act on.
 import type { Env } from "../../env";
+import type { ModelChoices } from "../../protocol/ide-types";
 import type { ProviderAdapter, ProviderConfig, ProviderKind } from "../types";
 import { createAnthropicAdapter } from "./anthropic";
 import { createOpenAIAdapter } from "./openai";
@@ -49,13 +50,7 @@ export function resolveProvider(
   return { ok: true, config };
 }
 
-/** What the IDE's model picker offers: each provider, whether this server can reach it (and
- *  what to set when not), its default model, and what a session without a choice gets. */
-export interface ModelChoices {
-  providers: { kind: ProviderKind; configured: boolean; defaultModel: string; needs?: string }[];
-  /** The server's default for a session that chose nothing (none: nothing configured). */
-  fallback: { provider: ProviderKind; model: string } | null;
-}
+export type { ModelChoices };
 
 export function modelChoices(env: ProviderEnv): ModelChoices {
   const kinds: ProviderKind[] = ["anthropic", "openai"];
