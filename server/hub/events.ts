@@ -15,6 +15,7 @@ import { eventStoreFor, type EventStore } from "./event-store";
 import { eventWriter } from "./persist";
 import { PAGE, Subscription, type SubscribeOptions } from "./subscription";
 import { prismaEventPages, type EventPages } from "./history";
+import { logFn } from "../log";
 
 export interface EventHub {
   /** Assigns the seq and fans the event out now; resolves once it is durable. A session's
@@ -119,7 +120,7 @@ const GIVE_BACK = {
 export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEventHub {
   const lease = options.lease ?? 256;
   const bufferLimit = options.subscriberBuffer ?? 10_000;
-  const log = options.log ?? ((m: string, e?: unknown) => console.error(`[hub] ${m}`, e ?? ""));
+  const log = options.log ?? logFn("hub");
   const sessions = new Map<string, SessionState>();
   if (!options.store && !options.url) throw new Error("createEventHub needs the database url (or a store) to write events");
   const store = options.store ?? eventStoreFor(options.url!);

@@ -33,6 +33,7 @@ import { CONTROL_CHANNEL, framePayload, type ControlMessage } from "../protocol/
 import type { Cluster, Reply } from "./cluster";
 import { createEventHub, type EventHub, type EventHubOptions } from "./events";
 import { workerEventStore } from "./event-store";
+import { logFn } from "../log";
 
 export interface SharedHubOptions extends Omit<EventHubOptions, "store" | "reserve"> {
   url: string;
@@ -78,7 +79,7 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
   const me = cluster.id;
   const idleMs = options.idleMs ?? 2_000;
   const forwardTimeoutMs = options.forwardTimeoutMs ?? 10_000;
-  const log = options.log ?? ((m: string, e?: unknown) => console.error(`[hub] ${m}`, e ?? ""));
+  const log = options.log ?? logFn("hub");
   const store = workerEventStore(options.url, { notifyFrom: () => (cluster.hasPeers() ? me : undefined) });
   const inner = createEventHub(db, {
     ...options,
