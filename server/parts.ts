@@ -17,6 +17,7 @@ import { createTerminalBridge } from "./hub/terminal";
 import { ToolRegistry } from "./tools/registry";
 import { ToolSessions } from "./tools/sessions";
 import { policyCatalog } from "./tools/policy-catalog";
+import { CheckCatalog } from "./tools/checks-catalog";
 import { toolActivationStore } from "./services/tool-activations";
 import { builtinTools } from "./tools/builtin";
 import { startMcp } from "./tools/mcp";
@@ -149,6 +150,9 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     onSaveError: (sessionId, err) => log(`tool activations of ${sessionId} not saved: ${(err as Error).message}`),
   });
 
+  // run_check's per-session entry: the workspace's declared checks, read through its runner (tools/checks-catalog.ts).
+  const checkCatalog = new CheckCatalog({ runner: runners, version: (sessionId) => runners.workspaceVersion(sessionId) });
+
   const spills = createSpillStore(db, deps.dbUrl);
   const spillCleanup = startSpillCleanup(spills, { log: (m, e) => log(`${m}${e ? `: ${(e as Error).message}` : ""}`) });
   const policies = createPolicyService(db);
@@ -190,7 +194,10 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       catalog: async (sessionId, model) => {
         const state = await tools.load(sessionId, model);
         const session = await db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
-        return session ? policyCatalog(state, await policies.load(session.orgId)) : state.entries();
+        const entries = session ? policyCatalog(state, await policies.load(session.orgId)) : state.entries();
+        // run_check's entry is the session's own (its checks, their latest runs), rebuilt at most once a turn.
+        const turn = await db.turn.findFirst({ where: { sessionId, status: "running" }, orderBy: { startedAt: "desc" }, select: { id: true } });
+        return checkCatalog.patch(sessionId, entries, turn?.id);
       },
     },
     env: deps.env,

@@ -19,6 +19,8 @@ export interface CommandExit {
 
 export interface CommandSpec {
   command: string;
+  /** Run this argv itself (execve, no shell): `command` is then only its display form. */
+  argv?: string[];
   workspace: string;
   cwd: string;
   timeoutMs: number;
@@ -74,7 +76,7 @@ export class Command {
         resolve(this.exit);
       };
     });
-    const spec2 = { command: spec.command, workspace: spec.workspace, cwd: spec.cwd, network: spec.network, marker: newMarker() };
+    const spec2 = { command: spec.command, argv: spec.argv, workspace: spec.workspace, cwd: spec.cwd, network: spec.network, marker: newMarker() };
     this.started = launcher.launch(spec2, (fd, chunk) => this.received(fd, chunk)).then(
       (launched) => {
         this.launched = launched;

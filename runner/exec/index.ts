@@ -13,6 +13,7 @@ import { WorkspaceNetwork } from "./netns";
 import { PtyManager } from "./pty";
 import { SandboxConfigError, sandboxed, sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
+import { checkOps } from "../checks/ops";
 
 export interface ExecConfig {
   sandbox: SandboxMode;
@@ -105,7 +106,8 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
     limits: config.limits,
   });
   return {
-    ops: { shell: shell.op },
+    // run_check and tool_transaction run their checks through the same launcher as shell.
+    ops: { shell: shell.op, ...checkOps(host, shell, log) },
     pty,
     sandbox: { available: sandbox.available, kind: sandbox.kind, ...(sandbox.reason ? { reason: sandbox.reason } : {}), network: network.mode, ...(network.reason ? { networkReason: network.reason } : {}) },
     network,

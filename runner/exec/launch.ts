@@ -29,6 +29,8 @@ export const BASH_C = ["bash", "--norc", "-c"];
 
 export interface LaunchSpec {
   command: string;
+  /** Run this argv itself, no shell between (run_check's declared checks); `command` is then unused. */
+  argv?: string[];
   /** Absolute real path of the workspace root. */
   workspace: string;
   cwd: string;
@@ -155,7 +157,7 @@ export class DirectLauncher implements Launcher {
 
   async launch(spec: LaunchSpec, sink: OutputSink): Promise<Launched> {
     const env = await this.envFor(spec.workspace);
-    return spawnDirect([...BASH_C, spec.command], spec.cwd, env, spec.marker, sink, this.o.limits);
+    return spawnDirect(spec.argv ?? [...BASH_C, spec.command], spec.cwd, env, spec.marker, sink, this.o.limits);
   }
 
   private envFor(workspace: string): Promise<Record<string, string>> {

@@ -113,6 +113,19 @@ export class ShellService {
     return this.read(job, input.yield_time_ms, ctx, true);
   }
 
+  /** Runs a declared argv to its end (run_check): execve of the argv, no shell, no network. */
+  async runArgv(spec: { argv: string[]; cwd: string; timeoutMs: number; maxOutputBytes: number }, ctx: OpContext): Promise<OpResult> {
+    if (this.disposed) return fail("the runner is shutting down");
+    const command = new Command(
+      { command: spec.argv.join(" "), argv: spec.argv, workspace: ctx.workspace.root, cwd: spec.cwd, timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes, network: false, spoolCeiling: ctx.output?.ceiling },
+      this.launcher,
+    );
+    const job: Job = { handle: `sh_${randomBytes(6).toString("hex")}`, sessionId: ctx.sessionId, command, reading: false, streamed: 0 };
+    this.jobs.set(job.handle, job);
+    void command.done.then(() => this.scheduleGc(job));
+    return this.read(job, undefined, ctx, true);
+  }
+
   private async poll(handle: string, input: ShellInput, ctx: OpContext): Promise<OpResult> {
     const job = this.jobs.get(handle);
     if (!job || job.sessionId !== ctx.sessionId) {

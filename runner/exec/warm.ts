@@ -106,10 +106,11 @@ export class WarmSandbox {
     let remote: RemoteCommand;
     try {
       ready = await this.ready();
+      // A declared argv (run_check) is spawned as is, in a PID namespace of its own: no shell reads it.
       remote =
-        ready.pidns.length > 0
-          ? ready.client.run(commandInput(spec), sink)
-          : this.spawn(ready, [...BASH_C, spec.command], spec.cwd, spec.marker, sink);
+        spec.argv ? this.spawn(ready, spec.argv, spec.cwd, spec.marker, sink)
+        : ready.pidns.length > 0 ? ready.client.run(commandInput(spec), sink)
+        : this.spawn(ready, [...BASH_C, spec.command], spec.cwd, spec.marker, sink);
     } catch (err) {
       this.settled();
       throw err;

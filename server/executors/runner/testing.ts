@@ -92,11 +92,12 @@ export async function tempDir(prefix = "quiver-ws-"): Promise<string> {
 }
 
 /** A server + one connected runner on a fresh temp workspace, and a way to call tools through them. */
-export async function runnerHarness(opts: { args?: string[] } = {}) {
+/** `connectMs`: how long the runner may take to connect (a loaded machine starts tsx slowly). */
+export async function runnerHarness(opts: { args?: string[]; env?: NodeJS.ProcessEnv; connectMs?: number } = {}) {
   const dir = await tempDir();
   const server = await startServer();
-  const runner = spawnRunner({ url: server.url, workspace: dir, args: opts.args });
-  await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
+  const runner = spawnRunner({ url: server.url, workspace: dir, args: opts.args, env: opts.env });
+  await waitFor(() => server.pool.status().some((r) => r.connected), opts.connectMs ?? 20_000, "runner to connect");
   let calls = 0;
   const context = (sessionId = "s1", signal = new AbortController().signal): ToolContext => ({
     sessionId,

@@ -17,7 +17,9 @@ import { shellTool } from "./shell";
 import { taskTool } from "./task";
 import { toolProgramTool } from "./tool_program";
 import { writeFileTool } from "./write_file";
+import { runCheckTool } from "./run_check";
+import { toolTransactionTool } from "./tool_transaction";
 
 export function builtinTools(): Tool[] {
-  return [applyPatchTool, askUserTool, todoWriteTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, toolProgramTool, writeFileTool, exitPlanModeTool];
+  return [applyPatchTool, askUserTool, todoWriteTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, toolProgramTool, writeFileTool, exitPlanModeTool, runCheckTool, toolTransactionTool];
 }

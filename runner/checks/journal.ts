@@ -1,0 +1,142 @@
+// The originals of the files a tool_transaction touches, kept in memory and on the runner's disk
+// before each edit step is applied, so a failed step — or a runner killed mid-transaction and
+// started again — puts every file back byte-exact (content and mode; a created file removed with
+// the folders it needed; a deleted file restored). The journal lives beside the checkpoints'
+// shadow repositories (QUIVER_CHECKPOINT_DIR), which sandboxed commands cannot see.
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { checkpointRoot } from "../checkpoints/shadow";
+import { readNoFollow, removeDirs } from "../workspace/atomic";
+import { sha256 } from "../workspace/ledger";
+import type { Workspace } from "../workspace/workspace";
+
+interface Original {
+  rel: string;
+  /** null: the file did not exist. */
+  previous: { data: Buffer; mode: number } | null;
+  /** Folders on the way that did not exist, outermost first. */
+  dirs: string[];
+}
+
+const Stored = z.object({
+  root: z.string(),
+  sessionId: z.string(),
+  files: z.array(z.object({ rel: z.string(), data: z.string().nullable(), mode: z.number().int(), dirs: z.array(z.string()) })),
+});
+
+export function journalPath(root: string): string {
+  return join(checkpointRoot(), "transactions", `${createHash("sha256").update(root).digest("hex").slice(0, 32)}.json`);
+}
+
+function missingDirs(ws: Workspace, rel: string): string[] {
+  const parts = rel.split("/").slice(0, -1);
+  const out: string[] = [];
+  for (let i = 1; i <= parts.length; i++) {
+    const dir = parts.slice(0, i).join("/");
+    if (!ws.files.lstat(dir)) out.push(dir);
+  }
+  return out;
+}
+
+export class Journal {
+  private readonly originals = new Map<string, Original>();
+  private readonly file: string;
+
+  constructor(private readonly ws: Workspace, private readonly sessionId: string) {
+    this.file = journalPath(ws.root);
+  }
+
+  get paths(): string[] {
+    return [...this.originals.keys()];
+  }
+
+  /** Keeps each file's original (the first time it is seen), on disk before the caller writes. */
+  async remember(rels: string[]): Promise<void> {
+    let added = false;
+    for (const rel of rels) {
+      if (this.originals.has(rel)) continue;
+      this.originals.set(rel, { rel, previous: await readNoFollow(this.ws.files, rel), dirs: missingDirs(this.ws, rel) });
+      added = true;
+    }
+    if (added) this.save();
+  }
+
+  private save(): void {
+    const body = JSON.stringify({
+      root: this.ws.root,
+      sessionId: this.sessionId,
+      files: [...this.originals.values()].map((o) => ({ rel: o.rel, data: o.previous ? o.previous.data.toString("base64") : null, mode: o.previous?.mode ?? 0, dirs: o.dirs })),
+    });
+    mkdirSync(join(this.file, ".."), { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, body, { mode: 0o600 });
+    const fd = openSync(tmp, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.file);
+  }
+
+  /** The transaction held: the originals are no longer needed. */
+  commit(): void {
+    rmSync(this.file, { force: true });
+  }
+
+  /** Puts every file back; returns what was done to each, for the model. */
+  async rollback(): Promise<string[]> {
+    const done = await restore(this.ws, this.sessionId, [...this.originals.values()]);
+    this.commit();
+    return done;
+  }
+}
+
+async function restore(ws: Workspace, sessionId: string, originals: Original[]): Promise<string[]> {
+  const done: string[] = [];
+  for (const o of [...originals].reverse()) {
+    const now = await readNoFollow(ws.files, o.rel).catch(() => undefined);
+    if (o.previous) {
+      const same = now && now.mode === o.previous.mode && now.data.equals(o.previous.data);
+      if (!same) await ws.files.writeFile(o.rel, o.previous.data, o.previous.mode);
+      ws.ledger.recordWrite(sessionId, o.rel, sha256(o.previous.data));
+      done.push(`${o.rel} ${now === null ? "recreated" : same ? "unchanged" : "restored"}`);
+    } else {
+      if (ws.files.lstat(o.rel)) ws.files.unlink(o.rel);
+      removeDirs(ws.files, o.dirs);
+      ws.ledger.forget(sessionId, o.rel);
+      done.push(`${o.rel} removed`);
+    }
+  }
+  ws.markChanged(originals.map((o) => o.rel));
+  return done;
+}
+
+/** At start: a journal left by a runner that died mid-transaction is rolled back. */
+export async function recoverJournal(ws: Workspace, log: (line: string) => void): Promise<string[]> {
+  const file = journalPath(ws.root);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  const parsed = Stored.safeParse((() => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+  })());
+  if (!parsed.success || parsed.data.root !== ws.root) {
+    log(`transaction journal ${file} is unreadable or not this workspace's; left in place`);
+    return [];
+  }
+  const originals = parsed.data.files.map((f) => ({ rel: f.rel, previous: f.data === null ? null : { data: Buffer.from(f.data, "base64"), mode: f.mode }, dirs: f.dirs }));
+  const done = await restore(ws, parsed.data.sessionId, originals);
+  rmSync(file, { force: true });
+  log(`rolled back a transaction the runner did not finish: ${done.join(", ")}`);
+  return done;
+}
