@@ -27,7 +27,7 @@ test("a full turn: read, a command approved in its card with streamed output, th
   await expect(card(page, "shell").getByTestId("tool-output")).toContainText("line-3");
   await expect(page.getByTestId("msg-assistant").last()).toContainText("The file says hello");
   await expect(page.getByTestId("msg-assistant").last().locator("strong")).toHaveText("hello");
-  await expect(page.getByTestId("turn-usage").last()).toContainText("cache hits");
+  await expect(page.getByTestId("turn-usage").last()).toContainText("cache read");
   await shot(page, "turn-finished");
 });
 

@@ -22,6 +22,8 @@ import { SpillViewer } from "./spill-viewer";
 import { ModelPicker } from "./model-picker";
 import { ModeChip, PlanCard } from "./mode-chip";
 import { ContextMeter } from "./context-meter";
+import { TurnCost } from "../sessions/cost-total";
+import { tokensText } from "../../_lib/session-cost";
 import { QueuedMessages, useMessageQueue } from "./message-queue";
 import { useMentions } from "./mentions";
 import { AttachButton, DraftThumbs, useDraftImages } from "./composer-images";
@@ -41,7 +43,7 @@ export const CHAT_WINDOW = 200;
 /** Turn ends after which the same message may be sent again (a failure may be passing). */
 const RETRYABLE = new Set(["failed", "interrupted", "cancelled"]);
 
-function Usage({ state, turnId, onRetry }: { state: SessionState; turnId: string; onRetry?: () => void }) {
+function Usage({ sessionId, state, turnId, onRetry }: { sessionId: string; state: SessionState; turnId: string; onRetry?: () => void }) {
   const t = state.turns[turnId];
   if (!t) return null;
   const u = t.usage;
@@ -50,9 +52,8 @@ function Usage({ state, turnId, onRetry }: { state: SessionState; turnId: string
   return (
     <div className={styles.usage} data-testid="turn-usage">
       {status}
-      {u
-        ? `${u.inputTokens.toLocaleString()} in · ${u.outputTokens.toLocaleString()} out · ${u.cacheReadTokens.toLocaleString()} cache hits${u.cacheWriteTokens ? ` · ${u.cacheWriteTokens.toLocaleString()} cache writes` : ""}`
-        : "no usage reported"}
+      {u ? tokensText(u) : "no usage reported"}
+      {u && <TurnCost sessionId={sessionId} state={state} turnId={turnId} />}
       {onRetry && RETRYABLE.has(t.status) && t.stopReason !== "provider_not_configured" && (
         <button className={styles.retry} onClick={onRetry} title="Send the same message again" data-testid="retry-turn">
           Retry
@@ -246,7 +247,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
       case "turn-end": {
         const turnId = item.turnId;
         const changed = state.checkpoints.changed[turnId] ?? 0;
-        const usage = <Usage key={item.key} state={state} turnId={turnId} onRetry={item === lastEnd ? retry : undefined} />;
+        const usage = <Usage key={item.key} sessionId={sessionId} state={state} turnId={turnId} onRetry={item === lastEnd ? retry : undefined} />;
         if (changed === 0 || readOnly) return usage;
         return (
           <div key={item.key}>

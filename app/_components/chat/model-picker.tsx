@@ -6,6 +6,7 @@ import { useCallback, useEffect, useRef, useState, type FormEvent, type ReactNod
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { effectiveModel, PROVIDER_LABEL, type ModelChoices } from "../../_lib/model-choice";
+import { ModelField } from "./model-field";
 import styles from "./chat.module.css";
 
 type Provider = "anthropic" | "openai";
@@ -112,17 +113,7 @@ function ModelForm({ choices, chosen, onClose, save }: FormProps) {
           ))}
         </select>
       </label>
-      <label>
-        Model
-        <input
-          value={model}
-          onChange={(e) => setModel(e.target.value)}
-          placeholder={offer ? `${offer.defaultModel} (its default)` : "the server's"}
-          disabled={!offer}
-          spellCheck={false}
-          data-testid="model-name"
-        />
-      </label>
+      <ModelField provider={offer ? offer.kind : ""} value={model} onChange={setModel} placeholder={offer ? `${offer.defaultModel} (its default)` : "the server's"} />
       <p className="muted">Used from the next message on.</p>
       {error && <div className={styles.error} role="alert">{error}</div>}
       <div className={styles.modelActions}>

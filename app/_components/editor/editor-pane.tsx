@@ -10,6 +10,7 @@ import { whenIdle } from "../../_lib/idle";
 import { useReadOnly } from "../../_lib/read-only";
 import { ImagePreview, imageType } from "./image-preview";
 import { useFileDiagnostics } from "./use-diagnostics";
+import { EditorMru } from "./editor-mru";
 import styles from "./editor.module.css";
 
 const CodeEditor = dynamic(() => import("./code-editor"), { ssr: false, loading: () => <div className={styles.loading}>Loading editor…</div> });
@@ -44,6 +45,7 @@ export function EditorPane({ sessionId, files, workspace, reveal }: { sessionId:
 
   return (
     <div className={styles.pane}>
+      <EditorMru files={files} />
       <div className={styles.tabs} role="tablist" data-testid="editor-tabs">
         {files.tabs.open.map((p) => {
           const d = files.docs[p];
