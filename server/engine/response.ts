@@ -73,6 +73,9 @@ export function retryNotice(ev: { error: { message: string }; delayMs: number },
   return { type: "notice", level: "info", code: "provider_retry", text: `${ev.error.message} Retrying in ${(ev.delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${retry.attempts}).` };
 }
 
+/** Streamed text pieces joined into the message's text block at once. */
+const RUN = 256;
+
 export async function runResponse(
   ctx: ResponseContext,
   adapter: ProviderAdapter,
@@ -92,16 +95,32 @@ export async function runResponse(
   let outcome: Omit<ResponseOutcome, "calls" | "usage" | "storedCalls"> = { finish: "error", raw: null, error: { code: "stream_incomplete", message: "The provider stream ended without a result." } };
   let reasoning: Extract<ContentBlock, { type: "reasoning" }> | undefined;
 
-  const appendText = (text: string) => {
-    if (!text) return;
+  // Streamed text is gathered a run of pieces at a time and joined into the text block flat:
+  // `+=` per token would keep a rope of two objects per token for the whole response, several
+  // times the text's own bytes. Any other block that starts first settles the run.
+  let run: string[] = [];
+  const joinRun = () => {
+    if (run.length === 0) return;
+    const text = run.length === 1 ? run[0] : run.join("");
+    run = [];
     const last = writer.blocks.at(-1);
     if (last?.type === "text") last.text += text;
     else writer.blocks.push({ type: "text", text });
+  };
+  const appendText = (text: string) => {
+    if (!text) return;
+    run.push(text);
+    if (run.length >= RUN) joinRun();
     ctx.emit({ type: "text.delta", turnId: ctx.turnId, text });
   };
-  const settleText = () => appendText(filter.flush().text);
+  const settleText = () => {
+    appendText(filter.flush().text);
+    joinRun();
+  };
 
   for await (const ev of streamWithRetries(adapter, spec, signal, retry)) {
+    // Whatever else comes, the text before it is in the blocks first.
+    if (ev.type !== "text") joinRun();
     switch (ev.type) {
       case "text":
         streamedChars += ev.text.length;

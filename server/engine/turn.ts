@@ -84,19 +84,19 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     faulted.abort();
   };
   let position = run.firstPosition;
-  // A session's events become durable in publish order (EventHub.publish), so waiting for the
-  // last one emitted waits for them all: no promise kept per token. A failed one is logged
-  // once per turn, with the count at its end, not once per token.
-  let lastEmitted: Promise<unknown> = Promise.resolve();
+  // Posted, not published: no promise per token (EventHub.post); emitted() waits until all
+  // of them are durable. A failed one is logged once per turn, with the count at its end, not
+  // once per token.
   let lost = 0;
+  const unrecorded = (err: unknown, ev?: { type: string }) => {
+    if (lost++ === 0) deps.log(`event ${ev?.type ?? "(unnumbered)"} of session ${sessionId} was not recorded (turn ${turnId}; later ones are counted)`, err);
+    refused(err);
+  };
   const emit = (body: SessionEventBody) => {
     if (run.abandoned()) return;
-    lastEmitted = hub.publish(sessionId, body).catch((err) => {
-      if (lost++ === 0) deps.log(`event ${body.type} of session ${sessionId} was not recorded (turn ${turnId}; later ones are counted)`, err);
-      refused(err);
-    });
+    hub.post(sessionId, body, unrecorded);
   };
-  const emitted = () => lastEmitted;
+  const emitted = () => hub.written(sessionId);
   const total: Usage = zeroUsage();
   let status: TurnStatus = "completed";
   let stopReason: string | undefined;

@@ -46,6 +46,37 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     await next.dispose();
   });
 
+  it("posts events without a promise each: numbered and fanned out in order with published ones, written() waits for all of them", async () => {
+    // Writes held until released, so written() is seen waiting.
+    const real = eventStoreFor(t.current.url);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const store = { ...real, insert: async (events: SessionEvent[]) => (await held, real.insert(events)) };
+    const hub = createEventHub(t.current.db, { url: t.current.url, store });
+    const { sessionId } = await seedSession(t.current.db);
+    const live = take(hub.subscribe(sessionId, 0), 4);
+    const refused: unknown[] = [];
+    hub.post(sessionId, notice(1), (err) => refused.push(err));
+    const second = hub.publish(sessionId, notice(2));
+    hub.post(sessionId, notice(3), (err) => refused.push(err));
+    hub.post(sessionId, notice(4), (err) => refused.push(err));
+    expect((await live).map((e) => [e.seq, (e as { text: string }).text])).toEqual([[1, "1"], [2, "2"], [3, "3"], [4, "4"]]);
+    let done = false;
+    const written = hub.written(sessionId).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(done).toBe(false);
+    release();
+    await written;
+    expect((await second).seq).toBe(2);
+    const rows = await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } });
+    expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    expect(refused).toEqual([]);
+    await hub.dispose();
+    // A hub that is shut down tells the poster at once.
+    hub.post(sessionId, notice(5), (err) => refused.push(err));
+    expect(String(refused[0])).toMatch(/shut down/);
+  });
+
   it("folds stored runs of deltas for a subscriber that asks, then hands live events one by one", async () => {
     const hub = createEventHub(t.current.db, { url: t.current.url });
     const { sessionId } = await seedSession(t.current.db);

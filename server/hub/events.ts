@@ -22,6 +22,12 @@ export interface EventHub {
    *  events become durable in publish order: when one has resolved, every one published before
    *  it has been written too. */
   publish(sessionId: string, body: SessionEventBody): Promise<SessionEvent>;
+  /** As publish, for events nobody waits for one by one (a turn's deltas): no promise per
+   *  event. `refused` is told when its write fails. */
+  post(sessionId: string, body: SessionEventBody, refused: (err: unknown, ev?: SessionEvent) => void): void;
+  /** Resolves once every event of the session published or posted so far is written, or given
+   *  up on (never rejects). */
+  written(sessionId: string): Promise<void>;
   /** Events with seq > afterSeq, then live ones, until `signal` aborts or the hub is disposed.
    *  `folded`: stored runs of deltas come as one event each (hub/coalesce.ts). */
   subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options?: SubscribeOptions): AsyncIterableIterator<SessionEvent>;
@@ -71,8 +77,10 @@ export interface EventHubOptions {
 interface Waiting {
   body: SessionEventBody;
   resolve(ev: SessionEvent): void;
-  reject(err: unknown): void;
+  reject(err: unknown, ev?: SessionEvent): void;
 }
+
+const ignore = () => undefined;
 
 interface SessionState {
   next: number;
@@ -196,6 +204,17 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
     });
   }
 
+  function post(sessionId: string, body: SessionEventBody, refused: (err: unknown, ev?: SessionEvent) => void): void {
+    if (disposed) return refused(new Error("The event hub is shut down."));
+    const s = stateOf(sessionId);
+    const w = { body, resolve: ignore, reject: refused };
+    if (s.waiting.length === 0 && s.next <= s.max) send(s, sessionId, w);
+    else {
+      s.waiting.push(w);
+      renew(s, sessionId);
+    }
+  }
+
   const pages = options.pages ?? prismaEventPages(db);
   const readPage = (sessionId: string, afterSeq: number) => pages.events(sessionId, afterSeq, MAX_SEQ, PAGE);
 
@@ -227,6 +246,13 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
 
   return {
     publish,
+    post,
+    async written(sessionId) {
+      const s = sessions.get(sessionId);
+      // Events waiting for a lease are numbered and handed to the writer as it arrives.
+      while (s?.leasing) await s.leasing.catch(ignore);
+      await writer.written(sessionId);
+    },
     subscribe,
     deliver(ev) {
       const s = sessions.get(ev.sessionId);

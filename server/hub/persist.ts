@@ -9,11 +9,14 @@ import type { SessionEvent } from "../protocol/events";
 import type { EventStore } from "./event-store";
 
 export interface EventWriter {
-  push(ev: SessionEvent, resolve: (ev: SessionEvent) => void, reject: (err: unknown) => void): void;
+  push(ev: SessionEvent, resolve: (ev: SessionEvent) => void, reject: (err: unknown, ev: SessionEvent) => void): void;
   /** A session's events numbered but not yet committed, in seq order (a copy). */
   unwritten(sessionId: string): SessionEvent[];
   /** Resolves when the session has no event waiting to be written (others may). */
   settled(sessionId: string): Promise<void>;
+  /** Resolves when every event of the session pushed so far is written or given up on (later
+   *  ones may still wait: a session that keeps streaming is not waited out). */
+  written(sessionId: string): Promise<void>;
   /** Resolves when everything pushed so far is written (or given up on). */
   drain(): Promise<void>;
   /** Drains, then closes the store. */
@@ -23,7 +26,7 @@ export interface EventWriter {
 interface Item {
   ev: SessionEvent;
   resolve(ev: SessionEvent): void;
-  reject(err: unknown): void;
+  reject(err: unknown, ev: SessionEvent): void;
 }
 
 const ATTEMPTS = 3;
@@ -52,6 +55,8 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
   const queue: Item[] = [];
   const pending = new Map<string, SessionEvent[]>();
   const onSettled = new Map<string, (() => void)[]>();
+  /** written(): by session, the event each waiter waits for (the last one pushed when it asked). */
+  const onWritten = new Map<string, { last: SessionEvent; wake: () => void }[]>();
   let writing: Promise<void> | undefined;
   const report = faultReport(opts.log);
 
@@ -78,6 +83,12 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
       for (const { ev } of batch) {
         const list = pending.get(ev.sessionId)!;
         list.shift();
+        const waiters = onWritten.get(ev.sessionId);
+        if (waiters && (list.length === 0 || waiters.some((w) => w.last === ev))) {
+          const still = waiters.filter((w) => (list.length > 0 && w.last !== ev) || (w.wake(), false));
+          if (still.length > 0) onWritten.set(ev.sessionId, still);
+          else onWritten.delete(ev.sessionId);
+        }
         if (list.length === 0) {
           pending.delete(ev.sessionId);
           for (const wake of onSettled.get(ev.sessionId) ?? []) wake();
@@ -87,7 +98,7 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
       if (failed.size > 0) report.failed(failed.size, [...failed.values()][0]);
       else report.ok();
       for (const b of batch) {
-        if (failed.has(b)) b.reject(failed.get(b));
+        if (failed.has(b)) b.reject(failed.get(b), b.ev);
         else b.resolve(b.ev);
       }
     }
@@ -134,6 +145,15 @@ export function eventWriter(store: EventStore, opts: { batchSize: number; delayM
             else onSettled.set(sessionId, [r]);
           })
         : Promise.resolve(),
+    written(sessionId) {
+      const last = pending.get(sessionId)?.at(-1);
+      if (!last) return Promise.resolve();
+      return new Promise<void>((wake) => {
+        const list = onWritten.get(sessionId);
+        if (list) list.push({ last, wake });
+        else onWritten.set(sessionId, [{ last, wake }]);
+      });
+    },
     async drain() {
       while (writing) await writing;
     },

@@ -69,6 +69,9 @@ interface Shared {
   pumping: boolean;
   lastUse: number;
   releasing?: Promise<void>;
+  /** The last event that queued here (not handed to `inner` at once): written() waits for it,
+   *  since it is handed on, and stored, after every earlier one. */
+  queuedTail?: Promise<unknown>;
 }
 
 const NOW = `(now() AT TIME ZONE 'UTC')`;
@@ -231,16 +234,38 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
     publish(sessionId, body) {
       if (disposed) return Promise.reject(new Error("The event hub is shut down."));
       const st = stateOf(sessionId);
-      return new Promise<SessionEvent>((resolve, reject) => {
+      let queued = false;
+      const published = new Promise<SessionEvent>((resolve, reject) => {
         const item = { body, resolve, reject };
         if (st.mode === "local" && st.queue.length === 0) {
           st.lastUse = Date.now();
           publishLocally(sessionId, st, item);
           return;
         }
+        queued = true;
         st.queue.push(item);
         void pump(sessionId, st);
       });
+      if (queued) st.queuedTail = published.catch(() => undefined);
+      return published;
+    },
+    post(sessionId, body, refused) {
+      const st = disposed ? undefined : sessions.get(sessionId);
+      if (st?.mode === "local" && st.queue.length === 0) {
+        st.lastUse = Date.now();
+        // As publishLocally, without a promise: a streamed token's way.
+        inner.post(sessionId, body, (err, ev) => {
+          refused(err, ev);
+          if (st.mode === "local" && /no longer published/.test((err as Error).message)) st.mode = "none";
+        });
+        return;
+      }
+      this.publish(sessionId, body).then(undefined, (err: unknown) => refused(err));
+    },
+    async written(sessionId) {
+      const st = sessions.get(sessionId);
+      const tail = st?.queue.length || st?.unanswered || st?.pumping ? st.queuedTail : undefined;
+      await Promise.all([tail, inner.written(sessionId)]);
     },
     subscribe: (sessionId, afterSeq, signal, options) => inner.subscribe(sessionId, afterSeq, signal, options),
     lastSeq: (sessionId) => inner.lastSeq(sessionId),
