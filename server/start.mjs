@@ -12,7 +12,7 @@
 // tells the running bundle which compiled entries exist (runner, worker threads).
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
@@ -69,6 +69,33 @@ const keepLocations = {
   },
 };
 
+/**
+ * Packages stay in node_modules. A subpath of a package without an "exports" map
+ * (`vscode-jsonrpc/node`) has no extension, which Node's ES module loader does not guess (tsx
+ * did): it is written out to the file that require finds (`vscode-jsonrpc/node.js`).
+ */
+const externalPackages = {
+  name: "external-packages",
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      const spec = args.path;
+      const parts = spec.split("/");
+      const nameLength = spec.startsWith("@") ? 2 : 1;
+      if (spec.startsWith("node:") || parts.length <= nameLength) return { path: spec, external: true };
+      const name = parts.slice(0, nameLength).join("/");
+      const require = createRequire(args.importer || join(root, "package.json"));
+      try {
+        const pkgFile = require.resolve(`${name}/package.json`);
+        if (JSON.parse(readFileSync(pkgFile, "utf8")).exports) return { path: spec, external: true };
+        const file = require.resolve(spec);
+        return { path: `${name}/${relative(dirname(pkgFile), file)}`, external: true };
+      } catch {
+        return { path: spec, external: true };
+      }
+    });
+  },
+};
+
 async function compile(log) {
   // The esbuild tsx itself uses (runner/exec/bundle.ts does the same): not a dependency of ours.
   const require = createRequire(createRequire(import.meta.url).resolve("tsx"));
@@ -84,11 +111,10 @@ async function compile(log) {
     platform: "node",
     format: "esm",
     target: `node${process.versions.node.split(".")[0]}`,
-    packages: "external",
     sourcemap: true,
     metafile: true,
     logLevel: "warning",
-    plugins: [keepLocations],
+    plugins: [externalPackages, keepLocations],
   });
   const inputs = stamp([...new Set([...Object.keys(result.metafile.inputs).filter((p) => !p.includes("node_modules/")), ...ALWAYS])]);
   const tmp = `${currentFile}.${process.pid}`;
