@@ -6,7 +6,11 @@
 // it answers). A second baseline, the floor, is measured in the same run: the same tokens
 // through a bare relay process (lib/token-latency/relay.ts: the same SDK adapter, each delta
 // written to a plain WebSocket, nothing else), which is the least any server in the middle adds
-// on this machine at that load. "relay +p50/+p99" is that floor; the goals stay on the engine.
+// on this machine at that load. "relay +p50/+p99" is that floor. The goals are read against
+// it: at 50 sessions the engine's added p50 within 0.3 ms of the relay's, its added p99 within
+// 1 ms, and the server's whole CPU per token at most 1.5× the relay's, on the median of
+// BENCH_RUNS runs (default 5; the spread is printed). An absolute goal could not be shown on a
+// shared machine: the relay itself missed "added p99 < 2 ms" there.
 // Rate: one SSE event every 15 ms per session (67/s): real providers stream 50-150 tokens/s,
 // OpenAI-compatible ones about one token per event, Anthropic a few; 50 sessions give the
 // server 3,333 events/s. Each 120-event reply is a whole turn (its queries included), and each
@@ -27,7 +31,7 @@
 // (its socket read, the SDK's parse, its socket write to the client: stamps.ts), CPU by server
 // thread, and the clients' and fake provider's CPU. BENCH_GC_LOG=1: each GC pause over 2 ms. BENCH_PROF=<dir>: a CPU
 // profile of the server's main thread per case. BENCH_DB, BENCH_SESSIONS, BENCH_TOKENS, BENCH_ROUNDS,
-// BENCH_SERVER_FLAGS: narrow or vary a run. BENCH_KEEP_PRIORITY=1: the server's helper threads
+// BENCH_SERVER_FLAGS, BENCH_RUNS: narrow or vary a run. BENCH_KEEP_PRIORITY=1: the server's helper threads
 // keep their priority (server/priority.ts lowers them), for comparison.
 //   npm run bench -- token-latency
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -82,6 +86,16 @@ function split(sent: [string, number][], at: [string, number][] | undefined, nam
   const f = (l: Float64Array) => `p50 ${percentile(l, 50).toFixed(3)} ms, p99 ${percentile(l, 99).toFixed(3)} ms`;
   return `\n  provider → ${name} ${f(a)}; ${name} → ${nextName} ${f(b)}`;
 }
+
+/** Times every case is measured (BENCH_RUNS, default 5): the goals are read on the median
+ *  run, and the spread over the runs is printed. BENCH_RUNS=1 for a quick look (about a fifth
+ *  of the time: 5 runs on both databases take about 15 minutes on a 2-core machine). */
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+/** Per case (database, wire, sessions), each run's engine minus relay: added p50 and p99 (ms),
+ *  and the server's CPU per token over the relay's. */
+const runs = new Map<string, { p50: number; p99: number; cpu: number }[]>();
+const median = (l: number[]) => [...l].sort((a, b) => a - b)[Math.floor((l.length - 1) / 2)];
+const spread = (l: number[], digits: number) => `${Math.min(...l).toFixed(digits)} … ${Math.max(...l).toFixed(digits)}`;
 
 /** Concurrent sessions of the cases (BENCH_SESSIONS=50: only those, for an A/B of the loaded case). */
 const SESSIONS = (process.env.BENCH_SESSIONS ?? "1,50").split(",").map(Number);
@@ -157,9 +171,9 @@ try {
       await direct(kind, WARMUP_SESSIONS);
       await viaRelay(kind, WARMUP_SESSIONS);
     }
-    for (const kind of ["anthropic", "openai"] as Kind[]) {
+    for (let run = 1; run <= RUNS; run++) for (const kind of ["anthropic", "openai"] as Kind[]) {
       for (const sessions of SESSIONS) {
-        const label = `${db.name} ${kind} ×${sessions}`;
+        const label = `${db.name} ${kind} ×${sessions}${RUNS > 1 ? ` run ${run}` : ""}`;
         const d = await direct(kind, sessions);
         const floor = await viaRelay(kind, sessions);
         const { lat: v, late, byPosition, cpu, clientMs, fakeMs, wallMs, sent, times } = await viaServer(server, kind, sessions, label);
@@ -180,8 +194,9 @@ try {
             split(sent, cpu.handedOver, "server's socket write", times, "client") +
             (cpu.threads?.length ? `\n  server CPU µs/token by thread: ${cpu.threads.map(([name, ms]) => `${name} ${perToken(ms).toFixed(0)}`).join(", ")}` : ""),
         );
-        goal(`${label} added p50 < 0.5 ms`, v50 - d50 < 0.5, `${(v50 - d50).toFixed(3)} ms (bare relay: ${r50.toFixed(3)} ms)`);
-        goal(`${label} added p99 < 2 ms`, v99 - d99 < 2, `${(v99 - d99).toFixed(3)} ms (bare relay: ${r99.toFixed(3)} ms)`);
+        const key = `${db.name} ${kind} ×${sessions}`;
+        const seen = runs.get(key) ?? [];
+        runs.set(key, [...seen, { p50: v50 - d50 - r50, p99: v99 - d99 - r99, cpu: perToken(cpu.cpuMs) / floor.cpuUsPerToken }]);
       }
     }
     await server.close();
@@ -201,4 +216,21 @@ printTable(
     { title: "loop µs/token", digits: 0 }, { title: "CPU µs/token", digits: 0 }, { title: "relay CPU µs/token", digits: 0 }, { title: "CPU %", digits: 0 },
   ],
   rows,
+);
+// Issue 31, goal 1: the engine against the floor measured beside it, at 50 sessions (every case
+// with BENCH_SESSIONS set otherwise), on the median run; the spread says how steady that is.
+const loaded = Math.max(...SESSIONS);
+const summary: (string | number)[][] = [];
+for (const [key, l] of runs) {
+  const [p50, p99, cpu] = [median(l.map((r) => r.p50)), median(l.map((r) => r.p99)), median(l.map((r) => r.cpu))];
+  summary.push([key, l.length, p50, spread(l.map((r) => r.p50), 3), p99, spread(l.map((r) => r.p99), 3), `${cpu.toFixed(2)}x`, spread(l.map((r) => r.cpu), 2)]);
+  if (!key.endsWith(`×${loaded}`)) continue;
+  goal(`#31.1 ${key} added p50 within 0.3 ms of the bare relay's`, p50 <= 0.3, `+${p50.toFixed(3)} ms over the relay (median of ${l.length} runs; spread ${spread(l.map((r) => r.p50), 3)})`);
+  goal(`#31.1 ${key} added p99 within 1 ms of the bare relay's`, p99 <= 1, `+${p99.toFixed(3)} ms over the relay (median of ${l.length} runs; spread ${spread(l.map((r) => r.p99), 3)})`);
+  goal(`#31.1 ${key} server CPU per token ≤ 1.5× the relay's`, cpu <= 1.5, `${cpu.toFixed(2)}x (median of ${l.length} runs; spread ${spread(l.map((r) => r.cpu), 2)})`);
+}
+printTable(
+  `Engine against the bare relay, ${RUNS} run(s) (ms: engine's added latency minus the relay's; CPU: server µs/token over the relay's)`,
+  ["case", { title: "runs", digits: 0 }, { title: "p50 over relay", digits: 3 }, "spread", { title: "p99 over relay", digits: 3 }, "spread", "CPU ratio", "spread"],
+  summary,
 );

@@ -2,7 +2,8 @@
 // browsers. Three ways to get the same tokens: straight from the fake provider through the
 // provider SDK (the baseline: what the server itself does to read the model), through the bare
 // relay (relay.ts: the floor of one more process in the path), or as a user does, over tRPC
-// WebSocket from the server (one socket per session, subscribe, then send).
+// WebSocket from the server (one socket per session, subscribe, then send). Also idle IDE
+// pages: sockets that follow a session and wait (idle-subscribers benchmark).
 // Each token's arrival is stamped with the monotonic clock the fake provider stamps its writes with.
 import WebSocket from "ws";
 import { createTRPCClient, createWSClient, wsLink } from "@trpc/client";
@@ -78,11 +79,18 @@ async function viaServer(url: string, sessionIds: string[], rounds: number, stag
             sockets.push(ws);
             const client = createTRPCClient<AppRouter>({ links: [wsLink({ client: ws })] });
             let round = 0;
+            let begun = false;
             const send = () => void client.turns.send.mutate({ sessionId, text: prompt(s, round) }).catch(reject);
             const sub = client.turns.events.subscribe(
               { sessionId },
               {
-                onStarted: () => void stagger(s, sessionIds.length, staggerMs).then(send),
+                // Once: a socket the server dropped (a keep-alive missed on a starved machine)
+                // subscribes again after its last event, and the turn it began goes on.
+                onStarted: () => {
+                  if (begun) return;
+                  begun = true;
+                  void stagger(s, sessionIds.length, staggerMs).then(send);
+                },
                 onData: ({ data }) => {
                   if (data.type === "text.delta") record(out, data.text);
                   if (data.type !== "turn.finished") return;
@@ -103,6 +111,27 @@ async function viaServer(url: string, sessionIds: string[], rounds: number, stag
   return out;
 }
 
+/** Idle IDE pages (the idle-subscribers benchmark): one socket and one subscription each. */
+const idlers: ReturnType<typeof createWSClient>[] = [];
+
+async function idle(url: string, sessionIds: string[]): Promise<Times> {
+  // Opened a hundred at a time: a thousand handshakes at once would be a benchmark of their own.
+  for (let i = 0; i < sessionIds.length; i += 100) {
+    await Promise.all(
+      sessionIds.slice(i, i + 100).map(
+        (sessionId) =>
+          new Promise<void>((resolve, reject) => {
+            const ws = createWSClient({ url, WebSocket: WebSocket as never });
+            idlers.push(ws);
+            const client = createTRPCClient<AppRouter>({ links: [wsLink({ client: ws })] });
+            client.turns.events.subscribe({ sessionId, folded: true }, { onStarted: () => resolve(), onError: reject });
+          }),
+      ),
+    );
+  }
+  return [];
+}
+
 async function timed(run: () => Promise<Times>) {
   const cpu = process.cpuUsage();
   const times = await run();
@@ -120,7 +149,13 @@ if (process.send) {
           return timed(() => viaRelay(req.url, req.kind, req.sessions, req.rounds, req.staggerMs));
         case "engine":
           return timed(() => viaServer(req.url, req.sessionIds, req.rounds, req.staggerMs));
+        case "idle":
+          return timed(() => idle(req.url, req.sessionIds));
+        case "release":
+          for (const ws of idlers.splice(0)) ws.close();
+          return { type: "closed" };
         case "close":
+          for (const ws of idlers.splice(0)) ws.close();
           return { type: "closed" };
         default:
           throw new Error(`clients: no ${req.type}`);

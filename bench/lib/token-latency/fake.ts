@@ -5,10 +5,13 @@
 import { startFakeProvider } from "../../../server/engine/fake-provider/server";
 import { DELAY_MS, serve, TOKEN, TOKENS } from "./ipc";
 
+/** Digits of a token's number: every token of a reply is as long as the others. */
+const WIDTH = Math.max(4, String(TOKENS - 1).length);
+
 function reply(tag: string) {
-  const text = Array.from({ length: TOKENS }, (_, i) => `${tag}t${String(i).padStart(4, "0")} `).join("");
+  const text = Array.from({ length: TOKENS }, (_, i) => `${tag}t${String(i).padStart(WIDTH, "0")} `).join("");
   // One token an event: "<tag>t0042 ".
-  return { blocks: [{ type: "text" as const, text }], deltaChars: tag.length + 6, delayMs: DELAY_MS };
+  return { blocks: [{ type: "text" as const, text }], deltaChars: tag.length + WIDTH + 2, delayMs: DELAY_MS };
 }
 
 if (process.send) {

@@ -9,11 +9,11 @@ import { z } from "zod";
 
 /** Tokens per session's reply, and the pause between two (one SSE event each). */
 export const TOKENS = Number(process.env.BENCH_TOKENS ?? 120);
-export const DELAY_MS = 15;
+export const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 15);
 /** Turns each session runs back to back in a case. */
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** `s07r2t0042 `: session 7, its turn 2, token 42. */
-export const TOKEN = /s\d{2}r\d+t\d{4}/g;
+/** `s07r2t0042 `: session 7, its turn 2, token 42 (five digits and more past 9999). */
+export const TOKEN = /s\d{2}r\d+t\d{4,}/g;
 /** A token's position in its reply. */
 export const position = (token: string) => Number(token.slice(token.lastIndexOf("t") + 1));
 /** The text that starts session s's turn r; the fake provider answers it with that turn's tokens. */
@@ -30,10 +30,16 @@ export const Request = z.discriminatedUnion("type", [
   z.object({ type: z.literal("seed"), kind, sessions: z.number().int().positive() }),
   z.object({ type: z.literal("begin"), label: z.string() }),
   z.object({ type: z.literal("end") }),
+  /** After a full garbage collection (the server runs with --expose-gc): its heap and RSS. */
+  z.object({ type: z.literal("heap") }),
   // clients
   z.object({ type: z.literal("direct"), kind, sessions: z.number().int().positive(), rounds: z.number().int().positive(), baseURL: z.string(), staggerMs: z.number() }),
   z.object({ type: z.literal("engine"), url: z.string(), sessionIds: z.array(z.string()), rounds: z.number().int().positive(), staggerMs: z.number() }),
   z.object({ type: z.literal("relay"), kind, url: z.string(), sessions: z.number().int().positive(), rounds: z.number().int().positive(), staggerMs: z.number() }),
+  /** Opens one socket per session, each following its session's events as an open IDE page
+   *  does, and answers once all are subscribed; they stay open, idle, until `release`. */
+  z.object({ type: z.literal("idle"), url: z.string(), sessionIds: z.array(z.string()) }),
+  z.object({ type: z.literal("release") }),
   // every child
   z.object({ type: z.literal("close") }),
 ]);
@@ -48,6 +54,8 @@ export const Reply = z.discriminatedUnion("type", [
   z.object({ type: z.literal("begun") }),
   /** Server CPU (user + system, all threads), its event loop's busy share and time, and loop delay, between begin and end. */
   z.object({ type: z.literal("ended"), cpuMs: z.number(), elu: z.number(), loopMs: z.number(), delayP99Ms: z.number(), delayMaxMs: z.number(), gcMs: z.number(), gcMaxMs: z.number(), gcCount: z.number(), mainWaitMs: z.number().optional(), mainSwitches: z.object({ voluntary: z.number(), involuntary: z.number() }).optional(), handedOver: times.optional(), parsed: times.optional(), arrived: times.optional(), threads: z.array(z.tuple([z.string(), z.number()])).optional() }),
+  /** `textDeltas`: text.delta events the server's hub has published since it started. */
+  z.object({ type: z.literal("heap"), heapUsed: z.number(), rss: z.number(), textDeltas: z.number() }),
   z.object({ type: z.literal("closed") }),
   z.object({ type: z.literal("error"), message: z.string() }),
 ]);

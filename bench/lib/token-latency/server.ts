@@ -4,7 +4,9 @@
 // provider, so both wire formats go through the same engine. Between `begin` and `end` it
 // measures its own CPU, event loop and GC pauses; with BENCH_PROF=<dir> it writes a CPU profile
 // of its main thread per case (BENCH_PROF_HEAP=1: an allocation profile instead);
-// BENCH_HEAPSNAP=<dir>: a heap snapshot 1.2 s into each ×50 case (mid-turn).
+// BENCH_HEAPSNAP=<dir>: a heap snapshot 1.2 s into each ×50 case (mid-turn). `heap` (memory
+// and idle benchmarks, node --expose-gc): heap and RSS after a full collection (with
+// BENCH_HEAPSNAP, a snapshot too).
 //   argv: <database url> <anthropic base url> <openai base url>
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -37,6 +39,13 @@ if (process.send) {
   const cluster = handle.provider === "postgresql" ? createCluster({ url: dbUrl }) : undefined;
   const shared = cluster && createSharedHub(db, cluster, { url: dbUrl });
   const hub: EventHub = shared ?? createEventHub(db, { url: dbUrl });
+  // How far a turn has come, for the memory benchmark's samples (one comparison per event).
+  let textDeltas = 0;
+  const post = hub.post.bind(hub);
+  hub.post = (sessionId, body, refused) => {
+    if (body.type === "text.delta") textDeltas++;
+    post(sessionId, body, refused);
+  };
   const engine = createEngine({
     db, rows: handle.rows, hub, dispatcher: testDispatcher(), systemPrompt: "S",
     env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropicBaseURL, OPENAI_API_KEY: "k", OPENAI_BASE_URL: openaiBaseURL },
@@ -183,6 +192,17 @@ if (process.send) {
           }
           window = undefined;
           return out;
+        }
+        case "heap": {
+          const gc = (globalThis as { gc?: () => void }).gc;
+          if (!gc) throw new Error("heap: start the server with --expose-gc");
+          gc();
+          const { heapUsed, rss } = process.memoryUsage();
+          if (process.env.BENCH_HEAPSNAP) {
+            const { writeHeapSnapshot } = await import("node:v8");
+            console.error("snapshot", writeHeapSnapshot(join(process.env.BENCH_HEAPSNAP, `heap-${textDeltas}.heapsnapshot`)));
+          }
+          return { type: "heap", heapUsed, rss, textDeltas };
         }
         case "close":
           for (const c of wss.clients) c.terminate();
