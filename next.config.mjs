@@ -7,15 +7,18 @@ const config = {
   // server/ is run by tsx in the same process; Next bundles only app/ and what it imports.
   serverExternalPackages: ["better-sqlite3", "node-pty", "@prisma/client"],
   async headers() {
-    // Cross-origin isolation (COOP + COEP) is what a WebContainer needs to boot in the page.
     return [
+      { source: "/:path*", headers: [{ key: "X-Content-Type-Options", value: "nosniff" }, { key: "Referrer-Policy", value: "no-referrer" }] },
+      // Cross-origin isolation (COOP + COEP) is what an in-browser WebContainer needs to boot, and
+      // it is only ever tried in the IDE (app/_lib/webcontainer.ts says what it does today), so
+      // only the IDE's pages send them: sign-in, single sign-on, invitations and home need
+      // neither. A page reached by client-side navigation keeps its first document's headers,
+      // so an IDE opened from home is not isolated and offers no WebContainer until reloaded.
       {
-        source: "/:path*",
+        source: "/s/:path*",
         headers: [
           { key: "Cross-Origin-Opener-Policy", value: "same-origin" },
           { key: "Cross-Origin-Embedder-Policy", value: "credentialless" },
-          { key: "X-Content-Type-Options", value: "nosniff" },
-          { key: "Referrer-Policy", value: "no-referrer" },
         ],
       },
     ];

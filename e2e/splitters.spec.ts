@@ -18,7 +18,8 @@ async function drag(page: Page, handle: Locator, dx: number, dy = 0): Promise<vo
 }
 
 test("dragging each handle resizes the pane beside it and no other", async ({ page }) => {
-  await page.setViewportSize({ width: 1600, height: 900 });
+  // Wide enough that every pane can grow while the editor keeps its 400 px (layout/pane-layout.ts).
+  await page.setViewportSize({ width: 1920, height: 1080 });
   await openNewSession(page);
   await page.getByTestId("toggle-preview").click();
   const files = page.getByTestId("pane-files");

@@ -15,6 +15,9 @@ export interface IdeCommandActions {
   /** "Changes by the agent" for the whole session (absent: not offered). */
   agentChanges?(): void;
   toggleTerminal(): void;
+  togglePanel(): void;
+  toggleSideBar(): void;
+  toggleChat(): void;
   newTerminal(): void;
   togglePreview(): void;
   save(): void;
@@ -27,6 +30,9 @@ export interface IdeCommandActions {
   chooseModel(): void;
   share(): void;
   home(): void;
+  switchSession(): void;
+  newSession(): void;
+  previousEditor(): void;
 }
 
 export function ideCommands(a: IdeCommandActions, at: { readOnly: boolean; fileOpen: boolean; running: boolean }): Command[] {
@@ -38,6 +44,9 @@ export function ideCommands(a: IdeCommandActions, at: { readOnly: boolean; fileO
     { id: "replace", label: "Search: Replace in Files", keys: "Ctrl+Shift+H", run: a.replace, when: !at.readOnly },
     { id: "changes", label: "View: Show Changes", keys: "Ctrl+Shift+G", run: a.changes },
     { id: "agentChanges", label: "Agent: Review Changes by the Agent", run: a.agentChanges ?? (() => {}), when: !!a.agentChanges },
+    { id: "toggleSideBar", label: "View: Toggle Side Bar", keys: "Ctrl+B", run: a.toggleSideBar },
+    { id: "togglePanel", label: "View: Toggle Panel (Terminal)", keys: "Ctrl+J", run: a.togglePanel },
+    { id: "toggleChat", label: "View: Toggle Chat", keys: "Ctrl+Alt+B", run: a.toggleChat },
     { id: "toggleTerminal", label: "View: Toggle Terminal", keys: "Ctrl+`", run: a.toggleTerminal, when: !at.readOnly },
     { id: "newTerminal", label: "Terminal: New Terminal", keys: "Ctrl+Shift+`", run: a.newTerminal, when: !at.readOnly },
     { id: "togglePreview", label: "View: Toggle Preview", keys: "Ctrl+Alt+P", run: a.togglePreview, when: !at.readOnly },
@@ -51,6 +60,9 @@ export function ideCommands(a: IdeCommandActions, at: { readOnly: boolean; fileO
     { id: "chooseModel", label: "Agent: Choose Model…", run: a.chooseModel, when: !at.readOnly },
     { id: "share", label: "Session: Share…", run: a.share, when: !at.readOnly },
     { id: "home", label: "Session: Back to All Sessions", run: a.home, when: !at.readOnly },
+    { id: "switchSession", label: "Session: Switch Session…", keys: "Ctrl+Alt+S", run: a.switchSession, when: !at.readOnly },
+    { id: "newSession", label: "Session: New Session", run: a.newSession, when: !at.readOnly },
+    { id: "previousEditor", label: "View: Open Previous Editor (most recent first)", keys: "Ctrl+Tab, or Ctrl+Alt+Tab", run: a.previousEditor, when: at.fileOpen },
   ];
   return all.filter((c) => c.when !== false).map(({ when: _when, ...c }) => c);
 }

@@ -1,8 +1,9 @@
 "use client";
-// The IDE: file tree (left), editor with tabs (centre), the live preview beside the editor when
-// open, chat (right), terminal (below the editor), a status bar, and a banner when the event
-// socket or the runner is down. Pane sizes and the terminal's and preview's visibility are
-// remembered per session; VS Code's keys work everywhere (ide-keys.ts).
+// The IDE: side bar (files, search, changes) on the left, editor with tabs in the centre, the live
+// preview beside the editor when open, chat on the right, the terminal in the bottom panel, a top
+// bar and a status bar (layout/). This file wires the session's data to the panes; how the panes
+// share the window is layout/use-ide-layout.ts, what keys, palette and toggles do is
+// layout/use-pane-commands.ts, and commands reach a pane over the IDE bus (_lib/ide-bus.ts).
 // The owner shares the session from here (Share); opened through a share link the IDE is
 // read-only: no composer, approvals, terminal, preview or edits, and it says when the link ends.
 import Link from "next/link";
@@ -11,12 +12,10 @@ import { useQuery } from "@tanstack/react-query";
 import { closeEventSocket, useEventSocketState, useTRPC } from "../_lib/trpc";
 import { ReadOnlyContext } from "../_lib/read-only";
 import { SandboxStatusContext, type SandboxStatus } from "../_lib/sandbox-status";
-import { SandboxBanner } from "./sandbox-banner";
-import { WorkspaceUsage } from "./workspace-usage";
+import { IdeBusProvider, useOwnIdeBus } from "../_lib/ide-bus";
 import { ShareDialog } from "./share/share-dialog";
 import { isShareView } from "./share/share-view";
 import { useSessionApi } from "../_lib/session-api";
-import { usePersisted } from "../_lib/persisted";
 import { useSessionEvents } from "../_lib/use-session-events";
 import { pendingApprovals } from "../_lib/session-state";
 import { useOpenFiles } from "../_lib/use-open-files";
@@ -31,43 +30,41 @@ import type { FileTarget } from "../_lib/tool-file";
 import type { LinkTarget } from "../_lib/terminal-links";
 import { PreviewPane, type PreviewRequest } from "./preview/preview-pane";
 import { SearchPanel, type SearchHit } from "./search/search-panel";
-import { SessionTitle } from "./session-title";
-import { OrgSwitcher } from "./org-switcher";
 import { SideBar, type SideView } from "./side-bar";
 import { ChangesPanel, type ChangedFile } from "./changes/changes-panel";
 import { ChangeDiff } from "./changes/change-diff";
 import { AgentChanges, reviewTurns } from "./agent-changes/agent-changes";
 import type { TerminalState } from "./terminal/xterm-view";
 import { TerminalTabs } from "./terminal/terminal-tabs";
-import { useIdeKeys } from "./ide-keys";
-import { focusPendingApproval } from "./chat/approval-notice";
-import { ideCommands } from "./ide-commands";
+import { useIdeLayout } from "./layout/use-ide-layout";
+import { usePaneCommands } from "./layout/use-pane-commands";
+import { TopBar } from "./layout/top-bar";
+import { StatusBar } from "./layout/status-bar";
+import { FrameBanners } from "./layout/frame-banners";
+import { SessionSwitcher } from "./sessions/session-switcher";
+import { CostTotal } from "./sessions/cost-total";
+import { MIN } from "./layout/pane-layout";
 import styles from "./ide-frame.module.css";
-
-interface Layout {
-  files: number;
-  chat: number;
-  term: number;
-  termOpen: boolean;
-  /** Absent in layouts stored before the preview existed: the defaults fill them in. */
-  preview?: number;
-  previewOpen?: boolean;
-}
-const DEFAULT_LAYOUT: Required<Layout> = { files: 240, chat: 400, term: 220, termOpen: true, preview: 480, previewOpen: false };
-const isLayout = (v: unknown): v is Layout =>
-  !!v && typeof v === "object" && ["files", "chat", "term"].every((k) => typeof (v as Record<string, unknown>)[k] === "number");
 
 export function IdeFrame({ sessionId }: { sessionId: string }) {
   const trpc = useTRPC();
   const api = useSessionApi();
+  const bus = useOwnIdeBus();
   const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
   const who = useQuery(trpc.auth.whoami.queryOptions(undefined, { staleTime: Infinity }));
   const readOnly = who.data?.kind !== "member";
   const [sharing, setSharing] = useState(false);
-  const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: 2_000 }));
+  const { state, status, error: streamError, loadEarlier } = useSessionEvents(sessionId);
+  const linkEnded = status === "ended";
+  // Refused for good (the share link ended): the socket would only knock on a closed door, and
+  // the runner's health is no longer this page's business.
+  useEffect(() => {
+    if (linkEnded) closeEventSocket();
+  }, [linkEnded]);
+  const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: linkEnded ? false : 2_000 }));
   // The runner this session's workspace is placed on (server/services/placement.ts); its facts
   // come from health, and when it is gone the banner names it and since when.
-  const place = useQuery(trpc.projects.workspaceOf.queryOptions({ sessionId }, { refetchInterval: 5_000, retry: false }));
+  const place = useQuery(trpc.projects.workspaceOf.queryOptions({ sessionId }, { refetchInterval: linkEnded ? false : 5_000, retry: false }));
   const placedOn = place.data?.runner?.id;
   const runner = health.data?.runners.find((r) => r.connected && (!placedOn || r.id === placedOn));
   const sandboxed = runner?.sandboxed;
@@ -77,12 +74,6 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     [sandboxed, sandboxReason, network, networkReason],
   );
   const socket = useEventSocketState();
-  const { state, status, error: streamError, loadEarlier } = useSessionEvents(sessionId);
-  const linkEnded = status === "ended";
-  // Refused for good (the share link ended): the socket would only knock on a closed door.
-  useEffect(() => {
-    if (linkEnded) closeEventSocket();
-  }, [linkEnded]);
   const files = useOpenFiles(sessionId);
   const tree = useTreeListing(sessionId, !!runner);
   // The Changes tab's badge and the tree's marks: the panel's own query (one request, shared
@@ -91,21 +82,16 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const uncommitted = changesQuery.data?.files;
   const changeCount = uncommitted?.length;
   const marks = useMemo(() => changeMarks(uncommitted), [uncommitted]);
-  const [stored, setLayout] = usePersisted<Layout>(`quiver.layout.${sessionId}`, DEFAULT_LAYOUT, isLayout);
-  const layout = { ...DEFAULT_LAYOUT, ...stored };
-  const [previewFocus, setPreviewFocus] = useState(0);
+  const person = who.data ? (who.data.kind === "member" ? who.data.userId : who.data.kind) : undefined;
+  const can = useMemo(() => ({ preview: !readOnly }), [readOnly]);
+  const layout = useIdeLayout(person, can);
+  const { fitted } = layout;
   // The quick-open box and what it starts with ("" files, ">" commands, ":" a line); null: closed.
   const [quick, setQuick] = useState<string | null>(null);
-  const [modelSignal, setModelSignal] = useState(0);
   const [termState, setTermState] = useState<TerminalState>("connecting");
-  const [termFocus, setTermFocus] = useState(0);
   const termPane = useRef<HTMLElement>(null);
-  const focusBeforeTerm = useRef<Element | null>(null);
-  const [termNew, setTermNew] = useState(0);
   const [side, setSide] = useState<{ view: SideView } | null>(null);
   const [treeCommand, setTreeCommand] = useState<TreeCommand | null>(null);
-  const [replaceSignal, setReplaceSignal] = useState(0);
-  const onTree = (kind: TreeCommand["kind"]) => (setSide({ view: "files" }), setTreeCommand({ kind, at: active }));
   // The diff shown follows the workspace: the file's entry in the current changes (its kind of
   // change may differ since it was opened), closed once the file has no change left (a commit,
   // a discard, an edit back to the original).
@@ -148,14 +134,15 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const fileSet = useMemo(() => new Set(filePaths), [filePaths]);
   const isFile = useCallback((p: string) => fileSet.has(p), [fileSet]);
   const [previewRequest, setPreviewRequest] = useState<PreviewRequest | null>(null);
+  const showLayout = layout.show;
   const onTerminalLink = useCallback(
     (t: LinkTarget) => {
       if (t.kind === "file") return t.line ? openHit({ path: t.path, line: t.line, column: t.column }) : openFile(t.path);
       if (!t.preview) return void window.open(t.url, "_blank", "noopener,noreferrer");
       setPreviewRequest({ ...t.preview });
-      setLayout((l) => ({ ...l, previewOpen: true }));
+      showLayout("preview");
     },
-    [openHit, openFile, setLayout],
+    [openHit, openFile, showLayout],
   );
   const openToolFile = useCallback((t: FileTarget) => (t.line ? openHit({ path: t.path, line: t.line }) : openFile(t.path)), [openHit, openFile]);
 
@@ -184,53 +171,25 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const onSent = useCallback(() => void refetchSession(), [refetchSession]);
   const cancel = useCallback(() => void api.cancel(sessionId).catch(() => {}), [api, sessionId]);
 
-  const keyActions = {
-    search: () => setSide({ view: "search" }),
-    replace: () => (setSide({ view: "search" }), setReplaceSignal((n) => n + 1)),
-    explorer: () => setSide({ view: "files" }),
-    changes: () => setSide({ view: "changes" }),
-    agentChanges: () => openReview(),
-    quickOpen: () => setQuick(""),
-    commandPalette: () => setQuick(">"),
-    togglePreview: () => (setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) })), setPreviewFocus((n) => n + 1)),
-    toggleTerminal: () => {
-      // As in VS Code: Ctrl+` hides only the terminal being typed in (focus goes back where it
-      // was); an open terminal without focus is focused, not hidden.
-      const typingInIt = !!termPane.current?.contains(document.activeElement);
-      if (layout.termOpen && typingInIt) {
-        setLayout((l) => ({ ...l, termOpen: false }));
-        const back = focusBeforeTerm.current;
-        if (back instanceof HTMLElement && back.isConnected) back.focus();
-        return;
-      }
-      if (!typingInIt) focusBeforeTerm.current = document.activeElement;
-      setLayout((l) => ({ ...l, termOpen: true }));
-      setTermFocus((n) => n + 1);
-    },
-    newTerminal: () => (setLayout((l) => ({ ...l, termOpen: true })), setTermNew((n) => n + 1)),
+  const { commands } = usePaneCommands({
+    layout,
+    bus,
+    readOnly,
+    // Until the server says who this is, the keys act unless the page is a share view: a member's
+    // first keys after a load must not be lost (the server still decides what anyone may do).
+    keysReadOnly: who.data ? readOnly : isShareView(),
+    running,
+    fileOpen: active !== null,
+    showSide: (view) => setSide({ view }),
+    openQuick: setQuick,
+    openReview: () => openReview(),
     save: () => void (active && files.save(active)),
-    approval: focusPendingApproval,
-    escape: () => running && cancel(),
-  } as const;
-  // Until the server says who this is, the keys act unless the page is a share view: a member's
-  // first keys after a load must not be lost (the server still decides what anyone may do).
-  useIdeKeys(keyActions, who.data ? readOnly : isShareView());
-  const commands = ideCommands(
-    {
-      ...keyActions,
-      goToLine: () => setQuick(":"),
-      stop: cancel,
-      compact: () => void api.send(sessionId, "/compact").catch(() => {}),
-      chooseModel: () => setModelSignal((n) => n + 1),
-      share: () => setSharing(true),
-      newFile: () => onTree("file"),
-      newFolder: () => onTree("dir"),
-      renameFile: () => onTree("rename"),
-      deleteFile: () => onTree("delete"),
-      home: () => window.location.assign("/"),
-    },
-    { readOnly, fileOpen: active !== null, running },
-  );
+    cancel,
+    compact: () => void api.send(sessionId, "/compact").catch(() => {}),
+    share: () => setSharing(true),
+    treeCommand: (kind) => (layout.show("side"), setSide({ view: "files" }), setTreeCommand({ kind, at: active })),
+    terminalPane: termPane,
+  });
   const goToLine = useCallback((line: number) => active && openHit({ path: active, line }), [active, openHit]);
 
   if (session.error) {
@@ -243,63 +202,33 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   }
 
   const socketDown = !linkEnded && (socket === "closed" || status === "retrying");
-  // The subscription stays registered while the socket is down (it resumes by itself), so
-  // its own status would still read "live".
-  const eventsState = socket === "closed" ? "retrying" : status;
-  const runnerDown = health.data !== undefined && !runner;
-  const frameStyle = {
-    "--files-w": `${layout.files}px`,
-    "--chat-w": `${layout.chat}px`,
-    "--term-h": layout.termOpen ? `${layout.term}px` : "0px",
-    "--preview-w": layout.previewOpen ? `${layout.preview}px` : "0px",
-    "--psplit-w": layout.previewOpen ? "4px" : "0px",
-  } as React.CSSProperties;
+  const runnerDown = !linkEnded && health.data !== undefined && !runner;
+  const goneRunner = place.data?.runner && !place.data.runner.connected ? place.data.runner : undefined;
+  const shown = fitted.shown;
 
   return (
     <ReadOnlyContext.Provider value={readOnly}>
     <SandboxStatusContext.Provider value={sandboxStatus}>
-    <div className={styles.frame} style={frameStyle} data-testid="ide-frame" data-readonly={readOnly}>
-      <header className={styles.top}>
-        <Link href="/" className={styles.brand}>Quiver</Link>
-        <SessionTitle sessionId={sessionId} title={session.data?.title} editable={!readOnly} />
-        {running && <span className={styles.working}>{readOnly ? "Agent working…" : <>Agent working… <kbd>Esc</kbd> stops</>}</span>}
-        {who.data?.kind === "viewer" && <span className={styles.shared} data-testid="readonly-banner">Shared read-only</span>}
-        {who.data?.kind === "member" && <OrgSwitcher />}
-        {who.data?.kind === "member" && (
-          <button type="button" className={styles.toggle} onClick={() => setSharing(true)} data-testid="share-open">Share</button>
-        )}
-        {!readOnly && <button type="button" className={styles.toggle} aria-pressed={layout.previewOpen} aria-keyshortcuts="Control+Alt+P" title="Live preview (Ctrl+Alt+P)" onClick={() => setLayout((l) => ({ ...l, previewOpen: !(l.previewOpen ?? false) }))} data-testid="toggle-preview">
-          Preview
-        </button>}
-      </header>
-      {linkEnded && who.data?.kind !== "member" && (
-        <div className={styles.banner} role="alert" data-testid="link-ended">
-          {streamError ?? "This share link has ended."} <a href="/share/leave">Forget this link</a>
-        </div>
-      )}
-      {linkEnded && who.data?.kind === "member" && (
-        <div className={styles.banner} role="alert" data-testid="access-ended">
-          This session is not open to you: it was deleted, it is another member&apos;s, or you are no longer in its org. <a href="/">Back to your sessions</a>
-        </div>
-      )}
-      {!linkEnded && (socketDown || runnerDown) && (
-        <div className={styles.banner} role="status" data-testid="connection-banner">
-          {socket === "closed"
-            ? "Connection to the server lost. Reconnecting… (events resume where they stopped)"
-            : socketDown
-              ? `Live updates interrupted (${streamError ?? "unknown error"}). Retrying…`
-              : place.data?.runner && !place.data.runner.connected
-                ? <span data-testid="workspace-runner-gone">This session&apos;s workspace is on runner {place.data.runner.id}, gone since {place.data.runner.since ? new Date(place.data.runner.since).toLocaleString() : "an unknown time"}: files, terminal and tools are unavailable until it reconnects. The history stays readable.</span>
-                : "The runner is disconnected: files, terminal and tools are unavailable until it reconnects."}
-        </div>
-      )}
-      {!linkEnded && !socketDown && !runnerDown && <SandboxBanner />}
-      <nav className={styles.files} aria-label="Files" data-testid="pane-files">
+    <IdeBusProvider value={bus}>
+    <div className={styles.frame} style={layout.style} data-testid="ide-frame" data-readonly={readOnly} data-collapsed={fitted.collapsed.join(" ")}>
+      <TopBar
+        sessionId={sessionId}
+        title={session.data?.title}
+        kind={who.data?.kind}
+        running={running}
+        shown={shown}
+        onToggle={(pane) => (pane === "preview" && !shown.preview && bus.send("preview.focus"), layout.toggle(pane))}
+        onShare={() => setSharing(true)}
+        nav={!readOnly && <SessionSwitcher sessionId={sessionId} />}
+        meters={!readOnly && <CostTotal sessionId={sessionId} state={state} />}
+      />
+      <FrameBanners ended={linkEnded} member={who.data?.kind === "member"} error={streamError} socketClosed={socket === "closed"} socketDown={socketDown} runnerDown={runnerDown} goneRunner={goneRunner} />
+      <nav className={styles.files} aria-label="Files" data-testid="pane-files" hidden={!shown.side}>
         <SideBar
           show={side}
           changeCount={changeCount}
           changes={<ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} onAgentChanges={() => openReview()} />}
-          search={(focusSignal) => <SearchPanel sessionId={sessionId} focusSignal={focusSignal} replaceSignal={replaceSignal} onOpen={openHit} />}
+          search={<SearchPanel sessionId={sessionId} onOpen={openHit} />}
           explorer={
             <FileTree
               sessionId={sessionId}
@@ -319,7 +248,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
           }
         />
       </nav>
-      <Splitter axis="x" size={layout.files} direction={1} min={140} max={600} label="Resize files" className={styles.splitX} onResize={(files) => setLayout((l) => ({ ...l, files }))} testId="split-files" />
+      {shown.side && (
+        <Splitter axis="x" size={fitted.side} direction={1} min={MIN.side} max={layout.maxOf("side")} label="Resize side bar" className={`${styles.splitX} ${styles.splitFiles}`} onResize={(n) => layout.resize("side", n)} testId="split-files" />
+      )}
       <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
         {/* Kept mounted under a change's diff: a new Monaco instance costs far more than showing this one again. */}
         <div className={styles.editorHost} hidden={!!diff || !!review}>
@@ -339,45 +270,44 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
         )}
         {diff && <ChangeDiff sessionId={sessionId} file={diff} version={changesQuery.dataUpdatedAt} onOpenFile={openFile} onClose={() => setDiff(null)} />}
       </section>
-      {layout.previewOpen && (
-        <Splitter axis="x" size={layout.preview} direction={-1} min={240} max={1400} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(preview) => setLayout((l) => ({ ...l, preview }))} testId="split-preview" />
+      {shown.preview && (
+        <Splitter axis="x" size={fitted.preview} direction={-1} min={MIN.preview} max={layout.maxOf("preview")} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(n) => layout.resize("preview", n)} testId="split-preview" />
       )}
-      <section className={styles.preview} aria-label="Preview" data-testid="pane-preview" hidden={!layout.previewOpen}>
-        {layout.previewOpen && !readOnly && <PreviewPane sessionId={sessionId} visible={layout.previewOpen} focusSignal={previewFocus} request={previewRequest} />}
+      <section className={styles.preview} aria-label="Preview" data-testid="pane-preview" hidden={!shown.preview}>
+        {shown.preview && !readOnly && <PreviewPane sessionId={sessionId} visible={shown.preview} request={previewRequest} />}
       </section>
-      <Splitter axis="x" size={layout.chat} direction={-1} min={260} max={900} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(chat) => setLayout((l) => ({ ...l, chat }))} testId="split-chat" />
-      <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat">
-        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} modelSignal={modelSignal} onLoadEarlier={loadEarlier} onReview={openReview} />
+      {shown.chat && (
+        <Splitter axis="x" size={fitted.chat} direction={-1} min={MIN.chat} max={layout.maxOf("chat")} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(n) => layout.resize("chat", n)} testId="split-chat" />
+      )}
+      {/* Hidden, not unmounted: a draft message, attachments and scroll position survive. */}
+      <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat" hidden={!shown.chat}>
+        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} onLoadEarlier={loadEarlier} onReview={openReview} />
       </aside>
-      {layout.termOpen && (
-        <Splitter axis="y" size={layout.term} direction={-1} min={80} max={800} label="Resize terminal" className={styles.splitY} onResize={(term) => setLayout((l) => ({ ...l, term }))} testId="split-terminal" />
+      {shown.panel && (
+        <Splitter axis="y" size={fitted.panel} direction={-1} min={MIN.panel} max={layout.maxOf("panel")} label="Resize terminal" className={styles.splitY} onResize={(n) => layout.resize("panel", n)} testId="split-terminal" />
       )}
-      <section ref={termPane} className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!layout.termOpen}>
-        {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <TerminalTabs sessionId={sessionId} onState={setTermState} focusSignal={termFocus} newSignal={termNew} isFile={isFile} onLink={onTerminalLink} /> : <div className={styles.empty}>Waiting for the runner…</div>}
+      <section ref={termPane} className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!shown.panel}>
+        {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <TerminalTabs sessionId={sessionId} onState={setTermState} isFile={isFile} onLink={onTerminalLink} /> : <div className={styles.empty}>Waiting for the runner…</div>}
       </section>
-      <footer className={styles.status}>
-        <span data-testid="runner-state" data-state={runner ? "connected" : health.isPending ? "unknown" : "disconnected"}>
-          <span className={runner ? styles.dotOk : styles.dotBad} />
-          {runner ? `Runner connected${runner.sandboxed ? "" : " (unsandboxed)"}` : health.isPending ? "Checking runner…" : "Runner disconnected"}
-        </span>
-        <span className="muted" data-testid="events-state" data-state={eventsState}>
-          {eventsState === "live" ? `events live · seq ${state.lastSeq}` : eventsState === "connecting" ? "connecting…" : "reconnecting…"}
-          {health.data ? ` · database: ${health.data.database.provider}` : ""}
-        </span>
-        {runner && <WorkspaceUsage sessionId={sessionId} version={filesVersion} />}
-        {/* A database that takes no writes, a data folder nearly full: the server's health says why. */}
-        {health.data && health.data.problems.length > 0 && (
-          <span role="alert" data-testid="health-problems">
-            <span className={styles.dotBad} />
-            {health.data.problems.join(" · ")}
-          </span>
-        )}
-      </footer>
+      <StatusBar
+        sessionId={sessionId}
+        socket={socket}
+        status={status}
+        error={streamError}
+        viewer={who.data?.kind === "viewer" || (!who.data && isShareView())}
+        lastSeq={state.lastSeq}
+        runner={runner}
+        runnerPending={health.isPending}
+        database={health.data?.database.provider}
+        problems={health.data?.problems}
+        filesVersion={filesVersion}
+      />
       {quick !== null && (
         <QuickOpen paths={filePaths ?? []} recent={files.recent} active={active} findIn={tree.partial ? sessionId : undefined} commands={commands} initial={quick} onOpen={openFile} onGoToLine={active ? goToLine : undefined} onClose={() => setQuick(null)} />
       )}
       {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
     </div>
+    </IdeBusProvider>
     </SandboxStatusContext.Provider>
     </ReadOnlyContext.Provider>
   );

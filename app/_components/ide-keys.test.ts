@@ -20,6 +20,16 @@ describe("IDE chords", () => {
     expect(chordOf(key("KeyA", "A", { ctrl: true, alt: true, shift: true }))).toBeUndefined();
   });
 
+  it("shows and hides the side bar (Ctrl+B), the bottom panel (Ctrl+J) and the chat (Ctrl+Alt+B)", () => {
+    expect(chordOf(key("KeyB", "b", { ctrl: true }))).toBe("toggleSideBar");
+    expect(chordOf(key("KeyB", "b", { meta: true }))).toBe("toggleSideBar");
+    expect(chordOf(key("KeyJ", "j", { ctrl: true }))).toBe("togglePanel");
+    expect(chordOf(key("KeyB", "∫", { ctrl: true, alt: true }))).toBe("toggleChat");
+    expect(chordOf(key("KeyB", "B", { ctrl: true, shift: true }))).toBeUndefined();
+    expect(chordOf(key("KeyJ", "J", { ctrl: true, shift: true }))).toBeUndefined();
+    expect(chordOf(key("KeyB", "b"))).toBeUndefined();
+  });
+
   it("leaves everything else to the focused widget (the shell keeps Ctrl+C, Ctrl+S, plain keys)", () => {
     expect(chordOf(key("KeyP", "p"))).toBeUndefined();
     expect(chordOf(key("KeyC", "c", { ctrl: true }))).toBeUndefined();

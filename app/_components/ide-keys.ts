@@ -3,6 +3,7 @@
 // widget sees them (window, capture phase), so they work with the cursor in the terminal or the
 // editor too: xterm would otherwise send them to the shell as control characters. Save and Esc
 // are left to the focused widget first (the editor saves itself; an approval card takes Esc).
+// Showing and hiding panes (Ctrl+B, Ctrl+J, Ctrl+Alt+B) is reading too: a viewer may do it.
 import { useEffect, useRef } from "react";
 
 export interface IdeKeyActions {
@@ -15,6 +16,12 @@ export interface IdeKeyActions {
   commandPalette(): void;
   togglePreview(): void;
   toggleTerminal(): void;
+  /** The bottom panel (the terminal) shown or hidden, focus or not (Ctrl+J). */
+  togglePanel(): void;
+  /** The side bar: files, search, changes (Ctrl+B). */
+  toggleSideBar(): void;
+  /** The chat pane (Ctrl+Alt+B, VS Code's secondary side bar). */
+  toggleChat(): void;
   newTerminal(): void;
   save(): void;
   /** Focus the oldest pending approval card; false when there is none (the key is not taken,
@@ -32,6 +39,9 @@ export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey
   if (e.shiftKey && e.code === "KeyE") return "explorer";
   if (e.shiftKey && e.code === "KeyG") return "changes";
   if (e.altKey && e.code === "KeyP") return "togglePreview";
+  if (e.altKey && !e.shiftKey && e.code === "KeyB") return "toggleChat";
+  if (!e.shiftKey && !e.altKey && e.code === "KeyB") return "toggleSideBar";
+  if (!e.shiftKey && !e.altKey && e.code === "KeyJ") return "togglePanel";
   if (e.altKey && !e.shiftKey && e.code === "KeyA") return "approval";
   if (e.shiftKey && e.code === "Backquote") return "newTerminal";
   if (!e.shiftKey && !e.altKey && (e.code === "Backquote" || e.key === "`")) return "toggleTerminal";
@@ -40,7 +50,7 @@ export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey
   return undefined;
 }
 
-const READING = new Set<keyof IdeKeyActions>(["search", "explorer", "changes", "quickOpen", "commandPalette"]);
+const READING = new Set<keyof IdeKeyActions>(["search", "explorer", "changes", "quickOpen", "commandPalette", "toggleSideBar", "togglePanel", "toggleChat"]);
 
 /** `readOnly`: only the reading keys (views, quick open, the palette) act. */
 export function useIdeKeys(actions: IdeKeyActions, readOnly: boolean): void {

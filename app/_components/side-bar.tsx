@@ -3,8 +3,9 @@
 // switches them. Hidden tabs stay mounted, so each keeps its state (a query and its results,
 // the selected change); Search mounts on first use, Changes at once, so its badge counts the
 // changed files as the agent works. The IDE's keys switch tabs through `show`: a new object
-// each time, even for the same tab.
+// each time, even for the same tab. Showing Search sends "search.focus" on the IDE bus.
 import { useEffect, useState, type ReactNode } from "react";
+import { useIdeBus } from "../_lib/ide-bus";
 import styles from "./ide-frame.module.css";
 
 export type SideView = "files" | "search" | "changes";
@@ -12,8 +13,8 @@ export type SideView = "files" | "search" | "changes";
 interface Props {
   show: { view: SideView } | null;
   explorer: ReactNode;
-  /** Rendered once Search is first shown; `focusSignal` bumps each time it is shown. */
-  search(focusSignal: number): ReactNode;
+  /** Rendered once Search is first shown. */
+  search: ReactNode;
   changes: ReactNode;
   /** Files changed (the Changes tab's badge). */
   changeCount?: number;
@@ -28,11 +29,11 @@ const TITLES: Record<SideView, [string, string]> = {
 export function SideBar({ show, explorer, search, changes, changeCount }: Props) {
   const [view, setView] = useState<SideView>("files");
   const [used, setUsed] = useState<Set<SideView>>(() => new Set(["files", "changes"]));
-  const [searchFocus, setSearchFocus] = useState(0);
+  const bus = useIdeBus();
   const open = (v: SideView) => {
     setView(v);
     setUsed((u) => (u.has(v) ? u : new Set(u).add(v)));
-    if (v === "search") setSearchFocus((n) => n + 1);
+    if (v === "search") bus?.send("search.focus");
   };
   useEffect(() => {
     if (show) open(show.view);
@@ -60,7 +61,7 @@ export function SideBar({ show, explorer, search, changes, changeCount }: Props)
         ))}
       </div>
       {body("changes", changes)}
-      {body("search", search(searchFocus))}
+      {body("search", search)}
       {body("files", explorer)}
     </>
   );

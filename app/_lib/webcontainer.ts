@@ -1,8 +1,16 @@
-// The WebContainer boot attempt: preview and read-only tools may run in the browser when it boots.
-// Boot needs a cross-origin isolated page and StackBlitz's servers; offline it neither resolves
-// nor rejects, so the attempt has its own timeout and says why it gave up. Only one WebContainer
-// may boot per page, so every caller shares the one attempt. It is started by the person (the
-// preview pane's button), never on load: the attempt itself contacts a host off this machine.
+// The in-browser WebContainer (StackBlitz's @webcontainer/api): the one place that says what
+// Quiver does with it today.
+// Does: on the person's request ("Try it", folded under the preview on the IDE's pages), boot one
+// WebContainer in the page, once per page, within a timeout, and say why when it cannot (the page
+// is not cross-origin isolated, StackBlitz's servers are unreachable, the boot failed).
+// Does not: mount the workspace's files, run a dev server, serve the preview, or run any tool.
+// The server's executor router (server/executors/router.ts) can send read-only "browser" tools to
+// a page's WebContainer, but no browser executor is attached (server/parts.ts passes the runner
+// only), so every call goes to the runner and every preview through it.
+// Needs: a cross-origin isolated page. Only the IDE's pages (/s/…) send COOP/COEP for it
+// (next.config.mjs); the rest of the site sends neither. Never booted on load: the attempt
+// contacts a host off this machine, and offline it neither resolves nor rejects, hence its own
+// timeout.
 
 export type WebContainerBoot = { ok: true; instance: unknown } | { ok: false; reason: string };
 

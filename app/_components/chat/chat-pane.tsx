@@ -81,15 +81,13 @@ interface ChatPaneProps {
   /** Opens a file a tool card names; `knownPaths` are the workspace's files, as the tree names them. */
   onOpenFile?(target: FileTarget): void;
   knownPaths?: readonly string[];
-  /** Bumps to open the model picker (the command palette's "Choose Model"). */
-  modelSignal?: number;
   /** Reads the turns before the loaded ones (state.earlier: a long session opens at its latest). */
   onLoadEarlier?(): Promise<void>;
   /** Shows the agent's changes of a turn for review. */
   onReview?(turnId: string): void;
 }
 
-export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [], modelSignal = 0, onLoadEarlier, onReview }: ChatPaneProps) {
+export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [], onLoadEarlier, onReview }: ChatPaneProps) {
   const api = useSessionApi();
   const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
@@ -376,7 +374,7 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         </div>
       </div>}
       {!readOnly && (
-        <ModelPicker sessionId={sessionId} openSignal={modelSignal}>
+        <ModelPicker sessionId={sessionId}>
           <ContextMeter context={state.context} onCompact={running ? undefined : () => resend("/compact")} />
         </ModelPicker>
       )}

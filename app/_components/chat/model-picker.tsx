@@ -5,14 +5,15 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
+import { useIdeCommand } from "../../_lib/ide-bus";
 import { effectiveModel, PROVIDER_LABEL, type ModelChoices } from "../../_lib/model-choice";
 import { ModelField } from "./model-field";
 import styles from "./chat.module.css";
 
 type Provider = "anthropic" | "openai";
 
-/** `openSignal` bumps to open the form (the command palette); `children` go at the bar's right end. */
-export function ModelPicker({ sessionId, openSignal = 0, children }: { sessionId: string; openSignal?: number; children?: ReactNode }) {
+/** The IDE bus's "model.choose" opens the form (the command palette); `children` go at the bar's right end. */
+export function ModelPicker({ sessionId, children }: { sessionId: string; children?: ReactNode }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const session = useQuery(trpc.sessions.get.queryOptions({ id: sessionId }, { retry: false }));
@@ -20,9 +21,7 @@ export function ModelPicker({ sessionId, openSignal = 0, children }: { sessionId
   const setModel = useMutation(trpc.sessions.setModel.mutationOptions());
   const [open, setOpen] = useState(false);
   const close = useCallback(() => setOpen(false), []);
-  useEffect(() => {
-    if (openSignal > 0) setOpen(true);
-  }, [openSignal]);
+  useIdeCommand("model.choose", () => setOpen(true));
   const current = session.data && choices.data ? effectiveModel(session.data, choices.data) : undefined;
 
   return (

@@ -4,13 +4,14 @@
 // (`<port>-<session>.localhost`, see server/preview/http.ts). The address bar follows navigation
 // inside the frame (its pages report their location: server/preview/inject.ts), and the port and
 // path are remembered per session. The frame reloads by itself when the chosen port starts or stops
-// listening. A line at the bottom says whether an in-browser WebContainer could take over.
+// listening. Under it, folded away, the dormant in-browser WebContainer (webcontainer-line.tsx).
 // Every load of the frame, and the new tab, carry a one-minute ticket (./preview-ticket.ts).
 import { useEffect, useRef, useState } from "react";
 import { PreviewLocation, previewOrigin } from "../../../server/protocol/preview";
 import { usePersisted } from "../../_lib/persisted";
 import { usePreviewPorts } from "../../_lib/preview-ports";
 import { WebContainerLine } from "./webcontainer-line";
+import { useIdeCommand } from "../../_lib/ide-bus";
 import { openInTabHref, useTicketedSrc } from "./preview-ticket";
 import styles from "./preview.module.css";
 
@@ -39,11 +40,11 @@ export interface PreviewRequest {
 interface Props {
   sessionId: string;
   visible: boolean;
-  focusSignal: number;
   request?: PreviewRequest | null;
 }
 
-export function PreviewPane({ sessionId, visible, focusSignal, request }: Props) {
+/** The IDE bus's "preview.focus" puts the cursor in the port field. */
+export function PreviewPane({ sessionId, visible, request }: Props) {
   const [target, setTarget, targetLoaded] = usePersisted<Target>(`quiver.preview.${sessionId}`, NO_TARGET, isTarget);
   // What the frame was told to load; `target.path` then follows it around the app.
   const [framePath, setFramePath] = useState<string | null>(null);
@@ -58,9 +59,7 @@ export function PreviewPane({ sessionId, visible, focusSignal, request }: Props)
     setPortDraft(target.port === null ? "" : String(target.port));
     setPathDraft(target.path);
   }, [target]);
-  useEffect(() => {
-    if (focusSignal > 0) portInput.current?.focus();
-  }, [focusSignal]);
+  useIdeCommand("preview.focus", () => portInput.current?.focus());
   useEffect(() => {
     if (targetLoaded) setFramePath((p) => p ?? target.path);
   }, [targetLoaded, target.path]);
@@ -155,8 +154,8 @@ export function PreviewPane({ sessionId, visible, focusSignal, request }: Props)
       </div>
       <div className={styles.view}>
         {url ? (
-          // credentialless: the IDE is cross-origin isolated (COEP), and an app on another origin
-          // cannot be expected to send COEP/CORP headers of its own.
+          // credentialless: the IDE's pages are cross-origin isolated (COEP, for the WebContainer),
+          // and an app on another origin cannot be expected to send COEP/CORP headers of its own.
           src && <iframe ref={frame} key={`${url}#${nonce}`} src={src} title="Preview" className={styles.frame} data-testid="preview-frame" data-listening={listening} {...({ credentialless: true } as object)} />
         ) : (
           <div className={styles.empty}>Pick a port to preview the app served on the runner.</div>

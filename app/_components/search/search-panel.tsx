@@ -5,6 +5,7 @@
 // Enter searches at once; Down from the query walks the results with the arrows (Enter opens).
 // A bad regex is shown as the runner's message, nothing else lost. ⇄ opens Replace (replace-row.tsx).
 import { useEffect, useRef, useState } from "react";
+import { useIdeCommand } from "../../_lib/ide-bus";
 import { skipToken, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
@@ -24,13 +25,11 @@ const DEBOUNCE_MS = 300;
 
 interface Props {
   sessionId: string;
-  focusSignal: number;
-  /** Bumps when Replace is asked for (Ctrl+Shift+H). */
-  replaceSignal?: number;
   onOpen(hit: SearchHit): void;
 }
 
-export function SearchPanel({ sessionId, focusSignal, replaceSignal = 0, onOpen }: Props) {
+/** The IDE bus's "search.focus" selects the query; "search.replace" opens Replace (Ctrl+Shift+H). */
+export function SearchPanel({ sessionId, onOpen }: Props) {
   const trpc = useTRPC();
   const input = useRef<HTMLInputElement>(null);
   const list = useRef<HTMLUListElement>(null);
@@ -47,14 +46,12 @@ export function SearchPanel({ sessionId, focusSignal, replaceSignal = 0, onOpen 
   const [asked, setAsked] = useState(draft);
   const [folded, setFolded] = useState<Set<string>>(new Set());
   const readOnly = useReadOnly();
-  const [replacing, setReplacing] = useState(replaceSignal > 0);
-  useEffect(() => {
-    if (replaceSignal > 0) setReplacing(true);
-  }, [replaceSignal]);
-  useEffect(() => {
+  const [replacing, setReplacing] = useState(false);
+  useIdeCommand("search.replace", () => setReplacing(true));
+  useIdeCommand("search.focus", () => {
     input.current?.focus();
     input.current?.select();
-  }, [focusSignal]);
+  });
   useEffect(() => {
     const t = setTimeout(() => setAsked(draft), DEBOUNCE_MS);
     return () => clearTimeout(t);

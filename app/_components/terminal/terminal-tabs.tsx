@@ -10,6 +10,7 @@
 import dynamic from "next/dynamic";
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { TerminalState } from "./xterm-view";
+import { useIdeCommand } from "../../_lib/ide-bus";
 import type { LinkTarget } from "../../_lib/terminal-links";
 import { describeEnd, type TerminalInfo, type TerminalServerMessage } from "../../../server/protocol/terminal";
 import styles from "./terminal.module.css";
@@ -66,14 +67,13 @@ function useSessionTerminals(sessionId: string): { listed: Listed | null; forget
 interface Props {
   sessionId: string;
   onState(s: TerminalState): void;
-  focusSignal: number;
-  newSignal: number;
   /** Links in the output (xterm-view.tsx): which paths are workspace files, and what a Ctrl+click does. */
   isFile?(path: string): boolean;
   onLink?(target: LinkTarget): void;
 }
 
-export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFile, onLink }: Props) {
+/** The IDE bus's "terminal.focus" focuses the shown terminal, "terminal.new" opens one. */
+export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
   const { listed, forget } = useSessionTerminals(sessionId);
   // Opened here and not listed by the server yet; closed here and maybe still listed.
   const [pending, setPending] = useState<string[]>([]);
@@ -134,12 +134,8 @@ export function TerminalTabs({ sessionId, onState, focusSignal, newSignal, isFil
   useEffect(() => {
     if (shown) onState(states[shown] ?? "connecting");
   }, [shown, states, onState]);
-  useEffect(() => {
-    if (focusSignal) setFocus((n) => n + 1);
-  }, [focusSignal]);
-  useEffect(() => {
-    if (newSignal) add();
-  }, [newSignal, add]);
+  useIdeCommand("terminal.focus", () => setFocus((n) => n + 1));
+  useIdeCommand("terminal.new", () => add());
 
   const close = (id: string) => {
     const ended = info.get(id)?.ended;
