@@ -11,11 +11,11 @@ import { call, card, expect, openNewSession, say, send, shot, test, workspaceDir
 
 const focusedTestId = (page: Page) => page.evaluate(() => document.activeElement?.getAttribute("data-testid") ?? document.activeElement?.tagName ?? "");
 
-/** Presses Tab (Shift+Tab when `back`) until the focused element has `testId`. */
-async function tabTo(page: Page, testId: string, back = false, max = 60): Promise<void> {
+/** Presses Tab until the focused element has `testId`. */
+async function tabTo(page: Page, testId: string, max = 30): Promise<void> {
   for (let i = 0; i < max; i++) {
     if ((await focusedTestId(page)) === testId) return;
-    await page.keyboard.press(back ? "Shift+Tab" : "Tab");
+    await page.keyboard.press("Tab");
   }
   throw new Error(`Tab never reached ${testId}; focus is on ${await focusedTestId(page)}`);
 }
@@ -35,11 +35,15 @@ test("a destructive command's card, used with the keyboard alone: open/close, ap
   await expect(shell).toHaveAttribute("data-destructive", "true");
   await expect(shell.getByTestId("tool-destructive-tag")).toHaveText("⚠ destructive");
   await expect(pending.getByTestId("approval-destructive")).toContainText("⚠ Destructive command: it deletes files and folders");
-  await expect(pending.getByTestId("approve-session")).toHaveText(/^Allow exactly this command: rm -rf /);
+  // A command of several parts: the button points to the plain list of what it would allow.
+  await expect(pending.getByTestId("approve-session")).toHaveText("Approve for this session (see below)");
+  await expect(pending.getByTestId("approval-allows")).toContainText(`Allow exactly this command: rm -rf ${dir}/old`);
+  await expect(pending.getByTestId("approval-allows")).toContainText("Allow `sleep` with any arguments for this session");
 
-  // From the composer, backwards with Shift+Tab to the card's header toggle.
-  await page.getByTestId("composer").focus();
-  await tabTo(page, "tool-toggle", true);
+  // From the person's message (a starting point only: Shift+Tab in the composer cycles the
+  // mode), forwards with Tab to the card's header toggle.
+  await page.getByTestId("msg-user").last().evaluate((el) => ((el as HTMLElement).tabIndex = -1, (el as HTMLElement).focus()));
+  await tabTo(page, "tool-toggle");
   const toggle = shell.getByTestId("tool-toggle");
   await expect(toggle).toBeFocused();
   await expect(toggle).toHaveAttribute("aria-expanded", "true");
