@@ -1,7 +1,6 @@
 // One dispatch: the calls of a model response, planned in the model's order. Consecutive
 // batchable calls (read-only, concurrency-safe, approval-free, not interactive) run together
-// under the session's read lock, at most `concurrency` at a time, each starting as soon as it is
-// planned (the plans of the later ones overlap its run); every other call runs alone
+// under the session's read lock, at most `concurrency` at a time; every other call runs alone
 // under the write lock, after its approval if it needs one. Loop-guard bookkeeping follows each
 // group in slot order. Results come back in slot order whatever the completion order.
 // An early run (speculative.ts) is used only while no call before it in the dispatch may have
@@ -11,7 +10,7 @@
 // writer that waits for the task call), and they start no early runs.
 import type { DispatchOutcome, DispatchRequest } from "./contract";
 import { approveAndRun } from "./approve";
-import { livePool } from "./batch";
+import { runPool } from "./batch";
 import { guardKey, type CallState, type Core, type TurnState } from "./core";
 import { runAndFinish } from "./finish";
 import { planCall, refuse, rawInput } from "./plan";
@@ -38,8 +37,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   const hold = <T>(write: boolean, fn: () => Promise<T>) => (sub ? fn() : core.locks.hold(req.sessionId, write, fn));
   const byProviderId = new Map(stored.map((r) => [r.providerCallId, r]));
   const done: CallState[] = [];
-  // The open batch: its calls start as they are planned (batch.ts, livePool), under one read lock.
-  let batch: { calls: CallState[]; pool: ReturnType<typeof livePool<CallState>>; finished: Promise<void>; haltBefore?: string } | undefined;
+  let batch: CallState[] = [];
   // An early run started while the response streamed, before any call of this dispatch ran: after
   // a call that may have changed the workspace it saw the workspace before that change.
   let changedBefore = false;
@@ -56,23 +54,16 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
       done.push(c);
     }
   };
-  const join = (call: CallState) => {
-    if (!batch) {
-      const pool = livePool<CallState>(core.limits.concurrency, (c) => runAndFinish(core, turn, c), (e, c) => {
-        core.log.error(`batched call ${c.toolCallId} threw`, e);
-      });
-      batch = { calls: [], pool, finished: hold(false, () => pool.start()), haltBefore: turn.halt };
-    }
-    batch.calls.push(call);
-    batch.pool.add(call);
-  };
   const flush = async () => {
-    if (!batch) return;
-    const { calls, pool, finished } = batch;
-    batch = undefined;
-    pool.close();
-    await finished;
-    await post(calls);
+    if (batch.length === 0) return;
+    const group = batch;
+    batch = [];
+    await hold(false, () =>
+      runPool(group, core.limits.concurrency, (c) => runAndFinish(core, turn, c), (e, c) => {
+        core.log.error(`batched call ${c.toolCallId} threw`, e);
+      }),
+    );
+    await post(group);
   };
 
   try {
@@ -85,9 +76,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
         changedBefore = true;
         continue;
       }
-      // A halt from a call of the open batch counts once the batch is over, as if it had run after
-      // the whole batch was planned: its neighbours still run.
-      if ((batch ? batch.haltBefore : turn.halt) || req.signal.aborted) {
+      if (turn.halt || req.signal.aborted) {
         await flush();
         const call: CallState = { slot, providerCallId: mc.providerCallId, toolCallId: "", name: mc.name, batchable: false };
         await refuse(core, turn, call, "cancelled", turn.halt ? HALTED(turn.halt) : CANCELLED, rawInput(mc.rawArguments));
@@ -109,7 +98,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
         }
       }
       if (call.batchable) {
-        join(call);
+        batch.push(call);
         continue;
       }
       await flush();
