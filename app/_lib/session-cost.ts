@@ -20,8 +20,10 @@ export function usageStamp(state: SessionState): string {
 export function useSessionCost(sessionId: string, state: SessionState) {
   const trpc = useTRPC();
   const options = trpc.sessions.cost.queryOptions({ id: sessionId }, { retry: false, placeholderData: keepPreviousData });
-  // The stamp in the key: every reader of the same moment shares one request.
-  return useQuery({ ...options, queryKey: [...options.queryKey, usageStamp(state)] as unknown as typeof options.queryKey });
+  // The stamp beside the input in the key (tRPC reads only the input from it): every reader of
+  // the same moment shares one request, and new usage makes a new one.
+  const [path, args] = options.queryKey;
+  return useQuery({ ...options, queryKey: [path, { ...args, stamp: usageStamp(state) }] as unknown as typeof options.queryKey });
 }
 
 const n = (v: number) => v.toLocaleString("en");
