@@ -2,7 +2,7 @@
 // default, one SSE event each, as fast as the server takes them) through the whole server
 // (SDK adapter, engine, hub with its database writes, tRPC over WebSocket to a client), and the
 // server's heap is read after a forced full collection (node --expose-gc) before the turn, every
-// second during it, and after it. What a turn needs to keep grows with its text (the assistant
+// 250 ms during it, and after it. What a turn needs to keep grows with its text (the assistant
 // message is written once, at its end); anything more per token is held for nothing.
 // Goals: heap retained per token at most twice the token's text bytes (the slope of the heap
 // over the tokens streamed, mid-turn), and the turn's heap growth at most 20 MB.
@@ -21,6 +21,8 @@ const TOKENS = Number(process.env.BENCH_MEMORY_TOKENS ?? 100_000);
 process.env.BENCH_TOKENS = String(TOKENS);
 process.env.BENCH_DELAY_MS = "0";
 const MB = 1024 * 1024;
+/** Between two heap samples: a turn on an idle machine streams 20,000 tokens in a few seconds. */
+const SAMPLE_MS = 250;
 /** Bytes of one token's text as the fake provider streams it ("s00r0t00042 "; lib/token-latency/fake.ts). */
 const tokenBytes = `s00r0t${"0".repeat(Math.max(4, String(TOKENS - 1).length))} `.length;
 
@@ -52,7 +54,7 @@ try {
     const turn = clients.ask({ type: "engine", url: server.ready.url!, sessionIds, rounds: 1, staggerMs: 0 }, "times").finally(() => (done = true));
     const started = performance.now();
     while (!done) {
-      await new Promise((r) => setTimeout(r, 1000));
+      await new Promise((r) => setTimeout(r, SAMPLE_MS));
       if (done) break;
       const h = await server.ask({ type: "heap" }, "heap");
       const streamed = h.textDeltas - before.textDeltas;
