@@ -94,11 +94,13 @@ export function ttyLeader(): string[] {
   const setpriv = findOnPath("setpriv");
   if (!setpriv) return [];
   // The no-op HUP trap (not an ignore) lets the shell inherit the default. `<&0`: a
-  // non-interactive bash gives a background job /dev/null, not the terminal, without it.
+  // non-interactive bash gives a background job /dev/null, not the terminal, without it; it
+  // also starts it with SIGINT and SIGQUIT ignored, which every command of the terminal would
+  // inherit (Ctrl+C would stop nothing), so env puts them back to their defaults.
   const script = [
     "trap : HUP",
     `trap 'read -r k < "/proc/$c/task/$c/children"; kill -KILL \${k:-$c} 2>/dev/null' TERM`,
-    '"$@" <&0 & c=$!',
+    'env --default-signal=INT,QUIT "$@" <&0 & c=$!',
     'while :; do wait "$c"; s=$?; kill -0 "$c" 2>/dev/null || exit "$s"; done',
   ].join("\n");
   return [setpriv, "--pdeathsig", "TERM", "--", "bash", "--norc", "--noprofile", "-c", script, "quiver-tty"];

@@ -67,6 +67,24 @@ describe.each(modes)("PtyManager (sandbox %s)", (mode) => {
     expect(m.size).toBe(0);
   });
 
+  // The terminal's leader starts the shell as a background job, which a non-interactive bash
+  // starts with SIGINT and SIGQUIT ignored; every command would inherit that and Ctrl+C would
+  // stop nothing (a dev server in the preview could not be stopped).
+  it("Ctrl+C interrupts the running command, and no command starts with SIGINT ignored", async () => {
+    const m = make();
+    m.handle({ type: "pty.open", ptyId: "pc", sessionId: "s1", cols: 80, rows: 24 });
+    m.handle({ type: "pty.input", ptyId: "pc", data: "grep SigIgn /proc/self/status; sleep 60\r" });
+    await until(() => /SigIgn:\s+[0-9a-f]+/.test(output("pc")), "the signal mask");
+    const mask = BigInt("0x" + /SigIgn:\s+([0-9a-f]+)/.exec(output("pc"))![1]);
+    expect(mask & (1n << 1n), "SIGINT ignored").toBe(0n);
+    expect(mask & (1n << 2n), "SIGQUIT ignored").toBe(0n);
+    await new Promise((r) => setTimeout(r, 300));
+    m.handle({ type: "pty.input", ptyId: "pc", data: "\x03" });
+    m.handle({ type: "pty.input", ptyId: "pc", data: "echo after-$?\r" });
+    // 130: the sleep died of SIGINT (a sleep that ignored it would still hold the line).
+    await until(() => output("pc").includes("after-130"), "sleep interrupted by Ctrl+C");
+  });
+
   it("kills the whole process tree on close", async () => {
     const m = make();
     const t = `${777 + Math.random()}`.slice(0, 9);
