@@ -8,7 +8,13 @@ const config = {
   serverExternalPackages: ["better-sqlite3", "node-pty", "@prisma/client"],
   async headers() {
     return [
-      { source: "/:path*", headers: [{ key: "X-Content-Type-Options", value: "nosniff" }, { key: "Referrer-Policy", value: "no-referrer" }] },
+      {
+        source: "/:path*",
+        headers: [
+          { key: "X-Content-Type-Options", value: "nosniff" },
+          { key: "Referrer-Policy", value: "no-referrer" },
+        ],
+      },
       // Cross-origin isolation (COOP + COEP) is what an in-browser WebContainer needs to boot, and
       // it is only ever tried in the IDE (app/_lib/webcontainer.ts says what it does today), so
       // only the IDE's pages send them: sign-in, single sign-on, invitations and home need

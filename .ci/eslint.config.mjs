@@ -6,7 +6,16 @@ import reactHooks from "eslint-plugin-react-hooks";
 
 export default tseslint.config(
   {
-    ignores: ["**/node_modules/**", ".next/**", "**/generated/**", "prisma/.generated/**", ".quiver/**", "test-results/**", "playwright-report/**", "next-env.d.ts"],
+    ignores: [
+      "**/node_modules/**",
+      ".next/**",
+      "**/generated/**",
+      "prisma/.generated/**",
+      ".quiver/**",
+      "test-results/**",
+      "playwright-report/**",
+      "next-env.d.ts",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -19,7 +28,10 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node, ...globals.browser } },
     rules: {
       "@typescript-eslint/no-explicit-any": "off",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       "no-empty": ["error", { allowEmptyCatch: true }],
       "no-control-regex": "off",
       // Playwright fixtures must destructure their (possibly empty) first argument.

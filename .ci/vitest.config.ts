@@ -6,7 +6,13 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   root: fileURLToPath(new URL("..", import.meta.url)),
   test: {
-    include: ["server/**/*.test.ts", "runner/**/*.test.ts", "app/**/*.test.ts", "app/**/*.test.tsx", "bench/**/*.test.ts"],
+    include: [
+      "server/**/*.test.ts",
+      "runner/**/*.test.ts",
+      "app/**/*.test.ts",
+      "app/**/*.test.tsx",
+      "bench/**/*.test.ts",
+    ],
     exclude: ["**/node_modules/**", "**/generated/**"],
     environment: "node",
     testTimeout: 30_000,

@@ -4,7 +4,11 @@ import type { ReactNode } from "react";
 import { Providers } from "./_lib/trpc";
 import "./globals.css";
 
-export const metadata: Metadata = { title: "Quiver", description: "A browser IDE with a governed coding agent", icons: { icon: "/favicon.svg" } };
+export const metadata: Metadata = {
+  title: "Quiver",
+  description: "A browser IDE with a governed coding agent",
+  icons: { icon: "/favicon.svg" },
+};
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (

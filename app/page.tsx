@@ -19,10 +19,16 @@ export default function Home() {
   const router = useRouter();
   const queryClient = useQueryClient();
   // While a workspace is being made (a clone can take a while) the list is asked again until it is ready or failed.
-  const projects = useQuery(trpc.projects.list.queryOptions(undefined, { refetchInterval: (q) => (q.state.data?.some((p) => p.workspace?.state === "creating") ? 2_000 : false) }));
+  const projects = useQuery(
+    trpc.projects.list.queryOptions(undefined, {
+      refetchInterval: (q) => (q.state.data?.some((p) => p.workspace?.state === "creating") ? 2_000 : false),
+    }),
+  );
   const [creating, setCreating] = useState(false);
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.projects.list.queryKey() });
-  const create = useMutation(trpc.sessions.create.mutationOptions({ onSuccess: (session) => router.push(`/s/${session.id}`) }));
+  const create = useMutation(
+    trpc.sessions.create.mutationOptions({ onSuccess: (session) => router.push(`/s/${session.id}`) }),
+  );
   const remove = useMutation(trpc.sessions.remove.mutationOptions({ onSettled: refresh }));
   const removeProject = useMutation(trpc.projects.remove.mutationOptions({ onSettled: refresh }));
   const first = projects.data?.[0];
@@ -37,20 +43,50 @@ export default function Home() {
         <Link href="/settings/runners" className={styles.navLink}>
           Runners
         </Link>
-        <button type="button" className={styles.secondary} onClick={() => setCreating((v) => !v)} data-testid="new-project">
+        <button
+          type="button"
+          className={styles.secondary}
+          onClick={() => setCreating((v) => !v)}
+          data-testid="new-project"
+        >
           New project
         </button>
-        <button onClick={() => create.mutate(first ? { projectId: first.id } : {})} disabled={create.isPending} data-testid="new-session">
+        <button
+          onClick={() => create.mutate(first ? { projectId: first.id } : {})}
+          disabled={create.isPending}
+          data-testid="new-session"
+        >
           {create.isPending && !create.variables?.projectId ? "Creating…" : "New session"}
         </button>
       </header>
-      {creating && <NewProjectForm onDone={(id) => (setCreating(false), void refresh(), id && document.getElementById(`project-${id}`)?.scrollIntoView())} onCancel={() => setCreating(false)} />}
+      {creating && (
+        <NewProjectForm
+          onDone={(id) => (
+            setCreating(false),
+            void refresh(),
+            id && document.getElementById(`project-${id}`)?.scrollIntoView()
+          )}
+          onCancel={() => setCreating(false)}
+        />
+      )}
       {create.error && <p className={styles.error}>Could not create a session: {create.error.message}</p>}
-      {remove.error && <p className={styles.error} data-testid="remove-error">Could not delete the session: {remove.error.message}</p>}
-      {removeProject.error && <p className={styles.error} data-testid="project-remove-error">Could not delete the project: {removeProject.error.message}</p>}
+      {remove.error && (
+        <p className={styles.error} data-testid="remove-error">
+          Could not delete the session: {remove.error.message}
+        </p>
+      )}
+      {removeProject.error && (
+        <p className={styles.error} data-testid="project-remove-error">
+          Could not delete the project: {removeProject.error.message}
+        </p>
+      )}
       {removeProject.data && removeProject.data.leftBehind.length > 0 && (
         <p className={styles.error} data-testid="project-left-behind">
-          The project is deleted; {removeProject.data.leftBehind.map((l) => `workspace ${l.workspaceId} stays on runner ${l.runnerId} (${l.reason})`).join("; ")}.
+          The project is deleted;{" "}
+          {removeProject.data.leftBehind
+            .map((l) => `workspace ${l.workspaceId} stays on runner ${l.runnerId} (${l.reason})`)
+            .join("; ")}
+          .
         </p>
       )}
       {projects.isPending && <p className="muted">Loading projects…</p>}
@@ -63,12 +99,22 @@ export default function Home() {
           newSession={() => create.mutate({ projectId: p.id })}
           creating={create.isPending && create.variables?.projectId === p.id}
           removeSession={(s) => {
-            if (confirm(`Delete the session "${s.title}" with its chat and history? The workspace's files stay. This cannot be undone.`)) remove.mutate({ id: s.id });
+            if (
+              confirm(
+                `Delete the session "${s.title}" with its chat and history? The workspace's files stay. This cannot be undone.`,
+              )
+            )
+              remove.mutate({ id: s.id });
           }}
           removingSession={remove.isPending ? remove.variables?.id : undefined}
           removeProject={() => {
             const n = p.sessions.length;
-            if (confirm(`Delete the project "${p.name}" with its ${n} session${n === 1 ? "" : "s"}, and remove every person's workspace of it (its files) from their runners? This cannot be undone.`)) removeProject.mutate({ id: p.id });
+            if (
+              confirm(
+                `Delete the project "${p.name}" with its ${n} session${n === 1 ? "" : "s"}, and remove every person's workspace of it (its files) from their runners? This cannot be undone.`,
+              )
+            )
+              removeProject.mutate({ id: p.id });
           }}
           removingProject={removeProject.isPending && removeProject.variables?.id === p.id}
         />

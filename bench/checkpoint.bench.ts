@@ -23,7 +23,11 @@ const { checkpointOps, shadowOf } = await import("../runner/checkpoints/ops");
 /** Bytes a folder takes on disk (du). */
 const du = (dir: string) => Number(execFileSync("du", ["-sb", dir], { encoding: "utf8" }).split("\t")[0]);
 /** Text-like content (base64 of random bytes: compresses as source code roughly does, ~25%). */
-const content = (size: number) => randomBytes(Math.ceil((size * 3) / 4)).toString("base64").slice(0, size).replace(/(.{80})/g, "$1\n");
+const content = (size: number) =>
+  randomBytes(Math.ceil((size * 3) / 4))
+    .toString("base64")
+    .slice(0, size)
+    .replace(/(.{80})/g, "$1\n");
 
 function makeTree(root: string): void {
   const per = Math.floor(TOTAL / FILES);
@@ -36,7 +40,8 @@ function makeTree(root: string): void {
 }
 
 function change(root: string): void {
-  for (let i = 0; i < 20; i++) writeFileSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`), content(20_000));
+  for (let i = 0; i < 20; i++)
+    writeFileSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`), content(20_000));
   for (let i = 0; i < 5; i++) writeFileSync(join(root, `pkg${i}`, `added${i}.txt`), content(10_000));
   for (let i = 100; i < 105; i++) unlinkSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`));
 }
@@ -47,8 +52,17 @@ const time = async (fn: () => unknown) => {
   return performance.now() - t;
 };
 
-const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_AUTHOR_NAME: "b", GIT_AUTHOR_EMAIL: "b@b", GIT_COMMITTER_NAME: "b", GIT_COMMITTER_EMAIL: "b@b" };
-const gitCommit = (dir: string) => execFileSync("sh", ["-c", "git add -A && git commit -q -m checkpoint"], { cwd: dir, env: gitEnv });
+const gitEnv = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_AUTHOR_NAME: "b",
+  GIT_AUTHOR_EMAIL: "b@b",
+  GIT_COMMITTER_NAME: "b",
+  GIT_COMMITTER_EMAIL: "b@b",
+};
+const gitCommit = (dir: string) =>
+  execFileSync("sh", ["-c", "git add -A && git commit -q -m checkpoint"], { cwd: dir, env: gitEnv });
 
 try {
   const ws = join(base, "ws");
@@ -91,13 +105,41 @@ try {
     `checkpoint vs git add -A && git commit, ${FILES} files / ${mb(size)} MB (one run each)`,
     ["case", "checkpoint ms", "git ms", "time ratio", "checkpoint MB", "git MB", "disk ratio"],
     [
-      ["first", cpFirst.toFixed(0), gitFirst.toFixed(0), ratio(cpFirst, gitFirst), mb(cpFirstDisk), mb(gitFirstDisk), ratio(cpFirstDisk, gitFirstDisk)],
-      ["after 20 edits, 5 new, 5 deleted", cpLater.toFixed(0), gitLater.toFixed(0), ratio(cpLater, gitLater), mb(cpLaterDisk), mb(gitLaterDisk), ratio(cpLaterDisk, gitLaterDisk)],
+      [
+        "first",
+        cpFirst.toFixed(0),
+        gitFirst.toFixed(0),
+        ratio(cpFirst, gitFirst),
+        mb(cpFirstDisk),
+        mb(gitFirstDisk),
+        ratio(cpFirstDisk, gitFirstDisk),
+      ],
+      [
+        "after 20 edits, 5 new, 5 deleted",
+        cpLater.toFixed(0),
+        gitLater.toFixed(0),
+        ratio(cpLater, gitLater),
+        mb(cpLaterDisk),
+        mb(gitLaterDisk),
+        ratio(cpLaterDisk, gitLaterDisk),
+      ],
     ],
   );
-  goal("first checkpoint within 2x of git add -A && git commit", cpFirst < 2 * gitFirst, `${cpFirst.toFixed(0)} ms vs ${gitFirst.toFixed(0)} ms`);
-  goal("later checkpoint within 2x of git add -A && git commit", cpLater < 2 * gitLater, `${cpLater.toFixed(0)} ms vs ${gitLater.toFixed(0)} ms`);
-  goal("a checkpoint's disk within 1.5x of git's", cpFirstDisk < 1.5 * gitFirstDisk && cpLaterDisk < 1.5 * Math.max(gitLaterDisk, 64 * 1024), `${mb(cpFirstDisk)} / ${mb(cpLaterDisk)} MB vs ${mb(gitFirstDisk)} / ${mb(gitLaterDisk)} MB`);
+  goal(
+    "first checkpoint within 2x of git add -A && git commit",
+    cpFirst < 2 * gitFirst,
+    `${cpFirst.toFixed(0)} ms vs ${gitFirst.toFixed(0)} ms`,
+  );
+  goal(
+    "later checkpoint within 2x of git add -A && git commit",
+    cpLater < 2 * gitLater,
+    `${cpLater.toFixed(0)} ms vs ${gitLater.toFixed(0)} ms`,
+  );
+  goal(
+    "a checkpoint's disk within 1.5x of git's",
+    cpFirstDisk < 1.5 * gitFirstDisk && cpLaterDisk < 1.5 * Math.max(gitLaterDisk, 64 * 1024),
+    `${mb(cpFirstDisk)} / ${mb(cpLaterDisk)} MB vs ${mb(gitFirstDisk)} / ${mb(gitLaterDisk)} MB`,
+  );
 } finally {
   rmSync(base, { recursive: true, force: true });
 }

@@ -31,11 +31,12 @@ try {
   const file = `${deep}/file.ts`;
   await mkdir(join(root, deep), { recursive: true });
   await writeFile(join(root, file), "export const x = 1;\n".repeat(100));
-  for (let a = 0; a < 3; a++) for (let b = 0; b < 10; b++) {
-    const d = join(root, "tree", `a${a}`, `b${b}`);
-    await mkdir(d, { recursive: true });
-    for (let f = 0; f < 10; f++) await writeFile(join(d, `f${f}.ts`), "x\n");
-  }
+  for (let a = 0; a < 3; a++)
+    for (let b = 0; b < 10; b++) {
+      const d = join(root, "tree", `a${a}`, `b${b}`);
+      await mkdir(d, { recursive: true });
+      for (let f = 0; f < 10; f++) await writeFile(join(d, `f${f}.ts`), "x\n");
+    }
 
   const ws = await Workspace.open(root, { watch: false });
   const ctx = opContext(ws);
@@ -49,7 +50,8 @@ try {
   const byNameList = async () => {
     const walk = async (rel: string): Promise<void> => {
       await readFile(join(root, rel, ".gitignore")).catch(() => null);
-      for (const e of await readdir(join(root, rel), { withFileTypes: true })) if (e.isDirectory()) await walk(`${rel}/${e.name}`);
+      for (const e of await readdir(join(root, rel), { withFileTypes: true }))
+        if (e.isDirectory()) await walk(`${rel}/${e.name}`);
     };
     await realpath(join(root, "tree"));
     await walk("tree");
@@ -71,8 +73,16 @@ try {
       ["resolve only (walk vs realpath)", walkOnly.toFixed(1), realpathOnly.toFixed(1), ratio(walkOnly, realpathOnly)],
     ],
   );
-  goal("read_file within 3x of the by-name read", readNow < 3 * readBefore, `${readNow.toFixed(1)} µs vs ${readBefore.toFixed(1)} µs`);
-  goal("list_files within 2x of the by-name listing", listNow < 2 * listBefore, `${listNow.toFixed(1)} µs vs ${listBefore.toFixed(1)} µs`);
+  goal(
+    "read_file within 3x of the by-name read",
+    readNow < 3 * readBefore,
+    `${readNow.toFixed(1)} µs vs ${readBefore.toFixed(1)} µs`,
+  );
+  goal(
+    "list_files within 2x of the by-name listing",
+    listNow < 2 * listBefore,
+    `${listNow.toFixed(1)} µs vs ${listBefore.toFixed(1)} µs`,
+  );
   ws.dispose();
 } finally {
   await rm(root, { recursive: true, force: true });

@@ -23,9 +23,15 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const root = fileURLToPath(new URL("..", import.meta.url));
 const data = await mkdtemp(join(tmpdir(), "quiver-bench-ide-"));
 await mkdir(join(data, "workspace"), { recursive: true });
-await writeFile(join(data, "workspace", "big.ts"), Array.from({ length: 10_000 }, (_, i) => `export const value${i} = ${i}; // line ${i + 1}`).join("\n") + "\n");
+await writeFile(
+  join(data, "workspace", "big.ts"),
+  Array.from({ length: 10_000 }, (_, i) => `export const value${i} = ${i}; // line ${i + 1}`).join("\n") + "\n",
+);
 for (const name of ["warm", "small"]) {
-  await writeFile(join(data, "workspace", `${name}.ts`), Array.from({ length: 10 }, (_, i) => `export const ${name}${i} = ${i};`).join("\n") + "\n");
+  await writeFile(
+    join(data, "workspace", `${name}.ts`),
+    Array.from({ length: 10 }, (_, i) => `export const ${name}${i} = ${i};`).join("\n") + "\n",
+  );
 }
 
 const provider = await startFakeProvider({
@@ -44,7 +50,15 @@ const env = parseEnv({
 const quiver = await startQuiver({ env, root, log: () => {} });
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
 });
 
 // Readiness is observed inside the page (a MutationObserver from navigation start), so the
@@ -98,10 +112,13 @@ try {
     // The first file pays for loading Monaco itself; the two measured opens come after it, in
     // alternating order.
     const f = await open("warm.ts", "export const warm0");
-    const [s, b] = i % 2 ? [await open("small.ts", "export const small0"), await open("big.ts", "export const value0")] : await (async () => {
-      const big = await open("big.ts", "export const value0");
-      return [await open("small.ts", "export const small0"), big];
-    })();
+    const [s, b] =
+      i % 2
+        ? [await open("small.ts", "export const small0"), await open("big.ts", "export const value0")]
+        : await (async () => {
+            const big = await open("big.ts", "export const value0");
+            return [await open("small.ts", "export const small0"), big];
+          })();
     if (i > 0) {
       // round 0 warms caches
       home.push(h);
@@ -112,12 +129,20 @@ try {
     }
     await ctx.close();
   }
-  const med = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
-  printTable(`IDE page (median of ${ROUNDS}, ms)`, ["measure", { title: "ms", digits: 0 }, { title: "baseline ms", digits: 0 }, "ratio"], [
-    ["IDE interactive vs home page", med(ide), med(home), ratio(med(ide), med(home))],
-    ["open 10,000-line file vs 10-line file", med(big), med(small), ratio(med(big), med(small))],
-    ["first open right after ready (10 lines) vs a later one", med(first), med(small), ratio(med(first), med(small))],
-  ]);
+  const med = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
+  printTable(
+    `IDE page (median of ${ROUNDS}, ms)`,
+    ["measure", { title: "ms", digits: 0 }, { title: "baseline ms", digits: 0 }, "ratio"],
+    [
+      ["IDE interactive vs home page", med(ide), med(home), ratio(med(ide), med(home))],
+      ["open 10,000-line file vs 10-line file", med(big), med(small), ratio(med(big), med(small))],
+      ["first open right after ready (10 lines) vs a later one", med(first), med(small), ratio(med(first), med(small))],
+    ],
+  );
   goal("IDE interactive < 1500 ms", med(ide) < 1500, `${med(ide)} ms`);
   goal("10,000-line file open < 300 ms", med(big) < 300, `${med(big)} ms`);
 
@@ -146,13 +171,25 @@ try {
     await page.getByTestId("turn-usage").last().waitFor();
     const events = await page.getByTestId("events-state").textContent();
     const long = (g: number[]) => g.filter((x) => x > 50).length;
-    const p99 = (g: number[]) => percentile([...g].sort((a, b) => a - b), 99);
-    printTable("1,000-delta turn rendering (frames)", ["phase", { title: "frames", digits: 0 }, { title: "p99 gap ms", digits: 1 }, { title: ">50 ms", digits: 0 }], [
-      ["idle page (baseline)", idle.length, p99(idle), long(idle)],
-      ["while streaming", busy.length, p99(busy), long(busy)],
-    ]);
+    const p99 = (g: number[]) =>
+      percentile(
+        [...g].sort((a, b) => a - b),
+        99,
+      );
+    printTable(
+      "1,000-delta turn rendering (frames)",
+      ["phase", { title: "frames", digits: 0 }, { title: "p99 gap ms", digits: 1 }, { title: ">50 ms", digits: 0 }],
+      [
+        ["idle page (baseline)", idle.length, p99(idle), long(idle)],
+        ["while streaming", busy.length, p99(busy), long(busy)],
+      ],
+    );
     console.log(`events after the turn: ${events}`);
-    goal("no dropped frames while a 1,000-event turn renders", long(busy) <= long(idle), `${long(busy)} frames over 50 ms (idle: ${long(idle)})`);
+    goal(
+      "no dropped frames while a 1,000-event turn renders",
+      long(busy) <= long(idle),
+      `${long(busy)} frames over 50 ms (idle: ${long(idle)})`,
+    );
     await ctx.close();
   }
 } finally {

@@ -38,7 +38,11 @@ try {
   children.push(clients);
   const pages = await startChild("client");
   children.push(pages);
-  const server = await startChild("server", [`file:${join(dir, "bench.db")}`, fake.ready.anthropicBaseURL!, fake.ready.openaiBaseURL!], ["--expose-gc"]);
+  const server = await startChild(
+    "server",
+    [`file:${join(dir, "bench.db")}`, fake.ready.anthropicBaseURL!, fake.ready.openaiBaseURL!],
+    ["--expose-gc"],
+  );
   children.push(server);
   const url = server.ready.url!;
   const idleIds = (await server.ask({ type: "seed", kind: "openai", sessions: IDLE }, "seeded")).sessionIds;
@@ -46,7 +50,10 @@ try {
   const run = async () => {
     const active = (await server.ask({ type: "seed", kind: "openai", sessions: ACTIVE }, "seeded")).sessionIds;
     await fake.ask({ type: "collect" }, "times");
-    const { times } = await clients.ask({ type: "engine", url, sessionIds: active, rounds: ROUNDS, staggerMs: TOKENS * 15 }, "times");
+    const { times } = await clients.ask(
+      { type: "engine", url, sessionIds: active, rounds: ROUNDS, staggerMs: TOKENS * 15 },
+      "times",
+    );
     return latencies((await fake.ask({ type: "collect" }, "times")).times, times);
   };
   // Warm-up: JIT, connections and prepared statements, as in the token-latency benchmark.
@@ -62,19 +69,45 @@ try {
   const without = sorted([...without1, ...(await run())]);
   const rssPer = (connected.rss - before.rss) / IDLE;
   const heapPer = (connected.heapUsed - before.heapUsed) / IDLE;
-  const [w50, w99, i50, i99] = [percentile(without, 50), percentile(without, 99), percentile(withIdle, 50), percentile(withIdle, 99)];
+  const [w50, w99, i50, i99] = [
+    percentile(without, 50),
+    percentile(without, 99),
+    percentile(withIdle, 50),
+    percentile(withIdle, 99),
+  ];
   printTable(
     `Idle subscribers: ${IDLE} open IDE pages on one server, ${ACTIVE} active sessions streaming (${ROUNDS} turns of ${TOKENS} tokens, one every 15 ms; SQLite)`,
-    ["case", { title: "tokens", digits: 0 }, { title: "p50 ms", digits: 3 }, { title: "p99 ms", digits: 3 }, { title: "server RSS MB", digits: 1 }, { title: "server heap MB", digits: 1 }],
+    [
+      "case",
+      { title: "tokens", digits: 0 },
+      { title: "p50 ms", digits: 3 },
+      { title: "p99 ms", digits: 3 },
+      { title: "server RSS MB", digits: 1 },
+      { title: "server heap MB", digits: 1 },
+    ],
     [
       ["without idle pages", without.length, w50, w99, before.rss / KB / KB, before.heapUsed / KB / KB],
       [`with ${IDLE} idle pages`, withIdle.length, i50, i99, connected.rss / KB / KB, connected.heapUsed / KB / KB],
     ],
   );
-  console.log(`${IDLE} pages subscribed in ${openS.toFixed(1)} s; per idle subscriber: RSS ${(rssPer / KB).toFixed(1)} KB, heap ${(heapPer / KB).toFixed(1)} KB`);
-  goal(`#31.6 RSS per idle subscriber ≤ 50 KB`, rssPer <= 50 * KB, `${(rssPer / KB).toFixed(1)} KB (heap ${(heapPer / KB).toFixed(1)} KB)`);
-  goal(`#31.6 active tokens' added p50 with ${IDLE} idle pages ≤ 0.3 ms`, i50 - w50 <= 0.3, `${(i50 - w50).toFixed(3)} ms (${i50.toFixed(3)} against ${w50.toFixed(3)})`);
-  goal(`#31.6 active tokens' added p99 with ${IDLE} idle pages ≤ 1 ms`, i99 - w99 <= 1, `${(i99 - w99).toFixed(3)} ms (${i99.toFixed(3)} against ${w99.toFixed(3)})`);
+  console.log(
+    `${IDLE} pages subscribed in ${openS.toFixed(1)} s; per idle subscriber: RSS ${(rssPer / KB).toFixed(1)} KB, heap ${(heapPer / KB).toFixed(1)} KB`,
+  );
+  goal(
+    `#31.6 RSS per idle subscriber ≤ 50 KB`,
+    rssPer <= 50 * KB,
+    `${(rssPer / KB).toFixed(1)} KB (heap ${(heapPer / KB).toFixed(1)} KB)`,
+  );
+  goal(
+    `#31.6 active tokens' added p50 with ${IDLE} idle pages ≤ 0.3 ms`,
+    i50 - w50 <= 0.3,
+    `${(i50 - w50).toFixed(3)} ms (${i50.toFixed(3)} against ${w50.toFixed(3)})`,
+  );
+  goal(
+    `#31.6 active tokens' added p99 with ${IDLE} idle pages ≤ 1 ms`,
+    i99 - w99 <= 1,
+    `${(i99 - w99).toFixed(3)} ms (${i99.toFixed(3)} against ${w99.toFixed(3)})`,
+  );
 } finally {
   for (const c of children.reverse()) await c.close();
   rmSync(dir, { recursive: true, force: true });

@@ -43,7 +43,11 @@ try {
   children.push(fake);
   const clients = await startChild("client");
   children.push(clients);
-  const server = await startChild("server", [`file:${join(dir, "bench.db")}`, fake.ready.anthropicBaseURL!, fake.ready.openaiBaseURL!], ["--expose-gc"]);
+  const server = await startChild(
+    "server",
+    [`file:${join(dir, "bench.db")}`, fake.ready.anthropicBaseURL!, fake.ready.openaiBaseURL!],
+    ["--expose-gc"],
+  );
   children.push(server);
   const rows: (string | number)[][] = [];
   for (const kind of (process.env.BENCH_MEMORY_WIRES ?? "anthropic,openai").split(",") as ("anthropic" | "openai")[]) {
@@ -51,7 +55,9 @@ try {
     const before = await server.ask({ type: "heap" }, "heap");
     const samples: { x: number; y: number }[] = [];
     let done = false;
-    const turn = clients.ask({ type: "engine", url: server.ready.url!, sessionIds, rounds: 1, staggerMs: 0 }, "times").finally(() => (done = true));
+    const turn = clients
+      .ask({ type: "engine", url: server.ready.url!, sessionIds, rounds: 1, staggerMs: 0 }, "times")
+      .finally(() => (done = true));
     const started = performance.now();
     while (!done) {
       await new Promise((r) => setTimeout(r, SAMPLE_MS));
@@ -69,13 +75,43 @@ try {
     const perToken = samples.length >= 2 ? slope(samples) : NaN;
     const peak = Math.max(0, ...samples.map((s) => s.y));
     const avgText = tokenBytes;
-    rows.push([kind, streamed, times.length, wallS, samples.length, before.heapUsed / MB, peak / MB, (after.heapUsed - before.heapUsed) / MB, perToken, avgText]);
-    goal(`#31.2 ${kind}: heap retained per streamed token ≤ 2× its text bytes`, perToken <= 2 * avgText, `${perToken.toFixed(1)} B/token against ${avgText.toFixed(1)} B of text (${samples.length} samples mid-turn)`);
-    goal(`#31.2 ${kind}: a ${TOKENS.toLocaleString("en-US")}-token turn grows the heap ≤ 20 MB per 100,000 tokens`, peak <= 20 * MB * (TOKENS / 100_000), `${(peak / MB).toFixed(1)} MB at most mid-turn (goal scaled to the turn's length: ${(20 * (TOKENS / 100_000)).toFixed(1)} MB)`);
+    rows.push([
+      kind,
+      streamed,
+      times.length,
+      wallS,
+      samples.length,
+      before.heapUsed / MB,
+      peak / MB,
+      (after.heapUsed - before.heapUsed) / MB,
+      perToken,
+      avgText,
+    ]);
+    goal(
+      `#31.2 ${kind}: heap retained per streamed token ≤ 2× its text bytes`,
+      perToken <= 2 * avgText,
+      `${perToken.toFixed(1)} B/token against ${avgText.toFixed(1)} B of text (${samples.length} samples mid-turn)`,
+    );
+    goal(
+      `#31.2 ${kind}: a ${TOKENS.toLocaleString("en-US")}-token turn grows the heap ≤ 20 MB per 100,000 tokens`,
+      peak <= 20 * MB * (TOKENS / 100_000),
+      `${(peak / MB).toFixed(1)} MB at most mid-turn (goal scaled to the turn's length: ${(20 * (TOKENS / 100_000)).toFixed(1)} MB)`,
+    );
   }
   printTable(
     `Server heap during one ${TOKENS.toLocaleString("en-US")}-token turn (after a forced full GC each sample; SQLite)`,
-    ["wire", { title: "deltas", digits: 0 }, { title: "client got", digits: 0 }, { title: "turn s", digits: 1 }, { title: "samples", digits: 0 }, { title: "heap before MB", digits: 1 }, { title: "peak growth MB", digits: 1 }, { title: "after − before MB", digits: 1 }, { title: "B/token", digits: 1 }, { title: "text B/token", digits: 1 }],
+    [
+      "wire",
+      { title: "deltas", digits: 0 },
+      { title: "client got", digits: 0 },
+      { title: "turn s", digits: 1 },
+      { title: "samples", digits: 0 },
+      { title: "heap before MB", digits: 1 },
+      { title: "peak growth MB", digits: 1 },
+      { title: "after − before MB", digits: 1 },
+      { title: "B/token", digits: 1 },
+      { title: "text B/token", digits: 1 },
+    ],
     rows,
   );
 } finally {

@@ -53,7 +53,14 @@ async function batching() {
           ...ctx,
           remote: (i, o = {}) => {
             runnerInput = i;
-            return server.pool.run({ sessionId: own, callId: ctx.callId, op: "shell", input: i, deadline: Date.now() + (o.timeoutMs ?? 60_000), signal: ctx.signal });
+            return server.pool.run({
+              sessionId: own,
+              callId: ctx.callId,
+              op: "shell",
+              input: i,
+              deadline: Date.now() + (o.timeoutMs ?? 60_000),
+              signal: ctx.signal,
+            });
           },
         });
       },
@@ -62,8 +69,13 @@ async function batching() {
     let runnerInput: unknown;
     const events: SessionEventBody[] = [];
     const pipeline = createPipeline({
-      db: db.db, provider: "sqlite", tools: toolStates([sleeper]), executors: createExecutorRouter({ runner: server.pool }),
-      policies: createPolicyService(db.db), spills, log,
+      db: db.db,
+      provider: "sqlite",
+      tools: toolStates([sleeper]),
+      executors: createExecutorRouter({ runner: server.pool }),
+      policies: createPolicyService(db.db),
+      spills,
+      log,
     });
     const dispatch = async (n: number, tag: string) => {
       const { session, user } = await seedSession(db.db);
@@ -71,12 +83,21 @@ async function batching() {
       const mine: SessionEventBody[] = [];
       const start = performance.now();
       const out = await pipeline.dispatch({
-        sessionId: session.id, turnId: turn.id, actorId: user.id, strict: false, signal: new AbortController().signal,
-        calls: Array.from({ length: n }, (_, i) => ({ providerCallId: `c${i}`, name: "shell", rawArguments: JSON.stringify({ command: `sleep 0.02 && echo ${tag}-${i}` }) })),
+        sessionId: session.id,
+        turnId: turn.id,
+        actorId: user.id,
+        strict: false,
+        signal: new AbortController().signal,
+        calls: Array.from({ length: n }, (_, i) => ({
+          providerCallId: `c${i}`,
+          name: "shell",
+          rawArguments: JSON.stringify({ command: `sleep 0.02 && echo ${tag}-${i}` }),
+        })),
         emit: (e) => void mine.push(e),
       });
       const wall = performance.now() - start;
-      if (out.results.some((r) => r.isError)) throw new Error(`bench call failed: ${out.results.find((r) => r.isError)!.content}`);
+      if (out.results.some((r) => r.isError))
+        throw new Error(`bench call failed: ${out.results.find((r) => r.isError)!.content}`);
       events.push(...mine);
       const durations = mine.flatMap((e) => (e.type === "tool.finished" ? [e.durationMs] : []));
       return { wall, slowest: Math.max(...durations), sum: durations.reduce((a, b) => a + b, 0) };
@@ -84,7 +105,14 @@ async function batching() {
     // The floor: the runner round trip of the same command, straight to the runner pool.
     const bareCall = async (r: number) => {
       const start = performance.now();
-      const out = await server.pool.run({ sessionId: `bare-${r}`, callId: `bare-${r}`, op: "shell", input: runnerInput, deadline: Date.now() + 60_000, signal: new AbortController().signal });
+      const out = await server.pool.run({
+        sessionId: `bare-${r}`,
+        callId: `bare-${r}`,
+        op: "shell",
+        input: runnerInput,
+        deadline: Date.now() + 60_000,
+        signal: new AbortController().signal,
+      });
       if (!out.ok) throw new Error(`bare call failed: ${out.output}`);
       return performance.now() - start;
     };
@@ -109,13 +137,25 @@ async function batching() {
         ["one call alone, whole pipeline", p50(solo), ratio(p50(solo), p50(batch.map((b) => b.slowest)))],
         ["slowest call within the batch", p50(batch.map((b) => b.slowest)), "1.00x"],
         ["batch of 10, wall time", p50(batch.map((b) => b.wall)), `${p50(ratios).toFixed(2)}x`],
-        ["sum of the 10 calls (serial baseline)", p50(batch.map((b) => b.sum)), ratio(p50(batch.map((b) => b.sum)), p50(batch.map((b) => b.slowest)))],
+        [
+          "sum of the 10 calls (serial baseline)",
+          p50(batch.map((b) => b.sum)),
+          ratio(p50(batch.map((b) => b.sum)), p50(batch.map((b) => b.slowest))),
+        ],
       ],
     );
-    goal("#31.4 batch of 10 read-only calls ≤ 1.2× the slowest call (p50)", p50(ratios) <= 1.2, `${p50(ratios).toFixed(2)}x`);
+    goal(
+      "#31.4 batch of 10 read-only calls ≤ 1.2× the slowest call (p50)",
+      p50(ratios) <= 1.2,
+      `${p50(ratios).toFixed(2)}x`,
+    );
     // paired per round: each round's pipeline call against the bare call just before it
     const added = p50(solo.map((s, i) => s - bare[i]));
-    goal("#31.4 one call's pipeline overhead over the bare runner round trip ≤ 2 ms (p50)", added <= 2, `${added.toFixed(2)} ms (${p50(solo).toFixed(1)} ms against ${p50(bare).toFixed(1)} ms)`);
+    goal(
+      "#31.4 one call's pipeline overhead over the bare runner round trip ≤ 2 ms (p50)",
+      added <= 2,
+      `${added.toFixed(2)} ms (${p50(solo).toFixed(1)} ms against ${p50(bare).toFixed(1)} ms)`,
+    );
   } finally {
     await runner.stop();
     await server.close();
@@ -130,16 +170,24 @@ async function spilling() {
   const insert = bare.prepare("INSERT INTO blobs VALUES (?, ?)");
   const line = "2026-11-30T01:00:00Z INFO compiling module ✓ ".padEnd(99, "x") + "\n";
   const rows: (string | number)[][] = [];
-  for (const [label, size, runs, target] of [["1 MB", 1 << 20, 30, 15], ["10 MB", 10 << 20, 10, 100]] as const) {
+  for (const [label, size, runs, target] of [
+    ["1 MB", 1 << 20, 30, 15],
+    ["10 MB", 10 << 20, 10, 100],
+  ] as const) {
     // Flattened through JSON as it arrives from the runner (a repeat/slice rope would add a
     // flattening pass that real outputs never pay).
-    const output = JSON.parse(JSON.stringify(line.repeat(Math.ceil(size / Buffer.byteLength(line))).slice(0, size))) as string;
+    const output = JSON.parse(
+      JSON.stringify(line.repeat(Math.ceil(size / Buffer.byteLength(line))).slice(0, size)),
+    ) as string;
     const bytes = Buffer.from(output);
     const ours: number[] = [];
     const base: number[] = [];
     for (let i = 0; i < runs + 2; i++) {
       let t = performance.now();
-      const fin = await cutAndSpill({ output, kind: "shell" }, { sessionId: session.id, toolCallId: `bench-${i}`, spills, log });
+      const fin = await cutAndSpill(
+        { output, kind: "shell" },
+        { sessionId: session.id, toolCallId: `bench-${i}`, spills, log },
+      );
       const a = performance.now() - t;
       if (!fin.spillRef) throw new Error("spill failed");
       t = performance.now();
@@ -155,10 +203,18 @@ async function spilling() {
     rows.push([`${label}: bare better-sqlite3 insert  [baseline]`, p50b, "1.00x"]);
     rows.push([`${label}: cut + spill → model-ready result`, p50a, ratio(p50a, p50b)]);
     const note = p50b > target ? "; the bare insert alone is over the goal on this machine right now" : "";
-    goal(`truncation + spill of ${label} ≤ ${target} ms p50 on SQLite`, p50a <= target, `${p50a.toFixed(1)} ms, ${ratio(p50a, p50b)} a bare insert (${p50b.toFixed(1)} ms)${note}`);
+    goal(
+      `truncation + spill of ${label} ≤ ${target} ms p50 on SQLite`,
+      p50a <= target,
+      `${p50a.toFixed(1)} ms, ${ratio(p50a, p50b)} a bare insert (${p50b.toFixed(1)} ms)${note}`,
+    );
   }
   bare.close();
-  printTable("shell output cut to 30 KB for the model, full bytes spilled (SQLite)", ["case", { title: "p50 ms" }, { title: "vs bare insert" }], rows);
+  printTable(
+    "shell output cut to 30 KB for the model, full bytes spilled (SQLite)",
+    ["case", { title: "p50 ms" }, { title: "vs bare insert" }],
+    rows,
+  );
 }
 
 try {

@@ -68,9 +68,15 @@ const ISSUE_31: [string, string, string][] = [
 ];
 
 const filters = process.argv.slice(2);
-const benches = findBenches(root).filter((f) => filters.length === 0 || filters.some((q) => relative(root, f).includes(q)));
+const benches = findBenches(root).filter(
+  (f) => filters.length === 0 || filters.some((q) => relative(root, f).includes(q)),
+);
 if (benches.length === 0) {
-  console.error(`No benchmark matches ${filters.join(", ")}. Available: ${findBenches(root).map((f) => relative(root, f)).join(", ")}`);
+  console.error(
+    `No benchmark matches ${filters.join(", ")}. Available: ${findBenches(root)
+      .map((f) => relative(root, f))
+      .join(", ")}`,
+  );
   process.exit(1);
 }
 const failed: string[] = [];
@@ -86,10 +92,13 @@ console.log("\n=== summary: every goal ===");
 for (const g of goals) console.log(`${g.met ? "MET    " : "MISSED "} ${g.name}: ${g.detail}  (${g.file})`);
 if (filters.length === 0) {
   for (const [id, file, what] of ISSUE_31) {
-    if (!goals.some((g) => g.name.startsWith(`${id} `) || g.file.includes(file))) console.log(`MISSED  ${id} ${what}: not measured by any benchmark`);
+    if (!goals.some((g) => g.name.startsWith(`${id} `) || g.file.includes(file)))
+      console.log(`MISSED  ${id} ${what}: not measured by any benchmark`);
   }
 }
 for (const name of failed) console.log(`ERROR   ${name} stopped before printing all its goals`);
 const missed = goals.filter((g) => !g.met).length;
-console.log(`\n${benches.length} benchmark file(s), ${goals.length} goal(s): ${goals.length - missed} met, ${missed} missed${failed.length ? `, ${failed.length} file(s) failed` : ""}.`);
+console.log(
+  `\n${benches.length} benchmark file(s), ${goals.length} goal(s): ${goals.length - missed} met, ${missed} missed${failed.length ? `, ${failed.length} file(s) failed` : ""}.`,
+);
 process.exitCode = missed === 0 && failed.length === 0 ? 0 : 1;

@@ -70,7 +70,12 @@ try {
   const unshare = findOnPath("unshare");
   const pidns = unshare ? [unshare, "--pid", "--fork", "--kill-child", "--mount-proc"] : [];
   const perCall = [...pidns, ...BASH_C, "true"];
-  const pidnsWorks = pidns.length > 0 && (await run(perCall[0], perCall.slice(1)).then(() => true, () => false));
+  const pidnsWorks =
+    pidns.length > 0 &&
+    (await run(perCall[0], perCall.slice(1)).then(
+      () => true,
+      () => false,
+    ));
   const warm = pidnsWorks && info.available;
   const local = (localShell = warm ? localCommandShell([...pidns, ...BASH_C, COMMAND_SHELL]) : undefined);
 
@@ -87,7 +92,14 @@ try {
       progress: () => {},
       services: {},
       remote: (input, o = {}) =>
-        server.pool.run({ sessionId: "bench", callId, op: "shell", input, deadline: Date.now() + (o.timeoutMs ?? 60_000), signal }),
+        server.pool.run({
+          sessionId: "bench",
+          callId,
+          op: "shell",
+          input,
+          deadline: Date.now() + (o.timeoutMs ?? 60_000),
+          signal,
+        }),
     };
     const r = await shellTool.execute(parsed.value, ctx);
     if (r.isError) throw new Error(`shell true failed: ${r.output}`);
@@ -112,11 +124,18 @@ try {
     ["execFile('true')  [baseline]", () => run("true")],
     local
       ? ["local: command shell started ahead, handed true  [the exec server's per-call work]", () => local.run()]
-      : ["local: execFile(bash -c true)  [the runner's per-call work]", () => run(BASH_C[0], [...BASH_C.slice(1), "true"], { env, cwd: dir })],
+      : [
+          "local: execFile(bash -c true)  [the runner's per-call work]",
+          () => run(BASH_C[0], [...BASH_C.slice(1), "true"], { env, cwd: dir }),
+        ],
     ["shell tool → runner → back", viaRunner],
     ["protocol only: shell poll → runner → back, no spawn", transportOnly],
   ];
-  if (warm) cases.push(["local: execFile(unshare --pid … bash -c true)  [namespace + shell per call]", () => run(perCall[0], perCall.slice(1), { env, cwd: dir })]);
+  if (warm)
+    cases.push([
+      "local: execFile(unshare --pid … bash -c true)  [namespace + shell per call]",
+      () => run(perCall[0], perCall.slice(1), { env, cwd: dir }),
+    ]);
   const times = cases.map(() => [] as number[]);
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
     // Rotate the order so no case always runs right after another.
@@ -133,17 +152,31 @@ try {
   printTable(
     `shell round trip, ${ROUNDS} calls each, ${GAP_MS} ms apart (runner ${status.sandboxed ? `sandboxed: ${status.sandboxKind}` : "unsandboxed"})`,
     ["case", { title: "p50 ms" }, { title: "p99 ms" }, { title: "p50 vs baseline" }, { title: "added p50 ms" }],
-    cases.map(([name], i) => [name, p(i, 50), p(i, 99), i === 3 ? "" : ratio(p(i, 50), p(0, 50)), i === 3 ? "" : p(i, 50) - p(0, 50)]),
+    cases.map(([name], i) => [
+      name,
+      p(i, 50),
+      p(i, 99),
+      i === 3 ? "" : ratio(p(i, 50), p(0, 50)),
+      i === 3 ? "" : p(i, 50) - p(0, 50),
+    ]),
   );
   const transport = p(2, 50) - p(1, 50);
   // Informational, not a goal: the local row forks nothing, so this is everything around the
   // command (WebSocket both ways, the runner's op, the exec server's pipe and its child handling).
   console.log(`\ntransport and protocol (shell tool p50 − the per-call work done locally): ${transport.toFixed(2)} ms`);
-  console.log(`protocol alone (a call answered without spawning): ${p(3, 50).toFixed(2)} ms p50, ${p(3, 99).toFixed(2)} ms p99`);
+  console.log(
+    `protocol alone (a call answered without spawning): ${p(3, 50).toFixed(2)} ms p50, ${p(3, 99).toFixed(2)} ms p99`,
+  );
   console.log(`command itself (the per-call work locally − execFile('true')): ${(p(1, 50) - p(0, 50)).toFixed(2)} ms`);
-  console.log(`first call, starting the ${status.sandboxed ? "warm sandbox" : "launcher"} (login profile included): ${cold.toFixed(0)} ms`);
+  console.log(
+    `first call, starting the ${status.sandboxed ? "warm sandbox" : "launcher"} (login profile included): ${cold.toFixed(0)} ms`,
+  );
   const added = p(2, 50) - p(0, 50);
-  goal("≤ 2 ms added at p50 vs execFile('true')", added <= 2, `${added.toFixed(2)} ms (includes bash${warm ? " and a PID namespace per command" : ""})`);
+  goal(
+    "≤ 2 ms added at p50 vs execFile('true')",
+    added <= 2,
+    `${added.toFixed(2)} ms (includes bash${warm ? " and a PID namespace per command" : ""})`,
+  );
 } finally {
   localShell?.dispose();
   await runner.stop();

@@ -44,7 +44,14 @@ function stop(child: ChildProcess): Promise<void> {
 }
 
 /** Spawns `args`, polls `url` until `ok(status)`; returns the milliseconds from spawn. */
-async function timeToAnswer(args: string[], env: NodeJS.ProcessEnv, url: string, ok: (status: number) => boolean, what: string, limitMs = 180_000): Promise<{ ms: number; output: string }> {
+async function timeToAnswer(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  url: string,
+  ok: (status: number) => boolean,
+  what: string,
+  limitMs = 180_000,
+): Promise<{ ms: number; output: string }> {
   let output = "";
   const start = performance.now();
   const child = spawn(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -53,8 +60,12 @@ async function timeToAnswer(args: string[], env: NodeJS.ProcessEnv, url: string,
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}) before answering:\n${output}`);
-      if (performance.now() - start > limitMs) throw new Error(`${what} did not answer in ${limitMs / 1000} s:\n${output}`);
-      const status = await fetch(url, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
+      if (performance.now() - start > limitMs)
+        throw new Error(`${what} did not answer in ${limitMs / 1000} s:\n${output}`);
+      const status = await fetch(url, { signal: AbortSignal.timeout(5_000) }).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (ok(status)) return { ms: performance.now() - start, output };
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -87,13 +98,28 @@ async function quiverOnce(args: string[], what: string, limitMs: number) {
   const key = args.join(" ");
   if (!dataDirs.has(key)) dataDirs.set(key, await mkdtemp(join(tmpdir(), "quiver-bench-start-")));
   const port = await freePort();
-  return timeToAnswer(args, { ...baseEnv, PORT: String(port), QUIVER_DATA_DIR: dataDirs.get(key)! }, `http://127.0.0.1:${port}/api/health`, (s) => s === 200, what, limitMs);
+  return timeToAnswer(
+    args,
+    { ...baseEnv, PORT: String(port), QUIVER_DATA_DIR: dataDirs.get(key)! },
+    `http://127.0.0.1:${port}/api/health`,
+    (s) => s === 200,
+    what,
+    limitMs,
+  );
 }
 
 async function nextStart(): Promise<number> {
   const port = await freePort();
   const next = join(root, "node_modules", "next", "dist", "bin", "next");
-  return (await timeToAnswer([next, "start", "-p", String(port), "-H", "127.0.0.1"], baseEnv, `http://127.0.0.1:${port}/`, (s) => s > 0, "next start")).ms;
+  return (
+    await timeToAnswer(
+      [next, "start", "-p", String(port), "-H", "127.0.0.1"],
+      baseEnv,
+      `http://127.0.0.1:${port}/`,
+      (s) => s > 0,
+      "next start",
+    )
+  ).ms;
 }
 
 const compiled = [join(root, "server", "start.mjs")];
@@ -116,12 +142,38 @@ for (let r = 0; r < ROUNDS; r++) {
 const p50 = (xs: number[]) => percentile(Float64Array.from(xs).sort(), 50);
 printTable(
   `Warm start to answering (${ROUNDS} rounds alternating, p50; the tsx start ${TSX_ROUNDS} rounds)`,
-  ["start", { title: "p50 ms", digits: 0 }, { title: "min ms", digits: 0 }, { title: "max ms", digits: 0 }, "vs next start"],
+  [
+    "start",
+    { title: "p50 ms", digits: 0 },
+    { title: "min ms", digits: 0 },
+    { title: "max ms", digits: 0 },
+    "vs next start",
+  ],
   [
     ["bare next start, first HTTP answer  [baseline]", p50(bare), Math.min(...bare), Math.max(...bare), "1.00x"],
-    ["npm start (compiled), /api/health 200", p50(ours), Math.min(...ours), Math.max(...ours), ratio(p50(ours), p50(bare))],
-    ...(old.length ? [["tsx server/main.ts (before), /api/health 200", p50(old), Math.min(...old), Math.max(...old), ratio(p50(old), p50(bare))]] : []),
+    [
+      "npm start (compiled), /api/health 200",
+      p50(ours),
+      Math.min(...ours),
+      Math.max(...ours),
+      ratio(p50(ours), p50(bare)),
+    ],
+    ...(old.length
+      ? [
+          [
+            "tsx server/main.ts (before), /api/health 200",
+            p50(old),
+            Math.min(...old),
+            Math.max(...old),
+            ratio(p50(old), p50(bare)),
+          ],
+        ]
+      : []),
   ],
 );
 for (const dir of dataDirs.values()) await rm(dir, { recursive: true, force: true });
-goal("#31.3 warm start to healthy ≤ 2× a bare next start (p50)", p50(ours) <= 2 * p50(bare), `${ratio(p50(ours), p50(bare))} (${p50(ours).toFixed(0)} ms against ${p50(bare).toFixed(0)} ms)`);
+goal(
+  "#31.3 warm start to healthy ≤ 2× a bare next start (p50)",
+  p50(ours) <= 2 * p50(bare),
+  `${ratio(p50(ours), p50(bare))} (${p50(ours).toFixed(0)} ms against ${p50(bare).toFixed(0)} ms)`,
+);

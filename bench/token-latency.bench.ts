@@ -80,7 +80,13 @@ function latencies(sent: [string, number][], arrived: [string, number][], from =
 }
 
 /** BENCH_VERBOSE: provider → a point of the server, and that point → the next, p50 and p99. */
-function split(sent: [string, number][], at: [string, number][] | undefined, name: string, next: [string, number][] | undefined, nextName: string): string {
+function split(
+  sent: [string, number][],
+  at: [string, number][] | undefined,
+  name: string,
+  next: [string, number][] | undefined,
+  nextName: string,
+): string {
   if (!at?.length || !next?.length) return "";
   const [a, b] = [latencies(sent, at), latencies(at, next)];
   const f = (l: Float64Array) => `p50 ${percentile(l, 50).toFixed(3)} ms, p99 ${percentile(l, 99).toFixed(3)} ms`;
@@ -134,36 +140,65 @@ try {
 
   const direct = async (kind: Kind, sessions: number) => {
     await fake.ask({ type: "collect" }, "times");
-    const { times } = await clients.ask({ type: "direct", kind, sessions, rounds: ROUNDS, baseURL: baseURL(kind), staggerMs }, "times");
+    const { times } = await clients.ask(
+      { type: "direct", kind, sessions, rounds: ROUNDS, baseURL: baseURL(kind), staggerMs },
+      "times",
+    );
     return latencies((await fake.ask({ type: "collect" }, "times")).times, times);
   };
   const viaRelay = async (kind: Kind, sessions: number) => {
     await fake.ask({ type: "collect" }, "times");
     await relay.ask({ type: "collect" }, "times");
-    const { times } = await clients.ask({ type: "relay", kind, url: relay.ready.url!, sessions, rounds: ROUNDS, staggerMs }, "times");
+    const { times } = await clients.ask(
+      { type: "relay", kind, url: relay.ready.url!, sessions, rounds: ROUNDS, staggerMs },
+      "times",
+    );
     const { cpuMs } = await relay.ask({ type: "collect" }, "times");
-    return { lat: latencies((await fake.ask({ type: "collect" }, "times")).times, times), cpuUsPerToken: (cpuMs * 1000) / Math.max(1, times.length) };
+    return {
+      lat: latencies((await fake.ask({ type: "collect" }, "times")).times, times),
+      cpuUsPerToken: (cpuMs * 1000) / Math.max(1, times.length),
+    };
   };
   const viaServer = async (server: Child, kind: Kind, sessions: number, label: string) => {
     const { sessionIds } = await server.ask({ type: "seed", kind, sessions }, "seeded");
     await fake.ask({ type: "collect" }, "times");
     await server.ask({ type: "begin", label }, "begun");
     const started = performance.now();
-    const { times, cpuMs: clientMs } = await clients.ask({ type: "engine", url: server.ready.url!, sessionIds, rounds: ROUNDS, staggerMs }, "times");
+    const { times, cpuMs: clientMs } = await clients.ask(
+      { type: "engine", url: server.ready.url!, sessionIds, rounds: ROUNDS, staggerMs },
+      "times",
+    );
     const wallMs = performance.now() - started;
     const cpu = await server.ask({ type: "end" }, "ended");
     const { times: sent, cpuMs: fakeMs } = await fake.ask({ type: "collect" }, "times");
     // p99 by position in the reply, ten tokens at a time: where in a turn the slow ones are.
     const byPosition: string[] = [];
     for (let from = 0; from < TOKENS; from += 10) {
-      const l = latencies(sent, times.filter(([token]) => position(token) >= from && position(token) < from + 10));
+      const l = latencies(
+        sent,
+        times.filter(([token]) => position(token) >= from && position(token) < from + 10),
+      );
       byPosition.push(percentile(l, 99).toFixed(1));
     }
-    return { lat: latencies(sent, times), late: latencies(sent, times, 40), byPosition, cpu, clientMs, fakeMs, wallMs, sent, times };
+    return {
+      lat: latencies(sent, times),
+      late: latencies(sent, times, 40),
+      byPosition,
+      cpu,
+      clientMs,
+      fakeMs,
+      wallMs,
+      sent,
+      times,
+    };
   };
 
   for (const db of dbs) {
-    const server = await startChild("server", [db.url, baseURL("anthropic"), baseURL("openai")], process.env.BENCH_SERVER_FLAGS?.split(" ").filter(Boolean));
+    const server = await startChild(
+      "server",
+      [db.url, baseURL("anthropic"), baseURL("openai")],
+      process.env.BENCH_SERVER_FLAGS?.split(" ").filter(Boolean),
+    );
     children.push(server);
     // JIT, connections, prepared statements, in the server and the clients alike, for both wire
     // formats: the first case measured used to pay for the compiling the others did not.
@@ -172,34 +207,71 @@ try {
       await direct(kind, WARMUP_SESSIONS);
       await viaRelay(kind, WARMUP_SESSIONS);
     }
-    for (let run = 1; run <= RUNS; run++) for (const kind of ["anthropic", "openai"] as Kind[]) {
-      for (const sessions of SESSIONS) {
-        const label = `${db.name} ${kind} ×${sessions}${RUNS > 1 ? ` run ${run}` : ""}`;
-        const d = await direct(kind, sessions);
-        const floor = await viaRelay(kind, sessions);
-        const { lat: v, late, byPosition, cpu, clientMs, fakeMs, wallMs, sent, times } = await viaServer(server, kind, sessions, label);
-        const [d50, d99, v50, v99] = [percentile(d, 50), percentile(d, 99), percentile(v, 50), percentile(v, 99)];
-        const [r50, r99] = [percentile(floor.lat, 50) - d50, percentile(floor.lat, 99) - d99];
-        const perToken = (ms: number) => (ms * 1000) / Math.max(1, v.length);
-        rows.push([label, v.length, d50, v50, v50 - d50, r50, ratio(v50, d50), d99, v99, v99 - d99, r99, ratio(v99, d99), perToken(cpu.loopMs), perToken(cpu.cpuMs), floor.cpuUsPerToken, (100 * cpu.cpuMs) / wallMs]);
-        verbose.push(
-          `${label}: server event loop busy ${(100 * cpu.elu).toFixed(0)}%, loop delay p99 ${cpu.delayP99Ms.toFixed(2)} ms, max ${cpu.delayMaxMs.toFixed(1)} ms; ` +
-            (cpu.mainWaitMs !== undefined ? `waiting for a CPU ${((100 * cpu.mainWaitMs) / wallMs).toFixed(1)}% of the time; ` : "") +
-            (cpu.mainSwitches ? `context switches per 1,000 tokens: ${perThousand(cpu.mainSwitches.voluntary, v.length)} voluntary, ${perThousand(cpu.mainSwitches.involuntary, v.length)} preempted; ` : "") +
-            `GC ${cpu.gcCount} pauses, ${cpu.gcMs.toFixed(0)} ms, longest ${cpu.gcMaxMs.toFixed(1)} ms; ` +
-            `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms; ` +
-            `CPU µs/token: clients ${perToken(clientMs).toFixed(0)}, fake provider ${perToken(fakeMs).toFixed(0)}\n` +
-            `  engine p99 (ms) of tokens 0-9, 10-19, … of each reply: ${byPosition.join(" ")}` +
-            split(sent, cpu.arrived, "server's socket read", cpu.parsed, "SDK parse") +
-            split(sent, cpu.parsed, "SDK parse", cpu.handedOver, "socket write") +
-            split(sent, cpu.handedOver, "server's socket write", times, "client") +
-            (cpu.threads?.length ? `\n  server CPU µs/token by thread: ${cpu.threads.map(([name, ms]) => `${name} ${perToken(ms).toFixed(0)}`).join(", ")}` : ""),
-        );
-        const key = `${db.name} ${kind} ×${sessions}`;
-        const seen = runs.get(key) ?? [];
-        runs.set(key, [...seen, { p50: v50 - d50 - r50, p99: v99 - d99 - r99, cpu: perToken(cpu.cpuMs) / floor.cpuUsPerToken }]);
+    for (let run = 1; run <= RUNS; run++)
+      for (const kind of ["anthropic", "openai"] as Kind[]) {
+        for (const sessions of SESSIONS) {
+          const label = `${db.name} ${kind} ×${sessions}${RUNS > 1 ? ` run ${run}` : ""}`;
+          const d = await direct(kind, sessions);
+          const floor = await viaRelay(kind, sessions);
+          const {
+            lat: v,
+            late,
+            byPosition,
+            cpu,
+            clientMs,
+            fakeMs,
+            wallMs,
+            sent,
+            times,
+          } = await viaServer(server, kind, sessions, label);
+          const [d50, d99, v50, v99] = [percentile(d, 50), percentile(d, 99), percentile(v, 50), percentile(v, 99)];
+          const [r50, r99] = [percentile(floor.lat, 50) - d50, percentile(floor.lat, 99) - d99];
+          const perToken = (ms: number) => (ms * 1000) / Math.max(1, v.length);
+          rows.push([
+            label,
+            v.length,
+            d50,
+            v50,
+            v50 - d50,
+            r50,
+            ratio(v50, d50),
+            d99,
+            v99,
+            v99 - d99,
+            r99,
+            ratio(v99, d99),
+            perToken(cpu.loopMs),
+            perToken(cpu.cpuMs),
+            floor.cpuUsPerToken,
+            (100 * cpu.cpuMs) / wallMs,
+          ]);
+          verbose.push(
+            `${label}: server event loop busy ${(100 * cpu.elu).toFixed(0)}%, loop delay p99 ${cpu.delayP99Ms.toFixed(2)} ms, max ${cpu.delayMaxMs.toFixed(1)} ms; ` +
+              (cpu.mainWaitMs !== undefined
+                ? `waiting for a CPU ${((100 * cpu.mainWaitMs) / wallMs).toFixed(1)}% of the time; `
+                : "") +
+              (cpu.mainSwitches
+                ? `context switches per 1,000 tokens: ${perThousand(cpu.mainSwitches.voluntary, v.length)} voluntary, ${perThousand(cpu.mainSwitches.involuntary, v.length)} preempted; `
+                : "") +
+              `GC ${cpu.gcCount} pauses, ${cpu.gcMs.toFixed(0)} ms, longest ${cpu.gcMaxMs.toFixed(1)} ms; ` +
+              `tokens 40+ of each reply: p50 ${percentile(late, 50).toFixed(3)} ms, p99 ${percentile(late, 99).toFixed(3)} ms; ` +
+              `CPU µs/token: clients ${perToken(clientMs).toFixed(0)}, fake provider ${perToken(fakeMs).toFixed(0)}\n` +
+              `  engine p99 (ms) of tokens 0-9, 10-19, … of each reply: ${byPosition.join(" ")}` +
+              split(sent, cpu.arrived, "server's socket read", cpu.parsed, "SDK parse") +
+              split(sent, cpu.parsed, "SDK parse", cpu.handedOver, "socket write") +
+              split(sent, cpu.handedOver, "server's socket write", times, "client") +
+              (cpu.threads?.length
+                ? `\n  server CPU µs/token by thread: ${cpu.threads.map(([name, ms]) => `${name} ${perToken(ms).toFixed(0)}`).join(", ")}`
+                : ""),
+          );
+          const key = `${db.name} ${kind} ×${sessions}`;
+          const seen = runs.get(key) ?? [];
+          runs.set(key, [
+            ...seen,
+            { p50: v50 - d50 - r50, p99: v99 - d99 - r99, cpu: perToken(cpu.cpuMs) / floor.cpuUsPerToken },
+          ]);
+        }
       }
-    }
     await server.close();
     children.splice(children.indexOf(server), 1);
   }
@@ -212,9 +284,22 @@ if (process.env.BENCH_VERBOSE) for (const line of verbose) console.log(line);
 printTable(
   `Token latency, fake provider → client (ms; ${ROUNDS} turns of ${TOKENS} tokens per session, one every ${DELAY_MS} ms, sessions starting ${process.env.BENCH_BURST ? "together" : "spread over one reply"}; server, provider and clients in separate processes)`,
   [
-    "case", { title: "tokens", digits: 0 }, { title: "direct p50", digits: 3 }, { title: "engine p50", digits: 3 }, { title: "added p50", digits: 3 }, { title: "relay +p50", digits: 3 }, "p50 ratio",
-    { title: "direct p99", digits: 3 }, { title: "engine p99", digits: 3 }, { title: "added p99", digits: 3 }, { title: "relay +p99", digits: 3 }, "p99 ratio",
-    { title: "loop µs/token", digits: 0 }, { title: "CPU µs/token", digits: 0 }, { title: "relay CPU µs/token", digits: 0 }, { title: "CPU %", digits: 0 },
+    "case",
+    { title: "tokens", digits: 0 },
+    { title: "direct p50", digits: 3 },
+    { title: "engine p50", digits: 3 },
+    { title: "added p50", digits: 3 },
+    { title: "relay +p50", digits: 3 },
+    "p50 ratio",
+    { title: "direct p99", digits: 3 },
+    { title: "engine p99", digits: 3 },
+    { title: "added p99", digits: 3 },
+    { title: "relay +p99", digits: 3 },
+    "p99 ratio",
+    { title: "loop µs/token", digits: 0 },
+    { title: "CPU µs/token", digits: 0 },
+    { title: "relay CPU µs/token", digits: 0 },
+    { title: "CPU %", digits: 0 },
   ],
   rows,
 );
@@ -224,14 +309,62 @@ const loaded = Math.max(...SESSIONS);
 const summary: (string | number)[][] = [];
 for (const [key, l] of runs) {
   const [p50, p99, cpu] = [median(l.map((r) => r.p50)), median(l.map((r) => r.p99)), median(l.map((r) => r.cpu))];
-  summary.push([key, l.length, p50, spread(l.map((r) => r.p50), 3), p99, spread(l.map((r) => r.p99), 3), `${cpu.toFixed(2)}x`, spread(l.map((r) => r.cpu), 2)]);
+  summary.push([
+    key,
+    l.length,
+    p50,
+    spread(
+      l.map((r) => r.p50),
+      3,
+    ),
+    p99,
+    spread(
+      l.map((r) => r.p99),
+      3,
+    ),
+    `${cpu.toFixed(2)}x`,
+    spread(
+      l.map((r) => r.cpu),
+      2,
+    ),
+  ]);
   if (!key.endsWith(`×${loaded}`)) continue;
-  goal(`#31.1 ${key} added p50 within 0.3 ms of the bare relay's`, p50 <= 0.3, `${signed(p50, 3)} ms over the relay (median of ${l.length} runs; spread ${spread(l.map((r) => r.p50), 3)})`);
-  goal(`#31.1 ${key} added p99 within 1 ms of the bare relay's`, p99 <= 1, `${signed(p99, 3)} ms over the relay (median of ${l.length} runs; spread ${spread(l.map((r) => r.p99), 3)})`);
-  goal(`#31.1 ${key} server CPU per token ≤ 1.5× the relay's`, cpu <= 1.5, `${cpu.toFixed(2)}x (median of ${l.length} runs; spread ${spread(l.map((r) => r.cpu), 2)})`);
+  goal(
+    `#31.1 ${key} added p50 within 0.3 ms of the bare relay's`,
+    p50 <= 0.3,
+    `${signed(p50, 3)} ms over the relay (median of ${l.length} runs; spread ${spread(
+      l.map((r) => r.p50),
+      3,
+    )})`,
+  );
+  goal(
+    `#31.1 ${key} added p99 within 1 ms of the bare relay's`,
+    p99 <= 1,
+    `${signed(p99, 3)} ms over the relay (median of ${l.length} runs; spread ${spread(
+      l.map((r) => r.p99),
+      3,
+    )})`,
+  );
+  goal(
+    `#31.1 ${key} server CPU per token ≤ 1.5× the relay's`,
+    cpu <= 1.5,
+    `${cpu.toFixed(2)}x (median of ${l.length} runs; spread ${spread(
+      l.map((r) => r.cpu),
+      2,
+    )})`,
+  );
 }
 printTable(
   `Engine against the bare relay, ${RUNS} run(s) (ms: engine's added latency minus the relay's; CPU: server µs/token over the relay's)`,
-  ["case", { title: "runs", digits: 0 }, { title: "p50 over relay", digits: 3 }, "spread", { title: "p99 over relay", digits: 3 }, "spread", "CPU ratio", "spread"],
+  [
+    "case",
+    { title: "runs", digits: 0 },
+    { title: "p50 over relay", digits: 3 },
+    "spread",
+    { title: "p99 over relay", digits: 3 },
+    "spread",
+    "CPU ratio",
+    "spread",
+  ],
   summary,
 );

@@ -11,15 +11,26 @@ import { goal, printTable, ratio, throughput } from "./lib";
 type Case = { kind: string; text: string; original: Record<string, unknown>; truncated: boolean };
 
 function bigSource(lines: number): string {
-  const pool = REAL_CALLS.flatMap((c) => Object.values(c.args).filter((v): v is string => typeof v === "string")).join("\n").split("\n");
-  return Array.from({ length: lines }, (_, i) => `${"  ".repeat(i % 4)}${pool[i % pool.length]} // ${i} ✓ "q" \\ end`).join("\n");
+  const pool = REAL_CALLS.flatMap((c) => Object.values(c.args).filter((v): v is string => typeof v === "string"))
+    .join("\n")
+    .split("\n");
+  return Array.from(
+    { length: lines },
+    (_, i) => `${"  ".repeat(i % 4)}${pool[i % pool.length]} // ${i} ✓ "q" \\ end`,
+  ).join("\n");
 }
 
 const bases: Record<string, unknown>[] = [
   ...REAL_CALLS.map((c) => c.args),
   { path: "src/generated/large.ts", content: bigSource(200) },
   { path: "src/generated/huge.ts", content: bigSource(1500) },
-  { path: "src/x.ts", edits: Array.from({ length: 40 }, (_, i) => ({ old_str: `let v${i} = "${i}";\n`, new_str: `const v${i} = '${i}'; // ü${i}\t\n` })) },
+  {
+    path: "src/x.ts",
+    edits: Array.from({ length: 40 }, (_, i) => ({
+      old_str: `let v${i} = "${i}";\n`,
+      new_str: `const v${i} = '${i}'; // ü${i}\t\n`,
+    })),
+  },
 ];
 
 function corpus(): Case[] {
@@ -68,7 +79,11 @@ const impls: Impl[] = [
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 const cases = corpus();
 const bytes = cases.reduce((n, c) => n + Buffer.byteLength(c.text), 0);
-console.log(`corpus: ${cases.length} damaged calls, ${(bytes / 1024).toFixed(1)} KiB; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${cpus().length} cores`);
+console.log(
+  `corpus: ${cases.length} damaged calls, ${(bytes / 1024).toFixed(1)} KiB; load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")} on ${cpus().length} cores`,
+);
 
 const outcomes = impls.map((impl) =>
   cases.map((c) => {
@@ -79,26 +94,56 @@ const outcomes = impls.map((impl) =>
   }),
 );
 const speed = impls.map((impl) => {
-  const t = throughput(() => {
-    for (const c of cases) impl.run(c.text);
-  }, { minMs: 2500 });
+  const t = throughput(
+    () => {
+      for (const c of cases) impl.run(c.text);
+    },
+    { minMs: 2500 },
+  );
   return bytes / 1e6 / (t.nsPerOp / 1e9);
 });
 // The ceiling on this machine right now: JSON.parse of the same calls undamaged.
 const originals = cases.map((c) => JSON.stringify(c.original));
 const originalBytes = originals.reduce((n, t) => n + Buffer.byteLength(t), 0);
-const ceiling = originalBytes / 1e6 / (throughput(() => { for (const t of originals) JSON.parse(t); }, { minMs: 2500 }).nsPerOp / 1e9);
+const ceiling =
+  originalBytes /
+  1e6 /
+  (throughput(
+    () => {
+      for (const t of originals) JSON.parse(t);
+    },
+    { minMs: 2500 },
+  ).nsPerOp /
+    1e9);
 const pct = (n: number) => (100 * n) / cases.length;
 printTable(
   "Argument repair: whole corpus (MB/s: fastest of 5 rounds)",
-  ["implementation", { title: "success %", digits: 1 }, { title: "faithful %", digits: 1 }, { title: "MB/s", digits: 1 }, "MB/s vs jsonrepair", "vs JSON.parse"],
   [
-    ...impls.map((impl, i) => [impl.name, pct(outcomes[i].filter((o) => o.ok).length), pct(outcomes[i].filter((o) => o.faithful).length), speed[i], ratio(speed[i], speed[1]), ratio(speed[i], ceiling)]),
+    "implementation",
+    { title: "success %", digits: 1 },
+    { title: "faithful %", digits: 1 },
+    { title: "MB/s", digits: 1 },
+    "MB/s vs jsonrepair",
+    "vs JSON.parse",
+  ],
+  [
+    ...impls.map((impl, i) => [
+      impl.name,
+      pct(outcomes[i].filter((o) => o.ok).length),
+      pct(outcomes[i].filter((o) => o.faithful).length),
+      speed[i],
+      ratio(speed[i], speed[1]),
+      ratio(speed[i], ceiling),
+    ]),
     ["JSON.parse of undamaged originals (ceiling)", "-", "-", ceiling, ratio(ceiling, speed[1]), "1.00x"],
   ],
 );
 
-const buckets: [string, (n: number) => boolean][] = [["< 4 KiB", (n) => n < 4096], ["4-64 KiB", (n) => n >= 4096 && n < 65536], [">= 64 KiB", (n) => n >= 65536]];
+const buckets: [string, (n: number) => boolean][] = [
+  ["< 4 KiB", (n) => n < 4096],
+  ["4-64 KiB", (n) => n >= 4096 && n < 65536],
+  [">= 64 KiB", (n) => n >= 65536],
+];
 printTable(
   "Throughput by call size (MB/s)",
   ["size", "cases", ...impls.map((i) => i.name), "ratio", "JSON.parse of originals", "ladder vs JSON.parse"],
@@ -106,11 +151,38 @@ printTable(
     const picked = cases.filter((c) => inBucket(Buffer.byteLength(c.text)));
     const texts = picked.map((c) => c.text);
     const b = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
-    const mbs = impls.map((impl) => b / 1e6 / (throughput(() => { for (const t of texts) impl.run(t); }, { minMs: 1000 }).nsPerOp / 1e9));
+    const mbs = impls.map(
+      (impl) =>
+        b /
+        1e6 /
+        (throughput(
+          () => {
+            for (const t of texts) impl.run(t);
+          },
+          { minMs: 1000 },
+        ).nsPerOp /
+          1e9),
+    );
     const whole = picked.map((c) => JSON.stringify(c.original));
     const wb = whole.reduce((n, t) => n + Buffer.byteLength(t), 0);
-    const parse = wb / 1e6 / (throughput(() => { for (const t of whole) JSON.parse(t); }, { minMs: 1000 }).nsPerOp / 1e9);
-    return [label, String(texts.length), ...mbs.map((m) => m.toFixed(1)), ratio(mbs[0], mbs[1]), parse.toFixed(1), ratio(mbs[0], parse)];
+    const parse =
+      wb /
+      1e6 /
+      (throughput(
+        () => {
+          for (const t of whole) JSON.parse(t);
+        },
+        { minMs: 1000 },
+      ).nsPerOp /
+        1e9);
+    return [
+      label,
+      String(texts.length),
+      ...mbs.map((m) => m.toFixed(1)),
+      ratio(mbs[0], mbs[1]),
+      parse.toFixed(1),
+      ratio(mbs[0], parse),
+    ];
   }),
 );
 
@@ -129,5 +201,13 @@ printTable(
 const weFailTheyDont = cases.filter((_, i) => !outcomes[0][i].ok && outcomes[1][i].ok).length;
 const weUnfaithfulTheyFaithful = cases.filter((_, i) => !outcomes[0][i].faithful && outcomes[1][i].faithful).length;
 console.log("");
-goal("no failure where jsonrepair succeeds", weFailTheyDont === 0, `${weFailTheyDont} such case(s); ${weUnfaithfulTheyFaithful} where only jsonrepair was faithful`);
-goal("throughput ≥ 100 MB/s", speed[0] >= 100, `${speed[0].toFixed(1)} MB/s (jsonrepair ${speed[1].toFixed(1)} MB/s, ${ratio(speed[0], speed[1])})`);
+goal(
+  "no failure where jsonrepair succeeds",
+  weFailTheyDont === 0,
+  `${weFailTheyDont} such case(s); ${weUnfaithfulTheyFaithful} where only jsonrepair was faithful`,
+);
+goal(
+  "throughput ≥ 100 MB/s",
+  speed[0] >= 100,
+  `${speed[0].toFixed(1)} MB/s (jsonrepair ${speed[1].toFixed(1)} MB/s, ${ratio(speed[0], speed[1])})`,
+);

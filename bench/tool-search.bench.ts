@@ -22,22 +22,50 @@ function rng(seed: number) {
   };
 }
 
-const SERVICES = "github gitlab jira linear slack discord notion confluence s3 gcs azure_blob postgres mysql redis mongo elastic kafka rabbitmq stripe paypal twilio sendgrid mailgun datadog sentry pagerduty grafana prometheus kubernetes docker terraform vault okta auth0 salesforce hubspot zendesk intercom figma airtable".split(" ");
+const SERVICES =
+  "github gitlab jira linear slack discord notion confluence s3 gcs azure_blob postgres mysql redis mongo elastic kafka rabbitmq stripe paypal twilio sendgrid mailgun datadog sentry pagerduty grafana prometheus kubernetes docker terraform vault okta auth0 salesforce hubspot zendesk intercom figma airtable".split(
+    " ",
+  );
 const VERBS: [string, string[]][] = [
-  ["create", ["make", "new", "add"]], ["list", ["enumerate", "show all", "browse"]], ["get", ["fetch", "read", "retrieve"]],
-  ["update", ["modify", "edit", "change"]], ["delete", ["remove", "erase", "drop"]], ["search", ["find", "query", "lookup"]],
-  ["archive", ["shelve", "hide", "retire"]], ["export", ["dump", "download", "backup"]], ["import", ["load", "ingest", "upload"]],
-  ["assign", ["delegate", "allocate", "give"]], ["close", ["resolve", "finish", "complete"]], ["restart", ["reboot", "reset", "bounce"]],
-  ["watch", ["subscribe", "follow", "monitor"]], ["tag", ["label", "categorize", "mark"]], ["merge", ["combine", "join", "integrate"]],
+  ["create", ["make", "new", "add"]],
+  ["list", ["enumerate", "show all", "browse"]],
+  ["get", ["fetch", "read", "retrieve"]],
+  ["update", ["modify", "edit", "change"]],
+  ["delete", ["remove", "erase", "drop"]],
+  ["search", ["find", "query", "lookup"]],
+  ["archive", ["shelve", "hide", "retire"]],
+  ["export", ["dump", "download", "backup"]],
+  ["import", ["load", "ingest", "upload"]],
+  ["assign", ["delegate", "allocate", "give"]],
+  ["close", ["resolve", "finish", "complete"]],
+  ["restart", ["reboot", "reset", "bounce"]],
+  ["watch", ["subscribe", "follow", "monitor"]],
+  ["tag", ["label", "categorize", "mark"]],
+  ["merge", ["combine", "join", "integrate"]],
 ];
-const OBJECTS = "issue pull_request branch commit file bucket message channel user team ticket invoice payment customer subscription alert incident dashboard metric log trace secret policy pipeline deployment cluster node pod volume table index queue topic webhook comment page document record report".split(" ");
+const OBJECTS =
+  "issue pull_request branch commit file bucket message channel user team ticket invoice payment customer subscription alert incident dashboard metric log trace secret policy pipeline deployment cluster node pod volume table index queue topic webhook comment page document record report".split(
+    " ",
+  );
 const FILLER = [
-  "Requires a token with the right scopes.", "Results are paginated.", "Returns JSON.", "Rate limits apply.",
-  "Works with the default workspace unless another is given.", "Fails if the caller lacks permission.",
-  "Idempotent when the same key is reused.", "Timestamps are UTC.", "Large results are truncated.",
+  "Requires a token with the right scopes.",
+  "Results are paginated.",
+  "Returns JSON.",
+  "Rate limits apply.",
+  "Works with the default workspace unless another is given.",
+  "Fails if the caller lacks permission.",
+  "Idempotent when the same key is reused.",
+  "Timestamps are UTC.",
+  "Large results are truncated.",
 ];
 
-interface GenTool { name: string; service: string; verb: number; object: string; fields: Bm25Field[] }
+interface GenTool {
+  name: string;
+  service: string;
+  verb: number;
+  object: string;
+  fields: Bm25Field[];
+}
 
 function generate(count: number, random: () => number): GenTool[] {
   const seen = new Set<string>();
@@ -52,7 +80,17 @@ function generate(count: number, random: () => number): GenTool[] {
     seen.add(name);
     const obj = object.replace(/_/g, " ");
     const desc = `${VERBS[verb][0][0].toUpperCase()}${VERBS[verb][0].slice(1)}s a ${obj} in ${service.replace(/_/g, " ")}. ${FILLER[Math.floor(random() * FILLER.length)]} ${FILLER[Math.floor(random() * FILLER.length)]}`;
-    tools.push({ name, service, verb, object, fields: [{ text: name, weight: 3 }, { text: VERBS[verb][1].join(" "), weight: 2 }, { text: desc, weight: 1 }] });
+    tools.push({
+      name,
+      service,
+      verb,
+      object,
+      fields: [
+        { text: name, weight: 3 },
+        { text: VERBS[verb][1].join(" "), weight: 2 },
+        { text: desc, weight: 1 },
+      ],
+    });
   }
   return tools;
 }
@@ -65,7 +103,11 @@ function labelledQueries(tools: GenTool[], count: number, random: () => number) 
     const verb = random() < 0.5 ? syn[Math.floor(random() * syn.length)] : VERBS[target.verb][0];
     const query = `${verb} ${target.object.replace(/_/g, " ")} ${random() < 0.5 ? "in " : ""}${target.service.replace(/_/g, " ")}`;
     // every tool with the same service, verb and object (the _vN variants) is a right answer
-    const relevant = new Set(tools.filter((t) => t.service === target.service && t.verb === target.verb && t.object === target.object).map((t) => t.name));
+    const relevant = new Set(
+      tools
+        .filter((t) => t.service === target.service && t.verb === target.verb && t.object === target.object)
+        .map((t) => t.name),
+    );
     return { query, relevant };
   });
 }
@@ -118,7 +160,13 @@ function miniSearch(docs: Bm25Field[][], ours: boolean): Searcher {
     ...(ours ? { tokenize: (text: string) => tokenize(text), processTerm: (t: string) => t } : {}),
   });
   index.addAll(docs.map((f, id) => ({ id, name: f[0].text, hint: f[1].text, description: f[2].text })));
-  return { search: (query, limit) => index.search(query).slice(0, limit).map((r) => ({ doc: r.id as number })) };
+  return {
+    search: (query, limit) =>
+      index
+        .search(query)
+        .slice(0, limit)
+        .map((r) => ({ doc: r.id as number })),
+  };
 }
 
 interface Measured {
@@ -129,21 +177,33 @@ interface Measured {
 }
 
 /** Latency: the median round's p50/p99 of several rounds (one burst of preemption on a shared machine does not decide it). */
-function measure(index: Searcher, queries: { query: string; relevant: Set<string> }[], nameOf: (doc: number) => string, rounds: number): Measured {
-  const p50s: number[] = [], p99s: number[] = [];
+function measure(
+  index: Searcher,
+  queries: { query: string; relevant: Set<string> }[],
+  nameOf: (doc: number) => string,
+  rounds: number,
+): Measured {
+  const p50s: number[] = [],
+    p99s: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const lat = latencies(queries.length, (i) => index.search(queries[i].query, 5), r === 0 ? 100 : 0);
     p50s.push(percentile(lat, 50));
     p99s.push(percentile(lat, 99));
   }
-  let hits1 = 0, hits5 = 0;
+  let hits1 = 0,
+    hits5 = 0;
   for (const q of queries) {
     const top = index.search(q.query, 5);
     if (top.length > 0 && q.relevant.has(nameOf(top[0].doc))) hits1++;
     if (top.some((h) => q.relevant.has(nameOf(h.doc)))) hits5++;
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  return { p50: median(p50s), p99: median(p99s), recall1: (100 * hits1) / queries.length, recall5: (100 * hits5) / queries.length };
+  return {
+    p50: median(p50s),
+    p99: median(p99s),
+    recall1: (100 * hits1) / queries.length,
+    recall5: (100 * hits5) / queries.length,
+  };
 }
 
 const IMPLEMENTATIONS: [string, (docs: Bm25Field[][]) => Searcher, number][] = [
@@ -173,17 +233,29 @@ for (const size of generated ? [1000, 10000] : []) {
     rows.push([`${name}, ${size} tools`, built.ms, m.p50, m.p99, m.recall5, ratio(m.p99, oursP99)]);
   }
 }
-if (generated) printTable(
-  "Tool search, generated tools (500 labelled queries, top 5; p50/p99 of the median of 7 rounds, linear scan 1 round)",
-  ["implementation", { title: "build ms (warm)", digits: 1 }, { title: "p50 µs", digits: 1 }, { title: "p99 µs", digits: 1 }, { title: "recall@5 %", digits: 1 }, "p99 vs ours"],
-  rows,
-);
+if (generated)
+  printTable(
+    "Tool search, generated tools (500 labelled queries, top 5; p50/p99 of the median of 7 rounds, linear scan 1 round)",
+    [
+      "implementation",
+      { title: "build ms (warm)", digits: 1 },
+      { title: "p50 µs", digits: 1 },
+      { title: "p99 µs", digits: 1 },
+      { title: "recall@5 %", digits: 1 },
+      "p99 vs ours",
+    ],
+    rows,
+  );
 console.log("");
 if (generated) goal("p99 < 300 µs at 10k tools", p99At10k < 300, `${p99At10k.toFixed(1)} µs`);
 
 // The kept library: real tools, queries as a model asks.
 const corpus = loadCorpus();
-const corpusDocs: Bm25Field[][] = corpus.tools.map((t) => [{ text: t.name, weight: 3 }, { text: "", weight: 2 }, { text: t.description, weight: 1 }]);
+const corpusDocs: Bm25Field[][] = corpus.tools.map((t) => [
+  { text: t.name, weight: 3 },
+  { text: "", weight: 2 },
+  { text: t.description, weight: 1 },
+]);
 const real = new Map<string, Measured>();
 const realRows: (string | number)[][] = [];
 for (const [name, make, rounds] of IMPLEMENTATIONS) {
@@ -195,13 +267,21 @@ for (const [name, make, rounds] of IMPLEMENTATIONS) {
 }
 printTable(
   `Tool search, kept library: ${corpus.tools.length} tools (real MCP servers' + built-ins), ${corpus.queries.length} queries written from their descriptions`,
-  ["implementation", { title: "build ms (warm)", digits: 1 }, { title: "p50 µs", digits: 1 }, { title: "p99 µs", digits: 1 }, { title: "recall@1 %", digits: 1 }, { title: "recall@5 %", digits: 1 }],
+  [
+    "implementation",
+    { title: "build ms (warm)", digits: 1 },
+    { title: "p50 µs", digits: 1 },
+    { title: "p99 µs", digits: 1 },
+    { title: "recall@1 %", digits: 1 },
+    { title: "recall@5 %", digits: 1 },
+  ],
   realRows,
 );
 console.log("");
 const ours = real.get(IMPLEMENTATIONS[0][0])!;
 const lib = real.get(IMPLEMENTATIONS[1][0])!;
-const fmt = (m: Measured) => `p99 ${m.p99.toFixed(1)} µs, recall@1 ${m.recall1.toFixed(1)} %, recall@5 ${m.recall5.toFixed(1)} %`;
+const fmt = (m: Measured) =>
+  `p99 ${m.p99.toFixed(1)} µs, recall@1 ${m.recall1.toFixed(1)} %, recall@5 ${m.recall5.toFixed(1)} %`;
 goal(
   "#31.5 tool_search's hand-written index beats minisearch on p99 and recall@5 (kept library)",
   ours.p99 < lib.p99 && ours.recall5 > lib.recall5,

@@ -15,13 +15,21 @@ export interface Person {
 }
 
 /** The server's first owner (made once per server by `ensureFirstOwner`; open sign-up needs one). */
-export const FIRST_OWNER: Person = { name: "First Owner", email: "first-owner@example.test", password: "first-owner-password" };
+export const FIRST_OWNER: Person = {
+  name: "First Owner",
+  email: "first-owner@example.test",
+  password: "first-owner-password",
+};
 
 let counter = 0;
 /** A person no other test uses (the email is unique per run). */
 export function newPerson(label = "person"): Person {
   const id = `${Date.now().toString(36)}${(counter++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-  return { name: `${label[0].toUpperCase()}${label.slice(1)} ${id}`, email: `${label}-${id}@example.test`, password: `pw-${id}-long-enough` };
+  return {
+    name: `${label[0].toUpperCase()}${label.slice(1)} ${id}`,
+    email: `${label}-${id}@example.test`,
+    password: `pw-${id}-long-enough`,
+  };
 }
 
 const origin = { origin: ACCOUNTS_URL };
@@ -44,7 +52,10 @@ export async function signUpApi(page: Page, person: Person): Promise<void> {
 
 /** Signs in through the endpoint (the context then holds the session cookie). */
 export async function signInApi(page: Page, person: Person): Promise<void> {
-  const res = await page.request.post(`${ACCOUNTS_URL}/api/auth/sign-in/email`, { data: { email: person.email, password: person.password }, headers: origin });
+  const res = await page.request.post(`${ACCOUNTS_URL}/api/auth/sign-in/email`, {
+    data: { email: person.email, password: person.password },
+    headers: origin,
+  });
   expect(res.ok(), `sign-in of ${person.email}: ${res.status()} ${await res.text()}`).toBe(true);
 }
 

@@ -25,7 +25,11 @@ test("sign out, sign in, change the password, sign another device out", async ({
   await page.goto("/settings/account");
   await expect(page.getByTestId("account-email")).toContainText(person.email);
   // Sign out from the devices list (this device), then back in through the page.
-  await page.getByTestId("device").filter({ has: page.getByText("(this device)") }).getByTestId("device-revoke").click();
+  await page
+    .getByTestId("device")
+    .filter({ has: page.getByText("(this device)") })
+    .getByTestId("device-revoke")
+    .click();
   await expect(page).toHaveURL(/\/signin/);
   await page.goto("/settings/account");
   await expect(page).toHaveURL(/\/signin\?next=/);
@@ -41,7 +45,11 @@ test("sign out, sign in, change the password, sign another device out", async ({
   await signInPage(secondPage, person, "/settings/account");
   await page.reload();
   await expect(page.getByTestId("device")).toHaveCount(2);
-  await page.getByTestId("device").filter({ hasNot: page.getByText("(this device)") }).getByTestId("device-revoke").click();
+  await page
+    .getByTestId("device")
+    .filter({ hasNot: page.getByText("(this device)") })
+    .getByTestId("device-revoke")
+    .click();
   await expect(page.getByTestId("device-note")).toContainText("signed out");
   await expect(page.getByTestId("device")).toHaveCount(1);
   await secondPage.reload();
@@ -53,7 +61,10 @@ test("sign out, sign in, change the password, sign another device out", async ({
   await page.getByLabel("New password again").fill("the new password here");
   await page.getByRole("button", { name: "Change password" }).click();
   await expect(page.getByTestId("password-note")).toHaveText("Password changed.");
-  const old = await secondPage.request.post(`${ACCOUNTS_URL}/api/auth/sign-in/email`, { data: { email: person.email, password: person.password }, headers: { origin: ACCOUNTS_URL } });
+  const old = await secondPage.request.post(`${ACCOUNTS_URL}/api/auth/sign-in/email`, {
+    data: { email: person.email, password: person.password },
+    headers: { origin: ACCOUNTS_URL },
+  });
   expect(old.status()).toBe(401);
   await signInPage(secondPage, { ...person, password: "the new password here" });
 });

@@ -20,7 +20,11 @@ async function watchCards(page: Page): Promise<void> {
       for (const el of document.querySelectorAll('[data-testid="approval-card"][data-state="pending"]')) {
         let rec = known.get(el);
         if (!rec) {
-          rec = { disabledAtMount: (el.querySelector('[data-testid="approve-once"]') as HTMLButtonElement | null)?.disabled ?? false, mountedAt: performance.now() };
+          rec = {
+            disabledAtMount:
+              (el.querySelector('[data-testid="approve-once"]') as HTMLButtonElement | null)?.disabled ?? false,
+            mountedAt: performance.now(),
+          };
           known.set(el, rec);
           seen.push(rec);
         }
@@ -44,7 +48,10 @@ async function typeThrough(page: Page, line: (i: number) => string, after: numbe
   return i;
 }
 
-test("a card appearing while the person types in the terminal or the editor takes neither focus nor an answer", async ({ page, model }) => {
+test("a card appearing while the person types in the terminal or the editor takes neither focus nor an answer", async ({
+  page,
+  model,
+}) => {
   const dir = `focus-${Date.now().toString(36)}`;
   writeWorkspaceFile(`${dir}/typing.txt`, "start\n");
   // Slow streams: the cards appear while the person is typing.
@@ -74,7 +81,11 @@ test("a card appearing while the person types in the terminal or the editor take
   await shot(page, "approval-announced");
 
   // The card was inserted with its buttons off, and armed about half a second later.
-  const log = await page.evaluate(() => (window as unknown as { cardLog: Array<{ disabledAtMount: boolean; mountedAt: number; armedAt?: number }> }).cardLog);
+  const log = await page.evaluate(
+    () =>
+      (window as unknown as { cardLog: Array<{ disabledAtMount: boolean; mountedAt: number; armedAt?: number }> })
+        .cardLog,
+  );
   expect(log).toHaveLength(1);
   expect(log[0].disabledAtMount).toBe(true);
   expect(log[0].armedAt! - log[0].mountedAt).toBeGreaterThan(400);
@@ -83,7 +94,10 @@ test("a card appearing while the person types in the terminal or the editor take
   await page.keyboard.press("Control+Alt+KeyA");
   await expect(pending(page)).toBeFocused();
   await page.keyboard.press("Enter");
-  await expect(page.locator('[data-testid="tool-card"][data-tool="shell"]')).toHaveAttribute("data-status", "succeeded");
+  await expect(page.locator('[data-testid="tool-card"][data-tool="shell"]')).toHaveAttribute(
+    "data-status",
+    "succeeded",
+  );
   expect(existsSync(join(workspaceDir(), "STOLEN_FOCUS_APPROVED"))).toBe(true);
 
   // 3. Typing in the editor while the write_file card appears.
@@ -101,7 +115,9 @@ test("a card appearing while the person types in the terminal or the editor take
   await expect(pending(page)).toHaveAttribute("data-armed", "true");
   expect(await page.evaluate(() => !!document.activeElement?.closest('[data-testid="code-editor"]'))).toBe(true);
   // Every line landed in the editor, in order, the last ones typed after the card showed.
-  await expect(editor.locator(".view-lines")).toContainText([word(lines - 3), word(lines - 2), word(lines - 1)].join(""));
+  await expect(editor.locator(".view-lines")).toContainText(
+    [word(lines - 3), word(lines - 2), word(lines - 1)].join(""),
+  );
   expect(existsSync(join(workspaceDir(), dir, "written.txt"))).toBe(false);
 
   // 4. A click on the notice does what the key does.

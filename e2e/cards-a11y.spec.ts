@@ -7,9 +7,21 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "@playwright/test";
-import { call, card, expect, openNewSession, say, send, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
+import {
+  call,
+  card,
+  expect,
+  openNewSession,
+  say,
+  send,
+  shot,
+  test,
+  workspaceDir,
+  writeWorkspaceFile,
+} from "./fixtures";
 
-const focusedTestId = (page: Page) => page.evaluate(() => document.activeElement?.getAttribute("data-testid") ?? document.activeElement?.tagName ?? "");
+const focusedTestId = (page: Page) =>
+  page.evaluate(() => document.activeElement?.getAttribute("data-testid") ?? document.activeElement?.tagName ?? "");
 
 /** Presses Tab until the focused element has `testId`. */
 async function tabTo(page: Page, testId: string, max = 30): Promise<void> {
@@ -20,11 +32,16 @@ async function tabTo(page: Page, testId: string, max = 30): Promise<void> {
   throw new Error(`Tab never reached ${testId}; focus is on ${await focusedTestId(page)}`);
 }
 
-test("a destructive command's card, used with the keyboard alone: open/close, approve, elapsed time and output size, announced when done", async ({ page, model }) => {
+test("a destructive command's card, used with the keyboard alone: open/close, approve, elapsed time and output size, announced when done", async ({
+  page,
+  model,
+}) => {
   const dir = `cards-${Date.now().toString(36)}`;
   writeWorkspaceFile(`${dir}/old/x.txt`, "x\n");
   model.script(
-    call("shell", { command: `rm -rf ${dir}/old && for i in 1 2 3 4; do echo chunk-$i-$(printf 'y%.0s' $(seq 1 300)); sleep 1; done` }),
+    call("shell", {
+      command: `rm -rf ${dir}/old && for i in 1 2 3 4; do echo chunk-$i-$(printf 'y%.0s' $(seq 1 300)); sleep 1; done`,
+    }),
     say("Removed the old folder and printed four chunks."),
   );
   await openNewSession(page);
@@ -34,15 +51,22 @@ test("a destructive command's card, used with the keyboard alone: open/close, ap
   await expect(pending).toBeVisible();
   await expect(shell).toHaveAttribute("data-destructive", "true");
   await expect(shell.getByTestId("tool-destructive-tag")).toHaveText("⚠ destructive");
-  await expect(pending.getByTestId("approval-destructive")).toContainText("⚠ Destructive command: it deletes files and folders");
+  await expect(pending.getByTestId("approval-destructive")).toContainText(
+    "⚠ Destructive command: it deletes files and folders",
+  );
   // A command of several parts: the button points to the plain list of what it would allow.
   await expect(pending.getByTestId("approve-session")).toHaveText("Approve for this session (see below)");
   await expect(pending.getByTestId("approval-allows")).toContainText(`Allow exactly this command: rm -rf ${dir}/old`);
-  await expect(pending.getByTestId("approval-allows")).toContainText("Allow `sleep` with any arguments for this session");
+  await expect(pending.getByTestId("approval-allows")).toContainText(
+    "Allow `sleep` with any arguments for this session",
+  );
 
   // From the person's message (a starting point only: Shift+Tab in the composer cycles the
   // mode), forwards with Tab to the card's header toggle.
-  await page.getByTestId("msg-user").last().evaluate((el) => ((el as HTMLElement).tabIndex = -1, (el as HTMLElement).focus()));
+  await page
+    .getByTestId("msg-user")
+    .last()
+    .evaluate((el) => (((el as HTMLElement).tabIndex = -1), (el as HTMLElement).focus()));
   await tabTo(page, "tool-toggle");
   const toggle = shell.getByTestId("tool-toggle");
   await expect(toggle).toBeFocused();
@@ -72,7 +96,9 @@ test("a destructive command's card, used with the keyboard alone: open/close, ap
   await expect(live).toHaveText("Agent: Removed the old folder and printed four chunks.");
 });
 
-test("the Share dialog is modal: focus moves in, Tab stays inside, Escape closes and focus returns to Share", async ({ page }) => {
+test("the Share dialog is modal: focus moves in, Tab stays inside, Escape closes and focus returns to Share", async ({
+  page,
+}) => {
   await openNewSession(page);
   const open = page.getByTestId("share-open");
   await open.focus();
@@ -90,7 +116,9 @@ test("the Share dialog is modal: focus moves in, Tab stays inside, Escape closes
   await expect(open).toBeFocused();
 });
 
-test("Ctrl+F in the terminal finds text in its output; Enter steps through matches, Escape closes", async ({ page }) => {
+test("Ctrl+F in the terminal finds text in its output; Enter steps through matches, Escape closes", async ({
+  page,
+}) => {
   await openNewSession(page);
   const term = page.getByTestId("pane-terminal");
   await expect(term).toHaveAttribute("data-state", "open");

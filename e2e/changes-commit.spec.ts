@@ -6,7 +6,9 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { expect, openNewSession, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
 
-test("in a git work tree, the Changes tab names the branch and commits every change from a message", async ({ page }) => {
+test("in a git work tree, the Changes tab names the branch and commits every change from a message", async ({
+  page,
+}) => {
   const dir = workspaceDir();
   const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8" });
   writeWorkspaceFile("committed/app.txt", "v1\n");
@@ -20,7 +22,8 @@ test("in a git work tree, the Changes tab names the branch and commits every cha
     writeWorkspaceFile("committed/new.txt", "new\n");
     await openNewSession(page);
     // The tree marks what is uncommitted: the folder above the changes, then each file's kind.
-    const mark = (path: string) => page.locator(`[data-testid="tree-item"][data-path="${path}"] [data-testid="tree-mark"]`);
+    const mark = (path: string) =>
+      page.locator(`[data-testid="tree-item"][data-path="${path}"] [data-testid="tree-mark"]`);
     await expect(mark("committed")).toHaveAttribute("data-mark", "•");
     await page.locator('[data-testid="tree-item"][data-path="committed"]').click();
     await expect(mark("committed/app.txt")).toHaveAttribute("data-mark", "M");

@@ -7,7 +7,9 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { expect, openNewSession, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
 
-test("a diff closes when its change is committed, and Discard after a commit restores the committed text", async ({ page }) => {
+test("a diff closes when its change is committed, and Discard after a commit restores the committed text", async ({
+  page,
+}) => {
   const dir = workspaceDir();
   const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8" });
   const file = "follow/doc.txt";

@@ -49,7 +49,10 @@ test("the Changes tab lists what the agent changed and shows each file's diff", 
 
   await diff.getByTestId("change-open").click();
   await expect(page.getByTestId("change-diff")).toHaveCount(0);
-  await expect(page.locator(`[data-testid="editor-tab"][data-path="${dir}/fresh.txt"]`)).toHaveAttribute("aria-selected", "true");
+  await expect(page.locator(`[data-testid="editor-tab"][data-path="${dir}/fresh.txt"]`)).toHaveAttribute(
+    "aria-selected",
+    "true",
+  );
   await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("two");
 
   // Discard, after asking: the edited file gets its earlier text back, the new one goes.

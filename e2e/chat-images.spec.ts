@@ -33,7 +33,8 @@ async function paste(page: Page, files: Picked[]): Promise<void> {
   await page.getByTestId("composer").evaluate(
     (el, fs) => {
       const dt = new DataTransfer();
-      for (const f of fs) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name, { type: f.mimeType }));
+      for (const f of fs)
+        dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name, { type: f.mimeType }));
       el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
     },
     files.map((f) => ({ name: f.name, mimeType: f.mimeType, b64: f.buffer.toString("base64") })),
@@ -46,7 +47,10 @@ function lastUserMessage(model: { provider: { requests: { body: Record<string, u
   return JSON.stringify(messages.findLast((m) => m.role === "user"));
 }
 
-test("pasted images: ✕ removes one, the rest go to the model, stay after a reload and open full size", async ({ page, model }) => {
+test("pasted images: ✕ removes one, the rest go to the model, stay after a reload and open full size", async ({
+  page,
+  model,
+}) => {
   model.script(say("A red rectangle."));
   await openNewSession(page);
   const red = await png(page, "red.png", "#e00000");
@@ -90,7 +94,10 @@ test("pasted images: ✕ removes one, the rest go to the model, stay after a rel
   await expect(box).toBeHidden();
 });
 
-test("a file that cannot go is refused in the composer, the typed text kept; a dropped image is attached", async ({ page, model }) => {
+test("a file that cannot go is refused in the composer, the typed text kept; a dropped image is attached", async ({
+  page,
+  model,
+}) => {
   model.script(say("Two screenshots, no words."));
   await openNewSession(page);
   const composer = page.getByTestId("composer");
@@ -130,7 +137,10 @@ test("a file that cannot go is refused in the composer, the typed text kept; a d
 
 test("a message queued during a turn keeps its images, and Retry sends them again", async ({ page, model }) => {
   model.script(
-    say("Looking at the first request slowly, long enough to queue another message with a picture.", { deltaChars: 4, delayMs: 150 }),
+    say("Looking at the first request slowly, long enough to queue another message with a picture.", {
+      deltaChars: 4,
+      delayMs: 150,
+    }),
     { kind: "http_error", status: 400, message: "scripted rejection" },
     say("Seen it this time."),
   );

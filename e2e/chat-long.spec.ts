@@ -16,7 +16,11 @@ test("a long session opens at its latest turns and reads earlier ones on request
     async ({ sessionId, turns }) => {
       for (let i = 0; i < turns; i++) {
         for (;;) {
-          const res = await fetch("/api/trpc/turns.send", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ sessionId, text: `question ${i}` }) });
+          const res = await fetch("/api/trpc/turns.send", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ sessionId, text: `question ${i}` }),
+          });
           if (res.ok) break;
           if (res.status !== 409) throw new Error(`send ${i}: ${res.status} ${await res.text()}`);
           await new Promise((r) => setTimeout(r, 25));

@@ -2,7 +2,10 @@
 // mouse, go into the message as `@path`, and reach the model as written.
 import { expect, openNewSession, say, test, writeWorkspaceFile } from "./fixtures";
 
-test("@ lists matching workspace files; Enter puts @path in the message, Esc closes the list", async ({ page, model }) => {
+test("@ lists matching workspace files; Enter puts @path in the message, Esc closes the list", async ({
+  page,
+  model,
+}) => {
   writeWorkspaceFile("mentions/parser.ts", "export {};\n");
   writeWorkspaceFile("mentions/printer.ts", "export {};\n");
   model.script(say("Looking at it."));

@@ -5,7 +5,11 @@ import { expect, openNewSession, say, send, test } from "./fixtures";
 
 test("messages written during a turn are sent one turn each, in order, when it completes", async ({ page, model }) => {
   // The first answer holds mid-stream until both messages are queued: a busy machine cannot end it early.
-  model.script(say("Looking into the first request, which takes a while.", { pauseAfterBytes: 700 }), say("Second done."), say("Third done."));
+  model.script(
+    say("Looking into the first request, which takes a while.", { pauseAfterBytes: 700 }),
+    say("Second done."),
+    say("Third done."),
+  );
   await openNewSession(page);
   await send(page, "first");
   await expect(page.getByTestId("stop")).toBeVisible();
@@ -26,7 +30,10 @@ test("messages written during a turn are sent one turn each, in order, when it c
 });
 
 test("after a stopped turn the queue waits; a message is sent or dropped by hand", async ({ page, model }) => {
-  model.script(say("This answer never finishes streaming because the provider stalls.", { hangAfterBytes: 600 }), say("Sent by hand."));
+  model.script(
+    say("This answer never finishes streaming because the provider stalls.", { hangAfterBytes: 600 }),
+    say("Sent by hand."),
+  );
   await openNewSession(page);
   await send(page, "one");
   await expect(page.getByTestId("stop")).toBeVisible();

@@ -30,14 +30,22 @@ function lastRequest(model: { provider: { requests: { body: Record<string, unkno
   return JSON.stringify(model.provider.requests.at(-1)?.body.messages ?? []);
 }
 
-test("restore files to before a turn with a preview, undo it, rewind the conversation (kept after a reload)", async ({ page, model }) => {
+test("restore files to before a turn with a preview, undo it, rewind the conversation (kept after a reload)", async ({
+  page,
+  model,
+}) => {
   test.setTimeout(120_000);
   writeWorkspaceFile("cp-a.txt", "a1\n");
   writeWorkspaceFile("cp-gone.txt", "bye\n");
   await openNewSession(page);
 
   // Edits need a read first (the read-before-edit ledger).
-  model.script(call("read_file", { path: "cp-a.txt" }), call("write_file", { path: "cp-new1.txt", content: "one\n" }), call("edit_file", { path: "cp-a.txt", old_string: "a1", new_string: "a2" }), say("Turn one done."));
+  model.script(
+    call("read_file", { path: "cp-a.txt" }),
+    call("write_file", { path: "cp-new1.txt", content: "one\n" }),
+    call("edit_file", { path: "cp-a.txt", old_string: "a1", new_string: "a2" }),
+    say("Turn one done."),
+  );
   await turn(page, "first: make a2 and new1", "Turn one done.");
   model.script(
     call("edit_file", { path: "cp-a.txt", old_string: "a2", new_string: "a3" }),
@@ -46,9 +54,17 @@ test("restore files to before a turn with a preview, undo it, rewind the convers
     say("Turn two done."),
   );
   await turn(page, "second: a3, b, remove gone", "Turn two done.");
-  model.script(call("edit_file", { path: "cp-new1.txt", old_string: "one", new_string: "ONE" }), say("Turn three done."));
+  model.script(
+    call("edit_file", { path: "cp-new1.txt", old_string: "one", new_string: "ONE" }),
+    say("Turn three done."),
+  );
   await turn(page, "third: shout new1", "Turn three done.");
-  expect([read("cp-a.txt"), read("cp-b.txt"), exists("cp-gone.txt"), read("cp-new1.txt")]).toEqual(["a3\n", "bee\n", false, "ONE\n"]);
+  expect([read("cp-a.txt"), read("cp-b.txt"), exists("cp-gone.txt"), read("cp-new1.txt")]).toEqual([
+    "a3\n",
+    "bee\n",
+    false,
+    "ONE\n",
+  ]);
   // Each turn that changed files says so, with its review and undo.
   await expect(page.getByTestId("turn-review")).toHaveCount(3);
 
@@ -66,7 +82,14 @@ test("restore files to before a turn with a preview, undo it, rewind the convers
   expect(read("cp-a.txt")).toBe("a3\n");
   await preview.getByTestId("rewind-confirm").click();
   await expect(preview).toBeHidden();
-  await expect.poll(() => [read("cp-a.txt"), exists("cp-b.txt"), exists("cp-gone.txt") && read("cp-gone.txt"), read("cp-new1.txt")]).toEqual(["a2\n", false, "bye\n", "one\n"]);
+  await expect
+    .poll(() => [
+      read("cp-a.txt"),
+      exists("cp-b.txt"),
+      exists("cp-gone.txt") && read("cp-gone.txt"),
+      read("cp-new1.txt"),
+    ])
+    .toEqual(["a2\n", false, "bye\n", "one\n"]);
   await expect(treeItem(page, "cp-b.txt")).toHaveCount(0);
   await expect(treeItem(page, "cp-gone.txt")).toBeVisible();
   // A files restore leaves the conversation as it was.
@@ -75,7 +98,9 @@ test("restore files to before a turn with a preview, undo it, rewind the convers
   // Undo puts the files back as they were before the restore.
   await page.getByTestId("rewind-undo").click();
   await expect(page.getByTestId("rewind-bar")).toBeHidden();
-  await expect.poll(() => [read("cp-a.txt"), exists("cp-b.txt") && read("cp-b.txt"), exists("cp-gone.txt"), read("cp-new1.txt")]).toEqual(["a3\n", "bee\n", false, "ONE\n"]);
+  await expect
+    .poll(() => [read("cp-a.txt"), exists("cp-b.txt") && read("cp-b.txt"), exists("cp-gone.txt"), read("cp-new1.txt")])
+    .toEqual(["a3\n", "bee\n", false, "ONE\n"]);
   await expect(treeItem(page, "cp-b.txt")).toBeVisible();
   await expect(treeItem(page, "cp-gone.txt")).toHaveCount(0);
 
@@ -87,7 +112,9 @@ test("restore files to before a turn with a preview, undo it, rewind the convers
   await expect(page.getByTestId("composer")).toHaveValue("second: a3, b, remove gone");
   const rewound = page.locator('[data-rewound="true"] [data-testid="msg-user"]');
   await expect(rewound).toHaveText(["second: a3, b, remove gone", "third: shout new1"]);
-  await expect(page.locator('[data-testid="msg-user"]').first().locator("xpath=ancestor::*[@data-rewound]")).toHaveCount(0);
+  await expect(
+    page.locator('[data-testid="msg-user"]').first().locator("xpath=ancestor::*[@data-rewound]"),
+  ).toHaveCount(0);
   // The files stay as they are: only the conversation went back.
   expect(read("cp-a.txt")).toBe("a3\n");
 
@@ -110,9 +137,13 @@ test("restore files to before a turn with a preview, undo it, rewind the convers
   await expect(page.locator('[data-rewound="true"]').filter({ hasText: "Fresh answer." })).toHaveCount(0);
 });
 
-test("per-hunk review: Revert undoes exactly one hunk on disk and in the open editor, Accept marks another reviewed", async ({ page, model }) => {
+test("per-hunk review: Revert undoes exactly one hunk on disk and in the open editor, Accept marks another reviewed", async ({
+  page,
+  model,
+}) => {
   test.setTimeout(90_000);
-  const lines = (at: Record<number, string> = {}) => Array.from({ length: 40 }, (_, i) => at[i + 1] ?? `const h${i + 1} = ${i + 1};`).join("\n") + "\n";
+  const lines = (at: Record<number, string> = {}) =>
+    Array.from({ length: 40 }, (_, i) => at[i + 1] ?? `const h${i + 1} = ${i + 1};`).join("\n") + "\n";
   writeWorkspaceFile("hunks.ts", lines());
   await openNewSession(page);
   await treeItem(page, "hunks.ts").click();

@@ -8,7 +8,12 @@ test("a TypeScript file shows its own type error, not the project it cannot see"
   writeWorkspaceFile("diag/not-open.ts", "export function helper(): number {\n  return 1;\n}\n");
   writeWorkspaceFile(
     "diag/check.ts",
-    ['import { helper } from "./not-open";', "export const size: number = helper();", 'export const wrong: number = "text";', ""].join("\n"),
+    [
+      'import { helper } from "./not-open";',
+      "export const size: number = helper();",
+      'export const wrong: number = "text";',
+      "",
+    ].join("\n"),
   );
   await openNewSession(page);
   await page.locator('[data-testid="tree-item"][data-path="diag"]').click();
@@ -21,5 +26,6 @@ test("a TypeScript file shows its own type error, not the project it cannot see"
   const line3 = (await editor.locator(".view-line").nth(2).boundingBox())!;
   const squiggles = await editor.locator(".squiggly-error").all();
   expect(squiggles.length).toBeGreaterThan(0);
-  for (const squiggle of squiggles) expect(Math.abs((await squiggle.boundingBox())!.y - line3.y)).toBeLessThan(line3.height);
+  for (const squiggle of squiggles)
+    expect(Math.abs((await squiggle.boundingBox())!.y - line3.y)).toBeLessThan(line3.height);
 });

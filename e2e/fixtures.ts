@@ -33,7 +33,11 @@ export const test = base.extend<{ offHost: string[]; model: Model }, { modelServ
       const queue: ScriptStepInput[] = [];
       const routes: ModelServer["routes"] = [];
       // Unscripted requests get a plain answer rather than a hang.
-      const provider = await startFakeProvider({ port: MODEL_PORT, respond: (req) => routes[0]?.(req) ?? queue.shift() ?? { blocks: [{ type: "text", text: "(unscripted reply)" }] } });
+      const provider = await startFakeProvider({
+        port: MODEL_PORT,
+        respond: (req) =>
+          routes[0]?.(req) ?? queue.shift() ?? { blocks: [{ type: "text", text: "(unscripted reply)" }] },
+      });
       await use({ provider, queue, routes });
       await provider.close();
     },
@@ -43,14 +47,23 @@ export const test = base.extend<{ offHost: string[]; model: Model }, { modelServ
     // Steps left over from an earlier test must not answer this one.
     modelServer.queue.length = 0;
     modelServer.routes.length = 0;
-    await use({ provider: modelServer.provider, script: (...steps) => modelServer.queue.push(...steps), route: (answer) => void (modelServer.routes[0] = answer) });
+    await use({
+      provider: modelServer.provider,
+      script: (...steps) => modelServer.queue.push(...steps),
+      route: (answer) => void (modelServer.routes[0] = answer),
+    });
   },
   offHost: [
     async ({ context }, use) => {
       const seen: string[] = [];
       context.on("request", (r) => {
         const u = new URL(r.url());
-        if ((u.protocol === "http:" || u.protocol === "https:" || u.protocol === "ws:" || u.protocol === "wss:") && !LOCAL.has(u.hostname) && !u.hostname.endsWith(".localhost")) seen.push(r.url());
+        if (
+          (u.protocol === "http:" || u.protocol === "https:" || u.protocol === "ws:" || u.protocol === "wss:") &&
+          !LOCAL.has(u.hostname) &&
+          !u.hostname.endsWith(".localhost")
+        )
+          seen.push(r.url());
       });
       await use(seen);
       expect(seen, "requests that left localhost").toEqual([]);
@@ -87,7 +100,9 @@ export async function shot(page: Page, name: string): Promise<void> {
 }
 
 /** A model response that calls one tool. */
-export const call = (name: string, args: object) => ({ blocks: [{ type: "tool_call" as const, name, arguments: JSON.stringify(args) }] });
+export const call = (name: string, args: object) => ({
+  blocks: [{ type: "tool_call" as const, name, arguments: JSON.stringify(args) }],
+});
 /** A model response that answers with text (`extra`: delays, chunking, usage…). */
 export const say = (text: string, extra: object = {}) => ({ blocks: [{ type: "text" as const, text }], ...extra });
 

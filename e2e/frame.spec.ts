@@ -8,7 +8,8 @@ test("creates a session and shows the IDE frame with the runner connected", asyn
   await expect(page).toHaveURL(/\/s\/[a-z0-9]+$/);
   const path = new URL(page.url()).pathname;
   await expect(page.getByTestId("ide-frame")).toBeVisible();
-  for (const pane of ["files", "editor", "chat", "terminal"]) await expect(page.getByTestId(`pane-${pane}`)).toBeVisible();
+  for (const pane of ["files", "editor", "chat", "terminal"])
+    await expect(page.getByTestId(`pane-${pane}`)).toBeVisible();
   await expect(page.getByTestId("runner-state")).toHaveAttribute("data-state", "connected");
   await page.screenshot({ path: "test-results/e2e/ide-frame.png" });
 

@@ -4,14 +4,30 @@
 // reloads mid-turn and mid-approval, two tabs answering once, Esc to stop.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { call, card, expect, openNewSession, say, send, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
+import {
+  call,
+  card,
+  expect,
+  openNewSession,
+  say,
+  send,
+  shot,
+  test,
+  workspaceDir,
+  writeWorkspaceFile,
+} from "./fixtures";
 
-test("a full turn: read, a command approved in its card with streamed output, the final answer", async ({ page, model }) => {
+test("a full turn: read, a command approved in its card with streamed output, the final answer", async ({
+  page,
+  model,
+}) => {
   writeWorkspaceFile("data.txt", "hello from the workspace\n");
   model.script(
     call("read_file", { path: "data.txt" }),
     call("shell", { command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }),
-    say("The file says **hello** and the loop printed three lines.", { usage: { input: 120, output: 30, cacheRead: 100 } }),
+    say("The file says **hello** and the loop printed three lines.", {
+      usage: { input: 120, output: 30, cacheRead: 100 },
+    }),
   );
   await openNewSession(page);
   await send(page, "Read data.txt, then run the loop.");
@@ -22,7 +38,9 @@ test("a full turn: read, a command approved in its card with streamed output, th
   await expect(card(page, "shell")).toHaveAttribute("data-status", "awaiting_approval");
   await shot(page, "approval-pending");
   await approval.getByTestId("approve-once").click();
-  await expect(card(page, "shell").getByTestId("tool-progress").or(card(page, "shell").getByTestId("tool-output"))).toContainText("line-1");
+  await expect(
+    card(page, "shell").getByTestId("tool-progress").or(card(page, "shell").getByTestId("tool-output")),
+  ).toContainText("line-1");
   await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
   await expect(card(page, "shell").getByTestId("tool-output")).toContainText("line-3");
   await expect(page.getByTestId("msg-assistant").last()).toContainText("The file says hello");
@@ -62,11 +80,17 @@ test("a spilled result opens in the full-output viewer and pages through it", as
   await expect(viewer).toBeHidden();
 });
 
-test("the agent editing an open file updates the editor, and unsaved edits get a diff instead", async ({ page, model }) => {
+test("the agent editing an open file updates the editor, and unsaved edits get a diff instead", async ({
+  page,
+  model,
+}) => {
   // Monaco's own complaints while diff editors come and go (a model disposed under its widget).
   const monacoErrors: string[] = [];
   page.on("pageerror", (e) => monacoErrors.push(String(e)));
-  page.on("console", (m) => void (m.type() === "error" && /TextModel|DiffEditor/.test(m.text()) && monacoErrors.push(m.text())));
+  page.on(
+    "console",
+    (m) => void (m.type() === "error" && /TextModel|DiffEditor/.test(m.text()) && monacoErrors.push(m.text())),
+  );
   writeWorkspaceFile("edit-me.ts", "export const answer = 1;\n");
   await openNewSession(page);
   await page.locator('[data-testid="tree-item"][data-path="edit-me.ts"]').click();
@@ -89,7 +113,11 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   await page.getByTestId("code-editor").locator(".view-lines").click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("// mine");
-  model.script(call("read_file", { path: "edit-me.ts" }), call("edit_file", { path: "edit-me.ts", old_string: "answer = 42", new_string: "answer = 7" }), say("Now 7."));
+  model.script(
+    call("read_file", { path: "edit-me.ts" }),
+    call("edit_file", { path: "edit-me.ts", old_string: "answer = 42", new_string: "answer = 7" }),
+    say("Now 7."),
+  );
   await send(page, "Make it 7.");
   await pending.getByTestId("approve-once").click();
   await expect(page.getByTestId("conflict-banner")).toBeVisible();
@@ -104,8 +132,12 @@ test("the agent editing an open file updates the editor, and unsaved edits get a
   expect(monacoErrors).toEqual([]);
 });
 
-test("an edit's tool card shows the file's real diff with its line numbers, asked or not, and after a reload", async ({ page, model }) => {
-  const lines = (n: number, at: Record<number, string> = {}) => Array.from({ length: n }, (_, i) => at[i + 1] ?? `const v${i + 1} = ${i + 1};`).join("\n") + "\n";
+test("an edit's tool card shows the file's real diff with its line numbers, asked or not, and after a reload", async ({
+  page,
+  model,
+}) => {
+  const lines = (n: number, at: Record<number, string> = {}) =>
+    Array.from({ length: n }, (_, i) => at[i + 1] ?? `const v${i + 1} = ${i + 1};`).join("\n") + "\n";
   writeWorkspaceFile("numbers.ts", lines(40));
   model.script(
     call("read_file", { path: "numbers.ts" }),
@@ -142,18 +174,29 @@ test("an edit's tool card shows the file's real diff with its line numbers, aske
   await shot(page, "edit-real-diff");
   await page.reload();
   await check();
-  expect(readFileSync(join(workspaceDir(), "numbers.ts"), "utf8")).toBe(lines(40, { 21: "const v21 = 2100;", 33: "const v33 = 3300;" }));
+  expect(readFileSync(join(workspaceDir(), "numbers.ts"), "utf8")).toBe(
+    lines(40, { 21: "const v21 = 2100;", 33: "const v33 = 3300;" }),
+  );
   // A file tool's card opens its file in the editor (an edit at the line it changed).
-  await expect(page.locator('[data-testid="tool-card"][data-tool="read_file"]').getByTestId("tool-open-file")).toBeVisible();
+  await expect(
+    page.locator('[data-testid="tool-card"][data-tool="read_file"]').getByTestId("tool-open-file"),
+  ).toBeVisible();
   await edits.nth(1).getByTestId("tool-open-file").click();
-  await expect(page.locator('[data-testid="editor-tab"][data-path="numbers.ts"]')).toHaveAttribute("aria-selected", "true");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="numbers.ts"]')).toHaveAttribute(
+    "aria-selected",
+    "true",
+  );
   await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("const v33 = 3300;");
   await shot(page, "tool-open-file");
   // The click opened the file and did not fold the card.
   await expect(edits.nth(1).getByTestId("edit-diff")).toBeVisible();
 });
 
-test("reloading mid-approval and mid-stream loses and duplicates nothing; two tabs answer once", async ({ page, context, model }) => {
+test("reloading mid-approval and mid-stream loses and duplicates nothing; two tabs answer once", async ({
+  page,
+  context,
+  model,
+}) => {
   model.script(
     call("shell", { command: "echo ran >> ran.txt" }),
     say("First part of a slow answer, then the rest arrives.", { deltaChars: 2, delayMs: 40 }),
@@ -170,8 +213,14 @@ test("reloading mid-approval and mid-stream loses and duplicates nothing; two ta
   await expect(other.getByTestId("approval-card")).toHaveAttribute("data-state", "pending");
   // Both tabs answer at once; whichever loses finds the card already answered.
   await Promise.all([
-    page.getByTestId("approve-once").click({ timeout: 5000 }).catch(() => {}),
-    other.getByTestId("approve-once").click({ timeout: 5000 }).catch(() => {}),
+    page
+      .getByTestId("approve-once")
+      .click({ timeout: 5000 })
+      .catch(() => {}),
+    other
+      .getByTestId("approve-once")
+      .click({ timeout: 5000 })
+      .catch(() => {}),
   ]);
   await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
   await expect(card(other, "shell")).toHaveAttribute("data-status", "succeeded");
@@ -182,7 +231,9 @@ test("reloading mid-approval and mid-stream loses and duplicates nothing; two ta
   // Reload while the answer is still streaming: the rebuilt page shows it once, in full.
   await expect(page.getByTestId("msg-assistant").last()).toContainText("First part");
   await page.reload();
-  await expect(page.getByTestId("msg-assistant").last()).toHaveText("First part of a slow answer, then the rest arrives.");
+  await expect(page.getByTestId("msg-assistant").last()).toHaveText(
+    "First part of a slow answer, then the rest arrives.",
+  );
   await expect(page.getByTestId("msg-assistant")).toHaveCount(1);
   await expect(page.getByTestId("tool-card")).toHaveCount(1);
   await expect(page.getByTestId("stop")).toBeHidden();
@@ -200,7 +251,10 @@ test("Esc stops a running turn", async ({ page, model }) => {
   await expect(page.getByTestId("turn-usage").last()).toContainText("cancelled");
 });
 
-test("a session is named by its first message, renamed in place, and deleted from home, not while it runs", async ({ page, model }) => {
+test("a session is named by its first message, renamed in place, and deleted from home, not while it runs", async ({
+  page,
+  model,
+}) => {
   model.script(say("Sure.", { hangAfterBytes: 300 }), say("Done."));
   const sessionId = await openNewSession(page);
   await expect(page.getByTestId("session-title")).toHaveText(/^Session \d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
@@ -243,7 +297,10 @@ test("a session is named by its first message, renamed in place, and deleted fro
   await expect(page.getByText(`No session ${sessionId}.`)).toBeVisible();
 });
 
-test("the session's model is chosen under the composer and reaches the provider from the next message", async ({ page, model }) => {
+test("the session's model is chosen under the composer and reaches the provider from the next message", async ({
+  page,
+  model,
+}) => {
   await openNewSession(page);
   const picker = page.getByTestId("model-picker");
   await expect(picker).toHaveText("fake-model · Anthropic (default)");

@@ -9,7 +9,10 @@ import { call, card, expect, openNewSession, say, send, shot, test, workspaceDir
 /** "w001 w002 …": a text in which any lost or repeated piece shows. */
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `w${String(i + 1).padStart(3, "0")}`).join(" ");
 
-test("Approve for this session: the same kind of command then runs without a card, another kind still asks", async ({ page, model }) => {
+test("Approve for this session: the same kind of command then runs without a card, another kind still asks", async ({
+  page,
+  model,
+}) => {
   model.script(
     call("shell", { command: "touch session-1.txt" }),
     call("shell", { command: "touch session-2.txt" }),
@@ -57,7 +60,10 @@ test("Approve for this session: the same kind of command then runs without a car
   expect(existsSync(join(workspaceDir(), "session-3.txt"))).toBe(true);
 });
 
-test("Stop cancels a running turn: mid-stream nothing more arrives (Retry sends it again), mid-command the process dies", async ({ page, model }) => {
+test("Stop cancels a running turn: mid-stream nothing more arrives (Retry sends it again), mid-command the process dies", async ({
+  page,
+  model,
+}) => {
   const full = numbered(200);
   model.script(say(full, { deltaChars: 3, delayMs: 30 }));
   await openNewSession(page);

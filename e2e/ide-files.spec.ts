@@ -22,9 +22,15 @@ test("opens a file in Monaco with its language and saves edits through the runne
   await editor.locator(".view-lines").click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("export const x = 1;");
-  await expect(page.locator('[data-testid="editor-tab"][data-path="src/greet.ts"]')).toHaveAttribute("data-dirty", "true");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="src/greet.ts"]')).toHaveAttribute(
+    "data-dirty",
+    "true",
+  );
   await page.keyboard.press("Control+s");
-  await expect(page.locator('[data-testid="editor-tab"][data-path="src/greet.ts"]')).toHaveAttribute("data-dirty", "false");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="src/greet.ts"]')).toHaveAttribute(
+    "data-dirty",
+    "false",
+  );
   expect(readFileSync(join(workspaceDir(), "src/greet.ts"), "utf8")).toContain("export const x = 1;");
   // The status line follows the cursor; a click on it goes to a line.
   await expect(page.getByTestId("editor-position")).toHaveText("Ln 4, Col 20");
@@ -39,15 +45,23 @@ test("opens a file in Monaco with its language and saves edits through the runne
   expect(errors.filter((e) => /worker/i.test(e))).toEqual([]);
 });
 
-test("a binary or non-UTF-8 file opens as a notice, not an editor, and nothing is written over it", async ({ page }) => {
-  const bytes = { "odd/blob.bin": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]), "odd/latin1.txt": Buffer.from("caf\xe9", "latin1") };
+test("a binary or non-UTF-8 file opens as a notice, not an editor, and nothing is written over it", async ({
+  page,
+}) => {
+  const bytes = {
+    "odd/blob.bin": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]),
+    "odd/latin1.txt": Buffer.from("caf\xe9", "latin1"),
+  };
   for (const [rel, data] of Object.entries(bytes)) writeWorkspaceFile(rel, data);
   writeWorkspaceFile("odd/plain.txt", "plain text\n");
   await openNewSession(page);
   await page.locator('[data-testid="tree-item"][data-path="odd"]').click();
   await page.locator('[data-testid="tree-item"][data-path="odd/plain.txt"]').click();
   await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("plain text");
-  for (const [rel, message] of [["odd/blob.bin", /binary file/], ["odd/latin1.txt", /not UTF-8/]] as const) {
+  for (const [rel, message] of [
+    ["odd/blob.bin", /binary file/],
+    ["odd/latin1.txt", /not UTF-8/],
+  ] as const) {
     await page.locator(`[data-testid="tree-item"][data-path="${rel}"]`).click();
     await expect(page.getByTestId("editor-unreadable")).toContainText(message);
     // The editor of the previous file is not shown under this tab, and keys typed go nowhere.
@@ -57,14 +71,17 @@ test("a binary or non-UTF-8 file opens as a notice, not an editor, and nothing i
     await expect(page.locator(`[data-testid="editor-tab"][data-path="${rel}"]`)).toHaveAttribute("data-dirty", "false");
   }
   await expect(page.getByTestId("conflict-banner")).toHaveCount(0);
-  for (const [rel, data] of Object.entries(bytes)) expect(readFileSync(join(workspaceDir(), rel)).equals(data)).toBe(true);
+  for (const [rel, data] of Object.entries(bytes))
+    expect(readFileSync(join(workspaceDir(), rel)).equals(data)).toBe(true);
   // Back to a text file: the editor again.
   await page.locator('[data-testid="editor-tab"][data-path="odd/plain.txt"]').click();
   await expect(page.getByTestId("editor-unreadable")).toHaveCount(0);
   await expect(page.locator(".monaco-editor .view-lines").first()).toContainText("plain text");
 });
 
-test("creates and renames in a name box inside the tree, explains a name it cannot use, deletes after asking", async ({ page }) => {
+test("creates and renames in a name box inside the tree, explains a name it cannot use, deletes after asking", async ({
+  page,
+}) => {
   await openNewSession(page);
   const item = (path: string) => page.locator(`[data-testid="tree-item"][data-path="${path}"]`);
   const box = page.getByTestId("tree-name-input");
@@ -108,7 +125,14 @@ test("creates and renames in a name box inside the tree, explains a name it cann
   // The context menu: a folder made inside the folder right-clicked, its box first in it.
   await item("docs").click({ button: "right" });
   const menu = page.getByTestId("tree-menu");
-  await expect(menu.getByRole("menuitem")).toHaveText(["New File…", "New Folder…", "Upload Files…", "Rename…F2", "DeleteDel", "Copy Path"]);
+  await expect(menu.getByRole("menuitem")).toHaveText([
+    "New File…",
+    "New Folder…",
+    "Upload Files…",
+    "Rename…F2",
+    "DeleteDel",
+    "Copy Path",
+  ]);
   await menu.getByRole("menuitem", { name: "New Folder…" }).click();
   await expect(menu).toHaveCount(0);
   await box.fill("drafts");
@@ -140,7 +164,10 @@ test("unsaved edits are kept: through a rename, and leaving the page asks first"
   await editor.locator(".view-lines").click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("step two (unsaved)");
-  await expect(page.locator(`[data-testid="editor-tab"][data-path="${dir}/plan.txt"]`)).toHaveAttribute("data-dirty", "true");
+  await expect(page.locator(`[data-testid="editor-tab"][data-path="${dir}/plan.txt"]`)).toHaveAttribute(
+    "data-dirty",
+    "true",
+  );
 
   await page.getByTestId("rename").click();
   await page.getByTestId("tree-name-input").fill("plan-v2.txt");
@@ -190,7 +217,9 @@ test("the tree works from the keyboard: arrows, Enter, F2 and Delete", async ({ 
   expect(existsSync(join(workspaceDir(), "kb/one.txt"))).toBe(true);
 });
 
-test("search in files: results by file, options, and a result opened from the keyboard with its match selected", async ({ page }) => {
+test("search in files: results by file, options, and a result opened from the keyboard with its match selected", async ({
+  page,
+}) => {
   writeWorkspaceFile("find/haystack.ts", `${"// filler\n".repeat(80)}export const needleValue = 42;\n`);
   writeWorkspaceFile("find/notes.md", "A Needle in the notes.\n");
   writeWorkspaceFile("find/ignored/.gitignore", "*.log\n");
@@ -227,7 +256,10 @@ test("search in files: results by file, options, and a result opened from the ke
   await page.keyboard.press("ArrowDown");
   await expect(page.locator('[data-testid="search-match"][data-path="find/haystack.ts"]')).toBeFocused();
   await page.keyboard.press("Enter");
-  await expect(page.locator('[data-testid="editor-tab"][data-path="find/haystack.ts"]')).toHaveAttribute("aria-selected", "true");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="find/haystack.ts"]')).toHaveAttribute(
+    "aria-selected",
+    "true",
+  );
   // Line 81 is in view with the match selected: typing replaces exactly the match.
   const editor = page.locator(".monaco-editor").first();
   await expect(editor.locator(".view-lines")).toContainText("export const needleValue = 42;");
@@ -270,7 +302,10 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   await expect(page.getByTestId("quick-item").nth(1)).toHaveText("lib/alpha.js");
   await expect(page.getByTestId("quick-item").nth(0)).toHaveAttribute("aria-selected", "true");
   await page.keyboard.press("Enter");
-  await expect(page.locator('[data-testid="editor-tab"][data-path="lib/beta.json"]')).toHaveAttribute("aria-selected", "true");
+  await expect(page.locator('[data-testid="editor-tab"][data-path="lib/beta.json"]')).toHaveAttribute(
+    "aria-selected",
+    "true",
+  );
 
   const files = page.getByTestId("pane-files");
   const before = (await files.boundingBox())!.width;
@@ -284,15 +319,22 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
 
   await page.reload();
   await expect(page.locator('[data-testid="editor-tab"]')).toHaveCount(2);
-  await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute("data-path", "lib/beta.json");
-  await expect.poll(async () => Math.round((await page.getByTestId("pane-files").boundingBox())!.width)).toBe(Math.round(before + 100));
+  await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute(
+    "data-path",
+    "lib/beta.json",
+  );
+  await expect
+    .poll(async () => Math.round((await page.getByTestId("pane-files").boundingBox())!.width))
+    .toBe(Math.round(before + 100));
 
   // Ctrl+` from the editor goes to the open terminal; from the terminal it hides it and
   // gives the editor its focus back; once more shows it again.
   await page.locator(".monaco-editor textarea").first().focus();
   await page.keyboard.press("Control+`");
   await expect(page.getByTestId("pane-terminal")).toBeVisible();
-  await expect.poll(() => page.evaluate(() => !!document.activeElement?.closest('[data-testid="pane-terminal"]'))).toBe(true);
+  await expect
+    .poll(() => page.evaluate(() => !!document.activeElement?.closest('[data-testid="pane-terminal"]')))
+    .toBe(true);
   await page.keyboard.press("Control+`");
   await expect(page.getByTestId("pane-terminal")).toBeHidden();
   await expect.poll(() => page.evaluate(() => !!document.activeElement?.closest(".monaco-editor"))).toBe(true);
@@ -302,7 +344,10 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   // A middle click closes a tab without selecting it first.
   await page.locator('[data-testid="editor-tab"][data-path="lib/beta.json"]').click({ button: "middle" });
   await expect(page.locator('[data-testid="editor-tab"]')).toHaveCount(1);
-  await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute("data-path", "lib/alpha.js");
+  await expect(page.locator('[data-testid="editor-tab"][aria-selected="true"]')).toHaveAttribute(
+    "data-path",
+    "lib/alpha.js",
+  );
 });
 
 test("terminal round trip on a runner PTY, surviving a reload with its scrollback", async ({ page }) => {
@@ -328,7 +373,9 @@ test("terminal round trip on a runner PTY, surviving a reload with its scrollbac
   await expect(again.locator(".xterm-rows")).toContainText("mark=kept");
 });
 
-test("links in terminal output: Ctrl+click opens a workspace file at its line, a local address in the preview", async ({ page }) => {
+test("links in terminal output: Ctrl+click opens a workspace file at its line, a local address in the preview", async ({
+  page,
+}) => {
   const dir = `links-${Date.now().toString(36)}`;
   writeWorkspaceFile(`${dir}/main.ts`, "one\ntwo\nthree\nfour\n");
   await openNewSession(page);
@@ -337,7 +384,9 @@ test("links in terminal output: Ctrl+click opens a workspace file at its line, a
   // Only files the workspace has become links: wait until the tree knows this one.
   await expect(page.locator(`[data-testid="tree-item"][data-path="${dir}"]`)).toBeVisible();
   await term.click();
-  await page.keyboard.type(`printf '%s\\n' '${dir}/main.ts:3:2 - error TS1005' 'not/a/file.ts:1:1' 'Local: http://localhost:8123/docs'\n`);
+  await page.keyboard.type(
+    `printf '%s\\n' '${dir}/main.ts:3:2 - error TS1005' 'not/a/file.ts:1:1' 'Local: http://localhost:8123/docs'\n`,
+  );
   await expect(term.locator(".xterm-rows")).toContainText("Local: http://localhost:8123/docs");
   /** Where `needle` starts in the last terminal row that shows it as output (not the command). */
   const at = (needle: string) =>
@@ -384,7 +433,9 @@ test("links in terminal output: Ctrl+click opens a workspace file at its line, a
   await expect(page.getByTestId("preview-path")).toHaveValue("/docs");
 });
 
-test("terminals in tabs: each its own shell, kept while hidden and across a reload, closed for good", async ({ page }) => {
+test("terminals in tabs: each its own shell, kept while hidden and across a reload, closed for good", async ({
+  page,
+}) => {
   await openNewSession(page);
   const pane = page.getByTestId("pane-terminal");
   await expect(pane).toHaveAttribute("data-state", "open");

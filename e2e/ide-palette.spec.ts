@@ -42,7 +42,9 @@ test("the command palette runs the IDE's commands, and ':' in quick open goes to
   await shot(page, "command-palette-model");
 });
 
-test("the palette's file commands: a new file beside the open one, rename and delete the open file", async ({ page }) => {
+test("the palette's file commands: a new file beside the open one, rename and delete the open file", async ({
+  page,
+}) => {
   writeWorkspaceFile("pfile/main.ts", "export {};\n");
   await openNewSession(page);
   await page.locator('[data-testid="tree-item"][data-path="pfile"]').click();

@@ -5,7 +5,9 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { expect, openNewSession, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
 
-test("past the listing's cap: quick open finds a file, the tree reads the folders it opens, a too-wide folder says so", async ({ page }) => {
+test("past the listing's cap: quick open finds a file, the tree reads the folders it opens, a too-wide folder says so", async ({
+  page,
+}) => {
   // 5,100 files in one folder: the listing (5,000 entries, breadth first) stops inside it, before
   // it reaches the third level of deep/.
   for (let i = 0; i < 5100; i++) writeWorkspaceFile(`wide/f${String(i).padStart(4, "0")}.txt`, "");

@@ -11,7 +11,9 @@ test.afterEach(() => {
   for (const dir of ["upl", "dropped.txt"]) rmSync(join(workspaceDir(), dir), { recursive: true, force: true });
 });
 
-test("Upload Files… puts files in the folder with their exact bytes, asking before it replaces one", async ({ page }) => {
+test("Upload Files… puts files in the folder with their exact bytes, asking before it replaces one", async ({
+  page,
+}) => {
   writeWorkspaceFile("upl/readme.txt", "uploads go here\n");
   await openNewSession(page);
   const item = (path: string) => page.locator(`[data-testid="tree-item"][data-path="${path}"]`);
@@ -46,12 +48,18 @@ test("files dropped on the tree land in the folder under the pointer, or at the 
   await openNewSession(page);
   const item = (path: string) => page.locator(`[data-testid="tree-item"][data-path="${path}"]`);
   const dropOn = (target: string, name: string, text: string) =>
-    page.locator(target).first().evaluate((el, [n, t]) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([t], n));
-      el.dispatchEvent(new DragEvent("dragover", { dataTransfer: dt, bubbles: true, cancelable: true }));
-      el.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }, [name, text]);
+    page
+      .locator(target)
+      .first()
+      .evaluate(
+        (el, [n, t]) => {
+          const dt = new DataTransfer();
+          dt.items.add(new File([t], n));
+          el.dispatchEvent(new DragEvent("dragover", { dataTransfer: dt, bubbles: true, cancelable: true }));
+          el.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+        },
+        [name, text],
+      );
   await item("upl").click();
   await dropOn(`[data-testid="tree-item"][data-path="upl/inner"]`, "into-inner.txt", "inner\n");
   await expect(item("upl/inner/into-inner.txt")).toBeVisible();

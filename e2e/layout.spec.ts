@@ -62,14 +62,17 @@ test("1024×700 with the preview open: panes fold instead of squeezing the edito
   }
 });
 
-test("1920×1080: Ctrl+B, Ctrl+J and the buttons hide and show panes; sizes and visibility survive a reload", async ({ page }) => {
+test("1920×1080: Ctrl+B, Ctrl+J and the buttons hide and show panes; sizes and visibility survive a reload", async ({
+  page,
+}) => {
   await page.setViewportSize({ width: 1920, height: 1080 });
   await openNewSession(page);
   const files = page.getByTestId("pane-files");
   const terminal = page.getByTestId("pane-terminal");
   const chat = page.getByTestId("pane-chat");
   await page.getByTestId("toggle-preview").click();
-  for (const p of ["pane-files", "pane-editor", "pane-preview", "pane-chat", "pane-terminal"]) await expect(page.getByTestId(p)).toBeVisible();
+  for (const p of ["pane-files", "pane-editor", "pane-preview", "pane-chat", "pane-terminal"])
+    await expect(page.getByTestId(p)).toBeVisible();
   expect((await box(page.getByTestId("pane-editor"))).width).toBeGreaterThanOrEqual(400);
   await expectOneLineStatus(page);
   await expect(page.getByTestId("events-state")).toHaveText("Connected");
@@ -116,7 +119,10 @@ test("1920×1080: Ctrl+B, Ctrl+J and the buttons hide and show panes; sizes and 
   await expect(terminal).toBeVisible();
 });
 
-test("a viewer whose link is revoked sees the revoke in the banner and the status bar, not a reconnect", async ({ page, browser }) => {
+test("a viewer whose link is revoked sees the revoke in the banner and the status bar, not a reconnect", async ({
+  page,
+  browser,
+}) => {
   await openNewSession(page);
   await page.getByTestId("share-open").click();
   await page.getByTestId("share-create").click();
@@ -146,7 +152,10 @@ test("a viewer whose link is revoked sees the revoke in the banner and the statu
   }
 });
 
-test("only the IDE's pages are cross-origin isolated; the WebContainer note is folded away there", async ({ page, request }) => {
+test("only the IDE's pages are cross-origin isolated; the WebContainer note is folded away there", async ({
+  page,
+  request,
+}) => {
   const sessionId = await openNewSession(page);
   const home = await request.get("/");
   expect(home.headers()["cross-origin-embedder-policy"]).toBeUndefined();

@@ -4,7 +4,10 @@
 // same turn implements it.
 import { call, expect, openNewSession, say, send, test } from "./fixtures";
 
-test("Shift+Tab cycles the mode; accept-edits edits with no card; plan → accept → implements", async ({ page, model }) => {
+test("Shift+Tab cycles the mode; accept-edits edits with no card; plan → accept → implements", async ({
+  page,
+  model,
+}) => {
   await openNewSession(page);
   const chip = page.getByTestId("mode-chip");
   await expect(chip).toHaveAttribute("data-mode", "ask");
@@ -36,6 +39,10 @@ test("Shift+Tab cycles the mode; accept-edits edits with no card; plan → accep
   await planCard.getByTestId("plan-accept").click();
   await expect(page.getByTestId("msg-assistant").last()).toContainText("Implemented.");
   await expect(chip).toHaveAttribute("data-mode", "accept-edits");
-  await expect(page.locator('[data-testid="tool-card"][data-tool="write_file"]').last().getByTestId("tool-mode")).toHaveText("accept-edits");
-  await expect(page.locator('[data-testid="tool-card"][data-tool="exit_plan_mode"]').getByTestId("tool-mode")).toHaveText("plan");
+  await expect(
+    page.locator('[data-testid="tool-card"][data-tool="write_file"]').last().getByTestId("tool-mode"),
+  ).toHaveText("accept-edits");
+  await expect(
+    page.locator('[data-testid="tool-card"][data-tool="exit_plan_mode"]').getByTestId("tool-mode"),
+  ).toHaveText("plan");
 });

@@ -9,7 +9,11 @@ import { call, card, openNewSession, say, send, shot } from "./fixtures";
 
 const memberRow = (page: Page, email: string) => page.locator(`[data-testid="member-row"][data-email="${email}"]`);
 
-test("an admin invites a teammate who joins, works under the admin's policy, and is removed", async ({ page, secondPage: mate, model }) => {
+test("an admin invites a teammate who joins, works under the admin's policy, and is removed", async ({
+  page,
+  secondPage: mate,
+  model,
+}) => {
   const admin = newPerson("admin");
   await signUpApi(page, admin);
   await page.goto("/settings/members");
@@ -22,7 +26,10 @@ test("an admin invites a teammate who joins, works under the admin's policy, and
   await page.getByTestId("invite-submit").click();
   const link = await page.getByTestId("invite-link").inputValue();
   expect(link).toMatch(/\/invite\/[A-Za-z0-9_-]{32}$/);
-  await expect(page.locator(`[data-testid="invitation-row"][data-email="${teammate.email}"]`)).toHaveAttribute("data-state", "pending");
+  await expect(page.locator(`[data-testid="invitation-row"][data-email="${teammate.email}"]`)).toHaveAttribute(
+    "data-state",
+    "pending",
+  );
   await shot(page, "orgs-invited");
 
   // The teammate opens it signed out, signs up through it and joins.

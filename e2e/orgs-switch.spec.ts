@@ -31,7 +31,12 @@ test("switching orgs shows the other org's sessions, in every open tab", async (
   await expect(sessionItem(page, side)).toBeVisible();
   await expect(sessionItem(page, home)).toHaveCount(0);
   // The other tab followed: its session belongs to the org no longer active.
-  await expect(ide.getByTestId("access-ended").or(ide.getByText(`No session ${home}.`)).first()).toBeVisible();
+  await expect(
+    ide
+      .getByTestId("access-ended")
+      .or(ide.getByText(`No session ${home}.`))
+      .first(),
+  ).toBeVisible();
   await shot(ide, "orgs-switch-other-tab");
 
   // Back: the first org's sessions, and the other tab is at home with them.

@@ -20,8 +20,13 @@ process.env.E2E_ACCOUNTS_PORT = String(accountsPort);
 const accountsDataDir = process.env.E2E_ACCOUNTS_DATA_DIR ?? mkdtempSync(join(tmpdir(), "quiver-e2e-accounts-"));
 process.env.E2E_ACCOUNTS_DATA_DIR = accountsDataDir;
 // Spec names or folders on the command line (not this config's own path, which `--config` names).
-const named = process.argv.slice(2).filter((a) => !a.startsWith("-") && !/playwright\.config\.ts$/.test(a) && /\.spec\.ts$|^e2e\b/.test(a));
-const accountsServer = process.env.E2E_ACCOUNTS === "1" || named.length === 0 || named.some((a) => /(accounts|orgs|sso|authz|audit|members)[-.]/.test(a));
+const named = process.argv
+  .slice(2)
+  .filter((a) => !a.startsWith("-") && !/playwright\.config\.ts$/.test(a) && /\.spec\.ts$|^e2e\b/.test(a));
+const accountsServer =
+  process.env.E2E_ACCOUNTS === "1" ||
+  named.length === 0 ||
+  named.some((a) => /(accounts|orgs|sso|authz|audit|members)[-.]/.test(a));
 const serverEnv = {
   NEXT_TELEMETRY_DISABLED: "1",
   QUIVER_LOG_LEVEL: "warn",
@@ -67,9 +72,26 @@ export default defineConfig({
     },
   },
   webServer: [
-    { ...serverCommon, url: `http://127.0.0.1:${port}/api/health`, env: { ...serverEnv, PORT: String(port), QUIVER_DATA_DIR: dataDir } },
+    {
+      ...serverCommon,
+      url: `http://127.0.0.1:${port}/api/health`,
+      env: { ...serverEnv, PORT: String(port), QUIVER_DATA_DIR: dataDir },
+    },
     ...(accountsServer
-      ? [{ ...serverCommon, url: `http://127.0.0.1:${accountsPort}/api/health`, env: { ...serverEnv, PORT: String(accountsPort), QUIVER_DATA_DIR: accountsDataDir, QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "open", QUIVER_SSO_PRIVATE_ISSUERS: "http://127.0.0.1:3220" } }]
+      ? [
+          {
+            ...serverCommon,
+            url: `http://127.0.0.1:${accountsPort}/api/health`,
+            env: {
+              ...serverEnv,
+              PORT: String(accountsPort),
+              QUIVER_DATA_DIR: accountsDataDir,
+              QUIVER_AUTH: "accounts",
+              QUIVER_SIGNUP: "open",
+              QUIVER_SSO_PRIVATE_ISSUERS: "http://127.0.0.1:3220",
+            },
+          },
+        ]
       : []),
   ],
 });

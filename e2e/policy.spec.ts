@@ -4,7 +4,10 @@
 import type { Page } from "@playwright/test";
 import { call, card, expect, openNewSession, say, send, shot, test } from "./fixtures";
 
-async function addRule(page: Page, rule: { effect: string; tool?: string; command?: string; host?: string; reason?: string }) {
+async function addRule(
+  page: Page,
+  rule: { effect: string; tool?: string; command?: string; host?: string; reason?: string },
+) {
   const form = page.getByTestId("rule-form");
   await form.getByTestId("rule-effect").selectOption(rule.effect);
   if (rule.tool) await form.getByTestId("rule-tool").fill(rule.tool);

@@ -8,15 +8,28 @@ import { test, expect, openNewSession, shot, writeWorkspaceFile } from "./fixtur
 
 const APP_PORT = 8123;
 
-test("a server started in the terminal is previewed, followed through a link, and its stop is reported", async ({ page, context, baseURL }) => {
-  writeWorkspaceFile("preview-site/index.html", `<!doctype html><title>home</title><h1>Preview home</h1><a href="/page2.html">to page two</a>`);
-  writeWorkspaceFile("preview-site/page2.html", `<!doctype html><title>two</title><h1>Page two</h1><form method="post" action="/nowhere"><button>post</button></form>`);
+test("a server started in the terminal is previewed, followed through a link, and its stop is reported", async ({
+  page,
+  context,
+  baseURL,
+}) => {
+  writeWorkspaceFile(
+    "preview-site/index.html",
+    `<!doctype html><title>home</title><h1>Preview home</h1><a href="/page2.html">to page two</a>`,
+  );
+  writeWorkspaceFile(
+    "preview-site/page2.html",
+    `<!doctype html><title>two</title><h1>Page two</h1><form method="post" action="/nowhere"><button>post</button></form>`,
+  );
   const sessionId = await openNewSession(page);
   const ticketed: string[] = [];
   page.on("request", (r) => r.url().includes("__quiver_ticket=") && ticketed.push(r.url()));
   // The preview hosts see this browser as one away from the server's machine (a proxy header on
   // their requests only; the IDE stays the loopback owner): only a ticket's cookie lets it in.
-  await context.route((u) => u.hostname.endsWith(".localhost"), (route) => route.continue({ headers: { ...route.request().headers(), "x-forwarded-for": "203.0.113.9" } }));
+  await context.route(
+    (u) => u.hostname.endsWith(".localhost"),
+    (route) => route.continue({ headers: { ...route.request().headers(), "x-forwarded-for": "203.0.113.9" } }),
+  );
 
   // Keyboard: Ctrl+Alt+P opens the pane and puts the cursor in its address bar.
   await page.keyboard.press("Control+Alt+KeyP");
@@ -25,7 +38,8 @@ test("a server started in the terminal is previewed, followed through a link, an
   await expect(page.getByTestId("preview-port")).toBeFocused();
   await expect(page.getByTestId("preview-ports")).toContainText("No server of this workspace listens yet");
   // The dormant WebContainer is folded away, and offered only on a cross-origin isolated page (layout.spec.ts).
-  if (await page.evaluate(() => window.crossOriginIsolated)) await expect(page.getByTestId("preview-webcontainer")).not.toHaveAttribute("open", "");
+  if (await page.evaluate(() => window.crossOriginIsolated))
+    await expect(page.getByTestId("preview-webcontainer")).not.toHaveAttribute("open", "");
   else await expect(page.getByTestId("preview-webcontainer")).toHaveCount(0);
 
   const term = page.getByTestId("pane-terminal");
@@ -43,7 +57,14 @@ test("a server started in the terminal is previewed, followed through a link, an
   const origin = `http://${APP_PORT}-${sessionId}.localhost:${new URL(baseURL!).port}`;
   // The frame came in with a ticket, and the preview host took it out of the address.
   expect(ticketed).toEqual([expect.stringMatching(new RegExp(`^${origin}/\\?__quiver_ticket=`))]);
-  await expect.poll(() => page.frames().find((f) => f.url().startsWith(origin))?.url()).toBe(`${origin}/`);
+  await expect
+    .poll(() =>
+      page
+        .frames()
+        .find((f) => f.url().startsWith(origin))
+        ?.url(),
+    )
+    .toBe(`${origin}/`);
   await shot(page, "preview-home");
 
   // Straight to the preview host, without the pane: refused, with a page that says what to do.
@@ -53,7 +74,10 @@ test("a server started in the terminal is previewed, followed through a link, an
   await bare.close();
 
   // A new tab: the IDE's host sends it on to the preview with a ticket of its own.
-  await expect(page.getByTestId("preview-open")).toHaveAttribute("href", `/api/preview/open?session=${sessionId}&port=${APP_PORT}&path=%2F`);
+  await expect(page.getByTestId("preview-open")).toHaveAttribute(
+    "href",
+    `/api/preview/open?session=${sessionId}&port=${APP_PORT}&path=%2F`,
+  );
   const [tab] = await Promise.all([context.waitForEvent("page"), page.getByTestId("preview-open").click()]);
   await expect(tab.getByRole("heading")).toHaveText("Preview home");
   expect(tab.url()).toBe(`${origin}/`);
@@ -66,7 +90,10 @@ test("a server started in the terminal is previewed, followed through a link, an
   await expect(page.getByTestId("preview-path")).toHaveValue("/page2.html");
   await frame.locator("body").evaluate(() => history.pushState({}, "", "/app/route?tab=2#top"));
   await expect(page.getByTestId("preview-path")).toHaveValue("/app/route?tab=2#top");
-  await expect(page.getByTestId("preview-open")).toHaveAttribute("href", `/api/preview/open?session=${sessionId}&port=${APP_PORT}&path=${encodeURIComponent("/app/route?tab=2#top")}`);
+  await expect(page.getByTestId("preview-open")).toHaveAttribute(
+    "href",
+    `/api/preview/open?session=${sessionId}&port=${APP_PORT}&path=${encodeURIComponent("/app/route?tab=2#top")}`,
+  );
   await frame.locator("body").evaluate(() => history.back());
   await expect(page.getByTestId("preview-path")).toHaveValue("/page2.html");
   // Following it did not reload the frame: the page is still the one the link opened.

@@ -33,7 +33,9 @@ test("new project, a session in it, the runners page, and deleting it after aski
   await expect(row.getByTestId("runner-workspace").filter({ hasText: name })).toHaveCount(1);
 
   // Its workspace folder on the local runner's root, before and after.
-  const listed = (await (await page.request.get("/api/trpc/projects.list")).json()) as { result: { data: Array<{ name: string; workspace: { id: string } | null }> } };
+  const listed = (await (await page.request.get("/api/trpc/projects.list")).json()) as {
+    result: { data: Array<{ name: string; workspace: { id: string } | null }> };
+  };
   const workspaceId = listed.result.data.find((p) => p.name === name)!.workspace!.id;
   const folder = join(process.env.E2E_DATA_DIR!, "workspaces", workspaceId);
   expect(existsSync(folder)).toBe(true);

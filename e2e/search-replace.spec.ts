@@ -4,7 +4,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, openNewSession, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
 
-test("Replace All: asks, replaces line by line in the listed files, and the results and the open file follow", async ({ page }) => {
+test("Replace All: asks, replaces line by line in the listed files, and the results and the open file follow", async ({
+  page,
+}) => {
   writeWorkspaceFile("rep/a.ts", "const oldThing = 1;\nexport { oldThing };\n");
   writeWorkspaceFile("rep/b.md", "The oldThing is documented.\n");
   writeWorkspaceFile("rep/c.txt", "unrelated\n");

@@ -97,7 +97,9 @@ test("tokens and dollars per turn, and the session's total in the top bar", asyn
   const total = page.getByTestId("session-cost");
   await expect(total).toHaveText("7.1K tokens · $0.0105 + price unknown for fake-model");
   await total.click();
-  await expect(page.getByTestId("session-cost-detail")).toContainText("1,100 in · 220 out · 5,000 cache read · 800 cache write");
+  await expect(page.getByTestId("session-cost-detail")).toContainText(
+    "1,100 in · 220 out · 5,000 cache read · 800 cache write",
+  );
 
   // A reload reads the same figures back from the recorded requests.
   await page.reload();
@@ -108,7 +110,8 @@ test("tokens and dollars per turn, and the session's total in the top bar", asyn
 test("Ctrl+Tab walks the open editors in the order they were last used", async ({ page }) => {
   for (const f of ["one.txt", "two.txt", "three.txt"]) writeWorkspaceFile(f, `${f}\n`);
   await openNewSession(page);
-  for (const f of ["one.txt", "two.txt", "three.txt"]) await page.locator(`[data-testid="tree-item"][data-path="${f}"]`).click();
+  for (const f of ["one.txt", "two.txt", "three.txt"])
+    await page.locator(`[data-testid="tree-item"][data-path="${f}"]`).click();
   const active = page.locator('[data-testid="editor-tab"][aria-selected="true"]');
   await expect(active).toHaveAttribute("data-path", "three.txt");
 

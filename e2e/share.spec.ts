@@ -6,7 +6,13 @@
 // link in their own browser gets the read-only view in that tab only: their IDE stays theirs.
 import { call, card, expect, openNewSession, say, send, test, writeWorkspaceFile } from "./fixtures";
 
-test("a read-only link: history, files and live events for the viewer, until the owner revokes it", async ({ page, browser, context, model, baseURL }) => {
+test("a read-only link: history, files and live events for the viewer, until the owner revokes it", async ({
+  page,
+  browser,
+  context,
+  model,
+  baseURL,
+}) => {
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseURL });
   writeWorkspaceFile("shared.txt", "shared file contents\n");
   model.script(say("First answer."));
@@ -52,7 +58,8 @@ test("a read-only link: history, files and live events for the viewer, until the
     await expect(viewer.getByTestId("readonly-banner")).toHaveText("Shared read-only");
     await expect(viewer.getByTestId("msg-user")).toHaveText("Hello");
     await expect(viewer.getByTestId("msg-assistant")).toContainText("First answer.");
-    for (const hidden of ["composer", "share-open", "toggle-preview", "new-file", "delete"]) await expect(viewer.getByTestId(hidden)).toHaveCount(0);
+    for (const hidden of ["composer", "share-open", "toggle-preview", "new-file", "delete"])
+      await expect(viewer.getByTestId(hidden)).toHaveCount(0);
     await expect(viewer.getByTestId("pane-terminal")).toContainText("The terminal is not shared.");
 
     // A file, read-only: typing changes nothing.
@@ -63,10 +70,16 @@ test("a read-only link: history, files and live events for the viewer, until the
     await lines.click();
     await viewer.keyboard.type("VIEWER WAS HERE");
     await expect(lines).not.toContainText("VIEWER WAS HERE");
-    await expect(viewer.locator('[data-testid="editor-tab"][data-path="shared.txt"]')).toHaveAttribute("data-dirty", "false");
+    await expect(viewer.locator('[data-testid="editor-tab"][data-path="shared.txt"]')).toHaveAttribute(
+      "data-dirty",
+      "false",
+    );
 
     // A new turn of the owner's, live: the approval card shows, without answers, for the viewer.
-    model.script(call("shell", { command: "echo shared-run > run.txt && cat run.txt" }), say("Second answer, streamed live.", { deltaChars: 3, delayMs: 20 }));
+    model.script(
+      call("shell", { command: "echo shared-run > run.txt && cat run.txt" }),
+      say("Second answer, streamed live.", { deltaChars: 3, delayMs: 20 }),
+    );
     await send(page, "Run it");
     await expect(viewer.getByTestId("msg-user").last()).toHaveText("Run it");
     const viewerCard = viewer.getByTestId("approval-card");

@@ -36,7 +36,12 @@ test("dragging each handle resizes the pane beside it and no other", async ({ pa
   expect(Math.abs(previewHandle.x + previewHandle.width - previewBox.x)).toBeLessThanOrEqual(2);
   expect(previewHandle.x - treeHandle.x).toBeGreaterThan(100);
 
-  const before = { files: await width(files), preview: await width(preview), chat: await width(chat), term: await height(terminal) };
+  const before = {
+    files: await width(files),
+    preview: await width(preview),
+    chat: await width(chat),
+    term: await height(terminal),
+  };
   await drag(page, page.getByTestId("split-files"), 60);
   await expect.poll(() => width(files)).toBeCloseTo(before.files + 60, -1);
   expect(await width(preview)).toBeCloseTo(before.preview, 0);

@@ -18,7 +18,12 @@ const owner = { name: "Olga", email: `olga@${domain}`, password: "owner-password
 
 let idp: TestIdp;
 test.beforeAll(async () => {
-  idp = await startOidcIdp({ port: IDP_PORT, users: [{ login: "olga", password: "idp-password", email: owner.email, emailVerified: true, name: "Olga at the IdP" }] });
+  idp = await startOidcIdp({
+    port: IDP_PORT,
+    users: [
+      { login: "olga", password: "idp-password", email: owner.email, emailVerified: true, name: "Olga at the IdP" },
+    ],
+  });
 });
 test.afterAll(async () => idp?.close());
 
@@ -31,7 +36,9 @@ async function signUp(request: APIRequestContext) {
   expect(res.ok(), await res.text()).toBe(true);
 }
 
-test("an owner sets up OIDC, then signs in with SSO through the IdP's login and consent, account linked", async ({ browser }) => {
+test("an owner sets up OIDC, then signs in with SSO through the IdP's login and consent, account linked", async ({
+  browser,
+}) => {
   const admin = await browser.newContext({ baseURL: BASE });
   const page = await admin.newPage();
   await signUp(page.request);
@@ -74,9 +81,16 @@ test("an owner sets up OIDC, then signs in with SSO through the IdP's login and 
   await expect(tab.getByTestId("sso-sign-in")).toHaveCount(0);
 
   // The password account now has the provider's identity linked to it.
-  const db = new Database(join(process.env.E2E_ACCOUNTS_DATA_DIR!, "quiver.db"), { readonly: true, fileMustExist: true });
+  const db = new Database(join(process.env.E2E_ACCOUNTS_DATA_DIR!, "quiver.db"), {
+    readonly: true,
+    fileMustExist: true,
+  });
   try {
-    const linked = db.prepare(`SELECT a.providerId, a.accountId FROM AuthAccount a JOIN User u ON u.id = a.userId WHERE u.email = ? ORDER BY a.providerId`).all(owner.email) as { providerId: string; accountId: string }[];
+    const linked = db
+      .prepare(
+        `SELECT a.providerId, a.accountId FROM AuthAccount a JOIN User u ON u.id = a.userId WHERE u.email = ? ORDER BY a.providerId`,
+      )
+      .all(owner.email) as { providerId: string; accountId: string }[];
     expect(linked.map((l) => l.providerId)).toEqual(["credential", expect.stringMatching(/^org-/)]);
     expect(linked.find((l) => l.providerId !== "credential")?.accountId).toBe("olga");
   } finally {

@@ -14,7 +14,10 @@ function subagentCards(page: Page) {
   return page.getByTestId("subagent-card");
 }
 
-test("parallel subagents as collapsible cards with their own calls, the same after a reload", async ({ page, model }) => {
+test("parallel subagents as collapsible cards with their own calls, the same after a reload", async ({
+  page,
+  model,
+}) => {
   writeWorkspaceFile("alpha.ts", "export const alpha = 1;\n");
   writeWorkspaceFile("beta.ts", "export const beta = 2;\n");
   model.route((req) => {
@@ -38,7 +41,13 @@ test("parallel subagents as collapsible cards with their own calls, the same aft
         : { blocks: [words("alpha is defined in alpha.ts, line 1.")], delayMs: 30, deltaChars: 4 };
     }
     return step === 0
-      ? { blocks: [tool("read_file", { path: "beta.ts" }), tool("write_file", { path: "beta.ts", content: "changed\n" })], delayMs: 20 }
+      ? {
+          blocks: [
+            tool("read_file", { path: "beta.ts" }),
+            tool("write_file", { path: "beta.ts", content: "changed\n" }),
+          ],
+          delayMs: 20,
+        }
       : { blocks: [words("beta is defined in beta.ts, line 1; I could not change it.")], delayMs: 30, deltaChars: 4 };
   });
   await openNewSession(page);
@@ -49,7 +58,9 @@ test("parallel subagents as collapsible cards with their own calls, the same aft
   // The timeline has the two task calls; the subagents' calls are inside their cards.
   await expect(log.locator(':scope > [data-testid="task-call"]')).toHaveCount(2);
   await expect(log.locator(':scope > [data-testid="tool-card"]')).toHaveCount(0);
-  await expect(page.locator('[data-testid="tool-card"][data-tool="task"] [data-testid="tool-output"]').first()).toHaveText("alpha is defined in alpha.ts, line 1.");
+  await expect(
+    page.locator('[data-testid="tool-card"][data-tool="task"] [data-testid="tool-output"]').first(),
+  ).toHaveText("alpha is defined in alpha.ts, line 1.");
 
   const check = async () => {
     const cards = subagentCards(page);
@@ -60,9 +71,15 @@ test("parallel subagents as collapsible cards with their own calls, the same aft
     await expect(cards.nth(1).locator("summary")).toHaveText("Subagent: Find beta · 2 tool calls");
     await cards.nth(0).locator("summary").click();
     await expect(cards.nth(0).getByTestId("subagent-text").first()).toHaveText("Looking for alpha.");
-    await expect(cards.nth(0).locator('[data-testid="tool-card"][data-tool="read_file"]')).toHaveAttribute("data-status", "succeeded");
+    await expect(cards.nth(0).locator('[data-testid="tool-card"][data-tool="read_file"]')).toHaveAttribute(
+      "data-status",
+      "succeeded",
+    );
     await cards.nth(1).locator("summary").click();
-    await expect(cards.nth(1).locator('[data-testid="tool-card"][data-tool="read_file"]')).toHaveAttribute("data-status", "succeeded");
+    await expect(cards.nth(1).locator('[data-testid="tool-card"][data-tool="read_file"]')).toHaveAttribute(
+      "data-status",
+      "succeeded",
+    );
     const refused = cards.nth(1).locator('[data-testid="tool-card"][data-tool="write_file"]');
     await expect(refused).toHaveAttribute("data-status", "blocked");
     await expect(refused.getByTestId("tool-output")).toContainText("not available to a subagent");

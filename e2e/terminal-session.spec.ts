@@ -4,7 +4,10 @@
 // the idle limit (how long they run with no page open) is shown.
 import { expect, openNewSession, shot, test } from "./fixtures";
 
-test("a second page and a reload attach to the session's running terminals with their scrollback", async ({ page, context }) => {
+test("a second page and a reload attach to the session's running terminals with their scrollback", async ({
+  page,
+  context,
+}) => {
   const sessionId = await openNewSession(page);
   const pane = page.getByTestId("pane-terminal");
   await expect(pane).toHaveAttribute("data-state", "open");
@@ -50,7 +53,9 @@ test("a second page and a reload attach to the session's running terminals with 
     await expect(p.getByTestId("terminal-tab").nth(1)).toHaveAttribute("data-state", "ended");
     await expect(p.getByTestId("terminal-tab").nth(1).getByTestId("terminal-ended")).toHaveText("exited with code 3");
   }
-  await expect(other.getByTestId("pane-terminal").locator(".xterm-rows:visible")).toContainText("exited with code 3; press Enter for a new shell");
+  await expect(other.getByTestId("pane-terminal").locator(".xterm-rows:visible")).toContainText(
+    "exited with code 3; press Enter for a new shell",
+  );
   // × on the ended tab removes it for both pages; the first terminal runs on.
   await other.getByTestId("terminal-close").nth(1).click();
   await expect(page.getByTestId("terminal-tab")).toHaveCount(1);

@@ -8,11 +8,32 @@ import { call, expect, openNewSession, say, send, shot, test } from "./fixtures"
 const question = (page: Page, state: string) => page.locator(`[data-testid="question-card"][data-state="${state}"]`);
 const todo = (content: string, status: "pending" | "in_progress" | "completed") => ({ content, status });
 
-test("a pinned live task list and two questions, answered by a click and by typing, survive reloads", async ({ page, model }) => {
+test("a pinned live task list and two questions, answered by a click and by typing, survive reloads", async ({
+  page,
+  model,
+}) => {
   model.script(
-    call("todo_write", { todos: [todo("Read the config", "completed"), todo("Pick a port", "in_progress"), todo("Start the server", "pending")] }),
-    { ...call("ask_user", { question: "Which port should the server use?", options: [{ label: "3000", description: "the default" }, { label: "8080" }] }), delayMs: 100 },
-    call("todo_write", { todos: [todo("Read the config", "completed"), todo("Pick a port", "completed"), todo("Start the server", "in_progress")] }),
+    call("todo_write", {
+      todos: [
+        todo("Read the config", "completed"),
+        todo("Pick a port", "in_progress"),
+        todo("Start the server", "pending"),
+      ],
+    }),
+    {
+      ...call("ask_user", {
+        question: "Which port should the server use?",
+        options: [{ label: "3000", description: "the default" }, { label: "8080" }],
+      }),
+      delayMs: 100,
+    },
+    call("todo_write", {
+      todos: [
+        todo("Read the config", "completed"),
+        todo("Pick a port", "completed"),
+        todo("Start the server", "in_progress"),
+      ],
+    }),
     call("ask_user", { question: "What should the log prefix be?", options: [{ label: "[srv]" }, { label: "none" }] }),
     say("All set."),
   );

@@ -37,10 +37,18 @@ function prisma(args: string[], provider: Provider = "sqlite"): string {
     CHECKPOINT_DISABLE: "1",
     QUIVER_PRISMA_PROVIDER: provider,
     // Diffs between schema files read no tables, but the PostgreSQL adapter still connects.
-    QUIVER_PRISMA_URL: provider === "sqlite" ? "file:" + join(tmpdir(), "quiver-prisma-cli.db") : (process.env.QUIVER_PRISMA_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres"),
+    QUIVER_PRISMA_URL:
+      provider === "sqlite"
+        ? "file:" + join(tmpdir(), "quiver-prisma-cli.db")
+        : (process.env.QUIVER_PRISMA_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres"),
   };
   const bin = join(root, "node_modules", ".bin", "prisma");
-  return execFileSync(bin, [...args, "--config", join(prismaDir, "prisma.config.ts")], { cwd: root, env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  return execFileSync(bin, [...args, "--config", join(prismaDir, "prisma.config.ts")], {
+    cwd: root,
+    env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
 }
 
 function generate(): void {
@@ -58,7 +66,10 @@ function newMigration(name: string): void {
   let wrote = false;
   for (const provider of providers) {
     const from = existsSync(snapshot) ? ["--from-schema-datamodel", schemaFor(provider, snapshot)] : ["--from-empty"];
-    const sql = prisma(["migrate", "diff", ...from, "--to-schema-datamodel", schemaFor(provider), "--script"], provider);
+    const sql = prisma(
+      ["migrate", "diff", ...from, "--to-schema-datamodel", schemaFor(provider), "--script"],
+      provider,
+    );
     if (!sql.trim() || /^-- This is an empty migration/.test(sql.trim())) {
       console.log(`${provider}: no changes`);
       continue;

@@ -63,7 +63,8 @@ export class RunnerClient {
   /** Frames a workspace's terminals and preview send: the routes of ended streams are dropped. */
   sendFromWorkspace(message: RunnerToServer): boolean {
     if (message.type === "pty.exit") this.ptys.delete(message.ptyId);
-    else if (message.type === "preview.end" || message.type === "preview.ws.closed") this.streams.delete(message.streamId);
+    else if (message.type === "preview.end" || message.type === "preview.ws.closed")
+      this.streams.delete(message.streamId);
     return this.send(message);
   }
 
@@ -167,12 +168,15 @@ export class RunnerClient {
   private watchIdle(): void {
     const limit = this.o.idleTimeoutMs ?? 45_000;
     clearInterval(this.idleTimer);
-    this.idleTimer = setInterval(() => {
-      if (Date.now() - this.lastHeard > limit) {
-        this.o.log(`no word from the server for ${limit} ms; reconnecting`);
-        this.ws?.terminate();
-      }
-    }, Math.min(5_000, limit / 3));
+    this.idleTimer = setInterval(
+      () => {
+        if (Date.now() - this.lastHeard > limit) {
+          this.o.log(`no word from the server for ${limit} ms; reconnecting`);
+          this.ws?.terminate();
+        }
+      },
+      Math.min(5_000, limit / 3),
+    );
   }
 
   private handle(msg: ServerToRunner): void {
@@ -206,13 +210,15 @@ export class RunnerClient {
       default: {
         const route = this.ptys.get(msg.ptyId);
         if (route) void route.then((h) => h?.handle(msg));
-        else if (msg.type === "pty.close") this.send({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal: "not open" });
+        else if (msg.type === "pty.close")
+          this.send({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal: "not open" });
       }
     }
   }
 
   private openPty(msg: Extract<ServerToRunner, { type: "pty.open" }>): void {
-    const exit = (signal: string) => void this.sendFromWorkspace({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal });
+    const exit = (signal: string) =>
+      void this.sendFromWorkspace({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal });
     const held = this.ptys.get(msg.ptyId);
     const route = this.o.workspaces.get(msg.workspaceId).then(
       async (served) => {
@@ -257,11 +263,19 @@ export class RunnerClient {
         return void reply(false, (err as Error).message);
       }
       op = served.registry.get(msg.op);
-      if (!op) return void reply(false, `unknown operation "${msg.op}"; this runner serves: ${[...this.o.workspaces.ops.names(), ...served.registry.names()].sort().join(", ")}`);
+      if (!op)
+        return void reply(
+          false,
+          `unknown operation "${msg.op}"; this runner serves: ${[...this.o.workspaces.ops.names(), ...served.registry.names()].sort().join(", ")}`,
+        );
     }
     const parsed = op.input.safeParse(msg.input);
     if (!parsed.success) {
-      const issues = parsed.error.issues.map((i: { path: PropertyKey[]; message: string }) => `${i.path.map(String).join(".") || "input"}: ${i.message}`).join("; ");
+      const issues = parsed.error.issues
+        .map(
+          (i: { path: PropertyKey[]; message: string }) => `${i.path.map(String).join(".") || "input"}: ${i.message}`,
+        )
+        .join("; ");
       return void reply(false, `invalid input for ${msg.op}: ${issues}`);
     }
     const remaining = msg.deadline - Date.now();
@@ -281,11 +295,15 @@ export class RunnerClient {
         deadline: msg.deadline,
         progress: (chunk) => void (ctrl.signal.aborted || this.send({ type: "progress", id: msg.id, chunk })),
         filesChanged: (paths) => workspace?.markChanged(paths),
-        ...(window && msg.outputCeiling ? { output: { ceiling: msg.outputCeiling, write: (b: Buffer) => window.write(b) } } : {}),
+        ...(window && msg.outputCeiling
+          ? { output: { ceiling: msg.outputCeiling, write: (b: Buffer) => window.write(b) } }
+          : {}),
       });
       reply(r.ok, r.output, r.meta);
     } catch (err) {
-      const reason = ctrl.signal.aborted ? (ctrl.signal.reason as Error)?.message ?? "aborted" : (err as Error)?.message ?? String(err);
+      const reason = ctrl.signal.aborted
+        ? ((ctrl.signal.reason as Error)?.message ?? "aborted")
+        : ((err as Error)?.message ?? String(err));
       reply(false, ctrl.signal.aborted ? `${msg.op} stopped: ${reason}` : reason);
     } finally {
       clearTimeout(timer);

@@ -70,7 +70,9 @@ async function main(): Promise<void> {
   if (!dir && !rootDir) fail("missing --workspace DIR (or --root DIR)");
   if (!rootDir && (args.label?.length || args.capacity)) fail("--label and --capacity need --root DIR");
   const labels = [...new Set(args.label ?? [])];
-  for (const l of labels) if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(l)) fail(`--label takes 1-64 of letters, digits, '.', '_' and '-' (got ${JSON.stringify(l)})`);
+  for (const l of labels)
+    if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(l))
+      fail(`--label takes 1-64 of letters, digits, '.', '_' and '-' (got ${JSON.stringify(l)})`);
   const capacity = positiveInt("capacity", args.capacity);
   const parentPid = positiveInt("parent-pid", args["parent-pid"]);
   const workspaceOptions = {
@@ -104,9 +106,12 @@ async function main(): Promise<void> {
     throw err;
   }
   if (store && !sandbox.available && mode !== "off") {
-    fail(`--root needs the sandbox to keep workspaces apart, and ${sandbox.reason ?? "it is unavailable"}; install bubblewrap, or set QUIVER_SANDBOX=off to serve them unconfined on purpose`);
+    fail(
+      `--root needs the sandbox to keep workspaces apart, and ${sandbox.reason ?? "it is unavailable"}; install bubblewrap, or set QUIVER_SANDBOX=off to serve them unconfined on purpose`,
+    );
   }
-  if (!sandbox.available) log(`commands and terminals run UNSANDBOXED, with this runner's full rights: ${sandbox.reason ?? "no sandbox"}`);
+  if (!sandbox.available)
+    log(`commands and terminals run UNSANDBOXED, with this runner's full rights: ${sandbox.reason ?? "no sandbox"}`);
 
   const shutdown = new AbortController();
   // Workspaces are served before the client exists; their frames go through it once it does.
@@ -130,10 +135,18 @@ async function main(): Promise<void> {
     throw err;
   }
   // A root without a default workspace makes no namespace until a workspace is used: its mode is known already.
-  const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: execConfigFromEnv().hostNetwork, log: () => {} });
-  if (store && network.mode === "host") log(`previews and commands granted network share the host's: workspaces under --root are not kept apart on the network (${network.reason})`);
+  const network = new WorkspaceNetwork({
+    sandboxed: sandbox.available,
+    hostNetwork: execConfigFromEnv().hostNetwork,
+    log: () => {},
+  });
+  if (store && network.mode === "host")
+    log(
+      `previews and commands granted network share the host's: workspaces under --root are not kept apart on the network (${network.reason})`,
+    );
 
-  const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+  const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
+    .version;
   const servedPath = workspace?.root ?? store?.path ?? "";
   const runnerId = args.id ?? `${hostname()}-${createHash("sha256").update(servedPath).digest("hex").slice(0, 8)}`;
   const client = (link.client = new RunnerClient({
@@ -182,7 +195,9 @@ async function main(): Promise<void> {
   if (parentPid === undefined) clearInterval(parentWatch);
 
   const ops = [...workspaces.ops.names(), ...((await workspaces.default)?.registry.names() ?? [])];
-  log(`serving ${store ? `workspaces under ${store.path}${workspace ? ` and ${workspace.root} as "default"` : ""}` : servedPath} as ${runnerId}${ops.length ? ` (ops: ${ops.join(", ")})` : ""}`);
+  log(
+    `serving ${store ? `workspaces under ${store.path}${workspace ? ` and ${workspace.root} as "default"` : ""}` : servedPath} as ${runnerId}${ops.length ? ` (ops: ${ops.join(", ")})` : ""}`,
+  );
   client.start();
 }
 

@@ -40,7 +40,9 @@ export interface ServeOptions {
 export async function serve(workspace: Workspace, o: ServeOptions): Promise<Served> {
   const registry = new OpRegistry();
   // Its language server starts on the first edit of a TS/JS file (runner/lsp), in its sandbox.
-  const ts = new TypeScriptServer(workspace.root, workspace.helpers, { log: (line) => process.stderr.write(`quiver-runner: ${line}\n`) });
+  const ts = new TypeScriptServer(workspace.root, workspace.helpers, {
+    log: (line) => process.stderr.write(`quiver-runner: ${line}\n`),
+  });
   registry.register(withEditDiagnostics(fileOps, () => ts));
   registry.register(ideDiagnosticsOp(() => ts));
   let extensions: RunnerExtension[];
@@ -52,12 +54,21 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
   }
   const limitOf = o.diskLimit;
   if (limitOf) {
-    const guard = { before: (bytes: number, input: string) => limitOf()?.guardFor(workspace.files).before(bytes, input), failed: (err: unknown) => limitOf()?.explain(err) ?? err };
+    const guard = {
+      before: (bytes: number, input: string) => limitOf()?.guardFor(workspace.files).before(bytes, input),
+      failed: (err: unknown) => limitOf()?.explain(err) ?? err,
+    };
     workspace.files.writeGuard = guard;
   }
   for (const ext of extensions) {
     if (!ext.ops) continue;
-    registry.register(limitOf ? Object.fromEntries(Object.entries(ext.ops).map(([name, op]) => [name, name === "shell" ? withDiskNotice(op, limitOf) : op])) : ext.ops);
+    registry.register(
+      limitOf
+        ? Object.fromEntries(
+            Object.entries(ext.ops).map(([name, op]) => [name, name === "shell" ? withDiskNotice(op, limitOf) : op]),
+          )
+        : ext.ops,
+    );
   }
   const network = extensions.find((e) => e.network)?.network;
   const preview = previewSupport({ serverUrl: o.serverUrl, send: o.send, network, confined: o.confined });

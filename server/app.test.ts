@@ -40,7 +40,10 @@ describe("server", () => {
     expect(created.title).toBe("first");
     expect((await http.sessions.list.query()).map((s) => s.id)).toContain(created.id);
 
-    const wsClient = createWSClient({ url: `${quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
+    const wsClient = createWSClient({
+      url: `${quiver.url.replace("http", "ws")}/api/trpc`,
+      WebSocket: WebSocket as never,
+    });
     try {
       const ws = createTRPCClient<AppRouter>({ links: [wsLink({ client: wsClient })] });
       expect((await ws.sessions.get.query({ id: created.id })).title).toBe("first");
@@ -57,7 +60,9 @@ describe("server", () => {
   it("refuses foreign hosts (DNS rebinding) and cross-site posts", async () => {
     // fetch() may not set Host; a raw request can, as a rebinding attacker's browser would.
     const rebind = await new Promise<number>((resolve, reject) =>
-      request(`${quiver.url}/api/health`, { headers: { host: "attacker.example" } }, (res) => resolve(res.statusCode ?? 0))
+      request(`${quiver.url}/api/health`, { headers: { host: "attacker.example" } }, (res) =>
+        resolve(res.statusCode ?? 0),
+      )
         .on("error", reject)
         .end(),
     );
@@ -71,7 +76,9 @@ describe("server", () => {
   });
 
   it("refuses a cross-site WebSocket before it opens", async () => {
-    const ws = new WebSocket(`${quiver.url.replace("http", "ws")}/api/trpc`, { headers: { origin: "https://attacker.example" } });
+    const ws = new WebSocket(`${quiver.url.replace("http", "ws")}/api/trpc`, {
+      headers: { origin: "https://attacker.example" },
+    });
     const outcome = await new Promise<string>((resolve) => {
       ws.on("open", () => resolve("open"));
       ws.on("unexpected-response", (_req, res) => resolve(String(res.statusCode)));
@@ -85,7 +92,9 @@ describe("environment", () => {
   it("names the bad variable in one line", () => {
     expect(() => parseEnv({ PORT: "eighty" })).toThrow(/^Invalid PORT: .*"eighty"/);
     expect(() => parseEnv({ DATABASE_URL: "mysql://x" })).toThrow(/^Invalid DATABASE_URL/);
-    expect(() => parseEnv({ QUIVER_RUNNER_TOKEN: "short" })).toThrow(/^Invalid QUIVER_RUNNER_TOKEN: must be at least 16/);
+    expect(() => parseEnv({ QUIVER_RUNNER_TOKEN: "short" })).toThrow(
+      /^Invalid QUIVER_RUNNER_TOKEN: must be at least 16/,
+    );
   });
   it("treats empty values as unset", () => {
     expect(parseEnv({ PORT: "", QUIVER_PROVIDER: "" }).PORT).toBe(3000);

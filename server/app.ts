@@ -84,8 +84,14 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   const key = loadSecret(env.dataDir);
   const ssoParts = ssoAccounts({ db: handle.db, key, privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS });
   const accounts = await createAccounts({
-    env, db: handle.db, provider: handle.provider, key, log,
-    plugins: [ssoParts.plugin], browserPrefixes: ssoParts.browserPrefixes, signUpGates: [ssoParts.signUpGate],
+    env,
+    db: handle.db,
+    provider: handle.provider,
+    key,
+    log,
+    plugins: [ssoParts.plugin],
+    browserPrefixes: ssoParts.browserPrefixes,
+    signUpGates: [ssoParts.signUpGate],
     allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])],
   });
 
@@ -145,15 +151,28 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     sessions,
     shares,
     orgs,
-    sso: createSsoService({ db: handle.db, key, privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS, accountsOn: () => accounts.on() }),
+    sso: createSsoService({
+      db: handle.db,
+      key,
+      privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS,
+      accountsOn: () => accounts.on(),
+    }),
     ...parts.services,
     health: healthCheck({
-      db: handle.db, provider: handle.provider, runners: parts.services.runners, probe: writeProbe(handle.db, handle.provider),
-      dataDir: env.dataDir, minFreeMb: env.QUIVER_MIN_FREE_DISK_MB,
+      db: handle.db,
+      provider: handle.provider,
+      runners: parts.services.runners,
+      probe: writeProbe(handle.db, handle.provider),
+      dataDir: env.dataDir,
+      minFreeMb: env.QUIVER_MIN_FREE_DISK_MB,
     }),
   };
 
-  const trpcHttp = createHTTPHandler({ router: appRouter, createContext: async ({ req }) => contextFor(services, await auth.identify(req)), basePath: "/api/trpc/" });
+  const trpcHttp = createHTTPHandler({
+    router: appRouter,
+    createContext: async ({ req }) => contextFor(services, await auth.identify(req)),
+    basePath: "/api/trpc/",
+  });
   const trpcWss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
   const socketLimits = createSocketLimits(options.socketLimits);
   const trpcWs = applyWSSHandler({
@@ -162,7 +181,10 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     // Identified at upgrade; a viewer's socket is registered so its link's end closes it.
     createContext: async ({ req, res: ws }) => {
       const id = await auth.identify(req);
-      return { ...contextFor(services, id, id.kind === "viewer" ? auth.viewers.attach(id.linkId, ws) : undefined), connection: socketLimits.connection(ws) };
+      return {
+        ...contextFor(services, id, id.kind === "viewer" ? auth.viewers.attach(id.linkId, ws) : undefined),
+        connection: socketLimits.connection(ws),
+      };
     },
     keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 },
   });
@@ -189,7 +211,9 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     },
     runnerTokens,
   });
-  const guard = createGuard({ allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])] });
+  const guard = createGuard({
+    allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])],
+  });
   // A page loads dozens of modules: a person's access to a session is looked up every few seconds at most.
   const ownerSessions = cachedCheck((key) => {
     const [userId, orgId, role, sessionId] = key.split(" ");
@@ -223,7 +247,9 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     if (path === "/api/preview/open") return preview.open(req, res);
     if (path === "/api/health") {
       // 503 while the database cannot be used at all; other problems are in the report (ok: false).
-      void services.health().then((report) => reply(res, report.database.up && report.database.writable ? 200 : 503, report));
+      void services
+        .health()
+        .then((report) => reply(res, report.database.up && report.database.writable ? 200 : 503, report));
       return;
     }
     if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);
@@ -259,7 +285,9 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     const path = (req.url ?? "/").split("?")[0];
     // Everything on a preview host belongs to the previewed app, never to Quiver's own sockets.
     const previewTarget = parsePreviewHost(req.headers.host);
-    const handler: UpgradeHandler | undefined = previewTarget ? (r, s, h) => preview.handleUpgrade(r, s, h, previewTarget) : upgrades.get(path);
+    const handler: UpgradeHandler | undefined = previewTarget
+      ? (r, s, h) => preview.handleUpgrade(r, s, h, previewTarget)
+      : upgrades.get(path);
     // Runners are not browsers: they authenticate with a token instead of an origin. The Host
     // check comes first for every path, known or not.
     const refused = guard.check(req, { requireSameOrigin: previewTarget !== undefined || path !== "/runner" });
@@ -288,7 +316,16 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   let localRunner: LocalRunner | undefined;
   if (env.QUIVER_LOCAL_RUNNER === "1") {
-    localRunner = new LocalRunner({ root, serverUrl: `${url.replace(/^http/, "ws")}/runner`, token: localRunnerToken, workspace: env.workspaceDir, workspacesRoot: join(env.dataDir, "workspaces"), dataDir: env.dataDir, host: env.HOST, log });
+    localRunner = new LocalRunner({
+      root,
+      serverUrl: `${url.replace(/^http/, "ws")}/runner`,
+      token: localRunnerToken,
+      workspace: env.workspaceDir,
+      workspacesRoot: join(env.dataDir, "workspaces"),
+      dataDir: env.dataDir,
+      host: env.HOST,
+      log,
+    });
     localRunner.start();
   }
 
@@ -332,7 +369,9 @@ function cachedCheck(check: (key: string) => Promise<boolean>, ms: number) {
 /** An upgrade answered in plain HTTP and closed: no WebSocket is left waiting for an answer. */
 function refuseSocket(socket: Duplex, status: number, reason: string, text: string): void {
   const body = `${text}\n`;
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   socket.once("finish", () => socket.destroy());
 }
 

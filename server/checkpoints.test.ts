@@ -6,7 +6,18 @@
 // three is reverted. Server and runner are killed with SIGKILL between checkpoint and restore.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testDatabases, createTestDb } from "./testing/db";
@@ -31,7 +42,8 @@ function stateOf(dir: string, rel = ""): Record<string, Entry> {
 }
 
 // The workspace's planted fsmonitor is for the shadow repository to ignore, not for these reads.
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "core.fsmonitor=false", ...args], { cwd, encoding: "utf8" });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "core.fsmonitor=false", ...args], { cwd, encoding: "utf8" });
 /** HEAD, branches, stash, index entries and the index file's bytes. */
 const gitState = (ws: string) => ({
   head: git(ws, "rev-parse", "HEAD"),
@@ -40,8 +52,14 @@ const gitState = (ws: string) => ({
   index: readFileSync(join(ws, ".git", "index")).toString("base64"),
 });
 
-const call = (id: string, name: string, args: object) => ({ type: "tool_call" as const, id, name, arguments: JSON.stringify(args) });
-const lines = (n: number, at: Record<number, string> = {}) => Array.from({ length: n }, (_, i) => at[i + 1] ?? `line ${i + 1}`).join("\n") + "\n";
+const call = (id: string, name: string, args: object) => ({
+  type: "tool_call" as const,
+  id,
+  name,
+  arguments: JSON.stringify(args),
+});
+const lines = (n: number, at: Record<number, string> = {}) =>
+  Array.from({ length: n }, (_, i) => at[i + 1] ?? `line ${i + 1}`).join("\n") + "\n";
 
 describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider) => {
   let fake: FakeProvider;
@@ -57,8 +75,13 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
 
   async function start(): Promise<void> {
     server = await startCrashServer({
-      QUIVER_DATA_DIR: dataDir, QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test", ANTHROPIC_API_KEY: "test-key",
-      ANTHROPIC_BASE_URL: fake.anthropicBaseURL, DATABASE_URL: dbUrl, QUIVER_CHECKPOINT_DIR: cpDir,
+      QUIVER_DATA_DIR: dataDir,
+      QUIVER_PROVIDER: "anthropic",
+      QUIVER_MODEL: "claude-test",
+      ANTHROPIC_API_KEY: "test-key",
+      ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
+      DATABASE_URL: dbUrl,
+      QUIVER_CHECKPOINT_DIR: cpDir,
     });
   }
 
@@ -72,7 +95,10 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
         onData: (tracked) => {
           const ev = (tracked as { data: SessionEvent }).data;
           events.push(ev);
-          if (ev.type === "approval.required") void server.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "once" } as never).catch(() => undefined);
+          if (ev.type === "approval.required")
+            void server.client.approvals.answer
+              .mutate({ approvalId: ev.approvalId, choice: "once" } as never)
+              .catch(() => undefined);
         },
       },
     );
@@ -84,7 +110,8 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
     for (;;) {
       const v = what();
       if (v) return v;
-      if (Date.now() > deadline) throw new Error(`timed out; events: ${events.map((e) => e.type).join(", ")}\n${server.log().slice(-3000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out; events: ${events.map((e) => e.type).join(", ")}\n${server.log().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -94,7 +121,10 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
     fake.enqueue(...(responses as never[]));
     const { turnId } = await server.client.turns.send.mutate({ sessionId, text });
     await until(() => events.find((e) => e.type === "turn.finished" && e.turnId === turnId));
-    if (events.some((e) => e.type === "checkpoint.created" && e.turnId === turnId && e.phase === "before")) await until(() => events.find((e) => e.type === "checkpoint.created" && e.turnId === turnId && e.phase === "after"));
+    if (events.some((e) => e.type === "checkpoint.created" && e.turnId === turnId && e.phase === "before"))
+      await until(() =>
+        events.find((e) => e.type === "checkpoint.created" && e.turnId === turnId && e.phase === "after"),
+      );
     return turnId;
   }
 
@@ -156,7 +186,14 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
       await turn(
         "edit a.txt in three places and create new.txt",
         { blocks: [call("r1", "read_file", { path: "a.txt" })] },
-        { blocks: [call("w1", "write_file", { path: "a.txt", content: lines(50, { 3: "THREE", 25: "TWENTY-FIVE", 47: "FORTY-SEVEN" }) })] },
+        {
+          blocks: [
+            call("w1", "write_file", {
+              path: "a.txt",
+              content: lines(50, { 3: "THREE", 25: "TWENTY-FIVE", 47: "FORTY-SEVEN" }),
+            }),
+          ],
+        },
         { blocks: [call("w2", "write_file", { path: "new.txt", content: "new file\n" })] },
         { blocks: [{ type: "text", text: "done" }] },
       ),
@@ -165,7 +202,14 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
     turnIds.push(
       await turn(
         "shell work",
-        { blocks: [call("s1", "shell", { command: "rm doomed.txt && chmod 644 run.sh && ln -sfn new.txt link && mkdir -p d && printf 'x\\0y' > d/bin.dat && chmod 600 d/bin.dat" })] },
+        {
+          blocks: [
+            call("s1", "shell", {
+              command:
+                "rm doomed.txt && chmod 644 run.sh && ln -sfn new.txt link && mkdir -p d && printf 'x\\0y' > d/bin.dat && chmod 600 d/bin.dat",
+            }),
+          ],
+        },
         { blocks: [{ type: "text", text: "done" }] },
       ),
     );
@@ -173,33 +217,61 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
     turnIds.push(
       await turn(
         "more",
-        { blocks: [call("s2", "shell", { command: "rm -r d && rm link && printf 'crlf\\r\\nline' > new.txt && chmod 755 new.txt" })] },
+        {
+          blocks: [
+            call("s2", "shell", {
+              command: "rm -r d && rm link && printf 'crlf\\r\\nline' > new.txt && chmod 755 new.txt",
+            }),
+          ],
+        },
         { blocks: [{ type: "text", text: "done" }] },
       ),
     );
     states.push(stateOf(ws));
     const list = await server.client.checkpoints.list.query({ sessionId });
-    expect(list.checkpoints.map((c) => [c.turnIndex, c.phase])).toEqual([[1, "before"], [1, "after"], [2, "before"], [2, "after"], [3, "before"], [3, "after"]]);
+    expect(list.checkpoints.map((c) => [c.turnIndex, c.phase])).toEqual([
+      [1, "before"],
+      [1, "after"],
+      [2, "before"],
+      [2, "after"],
+      [3, "before"],
+      [3, "after"],
+    ]);
     expect(list.checkpoints[1].filesChanged).toBe(2);
     expect(events.filter((e) => e.type === "checkpoint.created")).toHaveLength(6);
   }, 120_000);
 
   it("shows each turn's changes and the session's, and reverts exactly one hunk of three", async () => {
     const first = await server.client.checkpoints.diff.query({ sessionId, turnId: turnIds[0] });
-    expect(first.files.map((f) => [f.path, f.status])).toEqual([["a.txt", "modified"], ["new.txt", "added"]]);
+    expect(first.files.map((f) => [f.path, f.status])).toEqual([
+      ["a.txt", "modified"],
+      ["new.txt", "added"],
+    ]);
     const a = first.files[0];
     expect(a.hunks).toHaveLength(3);
     const session = await server.client.checkpoints.diff.query({ sessionId });
     expect(session.files.map((f) => f.path).sort()).toEqual(["a.txt", "doomed.txt", "link", "new.txt", "run.sh"]);
     const middle = a.hunks[1];
     expect(middle.lines).toContain("+TWENTY-FIVE");
-    await server.client.checkpoints.revertHunk.mutate({ sessionId, turnId: turnIds[0], path: "a.txt", hunkId: middle.id });
+    await server.client.checkpoints.revertHunk.mutate({
+      sessionId,
+      turnId: turnIds[0],
+      path: "a.txt",
+      hunkId: middle.id,
+    });
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe(lines(50, { 3: "THREE", 47: "FORTY-SEVEN" }));
-    await server.client.checkpoints.acceptHunk.mutate({ sessionId, turnId: turnIds[0], path: "a.txt", hunkId: a.hunks[0].id });
+    await server.client.checkpoints.acceptHunk.mutate({
+      sessionId,
+      turnId: turnIds[0],
+      path: "a.txt",
+      hunkId: a.hunks[0].id,
+    });
     const again = await server.client.checkpoints.diff.query({ sessionId, turnId: turnIds[0] });
     expect(again.files[0].hunks.map((h) => h.state)).toEqual(["accepted", "reverted", "open"]);
     // Its lines are gone now: a second revert is a conflict that changes nothing.
-    await expect(server.client.checkpoints.revertHunk.mutate({ sessionId, turnId: turnIds[0], path: "a.txt", hunkId: middle.id })).rejects.toThrow(/CONFLICT/);
+    await expect(
+      server.client.checkpoints.revertHunk.mutate({ sessionId, turnId: turnIds[0], path: "a.txt", hunkId: middle.id }),
+    ).rejects.toThrow(/CONFLICT/);
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe(lines(50, { 3: "THREE", 47: "FORTY-SEVEN" }));
     await until(() => events.find((e) => e.type === "hunk.reviewed" && e.state === "reverted"));
     states[3] = stateOf(ws);
@@ -207,12 +279,16 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
 
   it("restores to before each turn byte for byte (modes, links), after kill -9 of the runner and of the server, and undoes a restore", async () => {
     // The runner dies (SIGKILL) between checkpoint and restore; the server starts another.
-    const runnerPid = Number(execFileSync("pgrep", ["-P", String(server.child.pid), "-f", "runner/main.ts"], { encoding: "utf8" }).trim().split("\n")[0]);
+    const runnerPid = Number(
+      execFileSync("pgrep", ["-P", String(server.child.pid), "-f", "runner/main.ts"], { encoding: "utf8" })
+        .trim()
+        .split("\n")[0],
+    );
     expect(runnerPid).toBeGreaterThan(0);
     process.kill(runnerPid, "SIGKILL");
     await new Promise((r) => setTimeout(r, 300));
     let preview;
-    for (const deadline = Date.now() + 30_000; ; ) {
+    for (const deadline = Date.now() + 30_000; ;) {
       try {
         preview = await server.client.checkpoints.restore.mutate({ sessionId, turnId: turnIds[2], dryRun: true });
         break;
@@ -221,10 +297,18 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
         await new Promise((r) => setTimeout(r, 300));
       }
     }
-    expect(preview.changes.map((c) => [c.path, c.change]).sort()).toEqual([["a.txt", "restore"], ["d/bin.dat", "recreate"], ["link", "recreate"], ["new.txt", "restore"]]);
+    expect(preview.changes.map((c) => [c.path, c.change]).sort()).toEqual([
+      ["a.txt", "restore"],
+      ["d/bin.dat", "recreate"],
+      ["link", "recreate"],
+      ["new.txt", "restore"],
+    ]);
     expect(stateOf(ws)).toEqual(states[3]);
     const undo = await server.client.checkpoints.restore.mutate({ sessionId, turnId: turnIds[2], dryRun: false });
-    expect(stateOf(ws)).toEqual({ ...states[2], "d/bin.dat": { ...(states[2]["d/bin.dat"] as object), mode: 0o644 } as Entry });
+    expect(stateOf(ws)).toEqual({
+      ...states[2],
+      "d/bin.dat": { ...(states[2]["d/bin.dat"] as object), mode: 0o644 } as Entry,
+    });
     // git keeps the executable bit, not 0600: the rest is exact.
     expect((states[2]["d/bin.dat"] as { mode: number }).mode).toBe(0o600);
 
@@ -234,7 +318,10 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
     server.cleanup();
     await start();
     follow();
-    for (const [i, state] of [[1, states[1]], [0, states[0]]] as const) {
+    for (const [i, state] of [
+      [1, states[1]],
+      [0, states[0]],
+    ] as const) {
       const r = await server.client.checkpoints.restore.mutate({ sessionId, turnId: turnIds[i], dryRun: false });
       expect(r.undoCheckpointId).toBeTruthy();
       const want = { ...state };
@@ -252,25 +339,47 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
   }, 120_000);
 
   it("keeps the person's own edits unless told otherwise", async () => {
-    const t = await turn("touch a.txt", { blocks: [call("s3", "shell", { command: "echo agent >> a.txt && echo agent > agent.txt" })] }, { blocks: [{ type: "text", text: "ok" }] });
+    const t = await turn(
+      "touch a.txt",
+      { blocks: [call("s3", "shell", { command: "echo agent >> a.txt && echo agent > agent.txt" })] },
+      { blocks: [{ type: "text", text: "ok" }] },
+    );
     await server.client.files.save.mutate({ sessionId, path: "agent.txt", content: "the person's words\n" });
     const kept = await server.client.checkpoints.restore.mutate({ sessionId, turnId: t, dryRun: false });
     expect(kept.kept).toEqual(["agent.txt"]);
     expect(readFileSync(join(ws, "agent.txt"), "utf8")).toBe("the person's words\n");
     expect(stateOf(ws)["a.txt"]).toEqual(states[0]["a.txt"]);
-    const all = await server.client.checkpoints.restore.mutate({ sessionId, turnId: t, dryRun: false, keepUserEdits: false });
+    const all = await server.client.checkpoints.restore.mutate({
+      sessionId,
+      turnId: t,
+      dryRun: false,
+      keepUserEdits: false,
+    });
     expect(all.kept).toEqual([]);
     expect(stateOf(ws)).toEqual(states[0]);
   }, 60_000);
 
   it("rewinds the conversation: the next request holds exactly the messages before the chosen turn; events stay; refused while a turn runs", async () => {
     const messagesOf = (r: { body: { messages?: unknown } }) => (r.body.messages ?? []) as unknown[];
-    const requestsOf = (turnText: string) => fake.requests.find((r) => JSON.stringify(messagesOf(r).at(-1)).includes(turnText));
+    const requestsOf = (turnText: string) =>
+      fake.requests.find((r) => JSON.stringify(messagesOf(r).at(-1)).includes(turnText));
     const second = requestsOf("shell work")!;
-    const dry = await server.client.turns.rewind.mutate({ sessionId, turnId: turnIds[1], conversation: true, files: false, dryRun: true });
+    const dry = await server.client.turns.rewind.mutate({
+      sessionId,
+      turnId: turnIds[1],
+      conversation: true,
+      files: false,
+      dryRun: true,
+    });
     expect(dry.text).toBe("shell work");
     expect(dry.rewindId).toBeUndefined();
-    const r = await server.client.turns.rewind.mutate({ sessionId, turnId: turnIds[1], conversation: true, files: false, dryRun: false });
+    const r = await server.client.turns.rewind.mutate({
+      sessionId,
+      turnId: turnIds[1],
+      conversation: true,
+      files: false,
+      dryRun: false,
+    });
     expect(r.turnIds.slice(0, 2)).toEqual([turnIds[1], turnIds[2]]);
     await turn("after the rewind", { blocks: [{ type: "text", text: "fresh" }] });
     const next = fake.requests.at(-1)!;
@@ -283,10 +392,18 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
     // The rewound turns' events are all still there, and the rewind among them on a replay.
     const replay: SessionEvent[] = [];
     await new Promise<void>((resolve) => {
-      const sub = server.client.turns.events.subscribe({ sessionId, lastSeq: 0 }, { onData: (t) => {
-        replay.push((t as { data: SessionEvent }).data);
-        if (replay.length >= events.length) { sub.unsubscribe(); resolve(); }
-      } });
+      const sub = server.client.turns.events.subscribe(
+        { sessionId, lastSeq: 0 },
+        {
+          onData: (t) => {
+            replay.push((t as { data: SessionEvent }).data);
+            if (replay.length >= events.length) {
+              sub.unsubscribe();
+              resolve();
+            }
+          },
+        },
+      );
     });
     expect(replay.some((e) => e.type === "turn.started" && e.turnId === turnIds[2])).toBe(true);
     expect(replay.find((e) => e.type === "turn.rewound")).toMatchObject({ rewindId: r.rewindId, turnIds: r.turnIds });
@@ -294,7 +411,15 @@ describe.each(testDatabases())("checkpoints, rewind and review on %s", (provider
     // A turn that runs (its model answer held): rewinding now is refused, saying why.
     fake.enqueue({ blocks: [{ type: "text", text: "slow answer" }], pauseAfterBytes: 10 } as never);
     const { turnId: slow } = await server.client.turns.send.mutate({ sessionId, text: "slow" });
-    await expect(server.client.turns.rewind.mutate({ sessionId, turnId: turnIds[0], conversation: true, files: false, dryRun: false })).rejects.toThrow(/turn is running/);
+    await expect(
+      server.client.turns.rewind.mutate({
+        sessionId,
+        turnId: turnIds[0],
+        conversation: true,
+        files: false,
+        dryRun: false,
+      }),
+    ).rejects.toThrow(/turn is running/);
     fake.resume();
     await until(() => events.find((e) => e.type === "turn.finished" && e.turnId === slow));
     await server.client.turns.unrewind.mutate({ sessionId, rewindId: r.rewindId! });

@@ -8,13 +8,16 @@ const port = z.coerce.number().int().min(0).max(65535);
 const size = z.string().regex(/^\s*\d+(\.\d+)?\s*[kmgt]?i?b?\s*$/i, "must be a size such as 4g, 256m, or 0 for none");
 const count = z.string().regex(/^\d+$/, "must be a whole number, 0 for none");
 const url = (protocols: string[]) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a URL (${protocols.join(" or ")})`);
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a URL (${protocols.join(" or ")})`,
+  );
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
@@ -25,7 +28,12 @@ export const envSchema = z.object({
   QUIVER_ALLOWED_HOSTS: z
     .string()
     .default("localhost,127.0.0.1,::1")
-    .transform((v) => v.split(",").map((h) => h.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(",")
+        .map((h) => h.trim())
+        .filter(Boolean),
+    ),
   QUIVER_DATA_DIR: z.string().default(".quiver"),
   /** Unset: SQLite under the data folder. A postgres:// URL switches to PostgreSQL. */
   DATABASE_URL: url(["postgres:", "postgresql:", "file:"]).optional(),
@@ -60,9 +68,18 @@ export const envSchema = z.object({
   QUIVER_MIN_FREE_DISK_MB: z.coerce.number().int().min(0).default(500),
   /** Minutes a terminal keeps running with no page of its session attached (a dev server in it
    *  keeps serving meanwhile); then its shell is closed and its tab says so. */
-  QUIVER_TERMINAL_IDLE_MINUTES: z.coerce.number().min(0.01, "must be more than 0").max(7 * 24 * 60, "must be at most a week (10080)").default(60),
+  QUIVER_TERMINAL_IDLE_MINUTES: z.coerce
+    .number()
+    .min(0.01, "must be more than 0")
+    .max(7 * 24 * 60, "must be at most a week (10080)")
+    .default(60),
   /** Bytes of a command's output stored whole for retrieve_tool_result; past it only its last MiB. */
-  QUIVER_OUTPUT_CEILING_BYTES: z.coerce.number().int().min(1_000_000, "must be at least 1000000").max(1_000_000_000, "must be at most 1000000000").default(64 * 1024 * 1024),
+  QUIVER_OUTPUT_CEILING_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_000_000, "must be at least 1000000")
+    .max(1_000_000_000, "must be at most 1000000000")
+    .default(64 * 1024 * 1024),
   /** The local runner's sandbox: auto, off (unsandboxed on purpose) or require. Checked here so
    *  a typo stops the server, not only its runner; the runner reads it (runner/exec). */
   QUIVER_SANDBOX: z.enum(["auto", "off", "require"]).optional(),
@@ -86,10 +103,18 @@ export const envSchema = z.object({
   QUIVER_SSO_PRIVATE_ISSUERS: z
     .string()
     .default("")
-    .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(",")
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(url(["http:", "https:"]).transform((o) => new URL(o).origin))),
   /** JSON file of MCP servers ({ "mcpServers": {...} }); a bad file is logged, never fatal. */
-  QUIVER_MCP_CONFIG: z.string().transform((v) => resolve(v)).optional(),
+  QUIVER_MCP_CONFIG: z
+    .string()
+    .transform((v) => resolve(v))
+    .optional(),
 });
 
 export type Env = z.infer<typeof envSchema> & { dataDir: string; workspaceDir: string };
@@ -106,7 +131,11 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
     throw new EnvError(`Invalid ${name}: ${issue.message} (got ${JSON.stringify(cleaned[name] ?? "")})`);
   }
   const dataDir = resolve(parsed.data.QUIVER_DATA_DIR);
-  return { ...parsed.data, dataDir, workspaceDir: resolve(parsed.data.QUIVER_WORKSPACE ?? resolve(dataDir, "workspace")) };
+  return {
+    ...parsed.data,
+    dataDir,
+    workspaceDir: resolve(parsed.data.QUIVER_WORKSPACE ?? resolve(dataDir, "workspace")),
+  };
 }
 
 /** HOST names only this machine: 127.x, ::1, localhost. Anything else needs accounts. */

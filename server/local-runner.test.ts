@@ -29,11 +29,18 @@ describe("a local runner that refuses its configuration", () => {
     const logs: string[] = [];
     const saved = process.env.QUIVER_SANDBOX;
     process.env.QUIVER_SANDBOX = "sometimes"; // refused by the runner with exit code 2
-    const runner = new LocalRunner({ root: fileURLToPath(new URL("..", import.meta.url)), serverUrl: "ws://127.0.0.1:9/runner", token: "t".repeat(32), workspace, log: (l) => logs.push(l) });
+    const runner = new LocalRunner({
+      root: fileURLToPath(new URL("..", import.meta.url)),
+      serverUrl: "ws://127.0.0.1:9/runner",
+      token: "t".repeat(32),
+      workspace,
+      log: (l) => logs.push(l),
+    });
     try {
       runner.start();
       const until = Date.now() + 30_000;
-      while (!logs.some((l) => l.includes("not restarting")) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      while (!logs.some((l) => l.includes("not restarting")) && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 100));
       await new Promise((r) => setTimeout(r, 1500)); // a restart would have come by now (500 ms backoff)
       expect(logs.filter((l) => l.includes("not restarting"))).toHaveLength(1);
       expect(logs.some((l) => l.includes("restarting in"))).toBe(false);
@@ -53,14 +60,28 @@ describe("what the local runner is told", () => {
     const root = await mkdtemp(join(tmpdir(), "quiver-lr-root-"));
     await mkdir(join(root, "runner"));
     await symlink(fileURLToPath(new URL("../node_modules", import.meta.url)), join(root, "node_modules"));
-    await writeFile(join(root, "runner", "main.ts"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(join(root, "env.json"))}, JSON.stringify(process.env));\nprocess.exit(2);\n`);
-    const runner = new LocalRunner({ root, serverUrl: "ws://127.0.0.1:9/runner", token: "t".repeat(32), workspace: root, dataDir: "/srv/quiver-data", host: "0.0.0.0", log: () => {} });
+    await writeFile(
+      join(root, "runner", "main.ts"),
+      `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(join(root, "env.json"))}, JSON.stringify(process.env));\nprocess.exit(2);\n`,
+    );
+    const runner = new LocalRunner({
+      root,
+      serverUrl: "ws://127.0.0.1:9/runner",
+      token: "t".repeat(32),
+      workspace: root,
+      dataDir: "/srv/quiver-data",
+      host: "0.0.0.0",
+      log: () => {},
+    });
     try {
       runner.start();
       let env: Record<string, string> | undefined;
       const until = Date.now() + 20_000;
       while (!env && Date.now() < until) {
-        env = await readFile(join(root, "env.json"), "utf8").then((t) => JSON.parse(t) as Record<string, string>, () => undefined);
+        env = await readFile(join(root, "env.json"), "utf8").then(
+          (t) => JSON.parse(t) as Record<string, string>,
+          () => undefined,
+        );
         if (!env) await new Promise((r) => setTimeout(r, 100));
       }
       expect(env?.QUIVER_SANDBOX_HIDE?.split(delimiter)).toEqual(expect.arrayContaining([root, "/srv/quiver-data"]));

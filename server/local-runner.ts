@@ -39,14 +39,31 @@ export class LocalRunner {
   start(): void {
     const { root, serverUrl, token, workspace, dataDir, host, log } = this.options;
     const workspacesRoot = this.withRoot ? this.options.workspacesRoot : undefined;
-    const hide = [root, ...(dataDir ? [dataDir] : []), ...(process.env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean)];
+    const hide = [
+      root,
+      ...(dataDir ? [dataDir] : []),
+      ...(process.env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean),
+    ];
     const child = spawn(
       process.execPath,
-      [...runnerEntry(root), "--server", serverUrl, "--workspace", workspace, ...(workspacesRoot ? ["--root", workspacesRoot] : []), "--parent-pid", String(process.pid)],
+      [
+        ...runnerEntry(root),
+        "--server",
+        serverUrl,
+        "--workspace",
+        workspace,
+        ...(workspacesRoot ? ["--root", workspacesRoot] : []),
+        "--parent-pid",
+        String(process.pid),
+      ],
       {
         cwd: root,
         // The token travels in the environment, not argv, so `ps` does not show it.
-        env: runnerEnvironment(process.env, { QUIVER_RUNNER_TOKEN: token, QUIVER_SANDBOX_HIDE: hide.join(delimiter), ...(host ? { HOST: host } : {}) }),
+        env: runnerEnvironment(process.env, {
+          QUIVER_RUNNER_TOKEN: token,
+          QUIVER_SANDBOX_HIDE: hide.join(delimiter),
+          ...(host ? { HOST: host } : {}),
+        }),
         stdio: ["ignore", "inherit", "inherit"],
         detached: true, // its own process group, so stop() can take every descendant with it
       },
@@ -58,7 +75,9 @@ export class LocalRunner {
       if (this.stopped) return;
       if (code === EXIT_CONFIG && workspacesRoot) {
         // Most likely no sandbox here: the Default project's workspace (its own folder) still works.
-        log("local runner refused --root (its message is above); restarting it on the default workspace alone: projects other than Default need a runner that can keep workspaces apart");
+        log(
+          "local runner refused --root (its message is above); restarting it on the default workspace alone: projects other than Default need a runner that can keep workspaces apart",
+        );
         this.withRoot = false;
         this.restartTimer = setTimeout(() => this.start(), 100);
         return;
@@ -100,7 +119,10 @@ function runnerEntry(root: string): string[] {
 }
 
 /** The runner needs neither the model's keys nor the database: it gets none of them. */
-export function runnerEnvironment(env: Record<string, string | undefined>, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function runnerEnvironment(
+  env: Record<string, string | undefined>,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(env)) {
     if (/^(ANTHROPIC_|OPENAI_|DATABASE_URL$|QUIVER_RUNNER_TOKEN$|QUIVER_PROVIDER$|QUIVER_MODEL$)/.test(name)) continue;

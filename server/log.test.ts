@@ -7,7 +7,10 @@ import { createLogger, readableLine, scoped, type LogLevel } from "./log";
 function collect(level: LogLevel, readable = false) {
   const lines: string[] = [];
   const destination = { write: (s: string) => void lines.push(s) };
-  return { lines, log: readable ? createLogger({ level, destination, readable: true }) : createLogger({ level, destination }) };
+  return {
+    lines,
+    log: readable ? createLogger({ level, destination, readable: true }) : createLogger({ level, destination }),
+  };
 }
 
 describe("server logger", () => {
@@ -27,8 +30,16 @@ describe("server logger", () => {
     hub.debug("again");
     expect(lines).toHaveLength(2);
     expect(lines.every((l) => l.endsWith("\n") && l.trimEnd().split("\n").length === 1)).toBe(true);
-    const first = JSON.parse(lines[0]) as Record<string, unknown> & { err: { message: string; stack: string; type: string } };
-    expect(first).toMatchObject({ level: 50, scope: "hub", msg: "could not store events", pid: process.pid, err: { type: "Error", message: "disk full" } });
+    const first = JSON.parse(lines[0]) as Record<string, unknown> & {
+      err: { message: string; stack: string; type: string };
+    };
+    expect(first).toMatchObject({
+      level: 50,
+      scope: "hub",
+      msg: "could not store events",
+      pid: process.pid,
+      err: { type: "Error", message: "disk full" },
+    });
     expect(typeof first.time).toBe("number");
     expect(first.err.stack).toMatch(/disk full\n\s+at /);
     expect(JSON.parse(lines[1])).toMatchObject({ level: 20, scope: "hub", msg: "again" });
@@ -44,13 +55,20 @@ describe("server logger", () => {
   });
 
   it("takes its level from QUIVER_LOG_LEVEL, and JSON when stdout is not a terminal", () => {
-    const script = 'import { scoped } from "./server/log.ts"; const l = scoped("probe"); l.info("info line"); l.error("error line");';
+    const script =
+      'import { scoped } from "./server/log.ts"; const l = scoped("probe"); l.info("info line"); l.error("error line");';
     const run = (level: string) =>
-      execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { env: { ...process.env, QUIVER_LOG_LEVEL: level }, encoding: "utf8" })
+      execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        env: { ...process.env, QUIVER_LOG_LEVEL: level },
+        encoding: "utf8",
+      })
         .trim()
         .split("\n")
         .map((l) => JSON.parse(l) as { msg: string; scope: string });
     expect(run("error").map((l) => l.msg)).toEqual(["error line"]);
-    expect(run("info")).toEqual([expect.objectContaining({ msg: "info line", scope: "probe" }), expect.objectContaining({ msg: "error line", scope: "probe" })]);
+    expect(run("info")).toEqual([
+      expect.objectContaining({ msg: "info line", scope: "probe" }),
+      expect.objectContaining({ msg: "error line", scope: "probe" }),
+    ]);
   });
 });

@@ -39,11 +39,18 @@ export function readableStream(out: { write(s: string): unknown }): DestinationS
   return { write: (line: string) => void out.write(readableLine(line)) };
 }
 
-export function createLogger(opts: { level?: LogLevel; destination?: DestinationStream; readable?: boolean } = {}): Logger {
+export function createLogger(
+  opts: { level?: LogLevel; destination?: DestinationStream; readable?: boolean } = {},
+): Logger {
   const readable = opts.readable ?? (!opts.destination && process.stdout.isTTY === true);
   const base = opts.destination ?? pino.destination({ dest: 1, sync: true });
   return pino(
-    { level: opts.level ?? envLevel(), base: { pid: process.pid }, serializers: { err: stdSerializers.err }, timestamp: pino.stdTimeFunctions.epochTime },
+    {
+      level: opts.level ?? envLevel(),
+      base: { pid: process.pid },
+      serializers: { err: stdSerializers.err },
+      timestamp: pino.stdTimeFunctions.epochTime,
+    },
     readable ? readableStream(opts.destination ?? process.stdout) : base,
   );
 }

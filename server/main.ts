@@ -58,8 +58,15 @@ function folderFault(err: unknown): string | undefined {
       code = (denied as NodeJS.ErrnoException).code ?? code;
     }
   }
-  const why = { EROFS: "the file system is read-only", EACCES: "permission denied", EPERM: "permission denied", ENOSPC: "the disk is full" }[code];
-  return why ? `cannot write ${e.path}: ${why}. Set QUIVER_DATA_DIR (or QUIVER_WORKSPACE) to a folder the server may write.` : undefined;
+  const why = {
+    EROFS: "the file system is read-only",
+    EACCES: "permission denied",
+    EPERM: "permission denied",
+    ENOSPC: "the disk is full",
+  }[code];
+  return why
+    ? `cannot write ${e.path}: ${why}. Set QUIVER_DATA_DIR (or QUIVER_WORKSPACE) to a folder the server may write.`
+    : undefined;
 }
 
 main().catch((err) => {

@@ -5,6 +5,10 @@
 import { openInstance } from "./testing/instance";
 
 const [url, sessionId, userId, baseURL, dataDir] = process.argv.slice(2);
-const { parts } = await openInstance(url, { anthropicBaseURL: baseURL, dataDir, log: (l) => process.stderr.write(`${l}\n`) });
+const { parts } = await openInstance(url, {
+  anthropicBaseURL: baseURL,
+  dataDir,
+  log: (l) => process.stderr.write(`${l}\n`),
+});
 const { turnId } = await parts.services.engine.sendMessage(sessionId, { userId }, "start, then die");
 process.stdout.write(`started ${turnId} ${parts.cluster!.id}\n`);

@@ -8,7 +8,8 @@ import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { lockBuild } from "./next-build";
 
-const lockPath = (root: string) => join(tmpdir(), `quiver-next-build-${createHash("sha256").update(root).digest("hex").slice(0, 16)}.lock`);
+const lockPath = (root: string) =>
+  join(tmpdir(), `quiver-next-build-${createHash("sha256").update(root).digest("hex").slice(0, 16)}.lock`);
 
 describe("next build lock", () => {
   it("lets one holder at a time in; the second waits for the release", async () => {
@@ -26,9 +27,14 @@ describe("next build lock", () => {
 
   it("takes over a lock whose process is gone", async () => {
     const root = mkdtempSync(join(tmpdir(), "quiver-nb-"));
-    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    }).stdout;
     writeFileSync(lockPath(root), dead);
-    const release = await Promise.race([lockBuild(root, () => {}), new Promise<never>((_, no) => setTimeout(() => no(new Error("stale lock blocked")), 3000))]);
+    const release = await Promise.race([
+      lockBuild(root, () => {}),
+      new Promise<never>((_, no) => setTimeout(() => no(new Error("stale lock blocked")), 3000)),
+    ]);
     release();
   });
 });

@@ -29,7 +29,11 @@ export function buildFingerprint(root: string): string {
   const hash = createHash("sha256");
   for (const input of inputs) {
     for (const file of files(root, input)) {
-      hash.update(relative(root, join(root, file))).update("\0").update(readFileSync(join(root, file))).update("\0");
+      hash
+        .update(relative(root, join(root, file)))
+        .update("\0")
+        .update(readFileSync(join(root, file)))
+        .update("\0");
     }
   }
   return hash.digest("hex");
@@ -44,7 +48,8 @@ export function buildIsFresh(root: string): boolean {
 }
 
 // Outside the tree (nothing to ignore) and outside .next (the build empties it); one per checkout.
-const lockFile = (root: string) => join(tmpdir(), `quiver-next-build-${createHash("sha256").update(root).digest("hex").slice(0, 16)}.lock`);
+const lockFile = (root: string) =>
+  join(tmpdir(), `quiver-next-build-${createHash("sha256").update(root).digest("hex").slice(0, 16)}.lock`);
 
 function alive(pid: number): boolean {
   try {

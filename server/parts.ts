@@ -60,7 +60,10 @@ export interface PartsDeps {
   cluster?: { heartbeatMs?: number; ttlMs?: number; idleMs?: number };
 }
 
-export type PartServices = Omit<Services, "env" | "db" | "dbProvider" | "sessions" | "shares" | "health" | "orgs" | "sso">;
+export type PartServices = Omit<
+  Services,
+  "env" | "db" | "dbProvider" | "sessions" | "shares" | "health" | "orgs" | "sso"
+>;
 
 export interface Parts {
   services: PartServices;
@@ -75,8 +78,16 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   const runners = new RunnerPool({ tokens: deps.runnerTokens, log });
   // On PostgreSQL this instance shares sessions with any others on the database (hub/shared.ts);
   // a SQLite file has one server.
-  const cluster = deps.dbProvider === "postgresql" ? createCluster({ url: deps.dbUrl, ...deps.cluster, log: (m, e) => log(`cluster: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`) }) : undefined;
-  const shared = cluster && createSharedHub(db, cluster, { url: deps.dbUrl, idleMs: deps.cluster?.idleMs, pages: deps.rows });
+  const cluster =
+    deps.dbProvider === "postgresql"
+      ? createCluster({
+          url: deps.dbUrl,
+          ...deps.cluster,
+          log: (m, e) => log(`cluster: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),
+        })
+      : undefined;
+  const shared =
+    cluster && createSharedHub(db, cluster, { url: deps.dbUrl, idleMs: deps.cluster?.idleMs, pages: deps.rows });
   const hub: EventHub = shared ?? createEventHub(db, { url: deps.dbUrl, pages: deps.rows });
   const commands = cluster && clusterCommands(cluster);
   const publish = (sessionId: string, body: Parameters<typeof hub.publish>[1]) =>
@@ -92,17 +103,31 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     fillers: {
       git: async (ws, source) => {
         if (source.kind !== "git") throw new Error("not a git source");
-        const input = await gitServicesOf({ db, env: deps.env, runners }).remote.cloneInput(ws.userId, source.url, source.branch);
+        const input = await gitServicesOf({ db, env: deps.env, runners }).remote.cloneInput(
+          ws.userId,
+          source.url,
+          source.branch,
+        );
         return runners.runOn(ws.runnerId!, GIT_REMOTE_OP, input, 600_000, ws.id);
       },
     },
     sourceOf: async (projectId) => workspaceSourceOf(await db.project.findUniqueOrThrow({ where: { id: projectId } })),
-    limitOf: async (projectId) => (await diskLimitOf(db, (await db.project.findUniqueOrThrow({ where: { id: projectId }, select: { orgId: true } })).orgId)).limitBytes,
+    limitOf: async (projectId) =>
+      (
+        await diskLimitOf(
+          db,
+          (await db.project.findUniqueOrThrow({ where: { id: projectId }, select: { orgId: true } })).orgId,
+        )
+      ).limitBytes,
     log,
   });
   const uploads = deps.uploads;
   const projects = createProjectService(db, {
-    placement, ops: runners, localOwner: deps.localOwner, onWorkspaceRemoved: (id) => runners.forgetWorkspace(id), log,
+    placement,
+    ops: runners,
+    localOwner: deps.localOwner,
+    onWorkspaceRemoved: (id) => runners.forgetWorkspace(id),
+    log,
     ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor) } : {}),
   });
   runners.setLocator(async (sessionId) => {
@@ -118,23 +143,45 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       select: { id: true, workspaceRef: { select: { id: true, runnerDefault: true } } },
       take: 10_000,
     });
-    for (const r of rows) if (r.workspaceRef) runners.bind(r.id, runnerId, r.workspaceRef.runnerDefault ? undefined : r.workspaceRef.id);
+    for (const r of rows)
+      if (r.workspaceRef) runners.bind(r.id, runnerId, r.workspaceRef.runnerDefault ? undefined : r.workspaceRef.id);
   }
   const registryLog = (what: string) => (err: unknown) => log(`runners: ${what}: ${(err as Error).message}`);
   // Runner facts in order per runner: a quick reconnect's hello is written after the close before it.
   let registryWrites = Promise.resolve();
   const touchTimer = setInterval(() => {
-    const live = runners.status().filter((r) => r.connected).map((r) => r.id);
-    void runnerRegistry.touch(live).then(() => placement.createPending(live)).then(() => placement.syncLimits(live)).catch(registryLog("renewal failed"));
+    const live = runners
+      .status()
+      .filter((r) => r.connected)
+      .map((r) => r.id);
+    void runnerRegistry
+      .touch(live)
+      .then(() => placement.createPending(live))
+      .then(() => placement.syncLimits(live))
+      .catch(registryLog("renewal failed"));
   }, RUNNER_TOUCH_MS);
   touchTimer.unref();
 
   const unsubscribe = [
     runners.onStatus((e) => {
       registryWrites = registryWrites
-        .then(() => (e.connected ? runnerRegistry.connected(e.hello).then(() => placement.createPending([e.runnerId])).then(() => bindSessionsOf(e.runnerId)).then(() => placement.syncLimits([e.runnerId], { fresh: true })) : runnerRegistry.disconnected(e.runnerId, new Date(e.at))))
+        .then(() =>
+          e.connected
+            ? runnerRegistry
+                .connected(e.hello)
+                .then(() => placement.createPending([e.runnerId]))
+                .then(() => bindSessionsOf(e.runnerId))
+                .then(() => placement.syncLimits([e.runnerId], { fresh: true }))
+            : runnerRegistry.disconnected(e.runnerId, new Date(e.at)),
+        )
         .catch(registryLog(`runner ${e.runnerId} not recorded`));
-      for (const id of e.sessionIds) void publish(id, { type: "runner.status", connected: e.connected, runnerId: e.runnerId, sandboxed: e.sandboxed });
+      for (const id of e.sessionIds)
+        void publish(id, {
+          type: "runner.status",
+          connected: e.connected,
+          runnerId: e.runnerId,
+          sandboxed: e.sandboxed,
+        });
     }),
     runners.onFilesChanged((e) => {
       for (const id of e.sessionIds) void publish(id, { type: "files.changed", paths: e.paths, version: e.version });
@@ -151,7 +198,10 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   });
 
   // run_check's per-session entry: the workspace's declared checks, read through its runner (tools/checks-catalog.ts).
-  const checkCatalog = new CheckCatalog({ runner: runners, version: (sessionId) => runners.workspaceVersion(sessionId) });
+  const checkCatalog = new CheckCatalog({
+    runner: runners,
+    version: (sessionId) => runners.workspaceVersion(sessionId),
+  });
 
   const spills = createSpillStore(db, deps.dbUrl);
   const spillCleanup = startSpillCleanup(spills, { log: (m, e) => log(`${m}${e ? `: ${(e as Error).message}` : ""}`) });
@@ -167,21 +217,27 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   });
   const rewinds = createRewindService({ db, checkpoints, publish: (sessionId, body) => publish(sessionId, body) });
 
-  const pipeline = createPipeline({
-    db,
-    provider: deps.dbProvider,
-    tools,
-    // A turn's first change is preceded by a checkpoint of the workspace (services/checkpoint-hooks.ts).
-    executors: checkpointingPicker(createExecutorRouter({ runner: runners }), checkpoints),
-    policies,
-    spills,
-    workspaceVersion: (sessionId) => runners.workspaceVersion(sessionId),
-    // git_push: the session's remote and a push with its owner's credential (services/git-remote-services.ts).
-    toolServices: (sessionId) => ({ git: gitToolService(gitServicesOf({ db, env: deps.env, runners }), db, sessionId) }),
-    limits: { outputCeiling: deps.env.QUIVER_OUTPUT_CEILING_BYTES },
-    emit: (sessionId, event) => publish(sessionId, event).then(() => undefined),
-    onSettled: ({ sessionId, toolCallId }) => log(`call ${toolCallId} of session ${sessionId} settled after its turn ended`),
-  }, commands);
+  const pipeline = createPipeline(
+    {
+      db,
+      provider: deps.dbProvider,
+      tools,
+      // A turn's first change is preceded by a checkpoint of the workspace (services/checkpoint-hooks.ts).
+      executors: checkpointingPicker(createExecutorRouter({ runner: runners }), checkpoints),
+      policies,
+      spills,
+      workspaceVersion: (sessionId) => runners.workspaceVersion(sessionId),
+      // git_push: the session's remote and a push with its owner's credential (services/git-remote-services.ts).
+      toolServices: (sessionId) => ({
+        git: gitToolService(gitServicesOf({ db, env: deps.env, runners }), db, sessionId),
+      }),
+      limits: { outputCeiling: deps.env.QUIVER_OUTPUT_CEILING_BYTES },
+      emit: (sessionId, event) => publish(sessionId, event).then(() => undefined),
+      onSettled: ({ sessionId, toolCallId }) =>
+        log(`call ${toolCallId} of session ${sessionId} settled after its turn ended`),
+    },
+    commands,
+  );
 
   const engine = createEngine({
     db,
@@ -196,7 +252,11 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
         const session = await db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
         const entries = session ? policyCatalog(state, await policies.load(session.orgId)) : state.entries();
         // run_check's entry is the session's own (its checks, their latest runs), rebuilt at most once a turn.
-        const turn = await db.turn.findFirst({ where: { sessionId, status: "running" }, orderBy: { startedAt: "desc" }, select: { id: true } });
+        const turn = await db.turn.findFirst({
+          where: { sessionId, status: "running" },
+          orderBy: { startedAt: "desc" },
+          select: { id: true },
+        });
         return checkCatalog.patch(sessionId, entries, turn?.id);
       },
     },
@@ -209,11 +269,18 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   // run": pipeline/interrupted.ts), then calls the pipeline still holds of turns no longer running.
   async function recoverTurns(): Promise<void> {
     const interrupted = commands
-      ? await recoverClaimedTurns(db, hub, (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`), await commands.claimOrphanedTurns())
+      ? await recoverClaimedTurns(
+          db,
+          hub,
+          (m, e) => log(`engine: ${m}${e ? `: ${(e as Error).message ?? e}` : ""}`),
+          await commands.claimOrphanedTurns(),
+        )
       : await engine.recoverInterrupted();
     const recovered = await pipeline.recover();
     if (interrupted || recovered.interrupted || recovered.settled) {
-      log(`recovered ${interrupted} interrupted turn(s), ${recovered.interrupted} cut-off call(s), ${recovered.settled} settled approval(s)`);
+      log(
+        `recovered ${interrupted} interrupted turn(s), ${recovered.interrupted} cut-off call(s), ${recovered.settled} settled approval(s)`,
+      );
     }
   }
   async function stopAll(terminal?: { dispose(): void }) {
@@ -250,7 +317,10 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
         resync: () => shared.resync(),
         heartbeat: async () => {
           const lost = await commands.takenOver(engine.runningTurns());
-          if (lost.length > 0) log(`engine: stopped ${engine.abandon(lost)} turn(s) that other instance(s) took over while this one was stalled`);
+          if (lost.length > 0)
+            log(
+              `engine: stopped ${engine.abandon(lost)} turn(s) that other instance(s) took over while this one was stalled`,
+            );
         },
         peersGone: async (ids) => {
           await recoverTurns();
@@ -282,7 +352,22 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   });
 
   return {
-    services: { runners, runnerRegistry, placement, projects, hub, history: createSessionHistory(db, deps.rows), engine, approvals: pipeline, policies, spills, files: createFileService(runners), attachments: deps.rows, checkpoints, rewinds },
+    services: {
+      runners,
+      runnerRegistry,
+      placement,
+      projects,
+      hub,
+      history: createSessionHistory(db, deps.rows),
+      engine,
+      approvals: pipeline,
+      policies,
+      spills,
+      files: createFileService(runners),
+      attachments: deps.rows,
+      checkpoints,
+      rewinds,
+    },
     upgrades: [
       ["/runner", (req, socket, head) => runners.handleUpgrade(req, socket, head)],
       [terminal.path, (req, socket, head) => terminal.handleUpgrade(req, socket, head)],

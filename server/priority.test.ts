@@ -59,14 +59,18 @@ describe.skipIf(process.platform !== "linux")("thread priority", () => {
   it.each([
     ["0", [], 0],
     ["5", ["nice", "-n", "5"], 5],
-  ] as const)("at nice %s: the main thread keeps its priority, our worker runs lower, every other helper lower still", (_name, prefix, base) => {
-    const seen = run(prefix);
-    const niceOf = new Map(seen.threads.map((t) => [t.tid, t.nice]));
-    expect(niceOf.get(seen.pid)).toBe(base);
-    expect(niceOf.get(seen.workerTid)).toBe(base + WORKER_NICE);
-    const helpers = seen.threads.filter((t) => t.tid !== seen.pid && t.tid !== seen.workerTid);
-    expect(helpers.length).toBeGreaterThanOrEqual(2); // V8's platform threads at least
-    expect(seen.lowered).toBe(helpers.length);
-    for (const h of helpers) expect(h.nice).toBe(Math.min(19, base + HELPER_NICE));
-  }, 30_000);
+  ] as const)(
+    "at nice %s: the main thread keeps its priority, our worker runs lower, every other helper lower still",
+    (_name, prefix, base) => {
+      const seen = run(prefix);
+      const niceOf = new Map(seen.threads.map((t) => [t.tid, t.nice]));
+      expect(niceOf.get(seen.pid)).toBe(base);
+      expect(niceOf.get(seen.workerTid)).toBe(base + WORKER_NICE);
+      const helpers = seen.threads.filter((t) => t.tid !== seen.pid && t.tid !== seen.workerTid);
+      expect(helpers.length).toBeGreaterThanOrEqual(2); // V8's platform threads at least
+      expect(seen.lowered).toBe(helpers.length);
+      for (const h of helpers) expect(h.nice).toBe(Math.min(19, base + HELPER_NICE));
+    },
+    30_000,
+  );
 });

@@ -39,7 +39,13 @@ describe("an agent session end to end", () => {
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     wsClient = createWSClient({ url: `${quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
     client = createTRPCClient<AppRouter>({
-      links: [splitLink({ condition: (op) => op.type === "subscription", true: wsLink({ client: wsClient }), false: httpBatchLink({ url: `${quiver.url}/api/trpc` }) })],
+      links: [
+        splitLink({
+          condition: (op) => op.type === "subscription",
+          true: wsLink({ client: wsClient }),
+          false: httpBatchLink({ url: `${quiver.url}/api/trpc` }),
+        }),
+      ],
     });
     const deadline = Date.now() + 30_000;
     while (!(await quiver.services.health()).ok && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
@@ -54,8 +60,22 @@ describe("an agent session end to end", () => {
 
   it("reads, asks before running a command, runs it once approved, and answers", async () => {
     fake.enqueue(
-      { blocks: [{ type: "text", text: "Let me look." }, { type: "tool_call", id: "call_read", name: "read_file", arguments: JSON.stringify({ path: "notes.md" }) }] },
-      { blocks: [{ type: "tool_call", id: "call_sh", name: "shell", arguments: JSON.stringify({ command: "echo done > out.txt && cat out.txt" }) }] },
+      {
+        blocks: [
+          { type: "text", text: "Let me look." },
+          { type: "tool_call", id: "call_read", name: "read_file", arguments: JSON.stringify({ path: "notes.md" }) },
+        ],
+      },
+      {
+        blocks: [
+          {
+            type: "tool_call",
+            id: "call_sh",
+            name: "shell",
+            arguments: JSON.stringify({ command: "echo done > out.txt && cat out.txt" }),
+          },
+        ],
+      },
       { blocks: [{ type: "text", text: "The secret word is quiver; I wrote out.txt." }] },
     );
     const session = await client.sessions.create.mutate({ title: "e2e" });
@@ -94,7 +114,9 @@ describe("an agent session end to end", () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
 
-    const finishedCalls = events.filter((e): e is Extract<SessionEvent, { type: "tool.finished" }> => e.type === "tool.finished");
+    const finishedCalls = events.filter(
+      (e): e is Extract<SessionEvent, { type: "tool.finished" }> => e.type === "tool.finished",
+    );
     expect(finishedCalls.map((e) => e.status)).toEqual(["succeeded", "succeeded"]);
     expect(finishedCalls[0].output).toContain("the secret word is quiver");
     expect(finishedCalls[1].output).toContain("done");
@@ -106,13 +128,25 @@ describe("an agent session end to end", () => {
     expect(second).toContain("the secret word is quiver");
     expect(JSON.stringify(fake.requests[2].body.messages)).toContain("done");
     expect(JSON.stringify(fake.requests[2].body.tools)).toBe(JSON.stringify(fake.requests[0].body.tools));
-    const text = events.filter((e) => e.type === "text.delta").map((e) => (e as { text: string }).text).join("");
+    const text = events
+      .filter((e) => e.type === "text.delta")
+      .map((e) => (e as { text: string }).text)
+      .join("");
     expect(text).toContain("The secret word is quiver");
   }, 90_000);
 
   it("a rejected command never runs and the model is told why", async () => {
     fake.enqueue(
-      { blocks: [{ type: "tool_call", id: "call_rm", name: "shell", arguments: JSON.stringify({ command: "rm -rf notes-copy && touch should-not-exist" }) }] },
+      {
+        blocks: [
+          {
+            type: "tool_call",
+            id: "call_rm",
+            name: "shell",
+            arguments: JSON.stringify({ command: "rm -rf notes-copy && touch should-not-exist" }),
+          },
+        ],
+      },
       { blocks: [{ type: "text", text: "Understood, I will not delete anything." }] },
     );
     const session = await client.sessions.create.mutate({ title: "reject" });
@@ -126,7 +160,9 @@ describe("an agent session end to end", () => {
             const ev = (tracked as { data: SessionEvent }).data;
             seen.push(ev);
             if (ev.type === "approval.required") {
-              client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "reject", message: "do not delete files" } as never).catch(reject);
+              client.approvals.answer
+                .mutate({ approvalId: ev.approvalId, choice: "reject", message: "do not delete files" } as never)
+                .catch(reject);
             }
             if (ev.type === "turn.finished") {
               sub.unsubscribe();

@@ -10,7 +10,18 @@
 // source file are rewritten to that source file's path, so `.txt` descriptions, the Prisma
 // client's engine files and paths to the checkout resolve as under tsx. server/build/compiled.ts
 // tells the running bundle which compiled entries exist (runner, worker threads).
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -19,7 +30,12 @@ const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const buildRoot = join(root, ".quiver", "build");
 const currentFile = join(buildRoot, "current.json");
 /** Sources compiled to one entry each: `server/main.ts` → `server-main.mjs` (server/build/compiled.ts). */
-const ENTRIES = ["server/main.ts", "runner/main.ts", "server/hub/event-store-worker.ts", "server/db/query-thread-worker.ts"];
+const ENTRIES = [
+  "server/main.ts",
+  "runner/main.ts",
+  "server/hub/event-store-worker.ts",
+  "server/db/query-thread-worker.ts",
+];
 const ALWAYS = ["package-lock.json", "tsconfig.json", "server/start.mjs"];
 
 /** size:mtime of each input; a build is fresh while all of them still match. */
@@ -116,7 +132,9 @@ async function compile(log) {
     logLevel: "warning",
     plugins: [externalPackages, keepLocations],
   });
-  const inputs = stamp([...new Set([...Object.keys(result.metafile.inputs).filter((p) => !p.includes("node_modules/")), ...ALWAYS])]);
+  const inputs = stamp([
+    ...new Set([...Object.keys(result.metafile.inputs).filter((p) => !p.includes("node_modules/")), ...ALWAYS]),
+  ]);
   const tmp = `${currentFile}.${process.pid}`;
   writeFileSync(tmp, JSON.stringify({ dir: id, inputs }, null, 1));
   renameSync(tmp, currentFile);
@@ -164,7 +182,9 @@ const log = (line) => console.log(`[quiver] ${line}`);
 let dir = current();
 if (!dir) {
   mkdirSync(buildRoot, { recursive: true });
-  dir = await locked(async () => current() ?? (log("compiling the server (first start or changed sources)…"), await compile(log)));
+  dir = await locked(
+    async () => current() ?? (log("compiling the server (first start or changed sources)…"), await compile(log)),
+  );
 }
 process.setSourceMapsEnabled(true);
 await import(pathToFileURL(join(buildRoot, dir, "server-main.mjs")).href);

@@ -13,7 +13,10 @@ export function DiskUsage({ usedBytes, limitBytes }: { usedBytes: number; limitB
   const ratio = limitBytes > 0 ? Math.min(1, usedBytes / limitBytes) : 0;
   const level = ratio >= 1 ? "full" : ratio >= 0.9 ? "high" : "ok";
   const text = `${formatBytes(usedBytes)} of ${formatBytes(limitBytes)}`;
-  const title = level === "full" ? `${text}: the workspace's disk limit is reached; writes fail until files are deleted` : `${text} used (the workspace's disk limit)`;
+  const title =
+    level === "full"
+      ? `${text}: the workspace's disk limit is reached; writes fail until files are deleted`
+      : `${text} used (the workspace's disk limit)`;
   return (
     <span className={styles.usage} data-level={level} title={title} data-testid="disk-usage">
       <span className={styles.bar} aria-hidden>

@@ -64,7 +64,9 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const health = useQuery(trpc.health.get.queryOptions(undefined, { refetchInterval: linkEnded ? false : 2_000 }));
   // The runner this session's workspace is placed on (server/services/placement.ts); its facts
   // come from health, and when it is gone the banner names it and since when.
-  const place = useQuery(trpc.projects.workspaceOf.queryOptions({ sessionId }, { refetchInterval: linkEnded ? false : 5_000, retry: false }));
+  const place = useQuery(
+    trpc.projects.workspaceOf.queryOptions({ sessionId }, { refetchInterval: linkEnded ? false : 5_000, retry: false }),
+  );
   const placedOn = place.data?.runner?.id;
   const runner = health.data?.runners.find((r) => r.connected && (!placedOn || r.id === placedOn));
   const sandboxed = runner?.sandboxed;
@@ -104,11 +106,14 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
     if (diffPath && uncommitted && !uncommitted.some((f) => f.path === diffPath)) setDiffPath(null);
   }, [diffPath, uncommitted]);
   const [reveal, setReveal] = useState<SearchHit | null>(null);
-  const openHit = useCallback((hit: SearchHit) => {
-    setDiffPath(null);
-    files.open(hit.path);
-    setReveal({ ...hit });
-  }, [files]);
+  const openHit = useCallback(
+    (hit: SearchHit) => {
+      setDiffPath(null);
+      files.open(hit.path);
+      setReveal({ ...hit });
+    },
+    [files],
+  );
   // Opening a file (or switching tabs) leaves a change's diff for the editor.
   const openFile = useCallback((path: string) => (setDiffPath(null), setReview(null), files.open(path)), [files]);
   const active = files.tabs.active;
@@ -137,14 +142,18 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const showLayout = layout.show;
   const onTerminalLink = useCallback(
     (t: LinkTarget) => {
-      if (t.kind === "file") return t.line ? openHit({ path: t.path, line: t.line, column: t.column }) : openFile(t.path);
+      if (t.kind === "file")
+        return t.line ? openHit({ path: t.path, line: t.line, column: t.column }) : openFile(t.path);
       if (!t.preview) return void window.open(t.url, "_blank", "noopener,noreferrer");
       setPreviewRequest({ ...t.preview });
       showLayout("preview");
     },
     [openHit, openFile, showLayout],
   );
-  const openToolFile = useCallback((t: FileTarget) => (t.line ? openHit({ path: t.path, line: t.line }) : openFile(t.path)), [openHit, openFile]);
+  const openToolFile = useCallback(
+    (t: FileTarget) => (t.line ? openHit({ path: t.path, line: t.line }) : openFile(t.path)),
+    [openHit, openFile],
+  );
 
   // The runner coming or going reaches the session as an event at once; health (polled every
   // 2 s, and the truth after a server restart) is asked again right then, so the banner does
@@ -208,107 +217,214 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
 
   return (
     <ReadOnlyContext.Provider value={readOnly}>
-    <SandboxStatusContext.Provider value={sandboxStatus}>
-    <IdeBusProvider value={bus}>
-    <div className={styles.frame} style={layout.style} data-testid="ide-frame" data-readonly={readOnly} data-collapsed={fitted.collapsed.join(" ")}>
-      <TopBar
-        sessionId={sessionId}
-        title={session.data?.title}
-        kind={who.data?.kind}
-        running={running}
-        shown={shown}
-        onToggle={(pane) => (pane === "preview" && !shown.preview && bus.send("preview.focus"), layout.toggle(pane))}
-        onShare={() => setSharing(true)}
-        nav={!readOnly && <SessionSwitcher sessionId={sessionId} />}
-        meters={!readOnly && <CostTotal sessionId={sessionId} state={state} />}
-      />
-      <FrameBanners ended={linkEnded} member={who.data?.kind === "member"} error={streamError} socketClosed={socket === "closed"} socketDown={socketDown} runnerDown={runnerDown} goneRunner={goneRunner} />
-      <nav className={styles.files} aria-label="Files" data-testid="pane-files" hidden={!shown.side}>
-        <SideBar
-          show={side}
-          changeCount={changeCount}
-          changes={<ChangesPanel sessionId={sessionId} version={filesVersion} enabled={!!runner} selected={diff?.path ?? null} onOpen={setDiff} onAgentChanges={() => openReview()} />}
-          search={<SearchPanel sessionId={sessionId} onOpen={openHit} />}
-          explorer={
-            <FileTree
+      <SandboxStatusContext.Provider value={sandboxStatus}>
+        <IdeBusProvider value={bus}>
+          <div
+            className={styles.frame}
+            style={layout.style}
+            data-testid="ide-frame"
+            data-readonly={readOnly}
+            data-collapsed={fitted.collapsed.join(" ")}
+          >
+            <TopBar
               sessionId={sessionId}
-              entries={entries ?? []}
-              cut={tree.cut}
-              onFoldersOpen={tree.partial ? tree.opening : undefined}
-              command={treeCommand}
-              loading={tree.isPending}
-              error={tree.error?.message}
-              activePath={active}
-              onOpen={openFile}
-              onCreated={(path) => openHit({ path, line: 1 })}
-              onRenamed={files.rename}
-              onDeleted={(p) => files.changed([p])}
-              changes={marks}
+              title={session.data?.title}
+              kind={who.data?.kind}
+              running={running}
+              shown={shown}
+              onToggle={(pane) => (
+                pane === "preview" && !shown.preview && bus.send("preview.focus"),
+                layout.toggle(pane)
+              )}
+              onShare={() => setSharing(true)}
+              nav={!readOnly && <SessionSwitcher sessionId={sessionId} />}
+              meters={!readOnly && <CostTotal sessionId={sessionId} state={state} />}
             />
-          }
-        />
-      </nav>
-      {shown.side && (
-        <Splitter axis="x" size={fitted.side} direction={1} min={MIN.side} max={layout.maxOf("side")} label="Resize side bar" className={`${styles.splitX} ${styles.splitFiles}`} onResize={(n) => layout.resize("side", n)} testId="split-files" />
-      )}
-      <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
-        {/* Kept mounted under a change's diff: a new Monaco instance costs far more than showing this one again. */}
-        <div className={styles.editorHost} hidden={!!diff || !!review}>
-          <EditorPane sessionId={sessionId} files={files} workspace={filePaths} reveal={reveal} />
-        </div>
-        {review && !diff && (
-          <AgentChanges
-            sessionId={sessionId}
-            turnId={review.turnId}
-            turns={reviewTurns(state)}
-            version={`${state.checkpoints.version}:${filesVersion ?? 0}`}
-            onScope={openReview}
-            onOpenFile={openFile}
-            onReverted={(p) => files.changed([p])}
-            onClose={() => setReview(null)}
-          />
-        )}
-        {diff && <ChangeDiff sessionId={sessionId} file={diff} version={changesQuery.dataUpdatedAt} onOpenFile={openFile} onClose={() => setDiff(null)} />}
-      </section>
-      {shown.preview && (
-        <Splitter axis="x" size={fitted.preview} direction={-1} min={MIN.preview} max={layout.maxOf("preview")} label="Resize preview" className={`${styles.splitX} ${styles.splitPreview}`} onResize={(n) => layout.resize("preview", n)} testId="split-preview" />
-      )}
-      <section className={styles.preview} aria-label="Preview" data-testid="pane-preview" hidden={!shown.preview}>
-        {shown.preview && !readOnly && <PreviewPane sessionId={sessionId} visible={shown.preview} request={previewRequest} />}
-      </section>
-      {shown.chat && (
-        <Splitter axis="x" size={fitted.chat} direction={-1} min={MIN.chat} max={layout.maxOf("chat")} label="Resize chat" className={`${styles.splitX} ${styles.splitChat}`} onResize={(n) => layout.resize("chat", n)} testId="split-chat" />
-      )}
-      {/* Hidden, not unmounted: a draft message, attachments and scroll position survive. */}
-      <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat" hidden={!shown.chat}>
-        <ChatPane sessionId={sessionId} state={state} onSent={onSent} onOpenFile={openToolFile} knownPaths={filePaths} onLoadEarlier={loadEarlier} onReview={openReview} />
-      </aside>
-      {shown.panel && (
-        <Splitter axis="y" size={fitted.panel} direction={-1} min={MIN.panel} max={layout.maxOf("panel")} label="Resize terminal" className={styles.splitY} onResize={(n) => layout.resize("panel", n)} testId="split-terminal" />
-      )}
-      <section ref={termPane} className={styles.terminal} aria-label="Terminal" data-testid="pane-terminal" data-state={termState} hidden={!shown.panel}>
-        {readOnly ? <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div> : runner ? <TerminalTabs sessionId={sessionId} onState={setTermState} isFile={isFile} onLink={onTerminalLink} /> : <div className={styles.empty}>Waiting for the runner…</div>}
-      </section>
-      <StatusBar
-        sessionId={sessionId}
-        socket={socket}
-        status={status}
-        error={streamError}
-        viewer={who.data?.kind === "viewer" || (!who.data && isShareView())}
-        lastSeq={state.lastSeq}
-        runner={runner}
-        runnerPending={health.isPending}
-        database={health.data?.database.provider}
-        problems={health.data?.problems}
-        filesVersion={filesVersion}
-      />
-      {quick !== null && (
-        <QuickOpen paths={filePaths ?? []} recent={files.recent} active={active} findIn={tree.partial ? sessionId : undefined} commands={commands} initial={quick} onOpen={openFile} onGoToLine={active ? goToLine : undefined} onClose={() => setQuick(null)} />
-      )}
-      {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
-    </div>
-    </IdeBusProvider>
-    </SandboxStatusContext.Provider>
+            <FrameBanners
+              ended={linkEnded}
+              member={who.data?.kind === "member"}
+              error={streamError}
+              socketClosed={socket === "closed"}
+              socketDown={socketDown}
+              runnerDown={runnerDown}
+              goneRunner={goneRunner}
+            />
+            <nav className={styles.files} aria-label="Files" data-testid="pane-files" hidden={!shown.side}>
+              <SideBar
+                show={side}
+                changeCount={changeCount}
+                changes={
+                  <ChangesPanel
+                    sessionId={sessionId}
+                    version={filesVersion}
+                    enabled={!!runner}
+                    selected={diff?.path ?? null}
+                    onOpen={setDiff}
+                    onAgentChanges={() => openReview()}
+                  />
+                }
+                search={<SearchPanel sessionId={sessionId} onOpen={openHit} />}
+                explorer={
+                  <FileTree
+                    sessionId={sessionId}
+                    entries={entries ?? []}
+                    cut={tree.cut}
+                    onFoldersOpen={tree.partial ? tree.opening : undefined}
+                    command={treeCommand}
+                    loading={tree.isPending}
+                    error={tree.error?.message}
+                    activePath={active}
+                    onOpen={openFile}
+                    onCreated={(path) => openHit({ path, line: 1 })}
+                    onRenamed={files.rename}
+                    onDeleted={(p) => files.changed([p])}
+                    changes={marks}
+                  />
+                }
+              />
+            </nav>
+            {shown.side && (
+              <Splitter
+                axis="x"
+                size={fitted.side}
+                direction={1}
+                min={MIN.side}
+                max={layout.maxOf("side")}
+                label="Resize side bar"
+                className={`${styles.splitX} ${styles.splitFiles}`}
+                onResize={(n) => layout.resize("side", n)}
+                testId="split-files"
+              />
+            )}
+            <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
+              {/* Kept mounted under a change's diff: a new Monaco instance costs far more than showing this one again. */}
+              <div className={styles.editorHost} hidden={!!diff || !!review}>
+                <EditorPane sessionId={sessionId} files={files} workspace={filePaths} reveal={reveal} />
+              </div>
+              {review && !diff && (
+                <AgentChanges
+                  sessionId={sessionId}
+                  turnId={review.turnId}
+                  turns={reviewTurns(state)}
+                  version={`${state.checkpoints.version}:${filesVersion ?? 0}`}
+                  onScope={openReview}
+                  onOpenFile={openFile}
+                  onReverted={(p) => files.changed([p])}
+                  onClose={() => setReview(null)}
+                />
+              )}
+              {diff && (
+                <ChangeDiff
+                  sessionId={sessionId}
+                  file={diff}
+                  version={changesQuery.dataUpdatedAt}
+                  onOpenFile={openFile}
+                  onClose={() => setDiff(null)}
+                />
+              )}
+            </section>
+            {shown.preview && (
+              <Splitter
+                axis="x"
+                size={fitted.preview}
+                direction={-1}
+                min={MIN.preview}
+                max={layout.maxOf("preview")}
+                label="Resize preview"
+                className={`${styles.splitX} ${styles.splitPreview}`}
+                onResize={(n) => layout.resize("preview", n)}
+                testId="split-preview"
+              />
+            )}
+            <section className={styles.preview} aria-label="Preview" data-testid="pane-preview" hidden={!shown.preview}>
+              {shown.preview && !readOnly && (
+                <PreviewPane sessionId={sessionId} visible={shown.preview} request={previewRequest} />
+              )}
+            </section>
+            {shown.chat && (
+              <Splitter
+                axis="x"
+                size={fitted.chat}
+                direction={-1}
+                min={MIN.chat}
+                max={layout.maxOf("chat")}
+                label="Resize chat"
+                className={`${styles.splitX} ${styles.splitChat}`}
+                onResize={(n) => layout.resize("chat", n)}
+                testId="split-chat"
+              />
+            )}
+            {/* Hidden, not unmounted: a draft message, attachments and scroll position survive. */}
+            <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat" hidden={!shown.chat}>
+              <ChatPane
+                sessionId={sessionId}
+                state={state}
+                onSent={onSent}
+                onOpenFile={openToolFile}
+                knownPaths={filePaths}
+                onLoadEarlier={loadEarlier}
+                onReview={openReview}
+              />
+            </aside>
+            {shown.panel && (
+              <Splitter
+                axis="y"
+                size={fitted.panel}
+                direction={-1}
+                min={MIN.panel}
+                max={layout.maxOf("panel")}
+                label="Resize terminal"
+                className={styles.splitY}
+                onResize={(n) => layout.resize("panel", n)}
+                testId="split-terminal"
+              />
+            )}
+            <section
+              ref={termPane}
+              className={styles.terminal}
+              aria-label="Terminal"
+              data-testid="pane-terminal"
+              data-state={termState}
+              hidden={!shown.panel}
+            >
+              {readOnly ? (
+                <div className={styles.empty}>{who.data?.kind === "viewer" ? "The terminal is not shared." : ""}</div>
+              ) : runner ? (
+                <TerminalTabs sessionId={sessionId} onState={setTermState} isFile={isFile} onLink={onTerminalLink} />
+              ) : (
+                <div className={styles.empty}>Waiting for the runner…</div>
+              )}
+            </section>
+            <StatusBar
+              sessionId={sessionId}
+              socket={socket}
+              status={status}
+              error={streamError}
+              viewer={who.data?.kind === "viewer" || (!who.data && isShareView())}
+              lastSeq={state.lastSeq}
+              runner={runner}
+              runnerPending={health.isPending}
+              database={health.data?.database.provider}
+              problems={health.data?.problems}
+              filesVersion={filesVersion}
+            />
+            {quick !== null && (
+              <QuickOpen
+                paths={filePaths ?? []}
+                recent={files.recent}
+                active={active}
+                findIn={tree.partial ? sessionId : undefined}
+                commands={commands}
+                initial={quick}
+                onOpen={openFile}
+                onGoToLine={active ? goToLine : undefined}
+                onClose={() => setQuick(null)}
+              />
+            )}
+            {sharing && <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />}
+          </div>
+        </IdeBusProvider>
+      </SandboxStatusContext.Provider>
     </ReadOnlyContext.Provider>
   );
 }

@@ -1,8 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { chordOf } from "./ide-keys";
 
-const key = (code: string, key: string, mods: { ctrl?: boolean; meta?: boolean; shift?: boolean; alt?: boolean } = {}) => ({
-  code, key, ctrlKey: !!mods.ctrl, metaKey: !!mods.meta, shiftKey: !!mods.shift, altKey: !!mods.alt,
+const key = (
+  code: string,
+  key: string,
+  mods: { ctrl?: boolean; meta?: boolean; shift?: boolean; alt?: boolean } = {},
+) => ({
+  code,
+  key,
+  ctrlKey: !!mods.ctrl,
+  metaKey: !!mods.meta,
+  shiftKey: !!mods.shift,
+  altKey: !!mods.alt,
 });
 
 describe("IDE chords", () => {

@@ -32,7 +32,9 @@ export interface IdeKeyActions {
 }
 
 /** The chord's action name, or undefined. Exported for tests. */
-export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey" | "altKey" | "code" | "key">): keyof IdeKeyActions | undefined {
+export function chordOf(
+  e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey" | "altKey" | "code" | "key">,
+): keyof IdeKeyActions | undefined {
   if (!(e.ctrlKey || e.metaKey)) return undefined;
   if (e.shiftKey && e.code === "KeyF") return "search";
   if (e.shiftKey && e.code === "KeyH") return "replace";
@@ -50,7 +52,16 @@ export function chordOf(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "shiftKey
   return undefined;
 }
 
-const READING = new Set<keyof IdeKeyActions>(["search", "explorer", "changes", "quickOpen", "commandPalette", "toggleSideBar", "togglePanel", "toggleChat"]);
+const READING = new Set<keyof IdeKeyActions>([
+  "search",
+  "explorer",
+  "changes",
+  "quickOpen",
+  "commandPalette",
+  "toggleSideBar",
+  "togglePanel",
+  "toggleChat",
+]);
 
 /** `readOnly`: only the reading keys (views, quick open, the palette) act. */
 export function useIdeKeys(actions: IdeKeyActions, readOnly: boolean): void {

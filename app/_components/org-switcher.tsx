@@ -33,7 +33,9 @@ export function OrgSwitcher() {
       },
     }),
   );
-  const create = useMutation(trpc.orgs.create.mutationOptions({ onSuccess: (org) => switchOrg.mutate({ orgId: org.id }) }));
+  const create = useMutation(
+    trpc.orgs.create.mutationOptions({ onSuccess: (org) => switchOrg.mutate({ orgId: org.id }) }),
+  );
 
   // Another tab switched: this page's data belongs to the old org.
   useEffect(() => {

@@ -12,7 +12,11 @@ const within = (status: SandboxStatus | undefined, node: React.ReactNode) =>
   renderToStaticMarkup(<SandboxStatusContext.Provider value={status}>{node}</SandboxStatusContext.Provider>);
 
 const missing: SandboxStatus = { sandboxed: false, reason: "bubblewrap (bwrap) is not installed", network: "host" };
-const card = { approvalId: "a", callId: "c", request: { tool: "shell", summary: "Run rm -rf build", reason: "Runs a command.", command: "rm -rf build" } } as unknown as Card;
+const card = {
+  approvalId: "a",
+  callId: "c",
+  request: { tool: "shell", summary: "Run rm -rf build", reason: "Runs a command.", command: "rm -rf build" },
+} as unknown as Card;
 
 describe("the sandbox banner", () => {
   it("names the cause, what it means, the fix and the opt-out, and the network", () => {
@@ -37,10 +41,17 @@ describe("an approval card for a command", () => {
     const html = within(missing, <ApprovalCard card={card} onAnswer={async () => undefined} />);
     expect(html).toContain('data-testid="approval-unsandboxed"');
     expect(html).toContain("Runs unsandboxed, with your full rights (bubblewrap (bwrap) is not installed)");
-    expect(within({ sandboxed: false, reason: "disabled by configuration" }, <ApprovalCard card={card} onAnswer={async () => undefined} />)).toContain("Runs unsandboxed");
+    expect(
+      within(
+        { sandboxed: false, reason: "disabled by configuration" },
+        <ApprovalCard card={card} onAnswer={async () => undefined} />,
+      ),
+    ).toContain("Runs unsandboxed");
   });
 
   it("says nothing of the kind on a sandboxed runner", () => {
-    expect(within({ sandboxed: true }, <ApprovalCard card={card} onAnswer={async () => undefined} />)).not.toContain("unsandboxed");
+    expect(within({ sandboxed: true }, <ApprovalCard card={card} onAnswer={async () => undefined} />)).not.toContain(
+      "unsandboxed",
+    );
   });
 });

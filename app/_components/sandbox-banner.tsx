@@ -19,8 +19,9 @@ export function SandboxBanner() {
   const network = status.network ? NETWORK[status.network] : undefined;
   return (
     <div className={styles.banner} role="alert" data-testid="sandbox-banner">
-      <strong>Unsandboxed:</strong> {cause} — the agent&apos;s commands and the terminal run with your full rights. Install bubblewrap
-      (<code>apt-get install bubblewrap</code>) and restart Quiver, or set <code>QUIVER_SANDBOX=off</code> to hide this.
+      <strong>Unsandboxed:</strong> {cause} — the agent&apos;s commands and the terminal run with your full rights.
+      Install bubblewrap (<code>apt-get install bubblewrap</code>) and restart Quiver, or set{" "}
+      <code>QUIVER_SANDBOX=off</code> to hide this.
       {network && ` Network: ${network}${status.networkReason ? ` (${status.networkReason})` : ""}.`}
     </div>
   );

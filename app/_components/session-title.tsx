@@ -7,7 +7,15 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../_lib/trpc";
 import styles from "./ide-frame.module.css";
 
-export function SessionTitle({ sessionId, title, editable }: { sessionId: string; title: string | undefined; editable: boolean }) {
+export function SessionTitle({
+  sessionId,
+  title,
+  editable,
+}: {
+  sessionId: string;
+  title: string | undefined;
+  editable: boolean;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [draft, setDraft] = useState<string | null>(null);
@@ -24,7 +32,13 @@ export function SessionTitle({ sessionId, title, editable }: { sessionId: string
   if (draft === null) {
     return (
       <span className={styles.title}>
-        <button type="button" className={styles.titleButton} title="Rename this session" onClick={() => (rename.reset(), setDraft(title))} data-testid="session-title">
+        <button
+          type="button"
+          className={styles.titleButton}
+          title="Rename this session"
+          onClick={() => (rename.reset(), setDraft(title))}
+          data-testid="session-title"
+        >
           {title}
         </button>
       </span>

@@ -49,7 +49,15 @@ export function SideBar({ show, explorer, search, changes, changeCount }: Props)
     <>
       <div className={styles.sideTabs} role="tablist" aria-label="Side bar">
         {(Object.keys(TITLES) as SideView[]).map((v) => (
-          <button key={v} type="button" role="tab" aria-selected={view === v} title={TITLES[v][1]} onClick={() => open(v)} data-testid={`side-${v}`}>
+          <button
+            key={v}
+            type="button"
+            role="tab"
+            aria-selected={view === v}
+            title={TITLES[v][1]}
+            onClick={() => open(v)}
+            data-testid={`side-${v}`}
+          >
             {TITLES[v][0]}
             {v === "changes" && changeCount ? (
               // Capped as VS Code caps its badges: four digits pushed the tab names into ellipses.

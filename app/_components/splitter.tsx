@@ -43,7 +43,8 @@ export function Splitter({ axis, size, direction, min, max, onResize, label, cla
       onPointerUp={() => (start.current = null)}
       onPointerCancel={() => (start.current = null)}
       onKeyDown={(e) => {
-        const step = e.key === "ArrowLeft" || e.key === "ArrowUp" ? -16 : e.key === "ArrowRight" || e.key === "ArrowDown" ? 16 : 0;
+        const step =
+          e.key === "ArrowLeft" || e.key === "ArrowUp" ? -16 : e.key === "ArrowRight" || e.key === "ArrowDown" ? 16 : 0;
         if (!step) return;
         e.preventDefault();
         onResize(clamp(size + direction * step));

@@ -10,7 +10,9 @@ import { DiskUsage } from "./disk-usage";
 
 export function WorkspaceUsage({ sessionId, version }: { sessionId: string; version?: number }) {
   const trpc = useTRPC();
-  const usage = useQuery(trpc.files.usage.queryOptions({ sessionId }, { refetchInterval: 30_000, retry: false, staleTime: 2_000 }));
+  const usage = useQuery(
+    trpc.files.usage.queryOptions({ sessionId }, { refetchInterval: 30_000, retry: false, staleTime: 2_000 }),
+  );
   const { refetch } = usage;
   useEffect(() => {
     if (version !== undefined) void refetch();

@@ -34,12 +34,24 @@ export function applyAgentUiEvent(s: AgentUiState, ev: AgentEvent): AgentUiState
       if (s.questions[ev.callId]) return s;
       return {
         ...s,
-        questions: { ...s.questions, [ev.callId]: { questionId: ev.questionId, callId: ev.callId, question: ev.question, options: ev.options, allowText: ev.allowText } },
+        questions: {
+          ...s.questions,
+          [ev.callId]: {
+            questionId: ev.questionId,
+            callId: ev.callId,
+            question: ev.question,
+            options: ev.options,
+            allowText: ev.allowText,
+          },
+        },
       };
     case "question.resolved": {
       const q = s.questions[ev.callId];
       if (!q || q.outcome) return s;
-      return { ...s, questions: { ...s.questions, [ev.callId]: { ...q, outcome: ev.outcome, answer: ev.answer, option: ev.option } } };
+      return {
+        ...s,
+        questions: { ...s.questions, [ev.callId]: { ...q, outcome: ev.outcome, answer: ev.answer, option: ev.option } },
+      };
     }
   }
 }

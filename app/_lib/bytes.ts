@@ -10,4 +10,8 @@ export function base64Of(bytes: Uint8Array): string {
 
 /** `900 B`, `2.0 KB`, `3.75 MB` (megabytes to two places, so a limit such as 3.75 shows whole). */
 export const sizeLabel = (bytes: number) =>
-  bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(2).replace(/\.?0+$/, "")} MB`;
+  bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(1)} KB`
+      : `${(bytes / 1024 / 1024).toFixed(2).replace(/\.?0+$/, "")} MB`;

@@ -6,7 +6,15 @@ import { rewoundTurns } from "./checkpoint-state";
 // Issue #27's events as the server sends them; typed loosely so this test does not depend on
 // when the protocol's union gains them.
 function stream(bodies: Array<Record<string, unknown> & { type: string }>, from = 1): SessionEvent[] {
-  return bodies.map((b, i) => ({ ...b, seq: from + i, sessionId: "s1", at: new Date(1_700_000_000_000 + i).toISOString() }) as unknown as SessionEvent);
+  return bodies.map(
+    (b, i) =>
+      ({
+        ...b,
+        seq: from + i,
+        sessionId: "s1",
+        at: new Date(1_700_000_000_000 + i).toISOString(),
+      }) as unknown as SessionEvent,
+  );
 }
 
 const turn = (n: number) => [
@@ -52,12 +60,15 @@ describe("checkpoint state", () => {
     expect(whole.items.filter((i) => i.kind === "user")).toHaveLength(3);
     expect([...rewoundTurns(whole.checkpoints)]).toEqual([]);
     // Without the undo, the earlier rewind shows once those turns are read.
-    const kept = prependEarlier(applyEvents({ ...emptySessionState(), lastSeq: afterSeq, earlier: { afterSeq, turns: 2 } }, late.slice(0, -1)), {
-      afterSeq: 0,
-      earlierTurns: 0,
-      carry: [],
-      events: early,
-    });
+    const kept = prependEarlier(
+      applyEvents({ ...emptySessionState(), lastSeq: afterSeq, earlier: { afterSeq, turns: 2 } }, late.slice(0, -1)),
+      {
+        afterSeq: 0,
+        earlierTurns: 0,
+        carry: [],
+        events: early,
+      },
+    );
     expect([...rewoundTurns(kept.checkpoints)]).toEqual(["t2"]);
   });
 

@@ -15,7 +15,13 @@ export interface CheckpointState {
 
 /** The session events of issue #27's contract, as this reducer reads them. */
 export type CheckpointEvent =
-  | { type: "checkpoint.created"; checkpointId: string; turnId: string; phase: "before" | "after" | "restore-undo"; filesChanged: number }
+  | {
+      type: "checkpoint.created";
+      checkpointId: string;
+      turnId: string;
+      phase: "before" | "after" | "restore-undo";
+      filesChanged: number;
+    }
   | { type: "turn.rewound"; rewindId: string; turnIds: string[] }
   | { type: "turn.unrewound"; rewindId: string; turnIds: string[] }
   | { type: "checkpoint.restored"; checkpointId: string; undoCheckpointId: string; paths: string[] }
@@ -34,7 +40,10 @@ export function applyCheckpointEvent(c: CheckpointState, ev: { type: string }): 
       return { ...c, rewinds: { ...c.rewinds, [e.rewindId]: { turnIds: e.turnIds, undone: false } } };
     case "turn.unrewound":
       // Known by its own turn ids too: the rewind itself may be in turns not loaded yet.
-      return { ...c, rewinds: { ...c.rewinds, [e.rewindId]: { turnIds: c.rewinds[e.rewindId]?.turnIds ?? e.turnIds, undone: true } } };
+      return {
+        ...c,
+        rewinds: { ...c.rewinds, [e.rewindId]: { turnIds: c.rewinds[e.rewindId]?.turnIds ?? e.turnIds, undone: true } },
+      };
     case "checkpoint.restored":
     case "hunk.reviewed":
       return { ...c, version: c.version + 1 };
@@ -47,7 +56,8 @@ export function applyCheckpointEvent(c: CheckpointState, ev: { type: string }): 
  *  later turns wins over its rewind in the earlier ones. */
 export function mergeCheckpointState(before: CheckpointState, later: CheckpointState): CheckpointState {
   const rewinds = { ...before.rewinds };
-  for (const [id, r] of Object.entries(later.rewinds)) rewinds[id] = { turnIds: before.rewinds[id]?.turnIds ?? r.turnIds, undone: r.undone };
+  for (const [id, r] of Object.entries(later.rewinds))
+    rewinds[id] = { turnIds: before.rewinds[id]?.turnIds ?? r.turnIds, undone: r.undone };
   return { rewinds, changed: { ...before.changed, ...later.changed }, version: later.version + before.version };
 }
 

@@ -68,16 +68,21 @@ export function useCheckpointsApi(): CheckpointsApi {
 }
 
 /** The query key of a diff, so a view can be read again when the session says something changed. */
-export const diffKey = (sessionId: string, turnId?: string) => ["agent-changes", sessionId, turnId ?? "session"] as const;
+export const diffKey = (sessionId: string, turnId?: string) =>
+  ["agent-changes", sessionId, turnId ?? "session"] as const;
 
 function build(client: ReturnType<typeof useTRPCClient>): CheckpointsApi {
   const opt = (turnId?: string) => (turnId ? { turnId } : {});
   return {
     diff: (sessionId, turnId) => client.checkpoints.diff.query({ sessionId, ...opt(turnId) }),
-    acceptHunk: (sessionId, turnId, path, hunkId) => client.checkpoints.acceptHunk.mutate({ sessionId, ...opt(turnId), path, hunkId }),
-    revertHunk: (sessionId, turnId, path, hunkId) => client.checkpoints.revertHunk.mutate({ sessionId, ...opt(turnId), path, hunkId }),
-    restoreTurn: (sessionId, turnId, dryRun, keepUserEdits) => client.checkpoints.restore.mutate({ sessionId, turnId, dryRun, keepUserEdits }),
-    restoreTo: (sessionId, checkpointId) => client.checkpoints.restore.mutate({ sessionId, checkpointId, dryRun: false }),
+    acceptHunk: (sessionId, turnId, path, hunkId) =>
+      client.checkpoints.acceptHunk.mutate({ sessionId, ...opt(turnId), path, hunkId }),
+    revertHunk: (sessionId, turnId, path, hunkId) =>
+      client.checkpoints.revertHunk.mutate({ sessionId, ...opt(turnId), path, hunkId }),
+    restoreTurn: (sessionId, turnId, dryRun, keepUserEdits) =>
+      client.checkpoints.restore.mutate({ sessionId, turnId, dryRun, keepUserEdits }),
+    restoreTo: (sessionId, checkpointId) =>
+      client.checkpoints.restore.mutate({ sessionId, checkpointId, dryRun: false }),
     rewind: (input) => client.turns.rewind.mutate(input),
     unrewind: (sessionId, rewindId) => client.turns.unrewind.mutate({ sessionId, rewindId }),
   };

@@ -9,7 +9,14 @@ describe("editor MRU", () => {
   });
 
   it("reads Ctrl+Tab and Ctrl+Alt+Tab as back, with Shift as forward, and nothing else", () => {
-    const key = (o: Partial<KeyboardEvent>) => ({ ctrlKey: false, metaKey: false, altKey: false, shiftKey: false, key: "Tab", ...o });
+    const key = (o: Partial<KeyboardEvent>) => ({
+      ctrlKey: false,
+      metaKey: false,
+      altKey: false,
+      shiftKey: false,
+      key: "Tab",
+      ...o,
+    });
     expect(mruStep(key({ ctrlKey: true }))).toBe(1);
     expect(mruStep(key({ ctrlKey: true, altKey: true }))).toBe(1);
     expect(mruStep(key({ ctrlKey: true, shiftKey: true }))).toBe(-1);

@@ -15,7 +15,9 @@ export function mruOrder(open: readonly string[], recent: readonly string[], act
 }
 
 /** Which way a key walks the list: Ctrl+Tab (or Ctrl+Alt+Tab) back, with Shift forward. */
-export function mruStep(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "altKey" | "shiftKey" | "key">): 1 | -1 | undefined {
+export function mruStep(
+  e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "altKey" | "shiftKey" | "key">,
+): 1 | -1 | undefined {
   if (e.key !== "Tab" || !e.ctrlKey || e.metaKey) return undefined;
   return e.shiftKey ? -1 : 1;
 }

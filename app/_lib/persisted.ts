@@ -15,7 +15,11 @@ export function readStored<T>(key: string, fallback: T, valid: (v: unknown) => v
 }
 
 /** State mirrored to localStorage under `key`; starts from `fallback` until the page has mounted. */
-export function usePersisted<T>(key: string, fallback: T, valid: (v: unknown) => v is T): [T, (v: T | ((prev: T) => T)) => void, boolean] {
+export function usePersisted<T>(
+  key: string,
+  fallback: T,
+  valid: (v: unknown) => v is T,
+): [T, (v: T | ((prev: T) => T)) => void, boolean] {
   const [value, setValue] = useState<T>(fallback);
   const [loaded, setLoaded] = useState(false);
   const first = useRef(true);

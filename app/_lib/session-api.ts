@@ -40,7 +40,9 @@ export interface SessionApi {
 /** Tracked subscription events arrive as `{ id, data }`; plain ones as the event itself. */
 function unwrap(d: unknown): SessionEvent {
   const v = d as { id?: string; data?: SessionEvent } & SessionEvent;
-  return v && typeof v === "object" && "data" in v && v.data && typeof v.data === "object" && "seq" in v.data ? v.data : v;
+  return v && typeof v === "object" && "data" in v && v.data && typeof v.data === "object" && "seq" in v.data
+    ? v.data
+    : v;
 }
 
 export function useSessionApi(): SessionApi {
@@ -50,15 +52,20 @@ export function useSessionApi(): SessionApi {
 
 function build(client: ReturnType<typeof useTRPCClient>): SessionApi {
   return {
-    send: (sessionId, text, images) => client.turns.send.mutate({ sessionId, text, ...(images?.length ? { images } : {}) }),
+    send: (sessionId, text, images) =>
+      client.turns.send.mutate({ sessionId, text, ...(images?.length ? { images } : {}) }),
     cancel: (sessionId) => client.turns.cancel.mutate({ sessionId }),
     answerQuestion: (sessionId, callId, answer) => client.questions.answer.mutate({ sessionId, callId, answer }),
-    answer: (_sessionId, approvalId, choice, message) => client.approvals.answer.mutate({ approvalId, choice, ...(message ? { message } : {}) }),
+    answer: (_sessionId, approvalId, choice, message) =>
+      client.approvals.answer.mutate({ approvalId, choice, ...(message ? { message } : {}) }),
     spill: (sessionId, ref, offset, length) => client.spills.read.query({ sessionId, ref, offset, length }),
     // As events (unwrap): the wire's JSON types make `unknown` fields optional.
-    window: (sessionId, turns) => client.turns.window.query({ sessionId, turns }).then((w) => w as unknown as TurnWindow),
+    window: (sessionId, turns) =>
+      client.turns.window.query({ sessionId, turns }).then((w) => w as unknown as TurnWindow),
     earlier: (sessionId, beforeSeq, turns) =>
-      client.turns.earlier.query({ sessionId, beforeSeq, turns }).then((w) => w as unknown as TurnWindow & { events: SessionEvent[] }),
+      client.turns.earlier
+        .query({ sessionId, beforeSeq, turns })
+        .then((w) => w as unknown as TurnWindow & { events: SessionEvent[] }),
     subscribe(sessionId, lastSeq, h) {
       // Folded: a long session's stored deltas come as one event per run, not one per token.
       const sub = client.turns.events.subscribe(

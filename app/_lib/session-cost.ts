@@ -13,17 +13,26 @@ export type { CostFigure };
 /** Changes whenever a turn's usage or status does: the cost is read again then. */
 export function usageStamp(state: SessionState): string {
   return Object.values(state.turns)
-    .map((t) => `${t.turnId}:${t.status}:${t.usage ? `${t.usage.inputTokens}/${t.usage.outputTokens}/${t.usage.cacheReadTokens}/${t.usage.cacheWriteTokens}` : ""}`)
+    .map(
+      (t) =>
+        `${t.turnId}:${t.status}:${t.usage ? `${t.usage.inputTokens}/${t.usage.outputTokens}/${t.usage.cacheReadTokens}/${t.usage.cacheWriteTokens}` : ""}`,
+    )
     .join(",");
 }
 
 export function useSessionCost(sessionId: string, state: SessionState) {
   const trpc = useTRPC();
-  const options = trpc.sessions.cost.queryOptions({ id: sessionId }, { retry: false, placeholderData: keepPreviousData });
+  const options = trpc.sessions.cost.queryOptions(
+    { id: sessionId },
+    { retry: false, placeholderData: keepPreviousData },
+  );
   // The stamp beside the input in the key (tRPC reads only the input from it): every reader of
   // the same moment shares one request, and new usage makes a new one.
   const [path, args] = options.queryKey;
-  return useQuery({ ...options, queryKey: [path, { ...args, stamp: usageStamp(state) }] as unknown as typeof options.queryKey });
+  return useQuery({
+    ...options,
+    queryKey: [path, { ...args, stamp: usageStamp(state) }] as unknown as typeof options.queryKey,
+  });
 }
 
 const n = (v: number) => v.toLocaleString("en");

@@ -2,11 +2,29 @@
 // always gives the same state, events at or below the last seen seq are ignored (so a resumed
 // subscription that overlaps never duplicates anything), and tool cards and approval cards are
 // updated in place by id. React components only render this; they never interpret events.
-import type { ApprovalDecision, ApprovalRequest, SessionEvent, ToolStatus, TurnStatus, Usage } from "../../server/protocol/events";
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  SessionEvent,
+  ToolStatus,
+  TurnStatus,
+  Usage,
+} from "../../server/protocol/events";
 import type { ImageRef } from "../../server/protocol/attachments";
 import { nestCall, subProgress, type SubItem } from "./subagent-state";
-import { applyAgentUiEvent, cancelQuestion, emptyAgentUiState, mergeAgentUiState, type AgentUiState } from "./agent-ui-state";
-import { applyCheckpointEvent, emptyCheckpointState, mergeCheckpointState, type CheckpointState } from "./checkpoint-state";
+import {
+  applyAgentUiEvent,
+  cancelQuestion,
+  emptyAgentUiState,
+  mergeAgentUiState,
+  type AgentUiState,
+} from "./agent-ui-state";
+import {
+  applyCheckpointEvent,
+  emptyCheckpointState,
+  mergeCheckpointState,
+  type CheckpointState,
+} from "./checkpoint-state";
 
 export type ChatItem =
   /** `images`: what the person attached (absent when none); attachments.read gives the bytes.
@@ -123,7 +141,11 @@ export interface TurnWindow {
  *  events from before them applied, everything up to `afterSeq` counted as seen. */
 export function windowState(w: TurnWindow): SessionState {
   const s = applyEvents(emptySessionState(), w.carry);
-  return { ...s, lastSeq: Math.max(s.lastSeq, w.afterSeq), earlier: w.afterSeq > 0 ? { afterSeq: w.afterSeq, turns: w.earlierTurns } : null };
+  return {
+    ...s,
+    lastSeq: Math.max(s.lastSeq, w.afterSeq),
+    earlier: w.afterSeq > 0 ? { afterSeq: w.afterSeq, turns: w.earlierTurns } : null,
+  };
 }
 
 /** `state` with the turns before it (`events`, of the window `w` before `state.earlier`) put in
@@ -131,7 +153,10 @@ export function windowState(w: TurnWindow): SessionState {
  *  the session-wide fields stay the later state's unless it has none. */
 export function prependEarlier(state: SessionState, w: TurnWindow & { events: readonly SessionEvent[] }): SessionState {
   if (!state.earlier) return state;
-  const before = applyEvents(windowState(w), w.events.filter((ev) => ev.seq <= state.earlier!.afterSeq));
+  const before = applyEvents(
+    windowState(w),
+    w.events.filter((ev) => ev.seq <= state.earlier!.afterSeq),
+  );
   return {
     ...state,
     items: [...before.items, ...state.items],
@@ -156,7 +181,13 @@ function patchTool(s: SessionState, callId: string, patch: Partial<ToolCard>): S
 }
 
 /** Appends to the last item when it is the same kind of streamed text in the same turn. */
-function appendStream(s: SessionState, kind: "text" | "reasoning", turnId: string, text: string, seq: number): SessionState {
+function appendStream(
+  s: SessionState,
+  kind: "text" | "reasoning",
+  turnId: string,
+  text: string,
+  seq: number,
+): SessionState {
   const last = s.items[s.items.length - 1];
   if (last && last.kind === kind && last.turnId === turnId) {
     const items = s.items.slice();
@@ -172,13 +203,23 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
   const s: SessionState = { ...state, lastSeq: ev.seq };
   switch (ev.type) {
     case "turn.started":
-      return { ...s, activeTurnId: ev.turnId, turns: { ...s.turns, [ev.turnId]: { turnId: ev.turnId, status: "running" } } };
+      return {
+        ...s,
+        activeTurnId: ev.turnId,
+        turns: { ...s.turns, [ev.turnId]: { turnId: ev.turnId, status: "running" } },
+      };
     case "message.user":
       return {
         ...s,
         items: [
           ...s.items,
-          { kind: "user", key: `user-${ev.messageId}`, text: ev.text, ...(ev.images?.length ? { images: ev.images } : {}), ...(s.activeTurnId ? { turnId: s.activeTurnId } : {}) },
+          {
+            kind: "user",
+            key: `user-${ev.messageId}`,
+            text: ev.text,
+            ...(ev.images?.length ? { images: ev.images } : {}),
+            ...(s.activeTurnId ? { turnId: s.activeTurnId } : {}),
+          },
         ],
       };
     case "text.delta":
@@ -200,15 +241,24 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
         truncated: false,
         startedAt: ev.at,
       };
-      if (ev.parentCallId && s.tools[ev.parentCallId]) return nestCall(s, ev.parentCallId, { ...card, parentCallId: ev.parentCallId });
-      return { ...s, tools: { ...s.tools, [ev.callId]: card }, items: [...s.items, { kind: "tool", key: `tool-${ev.callId}`, callId: ev.callId }] };
+      if (ev.parentCallId && s.tools[ev.parentCallId])
+        return nestCall(s, ev.parentCallId, { ...card, parentCallId: ev.parentCallId });
+      return {
+        ...s,
+        tools: { ...s.tools, [ev.callId]: card },
+        items: [...s.items, { kind: "tool", key: `tool-${ev.callId}`, callId: ev.callId }],
+      };
     }
     case "tool.status": {
       const card = s.tools[ev.callId];
       // A late status never reopens a finished card.
       if (!card || FINAL.has(card.status)) return s;
       const since = ev.status === "running" && !card.runningSince ? { runningSince: ev.at } : {};
-      return patchTool(s, ev.callId, ev.approvedBy ? { status: ev.status, approvedBy: ev.approvedBy, ...since } : { status: ev.status, ...since });
+      return patchTool(
+        s,
+        ev.callId,
+        ev.approvedBy ? { status: ev.status, approvedBy: ev.approvedBy, ...since } : { status: ev.status, ...since },
+      );
     }
     case "tool.progress": {
       const card = s.tools[ev.callId];
@@ -233,36 +283,68 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
         modelText: ev.modelText,
       });
     case "approval.required": {
-      const withCard = { ...s, approvals: { ...s.approvals, [ev.approvalId]: { approvalId: ev.approvalId, callId: ev.callId, request: ev.request } } };
+      const withCard = {
+        ...s,
+        approvals: {
+          ...s.approvals,
+          [ev.approvalId]: { approvalId: ev.approvalId, callId: ev.callId, request: ev.request },
+        },
+      };
       const card = withCard.tools[ev.callId];
       if (!card) return withCard;
-      return patchTool(withCard, ev.callId, { approvalId: ev.approvalId, status: FINAL.has(card.status) ? card.status : "awaiting_approval" });
+      return patchTool(withCard, ev.callId, {
+        approvalId: ev.approvalId,
+        status: FINAL.has(card.status) ? card.status : "awaiting_approval",
+      });
     }
     case "approval.resolved": {
       const prev = s.approvals[ev.approvalId];
       // A question's card is cancelled through the approvals' path (turns.cancel after a restart).
       if (!prev) return ev.decision === "cancelled" ? { ...s, agent: cancelQuestion(s.agent, ev.approvalId) } : s;
-      return { ...s, approvals: { ...s.approvals, [ev.approvalId]: { ...prev, decision: ev.decision, by: ev.by, message: ev.message } } };
+      return {
+        ...s,
+        approvals: {
+          ...s.approvals,
+          [ev.approvalId]: { ...prev, decision: ev.decision, by: ev.by, message: ev.message },
+        },
+      };
     }
     case "notice":
-      return { ...s, items: [...s.items, { kind: "notice", key: `notice-${ev.seq}`, level: ev.level, code: ev.code, text: ev.text }] };
+      return {
+        ...s,
+        items: [...s.items, { kind: "notice", key: `notice-${ev.seq}`, level: ev.level, code: ev.code, text: ev.text }],
+      };
     case "usage": {
       // The turn's total so far: each one replaces the last.
       const turn = s.turns[ev.turnId] ?? { turnId: ev.turnId, status: "running" as const };
-      return { ...s, context: ev.context ?? s.context, turns: { ...s.turns, [ev.turnId]: { ...turn, usage: ev.usage } } };
+      return {
+        ...s,
+        context: ev.context ?? s.context,
+        turns: { ...s.turns, [ev.turnId]: { ...turn, usage: ev.usage } },
+      };
     }
     case "context.compacted":
       return {
         ...s,
         context: s.context ? { ...s.context, tokens: 0 } : s.context,
-        items: [...s.items, { kind: "compacted", key: `compacted-${ev.seq}`, summary: ev.summary, messages: ev.messages, tokens: ev.tokens }],
+        items: [
+          ...s.items,
+          {
+            kind: "compacted",
+            key: `compacted-${ev.seq}`,
+            summary: ev.summary,
+            messages: ev.messages,
+            tokens: ev.tokens,
+          },
+        ],
       };
     case "turn.finished": {
       const turn = s.turns[ev.turnId] ?? { turnId: ev.turnId, status: ev.status };
       // Cards the turn left open can no longer progress: show them as cancelled, not spinning.
       let tools = s.tools;
       for (const card of Object.values(s.tools)) {
-        if (card.turnId === ev.turnId && !FINAL.has(card.status)) tools = { ...tools, [card.callId]: { ...card, status: "cancelled" } };
+        if (card.turnId === ev.turnId && !FINAL.has(card.status))
+          tools = { ...tools, [card.callId]: { ...card, status: "cancelled" } };
       }
       return {
         ...s,
@@ -273,7 +355,10 @@ export function applyEvent(state: SessionState, ev: SessionEvent): SessionState 
       };
     }
     case "error":
-      return { ...s, items: [...s.items, { kind: "error", key: `error-${ev.seq}`, code: ev.code, message: ev.message }] };
+      return {
+        ...s,
+        items: [...s.items, { kind: "error", key: `error-${ev.seq}`, code: ev.code, message: ev.message }],
+      };
     case "files.changed":
       return { ...s, files: { version: ev.version, paths: ev.paths } };
     case "runner.status":

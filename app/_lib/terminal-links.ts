@@ -57,7 +57,8 @@ export function terminalLinks(text: string, isFile: (path: string) => boolean): 
   }
   for (const m of text.matchAll(PYTHON_RE)) {
     const path = workspaceFile(m[1], isFile);
-    if (path && !taken(m.index!, m.index! + m[0].length)) links.push({ start: m.index!, end: m.index! + m[0].length, target: { kind: "file", path, line: Number(m[2]) } });
+    if (path && !taken(m.index!, m.index! + m[0].length))
+      links.push({ start: m.index!, end: m.index! + m[0].length, target: { kind: "file", path, line: Number(m[2]) } });
   }
   for (const m of text.matchAll(PATH_RE)) {
     const [whole, printed, line, column, tscLine, tscColumn] = m;

@@ -26,8 +26,12 @@ describe("firstChangedLine", () => {
 describe("toolFileTarget", () => {
   it("opens what a succeeded file tool touched, at its first change", () => {
     const diff = ["--- a/src/a.ts", "+++ b/src/a.ts", "@@ -4,3 +4,3 @@", " x", "-y", "+z", ""].join("\n");
-    expect(toolFileTarget({ name: "edit_file", input: { path: "./src/a.ts" }, status: "succeeded", diff }, known)).toEqual({ path: "src/a.ts", line: 5 });
-    expect(toolFileTarget({ name: "read_file", input: { path: "a.ts" }, status: "succeeded" }, known)).toEqual({ path: "a.ts" });
+    expect(
+      toolFileTarget({ name: "edit_file", input: { path: "./src/a.ts" }, status: "succeeded", diff }, known),
+    ).toEqual({ path: "src/a.ts", line: 5 });
+    expect(toolFileTarget({ name: "read_file", input: { path: "a.ts" }, status: "succeeded" }, known)).toEqual({
+      path: "a.ts",
+    });
     expect(toolFileTarget({ name: "write_file", input: { path: "a.ts" }, status: "rejected" }, known)).toBeUndefined();
     expect(toolFileTarget({ name: "shell", input: { command: "ls" }, status: "succeeded" }, known)).toBeUndefined();
     expect(toolFileTarget({ name: "read_file", input: { path: 3 }, status: "succeeded" }, known)).toBeUndefined();

@@ -12,7 +12,10 @@ export interface FileTarget {
 /** The tree's name for a tool's `path` argument: the model may write "./src/a.ts", or the
  *  absolute path inside the workspace, which ends with "/" and a path the tree knows. */
 export function workspacePath(arg: string, known: readonly string[]): string {
-  let p = arg.trim().replace(/\/{2,}/g, "/").replace(/\/+$/, "");
+  let p = arg
+    .trim()
+    .replace(/\/{2,}/g, "/")
+    .replace(/\/+$/, "");
   while (p.startsWith("./")) p = p.slice(2);
   if (known.includes(p)) return p;
   if (p.startsWith("/")) {
@@ -36,7 +39,10 @@ export function firstChangedLine(diff: string): number | undefined {
 }
 
 /** The file a card can open, once its call has succeeded. */
-export function toolFileTarget(card: Pick<ToolCard, "name" | "input" | "status" | "diff">, known: readonly string[]): FileTarget | undefined {
+export function toolFileTarget(
+  card: Pick<ToolCard, "name" | "input" | "status" | "diff">,
+  known: readonly string[],
+): FileTarget | undefined {
   if (!FILE_TOOLS.has(card.name) || card.status !== "succeeded") return undefined;
   const arg = (card.input as { path?: unknown } | null | undefined)?.path;
   if (typeof arg !== "string" || !arg.trim()) return undefined;

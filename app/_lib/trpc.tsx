@@ -55,7 +55,8 @@ function makeClient() {
   });
 }
 
-const makeQueryClient = () => new QueryClient({ defaultOptions: { queries: { staleTime: 5_000, refetchOnWindowFocus: false } } });
+const makeQueryClient = () =>
+  new QueryClient({ defaultOptions: { queries: { staleTime: 5_000, refetchOnWindowFocus: false } } });
 
 // One of each per page, outside React: a render React throws away (the root suspending while it
 // hydrates, with no boundary above these providers) would run useState initializers again, and
@@ -65,7 +66,10 @@ const makeQueryClient = () => new QueryClient({ defaultOptions: { queries: { sta
 let browser: { trpc: ReturnType<typeof makeClient>; query: QueryClient } | undefined;
 function clients() {
   if (typeof window === "undefined") {
-    return { trpc: createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/api/trpc" })] }), query: makeQueryClient() };
+    return {
+      trpc: createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/api/trpc" })] }),
+      query: makeQueryClient(),
+    };
   }
   return (browser ??= { trpc: makeClient(), query: makeQueryClient() });
 }

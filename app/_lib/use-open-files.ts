@@ -36,19 +36,27 @@ interface Tabs {
   active: string | null;
 }
 const isTabs = (v: unknown): v is Tabs =>
-  !!v && typeof v === "object" && Array.isArray((v as Tabs).open) && (v as Tabs).open.every((p) => typeof p === "string");
+  !!v &&
+  typeof v === "object" &&
+  Array.isArray((v as Tabs).open) &&
+  (v as Tabs).open.every((p) => typeof p === "string");
 
 const isPaths = (v: unknown): v is string[] => Array.isArray(v) && v.every((p) => typeof p === "string");
 const RECENT_MAX = 30;
 
 export function useOpenFiles(sessionId: string) {
   const client = useTRPCClient();
-  const [tabs, setTabs, tabsLoaded] = usePersisted<Tabs>(`quiver.tabs.${sessionId}`, { open: [], active: null }, isTabs);
+  const [tabs, setTabs, tabsLoaded] = usePersisted<Tabs>(
+    `quiver.tabs.${sessionId}`,
+    { open: [], active: null },
+    isTabs,
+  );
   // Files opened, most recent first (quick open lists them first, as VS Code's "recently opened").
   const [recent, setRecent] = usePersisted<string[]>(`quiver.recent.${sessionId}`, [], isPaths);
   useEffect(() => {
     const active = tabs.active;
-    if (tabsLoaded && active) setRecent((r) => (r[0] === active ? r : [active, ...r.filter((p) => p !== active)].slice(0, RECENT_MAX)));
+    if (tabsLoaded && active)
+      setRecent((r) => (r[0] === active ? r : [active, ...r.filter((p) => p !== active)].slice(0, RECENT_MAX)));
   }, [tabs.active, tabsLoaded, setRecent]);
   const [docs, setDocsState] = useState<Record<string, OpenDoc>>({});
   // The truth, updated at once: two reads finishing before React renders must each see what the
@@ -60,9 +68,12 @@ export function useOpenFiles(sessionId: string) {
   }, []);
   const buffers = useRef<EditorBuffers | null>(null);
 
-  const patch = useCallback((path: string, p: Partial<OpenDoc>) => {
-    setDocs((d) => (d[path] ? { ...d, [path]: { ...d[path], ...p } } : d));
-  }, [setDocs]);
+  const patch = useCallback(
+    (path: string, p: Partial<OpenDoc>) => {
+      setDocs((d) => (d[path] ? { ...d, [path]: { ...d[path], ...p } } : d));
+    },
+    [setDocs],
+  );
 
   /** `unsaved`: the person's text to keep over what is on disk (a renamed file's edits). */
   const load = useCallback(
@@ -73,7 +84,15 @@ export function useOpenFiles(sessionId: string) {
         const doc = docsRef.current[path];
         if (unsaved !== undefined) {
           buffers.current?.setText(path, unsaved);
-          patch(path, { base: file.content, hash: file.hash, dirty: unsaved !== file.content, loading: false, error: undefined, unreadable: undefined, conflict: undefined });
+          patch(path, {
+            base: file.content,
+            hash: file.hash,
+            dirty: unsaved !== file.content,
+            loading: false,
+            error: undefined,
+            unreadable: undefined,
+            conflict: undefined,
+          });
           return;
         }
         if (doc && !doc.loading && doc.hash === file.hash) return;
@@ -81,7 +100,15 @@ export function useOpenFiles(sessionId: string) {
           patch(path, { conflict: { text: file.content, hash: file.hash } });
         } else {
           buffers.current?.setText(path, file.content);
-          patch(path, { base: file.content, hash: file.hash, dirty: false, loading: false, error: undefined, unreadable: undefined, conflict: undefined });
+          patch(path, {
+            base: file.content,
+            hash: file.hash,
+            dirty: false,
+            loading: false,
+            error: undefined,
+            unreadable: undefined,
+            conflict: undefined,
+          });
         }
       } catch (err) {
         const code = err instanceof TRPCClientError ? (err.data as { code?: string } | undefined)?.code : undefined;
@@ -90,7 +117,8 @@ export function useOpenFiles(sessionId: string) {
         // The runner refused the file itself (binary, not UTF-8, too large); anything else (no
         // runner) may pass. Edits in the buffer stay editable either way: a save over a changed
         // file still meets the conflict check.
-        else if (code === "BAD_REQUEST" && !docsRef.current[path]?.dirty) patch(path, { loading: false, error: undefined, unreadable: message });
+        else if (code === "BAD_REQUEST" && !docsRef.current[path]?.dirty)
+          patch(path, { loading: false, error: undefined, unreadable: message });
         else patch(path, { loading: false, error: message });
       }
     },
@@ -134,7 +162,12 @@ export function useOpenFiles(sessionId: string) {
       const text = buffers.current?.getText(path);
       if (!doc || text === undefined || doc.loading || doc.unreadable) return;
       try {
-        const saved = await client.files.save.mutate({ sessionId, path, content: text, expectHash: overwrite ? undefined : doc.hash || null });
+        const saved = await client.files.save.mutate({
+          sessionId,
+          path,
+          content: text,
+          expectHash: overwrite ? undefined : doc.hash || null,
+        });
         patch(path, { base: text, hash: saved.hash, dirty: false, conflict: undefined, error: undefined });
       } catch (err) {
         const code = err instanceof TRPCClientError ? (err.data as { code?: string } | undefined)?.code : undefined;
@@ -157,10 +190,13 @@ export function useOpenFiles(sessionId: string) {
     [patch],
   );
 
-  const setDirty = useCallback((path: string, text: string) => {
-    const doc = docsRef.current[path];
-    if (doc && doc.dirty !== (text !== doc.base)) patch(path, { dirty: text !== doc.base });
-  }, [patch]);
+  const setDirty = useCallback(
+    (path: string, text: string) => {
+      const doc = docsRef.current[path];
+      if (doc && doc.dirty !== (text !== doc.base)) patch(path, { dirty: text !== doc.base });
+    },
+    [patch],
+  );
 
   /** A files.changed event: reload open files it names (or that vanished with a folder). */
   const changed = useCallback(
@@ -176,7 +212,10 @@ export function useOpenFiles(sessionId: string) {
     (from: string, to: string) => {
       setTabs((t) => ({
         open: t.open.map((p) => (p === from || p.startsWith(`${from}/`) ? to + p.slice(from.length) : p)),
-        active: t.active && (t.active === from || t.active.startsWith(`${from}/`)) ? to + t.active.slice(from.length) : t.active,
+        active:
+          t.active && (t.active === from || t.active.startsWith(`${from}/`))
+            ? to + t.active.slice(from.length)
+            : t.active,
       }));
       for (const p of Object.keys(docsRef.current)) {
         if (p === from || p.startsWith(`${from}/`)) {
@@ -201,5 +240,18 @@ export function useOpenFiles(sessionId: string) {
     return () => window.removeEventListener("beforeunload", onLeave);
   }, []);
 
-  return { tabs, recent, docs, open, close, save, takeDisk, setDirty, changed, rename, setActive: (p: string) => setTabs((t) => ({ ...t, active: p })), buffers };
+  return {
+    tabs,
+    recent,
+    docs,
+    open,
+    close,
+    save,
+    takeDisk,
+    setDirty,
+    changed,
+    rename,
+    setActive: (p: string) => setTabs((t) => ({ ...t, active: p })),
+    buffers,
+  };
 }

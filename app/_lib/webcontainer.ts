@@ -19,13 +19,20 @@ export async function bootWithTimeout(start: () => Promise<unknown>, timeoutMs: 
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<WebContainerBoot>((resolve) => {
     timer = setTimeout(
-      () => resolve({ ok: false, reason: `no answer from WebContainer in ${Math.round(timeoutMs / 1000)} s (it needs StackBlitz's servers: is this machine offline?)` }),
+      () =>
+        resolve({
+          ok: false,
+          reason: `no answer from WebContainer in ${Math.round(timeoutMs / 1000)} s (it needs StackBlitz's servers: is this machine offline?)`,
+        }),
       timeoutMs,
     );
   });
   const booted = start().then(
     (instance): WebContainerBoot => ({ ok: true, instance }),
-    (err: unknown): WebContainerBoot => ({ ok: false, reason: `WebContainer failed to boot: ${(err as Error)?.message ?? String(err)}` }),
+    (err: unknown): WebContainerBoot => ({
+      ok: false,
+      reason: `WebContainer failed to boot: ${(err as Error)?.message ?? String(err)}`,
+    }),
   );
   try {
     return await Promise.race([booted, timeout]);
@@ -39,7 +46,10 @@ let attempt: Promise<WebContainerBoot> | undefined;
 export function bootWebContainer(timeoutMs = 10_000): Promise<WebContainerBoot> {
   if (typeof window === "undefined") return Promise.resolve({ ok: false, reason: "not in a browser" });
   if (!window.crossOriginIsolated) {
-    return Promise.resolve({ ok: false, reason: "this page is not cross-origin isolated (COOP/COEP headers), which WebContainer requires" });
+    return Promise.resolve({
+      ok: false,
+      reason: "this page is not cross-origin isolated (COOP/COEP headers), which WebContainer requires",
+    });
   }
   attempt ??= bootWithTimeout(async () => (await import("@webcontainer/api")).WebContainer.boot(), timeoutMs);
   return attempt;

@@ -41,7 +41,11 @@ function SignUpForm() {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
     if (form.get("password") !== form.get("again")) return setError("The two passwords differ.");
-    const person = { name: String(form.get("name")), email: invited?.email ?? String(form.get("email")), password: String(form.get("password")) };
+    const person = {
+      name: String(form.get("name")),
+      email: invited?.email ?? String(form.get("email")),
+      password: String(form.get("password")),
+    };
     setBusy(true);
     setError(null);
     try {
@@ -59,14 +63,21 @@ function SignUpForm() {
   return (
     <main className={styles.page} data-testid="signup-page" data-first-owner={mode.firstOwner ? "yes" : "no"}>
       <h1>{mode.firstOwner ? "Create the first owner" : "Create an account"}</h1>
-      {mode.firstOwner && <p className="muted">This server has no account yet. The first one owns it: the sessions, policies and history made so far become theirs, and from then on everyone signs in.</p>}
+      {mode.firstOwner && (
+        <p className="muted">
+          This server has no account yet. The first one owns it: the sessions, policies and history made so far become
+          theirs, and from then on everyone signs in.
+        </p>
+      )}
       {invited && (
         <p className="muted" data-testid="signup-invitation">
           You are invited to {invited.orgName} as {invited.role}.
         </p>
       )}
       {closed ? (
-        <p data-testid="signup-closed">Accounts on this server are by invitation: ask an org admin for an invitation link.</p>
+        <p data-testid="signup-closed">
+          Accounts on this server are by invitation: ask an org admin for an invitation link.
+        </p>
       ) : (
         <form className={styles.form} onSubmit={submit}>
           <label>
@@ -75,11 +86,22 @@ function SignUpForm() {
           </label>
           <label>
             Email
-            {invited ? <input name="email" type="email" value={invited.email} readOnly aria-readonly /> : <input name="email" type="email" autoComplete="username" required />}
+            {invited ? (
+              <input name="email" type="email" value={invited.email} readOnly aria-readonly />
+            ) : (
+              <input name="email" type="email" autoComplete="username" required />
+            )}
           </label>
           <label>
             Password
-            <input name="password" type="password" autoComplete="new-password" minLength={10} maxLength={256} required />
+            <input
+              name="password"
+              type="password"
+              autoComplete="new-password"
+              minLength={10}
+              maxLength={256}
+              required
+            />
           </label>
           <label>
             Password again

@@ -14,7 +14,10 @@ export interface Throughput {
  * rounds; reports the fastest round, so time the process spent preempted by others on a shared
  * machine counts as little as possible. Every row of a table is measured the same way.
  */
-export function throughput(fn: () => void, opts: { minMs?: number; warmupMs?: number; rounds?: number } = {}): Throughput {
+export function throughput(
+  fn: () => void,
+  opts: { minMs?: number; warmupMs?: number; rounds?: number } = {},
+): Throughput {
   const { minMs = 1000, warmupMs = 200, rounds = 5 } = opts;
   const warmEnd = performance.now() + warmupMs;
   while (performance.now() < warmEnd) fn();

@@ -5,7 +5,19 @@
 // the workspace's own repository is not touched. And the hunk revert on its own.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Workspace } from "../workspace/workspace";
@@ -13,7 +25,8 @@ import type { OpContext } from "../ops";
 import { checkpointOps, shadowOf } from "./ops";
 import { revertHunk } from "./hunk";
 
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "core.fsmonitor=false", ...args], { cwd, encoding: "utf8" });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "core.fsmonitor=false", ...args], { cwd, encoding: "utf8" });
 
 describe("checkpoints in a hostile workspace", () => {
   let base: string;
@@ -43,7 +56,10 @@ describe("checkpoints in a hostile workspace", () => {
     chmodSync(join(dir, "tool.sh"), 0o755);
     symlinkSync("/etc/hostname", join(dir, "out-link"));
     writeFileSync(join(dir, "huge.bin"), Buffer.alloc(5000, 1));
-    writeFileSync(join(dir, ".gitattributes"), "* filter=evil diff=evil text eol=crlf ident working-tree-encoding=UTF-16\n");
+    writeFileSync(
+      join(dir, ".gitattributes"),
+      "* filter=evil diff=evil text eol=crlf ident working-tree-encoding=UTF-16\n",
+    );
     git(dir, "config", "filter.evil.clean", `${mark("clean")}; cat`);
     git(dir, "config", "filter.evil.smudge", `${mark("smudge")}; cat`);
     git(dir, "config", "filter.evil.process", mark("process"));
@@ -59,7 +75,14 @@ describe("checkpoints in a hostile workspace", () => {
     git(join(dir, "nested"), "config", "core.fsmonitor", mark("nested-fsmonitor"));
     writeFileSync(join(dir, "nested", "inner.txt"), "inner\n");
     ws = await Workspace.open(dir, { watch: false });
-    ctx = { sessionId: "s1", workspace: ws, signal: new AbortController().signal, deadline: Date.now() + 60_000, progress() {}, filesChanged() {} };
+    ctx = {
+      sessionId: "s1",
+      workspace: ws,
+      signal: new AbortController().signal,
+      deadline: Date.now() + 60_000,
+      progress() {},
+      filesChanged() {},
+    };
   });
 
   afterAll(() => {
@@ -76,14 +99,21 @@ describe("checkpoints in a hostile workspace", () => {
     const meta = first.meta as { commit: string; skipped: { path: string }[] };
     expect(meta.skipped.map((s) => s.path)).toEqual(["huge.bin"]);
     // The agent writes planted settings into the shadow repository itself (as an unsandboxed command could).
-    appendFileSync(join(shadowOf(ws).dir, "config"), `[core]\n\tfsmonitor = touch ${join(base, "shadow-fsmonitor")}\n[filter "evil"]\n\tclean = touch ${join(base, "shadow-clean")}\n`);
+    appendFileSync(
+      join(shadowOf(ws).dir, "config"),
+      `[core]\n\tfsmonitor = touch ${join(base, "shadow-fsmonitor")}\n[filter "evil"]\n\tclean = touch ${join(base, "shadow-clean")}\n`,
+    );
     marks.push(join(base, "shadow-fsmonitor"), join(base, "shadow-clean"));
     writeFileSync(join(dir, "crlf.txt"), "changed\r\n");
     chmodSync(join(dir, "tool.sh"), 0o644);
     rmSync(join(dir, "out-link"));
     symlinkSync("crlf.txt", join(dir, "out-link"));
     const diff = await run("checkpoint.diff", { from: meta.commit });
-    expect((diff.meta as { files: { path: string }[] }).files.map((f) => f.path)).toEqual(["crlf.txt", "out-link", "tool.sh"]);
+    expect((diff.meta as { files: { path: string }[] }).files.map((f) => f.path)).toEqual([
+      "crlf.txt",
+      "out-link",
+      "tool.sh",
+    ]);
     const restored = await run("checkpoint.restore", { to: meta.commit, dryRun: false, keepPersonEdits: true });
     expect(restored.ok).toBe(true);
     expect(readFileSync(join(dir, "crlf.txt"), "utf8")).toBe("one\r\ntwo\n");
@@ -116,6 +146,8 @@ describe("reverting one hunk", () => {
 
   it("is a conflict (null) when the hunk's lines are no longer there, and honours a missing last newline", () => {
     expect(revertHunk(edited.replace("L15", "other"), 12, [" l14", "-l15", "+L15", " l16"])).toBeNull();
-    expect(revertHunk("a\nB", 1, [" a", "-b", "\\ No newline at end of file", "+B", "\\ No newline at end of file"])).toBe("a\nb");
+    expect(
+      revertHunk("a\nB", 1, [" a", "-b", "\\ No newline at end of file", "+B", "\\ No newline at end of file"]),
+    ).toBe("a\nb");
   });
 });

@@ -22,26 +22,67 @@ export const MAX_PATCH_BYTES = 16 * 1024 * 1024;
 
 /** `git diff-tree --raw` between two trees. */
 export async function rawDiff(shadow: ShadowRepo, from: string, to: string, paths?: string[]): Promise<RawEntry[]> {
-  const out = nulList(await shadow.ok(["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to, ...(paths?.length ? ["--", ...paths] : [])]));
+  const out = nulList(
+    await shadow.ok([
+      "diff-tree",
+      "-r",
+      "-z",
+      "--no-renames",
+      "--raw",
+      from,
+      to,
+      ...(paths?.length ? ["--", ...paths] : []),
+    ]),
+  );
   const entries: RawEntry[] = [];
   for (let i = 0; i + 1 < out.length; i += 2) {
     const m = /^:(\d{6}) (\d{6}) ([0-9a-f]{40}) ([0-9a-f]{40}) ([ADMT])/.exec(out[i]);
     if (!m) continue;
-    entries.push({ gitlink: m[1] === GITLINK || m[2] === GITLINK, oldMode: m[1], newMode: m[2], oldBlob: m[3], newBlob: m[4], status: m[5] as RawEntry["status"], path: out[i + 1] });
+    entries.push({
+      gitlink: m[1] === GITLINK || m[2] === GITLINK,
+      oldMode: m[1],
+      newMode: m[2],
+      oldBlob: m[3],
+      newBlob: m[4],
+      status: m[5] as RawEntry["status"],
+      path: out[i + 1],
+    });
   }
   return entries;
 }
 
 export type DiffFile = CheckpointDiffMeta["files"][number] & { patch: string };
 
-export async function diffFiles(shadow: ShadowRepo, from: string, to: string | undefined, paths?: string[]): Promise<{ files: DiffFile[]; truncated: boolean }> {
+export async function diffFiles(
+  shadow: ShadowRepo,
+  from: string,
+  to: string | undefined,
+  paths?: string[],
+): Promise<{ files: DiffFile[]; truncated: boolean }> {
   const target = to ?? (await snapshotTree(shadow)).tree;
   const raw = await rawDiff(shadow, from, target, paths);
   if (raw.length === 0) return { files: [], truncated: false };
   const spec = paths?.length ? ["--", ...paths] : [];
-  const numstat = nulList(await shadow.ok(["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, target, ...spec]));
+  const numstat = nulList(
+    await shadow.ok(["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, target, ...spec]),
+  );
   const binary = new Set(numstat.filter((l) => l.startsWith("-\t-\t")).map((l) => l.slice(4)));
-  const patch = await shadow.git(["diff-tree", "-r", "-p", "--no-renames", "--no-textconv", "--no-ext-diff", "--no-color", "-U3", from, target, ...spec], { maxBuffer: MAX_PATCH_BYTES });
+  const patch = await shadow.git(
+    [
+      "diff-tree",
+      "-r",
+      "-p",
+      "--no-renames",
+      "--no-textconv",
+      "--no-ext-diff",
+      "--no-color",
+      "-U3",
+      from,
+      target,
+      ...spec,
+    ],
+    { maxBuffer: MAX_PATCH_BYTES },
+  );
   const truncated = patch.code !== 0;
   const sections = truncated ? [] : splitSections(patch.stdout.toString("utf8"));
   const files: DiffFile[] = [];

@@ -17,8 +17,10 @@ export function hunkSides(lines: string[]): HunkSides {
     const text = line.slice(1);
     if (kind === "\\") {
       // The line before it has no newline: take the one added after it back off.
-      if (last === "old" || last === "both") sides.old[sides.old.length - 1] = sides.old[sides.old.length - 1].slice(0, -1);
-      if (last === "new" || last === "both") sides.new[sides.new.length - 1] = sides.new[sides.new.length - 1].slice(0, -1);
+      if (last === "old" || last === "both")
+        sides.old[sides.old.length - 1] = sides.old[sides.old.length - 1].slice(0, -1);
+      if (last === "new" || last === "both")
+        sides.new[sides.new.length - 1] = sides.new[sides.new.length - 1].slice(0, -1);
       continue;
     }
     if (kind === " ") {
@@ -57,7 +59,8 @@ export function revertHunk(text: string, newStart: number, lines: string[]): str
   const file = splitLines(text);
   // "+c,0" names the line after which nothing is left: the hunk sits just after it.
   const want = sides.new.length === 0 ? newStart : Math.max(0, newStart - 1);
-  const matches = (at: number) => at >= 0 && at + sides.new.length <= file.length && sides.new.every((l, i) => file[at + i] === l);
+  const matches = (at: number) =>
+    at >= 0 && at + sides.new.length <= file.length && sides.new.every((l, i) => file[at + i] === l);
   for (let d = 0; d <= REACH; d++) {
     for (const at of d === 0 ? [want] : [want - d, want + d]) {
       if (matches(at)) return [...file.slice(0, at), ...sides.old, ...file.slice(at + sides.new.length)].join("");

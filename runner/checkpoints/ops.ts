@@ -45,7 +45,11 @@ async function onShadow(ctx: OpContext, work: (s: ShadowRepo) => Promise<OpResul
 
 async function missing(shadow: ShadowRepo, ...commits: (string | undefined)[]): Promise<OpResult | undefined> {
   for (const c of commits) {
-    if (c && !(await hasCommit(shadow, c))) return { ok: false, output: `checkpoint ${c.slice(0, 10)} is not in this runner's shadow repository (${shadow.dir}); it was removed or made on another runner` };
+    if (c && !(await hasCommit(shadow, c)))
+      return {
+        ok: false,
+        output: `checkpoint ${c.slice(0, 10)} is not in this runner's shadow repository (${shadow.dir}); it was removed or made on another runner`,
+      };
   }
   return undefined;
 }
@@ -59,7 +63,11 @@ const createOp = defineOp({
       const commit = await commitTree(shadow, snap.tree, parent, refKey(ctx.sessionId));
       const filesChanged = (await changedPaths(shadow, parent, snap.tree)).length;
       const note = snap.skipped.length ? ` (${snap.skipped.length} file(s) over the size cap left out)` : "";
-      return { ok: true, output: `checkpoint ${commit.slice(0, 10)}: ${filesChanged} file(s) changed${note}`, meta: { commit, filesChanged, skipped: snap.skipped.slice(0, 200) } };
+      return {
+        ok: true,
+        output: `checkpoint ${commit.slice(0, 10)}: ${filesChanged} file(s) changed${note}`,
+        meta: { commit, filesChanged, skipped: snap.skipped.slice(0, 200) },
+      };
     }),
 });
 
@@ -80,11 +88,18 @@ const restoreOp = defineOp({
     onShadow(ctx, async (shadow) => {
       const gone = await missing(shadow, input.to);
       if (gone) return gone;
-      const head = (await shadow.git(["rev-parse", "-q", "--verify", `refs/quiver/${refKey(ctx.sessionId)}`])).stdout.toString().trim() || undefined;
+      const head =
+        (await shadow.git(["rev-parse", "-q", "--verify", `refs/quiver/${refKey(ctx.sessionId)}`])).stdout
+          .toString()
+          .trim() || undefined;
       const { paths, ...result } = await restoreTo(shadow, input, refKey(ctx.sessionId), head);
       if (paths.length) ctx.filesChanged(paths);
       const verb = input.dryRun ? "would change" : "restored";
-      return { ok: true, output: `${verb} ${result.changes.length} file(s); kept ${result.kept.length} the person edited`, meta: result };
+      return {
+        ok: true,
+        output: `${verb} ${result.changes.length} file(s); kept ${result.kept.length} the person edited`,
+        meta: result,
+      };
     }),
 });
 
@@ -94,7 +109,11 @@ const hunkOp = defineOp({
     onShadow(ctx, async () => {
       const target = await ctx.workspace.resolve(input.path, "write");
       const before = target.exists ? await readNoFollow(ctx.workspace.files, target.rel).catch(() => null) : null;
-      const conflict = (why: string) => ({ ok: false, output: `CONFLICT: ${why}; nothing was changed`, meta: { conflict: true } });
+      const conflict = (why: string) => ({
+        ok: false,
+        output: `CONFLICT: ${why}; nothing was changed`,
+        meta: { conflict: true },
+      });
       if (!before) return conflict(`${target.rel} is not a regular file now`);
       const text = before.data.toString("utf8");
       if (!Buffer.from(text, "utf8").equals(before.data)) return conflict(`${target.rel} is not UTF-8 text`);
@@ -121,7 +140,8 @@ export const checkpointOps: OpTable = {
 /** The paths an IDE op names in its input. */
 function inputPaths(op: string, input: Record<string, unknown>): string[] {
   if (op === "ide_rename") return [input.from, input.to].filter((p): p is string => typeof p === "string");
-  if (op === "ide_replace") return Array.isArray(input.paths) ? input.paths.filter((p): p is string => typeof p === "string") : [];
+  if (op === "ide_replace")
+    return Array.isArray(input.paths) ? input.paths.filter((p): p is string => typeof p === "string") : [];
   return typeof input.path === "string" ? [input.path] : [];
 }
 
@@ -137,11 +157,21 @@ export function recordingPersonEdits(table: OpTable): OpTable {
         {
           input: op.input,
           async run(input, ctx) {
-            const rels = await Promise.all(inputPaths(name, input as Record<string, unknown>).map((p) => ctx.workspace.resolve(p, "write").then((r) => r.rel, () => null)));
+            const rels = await Promise.all(
+              inputPaths(name, input as Record<string, unknown>).map((p) =>
+                ctx.workspace.resolve(p, "write").then(
+                  (r) => r.rel,
+                  () => null,
+                ),
+              ),
+            );
             const result = await op.run(input, ctx);
             if (result.ok) {
               try {
-                recordPersonEdits(shadowOf(ctx.workspace).dir, rels.filter((r): r is string => !!r));
+                recordPersonEdits(
+                  shadowOf(ctx.workspace).dir,
+                  rels.filter((r): r is string => !!r),
+                );
               } catch {
                 /* no shadow folder (inside the workspace): nothing to keep for restores */
               }

@@ -15,7 +15,12 @@ import { editedSince } from "./person-edits";
 import { nulList, type ShadowRepo } from "./shadow";
 import { commitTime, commitTree, snapshotTree } from "./snapshot";
 
-export async function restoreTo(shadow: ShadowRepo, input: CheckpointRestoreInput, key: string, parent: string | undefined): Promise<CheckpointRestored & { paths: string[] }> {
+export async function restoreTo(
+  shadow: ShadowRepo,
+  input: CheckpointRestoreInput,
+  key: string,
+  parent: string | undefined,
+): Promise<CheckpointRestored & { paths: string[] }> {
   const now = await snapshotTree(shadow);
   const entries = (await rawDiff(shadow, now.tree, input.to, input.paths)).filter((e) => !e.gitlink);
   const counts = await lineCounts(shadow, now.tree, input.to, input.paths);
@@ -39,8 +44,24 @@ export async function restoreTo(shadow: ShadowRepo, input: CheckpointRestoreInpu
 }
 
 /** Lines each file gains and loses going from `from` to `to` (binary files: 0 and 0). */
-async function lineCounts(shadow: ShadowRepo, from: string, to: string, paths?: string[]): Promise<Map<string, { added: number; removed: number }>> {
-  const out = nulList(await shadow.ok(["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to, ...(paths?.length ? ["--", ...paths] : [])]));
+async function lineCounts(
+  shadow: ShadowRepo,
+  from: string,
+  to: string,
+  paths?: string[],
+): Promise<Map<string, { added: number; removed: number }>> {
+  const out = nulList(
+    await shadow.ok([
+      "diff-tree",
+      "-r",
+      "-z",
+      "--no-renames",
+      "--numstat",
+      from,
+      to,
+      ...(paths?.length ? ["--", ...paths] : []),
+    ]),
+  );
   const map = new Map<string, { added: number; removed: number }>();
   for (const line of out) {
     const m = /^(\d+|-)\t(\d+|-)\t([\s\S]*)$/.exec(line);
@@ -73,7 +94,9 @@ async function apply(shadow: ShadowRepo, entries: RawEntry[]): Promise<{ path: s
   const failed: { path: string; reason: string }[] = [];
   const fail = (path: string, err: unknown) => failed.push({ path, reason: (err as Error).message });
   // Deletions first, deepest first: a file the target has where a folder is now comes after its folder empties.
-  const deletions = entries.filter((e) => e.status === "D" || e.status === "T").sort((a, b) => b.path.length - a.path.length);
+  const deletions = entries
+    .filter((e) => e.status === "D" || e.status === "T")
+    .sort((a, b) => b.path.length - a.path.length);
   for (const e of deletions) {
     try {
       if (files.lstat(e.path)) files.unlink(e.path);
@@ -83,7 +106,10 @@ async function apply(shadow: ShadowRepo, entries: RawEntry[]): Promise<{ path: s
     }
   }
   const writes = entries.filter((e) => e.status !== "D");
-  const data = await blobs(shadow, writes.map((e) => e.newBlob));
+  const data = await blobs(
+    shadow,
+    writes.map((e) => e.newBlob),
+  );
   for (const e of writes) {
     try {
       const bytes = data.get(e.newBlob);

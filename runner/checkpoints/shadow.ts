@@ -99,19 +99,26 @@ export class ShadowError extends Error {}
 export class ShadowRepo {
   private chain: Promise<unknown> = Promise.resolve();
 
-  private constructor(readonly workspace: Workspace, readonly dir: string, private readonly hooks: string) {}
+  private constructor(
+    readonly workspace: Workspace,
+    readonly dir: string,
+    private readonly hooks: string,
+  ) {}
 
   /** The shadow repository of `workspace`, made on first use; a lock a killed git left is removed. */
   static open(workspace: Workspace): ShadowRepo {
     const base = checkpointRoot();
     const dir = join(base, `${createHash("sha256").update(workspace.root).digest("hex").slice(0, 32)}.git`);
     if (dir === workspace.root || dir.startsWith(`${workspace.root}/`)) {
-      throw new ShadowError(`checkpoints are kept in ${base}, which lies inside the workspace; set QUIVER_CHECKPOINT_DIR to a folder outside it`);
+      throw new ShadowError(
+        `checkpoints are kept in ${base}, which lies inside the workspace; set QUIVER_CHECKPOINT_DIR to a folder outside it`,
+      );
     }
     const hooks = join(base, "no-hooks");
     mkdirSync(hooks, { recursive: true, mode: 0o700 });
     if (!existsSync(join(dir, "HEAD"))) {
-      for (const sub of ["objects", "refs/heads", "refs/quiver", "info"]) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
+      for (const sub of ["objects", "refs/heads", "refs/quiver", "info"])
+        mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
       writeFileSync(join(dir, "HEAD"), "ref: refs/heads/checkpoints\n");
       writeFileSync(join(dir, "description"), `Quiver checkpoints of ${workspace.root}\n`);
     }
@@ -145,15 +152,33 @@ export class ShadowRepo {
 
   /** git on the shadow with the work tree at the workspace root; `input` goes to its stdin. */
   git(args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<GitRun> {
-    const argv = ["git", ...SAFE_GIT, "-c", "safe.directory=*", "--literal-pathspecs", `--git-dir=${this.dir}`, "--work-tree=.", ...args];
+    const argv = [
+      "git",
+      ...SAFE_GIT,
+      "-c",
+      "safe.directory=*",
+      "--literal-pathspecs",
+      `--git-dir=${this.dir}`,
+      "--work-tree=.",
+      ...args,
+    ];
     const cmd = this.workspace.helpers.spawn(argv, GIT_ENV, { writable: [this.dir] });
     const max = opts.maxBuffer ?? 256 * 1024 * 1024;
     if (opts.input === undefined) {
       return new Promise((done) =>
-        execFile(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, maxBuffer: max, encoding: "buffer" }, (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
-          done({ code, stdout, stderr: String(stderr) });
-        }),
+        execFile(
+          cmd.file,
+          cmd.args,
+          { cwd: cmd.cwd, env: cmd.env, maxBuffer: max, encoding: "buffer" },
+          (err, stdout, stderr) => {
+            const code = err
+              ? typeof (err as { code?: unknown }).code === "number"
+                ? (err as { code: number }).code
+                : 1
+              : 0;
+            done({ code, stdout, stderr: String(stderr) });
+          },
+        ),
       );
     }
     return new Promise((done) => {
@@ -169,7 +194,9 @@ export class ShadowRepo {
       child.stderr.on("data", (b: Buffer) => err.push(b));
       child.stdin.on("error", () => undefined);
       child.on("error", (e) => done({ code: 1, stdout: Buffer.alloc(0), stderr: e.message }));
-      child.on("close", (code) => done({ code: size > max ? 1 : (code ?? 1), stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }));
+      child.on("close", (code) =>
+        done({ code: size > max ? 1 : (code ?? 1), stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }),
+      );
       child.stdin.end(opts.input);
     });
   }
@@ -177,7 +204,10 @@ export class ShadowRepo {
   /** git that must succeed: its stdout, or a ShadowError with its stderr. */
   async ok(args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
     const r = await this.git(args, opts);
-    if (r.code !== 0) throw new ShadowError(`git ${args[0]} failed: ${r.stderr.trim().split("\n").slice(-3).join(" ") || `exit ${r.code}`}`);
+    if (r.code !== 0)
+      throw new ShadowError(
+        `git ${args[0]} failed: ${r.stderr.trim().split("\n").slice(-3).join(" ") || `exit ${r.code}`}`,
+      );
     return r.stdout;
   }
 }

@@ -15,7 +15,9 @@ const AT = /^quiver checkpoint at=(\d+)/;
 
 export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
   // One pass: -t tags each path ("? " untracked, "C " changed, "R " removed: the last two are tracked).
-  const tagged = nulList(await shadow.ok(["ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard"]));
+  const tagged = nulList(
+    await shadow.ok(["ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard"]),
+  );
   const listed = tagged.map((t) => t.slice(2));
   const tracked = new Set(tagged.filter((t) => !t.startsWith("?")).map((t) => t.slice(2)));
   const cap = maxFileBytes();
@@ -37,7 +39,9 @@ export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
   for (const path of new Set(listed)) {
     // A folder git lists by itself holds a repository of its own: its files are not ours to copy.
     if (path.endsWith("/")) continue;
-    const st = realDir(path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "") ? lstatOf(shadow, path) : undefined;
+    const st = realDir(path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "")
+      ? lstatOf(shadow, path)
+      : undefined;
     if (!st) {
       if (tracked.has(path)) update.push(path);
       continue;
@@ -50,8 +54,12 @@ export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
     if (st.isFile() || st.isSymbolicLink()) update.push(path);
     else if (tracked.has(path)) drop.push(path);
   }
-  if (drop.length) await shadow.ok(["update-index", "-z", "--force-remove", "--stdin"], { input: drop.join("\0") + "\0" });
-  if (update.length) await shadow.ok(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], { input: update.join("\0") + "\0" });
+  if (drop.length)
+    await shadow.ok(["update-index", "-z", "--force-remove", "--stdin"], { input: drop.join("\0") + "\0" });
+  if (update.length)
+    await shadow.ok(["update-index", "-z", "--add", "--remove", "--replace", "--stdin"], {
+      input: update.join("\0") + "\0",
+    });
   const tree = (await shadow.ok(["write-tree"])).toString().trim();
   return { tree, skipped };
 }
@@ -65,7 +73,12 @@ function lstatOf(shadow: ShadowRepo, path: string) {
 }
 
 /** A commit of `tree` (after `parent`), kept reachable under refs/quiver/<key>. */
-export async function commitTree(shadow: ShadowRepo, tree: string, parent: string | undefined, key: string): Promise<string> {
+export async function commitTree(
+  shadow: ShadowRepo,
+  tree: string,
+  parent: string | undefined,
+  key: string,
+): Promise<string> {
   const args = ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", `quiver checkpoint at=${Date.now()}`];
   const commit = (await shadow.ok(args)).toString().trim();
   await shadow.ok(["update-ref", `refs/quiver/${key}`, commit]);

@@ -5,7 +5,14 @@
 import { existsSync } from "node:fs";
 import { chmod, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../server/executors/runner/testing";
+import {
+  spawnRunner,
+  startServer,
+  tempDir,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "../../server/executors/runner/testing";
 import { journalPath } from "./journal";
 
 vi.setConfig({ testTimeout: 300_000 });
@@ -31,11 +38,17 @@ describe("tool_transaction and a runner killed mid-way", () => {
     if (saved === undefined) delete process.env.QUIVER_CHECKPOINT_DIR;
     else process.env.QUIVER_CHECKPOINT_DIR = saved;
     expect(journal.startsWith(`${journals}/transactions/`)).toBe(true);
-    await writeFile(`${ws}/quiver.checks.json`, JSON.stringify({ slow: { argv: ["sleep", "120"], timeoutMs: 600_000 } }));
+    await writeFile(
+      `${ws}/quiver.checks.json`,
+      JSON.stringify({ slow: { argv: ["sleep", "120"], timeoutMs: 600_000 } }),
+    );
     await writeFile(`${ws}/edited.txt`, "before\r\nbytes\n");
     await chmod(`${ws}/edited.txt`, 0o640);
     await writeFile(`${ws}/deleted.txt`, "gone soon\n");
-    const original = async (p: string) => ({ data: (await readFile(`${ws}/${p}`)).toString("hex"), mode: (await stat(`${ws}/${p}`)).mode & 0o7777 });
+    const original = async (p: string) => ({
+      data: (await readFile(`${ws}/${p}`)).toString("hex"),
+      mode: (await stat(`${ws}/${p}`)).mode & 0o7777,
+    });
     const before = { edited: await original("edited.txt"), deleted: await original("deleted.txt") };
 
     server = await startServer();
@@ -45,7 +58,14 @@ describe("tool_transaction and a runner killed mid-way", () => {
     };
     await start();
     const run = (op: string, input: unknown) =>
-      server!.pool.run({ sessionId: "s1", callId: `c_${op}_${Date.now()}`, op, input, deadline: Date.now() + 600_000, signal: new AbortController().signal });
+      server!.pool.run({
+        sessionId: "s1",
+        callId: `c_${op}_${Date.now()}`,
+        op,
+        input,
+        deadline: Date.now() + 600_000,
+        signal: new AbortController().signal,
+      });
     for (const path of ["edited.txt", "deleted.txt"]) expect((await run("read_file", { path })).ok).toBe(true);
     const pending = run("tool_transaction", {
       steps: [

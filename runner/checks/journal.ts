@@ -23,7 +23,9 @@ interface Original {
 const Stored = z.object({
   root: z.string(),
   sessionId: z.string(),
-  files: z.array(z.object({ rel: z.string(), data: z.string().nullable(), mode: z.number().int(), dirs: z.array(z.string()) })),
+  files: z.array(
+    z.object({ rel: z.string(), data: z.string().nullable(), mode: z.number().int(), dirs: z.array(z.string()) }),
+  ),
 });
 
 export function journalPath(root: string): string {
@@ -44,7 +46,10 @@ export class Journal {
   private readonly originals = new Map<string, Original>();
   private readonly file: string;
 
-  constructor(private readonly ws: Workspace, private readonly sessionId: string) {
+  constructor(
+    private readonly ws: Workspace,
+    private readonly sessionId: string,
+  ) {
     this.file = journalPath(ws.root);
   }
 
@@ -57,7 +62,11 @@ export class Journal {
     let added = false;
     for (const rel of rels) {
       if (this.originals.has(rel)) continue;
-      this.originals.set(rel, { rel, previous: await readNoFollow(this.ws.files, rel), dirs: missingDirs(this.ws, rel) });
+      this.originals.set(rel, {
+        rel,
+        previous: await readNoFollow(this.ws.files, rel),
+        dirs: missingDirs(this.ws, rel),
+      });
       added = true;
     }
     if (added) this.save();
@@ -67,7 +76,12 @@ export class Journal {
     const body = JSON.stringify({
       root: this.ws.root,
       sessionId: this.sessionId,
-      files: [...this.originals.values()].map((o) => ({ rel: o.rel, data: o.previous ? o.previous.data.toString("base64") : null, mode: o.previous?.mode ?? 0, dirs: o.dirs })),
+      files: [...this.originals.values()].map((o) => ({
+        rel: o.rel,
+        data: o.previous ? o.previous.data.toString("base64") : null,
+        mode: o.previous?.mode ?? 0,
+        dirs: o.dirs,
+      })),
     });
     mkdirSync(join(this.file, ".."), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
@@ -123,18 +137,24 @@ export async function recoverJournal(ws: Workspace, log: (line: string) => void)
   } catch {
     return [];
   }
-  const parsed = Stored.safeParse((() => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-  })());
+  const parsed = Stored.safeParse(
+    (() => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        return undefined;
+      }
+    })(),
+  );
   if (!parsed.success || parsed.data.root !== ws.root) {
     log(`transaction journal ${file} is unreadable or not this workspace's; left in place`);
     return [];
   }
-  const originals = parsed.data.files.map((f) => ({ rel: f.rel, previous: f.data === null ? null : { data: Buffer.from(f.data, "base64"), mode: f.mode }, dirs: f.dirs }));
+  const originals = parsed.data.files.map((f) => ({
+    rel: f.rel,
+    previous: f.data === null ? null : { data: Buffer.from(f.data, "base64"), mode: f.mode },
+    dirs: f.dirs,
+  }));
   const done = await restore(ws, parsed.data.sessionId, originals);
   rmSync(file, { force: true });
   log(`rolled back a transaction the runner did not finish: ${done.join(", ")}`);

@@ -10,7 +10,9 @@ import { recoverJournal } from "./journal";
 import { transactionOp } from "./transaction";
 
 export function checkOps(host: RunnerHost, shell: ShellService, log: (line: string) => void): OpTable {
-  const recovered = recoverJournal(host.workspace, log).catch((err: Error) => log(`transaction journal: ${err.message}`));
+  const recovered = recoverJournal(host.workspace, log).catch((err: Error) =>
+    log(`transaction journal: ${err.message}`),
+  );
   const ready = () => recovered;
   return {
     checks_list: defineOp({

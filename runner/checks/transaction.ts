@@ -24,23 +24,34 @@ const label = (i: number, s: TransactionStep) =>
   `step ${i + 1} (${s.op}${s.op === "run_check" ? ` ${s.name}` : s.op === "apply_patch" ? "" : ` ${s.path}`})`;
 
 /** The files an edit step would touch, or why it cannot be made (its own op's planner). */
-async function touched(step: TransactionStep, ctx: OpContext): Promise<{ ok: true; rels: string[] } | { ok: false; output: string }> {
+async function touched(
+  step: TransactionStep,
+  ctx: OpContext,
+): Promise<{ ok: true; rels: string[] } | { ok: false; output: string }> {
   const { op: _op, ...input } = step as TransactionStep & Record<string, unknown>;
   const plan =
-    step.op === "edit_file" ? await planEdit(input as never, ctx)
-    : step.op === "write_file" ? await planWrite(input as never, ctx)
-    : await planPatch(input as never, ctx);
+    step.op === "edit_file"
+      ? await planEdit(input as never, ctx)
+      : step.op === "write_file"
+        ? await planWrite(input as never, ctx)
+        : await planPatch(input as never, ctx);
   if (!plan.ok) return plan;
   return { ok: true, rels: "changes" in plan ? plan.changes.map((c) => c.path.rel) : [plan.target.rel] };
 }
 
 function checkLine(r: OpResult): { passed: boolean; head: string } {
-  const m = (r.meta ?? {}) as { exitCode?: number | null; signal?: string | null; stopReason?: string | null; durationMs?: number };
+  const m = (r.meta ?? {}) as {
+    exitCode?: number | null;
+    signal?: string | null;
+    stopReason?: string | null;
+    durationMs?: number;
+  };
   const secs = `${((m.durationMs ?? 0) / 1000).toFixed(1)} s`;
   if (!r.ok) return { passed: false, head: `could not run: ${r.output}` };
   if (m.stopReason === "timeout") return { passed: false, head: `timed out after ${secs}` };
   if (m.stopReason) return { passed: false, head: `${m.stopReason} after ${secs}` };
-  if (m.exitCode !== 0) return { passed: false, head: `exit code ${m.exitCode ?? `signal ${m.signal ?? "unknown"}`} · ${secs}` };
+  if (m.exitCode !== 0)
+    return { passed: false, head: `exit code ${m.exitCode ?? `signal ${m.signal ?? "unknown"}`} · ${secs}` };
   return { passed: true, head: `passed (exit code 0) · ${secs}` };
 }
 
@@ -53,7 +64,8 @@ export function transactionOp(shell: ShellService, ready: () => Promise<unknown>
       for (const [i, s] of steps.entries()) {
         if (s.op !== "run_check") continue;
         const found = findCheck(checks!, s.name);
-        if (!found.ok) return { ok: false, output: `Transaction refused, nothing was changed: ${label(i, s)}: ${found.output}` };
+        if (!found.ok)
+          return { ok: false, output: `Transaction refused, nothing was changed: ${label(i, s)}: ${found.output}` };
       }
       const journal = new Journal(ctx.workspace, ctx.sessionId);
       const lines: string[] = [];
@@ -65,10 +77,18 @@ export function transactionOp(shell: ShellService, ready: () => Promise<unknown>
         try {
           restored = await journal.rollback();
         } catch (err) {
-          return { ok: false, output: `Transaction failed at ${label(i, steps[i])}: ${why}\nRestoring the files FAILED (${(err as Error).message}); the originals are kept in the runner's transaction journal and are restored when the runner restarts.` };
+          return {
+            ok: false,
+            output: `Transaction failed at ${label(i, steps[i])}: ${why}\nRestoring the files FAILED (${(err as Error).message}); the originals are kept in the runner's transaction journal and are restored when the runner restarts.`,
+          };
         }
-        const back = restored.length > 0 ? `Every file is back as it was: ${restored.join(", ")}.` : "No file had been changed.";
-        return { ok: false, output: `Transaction rolled back: ${label(i, steps[i])} failed: ${why}\n${back}${lines.length ? `\nSteps before it:\n${lines.join("\n")}` : ""}${detail}`, meta: { failedStep: i + 1, restored, checks: ran } };
+        const back =
+          restored.length > 0 ? `Every file is back as it was: ${restored.join(", ")}.` : "No file had been changed.";
+        return {
+          ok: false,
+          output: `Transaction rolled back: ${label(i, steps[i])} failed: ${why}\n${back}${lines.length ? `\nSteps before it:\n${lines.join("\n")}` : ""}${detail}`,
+          meta: { failedStep: i + 1, restored, checks: ran },
+        };
       };
       let at = 0;
       try {
@@ -103,7 +123,12 @@ export function transactionOp(shell: ShellService, ready: () => Promise<unknown>
           const r = await runCheck(shell, s.name, ctx, checks);
           const { passed, head } = checkLine(r);
           if (r.ok) ran.push({ name: s.name, outcome: head });
-          if (!passed) return await fail(i, `check ${s.name} ${head}`, r.ok ? `\nOutput of ${s.name}:\n${bounded(r.output) || "(no output)"}` : "");
+          if (!passed)
+            return await fail(
+              i,
+              `check ${s.name} ${head}`,
+              r.ok ? `\nOutput of ${s.name}:\n${bounded(r.output) || "(no output)"}` : "",
+            );
           lines.push(`#${i + 1} run_check ${s.name}: ${head}`);
         }
       } catch (err) {

@@ -46,7 +46,9 @@ function entryStart(name: Entry, log: (line: string) => void): Promise<ExecServe
 }
 
 async function build(name: Entry, source: string): Promise<ExecServerStart> {
-  const esbuild = (await import(pathToFileURL(createRequire(createRequire(import.meta.url).resolve("tsx")).resolve("esbuild")).href)) as typeof import("esbuild");
+  const esbuild = (await import(
+    pathToFileURL(createRequire(createRequire(import.meta.url).resolve("tsx")).resolve("esbuild")).href
+  )) as typeof import("esbuild");
   const out = await esbuild.build({
     entryPoints: [source],
     bundle: true,

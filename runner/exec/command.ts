@@ -71,21 +71,31 @@ export class Command {
         this.exit = this.describeExit(e);
         // A shell that outlives what it ran reports its signal as 128+N.
         const code = this.exit.exitCode;
-        const limit = LIMIT_SIGNALS[this.exit.signal ?? (code !== null && code > 128 ? (signalName(code - 128) ?? "") : "")];
+        const limit =
+          LIMIT_SIGNALS[this.exit.signal ?? (code !== null && code > 128 ? (signalName(code - 128) ?? "") : "")];
         if (limit) this.push(Buffer.from(`killed: ${limit}\n`));
         resolve(this.exit);
       };
     });
-    const spec2 = { command: spec.command, argv: spec.argv, workspace: spec.workspace, cwd: spec.cwd, network: spec.network, marker: newMarker() };
-    this.started = launcher.launch(spec2, (fd, chunk) => this.received(fd, chunk)).then(
-      (launched) => {
-        this.launched = launched;
-        void launched.exited.then(finish);
-        if (this.stopReason) void launched.kill();
-        else this.timer = setTimeout(() => void this.stop("timeout"), spec.timeoutMs);
-      },
-      (err: Error) => finish({ code: null, signal: null, error: `failed to start: ${err.message}` }),
-    );
+    const spec2 = {
+      command: spec.command,
+      argv: spec.argv,
+      workspace: spec.workspace,
+      cwd: spec.cwd,
+      network: spec.network,
+      marker: newMarker(),
+    };
+    this.started = launcher
+      .launch(spec2, (fd, chunk) => this.received(fd, chunk))
+      .then(
+        (launched) => {
+          this.launched = launched;
+          void launched.exited.then(finish);
+          if (this.stopReason) void launched.kill();
+          else this.timer = setTimeout(() => void this.stop("timeout"), spec.timeoutMs);
+        },
+        (err: Error) => finish({ code: null, signal: null, error: `failed to start: ${err.message}` }),
+      );
   }
 
   private describeExit(e: RemoteExit): CommandExit {

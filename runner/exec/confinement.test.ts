@@ -7,7 +7,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { spawnRunner, startServer, tempDir, waitFor, TEST_TOKEN, type RunnerChild, type TestServer } from "../../server/executors/runner/testing";
+import {
+  spawnRunner,
+  startServer,
+  tempDir,
+  waitFor,
+  TEST_TOKEN,
+  type RunnerChild,
+  type TestServer,
+} from "../../server/executors/runner/testing";
 import { checkUnsandboxed, mountArgs, sandboxInfo, SandboxConfigError } from "./sandbox";
 
 const bwrap = sandboxInfo("auto").available;
@@ -31,7 +39,14 @@ async function connect(workspace: string, env: Record<string, string>): Promise<
 }
 
 const shell = (command: string) =>
-  server!.pool.run({ sessionId: "s1", callId: `c${Math.random()}`, op: "shell", input: { command }, deadline: Date.now() + 30_000, signal: new AbortController().signal });
+  server!.pool.run({
+    sessionId: "s1",
+    callId: `c${Math.random()}`,
+    op: "shell",
+    input: { command },
+    deadline: Date.now() + 30_000,
+    signal: new AbortController().signal,
+  });
 
 describe.runIf(bwrap)("what a sandboxed command and terminal can see", () => {
   it("not the data folder, not Quiver's source, not the runner's /proc; the workspace inside the data folder stays writable", async () => {
@@ -86,19 +101,48 @@ describe.runIf(bwrap)("what a sandboxed command and terminal can see", () => {
 
 describe("the order of mounts", () => {
   it("masks around the workspace first, binds it into them, masks inside it after, then makes the masks read-only", () => {
-    const args = mountArgs({ workspace: "/d/ws", cwd: "/d/ws", network: false, newSession: true, hide: ["/src", "/d", "/d/ws/.quiver", "/d/ws"], readOnly: ["/src/bundle.mjs"] });
+    const args = mountArgs({
+      workspace: "/d/ws",
+      cwd: "/d/ws",
+      network: false,
+      newSession: true,
+      hide: ["/src", "/d", "/d/ws/.quiver", "/d/ws"],
+      readOnly: ["/src/bundle.mjs"],
+    });
     expect(args).toEqual([
-      "--tmpfs", "/d", "--tmpfs", "/src",
-      "--ro-bind", "/src/bundle.mjs", "/src/bundle.mjs",
-      "--bind", "/d/ws", "/d/ws",
-      "--tmpfs", "/d/ws/.quiver",
-      "--remount-ro", "/d", "--remount-ro", "/src", "--remount-ro", "/d/ws/.quiver",
+      "--tmpfs",
+      "/d",
+      "--tmpfs",
+      "/src",
+      "--ro-bind",
+      "/src/bundle.mjs",
+      "/src/bundle.mjs",
+      "--bind",
+      "/d/ws",
+      "/d/ws",
+      "--tmpfs",
+      "/d/ws/.quiver",
+      "--remount-ro",
+      "/d",
+      "--remount-ro",
+      "/src",
+      "--remount-ro",
+      "/d/ws/.quiver",
     ]);
   });
 
   it("lays a mask inside a read-only bind again over it (the tsx fallback binds the whole checkout)", () => {
-    const args = mountArgs({ workspace: "/src/.q/ws", cwd: "/src/.q/ws", network: false, newSession: true, hide: ["/src", "/src/.q"], readOnly: ["/src"] });
-    expect(args.join(" ")).toBe("--tmpfs /src --tmpfs /src/.q --ro-bind /src /src --tmpfs /src/.q --bind /src/.q/ws /src/.q/ws --remount-ro /src --remount-ro /src/.q");
+    const args = mountArgs({
+      workspace: "/src/.q/ws",
+      cwd: "/src/.q/ws",
+      network: false,
+      newSession: true,
+      hide: ["/src", "/src/.q"],
+      readOnly: ["/src"],
+    });
+    expect(args.join(" ")).toBe(
+      "--tmpfs /src --tmpfs /src/.q --ro-bind /src /src --tmpfs /src/.q --bind /src/.q/ws /src/.q/ws --remount-ro /src --remount-ro /src/.q",
+    );
   });
 });
 
@@ -106,10 +150,16 @@ describe("running unsandboxed is a choice off loopback", () => {
   const broken = { available: false, kind: "none", reason: "bwrap does not work here: no user namespaces" };
 
   it("refuses under auto when HOST or the server's address is off loopback, and says why and how to opt out", () => {
-    for (const where of [{ host: "0.0.0.0", serverUrl: "ws://127.0.0.1:3000/runner" }, { serverUrl: "ws://10.1.2.3:3000/runner" }, { host: "192.168.1.5", serverUrl: "ws://[::1]:3000/runner" }]) {
+    for (const where of [
+      { host: "0.0.0.0", serverUrl: "ws://127.0.0.1:3000/runner" },
+      { serverUrl: "ws://10.1.2.3:3000/runner" },
+      { host: "192.168.1.5", serverUrl: "ws://[::1]:3000/runner" },
+    ]) {
       expect(() => checkUnsandboxed("auto", broken, where)).toThrow(SandboxConfigError);
     }
-    expect(() => checkUnsandboxed("auto", broken, { host: "0.0.0.0", serverUrl: "ws://127.0.0.1/runner" })).toThrow(/no user namespaces.*QUIVER_SANDBOX=off/);
+    expect(() => checkUnsandboxed("auto", broken, { host: "0.0.0.0", serverUrl: "ws://127.0.0.1/runner" })).toThrow(
+      /no user namespaces.*QUIVER_SANDBOX=off/,
+    );
   });
 
   it("allows loopback, QUIVER_SANDBOX=off and a working sandbox", () => {
@@ -117,21 +167,35 @@ describe("running unsandboxed is a choice off loopback", () => {
       expect(() => checkUnsandboxed("auto", broken, { host, serverUrl: "ws://localhost:3000/runner" })).not.toThrow();
     }
     expect(() => checkUnsandboxed("off", broken, { host: "0.0.0.0", serverUrl: "ws://10.1.2.3/runner" })).not.toThrow();
-    expect(() => checkUnsandboxed("auto", { available: true, kind: "bubblewrap" }, { host: "0.0.0.0", serverUrl: "ws://10.1.2.3/runner" })).not.toThrow();
+    expect(() =>
+      checkUnsandboxed(
+        "auto",
+        { available: true, kind: "bubblewrap" },
+        { host: "0.0.0.0", serverUrl: "ws://10.1.2.3/runner" },
+      ),
+    ).not.toThrow();
   });
 
   it("a real runner whose bubblewrap is broken: exit 2 with HOST=0.0.0.0; runs with QUIVER_SANDBOX=off; on loopback runs and reports why", async () => {
     const bin = await tempDir("quiver-fakebin-");
     dirs.push(bin);
-    await writeFile(join(bin, "bwrap"), "#!/bin/sh\necho 'setting up uid map: Permission denied' >&2\nexit 1\n", { mode: 0o755 });
+    await writeFile(join(bin, "bwrap"), "#!/bin/sh\necho 'setting up uid map: Permission denied' >&2\nexit 1\n", {
+      mode: 0o755,
+    });
     const workspace = await tempDir();
     dirs.push(workspace);
     const PATH = `${bin}:${process.env.PATH}`;
 
     server = await startServer();
-    const refused = spawnRunner({ url: server.url, workspace, env: { NODE_ENV: "test", PATH, HOST: "0.0.0.0", QUIVER_SANDBOX: "auto" } });
+    const refused = spawnRunner({
+      url: server.url,
+      workspace,
+      env: { NODE_ENV: "test", PATH, HOST: "0.0.0.0", QUIVER_SANDBOX: "auto" },
+    });
     expect((await refused.exited).code).toBe(2);
-    expect(refused.stderr()).toMatch(/refusing to run commands unsandboxed because the server listens on 0\.0\.0\.0.*bwrap does not work here.*QUIVER_SANDBOX=off/);
+    expect(refused.stderr()).toMatch(
+      /refusing to run commands unsandboxed because the server listens on 0\.0\.0\.0.*bwrap does not work here.*QUIVER_SANDBOX=off/,
+    );
     await server.close();
 
     await connect(workspace, { PATH, HOST: "0.0.0.0", QUIVER_SANDBOX: "off" });
@@ -140,7 +204,11 @@ describe("running unsandboxed is a choice off loopback", () => {
     await server!.close();
 
     await connect(workspace, { PATH, HOST: "127.0.0.1", QUIVER_SANDBOX: "auto" });
-    expect(server!.pool.status()[0]).toMatchObject({ connected: true, sandboxed: false, sandbox: { reason: expect.stringMatching(/bwrap does not work here: setting up uid map/) } });
+    expect(server!.pool.status()[0]).toMatchObject({
+      connected: true,
+      sandboxed: false,
+      sandbox: { reason: expect.stringMatching(/bwrap does not work here: setting up uid map/) },
+    });
     expect(runner!.stderr()).toMatch(/UNSANDBOXED/);
   }, 60_000);
 });

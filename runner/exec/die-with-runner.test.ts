@@ -14,7 +14,14 @@ import { existsSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../server/executors/runner/testing";
+import {
+  spawnRunner,
+  startServer,
+  tempDir,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "../../server/executors/runner/testing";
 import { sandboxInfo } from "./sandbox";
 import { processesMatching } from "./testing";
 
@@ -42,7 +49,14 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
 
   // Unique sleep lengths are the markers `processesMatching` looks for.
   const shell = (command: string) =>
-    server!.pool.run({ sessionId: "s1", callId: `c${Math.random()}`, op: "shell", input: { command, yield_time_ms: 300 }, deadline: Date.now() + 30_000, signal: new AbortController().signal });
+    server!.pool.run({
+      sessionId: "s1",
+      callId: `c${Math.random()}`,
+      op: "shell",
+      input: { command, yield_time_ms: 300 },
+      deadline: Date.now() + 30_000,
+      signal: new AbortController().signal,
+    });
 
   it("a running command, the subshell it forked and a terminal's command never write after the kill", async () => {
     await start();
@@ -61,7 +75,9 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
     await waitFor(async () => (await processesMatching(`sleep ${term}`)).length > 0, 5000, "the terminal's sleep");
     // The terminal first: its network namespace takes a moment to start. The command forks a
     // subshell and a setsid+nohup daemon (its own session, SIGHUP ignored) before its own sleep.
-    const r1 = await shell(`(sleep ${bg}; echo late > late-bg.txt) & setsid nohup sh -c 'sleep ${sid}; echo late > late-sid.txt' >/dev/null 2>&1 & sleep ${fg}; echo late > late-fg.txt`);
+    const r1 = await shell(
+      `(sleep ${bg}; echo late > late-bg.txt) & setsid nohup sh -c 'sleep ${sid}; echo late > late-sid.txt' >/dev/null 2>&1 & sleep ${fg}; echo late > late-fg.txt`,
+    );
     expect(r1.meta, r1.output).toMatchObject({ running: true, sandboxed: mode === "auto" });
     expect((await processesMatching(`sleep ${fg}`)).length).toBeGreaterThan(0);
     expect((await processesMatching(`sleep ${bg}`)).length).toBeGreaterThan(0);
@@ -69,17 +85,31 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
 
     // All three still running at the kill (a test on a slow machine whose sleeps had ended would
     // prove nothing).
-    for (const marker of [fg, bg, term, sid]) expect((await processesMatching(`sleep ${marker}`)).length, `sleep ${marker} before the kill`).toBeGreaterThan(0);
+    for (const marker of [fg, bg, term, sid])
+      expect((await processesMatching(`sleep ${marker}`)).length, `sleep ${marker} before the kill`).toBeGreaterThan(0);
     runner!.child.kill("SIGKILL");
     await runner!.exited;
     // Gone within a few seconds; then nothing of theirs is left to write (a bash whose sleep
     // alone was killed would write its file at once, so a short wait after shows that too).
-    await waitFor(async () => (await Promise.all([fg, bg, term, sid].map((m) => processesMatching(`sleep ${m}`)))).every((p) => p.length === 0), 5000, "the commands to die with the runner").catch(() => undefined);
+    await waitFor(
+      async () =>
+        (await Promise.all([fg, bg, term, sid].map((m) => processesMatching(`sleep ${m}`)))).every(
+          (p) => p.length === 0,
+        ),
+      5000,
+      "the commands to die with the runner",
+    ).catch(() => undefined);
     await sleep(1500);
     const left = await Promise.all([fg, bg, term, sid].map((m) => processesMatching(`sleep ${m}`)));
     for (const pid of left.flat()) process.kill(pid, "SIGKILL"); // a failing run leaves nothing behind
-    for (const name of ["late-fg.txt", "late-bg.txt", "late-sid.txt"]) expect(existsSync(join(dir, name)), name).toBe(false);
-    expect(Object.fromEntries([fg, bg, term, sid].map((m, i) => [m, left[i]]))).toEqual({ [fg]: [], [bg]: [], [term]: [], [sid]: [] });
+    for (const name of ["late-fg.txt", "late-bg.txt", "late-sid.txt"])
+      expect(existsSync(join(dir, name)), name).toBe(false);
+    expect(Object.fromEntries([fg, bg, term, sid].map((m, i) => [m, left[i]]))).toEqual({
+      [fg]: [],
+      [bg]: [],
+      [term]: [],
+      [sid]: [],
+    });
   }, 60_000);
 
   // Each round is a fresh runner: the race is lost in a few ms or not at all, so one kill proves little.
@@ -98,15 +128,31 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
       // background job and a setsid child; then the foreground command, which traps the hang-up
       // to write (what a dying session leader sends its foreground job), with a line queued
       // behind it.
-      pty.write(`nohup sh -c 'sleep ${m(1)}; touch nohup-${round}' >/dev/null 2>&1 & (trap 'touch trapbg-${round}' HUP; sleep ${m(2)}) & (sleep ${m(3)}; touch bg-${round}) & setsid sh -c 'sleep ${m(4)}; touch sid-${round}' & echo ready-$((6*7)); bash -c "trap 'touch trap-${round}' HUP; sleep ${m(5)}; :"\r`);
+      pty.write(
+        `nohup sh -c 'sleep ${m(1)}; touch nohup-${round}' >/dev/null 2>&1 & (trap 'touch trapbg-${round}' HUP; sleep ${m(2)}) & (sleep ${m(3)}; touch bg-${round}) & setsid sh -c 'sleep ${m(4)}; touch sid-${round}' & echo ready-$((6*7)); bash -c "trap 'touch trap-${round}' HUP; sleep ${m(5)}; :"\r`,
+      );
       await waitFor(() => screen.includes("ready-42"), 15_000, "the terminal's commands to start");
-      await waitFor(async () => (await Promise.all([1, 2, 3, 4, 5].map((k) => processesMatching(`sleep ${m(k)}`)))).every((p) => p.length > 0), 15_000, `every sleep of the terminal: ${screen}`);
+      await waitFor(
+        async () =>
+          (await Promise.all([1, 2, 3, 4, 5].map((k) => processesMatching(`sleep ${m(k)}`)))).every(
+            (p) => p.length > 0,
+          ),
+        15_000,
+        `every sleep of the terminal: ${screen}`,
+      );
       // Killed once the line is on the terminal (its echo is back), not while it is on its way.
       pty.write(`touch after-kill-${round}\r`);
       await waitFor(() => screen.includes(`touch after-kill-${round}`), 15_000, "the queued line's echo");
       runner.child.kill("SIGKILL");
       await runner.exited;
-      await waitFor(async () => (await Promise.all([1, 2, 3, 4, 5].map((k) => processesMatching(`sleep ${m(k)}`)))).every((p) => p.length === 0), 5000, "the terminal's commands to die with the runner").catch(() => undefined);
+      await waitFor(
+        async () =>
+          (await Promise.all([1, 2, 3, 4, 5].map((k) => processesMatching(`sleep ${m(k)}`)))).every(
+            (p) => p.length === 0,
+          ),
+        5000,
+        "the terminal's commands to die with the runner",
+      ).catch(() => undefined);
       await sleep(300);
       const left = (await Promise.all([1, 2, 3, 4, 5].map((k) => processesMatching(`sleep ${m(k)}`)))).flat();
       for (const pid of left) process.kill(pid, "SIGKILL");

@@ -39,7 +39,11 @@ export class ExecServerClient {
   /** Resolves once its process has actually exited and closed its pipes. */
   readonly exited: Promise<void>;
 
-  constructor(file: string, args: string[], options: { cwd: string; env: Record<string, string>; startTimeoutMs: number; log(line: string): void }) {
+  constructor(
+    file: string,
+    args: string[],
+    options: { cwd: string; env: Record<string, string>; startTimeoutMs: number; log(line: string): void },
+  ) {
     this.child = spawn(file, args, {
       cwd: options.cwd,
       env: options.env as unknown as NodeJS.ProcessEnv,
@@ -49,7 +53,10 @@ export class ExecServerClient {
     this.ready = new Promise<void>((resolve, reject) => ((markReady = resolve), (this.failReady = reject)));
     this.ready.catch(() => {}); // a caller may never have awaited it
     this.dead = new Promise<string>((resolve) => (this.reportDeath = resolve));
-    this.startTimer = setTimeout(() => this.terminate(`did not start within ${options.startTimeoutMs} ms`), options.startTimeoutMs);
+    this.startTimer = setTimeout(
+      () => this.terminate(`did not start within ${options.startTimeoutMs} ms`),
+      options.startTimeoutMs,
+    );
 
     let buffered = "";
     this.child.stdout!.setEncoding("utf8");
@@ -90,7 +97,13 @@ export class ExecServerClient {
   }
 
   /** Starts argv in the sandbox; output goes to `sink` until the exit arrives. */
-  spawn(argv: string[], cwd: string, env: Record<string, string>, sink: OutputSink, sweepMarker?: string): RemoteCommand {
+  spawn(
+    argv: string[],
+    cwd: string,
+    env: Record<string, string>,
+    sink: OutputSink,
+    sweepMarker?: string,
+  ): RemoteCommand {
     return this.track(sink, (id) => ({ type: "spawn", id, argv, cwd, env, ...(sweepMarker ? { sweepMarker } : {}) }));
   }
 
@@ -124,7 +137,11 @@ export class ExecServerClient {
     const tail = this.stderrTail.trim().split("\n").slice(-3).join(" | ");
     this.deadReason = `the sandbox's exec server ${reason}${tail ? `: ${tail}` : ""}`;
     for (const entry of this.commands.values()) {
-      entry.resolve({ code: null, signal: null, error: `${this.deadReason}; the command was killed with it and its outcome is unknown` });
+      entry.resolve({
+        code: null,
+        signal: null,
+        error: `${this.deadReason}; the command was killed with it and its outcome is unknown`,
+      });
     }
     this.commands.clear();
     this.failReady(new Error(this.deadReason));

@@ -125,7 +125,8 @@ function handle(line: string): void {
   if (!parsed.success) {
     const id = (json as { id?: unknown })?.id;
     const why = `bad request: ${parsed.error.issues[0]?.message ?? "invalid"}`;
-    if (typeof id === "number" && Number.isInteger(id) && id > 0) send({ type: "exit", id, code: null, signal: null, error: why });
+    if (typeof id === "number" && Number.isInteger(id) && id > 0)
+      send({ type: "exit", id, code: null, signal: null, error: why });
     else process.stderr.write(`exec server: ${why}\n`);
     return;
   }

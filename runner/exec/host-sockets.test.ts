@@ -62,10 +62,13 @@ describe.runIf(sandboxInfo("auto").available)("the host's Unix sockets in the sa
     await serve(join(dir, "service.sock"));
     await serve(join(ws.dir, "app.sock"));
     // Python, not Node: Node 20 binds an abstract name padded with NULs to the full address size.
-    abstractServer = spawn("python3", ["-c", `import socket
+    abstractServer = spawn("python3", [
+      "-c",
+      `import socket
 s=socket.socket(socket.AF_UNIX); s.bind("\\0${abstract}"); s.listen(8); print("ready", flush=True)
 while True:
-  c,_=s.accept(); c.sendall(b"host-socket-reached"); c.close()`]);
+  c,_=s.accept(); c.sendall(b"host-socket-reached"); c.close()`,
+    ]);
     await new Promise((r) => abstractServer!.stdout!.once("data", r));
     shell = new ShellService({ sandbox: sandboxInfo("auto"), env: scrubEnv(process.env), allowNetwork: true });
   });
@@ -76,7 +79,8 @@ while True:
     await rm(dir, { recursive: true, force: true });
     await ws?.cleanup();
   });
-  const run = async (command: string, network: boolean) => (await shell.run({ command, network }, opContext(ws.workspace))).output;
+  const run = async (command: string, network: boolean) =>
+    (await shell.run({ command, network }, opContext(ws.workspace))).output;
 
   it.each([false, true])("a host service's socket refuses a command (network %s)", async (network) => {
     const out = await run(connect(join(dir, "service.sock")), network);
@@ -85,7 +89,8 @@ while True:
   });
 
   it("outside the sandbox both answer (so a refusal below is the sandbox's doing)", async () => {
-    for (const path of [join(dir, "service.sock"), `@${abstract}`]) expect((await execAsync(connect(path))).stdout).toContain("CONNECTED host-socket-reached");
+    for (const path of [join(dir, "service.sock"), `@${abstract}`])
+      expect((await execAsync(connect(path))).stdout).toContain("CONNECTED host-socket-reached");
   });
 
   it.each([false, true])("a host service's abstract socket refuses a command (network %s)", async (network) => {

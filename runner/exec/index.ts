@@ -30,7 +30,11 @@ export interface ExecConfig {
   limits: Limits;
 }
 
-const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const list = (v: string | undefined) =>
+  (v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export function execConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ExecConfig {
   const mode = env.QUIVER_SANDBOX ?? "auto";
@@ -64,7 +68,8 @@ function configLimits(env: NodeJS.ProcessEnv): Limits {
 export function hiddenFolders(configured: readonly string[]): string[] {
   const out: string[] = [];
   for (const dir of [PROJECT_ROOT, ...configured]) {
-    if (!isAbsolute(dir)) throw new SandboxConfigError(`QUIVER_SANDBOX_HIDE takes absolute paths (got ${JSON.stringify(dir)})`);
+    if (!isAbsolute(dir))
+      throw new SandboxConfigError(`QUIVER_SANDBOX_HIDE takes absolute paths (got ${JSON.stringify(dir)})`);
     try {
       const real = realpathSync(dir);
       if (statSync(real).isDirectory() && !out.includes(real)) out.push(real);
@@ -81,11 +86,27 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
   const hide = hiddenFolders([...config.hide, ...(host.hide ?? []), ensureCheckpointRoot()]);
   // The runner's own ripgrep and git on the workspace run in the same sandbox, network off.
   const root = host.workspace.root;
-  if (sandbox.available) host.workspace.helpers.useSandbox((argv, o) => sandboxed(sandbox, { workspace: root, cwd: o.cwd, network: false, newSession: true, hide, readOnly: o.readOnly, writable: o.writable }, argv));
+  if (sandbox.available)
+    host.workspace.helpers.useSandbox((argv, o) =>
+      sandboxed(
+        sandbox,
+        {
+          workspace: root,
+          cwd: o.cwd,
+          network: false,
+          newSession: true,
+          hide,
+          readOnly: o.readOnly,
+          writable: o.writable,
+        },
+        argv,
+      ),
+    );
   const base = scrubEnv(process.env, { allow: config.envAllow });
   const log = (line: string) => process.stderr.write(`quiver-runner: ${line}\n`);
   const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: config.hostNetwork, log });
-  if (network.reason && sandbox.available) log(`network for commands and terminals: ${network.mode} (${network.reason})`);
+  if (network.reason && sandbox.available)
+    log(`network for commands and terminals: ${network.mode} (${network.reason})`);
   const shell = new ShellService({
     sandbox,
     env: { ...base, ...NON_INTERACTIVE_ENV },
@@ -109,7 +130,13 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
     // run_check and tool_transaction run their checks through the same launcher as shell.
     ops: { shell: shell.op, ...checkOps(host, shell, log) },
     pty,
-    sandbox: { available: sandbox.available, kind: sandbox.kind, ...(sandbox.reason ? { reason: sandbox.reason } : {}), network: network.mode, ...(network.reason ? { networkReason: network.reason } : {}) },
+    sandbox: {
+      available: sandbox.available,
+      kind: sandbox.kind,
+      ...(sandbox.reason ? { reason: sandbox.reason } : {}),
+      network: network.mode,
+      ...(network.reason ? { networkReason: network.reason } : {}),
+    },
     network,
     dispose: async () => {
       await shell.dispose();

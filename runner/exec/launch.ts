@@ -72,11 +72,24 @@ export function directTether(): string[] {
   const candidates = unshare
     ? [
         [...pdeath, unshare, "--pid", "--fork", "--kill-child", "--mount-proc", ...init],
-        [...pdeath, unshare, "--user", "--map-current-user", "--pid", "--fork", "--kill-child", "--mount-proc", ...init],
+        [
+          ...pdeath,
+          unshare,
+          "--user",
+          "--map-current-user",
+          "--pid",
+          "--fork",
+          "--kill-child",
+          "--mount-proc",
+          ...init,
+        ],
       ]
     : [];
   if (setpriv) candidates.push(pdeath);
-  tether = candidates.find((prefix) => spawnSync(prefix[0], [...prefix.slice(1), "true"], { stdio: "ignore", timeout: 10_000 }).status === 0) ?? [];
+  tether =
+    candidates.find(
+      (prefix) => spawnSync(prefix[0], [...prefix.slice(1), "true"], { stdio: "ignore", timeout: 10_000 }).status === 0,
+    ) ?? [];
   return tether;
 }
 
@@ -111,7 +124,14 @@ export function ttyLeader(): string[] {
  * With `limits`, in a cgroup of its own (removed after) under the rlimits; a limit it hit is
  * said in its exit's `error`, which the reader sees after the output.
  */
-export function spawnDirect(argv: string[], cwd: string, env: Record<string, string>, marker: string, sink: OutputSink, limits?: Limits): Launched {
+export function spawnDirect(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string>,
+  marker: string,
+  sink: OutputSink,
+  limits?: Limits,
+): Launched {
   const jail = limits && makeJail("cmd", limits);
   const rlimits = limits ? rlimitPrefix(limits, jail?.dirs.memory !== undefined) : [];
   const inner = [...directTether(), ...rlimits, ...argv];
@@ -155,7 +175,14 @@ export class DirectLauncher implements Launcher {
   readonly sandboxed = false;
   private readonly loginEnv = new Map<string, Promise<Record<string, string>>>();
 
-  constructor(private readonly o: { env: Record<string, string>; envAllow: readonly string[]; limits?: Limits; log(line: string): void }) {}
+  constructor(
+    private readonly o: {
+      env: Record<string, string>;
+      envAllow: readonly string[];
+      limits?: Limits;
+      log(line: string): void;
+    },
+  ) {}
 
   async launch(spec: LaunchSpec, sink: OutputSink): Promise<Launched> {
     const env = await this.envFor(spec.workspace);
@@ -165,7 +192,8 @@ export class DirectLauncher implements Launcher {
   private envFor(workspace: string): Promise<Record<string, string>> {
     let env = this.loginEnv.get(workspace);
     if (!env) {
-      const start = (argv: string[], sink: OutputSink) => Promise.resolve(spawnDirect(argv, workspace, this.o.env, newMarker(), sink));
+      const start = (argv: string[], sink: OutputSink) =>
+        Promise.resolve(spawnDirect(argv, workspace, this.o.env, newMarker(), sink));
       env = captureLoginEnv(start, this.o.env, this.o.envAllow, this.o.log);
       this.loginEnv.set(workspace, env);
     }

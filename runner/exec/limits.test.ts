@@ -24,7 +24,11 @@ describe("limit settings", () => {
     expect(parseSize("X", "4g")).toBe(4 * 1024 ** 3);
     expect(parseSize("X", "256MiB")).toBe(256 * MIB);
     expect(parseSize("X", "0")).toBe(0);
-    expect(limitsFromEnv({ QUIVER_LIMIT_MEMORY: "512m", QUIVER_LIMIT_PROCESSES: "0" })).toMatchObject({ memoryBytes: 512 * MIB, processes: 0, cpuSeconds: 14400 });
+    expect(limitsFromEnv({ QUIVER_LIMIT_MEMORY: "512m", QUIVER_LIMIT_PROCESSES: "0" })).toMatchObject({
+      memoryBytes: 512 * MIB,
+      processes: 0,
+      cpuSeconds: 14400,
+    });
     expect(() => limitsFromEnv({ QUIVER_LIMIT_FILE_SIZE: "lots" })).toThrow(/QUIVER_LIMIT_FILE_SIZE/);
     expect(formatBytes(256 * MIB)).toBe("256 MiB");
   });
@@ -49,28 +53,36 @@ describe.each(modes)("limits per command (sandbox %s)", (mode) => {
   });
   const run = (command: string, timeout_ms = 30_000) => shell.run({ command, timeout_ms }, opContext(ws.workspace));
 
-  it.runIf(cgroups)("kills a command that allocates past the memory limit and says so", async () => {
-    const r = await run(`python3 -c "b = bytearray(700 * 1024 * 1024); print('sur' + 'vived', len(b))"`);
-    expect(r.output).not.toContain("survived");
-    expect(r.output).toContain("killed: memory limit 256 MiB reached");
-    // The next command runs normally: the limit bounded that command, not the runner.
-    expect((await run("echo fine")).output).toContain("fine");
-  }, 60_000);
+  it.runIf(cgroups)(
+    "kills a command that allocates past the memory limit and says so",
+    async () => {
+      const r = await run(`python3 -c "b = bytearray(700 * 1024 * 1024); print('sur' + 'vived', len(b))"`);
+      expect(r.output).not.toContain("survived");
+      expect(r.output).toContain("killed: memory limit 256 MiB reached");
+      // The next command runs normally: the limit bounded that command, not the runner.
+      expect((await run("echo fine")).output).toContain("fine");
+    },
+    60_000,
+  );
 
-  it.runIf(cgroups)("bounds a fork bomb, which ends with its command, leaving nothing behind", async () => {
-    // Guard: the bomb runs only once a command is seen inside a pids cgroup with our limit.
-    const where = await run("cat /proc/self/cgroup");
-    const line = where.output.split("\n").find((l) => /:pids:|^0::/.test(l));
-    expect(line).toMatch(/quiver-/);
-    const started = Date.now();
-    // The bomb's first shell waits 3 s then ends, and its PID namespace with it.
-    const r = await run(":(){ :|:& };:; sleep 3", 20_000);
-    expect(r.meta).toMatchObject({ running: false });
-    expect(r.output).toMatch(/process limit 64 reached: \d+ forks? refused/);
-    expect(Date.now() - started).toBeLessThan(20_000);
-    expect(await settledProcesses(":|:&")).toEqual([]);
-    expect((await run("echo alive")).output).toContain("alive");
-  }, 60_000);
+  it.runIf(cgroups)(
+    "bounds a fork bomb, which ends with its command, leaving nothing behind",
+    async () => {
+      // Guard: the bomb runs only once a command is seen inside a pids cgroup with our limit.
+      const where = await run("cat /proc/self/cgroup");
+      const line = where.output.split("\n").find((l) => /:pids:|^0::/.test(l));
+      expect(line).toMatch(/quiver-/);
+      const started = Date.now();
+      // The bomb's first shell waits 3 s then ends, and its PID namespace with it.
+      const r = await run(":(){ :|:& };:; sleep 3", 20_000);
+      expect(r.meta).toMatchObject({ running: false });
+      expect(r.output).toMatch(/process limit 64 reached: \d+ forks? refused/);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(await settledProcesses(":|:&")).toEqual([]);
+      expect((await run("echo alive")).output).toContain("alive");
+    },
+    60_000,
+  );
 
   it("fails a write past the file size limit", async () => {
     const r = await run("head -c 3M /dev/zero > big.bin; echo status=$?");
@@ -104,7 +116,11 @@ describe.each(modes)("limits per terminal (sandbox %s)", (mode) => {
     try {
       ptys.handle({ type: "pty.open", ptyId: "p1", sessionId: "s1", cols: 200, rows: 50 });
       const alloc = cgroups ? `python3 -c "b = bytearray(700 * 1024 * 1024); print('sur' + 'vived')"; ` : "";
-      ptys.handle({ type: "pty.input", ptyId: "p1", data: `${alloc}head -c 3M /dev/zero > big.bin; echo done-$((6*7))\r` });
+      ptys.handle({
+        type: "pty.input",
+        ptyId: "p1",
+        data: `${alloc}head -c 3M /dev/zero > big.bin; echo done-$((6*7))\r`,
+      });
       const until = Date.now() + 30_000;
       while (!screen.includes("done-42") && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
       expect(screen).toContain("done-42");
@@ -114,7 +130,8 @@ describe.each(modes)("limits per terminal (sandbox %s)", (mode) => {
         expect(screen).toMatch(/Killed/);
         expect(screen).not.toMatch(/survived/);
         const until2 = Date.now() + 5000;
-        while (!screen.includes("quiver: killed: memory limit 256 MiB reached") && Date.now() < until2) await new Promise((r) => setTimeout(r, 50));
+        while (!screen.includes("quiver: killed: memory limit 256 MiB reached") && Date.now() < until2)
+          await new Promise((r) => setTimeout(r, 50));
         expect(screen).toContain("quiver: killed: memory limit 256 MiB reached");
       }
     } finally {

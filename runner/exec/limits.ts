@@ -30,7 +30,12 @@ export interface Limits {
 const GIB = 1024 ** 3;
 // CPU time per process, threads summed: 4 h lets a 10-minute build on 24 busy threads through and
 // a terminal's dev server at 10% run 40 h, and still ends a process left spinning.
-export const DEFAULT_LIMITS: Limits = { memoryBytes: 4 * GIB, processes: 1024, cpuSeconds: 4 * 3600, fileBytes: 2 * GIB };
+export const DEFAULT_LIMITS: Limits = {
+  memoryBytes: 4 * GIB,
+  processes: 1024,
+  cpuSeconds: 4 * 3600,
+  fileBytes: 2 * GIB,
+};
 
 const UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: GIB, t: 1024 ** 4 };
 
@@ -42,12 +47,14 @@ export function parseSize(name: string, value: string): number {
 }
 
 function parseCount(name: string, value: string): number {
-  if (!/^\d+$/.test(value.trim())) throw new Error(`${name} must be a whole number, 0 for none (got ${JSON.stringify(value)})`);
+  if (!/^\d+$/.test(value.trim()))
+    throw new Error(`${name} must be a whole number, 0 for none (got ${JSON.stringify(value)})`);
   return Number(value);
 }
 
 export function limitsFromEnv(env: Record<string, string | undefined> = process.env): Limits {
-  const pick = <T>(name: string, parse: (n: string, v: string) => T, fallback: T) => (env[name] ? parse(name, env[name]!) : fallback);
+  const pick = <T>(name: string, parse: (n: string, v: string) => T, fallback: T) =>
+    env[name] ? parse(name, env[name]!) : fallback;
   return {
     memoryBytes: pick("QUIVER_LIMIT_MEMORY", parseSize, DEFAULT_LIMITS.memoryBytes),
     processes: pick("QUIVER_LIMIT_PROCESSES", parseCount, DEFAULT_LIMITS.processes),
@@ -58,7 +65,12 @@ export function limitsFromEnv(env: Record<string, string | undefined> = process.
 
 /** 4 GiB, 256 MiB, 1.5 GiB: how limits are named in messages. */
 export function formatBytes(n: number): string {
-  for (const [unit, size] of [["TiB", 1024 ** 4], ["GiB", GIB], ["MiB", 1024 ** 2], ["KiB", 1024]] as const) {
+  for (const [unit, size] of [
+    ["TiB", 1024 ** 4],
+    ["GiB", GIB],
+    ["MiB", 1024 ** 2],
+    ["KiB", 1024],
+  ] as const) {
     if (n >= size) return `${Number((n / size).toFixed(1))} ${unit}`;
   }
   return `${n} bytes`;
@@ -106,9 +118,13 @@ export class Jail {
   report(before: JailCounts = { oomKills: 0, forksRefused: 0 }): string {
     const now = this.counts();
     const notes: string[] = [];
-    if (now.oomKills > before.oomKills) notes.push(`killed: memory limit ${formatBytes(this.limits.memoryBytes)} reached (QUIVER_LIMIT_MEMORY)`);
+    if (now.oomKills > before.oomKills)
+      notes.push(`killed: memory limit ${formatBytes(this.limits.memoryBytes)} reached (QUIVER_LIMIT_MEMORY)`);
     const refused = now.forksRefused - before.forksRefused;
-    if (refused > 0) notes.push(`process limit ${this.limits.processes} reached: ${refused} fork${refused === 1 ? "" : "s"} refused (QUIVER_LIMIT_PROCESSES)`);
+    if (refused > 0)
+      notes.push(
+        `process limit ${this.limits.processes} reached: ${refused} fork${refused === 1 ? "" : "s"} refused (QUIVER_LIMIT_PROCESSES)`,
+      );
     return notes.join("\n");
   }
 
@@ -147,7 +163,11 @@ function findHierarchy(): Hierarchy | null {
   } catch {
     return null;
   }
-  const path = (controller: string) => own.split("\n").find((l) => l.split(":")[1]?.split(",").includes(controller))?.split(":")[2];
+  const path = (controller: string) =>
+    own
+      .split("\n")
+      .find((l) => l.split(":")[1]?.split(",").includes(controller))
+      ?.split(":")[2];
   const v1 = (controller: string) => {
     const p = path(controller);
     const dir = p === undefined ? undefined : join("/sys/fs/cgroup", controller, p);
@@ -157,7 +177,10 @@ function findHierarchy(): Hierarchy | null {
   if (!candidate.memory && !candidate.pids) {
     // A v2 tree: our processes' cgroup cannot also hold controlled children ("no internal
     // processes"), so ours go beside it, under its parent, where the controllers are enabled.
-    const p = own.split("\n").find((l) => l.startsWith("0::"))?.slice(3);
+    const p = own
+      .split("\n")
+      .find((l) => l.startsWith("0::"))
+      ?.slice(3);
     const base = existsSync("/sys/fs/cgroup/cgroup.controllers") ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified";
     if (p === undefined) return null;
     const parent = join(base, p, "..");
@@ -169,7 +192,11 @@ function findHierarchy(): Hierarchy | null {
     }
     const words = controllers.trim().split(/\s+/);
     if (!words.includes("memory") && !words.includes("pids")) return null;
-    Object.assign(candidate, { v2: true, memory: words.includes("memory") ? parent : undefined, pids: words.includes("pids") ? parent : undefined });
+    Object.assign(candidate, {
+      v2: true,
+      memory: words.includes("memory") ? parent : undefined,
+      pids: words.includes("pids") ? parent : undefined,
+    });
   }
   for (const dir of new Set([candidate.memory, candidate.pids])) if (dir) sweepStale(dir);
   // Only a hierarchy we can actually make a child in counts.

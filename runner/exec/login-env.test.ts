@@ -18,7 +18,18 @@ describe("parseLoginEnv", () => {
   it("reads what follows the sentinel, drops shell bookkeeping and scrubs what the profile added", () => {
     const out = Buffer.from(
       "welcome from the profile\n\0QUIVER_LOGIN_ENV\0" +
-        ["A=1", "KEEP_TOKEN=t", "NEW_TOKEN=x", "OK_KEY=y", "FROM_PROFILE=p", "PWD=/w", "SHLVL=1", "_=/usr/bin/env", "MULTI=a\nb", ""].join("\0"),
+        [
+          "A=1",
+          "KEEP_TOKEN=t",
+          "NEW_TOKEN=x",
+          "OK_KEY=y",
+          "FROM_PROFILE=p",
+          "PWD=/w",
+          "SHLVL=1",
+          "_=/usr/bin/env",
+          "MULTI=a\nb",
+          "",
+        ].join("\0"),
     );
     const env = parseLoginEnv(out, { A: "1", KEEP_TOKEN: "t" }, ["OK_KEY"]);
     expect(env).toEqual({ A: "1", KEEP_TOKEN: "t", OK_KEY: "y", FROM_PROFILE: "p", MULTI: "a\nb" });
@@ -56,8 +67,14 @@ describe.each(modes)("login environment (sandbox %s)", (mode) => {
   const run = async (command: string) => (await shell.run({ command }, opContext(ws.workspace))).output;
 
   it("runs the profile once and hands its exports to every command, secrets scrubbed", async () => {
-    shell = new ShellService({ sandbox: sandboxInfo(mode), env: scrubEnv({ ...process.env, HOME: home }), allowNetwork: false });
-    const first = await run(`echo "[$FROM_PROFILE] [$PROFILE_SECRET_TOKEN]"; greet you; shopt -q login_shell && echo login || echo non-login`);
+    shell = new ShellService({
+      sandbox: sandboxInfo(mode),
+      env: scrubEnv({ ...process.env, HOME: home }),
+      allowNetwork: false,
+    });
+    const first = await run(
+      `echo "[$FROM_PROFILE] [$PROFILE_SECRET_TOKEN]"; greet you; shopt -q login_shell && echo login || echo non-login`,
+    );
     expect(first).toContain("[profile-value] []");
     expect(first).toContain("hi you");
     expect(first).toContain("non-login");

@@ -19,7 +19,11 @@ const SHELL_STATE = new Set(["_", "PWD", "OLDPWD", "SHLVL", MARKER_VAR]);
  * The environment in `env -0` output after the sentinel. What the runner handed in was scrubbed
  * already; whatever the profile added or changed is scrubbed here by the same rules.
  */
-export function parseLoginEnv(stdout: Buffer, base: Record<string, string>, allow: readonly string[]): Record<string, string> | undefined {
+export function parseLoginEnv(
+  stdout: Buffer,
+  base: Record<string, string>,
+  allow: readonly string[],
+): Record<string, string> | undefined {
   const text = stdout.toString("utf8");
   const at = text.lastIndexOf(`\0${SENTINEL}\0`);
   if (at < 0) return undefined;

@@ -26,7 +26,12 @@ describe.runIf(ready)("a sandboxed command cannot become the owner through loopb
   beforeAll(async () => {
     dataDir = await tempDir("quiver-netns-data-");
     workspace = await tempDir("quiver-netns-ws-");
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace, env: { NODE_ENV: "test" } });
     await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 30_000, "runner to connect");
@@ -55,10 +60,18 @@ describe.runIf(ready)("a sandboxed command cannot become the owner through loopb
   });
 
   it("curl from a command granted network to Quiver's policies.set, by every loopback name, is refused", async () => {
-    const urls = [`127.0.0.1:${quiver.port}`, `localhost:${quiver.port}`, `[::1]:${quiver.port}`, `10.0.2.2:${quiver.port}`];
+    const urls = [
+      `127.0.0.1:${quiver.port}`,
+      `localhost:${quiver.port}`,
+      `[::1]:${quiver.port}`,
+      `10.0.2.2:${quiver.port}`,
+    ];
     const out = await shell(
       urls
-        .map((u) => `curl -sS -m 5 -X POST -H 'content-type: application/json' --data '{"rules":[]}' 'http://${u}/api/trpc/policies.set'; echo " curl=$?"`)
+        .map(
+          (u) =>
+            `curl -sS -m 5 -X POST -H 'content-type: application/json' --data '{"rules":[]}' 'http://${u}/api/trpc/policies.set'; echo " curl=$?"`,
+        )
         .join("; "),
     );
     expect(out).not.toContain('"result"');
@@ -88,6 +101,7 @@ describe.runIf(ready)("a sandboxed command cannot become the owner through loopb
       }
     });
     // A reaped pid may be reused by then; what matters is that no slirp4netns is left on it.
-    for (const p of alive) expect(await readFile(`/proc/${p}/cmdline`, "utf8").catch(() => "")).not.toContain("slirp4netns");
+    for (const p of alive)
+      expect(await readFile(`/proc/${p}/cmdline`, "utf8").catch(() => "")).not.toContain("slirp4netns");
   });
 });

@@ -21,7 +21,8 @@ import { opContext, tempWorkspace } from "./testing";
 
 vi.setConfig({ testTimeout: 60_000 });
 
-const ready = sandboxInfo("auto").available && !!findOnPath("slirp4netns") && !!findOnPath("unshare") && !!findOnPath("nsenter");
+const ready =
+  sandboxInfo("auto").available && !!findOnPath("slirp4netns") && !!findOnPath("unshare") && !!findOnPath("nsenter");
 if (!ready) console.warn("netns tests skipped: they need bubblewrap, slirp4netns, unshare and nsenter");
 
 /** The host's own non-loopback addresses (tried from inside the sandbox only). */
@@ -36,7 +37,12 @@ const hostAddresses = () =>
  * are split by quotes, so a terminal's echo of the typed probe never reads as its result.
  */
 const probe = (targets: string[]) =>
-  targets.map((t) => `if timeout 3 bash -c 'exec 3<>/dev/tcp/${t.replace(/:(\d+)$/, "/$1")}' 2>/dev/null; then echo "O""PEN ${t}"; else echo "CLO""SED ${t}"; fi`).join("\n");
+  targets
+    .map(
+      (t) =>
+        `if timeout 3 bash -c 'exec 3<>/dev/tcp/${t.replace(/:(\d+)$/, "/$1")}' 2>/dev/null; then echo "O""PEN ${t}"; else echo "CLO""SED ${t}"; fi`,
+    )
+    .join("\n");
 
 describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", () => {
   let ws: Awaited<ReturnType<typeof tempWorkspace>>;
@@ -65,7 +71,13 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
     network = new WorkspaceNetwork({ sandboxed: true, hostNetwork: false, log: (l) => logs.push(l) });
     const env = scrubEnv({ ...process.env, HOME: home, PS1: "$ " });
     shell = new ShellService({ sandbox: sandboxInfo("auto"), env, allowNetwork: true, network });
-    pty = new PtyManager({ workspaceRoot: ws.dir, sandbox: sandboxInfo("auto"), env, send: (m) => (sent.push(m), true), workspaceNetwork: network });
+    pty = new PtyManager({
+      workspaceRoot: ws.dir,
+      sandbox: sandboxInfo("auto"),
+      env,
+      send: (m) => (sent.push(m), true),
+      workspaceNetwork: network,
+    });
   });
   afterAll(async () => {
     await pty?.dispose();
@@ -81,7 +93,10 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
     return r.output;
   };
   const ptyOutput = (id: string) =>
-    sent.filter((m): m is Extract<RunnerToServer, { type: "pty.data" }> => m.type === "pty.data" && m.ptyId === id).map((m) => m.data).join("");
+    sent
+      .filter((m): m is Extract<RunnerToServer, { type: "pty.data" }> => m.type === "pty.data" && m.ptyId === id)
+      .map((m) => m.data)
+      .join("");
   const until = async (check: () => boolean | Promise<boolean>, what: string, ms = 20_000) => {
     const deadline = Date.now() + ms;
     while (!(await check())) {
@@ -107,18 +122,28 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
   });
 
   it("a command granted network reaches none of the host's loopback services, by any address", async () => {
-    const out = await run(`${probe(targets())}\ncurl -sS --max-time 3 http://127.0.0.1:${port4}/ http://localhost:${port4}/ 2>&1; echo curl=$?`);
+    const out = await run(
+      `${probe(targets())}\ncurl -sS --max-time 3 http://127.0.0.1:${port4}/ http://localhost:${port4}/ 2>&1; echo curl=$?`,
+    );
     for (const t of targets()) expect(out, out).toContain(`CLOSED ${t}`);
     expect(out).not.toContain("OPEN");
     expect(out).not.toContain("host-loopback-reached");
     expect(out).toMatch(/curl=[1-9]/);
     // It does have a network of its own: slirp4netns's tap device with the usual address.
-    expect(await run("cat /proc/net/route | awk 'NR>1 {print $1}' | sort -u; ip -4 addr show tap0 2>/dev/null | grep -o '10.0.2.100' || grep -c tap0 /proc/net/dev")).toMatch(/tap0/);
+    expect(
+      await run(
+        "cat /proc/net/route | awk 'NR>1 {print $1}' | sort -u; ip -4 addr show tap0 2>/dev/null | grep -o '10.0.2.100' || grep -c tap0 /proc/net/dev",
+      ),
+    ).toMatch(/tap0/);
   });
 
   it("the terminal reaches none of them either", async () => {
     pty.handle({ type: "pty.open", ptyId: "t1", sessionId: "s1", cols: 120, rows: 40 });
-    pty.handle({ type: "pty.input", ptyId: "t1", data: `${probe(targets()).replaceAll("\n", "; ")}; echo probe-""done\r` });
+    pty.handle({
+      type: "pty.input",
+      ptyId: "t1",
+      data: `${probe(targets()).replaceAll("\n", "; ")}; echo probe-""done\r`,
+    });
     await until(() => ptyOutput("t1").includes("probe-done\r\n"), "the terminal's probe");
     const out = ptyOutput("t1");
     for (const t of targets()) expect(out, out).toContain(`CLOSED ${t}`);
@@ -128,26 +153,59 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
   it("a server started in the terminal is reached by a command, listed, and previewed; one started by a command is reached by the terminal", async () => {
     pty.handle({ type: "pty.open", ptyId: "t2", sessionId: "s1", cols: 120, rows: 40 });
     const appPort = port4; // the same number as the host's server: the namespace is another network
-    pty.handle({ type: "pty.input", ptyId: "t2", data: `mkdir -p site && echo from-the-terminal > site/index.html && cd site && python3 -m http.server ${appPort} --bind 127.0.0.1\r` });
-    await until(async () => (await run(`curl -sS --max-time 2 http://127.0.0.1:${appPort}/index.html || true`)).includes("from-the-terminal"), "the terminal's server from a command");
+    pty.handle({
+      type: "pty.input",
+      ptyId: "t2",
+      data: `mkdir -p site && echo from-the-terminal > site/index.html && cd site && python3 -m http.server ${appPort} --bind 127.0.0.1\r`,
+    });
+    await until(
+      async () =>
+        (await run(`curl -sS --max-time 2 http://127.0.0.1:${appPort}/index.html || true`)).includes(
+          "from-the-terminal",
+        ),
+      "the terminal's server from a command",
+    );
 
     const listed = await listPorts({ workspace: ws.dir, namespace: await network.procNet(), exclude: [] });
-    expect(listed.find((p) => p.port === appPort)).toMatchObject({ workspace: true, address: "127.0.0.1", command: expect.stringContaining("python3 -m http.server") });
+    expect(listed.find((p) => p.port === appPort)).toMatchObject({
+      workspace: true,
+      address: "127.0.0.1",
+      command: expect.stringContaining("python3 -m http.server"),
+    });
 
     const frames: PreviewRunnerFrame[] = [];
     const handler = previewHandler((f) => (frames.push(f), true), network);
-    handler.handle({ type: "preview.request", streamId: "p1", sessionId: "s1", port: appPort, method: "GET", path: "/index.html", headers: [], hasBody: false, deadline: Date.now() + 10_000 });
+    handler.handle({
+      type: "preview.request",
+      streamId: "p1",
+      sessionId: "s1",
+      port: appPort,
+      method: "GET",
+      path: "/index.html",
+      headers: [],
+      hasBody: false,
+      deadline: Date.now() + 10_000,
+    });
     await until(() => frames.some((f) => f.type === "preview.end"), "the preview's answer");
-    const body = frames.filter((f): f is Extract<PreviewRunnerFrame, { type: "preview.data" }> => f.type === "preview.data").map((f) => Buffer.from(f.data, "base64").toString()).join("");
+    const body = frames
+      .filter((f): f is Extract<PreviewRunnerFrame, { type: "preview.data" }> => f.type === "preview.data")
+      .map((f) => Buffer.from(f.data, "base64").toString())
+      .join("");
     expect(frames.find((f) => f.type === "preview.head")).toMatchObject({ status: 200 });
     expect(body).toContain("from-the-terminal");
 
     // The other way: a command's background server, reached from the terminal.
     const cmdPort = appPort + 1 > 65535 ? appPort - 1 : appPort + 1;
-    await run(`cd site && (python3 -m http.server ${cmdPort} --bind 127.0.0.1 >/dev/null 2>&1 &) ; sleep 60`, { yield_time_ms: 300 });
+    await run(`cd site && (python3 -m http.server ${cmdPort} --bind 127.0.0.1 >/dev/null 2>&1 &) ; sleep 60`, {
+      yield_time_ms: 300,
+    });
     pty.handle({ type: "pty.open", ptyId: "t3", sessionId: "s1", cols: 120, rows: 40 });
     await until(() => {
-      pty.handle({ type: "pty.input", ptyId: "t3", data: `curl -sS --max-time 2 http://127.0.0.1:${cmdPort}/index.html | sed 's/^/got-/'\r` });
+      pty.handle({
+        type: "pty.input",
+        ptyId: "t3",
+        data: `curl -sS --max-time 2 http://127.0.0.1:${cmdPort}/index.html | sed 's/^/got-/'\r`,
+      });
       return new Promise((r) => setTimeout(() => r(ptyOutput("t3").includes("got-from-the-terminal")), 500));
     }, "the command's server from the terminal");
   });
@@ -155,12 +213,25 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
   it("a relay that died is started again inside the namespace, and the terminal's server is still listed and previewed", async () => {
     const before = Number(/^\/proc\/(\d+)\/net$/.exec((await network.procNet())!)![1]);
     process.kill(before, "SIGKILL");
-    await until(async () => (await readFile(`/proc/${before}/stat`, "utf8").catch(() => " Z ")).includes(" Z "), "the relay to die");
+    await until(
+      async () => (await readFile(`/proc/${before}/stat`, "utf8").catch(() => " Z ")).includes(" Z "),
+      "the relay to die",
+    );
     await new Promise((r) => setTimeout(r, 100)); // its exit event
     const listed = await listPorts({ workspace: ws.dir, namespace: await network.procNet(), exclude: [] });
     expect(listed.find((p) => p.port === port4)).toMatchObject({ workspace: true });
     const frames: PreviewRunnerFrame[] = [];
-    previewHandler((f) => (frames.push(f), true), network).handle({ type: "preview.request", streamId: "p3", sessionId: "s1", port: port4, method: "GET", path: "/index.html", headers: [], hasBody: false, deadline: Date.now() + 10_000 });
+    previewHandler((f) => (frames.push(f), true), network).handle({
+      type: "preview.request",
+      streamId: "p3",
+      sessionId: "s1",
+      port: port4,
+      method: "GET",
+      path: "/index.html",
+      headers: [],
+      hasBody: false,
+      deadline: Date.now() + 10_000,
+    });
     await until(() => frames.some((f) => f.type === "preview.end"), "the preview's answer");
     expect(frames.find((f) => f.type === "preview.head")).toMatchObject({ status: 200 });
   });
@@ -169,7 +240,17 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
     const frames: PreviewRunnerFrame[] = [];
     const handler = previewHandler((f) => (frames.push(f), true), network);
     const outside = await listen("127.0.0.1");
-    handler.handle({ type: "preview.request", streamId: "p2", sessionId: "s1", port: outside, method: "GET", path: "/", headers: [], hasBody: false, deadline: Date.now() + 10_000 });
+    handler.handle({
+      type: "preview.request",
+      streamId: "p2",
+      sessionId: "s1",
+      port: outside,
+      method: "GET",
+      path: "/",
+      headers: [],
+      hasBody: false,
+      deadline: Date.now() + 10_000,
+    });
     await until(() => frames.some((f) => f.type === "preview.end"), "the preview's answer");
     expect(frames.find((f) => f.type === "preview.head")).toMatchObject({ status: 200 });
   });
@@ -183,7 +264,12 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
     const hostConf = join(ws.dir, "host-resolv.conf");
     await writeFile(hostConf, "# stub\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n");
     const own = new WorkspaceNetwork({ sandboxed: true, hostNetwork: false, log: () => {}, resolvConf: hostConf });
-    const sh = new ShellService({ sandbox: sandboxInfo("auto"), env: scrubEnv({ ...process.env, HOME: home }), allowNetwork: true, network: own });
+    const sh = new ShellService({
+      sandbox: sandboxInfo("auto"),
+      env: scrubEnv({ ...process.env, HOME: home }),
+      allowNetwork: true,
+      network: own,
+    });
     try {
       const r = await sh.run({ command: `cat ${hostConf}`, network: true }, opContext(ws.workspace));
       expect(r.output).toContain("nameserver 10.0.2.3\noptions edns0 trust-ad\nsearch lan");
@@ -219,7 +305,12 @@ describe.runIf(sandboxInfo("auto").available)("workspace network without slirp4n
     }
     expect(network.mode).toBe("none");
     expect(network.reason).toMatch(/slirp4netns is not installed/);
-    const shell = new ShellService({ sandbox: sandboxInfo("auto"), env: scrubEnv(process.env), allowNetwork: true, network });
+    const shell = new ShellService({
+      sandbox: sandboxInfo("auto"),
+      env: scrubEnv(process.env),
+      allowNetwork: true,
+      network,
+    });
     const r = await shell.run({ command: "true", network: true }, opContext(ws.workspace));
     expect(r.ok).toBe(false);
     expect(r.output).toMatch(/unavailable on this runner: slirp4netns is not installed/);
@@ -230,7 +321,10 @@ describe.runIf(sandboxInfo("auto").available)("workspace network without slirp4n
   });
 
   it("the host's network only by explicit choice, and then it says so", () => {
-    expect(new WorkspaceNetwork({ sandboxed: true, hostNetwork: true, log: () => {} })).toMatchObject({ mode: "host", reason: expect.stringMatching(/QUIVER_SANDBOX_HOST_NETWORK=1/) });
+    expect(new WorkspaceNetwork({ sandboxed: true, hostNetwork: true, log: () => {} })).toMatchObject({
+      mode: "host",
+      reason: expect.stringMatching(/QUIVER_SANDBOX_HOST_NETWORK=1/),
+    });
     expect(new WorkspaceNetwork({ sandboxed: true, hostNetwork: false, log: () => {} }).mode).not.toBe("host");
   });
 });

@@ -69,11 +69,28 @@ export class WorkspaceNetwork {
   private disposed = false;
 
   constructor(private readonly o: NetworkOptions) {
-    this.tools = { unshare: findOnPath("unshare"), nsenter: findOnPath("nsenter"), slirp: findOnPath("slirp4netns"), setpriv: findOnPath("setpriv") };
+    this.tools = {
+      unshare: findOnPath("unshare"),
+      nsenter: findOnPath("nsenter"),
+      slirp: findOnPath("slirp4netns"),
+      setpriv: findOnPath("setpriv"),
+    };
     if (!o.sandboxed) [this.mode, this.reason] = ["host", "commands are not sandboxed"];
-    else if (o.hostNetwork) [this.mode, this.reason] = ["host", "QUIVER_SANDBOX_HOST_NETWORK=1: sandboxes with network share the host's, loopback included"];
-    else if (!this.tools.unshare || !this.tools.nsenter) [this.mode, this.reason] = ["none", "unshare and nsenter (util-linux) are not installed: commands and terminals get no network"];
-    else if (!this.tools.slirp) [this.mode, this.reason] = ["none", "slirp4netns is not installed (apt-get install slirp4netns): commands and terminals get no outbound network"];
+    else if (o.hostNetwork)
+      [this.mode, this.reason] = [
+        "host",
+        "QUIVER_SANDBOX_HOST_NETWORK=1: sandboxes with network share the host's, loopback included",
+      ];
+    else if (!this.tools.unshare || !this.tools.nsenter)
+      [this.mode, this.reason] = [
+        "none",
+        "unshare and nsenter (util-linux) are not installed: commands and terminals get no network",
+      ];
+    else if (!this.tools.slirp)
+      [this.mode, this.reason] = [
+        "none",
+        "slirp4netns is not installed (apt-get install slirp4netns): commands and terminals get no outbound network",
+      ];
     else this.mode = "isolated";
   }
 
@@ -98,7 +115,9 @@ export class WorkspaceNetwork {
   async procNet(): Promise<string | undefined> {
     const ns = await this.existing();
     if (!ns) return undefined;
-    const relay = await this.relay(ns).catch((err: Error) => void this.o.log(`the namespace relay could not start again: ${err.message}`));
+    const relay = await this.relay(ns).catch(
+      (err: Error) => void this.o.log(`the namespace relay could not start again: ${err.message}`),
+    );
     return relay ? `/proc/${relay.pid}/net` : undefined;
   }
 
@@ -152,7 +171,9 @@ export class WorkspaceNetwork {
       // Not root: a user namespace owns the network one (root in it is the runner's uid, which
       // slirp4netns needs), and nsenter joins both; bubblewrap then maps the sandbox back to the
       // runner's own uid (SandboxSpec.enter).
-      const unshare = root ? [this.tools.unshare!, "--net"] : [this.tools.unshare!, "--user", "--map-root-user", "--net"];
+      const unshare = root
+        ? [this.tools.unshare!, "--net"]
+        : [this.tools.unshare!, "--user", "--map-root-user", "--net"];
       relay = await this.startRelay(socket, [...this.deathsig(), ...unshare, "--"]);
       const kinds = root ? ["net"] : ["user", "net"];
       for (const kind of kinds) fds.push(openSync(`/proc/${relay.pid}/ns/${kind}`, "r"));
@@ -162,8 +183,11 @@ export class WorkspaceNetwork {
         : [this.tools.nsenter!, `--user=${path(0)}`, `--net=${path(1)}`, "--preserve-credentials", "--"];
       if (this.mode === "isolated") slirp = await this.startSlirp(relay.pid!);
       if (this.disposed) throw new Error("the runner is shutting down");
-      const resolvConf = this.mode === "isolated" ? namespaceResolvConf(this.o.resolvConf ?? "/etc/resolv.conf", dir) : undefined;
-      this.o.log(`workspace network namespace up (${this.mode === "isolated" ? "outbound through slirp4netns, host loopback unreachable" : "loopback only"})`);
+      const resolvConf =
+        this.mode === "isolated" ? namespaceResolvConf(this.o.resolvConf ?? "/etc/resolv.conf", dir) : undefined;
+      this.o.log(
+        `workspace network namespace up (${this.mode === "isolated" ? "outbound through slirp4netns, host loopback unreachable" : "loopback only"})`,
+      );
       return { dir, socket, enter, resolvConf, fds, relay, slirp };
     } catch (err) {
       for (const c of [relay, slirp]) c?.kill("SIGKILL");
@@ -178,20 +202,48 @@ export class WorkspaceNetwork {
     const start = await relayStart(this.o.log);
     const argv = [...prefix, process.execPath, ...start.args, socket];
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", ...(start.bundled ? {} : { TSX_DISABLE_CACHE: "1" }) };
-    const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: env as unknown as NodeJS.ProcessEnv, cwd: "/" });
+    const child = spawn(argv[0], argv.slice(1), {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: env as unknown as NodeJS.ProcessEnv,
+      cwd: "/",
+    });
     child.stdin!.on("error", () => {});
-    await this.until(child, "the namespace relay", (done) => child.stdout!.on("data", (c: Buffer) => c.includes("ready") && done()));
+    await this.until(child, "the namespace relay", (done) =>
+      child.stdout!.on("data", (c: Buffer) => c.includes("ready") && done()),
+    );
     child.stdout!.resume();
     return child;
   }
 
   private async startSlirp(pid: number): Promise<ChildProcess> {
-    const args = ["--configure", "--mtu=65520", "--disable-host-loopback", "--enable-sandbox", "--enable-seccomp", "--exit-fd=3", "--ready-fd=4", String(pid), "tap0"];
+    const args = [
+      "--configure",
+      "--mtu=65520",
+      "--disable-host-loopback",
+      "--enable-sandbox",
+      "--enable-seccomp",
+      "--exit-fd=3",
+      "--ready-fd=4",
+      String(pid),
+      "tap0",
+    ];
     const argv = [...this.deathsig(), this.tools.slirp!, ...args];
     // fd 3 is never written: it closes when the runner dies, and slirp4netns then exits.
-    const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "" } as unknown as NodeJS.ProcessEnv });
-    await this.until(child, "slirp4netns", (done) => (child.stdio[4] as NodeJS.ReadableStream).on("data", () => done()));
-    child.on("exit", (code, signal) => this.disposed || this.o.log(`slirp4netns exited (${signal ?? `code ${code}`}): the workspace has no outbound network until the runner restarts`));
+    const child = spawn(argv[0], argv.slice(1), {
+      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "" } as unknown as NodeJS.ProcessEnv,
+    });
+    await this.until(child, "slirp4netns", (done) =>
+      (child.stdio[4] as NodeJS.ReadableStream).on("data", () => done()),
+    );
+    child.on(
+      "exit",
+      (code, signal) =>
+        this.disposed ||
+        this.o.log(
+          `slirp4netns exited (${signal ?? `code ${code}`}): the workspace has no outbound network until the runner restarts`,
+        ),
+    );
     return child;
   }
 

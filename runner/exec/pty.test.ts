@@ -42,12 +42,16 @@ describe.each(modes)("PtyManager (sandbox %s)", (mode) => {
     return manager;
   };
   const output = (id: string) =>
-    sent.filter((m): m is Extract<RunnerToServer, { type: "pty.data" }> => m.type === "pty.data" && m.ptyId === id).map((m) => m.data).join("");
+    sent
+      .filter((m): m is Extract<RunnerToServer, { type: "pty.data" }> => m.type === "pty.data" && m.ptyId === id)
+      .map((m) => m.data)
+      .join("");
   const exitOf = (id: string) => sent.find((m) => m.type === "pty.exit" && m.ptyId === id);
   const until = async (check: () => boolean, what: string) => {
     const deadline = Date.now() + 15_000;
     while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output so far: ${JSON.stringify(sent.slice(-5))}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; output so far: ${JSON.stringify(sent.slice(-5))}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   };

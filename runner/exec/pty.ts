@@ -64,7 +64,8 @@ export class PtyManager implements PtyHandler {
   private disposed = false;
 
   constructor(private readonly o: PtyOptions) {
-    this.net = o.workspaceNetwork ?? new WorkspaceNetwork({ sandboxed: o.sandbox.available, hostNetwork: false, log: () => {} });
+    this.net =
+      o.workspaceNetwork ?? new WorkspaceNetwork({ sandboxed: o.sandbox.available, hostNetwork: false, log: () => {} });
     import("node-pty")
       .then((m) => (this.nodePty = m))
       .catch((e: Error) => (this.loadError = `node-pty is unavailable: ${e.message}`))
@@ -111,7 +112,13 @@ export class PtyManager implements PtyHandler {
   }
 
   private open(m: Extract<PtyMessage, { type: "pty.open" }>, net: SandboxNetwork): void {
-    if (this.disposed) return void this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: "the runner is shutting down" });
+    if (this.disposed)
+      return void this.o.send({
+        type: "pty.exit",
+        ptyId: m.ptyId,
+        exitCode: null,
+        signal: "the runner is shutting down",
+      });
     if (this.ptys.size >= (this.o.maxPtys ?? 32)) {
       this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: "too many terminals are open" });
       return;
@@ -138,10 +145,21 @@ export class PtyManager implements PtyHandler {
     let pty: IPty;
     try {
       if (!this.nodePty) throw new Error(this.loadError ?? "node-pty is not loaded");
-      pty = this.nodePty.spawn(file, args, { name: "xterm-256color", cols: m.cols, rows: m.rows, cwd: this.o.workspaceRoot, env });
+      pty = this.nodePty.spawn(file, args, {
+        name: "xterm-256color",
+        cols: m.cols,
+        rows: m.rows,
+        cwd: this.o.workspaceRoot,
+        env,
+      });
     } catch (e) {
       void jail?.dispose();
-      this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: `failed to start: ${(e as Error).message}` });
+      this.o.send({
+        type: "pty.exit",
+        ptyId: m.ptyId,
+        exitCode: null,
+        signal: `failed to start: ${(e as Error).message}`,
+      });
       return;
     }
     let ended = () => {};
@@ -149,16 +167,25 @@ export class PtyManager implements PtyHandler {
     const entry: Entry = { id: m.ptyId, sessionId: m.sessionId, pty, marker, backlog: "", closing: false, exited };
     this.ptys.set(entry.id, entry);
     const wanted = this.o.network ?? true;
-    const without = !wanted ? undefined : !net.network ? "no network (the workspace's network namespace could not start; see the runner's log)" : this.net.mode === "none" ? `no outbound network: ${this.net.reason}` : undefined;
-    if (without && this.o.sandbox.available) this.deliver(entry, `\x1b[33mquiver: this terminal has ${without}\x1b[0m\r\n`);
+    const without = !wanted
+      ? undefined
+      : !net.network
+        ? "no network (the workspace's network namespace could not start; see the runner's log)"
+        : this.net.mode === "none"
+          ? `no outbound network: ${this.net.reason}`
+          : undefined;
+    if (without && this.o.sandbox.available)
+      this.deliver(entry, `\x1b[33mquiver: this terminal has ${without}\x1b[0m\r\n`);
     pty.onData((data) => this.deliver(entry, data));
     // The shell only says "Killed"; which limit did it is said in the terminal, as for commands.
     let seen = jail?.counts();
-    const watch = jail && setInterval(() => {
-      const note = jail.report(seen);
-      seen = jail.counts();
-      if (note) this.deliver(entry, `\x1b[33mquiver: ${note.replaceAll("\n", "\r\nquiver: ")}\x1b[0m\r\n`);
-    }, 1000);
+    const watch =
+      jail &&
+      setInterval(() => {
+        const note = jail.report(seen);
+        seen = jail.counts();
+        if (note) this.deliver(entry, `\x1b[33mquiver: ${note.replaceAll("\n", "\r\nquiver: ")}\x1b[0m\r\n`);
+      }, 1000);
     watch?.unref();
     pty.onExit(({ exitCode, signal }) => {
       ended();
@@ -167,7 +194,12 @@ export class PtyManager implements PtyHandler {
       this.ptys.delete(entry.id);
       // The shell is gone; anything it left running in the background goes with it.
       void killTree(undefined, entry.marker).then(() => jail?.dispose());
-      this.o.send({ type: "pty.exit", ptyId: entry.id, exitCode, ...(signalName(signal) ? { signal: signalName(signal) } : {}) });
+      this.o.send({
+        type: "pty.exit",
+        ptyId: entry.id,
+        exitCode,
+        ...(signalName(signal) ? { signal: signalName(signal) } : {}),
+      });
     });
   }
 

@@ -89,7 +89,11 @@ export function isLoopback(host: string): boolean {
  * refuses to start, naming the cause and the opt-out. On loopback it runs, and says so (the
  * IDE's banner shows `reason`).
  */
-export function checkUnsandboxed(mode: SandboxMode, info: SandboxInfo, where: { host?: string; serverUrl: string }): void {
+export function checkUnsandboxed(
+  mode: SandboxMode,
+  info: SandboxInfo,
+  where: { host?: string; serverUrl: string },
+): void {
   if (info.available || mode !== "auto") return;
   const host = where.host || "127.0.0.1";
   let server: string;
@@ -98,7 +102,11 @@ export function checkUnsandboxed(mode: SandboxMode, info: SandboxInfo, where: { 
   } catch {
     server = "";
   }
-  const exposed = !isLoopback(host) ? `the server listens on ${host} (HOST)` : !isLoopback(server) ? `the server is reached at ${server}` : undefined;
+  const exposed = !isLoopback(host)
+    ? `the server listens on ${host} (HOST)`
+    : !isLoopback(server)
+      ? `the server is reached at ${server}`
+      : undefined;
   if (!exposed) return;
   throw new SandboxConfigError(
     `refusing to run commands unsandboxed because ${exposed}, off loopback, and ${info.reason ?? "the sandbox is unavailable"}; ` +
@@ -123,7 +131,8 @@ export function sandboxInfo(mode: SandboxMode = "auto"): SandboxInfo {
 
 function probe(mode: SandboxMode): SandboxInfo {
   if (mode === "off") return { available: false, kind: "none", reason: "disabled by configuration" };
-  if (process.platform !== "linux") return { available: false, kind: "none", reason: `not supported on ${process.platform}` };
+  if (process.platform !== "linux")
+    return { available: false, kind: "none", reason: `not supported on ${process.platform}` };
   const bwrap = findOnPath("bwrap");
   if (!bwrap) return { available: false, kind: "none", reason: "bubblewrap (bwrap) is not installed" };
   const args = bwrapArgs(bwrap, { workspace: "/tmp", cwd: "/tmp", network: false, newSession: true }, ["true"]).args;
@@ -138,11 +147,16 @@ function probe(mode: SandboxMode): SandboxInfo {
 /** The bwrap command line that runs `argv` under `spec`. */
 export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { file: string; args: string[] } {
   const args = [
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
     // /tmp first: the workspace may itself live under /tmp and must stay visible.
-    "--tmpfs", "/tmp",
+    "--tmpfs",
+    "/tmp",
     ...mountArgs(spec),
     // The host's Unix sockets still connect through a read-only bind: each is covered (host-sockets.ts).
     ...coverArgs(hostSockets([spec.workspace, ...(spec.hide ?? [])])),
@@ -167,7 +181,8 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
     if (spec.resolvConf) args.push("--ro-bind", spec.resolvConf.file, spec.resolvConf.at);
   }
   args.push("--chdir", spec.cwd, "--", ...argv);
-  if (spec.network && spec.enter?.length) return { file: spec.enter[0], args: [...spec.enter.slice(1), bwrap, ...args] };
+  if (spec.network && spec.enter?.length)
+    return { file: spec.enter[0], args: [...spec.enter.slice(1), bwrap, ...args] };
   return { file: bwrap, args };
 }
 
@@ -189,7 +204,9 @@ export function mountArgs(spec: SandboxSpec): string[] {
     ...tmpfs(outer),
     ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
     ...tmpfs(outer.filter((m) => readOnly.some((r) => inside(m, r)))),
-    "--bind", w, w,
+    "--bind",
+    w,
+    w,
     ...(spec.writable ?? []).flatMap((p) => ["--bind", p, p]),
     ...tmpfs(hide.filter((m) => inside(m, w))),
     // Read-only last: bwrap creates the mount points of the binds above inside these tmpfs.

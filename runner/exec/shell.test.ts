@@ -77,7 +77,11 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
     const t = tag();
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 500);
-    const r = await run({ command: `setsid sleep ${t}1 & (sleep ${t}2 &); sleep ${t}3` }, ws.workspace, opContext(ws.workspace, { signal: abort.signal }));
+    const r = await run(
+      { command: `setsid sleep ${t}1 & (sleep ${t}2 &); sleep ${t}3` },
+      ws.workspace,
+      opContext(ws.workspace, { signal: abort.signal }),
+    );
     expect(r.meta?.stopReason).toBe("cancelled");
     expect(await settledProcesses(t)).toEqual([]);
   });
@@ -85,7 +89,9 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
   it("leaves no background process behind when the command exits normally", async () => {
     make();
     const t = tag();
-    const r = await run({ command: `(sleep ${t}1 >/dev/null 2>&1 &); setsid sleep ${t}2 >/dev/null 2>&1 & echo started` });
+    const r = await run({
+      command: `(sleep ${t}1 >/dev/null 2>&1 &); setsid sleep ${t}2 >/dev/null 2>&1 & echo started`,
+    });
     expect(r.output).toContain("started");
     expect(r.meta?.exitCode).toBe(0);
     expect(await settledProcesses(t)).toEqual([]);
@@ -132,14 +138,21 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
   it("streams output as progress", async () => {
     make();
     const chunks: string[] = [];
-    await run({ command: "echo a; sleep 0.2; echo b" }, ws.workspace, opContext(ws.workspace, { progress: (c) => chunks.push(c) }));
+    await run(
+      { command: "echo a; sleep 0.2; echo b" },
+      ws.workspace,
+      opContext(ws.workspace, { progress: (c) => chunks.push(c) }),
+    );
     expect(chunks.join("")).toBe("a\nb\n");
     expect(chunks.length).toBeGreaterThanOrEqual(2);
   });
 
   it("caps the bytes returned, keeping head and tail", async () => {
     make();
-    const r = await run({ command: "echo START; head -c 300000 /dev/zero | tr '\\0' x; echo; echo END", max_output_bytes: 10_000 });
+    const r = await run({
+      command: "echo START; head -c 300000 /dev/zero | tr '\\0' x; echo; echo END",
+      max_output_bytes: 10_000,
+    });
     expect(r.output.startsWith("START")).toBe(true);
     expect(r.output.trimEnd().endsWith("END")).toBe(true);
     expect(r.output.length).toBeLessThan(10_200);
@@ -165,7 +178,14 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
     expect(r.output).toContain("PLAIN=visible");
     expect(r.output).toContain("KEEP_TOKEN=kept");
     expect(r.output).toContain("SITE_URL=https://example.com/x");
-    for (const secret of ["MY_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "DATABASE_URL", "hunter2"]) {
+    for (const secret of [
+      "MY_API_KEY",
+      "GITHUB_TOKEN",
+      "DB_PASSWORD",
+      "AWS_SECRET_ACCESS_KEY",
+      "DATABASE_URL",
+      "hunter2",
+    ]) {
       expect(r.output).not.toContain(secret);
     }
   });
@@ -203,7 +223,9 @@ describe.runIf(bwrap)("shell sandbox (bubblewrap)", () => {
   const run = (input: ShellInput) => shell.run(input, opContext(ws.workspace));
 
   it("writes inside the workspace but nowhere else", async () => {
-    const r = await run({ command: `echo ok > inside.txt && cat inside.txt; echo bad > ${outside}/f.txt; echo bad > /usr/quiver-test` });
+    const r = await run({
+      command: `echo ok > inside.txt && cat inside.txt; echo bad > ${outside}/f.txt; echo bad > /usr/quiver-test`,
+    });
     expect(r.output).toContain("ok");
     expect(r.output).toMatch(/Read-only file system/);
     expect(existsSync(join(ws.dir, "inside.txt"))).toBe(true);
@@ -225,7 +247,9 @@ describe.runIf(bwrap)("shell sandbox (bubblewrap)", () => {
     const [procCount, ...inTmp] = r.output.trim().split("\n");
     expect(Number(procCount)).toBeLessThan(10);
     // only the mount points of what is bound in: the workspace, and Quiver itself when it lives in /tmp
-    const mountPoints = [ws.dir, fileURLToPath(new URL("../..", import.meta.url))].filter((p) => p.startsWith("/tmp/")).map((p) => p.split("/")[2]);
+    const mountPoints = [ws.dir, fileURLToPath(new URL("../..", import.meta.url))]
+      .filter((p) => p.startsWith("/tmp/"))
+      .map((p) => p.split("/")[2]);
     for (const entry of inTmp.filter(Boolean)) expect(mountPoints).toContain(entry);
   });
 

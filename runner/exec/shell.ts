@@ -64,7 +64,17 @@ export class ShellService {
     this.network = options.network ?? new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: false, log });
     this.launcher =
       sandbox.available && sandbox.bwrap
-        ? new WarmLauncher({ sandbox, env: { ...env, ...SANDBOX_ENV }, envAllow, idleMs: options.sandboxIdleMs ?? 10 * 60_000, startTimeoutMs: 30_000, hide: options.hide, limits: options.limits, network: this.network, log })
+        ? new WarmLauncher({
+            sandbox,
+            env: { ...env, ...SANDBOX_ENV },
+            envAllow,
+            idleMs: options.sandboxIdleMs ?? 10 * 60_000,
+            startTimeoutMs: 30_000,
+            hide: options.hide,
+            limits: options.limits,
+            network: this.network,
+            log,
+          })
         : new DirectLauncher({ env, envAllow, limits: options.limits, log });
   }
 
@@ -79,7 +89,9 @@ export class ShellService {
       return fail("network access for commands is disabled on this runner; run the command without network");
     }
     if (input.network && this.network.mode === "none") {
-      return fail(`network access for commands is unavailable on this runner: ${this.network.reason}; run the command without network`);
+      return fail(
+        `network access for commands is unavailable on this runner: ${this.network.reason}; run the command without network`,
+      );
     }
     // Above the pipeline's read-only batch of 10, so a full batch never trips the cap.
     const limit = this.options.maxBackground ?? 16;
@@ -107,20 +119,44 @@ export class ShellService {
       },
       this.launcher,
     );
-    const job: Job = { handle: `sh_${randomBytes(6).toString("hex")}`, sessionId: ctx.sessionId, command, reading: false, streamed: 0 };
+    const job: Job = {
+      handle: `sh_${randomBytes(6).toString("hex")}`,
+      sessionId: ctx.sessionId,
+      command,
+      reading: false,
+      streamed: 0,
+    };
     this.jobs.set(job.handle, job);
     void command.done.then(() => this.scheduleGc(job));
     return this.read(job, input.yield_time_ms, ctx, true);
   }
 
   /** Runs a declared argv to its end (run_check): execve of the argv, no shell, no network. */
-  async runArgv(spec: { argv: string[]; cwd: string; timeoutMs: number; maxOutputBytes: number }, ctx: OpContext): Promise<OpResult> {
+  async runArgv(
+    spec: { argv: string[]; cwd: string; timeoutMs: number; maxOutputBytes: number },
+    ctx: OpContext,
+  ): Promise<OpResult> {
     if (this.disposed) return fail("the runner is shutting down");
     const command = new Command(
-      { command: spec.argv.join(" "), argv: spec.argv, workspace: ctx.workspace.root, cwd: spec.cwd, timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes, network: false, spoolCeiling: ctx.output?.ceiling },
+      {
+        command: spec.argv.join(" "),
+        argv: spec.argv,
+        workspace: ctx.workspace.root,
+        cwd: spec.cwd,
+        timeoutMs: spec.timeoutMs,
+        maxOutputBytes: spec.maxOutputBytes,
+        network: false,
+        spoolCeiling: ctx.output?.ceiling,
+      },
       this.launcher,
     );
-    const job: Job = { handle: `sh_${randomBytes(6).toString("hex")}`, sessionId: ctx.sessionId, command, reading: false, streamed: 0 };
+    const job: Job = {
+      handle: `sh_${randomBytes(6).toString("hex")}`,
+      sessionId: ctx.sessionId,
+      command,
+      reading: false,
+      streamed: 0,
+    };
     this.jobs.set(job.handle, job);
     void command.done.then(() => this.scheduleGc(job));
     return this.read(job, undefined, ctx, true);

@@ -42,7 +42,8 @@ export class OutputSpool {
       const part = rest.subarray(0, this.ceiling - start);
       if (this.write(part)) rest = rest.subarray(part.length);
     }
-    if (this.stopReason === undefined && this.filed >= this.ceiling) this.stopReason = `past the ceiling of ${this.ceiling} bytes for stored output`;
+    if (this.stopReason === undefined && this.filed >= this.ceiling)
+      this.stopReason = `past the ceiling of ${this.ceiling} bytes for stored output`;
     if (rest.length === 0) return;
     this.ring.push(Buffer.from(rest));
     this.ringBytes += rest.length;
@@ -95,7 +96,7 @@ export class OutputSpool {
     this.trimRing();
     const ringStart = this.ringStart;
     const ring = Buffer.concat(this.ring);
-    for (let at = from; at < Math.min(to, this.filed) && this.fd !== undefined; ) {
+    for (let at = from; at < Math.min(to, this.filed) && this.fd !== undefined;) {
       const piece = Buffer.allocUnsafe(Math.min(SPOOL_PIECE, Math.min(to, this.filed) - at));
       const n = readSync(this.fd, piece, 0, piece.length, at);
       if (n <= 0) break;

@@ -47,7 +47,12 @@ describe.runIf(sandboxInfo("auto").available)("warm sandbox (bubblewrap)", () =>
   afterEach(() => shell?.dispose());
 
   const make = (sandboxIdleMs?: number) =>
-    (shell = new ShellService({ sandbox: sandboxInfo("auto"), env: scrubEnv({ ...process.env, HOME: home }), allowNetwork: true, sandboxIdleMs }));
+    (shell = new ShellService({
+      sandbox: sandboxInfo("auto"),
+      env: scrubEnv({ ...process.env, HOME: home }),
+      allowNetwork: true,
+      sandboxIdleMs,
+    }));
   const run = async (input: ShellInput) => {
     const r = await shell.run(input, opContext(ws.workspace));
     return { ...r, meta: r.meta ? ShellResultMeta.parse(r.meta) : undefined };

@@ -107,10 +107,11 @@ export class WarmSandbox {
     try {
       ready = await this.ready();
       // A declared argv (run_check) is spawned as is, in a PID namespace of its own: no shell reads it.
-      remote =
-        spec.argv ? this.spawn(ready, spec.argv, spec.cwd, spec.marker, sink)
-        : ready.pidns.length > 0 ? ready.client.run(commandInput(spec), sink)
-        : this.spawn(ready, [...BASH_C, spec.command], spec.cwd, spec.marker, sink);
+      remote = spec.argv
+        ? this.spawn(ready, spec.argv, spec.cwd, spec.marker, sink)
+        : ready.pidns.length > 0
+          ? ready.client.run(commandInput(spec), sink)
+          : this.spawn(ready, [...BASH_C, spec.command], spec.cwd, spec.marker, sink);
     } catch (err) {
       this.settled();
       throw err;
@@ -143,7 +144,10 @@ export class WarmSandbox {
       exited,
       kill: async () => {
         remote.kill();
-        const timer = setTimeout(() => client.terminate(`did not confirm a kill within ${KILL_CONFIRM_MS} ms`), KILL_CONFIRM_MS);
+        const timer = setTimeout(
+          () => client.terminate(`did not confirm a kill within ${KILL_CONFIRM_MS} ms`),
+          KILL_CONFIRM_MS,
+        );
         await exited;
         clearTimeout(timer);
       },
@@ -175,30 +179,49 @@ export class WarmSandbox {
     // its one bundled file is bound back; under tsx it needs the whole checkout.
     const hide = this.o.hide ?? [];
     const node = realpathSync(process.execPath);
-    const readOnly = [start.bundled ? start.args[0] : PROJECT_ROOT, ...(hide.some((m) => node.startsWith(`${m}/`)) ? [node] : [])];
+    const readOnly = [
+      start.bundled ? start.args[0] : PROJECT_ROOT,
+      ...(hide.some((m) => node.startsWith(`${m}/`)) ? [node] : []),
+    ];
     const net = await this.o.network.sandboxNetwork(this.network);
     // The exec server keeps CAP_SYS_ADMIN for each command's PID namespace and /proc; commands lose it.
     const drop = dropMountCap();
-    const spec = { workspace: this.workspace, cwd: this.workspace, ...net, newSession: true, readOnly, hide, keepMountCap: drop.length > 0 };
+    const spec = {
+      workspace: this.workspace,
+      cwd: this.workspace,
+      ...net,
+      newSession: true,
+      readOnly,
+      hide,
+      keepMountCap: drop.length > 0,
+    };
     // Under tsx (no bundle), its disk cache would sit in the sandbox's /tmp, which commands are promised is empty.
     const env = start.bundled ? base : { ...base, TSX_DISABLE_CACHE: "1" };
     const argv = bwrapArgs(bwrap, spec, [process.execPath, ...start.args]);
     const jail = this.o.limits && makeJail("sandbox", this.o.limits);
     const rlimits = this.o.limits ? rlimitPrefix(this.o.limits, jail?.dirs.memory !== undefined) : [];
     const [file, ...args] = jail ? jail.wrap([argv.file, ...argv.args]) : [argv.file, ...argv.args];
-    const client = new ExecServerClient(file, args, { cwd: this.workspace, env, startTimeoutMs: this.o.startTimeoutMs, log: this.o.log });
+    const client = new ExecServerClient(file, args, {
+      cwd: this.workspace,
+      env,
+      startTimeoutMs: this.o.startTimeoutMs,
+      log: this.o.log,
+    });
     const label = `${this.workspace}${this.network ? " (network)" : ""}`;
     void client.dead.then((reason) => this.retired.has(client) || this.o.log(`warm sandbox for ${label}: ${reason}`));
     void client.exited.then(() => jail?.dispose());
     try {
       await client.ready;
       const pidns = await this.probePidns(client, drop);
-      if (pidns.length === 0) this.o.log(`no PID namespace per command in ${label}: stragglers are found by marker instead`);
+      if (pidns.length === 0)
+        this.o.log(`no PID namespace per command in ${label}: stragglers are found by marker instead`);
       const ready: Ready = { client, pidns, inner: [...drop, ...rlimits], jail };
       client.send({ type: "env", env: this.o.env });
-      const run = async (a: string[], sink: OutputSink) => this.launched(client, this.spawn(ready, a, this.workspace, newMarker(), sink));
+      const run = async (a: string[], sink: OutputSink) =>
+        this.launched(client, this.spawn(ready, a, this.workspace, newMarker(), sink));
       client.send({ type: "env", env: await captureLoginEnv(run, this.o.env, this.o.envAllow, this.o.log) });
-      if (pidns.length > 0) client.send({ type: "shell", argv: [...pidns, ...ready.inner, ...BASH_C, COMMAND_SHELL], cwd: this.workspace });
+      if (pidns.length > 0)
+        client.send({ type: "shell", argv: [...pidns, ...ready.inner, ...BASH_C, COMMAND_SHELL], cwd: this.workspace });
       if (!client.alive) throw new Error(await client.dead);
       return ready;
     } catch (err) {

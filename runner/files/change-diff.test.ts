@@ -16,7 +16,8 @@ beforeEach(async () => {
 afterEach(() => ws.cleanup());
 
 const ctx = () => opContext(ws.workspace);
-const lines = (n: number, f = (i: number) => `line ${i}`) => Array.from({ length: n }, (_, i) => f(i + 1)).join("\n") + "\n";
+const lines = (n: number, f = (i: number) => `line ${i}`) =>
+  Array.from({ length: n }, (_, i) => f(i + 1)).join("\n") + "\n";
 
 describe("the applied change's diff", () => {
   it("an edit answers the file's real hunk, the same diff its preview showed, and not in the model's output", async () => {
@@ -27,7 +28,20 @@ describe("the applied change's diff", () => {
     const r = await editFileOp.run(edit, ctx());
     expect(r.ok).toBe(true);
     expect(r.meta?.diff).toBe(
-      ["--- a/a.ts", "+++ b/a.ts", "@@ -18,7 +18,7 @@", " line 18", " line 19", " line 20", "-line 21", "+LINE 21", " line 22", " line 23", " line 24", ""].join("\n"),
+      [
+        "--- a/a.ts",
+        "+++ b/a.ts",
+        "@@ -18,7 +18,7 @@",
+        " line 18",
+        " line 19",
+        " line 20",
+        "-line 21",
+        "+LINE 21",
+        " line 22",
+        " line 23",
+        " line 24",
+        "",
+      ].join("\n"),
     );
     expect(r.meta?.diff).toBe(preview.output);
     expect(r.output).not.toContain("@@");
@@ -36,10 +50,16 @@ describe("the applied change's diff", () => {
 
   it("a write answers a creation against /dev/null and an overwrite against the old text", async () => {
     const created = await writeFileOp.run({ path: "new.txt", content: "one\ntwo\n" }, ctx());
-    expect(created.meta).toMatchObject({ created: true, diff: "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n" });
+    expect(created.meta).toMatchObject({
+      created: true,
+      diff: "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n",
+    });
     await writeFile(join(ws.dir, "old.txt"), lines(30));
     await readFileOp.run({ path: "old.txt" }, ctx());
-    const over = await writeFileOp.run({ path: "old.txt", content: lines(30, (i) => (i === 25 ? "changed" : `line ${i}`)) }, ctx());
+    const over = await writeFileOp.run(
+      { path: "old.txt", content: lines(30, (i) => (i === 25 ? "changed" : `line ${i}`)) },
+      ctx(),
+    );
     expect(over.meta?.diff).toContain("@@ -22,7 +22,7 @@\n line 22\n line 23\n line 24\n-line 25\n+changed\n");
   });
 

@@ -14,11 +14,20 @@ const DIFF_TIMEOUT_MS = 2_000;
 export const DIFF_CUT_MARK = "… diff cut:";
 
 /** `before` null: the file is created; `after` null: it is deleted. */
-export function changeDiff(rel: string, before: string | null, after: string | null, maxChars = DIFF_MAX_CHARS): string {
+export function changeDiff(
+  rel: string,
+  before: string | null,
+  after: string | null,
+  maxChars = DIFF_MAX_CHARS,
+): string {
   const oldName = before === null ? "/dev/null" : `a/${rel}`;
   const newName = after === null ? "/dev/null" : `b/${rel}`;
-  const patch = createTwoFilesPatch(oldName, newName, before ?? "", after ?? "", undefined, undefined, { context: 3, timeout: DIFF_TIMEOUT_MS });
-  if (patch === undefined) return `--- ${oldName}\n+++ ${newName}\n${DIFF_CUT_MARK} the change is too large to compare; the whole diff is not shown\n`;
+  const patch = createTwoFilesPatch(oldName, newName, before ?? "", after ?? "", undefined, undefined, {
+    context: 3,
+    timeout: DIFF_TIMEOUT_MS,
+  });
+  if (patch === undefined)
+    return `--- ${oldName}\n+++ ${newName}\n${DIFF_CUT_MARK} the change is too large to compare; the whole diff is not shown\n`;
   // The "====" separator line says nothing on a card.
   return capDiff(patch.replace(/^=+\n/, ""), maxChars);
 }

@@ -20,9 +20,12 @@ beforeEach(async () => {
 afterEach(() => ws.cleanup());
 
 const run = (op: "ide_changes" | "ide_original", input: unknown) =>
-  personFileOps[op].run(PERSON_FILE_OPS[op].parse(input), opContext(ws.workspace)).catch((err: Error) => ({ ok: false, output: err.message, meta: undefined }));
+  personFileOps[op]
+    .run(PERSON_FILE_OPS[op].parse(input), opContext(ws.workspace))
+    .catch((err: Error) => ({ ok: false, output: err.message, meta: undefined }));
 const changes = async () => PersonChanges.parse((await run("ide_changes", {})).meta);
-const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: ws.dir });
+const git = (...args: string[]) =>
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: ws.dir });
 
 describe("the workspace's changes, file by file", () => {
   it("in a git work tree: modified, deleted, untracked and binary files, with HEAD's version of each", async () => {
@@ -51,9 +54,21 @@ describe("the workspace's changes, file by file", () => {
         { path: "with space.md", status: "modified", added: 1, removed: 1 },
       ],
     });
-    expect(await run("ide_original", { path: "a.txt" })).toMatchObject({ ok: true, output: "one\ntwo\nthree\n", meta: { existed: true } });
-    expect(await run("ide_original", { path: "gone.txt" })).toMatchObject({ ok: true, output: "bye\n", meta: { existed: true } });
-    expect(await run("ide_original", { path: "new.ts" })).toMatchObject({ ok: true, output: "", meta: { existed: false } });
+    expect(await run("ide_original", { path: "a.txt" })).toMatchObject({
+      ok: true,
+      output: "one\ntwo\nthree\n",
+      meta: { existed: true },
+    });
+    expect(await run("ide_original", { path: "gone.txt" })).toMatchObject({
+      ok: true,
+      output: "bye\n",
+      meta: { existed: true },
+    });
+    expect(await run("ide_original", { path: "new.ts" })).toMatchObject({
+      ok: true,
+      output: "",
+      meta: { existed: false },
+    });
     expect(await run("ide_original", { path: "../outside.txt" })).toMatchObject({ ok: false });
   });
 
@@ -68,7 +83,11 @@ describe("the workspace's changes, file by file", () => {
       { path: "a.txt", status: "modified", added: 1, removed: 1 },
       { path: "b/new.txt", status: "added", added: 2, removed: 0 },
     ]);
-    expect(await run("ide_original", { path: "a.txt" })).toMatchObject({ ok: true, output: "before\n", meta: { existed: true } });
+    expect(await run("ide_original", { path: "a.txt" })).toMatchObject({
+      ok: true,
+      output: "before\n",
+      meta: { existed: true },
+    });
     expect(await run("ide_original", { path: "b/new.txt" })).toMatchObject({ ok: true, meta: { existed: false } });
 
     // The person's own saves, renames and deletes from the IDE count too.
@@ -80,7 +99,14 @@ describe("the workspace's changes, file by file", () => {
       ["ide_rename", { from: "old-name.txt", to: "new-name.txt" }],
       ["ide_delete", { path: "doomed.txt" }],
     ] as const) {
-      expect((await personFileOps[op].run(PERSON_FILE_OPS[op].parse(input), { ...opContext(ws.workspace), filesChanged: () => undefined })).ok).toBe(true);
+      expect(
+        (
+          await personFileOps[op].run(PERSON_FILE_OPS[op].parse(input), {
+            ...opContext(ws.workspace),
+            filesChanged: () => undefined,
+          })
+        ).ok,
+      ).toBe(true);
     }
     expect((await changes()).files.map((f) => [f.path, f.status])).toEqual([
       ["a.txt", "modified"],
@@ -100,7 +126,10 @@ describe("the workspace's changes, file by file", () => {
     await mkdir(join(ws.dir, "src"));
     await writeFile(join(ws.dir, "src/main.ts"), "main\n");
     const person = (op: "ide_write" | "ide_rename" | "ide_delete", input: unknown) =>
-      personFileOps[op].run(PERSON_FILE_OPS[op].parse(input), { ...opContext(ws.workspace), filesChanged: () => undefined });
+      personFileOps[op].run(PERSON_FILE_OPS[op].parse(input), {
+        ...opContext(ws.workspace),
+        filesChanged: () => undefined,
+      });
 
     expect(await person("ide_delete", { path: "old" })).toMatchObject({ ok: true, output: "deleted old" });
     expect(await person("ide_rename", { from: "src", to: "lib/src" })).toMatchObject({ ok: true });
@@ -110,7 +139,11 @@ describe("the workspace's changes, file by file", () => {
       ["old/deep/b.txt", "deleted"],
       ["src/main.ts", "deleted"],
     ]);
-    expect(await run("ide_original", { path: "old/deep/b.txt" })).toMatchObject({ ok: true, output: "b\n", meta: { existed: true } });
+    expect(await run("ide_original", { path: "old/deep/b.txt" })).toMatchObject({
+      ok: true,
+      output: "b\n",
+      meta: { existed: true },
+    });
     // Discard, as the panel does it: the earlier version saved back, its folders made again.
     expect(await person("ide_write", { path: "old/deep/b.txt", content: "b\n" })).toMatchObject({ ok: true });
     expect((await changes()).files.map((f) => f.path)).toEqual(["lib/src/main.ts", "old/a.txt", "src/main.ts"]);
@@ -136,13 +169,19 @@ describe("the workspace's changes, file by file", () => {
       execFileSync("git", ["init", "-q"], { cwd: repo });
       await writeFile(join(repo, ".gitignore"), ".quiver/\n");
       execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "add", "."], { cwd: repo });
-      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start"], { cwd: repo });
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start"], {
+        cwd: repo,
+      });
       const dir = join(repo, ".quiver", "workspace");
       await mkdir(dir, { recursive: true });
       const nested = await Workspace.open(dir, { watch: false });
       expect((await writeFileOp.run({ path: "app.py", content: "print(1)\n" }, opContext(nested))).ok).toBe(true);
       const listed = PersonChanges.parse((await personFileOps.ide_changes.run({}, opContext(nested))).meta);
-      expect(listed).toEqual({ mode: "baseline", truncated: false, files: [{ path: "app.py", status: "added", added: 1, removed: 0 }] });
+      expect(listed).toEqual({
+        mode: "baseline",
+        truncated: false,
+        files: [{ path: "app.py", status: "added", added: 1, removed: 0 }],
+      });
     } finally {
       await rm(repo, { recursive: true, force: true });
     }

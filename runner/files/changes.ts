@@ -66,7 +66,8 @@ export const ideOriginal = defineOp({
     const target = await ctx.workspace.resolve(input.path, "read");
     const before = await ctx.workspace.diff.original(target.rel);
     if (before === null) return { ok: true, output: "", meta: { existed: false } };
-    if (before.length > PERSON_FILE_LIMITS.maxOpenBytes) return { ok: false, output: `${target.rel} was ${before.length} bytes, larger than the editor opens` };
+    if (before.length > PERSON_FILE_LIMITS.maxOpenBytes)
+      return { ok: false, output: `${target.rel} was ${before.length} bytes, larger than the editor opens` };
     const text = looksBinary(before) ? undefined : utf8Text(before);
     if (text === undefined) return { ok: true, output: "", meta: { existed: true, binary: true } };
     return { ok: true, output: text, meta: { existed: true } };

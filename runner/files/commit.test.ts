@@ -30,7 +30,8 @@ const initRepo = async () => {
   git("add", ".");
   git("commit", "-qm", "start");
 };
-const op = (ws: Workspace, name: "ide_commit" | "ide_changes", input: unknown) => personFileOps[name].run(PERSON_FILE_OPS[name].parse(input), opContext(ws));
+const op = (ws: Workspace, name: "ide_commit" | "ide_changes", input: unknown) =>
+  personFileOps[name].run(PERSON_FILE_OPS[name].parse(input), opContext(ws));
 
 describe("ide_commit", () => {
   it("commits every change in the workspace (new, modified, deleted) without running the repository's hooks", async () => {
@@ -46,10 +47,17 @@ describe("ide_commit", () => {
     const r = await op(ws, "ide_commit", { message: "Update a, add new\n\nBody line." });
     expect(r).toMatchObject({ ok: true, output: expect.stringMatching(/^committed [0-9a-f]+: Update a, add new$/) });
     expect(git("log", "-1", "--format=%an|%s|%b").trim()).toBe("Tester|Update a, add new|Body line.");
-    expect(git("show", "--name-status", "--format=", "HEAD").trim().split("\n").sort()).toEqual(["A\tnew.txt", "D\tgone.txt", "M\ta.txt"]);
+    expect(git("show", "--name-status", "--format=", "HEAD").trim().split("\n").sort()).toEqual([
+      "A\tnew.txt",
+      "D\tgone.txt",
+      "M\ta.txt",
+    ]);
     expect(existsSync(join(repo, "hook-ran"))).toBe(false);
     expect(PersonChanges.parse((await op(ws, "ide_changes", {})).meta).files).toEqual([]);
-    expect(await op(ws, "ide_commit", { message: "again" })).toMatchObject({ ok: false, output: "Nothing to commit: the workspace has no changes." });
+    expect(await op(ws, "ide_commit", { message: "again" })).toMatchObject({
+      ok: false,
+      output: "Nothing to commit: the workspace has no changes.",
+    });
   });
 
   it("a workspace in a subfolder commits that subfolder only", async () => {
@@ -64,12 +72,17 @@ describe("ide_commit", () => {
 
   it("refuses outside a repository, and an empty message", async () => {
     const ws = await Workspace.open(repo, { watch: false });
-    expect(await op(ws, "ide_commit", { message: "x" })).toMatchObject({ ok: false, output: expect.stringContaining("not in a git repository") });
+    expect(await op(ws, "ide_commit", { message: "x" })).toMatchObject({
+      ok: false,
+      output: expect.stringContaining("not in a git repository"),
+    });
     expect(() => PERSON_FILE_OPS.ide_commit.parse({ message: "   " })).toThrow();
   });
 
   it("says how to set an identity when git does not know who is committing", () => {
-    expect(explainGitError("Author identity unknown\n\n*** Please tell me who you are.\n")).toContain("git config --global user.name");
+    expect(explainGitError("Author identity unknown\n\n*** Please tell me who you are.\n")).toContain(
+      "git config --global user.name",
+    );
     expect(explainGitError("fatal: something else\n")).toBe("fatal: something else");
   });
 });

@@ -20,12 +20,27 @@ export const ideCommit = defineOp({
   async run(input, ctx) {
     const root = ctx.workspace;
     if (!(await ctx.workspace.diff.inGit())) {
-      return { ok: false, output: "The workspace is not in a git repository with a first commit, so there is nothing to commit to (git init and a first commit in the terminal start one)." };
+      return {
+        ok: false,
+        output:
+          "The workspace is not in a git repository with a first commit, so there is nothing to commit to (git init and a first commit in the terminal start one).",
+      };
     }
     const add = await git(root, ["add", "-A", "--", "."], { writes: true, worktree: true });
     if (add.code !== 0) return { ok: false, output: `git add failed: ${explainGitError(add.stderr)}` };
-    if ((await git(root, ["diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", "."], { statusOnly: true })).code === 0) return { ok: false, output: "Nothing to commit: the workspace has no changes." };
-    const commit = await git(root, [...(await identityArgs(root)), "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", input.message, "--", "."], { writes: true, worktree: true });
+    if (
+      (
+        await git(root, ["diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", "."], {
+          statusOnly: true,
+        })
+      ).code === 0
+    )
+      return { ok: false, output: "Nothing to commit: the workspace has no changes." };
+    const commit = await git(
+      root,
+      [...(await identityArgs(root)), "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", input.message, "--", "."],
+      { writes: true, worktree: true },
+    );
     if (commit.code !== 0) return { ok: false, output: explainGitError(commit.stderr || commit.stdout) };
     const sha = (await git(root, ["rev-parse", "--short", "HEAD"])).stdout.trim();
     const meta: PersonCommit = { commit: sha };

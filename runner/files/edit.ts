@@ -46,7 +46,10 @@ function occurrences(text: string, needle: string): number[] {
 }
 
 /** What an edit_file would write, without writing it: the one place its rules live. */
-export async function planEdit(input: EditFileInput, ctx: OpContext): Promise<Refusal | PlannedChange & { at: number[]; newText: string }> {
+export async function planEdit(
+  input: EditFileInput,
+  ctx: OpContext,
+): Promise<Refusal | (PlannedChange & { at: number[]; newText: string })> {
   const target = await ctx.workspace.resolve(input.path, "write");
   if (!target.exists) return { ok: false, output: `${input.path} does not exist; use write_file to create a new file` };
   const { before, hash, refusal } = await readForChange(ctx, target.rel);
@@ -66,8 +69,13 @@ export async function planEdit(input: EditFileInput, ctx: OpContext): Promise<Re
   if (at.length === 0) {
     const trimmed = input.old_string.trim();
     const near = trimmed && trimmed !== input.old_string ? occurrences(text, trimmed).map((i) => lineAt(text, i)) : [];
-    const hint = near.length ? ` Text without the surrounding whitespace occurs at line(s) ${near.slice(0, 10).join(", ")}; check indentation and blank lines.` : "";
-    return { ok: false, output: `old_string was not found in ${target.rel} (0 occurrences); it must match the file exactly, including whitespace and indentation.${hint}` };
+    const hint = near.length
+      ? ` Text without the surrounding whitespace occurs at line(s) ${near.slice(0, 10).join(", ")}; check indentation and blank lines.`
+      : "";
+    return {
+      ok: false,
+      output: `old_string was not found in ${target.rel} (0 occurrences); it must match the file exactly, including whitespace and indentation.${hint}`,
+    };
   }
   if (at.length > 1 && !input.replace_all) {
     const lines = at.map((i) => lineAt(text, i));
@@ -77,7 +85,9 @@ export async function planEdit(input: EditFileInput, ctx: OpContext): Promise<Re
       output: `old_string occurs ${at.length} times in ${target.rel} (at lines ${shown}); include more surrounding lines so it matches exactly once, or set replace_all to true`,
     };
   }
-  const updated = input.replace_all ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
+  const updated = input.replace_all
+    ? text.split(oldText).join(newText)
+    : text.slice(0, at[0]) + newText + text.slice(at[0] + oldText.length);
   return { ok: true, target, hash, before: text, updated, at, newText };
 }
 
@@ -87,13 +97,18 @@ export const editFileOp = defineOp({
     const plan = await planEdit(input, ctx);
     if (!plan.ok) return plan;
     const { target, hash, before, updated, at, newText } = plan;
-    const { version } = await ctx.workspace.write(ctx.sessionId, [{ path: target, content: updated, expectHash: hash }]);
+    const { version } = await ctx.workspace.write(ctx.sessionId, [
+      { path: target, content: updated, expectHash: hash },
+    ]);
     const first = lineAt(updated, at[0]);
     const newLines = splitLines(updated);
     const span = Math.max(1, splitLines(newText).length);
     const from = Math.max(1, first - 2);
     const to = Math.min(newLines.length, first + span + 1);
-    const snippet = newLines.slice(from - 1, to).map((l, i) => numbered(from + i, l)).join("\n");
+    const snippet = newLines
+      .slice(from - 1, to)
+      .map((l, i) => numbered(from + i, l))
+      .join("\n");
     const count = input.replace_all ? `${at.length} occurrence${at.length === 1 ? "" : "s"}` : "1 occurrence";
     return {
       ok: true,
@@ -106,9 +121,11 @@ export const editFileOp = defineOp({
 /** What a write_file would write, without writing it. */
 export async function planWrite(input: WriteFileInput, ctx: OpContext): Promise<Refusal | PlannedChange> {
   const target = await ctx.workspace.resolve(input.path, "write");
-  if (target.exists && ctx.workspace.files.lstat(target.rel)?.stats.isDirectory()) return { ok: false, output: `${target.rel} is a directory` };
+  if (target.exists && ctx.workspace.files.lstat(target.rel)?.stats.isDirectory())
+    return { ok: false, output: `${target.rel} is a directory` };
   const { before, hash, refusal } = await readForChange(ctx, target.rel);
-  if (before && refusal) return { ok: false, output: `${refusal} (write_file overwrites existing files only after a complete read)` };
+  if (before && refusal)
+    return { ok: false, output: `${refusal} (write_file overwrites existing files only after a complete read)` };
   return { ok: true, target, hash, before: before ? before.data.toString("utf8") : null, updated: input.content };
 }
 
@@ -118,13 +135,20 @@ export const writeFileOp = defineOp({
     const plan = await planWrite(input, ctx);
     if (!plan.ok) return plan;
     const { target, hash, before } = plan;
-    const { version } = await ctx.workspace.write(ctx.sessionId, [{ path: target, content: input.content, expectHash: hash }]);
+    const { version } = await ctx.workspace.write(ctx.sessionId, [
+      { path: target, content: input.content, expectHash: hash },
+    ]);
     const lines = splitLines(input.content).length;
     const verb = before !== null ? "Overwrote" : "Created";
     return {
       ok: true,
       output: `${verb} ${target.rel} (${lines} line${lines === 1 ? "" : "s"}, ${Buffer.byteLength(input.content)} bytes).`,
-      meta: { path: target.rel, version, created: before === null, diff: changeDiff(target.rel, before, input.content) },
+      meta: {
+        path: target.rel,
+        version,
+        created: before === null,
+        diff: changeDiff(target.rel, before, input.content),
+      },
     };
   },
 });

@@ -13,7 +13,8 @@ beforeEach(async () => {
 });
 afterEach(() => ws.cleanup());
 
-const find = async (query: string) => PersonFound.parse((await ideFind.run(PERSON_FILE_OPS.ide_find.parse({ query }), opContext(ws.workspace))).meta);
+const find = async (query: string) =>
+  PersonFound.parse((await ideFind.run(PERSON_FILE_OPS.ide_find.parse({ query }), opContext(ws.workspace))).meta);
 
 describe("ide_find", () => {
   it("matches the query's characters in order, ignoring case", () => {

@@ -21,7 +21,8 @@ beforeEach(async () => {
   marks = join(base, "marks");
   await mkdir(dir);
   await mkdir(marks);
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" } });
+  const git = (...args: string[]) =>
+    execFileSync("git", args, { cwd: dir, env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" } });
   git("init", "-q");
   git("config", "user.name", "Tester");
   git("config", "user.email", "tester@example.com");
@@ -60,7 +61,8 @@ afterEach(async () => {
 });
 
 async function op(name: string, input: unknown) {
-  const parse = name in PERSON_FILE_OPS ? PERSON_FILE_OPS[name as keyof typeof PERSON_FILE_OPS].parse : fileOps[name].input.parse;
+  const parse =
+    name in PERSON_FILE_OPS ? PERSON_FILE_OPS[name as keyof typeof PERSON_FILE_OPS].parse : fileOps[name].input.parse;
   return fileOps[name].run(parse(input), opContext(ws));
 }
 
@@ -69,7 +71,11 @@ const ran = async () => (await readdir(marks)).filter((f) => f.endsWith(".ran"))
 it("Changes, git_diff and a file's earlier version run none of a planted repository's programs", async () => {
   const changes = await op("ide_changes", {});
   expect(changes.meta).toMatchObject({ mode: "git" });
-  expect((changes.meta as { files: { path: string }[] }).files.map((f) => f.path)).toEqual([".gitattributes", "a.txt", "b.txt"]);
+  expect((changes.meta as { files: { path: string }[] }).files.map((f) => f.path)).toEqual([
+    ".gitattributes",
+    "a.txt",
+    "b.txt",
+  ]);
   const diff = await op("git_diff", { scope: "workspace" });
   expect(diff.output).toContain("+two");
   expect((await op("ide_original", { path: "a.txt" })).output).toBe("one\n");
@@ -79,6 +85,8 @@ it("Changes, git_diff and a file's earlier version run none of a planted reposit
 it("Commit commits without running hooks, filters, gpg or any other planted program", async () => {
   const r = await op("ide_commit", { message: "second" });
   expect(r, r.output).toMatchObject({ ok: true });
-  expect(execFileSync("git", ["-c", "core.fsmonitor=false", "cat-file", "blob", "HEAD:a.txt"], { cwd: dir }).toString()).toBe("two\n");
+  expect(
+    execFileSync("git", ["-c", "core.fsmonitor=false", "cat-file", "blob", "HEAD:a.txt"], { cwd: dir }).toString(),
+  ).toBe("two\n");
   expect(await ran()).toEqual([]);
 });

@@ -32,7 +32,11 @@ export const gitDiffOp = defineOp({
     }
     if (paths && paths.length === 0) {
       const none = scope === "session" ? "This session has not changed any files" : "No changes";
-      return { ok: true, output: `${none}${input.path ? ` under ${input.path}` : ""}. (scope "workspace" shows every uncommitted change.)`, meta: { files: 0 } };
+      return {
+        ok: true,
+        output: `${none}${input.path ? ` under ${input.path}` : ""}. (scope "workspace" shows every uncommitted change.)`,
+        meta: { files: 0 },
+      };
     }
     const { text, overflow, mode } = await ctx.workspace.diff.text(paths, FILE_LIMITS.diffMaxBytes * 2);
     if (!text.trim()) return { ok: true, output: "No uncommitted changes.", meta: { files: 0, mode } };
@@ -41,10 +45,14 @@ export const gitDiffOp = defineOp({
     let out = text;
     let truncated = overflow;
     if (Buffer.byteLength(out) > FILE_LIMITS.diffMaxBytes) {
-      out = Buffer.from(out).subarray(0, FILE_LIMITS.diffMaxBytes).toString("utf8").replace(/\uFFFD$/, "");
+      out = Buffer.from(out)
+        .subarray(0, FILE_LIMITS.diffMaxBytes)
+        .toString("utf8")
+        .replace(/\uFFFD$/, "");
       truncated = true;
     }
-    if (truncated) out += `\n[diff cut at ${FILE_LIMITS.diffMaxBytes} bytes; use stat: true for the summary or path for one file]`;
+    if (truncated)
+      out += `\n[diff cut at ${FILE_LIMITS.diffMaxBytes} bytes; use stat: true for the summary or path for one file]`;
     return { ok: true, output: out, meta: { ...size, mode, truncated } };
   },
 });

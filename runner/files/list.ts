@@ -12,7 +12,9 @@ interface Rule {
 }
 
 async function loadRule(files: WorkspaceFs, rel: string): Promise<Rule | null> {
-  const r = await files.readFile(rel ? `${rel}/.gitignore` : ".gitignore", { follow: true, maxBytes: 1024 * 1024 }).catch(() => null);
+  const r = await files
+    .readFile(rel ? `${rel}/.gitignore` : ".gitignore", { follow: true, maxBytes: 1024 * 1024 })
+    .catch(() => null);
   return r?.kind === "file" ? { base: rel, ig: ignore().add(r.data.toString("utf8")) } : null;
 }
 
@@ -31,7 +33,8 @@ export const listFilesOp = defineOp({
     const start = await ctx.workspace.resolve(input.path ?? ".", "read");
     const found = start.exists ? files.stat(start.rel) : null;
     if (!found) return { ok: false, output: `${input.path} does not exist` };
-    if (!found.stats.isDirectory()) return { ok: false, output: `${start.rel} is a file, not a directory; use read_file` };
+    if (!found.stats.isDirectory())
+      return { ok: false, output: `${start.rel} is a file, not a directory; use read_file` };
 
     // Rules of the ancestors apply, unless the person asked for an ignored folder by name.
     let rules: Rule[] = [];
@@ -54,7 +57,9 @@ export const listFilesOp = defineOp({
         const listed = await files.listDir(dir.rel, ".gitignore").catch(() => null);
         if (!listed) continue;
         const { entries } = listed;
-        const dirRules = listed.file ? [...dir.rules, { base: dir.rel, ig: ignore().add(listed.file.toString("utf8")) }] : dir.rules;
+        const dirRules = listed.file
+          ? [...dir.rules, { base: dir.rel, ig: ignore().add(listed.file.toString("utf8")) }]
+          : dir.rules;
         entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         for (const e of entries) {
           if (e.name === ".git") continue;

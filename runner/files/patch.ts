@@ -19,12 +19,14 @@ function stripPrefix(name: string | undefined, git: boolean): string | undefined
   return git && /^[ab]\//.test(clean) ? clean.slice(2) : clean;
 }
 
-const hunkHeader = (h: StructuredPatch["hunks"][number]) => `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`;
+const hunkHeader = (h: StructuredPatch["hunks"][number]) =>
+  `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`;
 
 /** Which hunk fails on its own against the original: the one to name in the error. */
 function failingHunk(text: string, file: StructuredPatch): string {
   for (let i = 0; i < file.hunks.length; i++) {
-    if (applyPatch(text, { ...file, hunks: [file.hunks[i]] }) === false) return `hunk ${i + 1} (${hunkHeader(file.hunks[i])})`;
+    if (applyPatch(text, { ...file, hunks: [file.hunks[i]] }) === false)
+      return `hunk ${i + 1} (${hunkHeader(file.hunks[i])})`;
   }
   return "the hunks together (they overlap or are out of order)";
 }
@@ -51,7 +53,9 @@ export async function planPatch(input: ApplyPatchInput, ctx: OpContext): Promise
     return { ok: false, output: "no hunks found: give a unified diff with ---/+++ headers and @@ -a,b +c,d @@ hunks" };
   }
   // git-style a/ b/ prefixes are stripped when both sides carry them (or one side is /dev/null).
-  const git = files.every((f) => [f.oldFileName, f.newFileName].every((n) => !n || n === DEV_NULL || /^[ab]\//.test(n)));
+  const git = files.every((f) =>
+    [f.oldFileName, f.newFileName].every((n) => !n || n === DEV_NULL || /^[ab]\//.test(n)),
+  );
   const changes: FileChange[] = [];
   const seen = new Set<string>();
   const summary: string[] = [];
@@ -61,16 +65,21 @@ export async function planPatch(input: ApplyPatchInput, ctx: OpContext): Promise
     const newName = stripPrefix(file.newFileName, git);
     if (!oldName && !newName) return { ok: false, output: "a file section of the patch has no ---/+++ file names" };
     if (oldName && newName && oldName !== DEV_NULL && newName !== DEV_NULL && oldName !== newName) {
-      return { ok: false, output: `renames are not supported (${oldName} → ${newName}); delete the old file and create the new one in separate sections` };
+      return {
+        ok: false,
+        output: `renames are not supported (${oldName} → ${newName}); delete the old file and create the new one in separate sections`,
+      };
     }
     const creating = oldName === DEV_NULL;
     const deleting = newName === DEV_NULL;
     const name = (creating ? newName : oldName) ?? newName!;
     const target = await ctx.workspace.resolve(name, "write");
-    if (seen.has(target.rel)) return { ok: false, output: `${target.rel} appears twice in the patch; combine its hunks into one section` };
+    if (seen.has(target.rel))
+      return { ok: false, output: `${target.rel} appears twice in the patch; combine its hunks into one section` };
     seen.add(target.rel);
     const { before, hash, refusal } = await readForChange(ctx, target.rel);
-    if (creating && before) return { ok: false, output: `the patch creates ${target.rel}, but it already exists; nothing was changed` };
+    if (creating && before)
+      return { ok: false, output: `the patch creates ${target.rel}, but it already exists; nothing was changed` };
     if (!creating && !before) return { ok: false, output: `${target.rel} does not exist; nothing was changed` };
     if (refusal) return { ok: false, output: `${refusal}; nothing was changed` };
     const original = before ? utf8Text(before.data) : "";
@@ -82,9 +91,15 @@ export async function planPatch(input: ApplyPatchInput, ctx: OpContext): Promise
         output: `${failingHunk(original, file)} of ${target.rel} does not apply: its context or removed lines do not match the file. Nothing was changed; read the file again and regenerate the patch.`,
       };
     }
-    if (deleting && result !== "") return { ok: false, output: `the patch deletes ${target.rel} but does not remove all of its content; nothing was changed` };
+    if (deleting && result !== "")
+      return {
+        ok: false,
+        output: `the patch deletes ${target.rel} but does not remove all of its content; nothing was changed`,
+      };
     changes.push({ path: target, content: deleting ? null : result, expectHash: hash });
-    summary.push(`${creating ? "created" : deleting ? "deleted" : "modified"} ${target.rel} (${file.hunks.length} hunk${file.hunks.length === 1 ? "" : "s"})`);
+    summary.push(
+      `${creating ? "created" : deleting ? "deleted" : "modified"} ${target.rel} (${file.hunks.length} hunk${file.hunks.length === 1 ? "" : "s"})`,
+    );
     // Uncut per file: the whole is cut once, below.
     diffs.push(changeDiff(target.rel, creating ? null : original, deleting ? null : result, Infinity));
   }
@@ -97,6 +112,10 @@ export const applyPatchOp = defineOp({
     const plan = await planPatch(input, ctx);
     if (!plan.ok) return plan;
     const { version } = await ctx.workspace.write(ctx.sessionId, plan.changes);
-    return { ok: true, output: `Patch applied: ${plan.summary.join("; ")}.`, meta: { version, paths: plan.changes.map((c) => c.path.rel), diff: plan.diff } };
+    return {
+      ok: true,
+      output: `Patch applied: ${plan.summary.join("; ")}.`,
+      meta: { version, paths: plan.changes.map((c) => c.path.rel), diff: plan.diff },
+    };
   },
 });

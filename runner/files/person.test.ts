@@ -17,7 +17,9 @@ afterEach(() => ws.cleanup());
 async function run(op: keyof typeof PERSON_FILE_OPS, input: unknown) {
   const ctx = { ...opContext(ws.workspace), filesChanged: (p: string[]) => changed.push(p) };
   const parsed = PERSON_FILE_OPS[op].parse(input);
-  return personFileOps[op].run(parsed, ctx).catch((err: Error) => ({ ok: false, output: err.message, meta: undefined }));
+  return personFileOps[op]
+    .run(parsed, ctx)
+    .catch((err: Error) => ({ ok: false, output: err.message, meta: undefined }));
 }
 
 describe("person file ops", () => {
@@ -25,7 +27,11 @@ describe("person file ops", () => {
     const text = `${"a".repeat(5000)}\nline 2\n`;
     await writeFile(join(ws.dir, "big.txt"), text);
     const r = await run("ide_read", { path: "big.txt" });
-    expect(r).toMatchObject({ ok: true, output: text, meta: { path: "big.txt", hash: sha256(text), size: text.length } });
+    expect(r).toMatchObject({
+      ok: true,
+      output: text,
+      meta: { path: "big.txt", hash: sha256(text), size: text.length },
+    });
   });
 
   it("saves with an optimistic hash check and announces the change", async () => {
@@ -75,7 +81,10 @@ describe("person file ops", () => {
     expect(r).toMatchObject({ ok: true, meta: { path: "logo.png", size: png.length } });
     expect(Buffer.from(r.output, "base64")).toEqual(png);
     await writeFile(join(ws.dir, "huge.bin"), Buffer.alloc(PERSON_FILE_LIMITS.maxRawBytes + 1));
-    expect(await run("ide_read_bytes", { path: "huge.bin" })).toMatchObject({ ok: false, output: expect.stringContaining("more than") });
+    expect(await run("ide_read_bytes", { path: "huge.bin" })).toMatchObject({
+      ok: false,
+      output: expect.stringContaining("more than"),
+    });
     await mkdir(join(ws.dir, "dir"));
     expect(await run("ide_read_bytes", { path: "dir" })).toMatchObject({ ok: false, output: "dir is not a file" });
     expect(await run("ide_read_bytes", { path: "../etc/passwd" })).toMatchObject({ ok: false });
@@ -87,10 +96,19 @@ describe("person file ops", () => {
     expect(up).toMatchObject({ ok: true, meta: { path: "assets/new/data.bin", size: bytes.length } });
     expect(await readFile(join(ws.dir, "assets/new/data.bin"))).toEqual(bytes);
     expect(changed).toEqual([["assets/new/data.bin"]]);
-    const again = await run("ide_write_bytes", { path: "assets/new/data.bin", base64: Buffer.from("other").toString("base64") });
+    const again = await run("ide_write_bytes", {
+      path: "assets/new/data.bin",
+      base64: Buffer.from("other").toString("base64"),
+    });
     expect(again).toMatchObject({ ok: false, output: "assets/new/data.bin already exists", meta: { exists: true } });
     expect(await readFile(join(ws.dir, "assets/new/data.bin"))).toEqual(bytes);
-    expect(await run("ide_write_bytes", { path: "assets/new/data.bin", base64: Buffer.from("other").toString("base64"), overwrite: true })).toMatchObject({ ok: true });
+    expect(
+      await run("ide_write_bytes", {
+        path: "assets/new/data.bin",
+        base64: Buffer.from("other").toString("base64"),
+        overwrite: true,
+      }),
+    ).toMatchObject({ ok: true });
     expect(await readFile(join(ws.dir, "assets/new/data.bin"), "utf8")).toBe("other");
     // Outside git, Changes shows it as new (no earlier version).
     expect((await run("ide_original", { path: "assets/new/data.bin" })).meta).toMatchObject({ existed: false });
@@ -98,11 +116,17 @@ describe("person file ops", () => {
 
   it("refuses uploads onto a folder, outside the workspace, too large, or not base64", async () => {
     await mkdir(join(ws.dir, "dir"));
-    expect(await run("ide_write_bytes", { path: "dir", base64: "AA==", overwrite: true })).toMatchObject({ ok: false, output: "dir is a folder" });
+    expect(await run("ide_write_bytes", { path: "dir", base64: "AA==", overwrite: true })).toMatchObject({
+      ok: false,
+      output: "dir is a folder",
+    });
     expect(await run("ide_write_bytes", { path: "../escape.bin", base64: "AA==" })).toMatchObject({ ok: false });
     expect(await run("ide_write_bytes", { path: ".git/config", base64: "AA==" })).toMatchObject({ ok: false });
     const tooBig = Buffer.alloc(PERSON_FILE_LIMITS.maxUploadBytes + 1).toString("base64");
-    expect(await run("ide_write_bytes", { path: "big.bin", base64: tooBig })).toMatchObject({ ok: false, output: expect.stringContaining("more than") });
+    expect(await run("ide_write_bytes", { path: "big.bin", base64: tooBig })).toMatchObject({
+      ok: false,
+      output: expect.stringContaining("more than"),
+    });
     expect(() => PERSON_FILE_OPS.ide_write_bytes.parse({ path: "x", base64: "not base64!" })).toThrow(/base64/);
   });
 

@@ -18,15 +18,22 @@ const ideRead = defineOp({
   input: PERSON_FILE_OPS.ide_read,
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "read");
-    const file = target.exists ? await ctx.workspace.files.readFile(target.rel, { follow: true, maxBytes: PERSON_FILE_LIMITS.maxOpenBytes }) : null;
+    const file = target.exists
+      ? await ctx.workspace.files.readFile(target.rel, { follow: true, maxBytes: PERSON_FILE_LIMITS.maxOpenBytes })
+      : null;
     if (!file || file.kind === "missing") return { ok: false, output: `${input.path} does not exist` };
     if (file.kind === "dir") return { ok: false, output: `${target.rel} is a folder` };
-    if (file.kind === "large") return { ok: false, output: `${target.rel} is ${file.size} bytes, larger than the editor opens (${PERSON_FILE_LIMITS.maxOpenBytes})` };
+    if (file.kind === "large")
+      return {
+        ok: false,
+        output: `${target.rel} is ${file.size} bytes, larger than the editor opens (${PERSON_FILE_LIMITS.maxOpenBytes})`,
+      };
     if (file.kind !== "file") return { ok: false, output: `${target.rel} is not a regular file` };
     const data = file.data;
     if (looksBinary(data)) return { ok: false, output: `${target.rel} is a binary file; the editor shows text only` };
     const text = utf8Text(data);
-    if (text === undefined) return { ok: false, output: `${target.rel} is not UTF-8 text; the editor opens UTF-8 files only` };
+    if (text === undefined)
+      return { ok: false, output: `${target.rel} is not UTF-8 text; the editor opens UTF-8 files only` };
     return { ok: true, output: text, meta: { path: target.rel, hash: sha256(data), size: data.length } };
   },
 });
@@ -35,9 +42,15 @@ const ideReadBytes = defineOp({
   input: PERSON_FILE_OPS.ide_read_bytes,
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "read");
-    const file = target.exists ? await ctx.workspace.files.readFile(target.rel, { follow: true, maxBytes: PERSON_FILE_LIMITS.maxRawBytes }) : null;
+    const file = target.exists
+      ? await ctx.workspace.files.readFile(target.rel, { follow: true, maxBytes: PERSON_FILE_LIMITS.maxRawBytes })
+      : null;
     if (!file || file.kind === "missing") return { ok: false, output: `${input.path} does not exist` };
-    if (file.kind === "large") return { ok: false, output: `${target.rel} is ${file.size} bytes, more than ${PERSON_FILE_LIMITS.maxRawBytes} can be shown or downloaded here` };
+    if (file.kind === "large")
+      return {
+        ok: false,
+        output: `${target.rel} is ${file.size} bytes, more than ${PERSON_FILE_LIMITS.maxRawBytes} can be shown or downloaded here`,
+      };
     if (file.kind !== "file") return { ok: false, output: `${target.rel} is not a file` };
     const data = file.data;
     return { ok: true, output: data.toString("base64"), meta: { path: target.rel, size: data.length } };
@@ -51,7 +64,12 @@ const ideWrite = defineOp({
     const before = target.exists ? await readNoFollow(ctx.workspace.files, target.rel) : null;
     const current = before ? sha256(before.data) : null;
     if (input.expectHash !== undefined && input.expectHash !== current) {
-      const output = current === null ? `${target.rel} was deleted since you opened it` : input.expectHash === null ? `${target.rel} already exists` : `${target.rel} changed on disk since you opened it`;
+      const output =
+        current === null
+          ? `${target.rel} was deleted since you opened it`
+          : input.expectHash === null
+            ? `${target.rel} already exists`
+            : `${target.rel} changed on disk since you opened it`;
       return { ok: false, output, meta: { conflict: true, hash: current } };
     }
     const data = Buffer.from(input.content, "utf8");
@@ -59,7 +77,11 @@ const ideWrite = defineOp({
     // Outside git, the Changes panel compares with what each file held before its first write.
     ctx.workspace.diff.rememberBaseline(target.rel, before?.data ?? null);
     ctx.filesChanged([target.rel]);
-    return { ok: true, output: `saved ${target.rel}`, meta: { path: target.rel, hash: sha256(data), size: data.length } };
+    return {
+      ok: true,
+      output: `saved ${target.rel}`,
+      meta: { path: target.rel, hash: sha256(data), size: data.length },
+    };
   },
 });
 
@@ -68,9 +90,15 @@ const ideWriteBytes = defineOp({
   async run(input, ctx) {
     const target = await ctx.workspace.resolve(input.path, "write");
     const data = Buffer.from(input.base64, "base64");
-    if (data.length > PERSON_FILE_LIMITS.maxUploadBytes) return { ok: false, output: `${target.rel} is ${data.length} bytes, more than ${PERSON_FILE_LIMITS.maxUploadBytes} can be uploaded` };
-    if (target.exists && ctx.workspace.files.lstat(target.rel)?.stats.isDirectory()) return { ok: false, output: `${target.rel} is a folder` };
-    if (target.exists && !input.overwrite) return { ok: false, output: `${target.rel} already exists`, meta: { path: target.rel, exists: true } };
+    if (data.length > PERSON_FILE_LIMITS.maxUploadBytes)
+      return {
+        ok: false,
+        output: `${target.rel} is ${data.length} bytes, more than ${PERSON_FILE_LIMITS.maxUploadBytes} can be uploaded`,
+      };
+    if (target.exists && ctx.workspace.files.lstat(target.rel)?.stats.isDirectory())
+      return { ok: false, output: `${target.rel} is a folder` };
+    if (target.exists && !input.overwrite)
+      return { ok: false, output: `${target.rel} already exists`, meta: { path: target.rel, exists: true } };
     const before = target.exists ? await readNoFollow(ctx.workspace.files, target.rel) : null;
     await applyChange(ctx.workspace.files, target.rel, data, before);
     ctx.workspace.diff.rememberBaseline(target.rel, before?.data ?? null);
@@ -107,7 +135,11 @@ const ideRename = defineOp({
       ctx.workspace.diff.rememberBaseline(to.rel, null);
     }
     ctx.filesChanged([from.rel, to.rel]);
-    return { ok: true, output: `renamed ${from.rel} to ${to.rel}${unrecordedNote(unrecorded)}`, meta: { from: from.rel, to: to.rel } };
+    return {
+      ok: true,
+      output: `renamed ${from.rel} to ${to.rel}${unrecordedNote(unrecorded)}`,
+      meta: { from: from.rel, to: to.rel },
+    };
   },
 });
 

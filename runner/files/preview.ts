@@ -32,5 +32,9 @@ async function preview(req: PreviewChangeInput, ctx: OpContext): Promise<OpResul
   // preview at all (an older one without this op), where the card falls back to the input.
   if (!plan.ok) return { ok: true, output: plan.output, meta: { refused: true } };
   const { target, before, updated } = plan;
-  return { ok: true, output: changeDiff(target.rel, before, updated), meta: { path: target.rel, created: before === null } };
+  return {
+    ok: true,
+    output: changeDiff(target.rel, before, updated),
+    meta: { path: target.rel, created: before === null },
+  };
 }

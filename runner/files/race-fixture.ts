@@ -61,7 +61,7 @@ export async function raceFixture(): Promise<RaceFixture> {
       child = spawn(process.execPath, ["-e", SWAPPER, ws, outside], { stdio: "ignore" });
       // Started for real: `dir` has been seen as a link and as a folder.
       const seen = new Set<string>();
-      for (const until = Date.now() + 15_000; seen.size < 2 && Date.now() < until; ) {
+      for (const until = Date.now() + 15_000; seen.size < 2 && Date.now() < until;) {
         const st = await lstat(join(ws, "dir")).catch(() => null);
         if (st) seen.add(st.isSymbolicLink() ? "link" : "dir");
         else await new Promise((r) => setTimeout(r, 1));
@@ -96,7 +96,12 @@ export async function raceFixture(): Promise<RaceFixture> {
 }
 
 /** Runs `attempt` until `tries` times or `ms` have passed; returns how many ran. */
-export async function hammer(tries: number, ms: number, attempt: (i: number) => Promise<void>, parallel = 1): Promise<number> {
+export async function hammer(
+  tries: number,
+  ms: number,
+  attempt: (i: number) => Promise<void>,
+  parallel = 1,
+): Promise<number> {
   const until = Date.now() + ms;
   let next = 0;
   const lane = async () => {

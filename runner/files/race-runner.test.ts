@@ -4,7 +4,13 @@
 // thousands of calls of every file operation never read the secret, list the outside folder or
 // change anything in it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../../server/executors/runner/testing";
+import {
+  spawnRunner,
+  startServer,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "../../server/executors/runner/testing";
 import { sandboxInfo } from "../exec/sandbox";
 import { hammer, OUTSIDE_ONLY, raceFixture, SECRET, type RaceFixture } from "./race-fixture";
 
@@ -23,13 +29,23 @@ const CALLS: Array<[string, Call, { sandboxOnly?: boolean; works?: RegExp }?]> =
   // A few names: each write measures the whole uncommitted diff, which grows with every new file.
   ["write_file", (i) => ["write_file", { path: `dir/new-${i % 50}.txt`, content: "written\n" }]],
   ["ide_write (save)", () => ["ide_write", { path: "dir/secret.txt", content: "saved\n" }]],
-  ["ide_write_bytes (upload)", (i) => ["ide_write_bytes", { path: `dir/up-${i % 7}.bin`, base64: Buffer.from("up").toString("base64"), overwrite: true }]],
+  [
+    "ide_write_bytes (upload)",
+    (i) => [
+      "ide_write_bytes",
+      { path: `dir/up-${i % 7}.bin`, base64: Buffer.from("up").toString("base64"), overwrite: true },
+    ],
+  ],
   ["ide_mkdir", (i) => ["ide_mkdir", { path: `dir/made-${i}` }]],
   ["ide_rename", () => ["ide_rename", { from: "dir/a.txt", to: "dir/moved.txt" }]],
   ["ide_delete", () => ["ide_delete", { path: "dir/victim.txt" }]],
   // ripgrep reads below the root by name: confined by the sandbox it shares with commands.
   // Any file still saying "inside": the save test before this one leaves secret.txt "saved".
-  ["search_text", () => ["search_text", { pattern: "inside|SECRET", regex: true, path: "dir" }], { sandboxOnly: true, works: /^dir\/(secret|a|victim)\.txt:1:inside$/m }],
+  [
+    "search_text",
+    () => ["search_text", { pattern: "inside|SECRET", regex: true, path: "dir" }],
+    { sandboxOnly: true, works: /^dir\/(secret|a|victim)\.txt:1:inside$/m },
+  ],
   ["glob", () => ["glob", { pattern: "**/*.txt", path: "dir" }], { sandboxOnly: true, works: /^dir\/a\.txt$/m }],
 ];
 
@@ -63,30 +79,42 @@ describe.each(modes)("a folder swapped for a link to outside, through a runner p
   let calls = 0;
   async function call(op: string, input: unknown) {
     try {
-      return await server.pool.run({ sessionId: "s1", callId: `r${++calls}`, op, input, deadline: Date.now() + 30_000, signal: new AbortController().signal });
+      return await server.pool.run({
+        sessionId: "s1",
+        callId: `r${++calls}`,
+        op,
+        input,
+        deadline: Date.now() + 30_000,
+        signal: new AbortController().signal,
+      });
     } catch (err) {
       return { ok: false, output: (err as Error).message };
     }
   }
 
-  it.each(CALLS.filter(([, , o]) => mode.sandboxed || !o?.sandboxOnly))("%s never reaches outside", async (_name, make, o) => {
-    if (skip) return void console.warn(`skipped: bubblewrap does not work here (${bwrap.reason})`);
-    const leaked: string[] = [];
-    let worked = 0;
-    const ran = await hammer(
-      TRIES,
-      MS,
-      async (i) => {
-        const r = await call(...make(i));
-        const raw = /^[A-Za-z0-9+/=]+$/.test(r.output) ? Buffer.from(r.output, "base64").toString("latin1") : "";
-        if (`${r.output}${raw}`.includes(SECRET) || r.output.includes(OUTSIDE_ONLY)) leaked.push(r.output.slice(0, 200));
-        if (r.ok && o?.works?.test(r.output)) worked++;
-      },
-      8,
-    );
-    expect(leaked).toEqual([]);
-    expect(await fx.snapshot()).toBe(before);
-    expect(ran).toBeGreaterThanOrEqual(TRIES);
-    if (o?.works) expect(worked).toBeGreaterThan(0);
-  }, MS + 30_000);
+  it.each(CALLS.filter(([, , o]) => mode.sandboxed || !o?.sandboxOnly))(
+    "%s never reaches outside",
+    async (_name, make, o) => {
+      if (skip) return void console.warn(`skipped: bubblewrap does not work here (${bwrap.reason})`);
+      const leaked: string[] = [];
+      let worked = 0;
+      const ran = await hammer(
+        TRIES,
+        MS,
+        async (i) => {
+          const r = await call(...make(i));
+          const raw = /^[A-Za-z0-9+/=]+$/.test(r.output) ? Buffer.from(r.output, "base64").toString("latin1") : "";
+          if (`${r.output}${raw}`.includes(SECRET) || r.output.includes(OUTSIDE_ONLY))
+            leaked.push(r.output.slice(0, 200));
+          if (r.ok && o?.works?.test(r.output)) worked++;
+        },
+        8,
+      );
+      expect(leaked).toEqual([]);
+      expect(await fx.snapshot()).toBe(before);
+      expect(ran).toBeGreaterThanOrEqual(TRIES);
+      if (o?.works) expect(worked).toBeGreaterThan(0);
+    },
+    MS + 30_000,
+  );
 });

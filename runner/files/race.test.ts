@@ -35,32 +35,59 @@ afterEach(async () => {
 });
 
 /** Runs an op; a thrown refusal counts as its answer. */
-async function op(name: string, input: unknown): Promise<{ ok: boolean; output: string; meta?: Record<string, unknown> }> {
+async function op(
+  name: string,
+  input: unknown,
+): Promise<{ ok: boolean; output: string; meta?: Record<string, unknown> }> {
   const def = fileOps[name];
-  const parsed = name in PERSON_FILE_OPS ? PERSON_FILE_OPS[name as keyof typeof PERSON_FILE_OPS].parse(input) : def.input.parse(input);
+  const parsed =
+    name in PERSON_FILE_OPS
+      ? PERSON_FILE_OPS[name as keyof typeof PERSON_FILE_OPS].parse(input)
+      : def.input.parse(input);
   return def.run(parsed, ctx).catch((err: Error) => ({ ok: false, output: err.message }));
 }
 
 const leaks = (r: { output: string; meta?: Record<string, unknown> }) => {
-  const raw = typeof r.output === "string" && /^[A-Za-z0-9+/=]+$/.test(r.output) ? Buffer.from(r.output, "base64").toString("latin1") : "";
+  const raw =
+    typeof r.output === "string" && /^[A-Za-z0-9+/=]+$/.test(r.output)
+      ? Buffer.from(r.output, "base64").toString("latin1")
+      : "";
   return `${r.output}${raw}${JSON.stringify(r.meta ?? {})}`.includes(SECRET) || r.output.includes(OUTSIDE_ONLY);
 };
 
 describe("a folder swapped for a link to outside, while each operation runs (direct)", () => {
-  const cases: Array<[string, (i: number) => Promise<{ ok: boolean; output: string; meta?: Record<string, unknown> }>]> = [
+  const cases: Array<
+    [string, (i: number) => Promise<{ ok: boolean; output: string; meta?: Record<string, unknown> }>]
+  > = [
     ["read_file", () => op("read_file", { path: "dir/secret.txt" })],
     ["ide_read", () => op("ide_read", { path: "dir/secret.txt" })],
     ["ide_read_bytes", () => op("ide_read_bytes", { path: "dir/secret.txt" })],
     ["list_files", () => op("list_files", { path: "dir" })],
     ["list_files (root)", () => op("list_files", {})],
-    ["stat (resolve)", async () => {
-      const r = await ws.resolve(`dir/${OUTSIDE_ONLY}`, "read").catch((e: Error) => ({ exists: false, error: e.message }));
-      return { ok: !("error" in r), output: r.exists ? `found ${OUTSIDE_ONLY}` : "error" in r ? r.error.replace(OUTSIDE_ONLY, "x") : "" };
-    }],
+    [
+      "stat (resolve)",
+      async () => {
+        const r = await ws
+          .resolve(`dir/${OUTSIDE_ONLY}`, "read")
+          .catch((e: Error) => ({ exists: false, error: e.message }));
+        return {
+          ok: !("error" in r),
+          output: r.exists ? `found ${OUTSIDE_ONLY}` : "error" in r ? r.error.replace(OUTSIDE_ONLY, "x") : "",
+        };
+      },
+    ],
     // A few names: each write measures the whole uncommitted diff, which grows with every new file.
     ["write_file", (i) => op("write_file", { path: `dir/new-${i % 50}.txt`, content: "written\n" })],
     ["ide_write (save)", () => op("ide_write", { path: "dir/secret.txt", content: "saved\n" })],
-    ["ide_write_bytes (upload)", (i) => op("ide_write_bytes", { path: `dir/up-${i % 7}.bin`, base64: Buffer.from("up").toString("base64"), overwrite: true })],
+    [
+      "ide_write_bytes (upload)",
+      (i) =>
+        op("ide_write_bytes", {
+          path: `dir/up-${i % 7}.bin`,
+          base64: Buffer.from("up").toString("base64"),
+          overwrite: true,
+        }),
+    ],
     ["ide_mkdir", (i) => op("ide_mkdir", { path: `dir/made-${i}/deeper` })],
     ["ide_rename", () => op("ide_rename", { from: "dir/a.txt", to: "dir/moved.txt" })],
     ["ide_rename (folder)", () => op("ide_rename", { from: "dir", to: "elsewhere/dir" })],
@@ -68,19 +95,32 @@ describe("a folder swapped for a link to outside, while each operation runs (dir
     ["ide_delete (folder)", () => op("ide_delete", { path: "dir" })],
     ["ide_replace", () => op("ide_replace", { pattern: "TOP", replacement: "XXX", paths: ["dir/secret.txt"] })],
   ];
-  it.each(cases)("%s never reaches outside", async (name, attempt) => {
-    const seen: string[] = [];
-    const outcomes = new Map<string, number>();
-    const ran = await hammer(TRIES, MS, async (i) => {
-      const r = await attempt(i);
-      if (leaks(r)) seen.push(r.output.slice(0, 200));
-      const kind = r.ok ? "ok" : r.output.replace(/"[^"]*"/g, "P").replace(/\S*\d\S*/g, "N").slice(0, 80);
-      outcomes.set(kind, (outcomes.get(kind) ?? 0) + 1);
-    });
-    expect(seen).toEqual([]);
-    expect(await fx.snapshot()).toBe(before);
-    expect(ran, JSON.stringify([...outcomes])).toBeGreaterThanOrEqual(TRIES);
-    // The attack was live: some tries met the link (and were refused), others the folder.
-    if (!MET_LINK_BY_NAME.has(name)) expect([...outcomes.keys()].some((k) => /outside the workspace|symbolic link/.test(k)), JSON.stringify([...outcomes])).toBe(true);
-  }, MS + 30_000);
+  it.each(cases)(
+    "%s never reaches outside",
+    async (name, attempt) => {
+      const seen: string[] = [];
+      const outcomes = new Map<string, number>();
+      const ran = await hammer(TRIES, MS, async (i) => {
+        const r = await attempt(i);
+        if (leaks(r)) seen.push(r.output.slice(0, 200));
+        const kind = r.ok
+          ? "ok"
+          : r.output
+              .replace(/"[^"]*"/g, "P")
+              .replace(/\S*\d\S*/g, "N")
+              .slice(0, 80);
+        outcomes.set(kind, (outcomes.get(kind) ?? 0) + 1);
+      });
+      expect(seen).toEqual([]);
+      expect(await fx.snapshot()).toBe(before);
+      expect(ran, JSON.stringify([...outcomes])).toBeGreaterThanOrEqual(TRIES);
+      // The attack was live: some tries met the link (and were refused), others the folder.
+      if (!MET_LINK_BY_NAME.has(name))
+        expect(
+          [...outcomes.keys()].some((k) => /outside the workspace|symbolic link/.test(k)),
+          JSON.stringify([...outcomes]),
+        ).toBe(true);
+    },
+    MS + 30_000,
+  );
 });

@@ -18,7 +18,10 @@ beforeEach(async () => {
 afterEach(() => ws.cleanup());
 
 const replace = (input: unknown) =>
-  personFileOps.ide_replace.run(PERSON_FILE_OPS.ide_replace.parse(input), { ...opContext(ws.workspace), filesChanged: (p: string[]) => void announced.push(p) });
+  personFileOps.ide_replace.run(PERSON_FILE_OPS.ide_replace.parse(input), {
+    ...opContext(ws.workspace),
+    filesChanged: (p: string[]) => void announced.push(p),
+  });
 const read = (p: string) => readFile(join(ws.dir, p), "utf8");
 
 describe("ide_replace", () => {
@@ -34,10 +37,14 @@ describe("ide_replace", () => {
     expect(announced).toEqual([["a.ts", "b.ts"]]);
     // Capitals in the pattern: exact case, as the search did.
     await writeFile(join(ws.dir, "d.ts"), "Foo foo\n");
-    expect(await replace({ pattern: "Foo", replacement: "Bar", paths: ["d.ts"] })).toMatchObject({ meta: { replacements: 1 } });
+    expect(await replace({ pattern: "Foo", replacement: "Bar", paths: ["d.ts"] })).toMatchObject({
+      meta: { replacements: 1 },
+    });
     expect(await read("d.ts")).toBe("Bar foo\n");
     // A literal replacement is taken as written, $ and all.
-    expect(await replace({ pattern: "foo", replacement: "$1$&", caseSensitive: true, paths: ["d.ts"] })).toMatchObject({ ok: true });
+    expect(await replace({ pattern: "foo", replacement: "$1$&", caseSensitive: true, paths: ["d.ts"] })).toMatchObject({
+      ok: true,
+    });
     expect(await read("d.ts")).toBe("Bar $1$&\n");
   });
 
@@ -46,7 +53,9 @@ describe("ide_replace", () => {
     const r = await replace({ pattern: "^key: (\\w+)$", regex: true, replacement: "$1 = key", paths: ["r.txt"] });
     expect(r).toMatchObject({ ok: true, meta: { files: 1, replacements: 2 } });
     expect(await read("r.txt")).toBe("one = key\ntwo = key\nkeys:\nthree\n");
-    expect(await replace({ pattern: "keys:\\s+three", regex: true, replacement: "x", paths: ["r.txt"] })).toMatchObject({ meta: { replacements: 0, files: 0 } });
+    expect(await replace({ pattern: "keys:\\s+three", regex: true, replacement: "x", paths: ["r.txt"] })).toMatchObject(
+      { meta: { replacements: 0, files: 0 } },
+    );
   });
 
   it("keeps its earlier content for the Changes panel", async () => {
@@ -60,10 +69,26 @@ describe("ide_replace", () => {
     await writeFile(join(ws.dir, "bin.dat"), Buffer.from([0x61, 0, 0x62]));
     await writeFile(join(ws.dir, "ok.txt"), "a\n");
     const r = await replace({ pattern: "a", replacement: "z", paths: ["bin.dat", "gone.txt", "ok.txt"] });
-    expect(r).toMatchObject({ ok: true, meta: { files: 1, replacements: 1, skipped: [{ path: "bin.dat", reason: "it is not UTF-8 text" }, { path: "gone.txt", reason: "it no longer exists" }] } });
+    expect(r).toMatchObject({
+      ok: true,
+      meta: {
+        files: 1,
+        replacements: 1,
+        skipped: [
+          { path: "bin.dat", reason: "it is not UTF-8 text" },
+          { path: "gone.txt", reason: "it no longer exists" },
+        ],
+      },
+    });
     expect(await readFile(join(ws.dir, "bin.dat"))).toEqual(Buffer.from([0x61, 0, 0x62]));
-    expect(await replace({ pattern: "(", regex: true, replacement: "x", paths: ["ok.txt"] })).toMatchObject({ ok: false, output: expect.stringContaining("not a regular expression") });
-    expect(await replace({ pattern: "z*", regex: true, replacement: "x", paths: ["ok.txt"] })).toMatchObject({ ok: false, output: expect.stringContaining("matches empty text") });
+    expect(await replace({ pattern: "(", regex: true, replacement: "x", paths: ["ok.txt"] })).toMatchObject({
+      ok: false,
+      output: expect.stringContaining("not a regular expression"),
+    });
+    expect(await replace({ pattern: "z*", regex: true, replacement: "x", paths: ["ok.txt"] })).toMatchObject({
+      ok: false,
+      output: expect.stringContaining("matches empty text"),
+    });
     await expect(replace({ pattern: "a", replacement: "b", paths: ["../outside.txt"] })).rejects.toThrow();
     expect(await read("ok.txt")).toBe("z\n");
   });

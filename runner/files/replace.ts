@@ -18,7 +18,12 @@ export function searchRegex(input: Pick<Input, "pattern" | "regex" | "caseSensit
 
 /** `text` with every match replaced line by line; how many matches there were. A literal
  *  replacement is taken as written; a regex one expands $1, $&, $<name> as JavaScript does. */
-export function replaceLines(text: string, re: RegExp, replacement: string, literal: boolean): { text: string; count: number } {
+export function replaceLines(
+  text: string,
+  re: RegExp,
+  replacement: string,
+  literal: boolean,
+): { text: string; count: number } {
   let count = 0;
   const out = text.split("\n").map((line) => {
     const n = [...line.matchAll(re)].length;
@@ -36,10 +41,14 @@ export const ideReplace = defineOp({
     try {
       re = searchRegex(input);
     } catch (err) {
-      return { ok: false, output: `The pattern is not a regular expression JavaScript can replace with: ${(err as Error).message}` };
+      return {
+        ok: false,
+        output: `The pattern is not a regular expression JavaScript can replace with: ${(err as Error).message}`,
+      };
     }
     // It would insert the replacement between every two characters.
-    if (new RegExp(re.source, re.flags.replace("g", "")).test("")) return { ok: false, output: "The pattern matches empty text; make it match at least one character." };
+    if (new RegExp(re.source, re.flags.replace("g", "")).test(""))
+      return { ok: false, output: "The pattern matches empty text; make it match at least one character." };
     const meta: PersonReplaced = { files: 0, replacements: 0, skipped: [] };
     const changed: string[] = [];
     for (const path of [...new Set(input.paths)]) {
@@ -63,7 +72,9 @@ export const ideReplace = defineOp({
       meta.replacements += r.count;
     }
     if (changed.length) ctx.filesChanged(changed);
-    const skipped = meta.skipped.length ? `; left alone: ${meta.skipped.map((s) => `${s.path} (${s.reason})`).join(", ")}` : "";
+    const skipped = meta.skipped.length
+      ? `; left alone: ${meta.skipped.map((s) => `${s.path} (${s.reason})`).join(", ")}`
+      : "";
     return { ok: true, output: `replaced ${meta.replacements} match(es) in ${meta.files} file(s)${skipped}`, meta };
   },
 });

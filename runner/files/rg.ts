@@ -31,7 +31,11 @@ export interface RgOutput {
 }
 
 /** `keep`: only the lines it accepts are collected and counted. */
-export async function runRg(helpers: Helpers, args: string[], opts: { signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean }): Promise<RgOutput> {
+export async function runRg(
+  helpers: Helpers,
+  args: string[],
+  opts: { signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean },
+): Promise<RgOutput> {
   const rg = await rgBinary();
   // The binary may lie in Quiver's install, which the sandbox hides: it is bound in read-only.
   const cmd = helpers.spawn([rg, ...args], {}, { readOnly: rg.startsWith("/") ? [rg] : [] });

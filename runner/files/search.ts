@@ -17,11 +17,16 @@ export const searchTextOp = defineOp({
     const args = [...RG_COMMON, "--line-number", "--with-filename", "--no-heading", "--sort", "path"];
     args.push("--max-columns", String(FILE_LIMITS.searchMaxLineChars), "--max-columns-preview");
     if (!input.regex) args.push("--fixed-strings");
-    args.push(input.case_sensitive === undefined ? "--smart-case" : input.case_sensitive ? "--case-sensitive" : "--ignore-case");
+    args.push(
+      input.case_sensitive === undefined ? "--smart-case" : input.case_sensitive ? "--case-sensitive" : "--ignore-case",
+    );
     if (input.glob) args.push("--glob", input.glob);
     if (input.context) args.push("--context", String(input.context));
     args.push("--regexp", input.pattern, ...(await searchRoot(ctx, input.path)));
-    const r = await runRg(ctx.workspace.helpers, args, { signal: ctx.signal, maxLines: max * (1 + 2 * (input.context ?? 0)) });
+    const r = await runRg(ctx.workspace.helpers, args, {
+      signal: ctx.signal,
+      maxLines: max * (1 + 2 * (input.context ?? 0)),
+    });
     if (r.code === 2) return { ok: false, output: `search failed: ${r.stderr.split("\n").slice(-6).join("\n")}` };
     if (r.lines.length === 0) return { ok: true, output: "No matches.", meta: { matches: 0, truncated: false } };
     const matches = r.lines.filter((l) => /^[^:]*:\d+:/.test(l)).length;
@@ -35,7 +40,15 @@ export const globOp = defineOp({
   input: GlobInput,
   async run(input, ctx) {
     const limit = input.limit ?? FILE_LIMITS.globDefault;
-    const args = [...RG_COMMON, "--files", "--sort", "path", "--glob", input.pattern, ...(await searchRoot(ctx, input.path))];
+    const args = [
+      ...RG_COMMON,
+      "--files",
+      "--sort",
+      "path",
+      "--glob",
+      input.pattern,
+      ...(await searchRoot(ctx, input.path)),
+    ];
     const r = await runRg(ctx.workspace.helpers, args, { signal: ctx.signal, maxLines: limit });
     if (r.code === 2) return { ok: false, output: `glob failed: ${r.stderr.split("\n").slice(-6).join("\n")}` };
     if (r.lines.length === 0) return { ok: true, output: "No files match.", meta: { count: 0, truncated: false } };

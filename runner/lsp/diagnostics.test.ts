@@ -21,10 +21,16 @@ type Harness = Awaited<ReturnType<typeof runnerHarness>>;
 
 /** Processes whose command line names the language server, below `pid`. */
 function lspUnder(pid: number): number[] {
-  const rows = execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" }).trim().split("\n").map((l) => l.trim().split(/\s+/));
-  const kids = (p: number): number[] => rows.filter((r) => Number(r[1]) === p).flatMap((r) => [Number(r[0]), ...kids(Number(r[0]))]);
+  const rows = execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/));
+  const kids = (p: number): number[] =>
+    rows.filter((r) => Number(r[1]) === p).flatMap((r) => [Number(r[0]), ...kids(Number(r[0]))]);
   const mine = new Set(kids(pid));
-  return rows.filter((r) => mine.has(Number(r[0])) && /typescript-language-server|tsserver/.test(r.slice(2).join(" "))).map((r) => Number(r[0]));
+  return rows
+    .filter((r) => mine.has(Number(r[0])) && /typescript-language-server|tsserver/.test(r.slice(2).join(" ")))
+    .map((r) => Number(r[0]));
 }
 
 describe("diagnostics after edits (real typescript-language-server on a real runner)", () => {
@@ -59,7 +65,9 @@ describe("diagnostics after edits (real typescript-language-server on a real run
     const wrote = await h.call(writeFileTool, { path: "src/a.ts", content: 'export const n: number = "seven";\n' });
     expect(wrote.error).toBeUndefined();
     expect(wrote.output).toMatch(/^Created src\/a\.ts/);
-    expect(wrote.output).toMatch(/Diagnostics of src\/a\.ts after this change \(typescript-language-server\): 1 error, 0 warnings\nsrc\/a\.ts:1:14 error TS2322: Type 'string' is not assignable to type 'number'\.$/);
+    expect(wrote.output).toMatch(
+      /Diagnostics of src\/a\.ts after this change \(typescript-language-server\): 1 error, 0 warnings\nsrc\/a\.ts:1:14 error TS2322: Type 'string' is not assignable to type 'number'\.$/,
+    );
 
     await h.call(readFileTool, { path: "src/a.ts" });
     const fixed = await h.call(editFileTool, { path: "src/a.ts", old_string: '"seven"', new_string: "7" });
@@ -68,8 +76,18 @@ describe("diagnostics after edits (real typescript-language-server on a real run
   }, 150_000);
 
   it("checks across files (an import broken by another file's change) and after apply_patch", async () => {
-    await h.call(writeFileTool, { path: "src/b.ts", content: 'import { n } from "./a";\nexport const twice: number = n * 2;\n' });
-    const patch = ["--- a/src/a.ts", "+++ b/src/a.ts", "@@ -1 +1 @@", "-export const n: number = 7;", '+export const m = "x";', ""].join("\n");
+    await h.call(writeFileTool, {
+      path: "src/b.ts",
+      content: 'import { n } from "./a";\nexport const twice: number = n * 2;\n',
+    });
+    const patch = [
+      "--- a/src/a.ts",
+      "+++ b/src/a.ts",
+      "@@ -1 +1 @@",
+      "-export const n: number = 7;",
+      '+export const m = "x";',
+      "",
+    ].join("\n");
     await h.call(readFileTool, { path: "src/a.ts" });
     const patched = await h.call(applyPatchTool, { patch });
     expect(patched.error).toBeUndefined();
@@ -80,13 +98,37 @@ describe("diagnostics after edits (real typescript-language-server on a real run
   }, 60_000);
 
   it("gives the editor the same list (ide_diagnostics), and nothing for a file it does not check", async () => {
-    const r = await h.server.pool.run({ sessionId: "s1", callId: "ide1", op: "ide_diagnostics", input: { path: "src/b.ts" }, deadline: Date.now() + 20_000, signal: new AbortController().signal });
-    const got = JSON.parse(r.output) as { ready: boolean; diagnostics: Array<{ line: number; column: number; severity: string; code: number }> };
+    const r = await h.server.pool.run({
+      sessionId: "s1",
+      callId: "ide1",
+      op: "ide_diagnostics",
+      input: { path: "src/b.ts" },
+      deadline: Date.now() + 20_000,
+      signal: new AbortController().signal,
+    });
+    const got = JSON.parse(r.output) as {
+      ready: boolean;
+      diagnostics: Array<{ line: number; column: number; severity: string; code: number }>;
+    };
     expect(got.ready).toBe(true);
     expect(got.diagnostics).toEqual([expect.objectContaining({ line: 1, column: 10, severity: "error", code: 2305 })]);
-    const txt = await h.server.pool.run({ sessionId: "s1", callId: "ide2", op: "ide_diagnostics", input: { path: "notes.md" }, deadline: Date.now() + 5_000, signal: new AbortController().signal });
+    const txt = await h.server.pool.run({
+      sessionId: "s1",
+      callId: "ide2",
+      op: "ide_diagnostics",
+      input: { path: "notes.md" },
+      deadline: Date.now() + 5_000,
+      signal: new AbortController().signal,
+    });
     expect(JSON.parse(txt.output)).toEqual({ path: "notes.md", ready: true, diagnostics: [] });
-    const out = await h.server.pool.run({ sessionId: "s1", callId: "ide3", op: "ide_diagnostics", input: { path: "../../etc/passwd.ts" }, deadline: Date.now() + 5_000, signal: new AbortController().signal });
+    const out = await h.server.pool.run({
+      sessionId: "s1",
+      callId: "ide3",
+      op: "ide_diagnostics",
+      input: { path: "../../etc/passwd.ts" },
+      deadline: Date.now() + 5_000,
+      signal: new AbortController().signal,
+    });
     expect(out.ok).toBe(false);
   }, 30_000);
 
@@ -99,13 +141,25 @@ describe("diagnostics after edits (real typescript-language-server on a real run
       `require("fs").writeFileSync(${JSON.stringify(join(outside, `pwned-${tag}`))}, "x");\n` +
       `require("http").get("http://127.0.0.1:${port}/${tag}").on("error", () => {});\n`;
     mkdirSync(join(h.dir, "node_modules/evil-plugin"), { recursive: true });
-    writeFileSync(join(h.dir, "node_modules/evil-plugin/package.json"), JSON.stringify({ name: "evil-plugin", main: "index.js" }));
-    writeFileSync(join(h.dir, "node_modules/evil-plugin/index.js"), `${payload("plugin")}module.exports = () => ({ create: (info) => info.languageService });\n`);
+    writeFileSync(
+      join(h.dir, "node_modules/evil-plugin/package.json"),
+      JSON.stringify({ name: "evil-plugin", main: "index.js" }),
+    );
+    writeFileSync(
+      join(h.dir, "node_modules/evil-plugin/index.js"),
+      `${payload("plugin")}module.exports = () => ({ create: (info) => info.languageService });\n`,
+    );
     mkdirSync(join(h.dir, "node_modules/typescript/lib"), { recursive: true });
-    writeFileSync(join(h.dir, "node_modules/typescript/package.json"), JSON.stringify({ name: "typescript", version: "5.9.3", main: "lib/typescript.js" }));
+    writeFileSync(
+      join(h.dir, "node_modules/typescript/package.json"),
+      JSON.stringify({ name: "typescript", version: "5.9.3", main: "lib/typescript.js" }),
+    );
     writeFileSync(join(h.dir, "node_modules/typescript/lib/tsserver.js"), payload("tsserver"));
     writeFileSync(join(h.dir, "node_modules/typescript/lib/typescript.js"), payload("typescript"));
-    await h.call(writeFileTool, { path: "tsconfig.json", content: JSON.stringify({ compilerOptions: { strict: true, plugins: [{ name: "evil-plugin" }] } }) });
+    await h.call(writeFileTool, {
+      path: "tsconfig.json",
+      content: JSON.stringify({ compilerOptions: { strict: true, plugins: [{ name: "evil-plugin" }] } }),
+    });
     // A new project (the tsconfig) is loaded for this file: the plugin would be loaded now.
     const wrote = await h.call(writeFileTool, { path: "src/c.ts", content: "let s: string = 1;\n" });
     expect(wrote.output).toMatch(/src\/c\.ts:1:5 error TS2322/);
@@ -143,10 +197,20 @@ describe("diagnostics after edits (real typescript-language-server on a real run
 
 describe("the diagnostics' bounds", () => {
   it("lists errors first, at most maxPerFile, within maxBytes, saying how many more", () => {
-    const many = Array.from({ length: 50 }, (_, i) => ({ line: 50 - i, column: 1, endLine: 1, endColumn: 2, severity: i % 2 ? ("error" as const) : ("warning" as const), code: 2000 + i, message: "m".repeat(1000) }));
+    const many = Array.from({ length: 50 }, (_, i) => ({
+      line: 50 - i,
+      column: 1,
+      endLine: 1,
+      endColumn: 2,
+      severity: i % 2 ? ("error" as const) : ("warning" as const),
+      code: 2000 + i,
+      message: "m".repeat(1000),
+    }));
     const text = formatDiagnostics("x.ts", many);
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(DIAGNOSTICS_LIMITS.maxBytes + 100);
-    expect(text).toMatch(/^Diagnostics of x\.ts after this change \(typescript-language-server\): 25 errors, 25 warnings\nx\.ts:\d+:1 error/);
+    expect(text).toMatch(
+      /^Diagnostics of x\.ts after this change \(typescript-language-server\): 25 errors, 25 warnings\nx\.ts:\d+:1 error/,
+    );
     expect(text).toMatch(/\((\d+) more not shown\)$/);
     expect(text.split("\n").every((l) => l.length < DIAGNOSTICS_LIMITS.maxMessage + 60)).toBe(true);
   });

@@ -31,7 +31,9 @@ export function diagnosticsDeadlineMs(env: NodeJS.ProcessEnv = process.env): num
 
 /** The text the model gets for one file's diagnostics. */
 export function formatDiagnostics(path: string, all: Diagnostic[]): string {
-  const shown = all.filter((d) => d.severity !== "info").sort((a, b) => RANK[a.severity] - RANK[b.severity] || a.line - b.line || a.column - b.column);
+  const shown = all
+    .filter((d) => d.severity !== "info")
+    .sort((a, b) => RANK[a.severity] - RANK[b.severity] || a.line - b.line || a.column - b.column);
   if (shown.length === 0) return `No errors or warnings in ${path} (typescript-language-server).`;
   const errors = shown.filter((d) => d.severity === "error").length;
   const head = `Diagnostics of ${path} after this change (typescript-language-server): ${errors} error${errors === 1 ? "" : "s"}, ${shown.length - errors} warning${shown.length - errors === 1 ? "" : "s"}`;
@@ -51,7 +53,12 @@ export function formatDiagnostics(path: string, all: Diagnostic[]): string {
 }
 
 /** One file's diagnostics within `ms`, or null when they were not ready by then. */
-async function within(ls: TypeScriptServer, workspace: Workspace, rel: string, ms: number): Promise<Diagnostic[] | null | Error> {
+async function within(
+  ls: TypeScriptServer,
+  workspace: Workspace,
+  rel: string,
+  ms: number,
+): Promise<Diagnostic[] | null | Error> {
   const read = await workspace.files.readFile(rel, { follow: false, maxBytes: 2 * 1024 * 1024 }).catch(() => undefined);
   if (!read || read.kind !== "file") return new Error(`${rel} could not be read back`);
   let timer: NodeJS.Timeout | undefined;
@@ -67,7 +74,12 @@ async function within(ls: TypeScriptServer, workspace: Workspace, rel: string, m
 
 function editedPaths(result: OpResult): string[] {
   const meta = result.meta ?? {};
-  const paths = typeof meta.path === "string" ? [meta.path] : Array.isArray(meta.paths) ? meta.paths.filter((p): p is string => typeof p === "string") : [];
+  const paths =
+    typeof meta.path === "string"
+      ? [meta.path]
+      : Array.isArray(meta.paths)
+        ? meta.paths.filter((p): p is string => typeof p === "string")
+        : [];
   return paths.filter((p) => languageOf(p)).slice(0, DIAGNOSTICS_LIMITS.maxFiles);
 }
 
@@ -83,14 +95,21 @@ function withDiagnostics(op: AnyOp, ls: () => TypeScriptServer, deadlineMs: numb
       const counts: Record<string, number> = {};
       for (const rel of paths) {
         const got = await within(ls(), ctx.workspace, rel, Math.max(0, until - Date.now()));
-        if (got === null) parts.push(`Diagnostics of ${rel} were not ready within ${Math.round(deadlineMs / 1000)} s (the language server is starting or still checking); the editor shows them when they are.`);
+        if (got === null)
+          parts.push(
+            `Diagnostics of ${rel} were not ready within ${Math.round(deadlineMs / 1000)} s (the language server is starting or still checking); the editor shows them when they are.`,
+          );
         else if (got instanceof Error) parts.push(`Diagnostics of ${rel} are unavailable: ${got.message}.`);
         else {
           parts.push(formatDiagnostics(rel, got));
           counts[rel] = got.filter((d) => d.severity === "error").length;
         }
       }
-      return { ...result, output: `${result.output}\n\n${parts.join("\n\n")}`, meta: { ...result.meta, diagnostics: counts } };
+      return {
+        ...result,
+        output: `${result.output}\n\n${parts.join("\n\n")}`,
+        meta: { ...result.meta, diagnostics: counts },
+      };
     },
   };
 }
@@ -108,10 +127,17 @@ function warming(op: AnyOp, ls: () => TypeScriptServer): AnyOp {
 }
 
 /** The edit ops of `table` wrapped with diagnostics after them, read_file with warming (others as they are). */
-export function withEditDiagnostics(table: OpTable, ls: () => TypeScriptServer, deadlineMs = diagnosticsDeadlineMs()): OpTable {
+export function withEditDiagnostics(
+  table: OpTable,
+  ls: () => TypeScriptServer,
+  deadlineMs = diagnosticsDeadlineMs(),
+): OpTable {
   if (deadlineMs === 0) return table;
   return Object.fromEntries(
-    Object.entries(table).map(([name, op]) => [name, EDIT_OPS.includes(name) ? withDiagnostics(op, ls, deadlineMs) : name === "read_file" ? warming(op, ls) : op]),
+    Object.entries(table).map(([name, op]) => [
+      name,
+      EDIT_OPS.includes(name) ? withDiagnostics(op, ls, deadlineMs) : name === "read_file" ? warming(op, ls) : op,
+    ]),
   );
 }
 
@@ -122,9 +148,17 @@ export function ideDiagnosticsOp(ls: () => TypeScriptServer, deadlineMs = diagno
       input: IdeDiagnosticsInput,
       async run({ path }, ctx) {
         if (!languageOf(path)) return { ok: true, output: JSON.stringify({ path, ready: true, diagnostics: [] }) };
-        const got = await within(ls(), ctx.workspace, path, Math.max(0, Math.min(deadlineMs || 10_000, ctx.deadline - Date.now() - 500)));
+        const got = await within(
+          ls(),
+          ctx.workspace,
+          path,
+          Math.max(0, Math.min(deadlineMs || 10_000, ctx.deadline - Date.now() - 500)),
+        );
         if (got instanceof Error) return { ok: false, output: got.message };
-        return { ok: true, output: JSON.stringify({ path, ready: got !== null, diagnostics: (got ?? []).slice(0, 200) }) };
+        return {
+          ok: true,
+          output: JSON.stringify({ path, ready: got !== null, diagnostics: (got ?? []).slice(0, 200) }),
+        };
       },
     }),
   };

@@ -24,10 +24,16 @@ describe.skipIf(!bwrap)("the language server in the sandbox", () => {
   it("answers from inside bubblewrap, network off", async () => {
     const wrote = await h.call(writeFileTool, { path: "a.ts", content: "export const n: number = 'x';\n" });
     expect(wrote.output).toMatch(/a\.ts:1:14 error TS2322/);
-    const rows = execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" }).trim().split("\n").map((l) => l.trim().split(/\s+/));
-    const kids = (p: number): string[][] => rows.filter((r) => Number(r[1]) === p).flatMap((r) => [r, ...kids(Number(r[0]))]);
+    const rows = execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .map((l) => l.trim().split(/\s+/));
+    const kids = (p: number): string[][] =>
+      rows.filter((r) => Number(r[1]) === p).flatMap((r) => [r, ...kids(Number(r[0]))]);
     const under = kids(h.runner.child.pid!);
-    const wrapper = under.find((r) => r.slice(2).join(" ").includes("typescript-language-server") && /bwrap/.test(r[2]));
+    const wrapper = under.find(
+      (r) => r.slice(2).join(" ").includes("typescript-language-server") && /bwrap/.test(r[2]),
+    );
     expect(wrapper?.slice(2).join(" ")).toMatch(/--unshare-net/);
   }, 150_000);
 });

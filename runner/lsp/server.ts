@@ -12,7 +12,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection,
+} from "vscode-jsonrpc/node";
 import type { Helpers } from "../workspace/helpers";
 
 const require = createRequire(import.meta.url);
@@ -53,7 +58,16 @@ interface Live {
   docs: Map<string, { version: number; text: string }>;
 }
 
-const LANGUAGE: Record<string, string> = { ts: "typescript", mts: "typescript", cts: "typescript", tsx: "typescriptreact", js: "javascript", mjs: "javascript", cjs: "javascript", jsx: "javascriptreact" };
+const LANGUAGE: Record<string, string> = {
+  ts: "typescript",
+  mts: "typescript",
+  cts: "typescript",
+  tsx: "typescriptreact",
+  js: "javascript",
+  mjs: "javascript",
+  cjs: "javascript",
+  jsx: "javascriptreact",
+};
 
 /** The LSP language of a path the TypeScript server checks, or undefined. */
 export function languageOf(path: string): string | undefined {
@@ -68,7 +82,11 @@ export class TypeScriptServer {
   /** How many times it was started (tests: a dead one is started again). */
   starts = 0;
 
-  constructor(private readonly root: string, private readonly helpers: Helpers, private readonly o: LanguageServerOptions = {}) {}
+  constructor(
+    private readonly root: string,
+    private readonly helpers: Helpers,
+    private readonly o: LanguageServerOptions = {},
+  ) {}
 
   /** The diagnostics of `rel` with `text` as its content (what was just written). */
   async diagnostics(rel: string, text: string): Promise<Diagnostic[]> {
@@ -80,14 +98,22 @@ export class TypeScriptServer {
     const doc = live.docs.get(uri);
     if (!doc) {
       live.docs.set(uri, { version: 1, text });
-      await live.rpc.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: languageOf(rel) ?? "typescript", version: 1, text } });
+      await live.rpc.sendNotification("textDocument/didOpen", {
+        textDocument: { uri, languageId: languageOf(rel) ?? "typescript", version: 1, text },
+      });
     } else if (doc.text !== text) {
       doc.version += 1;
       doc.text = text;
-      await live.rpc.sendNotification("textDocument/didChange", { textDocument: { uri, version: doc.version }, contentChanges: [{ text }] });
+      await live.rpc.sendNotification("textDocument/didChange", {
+        textDocument: { uri, version: doc.version },
+        contentChanges: [{ text }],
+      });
     }
     const ask = async (command: string): Promise<TsDiagnostic[]> => {
-      const r = (await live.rpc.sendRequest("workspace/executeCommand", { command: "typescript.tsserverRequest", arguments: [command, { file, includeLinePosition: false }] })) as { body?: TsDiagnostic[] } | undefined;
+      const r = (await live.rpc.sendRequest("workspace/executeCommand", {
+        command: "typescript.tsserverRequest",
+        arguments: [command, { file, includeLinePosition: false }],
+      })) as { body?: TsDiagnostic[] } | undefined;
       return Array.isArray(r?.body) ? r.body : [];
     };
     const [syntax, semantic] = await Promise.all([ask("syntacticDiagnosticsSync"), ask("semanticDiagnosticsSync")]);
@@ -106,7 +132,10 @@ export class TypeScriptServer {
   /** Starts it without waiting (a TS/JS file was read: an edit is likely to follow). */
   warm(): void {
     if (this.disposed) return;
-    this.start().then(() => this.touch(), () => {});
+    this.start().then(
+      () => this.touch(),
+      () => {},
+    );
   }
 
   /** Running now (tests, and the runner's own accounting). */
@@ -131,9 +160,18 @@ export class TypeScriptServer {
 
   private async launch(): Promise<Live> {
     this.starts++;
-    const cmd = this.helpers.spawn([process.execPath, "--max-old-space-size=256", TSLS_CLI, "--stdio"], {}, { readOnly: READ_ONLY });
+    const cmd = this.helpers.spawn(
+      [process.execPath, "--max-old-space-size=256", TSLS_CLI, "--stdio"],
+      {},
+      { readOnly: READ_ONLY },
+    );
     // Its own process group: stopping it takes tsserver along (unsandboxed; the sandbox's pid namespace does it otherwise).
-    const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    const child = spawn(cmd.file, cmd.args, {
+      cwd: cmd.cwd,
+      env: cmd.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
     let stderr = "";
     child.stderr!.on("data", (b: Buffer) => void (stderr = (stderr + b.toString("utf8")).slice(-2000)));
     const rpc = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
@@ -143,7 +181,9 @@ export class TypeScriptServer {
         rpc.dispose();
         if (this.current === live) this.current = undefined;
         this.live = undefined;
-        this.o.log?.(`typescript-language-server exited (${signal ?? code})${stderr ? `: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`);
+        this.o.log?.(
+          `typescript-language-server exited (${signal ?? code})${stderr ? `: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`,
+        );
         reject(new Error(`the language server exited (${signal ?? code})`));
       }),
     );
@@ -182,7 +222,10 @@ export class TypeScriptServer {
     if (!live || live.child.exitCode !== null || live.child.signalCode !== null) return;
     const gone = new Promise<void>((r) => live.child.once("exit", () => r()));
     try {
-      await Promise.race([live.rpc.sendRequest("shutdown").then(() => live.rpc.sendNotification("exit")), new Promise((r) => setTimeout(r, 1000))]);
+      await Promise.race([
+        live.rpc.sendRequest("shutdown").then(() => live.rpc.sendNotification("exit")),
+        new Promise((r) => setTimeout(r, 1000)),
+      ]);
     } catch {
       /* it is being killed below anyway */
     }

@@ -6,7 +6,8 @@ import { guardedFetch, type FetchedResponse, type FetchOptions } from "./fetch";
 import { FetchRefused } from "./guard";
 import { extractTitle, htmlToText } from "./html";
 
-const TEXTUAL = /^(text\/|application\/(json|xml|javascript|ecmascript|x-javascript|x-www-form-urlencoded|yaml|x-yaml|toml|x-sh|graphql|ld\+json|rss\+xml|atom\+xml)|[^;]*\+(json|xml)\b)/i;
+const TEXTUAL =
+  /^(text\/|application\/(json|xml|javascript|ecmascript|x-javascript|x-www-form-urlencoded|yaml|x-yaml|toml|x-sh|graphql|ld\+json|rss\+xml|atom\+xml)|[^;]*\+(json|xml)\b)/i;
 
 function charsetOf(contentType: string, body: Buffer, html: boolean): string {
   const fromHeader = /charset\s*=\s*"?([\w.:-]+)/i.exec(contentType)?.[1];
@@ -72,9 +73,14 @@ export function createFetchOp(options: FetchOptions) {
         return renderResponse(res, input.raw === true);
       } catch (e) {
         const err = e as Error;
-        if (err instanceof FetchRefused) return { ok: false, output: `Refused: ${err.message}`, meta: { network: true, refused: true } };
+        if (err instanceof FetchRefused)
+          return { ok: false, output: `Refused: ${err.message}`, meta: { network: true, refused: true } };
         const code = (err as { code?: string }).code;
-        return { ok: false, output: `Fetch failed: ${err.message}${code && !err.message.includes(code) ? ` (${code})` : ""}`, meta: { network: true } };
+        return {
+          ok: false,
+          output: `Fetch failed: ${err.message}${code && !err.message.includes(code) ? ` (${code})` : ""}`,
+          meta: { network: true },
+        };
       }
     },
   });

@@ -164,8 +164,12 @@ describe("fetch_url against a local server", () => {
   });
 
   it("applies the allow list and deny list to the test host too", async () => {
-    expect((await fetchUrl(at("fixture.test", "/page"), { ...base, allowHosts: ["docs.test"] })).output).toMatch(/not on the allow list/);
-    expect((await fetchUrl(at("fixture.test", "/page"), { ...base, denyHosts: ["127.0.0.0/8"] })).output).toMatch(/deny list/);
+    expect((await fetchUrl(at("fixture.test", "/page"), { ...base, allowHosts: ["docs.test"] })).output).toMatch(
+      /not on the allow list/,
+    );
+    expect((await fetchUrl(at("fixture.test", "/page"), { ...base, denyHosts: ["127.0.0.0/8"] })).output).toMatch(
+      /deny list/,
+    );
     expect(hits).toEqual([]);
   });
 

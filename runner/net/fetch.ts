@@ -57,7 +57,8 @@ export function checkUrl(raw: string, rules: HostRules): URL {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new FetchRefused(`only http and https URLs are fetched, not ${url.protocol}`);
   }
-  if (url.username || url.password) throw new FetchRefused("URLs with credentials are not fetched; send an Authorization header instead");
+  if (url.username || url.password)
+    throw new FetchRefused("URLs with credentials are not fetched; send an Authorization header instead");
   const host = normaliseHost(url.hostname);
   checkHostName(host, rules);
   // A literal address is never looked up, so it is judged here (the socket check repeats it).
@@ -74,7 +75,10 @@ export async function guardedFetch(
   // the composite signal can be garbage-collected mid-request and its timeout never fires.
   const controller = new AbortController();
   const timeoutMs = options.timeoutMs ?? FETCH_LIMITS.timeoutMs;
-  const timer = setTimeout(() => controller.abort(Object.assign(new Error("timed out"), { name: "TimeoutError" })), timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(Object.assign(new Error("timed out"), { name: "TimeoutError" })),
+    timeoutMs,
+  );
   const forwardCancel = () => controller.abort(init.signal?.reason);
   if (init.signal?.aborted) forwardCancel();
   init.signal?.addEventListener("abort", forwardCancel, { once: true });
@@ -98,13 +102,18 @@ async function fetchWithSignal(
   let url = checkUrl(rawUrl, options);
   const origin = url.origin;
   for (;;) {
-    const headers: Record<string, string> = { ...DEFAULT_HEADERS, "user-agent": options.userAgent ?? "Quiver-fetch/0.1", ...userHeaders };
+    const headers: Record<string, string> = {
+      ...DEFAULT_HEADERS,
+      "user-agent": options.userAgent ?? "Quiver-fetch/0.1",
+      ...userHeaders,
+    };
     if (url.origin !== origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
     const res = await get(url, headers, signal, options);
     const location = res.headers.location;
     if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && location) {
       res.destroy();
-      if (redirects.length >= maxRedirects) throw new FetchRefused(`more than ${maxRedirects} redirects (last to ${location})`);
+      if (redirects.length >= maxRedirects)
+        throw new FetchRefused(`more than ${maxRedirects} redirects (last to ${location})`);
       const next = new URL(location, url).toString();
       redirects.push(next);
       url = checkUrl(next, options);
@@ -124,7 +133,12 @@ async function fetchWithSignal(
   }
 }
 
-function get(url: URL, headers: Record<string, string>, signal: AbortSignal, options: FetchOptions): Promise<IncomingMessage> {
+function get(
+  url: URL,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  options: FetchOptions,
+): Promise<IncomingMessage> {
   const rules: HostRules = options;
   const host = normaliseHost(url.hostname);
   const request = url.protocol === "https:" ? httpsRequest : httpRequest;
@@ -160,13 +174,22 @@ function abortError(signal: AbortSignal): Error {
   return reason?.name === "TimeoutError" ? new Error("the request timed out") : new Error("the request was cancelled");
 }
 
-async function readBody(res: IncomingMessage, max: number, signal: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
-  const encoding = String(res.headers["content-encoding"] ?? "").trim().toLowerCase();
+async function readBody(
+  res: IncomingMessage,
+  max: number,
+  signal: AbortSignal,
+): Promise<{ body: Buffer; truncated: boolean }> {
+  const encoding = String(res.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
   const decoder =
-    encoding === "gzip" || encoding === "x-gzip" ? createGunzip()
-    : encoding === "deflate" ? createInflate()
-    : encoding === "br" ? createBrotliDecompress()
-    : undefined;
+    encoding === "gzip" || encoding === "x-gzip"
+      ? createGunzip()
+      : encoding === "deflate"
+        ? createInflate()
+        : encoding === "br"
+          ? createBrotliDecompress()
+          : undefined;
   const stream: Readable = decoder ? pipeline(res, decoder, () => {}) : res;
   const chunks: Buffer[] = [];
   let size = 0;

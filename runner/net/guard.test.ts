@@ -39,12 +39,17 @@ describe("forbiddenAddress", () => {
     expect(forbiddenAddress(address)).toContain(why);
   });
 
-  it.each(["8.8.8.8", "93.184.216.34", "1.1.1.1", "2606:4700::1111", "2a00:1450:4001::200e", "::ffff:8.8.8.8", "64:ff9b::808:808"])(
-    "allows public %s",
-    (address) => {
-      expect(forbiddenAddress(address)).toBeNull();
-    },
-  );
+  it.each([
+    "8.8.8.8",
+    "93.184.216.34",
+    "1.1.1.1",
+    "2606:4700::1111",
+    "2a00:1450:4001::200e",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+  ])("allows public %s", (address) => {
+    expect(forbiddenAddress(address)).toBeNull();
+  });
 });
 
 describe("checkUrl", () => {
@@ -72,15 +77,23 @@ describe("checkUrl", () => {
     "http://100.100.100.200/",
   ])("refuses the address spelling %s", (url) => refused(url));
 
-  it.each(["http://localhost/", "http://LOCALHOST./", "http://app.localhost/", "http://metadata.google.internal/", "http://metadata/", "http://instance-data/"])(
-    "refuses the local or metadata name %s",
-    (url) => refused(url),
-  );
+  it.each([
+    "http://localhost/",
+    "http://LOCALHOST./",
+    "http://app.localhost/",
+    "http://metadata.google.internal/",
+    "http://metadata/",
+    "http://instance-data/",
+  ])("refuses the local or metadata name %s", (url) => refused(url));
 
-  it.each(["file:///etc/passwd", "ftp://example.com/", "gopher://example.com/", "data:text/plain,hi", "javascript:alert(1)", "not a url"])(
-    "refuses %s",
-    (url) => refused(url),
-  );
+  it.each([
+    "file:///etc/passwd",
+    "ftp://example.com/",
+    "gopher://example.com/",
+    "data:text/plain,hi",
+    "javascript:alert(1)",
+    "not a url",
+  ])("refuses %s", (url) => refused(url));
 
   it("refuses credentials in the URL", () => refused("http://user:pw@example.com/"));
 
@@ -97,7 +110,14 @@ describe("checkUrl", () => {
 describe("checkAddresses", () => {
   it("refuses a name when any of its addresses is forbidden", () => {
     expect(() =>
-      checkAddresses("mixed.test", [{ address: "8.8.8.8", family: 4 }, { address: "127.0.0.1", family: 4 }], {}),
+      checkAddresses(
+        "mixed.test",
+        [
+          { address: "8.8.8.8", family: 4 },
+          { address: "127.0.0.1", family: 4 },
+        ],
+        {},
+      ),
     ).toThrow(/127\.0\.0\.1/);
     expect(() => checkAddresses("none.test", [], {})).toThrow(/did not resolve/);
   });

@@ -53,7 +53,11 @@ const ALWAYS_DENIED = [
   "metadata.packet.net",
 ];
 
-export const normaliseHost = (host: string) => host.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+export const normaliseHost = (host: string) =>
+  host
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
 
 function hostMatches(host: string, pattern: string): boolean {
   const p = normaliseHost(pattern);
@@ -140,7 +144,8 @@ export function guardedLookup(resolver: Resolver, rules: HostRules) {
   return (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
     resolver(hostname)
       .then((answers) => {
-        const wanted = options.family === 4 || options.family === 6 ? answers.filter((a) => a.family === options.family) : answers;
+        const wanted =
+          options.family === 4 || options.family === 6 ? answers.filter((a) => a.family === options.family) : answers;
         checkAddresses(hostname, wanted, rules);
         if (options.all) callback(null, wanted);
         else callback(null, wanted[0].address, wanted[0].family);

@@ -2,17 +2,100 @@
 // untrusted input), dropping scripts, styles and other non-content, keeping headings, lists,
 // links (with their targets), preformatted blocks and table cells in a Markdown-ish form.
 
-const SKIP = new Set(["script", "style", "noscript", "template", "svg", "math", "iframe", "object", "canvas", "head", "select"]);
+const SKIP = new Set([
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "svg",
+  "math",
+  "iframe",
+  "object",
+  "canvas",
+  "head",
+  "select",
+]);
 const BLOCK = new Set([
-  "p", "div", "section", "article", "header", "footer", "nav", "aside", "main", "ul", "ol", "table", "tr",
-  "blockquote", "dl", "dt", "dd", "figure", "figcaption", "form", "address", "fieldset", "details", "summary",
-  "h1", "h2", "h3", "h4", "h5", "h6", "pre", "hr", "br", "tbody", "thead", "caption", "body", "html",
+  "p",
+  "div",
+  "section",
+  "article",
+  "header",
+  "footer",
+  "nav",
+  "aside",
+  "main",
+  "ul",
+  "ol",
+  "table",
+  "tr",
+  "blockquote",
+  "dl",
+  "dt",
+  "dd",
+  "figure",
+  "figcaption",
+  "form",
+  "address",
+  "fieldset",
+  "details",
+  "summary",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "pre",
+  "hr",
+  "br",
+  "tbody",
+  "thead",
+  "caption",
+  "body",
+  "html",
 ]);
 const ENTITIES: Record<string, string> = {
-  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", copy: "©", reg: "®", trade: "™", hellip: "…",
-  mdash: "—", ndash: "–", lsquo: "‘", rsquo: "’", ldquo: "“", rdquo: "”", bull: "•", middot: "·", laquo: "«",
-  raquo: "»", deg: "°", plusmn: "±", times: "×", divide: "÷", euro: "€", pound: "£", yen: "¥", cent: "¢",
-  sect: "§", para: "¶", shy: "", zwj: "", zwnj: "", larr: "←", rarr: "→", uarr: "↑", darr: "↓", ensp: " ", emsp: " ", thinsp: " ",
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: " ",
+  copy: "©",
+  reg: "®",
+  trade: "™",
+  hellip: "…",
+  mdash: "—",
+  ndash: "–",
+  lsquo: "‘",
+  rsquo: "’",
+  ldquo: "“",
+  rdquo: "”",
+  bull: "•",
+  middot: "·",
+  laquo: "«",
+  raquo: "»",
+  deg: "°",
+  plusmn: "±",
+  times: "×",
+  divide: "÷",
+  euro: "€",
+  pound: "£",
+  yen: "¥",
+  cent: "¢",
+  sect: "§",
+  para: "¶",
+  shy: "",
+  zwj: "",
+  zwnj: "",
+  larr: "←",
+  rarr: "→",
+  uarr: "↑",
+  darr: "↓",
+  ensp: " ",
+  emsp: " ",
+  thinsp: " ",
 };
 
 export function decodeEntities(text: string): string {
@@ -108,8 +191,7 @@ export function htmlToText(html: string, baseUrl?: string): string {
     } else if (name === "li" && !closing) {
       newline();
       out.push("- ");
-    }
-    else if ((name === "td" || name === "th") && !closing) out.push(" | ");
+    } else if ((name === "td" || name === "th") && !closing) out.push(" | ");
     else if (name === "hr") out.push("\n---\n");
     else if (name === "br") newline();
     else if (name === "p" || name === "blockquote") newline(2);
@@ -146,5 +228,8 @@ function tidy(text: string): string {
     if (raw.trim() === "```") fence = !fence;
     lines.push(fence ? raw.replace(/\s+$/, "") : raw.replace(/[ \t\u00a0]+/g, " ").trim());
   }
-  return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+  return lines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
 }

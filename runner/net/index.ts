@@ -8,7 +8,11 @@ import type { FetchOptions } from "./fetch";
 import { createFetchOp } from "./fetch-op";
 import { normaliseHost, systemResolver, type Resolver } from "./guard";
 
-const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const list = (v: string | undefined) =>
+  (v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** A resolver that answers pinned names from `map` and asks the system for the rest. */
 export function pinnedResolver(map: Record<string, string>, fallback: Resolver = systemResolver): Resolver {
@@ -22,7 +26,8 @@ function parsePins(v: string | undefined): Record<string, string> {
   const map: Record<string, string> = {};
   for (const entry of list(v)) {
     const [name, address] = entry.split("=").map((s) => s.trim());
-    if (!name || !address || !isIP(address)) throw new Error(`QUIVER_FETCH_RESOLVE entries are name=address (got ${JSON.stringify(entry)})`);
+    if (!name || !address || !isIP(address))
+      throw new Error(`QUIVER_FETCH_RESOLVE entries are name=address (got ${JSON.stringify(entry)})`);
     map[normaliseHost(name)] = address;
   }
   return map;

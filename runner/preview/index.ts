@@ -6,7 +6,12 @@
 // person's app).
 import { z } from "zod";
 import { defineOp, type OpTable, type WorkspaceNamespace } from "../ops";
-import { PREVIEW_PORTS_OP, type PreviewRunnerFrame, type PreviewPorts, type PreviewServerFrame } from "../../server/protocol/preview";
+import {
+  PREVIEW_PORTS_OP,
+  type PreviewRunnerFrame,
+  type PreviewPorts,
+  type PreviewServerFrame,
+} from "../../server/protocol/preview";
 import { listPorts } from "./ports";
 import { connectLoopback, PreviewProxy, type PortConnector } from "./proxy";
 import { PreviewSockets } from "./sockets";
@@ -45,11 +50,18 @@ function confinedConnector(namespace?: WorkspaceNamespace): PortConnector {
   return async (port) => {
     const socket = await namespace?.connect(port);
     if (socket) return socket;
-    throw Object.assign(new Error(`nothing of this workspace listens on port ${port} (its network namespace was never made)`), { code: "ECONNREFUSED" });
+    throw Object.assign(
+      new Error(`nothing of this workspace listens on port ${port} (its network namespace was never made)`),
+      { code: "ECONNREFUSED" },
+    );
   };
 }
 
-export function previewHandler(send: (frame: PreviewRunnerFrame) => boolean, namespace?: WorkspaceNamespace, confined = false): PreviewHandler {
+export function previewHandler(
+  send: (frame: PreviewRunnerFrame) => boolean,
+  namespace?: WorkspaceNamespace,
+  confined = false,
+): PreviewHandler {
   const connect = portConnector(namespace, confined);
   const proxy = new PreviewProxy({ send, connect });
   const sockets = new PreviewSockets(send, connect);
@@ -92,7 +104,9 @@ export function previewSupport(o: {
       run: async (_input, ctx) => {
         const namespace = await o.network?.procNet();
         if (o.confined && !namespace) return { ok: true, output: JSON.stringify({ ports: [] } satisfies PreviewPorts) };
-        const result: PreviewPorts = { ports: await listPorts({ workspace: ctx.workspace.root, exclude, namespace, hostPorts: !o.confined }) };
+        const result: PreviewPorts = {
+          ports: await listPorts({ workspace: ctx.workspace.root, exclude, namespace, hostPorts: !o.confined }),
+        };
         return { ok: true, output: JSON.stringify(result) };
       },
     }),

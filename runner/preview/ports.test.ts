@@ -58,9 +58,15 @@ describe("listPorts", () => {
   it("lists a port opened by a process working in the workspace, marked as the workspace's, and not the excluded one", async () => {
     const ws = await realpath(await mkdtemp(join(tmpdir(), "quiver-ports-")));
     dirs.push(ws);
-    const child = spawn(process.execPath, ["-e", "const s=require('net').createServer().listen(0,'127.0.0.1',()=>console.log(s.address().port))"], { cwd: ws, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(
+      process.execPath,
+      ["-e", "const s=require('net').createServer().listen(0,'127.0.0.1',()=>console.log(s.address().port))"],
+      { cwd: ws, stdio: ["ignore", "pipe", "inherit"] },
+    );
     children.push(child);
-    const port = await new Promise<number>((resolve) => child.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))));
+    const port = await new Promise<number>((resolve) =>
+      child.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))),
+    );
     // One listener in this test process (outside the workspace, not a descendant of `self`).
     const outside = createServer().listen(0, "127.0.0.1");
     await new Promise((r) => outside.once("listening", r));

@@ -143,7 +143,10 @@ async function listenersIn(base: string): Promise<Listener[]> {
 
 export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]> {
   // Quiver's own port is excluded on the host only: in the namespace, that number is the app's.
-  const host = o.hostPorts === false ? [] : (await listenersIn(o.procNet ?? "/proc/net")).filter((l) => !o.exclude?.includes(l.port));
+  const host =
+    o.hostPorts === false
+      ? []
+      : (await listenersIn(o.procNet ?? "/proc/net")).filter((l) => !o.exclude?.includes(l.port));
   // Everything listening in the namespace is the workspace's, whoever holds it.
   const own = o.namespace ? await listenersIn(o.namespace) : [];
   const inside = new Set(own.map((l) => l.inode));
@@ -159,7 +162,12 @@ export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]
     // One entry per port (the namespace's first, as the preview connects there first): a
     // dual-stack server has a v4 and a v6 socket; the workspace's one wins.
     if (prev && (prev.workspace || !ours)) continue;
-    byPort.set(l.port, { port: l.port, address: l.address, workspace: ours, ...(pid !== undefined ? { pid, command: await commandOf(pid) } : {}) });
+    byPort.set(l.port, {
+      port: l.port,
+      address: l.address,
+      workspace: ours,
+      ...(pid !== undefined ? { pid, command: await commandOf(pid) } : {}),
+    });
   }
   return [...byPort.values()].sort((a, b) => Number(b.workspace) - Number(a.workspace) || a.port - b.port);
 }

@@ -56,7 +56,10 @@ function harness(autoAck = true) {
   const proxy: PreviewProxy = new PreviewProxy({
     send: (f) => {
       frames.push(f);
-      if (autoAck && f.type === "preview.data") queueMicrotask(() => proxy.handle({ type: "preview.ack", streamId: f.streamId, bytes: Buffer.from(f.data, "base64").length }));
+      if (autoAck && f.type === "preview.data")
+        queueMicrotask(() =>
+          proxy.handle({ type: "preview.ack", streamId: f.streamId, bytes: Buffer.from(f.data, "base64").length }),
+        );
       for (const w of waiters.splice(0)) w();
       return true;
     },
@@ -71,19 +74,47 @@ function harness(autoAck = true) {
       });
     }
   };
-  const ended = (id: string) => frames.find((f) => f.type === "preview.end" && f.streamId === id) as Extract<PreviewRunnerFrame, { type: "preview.end" }> | undefined;
-  const body = (id: string) => Buffer.concat(frames.filter((f) => f.type === "preview.data" && f.streamId === id).map((f) => Buffer.from((f as { data: string }).data, "base64")));
+  const ended = (id: string) =>
+    frames.find((f) => f.type === "preview.end" && f.streamId === id) as
+      Extract<PreviewRunnerFrame, { type: "preview.end" }> | undefined;
+  const body = (id: string) =>
+    Buffer.concat(
+      frames
+        .filter((f) => f.type === "preview.data" && f.streamId === id)
+        .map((f) => Buffer.from((f as { data: string }).data, "base64")),
+    );
   const request = (f: Partial<Extract<PreviewServerFrame, { type: "preview.request" }>> & { streamId: string }) =>
-    proxy.handle({ type: "preview.request", sessionId: "s1", port, method: "GET", path: "/", headers: [], hasBody: false, deadline: Date.now() + 20_000, ...f });
+    proxy.handle({
+      type: "preview.request",
+      sessionId: "s1",
+      port,
+      method: "GET",
+      path: "/",
+      headers: [],
+      hasBody: false,
+      deadline: Date.now() + 20_000,
+      ...f,
+    });
   return { frames, proxy, until, ended, body, request };
 }
 
 describe("preview proxy (runner side)", () => {
   it("forwards status, end-to-end headers and the body; hop-by-hop headers go nowhere", async () => {
     const h = harness();
-    h.request({ streamId: "a", path: "/hello", headers: [["Host", `localhost:${port}`], ["X-Sent", "v1"], ["Keep-Alive", "timeout=5"]] });
+    h.request({
+      streamId: "a",
+      path: "/hello",
+      headers: [
+        ["Host", `localhost:${port}`],
+        ["X-Sent", "v1"],
+        ["Keep-Alive", "timeout=5"],
+      ],
+    });
     await h.until(() => !!h.ended("a"));
-    const head = h.frames.find((f) => f.type === "preview.head") as Extract<PreviewRunnerFrame, { type: "preview.head" }>;
+    const head = h.frames.find((f) => f.type === "preview.head") as Extract<
+      PreviewRunnerFrame,
+      { type: "preview.head" }
+    >;
     expect(head.status).toBe(201);
     const names = head.headers.map(([k]) => k.toLowerCase());
     expect(head.headers.filter(([k]) => k.toLowerCase() === "set-cookie").map(([, v]) => v)).toEqual(["a=1", "b=2"]);
@@ -123,14 +154,22 @@ describe("preview proxy (runner side)", () => {
     const h = harness();
     const a = Buffer.alloc(100_000, 1);
     const b = Buffer.alloc(50_000, 2);
-    h.request({ streamId: "p", method: "POST", path: "/echo", hasBody: true, headers: [["content-length", String(a.length + b.length)]] });
+    h.request({
+      streamId: "p",
+      method: "POST",
+      path: "/echo",
+      hasBody: true,
+      headers: [["content-length", String(a.length + b.length)]],
+    });
     h.proxy.handle({ type: "preview.body", streamId: "p", data: a.subarray(0, 60_000).toString("base64"), end: false });
     h.proxy.handle({ type: "preview.body", streamId: "p", data: a.subarray(60_000).toString("base64"), end: false });
     h.proxy.handle({ type: "preview.body", streamId: "p", data: b.toString("base64"), end: true });
     await h.until(() => !!h.ended("p"));
     expect(h.body("p").toString()).toBe("got 150000 bytes");
     expect(Buffer.concat(posted).equals(Buffer.concat([a, b]))).toBe(true);
-    const acks = h.frames.filter((f) => f.type === "preview.ack").reduce((n, f) => n + (f as { bytes: number }).bytes, 0);
+    const acks = h.frames
+      .filter((f) => f.type === "preview.ack")
+      .reduce((n, f) => n + (f as { bytes: number }).bytes, 0);
     expect(acks).toBe(150_000);
   });
 
@@ -142,13 +181,23 @@ describe("preview proxy (runner side)", () => {
     const h = harness();
     h.request({ streamId: "d", port: deadPort });
     await h.until(() => !!h.ended("d"));
-    expect(h.ended("d")?.error).toEqual({ code: "refused", message: `nothing listens on port ${deadPort} on the runner's machine` });
+    expect(h.ended("d")?.error).toEqual({
+      code: "refused",
+      message: `nothing listens on port ${deadPort} on the runner's machine`,
+    });
     expect(h.frames.some((f) => f.type === "preview.head")).toBe(false);
   });
 
   it("fails one request with headers Node will not send, and keeps serving", async () => {
     const h = harness();
-    h.request({ streamId: "bad", path: "/hello", headers: [["bad name", "x"], ["x-ok", "line\nbreak"]] });
+    h.request({
+      streamId: "bad",
+      path: "/hello",
+      headers: [
+        ["bad name", "x"],
+        ["x-ok", "line\nbreak"],
+      ],
+    });
     await h.until(() => !!h.ended("bad"));
     expect(h.ended("bad")?.error?.code).toBe("invalid");
     h.request({ streamId: "good", path: "/hello" });
@@ -165,7 +214,17 @@ describe("preview proxy (runner side)", () => {
   });
 
   it("refuses frames that would reach another host: absolute-form paths, CONNECT, no port", () => {
-    const base = { type: "preview.request", streamId: "x", sessionId: "s", port, method: "GET", path: "/", headers: [], hasBody: false, deadline: Date.now() + 1000 };
+    const base = {
+      type: "preview.request",
+      streamId: "x",
+      sessionId: "s",
+      port,
+      method: "GET",
+      path: "/",
+      headers: [],
+      hasBody: false,
+      deadline: Date.now() + 1000,
+    };
     expect(decodeFrame(ServerToRunner, JSON.stringify(base)).ok).toBe(true);
     for (const bad of [
       { ...base, path: "http://10.0.0.1/" },

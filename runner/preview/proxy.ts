@@ -65,7 +65,8 @@ export function connectLoopback(port: number): Promise<Socket> {
 }
 
 /** Keeps the head inside the frame schema's limits (a header past them is dropped, not the response). */
-const fitHeaders = (list: Array<[string, string]>) => list.filter(([k, v]) => k.length <= 256 && v.length <= 64 * 1024).slice(0, 500);
+const fitHeaders = (list: Array<[string, string]>) =>
+  list.filter(([k, v]) => k.length <= 256 && v.length <= 64 * 1024).slice(0, 500);
 
 export class PreviewProxy {
   private readonly streams = new Map<string, Stream>();
@@ -109,17 +110,32 @@ export class PreviewProxy {
   private async open(f: Extract<PreviewServerFrame, { type: "preview.request" }>): Promise<void> {
     if (this.streams.has(f.streamId)) return;
     if (this.streams.size >= (this.o.maxStreams ?? 256)) {
-      this.o.send({ type: "preview.end", streamId: f.streamId, error: { code: "busy", message: "too many preview requests in flight on the runner" } });
+      this.o.send({
+        type: "preview.end",
+        streamId: f.streamId,
+        error: { code: "busy", message: "too many preview requests in flight on the runner" },
+      });
       return;
     }
     const s: Stream = { id: f.streamId, unacked: 0, early: [], timers: [], done: false };
     this.streams.set(s.id, s);
-    s.timers.push(setTimeout(() => this.fail(s, "timeout", `no complete answer from port ${f.port} before the deadline`), Math.max(0, f.deadline - Date.now())));
+    s.timers.push(
+      setTimeout(
+        () => this.fail(s, "timeout", `no complete answer from port ${f.port} before the deadline`),
+        Math.max(0, f.deadline - Date.now()),
+      ),
+    );
     try {
       s.socket = await (this.o.connect ?? connectLoopback)(f.port);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      return this.fail(s, code === "ECONNREFUSED" ? "refused" : "reset", code === "ECONNREFUSED" ? `nothing listens on port ${f.port} on the runner's machine` : `cannot connect to port ${f.port}: ${(err as Error).message}`);
+      return this.fail(
+        s,
+        code === "ECONNREFUSED" ? "refused" : "reset",
+        code === "ECONNREFUSED"
+          ? `nothing listens on port ${f.port} on the runner's machine`
+          : `cannot connect to port ${f.port}: ${(err as Error).message}`,
+      );
     }
     if (s.done) return void s.socket.destroy();
     const socket = s.socket;
@@ -129,9 +145,18 @@ export class PreviewProxy {
       const prev = headers[key];
       headers[key] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
     }
-    const req = httpRequest({ method: f.method, path: f.path, headers, createConnection: () => socket, setHost: !("host" in headers) });
+    const req = httpRequest({
+      method: f.method,
+      path: f.path,
+      headers,
+      createConnection: () => socket,
+      setHost: !("host" in headers),
+    });
     s.req = req;
-    const headTimer = setTimeout(() => this.fail(s, "timeout", `port ${f.port} accepted the connection but sent no response head`), this.o.headTimeoutMs ?? 60_000);
+    const headTimer = setTimeout(
+      () => this.fail(s, "timeout", `port ${f.port} accepted the connection but sent no response head`),
+      this.o.headTimeoutMs ?? 60_000,
+    );
     s.timers.push(headTimer);
     req.on("error", (err: NodeJS.ErrnoException) => this.fail(s, "reset", `port ${f.port}: ${err.message}`));
     req.on("response", (res) => {
@@ -146,17 +171,24 @@ export class PreviewProxy {
   private writeBody(s: Stream, data: Buffer, end: boolean): void {
     const req = s.req;
     if (!req || s.done) return;
-    if (data.length) req.write(data, () => void (s.done || this.o.send({ type: "preview.ack", streamId: s.id, bytes: data.length })));
+    if (data.length)
+      req.write(data, () => void (s.done || this.o.send({ type: "preview.ack", streamId: s.id, bytes: data.length })));
     if (end) req.end();
   }
 
   private respond(s: Stream, res: IncomingMessage): void {
-    const sent = this.o.send({ type: "preview.head", streamId: s.id, status: res.statusCode ?? 502, headers: fitHeaders(endToEndHeaders(headerPairs(res.rawHeaders))) });
+    const sent = this.o.send({
+      type: "preview.head",
+      streamId: s.id,
+      status: res.statusCode ?? 502,
+      headers: fitHeaders(endToEndHeaders(headerPairs(res.rawHeaders))),
+    });
     if (!sent) return this.finish(s);
     res.on("data", (chunk: Buffer) => {
       for (let at = 0; at < chunk.length; at += PREVIEW_CHUNK) {
         const piece = chunk.subarray(at, at + PREVIEW_CHUNK);
-        if (!this.o.send({ type: "preview.data", streamId: s.id, data: piece.toString("base64") })) return this.finish(s);
+        if (!this.o.send({ type: "preview.data", streamId: s.id, data: piece.toString("base64") }))
+          return this.finish(s);
         s.unacked += piece.length;
       }
       // The server acknowledges what the browser has taken; past the window, wait for it.

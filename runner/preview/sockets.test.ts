@@ -44,9 +44,19 @@ function harness() {
       await new Promise((r) => setTimeout(r, 10));
     }
   };
-  const of = <T extends PreviewRunnerFrame["type"]>(type: T) => frames.filter((f): f is Extract<PreviewRunnerFrame, { type: T }> => f.type === type);
+  const of = <T extends PreviewRunnerFrame["type"]>(type: T) =>
+    frames.filter((f): f is Extract<PreviewRunnerFrame, { type: T }> => f.type === type);
   const open = (id: string, path = "/hmr", p = port) =>
-    sockets.handle({ type: "preview.ws.open", streamId: id, sessionId: "s", port: p, path, headers: [["Origin", `http://localhost:${p}`]], protocols: ["vite-hmr"], deadline: Date.now() + 5_000 });
+    sockets.handle({
+      type: "preview.ws.open",
+      streamId: id,
+      sessionId: "s",
+      port: p,
+      path,
+      headers: [["Origin", `http://localhost:${p}`]],
+      protocols: ["vite-hmr"],
+      deadline: Date.now() + 5_000,
+    });
   return { frames, sockets, until, of, open };
 }
 
@@ -60,7 +70,12 @@ describe("preview WebSockets (runner side)", () => {
     await h.until(() => h.of("preview.ws.message").length);
     expect(h.of("preview.ws.message")[0]).toMatchObject({ data: "connected", binary: false });
     h.sockets.handle({ type: "preview.ws.send", streamId: "w1", data: "hello", binary: false });
-    h.sockets.handle({ type: "preview.ws.send", streamId: "w1", data: Buffer.from([0, 1, 2, 255]).toString("base64"), binary: true });
+    h.sockets.handle({
+      type: "preview.ws.send",
+      streamId: "w1",
+      data: Buffer.from([0, 1, 2, 255]).toString("base64"),
+      binary: true,
+    });
     await h.until(() => h.of("preview.ws.message").length === 3);
     const [, text, bin] = h.of("preview.ws.message");
     expect(text).toMatchObject({ data: "hello", binary: false });
@@ -85,7 +100,16 @@ describe("preview WebSockets (runner side)", () => {
 
   it("fails one socket with an invalid subprotocol list instead of the runner", async () => {
     const h = harness();
-    h.sockets.handle({ type: "preview.ws.open", streamId: "bad", sessionId: "s", port, path: "/hmr", headers: [], protocols: ["a", "a"], deadline: Date.now() + 5_000 });
+    h.sockets.handle({
+      type: "preview.ws.open",
+      streamId: "bad",
+      sessionId: "s",
+      port,
+      path: "/hmr",
+      headers: [],
+      protocols: ["a", "a"],
+      deadline: Date.now() + 5_000,
+    });
     await h.until(() => h.of("preview.ws.closed").length);
     expect(h.of("preview.ws.closed")[0].error?.message).toContain("cannot open this WebSocket");
     expect(h.sockets.size).toBe(0);

@@ -25,9 +25,16 @@ interface Entry {
 type WsFrame = Extract<PreviewServerFrame, { type: `preview.ws.${string}` }>;
 
 /** Headers the WebSocket client sets itself (the handshake's own). */
-const HANDSHAKE = new Set(["host", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol"]);
+const HANDSHAKE = new Set([
+  "host",
+  "sec-websocket-key",
+  "sec-websocket-version",
+  "sec-websocket-extensions",
+  "sec-websocket-protocol",
+]);
 
-const closeCode = (code: number | undefined) => (code !== undefined && (code === 1000 || (code >= 3000 && code <= 4999)) ? code : 1000);
+const closeCode = (code: number | undefined) =>
+  code !== undefined && (code === 1000 || (code >= 3000 && code <= 4999)) ? code : 1000;
 
 export class PreviewSockets {
   private readonly sockets = new Map<string, Entry>();
@@ -61,7 +68,11 @@ export class PreviewSockets {
     }
     const data = frame.binary ? Buffer.from(frame.data, "base64") : frame.data;
     const bytes = typeof data === "string" ? Buffer.byteLength(data) : data.length;
-    e.ws.send(data, { binary: frame.binary }, () => void (e.done || bytes === 0 || this.send({ type: "preview.ack", streamId: e.id, bytes })));
+    e.ws.send(
+      data,
+      { binary: frame.binary },
+      () => void (e.done || bytes === 0 || this.send({ type: "preview.ack", streamId: e.id, bytes })),
+    );
   }
 
   ack(streamId: string, bytes: number): void {
@@ -82,13 +93,20 @@ export class PreviewSockets {
     if (this.sockets.has(f.streamId)) return;
     const e: Entry = { id: f.streamId, unacked: 0, done: false };
     this.sockets.set(e.id, e);
-    e.timer = setTimeout(() => this.fail(e, "timeout", `port ${f.port} did not accept the WebSocket in time`), Math.max(0, f.deadline - Date.now()));
+    e.timer = setTimeout(
+      () => this.fail(e, "timeout", `port ${f.port} did not accept the WebSocket in time`),
+      Math.max(0, f.deadline - Date.now()),
+    );
     let socket;
     try {
       socket = await this.connect(f.port);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      return this.fail(e, code === "ECONNREFUSED" ? "refused" : "reset", code === "ECONNREFUSED" ? `nothing listens on port ${f.port} on the runner's machine` : (err as Error).message);
+      return this.fail(
+        e,
+        code === "ECONNREFUSED" ? "refused" : "reset",
+        code === "ECONNREFUSED" ? `nothing listens on port ${f.port} on the runner's machine` : (err as Error).message,
+      );
     }
     if (e.done) return void socket.destroy();
     const headers = Object.fromEntries(endToEndHeaders(f.headers).filter(([k]) => !HANDSHAKE.has(k.toLowerCase())));
@@ -109,13 +127,23 @@ export class PreviewSockets {
     });
     ws.on("message", (data: Buffer, binary: boolean) => {
       if (e.done) return;
-      this.send({ type: "preview.ws.message", streamId: e.id, data: binary ? data.toString("base64") : data.toString("utf8"), binary });
+      this.send({
+        type: "preview.ws.message",
+        streamId: e.id,
+        data: binary ? data.toString("base64") : data.toString("utf8"),
+        binary,
+      });
       e.unacked += data.length;
       if (e.unacked >= PREVIEW_WINDOW) ws.pause();
     });
     ws.on("close", (code, reason) => {
       if (e.done) return;
-      this.send({ type: "preview.ws.closed", streamId: e.id, code: closeCode(code), reason: reason.toString().slice(0, 123) });
+      this.send({
+        type: "preview.ws.closed",
+        streamId: e.id,
+        code: closeCode(code),
+        reason: reason.toString().slice(0, 123),
+      });
       this.finish(e);
     });
     ws.on("error", (err) => this.fail(e, "reset", `WebSocket to port ${f.port}: ${err.message}`));

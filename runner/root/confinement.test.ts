@@ -38,8 +38,13 @@ describe.runIf(ready)("a --root runner keeps two workspaces apart", () => {
     runner = spawnRootRunner(url, ["--root", root, "--label", "gpu", "--capacity", "3"]);
     const hello = await server.hello();
     expect(hello).toMatchObject({ root: true, labels: ["gpu"], capacity: 3, workspaces: [] });
-    for (const id of ["a", "b"]) expect(await server.request("workspace.create", { workspaceId: id, source: { kind: "empty" } })).toMatchObject({ ok: true });
-    expect((await server.request("write_file", { path: "secret.txt", content: "b-secret\n" }, { workspaceId: "b" })).ok).toBe(true);
+    for (const id of ["a", "b"])
+      expect(await server.request("workspace.create", { workspaceId: id, source: { kind: "empty" } })).toMatchObject({
+        ok: true,
+      });
+    expect(
+      (await server.request("write_file", { path: "secret.txt", content: "b-secret\n" }, { workspaceId: "b" })).ok,
+    ).toBe(true);
   });
   afterAll(async () => {
     await runner?.stop();
@@ -53,11 +58,25 @@ describe.runIf(ready)("a --root runner keeps two workspaces apart", () => {
       expect(r.ok, id).toBe(false);
       expect(r.output).toMatch(/invalid input/);
     }
-    expect(await server.request("workspace.create", { workspaceId: "a", source: { kind: "empty" } })).toMatchObject({ ok: false, output: expect.stringMatching(/already exists/) });
-    expect(await server.request("read_file", { path: "x" }, { workspaceId: "nope" })).toMatchObject({ ok: false, output: expect.stringMatching(/does not exist/) });
-    expect(await server.request("read_file", { path: "x" })).toMatchObject({ ok: false, output: expect.stringMatching(/names none/) });
-    expect(await server.request("workspace.create", { workspaceId: "c", source: { kind: "empty" } })).toMatchObject({ ok: true });
-    expect(await server.request("workspace.create", { workspaceId: "d", source: { kind: "empty" } })).toMatchObject({ ok: false, output: expect.stringMatching(/capacity/) });
+    expect(await server.request("workspace.create", { workspaceId: "a", source: { kind: "empty" } })).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/already exists/),
+    });
+    expect(await server.request("read_file", { path: "x" }, { workspaceId: "nope" })).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/does not exist/),
+    });
+    expect(await server.request("read_file", { path: "x" })).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/names none/),
+    });
+    expect(await server.request("workspace.create", { workspaceId: "c", source: { kind: "empty" } })).toMatchObject({
+      ok: true,
+    });
+    expect(await server.request("workspace.create", { workspaceId: "d", source: { kind: "empty" } })).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/capacity/),
+    });
     expect(await server.request("workspace.delete", { workspaceId: "c" })).toMatchObject({ ok: true });
   });
 
@@ -69,30 +88,48 @@ describe.runIf(ready)("a --root runner keeps two workspaces apart", () => {
       expect(r.ok, path).toBe(false);
     }
     expect((await server.request("list_files", { path: "../b" }, { workspaceId: "a" })).ok).toBe(false);
-    expect((await server.request("write_file", { path: "../b/pwn.txt", content: "x" }, { workspaceId: "a" })).ok).toBe(false);
+    expect((await server.request("write_file", { path: "../b/pwn.txt", content: "x" }, { workspaceId: "a" })).ok).toBe(
+      false,
+    );
     // Links planted by a's own shell (it can write any link text it likes).
     await server.shell("a", `ln -s ${b()}/secret.txt abs-link && ln -s ../b rel-link && ln -s ${b()} dir-link`);
     for (const path of ["abs-link", "rel-link/secret.txt", "dir-link/secret.txt"]) {
       const r = await server.request("read_file", { path }, { workspaceId: "a" });
       expect(r.output, path).not.toContain("b-secret");
     }
-    expect((await server.request("write_file", { path: "dir-link/pwn.txt", content: "x" }, { workspaceId: "a" })).ok).toBe(false);
+    expect(
+      (await server.request("write_file", { path: "dir-link/pwn.txt", content: "x" }, { workspaceId: "a" })).ok,
+    ).toBe(false);
     // A folder swapped for a link to b, over and over, while a reads through it.
-    await server.shell("a", `mkdir -p d && echo own > d/secret.txt; (for i in $(seq 1 4000); do mv d d.x && ln -s ${b()} d; rm d; mv d.x d; done) >/dev/null 2>&1 &`, { yield_time_ms: 200 });
+    await server.shell(
+      "a",
+      `mkdir -p d && echo own > d/secret.txt; (for i in $(seq 1 4000); do mv d d.x && ln -s ${b()} d; rm d; mv d.x d; done) >/dev/null 2>&1 &`,
+      { yield_time_ms: 200 },
+    );
     for (let i = 0; i < 60; i++) {
       const r = await server.request("read_file", { path: "d/secret.txt" }, { workspaceId: "a" });
       expect(r.output).not.toContain("b-secret");
     }
     expect(existsSync(join(b(), "pwn.txt"))).toBe(false);
     expect(readFileSync(join(b(), "secret.txt"), "utf8")).toBe("b-secret\n");
-    expect((await server.request("read_file", { path: "secret.txt" }, { workspaceId: "b" })).output).toContain("b-secret");
+    expect((await server.request("read_file", { path: "secret.txt" }, { workspaceId: "b" })).output).toContain(
+      "b-secret",
+    );
   });
 
   it("the agent's shell cannot read, list, write or signal b", async () => {
     // A process of b, known on the host by a unique argument.
-    const started = await server.request("shell", { command: "exec sleep 3217", yield_time_ms: 500 }, { workspaceId: "b" });
+    const started = await server.request(
+      "shell",
+      { command: "exec sleep 3217", yield_time_ms: 500 },
+      { workspaceId: "b" },
+    );
     expect(started.meta).toMatchObject({ running: true, sandboxed: true });
-    const [victim] = await waitFor(() => hostPids("sleep 3217").then((p) => (p.length ? p : undefined)), 10_000, "b's sleeper");
+    const [victim] = await waitFor(
+      () => hostPids("sleep 3217").then((p) => (p.length ? p : undefined)),
+      10_000,
+      "b's sleeper",
+    );
     const out = await server.shell(
       "a",
       [
@@ -130,14 +167,22 @@ describe.runIf(ready)("a --root runner keeps two workspaces apart", () => {
   it("the preview of a and a's shell reach only a's own ports, never b's server", async () => {
     const tb = server.terminal("b", "term-b");
     tb.type(`cd ${b()} && python3 -m http.server 8765 --bind 127.0.0.1\r`);
-    await waitFor(async () => (await server.preview("b", 8765)).status === 200, 30_000, "b's server through b's preview");
+    await waitFor(
+      async () => (await server.preview("b", 8765)).status === 200,
+      30_000,
+      "b's server through b's preview",
+    );
     const fromA = await server.preview("a", 8765);
     expect(fromA.status).toBeUndefined();
     expect(fromA.error).toBe("refused");
-    const curl = await server.shell("a", "curl -s -m 3 http://127.0.0.1:8765/secret.txt; echo \"curl=$?\"", { network: true });
+    const curl = await server.shell("a", 'curl -s -m 3 http://127.0.0.1:8765/secret.txt; echo "curl=$?"', {
+      network: true,
+    });
     expect(curl).not.toContain("b-secret");
     expect(curl).toMatch(/curl=[1-9]/);
-    const ports = JSON.parse((await server.request("preview_ports", {}, { workspaceId: "a" })).output) as { ports: Array<{ port: number }> };
+    const ports = JSON.parse((await server.request("preview_ports", {}, { workspaceId: "a" })).output) as {
+      ports: Array<{ port: number }>;
+    };
     expect(ports.ports.map((p) => p.port)).not.toContain(8765);
   });
 
@@ -147,8 +192,14 @@ describe.runIf(ready)("a --root runner keeps two workspaces apart", () => {
     expect(r).toMatchObject({ ok: true });
     expect(JSON.parse(r.output)).toMatchObject({ id: "b", existed: true, stopped: true });
     expect(existsSync(b())).toBe(false);
-    await waitFor(async () => (await hostPids("sleep 3217")).length === 0 && (await hostPids("http.server 8765")).length === 0, 10_000, "b's processes gone");
-    expect(await server.request("read_file", { path: "secret.txt" }, { workspaceId: "b" })).toMatchObject({ ok: false });
+    await waitFor(
+      async () => (await hostPids("sleep 3217")).length === 0 && (await hostPids("http.server 8765")).length === 0,
+      10_000,
+      "b's processes gone",
+    );
+    expect(await server.request("read_file", { path: "secret.txt" }, { workspaceId: "b" })).toMatchObject({
+      ok: false,
+    });
 
     const before = server.frames.length;
     await runner.stop();

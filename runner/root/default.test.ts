@@ -35,14 +35,21 @@ describe.runIf(sandboxInfo("auto").available)("the default workspace next to --r
     expect(hello.workspaces).toEqual([{ id: "default", bytesUsed: expect.any(Number), default: true }]);
     expect(hello.workspaces![0].bytesUsed).toBeGreaterThan(0);
     expect((await server.request("read_file", { path: "mine.txt" })).output).toContain("own-secret");
-    expect((await server.request("read_file", { path: "mine.txt" }, { workspaceId: "default" })).output).toContain("own-secret");
-    expect(await server.request("workspace.delete", { workspaceId: "default" })).toMatchObject({ ok: false, output: expect.stringMatching(/never deletes/) });
+    expect((await server.request("read_file", { path: "mine.txt" }, { workspaceId: "default" })).output).toContain(
+      "own-secret",
+    );
+    expect(await server.request("workspace.delete", { workspaceId: "default" })).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/never deletes/),
+    });
     expect((await server.request("workspace.create", { workspaceId: "a", source: { kind: "empty" } })).ok).toBe(true);
     await server.request("write_file", { path: "a.txt", content: "a-secret\n" }, { workspaceId: "a" });
     const fromA = await server.shell("a", `cat ${own}/mine.txt; echo "cat=$?"`);
     expect(fromA).not.toContain("own-secret");
     expect(fromA).toMatch(/cat=1/);
-    const fromDefault = (await server.request("shell", { command: `cat ${root}/a/a.txt; echo "cat=$?"; ls -A ${root} | wc -l` })).output;
+    const fromDefault = (
+      await server.request("shell", { command: `cat ${root}/a/a.txt; echo "cat=$?"; ls -A ${root} | wc -l` })
+    ).output;
     expect(fromDefault).not.toContain("a-secret");
     expect(fromDefault).toMatch(/cat=1\n0\n/);
   });

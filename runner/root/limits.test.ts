@@ -31,22 +31,40 @@ describe.runIf(sandboxInfo("auto").available)("a --root workspace's disk limit",
   });
 
   it("refuses writes past it, tells a command that passed it, and keeps it across a restart", async () => {
-    const made = await server.request("workspace.create", { workspaceId: "w", source: { kind: "empty" }, diskLimitBytes: 2 * MB });
+    const made = await server.request("workspace.create", {
+      workspaceId: "w",
+      source: { kind: "empty" },
+      diskLimitBytes: 2 * MB,
+    });
     expect(JSON.parse(made.output)).toMatchObject({ id: "w", diskLimitBytes: 2 * MB });
-    expect((await server.request("write_file", { path: "small.txt", content: "x".repeat(1000) }, { workspaceId: "w" })).ok).toBe(true);
-    const cmd = await server.request("shell", { command: "head -c 3000000 /dev/zero > big.bin; echo wrote" }, { workspaceId: "w" });
+    expect(
+      (await server.request("write_file", { path: "small.txt", content: "x".repeat(1000) }, { workspaceId: "w" })).ok,
+    ).toBe(true);
+    const cmd = await server.request(
+      "shell",
+      { command: "head -c 3000000 /dev/zero > big.bin; echo wrote" },
+      { workspaceId: "w" },
+    );
     expect(cmd.output).toMatch(/disk limit of 2(\.0)? MB is reached/);
-    const refused = await server.request("write_file", { path: "more.txt", content: "y".repeat(1000) }, { workspaceId: "w" });
+    const refused = await server.request(
+      "write_file",
+      { path: "more.txt", content: "y".repeat(1000) },
+      { workspaceId: "w" },
+    );
     expect(refused).toMatchObject({ ok: false, output: expect.stringMatching(/disk limit of 2(\.0)? MB/) });
 
     const before = server.frames.length;
     await runner.stop();
     runner = spawnRootRunner(url, ["--root", root]);
     await server.hello(before);
-    expect((await server.request("write_file", { path: "more.txt", content: "y".repeat(1000) }, { workspaceId: "w" })).ok).toBe(false);
+    expect(
+      (await server.request("write_file", { path: "more.txt", content: "y".repeat(1000) }, { workspaceId: "w" })).ok,
+    ).toBe(false);
     const raised = await server.request("workspace.limit", { workspaceId: "w", diskLimitBytes: 8 * MB });
     expect(JSON.parse(raised.output)).toMatchObject({ diskLimitBytes: 8 * MB });
-    expect((await server.request("write_file", { path: "more.txt", content: "y".repeat(1000) }, { workspaceId: "w" })).ok).toBe(true);
+    expect(
+      (await server.request("write_file", { path: "more.txt", content: "y".repeat(1000) }, { workspaceId: "w" })).ok,
+    ).toBe(true);
     expect((await server.request("workspace.limit", { workspaceId: "nope", diskLimitBytes: 8 * MB })).ok).toBe(false);
   });
 });

@@ -21,7 +21,9 @@ export interface FillContext<K extends WorkspaceSource["kind"] = WorkspaceSource
   progress(line: string): void;
 }
 
-export type SourceFiller<K extends WorkspaceSource["kind"] = WorkspaceSource["kind"]> = (ctx: FillContext<K>) => Promise<void>;
+export type SourceFiller<K extends WorkspaceSource["kind"] = WorkspaceSource["kind"]> = (
+  ctx: FillContext<K>,
+) => Promise<void>;
 
 const fillers = new Map<string, SourceFiller<any>>();
 
@@ -34,7 +36,6 @@ registerSource("empty", async () => {});
 
 /** Modules that register a source kind when imported; one that fails to load fails every create that needs a filler. */
 const SOURCE_MODULES: string[] = [];
-
 
 let loaded: Promise<void> | undefined;
 export function loadSources(): Promise<void> {

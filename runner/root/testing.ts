@@ -56,18 +56,38 @@ export class FakeServer {
 
   /** The latest hello (after `since` frames). */
   async hello(since = 0): Promise<RunnerHello> {
-    return waitFor(() => this.frames.slice(since).findLast((f): f is RunnerHello => f.type === "hello"), 60_000, "hello");
+    return waitFor(
+      () => this.frames.slice(since).findLast((f): f is RunnerHello => f.type === "hello"),
+      60_000,
+      "hello",
+    );
   }
 
   send(frame: ServerToRunner): void {
     this.ws?.send(JSON.stringify(frame));
   }
 
-  async request(op: string, input: unknown, o: { workspaceId?: string; sessionId?: string; timeoutMs?: number } = {}): Promise<Result> {
+  async request(
+    op: string,
+    input: unknown,
+    o: { workspaceId?: string; sessionId?: string; timeoutMs?: number } = {},
+  ): Promise<Result> {
     const id = `r${++this.seq}`;
     const deadline = Date.now() + (o.timeoutMs ?? 30_000);
-    this.send({ type: "request", id, sessionId: o.sessionId ?? "s1", op, input, deadline, ...(o.workspaceId ? { workspaceId: o.workspaceId } : {}) });
-    const r = await waitFor(() => this.frames.find((f) => f.type === "result" && f.id === id), (o.timeoutMs ?? 30_000) + 5_000, `result of ${op}`);
+    this.send({
+      type: "request",
+      id,
+      sessionId: o.sessionId ?? "s1",
+      op,
+      input,
+      deadline,
+      ...(o.workspaceId ? { workspaceId: o.workspaceId } : {}),
+    });
+    const r = await waitFor(
+      () => this.frames.find((f) => f.type === "result" && f.id === id),
+      (o.timeoutMs ?? 30_000) + 5_000,
+      `result of ${op}`,
+    );
     return r as Result;
   }
 
@@ -79,7 +99,8 @@ export class FakeServer {
   /** Opens a terminal; `text()` is all it printed so far. */
   terminal(workspaceId: string, ptyId: string) {
     this.send({ type: "pty.open", ptyId, sessionId: "s1", workspaceId, cols: 200, rows: 50 });
-    const text = () => this.frames.flatMap((f) => (f.type === "pty.data" && f.ptyId === ptyId ? [f.data] : [])).join("");
+    const text = () =>
+      this.frames.flatMap((f) => (f.type === "pty.data" && f.ptyId === ptyId ? [f.data] : [])).join("");
     return {
       text,
       type: (data: string) => this.send({ type: "pty.input", ptyId, data }),
@@ -91,11 +112,34 @@ export class FakeServer {
   /** A GET through a workspace's preview: the status, or the error code the runner gave. */
   async preview(workspaceId: string, port: number): Promise<{ status?: number; body: string; error?: string }> {
     const streamId = `p${++this.seq}`;
-    this.send({ type: "preview.request", streamId, sessionId: "s1", workspaceId, port, method: "GET", path: "/", headers: [["host", `127.0.0.1:${port}`]], hasBody: false, deadline: Date.now() + 15_000 });
-    const end = await waitFor(() => this.frames.find((f) => f.type === "preview.end" && f.streamId === streamId), 20_000, "preview end");
+    this.send({
+      type: "preview.request",
+      streamId,
+      sessionId: "s1",
+      workspaceId,
+      port,
+      method: "GET",
+      path: "/",
+      headers: [["host", `127.0.0.1:${port}`]],
+      hasBody: false,
+      deadline: Date.now() + 15_000,
+    });
+    const end = await waitFor(
+      () => this.frames.find((f) => f.type === "preview.end" && f.streamId === streamId),
+      20_000,
+      "preview end",
+    );
     const head = this.frames.find((f) => f.type === "preview.head" && f.streamId === streamId);
-    const body = this.frames.flatMap((f) => (f.type === "preview.data" && f.streamId === streamId ? [Buffer.from(f.data, "base64").toString()] : [])).join("");
-    return { ...(head?.type === "preview.head" ? { status: head.status } : {}), body, ...(end.type === "preview.end" && end.error ? { error: end.error.code } : {}) };
+    const body = this.frames
+      .flatMap((f) =>
+        f.type === "preview.data" && f.streamId === streamId ? [Buffer.from(f.data, "base64").toString()] : [],
+      )
+      .join("");
+    return {
+      ...(head?.type === "preview.head" ? { status: head.status } : {}),
+      body,
+      ...(end.type === "preview.end" && end.error ? { error: end.error.code } : {}),
+    };
   }
 
   async close(): Promise<void> {

@@ -7,9 +7,17 @@
 // is the default workspace, adopted in place as id "default" (never moved, never deleted).
 import type { RunnerToServer } from "../../server/protocol/runner";
 import {
-  WORKSPACE_CREATE_OP, WORKSPACE_DELETE_OP, WORKSPACE_LIMIT_OP, WORKSPACE_USAGE_OP,
-  WorkspaceCreateInput, WorkspaceDeleteInput, WorkspaceLimitInput, WorkspaceUsageInput,
-  type WorkspaceDeleteResult, type WorkspaceEntry, type WorkspaceUsageResult,
+  WORKSPACE_CREATE_OP,
+  WORKSPACE_DELETE_OP,
+  WORKSPACE_LIMIT_OP,
+  WORKSPACE_USAGE_OP,
+  WorkspaceCreateInput,
+  WorkspaceDeleteInput,
+  WorkspaceLimitInput,
+  WorkspaceUsageInput,
+  type WorkspaceDeleteResult,
+  type WorkspaceEntry,
+  type WorkspaceUsageResult,
 } from "../../server/protocol/workspace-ops";
 import { defineOp, OpRegistry } from "../ops";
 import { serve, type ServeOptions, type Served } from "../served";
@@ -68,7 +76,10 @@ export class Workspaces {
       throw new WorkspaceRefused("this runner serves workspaces by id (--root); the request names none");
     }
     const store = this.o.store;
-    if (!store) throw new WorkspaceRefused(`this runner serves one folder (no --root); it has no workspace ${JSON.stringify(id)}`);
+    if (!store)
+      throw new WorkspaceRefused(
+        `this runner serves one folder (no --root); it has no workspace ${JSON.stringify(id)}`,
+      );
     const known = this.open.get(id);
     if (known) return known;
     return this.locked(id, async () => {
@@ -100,7 +111,12 @@ export class Workspaces {
     if (!store) return {};
     const workspaces: WorkspaceEntry[] = [];
     const own = this.o.defaultWorkspace;
-    if (own) workspaces.push({ id: DEFAULT_WORKSPACE_ID, bytesUsed: await folderBytes(own.files.cwd).catch(() => 0), default: true });
+    if (own)
+      workspaces.push({
+        id: DEFAULT_WORKSPACE_ID,
+        bytesUsed: await folderBytes(own.files.cwd).catch(() => 0),
+        default: true,
+      });
     for (const id of await store.list()) workspaces.push({ id, bytesUsed: await store.usage(id).catch(() => 0) });
     return {
       root: true,
@@ -128,13 +144,20 @@ export class Workspaces {
   private registerOps(store: WorkspaceStore): void {
     const usage = async (id: string): Promise<WorkspaceUsageResult> => {
       const own = this.o.defaultWorkspace;
-      if (id === DEFAULT_WORKSPACE_ID && own) return { id, bytesUsed: await folderBytes(own.files.cwd), default: true, freeDiskBytes: store.freeDiskBytes() };
+      if (id === DEFAULT_WORKSPACE_ID && own)
+        return { id, bytesUsed: await folderBytes(own.files.cwd), default: true, freeDiskBytes: store.freeDiskBytes() };
       const limit = await store.limitOf(id);
-      return { id, bytesUsed: await store.usage(id), freeDiskBytes: store.freeDiskBytes(), ...(limit ? { diskLimitBytes: limit } : {}) };
+      return {
+        id,
+        bytesUsed: await store.usage(id),
+        freeDiskBytes: store.freeDiskBytes(),
+        ...(limit ? { diskLimitBytes: limit } : {}),
+      };
     };
     const ok = (value: unknown) => ({ ok: true, output: JSON.stringify(value) });
     const refuse = (err: unknown) => {
-      if (err instanceof StoreError || err instanceof SourceError || err instanceof WorkspaceRefused) return { ok: false, output: err.message };
+      if (err instanceof StoreError || err instanceof SourceError || err instanceof WorkspaceRefused)
+        return { ok: false, output: err.message };
       throw err;
     };
     this.ops.register({
@@ -142,16 +165,25 @@ export class Workspaces {
         input: WorkspaceCreateInput,
         run: async ({ workspaceId, source, diskLimitBytes }, ctx) => {
           try {
-            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) throw new WorkspaceRefused("workspace default is this runner's --workspace folder; it exists");
+            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace)
+              throw new WorkspaceRefused("workspace default is this runner's --workspace folder; it exists");
             const filler = await fillerFor(source.kind);
             if (!filler) throw new WorkspaceRefused(`this runner cannot make a workspace from a ${source.kind} source`);
             await this.locked(workspaceId, async () => {
               const held = await store.list();
               if (this.o.capacity && !held.includes(workspaceId) && held.length >= this.o.capacity) {
-                throw new WorkspaceRefused(`this runner is full: it holds ${held.length} workspaces, its capacity (--capacity ${this.o.capacity})`);
+                throw new WorkspaceRefused(
+                  `this runner is full: it holds ${held.length} workspaces, its capacity (--capacity ${this.o.capacity})`,
+                );
               }
               await store.create(workspaceId, (staging) =>
-                filler({ workspaceId, source, staging, signal: ctx.signal, progress: (line) => ctx.progress(`${line}\n`) }),
+                filler({
+                  workspaceId,
+                  source,
+                  staging,
+                  signal: ctx.signal,
+                  progress: (line) => ctx.progress(`${line}\n`),
+                }),
               );
               // After the create: a create refused for an existing id must not change that one's limit.
               await store.setLimit(workspaceId, diskLimitBytes);
@@ -166,7 +198,10 @@ export class Workspaces {
         input: WorkspaceDeleteInput,
         run: async ({ workspaceId }) => {
           try {
-            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) throw new WorkspaceRefused("workspace default is this runner's --workspace folder; the runner never deletes it");
+            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace)
+              throw new WorkspaceRefused(
+                "workspace default is this runner's --workspace folder; the runner never deletes it",
+              );
             const result = await this.locked(workspaceId, async (): Promise<WorkspaceDeleteResult> => {
               const served = this.open.get(workspaceId);
               this.open.delete(workspaceId);
@@ -187,15 +222,20 @@ export class Workspaces {
         input: WorkspaceLimitInput,
         run: async ({ workspaceId, diskLimitBytes }) => {
           try {
-            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace) throw new WorkspaceRefused("the default workspace (--workspace) has no disk limit on this runner");
+            if (workspaceId === DEFAULT_WORKSPACE_ID && this.o.defaultWorkspace)
+              throw new WorkspaceRefused("the default workspace (--workspace) has no disk limit on this runner");
             return await this.locked(workspaceId, async () => {
-              if (!store.exists(workspaceId)) throw new WorkspaceRefused(`workspace ${workspaceId} does not exist on this runner`);
+              if (!store.exists(workspaceId))
+                throw new WorkspaceRefused(`workspace ${workspaceId} does not exist on this runner`);
               await store.setLimit(workspaceId, diskLimitBytes ?? undefined);
               const live = this.limits.get(workspaceId);
               if (live && diskLimitBytes) live.limitBytes = diskLimitBytes;
               else if (diskLimitBytes && this.open.has(workspaceId)) {
                 const served = await this.open.get(workspaceId)!;
-                this.limits.set(workspaceId, new DiskLimit(() => served.workspace.files.cwd, { limitBytes: diskLimitBytes }));
+                this.limits.set(
+                  workspaceId,
+                  new DiskLimit(() => served.workspace.files.cwd, { limitBytes: diskLimitBytes }),
+                );
               } else if (!diskLimitBytes) this.limits.delete(workspaceId);
               return ok(await usage(workspaceId));
             });

@@ -36,7 +36,13 @@ const MAX_DEPTH = 64;
 
 const show = (s: string) => JSON.stringify(s);
 export const formatBytes = (n: number) =>
-  n >= 1024 ** 3 ? `${+(n / 1024 ** 3).toFixed(1)} GB` : n >= 1024 ** 2 ? `${+(n / 1024 ** 2).toFixed(1)} MB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KB` : `${n} bytes`;
+  n >= 1024 ** 3
+    ? `${+(n / 1024 ** 3).toFixed(1)} GB`
+    : n >= 1024 ** 2
+      ? `${+(n / 1024 ** 2).toFixed(1)} MB`
+      : n >= 1024
+        ? `${+(n / 1024).toFixed(1)} KB`
+        : `${n} bytes`;
 
 /**
  * An entry's name as components inside the destination. Refused: absolute paths (and Windows
@@ -49,12 +55,18 @@ export function entryComponents(raw: string): string[] {
   if (raw.includes("\\")) throw new ArchiveError(`entry ${show(raw)} has a backslash in its name (a Windows path)`);
   if (raw.startsWith("/") || /^[a-zA-Z]:/.test(raw)) throw new ArchiveError(`entry ${show(raw)} has an absolute path`);
   const parts = raw.split("/").filter((c) => c !== "" && c !== ".");
-  if (parts.includes("..")) throw new ArchiveError(`entry ${show(raw)} has a ".." segment, which would lead out of the folder`);
+  if (parts.includes(".."))
+    throw new ArchiveError(`entry ${show(raw)} has a ".." segment, which would lead out of the folder`);
   if (parts.length === 0) return parts;
-  if (parts.length > MAX_DEPTH) throw new ArchiveError(`entry ${show(raw)} is nested more than ${MAX_DEPTH} folders deep`);
-  if (Buffer.byteLength(raw) > MAX_PATH_BYTES) throw new ArchiveError(`entry ${show(raw.slice(0, 80))}… has a path longer than ${MAX_PATH_BYTES} bytes`);
-  for (const p of parts) if (Buffer.byteLength(p) > MAX_NAME_BYTES) throw new ArchiveError(`entry ${show(raw)} has a name longer than ${MAX_NAME_BYTES} bytes`);
-  if (parts[0] === ".git") throw new ArchiveError(`entry ${show(raw)} is inside .git; an archive cannot carry git internals (hooks, config)`);
+  if (parts.length > MAX_DEPTH)
+    throw new ArchiveError(`entry ${show(raw)} is nested more than ${MAX_DEPTH} folders deep`);
+  if (Buffer.byteLength(raw) > MAX_PATH_BYTES)
+    throw new ArchiveError(`entry ${show(raw.slice(0, 80))}… has a path longer than ${MAX_PATH_BYTES} bytes`);
+  for (const p of parts)
+    if (Buffer.byteLength(p) > MAX_NAME_BYTES)
+      throw new ArchiveError(`entry ${show(raw)} has a name longer than ${MAX_NAME_BYTES} bytes`);
+  if (parts[0] === ".git")
+    throw new ArchiveError(`entry ${show(raw)} is inside .git; an archive cannot carry git internals (hooks, config)`);
   return parts;
 }
 
@@ -78,9 +90,13 @@ export class NameRegistry {
         this.seen.set(key, { name, dir: isDir });
         continue;
       }
-      if (before.name !== name) throw new ArchiveError(`entries ${show(before.name)} and ${show(name)} differ only in letter case or Unicode form`);
+      if (before.name !== name)
+        throw new ArchiveError(
+          `entries ${show(before.name)} and ${show(name)} differ only in letter case or Unicode form`,
+        );
       if (before.dir && isDir) continue;
-      if (before.dir !== isDir) throw new ArchiveError(`entry ${show(name)} is both a file and a folder in the archive`);
+      if (before.dir !== isDir)
+        throw new ArchiveError(`entry ${show(name)} is both a file and a folder in the archive`);
       throw new ArchiveError(`entry ${show(name)} appears twice in the archive`);
     }
   }
@@ -99,22 +115,34 @@ export class InflationBudget {
   ) {}
 
   entry(name: string): void {
-    if (++this.entries > this.limits.maxEntries) throw new ArchiveError(`the archive has more than ${this.limits.maxEntries.toLocaleString("en-US")} entries (the ceiling); "${name}" is one too many`);
+    if (++this.entries > this.limits.maxEntries)
+      throw new ArchiveError(
+        `the archive has more than ${this.limits.maxEntries.toLocaleString("en-US")} entries (the ceiling); "${name}" is one too many`,
+      );
   }
 
   /** Adds `n` inflated bytes of the entry `name`, which has now given `entryBytes`. */
   bytes(name: string, n: number, entryBytes: number): void {
     this.total += n;
-    if (entryBytes > this.limits.maxEntryBytes) throw new ArchiveError(`entry ${show(name)} inflates past ${formatBytes(this.limits.maxEntryBytes)}, the ceiling for one file`);
-    if (this.total > this.limits.maxTotalBytes) throw new ArchiveError(`the archive inflates past ${formatBytes(this.limits.maxTotalBytes)} (${this.totalReason})`);
+    if (entryBytes > this.limits.maxEntryBytes)
+      throw new ArchiveError(
+        `entry ${show(name)} inflates past ${formatBytes(this.limits.maxEntryBytes)}, the ceiling for one file`,
+      );
+    if (this.total > this.limits.maxTotalBytes)
+      throw new ArchiveError(
+        `the archive inflates past ${formatBytes(this.limits.maxTotalBytes)} (${this.totalReason})`,
+      );
     if (this.total > this.limits.ratioFloorBytes && this.total > this.limits.maxRatio * this.archiveBytes) {
-      throw new ArchiveError(`the archive inflates more than ${this.limits.maxRatio} times its own size of ${formatBytes(this.archiveBytes)} (a decompression bomb); refused at ${formatBytes(this.total)}`);
+      throw new ArchiveError(
+        `the archive inflates more than ${this.limits.maxRatio} times its own size of ${formatBytes(this.archiveBytes)} (a decompression bomb); refused at ${formatBytes(this.total)}`,
+      );
     }
   }
 }
 
 /** The mode an extracted file or folder gets: permission bits only (no setuid, setgid, sticky), owner always able to read and write. */
-export const safeMode = (mode: number | undefined, dir: boolean) => (((mode ?? (dir ? 0o755 : 0o644)) & 0o777) | (dir ? 0o700 : 0o600));
+export const safeMode = (mode: number | undefined, dir: boolean) =>
+  ((mode ?? (dir ? 0o755 : 0o644)) & 0o777) | (dir ? 0o700 : 0o600);
 
 export const joinParts = (parts: string[]) => posix.join(...parts);
 

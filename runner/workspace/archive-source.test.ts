@@ -32,7 +32,10 @@ afterAll(async () => {
 });
 
 async function upload(archive: Buffer): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/uploads?name=p.tgz`, { method: "POST", body: new Uint8Array(archive) });
+  const res = await fetch(`http://127.0.0.1:${port}/api/uploads?name=p.tgz`, {
+    method: "POST",
+    body: new Uint8Array(archive),
+  });
   return ((await res.json()) as { uploadId: string }).uploadId;
 }
 
@@ -42,7 +45,13 @@ async function fill(uploadId: string, name: string): Promise<{ error?: string; f
   const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   const filler = (await fillerFor("archive"))!;
   try {
-    await filler({ workspaceId: "w1", source: { kind: "archive", uploadId }, staging: { dirFd: fd, path }, signal: new AbortController().signal, progress: () => {} });
+    await filler({
+      workspaceId: "w1",
+      source: { kind: "archive", uploadId },
+      staging: { dirFd: fd, path },
+      signal: new AbortController().signal,
+      progress: () => {},
+    });
     return { files: await readdir(path), path };
   } catch (err) {
     return { error: (err as Error).message, files: await readdir(path), path };
@@ -52,7 +61,12 @@ async function fill(uploadId: string, name: string): Promise<{ error?: string; f
 }
 
 it("fetches the upload with the runner's token and extracts it", async () => {
-  const id = await upload(makeTarGz([{ name: "src/main.ts", data: "export {};\n" }, { name: "README.md", data: "# p\n" }]));
+  const id = await upload(
+    makeTarGz([
+      { name: "src/main.ts", data: "export {};\n" },
+      { name: "README.md", data: "# p\n" },
+    ]),
+  );
   const r = await fill(id, "ok");
   expect(r.error).toBeUndefined();
   expect(r.files.sort()).toEqual(["README.md", "src"]);
@@ -60,7 +74,15 @@ it("fetches the upload with the runner's token and extracts it", async () => {
 });
 
 it("refuses a hostile archive and an unknown upload, leaving the folder empty", async () => {
-  const evil = await fill(await upload(makeTarGz([{ name: "ok", data: "1" }, { name: "../evil", data: "x" }])), "evil");
+  const evil = await fill(
+    await upload(
+      makeTarGz([
+        { name: "ok", data: "1" },
+        { name: "../evil", data: "x" },
+      ]),
+    ),
+    "evil",
+  );
   expect(evil.error).toMatch(/^the archive was refused: entry "\.\.\/evil" has a "\.\." segment/);
   expect(evil.files).toEqual([]);
   const gone = await fill("u-000000000000000000000000", "gone");

@@ -27,10 +27,14 @@ export const uploadUrl = (server: string, uploadId: string) =>
 
 registerSource("archive", async ({ source, staging, signal, progress }) => {
   if (!config) throw new SourceError("this runner was not told where to fetch uploads from");
-  const res = await fetch(uploadUrl(config.server, source.uploadId), { headers: { authorization: `Bearer ${config.token}` }, signal }).catch((err: Error) => {
+  const res = await fetch(uploadUrl(config.server, source.uploadId), {
+    headers: { authorization: `Bearer ${config.token}` },
+    signal,
+  }).catch((err: Error) => {
     throw new SourceError(`the uploaded archive could not be fetched from the server: ${err.message}`);
   });
-  if (res.status === 404) throw new SourceError("the uploaded archive is gone (uploads are kept for a day); upload it again");
+  if (res.status === 404)
+    throw new SourceError("the uploaded archive is gone (uploads are kept for a day); upload it again");
   if (!res.ok || !res.body) throw new SourceError(`the server refused the archive's download (HTTP ${res.status})`);
   const file = join(tmpdir(), `quiver-upload-${process.pid}-${randomBytes(8).toString("hex")}`);
   try {
@@ -38,10 +42,20 @@ registerSource("archive", async ({ source, staging, signal, progress }) => {
     const cap = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         bytes += chunk.length;
-        cb(bytes > MAX_DOWNLOAD_BYTES ? new SourceError("the archive the server sent is larger than any upload may be") : null, chunk);
+        cb(
+          bytes > MAX_DOWNLOAD_BYTES
+            ? new SourceError("the archive the server sent is larger than any upload may be")
+            : null,
+          chunk,
+        );
       },
     });
-    await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), cap, createWriteStream(file, { flags: "wx", mode: 0o600 }), { signal });
+    await pipeline(
+      Readable.fromWeb(res.body as import("node:stream/web").ReadableStream),
+      cap,
+      createWriteStream(file, { flags: "wx", mode: 0o600 }),
+      { signal },
+    );
     progress(`extracting the archive (${Math.ceil(bytes / 1024)} KB)`);
     const r = await extractArchive({ archivePath: file, destFd: staging.dirFd });
     progress(`extracted ${r.files} files in ${r.dirs} folders`);

@@ -8,7 +8,18 @@
 // whole archive passed; its entries are then moved into place, and a ready folder found at start
 // is finished the same way. A refused archive is removed at once: nothing half-extracted stays.
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  writeSync,
+} from "node:fs";
 import { removeEntry } from "./fs-at/fd";
 import { at, fdPath } from "./fs-at/walk";
 import { ArchiveError } from "./archive-limits";
@@ -131,14 +142,16 @@ export class Staging {
     try {
       fd = openSync(at(dir, parts[parts.length - 1]), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
     } catch (err) {
-      throw code(err) === "EEXIST" ? new ArchiveError(`entry ${JSON.stringify(parts.join("/"))} appears twice in the archive`) : this.explain(err, parts, dir, parts[parts.length - 1]);
+      throw code(err) === "EEXIST"
+        ? new ArchiveError(`entry ${JSON.stringify(parts.join("/"))} appears twice in the archive`)
+        : this.explain(err, parts, dir, parts[parts.length - 1]);
     } finally {
       closeSync(dir);
     }
     let open = true;
     return {
       write(chunk) {
-        for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off, chunk.length - off);
+        for (let off = 0; off < chunk.length;) off += writeSync(fd, chunk, off, chunk.length - off);
       },
       close() {
         if (!open) return;

@@ -10,8 +10,16 @@ import { Parser, type ReadEntry } from "tar";
 import { ArchiveError, type ArchiveEntry, type EntrySink } from "./archive-limits";
 
 const kinds: Record<string, ArchiveEntry["kind"]> = {
-  File: "file", OldFile: "file", ContiguousFile: "file", Directory: "dir", GNUDumpDir: "dir",
-  SymbolicLink: "symlink", Link: "hardlink", CharacterDevice: "device", BlockDevice: "device", FIFO: "fifo",
+  File: "file",
+  OldFile: "file",
+  ContiguousFile: "file",
+  Directory: "dir",
+  GNUDumpDir: "dir",
+  SymbolicLink: "symlink",
+  Link: "hardlink",
+  CharacterDevice: "device",
+  BlockDevice: "device",
+  FIFO: "fifo",
 };
 
 /** Counts the bytes gunzip gives (tar headers and padding included) and stops past `max`. */
@@ -25,9 +33,13 @@ class Meter extends Transform {
     this.bytes += chunk.length;
     if (this.first && chunk.length >= 2) {
       this.first = false;
-      if (chunk[0] === 0x1f && chunk[1] === 0x8b) return cb(new ArchiveError("the archive is compressed twice (a gzip inside the gzip); refused"));
+      if (chunk[0] === 0x1f && chunk[1] === 0x8b)
+        return cb(new ArchiveError("the archive is compressed twice (a gzip inside the gzip); refused"));
     }
-    if (this.bytes > this.max) return cb(new ArchiveError(`the archive's tar stream inflates past ${this.max} bytes; refused as a decompression bomb`));
+    if (this.bytes > this.max)
+      return cb(
+        new ArchiveError(`the archive's tar stream inflates past ${this.max} bytes; refused as a decompression bomb`),
+      );
     cb(null, chunk);
   }
 }

@@ -6,8 +6,13 @@ import { ArchiveError, type ArchiveEntry, type EntrySink } from "./archive-limit
 
 const S_IFMT = 0o170000;
 const types: Record<number, ArchiveEntry["kind"]> = {
-  0o100000: "file", 0o040000: "dir", 0o120000: "symlink",
-  0o020000: "device", 0o060000: "device", 0o010000: "fifo", 0o140000: "other",
+  0o100000: "file",
+  0o040000: "dir",
+  0o120000: "symlink",
+  0o020000: "device",
+  0o060000: "device",
+  0o010000: "fifo",
+  0o140000: "other",
 };
 
 /** A raw name: UTF-8 when flagged or valid, else Latin-1 (close enough to CP437 to be refused or shown). */
@@ -33,16 +38,26 @@ function describe(e: yauzl.Entry): ArchiveEntry {
 
 export async function readZip(path: string, sink: EntrySink, maxEntries: number): Promise<void> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.open(path, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false }, (err, z) =>
-      err || !z ? reject(new ArchiveError(`not a readable .zip archive: ${err?.message ?? "unknown error"}`)) : resolve(z),
+    yauzl.open(
+      path,
+      { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false },
+      (err, z) =>
+        err || !z
+          ? reject(new ArchiveError(`not a readable .zip archive: ${err?.message ?? "unknown error"}`))
+          : resolve(z),
     ),
   );
   try {
     // The central directory's count is only a first look (the sink counts too), but it refuses a
     // 100,000-entry archive before a single byte is written.
-    if (zip.entryCount > maxEntries) throw new ArchiveError(`the archive has ${zip.entryCount.toLocaleString("en-US")} entries, more than the ceiling of ${maxEntries.toLocaleString("en-US")}`);
+    if (zip.entryCount > maxEntries)
+      throw new ArchiveError(
+        `the archive has ${zip.entryCount.toLocaleString("en-US")} entries, more than the ceiling of ${maxEntries.toLocaleString("en-US")}`,
+      );
     await new Promise<void>((resolve, reject) => {
-      zip.on("error", (err: Error) => reject(err instanceof ArchiveError ? err : new ArchiveError(`the .zip archive is damaged: ${err.message}`)));
+      zip.on("error", (err: Error) =>
+        reject(err instanceof ArchiveError ? err : new ArchiveError(`the .zip archive is damaged: ${err.message}`)),
+      );
       zip.on("end", () => resolve());
       zip.on("entry", (e: yauzl.Entry) => {
         void entry(zip, e, sink).then(() => zip.readEntry(), reject);
@@ -56,12 +71,22 @@ export async function readZip(path: string, sink: EntrySink, maxEntries: number)
 
 async function entry(zip: yauzl.ZipFile, e: yauzl.Entry, sink: EntrySink): Promise<void> {
   const described = describe(e);
-  if (e.isEncrypted()) throw new ArchiveError(`entry ${JSON.stringify(described.name)} is encrypted; upload an archive without a password`);
+  if (e.isEncrypted())
+    throw new ArchiveError(
+      `entry ${JSON.stringify(described.name)} is encrypted; upload an archive without a password`,
+    );
   const consumer = sink.begin(described);
   if (!consumer) return;
-  if (!e.canDecodeFileData()) throw new ArchiveError(`entry ${JSON.stringify(described.name)} uses compression method ${e.compressionMethod}, which is not supported (only stored and deflate)`);
+  if (!e.canDecodeFileData())
+    throw new ArchiveError(
+      `entry ${JSON.stringify(described.name)} uses compression method ${e.compressionMethod}, which is not supported (only stored and deflate)`,
+    );
   const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
-    zip.openReadStream(e, (err, s) => (err || !s ? reject(new ArchiveError(`entry ${JSON.stringify(described.name)} cannot be read: ${err?.message}`)) : resolve(s))),
+    zip.openReadStream(e, (err, s) =>
+      err || !s
+        ? reject(new ArchiveError(`entry ${JSON.stringify(described.name)} cannot be read: ${err?.message}`))
+        : resolve(s),
+    ),
   );
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) consumer.data(chunk);

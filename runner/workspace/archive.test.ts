@@ -34,7 +34,10 @@ async function extract(archive: Buffer, limits?: Partial<ArchiveLimits>, room?: 
 
 /** The refusal's message, after checking nothing is left in the destination or outside. */
 async function refused(archive: Buffer, limits?: Partial<ArchiveLimits>): Promise<string> {
-  const err = await extract(archive, limits).then(() => null, (e: Error) => e);
+  const err = await extract(archive, limits).then(
+    () => null,
+    (e: Error) => e,
+  );
   expect(err, "the archive should have been refused").not.toBeNull();
   expect(err!.name).toBe("ArchiveError");
   expect(await readdir(dest)).toEqual([]);
@@ -55,12 +58,21 @@ describe("refused archives", () => {
 
   it("a gzip bomb of a tar is stopped by the per-entry and total ceilings, counted as inflated", async () => {
     const big = makeTarGz([{ name: "big.bin", data: Buffer.alloc(8 * 1024 ** 2) }]);
-    expect(await refused(big, { maxEntryBytes: 1024 ** 2, maxRatio: 1e9 })).toMatch(/"big\.bin" inflates past 1 MB, the ceiling for one file/);
+    expect(await refused(big, { maxEntryBytes: 1024 ** 2, maxRatio: 1e9 })).toMatch(
+      /"big\.bin" inflates past 1 MB, the ceiling for one file/,
+    );
     expect(await refused(big, { maxTotalBytes: 2 * 1024 ** 2, maxRatio: 1e9 })).toMatch(/inflates past 2 MB/);
   });
 
   it("refuses ../ paths, absolute paths, drive letters and backslashes", async () => {
-    expect(await refused(makeTarGz([{ name: "ok.txt", data: "fine" }, { name: "../outside/evil", data: "x" }]))).toMatch(/"\.\.\/outside\/evil" has a "\.\." segment/);
+    expect(
+      await refused(
+        makeTarGz([
+          { name: "ok.txt", data: "fine" },
+          { name: "../outside/evil", data: "x" },
+        ]),
+      ),
+    ).toMatch(/"\.\.\/outside\/evil" has a "\.\." segment/);
     expect(await refused(makeTarGz([{ name: "a/../../evil", data: "x" }]))).toMatch(/"\.\." segment/);
     expect(await refused(makeTarGz([{ name: `${base}/outside/abs`, data: "x" }]))).toMatch(/has an absolute path/);
     expect(await refused(makeZip([{ name: "/etc/cron.d/evil", data: "x" }]))).toMatch(/has an absolute path/);
@@ -70,39 +82,79 @@ describe("refused archives", () => {
   });
 
   it("refuses a symlink entry, and so a file written through it never happens", async () => {
-    const viaTar = makeTarGz([{ name: "l", type: "2", link: join(base, "outside") }, { name: "l/pwned", data: "x" }]);
+    const viaTar = makeTarGz([
+      { name: "l", type: "2", link: join(base, "outside") },
+      { name: "l/pwned", data: "x" },
+    ]);
     expect(await refused(viaTar)).toMatch(/"l" is a symbolic link to ".*outside"; archives with links are refused/);
-    const relative = makeTarGz([{ name: "l", type: "2", link: "../outside" }, { name: "l/pwned", data: "x" }]);
+    const relative = makeTarGz([
+      { name: "l", type: "2", link: "../outside" },
+      { name: "l/pwned", data: "x" },
+    ]);
     expect(await refused(relative)).toMatch(/symbolic link/);
-    const viaZip = makeZip([{ name: "l", data: "../outside", mode: 0o120777 }, { name: "l/pwned", data: "x" }]);
+    const viaZip = makeZip([
+      { name: "l", data: "../outside", mode: 0o120777 },
+      { name: "l/pwned", data: "x" },
+    ]);
     expect(await refused(viaZip)).toMatch(/"l" is a symbolic link; archives with links are refused/);
   });
 
   it("refuses a hard link to /etc/passwd, devices and FIFOs", async () => {
-    expect(await refused(makeTarGz([{ name: "passwd", type: "1", link: "/etc/passwd" }]))).toMatch(/"passwd" is a hard link to "\/etc\/passwd"/);
+    expect(await refused(makeTarGz([{ name: "passwd", type: "1", link: "/etc/passwd" }]))).toMatch(
+      /"passwd" is a hard link to "\/etc\/passwd"/,
+    );
     expect(await refused(makeTarGz([{ name: "null", type: "3" }]))).toMatch(/is a device/);
     expect(await refused(makeTarGz([{ name: "pipe", type: "6" }]))).toMatch(/FIFO/);
     expect(await refused(makeZip([{ name: "pipe", mode: 0o010644 }]))).toMatch(/FIFO/);
   });
 
   it("refuses duplicate and case-colliding names, and a file that is also a folder", async () => {
-    expect(await refused(makeTarGz([{ name: "a.txt", data: "1" }, { name: "a.txt", data: "2" }]))).toMatch(/"a\.txt" appears twice/);
-    expect(await refused(makeZip([{ name: "README", data: "1" }, { name: "readme", data: "2" }]))).toMatch(/"README" and "readme" differ only in letter case/);
-    expect(await refused(makeTarGz([{ name: "x", data: "1" }, { name: "x/y", data: "2" }]))).toMatch(/"x" is both a file and a folder/);
+    expect(
+      await refused(
+        makeTarGz([
+          { name: "a.txt", data: "1" },
+          { name: "a.txt", data: "2" },
+        ]),
+      ),
+    ).toMatch(/"a\.txt" appears twice/);
+    expect(
+      await refused(
+        makeZip([
+          { name: "README", data: "1" },
+          { name: "readme", data: "2" },
+        ]),
+      ),
+    ).toMatch(/"README" and "readme" differ only in letter case/);
+    expect(
+      await refused(
+        makeTarGz([
+          { name: "x", data: "1" },
+          { name: "x/y", data: "2" },
+        ]),
+      ),
+    ).toMatch(/"x" is both a file and a folder/);
   });
 
   it("refuses 100,000 tiny files past the count ceiling (tar counted as read, zip before reading)", async () => {
     function* tiny(): Generator<TarItem> {
       for (let i = 0; i < 100_000; i++) yield { name: `f/${i}`, data: "x" };
     }
-    expect(await refused(makeTarGz(tiny()))).toMatch(/more than 50,000 entries \(the ceiling\); "f\/50000" is one too many/);
+    expect(await refused(makeTarGz(tiny()))).toMatch(
+      /more than 50,000 entries \(the ceiling\); "f\/50000" is one too many/,
+    );
     const zip = makeZip(Array.from({ length: 60_000 }, (_, i) => ({ name: `f/${i}`, data: "" })));
     expect(await refused(zip)).toMatch(/has 60,000 entries, more than the ceiling of 50,000/);
   }, 120_000);
 
   it("refuses what is not an archive, and a room smaller than the archive naming the disk limit", async () => {
-    expect(await refused(Buffer.from("just some text, not an archive"))).toMatch(/not a \.zip, \.tar\.gz, \.tgz or \.tar archive/);
-    const err = await extract(makeTarGz([{ name: "a", data: Buffer.alloc(4096, 1) }]), {}, { bytes: 1000, reason: "the workspace's disk limit of 5 GB" }).catch((e: Error) => e);
+    expect(await refused(Buffer.from("just some text, not an archive"))).toMatch(
+      /not a \.zip, \.tar\.gz, \.tgz or \.tar archive/,
+    );
+    const err = await extract(
+      makeTarGz([{ name: "a", data: Buffer.alloc(4096, 1) }]),
+      {},
+      { bytes: 1000, reason: "the workspace's disk limit of 5 GB" },
+    ).catch((e: Error) => e);
     expect((err as Error).message).toMatch(/inflates past 1000 bytes \(the workspace's disk limit of 5 GB\)/);
     expect(await readdir(dest)).toEqual([]);
   });
@@ -151,7 +203,12 @@ describe("accepted archives", () => {
 
   it("a plain tar works, and names already in the destination are refused before anything moves", async () => {
     await extract(makeTar([{ name: "a.txt", data: "first" }]));
-    const err = await extract(makeTar([{ name: "b.txt", data: "b" }, { name: "a.txt", data: "second" }])).catch((e: Error) => e);
+    const err = await extract(
+      makeTar([
+        { name: "b.txt", data: "b" },
+        { name: "a.txt", data: "second" },
+      ]),
+    ).catch((e: Error) => e);
     expect((err as Error).message).toMatch(/"a\.txt" already exists in the destination folder/);
     expect((await readdir(dest)).sort()).toEqual(["a.txt"]);
     expect(await readFile(join(dest, "a.txt"), "utf8")).toBe("first");

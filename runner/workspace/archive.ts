@@ -6,7 +6,18 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { readTar } from "./archive-tar";
 import { readZip } from "./archive-zip";
-import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, entryComponents, formatBytes, InflationBudget, NameRegistry, safeMode, type ArchiveEntry, type ArchiveLimits, type EntrySink } from "./archive-limits";
+import {
+  ArchiveError,
+  DEFAULT_ARCHIVE_LIMITS,
+  entryComponents,
+  formatBytes,
+  InflationBudget,
+  NameRegistry,
+  safeMode,
+  type ArchiveEntry,
+  type ArchiveLimits,
+  type EntrySink,
+} from "./archive-limits";
 import { recoverExtractions, Staging } from "./archive-staging";
 
 export { ArchiveError, DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from "./archive-limits";
@@ -59,7 +70,9 @@ function sniff(path: string): { format: Format; size: number } {
 function refuseLink(entry: ArchiveEntry): never {
   const what = entry.kind === "symlink" ? "a symbolic link" : "a hard link";
   const to = entry.linkTarget ? ` to ${JSON.stringify(entry.linkTarget)}` : "";
-  throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is ${what}${to}; archives with links are refused (make it with tar --dereference, or zip without --symlinks)`);
+  throw new ArchiveError(
+    `entry ${JSON.stringify(entry.name)} is ${what}${to}; archives with links are refused (make it with tar --dereference, or zip without --symlinks)`,
+  );
 }
 
 export async function extractArchive(opts: ExtractOptions): Promise<ExtractResult> {
@@ -83,8 +96,10 @@ export async function extractArchive(opts: ExtractOptions): Promise<ExtractResul
       const parts = entryComponents(entry.name);
       if (entry.kind === "symlink" || entry.kind === "hardlink") refuseLink(entry);
       if (entry.kind === "device") throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is a device; refused`);
-      if (entry.kind === "fifo") throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is a FIFO (named pipe); refused`);
-      if (entry.kind === "other") throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is neither a file nor a folder; refused`);
+      if (entry.kind === "fifo")
+        throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is a FIFO (named pipe); refused`);
+      if (entry.kind === "other")
+        throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is neither a file nor a folder; refused`);
       const dir = entry.kind === "dir";
       if (parts.length === 0) {
         if (dir) return null;
@@ -110,7 +125,9 @@ export async function extractArchive(opts: ExtractOptions): Promise<ExtractResul
           open.delete(writer);
           writer.close();
           if (entry.declaredSize !== undefined && entry.declaredSize !== written) {
-            throw new ArchiveError(`entry ${JSON.stringify(entry.name)} claims ${entry.declaredSize} bytes but holds ${written}; the archive is damaged or lies in its headers`);
+            throw new ArchiveError(
+              `entry ${JSON.stringify(entry.name)} claims ${entry.declaredSize} bytes but holds ${written}; the archive is damaged or lies in its headers`,
+            );
           }
         },
       };
@@ -119,7 +136,13 @@ export async function extractArchive(opts: ExtractOptions): Promise<ExtractResul
 
   try {
     if (format === "zip") await readZip(opts.archivePath, sink, limits.maxEntries);
-    else await readTar(opts.archivePath, format === "tar.gz", sink, limits.maxTotalBytes + (limits.maxEntries + 16) * 2048 + 1024 ** 2);
+    else
+      await readTar(
+        opts.archivePath,
+        format === "tar.gz",
+        sink,
+        limits.maxTotalBytes + (limits.maxEntries + 16) * 2048 + 1024 ** 2,
+      );
     for (const w of open) w.close();
     open.clear();
     result.entries = staging.commit();

@@ -23,7 +23,12 @@ export interface Undo {
 }
 
 /** Applies one change (content, or null to delete) and returns its undo record. */
-export async function applyChange(files: WorkspaceFs, rel: string, content: Buffer | null, previous: Undo["previous"]): Promise<Undo> {
+export async function applyChange(
+  files: WorkspaceFs,
+  rel: string,
+  content: Buffer | null,
+  previous: Undo["previous"],
+): Promise<Undo> {
   const undo: Undo = { rel, previous, createdDirs: [] };
   if (content === null) {
     if (previous) files.unlink(rel);

@@ -22,13 +22,13 @@ export const FOLDER_LIMITS = { maxFiles: 2_000, maxBytes: 32 * 1024 * 1024 };
 
 export const DEFAULT_BUDGET: DiffBudget = { maxBytes: 2_000_000, maxLines: 20_000, maxFiles: 200 };
 
-
 export function countPatch(text: string): DiffSize {
   let lines = 0;
   let files = 0;
   for (const line of text.split("\n")) {
     if (line.startsWith("diff --git ")) files++;
-    else if ((line.startsWith("+") && !line.startsWith("+++ ")) || (line.startsWith("-") && !line.startsWith("--- "))) lines++;
+    else if ((line.startsWith("+") && !line.startsWith("+++ ")) || (line.startsWith("-") && !line.startsWith("--- ")))
+      lines++;
   }
   return { bytes: Buffer.byteLength(text), lines, files };
 }
@@ -45,7 +45,10 @@ export class WorkspaceDiff {
   /** Content before the runner's first write of each file (null: it did not exist). Used outside git. */
   private readonly baseline = new Map<string, Buffer | null>();
 
-  constructor(private readonly files: WorkspaceFs, private readonly host: GitHost) {}
+  constructor(
+    private readonly files: WorkspaceFs,
+    private readonly host: GitHost,
+  ) {}
 
   rememberBaseline(rel: string, before: Buffer | null): void {
     if (!this.baseline.has(rel)) this.baseline.set(rel, before);
@@ -71,7 +74,12 @@ export class WorkspaceDiff {
           continue;
         }
         if (!e.isFile()) continue;
-        const data = files >= limits.maxFiles ? null : await this.files.readFile(childRel, { follow: false, maxBytes: limits.maxBytes - bytes }).catch(() => null);
+        const data =
+          files >= limits.maxFiles
+            ? null
+            : await this.files
+                .readFile(childRel, { follow: false, maxBytes: limits.maxBytes - bytes })
+                .catch(() => null);
         if (!data || data.kind === "large" || files >= limits.maxFiles) {
           skipped++;
           continue;
@@ -97,11 +105,18 @@ export class WorkspaceDiff {
   }
 
   /** The unified diff, optionally restricted to `paths` (workspace-relative). */
-  async text(paths?: string[], maxBuffer?: number): Promise<{ text: string; overflow: boolean; mode: "git" | "baseline" }> {
+  async text(
+    paths?: string[],
+    maxBuffer?: number,
+  ): Promise<{ text: string; overflow: boolean; mode: "git" | "baseline" }> {
     if (paths && paths.length === 0) return { text: "", overflow: false, mode: "baseline" };
     if (await this.inGit()) {
       const spec = paths ? ["--", ...paths.map((p) => `:(literal)${p}`)] : ["--", "."];
-      const tracked = await git(this.host, ["diff", "HEAD", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", ...spec], { maxBuffer, worktree: true });
+      const tracked = await git(
+        this.host,
+        ["diff", "HEAD", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", ...spec],
+        { maxBuffer, worktree: true },
+      );
       let text = tracked.stdout;
       let overflow = tracked.overflow;
       const untracked = await git(this.host, ["ls-files", "--others", "--exclude-standard", "-z", ...spec]);
@@ -148,7 +163,8 @@ async function newFilePatch(files: WorkspaceFs, rel: string): Promise<string> {
   const r = await files.readFile(rel, { follow: false }).catch(() => null);
   if (r?.kind !== "file") return "";
   const data = r.data;
-  if (data.includes(0)) return `diff --git a/${rel} b/${rel}\nnew file mode 100644\nBinary files /dev/null and b/${rel} differ\n`;
+  if (data.includes(0))
+    return `diff --git a/${rel} b/${rel}\nnew file mode 100644\nBinary files /dev/null and b/${rel} differ\n`;
   return `diff --git a/${rel} b/${rel}\nnew file mode 100644\n${filePatch("/dev/null", `b/${rel}`, "", data.toString("utf8"))}`;
 }
 

@@ -8,7 +8,8 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 
-const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 }).toString();
+const run = (cmd: string, args: string[]) =>
+  execFileSync(cmd, args, { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 }).toString();
 
 /**
  * ext4's own metadata takes a few per cent (inode tables 1.6%, a journal of 4-64 MB): the image is
@@ -37,7 +38,9 @@ export function kernelLimitsAvailable(probeDir: string): boolean {
 
 /** True when `dir` is a mount point (a workspace whose image is mounted). */
 export function isMounted(dir: string): boolean {
-  return readFileSync("/proc/self/mountinfo", "utf8").split("\n").some((l) => l.split(" ")[4] === dir);
+  return readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .some((l) => l.split(" ")[4] === dir);
 }
 
 /**
@@ -45,7 +48,12 @@ export function isMounted(dir: string): boolean {
  * (an empty folder). Files in it belong to `owner` (the runner's user). Mounting again after a
  * reboot finds the files as they were.
  */
-export function mountImage(dir: string, image: string, limitBytes: number, owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 }): void {
+export function mountImage(
+  dir: string,
+  image: string,
+  limitBytes: number,
+  owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+): void {
   if (isMounted(dir)) return;
   if (!existsSync(image)) {
     run("truncate", ["-s", String(imageBytesFor(limitBytes)), image]);

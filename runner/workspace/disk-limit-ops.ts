@@ -16,7 +16,11 @@ export function withDiskNotice(op: AnyOp, limitOf: () => DiskLimit | undefined):
         /* the folder could not be measured: the result stands as it is */
       }
       if (!line) return result;
-      return { ...result, output: `${result.output}${result.output.endsWith("\n") || !result.output ? "" : "\n"}${line}\n`, meta: { ...result.meta, diskLimitReached: true } };
+      return {
+        ...result,
+        output: `${result.output}${result.output.endsWith("\n") || !result.output ? "" : "\n"}${line}\n`,
+        meta: { ...result.meta, diskLimitReached: true },
+      };
     },
   };
 }

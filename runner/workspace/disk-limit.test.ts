@@ -32,7 +32,11 @@ async function setUp(name: string, limitBytes: number, kernel: boolean) {
   const workspace = await Workspace.open(dir, { watch: false });
   const limit = new DiskLimit(() => workspace.files.cwd, { limitBytes, kernel, measureEveryMs: 0 });
   workspace.files.writeGuard = limit.guardFor(workspace.files);
-  const shell = new ShellService({ sandbox: sandboxInfo("auto"), env: scrubEnv({ ...process.env, HOME: base }), allowNetwork: false });
+  const shell = new ShellService({
+    sandbox: sandboxInfo("auto"),
+    env: scrubEnv({ ...process.env, HOME: base }),
+    allowNetwork: false,
+  });
   const op = withDiskNotice(defineOp({ input: shell.op.input, run: (i, ctx) => shell.run(i, ctx) }), () => limit);
   const sh = async (command: string) => {
     const r = await op.run({ command }, opContext(workspace));
@@ -85,7 +89,9 @@ describe("measured limit", () => {
       await w.workspace.files.writeFile("a.bin", Buffer.alloc(3 * MB, 2));
       const dd = await w.sh("dd if=/dev/zero of=c.bin bs=1M count=2 status=none; echo done");
       expect(dd.output).toMatch(/done\n\[quiver\] the workspace's disk limit of 4 MB is reached/);
-      expect(await w.workspace.files.writeFile("d.txt", "x".repeat(10_000)).catch(refusal)).toMatch(/disk limit of 4 MB/);
+      expect(await w.workspace.files.writeFile("d.txt", "x".repeat(10_000)).catch(refusal)).toMatch(
+        /disk limit of 4 MB/,
+      );
       await w.sh("rm c.bin");
       await w.workspace.files.writeFile("d.txt", "x".repeat(10_000));
       expect((await w.sh("echo fine")).output).toBe("fine\n");

@@ -17,7 +17,11 @@ const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 export const DEFAULT_DISK_LIMIT_BYTES = 5 * 1024 ** 3;
 
 export class DiskLimitError extends Error {
-  constructor(readonly limitBytes: number, readonly usedBytes: number, wanted = 0) {
+  constructor(
+    readonly limitBytes: number,
+    readonly usedBytes: number,
+    wanted = 0,
+  ) {
     super(
       `the workspace's disk limit of ${formatBytes(limitBytes)} is reached (${formatBytes(usedBytes)} used${wanted ? `, ${formatBytes(wanted)} more asked` : ""}); ` +
         `delete files to make room, or ask an org admin to raise the limit`,
@@ -73,7 +77,10 @@ export class DiskLimit {
   private readonly measureEveryMs: number;
 
   /** `root` gives the workspace folder's descriptor path (WorkspaceFs.cwd) each time. */
-  constructor(private readonly root: () => string, opts: DiskLimitOptions = {}) {
+  constructor(
+    private readonly root: () => string,
+    opts: DiskLimitOptions = {},
+  ) {
     this.limitBytes = opts.limitBytes ?? DEFAULT_DISK_LIMIT_BYTES;
     this.kernel = opts.kernel ?? false;
     this.measureEveryMs = opts.measureEveryMs ?? 2000;
@@ -119,7 +126,8 @@ export class DiskLimit {
   /** A write's error as the limit's when the disk (the limit's image) is full; else itself. */
   explain(err: unknown): unknown {
     const code = (err as NodeJS.ErrnoException)?.code;
-    if (code === "ENOSPC" || code === "EDQUOT" || code === "EFBIG") return new DiskLimitError(this.limitBytes, this.usage(true));
+    if (code === "ENOSPC" || code === "EDQUOT" || code === "EFBIG")
+      return new DiskLimitError(this.limitBytes, this.usage(true));
     return err;
   }
 
@@ -128,7 +136,10 @@ export class DiskLimit {
    * what it adds over the file it replaces, so shrinking a file, or putting back what a failed
    * change replaced, is never refused.
    */
-  guardFor(files: { lstat(input: string): { stats: { size: number } } | null }): { before(bytes: number, input: string): void; failed(err: unknown): unknown } {
+  guardFor(files: { lstat(input: string): { stats: { size: number } } | null }): {
+    before(bytes: number, input: string): void;
+    failed(err: unknown): unknown;
+  } {
     return {
       before: (bytes, input) => {
         let existing = 0;

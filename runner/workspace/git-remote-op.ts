@@ -2,7 +2,13 @@
 // server, which adds the person's stored credential), a clone into an empty workspace, and the
 // offline status the panel shows. One operation at a time per workspace; every answer carries the
 // status (meta) so the panel stays current. Nothing of the credential is ever in a result.
-import { GIT_REMOTE_OP, GitRemoteInput, parseRemoteUrl, type GitRemoteStatus, type RemoteUrl } from "../../server/protocol/git-remote";
+import {
+  GIT_REMOTE_OP,
+  GitRemoteInput,
+  parseRemoteUrl,
+  type GitRemoteStatus,
+  type RemoteUrl,
+} from "../../server/protocol/git-remote";
 import { defineOp, type OpResult, type OpTable } from "../ops";
 import { git, type GitHost } from "./git";
 import { GitRemoteError, cloneRemote, fetchRemote, pullRemote, pushRemote } from "./git-remote-sync";
@@ -16,7 +22,12 @@ export async function remoteStatus(host: GitHost): Promise<GitRemoteStatus> {
   if (!branch) return { ...none, origin };
   const counts = await git(host, ["rev-list", "--left-right", "--count", `HEAD...refs/remotes/origin/${branch}`, "--"]);
   const m = /^(\d+)\s+(\d+)/.exec(counts.stdout.trim());
-  return { origin, branch, ahead: m && counts.code === 0 ? Number(m[1]) : null, behind: m && counts.code === 0 ? Number(m[2]) : null };
+  return {
+    origin,
+    branch,
+    ahead: m && counts.code === 0 ? Number(m[1]) : null,
+    behind: m && counts.code === 0 ? Number(m[2]) : null,
+  };
 }
 
 // One network operation per workspace at a time: two pushes racing on one private repository
@@ -25,7 +36,10 @@ const busy = new Map<string, Promise<unknown>>();
 function serial<T>(root: string, work: () => Promise<T>): Promise<T> {
   const prev = busy.get(root) ?? Promise.resolve();
   const next = prev.then(work, work);
-  busy.set(root, next.catch(() => undefined));
+  busy.set(
+    root,
+    next.catch(() => undefined),
+  );
   return next;
 }
 
@@ -37,20 +51,29 @@ export const gitRemoteOp = defineOp({
     const parsed = parseRemoteUrl(input.url);
     if ("error" in parsed) return { ok: false, output: parsed.error, meta: await remoteStatus(host) };
     const remote: RemoteUrl = parsed;
-    const opts = { remote, credential: input.credential, signal: ctx.signal, onProgress: (line: string) => {
-      // Percentages are many lines a second: only each phase's last line goes on.
-      if (!/\d+% \(/.test(line) || /done\.?$/.test(line)) ctx.progress(`${line}\n`);
-    } };
+    const opts = {
+      remote,
+      credential: input.credential,
+      signal: ctx.signal,
+      onProgress: (line: string) => {
+        // Percentages are many lines a second: only each phase's last line goes on.
+        if (!/\d+% \(/.test(line) || /done\.?$/.test(line)) ctx.progress(`${line}\n`);
+      },
+    };
     try {
       const output = await serial(host.root, async () => {
         switch (input.action) {
           case "clone": {
             const r = await cloneRemote(host, { ...opts, branch: input.branch });
-            return r.commit ? `cloned ${remote.url} (${r.branch} at ${r.commit.slice(0, 10)})` : `cloned ${remote.url}: it is empty (branch ${r.branch})`;
+            return r.commit
+              ? `cloned ${remote.url} (${r.branch} at ${r.commit.slice(0, 10)})`
+              : `cloned ${remote.url}: it is empty (branch ${r.branch})`;
           }
           case "fetch": {
             const r = await fetchRemote(host, opts);
-            return r.updated ? `fetched ${remote.url}: ${r.updated} ref(s) updated` : `fetched ${remote.url}: already up to date`;
+            return r.updated
+              ? `fetched ${remote.url}: ${r.updated} ref(s) updated`
+              : `fetched ${remote.url}: already up to date`;
           }
           case "pull": {
             const r = await pullRemote(host, opts);
@@ -65,9 +88,14 @@ export const gitRemoteOp = defineOp({
       });
       return { ok: true, output, meta: await remoteStatus(host) };
     } catch (err) {
-      const message = err instanceof GitRemoteError ? err.message : `git ${input.action} failed: ${(err as Error).message}`;
+      const message =
+        err instanceof GitRemoteError ? err.message : `git ${input.action} failed: ${(err as Error).message}`;
       const token = input.credential?.token;
-      return { ok: false, output: token ? message.split(token).join("***") : message, meta: await remoteStatus(host).catch(() => undefined) };
+      return {
+        ok: false,
+        output: token ? message.split(token).join("***") : message,
+        meta: await remoteStatus(host).catch(() => undefined),
+      };
     }
   },
 });

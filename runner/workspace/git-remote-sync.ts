@@ -24,43 +24,82 @@ export interface SyncOptions {
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 type Ref = { sha: string; ref: string };
 
-async function must(host: GitHost, args: string[], what: string, opts: Parameters<typeof git>[2] = {}): Promise<string> {
+async function must(
+  host: GitHost,
+  args: string[],
+  what: string,
+  opts: Parameters<typeof git>[2] = {},
+): Promise<string> {
   const r = await git(host, args, opts);
-  if (r.code !== 0) throw new GitRemoteError(`${what}: ${r.stderr.trim().split("\n").slice(-4).join("\n") || `git exited ${r.code}`}`);
+  if (r.code !== 0)
+    throw new GitRemoteError(`${what}: ${r.stderr.trim().split("\n").slice(-4).join("\n") || `git exited ${r.code}`}`);
   return r.stdout;
 }
 
 function parseRefs(text: string): Ref[] {
-  return text.split("\n").map((l) => /^([0-9a-f]{40,64}) (refs\/[^\s]+)$/.exec(l)).filter((m): m is RegExpExecArray => !!m && SHA.test(m[1])).map((m) => ({ sha: m[1], ref: m[2] }));
+  return text
+    .split("\n")
+    .map((l) => /^([0-9a-f]{40,64}) (refs\/[^\s]+)$/.exec(l))
+    .filter((m): m is RegExpExecArray => !!m && SHA.test(m[1]))
+    .map((m) => ({ sha: m[1], ref: m[2] }));
 }
 
 /** The workspace's `.git`, which must be a real folder at its root (not a link, not a gitdir file). */
 export async function workspaceGitDir(host: GitHost): Promise<string> {
   const dir = join(await realpath(host.root), ".git");
   const st = await lstat(dir).catch(() => null);
-  if (!st?.isDirectory()) throw new GitRemoteError("The workspace folder is not the top of a git repository (no .git folder at its root), so it cannot fetch or push.");
+  if (!st?.isDirectory())
+    throw new GitRemoteError(
+      "The workspace folder is not the top of a git repository (no .git folder at its root), so it cannot fetch or push.",
+    );
   return dir;
 }
 
 async function wsRefs(host: GitHost, patterns: string[]): Promise<Ref[]> {
-  return parseRefs(await must(host, ["for-each-ref", "--format=%(objectname) %(refname)", ...patterns], "reading the workspace's branches"));
+  return parseRefs(
+    await must(
+      host,
+      ["for-each-ref", "--format=%(objectname) %(refname)", ...patterns],
+      "reading the workspace's branches",
+    ),
+  );
 }
 
 /** refs of the private repository `dir`. */
 async function netRefs(dir: string, opts: SyncOptions, patterns: string[]): Promise<Ref[]> {
-  const r = await netGit(dir, ["for-each-ref", "--format=%(objectname) %(refname)", ...patterns], { ...opts, credential: undefined });
+  const r = await netGit(dir, ["for-each-ref", "--format=%(objectname) %(refname)", ...patterns], {
+    ...opts,
+    credential: undefined,
+  });
   return parseRefs(r.stdout);
 }
 
 /** Objects reachable from `tips` but not `haves`, from the private repository into the workspace's. */
-async function transfer(host: GitHost, dir: string, tips: string[], haves: string[], signal: AbortSignal): Promise<void> {
+async function transfer(
+  host: GitHost,
+  dir: string,
+  tips: string[],
+  haves: string[],
+  signal: AbortSignal,
+): Promise<void> {
   if (tips.length === 0) return;
-  const pack = spawn("git", ["-c", "core.hooksPath=/dev/null", `--git-dir=${dir}`, "pack-objects", "--revs", "--stdout", "-q"], {
-    env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } as Record<string, string | undefined> as NodeJS.ProcessEnv,
-    stdio: ["pipe", "pipe", "pipe"],
-    signal,
+  const pack = spawn(
+    "git",
+    ["-c", "core.hooksPath=/dev/null", `--git-dir=${dir}`, "pack-objects", "--revs", "--stdout", "-q"],
+    {
+      env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } as Record<
+        string,
+        string | undefined
+      > as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe"],
+      signal,
+    },
+  );
+  const cmd = host.helpers.spawn(["git", ...SAFE_GIT, "index-pack", "--stdin", "--fix-thin"], {
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
   });
-  const cmd = host.helpers.spawn(["git", ...SAFE_GIT, "index-pack", "--stdin", "--fix-thin"], { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_TERMINAL_PROMPT: "0" });
   const index = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "ignore", "pipe"], signal });
   pack.stdin.end([...tips, ...haves.map((h) => `^${h}`)].join("\n") + "\n");
   pack.stdout.pipe(index.stdin);
@@ -68,9 +107,13 @@ async function transfer(host: GitHost, dir: string, tips: string[], haves: strin
   let err = "";
   pack.stderr.on("data", (d) => (err += d));
   index.stderr.on("data", (d) => (err += d));
-  const done = (c: ReturnType<typeof spawn>) => new Promise<number>((resolve) => (c.on("error", () => resolve(1)), c.on("close", (code) => resolve(code ?? 1))));
+  const done = (c: ReturnType<typeof spawn>) =>
+    new Promise<number>((resolve) => (c.on("error", () => resolve(1)), c.on("close", (code) => resolve(code ?? 1))));
   const [a, b] = await Promise.all([done(pack), done(index)]);
-  if (a !== 0 || b !== 0) throw new GitRemoteError(`copying the fetched objects into the workspace failed: ${err.trim().split("\n").slice(-3).join("\n")}`);
+  if (a !== 0 || b !== 0)
+    throw new GitRemoteError(
+      `copying the fetched objects into the workspace failed: ${err.trim().split("\n").slice(-3).join("\n")}`,
+    );
 }
 
 /** Fetches the remote's branches and tags into a private repository that borrows the workspace's objects. */
@@ -78,10 +121,37 @@ async function fetchPrivate(host: GitHost, dir: string, opts: SyncOptions, haves
   await netGit(dir, ["init", "-q", "--bare", "."], { ...opts, credential: undefined });
   await writeFile(join(dir, "objects", "info", "alternates"), `${join(await workspaceGitDir(host), "objects")}\n`);
   // Only commits the workspace really has become the private repository's "haves" (packed refs).
-  const check = await netGit(dir, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], { ...opts, credential: undefined, stdin: haves.join("\n") + "\n" });
-  const present = [...new Set(check.stdout.split("\n").map((l) => /^([0-9a-f]+) (commit|tag)$/.exec(l)?.[1]).filter((s): s is string => !!s))];
-  await writeFile(join(dir, "packed-refs"), present.map((s, i) => `${s} refs/quiver-have/${String(i).padStart(6, "0")}\n`).join(""));
-  const r = await netGit(dir, ["fetch", "--no-tags", "--no-write-fetch-head", "--progress", "--", opts.remote.url, "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], opts);
+  const check = await netGit(dir, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], {
+    ...opts,
+    credential: undefined,
+    stdin: haves.join("\n") + "\n",
+  });
+  const present = [
+    ...new Set(
+      check.stdout
+        .split("\n")
+        .map((l) => /^([0-9a-f]+) (commit|tag)$/.exec(l)?.[1])
+        .filter((s): s is string => !!s),
+    ),
+  ];
+  await writeFile(
+    join(dir, "packed-refs"),
+    present.map((s, i) => `${s} refs/quiver-have/${String(i).padStart(6, "0")}\n`).join(""),
+  );
+  const r = await netGit(
+    dir,
+    [
+      "fetch",
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--progress",
+      "--",
+      opts.remote.url,
+      "+refs/heads/*:refs/remotes/origin/*",
+      "+refs/tags/*:refs/tags/*",
+    ],
+    opts,
+  );
   if (r.code !== 0) throw new GitRemoteError(explainNetError(r.stderr, opts.remote, !!opts.credential));
   return netRefs(dir, opts, ["refs/remotes/origin", "refs/tags"]);
 }
@@ -89,13 +159,18 @@ async function fetchPrivate(host: GitHost, dir: string, opts: SyncOptions, haves
 /** Sets the workspace's refs in one transaction (`update-ref --stdin`). */
 async function updateRefs(host: GitHost, lines: string[]): Promise<void> {
   if (lines.length === 0) return;
-  const cmd = host.helpers.spawn(["git", ...SAFE_GIT, "update-ref", "-m", "quiver: fetch", "--stdin"], { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" });
+  const cmd = host.helpers.spawn(["git", ...SAFE_GIT, "update-ref", "-m", "quiver: fetch", "--stdin"], {
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+  });
   const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "ignore", "pipe"] });
   let err = "";
   child.stderr.on("data", (d) => (err += d));
   child.stdin.on("error", () => undefined);
   child.stdin.end(lines.join("\n") + "\n");
-  const code = await new Promise<number>((resolve) => (child.on("error", () => resolve(1)), child.on("close", (c) => resolve(c ?? 1))));
+  const code = await new Promise<number>(
+    (resolve) => (child.on("error", () => resolve(1)), child.on("close", (c) => resolve(c ?? 1))),
+  );
   if (code !== 0) throw new GitRemoteError(`updating the workspace's branches failed: ${err.trim()}`);
 }
 
@@ -105,11 +180,29 @@ export async function fetchRemote(host: GitHost, opts: SyncOptions): Promise<{ u
   const mine = await wsRefs(host, ["refs/heads", "refs/remotes", "refs/tags"]);
   const repo = await privateRepo();
   try {
-    const theirs = await fetchPrivate(host, repo.dir, opts, mine.map((r) => r.sha));
+    const theirs = await fetchPrivate(
+      host,
+      repo.dir,
+      opts,
+      mine.map((r) => r.sha),
+    );
     const have = new Map(mine.map((r) => [r.ref, r.sha]));
-    const changed = theirs.filter((r) => have.get(r.ref) !== r.sha && !(r.ref.startsWith("refs/tags/") && have.has(r.ref)));
-    await transfer(host, repo.dir, [...new Set(changed.map((r) => r.sha))], [...new Set(mine.map((r) => r.sha))], opts.signal);
-    const gone = mine.filter((r) => r.ref.startsWith("refs/remotes/origin/") && r.ref !== "refs/remotes/origin/HEAD" && !theirs.some((t) => t.ref === r.ref));
+    const changed = theirs.filter(
+      (r) => have.get(r.ref) !== r.sha && !(r.ref.startsWith("refs/tags/") && have.has(r.ref)),
+    );
+    await transfer(
+      host,
+      repo.dir,
+      [...new Set(changed.map((r) => r.sha))],
+      [...new Set(mine.map((r) => r.sha))],
+      opts.signal,
+    );
+    const gone = mine.filter(
+      (r) =>
+        r.ref.startsWith("refs/remotes/origin/") &&
+        r.ref !== "refs/remotes/origin/HEAD" &&
+        !theirs.some((t) => t.ref === r.ref),
+    );
     await updateRefs(host, [...changed.map((r) => `update ${r.ref} ${r.sha}`), ...gone.map((r) => `delete ${r.ref}`)]);
     return { updated: changed.length + gone.length };
   } finally {
@@ -120,12 +213,16 @@ export async function fetchRemote(host: GitHost, opts: SyncOptions): Promise<{ u
 export async function currentBranch(host: GitHost): Promise<string> {
   const r = await git(host, ["symbolic-ref", "-q", "--short", "HEAD"]);
   const branch = r.stdout.trim();
-  if (r.code !== 0 || !branch) throw new GitRemoteError("No branch is checked out (HEAD is detached): check one out in the terminal first.");
+  if (r.code !== 0 || !branch)
+    throw new GitRemoteError("No branch is checked out (HEAD is detached): check one out in the terminal first.");
   return branch;
 }
 
 /** Fetch, then fast-forward the checked-out branch to origin's; never merges. */
-export async function pullRemote(host: GitHost, opts: SyncOptions): Promise<{ branch: string; from: string; to: string }> {
+export async function pullRemote(
+  host: GitHost,
+  opts: SyncOptions,
+): Promise<{ branch: string; from: string; to: string }> {
   const branch = await currentBranch(host);
   await fetchRemote(host, opts);
   const upstream = `refs/remotes/origin/${branch}`;
@@ -136,8 +233,18 @@ export async function pullRemote(host: GitHost, opts: SyncOptions): Promise<{ br
   const merge = await git(host, ["merge", "--ff-only", "-q", "--no-edit", upstream], { writes: true, worktree: true });
   if (merge.code !== 0) {
     const text = `${merge.stderr}\n${merge.stdout}`;
-    if (/would be overwritten/.test(text)) throw new GitRemoteError(`Pull stopped: your uncommitted changes would be overwritten. Commit or discard them first.\n${text.trim().split("\n").filter((l) => /^\s+\S/.test(l)).join("\n")}`);
-    if (/Not possible to fast-forward|fatal: Not possible/i.test(text)) throw new GitRemoteError(`Your branch ${branch} and origin/${branch} have diverged: pull only fast-forwards. Merge or rebase in the terminal (git merge origin/${branch}), resolve any conflicts, commit, then push.`);
+    if (/would be overwritten/.test(text))
+      throw new GitRemoteError(
+        `Pull stopped: your uncommitted changes would be overwritten. Commit or discard them first.\n${text
+          .trim()
+          .split("\n")
+          .filter((l) => /^\s+\S/.test(l))
+          .join("\n")}`,
+      );
+    if (/Not possible to fast-forward|fatal: Not possible/i.test(text))
+      throw new GitRemoteError(
+        `Your branch ${branch} and origin/${branch} have diverged: pull only fast-forwards. Merge or rebase in the terminal (git merge origin/${branch}), resolve any conflicts, commit, then push.`,
+      );
     throw new GitRemoteError(`Pull failed: ${text.trim().split("\n").slice(0, 6).join("\n")}`);
   }
   return { branch, from, to };
@@ -152,9 +259,17 @@ export async function pushRemote(host: GitHost, opts: SyncOptions): Promise<{ br
   const repo = await privateRepo();
   try {
     await netGit(repo.dir, ["init", "-q", "--bare", "."], { ...opts, credential: undefined });
-    await writeFile(join(repo.dir, "objects", "info", "alternates"), `${join(await workspaceGitDir(host), "objects")}\n`);
-    const r = await netGit(repo.dir, ["push", "--porcelain", "--progress", "--", opts.remote.url, `${commit}:refs/heads/${branch}`], opts);
-    if (r.code !== 0) throw new GitRemoteError(explainNetError(`${r.stderr}\n${r.stdout}`, opts.remote, !!opts.credential));
+    await writeFile(
+      join(repo.dir, "objects", "info", "alternates"),
+      `${join(await workspaceGitDir(host), "objects")}\n`,
+    );
+    const r = await netGit(
+      repo.dir,
+      ["push", "--porcelain", "--progress", "--", opts.remote.url, `${commit}:refs/heads/${branch}`],
+      opts,
+    );
+    if (r.code !== 0)
+      throw new GitRemoteError(explainNetError(`${r.stderr}\n${r.stdout}`, opts.remote, !!opts.credential));
     await updateRefs(host, [`update refs/remotes/origin/${branch} ${commit}`]);
     return { branch, commit };
   } finally {
@@ -163,17 +278,28 @@ export async function pushRemote(host: GitHost, opts: SyncOptions): Promise<{ br
 }
 
 /** Clones into an empty workspace: the remote's default branch (or `branch`) checked out, `origin` set up. */
-export async function cloneRemote(host: GitHost, opts: SyncOptions & { branch?: string }): Promise<{ branch: string; commit: string | null }> {
-  if ((await readdir(host.root)).length > 0) throw new GitRemoteError("The workspace is not empty: a repository is cloned only into an empty workspace.");
+export async function cloneRemote(
+  host: GitHost,
+  opts: SyncOptions & { branch?: string },
+): Promise<{ branch: string; commit: string | null }> {
+  if ((await readdir(host.root)).length > 0)
+    throw new GitRemoteError("The workspace is not empty: a repository is cloned only into an empty workspace.");
   const repo = await privateRepo();
   try {
     const bare = join(repo.dir, "r");
-    const r = await netGit(repo.dir, ["clone", "--bare", "--progress", ...(opts.branch ? ["--branch", opts.branch] : []), "--", opts.remote.url, bare], opts);
+    const r = await netGit(
+      repo.dir,
+      ["clone", "--bare", "--progress", ...(opts.branch ? ["--branch", opts.branch] : []), "--", opts.remote.url, bare],
+      opts,
+    );
     if (r.code !== 0) {
-      if (opts.branch && /Remote branch .* not found/i.test(r.stderr)) throw new GitRemoteError(`The repository has no branch ${opts.branch}.`);
+      if (opts.branch && /Remote branch .* not found/i.test(r.stderr))
+        throw new GitRemoteError(`The repository has no branch ${opts.branch}.`);
       throw new GitRemoteError(explainNetError(r.stderr, opts.remote, !!opts.credential));
     }
-    const head = (await netGit(bare, ["symbolic-ref", "-q", "--short", "HEAD"], { ...opts, credential: undefined })).stdout.trim();
+    const head = (
+      await netGit(bare, ["symbolic-ref", "-q", "--short", "HEAD"], { ...opts, credential: undefined })
+    ).stdout.trim();
     const branch = opts.branch ?? (head || "main");
     const refs = await netRefs(bare, opts, ["refs/heads", "refs/tags"]);
     await must(host, ["init", "-q", "-b", branch], "git init", { writes: true });
@@ -183,10 +309,16 @@ export async function cloneRemote(host: GitHost, opts: SyncOptions & { branch?: 
       ...refs.map((x) => `create ${x.ref.replace(/^refs\/heads\//, "refs/remotes/origin/")} ${x.sha}`),
       ...(tip ? [`create refs/heads/${branch} ${tip}`] : []),
     ]);
-    for (const [k, v] of [["remote.origin.url", opts.remote.url], ["remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"], [`branch.${branch}.remote`, "origin"], [`branch.${branch}.merge`, `refs/heads/${branch}`]]) {
+    for (const [k, v] of [
+      ["remote.origin.url", opts.remote.url],
+      ["remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"],
+      [`branch.${branch}.remote`, "origin"],
+      [`branch.${branch}.merge`, `refs/heads/${branch}`],
+    ]) {
       await must(host, ["config", k, v], "writing the repository's configuration", { writes: true });
     }
-    if (tip) await must(host, ["reset", "-q", "--hard", tip], "checking out the files", { writes: true, worktree: true });
+    if (tip)
+      await must(host, ["reset", "-q", "--hard", tip], "checking out the files", { writes: true, worktree: true });
     return { branch, commit: tip };
   } finally {
     await repo.dispose();

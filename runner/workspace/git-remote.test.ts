@@ -7,7 +7,14 @@ import { promisify } from "node:util";
 import { readdirSync, readFileSync, lstatSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer, spawnRunner, tempDir, waitFor, type RunnerChild, type TestServer } from "../../server/executors/runner/testing";
+import {
+  startServer,
+  spawnRunner,
+  tempDir,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "../../server/executors/runner/testing";
 import { startGitServer, type GitServer } from "../../server/testing/git-server";
 import { GIT_REMOTE_OP, GitRemoteStatus } from "../../server/protocol/git-remote";
 
@@ -20,11 +27,30 @@ let ws: string;
 let calls = 0;
 
 const op = (input: unknown) =>
-  server.pool.run({ sessionId: "s1", callId: `g${++calls}`, op: GIT_REMOTE_OP, input, deadline: Date.now() + 60_000, signal: new AbortController().signal });
-const sh = (args: string[], cwd: string) => execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], { cwd, encoding: "utf8", env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" } });
+  server.pool.run({
+    sessionId: "s1",
+    callId: `g${++calls}`,
+    op: GIT_REMOTE_OP,
+    input,
+    deadline: Date.now() + 60_000,
+    signal: new AbortController().signal,
+  });
+const sh = (args: string[], cwd: string) =>
+  execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
+  });
 
 // Async: the git server answers in this same process, so a synchronous git would wait on itself.
-const shAsync = async (args: string[], cwd: string) => (await promisify(execFile)("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], { cwd, encoding: "utf8", env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" } })).stdout;
+const shAsync = async (args: string[], cwd: string) =>
+  (
+    await promisify(execFile)("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
+    })
+  ).stdout;
 
 /** Every file under `dir` (links not followed) holding `needle`, by path. */
 function filesHolding(dir: string, needle: string): string[] {
@@ -61,7 +87,11 @@ describe("ide_git_remote", () => {
     const none = await op({ action: "clone", url: `${gs.url}/demo.git` });
     expect(none.ok).toBe(false);
     expect(none.output).toContain(`${gs.host} asks for a sign-in`);
-    const wrong = await op({ action: "clone", url: `${gs.url}/demo.git`, credential: { username: "alice", token: "not-the-token" } });
+    const wrong = await op({
+      action: "clone",
+      url: `${gs.url}/demo.git`,
+      credential: { username: "alice", token: "not-the-token" },
+    });
     expect(wrong.ok).toBe(false);
     expect(wrong.output).toContain(`${gs.host} refused the stored credential`);
     expect(readdirSync(ws)).toEqual([]);
@@ -71,7 +101,12 @@ describe("ide_git_remote", () => {
     const clone = await op({ action: "clone", url: `${gs.url}/demo.git`, credential: cred });
     expect(clone.output).toMatch(/^cloned .*demo\.git \(main at [0-9a-f]{10}\)$/);
     expect(readFileSync(join(ws, "README.md"), "utf8")).toBe("hello\n");
-    expect(GitRemoteStatus.parse(clone.meta)).toEqual({ origin: `${gs.url}/demo.git`, branch: "main", ahead: 0, behind: 0 });
+    expect(GitRemoteStatus.parse(clone.meta)).toEqual({
+      origin: `${gs.url}/demo.git`,
+      branch: "main",
+      ahead: 0,
+      behind: 0,
+    });
 
     writeFileSync(join(ws, "src.txt"), "one\ntwo\n");
     sh(["commit", "-qam", "two"], ws);
@@ -109,7 +144,9 @@ describe("ide_git_remote", () => {
     sh(["add", "-A"], ws);
     sh(["commit", "-qm", "local side"], ws);
     const push = await op({ action: "push", url: `${gs.url}/demo.git`, credential: cred });
-    expect(push.output).toBe("The remote branch has commits this workspace does not have: pull first, then push again.");
+    expect(push.output).toBe(
+      "The remote branch has commits this workspace does not have: pull first, then push again.",
+    );
     const pull = await op({ action: "pull", url: `${gs.url}/demo.git`, credential: cred });
     expect(pull.ok).toBe(false);
     expect(pull.output).toContain("have diverged: pull only fast-forwards");
@@ -127,7 +164,17 @@ describe("ide_git_remote", () => {
   }, 60_000);
 
   it("refuses hostile URLs and branch names before git sees them", async () => {
-    for (const url of [`http://alice:${TOKEN}@${gs.host}/demo.git`, "ext::sh -c touch% /tmp/pwned", `file://${gs.root}/demo.git`, "--upload-pack=touch /tmp/pwned", "https://example.com/--upload-pack=x?y", "git://example.com/x.git", "http://example.com/x.git", "ssh://git@example.com/x.git", "git@example.com:x.git"]) {
+    for (const url of [
+      `http://alice:${TOKEN}@${gs.host}/demo.git`,
+      "ext::sh -c touch% /tmp/pwned",
+      `file://${gs.root}/demo.git`,
+      "--upload-pack=touch /tmp/pwned",
+      "https://example.com/--upload-pack=x?y",
+      "git://example.com/x.git",
+      "http://example.com/x.git",
+      "ssh://git@example.com/x.git",
+      "git@example.com:x.git",
+    ]) {
       const r = await op({ action: "fetch", url, credential: cred });
       expect(r.ok, url).toBe(false);
       expect(r.output, url).not.toContain(TOKEN);

@@ -46,7 +46,8 @@ const CONFIG = [
 ];
 
 /** Env var names of the runner's own that a network git keeps: proxies and CA bundles the operator set. */
-const KEEP = /^(PATH|LANG|TZ|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|all_proxy|ALL_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|GIT_SSL_CAINFO|GIT_SSL_CAPATH)$/;
+const KEEP =
+  /^(PATH|LANG|TZ|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|all_proxy|ALL_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|GIT_SSL_CAINFO|GIT_SSL_CAPATH)$/;
 
 /** A private bare repository for one operation; `dispose` removes it. */
 export async function privateRepo(): Promise<{ dir: string; dispose(): Promise<void> }> {
@@ -112,9 +113,19 @@ export function netGit(home: string, args: string[], opts: NetGitOptions): Promi
 
 /** git's complaint about a network operation, in the words a person can act on. */
 export function explainNetError(stderr: string, remote: RemoteUrl, hadCredential: boolean): string {
-  const lines = stderr.split("\n").map((l) => l.trim()).filter(Boolean);
-  const remoteSays = lines.filter((l) => l.startsWith("remote:")).map((l) => l.slice(7).trim()).filter((l) => l && !/^Unauthorized$/i.test(l));
-  if (/Authentication failed|could not read Username|terminal prompts disabled|HTTP 401|HTTP 403|The requested URL returned error: 40[13]/i.test(stderr)) {
+  const lines = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const remoteSays = lines
+    .filter((l) => l.startsWith("remote:"))
+    .map((l) => l.slice(7).trim())
+    .filter((l) => l && !/^Unauthorized$/i.test(l));
+  if (
+    /Authentication failed|could not read Username|terminal prompts disabled|HTTP 401|HTTP 403|The requested URL returned error: 40[13]/i.test(
+      stderr,
+    )
+  ) {
     return hadCredential
       ? `${remote.host} refused the stored credential: check its user name and token under Settings → Git (a token needs read access to fetch and write access to push).`
       : `${remote.host} asks for a sign-in: store a credential for ${remote.host} under Settings → Git.`;
@@ -125,7 +136,9 @@ export function explainNetError(stderr: string, remote: RemoteUrl, hadCredential
   if (/\[rejected\].*(fetch first|non-fast-forward)|Updates were rejected/i.test(stderr)) {
     return "The remote branch has commits this workspace does not have: pull first, then push again.";
   }
-  if (/not found|does not appear to be a git repository|HTTP 404/i.test(stderr)) return `No repository at ${remote.url} (or the credential cannot see it).`;
-  if (/Could not resolve host|Failed to connect|Connection refused|timed out/i.test(stderr)) return `Could not reach ${remote.host}: ${lines.at(-1) ?? "no answer"}`;
+  if (/not found|does not appear to be a git repository|HTTP 404/i.test(stderr))
+    return `No repository at ${remote.url} (or the credential cannot see it).`;
+  if (/Could not resolve host|Failed to connect|Connection refused|timed out/i.test(stderr))
+    return `Could not reach ${remote.host}: ${lines.at(-1) ?? "no answer"}`;
   return lines.slice(-6).join("\n") || "git failed";
 }

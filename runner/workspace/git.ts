@@ -28,7 +28,13 @@ export const SAFE_GIT = ["--no-pager", ...OFF.flatMap((c) => ["-c", c])];
 
 /** What git is given besides the basics (helpers.ts): no system or global configuration file, no
  *  prompts, no pager, no optional locks (a read never rewrites the index). */
-const GIT_ENV = { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat" };
+const GIT_ENV = {
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_OPTIONAL_LOCKS: "0",
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_PAGER: "cat",
+};
 
 /** Where git runs: the workspace's helper launcher (sandboxed when commands are). */
 export interface GitHost {
@@ -54,9 +60,19 @@ interface RunOpts {
   statusOnly?: boolean;
 }
 
-function run<E extends "utf8" | "buffer">(host: GitHost, args: string[], encoding: E, maxBuffer: number, unsandboxed = false) {
+function run<E extends "utf8" | "buffer">(
+  host: GitHost,
+  args: string[],
+  encoding: E,
+  maxBuffer: number,
+  unsandboxed = false,
+) {
   const cmd = host.helpers.spawn(["git", ...args], GIT_ENV, { unsandboxed });
-  return new Promise<{ err: (NodeJS.ErrnoException & { code?: number | string }) | null; stdout: E extends "utf8" ? string : Buffer; stderr: string }>((resolve) => {
+  return new Promise<{
+    err: (NodeJS.ErrnoException & { code?: number | string }) | null;
+    stdout: E extends "utf8" ? string : Buffer;
+    stderr: string;
+  }>((resolve) => {
     execFile(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, maxBuffer, encoding }, (err, stdout, stderr) =>
       resolve({ err: err as never, stdout: stdout as never, stderr: String(stderr) }),
     );
@@ -79,9 +95,24 @@ async function outsideRepo(host: GitHost): Promise<boolean> {
  * Run without starting a sandbox: what it prints only names what to turn off, and is shown to no one.
  */
 async function filtersOff(host: GitHost): Promise<string[]> {
-  const r = await run(host, [...SAFE_GIT, "config", "--null", "--name-only", "--get-regexp", "^filter\\."], "utf8", 1024 * 1024, true);
-  const drivers = new Set(r.stdout.split("\0").map((k) => /^filter\.(.+)\.[^.]+$/s.exec(k)?.[1]).filter((d): d is string => !!d));
-  return [...drivers].flatMap((d) => ["clean", "smudge", "process"].flatMap((k) => ["-c", `filter.${d}.${k}=`]).concat("-c", `filter.${d}.required=false`));
+  const r = await run(
+    host,
+    [...SAFE_GIT, "config", "--null", "--name-only", "--get-regexp", "^filter\\."],
+    "utf8",
+    1024 * 1024,
+    true,
+  );
+  const drivers = new Set(
+    r.stdout
+      .split("\0")
+      .map((k) => /^filter\.(.+)\.[^.]+$/s.exec(k)?.[1])
+      .filter((d): d is string => !!d),
+  );
+  return [...drivers].flatMap((d) =>
+    ["clean", "smudge", "process"]
+      .flatMap((k) => ["-c", `filter.${d}.${k}=`])
+      .concat("-c", `filter.${d}.required=false`),
+  );
 }
 
 /** git at the workspace root with every configuration-driven program off. */
@@ -116,8 +147,11 @@ export async function identityArgs(host: GitHost): Promise<string[]> {
 
 function globalValue(key: string): Promise<string> {
   return new Promise((resolve) =>
-    execFile("git", ["config", "--global", "--get", key], { cwd: "/", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: undefined } }, (err, out) =>
-      resolve(err ? "" : String(out).trim()),
+    execFile(
+      "git",
+      ["config", "--global", "--get", key],
+      { cwd: "/", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: undefined } },
+      (err, out) => resolve(err ? "" : String(out).trim()),
     ),
   );
 }

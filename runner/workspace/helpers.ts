@@ -15,7 +15,10 @@ export interface HelperSpawn {
 }
 
 /** Wraps argv for the sandbox, started in `cwd` (a real path inside the workspace). */
-export type SandboxWrap = (argv: string[], opts: { cwd: string; readOnly: string[]; writable?: string[] }) => { file: string; args: string[] };
+export type SandboxWrap = (
+  argv: string[],
+  opts: { cwd: string; readOnly: string[]; writable?: string[] },
+) => { file: string; args: string[] };
 
 // Enough for git and ripgrep; nothing of the runner's own secrets (its token, model keys).
 const KEEP = /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TERM|LC_[A-Z]+|GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE))$/;
@@ -40,11 +43,20 @@ export class Helpers {
    * whose repository lies outside the workspace, which the sandbox would not let it write.
    * `writable`: folders of the runner's own bound writable (the checkpoints' shadow repository).
    */
-  spawn(argv: string[], env: Record<string, string>, opts: { readOnly?: string[]; writable?: string[]; unsandboxed?: boolean } = {}): HelperSpawn {
+  spawn(
+    argv: string[],
+    env: Record<string, string>,
+    opts: { readOnly?: string[]; writable?: string[]; unsandboxed?: boolean } = {},
+  ): HelperSpawn {
     const base: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(process.env)) if (KEEP.test(k)) base[k] = v;
     const full = { ...base, ...env } as NodeJS.ProcessEnv;
-    if (this.wrap && !opts.unsandboxed) return { ...this.wrap(argv, { cwd: this.files.root, readOnly: opts.readOnly ?? [], writable: opts.writable }), cwd: "/", env: full };
+    if (this.wrap && !opts.unsandboxed)
+      return {
+        ...this.wrap(argv, { cwd: this.files.root, readOnly: opts.readOnly ?? [], writable: opts.writable }),
+        cwd: "/",
+        env: full,
+      };
     return { file: argv[0], args: argv.slice(1), cwd: this.files.cwd, env: full };
   }
 }

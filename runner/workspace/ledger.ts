@@ -27,7 +27,8 @@ export class ReadLedger {
       files.set(rel, entry);
     }
     entry.ranges = merge([...entry.ranges, [from, to]]);
-    if (totalLines === 0 || (entry.ranges.length === 1 && entry.ranges[0][0] <= 1 && entry.ranges[0][1] >= totalLines)) entry.full = true;
+    if (totalLines === 0 || (entry.ranges.length === 1 && entry.ranges[0][0] <= 1 && entry.ranges[0][1] >= totalLines))
+      entry.full = true;
   }
 
   /** After the session itself wrote `rel`, it knows the content completely. */
@@ -43,9 +44,15 @@ export class ReadLedger {
     const entry = this.sessions.get(sessionId)?.get(rel);
     if (!entry) return { ok: false, reason: `${rel} has not been read in this session; read it with read_file first` };
     if (entry.hash !== currentHash)
-      return { ok: false, reason: `${rel} changed since it was last read; read it again with read_file before changing it` };
+      return {
+        ok: false,
+        reason: `${rel} changed since it was last read; read it again with read_file before changing it`,
+      };
     if (!entry.full)
-      return { ok: false, reason: `${rel} was only partly read; read the remaining lines with read_file (offset/limit) first` };
+      return {
+        ok: false,
+        reason: `${rel} was only partly read; read the remaining lines with read_file (offset/limit) first`,
+      };
     return { ok: true };
   }
 

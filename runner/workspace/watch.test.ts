@@ -14,7 +14,8 @@ import { resolveInside } from "./paths";
 
 const run = promisify(execFile);
 /** Runs `script` in a separate node process, with the workspace folder as its cwd. */
-const elsewhere = (dir: string, script: string) => run(process.execPath, ["-e", `const fs = require("fs");\n${script}`], { cwd: dir });
+const elsewhere = (dir: string, script: string) =>
+  run(process.execPath, ["-e", `const fs = require("fs");\n${script}`], { cwd: dir });
 
 let dir: string;
 let ws: Workspace;
@@ -77,7 +78,8 @@ describe("the workspace watcher", () => {
     await elsewhere(dir, `for (let i = 0; i < 3000; i++) fs.writeFileSync("src/f" + i + ".txt", "");`);
     // Each file is announced, or (when the kernel's event queue overflowed under load and
     // events were lost) a folder that holds it is: either way the IDE reads it again.
-    const covered = (p: string[]) => Array.from({ length: 3000 }, (_, i) => `src/f${i}.txt`).every((f) => p.includes(f) || p.includes("src"));
+    const covered = (p: string[]) =>
+      Array.from({ length: 3000 }, (_, i) => `src/f${i}.txt`).every((f) => p.includes(f) || p.includes("src"));
     const got = await settled(covered);
     delay.disable();
     expect(covered(got)).toBe(true);

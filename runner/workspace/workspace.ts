@@ -55,7 +55,11 @@ export class Workspace {
   /** How ripgrep and git are started on this workspace (sandboxed when commands are). */
   readonly helpers: Helpers;
 
-  private constructor(readonly root: string, readonly files: WorkspaceFs, private readonly options: WorkspaceOptions) {
+  private constructor(
+    readonly root: string,
+    readonly files: WorkspaceFs,
+    private readonly options: WorkspaceOptions,
+  ) {
     this.helpers = new Helpers(files);
     this.diff = new WorkspaceDiff(files, this);
     const given = Object.entries(options.budget ?? {}).filter(([, v]) => v !== undefined);
@@ -196,7 +200,8 @@ export class Workspace {
 
   private announceEverything(): void {
     this.files.readdir("").then(
-      (entries) => this.markChanged((entries ?? []).map((e) => e.name).filter((n) => n !== ".git" && !n.includes(TEMP_MARK))),
+      (entries) =>
+        this.markChanged((entries ?? []).map((e) => e.name).filter((n) => n !== ".git" && !n.includes(TEMP_MARK))),
       () => undefined,
     );
   }

@@ -40,7 +40,13 @@ async function loadRows(): Promise<Map<string, AccessRow>> {
 function matches(expected: Outcome, a: Answer): boolean {
   // The fixture's sessions exist: "No session <id>." is a refusal. Any other NOT_FOUND of an
   // allowed call is the procedure's own answer (an unknown image id…).
-  if (expected === "allow") return a.ok || (!["FORBIDDEN", "UNAUTHORIZED"].includes(a.code) && !/^No session /.test(a.message) && !a.message.startsWith("authorize"));
+  if (expected === "allow")
+    return (
+      a.ok ||
+      (!["FORBIDDEN", "UNAUTHORIZED"].includes(a.code) &&
+        !/^No session /.test(a.message) &&
+        !a.message.startsWith("authorize"))
+    );
   return !a.ok && a.code === expected;
 }
 
@@ -51,9 +57,18 @@ describe("every procedure declares its access", () => {
     const rows = await loadRows();
     const names = procedures.map(([p]) => p);
     expect(names.length).toBeGreaterThan(30);
-    expect(names.filter((p) => !rows.has(p)), "procedures without an access row").toEqual([]);
-    expect([...rows.keys()].filter((p) => !names.includes(p)), "rows naming no procedure").toEqual([]);
-    expect(procedures.filter(([, p]) => !startsWithAuthorization(p)).map(([n]) => n), "procedures not starting with authorize()").toEqual([]);
+    expect(
+      names.filter((p) => !rows.has(p)),
+      "procedures without an access row",
+    ).toEqual([]);
+    expect(
+      [...rows.keys()].filter((p) => !names.includes(p)),
+      "rows naming no procedure",
+    ).toEqual([]);
+    expect(
+      procedures.filter(([, p]) => !startsWithAuthorization(p)).map(([n]) => n),
+      "procedures not starting with authorize()",
+    ).toEqual([]);
   });
 });
 
@@ -69,7 +84,14 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
     rows = await loadRows();
     db = await createTestDb(provider);
     dataDir = mkdtempSync(join(tmpdir(), "quiver-access-"));
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", DATABASE_URL: db.url, QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "open" });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      QUIVER_LOCAL_RUNNER: "0",
+      DATABASE_URL: db.url,
+      QUIVER_AUTH: "accounts",
+      QUIVER_SIGNUP: "open",
+    });
     quiver = await startQuiver({ env, root, web: false, log: (line) => logs.push(line) });
     people = await signInPeople(quiver.url, db.db);
   }, 90_000);
@@ -81,7 +103,8 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
 
   async function walk(transport: "http" | "ws", subject: SubjectName): Promise<string[]> {
     const wrong: string[] = [];
-    const socket = transport === "ws" ? await openTrpcSocket(quiver.url, people.headers[subject], people.wsQuery[subject]) : null;
+    const socket =
+      transport === "ws" ? await openTrpcSocket(quiver.url, people.headers[subject], people.wsQuery[subject]) : null;
     try {
       for (const [path, proc] of procedures) {
         const row = rows.get(path)!;
@@ -89,11 +112,14 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
         if (socket?.refused) {
           // Refused at the door: every call is refused the same way; a public one is HTTP's.
           const code = socket.refused === 401 ? "UNAUTHORIZED" : "FORBIDDEN";
-          if (expected !== "allow" && expected !== code) wrong.push(`${path}: expected ${expected}, the upgrade was refused with ${socket.refused}`);
+          if (expected !== "allow" && expected !== code)
+            wrong.push(`${path}: expected ${expected}, the upgrade was refused with ${socket.refused}`);
           continue;
         }
         const input = row.input ? await row.input(people.fixture) : defaultInput(people.fixture);
-        const answer = socket ? await socket.call(proc._def.type, path, input) : await callHttp(quiver.url, people.headers[subject], proc._def.type, path, input);
+        const answer = socket
+          ? await socket.call(proc._def.type, path, input)
+          : await callHttp(quiver.url, people.headers[subject], proc._def.type, path, input);
         if (!matches(expected, answer)) wrong.push(`${path}: expected ${expected}, got ${show(answer)}`);
       }
     } finally {
@@ -102,21 +128,39 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
     return wrong;
   }
 
-  it.each(SUBJECTS.map((s) => [s]))("%s gets what every row declares, over HTTP", async (subject) => {
-    expect(await walk("http", subject)).toEqual([]);
-  }, 120_000);
+  it.each(SUBJECTS.map((s) => [s]))(
+    "%s gets what every row declares, over HTTP",
+    async (subject) => {
+      expect(await walk("http", subject)).toEqual([]);
+    },
+    120_000,
+  );
 
-  it.each(SUBJECTS.map((s) => [s]))("%s gets what every row declares, over the WebSocket", async (subject) => {
-    expect(await walk("ws", subject)).toEqual([]);
-  }, 120_000);
+  it.each(SUBJECTS.map((s) => [s]))(
+    "%s gets what every row declares, over the WebSocket",
+    async (subject) => {
+      expect(await walk("ws", subject)).toEqual([]);
+    },
+    120_000,
+  );
 
   /** The status a door answers a subject's request with. */
   async function door(subject: SubjectName, kind: "ws" | "http" | "post", path: string): Promise<number> {
     const headers = people.headers[subject];
-    if (kind === "post") return (await fetch(`${quiver.url}${path}`, { method: "POST", headers: { ...headers, origin: quiver.url } })).status;
-    if (kind === "http") return new Promise<number>((resolve, reject) => get(`${quiver.url}${path}`, { headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on("error", reject));
+    if (kind === "post")
+      return (await fetch(`${quiver.url}${path}`, { method: "POST", headers: { ...headers, origin: quiver.url } }))
+        .status;
+    if (kind === "http")
+      return new Promise<number>((resolve, reject) =>
+        get(`${quiver.url}${path}`, { headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on(
+          "error",
+          reject,
+        ),
+      );
     return new Promise<number>((resolve, reject) => {
-      const ws = new WebSocket(`${quiver.url.replace("http", "ws")}${path}`, { headers: { ...headers, origin: quiver.url } });
+      const ws = new WebSocket(`${quiver.url.replace("http", "ws")}${path}`, {
+        headers: { ...headers, origin: quiver.url },
+      });
       ws.once("open", () => (ws.close(), resolve(101)));
       ws.once("unexpected-response", (_req, res) => (res.resume(), resolve(res.statusCode ?? 0)));
       ws.once("error", reject);
@@ -125,25 +169,67 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
 
   const DOORS: Record<string, Record<SubjectName, number[]>> = {
     // The socket itself: signed-in people and live viewers; each call is then decided as above.
-    "/api/trpc upgrade": { owner: [101], admin: [101], member: [101], otherOrg: [101], viewer: [101], otherViewer: [101], revoked: [401], anonymous: [401] },
+    "/api/trpc upgrade": {
+      owner: [101],
+      admin: [101],
+      member: [101],
+      otherOrg: [101],
+      viewer: [101],
+      otherViewer: [101],
+      revoked: [401],
+      anonymous: [401],
+    },
     // A terminal of the session: its creator only (with no runner here the socket opens and says so).
-    terminal: { owner: [101], admin: [403], member: [403], otherOrg: [403, 404], viewer: [403], otherViewer: [403], revoked: [401], anonymous: [401] },
+    terminal: {
+      owner: [101],
+      admin: [403],
+      member: [403],
+      otherOrg: [403, 404],
+      viewer: [403],
+      otherViewer: [403],
+      revoked: [401],
+      anonymous: [401],
+    },
     // A ticket into the session's preview host (how a browser gets in): its creator only.
-    "preview ticket": { owner: [200], admin: [403], member: [403], otherOrg: [403], viewer: [403], otherViewer: [403], revoked: [403], anonymous: [403] },
+    "preview ticket": {
+      owner: [200],
+      admin: [403],
+      member: [403],
+      otherOrg: [403],
+      viewer: [403],
+      otherViewer: [403],
+      revoked: [403],
+      anonymous: [403],
+    },
     // The audit export: the org's owners and admins (otherOrg exports its own org's).
-    "audit export": { owner: [200], admin: [200], member: [403], otherOrg: [200], viewer: [403], otherViewer: [403], revoked: [401], anonymous: [401] },
+    "audit export": {
+      owner: [200],
+      admin: [200],
+      member: [403],
+      otherOrg: [200],
+      viewer: [403],
+      otherViewer: [403],
+      revoked: [401],
+      anonymous: [401],
+    },
   };
 
-  it.each(SUBJECTS.map((s) => [s]))("%s gets what each socket and door declares", async (subject) => {
-    const { sessionId } = people.fixture;
-    const query = people.wsQuery[subject] ? "&shared=1" : "";
-    const got = {
-      "/api/trpc upgrade": await door(subject, "ws", `/api/trpc${people.wsQuery[subject]}`),
-      terminal: await door(subject, "ws", `/terminal?session=${sessionId}&term=t1&cols=80&rows=24${query}`),
-      "preview ticket": await door(subject, "post", `/api/preview/ticket?session=${sessionId}&port=5173`),
-      "audit export": await door(subject, "http", `/api/audit/export${people.wsQuery[subject]}`),
-    };
-    const wrong = Object.entries(DOORS).filter(([name, cells]) => !cells[subject].includes(got[name as keyof typeof got])).map(([name, cells]) => `${name}: expected ${cells[subject].join("/")}, got ${got[name as keyof typeof got]}`);
-    expect(wrong, logs.slice(-5).join("\n")).toEqual([]);
-  }, 60_000);
+  it.each(SUBJECTS.map((s) => [s]))(
+    "%s gets what each socket and door declares",
+    async (subject) => {
+      const { sessionId } = people.fixture;
+      const query = people.wsQuery[subject] ? "&shared=1" : "";
+      const got = {
+        "/api/trpc upgrade": await door(subject, "ws", `/api/trpc${people.wsQuery[subject]}`),
+        terminal: await door(subject, "ws", `/terminal?session=${sessionId}&term=t1&cols=80&rows=24${query}`),
+        "preview ticket": await door(subject, "post", `/api/preview/ticket?session=${sessionId}&port=5173`),
+        "audit export": await door(subject, "http", `/api/audit/export${people.wsQuery[subject]}`),
+      };
+      const wrong = Object.entries(DOORS)
+        .filter(([name, cells]) => !cells[subject].includes(got[name as keyof typeof got]))
+        .map(([name, cells]) => `${name}: expected ${cells[subject].join("/")}, got ${got[name as keyof typeof got]}`);
+      expect(wrong, logs.slice(-5).join("\n")).toEqual([]);
+    },
+    60_000,
+  );
 });

@@ -16,6 +16,10 @@ export function contextFor(services: Services, identity: Identity, signal?: Abor
     case "outsider":
       return { services, actor: null, refusal: { code: "FORBIDDEN", message: NO_ORG_TEXT } };
     case "anonymous":
-      return { services, actor: null, refusal: { code: "UNAUTHORIZED", message: identity.accounts ? ACCOUNT_SIGN_IN_TEXT : SIGN_IN_TEXT } };
+      return {
+        services,
+        actor: null,
+        refusal: { code: "UNAUTHORIZED", message: identity.accounts ? ACCOUNT_SIGN_IN_TEXT : SIGN_IN_TEXT },
+      };
   }
 }

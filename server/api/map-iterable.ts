@@ -3,7 +3,12 @@
 // yields every streamed token of a session).
 // `onClose` runs once however the subscription ends (run out, failed, or returned early): a
 // socket's count of open subscriptions is kept with it, at no cost per value.
-export function mapIterable<T, U>(source: AsyncIterable<T>, map: (value: T) => U, atEnd?: () => void, onClose?: () => void): AsyncIterable<U> {
+export function mapIterable<T, U>(
+  source: AsyncIterable<T>,
+  map: (value: T) => U,
+  atEnd?: () => void,
+  onClose?: () => void,
+): AsyncIterable<U> {
   let closed = false;
   const close = () => {
     if (closed) return;

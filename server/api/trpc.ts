@@ -90,7 +90,12 @@ function step(action: Action, refOf: RefOf) {
     const input = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
     const grant = authorize(subject, action, await loadResource(ctx.services.db, subject, refOf(input)));
     // Queries and mutations wait for a place among the caller's own (http/call-limits.ts).
-    const caller: Caller | undefined = subject.kind === "viewer" ? { kind: "viewer", linkId: subject.linkId } : subject.kind === "person" ? { kind: "person", id: subject.actor.userId } : undefined;
+    const caller: Caller | undefined =
+      subject.kind === "viewer"
+        ? { kind: "viewer", linkId: subject.linkId }
+        : subject.kind === "person"
+          ? { kind: "person", id: subject.actor.userId }
+          : undefined;
     if (type === "subscription" || !caller) return next({ ctx: { ...ctx, grant } });
     return callLimitsOf(ctx.services).run(caller, () => next({ ctx: { ...ctx, grant } }), signal);
   });
@@ -103,7 +108,8 @@ function step(action: Action, refOf: RefOf) {
 function personProcedure(action: Action, refOf: RefOf) {
   return t.procedure.use(step(action, refOf)).use(({ ctx, next }) => {
     // authorize() grants these actions to people only.
-    if (!ctx.actor) throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: `authorize granted ${action} to no person` });
+    if (!ctx.actor)
+      throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: `authorize granted ${action} to no person` });
     return next({ ctx: { ...ctx, actor: ctx.actor } });
   });
 }
@@ -120,22 +126,38 @@ export const memberProcedure = personProcedure("org.use", activeOrg);
 /** The active org's owners and admins. */
 export const adminProcedure = personProcedure("org.admin", activeOrg);
 /** Another org-wide action on the active org (policy.read, policy.write, audit.read…). */
-export const orgProcedure = (action: Extract<Action, "org.use" | "org.admin" | "policy.read" | "policy.write" | "audit.read">) => personProcedure(action, activeOrg);
+export const orgProcedure = (
+  action: Extract<Action, "org.use" | "org.admin" | "policy.read" | "policy.write" | "audit.read">,
+) => personProcedure(action, activeOrg);
 
 /** An action on a resource named by an input field (a card, a share link, an org). */
-export function resourceProcedure(action: Exclude<Action, "public" | "session.read">, ref: (raw: Record<string, unknown>) => ResourceRef) {
+export function resourceProcedure(
+  action: Exclude<Action, "public" | "session.read">,
+  ref: (raw: Record<string, unknown>) => ResourceRef,
+) {
   return personProcedure(action, ref);
 }
 export const byId = {
-  approval: (key = "approvalId"): RefOf => (raw) => ({ kind: "approval", id: idFrom(raw, key) }),
-  shareLink: (key = "linkId"): RefOf => (raw) => ({ kind: "shareLink", id: idFrom(raw, key) }),
-  org: (key = "orgId"): RefOf => (raw) => ({ kind: "org", id: idFrom(raw, key) }),
-  session: (key = "sessionId"): RefOf => (raw) => ({ kind: "session", id: idFrom(raw, key) }),
+  approval:
+    (key = "approvalId"): RefOf =>
+    (raw) => ({ kind: "approval", id: idFrom(raw, key) }),
+  shareLink:
+    (key = "linkId"): RefOf =>
+    (raw) => ({ kind: "shareLink", id: idFrom(raw, key) }),
+  org:
+    (key = "orgId"): RefOf =>
+    (raw) => ({ kind: "org", id: idFrom(raw, key) }),
+  session:
+    (key = "sessionId"): RefOf =>
+    (raw) => ({ kind: "session", id: idFrom(raw, key) }),
 };
 
 /** An action in one session, named by the input's `key` field: its creator; for "session.read"
  *  and "session.inspect" the org's admins too (read-only: ctx.grant.readOnly). */
-export function sessionProcedure(action: Extract<Action, "session.inspect" | "session.write" | "approval.answer" | "share.create" | "share.revoke">, key: "sessionId" | "id" = "sessionId") {
+export function sessionProcedure(
+  action: Extract<Action, "session.inspect" | "session.write" | "approval.answer" | "share.create" | "share.revoke">,
+  key: "sessionId" | "id" = "sessionId",
+) {
   return personProcedure(action, byId.session(key));
 }
 
@@ -157,7 +179,10 @@ export function sessionReadProcedure(key: "sessionId" | "id" = "sessionId") {
  * class into the TRPCError it stands for (`code`, and a `cause` the client may read); any other
  * error passes through as an internal one.
  */
-export function serviceErrors<E extends Error>(kind: abstract new (...args: never[]) => E, toTrpc: (err: E) => { code: TRPC_ERROR_CODE_KEY; cause?: unknown }) {
+export function serviceErrors<E extends Error>(
+  kind: abstract new (...args: never[]) => E,
+  toTrpc: (err: E) => { code: TRPC_ERROR_CODE_KEY; cause?: unknown },
+) {
   return async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();

@@ -20,21 +20,67 @@ import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
-const ALLOWED = new Set(["health.get", "auth.whoami", "sessions.get", "turns.window", "turns.earlier", "turns.events", "files.tree", "files.search", "files.find", "files.read", "files.usage", "files.diagnostics", "files.changes", "files.original", "spills.read", "attachments.read", "projects.workspaceOf", "orgs.invitation", "checkpoints.list", "checkpoints.diff"]);
+const ALLOWED = new Set([
+  "health.get",
+  "auth.whoami",
+  "sessions.get",
+  "turns.window",
+  "turns.earlier",
+  "turns.events",
+  "files.tree",
+  "files.search",
+  "files.find",
+  "files.read",
+  "files.usage",
+  "files.diagnostics",
+  "files.changes",
+  "files.original",
+  "spills.read",
+  "attachments.read",
+  "projects.workspaceOf",
+  "orgs.invitation",
+  "checkpoints.list",
+  "checkpoints.diff",
+]);
 /** orgs.invitation answers whoever holds the link's token (it is how a signed-out person is invited). */
 const PUBLIC = new Set(["health.get", "auth.whoami", "orgs.invitation"]);
 
-const procedures = Object.entries((appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures);
+const procedures = Object.entries(
+  (appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures,
+);
 
 /** An input most procedures accept, so the access check (not input parsing) decides. */
 const inputFor = (sessionId: string) => ({
-  sessionId, id: sessionId, linkId: "sl0", token: "t".repeat(32), approvalId: "ap0", choice: "reject", path: "a.txt", text: "hi", content: "x",
-  kind: "file", from: "a.txt", to: "b.txt", query: "needle", title: "t", ref: `sp_${"0".repeat(32)}`, offset: 0, length: 10, rules: [], lastSeq: 0, turns: 40, beforeSeq: 1,
-  callId: "call0", answer: { option: 0 },
+  sessionId,
+  id: sessionId,
+  linkId: "sl0",
+  token: "t".repeat(32),
+  approvalId: "ap0",
+  choice: "reject",
+  path: "a.txt",
+  text: "hi",
+  content: "x",
+  kind: "file",
+  from: "a.txt",
+  to: "b.txt",
+  query: "needle",
+  title: "t",
+  ref: `sp_${"0".repeat(32)}`,
+  offset: 0,
+  length: 10,
+  rules: [],
+  lastSeq: 0,
+  turns: 40,
+  beforeSeq: 1,
+  callId: "call0",
+  answer: { option: 0 },
 });
 
 async function call(ctx: Context, path: string, input: unknown): Promise<{ code?: string; message?: string }> {
-  const caller = appRouter.createCaller(ctx) as unknown as Record<string, Record<string, (i: unknown) => Promise<unknown>>>;
+  const caller = appRouter.createCaller(ctx) as unknown as Record<
+    string,
+    Record<string, (i: unknown) => Promise<unknown>>
+  >;
   const [area, name] = path.split(".");
   try {
     const out = await caller[area][name](input);
@@ -67,10 +113,23 @@ describe.each(testDatabases())("a viewer's access to every procedure on %s", (pr
     spills = createSpillStore(db, t.current.url);
     pool = new RunnerPool({ tokens: ["t".repeat(32)] });
     services = {
-      db, dbProvider: provider, sessions: createSessionService(db), shares: createShareService(db), hub, history: createSessionHistory(db), spills,
-      policies: createPolicyService(db), files: createFileService(pool), runners: pool, attachments: t.current.rows,
+      db,
+      dbProvider: provider,
+      sessions: createSessionService(db),
+      shares: createShareService(db),
+      hub,
+      history: createSessionHistory(db),
+      spills,
+      policies: createPolicyService(db),
+      files: createFileService(pool),
+      runners: pool,
+      attachments: t.current.rows,
       health: async () => ({ ok: true }),
-      checkpoints: createCheckpointService({ db, runner: pool, publish: (sessionId, body) => hub.publish(sessionId, body) }),
+      checkpoints: createCheckpointService({
+        db,
+        runner: pool,
+        publish: (sessionId, body) => hub.publish(sessionId, body),
+      }),
     } as unknown as Services;
     viewer = contextFor(services, { kind: "viewer", sessionId: own, linkId: "sl0", expiresAt: null });
   });
@@ -90,25 +149,45 @@ describe.each(testDatabases())("a viewer's access to every procedure on %s", (pr
     expect(r).toEqual({ code: "FORBIDDEN", message: VIEWER_REFUSED });
   });
 
-  it.each([...ALLOWED].filter((p) => !PUBLIC.has(p)).map((p) => [p]))("lets %s read the viewer's own session only", async (path) => {
-    const mine = await call(viewer, path, inputFor(own));
-    // It may still fail for its own reasons (no runner, no such spill), never for access.
-    expect(["FORBIDDEN", "UNAUTHORIZED"]).not.toContain(mine.code);
-    expect(await call(viewer, path, inputFor(other))).toEqual({ code: "FORBIDDEN", message: "This share link is for another session." });
-  });
+  it.each([...ALLOWED].filter((p) => !PUBLIC.has(p)).map((p) => [p]))(
+    "lets %s read the viewer's own session only",
+    async (path) => {
+      const mine = await call(viewer, path, inputFor(own));
+      // It may still fail for its own reasons (no runner, no such spill), never for access.
+      expect(["FORBIDDEN", "UNAUTHORIZED"]).not.toContain(mine.code);
+      expect(await call(viewer, path, inputFor(other))).toEqual({
+        code: "FORBIDDEN",
+        message: "This share link is for another session.",
+      });
+    },
+  );
 
-  it.each(procedures.filter(([p]) => !PUBLIC.has(p)).map(([p]) => [p]))("refuses %s to strangers and ended links", async (path) => {
-    const anonymous = await call(contextFor(services, { kind: "anonymous" }), path, inputFor(own));
-    expect(anonymous.code).toBe("UNAUTHORIZED");
-    expect(anonymous.message).toMatch(/signin\?token=/);
-    const ended = await call(contextFor(services, { kind: "ended", sessionId: own, reason: "revoked" }), path, inputFor(own));
-    expect(ended).toEqual({ code: "FORBIDDEN", message: "This share link was revoked by the session's owner." });
-  });
+  it.each(procedures.filter(([p]) => !PUBLIC.has(p)).map(([p]) => [p]))(
+    "refuses %s to strangers and ended links",
+    async (path) => {
+      const anonymous = await call(contextFor(services, { kind: "anonymous" }), path, inputFor(own));
+      expect(anonymous.code).toBe("UNAUTHORIZED");
+      expect(anonymous.message).toMatch(/signin\?token=/);
+      const ended = await call(
+        contextFor(services, { kind: "ended", sessionId: own, reason: "revoked" }),
+        path,
+        inputFor(own),
+      );
+      expect(ended).toEqual({ code: "FORBIDDEN", message: "This share link was revoked by the session's owner." });
+    },
+  );
 
   it("tells the IDE who it is", async () => {
     expect(await appRouter.createCaller(viewer).auth.whoami()).toEqual({ kind: "viewer", sessionId: own });
-    const owner = contextFor(services, { kind: "owner", via: "loopback", actor: { userId: "u", orgId: "o", role: "owner" } });
+    const owner = contextFor(services, {
+      kind: "owner",
+      via: "loopback",
+      actor: { userId: "u", orgId: "o", role: "owner" },
+    });
     expect(await appRouter.createCaller(owner).auth.whoami()).toEqual({ kind: "member" });
-    expect(await appRouter.createCaller(contextFor(services, { kind: "anonymous" })).auth.whoami()).toMatchObject({ kind: "refused", code: "UNAUTHORIZED" });
+    expect(await appRouter.createCaller(contextFor(services, { kind: "anonymous" })).auth.whoami()).toMatchObject({
+      kind: "refused",
+      code: "UNAUTHORIZED",
+    });
   });
 });

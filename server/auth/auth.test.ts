@@ -29,7 +29,8 @@ describe("sign-in and share links over real sockets", () => {
 
   const client = (headers: Record<string, string>) =>
     createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers })] });
-  const get = (path: string, headers: Record<string, string> = {}) => fetch(`${quiver.url}${path}`, { headers, redirect: "manual" });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${quiver.url}${path}`, { headers, redirect: "manual" });
   /** Opens a link; answers the `name=value` cookie pair it set. */
   async function openLink(token: string): Promise<string> {
     const res = await get(`/share/${token}`);
@@ -40,12 +41,16 @@ describe("sign-in and share links over real sockets", () => {
   /** A GET with any Host (fetch will not set one): its status. */
   const rawGet = (path: string, headers: Record<string, string>) =>
     new Promise<number>((resolve, reject) => {
-      request(`${quiver.url}${path}`, { headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on("error", reject).end();
+      request(`${quiver.url}${path}`, { headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0)))
+        .on("error", reject)
+        .end();
     });
   /** A raw WebSocket upgrade: the HTTP status it was refused with, or 101. */
   const upgrade = (path: string, headers: Record<string, string>, host?: string) =>
     new Promise<number>((resolve, reject) => {
-      const ws = new WebSocket(`${quiver.url.replace("http", "ws")}${path}`, { headers: host ? { ...headers, host } : headers });
+      const ws = new WebSocket(`${quiver.url.replace("http", "ws")}${path}`, {
+        headers: host ? { ...headers, host } : headers,
+      });
       ws.once("open", () => (ws.close(), resolve(101)));
       ws.once("unexpected-response", (_req, res) => (res.resume(), resolve(res.statusCode ?? 0)));
       ws.once("error", reject);
@@ -72,7 +77,9 @@ describe("sign-in and share links over real sockets", () => {
     const viewer = client({ cookie, ...VIEW });
     expect(await viewer.auth.whoami.query()).toEqual({ kind: "viewer", sessionId });
     expect((await viewer.sessions.get.query({ id: sessionId })).title).toBe("shared");
-    await expect(viewer.turns.send.mutate({ sessionId, text: "hi" })).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
+    await expect(viewer.turns.send.mutate({ sessionId, text: "hi" })).rejects.toMatchObject({
+      data: { code: "FORBIDDEN" },
+    });
     await expect(viewer.sessions.list.query()).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
     await expect(viewer.shares.create.mutate({ sessionId })).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
     // Owner-only sockets and the preview refuse the viewer; the owner gets through.
@@ -95,18 +102,25 @@ describe("sign-in and share links over real sockets", () => {
         this.on("close", (code) => closes.push(code));
       }
     }
-    const ws = createWSClient({ url: `${quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: CookieSocket as never, retryDelayMs: () => 60_000 });
+    const ws = createWSClient({
+      url: `${quiver.url.replace("http", "ws")}/api/trpc`,
+      WebSocket: CookieSocket as never,
+      retryDelayMs: () => 60_000,
+    });
     try {
       const viewer = createTRPCClient<AppRouter>({ links: [wsLink({ client: ws })] });
       const texts: string[] = [];
       const ended = new Promise<Error>((resolve) => {
-        viewer.turns.events.subscribe({ sessionId }, {
-          onData: (d) => {
-            const ev = (d as { data: { type: string; text?: string } }).data;
-            if (ev.type === "notice") texts.push(ev.text!);
+        viewer.turns.events.subscribe(
+          { sessionId },
+          {
+            onData: (d) => {
+              const ev = (d as { data: { type: string; text?: string } }).data;
+              if (ev.type === "notice") texts.push(ev.text!);
+            },
+            onError: resolve,
           },
-          onError: resolve,
-        });
+        );
       });
       await quiver.services.hub.publish(sessionId, { type: "notice", level: "info", code: "t", text: "before" });
       await waitFor(() => texts.includes("before"), 5_000, "the live event");
@@ -119,7 +133,9 @@ describe("sign-in and share links over real sockets", () => {
     }
     expect(await upgrade("/api/trpc?shared=1", { cookie })).toBe(403);
     // Revoked is refused, never quietly the loopback owner.
-    await expect(client({ cookie, ...VIEW }).sessions.list.query()).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
+    await expect(client({ cookie, ...VIEW }).sessions.list.query()).rejects.toMatchObject({
+      data: { code: "FORBIDDEN" },
+    });
     expect((await get(`/share/${link.token}`)).status).toBe(410);
     const leave = await get("/share/leave", { cookie });
     expect(leave.headers.get("set-cookie")).toMatch(/^quiver_view=; .*Max-Age=0/);
@@ -130,7 +146,10 @@ describe("sign-in and share links over real sockets", () => {
     expect(res.status).toBe(404);
     expect(await res.text()).toContain("This share link does not exist");
     const link = await owner.shares.create.mutate({ sessionId, expiresInMinutes: 5 });
-    await quiver.services.db.shareLink.update({ where: { id: link.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await quiver.services.db.shareLink.update({
+      where: { id: link.id },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
     const expired = await get(`/share/${link.token}`);
     expect(expired.status).toBe(410);
     expect(await expired.text()).toContain("has expired");
@@ -138,7 +157,10 @@ describe("sign-in and share links over real sockets", () => {
 
   it("makes strangers sign in with the printed one-time URL", async () => {
     const stranger = client(PROXIED);
-    await expect(stranger.sessions.list.query()).rejects.toMatchObject({ data: { code: "UNAUTHORIZED" }, message: expect.stringContaining("signin?token=") });
+    await expect(stranger.sessions.list.query()).rejects.toMatchObject({
+      data: { code: "UNAUTHORIZED" },
+      message: expect.stringContaining("signin?token="),
+    });
     expect(await upgrade("/api/trpc", PROXIED)).toBe(401);
     expect(await upgrade(`/terminal?session=${sessionId}&term=t2`, PROXIED)).toBe(401);
     // Right after the owner's own check passed: the answer is per request, not per session.
@@ -159,6 +181,8 @@ describe("sign-in and share links over real sockets", () => {
     // The URL worked once; a forged cookie is nobody.
     expect((await get(path, PROXIED)).status).toBe(401);
     const forged = cookie.split(";")[0].replace(/.$/, (c) => (c === "A" ? "B" : "A"));
-    await expect(client({ ...PROXIED, cookie: forged }).sessions.list.query()).rejects.toMatchObject({ data: { code: "UNAUTHORIZED" } });
+    await expect(client({ ...PROXIED, cookie: forged }).sessions.list.query()).rejects.toMatchObject({
+      data: { code: "UNAUTHORIZED" },
+    });
   });
 });

@@ -44,9 +44,11 @@ export function createDoors(deps: { db: Db; identify(req: IncomingMessage): Prom
   return {
     decide,
     /** The request's person (or viewer, or nobody) doing `action` to `ref`. */
-    request: async (req: IncomingMessage, action: Action, ref: ResourceRef) => decide(subjectOfIdentity(await deps.identify(req)), action, ref),
+    request: async (req: IncomingMessage, action: Action, ref: ResourceRef) =>
+      decide(subjectOfIdentity(await deps.identify(req)), action, ref),
     /** A person already identified (a socket decided at upgrade) opening one session's door. */
-    person: async (actor: Actor, action: Action, sessionId: string) => (await decide({ kind: "person", actor }, action, { kind: "session", id: sessionId })).ok,
+    person: async (actor: Actor, action: Action, sessionId: string) =>
+      (await decide({ kind: "person", actor }, action, { kind: "session", id: sessionId })).ok,
   };
 }
 

@@ -14,7 +14,12 @@ export type ResourceRef =
   | { kind: "shareLink"; id: string };
 
 const sessionColumns = { id: true, orgId: true, ownerId: true } as const;
-const asSession = (s: { id: string; orgId: string; ownerId: string }): Resource => ({ kind: "session", sessionId: s.id, orgId: s.orgId, creatorId: s.ownerId });
+const asSession = (s: { id: string; orgId: string; ownerId: string }): Resource => ({
+  kind: "session",
+  sessionId: s.id,
+  orgId: s.orgId,
+  creatorId: s.ownerId,
+});
 
 /** Resolves `ref` for `subject`: only a person's requests read the database (a viewer is
  *  judged by its link's session id alone; nobody is refused whatever the resource). */
@@ -22,7 +27,9 @@ export async function loadResource(db: Db, subject: Subject, ref: ResourceRef): 
   if (ref.kind === "none") return ref;
   if (subject.kind !== "person") {
     if (ref.kind === "session") return { kind: "session", sessionId: ref.id, orgId: "", creatorId: "" };
-    return ref.kind === "approval" || ref.kind === "shareLink" ? { kind: "session", sessionId: "", orgId: "", creatorId: "" } : { kind: "org", orgId: "" };
+    return ref.kind === "approval" || ref.kind === "shareLink"
+      ? { kind: "session", sessionId: "", orgId: "", creatorId: "" }
+      : { kind: "org", orgId: "" };
   }
   switch (ref.kind) {
     case "activeOrg":
@@ -34,11 +41,17 @@ export async function loadResource(db: Db, subject: Subject, ref: ResourceRef): 
       return s ? asSession(s) : { kind: "missing", message: `No session ${ref.id}.` };
     }
     case "approval": {
-      const a = await db.approval.findUnique({ where: { id: ref.id }, select: { session: { select: sessionColumns } } });
+      const a = await db.approval.findUnique({
+        where: { id: ref.id },
+        select: { session: { select: sessionColumns } },
+      });
       return a ? asSession(a.session) : { kind: "missing", message: "No such approval." };
     }
     case "shareLink": {
-      const l = await db.shareLink.findUnique({ where: { id: ref.id }, select: { session: { select: sessionColumns } } });
+      const l = await db.shareLink.findUnique({
+        where: { id: ref.id },
+        select: { session: { select: sessionColumns } },
+      });
       return l ? asSession(l.session) : { kind: "missing", message: `No share link ${ref.id}.` };
     }
   }

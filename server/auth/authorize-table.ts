@@ -28,8 +28,18 @@
 import type { AnyRouter } from "@trpc/server";
 import type { Db } from "../db";
 
-export type SubjectName = "owner" | "admin" | "member" | "otherOrg" | "viewer" | "otherViewer" | "revoked" | "anonymous";
-export const SUBJECTS: readonly SubjectName[] = ["owner", "admin", "member", "otherOrg", "viewer", "otherViewer", "revoked", "anonymous"];
+export type SubjectName =
+  "owner" | "admin" | "member" | "otherOrg" | "viewer" | "otherViewer" | "revoked" | "anonymous";
+export const SUBJECTS: readonly SubjectName[] = [
+  "owner",
+  "admin",
+  "member",
+  "otherOrg",
+  "viewer",
+  "otherViewer",
+  "revoked",
+  "anonymous",
+];
 
 export type Outcome = "allow" | "FORBIDDEN" | "UNAUTHORIZED" | "NOT_FOUND";
 export type Cells = Record<Exclude<SubjectName, "otherViewer">, Outcome> & { otherViewer?: Outcome };
@@ -71,33 +81,82 @@ export interface AccessRow {
 /** An input most procedures accept, so the access check (not input parsing) decides. */
 export function defaultInput(fx: AccessFixture): Record<string, unknown> {
   return {
-    sessionId: fx.sessionId, id: fx.sessionId, linkId: fx.linkId, approvalId: fx.approvalId, choice: "reject", path: "a.txt", text: "hi",
-    content: "x", kind: "file", from: "a.txt", to: "b.txt", query: "needle", title: "t", ref: `sp_${"0".repeat(32)}`, offset: 0, length: 10,
-    rules: [], lastSeq: 0, turns: 40, beforeSeq: 1, message: "m", replacement: "r", paths: ["a.txt"], base64: "eA==",
+    sessionId: fx.sessionId,
+    id: fx.sessionId,
+    linkId: fx.linkId,
+    approvalId: fx.approvalId,
+    choice: "reject",
+    path: "a.txt",
+    text: "hi",
+    content: "x",
+    kind: "file",
+    from: "a.txt",
+    to: "b.txt",
+    query: "needle",
+    title: "t",
+    ref: `sp_${"0".repeat(32)}`,
+    offset: 0,
+    length: 10,
+    rules: [],
+    lastSeq: 0,
+    turns: 40,
+    beforeSeq: 1,
+    message: "m",
+    replacement: "r",
+    paths: ["a.txt"],
+    base64: "eA==",
   };
 }
 
 const signedOut = { revoked: "UNAUTHORIZED", anonymous: "UNAUTHORIZED" } as const;
 
 /** Presets: the common shapes. Spread one and override a cell: `{ ...SESSION_READ, viewer: "FORBIDDEN" }`. */
-export const PUBLIC: Cells = { owner: "allow", admin: "allow", member: "allow", otherOrg: "allow", viewer: "allow", otherViewer: "allow", revoked: "allow", anonymous: "allow" };
+export const PUBLIC: Cells = {
+  owner: "allow",
+  admin: "allow",
+  member: "allow",
+  otherOrg: "allow",
+  viewer: "allow",
+  otherViewer: "allow",
+  revoked: "allow",
+  anonymous: "allow",
+};
 /** Any signed-in person, acting on their own account or their active org (no resource id). */
-export const SIGNED_IN: Cells = { owner: "allow", admin: "allow", member: "allow", otherOrg: "allow", viewer: "FORBIDDEN", ...signedOut };
+export const SIGNED_IN: Cells = {
+  owner: "allow",
+  admin: "allow",
+  member: "allow",
+  otherOrg: "allow",
+  viewer: "FORBIDDEN",
+  ...signedOut,
+};
 /** Owners and admins of their active org (otherOrg acts on its own org, so it is allowed). */
 export const ORG_ADMINS: Cells = { ...SIGNED_IN, member: "FORBIDDEN" };
 /** Owners and admins of the org the resource belongs to (an id in the input). */
 export const ADMINS_OF_RESOURCE: Cells = { ...ORG_ADMINS, otherOrg: "FORBIDDEN" };
 /** Reading a session: its creator, the org's admins and owners (read-only), its viewers. */
-export const SESSION_READ: Cells = { owner: "allow", admin: "allow", member: "FORBIDDEN", otherOrg: "NOT_FOUND", viewer: "allow", otherViewer: "FORBIDDEN", ...signedOut };
+export const SESSION_READ: Cells = {
+  owner: "allow",
+  admin: "allow",
+  member: "FORBIDDEN",
+  otherOrg: "NOT_FOUND",
+  viewer: "allow",
+  otherViewer: "FORBIDDEN",
+  ...signedOut,
+};
 /** As SESSION_READ, share-link viewers excluded (what cannot be redacted, link management). */
 export const SESSION_READ_MEMBERS: Cells = { ...SESSION_READ, viewer: "FORBIDDEN" };
 /** Changing a session or acting in it: its creator only. */
 export const SESSION_WRITE: Cells = { ...SESSION_READ_MEMBERS, admin: "FORBIDDEN" };
 
 /** Every procedure of `router` gets a row (a missing or misspelt one is a type error). */
-export function defineAccess<R extends AnyRouter>(_router: R, rows: { [K in keyof R["_def"]["record"] & string]: AccessRow | Cells }): Record<string, AccessRow> {
+export function defineAccess<R extends AnyRouter>(
+  _router: R,
+  rows: { [K in keyof R["_def"]["record"] & string]: AccessRow | Cells },
+): Record<string, AccessRow> {
   const out: Record<string, AccessRow> = {};
-  for (const [name, row] of Object.entries(rows as Record<string, AccessRow | Cells>)) out[name] = "expect" in row ? (row as AccessRow) : { expect: row as Cells };
+  for (const [name, row] of Object.entries(rows as Record<string, AccessRow | Cells>))
+    out[name] = "expect" in row ? (row as AccessRow) : { expect: row as Cells };
   return out;
 }
 

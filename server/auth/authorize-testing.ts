@@ -22,63 +22,135 @@ export interface People {
   fixture: AccessFixture;
 }
 
-const cookiesOf = (res: Response) => res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+const cookiesOf = (res: Response) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
 
 /** Signs in every subject and makes the fixture. The server runs with QUIVER_AUTH=accounts and QUIVER_SIGNUP=open. */
 export async function signInPeople(url: string, db: Db): Promise<People> {
   const post = async (path: string, body: object, cookie = "") => {
-    const res = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json", origin: url, ...(cookie ? { cookie } : {}) }, body: JSON.stringify(body) });
+    const res = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: url, ...(cookie ? { cookie } : {}) },
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res;
   };
   const tag = randomBytes(4).toString("hex");
-  const first = await post("/api/auth/first-owner", { name: "Owner", email: `owner-${tag}@table.test`, password: PASSWORD });
+  const first = await post("/api/auth/first-owner", {
+    name: "Owner",
+    email: `owner-${tag}@table.test`,
+    password: PASSWORD,
+  });
   const owner = cookiesOf(first);
-  const signUp = async (who: string) => cookiesOf(await post("/api/auth/sign-up/email", { name: who, email: `${who}-${tag}@table.test`, password: PASSWORD }));
+  const signUp = async (who: string) =>
+    cookiesOf(
+      await post("/api/auth/sign-up/email", { name: who, email: `${who}-${tag}@table.test`, password: PASSWORD }),
+    );
   const [admin, member, otherOrg] = [await signUp("admin"), await signUp("member"), await signUp("other")];
-  const userOf = async (who: string) => (await db.user.findUniqueOrThrow({ where: { email: `${who}-${tag}@table.test` } })).id;
-  const ids = { owner: await userOf("owner"), admin: await userOf("admin"), member: await userOf("member"), otherOrg: await userOf("other") };
+  const userOf = async (who: string) =>
+    (await db.user.findUniqueOrThrow({ where: { email: `${who}-${tag}@table.test` } })).id;
+  const ids = {
+    owner: await userOf("owner"),
+    admin: await userOf("admin"),
+    member: await userOf("member"),
+    otherOrg: await userOf("other"),
+  };
   const orgId = (await db.membership.findFirstOrThrow({ where: { userId: ids.owner, role: "owner" } })).orgId;
   const otherOrgId = (await db.membership.findFirstOrThrow({ where: { userId: ids.otherOrg } })).orgId;
   // Admin and member join the owner's org and work in it (as an accepted invitation leaves them).
-  for (const [userId, role] of [[ids.admin, "admin"], [ids.member, "member"]] as const) {
+  for (const [userId, role] of [
+    [ids.admin, "admin"],
+    [ids.member, "member"],
+  ] as const) {
     await db.membership.create({ data: { userId, orgId, role } });
     await db.authSession.updateMany({ where: { userId }, data: { activeOrganizationId: orgId } });
   }
   // A device of the member's, signed in and then revoked (its session row gone).
-  const revoked = cookiesOf(await post("/api/auth/sign-in/email", { email: `member-${tag}@table.test`, password: PASSWORD }));
-  const newest = await db.authSession.findFirstOrThrow({ where: { userId: ids.member }, orderBy: { createdAt: "desc" } });
+  const revoked = cookiesOf(
+    await post("/api/auth/sign-in/email", { email: `member-${tag}@table.test`, password: PASSWORD }),
+  );
+  const newest = await db.authSession.findFirstOrThrow({
+    where: { userId: ids.member },
+    orderBy: { createdAt: "desc" },
+  });
   await db.authSession.delete({ where: { id: newest.id } });
 
   const trpcPost = async (path: string, input: unknown) => {
     const res = await post(`/api/trpc/${path}`, input as object, owner);
     return ((await res.json()) as { result: { data: Record<string, unknown> } }).result.data;
   };
-  const newSession = async () => (await trpcPost("sessions.create", { title: `t-${randomBytes(3).toString("hex")}` })).id as string;
-  const newShare = async (sessionId: string) => (await trpcPost("shares.create", { sessionId })) as { id: string; token: string };
+  const newSession = async () =>
+    (await trpcPost("sessions.create", { title: `t-${randomBytes(3).toString("hex")}` })).id as string;
+  const newShare = async (sessionId: string) =>
+    (await trpcPost("shares.create", { sessionId })) as { id: string; token: string };
   const viewerCookie = async (token: string) => cookiesOf(await fetch(`${url}/share/${token}`, { redirect: "manual" }));
   const sessionId = await newSession();
   const otherSessionId = await newSession();
   const link = await newShare(sessionId);
   const otherLink = await newShare(otherSessionId);
   const newApproval = async (sid = sessionId) => {
-    const call = await db.toolCall.create({ data: { sessionId: sid, providerCallId: `c-${randomBytes(4).toString("hex")}`, name: "shell", input: { command: "true" }, status: "awaiting_approval" } });
-    return (await db.approval.create({ data: { sessionId: sid, toolCallId: call.id, fingerprint: "f", exactFingerprint: "f", request: { command: "true" } } })).id;
+    const call = await db.toolCall.create({
+      data: {
+        sessionId: sid,
+        providerCallId: `c-${randomBytes(4).toString("hex")}`,
+        name: "shell",
+        input: { command: "true" },
+        status: "awaiting_approval",
+      },
+    });
+    return (
+      await db.approval.create({
+        data: {
+          sessionId: sid,
+          toolCallId: call.id,
+          fingerprint: "f",
+          exactFingerprint: "f",
+          request: { command: "true" },
+        },
+      })
+    ).id;
   };
   const fixture: AccessFixture = {
-    db, orgId, otherOrgId, users: ids, sessionId, otherSessionId, linkId: link.id, approvalId: await newApproval(),
-    newSession, newShareLink: async (sid = sessionId) => (await newShare(sid)).id, newApproval,
+    db,
+    orgId,
+    otherOrgId,
+    users: ids,
+    sessionId,
+    otherSessionId,
+    linkId: link.id,
+    approvalId: await newApproval(),
+    newSession,
+    newShareLink: async (sid = sessionId) => (await newShare(sid)).id,
+    newApproval,
     unique: () => randomBytes(5).toString("hex"),
   };
   const view = { [SHARE_VIEW_HEADER]: "1" };
   return {
     fixture,
     headers: {
-      owner: { cookie: owner }, admin: { cookie: admin }, member: { cookie: member }, otherOrg: { cookie: otherOrg },
-      viewer: { cookie: await viewerCookie(link.token), ...view }, otherViewer: { cookie: await viewerCookie(otherLink.token), ...view },
-      revoked: { cookie: revoked }, anonymous: {},
+      owner: { cookie: owner },
+      admin: { cookie: admin },
+      member: { cookie: member },
+      otherOrg: { cookie: otherOrg },
+      viewer: { cookie: await viewerCookie(link.token), ...view },
+      otherViewer: { cookie: await viewerCookie(otherLink.token), ...view },
+      revoked: { cookie: revoked },
+      anonymous: {},
     },
-    wsQuery: { owner: "", admin: "", member: "", otherOrg: "", viewer: "?shared=1", otherViewer: "?shared=1", revoked: "", anonymous: "" },
+    wsQuery: {
+      owner: "",
+      admin: "",
+      member: "",
+      otherOrg: "",
+      viewer: "?shared=1",
+      otherViewer: "?shared=1",
+      revoked: "",
+      anonymous: "",
+    },
   };
 }
 
@@ -89,13 +161,27 @@ function errorOf(body: unknown): Answer {
 }
 
 /** One call over HTTP. A subscription is an event stream: its first event says ok or the error. */
-export async function callHttp(url: string, headers: Record<string, string>, kind: Kind, path: string, input: unknown): Promise<Answer> {
+export async function callHttp(
+  url: string,
+  headers: Record<string, string>,
+  kind: Kind,
+  path: string,
+  input: unknown,
+): Promise<Answer> {
   const q = input === undefined ? "" : `input=${encodeURIComponent(JSON.stringify(input))}`;
   const res =
     kind === "mutation"
-      ? await fetch(`${url}/api/trpc/${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json", origin: url }, body: JSON.stringify(input ?? {}) })
-      : await fetch(`${url}/api/trpc/${path}?${q}`, { headers: { ...headers, ...(kind === "subscription" ? { accept: "text/event-stream" } : {}) } });
-  const text = (res.headers.get("content-type") ?? "").includes("text/event-stream") ? await firstEvent(res) : await res.text();
+      ? await fetch(`${url}/api/trpc/${path}`, {
+          method: "POST",
+          headers: { ...headers, "content-type": "application/json", origin: url },
+          body: JSON.stringify(input ?? {}),
+        })
+      : await fetch(`${url}/api/trpc/${path}?${q}`, {
+          headers: { ...headers, ...(kind === "subscription" ? { accept: "text/event-stream" } : {}) },
+        });
+  const text = (res.headers.get("content-type") ?? "").includes("text/event-stream")
+    ? await firstEvent(res)
+    : await res.text();
   try {
     return errorOf(JSON.parse(text));
   } catch {
@@ -115,7 +201,10 @@ async function firstEvent(res: Response): Promise<string> {
   const QUIET = Symbol("quiet");
   try {
     for (;;) {
-      const wait = quietAfter === Infinity ? undefined : new Promise<typeof QUIET>((r) => setTimeout(() => r(QUIET), Math.max(0, quietAfter - Date.now())));
+      const wait =
+        quietAfter === Infinity
+          ? undefined
+          : new Promise<typeof QUIET>((r) => setTimeout(() => r(QUIET), Math.max(0, quietAfter - Date.now())));
       const read = await (wait ? Promise.race([reader.read(), wait]) : reader.read());
       if (read === QUIET) return "{}";
       const { value, done } = read;

@@ -70,8 +70,23 @@ export const CREATOR_ONLY = "Only the person who created this session can do thi
 export const NOT_YOURS = "This session is another member's: only its creator and the org's admins can open it.";
 
 const VIEWER_ACTIONS = new Set<Action>(["public", "session.read"]);
-const SESSION_ACTIONS = new Set<Action>(["session.read", "session.inspect", "session.write", "approval.answer", "share.create", "share.revoke", "terminal.open", "preview.open"]);
-const CREATOR_ACTIONS = new Set<Action>(["session.write", "approval.answer", "share.create", "terminal.open", "preview.open"]);
+const SESSION_ACTIONS = new Set<Action>([
+  "session.read",
+  "session.inspect",
+  "session.write",
+  "approval.answer",
+  "share.create",
+  "share.revoke",
+  "terminal.open",
+  "preview.open",
+]);
+const CREATOR_ACTIONS = new Set<Action>([
+  "session.write",
+  "approval.answer",
+  "share.create",
+  "terminal.open",
+  "preview.open",
+]);
 const ADMIN_ACTIONS = new Set<Action>(["policy.write", "org.admin", "audit.read"]);
 
 const refuse = (code: "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "INTERNAL_SERVER_ERROR", message: string): never => {
@@ -86,7 +101,11 @@ export function refusalCode(why: Extract<Subject, { kind: "nobody" }>["why"]): "
 /** Throws the TRPCError the subject gets, or answers what it may do. */
 export function authorize(subject: Subject, action: Action, resource: Resource): Grant {
   if (action === "public") {
-    return { actor: subject.kind === "person" ? subject.actor : null, viewer: subject.kind === "viewer" ? subject : null, readOnly: false };
+    return {
+      actor: subject.kind === "person" ? subject.actor : null,
+      viewer: subject.kind === "viewer" ? subject : null,
+      readOnly: false,
+    };
   }
   if (subject.kind === "nobody") return refuse(refusalCode(subject.why), subject.message);
   if (SESSION_ACTIONS.has(action) !== (resource.kind === "session" || resource.kind === "missing")) {
@@ -96,7 +115,8 @@ export function authorize(subject: Subject, action: Action, resource: Resource):
   if (subject.kind === "viewer") {
     if (!VIEWER_ACTIONS.has(action)) return refuse("FORBIDDEN", VIEWER_REFUSED);
     // A link is checked live when the viewer is identified; a session gone is an ended link.
-    if (resource.kind !== "session" || resource.sessionId !== subject.sessionId) return refuse("FORBIDDEN", OTHER_SESSION);
+    if (resource.kind !== "session" || resource.sessionId !== subject.sessionId)
+      return refuse("FORBIDDEN", OTHER_SESSION);
     return { actor: null, viewer: { sessionId: subject.sessionId, linkId: subject.linkId }, readOnly: true };
   }
 
@@ -116,7 +136,8 @@ export function authorize(subject: Subject, action: Action, resource: Resource):
     return isAdmin ? grant(true) : refuse("FORBIDDEN", NOT_YOURS);
   }
 
-  if (resource.orgId !== actor.orgId) return refuse("FORBIDDEN", "This belongs to another organization than the one you are working in.");
+  if (resource.orgId !== actor.orgId)
+    return refuse("FORBIDDEN", "This belongs to another organization than the one you are working in.");
   if (ADMIN_ACTIONS.has(action) && !isAdmin) return refuse("FORBIDDEN", ADMINS_ONLY);
   return grant();
 }

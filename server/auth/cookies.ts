@@ -24,12 +24,22 @@ export function readCookie(req: IncomingMessage, name: string): string | undefin
 /** True when the browser reached us over https (directly, or through a proxy that says so). */
 export function viaHttps(req: IncomingMessage): boolean {
   if ((req.socket as { encrypted?: boolean }).encrypted) return true;
-  return String(req.headers["x-forwarded-proto"] ?? "").split(",")[0].trim() === "https";
+  return (
+    String(req.headers["x-forwarded-proto"] ?? "")
+      .split(",")[0]
+      .trim() === "https"
+  );
 }
 
 /** A Set-Cookie value; `maxAgeSeconds` 0 deletes the cookie. */
 export function cookie(req: IncomingMessage, name: string, value: string, maxAgeSeconds: number): string {
-  const attrs = [`${name}=${encodeURIComponent(value)}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`];
+  const attrs = [
+    `${name}=${encodeURIComponent(value)}`,
+    "Path=/",
+    "HttpOnly",
+    "SameSite=Lax",
+    `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`,
+  ];
   if (viaHttps(req)) attrs.push("Secure");
   return attrs.join("; ");
 }

@@ -13,7 +13,9 @@ export function loadSecret(dataDir: string): Buffer {
   if (existsSync(file)) {
     const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64url");
     if (key.length >= 32) return key;
-    throw new Error(`${file} is damaged (expected 32 random bytes, base64url): delete it to sign everyone out and start over`);
+    throw new Error(
+      `${file} is damaged (expected 32 random bytes, base64url): delete it to sign everyone out and start over`,
+    );
   }
   const key = randomBytes(32);
   // "wx": never overwrite a key another process wrote in the meantime.
@@ -37,7 +39,8 @@ export function sameText(a: string, b: string): boolean {
 const mac = (key: Buffer, body: string) => createHmac("sha256", key).update(body, "utf8").digest("base64url");
 
 /** A key of its own for one purpose (preview tickets), so its values never verify as another's. */
-export const deriveKey = (key: Buffer, purpose: string): Buffer => createHmac("sha256", key).update(`quiver:${purpose}`, "utf8").digest();
+export const deriveKey = (key: Buffer, purpose: string): Buffer =>
+  createHmac("sha256", key).update(`quiver:${purpose}`, "utf8").digest();
 
 /** `parts` (no dots in them) joined with their HMAC: `a.b.c.<mac>`. */
 export function sign(key: Buffer, parts: string[]): string {

@@ -40,7 +40,11 @@ export function createAuthRoutes(deps: AuthRoutesDeps) {
     }
     const value = sign(deps.key, ["owner", deps.ownerUserId, String(now())]);
     rotate();
-    res.writeHead(303, { location: "/", "set-cookie": cookie(req, OWNER_COOKIE, value, OWNER_COOKIE_DAYS * 86_400), "cache-control": "no-store" });
+    res.writeHead(303, {
+      location: "/",
+      "set-cookie": cookie(req, OWNER_COOKIE, value, OWNER_COOKIE_DAYS * 86_400),
+      "cache-control": "no-store",
+    });
     res.end();
   }
 
@@ -50,7 +54,12 @@ export function createAuthRoutes(deps: AuthRoutesDeps) {
     const value = sign(deps.key, ["view", link.linkId, link.sessionId]);
     const cap = VIEWER_COOKIE_DAYS * 86_400;
     const maxAge = link.expiresAt ? Math.min(cap, (link.expiresAt.getTime() - now()) / 1000) : cap;
-    res.writeHead(303, { location: shareViewPath(link.sessionId), "set-cookie": cookie(req, VIEWER_COOKIE, value, maxAge), "cache-control": "no-store", "referrer-policy": "no-referrer" });
+    res.writeHead(303, {
+      location: shareViewPath(link.sessionId),
+      "set-cookie": cookie(req, VIEWER_COOKIE, value, maxAge),
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+    });
     res.end();
   }
 
@@ -64,13 +73,19 @@ export function createAuthRoutes(deps: AuthRoutesDeps) {
       // Only the owner's URL: /signin itself is the accounts' sign-in page (app/signin).
       if (url.pathname === "/signin" && url.searchParams.has("token")) return (signIn(req, res, url), true);
       if (url.pathname === "/share/leave") {
-        res.writeHead(303, { location: "/", "set-cookie": cookie(req, VIEWER_COOKIE, "", 0), "cache-control": "no-store" });
+        res.writeHead(303, {
+          location: "/",
+          "set-cookie": cookie(req, VIEWER_COOKIE, "", 0),
+          "cache-control": "no-store",
+        });
         res.end();
         return true;
       }
       const share = /^\/share\/([^/]+)$/.exec(url.pathname);
       if (!share) return false;
-      openLink(req, res, share[1]).catch(() => page(res, 500, "Share link not checked", ["The server could not check this link; try again."]));
+      openLink(req, res, share[1]).catch(() =>
+        page(res, 500, "Share link not checked", ["The server could not check this link; try again."]),
+      );
       return true;
     },
   };

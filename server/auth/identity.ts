@@ -78,20 +78,26 @@ export function createIdentify(deps: IdentityDeps) {
     if (isShareView(req)) {
       if (!view) return { kind: "ended", sessionId: null, reason: "unknown" };
       const link = await deps.shares.checkLink(view.linkId, view.sessionId);
-      return link.ok ? { kind: "viewer", ...view, expiresAt: link.expiresAt } : { kind: "ended", sessionId: view.sessionId, reason: link.reason };
+      return link.ok
+        ? { kind: "viewer", ...view, expiresAt: link.expiresAt }
+        : { kind: "ended", sessionId: view.sessionId, reason: link.reason };
     }
     if (deps.accounts && (await deps.accounts.on())) {
       const person = await deps.accounts.personOf(req);
-      if (person?.actor) return { kind: "owner", actor: person.actor, via: "account", authSessionId: person.authSessionId };
+      if (person?.actor)
+        return { kind: "owner", actor: person.actor, via: "account", authSessionId: person.authSessionId };
       if (person) return { kind: "outsider", userId: person.userId, authSessionId: person.authSessionId };
-      return view ? { kind: "anonymous", shareView: view.sessionId, accounts: true } : { kind: "anonymous", accounts: true };
+      return view
+        ? { kind: "anonymous", shareView: view.sessionId, accounts: true }
+        : { kind: "anonymous", accounts: true };
     }
     if (isDirectLoopback(req)) return { kind: "owner", actor: deps.owner, via: "loopback" };
     const ownerValue = readCookie(req, OWNER_COOKIE);
     const owner = ownerValue ? verify(deps.key, ownerValue, 3) : null;
     if (owner && owner[0] === "owner" && owner[1] === deps.owner.userId) {
       const issued = Number(owner[2]);
-      if (Number.isFinite(issued) && now() - issued < OWNER_COOKIE_DAYS * 86_400_000) return { kind: "owner", actor: deps.owner, via: "cookie" };
+      if (Number.isFinite(issued) && now() - issued < OWNER_COOKIE_DAYS * 86_400_000)
+        return { kind: "owner", actor: deps.owner, via: "cookie" };
     }
     return view ? { kind: "anonymous", shareView: view.sessionId } : { kind: "anonymous" };
   };

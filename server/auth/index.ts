@@ -105,7 +105,10 @@ export function createAuth(deps: AuthDeps) {
         if (!(await accountsOn())) return routes.start();
         accountsSeen = true;
         const setup = await deps.accounts!.setupPath();
-        if (setup) log(`accounts are required and none exists yet: create the first owner (works once): http://${publicHost(env)}:${port}${setup}`);
+        if (setup)
+          log(
+            `accounts are required and none exists yet: create the first owner (works once): http://${publicHost(env)}:${port}${setup}`,
+          );
       })().catch((err) => log(`could not tell how to sign in: ${(err as Error).message}`));
     },
     /**
@@ -117,7 +120,8 @@ export function createAuth(deps: AuthDeps) {
       const path = (req.url ?? "/").split("?")[0];
       // Next's own fetches of a route's payload are not page loads: never redirected.
       const pageLoad = req.headers.rsc === undefined;
-      const toView = (sessionId: string) => void res.writeHead(303, { location: shareViewPath(sessionId), "cache-control": "no-store" }).end();
+      const toView = (sessionId: string) =>
+        void res.writeHead(303, { location: shareViewPath(sessionId), "cache-control": "no-store" }).end();
       identify(req).then(
         async (id) => {
           if (id.kind === "anonymous" && id.shareView) {
@@ -126,7 +130,12 @@ export function createAuth(deps: AuthDeps) {
           if (id.kind === "anonymous" && (await accountsOn())) {
             accountsSeen = true;
             // The sign-in pages (and their scripts) are for strangers; any other page sends them there.
-            if (PUBLIC_PAGES.some((p) => path === p || path.startsWith(`${p}/`)) || path.startsWith("/_next/") || PUBLIC_FILES.has(path)) return serve();
+            if (
+              PUBLIC_PAGES.some((p) => path === p || path.startsWith(`${p}/`)) ||
+              path.startsWith("/_next/") ||
+              PUBLIC_FILES.has(path)
+            )
+              return serve();
             const back = path === "/" ? "" : `?next=${encodeURIComponent(req.url ?? "/")}`;
             return void res.writeHead(303, { location: `/signin${back}`, "cache-control": "no-store" }).end();
           }
@@ -142,7 +151,8 @@ export function createAuth(deps: AuthDeps) {
     },
     /** Browser sockets need the owner or a live viewer; ended links and strangers are refused. */
     guardUpgrade(req: IncomingMessage, socket: Duplex, accept: () => void): void {
-      const refuse = (status: string, why: string) => socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${why}\n`);
+      const refuse = (status: string, why: string) =>
+        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${why}\n`);
       identify(req).then(
         (id) => {
           if (id.kind === "anonymous") return void (showSignIn(), refuse("401 Unauthorized", "not signed in"));
@@ -150,7 +160,12 @@ export function createAuth(deps: AuthDeps) {
           if (id.kind === "outsider") return void refuse("403 Forbidden", "a member of no org");
           // A person's socket ends when their device is signed out or their membership changes.
           if (id.kind === "owner" && id.authSessionId) {
-            deps.accounts?.sockets.register(socket, { authSessionId: id.authSessionId, userId: id.actor.userId, orgId: id.actor.orgId, role: id.actor.role });
+            deps.accounts?.sockets.register(socket, {
+              authSessionId: id.authSessionId,
+              userId: id.actor.userId,
+              orgId: id.actor.orgId,
+              role: id.actor.role,
+            });
           }
           accept();
         },

@@ -3,7 +3,13 @@ import type { ServerResponse } from "node:http";
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function page(res: ServerResponse, status: number, title: string, lines: string[], headers: Record<string, string | string[]> = {}): void {
+export function page(
+  res: ServerResponse,
+  status: number,
+  title: string,
+  lines: string[],
+  headers: Record<string, string | string[]> = {},
+): void {
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${escape(title)} · Quiver</title><style>body{font:15px/1.5 system-ui,sans-serif;max-width:38rem;margin:12vh auto;padding:0 1rem;color:#222}code{background:#eee;padding:0 .25em}</style></head>
 <body><h1>${escape(title)}</h1>${lines.map((l) => `<p>${l}</p>`).join("")}</body></html>`;
@@ -32,9 +38,19 @@ export const LINK_MESSAGES = {
   revoked: "This share link was revoked by the session's owner.",
 } as const;
 
-export function linkEnded(res: ServerResponse, reason: keyof typeof LINK_MESSAGES, headers: Record<string, string | string[]> = {}): void {
-  page(res, reason === "unknown" ? 404 : 410, reason === "unknown" ? "Unknown share link" : "Share link ended", [
-    escape(LINK_MESSAGES[reason]),
-    'This browser is no longer viewing a shared session. <a href="/share/leave">Forget the link</a>.',
-  ], headers);
+export function linkEnded(
+  res: ServerResponse,
+  reason: keyof typeof LINK_MESSAGES,
+  headers: Record<string, string | string[]> = {},
+): void {
+  page(
+    res,
+    reason === "unknown" ? 404 : 410,
+    reason === "unknown" ? "Unknown share link" : "Share link ended",
+    [
+      escape(LINK_MESSAGES[reason]),
+      'This browser is no longer viewing a shared session. <a href="/share/leave">Forget the link</a>.',
+    ],
+    headers,
+  );
 }

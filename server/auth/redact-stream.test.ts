@@ -12,15 +12,32 @@ type Kind = "text.delta" | "reasoning.delta" | "tool.progress";
 
 function piecesAs(kind: Kind, pieces: string[], first = 1): SessionEvent[] {
   const base = { sessionId: "s", at: "" };
-  const body = (text: string) => (kind === "tool.progress" ? { type: kind, callId: "c1", chunk: text } : { type: kind, turnId: "t1", text });
-  const end = kind === "tool.progress"
-    ? { type: "tool.finished", callId: "c1", status: "succeeded", output: "", isError: false, truncated: false, durationMs: 1 }
-    : { type: "turn.finished", turnId: "t1", status: "completed" };
-  return [...pieces.map((p, i) => ({ ...base, seq: first + i, ...body(p) })), { ...base, seq: first + pieces.length, ...end }] as SessionEvent[];
+  const body = (text: string) =>
+    kind === "tool.progress" ? { type: kind, callId: "c1", chunk: text } : { type: kind, turnId: "t1", text };
+  const end =
+    kind === "tool.progress"
+      ? {
+          type: "tool.finished",
+          callId: "c1",
+          status: "succeeded",
+          output: "",
+          isError: false,
+          truncated: false,
+          durationMs: 1,
+        }
+      : { type: "turn.finished", turnId: "t1", status: "completed" };
+  return [
+    ...pieces.map((p, i) => ({ ...base, seq: first + i, ...body(p) })),
+    { ...base, seq: first + pieces.length, ...end },
+  ] as SessionEvent[];
 }
 
 const joined = (events: SessionEvent[]) =>
-  events.map((e) => (e.type === "tool.progress" ? e.chunk : e.type === "text.delta" || e.type === "reasoning.delta" ? e.text : "")).join("");
+  events
+    .map((e) =>
+      e.type === "tool.progress" ? e.chunk : e.type === "text.delta" || e.type === "reasoning.delta" ? e.text : "",
+    )
+    .join("");
 
 describe("a secret split across pieces", () => {
   for (const kind of ["text.delta", "reasoning.delta", "tool.progress"] as const) {
@@ -53,7 +70,8 @@ describe("a secret split across pieces", () => {
 
   it("lets the viewer read live: a piece goes out as soon as its text is decided", () => {
     const r = new ViewerRedaction();
-    const ev = (seq: number, text: string) => ({ type: "text.delta", turnId: "t", text, seq, sessionId: "s", at: "" }) as SessionEvent;
+    const ev = (seq: number, text: string) =>
+      ({ type: "text.delta", turnId: "t", text, seq, sessionId: "s", at: "" }) as SessionEvent;
     expect(r.push(ev(1, "Hello there, ")).map((e) => (e as { text: string }).text)).toEqual(["Hello there, "]);
     expect(r.push(ev(2, "my key is sk-ant-api03-abc"))).toEqual([]);
     const texts = (evs: SessionEvent[]) => evs.map((e) => [e.seq, (e as { text: string }).text]);
@@ -77,8 +95,27 @@ describe("a secret split across pieces", () => {
   it("ends a held stream when many events wait behind it", () => {
     const r = new ViewerRedaction();
     const out: SessionEvent[] = [];
-    out.push(...r.push({ type: "tool.progress", callId: "a", chunk: "held-word", seq: 1, sessionId: "s", at: "" } as SessionEvent));
-    for (let i = 0; i < 5_000; i++) out.push(...r.push({ type: "tool.progress", callId: "b", chunk: "line\n", seq: i + 2, sessionId: "s", at: "" } as SessionEvent));
+    out.push(
+      ...r.push({
+        type: "tool.progress",
+        callId: "a",
+        chunk: "held-word",
+        seq: 1,
+        sessionId: "s",
+        at: "",
+      } as SessionEvent),
+    );
+    for (let i = 0; i < 5_000; i++)
+      out.push(
+        ...r.push({
+          type: "tool.progress",
+          callId: "b",
+          chunk: "line\n",
+          seq: i + 2,
+          sessionId: "s",
+          at: "",
+        } as SessionEvent),
+      );
     expect(out.length).toBeGreaterThan(4_000);
     expect(out[0]).toMatchObject({ seq: 1, chunk: "held-word" });
   });

@@ -188,7 +188,7 @@ class Stream {
     let i = 0;
     const put = (from: number, to: number) => {
       // Characters [from, to) of `text`, to the pieces they came from.
-      for (let at = this.base + from, stop = this.base + to; at < stop; ) {
+      for (let at = this.base + from, stop = this.base + to; at < stop;) {
         while (this.slots[i].end <= at) i++;
         const take = Math.min(this.slots[i].end, stop) - at;
         this.slots[i].out += text.slice(at - this.base, at - this.base + take);
@@ -280,7 +280,10 @@ export function redactEventList(events: SessionEvent[]): SessionEvent[] {
  * A viewer's subscription: `source` redacted joined. Events with seq ≤ `skipThrough` are read
  * for their text but not handed out (a resume starts reading earlier, where no stream was open).
  */
-export function redactedEvents(source: AsyncIterator<SessionEvent>, skipThrough = 0): AsyncIterableIterator<SessionEvent> {
+export function redactedEvents(
+  source: AsyncIterator<SessionEvent>,
+  skipThrough = 0,
+): AsyncIterableIterator<SessionEvent> {
   const redaction = new ViewerRedaction();
   let ready: SessionEvent[] = [];
   let at = 0;

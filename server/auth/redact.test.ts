@@ -14,9 +14,12 @@ import { contextFor } from "../api/context";
 describe("redactText", () => {
   it.each([
     ["OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123", `OPENAI_API_KEY=${REDACTED}`],
-    ["export DB_PASSWORD=\"hunter2 with spaces\"", `export DB_PASSWORD=${REDACTED}`],
+    ['export DB_PASSWORD="hunter2 with spaces"', `export DB_PASSWORD=${REDACTED}`],
     // An edit's diff on its tool card: the same lines behind a diff's +/- marker.
-    ["@@ -1,2 +1,2 @@\n-API_TOKEN=old-value-1\n+API_TOKEN=new-value-2\n HOST=db", `@@ -1,2 +1,2 @@\n-API_TOKEN=${REDACTED}\n+API_TOKEN=${REDACTED}\n HOST=db`],
+    [
+      "@@ -1,2 +1,2 @@\n-API_TOKEN=old-value-1\n+API_TOKEN=new-value-2\n HOST=db",
+      `@@ -1,2 +1,2 @@\n-API_TOKEN=${REDACTED}\n+API_TOKEN=${REDACTED}\n HOST=db`,
+    ],
     ["key sk-ant-api03-abcdefghijklmnopqrstuvwxyz in text", `key ${REDACTED} in text`],
     ["aws AKIAIOSFODNN7EXAMPLE here", `aws ${REDACTED} here`],
     ["token ghp_0123456789abcdefghijABCDEFGHIJ012345 ok", `token ${REDACTED} ok`],
@@ -24,8 +27,14 @@ describe("redactText", () => {
     ["Authorization: Bearer abcdefghijklmnop.qrstuvwx", `Authorization: Bearer ${REDACTED}`],
     ['{"password": "correct horse", "user": "ann"}', `{"password": "${REDACTED}", "user": "ann"}`],
     ["const apiKey = 'abcd1234';", `const apiKey = '${REDACTED}';`],
-    ["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", `-----BEGIN PRIVATE KEY-----${REDACTED}-----END PRIVATE KEY-----`],
-    ["jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", `jwt ${REDACTED}`],
+    [
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+      `-----BEGIN PRIVATE KEY-----${REDACTED}-----END PRIVATE KEY-----`,
+    ],
+    [
+      "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+      `jwt ${REDACTED}`,
+    ],
   ])("takes the secret out of %j", (input, expected) => {
     expect(redactText(input)).toBe(expected);
   });
@@ -60,7 +69,12 @@ describe.each(testDatabases())("what a viewer reads on %s", (provider) => {
     sessionId = seeded.sessionId;
     owner = seeded;
     hub = createEventHub(t.current.db, { url: t.current.url });
-    services = { db: t.current.db, dbProvider: provider, sessions: createSessionService(t.current.db), hub } as unknown as Services;
+    services = {
+      db: t.current.db,
+      dbProvider: provider,
+      sessions: createSessionService(t.current.db),
+      hub,
+    } as unknown as Services;
   });
   afterAll(() => hub?.dispose());
 
@@ -76,20 +90,57 @@ describe.each(testDatabases())("what a viewer reads on %s", (provider) => {
   };
 
   it("streams events with secrets redacted to a viewer and untouched to the owner", async () => {
-    await hub.publish(sessionId, { type: "text.delta", turnId: "t1", text: "Set OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123 in .env" });
-    await hub.publish(sessionId, { type: "notice", level: "info", code: "x", text: "connect to postgres://app:pa55word@db/app" });
+    await hub.publish(sessionId, {
+      type: "text.delta",
+      turnId: "t1",
+      text: "Set OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123 in .env",
+    });
+    await hub.publish(sessionId, {
+      type: "notice",
+      level: "info",
+      code: "x",
+      text: "connect to postgres://app:pa55word@db/app",
+    });
     // The text's last word is held until its stream ends (auth/redact-stream.ts): here, the turn.
     await hub.publish(sessionId, { type: "turn.finished", turnId: "t1", status: "completed" });
-    const viewer = await firstEvents(contextFor(services, { kind: "viewer", sessionId, linkId: "sl0", expiresAt: null }), 3);
-    expect(viewer.map((e) => e.text)).toEqual([`Set OPENAI_API_KEY=${REDACTED} in .env`, `connect to postgres://app:${REDACTED}@db/app`, undefined]);
-    const own = await firstEvents(contextFor(services, { kind: "owner", via: "loopback", actor: { userId: owner.userId, orgId: owner.orgId, role: "owner" } }), 2);
+    const viewer = await firstEvents(
+      contextFor(services, { kind: "viewer", sessionId, linkId: "sl0", expiresAt: null }),
+      3,
+    );
+    expect(viewer.map((e) => e.text)).toEqual([
+      `Set OPENAI_API_KEY=${REDACTED} in .env`,
+      `connect to postgres://app:${REDACTED}@db/app`,
+      undefined,
+    ]);
+    const own = await firstEvents(
+      contextFor(services, {
+        kind: "owner",
+        via: "loopback",
+        actor: { userId: owner.userId, orgId: owner.orgId, role: "owner" },
+      }),
+      2,
+    );
     expect(own[0].text).toContain("sk-proj-abcdefghijklmnopqrstuvwxyz0123");
   });
 
   it("redacts an edit's diff on its tool.finished event for a viewer", async () => {
     const diff = "--- a/.env\n+++ b/.env\n@@ -1,2 +1,2 @@\n-API_TOKEN=old-value-1\n+API_TOKEN=new-value-2\n HOST=db\n";
-    await hub.publish(sessionId, { type: "tool.finished", callId: "c1", status: "succeeded", output: "Edited .env", isError: false, truncated: false, durationMs: 1, diff });
-    const viewer = (await firstEvents(contextFor(services, { kind: "viewer", sessionId, linkId: "sl0", expiresAt: null }), 4)) as { diff?: string }[];
-    expect(viewer[3].diff).toBe(`--- a/.env\n+++ b/.env\n@@ -1,2 +1,2 @@\n-API_TOKEN=${REDACTED}\n+API_TOKEN=${REDACTED}\n HOST=db\n`);
+    await hub.publish(sessionId, {
+      type: "tool.finished",
+      callId: "c1",
+      status: "succeeded",
+      output: "Edited .env",
+      isError: false,
+      truncated: false,
+      durationMs: 1,
+      diff,
+    });
+    const viewer = (await firstEvents(
+      contextFor(services, { kind: "viewer", sessionId, linkId: "sl0", expiresAt: null }),
+      4,
+    )) as { diff?: string }[];
+    expect(viewer[3].diff).toBe(
+      `--- a/.env\n+++ b/.env\n@@ -1,2 +1,2 @@\n-API_TOKEN=${REDACTED}\n+API_TOKEN=${REDACTED}\n HOST=db\n`,
+    );
   });
 });

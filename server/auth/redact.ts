@@ -10,7 +10,8 @@ import RE2 from "re2";
 
 export const REDACTED = "[redacted]";
 
-export const SECRET_NAME = "(?:secret|token|password|passwd|pwd|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)";
+export const SECRET_NAME =
+  "(?:secret|token|password|passwd|pwd|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)";
 export const PEM_MARKER = `-----BEGIN PRIVATE KEY-----${REDACTED}-----END PRIVATE KEY-----`;
 
 /** How far a secret of a rule's kind may still run once found at the end of a text: to the next
@@ -29,15 +30,36 @@ interface Rule {
   fallback?: boolean;
 }
 
-const rule = (hint: RegExp, source: string, flags: string, kind: SecretKind, replace: Rule["replace"] = () => REDACTED): Rule => ({ hint, pattern: new RE2(source, `g${flags}u`), kind, replace });
+const rule = (
+  hint: RegExp,
+  source: string,
+  flags: string,
+  kind: SecretKind,
+  replace: Rule["replace"] = () => REDACTED,
+): Rule => ({ hint, pattern: new RE2(source, `g${flags}u`), kind, replace });
 /** Case-insensitive, as the two rules it stands for. */
 export const SECRET_NAME_HINT = new RegExp(SECRET_NAME, "i");
 const PEM_HINT = /-----BEGIN /;
 
 const RULES: Rule[] = [
-  rule(PEM_HINT, "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----", "", "pem", () => PEM_MARKER),
+  rule(
+    PEM_HINT,
+    "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+    "",
+    "pem",
+    () => PEM_MARKER,
+  ),
   // A key cut off before its END line (a truncated output, a stream that ended): its body.
-  { ...rule(PEM_HINT, "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[A-Za-z0-9+/=\\s:,-]*", "", "pem", () => `-----BEGIN PRIVATE KEY-----${REDACTED}`), fallback: true },
+  {
+    ...rule(
+      PEM_HINT,
+      "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[A-Za-z0-9+/=\\s:,-]*",
+      "",
+      "pem",
+      () => `-----BEGIN PRIVATE KEY-----${REDACTED}`,
+    ),
+    fallback: true,
+  },
   rule(/AKIA|ASIA/, "\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b", "", "word"),
   rule(/gh[pousr]_/, "\\bgh[pousr]_[A-Za-z0-9]{36,255}\\b", "", "word"),
   rule(/github_pat_/, "\\bgithub_pat_[A-Za-z0-9_]{22,255}\\b", "", "word"),
@@ -50,10 +72,22 @@ const RULES: Rule[] = [
   // scheme://user:password@host
   rule(/:\/\//, "\\b([a-z][a-z0-9+.-]*://[^\\s:@/]+):([^\\s@/]+)@", "i", "word", (m) => `${m[1]}:${REDACTED}@`),
   // .env lines: API_TOKEN=…, export DB_PASSWORD="…", also as a line of a unified diff (+API_TOKEN=…)
-  rule(SECRET_NAME_HINT, `^([+-]?\\s*(?:export\\s+)?[A-Za-z0-9_]*${SECRET_NAME}[A-Za-z0-9_]*\\s*=\\s*).+$`, "im", "line", (m) => `${m[1]}${REDACTED}`),
+  rule(
+    SECRET_NAME_HINT,
+    `^([+-]?\\s*(?:export\\s+)?[A-Za-z0-9_]*${SECRET_NAME}[A-Za-z0-9_]*\\s*=\\s*).+$`,
+    "im",
+    "line",
+    (m) => `${m[1]}${REDACTED}`,
+  ),
   // "password": "…", apiKey = '…', client_secret: "…" (a quoted literal, not an expression)
   ...['"', "'"].map((q) =>
-    rule(SECRET_NAME_HINT, `(["']?[A-Za-z0-9_-]*${SECRET_NAME}[A-Za-z0-9_-]*["']?\\s*[:=]\\s*)${q}[^"'\\n]{4,}${q}`, "i", "line", (m) => `${m[1]}${q}${REDACTED}${q}`),
+    rule(
+      SECRET_NAME_HINT,
+      `(["']?[A-Za-z0-9_-]*${SECRET_NAME}[A-Za-z0-9_-]*["']?\\s*[:=]\\s*)${q}[^"'\\n]{4,}${q}`,
+      "i",
+      "line",
+      (m) => `${m[1]}${q}${REDACTED}${q}`,
+    ),
   ),
 ];
 
@@ -94,7 +128,13 @@ export function findSecrets(text: string): Secret[] {
   for (const s of found.slice(1)) {
     const last = out[out.length - 1];
     if (s.start >= last.end) out.push(s);
-    else if (s.end > last.end) out[out.length - 1] = { start: last.start, end: s.end, replacement: REDACTED, kind: last.kind === "word" ? s.kind : last.kind };
+    else if (s.end > last.end)
+      out[out.length - 1] = {
+        start: last.start,
+        end: s.end,
+        replacement: REDACTED,
+        kind: last.kind === "word" ? s.kind : last.kind,
+      };
   }
   return out;
 }

@@ -11,12 +11,32 @@ export interface SecretCase {
 const pemBody = "MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu";
 
 export const SECRET_CASES: SecretCase[] = [
-  { kind: "pem", text: `key:\n-----BEGIN RSA PRIVATE KEY-----\n${pemBody}\n-----END RSA PRIVATE KEY-----\ndone`, secret: pemBody },
+  {
+    kind: "pem",
+    text: `key:\n-----BEGIN RSA PRIVATE KEY-----\n${pemBody}\n-----END RSA PRIVATE KEY-----\ndone`,
+    secret: pemBody,
+  },
   { kind: "aws", text: "aws id AKIAIOSFODNN7EXAMPLE here", secret: "AKIAIOSFODNN7EXAMPLE" },
-  { kind: "github", text: "token ghp_0123456789abcdefghijABCDEFGHIJ012345 ok", secret: "ghp_0123456789abcdefghijABCDEFGHIJ012345" },
-  { kind: "github-pat", text: "pat github_pat_11ABCDEFG0123456789_abcdefghij ok", secret: "github_pat_11ABCDEFG0123456789_abcdefghij" },
-  { kind: "anthropic", text: "use sk-ant-api03-abcdefghijklmnopqrstuvwxyz now", secret: "sk-ant-api03-abcdefghijklmnopqrstuvwxyz" },
-  { kind: "openai", text: "openai sk-proj-abcdefghijklmnopqrstuvwxyz0123 set", secret: "sk-proj-abcdefghijklmnopqrstuvwxyz0123" },
+  {
+    kind: "github",
+    text: "token ghp_0123456789abcdefghijABCDEFGHIJ012345 ok",
+    secret: "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+  },
+  {
+    kind: "github-pat",
+    text: "pat github_pat_11ABCDEFG0123456789_abcdefghij ok",
+    secret: "github_pat_11ABCDEFG0123456789_abcdefghij",
+  },
+  {
+    kind: "anthropic",
+    text: "use sk-ant-api03-abcdefghijklmnopqrstuvwxyz now",
+    secret: "sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+  },
+  {
+    kind: "openai",
+    text: "openai sk-proj-abcdefghijklmnopqrstuvwxyz0123 set",
+    secret: "sk-proj-abcdefghijklmnopqrstuvwxyz0123",
+  },
   { kind: "bearer", text: "Authorization: Bearer abcdefghijklmnop.qrstuvwx sent", secret: "abcdefghijklmnop.qrstuvwx" },
   { kind: "url-password", text: "db postgres://quiver:s3cr3tpass@db.internal:5432/app up", secret: "s3cr3tpass" },
   { kind: "env", text: "export DB_PASSWORD=hunter2-horse-battery\nnext line", secret: "hunter2-horse-battery" },

@@ -30,18 +30,31 @@ function turns(): { bodies: SessionEventBody[]; raw: Record<Kind, string> } {
   for (const kind of KINDS) {
     const turnId = `turn-${kind}`;
     bodies.push({ type: "turn.started", turnId });
-    if (kind === "tool.progress") bodies.push({ type: "tool.started", turnId, callId: "call-1", name: "shell", input: {}, summary: "run" });
+    if (kind === "tool.progress")
+      bodies.push({ type: "tool.started", turnId, callId: "call-1", name: "shell", input: {}, summary: "run" });
     let text = "";
     let n = 0;
     for (const c of SECRET_CASES) {
       for (const pieces of [...splits(c.text, 2), ...splits(c.text, 3, 6)]) {
         pieces[pieces.length - 1] += ` #${n++}\n`;
-        for (const p of pieces) bodies.push(kind === "tool.progress" ? { type: kind, callId: "call-1", chunk: p } : { type: kind, turnId, text: p });
+        for (const p of pieces)
+          bodies.push(
+            kind === "tool.progress" ? { type: kind, callId: "call-1", chunk: p } : { type: kind, turnId, text: p },
+          );
         text += pieces.join("");
       }
     }
     raw[kind] = text;
-    if (kind === "tool.progress") bodies.push({ type: "tool.finished", callId: "call-1", status: "succeeded", output: "done", isError: false, truncated: false, durationMs: 1 });
+    if (kind === "tool.progress")
+      bodies.push({
+        type: "tool.finished",
+        callId: "call-1",
+        status: "succeeded",
+        output: "done",
+        isError: false,
+        truncated: false,
+        durationMs: 1,
+      });
     bodies.push({ type: "turn.finished", turnId, status: "completed" });
   }
   return { bodies, raw };
@@ -73,7 +86,10 @@ describe("secrets split across streamed pieces, to a share link's WebSocket", ()
         super(url, protocols, { headers });
       }
     }
-    const client = createWSClient({ url: `${quiver.url.replace("http", "ws")}/api/trpc${viewer ? "?shared=1" : ""}`, WebSocket: Ws as never });
+    const client = createWSClient({
+      url: `${quiver.url.replace("http", "ws")}/api/trpc${viewer ? "?shared=1" : ""}`,
+      WebSocket: Ws as never,
+    });
     const trpc = createTRPCClient<AppRouter>({ links: [wsLink({ client })] });
     const events: SessionEvent[] = [];
     return new Promise<SessionEvent[]>((resolve, reject) => {
@@ -105,7 +121,9 @@ describe("secrets split across streamed pieces, to a share link's WebSocket", ()
     const http = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
     sessionId = (await http.sessions.create.mutate({ title: "split secrets" })).id;
     const { token } = await http.shares.create.mutate({ sessionId });
-    cookie = (await fetch(`${quiver.url}/share/${token}`, { redirect: "manual" })).headers.get("set-cookie")!.split(";")[0];
+    cookie = (await fetch(`${quiver.url}/share/${token}`, { redirect: "manual" })).headers
+      .get("set-cookie")!
+      .split(";")[0];
     // The live viewer is subscribed before anything is published.
     live = collect(true, { lastSeq: 0 });
     await new Promise((r) => setTimeout(r, 300));
@@ -145,7 +163,12 @@ describe("secrets split across streamed pieces, to a share link's WebSocket", ()
   it("resumes from inside a split key without showing the rest of it", async () => {
     // The first piece of a 2-piece split of the PEM case that ends inside the key's body.
     const all = await owner;
-    const inside = all.find((e) => e.type === "text.delta" && e.text.includes("-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34Gkx") && !e.text.includes("END"))!;
+    const inside = all.find(
+      (e) =>
+        e.type === "text.delta" &&
+        e.text.includes("-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34Gkx") &&
+        !e.text.includes("END"),
+    )!;
     expect(inside).toBeDefined();
     const resumed = await collect(true, { lastSeq: inside.seq });
     expect(resumed[0].seq).toBeGreaterThan(inside.seq);

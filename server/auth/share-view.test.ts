@@ -32,8 +32,10 @@ describe("a viewer cookie applies to the share view only", () => {
   let pageAuth: Auth;
   let pagesUrl: string;
 
-  const client = (headers: Record<string, string>) => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers })] });
-  const get = (base: string, path: string, headers: Record<string, string> = {}) => fetch(`${base}${path}`, { headers, redirect: "manual" });
+  const client = (headers: Record<string, string>) =>
+    createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers })] });
+  const get = (base: string, path: string, headers: Record<string, string> = {}) =>
+    fetch(`${base}${path}`, { headers, redirect: "manual" });
   const upgrade = (path: string, headers: Record<string, string>) =>
     new Promise<number>((resolve, reject) => {
       const ws = new WebSocket(`${quiver.url.replace("http", "ws")}${path}`, { headers });
@@ -56,7 +58,12 @@ describe("a viewer cookie applies to the share view only", () => {
     const url = new URL(line.split(" ").pop()!);
     signedIn = (await get(quiver.url, url.pathname + url.search, PROXIED)).headers.get("set-cookie")!.split(";")[0];
     // The page guard, on a socket of its own (same data folder: same cookie key).
-    pageAuth = createAuth({ env, owner: await ensureLocalActor(quiver.services.db), shares: quiver.services.shares, log: () => {} });
+    pageAuth = createAuth({
+      env,
+      owner: await ensureLocalActor(quiver.services.db),
+      shares: quiver.services.shares,
+      log: () => {},
+    });
     pages = createServer((req, res) => pageAuth.guardPage(req, res, () => res.end("page")));
     await new Promise<void>((r) => pages.listen(0, "127.0.0.1", r));
     pagesUrl = `http://127.0.0.1:${(pages.address() as { port: number }).port}`;
@@ -69,29 +76,40 @@ describe("a viewer cookie applies to the share view only", () => {
   });
 
   it("keeps the owner the owner in unmarked requests, a viewer in marked ones", async () => {
-    const owners: Array<[Record<string, string>, string]> = [[{}, view], [PROXIED, `${signedIn}; ${view}`]];
+    const owners: Array<[Record<string, string>, string]> = [
+      [{}, view],
+      [PROXIED, `${signedIn}; ${view}`],
+    ];
     for (const [ownerHeaders, cookie] of owners) {
       const unmarked = client({ ...ownerHeaders, cookie });
       expect(await unmarked.auth.whoami.query()).toEqual({ kind: "member", userId: expect.any(String) });
       expect((await unmarked.sessions.list.query()).map((s) => s.id)).toContain(sessionId);
       const marked = client({ ...ownerHeaders, cookie, ...VIEW });
       expect(await marked.auth.whoami.query()).toEqual({ kind: "viewer", sessionId });
-      await expect(marked.turns.send.mutate({ sessionId, text: "hi" })).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
+      await expect(marked.turns.send.mutate({ sessionId, text: "hi" })).rejects.toMatchObject({
+        data: { code: "FORBIDDEN" },
+      });
       expect(await upgrade("/api/trpc", { ...ownerHeaders, cookie })).toBe(101);
       expect(await upgrade("/api/trpc?shared=1", { ...ownerHeaders, cookie })).toBe(101);
       // The owner's terminal and preview work beside an opened link; the view's are refused.
       expect(await upgrade(`/terminal?session=${sessionId}&term=o1`, { ...ownerHeaders, cookie })).toBe(101);
       expect(await upgrade(`/terminal?session=${sessionId}&term=o1&shared=1`, { ...ownerHeaders, cookie })).toBe(403);
       // No runner here: past the access check, the owner hears that the runner is away.
-      expect((await get(quiver.url, `/api/preview/ports?session=${sessionId}`, { ...ownerHeaders, cookie })).status).toBe(502);
-      expect((await get(quiver.url, `/api/preview/ports?session=${sessionId}`, { ...ownerHeaders, cookie, ...VIEW })).status).toBe(403);
+      expect(
+        (await get(quiver.url, `/api/preview/ports?session=${sessionId}`, { ...ownerHeaders, cookie })).status,
+      ).toBe(502);
+      expect(
+        (await get(quiver.url, `/api/preview/ports?session=${sessionId}`, { ...ownerHeaders, cookie, ...VIEW })).status,
+      ).toBe(403);
     }
   });
 
   it("gives a stranger with the cookie nothing unless marked, and a marked request without it nothing", async () => {
     const stranger = client({ ...PROXIED, cookie: view });
     expect(await stranger.auth.whoami.query()).toMatchObject({ kind: "refused", code: "UNAUTHORIZED" });
-    await expect(stranger.sessions.get.query({ id: sessionId })).rejects.toMatchObject({ data: { code: "UNAUTHORIZED" } });
+    await expect(stranger.sessions.get.query({ id: sessionId })).rejects.toMatchObject({
+      data: { code: "UNAUTHORIZED" },
+    });
     expect(await upgrade("/api/trpc", { ...PROXIED, cookie: view })).toBe(401);
     const viewer = client({ ...PROXIED, cookie: view, ...VIEW });
     expect((await viewer.sessions.get.query({ id: sessionId })).title).toBe("mine");
@@ -99,7 +117,10 @@ describe("a viewer cookie applies to the share view only", () => {
     // Marked without a link (or with a forged one) is refused, even from loopback: never the owner.
     for (const cookie of ["", view.replace(/.$/, (c) => (c === "A" ? "B" : "A"))]) {
       const nobody = client({ cookie, ...VIEW });
-      await expect(nobody.sessions.list.query()).rejects.toMatchObject({ data: { code: "FORBIDDEN" }, message: expect.stringContaining("does not exist") });
+      await expect(nobody.sessions.list.query()).rejects.toMatchObject({
+        data: { code: "FORBIDDEN" },
+        message: expect.stringContaining("does not exist"),
+      });
       expect(await upgrade("/api/trpc?shared=1", { cookie })).toBe(403);
     }
   });
@@ -107,7 +128,9 @@ describe("a viewer cookie applies to the share view only", () => {
   it("sends a link's holder who is not the owner to the share view, and lets the owner's pages be", async () => {
     const at = async (path: string, headers: Record<string, string>) => {
       const res = await get(pagesUrl, path, headers);
-      return res.status === 303 ? `303 ${res.headers.get("location")}` : `${res.status} ${await res.text().then((t) => (t === "page" ? t : "refused"))}`;
+      return res.status === 303
+        ? `303 ${res.headers.get("location")}`
+        : `${res.status} ${await res.text().then((t) => (t === "page" ? t : "refused"))}`;
     };
     const toView = `303 /s/${sessionId}?shared=1`;
     expect(await at("/", { ...PROXIED, cookie: view })).toBe(toView);

@@ -21,8 +21,13 @@ afterEach(() => {
 });
 
 const owner = { userId: "u1", orgId: "o1", role: "owner" as const };
-const noLinks = { checkLink: async () => ({ ok: false as const, reason: "unknown" as const }), resolveToken: async () => ({ ok: false as const, reason: "unknown" as const }), ended: async () => [] };
-const req = (remoteAddress: string, headers: Record<string, string> = {}) => ({ socket: { remoteAddress }, headers }) as unknown as IncomingMessage;
+const noLinks = {
+  checkLink: async () => ({ ok: false as const, reason: "unknown" as const }),
+  resolveToken: async () => ({ ok: false as const, reason: "unknown" as const }),
+  ended: async () => [],
+};
+const req = (remoteAddress: string, headers: Record<string, string> = {}) =>
+  ({ socket: { remoteAddress }, headers }) as unknown as IncomingMessage;
 
 describe("sign-in pieces", () => {
   it("signs values so that any change, or another key, is refused", () => {
@@ -45,11 +50,22 @@ describe("sign-in pieces", () => {
   });
 
   it("prints the sign-in URL at start only when listening beyond loopback", () => {
-    for (const [HOST, printed] of [["0.0.0.0", true], ["127.0.0.1", false], ["::1", false]] as const) {
+    for (const [HOST, printed] of [
+      ["0.0.0.0", true],
+      ["127.0.0.1", false],
+      ["::1", false],
+    ] as const) {
       const logs: string[] = [];
-      const auth = createAuth({ env: { dataDir: tempDir(), HOST, QUIVER_ALLOWED_HOSTS: ["ide.example.com"] }, owner, shares: noLinks, log: (l) => logs.push(l) });
+      const auth = createAuth({
+        env: { dataDir: tempDir(), HOST, QUIVER_ALLOWED_HOSTS: ["ide.example.com"] },
+        owner,
+        shares: noLinks,
+        log: (l) => logs.push(l),
+      });
       auth.listening(4000);
-      expect(logs.some((l) => /http:\/\/ide\.example\.com:4000\/signin\?token=[A-Za-z0-9_-]{32}$/.test(l))).toBe(printed);
+      expect(logs.some((l) => /http:\/\/ide\.example\.com:4000\/signin\?token=[A-Za-z0-9_-]{32}$/.test(l))).toBe(
+        printed,
+      );
       auth.dispose();
     }
   });
@@ -59,7 +75,8 @@ describe("sign-in pieces", () => {
     expect(["10.0.0.1", "::ffff:10.0.0.1", "128.0.0.1", undefined].some(isLoopbackAddress)).toBe(false);
     const identify = createIdentify({ key: loadSecret(tempDir()), owner, shares: noLinks });
     expect((await identify(req("127.0.0.1"))).kind).toBe("owner");
-    for (const h of ["forwarded", "x-forwarded-for", "x-real-ip"]) expect((await identify(req("127.0.0.1", { [h]: "203.0.113.9" }))).kind).toBe("anonymous");
+    for (const h of ["forwarded", "x-forwarded-for", "x-real-ip"])
+      expect((await identify(req("127.0.0.1", { [h]: "203.0.113.9" }))).kind).toBe("anonymous");
     expect((await identify(req("192.0.2.10"))).kind).toBe("anonymous");
   });
 });

@@ -22,10 +22,19 @@ describe.each(testDatabases())("database on %s", (provider) => {
 
   it("stores bytes exactly, NUL and invalid UTF-8 included", async () => {
     const actor = await ensureLocalActor(t.current.db);
-    const session = await t.current.db.session.create({ data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
+    const session = await t.current.db.session.create({
+      data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" },
+    });
     const bytes = Buffer.from([0x00, 0xff, 0xfe, 0x41, 0x00, 0xc3, 0x28, 0xe2, 0x82]);
     await t.current.db.spill.create({
-      data: { id: "s1", sessionId: session.id, bytes, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex"), expiresAt: new Date(Date.now() + 1000) },
+      data: {
+        id: "s1",
+        sessionId: session.id,
+        bytes,
+        size: bytes.length,
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+        expiresAt: new Date(Date.now() + 1000),
+      },
     });
     const row = await t.current.db.spill.findUniqueOrThrow({ where: { id: "s1" } });
     expect(Buffer.from(row.bytes).equals(bytes)).toBe(true);
@@ -33,9 +42,15 @@ describe.each(testDatabases())("database on %s", (provider) => {
 
   it("keeps per-session event sequence numbers unique", async () => {
     const actor = await ensureLocalActor(t.current.db);
-    const session = await t.current.db.session.create({ data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
-    await t.current.db.sessionEvent.create({ data: { sessionId: session.id, seq: 1, type: "notice", payload: { a: 1 } } });
-    await expect(t.current.db.sessionEvent.create({ data: { sessionId: session.id, seq: 1, type: "notice", payload: {} } })).rejects.toThrow();
+    const session = await t.current.db.session.create({
+      data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" },
+    });
+    await t.current.db.sessionEvent.create({
+      data: { sessionId: session.id, seq: 1, type: "notice", payload: { a: 1 } },
+    });
+    await expect(
+      t.current.db.sessionEvent.create({ data: { sessionId: session.id, seq: 1, type: "notice", payload: {} } }),
+    ).rejects.toThrow();
   });
 });
 

@@ -14,7 +14,11 @@ const root = resolve(import.meta.dirname, "../..");
 
 function startServer(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     // A server that fails at start still loads its modules first: 45 s at load 19 on 2 cores.
@@ -28,21 +32,48 @@ function startServer(env: Record<string, string>): Promise<{ code: number | null
 
 describe("database faults, said plainly", () => {
   it("maps driver errors by kind, with where the database is", () => {
-    expect(databaseFault(Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }), "file:/nowhere/q.db")?.message).toBe(
+    expect(
+      databaseFault(Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }), "file:/nowhere/q.db")
+        ?.message,
+    ).toBe(
       "The database cannot be written: the disk is full (/nowhere/q.db). Free space on that disk; the server goes on once it can write.",
     );
-    expect(databaseFault(Object.assign(new Error("cannot execute INSERT in a read-only transaction"), { code: "25006" }), "postgresql://u:secret@db.example:5433/quiver")?.message).toMatch(
+    expect(
+      databaseFault(
+        Object.assign(new Error("cannot execute INSERT in a read-only transaction"), { code: "25006" }),
+        "postgresql://u:secret@db.example:5433/quiver",
+      )?.message,
+    ).toMatch(
       /^The database is read-only: it refuses writes \(PostgreSQL database quiver on db\.example:5433\)\. Make it writable again/,
     );
     // Prisma's own wording of a PostgreSQL refusal.
-    const prisma = Object.assign(new Error("\nInvalid `prisma.session.create()` invocation:\n\n\nRaw query failed. Code: `25006`. Message: `cannot execute INSERT in a read-only transaction`"), { code: "P2010" });
-    expect(databaseFault(prisma, "postgresql://u@h/d")?.message).toMatch(/^The database is read-only: it refuses writes \(PostgreSQL database d on h\)/);
+    const prisma = Object.assign(
+      new Error(
+        "\nInvalid `prisma.session.create()` invocation:\n\n\nRaw query failed. Code: `25006`. Message: `cannot execute INSERT in a read-only transaction`",
+      ),
+      { code: "P2010" },
+    );
+    expect(databaseFault(prisma, "postgresql://u@h/d")?.message).toMatch(
+      /^The database is read-only: it refuses writes \(PostgreSQL database d on h\)/,
+    );
     // The password never appears; an ordinary query error is not a fault.
     expect(databaseLocation("postgresql://u:secret@h/d")).not.toContain("secret");
-    expect(databaseFault(Object.assign(new Error("Unique constraint failed"), { code: "P2002" }), "file:/x.db")).toBeUndefined();
+    expect(
+      databaseFault(Object.assign(new Error("Unique constraint failed"), { code: "P2002" }), "file:/x.db"),
+    ).toBeUndefined();
     // Prisma's closed-transaction error is a fault only when the folder says so (a full disk on
     // the real tmpfs below); an interactive transaction that timed out is not.
-    expect(databaseFault(Object.assign(new Error("Transaction API error: Transaction already closed: A rollback cannot be executed on a committed transaction."), { code: "P2028" }), "file:/nowhere/q.db")).toBeUndefined();
+    expect(
+      databaseFault(
+        Object.assign(
+          new Error(
+            "Transaction API error: Transaction already closed: A rollback cannot be executed on a committed transaction.",
+          ),
+          { code: "P2028" },
+        ),
+        "file:/nowhere/q.db",
+      ),
+    ).toBeUndefined();
   });
 });
 
@@ -68,7 +99,12 @@ describe.skipIf(refusal !== undefined)("database faults on a real tmpfs", () => 
     mkdirSync(join(data, "workspace"), { recursive: true });
     mount.remount("ro");
     try {
-      const { code, stderr } = await startServer({ QUIVER_DATA_DIR: data, QUIVER_LOCAL_RUNNER: "0", PORT: "0", DATABASE_URL: "" });
+      const { code, stderr } = await startServer({
+        QUIVER_DATA_DIR: data,
+        QUIVER_LOCAL_RUNNER: "0",
+        PORT: "0",
+        DATABASE_URL: "",
+      });
       expect(code).toBe(1);
       const lines = stderr.trim().split("\n");
       expect(lines, stderr).toHaveLength(1);
@@ -84,9 +120,16 @@ describe.skipIf(refusal !== undefined)("database faults on a real tmpfs", () => 
     mount.remount("ro");
     try {
       const data = join(mount.dir, "not-there");
-      const { code, stderr } = await startServer({ QUIVER_DATA_DIR: data, QUIVER_LOCAL_RUNNER: "0", PORT: "0", DATABASE_URL: "" });
+      const { code, stderr } = await startServer({
+        QUIVER_DATA_DIR: data,
+        QUIVER_LOCAL_RUNNER: "0",
+        PORT: "0",
+        DATABASE_URL: "",
+      });
       expect(code).toBe(1);
-      expect(stderr.trim()).toBe(`quiver: cannot write ${data}: the file system is read-only. Set QUIVER_DATA_DIR (or QUIVER_WORKSPACE) to a folder the server may write.`);
+      expect(stderr.trim()).toBe(
+        `quiver: cannot write ${data}: the file system is read-only. Set QUIVER_DATA_DIR (or QUIVER_WORKSPACE) to a folder the server may write.`,
+      );
     } finally {
       mount.remount("rw");
     }
@@ -102,20 +145,38 @@ describe.skipIf(refusal !== undefined)("database faults on a real tmpfs", () => 
       } catch {
         /* ENOSPC: full now */
       }
-      const refused = await handle.db.user.create({ data: { email: "a@test.invalid", name: "A" } }).then(() => undefined, (e: Error) => e);
-      expect(refused?.message).toBe(`The database cannot be written: the disk is full (${file}). Free space on that disk; the server goes on once it can write.`);
+      const refused = await handle.db.user.create({ data: { email: "a@test.invalid", name: "A" } }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(refused?.message).toBe(
+        `The database cannot be written: the disk is full (${file}). Free space on that disk; the server goes on once it can write.`,
+      );
       expect(refused?.message).not.toContain("prisma");
       // updateMany runs in Prisma's own transaction, whose refused COMMIT surfaces only as its
       // failed rollback (P2028, no SQLite code): answering a card on a full disk showed that text.
-      const many = await handle.db.user.updateMany({ data: { name: "B".repeat(20_000) } }).then(() => undefined, (e: Error) => e);
-      expect(many?.message).toBe(`The database cannot be written: the disk is full (${file}). Free space on that disk; the server goes on once it can write.`);
+      const many = await handle.db.user.updateMany({ data: { name: "B".repeat(20_000) } }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(many?.message).toBe(
+        `The database cannot be written: the disk is full (${file}). Free space on that disk; the server goes on once it can write.`,
+      );
       // Once space is back the same client writes again, transactions included: the refused
       // COMMIT left Prisma's SQLite adapter holding its transaction lock, so every later
       // updateMany waited forever (an approval answered after the disk filled never returned).
       rmSync(join(mount.dir, "fill"));
       const timeout = new Promise((r) => setTimeout(() => r("still waiting after 10 s"), 10_000));
       expect(await Promise.race([handle.db.user.updateMany({ data: { name: "C" } }), timeout])).toEqual({ count: 1 });
-      expect(await Promise.race([handle.db.$transaction([handle.db.user.create({ data: { email: "b@test.invalid", name: "B" } }), handle.db.user.count()]), timeout])).toEqual([expect.objectContaining({ name: "B" }), 2]);
+      expect(
+        await Promise.race([
+          handle.db.$transaction([
+            handle.db.user.create({ data: { email: "b@test.invalid", name: "B" } }),
+            handle.db.user.count(),
+          ]),
+          timeout,
+        ]),
+      ).toEqual([expect.objectContaining({ name: "B" }), 2]);
       expect((await handle.db.user.findMany({ orderBy: { email: "asc" } })).map((u) => u.name)).toEqual(["B", "C"]);
     } finally {
       rmSync(join(mount.dir, "fill"), { force: true });

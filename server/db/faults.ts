@@ -64,13 +64,22 @@ const PG_DOWN = /^(08...|57P0[123])$/;
 function textOf(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
   const cause = e?.cause as { code?: unknown; message?: unknown } | undefined;
-  return [e?.code, e?.message, cause?.code, cause?.message].filter((x) => typeof x === "string").join(" ") || String(err);
+  return (
+    [e?.code, e?.message, cause?.code, cause?.message].filter((x) => typeof x === "string").join(" ") || String(err)
+  );
 }
 
 function pgCode(err: unknown): string | undefined {
-  const e = err as { code?: unknown; cause?: { code?: unknown }; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } } } | undefined;
+  const e = err as
+    | {
+        code?: unknown;
+        cause?: { code?: unknown };
+        meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } };
+      }
+    | undefined;
   // Prisma's own codes (P2010: "raw query failed") have the same shape: not SQLSTATEs.
-  for (const c of [e?.code, e?.cause?.code, e?.meta?.code, e?.meta?.driverAdapterError?.cause?.originalCode]) if (typeof c === "string" && /^[0-9A-Z]{5}$/.test(c) && !/^P\d{4}$/.test(c)) return c;
+  for (const c of [e?.code, e?.cause?.code, e?.meta?.code, e?.meta?.driverAdapterError?.cause?.originalCode])
+    if (typeof c === "string" && /^[0-9A-Z]{5}$/.test(c) && !/^P\d{4}$/.test(c)) return c;
   // Prisma's text: "Raw query failed. Code: `42501`. Message: …"
   const m = /\bcode\b[:=]?\s*[`"']?([0-9A-Z]{5})\b/i.exec(textOf(err));
   return m?.[1];
@@ -111,10 +120,14 @@ export function databaseFault(err: unknown, url: string): DatabaseFault | undefi
   const fault = (kind: FaultKind, what: string) => new DatabaseFault(kind, `${what} (${where}). ${DO[kind]}`, text);
   if (/^postgres(ql)?:/.test(url)) {
     const code = pgCode(err);
-    if (code && PG_FULL.test(code)) return fault("disk_full", "The database cannot be written: its server's disk is full");
+    if (code && PG_FULL.test(code))
+      return fault("disk_full", "The database cannot be written: its server's disk is full");
     if (code && PG_READ_ONLY.test(code)) return fault("read_only", "The database is read-only: it refuses writes");
     if (code && PG_DENIED.test(code)) return fault("read_only", "The database refuses writes: permission denied");
-    if ((code && PG_DOWN.test(code)) || /ECONNREFUSED|ENOTFOUND|Connection terminated|Can't reach database server/i.test(text)) {
+    if (
+      (code && PG_DOWN.test(code)) ||
+      /ECONNREFUSED|ENOTFOUND|Connection terminated|Can't reach database server/i.test(text)
+    ) {
       return fault("unreachable", "The database cannot be reached");
     }
     return undefined;
@@ -126,14 +139,17 @@ export function databaseFault(err: unknown, url: string): DatabaseFault | undefi
   if (TX_CLOSED.test(text) && !Object.values(SQLITE).some((re) => re.test(text))) {
     const state = folderState(file);
     if (state === "full") return fault("disk_full", "The database cannot be written: the disk is full");
-    if (state === "read_only") return fault("read_only", "The database is read-only: its file or folder cannot be written");
+    if (state === "read_only")
+      return fault("read_only", "The database is read-only: its file or folder cannot be written");
     return undefined;
   }
   const isSqlite = Object.values(SQLITE).some((re) => re.test(text));
   if (!isSqlite) return undefined;
   const state = folderState(file);
-  if (SQLITE.full.test(text) || /\bENOSPC\b/.test(text) || state === "full") return fault("disk_full", "The database cannot be written: the disk is full");
-  if (SQLITE.readOnly.test(text) || /\b(EROFS|EACCES|EPERM)\b/.test(text) || state === "read_only") return fault("read_only", "The database is read-only: its file or folder cannot be written");
+  if (SQLITE.full.test(text) || /\bENOSPC\b/.test(text) || state === "full")
+    return fault("disk_full", "The database cannot be written: the disk is full");
+  if (SQLITE.readOnly.test(text) || /\b(EROFS|EACCES|EPERM)\b/.test(text) || state === "read_only")
+    return fault("read_only", "The database is read-only: its file or folder cannot be written");
   if (SQLITE.cantOpen.test(text)) return fault("cannot_open", "The database file cannot be opened");
   return fault("io", "The database cannot be written: the disk reported an I/O error");
 }

@@ -36,7 +36,10 @@ export function migrateSqlite(file: string): string[] {
       if (done.has(m.name)) continue;
       db.transaction(() => {
         db.exec(m.sql);
-        db.prepare("INSERT INTO _quiver_migrations (name, applied_at) VALUES (?, ?)").run(m.name, new Date().toISOString());
+        db.prepare("INSERT INTO _quiver_migrations (name, applied_at) VALUES (?, ?)").run(
+          m.name,
+          new Date().toISOString(),
+        );
       }).immediate();
       applied.push(m.name);
     }
@@ -52,7 +55,9 @@ export async function migratePostgres(connectionString: string): Promise<string[
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock(7326541)");
-    await client.query("CREATE TABLE IF NOT EXISTS _quiver_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)");
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS _quiver_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)",
+    );
     const { rows } = await client.query<{ name: string }>("SELECT name FROM _quiver_migrations");
     const done = new Set(rows.map((r) => r.name));
     const applied: string[] = [];

@@ -16,9 +16,11 @@ const out = new Set<Promise<void>>();
 let rows: TurnRows | undefined;
 
 function prepare(db: Db, call: QueryCall): Promise<unknown> {
-  const target = (call.model === undefined ? db : (db as unknown as Record<string, unknown>)[call.model]) as Record<string, unknown> | undefined;
+  const target = (call.model === undefined ? db : (db as unknown as Record<string, unknown>)[call.model]) as
+    Record<string, unknown> | undefined;
   const op = target?.[call.op];
-  if (typeof op !== "function") throw new Error(`The database client has no ${call.model ? `${call.model}.` : ""}${call.op}.`);
+  if (typeof op !== "function")
+    throw new Error(`The database client has no ${call.model ? `${call.model}.` : ""}${call.op}.`);
   return (op as (...a: unknown[]) => Promise<unknown>).apply(target, call.args);
 }
 
@@ -44,10 +46,16 @@ async function run(req: Exclude<QueryRequest, { type: "close" }>): Promise<Query
   try {
     if (req.type === "rows") {
       rows ??= turnRowsFor(url);
-      return { id: req.id, ok: true, results: [await (rows[req.op] as (...a: unknown[]) => Promise<unknown>)(...req.args)] };
+      return {
+        id: req.id,
+        ok: true,
+        results: [await (rows[req.op] as (...a: unknown[]) => Promise<unknown>)(...req.args)],
+      };
     }
     const db = await client;
-    const results = req.transaction ? await db.$transaction(req.calls.map((c) => prepare(db, c)) as never) : [await prepare(db, req.calls[0])];
+    const results = req.transaction
+      ? await db.$transaction(req.calls.map((c) => prepare(db, c)) as never)
+      : [await prepare(db, req.calls[0])];
     return { id: req.id, ok: true, results: results as unknown[] };
   } catch (err) {
     return { id: req.id, ok: false, error: describe(err) };

@@ -20,12 +20,18 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
   it("reads and writes what the main thread's client sees, dates and JSON intact", () =>
     withThread(async ({ db }) => {
       const actor = await ensureLocalActor(db);
-      const made = await db.session.create({ data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "", activatedTools: ["a", "b"] } });
+      const made = await db.session.create({
+        data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "", activatedTools: ["a", "b"] },
+      });
       expect(made.createdAt).toBeInstanceOf(Date);
       const seen = await t.current.db.session.findUniqueOrThrow({ where: { id: made.id } });
       expect(seen.activatedTools).toEqual(["a", "b"]);
       expect(seen.createdAt.getTime()).toBe(made.createdAt.getTime());
-      const { lastSeq } = await db.session.update({ where: { id: made.id }, data: { lastSeq: { increment: 256 } }, select: { lastSeq: true } });
+      const { lastSeq } = await db.session.update({
+        where: { id: made.id },
+        data: { lastSeq: { increment: 256 } },
+        select: { lastSeq: true },
+      });
       expect(lastSeq).toBe(256);
       expect(await db.session.count({ where: { orgId: actor.orgId } })).toBe(1);
     }));
@@ -33,19 +39,27 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
   it("runs the turn rows on the thread too, with the database's errors", () =>
     withThread(async ({ db, rows }) => {
       const actor = await ensureLocalActor(db);
-      const { id: sessionId } = await db.session.create({ data: { title: "rows", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
+      const { id: sessionId } = await db.session.create({
+        data: { title: "rows", ownerId: actor.userId, orgId: actor.orgId, workspace: "" },
+      });
       const begun = await rows.begin({ sessionId, orgId: actor.orgId, text: "over the thread" });
       if (!begun.ok) throw new Error("not begun");
-      expect(await rows.conversation(sessionId)).toEqual([{ role: "user", content: [{ type: "text", text: "over the thread" }] }]);
+      expect(await rows.conversation(sessionId)).toEqual([
+        { role: "user", content: [{ type: "text", text: "over the thread" }] },
+      ]);
       expect(await rows.begin({ sessionId, text: "again" })).toEqual({ ok: false, reason: "busy" });
-      await expect(rows.addMessage({ sessionId, turnId: begun.turnId, position: begun.position, role: "user", content: [] })).rejects.toThrow(/unique/i);
+      await expect(
+        rows.addMessage({ sessionId, turnId: begun.turnId, position: begun.position, role: "user", content: [] }),
+      ).rejects.toThrow(/unique/i);
       expect(await t.current.db.turn.count({ where: { sessionId, status: "running" } })).toBe(1);
     }));
 
   it("runs nothing until a query is awaited, like Prisma", () =>
     withThread(async ({ db }) => {
       const actor = await ensureLocalActor(db);
-      const pending = db.session.create({ data: { title: "lazy", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
+      const pending = db.session.create({
+        data: { title: "lazy", ownerId: actor.userId, orgId: actor.orgId, workspace: "" },
+      });
       await new Promise((r) => setTimeout(r, 100));
       expect(await t.current.db.session.count({ where: { title: "lazy" } })).toBe(0);
       await pending;
@@ -55,7 +69,9 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
   it("commits a $transaction batch together and rolls it back together", () =>
     withThread(async ({ db }) => {
       const actor = await ensureLocalActor(db);
-      const s = await db.session.create({ data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
+      const s = await db.session.create({
+        data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" },
+      });
       const [turn, session] = await db.$transaction([
         db.turn.create({ data: { sessionId: s.id } }),
         db.session.update({ where: { id: s.id }, data: { status: "running" } }),
@@ -75,8 +91,12 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
   it("keeps Prisma's error codes, so callers can tell a duplicate or a missing row", () =>
     withThread(async ({ db }) => {
       const actor = await ensureLocalActor(db);
-      await expect(db.user.create({ data: { email: (await db.user.findFirstOrThrow()).email, name: "again" } })).rejects.toMatchObject({ code: "P2002" });
-      await expect(db.session.update({ where: { id: "missing" }, data: { title: "x" } })).rejects.toMatchObject({ code: "P2025" });
+      await expect(
+        db.user.create({ data: { email: (await db.user.findFirstOrThrow()).email, name: "again" } }),
+      ).rejects.toMatchObject({ code: "P2002" });
+      await expect(db.session.update({ where: { id: "missing" }, data: { title: "x" } })).rejects.toMatchObject({
+        code: "P2025",
+      });
       expect(actor.orgId).toBeTruthy();
     }));
 
@@ -85,9 +105,20 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
       const rows = await db.$queryRawUnsafe<{ one: unknown }[]>("SELECT 1 AS one");
       expect(Number(rows[0].one)).toBe(1);
       const actor = await ensureLocalActor(db);
-      const s = await db.session.create({ data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
+      const s = await db.session.create({
+        data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" },
+      });
       const bytes = Buffer.from([0x00, 0xff, 0xfe, 0x41, 0x00, 0xc3, 0x28]);
-      await db.spill.create({ data: { id: "b1", sessionId: s.id, bytes, size: bytes.length, sha256: "x", expiresAt: new Date(Date.now() + 60_000) } });
+      await db.spill.create({
+        data: {
+          id: "b1",
+          sessionId: s.id,
+          bytes,
+          size: bytes.length,
+          sha256: "x",
+          expiresAt: new Date(Date.now() + 60_000),
+        },
+      });
       const row = await db.spill.findUniqueOrThrow({ where: { id: "b1" } });
       expect(Buffer.from(row.bytes).equals(bytes)).toBe(true);
     }));
@@ -96,7 +127,9 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
     withThread(async ({ db }) => {
       await expect(db.$transaction(async () => 1)).rejects.toThrow(/interactive transaction/);
       expect(() => db.$extends({})).toThrow(/not available on the query thread/);
-      await expect((db as unknown as { nosuchmodel: { findMany(): Promise<unknown> } }).nosuchmodel.findMany()).rejects.toThrow(/no nosuchmodel\.findMany/);
+      await expect(
+        (db as unknown as { nosuchmodel: { findMany(): Promise<unknown> } }).nosuchmodel.findMany(),
+      ).rejects.toThrow(/no nosuchmodel\.findMany/);
       expect("then" in db && (db as unknown as { then?: unknown }).then).toBeFalsy();
     }));
 

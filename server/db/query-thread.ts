@@ -50,7 +50,10 @@ class ThreadQuery implements PromiseLike<unknown> {
   private start() {
     return (this.running ??= this.run([this.call], false).then((r) => r[0]));
   }
-  then<A = unknown, B = never>(ok?: ((v: unknown) => A | PromiseLike<A>) | null, fail?: ((e: unknown) => B | PromiseLike<B>) | null) {
+  then<A = unknown, B = never>(
+    ok?: ((v: unknown) => A | PromiseLike<A>) | null,
+    fail?: ((e: unknown) => B | PromiseLike<B>) | null,
+  ) {
     return this.start().then(ok, fail);
   }
   catch<B = never>(fail?: ((e: unknown) => B | PromiseLike<B>) | null) {
@@ -66,7 +69,12 @@ export function rebuildError(e: QueryError): Error {
 }
 
 export function startQueryThread(url: string): QueryThread {
-  const thread = threadClient<QueryReply>(new URL("./query-thread-worker.ts", import.meta.url), { url }, "the database query thread", (r) => rebuildError(r.error));
+  const thread = threadClient<QueryReply>(
+    new URL("./query-thread-worker.ts", import.meta.url),
+    { url },
+    "the database query thread",
+    (r) => rebuildError(r.error),
+  );
   const run = (calls: QueryCall[], transaction: boolean) =>
     thread.request((id) => ({ type: "run", id, calls, transaction }) satisfies QueryRequest).then((r) => r.results);
 
@@ -74,7 +82,15 @@ export function startQueryThread(url: string): QueryThread {
   const model = (name: string) => {
     let m = models.get(name);
     if (!m) {
-      m = new Proxy({}, { get: (_, op) => (typeof op === "string" ? (...args: unknown[]) => new ThreadQuery({ model: name, op, args }, run) : undefined) });
+      m = new Proxy(
+        {},
+        {
+          get: (_, op) =>
+            typeof op === "string"
+              ? (...args: unknown[]) => new ThreadQuery({ model: name, op, args }, run)
+              : undefined,
+        },
+      );
       models.set(name, m);
     }
     return m;
@@ -82,9 +98,16 @@ export function startQueryThread(url: string): QueryThread {
 
   const transaction = (queries: unknown) => {
     if (!Array.isArray(queries) || !queries.every((q) => q instanceof ThreadQuery)) {
-      return Promise.reject(new Error("The query thread runs $transaction([...]) over its own queries only; an interactive transaction needs a client on this thread."));
+      return Promise.reject(
+        new Error(
+          "The query thread runs $transaction([...]) over its own queries only; an interactive transaction needs a client on this thread.",
+        ),
+      );
     }
-    return run(queries.map((q: ThreadQuery) => q.call), true);
+    return run(
+      queries.map((q: ThreadQuery) => q.call),
+      true,
+    );
   };
 
   const close = () => thread.close();
@@ -102,10 +125,21 @@ export function startQueryThread(url: string): QueryThread {
 
   // Every op named here, or the Record does not type-check: a new TurnRows op cannot be missed.
   const ops: Record<TurnRowsOp, true> = {
-    begin: true, conversation: true, openRequest: true, closeRequest: true, addMessage: true, setMessageContent: true, turnUsage: true, end: true, events: true, images: true,
+    begin: true,
+    conversation: true,
+    openRequest: true,
+    closeRequest: true,
+    addMessage: true,
+    setMessageContent: true,
+    turnUsage: true,
+    end: true,
+    events: true,
+    images: true,
   };
-  const call = (op: TurnRowsOp) => (...args: unknown[]) =>
-    thread.request((id) => ({ type: "rows", id, op, args }) satisfies QueryRequest).then((r) => r.results[0]);
+  const call =
+    (op: TurnRowsOp) =>
+    (...args: unknown[]) =>
+      thread.request((id) => ({ type: "rows", id, op, args }) satisfies QueryRequest).then((r) => r.results[0]);
   const rows = {
     ...Object.fromEntries(Object.keys(ops).map((op) => [op, call(op as TurnRowsOp)])),
     // The thread closes them with itself.

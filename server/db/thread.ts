@@ -17,12 +17,19 @@ import(workerData.entry).catch(async (err) => {
 });`;
 
 // The ESM build: tsx's CommonJS API cannot register hooks from a worker thread.
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
+const tsx = pathToFileURL(
+  createRequire(import.meta.url)
+    .resolve("tsx/esm/api")
+    .replace(/\.cjs$/, ".mjs"),
+).href;
 
 /** `data` reaches the thread as its `workerData` (beside `entry` and `tsx`). */
 export function startThread(entry: URL, data: Record<string, unknown>): Worker {
   const compiled = compiledEntry(fileURLToPath(entry));
-  return new Worker(boot, { eval: true, workerData: { ...data, entry: compiled ? pathToFileURL(compiled).href : entry.href, tsx } });
+  return new Worker(boot, {
+    eval: true,
+    workerData: { ...data, entry: compiled ? pathToFileURL(compiled).href : entry.href, tsx },
+  });
 }
 
 /** A thread answering numbered requests: `{ id, ok: true, … }` or `{ id, ok: false, … }`. */

@@ -10,7 +10,9 @@ import { createEngine, type Engine } from "./engine";
 import { eventsUntilFinished, fastRetries, testDispatcher, waitForEvent } from "./testing";
 import type { ProviderKind } from "./types";
 
-const combos = testDatabases().flatMap((db) => (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const));
+const combos = testDatabases().flatMap((db) =>
+  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
+);
 
 describe.each(combos)("usage of a cancelled turn on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
@@ -20,7 +22,15 @@ describe.each(combos)("usage of a cancelled turn on %s with the %s wire format",
 
   beforeEach(() => {
     hub = createEventHub(t.current.db, { url: t.current.url });
-    engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: fakeProviderEnv(kind, provider.current), retry: fastRetries, systemPrompt: "SYSTEM" });
+    engine = createEngine({
+      db: t.current.db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: testDispatcher(),
+      env: fakeProviderEnv(kind, provider.current),
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
+    });
   });
   afterEach(async () => {
     await engine.dispose();
@@ -30,7 +40,12 @@ describe.each(combos)("usage of a cancelled turn on %s with the %s wire format",
   it("counts the output that streamed before the cancel", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
     const text = "Streaming a fairly long answer slowly, then the person presses stop. ".repeat(4);
-    provider.current.enqueue({ blocks: [{ type: "text", text }], deltaChars: 8, hangAfterBytes: 2500, usage: { input: 50, output: 999, cacheRead: 0, cacheWrite: 0 } });
+    provider.current.enqueue({
+      blocks: [{ type: "text", text }],
+      deltaChars: 8,
+      hangAfterBytes: 2500,
+      usage: { input: 50, output: 999, cacheRead: 0, cacheWrite: 0 },
+    });
     const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
     await waitForEvent(hub, sessionId, (e) => e.type === "text.delta" && e.text.length > 0);
     await new Promise((r) => setTimeout(r, 100));

@@ -13,8 +13,16 @@ import { eventsUntilFinished, fastRetries, testDispatcher } from "./testing";
 import type { ProviderKind, ToolDefinition } from "./types";
 import type { SessionEvent } from "../protocol/events";
 
-const tools: ToolDefinition[] = [{ name: "echo", description: "Echo the input.", input_schema: { type: "object", properties: { text: { type: "string" } } } }];
-const combos = testDatabases().flatMap((db) => (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const));
+const tools: ToolDefinition[] = [
+  {
+    name: "echo",
+    description: "Echo the input.",
+    input_schema: { type: "object", properties: { text: { type: "string" } } },
+  },
+];
+const combos = testDatabases().flatMap((db) =>
+  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
+);
 const WINDOW = 10_000;
 /** Usage that fills 90% of WINDOW, past the 80% at which compaction starts. */
 const nearlyFull = { input: 8_900, output: 100 };
@@ -27,7 +35,16 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
   let engine: Engine;
   const env = (window: number) => ({ ...fakeProviderEnv(kind, fake), QUIVER_CONTEXT_WINDOW: window });
   const start = (window = WINDOW) => {
-    engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(window), catalog: { catalog: () => tools }, retry: fastRetries, systemPrompt: "SYSTEM" });
+    engine = createEngine({
+      db: t.current.db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: testDispatcher(),
+      env: env(window),
+      catalog: { catalog: () => tools },
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
+    });
   };
   /** What each request sent the model, as JSON (both wire formats). */
   const sent = () => fake.requests.map((r) => JSON.stringify((r.body as { messages: unknown[] }).messages));
@@ -37,7 +54,8 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
     const { turnId } = await engine.sendMessage(sessionId, { userId }, text);
     return eventsUntilFinished(hub, sessionId, turnId, after);
   };
-  const of = <T extends SessionEvent["type"]>(events: SessionEvent[], type: T) => events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
+  const of = <T extends SessionEvent["type"]>(events: SessionEvent[], type: T) =>
+    events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
 
   beforeEach(() => {
     fake = provider.current;
@@ -53,7 +71,10 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
     const { sessionId, userId } = await seedSession(t.current.db);
     fake.enqueue(
       { blocks: [{ type: "text", text: "Read the parser; it is fine." }], usage: nearlyFull },
-      { blocks: [{ type: "text", text: "SUMMARY: the user had the parser read." }], usage: { input: 9_000, output: 20 } },
+      {
+        blocks: [{ type: "text", text: "SUMMARY: the user had the parser read." }],
+        usage: { input: 9_000, output: 20 },
+      },
       { blocks: [{ type: "text", text: "Tests added." }], usage: { input: 300, output: 10 } },
       { blocks: [{ type: "text", text: "Ran them." }], usage: { input: 400, output: 10 } },
     );
@@ -64,10 +85,16 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
     const second = await turn(sessionId, userId, "now add tests");
     expect(of(second, "notice")[0]).toMatchObject({ code: "context_compacting" });
     expect(of(second, "notice")[0].text).toContain("90%");
-    expect(of(second, "context.compacted")).toMatchObject([{ summary: "SUMMARY: the user had the parser read.", messages: 2, tokens: 9_000 }]);
+    expect(of(second, "context.compacted")).toMatchObject([
+      { summary: "SUMMARY: the user had the parser read.", messages: 2, tokens: 9_000 },
+    ]);
     expect(second.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
     // Streamed nothing of the summary as the reply: only the answer after it.
-    expect(of(second, "text.delta").map((e) => e.text).join("")).toBe("Tests added.");
+    expect(
+      of(second, "text.delta")
+        .map((e) => e.text)
+        .join(""),
+    ).toBe("Tests added.");
     expect(of(second, "usage").at(-1)?.context).toEqual({ tokens: 310, window: WINDOW });
 
     const [, summaryRequest, afterSummary] = sent();
@@ -91,10 +118,22 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
 
     // Stored: a summary message standing for what came before, the whole history kept.
     const messages = await t.current.db.message.findMany({ where: { sessionId }, orderBy: { position: "asc" } });
-    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "user", "assistant", "user", "assistant"]);
-    expect(messages[3].content).toEqual([{ type: "summary", text: "SUMMARY: the user had the parser read.", keep: 1, midTurn: false }]);
+    expect(messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    expect(messages[3].content).toEqual([
+      { type: "summary", text: "SUMMARY: the user had the parser read.", keep: 1, midTurn: false },
+    ]);
     // Its request is recorded with the turn's others, and counted in the turn's usage.
-    const turnRow = await t.current.db.turn.findFirstOrThrow({ where: { id: second[0].type === "turn.started" ? second[0].turnId : "" } });
+    const turnRow = await t.current.db.turn.findFirstOrThrow({
+      where: { id: second[0].type === "turn.started" ? second[0].turnId : "" },
+    });
     expect(turnRow.outputTokens).toBe(30);
   });
 
@@ -109,7 +148,13 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
     await turn(sessionId, userId, "hi");
     const events = await turn(sessionId, userId, "echo big");
     expect(events.map((e) => e.type).filter((ty) => ty !== "text.delta" && ty !== "usage")).toEqual([
-      "turn.started", "message.user", "tool.started", "tool.finished", "notice", "context.compacted", "turn.finished",
+      "turn.started",
+      "message.user",
+      "tool.started",
+      "tool.finished",
+      "notice",
+      "context.compacted",
+      "turn.finished",
     ]);
     const [, , summaryRequest, resumed] = sent();
     expect(summaryRequest).toContain('echo: {\\"text\\":\\"big\\"}');
@@ -125,10 +170,16 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
     await engine.dispose();
     start(100_000);
     const { sessionId, userId } = await seedSession(t.current.db);
-    const overflow = kind === "anthropic" ? "prompt is too long: 2100 tokens > 2000 maximum" : "This model's maximum context length is 2000 tokens. However, your messages resulted in 2100 tokens.";
+    const overflow =
+      kind === "anthropic"
+        ? "prompt is too long: 2100 tokens > 2000 maximum"
+        : "This model's maximum context length is 2000 tokens. However, your messages resulted in 2100 tokens.";
     const longResult = "x".repeat(6_000);
     fake.enqueue(
-      { blocks: [{ type: "tool_call", name: "echo", arguments: JSON.stringify({ text: longResult }) }], usage: { input: 1_000, output: 5 } },
+      {
+        blocks: [{ type: "tool_call", name: "echo", arguments: JSON.stringify({ text: longResult }) }],
+        usage: { input: 1_000, output: 5 },
+      },
       { blocks: [{ type: "text", text: "Echoed a lot." }], usage: { input: 1_500, output: 5 } },
       { kind: "http_error", status: 400, type: "invalid_request_error", message: overflow },
       { blocks: [{ type: "text", text: "SUMMARY: a long echo." }] },
@@ -151,12 +202,19 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
     const { sessionId, userId } = await seedSession(t.current.db);
     fake.enqueue(
       { blocks: [{ type: "text", text: "One." }], usage: nearlyFull },
-      { kind: "http_error", status: 500 }, { kind: "http_error", status: 500 }, { kind: "http_error", status: 500 },
+      { kind: "http_error", status: 500 },
+      { kind: "http_error", status: 500 },
+      { kind: "http_error", status: 500 },
       { blocks: [{ type: "text", text: "Two." }] },
     );
     await turn(sessionId, userId, "one");
     const events = await turn(sessionId, userId, "two");
-    expect(of(events, "notice").map((n) => n.code)).toEqual(["context_compacting", "provider_retry", "provider_retry", "context_compact_failed"]);
+    expect(of(events, "notice").map((n) => n.code)).toEqual([
+      "context_compacting",
+      "provider_retry",
+      "provider_retry",
+      "context_compact_failed",
+    ]);
     expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
     expect(sent().at(-1)).toContain("One.");
   });
@@ -165,13 +223,18 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
     const { sessionId, userId } = await seedSession(t.current.db);
     fake.enqueue(
       { blocks: [{ type: "text", text: "Refactored the parser." }], usage: { input: 500, output: 50 } },
-      { blocks: [{ type: "text", text: "SUMMARY: parser refactored; tests next." }], usage: { input: 600, output: 30 } },
+      {
+        blocks: [{ type: "text", text: "SUMMARY: parser refactored; tests next." }],
+        usage: { input: 600, output: 30 },
+      },
       { blocks: [{ type: "text", text: "Writing tests." }] },
     );
     await turn(sessionId, userId, "refactor the parser");
     const events = await turn(sessionId, userId, "/compact keep the test plan");
     expect(of(events, "notice").map((n) => n.code)).toEqual(["context_compacting"]);
-    expect(of(events, "context.compacted")).toMatchObject([{ summary: "SUMMARY: parser refactored; tests next.", messages: 3 }]);
+    expect(of(events, "context.compacted")).toMatchObject([
+      { summary: "SUMMARY: parser refactored; tests next.", messages: 3 },
+    ]);
     expect(of(events, "text.delta")).toEqual([]);
     expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed", stopReason: "compacted" });
     expect(of(events, "usage").at(-1)?.usage.outputTokens).toBe(30);

@@ -52,9 +52,11 @@ export const COMPACT_COMMAND = /^\/compact(\s|$)/;
 
 export function compactingNotice(why: CompactReason, tokens: number, window: number): SessionEventBody {
   const text =
-    why === "overflow" ? "The request did not fit in the model's context window. Summarizing the conversation so the session can go on."
-    : why === "asked" ? "Summarizing the conversation, as asked: later requests start from the summary."
-    : `The conversation has filled ${Math.round((100 * tokens) / window)}% of the model's context window (${tokens.toLocaleString("en")} of ${window.toLocaleString("en")} tokens). Summarizing it so the session can go on.`;
+    why === "overflow"
+      ? "The request did not fit in the model's context window. Summarizing the conversation so the session can go on."
+      : why === "asked"
+        ? "Summarizing the conversation, as asked: later requests start from the summary."
+        : `The conversation has filled ${Math.round((100 * tokens) / window)}% of the model's context window (${tokens.toLocaleString("en")} of ${window.toLocaleString("en")} tokens). Summarizing it so the session can go on.`;
   return { type: "notice", level: "info", code: "context_compacting", text };
 }
 
@@ -74,24 +76,54 @@ export async function compactConversation(
   if (req.shrink) history = history.map(shrink);
   const usage = zeroUsage();
   for (let cut = 0; ; cut++) {
-    const got = await summarize(ctx, adapter, { system: req.system, tools: req.tools, messages: withRequest(history) }, signal, retry);
+    const got = await summarize(
+      ctx,
+      adapter,
+      { system: req.system, tools: req.tools, messages: withRequest(history) },
+      signal,
+      retry,
+    );
     addUsage(usage, got.usage);
     if (got.text) {
       const summary: SummaryBlock = { type: "summary", text: got.text, keep: req.keep, midTurn: req.midTurn };
-      await ctx.rows.addMessage({ sessionId: ctx.sessionId, turnId: ctx.turnId, position: ctx.allocatePosition(), role: "user", content: [summary] });
-      ctx.emit({ type: "context.compacted", turnId: ctx.turnId, summary: got.text, messages: req.messages.length - req.keep, tokens: req.tokens });
+      await ctx.rows.addMessage({
+        sessionId: ctx.sessionId,
+        turnId: ctx.turnId,
+        position: ctx.allocatePosition(),
+        role: "user",
+        content: [summary],
+      });
+      ctx.emit({
+        type: "context.compacted",
+        turnId: ctx.turnId,
+        summary: got.text,
+        messages: req.messages.length - req.keep,
+        tokens: req.tokens,
+      });
       return { ok: true, usage };
     }
     const shorter = got.overflow && cut < 3 ? dropOldest(history) : undefined;
-    if (!shorter) return { ok: false, usage, message: got.error ?? "The model answered the summary request with no text." };
+    if (!shorter)
+      return { ok: false, usage, message: got.error ?? "The model answered the summary request with no text." };
     history = shorter;
   }
 }
 
 /** One summary request (with the usual retries), recorded as model requests of the turn. */
-async function summarize(ctx: CompactContext, adapter: ProviderAdapter, spec: ModelRequestSpec, signal: AbortSignal, retry: RetryPolicy) {
+async function summarize(
+  ctx: CompactContext,
+  adapter: ProviderAdapter,
+  spec: ModelRequestSpec,
+  signal: AbortSignal,
+  retry: RetryPolicy,
+) {
   let attempt = 1;
-  let request = await ctx.rows.openRequest({ turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt });
+  let request = await ctx.rows.openRequest({
+    turnId: ctx.turnId,
+    provider: adapter.kind,
+    model: adapter.model,
+    attempt,
+  });
   let usage = zeroUsage();
   let text = "";
   let error: string | undefined;
@@ -106,12 +138,22 @@ async function summarize(ctx: CompactContext, adapter: ProviderAdapter, spec: Mo
       await ctx.rows.closeRequest(request, { stopReason: null, error: ev.error.message, usage });
       usage = zeroUsage();
       text = "";
-      request = await ctx.rows.openRequest({ turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt: ++attempt });
+      request = await ctx.rows.openRequest({
+        turnId: ctx.turnId,
+        provider: adapter.kind,
+        model: adapter.model,
+        attempt: ++attempt,
+      });
     }
   }
   await ctx.rows.closeRequest(request, { stopReason: stop, error: error ?? null, usage });
   if (signal.aborted) error ??= "Cancelled.";
-  return { text: error ? "" : text.trim(), usage, error, overflow: error !== undefined && contextOverflow(error) !== undefined };
+  return {
+    text: error ? "" : text.trim(),
+    usage,
+    error,
+    overflow: error !== undefined && contextOverflow(error) !== undefined,
+  };
 }
 
 /** The conversation with the summary request as its last user message. */
@@ -128,10 +170,16 @@ function shrink(m: ConversationMessage): ConversationMessage {
   return {
     role: m.role,
     content: m.content.map((b) =>
-      b.type === "tool_result" ? { ...b, content: cut(b.content) }
-      : b.type === "tool_call" ? { ...b, arguments: shrinkArguments(b.arguments) }
-      : b.type === "image" ? { type: "text" as const, text: `[An image the user attached (${b.mediaType}), left out of this summary request.]` }
-      : b,
+      b.type === "tool_result"
+        ? { ...b, content: cut(b.content) }
+        : b.type === "tool_call"
+          ? { ...b, arguments: shrinkArguments(b.arguments) }
+          : b.type === "image"
+            ? {
+                type: "text" as const,
+                text: `[An image the user attached (${b.mediaType}), left out of this summary request.]`,
+              }
+            : b,
     ),
   };
 }

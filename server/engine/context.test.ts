@@ -33,8 +33,14 @@ describe("context windows", () => {
   });
 
   it("recognizes overflow answers and reads the window they name", () => {
-    expect(contextOverflow("The anthropic API rejected the request (400): prompt is too long: 208310 tokens > 200000 maximum")).toEqual({ window: 200_000 });
-    expect(contextOverflow("This model's maximum context length is 65536 tokens. However, you requested 70012 tokens")).toEqual({ window: 65_536 });
+    expect(
+      contextOverflow(
+        "The anthropic API rejected the request (400): prompt is too long: 208310 tokens > 200000 maximum",
+      ),
+    ).toEqual({ window: 200_000 });
+    expect(
+      contextOverflow("This model's maximum context length is 65536 tokens. However, you requested 70012 tokens"),
+    ).toEqual({ window: 65_536 });
     expect(contextOverflow("Error code: context_length_exceeded")).toEqual({});
     expect(contextOverflow("The input exceeds the context window of this model")).toEqual({});
     expect(contextOverflow("The openai API rate-limited the request: too many requests")).toBeUndefined();
@@ -42,25 +48,47 @@ describe("context windows", () => {
   });
 
   it("counts a request's whole prompt, cached or not, and its reply", () => {
-    expect(contextTokens({ inputTokens: 10, cacheReadTokens: 1000, cacheWriteTokens: 100, outputTokens: 5 })).toBe(1115);
+    expect(contextTokens({ inputTokens: 10, cacheReadTokens: 1000, cacheWriteTokens: 100, outputTokens: 5 })).toBe(
+      1115,
+    );
   });
 });
 
 describe("the conversation after a summary", () => {
   const text = (role: string, t: string) => ({ role, content: [{ type: "text", text: t }] });
-  const summary = (s: Partial<SummaryBlock>) => ({ role: "user", content: [{ type: "summary", text: "S", keep: 0, midTurn: false, ...s }] });
+  const summary = (s: Partial<SummaryBlock>) => ({
+    role: "user",
+    content: [{ type: "summary", text: "S", keep: 0, midTurn: false, ...s }],
+  });
 
   it("starts at the latest summary, the messages it kept merged into its user message", () => {
-    const stored = [text("user", "a"), text("assistant", "b"), text("user", "c"), summary({ keep: 1 }), text("assistant", "d")];
+    const stored = [
+      text("user", "a"),
+      text("assistant", "b"),
+      text("user", "c"),
+      summary({ keep: 1 }),
+      text("assistant", "d"),
+    ];
     const out = conversationFrom(stored);
     expect(out).toEqual([
-      { role: "user", content: [{ type: "text", text: summaryPrompt({ type: "summary", text: "S", keep: 1, midTurn: false }) }, { type: "text", text: "c" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: summaryPrompt({ type: "summary", text: "S", keep: 1, midTurn: false }) },
+          { type: "text", text: "c" },
+        ],
+      },
       { role: "assistant", content: [{ type: "text", text: "d" }] },
     ]);
   });
 
   it("asks the model to go on after a summary made inside a turn, and only the latest summary counts", () => {
-    const stored = [text("user", "a"), summary({ text: "old" }), text("assistant", "b"), summary({ text: "new", midTurn: true })];
+    const stored = [
+      text("user", "a"),
+      summary({ text: "old" }),
+      text("assistant", "b"),
+      summary({ text: "new", midTurn: true }),
+    ];
     const out = conversationFrom(stored);
     expect(out).toHaveLength(1);
     expect(out[0].content[0]).toMatchObject({ type: "text" });

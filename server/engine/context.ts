@@ -31,7 +31,8 @@ export function guessContextWindow(kind: ProviderKind, model: string): number {
 /** The tokens a request occupied: its whole prompt (cached or not) and its reply. */
 export const contextTokens = (u: Usage) => u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens + u.outputTokens;
 
-const OVERFLOW = /prompt is too long|maximum context length|context[_ ]length[_ ]exceeded|context window|too many tokens|exceeds the context|input is too long/i;
+const OVERFLOW =
+  /prompt is too long|maximum context length|context[_ ]length[_ ]exceeded|context window|too many tokens|exceeds the context|input is too long/i;
 
 /**
  * Whether a provider error says the request did not fit the model's context, and the window it
@@ -40,7 +41,10 @@ const OVERFLOW = /prompt is too long|maximum context length|context[_ ]length[_ 
  */
 export function contextOverflow(message: string): { window?: number } | undefined {
   if (!OVERFLOW.test(message)) return undefined;
-  const named = /(\d[\d,]*) maximum/i.exec(message) ?? /maximum context length is (\d[\d,]*)/i.exec(message) ?? /context window (?:of|is) (\d[\d,]*)/i.exec(message);
+  const named =
+    /(\d[\d,]*) maximum/i.exec(message) ??
+    /maximum context length is (\d[\d,]*)/i.exec(message) ??
+    /context window (?:of|is) (\d[\d,]*)/i.exec(message);
   const window = named ? Number(named[1].replace(/,/g, "")) : undefined;
   return window && window >= 1024 ? { window } : {};
 }

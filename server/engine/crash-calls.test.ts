@@ -12,7 +12,12 @@ import { CANCELLED_AT_RESTART, INTERRUPTED_RUNNING } from "../pipeline/interrupt
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every event of the session from the start until `until` holds (or the timeout). */
-function watch(server: CrashServer, sessionId: string, until: (ev: SessionEvent, all: SessionEvent[]) => boolean, timeoutMs = 30_000) {
+function watch(
+  server: CrashServer,
+  sessionId: string,
+  until: (ev: SessionEvent, all: SessionEvent[]) => boolean,
+  timeoutMs = 30_000,
+) {
   const seen: SessionEvent[] = [];
   return {
     seen,
@@ -47,7 +52,16 @@ describe("kill -9 with a call running and a card waiting", () => {
     const first = await crash.start();
     const a = await first.client.sessions.create.mutate({ title: "running" });
     const b = await first.client.sessions.create.mutate({ title: "waiting" });
-    crash.fake.enqueue({ blocks: [{ type: "tool_call", id: "call_sleep", name: "shell", arguments: JSON.stringify({ command: "sleep 20; echo late > late.txt" }) }] });
+    crash.fake.enqueue({
+      blocks: [
+        {
+          type: "tool_call",
+          id: "call_sleep",
+          name: "shell",
+          arguments: JSON.stringify({ command: "sleep 20; echo late > late.txt" }),
+        },
+      ],
+    });
     const running = watch(first, a.id, (ev) => ev.type === "tool.status" && ev.status === "running");
     let answered = false;
     const approve = watch(first, a.id, (ev) => {
@@ -60,29 +74,55 @@ describe("kill -9 with a call running and a card waiting", () => {
     await first.client.turns.send.mutate({ sessionId: a.id, text: "sleep a while" });
     await approve.done;
     await running.done;
-    crash.fake.enqueue({ blocks: [{ type: "tool_call", id: "call_wait", name: "shell", arguments: JSON.stringify({ command: "echo ran > b-ran.txt" }) }] });
+    crash.fake.enqueue({
+      blocks: [
+        {
+          type: "tool_call",
+          id: "call_wait",
+          name: "shell",
+          arguments: JSON.stringify({ command: "echo ran > b-ran.txt" }),
+        },
+      ],
+    });
     const card = watch(first, b.id, (ev) => ev.type === "approval.required");
     await first.client.turns.send.mutate({ sessionId: b.id, text: "write a file" });
-    const [cardEvent] = (await card.done).filter((e) => e.type === "approval.required") as Extract<SessionEvent, { type: "approval.required" }>[];
+    const [cardEvent] = (await card.done).filter((e) => e.type === "approval.required") as Extract<
+      SessionEvent,
+      { type: "approval.required" }
+    >[];
     await sleep(300);
     await first.kill9();
 
     const second = await crash.start();
     // The card of the interrupted turn is gone and cannot be answered into running its call.
     expect(await second.client.approvals.pending.query({ sessionId: b.id })).toEqual([]);
-    await expect(second.client.approvals.answer.mutate({ approvalId: cardEvent.approvalId, choice: "once" } as never)).rejects.toThrow(CANCELLED_AT_RESTART);
+    await expect(
+      second.client.approvals.answer.mutate({ approvalId: cardEvent.approvalId, choice: "once" } as never),
+    ).rejects.toThrow(CANCELLED_AT_RESTART);
     // Both cards end, before the turn's end, with what is known.
     const replayB = await watch(second, b.id, (ev) => ev.type === "turn.finished" && ev.status === "interrupted").done;
-    expect(replayB.find((e) => e.type === "approval.resolved")).toMatchObject({ approvalId: cardEvent.approvalId, decision: "cancelled" });
-    expect(replayB.find((e) => e.type === "tool.finished")).toMatchObject({ status: "cancelled", output: CANCELLED_AT_RESTART });
+    expect(replayB.find((e) => e.type === "approval.resolved")).toMatchObject({
+      approvalId: cardEvent.approvalId,
+      decision: "cancelled",
+    });
+    expect(replayB.find((e) => e.type === "tool.finished")).toMatchObject({
+      status: "cancelled",
+      output: CANCELLED_AT_RESTART,
+    });
     const replayA = await watch(second, a.id, (ev) => ev.type === "turn.finished" && ev.status === "interrupted").done;
     const endA = replayA.find((e) => e.type === "tool.finished") as Extract<SessionEvent, { type: "tool.finished" }>;
     expect(endA).toMatchObject({ status: "failed", isError: true, output: INTERRUPTED_RUNNING });
-    expect(replayA.indexOf(endA)).toBeLessThan(replayA.findIndex((e) => e.type === "turn.finished" && e.status === "interrupted"));
+    expect(replayA.indexOf(endA)).toBeLessThan(
+      replayA.findIndex((e) => e.type === "turn.finished" && e.status === "interrupted"),
+    );
     // The model's next request carries the truth about the running call.
     crash.fake.enqueue({ blocks: [{ type: "text", text: "I will check first." }] });
     const before = crash.fake.received();
-    const next = watch(second, a.id, (ev, all) => ev.type === "turn.finished" && all.filter((e) => e.type === "turn.finished").length === 2);
+    const next = watch(
+      second,
+      a.id,
+      (ev, all) => ev.type === "turn.finished" && all.filter((e) => e.type === "turn.finished").length === 2,
+    );
     await second.client.turns.send.mutate({ sessionId: a.id, text: "what happened?" });
     await next.done;
     expect(crash.fake.received()).toBe(before + 1);

@@ -22,8 +22,28 @@ describe("kill -9 of the server with commands running on its local runner", () =
     const bg = "7.0411";
     const fg = "7.0412";
     crash.fake.enqueue(
-      { blocks: [{ type: "tool_call", id: "call_bg", name: "shell", arguments: JSON.stringify({ command: `sleep ${bg}; echo late > late-bg.txt`, yield_time_ms: 300 }) }] },
-      { blocks: [{ type: "tool_call", id: "call_fg", name: "shell", arguments: JSON.stringify({ command: `(sleep ${bg}9; echo late > late-fork.txt) & sleep ${fg}; echo late > late-fg.txt` }) }] },
+      {
+        blocks: [
+          {
+            type: "tool_call",
+            id: "call_bg",
+            name: "shell",
+            arguments: JSON.stringify({ command: `sleep ${bg}; echo late > late-bg.txt`, yield_time_ms: 300 }),
+          },
+        ],
+      },
+      {
+        blocks: [
+          {
+            type: "tool_call",
+            id: "call_fg",
+            name: "shell",
+            arguments: JSON.stringify({
+              command: `(sleep ${bg}9; echo late > late-fork.txt) & sleep ${fg}; echo late > late-fg.txt`,
+            }),
+          },
+        ],
+      },
     );
     const seen: SessionEvent[] = [];
     const answered = new Set<string>();
@@ -44,8 +64,13 @@ describe("kill -9 of the server with commands running on its local runner", () =
     await server.client.turns.send.mutate({ sessionId, text: "start a server, then run something slow" });
     const deadline = Date.now() + 45_000;
     const started = () => seen.filter((e) => e.type === "tool.status" && e.status === "running").length;
-    while (!(started() >= 2 && (await processesMatching(`sleep ${fg}`)).length > 0 && (await processesMatching(`sleep ${bg}9`)).length > 0)) {
-      if (Date.now() > deadline) throw new Error(`the second command never ran; saw ${seen.map((e) => e.type).join(", ")}\n${server.log()}`);
+    while (!(
+      started() >= 2 &&
+      (await processesMatching(`sleep ${fg}`)).length > 0 &&
+      (await processesMatching(`sleep ${bg}9`)).length > 0
+    )) {
+      if (Date.now() > deadline)
+        throw new Error(`the second command never ran; saw ${seen.map((e) => e.type).join(", ")}\n${server.log()}`);
       await sleep(100);
     }
     // The first call returned with its command still running in the background.
@@ -56,7 +81,8 @@ describe("kill -9 of the server with commands running on its local runner", () =
     await server.kill9();
     // Longer than every sleep: a command that outlived the kill would have written by now.
     await sleep(9_000);
-    for (const name of ["late-bg.txt", "late-fg.txt", "late-fork.txt"]) expect(existsSync(join(crash.dataDir, "workspace", name)), name).toBe(false);
+    for (const name of ["late-bg.txt", "late-fg.txt", "late-fork.txt"])
+      expect(existsSync(join(crash.dataDir, "workspace", name)), name).toBe(false);
     for (const marker of [bg, `${bg}9`, fg]) expect(await processesMatching(`sleep ${marker}`), marker).toEqual([]);
   }, 120_000);
 });

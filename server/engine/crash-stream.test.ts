@@ -69,12 +69,19 @@ describe("kill -9 mid-stream, a subscriber watching", () => {
     }
     const { sessionId, second, seen, lastSeen, stored, lost } = attempt;
     // The window, measured: how many shown events the crash lost, and over how long they streamed.
-    const window = lost.length ? `${lost.length} event(s) over ${(lost.at(-1)!.at - lost[0].at).toFixed(1)} ms` : "none";
+    const window = lost.length
+      ? `${lost.length} event(s) over ${(lost.at(-1)!.at - lost[0].at).toFixed(1)} ms`
+      : "none";
     console.log(`crash-stream: shown ${seen.length}, stored ${seen.length - lost.length}, lost ${window}`);
     // What was kept is the very event that was shown; what was lost is only the newest tail.
     for (const s of seen) if (stored.has(s.ev.seq)) expect(stored.get(s.ev.seq)).toEqual(s.ev);
-    expect(lost.every((l) => l.ev.seq > Math.max(...seen.filter((s) => stored.has(s.ev.seq)).map((s) => s.ev.seq)))).toBe(true);
-    expect(lost.length, "three kills mid-stream and none lost a shown event: the window was not exercised").toBeGreaterThan(0);
+    expect(
+      lost.every((l) => l.ev.seq > Math.max(...seen.filter((s) => stored.has(s.ev.seq)).map((s) => s.ev.seq))),
+    ).toBe(true);
+    expect(
+      lost.length,
+      "three kills mid-stream and none lost a shown event: the window was not exercised",
+    ).toBeGreaterThan(0);
 
     // The client resuming from the last seq it showed is told to start over, not handed the
     // recovery's events after text it will never see again in the history.
@@ -94,7 +101,10 @@ describe("kill -9 mid-stream, a subscriber watching", () => {
     // A resume from a seq the history has goes on as before.
     const kept = seen.filter((s) => stored.has(s.ev.seq)).at(-1)!.ev.seq;
     const next = await new Promise<SessionEvent>((resolve, reject) => {
-      const s = second.client.turns.events.subscribe({ sessionId, lastSeq: kept }, { onData: (t) => (s.unsubscribe(), resolve((t as { data: SessionEvent }).data)), onError: reject });
+      const s = second.client.turns.events.subscribe(
+        { sessionId, lastSeq: kept },
+        { onData: (t) => (s.unsubscribe(), resolve((t as { data: SessionEvent }).data)), onError: reject },
+      );
     });
     expect(next.seq).toBeGreaterThan(kept);
   }, 300_000); // up to three kills, each with two server starts (30-45 s each at load 19 on 2 cores)

@@ -24,8 +24,14 @@ describe.skipIf(refusal !== undefined)("a full disk while a card waits (a whole 
     mkdirSync(join(mount.dir, "workspace"));
     fake = await startFakeProvider();
     server = await startCrashServer({
-      QUIVER_DATA_DIR: mount.dir, QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test", ANTHROPIC_API_KEY: "test-key",
-      ANTHROPIC_BASE_URL: fake.anthropicBaseURL, DATABASE_URL: "", QUIVER_LOG_LEVEL: "warn", QUIVER_MIN_FREE_DISK_MB: "1",
+      QUIVER_DATA_DIR: mount.dir,
+      QUIVER_PROVIDER: "anthropic",
+      QUIVER_MODEL: "claude-test",
+      ANTHROPIC_API_KEY: "test-key",
+      ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
+      DATABASE_URL: "",
+      QUIVER_LOG_LEVEL: "warn",
+      QUIVER_MIN_FREE_DISK_MB: "1",
     });
   }, 90_000);
   afterAll(async () => {
@@ -39,28 +45,47 @@ describe.skipIf(refusal !== undefined)("a full disk while a card waits (a whole 
     const { client } = server;
     const { id: sessionId } = await client.sessions.create.mutate({ title: "card" });
     fake.enqueue(
-      { blocks: [{ type: "tool_call", id: "call_w", name: "shell", arguments: JSON.stringify({ command: "echo ran > card-ran.txt" }) }] },
+      {
+        blocks: [
+          {
+            type: "tool_call",
+            id: "call_w",
+            name: "shell",
+            arguments: JSON.stringify({ command: "echo ran > card-ran.txt" }),
+          },
+        ],
+      },
       { blocks: [{ type: "text", text: "done" }] },
     );
     const seen: SessionEvent[] = [];
-    const sub = client.turns.events.subscribe({ sessionId, lastSeq: 0 }, { onData: (t) => seen.push((t as { data: SessionEvent }).data), onError: () => undefined });
+    const sub = client.turns.events.subscribe(
+      { sessionId, lastSeq: 0 },
+      { onData: (t) => seen.push((t as { data: SessionEvent }).data), onError: () => undefined },
+    );
     const { turnId } = await client.turns.send.mutate({ sessionId, text: "write a file" });
     const until = async (what: string, ok: () => boolean, ms = 30_000) => {
       const deadline = Date.now() + ms;
       while (!ok()) {
-        if (Date.now() > deadline) throw new Error(`${what}: saw ${seen.map((e) => e.type).join(", ")}\n${server.log()}`);
+        if (Date.now() > deadline)
+          throw new Error(`${what}: saw ${seen.map((e) => e.type).join(", ")}\n${server.log()}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     };
     await until("the card", () => seen.some((e) => e.type === "approval.required"));
-    const card = seen.find((e) => e.type === "approval.required") as Extract<SessionEvent, { type: "approval.required" }>;
+    const card = seen.find((e) => e.type === "approval.required") as Extract<
+      SessionEvent,
+      { type: "approval.required" }
+    >;
 
     try {
       writeFileSync(join(mount.dir, "fill"), Buffer.alloc(64 * 1024 * 1024));
     } catch {
       /* ENOSPC: the disk is full now */
     }
-    const refused = await client.approvals.answer.mutate({ approvalId: card.approvalId, choice: "once" } as never).then(() => undefined, (e: Error) => e);
+    const refused = await client.approvals.answer.mutate({ approvalId: card.approvalId, choice: "once" } as never).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(refused, "the answer was taken on a full disk").toBeDefined();
     expect(refused!.message).toContain(`the disk is full (${join(mount.dir, "quiver.db")})`);
     expect(refused!.message).not.toMatch(/prisma|invocation|disk I\/O error/i);
@@ -75,7 +100,9 @@ describe.skipIf(refusal !== undefined)("a full disk while a card waits (a whole 
     fake.enqueue({ blocks: [{ type: "text", text: "still here" }] });
     const next = await client.turns.send.mutate({ sessionId, text: "and now?" });
     await until("the next turn", () => seen.some((e) => e.type === "turn.finished" && e.turnId === next.turnId));
-    expect(seen.find((e) => e.type === "turn.finished" && e.turnId === next.turnId)).toMatchObject({ status: "completed" });
+    expect(seen.find((e) => e.type === "turn.finished" && e.turnId === next.turnId)).toMatchObject({
+      status: "completed",
+    });
     sub.unsubscribe();
   }, 120_000);
 });

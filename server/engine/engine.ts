@@ -5,7 +5,14 @@ import type { BeginImage, Db, TurnRows } from "../db";
 import type { Env } from "../env";
 import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
-import { createAdapter, defaultRetryPolicy, modelChoices, resolveProvider, type ModelChoices, type RetryPolicy } from "./providers/index";
+import {
+  createAdapter,
+  defaultRetryPolicy,
+  modelChoices,
+  resolveProvider,
+  type ModelChoices,
+  type RetryPolicy,
+} from "./providers/index";
 import { recoverInterruptedTurns } from "./recovery";
 import { COMPACT_COMMAND } from "./compact";
 import { ContextWindows, RecentContext, contextTokens } from "./context";
@@ -26,7 +33,16 @@ export interface EngineDeps {
   dispatcher: Dispatcher;
   /** The tool slot's catalog; none: the model is offered no tools. */
   catalog?: ToolCatalog;
-  env: Pick<Env, "QUIVER_PROVIDER" | "QUIVER_MODEL" | "ANTHROPIC_API_KEY" | "ANTHROPIC_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_BASE_URL"> & Partial<Pick<Env, "QUIVER_CONTEXT_WINDOW">>;
+  env: Pick<
+    Env,
+    | "QUIVER_PROVIDER"
+    | "QUIVER_MODEL"
+    | "ANTHROPIC_API_KEY"
+    | "ANTHROPIC_BASE_URL"
+    | "OPENAI_API_KEY"
+    | "OPENAI_BASE_URL"
+  > &
+    Partial<Pick<Env, "QUIVER_CONTEXT_WINDOW">>;
   /** Must give the same text for a session every time (it heads the cached prefix). */
   systemPrompt?: string | ((sessionId: string) => string | Promise<string>);
   /** Model requests per turn before it stops (default 50). */
@@ -59,7 +75,12 @@ export interface Engine {
   /** Stores the message and starts a turn; resolves once both are recorded (the turn runs on).
    *  With `actor.orgId`, a session of another org is not found: the access check rides on the
    *  engine's own read of the session instead of costing a query of its own. */
-  sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string, images?: SendImage[]): Promise<SendResult>;
+  sendMessage(
+    sessionId: string,
+    actor: { userId: string; orgId?: string },
+    text: string,
+    images?: SendImage[],
+  ): Promise<SendResult>;
   /** Aborts the running turn of the session at once (on whichever instance runs it); false when none was running. */
   cancel(sessionId: string): Promise<boolean>;
   /** Marks turns left running by an earlier process as interrupted; returns how many. */
@@ -81,7 +102,10 @@ export interface Engine {
 }
 
 export class EngineError extends Error {
-  constructor(readonly code: "busy" | "not_found" | "empty" | "invalid" | "disposed" | "unavailable", message: string) {
+  constructor(
+    readonly code: "busy" | "not_found" | "empty" | "invalid" | "disposed" | "unavailable",
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -153,12 +177,20 @@ export function createEngine(deps: EngineDeps): Engine {
     return a;
   };
 
-  async function sendMessage(sessionId: string, actor: { userId: string; orgId?: string }, text: string, sent: SendImage[] = []): Promise<SendResult> {
+  async function sendMessage(
+    sessionId: string,
+    actor: { userId: string; orgId?: string },
+    text: string,
+    sent: SendImage[] = [],
+  ): Promise<SendResult> {
     if (shuttingDown) throw new EngineError("disposed", "The server is shutting down; try again in a moment.");
     if (!text.trim() && sent.length === 0) throw new EngineError("empty", "The message is empty.");
     if (running.has(sessionId)) {
       // Another org's caller learns nothing of the session, not even that it is busy.
-      if (actor.orgId !== undefined && !(await db.session.findFirst({ where: { id: sessionId, orgId: actor.orgId }, select: { id: true } }))) {
+      if (
+        actor.orgId !== undefined &&
+        !(await db.session.findFirst({ where: { id: sessionId, orgId: actor.orgId }, select: { id: true } }))
+      ) {
         throw new EngineError("not_found", `No session ${sessionId}.`);
       }
       throw new EngineError("busy", "A turn is already running in this session. Wait for it or cancel it first.");
@@ -187,22 +219,38 @@ export function createEngine(deps: EngineDeps): Engine {
       });
       // One transaction: the session (in the caller's org), no turn running on any server, the
       // new turn and the user's message after the last one.
-      const turn = await deps.rows.begin({ sessionId, orgId: actor.orgId, instanceId: deps.cluster?.instanceId, text, images }).catch((err: unknown) => {
-        throw unavailable(err);
-      });
+      const turn = await deps.rows
+        .begin({ sessionId, orgId: actor.orgId, instanceId: deps.cluster?.instanceId, text, images })
+        .catch((err: unknown) => {
+          throw unavailable(err);
+        });
       if (!turn.ok && turn.reason === "not_found") throw new EngineError("not_found", `No session ${sessionId}.`);
-      if (!turn.ok && turn.reason === "no_attachment") throw new EngineError("invalid", `No image ${turn.id} in this session to send again; attach it anew.`);
-      if (!turn.ok) throw new EngineError("busy", "A turn is already running in this session (on another server). Wait for it or cancel it first.");
+      if (!turn.ok && turn.reason === "no_attachment")
+        throw new EngineError("invalid", `No image ${turn.id} in this session to send again; attach it anew.`);
+      if (!turn.ok)
+        throw new EngineError(
+          "busy",
+          "A turn is already running in this session (on another server). Wait for it or cancel it first.",
+        );
       const { position } = turn;
       entry.turnId = turn.turnId;
       // In order (the hub numbers them as published), durable together: one write, not two.
       await Promise.all([
         hub.publish(sessionId, { type: "turn.started", turnId: turn.turnId }),
-        hub.publish(sessionId, { type: "message.user", messageId: turn.messageId, text, ...(turn.images.length ? { images: turn.images } : {}) }),
+        hub.publish(sessionId, {
+          type: "message.user",
+          messageId: turn.messageId,
+          text,
+          ...(turn.images.length ? { images: turn.images } : {}),
+        }),
       ]);
       const resolution = resolveProvider(deps.env, turn, { maxOutputTokens: deps.maxOutputTokens });
       const run = {
-        sessionId, turnId: turn.turnId, actorId: actor.userId, signal: controller.signal, firstPosition: position + 1,
+        sessionId,
+        turnId: turn.turnId,
+        actorId: actor.userId,
+        signal: controller.signal,
+        firstPosition: position + 1,
         instanceId: deps.cluster?.instanceId,
         shutdown: () => shuttingDown,
         abandoned: () => entry.abandoned === true,
@@ -211,7 +259,11 @@ export function createEngine(deps: EngineDeps): Engine {
         },
       };
       const work = resolution.ok
-        ? runTurn(turnDeps, { ...run, adapter: adapterFor(resolution.config), compactOnly: COMPACT_COMMAND.test(text.trim()) })
+        ? runTurn(turnDeps, {
+            ...run,
+            adapter: adapterFor(resolution.config),
+            compactOnly: COMPACT_COMMAND.test(text.trim()),
+          })
         : refuse(turnDeps, run, resolution.message);
       void work
         .catch((err) => log(`turn ${turn.turnId} crashed`, err))
@@ -225,7 +277,16 @@ export function createEngine(deps: EngineDeps): Engine {
       if (entry.turnId && isDatabaseFault(err)) {
         const turnId = entry.turnId;
         late.add(sessionId, {
-          end: { turnId, sessionId, instanceId: deps.cluster?.instanceId, status: "failed", stopReason: "database_error", error: err.message, usage: zeroUsage(), sessionStatus: "idle" },
+          end: {
+            turnId,
+            sessionId,
+            instanceId: deps.cluster?.instanceId,
+            status: "failed",
+            stopReason: "database_error",
+            error: err.message,
+            usage: zeroUsage(),
+            sessionStatus: "idle",
+          },
           events: [{ body: { type: "turn.finished", turnId, status: "failed", stopReason: "database_error" } }],
         });
       }
@@ -279,10 +340,28 @@ export function createEngine(deps: EngineDeps): Engine {
 }
 
 /** No provider: the turn ends at once with an error event that says how to configure one. */
-async function refuse(deps: { rows: TurnRows; hub: EventHub }, run: { sessionId: string; turnId: string; instanceId?: string; release(): void }, message: string) {
+async function refuse(
+  deps: { rows: TurnRows; hub: EventHub },
+  run: { sessionId: string; turnId: string; instanceId?: string; release(): void },
+  message: string,
+) {
   const { sessionId, turnId } = run;
   await deps.hub.publish(sessionId, { type: "error", turnId, code: "provider_not_configured", message });
-  await deps.rows.end({ turnId, sessionId, instanceId: run.instanceId, status: "failed", stopReason: "provider_not_configured", error: message, usage: zeroUsage(), sessionStatus: "idle" });
+  await deps.rows.end({
+    turnId,
+    sessionId,
+    instanceId: run.instanceId,
+    status: "failed",
+    stopReason: "provider_not_configured",
+    error: message,
+    usage: zeroUsage(),
+    sessionStatus: "idle",
+  });
   run.release();
-  await deps.hub.publish(sessionId, { type: "turn.finished", turnId, status: "failed", stopReason: "provider_not_configured" });
+  await deps.hub.publish(sessionId, {
+    type: "turn.finished",
+    turnId,
+    status: "failed",
+    stopReason: "provider_not_configured",
+  });
 }

@@ -27,15 +27,26 @@ export interface TurnOutcome {
 }
 
 /** Resolves true once the event is stored, false when it was refused (it still went out live). */
-const stored = (p: Promise<unknown>) => p.then(() => true, () => false);
+const stored = (p: Promise<unknown>) =>
+  p.then(
+    () => true,
+    () => false,
+  );
 
-export async function finishTurn(deps: TurnDeps, run: TurnRun, end: TurnOutcome, emitted: () => Promise<unknown>): Promise<void> {
+export async function finishTurn(
+  deps: TurnDeps,
+  run: TurnRun,
+  end: TurnOutcome,
+  emitted: () => Promise<unknown>,
+): Promise<void> {
   const { db, hub } = deps;
   const { sessionId, turnId } = run;
   const why =
-    end.status === "cancelled" ? "Cancelled by the user before this call finished."
-    : end.status === "interrupted" ? "Not finished: the server shut down during this turn."
-    : "Not run: the turn ended with an error before this call finished.";
+    end.status === "cancelled"
+      ? "Cancelled by the user before this call finished."
+      : end.status === "interrupted"
+        ? "Not finished: the server shut down during this turn."
+        : "Not run: the turn ended with an error before this call finished.";
   if (run.abandoned()) {
     deps.log(`turn ${turnId} was taken over by another server instance; stopped here without recording its end`);
     return run.release();
@@ -47,11 +58,22 @@ export async function finishTurn(deps: TurnDeps, run: TurnRun, end: TurnOutcome,
   try {
     // Refused, the calls stay unanswered in the history, and loading it answers them (answerOrphans).
     if (end.openCalls) await closeOpenCalls(db, sessionId, turnId, why).catch(tolerate);
-    const errorEvent: SessionEventBody | undefined = end.error && { type: "error", turnId, code: end.error.code, message: end.error.message };
+    const errorEvent: SessionEventBody | undefined = end.error && {
+      type: "error",
+      turnId,
+      code: end.error.code,
+      message: end.error.message,
+    };
     const told = errorEvent ? [{ body: errorEvent, stored: stored(hub.publish(sessionId, errorEvent)) }] : [];
     await emitted();
     const row: TurnEnd = {
-      turnId, sessionId, instanceId: run.instanceId, status: end.status, stopReason: end.stopReason ?? null, error: end.error?.message ?? null, usage: end.usage,
+      turnId,
+      sessionId,
+      instanceId: run.instanceId,
+      status: end.status,
+      stopReason: end.stopReason ?? null,
+      error: end.error?.message ?? null,
+      usage: end.usage,
       sessionStatus: end.status === "interrupted" ? "interrupted" : "idle",
     };
     let ended: boolean | undefined;
@@ -60,7 +82,12 @@ export async function finishTurn(deps: TurnDeps, run: TurnRun, end: TurnOutcome,
     } catch (err) {
       tolerate(err);
     }
-    const finished: SessionEventBody = { type: "turn.finished", turnId, status: end.status, ...(end.stopReason ? { stopReason: end.stopReason } : {}) };
+    const finished: SessionEventBody = {
+      type: "turn.finished",
+      turnId,
+      status: end.status,
+      ...(end.stopReason ? { stopReason: end.stopReason } : {}),
+    };
     if (ended === false) {
       run.release();
       deps.log(`turn ${turnId} was taken over by another server instance before it ended here; its end is theirs`);
@@ -73,7 +100,8 @@ export async function finishTurn(deps: TurnDeps, run: TurnRun, end: TurnOutcome,
     if (ended === undefined) deps.unrecorded(sessionId, { end: row, events: [...told, fin] });
     run.release();
     published(stored(hub.publish(sessionId, finished)));
-    if (ended === true && !((await fin.stored) && (told.length === 0 || (await told[0].stored)))) deps.unrecorded(sessionId, { events: [...told, fin] });
+    if (ended === true && !((await fin.stored) && (told.length === 0 || (await told[0].stored))))
+      deps.unrecorded(sessionId, { events: [...told, fin] });
   } catch (err) {
     deps.log(`turn ${turnId} could not be closed cleanly; start-up recovery will mark it interrupted`, err);
   }

@@ -14,15 +14,27 @@ function run(text: string, size: number) {
 }
 
 const cases: [string, string, string][] = [
-  ["Anthropic XML", 'Let me look.<function_calls>\n<invoke name="read_file">\n<parameter name="path">a.ts</parameter>\n</invoke>\n</function_calls>\nOk.', "Let me look.\nOk."],
+  [
+    "Anthropic XML",
+    'Let me look.<function_calls>\n<invoke name="read_file">\n<parameter name="path">a.ts</parameter>\n</invoke>\n</function_calls>\nOk.',
+    "Let me look.\nOk.",
+  ],
   ["bare invoke", 'A <invoke name="x"><parameter name="y">1</parameter></invoke>B', "A B"],
   ["[TOOL_CALL]", 'Run [TOOL_CALL]{"tool": "bash", "args": {"cmd": "ls"}}[/TOOL_CALL] now', "Run  now"],
   ["<tool_call> JSON", 'x<tool_call>\n{"name": "grep", "arguments": {"q": "a"}}\n</tool_call>y', "xy"],
   ["markdown pseudo-call", 'Here:\n```tool_call\n{"name": "rm", "arguments": {}}\n```\nend', "Here:\n\nend"],
-  ["Kimi special tokens", "a<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>b", "ab"],
-  ["DeepSeek special tokens", "a<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>ls\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>b", "ab"],
+  [
+    "Kimi special tokens",
+    "a<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>b",
+    "ab",
+  ],
+  [
+    "DeepSeek special tokens",
+    "a<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>ls\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>b",
+    "ab",
+  ],
   ["lone leaked token", "done.<|im_end|>", "done."],
-  ["unterminated region", "Before <tool_call>{\"name\": \"x\", \"argu", "Before "],
+  ["unterminated region", 'Before <tool_call>{"name": "x", "argu', "Before "],
   ["[TOOL_CALLS] to the end", 'Ok [TOOL_CALLS][{"name": "ls"}]', "Ok "],
 ];
 

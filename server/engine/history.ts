@@ -6,7 +6,11 @@ import type { ContentBlock, ConversationMessage, Role } from "./types";
 import type { ImageData } from "./images";
 
 /** The conversation as the next request sends it, images' bytes filled in. */
-export async function loadConversation(rows: TurnRows, sessionId: string, images: ImageData): Promise<ConversationMessage[]> {
+export async function loadConversation(
+  rows: TurnRows,
+  sessionId: string,
+  images: ImageData,
+): Promise<ConversationMessage[]> {
   return images.fill(sessionId, conversationFrom(await rows.conversation(sessionId)));
 }
 
@@ -23,7 +27,8 @@ export interface SummaryBlock {
   midTurn: boolean;
 }
 
-const isSummary = (content: unknown): content is [SummaryBlock] => Array.isArray(content) && (content[0] as { type?: string } | undefined)?.type === "summary";
+const isSummary = (content: unknown): content is [SummaryBlock] =>
+  Array.isArray(content) && (content[0] as { type?: string } | undefined)?.type === "summary";
 
 /** What the model reads in place of the messages a summary stands for. */
 export function summaryPrompt(s: SummaryBlock): string {
@@ -46,7 +51,8 @@ export function conversationFrom(stored: { role: string; content: unknown }[]): 
   }
   const messages = rows.map((r) => ({ role: r.role as Role, content: r.content as ContentBlock[] }));
   // One user message, not two in a row: the summary and the message it was made in front of.
-  if (head && messages[0]?.role === "user") messages[0] = { role: "user", content: [...head.content, ...messages[0].content] };
+  if (head && messages[0]?.role === "user")
+    messages[0] = { role: "user", content: [...head.content, ...messages[0].content] };
   else if (head) messages.unshift(head);
   return answerOrphans(messages, "No result was recorded for this call.");
 }
@@ -59,7 +65,9 @@ export function answerOrphans(messages: ConversationMessage[], why: string): Con
     out.push(m);
     if (m.role !== "assistant") continue;
     const answered = new Set(
-      (messages[i + 1]?.role === "tool" ? messages[i + 1].content : []).flatMap((b) => (b.type === "tool_result" ? [b.id] : [])),
+      (messages[i + 1]?.role === "tool" ? messages[i + 1].content : []).flatMap((b) =>
+        b.type === "tool_result" ? [b.id] : [],
+      ),
     );
     const missing = unanswered(m, answered, why);
     if (missing.length === 0) continue;
@@ -73,10 +81,22 @@ export function answerOrphans(messages: ConversationMessage[], why: string): Con
 }
 
 /** `why`: the result text, the same for every call or one per call id. */
-function unanswered(m: ConversationMessage, answered: Set<string>, why: string | ((callId: string) => string)): ContentBlock[] {
+function unanswered(
+  m: ConversationMessage,
+  answered: Set<string>,
+  why: string | ((callId: string) => string),
+): ContentBlock[] {
   return m.content.flatMap((b) =>
     b.type === "tool_call" && !answered.has(b.id)
-      ? [{ type: "tool_result" as const, id: b.id, name: b.name, content: typeof why === "string" ? why : why(b.id), isError: true }]
+      ? [
+          {
+            type: "tool_result" as const,
+            id: b.id,
+            name: b.name,
+            content: typeof why === "string" ? why : why(b.id),
+            isError: true,
+          },
+        ]
       : [],
   );
 }
@@ -85,7 +105,12 @@ function unanswered(m: ConversationMessage, answered: Set<string>, why: string |
  * Persists the tool results missing from a turn's assistant messages, so the stored history is
  * valid as it stands (and the next request's prefix equals what the database says).
  */
-export async function closeOpenCalls(db: Db, sessionId: string, turnId: string, why: string | ((callId: string) => string)): Promise<number> {
+export async function closeOpenCalls(
+  db: Db,
+  sessionId: string,
+  turnId: string,
+  why: string | ((callId: string) => string),
+): Promise<number> {
   const rows = await db.message.findMany({ where: { sessionId }, orderBy: { position: "asc" } });
   let added = 0;
   for (let i = 0; i < rows.length; i++) {
@@ -100,7 +125,9 @@ export async function closeOpenCalls(db: Db, sessionId: string, turnId: string, 
     if (next?.role === "tool") {
       await db.message.update({ where: { id: next.id }, data: { content: [...nextBlocks, ...missing] as object[] } });
     } else if (!next) {
-      await db.message.create({ data: { sessionId, turnId, position: row.position + 1, role: "tool", content: missing as object[] } });
+      await db.message.create({
+        data: { sessionId, turnId, position: row.position + 1, role: "tool", content: missing as object[] },
+      });
     } else {
       // A later message already holds the next position; answering out of place would reorder
       // history, so the load-time repair (answerOrphans) covers this rare case instead.

@@ -20,27 +20,60 @@ const WEBP = Buffer.from("RIFF\x10\x00\x00\x00WEBPVP8 ").toString("base64");
 
 describe("image checks", () => {
   it("knows the four kinds by their bytes, whatever the browser called them", () => {
-    expect([PNG, JPEG, GIF, WEBP].map((b) => sniffImage(Buffer.from(b, "base64")))).toEqual(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-    for (const other of ["RIFF\x10\x00\x00\x00WAVEfmt ", "<svg xmlns=", "GIF8", ""]) expect(sniffImage(Buffer.from(other, "latin1"))).toBeUndefined();
+    expect([PNG, JPEG, GIF, WEBP].map((b) => sniffImage(Buffer.from(b, "base64")))).toEqual([
+      "image/png",
+      "image/jpeg",
+      "image/gif",
+      "image/webp",
+    ]);
+    for (const other of ["RIFF\x10\x00\x00\x00WAVEfmt ", "<svg xmlns=", "GIF8", ""])
+      expect(sniffImage(Buffer.from(other, "latin1"))).toBeUndefined();
     const [png] = prepareImages([{ mediaType: "image/jpeg", base64: PNG }]);
     expect(png).toMatchObject({ mediaType: "image/png", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 
   it("refuses bytes that are no image, too large an image and too many, saying which and why", () => {
-    expect(() => prepareImages([{ mediaType: "image/png", base64: PNG }, { mediaType: "image/png", base64: Buffer.from("hello, not an image").toString("base64") }])).toThrow(/Image 2 is not a PNG, JPEG, GIF, WEBP image/);
+    expect(() =>
+      prepareImages([
+        { mediaType: "image/png", base64: PNG },
+        { mediaType: "image/png", base64: Buffer.from("hello, not an image").toString("base64") },
+      ]),
+    ).toThrow(/Image 2 is not a PNG, JPEG, GIF, WEBP image/);
     const big = Buffer.alloc(ATTACHMENT_LIMITS.maxImageBytes + 1);
     Buffer.from(PNG, "base64").copy(big);
-    expect(() => prepareImages([{ mediaType: "image/png", base64: big.toString("base64") }])).toThrow(/Image 1 is 3\.75 MiB; an image may be at most 3\.75 MiB/);
-    expect(() => prepareImages(Array.from({ length: ATTACHMENT_LIMITS.maxImagesPerMessage + 1 }, () => ({ mediaType: "image/png" as const, base64: PNG })))).toThrow(/At most 8 images/);
+    expect(() => prepareImages([{ mediaType: "image/png", base64: big.toString("base64") }])).toThrow(
+      /Image 1 is 3\.75 MiB; an image may be at most 3\.75 MiB/,
+    );
+    expect(() =>
+      prepareImages(
+        Array.from({ length: ATTACHMENT_LIMITS.maxImagesPerMessage + 1 }, () => ({
+          mediaType: "image/png" as const,
+          base64: PNG,
+        })),
+      ),
+    ).toThrow(/At most 8 images/);
   });
 
   it("reads each image once and keeps it within its budget, most recently used first", async () => {
     const reads: string[][] = [];
-    const rows = { images: async (_s: string, ids: string[]) => (reads.push(ids), ids.map((id) => ({ id, mediaType: "image/png", base64: id.repeat(10) }))) };
+    const rows = {
+      images: async (_s: string, ids: string[]) => (
+        reads.push(ids),
+        ids.map((id) => ({ id, mediaType: "image/png", base64: id.repeat(10) }))
+      ),
+    };
     const data = new ImageData(rows, 25);
-    const msg = (...ids: string[]) => [{ role: "user" as const, content: ids.map((id) => ({ type: "image" as const, attachmentId: id, mediaType: "image/png" })) }];
+    const msg = (...ids: string[]) => [
+      {
+        role: "user" as const,
+        content: ids.map((id) => ({ type: "image" as const, attachmentId: id, mediaType: "image/png" })),
+      },
+    ];
     const [filled] = await data.fill("s", msg("a", "b"));
-    expect(filled.content).toEqual([expect.objectContaining({ attachmentId: "a", data: "a".repeat(10) }), expect.objectContaining({ attachmentId: "b", data: "b".repeat(10) })]);
+    expect(filled.content).toEqual([
+      expect.objectContaining({ attachmentId: "a", data: "a".repeat(10) }),
+      expect.objectContaining({ attachmentId: "b", data: "b".repeat(10) }),
+    ]);
     await data.fill("s", msg("a", "b"));
     await data.fill("s", msg("c"));
     await data.fill("s", msg("c", "b"));
@@ -50,7 +83,9 @@ describe("image checks", () => {
   });
 });
 
-const combos = testDatabases().flatMap((db) => (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const));
+const combos = testDatabases().flatMap((db) =>
+  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
+);
 
 describe.each(combos)("attached images on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
@@ -60,14 +95,27 @@ describe.each(combos)("attached images on %s with the %s wire format", (dbProvid
 
   beforeEach(() => {
     hub = createEventHub(t.current.db, { url: t.current.url });
-    engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: fakeProviderEnv(kind, provider.current), retry: fastRetries, systemPrompt: "SYSTEM" });
+    engine = createEngine({
+      db: t.current.db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: testDispatcher(),
+      env: fakeProviderEnv(kind, provider.current),
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
+    });
   });
   afterEach(async () => {
     await engine.dispose();
     await hub.dispose();
   });
 
-  const turn = async (sessionId: string, userId: string, text: string, images?: Parameters<Engine["sendMessage"]>[3]) => {
+  const turn = async (
+    sessionId: string,
+    userId: string,
+    text: string,
+    images?: Parameters<Engine["sendMessage"]>[3],
+  ) => {
     const after = await hub.lastSeq(sessionId);
     const { turnId } = await engine.sendMessage(sessionId, { userId }, text, images);
     return eventsUntilFinished(hub, sessionId, turnId, after);
@@ -75,18 +123,34 @@ describe.each(combos)("attached images on %s with the %s wire format", (dbProvid
   /** The user messages of a recorded request, as the wire format has them, without Anthropic's
    *  cache breakpoints (they move to the latest turn from one request to the next). */
   const userMessages = (i: number) =>
-    (JSON.parse(JSON.stringify(provider.current.requests[i].body, (k, v: unknown) => (k === "cache_control" ? undefined : v))) as { messages: { role: string; content: unknown }[] }).messages.filter((m) => m.role === "user");
+    (
+      JSON.parse(
+        JSON.stringify(provider.current.requests[i].body, (k, v: unknown) => (k === "cache_control" ? undefined : v)),
+      ) as { messages: { role: string; content: unknown }[] }
+    ).messages.filter((m) => m.role === "user");
 
   it("sends the image with the text, in every later request too, and says so in message.user", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
-    provider.current.enqueue({ blocks: [{ type: "text", text: "A red dot." }] }, { blocks: [{ type: "text", text: "Still a red dot." }] });
+    provider.current.enqueue(
+      { blocks: [{ type: "text", text: "A red dot." }] },
+      { blocks: [{ type: "text", text: "Still a red dot." }] },
+    );
     const events = await turn(sessionId, userId, "what is this?", [{ mediaType: "image/png", base64: PNG }]);
     const user = events.find((e) => e.type === "message.user");
-    expect(user).toMatchObject({ text: "what is this?", images: [{ id: expect.any(String), mediaType: "image/png", bytes: Buffer.from(PNG, "base64").length }] });
+    expect(user).toMatchObject({
+      text: "what is this?",
+      images: [{ id: expect.any(String), mediaType: "image/png", bytes: Buffer.from(PNG, "base64").length }],
+    });
     const expected =
       kind === "anthropic"
-        ? [{ type: "text", text: "what is this?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } }]
-        : [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } }];
+        ? [
+            { type: "text", text: "what is this?" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+          ]
+        : [
+            { type: "text", text: "what is this?" },
+            { type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } },
+          ];
     expect(userMessages(0)[0].content).toEqual(expected);
 
     await turn(sessionId, userId, "and now?");
@@ -116,10 +180,17 @@ describe.each(combos)("attached images on %s with the %s wire format", (dbProvid
     const first = await turn(a.sessionId, a.userId, "look", [{ mediaType: "image/png", base64: PNG }]);
     const id = (first.find((e) => e.type === "message.user") as { images: { id: string }[] }).images[0].id;
 
-    const foreign = engine.sendMessage(b.sessionId, { userId: b.userId }, "steal", [{ mediaType: "image/png", base64: PNG }, { attachmentId: id }]);
+    const foreign = engine.sendMessage(b.sessionId, { userId: b.userId }, "steal", [
+      { mediaType: "image/png", base64: PNG },
+      { attachmentId: id },
+    ]);
     await expect(foreign).rejects.toThrow(EngineError);
     await expect(foreign).rejects.toThrow(/No image .* in this session/);
-    await expect(engine.sendMessage(b.sessionId, { userId: b.userId }, "x", [{ mediaType: "image/png", base64: Buffer.from("plain text").toString("base64") }])).rejects.toThrow(/is not a PNG/);
+    await expect(
+      engine.sendMessage(b.sessionId, { userId: b.userId }, "x", [
+        { mediaType: "image/png", base64: Buffer.from("plain text").toString("base64") },
+      ]),
+    ).rejects.toThrow(/is not a PNG/);
     // The new image sent beside the foreign one was rolled back with the turn.
     expect(await t.current.db.attachment.count({ where: { sessionId: b.sessionId } })).toBe(0);
     expect(await t.current.db.turn.count({ where: { sessionId: b.sessionId } })).toBe(0);

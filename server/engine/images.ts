@@ -13,16 +13,22 @@ export class ImageError extends Error {}
 /** The images of a message as `begin` stores them. The type is the one the bytes carry (a
  *  browser may label a file by its name); bytes that are no image of the four are refused. */
 export function prepareImages(images: SendImage[]): BeginImage[] {
-  if (images.length > ATTACHMENT_LIMITS.maxImagesPerMessage) throw new ImageError(`At most ${ATTACHMENT_LIMITS.maxImagesPerMessage} images per message.`);
+  if (images.length > ATTACHMENT_LIMITS.maxImagesPerMessage)
+    throw new ImageError(`At most ${ATTACHMENT_LIMITS.maxImagesPerMessage} images per message.`);
   return images.map((image, i) => {
     if ("attachmentId" in image) return { reuse: image.attachmentId };
     const bytes = new Uint8Array(Buffer.from(image.base64, "base64"));
     const which = `Image ${i + 1}`;
     if (bytes.byteLength > ATTACHMENT_LIMITS.maxImageBytes) {
-      throw new ImageError(`${which} is ${mib(bytes.byteLength)} MiB; an image may be at most ${mib(ATTACHMENT_LIMITS.maxImageBytes)} MiB.`);
+      throw new ImageError(
+        `${which} is ${mib(bytes.byteLength)} MiB; an image may be at most ${mib(ATTACHMENT_LIMITS.maxImageBytes)} MiB.`,
+      );
     }
     const mediaType = sniffImage(bytes);
-    if (!mediaType) throw new ImageError(`${which} is not a ${IMAGE_MEDIA_TYPES.map((t) => t.slice(6).toUpperCase()).join(", ")} image (its bytes say otherwise).`);
+    if (!mediaType)
+      throw new ImageError(
+        `${which} is not a ${IMAGE_MEDIA_TYPES.map((t) => t.slice(6).toUpperCase()).join(", ")} image (its bytes say otherwise).`,
+      );
     return { id: rowId(), mediaType, bytes, sha256: createHash("sha256").update(bytes).digest("hex") };
   });
 }
@@ -57,7 +63,10 @@ export class ImageData {
     };
     return messages.map((m) =>
       m.content.some((b) => b.type === "image")
-        ? { role: m.role, content: m.content.map((b) => (b.type === "image" ? { ...b, data: found(b.attachmentId)?.base64 } : b)) }
+        ? {
+            role: m.role,
+            content: m.content.map((b) => (b.type === "image" ? { ...b, data: found(b.attachmentId)?.base64 } : b)),
+          }
         : m,
     );
   }

@@ -14,7 +14,9 @@ import { eventsUntilFinished, fastRetries, testDispatcher, waitForEvent } from "
 import type { ContentBlock, ProviderKind } from "./types";
 import type { SessionEvent } from "../protocol/events";
 
-const combos = testDatabases().flatMap((db) => (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const));
+const combos = testDatabases().flatMap((db) =>
+  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
+);
 const textOf = (blocks: ContentBlock[]) => blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
 
 describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvider, kind) => {
@@ -29,7 +31,15 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
   beforeEach(() => {
     fake = provider.current;
     hub = createEventHub(t.current.db, { url: t.current.url });
-    engine = createEngine({ db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM" });
+    engine = createEngine({
+      db: t.current.db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: testDispatcher(),
+      env: env(),
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
+    });
   });
   afterEach(async () => {
     await engine.dispose();
@@ -38,7 +48,11 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
 
   it("cancel aborts a streaming reply at once and keeps what streamed", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
-    fake.enqueue({ blocks: [{ type: "text", text: "Streaming slowly, then a long silence follows" }], deltaChars: 4, hangAfterBytes: 900 });
+    fake.enqueue({
+      blocks: [{ type: "text", text: "Streaming slowly, then a long silence follows" }],
+      deltaChars: 4,
+      hangAfterBytes: 900,
+    });
     const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
     await waitForEvent(hub, sessionId, (e) => e.type === "text.delta");
     await expect(engine.sendMessage(sessionId, { userId }, "again")).rejects.toThrow(/already running/);
@@ -56,7 +70,10 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
 
   it("cancel during a tool call answers it as cancelled and the next turn continues from a valid history", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
-    fake.enqueue({ blocks: [{ type: "tool_call", id: "call_w", name: "wait", arguments: "{}" }] }, { blocks: [{ type: "text", text: "resumed" }] });
+    fake.enqueue(
+      { blocks: [{ type: "tool_call", id: "call_w", name: "wait", arguments: "{}" }] },
+      { blocks: [{ type: "text", text: "resumed" }] },
+    );
     const first = await engine.sendMessage(sessionId, { userId }, "wait");
     await waitForEvent(hub, sessionId, (e) => e.type === "tool.started");
     await engine.cancel(sessionId);
@@ -91,13 +108,19 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
     await waitForEvent(hub, sessionId, (e) => e.type === "text.delta");
     await engine.dispose();
     await expect(engine.sendMessage(sessionId, { userId }, "more")).rejects.toThrow(/shutting down/);
-    expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({ status: "interrupted", stopReason: "server_shutdown" });
+    expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({
+      status: "interrupted",
+      stopReason: "server_shutdown",
+    });
   });
 
   // A peer that found this instance gone (stalled past its lease) claims its turn, records it
   // interrupted and publishes its end: this instance must then add nothing to it.
   const takeOver = async (sessionId: string, turnId: string) => {
-    await t.current.db.turn.update({ where: { id: turnId }, data: { instanceId: "peer", status: "interrupted", stopReason: "instance_gone", endedAt: new Date() } });
+    await t.current.db.turn.update({
+      where: { id: turnId },
+      data: { instanceId: "peer", status: "interrupted", stopReason: "instance_gone", endedAt: new Date() },
+    });
     await hub.publish(sessionId, { type: "turn.finished", turnId, status: "interrupted", stopReason: "instance_gone" });
   };
   const finishedEvents = async (sessionId: string) => {
@@ -106,10 +129,23 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
     return t.current.db.sessionEvent.findMany({ where: { sessionId, type: "turn.finished" } });
   };
   /** An engine that is instance "me" of a cluster, streaming a turn that hangs mid-reply. */
-  const streamAsInstance = async (reply: Parameters<FakeProvider["enqueue"]>[0] = { blocks: [{ type: "text", text: "streaming on a stalled instance" }], deltaChars: 4, hangAfterBytes: 700 }, until: SessionEvent["type"] = "text.delta") => {
+  const streamAsInstance = async (
+    reply: Parameters<FakeProvider["enqueue"]>[0] = {
+      blocks: [{ type: "text", text: "streaming on a stalled instance" }],
+      deltaChars: 4,
+      hangAfterBytes: 700,
+    },
+    until: SessionEvent["type"] = "text.delta",
+  ) => {
     await engine.dispose();
     engine = createEngine({
-      db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: env(), retry: fastRetries, systemPrompt: "SYSTEM",
+      db: t.current.db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: testDispatcher(),
+      env: env(),
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
       cluster: { instanceId: "me", cancelElsewhere: async () => false },
     });
     const { sessionId, userId } = await seedSession(t.current.db);
@@ -120,12 +156,17 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
   };
 
   it("drops what a tool call still running in a turn a peer took over reports when it settles", async () => {
-    const { sessionId, turnId } = await streamAsInstance({ blocks: [{ type: "tool_call", id: "call_w", name: "wait", arguments: "{}" }] }, "tool.started");
+    const { sessionId, turnId } = await streamAsInstance(
+      { blocks: [{ type: "tool_call", id: "call_w", name: "wait", arguments: "{}" }] },
+      "tool.started",
+    );
     await takeOver(sessionId, turnId);
     expect(engine.abandon([turnId])).toBe(1);
     await engine.settled(sessionId);
     await hub.publish(sessionId, { type: "notice", level: "info", code: "marker", text: "end of test" });
-    const types = (await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } })).map((e) => e.type);
+    const types = (await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } })).map(
+      (e) => e.type,
+    );
     // The wait tool answers "cancelled" once the abort reaches it: neither that event nor the
     // tool message reaches the log or the history.
     expect(types.slice(types.indexOf("tool.started"))).toEqual(["tool.started", "turn.finished", "notice"]);
@@ -141,8 +182,14 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
     await engine.settled(sessionId);
     expect(engine.isRunning(sessionId)).toBe(false);
     expect(engine.runningTurns()).toEqual([]);
-    expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({ instanceId: "peer", status: "interrupted", stopReason: "instance_gone" });
-    expect((await finishedEvents(sessionId)).map((e) => (e.payload as { status: string }).status)).toEqual(["interrupted"]);
+    expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({
+      instanceId: "peer",
+      status: "interrupted",
+      stopReason: "instance_gone",
+    });
+    expect((await finishedEvents(sessionId)).map((e) => (e.payload as { status: string }).status)).toEqual([
+      "interrupted",
+    ]);
   });
 
   it("ends a turn claimed by a peer before anyone noticed without overwriting the peer's record", async () => {
@@ -150,8 +197,14 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
     await takeOver(sessionId, turnId);
     // This instance ends the turn its own way (here a cancel) before its heartbeat saw the claim.
     expect(await engine.cancel(sessionId)).toBe(true);
-    expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({ instanceId: "peer", status: "interrupted", stopReason: "instance_gone" });
-    expect((await finishedEvents(sessionId)).map((e) => (e.payload as { status: string }).status)).toEqual(["interrupted"]);
+    expect(await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).toMatchObject({
+      instanceId: "peer",
+      status: "interrupted",
+      stopReason: "instance_gone",
+    });
+    expect((await finishedEvents(sessionId)).map((e) => (e.payload as { status: string }).status)).toEqual([
+      "interrupted",
+    ]);
     // The session is free for the next turn.
     await t.current.db.session.update({ where: { id: sessionId }, data: { status: "idle" } });
     fake.enqueue({ blocks: [{ type: "text", text: "next" }] });
@@ -163,13 +216,21 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
     const { sessionId, userId } = await seedSession(t.current.db);
     fake.enqueue(
       {
-        blocks: [{ type: "text", text: "Checking. " }, { type: "tool_call", id: "call_k", name: "echo", arguments: '{"text":"k"}' }, { type: "text", text: "Partial answer that never finishes because the server dies" }],
+        blocks: [
+          { type: "text", text: "Checking. " },
+          { type: "tool_call", id: "call_k", name: "echo", arguments: '{"text":"k"}' },
+          { type: "text", text: "Partial answer that never finishes because the server dies" },
+        ],
         deltaChars: 3,
         hangAfterBytes: kind === "anthropic" ? 3200 : 3000,
       },
       { blocks: [{ type: "text", text: "after restart" }] },
     );
-    const child = spawn(resolve("node_modules/.bin/tsx"), [resolve(import.meta.dirname, "crash-child.ts"), t.current.url, sessionId, userId, kind, baseURL()], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      resolve("node_modules/.bin/tsx"),
+      [resolve(import.meta.dirname, "crash-child.ts"), t.current.url, sessionId, userId, kind, baseURL()],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += String(d)));
     const exited = new Promise((r) => child.on("exit", r));

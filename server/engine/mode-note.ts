@@ -14,7 +14,8 @@ import type { ContentBlock, ConversationMessage } from "./types";
 const TEXT: Record<Mode, string> = {
   plan: "Plan mode is on: only read-only tools run (edits and commands are refused). Read and search the workspace, then call exit_plan_mode with your plan.",
   ask: "Ask mode is on: edits and commands run once the person approves them.",
-  "accept-edits": "Accept-edits mode is on: file edits in the workspace run without asking; commands and network access still ask.",
+  "accept-edits":
+    "Accept-edits mode is on: file edits in the workspace run without asking; commands and network access still ask.",
   auto: "Auto mode is on: every call the org policy allows runs without asking.",
 };
 
@@ -57,13 +58,21 @@ export function withNote(content: readonly ContentBlock[], note: string): Conten
  * Before a request: appends the note to the newest message (in `messages` and its stored row)
  * when the session's mode is not the one last told. Returns the messages to send.
  */
-export async function announceMode(db: Db, sessionId: string, messages: ConversationMessage[]): Promise<ConversationMessage[]> {
+export async function announceMode(
+  db: Db,
+  sessionId: string,
+  messages: ConversationMessage[],
+): Promise<ConversationMessage[]> {
   const last = messages[messages.length - 1];
   if (!last || last.role === "assistant") return messages;
   const info = await modeFor(db, sessionId);
   if (!info || info.mode === toldMode(messages)) return messages;
   const note = modeNote(info.mode);
-  const row = await db.message.findFirst({ where: { sessionId }, orderBy: { position: "desc" }, select: { id: true, role: true, content: true } });
+  const row = await db.message.findFirst({
+    where: { sessionId },
+    orderBy: { position: "desc" },
+    select: { id: true, role: true, content: true },
+  });
   // Only a row the request ends with (not a summary, not a synthetic answer to an open call).
   if (!row || row.role !== last.role || !Array.isArray(row.content)) return messages;
   const stored = row.content as unknown as ContentBlock[];

@@ -21,14 +21,22 @@ const why = "Not run: the server restarted during this turn before this call sta
 
 /** Every running turn: for a server alone on its database (SQLite); with peers, turns are claimed. */
 export async function recoverInterruptedTurns(db: Db, hub: EventHub, log: Log): Promise<number> {
-  const turns = await db.turn.findMany({ where: { status: "running" }, orderBy: { startedAt: "asc" }, select: { id: true, sessionId: true } });
+  const turns = await db.turn.findMany({
+    where: { status: "running" },
+    orderBy: { startedAt: "asc" },
+    select: { id: true, sessionId: true },
+  });
   return recover(db, hub, log, turns);
 }
 
 /** Recovers turns this instance claimed from gone instances (still running, under its id). */
 export async function recoverClaimedTurns(db: Db, hub: EventHub, log: Log, turnIds: string[]): Promise<number> {
   if (turnIds.length === 0) return 0;
-  const turns = await db.turn.findMany({ where: { id: { in: turnIds }, status: "running" }, orderBy: { startedAt: "asc" }, select: { id: true, sessionId: true } });
+  const turns = await db.turn.findMany({
+    where: { id: { in: turnIds }, status: "running" },
+    orderBy: { startedAt: "asc" },
+    select: { id: true, sessionId: true },
+  });
   return recover(db, hub, log, turns);
 }
 
@@ -39,12 +47,28 @@ async function recover(db: Db, hub: EventHub, log: Log, turns: { id: string; ses
       const calls = await settleInterruptedCalls(db, turn.id);
       await closeOpenCalls(db, turn.sessionId, turn.id, (id) => calls.results.get(id) ?? why);
       const now = new Date();
-      await db.modelRequest.updateMany({ where: { turnId: turn.id, endedAt: null }, data: { endedAt: now, error: "interrupted by a server restart" } });
-      await db.turn.update({ where: { id: turn.id }, data: { status: "interrupted", stopReason: "server_restart", endedAt: now } });
+      await db.modelRequest.updateMany({
+        where: { turnId: turn.id, endedAt: null },
+        data: { endedAt: now, error: "interrupted by a server restart" },
+      });
+      await db.turn.update({
+        where: { id: turn.id },
+        data: { status: "interrupted", stopReason: "server_restart", endedAt: now },
+      });
       await db.session.update({ where: { id: turn.sessionId }, data: { status: "interrupted" } });
       for (const ev of calls.events) await hub.publish(turn.sessionId, ev);
-      await hub.publish(turn.sessionId, { type: "notice", level: "warn", code: "turn_interrupted", text: "The server restarted during this turn. What had streamed is kept; send a message to continue." });
-      await hub.publish(turn.sessionId, { type: "turn.finished", turnId: turn.id, status: "interrupted", stopReason: "server_restart" });
+      await hub.publish(turn.sessionId, {
+        type: "notice",
+        level: "warn",
+        code: "turn_interrupted",
+        text: "The server restarted during this turn. What had streamed is kept; send a message to continue.",
+      });
+      await hub.publish(turn.sessionId, {
+        type: "turn.finished",
+        turnId: turn.id,
+        status: "interrupted",
+        stopReason: "server_restart",
+      });
     } catch (err) {
       log(`could not recover interrupted turn ${turn.id}`, err);
     }
@@ -53,7 +77,11 @@ async function recover(db: Db, hub: EventHub, log: Log, turns: { id: string; ses
 }
 
 async function restoreStreamedText(db: Db, sessionId: string, turnId: string): Promise<void> {
-  const events = await db.sessionEvent.findMany({ where: { sessionId, type: "text.delta" }, orderBy: { seq: "asc" }, select: { payload: true } });
+  const events = await db.sessionEvent.findMany({
+    where: { sessionId, type: "text.delta" },
+    orderBy: { seq: "asc" },
+    select: { payload: true },
+  });
   const streamed = events
     .map((e) => e.payload as { turnId?: string; text?: string })
     .filter((p) => p.turnId === turnId)
@@ -70,10 +98,25 @@ async function restoreStreamedText(db: Db, sessionId: string, turnId: string): P
   if (last?.role === "assistant") {
     const blocks = last.content as unknown as ContentBlock[];
     const tail = blocks.at(-1);
-    const content: ContentBlock[] = tail?.type === "text" ? [...blocks.slice(0, -1), { type: "text", text: tail.text + rest }] : [...blocks, { type: "text", text: rest }];
+    const content: ContentBlock[] =
+      tail?.type === "text"
+        ? [...blocks.slice(0, -1), { type: "text", text: tail.text + rest }]
+        : [...blocks, { type: "text", text: rest }];
     await db.message.update({ where: { id: last.id }, data: { content: content as object[] } });
   } else {
-    const top = await db.message.findFirst({ where: { sessionId }, orderBy: { position: "desc" }, select: { position: true } });
-    await db.message.create({ data: { sessionId, turnId, position: (top?.position ?? -1) + 1, role: "assistant", content: [{ type: "text", text: rest }] } });
+    const top = await db.message.findFirst({
+      where: { sessionId },
+      orderBy: { position: "desc" },
+      select: { position: true },
+    });
+    await db.message.create({
+      data: {
+        sessionId,
+        turnId,
+        position: (top?.position ?? -1) + 1,
+        role: "assistant",
+        content: [{ type: "text", text: rest }],
+      },
+    });
   }
 }

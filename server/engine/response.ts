@@ -52,7 +52,13 @@ class MessageWriter {
       try {
         if (this.id) await this.ctx.rows.setMessageContent(this.id, content);
         else if (content.length > 0) {
-          this.id = await this.ctx.rows.addMessage({ sessionId: this.ctx.sessionId, turnId: this.ctx.turnId, position: this.ctx.allocatePosition(), role: "assistant", content });
+          this.id = await this.ctx.rows.addMessage({
+            sessionId: this.ctx.sessionId,
+            turnId: this.ctx.turnId,
+            position: this.ctx.allocatePosition(),
+            role: "assistant",
+            content,
+          });
         }
         this.failed = undefined;
       } catch (err) {
@@ -69,8 +75,17 @@ class MessageWriter {
 }
 
 /** What the person sees when a request is tried again: why, when, and which attempt comes next. */
-export function retryNotice(ev: { error: { message: string }; delayMs: number }, attempt: number, retry: RetryPolicy): SessionEventBody {
-  return { type: "notice", level: "info", code: "provider_retry", text: `${ev.error.message} Retrying in ${(ev.delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${retry.attempts}).` };
+export function retryNotice(
+  ev: { error: { message: string }; delayMs: number },
+  attempt: number,
+  retry: RetryPolicy,
+): SessionEventBody {
+  return {
+    type: "notice",
+    level: "info",
+    code: "provider_retry",
+    text: `${ev.error.message} Retrying in ${(ev.delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${retry.attempts}).`,
+  };
 }
 
 /** Streamed text pieces joined into the message's text block at once. */
@@ -90,9 +105,14 @@ export async function runResponse(
   // Characters of output this attempt streamed: what a cancelled response is billed by (below).
   let streamedChars = 0;
   let attempt = 1;
-  const open = () => ctx.rows.openRequest({ turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt });
+  const open = () =>
+    ctx.rows.openRequest({ turnId: ctx.turnId, provider: adapter.kind, model: adapter.model, attempt });
   let request = await open();
-  let outcome: Omit<ResponseOutcome, "calls" | "usage" | "storedCalls"> = { finish: "error", raw: null, error: { code: "stream_incomplete", message: "The provider stream ended without a result." } };
+  let outcome: Omit<ResponseOutcome, "calls" | "usage" | "storedCalls"> = {
+    finish: "error",
+    raw: null,
+    error: { code: "stream_incomplete", message: "The provider stream ended without a result." },
+  };
   let reasoning: Extract<ContentBlock, { type: "reasoning" }> | undefined;
 
   // Streamed text is gathered a run of pieces at a time and joined into the text block flat:
@@ -133,7 +153,11 @@ export async function runResponse(
         ctx.emit({ type: "reasoning.delta", turnId: ctx.turnId, text: ev.text });
         break;
       case "reasoning.block": {
-        const block: Extract<ContentBlock, { type: "reasoning" }> = { type: "reasoning", text: ev.text, provider: adapter.kind };
+        const block: Extract<ContentBlock, { type: "reasoning" }> = {
+          type: "reasoning",
+          text: ev.text,
+          provider: adapter.kind,
+        };
         if (ev.signature !== undefined) block.signature = ev.signature;
         if (ev.redactedData !== undefined) block.redactedData = ev.redactedData;
         if (reasoning) Object.assign(reasoning, block);
@@ -192,11 +216,23 @@ export async function runResponse(
   // Calls cut off before their end (max_tokens, cancel) are still handed on when the response
   // finished at the limit, so the pipeline can refuse them in strict mode and the model resends.
   for (const c of calls) {
-    if (c && !c.ended && outcome.finish === "max_tokens") writer.blocks.push({ type: "tool_call", id: c.id, name: c.name, arguments: c.args });
+    if (c && !c.ended && outcome.finish === "max_tokens")
+      writer.blocks.push({ type: "tool_call", id: c.id, name: c.name, arguments: c.args });
   }
   if (filter.strippedTotal > 0) ctx.emit(forgedNotice(filter.strippedTotal));
   await writer.done();
-  await ctx.rows.closeRequest(request, { stopReason: outcome.raw ?? outcome.finish, error: outcome.error?.message ?? null, usage });
-  const finished = writer.blocks.flatMap((b) => (b.type === "tool_call" ? [{ providerCallId: b.id, name: b.name, rawArguments: b.arguments }] : []));
-  return { ...outcome, calls: outcome.finish === "cancelled" || outcome.finish === "error" ? [] : finished, usage, storedCalls: finished.length > 0 };
+  await ctx.rows.closeRequest(request, {
+    stopReason: outcome.raw ?? outcome.finish,
+    error: outcome.error?.message ?? null,
+    usage,
+  });
+  const finished = writer.blocks.flatMap((b) =>
+    b.type === "tool_call" ? [{ providerCallId: b.id, name: b.name, rawArguments: b.arguments }] : [],
+  );
+  return {
+    ...outcome,
+    calls: outcome.finish === "cancelled" || outcome.finish === "error" ? [] : finished,
+    usage,
+    storedCalls: finished.length > 0,
+  };
 }

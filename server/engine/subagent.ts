@@ -69,7 +69,11 @@ export function subagentHost(deps: SubagentHostDeps): SubagentService {
   };
 }
 
-const textOf = (blocks: readonly ContentBlock[]) => blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("").trim();
+const textOf = (blocks: readonly ContentBlock[]) =>
+  blocks
+    .flatMap((b) => (b.type === "text" ? [b.text] : []))
+    .join("")
+    .trim();
 
 async function runSubagent(
   deps: SubagentHostDeps,
@@ -89,7 +93,9 @@ async function runSubagent(
       const last = lastText ? ` Its last words were: ${lastText}` : "";
       return {
         report: `The subagent stopped after ${deps.limits.maxSteps} model requests (its step limit) without a final report.${last} Give it a narrower job, or split the job across several task calls.`,
-        isError: true, steps: step - 1, calls,
+        isError: true,
+        steps: step - 1,
+        calls,
       };
     }
     // The assistant message runResponse writes is kept here, not in the session's history.
@@ -109,36 +115,66 @@ async function runSubagent(
       if (body.type === "text.delta") call.progress(body.text);
       else if (body.type === "notice") deps.emit(body);
     };
-    const out = await runResponse({ rows, sessionId, turnId, emit, allocatePosition: () => position++ }, deps.adapter, { system: SUBAGENT_SYSTEM_PROMPT, tools, messages }, call.signal, deps.retry);
+    const out = await runResponse(
+      { rows, sessionId, turnId, emit, allocatePosition: () => position++ },
+      deps.adapter,
+      { system: SUBAGENT_SYSTEM_PROMPT, tools, messages },
+      call.signal,
+      deps.retry,
+    );
     deps.addUsage(out.usage);
-    if (out.finish === "cancelled" || call.signal.aborted) return { report: "The subagent was cancelled.", isError: true, steps: step, calls };
+    if (out.finish === "cancelled" || call.signal.aborted)
+      return { report: "The subagent was cancelled.", isError: true, steps: step, calls };
     if (out.finish === "error") {
-      return { report: `The subagent's model request failed: ${out.error?.message ?? "unknown error"}. Its job was not finished.`, isError: true, steps: step, calls };
+      return {
+        report: `The subagent's model request failed: ${out.error?.message ?? "unknown error"}. Its job was not finished.`,
+        isError: true,
+        steps: step,
+        calls,
+      };
     }
     messages.push({ role: "assistant", content: blocks });
     lastText = textOf(blocks) || lastText;
     if (out.calls.length === 0) {
       const report = textOf(blocks);
-      return report ? { report, isError: false, steps: step, calls } : { report: "The subagent ended without a report.", isError: true, steps: step, calls };
+      return report
+        ? { report, isError: false, steps: step, calls }
+        : { report: "The subagent ended without a report.", isError: true, steps: step, calls };
     }
     call.progress("\n");
     calls += out.calls.length;
     const outcome = await deps.dispatcher.dispatch({
-      sessionId, turnId, actorId: deps.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal: call.signal,
-      emit: deps.dispatchEmit, parentCallId: call.callId,
+      sessionId,
+      turnId,
+      actorId: deps.actorId,
+      calls: out.calls,
+      strict: out.finish === "max_tokens",
+      signal: call.signal,
+      emit: deps.dispatchEmit,
+      parentCallId: call.callId,
     });
     messages.push({ role: "tool", content: resultBlocks(out.calls, outcome.results) });
     if (call.signal.aborted) return { report: "The subagent was cancelled.", isError: true, steps: step, calls };
-    if (outcome.halt) return { report: `The subagent was stopped: ${outcome.halt.reason}`, isError: true, steps: step, calls };
+    if (outcome.halt)
+      return { report: `The subagent was stopped: ${outcome.halt.reason}`, isError: true, steps: step, calls };
   }
 }
 
-function resultBlocks(calls: { providerCallId: string; name: string }[], results: ToolResultForModel[]): ContentBlock[] {
+function resultBlocks(
+  calls: { providerCallId: string; name: string }[],
+  results: ToolResultForModel[],
+): ContentBlock[] {
   const byId = new Map(results.map((r) => [r.providerCallId, r]));
   return calls.map((c) => {
     const r = byId.get(c.providerCallId);
     return r
       ? { type: "tool_result", id: c.providerCallId, name: r.name, content: r.content, isError: r.isError }
-      : { type: "tool_result", id: c.providerCallId, name: c.name, content: "No result was produced for this call.", isError: true };
+      : {
+          type: "tool_result",
+          id: c.providerCallId,
+          name: c.name,
+          content: "No result was produced for this call.",
+          isError: true,
+        };
   });
 }

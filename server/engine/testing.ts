@@ -24,22 +24,46 @@ export async function assemble(stream: AsyncIterable<AttemptEvent>): Promise<Ass
   for await (const ev of stream) {
     a.events.push(ev);
     switch (ev.type) {
-      case "text": a.text += ev.text; break;
-      case "reasoning": a.reasoning += ev.text; break;
-      case "reasoning.block": a.reasoningBlocks.push(ev); break;
-      case "tool.start": a.calls[ev.index] = { id: ev.id, name: ev.name, arguments: "", ended: false }; break;
-      case "tool.delta": a.calls[ev.index].arguments += ev.argumentsDelta; break;
-      case "tool.end": a.calls[ev.index].ended = true; break;
-      case "usage": a.usage = ev.usage; break;
-      case "finish": a.finish = { reason: ev.reason, raw: ev.raw }; break;
-      case "error": a.errors.push(ev); break;
-      case "retry": a.retries.push(ev.delayMs); break;
+      case "text":
+        a.text += ev.text;
+        break;
+      case "reasoning":
+        a.reasoning += ev.text;
+        break;
+      case "reasoning.block":
+        a.reasoningBlocks.push(ev);
+        break;
+      case "tool.start":
+        a.calls[ev.index] = { id: ev.id, name: ev.name, arguments: "", ended: false };
+        break;
+      case "tool.delta":
+        a.calls[ev.index].arguments += ev.argumentsDelta;
+        break;
+      case "tool.end":
+        a.calls[ev.index].ended = true;
+        break;
+      case "usage":
+        a.usage = ev.usage;
+        break;
+      case "finish":
+        a.finish = { reason: ev.reason, raw: ev.raw };
+        break;
+      case "error":
+        a.errors.push(ev);
+        break;
+      case "retry":
+        a.retries.push(ev.delayMs);
+        break;
     }
   }
   return a;
 }
 
-export function fakeConfig(kind: ProviderKind, fake: FakeProvider, extra: Partial<ProviderConfig> = {}): ProviderConfig {
+export function fakeConfig(
+  kind: ProviderKind,
+  fake: FakeProvider,
+  extra: Partial<ProviderConfig> = {},
+): ProviderConfig {
   return kind === "anthropic"
     ? { kind, model: "claude-fake", apiKey: "test-key", baseURL: fake.anthropicBaseURL, ...extra }
     : { kind, model: "gpt-fake", apiKey: "test-key", baseURL: fake.openaiBaseURL, ...extra };
@@ -69,12 +93,21 @@ export function testDispatcher(opts: { halt?: string } = {}): Dispatcher & { req
         } catch {
           input = {};
         }
-        await req.emit({ type: "tool.started", turnId: req.turnId, callId: call.providerCallId, name: call.name, input, summary: `${call.name}` });
+        await req.emit({
+          type: "tool.started",
+          turnId: req.turnId,
+          callId: call.providerCallId,
+          name: call.name,
+          input,
+          summary: `${call.name}`,
+        });
         try {
           JSON.parse(call.rawArguments);
           if (call.name === "echo") content = `echo: ${call.rawArguments}`;
           else if (call.name === "wait") {
-            await new Promise<void>((resolve) => (req.signal.aborted ? resolve() : req.signal.addEventListener("abort", () => resolve(), { once: true })));
+            await new Promise<void>((resolve) =>
+              req.signal.aborted ? resolve() : req.signal.addEventListener("abort", () => resolve(), { once: true }),
+            );
             content = "cancelled";
             isError = true;
           } else {
@@ -87,7 +120,15 @@ export function testDispatcher(opts: { halt?: string } = {}): Dispatcher & { req
             ? "The arguments were cut off at the output limit; send the call again, complete."
             : "The arguments are not valid JSON.";
         }
-        await req.emit({ type: "tool.finished", callId: call.providerCallId, status: isError ? "failed" : "succeeded", output: content, isError, truncated: false, durationMs: Date.now() - started });
+        await req.emit({
+          type: "tool.finished",
+          callId: call.providerCallId,
+          status: isError ? "failed" : "succeeded",
+          output: content,
+          isError,
+          truncated: false,
+          durationMs: Date.now() - started,
+        });
         results.push({ providerCallId: call.providerCallId, name: call.name, content, isError });
       }
       return { results, ...(opts.halt ? { halt: { reason: opts.halt } } : {}) };
@@ -96,7 +137,12 @@ export function testDispatcher(opts: { halt?: string } = {}): Dispatcher & { req
 }
 
 /** Events of a session from `afterSeq` until the turn's turn.finished (inclusive). */
-export async function eventsUntilFinished(hub: EventHub, sessionId: string, turnId: string, afterSeq = 0): Promise<SessionEvent[]> {
+export async function eventsUntilFinished(
+  hub: EventHub,
+  sessionId: string,
+  turnId: string,
+  afterSeq = 0,
+): Promise<SessionEvent[]> {
   const ctl = new AbortController();
   const out: SessionEvent[] = [];
   for await (const ev of hub.subscribe(sessionId, afterSeq, ctl.signal)) {
@@ -108,7 +154,11 @@ export async function eventsUntilFinished(hub: EventHub, sessionId: string, turn
 }
 
 /** Resolves with the first event matching `pred` (live or from the log). */
-export async function waitForEvent(hub: EventHub, sessionId: string, pred: (ev: SessionEvent) => boolean): Promise<SessionEvent> {
+export async function waitForEvent(
+  hub: EventHub,
+  sessionId: string,
+  pred: (ev: SessionEvent) => boolean,
+): Promise<SessionEvent> {
   const ctl = new AbortController();
   try {
     for await (const ev of hub.subscribe(sessionId, 0, ctl.signal)) if (pred(ev)) return ev;

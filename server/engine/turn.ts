@@ -89,7 +89,11 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   // once per token.
   let lost = 0;
   const unrecorded = (err: unknown, ev?: { type: string }) => {
-    if (lost++ === 0) deps.log(`event ${ev?.type ?? "(unnumbered)"} of session ${sessionId} was not recorded (turn ${turnId}; later ones are counted)`, err);
+    if (lost++ === 0)
+      deps.log(
+        `event ${ev?.type ?? "(unnumbered)"} of session ${sessionId} was not recorded (turn ${turnId}; later ones are counted)`,
+        err,
+      );
     refused(err);
   };
   const emit = (body: SessionEventBody) => {
@@ -107,11 +111,21 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
 
   // A call still running when a peer took the turn over settles after the peer published
   // turn.finished: its events and result belong to nobody now.
-  const dispatchEmit = (body: SessionEventBody) => (run.abandoned() ? undefined : hub.publish(sessionId, body).then(() => undefined));
+  const dispatchEmit = (body: SessionEventBody) =>
+    run.abandoned() ? undefined : hub.publish(sessionId, body).then(() => undefined);
   // The task tool's subagents: the turn's model and signal (through each call's), their usage in the turn's total.
   const subagents = subagentHost({
-    rows, dispatcher: deps.dispatcher, catalog: deps.catalog, retry: deps.retry, adapter: run.adapter, sessionId, turnId, actorId: run.actorId,
-    limits: deps.subagents ?? DEFAULT_SUBAGENT_LIMITS, emit, dispatchEmit,
+    rows,
+    dispatcher: deps.dispatcher,
+    catalog: deps.catalog,
+    retry: deps.retry,
+    adapter: run.adapter,
+    sessionId,
+    turnId,
+    actorId: run.actorId,
+    limits: deps.subagents ?? DEFAULT_SUBAGENT_LIMITS,
+    emit,
+    dispatchEmit,
     addUsage: (u) => {
       addUsage(total, u);
       emit({ type: "usage", turnId, usage: { ...total } });
@@ -124,13 +138,31 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     let tokens = await deps.context.lastTokens(sessionId);
     // A request that did not fit is answered by one summary a turn: a second would not fit either.
     let overflowed = false;
-    const compact = async (why: CompactReason, keep: number, midTurn: boolean, tools: ToolDefinition[], messages: ConversationMessage[]) => {
+    const compact = async (
+      why: CompactReason,
+      keep: number,
+      midTurn: boolean,
+      tools: ToolDefinition[],
+      messages: ConversationMessage[],
+    ) => {
       emit(compactingNotice(why, tokens, window()));
       const ctx = { rows, sessionId, turnId, emit, allocatePosition: () => position++ };
-      const r = await compactConversation(ctx, run.adapter, { system, tools, messages, keep, midTurn, tokens, shrink: why === "overflow" }, signal, deps.retry);
+      const r = await compactConversation(
+        ctx,
+        run.adapter,
+        { system, tools, messages, keep, midTurn, tokens, shrink: why === "overflow" },
+        signal,
+        deps.retry,
+      );
       addUsage(total, r.usage);
       if (!r.ok) {
-        if (!signal.aborted) emit({ type: "notice", level: "warn", code: "context_compact_failed", text: `The conversation could not be summarized: ${r.message}` });
+        if (!signal.aborted)
+          emit({
+            type: "notice",
+            level: "warn",
+            code: "context_compact_failed",
+            text: `The conversation could not be summarized: ${r.message}`,
+          });
         return false;
       }
       tokens = 0;
@@ -140,8 +172,15 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     if (run.compactOnly) {
       // "/compact": the conversation summarized now, the message asking for it with it; no reply.
       const messages = await loadConversation(rows, sessionId, deps.images);
-      if (worthCompacting(messages, 0)) await compact("asked", 0, false, await deps.catalog.catalog(sessionId, run.adapter.model), messages);
-      else emit({ type: "notice", level: "info", code: "context_compact_skipped", text: "There is not enough conversation to summarize yet." });
+      if (worthCompacting(messages, 0))
+        await compact("asked", 0, false, await deps.catalog.catalog(sessionId, run.adapter.model), messages);
+      else
+        emit({
+          type: "notice",
+          level: "info",
+          code: "context_compact_skipped",
+          text: "There is not enough conversation to summarize yet.",
+        });
       if (signal.aborted) status = "cancelled";
       else stopReason = "compacted";
       emit({ type: "usage", turnId, usage: { ...total }, context: { tokens, window: window() } });
@@ -149,14 +188,20 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     for (let step = 1; !run.compactOnly; step++) {
       if (step > deps.maxSteps) {
         stopReason = "step_limit";
-        emit({ type: "notice", level: "warn", code: "step_limit", text: `The turn stopped after ${deps.maxSteps} model requests (the step limit). Send a message to continue.` });
+        emit({
+          type: "notice",
+          level: "warn",
+          code: "step_limit",
+          text: `The turn stopped after ${deps.maxSteps} model requests (the step limit). Send a message to continue.`,
+        });
         break;
       }
       const tools = await deps.catalog.catalog(sessionId, run.adapter.model);
       let messages = await loadConversation(rows, sessionId, deps.images);
       const keep = step === 1 ? 1 : 0;
       if (tokens >= COMPACT_AT * window() && worthCompacting(messages, keep)) {
-        if (await compact("full", keep, step > 1, tools, messages)) messages = await loadConversation(rows, sessionId, deps.images);
+        if (await compact("full", keep, step > 1, tools, messages))
+          messages = await loadConversation(rows, sessionId, deps.images);
         if (signal.aborted) {
           status = "cancelled";
           break;
@@ -166,10 +211,14 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       messages = await announceMode(deps.db, sessionId, messages);
       const spec = { system, tools, messages };
       const ctx = {
-        rows, sessionId, turnId, emit,
+        rows,
+        sessionId,
+        turnId,
+        emit,
         allocatePosition: () => position++,
         onArgumentsProgress: deps.dispatcher.onArgumentsProgress
-          ? (call: ModelToolCall & { complete: boolean }) => deps.dispatcher.onArgumentsProgress!(sessionId, turnId, call)
+          ? (call: ModelToolCall & { complete: boolean }) =>
+              deps.dispatcher.onArgumentsProgress!(sessionId, turnId, call)
           : undefined,
       };
       openCalls = true;
@@ -204,7 +253,12 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       if (out.calls.length === 0) {
         stopReason = out.finish;
         if (out.finish === "max_tokens") {
-          emit({ type: "notice", level: "warn", code: "max_tokens", text: "The reply was cut off at the output token limit. Ask the model to continue if you need the rest." });
+          emit({
+            type: "notice",
+            level: "warn",
+            code: "max_tokens",
+            text: "The reply was cut off at the output token limit. Ask the model to continue if you need the rest.",
+          });
         }
         break;
       }
@@ -212,7 +266,14 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
       await rows.turnUsage(turnId, total);
       await emitted();
       const outcome = await deps.dispatcher.dispatch({
-        sessionId, turnId, actorId: run.actorId, calls: out.calls, strict: out.finish === "max_tokens", signal, emit: dispatchEmit, subagents,
+        sessionId,
+        turnId,
+        actorId: run.actorId,
+        calls: out.calls,
+        strict: out.finish === "max_tokens",
+        signal,
+        emit: dispatchEmit,
+        subagents,
       });
       if (run.abandoned()) break;
       await storeResults(rows, { sessionId, turnId, position: position++ }, out.calls, outcome);
@@ -241,21 +302,42 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
   if (fault) {
     status = "failed";
     stopReason = "database_error";
-    error = { code: "database_unwritable", message: `The turn stopped. ${fault.message} What was shown after this point was not saved: it will be missing after a reload.` };
+    error = {
+      code: "database_unwritable",
+      message: `The turn stopped. ${fault.message} What was shown after this point was not saved: it will be missing after a reload.`,
+    };
   }
   if (status === "cancelled" && run.shutdown()) status = "interrupted";
-  stopReason ??= status === "cancelled" ? "cancelled" : status === "interrupted" ? "server_shutdown" : status === "failed" ? "error" : undefined;
+  stopReason ??=
+    status === "cancelled"
+      ? "cancelled"
+      : status === "interrupted"
+        ? "server_shutdown"
+        : status === "failed"
+          ? "error"
+          : undefined;
   await finishTurn(deps, run, { status, stopReason, error, usage: total, openCalls }, emitted);
   if (lost > 1) deps.log(`${lost} event(s) of turn ${turnId} were not recorded`);
 }
 
-async function storeResults(rows: TurnRows, at: { sessionId: string; turnId: string; position: number }, calls: ModelToolCall[], outcome: DispatchOutcome) {
+async function storeResults(
+  rows: TurnRows,
+  at: { sessionId: string; turnId: string; position: number },
+  calls: ModelToolCall[],
+  outcome: DispatchOutcome,
+) {
   const byId = new Map(outcome.results.map((r) => [r.providerCallId, r]));
   const content: ContentBlock[] = calls.map((c) => {
     const r = byId.get(c.providerCallId);
     return r
       ? { type: "tool_result", id: c.providerCallId, name: r.name, content: r.content, isError: r.isError }
-      : { type: "tool_result", id: c.providerCallId, name: c.name, content: "No result was produced for this call.", isError: true };
+      : {
+          type: "tool_result",
+          id: c.providerCallId,
+          name: c.name,
+          content: "No result was produced for this call.",
+          isError: true,
+        };
   });
   await rows.addMessage({ ...at, role: "tool", content });
 }

@@ -6,15 +6,44 @@ import { defineTool } from "../tools/tool";
 
 // Test doubles: executors that only say whether they are attached.
 function fake(kind: "runner" | "browser", attached: () => boolean): Executor {
-  return { kind, available: attached, run: async (_r: ExecRequest): Promise<ExecResult> => ({ ok: true, output: kind }) };
+  return {
+    kind,
+    available: attached,
+    run: async (_r: ExecRequest): Promise<ExecResult> => ({ ok: true, output: kind }),
+  };
 }
 
 const browserRead = defineTool({
-  name: "list_files", description: "Lists.", input: z.object({ write: z.boolean().optional() }), capabilities: ["ReadsFiles"],
-  executor: "browser", isReadOnly: (i) => !i.write, async execute() { return { output: "" }; },
+  name: "list_files",
+  description: "Lists.",
+  input: z.object({ write: z.boolean().optional() }),
+  capabilities: ["ReadsFiles"],
+  executor: "browser",
+  isReadOnly: (i) => !i.write,
+  async execute() {
+    return { output: "" };
+  },
 });
-const runnerTool = defineTool({ name: "shell", description: "Runs.", input: z.object({}), capabilities: ["ExecutesCode"], executor: "runner", async execute() { return { output: "" }; } });
-const serverTool = defineTool({ name: "tool_search", description: "Finds.", input: z.object({}), capabilities: [], executor: "server", async execute() { return { output: "" }; } });
+const runnerTool = defineTool({
+  name: "shell",
+  description: "Runs.",
+  input: z.object({}),
+  capabilities: ["ExecutesCode"],
+  executor: "runner",
+  async execute() {
+    return { output: "" };
+  },
+});
+const serverTool = defineTool({
+  name: "tool_search",
+  description: "Finds.",
+  input: z.object({}),
+  capabilities: [],
+  executor: "server",
+  async execute() {
+    return { output: "" };
+  },
+});
 
 describe("executor router", () => {
   it("sends browser-kind read-only calls to an attached, in-sync page, everything else to the runner", () => {

@@ -5,7 +5,15 @@ import { rm, writeFile } from "node:fs/promises";
 import WebSocket from "ws";
 import { RUNNER_PROTOCOL_VERSION, type ServerToRunner } from "../protocol/runner";
 import { ExecutorUnavailableError } from "./contract";
-import { spawnRunner, startServer, tempDir, TEST_TOKEN, waitFor, type RunnerChild, type TestServer } from "./runner/testing";
+import {
+  spawnRunner,
+  startServer,
+  tempDir,
+  TEST_TOKEN,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "./runner/testing";
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -34,7 +42,17 @@ async function fakeRunner(url: string, id = "fake"): Promise<{ ws: WebSocket; fr
   const frames: ServerToRunner[] = [];
   ws.on("message", (d) => frames.push(JSON.parse(d.toString())));
   await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-  ws.send(JSON.stringify({ type: "hello", protocol: RUNNER_PROTOCOL_VERSION, runnerId: id, workspace: "/nowhere", version: "t", sandbox: { available: false, kind: "none" }, workspaceVersion: 0 }));
+  ws.send(
+    JSON.stringify({
+      type: "hello",
+      protocol: RUNNER_PROTOCOL_VERSION,
+      runnerId: id,
+      workspace: "/nowhere",
+      version: "t",
+      sandbox: { available: false, kind: "none" },
+      workspaceVersion: 0,
+    }),
+  );
   cleanups.push(async () => ws.terminate());
   return { ws, frames };
 }
@@ -99,7 +117,17 @@ describe("runner handshake", () => {
     const ws = new WebSocket(s.url, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
     await new Promise((r) => ws.once("open", r));
     const closed = new Promise<number>((r) => ws.once("close", (code) => r(code)));
-    ws.send(JSON.stringify({ type: "hello", protocol: 999, runnerId: "x", workspace: "/", version: "t", sandbox: { available: false, kind: "none" }, workspaceVersion: 0 }));
+    ws.send(
+      JSON.stringify({
+        type: "hello",
+        protocol: 999,
+        runnerId: "x",
+        workspace: "/",
+        version: "t",
+        sandbox: { available: false, kind: "none" },
+        workspaceVersion: 0,
+      }),
+    );
     expect(await closed).toBe(4003);
   });
 });
@@ -153,7 +181,15 @@ describe("requests", () => {
     const fake = await fakeRunner(s.url);
     await waitFor(() => s.pool.status().find((r) => r.connected));
     const chunks: string[] = [];
-    const a = s.pool.run({ sessionId: "s", callId: "c1", op: "read_file", input: { path: "a" }, deadline: Date.now() + 10_000, signal: new AbortController().signal, onProgress: (c) => chunks.push(c) });
+    const a = s.pool.run({
+      sessionId: "s",
+      callId: "c1",
+      op: "read_file",
+      input: { path: "a" },
+      deadline: Date.now() + 10_000,
+      signal: new AbortController().signal,
+      onProgress: (c) => chunks.push(c),
+    });
     const req = await waitFor(() => fake.frames.find((f) => f.type === "request"));
     if (req.type !== "request") throw new Error("unreachable");
     expect(req).toMatchObject({ sessionId: "s", op: "read_file", input: { path: "a" } });
@@ -163,11 +199,22 @@ describe("requests", () => {
     expect(chunks).toEqual(["half"]);
 
     const ctrl = new AbortController();
-    const b = s.pool.run({ sessionId: "s", callId: "c2", op: "shell", input: {}, deadline: Date.now() + 10_000, signal: ctrl.signal });
+    const b = s.pool.run({
+      sessionId: "s",
+      callId: "c2",
+      op: "shell",
+      input: {},
+      deadline: Date.now() + 10_000,
+      signal: ctrl.signal,
+    });
     const second = await waitFor(() => fake.frames.filter((f) => f.type === "request")[1]);
     ctrl.abort();
     expect(await b).toMatchObject({ ok: false, meta: { cancelled: true } });
-    await waitFor(() => fake.frames.find((f) => f.type === "cancel" && "id" in second && f.id === second.id), 2000, "cancel frame");
+    await waitFor(
+      () => fake.frames.find((f) => f.type === "cancel" && "id" in second && f.id === second.id),
+      2000,
+      "cancel frame",
+    );
   });
 
   it("fails every in-flight request with a clear error when the runner disconnects, and refuses new ones", async () => {
@@ -175,7 +222,16 @@ describe("requests", () => {
     const fake = await fakeRunner(s.url, "doomed");
     await waitFor(() => s.pool.status().find((r) => r.connected));
     const signal = new AbortController().signal;
-    const calls = [1, 2, 3].map((n) => s.pool.run({ sessionId: "s", callId: `c${n}`, op: "search_text", input: {}, deadline: Date.now() + 60_000, signal }));
+    const calls = [1, 2, 3].map((n) =>
+      s.pool.run({
+        sessionId: "s",
+        callId: `c${n}`,
+        op: "search_text",
+        input: {},
+        deadline: Date.now() + 60_000,
+        signal,
+      }),
+    );
     await waitFor(() => fake.frames.filter((f) => f.type === "request").length === 3);
     fake.ws.terminate();
     for (const c of calls) {
@@ -184,7 +240,14 @@ describe("requests", () => {
       await expect(c).rejects.toMatchObject({ started: true }); // it may have run in part
     }
     expect(s.pool.available("s")).toBe(false);
-    const refused = s.pool.run({ sessionId: "s", callId: "c4", op: "read_file", input: {}, deadline: Date.now() + 1000, signal });
+    const refused = s.pool.run({
+      sessionId: "s",
+      callId: "c4",
+      op: "read_file",
+      input: {},
+      deadline: Date.now() + 1000,
+      signal,
+    });
     await expect(refused).rejects.toThrow(/workspace is on runner doomed, which is not connected \(gone since /);
     await expect(refused).rejects.toMatchObject({ started: false });
   });
@@ -194,7 +257,14 @@ describe("requests", () => {
     const fake = await fakeRunner(s.url);
     await waitFor(() => s.pool.status().find((r) => r.connected));
     const started = Date.now();
-    const p = s.pool.run({ sessionId: "s", callId: "c", op: "read_file", input: {}, deadline: Date.now() + 200, signal: new AbortController().signal });
+    const p = s.pool.run({
+      sessionId: "s",
+      callId: "c",
+      op: "read_file",
+      input: {},
+      deadline: Date.now() + 200,
+      signal: new AbortController().signal,
+    });
     await expect(p).rejects.toThrow(/passed its deadline/);
     await expect(p).rejects.toMatchObject({ started: true });
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
@@ -213,7 +283,14 @@ describe("requests", () => {
     expect(s.pool.bind("c", "two")).toBe("two");
     const signal = new AbortController().signal;
     await writeFile(`${d2}/only-in-two.txt`, "two\n");
-    const r = await s.pool.run({ sessionId: "c", callId: "x", op: "read_file", input: { path: "only-in-two.txt" }, deadline: Date.now() + 10_000, signal });
+    const r = await s.pool.run({
+      sessionId: "c",
+      callId: "x",
+      op: "read_file",
+      input: { path: "only-in-two.txt" },
+      deadline: Date.now() + 10_000,
+      signal,
+    });
     expect(r).toMatchObject({ ok: true });
     await two.stop();
     await waitFor(() => !s.pool.available("c"), 5000, "session c unavailable");
@@ -226,10 +303,24 @@ describe("requests", () => {
     runner({ url: s.url, workspace: await workspace() });
     await waitFor(() => s.pool.status().find((r) => r.connected));
     const signal = new AbortController().signal;
-    const unknown = await s.pool.run({ sessionId: "s", callId: "c", op: "nope", input: {}, deadline: Date.now() + 10_000, signal });
+    const unknown = await s.pool.run({
+      sessionId: "s",
+      callId: "c",
+      op: "nope",
+      input: {},
+      deadline: Date.now() + 10_000,
+      signal,
+    });
     expect(unknown.ok).toBe(false);
     expect(unknown.output).toMatch(/unknown operation "nope"; this runner serves: .*read_file/);
-    const bad = await s.pool.run({ sessionId: "s", callId: "c", op: "read_file", input: { path: 5 }, deadline: Date.now() + 10_000, signal });
+    const bad = await s.pool.run({
+      sessionId: "s",
+      callId: "c",
+      op: "read_file",
+      input: { path: 5 },
+      deadline: Date.now() + 10_000,
+      signal,
+    });
     expect(bad).toMatchObject({ ok: false });
     expect(bad.output).toMatch(/invalid input for read_file: path/);
   });
@@ -245,7 +336,14 @@ describe("workspace change events", () => {
     const events: Array<{ paths: string[]; version: number; sessionIds: string[] }> = [];
     s.pool.onFilesChanged((e) => events.push(e));
     const signal = new AbortController().signal;
-    const w = await s.pool.run({ sessionId: "s", callId: "c", op: "write_file", input: { path: "new.txt", content: "hi\n" }, deadline: Date.now() + 10_000, signal });
+    const w = await s.pool.run({
+      sessionId: "s",
+      callId: "c",
+      op: "write_file",
+      input: { path: "new.txt", content: "hi\n" },
+      deadline: Date.now() + 10_000,
+      signal,
+    });
     expect(w.ok).toBe(true);
     await waitFor(() => events.find((e) => e.paths.includes("new.txt")));
     await writeFile(`${dir}/by-hand.txt`, "typed in the terminal\n");

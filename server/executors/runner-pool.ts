@@ -7,7 +7,13 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { decodeFrame, RUNNER_PROTOCOL_VERSION, RunnerHello, type RunnerSandbox, type RunnerToServer } from "../protocol/runner";
+import {
+  decodeFrame,
+  RUNNER_PROTOCOL_VERSION,
+  RunnerHello,
+  type RunnerSandbox,
+  type RunnerToServer,
+} from "../protocol/runner";
 import { ExecutorUnavailableError, type ExecRequest, type ExecResult, type Executor } from "./contract";
 import { bearerToken, refuseUpgrade, tokenMatcher } from "./runner/auth";
 import { RunnerConnection } from "./runner/connection";
@@ -109,8 +115,14 @@ export class RunnerPool implements Executor {
     this.authorize = typeof options.tokens === "function" ? options.tokens : tokenMatcher(options.tokens);
     this.log = options.log ?? (() => {});
     this.throttle = createTokenThrottle({ ...options.throttle, log: this.log });
-    this.pty = new PtyBridge((sessionId) => this.connectionFor(sessionId), (sessionId) => this.bindings.get(sessionId)?.workspaceId);
-    this.preview = new PreviewBridge((sessionId) => this.connectionFor(sessionId), (sessionId) => this.bindings.get(sessionId)?.workspaceId);
+    this.pty = new PtyBridge(
+      (sessionId) => this.connectionFor(sessionId),
+      (sessionId) => this.bindings.get(sessionId)?.workspaceId,
+    );
+    this.preview = new PreviewBridge(
+      (sessionId) => this.connectionFor(sessionId),
+      (sessionId) => this.bindings.get(sessionId)?.workspaceId,
+    );
   }
 
   /** From now on sessions go where `locate` says (the database's placement), never to whichever
@@ -125,11 +137,21 @@ export class RunnerPool implements Executor {
     if (this.disposed) return refuseUpgrade(socket, 503, "server is shutting down");
     const address = req.socket.remoteAddress ?? "unknown";
     const wait = this.throttle.check(address);
-    if (wait > 0) return refuseUpgrade(socket, 429, "too many wrong runner tokens from this address; try again later", `Retry-After: ${Math.ceil(wait / 1000)}\r\n`);
+    if (wait > 0)
+      return refuseUpgrade(
+        socket,
+        429,
+        "too many wrong runner tokens from this address; try again later",
+        `Retry-After: ${Math.ceil(wait / 1000)}\r\n`,
+      );
     const token = bearerToken(req);
     if (!token || !this.authorize(token)) {
       this.throttle.failed(address);
-      return refuseUpgrade(socket, 401, token ? "runner token refused" : "missing runner token (Authorization: Bearer <token>)");
+      return refuseUpgrade(
+        socket,
+        401,
+        token ? "runner token refused" : "missing runner token (Authorization: Bearer <token>)",
+      );
     }
     this.throttle.succeeded(address);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.awaitHello(ws));
@@ -190,7 +212,9 @@ export class RunnerPool implements Executor {
       workspaceVersion: hello.workspaceVersion,
     });
     this.versions.set(`${hello.runnerId}/`, hello.workspaceVersion);
-    this.log(`runner ${hello.runnerId} connected (${hello.workspace}, ${hello.sandbox.available ? `sandbox ${hello.sandbox.kind}` : "unsandboxed"})`);
+    this.log(
+      `runner ${hello.runnerId} connected (${hello.workspace}, ${hello.sandbox.available ? `sandbox ${hello.sandbox.kind}` : "unsandboxed"})`,
+    );
     this.emitStatus(hello, true);
   }
 
@@ -275,7 +299,12 @@ export class RunnerPool implements Executor {
   /** Why a session's calls cannot run now, in words the IDE shows (which runner, since when). */
   unavailableReason(sessionId: string): string | undefined {
     const place = this.bindings.get(sessionId);
-    if (!place) return this.locator ? "this session has no workspace on a runner yet: no connected runner can take it" : this.live.size ? undefined : "no runner is connected to the server";
+    if (!place)
+      return this.locator
+        ? "this session has no workspace on a runner yet: no connected runner can take it"
+        : this.live.size
+          ? undefined
+          : "no runner is connected to the server";
     if (this.live.has(place.runnerId)) return undefined;
     const since = this.known.get(place.runnerId)?.disconnectedAt ?? place.goneSince;
     return `this session's workspace is on runner ${place.runnerId}, which is not connected${since ? ` (gone since ${since})` : " to this server"}; its history stays readable, and its calls work again once that runner is back`;
@@ -284,16 +313,38 @@ export class RunnerPool implements Executor {
   async run(request: ExecRequest): Promise<ExecResult> {
     const place = await this.place(request.sessionId);
     const conn = place && this.live.get(place.runnerId);
-    if (!conn) throw new ExecutorUnavailableError(this.unavailableReason(request.sessionId) ?? "no runner is connected to the server");
+    if (!conn)
+      throw new ExecutorUnavailableError(
+        this.unavailableReason(request.sessionId) ?? "no runner is connected to the server",
+      );
     return conn.run(request, place.workspaceId);
   }
 
   /** Runs a workspace operation (workspace.create/delete/usage) on one runner. */
-  async runOn(runnerId: string, op: string, input: unknown, timeoutMs = 120_000, workspaceId?: string): Promise<ExecResult> {
+  async runOn(
+    runnerId: string,
+    op: string,
+    input: unknown,
+    timeoutMs = 120_000,
+    workspaceId?: string,
+  ): Promise<ExecResult> {
     const conn = this.live.get(runnerId);
-    if (!conn) throw new ExecutorUnavailableError(`runner ${runnerId} is not connected${this.known.get(runnerId)?.disconnectedAt ? ` (gone since ${this.known.get(runnerId)?.disconnectedAt})` : " to this server"}`);
+    if (!conn)
+      throw new ExecutorUnavailableError(
+        `runner ${runnerId} is not connected${this.known.get(runnerId)?.disconnectedAt ? ` (gone since ${this.known.get(runnerId)?.disconnectedAt})` : " to this server"}`,
+      );
     const signal = new AbortController().signal;
-    return conn.run({ sessionId: `runner-${runnerId}`.slice(0, 200), callId: `${op}-${Date.now()}`, op, input, deadline: Date.now() + timeoutMs, signal }, workspaceId);
+    return conn.run(
+      {
+        sessionId: `runner-${runnerId}`.slice(0, 200),
+        callId: `${op}-${Date.now()}`,
+        op,
+        input,
+        deadline: Date.now() + timeoutMs,
+        signal,
+      },
+      workspaceId,
+    );
   }
 
   /** Connected to this server now. */
@@ -354,7 +405,14 @@ export class RunnerPool implements Executor {
 
   private emitStatus(hello: RunnerHello, connected: boolean): void {
     const runnerId = hello.runnerId;
-    const event = { runnerId, connected, sandboxed: hello.sandbox.available, sessionIds: this.sessionsOf(runnerId), hello, at: new Date().toISOString() };
+    const event = {
+      runnerId,
+      connected,
+      sandboxed: hello.sandbox.available,
+      sessionIds: this.sessionsOf(runnerId),
+      hello,
+      at: new Date().toISOString(),
+    };
     for (const l of this.statusListeners) safe(() => l(event), this.log);
   }
 }

@@ -25,17 +25,34 @@ describe("a viewer's pile of calls on one socket", () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "quiver-calls-"));
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "m", ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_PROVIDER: "anthropic",
+      QUIVER_MODEL: "m",
+      ANTHROPIC_API_KEY: "k",
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:9",
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     const owner = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
     session = (await owner.sessions.create.mutate({ title: "long" })).id;
     const { token } = await owner.shares.create.mutate({ sessionId: session });
-    cookie = (await fetch(`${quiver.url}/share/${token}`, { redirect: "manual" })).headers.get("set-cookie")!.split(";")[0];
+    cookie = (await fetch(`${quiver.url}/share/${token}`, { redirect: "manual" })).headers
+      .get("set-cookie")!
+      .split(";")[0];
     const hub = quiver.services.hub;
     const writes: Promise<unknown>[] = [];
     for (let t = 0; t < TURNS; t++) {
       writes.push(hub.publish(session, { type: "turn.started", turnId: `t${t}` }));
-      for (let i = 0; i < DELTAS; i++) writes.push(hub.publish(session, { type: "text.delta", turnId: `t${t}`, text: `word ${i} of a long answer that goes on; ` }));
+      for (let i = 0; i < DELTAS; i++)
+        writes.push(
+          hub.publish(session, {
+            type: "text.delta",
+            turnId: `t${t}`,
+            text: `word ${i} of a long answer that goes on; `,
+          }),
+        );
       writes.push(hub.publish(session, { type: "turn.finished", turnId: `t${t}`, status: "completed" }));
     }
     await Promise.all(writes);
@@ -56,7 +73,11 @@ describe("a viewer's pile of calls on one socket", () => {
       for (const x of Array.isArray(m) ? m : [m]) answers.push(x);
     });
     try {
-      const batch = Array.from({ length: CALLS }, (_, i) => ({ id: i + 1, method: "query", params: { path: "turns.earlier", input: { sessionId: session, beforeSeq: 1_000_000, turns: 1_000 } } }));
+      const batch = Array.from({ length: CALLS }, (_, i) => ({
+        id: i + 1,
+        method: "query",
+        params: { path: "turns.earlier", input: { sessionId: session, beforeSeq: 1_000_000, turns: 1_000 } },
+      }));
       ws.send(JSON.stringify(batch));
       const health: number[] = [];
       const end = Date.now() + 100_000;
@@ -68,7 +89,9 @@ describe("a viewer's pile of calls on one socket", () => {
       }
       const refused = answers.filter((a) => a.error);
       const served = answers.filter((a) => !a.error);
-      console.log(`[calls] ${served.length} served, ${refused.length} refused, /api/health max ${Math.round(Math.max(...health))} ms over ${health.length} polls`);
+      console.log(
+        `[calls] ${served.length} served, ${refused.length} refused, /api/health max ${Math.round(Math.max(...health))} ms over ${health.length} polls`,
+      );
       expect(answers).toHaveLength(CALLS);
       expect(served).toHaveLength(CALL_LIMITS.viewer.running + CALL_LIMITS.viewer.waiting);
       for (const r of refused) {
@@ -95,7 +118,9 @@ describe("the gate", () => {
     const started: number[] = [];
     const gates = [later(), later(), later(), later()];
     const abort = new AbortController();
-    const calls = gates.map((g, i) => limits.run(viewer, async () => (started.push(i), await g.p, i), i === 2 ? abort.signal : undefined));
+    const calls = gates.map((g, i) =>
+      limits.run(viewer, async () => (started.push(i), await g.p, i), i === 2 ? abort.signal : undefined),
+    );
     await new Promise((r) => setTimeout(r, 10));
     expect(started).toEqual([0, 1]);
     expect(limits.size(viewer)).toEqual({ running: 2, waiting: 2 });

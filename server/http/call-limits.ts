@@ -35,7 +35,10 @@ export function createCallLimits(limits: CallLimits = CALL_LIMITS) {
       if (g.running >= bound.running) {
         if (g.queue.length >= bound.waiting) {
           const who = caller.kind === "viewer" ? "this share link's viewers" : "you";
-          throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `${who} already have ${bound.running} calls running and ${bound.waiting} waiting, the most allowed; wait for them to answer first.` });
+          throw new TRPCError({
+            code: "TOO_MANY_REQUESTS",
+            message: `${who} already have ${bound.running} calls running and ${bound.waiting} waiting, the most allowed; wait for them to answer first.`,
+          });
         }
         await new Promise<void>((resolve, reject) => {
           const go = () => {

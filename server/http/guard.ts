@@ -29,7 +29,8 @@ export function createGuard({ allowedHosts }: GuardOptions) {
   return {
     /** Null when the request may proceed, else the reason it may not. */
     check(req: IncomingMessage, { requireSameOrigin }: { requireSameOrigin: boolean }): string | null {
-      if (!hostOk(req)) return `host ${JSON.stringify(req.headers.host ?? "")} is not allowed (set QUIVER_ALLOWED_HOSTS)`;
+      if (!hostOk(req))
+        return `host ${JSON.stringify(req.headers.host ?? "")} is not allowed (set QUIVER_ALLOWED_HOSTS)`;
       const origin = req.headers.origin;
       if (!requireSameOrigin || origin === undefined) return null;
       try {

@@ -34,7 +34,10 @@ export function createSocketLimits(limits: SocketLimits = SOCKET_LIMITS) {
         [`address:${address}`, limits.viewerSocketsPerAddress, `share-link viewers at ${address}`],
       ];
     // With accounts each person has the owner's bound of their own.
-    if (id.kind === "owner") return id.via === "account" ? [[`person:${id.actor.userId}`, limits.ownerSockets, "this person"]] : [["owner", limits.ownerSockets, "the owner"]];
+    if (id.kind === "owner")
+      return id.via === "account"
+        ? [[`person:${id.actor.userId}`, limits.ownerSockets, "this person"]]
+        : [["owner", limits.ownerSockets, "the owner"]];
     return [];
   };
   return {
@@ -42,7 +45,10 @@ export function createSocketLimits(limits: SocketLimits = SOCKET_LIMITS) {
     admit(id: Identity, address: string): { release(): void } | { refused: string } {
       const keys = bounds(id, address);
       for (const [key, max, who] of keys) {
-        if ((open.get(key) ?? 0) >= max) return { refused: `too many connections: ${who} already holds ${max} open, the most allowed; close some first` };
+        if ((open.get(key) ?? 0) >= max)
+          return {
+            refused: `too many connections: ${who} already holds ${max} open, the most allowed; close some first`,
+          };
       }
       for (const [key] of keys) open.set(key, (open.get(key) ?? 0) + 1);
       let released = false;
@@ -58,7 +64,11 @@ export function createSocketLimits(limits: SocketLimits = SOCKET_LIMITS) {
         },
       };
     },
-    connection: (ws: { bufferedAmount: number }): ConnectionCount => ({ subscriptions: 0, limit: limits.subscriptionsPerSocket, ready: () => ws.bufferedAmount < BACKLOG_BYTES }),
+    connection: (ws: { bufferedAmount: number }): ConnectionCount => ({
+      subscriptions: 0,
+      limit: limits.subscriptionsPerSocket,
+      ready: () => ws.bufferedAmount < BACKLOG_BYTES,
+    }),
     /** Open sockets per key (tests). */
     size: (key: string) => open.get(key) ?? 0,
   };

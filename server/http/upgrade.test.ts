@@ -13,7 +13,12 @@ import { startQuiver, type Quiver } from "../app";
 const root = join(import.meta.dirname, "../..");
 
 /** Sends a raw upgrade request and returns what came back before the socket closed (or "" after 3 s). */
-function rawUpgrade(port: number, path: string, host: string, address = "127.0.0.1"): Promise<{ answer: string; closed: boolean }> {
+function rawUpgrade(
+  port: number,
+  path: string,
+  host: string,
+  address = "127.0.0.1",
+): Promise<{ answer: string; closed: boolean }> {
   return new Promise((resolve) => {
     const socket = connect(port, address);
     let answer = "";
@@ -64,14 +69,18 @@ describe("a server on 127.0.0.1", () => {
   });
 
   it("sends tRPC errors without a stack or the install's path", async () => {
-    const res = await fetch(`${quiver.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id: "nope" }))}`);
+    const res = await fetch(
+      `${quiver.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id: "nope" }))}`,
+    );
     const body = await res.text();
     expect(res.status).toBe(404);
     expect(body).toContain("NOT_FOUND");
     expect(body).not.toContain("stack");
     expect(body).not.toContain(root);
     // A bad input: zod's error, still without a stack.
-    const bad = await fetch(`${quiver.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id: 7 }))}`);
+    const bad = await fetch(
+      `${quiver.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id: 7 }))}`,
+    );
     const badBody = await bad.text();
     expect(bad.status).toBe(400);
     expect(badBody).not.toContain("stack");
@@ -83,7 +92,9 @@ describe("a development server", () => {
   it("keeps the stack in tRPC errors", async () => {
     const { quiver, dataDir } = await start({ NODE_ENV: "development" });
     try {
-      const res = await fetch(`${quiver.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id: "nope" }))}`);
+      const res = await fetch(
+        `${quiver.url}/api/trpc/sessions.get?input=${encodeURIComponent(JSON.stringify({ id: "nope" }))}`,
+      );
       expect(await res.text()).toContain('"stack"');
     } finally {
       await quiver.stop();

@@ -19,7 +19,14 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { openPgPool } from "../db/driver";
-import { CONTROL_CHANNEL, ControlMessage, EVENTS_CHANNEL, EventsMessage, Reassembler, framePayload } from "../protocol/broker";
+import {
+  CONTROL_CHANNEL,
+  ControlMessage,
+  EVENTS_CHANNEL,
+  EventsMessage,
+  Reassembler,
+  framePayload,
+} from "../protocol/broker";
 import { logFn } from "../log";
 
 type Msg<T extends ControlMessage["type"]> = Extract<ControlMessage, { type: T }>;
@@ -83,7 +90,10 @@ export function createCluster(options: ClusterOptions): Cluster {
   const log = options.log ?? logFn("cluster");
   const ttl = `make_interval(secs => ${ttlMs / 1000})`;
   const pool = openPgPool(options.url, 1);
-  const frames = new Map([[EVENTS_CHANNEL, new Reassembler()], [CONTROL_CHANNEL, new Reassembler()]]);
+  const frames = new Map([
+    [EVENTS_CHANNEL, new Reassembler()],
+    [CONTROL_CHANNEL, new Reassembler()],
+  ]);
   const pending = new Map<number, { to: string; resolve(r: Reply): void; timer: NodeJS.Timeout }>();
   const welcomes = new Map<string, () => void>();
   const syncs = new Map<number, () => void>();
@@ -100,9 +110,13 @@ export function createCluster(options: ClusterOptions): Cluster {
   let sweeping: Promise<void> | undefined;
   const peopleListeners = new Set<() => void>();
 
-  const query = async <T extends pg.QueryResultRow>(sql: string, params: unknown[]) => (await pool.query<T>(sql, params)).rows;
+  const query = async <T extends pg.QueryResultRow>(sql: string, params: unknown[]) =>
+    (await pool.query<T>(sql, params)).rows;
   const send = (msg: Outgoing<ControlMessage>) =>
-    query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [CONTROL_CHANNEL, framePayload(JSON.stringify({ ...msg, from: id }), `${id}c`)]).then(() => undefined);
+    query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [
+      CONTROL_CHANNEL,
+      framePayload(JSON.stringify({ ...msg, from: id }), `${id}c`),
+    ]).then(() => undefined);
 
   async function beat(): Promise<void> {
     // Register or renew, count live peers, list gone ones, forget instances gone for a day: one statement.
@@ -136,7 +150,9 @@ export function createCluster(options: ClusterOptions): Cluster {
       await handlers.peersGone(gone);
       await query(`DELETE FROM "ServerInstance" WHERE "id" = ANY($1::text[]) AND "seenAt" <= ${NOW} - ${ttl}`, [gone]);
     })()
-      .catch((e) => log(`recovering after instance(s) ${gone.join(", ")} failed; trying again at the next heartbeat`, e))
+      .catch((e) =>
+        log(`recovering after instance(s) ${gone.join(", ")} failed; trying again at the next heartbeat`, e),
+      )
       .finally(() => {
         if (sweeping === run) sweeping = undefined;
       });
@@ -186,8 +202,13 @@ export function createCluster(options: ClusterOptions): Cluster {
         return p?.resolve(msg);
       }
       default: {
-        const reply = (r: Reply) => send({ type: "reply", to: msg.from, id: msg.id, ...r }).catch((e) => log(`reply to ${msg.from} not sent`, e));
-        handlers.request(msg).then(reply, (e: unknown) => reply({ ok: false, code: "failed", message: (e as Error).message ?? String(e) }));
+        const reply = (r: Reply) =>
+          send({ type: "reply", to: msg.from, id: msg.id, ...r }).catch((e) => log(`reply to ${msg.from} not sent`, e));
+        handlers
+          .request(msg)
+          .then(reply, (e: unknown) =>
+            reply({ ok: false, code: "failed", message: (e as Error).message ?? String(e) }),
+          );
       }
     }
   }
@@ -237,7 +258,10 @@ export function createCluster(options: ClusterOptions): Cluster {
     const answered = others.map((o) => new Promise<void>((r) => welcomes.set(o, r)));
     await send({ type: "hello" });
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(answered), new Promise((r) => (timer = setTimeout(r, options.welcomeTimeoutMs ?? 3_000)))]);
+    await Promise.race([
+      Promise.all(answered),
+      new Promise((r) => (timer = setTimeout(r, options.welcomeTimeoutMs ?? 3_000))),
+    ]);
     clearTimeout(timer);
     const silent = others.filter((o) => welcomes.has(o));
     welcomes.clear();
@@ -245,7 +269,9 @@ export function createCluster(options: ClusterOptions): Cluster {
   }
 
   async function liveInstances(): Promise<string[]> {
-    return (await query<{ id: string }>(`SELECT "id" FROM "ServerInstance" WHERE "seenAt" > ${NOW} - ${ttl}`, [])).map((r) => r.id);
+    return (await query<{ id: string }>(`SELECT "id" FROM "ServerInstance" WHERE "seenAt" > ${NOW} - ${ttl}`, [])).map(
+      (r) => r.id,
+    );
   }
 
   return {
@@ -306,7 +332,8 @@ export function createCluster(options: ClusterOptions): Cluster {
     },
     query,
     liveInstances,
-    liveSql: (column) => `EXISTS (SELECT 1 FROM "ServerInstance" si WHERE si."id" = ${column} AND si."seenAt" > ${NOW} - ${ttl})`,
+    liveSql: (column) =>
+      `EXISTS (SELECT 1 FROM "ServerInstance" si WHERE si."id" = ${column} AND si."seenAt" > ${NOW} - ${ttl})`,
     listenerPid: () => pid,
     onPeopleChanged(fn) {
       peopleListeners.add(fn);
@@ -314,7 +341,10 @@ export function createCluster(options: ClusterOptions): Cluster {
     },
     async sweep() {
       await sweeping;
-      const rows = await query<{ id: string }>(`SELECT "id" FROM "ServerInstance" WHERE "id" <> $1 AND "seenAt" <= ${NOW} - ${ttl}`, [id]);
+      const rows = await query<{ id: string }>(
+        `SELECT "id" FROM "ServerInstance" WHERE "id" <> $1 AND "seenAt" <= ${NOW} - ${ttl}`,
+        [id],
+      );
       if (rows.length > 0) await sweepGone(rows.map((r) => r.id));
     },
     async dispose() {
@@ -333,7 +363,9 @@ export function createCluster(options: ClusterOptions): Cluster {
       listener = undefined;
       await l?.end().catch(() => undefined);
       // A clean stop leaves no heartbeat behind: peers may recover this instance's turns at once.
-      await query(`DELETE FROM "ServerInstance" WHERE "id" = $1`, [id]).catch((e) => log("could not remove this instance's row", e));
+      await query(`DELETE FROM "ServerInstance" WHERE "id" = $1`, [id]).catch((e) =>
+        log("could not remove this instance's row", e),
+      );
       await pool.end();
     },
   };

@@ -4,7 +4,8 @@ import { applyEvents, emptySessionState } from "../../app/_lib/session-state";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
 import { coalesce } from "./coalesce";
 
-const log = (bodies: SessionEventBody[]): SessionEvent[] => bodies.map((b, i) => ({ ...b, seq: i + 1, sessionId: "s", at: `2026-12-01T00:00:0${i % 10}.000Z` }) as SessionEvent);
+const log = (bodies: SessionEventBody[]): SessionEvent[] =>
+  bodies.map((b, i) => ({ ...b, seq: i + 1, sessionId: "s", at: `2026-12-01T00:00:0${i % 10}.000Z` }) as SessionEvent);
 
 describe("coalesce", () => {
   const events = log([
@@ -27,8 +28,16 @@ describe("coalesce", () => {
   it("folds each run into one event carrying the run's last seq and time", () => {
     const folded = coalesce(events);
     expect(folded.map((e) => [e.type, e.seq])).toEqual([
-      ["turn.started", 1], ["reasoning.delta", 3], ["text.delta", 6], ["tool.started", 7], ["tool.progress", 9], ["tool.progress", 10],
-      ["text.delta", 11], ["turn.finished", 12], ["text.delta", 13], ["text.delta", 14],
+      ["turn.started", 1],
+      ["reasoning.delta", 3],
+      ["text.delta", 6],
+      ["tool.started", 7],
+      ["tool.progress", 9],
+      ["tool.progress", 10],
+      ["text.delta", 11],
+      ["turn.finished", 12],
+      ["text.delta", 13],
+      ["text.delta", 14],
     ]);
     expect(folded[2]).toMatchObject({ text: "Hello there.", at: events[5].at });
     expect(folded[4]).toMatchObject({ chunk: "a\nb\n" });

@@ -34,7 +34,10 @@ export function clusterCommands(cluster: Cluster): ClusterCommands {
       );
       if (rows.length === 0) return false;
       const reply = await cluster.request({ type: "cancel", to: rows[0].instanceId, sessionId }, CANCEL_TIMEOUT_MS);
-      if (!reply.ok) throw new Error(`The turn runs on another server instance, which did not cancel it: ${reply.message ?? "no reason"}`);
+      if (!reply.ok)
+        throw new Error(
+          `The turn runs on another server instance, which did not cancel it: ${reply.message ?? "no reason"}`,
+        );
       return reply.value === true;
     },
     async runsElsewhere(approvalId) {
@@ -66,7 +69,10 @@ export function clusterCommands(cluster: Cluster): ClusterCommands {
     },
     async takenOver(turnIds) {
       if (turnIds.length === 0) return [];
-      const rows = await cluster.query<{ id: string }>(`SELECT "id" FROM "Turn" WHERE "id" = ANY($1::text[]) AND "instanceId" IS DISTINCT FROM $2`, [turnIds, cluster.id]);
+      const rows = await cluster.query<{ id: string }>(
+        `SELECT "id" FROM "Turn" WHERE "id" = ANY($1::text[]) AND "instanceId" IS DISTINCT FROM $2`,
+        [turnIds, cluster.id],
+      );
       return rows.map((r) => r.id);
     },
   };

@@ -25,7 +25,9 @@ function payload(ev: SessionEvent): string {
 
 export function sqliteEventRows(url: string): EventRows {
   const db = openSqlite(url);
-  const one = db.prepare(`INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES (?,?,?,?,?,?)`);
+  const one = db.prepare(
+    `INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES (?,?,?,?,?,?)`,
+  );
   const all = db.transaction((events: SessionEvent[]) => {
     for (const ev of events) one.run(rowId(), ev.sessionId, ev.seq, ev.type, payload(ev), sqliteDate(ev.at));
   });
@@ -51,7 +53,10 @@ export function postgresEventRows(url: string): EventRows {
       // One statement, so still one round trip: the rows and their notifications commit together.
       params.push(EVENTS_CHANNEL, eventPayloads(notifyFrom, events));
       const n = params.length;
-      await pool.query(`WITH ins AS (${insert}) SELECT pg_notify($${n - 1}, p) FROM unnest($${n}::text[]) AS p`, params);
+      await pool.query(
+        `WITH ins AS (${insert}) SELECT pg_notify($${n - 1}, p) FROM unnest($${n}::text[]) AS p`,
+        params,
+      );
     },
     async notify(channel, payloads) {
       await pool.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [channel, payloads]);

@@ -18,7 +18,10 @@ port.on("message", (req: StoreRequest) => {
     void rows.close().finally(() => port.close());
     return;
   }
-  const work = req.type === "notify" ? (rows.notify?.(req.channel, req.payloads) ?? Promise.resolve()) : rows.insert(req.events, req.notifyFrom);
+  const work =
+    req.type === "notify"
+      ? (rows.notify?.(req.channel, req.payloads) ?? Promise.resolve())
+      : rows.insert(req.events, req.notifyFrom);
   work.then(
     () => port.postMessage({ id: req.id, ok: true } satisfies StoreReply),
     (err: unknown) => {

@@ -16,7 +16,8 @@ export type StoreRequest =
   | { type: "insert"; id: number; events: SessionEvent[]; notifyFrom?: string }
   | { type: "notify"; id: number; channel: string; payloads: string[] }
   | { type: "close" };
-export type StoreReply = { id: number; ok: true } | { id: number; ok: false; message: string; fault?: { code: string; detail: string } };
+export type StoreReply =
+  { id: number; ok: true } | { id: number; ok: false; message: string; fault?: { code: string; detail: string } };
 
 /** The store the server uses for a database URL (`file:…` or `postgresql://…`). */
 export const eventStoreFor = (url: string): EventStore => workerEventStore(url);
@@ -27,13 +28,19 @@ export interface WorkerStoreOptions {
 }
 
 export function workerEventStore(url: string, options: WorkerStoreOptions = {}): EventStore {
-  const thread = threadClient<StoreReply>(new URL("./event-store-worker.ts", import.meta.url), { url }, "the event writer thread", (r) =>
-    // A database fault keeps its name and code across the thread (db/faults.ts: isDatabaseFault).
-    r.fault ? Object.assign(new Error(r.message), { name: FAULT_NAME, ...r.fault }) : new Error(r.message),
+  const thread = threadClient<StoreReply>(
+    new URL("./event-store-worker.ts", import.meta.url),
+    { url },
+    "the event writer thread",
+    (r) =>
+      // A database fault keeps its name and code across the thread (db/faults.ts: isDatabaseFault).
+      r.fault ? Object.assign(new Error(r.message), { name: FAULT_NAME, ...r.fault }) : new Error(r.message),
   );
   return {
-    insert: (events, notifyFrom = options.notifyFrom?.()) => thread.request((id) => ({ type: "insert", id, events, notifyFrom }) satisfies StoreRequest).then(() => undefined),
-    notify: (channel, payloads) => thread.request((id) => ({ type: "notify", id, channel, payloads }) satisfies StoreRequest).then(() => undefined),
+    insert: (events, notifyFrom = options.notifyFrom?.()) =>
+      thread.request((id) => ({ type: "insert", id, events, notifyFrom }) satisfies StoreRequest).then(() => undefined),
+    notify: (channel, payloads) =>
+      thread.request((id) => ({ type: "notify", id, channel, payloads }) satisfies StoreRequest).then(() => undefined),
     close: () => thread.close(),
   };
 }

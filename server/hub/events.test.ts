@@ -60,7 +60,12 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     const second = hub.publish(sessionId, notice(2));
     hub.post(sessionId, notice(3), (err) => refused.push(err));
     hub.post(sessionId, notice(4), (err) => refused.push(err));
-    expect((await live).map((e) => [e.seq, (e as { text: string }).text])).toEqual([[1, "1"], [2, "2"], [3, "3"], [4, "4"]]);
+    expect((await live).map((e) => [e.seq, (e as { text: string }).text])).toEqual([
+      [1, "1"],
+      [2, "2"],
+      [3, "3"],
+      [4, "4"],
+    ]);
     let done = false;
     const written = hub.written(sessionId).then(() => (done = true));
     await new Promise((r) => setTimeout(r, 50));
@@ -92,7 +97,9 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
       if (ev.type === "notice") break;
     }
     expect(first.length).toBeLessThanOrEqual(4);
-    expect(first.map((e) => (e.type === "text.delta" ? e.text : "")).join("")).toBe(Array.from({ length: 1_200 }, (_, i) => `${i} `).join(""));
+    expect(first.map((e) => (e.type === "text.delta" ? e.text : "")).join("")).toBe(
+      Array.from({ length: 1_200 }, (_, i) => `${i} `).join(""),
+    );
     expect(first.at(-1)).toMatchObject({ type: "notice", seq: 1_201 });
     // Resuming after a folded event repeats nothing; live deltas still come one at a time.
     const live = hub.subscribe(sessionId, first[0].seq, ctl.signal, { folded: true });
@@ -129,7 +136,10 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     const { sessionId } = await seedSession(t.current.db);
     for (let i = 0; i < 30; i++) await hub.publish(sessionId, notice(i));
     const ctl = new AbortController();
-    const subs = [0, 10, 29, 30].map((after) => ({ after, got: take(hub.subscribe(sessionId, after, ctl.signal), 60 - after) }));
+    const subs = [0, 10, 29, 30].map((after) => ({
+      after,
+      got: take(hub.subscribe(sessionId, after, ctl.signal), 60 - after),
+    }));
     // Publish while the subscribers are still reading their backlog.
     for (let i = 30; i < 60; i++) void hub.publish(sessionId, notice(i));
     for (const s of subs) {

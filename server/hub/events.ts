@@ -30,7 +30,12 @@ export interface EventHub {
   written(sessionId: string): Promise<void>;
   /** Events with seq > afterSeq, then live ones, until `signal` aborts or the hub is disposed.
    *  `folded`: stored runs of deltas come as one event each (hub/coalesce.ts). */
-  subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options?: SubscribeOptions): AsyncIterableIterator<SessionEvent>;
+  subscribe(
+    sessionId: string,
+    afterSeq: number,
+    signal?: AbortSignal,
+    options?: SubscribeOptions,
+  ): AsyncIterableIterator<SessionEvent>;
   /** The highest seq handed out for the session (0: none). */
   lastSeq(sessionId: string): Promise<number>;
   /** Whether a client may resume after `seq`: the event is stored, or numbered here and on its
@@ -130,7 +135,8 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
   const bufferLimit = options.subscriberBuffer ?? 10_000;
   const log = options.log ?? logFn("hub");
   const sessions = new Map<string, SessionState>();
-  if (!options.store && !options.url) throw new Error("createEventHub needs the database url (or a store) to write events");
+  if (!options.store && !options.url)
+    throw new Error("createEventHub needs the database url (or a store) to write events");
   const store = options.store ?? eventStoreFor(options.url!);
   const writer = eventWriter(store, { batchSize: options.batchSize ?? 500, delayMs: options.writeDelayMs ?? 20, log });
   const closers = new Set<() => void>();
@@ -138,7 +144,9 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
   const reserve =
     options.reserve ??
     ((sessionId: string, count: number) =>
-      db.session.update({ where: { id: sessionId }, data: { lastSeq: { increment: count } }, select: { lastSeq: true } }).then((r) => r.lastSeq));
+      db.session
+        .update({ where: { id: sessionId }, data: { lastSeq: { increment: count } }, select: { lastSeq: true } })
+        .then((r) => r.lastSeq));
   let disposed = false;
 
   const stateOf = (sessionId: string): SessionState => {
@@ -181,12 +189,15 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
         if (!isDatabaseFault(err)) return refused(err);
         // The database takes no write but still answers reads: number on past its lastSeq, so
         // the events (the error that ends the turn among them) still reach the live subscribers.
-        s.leasing = db.session.findUnique({ where: { id: sessionId }, select: { lastSeq: true } }).then((row) => {
-          if (!row) return refused(err);
-          const base = Math.max(s.max, row.lastSeq + s.extra);
-          s.extra = base + lease - row.lastSeq;
-          leased(base + 1, base + lease);
-        }, () => refused(err));
+        s.leasing = db.session.findUnique({ where: { id: sessionId }, select: { lastSeq: true } }).then(
+          (row) => {
+            if (!row) return refused(err);
+            const base = Math.max(s.max, row.lastSeq + s.extra);
+            s.extra = base + lease - row.lastSeq;
+            leased(base + 1, base + lease);
+          },
+          () => refused(err),
+        );
       },
     );
   }
@@ -218,7 +229,12 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
   const pages = options.pages ?? prismaEventPages(db);
   const readPage = (sessionId: string, afterSeq: number) => pages.events(sessionId, afterSeq, MAX_SEQ, PAGE);
 
-  function subscribe(sessionId: string, afterSeq: number, signal?: AbortSignal, options: SubscribeOptions = {}): AsyncIterableIterator<SessionEvent> {
+  function subscribe(
+    sessionId: string,
+    afterSeq: number,
+    signal?: AbortSignal,
+    options: SubscribeOptions = {},
+  ): AsyncIterableIterator<SessionEvent> {
     if (disposed) signal = AbortSignal.abort();
     return new Subscription(
       {
@@ -281,7 +297,11 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
     async lastSeq(sessionId) {
       const s = sessions.get(sessionId);
       if (s && s.next > 1) return s.next - 1;
-      const top = await db.sessionEvent.findFirst({ where: { sessionId }, orderBy: { seq: "desc" }, select: { seq: true } });
+      const top = await db.sessionEvent.findFirst({
+        where: { sessionId },
+        orderBy: { seq: "desc" },
+        select: { seq: true },
+      });
       return top?.seq ?? 0;
     },
     async dispose() {

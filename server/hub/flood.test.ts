@@ -47,7 +47,7 @@ parentPort.on("message", () => { for (const ws of all) ws.terminate(); setTimeou
 `;
 
 async function until(check: () => boolean, ms = 15_000): Promise<void> {
-  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+  for (const end = Date.now() + ms; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 50));
 }
 
 // A provider speaking Anthropic's stream: each text delta is the absolute time it was written.
@@ -78,7 +78,8 @@ const server = http.createServer((req, res) => {
 server.listen(0, "127.0.0.1", () => parentPort.postMessage("http://127.0.0.1:" + server.address().port));
 `;
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 describe("a flood of subscriptions", () => {
   let quiver: Quiver;
@@ -110,9 +111,18 @@ describe("a flood of subscriptions", () => {
     big = (await owner.sessions.create.mutate({ title: "long" })).id;
     measured = (await owner.sessions.create.mutate({ title: "measured" })).id;
     const { token } = await owner.shares.create.mutate({ sessionId: big });
-    cookie = (await fetch(`${quiver.url}/share/${token}`, { redirect: "manual" })).headers.get("set-cookie")!.split(";")[0];
+    cookie = (await fetch(`${quiver.url}/share/${token}`, { redirect: "manual" })).headers
+      .get("set-cookie")!
+      .split(";")[0];
     const bodies = [];
-    for (let i = 0; i < STORED; i++) bodies.push(quiver.services.hub.publish(big, { type: "text.delta", turnId: "t-long", text: `word ${i} of a long answer that goes on; ` }));
+    for (let i = 0; i < STORED; i++)
+      bodies.push(
+        quiver.services.hub.publish(big, {
+          type: "text.delta",
+          turnId: "t-long",
+          text: `word ${i} of a long answer that goes on; `,
+        }),
+      );
     await Promise.all(bodies);
   }, 120_000);
   afterAll(async () => {
@@ -128,7 +138,14 @@ describe("a flood of subscriptions", () => {
       const errors: { code?: string; message: string }[] = [];
       const subs = [];
       for (let i = 0; i < SOCKET_LIMITS.subscriptionsPerSocket + 3; i++) {
-        subs.push(trpc.turns.events.subscribe({ sessionId: measured, lastSeq: 0 }, { onError: (e) => errors.push({ code: (e as { data?: { code?: string } }).data?.code, message: e.message }) }));
+        subs.push(
+          trpc.turns.events.subscribe(
+            { sessionId: measured, lastSeq: 0 },
+            {
+              onError: (e) => errors.push({ code: (e as { data?: { code?: string } }).data?.code, message: e.message }),
+            },
+          ),
+        );
       }
       await until(() => errors.length >= 3);
       await new Promise((r) => setTimeout(r, 300));
@@ -140,7 +157,10 @@ describe("a flood of subscriptions", () => {
       subs[0].unsubscribe();
       await new Promise((r) => setTimeout(r, 500));
       let started = false;
-      trpc.turns.events.subscribe({ sessionId: measured, lastSeq: 0 }, { onStarted: () => (started = true), onError: (e) => errors.push({ message: e.message }) });
+      trpc.turns.events.subscribe(
+        { sessionId: measured, lastSeq: 0 },
+        { onStarted: () => (started = true), onError: (e) => errors.push({ message: e.message }) },
+      );
       await until(() => started || errors.length > 3);
       expect(errors).toHaveLength(3);
     } finally {
@@ -154,7 +174,9 @@ describe("a flood of subscriptions", () => {
       for (let i = 0; i < SOCKET_LIMITS.viewerSocketsPerAddress; i++) {
         const ws = new WebSocket(wsUrl(true), { headers: { cookie } });
         held.push(ws);
-        await new Promise((resolve, reject) => ws.once("open", resolve).once("unexpected-response", () => reject(new Error(`socket ${i} refused`))));
+        await new Promise((resolve, reject) =>
+          ws.once("open", resolve).once("unexpected-response", () => reject(new Error(`socket ${i} refused`))),
+        );
       }
       const extra = await new Promise<{ status: number; body: string }>((resolve) => {
         const ws = new WebSocket(wsUrl(true), { headers: { cookie } });
@@ -214,14 +236,22 @@ describe("a flood of subscriptions", () => {
     const quiet = await turn();
     const flood = new Worker(FLOOD, {
       eval: true,
-      workerData: { url: wsUrl(true), cookie, sessionId: big, sockets: SOCKET_LIMITS.viewerSocketsPerAddress, subs: SUBS_PER_FLOOD_SOCKET },
+      workerData: {
+        url: wsUrl(true),
+        cookie,
+        sessionId: big,
+        sockets: SOCKET_LIMITS.viewerSocketsPerAddress,
+        subs: SUBS_PER_FLOOD_SOCKET,
+      },
     });
     let stats = { received: 0, refused: 0, opened: 0 };
     flood.on("message", (m) => (stats = m));
     const health: number[] = [];
     const loop = monitorEventLoopDelay({ resolution: 5 });
     let gcMax = 0;
-    const gc = new PerformanceObserver((list) => list.getEntries().forEach((e) => (gcMax = Math.max(gcMax, e.duration))));
+    const gc = new PerformanceObserver((list) =>
+      list.getEntries().forEach((e) => (gcMax = Math.max(gcMax, e.duration))),
+    );
     gc.observe({ entryTypes: ["gc"] });
     let polling = true;
     const poll = (async () => {
@@ -254,7 +284,9 @@ describe("a flood of subscriptions", () => {
         floodSockets: stats.opened,
         replayedDuringTurn: during,
       };
-      console.log(`[flood] ms, token provider-write to client (a token every ${DELAY_MS} ms): ${JSON.stringify(figures, (_k, v) => (typeof v === "number" ? Math.round(v * 10) / 10 : v))}`);
+      console.log(
+        `[flood] ms, token provider-write to client (a token every ${DELAY_MS} ms): ${JSON.stringify(figures, (_k, v) => (typeof v === "number" ? Math.round(v * 10) / 10 : v))}`,
+      );
       expect(stats.opened).toBe(SOCKET_LIMITS.viewerSocketsPerAddress);
       expect(during).toBeGreaterThan(1_000); // the flood was replaying throughout the turn
       expect(loaded.length).toBe(TOKENS);

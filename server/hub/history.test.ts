@@ -21,7 +21,15 @@ function turn(i: number): SessionEventBody[] {
     { type: "tool.started", turnId, callId: `c${i}`, name: "shell", input: { command: "ls" }, summary: "$ ls" },
     { type: "tool.progress", callId: `c${i}`, chunk: "a\n" },
     { type: "tool.progress", callId: `c${i}`, chunk: "b\n" },
-    { type: "tool.finished", callId: `c${i}`, status: "succeeded", output: "a\nb\n", isError: false, truncated: false, durationMs: 3 },
+    {
+      type: "tool.finished",
+      callId: `c${i}`,
+      status: "succeeded",
+      output: "a\nb\n",
+      isError: false,
+      truncated: false,
+      durationMs: 3,
+    },
     { type: "turn.finished", turnId, status: "completed" },
   ];
 }
@@ -85,12 +93,17 @@ describe.each(testDatabases())("session history windows on %s", (provider) => {
       expect(first.events[0].seq).toBe(1);
       // The same instants the live events carried, whichever way they are read.
       expect(first.events[0].at).toBe(all[0].at);
-      expect(before.events.find((e) => e.type === "tool.finished")).toEqual(all.find((e) => e.type === "tool.finished" && e.callId === "c1"));
+      expect(before.events.find((e) => e.type === "tool.finished")).toEqual(
+        all.find((e) => e.type === "tool.finished" && e.callId === "c1"),
+      );
     });
   });
 
   it("rebuilds, window by window, the same chat as the whole log", async () => {
-    const bodies = [{ type: "runner.status", connected: true, runnerId: "r1" } as SessionEventBody, ...Array.from({ length: 7 }, (_, i) => turn(i)).flat()];
+    const bodies = [
+      { type: "runner.status", connected: true, runnerId: "r1" } as SessionEventBody,
+      ...Array.from({ length: 7 }, (_, i) => turn(i)).flat(),
+    ];
     const { sessionId, all } = await session(bodies);
     // What the IDE built before windows: the whole log, folded (item keys follow folded seqs).
     const whole = applyEvents(emptySessionState(), coalesce(all));
@@ -108,8 +121,16 @@ describe.each(testDatabases())("session history windows on %s", (provider) => {
   });
 
   it("folds a range's runs of deltas and reads across database pages", async () => {
-    const bodies = Array.from({ length: 1_200 }, (_, i): SessionEventBody => ({ type: "text.delta", turnId: "t", text: `${i} ` }));
-    const { sessionId } = await session([{ type: "turn.started", turnId: "t" }, ...bodies, { type: "turn.finished", turnId: "t", status: "completed" }]);
+    const bodies = Array.from({ length: 1_200 }, (_, i): SessionEventBody => ({
+      type: "text.delta",
+      turnId: "t",
+      text: `${i} `,
+    }));
+    const { sessionId } = await session([
+      { type: "turn.started", turnId: "t" },
+      ...bodies,
+      { type: "turn.finished", turnId: "t", status: "completed" },
+    ]);
     await bothReaders(async (h) => {
       const range = await h.range(sessionId, 1, 1_201);
       expect(range).toHaveLength(1);

@@ -35,7 +35,11 @@ export function prismaEventPages(db: Db): EventPages {
 }
 
 const asEvent = (sessionId: string, r: { seq: number; payload: unknown; createdAt: Date }): SessionEvent =>
-  Object.assign({}, r.payload as SessionEventBody, { seq: r.seq, sessionId, at: r.createdAt.toISOString() }) as SessionEvent;
+  Object.assign({}, r.payload as SessionEventBody, {
+    seq: r.seq,
+    sessionId,
+    at: r.createdAt.toISOString(),
+  }) as SessionEvent;
 
 export interface SessionHistory {
   /** The window of the latest `turns` turns with seq ≤ `beforeSeq` (all of the session's when absent). */
@@ -50,19 +54,30 @@ export function createSessionHistory(db: Db, pages: EventPages = prismaEventPage
   const history: SessionHistory = {
     async window(sessionId, turns, beforeSeq) {
       const upTo = beforeSeq === undefined ? {} : { seq: { lte: beforeSeq } };
-      const start = await db.sessionEvent.findFirst({ where: { sessionId, type: "turn.started", ...upTo }, orderBy: { seq: "desc" }, skip: turns - 1, select: { seq: true } });
+      const start = await db.sessionEvent.findFirst({
+        where: { sessionId, type: "turn.started", ...upTo },
+        orderBy: { seq: "desc" },
+        skip: turns - 1,
+        select: { seq: true },
+      });
       if (!start) return { afterSeq: 0, earlierTurns: 0, carry: [] };
       const afterSeq = start.seq - 1;
-      const earlierTurns = await db.sessionEvent.count({ where: { sessionId, type: "turn.started", seq: { lte: afterSeq } } });
+      const earlierTurns = await db.sessionEvent.count({
+        where: { sessionId, type: "turn.started", seq: { lte: afterSeq } },
+      });
       // Only session-wide events before the first turn: read them with it.
       if (earlierTurns === 0) return { afterSeq: 0, earlierTurns: 0, carry: [] };
-      const carried = await Promise.all(CARRIED.map((type) => db.sessionEvent.findFirst({ where: { sessionId, type, seq: { lte: afterSeq } }, orderBy: { seq: "desc" } })));
+      const carried = await Promise.all(
+        CARRIED.map((type) =>
+          db.sessionEvent.findFirst({ where: { sessionId, type, seq: { lte: afterSeq } }, orderBy: { seq: "desc" } }),
+        ),
+      );
       const carry = carried.flatMap((r) => (r ? [asEvent(sessionId, r)] : [])).sort((a, b) => a.seq - b.seq);
       return { afterSeq, earlierTurns, carry };
     },
     async range(sessionId, afterSeq, upToSeq) {
       const out: SessionEvent[] = [];
-      for (let after = afterSeq; after < upToSeq; ) {
+      for (let after = afterSeq; after < upToSeq;) {
         const page = await pages.events(sessionId, after, upToSeq, PAGE);
         if (page.length === 0) break;
         for (const ev of page) out.push(ev);

@@ -51,7 +51,10 @@ function faultReport(log: (m: string, e?: unknown) => void) {
   };
 }
 
-export function eventWriter(store: EventStore, opts: { batchSize: number; delayMs: number; log: (m: string, e?: unknown) => void }): EventWriter {
+export function eventWriter(
+  store: EventStore,
+  opts: { batchSize: number; delayMs: number; log: (m: string, e?: unknown) => void },
+): EventWriter {
   const queue: Item[] = [];
   const pending = new Map<string, SessionEvent[]>();
   const onSettled = new Map<string, (() => void)[]>();

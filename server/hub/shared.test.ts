@@ -28,13 +28,21 @@ describe.skipIf(!hasPostgres)("forwarded publishes between instances", () => {
   });
 
   /** An instance whose request handler can be wrapped (here: to lose a reply). */
-  async function start(wrap: (msg: ClusterRequest, handle: () => Promise<Reply>) => Promise<Reply> = (_m, h) => h()): Promise<Node> {
+  async function start(
+    wrap: (msg: ClusterRequest, handle: () => Promise<Reply>) => Promise<Reply> = (_m, h) => h(),
+  ): Promise<Node> {
     const handle = await openDb(t.current.url);
     const cluster = createCluster({ url: t.current.url, heartbeatMs: 200, ttlMs: 1_500, log: () => {} });
-    const hub = createSharedHub(handle.db, cluster, { url: t.current.url, idleMs: 60_000, forwardTimeoutMs: 400, log: () => {} });
+    const hub = createSharedHub(handle.db, cluster, {
+      url: t.current.url,
+      idleMs: 60_000,
+      forwardTimeoutMs: 400,
+      log: () => {},
+    });
     await cluster.start({
       events: (m) => hub.deliver(m.events),
-      request: (m) => wrap(m, () => (m.type === "publish" ? hub.handlePublish(m) : Promise.resolve({ ok: false, code: "failed" }))),
+      request: (m) =>
+        wrap(m, () => (m.type === "publish" ? hub.handlePublish(m) : Promise.resolve({ ok: false, code: "failed" }))),
       approvalAnswered: () => {},
       welcome: (to) => hub.welcome(to),
       resync: () => hub.resync(),
@@ -58,7 +66,12 @@ describe.skipIf(!hasPostgres)("forwarded publishes between instances", () => {
     });
     const b = await start();
     const { sessionId } = await seedSession(t.current.db);
-    const note = (code: string, i: number) => ({ type: "notice" as const, level: "info" as const, code, text: `${code}${i}` });
+    const note = (code: string, i: number) => ({
+      type: "notice" as const,
+      level: "info" as const,
+      code,
+      text: `${code}${i}`,
+    });
     // A publishes first, so it holds the session's lease and B forwards to it.
     await a.hub.publish(sessionId, note("a", 0));
     const fromB = await Promise.all([0, 1, 2].map((i) => b.hub.publish(sessionId, note("b", i))));

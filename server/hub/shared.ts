@@ -92,7 +92,10 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
         `UPDATE "Session" SET "lastSeq" = "lastSeq" + $2, "updatedAt" = ${NOW} WHERE "id" = $1 AND "publisherId" = $3 RETURNING "lastSeq"`,
         [sessionId, count, me],
       );
-      if (rows.length === 0) throw new Error(`Session ${sessionId}'s events are no longer published by this server instance (or it was deleted).`);
+      if (rows.length === 0)
+        throw new Error(
+          `Session ${sessionId}'s events are no longer published by this server instance (or it was deleted).`,
+        );
       return rows[0].lastSeq;
     },
   });
@@ -137,7 +140,8 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
     try {
       while (st.queue.length > 0 || st.unanswered) {
         if (disposed) {
-          for (const i of [...(st.unanswered?.items ?? []), ...st.queue.splice(0)]) i.reject(new Error("The event hub is shut down."));
+          for (const i of [...(st.unanswered?.items ?? []), ...st.queue.splice(0)])
+            i.reject(new Error("The event hub is shut down."));
           st.unanswered = undefined;
           break;
         }
@@ -170,10 +174,15 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
         const sending = st.unanswered ?? { batch: nextBatch++, items: st.queue.splice(0, FORWARD_BATCH) };
         st.unanswered = undefined;
         const batch = sending.items;
-        const reply = await cluster.request({ type: "publish", to: st.owner!, sessionId, batch: sending.batch, bodies: batch.map((b) => b.body) }, forwardTimeoutMs);
+        const reply = await cluster.request(
+          { type: "publish", to: st.owner!, sessionId, batch: sending.batch, bodies: batch.map((b) => b.body) },
+          forwardTimeoutMs,
+        );
         const placed = Array.isArray(reply.value) ? reply.value : [];
         if (reply.ok && placed.length === batch.length) {
-          batch.forEach((b, i) => b.resolve({ ...b.body, sessionId, seq: placed[i].seq, at: placed[i].at } as SessionEvent));
+          batch.forEach((b, i) =>
+            b.resolve({ ...b.body, sessionId, seq: placed[i].seq, at: placed[i].at } as SessionEvent),
+          );
         } else if (reply.code === "not_owner" || /did not answer/.test(reply.message ?? "")) {
           // The publisher let go (or is gone, or its answer was lost): look again, this batch
           // first and unchanged, so a publisher that stored it answers the repeat from memory.
@@ -181,7 +190,9 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
           st.mode = "none";
           await sleep(20);
         } else {
-          const error = new Error(`Events of session ${sessionId} were not stored by instance ${st.owner}: ${reply.message ?? "no reason"}`);
+          const error = new Error(
+            `Events of session ${sessionId} were not stored by instance ${st.owner}: ${reply.message ?? "no reason"}`,
+          );
           for (const b of batch) b.reject(error);
         }
       }
@@ -219,15 +230,20 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
     );
   }
 
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [key, a] of answered) if (now - a.at > rememberMs) answered.delete(key);
-    for (const [sessionId, st] of sessions) {
-      // Alone on the database, keep the lease: letting go would cost a round trip on the next turn.
-      if (st.mode === "local" && st.queue.length === 0 && now - st.lastUse >= idleMs && cluster.hasPeers()) release(sessionId, st);
-      else if (st.mode !== "local" && st.mode !== "releasing" && st.queue.length === 0 && !st.pumping) sessions.delete(sessionId);
-    }
-  }, Math.max(50, idleMs / 2));
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [key, a] of answered) if (now - a.at > rememberMs) answered.delete(key);
+      for (const [sessionId, st] of sessions) {
+        // Alone on the database, keep the lease: letting go would cost a round trip on the next turn.
+        if (st.mode === "local" && st.queue.length === 0 && now - st.lastUse >= idleMs && cluster.hasPeers())
+          release(sessionId, st);
+        else if (st.mode !== "local" && st.mode !== "releasing" && st.queue.length === 0 && !st.pumping)
+          sessions.delete(sessionId);
+      }
+    },
+    Math.max(50, idleMs / 2),
+  );
   sweep.unref();
 
   return {
@@ -276,9 +292,13 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
       const seen = answered.get(key);
       if (seen) return seen.reply;
       const st = sessions.get(msg.sessionId);
-      if (disposed || !st || st.mode !== "local" || st.queue.length > 0) return Promise.resolve({ ok: false, code: "not_owner" });
+      if (disposed || !st || st.mode !== "local" || st.queue.length > 0)
+        return Promise.resolve({ ok: false, code: "not_owner" });
       // Numbered now, in arrival order, among this instance's own events.
-      const reply = Promise.all(msg.bodies.map((b) => inner.publish(msg.sessionId, b))).then((events): Reply => ({ ok: true, value: events.map((e) => ({ seq: e.seq, at: e.at })) }));
+      const reply = Promise.all(msg.bodies.map((b) => inner.publish(msg.sessionId, b))).then((events): Reply => ({
+        ok: true,
+        value: events.map((e) => ({ seq: e.seq, at: e.at })),
+      }));
       answered.set(key, { at: Date.now(), reply });
       // Not stored: a repeat may try again.
       reply.catch(() => answered.delete(key));
@@ -295,11 +315,13 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
       for (const ev of events) inner.deliver(ev);
     },
     resync: () => inner.resync(),
-    welcome: (to) => store.notify!(CONTROL_CHANNEL, framePayload(JSON.stringify({ type: "welcome", from: me, to }), `${me}w`)),
+    welcome: (to) =>
+      store.notify!(CONTROL_CHANNEL, framePayload(JSON.stringify({ type: "welcome", from: me, to }), `${me}w`)),
     async dispose() {
       disposed = true;
       clearInterval(sweep);
-      for (const st of sessions.values()) for (const i of st.queue.splice(0)) i.reject(new Error("The event hub is shut down."));
+      for (const st of sessions.values())
+        for (const i of st.queue.splice(0)) i.reject(new Error("The event hub is shut down."));
       await Promise.allSettled([...sessions.values()].map((st) => st.releasing));
       await inner.dispose();
       await cluster

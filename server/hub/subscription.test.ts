@@ -5,10 +5,21 @@ import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events";
 import { PAGE, Subscription, type SubscriptionSource } from "./subscription";
 
-const ev = (seq: number): SessionEvent => ({ type: "notice", level: "info", code: "n", text: String(seq), seq, sessionId: "s", at: "" });
+const ev = (seq: number): SessionEvent => ({
+  type: "notice",
+  level: "info",
+  code: "n",
+  text: String(seq),
+  seq,
+  sessionId: "s",
+  at: "",
+});
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ev(from + i));
 
-function source(stored: SessionEvent[], opts: { tail?: SessionEvent[]; bufferLimit?: number; failRead?: boolean } = {}) {
+function source(
+  stored: SessionEvent[],
+  opts: { tail?: SessionEvent[]; bufferLimit?: number; failRead?: boolean } = {},
+) {
   let onEvent: ((e: SessionEvent) => void) | undefined;
   let onResync: (() => void) | undefined;
   let onClose: (() => void) | undefined;

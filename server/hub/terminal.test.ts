@@ -12,9 +12,14 @@ import { createTerminalBridge, type TerminalBridge, type TerminalBridgeDeps } fr
 type TestPty = PtyChannel & { pid: number; lose(reason: string): void };
 
 function realPty(sessionId: string, size: { cols: number; rows: number }): TestPty {
-  const p = nodePty.spawn("bash", ["--norc", "--noprofile", "-i"], { ...size, env: { ...process.env, PS1: "$ " } as Record<string, string> });
+  const p = nodePty.spawn("bash", ["--norc", "--noprofile", "-i"], {
+    ...size,
+    env: { ...process.env, PS1: "$ " } as Record<string, string>,
+  });
   const exits = new Set<(e: PtyExit) => void>();
-  p.onExit(({ exitCode, signal }) => exits.forEach((l) => l({ exitCode, ...(signal ? { signal: String(signal) } : {}) })));
+  p.onExit(({ exitCode, signal }) =>
+    exits.forEach((l) => l({ exitCode, ...(signal ? { signal: String(signal) } : {}) })),
+  );
   return {
     id: `pty_${randomUUID()}`,
     sessionId,
@@ -170,7 +175,9 @@ describe("terminal bridge", () => {
     const c = new Client("session=s1&term=t5&restart=1");
     await c.until(() => c.messages.some((m) => m.type === "attached"));
     expect(opened).toHaveLength(2);
-    await list.until(() => list.messages.some((m) => m.type === "terminals" && m.terminals.length === 1 && !m.terminals[0].ended));
+    await list.until(() =>
+      list.messages.some((m) => m.type === "terminals" && m.terminals.length === 1 && !m.terminals[0].ended),
+    );
     await c.close();
     await list.close();
   });
@@ -208,7 +215,10 @@ describe("terminal bridge", () => {
     expect(opened).toHaveLength(2);
     opened[0].lose("socket closed");
     await a.until(() => a.messages.some((m) => m.type === "ended"));
-    expect(a.messages.find((m) => m.type === "ended")).toEqual({ type: "ended", reason: { kind: "runner", message: "socket closed" } });
+    expect(a.messages.find((m) => m.type === "ended")).toEqual({
+      type: "ended",
+      reason: { kind: "runner", message: "socket closed" },
+    });
     expect(bridge.list("s1").find((t) => t.term === "t7")).toMatchObject({ ended: { kind: "runner" } });
     await b.close();
   });
@@ -218,14 +228,21 @@ describe("terminal bridge", () => {
     await a.until(() => a.messages.some((m) => m.type === "attached"));
     a.send({ type: "input", data: "exit 3\r" });
     await a.until(() => a.messages.some((m) => m.type === "ended"));
-    expect(a.messages.find((m) => m.type === "ended")).toEqual({ type: "ended", reason: { kind: "exited", exitCode: 3 } });
+    expect(a.messages.find((m) => m.type === "ended")).toEqual({
+      type: "ended",
+      reason: { kind: "exited", exitCode: 3 },
+    });
     expect(bridge.list("s1")).toMatchObject([{ term: "t4", ended: { kind: "exited", exitCode: 3 } }]);
 
     const refused = new WebSocket(`ws://127.0.0.1:${port}/terminal?session=forbidden&term=x`);
-    const status = await new Promise<number>((r) => refused.on("unexpected-response", (_q, res) => r(res.statusCode ?? 0)));
+    const status = await new Promise<number>((r) =>
+      refused.on("unexpected-response", (_q, res) => r(res.statusCode ?? 0)),
+    );
     expect(status).toBe(403);
     const bad = new WebSocket(`ws://127.0.0.1:${port}/terminal?session=s1&term=../x`);
-    expect(await new Promise<number>((r) => bad.on("unexpected-response", (_q, res) => r(res.statusCode ?? 0)))).toBe(400);
+    expect(await new Promise<number>((r) => bad.on("unexpected-response", (_q, res) => r(res.statusCode ?? 0)))).toBe(
+      400,
+    );
   });
 });
 

@@ -82,7 +82,9 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
   const keyOf = (sessionId: string, term: string) => `${sessionId}\u0000${term}`;
 
   function list(sessionId: string): TerminalInfo[] {
-    const live = [...entries.values()].filter((e) => e.sessionId === sessionId).map((e) => ({ term: e.term, createdAt: e.createdAt }));
+    const live = [...entries.values()]
+      .filter((e) => e.sessionId === sessionId)
+      .map((e) => ({ term: e.term, createdAt: e.createdAt }));
     // A terminal a person closed has no tab any more; the others show how they ended.
     const gone = [...ended.values()]
       .filter((e) => e.sessionId === sessionId && e.ended.kind !== "closed")
@@ -98,7 +100,13 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
   }
 
   function remember(entry: Entry, why: TerminalEnd): void {
-    ended.set(entry.key, { sessionId: entry.sessionId, term: entry.term, createdAt: entry.createdAt, ended: why, endedAt: Date.now() });
+    ended.set(entry.key, {
+      sessionId: entry.sessionId,
+      term: entry.term,
+      createdAt: entry.createdAt,
+      ended: why,
+      endedAt: Date.now(),
+    });
     const mine = [...ended.entries()].filter(([, e]) => e.sessionId === entry.sessionId);
     for (const [key] of mine.slice(0, Math.max(0, mine.length - ENDED_KEPT))) ended.delete(key);
   }
@@ -187,7 +195,10 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     } else {
       const running = [...entries.values()].filter((e) => e.sessionId === q.session).length;
       if (running >= maxPerSession) {
-        send(ws, { type: "error", message: `this session already has ${running} terminals running (at most ${maxPerSession}); close one first` });
+        send(ws, {
+          type: "error",
+          message: `this session already has ${running} terminals running (at most ${maxPerSession}); close one first`,
+        });
         ws.close(4004, "too many terminals");
         return;
       }
@@ -243,7 +254,9 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       const url = new URL(req.url ?? "/", "http://localhost");
       const parsed = TerminalQuery.safeParse(Object.fromEntries(url.searchParams));
       if (!parsed.success) {
-        socket.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n${parsed.error.issues[0]?.message ?? "bad query"}\n`);
+        socket.end(
+          `HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n${parsed.error.issues[0]?.message ?? "bad query"}\n`,
+        );
         return;
       }
       const q = parsed.data;

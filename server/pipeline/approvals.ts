@@ -18,7 +18,10 @@ export interface Answer {
 }
 
 export class ApprovalError extends Error {
-  constructor(message: string, readonly code: "NOT_FOUND" | "FORBIDDEN" | "CONFLICT") {
+  constructor(
+    message: string,
+    readonly code: "NOT_FOUND" | "FORBIDDEN" | "CONFLICT",
+  ) {
     super(message);
     this.name = "ApprovalError";
   }
@@ -26,10 +29,21 @@ export class ApprovalError extends Error {
 
 const POLL_MS = 2000;
 
-function toAnswer(row: { status: string; scope: string | null; decidedById: string | null; message: string | null }): Answer | undefined {
+function toAnswer(row: {
+  status: string;
+  scope: string | null;
+  decidedById: string | null;
+  message: string | null;
+}): Answer | undefined {
   if (row.status === "pending") return undefined;
   const decision: ApprovalDecision =
-    row.status === "approved" ? (row.scope === "session" ? "approved_session" : "approved_once") : row.status === "rejected" ? "rejected" : "cancelled";
+    row.status === "approved"
+      ? row.scope === "session"
+        ? "approved_session"
+        : "approved_once"
+      : row.status === "rejected"
+        ? "rejected"
+        : "cancelled";
   return { decision, by: row.decidedById ?? undefined, message: row.message ?? undefined };
 }
 
@@ -39,7 +53,10 @@ export class ApprovalBroker {
   private owned = new Set<string>();
   private closed = false;
 
-  constructor(private db: Db, private pollMs = POLL_MS) {}
+  constructor(
+    private db: Db,
+    private pollMs = POLL_MS,
+  ) {}
 
   /** Session approvals and remembered rejections, read from the rows (shared across restarts). */
   async sessionState(sessionId: string): Promise<SessionApprovalState> {
@@ -57,8 +74,17 @@ export class ApprovalBroker {
   }
 
   /** Opens the card. The live turn that opens it owns it from here, before it starts waiting. */
-  async open(input: { sessionId: string; toolCallId: string; fingerprint: string; exactFingerprint: string; request: ApprovalRequest; reason: string }) {
-    const row = await this.db.approval.create({ data: { ...input, request: input.request as object, status: "pending" } });
+  async open(input: {
+    sessionId: string;
+    toolCallId: string;
+    fingerprint: string;
+    exactFingerprint: string;
+    request: ApprovalRequest;
+    reason: string;
+  }) {
+    const row = await this.db.approval.create({
+      data: { ...input, request: input.request as object, status: "pending" },
+    });
     this.owned.add(row.id);
     return row;
   }
@@ -97,10 +123,13 @@ export class ApprovalBroker {
       if (signal.aborted || this.closed) return onAbort();
       signal.addEventListener("abort", onAbort, { once: true });
       // The answer may have landed before we listened (re-attached after a restart).
-      void this.db.approval.findUnique({ where: { id: approvalId } }).then((row) => {
-        const a = row && toAnswer(row);
-        if (a) finish(a);
-      }, () => undefined);
+      void this.db.approval.findUnique({ where: { id: approvalId } }).then(
+        (row) => {
+          const a = row && toAnswer(row);
+          if (a) finish(a);
+        },
+        () => undefined,
+      );
     });
   }
 
@@ -112,10 +141,13 @@ export class ApprovalBroker {
   /** Another server instance answered: read the row now rather than at the next poll. */
   wake(approvalId: string): void {
     if (!this.waiters.has(approvalId)) return;
-    void this.db.approval.findUnique({ where: { id: approvalId } }).then((row) => {
-      const a = row && toAnswer(row);
-      if (a) this.waiters.get(approvalId)?.(a);
-    }, () => undefined);
+    void this.db.approval.findUnique({ where: { id: approvalId } }).then(
+      (row) => {
+        const a = row && toAnswer(row);
+        if (a) this.waiters.get(approvalId)?.(a);
+      },
+      () => undefined,
+    );
   }
 
   hasWaiter(approvalId: string): boolean {
@@ -144,21 +176,31 @@ export class ApprovalBroker {
       if (row.status === "cancelled" && row.message) throw new ApprovalError(row.message, "CONFLICT");
       throw new ApprovalError(`This approval was already ${row.status}.`, "CONFLICT");
     }
-    const a: Answer = { decision: choice === "reject" ? "rejected" : choice === "session" ? "approved_session" : "approved_once", by, message: text ?? undefined };
+    const a: Answer = {
+      decision: choice === "reject" ? "rejected" : choice === "session" ? "approved_session" : "approved_once",
+      by,
+      message: text ?? undefined,
+    };
     this.waiters.get(approvalId)?.(a);
     return { ...a, live: live || this.waiters.has(approvalId) || this.owned.has(approvalId) };
   }
 
   /** Marks a pending approval cancelled; false when it was already answered. */
   async cancel(approvalId: string): Promise<boolean> {
-    const r = await this.db.approval.updateMany({ where: { id: approvalId, status: "pending" }, data: { status: "cancelled", decidedAt: new Date() } });
+    const r = await this.db.approval.updateMany({
+      where: { id: approvalId, status: "pending" },
+      data: { status: "cancelled", decidedAt: new Date() },
+    });
     this.waiters.get(approvalId)?.({ decision: "cancelled" });
     return r.count === 1;
   }
 
   /** Claims the right to execute an approved call; true for exactly one caller. */
   async claim(approvalId: string): Promise<boolean> {
-    const r = await this.db.approval.updateMany({ where: { id: approvalId, status: "approved", consumedAt: null }, data: { consumedAt: new Date() } });
+    const r = await this.db.approval.updateMany({
+      where: { id: approvalId, status: "approved", consumedAt: null },
+      data: { consumedAt: new Date() },
+    });
     return r.count === 1;
   }
 

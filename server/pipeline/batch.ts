@@ -25,7 +25,12 @@ export function groupCalls<T extends Batchable>(items: T[]): T[][] {
 }
 
 /** Runs `fn` over `items` with at most `cap` in flight; result i belongs to item i. */
-export async function runPool<T, R>(items: T[], cap: number, fn: (item: T, index: number) => Promise<R>, onError: (e: unknown, item: T) => R): Promise<R[]> {
+export async function runPool<T, R>(
+  items: T[],
+  cap: number,
+  fn: (item: T, index: number) => Promise<R>,
+  onError: (e: unknown, item: T) => R,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -8,11 +8,19 @@ const ask = (command: string) => approvalCard(shellTool, { command }, "Runs a co
 describe("approval card diff", () => {
   it("shows an edit as a unified diff that starts at the file headers", () => {
     const diff = proposedDiff({ path: "src/a.ts", old_string: "let a = 1;", new_string: "const a = 2;" })!;
-    expect(diff.split("\n").slice(0, 5)).toEqual(["--- a/src/a.ts", "+++ b/src/a.ts", "@@ -1,1 +1,1 @@", "-let a = 1;", "+const a = 2;"]);
+    expect(diff.split("\n").slice(0, 5)).toEqual([
+      "--- a/src/a.ts",
+      "+++ b/src/a.ts",
+      "@@ -1,1 +1,1 @@",
+      "-let a = 1;",
+      "+const a = 2;",
+    ]);
   });
 
   it("shows a new file's whole content as added, and a given patch as it is", () => {
-    expect(proposedDiff({ path: "n.txt", content: "one\ntwo" })).toMatch(/^--- \/dev\/null\n\+\+\+ b\/n.txt\n@@ -0,0 \+1,2 @@\n\+one\n\+two\n$/);
+    expect(proposedDiff({ path: "n.txt", content: "one\ntwo" })).toMatch(
+      /^--- \/dev\/null\n\+\+\+ b\/n.txt\n@@ -0,0 \+1,2 @@\n\+one\n\+two\n$/,
+    );
     expect(proposedDiff({ patch: "--- a/x\n+++ b/x\n" })).toBe("--- a/x\n+++ b/x\n");
     expect(proposedDiff({ command: "ls" })).toBeUndefined();
   });
@@ -40,10 +48,19 @@ describe("approval card: destructive commands and the session label", () => {
   });
 
   it("leaves harmless commands and non-shell calls unflagged", () => {
-    for (const command of ["echo hi", "rm notes.txt", "git push origin main", "git reset HEAD~1", "chmod +x run.sh", "npm test"]) {
+    for (const command of [
+      "echo hi",
+      "rm notes.txt",
+      "git push origin main",
+      "git reset HEAD~1",
+      "chmod +x run.sh",
+      "npm test",
+    ]) {
       expect(ask(command).destructive, command).toBeUndefined();
     }
-    expect(approvalCard(fetchTool, { url: "https://example.com/rm -rf" }, "Reaches the network.").destructive).toBeUndefined();
+    expect(
+      approvalCard(fetchTool, { url: "https://example.com/rm -rf" }, "Reaches the network.").destructive,
+    ).toBeUndefined();
   });
 
   it("says in plain words what approving for the session allows", () => {
@@ -55,6 +72,8 @@ describe("approval card: destructive commands and the session label", () => {
       "Allow exactly this command: rm -rf build web/old",
     ]);
     expect(ask("echo x > notes.txt").allows).toContain("Allow writing to notes.txt for this session");
-    expect(approvalCard(fetchTool, { url: "https://example.com/a" }, "Reaches the network.").allows).toEqual(["Allow reaching example.com for this session"]);
+    expect(approvalCard(fetchTool, { url: "https://example.com/a" }, "Reaches the network.").allows).toEqual([
+      "Allow reaching example.com for this session",
+    ]);
   });
 });

@@ -40,13 +40,20 @@ export function proposedDiff(input: unknown): string | undefined {
     return clip(patch(`a/${path}`, `b/${path}`, `${oldStr}\n`, `${newStr}\n`, undefined, undefined, { context: 2 }));
   }
   const content = str(input, "content");
-  if (content !== undefined) return clip(patch("/dev/null", `b/${path}`, "", content.endsWith("\n") ? content : `${content}\n`));
+  if (content !== undefined)
+    return clip(patch("/dev/null", `b/${path}`, "", content.endsWith("\n") ? content : `${content}\n`));
   return undefined;
 }
 
 /** `diff`: the tool's own preview of its change (the file's real lines), when it has one. */
 /** `unchecked`: what the org policy could not check (Decision.unchecked), said on the card. */
-export function approvalCard(tool: Tool, input: unknown, reason: string, diff?: string, unchecked?: string): ApprovalRequest {
+export function approvalCard(
+  tool: Tool,
+  input: unknown,
+  reason: string,
+  diff?: string,
+  unchecked?: string,
+): ApprovalRequest {
   const facts = callFacts({ tool, input });
   const card: ApprovalRequest = { tool: tool.name, summary: tool.summarize(input), reason };
   if (facts.command !== undefined) {

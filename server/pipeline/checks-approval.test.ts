@@ -22,16 +22,25 @@ type Required = Extract<SessionEventBody, { type: "approval.required" }>;
 let runner: Awaited<ReturnType<typeof runnerHarness>>;
 beforeAll(async () => {
   runner = await runnerHarness({ connectMs: 120_000 });
-  await writeFile(`${runner.dir}/quiver.checks.json`, JSON.stringify({ test: { argv: ["true"] }, lint: { argv: ["true"] } }));
+  await writeFile(
+    `${runner.dir}/quiver.checks.json`,
+    JSON.stringify({ test: { argv: ["true"] }, lint: { argv: ["true"] } }),
+  );
 });
 afterAll(async () => runner?.close());
 
 describe.each(testDatabases())("checks through the pipeline on %s", (provider) => {
   const t = useTestDb(provider);
   const setup = usePipelines(t);
-  const pipeline = () => setup({ tools: [readFileTool, runCheckTool, shellTool, toolTransactionTool], deps: { executors: createExecutorRouter({ runner: runner.server.pool }) } });
+  const pipeline = () =>
+    setup({
+      tools: [readFileTool, runCheckTool, shellTool, toolTransactionTool],
+      deps: { executors: createExecutorRouter({ runner: runner.server.pool }) },
+    });
   const cards = (h: Harness, sessionId: string) =>
-    h.events.filter((e) => e.sessionId === sessionId && e.event.type === "approval.required").map((e) => e.event as Required);
+    h.events
+      .filter((e) => e.sessionId === sessionId && e.event.type === "approval.required")
+      .map((e) => e.event as Required);
 
   it("asks once for a whole transaction, showing every edit as a diff and every check by name", async () => {
     const h = pipeline();
@@ -69,12 +78,23 @@ describe.each(testDatabases())("checks through the pipeline on %s", (provider) =
   it("an org policy allows run_check while it asks for shell", async () => {
     const h = pipeline();
     const s = await newTurn(t.current);
-    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "ask", tool: "shell" }, { effect: "allow", tool: "run_check" }] } });
+    await t.current.db.orgPolicy.create({
+      data: {
+        orgId: s.org.id,
+        version: 1,
+        rules: [
+          { effect: "ask", tool: "shell" },
+          { effect: "allow", tool: "run_check" },
+        ],
+      },
+    });
     const check = await h.pipeline.dispatch(request(h, s, [call("run_check", { name: "test" })]));
     expect(check.results[0]).toMatchObject({ isError: false });
     expect(check.results[0].content).toMatch(/^Check test \(true\): Exit code: 0/);
     expect(cards(h, s.session.id)).toHaveLength(0);
-    expect(await t.current.db.toolCall.findFirst({ where: { sessionId: s.session.id, name: "run_check" } })).toMatchObject({ decision: "policy_allow" });
+    expect(
+      await t.current.db.toolCall.findFirst({ where: { sessionId: s.session.id, name: "run_check" } }),
+    ).toMatchObject({ decision: "policy_allow" });
     const shell = h.pipeline.dispatch(request(h, s, [call("shell", { command: "true" })]));
     const card = await waitFor(() => cards(h, s.session.id)[0], "shell's approval card");
     expect(card.request).toMatchObject({ tool: "shell", command: "true" });

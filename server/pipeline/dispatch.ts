@@ -25,7 +25,10 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   const turn = await turnFor(core, req.sessionId, req.turnId, req.actorId, req.signal);
   if (!turn) {
     const content = `Session ${req.sessionId} does not exist; no tool ran.`;
-    return { results: req.calls.map((c) => ({ providerCallId: c.providerCallId, name: c.name, content, isError: true })), halt: { reason: content } };
+    return {
+      results: req.calls.map((c) => ({ providerCallId: c.providerCallId, name: c.name, content, isError: true })),
+      halt: { reason: content },
+    };
   }
   turn.emit = async (e) => {
     await req.emit(e);
@@ -33,7 +36,10 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   turn.subagents = req.subagents;
   const sub = req.parentCallId;
   if (sub) turn.parent = { callId: sub, allowed: subagentTools(core.deps.tools, req.sessionId) };
-  const stored = await core.deps.db.toolCall.findMany({ where: { sessionId: req.sessionId, turnId: req.turnId, parentCallId: sub ?? null }, include: { approval: true } });
+  const stored = await core.deps.db.toolCall.findMany({
+    where: { sessionId: req.sessionId, turnId: req.turnId, parentCallId: sub ?? null },
+    include: { approval: true },
+  });
   const hold = <T>(write: boolean, fn: () => Promise<T>) => (sub ? fn() : core.locks.hold(req.sessionId, write, fn));
   const byProviderId = new Map(stored.map((r) => [r.providerCallId, r]));
   const done: CallState[] = [];
@@ -45,7 +51,8 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   const post = async (calls: CallState[]) => {
     for (const c of calls) {
       // A successful write changed the workspace; a command left running keeps changing it.
-      if ((c.outcome === "success" && c.tool?.capabilities.includes("WritesFiles")) || c.running) core.loopGuard.changed(req.sessionId);
+      if ((c.outcome === "success" && c.tool?.capabilities.includes("WritesFiles")) || c.running)
+        core.loopGuard.changed(req.sessionId);
       const s = core.loopGuard.settle(guardKey(turn), req.turnId, c.outcome ?? "neutral");
       if (s.warning) c.content = `${c.content ?? ""}\n\n${s.warning}`;
       if (s.halt) turn.halt ??= s.halt;
@@ -59,9 +66,14 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
     const group = batch;
     batch = [];
     await hold(false, () =>
-      runPool(group, core.limits.concurrency, (c) => runAndFinish(core, turn, c), (e, c) => {
-        core.log.error(`batched call ${c.toolCallId} threw`, e);
-      }),
+      runPool(
+        group,
+        core.limits.concurrency,
+        (c) => runAndFinish(core, turn, c),
+        (e, c) => {
+          core.log.error(`batched call ${c.toolCallId} threw`, e);
+        },
+      ),
     );
     await post(group);
   };
@@ -78,8 +90,21 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
       }
       if (turn.halt || req.signal.aborted) {
         await flush();
-        const call: CallState = { slot, providerCallId: mc.providerCallId, toolCallId: "", name: mc.name, batchable: false };
-        await refuse(core, turn, call, "cancelled", turn.halt ? HALTED(turn.halt) : CANCELLED, rawInput(mc.rawArguments));
+        const call: CallState = {
+          slot,
+          providerCallId: mc.providerCallId,
+          toolCallId: "",
+          name: mc.name,
+          batchable: false,
+        };
+        await refuse(
+          core,
+          turn,
+          call,
+          "cancelled",
+          turn.halt ? HALTED(turn.halt) : CANCELLED,
+          rawInput(mc.rawArguments),
+        );
         done.push(call);
         continue;
       }
@@ -113,7 +138,12 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   }
   done.sort((a, b) => a.slot - b.slot);
   return {
-    results: done.map((c) => ({ providerCallId: c.providerCallId, name: c.name, content: c.content ?? "", isError: c.isError ?? false })),
+    results: done.map((c) => ({
+      providerCallId: c.providerCallId,
+      name: c.name,
+      content: c.content ?? "",
+      isError: c.isError ?? false,
+    })),
     ...(turn.halt ? { halt: { reason: turn.halt } } : {}),
   };
 }

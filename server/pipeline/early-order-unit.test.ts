@@ -46,7 +46,10 @@ describe.each(testDatabases())("early starts keep a response's order on %s", (pr
   const setup = usePipelines(t);
   const make = () => {
     ran.length = 0;
-    const exec = new ScriptedExecutor((req) => ({ delayMs: (ran.push(req.op), 20), result: { ok: true, output: `${req.op} ${JSON.stringify(req.input)}` } }));
+    const exec = new ScriptedExecutor((req) => ({
+      delayMs: (ran.push(req.op), 20),
+      result: { ok: true, output: `${req.op} ${JSON.stringify(req.input)}` },
+    }));
     return { exec, h: setup({ exec, tools: [readTool, shellTool, autoWriter, externalWriter] }) };
   };
 
@@ -76,7 +79,11 @@ describe.each(testDatabases())("early starts keep a response's order on %s", (pr
     const r = call("read_file", { path: "b.txt" });
     h.pipeline.onArgumentsProgress(s.session.id, s.turn.id, { ...w, rawArguments: "", complete: false });
     h.pipeline.onArgumentsProgress(s.session.id, s.turn.id, { ...r, complete: true });
-    h.pipeline.onArgumentsProgress(s.session.id, s.turn.id, { ...w, rawArguments: '{"path":"b.txt","con', complete: false });
+    h.pipeline.onArgumentsProgress(s.session.id, s.turn.id, {
+      ...w,
+      rawArguments: '{"path":"b.txt","con',
+      complete: false,
+    });
     h.pipeline.onArgumentsProgress(s.session.id, s.turn.id, { ...w, complete: true });
     h.pipeline.onArgumentsProgress(s.session.id, s.turn.id, { ...r, complete: true });
     await settle();
@@ -86,10 +93,18 @@ describe.each(testDatabases())("early starts keep a response's order on %s", (pr
   });
 
   it("read-only neighbours with no write before them start early, together, and a read after the write does not", async () => {
-    const exec = new ScriptedExecutor((req) => ({ delayMs: req.op === "read_file" ? 300 : 10, result: { ok: true, output: `${req.op} ${JSON.stringify(req.input)}` } }));
+    const exec = new ScriptedExecutor((req) => ({
+      delayMs: req.op === "read_file" ? 300 : 10,
+      result: { ok: true, output: `${req.op} ${JSON.stringify(req.input)}` },
+    }));
     const h = setup({ exec, tools: [readTool, shellTool, autoWriter, externalWriter] });
     const s = await newTurn(t.current);
-    const [r1, r2, w, r3] = [call("read_file", { path: "1" }), call("read_file", { path: "2" }), call("write_file", { path: "3", content: "x" }), call("read_file", { path: "3" })];
+    const [r1, r2, w, r3] = [
+      call("read_file", { path: "1" }),
+      call("read_file", { path: "2" }),
+      call("write_file", { path: "3", content: "x" }),
+      call("read_file", { path: "3" }),
+    ];
     for (const c of [r1, r2, w, r3]) h.pipeline.onArgumentsProgress(s.session.id, s.turn.id, { ...c, complete: true });
     await waitFor(() => exec.calls.length === 2, "two early reads");
     expect(exec.maxInFlight).toBe(2);
@@ -98,7 +113,12 @@ describe.each(testDatabases())("early starts keep a response's order on %s", (pr
     const out = await h.pipeline.dispatch(request(h, s, [r1, r2, w, r3]));
     expect(out.results.map((x) => x.isError)).toEqual([false, false, false, false]);
     // the early runs were used, not run again; the last read came after the write
-    expect(exec.calls.map((c) => `${c.op}:${(c.input as { path: string }).path}`)).toEqual(["read_file:1", "read_file:2", "write_file:3", "read_file:3"]);
+    expect(exec.calls.map((c) => `${c.op}:${(c.input as { path: string }).path}`)).toEqual([
+      "read_file:1",
+      "read_file:2",
+      "write_file:3",
+      "read_file:3",
+    ]);
   });
 
   it("the dispatch discards an early read that a write earlier in its calls made stale", async () => {

@@ -16,7 +16,12 @@ import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/se
 import type { ScriptStepInput } from "../engine/fake-provider/script";
 
 const root = join(import.meta.dirname, "..", "..");
-const tool = (id: string, name: string, args: unknown) => ({ type: "tool_call" as const, id, name, arguments: JSON.stringify(args) });
+const tool = (id: string, name: string, args: unknown) => ({
+  type: "tool_call" as const,
+  id,
+  name,
+  arguments: JSON.stringify(args),
+});
 // Slow enough that the stream is still open well after the read's arguments are complete.
 const slow = { delayMs: 25, deltaChars: 6 };
 
@@ -39,7 +44,13 @@ describe.each(["anthropic", "openai"] as const)("early starts keep the order of 
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     wsClient = createWSClient({ url: `${quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
     client = createTRPCClient<AppRouter>({
-      links: [splitLink({ condition: (op) => op.type === "subscription", true: wsLink({ client: wsClient }), false: httpBatchLink({ url: `${quiver.url}/api/trpc` }) })],
+      links: [
+        splitLink({
+          condition: (op) => op.type === "subscription",
+          true: wsLink({ client: wsClient }),
+          false: httpBatchLink({ url: `${quiver.url}/api/trpc` }),
+        }),
+      ],
     });
     const deadline = Date.now() + 30_000;
     while (!(await quiver.services.health()).ok && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
@@ -65,7 +76,11 @@ describe.each(["anthropic", "openai"] as const)("early starts keep the order of 
             const ev = (tracked as { data: SessionEvent }).data;
             seen.push(ev);
             if (ev.type === "approval.required") {
-              setTimeout(() => client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "once" } as never).catch(reject), 400);
+              setTimeout(
+                () =>
+                  client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "once" } as never).catch(reject),
+                400,
+              );
             }
             if (ev.type === "turn.finished") {
               sub.unsubscribe();
@@ -81,7 +96,11 @@ describe.each(["anthropic", "openai"] as const)("early starts keep the order of 
   }
 
   const finishedOf = (events: SessionEvent[]) => {
-    const started = new Map(events.filter((e) => e.type === "tool.started").map((e) => [(e as { callId: string }).callId, (e as { name: string }).name]));
+    const started = new Map(
+      events
+        .filter((e) => e.type === "tool.started")
+        .map((e) => [(e as { callId: string }).callId, (e as { name: string }).name]),
+    );
     return events
       .filter((e): e is Extract<SessionEvent, { type: "tool.finished" }> => e.type === "tool.finished")
       .map((e) => ({ name: started.get(e.callId), status: e.status, output: e.output }));
@@ -90,14 +109,23 @@ describe.each(["anthropic", "openai"] as const)("early starts keep the order of 
   it("write_file then read_file of the new file: the read sees the written file", async () => {
     const events = await turn(
       [
-        { blocks: [tool("call_w", "write_file", { path: "a.txt", content: `written-by-${kind}\n` }), tool("call_r", "read_file", { path: "a.txt" })], ...slow },
+        {
+          blocks: [
+            tool("call_w", "write_file", { path: "a.txt", content: `written-by-${kind}\n` }),
+            tool("call_r", "read_file", { path: "a.txt" }),
+          ],
+          ...slow,
+        },
         { blocks: [{ type: "text", text: "Done." }] },
       ],
       "write a.txt and read it back",
     );
     expect(events.find((e) => e.type === "turn.finished")).toMatchObject({ status: "completed" });
     const calls = finishedOf(events);
-    expect(calls.map((c) => [c.name, c.status])).toEqual([["write_file", "succeeded"], ["read_file", "succeeded"]]);
+    expect(calls.map((c) => [c.name, c.status])).toEqual([
+      ["write_file", "succeeded"],
+      ["read_file", "succeeded"],
+    ]);
     expect(calls[1].output).toContain(`written-by-${kind}`);
     expect(readFileSync(join(dataDir, "workspace", "a.txt"), "utf8")).toBe(`written-by-${kind}\n`);
     // The model was told what the read saw: the file, not "does not exist".
@@ -109,14 +137,23 @@ describe.each(["anthropic", "openai"] as const)("early starts keep the order of 
   it("a shell command that writes, then read_file of its output: the read sees it", async () => {
     const events = await turn(
       [
-        { blocks: [tool("call_s", "shell", { command: `echo shell-${kind} > b.txt` }), tool("call_rb", "read_file", { path: "b.txt" })], ...slow },
+        {
+          blocks: [
+            tool("call_s", "shell", { command: `echo shell-${kind} > b.txt` }),
+            tool("call_rb", "read_file", { path: "b.txt" }),
+          ],
+          ...slow,
+        },
         { blocks: [{ type: "text", text: "Done." }] },
       ],
       "write b.txt with the shell and read it back",
     );
     expect(events.find((e) => e.type === "turn.finished")).toMatchObject({ status: "completed" });
     const calls = finishedOf(events);
-    expect(calls.map((c) => [c.name, c.status])).toEqual([["shell", "succeeded"], ["read_file", "succeeded"]]);
+    expect(calls.map((c) => [c.name, c.status])).toEqual([
+      ["shell", "succeeded"],
+      ["read_file", "succeeded"],
+    ]);
     expect(calls[1].output).toContain(`shell-${kind}`);
     expect(fake.requests.at(-1)!.raw).not.toMatch(/does not exist|no such file/i);
   }, 90_000);

@@ -28,9 +28,15 @@ const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`
 describe.each(testDatabases())("an edit's applied diff on %s", (provider) => {
   const t = useTestDb(provider);
   const setup = usePipelines(t);
-  const pipeline = () => setup({ tools: [readFileTool, editFileTool, writeFileTool], deps: { executors: createExecutorRouter({ runner: runner.server.pool }) } });
+  const pipeline = () =>
+    setup({
+      tools: [readFileTool, editFileTool, writeFileTool],
+      deps: { executors: createExecutorRouter({ runner: runner.server.pool }) },
+    });
   const finished = (h: Harness, sessionId: string) =>
-    h.events.filter((e) => e.sessionId === sessionId && e.event.type === "tool.finished").map((e) => e.event as Finished);
+    h.events
+      .filter((e) => e.sessionId === sessionId && e.event.type === "tool.finished")
+      .map((e) => e.event as Finished);
 
   it("an approved edit and an edit run on a policy allow both finish with the file's real hunk", async () => {
     const h = pipeline();
@@ -39,8 +45,15 @@ describe.each(testDatabases())("an edit's applied diff on %s", (provider) => {
     await writeFile(`${runner.dir}/${file}`, lines(40));
     await h.pipeline.dispatch(request(h, s, [call("read_file", { path: file })]));
 
-    const asked = h.pipeline.dispatch(request(h, s, [call("edit_file", { path: file, old_string: "line 21\n", new_string: "LINE 21\n" })]));
-    const card = await waitFor(() => h.events.find((e) => e.event.type === "approval.required" && e.sessionId === s.session.id)?.event as Required | undefined, "approval card");
+    const asked = h.pipeline.dispatch(
+      request(h, s, [call("edit_file", { path: file, old_string: "line 21\n", new_string: "LINE 21\n" })]),
+    );
+    const card = await waitFor(
+      () =>
+        h.events.find((e) => e.event.type === "approval.required" && e.sessionId === s.session.id)?.event as
+          Required | undefined,
+      "approval card",
+    );
     expect(card.request.diff).toContain("@@ -18,7 +18,7 @@");
     await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
     const out = await asked;
@@ -49,13 +62,41 @@ describe.each(testDatabases())("an edit's applied diff on %s", (provider) => {
     const approved = finished(h, s.session.id).at(-1)!;
     expect(approved.diff).toBe(card.request.diff);
     expect(approved.diff).toBe(
-      [`--- a/${file}`, `+++ b/${file}`, "@@ -18,7 +18,7 @@", " line 18", " line 19", " line 20", "-line 21", "+LINE 21", " line 22", " line 23", " line 24", ""].join("\n"),
+      [
+        `--- a/${file}`,
+        `+++ b/${file}`,
+        "@@ -18,7 +18,7 @@",
+        " line 18",
+        " line 19",
+        " line 20",
+        "-line 21",
+        "+LINE 21",
+        " line 22",
+        " line 23",
+        " line 24",
+        "",
+      ].join("\n"),
     );
 
-    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "allow", tool: "edit_file" }, { effect: "allow", tool: "write_file" }] } });
-    await h.pipeline.dispatch(request(h, s, [call("edit_file", { path: file, old_string: "line 33\n", new_string: "line 33\nline 33b\n" })]));
-    expect(h.events.filter((e) => e.event.type === "approval.required" && e.sessionId === s.session.id)).toHaveLength(1);
-    expect(finished(h, s.session.id).at(-1)!.diff).toContain("@@ -31,6 +31,7 @@\n line 31\n line 32\n line 33\n+line 33b\n line 34\n line 35\n line 36\n");
+    await t.current.db.orgPolicy.create({
+      data: {
+        orgId: s.org.id,
+        version: 1,
+        rules: [
+          { effect: "allow", tool: "edit_file" },
+          { effect: "allow", tool: "write_file" },
+        ],
+      },
+    });
+    await h.pipeline.dispatch(
+      request(h, s, [call("edit_file", { path: file, old_string: "line 33\n", new_string: "line 33\nline 33b\n" })]),
+    );
+    expect(h.events.filter((e) => e.event.type === "approval.required" && e.sessionId === s.session.id)).toHaveLength(
+      1,
+    );
+    expect(finished(h, s.session.id).at(-1)!.diff).toContain(
+      "@@ -31,6 +31,7 @@\n line 31\n line 32\n line 33\n+line 33b\n line 34\n line 35\n line 36\n",
+    );
     expect(await readFile(`${runner.dir}/${file}`, "utf8")).toContain("line 33\nline 33b\n");
 
     // A huge write: the event carries a bounded diff that says it was cut.
@@ -71,9 +112,13 @@ describe.each(testDatabases())("an edit's applied diff on %s", (provider) => {
   it("a refused edit finishes with no diff", async () => {
     const h = pipeline();
     const s = await newTurn(t.current);
-    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "allow", tool: "edit_file" }] } });
+    await t.current.db.orgPolicy.create({
+      data: { orgId: s.org.id, version: 1, rules: [{ effect: "allow", tool: "edit_file" }] },
+    });
     await writeFile(`${runner.dir}/${provider}-unread.ts`, "x\n");
-    const out = await h.pipeline.dispatch(request(h, s, [call("edit_file", { path: `${provider}-unread.ts`, old_string: "x", new_string: "y" })]));
+    const out = await h.pipeline.dispatch(
+      request(h, s, [call("edit_file", { path: `${provider}-unread.ts`, old_string: "x", new_string: "y" })]),
+    );
     expect(out.results[0].isError).toBe(true);
     expect(finished(h, s.session.id).at(-1)).not.toHaveProperty("diff");
   });

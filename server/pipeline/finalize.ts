@@ -38,23 +38,38 @@ export async function cutAndSpill(result: ToolResult, opts: FinalizeOptions): Pr
   if (result.stream) {
     // Already stored while it streamed (stream.ts): only the rendering is left.
     const r = renderStreamed(result.stream, opts.limits?.shell ?? SHELL_LIMITS);
-    return { content: storableText(result.output ? `${result.output}\n${r.text}` : r.text), truncated: r.truncated, ...(result.stream.ref ? { spillRef: result.stream.ref } : {}) };
+    return {
+      content: storableText(result.output ? `${result.output}\n${r.text}` : r.text),
+      truncated: r.truncated,
+      ...(result.stream.ref ? { spillRef: result.stream.ref } : {}),
+    };
   }
   const raw = result.meta?.bytes;
   if (raw instanceof Uint8Array) {
-    if (!needsCut(raw.length, limits)) return { content: storableText(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")), truncated: false };
+    if (!needsCut(raw.length, limits))
+      return {
+        content: storableText(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")),
+        truncated: false,
+      };
     return cutBytes(raw, result, limits, opts);
   }
   // A UTF-16 unit takes 1 to 3 bytes, so only lengths between threshold/3 and threshold need the
   // exact byte count; longer text is cut without a separate measuring pass.
   const text = result.output;
-  const short = text.length * 3 <= limits.threshold || (text.length <= limits.threshold && !needsCut(Buffer.byteLength(text, "utf8"), limits));
+  const short =
+    text.length * 3 <= limits.threshold ||
+    (text.length <= limits.threshold && !needsCut(Buffer.byteLength(text, "utf8"), limits));
   if (short) return { content: storableText(text), truncated: false };
   // The scratch bytes are only hashed, inserted and decoded (copied out) before cutBytes settles.
   return withUtf8(text, (bytes) => cutBytes(bytes, result, limits, opts));
 }
 
-async function cutBytes(bytes: Uint8Array, result: ToolResult, limits: CutLimits, opts: FinalizeOptions): Promise<Finalized> {
+async function cutBytes(
+  bytes: Uint8Array,
+  result: ToolResult,
+  limits: CutLimits,
+  opts: FinalizeOptions,
+): Promise<Finalized> {
   const cut = planCut(bytes, limits);
   if (isRunningPoll(result)) {
     const note = "The command is still running; its complete output is kept when it finishes.";
@@ -64,7 +79,10 @@ async function cutBytes(bytes: Uint8Array, result: ToolResult, limits: CutLimits
   try {
     ref = (await opts.spills.store({ sessionId: opts.sessionId, toolCallId: opts.toolCallId, bytes })).ref;
   } catch (e) {
-    opts.log.error(`spill of ${bytes.length} bytes for tool call ${opts.toolCallId} failed; the reference is withheld`, e);
+    opts.log.error(
+      `spill of ${bytes.length} bytes for tool call ${opts.toolCallId} failed; the reference is withheld`,
+      e,
+    );
   }
   return { content: storableText(renderCut(bytes, cut, ref)), truncated: true, spillRef: ref };
 }

@@ -11,7 +11,8 @@ import { personCopy } from "./person";
 import { OutputCollector } from "./stream";
 
 export const CANCELLED_BEFORE = "Cancelled by the person before it ran.";
-export const CANCELLED_DURING = "Cancelled by the person while it was running; it may have partly run. Check its effects before retrying.";
+export const CANCELLED_DURING =
+  "Cancelled by the person while it was running; it may have partly run. Check its effects before retrying.";
 
 export function runContext(core: Core, turn: TurnState, call: CallState, signal: AbortSignal): RunContext {
   return {
@@ -19,12 +20,23 @@ export function runContext(core: Core, turn: TurnState, call: CallState, signal:
     callId: call.toolCallId,
     signal,
     executors: core.deps.executors,
-    services: { ...servicesFor(core.deps, core.deps.spills, turn.sessionId), ...agentServices(core, turn, call.toolCallId), ...(turn.subagents ? { subagents: turn.subagents } : {}) },
+    services: {
+      ...servicesFor(core.deps, core.deps.spills, turn.sessionId),
+      ...agentServices(core, turn, call.toolCallId),
+      ...(turn.subagents ? { subagents: turn.subagents } : {}),
+    },
     callTimeoutMs: core.limits.callTimeoutMs,
-    onProgress: (chunk) => void safeEmit(core, turn, { type: "tool.progress", callId: call.toolCallId, chunk: storableText(chunk) }),
-    collect: () => new OutputCollector({
-      spills: core.deps.spills, sessionId: turn.sessionId, toolCallId: call.toolCallId, limits: core.limits.shell, log: core.log, ceiling: core.limits.outputCeiling,
-    }),
+    onProgress: (chunk) =>
+      void safeEmit(core, turn, { type: "tool.progress", callId: call.toolCallId, chunk: storableText(chunk) }),
+    collect: () =>
+      new OutputCollector({
+        spills: core.deps.spills,
+        sessionId: turn.sessionId,
+        toolCallId: call.toolCallId,
+        limits: core.limits.shell,
+        log: core.log,
+        ceiling: core.limits.outputCeiling,
+      }),
   };
 }
 
@@ -50,18 +62,32 @@ export async function runAndFinish(core: Core, turn: TurnState, call: CallState)
     }
     call.startedAt ??= Date.now();
     await core.recorder.update(call.toolCallId, { status: "running", startedAt: new Date(call.startedAt) });
-    await safeEmit(core, turn, { type: "tool.status", callId: call.toolCallId, status: "running", ...standingApproval(call) });
+    await safeEmit(core, turn, {
+      type: "tool.status",
+      callId: call.toolCallId,
+      status: "running",
+      ...standingApproval(call),
+    });
     let outcome: RunOutcome;
     if (call.early) {
       outcome = await Promise.race([call.early, aborted(signal)]);
     } else {
       const rc = runContext(core, turn, call, signal);
-      outcome = (call.validated ? undefined : await validate(tool, call.input, rc)) ?? (await execute(tool, call.input, rc));
+      outcome =
+        (call.validated ? undefined : await validate(tool, call.input, rc)) ?? (await execute(tool, call.input, rc));
     }
     await finishOutcome(core, turn, call, outcome);
   } catch (e) {
     core.log.error(`tool call ${call.toolCallId} (${call.name}) failed inside the pipeline`, e);
-    await settle(core, turn, call, "failed", `${call.name} failed: ${e instanceof Error ? e.message : String(e)}`, true, "failure").catch(() => undefined);
+    await settle(
+      core,
+      turn,
+      call,
+      "failed",
+      `${call.name} failed: ${e instanceof Error ? e.message : String(e)}`,
+      true,
+      "failure",
+    ).catch(() => undefined);
   } finally {
     dispose();
   }
@@ -86,31 +112,76 @@ export async function finishOutcome(core: Core, turn: TurnState, call: CallState
     case "result": {
       const r = outcome.result;
       call.running = isRunningPoll(r);
-      const fin = await cutAndSpill(r, { sessionId: turn.sessionId, toolCallId: call.toolCallId, spills: core.deps.spills, log: core.log, limits: core.limits });
+      const fin = await cutAndSpill(r, {
+        sessionId: turn.sessionId,
+        toolCallId: call.toolCallId,
+        spills: core.deps.spills,
+        log: core.log,
+        limits: core.limits,
+      });
       const network = r.network ?? call.tool?.capabilities.includes("Network") ?? false;
-      const source = typeof r.meta?.url === "string" ? r.meta.url : typeof r.meta?.origin === "string" ? r.meta.origin : undefined;
+      const source =
+        typeof r.meta?.url === "string" ? r.meta.url : typeof r.meta?.origin === "string" ? r.meta.origin : undefined;
       // Errors too: a network tool's error output carries the remote's text (a status page, an MCP isError result).
       const content = network ? wrapExternal(fin.content, source) : fin.content;
       const isError = r.isError === true;
       // A command's or a page's own output is shown as it is, even when it failed.
       const written = !network && r.kind !== "shell";
-      return settle(core, turn, call, isError ? "failed" : "succeeded", content, isError, isError ? "failure" : "success", fin.truncated, fin.spillRef, r.diff, written);
+      return settle(
+        core,
+        turn,
+        call,
+        isError ? "failed" : "succeeded",
+        content,
+        isError,
+        isError ? "failure" : "success",
+        fin.truncated,
+        fin.spillRef,
+        r.diff,
+        written,
+      );
     }
   }
 }
 
 /** Records a finished call (row + tool.finished) and keeps its model-facing result. */
 export async function settle(
-  core: Core, turn: TurnState, call: CallState, status: ToolStatus, content: string, isError: boolean,
-  outcome: CallState["outcome"], truncated = false, spillRef?: string, diff?: string, written = true,
+  core: Core,
+  turn: TurnState,
+  call: CallState,
+  status: ToolStatus,
+  content: string,
+  isError: boolean,
+  outcome: CallState["outcome"],
+  truncated = false,
+  spillRef?: string,
+  diff?: string,
+  written = true,
 ): Promise<void> {
   call.content = content;
   call.isError = isError;
   call.outcome = outcome;
   const ended = Date.now();
   const durationMs = call.startedAt ? ended - call.startedAt : 0;
-  await core.recorder.update(call.toolCallId, { status, endedAt: new Date(ended), result: content, isError, truncated, spillId: spillRef ?? null });
-  await safeEmit(core, turn, { type: "tool.finished", callId: call.toolCallId, status, ...personCopy(content, isError, written), isError, truncated, ...(spillRef ? { spillRef } : {}), durationMs, ...(diff !== undefined ? { diff: storableText(diff) } : {}) });
+  await core.recorder.update(call.toolCallId, {
+    status,
+    endedAt: new Date(ended),
+    result: content,
+    isError,
+    truncated,
+    spillId: spillRef ?? null,
+  });
+  await safeEmit(core, turn, {
+    type: "tool.finished",
+    callId: call.toolCallId,
+    status,
+    ...personCopy(content, isError, written),
+    isError,
+    truncated,
+    ...(spillRef ? { spillRef } : {}),
+    durationMs,
+    ...(diff !== undefined ? { diff: storableText(diff) } : {}),
+  });
 }
 
 /** A call that runs on an approval given before (a session approval, a policy allow) says so. */

@@ -31,10 +31,18 @@ describe.each(testDatabases())("whole command output on %s", (provider) => {
   const t = useTestDb(provider);
   const setup = usePipelines(t);
   const pipeline = (limits: Record<string, number> = {}) =>
-    setup({ tools: [shellTool, retrieveToolResultTool], deps: { executors: createExecutorRouter({ runner: runner.server.pool }), limits: { approvalPollMs: 100, ...limits } } });
+    setup({
+      tools: [shellTool, retrieveToolResultTool],
+      deps: {
+        executors: createExecutorRouter({ runner: runner.server.pool }),
+        limits: { approvalPollMs: 100, ...limits },
+      },
+    });
   async function turn() {
     const s = await newTurn(t.current);
-    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "allow", tool: "shell" }] } });
+    await t.current.db.orgPolicy.create({
+      data: { orgId: s.org.id, version: 1, rules: [{ effect: "allow", tool: "shell" }] },
+    });
     return s;
   }
   const shell = async (h: Harness, s: Awaited<ReturnType<typeof turn>>, input: Record<string, unknown>) =>
@@ -54,16 +62,22 @@ describe.each(testDatabases())("whole command output on %s", (provider) => {
     expect(Buffer.from((await h.spills.bytes(ref, s.session.id))!).toString()).toBe(real);
     // any part: spills.read walks all of it in 50,000-byte slices; the model's tool reads the omitted middle
     let rebuilt = "";
-    for (let offset = 0; offset < real.length; ) {
+    for (let offset = 0; offset < real.length;) {
       const part = (await h.spills.read(ref, { sessionId: s.session.id, offset, length: 50_000 }))!;
       rebuilt += part.text;
       offset = part.end;
     }
     expect(rebuilt).toBe(real);
     const at = Buffer.byteLength(seq(1, 100_000));
-    const middle = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, offset: at, length: 14 })]))).results[0];
-    expect(middle.content).toBe(`[bytes ${at.toLocaleString("en-US")}–${(at + 14).toLocaleString("en-US")} of 1,288,895 in ${ref}; continue with offset ${at + 14}]\n100001\n100002\n`);
-    const lines = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "^123456$" })]))).results[0];
+    const middle = (
+      await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, offset: at, length: 14 })]))
+    ).results[0];
+    expect(middle.content).toBe(
+      `[bytes ${at.toLocaleString("en-US")}–${(at + 14).toLocaleString("en-US")} of 1,288,895 in ${ref}; continue with offset ${at + 14}]\n100001\n100002\n`,
+    );
+    const lines = (
+      await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "^123456$" })]))
+    ).results[0];
     expect(lines.content).toContain("123456\t123456");
   }, 60_000);
 
@@ -82,13 +96,18 @@ describe.each(testDatabases())("whole command output on %s", (provider) => {
   it("polls of a running command keep their middle: the calls' stored parts join to the whole output", async () => {
     const h = pipeline();
     const s = await turn();
-    const first = await shell(h, s, { command: "for i in 1 2 3 4; do seq $(( (i-1)*50000+1 )) $(( i*50000 )); sleep 0.4; done", yield_time_ms: 300 });
+    const first = await shell(h, s, {
+      command: "for i in 1 2 3 4; do seq $(( (i-1)*50000+1 )) $(( i*50000 )); sleep 0.4; done",
+      yield_time_ms: 300,
+    });
     const handle = /session_id (sh_[a-z0-9]+)/.exec(first.content)![1];
     const parts: string[] = [];
     const collect = async (content: string) => {
       const ref = refOf(content);
       const body = content.split("\n").slice(1).join("\n");
-      parts.push(ref ? Buffer.from((await h.spills.bytes(ref, s.session.id))!).toString() : body === "(no output)" ? "" : body);
+      parts.push(
+        ref ? Buffer.from((await h.spills.bytes(ref, s.session.id))!).toString() : body === "(no output)" ? "" : body,
+      );
     };
     await collect(first.content);
     for (let i = 0; i < 20; i++) {
@@ -109,7 +128,9 @@ describe.each(testDatabases())("whole command output on %s", (provider) => {
     const dropFrom = 1_000_000;
     const dropTo = real.length - tailKeep;
     const f = (n: number) => n.toLocaleString("en-US");
-    expect(r.content).toContain(`Output bytes ${f(dropFrom)}–${f(dropTo)} (${f(dropTo - dropFrom)} bytes) were dropped and never stored: past the ceiling of 1000000 bytes for stored output.`);
+    expect(r.content).toContain(
+      `Output bytes ${f(dropFrom)}–${f(dropTo)} (${f(dropTo - dropFrom)} bytes) were dropped and never stored: past the ceiling of 1000000 bytes for stored output.`,
+    );
     expect(r.content).toContain(`The output as kept (${f(dropFrom + tailKeep)} bytes) is stored`);
     expect(r.content).toContain("999999\n1000000\n");
     const stored = Buffer.from((await h.spills.bytes(refOf(r.content)!, s.session.id))!);
@@ -125,11 +146,15 @@ describe.each(testDatabases())("whole command output on %s", (provider) => {
     let serverPeak = serverBefore;
     const sampler = setInterval(() => (serverPeak = Math.max(serverPeak, process.memoryUsage().rss)), 5);
     const started = Date.now();
-    const r = await shell(h, s, { command: "yes 0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ | head -c 50000000" });
+    const r = await shell(h, s, {
+      command: "yes 0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ | head -c 50000000",
+    });
     clearInterval(sampler);
     const runnerDelta = vmHwm(pid) - runnerBefore;
     const serverDelta = serverPeak - serverBefore;
-    console.log(`[${provider}] 50 MB output: ${Date.now() - started} ms; runner peak RSS +${kib(runnerDelta)} KiB; server (test process) peak RSS +${kib(serverDelta)} KiB`);
+    console.log(
+      `[${provider}] 50 MB output: ${Date.now() - started} ms; runner peak RSS +${kib(runnerDelta)} KiB; server (test process) peak RSS +${kib(serverDelta)} KiB`,
+    );
     const ref = refOf(r.content)!;
     const row = await t.current.db.spill.findUnique({ where: { id: ref }, select: { size: true } });
     expect(row?.size).toBe(50_000_000);

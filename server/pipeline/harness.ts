@@ -11,7 +11,16 @@ import { createSpillStore, type SpillStore } from "../services/spills";
 import { createPipeline, type Pipeline } from "./index";
 import type { DispatchRequest, ModelToolCall } from "./contract";
 import type { PipelineDeps } from "./types";
-import { ScriptedExecutor, fatalTool, fetchTool, readTool, seedSession, shellTool, toolStates, writeTool } from "./testkit";
+import {
+  ScriptedExecutor,
+  fatalTool,
+  fetchTool,
+  readTool,
+  seedSession,
+  shellTool,
+  toolStates,
+  writeTool,
+} from "./testkit";
 
 export interface Harness {
   pipeline: Pipeline;
@@ -24,7 +33,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export function makePipeline(db: TestDb, opts: { tools?: Tool[]; exec?: ScriptedExecutor; deps?: Partial<PipelineDeps> } = {}): Harness {
+export function makePipeline(
+  db: TestDb,
+  opts: { tools?: Tool[]; exec?: ScriptedExecutor; deps?: Partial<PipelineDeps> } = {},
+): Harness {
   const exec = opts.exec ?? new ScriptedExecutor();
   const spills = createSpillStore(db.db, db.url);
   const events: Harness["events"] = [];
@@ -45,7 +57,13 @@ export function makePipeline(db: TestDb, opts: { tools?: Tool[]; exec?: Scripted
   };
   const pipeline = createPipeline(deps);
   return {
-    pipeline, exec, spills, events, errors, settled, deps,
+    pipeline,
+    exec,
+    spills,
+    events,
+    errors,
+    settled,
+    deps,
     async close() {
       pipeline.dispose();
       await spills.close();

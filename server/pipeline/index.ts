@@ -66,7 +66,13 @@ export interface Pipeline extends Dispatcher {
 
 export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): Pipeline {
   const limits: PipelineLimits = {
-    concurrency: 10, shell: SHELL_LIMITS, text: TEXT_LIMITS, callTimeoutMs: 10 * 60_000, approvalPollMs: 2000, outputCeiling: DEFAULT_OUTPUT_CEILING, ...deps.limits,
+    concurrency: 10,
+    shell: SHELL_LIMITS,
+    text: TEXT_LIMITS,
+    callTimeoutMs: 10 * 60_000,
+    approvalPollMs: 2000,
+    outputCeiling: DEFAULT_OUTPUT_CEILING,
+    ...deps.limits,
   };
   const log = deps.log ?? { warn: logFn("pipeline", "warn"), error: logFn("pipeline") };
   const sessionControllers = new Map<string, AbortController>();
@@ -78,7 +84,12 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
   const loopGuard = new LoopGuard((sessionId) => deps.workspaceVersion?.(sessionId));
   const locks = new LockTable();
   const core: Core = {
-    deps, limits, log, loopGuard, locks, sessionSignal,
+    deps,
+    limits,
+    log,
+    loopGuard,
+    locks,
+    sessionSignal,
     broker: new ApprovalBroker(deps.db, limits.approvalPollMs),
     recorder: new Recorder(deps.db),
     speculator: new Speculator(deps, limits, loopGuard, locks, sessionSignal),
@@ -91,11 +102,19 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
   };
 
   async function authorize(actor: Actor, sessionId: string) {
-    const session = await deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true, ownerId: true } });
+    const session = await deps.db.session.findUnique({
+      where: { id: sessionId },
+      select: { orgId: true, ownerId: true },
+    });
     if (!session || session.orgId !== actor.orgId) throw new ApprovalError("No such session.", "NOT_FOUND");
     // The one rule (server/auth/authorize.ts): cards are answered by the session's creator only.
     try {
-      authorizeAccess({ kind: "person", actor }, "approval.answer", { kind: "session", sessionId, orgId: session.orgId, creatorId: session.ownerId });
+      authorizeAccess({ kind: "person", actor }, "approval.answer", {
+        kind: "session",
+        sessionId,
+        orgId: session.orgId,
+        creatorId: session.ownerId,
+      });
     } catch (err) {
       throw new ApprovalError((err as Error).message, "FORBIDDEN");
     }
@@ -112,7 +131,10 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
       }
     },
     async answerApproval(actor, approvalId, choice, message) {
-      const row = await deps.db.approval.findUnique({ where: { id: approvalId }, select: { sessionId: true, fingerprint: true } });
+      const row = await deps.db.approval.findUnique({
+        where: { id: approvalId },
+        select: { sessionId: true, fingerprint: true },
+      });
       // A question (ask_user) is answered with questions.answer, never approved.
       if (!row || row.fingerprint === QUESTION) throw new ApprovalError("No such approval.", "NOT_FOUND");
       await authorize(actor, row.sessionId);
@@ -122,30 +144,52 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
         await cluster.announce(approvalId);
       } else if (!live) {
         // No live turn waits (restart, or the turn ended): settle it here, at most once.
-        void track(settleOrphan(core, approvalId).catch((e) => log.error(`approval ${approvalId} could not be settled`, e)));
+        void track(
+          settleOrphan(core, approvalId).catch((e) => log.error(`approval ${approvalId} could not be settled`, e)),
+        );
       }
       return answer;
     },
     async answerQuestion(actor, sessionId, callId, answer) {
       await authorize(actor, sessionId);
-      const elsewhere = cluster && (async (id: string) => void ((await cluster.runsElsewhere(id)) && (await cluster.announce(id))));
+      const elsewhere =
+        cluster && (async (id: string) => void ((await cluster.runsElsewhere(id)) && (await cluster.announce(id))));
       return answerQuestion(core, sessionId, callId, answer, actor.userId, elsewhere || undefined);
     },
     async pendingApprovals(actor, sessionId) {
       const session = await deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
       if (!session || session.orgId !== actor.orgId) throw new ApprovalError("No such session.", "NOT_FOUND");
-      const rows = await deps.db.approval.findMany({ where: { sessionId, status: "pending", fingerprint: { not: QUESTION } }, orderBy: { createdAt: "asc" } });
+      const rows = await deps.db.approval.findMany({
+        where: { sessionId, status: "pending", fingerprint: { not: QUESTION } },
+        orderBy: { createdAt: "asc" },
+      });
       return rows.map((r) => ({ approvalId: r.id, callId: r.toolCallId, request: r.request, createdAt: r.createdAt }));
     },
     async cancelSession(sessionId) {
       sessionControllers.get(sessionId)?.abort(new Error("cancelled"));
       sessionControllers.delete(sessionId);
       // Orphaned cards (no live turn) are cancelled in the rows; live waiters already woke.
-      const pending = await deps.db.approval.findMany({ where: { sessionId, status: "pending" }, select: { id: true, toolCallId: true } });
+      const pending = await deps.db.approval.findMany({
+        where: { sessionId, status: "pending" },
+        select: { id: true, toolCallId: true },
+      });
       for (const p of pending) {
         if (await core.broker.cancel(p.id)) {
-          await deps.db.toolCall.updateMany({ where: { id: p.toolCallId, status: "awaiting_approval" }, data: { status: "cancelled", isError: true, result: "Cancelled by the person before it ran.", endedAt: new Date() } });
-          await deps.emit?.(sessionId, { type: "approval.resolved", approvalId: p.id, callId: p.toolCallId, decision: "cancelled" });
+          await deps.db.toolCall.updateMany({
+            where: { id: p.toolCallId, status: "awaiting_approval" },
+            data: {
+              status: "cancelled",
+              isError: true,
+              result: "Cancelled by the person before it ran.",
+              endedAt: new Date(),
+            },
+          });
+          await deps.emit?.(sessionId, {
+            type: "approval.resolved",
+            approvalId: p.id,
+            callId: p.toolCallId,
+            decision: "cancelled",
+          });
         }
       }
     },

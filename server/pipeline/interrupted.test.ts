@@ -14,10 +14,15 @@ describe.each(testDatabases())("calls cut off by a fault on %s", (provider) => {
   const setup = usePipelines(t);
 
   it.each([
-    [true, /runner r1 disconnected while read_file was running.*It was running; its effects are unknown \(it may have partly run\): check them/],
+    [
+      true,
+      /runner r1 disconnected while read_file was running.*It was running; its effects are unknown \(it may have partly run\): check them/,
+    ],
     [false, /runner r1 is not connected The call did not run; try again once the runner is back\./],
   ])("a runner lost with the call started=%s says what is known and ends the card", async (started, wording) => {
-    const reason = started ? "runner r1 disconnected while read_file was running (socket closed); its outcome is unknown." : "runner r1 is not connected";
+    const reason = started
+      ? "runner r1 disconnected while read_file was running (socket closed); its outcome is unknown."
+      : "runner r1 is not connected";
     const exec = new ScriptedExecutor(() => ({ throws: new ExecutorUnavailableError(reason, started) }));
     const h = setup({ exec });
     const s = await newTurn(t.current);
@@ -34,18 +39,44 @@ describe.each(testDatabases())("calls cut off by a fault on %s", (provider) => {
     const s = await newTurn(t.current);
     const db = t.current.db;
     const base = { sessionId: s.session.id, turnId: s.turn.id, name: "shell", input: { command: "make" } };
-    const running = await db.toolCall.create({ data: { ...base, providerCallId: "p_running", slot: 0, status: "running", startedAt: new Date(Date.now() - 5000) } });
-    const queued = await db.toolCall.create({ data: { ...base, providerCallId: "p_queued", slot: 1, status: "queued" } });
+    const running = await db.toolCall.create({
+      data: {
+        ...base,
+        providerCallId: "p_running",
+        slot: 0,
+        status: "running",
+        startedAt: new Date(Date.now() - 5000),
+      },
+    });
+    const queued = await db.toolCall.create({
+      data: { ...base, providerCallId: "p_queued", slot: 1, status: "queued" },
+    });
     const settled = await settleInterruptedCalls(db, s.turn.id);
     expect(settled.results.get("p_running")).toBe(INTERRUPTED_RUNNING);
-    expect(INTERRUPTED_RUNNING).toMatch(/was running.*effects are unknown \(it may have partly run\).*check before retrying/);
+    expect(INTERRUPTED_RUNNING).toMatch(
+      /was running.*effects are unknown \(it may have partly run\).*check before retrying/,
+    );
     expect(settled.results.get("p_queued")).toBe(NOT_STARTED_AT_RESTART);
     expect(NOT_STARTED_AT_RESTART).toMatch(/did not run/);
     expect(settled.events).toEqual([
-      expect.objectContaining({ type: "tool.finished", callId: running.id, status: "failed", output: INTERRUPTED_RUNNING }),
-      expect.objectContaining({ type: "tool.finished", callId: queued.id, status: "failed", output: NOT_STARTED_AT_RESTART, durationMs: 0 }),
+      expect.objectContaining({
+        type: "tool.finished",
+        callId: running.id,
+        status: "failed",
+        output: INTERRUPTED_RUNNING,
+      }),
+      expect.objectContaining({
+        type: "tool.finished",
+        callId: queued.id,
+        status: "failed",
+        output: NOT_STARTED_AT_RESTART,
+        durationMs: 0,
+      }),
     ]);
     const rows = await db.toolCall.findMany({ where: { turnId: s.turn.id }, orderBy: { slot: "asc" } });
-    expect(rows.map((r) => [r.status, r.result])).toEqual([["failed", INTERRUPTED_RUNNING], ["failed", NOT_STARTED_AT_RESTART]]);
+    expect(rows.map((r) => [r.status, r.result])).toEqual([
+      ["failed", INTERRUPTED_RUNNING],
+      ["failed", NOT_STARTED_AT_RESTART],
+    ]);
   });
 });

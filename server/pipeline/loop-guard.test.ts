@@ -11,7 +11,16 @@ describe.each(testDatabases())("loop guard on %s", (provider) => {
   let version = 1;
   const withVersion = () => setup({ deps: { workspaceVersion: () => version } });
   const allowShell = (orgId: string) =>
-    t.current.db.orgPolicy.create({ data: { orgId, version: 1, rules: [{ effect: "allow", tool: "shell" }, { effect: "allow", tool: "write_file" }] } });
+    t.current.db.orgPolicy.create({
+      data: {
+        orgId,
+        version: 1,
+        rules: [
+          { effect: "allow", tool: "shell" },
+          { effect: "allow", tool: "write_file" },
+        ],
+      },
+    });
   const npmTest = () => call("shell", { command: "npm test" });
   const nextTurn = (s: Awaited<ReturnType<typeof newTurn>>) =>
     t.current.db.turn.create({ data: { sessionId: s.session.id } }).then((turn) => ({ ...s, turn }));
@@ -20,7 +29,9 @@ describe.each(testDatabases())("loop guard on %s", (provider) => {
     const h = withVersion();
     const s = await newTurn(t.current);
     await allowShell(s.org.id);
-    const out = await h.pipeline.dispatch(request(h, s, [npmTest(), npmTest(), call("write_file", { path: "a.ts", content: "fix" }), npmTest()]));
+    const out = await h.pipeline.dispatch(
+      request(h, s, [npmTest(), npmTest(), call("write_file", { path: "a.ts", content: "fix" }), npmTest()]),
+    );
     expect(out.results.map((r) => r.isError)).toEqual([false, false, false, false]);
     const again = await h.pipeline.dispatch(request(h, s, [npmTest()]));
     expect(again.results[0].isError).toBe(false);

@@ -13,15 +13,21 @@ describe.each(testDatabases())("the person's copy of results on %s", (provider) 
   const t = useTestDb(provider);
   const setup = usePipelines(t);
   const shown = (h: Harness, sessionId: string) =>
-    h.events.filter((e) => e.sessionId === sessionId && e.event.type === "tool.finished").map((e) => (e.event as Finished).output);
+    h.events
+      .filter((e) => e.sessionId === sessionId && e.event.type === "tool.finished")
+      .map((e) => (e.event as Finished).output);
 
   it("a policy deny, a loop-guard block and a cut output: the model is told what to do, the person is not", async () => {
     const big = Array.from({ length: 5000 }, (_, i) => `line ${i}`).join("\n");
     const h = setup({ tools: [readTool, shellTool, bigOutputTool(() => ({ output: big, kind: "shell" }))] });
     const s = await newTurn(t.current);
-    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "deny", tool: "shell", reason: "no commands here" }] } });
+    await t.current.db.orgPolicy.create({
+      data: { orgId: s.org.id, version: 1, rules: [{ effect: "deny", tool: "shell", reason: "no commands here" }] },
+    });
     const same = () => call("read_file", { path: "a" });
-    const out = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "ls" }), same(), same(), same(), call("big_output", {})]));
+    const out = await h.pipeline.dispatch(
+      request(h, s, [call("shell", { command: "ls" }), same(), same(), same(), call("big_output", {})]),
+    );
     const model = out.results.map((r) => r.content);
     const person = shown(h, s.session.id);
     expect(model[0]).toMatch(/do not retry it\. Tell the person/);
@@ -36,22 +42,31 @@ describe.each(testDatabases())("the person's copy of results on %s", (provider) 
   });
 
   it("rejections and polls read as said to the person", () => {
-    expect(forPerson("The person rejected this call; it did not run. Their message: no. Do not send it again as is.")).toBe("Rejected; it did not run. Their message: no.");
-    expect(forPerson('Still running after 2.0 s (session_id sh_ab12cd). Call shell with {"session_id":"sh_ab12cd"} for more output and the exit code, or add "kill": true to stop it.\nout')).toBe(
-      "Still running after 2.0 s (session_id sh_ab12cd).\nout",
-    );
+    expect(
+      forPerson("The person rejected this call; it did not run. Their message: no. Do not send it again as is."),
+    ).toBe("Rejected; it did not run. Their message: no.");
+    expect(
+      forPerson(
+        'Still running after 2.0 s (session_id sh_ab12cd). Call shell with {"session_id":"sh_ab12cd"} for more output and the exit code, or add "kill": true to stop it.\nout',
+      ),
+    ).toBe("Still running after 2.0 s (session_id sh_ab12cd).\nout");
   });
 
   it("a failure written for the model becomes a one-line note, with the model's exact text kept behind it", () => {
     const told = "The question is empty: write the question you want answered.";
     expect(personCopy(told, true, true)).toEqual({ output: told, note: "The question is empty.", modelText: told });
-    const runner = "shell cannot run right now: no runner is connected for this session. Try again once the runner reconnects.";
+    const runner =
+      "shell cannot run right now: no runner is connected for this session. Try again once the runner reconnects.";
     expect(personNote(runner)).toBe("shell cannot run right now: no runner is connected for this session.");
-    expect(personNote("Denied by org policy v1, a rule: no commands here. It cannot be approved.")).toBe("Denied by org policy v1, a rule: no commands here.");
+    expect(personNote("Denied by org policy v1, a rule: no commands here. It cannot be approved.")).toBe(
+      "Denied by org policy v1, a rule: no commands here.",
+    );
   });
 
   it("a command's own output is shown as it is; a long cut output repeats only what was left out for the person", () => {
-    expect(personCopy("exit 1\nnpm ERR! missing script: build", true, false)).toEqual({ output: "exit 1\nnpm ERR! missing script: build" });
+    expect(personCopy("exit 1\nnpm ERR! missing script: build", true, false)).toEqual({
+      output: "exit 1\nnpm ERR! missing script: build",
+    });
     expect(personCopy("ok", false, true)).toEqual({ output: "ok" });
     const big = `${"x".repeat(MODEL_TEXT_CAP)}\n[… 10 bytes omitted (lines 2–3 of 9). The full output (99 bytes) is stored: call retrieve_tool_result with {"ref":"sp_1","offset":0,"length":20000} (or a line range or pattern) to read the omitted part.]`;
     const copy = personCopy(big, false, false);

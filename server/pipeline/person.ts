@@ -6,13 +6,19 @@
 // as a one-line note; the exact text the model got stays one click away (`modelText`).
 const MODEL_ONLY: [RegExp, string][] = [
   [/ This cannot be approved; do not retry it\. Tell the person if the task needs it\./g, " It cannot be approved."],
-  [/The person already rejected this exact call in this session\./g, "This exact call was already rejected in this session; it did not run."],
+  [
+    /The person already rejected this exact call in this session\./g,
+    "This exact call was already rejected in this session; it did not run.",
+  ],
   [/The person rejected this call; it did not run\./g, "Rejected; it did not run."],
   [/ Do not send it again as is\./g, ""],
   [/ Use the earlier result, change the arguments, or try a different approach\./g, ""],
   [/ Send the call again with complete arguments; if it carries a lot of content, split it into smaller calls\./g, ""],
   [/: call retrieve_tool_result with \{[^}\n]*\} \(or a line range or pattern\) to read the omitted part\./g, "."],
-  [/ Call shell with \{"session_id":"[^"\n]+"\} for more output and the exit code, or add "kill": true to stop it\./g, ""],
+  [
+    / Call shell with \{"session_id":"[^"\n]+"\} for more output and the exit code, or add "kill": true to stop it\./g,
+    "",
+  ],
 ];
 
 export function forPerson(modelText: string): string {
@@ -25,7 +31,8 @@ export function forPerson(modelText: string): string {
 export const MODEL_TEXT_CAP = 16 * 1024;
 
 // Advice to the model after a colon or semicolon ("The question is empty: write the question…").
-const ADVICE = /[:;]\s+(write|use|call|send|try|keep|give|read|split|check|rerun|mark|do|fix|say|merge|report|change|ask|pass|add|remove|narrow)\b/i;
+const ADVICE =
+  /[:;]\s+(write|use|call|send|try|keep|give|read|split|check|rerun|mark|do|fix|say|merge|report|change|ask|pass|add|remove|narrow)\b/i;
 
 /** The first sentence of a message written for the model, without advice aimed at the model. */
 export function personNote(text: string): string {

@@ -19,7 +19,11 @@ export const QUESTION = "?question";
 export const QUESTION_AT_RESTART =
   "The server restarted while this question waited for the person. The question stays open for them: their answer will come as their next message.";
 
-export function agentServices(core: Core, turn: TurnState, toolCallId: string): Pick<ToolServices, "questions" | "todos"> {
+export function agentServices(
+  core: Core,
+  turn: TurnState,
+  toolCallId: string,
+): Pick<ToolServices, "questions" | "todos"> {
   const todos: ToolServices["todos"] = {
     publish: (list) => safeEmit(core, turn, { type: "todos.updated", callId: toolCallId, todos: list }),
   };
@@ -28,9 +32,20 @@ export function agentServices(core: Core, turn: TurnState, toolCallId: string): 
   return { todos, questions: { ask: (request, signal) => ask(core, turn, toolCallId, request, signal) } };
 }
 
-async function ask(core: Core, turn: TurnState, toolCallId: string, request: QuestionRequest, signal: AbortSignal): Promise<QuestionOutcome> {
+async function ask(
+  core: Core,
+  turn: TurnState,
+  toolCallId: string,
+  request: QuestionRequest,
+  signal: AbortSignal,
+): Promise<QuestionOutcome> {
   const row = await core.broker.open({
-    sessionId: turn.sessionId, toolCallId, fingerprint: QUESTION, exactFingerprint: `${QUESTION}:${toolCallId}`, request: request as never, reason: "question",
+    sessionId: turn.sessionId,
+    toolCallId,
+    fingerprint: QUESTION,
+    exactFingerprint: `${QUESTION}:${toolCallId}`,
+    request: request as never,
+    reason: "question",
   });
   await safeEmit(core, turn, { type: "question.asked", questionId: row.id, callId: toolCallId, ...request });
   const answer = await core.broker.wait(row.id, signal);
@@ -42,7 +57,10 @@ async function ask(core: Core, turn: TurnState, toolCallId: string, request: Que
   return outcome;
 }
 
-function outcomeOf(row: { status: string; scope: string | null; message: string | null }, request: QuestionRequest): QuestionOutcome {
+function outcomeOf(
+  row: { status: string; scope: string | null; message: string | null },
+  request: QuestionRequest,
+): QuestionOutcome {
   if (row.status !== "approved") return { kind: "cancelled" };
   const m = /^option:(\d+)$/.exec(row.scope ?? "");
   if (m) {
@@ -54,7 +72,9 @@ function outcomeOf(row: { status: string; scope: string | null; message: string 
 
 function resolvedEvent(questionId: string, callId: string, o: QuestionOutcome, by?: string) {
   return {
-    type: "question.resolved" as const, questionId, callId,
+    type: "question.resolved" as const,
+    questionId,
+    callId,
     outcome: o.kind === "cancelled" ? ("cancelled" as const) : ("answered" as const),
     ...(o.kind === "option" ? { answer: o.label, option: o.index } : o.kind === "text" ? { answer: o.text } : {}),
     ...(by ? { by } : {}),
@@ -71,28 +91,50 @@ export interface AnsweredQuestion {
 
 /** Records the person's answer. Authorization is the caller's (the session's creator). */
 export async function answerQuestion(
-  core: Core, sessionId: string, callId: string, answer: QuestionAnswer, by: string,
+  core: Core,
+  sessionId: string,
+  callId: string,
+  answer: QuestionAnswer,
+  by: string,
   wakeElsewhere?: (approvalId: string) => Promise<void>,
 ): Promise<AnsweredQuestion> {
   const db = core.deps.db;
-  const row = await db.approval.findUnique({ where: { toolCallId: callId }, include: { toolCall: { select: { turn: { select: { status: true } } } } } });
-  if (!row || row.sessionId !== sessionId || row.fingerprint !== QUESTION) throw new ApprovalError("No such question.", "NOT_FOUND");
+  const row = await db.approval.findUnique({
+    where: { toolCallId: callId },
+    include: { toolCall: { select: { turn: { select: { status: true } } } } },
+  });
+  if (!row || row.sessionId !== sessionId || row.fingerprint !== QUESTION)
+    throw new ApprovalError("No such question.", "NOT_FOUND");
   const request = row.request as unknown as QuestionRequest;
   let scope: string;
   let text: string;
   if ("option" in answer) {
     const o = request.options[answer.option];
-    if (!o) throw new ApprovalError(`This question has ${request.options.length} options (0 to ${request.options.length - 1}).`, "CONFLICT");
+    if (!o)
+      throw new ApprovalError(
+        `This question has ${request.options.length} options (0 to ${request.options.length - 1}).`,
+        "CONFLICT",
+      );
     scope = `option:${answer.option}`;
     text = o.label;
   } else {
-    if (!request.allowText) throw new ApprovalError("This question takes one of its options, not typed text.", "CONFLICT");
+    if (!request.allowText)
+      throw new ApprovalError("This question takes one of its options, not typed text.", "CONFLICT");
     scope = "text";
     text = answer.text.trim();
   }
   const orphan = row.toolCall.turn?.status !== "running";
-  const r = await db.approval.updateMany({ where: { id: row.id, status: "pending" }, data: { status: "approved", scope, message: text, decidedById: by, decidedAt: new Date() } });
-  if (r.count === 0) throw new ApprovalError(row.status === "approved" ? "This question was already answered." : "This question was cancelled: the turn that asked it was stopped.", "CONFLICT");
+  const r = await db.approval.updateMany({
+    where: { id: row.id, status: "pending" },
+    data: { status: "approved", scope, message: text, decidedById: by, decidedAt: new Date() },
+  });
+  if (r.count === 0)
+    throw new ApprovalError(
+      row.status === "approved"
+        ? "This question was already answered."
+        : "This question was cancelled: the turn that asked it was stopped.",
+      "CONFLICT",
+    );
   const outcome = outcomeOf({ status: "approved", scope, message: text }, request);
   if (!orphan) {
     // The waiting call reads the row and emits the card's end in its turn.
@@ -101,7 +143,8 @@ export async function answerQuestion(
     return { questionId: row.id, outcome };
   }
   return {
-    questionId: row.id, outcome,
+    questionId: row.id,
+    outcome,
     orphan: {
       message: `Answer to your question "${request.question}": ${text}`,
       sent: async () => void (await core.deps.emit?.(sessionId, resolvedEvent(row.id, callId, outcome, by))),
@@ -111,7 +154,10 @@ export async function answerQuestion(
 }
 
 async function reopenQuestion(core: Core, questionId: string): Promise<void> {
-  await core.deps.db.approval.updateMany({ where: { id: questionId, status: "approved", fingerprint: QUESTION }, data: { status: "pending", scope: null, message: null, decidedById: null, decidedAt: null } });
+  await core.deps.db.approval.updateMany({
+    where: { id: questionId, status: "approved", fingerprint: QUESTION },
+    data: { status: "pending", scope: null, message: null, decidedById: null, decidedAt: null },
+  });
 }
 
 /** What the model is told of an answer (ask_user's result). */
@@ -128,9 +174,17 @@ export function answerText(o: QuestionOutcome): string {
 
 /** At recovery (interrupted.ts): the result of a question's call whose turn the server lost.
  *  Answered already: the answer. Pending: it stays open, undefined. */
-export function recoveredQuestion(
-  row: { id: string; toolCallId: string; status: string; scope: string | null; message: string | null; request: unknown; decidedById: string | null },
-): { result: string; event: SessionEventBody } | undefined {
+export function recoveredQuestion(row: {
+  id: string;
+  toolCallId: string;
+  status: string;
+  scope: string | null;
+  message: string | null;
+  request: unknown;
+  decidedById: string | null;
+}): { result: string; event: SessionEventBody } | undefined {
   const o = outcomeOf(row, row.request as QuestionRequest);
-  return o.kind === "cancelled" ? undefined : { result: answerText(o), event: resolvedEvent(row.id, row.toolCallId, o, row.decidedById ?? undefined) };
+  return o.kind === "cancelled"
+    ? undefined
+    : { result: answerText(o), event: resolvedEvent(row.id, row.toolCallId, o, row.decidedById ?? undefined) };
 }

@@ -61,7 +61,17 @@ export class Recorder {
 
   async update(
     id: string,
-    data: Partial<{ status: ToolStatus; decision: DecisionKind; decisionReason: string; startedAt: Date; endedAt: Date; result: string; isError: boolean; truncated: boolean; spillId: string | null }>,
+    data: Partial<{
+      status: ToolStatus;
+      decision: DecisionKind;
+      decisionReason: string;
+      startedAt: Date;
+      endedAt: Date;
+      result: string;
+      isError: boolean;
+      truncated: boolean;
+      spillId: string | null;
+    }>,
   ): Promise<void> {
     await this.db.toolCall.update({ where: { id }, data });
   }

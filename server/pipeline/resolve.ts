@@ -9,13 +9,29 @@ export type Resolution =
   | { ok: true; tool: Tool; input: unknown; name: string; argumentsRepaired: boolean; notes: string[] }
   | { ok: false; name: string; error: string };
 
-export function resolve(deps: Pick<PipelineDeps, "tools">, sessionId: string, call: { name: string; rawArguments: string }, strict: boolean): Resolution {
+export function resolve(
+  deps: Pick<PipelineDeps, "tools">,
+  sessionId: string,
+  call: { name: string; rawArguments: string },
+  strict: boolean,
+): Resolution {
   try {
     const r = resolveCall(deps.tools.forSession(sessionId), call, { strict });
     if (!r.ok) return { ok: false, name: r.name, error: r.error.message };
-    return { ok: true, tool: r.tool, input: r.input, name: r.tool.name, argumentsRepaired: r.argumentRungs.length > 0, notes: r.notes };
+    return {
+      ok: true,
+      tool: r.tool,
+      input: r.input,
+      name: r.tool.name,
+      argumentsRepaired: r.argumentRungs.length > 0,
+      notes: r.notes,
+    };
   } catch (e) {
-    return { ok: false, name: call.name, error: `${call.name} could not be resolved: ${e instanceof Error ? e.message : String(e)}` };
+    return {
+      ok: false,
+      name: call.name,
+      error: `${call.name} could not be resolved: ${e instanceof Error ? e.message : String(e)}`,
+    };
   }
 }
 
@@ -29,7 +45,11 @@ export function toolByName(deps: Pick<PipelineDeps, "tools">, sessionId: string,
 }
 
 /** What executor:"server" tools of this session get: spills, tool_search, and any extras. */
-export function servicesFor(deps: Pick<PipelineDeps, "tools" | "toolServices">, spills: SpillStore, sessionId: string): ToolServices {
+export function servicesFor(
+  deps: Pick<PipelineDeps, "tools" | "toolServices">,
+  spills: SpillStore,
+  sessionId: string,
+): ToolServices {
   let toolSearch: ToolServices["toolSearch"];
   try {
     toolSearch = deps.tools.forSession(sessionId);

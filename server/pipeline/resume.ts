@@ -27,16 +27,34 @@ const TERMINAL = new Set(["succeeded", "failed", "rejected", "cancelled", "block
 
 type StoredCall = Prisma.ToolCallGetPayload<{ include: { approval: true } }>;
 
-function answerOf(row: { status: string; scope: string | null; decidedById: string | null; message: string | null }): Answer | undefined {
-  if (row.status === "approved") return { decision: row.scope === "session" ? "approved_session" : "approved_once", by: row.decidedById ?? undefined };
-  if (row.status === "rejected") return { decision: "rejected", by: row.decidedById ?? undefined, message: row.message ?? undefined };
+function answerOf(row: {
+  status: string;
+  scope: string | null;
+  decidedById: string | null;
+  message: string | null;
+}): Answer | undefined {
+  if (row.status === "approved")
+    return {
+      decision: row.scope === "session" ? "approved_session" : "approved_once",
+      by: row.decidedById ?? undefined,
+    };
+  if (row.status === "rejected")
+    return { decision: "rejected", by: row.decidedById ?? undefined, message: row.message ?? undefined };
   if (row.status === "cancelled") return { decision: "cancelled" };
   return undefined;
 }
 
 /** A call of this turn that a previous dispatch (maybe a previous process) already recorded. */
 export async function resumeCall(core: Core, turn: TurnState, row: StoredCall, slot: number): Promise<CallState> {
-  const call: CallState = { slot, providerCallId: row.providerCallId, toolCallId: row.id, name: row.name, batchable: false, input: row.input, outcome: "neutral" };
+  const call: CallState = {
+    slot,
+    providerCallId: row.providerCallId,
+    toolCallId: row.id,
+    name: row.name,
+    batchable: false,
+    input: row.input,
+    outcome: "neutral",
+  };
   if (TERMINAL.has(row.status)) {
     call.content = row.result ?? `${row.name} ended (${row.status}) without a stored result.`;
     call.isError = row.isError;
@@ -59,13 +77,25 @@ export async function resumeCall(core: Core, turn: TurnState, row: StoredCall, s
 // Common to re-attached and orphaned calls: the tool must still exist and policy must still
 // not deny it (an org deny added meanwhile wins over an old approval).
 async function attach(
-  core: Core, turn: TurnState, call: CallState, approval: NonNullable<StoredCall["approval"]>, signal: AbortSignal,
+  core: Core,
+  turn: TurnState,
+  call: CallState,
+  approval: NonNullable<StoredCall["approval"]>,
+  signal: AbortSignal,
   then: (keys: string[]) => Promise<void>,
 ): Promise<void> {
   const tool = toolByName(core.deps, turn.sessionId, call.name);
   if (!tool) {
     await core.broker.cancel(approval.id);
-    return settle(core, turn, call, "failed", `${call.name} is no longer available in this session; the call did not run.`, true, "neutral");
+    return settle(
+      core,
+      turn,
+      call,
+      "failed",
+      `${call.name} is no longer available in this session; the call did not run.`,
+      true,
+      "neutral",
+    );
   }
   call.tool = tool;
   call.fingerprint = approval.exactFingerprint;
@@ -73,25 +103,55 @@ async function attach(
   const d = decide({ tool, input: call.input }, turn.policy, { sessionKeys: new Set(), rejected: new Map() });
   if (d.action === "deny") {
     await core.broker.cancel(approval.id);
-    await safeEmit(core, turn, { type: "approval.resolved", approvalId: approval.id, callId: call.toolCallId, decision: "cancelled" });
+    await safeEmit(core, turn, {
+      type: "approval.resolved",
+      approvalId: approval.id,
+      callId: call.toolCallId,
+      decision: "cancelled",
+    });
     await core.recorder.update(call.toolCallId, { decision: "policy_deny", decisionReason: d.reason });
-    return settle(core, turn, call, "blocked", `${d.reason} This cannot be approved; do not retry it.`, true, "failure");
+    return settle(
+      core,
+      turn,
+      call,
+      "blocked",
+      `${d.reason} This cannot be approved; do not retry it.`,
+      true,
+      "failure",
+    );
   }
   if (signal.aborted) return settle(core, turn, call, "cancelled", "Cancelled before it ran.", true, "neutral");
   await then(keysOfFingerprint(approval.fingerprint));
 }
 
-export async function turnFor(core: Core, sessionId: string, turnId: string | null, actorId: string | null, signal: AbortSignal): Promise<TurnState | undefined> {
+export async function turnFor(
+  core: Core,
+  sessionId: string,
+  turnId: string | null,
+  actorId: string | null,
+  signal: AbortSignal,
+): Promise<TurnState | undefined> {
   const session = await core.deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
   if (!session) return undefined;
   const emit = core.deps.emit;
   const tell = async (id: string, e: Parameters<NonNullable<typeof emit>>[1]) => {
     await emit?.(id, e);
   };
-  const [policy, state, modes] = await Promise.all([core.deps.policies.load(session.orgId), core.broker.sessionState(sessionId), modeFor(core.deps.db, sessionId, tell)]);
+  const [policy, state, modes] = await Promise.all([
+    core.deps.policies.load(session.orgId),
+    core.broker.sessionState(sessionId),
+    modeFor(core.deps.db, sessionId, tell),
+  ]);
   return {
-    sessionId, turnId, actorId, orgId: session.orgId, policy, mode: modes?.mode ?? "ask",
-    sessionKeys: new Set(state.sessionKeys), rejected: new Map(state.rejected), signal,
+    sessionId,
+    turnId,
+    actorId,
+    orgId: session.orgId,
+    policy,
+    mode: modes?.mode ?? "ask",
+    sessionKeys: new Set(state.sessionKeys),
+    rejected: new Map(state.rejected),
+    signal,
     emit: async (e) => {
       if (emit) await emit(sessionId, e);
     },
@@ -108,8 +168,17 @@ export async function settleOrphan(core: Core, approvalId: string): Promise<void
   const signal = core.sessionSignal(row.sessionId);
   const turn = await turnFor(core, row.sessionId, row.turnId, approval.decidedById, signal);
   if (!turn) return;
-  const call: CallState = { slot: row.slot, providerCallId: row.providerCallId, toolCallId: row.id, name: row.name, batchable: false, input: row.input };
-  await attach(core, turn, call, approval, signal, (keys) => settleAnswer(core, turn, call, approvalId, keys, answer, signal));
+  const call: CallState = {
+    slot: row.slot,
+    providerCallId: row.providerCallId,
+    toolCallId: row.id,
+    name: row.name,
+    batchable: false,
+    input: row.input,
+  };
+  await attach(core, turn, call, approval, signal, (keys) =>
+    settleAnswer(core, turn, call, approvalId, keys, answer, signal),
+  );
   core.deps.onSettled?.({ sessionId: row.sessionId, turnId: row.turnId, toolCallId: row.id });
 }
 
@@ -118,11 +187,21 @@ export async function recover(core: Core): Promise<{ interrupted: number; settle
   const db = core.deps.db;
   const orphan = { OR: [{ turnId: null }, { turn: { status: { not: "running" } } }] };
   // One still queued (never started) did not run; one that started may have partly run.
-  const notStarted = await db.toolCall.updateMany({ where: { ...orphan, status: "queued", startedAt: null }, data: { status: "failed", isError: true, result: NOT_STARTED_AT_RESTART, endedAt: new Date() } });
-  const cut = await db.toolCall.updateMany({ where: { ...orphan, status: { in: ["running", "queued"] } }, data: { status: "failed", isError: true, result: INTERRUPTED_RUNNING, endedAt: new Date() } });
+  const notStarted = await db.toolCall.updateMany({
+    where: { ...orphan, status: "queued", startedAt: null },
+    data: { status: "failed", isError: true, result: NOT_STARTED_AT_RESTART, endedAt: new Date() },
+  });
+  const cut = await db.toolCall.updateMany({
+    where: { ...orphan, status: { in: ["running", "queued"] } },
+    data: { status: "failed", isError: true, result: INTERRUPTED_RUNNING, endedAt: new Date() },
+  });
   const r = { count: notStarted.count + cut.count };
   const answered = await db.approval.findMany({
-    where: { status: "approved", consumedAt: null, toolCall: { status: "awaiting_approval", OR: [{ turnId: null }, { turn: { status: { not: "running" } } }] } },
+    where: {
+      status: "approved",
+      consumedAt: null,
+      toolCall: { status: "awaiting_approval", OR: [{ turnId: null }, { turn: { status: { not: "running" } } }] },
+    },
     select: { id: true },
   });
   for (const a of answered) {

@@ -35,7 +35,10 @@ export function toolContext(tool: Tool, rc: RunContext): ToolContext {
     async remote(input, opts = {}) {
       if (rc.signal.aborted) throw rc.signal.reason ?? new Error("cancelled");
       const executor = rc.executors.pick(tool, input, rc.sessionId);
-      if (!executor) throw respond(`${tool.name} cannot run right now: no runner is connected for this session. Try again once the runner reconnects.`);
+      if (!executor)
+        throw respond(
+          `${tool.name} cannot run right now: no runner is connected for this session. Try again once the runner reconnects.`,
+        );
       const collector = opts.stream ? rc.collect?.() : undefined;
       try {
         const result = await executor.run({
@@ -53,9 +56,14 @@ export function toolContext(tool: Tool, rc: RunContext): ToolContext {
           await collector.discard();
           return result;
         }
-        const stored = result.meta?.stored as { from?: number; dropped?: { from: number; to: number; reason: string } } | undefined;
+        const stored = result.meta?.stored as
+          { from?: number; dropped?: { from: number; to: number; reason: string } } | undefined;
         const from = stored?.from ?? 0;
-        const dropped = stored?.dropped && { from: stored.dropped.from - from, to: stored.dropped.to - from, reason: stored.dropped.reason };
+        const dropped = stored?.dropped && {
+          from: stored.dropped.from - from,
+          to: stored.dropped.to - from,
+          reason: stored.dropped.reason,
+        };
         return { ...result, streamed: await collector.finish(dropped) };
       } catch (e) {
         await collector?.discard();
@@ -91,7 +99,10 @@ export async function execute(tool: Tool, input: unknown, rc: RunContext): Promi
     const result = await abortable(tool.execute(input, toolContext(tool, rc)), rc.signal);
     if (rc.signal.aborted) return { kind: "cancelled" };
     if (!result || typeof result.output !== "string") {
-      return { kind: "result", result: { output: `${tool.name} returned no output (a bug in the tool).`, isError: true } };
+      return {
+        kind: "result",
+        result: { output: `${tool.name} returned no output (a bug in the tool).`, isError: true },
+      };
     }
     return { kind: "result", result };
   } catch (e) {

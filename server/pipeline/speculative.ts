@@ -53,7 +53,9 @@ export class Speculator {
   private orders = new Map<string, ResponseOrder>();
 
   constructor(
-    private deps: Pick<PipelineDeps, "db" | "tools" | "executors" | "policies" | "toolServices" | "log"> & { spills: SpillStore },
+    private deps: Pick<PipelineDeps, "db" | "tools" | "executors" | "policies" | "toolServices" | "log"> & {
+      spills: SpillStore;
+    },
     private limits: PipelineLimits,
     private loopGuard: LoopGuard,
     private locks: LockTable,
@@ -93,10 +95,23 @@ export class Speculator {
           const callId = `spec_${randomUUID()}`;
           const log = this.deps.log ?? { warn: () => undefined, error: () => undefined };
           const rc = {
-            sessionId, callId, signal: controller.signal, executors: this.deps.executors,
-            services: servicesFor(this.deps, this.deps.spills, sessionId), callTimeoutMs: this.limits.callTimeoutMs, onProgress: () => undefined,
+            sessionId,
+            callId,
+            signal: controller.signal,
+            executors: this.deps.executors,
+            services: servicesFor(this.deps, this.deps.spills, sessionId),
+            callTimeoutMs: this.limits.callTimeoutMs,
+            onProgress: () => undefined,
             // An early `cat big.log` keeps its whole output like any other run (stream.ts).
-            collect: () => new OutputCollector({ spills: this.deps.spills, sessionId, toolCallId: callId, limits: this.limits.shell, log, ceiling: this.limits.outputCeiling }),
+            collect: () =>
+              new OutputCollector({
+                spills: this.deps.spills,
+                sessionId,
+                toolCallId: callId,
+                limits: this.limits.shell,
+                log,
+                ceiling: this.limits.outputCeiling,
+              }),
           };
           return (await validate(tool, input, rc)) ?? (await execute(tool, input, rc));
         });
@@ -134,7 +149,13 @@ export class Speculator {
     return clear;
   }
 
-  private async allowed(sessionId: string, turnId: string, tool: Tool, input: unknown, fingerprint: string): Promise<boolean> {
+  private async allowed(
+    sessionId: string,
+    turnId: string,
+    tool: Tool,
+    input: unknown,
+    fingerprint: string,
+  ): Promise<boolean> {
     if (this.loopGuard.peek(sessionId, turnId, fingerprint) >= REPEAT_LIMIT - 1) return false;
     const session = await this.deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
     if (!session) return false;
@@ -147,7 +168,13 @@ export class Speculator {
    * The early run for this call if its fingerprint matches and the dispatch still judges it
    * eligible; any other early run for the call is aborted and discarded.
    */
-  take(sessionId: string, turnId: string, providerCallId: string, fingerprint: string, eligible: boolean): { promise: Promise<RunOutcome>; startedAt: number } | undefined {
+  take(
+    sessionId: string,
+    turnId: string,
+    providerCallId: string,
+    fingerprint: string,
+    eligible: boolean,
+  ): { promise: Promise<RunOutcome>; startedAt: number } | undefined {
     const key = this.key(sessionId, turnId, providerCallId);
     const e = this.entries.get(key);
     if (!e) return undefined;

@@ -24,7 +24,14 @@ export class OutputCollector {
   private discarded = false;
 
   constructor(
-    private readonly o: { spills: SpillStore; sessionId: string; toolCallId: string; limits: CutLimits; log: Logger; ceiling: number },
+    private readonly o: {
+      spills: SpillStore;
+      sessionId: string;
+      toolCallId: string;
+      limits: CutLimits;
+      log: Logger;
+      ceiling: number;
+    },
   ) {}
 
   get ceiling(): number {
@@ -42,7 +49,8 @@ export class OutputCollector {
     const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.size += b.length;
     // The runner keeps to the ceiling (plus the tail it holds past it); a runner that does not is not stored.
-    if (this.size > this.o.ceiling + OVERRUN && !this.storeError) this.fail(new Error(`more than ${this.o.ceiling} bytes arrived, past the ceiling for stored output`));
+    if (this.size > this.o.ceiling + OVERRUN && !this.storeError)
+      this.fail(new Error(`more than ${this.o.ceiling} bytes arrived, past the ceiling for stored output`));
     for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) this.newlines++;
     const headCap = this.o.limits.head + SNAP;
     if (this.head.length < headCap) this.head = Buffer.concat([this.head, b.subarray(0, headCap - this.head.length)]);
@@ -76,7 +84,10 @@ export class OutputCollector {
 
   private fail(e: unknown): void {
     this.storeError = e instanceof Error ? e.message : String(e);
-    this.o.log.error(`spill of streamed output for tool call ${this.o.toolCallId} failed after ${this.size} bytes; the reference is withheld`, e);
+    this.o.log.error(
+      `spill of streamed output for tool call ${this.o.toolCallId} failed after ${this.size} bytes; the reference is withheld`,
+      e,
+    );
     this.early = [];
     const w = this.writer;
     this.writer = undefined;
@@ -126,18 +137,29 @@ export function renderStreamed(s: StreamedOutput, limits: CutLimits): { text: st
   }
   const headEnd = charStartAtOrBefore(s.head, Math.min(limits.head, s.head.length));
   const tailBase = s.size - s.tail.length;
-  const tailIdx = Math.max(Math.max(0, headEnd - tailBase), charStartAtOrBefore(s.tail, Math.max(0, s.tail.length - limits.tail)));
+  const tailIdx = Math.max(
+    Math.max(0, headEnd - tailBase),
+    charStartAtOrBefore(s.tail, Math.max(0, s.tail.length - limits.tail)),
+  );
   const tailStart = tailBase + tailIdx;
   const headNewlines = countLines(s.head, 0, headEnd);
   const tailNewlines = countLines(s.tail, tailIdx);
   const omittedNewlines = Math.max(0, s.newlines - headNewlines - tailNewlines);
   const last = s.tail.length ? s.tail[s.tail.length - 1] : s.head[s.head.length - 1];
   const cut: Cut = {
-    headEnd, tailStart, omittedBytes: tailStart - headEnd,
+    headEnd,
+    tailStart,
+    omittedBytes: tailStart - headEnd,
     omittedLines: [headNewlines + 1, headNewlines + omittedNewlines + 1],
     totalLines: s.newlines + (last === 10 ? 0 : 1),
   };
   let mark = marker(cut, s.size, s.ref);
-  if (gap) mark = mark.replace(/\]\n\n$/, ` ${gap.slice(1, -1)}]\n\n`).replace(`The full output (${fmt(s.size)} bytes) is stored`, `The output as kept (${fmt(s.size)} bytes) is stored`);
+  if (gap)
+    mark = mark
+      .replace(/\]\n\n$/, ` ${gap.slice(1, -1)}]\n\n`)
+      .replace(
+        `The full output (${fmt(s.size)} bytes) is stored`,
+        `The output as kept (${fmt(s.size)} bytes) is stored`,
+      );
   return { text: decode(s.head.subarray(0, headEnd)) + mark + decode(s.tail.subarray(tailIdx)), truncated: true };
 }

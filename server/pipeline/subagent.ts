@@ -15,7 +15,13 @@ export function subagentTool(tool: Tool): boolean {
 /** The read-only surface of the session's loaded (and activated) tools. */
 export function subagentTools(tools: ToolProvider, sessionId: string): ReadonlySet<string> {
   try {
-    return new Set(tools.forSession(sessionId).tools().filter(subagentTool).map((t) => t.name));
+    return new Set(
+      tools
+        .forSession(sessionId)
+        .tools()
+        .filter(subagentTool)
+        .map((t) => t.name),
+    );
   } catch {
     return new Set();
   }

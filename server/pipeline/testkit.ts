@@ -62,7 +62,12 @@ export class ScriptedExecutor implements Executor {
   }
 }
 
-const fromRemote = (r: ExecResult, kind?: "shell" | "text") => ({ output: r.output, isError: !r.ok, kind, meta: r.meta });
+const fromRemote = (r: ExecResult, kind?: "shell" | "text") => ({
+  output: r.output,
+  isError: !r.ok,
+  kind,
+  meta: r.meta,
+});
 
 export const readTool = defineTool({
   name: "read_file",
@@ -132,7 +137,9 @@ export const fatalTool = defineTool({
 });
 
 /** A tool whose output is produced in-process: bytes or text of a given size. */
-export function bigOutputTool(make: () => { output: string; bytes?: Uint8Array; kind?: "shell" | "text"; running?: boolean }): Tool {
+export function bigOutputTool(
+  make: () => { output: string; bytes?: Uint8Array; kind?: "shell" | "text"; running?: boolean },
+): Tool {
   return defineTool({
     name: "big_output",
     description: "Produces big output.",
@@ -143,7 +150,11 @@ export function bigOutputTool(make: () => { output: string; bytes?: Uint8Array; 
     isConcurrencySafe: () => true,
     async execute() {
       const o = make();
-      return { output: o.output, kind: o.kind, meta: { ...(o.bytes ? { bytes: o.bytes } : {}), ...(o.running ? { running: true } : {}) } };
+      return {
+        output: o.output,
+        kind: o.kind,
+        meta: { ...(o.bytes ? { bytes: o.bytes } : {}), ...(o.running ? { running: true } : {}) },
+      };
     },
   });
 }
@@ -166,7 +177,9 @@ export async function seedSession(db: import("../db").Db, role: "owner" | "admin
   const user = await db.user.create({ data: { email: `u-${tag}@example.com`, name: "Uma" } });
   const org = await db.org.create({ data: { slug: `org-${tag}`, name: "Org" } });
   await db.membership.create({ data: { userId: user.id, orgId: org.id, role } });
-  const session = await db.session.create({ data: { title: "t", ownerId: user.id, orgId: org.id, workspace: "/tmp/ws" } });
+  const session = await db.session.create({
+    data: { title: "t", ownerId: user.id, orgId: org.id, workspace: "/tmp/ws" },
+  });
   const actor = { userId: user.id, orgId: org.id, role };
   return { user, org, session, actor };
 }

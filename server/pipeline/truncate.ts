@@ -79,11 +79,16 @@ export function marker(cut: Cut, totalBytes: number, ref: string | undefined, no
   const lines = a === b ? `within line ${fmt(a)}` : `lines ${fmt(a)}–${fmt(b)} of ${fmt(cut.totalLines)}`;
   const where = ref
     ? `The full output (${fmt(totalBytes)} bytes) is stored: call retrieve_tool_result with {"ref":"${ref}","offset":${cut.headEnd},"length":20000} (or a line range or pattern) to read the omitted part.`
-    : note ?? "The full output could not be stored; rerun with narrower output (filter, head, tail) if you need the omitted part.";
+    : (note ??
+      "The full output could not be stored; rerun with narrower output (filter, head, tail) if you need the omitted part.");
   return `\n\n[… ${fmt(cut.omittedBytes)} bytes omitted (${lines}). ${where}]\n\n`;
 }
 
 /** The model-facing text of a cut result. */
 export function renderCut(bytes: Uint8Array, cut: Cut, ref: string | undefined, note?: string): string {
-  return decode(bytes.subarray(0, cut.headEnd)) + marker(cut, bytes.length, ref, note) + decode(bytes.subarray(cut.tailStart));
+  return (
+    decode(bytes.subarray(0, cut.headEnd)) +
+    marker(cut, bytes.length, ref, note) +
+    decode(bytes.subarray(cut.tailStart))
+  );
 }

@@ -49,10 +49,12 @@ describe("withUtf8", () => {
   it("hands each concurrent caller its own bytes, and reuses the scratch afterwards", async () => {
     const texts = ["first ✓ ".repeat(20_000), "second 😀 ".repeat(15_000), "third\0".repeat(30_000)];
     const seen = await Promise.all(
-      texts.map((t) => withUtf8(t, async (bytes) => {
-        await new Promise((r) => setTimeout(r, 5));
-        return Buffer.from(bytes);
-      })),
+      texts.map((t) =>
+        withUtf8(t, async (bytes) => {
+          await new Promise((r) => setTimeout(r, 5));
+          return Buffer.from(bytes);
+        }),
+      ),
     );
     seen.forEach((b, i) => expect(b.equals(Buffer.from(texts[i], "utf8"))).toBe(true));
     // A shorter text after a longer one: the reused buffer's stale tail must not leak in.

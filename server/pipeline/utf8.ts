@@ -41,7 +41,10 @@ export async function withUtf8<T>(text: string, use: (bytes: Uint8Array) => Prom
   spare = undefined;
   // ASCII-heavy output (the usual case) fits in length + a quarter; the rest regrows once.
   const want = text.length + (text.length >> 2) + 16;
-  const { buf, length } = encodeInto(text, leased && leased.length >= want ? leased : Buffer.allocUnsafeSlow(Math.max(want, leased?.length ?? 0)));
+  const { buf, length } = encodeInto(
+    text,
+    leased && leased.length >= want ? leased : Buffer.allocUnsafeSlow(Math.max(want, leased?.length ?? 0)),
+  );
   try {
     return await use(buf.subarray(0, length));
   } finally {

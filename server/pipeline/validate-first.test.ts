@@ -27,14 +27,22 @@ afterAll(async () => runner?.close());
 describe.each(testDatabases())("validation before the card on %s", (provider) => {
   const t = useTestDb(provider);
   const setup = usePipelines(t);
-  const pipeline = () => setup({ tools: [writeFileTool, editFileTool, applyPatchTool], deps: { executors: createExecutorRouter({ runner: runner.server.pool }) } });
+  const pipeline = () =>
+    setup({
+      tools: [writeFileTool, editFileTool, applyPatchTool],
+      deps: { executors: createExecutorRouter({ runner: runner.server.pool }) },
+    });
 
   it.each([
     ["write_file escape/x", "write_file", { path: "escape/x", content: "stolen" }],
     ["write_file sub/deeper/new/x", "write_file", { path: "sub/deeper/new/x", content: "stolen" }],
     ["write_file /etc/passwd-like absolute", "write_file", { path: `${"/tmp"}/quiver-absolute-x`, content: "x" }],
     ["edit_file of a file that does not exist", "edit_file", { path: "missing.ts", old_string: "a", new_string: "b" }],
-    ["apply_patch through the symlink", "apply_patch", { patch: "*** Begin Patch\n*** Add File: escape/y\n+stolen\n*** End Patch" }],
+    [
+      "apply_patch through the symlink",
+      "apply_patch",
+      { patch: "*** Begin Patch\n*** Add File: escape/y\n+stolen\n*** End Patch" },
+    ],
   ])("%s: no approval card, a respond error to the model", async (_label, tool, input) => {
     const h = pipeline();
     const s = await newTurn(t.current);

@@ -15,8 +15,11 @@ describe.each(testDatabases())("the newline attack on %s", (provider) => {
   const t = useTestDb(provider);
   const setup = usePipelines(t);
   const cards = (h: Harness, sessionId: string) =>
-    h.events.filter((e) => e.sessionId === sessionId && e.event.type === "approval.required").map((e) => e.event as Required);
-  const nextCard = (h: Harness, sessionId: string, n: number) => waitFor(() => cards(h, sessionId)[n - 1], `approval card ${n}`);
+    h.events
+      .filter((e) => e.sessionId === sessionId && e.event.type === "approval.required")
+      .map((e) => e.event as Required);
+  const nextCard = (h: Harness, sessionId: string, n: number) =>
+    waitFor(() => cards(h, sessionId)[n - 1], `approval card ${n}`);
   const commandsRun = (h: Harness) => h.exec.calls.map((c) => (c.input as { command?: string }).command);
 
   async function touchApproved(h: Harness, s: Awaited<ReturnType<typeof newTurn>>) {
@@ -42,9 +45,16 @@ describe.each(testDatabases())("the newline attack on %s", (provider) => {
   it("the org's deny of `git push` denies it behind a newline, approved `touch` or not", async () => {
     const h = setup({ tools: [shellTool] });
     const s = await newTurn(t.current);
-    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ id: "no-push", effect: "deny", command: "git push" }] } });
+    await t.current.db.orgPolicy.create({
+      data: { orgId: s.org.id, version: 1, rules: [{ id: "no-push", effect: "deny", command: "git push" }] },
+    });
     await touchApproved(h, s);
-    for (const attack of ["touch y.txt\ngit push origin HEAD", "touch y.txt\r\ngit push", "touch y.txt & git push", "touch y; { git push; }"]) {
+    for (const attack of [
+      "touch y.txt\ngit push origin HEAD",
+      "touch y.txt\r\ngit push",
+      "touch y.txt & git push",
+      "touch y; { git push; }",
+    ]) {
       const out = await h.pipeline.dispatch(request(h, s, [call("shell", { command: attack })]));
       expect(out.results[0].content, attack).toMatch(/Denied by org policy v1, rule "no-push"/);
     }
@@ -55,11 +65,15 @@ describe.each(testDatabases())("the newline attack on %s", (provider) => {
   it("a line the policy cannot see through is asked about, and its card says so", async () => {
     const h = setup({ tools: [shellTool] });
     const s = await newTurn(t.current);
-    await t.current.db.orgPolicy.create({ data: { orgId: s.org.id, version: 1, rules: [{ effect: "deny", command: "git push" }] } });
+    await t.current.db.orgPolicy.create({
+      data: { orgId: s.org.id, version: 1, rules: [{ effect: "deny", command: "git push" }] },
+    });
     await touchApproved(h, s);
     const p = h.pipeline.dispatch(request(h, s, [call("shell", { command: "touch y.txt; X=git; $X push" })]));
     const card = await nextCard(h, s.session.id, 2);
-    expect(card.request.policyUnchecked).toMatch(/could not check `\$X push` \(the program is only known at run time\)/);
+    expect(card.request.policyUnchecked).toMatch(
+      /could not check `\$X push` \(the program is only known at run time\)/,
+    );
     expect(card.request.reason).toMatch(/could not check every command/);
     expect(card.request.covers).toMatch(/asked about every time/);
     await h.pipeline.answerApproval(s.actor, card.approvalId, "reject");

@@ -13,27 +13,76 @@ const approved = (...lines: string[]): SessionApprovalState => ({
   rejected: new Map(),
 });
 const noRules: LoadedPolicy = { ok: true, version: 1, rules: [] };
-const denyPush: LoadedPolicy = { ok: true, version: 2, rules: PolicyRules.parse([{ id: "no-push", effect: "deny", command: "git push" }]) };
-const run = (command: string, policy: LoadedPolicy, session = approved("touch x.txt")) => decide({ tool: shellTool, input: { command } }, policy, session);
+const denyPush: LoadedPolicy = {
+  ok: true,
+  version: 2,
+  rules: PolicyRules.parse([{ id: "no-push", effect: "deny", command: "git push" }]),
+};
+const run = (command: string, policy: LoadedPolicy, session = approved("touch x.txt")) =>
+  decide({ tool: shellTool, input: { command } }, policy, session);
 
 // `touch x.txt` then git push, spelled every way bash accepts; the analysis reads each.
 const VISIBLE = [
-  "\ngit push origin HEAD:refs/heads/x", "\r\ngit push", "; git push", " & git push", " && git push", " || git push",
-  " | git push", " |& git push", "; (git push)", "; { git push; }", "; if true; then git push; fi",
-  "; for i in 1; do git push; done", "; while true; do git push; break; done", "; case x in x) git push;; esac",
-  "\ncat <<EOF\nbody\nEOF\ngit push", "; cat <(git push)", " $(git push)", " `git push`", "; echo \"$(git push)\"",
-  "; eval \"git push\"", "; sh -c 'git push'", "; bash -c \"git push --force\"", "; env git push", "; timeout 5 git push",
-  "; command git push", "; nohup git push", "; exec git push", "; \\git push", "; 'git' push", "; g\\it push",
-  "; git \\\npush", ";\tgit\tpush", "; f() { git push; }; f", "; find . -exec git push \\;",
-  "; git -C tools push", "; /usr/bin/git push", "; git push 'unterminated", "; gi\\\nt pu\\\nsh",
+  "\ngit push origin HEAD:refs/heads/x",
+  "\r\ngit push",
+  "; git push",
+  " & git push",
+  " && git push",
+  " || git push",
+  " | git push",
+  " |& git push",
+  "; (git push)",
+  "; { git push; }",
+  "; if true; then git push; fi",
+  "; for i in 1; do git push; done",
+  "; while true; do git push; break; done",
+  "; case x in x) git push;; esac",
+  "\ncat <<EOF\nbody\nEOF\ngit push",
+  "; cat <(git push)",
+  " $(git push)",
+  " `git push`",
+  '; echo "$(git push)"',
+  '; eval "git push"',
+  "; sh -c 'git push'",
+  '; bash -c "git push --force"',
+  "; env git push",
+  "; timeout 5 git push",
+  "; command git push",
+  "; nohup git push",
+  "; exec git push",
+  "; \\git push",
+  "; 'git' push",
+  "; g\\it push",
+  "; git \\\npush",
+  ";\tgit\tpush",
+  "; f() { git push; }; f",
+  "; find . -exec git push \\;",
+  "; git -C tools push",
+  "; /usr/bin/git push",
+  "; git push 'unterminated",
+  "; gi\\\nt pu\\\nsh",
 ];
 // Where the analysis cannot see what runs: never covered, the deny cannot decide, the card says so.
 const HIDDEN = [
-  "; X=git; $X push", "; $(echo git) push", "; `echo git` push", "; eval \"$CMD\"", "; bash -c \"$X\"",
-  "; echo git push | sh", "; echo 'import os' | python3", "\nbash <<EOF\ngit push\nEOF", "; source ./x.sh",
-  "; alias t='git push'", "; PATH=./bin git status", "; git $(echo push)", "; echo push | xargs git",
-  "; awk 'BEGIN { system(\"git push\") }'", "; python3 -c \"import os; os.system('git push')\"", "; perl -e 'system q(git push)'",
-  "; sed 's/x/git push/e' f", "; git -c alias.p=push p", "; git -c core.pager='git push' log",
+  "; X=git; $X push",
+  "; $(echo git) push",
+  "; `echo git` push",
+  '; eval "$CMD"',
+  '; bash -c "$X"',
+  "; echo git push | sh",
+  "; echo 'import os' | python3",
+  "\nbash <<EOF\ngit push\nEOF",
+  "; source ./x.sh",
+  "; alias t='git push'",
+  "; PATH=./bin git status",
+  "; git $(echo push)",
+  "; echo push | xargs git",
+  "; awk 'BEGIN { system(\"git push\") }'",
+  "; python3 -c \"import os; os.system('git push')\"",
+  "; perl -e 'system q(git push)'",
+  "; sed 's/x/git push/e' f",
+  "; git -c alias.p=push p",
+  "; git -c core.pager='git push' log",
   "; if true; then git push",
 ];
 
@@ -45,12 +94,14 @@ describe("a session approval of `touch` never covers a second command", () => {
 
   it("but covers `touch` itself, and every command it was approved for", () => {
     expect(run("touch y.txt", noRules).decision).toBe("approved_session");
-    expect(run("touch a && npm test -- --watch", noRules, approved("touch x", "npm test")).decision).toBe("approved_session");
+    expect(run("touch a && npm test -- --watch", noRules, approved("touch x", "npm test")).decision).toBe(
+      "approved_session",
+    );
     expect(run("touch a && npm publish", noRules, approved("touch x", "npm test")).action).toBe("ask");
   });
 
   it("an opaque command is not covered even by approving its exact text", () => {
-    const line = "eval \"$CMD\"";
+    const line = 'eval "$CMD"';
     expect(run(line, noRules, approved(line)).action).toBe("ask");
   });
 });
@@ -72,7 +123,7 @@ describe("an org deny of one command denies the whole line", () => {
   });
 
   it("without a rule that could match, an opaque command is an ordinary ask", () => {
-    const d = run("eval \"$CMD\"", noRules);
+    const d = run('eval "$CMD"', noRules);
     expect(d).toMatchObject({ action: "ask", decision: "ask" });
     expect("unchecked" in d && d.unchecked).toBeFalsy();
   });

@@ -7,9 +7,7 @@ import { exactFingerprint, hostOf, isOpaqueKey, sessionKeys, type CallFacts } fr
 import { gitPathsOf } from "./git-paths";
 import { analyseShell } from "../shell/analyse";
 
-export type LoadedPolicy =
-  | { ok: true; version: number; rules: PolicyRule[] }
-  | { ok: false; error: string };
+export type LoadedPolicy = { ok: true; version: number; rules: PolicyRule[] } | { ok: false; error: string };
 
 /** Matches ToolCall.decision in the schema. */
 export type DecisionKind =
@@ -53,12 +51,15 @@ export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: 
   const url = stringField(input, "url");
   if (url) urls.push(url);
   if (command) {
-    for (const cmd of analyseShell(command).commands) for (const w of cmd.words) if (/^https?:\/\//i.test(w.text)) urls.push(w.text);
+    for (const cmd of analyseShell(command).commands)
+      for (const w of cmd.words) if (/^https?:\/\//i.test(w.text)) urls.push(w.text);
   }
   const mcpServer = (tool as { mcpServer?: string }).mcpServer ?? /^mcp__([^_].*?)__/.exec(tool.name)?.[1];
   const gitPaths = tool.capabilities.includes("WritesFiles") && tool.source !== "external" ? gitPathsOf(input) : [];
   return {
-    tool: tool.name, command, urls,
+    tool: tool.name,
+    command,
+    urls,
     ...(gitPaths.length > 0 ? { gitPaths } : {}),
     ...(tool.source === "external" && mcpServer ? { mcpServer } : {}),
   };
@@ -67,7 +68,13 @@ export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: 
 export function policySubject(view: CallView): PolicySubject {
   const facts = callFacts(view);
   const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
-  return { tool: facts.tool, capabilities: view.tool.capabilities, command: facts.command, hosts, mcpServer: facts.mcpServer };
+  return {
+    tool: facts.tool,
+    capabilities: view.tool.capabilities,
+    command: facts.command,
+    hosts,
+    mcpServer: facts.mcpServer,
+  };
 }
 
 function ruleLabel(v: PolicyVerdict, version: number): string {
@@ -82,7 +89,11 @@ export function decide(view: CallView, policy: LoadedPolicy, session: SessionApp
   let verdict: PolicyVerdict = {};
   if (!policy.ok) {
     if (!tool.isReadOnly(input)) {
-      return { action: "deny", decision: "policy_deny", reason: `The org policy could not be loaded (${policy.error}); only read-only calls may run until it is fixed.` };
+      return {
+        action: "deny",
+        decision: "policy_deny",
+        reason: `The org policy could not be loaded (${policy.error}); only read-only calls may run until it is fixed.`,
+      };
     }
   } else {
     verdict = evaluate(policy.rules, policySubject(view));
@@ -92,7 +103,12 @@ export function decide(view: CallView, policy: LoadedPolicy, session: SessionApp
   }
   const exact = exactFingerprint(tool.name, input);
   if (session.rejected.has(exact)) {
-    return { action: "reject", decision: "rejected", reason: "The person already rejected this exact call in this session.", message: session.rejected.get(exact) };
+    return {
+      action: "reject",
+      decision: "rejected",
+      reason: "The person already rejected this exact call in this session.",
+      message: session.rejected.get(exact),
+    };
   }
   if (policy.ok && verdict.effect === "allow") {
     return { action: "run", decision: "policy_allow", reason: `Allowed by ${ruleLabel(verdict, policy.version)}.` };
@@ -110,16 +126,28 @@ export function decide(view: CallView, policy: LoadedPolicy, session: SessionApp
   if (policy.ok && verdict.effect === "ask") {
     if (verdict.unchecked) {
       const by = verdict.rule ? `Approval required by ${ruleLabel(verdict, policy.version)}; ` : "Approval required: ";
-      return { action: "ask", decision: "policy_ask", reason: `${by}the org policy could not check every command.`, unchecked: verdict.unchecked };
+      return {
+        action: "ask",
+        decision: "policy_ask",
+        reason: `${by}the org policy could not check every command.`,
+        unchecked: verdict.unchecked,
+      };
     }
-    return { action: "ask", decision: "policy_ask", reason: `Approval required by ${ruleLabel(verdict, policy.version)}.` };
+    return {
+      action: "ask",
+      decision: "policy_ask",
+      reason: `Approval required by ${ruleLabel(verdict, policy.version)}.`,
+    };
   }
   if (facts.gitPaths) return { action: "ask", decision: "ask", reason: gitPathReason(facts.gitPaths) };
   return { action: "ask", decision: "ask", reason: approvalReason(tool, level) };
 }
 
 function gitPathReason(paths: string[]): string {
-  const list = paths.slice(0, 3).map((p) => `\`${p}\``).join(", ");
+  const list = paths
+    .slice(0, 3)
+    .map((p) => `\`${p}\``)
+    .join(", ");
   return `Writes ${list}: files git reads as a repository's configuration (hooks, fsmonitor, filters run programs), so this is asked about every time.`;
 }
 

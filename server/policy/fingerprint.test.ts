@@ -8,8 +8,12 @@ const covers = (approved: string, later: string) => {
 
 describe("fingerprints", () => {
   it("exact fingerprints ignore key order but not values", () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');
-    expect(exactFingerprint("shell", { command: "ls", cwd: "." })).toBe(exactFingerprint("shell", { cwd: ".", command: "ls" }));
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}',
+    );
+    expect(exactFingerprint("shell", { command: "ls", cwd: "." })).toBe(
+      exactFingerprint("shell", { cwd: ".", command: "ls" }),
+    );
     expect(exactFingerprint("shell", { command: "ls" })).not.toBe(exactFingerprint("shell", { command: "ls " }));
     expect(exactFingerprint("shell", { command: "ls" })).not.toBe(exactFingerprint("bash", { command: "ls" }));
   });
@@ -33,7 +37,7 @@ describe("fingerprints", () => {
     ["npm test", "FOO=1 npm test", false],
     ["rm notes.txt", "rm $(cat list)", false],
     ["cat a.txt", "cat *.txt", false],
-    ["eval \"$X\"", "eval \"$X\"", false],
+    ['eval "$X"', 'eval "$X"', false],
   ])("approving `%s` for the session covers `%s`: %s", (approved, later, expected) => {
     expect(covers(approved, later)).toBe(expected);
   });
@@ -44,7 +48,9 @@ describe("fingerprints", () => {
   });
 
   it("URL tools are keyed by host, others by tool", () => {
-    expect(sessionKeys({ tool: "fetch_url", urls: ["https://Docs.Example.com/a?b"] })).toEqual(["fetch_url:host:docs.example.com"]);
+    expect(sessionKeys({ tool: "fetch_url", urls: ["https://Docs.Example.com/a?b"] })).toEqual([
+      "fetch_url:host:docs.example.com",
+    ]);
     expect(sessionKeys({ tool: "write_file" })).toEqual(["write_file"]);
     expect(describeKeys(sessionKeys({ tool: "shell", command: "npm test -- --watch" }))).toBe("npm test *");
   });
@@ -63,10 +69,20 @@ describe("session approvals of dangerous commands", () => {
 
 describe("session approvals of compound shell syntax", () => {
   it("cover only the exact loop, never another loop's body", () => {
-    const approved = new Set(sessionKeys({ tool: "shell", command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }));
-    expect(sessionKeys({ tool: "shell", command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }).every((k) => approved.has(k))).toBe(true);
-    expect(sessionKeys({ tool: "shell", command: "for f in *; do rm -rf $f; done" }).every((k) => approved.has(k))).toBe(false);
-    expect(sessionKeys({ tool: "shell", command: "if true; then curl x | sh; fi" }).every((k) => approved.has(k))).toBe(false);
+    const approved = new Set(
+      sessionKeys({ tool: "shell", command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }),
+    );
+    expect(
+      sessionKeys({ tool: "shell", command: "for i in 1 2 3; do echo line-$i; sleep 0.4; done" }).every((k) =>
+        approved.has(k),
+      ),
+    ).toBe(true);
+    expect(
+      sessionKeys({ tool: "shell", command: "for f in *; do rm -rf $f; done" }).every((k) => approved.has(k)),
+    ).toBe(false);
+    expect(sessionKeys({ tool: "shell", command: "if true; then curl x | sh; fi" }).every((k) => approved.has(k))).toBe(
+      false,
+    );
   });
 });
 

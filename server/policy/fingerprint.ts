@@ -14,7 +14,9 @@ export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
 }
 
@@ -25,15 +27,66 @@ export function exactFingerprint(toolName: string, input: unknown): string {
 // How many leading words name "the same command": `npm test` vs `npm publish` (2),
 // `npm run build` vs `npm run deploy` (3). Unknown programs: the program alone (1).
 const ARITY: Record<string, number> = {
-  git: 2, npm: 2, pnpm: 2, yarn: 2, bun: 2, cargo: 2, go: 2, docker: 2, podman: 2, kubectl: 2,
-  helm: 2, pip: 2, pip3: 2, uv: 2, poetry: 2, brew: 2, apt: 2, "apt-get": 2, gh: 2, deno: 2,
-  dotnet: 2, mvn: 2, gradle: 2, terraform: 2, systemctl: 2, composer: 2, rustup: 2, make: 2,
-  npx: 2, bunx: 2, pnpx: 2, node: 2, python: 2, python3: 2, ruby: 2, bundle: 2, rails: 2,
-  aws: 3, gcloud: 3, az: 3,
-  "npm run": 3, "npm exec": 3, "pnpm run": 3, "pnpm exec": 3, "yarn run": 3, "bun run": 3,
-  "docker compose": 3, "git stash": 3, "git remote": 3, "git config": 3, "git worktree": 3,
-  "gh pr": 3, "gh issue": 3, "gh repo": 3, "go mod": 3, "uv pip": 3, "uv run": 3, "poetry run": 3,
-  "kubectl config": 3, "bundle exec": 3,
+  git: 2,
+  npm: 2,
+  pnpm: 2,
+  yarn: 2,
+  bun: 2,
+  cargo: 2,
+  go: 2,
+  docker: 2,
+  podman: 2,
+  kubectl: 2,
+  helm: 2,
+  pip: 2,
+  pip3: 2,
+  uv: 2,
+  poetry: 2,
+  brew: 2,
+  apt: 2,
+  "apt-get": 2,
+  gh: 2,
+  deno: 2,
+  dotnet: 2,
+  mvn: 2,
+  gradle: 2,
+  terraform: 2,
+  systemctl: 2,
+  composer: 2,
+  rustup: 2,
+  make: 2,
+  npx: 2,
+  bunx: 2,
+  pnpx: 2,
+  node: 2,
+  python: 2,
+  python3: 2,
+  ruby: 2,
+  bundle: 2,
+  rails: 2,
+  aws: 3,
+  gcloud: 3,
+  az: 3,
+  "npm run": 3,
+  "npm exec": 3,
+  "pnpm run": 3,
+  "pnpm exec": 3,
+  "yarn run": 3,
+  "bun run": 3,
+  "docker compose": 3,
+  "git stash": 3,
+  "git remote": 3,
+  "git config": 3,
+  "git worktree": 3,
+  "gh pr": 3,
+  "gh issue": 3,
+  "gh repo": 3,
+  "go mod": 3,
+  "uv pip": 3,
+  "uv run": 3,
+  "poetry run": 3,
+  "kubectl config": 3,
+  "bundle exec": 3,
 };
 
 /** The leading words of `argv` that an approval for the session covers. */
@@ -69,7 +122,8 @@ export function sessionKeys(facts: CallFacts): string[] {
     const analysis = analyseShell(facts.command);
     const keys = analysis.commands.map((c) => commandKey(facts.tool, c));
     // Approving `echo x > notes.txt` is not approving a write to every file: `> .git/config`.
-    for (const t of analysis.writeTargets) keys.push(t.dynamic || steersGit(t.text) ? `${facts.tool}:opaque:> ${t.text}` : `${facts.tool}:write:${t.text}`);
+    for (const t of analysis.writeTargets)
+      keys.push(t.dynamic || steersGit(t.text) ? `${facts.tool}:opaque:> ${t.text}` : `${facts.tool}:write:${t.text}`);
     return keys.length > 0 ? [...new Set(keys)].sort() : [`${facts.tool}:cmd:`];
   }
   if (facts.gitPaths && facts.gitPaths.length > 0) return facts.gitPaths.map((p) => `${facts.tool}:opaque:${p}`).sort();
@@ -81,7 +135,13 @@ export function sessionKeys(facts: CallFacts): string[] {
 function commandKey(tool: string, c: SimpleCommand): string {
   if (c.opaque || c.argv.slice(1).some((a) => touchesGit(c.argv[0], a))) return `${tool}:opaque:${c.source}`;
   // `X=1 cmd`, `rm $f`, `rm -rf x`, `python3 -c …`: what they do depends on more than their first words.
-  if (c.argv.length === 0 || c.assignments.length > 0 || c.words.some((w) => w.dynamic) || c.runsCode || isDangerous(c)) {
+  if (
+    c.argv.length === 0 ||
+    c.assignments.length > 0 ||
+    c.words.some((w) => w.dynamic) ||
+    c.runsCode ||
+    isDangerous(c)
+  ) {
     return `${tool}:exact:${[...c.assignments, ...c.argv].join(" ")}`;
   }
   return `${tool}:cmd:${arityPrefix(c.argv).join(" ")}`;
@@ -121,7 +181,10 @@ export function describeKeys(keys: string[]): string {
 export function plainKeys(keys: string[]): string[] {
   return keys.map((k) => {
     const [, tool, kind, rest] = /^([^:]+):(cmd|host|exact|opaque|write):(.*)$/s.exec(k) ?? [];
-    if (kind === "cmd") return rest ? `Allow \`${rest}\` with any arguments for this session` : `Allow ${tool} calls without a command for this session`;
+    if (kind === "cmd")
+      return rest
+        ? `Allow \`${rest}\` with any arguments for this session`
+        : `Allow ${tool} calls without a command for this session`;
     if (kind === "exact") return `Allow exactly this command: ${rest}`;
     if (kind === "write") return `Allow writing to ${rest} for this session`;
     if (kind === "host") return `Allow reaching ${rest} for this session`;

@@ -10,28 +10,56 @@ import { applyPatchTool } from "../tools/builtin/apply_patch";
 
 describe("files that steer git", () => {
   it.each([
-    ".git/config", ".git/hooks/pre-commit", "sub/.git/config", ".GIT/config", "a/.git", ".gitattributes", "x/.gitmodules",
-    "tools/HEAD", "tools/config", "tools/packed-refs", "tools/refs/heads/main", "tools/objects/ab/cdef", "tools/hooks/post-index-change",
-    "./tools/HEAD", "tools//config",
+    ".git/config",
+    ".git/hooks/pre-commit",
+    "sub/.git/config",
+    ".GIT/config",
+    "a/.git",
+    ".gitattributes",
+    "x/.gitmodules",
+    "tools/HEAD",
+    "tools/config",
+    "tools/packed-refs",
+    "tools/refs/heads/main",
+    "tools/objects/ab/cdef",
+    "tools/hooks/post-index-change",
+    "./tools/HEAD",
+    "tools//config",
   ])("%s does", (path) => {
     expect(steersGit(path)).toBe(true);
   });
 
-  it.each(["src/index.ts", "config/app.json", "src/hooks/useThing.ts", "docs/HEADERS.md", "refs.md", "objects/list.ts", ".github/workflows/ci.yml", ".gitignore"])(
-    "%s does not",
-    (path) => {
-      expect(steersGit(path)).toBe(false);
-    },
-  );
+  it.each([
+    "src/index.ts",
+    "config/app.json",
+    "src/hooks/useThing.ts",
+    "docs/HEADERS.md",
+    "refs.md",
+    "objects/list.ts",
+    ".github/workflows/ci.yml",
+    ".gitignore",
+  ])("%s does not", (path) => {
+    expect(steersGit(path)).toBe(false);
+  });
 
   it("reads the paths of a patch", () => {
-    expect(writtenPaths({ patch: "--- a/src/x.ts\n+++ b/src/x.ts\n@@\n--- /dev/null\n+++ b/tools/HEAD\n" })).toEqual(["src/x.ts", "tools/HEAD"]);
+    expect(writtenPaths({ patch: "--- a/src/x.ts\n+++ b/src/x.ts\n@@\n--- /dev/null\n+++ b/tools/HEAD\n" })).toEqual([
+      "src/x.ts",
+      "tools/HEAD",
+    ]);
   });
 });
 
 describe("writing them", () => {
   const policy: LoadedPolicy = { ok: true, version: 1, rules: [] };
-  const approvedWrites = { sessionKeys: new Set([...sessionKeys({ tool: "write_file" }), ...sessionKeys({ tool: "edit_file" }), ...sessionKeys({ tool: "apply_patch" })]), rejected: new Map() };
+  const approvedWrites = {
+    sessionKeys: new Set([
+      ...sessionKeys({ tool: "write_file" }),
+      ...sessionKeys({ tool: "edit_file" }),
+      ...sessionKeys({ tool: "apply_patch" }),
+    ]),
+    rejected: new Map(),
+  };
 
   it.each([
     [writeFileTool, { path: "tools/HEAD", content: "ref: refs/heads/main\n" }],
@@ -47,6 +75,9 @@ describe("writing them", () => {
   });
 
   it("an ordinary write stays covered by the session approval", () => {
-    expect(decide({ tool: writeFileTool as never, input: { path: "src/a.ts", content: "x" } }, policy, approvedWrites).action).toBe("run");
+    expect(
+      decide({ tool: writeFileTool as never, input: { path: "src/a.ts", content: "x" } }, policy, approvedWrites)
+        .action,
+    ).toBe("run");
   });
 });

@@ -10,10 +10,23 @@ const GIT_DIR_COMPONENT = /^\.git$/i;
 // Files git reads from the work tree itself.
 const WORKTREE_FILES = new Set([".gitattributes", ".gitmodules", ".gitconfig", ".git"]);
 // Names that, beside `objects/` and `refs/`, make a folder a repository, and what git reads there.
-const GIT_DIR_FILES = new Set(["head", "config", "config.worktree", "packed-refs", "commondir", "gitdir", "orig_head", "fetch_head", "index"]);
+const GIT_DIR_FILES = new Set([
+  "head",
+  "config",
+  "config.worktree",
+  "packed-refs",
+  "commondir",
+  "gitdir",
+  "orig_head",
+  "fetch_head",
+  "index",
+]);
 
 function components(path: string): string[] {
-  return path.replace(/\\/g, "/").split("/").filter((c) => c.length > 0 && c !== ".");
+  return path
+    .replace(/\\/g, "/")
+    .split("/")
+    .filter((c) => c.length > 0 && c !== ".");
 }
 
 /** Whether writing `path` (relative to the workspace) could change what git runs. */

@@ -22,7 +22,12 @@ export type Mode = SessionMode;
 export const DEFAULT_MODE: Mode = "ask";
 export const EXIT_PLAN_MODE = "exit_plan_mode";
 
-export const MODE_LABELS: Record<Mode, string> = { plan: "Plan", ask: "Ask", "accept-edits": "Accept edits", auto: "Auto" };
+export const MODE_LABELS: Record<Mode, string> = {
+  plan: "Plan",
+  ask: "Ask",
+  "accept-edits": "Accept edits",
+  auto: "Auto",
+};
 
 /** The modes an org may forbid: "ask" always stays, as the fallback. */
 export const ForbiddenModes = z.array(Mode.exclude(["ask"])).max(3);
@@ -55,7 +60,11 @@ export function nextMode(current: Mode, forbidden: readonly Mode[]): Mode {
 function planAllows(tool: Tool): boolean {
   if (tool.name === EXIT_PLAN_MODE) return true;
   if (inPreset(tool, "readonly")) return true;
-  return tool.source === "builtin" && tool.capabilities.length > 0 && tool.capabilities.every((c) => c === "Interactive" || c === "ReadsFiles");
+  return (
+    tool.source === "builtin" &&
+    tool.capabilities.length > 0 &&
+    tool.capabilities.every((c) => c === "Interactive" || c === "ReadsFiles")
+  );
 }
 
 /** The respond error of a call the mode refuses outright, or undefined. */
@@ -74,7 +83,9 @@ export function modeRefusal(mode: Mode, tool: Tool): string | undefined {
 }
 
 const suggestEdit = (view: CallView) =>
-  view.tool.source === "builtin" && view.tool.capabilities.includes("WritesFiles") && view.tool.approvalFor(view.input) === "suggest";
+  view.tool.source === "builtin" &&
+  view.tool.capabilities.includes("WritesFiles") &&
+  view.tool.approvalFor(view.input) === "suggest";
 
 /**
  * The decision in this mode. Only the tool's own ask (decision "ask") is ever waived: an org deny
@@ -90,9 +101,20 @@ export function applyMode(mode: Mode, d: Decision, view: CallView): Decision {
     return { ...d, reason: "The agent's plan. Accept it to leave plan mode and implement it, or keep planning." };
   }
   if (d.action !== "ask" || d.decision !== "ask" || interactive) return d;
-  if (mode === "auto") return { action: "run", decision: "auto", reason: "Auto mode: runs without a card (the org policy allows it).", mode };
+  if (mode === "auto")
+    return {
+      action: "run",
+      decision: "auto",
+      reason: "Auto mode: runs without a card (the org policy allows it).",
+      mode,
+    };
   if (mode === "accept-edits" && suggestEdit(view)) {
-    return { action: "run", decision: "auto", reason: "Accept-edits mode: a file edit inside the workspace runs without a card.", mode };
+    return {
+      action: "run",
+      decision: "auto",
+      reason: "Accept-edits mode: a file edit inside the workspace runs without a card.",
+      mode,
+    };
   }
   return d;
 }

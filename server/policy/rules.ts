@@ -37,7 +37,10 @@ export interface PolicyVerdict {
 const RANK: Record<Effect, number> = { allow: 1, ask: 2, deny: 3 };
 
 export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
   return new RegExp(`^${body}$`, "i");
 }
 
@@ -105,7 +108,8 @@ function evaluateCommands(rules: PolicyRule[], commands: SimpleCommand[]): Polic
     return worst.effect ? { ...worst, unchecked: note } : { effect: "ask", unchecked: note };
   }
   if (worst.effect) return worst;
-  if (allAllowed) return { effect: "allow", rule: allowRule, detail: commands.map((c) => c.argv.join(" ")).join(" ; ") };
+  if (allAllowed)
+    return { effect: "allow", rule: allowRule, detail: commands.map((c) => c.argv.join(" ")).join(" ; ") };
   return {};
 }
 

@@ -3,23 +3,92 @@ import { commandsOf, matchPrefix, matchesPrefix } from "./shell";
 
 describe("commandsOf (the shared shell analysis, as the policy sees it)", () => {
   it.each([
-    ["git add . && git push", [["git", "add", "."], ["git", "push"]]],
+    [
+      "git add . && git push",
+      [
+        ["git", "add", "."],
+        ["git", "push"],
+      ],
+    ],
     ["ls | grep x; echo done", [["ls"], ["grep", "x"], ["echo", "done"]]],
-    ["echo hi > out.txt && cat out.txt", [["echo", "hi"], ["cat", "out.txt"]]],
+    [
+      "echo hi > out.txt && cat out.txt",
+      [
+        ["echo", "hi"],
+        ["cat", "out.txt"],
+      ],
+    ],
     ["/usr/bin/git status", [["git", "status"]]],
     ["FOO=1 npm test", [["npm", "test"]]],
-    ["bash -c 'npm test && npm publish'", [["bash", "-c", "npm test && npm publish"], ["npm", "test"], ["npm", "publish"]]],
-    ["sh -lc \"rm -rf /tmp/x\"", [["sh", "-lc", "rm -rf /tmp/x"], ["rm", "-rf", "/tmp/x"]]],
-    ["env -i FOO=1 git push", [["env", "-i", "FOO=1", "git", "push"], ["git", "push"]]],
-    ["find . -name '*.o' | xargs -n 1 rm -f", [["find", ".", "-name", "*.o"], ["xargs", "-n", "1", "rm", "-f"], ["rm", "-f", "<input of xargs>"]]],
-    ["sudo -u root rm -rf /", [["sudo", "-u", "root", "rm", "-rf", "/"], ["rm", "-rf", "/"]]],
-    ["timeout 5 curl http://x", [["timeout", "5", "curl", "http://x"], ["curl", "http://x"]]],
-    ["echo $(rm -rf /)", [["rm", "-rf", "/"], ["echo", "$(rm -rf /)"]]],
+    [
+      "bash -c 'npm test && npm publish'",
+      [
+        ["bash", "-c", "npm test && npm publish"],
+        ["npm", "test"],
+        ["npm", "publish"],
+      ],
+    ],
+    [
+      'sh -lc "rm -rf /tmp/x"',
+      [
+        ["sh", "-lc", "rm -rf /tmp/x"],
+        ["rm", "-rf", "/tmp/x"],
+      ],
+    ],
+    [
+      "env -i FOO=1 git push",
+      [
+        ["env", "-i", "FOO=1", "git", "push"],
+        ["git", "push"],
+      ],
+    ],
+    [
+      "find . -name '*.o' | xargs -n 1 rm -f",
+      [
+        ["find", ".", "-name", "*.o"],
+        ["xargs", "-n", "1", "rm", "-f"],
+        ["rm", "-f", "<input of xargs>"],
+      ],
+    ],
+    [
+      "sudo -u root rm -rf /",
+      [
+        ["sudo", "-u", "root", "rm", "-rf", "/"],
+        ["rm", "-rf", "/"],
+      ],
+    ],
+    [
+      "timeout 5 curl http://x",
+      [
+        ["timeout", "5", "curl", "http://x"],
+        ["curl", "http://x"],
+      ],
+    ],
+    [
+      "echo $(rm -rf /)",
+      [
+        ["rm", "-rf", "/"],
+        ["echo", "$(rm -rf /)"],
+      ],
+    ],
     ["echo `whoami`", [["whoami"], ["echo", "`whoami`"]]],
     ["(cd x; make)", [["cd", "x"], ["make"]]],
     ["echo $HOME", [["echo", "$HOME"]]],
-    ["bash -c \"bash -c 'git push'\"", [["bash", "-c", "bash -c 'git push'"], ["bash", "-c", "git push"], ["git", "push"]]],
-    ["touch x.txt\ngit push origin HEAD", [["touch", "x.txt"], ["git", "push", "origin", "HEAD"]]],
+    [
+      "bash -c \"bash -c 'git push'\"",
+      [
+        ["bash", "-c", "bash -c 'git push'"],
+        ["bash", "-c", "git push"],
+        ["git", "push"],
+      ],
+    ],
+    [
+      "touch x.txt\ngit push origin HEAD",
+      [
+        ["touch", "x.txt"],
+        ["git", "push", "origin", "HEAD"],
+      ],
+    ],
   ])("%j", (line, expected) => {
     expect(commandsOf(line).map((c) => c.argv)).toEqual(expected);
   });

@@ -5,7 +5,12 @@
 // sockets; server/preview/http.ts and server/preview/ws.ts drive it.
 import { randomUUID } from "node:crypto";
 import { PREVIEW_CHUNK, PREVIEW_WINDOW, type PreviewErrorCode, type PreviewRunnerFrame } from "../protocol/preview";
-import { SocketStreams, type PreviewSocketHandlers, type PreviewSocketRequest, type PreviewSocket } from "./socket-streams";
+import {
+  SocketStreams,
+  type PreviewSocketHandlers,
+  type PreviewSocketRequest,
+  type PreviewSocket,
+} from "./socket-streams";
 
 export type { PreviewSocket, PreviewSocketHandlers, PreviewSocketRequest };
 import type { ServerToRunner } from "../protocol/runner";
@@ -81,14 +86,19 @@ export class PreviewBridge {
     const conn = this.connectionFor(sessionId);
     if (!conn) return undefined;
     const id = `pv_${randomUUID()}`;
-    const timer = setTimeout(() => {
-      conn.send({ type: "preview.cancel", streamId: id });
-      this.finish(id, { code: "timeout", message: `port ${req.port} did not finish answering before the deadline` });
-    }, Math.max(0, req.deadline - Date.now()) + GRACE_MS);
+    const timer = setTimeout(
+      () => {
+        conn.send({ type: "preview.cancel", streamId: id });
+        this.finish(id, { code: "timeout", message: `port ${req.port} did not finish answering before the deadline` });
+      },
+      Math.max(0, req.deadline - Date.now()) + GRACE_MS,
+    );
     const entry: Entry = { conn, handlers, unacked: 0, timer };
     this.streams.set(id, entry);
     const workspaceId = this.workspaceOf(sessionId);
-    if (!conn.send({ type: "preview.request", streamId: id, sessionId, ...(workspaceId ? { workspaceId } : {}), ...req })) {
+    if (
+      !conn.send({ type: "preview.request", streamId: id, sessionId, ...(workspaceId ? { workspaceId } : {}), ...req })
+    ) {
       this.finish(id);
       return undefined;
     }

@@ -55,12 +55,17 @@ export function createPreviewEntry(deps: PreviewEntryDeps) {
       const url = new URL(req.url ?? "/", "http://x");
       const target = parseTarget(url);
       const path = url.searchParams.get("path") ?? "/";
-      if (typeof target === "string" || !PreviewPath.safeParse(path).success) return json(res, 400, { error: typeof target === "string" ? target : "path must start with /" });
+      if (typeof target === "string" || !PreviewPath.safeParse(path).success)
+        return json(res, 400, { error: typeof target === "string" ? target : "path must start with /" });
       void allowed(req, target.sessionId).then((ok) => {
         if (!ok) return json(res, 403, { error: "no such session" });
         const ide = new URL(`${viaHttps(req) ? "https" : "http"}://${req.headers.host}`);
         const { ticket } = deps.tickets.mint(target.sessionId, target.port);
-        res.writeHead(303, { location: previewOrigin(ide, target.sessionId, target.port) + withTicket(path, ticket), "cache-control": "no-store", "referrer-policy": "no-referrer" });
+        res.writeHead(303, {
+          location: previewOrigin(ide, target.sessionId, target.port) + withTicket(path, ticket),
+          "cache-control": "no-store",
+          "referrer-policy": "no-referrer",
+        });
         res.end();
       });
     },
@@ -73,13 +78,25 @@ export function createPreviewEntry(deps: PreviewEntryDeps) {
       deps.tickets.redeem(found.ticket, target).then(
         (redeemed) => {
           if (!redeemed.ok) {
-            return errorPage(res, 403, target.port, { code: "refused", message: `${TICKET_REFUSALS[redeemed.reason]} Open the preview again from the IDE's Preview pane.` });
+            return errorPage(res, 403, target.port, {
+              code: "refused",
+              message: `${TICKET_REFUSALS[redeemed.reason]} Open the preview again from the IDE's Preview pane.`,
+            });
           }
           // The ticket leaves the address bar at once, and never travels on in a Referer.
-          res.writeHead(303, { location: found.clean, "set-cookie": deps.tickets.cookie(req, target), "cache-control": "no-store", "referrer-policy": "no-referrer" });
+          res.writeHead(303, {
+            location: found.clean,
+            "set-cookie": deps.tickets.cookie(req, target),
+            "cache-control": "no-store",
+            "referrer-policy": "no-referrer",
+          });
           res.end();
         },
-        () => errorPage(res, 500, target.port, { code: "reset", message: "the ticket could not be checked; try again from the Preview pane" }),
+        () =>
+          errorPage(res, 500, target.port, {
+            code: "reset",
+            message: "the ticket could not be checked; try again from the Preview pane",
+          }),
       );
       return true;
     },

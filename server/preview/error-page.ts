@@ -6,7 +6,12 @@ import type { PreviewErrorCode } from "../protocol/preview";
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function errorPage(res: ServerResponse, status: number, port: number, error: { code: PreviewErrorCode; message: string }): void {
+export function errorPage(
+  res: ServerResponse,
+  status: number,
+  port: number,
+  error: { code: PreviewErrorCode; message: string },
+): void {
   if (res.headersSent) return void res.destroy();
   const title =
     error.code === "refused" && status === 502
@@ -25,6 +30,10 @@ export function errorPage(res: ServerResponse, status: number, port: number, err
   const body = `<!doctype html><meta charset="utf-8"><title>${escape(title)}</title>
 <style>body{font:15px system-ui,sans-serif;margin:48px;color:#333}code{background:#eee;padding:1px 4px}</style>
 <h1 data-preview-error="${escape(error.code)}">${escape(title)}</h1><p>${escape(error.message)}</p>${hint}`;
-  res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-quiver-preview-error": error.code });
+  res.writeHead(status, {
+    "content-type": "text/html; charset=utf-8",
+    "cache-control": "no-store",
+    "x-quiver-preview-error": error.code,
+  });
   res.end(body);
 }

@@ -28,7 +28,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { randomUUID } from "node:crypto";
-import { endToEndHeaders, headerPairs, PREVIEW_PORTS_OP, PreviewPath, PreviewPorts, type PreviewTarget } from "../protocol/preview";
+import {
+  endToEndHeaders,
+  headerPairs,
+  PREVIEW_PORTS_OP,
+  PreviewPath,
+  PreviewPorts,
+  type PreviewTarget,
+} from "../protocol/preview";
 import type { Executor } from "../executors/contract";
 import type { PreviewBridge, PreviewStream } from "./bridge";
 import { errorPage } from "./error-page";
@@ -69,15 +76,24 @@ export function upstreamHeaders(req: IncomingMessage, t: PreviewTarget): Array<[
       if (kept) out.push([k, kept]);
       continue;
     }
-    if ((key === "origin" || key === "referer") && v.startsWith(publicOrigin)) out.push([k, appOrigin + v.slice(publicOrigin.length)]);
+    if ((key === "origin" || key === "referer") && v.startsWith(publicOrigin))
+      out.push([k, appOrigin + v.slice(publicOrigin.length)]);
     else out.push([k, v]);
   }
-  out.push(["host", `localhost:${t.port}`], ["x-forwarded-host", String(req.headers.host)], ["x-forwarded-proto", "http"]);
+  out.push(
+    ["host", `localhost:${t.port}`],
+    ["x-forwarded-host", String(req.headers.host)],
+    ["x-forwarded-proto", "http"],
+  );
   if (req.socket.remoteAddress) out.push(["x-forwarded-for", req.socket.remoteAddress]);
   return out;
 }
 
-function downstreamHeaders(headers: Array<[string, string]>, t: PreviewTarget, publicOrigin: string): Map<string, string[]> {
+function downstreamHeaders(
+  headers: Array<[string, string]>,
+  t: PreviewTarget,
+  publicOrigin: string,
+): Map<string, string[]> {
   const loopback = new RegExp(`^https?://(localhost|127\\.0\\.0\\.1|\\[::1\\]|0\\.0\\.0\\.0):${t.port}(?=/|$)`, "i");
   const out = new Map<string, string[]>();
   for (const [k, v] of endToEndHeaders(headers)) {
@@ -93,7 +109,8 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
   const sockets = createPreviewWs({ bridge: deps.bridge, headersFor: upstreamHeaders });
   // Every request is checked on its own: who asks differs from one request to the next (a
   // page loads dozens of modules: `isOwner` and `ownerSession` keep their checks cheap).
-  const allowed = async (req: IncomingMessage, sessionId: string): Promise<boolean> => (await deps.isOwner(req)) && deps.ownerSession(sessionId, req);
+  const allowed = async (req: IncomingMessage, sessionId: string): Promise<boolean> =>
+    (await deps.isOwner(req)) && deps.ownerSession(sessionId, req);
   const entry = createPreviewEntry({ tickets: deps.tickets, authorize: allowed });
   /** On a preview host: in, 401 (nobody this host knows) or 403 (known, but not this session's owner). */
   const access = async (req: IncomingMessage, t: PreviewTarget): Promise<"ok" | 401 | 403> => {
@@ -109,12 +126,17 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
     const method = (req.method ?? "GET").toUpperCase();
     const path = req.url && req.url.startsWith("/") ? req.url : "/";
     // The runner would drop a frame its schema refuses, leaving the browser to wait for nothing.
-    if (!PreviewPath.safeParse(path).success) return errorPage(res, 400, t.port, { code: "invalid", message: "this path cannot be forwarded" });
-    const hasBody = !BODILESS.has(method) || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
+    if (!PreviewPath.safeParse(path).success)
+      return errorPage(res, 400, t.port, { code: "invalid", message: "this path cannot be forwarded" });
+    const hasBody =
+      !BODILESS.has(method) ||
+      req.headers["content-length"] !== undefined ||
+      req.headers["transfer-encoding"] !== undefined;
     const navigation = isNavigation(req);
     let headers = upstreamHeaders(req, t);
     // A navigation's page gets the location script, which needs the bytes as they are.
-    if (navigation) headers = [...headers.filter(([k]) => k.toLowerCase() !== "accept-encoding"), ["accept-encoding", "identity"]];
+    if (navigation)
+      headers = [...headers.filter(([k]) => k.toLowerCase() !== "accept-encoding"), ["accept-encoding", "identity"]];
     let started = false;
     let injector: ReturnType<typeof createInjector> | undefined;
     let unacked = 0;
@@ -136,7 +158,10 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
             // A header Node will not send (invalid characters): the page fails, not the server.
             stream?.cancel();
             for (const name of res.getHeaderNames()) res.removeHeader(name);
-            errorPage(res, 502, t.port, { code: "invalid", message: `the app's answer cannot be relayed: ${(err as Error).message}` });
+            errorPage(res, 502, t.port, {
+              code: "invalid",
+              message: `the app's answer cannot be relayed: ${(err as Error).message}`,
+            });
           }
         },
         data(chunk) {
@@ -181,8 +206,17 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
       if (entry.enter(req, res, target)) return;
       access(req, target).then(
         (ok) => {
-          if (ok === 401) return errorPage(res, 401, target.port, { code: "refused", message: "This browser has no access to this preview. Open it from the Preview pane of the session's IDE, signed in as its owner: the pane brings a one-minute ticket." });
-          if (ok === 403) return errorPage(res, 403, target.port, { code: "refused", message: "This preview belongs to a session you cannot open." });
+          if (ok === 401)
+            return errorPage(res, 401, target.port, {
+              code: "refused",
+              message:
+                "This browser has no access to this preview. Open it from the Preview pane of the session's IDE, signed in as its owner: the pane brings a one-minute ticket.",
+            });
+          if (ok === 403)
+            return errorPage(res, 403, target.port, {
+              code: "refused",
+              message: "This preview belongs to a session you cannot open.",
+            });
           forward(req, res, target);
         },
         () => errorPage(res, 500, target.port, { code: "reset", message: "access check failed" }),
@@ -202,7 +236,14 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
       void (async () => {
         if (!(await allowed(req, sessionId).catch(() => false))) return json(403, { error: "no such session" });
         try {
-          const r = await deps.runner.run({ sessionId, callId: randomUUID(), op: PREVIEW_PORTS_OP, input: {}, deadline: Date.now() + 5_000, signal: abort.signal });
+          const r = await deps.runner.run({
+            sessionId,
+            callId: randomUUID(),
+            op: PREVIEW_PORTS_OP,
+            input: {},
+            deadline: Date.now() + 5_000,
+            signal: abort.signal,
+          });
           if (!r.ok) return json(502, { error: r.output });
           json(200, PreviewPorts.parse(JSON.parse(r.output)));
         } catch (err) {
@@ -218,7 +259,10 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
     /** A WebSocket upgrade on a preview host: relayed to the app, never to Quiver's own sockets. */
     handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: PreviewTarget): void {
       access(req, target).then(
-        (ok) => (ok === "ok" ? sockets.relay(req, socket, head, target) : socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n")),
+        (ok) =>
+          ok === "ok"
+            ? sockets.relay(req, socket, head, target)
+            : socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n"),
         () => socket.destroy(),
       );
     },

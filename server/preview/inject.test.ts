@@ -60,7 +60,8 @@ describe("the preview's location script", () => {
   });
 
   it("is only for uncompressed HTML with a body", () => {
-    const h = (type: string, extra: Record<string, string> = {}) => new Map(Object.entries({ "content-type": type, ...extra }).map(([k, v]) => [k, [v]]));
+    const h = (type: string, extra: Record<string, string> = {}) =>
+      new Map(Object.entries({ "content-type": type, ...extra }).map(([k, v]) => [k, [v]]));
     expect(injectable(200, h("text/html; charset=utf-8"))).toBe(true);
     expect(injectable(404, h("text/html"))).toBe(true);
     expect(injectable(200, h("text/html", { "content-encoding": "identity" }))).toBe(true);

@@ -28,7 +28,11 @@ export function injectable(status: number, headers: Map<string, string[]>): bool
   const type = headers.get("content-type")?.[0] ?? "";
   const encoding = headers.get("content-encoding")?.[0] ?? "identity";
   // An ASCII script in a UTF-16 page would be garbage.
-  return /^\s*text\/html\b/i.test(type) && !/charset\s*=\s*"?utf-?16/i.test(type) && encoding.trim().toLowerCase() === "identity";
+  return (
+    /^\s*text\/html\b/i.test(type) &&
+    !/charset\s*=\s*"?utf-?16/i.test(type) &&
+    encoding.trim().toLowerCase() === "identity"
+  );
 }
 
 // How much of the body is read before deciding where the script goes.

@@ -36,15 +36,35 @@ interface Reply {
 
 const previewHost = () => `${appPort}-${sessionId}.localhost:${quiver.port}`;
 
-function get(path: string, o: { port?: number; session?: string; method?: string; body?: Buffer; headers?: Record<string, string>; host?: string } = {}): Promise<Reply> {
+function get(
+  path: string,
+  o: {
+    port?: number;
+    session?: string;
+    method?: string;
+    body?: Buffer;
+    headers?: Record<string, string>;
+    host?: string;
+  } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const host = o.host ?? `${o.port ?? appPort}-${o.session ?? sessionId}.localhost:${quiver.port}`;
-    const req = request({ host: "127.0.0.1", port: quiver.port, path, method: o.method ?? "GET", headers: { host, ...o.headers } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on("data", (c: Buffer) => parts.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts), chunks: parts.length }));
-      res.on("error", reject);
-    });
+    const req = request(
+      { host: "127.0.0.1", port: quiver.port, path, method: o.method ?? "GET", headers: { host, ...o.headers } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on("data", (c: Buffer) => parts.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(parts),
+            chunks: parts.length,
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(o.body);
   });
@@ -88,7 +108,9 @@ beforeAll(async () => {
       req.on("end", () => res.writeHead(200).end(`${n} ${hash.digest("hex")}`));
     } else if (req.url === "/doc") {
       const page = `<!doctype html><title>doc</title><p>accept-encoding=${req.headers["accept-encoding"] ?? "-"}</p>`;
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(page) }).end(page);
+      res
+        .writeHead(200, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(page) })
+        .end(page);
     } else res.writeHead(404).end("app 404");
   });
   const hmr = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has("vite-hmr") ? "vite-hmr" : false) });
@@ -104,7 +126,12 @@ beforeAll(async () => {
 
   dataDir = await tempDir("quiver-preview-");
   workspace = await tempDir("quiver-preview-ws-");
-  const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+  const env = parseEnv({
+    PORT: "0",
+    QUIVER_DATA_DIR: dataDir,
+    QUIVER_LOCAL_RUNNER: "0",
+    QUIVER_RUNNER_TOKEN: TEST_TOKEN,
+  });
   quiver = await startQuiver({ env, root, web: false, log: () => {} });
   runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace });
   await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 20_000, "runner to connect");
@@ -133,7 +160,9 @@ describe("preview through the server and a real runner", () => {
     const nav = await get("/doc", { headers: { "sec-fetch-dest": "iframe", "accept-encoding": "gzip, br" } });
     expect(nav.status).toBe(200);
     const body = nav.body.toString();
-    expect(body).toMatch(/^<!doctype html><script data-quiver-preview>.*quiver\.preview\.location.*<\/script><title>doc<\/title>/);
+    expect(body).toMatch(
+      /^<!doctype html><script data-quiver-preview>.*quiver\.preview\.location.*<\/script><title>doc<\/title>/,
+    );
     // The app was asked for bytes it can be read in, and the grown body is not cut at the old length.
     expect(body.endsWith("<p>accept-encoding=identity</p>")).toBe(true);
     expect(nav.headers["content-length"]).toBeUndefined();
@@ -162,7 +191,14 @@ describe("preview through the server and a real runner", () => {
   it("forwards a 3 MB POST body", async () => {
     const body = Buffer.alloc(3 * 1024 * 1024);
     for (let i = 0; i < body.length; i++) body[i] = (i * 7) % 256;
-    const r = await get("/echo", { method: "POST", body, headers: { "content-type": "application/octet-stream", origin: `http://${appPort}-${sessionId}.localhost:${quiver.port}` } });
+    const r = await get("/echo", {
+      method: "POST",
+      body,
+      headers: {
+        "content-type": "application/octet-stream",
+        origin: `http://${appPort}-${sessionId}.localhost:${quiver.port}`,
+      },
+    });
     expect(r.status).toBe(200);
     expect(r.body.toString()).toBe(`${body.length} ${createHash("sha256").update(body).digest("hex")}`);
   });
@@ -180,12 +216,20 @@ describe("preview through the server and a real runner", () => {
 
   it("cancels the runner's upstream request when the browser goes away", async () => {
     await new Promise<void>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port: quiver.port, path: "/endless", headers: { host: `${appPort}-${sessionId}.localhost:${quiver.port}` } }, (res) => {
-        res.once("data", () => {
-          req.destroy();
-          resolve();
-        });
-      });
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port: quiver.port,
+          path: "/endless",
+          headers: { host: `${appPort}-${sessionId}.localhost:${quiver.port}` },
+        },
+        (res) => {
+          res.once("data", () => {
+            req.destroy();
+            resolve();
+          });
+        },
+      );
       req.on("error", (e) => (e.message.includes("socket hang up") ? undefined : reject(e)));
       req.end();
     });
@@ -196,7 +240,11 @@ describe("preview through the server and a real runner", () => {
   it("refuses a session that does not exist, a foreign base host and a cross-site post", async () => {
     expect((await get("/", { session: "nosuchsession" })).status).toBe(403);
     expect((await get("/", { host: `${appPort}-${sessionId}.attacker.example` })).status).toBe(403);
-    const post = await get("/echo", { method: "POST", body: Buffer.from("x"), headers: { origin: "http://attacker.example" } });
+    const post = await get("/echo", {
+      method: "POST",
+      body: Buffer.from("x"),
+      headers: { origin: "http://attacker.example" },
+    });
     expect(post.status).toBe(403);
   });
 
@@ -220,7 +268,9 @@ describe("preview through the server and a real runner", () => {
 
   it("relays a WebSocket (hot reload) with its subprotocol, both ways, and refuses a foreign origin", async () => {
     const origin = `http://${previewHost()}`;
-    const ws = new WebSocket(`ws://127.0.0.1:${quiver.port}/hmr`, ["vite-hmr"], { headers: { host: previewHost(), origin } });
+    const ws = new WebSocket(`ws://127.0.0.1:${quiver.port}/hmr`, ["vite-hmr"], {
+      headers: { host: previewHost(), origin },
+    });
     const messages: string[] = [];
     ws.on("message", (d: Buffer) => messages.push(d.toString()));
     await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
@@ -234,7 +284,9 @@ describe("preview through the server and a real runner", () => {
     await waitFor(() => quiver.services.runners.preview.size === 0, 5_000, "the socket to be closed on the runner");
 
     const foreign = await new Promise<number>((resolve) => {
-      const bad = new WebSocket(`ws://127.0.0.1:${quiver.port}/hmr`, { headers: { host: previewHost(), origin: "http://attacker.example" } });
+      const bad = new WebSocket(`ws://127.0.0.1:${quiver.port}/hmr`, {
+        headers: { host: previewHost(), origin: "http://attacker.example" },
+      });
       bad.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
       bad.on("open", () => resolve(101));
     });
@@ -244,8 +296,17 @@ describe("preview through the server and a real runner", () => {
   it("lists a port a process of the workspace listens on", async () => {
     let child: ChildProcess | undefined;
     try {
-      child = spawn(process.execPath, ["-e", "const s=require('http').createServer((q,r)=>r.end('ok')).listen(0,'127.0.0.1',()=>console.log(s.address().port))"], { cwd: workspace, stdio: ["ignore", "pipe", "inherit"] });
-      const port = await new Promise<number>((resolve) => child!.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))));
+      child = spawn(
+        process.execPath,
+        [
+          "-e",
+          "const s=require('http').createServer((q,r)=>r.end('ok')).listen(0,'127.0.0.1',()=>console.log(s.address().port))",
+        ],
+        { cwd: workspace, stdio: ["ignore", "pipe", "inherit"] },
+      );
+      const port = await new Promise<number>((resolve) =>
+        child!.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))),
+      );
       const res = await fetch(`${quiver.url}/api/preview/ports?session=${sessionId}`);
       expect(res.status).toBe(200);
       const body = (await res.json()) as { ports: Array<{ port: number; workspace: boolean }> };

@@ -51,13 +51,23 @@ export class SocketStreams {
     return this.entries.size;
   }
 
-  open(conn: PreviewConnection, sessionId: string, req: PreviewSocketRequest, handlers: PreviewSocketHandlers): PreviewSocket | undefined {
+  open(
+    conn: PreviewConnection,
+    sessionId: string,
+    req: PreviewSocketRequest,
+    handlers: PreviewSocketHandlers,
+  ): PreviewSocket | undefined {
     const id = `pws_${randomUUID()}`;
     const entry: Entry = { conn, handlers, unacked: 0 };
-    entry.timer = setTimeout(() => {
-      conn.send({ type: "preview.ws.close", streamId: id });
-      this.finish(id, { error: { code: "timeout", message: `port ${req.port} did not accept the WebSocket in time` } });
-    }, Math.max(0, req.deadline - Date.now()) + GRACE_MS);
+    entry.timer = setTimeout(
+      () => {
+        conn.send({ type: "preview.ws.close", streamId: id });
+        this.finish(id, {
+          error: { code: "timeout", message: `port ${req.port} did not accept the WebSocket in time` },
+        });
+      },
+      Math.max(0, req.deadline - Date.now()) + GRACE_MS,
+    );
     this.entries.set(id, entry);
     if (!conn.send({ type: "preview.ws.open", streamId: id, sessionId, ...req })) {
       this.finish(id);
@@ -76,7 +86,12 @@ export class SocketStreams {
       ack: (bytes) => void (bytes > 0 && live() && conn.send({ type: "preview.ack", streamId: id, bytes })),
       close: (code, reason) => {
         if (!live()) return;
-        conn.send({ type: "preview.ws.close", streamId: id, ...(code ? { code } : {}), ...(reason ? { reason: reason.slice(0, 123) } : {}) });
+        conn.send({
+          type: "preview.ws.close",
+          streamId: id,
+          ...(code ? { code } : {}),
+          ...(reason ? { reason: reason.slice(0, 123) } : {}),
+        });
         this.finish(id);
       },
     };
@@ -111,7 +126,9 @@ export class SocketStreams {
   }
 
   runnerGone(conn: PreviewConnection, reason: string): void {
-    for (const [id, e] of [...this.entries]) if (e.conn === conn) this.finish(id, { error: { code: "reset", message: `the runner disconnected (${reason})` } });
+    for (const [id, e] of [...this.entries])
+      if (e.conn === conn)
+        this.finish(id, { error: { code: "reset", message: `the runner disconnected (${reason})` } });
   }
 
   dispose(): void {

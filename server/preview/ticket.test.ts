@@ -37,7 +37,10 @@ interface Reply {
 }
 
 /** A request to the server as a browser away from this machine makes it (any Host). */
-function send(path: string, o: { host?: string; method?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+function send(
+  path: string,
+  o: { host?: string; method?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const headers = { host: o.host ?? `127.0.0.1:${quiver.port}`, ...AWAY, ...o.headers };
     const req = request({ host: "127.0.0.1", port: quiver.port, path, method: o.method ?? "GET", headers }, (res) => {
@@ -52,7 +55,8 @@ function send(path: string, o: { host?: string; method?: string; headers?: Recor
 const hostOf = (port: number, session = sessionId) => `${port}-${session}.localhost:${quiver.port}`;
 const ticketFor = async (session: string, port: number, headers: Record<string, string> = { cookie: signedIn }) =>
   send(`/api/preview/ticket?session=${session}&port=${port}`, { method: "POST", headers });
-const mint = async (session = sessionId, port = appPort) => (JSON.parse((await ticketFor(session, port)).body) as { ticket: string }).ticket;
+const mint = async (session = sessionId, port = appPort) =>
+  (JSON.parse((await ticketFor(session, port)).body) as { ticket: string }).ticket;
 
 beforeAll(async () => {
   app = createServer((req, res) => res.end(`app ${req.url} cookie=${req.headers.cookie ?? "-"}`));
@@ -60,7 +64,12 @@ beforeAll(async () => {
   appPort = (app.address() as { port: number }).port;
   dataDir = await tempDir("quiver-ticket-");
   workspace = await tempDir("quiver-ticket-ws-");
-  const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+  const env = parseEnv({
+    PORT: "0",
+    QUIVER_DATA_DIR: dataDir,
+    QUIVER_LOCAL_RUNNER: "0",
+    QUIVER_RUNNER_TOKEN: TEST_TOKEN,
+  });
   quiver = await startQuiver({ env, root, web: false, log: (l) => logs.push(l) });
   runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace });
   await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 20_000, "runner to connect");
@@ -72,7 +81,12 @@ beforeAll(async () => {
     const ws = new WebSocket(`ws://127.0.0.1:${quiver.port}/api/trpc`, { headers: AWAY });
     ws.once("unexpected-response", (_q, r) => (r.resume(), resolve()));
   });
-  const url = new URL(logs.find((l) => l.includes("/signin?token="))!.split(" ").pop()!);
+  const url = new URL(
+    logs
+      .find((l) => l.includes("/signin?token="))!
+      .split(" ")
+      .pop()!,
+  );
   signedIn = String((await send(url.pathname + url.search)).headers["set-cookie"]).split(";")[0];
 }, 40_000);
 
@@ -116,7 +130,9 @@ describe("preview tickets for an owner away from the server's machine", () => {
     // The app's hot-reload socket is let in by the cookie too (this app has none: 502, not 403).
     const upgrade = (headers: Record<string, string>) =>
       new Promise<number>((resolve) => {
-        const ws = new WebSocket(`ws://127.0.0.1:${quiver.port}/hmr`, { headers: { host: hostOf(appPort), ...AWAY, ...headers } });
+        const ws = new WebSocket(`ws://127.0.0.1:${quiver.port}/hmr`, {
+          headers: { host: hostOf(appPort), ...AWAY, ...headers },
+        });
         ws.once("unexpected-response", (_q, r) => (r.resume(), resolve(r.statusCode ?? 0)));
         ws.once("open", () => (ws.close(), resolve(101)));
       });
@@ -125,7 +141,10 @@ describe("preview tickets for an owner away from the server's machine", () => {
   });
 
   it("refuses expired, forged and other-session or other-port tickets", async () => {
-    const stale = createPreviewTickets({ key: deriveKey(loadSecret(dataDir), "preview"), now: () => Date.now() - 61_000 }).mint(sessionId, appPort);
+    const stale = createPreviewTickets({
+      key: deriveKey(loadSecret(dataDir), "preview"),
+      now: () => Date.now() - 61_000,
+    }).mint(sessionId, appPort);
     const forged = (await mint()).replace(/.$/, (c) => (c === "A" ? "B" : "A"));
     const alien = createPreviewTickets({ key: deriveKey(Buffer.alloc(32, 7), "preview") }).mint(sessionId, appPort);
     const cases: Array<[string, string, string]> = [
@@ -150,21 +169,35 @@ describe("preview tickets for an owner away from the server's machine", () => {
     expect((await ticketFor(sessionId, appPort, {})).status).toBe(403);
     expect((await ticketFor("nosuchsession", appPort)).status).toBe(403);
     expect((await ticketFor(sessionId, 0)).status).toBe(400);
-    expect((await send(`/api/preview/ticket?session=${sessionId}&port=${appPort}`, { headers: { cookie: signedIn } })).status).toBe(405);
+    expect(
+      (await send(`/api/preview/ticket?session=${sessionId}&port=${appPort}`, { headers: { cookie: signedIn } }))
+        .status,
+    ).toBe(405);
     // A share view's request is never the owner's, from this machine either.
-    const { token } = await createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] }).shares.create.mutate({ sessionId });
+    const { token } = await createTRPCClient<AppRouter>({
+      links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })],
+    }).shares.create.mutate({ sessionId });
     const view = String((await send(`/share/${token}`)).headers["set-cookie"]).split(";")[0];
-    const marked = await fetch(`${quiver.url}/api/preview/ticket?session=${sessionId}&port=${appPort}`, { method: "POST", headers: { cookie: view, [SHARE_VIEW_HEADER]: "1" } });
+    const marked = await fetch(`${quiver.url}/api/preview/ticket?session=${sessionId}&port=${appPort}`, {
+      method: "POST",
+      headers: { cookie: view, [SHARE_VIEW_HEADER]: "1" },
+    });
     expect(marked.status).toBe(403);
 
-    const open = await send(`/api/preview/open?session=${sessionId}&port=${appPort}&path=${encodeURIComponent("/a?b=1")}`, { host: `localhost:${quiver.port}`, headers: { cookie: signedIn } });
+    const open = await send(
+      `/api/preview/open?session=${sessionId}&port=${appPort}&path=${encodeURIComponent("/a?b=1")}`,
+      { host: `localhost:${quiver.port}`, headers: { cookie: signedIn } },
+    );
     expect(open.status).toBe(303);
     const to = new URL(open.headers.location!);
     expect(to.host).toBe(hostOf(appPort));
     expect(to.pathname + to.searchParams.get("b")).toBe("/a1");
     const entered = await send(to.pathname + to.search, { host: to.host });
     expect(entered.headers.location).toBe("/a?b=1");
-    const page = await send("/a?b=1", { host: to.host, headers: { cookie: String(entered.headers["set-cookie"]).split(";")[0] } });
+    const page = await send("/a?b=1", {
+      host: to.host,
+      headers: { cookie: String(entered.headers["set-cookie"]).split(";")[0] },
+    });
     expect(page.body).toBe("app /a?b=1 cookie=-");
     expect((await send(`/api/preview/open?session=${sessionId}&port=${appPort}`)).status).toBe(403);
   });

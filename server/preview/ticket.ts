@@ -83,7 +83,10 @@ export function createPreviewTickets(deps: PreviewTicketsDeps) {
     /** A fresh ticket for a session's port (the caller has checked it is the owner asking). */
     mint(sessionId: string, port: number): { ticket: string; expiresAt: number } {
       const expiresAt = now() + ticketMs;
-      return { ticket: sign(deps.key, ["ticket", sessionId, String(port), String(expiresAt), newToken(12)]), expiresAt };
+      return {
+        ticket: sign(deps.key, ["ticket", sessionId, String(port), String(expiresAt), newToken(12)]),
+        expiresAt,
+      };
     },
 
     /** Checks a ticket for this preview host, and uses it up. */
@@ -107,14 +110,26 @@ export function createPreviewTickets(deps: PreviewTicketsDeps) {
       const expiresAt = now() + cookieMs;
       const value = sign(deps.key, ["preview", target.sessionId, String(target.port), String(expiresAt)]);
       const cross = viaHttps(req) || target.base === "localhost" || target.base.endsWith(".localhost");
-      return [`${PREVIEW_COOKIE}=${value}`, "Path=/", "HttpOnly", `Max-Age=${Math.floor(cookieMs / 1000)}`, ...(cross ? ["SameSite=None", "Secure"] : ["SameSite=Lax"])].join("; ");
+      return [
+        `${PREVIEW_COOKIE}=${value}`,
+        "Path=/",
+        "HttpOnly",
+        `Max-Age=${Math.floor(cookieMs / 1000)}`,
+        ...(cross ? ["SameSite=None", "Secure"] : ["SameSite=Lax"]),
+      ].join("; ");
     },
 
     /** True when the request carries this preview host's live cookie. */
     admits(req: IncomingMessage, target: PreviewTarget): boolean {
       const value = readCookie(req, PREVIEW_COOKIE);
       const parts = value ? verify(deps.key, value, 4) : null;
-      return !!parts && parts[0] === "preview" && parts[1] === target.sessionId && parts[2] === String(target.port) && Number(parts[3]) > now();
+      return (
+        !!parts &&
+        parts[0] === "preview" &&
+        parts[1] === target.sessionId &&
+        parts[2] === String(target.port) &&
+        Number(parts[3]) > now()
+      );
     },
   };
 }

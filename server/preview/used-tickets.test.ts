@@ -12,7 +12,10 @@ describe.each(testDatabases())("used preview tickets on %s", (provider) => {
 
   it("lets a ticket in once, whichever instance it reaches first", async () => {
     const key = Buffer.alloc(32, 3);
-    const [a, b] = [createPreviewTickets({ key, used: dbUsedTickets(t.current.db) }), createPreviewTickets({ key, used: dbUsedTickets(t.current.db) })];
+    const [a, b] = [
+      createPreviewTickets({ key, used: dbUsedTickets(t.current.db) }),
+      createPreviewTickets({ key, used: dbUsedTickets(t.current.db) }),
+    ];
     const { ticket } = a.mint("s1", 8000);
     // Both at once, as a retried request landing on two instances would.
     const both = await Promise.all([a.redeem(ticket, target), b.redeem(ticket, target)]);

@@ -17,7 +17,9 @@ export interface PreviewWsDeps {
 }
 
 const refuse = (socket: Duplex, status: string, message: string): void =>
-  void socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${message}\n`);
+  void socket.end(
+    `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${message}\n`,
+  );
 
 export function createPreviewWs(deps: PreviewWsDeps) {
   const chosen = new WeakMap<IncomingMessage, string>();
@@ -29,12 +31,21 @@ export function createPreviewWs(deps: PreviewWsDeps) {
   });
 
   function relay(req: IncomingMessage, socket: Duplex, head: Buffer, t: PreviewTarget): void {
-    const protocols = String(req.headers["sec-websocket-protocol"] ?? "").split(",").map((p) => p.trim()).filter(Boolean);
+    const protocols = String(req.headers["sec-websocket-protocol"] ?? "")
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean);
     let browser: WebSocket | undefined;
     const early: Array<() => void> = [];
     const stream = deps.bridge.openSocket(
       t.sessionId,
-      { port: t.port, path: req.url && req.url.startsWith("/") ? req.url : "/", headers: deps.headersFor(req, t), protocols, deadline: Date.now() + (deps.handshakeMs ?? 15_000) },
+      {
+        port: t.port,
+        path: req.url && req.url.startsWith("/") ? req.url : "/",
+        headers: deps.headersFor(req, t),
+        protocols,
+        deadline: Date.now() + (deps.handshakeMs ?? 15_000),
+      },
       {
         opened(protocol) {
           if (socket.destroyed) return stream?.close(1001);
@@ -56,7 +67,11 @@ export function createPreviewWs(deps: PreviewWsDeps) {
         },
         closed({ code, reason, error }) {
           if (browser) return browser.close(code ?? 1000, reason);
-          refuse(socket, error?.code === "timeout" ? "504 Gateway Timeout" : "502 Bad Gateway", error?.message ?? "the app closed the WebSocket");
+          refuse(
+            socket,
+            error?.code === "timeout" ? "504 Gateway Timeout" : "502 Bad Gateway",
+            error?.message ?? "the app closed the WebSocket",
+          );
         },
         drain: () => browser?.resume(),
       },

@@ -19,7 +19,8 @@ export const ATTACHMENT_LIMITS = {
  *  go by the bytes: a file's own type comes from its name (a JPEG saved as .png), and the
  *  providers refuse an image whose bytes disagree with its declared type. */
 export function sniffImage(bytes: Uint8Array): ImageMediaType | undefined {
-  const at = (i: number, sig: string | number[]) => [...(typeof sig === "string" ? Array.from(sig, (c) => c.charCodeAt(0)) : sig)].every((v, j) => bytes[i + j] === v);
+  const at = (i: number, sig: string | number[]) =>
+    [...(typeof sig === "string" ? Array.from(sig, (c) => c.charCodeAt(0)) : sig)].every((v, j) => bytes[i + j] === v);
   if (at(0, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
   if (at(0, [0xff, 0xd8, 0xff])) return "image/jpeg";
   if (at(0, "GIF87a") || at(0, "GIF89a")) return "image/gif";
@@ -38,14 +39,19 @@ export const SendImage = z.union([
     base64: z
       .string()
       .min(4)
-      .max(base64Length(ATTACHMENT_LIMITS.maxImageBytes), `An image may be at most ${ATTACHMENT_LIMITS.maxImageBytes / 1024 / 1024} MiB.`)
+      .max(
+        base64Length(ATTACHMENT_LIMITS.maxImageBytes),
+        `An image may be at most ${ATTACHMENT_LIMITS.maxImageBytes / 1024 / 1024} MiB.`,
+      )
       .regex(/^[A-Za-z0-9+/]+={0,2}$/, "The image is not base64."),
   }),
   z.object({ attachmentId: z.string().min(1).max(64) }),
 ]);
 export type SendImage = z.infer<typeof SendImage>;
 
-export const SendImages = z.array(SendImage).max(ATTACHMENT_LIMITS.maxImagesPerMessage, `At most ${ATTACHMENT_LIMITS.maxImagesPerMessage} images per message.`);
+export const SendImages = z
+  .array(SendImage)
+  .max(ATTACHMENT_LIMITS.maxImagesPerMessage, `At most ${ATTACHMENT_LIMITS.maxImagesPerMessage} images per message.`);
 
 /** An image of a stored message, as events and the chat name it. */
 export const ImageRef = z.object({ id: z.string(), mediaType: ImageMediaType, bytes: z.number().int().nonnegative() });

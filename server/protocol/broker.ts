@@ -81,7 +81,7 @@ export function framePayload(text: string, tag: string): string[] {
   // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units).
   const size = Math.floor(PAYLOAD_LIMIT / 3);
   const slices: string[] = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     let end = Math.min(i + size, text.length);
     const last = text.charCodeAt(end - 1);
     if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
@@ -121,7 +121,10 @@ export function eventPayloads(from: string, events: SessionEvent[]): string[] {
 export class Reassembler {
   private partial = new Map<string, { parts: string[]; got: number; at: number }>();
 
-  constructor(private maxPending = 256, private maxAgeMs = 60_000) {}
+  constructor(
+    private maxPending = 256,
+    private maxAgeMs = 60_000,
+  ) {}
 
   push(payload: string, now = Date.now()): string | undefined {
     if (!payload.startsWith("~")) return payload;
@@ -142,6 +145,7 @@ export class Reassembler {
 
   /** Frames whose rest never came (the sender died between them) are dropped. */
   private sweep(now: number) {
-    for (const [id, p] of this.partial) if (now - p.at > this.maxAgeMs || this.partial.size >= this.maxPending) this.partial.delete(id);
+    for (const [id, p] of this.partial)
+      if (now - p.at > this.maxAgeMs || this.partial.size >= this.maxPending) this.partial.delete(id);
   }
 }

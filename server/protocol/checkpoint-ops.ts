@@ -18,7 +18,10 @@ const RelPath = z
   .string()
   .min(1)
   .max(4096)
-  .refine((p) => !p.startsWith("/") && !p.split("/").some((c) => c === ".." || c === "." || c === "") && !p.includes("\0"), "a workspace-relative path");
+  .refine(
+    (p) => !p.startsWith("/") && !p.split("/").some((c) => c === ".." || c === "." || c === "") && !p.includes("\0"),
+    "a workspace-relative path",
+  );
 
 export const CheckpointCreateInput = z.object({ parent: CommitId.optional() }).strict();
 export type CheckpointCreateInput = z.infer<typeof CheckpointCreateInput>;
@@ -34,7 +37,9 @@ export const CheckpointCreated = z.object({
 export type CheckpointCreated = z.infer<typeof CheckpointCreated>;
 
 /** `to` omitted: the workspace as it is now. `paths`: only these. */
-export const CheckpointDiffInput = z.object({ from: CommitId, to: CommitId.optional(), paths: z.array(RelPath).max(1000).optional() }).strict();
+export const CheckpointDiffInput = z
+  .object({ from: CommitId, to: CommitId.optional(), paths: z.array(RelPath).max(1000).optional() })
+  .strict();
 export type CheckpointDiffInput = z.infer<typeof CheckpointDiffInput>;
 
 /** `meta` of checkpoint.diff; `output` is git's unified diff (-U3, no renames) of the text files. */

@@ -26,13 +26,22 @@ const relativeDir = z
   .string()
   .min(1)
   .max(1024)
-  .refine((p) => !p.startsWith("/") && !p.split(/[\\/]/).includes(".."), "must be a folder inside the workspace, relative to its root, without ..");
+  .refine(
+    (p) => !p.startsWith("/") && !p.split(/[\\/]/).includes(".."),
+    "must be a folder inside the workspace, relative to its root, without ..",
+  );
 
 export const CheckSpec = z
   .object({
     argv: z
-      .array(z.string().min(1, "an argument may not be empty").max(CHECK_LIMITS.maxArgChars).refine((a) => !a.includes("\0"), "may not contain a NUL byte"))
-      .min(1, "argv needs at least the program to run, e.g. [\"npm\", \"test\"]")
+      .array(
+        z
+          .string()
+          .min(1, "an argument may not be empty")
+          .max(CHECK_LIMITS.maxArgChars)
+          .refine((a) => !a.includes("\0"), "may not contain a NUL byte"),
+      )
+      .min(1, 'argv needs at least the program to run, e.g. ["npm", "test"]')
       .max(CHECK_LIMITS.maxArgs),
     timeoutMs: z.number().int().min(CHECK_LIMITS.minTimeoutMs).max(CHECK_LIMITS.maxTimeoutMs).optional(),
     cwd: relativeDir.optional(),
@@ -68,7 +77,11 @@ function lineOfPath(text: string, path: PropertyKey[]): number | undefined {
   return from > 0 ? lineOf(text, from).line : undefined;
 }
 
-const pathText = (path: PropertyKey[]) => path.map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`)).join("").replace(/^\./, "") || "(top level)";
+const pathText = (path: PropertyKey[]) =>
+  path
+    .map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`))
+    .join("")
+    .replace(/^\./, "") || "(top level)";
 
 /** Parses the file's text; the error names the line and field and says what to do. */
 export function parseChecksFile(text: string): ParsedChecks {
@@ -106,10 +119,16 @@ export type ChecksListMeta = z.infer<typeof ChecksListMeta>;
 export const checkNames = (checks: ChecksFile) => Object.keys(checks).sort();
 
 /** Looks a name up; the refusal lists the names there are (or says why there are none). */
-export function findCheck(list: ChecksListMeta, name: string): { ok: true; argv: string[]; timeoutMs: number; cwd?: string } | { ok: false; output: string } {
+export function findCheck(
+  list: ChecksListMeta,
+  name: string,
+): { ok: true; argv: string[]; timeoutMs: number; cwd?: string } | { ok: false; output: string } {
   if (!list.ok) return { ok: false, output: list.error };
   if (!Object.hasOwn(list.checks, name)) {
-    return { ok: false, output: `There is no check named ${JSON.stringify(name)} in ${CHECKS_FILE}. The checks are: ${checkNames(list.checks).join(", ")}.` };
+    return {
+      ok: false,
+      output: `There is no check named ${JSON.stringify(name)} in ${CHECKS_FILE}. The checks are: ${checkNames(list.checks).join(", ")}.`,
+    };
   }
   const spec = list.checks[name];
   return { ok: true, argv: spec.argv, timeoutMs: spec.timeoutMs ?? CHECK_LIMITS.defaultTimeoutMs, cwd: spec.cwd };
@@ -129,9 +148,13 @@ export const TransactionInput = z.object({
     .array(TransactionStep)
     .min(1)
     .max(CHECK_LIMITS.maxSteps)
-    .describe(`1-${CHECK_LIMITS.maxSteps} steps. Reads and edits run in order, then every run_check step runs; any failure puts every file back.`),
+    .describe(
+      `1-${CHECK_LIMITS.maxSteps} steps. Reads and edits run in order, then every run_check step runs; any failure puts every file back.`,
+    ),
 });
 export type TransactionInput = z.infer<typeof TransactionInput>;
 
-export const isEditStep = (s: TransactionStep): s is Extract<TransactionStep, { op: "edit_file" | "write_file" | "apply_patch" }> =>
+export const isEditStep = (
+  s: TransactionStep,
+): s is Extract<TransactionStep, { op: "edit_file" | "write_file" | "apply_patch" }> =>
   s.op === "edit_file" || s.op === "write_file" || s.op === "apply_patch";

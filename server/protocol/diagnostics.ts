@@ -18,5 +18,9 @@ export const DiagnosticEntry = z.object({
 export type DiagnosticEntry = z.infer<typeof DiagnosticEntry>;
 
 /** `ready: false`: the language server did not answer before the deadline (ask again later). */
-export const IdeDiagnosticsResult = z.object({ path: z.string(), ready: z.boolean(), diagnostics: z.array(DiagnosticEntry).max(200) });
+export const IdeDiagnosticsResult = z.object({
+  path: z.string(),
+  ready: z.boolean(),
+  diagnostics: z.array(DiagnosticEntry).max(200),
+});
 export type IdeDiagnosticsResult = z.infer<typeof IdeDiagnosticsResult>;

@@ -58,10 +58,20 @@ export const COMPACT_AT = 0.8;
 const body = z.discriminatedUnion("type", [
   z.object({ type: z.literal("turn.started"), turnId: z.string() }),
   /** `images`: what the person attached (attachments.read gives the bytes); absent when none. */
-  z.object({ type: z.literal("message.user"), messageId: z.string(), text: z.string(), images: z.array(ImageRef).optional() }),
+  z.object({
+    type: z.literal("message.user"),
+    messageId: z.string(),
+    text: z.string(),
+    images: z.array(ImageRef).optional(),
+  }),
   z.object({ type: z.literal("text.delta"), turnId: z.string(), text: z.string() }),
   /** The session's mode changed (sessions.setMode, an accepted plan, or the org forbade it: `reason`). */
-  z.object({ type: z.literal("session.mode"), mode: SessionMode, previous: z.string().optional(), reason: z.string().optional() }),
+  z.object({
+    type: z.literal("session.mode"),
+    mode: SessionMode,
+    previous: z.string().optional(),
+    reason: z.string().optional(),
+  }),
   z.object({ type: z.literal("reasoning.delta"), turnId: z.string(), text: z.string() }),
   z.object({
     type: z.literal("tool.started"),
@@ -166,14 +176,31 @@ const body = z.discriminatedUnion("type", [
   }),
   /** Checkpoints (issue 27): the workspace recorded before a turn's first change, after the
    *  turn, or just before a restore (its undo); `filesChanged` against the checkpoint before it. */
-  z.object({ type: z.literal("checkpoint.created"), checkpointId: z.string(), turnId: z.string(), phase: z.enum(["before", "after", "restore-undo"]), filesChanged: z.number().int().nonnegative() }),
+  z.object({
+    type: z.literal("checkpoint.created"),
+    checkpointId: z.string(),
+    turnId: z.string(),
+    phase: z.enum(["before", "after", "restore-undo"]),
+    filesChanged: z.number().int().nonnegative(),
+  }),
   /** The conversation rewound to before the first of `turnIds`: those stay shown, marked rewound, and leave the model's context. */
   z.object({ type: z.literal("turn.rewound"), rewindId: z.string(), turnIds: z.array(z.string()) }),
   z.object({ type: z.literal("turn.unrewound"), rewindId: z.string(), turnIds: z.array(z.string()) }),
   /** Files put back as checkpoint `checkpointId` had them; restoring to `undoCheckpointId` undoes it. */
-  z.object({ type: z.literal("checkpoint.restored"), checkpointId: z.string(), undoCheckpointId: z.string(), paths: z.array(z.string()) }),
+  z.object({
+    type: z.literal("checkpoint.restored"),
+    checkpointId: z.string(),
+    undoCheckpointId: z.string(),
+    paths: z.array(z.string()),
+  }),
   /** The person's review of one hunk of the agent's changes (of a turn, or of the session when no turnId). */
-  z.object({ type: z.literal("hunk.reviewed"), turnId: z.string().optional(), path: z.string(), hunkId: z.string(), state: z.enum(["accepted", "reverted"]) }),
+  z.object({
+    type: z.literal("hunk.reviewed"),
+    turnId: z.string().optional(),
+    path: z.string(),
+    hunkId: z.string(),
+    state: z.enum(["accepted", "reverted"]),
+  }),
   z.object({ type: z.literal("error"), turnId: z.string().optional(), code: z.string(), message: z.string() }),
   z.object({ type: z.literal("files.changed"), paths: z.array(z.string()), version: z.number().int() }),
   z.object({

@@ -22,7 +22,9 @@ export const ShellInput = z
       .min(1)
       .max(SHELL_LIMITS.maxCommandChars)
       .optional()
-      .describe("The command line, run by bash in the workspace with the login profile's environment. Omit when polling with session_id."),
+      .describe(
+        "The command line, run by bash in the workspace with the login profile's environment. Omit when polling with session_id.",
+      ),
     cwd: z
       .string()
       .max(4096)
@@ -48,7 +50,9 @@ export const ShellInput = z
       .string()
       .regex(SHELL_HANDLE, "must be a handle like sh_ab12cd returned by an earlier shell call")
       .optional()
-      .describe("Handle of a command still running from an earlier call: returns its new output, and its exit once done."),
+      .describe(
+        "Handle of a command still running from an earlier call: returns its new output, and its exit once done.",
+      ),
     kill: z.boolean().optional().describe("With session_id: stop that command and return its remaining output."),
     max_output_bytes: z
       .number()
@@ -104,7 +108,9 @@ export const ShellResultMeta = z.object({
     .object({
       from: z.number().int().nonnegative(),
       to: z.number().int().nonnegative(),
-      dropped: z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), reason: z.string() }).optional(),
+      dropped: z
+        .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), reason: z.string() })
+        .optional(),
     })
     .optional(),
   sandboxed: z.boolean(),
@@ -139,12 +145,18 @@ const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "must
 export const FetchUrlInput = z.object({
   url: z.string().min(1).max(FETCH_LIMITS.maxUrlChars).describe("An http:// or https:// URL to GET."),
   headers: z
-    .record(headerName, z.string().max(8192).regex(/^[^\r\n\0]*$/, "must not contain line breaks"))
+    .record(
+      headerName,
+      z
+        .string()
+        .max(8192)
+        .regex(/^[^\r\n\0]*$/, "must not contain line breaks"),
+    )
     .refine((h) => !Object.keys(h).some((k) => FORBIDDEN_FETCH_HEADERS.includes(k.toLowerCase())), {
       message: `these headers are set by the fetcher and cannot be given: ${FORBIDDEN_FETCH_HEADERS.join(", ")}`,
     })
     .optional()
-    .describe("Extra request headers, e.g. {\"Accept\": \"application/json\"}."),
+    .describe('Extra request headers, e.g. {"Accept": "application/json"}.'),
   raw: z.boolean().optional().describe("Return HTML as its source instead of readable text."),
 });
 export type FetchUrlInput = z.infer<typeof FetchUrlInput>;

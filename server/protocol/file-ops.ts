@@ -56,9 +56,20 @@ export type ListFilesInput = z.infer<typeof ListFilesInput>;
 export const SearchTextInput = z.object({
   pattern: z.string().min(1).max(10_000).describe("Text to search for (literal unless regex is true)."),
   regex: z.boolean().optional().describe("Treat pattern as a regular expression (Rust regex syntax). Default false."),
-  case_sensitive: z.boolean().optional().describe("Match case exactly. Default: case-insensitive unless the pattern has capitals."),
-  path: z.string().max(4096).optional().describe("File or directory to search, relative to the workspace root (default: all)."),
-  glob: z.string().max(1000).optional().describe("Only search files matching this glob, e.g. \"*.ts\" or \"src/**/*.tsx\"."),
+  case_sensitive: z
+    .boolean()
+    .optional()
+    .describe("Match case exactly. Default: case-insensitive unless the pattern has capitals."),
+  path: z
+    .string()
+    .max(4096)
+    .optional()
+    .describe("File or directory to search, relative to the workspace root (default: all)."),
+  glob: z
+    .string()
+    .max(1000)
+    .optional()
+    .describe('Only search files matching this glob, e.g. "*.ts" or "src/**/*.tsx".'),
   context: z.number().int().min(0).max(10).optional().describe("Lines of context around each match (default 0)."),
   max_results: z
     .number()
@@ -71,7 +82,11 @@ export const SearchTextInput = z.object({
 export type SearchTextInput = z.infer<typeof SearchTextInput>;
 
 export const GlobInput = z.object({
-  pattern: z.string().min(1).max(1000).describe("Glob such as \"**/*.ts\" or \"src/*.json\" (gitignore-style: \"*.ts\" matches at any depth)."),
+  pattern: z
+    .string()
+    .min(1)
+    .max(1000)
+    .describe('Glob such as "**/*.ts" or "src/*.json" (gitignore-style: "*.ts" matches at any depth).'),
   path: optionalDir,
   limit: z
     .number()
@@ -85,14 +100,19 @@ export type GlobInput = z.infer<typeof GlobInput>;
 
 export const EditFileInput = z.object({
   path: path.describe("File to edit, relative to the workspace root. Read it completely with read_file first."),
-  old_string: z.string().min(1).describe("Exact text to replace, including whitespace; must occur exactly once unless replace_all."),
+  old_string: z
+    .string()
+    .min(1)
+    .describe("Exact text to replace, including whitespace; must occur exactly once unless replace_all."),
   new_string: z.string().describe("Replacement text."),
   replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
 });
 export type EditFileInput = z.infer<typeof EditFileInput>;
 
 export const WriteFileInput = z.object({
-  path: path.describe("File to create or overwrite, relative to the workspace root. An existing file must be read first."),
+  path: path.describe(
+    "File to create or overwrite, relative to the workspace root. An existing file must be read first.",
+  ),
   content: z.string().max(FILE_LIMITS.maxWriteBytes).describe("The complete new content of the file."),
 });
 export type WriteFileInput = z.infer<typeof WriteFileInput>;

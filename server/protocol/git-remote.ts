@@ -26,17 +26,22 @@ export function parseRemoteUrl(raw: string): RemoteUrl | { error: string } {
   if (text.length > 2000) return { error: "That URL is too long." };
   if (/[\s\x00-\x1f\x7f]/.test(text)) return { error: "A repository URL has no spaces or control characters." };
   if (text.startsWith("-")) return { error: "A repository URL cannot start with '-'." };
-  if (!/^https?:\/\//i.test(text)) return { error: "Only https:// repository URLs are supported (not ssh, git://, file:// or ext::)." };
+  if (!/^https?:\/\//i.test(text))
+    return { error: "Only https:// repository URLs are supported (not ssh, git://, file:// or ext::)." };
   let u: URL;
   try {
     u = new URL(text);
   } catch {
     return { error: "That is not a valid URL." };
   }
-  if (u.username || u.password) return { error: "Put no user name or token in the URL: store the token under Settings → Git, and use the URL without it." };
+  if (u.username || u.password)
+    return {
+      error: "Put no user name or token in the URL: store the token under Settings → Git, and use the URL without it.",
+    };
   if (u.search || u.hash) return { error: "A repository URL has no ?query or #fragment." };
   const protocol = u.protocol === "https:" ? "https" : "http";
-  if (protocol === "http" && !LOOPBACK.has(u.hostname)) return { error: "Plain http:// would send the token unencrypted: use https://." };
+  if (protocol === "http" && !LOOPBACK.has(u.hostname))
+    return { error: "Plain http:// would send the token unencrypted: use https://." };
   if (!u.pathname || u.pathname === "/") return { error: "The URL names no repository (https://host/owner/repo.git)." };
   return { url: u.href, host: u.host.toLowerCase(), protocol };
 }
@@ -46,19 +51,46 @@ export const BranchName = z
   .string()
   .min(1)
   .max(200)
-  .refine((b) => /^[A-Za-z0-9._/+@-]+$/.test(b) && !b.startsWith("-") && !b.startsWith("/") && !b.endsWith("/") && !b.endsWith(".") && !b.endsWith(".lock") && !b.includes("..") && !b.includes("//") && !b.includes("@{") && b !== "@" && b !== "HEAD" && !b.split("/").some((p) => p.startsWith(".")), {
-    message: "not a valid branch name",
-  });
+  .refine(
+    (b) =>
+      /^[A-Za-z0-9._/+@-]+$/.test(b) &&
+      !b.startsWith("-") &&
+      !b.startsWith("/") &&
+      !b.endsWith("/") &&
+      !b.endsWith(".") &&
+      !b.endsWith(".lock") &&
+      !b.includes("..") &&
+      !b.includes("//") &&
+      !b.includes("@{") &&
+      b !== "@" &&
+      b !== "HEAD" &&
+      !b.split("/").some((p) => p.startsWith(".")),
+    {
+      message: "not a valid branch name",
+    },
+  );
 
-export const RemoteUrlText = z.string().min(1).max(2000).superRefine((u, ctx) => {
-  const r = parseRemoteUrl(u);
-  if ("error" in r) ctx.addIssue({ code: "custom", message: r.error });
-});
+export const RemoteUrlText = z
+  .string()
+  .min(1)
+  .max(2000)
+  .superRefine((u, ctx) => {
+    const r = parseRemoteUrl(u);
+    if ("error" in r) ctx.addIssue({ code: "custom", message: r.error });
+  });
 
 /** What git is given to sign in; the token never leaves the op. */
 export const GitCredentialInput = z.object({
-  username: z.string().min(1).max(200).regex(/^[^\s:\x00-\x1f]+$/),
-  token: z.string().min(1).max(4096).regex(/^[\x21-\x7e]+$/),
+  username: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[^\s:\x00-\x1f]+$/),
+  token: z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(/^[\x21-\x7e]+$/),
 });
 export type GitCredentialInput = z.infer<typeof GitCredentialInput>;
 

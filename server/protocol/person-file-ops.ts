@@ -18,7 +18,10 @@ export const PERSON_FILE_LIMITS = {
 
 const path = z.string().min(1).max(4096);
 /** sha256 hex of the content the editor started from; null: the file must not exist yet. */
-const expectHash = z.string().regex(/^[0-9a-f]{64}$/).nullable();
+const expectHash = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/)
+  .nullable();
 
 export const PERSON_FILE_OPS = {
   ide_read: z.object({ path }),
@@ -34,7 +37,10 @@ export const PERSON_FILE_OPS = {
    *  existing file is replaced only with `overwrite` (else: ok false, meta PersonUploaded.exists). */
   ide_write_bytes: z.object({
     path,
-    base64: z.string().max(Math.ceil(PERSON_FILE_LIMITS.maxUploadBytes / 3) * 4).regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be base64"),
+    base64: z
+      .string()
+      .max(Math.ceil(PERSON_FILE_LIMITS.maxUploadBytes / 3) * 4)
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be base64"),
     overwrite: z.boolean().optional(),
   }),
   ide_mkdir: z.object({ path }),
@@ -113,7 +119,11 @@ export const PersonReplaced = z.object({
 export type PersonReplaced = z.infer<typeof PersonReplaced>;
 
 /** `meta` of ide_write_bytes: the file written, or (ok false) that one is there already. */
-export const PersonUploaded = z.object({ path: z.string(), size: z.number().int().nonnegative().optional(), exists: z.boolean().optional() });
+export const PersonUploaded = z.object({
+  path: z.string(),
+  size: z.number().int().nonnegative().optional(),
+  exists: z.boolean().optional(),
+});
 export type PersonUploaded = z.infer<typeof PersonUploaded>;
 
 /** `meta` of ide_read_bytes. */

@@ -19,8 +19,15 @@ export const PREVIEW_PORTS_OP = "preview_ports";
 const streamId = z.string().min(1).max(200);
 export const PreviewPort = z.number().int().min(1).max(65_535);
 /** Origin-form only (`/a/b?c`): an absolute URL would turn a loopback HTTP proxy into a relay. */
-export const PreviewPath = z.string().min(1).max(16 * 1024).regex(/^\/[^\s]*$/, "path must start with / and contain no spaces");
-const method = z.string().regex(/^[A-Z][A-Z-]{0,31}$/).refine((m) => m !== "CONNECT", "CONNECT is not forwarded");
+export const PreviewPath = z
+  .string()
+  .min(1)
+  .max(16 * 1024)
+  .regex(/^\/[^\s]*$/, "path must start with / and contain no spaces");
+const method = z
+  .string()
+  .regex(/^[A-Z][A-Z-]{0,31}$/)
+  .refine((m) => m !== "CONNECT", "CONNECT is not forwarded");
 /** Header list in wire order; a name may repeat (set-cookie). */
 const headers = z.array(z.tuple([z.string().min(1).max(256), z.string().max(64 * 1024)])).max(500);
 const base64 = z.string().max(Math.ceil((PREVIEW_CHUNK * 4) / 3) + 4);
@@ -122,8 +129,15 @@ export const PreviewLocation = z.object({ type: z.literal(PREVIEW_LOCATION), pat
 
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never forwarded. */
 const HOP_BY_HOP = new Set([
-  "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
-  "te", "trailer", "transfer-encoding", "upgrade",
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
 ]);
 
 /** Drops hop-by-hop headers, including those the message's own Connection header names. */
@@ -170,7 +184,11 @@ export function parsePreviewHost(host: string | undefined): PreviewTarget | unde
 }
 
 /** The preview origin for a port of a session, seen from a page at `ide` (its location). */
-export function previewOrigin(ide: { protocol: string; hostname: string; port: string }, sessionId: string, port: number): string {
+export function previewOrigin(
+  ide: { protocol: string; hostname: string; port: string },
+  sessionId: string,
+  port: number,
+): string {
   const byIp = /^[\d.]+$/.test(ide.hostname) || ide.hostname.includes(":") || ide.hostname.startsWith("[");
   const base = byIp ? "localhost" : ide.hostname;
   return `${ide.protocol}//${port}-${sessionId.toLowerCase()}.${base}${ide.port ? `:${ide.port}` : ""}`;

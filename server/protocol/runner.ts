@@ -106,7 +106,12 @@ export const RunnerToServer = z.discriminatedUnion("type", [
     meta: z.record(z.string(), z.unknown()).optional(),
   }),
   /** Paths are workspace-relative with forward slashes; `version` counts per workspace. */
-  z.object({ type: z.literal("files.changed"), workspaceId, paths: z.array(z.string()), version: z.number().int().nonnegative() }),
+  z.object({
+    type: z.literal("files.changed"),
+    workspaceId,
+    paths: z.array(z.string()),
+    version: z.number().int().nonnegative(),
+  }),
   z.object({ type: z.literal("pty.data"), ptyId, data: z.string() }),
   z.object({
     type: z.literal("pty.exit"),
@@ -119,7 +124,10 @@ export const RunnerToServer = z.discriminatedUnion("type", [
 export type RunnerToServer = z.infer<typeof RunnerToServer>;
 
 /** Parses one frame; returns an error string instead of throwing so a peer's bad frame is logged, not fatal. */
-export function decodeFrame<T>(schema: z.ZodType<T>, raw: unknown): { ok: true; message: T } | { ok: false; error: string } {
+export function decodeFrame<T>(
+  schema: z.ZodType<T>,
+  raw: unknown,
+): { ok: true; message: T } | { ok: false; error: string } {
   let json: unknown;
   try {
     json = JSON.parse(frameText(raw));

@@ -49,7 +49,12 @@ export type TerminalInfo = z.infer<typeof TerminalInfo>;
 
 export const TerminalServerMessage = z.discriminatedUnion("type", [
   /** `offset` is where the following data starts; `reset` means the client must clear first. */
-  z.object({ type: z.literal("attached"), ptyId: z.string(), offset: z.number().int().nonnegative(), reset: z.boolean() }),
+  z.object({
+    type: z.literal("attached"),
+    ptyId: z.string(),
+    offset: z.number().int().nonnegative(),
+    reset: z.boolean(),
+  }),
   z.object({ type: z.literal("data"), data: z.string() }),
   /** The terminal ended (now, or before this socket asked for it); the socket closes after. */
   z.object({ type: z.literal("ended"), reason: TerminalEnd }),
@@ -59,7 +64,10 @@ export const TerminalServerMessage = z.discriminatedUnion("type", [
 ]);
 export type TerminalServerMessage = z.infer<typeof TerminalServerMessage>;
 
-const flag = z.enum(["0", "1"]).default("0").transform((v) => v === "1");
+const flag = z
+  .enum(["0", "1"])
+  .default("0")
+  .transform((v) => v === "1");
 
 export const TerminalQuery = z.union([
   z.object({
@@ -78,7 +86,9 @@ export type TerminalQuery = z.infer<typeof TerminalQuery>;
 export function describeEnd(end: TerminalEnd): string {
   switch (end.kind) {
     case "exited":
-      return end.exitCode !== null ? `exited with code ${end.exitCode}` : `exited${end.signal ? ` (${end.signal})` : ""}`;
+      return end.exitCode !== null
+        ? `exited with code ${end.exitCode}`
+        : `exited${end.signal ? ` (${end.signal})` : ""}`;
     case "idle":
       return `ended after ${end.minutes} min with no page open (the idle limit)`;
     case "runner":

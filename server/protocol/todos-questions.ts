@@ -33,7 +33,13 @@ export type QuestionRequest = z.infer<typeof QuestionRequest>;
 
 /** The person's answer: one of the options (by index) or typed text. */
 export const QuestionAnswer = z.union([
-  z.object({ option: z.number().int().min(0).max(QUESTION_MAX_OPTIONS - 1) }),
+  z.object({
+    option: z
+      .number()
+      .int()
+      .min(0)
+      .max(QUESTION_MAX_OPTIONS - 1),
+  }),
   z.object({ text: z.string().trim().min(1).max(ANSWER_MAX_TEXT) }),
 ]);
 export type QuestionAnswer = z.infer<typeof QuestionAnswer>;

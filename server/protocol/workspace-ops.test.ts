@@ -15,7 +15,17 @@ describe("workspace ids", () => {
   it("refuses them on request, pty.open and preview frames; absent is still valid", () => {
     const request = { type: "request", id: "1", sessionId: "s", op: "read_file", input: {}, deadline: 1 };
     const pty = { type: "pty.open", ptyId: "p", sessionId: "s", cols: 80, rows: 24 };
-    const preview = { type: "preview.request", streamId: "x", sessionId: "s", port: 80, method: "GET", path: "/", headers: [], hasBody: false, deadline: 1 };
+    const preview = {
+      type: "preview.request",
+      streamId: "x",
+      sessionId: "s",
+      port: 80,
+      method: "GET",
+      path: "/",
+      headers: [],
+      hasBody: false,
+      deadline: 1,
+    };
     for (const frame of [request, pty, preview]) {
       expect(ServerToRunner.safeParse(frame).success).toBe(true);
       expect(ServerToRunner.safeParse({ ...frame, workspaceId: "ok-1" }).success).toBe(true);
@@ -25,8 +35,12 @@ describe("workspace ids", () => {
 
   it("workspace.create takes a known source kind only", () => {
     expect(WorkspaceCreateInput.safeParse({ workspaceId: "a", source: { kind: "empty" } }).success).toBe(true);
-    expect(WorkspaceCreateInput.safeParse({ workspaceId: "a", source: { kind: "git", url: "https://x/y.git" } }).success).toBe(true);
-    expect(WorkspaceCreateInput.safeParse({ workspaceId: "a", source: { kind: "copy", from: "/" } }).success).toBe(false);
+    expect(
+      WorkspaceCreateInput.safeParse({ workspaceId: "a", source: { kind: "git", url: "https://x/y.git" } }).success,
+    ).toBe(true);
+    expect(WorkspaceCreateInput.safeParse({ workspaceId: "a", source: { kind: "copy", from: "/" } }).success).toBe(
+      false,
+    );
     expect(WorkspaceCreateInput.safeParse({ workspaceId: "..", source: { kind: "empty" } }).success).toBe(false);
   });
 });

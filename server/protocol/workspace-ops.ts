@@ -17,7 +17,11 @@ export const WORKSPACE_USAGE_OP = "workspace.usage";
 export const WORKSPACE_LIMIT_OP = "workspace.limit";
 
 /** A workspace's disk limit in bytes (the org's setting; the issue's default is 5 GB). */
-const diskLimitBytes = z.number().int().min(1024 * 1024).max(2 ** 50);
+const diskLimitBytes = z
+  .number()
+  .int()
+  .min(1024 * 1024)
+  .max(2 ** 50);
 
 /**
  * Where a new workspace's files come from. `empty` is built into the runner; `git` and
@@ -52,7 +56,9 @@ export const WorkspaceDeleteInput = z.object({ workspaceId: WorkspaceId }).stric
 export type WorkspaceDeleteInput = z.infer<typeof WorkspaceDeleteInput>;
 export const WorkspaceUsageInput = z.object({ workspaceId: WorkspaceId }).strict();
 export type WorkspaceUsageInput = z.infer<typeof WorkspaceUsageInput>;
-export const WorkspaceLimitInput = z.object({ workspaceId: WorkspaceId, diskLimitBytes: diskLimitBytes.nullable() }).strict();
+export const WorkspaceLimitInput = z
+  .object({ workspaceId: WorkspaceId, diskLimitBytes: diskLimitBytes.nullable() })
+  .strict();
 export type WorkspaceLimitInput = z.infer<typeof WorkspaceLimitInput>;
 
 /** One workspace as a runner reports it (hello, create, usage). */

@@ -25,7 +25,8 @@ export function createAuditExport(deps: { db: Db; doors: Pick<Doors, "request">;
     const orgId = answer.grant.actor!.orgId;
     const params = Object.fromEntries(new URL(req.url ?? "/", "http://x").searchParams);
     const parsed = AuditFilterInput.safeParse(params);
-    if (!parsed.success) return fail(res, 400, parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+    if (!parsed.success)
+      return fail(res, 400, parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
     let filter;
     try {
       filter = auditFilterOf(parsed.data);

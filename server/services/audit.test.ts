@@ -24,7 +24,12 @@ describe.each(testDatabases())("the audit trail on %s", (provider) => {
   beforeAll(async () => {
     db = await createTestDb(provider);
     dataDir = mkdtempSync(join(tmpdir(), "quiver-audit-"));
-    quiver = await startQuiver({ env: parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", DATABASE_URL: db.url }), root, web: false, log: () => {} });
+    quiver = await startQuiver({
+      env: parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", DATABASE_URL: db.url }),
+      root,
+      web: false,
+      log: () => {},
+    });
   }, 60_000);
   afterAll(async () => {
     await quiver?.stop();
@@ -38,16 +43,31 @@ describe.each(testDatabases())("the audit trail on %s", (provider) => {
     const link = await c.shares.create.mutate({ sessionId: session.id });
     await c.shares.revoke.mutate({ linkId: link.id });
     await c.policies.set.mutate({ rules: [{ effect: "deny", command: "rm -rf" }] });
-    const owner = await db.db.membership.findFirstOrThrow({ where: { role: "owner", org: { slug: "local" } }, include: { user: true } });
+    const owner = await db.db.membership.findFirstOrThrow({
+      where: { role: "owner", org: { slug: "local" } },
+      include: { user: true },
+    });
     // Another writer through the service (as sign-ins and org changes are recorded).
-    await createAuditService(db.db).record({ actorId: owner.userId, orgId: owner.orgId, action: "auth.signed_in", detail: { via: "test" } });
+    await createAuditService(db.db).record({
+      actorId: owner.userId,
+      orgId: owner.orgId,
+      action: "auth.signed_in",
+      detail: { via: "test" },
+    });
     await expect(createAuditService(db.db).record({ actorId: null, action: "no kind" })).rejects.toThrow(/area.verb/);
 
     const all = await c.audit.list.query({});
     expect(all.events.map((e) => e.action)).toEqual(["auth.signed_in", "policy.set", "share.revoked", "share.created"]);
-    for (const e of all.events) expect(e.actor).toEqual({ id: owner.userId, name: owner.user.name, email: owner.user.email });
-    expect((await c.audit.list.query({ kind: "share" })).events.map((e) => e.action)).toEqual(["share.revoked", "share.created"]);
-    expect((await c.audit.list.query({ kind: "policy.set" })).events[0].detail).toMatchObject({ version: 1, ruleCount: 1 });
+    for (const e of all.events)
+      expect(e.actor).toEqual({ id: owner.userId, name: owner.user.name, email: owner.user.email });
+    expect((await c.audit.list.query({ kind: "share" })).events.map((e) => e.action)).toEqual([
+      "share.revoked",
+      "share.created",
+    ]);
+    expect((await c.audit.list.query({ kind: "policy.set" })).events[0].detail).toMatchObject({
+      version: 1,
+      ruleCount: 1,
+    });
     expect((await c.audit.list.query({ person: "nobody" })).events).toEqual([]);
     const today = new Date().toISOString().slice(0, 10);
     expect((await c.audit.list.query({ from: today, to: today })).events).toHaveLength(4);
@@ -56,15 +76,25 @@ describe.each(testDatabases())("the audit trail on %s", (provider) => {
     const second = await c.audit.list.query({ limit: 3, after: first.next! });
     expect([...first.events, ...second.events].map((e) => e.id)).toEqual(all.events.map((e) => e.id));
     expect(second.next).toBeNull();
-    expect((await c.audit.facets.query()).kinds).toEqual(["auth.signed_in", "policy.set", "share.created", "share.revoked"]);
+    expect((await c.audit.facets.query()).kinds).toEqual([
+      "auth.signed_in",
+      "policy.set",
+      "share.created",
+      "share.revoked",
+    ]);
 
     const res = await fetch(`${quiver.url}/api/audit/export?kind=share`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/application\/x-ndjson/);
-    expect(res.headers.get("content-disposition")).toMatch(/attachment; filename="quiver-audit-\d{4}-\d{2}-\d{2}\.jsonl"/);
+    expect(res.headers.get("content-disposition")).toMatch(
+      /attachment; filename="quiver-audit-\d{4}-\d{2}-\d{2}\.jsonl"/,
+    );
     const text = await res.text();
     expect(text.endsWith("\n")).toBe(true);
-    const lines = text.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = text
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.action, l.actor.id, l.target, l.sessionId])).toEqual([
       ["share.revoked", owner.userId, `share:${link.id}`, session.id],
       ["share.created", owner.userId, `share:${link.id}`, session.id],

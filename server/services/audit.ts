@@ -63,16 +63,29 @@ export interface AuditEventView {
 
 function where(orgId: string, f: AuditFilter) {
   const kind = f.kind ? (f.kind.includes(".") ? { action: f.kind } : { action: { startsWith: `${f.kind}.` } }) : {};
-  const createdAt = f.from || f.to ? { createdAt: { ...(f.from ? { gte: f.from } : {}), ...(f.to ? { lt: f.to } : {}) } } : {};
+  const createdAt =
+    f.from || f.to ? { createdAt: { ...(f.from ? { gte: f.from } : {}), ...(f.to ? { lt: f.to } : {}) } } : {};
   return { orgId, ...(f.actorId ? { actorId: f.actorId } : {}), ...kind, ...createdAt };
 }
 
 const ORDER = [{ createdAt: "desc" as const }, { id: "desc" as const }];
 
 export function createAuditService(db: Db) {
-  async function withPeople(rows: Array<{ id: string; createdAt: Date; action: string; actorId: string | null; sessionId: string | null; target: string | null; detail: unknown }>): Promise<AuditEventView[]> {
+  async function withPeople(
+    rows: Array<{
+      id: string;
+      createdAt: Date;
+      action: string;
+      actorId: string | null;
+      sessionId: string | null;
+      target: string | null;
+      detail: unknown;
+    }>,
+  ): Promise<AuditEventView[]> {
     const ids = [...new Set(rows.map((r) => r.actorId).filter((id): id is string => !!id))];
-    const users = ids.length ? await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, email: true } }) : [];
+    const users = ids.length
+      ? await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, email: true } })
+      : [];
     const byId = new Map(users.map((u) => [u.id, u]));
     return rows.map((r) => ({
       id: r.id,
@@ -116,10 +129,16 @@ export function createAuditService(db: Db) {
       } while (after);
     },
     /** The kinds recorded in the org, and the people named, for the page's filters. */
-    async facets(orgId: string): Promise<{ kinds: string[]; people: Array<{ id: string; name: string; email: string }> }> {
+    async facets(
+      orgId: string,
+    ): Promise<{ kinds: string[]; people: Array<{ id: string; name: string; email: string }> }> {
       const [kinds, members] = await Promise.all([
         db.auditEvent.groupBy({ by: ["action"], where: { orgId }, orderBy: { action: "asc" } }),
-        db.membership.findMany({ where: { orgId }, select: { user: { select: { id: true, name: true, email: true } } }, orderBy: { createdAt: "asc" } }),
+        db.membership.findMany({
+          where: { orgId },
+          select: { user: { select: { id: true, name: true, email: true } } },
+          orderBy: { createdAt: "asc" },
+        }),
       ]);
       return { kinds: kinds.map((k) => k.action), people: members.map((m) => m.user) };
     },

@@ -35,7 +35,9 @@ export function checkpointingHub(hub: EventHub, checkpoints: CheckpointService, 
           const published = target.publish(sessionId, body);
           if (body.type === "turn.started") checkpoints.turnStarted(sessionId, body.turnId);
           if (body.type === "turn.finished") {
-            checkpoints.turnEnded(sessionId, body.turnId, published).catch((err) => log(`checkpoint after turn ${body.turnId}: ${(err as Error).message}`));
+            checkpoints
+              .turnEnded(sessionId, body.turnId, published)
+              .catch((err) => log(`checkpoint after turn ${body.turnId}: ${(err as Error).message}`));
           }
           return published;
         };

@@ -24,7 +24,10 @@ import { logFn } from "../log";
 export type CheckpointErrorCode = "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "BAD_REQUEST";
 
 export class CheckpointError extends Error {
-  constructor(readonly code: CheckpointErrorCode, message: string) {
+  constructor(
+    readonly code: CheckpointErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = "CheckpointError";
   }
@@ -73,7 +76,12 @@ export interface CheckpointService {
   list(sessionId: string): Promise<{ checkpoints: CheckpointView[] }>;
   diff(sessionId: string, turnId?: string): Promise<{ files: FileDiffView[] }>;
   acceptHunk(sessionId: string, turnId: string | undefined, path: string, hunkId: string): Promise<{ ok: true }>;
-  revertHunk(sessionId: string, turnId: string | undefined, path: string, hunkId: string): Promise<{ ok: true; path: string }>;
+  revertHunk(
+    sessionId: string,
+    turnId: string | undefined,
+    path: string,
+    hunkId: string,
+  ): Promise<{ ok: true; path: string }>;
   restore(req: RestoreRequest): Promise<RestoreResult>;
   /** A mutating call of the session's running turn is about to run: its `before` checkpoint, once per turn. */
   beforeChange(sessionId: string): Promise<void>;
@@ -111,16 +119,34 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
   async function call(sessionId: string, op: string, input: unknown): Promise<{ output: string; meta: unknown }> {
     let r;
     try {
-      r = await deps.runner.run({ sessionId, callId: `cp_${randomUUID()}`, op, input, deadline: Date.now() + TIMEOUT_MS, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      r = await deps.runner.run({
+        sessionId,
+        callId: `cp_${randomUUID()}`,
+        op,
+        input,
+        deadline: Date.now() + TIMEOUT_MS,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
     } catch (err) {
-      throw new CheckpointError("PRECONDITION_FAILED", `The workspace's runner cannot be reached: ${(err as Error).message}`);
+      throw new CheckpointError(
+        "PRECONDITION_FAILED",
+        `The workspace's runner cannot be reached: ${(err as Error).message}`,
+      );
     }
-    if (!r.ok) throw new CheckpointError((r.meta as { conflict?: boolean } | undefined)?.conflict ? "CONFLICT" : "PRECONDITION_FAILED", r.output);
+    if (!r.ok)
+      throw new CheckpointError(
+        (r.meta as { conflict?: boolean } | undefined)?.conflict ? "CONFLICT" : "PRECONDITION_FAILED",
+        r.output,
+      );
     return { output: r.output, meta: r.meta };
   }
 
   async function latestCommit(sessionId: string): Promise<string | undefined> {
-    const row = await db.checkpoint.findFirst({ where: { sessionId }, orderBy: { createdAt: "desc" }, select: { commit: true } });
+    const row = await db.checkpoint.findFirst({
+      where: { sessionId },
+      orderBy: { createdAt: "desc" },
+      select: { commit: true },
+    });
     return row?.commit;
   }
 
@@ -128,11 +154,27 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
     const parent = await latestCommit(sessionId);
     const { meta } = await call(sessionId, CHECKPOINT_CREATE_OP, parent ? { parent } : {});
     const made = CheckpointCreated.parse(meta);
-    const row = await db.checkpoint.create({ data: { sessionId, turnId, phase, commit: made.commit, filesChanged: made.filesChanged } });
-    await deps.publish(sessionId, { type: "checkpoint.created", checkpointId: row.id, turnId, phase, filesChanged: made.filesChanged });
+    const row = await db.checkpoint.create({
+      data: { sessionId, turnId, phase, commit: made.commit, filesChanged: made.filesChanged },
+    });
+    await deps.publish(sessionId, {
+      type: "checkpoint.created",
+      checkpointId: row.id,
+      turnId,
+      phase,
+      filesChanged: made.filesChanged,
+    });
     if (made.skipped.length) {
-      const names = made.skipped.slice(0, 5).map((s) => s.path).join(", ");
-      await deps.publish(sessionId, { type: "notice", level: "info", code: "checkpoint.skipped", text: `Left out of the checkpoint for their size: ${names}${made.skipped.length > 5 ? ` and ${made.skipped.length - 5} more` : ""}.` });
+      const names = made.skipped
+        .slice(0, 5)
+        .map((s) => s.path)
+        .join(", ");
+      await deps.publish(sessionId, {
+        type: "notice",
+        level: "info",
+        code: "checkpoint.skipped",
+        text: `Left out of the checkpoint for their size: ${names}${made.skipped.length > 5 ? ` and ${made.skipped.length - 5} more` : ""}.`,
+      });
     }
     return { id: row.id, commit: made.commit };
   }
@@ -140,7 +182,11 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
   async function runningTurn(sessionId: string): Promise<string | undefined> {
     const known = current.get(sessionId);
     if (known) return known;
-    const row = await db.turn.findFirst({ where: { sessionId, status: "running" }, orderBy: { startedAt: "desc" }, select: { id: true } });
+    const row = await db.turn.findFirst({
+      where: { sessionId, status: "running" },
+      orderBy: { startedAt: "desc" },
+      select: { id: true },
+    });
     return row?.id;
   }
 
@@ -154,13 +200,19 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
   async function range(sessionId: string, turnId?: string): Promise<{ from: string; to?: string } | undefined> {
     if (turnId) {
       await turnOf(sessionId, turnId);
-      const rows = await db.checkpoint.findMany({ where: { sessionId, turnId, phase: { in: ["before", "after"] } }, orderBy: { createdAt: "asc" } });
+      const rows = await db.checkpoint.findMany({
+        where: { sessionId, turnId, phase: { in: ["before", "after"] } },
+        orderBy: { createdAt: "asc" },
+      });
       const before = rows.find((r) => r.phase === "before");
       if (!before) return undefined;
       const after = rows.filter((r) => r.phase === "after").at(-1);
       return { from: before.commit, to: after?.commit };
     }
-    const first = await db.checkpoint.findFirst({ where: { sessionId, phase: "before" }, orderBy: { createdAt: "asc" } });
+    const first = await db.checkpoint.findFirst({
+      where: { sessionId, phase: "before" },
+      orderBy: { createdAt: "asc" },
+    });
     return first ? { from: first.commit } : undefined;
   }
 
@@ -168,7 +220,11 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
     await afters.get(sessionId);
     const r = await range(sessionId, turnId);
     if (!r) return [];
-    const { meta } = await call(sessionId, CHECKPOINT_DIFF_OP, { from: r.from, ...(r.to ? { to: r.to } : {}), ...(paths ? { paths } : {}) });
+    const { meta } = await call(sessionId, CHECKPOINT_DIFF_OP, {
+      from: r.from,
+      ...(r.to ? { to: r.to } : {}),
+      ...(paths ? { paths } : {}),
+    });
     const files = (meta as { files?: { patch?: string }[] }).files ?? [];
     const parsed = CheckpointDiffMeta.parse(meta);
     return parsed.files.map((f, i) => ({ ...f, hunks: f.binary ? [] : parseHunks(files[i]?.patch ?? "") }));
@@ -177,13 +233,27 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
   async function findHunk(sessionId: string, turnId: string | undefined, path: string, hunkId: string) {
     const file = (await rawDiff(sessionId, turnId, [path])).find((f) => f.path === path);
     const hunk = file?.hunks.find((h) => h.id === hunkId);
-    if (!hunk) throw new CheckpointError("NOT_FOUND", `No hunk ${hunkId} in ${path} among the agent's changes${turnId ? " of that turn" : ""} (it may have changed since the view was loaded: reload it).`);
+    if (!hunk)
+      throw new CheckpointError(
+        "NOT_FOUND",
+        `No hunk ${hunkId} in ${path} among the agent's changes${turnId ? " of that turn" : ""} (it may have changed since the view was loaded: reload it).`,
+      );
     return hunk;
   }
 
-  async function review(sessionId: string, turnId: string | undefined, path: string, hunkId: string, state: "accepted" | "reverted") {
+  async function review(
+    sessionId: string,
+    turnId: string | undefined,
+    path: string,
+    hunkId: string,
+    state: "accepted" | "reverted",
+  ) {
     const scope = turnId ?? SESSION_SCOPE;
-    await db.hunkReview.upsert({ where: { sessionId_scope_path_hunkId: { sessionId, scope, path, hunkId } }, create: { sessionId, scope, path, hunkId, state }, update: { state } });
+    await db.hunkReview.upsert({
+      where: { sessionId_scope_path_hunkId: { sessionId, scope, path, hunkId } },
+      create: { sessionId, scope, path, hunkId, state },
+      update: { state },
+    });
     await deps.publish(sessionId, { type: "hunk.reviewed", ...(turnId ? { turnId } : {}), path, hunkId, state });
   }
 
@@ -216,7 +286,12 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
           path: f.path,
           status: f.status,
           binary: f.binary,
-          hunks: f.hunks.map((h) => ({ id: h.id, header: h.header, lines: h.lines.filter((l) => !l.startsWith("\\")), state: state.get(`${f.path}\0${h.id}`) ?? "open" })),
+          hunks: f.hunks.map((h) => ({
+            id: h.id,
+            header: h.header,
+            lines: h.lines.filter((l) => !l.startsWith("\\")),
+            state: state.get(`${f.path}\0${h.id}`) ?? "open",
+          })),
         })),
       };
     },
@@ -244,20 +319,49 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
       } else if (req.turnId) {
         const turn = await turnOf(sessionId, req.turnId);
         // Before turn T: its own `before`, or (T changed nothing) the first `before` of a later turn.
-        target = await db.checkpoint.findFirst({ where: { sessionId, phase: "before", createdAt: { gte: turn.startedAt } }, orderBy: { createdAt: "asc" } });
+        target = await db.checkpoint.findFirst({
+          where: { sessionId, phase: "before", createdAt: { gte: turn.startedAt } },
+          orderBy: { createdAt: "asc" },
+        });
         if (!target) return { changes: [], kept: [] };
-      } else throw new CheckpointError("BAD_REQUEST", "Name the turn (turnId) or the checkpoint (checkpointId) to restore to.");
+      } else
+        throw new CheckpointError(
+          "BAD_REQUEST",
+          "Name the turn (turnId) or the checkpoint (checkpointId) to restore to.",
+        );
       if (!req.dryRun) await service.assertIdle(sessionId, "Files cannot be restored");
       const keepPersonEdits = req.keepUserEdits ?? true;
-      const { meta } = await call(sessionId, CHECKPOINT_RESTORE_OP, { to: target.commit, dryRun: req.dryRun, keepPersonEdits });
+      const { meta } = await call(sessionId, CHECKPOINT_RESTORE_OP, {
+        to: target.commit,
+        dryRun: req.dryRun,
+        keepPersonEdits,
+      });
       const done = CheckpointRestored.parse(meta);
       if (req.dryRun || !done.undoCommit) return { changes: done.changes, kept: done.kept };
       const turnId = req.turnId ?? target.turnId ?? "";
-      const undo = await db.checkpoint.create({ data: { sessionId, turnId, phase: "restore-undo", commit: done.undoCommit, filesChanged: done.changes.length } });
-      await deps.publish(sessionId, { type: "checkpoint.created", checkpointId: undo.id, turnId, phase: "restore-undo", filesChanged: done.changes.length });
-      await deps.publish(sessionId, { type: "checkpoint.restored", checkpointId: target.id, undoCheckpointId: undo.id, paths: done.changes.map((c) => c.path) });
+      const undo = await db.checkpoint.create({
+        data: { sessionId, turnId, phase: "restore-undo", commit: done.undoCommit, filesChanged: done.changes.length },
+      });
+      await deps.publish(sessionId, {
+        type: "checkpoint.created",
+        checkpointId: undo.id,
+        turnId,
+        phase: "restore-undo",
+        filesChanged: done.changes.length,
+      });
+      await deps.publish(sessionId, {
+        type: "checkpoint.restored",
+        checkpointId: target.id,
+        undoCheckpointId: undo.id,
+        paths: done.changes.map((c) => c.path),
+      });
       if (done.failed?.length) {
-        await deps.publish(sessionId, { type: "notice", level: "warn", code: "checkpoint.partial", text: `Not restored: ${done.failed.map((f) => `${f.path} (${f.reason})`).join("; ")}` });
+        await deps.publish(sessionId, {
+          type: "notice",
+          level: "warn",
+          code: "checkpoint.partial",
+          text: `Not restored: ${done.failed.map((f) => `${f.path} (${f.reason})`).join("; ")}`,
+        });
       }
       return { changes: done.changes, kept: done.kept, undoCheckpointId: undo.id };
     },
@@ -269,13 +373,21 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
       let made = befores.get(turnId);
       if (!made) {
         made = (async () => {
-          if (await db.checkpoint.findFirst({ where: { sessionId, turnId, phase: "before" }, select: { id: true } })) return;
+          if (await db.checkpoint.findFirst({ where: { sessionId, turnId, phase: "before" }, select: { id: true } }))
+            return;
           await create(sessionId, turnId, "before");
         })().catch(async (err) => {
           // The change still runs: a checkpoint that failed must not stop the agent's work, but the person is told.
           befores.delete(turnId);
           log(`before-checkpoint of turn ${turnId} failed: ${(err as Error).message}`);
-          await deps.publish(sessionId, { type: "notice", level: "warn", code: "checkpoint.failed", text: `No checkpoint was taken before this turn's changes: ${(err as Error).message}` }).catch(() => undefined);
+          await deps
+            .publish(sessionId, {
+              type: "notice",
+              level: "warn",
+              code: "checkpoint.failed",
+              text: `No checkpoint was taken before this turn's changes: ${(err as Error).message}`,
+            })
+            .catch(() => undefined);
         });
         befores.set(turnId, made);
       }
@@ -294,7 +406,8 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
         await published?.catch(() => undefined);
         if (pending) await pending;
         try {
-          if (!(await db.checkpoint.findFirst({ where: { sessionId, turnId, phase: "before" }, select: { id: true } }))) return;
+          if (!(await db.checkpoint.findFirst({ where: { sessionId, turnId, phase: "before" }, select: { id: true } })))
+            return;
           await create(sessionId, turnId, "after");
         } catch (err) {
           log(`after-checkpoint of turn ${turnId} failed: ${(err as Error).message}`);
@@ -309,8 +422,14 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
     },
 
     async assertIdle(sessionId, what) {
-      const running = deps.isRunning?.(sessionId) || (await db.turn.findFirst({ where: { sessionId, status: "running" }, select: { id: true } }));
-      if (running) throw new CheckpointError("PRECONDITION_FAILED", `A turn is running in this session: ${what} until it ends. Stop it first, or wait for it to finish.`);
+      const running =
+        deps.isRunning?.(sessionId) ||
+        (await db.turn.findFirst({ where: { sessionId, status: "running" }, select: { id: true } }));
+      if (running)
+        throw new CheckpointError(
+          "PRECONDITION_FAILED",
+          `A turn is running in this session: ${what} until it ends. Stop it first, or wait for it to finish.`,
+        );
     },
   };
   return service;

@@ -25,20 +25,40 @@ describe.each(testDatabases())("org disk limit on the runners on %s", (provider)
   let runner: RunnerChild | undefined;
   const client = () => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
   const live = () => quiver.services.runners.status().some((r) => r.id === "r1" && r.connected);
-  const startRunner = () => (runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace: null, args: ["--root", rootDir, "--id", "r1"], env: runnerEnv }));
+  const startRunner = () =>
+    (runner = spawnRunner({
+      url: `ws://127.0.0.1:${quiver.port}/runner`,
+      workspace: null,
+      args: ["--root", rootDir, "--id", "r1"],
+      env: runnerEnv,
+    }));
   const limitOnRunner = async (workspaceId: string) =>
-    (JSON.parse((await quiver.services.runners.runOn("r1", "workspace.usage", { workspaceId })).output) as { diskLimitBytes?: number }).diskLimitBytes;
+    (
+      JSON.parse((await quiver.services.runners.runOn("r1", "workspace.usage", { workspaceId })).output) as {
+        diskLimitBytes?: number;
+      }
+    ).diskLimitBytes;
   let session = "";
   let workspace = "";
 
   beforeAll(async () => {
     dataDir = await tempDir("quiver-data-");
     rootDir = await tempDir("quiver-root-");
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, DATABASE_URL: t.current.url, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      DATABASE_URL: t.current.url,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     startRunner();
     await waitFor(live, 30_000, "runner");
-    await waitFor(async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1, 10_000, "runner recorded");
+    await waitFor(
+      async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1,
+      10_000,
+      "runner recorded",
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -53,11 +73,19 @@ describe.each(testDatabases())("org disk limit on the runners on %s", (provider)
     const p = await trpc.projects.create.mutate({ name: "small", source: { kind: "empty" } });
     workspace = p.workspace!.id;
     session = (await trpc.sessions.create.mutate({ title: "small", projectId: p.id })).id;
-    await waitFor(async () => (await t.current.db.workspace.findUnique({ where: { id: workspace } }))?.state === "ready", 20_000, "workspace ready");
+    await waitFor(
+      async () => (await t.current.db.workspace.findUnique({ where: { id: workspace } }))?.state === "ready",
+      20_000,
+      "workspace ready",
+    );
     expect(await limitOnRunner(workspace)).toBe(1 * MB);
     const write = await quiver.services.runners.run({
-      sessionId: session, callId: randomUUID(), op: "write_file", input: { path: "big.bin", content: "x".repeat(1.5 * MB) },
-      deadline: Date.now() + 20_000, signal: new AbortController().signal,
+      sessionId: session,
+      callId: randomUUID(),
+      op: "write_file",
+      input: { path: "big.bin", content: "x".repeat(1.5 * MB) },
+      deadline: Date.now() + 20_000,
+      signal: new AbortController().signal,
     });
     expect(write.ok).toBe(false);
     expect(write.output).toMatch(/disk limit of 1(\.0)? MB/);

@@ -22,7 +22,12 @@ describe("files.diagnostics", () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "quiver-diag-"));
     mkdirSync(join(dataDir, "workspace"), { recursive: true });
-    quiver = await startQuiver({ env: parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir }), root, web: false, log: () => {} });
+    quiver = await startQuiver({
+      env: parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir }),
+      root,
+      web: false,
+      log: () => {},
+    });
     client = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
     await waitFor(async () => (await quiver.services.health()).ok, 30_000, "runner");
     sessionId = (await client.sessions.create.mutate({ title: "diag" })).id;
@@ -34,14 +39,46 @@ describe("files.diagnostics", () => {
   });
 
   it("marks a type error in a saved file, and nothing once it is fixed", async () => {
-    const saved = await client.files.save.mutate({ sessionId, path: "src/x.ts", content: "export const ok: boolean = 1;\n", expectHash: null });
-    const got = await waitFor(async () => {
-      const r = await client.files.diagnostics.query({ sessionId, path: "src/x.ts" });
-      return r.ready ? r : undefined;
-    }, 90_000, "diagnostics ready");
-    expect(got.diagnostics).toEqual([{ line: 1, column: 14, endLine: 1, endColumn: 16, severity: "error", code: 2322, message: "Type 'number' is not assignable to type 'boolean'." }]);
-    await client.files.save.mutate({ sessionId, path: "src/x.ts", content: "export const ok: boolean = true;\n", expectHash: saved.hash });
-    expect(await client.files.diagnostics.query({ sessionId, path: "src/x.ts" })).toEqual({ path: "src/x.ts", ready: true, diagnostics: [] });
-    expect(await client.files.diagnostics.query({ sessionId, path: "README.md" })).toEqual({ path: "README.md", ready: true, diagnostics: [] });
+    const saved = await client.files.save.mutate({
+      sessionId,
+      path: "src/x.ts",
+      content: "export const ok: boolean = 1;\n",
+      expectHash: null,
+    });
+    const got = await waitFor(
+      async () => {
+        const r = await client.files.diagnostics.query({ sessionId, path: "src/x.ts" });
+        return r.ready ? r : undefined;
+      },
+      90_000,
+      "diagnostics ready",
+    );
+    expect(got.diagnostics).toEqual([
+      {
+        line: 1,
+        column: 14,
+        endLine: 1,
+        endColumn: 16,
+        severity: "error",
+        code: 2322,
+        message: "Type 'number' is not assignable to type 'boolean'.",
+      },
+    ]);
+    await client.files.save.mutate({
+      sessionId,
+      path: "src/x.ts",
+      content: "export const ok: boolean = true;\n",
+      expectHash: saved.hash,
+    });
+    expect(await client.files.diagnostics.query({ sessionId, path: "src/x.ts" })).toEqual({
+      path: "src/x.ts",
+      ready: true,
+      diagnostics: [],
+    });
+    expect(await client.files.diagnostics.query({ sessionId, path: "README.md" })).toEqual({
+      path: "README.md",
+      ready: true,
+      diagnostics: [],
+    });
   }, 120_000);
 });

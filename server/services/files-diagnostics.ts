@@ -8,10 +8,21 @@ import { FileOpError } from "./files";
 
 const TIMEOUT_MS = 20_000;
 
-export async function fileDiagnostics(runner: Pick<Executor, "run">, sessionId: string, path: string): Promise<IdeDiagnosticsResult> {
+export async function fileDiagnostics(
+  runner: Pick<Executor, "run">,
+  sessionId: string,
+  path: string,
+): Promise<IdeDiagnosticsResult> {
   let r;
   try {
-    r = await runner.run({ sessionId, callId: `ide_${randomUUID()}`, op: IDE_DIAGNOSTICS_OP, input: { path }, deadline: Date.now() + TIMEOUT_MS, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    r = await runner.run({
+      sessionId,
+      callId: `ide_${randomUUID()}`,
+      op: IDE_DIAGNOSTICS_OP,
+      input: { path },
+      deadline: Date.now() + TIMEOUT_MS,
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
   } catch (err) {
     throw new FileOpError("unavailable", (err as Error).message);
   }

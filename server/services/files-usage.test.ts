@@ -28,11 +28,26 @@ describe.each(testDatabases())("files.usage on %s", (provider) => {
   beforeAll(async () => {
     dataDir = await tempDir("quiver-data-");
     rootDir = await tempDir("quiver-root-");
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, DATABASE_URL: t.current.url, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      DATABASE_URL: t.current.url,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace: null, args: ["--root", rootDir, "--id", "r1"], env: runnerEnv });
+    runner = spawnRunner({
+      url: `ws://127.0.0.1:${quiver.port}/runner`,
+      workspace: null,
+      args: ["--root", rootDir, "--id", "r1"],
+      env: runnerEnv,
+    });
     await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 30_000, "runner");
-    await waitFor(async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1, 10_000, "runner recorded");
+    await waitFor(
+      async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1,
+      10_000,
+      "runner recorded",
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -46,7 +61,11 @@ describe.each(testDatabases())("files.usage on %s", (provider) => {
     await trpc.uploads.setDiskLimit.mutate({ limitMb: 16 });
     const p = await trpc.projects.create.mutate({ name: "measured", source: { kind: "empty" } });
     const sessionId = (await trpc.sessions.create.mutate({ title: "m", projectId: p.id })).id;
-    await waitFor(async () => (await t.current.db.workspace.findUnique({ where: { id: p.workspace!.id } }))?.state === "ready", 20_000, "workspace ready");
+    await waitFor(
+      async () => (await t.current.db.workspace.findUnique({ where: { id: p.workspace!.id } }))?.state === "ready",
+      20_000,
+      "workspace ready",
+    );
 
     const before = await trpc.files.usage.query({ sessionId });
     expect(before).toMatchObject({ limitBytes: 16 * MB });
@@ -54,12 +73,20 @@ describe.each(testDatabases())("files.usage on %s", (provider) => {
     expect(before!.freeDiskBytes).toBeGreaterThan(0);
 
     const write = await quiver.services.runners.run({
-      sessionId, callId: randomUUID(), op: "write_file", input: { path: "data.txt", content: "y".repeat(MB) },
-      deadline: Date.now() + 20_000, signal: new AbortController().signal,
+      sessionId,
+      callId: randomUUID(),
+      op: "write_file",
+      input: { path: "data.txt", content: "y".repeat(MB) },
+      deadline: Date.now() + 20_000,
+      signal: new AbortController().signal,
     });
     expect(write.ok).toBe(true);
     // The runner trusts a measured total for a moment; the write is counted by then.
-    await waitFor(async () => ((await trpc.files.usage.query({ sessionId }))?.usedBytes ?? 0) >= MB, 10_000, "usage grows");
+    await waitFor(
+      async () => ((await trpc.files.usage.query({ sessionId }))?.usedBytes ?? 0) >= MB,
+      10_000,
+      "usage grows",
+    );
 
     await trpc.uploads.setDiskLimit.mutate({ limitMb: 32 });
     expect((await trpc.files.usage.query({ sessionId }))?.limitBytes).toBe(32 * MB);
@@ -67,7 +94,11 @@ describe.each(testDatabases())("files.usage on %s", (provider) => {
 
   it("refuses a session whose workspace has no runner, as unavailable", async () => {
     const trpc = client();
-    const p = await trpc.projects.create.mutate({ name: "nowhere", source: { kind: "empty" }, runnerLabels: ["no-such-label"] });
+    const p = await trpc.projects.create.mutate({
+      name: "nowhere",
+      source: { kind: "empty" },
+      runnerLabels: ["no-such-label"],
+    });
     const sessionId = (await trpc.sessions.create.mutate({ title: "n", projectId: p.id })).id;
     await expect(trpc.files.usage.query({ sessionId })).rejects.toThrow(/no connected runner can hold/);
   }, 30_000);

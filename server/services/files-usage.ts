@@ -17,19 +17,36 @@ export interface WorkspaceUsage {
   freeDiskBytes: number;
 }
 
-export async function workspaceUsage(runners: Pick<RunnerPool, "place" | "runOn" | "unavailableReason">, sessionId: string): Promise<WorkspaceUsage | null> {
+export async function workspaceUsage(
+  runners: Pick<RunnerPool, "place" | "runOn" | "unavailableReason">,
+  sessionId: string,
+): Promise<WorkspaceUsage | null> {
   const place = await runners.place(sessionId).catch((err: Error) => {
     throw new FileOpError("unavailable", err.message);
   });
-  if (!place) throw new FileOpError("unavailable", runners.unavailableReason(sessionId) ?? "this session has no workspace on a runner yet");
+  if (!place)
+    throw new FileOpError(
+      "unavailable",
+      runners.unavailableReason(sessionId) ?? "this session has no workspace on a runner yet",
+    );
   let result;
   try {
-    result = await runners.runOn(place.runnerId, WORKSPACE_USAGE_OP, { workspaceId: place.workspaceId ?? DEFAULT_WORKSPACE_ID }, 15_000, place.workspaceId);
+    result = await runners.runOn(
+      place.runnerId,
+      WORKSPACE_USAGE_OP,
+      { workspaceId: place.workspaceId ?? DEFAULT_WORKSPACE_ID },
+      15_000,
+      place.workspaceId,
+    );
   } catch (err) {
     throw new FileOpError("unavailable", (err as Error).message);
   }
   if (!result.ok) return null;
   const parsed = WorkspaceUsageResult.safeParse(JSON.parse(result.output));
   if (!parsed.success) return null;
-  return { usedBytes: parsed.data.bytesUsed, limitBytes: parsed.data.diskLimitBytes ?? null, freeDiskBytes: parsed.data.freeDiskBytes };
+  return {
+    usedBytes: parsed.data.bytesUsed,
+    limitBytes: parsed.data.diskLimitBytes ?? null,
+    freeDiskBytes: parsed.data.freeDiskBytes,
+  };
 }

@@ -37,7 +37,11 @@ describe("file service over a real runner", () => {
     await files.save("s1", "src/a.ts", "export const a = 1;\n", null);
     const tree = await files.tree("s1");
     expect(tree.entries).toEqual(
-      expect.arrayContaining([{ path: "README.md", type: "file" }, { path: "src", type: "dir" }, { path: "src/a.ts", type: "file" }]),
+      expect.arrayContaining([
+        { path: "README.md", type: "file" },
+        { path: "src", type: "dir" },
+        { path: "src/a.ts", type: "file" },
+      ]),
     );
     const opened = await files.read("s1", "src/a.ts");
     expect(opened).toEqual({ path: "src/a.ts", content: "export const a = 1;\n", hash: sha("export const a = 1;\n") });
@@ -54,7 +58,13 @@ describe("file service over a real runner", () => {
     await files.mkdir("s1", "pkg/deep");
     await files.save("s1", "pkg/deep/x.ts", "x\n", null);
     await files.save("s1", "pkg/index.ts", "i\n", null);
-    expect(await files.tree("s1", "pkg")).toEqual({ entries: [{ path: "pkg/deep", type: "dir" }, { path: "pkg/index.ts", type: "file" }], truncated: false });
+    expect(await files.tree("s1", "pkg")).toEqual({
+      entries: [
+        { path: "pkg/deep", type: "dir" },
+        { path: "pkg/index.ts", type: "file" },
+      ],
+      truncated: false,
+    });
     await expect(files.tree("s1", "nope")).rejects.toMatchObject({ kind: "not_found" });
     await expect(files.tree("s1", "pkg/index.ts")).rejects.toMatchObject({ kind: "invalid" });
     await expect(files.tree("s1", "../..")).rejects.toMatchObject({ kind: "invalid" });
@@ -78,7 +88,13 @@ describe("file service over a real runner", () => {
     await files.save("s1", "node_modules/x/index.js", "alpha\n", null);
     expect(await files.search("s1", { query: "alpha" })).toEqual({
       files: [
-        { path: "lib/one.ts", matches: [{ line: 1, text: "const Alpha = 1;" }, { line: 2, text: "const beta = alpha + 1;" }] },
+        {
+          path: "lib/one.ts",
+          matches: [
+            { line: 1, text: "const Alpha = 1;" },
+            { line: 2, text: "const beta = alpha + 1;" },
+          ],
+        },
         { path: "lib/two.md", matches: [{ line: 1, text: "alpha: with a colon: here" }] },
       ],
       matches: 3,
@@ -87,19 +103,37 @@ describe("file service over a real runner", () => {
     // Capitals make it exact (smart case); caseSensitive false does not.
     expect((await files.search("s1", { query: "Alpha" })).matches).toBe(1);
     expect((await files.search("s1", { query: "ALPHA", caseSensitive: false })).matches).toBe(3);
-    expect((await files.search("s1", { query: "alpha", glob: "*.md" })).files.map((f) => f.path)).toEqual(["lib/two.md"]);
-    expect((await files.search("s1", { query: "be+ta\\s*=", regex: true })).files.map((f) => f.path)).toEqual(["lib/one.ts"]);
+    expect((await files.search("s1", { query: "alpha", glob: "*.md" })).files.map((f) => f.path)).toEqual([
+      "lib/two.md",
+    ]);
+    expect((await files.search("s1", { query: "be+ta\\s*=", regex: true })).files.map((f) => f.path)).toEqual([
+      "lib/one.ts",
+    ]);
     // A literal search treats regex syntax as text.
     expect((await files.search("s1", { query: "be+ta" })).matches).toBe(0);
-    await expect(files.search("s1", { query: "(unclosed", regex: true })).rejects.toMatchObject({ kind: "invalid", message: expect.stringMatching(/unclosed|regex/i) });
+    await expect(files.search("s1", { query: "(unclosed", regex: true })).rejects.toMatchObject({
+      kind: "invalid",
+      message: expect.stringMatching(/unclosed|regex/i),
+    });
     await files.remove("s1", "lib");
     await files.remove("s1", "node_modules");
   });
 
   it("parses search output with the truncation note", () => {
     expect(parseSearch("No matches.")).toEqual({ files: [], matches: 0, truncated: false });
-    expect(parseSearch("a.ts:3:x\na.ts:9:y:z\nb/c.ts:1:\n[results stopped at 2 matching lines; narrow the pattern]")).toEqual({
-      files: [{ path: "a.ts", matches: [{ line: 3, text: "x" }, { line: 9, text: "y:z" }] }, { path: "b/c.ts", matches: [{ line: 1, text: "" }] }],
+    expect(
+      parseSearch("a.ts:3:x\na.ts:9:y:z\nb/c.ts:1:\n[results stopped at 2 matching lines; narrow the pattern]"),
+    ).toEqual({
+      files: [
+        {
+          path: "a.ts",
+          matches: [
+            { line: 3, text: "x" },
+            { line: 9, text: "y:z" },
+          ],
+        },
+        { path: "b/c.ts", matches: [{ line: 1, text: "" }] },
+      ],
       matches: 3,
       truncated: true,
     });
@@ -107,7 +141,11 @@ describe("file service over a real runner", () => {
 
   it("parses listings with links and the truncation note", () => {
     expect(parseListing("a/\na/b.ts\nl@\n[listing stopped at 2 entries; give a narrower path]")).toEqual({
-      entries: [{ path: "a", type: "dir" }, { path: "a/b.ts", type: "file" }, { path: "l", type: "link" }],
+      entries: [
+        { path: "a", type: "dir" },
+        { path: "a/b.ts", type: "file" },
+        { path: "l", type: "link" },
+      ],
       truncated: true,
     });
   });

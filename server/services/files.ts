@@ -4,13 +4,29 @@
 import { randomUUID } from "node:crypto";
 import type { ExecResult, Executor } from "../executors/contract";
 import { FILE_LIMITS } from "../protocol/file-ops";
-import { PersonChanges, PersonCommit, PersonFileMeta, PersonFound, PersonOriginal, PersonRaw, PersonReplaced, PersonUploaded, PersonWriteConflict, type PersonFileInput, type PersonFileOp } from "../protocol/person-file-ops";
+import {
+  PersonChanges,
+  PersonCommit,
+  PersonFileMeta,
+  PersonFound,
+  PersonOriginal,
+  PersonRaw,
+  PersonReplaced,
+  PersonUploaded,
+  PersonWriteConflict,
+  type PersonFileInput,
+  type PersonFileOp,
+} from "../protocol/person-file-ops";
 
 export type FileErrorKind = "not_found" | "conflict" | "invalid" | "unavailable";
 
 /** A refusal the person can act on; `message` is the runner's own sentence. */
 export class FileOpError extends Error {
-  constructor(readonly kind: FileErrorKind, message: string, readonly currentHash?: string | null) {
+  constructor(
+    readonly kind: FileErrorKind,
+    message: string,
+    readonly currentHash?: string | null,
+  ) {
     super(message);
     this.name = "FileOpError";
   }
@@ -48,7 +64,12 @@ export interface FileService {
   /** Any file's bytes as base64, up to PERSON_FILE_LIMITS.maxRawBytes (image preview, download). */
   raw(sessionId: string, path: string): Promise<{ path: string; base64: string; size: number }>;
   /** expectHash: what the editor opened (null for a new file; omitted to overwrite regardless). */
-  save(sessionId: string, path: string, content: string, expectHash?: string | null): Promise<{ path: string; hash: string }>;
+  save(
+    sessionId: string,
+    path: string,
+    content: string,
+    expectHash?: string | null,
+  ): Promise<{ path: string; hash: string }>;
   /** A file from the person's computer; an existing one is a conflict unless `overwrite`. */
   upload(sessionId: string, path: string, base64: string, overwrite?: boolean): Promise<{ path: string; size: number }>;
   mkdir(sessionId: string, path: string): Promise<void>;
@@ -84,7 +105,11 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
     }
   }
 
-  async function person<K extends PersonFileOp>(sessionId: string, op: K, input: PersonFileInput<K>): Promise<ExecResult> {
+  async function person<K extends PersonFileOp>(
+    sessionId: string,
+    op: K,
+    input: PersonFileInput<K>,
+  ): Promise<ExecResult> {
     const r = await call(sessionId, op, input);
     if (r.ok) return r;
     const conflict = PersonWriteConflict.safeParse(r.meta);
@@ -94,12 +119,22 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
 
   return {
     async tree(sessionId, folder) {
-      const r = await call(sessionId, "list_files", folder ? { path: folder, depth: 1, limit: FILE_LIMITS.listMax } : { limit: FILE_LIMITS.listMax });
+      const r = await call(
+        sessionId,
+        "list_files",
+        folder ? { path: folder, depth: 1, limit: FILE_LIMITS.listMax } : { limit: FILE_LIMITS.listMax },
+      );
       if (!r.ok) throw new FileOpError(/does not exist/.test(r.output) ? "not_found" : "invalid", r.output);
       return parseListing(r.output);
     },
     async search(sessionId, q) {
-      const input = { pattern: q.query, max_results: SEARCH_MAX, ...(q.regex ? { regex: true } : {}), ...(q.caseSensitive !== undefined ? { case_sensitive: q.caseSensitive } : {}), ...(q.glob ? { glob: q.glob } : {}) };
+      const input = {
+        pattern: q.query,
+        max_results: SEARCH_MAX,
+        ...(q.regex ? { regex: true } : {}),
+        ...(q.caseSensitive !== undefined ? { case_sensitive: q.caseSensitive } : {}),
+        ...(q.glob ? { glob: q.glob } : {}),
+      };
       const r = await call(sessionId, "search_text", input);
       if (!r.ok) throw new FileOpError("invalid", r.output.replace(/^search failed: /, ""));
       return parseSearch(r.output);
@@ -115,7 +150,11 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
       return { path: meta.path, base64: r.output, size: meta.size };
     },
     async save(sessionId, path, content, expectHash) {
-      const r = await person(sessionId, "ide_write", { path, content, ...(expectHash !== undefined ? { expectHash } : {}) });
+      const r = await person(sessionId, "ide_write", {
+        path,
+        content,
+        ...(expectHash !== undefined ? { expectHash } : {}),
+      });
       const meta = PersonFileMeta.parse(r.meta);
       return { path: meta.path, hash: meta.hash };
     },
@@ -142,7 +181,13 @@ export function createFileService(runner: Pick<Executor, "run">): FileService {
       return PersonFound.parse((await person(sessionId, "ide_find", { query })).meta);
     },
     async replace(sessionId, q) {
-      const input = { pattern: q.query, replacement: q.replacement, paths: q.paths, ...(q.regex ? { regex: true } : {}), ...(q.caseSensitive !== undefined ? { caseSensitive: q.caseSensitive } : {}) };
+      const input = {
+        pattern: q.query,
+        replacement: q.replacement,
+        paths: q.paths,
+        ...(q.regex ? { regex: true } : {}),
+        ...(q.caseSensitive !== undefined ? { caseSensitive: q.caseSensitive } : {}),
+      };
       return PersonReplaced.parse((await person(sessionId, "ide_replace", input)).meta);
     },
     async commit(sessionId, message) {

@@ -25,7 +25,8 @@ describe("git credential key and hosts", () => {
   it("takes a host or a URL of it, and nothing else", () => {
     expect(normaliseHost("GitHub.com")).toBe("github.com");
     expect(normaliseHost("https://git.example.com:8443/a/b.git")).toBe("git.example.com:8443");
-    for (const bad of ["", "a b", "host/path", "-oProxyCommand=x", "user@host", "ext::sh"]) expect(normaliseHost(bad), bad).toBeUndefined();
+    for (const bad of ["", "a b", "host/path", "-oProxyCommand=x", "user@host", "ext::sh"])
+      expect(normaliseHost(bad), bad).toBeUndefined();
   });
 });
 
@@ -47,11 +48,16 @@ describe.each(testDatabases())("git credentials on %s", (provider) => {
     expect(await svc.has(a.actor.userId, "github.com:443")).toBe(false);
     // A sealed value moved to another person's row does not open.
     await svc.save(b.actor, { host: "github.com", username: "ann", token: "other-token-1234" });
-    await db.gitCredential.update({ where: { userId_host: { userId: b.actor.userId, host: "github.com" } }, data: { sealed: row.sealed } });
+    await db.gitCredential.update({
+      where: { userId_host: { userId: b.actor.userId, host: "github.com" } },
+      data: { sealed: row.sealed },
+    });
     await expect(svc.forHost(b.actor.userId, "github.com")).rejects.toThrow(/cannot be opened/);
     // One per host: saving again replaces.
     await svc.save(a.actor, { host: "github.com", username: "ann2", token: "second-token-abcd" });
-    expect((await svc.list(a.actor)).map((c) => [c.host, c.username, c.masked])).toEqual([["github.com", "ann2", "••••abcd"]]);
+    expect((await svc.list(a.actor)).map((c) => [c.host, c.username, c.masked])).toEqual([
+      ["github.com", "ann2", "••••abcd"],
+    ]);
   });
 
   it("refuses bad input, deletes only the person's own, and audits without the token", async () => {

@@ -15,7 +15,10 @@ import type { Actor } from "./types";
 const KEY_FILE = "git-credential-key";
 
 export class GitCredentialError extends Error {
-  constructor(readonly code: "BAD_REQUEST" | "NOT_FOUND", message: string) {
+  constructor(
+    readonly code: "BAD_REQUEST" | "NOT_FOUND",
+    message: string,
+  ) {
     super(message);
     this.name = "GitCredentialError";
   }
@@ -49,7 +52,9 @@ export function loadCredentialKey(dataDir: string): Buffer {
   if (existsSync(file)) {
     const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64url");
     if (key.length === 32) return key;
-    throw new Error(`${file} is damaged (expected 32 random bytes, base64url): delete it and store the git credentials again`);
+    throw new Error(
+      `${file} is damaged (expected 32 random bytes, base64url): delete it and store the git credentials again`,
+    );
   }
   const key = randomBytes(32);
   // "wx": never overwrite a key another process wrote in the meantime.
@@ -58,7 +63,8 @@ export function loadCredentialKey(dataDir: string): Buffer {
   return loadCredentialKey(dataDir);
 }
 
-const aad = (userId: string, host: string, username: string) => Buffer.from(JSON.stringify(["quiver-git-credential", userId, host, username]), "utf8");
+const aad = (userId: string, host: string, username: string) =>
+  Buffer.from(JSON.stringify(["quiver-git-credential", userId, host, username]), "utf8");
 
 export function seal(key: Buffer, token: string, bound: Buffer): string {
   const iv = randomBytes(12);
@@ -85,10 +91,21 @@ export function normaliseHost(text: string): string | undefined {
       return undefined;
     }
   }
-  return /^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$|^\[::1\](:\d{1,5})?$/.test(host) ? host : undefined;
+  return /^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$|^\[::1\](:\d{1,5})?$/.test(
+    host,
+  )
+    ? host
+    : undefined;
 }
 
-const view = (row: { id: string; host: string; username: string; hint: string; createdAt: Date; lastUsedAt: Date | null }): GitCredentialView => ({
+const view = (row: {
+  id: string;
+  host: string;
+  username: string;
+  hint: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}): GitCredentialView => ({
   id: row.id,
   host: row.host,
   username: row.username,
@@ -105,17 +122,43 @@ export function createGitCredentialService(db: Db, key: Buffer): GitCredentialSe
     },
     async save(actor, input) {
       const host = normaliseHost(input.host);
-      if (!host) throw new GitCredentialError("BAD_REQUEST", "Give the git server's host name (github.com, git.example.com:8443) or a repository URL on it.");
+      if (!host)
+        throw new GitCredentialError(
+          "BAD_REQUEST",
+          "Give the git server's host name (github.com, git.example.com:8443) or a repository URL on it.",
+        );
       const parsed = GitCredentialInput.safeParse({ username: input.username.trim(), token: input.token.trim() });
       if (!parsed.success) {
         const field = parsed.error.issues[0]?.path[0];
-        throw new GitCredentialError("BAD_REQUEST", field === "username" ? "The user name is empty or has spaces or a colon." : "The token is empty or has spaces or characters that are not printable ASCII.");
+        throw new GitCredentialError(
+          "BAD_REQUEST",
+          field === "username"
+            ? "The user name is empty or has spaces or a colon."
+            : "The token is empty or has spaces or characters that are not printable ASCII.",
+        );
       }
       const { username, token } = parsed.data;
-      const data = { username, sealed: seal(key, token, aad(actor.userId, host, username)), hint: token.slice(-4), lastUsedAt: null };
+      const data = {
+        username,
+        sealed: seal(key, token, aad(actor.userId, host, username)),
+        hint: token.slice(-4),
+        lastUsedAt: null,
+      };
       const [row] = await db.$transaction([
-        db.gitCredential.upsert({ where: { userId_host: { userId: actor.userId, host } }, create: { userId: actor.userId, host, ...data }, update: data }),
-        db.auditEvent.create({ data: { orgId: actor.orgId, actorId: actor.userId, action: "git.credential.saved", target: `git-host:${host}`, detail: { host, username } } }),
+        db.gitCredential.upsert({
+          where: { userId_host: { userId: actor.userId, host } },
+          create: { userId: actor.userId, host, ...data },
+          update: data,
+        }),
+        db.auditEvent.create({
+          data: {
+            orgId: actor.orgId,
+            actorId: actor.userId,
+            action: "git.credential.saved",
+            target: `git-host:${host}`,
+            detail: { host, username },
+          },
+        }),
       ]);
       return view(row);
     },
@@ -124,7 +167,15 @@ export function createGitCredentialService(db: Db, key: Buffer): GitCredentialSe
       if (!row) throw new GitCredentialError("NOT_FOUND", "No such credential (it may be deleted already).");
       await db.$transaction([
         db.gitCredential.delete({ where: { id: row.id } }),
-        db.auditEvent.create({ data: { orgId: actor.orgId, actorId: actor.userId, action: "git.credential.removed", target: `git-host:${row.host}`, detail: { host: row.host, username: row.username } } }),
+        db.auditEvent.create({
+          data: {
+            orgId: actor.orgId,
+            actorId: actor.userId,
+            action: "git.credential.removed",
+            target: `git-host:${row.host}`,
+            detail: { host: row.host, username: row.username },
+          },
+        }),
       ]);
     },
     async has(userId, host) {
@@ -140,7 +191,10 @@ export function createGitCredentialService(db: Db, key: Buffer): GitCredentialSe
       try {
         token = unseal(key, row.sealed, aad(userId, host, row.username));
       } catch {
-        throw new GitCredentialError("BAD_REQUEST", `The stored credential for ${host} cannot be opened (the data folder's git-credential-key changed): store it again under Settings → Git.`);
+        throw new GitCredentialError(
+          "BAD_REQUEST",
+          `The stored credential for ${host} cannot be opened (the data folder's git-credential-key changed): store it again under Settings → Git.`,
+        );
       }
       await db.gitCredential.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } }).catch(() => undefined);
       return { username: row.username, token };

@@ -5,7 +5,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
@@ -69,7 +78,14 @@ describe("git through the server", () => {
     expect(clone.message).toMatch(/^cloned/);
     expect(readFileSync(join(ws(), "index.html"), "utf8")).toBe("<h1>hi</h1>\n");
     const st = await client.git.status.query({ sessionId });
-    expect(st).toMatchObject({ remote: `${gs.url}/site.git`, host: gs.host, hasCredential: true, branch: "main", ahead: 0, behind: 0 });
+    expect(st).toMatchObject({
+      remote: `${gs.url}/site.git`,
+      host: gs.host,
+      hasCredential: true,
+      branch: "main",
+      ahead: 0,
+      behind: 0,
+    });
     await client.files.save.mutate({ sessionId, path: "about.html", content: "about\n" });
     await promisify(execFile)("git", ["config", "user.name", "Pat"], { cwd: ws() });
     await promisify(execFile)("git", ["config", "user.email", "pat@example.com"], { cwd: ws() });
@@ -89,15 +105,24 @@ describe("git through the server", () => {
     gs.refusePushes("site", "main is protected: open a merge request");
     writeFileSync(join(ws(), "more.html"), "more\n");
     await client.files.commit.mutate({ sessionId, message: "more" });
-    await expect(client.git.push.mutate({ sessionId })).rejects.toThrow("The server refused the push: main is protected: open a merge request");
+    await expect(client.git.push.mutate({ sessionId })).rejects.toThrow(
+      "The server refused the push: main is protected: open a merge request",
+    );
   }, 120_000);
 
   it("refuses hostile input at the API", async () => {
-    await expect(client.git.clone.mutate({ sessionId, url: `http://alice:${TOKEN}@${gs.host}/site.git` })).rejects.toThrow(/no user name or token in the URL/);
-    for (const url of ["ext::sh%20-c%20id", "file:///etc", "ssh://git@example.com/x.git"]) await expect(client.git.clone.mutate({ sessionId, url })).rejects.toThrow(/Only https/);
+    await expect(
+      client.git.clone.mutate({ sessionId, url: `http://alice:${TOKEN}@${gs.host}/site.git` }),
+    ).rejects.toThrow(/no user name or token in the URL/);
+    for (const url of ["ext::sh%20-c%20id", "file:///etc", "ssh://git@example.com/x.git"])
+      await expect(client.git.clone.mutate({ sessionId, url })).rejects.toThrow(/Only https/);
     await expect(client.git.clone.mutate({ sessionId, url: "ext::sh -c id" })).rejects.toThrow(/no spaces/);
-    await expect(client.git.clone.mutate({ sessionId, url: `${gs.url}/site.git`, branch: "--upload-pack=id" })).rejects.toThrow(/branch/);
-    await expect(client.git.saveCredential.mutate({ host: "--upload-pack=x", username: "a", token: "b" })).rejects.toThrow(/host name/);
+    await expect(
+      client.git.clone.mutate({ sessionId, url: `${gs.url}/site.git`, branch: "--upload-pack=id" }),
+    ).rejects.toThrow(/branch/);
+    await expect(
+      client.git.saveCredential.mutate({ host: "--upload-pack=x", username: "a", token: "b" }),
+    ).rejects.toThrow(/host name/);
   });
 
   it("leaves the token in no database byte, log line or workspace file", () => {

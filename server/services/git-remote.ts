@@ -9,13 +9,23 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../db";
 import type { Executor } from "../executors/contract";
-import { GIT_REMOTE_OP, GitRemoteStatus, parseRemoteUrl, type GitRemoteInput, type RemoteUrl } from "../protocol/git-remote";
+import {
+  GIT_REMOTE_OP,
+  GitRemoteStatus,
+  parseRemoteUrl,
+  type GitRemoteInput,
+  type RemoteUrl,
+} from "../protocol/git-remote";
 import type { GitCredentialService } from "./git-credentials";
 
 export type GitAction = "fetch" | "pull" | "push";
 
 export class GitRemoteError extends Error {
-  constructor(readonly code: "BAD_REQUEST" | "CONFLICT" | "PRECONDITION_FAILED", message: string, readonly status?: GitRemoteStatus) {
+  constructor(
+    readonly code: "BAD_REQUEST" | "CONFLICT" | "PRECONDITION_FAILED",
+    message: string,
+    readonly status?: GitRemoteStatus,
+  ) {
     super(message);
     this.name = "GitRemoteError";
   }
@@ -41,9 +51,19 @@ export interface GitRunOptions {
 export interface GitRemoteService {
   status(userId: string, sessionId: string): Promise<GitRemoteView>;
   /** `userId`: whose credential is used (the person, or the session's owner for the agent). */
-  run(userId: string, sessionId: string, action: GitAction, opts?: GitRunOptions): Promise<{ message: string; status: GitRemoteStatus }>;
+  run(
+    userId: string,
+    sessionId: string,
+    action: GitAction,
+    opts?: GitRunOptions,
+  ): Promise<{ message: string; status: GitRemoteStatus }>;
   /** Into the session's workspace, which must be empty. */
-  clone(userId: string, sessionId: string, url: string, branch?: string): Promise<{ message: string; status: GitRemoteStatus }>;
+  clone(
+    userId: string,
+    sessionId: string,
+    url: string,
+    branch?: string,
+  ): Promise<{ message: string; status: GitRemoteStatus }>;
   /** The runner input of a clone with the person's credential (for a new workspace; services/projects). */
   cloneInput(userId: string, url: string, branch?: string): Promise<GitRemoteInput>;
   /** The session's remote as the agent's git_push shows it (approval card, policy host). */
@@ -52,14 +72,26 @@ export interface GitRemoteService {
 
 const NETWORK_MS = 5 * 60_000;
 
-export function createGitRemoteService(deps: { db: Db; runner: Pick<Executor, "run">; credentials: GitCredentialService }): GitRemoteService {
+export function createGitRemoteService(deps: {
+  db: Db;
+  runner: Pick<Executor, "run">;
+  credentials: GitCredentialService;
+}): GitRemoteService {
   const { db, runner, credentials } = deps;
 
   async function call(sessionId: string, input: GitRemoteInput, opts: GitRunOptions = {}, token?: string) {
     const ms = input.action === "status" ? 30_000 : NETWORK_MS;
     const signal = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms);
     try {
-      const r = await runner.run({ sessionId, callId: `git_${randomUUID()}`, op: GIT_REMOTE_OP, input, deadline: Date.now() + ms, signal, onProgress: opts.onProgress });
+      const r = await runner.run({
+        sessionId,
+        callId: `git_${randomUUID()}`,
+        op: GIT_REMOTE_OP,
+        input,
+        deadline: Date.now() + ms,
+        signal,
+        onProgress: opts.onProgress,
+      });
       const scrub = (t: string) => (token ? t.split(token).join("***") : t);
       return { ok: r.ok, output: scrub(r.output), status: GitRemoteStatus.safeParse(r.meta).data };
     } catch (err) {
@@ -68,13 +100,20 @@ export function createGitRemoteService(deps: { db: Db; runner: Pick<Executor, "r
   }
 
   async function projectUrl(sessionId: string): Promise<string | null> {
-    const s = await db.session.findUnique({ where: { id: sessionId }, select: { project: { select: { sourceKind: true, gitUrl: true } } } });
+    const s = await db.session.findUnique({
+      where: { id: sessionId },
+      select: { project: { select: { sourceKind: true, gitUrl: true } } },
+    });
     return s?.project?.sourceKind === "git" && s.project.gitUrl ? s.project.gitUrl : null;
   }
 
   async function remoteFor(sessionId: string, origin: string | null): Promise<RemoteUrl | { error: string }> {
     const url = (await projectUrl(sessionId)) ?? origin;
-    if (!url) return { error: "This workspace has no remote: its project was not made from a git URL and its repository has no origin." };
+    if (!url)
+      return {
+        error:
+          "This workspace has no remote: its project was not made from a git URL and its repository has no origin.",
+      };
     return parseRemoteUrl(url);
   }
 
@@ -85,7 +124,8 @@ export function createGitRemoteService(deps: { db: Db; runner: Pick<Executor, "r
 
   async function offline(sessionId: string): Promise<GitRemoteStatus> {
     const r = await call(sessionId, { action: "status" });
-    if (!r.ok || !r.status) throw new GitRemoteError("PRECONDITION_FAILED", r.output || "The runner did not say the repository's state.");
+    if (!r.ok || !r.status)
+      throw new GitRemoteError("PRECONDITION_FAILED", r.output || "The runner did not say the repository's state.");
     return r.status;
   }
 
@@ -98,20 +138,48 @@ export function createGitRemoteService(deps: { db: Db; runner: Pick<Executor, "r
     async status(userId, sessionId) {
       const st = await offline(sessionId);
       const remote = await remoteFor(sessionId, st.origin);
-      if ("error" in remote) return { ...st, remote: null, remoteProblem: st.origin ? remote.error : undefined, host: null, hasCredential: false };
-      return { ...st, remote: remote.url, host: remote.host, hasCredential: await credentials.has(userId, remote.host) };
+      if ("error" in remote)
+        return {
+          ...st,
+          remote: null,
+          remoteProblem: st.origin ? remote.error : undefined,
+          host: null,
+          hasCredential: false,
+        };
+      return {
+        ...st,
+        remote: remote.url,
+        host: remote.host,
+        hasCredential: await credentials.has(userId, remote.host),
+      };
     },
     async run(userId, sessionId, action, opts) {
       const st = await offline(sessionId);
       const remote = await remoteFor(sessionId, st.origin);
       if ("error" in remote) throw new GitRemoteError("BAD_REQUEST", remote.error, st);
-      if (opts?.expectUrl !== undefined && opts.expectUrl !== remote.url) throw new GitRemoteError("CONFLICT", `The workspace's remote is ${remote.url} now, not ${opts.expectUrl}: nothing was pushed.`, st);
+      if (opts?.expectUrl !== undefined && opts.expectUrl !== remote.url)
+        throw new GitRemoteError(
+          "CONFLICT",
+          `The workspace's remote is ${remote.url} now, not ${opts.expectUrl}: nothing was pushed.`,
+          st,
+        );
       const credential = await withCredential(userId, remote);
-      return finish(await call(sessionId, { action, url: remote.url, ...(credential ? { credential } : {}) }, opts, credential?.token), sessionId);
+      return finish(
+        await call(
+          sessionId,
+          { action, url: remote.url, ...(credential ? { credential } : {}) },
+          opts,
+          credential?.token,
+        ),
+        sessionId,
+      );
     },
     async clone(userId, sessionId, url, branch) {
       const input = await this.cloneInput(userId, url, branch);
-      return finish(await call(sessionId, input, {}, "credential" in input ? input.credential?.token : undefined), sessionId);
+      return finish(
+        await call(sessionId, input, {}, "credential" in input ? input.credential?.token : undefined),
+        sessionId,
+      );
     },
     async cloneInput(userId, url, branch) {
       const remote = parseRemoteUrl(url);

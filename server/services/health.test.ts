@@ -24,7 +24,12 @@ describe.skipIf(refusal !== undefined)("/api/health on a tmpfs data folder", () 
 
   beforeAll(async () => {
     mount = mountTmpfs("8m") as typeof mount;
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: mount.dir, QUIVER_LOCAL_RUNNER: "0", QUIVER_MIN_FREE_DISK_MB: "2" });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: mount.dir,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_MIN_FREE_DISK_MB: "2",
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
   });
   afterAll(async () => {

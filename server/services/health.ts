@@ -51,7 +51,13 @@ export function healthCheck(o: HealthOptions): () => Promise<HealthReport> {
   const probe = () => {
     const now = Date.now();
     if (!probed || now - probed.at > (o.cacheMs ?? 5_000)) {
-      probed = { at: now, result: o.probe().then(() => undefined, (err: unknown) => (err as Error).message ?? String(err)) };
+      probed = {
+        at: now,
+        result: o.probe().then(
+          () => undefined,
+          (err: unknown) => (err as Error).message ?? String(err),
+        ),
+      };
     }
     return probed.result;
   };
@@ -61,7 +67,9 @@ export function healthCheck(o: HealthOptions): () => Promise<HealthReport> {
     try {
       await o.db.$queryRawUnsafe("SELECT 1");
       const refused = await probe();
-      database = refused ? { provider: o.provider, up: true, writable: false, error: refused } : { provider: o.provider, up: true, writable: true };
+      database = refused
+        ? { provider: o.provider, up: true, writable: false, error: refused }
+        : { provider: o.provider, up: true, writable: true };
       if (refused) problems.push(refused);
     } catch (err) {
       database = { provider: o.provider, up: false, writable: false, error: (err as Error).message };
@@ -72,7 +80,10 @@ export function healthCheck(o: HealthOptions): () => Promise<HealthReport> {
       const s = statfsSync(o.dataDir);
       const freeMb = Math.floor((s.bavail * s.bsize) / (1024 * 1024));
       disk = { path: o.dataDir, freeMb, minFreeMb: o.minFreeMb, low: freeMb < o.minFreeMb };
-      if (disk.low) problems.push(`Low disk space: ${freeMb} MB free in ${o.dataDir} (below ${o.minFreeMb} MB, QUIVER_MIN_FREE_DISK_MB). Free space before the database fills it.`);
+      if (disk.low)
+        problems.push(
+          `Low disk space: ${freeMb} MB free in ${o.dataDir} (below ${o.minFreeMb} MB, QUIVER_MIN_FREE_DISK_MB). Free space before the database fills it.`,
+        );
     } catch (err) {
       disk = { path: o.dataDir, error: (err as Error).message };
       problems.push(`The data folder ${o.dataDir} cannot be checked: ${(err as Error).message}`);
@@ -80,13 +91,24 @@ export function healthCheck(o: HealthOptions): () => Promise<HealthReport> {
     // Workspaces per runner come from the database: a runner away from this server still holds its own.
     const placed = new Map<string | null, number>();
     try {
-      for (const c of await o.db.workspace.groupBy({ by: ["runnerId"], _count: { _all: true } })) placed.set(c.runnerId, c._count._all);
+      for (const c of await o.db.workspace.groupBy({ by: ["runnerId"], _count: { _all: true } }))
+        placed.set(c.runnerId, c._count._all);
     } catch {
       // the database's own problem is reported above
     }
-    const runners = o.runners.status().map(({ id, connected, sandboxed, sandbox, workspace, connectedAt, labels, capacity }) => ({
-      id, connected, sandboxed, sandbox, workspace, connectedAt, workspaces: placed.get(id) ?? 0, ...(labels ? { labels } : {}), ...(capacity !== undefined ? { capacity } : {}),
-    }));
+    const runners = o.runners
+      .status()
+      .map(({ id, connected, sandboxed, sandbox, workspace, connectedAt, labels, capacity }) => ({
+        id,
+        connected,
+        sandboxed,
+        sandbox,
+        workspace,
+        connectedAt,
+        workspaces: placed.get(id) ?? 0,
+        ...(labels ? { labels } : {}),
+        ...(capacity !== undefined ? { capacity } : {}),
+      }));
     return { ok: problems.length === 0 && runners.some((r) => r.connected), database, disk, runners, problems };
   };
 }

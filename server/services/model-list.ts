@@ -43,7 +43,12 @@ export function createModelLister(env: ProviderEnv, options: ModelListerOptions 
     } catch (err) {
       const status = (err as { status?: number }).status;
       const why = status ? `the provider answered ${status}` : (err as Error).message;
-      return { provider: kind, models: [], error: `The provider's model list could not be read (${why}); type a model name instead.`, fetchedAt };
+      return {
+        provider: kind,
+        models: [],
+        error: `The provider's model list could not be read (${why}); type a model name instead.`,
+        fetchedAt,
+      };
     }
   };
 

@@ -31,12 +31,16 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
       if (role) await db.membership.create({ data: { userId: user.id, orgId: org.id, role } });
       return { userId: user.id, orgId: org.id, role: role ?? "member", email };
     };
-    const isMember = async (userId: string) => (await db.membership.findUnique({ where: { userId_orgId: { userId, orgId: org.id } } }))?.role;
+    const isMember = async (userId: string) =>
+      (await db.membership.findUnique({ where: { userId_orgId: { userId, orgId: org.id } } }))?.role;
     return { db, org, inv, person, isMember, clock, mails };
   }
 
   const refused = async (work: Promise<unknown>, code: string, message?: RegExp) => {
-    const err = await work.then(() => null, (e: unknown) => e);
+    const err = await work.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(OrgError);
     expect((err as OrgError).code).toBe(code);
     if (message) expect((err as OrgError).message).toMatch(message);
@@ -45,7 +49,11 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
   it("invites by a link that works once, for the invited email, storing only the token's hash", async () => {
     const { db, org, inv, person, isMember, mails } = await setup();
     const owner = await person("owner");
-    const made = await inv.create(owner, { email: "  New.Person@Example.COM ", role: "admin" }, "http://quiver.test:3000");
+    const made = await inv.create(
+      owner,
+      { email: "  New.Person@Example.COM ", role: "admin" },
+      "http://quiver.test:3000",
+    );
     expect(made.token).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(made.path).toBe(`/invite/${made.token}`);
     expect(made.invitation).toMatchObject({ email: "new.person@example.com", role: "admin", state: "pending" });
@@ -56,22 +64,43 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
     // Seven days by default.
     expect(row.expiresAt.getTime() - Date.now()).toBeGreaterThan(7 * 86_400_000 - 60_000);
     expect(made.mailed).toBe(true);
-    expect(mails).toEqual([expect.objectContaining({ to: "new.person@example.com", subject: expect.stringContaining("Acme") })]);
+    expect(mails).toEqual([
+      expect.objectContaining({ to: "new.person@example.com", subject: expect.stringContaining("Acme") }),
+    ]);
     expect(mails[0].text).toContain(`http://quiver.test:3000/invite/${made.token}`);
-    expect(await inv.info(made.token)).toMatchObject({ orgName: "Acme", email: "new.person@example.com", role: "admin", state: "pending" });
+    expect(await inv.info(made.token)).toMatchObject({
+      orgName: "Acme",
+      email: "new.person@example.com",
+      role: "admin",
+      state: "pending",
+    });
 
     const wrong = await person(null, "someone.else@example.com");
-    await refused(inv.accept(wrong, made.token), "FORBIDDEN", /for new\.person@example\.com; you are signed in as someone\.else@example\.com/);
+    await refused(
+      inv.accept(wrong, made.token),
+      "FORBIDDEN",
+      /for new\.person@example\.com; you are signed in as someone\.else@example\.com/,
+    );
     expect(await isMember(wrong.userId)).toBeUndefined();
 
     // Emails compare without case.
     const invitee = await person(null, "New.Person@example.com");
-    expect(await inv.accept(invitee, made.token)).toEqual({ orgId: org.id, orgName: "Acme", role: "admin", alreadyMember: false });
+    expect(await inv.accept(invitee, made.token)).toEqual({
+      orgId: org.id,
+      orgName: "Acme",
+      role: "admin",
+      alreadyMember: false,
+    });
     expect(await isMember(invitee.userId)).toBe("admin");
     await refused(inv.accept(invitee, made.token), "BAD_REQUEST", /already been used/);
     expect(await inv.info(made.token)).toMatchObject({ state: "accepted" });
-    const actions = (await db.auditEvent.findMany({ where: { orgId: org.id }, orderBy: { createdAt: "asc" } })).map((a) => [a.action, a.actorId]);
-    expect(actions).toEqual([["org.invitation_created", owner.userId], ["org.invitation_accepted", invitee.userId]]);
+    const actions = (await db.auditEvent.findMany({ where: { orgId: org.id }, orderBy: { createdAt: "asc" } })).map(
+      (a) => [a.action, a.actorId],
+    );
+    expect(actions).toEqual([
+      ["org.invitation_created", owner.userId],
+      ["org.invitation_accepted", invitee.userId],
+    ]);
   });
 
   it("ends a link at its expiry", async () => {
@@ -111,13 +140,21 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
     const admin = await person("admin");
     const member = await person("member");
     await refused(inv.create(admin, { email: "boss@example.com", role: "owner" }), "FORBIDDEN", /admin or member/);
-    await refused(inv.create(member, { email: "pal@example.com", role: "member" }), "FORBIDDEN", /Only org owners and admins/);
+    await refused(
+      inv.create(member, { email: "pal@example.com", role: "member" }),
+      "FORBIDDEN",
+      /Only org owners and admins/,
+    );
     await refused(inv.list(member), "FORBIDDEN");
     expect((await inv.create(admin, { email: "helper@example.com", role: "admin" })).invitation.role).toBe("admin");
     const boss = await inv.create(owner, { email: "boss@example.com", role: "owner" });
     await refused(inv.revoke(member, boss.invitation.id), "FORBIDDEN");
     // Someone already in the org is not invited.
-    await refused(inv.create(owner, { email: member.email.toUpperCase(), role: "admin" }), "CONFLICT", /already a member/);
+    await refused(
+      inv.create(owner, { email: member.email.toUpperCase(), role: "admin" }),
+      "CONFLICT",
+      /already a member/,
+    );
     await refused(inv.create(owner, { email: "not an email", role: "member" }), "BAD_REQUEST");
   });
 
@@ -136,7 +173,11 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
     const owner = await person("owner");
     const made = await inv.create(owner, { email: "racer@example.com", role: "member" });
     const racer = await person(null, "racer@example.com");
-    const results = await Promise.allSettled([inv.accept(racer, made.token), inv.accept(racer, made.token), inv.accept(racer, made.token)]);
+    const results = await Promise.allSettled([
+      inv.accept(racer, made.token),
+      inv.accept(racer, made.token),
+      inv.accept(racer, made.token),
+    ]);
     const joined = results.filter((r) => r.status === "fulfilled" && !r.value.alreadyMember);
     expect(joined).toHaveLength(1);
     expect(await db.membership.count({ where: { orgId: org.id, userId: racer.userId } })).toBe(1);
@@ -157,7 +198,11 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
 
   it("needs accounts, bounds pending invitations, and reports a mail that failed", async () => {
     const off = await setup({ accounts: false });
-    await refused(off.inv.create(await off.person("owner"), { email: "a@example.com", role: "member" }), "PRECONDITION_FAILED", /accounts/);
+    await refused(
+      off.inv.create(await off.person("owner"), { email: "a@example.com", role: "member" }),
+      "PRECONDITION_FAILED",
+      /accounts/,
+    );
     const { inv, person, db, org } = await setup({ failMail: true });
     const owner = await person("owner");
     const made = await inv.create(owner, { email: "m@example.com", role: "member" }, "http://q.test");
@@ -165,7 +210,14 @@ describe.each(testDatabases())("org invitations on %s", (provider) => {
     // The invitation stands; its link is in the answer to copy.
     expect(made.invitation.state).toBe("pending");
     await db.invitation.createMany({
-      data: Array.from({ length: MAX_PENDING - 1 }, (_, i) => ({ id: `fill-${org.id}-${i}`, orgId: org.id, email: `f${i}@example.com`, role: "member", inviterId: owner.userId, expiresAt: new Date(Date.now() + 86_400_000) })),
+      data: Array.from({ length: MAX_PENDING - 1 }, (_, i) => ({
+        id: `fill-${org.id}-${i}`,
+        orgId: org.id,
+        email: `f${i}@example.com`,
+        role: "member",
+        inviterId: owner.userId,
+        expiresAt: new Date(Date.now() + 86_400_000),
+      })),
     });
     await refused(inv.create(owner, { email: "one-more@example.com", role: "member" }), "CONFLICT", /at most 100/);
   });

@@ -63,20 +63,38 @@ export function linkOrigin(origin: string | undefined, allowedHosts: readonly st
   try {
     const url = new URL(origin);
     const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-    if ((url.protocol !== "http:" && url.protocol !== "https:") || url.origin !== origin.toLowerCase()) return undefined;
-    return allowedHosts.includes("*") || allowedHosts.map((h) => h.toLowerCase()).includes(host) ? url.origin : undefined;
+    if ((url.protocol !== "http:" && url.protocol !== "https:") || url.origin !== origin.toLowerCase())
+      return undefined;
+    return allowedHosts.includes("*") || allowedHosts.map((h) => h.toLowerCase()).includes(host)
+      ? url.origin
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
-type Row = { id: string; orgId: string; email: string; role: string; status: string; expiresAt: Date; createdAt: Date; inviter?: { name: string; email: string } | null };
+type Row = {
+  id: string;
+  orgId: string;
+  email: string;
+  role: string;
+  status: string;
+  expiresAt: Date;
+  createdAt: Date;
+  inviter?: { name: string; email: string } | null;
+};
 
 export function createInvitations(deps: InvitationDeps) {
   const { db } = deps;
   const now = deps.now ?? (() => new Date());
   const stateOf = (row: Row): InvitationState =>
-    row.status === "accepted" ? "accepted" : row.status !== "pending" ? "revoked" : row.expiresAt <= now() ? "expired" : "pending";
+    row.status === "accepted"
+      ? "accepted"
+      : row.status !== "pending"
+        ? "revoked"
+        : row.expiresAt <= now()
+          ? "expired"
+          : "pending";
   const summary = (row: Row): InvitationSummary => ({
     id: row.id,
     email: row.email,
@@ -86,7 +104,10 @@ export function createInvitations(deps: InvitationDeps) {
     createdAt: row.createdAt.toISOString(),
     invitedBy: row.inviter?.name || row.inviter?.email || "",
   });
-  const byToken = (token: string) => (TOKEN.test(token) ? db.invitation.findUnique({ where: { id: hashToken(token) }, include: { inviter: true, org: true } }) : Promise.resolve(null));
+  const byToken = (token: string) =>
+    TOKEN.test(token)
+      ? db.invitation.findUnique({ where: { id: hashToken(token) }, include: { inviter: true, org: true } })
+      : Promise.resolve(null);
 
   return {
     /** A new invitation; the link is in the answer only (and in the mail). */
@@ -101,18 +122,53 @@ export function createInvitations(deps: InvitationDeps) {
       const row = await inOrgLock(db, actor.orgId, async (tx) => {
         const me = await membershipOf(tx, actor.userId, actor.orgId);
         if (!mayInvite(me.role, input.role)) {
-          throw new OrgError(me.role === "member" ? "Only org owners and admins can invite." : `You can invite as ${invitableRoles(me.role).join(" or ")}.`, "FORBIDDEN");
+          throw new OrgError(
+            me.role === "member"
+              ? "Only org owners and admins can invite."
+              : `You can invite as ${invitableRoles(me.role).join(" or ")}.`,
+            "FORBIDDEN",
+          );
         }
-        if (!(await deps.accountsOn?.())) throw new OrgError("Invitations need accounts: create the first account at /signup, then invite teammates.", "PRECONDITION_FAILED");
-        if (await tx.membership.findFirst({ where: { orgId: actor.orgId, user: { email: email.data } } })) throw new OrgError(`${email.data} is already a member.`, "CONFLICT");
-        const replaced = await tx.invitation.updateMany({ where: { orgId: actor.orgId, email: email.data, status: "pending" }, data: { status: "canceled" } });
-        const pending = await tx.invitation.count({ where: { orgId: actor.orgId, status: "pending", expiresAt: { gt: now() } } });
-        if (pending >= MAX_PENDING) throw new OrgError(`An org has at most ${MAX_PENDING} pending invitations: revoke some first.`, "CONFLICT");
+        if (!(await deps.accountsOn?.()))
+          throw new OrgError(
+            "Invitations need accounts: create the first account at /signup, then invite teammates.",
+            "PRECONDITION_FAILED",
+          );
+        if (await tx.membership.findFirst({ where: { orgId: actor.orgId, user: { email: email.data } } }))
+          throw new OrgError(`${email.data} is already a member.`, "CONFLICT");
+        const replaced = await tx.invitation.updateMany({
+          where: { orgId: actor.orgId, email: email.data, status: "pending" },
+          data: { status: "canceled" },
+        });
+        const pending = await tx.invitation.count({
+          where: { orgId: actor.orgId, status: "pending", expiresAt: { gt: now() } },
+        });
+        if (pending >= MAX_PENDING)
+          throw new OrgError(`An org has at most ${MAX_PENDING} pending invitations: revoke some first.`, "CONFLICT");
         const created = await tx.invitation.create({
-          data: { id: hashToken(token), orgId: actor.orgId, email: email.data, role: input.role, status: "pending", inviterId: actor.userId, expiresAt: new Date(now().getTime() + hours * 3_600_000) },
+          data: {
+            id: hashToken(token),
+            orgId: actor.orgId,
+            email: email.data,
+            role: input.role,
+            status: "pending",
+            inviterId: actor.userId,
+            expiresAt: new Date(now().getTime() + hours * 3_600_000),
+          },
           include: { inviter: true, org: true },
         });
-        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "org.invitation_created", target: `invitation:${created.id}`, detail: { email: email.data, role: input.role, expiresAt: created.expiresAt.toISOString(), replaced: replaced.count } });
+        await audit(tx, {
+          orgId: actor.orgId,
+          actorId: actor.userId,
+          action: "org.invitation_created",
+          target: `invitation:${created.id}`,
+          detail: {
+            email: email.data,
+            role: input.role,
+            expiresAt: created.expiresAt.toISOString(),
+            replaced: replaced.count,
+          },
+        });
         return created;
       });
       const path = invitationPath(token);
@@ -120,7 +176,16 @@ export function createInvitations(deps: InvitationDeps) {
       let mailError: string | undefined;
       if (deps.sendMail && origin) {
         try {
-          await deps.sendMail({ to: row.email, ...invitationMail(row.org.name, row.inviter?.name || row.inviter?.email || "A teammate", row.role, `${origin}${path}`, row.expiresAt) });
+          await deps.sendMail({
+            to: row.email,
+            ...invitationMail(
+              row.org.name,
+              row.inviter?.name || row.inviter?.email || "A teammate",
+              row.role,
+              `${origin}${path}`,
+              row.expiresAt,
+            ),
+          });
           mailed = true;
         } catch (err) {
           mailError = (err as Error).message;
@@ -132,9 +197,17 @@ export function createInvitations(deps: InvitationDeps) {
 
     /** The active org's pending invitations (expired ones too, until replaced or revoked). */
     async list(actor: Actor): Promise<InvitationSummary[]> {
-      const me = await db.membership.findUnique({ where: { userId_orgId: { userId: actor.userId, orgId: actor.orgId } } });
-      if (!me || !isRole(me.role) || !mayManageInvitations(me.role)) throw new OrgError("Only org owners and admins can see invitations.", "FORBIDDEN");
-      const rows = await db.invitation.findMany({ where: { orgId: actor.orgId, status: "pending" }, include: { inviter: true }, orderBy: { createdAt: "desc" }, take: 200 });
+      const me = await db.membership.findUnique({
+        where: { userId_orgId: { userId: actor.userId, orgId: actor.orgId } },
+      });
+      if (!me || !isRole(me.role) || !mayManageInvitations(me.role))
+        throw new OrgError("Only org owners and admins can see invitations.", "FORBIDDEN");
+      const rows = await db.invitation.findMany({
+        where: { orgId: actor.orgId, status: "pending" },
+        include: { inviter: true },
+        orderBy: { createdAt: "desc" },
+        take: 200,
+      });
       return rows.map(summary);
     },
 
@@ -142,12 +215,23 @@ export function createInvitations(deps: InvitationDeps) {
     async revoke(actor: Actor, id: string): Promise<InvitationSummary> {
       return inOrgLock(db, actor.orgId, async (tx) => {
         const me = await membershipOf(tx, actor.userId, actor.orgId);
-        if (!mayManageInvitations(me.role)) throw new OrgError("Only org owners and admins can revoke invitations.", "FORBIDDEN");
+        if (!mayManageInvitations(me.role))
+          throw new OrgError("Only org owners and admins can revoke invitations.", "FORBIDDEN");
         const row = await tx.invitation.findFirst({ where: { id, orgId: actor.orgId }, include: { inviter: true } });
         if (!row) throw new OrgError("No such invitation.", "NOT_FOUND");
         if (row.status !== "pending") return summary(row);
-        const updated = await tx.invitation.update({ where: { id }, data: { status: "canceled" }, include: { inviter: true } });
-        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "org.invitation_revoked", target: `invitation:${id}`, detail: { email: row.email, role: row.role } });
+        const updated = await tx.invitation.update({
+          where: { id },
+          data: { status: "canceled" },
+          include: { inviter: true },
+        });
+        await audit(tx, {
+          orgId: actor.orgId,
+          actorId: actor.userId,
+          action: "org.invitation_revoked",
+          target: `invitation:${id}`,
+          detail: { email: row.email, role: row.role },
+        });
         return summary(updated);
       });
     },
@@ -157,14 +241,24 @@ export function createInvitations(deps: InvitationDeps) {
       const row = await byToken(token);
       if (!row) throw new OrgError("This invitation link is not valid.", "NOT_FOUND");
       const s = summary(row);
-      return { orgName: row.org.name, email: s.email, role: s.role, state: s.state, expiresAt: s.expiresAt, invitedBy: s.invitedBy };
+      return {
+        orgName: row.org.name,
+        email: s.email,
+        role: s.role,
+        state: s.state,
+        expiresAt: s.expiresAt,
+        invitedBy: s.invitedBy,
+      };
     },
 
     /**
      * The signed-in person accepts a link: they become a member with the invited role, if their
      * account's email is the invited one. Already a member: nothing changes, the link stays unused.
      */
-    async accept(person: { userId: string }, token: string): Promise<{ orgId: string; orgName: string; role: Role; alreadyMember: boolean }> {
+    async accept(
+      person: { userId: string },
+      token: string,
+    ): Promise<{ orgId: string; orgName: string; role: Role; alreadyMember: boolean }> {
       const found = await byToken(token);
       if (!found) throw new OrgError("This invitation link is not valid.", "NOT_FOUND");
       return inOrgLock(db, found.orgId, async (tx) => {
@@ -174,15 +268,30 @@ export function createInvitations(deps: InvitationDeps) {
         const user = await tx.user.findUnique({ where: { id: person.userId }, select: { email: true } });
         if (!user) throw new OrgError("Sign in to accept an invitation.", "FORBIDDEN");
         if (row.email !== user.email.trim().toLowerCase()) {
-          throw new OrgError(`This invitation is for ${row.email}; you are signed in as ${user.email}. Sign out, then open the link again.`, "FORBIDDEN");
+          throw new OrgError(
+            `This invitation is for ${row.email}; you are signed in as ${user.email}. Sign out, then open the link again.`,
+            "FORBIDDEN",
+          );
         }
         const role: Role = isRole(row.role) ? row.role : "member";
-        const existing = await tx.membership.findUnique({ where: { userId_orgId: { userId: person.userId, orgId: row.orgId } } });
-        if (existing) return { orgId: row.orgId, orgName: found.org.name, role: existing.role as Role, alreadyMember: true };
-        const claimed = await tx.invitation.updateMany({ where: { id: row.id, status: "pending" }, data: { status: "accepted" } });
+        const existing = await tx.membership.findUnique({
+          where: { userId_orgId: { userId: person.userId, orgId: row.orgId } },
+        });
+        if (existing)
+          return { orgId: row.orgId, orgName: found.org.name, role: existing.role as Role, alreadyMember: true };
+        const claimed = await tx.invitation.updateMany({
+          where: { id: row.id, status: "pending" },
+          data: { status: "accepted" },
+        });
         if (claimed.count !== 1) throw new OrgError(ENDED.accepted, "BAD_REQUEST");
         await tx.membership.create({ data: { userId: person.userId, orgId: row.orgId, role } });
-        await audit(tx, { orgId: row.orgId, actorId: person.userId, action: "org.invitation_accepted", target: `invitation:${row.id}`, detail: { email: row.email, role, invitedBy: row.inviterId } });
+        await audit(tx, {
+          orgId: row.orgId,
+          actorId: person.userId,
+          action: "org.invitation_accepted",
+          target: `invitation:${row.id}`,
+          detail: { email: row.email, role, invitedBy: row.inviterId },
+        });
         return { orgId: row.orgId, orgName: found.org.name, role, alreadyMember: false };
       });
     },

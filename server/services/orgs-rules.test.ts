@@ -1,17 +1,34 @@
 // The org rules table, cell by cell: who may give which role to whom, remove whom, invite as
 // what, and the last owner.
 import { describe, expect, it } from "vitest";
-import { assignableRoles, invitableRoles, leavesNoOwner, mayChangeRole, mayRemove, removalRefusal, roleChangeRefusal, ROLES, type Role } from "./orgs-rules";
+import {
+  assignableRoles,
+  invitableRoles,
+  leavesNoOwner,
+  mayChangeRole,
+  mayRemove,
+  removalRefusal,
+  roleChangeRefusal,
+  ROLES,
+  type Role,
+} from "./orgs-rules";
 
 describe("org rules", () => {
   it("lets owners give any role to anyone, admins move members to admin only, members nothing", () => {
     const allowed: string[] = [];
-    for (const actor of ROLES) for (const target of ROLES) for (const to of ROLES) {
-      if (mayChangeRole(actor, target, to, false)) allowed.push(`${actor}: ${target}->${to}`);
-    }
+    for (const actor of ROLES)
+      for (const target of ROLES)
+        for (const to of ROLES) {
+          if (mayChangeRole(actor, target, to, false)) allowed.push(`${actor}: ${target}->${to}`);
+        }
     expect(allowed.sort()).toEqual(
       [
-        "owner: owner->admin", "owner: owner->member", "owner: admin->owner", "owner: admin->member", "owner: member->owner", "owner: member->admin",
+        "owner: owner->admin",
+        "owner: owner->member",
+        "owner: admin->owner",
+        "owner: admin->member",
+        "owner: member->owner",
+        "owner: member->admin",
         "admin: member->admin",
       ].sort(),
     );
@@ -35,7 +52,12 @@ describe("org rules", () => {
 
   it("lets owners remove anyone and admins remove members only", () => {
     const cells = ROLES.flatMap((actor) => ROLES.map((target) => [actor, target] as [Role, Role]));
-    expect(cells.filter(([a, t]) => mayRemove(a, t)).map(([a, t]) => `${a}>${t}`)).toEqual(["owner>owner", "owner>admin", "owner>member", "admin>member"]);
+    expect(cells.filter(([a, t]) => mayRemove(a, t)).map(([a, t]) => `${a}>${t}`)).toEqual([
+      "owner>owner",
+      "owner>admin",
+      "owner>member",
+      "admin>member",
+    ]);
     expect(removalRefusal("admin", "admin")).toMatch(/Only owners can remove an admin/);
     expect(removalRefusal("admin", "owner")).toMatch(/Only owners can remove an owner/);
   });

@@ -37,14 +37,16 @@ export const mayManageInvitations = (actor: Role): boolean => actor !== "member"
  */
 export function assignableRoles(actor: Role, target: Role, self: boolean): Role[] {
   let out: Role[];
-  if (self) out = ROLES.filter((r) => RANK[r] <= RANK[actor]); // one may step down, never up
+  if (self)
+    out = ROLES.filter((r) => RANK[r] <= RANK[actor]); // one may step down, never up
   else if (actor === "owner") out = [...ROLES];
   else if (actor === "admin" && target === "member") out = ["admin", "member"];
   else out = [];
   return out.filter((r) => r !== target);
 }
 
-export const mayChangeRole = (actor: Role, target: Role, to: Role, self: boolean): boolean => assignableRoles(actor, target, self).includes(to);
+export const mayChangeRole = (actor: Role, target: Role, to: Role, self: boolean): boolean =>
+  assignableRoles(actor, target, self).includes(to);
 
 /** Removing someone else (oneself: `leave`). */
 export function mayRemove(actor: Role, target: Role): boolean {
@@ -78,4 +80,5 @@ export function removalRefusal(actor: Role, target: Role): string | undefined {
   return target === "owner" ? "Only owners can remove an owner." : "Only owners can remove an admin.";
 }
 
-export const LAST_OWNER = "The org's last owner cannot leave, be removed or be given another role: make someone else an owner first.";
+export const LAST_OWNER =
+  "The org's last owner cannot leave, be removed or be given another role: make someone else an owner first.";

@@ -22,13 +22,24 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
   let dataDir: string;
 
   const post = (path: string, body: object, cookie?: string) =>
-    fetch(`${quiver.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(cookie ? { cookie } : {}) }, body: JSON.stringify(body) });
-  const cookiesOf = (res: Response) => res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
-  const client = (cookie: string) => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers: { cookie } })] });
+    fetch(`${quiver.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(cookie ? { cookie } : {}) },
+      body: JSON.stringify(body),
+    });
+  const cookiesOf = (res: Response) =>
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
+  const client = (cookie: string) =>
+    createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers: { cookie } })] });
   /** An open tRPC WebSocket of whoever holds `cookie`, and the close it gets. */
   async function openSocket(cookie: string) {
     const ws = new WebSocket(`${quiver.url.replace("http", "ws")}/api/trpc`, { headers: { cookie } });
-    const closed = new Promise<{ code: number; reason: string; at: number }>((resolve) => ws.once("close", (code, reason) => resolve({ code, reason: reason.toString(), at: Date.now() })));
+    const closed = new Promise<{ code: number; reason: string; at: number }>((resolve) =>
+      ws.once("close", (code, reason) => resolve({ code, reason: reason.toString(), at: Date.now() })),
+    );
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
       ws.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
@@ -39,7 +50,13 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
   beforeAll(async () => {
     db = await createTestDb(provider);
     dataDir = mkdtempSync(join(tmpdir(), "quiver-orgs-"));
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", DATABASE_URL: db.url, QUIVER_AUTH: "accounts" });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      QUIVER_LOCAL_RUNNER: "0",
+      DATABASE_URL: db.url,
+      QUIVER_AUTH: "accounts",
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
   }, 60_000);
   afterAll(async () => {
@@ -49,7 +66,11 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
   });
 
   it("invites, joins, and ends the teammate's sockets in the org at once on demotion and removal", async () => {
-    const first = await post("/api/auth/first-owner", { name: "Ada", email: "ada@example.com", password: "correct horse battery" });
+    const first = await post("/api/auth/first-owner", {
+      name: "Ada",
+      email: "ada@example.com",
+      password: "correct horse battery",
+    });
     expect(first.status).toBe(200);
     const owner = client(cookiesOf(first));
     const team = await owner.orgs.mine.query();
@@ -58,21 +79,46 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
 
     const invitation = await owner.orgs.invite.mutate({ email: "Bob@Example.com", role: "admin" });
     // Someone else cannot sign up with the email of nobody invited.
-    expect((await post("/api/auth/sign-up/email", { name: "Eve", email: "eve@example.com", password: "another good password" })).status).toBe(403);
-    const signUp = await post("/api/auth/sign-up/email", { name: "Bob", email: "bob@example.com", password: "another good password" });
+    expect(
+      (
+        await post("/api/auth/sign-up/email", {
+          name: "Eve",
+          email: "eve@example.com",
+          password: "another good password",
+        })
+      ).status,
+    ).toBe(403);
+    const signUp = await post("/api/auth/sign-up/email", {
+      name: "Bob",
+      email: "bob@example.com",
+      password: "another good password",
+    });
     expect(signUp.status).toBe(200);
     const bobCookie = cookiesOf(signUp);
     const bob = client(bobCookie);
     const ownOrgId = (await bob.orgs.mine.query()).activeOrgId;
     expect(ownOrgId).not.toBe(teamOrgId);
-    expect(await bob.orgs.invitation.query({ token: invitation.token })).toMatchObject({ email: "bob@example.com", role: "admin", state: "pending" });
-    expect(await bob.orgs.accept.mutate({ token: invitation.token })).toMatchObject({ orgId: teamOrgId, role: "admin", alreadyMember: false });
+    expect(await bob.orgs.invitation.query({ token: invitation.token })).toMatchObject({
+      email: "bob@example.com",
+      role: "admin",
+      state: "pending",
+    });
+    expect(await bob.orgs.accept.mutate({ token: invitation.token })).toMatchObject({
+      orgId: teamOrgId,
+      role: "admin",
+      alreadyMember: false,
+    });
     // The invited org is now Bob's active one: his next request acts in it.
     expect((await bob.orgs.mine.query()).activeOrgId).toBe(teamOrgId);
-    await expect(bob.orgs.accept.mutate({ token: invitation.token })).rejects.toMatchObject({ data: { code: "BAD_REQUEST" } });
+    await expect(bob.orgs.accept.mutate({ token: invitation.token })).rejects.toMatchObject({
+      data: { code: "BAD_REQUEST" },
+    });
 
     // Bob's other device works in his own org.
-    const other = await post("/api/auth/sign-in/email", { email: "bob@example.com", password: "another good password" });
+    const other = await post("/api/auth/sign-in/email", {
+      email: "bob@example.com",
+      password: "another good password",
+    });
     const otherCookie = cookiesOf(other);
     await client(otherCookie).orgs.switch.mutate({ orgId: ownOrgId });
     const elsewhere = await openSocket(otherCookie);
@@ -101,7 +147,18 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
     expect((await bob.orgs.members.query()).map((m) => m.email)).toEqual(["bob@example.com"]);
     elsewhere.ws.close();
 
-    const audit = await db.db.auditEvent.findMany({ where: { orgId: teamOrgId, action: { in: ["org.invitation_created", "org.invitation_accepted", "org.role_changed", "org.member_removed"] } }, orderBy: { createdAt: "asc" } });
-    expect(audit.map((a) => a.action)).toEqual(["org.invitation_created", "org.invitation_accepted", "org.role_changed", "org.member_removed"]);
+    const audit = await db.db.auditEvent.findMany({
+      where: {
+        orgId: teamOrgId,
+        action: { in: ["org.invitation_created", "org.invitation_accepted", "org.role_changed", "org.member_removed"] },
+      },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(audit.map((a) => a.action)).toEqual([
+      "org.invitation_created",
+      "org.invitation_accepted",
+      "org.role_changed",
+      "org.member_removed",
+    ]);
   }, 60_000);
 });

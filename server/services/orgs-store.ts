@@ -13,7 +13,10 @@ import { auditRow } from "./audit";
 export type OrgErrorCode = "NOT_FOUND" | "FORBIDDEN" | "BAD_REQUEST" | "CONFLICT" | "PRECONDITION_FAILED";
 
 export class OrgError extends Error {
-  constructor(message: string, readonly code: OrgErrorCode) {
+  constructor(
+    message: string,
+    readonly code: OrgErrorCode,
+  ) {
     super(message);
   }
 }

@@ -26,17 +26,23 @@ describe.each(testDatabases())("org members on %s", (provider) => {
     });
     /** A person in the org with `role` (their actor, and their membership id). */
     const person = async (role: Role, orgId = org.id): Promise<Actor & { memberId: string }> => {
-      const user = await db.user.create({ data: { email: `p-${randomBytes(5).toString("hex")}@test.invalid`, name: `${role} person` } });
+      const user = await db.user.create({
+        data: { email: `p-${randomBytes(5).toString("hex")}@test.invalid`, name: `${role} person` },
+      });
       const m = await db.membership.create({ data: { userId: user.id, orgId, role } });
       return { userId: user.id, orgId, role, memberId: m.id };
     };
     const roleOf = async (memberId: string) => (await db.membership.findUnique({ where: { id: memberId } }))?.role;
-    const audits = (action: string) => db.auditEvent.findMany({ where: { orgId: org.id, action }, orderBy: { createdAt: "asc" } });
+    const audits = (action: string) =>
+      db.auditEvent.findMany({ where: { orgId: org.id, action }, orderBy: { createdAt: "asc" } });
     return { db, org, orgs, person, roleOf, closed, activated, audits };
   }
 
   const refused = async (work: Promise<unknown>, code: string, message?: RegExp) => {
-    const err = await work.then(() => null, (e: unknown) => e);
+    const err = await work.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(OrgError);
     expect((err as OrgError).code).toBe(code);
     if (message) expect((err as OrgError).message).toMatch(message);
@@ -81,13 +87,21 @@ describe.each(testDatabases())("org members on %s", (provider) => {
     expect(await roleOf(member.memberId)).toBe("admin");
     // A promotion takes nothing away: no socket is closed.
     expect(closed).toEqual([]);
-    expect(await audits("org.role_changed")).toEqual([expect.objectContaining({ actorId: admin.userId, target: `member:${member.userId}`, detail: { from: "member", to: "admin" } })]);
+    expect(await audits("org.role_changed")).toEqual([
+      expect.objectContaining({
+        actorId: admin.userId,
+        target: `member:${member.userId}`,
+        detail: { from: "member", to: "admin" },
+      }),
+    ]);
 
     const other = await person("member");
     await orgs.remove(admin, other.memberId);
     expect(await roleOf(other.memberId)).toBeUndefined();
     expect(closed).toEqual([{ userId: other.userId, orgId: owner.orgId, reason: "removed from the org" }]);
-    expect(await audits("org.member_removed")).toEqual([expect.objectContaining({ actorId: admin.userId, target: `member:${other.userId}`, detail: { role: "member" } })]);
+    expect(await audits("org.member_removed")).toEqual([
+      expect.objectContaining({ actorId: admin.userId, target: `member:${other.userId}`, detail: { role: "member" } }),
+    ]);
   });
 
   it("lets members manage nobody", async () => {
@@ -134,7 +148,9 @@ describe.each(testDatabases())("org members on %s", (provider) => {
   it("never reaches into another org by a member id", async () => {
     const { db, orgs, person, roleOf } = await setup();
     const owner = await person("owner");
-    const elsewhere = await db.org.create({ data: { slug: `else-${randomBytes(4).toString("hex")}`, name: "Elsewhere" } });
+    const elsewhere = await db.org.create({
+      data: { slug: `else-${randomBytes(4).toString("hex")}`, name: "Elsewhere" },
+    });
     const stranger = await person("member", elsewhere.id);
     await refused(orgs.changeRole(owner, stranger.memberId, "admin"), "NOT_FOUND");
     await refused(orgs.remove(owner, stranger.memberId), "NOT_FOUND");
@@ -169,7 +185,10 @@ describe.each(testDatabases())("org members on %s", (provider) => {
       await db.membership.updateMany({ where: { id: { in: [a.memberId, b.memberId] } }, data: { orgId: org.id } });
       const A = { ...a, orgId: org.id };
       const B = { ...b, orgId: org.id };
-      const results = await Promise.allSettled([orgs.changeRole(A, b.memberId, "member"), orgs.changeRole(B, a.memberId, "member")]);
+      const results = await Promise.allSettled([
+        orgs.changeRole(A, b.memberId, "member"),
+        orgs.changeRole(B, a.memberId, "member"),
+      ]);
       expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
       const failure = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
       // The loser is refused as a non-owner (it was demoted first) or as the last owner.
@@ -202,9 +221,14 @@ describe.each(testDatabases())("org members on %s", (provider) => {
     await orgs.switch(member, made.id);
     expect(activated).toEqual([{ userId: member.userId, orgId: made.id }]);
     expect(closed).toEqual([{ userId: member.userId, orgId: member.orgId, reason: "switched to another org" }]);
-    expect(await db.auditEvent.findMany({ where: { action: "org.switched", actorId: member.userId } })).toEqual([expect.objectContaining({ orgId: made.id, detail: { from: member.orgId } })]);
+    expect(await db.auditEvent.findMany({ where: { action: "org.switched", actorId: member.userId } })).toEqual([
+      expect.objectContaining({ orgId: made.id, detail: { from: member.orgId } }),
+    ]);
     // Not a member: refused, nothing activated.
-    const stranger = await person("owner", (await db.org.create({ data: { slug: `x-${randomBytes(4).toString("hex")}`, name: "X" } })).id);
+    const stranger = await person(
+      "owner",
+      (await db.org.create({ data: { slug: `x-${randomBytes(4).toString("hex")}`, name: "X" } })).id,
+    );
     await refused(orgs.switch(member, stranger.orgId), "FORBIDDEN");
     expect(activated).toHaveLength(1);
     await refused(orgs.create(member, " "), "BAD_REQUEST");
@@ -214,15 +238,28 @@ describe.each(testDatabases())("org members on %s", (provider) => {
   it("switches by setting the active org of the person's own sign-in (better-auth session row) only", async () => {
     const { db, person } = await setup();
     const member = await person("member");
-    const other = await person("owner", (await db.org.create({ data: { slug: `o-${randomBytes(4).toString("hex")}`, name: "Other" } })).id);
+    const other = await person(
+      "owner",
+      (await db.org.create({ data: { slug: `o-${randomBytes(4).toString("hex")}`, name: "Other" } })).id,
+    );
     await db.membership.create({ data: { userId: member.userId, orgId: other.orgId, role: "member" } });
-    const device = (userId: string) => db.authSession.create({ data: { token: randomBytes(16).toString("hex"), userId, expiresAt: new Date(Date.now() + 86_400_000), activeOrganizationId: member.orgId } });
+    const device = (userId: string) =>
+      db.authSession.create({
+        data: {
+          token: randomBytes(16).toString("hex"),
+          userId,
+          expiresAt: new Date(Date.now() + 86_400_000),
+          activeOrganizationId: member.orgId,
+        },
+      });
     const mine = await device(member.userId);
     const theirs = await device(other.userId);
     const orgs = createOrgService({ db, accountsOn: async () => true });
     // Naming someone else's device changes nothing of theirs.
     await orgs.switch({ ...member, authSessionId: theirs.id }, other.orgId);
-    expect((await db.authSession.findUniqueOrThrow({ where: { id: theirs.id } })).activeOrganizationId).toBe(member.orgId);
+    expect((await db.authSession.findUniqueOrThrow({ where: { id: theirs.id } })).activeOrganizationId).toBe(
+      member.orgId,
+    );
     await orgs.switch({ ...member, authSessionId: mine.id }, other.orgId);
     expect((await db.authSession.findUniqueOrThrow({ where: { id: mine.id } })).activeOrganizationId).toBe(other.orgId);
     // The local owner (no sign-in) cannot switch.

@@ -10,7 +10,15 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db";
 import type { Actor } from "./types";
-import { assignableRoles, LAST_OWNER, leavesNoOwner, mayRemove, removalRefusal, roleChangeRefusal, type Role } from "./orgs-rules";
+import {
+  assignableRoles,
+  LAST_OWNER,
+  leavesNoOwner,
+  mayRemove,
+  removalRefusal,
+  roleChangeRefusal,
+  type Role,
+} from "./orgs-rules";
 import { audit, inOrgLock, memberById, membershipOf, OrgError, ownerCount } from "./orgs-store";
 import { createInvitations, type InvitationDeps } from "./orgs-invitations";
 
@@ -52,7 +60,8 @@ export interface OrgServiceDeps extends Omit<InvitationDeps, "db"> {
   activateOrg?(actor: Actor, orgId: string): Promise<void>;
 }
 
-export const NEEDS_ACCOUNTS = "Quiver runs without accounts (one local person): create the first account at /signup to have teammates and several orgs.";
+export const NEEDS_ACCOUNTS =
+  "Quiver runs without accounts (one local person): create the first account at /signup to have teammates and several orgs.";
 
 export const ONLY_ORG = "This is your only org: create or join another before you leave it.";
 
@@ -75,25 +84,45 @@ export function createOrgService(deps: OrgServiceDeps) {
     deps.activateOrg ??
     (async (actor: Actor, orgId: string) => {
       if (!actor.authSessionId) throw new OrgError(NEEDS_ACCOUNTS, "PRECONDITION_FAILED");
-      await db.authSession.updateMany({ where: { id: actor.authSessionId, userId: actor.userId }, data: { activeOrganizationId: orgId } });
+      await db.authSession.updateMany({
+        where: { id: actor.authSessionId, userId: actor.userId },
+        data: { activeOrganizationId: orgId },
+      });
     });
 
   return {
     invitations,
 
     /** The person's orgs, the active one marked by `activeOrgId`. */
-    async mine(actor: Actor): Promise<{ me: { email: string; name: string }; activeOrgId: string; orgs: OrgSummary[]; accounts: boolean }> {
+    async mine(
+      actor: Actor,
+    ): Promise<{ me: { email: string; name: string }; activeOrgId: string; orgs: OrgSummary[]; accounts: boolean }> {
       const [user, rows] = await Promise.all([
         db.user.findUnique({ where: { id: actor.userId }, select: { email: true, name: true } }),
-        db.membership.findMany({ where: { userId: actor.userId }, include: { org: true }, orderBy: { createdAt: "asc" }, take: 500 }),
+        db.membership.findMany({
+          where: { userId: actor.userId },
+          include: { org: true },
+          orderBy: { createdAt: "asc" },
+          take: 500,
+        }),
       ]);
       const orgs = rows.map((m) => ({ id: m.orgId, name: m.org.name, slug: m.org.slug, role: m.role as Role }));
-      return { me: { email: user?.email ?? "", name: user?.name ?? "" }, activeOrgId: actor.orgId, orgs, accounts: await accounts() };
+      return {
+        me: { email: user?.email ?? "", name: user?.name ?? "" },
+        activeOrgId: actor.orgId,
+        orgs,
+        accounts: await accounts(),
+      };
     },
 
     /** The active org's members, with what the asker may do to each. */
     async members(actor: Actor): Promise<MemberSummary[]> {
-      const rows = await db.membership.findMany({ where: { orgId: actor.orgId }, include: { user: { select: { email: true, name: true } } }, orderBy: { createdAt: "asc" }, take: 1000 });
+      const rows = await db.membership.findMany({
+        where: { orgId: actor.orgId },
+        include: { user: { select: { email: true, name: true } } },
+        orderBy: { createdAt: "asc" },
+        take: 1000,
+      });
       const me = rows.find((m) => m.userId === actor.userId);
       if (!me) throw new OrgError("You are not a member of this org.", "FORBIDDEN");
       const owners = rows.filter((m) => m.role === "owner").length;
@@ -123,13 +152,21 @@ export function createOrgService(deps: OrgServiceDeps) {
         if (target.role === to) return null;
         const refused = roleChangeRefusal(me.role, target.role, to, me.id === target.id);
         if (refused) throw new OrgError(refused, "FORBIDDEN");
-        if (leavesNoOwner(target.role, to, await ownerCount(tx, actor.orgId))) throw new OrgError(LAST_OWNER, "CONFLICT");
+        if (leavesNoOwner(target.role, to, await ownerCount(tx, actor.orgId)))
+          throw new OrgError(LAST_OWNER, "CONFLICT");
         await tx.membership.update({ where: { id: target.id }, data: { role: to } });
-        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "org.role_changed", target: `member:${target.userId}`, detail: { from: target.role, to } });
+        await audit(tx, {
+          orgId: actor.orgId,
+          actorId: actor.userId,
+          action: "org.role_changed",
+          target: `member:${target.userId}`,
+          detail: { from: target.role, to },
+        });
         return { target, from: target.role };
       });
       // Rights taken away end at once; new rights come with the next request or connection.
-      if (change && rank(to) < rank(change.from)) await disconnect({ userId: change.target.userId, orgId: actor.orgId }, `role changed to ${to}`);
+      if (change && rank(to) < rank(change.from))
+        await disconnect({ userId: change.target.userId, orgId: actor.orgId }, `role changed to ${to}`);
       return to;
     },
 
@@ -141,9 +178,16 @@ export function createOrgService(deps: OrgServiceDeps) {
         if (target.id === me.id) throw new OrgError("To leave the org yourself, use Leave.", "BAD_REQUEST");
         const refused = removalRefusal(me.role, target.role);
         if (refused) throw new OrgError(refused, "FORBIDDEN");
-        if (leavesNoOwner(target.role, undefined, await ownerCount(tx, actor.orgId))) throw new OrgError(LAST_OWNER, "CONFLICT");
+        if (leavesNoOwner(target.role, undefined, await ownerCount(tx, actor.orgId)))
+          throw new OrgError(LAST_OWNER, "CONFLICT");
         await tx.membership.delete({ where: { id: target.id } });
-        await audit(tx, { orgId: actor.orgId, actorId: actor.userId, action: "org.member_removed", target: `member:${target.userId}`, detail: { role: target.role } });
+        await audit(tx, {
+          orgId: actor.orgId,
+          actorId: actor.userId,
+          action: "org.member_removed",
+          target: `member:${target.userId}`,
+          detail: { role: target.role },
+        });
         return target;
       });
       await disconnect({ userId: removed.userId, orgId: actor.orgId }, "removed from the org");
@@ -159,9 +203,16 @@ export function createOrgService(deps: OrgServiceDeps) {
         if (leavesNoOwner(me.role, undefined, await ownerCount(tx, orgId))) throw new OrgError(LAST_OWNER, "CONFLICT");
         // The person's row is locked too: leaving two orgs at once still leaves one.
         await tx.$executeRaw`UPDATE "User" SET "email" = "email" WHERE "id" = ${actor.userId}`;
-        if ((await tx.membership.count({ where: { userId: actor.userId } })) <= 1) throw new OrgError(ONLY_ORG, "CONFLICT");
+        if ((await tx.membership.count({ where: { userId: actor.userId } })) <= 1)
+          throw new OrgError(ONLY_ORG, "CONFLICT");
         await tx.membership.delete({ where: { id: me.id } });
-        await audit(tx, { orgId, actorId: actor.userId, action: "org.member_left", target: `member:${actor.userId}`, detail: { role: me.role } });
+        await audit(tx, {
+          orgId,
+          actorId: actor.userId,
+          action: "org.member_left",
+          target: `member:${actor.userId}`,
+          detail: { role: me.role },
+        });
       });
       let activeOrgId: string | null = actor.orgId === orgId ? null : actor.orgId;
       if (activeOrgId === null) {
@@ -179,12 +230,25 @@ export function createOrgService(deps: OrgServiceDeps) {
     async create(actor: Actor, name: string): Promise<OrgSummary> {
       if (!(await accounts())) throw new OrgError(NEEDS_ACCOUNTS, "PRECONDITION_FAILED");
       const clean = name.replace(/\s+/g, " ").trim();
-      if (!clean || clean.length > NAME_MAX) throw new OrgError(`An org's name is 1 to ${NAME_MAX} characters.`, "BAD_REQUEST");
-      const slug = `${clean.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 40) || "org"}-${randomBytes(4).toString("hex")}`;
+      if (!clean || clean.length > NAME_MAX)
+        throw new OrgError(`An org's name is 1 to ${NAME_MAX} characters.`, "BAD_REQUEST");
+      const slug = `${
+        clean
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, "-")
+          .replace(/^-|-$/g, "")
+          .slice(0, 40) || "org"
+      }-${randomBytes(4).toString("hex")}`;
       const org = await db.$transaction(async (tx) => {
         const row = await tx.org.create({ data: { name: clean, slug } });
         await tx.membership.create({ data: { userId: actor.userId, orgId: row.id, role: "owner" } });
-        await audit(tx, { orgId: row.id, actorId: actor.userId, action: "org.created", target: `org:${row.id}`, detail: { name: clean } });
+        await audit(tx, {
+          orgId: row.id,
+          actorId: actor.userId,
+          action: "org.created",
+          target: `org:${row.id}`,
+          detail: { name: clean },
+        });
         return row;
       });
       return { id: org.id, name: org.name, slug: org.slug, role: "owner" };
@@ -208,13 +272,24 @@ export function createOrgService(deps: OrgServiceDeps) {
      * are closed so every open page reconnects acting in the new one.
      */
     async switch(actor: Actor, orgId: string): Promise<OrgSummary> {
-      const row = await db.membership.findUnique({ where: { userId_orgId: { userId: actor.userId, orgId } }, include: { org: true } });
+      const row = await db.membership.findUnique({
+        where: { userId_orgId: { userId: actor.userId, orgId } },
+        include: { org: true },
+      });
       if (!row) throw new OrgError("You are not a member of that org.", "FORBIDDEN");
       const summary: OrgSummary = { id: orgId, name: row.org.name, slug: row.org.slug, role: row.role as Role };
       if (orgId === actor.orgId) return summary;
       if (!(await accounts())) throw new OrgError(NEEDS_ACCOUNTS, "PRECONDITION_FAILED");
       await activateOrg(actor, orgId);
-      await db.auditEvent.create({ data: { orgId, actorId: actor.userId, action: "org.switched", target: `org:${orgId}`, detail: { from: actor.orgId } } });
+      await db.auditEvent.create({
+        data: {
+          orgId,
+          actorId: actor.userId,
+          action: "org.switched",
+          target: `org:${orgId}`,
+          detail: { from: actor.orgId },
+        },
+      });
       await disconnect({ userId: actor.userId, orgId: actor.orgId }, "switched to another org");
       return summary;
     },

@@ -28,7 +28,11 @@ describe.skipIf(!hasPostgres)("placement across two server instances on PostgreS
     for (const name of ["a", "b"]) {
       const dataDir = await tempDir("quiver-data-");
       dirs.push(dataDir);
-      const { parts, handle } = await openInstance(t.current.url, { anthropicBaseURL: fake.anthropicBaseURL, dataDir, log: () => {} });
+      const { parts, handle } = await openInstance(t.current.url, {
+        anthropicBaseURL: fake.anthropicBaseURL,
+        dataDir,
+        log: () => {},
+      });
       const http = createServer((_q, r) => r.writeHead(404).end());
       http.on("upgrade", (req, socket, head) => parts.services.runners.handleUpgrade(req, socket, head));
       await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", () => resolve()));
@@ -36,9 +40,21 @@ describe.skipIf(!hasPostgres)("placement across two server instances on PostgreS
       instances.push({ parts, handle, http, port });
       const rootDir = await tempDir("quiver-root-");
       dirs.push(rootDir);
-      runners.push(spawnRunner({ url: `ws://127.0.0.1:${port}/runner`, workspace: null, token: TOKEN, args: ["--root", rootDir, "--id", `runner-${name}`, "--capacity", "4"], env: { NODE_ENV: "test", QUIVER_SANDBOX: "off" } }));
+      runners.push(
+        spawnRunner({
+          url: `ws://127.0.0.1:${port}/runner`,
+          workspace: null,
+          token: TOKEN,
+          args: ["--root", rootDir, "--id", `runner-${name}`, "--capacity", "4"],
+          env: { NODE_ENV: "test", QUIVER_SANDBOX: "off" },
+        }),
+      );
     }
-    await waitFor(async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 2, 40_000, "both runners recorded");
+    await waitFor(
+      async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 2,
+      40_000,
+      "both runners recorded",
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -57,16 +73,23 @@ describe.skipIf(!hasPostgres)("placement across two server instances on PostgreS
     const [a, b] = instances.map((i) => i.parts.services.runnerRegistry);
     const fromA = await a.list();
     const fromB = await b.list();
-    expect(fromA.map((r) => [r.id, r.live])).toEqual([["runner-a", true], ["runner-b", true]]);
+    expect(fromA.map((r) => [r.id, r.live])).toEqual([
+      ["runner-a", true],
+      ["runner-b", true],
+    ]);
     expect(fromB.map((r) => r.instanceId)).toEqual(fromA.map((r) => r.instanceId));
     expect(new Set(fromA.map((r) => r.instanceId)).size).toBe(2);
   });
 
   it("placing the same (project, person) on both instances at once keeps one workspace, and both locate it alike", async () => {
     const actor = await ensureLocalActor(t.current.db);
-    const project = await t.current.db.project.create({ data: { orgId: actor.orgId, name: "raced", createdById: actor.userId } });
+    const project = await t.current.db.project.create({
+      data: { orgId: actor.orgId, name: "raced", createdById: actor.userId },
+    });
     const [pa, pb] = instances.map((i) => i.parts.services.placement);
-    const results = await Promise.all(Array.from({ length: 8 }, (_, n) => (n % 2 ? pa : pb).ensureWorkspace(project.id, actor.userId)));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, n) => (n % 2 ? pa : pb).ensureWorkspace(project.id, actor.userId)),
+    );
     expect(new Set(results.map((w) => w.id)).size).toBe(1);
     expect(new Set(results.map((w) => w.runnerId)).size).toBe(1);
     expect(await t.current.db.workspace.count({ where: { projectId: project.id } })).toBe(1);
@@ -75,7 +98,11 @@ describe.skipIf(!hasPostgres)("placement across two server instances on PostgreS
     const holder = instances[ws.runnerId === "runner-a" ? 0 : 1];
     // The instance holding the runner makes the folder (at its next renewal, or when asked).
     await holder.parts.services.placement.createPending([ws.runnerId!]);
-    await waitFor(async () => (await t.current.db.workspace.findUnique({ where: { id: ws.id } }))?.state === "ready", 20_000, "workspace made");
+    await waitFor(
+      async () => (await t.current.db.workspace.findUnique({ where: { id: ws.id } }))?.state === "ready",
+      20_000,
+      "workspace made",
+    );
     const places = await Promise.all([pa.locate(ws.id), pb.locate(ws.id)]);
     expect(places[0]).toEqual({ runnerId: ws.runnerId, workspaceId: ws.id });
     expect(places[1]).toEqual(places[0]);

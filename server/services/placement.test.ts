@@ -28,16 +28,34 @@ describe.each(testDatabases())("placement on %s", (provider) => {
   const client = () => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
 
   async function start(): Promise<void> {
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, DATABASE_URL: t.current.url, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      DATABASE_URL: t.current.url,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
   }
   function runner(id: string, args: string[]): RunnerChild {
-    runners[id] = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace: null, args: ["--root", dirs[id], "--id", id, ...args], env: runnerEnv });
+    runners[id] = spawnRunner({
+      url: `ws://127.0.0.1:${quiver.port}/runner`,
+      workspace: null,
+      args: ["--root", dirs[id], "--id", id, ...args],
+      env: runnerEnv,
+    });
     return runners[id];
   }
   const live = (id: string) => quiver.services.runners.status().some((r) => r.id === id && r.connected);
   const run = (sessionId: string, op: string, input: unknown) =>
-    quiver.services.runners.run({ sessionId, callId: randomUUID(), op, input, deadline: Date.now() + 20_000, signal: new AbortController().signal });
+    quiver.services.runners.run({
+      sessionId,
+      callId: randomUUID(),
+      op,
+      input,
+      deadline: Date.now() + 20_000,
+      signal: new AbortController().signal,
+    });
 
   beforeAll(async () => {
     dataDir = await tempDir("quiver-data-");
@@ -48,7 +66,11 @@ describe.each(testDatabases())("placement on %s", (provider) => {
     runner("plain", ["--capacity", "5"]);
     await waitFor(() => live("gpu") && live("plain"), 30_000, "both runners");
     // The registry row is written just after the connection: placement reads the database.
-    await waitFor(async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 2, 10_000, "runners recorded");
+    await waitFor(
+      async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 2,
+      10_000,
+      "runners recorded",
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -61,7 +83,11 @@ describe.each(testDatabases())("placement on %s", (provider) => {
 
   it("places by labels and capacity, and writes in the placed runner's folder", async () => {
     const trpc = client();
-    for (const [name, labels] of [["trained", ["gpu"]], ["web", []], ["second-gpu", ["gpu"]]] as const) {
+    for (const [name, labels] of [
+      ["trained", ["gpu"]],
+      ["web", []],
+      ["second-gpu", ["gpu"]],
+    ] as const) {
       const p = await trpc.projects.create.mutate({ name, source: { kind: "empty" }, runnerLabels: [...labels] });
       const s = await trpc.sessions.create.mutate({ title: name, projectId: p.id });
       ids[name] = { project: p.id, session: s.id, workspace: p.workspace!.id };
@@ -77,12 +103,16 @@ describe.each(testDatabases())("placement on %s", (provider) => {
     expect(readFileSync(join(dirs.gpu, ids.trained.workspace, "model.txt"), "utf8")).toBe("weights");
     expect(readFileSync(join(dirs.plain, ids.web.workspace, "index.html"), "utf8")).toContain("hi");
     expect(existsSync(join(dirs.plain, ids.trained.workspace))).toBe(false);
-    await expect(run(ids["second-gpu"].session, "read_file", { path: "x" })).rejects.toThrow(/no connected runner can hold/);
+    await expect(run(ids["second-gpu"].session, "read_file", { path: "x" })).rejects.toThrow(
+      /no connected runner can hold/,
+    );
 
     const listed = await trpc.projects.list.query();
     expect(listed.map((p) => p.name)).toEqual(["Default", "second-gpu", "trained", "web"]);
     expect(listed.find((p) => p.name === "web")?.sessions.map((s) => s.id)).toEqual([ids.web.session]);
-    const health = (await (await fetch(`${quiver.url}/api/health`)).json()) as { runners: Array<{ id: string; workspaces: number }> };
+    const health = (await (await fetch(`${quiver.url}/api/health`)).json()) as {
+      runners: Array<{ id: string; workspaces: number }>;
+    };
     expect(Object.fromEntries(health.runners.map((r) => [r.id, r.workspaces]))).toEqual({ gpu: 1, plain: 1 });
   }, 60_000);
 
@@ -90,10 +120,16 @@ describe.each(testDatabases())("placement on %s", (provider) => {
     await runners.plain.stop();
     await waitFor(() => !live("plain"), 10_000, "plain gone");
     const began = Date.now();
-    await expect(run(ids.web.session, "read_file", { path: "index.html" })).rejects.toThrow(/runner plain, which is not connected \(gone since \d{4}-/);
+    await expect(run(ids.web.session, "read_file", { path: "index.html" })).rejects.toThrow(
+      /runner plain, which is not connected \(gone since \d{4}-/,
+    );
     expect(Date.now() - began).toBeLessThan(1_000);
     const trpc = client();
-    await waitFor(async () => (await trpc.projects.workspaceOf.query({ sessionId: ids.web.session })).runner?.connected === false, 5_000, "gone in the database");
+    await waitFor(
+      async () => (await trpc.projects.workspaceOf.query({ sessionId: ids.web.session })).runner?.connected === false,
+      5_000,
+      "gone in the database",
+    );
     const status = await trpc.projects.workspaceOf.query({ sessionId: ids.web.session });
     expect(status.runner).toMatchObject({ id: "plain", connected: false });
     expect(Date.parse(status.runner!.since!)).toBeGreaterThan(began - 10_000);
@@ -111,12 +147,18 @@ describe.each(testDatabases())("placement on %s", (provider) => {
     await quiver.stop();
     for (const r of Object.values(runners)) await r.stop();
     await start();
-    for (const id of ["gpu", "plain"]) runner(id, id === "gpu" ? ["--label", "gpu", "--capacity", "1"] : ["--capacity", "5"]);
+    for (const id of ["gpu", "plain"])
+      runner(id, id === "gpu" ? ["--label", "gpu", "--capacity", "1"] : ["--capacity", "5"]);
     await waitFor(() => live("gpu") && live("plain"), 30_000, "runners back after the restart");
     expect((await run(ids.trained.session, "read_file", { path: "model.txt" })).output).toContain("weights");
     expect((await run(ids.web.session, "read_file", { path: "index.html" })).output).toContain("hi");
-    const workspaces = await t.current.db.workspace.findMany({ where: { id: { in: [ids.trained.workspace, ids.web.workspace] } } });
-    expect(Object.fromEntries(workspaces.map((w) => [w.id, [w.runnerId, w.state]]))).toEqual({ [ids.trained.workspace]: ["gpu", "ready"], [ids.web.workspace]: ["plain", "ready"] });
+    const workspaces = await t.current.db.workspace.findMany({
+      where: { id: { in: [ids.trained.workspace, ids.web.workspace] } },
+    });
+    expect(Object.fromEntries(workspaces.map((w) => [w.id, [w.runnerId, w.state]]))).toEqual({
+      [ids.trained.workspace]: ["gpu", "ready"],
+      [ids.web.workspace]: ["plain", "ready"],
+    });
   }, 90_000);
 
   it("deleting a project removes its workspace folder from its runner and its sessions", async () => {

@@ -69,12 +69,24 @@ export function createPlacement(db: Db, deps: PlacementDeps) {
   async function choose(want: { labels: string[]; runnerDefault: boolean }): Promise<string | undefined> {
     const now = Date.now();
     const rows = (await db.runnerNode.findMany({ where: { instanceId: { not: null } } })).filter((r) => isLive(r, now));
-    const fits = rows.filter((r) => (want.runnerDefault ? r.servesDefault : r.root) && want.labels.every((l) => labelsOf(r.labels).includes(l)));
+    const fits = rows.filter(
+      (r) =>
+        (want.runnerDefault ? r.servesDefault : r.root) && want.labels.every((l) => labelsOf(r.labels).includes(l)),
+    );
     if (fits.length === 0) return undefined;
-    const counts = await db.workspace.groupBy({ by: ["runnerId"], where: { runnerId: { in: fits.map((r) => r.id) }, runnerDefault: false }, _count: { _all: true } });
+    const counts = await db.workspace.groupBy({
+      by: ["runnerId"],
+      where: { runnerId: { in: fits.map((r) => r.id) }, runnerDefault: false },
+      _count: { _all: true },
+    });
     const held = new Map(counts.map((c) => [c.runnerId, c._count._all]));
     const room = fits
-      .map((r) => ({ id: r.id, held: held.get(r.id) ?? 0, capacity: r.capacity, free: r.freeDiskBytes === null ? -1 : Number(r.freeDiskBytes) }))
+      .map((r) => ({
+        id: r.id,
+        held: held.get(r.id) ?? 0,
+        capacity: r.capacity,
+        free: r.freeDiskBytes === null ? -1 : Number(r.freeDiskBytes),
+      }))
       // The default folder is the runner's own; it takes no place among the workspaces it holds.
       .filter((r) => want.runnerDefault || r.capacity <= 0 || r.held < r.capacity);
     room.sort((a, b) => load(a) - load(b) || b.free - a.free || a.id.localeCompare(b.id));
@@ -85,7 +97,14 @@ export function createPlacement(db: Db, deps: PlacementDeps) {
 
   /** Asks the runner for the workspace's folder when it is still to be made and this instance holds its runner. */
   async function prepare(ws: WorkspaceRow): Promise<WorkspaceRow> {
-    if (ws.runnerDefault || ws.state === "ready" || ws.state === "deleting" || !ws.runnerId || !deps.ops.isLive(ws.runnerId)) return ws;
+    if (
+      ws.runnerDefault ||
+      ws.state === "ready" ||
+      ws.state === "deleting" ||
+      !ws.runnerId ||
+      !deps.ops.isLive(ws.runnerId)
+    )
+      return ws;
     if (ws.state === "failed" && Date.now() - (lastTried.get(ws.id) ?? 0) < RETRY_FAILED_MS) return ws;
     const pending = creating.get(ws.id);
     if (pending) return pending;
@@ -98,7 +117,11 @@ export function createPlacement(db: Db, deps: PlacementDeps) {
         const source = await deps.sourceOf(ws.projectId);
         const filler = deps.fillers?.[source.kind];
         const diskLimitBytes = await deps.limitOf?.(ws.projectId);
-        result = await deps.ops.runOn(runnerId, WORKSPACE_CREATE_OP, { workspaceId: ws.id, source: filler ? { kind: "empty" } : source, ...(diskLimitBytes ? { diskLimitBytes } : {}) });
+        result = await deps.ops.runOn(runnerId, WORKSPACE_CREATE_OP, {
+          workspaceId: ws.id,
+          source: filler ? { kind: "empty" } : source,
+          ...(diskLimitBytes ? { diskLimitBytes } : {}),
+        });
         if (result.ok && diskLimitBytes) limits.sent(ws.id, diskLimitBytes);
         // A folder that is there already (a create whose answer was lost) is the workspace.
         ok = result.ok || /exist/i.test(result.output);
@@ -125,7 +148,11 @@ export function createPlacement(db: Db, deps: PlacementDeps) {
     syncLimits: (runnerIds: string[], options?: { fresh?: boolean }) => limits.sync(runnerIds, options),
 
     /** The person's workspace of the project: found, or placed now (once, whichever instance asks). */
-    async ensureWorkspace(projectId: string, userId: string, options: { runnerDefault?: boolean } = {}): Promise<WorkspaceRow> {
+    async ensureWorkspace(
+      projectId: string,
+      userId: string,
+      options: { runnerDefault?: boolean } = {},
+    ): Promise<WorkspaceRow> {
       const existing = await db.workspace.findUnique({ where: { projectId_userId: { projectId, userId } } });
       if (existing) return existing.runnerId ? existing : this.placeUnplaced(existing);
       const project = await db.project.findUniqueOrThrow({ where: { id: projectId }, select: { runnerLabels: true } });
@@ -133,7 +160,14 @@ export function createPlacement(db: Db, deps: PlacementDeps) {
       const runnerId = await choose({ labels: labelsOf(project.runnerLabels), runnerDefault });
       try {
         return await db.workspace.create({
-          data: { id: newWorkspaceId(), projectId, userId, runnerId: runnerId ?? null, runnerDefault, state: runnerDefault ? "ready" : "creating" },
+          data: {
+            id: newWorkspaceId(),
+            projectId,
+            userId,
+            runnerId: runnerId ?? null,
+            runnerDefault,
+            state: runnerDefault ? "ready" : "creating",
+          },
         });
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
@@ -143,7 +177,10 @@ export function createPlacement(db: Db, deps: PlacementDeps) {
 
     /** A workspace made while no runner fitted gets one now, if one fits (compare-and-set). */
     async placeUnplaced(ws: WorkspaceRow): Promise<WorkspaceRow> {
-      const project = await db.project.findUniqueOrThrow({ where: { id: ws.projectId }, select: { runnerLabels: true } });
+      const project = await db.project.findUniqueOrThrow({
+        where: { id: ws.projectId },
+        select: { runnerLabels: true },
+      });
       const runnerId = await choose({ labels: labelsOf(project.runnerLabels), runnerDefault: ws.runnerDefault });
       if (runnerId) await db.workspace.updateMany({ where: { id: ws.id, runnerId: null }, data: { runnerId } });
       return db.workspace.findUniqueOrThrow({ where: { id: ws.id } });
@@ -155,19 +192,28 @@ export function createPlacement(db: Db, deps: PlacementDeps) {
       if (!found) throw new ExecutorUnavailableError("this session's workspace was deleted (its project is gone)");
       let ws: WorkspaceRow = found.runnerId ? found : await this.placeUnplaced(found);
       const runnerId = ws.runnerId;
-      if (!runnerId) throw new ExecutorUnavailableError("no connected runner can hold this session's workspace (none is live with room and the labels its project asks for); it is placed as soon as one is");
+      if (!runnerId)
+        throw new ExecutorUnavailableError(
+          "no connected runner can hold this session's workspace (none is live with room and the labels its project asks for); it is placed as soon as one is",
+        );
       ws = await prepare(ws);
-      if (ws.state === "failed") throw new ExecutorUnavailableError(`this session's workspace could not be created on runner ${runnerId}: ${ws.error ?? "unknown error"}`);
+      if (ws.state === "failed")
+        throw new ExecutorUnavailableError(
+          `this session's workspace could not be created on runner ${runnerId}: ${ws.error ?? "unknown error"}`,
+        );
       if (ws.state === "deleting") throw new ExecutorUnavailableError("this session's workspace is being deleted");
       const runner = await db.runnerNode.findUnique({ where: { id: runnerId } });
-      const goneSince = runner && !isLive(runner) ? (runner.disconnectedAt ?? runner.lastSeenAt).toISOString() : undefined;
+      const goneSince =
+        runner && !isLive(runner) ? (runner.disconnectedAt ?? runner.lastSeenAt).toISOString() : undefined;
       return { runnerId, ...(ws.runnerDefault ? {} : { workspaceId: ws.id }), ...(goneSince ? { goneSince } : {}) };
     },
 
     /** Creates every workspace placed on these runners (held here) that is still to be made. */
     async createPending(runnerIds: string[]): Promise<void> {
       if (runnerIds.length === 0) return;
-      const pending = await db.workspace.findMany({ where: { runnerId: { in: runnerIds }, state: "creating", runnerDefault: false } });
+      const pending = await db.workspace.findMany({
+        where: { runnerId: { in: runnerIds }, state: "creating", runnerDefault: false },
+      });
       for (const ws of pending) await prepare(ws);
     },
   };
@@ -189,7 +235,10 @@ function createLimitSync(db: Db, ops: RunnerOps, log: (line: string) => void) {
       where: { runnerId: { in: held }, runnerDefault: false, state: "ready" },
       select: { id: true, runnerId: true, project: { select: { orgId: true } } },
     });
-    const orgs = await db.org.findMany({ where: { id: { in: [...new Set(rows.map((w) => w.project.orgId))] } }, select: { id: true, diskLimitMb: true } });
+    const orgs = await db.org.findMany({
+      where: { id: { in: [...new Set(rows.map((w) => w.project.orgId))] } },
+      select: { id: true, diskLimitMb: true },
+    });
     const mbOf = new Map(orgs.map((o) => [o.id, o.diskLimitMb]));
     for (const ws of rows) {
       const want = (mbOf.get(ws.project.orgId) ?? DEFAULT_DISK_LIMIT_MB) * 1024 ** 2;
@@ -206,7 +255,10 @@ function createLimitSync(db: Db, ops: RunnerOps, log: (line: string) => void) {
   return {
     sent: (workspaceId: string, bytes: number) => void lastSent.set(workspaceId, bytes),
     // One sync at a time: a renewal and an admin's change never send the same op twice at once.
-    sync: (runnerIds: string[], options?: { fresh?: boolean }) => (running = running.then(() => sync(runnerIds, options)).catch((err) => log(`disk limits not synced: ${(err as Error).message}`))),
+    sync: (runnerIds: string[], options?: { fresh?: boolean }) =>
+      (running = running
+        .then(() => sync(runnerIds, options))
+        .catch((err) => log(`disk limits not synced: ${(err as Error).message}`))),
   };
 }
 

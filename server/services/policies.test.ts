@@ -13,9 +13,16 @@ describe.each(testDatabases())("org policies on %s", (provider) => {
     const svc = createPolicyService(t.current.db);
     expect(await svc.load(org.id)).toEqual({ ok: true, version: 0, rules: [] });
     const v1 = await svc.set(actor, [{ effect: "deny", command: "git push" }]);
-    const v2 = await svc.set(actor, [{ effect: "ask", tool: "shell" }, { effect: "deny", host: "*.evil.com" }]);
+    const v2 = await svc.set(actor, [
+      { effect: "ask", tool: "shell" },
+      { effect: "deny", host: "*.evil.com" },
+    ]);
     expect([v1.version, v2.version]).toEqual([1, 2]);
-    expect(await svc.load(org.id)).toMatchObject({ ok: true, version: 2, rules: [{ effect: "ask" }, { effect: "deny" }] });
+    expect(await svc.load(org.id)).toMatchObject({
+      ok: true,
+      version: 2,
+      rules: [{ effect: "ask" }, { effect: "deny" }],
+    });
     expect((await svc.history(actor)).map((h) => h.version)).toEqual([2, 1]);
     const audits = await t.current.db.auditEvent.findMany({ where: { orgId: org.id, action: "policy.set" } });
     expect(audits).toHaveLength(2);
@@ -25,7 +32,9 @@ describe.each(testDatabases())("org policies on %s", (provider) => {
   it("refuses bad rules with the rule's path, members, other orgs and stale versions", async () => {
     const { actor } = await seedSession(t.current.db, "owner");
     const svc = createPolicyService(t.current.db);
-    await expect(svc.set(actor, [{ effect: "deny", tool: "x" }, { effect: "deny" }])).rejects.toThrow(/rules\[1\].*at least one of/);
+    await expect(svc.set(actor, [{ effect: "deny", tool: "x" }, { effect: "deny" }])).rejects.toThrow(
+      /rules\[1\].*at least one of/,
+    );
     await expect(svc.set({ ...actor, role: "member" }, [])).rejects.toThrow(/admins and owners/);
     await expect(svc.set(actor, [], { orgId: "another-org" })).rejects.toThrow(/your own org/);
     await svc.set(actor, [{ effect: "allow", tool: "read_*" }]);
@@ -36,7 +45,10 @@ describe.each(testDatabases())("org policies on %s", (provider) => {
   it("two admins saving at once both land, as consecutive versions", async () => {
     const { actor, org } = await seedSession(t.current.db, "admin");
     const svc = createPolicyService(t.current.db);
-    await Promise.all([svc.set(actor, [{ effect: "deny", tool: "a" }]), svc.set(actor, [{ effect: "deny", tool: "b" }])]);
+    await Promise.all([
+      svc.set(actor, [{ effect: "deny", tool: "a" }]),
+      svc.set(actor, [{ effect: "deny", tool: "b" }]),
+    ]);
     const rows = await t.current.db.orgPolicy.findMany({ where: { orgId: org.id }, orderBy: { version: "asc" } });
     expect(rows.map((r) => r.version)).toEqual([1, 2]);
   });
@@ -55,7 +67,11 @@ describe.each(testDatabases())("org policies on %s", (provider) => {
     const admin = appRouter.createCaller({ services, actor });
     const member = appRouter.createCaller({ services, actor: { ...actor, role: "member" } });
     await admin.policies.set({ rules: [{ effect: "deny", command: "rm -rf" }] });
-    expect(await member.policies.current()).toMatchObject({ version: 1, rules: [{ effect: "deny", command: "rm -rf" }], canEdit: false });
+    expect(await member.policies.current()).toMatchObject({
+      version: 1,
+      rules: [{ effect: "deny", command: "rm -rf" }],
+      canEdit: false,
+    });
     expect(await admin.policies.current()).toMatchObject({ version: 1, canEdit: true });
     await expect(member.policies.set({ rules: [] })).rejects.toThrow(/owners and admins/);
     await expect(admin.policies.set({ rules: [{ effect: "deny" }] })).rejects.toMatchObject({ code: "BAD_REQUEST" });

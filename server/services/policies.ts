@@ -8,7 +8,10 @@ import { PolicyRules, type PolicyRule } from "../policy/rules";
 import type { LoadedPolicy } from "../policy/decide";
 
 export class PolicyError extends Error {
-  constructor(message: string, readonly code: "BAD_REQUEST" | "FORBIDDEN" | "CONFLICT") {
+  constructor(
+    message: string,
+    readonly code: "BAD_REQUEST" | "FORBIDDEN" | "CONFLICT",
+  ) {
     super(message);
     this.name = "PolicyError";
   }
@@ -33,13 +36,16 @@ export interface PolicyService {
 function formatIssues(error: { issues: { path: PropertyKey[]; message: string }[] }): string {
   return error.issues
     .slice(0, 5)
-    .map((i) => `rules${i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("")}: ${i.message}`)
+    .map(
+      (i) => `rules${i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("")}: ${i.message}`,
+    )
     .join("; ");
 }
 
 export function createPolicyService(db: Db): PolicyService {
   function orgOf(actor: Actor, orgId?: string): string {
-    if (orgId && orgId !== actor.orgId) throw new PolicyError("You can only see or change your own org's policy.", "FORBIDDEN");
+    if (orgId && orgId !== actor.orgId)
+      throw new PolicyError("You can only see or change your own org's policy.", "FORBIDDEN");
     return actor.orgId;
   }
 
@@ -48,16 +54,27 @@ export function createPolicyService(db: Db): PolicyService {
       const row = await db.orgPolicy.findFirst({ where: { orgId }, orderBy: { version: "desc" } });
       if (!row) return { ok: true, version: 0, rules: [] };
       const parsed = PolicyRules.safeParse(row.rules);
-      if (!parsed.success) return { ok: false, error: `version ${row.version} is invalid: ${formatIssues(parsed.error)}` };
+      if (!parsed.success)
+        return { ok: false, error: `version ${row.version} is invalid: ${formatIssues(parsed.error)}` };
       return { ok: true, version: row.version, rules: parsed.data };
     } catch (e) {
       return { ok: false, error: e instanceof Error ? e.message.split("\n")[0] : String(e) };
     }
   }
 
-  function toVersion(row: { version: number; rules: unknown; createdById: string | null; createdAt: Date }): PolicyVersion {
+  function toVersion(row: {
+    version: number;
+    rules: unknown;
+    createdById: string | null;
+    createdAt: Date;
+  }): PolicyVersion {
     const parsed = PolicyRules.safeParse(row.rules);
-    return { version: row.version, rules: parsed.success ? parsed.data : [], createdById: row.createdById, createdAt: row.createdAt };
+    return {
+      version: row.version,
+      rules: parsed.success ? parsed.data : [],
+      createdById: row.createdById,
+      createdAt: row.createdAt,
+    };
   }
 
   return {
@@ -69,21 +86,31 @@ export function createPolicyService(db: Db): PolicyService {
     },
     async set(actor, rules, opts = {}) {
       const org = orgOf(actor, opts.orgId);
-      if (actor.role === "member") throw new PolicyError("Only org admins and owners can change the policy.", "FORBIDDEN");
+      if (actor.role === "member")
+        throw new PolicyError("Only org admins and owners can change the policy.", "FORBIDDEN");
       const parsed = PolicyRules.safeParse(rules);
       if (!parsed.success) throw new PolicyError(`Invalid policy: ${formatIssues(parsed.error)}`, "BAD_REQUEST");
       // Two admins saving at once race on (orgId, version); the loser retries on the new head
       // unless it asked to save on top of a specific version.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const head = await db.orgPolicy.findFirst({ where: { orgId: org }, orderBy: { version: "desc" }, select: { version: true } });
+        const head = await db.orgPolicy.findFirst({
+          where: { orgId: org },
+          orderBy: { version: "desc" },
+          select: { version: true },
+        });
         const headVersion = head?.version ?? 0;
         if (opts.expectedVersion !== undefined && opts.expectedVersion !== headVersion) {
-          throw new PolicyError(`The policy changed meanwhile (now version ${headVersion}); reload and try again.`, "CONFLICT");
+          throw new PolicyError(
+            `The policy changed meanwhile (now version ${headVersion}); reload and try again.`,
+            "CONFLICT",
+          );
         }
         try {
           const version = headVersion + 1;
           const [row] = await db.$transaction([
-            db.orgPolicy.create({ data: { orgId: org, version, rules: parsed.data as object[], createdById: actor.userId } }),
+            db.orgPolicy.create({
+              data: { orgId: org, version, rules: parsed.data as object[], createdById: actor.userId },
+            }),
             db.auditEvent.create({
               data: {
                 orgId: org,
@@ -97,7 +124,8 @@ export function createPolicyService(db: Db): PolicyService {
           return toVersion(row);
         } catch (e) {
           if (!isUniqueViolation(e) || opts.expectedVersion !== undefined) {
-            if (isUniqueViolation(e)) throw new PolicyError("The policy changed meanwhile; reload and try again.", "CONFLICT");
+            if (isUniqueViolation(e))
+              throw new PolicyError("The policy changed meanwhile; reload and try again.", "CONFLICT");
             throw e;
           }
         }
@@ -106,7 +134,11 @@ export function createPolicyService(db: Db): PolicyService {
     },
     async history(actor, opts = {}) {
       const org = orgOf(actor, opts.orgId);
-      const rows = await db.orgPolicy.findMany({ where: { orgId: org }, orderBy: { version: "desc" }, take: Math.min(opts.limit ?? 20, 100) });
+      const rows = await db.orgPolicy.findMany({
+        where: { orgId: org },
+        orderBy: { version: "desc" },
+        take: Math.min(opts.limit ?? 20, 100),
+      });
       return rows.map(toVersion);
     },
   };

@@ -28,11 +28,26 @@ describe.each(testDatabases())("archive projects on %s", (provider) => {
   beforeAll(async () => {
     dataDir = await tempDir("quiver-data-");
     rootDir = await tempDir("quiver-root-");
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, DATABASE_URL: t.current.url, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      DATABASE_URL: t.current.url,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace: null, args: ["--root", rootDir, "--id", "r1"], env: runnerEnv });
+    runner = spawnRunner({
+      url: `ws://127.0.0.1:${quiver.port}/runner`,
+      workspace: null,
+      args: ["--root", rootDir, "--id", "r1"],
+      env: runnerEnv,
+    });
     await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 30_000, "runner");
-    await waitFor(async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1, 10_000, "runner recorded");
+    await waitFor(
+      async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1,
+      10_000,
+      "runner recorded",
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -43,12 +58,19 @@ describe.each(testDatabases())("archive projects on %s", (provider) => {
 
   it("makes a project from the person's own upload: its workspace holds the archive's files", async () => {
     const archive = makeTarGz([{ name: "src/hello.txt", data: "from the archive" }]);
-    const res = await fetch(`${quiver.url}/api/uploads?name=mine.tgz`, { method: "POST", body: new Uint8Array(archive) });
+    const res = await fetch(`${quiver.url}/api/uploads?name=mine.tgz`, {
+      method: "POST",
+      body: new Uint8Array(archive),
+    });
     expect(res.status).toBe(201);
     const { uploadId: id } = (await res.json()) as { uploadId: string };
     const p = await client().projects.create.mutate({ name: "unpacked", source: { kind: "archive", name: id } });
     const ws = p.workspace!.id;
-    await waitFor(async () => (await t.current.db.workspace.findUnique({ where: { id: ws } }))?.state === "ready", 30_000, "workspace ready");
+    await waitFor(
+      async () => (await t.current.db.workspace.findUnique({ where: { id: ws } }))?.state === "ready",
+      30_000,
+      "workspace ready",
+    );
     expect(readFileSync(join(rootDir, ws, "src/hello.txt"), "utf8")).toBe("from the archive");
   }, 60_000);
 
@@ -58,11 +80,28 @@ describe.each(testDatabases())("archive projects on %s", (provider) => {
     const dir = join(dataDir, "uploads");
     await writeFile(join(dir, `${theirs}.bin`), makeTarGz([{ name: "x.txt", data: "mallory's" }]));
     const owner = await t.current.db.org.findFirstOrThrow();
-    await writeFile(join(dir, `${theirs}.json`), JSON.stringify({ id: theirs, orgId: owner.id, userId: "mallory", name: "m.tgz", bytes: 10, format: "tar.gz", createdAt: new Date().toISOString() }));
+    await writeFile(
+      join(dir, `${theirs}.json`),
+      JSON.stringify({
+        id: theirs,
+        orgId: owner.id,
+        userId: "mallory",
+        name: "m.tgz",
+        bytes: 10,
+        format: "tar.gz",
+        createdAt: new Date().toISOString(),
+      }),
+    );
     const trpc = client();
-    await expect(trpc.projects.create.mutate({ name: "stolen", source: { kind: "archive", name: theirs } })).rejects.toThrow(/cannot be used: this upload is someone else's/);
-    await expect(trpc.projects.create.mutate({ name: "guessed", source: { kind: "archive", name: `u-${"cd".repeat(12)}` } })).rejects.toThrow(/cannot be used: no such upload/);
-    await expect(trpc.projects.create.mutate({ name: "path", source: { kind: "archive", name: "../../etc/passwd" } })).rejects.toThrow(/cannot be used: no such upload/);
+    await expect(
+      trpc.projects.create.mutate({ name: "stolen", source: { kind: "archive", name: theirs } }),
+    ).rejects.toThrow(/cannot be used: this upload is someone else's/);
+    await expect(
+      trpc.projects.create.mutate({ name: "guessed", source: { kind: "archive", name: `u-${"cd".repeat(12)}` } }),
+    ).rejects.toThrow(/cannot be used: no such upload/);
+    await expect(
+      trpc.projects.create.mutate({ name: "path", source: { kind: "archive", name: "../../etc/passwd" } }),
+    ).rejects.toThrow(/cannot be used: no such upload/);
     expect(await t.current.db.project.count({ where: { name: { in: ["stolen", "guessed", "path"] } } })).toBe(0);
   }, 30_000);
 });

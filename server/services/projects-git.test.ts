@@ -30,9 +30,19 @@ describe("git projects through projects.create", () => {
     gs.createRepo("site", { "index.html": "<h1>from git</h1>\n" }, "main");
     dataDir = await tempDir("quiver-data-");
     rootDir = await tempDir("quiver-root-");
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", QUIVER_RUNNER_TOKEN: TEST_TOKEN });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
+    });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace: null, args: ["--root", rootDir, "--id", "r1"], env: runnerEnv });
+    runner = spawnRunner({
+      url: `ws://127.0.0.1:${quiver.port}/runner`,
+      workspace: null,
+      args: ["--root", rootDir, "--id", "r1"],
+      env: runnerEnv,
+    });
     await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 30_000, "runner");
   }, 90_000);
 
@@ -63,10 +73,19 @@ describe("git projects through projects.create", () => {
       ["https://example.com/", /names no repository/],
     ];
     for (const [url, why] of refused) {
-      await expect(trpc.projects.create.mutate({ name: `p-${Math.random()}`, source: { kind: "git", url } }), url).rejects.toThrow(why);
+      await expect(
+        trpc.projects.create.mutate({ name: `p-${Math.random()}`, source: { kind: "git", url } }),
+        url,
+      ).rejects.toThrow(why);
     }
     for (const branch of ["--upload-pack=x", "a..b", "main\nx", "@{-1}", "HEAD"]) {
-      await expect(trpc.projects.create.mutate({ name: `b-${Math.random()}`, source: { kind: "git", url: "https://example.com/x.git", branch } }), branch).rejects.toThrow(/branch/);
+      await expect(
+        trpc.projects.create.mutate({
+          name: `b-${Math.random()}`,
+          source: { kind: "git", url: "https://example.com/x.git", branch },
+        }),
+        branch,
+      ).rejects.toThrow(/branch/);
     }
     expect((await trpc.projects.list.query()).map((p) => p.name)).toEqual(["Default"]);
   });
@@ -74,14 +93,21 @@ describe("git projects through projects.create", () => {
   it("creates a project from the local git server over http://127.0.0.1: its workspace is the clone", async () => {
     const trpc = client();
     await trpc.git.saveCredential.mutate({ host: gs.url, username: "alice", token: TOKEN });
-    const p = await trpc.projects.create.mutate({ name: "site", source: { kind: "git", url: `  ${gs.url}/site.git `, branch: "main" } });
+    const p = await trpc.projects.create.mutate({
+      name: "site",
+      source: { kind: "git", url: `  ${gs.url}/site.git `, branch: "main" },
+    });
     expect(p.source).toEqual({ kind: "git", url: `${gs.url}/site.git`, branch: "main" });
     const ws = p.workspace!.id;
-    const row = await waitFor(async () => {
-      const list = await trpc.projects.list.query();
-      const w = list.find((x) => x.id === p.id)?.workspace;
-      return w && w.state !== "creating" ? w : undefined;
-    }, 60_000, "clone done");
+    const row = await waitFor(
+      async () => {
+        const list = await trpc.projects.list.query();
+        const w = list.find((x) => x.id === p.id)?.workspace;
+        return w && w.state !== "creating" ? w : undefined;
+      },
+      60_000,
+      "clone done",
+    );
     expect(row).toMatchObject({ state: "ready", error: null });
     expect(readFileSync(join(rootDir, ws, "index.html"), "utf8")).toBe("<h1>from git</h1>\n");
     expect(gs.requests.some((r) => r.user === "alice" && r.ok)).toBe(true);

@@ -29,7 +29,10 @@ describe("a data folder from before projects, started embedded", () => {
     const handle = await openDb(`file:${join(dataDir, "quiver.db")}`);
     const actor = await ensureLocalActor(handle.db);
     for (const title of ["first", "second"]) {
-      old.push((await handle.db.session.create({ data: { title, ownerId: actor.userId, orgId: actor.orgId, workspace: "" } })).id);
+      old.push(
+        (await handle.db.session.create({ data: { title, ownerId: actor.userId, orgId: actor.orgId, workspace: "" } }))
+          .id,
+      );
     }
     await handle.close();
     mkdirSync(join(dataDir, "workspace"));
@@ -47,7 +50,14 @@ describe("a data folder from before projects, started embedded", () => {
   });
 
   const run = (sessionId: string, op: string, input: unknown) =>
-    quiver.services.runners.run({ sessionId, callId: randomUUID(), op, input, deadline: Date.now() + 20_000, signal: new AbortController().signal });
+    quiver.services.runners.run({
+      sessionId,
+      callId: randomUUID(),
+      op,
+      input,
+      deadline: Date.now() + 20_000,
+      signal: new AbortController().signal,
+    });
 
   it("lists every old session in the Default project, working in the same folder", async () => {
     const trpc = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
@@ -55,12 +65,16 @@ describe("a data folder from before projects, started embedded", () => {
     expect(projects.map((p) => p.name)).toEqual(["Default"]);
     expect(projects[0].sessions.map((s) => s.title).sort()).toEqual(["first", "second"]);
     expect(projects[0].workspace).toMatchObject({ state: "ready" });
-    for (const id of old) expect((await run(id, "read_file", { path: "notes.txt" })).output).toContain("kept from before");
+    for (const id of old)
+      expect((await run(id, "read_file", { path: "notes.txt" })).output).toContain("kept from before");
     // A new session without a project goes there too.
     const fresh = await trpc.sessions.create.mutate({ title: "third" });
     expect((await run(fresh.id, "write_file", { path: "third.txt", content: "3" })).ok).toBe(true);
     expect(readFileSync(join(dataDir, "workspace", "third.txt"), "utf8")).toBe("3");
-    const rows = await quiver.services.db.session.findMany({ where: { id: { in: [...old, fresh.id] } }, select: { workspaceId: true } });
+    const rows = await quiver.services.db.session.findMany({
+      where: { id: { in: [...old, fresh.id] } },
+      select: { workspaceId: true },
+    });
     expect(new Set(rows.map((r) => r.workspaceId)).size).toBe(1);
   }, 60_000);
 

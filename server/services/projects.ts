@@ -15,7 +15,8 @@ import type { Actor } from "./types";
 export const DEFAULT_PROJECT = "Default";
 
 /** What "New project" asks for; the git and archive kinds are served by the runner's source handlers. */
-export type ProjectSource = { kind: "empty" } | { kind: "git"; url: string; branch?: string } | { kind: "archive"; name: string };
+export type ProjectSource =
+  { kind: "empty" } | { kind: "git"; url: string; branch?: string } | { kind: "archive"; name: string };
 
 export interface ProjectSummary {
   id: string;
@@ -40,13 +41,16 @@ interface ProjectRow {
 }
 
 export function sourceOfRow(p: Pick<ProjectRow, "sourceKind" | "gitUrl" | "gitBranch" | "archiveName">): ProjectSource {
-  if (p.sourceKind === "git" && p.gitUrl) return { kind: "git", url: p.gitUrl, ...(p.gitBranch ? { branch: p.gitBranch } : {}) };
+  if (p.sourceKind === "git" && p.gitUrl)
+    return { kind: "git", url: p.gitUrl, ...(p.gitBranch ? { branch: p.gitBranch } : {}) };
   if (p.sourceKind === "archive" && p.archiveName) return { kind: "archive", name: p.archiveName };
   return { kind: "empty" };
 }
 
 /** The runner's workspace.create source for a project (an archive travels as its upload's id). */
-export function workspaceSourceOf(p: Pick<ProjectRow, "sourceKind" | "gitUrl" | "gitBranch" | "archiveName">): WorkspaceSource {
+export function workspaceSourceOf(
+  p: Pick<ProjectRow, "sourceKind" | "gitUrl" | "gitBranch" | "archiveName">,
+): WorkspaceSource {
   const s = sourceOfRow(p);
   if (s.kind === "archive") return { kind: "archive", uploadId: s.name };
   return s;
@@ -92,29 +96,45 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
 
   /** The person's workspace of the project (the org's Default one when none is named). */
   async function workspaceFor(actor: Pick<Actor, "userId" | "orgId">, projectId?: string) {
-    const project = projectId ? await findProject(actor as Actor, projectId) : await defaultProject(actor.orgId, actor.userId);
-    const ws = await deps.placement.ensureWorkspace(project.id, actor.userId, { runnerDefault: isLocalDefault(project, actor.userId) });
+    const project = projectId
+      ? await findProject(actor as Actor, projectId)
+      : await defaultProject(actor.orgId, actor.userId);
+    const ws = await deps.placement.ensureWorkspace(project.id, actor.userId, {
+      runnerDefault: isLocalDefault(project, actor.userId),
+    });
     return { projectId: project.id, workspaceId: ws.id, workspace: ws };
   }
 
   /** Sessions from before projects, of this person in this org: into their Default workspace. */
   async function attachLegacy(person: { userId: string; orgId: string }): Promise<number> {
-    const legacy = await db.session.count({ where: { orgId: person.orgId, ownerId: person.userId, workspaceId: null } });
+    const legacy = await db.session.count({
+      where: { orgId: person.orgId, ownerId: person.userId, workspaceId: null },
+    });
     if (legacy === 0) return 0;
     const { projectId, workspaceId } = await workspaceFor(person);
-    const { count } = await db.session.updateMany({ where: { orgId: person.orgId, ownerId: person.userId, workspaceId: null }, data: { projectId, workspaceId } });
-    if (count) log(`projects: ${count} earlier session(s) attached to the ${DEFAULT_PROJECT} project's workspace ${workspaceId}`);
+    const { count } = await db.session.updateMany({
+      where: { orgId: person.orgId, ownerId: person.userId, workspaceId: null },
+      data: { projectId, workspaceId },
+    });
+    if (count)
+      log(
+        `projects: ${count} earlier session(s) attached to the ${DEFAULT_PROJECT} project's workspace ${workspaceId}`,
+      );
     return count;
   }
 
   async function claimArchive(actor: Actor, uploadId: string): Promise<void> {
-    if (!deps.claimUpload) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "This server takes no archive uploads." });
+    if (!deps.claimUpload)
+      throw new TRPCError({ code: "PRECONDITION_FAILED", message: "This server takes no archive uploads." });
     try {
       await deps.claimUpload(uploadId, actor);
     } catch (err) {
       const status = (err as { status?: number }).status;
       const code = status === 403 ? "FORBIDDEN" : status === 404 ? "NOT_FOUND" : "BAD_REQUEST";
-      throw new TRPCError({ code, message: `The archive upload ${JSON.stringify(uploadId.slice(0, 60))} cannot be used: ${(err as Error).message}. Upload the archive yourself.` });
+      throw new TRPCError({
+        code,
+        message: `The archive upload ${JSON.stringify(uploadId.slice(0, 60))} cannot be used: ${(err as Error).message}. Upload the archive yourself.`,
+      });
     }
   }
 
@@ -132,17 +152,28 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
 
     /** The workspace a session works in (attaching a session from before projects on the way). */
     async workspaceOfSession(sessionId: string): Promise<string | undefined> {
-      const s = await db.session.findUnique({ where: { id: sessionId }, select: { workspaceId: true, ownerId: true, orgId: true } });
+      const s = await db.session.findUnique({
+        where: { id: sessionId },
+        select: { workspaceId: true, ownerId: true, orgId: true },
+      });
       if (!s) return undefined;
       if (s.workspaceId) return s.workspaceId;
       await attachLegacy({ userId: s.ownerId, orgId: s.orgId });
-      return (await db.session.findUnique({ where: { id: sessionId }, select: { workspaceId: true } }))?.workspaceId ?? undefined;
+      return (
+        (await db.session.findUnique({ where: { id: sessionId }, select: { workspaceId: true } }))?.workspaceId ??
+        undefined
+      );
     },
 
     /** Where a session works: its project, workspace and runner (live, or gone since when). */
     async workspaceStatus(sessionId: string) {
       const workspaceId = await this.workspaceOfSession(sessionId);
-      const ws = workspaceId ? await db.workspace.findUnique({ where: { id: workspaceId }, include: { project: { select: { id: true, name: true } }, runner: true } }) : null;
+      const ws = workspaceId
+        ? await db.workspace.findUnique({
+            where: { id: workspaceId },
+            include: { project: { select: { id: true, name: true } }, runner: true },
+          })
+        : null;
       if (!ws) return { workspaceId: null, project: null, state: "none", error: null, runner: null };
       const r = ws.runner;
       return {
@@ -150,7 +181,13 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
         project: ws.project,
         state: ws.state,
         error: ws.error,
-        runner: r ? { id: r.id, connected: isLive(r), since: (isLive(r) ? r.connectedAt : (r.disconnectedAt ?? r.lastSeenAt))?.toISOString() ?? null } : null,
+        runner: r
+          ? {
+              id: r.id,
+              connected: isLive(r),
+              since: (isLive(r) ? r.connectedAt : (r.disconnectedAt ?? r.lastSeenAt))?.toISOString() ?? null,
+            }
+          : null,
       };
     },
 
@@ -161,11 +198,22 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
       const rows = await db.project.findMany({
         where: { orgId: actor.orgId },
         include: {
-          sessions: { where: { ownerId: actor.userId }, orderBy: { updatedAt: "desc" }, take: 200, select: { id: true, title: true, status: true, updatedAt: true } },
-          workspaces: { where: { userId: actor.userId }, select: { id: true, runnerId: true, state: true, error: true } },
+          sessions: {
+            where: { ownerId: actor.userId },
+            orderBy: { updatedAt: "desc" },
+            take: 200,
+            select: { id: true, title: true, status: true, updatedAt: true },
+          },
+          workspaces: {
+            where: { userId: actor.userId },
+            select: { id: true, runnerId: true, state: true, error: true },
+          },
         },
       });
-      rows.sort((a, b) => Number(b.name === DEFAULT_PROJECT) - Number(a.name === DEFAULT_PROJECT) || a.name.localeCompare(b.name));
+      rows.sort(
+        (a, b) =>
+          Number(b.name === DEFAULT_PROJECT) - Number(a.name === DEFAULT_PROJECT) || a.name.localeCompare(b.name),
+      );
       return rows.map((p) => ({
         ...present(p),
         sessions: p.sessions.map((s) => ({ ...s, updatedAt: s.updatedAt.toISOString() })),
@@ -174,7 +222,10 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
     },
 
     /** A new project; its creator's workspace is placed at once and its folder made in the background. */
-    async create(actor: Actor, input: { name: string; source: ProjectSource; runnerLabels?: string[] }): Promise<ProjectSummary> {
+    async create(
+      actor: Actor,
+      input: { name: string; source: ProjectSource; runnerLabels?: string[] },
+    ): Promise<ProjectSummary> {
       const src = input.source;
       // An upload id is a capability only for its sender: anyone else's (guessed, or seen in a
       // shared project) is refused before a project could hand its archive to a runner.
@@ -194,22 +245,35 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
           },
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `There is a project called "${input.name}" already.` });
+        if (isUniqueViolation(err))
+          throw new TRPCError({ code: "CONFLICT", message: `There is a project called "${input.name}" already.` });
         throw err;
       }
       const { workspace } = await workspaceFor(actor, row.id);
-      void deps.placement.prepare(workspace).catch((err) => log(`projects: workspace ${workspace.id} not prepared: ${(err as Error).message}`));
-      return { ...present(row), sessions: [], workspace: { id: workspace.id, runnerId: workspace.runnerId, state: workspace.state, error: workspace.error } };
+      void deps.placement
+        .prepare(workspace)
+        .catch((err) => log(`projects: workspace ${workspace.id} not prepared: ${(err as Error).message}`));
+      return {
+        ...present(row),
+        sessions: [],
+        workspace: { id: workspace.id, runnerId: workspace.runnerId, state: workspace.state, error: workspace.error },
+      };
     },
 
     async rename(actor: Actor, id: string, name: string): Promise<void> {
       const row = await findProject(actor, id);
-      if (actor.role === "member" && row.createdById !== actor.userId) throw new TRPCError({ code: "FORBIDDEN", message: "Only the project's creator or an org admin can rename it." });
-      if (row.name === DEFAULT_PROJECT) throw new TRPCError({ code: "BAD_REQUEST", message: `The ${DEFAULT_PROJECT} project keeps its name.` });
+      if (actor.role === "member" && row.createdById !== actor.userId)
+        throw new TRPCError({
+          code: "FORBIDDEN",
+          message: "Only the project's creator or an org admin can rename it.",
+        });
+      if (row.name === DEFAULT_PROJECT)
+        throw new TRPCError({ code: "BAD_REQUEST", message: `The ${DEFAULT_PROJECT} project keeps its name.` });
       try {
         await db.project.update({ where: { id }, data: { name } });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new TRPCError({ code: "CONFLICT", message: `There is a project called "${name}" already.` });
+        if (isUniqueViolation(err))
+          throw new TRPCError({ code: "CONFLICT", message: `There is a project called "${name}" already.` });
         throw err;
       }
     },
@@ -217,12 +281,24 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
     /** Deletes the project with its sessions, after deleting its workspaces' folders on their
      *  runners. Refused while a turn runs in it; a workspace whose runner is not reachable from
      *  this server is named in the answer (its folder stays on that runner). */
-    async remove(actor: Actor, id: string): Promise<{ removed: number; leftBehind: Array<{ workspaceId: string; runnerId: string; reason: string }> }> {
+    async remove(
+      actor: Actor,
+      id: string,
+    ): Promise<{ removed: number; leftBehind: Array<{ workspaceId: string; runnerId: string; reason: string }> }> {
       const row = await findProject(actor, id);
-      if (row.name === DEFAULT_PROJECT) throw new TRPCError({ code: "BAD_REQUEST", message: `The ${DEFAULT_PROJECT} project cannot be deleted.` });
-      if (actor.role === "member" && row.createdById !== actor.userId) throw new TRPCError({ code: "FORBIDDEN", message: "Only the project's creator or an org admin can delete it." });
+      if (row.name === DEFAULT_PROJECT)
+        throw new TRPCError({ code: "BAD_REQUEST", message: `The ${DEFAULT_PROJECT} project cannot be deleted.` });
+      if (actor.role === "member" && row.createdById !== actor.userId)
+        throw new TRPCError({
+          code: "FORBIDDEN",
+          message: "Only the project's creator or an org admin can delete it.",
+        });
       const running = await db.turn.count({ where: { status: "running", session: { projectId: id } } });
-      if (running) throw new TRPCError({ code: "CONFLICT", message: "A turn is running in a session of this project. Stop it first, then delete the project." });
+      if (running)
+        throw new TRPCError({
+          code: "CONFLICT",
+          message: "A turn is running in a session of this project. Stop it first, then delete the project.",
+        });
       const workspaces = await db.workspace.findMany({ where: { projectId: id } });
       await db.workspace.updateMany({ where: { projectId: id }, data: { state: "deleting" } });
       const leftBehind: Array<{ workspaceId: string; runnerId: string; reason: string }> = [];
@@ -240,14 +316,17 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
       }
       await db.session.deleteMany({ where: { projectId: id } });
       await db.project.delete({ where: { id } });
-      for (const l of leftBehind) log(`projects: workspace ${l.workspaceId} of deleted project ${id} stays on runner ${l.runnerId}: ${l.reason}`);
+      for (const l of leftBehind)
+        log(`projects: workspace ${l.workspaceId} of deleted project ${id} stays on runner ${l.runnerId}: ${l.reason}`);
       return { removed, leftBehind };
     },
   };
 }
 
 function present(p: ProjectRow): Omit<ProjectSummary, "sessions" | "workspace"> {
-  const labels = Array.isArray(p.runnerLabels) ? (p.runnerLabels as unknown[]).filter((l): l is string => typeof l === "string") : [];
+  const labels = Array.isArray(p.runnerLabels)
+    ? (p.runnerLabels as unknown[]).filter((l): l is string => typeof l === "string")
+    : [];
   return { id: p.id, name: p.name, source: sourceOfRow(p), runnerLabels: labels, createdAt: p.createdAt.toISOString() };
 }
 

@@ -12,12 +12,18 @@ export interface QuestionAnswered {
 }
 
 export async function answerQuestion(
-  services: Pick<Services, "approvals" | "engine">, actor: Actor, input: { sessionId: string; callId: string; answer: QuestionAnswer },
+  services: Pick<Services, "approvals" | "engine">,
+  actor: Actor,
+  input: { sessionId: string; callId: string; answer: QuestionAnswer },
 ): Promise<QuestionAnswered> {
   const answered = await services.approvals.answerQuestion(actor, input.sessionId, input.callId, input.answer);
   if (!answered.orphan) return { outcome: answered.outcome };
   try {
-    const sent = await services.engine.sendMessage(input.sessionId, { userId: actor.userId, orgId: actor.orgId }, answered.orphan.message);
+    const sent = await services.engine.sendMessage(
+      input.sessionId,
+      { userId: actor.userId, orgId: actor.orgId },
+      answered.orphan.message,
+    );
     await answered.orphan.sent();
     return { outcome: answered.outcome, turnId: sent.turnId };
   } catch (err) {

@@ -29,31 +29,56 @@ export interface RewindService {
   unrewind(sessionId: string, rewindId: string): Promise<{ ok: true }>;
 }
 
-export function createRewindService(deps: { db: Db; checkpoints: CheckpointService; publish(sessionId: string, body: SessionEventBody): Promise<unknown> }): RewindService {
+export function createRewindService(deps: {
+  db: Db;
+  checkpoints: CheckpointService;
+  publish(sessionId: string, body: SessionEventBody): Promise<unknown>;
+}): RewindService {
   const { db, checkpoints } = deps;
 
   /** The text of turn T's user message (what the composer gets back). */
   async function userText(turnId: string): Promise<string> {
-    const row = await db.message.findFirst({ where: { turnId, role: "user" }, orderBy: { position: "asc" }, select: { content: true } });
+    const row = await db.message.findFirst({
+      where: { turnId, role: "user" },
+      orderBy: { position: "asc" },
+      select: { content: true },
+    });
     const blocks = Array.isArray(row?.content) ? (row.content as { type?: string; text?: string }[]) : [];
-    return blocks.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text).join("\n");
+    return blocks
+      .filter((b) => b.type === "text" && typeof b.text === "string")
+      .map((b) => b.text)
+      .join("\n");
   }
 
   return {
     async rewind(req) {
       const { sessionId, turnId } = req;
-      if (!req.conversation && !req.files) throw new CheckpointError("BAD_REQUEST", "Choose what to rewind: the conversation, the files, or both.");
-      const turn = await db.turn.findFirst({ where: { id: turnId, sessionId }, select: { id: true, startedAt: true, rewindId: true } });
+      if (!req.conversation && !req.files)
+        throw new CheckpointError("BAD_REQUEST", "Choose what to rewind: the conversation, the files, or both.");
+      const turn = await db.turn.findFirst({
+        where: { id: turnId, sessionId },
+        select: { id: true, startedAt: true, rewindId: true },
+      });
       if (!turn) throw new CheckpointError("NOT_FOUND", `No turn ${turnId} in this session.`);
-      if (req.conversation && turn.rewindId) throw new CheckpointError("CONFLICT", "That turn is already rewound; undo that rewind first.");
+      if (req.conversation && turn.rewindId)
+        throw new CheckpointError("CONFLICT", "That turn is already rewound; undo that rewind first.");
       if (!req.dryRun) await checkpoints.assertIdle(sessionId, "the conversation and files cannot be rewound");
-      const later = await db.turn.findMany({ where: { sessionId, startedAt: { gte: turn.startedAt }, rewindId: null }, orderBy: { startedAt: "asc" }, select: { id: true } });
+      const later = await db.turn.findMany({
+        where: { sessionId, startedAt: { gte: turn.startedAt }, rewindId: null },
+        orderBy: { startedAt: "asc" },
+        select: { id: true },
+      });
       const turnIds = req.conversation ? later.map((t) => t.id) : [];
       const text = await userText(turnId);
-      const files = req.files ? await checkpoints.restore({ sessionId, turnId, dryRun: req.dryRun, keepUserEdits: req.keepUserEdits }) : undefined;
+      const files = req.files
+        ? await checkpoints.restore({ sessionId, turnId, dryRun: req.dryRun, keepUserEdits: req.keepUserEdits })
+        : undefined;
       if (req.dryRun || !req.conversation) return { turnIds, text, ...(files ? { files } : {}) };
       const row = await db.rewind.create({ data: { sessionId, turnId, turnIds } });
-      await db.turn.updateMany({ where: { id: { in: turnIds }, sessionId, rewindId: null }, data: { rewindId: row.id } });
+      await db.turn.updateMany({
+        where: { id: { in: turnIds }, sessionId, rewindId: null },
+        data: { rewindId: row.id },
+      });
       await deps.publish(sessionId, { type: "turn.rewound", rewindId: row.id, turnIds });
       return { rewindId: row.id, turnIds, text, ...(files ? { files } : {}) };
     },

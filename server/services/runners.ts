@@ -68,27 +68,43 @@ export function createRunnerRegistry(db: Db, options: { instanceId: string; log?
         disconnectedAt: null,
         lastSeenAt: now,
       };
-      await db.runnerNode.upsert({ where: { id: hello.runnerId }, create: { id: hello.runnerId, ...facts }, update: facts });
+      await db.runnerNode.upsert({
+        where: { id: hello.runnerId },
+        create: { id: hello.runnerId, ...facts },
+        update: facts,
+      });
       const present = (hello.workspaces ?? []).filter((w) => !w.default).map((w) => w.id);
       if (present.length) {
-        await db.workspace.updateMany({ where: { runnerId: hello.runnerId, id: { in: present }, state: "creating" }, data: { state: "ready", error: null } });
+        await db.workspace.updateMany({
+          where: { runnerId: hello.runnerId, id: { in: present }, state: "creating" },
+          data: { state: "ready", error: null },
+        });
       }
     },
 
     /** The connection this instance held is gone (a newer one elsewhere is left alone). */
     async disconnected(runnerId: string, at: Date): Promise<void> {
-      await db.runnerNode.updateMany({ where: { id: runnerId, instanceId }, data: { instanceId: null, disconnectedAt: at, lastSeenAt: at } });
+      await db.runnerNode.updateMany({
+        where: { id: runnerId, instanceId },
+        data: { instanceId: null, disconnectedAt: at, lastSeenAt: at },
+      });
     },
 
     /** Renews the runners this instance holds (called every RUNNER_TOUCH_MS). */
     async touch(runnerIds: string[]): Promise<void> {
       if (runnerIds.length === 0) return;
-      await db.runnerNode.updateMany({ where: { id: { in: runnerIds }, instanceId }, data: { lastSeenAt: new Date() } });
+      await db.runnerNode.updateMany({
+        where: { id: { in: runnerIds }, instanceId },
+        data: { lastSeenAt: new Date() },
+      });
     },
 
     /** At start on SQLite (one server per file): every runner a previous process held is gone. */
     async forgetConnections(): Promise<void> {
-      const n = await db.runnerNode.updateMany({ where: { instanceId: { not: null } }, data: { instanceId: null, disconnectedAt: new Date() } });
+      const n = await db.runnerNode.updateMany({
+        where: { instanceId: { not: null } },
+        data: { instanceId: null, disconnectedAt: new Date() },
+      });
       if (n.count) log(`runners: ${n.count} runner(s) of the previous start marked gone until they reconnect`);
     },
 
@@ -99,16 +115,63 @@ export function createRunnerRegistry(db: Db, options: { instanceId: string; log?
     },
 
     /** Every runner with its load, and the workspaces of one org on each (the admin page). */
-    async overview(orgId: string): Promise<Array<RunnerRow & { orgWorkspaces: Array<{ id: string; project: string; userId: string; person: string; state: string; error: string | null }> }>> {
+    async overview(orgId: string): Promise<
+      Array<
+        RunnerRow & {
+          orgWorkspaces: Array<{
+            id: string;
+            project: string;
+            userId: string;
+            person: string;
+            state: string;
+            error: string | null;
+          }>;
+        }
+      >
+    > {
       const runners = await this.list();
-      const rows = await db.workspace.findMany({ where: { project: { orgId } }, include: { project: { select: { name: true } } }, orderBy: { createdAt: "asc" } });
-      const people = new Map((await db.user.findMany({ where: { id: { in: [...new Set(rows.map((w) => w.userId))] } }, select: { id: true, name: true, email: true } })).map((u) => [u.id, u.name || u.email]));
+      const rows = await db.workspace.findMany({
+        where: { project: { orgId } },
+        include: { project: { select: { name: true } } },
+        orderBy: { createdAt: "asc" },
+      });
+      const people = new Map(
+        (
+          await db.user.findMany({
+            where: { id: { in: [...new Set(rows.map((w) => w.userId))] } },
+            select: { id: true, name: true, email: true },
+          })
+        ).map((u) => [u.id, u.name || u.email]),
+      );
       const mine = (runnerId: string | null) =>
-        rows.filter((w) => w.runnerId === runnerId).map((w) => ({ id: w.id, project: w.project.name, userId: w.userId, person: people.get(w.userId) ?? w.userId, state: w.state, error: w.error }));
+        rows
+          .filter((w) => w.runnerId === runnerId)
+          .map((w) => ({
+            id: w.id,
+            project: w.project.name,
+            userId: w.userId,
+            person: people.get(w.userId) ?? w.userId,
+            state: w.state,
+            error: w.error,
+          }));
       const out = runners.map((r) => ({ ...r, orgWorkspaces: mine(r.id) }));
       // Workspaces no runner could take yet.
       const unplaced = mine(null);
-      if (unplaced.length) out.push({ id: "", labels: [], capacity: 0, freeDiskBytes: null, root: false, live: false, instanceId: null, connectedAt: null, disconnectedAt: null, lastSeenAt: new Date().toISOString(), workspaces: unplaced.length, orgWorkspaces: unplaced });
+      if (unplaced.length)
+        out.push({
+          id: "",
+          labels: [],
+          capacity: 0,
+          freeDiskBytes: null,
+          root: false,
+          live: false,
+          instanceId: null,
+          connectedAt: null,
+          disconnectedAt: null,
+          lastSeenAt: new Date().toISOString(),
+          workspaces: unplaced.length,
+          orgWorkspaces: unplaced,
+        });
       return out;
     },
 

@@ -19,7 +19,10 @@ export interface SessionCost {
   turns: Record<string, CostFigure>;
 }
 
-const empty = (): CostFigure => ({ usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, unpriced: [] });
+const empty = (): CostFigure => ({
+  usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+  unpriced: [],
+});
 
 function add(figure: CostFigure, model: string, usage: Usage, table: PriceTable): void {
   const u = figure.usage;

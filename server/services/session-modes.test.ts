@@ -12,8 +12,12 @@ import { modeNote } from "../engine/mode-note";
 import { ACCEPTED } from "../tools/builtin/exit_plan_mode";
 
 type Step = Parameters<ReturnType<typeof useQuiverSession>["fake"]["enqueue"]>[0];
-const call = (id: string, name: string, args: unknown): Step => ({ blocks: [{ type: "tool_call", id, name, arguments: JSON.stringify(args) }] });
-const calls = (...cs: [string, string, unknown][]): Step => ({ blocks: cs.map(([id, name, args]) => ({ type: "tool_call" as const, id, name, arguments: JSON.stringify(args) })) });
+const call = (id: string, name: string, args: unknown): Step => ({
+  blocks: [{ type: "tool_call", id, name, arguments: JSON.stringify(args) }],
+});
+const calls = (...cs: [string, string, unknown][]): Step => ({
+  blocks: cs.map(([id, name, args]) => ({ type: "tool_call" as const, id, name, arguments: JSON.stringify(args) })),
+});
 const text = (t: string): Step => ({ blocks: [{ type: "text", text: t }] });
 
 describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire format)", (format) => {
@@ -21,12 +25,14 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
   const ws = () => join(q.dataDir, "workspace");
   // Sessions made before the local runner registered wait for it at their first call.
   beforeAll(async () => {
-    for (let i = 0; i < 200 && (await q.quiver.services.db.runnerNode.count()) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 200 && (await q.quiver.services.db.runnerNode.count()) === 0; i++)
+      await new Promise((r) => setTimeout(r, 100));
   }, 30_000);
 
   /** One turn: every card is rejected (and counted); returns the turn's events. */
   type OnCard = (ev: Extract<SessionEvent, { type: "approval.required" }>, n: number) => void;
-  const rejectCard: OnCard = (ev) => void q.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "reject", message: "not now" });
+  const rejectCard: OnCard = (ev) =>
+    void q.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "reject", message: "not now" });
   async function turn(sessionId: string, steps: Step[], onCard: OnCard, from: number) {
     q.fake.enqueue(...steps);
     const cards: string[] = [];
@@ -51,7 +57,10 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     return r;
   }
   const finished = (events: SessionEvent[]) =>
-    Object.fromEntries(events.flatMap((e) => (e.type === "tool.finished" ? [[e.callId, e]] : []))) as Record<string, Extract<SessionEvent, { type: "tool.finished" }>>;
+    Object.fromEntries(events.flatMap((e) => (e.type === "tool.finished" ? [[e.callId, e]] : []))) as Record<
+      string,
+      Extract<SessionEvent, { type: "tool.finished" }>
+    >;
   const started = (events: SessionEvent[]) => events.flatMap((e) => (e.type === "tool.started" ? [e] : []));
   const statusByName = (events: SessionEvent[]) => {
     const f = finished(events);
@@ -77,21 +86,32 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     await q.client.sessions.setMode.mutate({ sessionId: s.id, mode: "plan" });
     const before = q.fake.requests.length;
     const { events, cards } = await send(s.id, "plan it", [
-      calls(["p1", "list_files", { path: "." }], ["p2", "write_file", { path: "plan.txt", content: "no\n" }], ["p3", "shell", { command: "echo hi > plan2.txt" }]),
+      calls(
+        ["p1", "list_files", { path: "." }],
+        ["p2", "write_file", { path: "plan.txt", content: "no\n" }],
+        ["p3", "shell", { command: "echo hi > plan2.txt" }],
+      ),
       text("here is the plan"),
     ]);
     expect(cards).toEqual([]);
     expect(statusByName(events)).toEqual(["list_files:succeeded", "write_file:blocked", "shell:blocked"]);
     const f = finished(events);
-    const refused = started(events).filter((e) => e.name !== "list_files").map((e) => f[e.callId].output);
-    for (const out of refused) expect(out).toMatch(/^Plan mode is on: \w+ can change files or run things, so it was not run\./);
+    const refused = started(events)
+      .filter((e) => e.name !== "list_files")
+      .map((e) => f[e.callId].output);
+    for (const out of refused)
+      expect(out).toMatch(/^Plan mode is on: \w+ can change files or run things, so it was not run\./);
     expect(existsSync(join(ws(), "plan.txt")) || existsSync(join(ws(), "plan2.txt"))).toBe(false);
     const sent = q.fake.requests.slice(before).map((r) => JSON.stringify(r.body));
     // The note rides on the person's message (first request) and the refusals reached the model.
     expect(sent[0]).toContain(JSON.stringify(modeNote("plan").trimStart()).slice(1, -1));
     expect(sent[1]).toContain("Plan mode is on: write_file can change files");
     const rows = await q.quiver.services.db.toolCall.findMany({ where: { sessionId: s.id }, orderBy: { slot: "asc" } });
-    expect(rows.map((r) => [r.name, r.mode, r.status])).toEqual([["list_files", "plan", "succeeded"], ["write_file", "plan", "blocked"], ["shell", "plan", "blocked"]]);
+    expect(rows.map((r) => [r.name, r.mode, r.status])).toEqual([
+      ["list_files", "plan", "succeeded"],
+      ["write_file", "plan", "blocked"],
+      ["shell", "plan", "blocked"],
+    ]);
   }, 90_000);
 
   it("accept-edits runs write_file, edit_file and apply_patch without a card and still asks for a command", async () => {
@@ -100,12 +120,20 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     const patch = "--- /dev/null\n+++ b/patched.txt\n@@ -0,0 +1 @@\n+patched\n";
     const { events, cards } = await send(s.id, "edit", [
       call("e1", "write_file", { path: "edits.txt", content: "one\n" }),
-      calls(["e3", "edit_file", { path: "edits.txt", old_string: "one", new_string: "two" }], ["e4", "apply_patch", { patch }]),
+      calls(
+        ["e3", "edit_file", { path: "edits.txt", old_string: "one", new_string: "two" }],
+        ["e4", "apply_patch", { patch }],
+      ),
       call("e5", "shell", { command: "touch edits2.txt" }),
       text("edited"),
     ]);
     expect(cards).toEqual(["shell"]);
-    expect(statusByName(events)).toEqual(["write_file:succeeded", "edit_file:succeeded", "apply_patch:succeeded", "shell:rejected"]);
+    expect(statusByName(events)).toEqual([
+      "write_file:succeeded",
+      "edit_file:succeeded",
+      "apply_patch:succeeded",
+      "shell:rejected",
+    ]);
     expect(readFileSync(join(ws(), "edits.txt"), "utf8")).toBe("two\n");
     expect(readFileSync(join(ws(), "patched.txt"), "utf8")).toBe("patched\n");
     expect(started(events).every((e) => e.mode === "accept-edits")).toBe(true);
@@ -118,7 +146,10 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     await q.client.sessions.setMode.mutate({ sessionId: s.id, mode: "auto" });
     const head = await q.client.policies.current.query();
     await q.client.policies.set.mutate({
-      rules: [{ effect: "deny", command: "rm", reason: "no deleting" }, { effect: "ask", command: "mkdir" }],
+      rules: [
+        { effect: "deny", command: "rm", reason: "no deleting" },
+        { effect: "ask", command: "mkdir" },
+      ],
       expectedVersion: head.version,
     });
     try {
@@ -145,15 +176,27 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     try {
       expect(await q.client.policies.modes.query()).toEqual({ forbidden: ["auto"], canEdit: true });
       const other = await q.client.sessions.create.mutate({ title: "other" });
-      await expect(q.client.sessions.setMode.mutate({ sessionId: other.id, mode: "auto" })).rejects.toThrow(/Auto mode is forbidden by your org's policy/);
-      await expect(q.client.policies.setForbiddenModes.mutate({ forbidden: ["ask"] })).rejects.toThrow(/ask cannot be forbidden/);
+      await expect(q.client.sessions.setMode.mutate({ sessionId: other.id, mode: "auto" })).rejects.toThrow(
+        /Auto mode is forbidden by your org's policy/,
+      );
+      await expect(q.client.policies.setForbiddenModes.mutate({ forbidden: ["ask"] })).rejects.toThrow(
+        /ask cannot be forbidden/,
+      );
       // Read: already the effective mode; the row moves at the next dispatch.
       expect(await q.client.sessions.mode.query({ sessionId: s.id })).toEqual({ mode: "ask", forbidden: ["auto"] });
-      const { events, cards } = await send(s.id, "run", [call("f1", "shell", { command: "touch forbidden.txt" }), text("asked")]);
+      const { events, cards } = await send(s.id, "run", [
+        call("f1", "shell", { command: "touch forbidden.txt" }),
+        text("asked"),
+      ]);
       expect(cards).toEqual(["shell"]);
       expect(started(events)[0].mode).toBe("ask");
       const switched = events.findLast((e) => e.type === "session.mode");
-      expect(switched).toMatchObject({ type: "session.mode", mode: "ask", previous: "auto", reason: "Auto mode is forbidden by the org; back to Ask." });
+      expect(switched).toMatchObject({
+        type: "session.mode",
+        mode: "ask",
+        previous: "auto",
+        reason: "Auto mode is forbidden by the org; back to Ask.",
+      });
       expect((await q.quiver.services.db.session.findUnique({ where: { id: s.id } }))?.mode).toBe("ask");
     } finally {
       await q.client.policies.setForbiddenModes.mutate({ forbidden: [] });
@@ -168,10 +211,13 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     await send(s.id, "second", [call("x1", "read_file", { path: "edits.txt" }), text("second done")]);
     await q.client.sessions.setMode.mutate({ sessionId: s.id, mode: "accept-edits" });
     await send(s.id, "third", [text("third done")]);
-    const bodies = q.fake.requests.slice(before).map((r) => r.body as Record<string, unknown> & { messages: unknown[] });
+    const bodies = q.fake.requests
+      .slice(before)
+      .map((r) => r.body as Record<string, unknown> & { messages: unknown[] });
     expect(bodies).toHaveLength(4);
     const strip = (v: unknown) => JSON.stringify(v, (k, x) => (k === "cache_control" ? undefined : x));
-    const prefixOf = (b: (typeof bodies)[number], n: number) => strip({ system: b.system, tools: b.tools, messages: b.messages.slice(0, n) });
+    const prefixOf = (b: (typeof bodies)[number], n: number) =>
+      strip({ system: b.system, tools: b.tools, messages: b.messages.slice(0, n) });
     for (let i = 1; i < bodies.length; i++) {
       const prev = bodies[i - 1];
       // Everything the previous request sent is the start of this one, byte for byte (system
@@ -191,21 +237,46 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     const s = await q.client.sessions.create.mutate({ title: "plan flow" });
     await q.client.sessions.setMode.mutate({ sessionId: s.id, mode: "plan" });
     const before = q.fake.requests.length;
-    const { events, cards } = await send(s.id, "plan notes", [
-      call("x1", "exit_plan_mode", { plan: "# Too vague" }),
-      call("x2", "exit_plan_mode", { plan: "# Add notes\n1. write notes.txt" }),
-      call("w1", "write_file", { path: "notes.txt", content: "planned\n" }),
-      text("implemented"),
-    ], (ev, n) => {
-      if (n === 1) void q.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "reject", message: "say which file" });
-      else void q.client.sessions.acceptPlan.mutate({ sessionId: s.id, approvalId: ev.approvalId, mode: "accept-edits" });
-    });
+    const { events, cards } = await send(
+      s.id,
+      "plan notes",
+      [
+        call("x1", "exit_plan_mode", { plan: "# Too vague" }),
+        call("x2", "exit_plan_mode", { plan: "# Add notes\n1. write notes.txt" }),
+        call("w1", "write_file", { path: "notes.txt", content: "planned\n" }),
+        text("implemented"),
+      ],
+      (ev, n) => {
+        if (n === 1)
+          void q.client.approvals.answer.mutate({
+            approvalId: ev.approvalId,
+            choice: "reject",
+            message: "say which file",
+          });
+        else
+          void q.client.sessions.acceptPlan.mutate({
+            sessionId: s.id,
+            approvalId: ev.approvalId,
+            mode: "accept-edits",
+          });
+      },
+    );
     expect(cards).toEqual(["exit_plan_mode", "exit_plan_mode"]);
-    expect(started(events).map((e) => [e.name, e.mode])).toEqual([["exit_plan_mode", "plan"], ["exit_plan_mode", "plan"], ["write_file", "accept-edits"]]);
-    expect(statusByName(events)).toEqual(["exit_plan_mode:rejected", "exit_plan_mode:succeeded", "write_file:succeeded"]);
+    expect(started(events).map((e) => [e.name, e.mode])).toEqual([
+      ["exit_plan_mode", "plan"],
+      ["exit_plan_mode", "plan"],
+      ["write_file", "accept-edits"],
+    ]);
+    expect(statusByName(events)).toEqual([
+      "exit_plan_mode:rejected",
+      "exit_plan_mode:succeeded",
+      "write_file:succeeded",
+    ]);
     expect(events.findLast((e) => e.type === "session.mode")).toMatchObject({ mode: "accept-edits", previous: "plan" });
     expect(readFileSync(join(ws(), "notes.txt"), "utf8")).toBe("planned\n");
-    const bodies = q.fake.requests.slice(before).map((r) => r.body as Record<string, unknown> & { messages: unknown[] });
+    const bodies = q.fake.requests
+      .slice(before)
+      .map((r) => r.body as Record<string, unknown> & { messages: unknown[] });
     expect(bodies).toHaveLength(4);
     const last = bodies.map((b) => JSON.stringify(b.messages.at(-1)));
     expect(last[1]).toContain("say which file");
@@ -214,11 +285,14 @@ describe.each(["anthropic", "openai"] as WireFormat[])("session modes (%s wire f
     const strip = (v: unknown) => JSON.stringify(v, (k, x) => (k === "cache_control" ? undefined : x));
     for (let i = 1; i < bodies.length; i++) {
       const n = bodies[i - 1].messages.length;
-      const pre = (b: (typeof bodies)[number]) => strip({ system: b.system, tools: b.tools, messages: b.messages.slice(0, n) });
+      const pre = (b: (typeof bodies)[number]) =>
+        strip({ system: b.system, tools: b.tools, messages: b.messages.slice(0, n) });
       expect(pre(bodies[i])).toBe(pre(bodies[i - 1]));
     }
     const answered = await q.quiver.services.db.approval.findFirst({ where: { sessionId: s.id, status: "approved" } });
-    await expect(q.client.sessions.acceptPlan.mutate({ sessionId: s.id, approvalId: answered!.id, mode: "auto" })).rejects.toThrow(/already answered/);
+    await expect(
+      q.client.sessions.acceptPlan.mutate({ sessionId: s.id, approvalId: answered!.id, mode: "auto" }),
+    ).rejects.toThrow(/already answered/);
     // Outside plan mode the tool is refused, no card.
     const again = await send(s.id, "again", [call("x3", "exit_plan_mode", { plan: "# more" }), text("ok")]);
     expect(again.cards).toEqual([]);

@@ -5,11 +5,22 @@
 // next dispatch: the row is moved back and every open tab told (a `session.mode` event).
 import type { Db } from "../db";
 import type { SessionEventBody } from "../protocol/events";
-import { DEFAULT_MODE, EXIT_PLAN_MODE, ForbiddenModes, MODE_LABELS, Mode, effectiveMode, parseForbidden } from "../policy/modes";
+import {
+  DEFAULT_MODE,
+  EXIT_PLAN_MODE,
+  ForbiddenModes,
+  MODE_LABELS,
+  Mode,
+  effectiveMode,
+  parseForbidden,
+} from "../policy/modes";
 import type { Actor } from "./types";
 
 export class ModeError extends Error {
-  constructor(message: string, readonly code: "BAD_REQUEST" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT") {
+  constructor(
+    message: string,
+    readonly code: "BAD_REQUEST" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT",
+  ) {
     super(message);
     this.name = "ModeError";
   }
@@ -30,7 +41,10 @@ async function orgForbidden(db: Db, orgId: string): Promise<Mode[]> {
 /** The mode the session's next call is judged in. With `emit` (a dispatch), a forbidden stored
  *  mode is also moved back to ask and the tabs told; without it (a read), nothing is written. */
 export async function modeFor(db: Db, sessionId: string, emit?: Emit): Promise<SessionModeInfo | undefined> {
-  const s = await db.session.findUnique({ where: { id: sessionId }, select: { mode: true, org: { select: { forbiddenModes: true } } } });
+  const s = await db.session.findUnique({
+    where: { id: sessionId },
+    select: { mode: true, org: { select: { forbiddenModes: true } } },
+  });
   if (!s) return undefined;
   const forbidden = parseForbidden(s.org.forbiddenModes);
   const mode = effectiveMode(s.mode, forbidden);
@@ -39,24 +53,45 @@ export async function modeFor(db: Db, sessionId: string, emit?: Emit): Promise<S
     const moved = await db.session.updateMany({ where: { id: sessionId, mode: s.mode }, data: { mode } });
     if (moved.count > 0) {
       const label = MODE_LABELS[Mode.safeParse(s.mode).success ? (s.mode as Mode) : DEFAULT_MODE];
-      await emit(sessionId, { type: "session.mode", mode, previous: s.mode, reason: `${label} mode is forbidden by the org; back to Ask.` });
+      await emit(sessionId, {
+        type: "session.mode",
+        mode,
+        previous: s.mode,
+        reason: `${label} mode is forbidden by the org; back to Ask.`,
+      });
     }
   }
   return { mode, forbidden };
 }
 
 /** The person's switch. `sessionId` is already authorized for `actor` (the router's access row). */
-export async function setMode(db: Db, actor: Actor | { userId: string | null }, sessionId: string, mode: Mode, emit?: Emit): Promise<SessionModeInfo> {
+export async function setMode(
+  db: Db,
+  actor: Actor | { userId: string | null },
+  sessionId: string,
+  mode: Mode,
+  emit?: Emit,
+): Promise<SessionModeInfo> {
   const s = await db.session.findUnique({ where: { id: sessionId }, select: { mode: true, orgId: true } });
   if (!s) throw new ModeError("No such session.", "NOT_FOUND");
   const forbidden = await orgForbidden(db, s.orgId);
   if (forbidden.includes(mode)) {
-    throw new ModeError(`${MODE_LABELS[mode]} mode is forbidden by your org's policy; an org admin can allow it in Settings → Policy.`, "FORBIDDEN");
+    throw new ModeError(
+      `${MODE_LABELS[mode]} mode is forbidden by your org's policy; an org admin can allow it in Settings → Policy.`,
+      "FORBIDDEN",
+    );
   }
   if (s.mode !== mode) {
     await db.session.update({ where: { id: sessionId }, data: { mode } });
     await db.auditEvent.create({
-      data: { orgId: s.orgId, sessionId, actorId: actor.userId, action: "session.mode", target: `session:${sessionId}`, detail: { mode, previous: s.mode } },
+      data: {
+        orgId: s.orgId,
+        sessionId,
+        actorId: actor.userId,
+        action: "session.mode",
+        target: `session:${sessionId}`,
+        detail: { mode, previous: s.mode },
+      },
     });
     await emit?.(sessionId, { type: "session.mode", mode, previous: s.mode });
   }
@@ -70,14 +105,27 @@ export function forbiddenModes(db: Db, actor: Actor): Promise<Mode[]> {
 
 /** Admins and owners only; sessions in a newly forbidden mode fall back at their next call. */
 export async function forbidModes(db: Db, actor: Actor, modes: unknown): Promise<Mode[]> {
-  if (actor.role === "member") throw new ModeError("Only org admins and owners can change which modes are allowed.", "FORBIDDEN");
+  if (actor.role === "member")
+    throw new ModeError("Only org admins and owners can change which modes are allowed.", "FORBIDDEN");
   const parsed = ForbiddenModes.safeParse(modes);
-  if (!parsed.success) throw new ModeError("Forbidden modes: a list of plan, accept-edits and auto (ask cannot be forbidden).", "BAD_REQUEST");
+  if (!parsed.success)
+    throw new ModeError(
+      "Forbidden modes: a list of plan, accept-edits and auto (ask cannot be forbidden).",
+      "BAD_REQUEST",
+    );
   const list = parseForbidden(parsed.data);
   const before = await orgForbidden(db, actor.orgId);
   await db.$transaction([
     db.org.update({ where: { id: actor.orgId }, data: { forbiddenModes: list } }),
-    db.auditEvent.create({ data: { orgId: actor.orgId, actorId: actor.userId, action: "policy.modes", target: `org:${actor.orgId}`, detail: { forbidden: list, previous: before } } }),
+    db.auditEvent.create({
+      data: {
+        orgId: actor.orgId,
+        actorId: actor.userId,
+        action: "policy.modes",
+        target: `org:${actor.orgId}`,
+        detail: { forbidden: list, previous: before },
+      },
+    }),
   ]);
   return list;
 }
@@ -88,11 +136,22 @@ export async function forbidModes(db: Db, actor: Actor, modes: unknown): Promise
  * call of the turn are judged in the new mode.
  */
 export async function acceptPlan(
-  db: Db, approve: (approvalId: string) => Promise<unknown>, actor: Actor, sessionId: string, approvalId: string, mode: Mode, emit?: Emit,
+  db: Db,
+  approve: (approvalId: string) => Promise<unknown>,
+  actor: Actor,
+  sessionId: string,
+  approvalId: string,
+  mode: Mode,
+  emit?: Emit,
 ): Promise<SessionModeInfo> {
-  if (mode === "plan") throw new ModeError("Accepting a plan leaves plan mode: choose Ask, Accept edits or Auto.", "BAD_REQUEST");
-  const row = await db.approval.findUnique({ where: { id: approvalId }, select: { sessionId: true, status: true, toolCall: { select: { name: true } } } });
-  if (!row || row.sessionId !== sessionId || row.toolCall.name !== EXIT_PLAN_MODE) throw new ModeError("No such plan card.", "NOT_FOUND");
+  if (mode === "plan")
+    throw new ModeError("Accepting a plan leaves plan mode: choose Ask, Accept edits or Auto.", "BAD_REQUEST");
+  const row = await db.approval.findUnique({
+    where: { id: approvalId },
+    select: { sessionId: true, status: true, toolCall: { select: { name: true } } },
+  });
+  if (!row || row.sessionId !== sessionId || row.toolCall.name !== EXIT_PLAN_MODE)
+    throw new ModeError("No such plan card.", "NOT_FOUND");
   if (row.status !== "pending") throw new ModeError("This plan was already answered.", "CONFLICT");
   const info = await setMode(db, actor, sessionId, mode, emit);
   await approve(approvalId);

@@ -7,7 +7,9 @@ describe("session titles from a first message", () => {
   it("takes the first line with text, whitespace folded, cut at a word", () => {
     expect(titleFrom("\n\n  Fix the   login bug\nsecond line")).toBe("Fix the login bug");
     expect(titleFrom("   \n\t")).toBeUndefined();
-    const long = titleFrom("Refactor the payment module so that every provider adapter shares one retry policy and logs");
+    const long = titleFrom(
+      "Refactor the payment module so that every provider adapter shares one retry policy and logs",
+    );
     expect(long).toBe("Refactor the payment module so that every provider adapter…");
     expect(titleFrom("x".repeat(100))).toBe(`${"x".repeat(60)}…`);
   });
@@ -39,9 +41,14 @@ describe.each(testDatabases())("sessions on %s", (provider) => {
     const svc = createSessionService(t.current.db, { onRemoved: (id) => removed.push(id) });
     const db = t.current.db;
     const turn = await db.turn.create({ data: { sessionId: session.id, status: "running" } });
-    await db.message.create({ data: { sessionId: session.id, turnId: turn.id, position: 0, role: "user", content: [] } });
+    await db.message.create({
+      data: { sessionId: session.id, turnId: turn.id, position: 0, role: "user", content: [] },
+    });
     await db.sessionEvent.create({ data: { sessionId: session.id, seq: 1, type: "turn.started", payload: {} } });
-    await expect(svc.remove(actor, session.id)).rejects.toMatchObject({ code: "CONFLICT", message: expect.stringMatching(/turn is running/) });
+    await expect(svc.remove(actor, session.id)).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: expect.stringMatching(/turn is running/),
+    });
     await expect(svc.remove(other.actor, session.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
     await expect(svc.rename(other.actor, session.id, "mine now")).rejects.toMatchObject({ code: "NOT_FOUND" });
     expect(await db.session.count({ where: { id: session.id } })).toBe(1);

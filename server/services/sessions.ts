@@ -22,7 +22,16 @@ export interface SessionSummary {
   updatedAt: string;
 }
 
-function summarize(s: { id: string; title: string; status: string; provider: string | null; model: string | null; projectId: string | null; createdAt: Date; updatedAt: Date }): SessionSummary {
+function summarize(s: {
+  id: string;
+  title: string;
+  status: string;
+  provider: string | null;
+  model: string | null;
+  projectId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}): SessionSummary {
   return {
     id: s.id,
     projectId: s.projectId,
@@ -40,7 +49,10 @@ const TITLE_CHARS = 60;
 
 /** A title from a first message: its first line with text, cut at a word near TITLE_CHARS. */
 export function titleFrom(text: string): string | undefined {
-  const line = text.split("\n").map((l) => l.replace(/\s+/g, " ").trim()).find((l) => l.length > 0);
+  const line = text
+    .split("\n")
+    .map((l) => l.replace(/\s+/g, " ").trim())
+    .find((l) => l.length > 0);
   if (!line) return undefined;
   if (line.length <= TITLE_CHARS) return line;
   const cut = line.slice(0, TITLE_CHARS);
@@ -70,18 +82,32 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
     /** The person's sessions in their org, latest first; with `projectId`, that project's only. */
     async list(actor: Actor, filter: { projectId?: string } = {}): Promise<SessionSummary[]> {
       const rows = await db.session.findMany({
-        where: { orgId: actor.orgId, ownerId: actor.userId, ...(filter.projectId ? { projectId: filter.projectId } : {}) },
+        where: {
+          orgId: actor.orgId,
+          ownerId: actor.userId,
+          ...(filter.projectId ? { projectId: filter.projectId } : {}),
+        },
         orderBy: { updatedAt: "desc" },
         take: 200,
       });
       return rows.map(summarize);
     },
 
-    async create(actor: Actor, input: { title?: string; workspace?: string; projectId?: string }): Promise<SessionSummary> {
+    async create(
+      actor: Actor,
+      input: { title?: string; workspace?: string; projectId?: string },
+    ): Promise<SessionSummary> {
       const title = input.title ?? `Session ${new Date().toISOString().slice(0, 16).replace("T", " ")}`;
       const place = options.workspaceFor ? await options.workspaceFor(actor, input.projectId) : undefined;
       const row = await db.session.create({
-        data: { title, ownerId: actor.userId, orgId: actor.orgId, workspace: input.workspace ?? "", projectId: place?.projectId, workspaceId: place?.workspaceId },
+        data: {
+          title,
+          ownerId: actor.userId,
+          orgId: actor.orgId,
+          workspace: input.workspace ?? "",
+          projectId: place?.projectId,
+          workspaceId: place?.workspaceId,
+        },
       });
       return summarize(row);
     },
@@ -100,19 +126,35 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
 
     /** The provider and model the session's next turns use; null for either: the server's
      *  default (a provider without a model: that provider's default model). */
-    async setModel(actor: Actor, id: string, choice: { provider: ProviderKind | null; model: string | null }): Promise<SessionSummary> {
+    async setModel(
+      actor: Actor,
+      id: string,
+      choice: { provider: ProviderKind | null; model: string | null },
+    ): Promise<SessionSummary> {
       const offered = choice.provider && options.modelChoices?.().providers.find((p) => p.kind === choice.provider);
       if (offered && !offered.configured) {
-        throw new TRPCError({ code: "BAD_REQUEST", message: `${PROVIDER_NAMES[offered.kind]} is not configured on this server: set ${offered.needs} and restart Quiver.` });
+        throw new TRPCError({
+          code: "BAD_REQUEST",
+          message: `${PROVIDER_NAMES[offered.kind]} is not configured on this server: set ${offered.needs} and restart Quiver.`,
+        });
       }
-      const { count } = await db.session.updateMany({ where: { id, orgId: actor.orgId }, data: { provider: choice.provider, model: choice.model } });
+      const { count } = await db.session.updateMany({
+        where: { id, orgId: actor.orgId },
+        data: { provider: choice.provider, model: choice.model },
+      });
       if (count === 0) throw new TRPCError({ code: "NOT_FOUND", message: `No session ${id}.` });
       return this.get(actor, id);
     },
 
     /** The provider's models for the picker; an empty list with the reason when it cannot be read. */
     async listModels(provider: ProviderKind): Promise<ModelListing> {
-      if (!options.models) return { provider, models: [], error: "This server does not list models; type a model name.", fetchedAt: new Date().toISOString() };
+      if (!options.models)
+        return {
+          provider,
+          models: [],
+          error: "This server does not list models; type a model name.",
+          fetchedAt: new Date().toISOString(),
+        };
       return options.models.list(provider);
     },
 
@@ -134,10 +176,15 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
      *  spills, share links), in one statement that refuses while a turn runs. The workspace's
      *  files are not touched. */
     async remove(actor: Actor, id: string): Promise<void> {
-      const { count } = await db.session.deleteMany({ where: { id, orgId: actor.orgId, turns: { none: { status: "running" } } } });
+      const { count } = await db.session.deleteMany({
+        where: { id, orgId: actor.orgId, turns: { none: { status: "running" } } },
+      });
       if (count > 0) return options.onRemoved?.(id);
       await this.assertAccess(actor, id);
-      throw new TRPCError({ code: "CONFLICT", message: "A turn is running in this session. Stop it first, then delete the session." });
+      throw new TRPCError({
+        code: "CONFLICT",
+        message: "A turn is running in this session. Stop it first, then delete the session.",
+      });
     },
 
     /** A session by id alone, for a viewer whose share link was checked already. */

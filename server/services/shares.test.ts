@@ -19,7 +19,9 @@ describe.each(testDatabases())("share links on %s", (provider) => {
     const shares = createShareService(db, { now: () => new Date(clock.t), onRevoked: (id) => revoked.push(id) });
     /** Another person of the same org with `role`. */
     const colleague = async (role: Actor["role"]): Promise<Actor> => {
-      const user = await db.user.create({ data: { email: `c-${randomBytes(4).toString("hex")}@test.invalid`, name: "Colleague" } });
+      const user = await db.user.create({
+        data: { email: `c-${randomBytes(4).toString("hex")}@test.invalid`, name: "Colleague" },
+      });
       await db.membership.create({ data: { userId: user.id, orgId: s.orgId, role } });
       return { userId: user.id, orgId: s.orgId, role };
     };
@@ -42,7 +44,9 @@ describe.each(testDatabases())("share links on %s", (provider) => {
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actorId: owner.userId, target: `share:${link.id}` });
     expect(await shares.list(owner, sessionId)).toEqual([expect.objectContaining({ id: link.id, state: "active" })]);
-    expect(await shares.list(owner, sessionId)).not.toContainEqual(expect.objectContaining({ token: expect.anything() }));
+    expect(await shares.list(owner, sessionId)).not.toContainEqual(
+      expect.objectContaining({ token: expect.anything() }),
+    );
   });
 
   it("answers unknown and malformed tokens as unknown", async () => {
@@ -64,7 +68,9 @@ describe.each(testDatabases())("share links on %s", (provider) => {
     expect(await shares.ended([link.id])).toEqual([{ id: link.id, reason: "expired" }]);
     expect((await shares.list(owner, sessionId))[0].state).toBe("expired");
     for (const bad of [0, -5, 1.5, 10_000_000]) {
-      await expect(shares.create(owner, sessionId, { expiresInMinutes: bad })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+      await expect(shares.create(owner, sessionId, { expiresInMinutes: bad })).rejects.toMatchObject({
+        code: "BAD_REQUEST",
+      });
     }
   });
 
@@ -76,10 +82,15 @@ describe.each(testDatabases())("share links on %s", (provider) => {
     expect(after.state).toBe("revoked");
     expect(revoked).toEqual([link.id]);
     expect(await shares.resolveToken(link.token)).toEqual({ ok: false, reason: "revoked" });
-    expect(await shares.ended([link.id, keep.id, "gone"])).toEqual([{ id: link.id, reason: "revoked" }, { id: "gone", reason: "unknown" }]);
+    expect(await shares.ended([link.id, keep.id, "gone"])).toEqual([
+      { id: link.id, reason: "revoked" },
+      { id: "gone", reason: "unknown" },
+    ]);
     await shares.revoke(owner, link.id);
     expect(revoked).toEqual([link.id]);
-    expect(await db.auditEvent.count({ where: { sessionId, action: "share.revoked", target: `share:${link.id}` } })).toBe(1);
+    expect(
+      await db.auditEvent.count({ where: { sessionId, action: "share.revoked", target: `share:${link.id}` } }),
+    ).toBe(1);
     await expect(shares.revoke(owner, "no-such-link")).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 

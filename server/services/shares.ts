@@ -8,7 +8,10 @@ import { hashToken, newToken, sameText } from "../auth/crypto";
 import type { Actor } from "./types";
 
 export class ShareError extends Error {
-  constructor(message: string, readonly code: "NOT_FOUND" | "FORBIDDEN" | "BAD_REQUEST") {
+  constructor(
+    message: string,
+    readonly code: "NOT_FOUND" | "FORBIDDEN" | "BAD_REQUEST",
+  ) {
     super(message);
   }
 }
@@ -25,16 +28,26 @@ export interface ShareLinkSummary {
 }
 
 /** What a token or a viewer cookie resolves to. */
-export type LinkCheck = { ok: true; linkId: string; sessionId: string; expiresAt: Date | null } | { ok: false; reason: "unknown" | "expired" | "revoked" };
+export type LinkCheck =
+  | { ok: true; linkId: string; sessionId: string; expiresAt: Date | null }
+  | { ok: false; reason: "unknown" | "expired" | "revoked" };
 
 /** Longest expiry a link may be given (one year), in minutes. */
 export const MAX_EXPIRY_MINUTES = 365 * 24 * 60;
 
-type Row = { id: string; sessionId: string; tokenHash: string; createdAt: Date; expiresAt: Date | null; revokedAt: Date | null };
+type Row = {
+  id: string;
+  sessionId: string;
+  tokenHash: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+};
 
 export function createShareService(db: Db, opts: { onRevoked?(linkId: string): void; now?: () => Date } = {}) {
   const now = opts.now ?? (() => new Date());
-  const stateOf = (row: Row): LinkState => (row.revokedAt ? "revoked" : row.expiresAt && row.expiresAt <= now() ? "expired" : "active");
+  const stateOf = (row: Row): LinkState =>
+    row.revokedAt ? "revoked" : row.expiresAt && row.expiresAt <= now() ? "expired" : "active";
   const summary = (row: Row): ShareLinkSummary => ({
     id: row.id,
     sessionId: row.sessionId,
@@ -46,20 +59,30 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
   const check = (row: Row | null): LinkCheck => {
     if (!row) return { ok: false, reason: "unknown" };
     const state = stateOf(row);
-    return state === "active" ? { ok: true, linkId: row.id, sessionId: row.sessionId, expiresAt: row.expiresAt } : { ok: false, reason: state };
+    return state === "active"
+      ? { ok: true, linkId: row.id, sessionId: row.sessionId, expiresAt: row.expiresAt }
+      : { ok: false, reason: state };
   };
 
   /** The session, if the actor may manage its links (its owner, or an admin/owner of its org). */
   async function manageable(actor: Actor, sessionId: string) {
-    const session = await db.session.findFirst({ where: { id: sessionId, orgId: actor.orgId }, select: { id: true, ownerId: true, orgId: true } });
+    const session = await db.session.findFirst({
+      where: { id: sessionId, orgId: actor.orgId },
+      select: { id: true, ownerId: true, orgId: true },
+    });
     if (!session) throw new ShareError(`No session ${sessionId}.`, "NOT_FOUND");
-    if (session.ownerId !== actor.userId && actor.role === "member") throw new ShareError("Only the session's owner or an org admin can manage its share links.", "FORBIDDEN");
+    if (session.ownerId !== actor.userId && actor.role === "member")
+      throw new ShareError("Only the session's owner or an org admin can manage its share links.", "FORBIDDEN");
     return session;
   }
 
   return {
     /** A new read-only link; the token is in the answer only, never stored. */
-    async create(actor: Actor, sessionId: string, input: { expiresInMinutes?: number } = {}): Promise<ShareLinkSummary & { token: string }> {
+    async create(
+      actor: Actor,
+      sessionId: string,
+      input: { expiresInMinutes?: number } = {},
+    ): Promise<ShareLinkSummary & { token: string }> {
       const minutes = input.expiresInMinutes;
       if (minutes !== undefined && (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_EXPIRY_MINUTES)) {
         throw new ShareError(`expiresInMinutes must be a whole number from 1 to ${MAX_EXPIRY_MINUTES}.`, "BAD_REQUEST");
@@ -70,9 +93,18 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
       // The id is made here so the audit row in the same transaction can name the link.
       const id = `sl${randomBytes(12).toString("hex")}`;
       const [row] = await db.$transaction([
-        db.shareLink.create({ data: { id, sessionId, tokenHash: hashToken(token), scope: "read", createdById: actor.userId, expiresAt } }),
+        db.shareLink.create({
+          data: { id, sessionId, tokenHash: hashToken(token), scope: "read", createdById: actor.userId, expiresAt },
+        }),
         db.auditEvent.create({
-          data: { orgId: session.orgId, sessionId, actorId: actor.userId, action: "share.created", target: `share:${id}`, detail: { expiresAt: expiresAt?.toISOString() ?? null } },
+          data: {
+            orgId: session.orgId,
+            sessionId,
+            actorId: actor.userId,
+            action: "share.created",
+            target: `share:${id}`,
+            detail: { expiresAt: expiresAt?.toISOString() ?? null },
+          },
         }),
       ]);
       return { ...summary(row), token };
@@ -92,7 +124,16 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
       if (row.revokedAt) return summary(row);
       const [updated] = await db.$transaction([
         db.shareLink.update({ where: { id: linkId }, data: { revokedAt: now() } }),
-        db.auditEvent.create({ data: { orgId: session.orgId, sessionId: row.sessionId, actorId: actor.userId, action: "share.revoked", target: `share:${linkId}`, detail: {} } }),
+        db.auditEvent.create({
+          data: {
+            orgId: session.orgId,
+            sessionId: row.sessionId,
+            actorId: actor.userId,
+            action: "share.revoked",
+            target: `share:${linkId}`,
+            detail: {},
+          },
+        }),
       ]);
       opts.onRevoked?.(linkId);
       return summary(updated);

@@ -58,10 +58,21 @@ function sqliteChannel(url: string): BlobChannel {
   const overlapping = db.prepare(
     `SELECT "offset", "bytes" FROM "SpillChunk" WHERE "spillId" = ? AND "offset" > ? AND "offset" < ? ORDER BY "offset"`,
   );
-  const after = db.prepare(`SELECT "offset", "bytes" FROM "SpillChunk" WHERE "spillId" = ? AND "offset" > ? ORDER BY "offset" LIMIT 1`);
+  const after = db.prepare(
+    `SELECT "offset", "bytes" FROM "SpillChunk" WHERE "spillId" = ? AND "offset" > ? ORDER BY "offset" LIMIT 1`,
+  );
   return {
     async insert(r) {
-      insert.run(r.id, r.sessionId, r.toolCallId, buf(r.bytes), r.size, r.sha256, sqliteDate(r.createdAt), sqliteDate(r.expiresAt));
+      insert.run(
+        r.id,
+        r.sessionId,
+        r.toolCallId,
+        buf(r.bytes),
+        r.size,
+        r.sha256,
+        sqliteDate(r.createdAt),
+        sqliteDate(r.expiresAt),
+      );
     },
     async appendChunk(id, offset, bytes) {
       append.run(id, offset, buf(bytes));
@@ -79,7 +90,7 @@ function sqliteChannel(url: string): BlobChannel {
       const first = ownAll.get(id) as Buffer | undefined;
       if (first === undefined) return;
       if (first.length > 0) yield new Uint8Array(first);
-      for (let at = -1; ; ) {
+      for (let at = -1; ;) {
         const row = after.get(id, at) as { offset: number; bytes: Buffer } | undefined;
         if (!row) return;
         at = row.offset;
@@ -102,13 +113,20 @@ function postgresChannel(url: string): BlobChannel {
       );
     },
     async appendChunk(id, offset, bytes) {
-      await pool.query(`INSERT INTO "SpillChunk" ("spillId","offset","bytes") VALUES ($1,$2,$3)`, [id, offset, buf(bytes)]);
+      await pool.query(`INSERT INTO "SpillChunk" ("spillId","offset","bytes") VALUES ($1,$2,$3)`, [
+        id,
+        offset,
+        buf(bytes),
+      ]);
     },
     async seal(id, size, sha256) {
       await pool.query(`UPDATE "Spill" SET "size" = $1, "sha256" = $2 WHERE "id" = $3`, [size, sha256, id]);
     },
     async slice(id, from, length) {
-      const res = await pool.query<{ chunk: Buffer | null }>(`SELECT substring("bytes" FROM $1::int FOR $2::int) AS chunk FROM "Spill" WHERE "id" = $3`, [from + 1, length, id]);
+      const res = await pool.query<{ chunk: Buffer | null }>(
+        `SELECT substring("bytes" FROM $1::int FOR $2::int) AS chunk FROM "Spill" WHERE "id" = $3`,
+        [from + 1, length, id],
+      );
       const head = res.rows[0]?.chunk ?? Buffer.alloc(0);
       const rows = await pool.query<{ offset: number; bytes: Buffer }>(
         `SELECT "offset", "bytes" FROM "SpillChunk" WHERE "spillId" = $1 AND "offset" > $2 AND "offset" < $3 ORDER BY "offset"`,
@@ -121,7 +139,7 @@ function postgresChannel(url: string): BlobChannel {
       const first = await pool.query<{ bytes: Buffer }>(`SELECT "bytes" FROM "Spill" WHERE "id" = $1`, [id]);
       if (!first.rows[0]) return;
       if (first.rows[0].bytes.length > 0) yield new Uint8Array(first.rows[0].bytes);
-      for (let at = -1; ; ) {
+      for (let at = -1; ;) {
         const res = await pool.query<{ offset: number; bytes: Buffer }>(
           `SELECT "offset", "bytes" FROM "SpillChunk" WHERE "spillId" = $1 AND "offset" > $2 ORDER BY "offset" LIMIT 1`,
           [id, at],

@@ -25,10 +25,19 @@ describe.each(testDatabases())("spills on %s", (provider) => {
     expect(saved.size).toBe(bytes.length);
     expect(saved.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
     expect(Buffer.from((await store.bytes(saved.ref, session.id))!).equals(bytes)).toBe(true);
-    const row = await t.current.db.spill.findUnique({ where: { id: saved.ref }, select: { size: true, sha256: true, createdAt: true, expiresAt: true } });
+    const row = await t.current.db.spill.findUnique({
+      where: { id: saved.ref },
+      select: { size: true, sha256: true, createdAt: true, expiresAt: true },
+    });
     expect(row).toMatchObject({ size: bytes.length, sha256: saved.sha256 });
     expect(row!.expiresAt.getTime() - row!.createdAt.getTime()).toBeGreaterThan(SPILL_TTL_MS - 60_000);
-    for (const [offset, length] of [[0, 10], [5_000_000, 20_000], [bytes.length - 7, 100], [bytes.length, 10], [123_457, 1]]) {
+    for (const [offset, length] of [
+      [0, 10],
+      [5_000_000, 20_000],
+      [bytes.length - 7, 100],
+      [bytes.length, 10],
+      [123_457, 1],
+    ]) {
       const slice = await store.read(saved.ref, { sessionId: session.id, offset, length });
       expect(slice!.text).toBe(bytes.subarray(offset, Math.min(bytes.length, offset + length)).toString("latin1"));
       expect(slice!.offset).toBe(offset);
@@ -39,10 +48,17 @@ describe.each(testDatabases())("spills on %s", (provider) => {
   it("keeps NUL and invalid UTF-8 bytes exactly; slices never split a character", async () => {
     const { session } = await seedSession(t.current.db);
     const store = open();
-    const bytes = Buffer.concat([Buffer.from("a\0b"), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from("é€𝄞\n"), Buffer.from([0x80, 0x00])]);
+    const bytes = Buffer.concat([
+      Buffer.from("a\0b"),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from("é€𝄞\n"),
+      Buffer.from([0x80, 0x00]),
+    ]);
     const saved = await store.store({ sessionId: session.id, bytes });
     // Prisma reads the same bytes back (small spills only: its Bytes path is slow)
-    expect(Buffer.from((await t.current.db.spill.findUnique({ where: { id: saved.ref } }))!.bytes).equals(bytes)).toBe(true);
+    expect(Buffer.from((await t.current.db.spill.findUnique({ where: { id: saved.ref } }))!.bytes).equals(bytes)).toBe(
+      true,
+    );
     expect(Buffer.from((await store.bytes(saved.ref, session.id))!).equals(bytes)).toBe(true);
     // every (offset, length) pair: the slice starts and ends on character starts and covers the request
     for (let offset = 0; offset <= bytes.length; offset++) {
@@ -63,7 +79,11 @@ describe.each(testDatabases())("spills on %s", (provider) => {
     const a = await seedSession(t.current.db);
     const b = await seedSession(t.current.db);
     const store = open();
-    const old = await store.store({ sessionId: a.session.id, bytes: Buffer.from("old"), now: new Date(Date.now() - SPILL_TTL_MS - 1000) });
+    const old = await store.store({
+      sessionId: a.session.id,
+      bytes: Buffer.from("old"),
+      now: new Date(Date.now() - SPILL_TTL_MS - 1000),
+    });
     const fresh = await store.store({ sessionId: a.session.id, bytes: Buffer.from("fresh") });
     expect(await store.read(fresh.ref, { sessionId: b.session.id, offset: 0, length: 10 })).toBeUndefined();
     expect(await store.read(old.ref, { sessionId: a.session.id, offset: 0, length: 10 })).toBeUndefined();
@@ -78,7 +98,9 @@ describe.each(testDatabases())("spills on %s", (provider) => {
   it("answers line ranges and patterns", async () => {
     const { session } = await seedSession(t.current.db);
     const store = open();
-    const text = Array.from({ length: 1000 }, (_, i) => (i % 100 === 0 ? `ERROR at ${i + 1}` : `line ${i + 1}`)).join("\n");
+    const text = Array.from({ length: 1000 }, (_, i) => (i % 100 === 0 ? `ERROR at ${i + 1}` : `line ${i + 1}`)).join(
+      "\n",
+    );
     const saved = await store.store({ sessionId: session.id, bytes: Buffer.from(text) });
     const r = (await store.lines(saved.ref, { sessionId: session.id, start: 499, end: 501, maxBytes: 10_000 }))!;
     expect(r.text).toBe("499\tline 499\n500\tline 500\n501\tERROR at 501");
@@ -98,11 +120,15 @@ describe.each(testDatabases())("streamed spills on %s", (provider) => {
     store = createSpillStore(t.current.db, t.current.url);
     const { session } = await seedSession(t.current.db);
     // multi-byte characters and lines straddle the 1 MiB chunk boundaries
-    const text = Array.from({ length: 60_000 }, (_, i) => (i % 7919 === 0 ? `MATCH ${i} — ✓` : `ligne ${i} é ✓ ${"x".repeat(i % 40)}`)).join("\n") + "\n";
+    const text =
+      Array.from({ length: 60_000 }, (_, i) =>
+        i % 7919 === 0 ? `MATCH ${i} — ✓` : `ligne ${i} é ✓ ${"x".repeat(i % 40)}`,
+      ).join("\n") + "\n";
     const all = Buffer.from(text);
     const w = await store.open({ sessionId: session.id });
     expect(await store.read(w.ref, { sessionId: session.id, offset: 0, length: 10 })).toBeUndefined(); // unfinished: not readable
-    for (let at = 0, step = 1; at < all.length; at += step, step = (step * 7 + 13) % 300_000 || 1) await w.append(all.subarray(at, at + step));
+    for (let at = 0, step = 1; at < all.length; at += step, step = (step * 7 + 13) % 300_000 || 1)
+      await w.append(all.subarray(at, at + step));
     const saved = await w.finish();
     expect(saved.size).toBe(all.length);
     expect(saved.sha256).toBe(createHash("sha256").update(all).digest("hex"));

@@ -38,8 +38,12 @@ export function compilePattern(pattern: string): { test(line: string): boolean }
     const why = (e as Error).message;
     const hint = /\(\?<?[=!]|lookahead|lookbehind/.test(pattern + why)
       ? " RE2 has no lookahead or lookbehind ((?=…), (?!…), (?<=…), (?<!…))."
-      : /\\[1-9]|backreference|escape sequence/.test(why) ? " RE2 has no backreferences (\\1) or possessive/atomic groups." : "";
-    throw new SpillQueryError(`pattern is not a valid regular expression for RE2, the linear-time engine used here: ${why}.${hint} Rewrite it without those constructs.`);
+      : /\\[1-9]|backreference|escape sequence/.test(why)
+        ? " RE2 has no backreferences (\\1) or possessive/atomic groups."
+        : "";
+    throw new SpillQueryError(
+      `pattern is not a valid regular expression for RE2, the linear-time engine used here: ${why}.${hint} Rewrite it without those constructs.`,
+    );
   }
 }
 
@@ -66,7 +70,8 @@ class LineSelector {
     if (this.regex && !this.regex.test(line)) return;
     this.count++;
     if (this.truncated) return;
-    const shown = length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}… (${length - MAX_LINE_CHARS} more characters)` : line;
+    const shown =
+      length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}… (${length - MAX_LINE_CHARS} more characters)` : line;
     const entry = `${n}\t${shown}`;
     const size = Buffer.byteLength(entry) + 1;
     if (this.bytes + size > this.q.maxBytes) {
@@ -173,7 +178,10 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
   async function live(ref: string, sessionId: string) {
     if (!isSpillRef(ref)) return undefined;
     // An unfinished streamed spill has no digest yet and is not readable.
-    const row = await db.spill.findFirst({ where: { id: ref, sessionId, expiresAt: { gt: new Date() }, sha256: { not: "" } }, select: { size: true } });
+    const row = await db.spill.findFirst({
+      where: { id: ref, sessionId, expiresAt: { gt: new Date() }, sha256: { not: "" } },
+      select: { size: true },
+    });
     return row ?? undefined;
   }
 
@@ -189,8 +197,14 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
       const ref = newSpillRef();
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       await blobs.insert({
-        id: ref, sessionId, toolCallId: toolCallId ?? null, bytes, size: bytes.byteLength, sha256,
-        createdAt: now, expiresAt: new Date(now.getTime() + SPILL_TTL_MS),
+        id: ref,
+        sessionId,
+        toolCallId: toolCallId ?? null,
+        bytes,
+        size: bytes.byteLength,
+        sha256,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + SPILL_TTL_MS),
       });
       return { ref, size: bytes.byteLength, sha256 };
     },
@@ -227,8 +241,14 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
     async open({ sessionId, toolCallId, now = new Date() }) {
       const ref = newSpillRef();
       await blobs.insert({
-        id: ref, sessionId, toolCallId: toolCallId ?? null, bytes: new Uint8Array(0), size: 0, sha256: "",
-        createdAt: now, expiresAt: new Date(now.getTime() + SPILL_TTL_MS),
+        id: ref,
+        sessionId,
+        toolCallId: toolCallId ?? null,
+        bytes: new Uint8Array(0),
+        size: 0,
+        sha256: "",
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + SPILL_TTL_MS),
       });
       const hash = createHash("sha256");
       let pending: Buffer[] = [];

@@ -16,7 +16,10 @@ import { encryptSecret, ssoSecretKey } from "../auth/accounts/sso-secret";
 import { normalizeDomains, parseDomains } from "../auth/accounts/sso-rules";
 
 export class SsoError extends Error {
-  constructor(message: string, readonly code: "BAD_REQUEST" | "CONFLICT") {
+  constructor(
+    message: string,
+    readonly code: "BAD_REQUEST" | "CONFLICT",
+  ) {
     super(message);
     this.name = "SsoError";
   }
@@ -97,15 +100,23 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     } catch {
       throw new SsoError("The issuer must be a URL, e.g. https://accounts.example.com.", "BAD_REQUEST");
     }
-    if (url.username || url.password || url.search || url.hash) throw new SsoError("The issuer URL takes no user, password, query or fragment.", "BAD_REQUEST");
+    if (url.username || url.password || url.search || url.hash)
+      throw new SsoError("The issuer URL takes no user, password, query or fragment.", "BAD_REQUEST");
     const issuer = url.toString().replace(/\/$/, "");
     if (listed(issuer)) return issuer;
-    if (url.protocol !== "https:") throw new SsoError("The issuer must use https (an IdP on this machine or a private network: list its origin in QUIVER_SSO_PRIVATE_ISSUERS).", "BAD_REQUEST");
+    if (url.protocol !== "https:")
+      throw new SsoError(
+        "The issuer must use https (an IdP on this machine or a private network: list its origin in QUIVER_SSO_PRIVATE_ISSUERS).",
+        "BAD_REQUEST",
+      );
     const host = url.hostname.replace(/^\[|\]$/g, "");
     const addresses = await lookup(host, { all: true }).catch(() => []);
     if (addresses.length === 0) throw new SsoError(`The issuer's host ${host} does not resolve.`, "BAD_REQUEST");
     if (!isPublicRoutableHost(host) || addresses.some((a) => !isPublicRoutableHost(a.address))) {
-      throw new SsoError(`The issuer's host ${host} is on a private network; the server's operator can allow it by listing ${url.origin} in QUIVER_SSO_PRIVATE_ISSUERS.`, "BAD_REQUEST");
+      throw new SsoError(
+        `The issuer's host ${host} is on a private network; the server's operator can allow it by listing ${url.origin} in QUIVER_SSO_PRIVATE_ISSUERS.`,
+        "BAD_REQUEST",
+      );
     }
     return issuer;
   }
@@ -115,7 +126,11 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     const trusted = (u: string) => {
       try {
         const url = new URL(u);
-        return url.origin === new URL(issuer).origin || listed(u) || (url.protocol === "https:" && isPublicRoutableHost(url.hostname));
+        return (
+          url.origin === new URL(issuer).origin ||
+          listed(u) ||
+          (url.protocol === "https:" && isPublicRoutableHost(url.hostname))
+        );
       } catch {
         return false;
       }
@@ -123,7 +138,8 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     try {
       return await discoverOIDCConfig({ issuer, isTrustedOrigin: trusted, timeout: 10_000 });
     } catch (err) {
-      if (err instanceof DiscoveryError) throw new SsoError(`The issuer's discovery document failed: ${err.message}`, "BAD_REQUEST");
+      if (err instanceof DiscoveryError)
+        throw new SsoError(`The issuer's discovery document failed: ${err.message}`, "BAD_REQUEST");
       throw err;
     }
   }
@@ -151,20 +167,25 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     get,
 
     async save(actor, input) {
-      if (deps.accountsOn && !(await deps.accountsOn())) throw new SsoError("Single sign-on needs accounts: create the first account (/signup) first.", "BAD_REQUEST");
+      if (deps.accountsOn && !(await deps.accountsOn()))
+        throw new SsoError("Single sign-on needs accounts: create the first account (/signup) first.", "BAD_REQUEST");
       const domains = normalizeDomains(input.domains);
       if (!domains.ok) throw new SsoError(domains.message, "BAD_REQUEST");
       const clientId = input.clientId.trim();
       if (!clientId) throw new SsoError("Give the client id the identity provider issued for Quiver.", "BAD_REQUEST");
       const providerId = ssoProviderId(actor.orgId);
       const existing = await db.ssoProvider.findUnique({ where: { providerId } });
-      const storedSecret = existing?.oidcConfig ? (JSON.parse(existing.oidcConfig) as { clientSecret?: string }).clientSecret : undefined;
+      const storedSecret = existing?.oidcConfig
+        ? (JSON.parse(existing.oidcConfig) as { clientSecret?: string }).clientSecret
+        : undefined;
       const newSecret = input.clientSecret?.trim();
-      if (!newSecret && !storedSecret) throw new SsoError("Give the client secret the identity provider issued for Quiver.", "BAD_REQUEST");
+      if (!newSecret && !storedSecret)
+        throw new SsoError("Give the client secret the identity provider issued for Quiver.", "BAD_REQUEST");
       // A domain signs in through one org's IdP only: "Sign in with SSO" finds the org by it.
       const others = await db.ssoProvider.findMany({ where: { NOT: { providerId } }, select: { domain: true } });
       const taken = domains.domains.find((d) => others.some((o) => parseDomains(o.domain).includes(d)));
-      if (taken) throw new SsoError(`${taken} already signs in through another organization's single sign-on.`, "CONFLICT");
+      if (taken)
+        throw new SsoError(`${taken} already signs in through another organization's single sign-on.`, "CONFLICT");
 
       const issuer = await checkIssuer(input.issuer);
       const found = await discover(issuer);
@@ -184,17 +205,34 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
       });
       const data = { issuer, oidcConfig, domain: domains.domains.join(","), userId: actor.userId };
       // Another issuer's subject ids mean other people: accounts linked through the old one go.
-      const forget = existing && existing.issuer !== issuer ? [db.authAccount.deleteMany({ where: { providerId } })] : [];
-      await db.$transaction([...forget, db.ssoProvider.upsert({ where: { providerId }, create: { ...data, providerId, organizationId: actor.orgId }, update: data })]);
+      const forget =
+        existing && existing.issuer !== issuer ? [db.authAccount.deleteMany({ where: { providerId } })] : [];
+      await db.$transaction([
+        ...forget,
+        db.ssoProvider.upsert({
+          where: { providerId },
+          create: { ...data, providerId, organizationId: actor.orgId },
+          update: data,
+        }),
+      ]);
       return get(actor);
     },
 
     async test(actor, issuerText) {
-      const issuer = issuerText?.trim() || (await db.ssoProvider.findUnique({ where: { organizationId: actor.orgId }, select: { issuer: true } }))?.issuer;
+      const issuer =
+        issuerText?.trim() ||
+        (await db.ssoProvider.findUnique({ where: { organizationId: actor.orgId }, select: { issuer: true } }))?.issuer;
       if (!issuer) return { ok: false, message: "Give an issuer URL to test." };
       try {
         const found = await discover(await checkIssuer(issuer));
-        return { ok: true, issuer: found.issuer, authorizationEndpoint: found.authorizationEndpoint, tokenEndpoint: found.tokenEndpoint, jwksEndpoint: found.jwksEndpoint, userInfoEndpoint: found.userInfoEndpoint };
+        return {
+          ok: true,
+          issuer: found.issuer,
+          authorizationEndpoint: found.authorizationEndpoint,
+          tokenEndpoint: found.tokenEndpoint,
+          jwksEndpoint: found.jwksEndpoint,
+          userInfoEndpoint: found.userInfoEndpoint,
+        };
       } catch (err) {
         if (err instanceof SsoError) return { ok: false, message: err.message };
         throw err;
@@ -203,7 +241,10 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
 
     async remove(actor) {
       const providerId = ssoProviderId(actor.orgId);
-      const [, removed] = await db.$transaction([db.authAccount.deleteMany({ where: { providerId } }), db.ssoProvider.deleteMany({ where: { providerId } })]);
+      const [, removed] = await db.$transaction([
+        db.authAccount.deleteMany({ where: { providerId } }),
+        db.ssoProvider.deleteMany({ where: { providerId } }),
+      ]);
       return { removed: removed.count > 0 };
     },
   };

@@ -7,7 +7,12 @@ import { fakeTool } from "../tools/testing";
 import { toolActivationStore } from "./tool-activations";
 
 const registry = () =>
-  new ToolRegistry([fakeTool("read_file"), fakeTool("deploy", { deferLoading: true }), fakeTool("lint_css", { deferLoading: true }), fakeTool("zip", { deferLoading: true })]);
+  new ToolRegistry([
+    fakeTool("read_file"),
+    fakeTool("deploy", { deferLoading: true }),
+    fakeTool("lint_css", { deferLoading: true }),
+    fakeTool("zip", { deferLoading: true }),
+  ]);
 
 describe.each(testDatabases())("deferred-tool activations on %s", (provider) => {
   const t = useTestDb(provider);

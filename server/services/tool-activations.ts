@@ -5,10 +5,16 @@
 import type { Db } from "../db";
 import type { ToolSessionsOptions } from "../tools/sessions";
 
-export function toolActivationStore(db: Db): Required<Pick<ToolSessionsOptions, "loadActivated" | "saveActivated" | "firstModel">> {
+export function toolActivationStore(
+  db: Db,
+): Required<Pick<ToolSessionsOptions, "loadActivated" | "saveActivated" | "firstModel">> {
   return {
     async firstModel(sessionId) {
-      const first = await db.modelRequest.findFirst({ where: { turn: { sessionId } }, orderBy: [{ startedAt: "asc" }, { id: "asc" }], select: { model: true } });
+      const first = await db.modelRequest.findFirst({
+        where: { turn: { sessionId } },
+        orderBy: [{ startedAt: "asc" }, { id: "asc" }],
+        select: { model: true },
+      });
       return first?.model;
     },
     async loadActivated(sessionId) {

@@ -12,7 +12,11 @@ const reply = (res: ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body));
 };
 
-export function createUploadsHttp(deps: { uploads: Uploads; actorOf(req: IncomingMessage): Promise<Actor | null>; runnerTokens: readonly string[] }) {
+export function createUploadsHttp(deps: {
+  uploads: Uploads;
+  actorOf(req: IncomingMessage): Promise<Actor | null>;
+  runnerTokens: readonly string[];
+}) {
   const isRunner = tokenMatcher(deps.runnerTokens);
 
   async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -42,7 +46,11 @@ export function createUploadsHttp(deps: { uploads: Uploads; actorOf(req: Incomin
     if (!found) return reply(res, 404, { error: "no such upload (uploads are kept for a day)" });
     found.stream.once("error", () => (res.headersSent ? res.destroy() : reply(res, 404, { error: "no such upload" })));
     found.stream.once("open", () => {
-      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(found.meta.bytes), "cache-control": "no-store" });
+      res.writeHead(200, {
+        "content-type": "application/octet-stream",
+        "content-length": String(found.meta.bytes),
+        "cache-control": "no-store",
+      });
       found.stream.pipe(res);
     });
   }

@@ -19,7 +19,12 @@ export interface DiskLimitInfo {
 export async function diskLimitOf(db: Db, orgId: string): Promise<DiskLimitInfo> {
   const org = await db.org.findUnique({ where: { id: orgId }, select: { diskLimitMb: true } });
   const limitMb = org?.diskLimitMb ?? null;
-  return { limitBytes: (limitMb ?? DEFAULT_DISK_LIMIT_MB) * 1024 ** 2, limitMb, defaultMb: DEFAULT_DISK_LIMIT_MB, uploadMaxBytes: DEFAULT_UPLOAD_MAX_BYTES };
+  return {
+    limitBytes: (limitMb ?? DEFAULT_DISK_LIMIT_MB) * 1024 ** 2,
+    limitMb,
+    defaultMb: DEFAULT_DISK_LIMIT_MB,
+    uploadMaxBytes: DEFAULT_UPLOAD_MAX_BYTES,
+  };
 }
 
 /** Sets (null: back to the default) the limit of the actor's org; the caller checked the actor is an admin. */
@@ -28,7 +33,13 @@ export async function setDiskLimit(db: Db, actor: Actor, limitMb: number | null)
   await db.$transaction([
     db.org.update({ where: { id: actor.orgId }, data: { diskLimitMb: limitMb } }),
     db.auditEvent.create({
-      data: { orgId: actor.orgId, actorId: actor.userId, action: "org.disk_limit.set", target: `org:${actor.orgId}`, detail: { from: before.limitMb, to: limitMb } },
+      data: {
+        orgId: actor.orgId,
+        actorId: actor.userId,
+        action: "org.disk_limit.set",
+        target: `org:${actor.orgId}`,
+        detail: { from: before.limitMb, to: limitMb },
+      },
     }),
   ]);
   return diskLimitOf(db, actor.orgId);

@@ -21,7 +21,11 @@ let uploads: Uploads;
 beforeEach(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "quiver-uploads-"));
   uploads = createUploads({ dataDir, maxBytes: 64 * 1024 });
-  const http = createUploadsHttp({ uploads, runnerTokens: ["runner-secret"], actorOf: async (req) => (req.headers["x-test-user"] === "alice" ? alice : null) });
+  const http = createUploadsHttp({
+    uploads,
+    runnerTokens: ["runner-secret"],
+    actorOf: async (req) => (req.headers["x-test-user"] === "alice" ? alice : null),
+  });
   server = createServer((req, res) => {
     if (!http.handle(req, res)) res.writeHead(404).end();
   });
@@ -34,7 +38,11 @@ afterEach(async () => {
 });
 
 const post = (body: Buffer, user = "alice", name = "project.tar.gz") =>
-  fetch(`${base}/api/uploads?name=${encodeURIComponent(name)}`, { method: "POST", body: new Uint8Array(body), headers: user ? { "x-test-user": user } : {} });
+  fetch(`${base}/api/uploads?name=${encodeURIComponent(name)}`, {
+    method: "POST",
+    body: new Uint8Array(body),
+    headers: user ? { "x-test-user": user } : {},
+  });
 const stored = () => readdir(join(dataDir, "uploads"));
 
 describe("uploads", () => {
@@ -45,13 +53,25 @@ describe("uploads", () => {
     const body = (await res.json()) as { uploadId: string; name: string; bytes: number; format: string };
     expect(body).toMatchObject({ name: "my project.tgz", bytes: archive.length, format: "tar.gz" });
     expect(body.uploadId).toMatch(/^u-[0-9a-f]{24}$/);
-    const got = await fetch(`${base}/api/uploads/${body.uploadId}`, { headers: { authorization: "Bearer runner-secret" } });
+    const got = await fetch(`${base}/api/uploads/${body.uploadId}`, {
+      headers: { authorization: "Bearer runner-secret" },
+    });
     expect(got.status).toBe(200);
     expect(Buffer.from(await got.arrayBuffer())).toEqual(archive);
     expect((await fetch(`${base}/api/uploads/${body.uploadId}`)).status).toBe(401);
-    expect((await fetch(`${base}/api/uploads/${body.uploadId}`, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
-    expect((await fetch(`${base}/api/uploads/u-000000000000000000000000`, { headers: { authorization: "Bearer runner-secret" } })).status).toBe(404);
-    expect((await fetch(`${base}/api/uploads/..%2f..%2fetc`, { headers: { authorization: "Bearer runner-secret" } })).status).toBe(404);
+    expect(
+      (await fetch(`${base}/api/uploads/${body.uploadId}`, { headers: { authorization: "Bearer wrong" } })).status,
+    ).toBe(401);
+    expect(
+      (
+        await fetch(`${base}/api/uploads/u-000000000000000000000000`, {
+          headers: { authorization: "Bearer runner-secret" },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await fetch(`${base}/api/uploads/..%2f..%2fetc`, { headers: { authorization: "Bearer runner-secret" } })).status,
+    ).toBe(404);
     await expect(uploads.claim(body.uploadId, alice)).resolves.toMatchObject({ id: body.uploadId });
     await expect(uploads.claim(body.uploadId, { ...alice, userId: "bob" })).rejects.toThrow(/someone else's/);
   });
@@ -60,18 +80,26 @@ describe("uploads", () => {
     const big = gzipSync(Buffer.from(Array.from({ length: 400_000 }, () => Math.floor(Math.random() * 256))));
     const over = await post(big);
     expect(over.status).toBe(413);
-    expect(((await over.json()) as { error: string }).error).toMatch(/^the archive is \d+ KB; uploads are limited to 64 KB$/);
+    expect(((await over.json()) as { error: string }).error).toMatch(
+      /^the archive is \d+ KB; uploads are limited to 64 KB$/,
+    );
     // Without a length announced, the body is counted as it streams and cut at the ceiling.
     const chunks = [big.subarray(0, 50_000), big.subarray(50_000)];
     const streamed = await fetch(`${base}/api/uploads?name=x.tgz`, {
-      method: "POST", headers: { "x-test-user": "alice" }, duplex: "half",
+      method: "POST",
+      headers: { "x-test-user": "alice" },
+      duplex: "half",
       body: new ReadableStream({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) }),
     } as RequestInit);
     expect(streamed.status).toBe(413);
-    expect(((await streamed.json()) as { error: string }).error).toBe("the archive is larger than 64 KB, the ceiling for uploads");
+    expect(((await streamed.json()) as { error: string }).error).toBe(
+      "the archive is larger than 64 KB, the ceiling for uploads",
+    );
     const text = await post(Buffer.from("not an archive at all"));
     expect(text.status).toBe(415);
-    expect(((await text.json()) as { error: string }).error).toBe("the upload is not a .zip, .tar.gz, .tgz or .tar archive");
+    expect(((await text.json()) as { error: string }).error).toBe(
+      "the upload is not a .zip, .tar.gz, .tgz or .tar archive",
+    );
     expect((await post(makeTarGz([{ name: "a", data: "1" }]), "")).status).toBe(401);
     expect(await stored()).toEqual([]);
   });

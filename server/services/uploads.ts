@@ -5,7 +5,15 @@
 // it, its name and size). A kill -9 or a full disk mid-upload leaves a `.part` the next start
 // removes; uploads older than a day are removed too (a project made from one has its files by then).
 import { randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream, mkdirSync, readdirSync, statSync, unlinkSync, type ReadStream } from "node:fs";
+import {
+  createReadStream,
+  createWriteStream,
+  mkdirSync,
+  readdirSync,
+  statSync,
+  unlinkSync,
+  type ReadStream,
+} from "node:fs";
 import { open, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
@@ -16,7 +24,10 @@ const KEEP_MS = 24 * 3600_000;
 const UPLOAD_ID = /^u-[0-9a-f]{24}$/;
 
 export class UploadError extends Error {
-  constructor(readonly status: 400 | 403 | 404 | 413 | 415 | 507, message: string) {
+  constructor(
+    readonly status: 400 | 403 | 404 | 413 | 415 | 507,
+    message: string,
+  ) {
     super(message);
     this.name = "UploadError";
   }
@@ -42,7 +53,8 @@ function formatOf(head: Buffer): UploadMeta["format"] | null {
 }
 
 /** A file name for display: its last path part, printable, at most 200 characters. */
-const cleanName = (name: string) => (name.split(/[\\/]/).pop() ?? "").replace(/[\x00-\x1f\x7f]/g, "").slice(0, 200) || "archive";
+const cleanName = (name: string) =>
+  (name.split(/[\\/]/).pop() ?? "").replace(/[\x00-\x1f\x7f]/g, "").slice(0, 200) || "archive";
 
 export function createUploads(opts: { dataDir: string; maxBytes?: number; now?: () => number }) {
   const dir = join(opts.dataDir, "uploads");
@@ -86,7 +98,8 @@ export function createUploads(opts: { dataDir: string; maxBytes?: number; now?: 
     /** Streams the request's body into a new upload of `actor`'s; refuses past the ceiling or what is not an archive. */
     async receive(req: IncomingMessage, actor: Actor, name: string): Promise<UploadMeta> {
       const declared = Number(req.headers["content-length"]);
-      if (Number.isFinite(declared) && declared > maxBytes) throw new UploadError(413, `the archive is ${mb(declared)}; uploads are limited to ${mb(maxBytes)}`);
+      if (Number.isFinite(declared) && declared > maxBytes)
+        throw new UploadError(413, `the archive is ${mb(declared)}; uploads are limited to ${mb(maxBytes)}`);
       const id = `u-${randomBytes(12).toString("hex")}`;
       const part = path(id, "part");
       const out = createWriteStream(part, { flags: "wx", mode: 0o600 });
@@ -99,13 +112,17 @@ export function createUploads(opts: { dataDir: string; maxBytes?: number; now?: 
             if (head.length < 512) head = Buffer.concat([head, chunk.subarray(0, 512 - head.length)]);
             if (bytes > maxBytes) {
               req.pause();
-              return reject(new UploadError(413, `the archive is larger than ${mb(maxBytes)}, the ceiling for uploads`));
+              return reject(
+                new UploadError(413, `the archive is larger than ${mb(maxBytes)}, the ceiling for uploads`),
+              );
             }
             if (!out.write(chunk)) req.pause();
           });
           out.on("drain", () => req.resume());
           out.on("error", (err: NodeJS.ErrnoException) =>
-            reject(err.code === "ENOSPC" ? new UploadError(507, "the server's disk is full; the upload was not kept") : err),
+            reject(
+              err.code === "ENOSPC" ? new UploadError(507, "the server's disk is full; the upload was not kept") : err,
+            ),
           );
           req.on("error", reject);
           req.on("aborted", () => reject(new UploadError(400, "the upload was interrupted")));
@@ -116,7 +133,15 @@ export function createUploads(opts: { dataDir: string; maxBytes?: number; now?: 
         await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
         const fh = await open(part, "r");
         await fh.sync().finally(() => fh.close());
-        const record: UploadMeta = { id, orgId: actor.orgId, userId: actor.userId, name: cleanName(name), bytes, format, createdAt: new Date(now()).toISOString() };
+        const record: UploadMeta = {
+          id,
+          orgId: actor.orgId,
+          userId: actor.userId,
+          name: cleanName(name),
+          bytes,
+          format,
+          createdAt: new Date(now()).toISOString(),
+        };
         await writeFile(path(id, "json"), JSON.stringify(record), { mode: 0o600 });
         await rename(part, path(id, "bin"));
         return record;
@@ -132,7 +157,8 @@ export function createUploads(opts: { dataDir: string; maxBytes?: number; now?: 
     async claim(id: string, actor: Actor): Promise<UploadMeta> {
       const m = await meta(id);
       if (!m) throw new UploadError(404, "no such upload (uploads are kept for a day)");
-      if (m.userId !== actor.userId || m.orgId !== actor.orgId) throw new UploadError(403, "this upload is someone else's");
+      if (m.userId !== actor.userId || m.orgId !== actor.orgId)
+        throw new UploadError(403, "this upload is someone else's");
       return m;
     },
 

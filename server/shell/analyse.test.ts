@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { analyseShell, isOpaque } from "./analyse";
 
 const argvs = (line: string) => analyseShell(line).commands.map((c) => c.argv);
-const seesPush = (line: string) => analyseShell(line).commands.some((c) => c.argv[0] === "git" && c.argv.includes("push") && !c.opaque);
+const seesPush = (line: string) =>
+  analyseShell(line).commands.some((c) => c.argv[0] === "git" && c.argv.includes("push") && !c.opaque);
 
 // Every spelling a shell accepts for "then run git push": the analysis must list `git push`
 // as a command of its own (the policy denies it, a session approval of `touch` does not cover it).
@@ -31,13 +32,13 @@ export const SEPARATED = [
   "cat <(git push)",
   "tee >(git push)",
   "echo $(git push)",
-  "echo \"$(git push)\"",
+  'echo "$(git push)"',
   "echo `git push`",
   "echo ${x:-$(git push)}",
-  "eval \"git push\"",
+  'eval "git push"',
   "eval git push",
   "sh -c 'git push'",
-  "bash -lc \"true && git push\"",
+  'bash -lc "true && git push"',
   "bash -c \"bash -c 'git push'\"",
   "env git push",
   "env -i FOO=1 git push",
@@ -53,7 +54,7 @@ export const SEPARATED = [
   "find . -exec git push \\;",
   "\\git push",
   "'git' push",
-  "\"git\" push",
+  '"git" push',
   "g\\it push",
   "git \\\npush",
   "git\tpush",
@@ -75,7 +76,7 @@ export const SEPARATED = [
   "find . -exec sh -c 'git push' \\;",
   "env -- git push",
   "git pu''sh",
-  "git \"pu\"sh",
+  'git "pu"sh',
   "git $'push'",
   "time -p git push",
   "{ git push; } > /dev/null",
@@ -108,13 +109,21 @@ describe("the shell analysis splits every separator", () => {
   });
 
   it("brace expansion is dynamic, `{}` alone is a word", () => {
-    expect(analyseShell("echo {a,b} {1..3}").commands[0].words.slice(1).map((w) => w.dynamic)).toEqual([true, true]);
-    expect(analyseShell("echo {} '{a,b}'").commands[0].words.slice(1).map((w) => w.dynamic)).toEqual([false, false]);
+    expect(
+      analyseShell("echo {a,b} {1..3}")
+        .commands[0].words.slice(1)
+        .map((w) => w.dynamic),
+    ).toEqual([true, true]);
+    expect(
+      analyseShell("echo {} '{a,b}'")
+        .commands[0].words.slice(1)
+        .map((w) => w.dynamic),
+    ).toEqual([false, false]);
   });
 
   it("gives static words their shell value", () => {
     expect(argvs("ls -la \"my file\" 'x y' a\\ b")).toEqual([["ls", "-la", "my file", "x y", "a b"]]);
-    expect(argvs("echo \"a\\\"b\" $'c'")).toEqual([["echo", "a\"b", "c"]]);
+    expect(argvs('echo "a\\"b" $\'c\'')).toEqual([["echo", 'a"b', "c"]]);
   });
 });
 
@@ -124,8 +133,8 @@ const OPAQUE = [
   "`git push`",
   "X=git; $X push",
   "${X} push",
-  "eval \"$CMD\"",
-  "bash -c \"$X\"",
+  'eval "$CMD"',
+  'bash -c "$X"',
   "sh script.sh",
   "echo git push | sh",
   "echo 'import os' | python3",
@@ -144,7 +153,7 @@ const OPAQUE = [
   "((x++))",
   "echo $((a[1]))",
   "[[ $x -eq 1 ]]",
-  "printf -v \"$name\" x",
+  'printf -v "$name" x',
   "echo ${!ref}",
   "git push 'unterminated",
   "if true; then",
@@ -172,7 +181,14 @@ describe("what the analysis cannot see through", () => {
     expect(isOpaque(analyseShell(line))).toBe(true);
   });
 
-  it.each(["ls -la", "git status", "npm test -- --watch", "cat a | grep b > /dev/null", "echo $HOME", "[ -f x ] && cat x"])("%j is not", (line) => {
+  it.each([
+    "ls -la",
+    "git status",
+    "npm test -- --watch",
+    "cat a | grep b > /dev/null",
+    "echo $HOME",
+    "[ -f x ] && cat x",
+  ])("%j is not", (line) => {
     expect(isOpaque(analyseShell(line))).toBe(false);
   });
 
@@ -188,7 +204,9 @@ describe("what the analysis cannot see through", () => {
     expect(analyseShell("cat < in.txt").writes).toBe(false);
     // the grammar does not know `<>` (read-write): an error, so opaque
     expect(isOpaque(analyseShell("cat <> .git/config"))).toBe(true);
-    expect(analyseShell("cat < in.txt; cat <<< x; cat <<EOF\nhi\nEOF").readTargets.map((t) => t.text)).toEqual(["in.txt"]);
+    expect(analyseShell("cat < in.txt; cat <<< x; cat <<EOF\nhi\nEOF").readTargets.map((t) => t.text)).toEqual([
+      "in.txt",
+    ]);
   });
 });
 

@@ -5,7 +5,14 @@
 // classifier all judge this list. What it cannot see through is marked opaque, never guessed.
 import { parseShell, type Node } from "./parser";
 import type { ShellAnalysis, SimpleCommand, Word } from "./types";
-import { assignmentProblem, assignmentStatement, declaration, hasDescendant, latentCode, testCommand } from "./statements";
+import {
+  assignmentProblem,
+  assignmentStatement,
+  declaration,
+  hasDescendant,
+  latentCode,
+  testCommand,
+} from "./statements";
 import { unwrap, type Context } from "./wrappers";
 import { wordOf } from "./words";
 
@@ -31,7 +38,11 @@ class Walker {
   readonly writeTargets: Word[] = [];
   readonly readTargets: Word[] = [];
   background = false;
-  constructor(readonly source: string, readonly depth: number, readonly topLevel: boolean) {}
+  constructor(
+    readonly source: string,
+    readonly depth: number,
+    readonly topLevel: boolean,
+  ) {}
 
   opaque(node: Node, reason: string) {
     this.commands.push({ argv: [], words: [], programPath: false, assignments: [], source: node.text, opaque: reason });
@@ -57,7 +68,8 @@ class Walker {
         for (const c of node.children) if (REDIRECTS.has(c.type)) fed = this.redirect(c) || fed;
         const body = node.childForFieldName("body");
         if (body) this.visit(body, { fed });
-        for (const c of node.children) if (c !== body) (c.type === "heredoc_redirect" ? this.visit(c) : this.visitChildren(c));
+        for (const c of node.children)
+          if (c !== body) c.type === "heredoc_redirect" ? this.visit(c) : this.visitChildren(c);
         return;
       }
       // Statements that are no program run: listed all the same (statements.ts).
@@ -84,11 +96,13 @@ class Walker {
       case "arithmetic_expansion":
       case "c_style_for_statement":
         this.visitChildren(node);
-        if (this.arithmeticReadsVariables(node)) this.opaque(node, "arithmetic on variables can run code hidden in their values");
+        if (this.arithmeticReadsVariables(node))
+          this.opaque(node, "arithmetic on variables can run code hidden in their values");
         return;
       case "compound_statement":
         this.visitChildren(node);
-        if (node.firstChild?.type === "((" && this.arithmeticReadsVariables(node)) this.opaque(node, "arithmetic on variables can run code hidden in their values");
+        if (node.firstChild?.type === "((" && this.arithmeticReadsVariables(node))
+          this.opaque(node, "arithmetic on variables can run code hidden in their values");
         return;
       case "expansion":
         this.visitChildren(node);
@@ -106,7 +120,8 @@ class Walker {
       case "word":
         // bash ends a bare word at an unquoted line break; the grammar sometimes reads
         // `x⏎\git push` as one command whose words are `x`, `⏎\git`, `push`.
-        if (bareNewline(node.text)) this.opaque(node, "a line break inside one word: bash would start a new command there");
+        if (bareNewline(node.text))
+          this.opaque(node, "a line break inside one word: bash would start a new command there");
         return;
       default:
         return this.visitChildren(node);
@@ -138,7 +153,8 @@ class Walker {
       if (file) this.readTargets.push(target ?? { text: node.text, dynamic: true });
       return true;
     }
-    const harmless = target && !target.dynamic && (target.text === "/dev/null" || (/&$/.test(op) && /^(\d+|-)$/.test(target.text)));
+    const harmless =
+      target && !target.dynamic && (target.text === "/dev/null" || (/&$/.test(op) && /^(\d+|-)$/.test(target.text)));
     if (!harmless) {
       this.writes = true;
       this.writeTargets.push(target ?? { text: node.text, dynamic: true });
@@ -156,8 +172,11 @@ class Walker {
     const text = body.text;
     // The grammar leaves a tab-indented `<<-` body unparsed; a `<<` body it does parse.
     const tabbed = node.children.some((c) => c.type === "<<-");
-    const substitutions = /\$[([{]/.test(text) && (tabbed || !hasDescendant(body, "command_substitution", "expansion", "arithmetic_expansion"));
-    if (/`|\\\r?\n/.test(text) || substitutions) this.opaque(node, "an unquoted here-document runs what it expands, and not all of it is followed");
+    const substitutions =
+      /\$[([{]/.test(text) &&
+      (tabbed || !hasDescendant(body, "command_substitution", "expansion", "arithmetic_expansion"));
+    if (/`|\\\r?\n/.test(text) || substitutions)
+      this.opaque(node, "an unquoted here-document runs what it expands, and not all of it is followed");
   }
 
   command(node: Node, flags: Flags) {
@@ -203,10 +222,15 @@ class Walker {
       if (c.type === "variable_assignment") this.visitChildren(c);
       else this.visit(c);
     }
-    for (const w of words) if (!w.dynamic && latentCode(w.text)) opaque ??= "a quoted `$(…)` inside a subscript runs where bash evaluates it";
+    for (const w of words)
+      if (!w.dynamic && latentCode(w.text))
+        opaque ??= "a quoted `$(…)` inside a subscript runs where bash evaluates it";
     const argv = words.map((w, i) => (i === 0 && !w.dynamic ? basename(w.text) : w.text));
     const base: SimpleCommand = {
-      argv, words, assignments, source: node.text,
+      argv,
+      words,
+      assignments,
+      source: node.text,
       programPath: !!words[0] && !words[0].dynamic && words[0].text.includes("/"),
       ...(opaque ? { opaque } : {}),
       ...(this.topLevel ? { ranges } : {}),
@@ -233,7 +257,13 @@ function bareNewline(text: string): boolean {
 }
 
 function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysis {
-  const source = (s: string): ShellAnalysis => ({ commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }], writes: false, writeTargets: [], readTargets: [], background: false });
+  const source = (s: string): ShellAnalysis => ({
+    commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }],
+    writes: false,
+    writeTargets: [],
+    readTargets: [],
+    background: false,
+  });
   if (depth > MAX_DEPTH) return source("commands are nested too deeply to follow");
   const tree = parseShell(line);
   if (!tree) return source("the command line is too long to analyse");
@@ -243,7 +273,13 @@ function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysi
     w.visit(tree.rootNode);
     // Some errors hide inside nodes the walk reads as words.
     if (tree.rootNode.hasError && !w.commands.some((c) => c.opaque)) w.opaque(tree.rootNode, "bash could not parse it");
-    return { commands: w.commands, writes: w.writes, writeTargets: w.writeTargets, readTargets: w.readTargets, background: w.background };
+    return {
+      commands: w.commands,
+      writes: w.writes,
+      writeTargets: w.writeTargets,
+      readTargets: w.readTargets,
+      background: w.background,
+    };
   } finally {
     tree.delete();
   }

@@ -9,11 +9,34 @@ import { analyseShell } from "./analyse";
 const MARK = "echo QUIVER_MARK >&2";
 
 const CONTEXTS = [
-  "echo X", "echo \"a X b\"", "echo ${x:-X}", "echo \"${x:-X}\"", "echo ${x:=X}", "echo ${x-${y-X}}", "x=a; echo ${x/a/X}",
-  "echo $((1+X))", "x=X", "x=(X)", "export x=\"X\"", "x=X true", "case X in a) ;; esac", "for i in X; do :; done",
-  "[[ -n \"X\" ]]", "cat <<< \"X\"", "cat <<EOF\nX\nEOF", "cat <<-EOF\n\tX\n\tEOF", "cat <<EOF\n\"X\"\nEOF",
-  "cat <<EOF\n${x:-X}\nEOF", "cat <<EOF | cat\nX\nEOF", "x=$(cat <<EOF\nX\nEOF\n)", "f() { X; }; f", "(X)", "X | cat",
-  "cat <(X)", "if X; then :; fi", "echo $(echo X)",
+  "echo X",
+  'echo "a X b"',
+  "echo ${x:-X}",
+  'echo "${x:-X}"',
+  "echo ${x:=X}",
+  "echo ${x-${y-X}}",
+  "x=a; echo ${x/a/X}",
+  "echo $((1+X))",
+  "x=X",
+  "x=(X)",
+  'export x="X"',
+  "x=X true",
+  "case X in a) ;; esac",
+  "for i in X; do :; done",
+  '[[ -n "X" ]]',
+  'cat <<< "X"',
+  "cat <<EOF\nX\nEOF",
+  "cat <<-EOF\n\tX\n\tEOF",
+  'cat <<EOF\n"X"\nEOF',
+  "cat <<EOF\n${x:-X}\nEOF",
+  "cat <<EOF | cat\nX\nEOF",
+  "x=$(cat <<EOF\nX\nEOF\n)",
+  "f() { X; }; f",
+  "(X)",
+  "X | cat",
+  "cat <(X)",
+  "if X; then :; fi",
+  "echo $(echo X)",
 ];
 const SUBSTITUTIONS = [`\`${MARK}\``, `$(${MARK})`, `\\\n\`${MARK}\``];
 
@@ -48,7 +71,10 @@ describe("what bash runs, the analysis lists or calls opaque", () => {
   it("a quoted here-document stays data, a plain one stays readable", () => {
     expect(bashRuns(`cat <<'EOF'\n\`${MARK}\`\nEOF`)).toBe(false);
     expect(analysisSees(`cat <<'EOF'\n\`${MARK}\`\nEOF`)).toBe(false);
-    expect(analyseShell("cat <<EOF\nhello $(date)\nEOF").commands.map((c) => [c.argv[0], !!c.opaque])).toEqual([["cat", false], ["date", false]]);
+    expect(analyseShell("cat <<EOF\nhello $(date)\nEOF").commands.map((c) => [c.argv[0], !!c.opaque])).toEqual([
+      ["cat", false],
+      ["date", false],
+    ]);
     expect(analyseShell("cat <<-EOF\n\thello\n\tEOF").commands.some((c) => c.opaque)).toBe(false);
   });
 });

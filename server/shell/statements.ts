@@ -31,7 +31,14 @@ export function assignmentProblem(node: Node): string | undefined {
 export function assignmentStatement(node: Node): SimpleCommand {
   const parts = node.type === "variable_assignments" ? node.namedChildren : [node];
   const problem = parts.map((p) => assignmentProblem(p)).find(Boolean);
-  return { argv: [], words: [], programPath: false, assignments: parts.map((p) => p.text), source: node.text, ...(problem ? { opaque: problem } : {}) };
+  return {
+    argv: [],
+    words: [],
+    programPath: false,
+    assignments: parts.map((p) => p.text),
+    source: node.text,
+    ...(problem ? { opaque: problem } : {}),
+  };
 }
 
 // export/declare/local/readonly/typeset/unset: integer and name-reference attributes, and
@@ -53,7 +60,14 @@ export function declaration(node: Node): SimpleCommand {
       words.push(w);
     }
   }
-  return { argv: words.map((w) => w.text), words, programPath: false, assignments: [], source: node.text, ...(opaque ? { opaque } : {}) };
+  return {
+    argv: words.map((w) => w.text),
+    words,
+    programPath: false,
+    assignments: [],
+    source: node.text,
+    ...(opaque ? { opaque } : {}),
+  };
 }
 
 // `[[ … ]]`: its arithmetic operators and -v evaluate operands as code (`[ … ]` only -v).
@@ -61,11 +75,24 @@ export function testCommand(node: Node): SimpleCommand {
   const text = node.text;
   const bracket = node.firstChild?.type === "[" ? "[" : "[[";
   const arithmetic = (bracket === "[[" ? /\s(-eq|-ne|-lt|-le|-gt|-ge|-v|-R)\s/ : /\s(-v|-R)\s/).test(` ${text} `);
-  const operandsStatic = !hasDescendant(node, "simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion");
-  const opaque = arithmetic && (!operandsStatic || /[[$`]/.test(text.slice(2, -2))) ? `\`${bracket}\` can evaluate an operand as code` : undefined;
+  const operandsStatic = !hasDescendant(
+    node,
+    "simple_expansion",
+    "expansion",
+    "command_substitution",
+    "process_substitution",
+    "arithmetic_expansion",
+  );
+  const opaque =
+    arithmetic && (!operandsStatic || /[[$`]/.test(text.slice(2, -2)))
+      ? `\`${bracket}\` can evaluate an operand as code`
+      : undefined;
   return {
-    argv: [bracket], words: [{ text, dynamic: !operandsStatic }], programPath: false, assignments: [], source: text,
+    argv: [bracket],
+    words: [{ text, dynamic: !operandsStatic }],
+    programPath: false,
+    assignments: [],
+    source: text,
     ...(opaque ? { opaque } : {}),
   };
 }
-

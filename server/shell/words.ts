@@ -5,8 +5,13 @@ import type { Node } from "./parser";
 import type { Word } from "./types";
 
 const DYNAMIC_NODES = new Set([
-  "simple_expansion", "expansion", "command_substitution", "process_substitution",
-  "arithmetic_expansion", "brace_expression", "ansi_c_string",
+  "simple_expansion",
+  "expansion",
+  "command_substitution",
+  "process_substitution",
+  "arithmetic_expansion",
+  "brace_expression",
+  "ansi_c_string",
 ]);
 
 // Brace expansion (`{a,b}`, `{1..3}`) makes several words of one; `{}` alone stays itself.

@@ -31,11 +31,30 @@ const WRAPPERS: Record<string, { argOptions: string[]; leadingOperands?: number 
   ionice: { argOptions: ["-c", "-n", "-p"] },
   chrt: { argOptions: [], leadingOperands: 1 },
   taskset: { argOptions: [], leadingOperands: 1 },
-  xargs: { argOptions: ["-n", "-L", "-P", "-I", "-i", "-d", "-E", "-e", "-s", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--replace"] },
+  xargs: {
+    argOptions: [
+      "-n",
+      "-L",
+      "-P",
+      "-I",
+      "-i",
+      "-d",
+      "-E",
+      "-e",
+      "-s",
+      "-a",
+      "--max-args",
+      "--max-procs",
+      "--delimiter",
+      "--arg-file",
+      "--replace",
+    ],
+  },
 };
 
 export const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "busybox", "rbash"]);
-export const INTERPRETERS = /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|tclsh|awk|gawk|mawk|nawk|osascript|Rscript|irb|jshell|groovy|scala|julia|ghci|runghc)$/;
+export const INTERPRETERS =
+  /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|tclsh|awk|gawk|mawk|nawk|osascript|Rscript|irb|jshell|groovy|scala|julia|ghci|runghc)$/;
 
 // Builtins whose effect the analysis cannot follow: they run strings or files as code, or
 // change what a later name means.
@@ -57,9 +76,53 @@ const OPAQUE: Record<string, string> = {
   shopt: "it changes how bash reads later commands",
 };
 // Programs that run a command built from their arguments in a way not followed here.
-for (const p of ["parallel", "su", "runuser", "script", "flock", "unshare", "nsenter", "firejail", "strace", "ltrace", "valgrind", "faketime", "proot", "setpriv", "prlimit", "systemd-run", "ssh", "tmux", "screen", "expect", "at", "batch", "dbus-run-session",
-  "pkexec", "fakeroot", "chronic", "unbuffer", "sg", "caffeinate", "entr", "ifne", "sshpass", "torsocks", "proxychains", "proxychains4",
-  "rlwrap", "eatmydata", "nocache", "cpulimit", "bwrap", "chpst", "daemonize", "start-stop-daemon", "runcon", "catchsegv"]) {
+for (const p of [
+  "parallel",
+  "su",
+  "runuser",
+  "script",
+  "flock",
+  "unshare",
+  "nsenter",
+  "firejail",
+  "strace",
+  "ltrace",
+  "valgrind",
+  "faketime",
+  "proot",
+  "setpriv",
+  "prlimit",
+  "systemd-run",
+  "ssh",
+  "tmux",
+  "screen",
+  "expect",
+  "at",
+  "batch",
+  "dbus-run-session",
+  "pkexec",
+  "fakeroot",
+  "chronic",
+  "unbuffer",
+  "sg",
+  "caffeinate",
+  "entr",
+  "ifne",
+  "sshpass",
+  "torsocks",
+  "proxychains",
+  "proxychains4",
+  "rlwrap",
+  "eatmydata",
+  "nocache",
+  "cpulimit",
+  "bwrap",
+  "chpst",
+  "daemonize",
+  "start-stop-daemon",
+  "runcon",
+  "catchsegv",
+]) {
   OPAQUE[p] = "it runs a command the analysis does not follow";
 }
 
@@ -71,8 +134,12 @@ const opaque = (cmd: SimpleCommand, reason: string): SimpleCommand => ({ ...cmd,
 function fromWords(words: Word[], wrapper: string): SimpleCommand {
   const program = words[0].dynamic ? words[0].text : words[0].text.slice(words[0].text.lastIndexOf("/") + 1);
   return {
-    argv: [program, ...words.slice(1).map((w) => w.text)], words, assignments: [], source: words.map((w) => w.text).join(" "),
-    programPath: !words[0].dynamic && words[0].text.includes("/"), wrappedBy: wrapper,
+    argv: [program, ...words.slice(1).map((w) => w.text)],
+    words,
+    assignments: [],
+    source: words.map((w) => w.text).join(" "),
+    programPath: !words[0].dynamic && words[0].text.includes("/"),
+    wrappedBy: wrapper,
     ...(words[0].dynamic ? { opaque: "the program is only known at run time" } : {}),
   };
 }
@@ -84,7 +151,8 @@ function inner(analysis: ShellAnalysis, wrapper: string): SimpleCommand[] {
 // Options that hand an interpreter its program inline.
 const INLINE_CODE = /^(-[a-zA-Z]*[ceEr]|--eval|--exec|-p|--print|eval)$/;
 // sed scripts that only print a range or substitute without the `e` (execute) or `w` flags.
-const PLAIN_SED = /^\s*((\d+|\$)(\s*,\s*(\d+|\$))?\s*[pd]|s([/|#,:@])(?:\\.|(?!\5).)*\5(?:\\.|(?!\5).)*\5[gpiI0-9]*)\s*$/;
+const PLAIN_SED =
+  /^\s*((\d+|\$)(\s*,\s*(\d+|\$))?\s*[pd]|s([/|#,:@])(?:\\.|(?!\5).)*\5(?:\\.|(?!\5).)*\5[gpiI0-9]*)\s*$/;
 
 const isAssignment = (w: Word) => !w.dynamic && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.text);
 // Variables whose value changes what a later program is or what it loads and runs.
@@ -98,7 +166,11 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   const args = cmd.words.slice(1);
   const staticArgs = args.every((w) => !w.dynamic);
   if (Object.hasOwn(OPAQUE, program)) return [opaque(cmd, `\`${program}\`: ${OPAQUE[program]}`)];
-  if (NAME_TAKERS.has(program) && !staticArgs && (program !== "test" && program !== "[" ? true : args.some((w) => w.text === "-v" || w.text === "-R"))) {
+  if (
+    NAME_TAKERS.has(program) &&
+    !staticArgs &&
+    (program !== "test" && program !== "[" ? true : args.some((w) => w.text === "-v" || w.text === "-R"))
+  ) {
     return [opaque(cmd, `\`${program}\` with a name only known at run time`)];
   }
   if (program === "eval") {
@@ -106,7 +178,9 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
     return [cmd, ...inner(ctx.analyse(args.map((w) => w.text).join(" ")), "eval")];
   }
   if (program === "watch") {
-    const rest = args.filter((w, i) => !(w.text.startsWith("-") || (i > 0 && ["-n", "-d", "--interval"].includes(args[i - 1].text))));
+    const rest = args.filter(
+      (w, i) => !(w.text.startsWith("-") || (i > 0 && ["-n", "-d", "--interval"].includes(args[i - 1].text))),
+    );
     if (rest.length === 0) return [cmd];
     if (rest.some((w) => w.dynamic)) return [opaque(cmd, "`watch` of a command only known at run time")];
     return [cmd, ...inner(ctx.analyse(rest.map((w) => w.text).join(" ")), "watch")];
@@ -114,8 +188,10 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   if (SHELLS.has(program)) return shell(cmd, args, ctx);
   if (INTERPRETERS.test(program)) {
     const script = args.find((w) => !w.text.startsWith("-") || w.text === "-");
-    if ((ctx.fed && (!script || script.text === "-")) || script?.text === "-") return [opaque(cmd, `\`${program}\` runs a program read from its input`)];
-    if (/awk$/.test(program) || args.some((w) => INLINE_CODE.test(w.text))) return [{ ...cmd, runsCode: `\`${program}\` runs code given on the line` }];
+    if ((ctx.fed && (!script || script.text === "-")) || script?.text === "-")
+      return [opaque(cmd, `\`${program}\` runs a program read from its input`)];
+    if (/awk$/.test(program) || args.some((w) => INLINE_CODE.test(w.text)))
+      return [{ ...cmd, runsCode: `\`${program}\` runs code given on the line` }];
     return [cmd];
   }
   if (program === "sed" && args.some((w) => !w.text.startsWith("-") && !PLAIN_SED.test(w.text))) {
@@ -135,14 +211,16 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
       i++;
       break;
     }
-    if (program === "env" && /^(-S|--split-string)/.test(w.text)) return [opaque(cmd, "`env -S` splits a string into a command")];
+    if (program === "env" && /^(-S|--split-string)/.test(w.text))
+      return [opaque(cmd, "`env -S` splits a string into a command")];
     if (program === "sudo" && /^-[a-zA-Z]*[si]/.test(w.text)) return [opaque(cmd, "`sudo` starting a shell")];
     if (w.text.startsWith("-") && w.text.length > 1) {
       i += wrapper.argOptions.includes(w.text) ? 2 : 1;
       continue;
     }
     if (program === "env" && isAssignment(w)) {
-      if (SENSITIVE_VARIABLE.test(w.text.slice(0, w.text.indexOf("=")))) return [opaque(cmd, `\`env ${w.text.split("=")[0]}=…\` changes what the program runs`)];
+      if (SENSITIVE_VARIABLE.test(w.text.slice(0, w.text.indexOf("="))))
+        return [opaque(cmd, `\`env ${w.text.split("=")[0]}=…\` changes what the program runs`)];
       i++;
       continue;
     }
@@ -165,7 +243,8 @@ function shell(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] 
   const c = args.findIndex((w) => !w.dynamic && /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w.text));
   if (c < 0) return [opaque(cmd, `\`${cmd.argv[0]}\` runs a script the analysis cannot read`)];
   const script = args[c + 1];
-  if (!script || script.dynamic || args.slice(0, c).some((w) => w.dynamic)) return [opaque(cmd, `\`${cmd.argv[0]} -c\` of text only known at run time`)];
+  if (!script || script.dynamic || args.slice(0, c).some((w) => w.dynamic))
+    return [opaque(cmd, `\`${cmd.argv[0]} -c\` of text only known at run time`)];
   return [cmd, ...inner(ctx.analyse(script.text), cmd.argv[0])];
 }
 
@@ -175,7 +254,9 @@ function find(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
   for (let i = 0; i < args.length; i++) {
     if (!/^-(exec|execdir|ok|okdir)$/.test(args[i].text)) continue;
     const end = args.findIndex((w, j) => j > i && (w.text === ";" || w.text === "+"));
-    const words = args.slice(i + 1, end < 0 ? undefined : end).map((w) => (w.text.includes("{}") ? { text: w.text, dynamic: true } : w));
+    const words = args
+      .slice(i + 1, end < 0 ? undefined : end)
+      .map((w) => (w.text.includes("{}") ? { text: w.text, dynamic: true } : w));
     if (words.length === 0) continue;
     out.push(...unwrap(fromWords(words, "find"), ctx));
     if (end < 0) break;
@@ -189,12 +270,14 @@ function find(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
 function git(cmd: SimpleCommand, args: Word[]): SimpleCommand {
   for (let i = 0; i < args.length && args[i].text.startsWith("-"); i++) {
     const w = args[i].text;
-    if (/^(-c|--config-env|--exec-path)/.test(w)) return opaque(cmd, "`git -c` / `--exec-path` can name a program for git to run");
+    if (/^(-c|--config-env|--exec-path)/.test(w))
+      return opaque(cmd, "`git -c` / `--exec-path` can name a program for git to run");
     if (["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].includes(w)) i++;
   }
   // Sub-commands that run a command given as one word (`git rebase --exec 'git push'`).
   let at = 0;
-  while (at < args.length && args[at].text.startsWith("-")) at += ["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].includes(args[at].text) ? 2 : 1;
+  while (at < args.length && args[at].text.startsWith("-"))
+    at += ["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].includes(args[at].text) ? 2 : 1;
   const sub = args[at]?.text;
   const flags = args.slice(at + 1).map((w) => w.text);
   const words = flags.filter((f) => !f.startsWith("-"));

@@ -40,13 +40,25 @@ export async function startCrashServer(env: Record<string, string>): Promise<Cra
     });
     child.on("exit", (code) => reject(new Error(`server exited (${code}) before it was ready:\n${log}`)));
   });
-  const wsClient = createWSClient({ url: `${url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never, retryDelayMs: () => 200 });
+  const wsClient = createWSClient({
+    url: `${url.replace("http", "ws")}/api/trpc`,
+    WebSocket: WebSocket as never,
+    retryDelayMs: () => 200,
+  });
   const client = createTRPCClient<AppRouter>({
-    links: [splitLink({ condition: (op) => op.type === "subscription", true: wsLink({ client: wsClient }), false: httpBatchLink({ url: `${url}/api/trpc` }) })],
+    links: [
+      splitLink({
+        condition: (op) => op.type === "subscription",
+        true: wsLink({ client: wsClient }),
+        false: httpBatchLink({ url: `${url}/api/trpc` }),
+      }),
+    ],
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   return {
-    url, child, client,
+    url,
+    child,
+    client,
     log: () => log,
     async kill9() {
       child.kill("SIGKILL");
@@ -75,8 +87,12 @@ export function useCrashServers(prefix: string, extraEnv: Record<string, string>
     dataDir: "",
     async start(): Promise<CrashServer> {
       const server = await startCrashServer({
-        QUIVER_DATA_DIR: ctx.dataDir, QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test",
-        ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: ctx.fake.anthropicBaseURL, DATABASE_URL: "",
+        QUIVER_DATA_DIR: ctx.dataDir,
+        QUIVER_PROVIDER: "anthropic",
+        QUIVER_MODEL: "claude-test",
+        ANTHROPIC_API_KEY: "test-key",
+        ANTHROPIC_BASE_URL: ctx.fake.anthropicBaseURL,
+        DATABASE_URL: "",
         ...extraEnv,
       });
       servers.push(server);

@@ -40,7 +40,14 @@ export async function createTestDb(provider: DbProvider): Promise<TestDb & { dis
     const dir = mkdtempSync(join(tmpdir(), "quiver-db-"));
     const url = `file:${join(dir, "test.db")}`;
     const handle = await openDb(url);
-    return { ...handle, url, dispose: async () => { await handle.close(); rmSync(dir, { recursive: true, force: true }); } };
+    return {
+      ...handle,
+      url,
+      dispose: async () => {
+        await handle.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const name = `quiver_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -37,14 +37,21 @@ export async function startGitServer(users: Record<string, string>): Promise<Git
     const ok = !!who && Object.hasOwn(users, who.user) && users[who.user] === who.password;
     requests.push({ path: (req.url ?? "").split("?")[0], user: who?.user, ok });
     if (!ok) {
-      res.writeHead(401, { "WWW-Authenticate": 'Basic realm="quiver-test"', "Content-Type": "text/plain" }).end("Unauthorized\n");
+      res
+        .writeHead(401, { "WWW-Authenticate": 'Basic realm="quiver-test"', "Content-Type": "text/plain" })
+        .end("Unauthorized\n");
       return;
     }
     cgi(req, res, root, who!.user);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const port = (server.address() as { port: number }).port;
-  const git = (args: string[], cwd = root) => execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } });
+  const git = (args: string[], cwd = root) =>
+    execFileSync("git", args, {
+      cwd,
+      encoding: "utf8",
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    });
 
   return {
     url: `http://127.0.0.1:${port}`,

@@ -8,7 +8,10 @@ import { createParts, type Parts } from "../parts";
 /** Heartbeats every 200 ms, gone after 1.5 s, leases let go after 300 ms idle. */
 export const quickCluster = { heartbeatMs: 200, ttlMs: 1_500, idleMs: 300 };
 
-export async function openInstance(url: string, opts: { anthropicBaseURL: string; dataDir: string; log: (line: string) => void }): Promise<{ handle: DbHandle; parts: Parts }> {
+export async function openInstance(
+  url: string,
+  opts: { anthropicBaseURL: string; dataDir: string; log: (line: string) => void },
+): Promise<{ handle: DbHandle; parts: Parts }> {
   const handle = await openDb(url, { thread: true });
   const env = parseEnv({
     PORT: "0",
@@ -21,8 +24,16 @@ export async function openInstance(url: string, opts: { anthropicBaseURL: string
     ANTHROPIC_BASE_URL: opts.anthropicBaseURL,
   });
   const parts = await createParts({
-    env, db: handle.db, rows: handle.rows, dbProvider: handle.provider, dbUrl: url, runnerTokens: ["x".repeat(32)],
-    actorFor: () => null, canUseSession: async () => true, log: opts.log, cluster: quickCluster,
+    env,
+    db: handle.db,
+    rows: handle.rows,
+    dbProvider: handle.provider,
+    dbUrl: url,
+    runnerTokens: ["x".repeat(32)],
+    actorFor: () => null,
+    canUseSession: async () => true,
+    log: opts.log,
+    cluster: quickCluster,
   });
   return { handle, parts };
 }

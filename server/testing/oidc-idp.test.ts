@@ -9,7 +9,9 @@ describe("test OIDC identity provider", () => {
   let idp: TestIdp;
   const redirect = "http://127.0.0.1:9/callback";
   beforeAll(async () => {
-    idp = await startOidcIdp({ users: [{ login: "ada", password: "pw", email: "ada@acme.test", emailVerified: true, name: "Ada" }] });
+    idp = await startOidcIdp({
+      users: [{ login: "ada", password: "pw", email: "ada@acme.test", emailVerified: true, name: "Ada" }],
+    });
     idp.registerClient({ clientId: "quiver", clientSecret: "s3cret-s3cret", redirectUris: [redirect] });
   });
   afterAll(() => idp.close());
@@ -17,7 +19,13 @@ describe("test OIDC identity provider", () => {
   const authorizationUrl = async (state: string) => {
     const doc = await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json();
     const url = new URL(doc.authorization_endpoint);
-    url.search = new URLSearchParams({ client_id: "quiver", response_type: "code", scope: "openid email profile", redirect_uri: redirect, state }).toString();
+    url.search = new URLSearchParams({
+      client_id: "quiver",
+      response_type: "code",
+      scope: "openid email profile",
+      redirect_uri: redirect,
+      state,
+    }).toString();
     return { doc, url: url.toString() };
   };
 
@@ -30,21 +38,31 @@ describe("test OIDC identity provider", () => {
     const code = back.searchParams.get("code")!;
     const tokenRes = await fetch(doc.token_endpoint, {
       method: "POST",
-      headers: { authorization: `Basic ${Buffer.from("quiver:s3cret-s3cret").toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        authorization: `Basic ${Buffer.from("quiver:s3cret-s3cret").toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
       body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirect }).toString(),
     });
     const tokens = await tokenRes.json();
     expect(tokenRes.status, JSON.stringify(tokens)).toBe(200);
-    const { payload } = await jwtVerify(tokens.id_token, createRemoteJWKSet(new URL(doc.jwks_uri)), { issuer: idp.issuer, audience: "quiver" });
+    const { payload } = await jwtVerify(tokens.id_token, createRemoteJWKSet(new URL(doc.jwks_uri)), {
+      issuer: idp.issuer,
+      audience: "quiver",
+    });
     expect(payload.sub).toBe("ada");
-    const info = await (await fetch(doc.userinfo_endpoint, { headers: { authorization: `Bearer ${tokens.access_token}` } })).json();
+    const info = await (
+      await fetch(doc.userinfo_endpoint, { headers: { authorization: `Bearer ${tokens.access_token}` } })
+    ).json();
     expect(info).toMatchObject({ sub: "ada", email: "ada@acme.test", email_verified: true, name: "Ada" });
   });
 
   it("refuses a wrong password and reports a denied consent to the client", async () => {
     const { url } = await authorizationUrl("st2");
     await expect(idp.authorize(url, { login: "ada", password: "nope" })).rejects.toThrow(/Wrong login or password/);
-    const denied = new URL(await idp.authorize((await authorizationUrl("st3")).url, { login: "ada", password: "pw", consent: false }));
+    const denied = new URL(
+      await idp.authorize((await authorizationUrl("st3")).url, { login: "ada", password: "pw", consent: false }),
+    );
     expect(denied.searchParams.get("error")).toBe("access_denied");
     expect(denied.searchParams.get("state")).toBe("st3");
   });
@@ -53,7 +71,10 @@ describe("test OIDC identity provider", () => {
     const { doc } = await authorizationUrl("st4");
     const res = await fetch(doc.token_endpoint, {
       method: "POST",
-      headers: { authorization: `Basic ${Buffer.from("quiver:wrong").toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        authorization: `Basic ${Buffer.from("quiver:wrong").toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
       body: new URLSearchParams({ grant_type: "authorization_code", code: "x", redirect_uri: redirect }).toString(),
     });
     expect((await res.json()).error).toBe("invalid_client");

@@ -56,7 +56,9 @@ class MemoryAdapter implements Adapter {
     return entry.payload;
   }
   private findBy(match: (p: AdapterPayload) => boolean) {
-    for (const [key, entry] of this.store) if (key.startsWith(`${this.model}:`) && entry.expiresAt > Date.now() && match(entry.payload)) return entry.payload;
+    for (const [key, entry] of this.store)
+      if (key.startsWith(`${this.model}:`) && entry.expiresAt > Date.now() && match(entry.payload))
+        return entry.payload;
     return undefined;
   }
   findByUid = async (uid: string) => this.findBy((p) => p.uid === uid);
@@ -77,8 +79,14 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 function page(res: ServerResponse, prompt: string, title: string, body: string, status = 200) {
   // The prompt in a header lets the HTTP driver tell the two forms apart without parsing HTML.
-  res.writeHead(status, { "content-type": "text/html; charset=utf-8", "x-idp-prompt": prompt, "cache-control": "no-store" });
-  res.end(`<!doctype html><html><head><title>${esc(title)}</title></head><body><h1>${esc(title)}</h1>${body}</body></html>`);
+  res.writeHead(status, {
+    "content-type": "text/html; charset=utf-8",
+    "x-idp-prompt": prompt,
+    "cache-control": "no-store",
+  });
+  res.end(
+    `<!doctype html><html><head><title>${esc(title)}</title></head><body><h1>${esc(title)}</h1>${body}</body></html>`,
+  );
 }
 
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
@@ -99,7 +107,12 @@ export async function startOidcIdp(options: { port?: number; users?: IdpUser[] }
   await new Promise<void>((ok, fail) => server.once("error", fail).listen(options.port ?? 0, "127.0.0.1", () => ok()));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const signingKey = { ...(generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "jwk" }) as JWK), kid: "test-idp", use: "sig", alg: "RS256" };
+  const signingKey = {
+    ...(generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "jwk" }) as JWK),
+    kid: "test-idp",
+    use: "sig",
+    alg: "RS256",
+  };
   const provider = new Provider(issuer, {
     adapter: (model: string) => new MemoryAdapter(model, store, clients),
     jwks: { keys: [signingKey] },
@@ -109,11 +122,22 @@ export async function startOidcIdp(options: { port?: number; users?: IdpUser[] }
     scopes: ["openid", "email", "profile", "offline_access"],
     interactions: { url: (_ctx, i) => `/interaction/${i.uid}` },
     // Set, so the provider does not print a notice per kind on first use.
-    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60, RefreshToken: 3600 },
+    ttl: {
+      Interaction: 600,
+      Session: 3600,
+      Grant: 3600,
+      AccessToken: 600,
+      IdToken: 600,
+      AuthorizationCode: 60,
+      RefreshToken: 3600,
+    },
     async findAccount(_ctx, sub) {
       const user = users.get(sub);
       if (!user) return undefined;
-      return { accountId: sub, claims: async () => ({ sub, email: user.email, email_verified: user.emailVerified, name: user.name }) };
+      return {
+        accountId: sub,
+        claims: async () => ({ sub, email: user.email, email_verified: user.emailVerified, name: user.name }),
+      };
     },
     async renderError(ctx, out) {
       ctx.type = "html";
@@ -123,7 +147,9 @@ export async function startOidcIdp(options: { port?: number; users?: IdpUser[] }
 
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     if ((req.url ?? "").startsWith("/interaction/")) {
-      interaction(provider, req, res).catch((err: Error) => page(res, "error", "Sign-in failed", `<p>${esc(err.message)}</p>`, 400));
+      interaction(provider, req, res).catch((err: Error) =>
+        page(res, "error", "Sign-in failed", `<p>${esc(err.message)}</p>`, 400),
+      );
       return;
     }
     void provider.callback()(req, res);
@@ -153,9 +179,14 @@ export async function startOidcIdp(options: { port?: number; users?: IdpUser[] }
     const action = (req.url ?? "").split("?")[0].split("/")[3];
     if (req.method === "GET") {
       if (prompt.name === "login") return loginPage(res, uid, "");
-      return page(res, "consent", "Allow access?", `<p>${esc(String(params.client_id))} asks for: ${esc(String(params.scope))}</p>
+      return page(
+        res,
+        "consent",
+        "Allow access?",
+        `<p>${esc(String(params.client_id))} asks for: ${esc(String(params.scope))}</p>
 <form method="post" action="/interaction/${uid}/confirm"><button type="submit">Allow</button></form>
-<form method="post" action="/interaction/${uid}/deny"><button type="submit">Deny</button></form>`);
+<form method="post" action="/interaction/${uid}/deny"><button type="submit">Deny</button></form>`,
+      );
     }
     const form = await readForm(req);
     if (action === "login" && prompt.name === "login") {
@@ -163,36 +194,67 @@ export async function startOidcIdp(options: { port?: number; users?: IdpUser[] }
       if (!user || user.password !== form.get("password")) return loginPage(res, uid, "Wrong login or password.", 401);
       return p.interactionFinished(req, res, { login: { accountId: user.login } }, { mergeWithLastSubmission: false });
     }
-    if (action === "deny") return p.interactionFinished(req, res, { error: "access_denied", error_description: "The person denied access." }, { mergeWithLastSubmission: false });
+    if (action === "deny")
+      return p.interactionFinished(
+        req,
+        res,
+        { error: "access_denied", error_description: "The person denied access." },
+        { mergeWithLastSubmission: false },
+      );
     if (action === "confirm" && prompt.name === "consent") {
-      const grant = details.grantId ? await p.Grant.find(details.grantId) : new p.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
+      const grant = details.grantId
+        ? await p.Grant.find(details.grantId)
+        : new p.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
       if (!grant) throw new Error("grant not found");
-      const missing = prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+      const missing = prompt.details as {
+        missingOIDCScope?: string[];
+        missingOIDCClaims?: string[];
+        missingResourceScopes?: Record<string, string[]>;
+      };
       if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
       if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(" "));
-      return p.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+        grant.addResourceScope(indicator, scopes.join(" "));
+      return p.interactionFinished(
+        req,
+        res,
+        { consent: { grantId: await grant.save() } },
+        { mergeWithLastSubmission: true },
+      );
     }
     throw new Error(`unexpected ${action} during ${prompt.name}`);
   }
 }
 
 function loginPage(res: ServerResponse, uid: string, error: string, status = 200) {
-  page(res, "login", "Sign in to the test identity provider", `${error ? `<p role="alert">${esc(error)}</p>` : ""}
+  page(
+    res,
+    "login",
+    "Sign in to the test identity provider",
+    `${error ? `<p role="alert">${esc(error)}</p>` : ""}
 <form method="post" action="/interaction/${uid}/login">
 <label>Login <input name="login" autocomplete="username"></label>
 <label>Password <input name="password" type="password" autocomplete="current-password"></label>
-<button type="submit">Sign in</button></form>`, status);
+<button type="submit">Sign in</button></form>`,
+    status,
+  );
 }
 
 /** Follows the IdP's redirects with a cookie jar, answering the forms, until it sends the browser away. */
-async function driveAuthorization(issuer: string, start: string, who: { login: string; password?: string; consent?: boolean }): Promise<string> {
+async function driveAuthorization(
+  issuer: string,
+  start: string,
+  who: { login: string; password?: string; consent?: boolean },
+): Promise<string> {
   const jar = new Map<string, string>();
   const send = async (url: string, form?: Record<string, string>) => {
     const res = await fetch(url, {
       method: form ? "POST" : "GET",
       redirect: "manual",
-      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "), ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
+      headers: {
+        cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "),
+        ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+      },
       body: form ? new URLSearchParams(form).toString() : undefined,
     });
     for (const c of res.headers.getSetCookie()) {
@@ -213,9 +275,16 @@ async function driveAuthorization(issuer: string, start: string, who: { login: s
     }
     const prompt = res.headers.get("x-idp-prompt");
     const here = res.url.split("?")[0];
-    if (prompt === "login" && res.status === 200) res = await send(`${here}/login`, { login: who.login, password: who.password ?? "" });
+    if (prompt === "login" && res.status === 200)
+      res = await send(`${here}/login`, { login: who.login, password: who.password ?? "" });
     else if (prompt === "consent") res = await send(`${here}/${who.consent === false ? "deny" : "confirm"}`, {});
-    else throw new Error(`the identity provider answered ${res.status}: ${(await res.text()).replace(/<[^>]+>/g, " ").trim().slice(0, 300)}`);
+    else
+      throw new Error(
+        `the identity provider answered ${res.status}: ${(await res.text())
+          .replace(/<[^>]+>/g, " ")
+          .trim()
+          .slice(0, 300)}`,
+      );
   }
   throw new Error("too many redirects at the identity provider");
 }

@@ -23,7 +23,12 @@ export const formatsAndDatabases = (): [WireFormat, DbProvider][] =>
   testDatabases().flatMap((db) => (["anthropic", "openai"] as const).map((f): [WireFormat, DbProvider] => [f, db]));
 
 export function useQuiverSession(format: WireFormat, prefix: string, database: DbProvider = "sqlite") {
-  const ctx = { quiver: undefined as unknown as Quiver, fake: undefined as unknown as FakeProvider, client: undefined as unknown as Client, dataDir: "" };
+  const ctx = {
+    quiver: undefined as unknown as Quiver,
+    fake: undefined as unknown as FakeProvider,
+    client: undefined as unknown as Client,
+    dataDir: "",
+  };
   let ws: ReturnType<typeof createWSClient> | undefined;
   let pgDb: Awaited<ReturnType<typeof createTestDb>> | undefined;
   beforeAll(async () => {
@@ -34,13 +39,35 @@ export function useQuiverSession(format: WireFormat, prefix: string, database: D
     mkdirSync(join(ctx.dataDir, "workspace"), { recursive: true });
     const model =
       format === "anthropic"
-        ? { QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: "claude-test", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: ctx.fake.anthropicBaseURL }
-        : { QUIVER_PROVIDER: "openai", QUIVER_MODEL: "gpt-test", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: ctx.fake.openaiBaseURL };
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: ctx.dataDir, QUIVER_LOG_LEVEL: "warn", ...(pgDb ? { DATABASE_URL: pgDb.url } : {}), ...model });
+        ? {
+            QUIVER_PROVIDER: "anthropic",
+            QUIVER_MODEL: "claude-test",
+            ANTHROPIC_API_KEY: "test-key",
+            ANTHROPIC_BASE_URL: ctx.fake.anthropicBaseURL,
+          }
+        : {
+            QUIVER_PROVIDER: "openai",
+            QUIVER_MODEL: "gpt-test",
+            OPENAI_API_KEY: "test-key",
+            OPENAI_BASE_URL: ctx.fake.openaiBaseURL,
+          };
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: ctx.dataDir,
+      QUIVER_LOG_LEVEL: "warn",
+      ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
+      ...model,
+    });
     ctx.quiver = await startQuiver({ env, root: join(import.meta.dirname, "../.."), web: false, log: () => {} });
     ws = createWSClient({ url: `${ctx.quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
     ctx.client = createTRPCClient<AppRouter>({
-      links: [splitLink({ condition: (op) => op.type === "subscription", true: wsLink({ client: ws }), false: httpBatchLink({ url: `${ctx.quiver.url}/api/trpc` }) })],
+      links: [
+        splitLink({
+          condition: (op) => op.type === "subscription",
+          true: wsLink({ client: ws }),
+          false: httpBatchLink({ url: `${ctx.quiver.url}/api/trpc` }),
+        }),
+      ],
     });
   }, 90_000);
   afterAll(async () => {
@@ -55,7 +82,9 @@ export function useQuiverSession(format: WireFormat, prefix: string, database: D
 
 /** The session's events from `lastSeq` until `until` holds; `onEvent` may act on each one. */
 export function follow(
-  client: Client, sessionId: string, until: (ev: SessionEvent, all: SessionEvent[]) => boolean,
+  client: Client,
+  sessionId: string,
+  until: (ev: SessionEvent, all: SessionEvent[]) => boolean,
   opts: { lastSeq?: number; onEvent?(ev: SessionEvent): void; timeoutMs?: number } = {},
 ): Promise<SessionEvent[]> {
   const seen: SessionEvent[] = [];

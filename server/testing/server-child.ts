@@ -8,7 +8,17 @@ import { startQuiver } from "../app";
 import { parseEnv } from "../env";
 
 const env = parseEnv({ ...process.env, PORT: "0" });
-const quiver = await startQuiver({ env, root: join(import.meta.dirname, "../.."), web: false, log: (line) => process.stderr.write(`${line}\n`) });
+const quiver = await startQuiver({
+  env,
+  root: join(import.meta.dirname, "../.."),
+  web: false,
+  log: (line) => process.stderr.write(`${line}\n`),
+});
 const deadline = Date.now() + 30_000;
-while (env.QUIVER_LOCAL_RUNNER === "1" && !(await quiver.services.health()).runners.some((r) => r.connected) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+while (
+  env.QUIVER_LOCAL_RUNNER === "1" &&
+  !(await quiver.services.health()).runners.some((r) => r.connected) &&
+  Date.now() < deadline
+)
+  await new Promise((r) => setTimeout(r, 100));
 process.stdout.write(`ready ${quiver.url}\n`);

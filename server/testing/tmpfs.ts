@@ -36,4 +36,3 @@ export function tmpfsRefusal(): string | undefined {
   }
   return probed;
 }
-

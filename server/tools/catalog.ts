@@ -45,10 +45,12 @@ export class Catalog {
 
   /** `tools` must be unique by name; order does not matter. */
   constructor(tools: readonly Tool[]) {
-    const sorted = [...tools].filter((t) => t.name !== TOOL_SEARCH).sort((a, b) => {
-      if (a.source !== b.source) return a.source === "builtin" ? -1 : 1;
-      return byName(a, b);
-    });
+    const sorted = [...tools]
+      .filter((t) => t.name !== TOOL_SEARCH)
+      .sort((a, b) => {
+        if (a.source !== b.source) return a.source === "builtin" ? -1 : 1;
+        return byName(a, b);
+      });
     const deferred = sorted.filter((t) => t.deferLoading && !t.alwaysLoad);
     const loaded = sorted.filter((t) => !(t.deferLoading && !t.alwaysLoad));
     if (deferred.length > 0) {

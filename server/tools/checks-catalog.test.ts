@@ -24,12 +24,18 @@ const entries = () => registry.catalog().entries.slice();
 
 describe("run_check's catalog entry", () => {
   it("enumerates the declared checks and keeps the prefix's bytes within a turn", async () => {
-    await writeFile(`${h.dir}/quiver.checks.json`, JSON.stringify({ test: { argv: ["true"] }, lint: { argv: ["sh", "-c", "exit 1"] } }));
+    await writeFile(
+      `${h.dir}/quiver.checks.json`,
+      JSON.stringify({ test: { argv: ["true"] }, lint: { argv: ["sh", "-c", "exit 1"] } }),
+    );
     const catalog = new CheckCatalog({ runner: h.server.pool, version: () => undefined });
     const base = entries();
     const first = await catalog.patch("s1", base, "turn-1");
     const entry = first.find((e) => e.name === "run_check")!;
-    expect((entry.input_schema as { properties: { name: { enum: string[] } } }).properties.name.enum).toEqual(["lint", "test"]);
+    expect((entry.input_schema as { properties: { name: { enum: string[] } } }).properties.name.enum).toEqual([
+      "lint",
+      "test",
+    ]);
     expect(entry.description).toContain("- lint: `sh -c exit 1` — not run yet in this session");
     // Every other entry is the registry's own object, untouched.
     expect(first.filter((e) => e.name !== "run_check")).toEqual(base.filter((e) => e.name !== "run_check"));
@@ -44,9 +50,13 @@ describe("run_check's catalog entry", () => {
     expect(after).not.toBe(before);
     const changed = nextTurn.filter((e, i) => JSON.stringify(e) !== JSON.stringify(first[i])).map((e) => e.name);
     expect(changed).toEqual(["run_check"]);
-    expect(nextTurn.find((e) => e.name === "run_check")!.description).toMatch(/- lint: `sh -c exit 1` — latest run \d\d:\d\d:\d\d UTC: failed \(exit 1, \d+\.\d s\)/);
+    expect(nextTurn.find((e) => e.name === "run_check")!.description).toMatch(
+      /- lint: `sh -c exit 1` — latest run \d\d:\d\d:\d\d UTC: failed \(exit 1, \d+\.\d s\)/,
+    );
     // Another session's description is its own.
-    expect((await catalog.patch("s2", entries(), "turn-9")).find((e) => e.name === "run_check")!.description).toContain("lint: `sh -c exit 1` — not run yet");
+    expect((await catalog.patch("s2", entries(), "turn-9")).find((e) => e.name === "run_check")!.description).toContain(
+      "lint: `sh -c exit 1` — not run yet",
+    );
     expect(checkRuns.latest("s1").get("lint")?.outcome).toMatch(/^failed/);
   });
 
@@ -55,7 +65,9 @@ describe("run_check's catalog entry", () => {
     const catalog = new CheckCatalog({ runner: h.server.pool, version: () => undefined, runs: new CheckRuns() });
     const entry = (await catalog.patch("s3", entries(), "t")).find((e) => e.name === "run_check")!;
     expect(entry.description).toContain("This workspace declares no checks (no quiver.checks.json at its root)");
-    expect((entry.input_schema as { properties: { name: { enum?: string[]; type: string } } }).properties.name).toMatchObject({ type: "string" });
+    expect(
+      (entry.input_schema as { properties: { name: { enum?: string[]; type: string } } }).properties.name,
+    ).toMatchObject({ type: "string" });
     expect((entry.input_schema as { properties: { name: { enum?: string[] } } }).properties.name.enum).toBeUndefined();
   });
 });

@@ -44,7 +44,10 @@ const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
 /** The dynamic part of run_check's description. */
 export function checksDescription(list: ChecksListMeta, runs: ReadonlyMap<string, CheckRun>): string {
-  if (!list.ok) return list.missing ? `This workspace declares no checks (no ${CHECKS_FILE} at its root); a call says so.` : `The checks file cannot be used: ${list.error}`;
+  if (!list.ok)
+    return list.missing
+      ? `This workspace declares no checks (no ${CHECKS_FILE} at its root); a call says so.`
+      : `The checks file cannot be used: ${list.error}`;
   const lines = checkNames(list.checks).map((n) => {
     const run = runs.get(n);
     const last = run ? `latest run ${clock(run.at)} UTC: ${run.outcome}` : "not run yet in this session";
@@ -53,7 +56,11 @@ export function checksDescription(list: ChecksListMeta, runs: ReadonlyMap<string
   return `Checks declared in ${CHECKS_FILE}:\n${lines.join("\n")}`;
 }
 
-export function runCheckEntry(base: CatalogEntry, list: ChecksListMeta, runs: ReadonlyMap<string, CheckRun>): CatalogEntry {
+export function runCheckEntry(
+  base: CatalogEntry,
+  list: ChecksListMeta,
+  runs: ReadonlyMap<string, CheckRun>,
+): CatalogEntry {
   const schema = base.input_schema as { properties?: Record<string, Record<string, unknown>> };
   const names = list.ok ? checkNames(list.checks) : [];
   const name = names.length > 0 ? { ...schema.properties?.name, enum: names } : schema.properties?.name;
@@ -93,11 +100,24 @@ export class CheckCatalog {
     if (cached && version !== undefined && cached.version === version) return cached.list;
     let list: ChecksListMeta;
     try {
-      const r = await this.deps.runner.run({ sessionId, callId: `checks_${Date.now()}`, op: "checks_list", input: {}, deadline: Date.now() + 10_000, signal: AbortSignal.timeout(10_000) });
+      const r = await this.deps.runner.run({
+        sessionId,
+        callId: `checks_${Date.now()}`,
+        op: "checks_list",
+        input: {},
+        deadline: Date.now() + 10_000,
+        signal: AbortSignal.timeout(10_000),
+      });
       const parsed = ChecksListMeta.safeParse(r.meta);
-      list = parsed.success ? parsed.data : { ok: false, missing: false, error: r.output || "the runner gave no list of checks" };
+      list = parsed.success
+        ? parsed.data
+        : { ok: false, missing: false, error: r.output || "the runner gave no list of checks" };
     } catch (err) {
-      list = { ok: false, missing: false, error: `the workspace's runner cannot be reached: ${(err as Error).message}` };
+      list = {
+        ok: false,
+        missing: false,
+        error: `the workspace's runner cannot be reached: ${(err as Error).message}`,
+      };
     }
     if (this.lists.size >= MAX_SESSIONS) this.lists.clear();
     this.lists.set(sessionId, { version, list });

@@ -19,8 +19,32 @@ import { resolveCall } from "./resolve";
 
 describe("editToolsFor", () => {
   it("gives apply_patch to the GPT family and edit_file/write_file to everyone else", () => {
-    for (const m of ["gpt-5", "gpt-5.1-codex", "GPT-4.1-mini", "openai/gpt-5", "chatgpt-4o-latest", "o1", "o3-mini", "o4-mini", "codex-mini-latest"]) expect(editToolsFor(m), m).toBe("patch");
-    for (const m of ["claude-sonnet-4-5", "anthropic/claude-opus-4", "gpt-oss-120b", "gpt-3.5-turbo", "llama3.1:8b", "qwen2.5-coder", "deepseek-chat", "o2-thing", "", null, undefined]) expect(editToolsFor(m), String(m)).toBe("replace");
+    for (const m of [
+      "gpt-5",
+      "gpt-5.1-codex",
+      "GPT-4.1-mini",
+      "openai/gpt-5",
+      "chatgpt-4o-latest",
+      "o1",
+      "o3-mini",
+      "o4-mini",
+      "codex-mini-latest",
+    ])
+      expect(editToolsFor(m), m).toBe("patch");
+    for (const m of [
+      "claude-sonnet-4-5",
+      "anthropic/claude-opus-4",
+      "gpt-oss-120b",
+      "gpt-3.5-turbo",
+      "llama3.1:8b",
+      "qwen2.5-coder",
+      "deepseek-chat",
+      "o2-thing",
+      "",
+      null,
+      undefined,
+    ])
+      expect(editToolsFor(m), String(m)).toBe("replace");
   });
 });
 
@@ -32,12 +56,18 @@ describe("a session's hidden edit tools", () => {
     expect(offered).toContain("apply_patch");
     expect(offered).not.toContain("edit_file");
     expect(JSON.parse(state.json()).map((e: { name: string }) => e.name)).toEqual(offered);
-    const r = resolveCall(state, { name: "edit_file", rawArguments: JSON.stringify({ path: "a.ts", old_string: "a", new_string: "b" }) }, { strict: false });
+    const r = resolveCall(
+      state,
+      { name: "edit_file", rawArguments: JSON.stringify({ path: "a.ts", old_string: "a", new_string: "b" }) },
+      { strict: false },
+    );
     expect(r.ok).toBe(true);
   });
 });
 
-const combos = testDatabases().flatMap((db) => (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const));
+const combos = testDatabases().flatMap((db) =>
+  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
+);
 
 describe.each(combos)("edit tools per model on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
@@ -49,8 +79,14 @@ describe.each(combos)("edit tools per model on %s with the %s wire format", (dbP
   const start = () => {
     const tools = new ToolSessions(registry, toolActivationStore(t.current.db));
     const engine = createEngine({
-      db: t.current.db, rows: t.current.rows, hub, dispatcher: testDispatcher(), env: fakeProviderEnv(kind, provider.current),
-      catalog: { catalog: async (sessionId, model) => (await tools.load(sessionId, model)).entries() }, retry: fastRetries, systemPrompt: "SYSTEM",
+      db: t.current.db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: testDispatcher(),
+      env: fakeProviderEnv(kind, provider.current),
+      catalog: { catalog: async (sessionId, model) => (await tools.load(sessionId, model)).entries() },
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
     });
     engines.push(engine);
     return engine;
@@ -99,7 +135,9 @@ describe.each(combos)("edit tools per model on %s with the %s wire format", (dbP
     await t.current.db.session.update({ where: { id: s.sessionId }, data: { model: "claude-sonnet-4-5" } });
     await turn(engine, s.sessionId, s.userId);
     await turn(start(), s.sessionId, s.userId);
-    const [first, switched, restarted] = provider.current.requests.map((r) => JSON.stringify((r.body as { tools: unknown }).tools));
+    const [first, switched, restarted] = provider.current.requests.map((r) =>
+      JSON.stringify((r.body as { tools: unknown }).tools),
+    );
     expect((provider.current.requests[1].body as { model: string }).model).toBe("claude-sonnet-4-5");
     expect(switched).toBe(first);
     expect(restarted).toBe(first);

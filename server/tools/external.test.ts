@@ -8,7 +8,11 @@ const weather = defineExternalTool({
   inputSchema: {
     $schema: "http://json-schema.org/draft-07/schema#",
     type: "object",
-    properties: { city: { type: "string" }, days: { anyOf: [{ type: "integer" }, { type: "null" }] }, opts: { type: "object" } },
+    properties: {
+      city: { type: "string" },
+      days: { anyOf: [{ type: "integer" }, { type: "null" }] },
+      opts: { type: "object" },
+    },
     required: ["city", "country"],
   },
   capabilities: ["Network"],
@@ -19,7 +23,11 @@ describe("external tools", () => {
   it("send the sanitised schema", () => {
     expect(weather.jsonSchema).toEqual({
       type: "object",
-      properties: { city: { type: "string" }, days: { type: ["integer", "null"] }, opts: { type: "object", properties: {} } },
+      properties: {
+        city: { type: "string" },
+        days: { type: ["integer", "null"] },
+        opts: { type: "object", properties: {} },
+      },
       required: ["city"],
     });
     expect(weather.source).toBe("external");
@@ -40,7 +48,13 @@ describe("external tools", () => {
   });
 
   it("an unusual but valid schema still gets a loose validator", () => {
-    const t = defineExternalTool({ name: "odd", description: "Odd.", inputSchema: { type: "object", properties: { a: { $ref: "#/definitions/missing" } } }, capabilities: [], execute: async () => ({ output: "" }) });
+    const t = defineExternalTool({
+      name: "odd",
+      description: "Odd.",
+      inputSchema: { type: "object", properties: { a: { $ref: "#/definitions/missing" } } },
+      capabilities: [],
+      execute: async () => ({ output: "" }),
+    });
     expect(t.parse({ a: 1, b: 2 }).ok).toBe(true);
     expect(new ToolRegistry([t]).get("odd")!.failClosed).toBe(false);
   });

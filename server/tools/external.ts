@@ -25,7 +25,10 @@ export function defineExternalTool(def: ExternalToolDefinition): ExternalTool {
   } catch {
     input = z.looseObject({});
   }
-  const tool = buildTool({ ...def, executor: def.executor ?? "server" }, { input, jsonSchema: () => sanitized, source: "external" });
+  const tool = buildTool(
+    { ...def, executor: def.executor ?? "server" },
+    { input, jsonSchema: () => sanitized, source: "external" },
+  );
   // policy/decide.ts reads `mcpServer` off the tool rather than parsing it back out of the name.
   return def.mcpServer ? Object.assign(tool, { mcpServer: def.mcpServer }) : tool;
 }

@@ -27,7 +27,13 @@ describe.each(testDatabases())("policy-shaped catalog on %s", (dbProvider) => {
     h = makePipeline(t.current, { deps: { tools: states } });
     const policies = createPolicyService(t.current.db);
     engine = createEngine({
-      db: t.current.db, rows: t.current.rows, hub, dispatcher: h.pipeline, env: fakeProviderEnv("anthropic", provider.current), retry: fastRetries, systemPrompt: "SYSTEM",
+      db: t.current.db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: h.pipeline,
+      env: fakeProviderEnv("anthropic", provider.current),
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
       catalog: {
         catalog: async (sessionId) => {
           const s = await t.current.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
@@ -51,7 +57,16 @@ describe.each(testDatabases())("policy-shaped catalog on %s", (dbProvider) => {
     const toolsOf = (i: number) => (fake.requests[i].body as { tools?: { name: string }[] }).tools?.map((x) => x.name);
     expect(toolsOf(0)).toEqual(["fetch_url", "read_file", "shell"]);
 
-    await t.current.db.orgPolicy.create({ data: { orgId, version: 1, rules: [{ effect: "deny", tool: "fetch_url", reason: "no web" }, { effect: "deny", tool: "shell", command: "rm" }] } });
+    await t.current.db.orgPolicy.create({
+      data: {
+        orgId,
+        version: 1,
+        rules: [
+          { effect: "deny", tool: "fetch_url", reason: "no web" },
+          { effect: "deny", tool: "shell", command: "rm" },
+        ],
+      },
+    });
     fake.enqueue(
       { blocks: [{ type: "tool_call", name: "fetch_url", arguments: '{"url":"https://example.com"}' }] },
       { blocks: [{ type: "text", text: "denied, fine" }] },
@@ -61,7 +76,9 @@ describe.each(testDatabases())("policy-shaped catalog on %s", (dbProvider) => {
     // shell is only denied for one command: still offered
     expect(toolsOf(1)).toEqual(["read_file", "shell"]);
     expect(toolsOf(2)).toEqual(["read_file", "shell"]);
-    expect(JSON.stringify((fake.requests[1].body as { tools: unknown }).tools)).toBe(JSON.stringify((fake.requests[2].body as { tools: unknown }).tools));
+    expect(JSON.stringify((fake.requests[1].body as { tools: unknown }).tools)).toBe(
+      JSON.stringify((fake.requests[2].body as { tools: unknown }).tools),
+    );
     const finished = events.find((e) => e.type === "tool.finished") as { status: string; output: string } | undefined;
     expect(finished?.status).toBe("blocked");
     expect(finished?.output).toMatch(/Denied by org policy v1.*no web/);
@@ -72,9 +89,24 @@ describe.each(testDatabases())("policy-shaped catalog on %s", (dbProvider) => {
 
   it("only outright denies hide a tool: command- and host-scoped rules, asks and a broken policy do not", () => {
     const tools = [readTool, shellTool, fetchTool];
-    expect([...deniedTools(tools, { ok: true, version: 3, rules: [{ effect: "deny", capability: "Network" }] })]).toEqual(["fetch_url"]);
-    expect([...deniedTools(tools, { ok: true, version: 3, rules: [{ effect: "deny", tool: "fetch_url", host: "evil.com" }, { effect: "ask", tool: "read_file" }] })]).toEqual([]);
-    expect([...deniedTools(tools, { ok: true, version: 3, rules: [{ effect: "deny", tool: "*" }] })].sort()).toEqual(["fetch_url", "read_file", "shell"]);
+    expect([
+      ...deniedTools(tools, { ok: true, version: 3, rules: [{ effect: "deny", capability: "Network" }] }),
+    ]).toEqual(["fetch_url"]);
+    expect([
+      ...deniedTools(tools, {
+        ok: true,
+        version: 3,
+        rules: [
+          { effect: "deny", tool: "fetch_url", host: "evil.com" },
+          { effect: "ask", tool: "read_file" },
+        ],
+      }),
+    ]).toEqual([]);
+    expect([...deniedTools(tools, { ok: true, version: 3, rules: [{ effect: "deny", tool: "*" }] })].sort()).toEqual([
+      "fetch_url",
+      "read_file",
+      "shell",
+    ]);
     expect([...deniedTools(tools, { ok: false, error: "broken" })]).toEqual([]);
   });
 });

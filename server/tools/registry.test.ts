@@ -6,7 +6,13 @@ import { defineExternalTool } from "./external";
 import { fakeTool, permutations, testContext } from "./testing";
 
 const external = (name: string, schema: unknown = { type: "object", properties: { q: { type: "string" } } }) =>
-  defineExternalTool({ name, description: `External ${name}.`, inputSchema: schema, capabilities: ["Network"], execute: async () => ({ output: "ext" }) });
+  defineExternalTool({
+    name,
+    description: `External ${name}.`,
+    inputSchema: schema,
+    capabilities: ["Network"],
+    execute: async () => ({ output: "ext" }),
+  });
 
 describe("registry fail-closed stand-ins", () => {
   const bad: [string, () => Tool, string][] = [
@@ -14,11 +20,23 @@ describe("registry fail-closed stand-ins", () => {
     ["a name with a dot", () => fakeTool("mcp.server.tool"), "mcp_server_tool"],
     ["an empty name", () => fakeTool(""), "unnamed_tool"],
     ["a 65-character name", () => fakeTool("x".repeat(65)), "x".repeat(64)],
-    ["a non-object external schema", () => external("ext_array", { type: "array", items: { type: "string" } }), "ext_array"],
+    [
+      "a non-object external schema",
+      () => external("ext_array", { type: "array", items: { type: "string" } }),
+      "ext_array",
+    ],
     ["an external schema with no type", () => external("ext_string", "not a schema"), "ext_string"],
     [
       "an unrepresentable zod schema",
-      () => defineTool({ name: "dated", description: "d", input: z.object({ at: z.date() }), capabilities: [], executor: "server", execute: async () => ({ output: "" }) }),
+      () =>
+        defineTool({
+          name: "dated",
+          description: "d",
+          input: z.object({ at: z.date() }),
+          capabilities: [],
+          executor: "server",
+          execute: async () => ({ output: "" }),
+        }),
       "dated",
     ],
   ];
@@ -58,7 +76,12 @@ describe("registry fail-closed stand-ins", () => {
     expect(new ToolRegistry([t, t]).get("once")).toBe(t);
   });
 
-  it.each([["read file", "read_file"], ["ok-name_1", "ok-name_1"], ["é", "_"], [42, "unnamed_tool"]])("safeName(%j) = %s", (n, s) => {
+  it.each([
+    ["read file", "read_file"],
+    ["ok-name_1", "ok-name_1"],
+    ["é", "_"],
+    [42, "unnamed_tool"],
+  ])("safeName(%j) = %s", (n, s) => {
     expect(safeName(n)).toBe(s);
   });
 });
@@ -76,7 +99,14 @@ describe("catalog", () => {
   it("orders built-ins by name, then external tools by name", () => {
     const c = new ToolRegistry(tools()).catalog();
     expect(c.loaded.map((t) => t.name)).toEqual(["glob", "read_file", "shell", "write_file", "alpha", "zeta"]);
-    expect(JSON.parse(c.json).map((e: { name: string }) => e.name)).toEqual(["glob", "read_file", "shell", "write_file", "alpha", "zeta"]);
+    expect(JSON.parse(c.json).map((e: { name: string }) => e.name)).toEqual([
+      "glob",
+      "read_file",
+      "shell",
+      "write_file",
+      "alpha",
+      "zeta",
+    ]);
   });
 
   it("is byte-identical across every registration order", () => {
@@ -102,18 +132,45 @@ describe("catalog", () => {
   it("entries carry name, description and input_schema", () => {
     const c = new ToolRegistry([fakeTool("read_file")]).catalog();
     expect(c.entries).toEqual([
-      { name: "read_file", description: "read_file does read file things.", input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+      {
+        name: "read_file",
+        description: "read_file does read file things.",
+        input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      },
     ]);
   });
 
   it("presets: read-only surface leaves out tools that write, execute or interact", () => {
-    const r = new ToolRegistry([...tools(), fakeTool("ask_user", { capabilities: ["Interactive"] }), fakeTool("fetch_url", { capabilities: ["Network"] })]);
-    expect(r.catalog("readonly").loaded.map((t) => t.name)).toEqual(["fetch_url", "glob", "read_file", "alpha", "zeta"]);
-    expect(r.catalog("coding").loaded.map((t) => t.name)).toEqual(["ask_user", "fetch_url", "glob", "read_file", "shell", "write_file", "alpha", "zeta"]);
+    const r = new ToolRegistry([
+      ...tools(),
+      fakeTool("ask_user", { capabilities: ["Interactive"] }),
+      fakeTool("fetch_url", { capabilities: ["Network"] }),
+    ]);
+    expect(r.catalog("readonly").loaded.map((t) => t.name)).toEqual([
+      "fetch_url",
+      "glob",
+      "read_file",
+      "alpha",
+      "zeta",
+    ]);
+    expect(r.catalog("coding").loaded.map((t) => t.name)).toEqual([
+      "ask_user",
+      "fetch_url",
+      "glob",
+      "read_file",
+      "shell",
+      "write_file",
+      "alpha",
+      "zeta",
+    ]);
   });
 
   it("deferred tools are listed by name and one line in tool_search, not sent in full", () => {
-    const r = new ToolRegistry([fakeTool("read_file"), fakeTool("zz_deploy", { deferLoading: true, description: "Deploys the app to production. Long details follow." }), external("alpha")]);
+    const r = new ToolRegistry([
+      fakeTool("read_file"),
+      fakeTool("zz_deploy", { deferLoading: true, description: "Deploys the app to production. Long details follow." }),
+      external("alpha"),
+    ]);
     const c = r.catalog();
     expect(c.loaded.map((t) => t.name)).toEqual(["read_file", "tool_search", "alpha"]);
     expect(c.deferred.map((t) => t.name)).toEqual(["zz_deploy"]);

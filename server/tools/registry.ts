@@ -8,7 +8,6 @@ import { buildTool, type Tool, type ToolSource } from "./tool";
 import { isObjectRootSchema } from "./schema";
 import { Catalog, inPreset, type Preset } from "./catalog";
 
-
 const NONE: ReadonlySet<string> = new Set();
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const UNAVAILABLE = "Unavailable: this tool failed to initialise and is fail-closed. Do not call it.";
@@ -117,7 +116,14 @@ export class ToolRegistry {
       const distinct = new Set(winners);
       if (distinct.size === 1) merged.set(name, winners[0]);
       else {
-        merged.set(name, failClosedTool(name, winners[0].source, winners.some((t) => t.deferLoading)));
+        merged.set(
+          name,
+          failClosedTool(
+            name,
+            winners[0].source,
+            winners.some((t) => t.deferLoading),
+          ),
+        );
         const key = `${name}\u0000duplicate`;
         if (!this.issues.some((p) => `${p.name}\u0000${p.reason}` === key)) {
           this.issues.push({ name, source: winners[0].source, reason: "duplicate" });

@@ -52,7 +52,9 @@ export function resolveCall(tools: SessionToolState, call: RawToolCall, options:
       return {
         ok: false,
         name: call.name,
-        error: respond(`${call.name} is not available on this session's ${tools.preset} tool surface. Use one of the tools you were given.`),
+        error: respond(
+          `${call.name} is not available on this session's ${tools.preset} tool surface. Use one of the tools you were given.`,
+        ),
       };
     }
     const callable = match.candidates.filter((n) => tools.isCallable(n) || catalog.isDeferred(n));
@@ -87,7 +89,12 @@ export function resolveCall(tools: SessionToolState, call: RawToolCall, options:
     raw = args.value;
     if (args.repairs.length > 0) notes.push(`arguments repaired: ${args.repairs.join(", ")}`);
   } else if (args.reason === "too_large") {
-    return { ok: false, name: tool.name, tool, error: respond(`The ${args.message}. Split the work into smaller ${tool.name} calls.`) };
+    return {
+      ok: false,
+      name: tool.name,
+      tool,
+      error: respond(`The ${args.message}. Split the work into smaller ${tool.name} calls.`),
+    };
   } else if (options.strict) {
     return {
       ok: false,

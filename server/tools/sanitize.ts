@@ -29,7 +29,9 @@ export function sanitizeSchema(schema: unknown): unknown {
   if (isObject && !isPlain(node.properties)) node.properties = {};
   if (Array.isArray(node.required)) {
     const props = isPlain(node.properties) ? node.properties : {};
-    const required = [...new Set(node.required.filter((r): r is string => typeof r === "string" && Object.hasOwn(props, r)))];
+    const required = [
+      ...new Set(node.required.filter((r): r is string => typeof r === "string" && Object.hasOwn(props, r))),
+    ];
     if (required.length > 0) node.required = required;
     else delete node.required;
   }

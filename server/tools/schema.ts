@@ -29,7 +29,9 @@ export function modelJsonSchema(schema: z.ZodType): JsonSchema {
 export function objectShape(schema: JsonSchema): { properties: string[]; required: string[] } {
   const props = schema.properties;
   const properties = props && typeof props === "object" && !Array.isArray(props) ? Object.keys(props) : [];
-  const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : [];
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((r): r is string => typeof r === "string")
+    : [];
   return { properties, required };
 }
 

@@ -7,9 +7,21 @@ const registry = () =>
   new ToolRegistry([
     fakeTool("read_file"),
     fakeTool("shell", { capabilities: ["ExecutesCode"] }),
-    fakeTool("github_create_issue", { deferLoading: true, description: "Creates an issue in a GitHub repository.", searchHint: "bug ticket report" }),
-    fakeTool("github_merge_pr", { deferLoading: true, description: "Merges a GitHub pull request.", searchHint: "pull request merge" }),
-    fakeTool("slack_post", { deferLoading: true, description: "Posts a message to a Slack channel.", searchHint: "chat notify" }),
+    fakeTool("github_create_issue", {
+      deferLoading: true,
+      description: "Creates an issue in a GitHub repository.",
+      searchHint: "bug ticket report",
+    }),
+    fakeTool("github_merge_pr", {
+      deferLoading: true,
+      description: "Merges a GitHub pull request.",
+      searchHint: "pull request merge",
+    }),
+    fakeTool("slack_post", {
+      deferLoading: true,
+      description: "Posts a message to a Slack channel.",
+      searchHint: "chat notify",
+    }),
     fakeTool("db_query", { deferLoading: true, description: "Runs a read-only SQL query against the database." }),
   ]);
 
@@ -24,21 +36,42 @@ describe("deferred activation", () => {
     const one = s.json();
     s.activate(["db_query", "github_create_issue"]);
     const three = s.json();
-    expect(names(three)).toEqual(["read_file", "shell", "tool_search", "slack_post", "db_query", "github_create_issue"]);
+    expect(names(three)).toEqual([
+      "read_file",
+      "shell",
+      "tool_search",
+      "slack_post",
+      "db_query",
+      "github_create_issue",
+    ]);
     // every earlier byte stays: the prompt cache keeps its prefix
     expect(one.startsWith(prefix.slice(0, -1))).toBe(true);
     expect(three.startsWith(one.slice(0, -1))).toBe(true);
   });
 
   it.each([
-    [["slack_post", "db_query"], ["slack_post", "db_query"]],
-    [["db_query", "slack_post"], ["db_query", "slack_post"]],
-    [["db_query", "db_query", "read_file", "nope", "slack_post"], ["db_query", "slack_post"]],
+    [
+      ["slack_post", "db_query"],
+      ["slack_post", "db_query"],
+    ],
+    [
+      ["db_query", "slack_post"],
+      ["db_query", "slack_post"],
+    ],
+    [
+      ["db_query", "db_query", "read_file", "nope", "slack_post"],
+      ["db_query", "slack_post"],
+    ],
   ])("activate(%j) keeps order and ignores duplicates, loaded and unknown tools", (input, order) => {
     const s = new SessionToolState(registry());
     s.activate(input);
     expect(s.activated).toEqual(order);
-    expect(s.tools().slice(3).map((t) => t.name)).toEqual(order);
+    expect(
+      s
+        .tools()
+        .slice(3)
+        .map((t) => t.name),
+    ).toEqual(order);
   });
 
   it("restores a persisted activation list", () => {
@@ -86,6 +119,10 @@ describe("deferred activation", () => {
     const s = new SessionToolState(r);
     s.activate(["x_tool_a"]);
     r.register(fakeTool("x_tool_a", { deferLoading: true })); // duplicate: becomes a fail-closed stand-in
-    expect(s.tools().map((t) => [t.name, t.failClosed])).toEqual([["read_file", false], ["tool_search", false], ["x_tool_a", true]]);
+    expect(s.tools().map((t) => [t.name, t.failClosed])).toEqual([
+      ["read_file", false],
+      ["tool_search", false],
+      ["x_tool_a", true],
+    ]);
   });
 });

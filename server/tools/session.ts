@@ -64,7 +64,10 @@ export class SessionToolState implements ToolSearchService {
 
   /** What the model is offered; `without`: tools the org policy denies outright (policy-catalog.ts). */
   entries(without?: ReadonlySet<string>): CatalogEntry[] {
-    const catalog = without && without.size > 0 ? this.registry.catalog(this.preset, new Set([...this.hidden, ...without])) : this.offered;
+    const catalog =
+      without && without.size > 0
+        ? this.registry.catalog(this.preset, new Set([...this.hidden, ...without]))
+        : this.offered;
     const tail = this.tail().filter((t) => !without?.has(t.name));
     return [...catalog.entries, ...tail.map((t) => JSON.parse(catalog.entryJson(t)) as CatalogEntry)];
   }
@@ -74,7 +77,10 @@ export class SessionToolState implements ToolSearchService {
     const catalog = this.offered;
     const tail = this.tail();
     if (this.cache && this.cache.catalog === catalog && this.cache.count === tail.length) return this.cache.json;
-    const json = tail.length === 0 ? catalog.json : `${catalog.json.slice(0, -1)}${catalog.loaded.length > 0 ? "," : ""}${tail.map((t) => catalog.entryJson(t)).join(",")}]`;
+    const json =
+      tail.length === 0
+        ? catalog.json
+        : `${catalog.json.slice(0, -1)}${catalog.loaded.length > 0 ? "," : ""}${tail.map((t) => catalog.entryJson(t)).join(",")}]`;
     this.cache = { catalog, count: tail.length, json };
     return json;
   }

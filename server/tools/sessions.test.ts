@@ -4,7 +4,13 @@ import { ToolSessions } from "./sessions";
 import { fakeTool } from "./testing";
 import { builtinTools } from "./builtin";
 
-const registry = () => new ToolRegistry([fakeTool("read_file"), fakeTool("shell", { capabilities: ["ExecutesCode"] }), fakeTool("a_deferred", { deferLoading: true }), fakeTool("b_deferred", { deferLoading: true })]);
+const registry = () =>
+  new ToolRegistry([
+    fakeTool("read_file"),
+    fakeTool("shell", { capabilities: ["ExecutesCode"] }),
+    fakeTool("a_deferred", { deferLoading: true }),
+    fakeTool("b_deferred", { deferLoading: true }),
+  ]);
 
 function persistedSessions(persisted: Map<string, readonly string[]>, saves: string[][] = []) {
   return new ToolSessions(registry(), {

@@ -41,8 +41,13 @@ export class ToolSessions {
     let pending = this.loading.get(sessionId);
     if (!pending) {
       pending = (async () => {
-        const [activated, first] = await Promise.all([this.options.loadActivated?.(sessionId), this.options.firstModel?.(sessionId)]);
-        return this.states.get(sessionId) ?? this.create(sessionId, activated ?? [], HIDDEN_BY[editToolsFor(first ?? model)]);
+        const [activated, first] = await Promise.all([
+          this.options.loadActivated?.(sessionId),
+          this.options.firstModel?.(sessionId),
+        ]);
+        return (
+          this.states.get(sessionId) ?? this.create(sessionId, activated ?? [], HIDDEN_BY[editToolsFor(first ?? model)])
+        );
       })().finally(() => this.loading.delete(sessionId));
       this.loading.set(sessionId, pending);
     }
@@ -52,7 +57,9 @@ export class ToolSessions {
   /** The session's state as loaded; before any load (settling a stored call after a restart) a
    *  throwaway view of the catalog that neither sees nor saves activations. */
   forSession(sessionId: string): SessionToolState {
-    return this.states.get(sessionId) ?? new SessionToolState(this.registry, this.options.presetFor?.(sessionId) ?? "coding");
+    return (
+      this.states.get(sessionId) ?? new SessionToolState(this.registry, this.options.presetFor?.(sessionId) ?? "coding")
+    );
   }
 
   /** Forgets a session's state (session closed or evicted); it is rebuilt from persistence on next load. */

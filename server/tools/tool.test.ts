@@ -30,7 +30,14 @@ describe("defineTool", () => {
     [["WritesFiles", "ExecutesCode"], "required"],
   ])("derives approval from %j → %s", (caps, level) => {
     expect(deriveApproval(caps)).toBe(level);
-    const t = defineTool({ name: "t", description: "d", input: z.object({}), capabilities: caps, executor: "server", execute: async () => ({ output: "" }) });
+    const t = defineTool({
+      name: "t",
+      description: "d",
+      input: z.object({}),
+      capabilities: caps,
+      executor: "server",
+      execute: async () => ({ output: "" }),
+    });
     expect(t.approvalFor({})).toBe(level);
   });
 
@@ -46,25 +53,65 @@ describe("defineTool", () => {
   });
 
   it("fails safe when a refinement throws or answers nonsense", () => {
-    const base = { name: "w", description: "d", input: z.object({}), capabilities: [] as Capability[], executor: "server" as const, execute: async () => ({ output: "" }) };
-    expect(defineTool({ ...base, approvalFor: () => { throw new Error("x"); } }).approvalFor({})).toBe("required");
+    const base = {
+      name: "w",
+      description: "d",
+      input: z.object({}),
+      capabilities: [] as Capability[],
+      executor: "server" as const,
+      execute: async () => ({ output: "" }),
+    };
+    expect(
+      defineTool({
+        ...base,
+        approvalFor: () => {
+          throw new Error("x");
+        },
+      }).approvalFor({}),
+    ).toBe("required");
     expect(defineTool({ ...base, approvalFor: () => "yes" as never }).approvalFor({})).toBe("required");
   });
 
   it("predicates default to the safe side", () => {
-    const t = defineTool({ name: "w", description: "d", input: z.object({}), capabilities: ["WritesFiles", "Network"], executor: "runner", execute: async () => ({ output: "" }) });
+    const t = defineTool({
+      name: "w",
+      description: "d",
+      input: z.object({}),
+      capabilities: ["WritesFiles", "Network"],
+      executor: "runner",
+      execute: async () => ({ output: "" }),
+    });
     expect(t.isReadOnly({})).toBe(false);
     expect(t.isConcurrencySafe({})).toBe(false);
     expect(t.isDestructive({})).toBe(true);
     expect(t.isOpenWorld({})).toBe(true);
-    const r = defineTool({ name: "r", description: "d", input: z.object({}), capabilities: ["ReadsFiles"], executor: "browser", execute: async () => ({ output: "" }) });
-    expect([r.isReadOnly({}), r.isConcurrencySafe({}), r.isDestructive({}), r.isOpenWorld({})]).toEqual([false, false, false, false]);
+    const r = defineTool({
+      name: "r",
+      description: "d",
+      input: z.object({}),
+      capabilities: ["ReadsFiles"],
+      executor: "browser",
+      execute: async () => ({ output: "" }),
+    });
+    expect([r.isReadOnly({}), r.isConcurrencySafe({}), r.isDestructive({}), r.isOpenWorld({})]).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it("a predicate that throws answers the safe way", () => {
     const t = defineTool({
-      name: "p", description: "d", input: z.object({}), capabilities: [], executor: "server", execute: async () => ({ output: "" }),
-      isReadOnly: () => { throw new Error("boom"); },
+      name: "p",
+      description: "d",
+      input: z.object({}),
+      capabilities: [],
+      executor: "server",
+      execute: async () => ({ output: "" }),
+      isReadOnly: () => {
+        throw new Error("boom");
+      },
       isConcurrencySafe: () => "yes" as never,
     });
     expect(t.isReadOnly({})).toBe(false);
@@ -108,19 +155,50 @@ describe("defineTool", () => {
   });
 
   it("uses a tool's own declared aliases", () => {
-    const t = defineTool({ name: "edit", description: "d", input: z.object({ target: z.string() }), capabilities: [], executor: "server", fieldAliases: { file_path: "target" }, execute: async () => ({ output: "" }) });
+    const t = defineTool({
+      name: "edit",
+      description: "d",
+      input: z.object({ target: z.string() }),
+      capabilities: [],
+      executor: "server",
+      fieldAliases: { file_path: "target" },
+      execute: async () => ({ output: "" }),
+    });
     expect(t.parse({ file_path: "a" })).toMatchObject({ ok: false, fieldMapping: { file_path: "target" } });
   });
 
   it("validateInput turns a returned string or a throw into a message, and rethrows fatal", async () => {
     const { ctx } = testContext();
-    const mk = (v: () => unknown) => defineTool({ name: "v", description: "d", input: z.object({}), capabilities: [], executor: "server", validateInput: v as never, execute: async () => ({ output: "" }) });
+    const mk = (v: () => unknown) =>
+      defineTool({
+        name: "v",
+        description: "d",
+        input: z.object({}),
+        capabilities: [],
+        executor: "server",
+        validateInput: v as never,
+        execute: async () => ({ output: "" }),
+      });
     expect(await mk(() => undefined).validateInput({}, ctx)).toBeUndefined();
     expect(await mk(() => "").validateInput({}, ctx)).toBeUndefined();
-    expect(await mk(() => "path is outside the workspace").validateInput({}, ctx)).toBe("path is outside the workspace");
-    expect(await mk(async () => { throw respond("no such file"); }).validateInput({}, ctx)).toBe("no such file");
-    expect(await mk(() => { throw new Error("plain"); }).validateInput({}, ctx)).toBe("plain");
-    await expect(mk(() => { throw fatal("db gone"); }).validateInput({}, ctx)).rejects.toSatisfy(isFatalError);
+    expect(await mk(() => "path is outside the workspace").validateInput({}, ctx)).toBe(
+      "path is outside the workspace",
+    );
+    expect(
+      await mk(async () => {
+        throw respond("no such file");
+      }).validateInput({}, ctx),
+    ).toBe("no such file");
+    expect(
+      await mk(() => {
+        throw new Error("plain");
+      }).validateInput({}, ctx),
+    ).toBe("plain");
+    await expect(
+      mk(() => {
+        throw fatal("db gone");
+      }).validateInput({}, ctx),
+    ).rejects.toSatisfy(isFatalError);
   });
 
   it("execute reaches the executor through the context", async () => {
@@ -130,14 +208,29 @@ describe("defineTool", () => {
   });
 
   it("summarize gives one line, with a generic fallback", () => {
-    const t = defineTool({ name: "s", description: "d", input: z.object({ a: z.string() }), capabilities: [], executor: "server", summarize: (i) => `A ${i.a}\nsecond`, execute: async () => ({ output: "" }) });
+    const t = defineTool({
+      name: "s",
+      description: "d",
+      input: z.object({ a: z.string() }),
+      capabilities: [],
+      executor: "server",
+      summarize: (i) => `A ${i.a}\nsecond`,
+      execute: async () => ({ output: "" }),
+    });
     expect(t.summarize({ a: "x" })).toBe("A x");
     expect(shell.summarize({ command: "ls\n-la", timeout_ms: 1 })).toBe('shell {"command":"ls\\n-la","timeout_ms":1}');
     expect(shell.summarize({ command: "x".repeat(500), timeout_ms: 1 }).length).toBe(120);
   });
 
   it("deferLoading is off when alwaysLoad pins the tool", () => {
-    const base = { name: "d", description: "d", input: z.object({}), capabilities: [] as Capability[], executor: "server" as const, execute: async () => ({ output: "" }) };
+    const base = {
+      name: "d",
+      description: "d",
+      input: z.object({}),
+      capabilities: [] as Capability[],
+      executor: "server" as const,
+      execute: async () => ({ output: "" }),
+    };
     expect(defineTool({ ...base, deferLoading: true }).deferLoading).toBe(true);
     expect(defineTool({ ...base, deferLoading: true, alwaysLoad: true }).deferLoading).toBe(false);
   });
@@ -147,7 +240,12 @@ describe("errors", () => {
   it("tells the two kinds apart", () => {
     const r = respond("fix it", { a: 1 });
     const f = fatal("stop");
-    expect([isRespondError(r), isFatalError(r), isRespondError(f), isFatalError(f)]).toEqual([true, false, false, true]);
+    expect([isRespondError(r), isFatalError(r), isRespondError(f), isFatalError(f)]).toEqual([
+      true,
+      false,
+      false,
+      true,
+    ]);
     expect(r.meta).toEqual({ a: 1 });
     const foreign = Object.assign(new Error("x"), { kind: "fatal" });
     expect(isFatalError(foreign)).toBe(true);

@@ -18,13 +18,15 @@ export type { JsonSchema };
 
 /** Reads slices of spilled tool output (retrieve_tool_result); provided by the pipeline. */
 export interface SpillService {
-  read(ref: string, range: { sessionId: string; offset: number; length: number }): Promise<
-    { text: string; offset: number; totalBytes: number; end?: number } | undefined
-  >;
+  read(
+    ref: string,
+    range: { sessionId: string; offset: number; length: number },
+  ): Promise<{ text: string; offset: number; totalBytes: number; end?: number } | undefined>;
   /** Whole lines by 1-based number range, or the lines matching a regular expression. */
-  lines?(ref: string, query: { sessionId: string; start?: number; end?: number; pattern?: string; maxBytes: number }): Promise<
-    SpillLines | undefined
-  >;
+  lines?(
+    ref: string,
+    query: { sessionId: string; start?: number; end?: number; pattern?: string; maxBytes: number },
+  ): Promise<SpillLines | undefined>;
   /** Stores the full bytes of a part of a call's result that the tool cut itself (tool_program's steps). */
   store?(bytes: Uint8Array, at: { toolCallId: string }): Promise<{ ref: string }>;
 }
@@ -72,7 +74,10 @@ export interface SubagentOutcome {
 /** Runs subagents for the turn a task call belongs to (server/engine/subagent.ts): a fresh
  *  conversation on the turn's model with a read-only tool surface. */
 export interface SubagentService {
-  run(job: { description: string; prompt: string }, call: { callId: string; signal: AbortSignal; progress(chunk: string): void }): Promise<SubagentOutcome>;
+  run(
+    job: { description: string; prompt: string },
+    call: { callId: string; signal: AbortSignal; progress(chunk: string): void },
+  ): Promise<SubagentOutcome>;
 }
 
 /** ask_user's way to the person (server/pipeline/questions.ts): opens the question card and
@@ -82,9 +87,7 @@ export interface QuestionService {
 }
 
 export type QuestionOutcome =
-  | { kind: "option"; index: number; label: string }
-  | { kind: "text"; text: string }
-  | { kind: "cancelled" };
+  { kind: "option"; index: number; label: string } | { kind: "text"; text: string } | { kind: "cancelled" };
 
 /** todo_write's way to the chat: publishes the whole list (a todos.updated event). */
 export interface TodoService {
@@ -106,7 +109,10 @@ export interface ToolContext {
   callId: string;
   signal: AbortSignal;
   /** Runs this tool's operation (op = tool name, or `op`) on the executor the pipeline chose. */
-  remote(input: unknown, opts?: { onProgress?(chunk: string): void; timeoutMs?: number; op?: string; stream?: boolean }): Promise<ExecResult>;
+  remote(
+    input: unknown,
+    opts?: { onProgress?(chunk: string): void; timeoutMs?: number; op?: string; stream?: boolean },
+  ): Promise<ExecResult>;
   /** Streams a chunk of progress to observers (UI); never part of the model's result. */
   progress(chunk: string): void;
   services: ToolServices;
@@ -128,9 +134,7 @@ export interface ToolResult {
   stream?: StreamedOutput;
 }
 
-export type ParseResult<I> =
-  | { ok: true; value: I }
-  | ({ ok: false } & ParseFailure);
+export type ParseResult<I> = { ok: true; value: I } | ({ ok: false } & ParseFailure);
 
 export interface Tool<I = any> {
   readonly name: string;

@@ -31,7 +31,10 @@ const SYNONYMS: string[][] = [
 ];
 
 const normalise = (key: string) =>
-  key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/-/g, "_").toLowerCase();
+  key
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/-/g, "_")
+    .toLowerCase();
 
 /** Finds known field mix-ups: unknown input keys that stand for a missing schema property. */
 export function findFieldMapping(
@@ -104,9 +107,7 @@ export function describeParameters(schema: JsonSchema): string {
   const { properties, required } = objectShape(schema);
   const props = (schema.properties ?? {}) as Record<string, unknown>;
   if (properties.length === 0) return "none";
-  return properties
-    .map((p) => `${p} (${typeLabel(props[p])}${required.includes(p) ? ", required" : ""})`)
-    .join(", ");
+  return properties.map((p) => `${p} (${typeLabel(props[p])}${required.includes(p) ? ", required" : ""})`).join(", ");
 }
 
 export function formatParseError(

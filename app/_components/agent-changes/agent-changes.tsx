@@ -25,7 +25,7 @@ export function reviewTurns(state: Pick<SessionState, "items" | "checkpoints">):
   for (const item of state.items) {
     if (item.kind !== "user") continue;
     n++;
-    const files = item.turnId ? state.checkpoints.changed[item.turnId] ?? 0 : 0;
+    const files = item.turnId ? (state.checkpoints.changed[item.turnId] ?? 0) : 0;
     if (!item.turnId || files === 0) continue;
     const text = item.text.length > 40 ? `${item.text.slice(0, 40)}…` : item.text;
     out.push({ turnId: item.turnId, label: `Turn ${n}: ${text || "(images)"}` });
@@ -74,26 +74,51 @@ export function AgentChanges({ sessionId, turnId, turns, version, onScope, onOpe
           <option value="">Whole session</option>
           {turnId && !turns.some((t) => t.turnId === turnId) && <option value={turnId}>This turn</option>}
           {turns.map((t) => (
-            <option key={t.turnId} value={t.turnId}>{t.label}</option>
+            <option key={t.turnId} value={t.turnId}>
+              {t.label}
+            </option>
           ))}
         </select>
         <span className={styles.summary}>
-          {files ? `${files.length} ${files.length === 1 ? "file" : "files"} · ${hunks} ${hunks === 1 ? "hunk" : "hunks"}, ${open} to review` : ""}
+          {files
+            ? `${files.length} ${files.length === 1 ? "file" : "files"} · ${hunks} ${hunks === 1 ? "hunk" : "hunks"}, ${open} to review`
+            : ""}
         </span>
-        <button type="button" onClick={() => void refetch()} title="Read the changes again" aria-label="Refresh">⟳</button>
-        <button type="button" onClick={onClose} aria-label="Close the review" data-testid="agent-changes-close">×</button>
+        <button type="button" onClick={() => void refetch()} title="Read the changes again" aria-label="Refresh">
+          ⟳
+        </button>
+        <button type="button" onClick={onClose} aria-label="Close the review" data-testid="agent-changes-close">
+          ×
+        </button>
       </div>
       <div className={styles.body}>
-        {diff.error && <div className={styles.error} role="alert">{diff.error.message}</div>}
+        {diff.error && (
+          <div className={styles.error} role="alert">
+            {diff.error.message}
+          </div>
+        )}
         {diff.isPending && <div className={styles.empty}>Reading the agent&apos;s changes…</div>}
-        {files?.length === 0 && <div className={styles.empty}>The agent changed no files {turnId ? "in this turn" : "in this session"}.</div>}
+        {files?.length === 0 && (
+          <div className={styles.empty}>The agent changed no files {turnId ? "in this turn" : "in this session"}.</div>
+        )}
         {files?.map((f) => (
-          <section key={f.path} className={styles.file} data-testid="agent-change-file" data-path={f.path} data-status={f.status} aria-label={f.path}>
+          <section
+            key={f.path}
+            className={styles.file}
+            data-testid="agent-change-file"
+            data-path={f.path}
+            data-status={f.status}
+            aria-label={f.path}
+          >
             <div className={styles.fileHead}>
-              <span className={styles.path} title={f.path}>{f.path}</span>
+              <span className={styles.path} title={f.path}>
+                {f.path}
+              </span>
               <span className={`${styles.status} ${styles[f.status]}`}>{STATUS[f.status]}</span>
               {f.status !== "deleted" && (
-                <button type="button" onClick={() => onOpenFile(f.path)} data-testid="agent-change-open">Open file</button>
+                <button type="button" onClick={() => onOpenFile(f.path)} data-testid="agent-change-open">
+                  Open file
+                </button>
               )}
             </div>
             {f.binary ? (
@@ -108,7 +133,12 @@ export function AgentChanges({ sessionId, turnId, turns, version, onScope, onOpe
                     hunk={h}
                     readOnly={readOnly}
                     onAccept={() => api.acceptHunk(sessionId, turnId, f.path, h.id).finally(reread)}
-                    onRevert={() => api.revertHunk(sessionId, turnId, f.path, h.id).then((r) => onReverted(r.path ?? f.path)).finally(reread)}
+                    onRevert={() =>
+                      api
+                        .revertHunk(sessionId, turnId, f.path, h.id)
+                        .then((r) => onReverted(r.path ?? f.path))
+                        .finally(reread)
+                    }
                   />
                 ))}
               </div>

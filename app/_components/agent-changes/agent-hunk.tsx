@@ -31,9 +31,18 @@ export function HunkView({ hunk, readOnly, onAccept, onRevert }: Props) {
     );
   };
   return (
-    <div className={`${styles.hunk} ${styles[hunk.state]}`} data-testid="agent-hunk" data-state={hunk.state} data-hunk={hunk.id} aria-label={`Hunk ${hunk.header}, ${STATE[hunk.state]}`} role="group">
+    <div
+      className={`${styles.hunk} ${styles[hunk.state]}`}
+      data-testid="agent-hunk"
+      data-state={hunk.state}
+      data-hunk={hunk.id}
+      aria-label={`Hunk ${hunk.header}, ${STATE[hunk.state]}`}
+      role="group"
+    >
       <div className={styles.hunkBar}>
-        <span className={styles.badge} data-testid="hunk-state">{STATE[hunk.state]}</span>
+        <span className={styles.badge} data-testid="hunk-state">
+          {STATE[hunk.state]}
+        </span>
         {!readOnly && (
           <>
             <button
@@ -57,7 +66,11 @@ export function HunkView({ hunk, readOnly, onAccept, onRevert }: Props) {
           </>
         )}
       </div>
-      {error && <div className={styles.error} role="alert" data-testid="hunk-error">{error}</div>}
+      {error && (
+        <div className={styles.error} role="alert" data-testid="hunk-error">
+          {error}
+        </div>
+      )}
       <DiffText text={[hunk.header, ...hunk.lines].join("\n")} />
     </div>
   );

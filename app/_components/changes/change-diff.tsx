@@ -14,7 +14,10 @@ import { useTRPC } from "../../_lib/trpc";
 import type { ChangedFile } from "./changes-panel";
 import styles from "./changes.module.css";
 
-const MonacoDiff = dynamic(() => import("../editor/diff-editor"), { ssr: false, loading: () => <div className={styles.notice}>Loading diff…</div> });
+const MonacoDiff = dynamic(() => import("../editor/diff-editor"), {
+  ssr: false,
+  loading: () => <div className={styles.notice}>Loading diff…</div>,
+});
 
 const BEFORE: Record<ChangedFile["status"], string> = { added: "new file", modified: "changed", deleted: "deleted" };
 
@@ -30,8 +33,16 @@ interface Props {
 export function ChangeDiff({ sessionId, file, version, onOpenFile, onClose }: Props) {
   const trpc = useTRPC();
   const input = { sessionId, path: file.path };
-  const original = useQuery(trpc.files.original.queryOptions(input, { enabled: file.status !== "added", retry: false, staleTime: 0 }));
-  const now = useQuery(trpc.files.read.queryOptions(input, { enabled: file.status !== "deleted" && !file.binary, retry: false, staleTime: 0 }));
+  const original = useQuery(
+    trpc.files.original.queryOptions(input, { enabled: file.status !== "added", retry: false, staleTime: 0 }),
+  );
+  const now = useQuery(
+    trpc.files.read.queryOptions(input, {
+      enabled: file.status !== "deleted" && !file.binary,
+      retry: false,
+      staleTime: 0,
+    }),
+  );
   const readOnly = useReadOnly();
   const queryClient = useQueryClient();
   const refetchOriginal = original.refetch;
@@ -52,7 +63,8 @@ export function ChangeDiff({ sessionId, file, version, onOpenFile, onClose }: Pr
   // Text only: a binary earlier version cannot travel through the editor's save.
   const canDiscard = !readOnly && !file.binary && (file.status === "added" || original.data?.content != null);
   const discard = async () => {
-    const what = file.status === "added" ? `Delete ${file.path}, which is new` : `Put back the earlier version of ${file.path}`;
+    const what =
+      file.status === "added" ? `Delete ${file.path}, which is new` : `Put back the earlier version of ${file.path}`;
     if (!confirm(`${what}? Its current content is lost.`)) return;
     setDiscardError(undefined);
     try {
@@ -63,7 +75,8 @@ export function ChangeDiff({ sessionId, file, version, onOpenFile, onClose }: Pr
       if (current.status === "added") await remove.mutateAsync(input);
       else {
         const earlier = await queryClient.fetchQuery({ ...trpc.files.original.queryOptions(input), staleTime: 0 });
-        if (earlier.content == null) throw new Error(`The earlier version of ${file.path} is not text; it cannot be put back here.`);
+        if (earlier.content == null)
+          throw new Error(`The earlier version of ${file.path} is not text; it cannot be put back here.`);
         await save.mutateAsync({ ...input, content: earlier.content });
       }
       onClose();
@@ -80,14 +93,24 @@ export function ChangeDiff({ sessionId, file, version, onOpenFile, onClose }: Pr
         <strong>{file.path}</strong>
         <span>{BEFORE[file.status]} · before ↔ now</span>
         {file.status !== "deleted" && !file.binary && (
-          <button type="button" onClick={() => onOpenFile(file.path)} data-testid="change-open">Open file</button>
+          <button type="button" onClick={() => onOpenFile(file.path)} data-testid="change-open">
+            Open file
+          </button>
         )}
         {canDiscard && (
-          <button type="button" onClick={() => void discard()} disabled={save.isPending || remove.isPending} title="Put the earlier version back" data-testid="change-discard">
+          <button
+            type="button"
+            onClick={() => void discard()}
+            disabled={save.isPending || remove.isPending}
+            title="Put the earlier version back"
+            data-testid="change-discard"
+          >
             Discard
           </button>
         )}
-        <button type="button" onClick={onClose} aria-label="Close the diff" data-testid="change-close">×</button>
+        <button type="button" onClick={onClose} aria-label="Close the diff" data-testid="change-close">
+          ×
+        </button>
       </div>
       <div className={styles.diffBody}>
         {error ? (
@@ -97,7 +120,13 @@ export function ChangeDiff({ sessionId, file, version, onOpenFile, onClose }: Pr
         ) : !ready ? (
           <div className={styles.notice}>Loading diff…</div>
         ) : (
-          <MonacoDiff key={file.path} path={file.path} original={original.data?.content ?? ""} modified={now.data?.content ?? ""} height="100%" />
+          <MonacoDiff
+            key={file.path}
+            path={file.path}
+            original={original.data?.content ?? ""}
+            modified={now.data?.content ?? ""}
+            height="100%"
+          />
         )}
       </div>
     </div>

@@ -44,22 +44,45 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, on
     <div className={styles.pane} data-testid="changes-panel">
       <div className={styles.head}>
         <span data-testid="changes-against">
-          {changes.data ? (changes.data.mode === "git" ? `${changes.data.branch ? `${changes.data.branch} · ` : ""}against HEAD` : "Against the files as first seen") : "Changes"}
+          {changes.data
+            ? changes.data.mode === "git"
+              ? `${changes.data.branch ? `${changes.data.branch} · ` : ""}against HEAD`
+              : "Against the files as first seen"
+            : "Changes"}
         </span>
         <span>
           {onAgentChanges && (
-            <button type="button" onClick={onAgentChanges} title="Review what the agent changed, per turn or for the session, hunk by hunk" data-testid="agent-changes-open">
+            <button
+              type="button"
+              onClick={onAgentChanges}
+              title="Review what the agent changed, per turn or for the session, hunk by hunk"
+              data-testid="agent-changes-open"
+            >
               By the agent
             </button>
           )}
-          <button type="button" onClick={() => void refetch()} title="Refresh" aria-label="Refresh changes">⟳</button>
+          <button type="button" onClick={() => void refetch()} title="Refresh" aria-label="Refresh changes">
+            ⟳
+          </button>
         </span>
       </div>
-      {changes.data?.mode === "git" && !readOnly && <GitSync sessionId={sessionId} stamp={changes.dataUpdatedAt} onSynced={() => void refetch()} />}
-      {changes.data?.mode === "git" && !readOnly && files && <CommitBox sessionId={sessionId} count={files.length} onCommitted={() => void refetch()} />}
+      {changes.data?.mode === "git" && !readOnly && (
+        <GitSync sessionId={sessionId} stamp={changes.dataUpdatedAt} onSynced={() => void refetch()} />
+      )}
+      {changes.data?.mode === "git" && !readOnly && files && (
+        <CommitBox sessionId={sessionId} count={files.length} onCommitted={() => void refetch()} />
+      )}
       {changes.error && <div className={styles.error}>{changes.error.message}</div>}
-      {changes.isPending && enabled && <div className="muted" style={{ padding: 8 }}>Reading changes…</div>}
-      {files?.length === 0 && <div className="muted" style={{ padding: 8 }}>No uncommitted changes.</div>}
+      {changes.isPending && enabled && (
+        <div className="muted" style={{ padding: 8 }}>
+          Reading changes…
+        </div>
+      )}
+      {files?.length === 0 && (
+        <div className="muted" style={{ padding: 8 }}>
+          No uncommitted changes.
+        </div>
+      )}
       <ul className={styles.list} role="listbox" aria-label="Changed files">
         {files?.map((f) => {
           const slash = f.path.lastIndexOf("/");
@@ -75,15 +98,27 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, on
               data-path={f.path}
               data-status={f.status}
             >
-              <span className={f.status === "deleted" ? styles.deletedName : styles.name}>{f.path.slice(slash + 1)}</span>
+              <span className={f.status === "deleted" ? styles.deletedName : styles.name}>
+                {f.path.slice(slash + 1)}
+              </span>
               <span className={styles.dir}>{slash > 0 ? f.path.slice(0, slash) : ""}</span>
-              {f.binary ? <span className={styles.dir}>binary</span> : <span className={styles.counts}><span className={styles.plus}>+{f.added}</span> <span className={styles.minus}>−{f.removed}</span></span>}
+              {f.binary ? (
+                <span className={styles.dir}>binary</span>
+              ) : (
+                <span className={styles.counts}>
+                  <span className={styles.plus}>+{f.added}</span> <span className={styles.minus}>−{f.removed}</span>
+                </span>
+              )}
               <span className={`${styles.letter} ${styles[f.status]}`}>{LETTER[f.status]}</span>
             </li>
           );
         })}
       </ul>
-      {changes.data?.truncated && <div className="muted" style={{ padding: 8 }}>The diff is too large to read whole: some files may be missing.</div>}
+      {changes.data?.truncated && (
+        <div className="muted" style={{ padding: 8 }}>
+          The diff is too large to read whole: some files may be missing.
+        </div>
+      )}
     </div>
   );
 }

@@ -48,11 +48,24 @@ export function CommitBox({ sessionId, count, onCommitted }: Props) {
         aria-label="Commit message"
         data-testid="commit-message"
       />
-      <button type="button" onClick={submit} disabled={!message.trim() || commit.isPending || count === 0} data-testid="commit-button">
+      <button
+        type="button"
+        onClick={submit}
+        disabled={!message.trim() || commit.isPending || count === 0}
+        data-testid="commit-button"
+      >
         {commit.isPending ? "Committing…" : count === 0 ? "Commit" : `Commit ${count} file${count === 1 ? "" : "s"}`}
       </button>
-      {commit.error && <div className={styles.error} data-testid="commit-error">{commit.error.message}</div>}
-      {done && !commit.error && <div className="muted" data-testid="commit-done">{done}</div>}
+      {commit.error && (
+        <div className={styles.error} data-testid="commit-error">
+          {commit.error.message}
+        </div>
+      )}
+      {done && !commit.error && (
+        <div className="muted" data-testid="commit-done">
+          {done}
+        </div>
+      )}
     </div>
   );
 }

@@ -36,7 +36,13 @@ export function GitSync({ sessionId, stamp, onSynced }: { sessionId: string; sta
   const fetchRemote = useMutation(trpc.git.fetch.mutationOptions(opts));
   const pull = useMutation(trpc.git.pull.mutationOptions(opts));
   const push = useMutation(trpc.git.push.mutationOptions(opts));
-  const running: Action | undefined = fetchRemote.isPending ? "fetch" : pull.isPending ? "pull" : push.isPending ? "push" : undefined;
+  const running: Action | undefined = fetchRemote.isPending
+    ? "fetch"
+    : pull.isPending
+      ? "pull"
+      : push.isPending
+        ? "push"
+        : undefined;
   const s = status.data;
   if (!s || (!s.remote && !s.remoteProblem)) return null;
   const run = (a: Action) => {
@@ -47,26 +53,52 @@ export function GitSync({ sessionId, stamp, onSynced }: { sessionId: string; sta
   return (
     <div className={styles.commit} data-testid="git-sync">
       <div title={s.remote ?? undefined}>
-        {s.remote ? <span className={styles.dir}>{s.remote}</span> : <span className={styles.error}>{s.remoteProblem}</span>}
-        {s.ahead !== null && s.behind !== null && <span data-testid="git-ahead-behind"> · ↑{s.ahead} ↓{s.behind}</span>}
+        {s.remote ? (
+          <span className={styles.dir}>{s.remote}</span>
+        ) : (
+          <span className={styles.error}>{s.remoteProblem}</span>
+        )}
+        {s.ahead !== null && s.behind !== null && (
+          <span data-testid="git-ahead-behind">
+            {" "}
+            · ↑{s.ahead} ↓{s.behind}
+          </span>
+        )}
       </div>
       {s.remote && !s.hasCredential && (
         <div className="muted" data-testid="git-no-credential">
-          No credential for {s.host}: <Link href="/settings/git">add one</Link> (a public repository fetches without one).
+          No credential for {s.host}: <Link href="/settings/git">add one</Link> (a public repository fetches without
+          one).
         </div>
       )}
       {s.remote && (
         <div style={{ display: "flex", gap: 4 }}>
           {(["fetch", "pull", "push"] as const).map((a) => (
-            <button key={a} type="button" style={{ flex: 1 }} disabled={running !== undefined} onClick={() => run(a)} data-testid={`git-${a}`}>
+            <button
+              key={a}
+              type="button"
+              style={{ flex: 1 }}
+              disabled={running !== undefined}
+              onClick={() => run(a)}
+              data-testid={`git-${a}`}
+            >
               {running === a ? WORKING[a] : a[0].toUpperCase() + a.slice(1)}
             </button>
           ))}
         </div>
       )}
-      {running && <div className="muted" role="status">{WORKING[running]} (this can take a while for a large repository)</div>}
+      {running && (
+        <div className="muted" role="status">
+          {WORKING[running]} (this can take a while for a large repository)
+        </div>
+      )}
       {result && !running && (
-        <div className={result.ok ? "muted" : styles.error} role={result.ok ? "status" : "alert"} data-testid={result.ok ? "git-done" : "git-error"} style={{ whiteSpace: "pre-wrap" }}>
+        <div
+          className={result.ok ? "muted" : styles.error}
+          role={result.ok ? "status" : "alert"}
+          data-testid={result.ok ? "git-done" : "git-error"}
+          style={{ whiteSpace: "pre-wrap" }}
+        >
           {result.text}
         </div>
       )}

@@ -37,7 +37,13 @@ function sessionLabel(r: Card["request"]): string {
   return `Approve for this session${r.covers ? ` (${r.covers})` : ""}`;
 }
 
-export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: ApprovalChoice, message?: string): Promise<unknown> }) {
+export function ApprovalCard({
+  card,
+  onAnswer,
+}: {
+  card: Card;
+  onAnswer(choice: ApprovalChoice, message?: string): Promise<unknown>;
+}) {
   const [message, setMessage] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
@@ -103,10 +109,15 @@ export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: 
       )}
       {r.destructive && (
         <div className={own.destructive} role="note" data-testid="approval-destructive">
-          <span aria-hidden="true">⚠</span> <strong>Destructive command:</strong> <span>it {r.destructive.reason}.</span>
+          <span aria-hidden="true">⚠</span> <strong>Destructive command:</strong>{" "}
+          <span>it {r.destructive.reason}.</span>
         </div>
       )}
-      {r.command && <pre className={styles.approvalWhat} data-testid="approval-command">{r.command}</pre>}
+      {r.command && (
+        <pre className={styles.approvalWhat} data-testid="approval-command">
+          {r.command}
+        </pre>
+      )}
       {r.command && sandbox && !sandbox.sandboxed && (
         <div className={styles.error} data-testid="approval-unsandboxed">
           Runs unsandboxed, with your full rights{sandbox.reason ? ` (${sandbox.reason})` : ""}.
@@ -116,13 +127,25 @@ export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: 
       {r.diff && pending && <DiffText text={r.diff} />}
       {!r.command && !r.url && !r.diff && <pre className={styles.approvalWhat}>{r.summary}</pre>}
       {pending && readOnly ? (
-        <div className={styles.decided} data-testid="approval-waiting">Waiting for the owner to answer.</div>
+        <div className={styles.decided} data-testid="approval-waiting">
+          Waiting for the owner to answer.
+        </div>
       ) : pending ? (
         <div className={styles.approvalButtons}>
-          <button className={styles.approve} disabled={busy || !armed} onClick={() => answer("once")} data-testid="approve-once">
+          <button
+            className={styles.approve}
+            disabled={busy || !armed}
+            onClick={() => answer("once")}
+            data-testid="approve-once"
+          >
             Approve once
           </button>
-          <button disabled={busy || !armed} onClick={() => answer("session")} title={r.covers ? `Covers: ${r.covers}` : undefined} data-testid="approve-session">
+          <button
+            disabled={busy || !armed}
+            onClick={() => answer("session")}
+            title={r.covers ? `Covers: ${r.covers}` : undefined}
+            data-testid="approve-session"
+          >
             {sessionLabel(r)}
           </button>
           <input
@@ -141,11 +164,15 @@ export function ApprovalCard({ card, onAnswer }: { card: Card; onAnswer(choice: 
       )}
       {pending && !readOnly && r.allows && r.allows.length > 1 && (
         <ul className={own.allows} aria-label="Approving for this session allows" data-testid="approval-allows">
-          {r.allows.map((line) => <li key={line}>{line}</li>)}
+          {r.allows.map((line) => (
+            <li key={line}>{line}</li>
+          ))}
         </ul>
       )}
       {error && <div className={styles.error}>{error}</div>}
-      {pending && !readOnly && <div className={styles.decided}>Ctrl+Alt+A goes here · then Enter approves once · Esc rejects</div>}
+      {pending && !readOnly && (
+        <div className={styles.decided}>Ctrl+Alt+A goes here · then Enter approves once · Esc rejects</div>
+      )}
     </div>
   );
 }

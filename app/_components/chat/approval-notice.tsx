@@ -23,7 +23,13 @@ export function ApprovalNotice({ pending }: { pending: readonly ApprovalCard[] }
   return (
     <>
       {/* Always in the page, so assistive technology is listening before the text changes. */}
-      <div className={styles.srOnly} role="status" aria-live="assertive" aria-atomic="true" data-testid="approval-announce">
+      <div
+        className={styles.srOnly}
+        role="status"
+        aria-live="assertive"
+        aria-atomic="true"
+        data-testid="approval-announce"
+      >
         {first ? `Approval needed: ${first.request.summary}. ${APPROVAL_KEY} goes to it.` : ""}
       </div>
       {first && (

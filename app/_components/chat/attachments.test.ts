@@ -4,7 +4,10 @@ import { describe, expect, it } from "vitest";
 import { ATTACHMENT_LIMITS } from "../../../server/protocol/attachments";
 import { readImages, screenFiles, toSend } from "./attachments";
 
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==", "base64");
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==",
+  "base64",
+);
 const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46]);
 const file = (name: string, type: string, size: number) => ({ name, type, size });
 
@@ -37,12 +40,18 @@ describe("attachments", () => {
     const { take, refused } = screenFiles(many, ATTACHMENT_LIMITS.maxImagesPerMessage - 2);
     expect(take.map((f) => f.name)).toEqual(["s0.png", "s1.png"]);
     expect(refused).toEqual(["at most 8 images per message, so s2.png, s3.png were not attached"]);
-    expect(screenFiles(many.slice(0, 1), 8).refused).toEqual(["at most 8 images per message, so s0.png was not attached"]);
+    expect(screenFiles(many.slice(0, 1), 8).refused).toEqual([
+      "at most 8 images per message, so s0.png was not attached",
+    ]);
   });
 
   it("reads the taken files into base64 with their sniffed type, refusing bytes that are no image", async () => {
     const read = await readImages(
-      [new File([PNG], "shot.png", { type: "image/png" }), new File([JPEG], "photo.png", { type: "image/png" }), new File(["hello"], "fake.gif", { type: "image/gif" })],
+      [
+        new File([PNG], "shot.png", { type: "image/png" }),
+        new File([JPEG], "photo.png", { type: "image/png" }),
+        new File(["hello"], "fake.gif", { type: "image/gif" }),
+      ],
       0,
     );
     expect(read.images.map(({ name, mediaType, bytes }) => ({ name, mediaType, bytes }))).toEqual([

@@ -6,7 +6,10 @@ import { applyEvents, emptySessionState } from "../../_lib/session-state";
 import { finishedMessage } from "./chat-announcer";
 
 const state = (bodies: SessionEventBody[]) =>
-  applyEvents(emptySessionState(), bodies.map((b, i) => ({ ...b, seq: i + 1, sessionId: "s", at: new Date(0).toISOString() }) as SessionEvent));
+  applyEvents(
+    emptySessionState(),
+    bodies.map((b, i) => ({ ...b, seq: i + 1, sessionId: "s", at: new Date(0).toISOString() }) as SessionEvent),
+  );
 
 describe("the chat's announcement of a finished message", () => {
   it("is the turn's text, joined and without markdown marks, only once the turn ends", () => {

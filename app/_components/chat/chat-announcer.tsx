@@ -11,7 +11,11 @@ const MAX = 600;
 /** What to announce for the latest finished turn, and that turn's id. */
 export function finishedMessage(state: SessionState): { turnId: string; text: string } | undefined {
   let end = -1;
-  for (let i = state.items.length - 1; i >= 0; i--) if (state.items[i].kind === "turn-end") { end = i; break; }
+  for (let i = state.items.length - 1; i >= 0; i--)
+    if (state.items[i].kind === "turn-end") {
+      end = i;
+      break;
+    }
   if (end < 0) return undefined;
   const turnId = (state.items[end] as { turnId: string }).turnId;
   const parts: string[] = [];
@@ -22,8 +26,16 @@ export function finishedMessage(state: SessionState): { turnId: string; text: st
     if (it.kind === "text" && it.turnId === turnId) parts.unshift(it.text);
     if (it.kind === "error") failed ??= it.message;
   }
-  const said = parts.join("\n").replace(/[`*_#>]/g, "").replace(/\s+/g, " ").trim();
-  const text = said ? `Agent: ${said.length > MAX ? `${said.slice(0, MAX)}…` : said}` : failed ? `The turn ended with an error: ${failed}` : "The agent finished.";
+  const said = parts
+    .join("\n")
+    .replace(/[`*_#>]/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+  const text = said
+    ? `Agent: ${said.length > MAX ? `${said.slice(0, MAX)}…` : said}`
+    : failed
+      ? `The turn ended with an error: ${failed}`
+      : "The agent finished.";
   return { turnId, text };
 }
 

@@ -14,7 +14,15 @@ vi.mock("next/dynamic", () => ({ default: () => () => null }));
 // Attached images are read by attachments.read; here only what the query cache holds shows.
 vi.mock("../../_lib/trpc", () => ({
   useTRPC: () => ({
-    attachments: { read: { queryOptions: (input: object, opts: object) => ({ queryKey: ["attachments.read", input], queryFn: () => new Promise(() => {}), ...opts }) } },
+    attachments: {
+      read: {
+        queryOptions: (input: object, opts: object) => ({
+          queryKey: ["attachments.read", input],
+          queryFn: () => new Promise(() => {}),
+          ...opts,
+        }),
+      },
+    },
   }),
   // The rewind's calls (checkpoints-api) are made only on a click.
   useTRPCClient: () => ({}),
@@ -22,17 +30,28 @@ vi.mock("../../_lib/trpc", () => ({
 const { ChatPane } = await import("./chat-pane");
 
 const state = (bodies: SessionEventBody[]) =>
-  applyEvents(emptySessionState(), bodies.map((b, i) => ({ ...b, seq: i + 1, sessionId: "s", at: new Date(0).toISOString() }) as SessionEvent));
+  applyEvents(
+    emptySessionState(),
+    bodies.map((b, i) => ({ ...b, seq: i + 1, sessionId: "s", at: new Date(0).toISOString() }) as SessionEvent),
+  );
 
 describe("chat pane", () => {
   it("shows how to configure a model instead of an error", () => {
     const html = renderToStaticMarkup(
-      <ChatPane sessionId="s" state={state([
-        { type: "message.user", messageId: "m", text: "hi" },
-        { type: "turn.started", turnId: "t" },
-        { type: "error", turnId: "t", code: "provider_not_configured", message: "No model provider is configured. Set ANTHROPIC_API_KEY…" },
-        { type: "turn.finished", turnId: "t", status: "failed", stopReason: "provider_not_configured" },
-      ])} />,
+      <ChatPane
+        sessionId="s"
+        state={state([
+          { type: "message.user", messageId: "m", text: "hi" },
+          { type: "turn.started", turnId: "t" },
+          {
+            type: "error",
+            turnId: "t",
+            code: "provider_not_configured",
+            message: "No model provider is configured. Set ANTHROPIC_API_KEY…",
+          },
+          { type: "turn.finished", turnId: "t", status: "failed", stopReason: "provider_not_configured" },
+        ])}
+      />,
     );
     expect(html).toContain('data-testid="configure-model"');
     expect(html).toContain("ANTHROPIC_API_KEY");
@@ -41,13 +60,49 @@ describe("chat pane", () => {
 
   it("renders a pending approval with its exact command and a truncated result with View full output", () => {
     const html = renderToStaticMarkup(
-      <ChatPane sessionId="s" state={state([
-        { type: "turn.started", turnId: "t" },
-        { type: "tool.started", turnId: "t", callId: "c1", name: "shell", input: { command: "make all" }, summary: "$ make all" },
-        { type: "approval.required", approvalId: "a", callId: "c1", request: { tool: "shell", summary: "make all", command: "make all", reason: "Runs a command in your workspace." } },
-        { type: "tool.started", turnId: "t", callId: "c2", name: "shell", input: { command: "seq 1 99999" }, summary: "$ seq 1 99999" },
-        { type: "tool.finished", callId: "c2", status: "succeeded", output: "1\n2\n[… cut …]", isError: false, truncated: true, spillRef: `sp_${"a".repeat(32)}`, durationMs: 12 },
-      ])} />,
+      <ChatPane
+        sessionId="s"
+        state={state([
+          { type: "turn.started", turnId: "t" },
+          {
+            type: "tool.started",
+            turnId: "t",
+            callId: "c1",
+            name: "shell",
+            input: { command: "make all" },
+            summary: "$ make all",
+          },
+          {
+            type: "approval.required",
+            approvalId: "a",
+            callId: "c1",
+            request: {
+              tool: "shell",
+              summary: "make all",
+              command: "make all",
+              reason: "Runs a command in your workspace.",
+            },
+          },
+          {
+            type: "tool.started",
+            turnId: "t",
+            callId: "c2",
+            name: "shell",
+            input: { command: "seq 1 99999" },
+            summary: "$ seq 1 99999",
+          },
+          {
+            type: "tool.finished",
+            callId: "c2",
+            status: "succeeded",
+            output: "1\n2\n[… cut …]",
+            isError: false,
+            truncated: true,
+            spillRef: `sp_${"a".repeat(32)}`,
+            durationMs: 12,
+          },
+        ])}
+      />,
     );
     expect(html).toContain('data-state="pending"');
     expect(html).toContain('data-testid="approval-command">make all</pre>');
@@ -62,7 +117,9 @@ describe("chat pane", () => {
       { type: "turn.started", turnId: id },
       { type: "turn.finished", turnId: id, status, ...(status === "failed" ? { stopReason: "provider_error" } : {}) },
     ];
-    const retries = (bodies: SessionEventBody[]) => renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies)} />).split('data-testid="retry-turn"').length - 1;
+    const retries = (bodies: SessionEventBody[]) =>
+      renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies)} />).split('data-testid="retry-turn"').length -
+      1;
     expect(retries([...turn("a", "one", "failed"), ...turn("b", "two", "failed")])).toBe(1);
     expect(retries([...turn("a", "one", "failed"), ...turn("b", "two", "completed")])).toBe(0);
     expect(retries(turn("a", "one", "cancelled"))).toBe(1);
@@ -72,12 +129,18 @@ describe("chat pane", () => {
     const { CHAT_WINDOW } = await import("./chat-pane");
     const bodies: SessionEventBody[] = [];
     for (let i = 0; i < 150; i++) {
-      bodies.push({ type: "message.user", messageId: `m${i}`, text: `message ${i}` }, { type: "turn.started", turnId: `t${i}` });
-      bodies.push({ type: "text.delta", turnId: `t${i}`, text: `answer ${i}` }, { type: "turn.finished", turnId: `t${i}`, status: "completed" });
+      bodies.push(
+        { type: "message.user", messageId: `m${i}`, text: `message ${i}` },
+        { type: "turn.started", turnId: `t${i}` },
+      );
+      bodies.push(
+        { type: "text.delta", turnId: `t${i}`, text: `answer ${i}` },
+        { type: "turn.finished", turnId: `t${i}`, status: "completed" },
+      );
     }
     const html = renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies)} />);
     // 450 items: the last CHAT_WINDOW of them, from a turn's end on.
-    expect(html.split('data-testid="msg-user"').length - 1).toBe(CHAT_WINDOW / 3 | 0);
+    expect(html.split('data-testid="msg-user"').length - 1).toBe((CHAT_WINDOW / 3) | 0);
     expect(html).toContain("Show earlier (250 more)");
     expect(html).toContain("message 149");
     expect(html).not.toContain("message 83<");
@@ -87,14 +150,35 @@ describe("chat pane", () => {
 
   it("shows a message's images in its bubble, with or without text, and the composer's paperclip", () => {
     const client = new QueryClient();
-    client.setQueryData(["attachments.read", { sessionId: "s", id: "att_1" }], { id: "att_1", mediaType: "image/png", bytes: 70, base64: "iVBORw0KGgo=" });
+    client.setQueryData(["attachments.read", { sessionId: "s", id: "att_1" }], {
+      id: "att_1",
+      mediaType: "image/png",
+      bytes: 70,
+      base64: "iVBORw0KGgo=",
+    });
     const html = renderToStaticMarkup(
       <QueryClientProvider client={client}>
-        <ChatPane sessionId="s" state={state([
-          { type: "message.user", messageId: "m1", text: "look at this", images: [{ id: "att_1", mediaType: "image/png", bytes: 70 }, { id: "att_2", mediaType: "image/webp", bytes: 2048 }] },
-          { type: "message.user", messageId: "m2", text: "", images: [{ id: "att_1", mediaType: "image/png", bytes: 70 }] },
-          { type: "message.user", messageId: "m3", text: "plain" },
-        ])} />
+        <ChatPane
+          sessionId="s"
+          state={state([
+            {
+              type: "message.user",
+              messageId: "m1",
+              text: "look at this",
+              images: [
+                { id: "att_1", mediaType: "image/png", bytes: 70 },
+                { id: "att_2", mediaType: "image/webp", bytes: 2048 },
+              ],
+            },
+            {
+              type: "message.user",
+              messageId: "m2",
+              text: "",
+              images: [{ id: "att_1", mediaType: "image/png", bytes: 70 }],
+            },
+            { type: "message.user", messageId: "m3", text: "plain" },
+          ])}
+        />
       </QueryClientProvider>,
     );
     const bubbles = html.split('data-testid="msg-user"').slice(1);
@@ -118,7 +202,11 @@ describe("chat pane", () => {
       { type: "checkpoint.created", checkpointId: `a${n}`, turnId: `t${n}`, phase: "after", filesChanged: files },
       { type: "turn.finished", turnId: `t${n}`, status: "completed" },
     ];
-    const bodies = [...turn(1, 2), ...turn(2, 0), { type: "turn.rewound", rewindId: "r", turnIds: ["t2"] }] as unknown as SessionEventBody[];
+    const bodies = [
+      ...turn(1, 2),
+      ...turn(2, 0),
+      { type: "turn.rewound", rewindId: "r", turnIds: ["t2"] },
+    ] as unknown as SessionEventBody[];
     const html = renderToStaticMarkup(<ChatPane sessionId="s" state={state(bodies)} onReview={() => {}} />);
     expect(html.split('data-testid="turn-menu"')).toHaveLength(3);
     const [before, after] = html.split('data-rewound="true"');

@@ -43,7 +43,17 @@ export const CHAT_WINDOW = 200;
 /** Turn ends after which the same message may be sent again (a failure may be passing). */
 const RETRYABLE = new Set(["failed", "interrupted", "cancelled"]);
 
-function Usage({ sessionId, state, turnId, onRetry }: { sessionId: string; state: SessionState; turnId: string; onRetry?: () => void }) {
+function Usage({
+  sessionId,
+  state,
+  turnId,
+  onRetry,
+}: {
+  sessionId: string;
+  state: SessionState;
+  turnId: string;
+  onRetry?: () => void;
+}) {
   const t = state.turns[turnId];
   if (!t) return null;
   const u = t.usage;
@@ -68,7 +78,11 @@ function NoProvider({ message }: { message: string }) {
     <div className={styles.help} data-testid="configure-model">
       <strong>No model is configured yet.</strong>
       <p>{message}</p>
-      <pre>{"ANTHROPIC_API_KEY=sk-ant-… npm start\n# or an OpenAI-compatible server:\nOPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=x QUIVER_PROVIDER=openai QUIVER_MODEL=llama3.1 npm start"}</pre>
+      <pre>
+        {
+          "ANTHROPIC_API_KEY=sk-ant-… npm start\n# or an OpenAI-compatible server:\nOPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_API_KEY=x QUIVER_PROVIDER=openai QUIVER_MODEL=llama3.1 npm start"
+        }
+      </pre>
     </div>
   );
 }
@@ -87,7 +101,15 @@ interface ChatPaneProps {
   onReview?(turnId: string): void;
 }
 
-export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = [], onLoadEarlier, onReview }: ChatPaneProps) {
+export function ChatPane({
+  sessionId,
+  state,
+  onSent,
+  onOpenFile,
+  knownPaths = [],
+  onLoadEarlier,
+  onReview,
+}: ChatPaneProps) {
   const api = useSessionApi();
   const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
@@ -146,11 +168,14 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   const send = () => {
     if (!canSend) return;
     const images = attached.images;
-    post(draft.trim(), toSend(images)).then(() => {
-      setDraft("");
-      // Images added while it was sending stay for the next message.
-      for (const img of images) attached.remove(img.key);
-    }, () => undefined);
+    post(draft.trim(), toSend(images)).then(
+      () => {
+        setDraft("");
+        // Images added while it was sending stay for the next message.
+        for (const img of images) attached.remove(img.key);
+      },
+      () => undefined,
+    );
   };
   const resend = (text: string, images?: SendImage[]) => void post(text, images).catch(() => undefined);
   // Retry is offered on the last turn only, and sends the message that started it.
@@ -158,12 +183,21 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
   const lastEnd = state.items.findLast((i) => i.kind === "turn-end");
   const queue = useMessageQueue({
     running,
-    lastEnd: lastEnd?.kind === "turn-end" ? { key: lastEnd.key, status: state.turns[lastEnd.turnId]?.status ?? "completed" } : undefined,
+    lastEnd:
+      lastEnd?.kind === "turn-end"
+        ? { key: lastEnd.key, status: state.turns[lastEnd.turnId]?.status ?? "completed" }
+        : undefined,
     post: (m) => post(m.text, toSend(m.images)),
   });
   // The same images again by id: they are in the session already.
   const retry =
-    !readOnly && !running && lastUser?.kind === "user" ? () => resend(lastUser.text, lastUser.images?.map((i) => ({ attachmentId: i.id }))) : undefined;
+    !readOnly && !running && lastUser?.kind === "user"
+      ? () =>
+          resend(
+            lastUser.text,
+            lastUser.images?.map((i) => ({ attachmentId: i.id })),
+          )
+      : undefined;
 
   const render = (item: ChatItem) => {
     switch (item.kind) {
@@ -178,14 +212,22 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         const turnId = item.turnId;
         return (
           <div key={item.key} className={rewindStyles.userRow}>
-            {rewound.has(turnId) && <span className={rewindStyles.rewoundLabel} title="Rewound: the agent no longer sees this turn">Rewound</span>}
+            {rewound.has(turnId) && (
+              <span className={rewindStyles.rewoundLabel} title="Rewound: the agent no longer sees this turn">
+                Rewound
+              </span>
+            )}
             <TurnMenu running={running} onChoose={(kind) => rewind.open(turnId, kind)} />
             {bubble}
           </div>
         );
       }
       case "text":
-        return <div key={item.key} className={styles.assistant} data-testid="msg-assistant"><Markdown text={item.text} /></div>;
+        return (
+          <div key={item.key} className={styles.assistant} data-testid="msg-assistant">
+            <Markdown text={item.text} />
+          </div>
+        );
       case "reasoning":
         return (
           <details key={item.key} className={styles.reasoning} data-testid="msg-reasoning">
@@ -197,7 +239,14 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         const card = state.tools[item.callId];
         // ask_user's call shows as its question card (agent-ui-state.ts), open or answered.
         const question = state.agent.questions[item.callId];
-        if (question) return <QuestionCard key={item.key} card={question} onAnswer={(a) => api.answerQuestion(sessionId, item.callId, a)} />;
+        if (question)
+          return (
+            <QuestionCard
+              key={item.key}
+              card={question}
+              onAnswer={(a) => api.answerQuestion(sessionId, item.callId, a)}
+            />
+          );
         const approval = card.approvalId ? state.approvals[card.approvalId] : undefined;
         const target = onOpenFile && toolFileTarget(card, knownPaths);
         // exit_plan_mode asks with its own card: the plan, accept in a mode, or keep planning.
@@ -207,14 +256,21 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
             <div key={item.key}>
               <ToolCardView card={card} onAnswer={() => Promise.resolve()} onViewSpill={() => undefined} />
               <PlanCard
-                sessionId={sessionId} approvalId={approval.approvalId} plan={typeof plan === "string" ? plan : card.summary}
+                sessionId={sessionId}
+                approvalId={approval.approvalId}
+                plan={typeof plan === "string" ? plan : card.summary}
                 onKeepPlanning={(message) => api.answer(sessionId, approval.approvalId, "reject", message)}
               />
             </div>
           );
         }
         return (
-          <WithSubagent key={item.key} card={card} tools={state.tools} onViewSpill={(ref, title) => setSpill({ ref, title })}>
+          <WithSubagent
+            key={item.key}
+            card={card}
+            tools={state.tools}
+            onViewSpill={(ref, title) => setSpill({ ref, title })}
+          >
             <ToolCardView
               card={card}
               approval={approval}
@@ -226,18 +282,29 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
         );
       }
       case "notice":
-        return <div key={item.key} className={`${styles.notice} ${item.level === "warn" ? styles.noticeWarn : ""}`} data-testid="notice">{item.text}</div>;
+        return (
+          <div
+            key={item.key}
+            className={`${styles.notice} ${item.level === "warn" ? styles.noticeWarn : ""}`}
+            data-testid="notice"
+          >
+            {item.text}
+          </div>
+        );
       case "error":
         return item.code === "provider_not_configured" ? (
           <NoProvider key={item.key} message={item.message} />
         ) : (
-          <div key={item.key} className={styles.error} data-testid="chat-error">{item.message}</div>
+          <div key={item.key} className={styles.error} data-testid="chat-error">
+            {item.message}
+          </div>
         );
       case "compacted":
         return (
           <details key={item.key} className={styles.compacted} data-testid="compacted">
             <summary>
-              Earlier conversation summarized to fit the model&apos;s context ({item.messages} messages, {item.tokens.toLocaleString("en")} tokens)
+              Earlier conversation summarized to fit the model&apos;s context ({item.messages} messages,{" "}
+              {item.tokens.toLocaleString("en")} tokens)
             </summary>
             <Markdown text={item.summary} />
           </details>
@@ -245,12 +312,25 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
       case "turn-end": {
         const turnId = item.turnId;
         const changed = state.checkpoints.changed[turnId] ?? 0;
-        const usage = <Usage key={item.key} sessionId={sessionId} state={state} turnId={turnId} onRetry={item === lastEnd ? retry : undefined} />;
+        const usage = (
+          <Usage
+            key={item.key}
+            sessionId={sessionId}
+            state={state}
+            turnId={turnId}
+            onRetry={item === lastEnd ? retry : undefined}
+          />
+        );
         if (changed === 0 || readOnly) return usage;
         return (
           <div key={item.key}>
             {usage}
-            <TurnLinks files={changed} running={running} onReview={onReview && (() => onReview(turnId))} onUndo={() => rewind.open(turnId, "files")} />
+            <TurnLinks
+              files={changed}
+              running={running}
+              onReview={onReview && (() => onReview(turnId))}
+              onUndo={() => rewind.open(turnId, "files")}
+            />
           </div>
         );
       }
@@ -268,7 +348,9 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
           stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
-        {state.items.length === 0 && <div className="muted">Ask the agent to read, change or run something in this workspace.</div>}
+        {state.items.length === 0 && (
+          <div className="muted">Ask the agent to read, change or run something in this workspace.</div>
+        )}
         {from > 0 && (
           <button className={styles.earlier} onClick={() => setShown(shown + CHAT_WINDOW)} data-testid="chat-earlier">
             Show earlier ({from.toLocaleString("en")} more)
@@ -295,7 +377,9 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
               );
             }}
           >
-            {earlier.loading ? "Loading earlier turns…" : `Show earlier (${state.earlier.turns.toLocaleString("en")} more ${state.earlier.turns === 1 ? "turn" : "turns"})`}
+            {earlier.loading
+              ? "Loading earlier turns…"
+              : `Show earlier (${state.earlier.turns.toLocaleString("en")} more ${state.earlier.turns === 1 ? "turn" : "turns"})`}
             {earlier.error && <span className={styles.error}> {earlier.error}</span>}
           </button>
         )}
@@ -315,70 +399,91 @@ export function ChatPane({ sessionId, state, onSent, onOpenFile, knownPaths = []
       {!readOnly && rewind.ui}
       {sendError && <div className={styles.error}>{sendError}</div>}
       {!readOnly && <QueuedMessages queue={queue} running={running} />}
-      {!readOnly && <div className={styles.composer}>
-        {mentions.list}
-        {(attached.images.length > 0 || attached.error) && (
-          <div className={styles.attached}>
-            <DraftThumbs images={attached.images} onRemove={attached.remove} />
-            {attached.error && <div className={styles.attachError} role="alert" data-testid="attach-error">{attached.error}</div>}
-          </div>
-        )}
-        <textarea
-          ref={composer}
-          value={draft}
-          placeholder={running ? "The agent is working… Enter queues a message, Esc stops it" : "Message the agent: Enter sends, Shift+Enter a new line, @ names a file"}
-          onChange={(e) => {
-            setDraft(e.target.value);
-            mentions.track(e.target);
-          }}
-          onSelect={(e) => mentions.track(e.currentTarget)}
-          onPaste={attached.onPaste}
-          onKeyDown={(e) => {
-            if (e.nativeEvent.isComposing) return;
-            if (e.key === "Tab" && e.shiftKey) {
-              // As in Claude Code: Shift+Tab cycles the session's mode.
-              e.preventDefault();
-              cycleMode.current?.();
-              return;
-            }
-            if (mentions.onKeyDown(e)) return;
-            if (e.key === "Enter" && !e.shiftKey) {
-              e.preventDefault();
-              if (!running) send();
-              else if (canSend) {
-                queue.add({ text: draft.trim(), images: attached.images });
-                setDraft("");
-                attached.clear();
-              }
-            } else if (e.key === "ArrowUp" && draft === "") {
-              // As in a shell: the last message back, to send again or change.
-              const last = state.items.findLast((i) => i.kind === "user");
-              if (last?.kind === "user") {
-                e.preventDefault();
-                setDraft(last.text);
-              }
-            }
-          }}
-          aria-label="Message to the agent"
-          data-testid="composer"
-        />
-        {/* The paperclip above Send, so the message box keeps its width (and its placeholder whole). */}
-        <div className={styles.composerButtons}>
-          <ModeChip sessionId={sessionId} fromEvents={state.mode} cycle={cycleMode} />
-          <AttachButton onFiles={attached.add} />
-          {running ? (
-            <button className={styles.stop} onClick={() => void api.cancel(sessionId)} data-testid="stop">Stop</button>
-          ) : (
-            <button onClick={send} disabled={!canSend} data-testid="send">Send</button>
+      {!readOnly && (
+        <div className={styles.composer}>
+          {mentions.list}
+          {(attached.images.length > 0 || attached.error) && (
+            <div className={styles.attached}>
+              <DraftThumbs images={attached.images} onRemove={attached.remove} />
+              {attached.error && (
+                <div className={styles.attachError} role="alert" data-testid="attach-error">
+                  {attached.error}
+                </div>
+              )}
+            </div>
           )}
+          <textarea
+            ref={composer}
+            value={draft}
+            placeholder={
+              running
+                ? "The agent is working… Enter queues a message, Esc stops it"
+                : "Message the agent: Enter sends, Shift+Enter a new line, @ names a file"
+            }
+            onChange={(e) => {
+              setDraft(e.target.value);
+              mentions.track(e.target);
+            }}
+            onSelect={(e) => mentions.track(e.currentTarget)}
+            onPaste={attached.onPaste}
+            onKeyDown={(e) => {
+              if (e.nativeEvent.isComposing) return;
+              if (e.key === "Tab" && e.shiftKey) {
+                // As in Claude Code: Shift+Tab cycles the session's mode.
+                e.preventDefault();
+                cycleMode.current?.();
+                return;
+              }
+              if (mentions.onKeyDown(e)) return;
+              if (e.key === "Enter" && !e.shiftKey) {
+                e.preventDefault();
+                if (!running) send();
+                else if (canSend) {
+                  queue.add({ text: draft.trim(), images: attached.images });
+                  setDraft("");
+                  attached.clear();
+                }
+              } else if (e.key === "ArrowUp" && draft === "") {
+                // As in a shell: the last message back, to send again or change.
+                const last = state.items.findLast((i) => i.kind === "user");
+                if (last?.kind === "user") {
+                  e.preventDefault();
+                  setDraft(last.text);
+                }
+              }
+            }}
+            aria-label="Message to the agent"
+            data-testid="composer"
+          />
+          {/* The paperclip above Send, so the message box keeps its width (and its placeholder whole). */}
+          <div className={styles.composerButtons}>
+            <ModeChip sessionId={sessionId} fromEvents={state.mode} cycle={cycleMode} />
+            <AttachButton onFiles={attached.add} />
+            {running ? (
+              <button className={styles.stop} onClick={() => void api.cancel(sessionId)} data-testid="stop">
+                Stop
+              </button>
+            ) : (
+              <button onClick={send} disabled={!canSend} data-testid="send">
+                Send
+              </button>
+            )}
+          </div>
         </div>
-      </div>}
+      )}
       {!readOnly && (
         <ModelPicker sessionId={sessionId}>
           <ContextMeter context={state.context} onCompact={running ? undefined : () => resend("/compact")} />
         </ModelPicker>
       )}
-      {spill && <SpillViewer sessionId={sessionId} spillRef={spill.ref} title={spill.title} onClose={() => setSpill(undefined)} />}
+      {spill && (
+        <SpillViewer
+          sessionId={sessionId}
+          spillRef={spill.ref}
+          title={spill.title}
+          onClose={() => setSpill(undefined)}
+        />
+      )}
     </div>
   );
 }

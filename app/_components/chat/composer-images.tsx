@@ -87,10 +87,20 @@ export function DraftThumbs({ images, onRemove }: { images: readonly DraftImage[
   return (
     <div className={styles.drafts} data-testid="draft-images">
       {images.map((img) => (
-        <span key={img.key} className={styles.draft} title={`${img.name} · ${sizeLabel(img.bytes)}`} data-testid="draft-image">
+        <span
+          key={img.key}
+          className={styles.draft}
+          title={`${img.name} · ${sizeLabel(img.bytes)}`}
+          data-testid="draft-image"
+        >
           <img src={dataUrl(img)} alt={img.name} />
           {onRemove && (
-            <button onClick={() => onRemove(img.key)} title={`Remove ${img.name}`} aria-label={`Remove ${img.name}`} data-testid="draft-image-remove">
+            <button
+              onClick={() => onRemove(img.key)}
+              title={`Remove ${img.name}`}
+              aria-label={`Remove ${img.name}`}
+              data-testid="draft-image-remove"
+            >
               ✕
             </button>
           )}
@@ -118,9 +128,21 @@ export function AttachButton({ onFiles }: { onFiles(files: File[]): void }) {
         }}
         data-testid="attach-input"
       />
-      <button className={styles.attach} onClick={() => input.current?.click()} title="Attach images (PNG, JPEG, GIF, WebP); or paste or drop them" aria-label="Attach images" data-testid="attach">
+      <button
+        className={styles.attach}
+        onClick={() => input.current?.click()}
+        title="Attach images (PNG, JPEG, GIF, WebP); or paste or drop them"
+        aria-label="Attach images"
+        data-testid="attach"
+      >
         <svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true">
-          <path d="M10.5 4.5 5.6 9.4a1.4 1.4 0 0 0 2 2l5.3-5.3a2.8 2.8 0 0 0-4-4L3.6 7.4a4.2 4.2 0 0 0 6 6l4-4" fill="none" stroke="currentColor" strokeWidth="1.3" strokeLinecap="round" />
+          <path
+            d="M10.5 4.5 5.6 9.4a1.4 1.4 0 0 0 2 2l5.3-5.3a2.8 2.8 0 0 0-4-4L3.6 7.4a4.2 4.2 0 0 0 6 6l4-4"
+            fill="none"
+            stroke="currentColor"
+            strokeWidth="1.3"
+            strokeLinecap="round"
+          />
         </svg>
       </button>
     </>

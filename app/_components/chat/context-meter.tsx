@@ -5,10 +5,17 @@
 import { COMPACT_AT } from "../../../server/protocol/events";
 import styles from "./chat.module.css";
 
-const short = (n: number) => (n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 1_000 ? `${Math.round(n / 1_000)}K` : String(n));
+const short = (n: number) =>
+  n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 1_000 ? `${Math.round(n / 1_000)}K` : String(n);
 
 /** `onCompact`: a click summarizes the conversation now ("/compact"); none while a turn runs. */
-export function ContextMeter({ context, onCompact }: { context: { tokens: number; window: number } | null; onCompact?: () => void }) {
+export function ContextMeter({
+  context,
+  onCompact,
+}: {
+  context: { tokens: number; window: number } | null;
+  onCompact?: () => void;
+}) {
   if (!context) return null;
   const share = Math.min(1, context.tokens / context.window);
   const level = share >= COMPACT_AT ? styles.meterFull : share >= COMPACT_AT * 0.75 ? styles.meterHigh : "";

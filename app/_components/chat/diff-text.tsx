@@ -65,8 +65,12 @@ export function DiffText({ text }: { text: string }) {
         <div key={i} className={`${styles.diffRow} ${CLASS[r.kind] ?? ""}`} data-kind={r.kind}>
           {numbered && (
             <>
-              <span className={styles.gutter} data-testid="diff-old-line">{r.old ?? ""}</span>
-              <span className={styles.gutter} data-testid="diff-new-line">{r.new ?? ""}</span>
+              <span className={styles.gutter} data-testid="diff-old-line">
+                {r.old ?? ""}
+              </span>
+              <span className={styles.gutter} data-testid="diff-new-line">
+                {r.new ?? ""}
+              </span>
             </>
           )}
           <span>{r.text || " "}</span>

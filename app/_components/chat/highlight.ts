@@ -17,7 +17,12 @@ import xml from "highlight.js/lib/languages/xml";
 
 const lowlight = createLowlight({ bash, css, diff, javascript, json, markdown, python, typescript, xml });
 // The definitions carry their usual aliases (ts, js, sh, py, html, md); these are the rest.
-lowlight.registerAlias({ bash: ["shell", "console"], json: ["jsonc"], typescript: ["tsx"], javascript: ["jsx", "mjs", "cjs"] });
+lowlight.registerAlias({
+  bash: ["shell", "console"],
+  json: ["jsonc"],
+  typescript: ["tsx"],
+  javascript: ["jsx", "mjs", "cjs"],
+});
 
 /** The fence's language (`language-x` / `lang-x`), unless the block opts out with `no-highlight`. */
 function languageOf(code: Element): string | undefined {

@@ -6,12 +6,43 @@ const html = (md: string) => renderToStaticMarkup(<Markdown text={md} />);
 /** Markup without the newlines react-markdown keeps between block elements. */
 const flat = (md: string) => html(md).replace(/\n+(?=<)/g, "");
 /** Every element react produced, as [tag, attributes]; escaped text never matches. */
-const elements = (markup: string) => [...markup.matchAll(/<([a-z][a-z0-9]*)((?:\s[^>]*)?)\/?>/gi)].map((m) => [m[1], m[2]] as const);
-const SAFE_TAGS = new Set(["div", "span", "p", "a", "code", "pre", "button", "table", "thead", "tbody", "tr", "th", "td", "em", "strong", "del", "ul", "ol", "li", "blockquote", "hr", "br", "h3", "h4", "h5", "h6", "input"]);
+const elements = (markup: string) =>
+  [...markup.matchAll(/<([a-z][a-z0-9]*)((?:\s[^>]*)?)\/?>/gi)].map((m) => [m[1], m[2]] as const);
+const SAFE_TAGS = new Set([
+  "div",
+  "span",
+  "p",
+  "a",
+  "code",
+  "pre",
+  "button",
+  "table",
+  "thead",
+  "tbody",
+  "tr",
+  "th",
+  "td",
+  "em",
+  "strong",
+  "del",
+  "ul",
+  "ol",
+  "li",
+  "blockquote",
+  "hr",
+  "br",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "input",
+]);
 
 describe("markdown", () => {
   it("renders blocks and inline marks", () => {
-    const out = flat("# Title\n\nSome **bold**, *em* and `code`.\n\n- one\n- two\n\n1. first\n\n> quoted\n\n```ts\nconst a = 1;\n```");
+    const out = flat(
+      "# Title\n\nSome **bold**, *em* and `code`.\n\n- one\n- two\n\n1. first\n\n> quoted\n\n```ts\nconst a = 1;\n```",
+    );
     expect(out).toContain("<h3>Title</h3>");
     expect(out).toContain("<strong>bold</strong>");
     expect(out).toContain("<em>em</em>");
@@ -47,7 +78,7 @@ describe("markdown", () => {
       python: "def f(): return 1",
       diff: "--- a\n+++ b\n-old\n+new",
       css: "a { color: red; }",
-      html: "<b class=\"x\">y</b>",
+      html: '<b class="x">y</b>',
       markdown: "# title",
     };
     for (const [lang, code] of Object.entries(samples)) {
@@ -62,11 +93,15 @@ describe("markdown", () => {
   it("shows an unclosed fence as code while it streams", () => {
     const out = flat("Here:\n```py\nprint(1)");
     expect(out).toContain("<p>Here:</p>");
-    expect(out).toMatch(/<pre><code class="hljs language-py"><span class="hljs-built_in">print<\/span>\(<span class="hljs-number">1<\/span>\)\n?<\/code><\/pre>/);
+    expect(out).toMatch(
+      /<pre><code class="hljs language-py"><span class="hljs-built_in">print<\/span>\(<span class="hljs-number">1<\/span>\)\n?<\/code><\/pre>/,
+    );
   });
 
   it("renders GFM tables with alignment, inline marks and escaped pipes", () => {
-    const out = flat("Files:\n\n| file | change | lines |\n|:---|:---:|---:|\n| `a.ts` | **greeting** | 3 |\n| b\\|c.ts | ~~old~~ |\n\nAfter.");
+    const out = flat(
+      "Files:\n\n| file | change | lines |\n|:---|:---:|---:|\n| `a.ts` | **greeting** | 3 |\n| b\\|c.ts | ~~old~~ |\n\nAfter.",
+    );
     expect(out).toContain('<th style="text-align:left">file</th>');
     expect(out).toContain('<th style="text-align:center">change</th>');
     expect(out).toContain('<td style="text-align:left"><code>a.ts</code></td>');
@@ -78,7 +113,9 @@ describe("markdown", () => {
   });
 
   it("keeps a header row without its delimiter yet (still streaming) as text", () => {
-    expect(flat("| a | b |")).toBe('<div class="' + flat("x").match(/class="([^"]+)"/)![1] + '"><p>| a | b |</p></div>');
+    expect(flat("| a | b |")).toBe(
+      '<div class="' + flat("x").match(/class="([^"]+)"/)![1] + '"><p>| a | b |</p></div>',
+    );
   });
 
   it("renders horizontal rules", () => {
@@ -97,7 +134,7 @@ describe("markdown", () => {
   const xss: Array<[string, string]> = [
     ["raw img with onerror", '<img src=x onerror="alert(1)">'],
     ["raw script", "<script>alert(2)</script>"],
-    ["raw html block", "<div onclick=\"alert(1)\">\n<iframe src=\"https://evil.example\"></iframe>\n</div>"],
+    ["raw html block", '<div onclick="alert(1)">\n<iframe src="https://evil.example"></iframe>\n</div>'],
     ["javascript link", "[x](javascript:alert(1))"],
     ["upper-case javascript link", "[x](JAVASCRIPT:alert(1))"],
     ["entity-encoded javascript link", "[x](javascript&#58;alert(1))"],
@@ -116,7 +153,10 @@ describe("markdown", () => {
     for (const [tag, attrs] of elements(out)) {
       expect(SAFE_TAGS.has(tag.toLowerCase()), `<${tag}> in ${out}`).toBe(true);
       for (const [, name, value] of attrs.matchAll(/([\w-]+)(?:="([^"]*)")?/g)) {
-        expect(["class", "style", "href", "target", "rel", "start", "type", "checked", "disabled"], `${name} on <${tag}>`).toContain(name);
+        expect(
+          ["class", "style", "href", "target", "rel", "start", "type", "checked", "disabled"],
+          `${name} on <${tag}>`,
+        ).toContain(name);
         if (name === "href") expect(value).toMatch(/^(https?:|mailto:)/);
       }
     }

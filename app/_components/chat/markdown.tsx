@@ -68,11 +68,21 @@ const components: Components = {
       .find((c) => c.startsWith("language-"))
       ?.slice("language-".length);
     const text = code ? textOf(code.children).replace(/\n$/, "") : "";
-    return <CodeBlock code={text} lang={lang}>{children}</CodeBlock>;
+    return (
+      <CodeBlock code={text} lang={lang}>
+        {children}
+      </CodeBlock>
+    );
   },
   a({ href, children }) {
     const safe = safeHref(href);
-    if (!safe) return <>{children}{href ? ` (${href})` : null}</>;
+    if (!safe)
+      return (
+        <>
+          {children}
+          {href ? ` (${href})` : null}
+        </>
+      );
     return (
       <a href={safe} target="_blank" rel="noopener noreferrer">
         {children}
@@ -106,7 +116,13 @@ const keepUrl = (url: string) => url;
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (
     <div className={styles.md}>
-      <ReactMarkdown remarkPlugins={[remarkGfm]} rehypePlugins={[rehypeCodeHighlight]} components={components} urlTransform={keepUrl} skipHtml={false}>
+      <ReactMarkdown
+        remarkPlugins={[remarkGfm]}
+        rehypePlugins={[rehypeCodeHighlight]}
+        components={components}
+        urlTransform={keepUrl}
+        skipHtml={false}
+      >
         {text}
       </ReactMarkdown>
     </div>

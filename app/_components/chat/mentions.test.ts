@@ -12,7 +12,10 @@ describe("mentions", () => {
   });
 
   it("puts @path and a space in place of the word, the caret after it, the rest kept", () => {
-    expect(insertMention("look at @pa and fix", 11, "app/page.tsx")).toEqual({ text: "look at @app/page.tsx  and fix", caret: 22 });
+    expect(insertMention("look at @pa and fix", 11, "app/page.tsx")).toEqual({
+      text: "look at @app/page.tsx  and fix",
+      caret: 22,
+    });
     expect(insertMention("@", 1, "a.ts")).toEqual({ text: "@a.ts ", caret: 6 });
     expect(insertMention("no mention", 3, "a.ts")).toEqual({ text: "no mention", caret: 3 });
   });

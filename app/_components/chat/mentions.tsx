@@ -22,7 +22,12 @@ export function insertMention(text: string, caret: number, path: string): { text
   return { text: text.slice(0, at.start) + inserted + text.slice(caret), caret: at.start + inserted.length };
 }
 
-export function useMentions(draft: string, setDraft: (text: string) => void, paths: readonly string[], box: () => HTMLTextAreaElement | null) {
+export function useMentions(
+  draft: string,
+  setDraft: (text: string) => void,
+  paths: readonly string[],
+  box: () => HTMLTextAreaElement | null,
+) {
   const [caret, setCaret] = useState(0);
   const [active, setActive] = useState(0);
   // The mention the person closed with Esc (its start), so the list stays shut while they type on.
@@ -47,7 +52,10 @@ export function useMentions(draft: string, setDraft: (text: string) => void, pat
     /** True when the key was the list's (the box must not act on it). */
     onKeyDown(e: KeyboardEvent): boolean {
       if (matches.length === 0) return false;
-      const move: Record<string, number> = { ArrowDown: (active + 1) % matches.length, ArrowUp: (active - 1 + matches.length) % matches.length };
+      const move: Record<string, number> = {
+        ArrowDown: (active + 1) % matches.length,
+        ArrowUp: (active - 1 + matches.length) % matches.length,
+      };
       if (e.key in move) setActive(move[e.key]);
       else if (e.key === "Enter" || e.key === "Tab") choose(matches[Math.min(active, matches.length - 1)]);
       else if (e.key === "Escape") setClosedAt(at!.start);

@@ -15,7 +15,9 @@ const describe = (img: ImageRef) => `${kind(img.mediaType)} image · ${sizeLabel
 
 function Thumb({ sessionId, image, onOpen }: { sessionId: string; image: ImageRef; onOpen(src: string): void }) {
   const trpc = useTRPC();
-  const read = useQuery(trpc.attachments.read.queryOptions({ sessionId, id: image.id }, { staleTime: Infinity, retry: 1 }));
+  const read = useQuery(
+    trpc.attachments.read.queryOptions({ sessionId, id: image.id }, { staleTime: Infinity, retry: 1 }),
+  );
   const src = read.data ? dataUrl(read.data) : undefined;
   return (
     <button
@@ -45,9 +47,20 @@ export function ImageLightbox({ src, caption, onClose }: { src: string; caption:
     return () => window.removeEventListener("keydown", onKey, true);
   }, [onClose]);
   return (
-    <div className={styles.modal} onClick={onClose} role="dialog" aria-modal="true" aria-label={caption} data-testid="image-lightbox">
+    <div
+      className={styles.modal}
+      onClick={onClose}
+      role="dialog"
+      aria-modal="true"
+      aria-label={caption}
+      data-testid="image-lightbox"
+    >
       <figure className={styles.lightbox}>
-        <img src={src} alt={caption} onLoad={(e) => setPixels(`${e.currentTarget.naturalWidth} × ${e.currentTarget.naturalHeight}`)} />
+        <img
+          src={src}
+          alt={caption}
+          onLoad={(e) => setPixels(`${e.currentTarget.naturalWidth} × ${e.currentTarget.naturalHeight}`)}
+        />
         <figcaption>
           {pixels ? `${pixels} · ` : ""}
           {caption} · Esc or a click closes
@@ -62,7 +75,12 @@ export function MessageImages({ sessionId, images }: { sessionId: string; images
   return (
     <div className={styles.msgImages} data-testid="msg-images">
       {images.map((img) => (
-        <Thumb key={img.id} sessionId={sessionId} image={img} onOpen={(src) => setOpen({ src, caption: describe(img) })} />
+        <Thumb
+          key={img.id}
+          sessionId={sessionId}
+          image={img}
+          onOpen={(src) => setOpen({ src, caption: describe(img) })}
+        />
       ))}
       {open && <ImageLightbox src={open.src} caption={open.caption} onClose={() => setOpen(undefined)} />}
     </div>

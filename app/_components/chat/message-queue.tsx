@@ -68,16 +68,27 @@ export function QueuedMessages({ queue, running }: { queue: ReturnType<typeof us
   return (
     <div className={styles.queue} data-testid="message-queue">
       <div className={styles.queueNote}>
-        {queue.held ? "Held: the last turn did not complete. Send them or drop them." : "Sent when the agent finishes, in order:"}
+        {queue.held
+          ? "Held: the last turn did not complete. Send them or drop them."
+          : "Sent when the agent finishes, in order:"}
       </div>
       {queue.queued.map(({ text, images }, i) => (
         <div key={`${i}-${text}-${images.length}`} className={styles.queued} data-testid="queued-message">
           <DraftThumbs images={images} />
           <span data-testid="queued-text">{text}</span>
           {!running && (
-            <button onClick={() => queue.sendNow(i)} data-testid="queued-send">Send</button>
+            <button onClick={() => queue.sendNow(i)} data-testid="queued-send">
+              Send
+            </button>
           )}
-          <button onClick={() => queue.remove(i)} title="Drop this message" aria-label="Drop this message" data-testid="queued-drop">✕</button>
+          <button
+            onClick={() => queue.remove(i)}
+            title="Drop this message"
+            aria-label="Drop this message"
+            data-testid="queued-drop"
+          >
+            ✕
+          </button>
         </div>
       ))}
     </div>

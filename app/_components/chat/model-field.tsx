@@ -9,7 +9,8 @@ import styles from "./chat.module.css";
 
 const SHOWN = 50;
 
-export const imagesLabel = (images: boolean | undefined) => (images === true ? "takes images" : images === false ? "text only" : "images: not known");
+export const imagesLabel = (images: boolean | undefined) =>
+  images === true ? "takes images" : images === false ? "text only" : "images: not known";
 
 interface Props {
   provider: "anthropic" | "openai" | "";
@@ -20,10 +21,17 @@ interface Props {
 
 export function ModelField({ provider, value, placeholder, onChange }: Props) {
   const trpc = useTRPC();
-  const listing = useQuery(trpc.sessions.modelList.queryOptions({ provider: provider || "anthropic" }, { enabled: !!provider, staleTime: 60_000, retry: false }));
+  const listing = useQuery(
+    trpc.sessions.modelList.queryOptions(
+      { provider: provider || "anthropic" },
+      { enabled: !!provider, staleTime: 60_000, retry: false },
+    ),
+  );
   const typed = value.trim().toLowerCase();
   const models = listing.data?.models ?? [];
-  const matches = models.filter((m) => !typed || m.id.toLowerCase().includes(typed) || m.name?.toLowerCase().includes(typed));
+  const matches = models.filter(
+    (m) => !typed || m.id.toLowerCase().includes(typed) || m.name?.toLowerCase().includes(typed),
+  );
   const exact = models.find((m) => m.id === value.trim());
 
   return (
@@ -55,10 +63,19 @@ export function ModelField({ provider, value, placeholder, onChange }: Props) {
             <ul role="listbox" aria-label="The provider's models" data-testid="model-list">
               {matches.slice(0, SHOWN).map((m) => (
                 <li key={m.id} role="option" aria-selected={m.id === value.trim()}>
-                  <button type="button" onClick={() => onChange(m.id)} data-testid="model-option" data-model={m.id} data-images={String(m.images ?? "unknown")}>
+                  <button
+                    type="button"
+                    onClick={() => onChange(m.id)}
+                    data-testid="model-option"
+                    data-model={m.id}
+                    data-images={String(m.images ?? "unknown")}
+                  >
                     <span>{m.id}</span>
                     {m.name && m.name !== m.id && <span className="muted"> {m.name}</span>}
-                    <span className={m.images ? styles.modelImages : styles.modelNoImages}> · {imagesLabel(m.images)}</span>
+                    <span className={m.images ? styles.modelImages : styles.modelNoImages}>
+                      {" "}
+                      · {imagesLabel(m.images)}
+                    </span>
                   </button>
                 </li>
               ))}

@@ -7,7 +7,11 @@ import styles from "./tool-card.module.css";
 export function ModelNote({ note, modelText }: { note?: string; modelText?: string }) {
   return (
     <>
-      {note && <div className={styles.note} data-testid="tool-note">{note}</div>}
+      {note && (
+        <div className={styles.note} data-testid="tool-note">
+          {note}
+        </div>
+      )}
       {modelText && (
         <details className={styles.modelText} data-testid="tool-model-text">
           <summary>What the model was told</summary>

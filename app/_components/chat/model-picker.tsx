@@ -35,7 +35,11 @@ export function ModelPicker({ sessionId, children }: { sessionId: string; childr
         data-testid="model-picker"
         disabled={!current}
       >
-        {current ? (current.model ? `${current.model} · ${PROVIDER_LABEL[current.provider]}${current.isDefault ? " (default)" : ""}` : "No model configured") : "…"}
+        {current
+          ? current.model
+            ? `${current.model} · ${PROVIDER_LABEL[current.provider]}${current.isDefault ? " (default)" : ""}`
+            : "No model configured"
+          : "…"}
       </button>
       {children}
       {open && session.data && choices.data && (
@@ -102,8 +106,15 @@ function ModelForm({ choices, chosen, onClose, save }: FormProps) {
     >
       <label>
         Provider
-        <select value={provider} onChange={(e) => (setProvider(e.target.value as Provider | ""), setModel(""))} data-testid="model-provider">
-          <option value="">Server default{fallback ? ` (${fallback.model} · ${PROVIDER_LABEL[fallback.provider]})` : " (none configured)"}</option>
+        <select
+          value={provider}
+          onChange={(e) => (setProvider(e.target.value as Provider | ""), setModel(""))}
+          data-testid="model-provider"
+        >
+          <option value="">
+            Server default
+            {fallback ? ` (${fallback.model} · ${PROVIDER_LABEL[fallback.provider]})` : " (none configured)"}
+          </option>
           {choices.providers.map((p) => (
             <option key={p.kind} value={p.kind} disabled={!p.configured}>
               {PROVIDER_LABEL[p.kind]}
@@ -112,12 +123,25 @@ function ModelForm({ choices, chosen, onClose, save }: FormProps) {
           ))}
         </select>
       </label>
-      <ModelField provider={offer ? offer.kind : ""} value={model} onChange={setModel} placeholder={offer ? `${offer.defaultModel} (its default)` : "the server's"} />
+      <ModelField
+        provider={offer ? offer.kind : ""}
+        value={model}
+        onChange={setModel}
+        placeholder={offer ? `${offer.defaultModel} (its default)` : "the server's"}
+      />
       <p className="muted">Used from the next message on.</p>
-      {error && <div className={styles.error} role="alert">{error}</div>}
+      {error && (
+        <div className={styles.error} role="alert">
+          {error}
+        </div>
+      )}
       <div className={styles.modelActions}>
-        <button type="button" onClick={onClose}>Cancel</button>
-        <button type="submit" disabled={busy} data-testid="model-save">Use</button>
+        <button type="button" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="submit" disabled={busy} data-testid="model-save">
+          Use
+        </button>
       </div>
     </form>
   );

@@ -50,7 +50,9 @@ export function QuestionCard({ card, onAnswer }: { card: Card; onAnswer(answer: 
       aria-label={`The agent asks: ${card.question}`}
     >
       <strong>The agent asks</strong>
-      <div className={styles.questionText} data-testid="question-text">{card.question}</div>
+      <div className={styles.questionText} data-testid="question-text">
+        {card.question}
+      </div>
       <div className={styles.options}>
         {card.options.map((o, i) => (
           <button
@@ -85,17 +87,27 @@ export function QuestionCard({ card, onAnswer }: { card: Card; onAnswer(answer: 
             onKeyDown={(e) => e.key === "Escape" && e.stopPropagation()}
             data-testid="question-text-input"
           />
-          <button type="submit" disabled={busy || !armed || !typed} data-testid="question-send">Answer</button>
+          <button type="submit" disabled={busy || !armed || !typed} data-testid="question-send">
+            Answer
+          </button>
         </form>
       )}
-      {pending && readOnly && <div className={styles.outcome} data-testid="question-waiting">Waiting for the owner to answer.</div>}
+      {pending && readOnly && (
+        <div className={styles.outcome} data-testid="question-waiting">
+          Waiting for the owner to answer.
+        </div>
+      )}
       {card.outcome === "answered" && (
         <div className={styles.outcome} data-testid="question-outcome">
           Answered{card.option === undefined ? ": " : " "}
           {card.option === undefined ? card.answer : `with option ${card.option + 1}`}
         </div>
       )}
-      {card.outcome === "cancelled" && <div className={styles.outcome} data-testid="question-outcome">Cancelled (the turn was stopped before an answer)</div>}
+      {card.outcome === "cancelled" && (
+        <div className={styles.outcome} data-testid="question-outcome">
+          Cancelled (the turn was stopped before an answer)
+        </div>
+      )}
       {error && <div className={styles.error}>{error}</div>}
     </div>
   );

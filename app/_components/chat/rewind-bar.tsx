@@ -16,7 +16,10 @@ function describe({ kind, result }: RewindDone): string {
   return kind === "files" ? files : kind === "conversation" ? turns : `${turns}, ${files}`;
 }
 
-export function useRewind(sessionId: string, onText: (text: string) => void): { open(turnId: string, kind: RewindKind): void; ui: ReactNode } {
+export function useRewind(
+  sessionId: string,
+  onText: (text: string) => void,
+): { open(turnId: string, kind: RewindKind): void; ui: ReactNode } {
   const api = useCheckpointsApi();
   const [choosing, setChoosing] = useState<{ turnId: string; kind: RewindKind }>();
   const [done, setDone] = useState<RewindDone>();
@@ -41,11 +44,17 @@ export function useRewind(sessionId: string, onText: (text: string) => void): { 
       {done && (
         <div className={styles.bar} role="status" data-testid="rewind-bar">
           <span>{describe(done)}.</span>
-          {undo.error && <span className={styles.error} role="alert">{undo.error}</span>}
+          {undo.error && (
+            <span className={styles.error} role="alert">
+              {undo.error}
+            </span>
+          )}
           <button type="button" disabled={undo.busy} onClick={() => void undoIt(done)} data-testid="rewind-undo">
             {undo.busy ? "Undoing…" : "Undo"}
           </button>
-          <button type="button" aria-label="Dismiss" onClick={() => setDone(undefined)}>×</button>
+          <button type="button" aria-label="Dismiss" onClick={() => setDone(undefined)}>
+            ×
+          </button>
         </div>
       )}
       {choosing && (

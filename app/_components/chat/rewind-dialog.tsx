@@ -56,7 +56,10 @@ export function RewindDialog({ sessionId, turnId, kind, onClose, onDone }: Props
     let live = true;
     setPreview(undefined);
     setError(undefined);
-    call(true).then((r) => live && setPreview(r), (err: Error) => live && setError(err.message));
+    call(true).then(
+      (r) => live && setPreview(r),
+      (err: Error) => live && setError(err.message),
+    );
     return () => void (live = false);
   }, [call]);
 
@@ -96,18 +99,26 @@ export function RewindDialog({ sessionId, turnId, kind, onClose, onDone }: Props
       >
         <div className={styles.head}>
           <h2>{TITLE[kind]}</h2>
-          <button type="button" onClick={onClose} aria-label="Close">×</button>
+          <button type="button" onClick={onClose} aria-label="Close">
+            ×
+          </button>
         </div>
         {kind !== "files" && preview && (
           <p>
-            The agent forgets this message and what came after it ({preview.turnIds.length} {preview.turnIds.length === 1 ? "turn" : "turns"}): they stay
-            in the chat, marked as rewound, and are left out of what the model reads. Your message goes back in the message box.
+            The agent forgets this message and what came after it ({preview.turnIds.length}{" "}
+            {preview.turnIds.length === 1 ? "turn" : "turns"}): they stay in the chat, marked as rewound, and are left
+            out of what the model reads. Your message goes back in the message box.
           </p>
         )}
         {files && (
           <>
             <label className={styles.keep}>
-              <input type="checkbox" checked={keep} onChange={(e) => setKeep(e.target.checked)} data-testid="rewind-keep-user-edits" />
+              <input
+                type="checkbox"
+                checked={keep}
+                onChange={(e) => setKeep(e.target.checked)}
+                data-testid="rewind-keep-user-edits"
+              />
               Keep my own edits made after this turn
             </label>
             <p className={styles.hint}>
@@ -137,10 +148,23 @@ export function RewindDialog({ sessionId, turnId, kind, onClose, onDone }: Props
           </>
         )}
         {!preview && !error && <p className="muted">Working out what would change…</p>}
-        {error && <div className={styles.error} role="alert" data-testid="rewind-error">{error}</div>}
+        {error && (
+          <div className={styles.error} role="alert" data-testid="rewind-error">
+            {error}
+          </div>
+        )}
         <div className={styles.buttons}>
-          <button type="button" onClick={onClose} data-testid="rewind-cancel">Cancel</button>
-          <button type="button" className={styles.confirm} disabled={!preview || busy} onClick={confirm} data-autofocus data-testid="rewind-confirm">
+          <button type="button" onClick={onClose} data-testid="rewind-cancel">
+            Cancel
+          </button>
+          <button
+            type="button"
+            className={styles.confirm}
+            disabled={!preview || busy}
+            onClick={confirm}
+            data-autofocus
+            data-testid="rewind-confirm"
+          >
             {busy ? "Working…" : "Confirm"}
           </button>
         </div>

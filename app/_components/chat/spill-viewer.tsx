@@ -8,7 +8,17 @@ import styles from "./chat.module.css";
 
 const PAGE = 64 * 1024;
 
-export function SpillViewer({ sessionId, spillRef, title, onClose }: { sessionId: string; spillRef: string; title: string; onClose(): void }) {
+export function SpillViewer({
+  sessionId,
+  spillRef,
+  title,
+  onClose,
+}: {
+  sessionId: string;
+  spillRef: string;
+  title: string;
+  onClose(): void;
+}) {
   const api = useSessionApi();
   const [page, setPage] = useState<SpillPage>();
   const [error, setError] = useState<string>();
@@ -46,7 +56,15 @@ export function SpillViewer({ sessionId, spillRef, title, onClose }: { sessionId
   const total = page?.totalBytes ?? 0;
   return (
     <div className={styles.modal} onClick={onClose}>
-      <div ref={dialog} className={styles.viewer} role="dialog" aria-modal="true" aria-label="Full output" data-testid="spill-viewer" onClick={(e) => e.stopPropagation()}>
+      <div
+        ref={dialog}
+        className={styles.viewer}
+        role="dialog"
+        aria-modal="true"
+        aria-label="Full output"
+        data-testid="spill-viewer"
+        onClick={(e) => e.stopPropagation()}
+      >
         <div className={styles.viewerBar}>
           <span>
             <strong>{title}</strong>{" "}
@@ -56,13 +74,32 @@ export function SpillViewer({ sessionId, spillRef, title, onClose }: { sessionId
               </span>
             )}
           </span>
-          <button disabled={!page || page.offset === 0 || loading} onClick={() => load(0)}>First</button>
-          <button disabled={!page || page.offset === 0 || loading} onClick={() => load(page!.offset - PAGE)}>Previous</button>
-          <button disabled={!page || page.end >= total || loading} onClick={() => load(page!.end)} data-testid="spill-next">Next</button>
-          <button disabled={!page || page.end >= total || loading} onClick={() => load(Math.floor((total - 1) / PAGE) * PAGE)}>Last</button>
+          <button disabled={!page || page.offset === 0 || loading} onClick={() => load(0)}>
+            First
+          </button>
+          <button disabled={!page || page.offset === 0 || loading} onClick={() => load(page!.offset - PAGE)}>
+            Previous
+          </button>
+          <button
+            disabled={!page || page.end >= total || loading}
+            onClick={() => load(page!.end)}
+            data-testid="spill-next"
+          >
+            Next
+          </button>
+          <button
+            disabled={!page || page.end >= total || loading}
+            onClick={() => load(Math.floor((total - 1) / PAGE) * PAGE)}
+          >
+            Last
+          </button>
           <button onClick={onClose}>Close</button>
         </div>
-        {error ? <div className={styles.error}>{error}</div> : <pre data-testid="spill-text">{page?.text ?? "Loading…"}</pre>}
+        {error ? (
+          <div className={styles.error}>{error}</div>
+        ) : (
+          <pre data-testid="spill-text">{page?.text ?? "Loading…"}</pre>
+        )}
       </div>
     </div>
   );

@@ -11,7 +11,15 @@ import styles from "./subagent.module.css";
 
 const noAnswer = async () => undefined;
 
-function SubagentCard({ card, tools, onViewSpill }: { card: ToolCard; tools: Record<string, ToolCard>; onViewSpill(ref: string, title: string): void }) {
+function SubagentCard({
+  card,
+  tools,
+  onViewSpill,
+}: {
+  card: ToolCard;
+  tools: Record<string, ToolCard>;
+  onViewSpill(ref: string, title: string): void;
+}) {
   const [open, setOpen] = useState<boolean | null>(null);
   const working = card.status === "running" || card.status === "queued";
   const sub = card.sub ?? [];
@@ -20,7 +28,13 @@ function SubagentCard({ card, tools, onViewSpill }: { card: ToolCard; tools: Rec
   return (
     // The toggle event also fires when React opens or folds it: only a person's click, which
     // disagrees with what is shown, is kept as their choice.
-    <details className={styles.subagent} data-testid="subagent-card" data-status={card.status} open={shown} onToggle={(e) => e.currentTarget.open !== shown && setOpen(e.currentTarget.open)}>
+    <details
+      className={styles.subagent}
+      data-testid="subagent-card"
+      data-status={card.status}
+      open={shown}
+      onToggle={(e) => e.currentTarget.open !== shown && setOpen(e.currentTarget.open)}
+    >
       <summary>
         Subagent: {card.summary} · {calls} {calls === 1 ? "tool call" : "tool calls"}
         {working ? " · working…" : ""}
@@ -28,7 +42,9 @@ function SubagentCard({ card, tools, onViewSpill }: { card: ToolCard; tools: Rec
       <div className={styles.body}>
         {sub.map((item, n) =>
           item.kind === "text" ? (
-            <div key={`t${n}`} className={styles.text} data-testid="subagent-text">{item.text.trim()}</div>
+            <div key={`t${n}`} className={styles.text} data-testid="subagent-text">
+              {item.text.trim()}
+            </div>
           ) : tools[item.callId] ? (
             // A subagent never asks the person, so its cards have no approval to answer.
             <ToolCardView key={item.callId} card={tools[item.callId]} onAnswer={noAnswer} onViewSpill={onViewSpill} />
@@ -41,7 +57,17 @@ function SubagentCard({ card, tools, onViewSpill }: { card: ToolCard; tools: Rec
 }
 
 /** The task call's card with its subagent's card under it; any other card as it is. */
-export function WithSubagent({ card, tools, onViewSpill, children }: { card: ToolCard; tools: Record<string, ToolCard>; onViewSpill(ref: string, title: string): void; children: ReactNode }) {
+export function WithSubagent({
+  card,
+  tools,
+  onViewSpill,
+  children,
+}: {
+  card: ToolCard;
+  tools: Record<string, ToolCard>;
+  onViewSpill(ref: string, title: string): void;
+  children: ReactNode;
+}) {
   if (card.name !== TASK_TOOL) return <>{children}</>;
   return (
     <div data-testid="task-call">

@@ -28,13 +28,17 @@ export function TodoList({ todos }: { todos: readonly Todo[] }) {
         <span aria-hidden>{open ? "▾" : "▸"}</span>
         <strong>Tasks</strong>
         {!open && current && <span className="muted">{current.content}</span>}
-        <span data-testid="todo-progress">{done}/{todos.length}</span>
+        <span data-testid="todo-progress">
+          {done}/{todos.length}
+        </span>
       </button>
       {open && (
         <ol className={styles.todosList}>
           {todos.map((t, i) => (
             <li key={i} className={styles.todo} data-status={t.status} data-testid="todo-item">
-              <span className={styles.todoMark} aria-label={LABEL[t.status]} title={LABEL[t.status]}>{MARK[t.status]}</span>
+              <span className={styles.todoMark} aria-label={LABEL[t.status]} title={LABEL[t.status]}>
+                {MARK[t.status]}
+              </span>
               <span className={styles.todoText}>{t.content}</span>
             </li>
           ))}

@@ -35,7 +35,9 @@ export function RunningMeta({ since, outputChars }: { since: string; outputChars
   const started = Date.parse(since);
   return (
     <span className={styles.live} data-testid="tool-live">
-      <span data-testid="tool-elapsed" title="Time since the call started running">{elapsedText(Number.isNaN(started) ? 0 : now - started)}</span>
+      <span data-testid="tool-elapsed" title="Time since the call started running">
+        {elapsedText(Number.isNaN(started) ? 0 : now - started)}
+      </span>
       {outputChars !== undefined && outputChars > 0 && (
         <span data-testid="tool-output-size" title="Output received so far">
           {sizeText(outputChars)} output

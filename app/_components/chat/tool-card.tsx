@@ -19,7 +19,10 @@ import { RunningMeta } from "./tool-card-live";
 import styles from "./chat.module.css";
 import own from "./tool-card.module.css";
 
-const MonacoDiff = dynamic(() => import("../editor/diff-editor"), { ssr: false, loading: () => <div className="muted">Loading diff…</div> });
+const MonacoDiff = dynamic(() => import("../editor/diff-editor"), {
+  ssr: false,
+  loading: () => <div className="muted">Loading diff…</div>,
+});
 
 const LABEL: Record<Card["status"], string> = {
   queued: "queued",
@@ -44,12 +47,23 @@ function InputEditView({ name, input }: { name: string; input: unknown }) {
   const after = i.new_string ?? i.new_text;
   if (name === "edit_file" && typeof before === "string" && typeof after === "string") {
     const lines = Math.max(before.split("\n").length, after.split("\n").length);
-    return <MonacoDiff path={String(i.path ?? "")} original={before} modified={after} height={Math.min(320, 60 + 19 * lines)} />;
+    return (
+      <MonacoDiff
+        path={String(i.path ?? "")}
+        original={before}
+        modified={after}
+        height={Math.min(320, 60 + 19 * lines)}
+      />
+    );
   }
   if (name === "apply_patch" && typeof i.patch === "string") return <DiffText text={i.patch} />;
   if (name === "write_file" && typeof i.content === "string") {
     const lines = (i.content.endsWith("\n") ? i.content.slice(0, -1) : i.content).split("\n");
-    return <DiffText text={`+++ ${String(i.path ?? "")}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join("\n")}`} />;
+    return (
+      <DiffText
+        text={`+++ ${String(i.path ?? "")}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join("\n")}`}
+      />
+    );
   }
   return null;
 }
@@ -90,13 +104,30 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
   const destructive = approval?.request.destructive;
   const bodyId = `tool-body-${card.callId}`;
   return (
-    <div className={`${styles.card} ${destructive ? own.destructiveCard : ""}`} data-testid="tool-card" data-tool={card.name} data-status={card.status} data-destructive={destructive ? "true" : undefined}>
+    <div
+      className={`${styles.card} ${destructive ? own.destructiveCard : ""}`}
+      data-testid="tool-card"
+      data-tool={card.name}
+      data-status={card.status}
+      data-destructive={destructive ? "true" : undefined}
+    >
       {/* The whole header toggles for a mouse; the keyboard's way in is the toggle button. */}
       <div className={styles.cardHead} onClick={(e) => e.target === e.currentTarget && setOpen(!expanded)}>
-        <button type="button" className={own.toggle} onClick={() => setOpen(!expanded)} aria-expanded={expanded} aria-controls={bodyId} data-testid="tool-toggle">
-          <span className={own.chevron} aria-hidden="true">{expanded ? "▾" : "▸"}</span>
+        <button
+          type="button"
+          className={own.toggle}
+          onClick={() => setOpen(!expanded)}
+          aria-expanded={expanded}
+          aria-controls={bodyId}
+          data-testid="tool-toggle"
+        >
+          <span className={own.chevron} aria-hidden="true">
+            {expanded ? "▾" : "▸"}
+          </span>
           <span className={styles.cardName}>{card.name}</span>
-          <span className={styles.cardSummary} title={card.summary}>{card.summary}</span>
+          <span className={styles.cardSummary} title={card.summary}>
+            {card.summary}
+          </span>
         </button>
         <span className={styles.cardMeta}>
           {destructive && (
@@ -109,14 +140,23 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
               {card.approvedBy.kind === "session" ? "session approval" : "policy"}
             </span>
           )}
-          {card.mode && <span className={styles.modeTag} title="The session's mode this call was judged in" data-testid="tool-mode">{card.mode}</span>}
+          {card.mode && (
+            <span className={styles.modeTag} title="The session's mode this call was judged in" data-testid="tool-mode">
+              {card.mode}
+            </span>
+          )}
           {card.status === "running" ? (
             <RunningMeta since={card.runningSince ?? card.startedAt} outputChars={card.outputChars} />
           ) : (
             <span className="muted">{duration(card.durationMs)}</span>
           )}
           {onOpenFile && (
-            <button className={styles.cardOpen} onClick={(e) => (e.stopPropagation(), onOpenFile())} title="Open the file in the editor" data-testid="tool-open-file">
+            <button
+              className={styles.cardOpen}
+              onClick={(e) => (e.stopPropagation(), onOpenFile())}
+              title="Open the file in the editor"
+              data-testid="tool-open-file"
+            >
               Open
             </button>
           )}
@@ -127,21 +167,31 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
       </div>
       {approval && (
         <div className={styles.cardBody}>
-          <ApprovalCard card={approval} onAnswer={(choice, message) => onAnswer(approval.approvalId, choice, message)} />
+          <ApprovalCard
+            card={approval}
+            onAnswer={(choice, message) => onAnswer(approval.approvalId, choice, message)}
+          />
         </div>
       )}
       {expanded && (
         <div className={styles.cardBody} id={bodyId}>
           {EDITS.has(card.name) && <EditView card={card} approval={approval} />}
           {card.progress && card.output === undefined && (
-            <pre className={styles.output} data-testid="tool-progress">{card.progress}</pre>
+            <pre className={styles.output} data-testid="tool-progress">
+              {card.progress}
+            </pre>
           )}
           {card.output !== undefined && !card.note && (
-            <pre className={styles.output} data-testid="tool-output">{card.output || "(no output)"}</pre>
+            <pre className={styles.output} data-testid="tool-output">
+              {card.output || "(no output)"}
+            </pre>
           )}
           <ModelNote note={card.note} modelText={card.modelText} />
           {card.truncated && card.spillRef && (
-            <button onClick={() => onViewSpill(card.spillRef!, `${card.name}: ${card.summary}`)} data-testid="view-full-output">
+            <button
+              onClick={() => onViewSpill(card.spillRef!, `${card.name}: ${card.summary}`)}
+              data-testid="view-full-output"
+            >
               View full output
             </button>
           )}

@@ -9,8 +9,16 @@ import styles from "./rewind.module.css";
 export type RewindKind = "files" | "conversation" | "both";
 
 const CHOICES: Array<[RewindKind, string, string]> = [
-  ["files", "Restore files to before this turn", "Put back the files as they were before the agent worked on this message"],
-  ["conversation", "Rewind the conversation to here", "The agent forgets this message and everything after it; your message goes back in the box"],
+  [
+    "files",
+    "Restore files to before this turn",
+    "Put back the files as they were before the agent worked on this message",
+  ],
+  [
+    "conversation",
+    "Rewind the conversation to here",
+    "The agent forgets this message and everything after it; your message goes back in the box",
+  ],
   ["both", "Rewind both", "Restore the files and rewind the conversation to before this message"],
 ];
 
@@ -96,7 +104,11 @@ export function TurnMenu({ running, onChoose }: Props) {
               {label}
             </button>
           ))}
-          {running && <div className={styles.menuNote} role="note">{RUNNING_REASON}</div>}
+          {running && (
+            <div className={styles.menuNote} role="note">
+              {RUNNING_REASON}
+            </div>
+          )}
         </div>
       )}
     </div>
@@ -105,12 +117,26 @@ export function TurnMenu({ running, onChoose }: Props) {
 
 /** Under a finished turn that changed files: its review, and Undo (the files restore's preview):
  *  any turn is undone in two clicks, Undo then Confirm. */
-export function TurnLinks({ files, running, onReview, onUndo }: { files: number; running: boolean; onReview?(): void; onUndo(): void }) {
+export function TurnLinks({
+  files,
+  running,
+  onReview,
+  onUndo,
+}: {
+  files: number;
+  running: boolean;
+  onReview?(): void;
+  onUndo(): void;
+}) {
   return (
     <div className={styles.links}>
-      <span>{files} {files === 1 ? "file" : "files"} changed</span>
+      <span>
+        {files} {files === 1 ? "file" : "files"} changed
+      </span>
       {onReview && (
-        <button type="button" className={styles.link} onClick={onReview} data-testid="turn-review">Review changes</button>
+        <button type="button" className={styles.link} onClick={onReview} data-testid="turn-review">
+          Review changes
+        </button>
       )}
       <button
         type="button"

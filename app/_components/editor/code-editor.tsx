@@ -44,7 +44,13 @@ interface Props {
 
 // One object for the component's life: @monaco-editor/react calls updateOptions whenever the
 // options prop changes identity.
-const OPTIONS: editor.IStandaloneEditorConstructionOptions = { automaticLayout: true, minimap: { enabled: true }, fontSize: 13, tabSize: 2, scrollBeyondLastLine: false };
+const OPTIONS: editor.IStandaloneEditorConstructionOptions = {
+  automaticLayout: true,
+  minimap: { enabled: true },
+  fontSize: 13,
+  tabSize: 2,
+  scrollBeyondLastLine: false,
+};
 const READ_ONLY: editor.IStandaloneEditorConstructionOptions = { ...OPTIONS, readOnly: true, domReadOnly: true };
 const BLANK = "inmemory://quiver/no-file";
 
@@ -58,8 +64,23 @@ interface Cursor {
 
 // Monaco's ids where they are not what a person calls the language.
 const LANGUAGE_NAMES: Record<string, string> = {
-  typescript: "TypeScript", javascript: "JavaScript", json: "JSON", css: "CSS", scss: "SCSS", html: "HTML", markdown: "Markdown",
-  python: "Python", rust: "Rust", go: "Go", java: "Java", cpp: "C++", c: "C", shell: "Shell", yaml: "YAML", plaintext: "Plain Text", sql: "SQL",
+  typescript: "TypeScript",
+  javascript: "JavaScript",
+  json: "JSON",
+  css: "CSS",
+  scss: "SCSS",
+  html: "HTML",
+  markdown: "Markdown",
+  python: "Python",
+  rust: "Rust",
+  go: "Go",
+  java: "Java",
+  cpp: "C++",
+  c: "C",
+  shell: "Shell",
+  yaml: "YAML",
+  plaintext: "Plain Text",
+  sql: "SQL",
 };
 
 const uriOf = (path: string) => monaco.Uri.from({ scheme: "file", path: `/${path}` });
@@ -99,7 +120,15 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
     monaco.editor.setModelMarkers(
       model,
       "typescript-language-server",
-      markers.diagnostics.map((d) => ({ startLineNumber: d.line, startColumn: d.column, endLineNumber: d.endLine, endColumn: d.endColumn, severity: SEVERITY[d.severity], message: d.message, ...(d.code ? { code: `TS${d.code}` } : {}) })),
+      markers.diagnostics.map((d) => ({
+        startLineNumber: d.line,
+        startColumn: d.column,
+        endLineNumber: d.endLine,
+        endColumn: d.endColumn,
+        severity: SEVERITY[d.severity],
+        message: d.message,
+        ...(d.code ? { code: `TS${d.code}` } : {}),
+      })),
     );
   }, [markers, path]);
   const warmKey = useMemo(() => commonLanguages(warmPaths).join(","), [warmPaths]);
@@ -107,7 +136,10 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
   useEffect(() => {
     let live = true;
     // Only once the page is idle: a file opened right away should not compete with it.
-    const cancel = whenIdle(() => void warmUp(warmKey ? warmKey.split(",") : []).then(() => live && setWarm("done")), 3000);
+    const cancel = whenIdle(
+      () => void warmUp(warmKey ? warmKey.split(",") : []).then(() => live && setWarm("done")),
+      3000,
+    );
     return () => {
       live = false;
       cancel();
@@ -143,11 +175,19 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
       const model = editor.getModel();
       const sel = editor.getSelection();
       if (!model || !sel) return;
-      setCursor({ line: sel.positionLineNumber, column: sel.positionColumn, selected: model.getValueLengthInRange(sel), eol: model.getEOL() === "\r\n" ? "CRLF" : "LF" });
+      setCursor({
+        line: sel.positionLineNumber,
+        column: sel.positionColumn,
+        selected: model.getValueLengthInRange(sel),
+        eol: model.getEOL() === "\r\n" ? "CRLF" : "LF",
+      });
     };
     editor.onDidChangeCursorSelection(track);
     editor.onDidChangeModel(track);
-    editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS, withFile((p) => void (handlers.current.readOnly || handlers.current.onSave(p))));
+    editor.addCommand(
+      monaco.KeyMod.CtrlCmd | monaco.KeyCode.KeyS,
+      withFile((p) => void (handlers.current.readOnly || handlers.current.onSave(p))),
+    );
     // Tab stays Monaco's (it indents); the first one says how to leave the editor (tab-hint.tsx).
     editor.onKeyDown((e) => {
       if (e.keyCode === monaco.KeyCode.Tab && !e.ctrlKey && !e.altKey && !e.metaKey) tabHint.onTab();
@@ -168,19 +208,26 @@ export default function CodeEditor({ path, initial, warmPaths, onReady, onEdit, 
     void instance.current?.getAction("editor.action.gotoLine")?.run();
   };
   return (
-    <div className={styles.editorWithStatus} data-testid="code-editor" data-readonly={readOnly} data-language={language} data-path={path ?? ""} data-warm={warm}>
+    <div
+      className={styles.editorWithStatus}
+      data-testid="code-editor"
+      data-readonly={readOnly}
+      data-language={language}
+      data-path={path ?? ""}
+      data-warm={warm}
+    >
       <div className={styles.editorArea} style={{ position: "relative" }}>
-      <TabHint shown={tabHint.hint} onDismiss={tabHint.dismiss} />
-      <Editor
-        path={path === null ? BLANK : uriOf(path).toString()}
-        defaultValue={path === null ? "" : initial}
-        defaultLanguage={language}
-        theme={dark ? "vs-dark" : "vs"}
-        onMount={mount}
-        keepCurrentModel
-        loading={<div className="muted">Loading editor…</div>}
-        options={readOnly ? READ_ONLY : OPTIONS}
-      />
+        <TabHint shown={tabHint.hint} onDismiss={tabHint.dismiss} />
+        <Editor
+          path={path === null ? BLANK : uriOf(path).toString()}
+          defaultValue={path === null ? "" : initial}
+          defaultLanguage={language}
+          theme={dark ? "vs-dark" : "vs"}
+          onMount={mount}
+          keepCurrentModel
+          loading={<div className="muted">Loading editor…</div>}
+          options={readOnly ? READ_ONLY : OPTIONS}
+        />
       </div>
       {path !== null && (
         <div className={styles.statusLine} data-testid="editor-status">

@@ -12,7 +12,17 @@ import { useDarkMode } from "../../_lib/theme";
 
 type DiffWidget = Parameters<DiffOnMount>[0];
 
-export default function MonacoDiff({ path, original, modified, height = 240 }: { path: string; original: string; modified: string; height?: number | string }) {
+export default function MonacoDiff({
+  path,
+  original,
+  modified,
+  height = 240,
+}: {
+  path: string;
+  original: string;
+  modified: string;
+  height?: number | string;
+}) {
   const dark = useDarkMode();
   const widget = useRef<DiffWidget | null>(null);
   useLayoutEffect(
@@ -36,7 +46,13 @@ export default function MonacoDiff({ path, original, modified, height = 240 }: {
       keepCurrentOriginalModel
       keepCurrentModifiedModel
       onMount={(w) => (widget.current = w)}
-      options={{ readOnly: true, renderSideBySide: true, minimap: { enabled: false }, scrollBeyondLastLine: false, automaticLayout: true }}
+      options={{
+        readOnly: true,
+        renderSideBySide: true,
+        minimap: { enabled: false },
+        scrollBeyondLastLine: false,
+        automaticLayout: true,
+      }}
     />
   );
 }

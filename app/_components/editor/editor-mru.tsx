@@ -67,10 +67,25 @@ export function EditorMru({ files }: { files: MruFiles }) {
   if (!pick) return null;
   return (
     <div className={styles.quick} onClick={() => setPick(null)}>
-      <div className={styles.quickBox} role="dialog" aria-modal="true" aria-label="Open editors, most recently used first" data-testid="editor-mru" onClick={(e) => e.stopPropagation()}>
+      <div
+        className={styles.quickBox}
+        role="dialog"
+        aria-modal="true"
+        aria-label="Open editors, most recently used first"
+        data-testid="editor-mru"
+        onClick={(e) => e.stopPropagation()}
+      >
         <ul className={styles.quickList} role="listbox" aria-label="Open editors">
           {pick.order.map((p, i) => (
-            <li key={p} role="option" aria-selected={i === pick.index} className={i === pick.index ? styles.quickSel : undefined} onClick={() => (setPick(null), files.setActive(p))} data-testid="editor-mru-item" data-path={p}>
+            <li
+              key={p}
+              role="option"
+              aria-selected={i === pick.index}
+              className={i === pick.index ? styles.quickSel : undefined}
+              onClick={() => (setPick(null), files.setActive(p))}
+              data-testid="editor-mru-item"
+              data-path={p}
+            >
               <span>{p.split("/").pop()}</span>
               <span className={styles.quickKeys}>{p}</span>
             </li>

@@ -13,7 +13,10 @@ import { useFileDiagnostics } from "./use-diagnostics";
 import { EditorMru } from "./editor-mru";
 import styles from "./editor.module.css";
 
-const CodeEditor = dynamic(() => import("./code-editor"), { ssr: false, loading: () => <div className={styles.loading}>Loading editor…</div> });
+const CodeEditor = dynamic(() => import("./code-editor"), {
+  ssr: false,
+  loading: () => <div className={styles.loading}>Loading editor…</div>,
+});
 const MonacoDiff = dynamic(() => import("./diff-editor"), { ssr: false });
 
 type Files = ReturnType<typeof useOpenFiles>;
@@ -22,7 +25,17 @@ type Files = ReturnType<typeof useOpenFiles>;
  * `workspace` lists the workspace's files once known: the pane then mounts Monaco while the page
  * is idle (hidden until a file opens) and loads the languages those files use.
  */
-export function EditorPane({ sessionId, files, workspace, reveal }: { sessionId: string; files: Files; workspace?: readonly string[]; reveal?: Reveal | null }) {
+export function EditorPane({
+  sessionId,
+  files,
+  workspace,
+  reveal,
+}: {
+  sessionId: string;
+  files: Files;
+  workspace?: readonly string[];
+  reveal?: Reveal | null;
+}) {
   const readOnly = useReadOnly();
   const [showDiff, setShowDiff] = useState(false);
   const [idle, setIdle] = useState(false);
@@ -50,10 +63,32 @@ export function EditorPane({ sessionId, files, workspace, reveal }: { sessionId:
         {files.tabs.open.map((p) => {
           const d = files.docs[p];
           return (
-            <div key={p} role="tab" aria-selected={p === active} className={p === active ? styles.tabActive : styles.tab} onClick={() => files.setActive(p)} onMouseDown={(e) => e.button === 1 && e.preventDefault()} onAuxClick={(e) => e.button === 1 && files.close(p)} title={p} data-testid="editor-tab" data-path={p} data-dirty={d?.dirty ? "true" : "false"}>
+            <div
+              key={p}
+              role="tab"
+              aria-selected={p === active}
+              className={p === active ? styles.tabActive : styles.tab}
+              onClick={() => files.setActive(p)}
+              onMouseDown={(e) => e.button === 1 && e.preventDefault()}
+              onAuxClick={(e) => e.button === 1 && files.close(p)}
+              title={p}
+              data-testid="editor-tab"
+              data-path={p}
+              data-dirty={d?.dirty ? "true" : "false"}
+            >
               <span>{p.split("/").pop()}</span>
-              {d?.dirty && <span className={styles.dot} aria-label="unsaved">●</span>}
-              <button className={styles.close} aria-label={`Close ${p}`} onClick={(e) => (e.stopPropagation(), files.close(p))}>×</button>
+              {d?.dirty && (
+                <span className={styles.dot} aria-label="unsaved">
+                  ●
+                </span>
+              )}
+              <button
+                className={styles.close}
+                aria-label={`Close ${p}`}
+                onClick={(e) => (e.stopPropagation(), files.close(p))}
+              >
+                ×
+              </button>
             </div>
           );
         })}
@@ -61,18 +96,37 @@ export function EditorPane({ sessionId, files, workspace, reveal }: { sessionId:
       {doc?.conflict && (
         <div className={styles.conflict} data-testid="conflict-banner">
           <span>{doc.path} changed on disk (the agent edited it) while you have unsaved edits.</span>
-          <button onClick={() => setShowDiff((v) => !v)} data-testid="conflict-diff">{showDiff ? "Hide diff" : "Show diff"}</button>
-          <button onClick={() => (files.takeDisk(doc.path), setShowDiff(false))} data-testid="conflict-take-disk">Use disk version</button>
-          <button onClick={() => (void files.save(doc.path, true), setShowDiff(false))} data-testid="conflict-keep-mine">Keep mine (overwrite)</button>
+          <button onClick={() => setShowDiff((v) => !v)} data-testid="conflict-diff">
+            {showDiff ? "Hide diff" : "Show diff"}
+          </button>
+          <button onClick={() => (files.takeDisk(doc.path), setShowDiff(false))} data-testid="conflict-take-disk">
+            Use disk version
+          </button>
+          <button
+            onClick={() => (void files.save(doc.path, true), setShowDiff(false))}
+            data-testid="conflict-keep-mine"
+          >
+            Keep mine (overwrite)
+          </button>
         </div>
       )}
-      {doc?.error && <div className={styles.error} data-testid="editor-error">{doc.error}</div>}
+      {doc?.error && (
+        <div className={styles.error} data-testid="editor-error">
+          {doc.error}
+        </div>
+      )}
       <div className={styles.body}>
         {doc?.loading && <div className={styles.opening}>Opening {active}…</div>}
         {(editorPath || idle) && (
           // Stays mounted under the diff and the empty state: a new Monaco instance costs far
           // more than showing this one again.
-          <div className={editorPath && !unreadable && !(doc?.conflict && showDiff) ? styles.host : `${styles.host} ${styles.hidden}`}>
+          <div
+            className={
+              editorPath && !unreadable && !(doc?.conflict && showDiff)
+                ? styles.host
+                : `${styles.host} ${styles.hidden}`
+            }
+          >
             <CodeEditor
               key="editor"
               path={editorPath}
@@ -94,14 +148,26 @@ export function EditorPane({ sessionId, files, workspace, reveal }: { sessionId:
           </div>
         ) : !editorPath ? (
           <div className={styles.empty}>
-            {doc?.loading ? null : <div>Open a file from the tree, or press <kbd>Ctrl</kbd>+<kbd>P</kbd>.</div>}
+            {doc?.loading ? null : (
+              <div>
+                Open a file from the tree, or press <kbd>Ctrl</kbd>+<kbd>P</kbd>.
+              </div>
+            )}
           </div>
         ) : (
           doc?.conflict &&
           showDiff && (
             <div className={styles.diffWrap} data-testid="conflict-diff-view">
-              <div className={styles.diffLabels}><span>On disk</span><span>Your edits</span></div>
-              <MonacoDiff path={doc.path} original={doc.conflict.text} modified={files.buffers.current?.getText(doc.path) ?? ""} height="100%" />
+              <div className={styles.diffLabels}>
+                <span>On disk</span>
+                <span>Your edits</span>
+              </div>
+              <MonacoDiff
+                path={doc.path}
+                original={doc.conflict.text}
+                modified={files.buffers.current?.getText(doc.path) ?? ""}
+                height="100%"
+              />
             </div>
           )
         )}

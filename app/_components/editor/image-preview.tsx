@@ -8,8 +8,14 @@ import { sizeLabel } from "../../_lib/bytes";
 import styles from "./editor.module.css";
 
 const MIME: Record<string, string> = {
-  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp",
-  avif: "image/avif", bmp: "image/bmp", ico: "image/x-icon",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  avif: "image/avif",
+  bmp: "image/bmp",
+  ico: "image/x-icon",
 };
 
 /** The image type of `path` by its extension (SVG is text: it opens in the editor). */
@@ -21,7 +27,12 @@ export function ImagePreview({ sessionId, path, mime }: { sessionId: string; pat
   const trpc = useTRPC();
   const raw = useQuery(trpc.files.raw.queryOptions({ sessionId, path }, { retry: false, staleTime: 5_000 }));
   const [pixels, setPixels] = useState<string>();
-  if (raw.error) return <div className={styles.empty} data-testid="image-error">{raw.error.message}</div>;
+  if (raw.error)
+    return (
+      <div className={styles.empty} data-testid="image-error">
+        {raw.error.message}
+      </div>
+    );
   if (!raw.data) return <div className={styles.empty}>Loading {path}…</div>;
   return (
     <div className={styles.image} data-testid="image-preview">

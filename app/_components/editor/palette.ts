@@ -10,7 +10,8 @@ export interface Command {
   run(): void;
 }
 
-export type PaletteQuery = { mode: "files"; text: string } | { mode: "commands"; text: string } | { mode: "line"; line: number | null };
+export type PaletteQuery =
+  { mode: "files"; text: string } | { mode: "commands"; text: string } | { mode: "line"; line: number | null };
 
 export function paletteQuery(query: string): PaletteQuery {
   if (query.startsWith(">")) return { mode: "commands", text: query.slice(1).trim() };
@@ -65,7 +66,14 @@ export function matchCommands(commands: readonly Command[], text: string): Comma
   const words = text.toLowerCase().split(/\s+/).filter(Boolean);
   if (words.length === 0) return [...commands];
   return commands
-    .map((c) => ({ c, s: words.reduce((sum, w) => (sum < 0 ? sum : c.label.toLowerCase().includes(w) ? sum + 2 : score(c.label, w) > 0 ? sum + 1 : -1), 0) }))
+    .map((c) => ({
+      c,
+      s: words.reduce(
+        (sum, w) =>
+          sum < 0 ? sum : c.label.toLowerCase().includes(w) ? sum + 2 : score(c.label, w) > 0 ? sum + 1 : -1,
+        0,
+      ),
+    }))
     .filter((m) => m.s > 0)
     .sort((a, b) => b.s - a.s)
     .map((m) => m.c);

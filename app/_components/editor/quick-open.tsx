@@ -38,18 +38,35 @@ function useSettled<T>(value: T, ms: number): T {
   return settled;
 }
 
-export function QuickOpen({ paths, recent = [], active = null, findIn, commands, initial = "", onOpen, onGoToLine, onClose }: Props) {
+export function QuickOpen({
+  paths,
+  recent = [],
+  active = null,
+  findIn,
+  commands,
+  initial = "",
+  onOpen,
+  onGoToLine,
+  onClose,
+}: Props) {
   const trpc = useTRPC();
   const [query, setQuery] = useState(initial);
   const [sel, setSel] = useState(0);
   const q = paletteQuery(query);
   const wanted = useSettled(q.mode === "files" ? q.text.trim() : "", 150);
   const found = useQuery(
-    trpc.files.find.queryOptions({ sessionId: findIn ?? "", query: wanted }, { enabled: !!findIn && wanted.length > 0, placeholderData: keepPreviousData, staleTime: 10_000 }),
+    trpc.files.find.queryOptions(
+      { sessionId: findIn ?? "", query: wanted },
+      { enabled: !!findIn && wanted.length > 0, placeholderData: keepPreviousData, staleTime: 10_000 },
+    ),
   );
-  const candidates = useMemo(() => (found.data ? [...new Set([...paths, ...found.data.paths])] : paths), [paths, found.data]);
+  const candidates = useMemo(
+    () => (found.data ? [...new Set([...paths, ...found.data.paths])] : paths),
+    [paths, found.data],
+  );
   const rows: Row[] = useMemo(() => {
-    if (q.mode === "commands") return matchCommands(commands, q.text).map((c) => ({ key: c.id, label: c.label, keys: c.keys, run: c.run }));
+    if (q.mode === "commands")
+      return matchCommands(commands, q.text).map((c) => ({ key: c.id, label: c.label, keys: c.keys, run: c.run }));
     if (q.mode === "line") {
       if (!onGoToLine || q.line === null) return [];
       const line = q.line;
@@ -60,14 +77,29 @@ export function QuickOpen({ paths, recent = [], active = null, findIn, commands,
     // q is derived from query
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [candidates, recent, active, commands, query, onOpen, onGoToLine]);
-  const empty = q.mode === "commands" ? "No matching commands" : q.mode === "line" ? (onGoToLine ? "Type a line number" : "Open a file to go to a line") : "No matching files";
+  const empty =
+    q.mode === "commands"
+      ? "No matching commands"
+      : q.mode === "line"
+        ? onGoToLine
+          ? "Type a line number"
+          : "Open a file to go to a line"
+        : "No matching files";
   const choose = (row: Row | undefined) => {
     onClose();
     row?.run();
   };
   return (
     <div className={styles.quick} onClick={onClose}>
-      <div className={styles.quickBox} onClick={(e) => e.stopPropagation()} role="dialog" aria-modal="true" aria-label="Quick open" data-testid="quick-open" data-mode={q.mode}>
+      <div
+        className={styles.quickBox}
+        onClick={(e) => e.stopPropagation()}
+        role="dialog"
+        aria-modal="true"
+        aria-label="Quick open"
+        data-testid="quick-open"
+        data-mode={q.mode}
+      >
         <input
           autoFocus
           placeholder="Go to file… (> for commands, : for a line)"
@@ -93,12 +125,21 @@ export function QuickOpen({ paths, recent = [], active = null, findIn, commands,
           {rows.map((r, i) => (
             // Selected by a real mouse move only: the browser also reports "entering" a row that
             // appears under a pointer left still, and Enter would then open that row instead.
-            <li key={r.key} className={i === sel ? styles.quickSel : undefined} onMouseMove={() => i !== sel && setSel(i)} onClick={() => choose(r)} data-testid="quick-item" aria-selected={i === sel}>
+            <li
+              key={r.key}
+              className={i === sel ? styles.quickSel : undefined}
+              onMouseMove={() => i !== sel && setSel(i)}
+              onClick={() => choose(r)}
+              data-testid="quick-item"
+              aria-selected={i === sel}
+            >
               <span>{r.label}</span>
               {r.keys && <kbd className={styles.quickKeys}>{r.keys}</kbd>}
             </li>
           ))}
-          {rows.length === 0 && <li className="muted">{found.isFetching ? "Looking through the workspace…" : empty}</li>}
+          {rows.length === 0 && (
+            <li className="muted">{found.isFetching ? "Looking through the workspace…" : empty}</li>
+          )}
         </ul>
       </div>
     </div>

@@ -35,10 +35,12 @@ export function TabHint({ shown, onDismiss }: { shown: boolean; onDismiss(): voi
       {shown && (
         <>
           <span>
-            Tab inserts a tab here. To leave the editor with Tab, press <kbd>Ctrl</kbd>+<kbd>M</kbd> (<kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>M</kbd> on a Mac)
-            to switch tab-focus mode on or off.
+            Tab inserts a tab here. To leave the editor with Tab, press <kbd>Ctrl</kbd>+<kbd>M</kbd> (<kbd>Ctrl</kbd>+
+            <kbd>Shift</kbd>+<kbd>M</kbd> on a Mac) to switch tab-focus mode on or off.
           </span>
-          <button type="button" onClick={onDismiss} aria-label="Dismiss the hint">×</button>
+          <button type="button" onClick={onDismiss} aria-label="Dismiss the hint">
+            ×
+          </button>
         </>
       )}
     </div>

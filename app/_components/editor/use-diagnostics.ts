@@ -16,7 +16,10 @@ export function useFileDiagnostics(sessionId: string, path: string | null): File
   const trpc = useTRPC();
   const enabled = !!path && CHECKED.test(path);
   const q = useQuery(
-    trpc.files.diagnostics.queryOptions({ sessionId, path: path ?? "-" }, { enabled, retry: false, refetchInterval: 5_000, staleTime: 1_000 }),
+    trpc.files.diagnostics.queryOptions(
+      { sessionId, path: path ?? "-" },
+      { enabled, retry: false, refetchInterval: 5_000, staleTime: 1_000 },
+    ),
   );
   if (!enabled || !q.data || !q.data.ready) return null;
   return { path: q.data.path, diagnostics: q.data.diagnostics };

@@ -9,7 +9,12 @@ describe("changeMarks", () => {
       { path: "lib/gone.js", status: "deleted" },
       { path: "README.md", status: "modified" },
     ]);
-    expect(Object.fromEntries(m.files)).toEqual({ "src/a/b/c.ts": "modified", "src/a/new.ts": "added", "lib/gone.js": "deleted", "README.md": "modified" });
+    expect(Object.fromEntries(m.files)).toEqual({
+      "src/a/b/c.ts": "modified",
+      "src/a/new.ts": "added",
+      "lib/gone.js": "deleted",
+      "README.md": "modified",
+    });
     expect([...m.folders].sort()).toEqual(["lib", "src", "src/a", "src/a/b"]);
   });
 

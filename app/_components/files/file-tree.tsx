@@ -51,7 +51,21 @@ export interface TreeCommand {
   at: string | null;
 }
 
-export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, loading, error, activePath, onOpen, onCreated = onOpen, onRenamed, onDeleted, changes = NO_MARKS }: Props) {
+export function FileTree({
+  sessionId,
+  entries,
+  cut,
+  onFoldersOpen,
+  command,
+  loading,
+  error,
+  activePath,
+  onOpen,
+  onCreated = onOpen,
+  onRenamed,
+  onDeleted,
+  changes = NO_MARKS,
+}: Props) {
   const trpc = useTRPC();
   const readOnly = useReadOnly();
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
@@ -73,10 +87,13 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   // Create and rename report in their name box (the promise rejects); delete in the pane.
   const create = useMutation(trpc.files.create.mutationOptions({ onSettled }));
   const rename = useMutation(trpc.files.rename.mutationOptions({ onSettled }));
-  const remove = useMutation(trpc.files.remove.mutationOptions({ onError: (err) => setOpError(err.message), onSettled }));
+  const remove = useMutation(
+    trpc.files.remove.mutationOptions({ onError: (err) => setOpError(err.message), onSettled }),
+  );
   const treeRef = useRef<HTMLUListElement>(null);
 
-  const folderOf = (row: Selected | null) => (row ? (row.type === "dir" ? row.path : row.path.split("/").slice(0, -1).join("/")) : "");
+  const folderOf = (row: Selected | null) =>
+    row ? (row.type === "dir" ? row.path : row.path.split("/").slice(0, -1).join("/")) : "";
   const startNew = (type: "file" | "dir", at: Selected | null = selected) => {
     const parent = folderOf(at);
     if (parent) setExpanded((s) => new Set([...s, ...ancestors(parent), parent]));
@@ -109,7 +126,8 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   };
   const deleteRow = (row: Selected | null = selected) => {
     if (!row) return;
-    if (!confirm(`Delete ${row.path}${row.type === "dir" ? " and everything in it" : ""}? This cannot be undone.`)) return;
+    if (!confirm(`Delete ${row.path}${row.type === "dir" ? " and everything in it" : ""}? This cannot be undone.`))
+      return;
     setOpError(undefined);
     remove.mutate({ sessionId, path: row.path }, { onSuccess: () => (onDeleted(row.path), setSelected(null)) });
   };
@@ -135,13 +153,24 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   const menuItems = (row: Selected | null): MenuItem[] => {
     const items: MenuItem[] = [];
     if (!readOnly) {
-      items.push({ label: "New File…", run: () => startNew("file", row) }, { label: "New Folder…", run: () => startNew("dir", row) });
+      items.push(
+        { label: "New File…", run: () => startNew("file", row) },
+        { label: "New Folder…", run: () => startNew("dir", row) },
+      );
       items.push({ label: "Upload Files…", run: () => uploads.choose(folderFor(row)) });
     }
     if (row) {
       if (row.type !== "dir") items.unshift({ label: "Open", keys: "Enter", run: () => onOpen(row.path) });
-      if (!readOnly) items.push({ label: "Rename…", keys: "F2", run: () => startRename(row) }, { label: "Delete", keys: "Del", run: () => deleteRow(row) });
-      items.push({ label: "Copy Path", run: () => void navigator.clipboard?.writeText(row.path).catch(() => setOpError("The browser did not allow copying.")) });
+      if (!readOnly)
+        items.push(
+          { label: "Rename…", keys: "F2", run: () => startRename(row) },
+          { label: "Delete", keys: "Del", run: () => deleteRow(row) },
+        );
+      items.push({
+        label: "Copy Path",
+        run: () =>
+          void navigator.clipboard?.writeText(row.path).catch(() => setOpError("The browser did not allow copying.")),
+      });
       if (row.type === "file" && !readOnly) items.push({ label: "Download", run: () => void download(row.path) });
     }
     return items;
@@ -195,7 +224,9 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   const onKeyDown = (e: KeyboardEvent) => {
     if ((e.key === "F10" && e.shiftKey) || e.key === "ContextMenu") {
       e.preventDefault();
-      const row = selected && treeRef.current?.querySelector(`[data-path="${CSS.escape(selected.path)}"]`)?.getBoundingClientRect();
+      const row =
+        selected &&
+        treeRef.current?.querySelector(`[data-path="${CSS.escape(selected.path)}"]`)?.getBoundingClientRect();
       const box = row ?? treeRef.current!.getBoundingClientRect();
       return openMenu(box.left + 16, box.top + (row ? box.height : 8), selected);
     }
@@ -219,10 +250,18 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
   };
 
   const nameBox = (e: TreeEdit, depth: number) => (
-    <TreeNameBox key={`${e.kind}:${e.kind === "new" ? `${e.type}:${e.parent}` : e.path}`} edit={e} depth={depth} exists={exists} onSubmit={submitEdit} onCancel={() => endEdit()} />
+    <TreeNameBox
+      key={`${e.kind}:${e.kind === "new" ? `${e.type}:${e.parent}` : e.path}`}
+      edit={e}
+      depth={depth}
+      exists={exists}
+      onSubmit={submitEdit}
+      onCancel={() => endEdit()}
+    />
   );
   /** The name box of a new item, first in its folder. */
-  const newBoxIn = (parent: string, depth: number) => edit?.kind === "new" && edit.parent === parent && <li role="none">{nameBox(edit, depth)}</li>;
+  const newBoxIn = (parent: string, depth: number) =>
+    edit?.kind === "new" && edit.parent === parent && <li role="none">{nameBox(edit, depth)}</li>;
 
   const nameWithMark = ({ path, name }: TreeNode, isDir: boolean) => {
     const status = isDir ? (changes.folders.has(path) ? "modified" : undefined) : changes.files.get(path);
@@ -232,7 +271,9 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
     return (
       <>
         <span className={`${styles.name} ${styles[status]}`}>{name}</span>
-        <span className={`${styles.mark} ${styles[status]}`} title={title} data-testid="tree-mark" data-mark={mark}>{mark}</span>
+        <span className={`${styles.mark} ${styles[status]}`} title={title} data-testid="tree-mark" data-mark={mark}>
+          {mark}
+        </span>
       </>
     );
   };
@@ -283,23 +324,62 @@ export function FileTree({ sessionId, entries, cut, onFoldersOpen, command, load
         <span className={styles.title}>Files</span>
         {!readOnly && (
           <>
-            <button title="New file" aria-label="New file" onClick={() => startNew("file")} data-testid="new-file">+ File</button>
-            <button title="New folder" aria-label="New folder" onClick={() => startNew("dir")} data-testid="new-folder">+ Folder</button>
-            <button title="Rename (F2)" aria-label="Rename" disabled={!selected} onClick={() => startRename()} data-testid="rename">Rename</button>
-            <button title="Delete (Del)" aria-label="Delete" disabled={!selected} onClick={() => deleteRow()} data-testid="delete">Delete</button>
+            <button title="New file" aria-label="New file" onClick={() => startNew("file")} data-testid="new-file">
+              + File
+            </button>
+            <button title="New folder" aria-label="New folder" onClick={() => startNew("dir")} data-testid="new-folder">
+              + Folder
+            </button>
+            <button
+              title="Rename (F2)"
+              aria-label="Rename"
+              disabled={!selected}
+              onClick={() => startRename()}
+              data-testid="rename"
+            >
+              Rename
+            </button>
+            <button
+              title="Delete (Del)"
+              aria-label="Delete"
+              disabled={!selected}
+              onClick={() => deleteRow()}
+              data-testid="delete"
+            >
+              Delete
+            </button>
           </>
         )}
       </div>
       {(opError || error) && <div className={styles.error}>{opError ?? error}</div>}
-      {loading && entries.length === 0 && <div className="muted" style={{ padding: 8 }}>Loading files…</div>}
-      {uploads.busy && <div className="muted" style={{ padding: "2px 8px" }} data-testid="uploading">Uploading {uploads.busy}…</div>}
-      <ul ref={treeRef} className={`${styles.tree} ${drop.target === "" ? styles.dropInto : ""}`} data-testid="file-tree" {...drop.handlers} role="tree" aria-label="Files" tabIndex={0} onKeyDown={onKeyDown} onContextMenu={(e) => onContextMenu(e, null)}>
+      {loading && entries.length === 0 && (
+        <div className="muted" style={{ padding: 8 }}>
+          Loading files…
+        </div>
+      )}
+      {uploads.busy && (
+        <div className="muted" style={{ padding: "2px 8px" }} data-testid="uploading">
+          Uploading {uploads.busy}…
+        </div>
+      )}
+      <ul
+        ref={treeRef}
+        className={`${styles.tree} ${drop.target === "" ? styles.dropInto : ""}`}
+        data-testid="file-tree"
+        {...drop.handlers}
+        role="tree"
+        aria-label="Files"
+        tabIndex={0}
+        onKeyDown={onKeyDown}
+        onContextMenu={(e) => onContextMenu(e, null)}
+      >
         {newBoxIn("", 0)}
         {tree.map((n) => render(n, 0))}
       </ul>
       {cut.map((folder) => (
         <div key={folder} className="muted" style={{ padding: 8 }} data-testid="tree-cut">
-          {folder ? `${folder}/` : "The workspace"} has more entries than the tree lists: only the first {FILE_LIMITS.listMax} are shown.
+          {folder ? `${folder}/` : "The workspace"} has more entries than the tree lists: only the first{" "}
+          {FILE_LIMITS.listMax} are shown.
         </div>
       ))}
       {menu && <TreeMenu x={menu.x} y={menu.y} items={menuItems(menu.row)} onClose={closeMenu} />}

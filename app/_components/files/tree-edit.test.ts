@@ -14,8 +14,16 @@ describe("the tree's inline name box", () => {
   it("takes a name relative to the folder it is in, folders included", () => {
     expect(checkName(newFile(""), "notes.md", exists)).toEqual({ ok: true, path: "notes.md", unchanged: false });
     expect(checkName(newFile("src"), "  b.ts ", exists)).toEqual({ ok: true, path: "src/b.ts", unchanged: false });
-    expect(checkName(newFile("src"), "new/deep/c.ts", exists)).toEqual({ ok: true, path: "src/new/deep/c.ts", unchanged: false });
-    expect(checkName(rename("src/a.ts"), "lib/a.ts", exists)).toEqual({ ok: true, path: "src/lib/a.ts", unchanged: false });
+    expect(checkName(newFile("src"), "new/deep/c.ts", exists)).toEqual({
+      ok: true,
+      path: "src/new/deep/c.ts",
+      unchanged: false,
+    });
+    expect(checkName(rename("src/a.ts"), "lib/a.ts", exists)).toEqual({
+      ok: true,
+      path: "src/lib/a.ts",
+      unchanged: false,
+    });
   });
 
   it("says why a name cannot be used", () => {

@@ -5,8 +5,7 @@
 import type { TreeEntry } from "../../../server/protocol/ide-types";
 
 export type TreeEdit =
-  | { kind: "new"; type: "file" | "dir"; parent: string }
-  | { kind: "rename"; path: string; type: TreeEntry["type"] };
+  { kind: "new"; type: "file" | "dir"; parent: string } | { kind: "rename"; path: string; type: TreeEntry["type"] };
 
 /** The folder the box sits in ("" is the workspace root). */
 export function editFolder(edit: TreeEdit): string {
@@ -36,24 +35,34 @@ export type NameCheck = { ok: true; path: string; unchanged: boolean } | { ok: f
 
 /** The workspace path `typed` leads to from the box's folder, or why it cannot be used.
  *  `exists` answers for paths the tree lists, with their type (lookup below). */
-export function checkName(edit: TreeEdit, typed: string, exists: (path: string) => TreeEntry["type"] | false): NameCheck {
+export function checkName(
+  edit: TreeEdit,
+  typed: string,
+  exists: (path: string) => TreeEntry["type"] | false,
+): NameCheck {
   const name = typed.trim();
   if (!name) return { ok: false, message: "A file or folder name must be provided." };
-  if (name.startsWith("/")) return { ok: false, message: "A name cannot start with /: it is taken from the folder shown." };
+  if (name.startsWith("/"))
+    return { ok: false, message: "A name cannot start with /: it is taken from the folder shown." };
   if (name.includes("\\")) return { ok: false, message: "Use / between folders, not \\." };
   const parts = name.split("/");
-  if (parts.some((p) => p === "")) return { ok: false, message: "A name cannot hold an empty folder (//) or end with /." };
-  if (parts.some((p) => p === "." || p === "..")) return { ok: false, message: "A name cannot hold . or .. : the box works inside its folder." };
-  if (parts[0] === ".git") return { ok: false, message: ".git is the repository's own folder and cannot be edited here." };
+  if (parts.some((p) => p === ""))
+    return { ok: false, message: "A name cannot hold an empty folder (//) or end with /." };
+  if (parts.some((p) => p === "." || p === ".."))
+    return { ok: false, message: "A name cannot hold . or .. : the box works inside its folder." };
+  if (parts[0] === ".git")
+    return { ok: false, message: ".git is the repository's own folder and cannot be edited here." };
   const folder = editFolder(edit);
   const path = folder ? `${folder}/${name}` : name;
   if (edit.kind === "rename") {
     if (path === edit.path) return { ok: true, path, unchanged: true };
-    if (path.startsWith(`${edit.path}/`)) return { ok: false, message: `${baseName(edit.path)} cannot be moved into itself.` };
+    if (path.startsWith(`${edit.path}/`))
+      return { ok: false, message: `${baseName(edit.path)} cannot be moved into itself.` };
   }
   if (exists(path)) return { ok: false, message: `${name} already exists here. Choose a different name.` };
   for (let at = path.indexOf("/"); at >= 0; at = path.indexOf("/", at + 1)) {
-    if (exists(path.slice(0, at)) === "file") return { ok: false, message: `${path.slice(0, at)} is a file, not a folder.` };
+    if (exists(path.slice(0, at)) === "file")
+      return { ok: false, message: `${path.slice(0, at)} is a file, not a folder.` };
   }
   return { ok: true, path, unchanged: false };
 }

@@ -38,7 +38,10 @@ export function TreeMenu({ x, y, items, onClose }: Props) {
   useEffect(() => {
     const r = menu.current?.getBoundingClientRect();
     if (!r) return;
-    setPlace({ left: Math.max(0, Math.min(x, window.innerWidth - r.width - 4)), top: Math.max(0, Math.min(y, window.innerHeight - r.height - 4)) });
+    setPlace({
+      left: Math.max(0, Math.min(x, window.innerWidth - r.width - 4)),
+      top: Math.max(0, Math.min(y, window.innerHeight - r.height - 4)),
+    });
   }, [x, y]);
 
   const choose = (item: MenuItem) => {
@@ -48,7 +51,12 @@ export function TreeMenu({ x, y, items, onClose }: Props) {
   const onKeyDown = (e: KeyboardEvent) => {
     e.stopPropagation();
     const last = items.length - 1;
-    const move: Record<string, number | undefined> = { ArrowDown: active === last ? 0 : active + 1, ArrowUp: active === 0 ? last : active - 1, Home: 0, End: last };
+    const move: Record<string, number | undefined> = {
+      ArrowDown: active === last ? 0 : active + 1,
+      ArrowUp: active === 0 ? last : active - 1,
+      Home: 0,
+      End: last,
+    };
     if (move[e.key] !== undefined) setActive(move[e.key]!);
     else if (e.key === "Enter" || e.key === " ") choose(items[active]);
     else if (e.key === "Escape" || e.key === "Tab") onClose();
@@ -57,7 +65,16 @@ export function TreeMenu({ x, y, items, onClose }: Props) {
   };
 
   return (
-    <ul ref={menu} role="menu" aria-label="File actions" tabIndex={-1} className={styles.menu} style={place} onKeyDown={onKeyDown} data-testid="tree-menu">
+    <ul
+      ref={menu}
+      role="menu"
+      aria-label="File actions"
+      tabIndex={-1}
+      className={styles.menu}
+      style={place}
+      onKeyDown={onKeyDown}
+      data-testid="tree-menu"
+    >
       {items.map((item, i) => (
         <li
           key={item.label}

@@ -18,10 +18,16 @@ describe("file tree model and keyboard", () => {
     expect(ancestors("top.ts")).toEqual([]);
   });
 
-
   it("lists only the rows on screen, folders first, with their depth", () => {
     expect(rows([]).map((r) => r.path)).toEqual(["empty", "src", "README.md"]);
-    expect(rows(["src", "src/lib"]).map((r) => `${r.depth}:${r.path}`)).toEqual(["0:empty", "0:src", "1:src/lib", "2:src/lib/b.ts", "1:src/a.ts", "0:README.md"]);
+    expect(rows(["src", "src/lib"]).map((r) => `${r.depth}:${r.path}`)).toEqual([
+      "0:empty",
+      "0:src",
+      "1:src/lib",
+      "2:src/lib/b.ts",
+      "1:src/a.ts",
+      "0:README.md",
+    ]);
     // A folder inside a closed one stays hidden even when it is marked open.
     expect(rows(["src/lib"]).map((r) => r.path)).toEqual(["empty", "src", "README.md"]);
   });

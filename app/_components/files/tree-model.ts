@@ -37,7 +37,9 @@ export function buildTree(entries: TreeEntry[]): TreeNode[] {
     if (e.type === "dir") dirs.set(e.path, node);
   }
   const order = (n: TreeNode) => {
-    n.children.sort((a, b) => (a.type === "dir") !== (b.type === "dir") ? (a.type === "dir" ? -1 : 1) : a.name.localeCompare(b.name));
+    n.children.sort((a, b) =>
+      (a.type === "dir") !== (b.type === "dir") ? (a.type === "dir" ? -1 : 1) : a.name.localeCompare(b.name),
+    );
     n.children.forEach(order);
   };
   order(root);
@@ -63,7 +65,12 @@ export type TreeAction =
   | { type: "delete" };
 
 /** The rows on screen, in order: the children of open folders only. */
-export function visibleRows(nodes: TreeNode[], expanded: ReadonlySet<string>, depth = 0, out: TreeRow[] = []): TreeRow[] {
+export function visibleRows(
+  nodes: TreeNode[],
+  expanded: ReadonlySet<string>,
+  depth = 0,
+  out: TreeRow[] = [],
+): TreeRow[] {
   for (const n of nodes) {
     const open = n.type === "dir" && expanded.has(n.path);
     out.push({ path: n.path, type: n.type, depth, open, hasChildren: n.children.length > 0 });

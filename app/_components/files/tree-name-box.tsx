@@ -65,7 +65,8 @@ export function TreeNameBox({ edit, depth, exists, onSubmit, onCancel }: Props) 
     }
   };
 
-  const label = edit.kind === "rename" ? `New name for ${edit.path}` : edit.type === "dir" ? "New folder name" : "New file name";
+  const label =
+    edit.kind === "rename" ? `New name for ${edit.path}` : edit.type === "dir" ? "New folder name" : "New file name";
   return (
     <div className={styles.editRow} style={{ paddingLeft: 8 + depth * 12 }}>
       <span className={styles.icon}>{edit.type === "dir" ? "▸" : ""}</span>

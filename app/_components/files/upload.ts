@@ -19,7 +19,11 @@ export function folderFor(row: { path: string; type: string } | null): string {
 
 const base64OfFile = async (file: File) => base64Of(new Uint8Array(await file.arrayBuffer()));
 
-export function useUpload(sessionId: string, report: (message: string | undefined) => void, onUploaded: (paths: string[]) => void) {
+export function useUpload(
+  sessionId: string,
+  report: (message: string | undefined) => void,
+  onUploaded: (paths: string[]) => void,
+) {
   const trpc = useTRPC();
   const send = useMutation(trpc.files.upload.mutationOptions());
   const [busy, setBusy] = useState<string>();
@@ -31,7 +35,9 @@ export function useUpload(sessionId: string, report: (message: string | undefine
     for (const file of files) {
       const path = folder ? `${folder}/${file.name}` : file.name;
       if (file.size > PERSON_FILE_LIMITS.maxUploadBytes) {
-        refused.push(`${file.name} is ${sizeLabel(file.size)}; files up to ${sizeLabel(PERSON_FILE_LIMITS.maxUploadBytes)} can be uploaded`);
+        refused.push(
+          `${file.name} is ${sizeLabel(file.size)}; files up to ${sizeLabel(PERSON_FILE_LIMITS.maxUploadBytes)} can be uploaded`,
+        );
         continue;
       }
       setBusy(path);
@@ -69,7 +75,9 @@ export function useTreeDrop(enabled: boolean, onDrop: (folder: string, files: Fi
   const [target, setTarget] = useState<string | null>(null);
   const folderUnder = (e: DragEvent) => {
     const row = (e.target as Element).closest?.("[data-path]");
-    return folderFor(row ? { path: row.getAttribute("data-path")!, type: row.getAttribute("data-type") ?? "file" } : null);
+    return folderFor(
+      row ? { path: row.getAttribute("data-path")!, type: row.getAttribute("data-type") ?? "file" } : null,
+    );
   };
   const carriesFiles = (e: DragEvent) => [...e.dataTransfer.types].includes("Files");
   if (!enabled) return { target: null, handlers: {} };

@@ -22,7 +22,9 @@ export function useTreeListing(sessionId: string, enabled: boolean) {
   const partial = whole.data?.truncated ?? false;
   const folders = useMemo(() => (partial ? ["", ...opened] : []), [partial, opened]);
   const reads = useQueries({
-    queries: folders.map((folder) => trpc.files.tree.queryOptions({ sessionId, folder: folder || "." }, { retry: 0, enabled })),
+    queries: folders.map((folder) =>
+      trpc.files.tree.queryOptions({ sessionId, folder: folder || "." }, { retry: 0, enabled }),
+    ),
     combine: dataOf,
   });
   const entries = useMemo(() => {
@@ -34,7 +36,14 @@ export function useTreeListing(sessionId: string, enabled: boolean) {
   const cut = useMemo(() => (partial ? folders.filter((_, i) => reads[i]?.truncated) : []), [partial, folders, reads]);
   /** The folders the tree shows open: each is read on its own while it is (a closed one is not
    *  read again when files change). */
-  const opening = useCallback((shown: readonly string[]) => setOpened((o) => (o.length === shown.length && o.every((f, i) => f === shown[i]) ? o : [...shown])), []);
-  const refresh = useCallback(() => queryClient.invalidateQueries({ queryKey: trpc.files.tree.queryKey({ sessionId }) }), [queryClient, trpc, sessionId]);
+  const opening = useCallback(
+    (shown: readonly string[]) =>
+      setOpened((o) => (o.length === shown.length && o.every((f, i) => f === shown[i]) ? o : [...shown])),
+    [],
+  );
+  const refresh = useCallback(
+    () => queryClient.invalidateQueries({ queryKey: trpc.files.tree.queryKey({ sessionId }) }),
+    [queryClient, trpc, sessionId],
+  );
   return { entries, cut, partial, opening, refresh, isPending: whole.isPending, error: whole.error };
 }

@@ -26,7 +26,8 @@ export function NewProjectForm(props: { onDone(projectId?: string): void; onCanc
     e.preventDefault();
     setUploadError(null);
     const runnerLabels = labels.split(/[\s,]+/).filter(Boolean);
-    let source: { kind: "empty" } | { kind: "git"; url: string; branch?: string } | { kind: "archive"; name: string } = { kind: "empty" };
+    let source: { kind: "empty" } | { kind: "git"; url: string; branch?: string } | { kind: "archive"; name: string } =
+      { kind: "empty" };
     if (kind === "git") source = { kind: "git", url: url.trim(), ...(branch.trim() ? { branch: branch.trim() } : {}) };
     if (kind === "archive") {
       if (!file) return setUploadError("Choose a .zip or .tar.gz file.");
@@ -47,13 +48,27 @@ export function NewProjectForm(props: { onDone(projectId?: string): void; onCanc
     <form className={styles.form} onSubmit={(e) => void submit(e)} data-testid="new-project-form">
       <label>
         Name
-        <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} autoFocus data-testid="project-name" />
+        <input
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          maxLength={100}
+          autoFocus
+          data-testid="project-name"
+        />
       </label>
       <fieldset>
         <legend className="muted">Files from</legend>
         {(["empty", "git", "archive"] as const).map((k) => (
           <label key={k} style={{ display: "flex", gap: 4 }}>
-            <input type="radio" name="source" value={k} checked={kind === k} onChange={() => setKind(k)} data-testid={`project-source-${k}`} />
+            <input
+              type="radio"
+              name="source"
+              value={k}
+              checked={kind === k}
+              onChange={() => setKind(k)}
+              data-testid={`project-source-${k}`}
+            />
             {k === "empty" ? "Empty" : k === "git" ? "Git repository" : "Archive upload"}
           </label>
         ))}
@@ -62,7 +77,13 @@ export function NewProjectForm(props: { onDone(projectId?: string): void; onCanc
         <>
           <label>
             Repository URL (HTTPS)
-            <input value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="https://example.com/team/repo.git" data-testid="project-git-url" />
+            <input
+              value={url}
+              onChange={(e) => setUrl(e.target.value)}
+              required
+              placeholder="https://example.com/team/repo.git"
+              data-testid="project-git-url"
+            />
           </label>
           <label>
             Branch (empty: the repository&apos;s default)
@@ -73,17 +94,30 @@ export function NewProjectForm(props: { onDone(projectId?: string): void; onCanc
       {kind === "archive" && (
         <label>
           Archive (.zip, .tar.gz)
-          <input type="file" accept=".zip,.tar.gz,.tgz,.tar" onChange={(e) => setFile(e.target.files?.[0] ?? null)} data-testid="project-archive" />
+          <input
+            type="file"
+            accept=".zip,.tar.gz,.tgz,.tar"
+            onChange={(e) => setFile(e.target.files?.[0] ?? null)}
+            data-testid="project-archive"
+          />
         </label>
       )}
       <label>
         Runner labels (optional, e.g. gpu)
         <input value={labels} onChange={(e) => setLabels(e.target.value)} data-testid="project-labels" />
       </label>
-      {(uploadError || create.error) && <p className={styles.error} data-testid="new-project-error">{uploadError ?? create.error?.message}</p>}
+      {(uploadError || create.error) && (
+        <p className={styles.error} data-testid="new-project-error">
+          {uploadError ?? create.error?.message}
+        </p>
+      )}
       <div className={styles.formActions}>
-        <button type="button" onClick={props.onCancel}>Cancel</button>
-        <button type="submit" disabled={busy} data-testid="project-create">{busy ? "Creating…" : "Create project"}</button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button type="submit" disabled={busy} data-testid="project-create">
+          {busy ? "Creating…" : "Create project"}
+        </button>
       </div>
     </form>
   );

@@ -39,14 +39,24 @@ export function ProjectCard(props: {
     <section className={styles.project} id={`project-${p.id}`} data-testid="project" data-name={p.name}>
       <header className={styles.projectHeader}>
         <h2>{p.name}</h2>
-        <span className="muted" data-testid="project-source">{sourceText(p.source)}{p.runnerLabels.length > 0 && ` · runner labels: ${p.runnerLabels.join(", ")}`}</span>
+        <span className="muted" data-testid="project-source">
+          {sourceText(p.source)}
+          {p.runnerLabels.length > 0 && ` · runner labels: ${p.runnerLabels.join(", ")}`}
+        </span>
         {!props.primary && (
           <button type="button" onClick={props.newSession} disabled={props.creating} data-testid="project-new-session">
             {props.creating ? "Creating…" : "New session"}
           </button>
         )}
         {!isDefault && (
-          <button type="button" className={styles.remove} onClick={props.removeProject} disabled={props.removingProject} data-testid="project-delete" aria-label={`Delete project ${p.name}`}>
+          <button
+            type="button"
+            className={styles.remove}
+            onClick={props.removeProject}
+            disabled={props.removingProject}
+            data-testid="project-delete"
+            aria-label={`Delete project ${p.name}`}
+          >
             {props.removingProject ? "Deleting…" : "Delete project"}
           </button>
         )}
@@ -58,11 +68,21 @@ export function ProjectCard(props: {
       <ul className={styles.list} data-testid={props.primary ? "session-list" : "project-session-list"}>
         {p.sessions.map((s) => (
           <li key={s.id} data-testid="session-item" data-id={s.id}>
-            <Link href={`/s/${s.id}`} className={styles.sessionLink}>{s.title}</Link>
+            <Link href={`/s/${s.id}`} className={styles.sessionLink}>
+              {s.title}
+            </Link>
             <span className="muted">
               {s.status} · {new Date(s.updatedAt).toLocaleString()}
             </span>
-            <button type="button" className={styles.remove} aria-label={`Delete ${s.title}`} title="Delete this session" disabled={props.removingSession === s.id} onClick={() => props.removeSession(s)} data-testid="session-delete">
+            <button
+              type="button"
+              className={styles.remove}
+              aria-label={`Delete ${s.title}`}
+              title="Delete this session"
+              disabled={props.removingSession === s.id}
+              onClick={() => props.removeSession(s)}
+              data-testid="session-delete"
+            >
               Delete
             </button>
           </li>

@@ -28,7 +28,8 @@ export function FrameBanners({ ended, member, error, socketClosed, socketDown, r
   if (ended) {
     return (
       <div className={styles.banner} role="alert" data-testid="access-ended">
-        This session is not open to you: it was deleted, it is another member&apos;s, or you are no longer in its org. <a href="/">Back to your sessions</a>
+        This session is not open to you: it was deleted, it is another member&apos;s, or you are no longer in its org.{" "}
+        <a href="/">Back to your sessions</a>
       </div>
     );
   }
@@ -41,7 +42,9 @@ export function FrameBanners({ ended, member, error, socketClosed, socketDown, r
           `Live updates interrupted (${error ?? "unknown error"}). Retrying…`
         ) : goneRunner ? (
           <span data-testid="workspace-runner-gone">
-            This session&apos;s workspace is on runner {goneRunner.id}, gone since {goneRunner.since ? new Date(goneRunner.since).toLocaleString() : "an unknown time"}: files, terminal and tools are unavailable until it reconnects. The history stays readable.
+            This session&apos;s workspace is on runner {goneRunner.id}, gone since{" "}
+            {goneRunner.since ? new Date(goneRunner.since).toLocaleString() : "an unknown time"}: files, terminal and
+            tools are unavailable until it reconnects. The history stays readable.
           </span>
         ) : (
           "The runner is disconnected: files, terminal and tools are unavailable until it reconnects."

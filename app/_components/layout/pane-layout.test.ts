@@ -1,8 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PREFS, EDITOR_MIN, MIN, SPLIT, dragMax, fitLayout, isPrefs, togglePane, type LayoutPrefs } from "./pane-layout";
+import {
+  DEFAULT_PREFS,
+  EDITOR_MIN,
+  MIN,
+  SPLIT,
+  dragMax,
+  fitLayout,
+  isPrefs,
+  togglePane,
+  type LayoutPrefs,
+} from "./pane-layout";
 
 const member = { preview: true };
-const withPreview = (p: Partial<LayoutPrefs> = {}): LayoutPrefs => ({ ...DEFAULT_PREFS, previewOpen: true, recent: ["side", "chat", "preview"], ...p });
+const withPreview = (p: Partial<LayoutPrefs> = {}): LayoutPrefs => ({
+  ...DEFAULT_PREFS,
+  previewOpen: true,
+  recent: ["side", "chat", "preview"],
+  ...p,
+});
 const total = (f: ReturnType<typeof fitLayout>) =>
   f.editor + (["side", "chat", "preview"] as const).reduce((n, x) => n + (f.shown[x] ? f[x] + SPLIT : 0), 0);
 

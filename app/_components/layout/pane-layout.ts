@@ -56,9 +56,17 @@ export interface Fitted {
 }
 
 export function fitLayout(p: LayoutPrefs, view: { width: number; height: number }, can: { preview: boolean }): Fitted {
-  const wanted: Record<SidePane, boolean> = { side: p.sideOpen, chat: p.chatOpen, preview: p.previewOpen && can.preview };
+  const wanted: Record<SidePane, boolean> = {
+    side: p.sideOpen,
+    chat: p.chatOpen,
+    preview: p.previewOpen && can.preview,
+  };
   // The chat folds last: it is where the agent asks for approvals and answers.
-  const order = [...p.recent.filter((x) => x !== "chat" && SIDE_PANES.includes(x)), ...SIDE_PANES.filter((x) => x !== "chat" && !p.recent.includes(x)), "chat" as const];
+  const order = [
+    ...p.recent.filter((x) => x !== "chat" && SIDE_PANES.includes(x)),
+    ...SIDE_PANES.filter((x) => x !== "chat" && !p.recent.includes(x)),
+    "chat" as const,
+  ];
   const shown = { ...wanted };
   const collapsed: Fitted["collapsed"] = [];
   const open = () => SIDE_PANES.filter((x) => shown[x]);

@@ -64,8 +64,12 @@ interface Props {
 export function StatusBar(p: Props) {
   const online = useOnline();
   const conn = connectionOf(p.socket, p.status, online);
-  const words = conn === "ended" ? (p.viewer ? "Share link ended" : "No access to this session") : CONNECTION_WORDS[conn];
-  const detail = conn === "live" ? `Live updates on (event ${p.lastSeq}${p.database ? `, database: ${p.database}` : ""})` : (p.error ?? words);
+  const words =
+    conn === "ended" ? (p.viewer ? "Share link ended" : "No access to this session") : CONNECTION_WORDS[conn];
+  const detail =
+    conn === "live"
+      ? `Live updates on (event ${p.lastSeq}${p.database ? `, database: ${p.database}` : ""})`
+      : (p.error ?? words);
   const ok = conn === "live";
   return (
     <footer className={styles.status} data-testid="status-bar">
@@ -75,9 +79,18 @@ export function StatusBar(p: Props) {
       </span>
       {/* The runner is the member's to use; a viewer (and a page whose access ended) has no use for it. */}
       {!p.viewer && conn !== "ended" && (
-        <span className={styles.statusItem} data-testid="runner-state" data-state={p.runner ? "connected" : p.runnerPending ? "unknown" : "disconnected"} title="The runner holds the workspace: files, terminal, tools and preview">
+        <span
+          className={styles.statusItem}
+          data-testid="runner-state"
+          data-state={p.runner ? "connected" : p.runnerPending ? "unknown" : "disconnected"}
+          title="The runner holds the workspace: files, terminal, tools and preview"
+        >
           <span className={p.runner ? styles.dotOk : p.runnerPending ? styles.dotWait : styles.dotBad} />
-          {p.runner ? `Runner connected${p.runner.sandboxed ? "" : " (unsandboxed)"}` : p.runnerPending ? "Checking runner…" : "Runner disconnected"}
+          {p.runner
+            ? `Runner connected${p.runner.sandboxed ? "" : " (unsandboxed)"}`
+            : p.runnerPending
+              ? "Checking runner…"
+              : "Runner disconnected"}
         </span>
       )}
       {p.runner && !p.viewer && conn !== "ended" && (

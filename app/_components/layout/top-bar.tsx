@@ -17,7 +17,12 @@ const TOGGLES: { pane: Pane; label: string; keys: string; aria: string; title: s
   { pane: "preview", label: "Preview", keys: "Ctrl+Alt+P", aria: "Control+Alt+P", title: "Live preview", member: true },
   { pane: "chat", label: "Chat", keys: "Ctrl+Alt+B", aria: "Control+Alt+B", title: "Chat with the agent" },
 ];
-const TEST_IDS: Record<Pane, string> = { side: "toggle-side", panel: "toggle-panel", preview: "toggle-preview", chat: "toggle-chat" };
+const TEST_IDS: Record<Pane, string> = {
+  side: "toggle-side",
+  panel: "toggle-panel",
+  preview: "toggle-preview",
+  chat: "toggle-chat",
+};
 
 interface Props {
   sessionId: string;
@@ -38,20 +43,47 @@ export function TopBar({ sessionId, title, kind, running, shown, onToggle, onSha
   const readOnly = !member;
   return (
     <header className={styles.top}>
-      <Link href="/" className={styles.brand}>Quiver</Link>
+      <Link href="/" className={styles.brand}>
+        Quiver
+      </Link>
       <SessionTitle sessionId={sessionId} title={title} editable={member} />
       {nav}
-      {running && <span className={styles.working}>{readOnly ? "Agent working…" : <>Agent working… <kbd>Esc</kbd> stops</>}</span>}
-      {kind === "viewer" && <span className={styles.shared} data-testid="readonly-banner">Shared read-only</span>}
+      {running && (
+        <span className={styles.working}>
+          {readOnly ? (
+            "Agent working…"
+          ) : (
+            <>
+              Agent working… <kbd>Esc</kbd> stops
+            </>
+          )}
+        </span>
+      )}
+      {kind === "viewer" && (
+        <span className={styles.shared} data-testid="readonly-banner">
+          Shared read-only
+        </span>
+      )}
       <span className={styles.topEnd}>
         {meters}
         {member && <OrgSwitcher />}
         {member && (
-          <button type="button" className={styles.toggle} onClick={onShare} data-testid="share-open">Share</button>
+          <button type="button" className={styles.toggle} onClick={onShare} data-testid="share-open">
+            Share
+          </button>
         )}
         <span className={styles.paneToggles} role="group" aria-label="Panes">
           {TOGGLES.filter((t) => !t.member || member).map((t) => (
-            <button key={t.pane} type="button" className={styles.toggle} aria-pressed={shown[t.pane]} aria-keyshortcuts={t.aria} title={`${t.title} (${t.keys})`} onClick={() => onToggle(t.pane)} data-testid={TEST_IDS[t.pane]}>
+            <button
+              key={t.pane}
+              type="button"
+              className={styles.toggle}
+              aria-pressed={shown[t.pane]}
+              aria-keyshortcuts={t.aria}
+              title={`${t.title} (${t.keys})`}
+              onClick={() => onToggle(t.pane)}
+              data-testid={TEST_IDS[t.pane]}
+            >
               {t.label}
             </button>
           ))}

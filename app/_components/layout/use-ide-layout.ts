@@ -4,7 +4,17 @@
 // sharing a browser profile keep their own), fitted to the window as it resizes (pane-layout.ts).
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { readStored } from "../../_lib/persisted";
-import { DEFAULT_PREFS, dragMax, fitLayout, isPrefs, showPane, togglePane, type Fitted, type LayoutPrefs, type SidePane } from "./pane-layout";
+import {
+  DEFAULT_PREFS,
+  dragMax,
+  fitLayout,
+  isPrefs,
+  showPane,
+  togglePane,
+  type Fitted,
+  type LayoutPrefs,
+  type SidePane,
+} from "./pane-layout";
 
 export type Pane = SidePane | "panel";
 
@@ -53,9 +63,19 @@ export function useIdeLayout(person: string | undefined, can: { preview: boolean
 
   const view = useViewport();
   const fitted = useMemo(() => fitLayout(prefs, view, can), [prefs, view, can]);
-  const toggle = useCallback((pane: Pane) => setPrefs((p) => togglePane(p, fitLayout(p, view, can), pane)), [view, can]);
+  const toggle = useCallback(
+    (pane: Pane) => setPrefs((p) => togglePane(p, fitLayout(p, view, can), pane)),
+    [view, can],
+  );
   const show = useCallback(
-    (pane: Pane, on = true) => setPrefs((p) => (pane === "panel" ? { ...p, panelOpen: on } : fitLayout(p, view, can).shown[pane] === on ? p : showPane(p, pane, on))),
+    (pane: Pane, on = true) =>
+      setPrefs((p) =>
+        pane === "panel"
+          ? { ...p, panelOpen: on }
+          : fitLayout(p, view, can).shown[pane] === on
+            ? p
+            : showPane(p, pane, on),
+      ),
     [view, can],
   );
   const resize = useCallback((pane: Pane, size: number) => setPrefs((p) => ({ ...p, [pane]: size })), []);

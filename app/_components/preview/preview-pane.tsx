@@ -21,7 +21,10 @@ interface Target {
 }
 const NO_TARGET: Target = { port: null, path: "/" };
 const isTarget = (v: unknown): v is Target =>
-  !!v && typeof v === "object" && typeof (v as Target).path === "string" && ((v as Target).port === null || Number.isInteger((v as Target).port));
+  !!v &&
+  typeof v === "object" &&
+  typeof (v as Target).path === "string" &&
+  ((v as Target).port === null || Number.isInteger((v as Target).port));
 
 /** `/usr/bin/python3 -m http.server 8123` → `python3 -m http.server`: enough to recognise it. */
 const shortCommand = (cmd: string) => {
@@ -82,7 +85,10 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [listening, loaded, target.port]);
 
-  const origin = target.port !== null && typeof location !== "undefined" ? previewOrigin(location, sessionId, target.port) : undefined;
+  const origin =
+    target.port !== null && typeof location !== "undefined"
+      ? previewOrigin(location, sessionId, target.port)
+      : undefined;
   const url = origin && framePath !== null ? `${origin}${framePath}` : undefined;
   const src = useTicketedSrc(sessionId, target.port, url, nonce);
   const go = (port: number, path: string) => {
@@ -121,12 +127,52 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
   return (
     <div className={styles.pane} data-testid="preview-pane">
       <form className={styles.bar} onSubmit={submit} aria-label="Preview address">
-        <span className={styles.host} aria-hidden>localhost:</span>
-        <input ref={portInput} className={styles.port} value={portDraft} onChange={(e) => setPortDraft(e.target.value)} placeholder="port" inputMode="numeric" aria-label="Port" aria-invalid={portDraft !== "" && !portValid} data-testid="preview-port" />
-        <input className={styles.path} value={pathDraft} onChange={(e) => setPathDraft(e.target.value)} aria-label="Path" data-testid="preview-path" />
-        <button type="submit" disabled={!portValid} data-testid="preview-go">Go</button>
-        <button type="button" onClick={reload} disabled={!url} aria-label="Reload preview" title="Reload" data-testid="preview-reload">⟳</button>
-        <a className={styles.open} href={url && target.port !== null ? openInTabHref(sessionId, target.port, target.path) : undefined} target="_blank" rel="noopener noreferrer" aria-disabled={!url} aria-label="Open preview in a new tab" title="Open in a new tab" data-testid="preview-open">↗</a>
+        <span className={styles.host} aria-hidden>
+          localhost:
+        </span>
+        <input
+          ref={portInput}
+          className={styles.port}
+          value={portDraft}
+          onChange={(e) => setPortDraft(e.target.value)}
+          placeholder="port"
+          inputMode="numeric"
+          aria-label="Port"
+          aria-invalid={portDraft !== "" && !portValid}
+          data-testid="preview-port"
+        />
+        <input
+          className={styles.path}
+          value={pathDraft}
+          onChange={(e) => setPathDraft(e.target.value)}
+          aria-label="Path"
+          data-testid="preview-path"
+        />
+        <button type="submit" disabled={!portValid} data-testid="preview-go">
+          Go
+        </button>
+        <button
+          type="button"
+          onClick={reload}
+          disabled={!url}
+          aria-label="Reload preview"
+          title="Reload"
+          data-testid="preview-reload"
+        >
+          ⟳
+        </button>
+        <a
+          className={styles.open}
+          href={url && target.port !== null ? openInTabHref(sessionId, target.port, target.path) : undefined}
+          target="_blank"
+          rel="noopener noreferrer"
+          aria-disabled={!url}
+          aria-label="Open preview in a new tab"
+          title="Open in a new tab"
+          data-testid="preview-open"
+        >
+          ↗
+        </a>
       </form>
       <div className={styles.ports} data-testid="preview-ports" aria-label="Listening ports">
         {error ? (
@@ -134,10 +180,21 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
         ) : !loaded ? (
           <span className="muted">Looking for listening ports…</span>
         ) : mine.length === 0 ? (
-          <span className="muted">No server of this workspace listens yet. Start one in the terminal (e.g. <code>python3 -m http.server 8000</code>).</span>
+          <span className="muted">
+            No server of this workspace listens yet. Start one in the terminal (e.g.{" "}
+            <code>python3 -m http.server 8000</code>).
+          </span>
         ) : (
           mine.map((p) => (
-            <button key={p.port} type="button" className={p.port === target.port ? styles.portOn : styles.portBtn} onClick={() => go(p.port, "/")} title={p.command ?? p.address} data-testid="preview-port-item" data-port={p.port}>
+            <button
+              key={p.port}
+              type="button"
+              className={p.port === target.port ? styles.portOn : styles.portBtn}
+              onClick={() => go(p.port, "/")}
+              title={p.command ?? p.address}
+              data-testid="preview-port-item"
+              data-port={p.port}
+            >
               {p.port}
               {p.command && <span className={styles.cmd}>{shortCommand(p.command)}</span>}
             </button>
@@ -147,7 +204,16 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
           <details className={styles.others}>
             <summary>{others.length} other</summary>
             {others.map((p) => (
-              <button key={p.port} type="button" className={styles.portBtn} onClick={() => go(p.port, "/")} data-testid="preview-port-other" data-port={p.port}>{p.port}</button>
+              <button
+                key={p.port}
+                type="button"
+                className={styles.portBtn}
+                onClick={() => go(p.port, "/")}
+                data-testid="preview-port-other"
+                data-port={p.port}
+              >
+                {p.port}
+              </button>
             ))}
           </details>
         )}
@@ -156,7 +222,18 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
         {url ? (
           // credentialless: the IDE's pages are cross-origin isolated (COEP, for the WebContainer),
           // and an app on another origin cannot be expected to send COEP/CORP headers of its own.
-          src && <iframe ref={frame} key={`${url}#${nonce}`} src={src} title="Preview" className={styles.frame} data-testid="preview-frame" data-listening={listening} {...({ credentialless: true } as object)} />
+          src && (
+            <iframe
+              ref={frame}
+              key={`${url}#${nonce}`}
+              src={src}
+              title="Preview"
+              className={styles.frame}
+              data-testid="preview-frame"
+              data-listening={listening}
+              {...({ credentialless: true } as object)}
+            />
+          )
         ) : (
           <div className={styles.empty}>Pick a port to preview the app served on the runner.</div>
         )}

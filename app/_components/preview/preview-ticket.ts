@@ -7,7 +7,11 @@ import { useEffect, useState } from "react";
 import { PreviewTicket, withTicket } from "../../../server/protocol/preview-ticket";
 
 export async function fetchTicket(sessionId: string, port: number, signal?: AbortSignal): Promise<string> {
-  const res = await fetch(`/api/preview/ticket?session=${encodeURIComponent(sessionId)}&port=${port}`, { method: "POST", signal, cache: "no-store" });
+  const res = await fetch(`/api/preview/ticket?session=${encodeURIComponent(sessionId)}&port=${port}`, {
+    method: "POST",
+    signal,
+    cache: "no-store",
+  });
   const body: unknown = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error((body as { error?: string }).error ?? `HTTP ${res.status}`);
   return PreviewTicket.parse(body).ticket;
@@ -18,7 +22,12 @@ export async function fetchTicket(sessionId: string, port: number, signal?: Abor
  * reload); undefined while the ticket is on its way. Without a ticket the plain URL is framed: the
  * preview host then says itself why it refuses (or lets the owner on this machine in).
  */
-export function useTicketedSrc(sessionId: string, port: number | null, url: string | undefined, load: number): string | undefined {
+export function useTicketedSrc(
+  sessionId: string,
+  port: number | null,
+  url: string | undefined,
+  load: number,
+): string | undefined {
   const [src, setSrc] = useState<{ for: string; src: string }>();
   const key = `${url}#${load}`;
   useEffect(() => {

@@ -18,21 +18,32 @@ export function WebContainerLine() {
   if (!isolated) return null;
   const attempt = () => {
     setState({ kind: "booting" });
-    void bootWebContainer().then((r) => setState(r.ok ? { kind: "booted" } : { kind: "unavailable", reason: r.reason }));
+    void bootWebContainer().then((r) =>
+      setState(r.ok ? { kind: "booted" } : { kind: "unavailable", reason: r.reason }),
+    );
   };
   return (
-    <details className={styles.wc} data-testid="preview-webcontainer" data-state={state.kind} open={state.kind !== "idle"}>
+    <details
+      className={styles.wc}
+      data-testid="preview-webcontainer"
+      data-state={state.kind}
+      open={state.kind !== "idle"}
+    >
       <summary>Previewing through the runner</summary>
       <div role="status">
         {state.kind === "idle" && (
           <>
-            An in-browser WebContainer could boot in this page instead (it needs StackBlitz&apos;s servers); nothing runs in it yet.{" "}
-            <button type="button" className={styles.link} onClick={attempt}>Try it</button>
+            An in-browser WebContainer could boot in this page instead (it needs StackBlitz&apos;s servers); nothing
+            runs in it yet.{" "}
+            <button type="button" className={styles.link} onClick={attempt}>
+              Try it
+            </button>
           </>
         )}
         {state.kind === "booting" && "Booting the WebContainer…"}
         {state.kind === "unavailable" && `WebContainer unavailable: ${state.reason}. Previewing through the runner.`}
-        {state.kind === "booted" && "WebContainer booted, but running the app's dev server in it is not wired yet: previewing through the runner."}
+        {state.kind === "booted" &&
+          "WebContainer booted, but running the app's dev server in it is not wired yet: previewing through the runner."}
       </div>
     </details>
   );

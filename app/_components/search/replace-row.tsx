@@ -25,8 +25,12 @@ export function ReplaceRow({ sessionId, search, paths, lines }: Props) {
   const replace = useMutation(
     trpc.files.replace.mutationOptions({
       onSuccess: (r) => {
-        const skipped = r.skipped.length ? `; left alone: ${r.skipped.map((s) => `${s.path} (${s.reason})`).join(", ")}` : "";
-        setDone(`Replaced ${r.replacements} match${r.replacements === 1 ? "" : "es"} in ${r.files} file${r.files === 1 ? "" : "s"}${skipped}.`);
+        const skipped = r.skipped.length
+          ? `; left alone: ${r.skipped.map((s) => `${s.path} (${s.reason})`).join(", ")}`
+          : "";
+        setDone(
+          `Replaced ${r.replacements} match${r.replacements === 1 ? "" : "es"} in ${r.files} file${r.files === 1 ? "" : "s"}${skipped}.`,
+        );
       },
       onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.files.search.queryKey() }),
     }),
@@ -36,7 +40,14 @@ export function ReplaceRow({ sessionId, search, paths, lines }: Props) {
     const what = `Replace ${lines} matching line${lines === 1 ? "" : "s"} in ${paths.length} file${paths.length === 1 ? "" : "s"} with "${replacement}"? Unsaved edits in those files will be asked about.`;
     if (!confirm(what)) return;
     setDone(undefined);
-    replace.mutate({ sessionId, query: search.query, regex: search.regex || undefined, caseSensitive: search.caseSensitive, replacement, paths });
+    replace.mutate({
+      sessionId,
+      query: search.query,
+      regex: search.regex || undefined,
+      caseSensitive: search.caseSensitive,
+      replacement,
+      paths,
+    });
   };
   return (
     <>
@@ -51,12 +62,27 @@ export function ReplaceRow({ sessionId, search, paths, lines }: Props) {
           data-testid="replace-with"
           spellCheck={false}
         />
-        <button type="button" className={styles.opt} onClick={run} disabled={paths.length === 0 || replace.isPending} title="Replace all (Enter)" data-testid="replace-all">
+        <button
+          type="button"
+          className={styles.opt}
+          onClick={run}
+          disabled={paths.length === 0 || replace.isPending}
+          title="Replace all (Enter)"
+          data-testid="replace-all"
+        >
           {replace.isPending ? "…" : "All"}
         </button>
       </div>
-      {replace.error && <div className={styles.error} data-testid="replace-error">{replace.error.message}</div>}
-      {done && !replace.error && <div className="muted" data-testid="replace-done">{done}</div>}
+      {replace.error && (
+        <div className={styles.error} data-testid="replace-error">
+          {replace.error.message}
+        </div>
+      )}
+      {done && !replace.error && (
+        <div className="muted" data-testid="replace-done">
+          {done}
+        </div>
+      )}
     </>
   );
 }

@@ -27,7 +27,11 @@ export function firstMatch(text: string, o: SearchOptions): [number, number] | u
 }
 
 /** A long line cut to a window around its match, so the match shows in a narrow pane. */
-export function around(text: string, match: [number, number] | undefined, before = 30): { text: string; match?: [number, number] } {
+export function around(
+  text: string,
+  match: [number, number] | undefined,
+  before = 30,
+): { text: string; match?: [number, number] } {
   const trimmed = text.replace(/^\s+/, "");
   const cut = text.length - trimmed.length;
   if (!match) return { text: trimmed };

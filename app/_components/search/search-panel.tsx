@@ -60,7 +60,15 @@ export function SearchPanel({ sessionId, onOpen }: Props) {
   const query = asked.query.trim() ? asked.query : "";
   const results = useQuery(
     trpc.files.search.queryOptions(
-      query ? { sessionId, query, regex: asked.regex, caseSensitive: asked.caseSensitive || undefined, glob: asked.glob.trim() || undefined } : skipToken,
+      query
+        ? {
+            sessionId,
+            query,
+            regex: asked.regex,
+            caseSensitive: asked.caseSensitive || undefined,
+            glob: asked.glob.trim() || undefined,
+          }
+        : skipToken,
       { retry: false, staleTime: 5_000 },
     ),
   );
@@ -73,7 +81,14 @@ export function SearchPanel({ sessionId, onOpen }: Props) {
       <form className={styles.form} onSubmit={(e) => (e.preventDefault(), setAsked(draft))} role="search">
         <div className={styles.row}>
           {!readOnly && (
-            <button type="button" className={styles.opt} aria-pressed={replacing} title="Toggle Replace" onClick={() => setReplacing((r) => !r)} data-testid="search-replace-toggle">
+            <button
+              type="button"
+              className={styles.opt}
+              aria-pressed={replacing}
+              title="Toggle Replace"
+              onClick={() => setReplacing((r) => !r)}
+              data-testid="search-replace-toggle"
+            >
               ⇄
             </button>
           )}
@@ -88,11 +103,44 @@ export function SearchPanel({ sessionId, onOpen }: Props) {
             data-testid="search-query"
             spellCheck={false}
           />
-          <button type="button" className={styles.opt} aria-pressed={draft.caseSensitive} title="Match case" onClick={() => set({ caseSensitive: !draft.caseSensitive })} data-testid="search-case">Aa</button>
-          <button type="button" className={styles.opt} aria-pressed={draft.regex} title="Use regular expression" onClick={() => set({ regex: !draft.regex })} data-testid="search-regex">.*</button>
+          <button
+            type="button"
+            className={styles.opt}
+            aria-pressed={draft.caseSensitive}
+            title="Match case"
+            onClick={() => set({ caseSensitive: !draft.caseSensitive })}
+            data-testid="search-case"
+          >
+            Aa
+          </button>
+          <button
+            type="button"
+            className={styles.opt}
+            aria-pressed={draft.regex}
+            title="Use regular expression"
+            onClick={() => set({ regex: !draft.regex })}
+            data-testid="search-regex"
+          >
+            .*
+          </button>
         </div>
-        {replacing && !readOnly && <ReplaceRow sessionId={sessionId} search={options} paths={data?.files.map((f) => f.path) ?? []} lines={data?.matches ?? 0} />}
-        <input className={styles.glob} value={draft.glob} onChange={(e) => set({ glob: e.target.value })} placeholder="files to include (e.g. *.ts, src/**)" aria-label="Files to include" data-testid="search-glob" spellCheck={false} />
+        {replacing && !readOnly && (
+          <ReplaceRow
+            sessionId={sessionId}
+            search={options}
+            paths={data?.files.map((f) => f.path) ?? []}
+            lines={data?.matches ?? 0}
+          />
+        )}
+        <input
+          className={styles.glob}
+          value={draft.glob}
+          onChange={(e) => set({ glob: e.target.value })}
+          placeholder="files to include (e.g. *.ts, src/**)"
+          aria-label="Files to include"
+          data-testid="search-glob"
+          spellCheck={false}
+        />
       </form>
       <div className={styles.summary} data-testid="search-summary" aria-live="polite">
         {!query ? null : results.error ? (
@@ -103,7 +151,8 @@ export function SearchPanel({ sessionId, onOpen }: Props) {
           <span className="muted">No results.</span>
         ) : (
           <span className="muted">
-            {data.matches} result{data.matches === 1 ? "" : "s"} in {data.files.length} file{data.files.length === 1 ? "" : "s"}
+            {data.matches} result{data.matches === 1 ? "" : "s"} in {data.files.length} file
+            {data.files.length === 1 ? "" : "s"}
             {data.truncated ? " (stopped there: narrow the search)" : ""}
           </span>
         )}
@@ -123,7 +172,22 @@ export function SearchPanel({ sessionId, onOpen }: Props) {
           const slash = f.path.lastIndexOf("/");
           return (
             <li key={f.path}>
-              <button type="button" className={styles.file} aria-expanded={!closed} onClick={() => setFolded((s) => { const n = new Set(s); if (closed) n.delete(f.path); else n.add(f.path); return n; })} title={f.path} data-testid="search-file" data-path={f.path}>
+              <button
+                type="button"
+                className={styles.file}
+                aria-expanded={!closed}
+                onClick={() =>
+                  setFolded((s) => {
+                    const n = new Set(s);
+                    if (closed) n.delete(f.path);
+                    else n.add(f.path);
+                    return n;
+                  })
+                }
+                title={f.path}
+                data-testid="search-file"
+                data-path={f.path}
+              >
                 <span className={styles.chevron}>{closed ? "▸" : "▾"}</span>
                 <span className={styles.name}>{f.path.slice(slash + 1)}</span>
                 <span className={styles.dir}>{slash > 0 ? f.path.slice(0, slash) : ""}</span>
@@ -134,10 +198,22 @@ export function SearchPanel({ sessionId, onOpen }: Props) {
                   {f.matches.map((m) => {
                     const match = firstMatch(m.text, options);
                     const shown = around(m.text, match);
-                    const hit: SearchHit = { path: f.path, line: m.line, ...(match ? { column: match[0] + 1, endColumn: match[1] + 1 } : {}) };
+                    const hit: SearchHit = {
+                      path: f.path,
+                      line: m.line,
+                      ...(match ? { column: match[0] + 1, endColumn: match[1] + 1 } : {}),
+                    };
                     return (
                       <li key={m.line}>
-                        <button type="button" className={styles.match} onClick={() => onOpen(hit)} title={`${f.path}:${m.line}`} data-testid="search-match" data-path={f.path} data-line={m.line}>
+                        <button
+                          type="button"
+                          className={styles.match}
+                          onClick={() => onOpen(hit)}
+                          title={`${f.path}:${m.line}`}
+                          data-testid="search-match"
+                          data-path={f.path}
+                          data-line={m.line}
+                        >
                           <span className={styles.line}>{m.line}</span>
                           {shown.match ? (
                             <span>

@@ -16,7 +16,8 @@ import styles from "./sessions.module.css";
 const go = (id: string) => window.location.assign(`/s/${id}`);
 
 /** Ctrl+Alt+S (Cmd+Alt+S). */
-export const isSwitcherKey = (e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "altKey" | "shiftKey" | "code">) => (e.ctrlKey || e.metaKey) && e.altKey && !e.shiftKey && e.code === "KeyS";
+export const isSwitcherKey = (e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "altKey" | "shiftKey" | "code">) =>
+  (e.ctrlKey || e.metaKey) && e.altKey && !e.shiftKey && e.code === "KeyS";
 
 export function SessionSwitcher({ sessionId }: { sessionId: string }) {
   const trpc = useTRPC();
@@ -43,19 +44,49 @@ export function SessionSwitcher({ sessionId }: { sessionId: string }) {
 
   return (
     <span className={styles.bar}>
-      <button type="button" className={styles.button} onClick={() => setOpen(true)} title="Switch to another session of this project (Ctrl+Alt+S)" aria-haspopup="dialog" data-testid="session-switcher-button">
+      <button
+        type="button"
+        className={styles.button}
+        onClick={() => setOpen(true)}
+        title="Switch to another session of this project (Ctrl+Alt+S)"
+        aria-haspopup="dialog"
+        data-testid="session-switcher-button"
+      >
         Sessions ▾
       </button>
-      <button type="button" className={styles.button} onClick={newSession} disabled={create.isPending} title="Start a new session in this project" data-testid="session-new">
+      <button
+        type="button"
+        className={styles.button}
+        onClick={newSession}
+        disabled={create.isPending}
+        title="Start a new session in this project"
+        data-testid="session-new"
+      >
         {create.isPending ? "Creating…" : "+ New"}
       </button>
-      {create.error && <span className={styles.error} role="alert">{create.error.message}</span>}
-      {open && <SwitcherDialog sessionId={sessionId} projectId={projectId} onNew={newSession} onClose={() => setOpen(false)} />}
+      {create.error && (
+        <span className={styles.error} role="alert">
+          {create.error.message}
+        </span>
+      )}
+      {open && (
+        <SwitcherDialog sessionId={sessionId} projectId={projectId} onNew={newSession} onClose={() => setOpen(false)} />
+      )}
     </span>
   );
 }
 
-function SwitcherDialog({ sessionId, projectId, onNew, onClose }: { sessionId: string; projectId?: string; onNew(): void; onClose(): void }) {
+function SwitcherDialog({
+  sessionId,
+  projectId,
+  onNew,
+  onClose,
+}: {
+  sessionId: string;
+  projectId?: string;
+  onNew(): void;
+  onClose(): void;
+}) {
   const trpc = useTRPC();
   const list = useQuery(trpc.sessions.list.queryOptions(projectId ? { projectId } : undefined, { staleTime: 5_000 }));
   const [query, setQuery] = useState("");
@@ -90,7 +121,15 @@ function SwitcherDialog({ sessionId, projectId, onNew, onClose }: { sessionId: s
 
   return (
     <div className={quick.quick} onClick={onClose}>
-      <div className={quick.quickBox} role="dialog" aria-modal="true" aria-label="Switch session" onClick={(e) => e.stopPropagation()} onKeyDown={onKey} data-testid="session-switcher">
+      <div
+        className={quick.quickBox}
+        role="dialog"
+        aria-modal="true"
+        aria-label="Switch session"
+        onClick={(e) => e.stopPropagation()}
+        onKeyDown={onKey}
+        data-testid="session-switcher"
+      >
         <input
           ref={input}
           value={query}
@@ -105,7 +144,11 @@ function SwitcherDialog({ sessionId, projectId, onNew, onClose }: { sessionId: s
         />
         <ul className={quick.quickList} role="listbox" id="session-switcher-list" aria-label="Sessions">
           {list.isPending && <li className="muted">Loading sessions…</li>}
-          {list.error && <li className="muted" role="alert">{list.error.message}</li>}
+          {list.error && (
+            <li className="muted" role="alert">
+              {list.error.message}
+            </li>
+          )}
           {found.map((s, i) => (
             <li
               key={s.id}
@@ -119,12 +162,28 @@ function SwitcherDialog({ sessionId, projectId, onNew, onClose }: { sessionId: s
               data-testid="session-row"
               data-id={s.id}
             >
-              <span className={styles.title}>{s.title}{s.id === sessionId ? " (this one)" : ""}</span>
-              <span className={quick.quickKeys}>{s.status === "running" ? "running · " : ""}{ago(s.updatedAt)}</span>
+              <span className={styles.title}>
+                {s.title}
+                {s.id === sessionId ? " (this one)" : ""}
+              </span>
+              <span className={quick.quickKeys}>
+                {s.status === "running" ? "running · " : ""}
+                {ago(s.updatedAt)}
+              </span>
             </li>
           ))}
-          {list.data && found.length === 0 && <li className="muted">No session of this project has “{query}” in its title.</li>}
-          <li id={`session-row-${found.length}`} role="option" aria-selected={index === found.length} className={index === found.length ? quick.quickSel : undefined} onMouseMove={() => setSel(found.length)} onClick={() => choose(found.length)} data-testid="session-row-new">
+          {list.data && found.length === 0 && (
+            <li className="muted">No session of this project has “{query}” in its title.</li>
+          )}
+          <li
+            id={`session-row-${found.length}`}
+            role="option"
+            aria-selected={index === found.length}
+            className={index === found.length ? quick.quickSel : undefined}
+            onMouseMove={() => setSel(found.length)}
+            onClick={() => choose(found.length)}
+            data-testid="session-row-new"
+          >
             <span>+ New session in this project</span>
           </li>
         </ul>

@@ -31,7 +31,10 @@ export function ShareDialog({ sessionId, onClose }: { sessionId: string; onClose
       onSuccess: async (link) => {
         const url = `${location.origin}/share/${link.token}`;
         // The clipboard may be refused (no permission, not a secure context): the URL is shown anyway.
-        const copied = await navigator.clipboard?.writeText(url).then(() => true, () => false);
+        const copied = await navigator.clipboard?.writeText(url).then(
+          () => true,
+          () => false,
+        );
         setMade({ url, copied: copied ?? false });
         refresh();
       },
@@ -50,27 +53,64 @@ export function ShareDialog({ sessionId, onClose }: { sessionId: string; onClose
   const error = create.error?.message ?? revoke.error?.message ?? links.error?.message;
   return (
     <div className={styles.modal} onClick={(e) => e.target === e.currentTarget && onClose()}>
-      <div ref={dialog} className={styles.dialog} role="dialog" aria-modal="true" aria-label="Share this session" data-testid="share-dialog">
+      <div
+        ref={dialog}
+        className={styles.dialog}
+        role="dialog"
+        aria-modal="true"
+        aria-label="Share this session"
+        data-testid="share-dialog"
+      >
         <div className={styles.head}>
           <h2>Share read-only</h2>
-          <button onClick={onClose} aria-label="Close">×</button>
+          <button onClick={onClose} aria-label="Close">
+            ×
+          </button>
         </div>
-        <p className="muted">Anyone with the link can watch this session live, read its chat and files, and nothing else.</p>
+        <p className="muted">
+          Anyone with the link can watch this session live, read its chat and files, and nothing else.
+        </p>
         <div className={styles.row}>
           <label>
             Expires after{" "}
             <select value={expiry} onChange={(e) => setExpiry(Number(e.target.value))} data-testid="share-expiry">
-              {EXPIRY.map(([label], i) => <option key={label} value={i}>{label}</option>)}
+              {EXPIRY.map(([label], i) => (
+                <option key={label} value={i}>
+                  {label}
+                </option>
+              ))}
             </select>
           </label>
-          <button disabled={create.isPending} onClick={() => create.mutate({ sessionId, ...(EXPIRY[expiry][1] ? { expiresInMinutes: EXPIRY[expiry][1]! } : {}) })} data-testid="share-create">
+          <button
+            disabled={create.isPending}
+            onClick={() =>
+              create.mutate({ sessionId, ...(EXPIRY[expiry][1] ? { expiresInMinutes: EXPIRY[expiry][1]! } : {}) })
+            }
+            data-testid="share-create"
+          >
             Create link
           </button>
         </div>
         {made && (
           <div className={styles.row}>
-            <input className={styles.url} readOnly value={made.url} onFocus={(e) => e.currentTarget.select()} data-testid="share-url" aria-label="Share link" />
-            <button onClick={() => void navigator.clipboard?.writeText(made.url).then(() => setMade({ ...made, copied: true }), () => {})}>{made.copied ? "Copied" : "Copy"}</button>
+            <input
+              className={styles.url}
+              readOnly
+              value={made.url}
+              onFocus={(e) => e.currentTarget.select()}
+              data-testid="share-url"
+              aria-label="Share link"
+            />
+            <button
+              onClick={() =>
+                void navigator.clipboard?.writeText(made.url).then(
+                  () => setMade({ ...made, copied: true }),
+                  () => {},
+                )
+              }
+            >
+              {made.copied ? "Copied" : "Copy"}
+            </button>
           </div>
         )}
         {error && <div className={styles.error}>{error}</div>}
@@ -79,11 +119,18 @@ export function ShareDialog({ sessionId, onClose }: { sessionId: string; onClose
           {links.data?.map((l) => (
             <li key={l.id} data-testid="share-link" data-state={l.state}>
               <span>
-                Created {when(l.createdAt)} · {l.expiresAt ? `${l.state === "expired" ? "expired" : "expires"} ${when(l.expiresAt)}` : "no expiry"}
+                Created {when(l.createdAt)} ·{" "}
+                {l.expiresAt ? `${l.state === "expired" ? "expired" : "expires"} ${when(l.expiresAt)}` : "no expiry"}
               </span>
               <span className={styles.state}>{l.state}</span>
               {l.state === "active" && (
-                <button disabled={revoke.isPending} onClick={() => revoke.mutate({ linkId: l.id })} data-testid="share-revoke">Revoke</button>
+                <button
+                  disabled={revoke.isPending}
+                  onClick={() => revoke.mutate({ linkId: l.id })}
+                  data-testid="share-revoke"
+                >
+                  Revoke
+                </button>
               )}
             </li>
           ))}

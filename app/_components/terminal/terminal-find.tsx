@@ -45,7 +45,14 @@ export function TerminalFind({ search, onClose }: Props) {
     else search.findNext(text, opts);
   };
 
-  const label = !term || !results ? "" : results.count === 0 ? "No results" : results.index < 0 ? `${results.count}+ matches` : `${results.index + 1} of ${results.count}`;
+  const label =
+    !term || !results
+      ? ""
+      : results.count === 0
+        ? "No results"
+        : results.index < 0
+          ? `${results.count}+ matches`
+          : `${results.index + 1} of ${results.count}`;
   return (
     <div className={styles.find} role="search" aria-label="Find in the terminal" data-testid="terminal-find">
       <input
@@ -69,10 +76,28 @@ export function TerminalFind({ search, onClose }: Props) {
           }
         }}
       />
-      <span className={styles.count} aria-live="polite" data-testid="terminal-find-count">{label}</span>
-      <button type="button" onClick={() => find(term, true)} aria-label="Previous match (Shift+Enter)" title="Previous match (Shift+Enter)">↑</button>
-      <button type="button" onClick={() => find(term, false)} aria-label="Next match (Enter)" title="Next match (Enter)">↓</button>
-      <button type="button" onClick={onClose} aria-label="Close find (Escape)" title="Close (Escape)">×</button>
+      <span className={styles.count} aria-live="polite" data-testid="terminal-find-count">
+        {label}
+      </span>
+      <button
+        type="button"
+        onClick={() => find(term, true)}
+        aria-label="Previous match (Shift+Enter)"
+        title="Previous match (Shift+Enter)"
+      >
+        ↑
+      </button>
+      <button
+        type="button"
+        onClick={() => find(term, false)}
+        aria-label="Next match (Enter)"
+        title="Next match (Enter)"
+      >
+        ↓
+      </button>
+      <button type="button" onClick={onClose} aria-label="Close find (Escape)" title="Close (Escape)">
+        ×
+      </button>
     </div>
   );
 }

@@ -85,7 +85,9 @@ export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
 
   const known = listed?.terminals ?? [];
   const listedIds = new Set(known.map((t) => t.term));
-  const ids = [...known.map((t) => t.term), ...pending.filter((id) => !listedIds.has(id))].filter((id) => !closed.has(id));
+  const ids = [...known.map((t) => t.term), ...pending.filter((id) => !listedIds.has(id))].filter(
+    (id) => !closed.has(id),
+  );
   const info = new Map(known.map((t) => [t.term, t]));
 
   useEffect(() => {
@@ -121,7 +123,7 @@ export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
 
   // The active tab went away (closed here or elsewhere): its neighbour takes its place; none
   // left while the pane is open: a fresh shell.
-  const shown = active && ids.includes(active) ? active : ids[ids.length - 1] ?? null;
+  const shown = active && ids.includes(active) ? active : (ids[ids.length - 1] ?? null);
   useEffect(() => {
     if (!ready) return;
     if (shown !== active) setActive(shown);
@@ -151,7 +153,7 @@ export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
       <div className={styles.tabs} role="tablist" aria-label="Terminals" data-testid="terminal-tabs">
         {ids.map((id, i) => {
           const ended = info.get(id)?.ended;
-          const state = ended ? "ended" : states[id] ?? "connecting";
+          const state = ended ? "ended" : (states[id] ?? "connecting");
           return (
             <div
               key={id}
@@ -165,12 +167,34 @@ export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
               data-state={state}
             >
               <span>Terminal {i + 1}</span>
-              {ended && <span className={styles.ended} data-testid="terminal-ended">{describeEnd(ended)}</span>}
-              <button type="button" className={styles.close} aria-label={`Close terminal ${i + 1}`} title={ended ? "Remove this tab" : "Close (ends its shell)"} onClick={(e) => (e.stopPropagation(), close(id))} data-testid="terminal-close">×</button>
+              {ended && (
+                <span className={styles.ended} data-testid="terminal-ended">
+                  {describeEnd(ended)}
+                </span>
+              )}
+              <button
+                type="button"
+                className={styles.close}
+                aria-label={`Close terminal ${i + 1}`}
+                title={ended ? "Remove this tab" : "Close (ends its shell)"}
+                onClick={(e) => (e.stopPropagation(), close(id))}
+                data-testid="terminal-close"
+              >
+                ×
+              </button>
             </div>
           );
         })}
-        <button type="button" className={styles.add} aria-label="New terminal" title="New terminal (Ctrl+Shift+`)" onClick={() => add()} data-testid="terminal-new">+</button>
+        <button
+          type="button"
+          className={styles.add}
+          aria-label="New terminal"
+          title="New terminal (Ctrl+Shift+`)"
+          onClick={() => add()}
+          data-testid="terminal-new"
+        >
+          +
+        </button>
         <span className={styles.idle} title={idle} data-testid="terminal-idle">
           kept {listed.idleMinutes} min without a page
         </span>

@@ -41,7 +41,16 @@ interface Props {
 const linkHint = (t: LinkTarget) =>
   `${t.kind === "file" ? `Open ${t.path}${t.line ? `:${t.line}` : ""}` : t.preview ? `Show ${t.url} in the preview` : `Open ${t.url}`} (Ctrl+click)`;
 
-export default function XtermView({ sessionId, termId, onState, focusSignal, ending, isFile, onLink, startedAt }: Props) {
+export default function XtermView({
+  sessionId,
+  termId,
+  onState,
+  focusSignal,
+  ending,
+  isFile,
+  onLink,
+  startedAt,
+}: Props) {
   const reattach = useRef<(() => void) | null>(null);
   const host = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
@@ -56,9 +65,15 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
   const [finding, setFinding] = useState(false);
 
   useEffect(() => {
-    const t = new Terminal({ fontSize: 13, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", scrollback: 5000, cursorBlink: true, theme: isDark ? dark : light,
+    const t = new Terminal({
+      fontSize: 13,
+      fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
+      scrollback: 5000,
+      cursorBlink: true,
+      theme: isDark ? dark : light,
       // The search addon highlights matches with decorations, still a "proposed" xterm API.
-      allowProposedApi: true });
+      allowProposedApi: true,
+    });
     const fit = new FitAddon();
     t.loadAddon(fit);
     const searchAddon = new SearchAddon();
@@ -123,7 +138,14 @@ export default function XtermView({ sessionId, termId, onState, focusSignal, end
       if (disposed) return;
       exited = false;
       onStateRef.current("connecting");
-      const q = new URLSearchParams({ session: sessionId, term: id, cols: String(t.cols), rows: String(t.rows), offset: String(offset), ...(restart ? { restart: "1" } : {}) });
+      const q = new URLSearchParams({
+        session: sessionId,
+        term: id,
+        cols: String(t.cols),
+        rows: String(t.rows),
+        offset: String(offset),
+        ...(restart ? { restart: "1" } : {}),
+      });
       const sock = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/terminal?${q}`);
       ws = sock;
       sock.onmessage = (e) => {

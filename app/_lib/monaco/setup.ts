@@ -19,7 +19,8 @@ const workers: Record<string, WorkerFactory> = {
   typescript: () => new Worker(new URL("./ts.worker.ts", import.meta.url), { type: "module" }),
   javascript: () => new Worker(new URL("./ts.worker.ts", import.meta.url), { type: "module" }),
 };
-const editorWorker: WorkerFactory = () => new Worker(new URL("./editor.worker.ts", import.meta.url), { type: "module" });
+const editorWorker: WorkerFactory = () =>
+  new Worker(new URL("./editor.worker.ts", import.meta.url), { type: "module" });
 
 (self as unknown as { MonacoEnvironment: monaco.Environment }).MonacoEnvironment = {
   getWorker: (_id: string, label: string) => (workers[label] ?? editorWorker)(),
@@ -92,5 +93,8 @@ export function commonLanguages(paths: readonly string[], limit = 3): string[] {
     const lang = languageFor(path);
     if (lang !== "plaintext") counts.set(lang, (counts.get(lang) ?? 0) + n);
   }
-  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([lang]) => lang);
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([lang]) => lang);
 }

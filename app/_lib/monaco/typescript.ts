@@ -36,6 +36,9 @@ export function compilerOptions(ts: typeof typescript): typescript.CompilerOptio
 export function configureTypeScript(ts: typeof typescript): void {
   for (const defaults of [ts.typescriptDefaults, ts.javascriptDefaults]) {
     defaults.setCompilerOptions({ ...defaults.getCompilerOptions(), ...compilerOptions(ts) });
-    defaults.setDiagnosticsOptions({ ...defaults.getDiagnosticsOptions(), diagnosticCodesToIgnore: IGNORED_DIAGNOSTICS });
+    defaults.setDiagnosticsOptions({
+      ...defaults.getDiagnosticsOptions(),
+      diagnosticCodesToIgnore: IGNORED_DIAGNOSTICS,
+    });
   }
 }

@@ -35,26 +35,42 @@ export default function InvitePage({ params }: { params: Promise<{ token: string
     <main className={styles.page} data-testid="invite-page" data-state={inv.state}>
       <h1>Join {inv.orgName}</h1>
       <p>
-        {inv.invitedBy || "A teammate"} invited <strong>{inv.email}</strong> to {inv.orgName} as {inv.role === "member" ? "a member" : `an ${inv.role}`}.
+        {inv.invitedBy || "A teammate"} invited <strong>{inv.email}</strong> to {inv.orgName} as{" "}
+        {inv.role === "member" ? "a member" : `an ${inv.role}`}.
       </p>
-      {inv.state === "expired" && <p className={styles.error}>This invitation has expired: ask {inv.invitedBy || "whoever invited you"} for a new one.</p>}
+      {inv.state === "expired" && (
+        <p className={styles.error}>
+          This invitation has expired: ask {inv.invitedBy || "whoever invited you"} for a new one.
+        </p>
+      )}
       {inv.state === "accepted" && <p className={styles.error}>This invitation has already been used.</p>}
       {inv.state === "revoked" && <p className={styles.error}>This invitation was revoked.</p>}
       {inv.state === "pending" && signedIn && (
         <>
           {myEmail !== undefined && !sameEmail && (
             <p className={styles.error} data-testid="invite-wrong-email">
-              You are signed in as {myEmail}, but this invitation is for {inv.email}. <a href="/signout">Sign out</a>, then open this link again.
+              You are signed in as {myEmail}, but this invitation is for {inv.email}. <a href="/signout">Sign out</a>,
+              then open this link again.
             </p>
           )}
-          <button type="button" className={styles.primary} disabled={accept.isPending || !sameEmail} onClick={() => accept.mutate({ token })} data-testid="invite-accept">
+          <button
+            type="button"
+            className={styles.primary}
+            disabled={accept.isPending || !sameEmail}
+            onClick={() => accept.mutate({ token })}
+            data-testid="invite-accept"
+          >
             {accept.isPending ? "Joining…" : `Join ${inv.orgName}`}
           </button>
         </>
       )}
       {inv.state === "pending" && !signedIn && (
         <div className={styles.choices}>
-          <a className={styles.primary} href={`/signup?invitation=${encodeURIComponent(token)}&next=${encodeURIComponent(back)}`} data-testid="invite-signup">
+          <a
+            className={styles.primary}
+            href={`/signup?invitation=${encodeURIComponent(token)}&next=${encodeURIComponent(back)}`}
+            data-testid="invite-signup"
+          >
             Create my account
           </a>
           <a href={`/signin?next=${encodeURIComponent(back)}`} data-testid="invite-signin">

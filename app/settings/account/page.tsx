@@ -22,8 +22,26 @@ interface Device {
 /** "Chromium on Linux" from a user agent, else the raw text. */
 function describeAgent(ua: string | null): string {
   if (!ua) return "Unknown browser";
-  const browser = /Edg\//.test(ua) ? "Edge" : /Firefox\//.test(ua) ? "Firefox" : /Chrom(e|ium)\//.test(ua) ? "Chromium" : /Safari\//.test(ua) ? "Safari" : null;
-  const os = /Windows/.test(ua) ? "Windows" : /Mac OS X/.test(ua) ? "macOS" : /Android/.test(ua) ? "Android" : /Linux/.test(ua) ? "Linux" : /iPhone|iPad/.test(ua) ? "iOS" : null;
+  const browser = /Edg\//.test(ua)
+    ? "Edge"
+    : /Firefox\//.test(ua)
+      ? "Firefox"
+      : /Chrom(e|ium)\//.test(ua)
+        ? "Chromium"
+        : /Safari\//.test(ua)
+          ? "Safari"
+          : null;
+  const os = /Windows/.test(ua)
+    ? "Windows"
+    : /Mac OS X/.test(ua)
+      ? "macOS"
+      : /Android/.test(ua)
+        ? "Android"
+        : /Linux/.test(ua)
+          ? "Linux"
+          : /iPhone|iPad/.test(ua)
+            ? "iOS"
+            : null;
   return browser ? `${browser}${os ? ` on ${os}` : ""}` : ua.slice(0, 80);
 }
 
@@ -37,7 +55,14 @@ export default function AccountPage() {
   const [passwordNote, setPasswordNote] = useState<Note>(null);
   const [deviceNote, setDeviceNote] = useState<Note>(null);
 
-  const loadDevices = useCallback(() => authCall<{ devices: Device[] }>("/devices").then((d) => setDevices(d.devices), (err: Error) => setError(err.message)), []);
+  const loadDevices = useCallback(
+    () =>
+      authCall<{ devices: Device[] }>("/devices").then(
+        (d) => setDevices(d.devices),
+        (err: Error) => setError(err.message),
+      ),
+    [],
+  );
   useEffect(() => {
     authCall<Me | null>("/get-session").then(
       (m) => (m ? setMe(m) : window.location.assign("/signin?next=/settings/account")),
@@ -62,9 +87,14 @@ export default function AccountPage() {
     e.preventDefault();
     const formEl = e.currentTarget;
     const form = new FormData(formEl);
-    if (form.get("newPassword") !== form.get("again")) return setPasswordNote({ kind: "error", text: "The two new passwords differ." });
+    if (form.get("newPassword") !== form.get("again"))
+      return setPasswordNote({ kind: "error", text: "The two new passwords differ." });
     try {
-      await authCall("/change-password", { currentPassword: String(form.get("currentPassword")), newPassword: String(form.get("newPassword")), revokeOtherSessions: form.get("others") === "on" });
+      await authCall("/change-password", {
+        currentPassword: String(form.get("currentPassword")),
+        newPassword: String(form.get("newPassword")),
+        revokeOtherSessions: form.get("others") === "on",
+      });
       formEl.reset();
       setPasswordNote({ kind: "ok", text: "Password changed." });
       void loadDevices();
@@ -87,9 +117,19 @@ export default function AccountPage() {
     }
   }
 
-  if (error) return <main className={styles.page}><p className={styles.error}>Could not load your account: {error}</p></main>;
+  if (error)
+    return (
+      <main className={styles.page}>
+        <p className={styles.error}>Could not load your account: {error}</p>
+      </main>
+    );
   if (!me) return <main className={styles.page}>Loading your account…</main>;
-  const note = (n: Note, id: string) => n && <p className={styles[n.kind]} role={n.kind === "error" ? "alert" : "status"} data-testid={id}>{n.text}</p>;
+  const note = (n: Note, id: string) =>
+    n && (
+      <p className={styles[n.kind]} role={n.kind === "error" ? "alert" : "status"} data-testid={id}>
+        {n.text}
+      </p>
+    );
 
   return (
     <main className={styles.page} data-testid="account-page">
@@ -97,7 +137,9 @@ export default function AccountPage() {
         <h1>Your account</h1>
         <Link href="/">Sessions</Link>
       </header>
-      <p className="muted" data-testid="account-email">Signed in as {me.user.email}.</p>
+      <p className="muted" data-testid="account-email">
+        Signed in as {me.user.email}.
+      </p>
 
       <section className={styles.section} aria-labelledby="account-name">
         <h2 id="account-name">Name</h2>
@@ -120,7 +162,14 @@ export default function AccountPage() {
           </label>
           <label>
             New password
-            <input name="newPassword" type="password" autoComplete="new-password" minLength={10} maxLength={256} required />
+            <input
+              name="newPassword"
+              type="password"
+              autoComplete="new-password"
+              minLength={10}
+              maxLength={256}
+              required
+            />
           </label>
           <label>
             New password again

@@ -20,7 +20,12 @@ interface Filters {
 
 /** The filters as query input: empty fields left out. */
 function filterInput(f: Filters) {
-  return { ...(f.person ? { person: f.person } : {}), ...(f.kind ? { kind: f.kind } : {}), ...(f.from ? { from: f.from } : {}), ...(f.to ? { to: f.to } : {}) };
+  return {
+    ...(f.person ? { person: f.person } : {}),
+    ...(f.kind ? { kind: f.kind } : {}),
+    ...(f.from ? { from: f.from } : {}),
+    ...(f.to ? { to: f.to } : {}),
+  };
 }
 
 /** The kinds, and the areas they fall in ("org" for org.*), for the kind filter. */
@@ -37,7 +42,9 @@ export default function AuditPage() {
   const after = cursors[cursors.length - 1];
   const input = filterInput(filters);
   const facets = useQuery(trpc.audit.facets.queryOptions(undefined, { retry: false }));
-  const page = useQuery(trpc.audit.list.queryOptions({ ...input, ...(after ? { after } : {}), limit: PAGE }, { retry: false }));
+  const page = useQuery(
+    trpc.audit.list.queryOptions({ ...input, ...(after ? { after } : {}), limit: PAGE }, { retry: false }),
+  );
   const set = (k: keyof Filters) => (e: { target: { value: string } }) => {
     setFilters({ ...filters, [k]: e.target.value });
     setCursors([]);
@@ -93,7 +100,9 @@ export default function AuditPage() {
               Export JSON Lines
             </a>
           </form>
-          {page.error && !forbidden && <p className={styles.error}>Could not load the audit trail: {page.error.message}</p>}
+          {page.error && !forbidden && (
+            <p className={styles.error}>Could not load the audit trail: {page.error.message}</p>
+          )}
           <table className={styles.table} data-testid="audit-list">
             <thead>
               <tr>
@@ -108,20 +117,44 @@ export default function AuditPage() {
               {page.data?.events.map((e) => (
                 <tr key={e.id} data-testid="audit-row" data-kind={e.action} data-actor={e.actorId ?? ""}>
                   <td className={styles.mono}>{e.at.replace("T", " ").slice(0, 19)}</td>
-                  <td>{e.actor ? `${e.actor.name} (${e.actor.email})` : e.actorId ? <span className="muted">{e.actorId} (gone)</span> : <span className="muted">nobody known</span>}</td>
+                  <td>
+                    {e.actor ? (
+                      `${e.actor.name} (${e.actor.email})`
+                    ) : e.actorId ? (
+                      <span className="muted">{e.actorId} (gone)</span>
+                    ) : (
+                      <span className="muted">nobody known</span>
+                    )}
+                  </td>
                   <td className={styles.mono}>{e.action}</td>
-                  <td className={styles.mono}>{[e.target, e.sessionId && `session:${e.sessionId}`].filter(Boolean).join(" · ")}</td>
+                  <td className={styles.mono}>
+                    {[e.target, e.sessionId && `session:${e.sessionId}`].filter(Boolean).join(" · ")}
+                  </td>
                   <td className={styles.detail}>{JSON.stringify(e.detail)}</td>
                 </tr>
               ))}
             </tbody>
           </table>
-          {page.data && page.data.events.length === 0 && <p className="muted" data-testid="audit-empty">No events match.</p>}
+          {page.data && page.data.events.length === 0 && (
+            <p className="muted" data-testid="audit-empty">
+              No events match.
+            </p>
+          )}
           <div className={styles.pager}>
-            <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))} data-testid="audit-newer">
+            <button
+              type="button"
+              disabled={cursors.length === 0}
+              onClick={() => setCursors(cursors.slice(0, -1))}
+              data-testid="audit-newer"
+            >
               ← Newer
             </button>
-            <button type="button" disabled={!page.data?.next} onClick={() => page.data?.next && setCursors([...cursors, page.data.next])} data-testid="audit-older">
+            <button
+              type="button"
+              disabled={!page.data?.next}
+              onClick={() => page.data?.next && setCursors([...cursors, page.data.next])}
+              data-testid="audit-older"
+            >
               Older →
             </button>
           </div>

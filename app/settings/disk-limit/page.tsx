@@ -22,7 +22,12 @@ export default function DiskLimitPage() {
     }),
   );
   if (limits.isPending) return <main className={styles.page}>Loading…</main>;
-  if (limits.error) return <main className={styles.page}><p className={styles.error}>Could not load the disk limit: {limits.error.message}</p></main>;
+  if (limits.error)
+    return (
+      <main className={styles.page}>
+        <p className={styles.error}>Could not load the disk limit: {limits.error.message}</p>
+      </main>
+    );
   const info = limits.data;
   const shown = gb ?? String(+(info.limitBytes / 1024 ** 3).toFixed(2));
   const mb = Math.round(Number(shown) * 1024);
@@ -35,7 +40,9 @@ export default function DiskLimitPage() {
       </header>
       <p className="muted">
         Each workspace of this org may hold {formatBytes(info.limitBytes)}
-        {info.limitMb === null ? " (the default)" : ""}. Writes past it — file edits, the agent&apos;s commands, terminals — fail with a message naming the limit. Uploaded archives may be up to {formatBytes(info.uploadMaxBytes)}.
+        {info.limitMb === null ? " (the default)" : ""}. Writes past it — file edits, the agent&apos;s commands,
+        terminals — fail with a message naming the limit. Uploaded archives may be up to{" "}
+        {formatBytes(info.uploadMaxBytes)}.
       </p>
       <form
         onSubmit={(e) => {
@@ -45,14 +52,31 @@ export default function DiskLimitPage() {
       >
         <label>
           Limit per workspace (GB){" "}
-          <input data-testid="disk-limit-gb" type="number" min="0.001" step="0.1" value={shown} onChange={(e) => setGb(e.target.value)} />
+          <input
+            data-testid="disk-limit-gb"
+            type="number"
+            min="0.001"
+            step="0.1"
+            value={shown}
+            onChange={(e) => setGb(e.target.value)}
+          />
         </label>{" "}
-        <button type="submit" disabled={!valid || save.isPending || gb === null}>Save</button>{" "}
-        <button type="button" disabled={info.limitMb === null || save.isPending} onClick={() => save.mutate({ limitMb: null })}>
+        <button type="submit" disabled={!valid || save.isPending || gb === null}>
+          Save
+        </button>{" "}
+        <button
+          type="button"
+          disabled={info.limitMb === null || save.isPending}
+          onClick={() => save.mutate({ limitMb: null })}
+        >
           Use the default ({formatBytes(info.defaultMb * 1024 ** 2)})
         </button>
       </form>
-      {save.error && <p className={styles.error} data-testid="disk-limit-error">{save.error.message}</p>}
+      {save.error && (
+        <p className={styles.error} data-testid="disk-limit-error">
+          {save.error.message}
+        </p>
+      )}
     </main>
   );
 }

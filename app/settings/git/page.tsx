@@ -41,9 +41,10 @@ export default function GitSettingsPage() {
         <Link href="/">Home</Link>
       </header>
       <p className="muted">
-        One per git server, used over HTTPS for clone, fetch, pull and push (the Changes panel, and the agent&apos;s git_push when the
-        policy and you allow it). The token is kept encrypted and is never shown again, never sent to the model and never written into
-        a workspace. Use a token with the least access that works (read for fetch, write for push).
+        One per git server, used over HTTPS for clone, fetch, pull and push (the Changes panel, and the agent&apos;s
+        git_push when the policy and you allow it). The token is kept encrypted and is never shown again, never sent to
+        the model and never written into a workspace. Use a token with the least access that works (read for fetch,
+        write for push).
       </p>
       {list.error && <p className={styles.error}>Could not load your credentials: {list.error.message}</p>}
       <table className={styles.rules} data-testid="git-credentials">
@@ -59,7 +60,9 @@ export default function GitSettingsPage() {
         <tbody>
           {list.data?.length === 0 && (
             <tr>
-              <td colSpan={5} className="muted">No credential stored yet.</td>
+              <td colSpan={5} className="muted">
+                No credential stored yet.
+              </td>
             </tr>
           )}
           {list.data?.map((c) => (
@@ -69,7 +72,12 @@ export default function GitSettingsPage() {
               <td className={styles.match}>{c.masked}</td>
               <td className="muted">{c.lastUsedAt ? new Date(c.lastUsedAt).toLocaleString() : "never"}</td>
               <td>
-                <button type="button" onClick={() => remove.mutate({ credentialId: c.id })} disabled={remove.isPending} aria-label={`Delete the credential for ${c.host}`}>
+                <button
+                  type="button"
+                  onClick={() => remove.mutate({ credentialId: c.id })}
+                  disabled={remove.isPending}
+                  aria-label={`Delete the credential for ${c.host}`}
+                >
                   Delete
                 </button>
               </td>
@@ -81,15 +89,34 @@ export default function GitSettingsPage() {
       <form className={styles.form} onSubmit={submit} data-testid="git-credential-form" autoComplete="off">
         <label>
           Host or repository URL
-          <input value={host} onChange={(e) => setHost(e.target.value)} placeholder="github.com" required aria-label="Host" />
+          <input
+            value={host}
+            onChange={(e) => setHost(e.target.value)}
+            placeholder="github.com"
+            required
+            aria-label="Host"
+          />
         </label>
         <label>
           User name
-          <input value={username} onChange={(e) => setUsername(e.target.value)} placeholder="your-login" required aria-label="User name" />
+          <input
+            value={username}
+            onChange={(e) => setUsername(e.target.value)}
+            placeholder="your-login"
+            required
+            aria-label="User name"
+          />
         </label>
         <label>
           Token
-          <input type="password" value={token} onChange={(e) => setToken(e.target.value)} required aria-label="Token" autoComplete="new-password" />
+          <input
+            type="password"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            required
+            aria-label="Token"
+            autoComplete="new-password"
+          />
         </label>
         <div className={styles.formActions}>
           <button type="submit" className={styles.primary} disabled={save.isPending}>
@@ -97,8 +124,16 @@ export default function GitSettingsPage() {
           </button>
         </div>
       </form>
-      {save.error && <p className={styles.error} data-testid="git-credential-error">{save.error.message}</p>}
-      {saved && !save.error && <p className={styles.ok} data-testid="git-credential-saved">{saved}</p>}
+      {save.error && (
+        <p className={styles.error} data-testid="git-credential-error">
+          {save.error.message}
+        </p>
+      )}
+      {saved && !save.error && (
+        <p className={styles.ok} data-testid="git-credential-saved">
+          {saved}
+        </p>
+      )}
     </main>
   );
 }

@@ -43,15 +43,27 @@ export function Invitations({ myRole }: { myRole: "owner" | "admin" | "member" }
             <tr key={inv.id} data-testid="invitation-row" data-email={inv.email} data-state={inv.state}>
               <td className={styles.mono}>{inv.email}</td>
               <td>{inv.role}</td>
-              <td className={inv.state === "expired" ? styles.error : "muted"}>{inv.state === "expired" ? "expired" : new Date(inv.expiresAt).toLocaleString()}</td>
+              <td className={inv.state === "expired" ? styles.error : "muted"}>
+                {inv.state === "expired" ? "expired" : new Date(inv.expiresAt).toLocaleString()}
+              </td>
               <td className="muted">{inv.invitedBy}</td>
               <td className={styles.actions}>
                 {invitableRoles(myRole).includes(inv.role) && (
-                  <button type="button" disabled={relink.isPending} onClick={() => relink.mutate({ email: inv.email, role: inv.role, origin: location.origin })} data-testid="invitation-relink">
+                  <button
+                    type="button"
+                    disabled={relink.isPending}
+                    onClick={() => relink.mutate({ email: inv.email, role: inv.role, origin: location.origin })}
+                    data-testid="invitation-relink"
+                  >
                     New link
                   </button>
                 )}
-                <button type="button" disabled={revoke.isPending} onClick={() => revoke.mutate({ invitationId: inv.id })} data-testid="invitation-revoke">
+                <button
+                  type="button"
+                  disabled={revoke.isPending}
+                  onClick={() => revoke.mutate({ invitationId: inv.id })}
+                  data-testid="invitation-revoke"
+                >
                   Revoke
                 </button>
               </td>
@@ -59,7 +71,14 @@ export function Invitations({ myRole }: { myRole: "owner" | "admin" | "member" }
           ))}
         </tbody>
       </table>
-      {relink.data && <InvitationLink path={relink.data.path} email={relink.data.invitation.email} mailed={relink.data.mailed} mailError={relink.data.mailError} />}
+      {relink.data && (
+        <InvitationLink
+          path={relink.data.path}
+          email={relink.data.invitation.email}
+          mailed={relink.data.mailed}
+          mailError={relink.data.mailError}
+        />
+      )}
     </>
   );
 }

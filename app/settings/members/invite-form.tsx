@@ -21,18 +21,44 @@ export function invitableRoles(role: Role): Role[] {
 }
 
 /** The link box: the full URL of a new invitation, selected for copying, with a Copy button. */
-export function InvitationLink({ path, email, mailed, mailError }: { path: string; email: string; mailed: boolean; mailError?: string }) {
+export function InvitationLink({
+  path,
+  email,
+  mailed,
+  mailError,
+}: {
+  path: string;
+  email: string;
+  mailed: boolean;
+  mailError?: string;
+}) {
   const url = `${location.origin}${path}`;
   const [copied, setCopied] = useState(false);
   return (
     <div className={styles.linkBox} data-testid="invite-result">
       <p>
         {mailed ? `Mailed to ${email}. ` : mailError ? `The mail to ${email} could not be sent (${mailError}). ` : ""}
-        Send {mailed ? "it yourself too if you like" : `this link to ${email}`}; it works once, for that email, and is shown only now:
+        Send {mailed ? "it yourself too if you like" : `this link to ${email}`}; it works once, for that email, and is
+        shown only now:
       </p>
       <div className={styles.linkRow}>
-        <input readOnly value={url} onFocus={(e) => e.target.select()} aria-label="Invitation link" data-testid="invite-link" />
-        <button type="button" onClick={() => void navigator.clipboard?.writeText(url).then(() => setCopied(true), () => setCopied(false))} data-testid="invite-copy">
+        <input
+          readOnly
+          value={url}
+          onFocus={(e) => e.target.select()}
+          aria-label="Invitation link"
+          data-testid="invite-link"
+        />
+        <button
+          type="button"
+          onClick={() =>
+            void navigator.clipboard?.writeText(url).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+          data-testid="invite-copy"
+        >
           {copied ? "Copied" : "Copy"}
         </button>
       </div>
@@ -65,7 +91,14 @@ export function InviteForm({ myRole }: { myRole: Role }) {
       >
         <label>
           Email
-          <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} placeholder="teammate@example.com" data-testid="invite-email" />
+          <input
+            type="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            placeholder="teammate@example.com"
+            data-testid="invite-email"
+          />
         </label>
         <label>
           Role
@@ -96,7 +129,14 @@ export function InviteForm({ myRole }: { myRole: Role }) {
           {invite.error.message}
         </p>
       )}
-      {invite.data && <InvitationLink path={invite.data.path} email={invite.data.invitation.email} mailed={invite.data.mailed} mailError={invite.data.mailError} />}
+      {invite.data && (
+        <InvitationLink
+          path={invite.data.path}
+          email={invite.data.invitation.email}
+          mailed={invite.data.mailed}
+          mailError={invite.data.mailError}
+        />
+      )}
     </>
   );
 }

@@ -38,10 +38,13 @@ export default function MembersPage() {
       </header>
       {mine.data && !mine.data.accounts && (
         <p className={styles.notice} data-testid="members-no-accounts">
-          Quiver runs without accounts: you are its one local person. <a href="/signup">Create the first account</a> to invite teammates and have several orgs.
+          Quiver runs without accounts: you are its one local person. <a href="/signup">Create the first account</a> to
+          invite teammates and have several orgs.
         </p>
       )}
-      {(members.error || mine.error) && <p className={styles.error}>Could not load the members: {(members.error ?? mine.error)?.message}</p>}
+      {(members.error || mine.error) && (
+        <p className={styles.error}>Could not load the members: {(members.error ?? mine.error)?.message}</p>
+      )}
       {failure && (
         <p className={styles.error} role="alert" data-testid="members-error">
           {failure.message}
@@ -75,7 +78,13 @@ export default function MembersPage() {
                     onChange={(e) => {
                       const role = e.target.value as keyof typeof ROLE_LABEL;
                       const down = m.you && role !== m.role;
-                      if (!down || confirm(`Give yourself the role ${ROLE_LABEL[role]}? You cannot take a higher role back yourself.`)) changeRole.mutate({ memberId: m.id, role });
+                      if (
+                        !down ||
+                        confirm(
+                          `Give yourself the role ${ROLE_LABEL[role]}? You cannot take a higher role back yourself.`,
+                        )
+                      )
+                        changeRole.mutate({ memberId: m.id, role });
                     }}
                     data-testid="member-role"
                   >
@@ -92,7 +101,10 @@ export default function MembersPage() {
                 {m.removable && (
                   <button
                     type="button"
-                    onClick={() => confirm(`Remove ${m.email} from ${org?.name ?? "the org"}? Their open pages close at once.`) && remove.mutate({ memberId: m.id })}
+                    onClick={() =>
+                      confirm(`Remove ${m.email} from ${org?.name ?? "the org"}? Their open pages close at once.`) &&
+                      remove.mutate({ memberId: m.id })
+                    }
                     disabled={remove.isPending}
                     data-testid="member-remove"
                   >
@@ -100,7 +112,12 @@ export default function MembersPage() {
                   </button>
                 )}
                 {m.you && mine.data && mine.data.orgs.length > 1 && (
-                  <button type="button" onClick={() => org && confirm(`Leave ${org.name}?`) && leave.mutate({ orgId: org.id })} disabled={leave.isPending} data-testid="member-leave">
+                  <button
+                    type="button"
+                    onClick={() => org && confirm(`Leave ${org.name}?`) && leave.mutate({ orgId: org.id })}
+                    disabled={leave.isPending}
+                    data-testid="member-leave"
+                  >
                     Leave
                   </button>
                 )}

@@ -17,14 +17,18 @@ export function ModesForm() {
   const queryClient = useQueryClient();
   const modes = useQuery(trpc.policies.modes.queryOptions());
   const save = useMutation(
-    trpc.policies.setForbiddenModes.mutationOptions({ onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.policies.modes.queryKey() }) }),
+    trpc.policies.setForbiddenModes.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.policies.modes.queryKey() }),
+    }),
   );
   if (!modes.data) return null;
   const { forbidden, canEdit } = modes.data;
   return (
     <section data-testid="policy-modes">
       <h2>Session modes</h2>
-      <p className="muted">Ask (every change asks) is always allowed. A session in a mode forbidden here goes back to Ask at its next call.</p>
+      <p className="muted">
+        Ask (every change asks) is always allowed. A session in a mode forbidden here goes back to Ask at its next call.
+      </p>
       {FORBIDDABLE.map((m) => (
         <label key={m.mode} style={{ display: "block" }}>
           <input
@@ -32,7 +36,11 @@ export function ModesForm() {
             data-testid={`allow-mode-${m.mode}`}
             checked={!forbidden.includes(m.mode)}
             disabled={!canEdit || save.isPending}
-            onChange={(e) => save.mutate({ forbidden: e.target.checked ? forbidden.filter((f) => f !== m.mode) : [...forbidden, m.mode] })}
+            onChange={(e) =>
+              save.mutate({
+                forbidden: e.target.checked ? forbidden.filter((f) => f !== m.mode) : [...forbidden, m.mode],
+              })
+            }
           />{" "}
           Allow {m.label} <span className="muted">({m.says})</span>
         </label>

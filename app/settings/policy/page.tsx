@@ -35,7 +35,12 @@ export default function PolicyPage() {
   };
 
   if (current.isPending) return <main className={styles.page}>Loading the policy…</main>;
-  if (current.error) return <main className={styles.page}><p className={styles.error}>Could not load the policy: {current.error.message}</p></main>;
+  if (current.error)
+    return (
+      <main className={styles.page}>
+        <p className={styles.error}>Could not load the policy: {current.error.message}</p>
+      </main>
+    );
   const policy = current.data;
   const rules = draft ?? policy.rules;
   const dirty = draft !== null;
@@ -47,7 +52,9 @@ export default function PolicyPage() {
         <Link href="/">Sessions</Link>
       </header>
       <p className="muted" data-testid="policy-version">
-        {policy.version === 0 ? "No policy saved yet: every tool asks or runs as its own approval rule says." : `Version ${policy.version}, saved ${new Date(policy.createdAt).toLocaleString()}.`}{" "}
+        {policy.version === 0
+          ? "No policy saved yet: every tool asks or runs as its own approval rule says."
+          : `Version ${policy.version}, saved ${new Date(policy.createdAt).toLocaleString()}.`}{" "}
         Deny beats ask beats allow; a command rule judges each command of a compound line.
         {!policy.canEdit && " Only org admins and owners can change it."}
       </p>
@@ -77,7 +84,11 @@ export default function PolicyPage() {
               <td>{rule.reason ?? <span className="muted">—</span>}</td>
               <td>
                 {policy.canEdit && (
-                  <button type="button" onClick={() => edit(rules.filter((_, i) => i !== index))} data-testid="rule-remove">
+                  <button
+                    type="button"
+                    onClick={() => edit(rules.filter((_, i) => i !== index))}
+                    data-testid="rule-remove"
+                  >
                     Remove
                   </button>
                 )}
@@ -122,7 +133,8 @@ export default function PolicyPage() {
       <ul className={styles.history} data-testid="policy-history">
         {history.data?.map((v) => (
           <li key={v.version}>
-            Version {v.version} · {v.rules.length} rule{v.rules.length === 1 ? "" : "s"} · {new Date(v.createdAt).toLocaleString()}
+            Version {v.version} · {v.rules.length} rule{v.rules.length === 1 ? "" : "s"} ·{" "}
+            {new Date(v.createdAt).toLocaleString()}
           </li>
         ))}
         {history.data?.length === 0 && <li className="muted">None yet.</li>}

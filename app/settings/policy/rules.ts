@@ -45,5 +45,7 @@ export function describeMatch(r: Rule): string {
 /** Rules in the order they are weighed: deny, then ask, then allow (order within kept). */
 export function byStrength(rules: readonly Rule[]): { rule: Rule; index: number }[] {
   const rank = { deny: 0, ask: 1, allow: 2 } as const;
-  return rules.map((rule, index) => ({ rule, index })).sort((a, b) => rank[a.rule.effect] - rank[b.rule.effect] || a.index - b.index);
+  return rules
+    .map((rule, index) => ({ rule, index }))
+    .sort((a, b) => rank[a.rule.effect] - rank[b.rule.effect] || a.index - b.index);
 }

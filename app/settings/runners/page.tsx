@@ -20,7 +20,11 @@ export default function RunnersPage() {
         <Link href="/">Home</Link>
       </header>
       {runners.isPending && <p className="muted">Loading runners…</p>}
-      {runners.error && <p className={styles.error} data-testid="runners-error">Could not load the runners: {runners.error.message}</p>}
+      {runners.error && (
+        <p className={styles.error} data-testid="runners-error">
+          Could not load the runners: {runners.error.message}
+        </p>
+      )}
       {runners.data?.length === 0 && <p className="muted">No runner has connected yet.</p>}
       <table className={styles.rules} data-testid="runners-table">
         <thead>
@@ -38,7 +42,13 @@ export default function RunnersPage() {
             <tr key={r.id || "unplaced"} data-testid="runner-row" data-id={r.id}>
               <td className={styles.match}>{r.id || "(no runner yet)"}</td>
               <td data-testid="runner-state">
-                {r.id === "" ? "waiting for a runner with room" : r.live ? <span className={styles.ok}>live since {when(r.connectedAt)}</span> : <span className={styles.error}>gone since {when(r.disconnectedAt ?? r.lastSeenAt)}</span>}
+                {r.id === "" ? (
+                  "waiting for a runner with room"
+                ) : r.live ? (
+                  <span className={styles.ok}>live since {when(r.connectedAt)}</span>
+                ) : (
+                  <span className={styles.error}>gone since {when(r.disconnectedAt ?? r.lastSeenAt)}</span>
+                )}
               </td>
               <td>{r.labels.length ? r.labels.join(", ") : "—"}</td>
               <td data-testid="runner-load">
@@ -47,7 +57,9 @@ export default function RunnersPage() {
               </td>
               <td>{gb(r.freeDiskBytes)}</td>
               <td>
-                {r.orgWorkspaces.length === 0 ? "—" : (
+                {r.orgWorkspaces.length === 0 ? (
+                  "—"
+                ) : (
                   <ul style={{ margin: 0, paddingLeft: 16 }}>
                     {r.orgWorkspaces.map((w) => (
                       <li key={w.id} data-testid="runner-workspace">

@@ -19,7 +19,9 @@ export default function SignInSettingsPage() {
   const [domains, setDomains] = useState("");
   const [saved, setSaved] = useState(false);
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.sso.pathKey() });
-  const save = useMutation(trpc.sso.save.mutationOptions({ onSuccess: async () => (setClientSecret(""), setSaved(true), await refresh()) }));
+  const save = useMutation(
+    trpc.sso.save.mutationOptions({ onSuccess: async () => (setClientSecret(""), setSaved(true), await refresh()) }),
+  );
   const test = useMutation(trpc.sso.test.mutationOptions());
   const remove = useMutation(trpc.sso.remove.mutationOptions({ onSuccess: refresh }));
 
@@ -37,7 +39,9 @@ export default function SignInSettingsPage() {
     return (
       <main className={styles.page}>
         <p className={styles.error} data-testid="sso-settings-error">
-          {settings.error?.data?.code === "FORBIDDEN" ? "Only the organization's owners and admins can see its sign-in settings." : `Could not load the sign-in settings: ${settings.error?.message}`}
+          {settings.error?.data?.code === "FORBIDDEN"
+            ? "Only the organization's owners and admins can see its sign-in settings."
+            : `Could not load the sign-in settings: ${settings.error?.message}`}
         </p>
         <Link href="/">Sessions</Link>
       </main>
@@ -45,7 +49,10 @@ export default function SignInSettingsPage() {
   }
   const redirectUri = typeof location === "undefined" ? data.callbackPath : `${location.origin}${data.callbackPath}`;
   const failure = save.error ?? remove.error ?? test.error;
-  const edit = (set: (v: string) => void) => (e: React.ChangeEvent<HTMLInputElement>) => (setSaved(false), set(e.target.value));
+  const edit = (set: (v: string) => void) => (e: React.ChangeEvent<HTMLInputElement>) => (
+    setSaved(false),
+    set(e.target.value)
+  );
 
   return (
     <main className={styles.page} data-testid="sso-settings">
@@ -55,23 +62,36 @@ export default function SignInSettingsPage() {
         <Link href="/">Sessions</Link>
       </header>
       <p className="muted">
-        Single sign-on with OpenID Connect (Google Workspace, Okta, Entra ID, Keycloak…). People whose email is in an allowed domain and verified by the identity provider sign in with
-        &ldquo;Sign in with SSO&rdquo; on the sign-in page, by their email or by this organization&rsquo;s name <code>{data.orgSlug}</code>. Someone new joins as a member; an existing
-        account is linked only if that person is already a member or invited.
+        Single sign-on with OpenID Connect (Google Workspace, Okta, Entra ID, Keycloak…). People whose email is in an
+        allowed domain and verified by the identity provider sign in with &ldquo;Sign in with SSO&rdquo; on the sign-in
+        page, by their email or by this organization&rsquo;s name <code>{data.orgSlug}</code>. Someone new joins as a
+        member; an existing account is linked only if that person is already a member or invited.
       </p>
       {!data.accountsOn && (
         <p className={styles.error} data-testid="sso-accounts-off">
-          This server runs without accounts: <a href="/signup">create the first account</a> before setting up single sign-on.
+          This server runs without accounts: <a href="/signup">create the first account</a> before setting up single
+          sign-on.
         </p>
       )}
       <p>Register this redirect URI for Quiver at the identity provider:</p>
       <div className={styles.copy} data-testid="sso-redirect-uri">
         {redirectUri}
       </div>
-      <form className={styles.form} onSubmit={(e) => (e.preventDefault(), save.mutate({ issuer, clientId, clientSecret: clientSecret || undefined, domains }))}>
+      <form
+        className={styles.form}
+        onSubmit={(e) => (
+          e.preventDefault(),
+          save.mutate({ issuer, clientId, clientSecret: clientSecret || undefined, domains })
+        )}
+      >
         <label>
           Issuer URL
-          <input value={issuer} onChange={edit(setIssuer)} placeholder="https://accounts.example.com" data-testid="sso-issuer" />
+          <input
+            value={issuer}
+            onChange={edit(setIssuer)}
+            placeholder="https://accounts.example.com"
+            data-testid="sso-issuer"
+          />
         </label>
         <label>
           Client ID
@@ -79,25 +99,55 @@ export default function SignInSettingsPage() {
         </label>
         <label>
           Client secret
-          <input type="password" value={clientSecret} onChange={edit(setClientSecret)} autoComplete="off" placeholder={data.hasClientSecret ? "stored (leave empty to keep it)" : ""} data-testid="sso-client-secret" />
+          <input
+            type="password"
+            value={clientSecret}
+            onChange={edit(setClientSecret)}
+            autoComplete="off"
+            placeholder={data.hasClientSecret ? "stored (leave empty to keep it)" : ""}
+            data-testid="sso-client-secret"
+          />
         </label>
         <label>
           Allowed email domains
-          <input value={domains} onChange={edit(setDomains)} placeholder="example.com, example.org" data-testid="sso-domains" />
+          <input
+            value={domains}
+            onChange={edit(setDomains)}
+            placeholder="example.com, example.org"
+            data-testid="sso-domains"
+          />
         </label>
         <div className={styles.bar}>
           <button type="submit" className={styles.primary} disabled={save.isPending} data-testid="sso-save">
             {save.isPending ? "Checking the issuer…" : "Save"}
           </button>
-          <button type="button" disabled={test.isPending || !issuer.trim()} onClick={() => test.mutate({ issuer })} data-testid="sso-test">
+          <button
+            type="button"
+            disabled={test.isPending || !issuer.trim()}
+            onClick={() => test.mutate({ issuer })}
+            data-testid="sso-test"
+          >
             {test.isPending ? "Testing…" : "Test the connection"}
           </button>
           {data.configured && (
-            <button type="button" disabled={remove.isPending} data-testid="sso-remove" onClick={() => confirm("Remove single sign-on? Accounts linked through it are unlinked; people sign in with their passwords.") && remove.mutate()}>
+            <button
+              type="button"
+              disabled={remove.isPending}
+              data-testid="sso-remove"
+              onClick={() =>
+                confirm(
+                  "Remove single sign-on? Accounts linked through it are unlinked; people sign in with their passwords.",
+                ) && remove.mutate()
+              }
+            >
               Remove
             </button>
           )}
-          {saved && !save.isPending && <span className={styles.ok} data-testid="sso-saved">Saved.</span>}
+          {saved && !save.isPending && (
+            <span className={styles.ok} data-testid="sso-saved">
+              Saved.
+            </span>
+          )}
         </div>
       </form>
       {failure && (

@@ -19,7 +19,9 @@ function ResetForm() {
     setState({ busy: true });
     try {
       await authCall("/request-password-reset", { email, redirectTo: "/signin/reset" });
-      setState({ done: "If an account has this email, a reset link is on its way (or in the server's log, when it sends no mail)." });
+      setState({
+        done: "If an account has this email, a reset link is on its way (or in the server's log, when it sends no mail).",
+      });
     } catch (err) {
       setState({ error: (err as Error).message });
     }
@@ -41,7 +43,11 @@ function ResetForm() {
   return (
     <main className={styles.page} data-testid="reset-page">
       <h1>{token ? "Choose a new password" : "Reset your password"}</h1>
-      {linkError && <p className={styles.error} role="alert">This reset link is not valid any more; ask for a new one.</p>}
+      {linkError && (
+        <p className={styles.error} role="alert">
+          This reset link is not valid any more; ask for a new one.
+        </p>
+      )}
       {state.done ? (
         <p className={styles.ok} role="status" data-testid="reset-done">
           {state.done}
@@ -56,7 +62,11 @@ function ResetForm() {
             New password again
             <input name="again" type="password" autoComplete="new-password" minLength={10} required />
           </label>
-          {state.error && <p className={styles.error} role="alert">{state.error}</p>}
+          {state.error && (
+            <p className={styles.error} role="alert">
+              {state.error}
+            </p>
+          )}
           <button type="submit" className={styles.primary} disabled={state.busy}>
             Set the password
           </button>
@@ -67,7 +77,11 @@ function ResetForm() {
             Email
             <input name="email" type="email" autoComplete="username" required />
           </label>
-          {state.error && <p className={styles.error} role="alert">{state.error}</p>}
+          {state.error && (
+            <p className={styles.error} role="alert">
+              {state.error}
+            </p>
+          )}
           <button type="submit" className={styles.primary} disabled={state.busy}>
             Send a reset link
           </button>

@@ -21,22 +21,39 @@ const record = (out: Times, text: string) => {
 /** Session s starts at s/sessions of `ms`: independent users are not phase-locked. */
 const stagger = (s: number, sessions: number, ms: number) => new Promise((r) => setTimeout(r, (s * ms) / sessions));
 
-async function direct(kind: "anthropic" | "openai", sessions: number, rounds: number, baseURL: string, staggerMs: number): Promise<Times> {
+async function direct(
+  kind: "anthropic" | "openai",
+  sessions: number,
+  rounds: number,
+  baseURL: string,
+  staggerMs: number,
+): Promise<Times> {
   const out: Times = [];
   const adapter = createAdapter({ kind, model: "fake", apiKey: "k", baseURL });
   await Promise.all(
     Array.from({ length: sessions }, async (_, s) => {
       await stagger(s, sessions, staggerMs);
       for (let r = 0; r < rounds; r++) {
-        const spec = { system: "S", tools: [], messages: [{ role: "user" as const, content: [{ type: "text" as const, text: prompt(s, r) }] }] };
-        for await (const ev of adapter.stream(spec, new AbortController().signal)) if (ev.type === "text") record(out, ev.text);
+        const spec = {
+          system: "S",
+          tools: [],
+          messages: [{ role: "user" as const, content: [{ type: "text" as const, text: prompt(s, r) }] }],
+        };
+        for await (const ev of adapter.stream(spec, new AbortController().signal))
+          if (ev.type === "text") record(out, ev.text);
       }
     }),
   );
   return out;
 }
 
-async function viaRelay(url: string, kind: "anthropic" | "openai", sessions: number, rounds: number, staggerMs: number): Promise<Times> {
+async function viaRelay(
+  url: string,
+  kind: "anthropic" | "openai",
+  sessions: number,
+  rounds: number,
+  staggerMs: number,
+): Promise<Times> {
   const out: Times = [];
   const sockets: WebSocket[] = [];
   try {

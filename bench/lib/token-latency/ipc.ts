@@ -33,9 +33,29 @@ export const Request = z.discriminatedUnion("type", [
   /** After a full garbage collection (the server runs with --expose-gc): its heap and RSS. */
   z.object({ type: z.literal("heap") }),
   // clients
-  z.object({ type: z.literal("direct"), kind, sessions: z.number().int().positive(), rounds: z.number().int().positive(), baseURL: z.string(), staggerMs: z.number() }),
-  z.object({ type: z.literal("engine"), url: z.string(), sessionIds: z.array(z.string()), rounds: z.number().int().positive(), staggerMs: z.number() }),
-  z.object({ type: z.literal("relay"), kind, url: z.string(), sessions: z.number().int().positive(), rounds: z.number().int().positive(), staggerMs: z.number() }),
+  z.object({
+    type: z.literal("direct"),
+    kind,
+    sessions: z.number().int().positive(),
+    rounds: z.number().int().positive(),
+    baseURL: z.string(),
+    staggerMs: z.number(),
+  }),
+  z.object({
+    type: z.literal("engine"),
+    url: z.string(),
+    sessionIds: z.array(z.string()),
+    rounds: z.number().int().positive(),
+    staggerMs: z.number(),
+  }),
+  z.object({
+    type: z.literal("relay"),
+    kind,
+    url: z.string(),
+    sessions: z.number().int().positive(),
+    rounds: z.number().int().positive(),
+    staggerMs: z.number(),
+  }),
   /** Opens one socket per session, each following its session's events as an open IDE page
    *  does, and answers once all are subscribed; they stay open, idle, until `release`. */
   z.object({ type: z.literal("idle"), url: z.string(), sessionIds: z.array(z.string()) }),
@@ -46,14 +66,35 @@ export const Request = z.discriminatedUnion("type", [
 export type Request = z.infer<typeof Request>;
 
 export const Reply = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("ready"), anthropicBaseURL: z.string().optional(), openaiBaseURL: z.string().optional(), url: z.string().optional() }),
+  z.object({
+    type: z.literal("ready"),
+    anthropicBaseURL: z.string().optional(),
+    openaiBaseURL: z.string().optional(),
+    url: z.string().optional(),
+  }),
   /** `cpuMs`: the answering process's CPU while it produced them (clients: the case; fake
    * provider: since the previous collect). */
   z.object({ type: z.literal("times"), times, cpuMs: z.number() }),
   z.object({ type: z.literal("seeded"), sessionIds: z.array(z.string()) }),
   z.object({ type: z.literal("begun") }),
   /** Server CPU (user + system, all threads), its event loop's busy share and time, and loop delay, between begin and end. */
-  z.object({ type: z.literal("ended"), cpuMs: z.number(), elu: z.number(), loopMs: z.number(), delayP99Ms: z.number(), delayMaxMs: z.number(), gcMs: z.number(), gcMaxMs: z.number(), gcCount: z.number(), mainWaitMs: z.number().optional(), mainSwitches: z.object({ voluntary: z.number(), involuntary: z.number() }).optional(), handedOver: times.optional(), parsed: times.optional(), arrived: times.optional(), threads: z.array(z.tuple([z.string(), z.number()])).optional() }),
+  z.object({
+    type: z.literal("ended"),
+    cpuMs: z.number(),
+    elu: z.number(),
+    loopMs: z.number(),
+    delayP99Ms: z.number(),
+    delayMaxMs: z.number(),
+    gcMs: z.number(),
+    gcMaxMs: z.number(),
+    gcCount: z.number(),
+    mainWaitMs: z.number().optional(),
+    mainSwitches: z.object({ voluntary: z.number(), involuntary: z.number() }).optional(),
+    handedOver: times.optional(),
+    parsed: times.optional(),
+    arrived: times.optional(),
+    threads: z.array(z.tuple([z.string(), z.number()])).optional(),
+  }),
   /** `textDeltas`: text.delta events the server's hub has published since it started. */
   z.object({ type: z.literal("heap"), heapUsed: z.number(), rss: z.number(), textDeltas: z.number() }),
   z.object({ type: z.literal("closed") }),

@@ -28,7 +28,11 @@ if (process.send) {
     ws.on("close", () => abort.abort());
     ws.on("message", async (raw) => {
       const ask = Ask.parse(JSON.parse(String(raw)));
-      const spec = { system: "S", tools: [], messages: [{ role: "user" as const, content: [{ type: "text" as const, text: ask.prompt }] }] };
+      const spec = {
+        system: "S",
+        tools: [],
+        messages: [{ role: "user" as const, content: [{ type: "text" as const, text: ask.prompt }] }],
+      };
       try {
         for await (const ev of adapters[ask.kind].stream(spec, abort.signal)) {
           if (ev.type === "text") ws.send(JSON.stringify({ type: "text.delta", text: ev.text }));

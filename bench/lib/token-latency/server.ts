@@ -47,13 +47,23 @@ if (process.send) {
     post(sessionId, body, refused);
   };
   const engine = createEngine({
-    db, rows: handle.rows, hub, dispatcher: testDispatcher(), systemPrompt: "S",
-    env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropicBaseURL, OPENAI_API_KEY: "k", OPENAI_BASE_URL: openaiBaseURL },
+    db,
+    rows: handle.rows,
+    hub,
+    dispatcher: testDispatcher(),
+    systemPrompt: "S",
+    env: {
+      ANTHROPIC_API_KEY: "k",
+      ANTHROPIC_BASE_URL: anthropicBaseURL,
+      OPENAI_API_KEY: "k",
+      OPENAI_BASE_URL: openaiBaseURL,
+    },
   });
   if (cluster && shared) {
     await cluster.start({
       events: (msg) => shared.deliver(msg.events),
-      request: async (msg) => (msg.type === "publish" ? shared.handlePublish(msg) : { ok: true, value: await engine.cancel(msg.sessionId) }),
+      request: async (msg) =>
+        msg.type === "publish" ? shared.handlePublish(msg) : { ok: true, value: await engine.cancel(msg.sessionId) },
       approvalAnswered: () => undefined,
       welcome: (to) => shared.welcome(to),
       resync: () => shared.resync(),
@@ -61,11 +71,22 @@ if (process.send) {
   }
   const owner = await seedSession(db);
   const actor: Actor = { userId: owner.userId, orgId: owner.orgId, role: "owner" };
-  const services = { db, dbProvider: handle.provider, sessions: createSessionService(db), engine, hub } as unknown as Services;
+  const services = {
+    db,
+    dbProvider: handle.provider,
+    sessions: createSessionService(db),
+    engine,
+    hub,
+  } as unknown as Services;
   const http = createServer();
   // The options server/app.ts gives its tRPC socket server.
   const wss = new WebSocketServer({ server: http, maxPayload: 4 * 1024 * 1024 });
-  const trpc = applyWSSHandler({ wss, router: appRouter, createContext: () => ({ services, actor }), keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 } });
+  const trpc = applyWSSHandler({
+    wss,
+    router: appRouter,
+    createContext: () => ({ services, actor }),
+    keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 },
+  });
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
   // As server/app.ts once it serves (BENCH_KEEP_PRIORITY=1: not, for comparison).
   if (!process.env.BENCH_KEEP_PRIORITY) lowerHelperThreads();
@@ -76,7 +97,14 @@ if (process.send) {
   const profDir = process.env.BENCH_PROF;
   const inspector = profDir ? new Session() : undefined;
   inspector?.connect();
-  let window: { label: string; cpu: NodeJS.CpuUsage; elu: EventLoopUtilization; delay: ReturnType<typeof monitorEventLoopDelay> } | undefined;
+  let window:
+    | {
+        label: string;
+        cpu: NodeJS.CpuUsage;
+        elu: EventLoopUtilization;
+        delay: ReturnType<typeof monitorEventLoopDelay>;
+      }
+    | undefined;
   // Garbage-collection pauses of the main thread during a case (ms).
   let gcPauses: number[] = [];
   new PerformanceObserver((list) => {
@@ -84,7 +112,8 @@ if (process.send) {
     for (const e of list.getEntries()) {
       gcPauses.push(e.duration);
       const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
-      if (process.env.BENCH_GC_LOG && e.duration > 2) console.error(`[gc] ${window.label} ${e.duration.toFixed(1)} ms kind ${kind}`);
+      if (process.env.BENCH_GC_LOG && e.duration > 2)
+        console.error(`[gc] ${window.label} ${e.duration.toFixed(1)} ms kind ${kind}`);
     }
   }).observe({ entryTypes: ["gc"] });
 
@@ -135,13 +164,20 @@ if (process.send) {
         case "seed": {
           const ids: string[] = [];
           for (let i = 0; i < req.sessions; i++) {
-            const s = await db.session.create({ data: { title: "bench", ownerId: actor.userId, orgId: actor.orgId, workspace: "", provider: req.kind } });
+            const s = await db.session.create({
+              data: { title: "bench", ownerId: actor.userId, orgId: actor.orgId, workspace: "", provider: req.kind },
+            });
             ids.push(s.id);
           }
           return { type: "seeded", sessionIds: ids };
         }
         case "begin": {
-          if (inspector && process.env.BENCH_PROF_HEAP) await inspector.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+          if (inspector && process.env.BENCH_PROF_HEAP)
+            await inspector.post("HeapProfiler.startSampling", {
+              samplingInterval: 4096,
+              includeObjectsCollectedByMajorGC: true,
+              includeObjectsCollectedByMinorGC: true,
+            });
           else if (inspector) {
             await inspector.post("Profiler.enable");
             await inspector.post("Profiler.setSamplingInterval", { interval: 200 });
@@ -158,7 +194,10 @@ if (process.send) {
             const label = req.label;
             setTimeout(async () => {
               const { writeHeapSnapshot } = await import("node:v8");
-              console.error("snapshot", writeHeapSnapshot(join(process.env.BENCH_HEAPSNAP!, `${label.replace(/\W+/g, "-")}.heapsnapshot`)));
+              console.error(
+                "snapshot",
+                writeHeapSnapshot(join(process.env.BENCH_HEAPSNAP!, `${label.replace(/\W+/g, "-")}.heapsnapshot`)),
+              );
             }, 1200);
           }
           return { type: "begun" };
@@ -179,9 +218,14 @@ if (process.send) {
             gcMaxMs: Math.max(0, ...gcPauses),
             gcCount: gcPauses.length,
             mainWaitMs: (mainWaitNs() - waitAtBegin) / 1e6,
-            mainSwitches: ((now) => ({ voluntary: now.voluntary - switchesAtBegin.voluntary, involuntary: now.involuntary - switchesAtBegin.involuntary }))(mainSwitches()),
+            mainSwitches: ((now) => ({
+              voluntary: now.voluntary - switchesAtBegin.voluntary,
+              involuntary: now.involuntary - switchesAtBegin.involuntary,
+            }))(mainSwitches()),
             ...stamps?.take(),
-            threads: [...threadTicks()].map(([k, v]) => [k, (v - (ticksAtBegin.get(k) ?? 0)) * 10] as [string, number]).filter(([, ms]) => ms > 0),
+            threads: [...threadTicks()]
+              .map(([k, v]) => [k, (v - (ticksAtBegin.get(k) ?? 0)) * 10] as [string, number])
+              .filter(([, ms]) => ms > 0),
           };
           if (inspector && profDir && process.env.BENCH_PROF_HEAP) {
             const { profile } = await inspector.post("HeapProfiler.stopSampling");
@@ -200,7 +244,10 @@ if (process.send) {
           const { heapUsed, rss } = process.memoryUsage();
           if (process.env.BENCH_HEAPSNAP) {
             const { writeHeapSnapshot } = await import("node:v8");
-            console.error("snapshot", writeHeapSnapshot(join(process.env.BENCH_HEAPSNAP, `heap-${textDeltas}.heapsnapshot`)));
+            console.error(
+              "snapshot",
+              writeHeapSnapshot(join(process.env.BENCH_HEAPSNAP, `heap-${textDeltas}.heapsnapshot`)),
+            );
           }
           return { type: "heap", heapUsed, rss, textDeltas };
         }

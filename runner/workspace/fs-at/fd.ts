@@ -2,7 +2,20 @@
 // replacing a file by a temp file made and renamed inside the directory's descriptor, and rm -r
 // entry by entry through descriptors. Names here are single components, never paths.
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fstatSync, fsync, openSync, readdirSync, readFile, renameSync, rmdirSync, unlinkSync, write } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsync,
+  openSync,
+  readdirSync,
+  readFile,
+  renameSync,
+  rmdirSync,
+  unlinkSync,
+  write,
+} from "node:fs";
 import { promisify } from "node:util";
 import { at, fdPath } from "./walk";
 
@@ -18,8 +31,10 @@ export const TEMP_MARK = ".quiver-";
 
 /** write(2) may take less than asked: loops until all of `data` is written. */
 async function writeAll(fd: number, data: Buffer): Promise<void> {
-  for (let off = 0; off < data.length; ) {
-    off += await new Promise<number>((resolve, reject) => write(fd, data, off, data.length - off, null, (err, n) => (err ? reject(err) : resolve(n))));
+  for (let off = 0; off < data.length;) {
+    off += await new Promise<number>((resolve, reject) =>
+      write(fd, data, off, data.length - off, null, (err, n) => (err ? reject(err) : resolve(n))),
+    );
   }
 }
 

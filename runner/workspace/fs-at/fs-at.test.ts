@@ -70,7 +70,15 @@ describe("reads", () => {
     await symlink(join(root, "a"), join(root, "abs-in"));
     await symlink("../b/f.txt", join(root, "a", "b", "up-in"));
     await symlink("rel-in", join(root, "chain-in"));
-    for (const p of ["a/b/f.txt", "rel-in/f.txt", "abs-in/b/f.txt", "a/b/up-in", "chain-in/f.txt", join(root, "a/b/f.txt"), "a/./b/../b/f.txt"]) {
+    for (const p of [
+      "a/b/f.txt",
+      "rel-in/f.txt",
+      "abs-in/b/f.txt",
+      "a/b/up-in",
+      "chain-in/f.txt",
+      join(root, "a/b/f.txt"),
+      "a/./b/../b/f.txt",
+    ]) {
       expect(await read(p), p).toBe("inside\n");
     }
     expect(files.lstat("rel-in")?.stats.isSymbolicLink()).toBe(true);

@@ -4,7 +4,19 @@
 // write outside. The operation itself then happens on the descriptors the walk opened: content
 // is read from the fd, a write is a temp file made in the parent's fd and renamed within it
 // (rename never follows a last component), and a folder is removed entry by entry through fds.
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmdirSync, unlinkSync, constants, type Dirent, type Stats } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmdirSync,
+  unlinkSync,
+  constants,
+  type Dirent,
+  type Stats,
+} from "node:fs";
 import { readdir } from "node:fs/promises";
 import { readChild, readFd, READ_FLAGS, removeEntry, replaceIn } from "./fd";
 import { at, fdPath, PathError, walk, type Walked, type WalkOptions } from "./walk";
@@ -33,7 +45,10 @@ export class WorkspaceFs {
   /** Set by the workspace's disk limit (runner/workspace/disk-limit.ts): refuses a write past it, and names it when the disk is full. */
   writeGuard?: { before(bytes: number, input: string): void; failed(err: unknown): unknown };
 
-  private constructor(readonly root: string, fd: number) {
+  private constructor(
+    readonly root: string,
+    fd: number,
+  ) {
     this.fd = fd;
   }
 
@@ -53,7 +68,9 @@ export class WorkspaceFs {
       lstatSync(`${fdPath(fd)}/.`);
     } catch {
       closeSync(fd);
-      throw new Error("the runner's file operations need Linux with /proc mounted (they walk paths through /proc/self/fd)");
+      throw new Error(
+        "the runner's file operations need Linux with /proc mounted (they walk paths through /proc/self/fd)",
+      );
     }
     return new WorkspaceFs(root, fd);
   }
@@ -213,7 +230,8 @@ export class WorkspaceFs {
         mkdirSync(at(w.dir, w.name), 0o755);
         return { rel: w.rel, created: [...w.created, w.rel] };
       } catch (err) {
-        if (code(err) === "EEXIST" && lstatSync(at(w.dir, w.name)).isDirectory()) return { rel: w.rel, created: w.created };
+        if (code(err) === "EEXIST" && lstatSync(at(w.dir, w.name)).isDirectory())
+          return { rel: w.rel, created: w.created };
         throw err;
       }
     } finally {

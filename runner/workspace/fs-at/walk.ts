@@ -23,7 +23,10 @@ export const fdPath = (fd: number) => `/proc/self/fd/${fd}`;
 
 export class PathError extends Error {
   /** The errno behind it, when there is one (ENOENT: a part of the path does not exist). */
-  constructor(message: string, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = "PathError";
   }
@@ -101,13 +104,20 @@ export function walk(rootFd: number, root: string, input: string, opts: WalkOpti
   };
   const result = (name: string, missing = false): Walked => {
     const rel = posix.normalize([...names, name].filter(Boolean).join("/") || ".").replace(/^\.$/, "");
-    if (rel === ".." || rel.startsWith("../")) throw new PathError(outside || `path ${show(input)} is outside the workspace`);
+    if (rel === ".." || rel.startsWith("../"))
+      throw new PathError(outside || `path ${show(input)} is outside the workspace`);
     if (opts.write && rel === "") throw new PathError("cannot write the workspace root itself");
-    if (opts.write && rel.split("/").includes(".git")) throw new PathError(`path ${show(input)} is inside .git; git internals are not writable by file tools`);
+    if (opts.write && rel.split("/").includes(".git"))
+      throw new PathError(`path ${show(input)} is inside .git; git internals are not writable by file tools`);
     const heldDir = dir;
     const heldFd = fd;
     return {
-      dir: heldDir, name, rel, fd: heldFd, created, missing,
+      dir: heldDir,
+      name,
+      rel,
+      fd: heldFd,
+      created,
+      missing,
       close: () => {
         if (heldFd !== undefined) closeSync(heldFd);
         if (heldDir !== rootFd) closeSync(heldDir);
@@ -123,8 +133,11 @@ export function walk(rootFd: number, root: string, input: string, opts: WalkOpti
       if (code(err) === "EINVAL" || code(err) === "ENOENT") return false;
       throw err;
     }
-    if (++hops > MAX_LINK_HOPS) throw new PathError(`path ${show(input)} has too many levels of symbolic links`, "ELOOP");
-    outside ||= last ? `path ${show(input)} is a symbolic link pointing outside the workspace` : `path ${show(input)} leads outside the workspace through a symlink`;
+    if (++hops > MAX_LINK_HOPS)
+      throw new PathError(`path ${show(input)} has too many levels of symbolic links`, "ELOOP");
+    outside ||= last
+      ? `path ${show(input)} is a symbolic link pointing outside the workspace`
+      : `path ${show(input)} leads outside the workspace through a symlink`;
     let parts = target.split("/");
     if (isAbsolute(target)) {
       if (!isInside(root, posix.normalize(target))) throw new PathError(outside);
@@ -161,7 +174,8 @@ export function walk(rootFd: number, root: string, input: string, opts: WalkOpti
         }
       }
       // Before anything is opened or made under it.
-      if (opts.write && name === ".git") throw new PathError(`path ${show(input)} is inside .git; git internals are not writable by file tools`);
+      if (opts.write && name === ".git")
+        throw new PathError(`path ${show(input)} is inside .git; git internals are not writable by file tools`);
       let next: number;
       try {
         next = openSync(at(dir, name), DIR_FLAGS);

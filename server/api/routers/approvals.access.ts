@@ -5,5 +5,9 @@ import { approvalsRouter } from "./approvals";
 
 export default defineAccess(approvalsRouter, {
   pending: { expect: SESSION_READ_MEMBERS, note: "creator, org admins/owners" },
-  answer: { expect: SESSION_WRITE, input: async (fx) => ({ approvalId: await fx.newApproval(), choice: "reject" }), note: "the session's creator only" },
+  answer: {
+    expect: SESSION_WRITE,
+    input: async (fx) => ({ approvalId: await fx.newApproval(), choice: "reject" }),
+    note: "the session's creator only",
+  },
 });

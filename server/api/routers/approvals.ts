@@ -7,7 +7,6 @@ import { byId, resourceProcedure, router, serviceErrors, sessionProcedure } from
 
 const CODES = { NOT_FOUND: "NOT_FOUND", FORBIDDEN: "FORBIDDEN", CONFLICT: "CONFLICT" } as const;
 
-
 const guard = serviceErrors(ApprovalError, (e) => ({ code: CODES[e.code] }));
 
 export const approvalsRouter = router({
@@ -24,5 +23,7 @@ export const approvalsRouter = router({
         message: z.string().max(4000).optional(),
       }),
     )
-    .mutation(({ ctx, input }) => guard(() => ctx.services.approvals.answerApproval(ctx.actor, input.approvalId, input.choice, input.message))),
+    .mutation(({ ctx, input }) =>
+      guard(() => ctx.services.approvals.answerApproval(ctx.actor, input.approvalId, input.choice, input.message)),
+    ),
 });

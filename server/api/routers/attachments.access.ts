@@ -3,5 +3,9 @@ import { defineAccess, SESSION_READ } from "../../auth/authorize-table";
 import { attachmentsRouter } from "./attachments";
 
 export default defineAccess(attachmentsRouter, {
-  read: { expect: SESSION_READ, input: (fx) => ({ sessionId: fx.sessionId, id: "none" }), note: "creator, org admins/owners, its viewers" },
+  read: {
+    expect: SESSION_READ,
+    input: (fx) => ({ sessionId: fx.sessionId, id: "none" }),
+    note: "creator, org admins/owners, its viewers",
+  },
 });

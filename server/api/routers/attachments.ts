@@ -12,6 +12,11 @@ export const attachmentsRouter = router({
     .query(async ({ ctx, input }) => {
       const [image] = await ctx.services.attachments.images(input.sessionId, [input.id]);
       if (!image) throw new TRPCError({ code: "NOT_FOUND", message: "No such image in this session." });
-      return verbatim({ id: image.id, mediaType: image.mediaType, bytes: Buffer.byteLength(image.base64, "base64"), base64: image.base64 });
+      return verbatim({
+        id: image.id,
+        mediaType: image.mediaType,
+        bytes: Buffer.byteLength(image.base64, "base64"),
+        base64: image.base64,
+      });
     }),
 });

@@ -7,11 +7,19 @@ import { createAuditService, AUDIT_PAGE_MAX, type AuditFilter } from "../../serv
 import { orgProcedure, router } from "../trpc";
 
 /** A day (YYYY-MM-DD, UTC) or an ISO date-time. */
-const when = z.string().trim().max(40).regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, "a date: YYYY-MM-DD or an ISO date-time");
+const when = z
+  .string()
+  .trim()
+  .max(40)
+  .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, "a date: YYYY-MM-DD or an ISO date-time");
 
 export const AuditFilterInput = z.object({
   person: z.string().trim().min(1).max(100).optional(),
-  kind: z.string().trim().regex(/^[a-z0-9_.]{1,100}$/, "a kind (org.role_changed) or an area (org)").optional(),
+  kind: z
+    .string()
+    .trim()
+    .regex(/^[a-z0-9_.]{1,100}$/, "a kind (org.role_changed) or an area (org)")
+    .optional(),
   from: when.optional(),
   /** Inclusive: a day means up to its end. */
   to: when.optional(),
@@ -31,7 +39,17 @@ export function auditFilterOf(input: z.infer<typeof AuditFilterInput>): AuditFil
 
 export const auditRouter = router({
   list: orgProcedure("audit.read")
-    .input(AuditFilterInput.extend({ after: z.string().trim().min(1).max(100).optional(), limit: z.number().int().min(1).max(AUDIT_PAGE_MAX).optional() }))
-    .query(({ ctx, input }) => createAuditService(ctx.services.db).page(ctx.actor.orgId, auditFilterOf(input), { after: input.after, limit: input.limit })),
+    .input(
+      AuditFilterInput.extend({
+        after: z.string().trim().min(1).max(100).optional(),
+        limit: z.number().int().min(1).max(AUDIT_PAGE_MAX).optional(),
+      }),
+    )
+    .query(({ ctx, input }) =>
+      createAuditService(ctx.services.db).page(ctx.actor.orgId, auditFilterOf(input), {
+        after: input.after,
+        limit: input.limit,
+      }),
+    ),
   facets: orgProcedure("audit.read").query(({ ctx }) => createAuditService(ctx.services.db).facets(ctx.actor.orgId)),
 });

@@ -22,13 +22,24 @@ export const checkpointsRouter = router({
     .query(({ ctx, input }) => guard(() => ctx.services.checkpoints.diff(input.sessionId, input.turnId))),
   acceptHunk: sessionProcedure("session.write")
     .input(hunk)
-    .mutation(({ ctx, input }) => guard(() => ctx.services.checkpoints.acceptHunk(input.sessionId, input.turnId, input.path, input.hunkId))),
+    .mutation(({ ctx, input }) =>
+      guard(() => ctx.services.checkpoints.acceptHunk(input.sessionId, input.turnId, input.path, input.hunkId)),
+    ),
   /** Undoes the hunk in the file as it is now; CONFLICT (nothing changed) when its lines are gone. */
   revertHunk: sessionProcedure("session.write")
     .input(hunk)
-    .mutation(({ ctx, input }) => guard(() => ctx.services.checkpoints.revertHunk(input.sessionId, input.turnId, input.path, input.hunkId))),
+    .mutation(({ ctx, input }) =>
+      guard(() => ctx.services.checkpoints.revertHunk(input.sessionId, input.turnId, input.path, input.hunkId)),
+    ),
   /** Files back to before a turn (or to a checkpoint); dryRun: what would change, nothing changed. */
   restore: sessionProcedure("session.write")
-    .input(session.extend({ turnId: id.optional(), checkpointId: id.optional(), dryRun: z.boolean(), keepUserEdits: z.boolean().optional() }))
+    .input(
+      session.extend({
+        turnId: id.optional(),
+        checkpointId: id.optional(),
+        dryRun: z.boolean(),
+        keepUserEdits: z.boolean().optional(),
+      }),
+    )
     .mutation(({ ctx, input }) => guard(() => ctx.services.checkpoints.restore(input))),
 });

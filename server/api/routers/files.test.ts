@@ -47,23 +47,37 @@ describe.each(testDatabases())("files router on %s", (provider) => {
     const file = await api.files.read({ sessionId, path: "a.txt" });
     expect(file.content).toBe("alpha\n");
     await api.files.save({ sessionId, path: "a.txt", content: "beta\n", expectHash: file.hash });
-    await expect(api.files.save({ sessionId, path: "a.txt", content: "gamma\n", expectHash: file.hash })).rejects.toMatchObject({ code: "CONFLICT" });
+    await expect(
+      api.files.save({ sessionId, path: "a.txt", content: "gamma\n", expectHash: file.hash }),
+    ).rejects.toMatchObject({ code: "CONFLICT" });
     await expect(api.files.read({ sessionId, path: "nope.txt" })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await expect(api.files.read({ sessionId, path: "../../etc/passwd" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(api.files.read({ sessionId, path: "../../etc/passwd" })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
     await api.files.create({ sessionId, path: "d/e.txt", kind: "file" });
-    await expect(api.files.create({ sessionId, path: "d/e.txt", kind: "file" })).rejects.toMatchObject({ code: "CONFLICT" });
+    await expect(api.files.create({ sessionId, path: "d/e.txt", kind: "file" })).rejects.toMatchObject({
+      code: "CONFLICT",
+    });
   });
 
   it("refuses an upload outside the workspace as a bad request that says why, not a 500", async () => {
     const { api, sessionId } = await caller();
     const base64 = Buffer.from("x").toString("base64");
     for (const path of ["../../escape.bin", "/etc/quiver-upload.bin", ".git/hooks/pre-commit"]) {
-      const err = await api.files.upload({ sessionId, path, base64 }).then(() => null, (e: unknown) => e as { code: string; message: string });
+      const err = await api.files.upload({ sessionId, path, base64 }).then(
+        () => null,
+        (e: unknown) => e as { code: string; message: string },
+      );
       expect(err, path).toMatchObject({ code: "BAD_REQUEST" });
       expect(err!.message, path).toMatch(/outside the workspace|inside \.git/);
     }
-    await expect(api.files.upload({ sessionId, path: "up/ok.bin", base64 })).resolves.toEqual({ path: "up/ok.bin", size: 1 });
-    await expect(api.files.upload({ sessionId, path: "up/ok.bin", base64 })).rejects.toMatchObject({ code: "CONFLICT" });
+    await expect(api.files.upload({ sessionId, path: "up/ok.bin", base64 })).resolves.toEqual({
+      path: "up/ok.bin",
+      size: 1,
+    });
+    await expect(api.files.upload({ sessionId, path: "up/ok.bin", base64 })).rejects.toMatchObject({
+      code: "CONFLICT",
+    });
   });
 
   it("refuses sessions that do not exist", async () => {
@@ -73,11 +87,17 @@ describe.each(testDatabases())("files router on %s", (provider) => {
 
   it("lists the uncommitted changes and a changed file's version at HEAD", async () => {
     const { api, sessionId } = await caller();
-    const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: dir });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: dir });
     git("init", "-q", "-b", "main");
     git("add", ".");
     git("commit", "-qm", "start");
-    expect(await api.files.changes({ sessionId })).toEqual({ mode: "git", branch: "main", files: [], truncated: false });
+    expect(await api.files.changes({ sessionId })).toEqual({
+      mode: "git",
+      branch: "main",
+      files: [],
+      truncated: false,
+    });
     const file = await api.files.read({ sessionId, path: "a.txt" });
     await api.files.save({ sessionId, path: "a.txt", content: `${file.content}more\n`, expectHash: file.hash });
     await api.files.create({ sessionId, path: "fresh.txt", kind: "file" });
@@ -85,8 +105,18 @@ describe.each(testDatabases())("files router on %s", (provider) => {
       { path: "a.txt", status: "modified", added: 1, removed: 0 },
       { path: "fresh.txt", status: "added", added: 0, removed: 0 },
     ]);
-    expect(await api.files.original({ sessionId, path: "a.txt" })).toEqual({ path: "a.txt", content: file.content, binary: false });
-    expect(await api.files.original({ sessionId, path: "fresh.txt" })).toEqual({ path: "fresh.txt", content: null, binary: false });
-    await expect(api.files.original({ sessionId, path: "../../etc/passwd" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    expect(await api.files.original({ sessionId, path: "a.txt" })).toEqual({
+      path: "a.txt",
+      content: file.content,
+      binary: false,
+    });
+    expect(await api.files.original({ sessionId, path: "fresh.txt" })).toEqual({
+      path: "fresh.txt",
+      content: null,
+      binary: false,
+    });
+    await expect(api.files.original({ sessionId, path: "../../etc/passwd" })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
   });
 });

@@ -13,22 +13,45 @@ import { router, serviceErrors, sessionProcedure, sessionReadProcedure } from ".
 const path = z.string().trim().min(1).max(4096);
 const session = z.object({ sessionId: z.string().min(1) });
 
-const CODES = { not_found: "NOT_FOUND", conflict: "CONFLICT", invalid: "BAD_REQUEST", unavailable: "PRECONDITION_FAILED" } as const;
+const CODES = {
+  not_found: "NOT_FOUND",
+  conflict: "CONFLICT",
+  invalid: "BAD_REQUEST",
+  unavailable: "PRECONDITION_FAILED",
+} as const;
 
 /** Changing files: the session's creator. */
-const fileProcedure = sessionProcedure("session.write").use(({ ctx, next }) => next({ ctx: { ...ctx, files: ctx.services.files as FileService } }));
+const fileProcedure = sessionProcedure("session.write").use(({ ctx, next }) =>
+  next({ ctx: { ...ctx, files: ctx.services.files as FileService } }),
+);
 /** Raw bytes (cannot be redacted for a viewer): the creator and the org's admins. */
-const fileInspectProcedure = sessionProcedure("session.inspect").use(({ ctx, next }) => next({ ctx: { ...ctx, files: ctx.services.files as FileService } }));
+const fileInspectProcedure = sessionProcedure("session.inspect").use(({ ctx, next }) =>
+  next({ ctx: { ...ctx, files: ctx.services.files as FileService } }),
+);
 
 /** Listing and opening: members with access, and viewers of the session. */
-const fileReadProcedure = sessionReadProcedure().use(({ ctx, next }) => next({ ctx: { ...ctx, files: ctx.services.files as FileService } }));
+const fileReadProcedure = sessionReadProcedure().use(({ ctx, next }) =>
+  next({ ctx: { ...ctx, files: ctx.services.files as FileService } }),
+);
 
-const guard = serviceErrors(FileOpError, (e) => ({ code: CODES[e.kind], cause: e.kind === "conflict" ? { currentHash: e.currentHash } : undefined }));
+const guard = serviceErrors(FileOpError, (e) => ({
+  code: CODES[e.kind],
+  cause: e.kind === "conflict" ? { currentHash: e.currentHash } : undefined,
+}));
 
 export const filesRouter = router({
-  tree: fileReadProcedure.input(session.extend({ folder: path.optional() })).query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId, input.folder))),
+  tree: fileReadProcedure
+    .input(session.extend({ folder: path.optional() }))
+    .query(({ ctx, input }) => guard(() => ctx.files.tree(input.sessionId, input.folder))),
   search: fileReadProcedure
-    .input(session.extend({ query: z.string().min(1).max(1000), regex: z.boolean().optional(), caseSensitive: z.boolean().optional(), glob: z.string().trim().max(1000).optional() }))
+    .input(
+      session.extend({
+        query: z.string().min(1).max(1000),
+        regex: z.boolean().optional(),
+        caseSensitive: z.boolean().optional(),
+        glob: z.string().trim().max(1000).optional(),
+      }),
+    )
     .query(({ ctx, input }) => guard(() => ctx.files.search(input.sessionId, input))),
   find: fileReadProcedure
     .input(session.extend({ query: z.string().min(1).max(200) }))
@@ -41,7 +64,9 @@ export const filesRouter = router({
     .input(session.extend({ path }))
     .query(({ ctx, input }) => guard(() => ctx.files.raw(input.sessionId, input.path))),
   /** The workspace's bytes used and its disk limit (the status bar); null: its runner measures none. */
-  usage: fileReadProcedure.input(session).query(({ ctx, input }) => guard(() => workspaceUsage(ctx.services.runners, input.sessionId))),
+  usage: fileReadProcedure
+    .input(session)
+    .query(({ ctx, input }) => guard(() => workspaceUsage(ctx.services.runners, input.sessionId))),
   /** The file's diagnostics from the workspace's language server (the editor's markers). */
   diagnostics: fileReadProcedure
     .input(session.extend({ path }))
@@ -69,22 +94,30 @@ export const filesRouter = router({
       session.extend({
         path,
         content: z.string().max(PERSON_FILE_LIMITS.maxSaveBytes),
-        expectHash: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
+        expectHash: z
+          .string()
+          .regex(/^[0-9a-f]{64}$/)
+          .nullable()
+          .optional(),
       }),
     )
-    .mutation(({ ctx, input }) => guard(() => ctx.files.save(input.sessionId, input.path, input.content, input.expectHash))),
-  upload: fileProcedure
-    .input(session.extend({ path, base64: PERSON_FILE_OPS.ide_write_bytes.shape.base64, overwrite: z.boolean().optional() }))
-    .mutation(({ ctx, input }) => guard(() => ctx.files.upload(input.sessionId, input.path, input.base64, input.overwrite))),
-  create: fileProcedure
-    .input(session.extend({ path, kind: z.enum(["file", "dir"]) }))
     .mutation(({ ctx, input }) =>
-      guard(async () => {
-        if (input.kind === "dir") await ctx.files.mkdir(input.sessionId, input.path);
-        else await ctx.files.save(input.sessionId, input.path, "", null);
-        return { path: input.path };
-      }),
+      guard(() => ctx.files.save(input.sessionId, input.path, input.content, input.expectHash)),
     ),
+  upload: fileProcedure
+    .input(
+      session.extend({ path, base64: PERSON_FILE_OPS.ide_write_bytes.shape.base64, overwrite: z.boolean().optional() }),
+    )
+    .mutation(({ ctx, input }) =>
+      guard(() => ctx.files.upload(input.sessionId, input.path, input.base64, input.overwrite)),
+    ),
+  create: fileProcedure.input(session.extend({ path, kind: z.enum(["file", "dir"]) })).mutation(({ ctx, input }) =>
+    guard(async () => {
+      if (input.kind === "dir") await ctx.files.mkdir(input.sessionId, input.path);
+      else await ctx.files.save(input.sessionId, input.path, "", null);
+      return { path: input.path };
+    }),
+  ),
   rename: fileProcedure
     .input(session.extend({ from: path, to: path }))
     .mutation(({ ctx, input }) => guard(() => ctx.files.rename(input.sessionId, input.from, input.to))),

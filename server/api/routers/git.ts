@@ -12,7 +12,10 @@ import { accountProcedure, router, serviceErrors, sessionProcedure } from "../tr
 
 const session = z.object({ sessionId: z.string().min(1) });
 const credentialGuard = serviceErrors(GitCredentialError, (e) => ({ code: e.code }));
-const remoteGuard = serviceErrors(GitRemoteError, (e) => ({ code: e.code, cause: e.status ? { status: e.status } : undefined }));
+const remoteGuard = serviceErrors(GitRemoteError, (e) => ({
+  code: e.code,
+  cause: e.status ? { status: e.status } : undefined,
+}));
 
 const git = (services: Services) => gitServicesOf(services);
 
@@ -24,19 +27,43 @@ export const gitRouter = router({
   credentials: accountProcedure.query(({ ctx }) => git(ctx.services).credentials.list(ctx.actor)),
   /** Stores or replaces the caller's credential for a host; answers with it masked. */
   saveCredential: accountProcedure
-    .input(z.object({ host: z.string().min(1).max(2000), username: z.string().min(1).max(200), token: z.string().min(1).max(4096) }))
+    .input(
+      z.object({
+        host: z.string().min(1).max(2000),
+        username: z.string().min(1).max(200),
+        token: z.string().min(1).max(4096),
+      }),
+    )
     .mutation(({ ctx, input }) => credentialGuard(() => git(ctx.services).credentials.save(ctx.actor, input))),
   removeCredential: accountProcedure
     .input(z.object({ credentialId: z.string().min(1).max(100) }))
-    .mutation(({ ctx, input }) => credentialGuard(() => git(ctx.services).credentials.remove(ctx.actor, input.credentialId))),
+    .mutation(({ ctx, input }) =>
+      credentialGuard(() => git(ctx.services).credentials.remove(ctx.actor, input.credentialId)),
+    ),
 
   /** Remote, branch, ahead/behind, and whether the caller has a credential for the remote's host (offline). */
-  status: sessionProcedure("session.inspect").input(session).query(({ ctx, input }) => remoteGuard(() => git(ctx.services).remote.status(ctx.actor.userId, input.sessionId))),
-  fetch: writeProcedure.input(session).mutation(({ ctx, input }) => remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "fetch"))),
-  pull: writeProcedure.input(session).mutation(({ ctx, input }) => remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "pull"))),
-  push: writeProcedure.input(session).mutation(({ ctx, input }) => remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "push"))),
+  status: sessionProcedure("session.inspect")
+    .input(session)
+    .query(({ ctx, input }) => remoteGuard(() => git(ctx.services).remote.status(ctx.actor.userId, input.sessionId))),
+  fetch: writeProcedure
+    .input(session)
+    .mutation(({ ctx, input }) =>
+      remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "fetch")),
+    ),
+  pull: writeProcedure
+    .input(session)
+    .mutation(({ ctx, input }) =>
+      remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "pull")),
+    ),
+  push: writeProcedure
+    .input(session)
+    .mutation(({ ctx, input }) =>
+      remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "push")),
+    ),
   /** Into the session's workspace, which must be empty. */
   clone: writeProcedure
     .input(session.extend({ url: z.string().min(1).max(2000), branch: BranchName.optional() }))
-    .mutation(({ ctx, input }) => remoteGuard(() => git(ctx.services).remote.clone(ctx.actor.userId, input.sessionId, input.url, input.branch))),
+    .mutation(({ ctx, input }) =>
+      remoteGuard(() => git(ctx.services).remote.clone(ctx.actor.userId, input.sessionId, input.url, input.branch)),
+    ),
 });

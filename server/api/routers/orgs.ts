@@ -23,9 +23,13 @@ export const orgsRouter = router({
   mine: accountProcedure.query(({ ctx }) => guard(() => ctx.services.orgs.mine(ctx.actor))),
 
   /** Makes another of the person's orgs the active one (every open page follows). */
-  switch: accountProcedure.input(z.object({ orgId: Id })).mutation(({ ctx, input }) => guard(() => ctx.services.orgs.switch(ctx.actor, input.orgId))),
+  switch: accountProcedure
+    .input(z.object({ orgId: Id }))
+    .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.switch(ctx.actor, input.orgId))),
 
-  create: accountProcedure.input(z.object({ name: z.string().max(200) })).mutation(({ ctx, input }) => guard(() => ctx.services.orgs.create(ctx.actor, input.name))),
+  create: accountProcedure
+    .input(z.object({ name: z.string().max(200) }))
+    .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.create(ctx.actor, input.name))),
 
   /** The active org's members, with the roles the asker may give each and whether they may remove them. */
   members: memberProcedure.query(({ ctx }) => guard(() => ctx.services.orgs.members(ctx.actor))),
@@ -34,17 +38,32 @@ export const orgsRouter = router({
     .input(z.object({ memberId: Id, role: Role }))
     .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.changeRole(ctx.actor, input.memberId, input.role))),
 
-  remove: adminProcedure.input(z.object({ memberId: Id })).mutation(({ ctx, input }) => guard(() => ctx.services.orgs.remove(ctx.actor, input.memberId))),
+  remove: adminProcedure
+    .input(z.object({ memberId: Id }))
+    .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.remove(ctx.actor, input.memberId))),
 
-  leave: accountProcedure.input(z.object({ orgId: Id })).mutation(({ ctx, input }) => guard(() => ctx.services.orgs.leave(ctx.actor, input.orgId))),
+  leave: accountProcedure
+    .input(z.object({ orgId: Id }))
+    .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.leave(ctx.actor, input.orgId))),
 
   /**
    * A new invitation: its link is in the answer only (show it to copy), and mailed when mail is
    * set up, based at `origin` (the page's) when this server answers to that host.
    */
   invite: adminProcedure
-    .input(z.object({ email: z.string().max(320), role: Role, expiresInHours: z.number().int().min(EXPIRY_HOURS.min).max(EXPIRY_HOURS.max).optional(), origin: z.string().max(300).optional() }))
-    .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.invitations.create(ctx.actor, input, linkOrigin(input.origin, hostsOf(ctx.services.env))))),
+    .input(
+      z.object({
+        email: z.string().max(320),
+        role: Role,
+        expiresInHours: z.number().int().min(EXPIRY_HOURS.min).max(EXPIRY_HOURS.max).optional(),
+        origin: z.string().max(300).optional(),
+      }),
+    )
+    .mutation(({ ctx, input }) =>
+      guard(() =>
+        ctx.services.orgs.invitations.create(ctx.actor, input, linkOrigin(input.origin, hostsOf(ctx.services.env))),
+      ),
+    ),
 
   invitations: adminProcedure.query(({ ctx }) => guard(() => ctx.services.orgs.invitations.list(ctx.actor))),
 
@@ -53,8 +72,12 @@ export const orgsRouter = router({
     .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.invitations.revoke(ctx.actor, input.invitationId))),
 
   /** What an invitation link is for (its holder reads it before signing in or up). */
-  invitation: publicProcedure.input(z.object({ token: Token })).query(({ ctx, input }) => guard(() => ctx.services.orgs.invitations.info(input.token))),
+  invitation: publicProcedure
+    .input(z.object({ token: Token }))
+    .query(({ ctx, input }) => guard(() => ctx.services.orgs.invitations.info(input.token))),
 
   /** The signed-in person joins with a link made for their email; its org becomes the active one. */
-  accept: accountProcedure.input(z.object({ token: Token })).mutation(({ ctx, input }) => guard(() => ctx.services.orgs.join(ctx.actor, input.token))),
+  accept: accountProcedure
+    .input(z.object({ token: Token }))
+    .mutation(({ ctx, input }) => guard(() => ctx.services.orgs.join(ctx.actor, input.token))),
 });

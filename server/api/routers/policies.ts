@@ -21,8 +21,12 @@ export const policiesRouter = router({
 
   /** `rules` is checked by the service so a bad rule gets its exact path in the error. */
   set: orgProcedure("policy.write")
-    .input(z.object({ rules: z.array(z.unknown()).max(1000), expectedVersion: z.number().int().nonnegative().optional() }))
-    .mutation(({ ctx, input }) => guard(() => ctx.services.policies.set(ctx.actor, input.rules, { expectedVersion: input.expectedVersion }))),
+    .input(
+      z.object({ rules: z.array(z.unknown()).max(1000), expectedVersion: z.number().int().nonnegative().optional() }),
+    )
+    .mutation(({ ctx, input }) =>
+      guard(() => ctx.services.policies.set(ctx.actor, input.rules, { expectedVersion: input.expectedVersion })),
+    ),
 
   /** Session modes the org forbids (policy/modes.ts); "ask" never is. */
   modes: orgProcedure("policy.read").query(async ({ ctx }) => ({

@@ -8,14 +8,32 @@ const CREATOR_OR_ADMINS: Cells = { ...SIGNED_IN, member: "FORBIDDEN", otherOrg: 
 
 /** A project of the org under test, made by its owner. */
 async function ownersProject(fx: AccessFixture): Promise<string> {
-  const p = await fx.db.project.create({ data: { orgId: fx.orgId, name: `access ${fx.unique()}`, createdById: fx.users.owner } });
+  const p = await fx.db.project.create({
+    data: { orgId: fx.orgId, name: `access ${fx.unique()}`, createdById: fx.users.owner },
+  });
   return p.id;
 }
 
 export default defineAccess(projectsRouter, {
   list: { expect: SIGNED_IN, note: "signed-in person: their org's projects, their own sessions in each" },
-  create: { expect: SIGNED_IN, input: (fx) => ({ name: `made ${fx.unique()}`, source: { kind: "empty" } }), note: "signed-in person, in their active org" },
-  rename: { expect: CREATOR_OR_ADMINS, input: async (fx) => ({ id: await ownersProject(fx), name: `renamed ${fx.unique()}` }), note: "the project's creator, org owners and admins" },
-  remove: { expect: CREATOR_OR_ADMINS, input: async (fx) => ({ id: await ownersProject(fx) }), note: "the project's creator, org owners and admins (asks first in the UI)" },
-  workspaceOf: { expect: SESSION_READ, input: (fx) => ({ sessionId: fx.sessionId }), note: "whoever may read the session" },
+  create: {
+    expect: SIGNED_IN,
+    input: (fx) => ({ name: `made ${fx.unique()}`, source: { kind: "empty" } }),
+    note: "signed-in person, in their active org",
+  },
+  rename: {
+    expect: CREATOR_OR_ADMINS,
+    input: async (fx) => ({ id: await ownersProject(fx), name: `renamed ${fx.unique()}` }),
+    note: "the project's creator, org owners and admins",
+  },
+  remove: {
+    expect: CREATOR_OR_ADMINS,
+    input: async (fx) => ({ id: await ownersProject(fx) }),
+    note: "the project's creator, org owners and admins (asks first in the UI)",
+  },
+  workspaceOf: {
+    expect: SESSION_READ,
+    input: (fx) => ({ sessionId: fx.sessionId }),
+    note: "whoever may read the session",
+  },
 });

@@ -7,7 +7,12 @@ import { memberProcedure, router, sessionReadProcedure } from "../trpc";
 import { BranchName, parseRemoteUrl, RemoteUrlText, type RemoteUrl } from "../../protocol/git-remote";
 
 const name = z.string().trim().min(1).max(100);
-const label = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, "a label is letters, digits and . _ : -");
+const label = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._:-]+$/, "a label is letters, digits and . _ : -");
 
 export const ProjectSourceInput = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("empty") }),

@@ -4,5 +4,9 @@ import { defineAccess, SESSION_WRITE } from "../../auth/authorize-table";
 import { questionsRouter } from "./questions";
 
 export default defineAccess(questionsRouter, {
-  answer: { expect: SESSION_WRITE, input: (fx) => ({ sessionId: fx.sessionId, callId: "call0", answer: { option: 0 } }), note: "the session's creator only" },
+  answer: {
+    expect: SESSION_WRITE,
+    input: (fx) => ({ sessionId: fx.sessionId, callId: "call0", answer: { option: 0 } }),
+    note: "the session's creator only",
+  },
 });

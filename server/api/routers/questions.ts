@@ -19,7 +19,8 @@ export const questionsRouter = router({
         try {
           return await answerQuestion(ctx.services, ctx.actor, input);
         } catch (err) {
-          if (err instanceof EngineError) throw new TRPCError({ code: err.code === "busy" ? "CONFLICT" : "BAD_REQUEST", message: err.message });
+          if (err instanceof EngineError)
+            throw new TRPCError({ code: err.code === "busy" ? "CONFLICT" : "BAD_REQUEST", message: err.message });
           throw err;
         }
       }),

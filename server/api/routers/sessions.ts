@@ -14,8 +14,17 @@ export const sessionsRouter = router({
     .query(({ ctx, input }) => ctx.services.sessions.list(ctx.actor, { projectId: input?.projectId })),
   create: memberProcedure
     // In a project of the person's org (none: its Default project); the session works in the person's workspace of it.
-    .input(z.object({ title: z.string().trim().min(1).max(200).optional(), projectId: z.string().min(1).max(100).optional() }).optional())
-    .mutation(({ ctx, input }) => ctx.services.sessions.create(ctx.actor, { title: input?.title, projectId: input?.projectId })),
+    .input(
+      z
+        .object({
+          title: z.string().trim().min(1).max(200).optional(),
+          projectId: z.string().min(1).max(100).optional(),
+        })
+        .optional(),
+    )
+    .mutation(({ ctx, input }) =>
+      ctx.services.sessions.create(ctx.actor, { title: input?.title, projectId: input?.projectId }),
+    ),
   rename: sessionProcedure("session.write", "id")
     .input(z.object({ id: z.string().min(1), title: z.string().trim().min(1).max(200) }))
     .mutation(({ ctx, input }) => ctx.services.sessions.rename(ctx.actor, input.id, input.title)),
@@ -30,7 +39,9 @@ export const sessionsRouter = router({
         model: z.string().trim().min(1).max(200).nullable(),
       }),
     )
-    .mutation(({ ctx, input }) => ctx.services.sessions.setModel(ctx.actor, input.id, { provider: input.provider, model: input.model })),
+    .mutation(({ ctx, input }) =>
+      ctx.services.sessions.setModel(ctx.actor, input.id, { provider: input.provider, model: input.model }),
+    ),
   models: memberProcedure.query(({ ctx }) => ctx.services.engine.modelChoices()),
   /** A provider's models from its own list (cached briefly); empty with `error` when unreadable. */
   modelList: memberProcedure
@@ -43,12 +54,19 @@ export const sessionsRouter = router({
   /** The session's mode (policy/modes.ts) and the modes its org forbids. */
   mode: sessionProcedure("session.inspect")
     .input(z.object({ sessionId: z.string().min(1) }))
-    .query(async ({ ctx, input }) => (await modeFor(ctx.services.db, input.sessionId)) ?? { mode: "ask" as const, forbidden: [] }),
+    .query(
+      async ({ ctx, input }) =>
+        (await modeFor(ctx.services.db, input.sessionId)) ?? { mode: "ask" as const, forbidden: [] },
+    ),
   /** Switches the mode; a mode the org forbids is refused. Every open tab follows (session.mode). */
   setMode: sessionProcedure("session.write")
     .input(z.object({ sessionId: z.string().min(1), mode: Mode }))
     .mutation(({ ctx, input }) =>
-      modeGuard(() => setMode(ctx.services.db, ctx.actor, input.sessionId, input.mode, (id, e) => ctx.services.hub.publish(id, e).then(() => undefined))),
+      modeGuard(() =>
+        setMode(ctx.services.db, ctx.actor, input.sessionId, input.mode, (id, e) =>
+          ctx.services.hub.publish(id, e).then(() => undefined),
+        ),
+      ),
     ),
   /** "Accept and implement" on exit_plan_mode's card: switches to `mode`, then approves the card. */
   acceptPlan: sessionProcedure("session.write")
@@ -56,12 +74,19 @@ export const sessionsRouter = router({
     .mutation(({ ctx, input }) =>
       modeGuard(() =>
         acceptPlan(
-          ctx.services.db, (id) => ctx.services.approvals.answerApproval(ctx.actor, id, "once"), ctx.actor, input.sessionId, input.approvalId, input.mode,
+          ctx.services.db,
+          (id) => ctx.services.approvals.answerApproval(ctx.actor, id, "once"),
+          ctx.actor,
+          input.sessionId,
+          input.approvalId,
+          input.mode,
           (id, e) => ctx.services.hub.publish(id, e).then(() => undefined),
         ),
       ),
     ),
   get: sessionReadProcedure("id")
     .input(z.object({ id: z.string().min(1) }))
-    .query(({ ctx, input }) => (ctx.actor ? ctx.services.sessions.get(ctx.actor, input.id) : ctx.services.sessions.getShared(input.id))),
+    .query(({ ctx, input }) =>
+      ctx.actor ? ctx.services.sessions.get(ctx.actor, input.id) : ctx.services.sessions.getShared(input.id),
+    ),
 });

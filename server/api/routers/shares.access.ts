@@ -7,5 +7,9 @@ export default defineAccess(sharesRouter, {
   create: { expect: SESSION_WRITE, note: "the session's creator" },
   list: { expect: SESSION_READ_MEMBERS, note: "creator, org admins/owners" },
   // A link of its own: an allowed call revokes it, never the viewer's.
-  revoke: { expect: SESSION_READ_MEMBERS, input: async (fx) => ({ linkId: await fx.newShareLink() }), note: "creator, org admins/owners" },
+  revoke: {
+    expect: SESSION_READ_MEMBERS,
+    input: async (fx) => ({ linkId: await fx.newShareLink() }),
+    note: "creator, org admins/owners",
+  },
 });

@@ -9,8 +9,15 @@ const guard = serviceErrors(ShareError, (e) => ({ code: e.code }));
 
 export const sharesRouter = router({
   create: sessionProcedure("share.create")
-    .input(z.object({ sessionId: z.string().min(1), expiresInMinutes: z.number().int().min(1).max(MAX_EXPIRY_MINUTES).optional() }))
-    .mutation(({ ctx, input }) => guard(() => ctx.services.shares.create(ctx.actor, input.sessionId, { expiresInMinutes: input.expiresInMinutes }))),
+    .input(
+      z.object({
+        sessionId: z.string().min(1),
+        expiresInMinutes: z.number().int().min(1).max(MAX_EXPIRY_MINUTES).optional(),
+      }),
+    )
+    .mutation(({ ctx, input }) =>
+      guard(() => ctx.services.shares.create(ctx.actor, input.sessionId, { expiresInMinutes: input.expiresInMinutes })),
+    ),
   list: sessionProcedure("session.inspect")
     .input(z.object({ sessionId: z.string().min(1) }))
     .query(({ ctx, input }) => guard(() => ctx.services.shares.list(ctx.actor, input.sessionId))),

@@ -24,11 +24,24 @@ describe.each(testDatabases().slice(0, 1))("a spilled output read in pages on %s
     const seeded = await seedSession(t.current.db);
     sessionId = seeded.sessionId;
     spills = createSpillStore(t.current.db, t.current.url);
-    const services = { db: t.current.db, dbProvider: provider, spills, sessions: createSessionService(t.current.db) } as unknown as Services;
+    const services = {
+      db: t.current.db,
+      dbProvider: provider,
+      spills,
+      sessions: createSessionService(t.current.db),
+    } as unknown as Services;
     text = `${"filler line of output\n".repeat(200)}${SECRET_CASES.map((c) => c.text).join("\n")}\n${"more output\n".repeat(200)}`;
     ref = (await spills.store({ sessionId, bytes: Buffer.from(text) })).ref;
-    viewer = appRouter.createCaller(contextFor(services, { kind: "viewer", sessionId, linkId: "sl0", expiresAt: null }));
-    owner = appRouter.createCaller(contextFor(services, { kind: "owner", via: "loopback", actor: { userId: seeded.userId, orgId: seeded.orgId, role: "owner" } }));
+    viewer = appRouter.createCaller(
+      contextFor(services, { kind: "viewer", sessionId, linkId: "sl0", expiresAt: null }),
+    );
+    owner = appRouter.createCaller(
+      contextFor(services, {
+        kind: "owner",
+        via: "loopback",
+        actor: { userId: seeded.userId, orgId: seeded.orgId, role: "owner" },
+      }),
+    );
   });
   afterAll(async () => {
     await spills?.close();
@@ -40,8 +53,10 @@ describe.each(testDatabases().slice(0, 1))("a spilled output read in pages on %s
     for (const length of [7, 50]) {
       for (let first = start - length; first < start; first += 1) {
         let joined = "";
-        for (let offset = first; offset < end + length; offset += length) joined += (await viewer.spills.read({ sessionId, ref, offset, length })).text;
-        for (const c of SECRET_CASES) expect(leaks(joined, c.secret, 8), `${c.kind}, pages of ${length} from ${first}`).toBeUndefined();
+        for (let offset = first; offset < end + length; offset += length)
+          joined += (await viewer.spills.read({ sessionId, ref, offset, length })).text;
+        for (const c of SECRET_CASES)
+          expect(leaks(joined, c.secret, 8), `${c.kind}, pages of ${length} from ${first}`).toBeUndefined();
       }
     }
     const own = await owner.spills.read({ sessionId, ref, offset: start, length: end - start });

@@ -22,14 +22,28 @@ export const spillsRouter = router({
     )
     .query(async ({ ctx, input }) => {
       const spills: Pick<SpillStore, "read"> = ctx.services.spills;
-      const slice = await spills.read(input.ref, { sessionId: input.sessionId, offset: input.offset, length: input.length });
-      if (!slice) throw new TRPCError({ code: "NOT_FOUND", message: "This output is no longer stored (spills expire after 7 days)." });
+      const slice = await spills.read(input.ref, {
+        sessionId: input.sessionId,
+        offset: input.offset,
+        length: input.length,
+      });
+      if (!slice)
+        throw new TRPCError({
+          code: "NOT_FOUND",
+          message: "This output is no longer stored (spills expire after 7 days).",
+        });
       if (!ctx.viewer) return slice;
       // A viewer's page is redacted with what surrounds it, so a key across a page's edge is caught.
       const from = Math.max(0, slice.offset - HOLD_CAP);
-      const around = await spills.read(input.ref, { sessionId: input.sessionId, offset: from, length: slice.end - from + HOLD_CAP });
+      const around = await spills.read(input.ref, {
+        sessionId: input.sessionId,
+        offset: from,
+        length: slice.end - from + HOLD_CAP,
+      });
       if (!around) return slice;
-      const start = Buffer.from(around.text).subarray(0, slice.offset - around.offset).toString().length;
+      const start = Buffer.from(around.text)
+        .subarray(0, slice.offset - around.offset)
+        .toString().length;
       return verbatim({ ...slice, text: redactRange(around.text, start, start + slice.text.length) });
     }),
 });

@@ -12,7 +12,14 @@ export const ssoRouter = router({
 
   /** `clientSecret` absent or empty keeps the stored one; the issuer's discovery must answer. */
   save: adminProcedure
-    .input(z.object({ issuer: z.string().max(2000), clientId: z.string().max(500), clientSecret: z.string().max(4000).optional(), domains: z.string().max(5000) }))
+    .input(
+      z.object({
+        issuer: z.string().max(2000),
+        clientId: z.string().max(500),
+        clientSecret: z.string().max(4000).optional(),
+        domains: z.string().max(5000),
+      }),
+    )
     .mutation(({ ctx, input }) => guard(() => ctx.services.sso.save(ctx.actor, input))),
 
   /** Fetches and checks the discovery document (of `issuer`, or of the saved settings). */

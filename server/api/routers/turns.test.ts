@@ -32,13 +32,21 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
   const clients: { close(): void }[] = [];
 
   const connect = (): TRPCClient<AppRouter> => {
-    const ws = createWSClient({ url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`, WebSocket: WebSocket as never, retryDelayMs: () => 50 });
+    const ws = createWSClient({
+      url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      WebSocket: WebSocket as never,
+      retryDelayMs: () => 50,
+    });
     clients.push(ws);
     return createTRPCClient<AppRouter>({ links: [wsLink({ client: ws })] });
   };
 
   /** Subscribes and collects until `stop` says so; resolves with what arrived. */
-  const follow = (client: TRPCClient<AppRouter>, input: { sessionId: string; lastSeq?: number }, stop: (ev: SessionEvent, all: SessionEvent[]) => boolean) =>
+  const follow = (
+    client: TRPCClient<AppRouter>,
+    input: { sessionId: string; lastSeq?: number },
+    stop: (ev: SessionEvent, all: SessionEvent[]) => boolean,
+  ) =>
     new Promise<{ events: SessionEvent[]; ids: string[] }>((resolve, reject) => {
       const events: SessionEvent[] = [];
       const ids: string[] = [];
@@ -73,7 +81,12 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     actor = { userId: seeded.userId, orgId: seeded.orgId, role: "owner" };
     hub = createEventHub(db, { url: t.current.url });
     engine = createEngine({
-      db, rows: t.current.rows, hub, dispatcher: testDispatcher(), retry: fastRetries, systemPrompt: "SYSTEM",
+      db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: testDispatcher(),
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
       env: { QUIVER_PROVIDER: "openai", OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL },
     });
     // Records which sessions had their leftover approval cards cancelled (the pipeline's job).
@@ -91,7 +104,8 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     await hub.dispose();
   });
 
-  const slowReply = () => fake.enqueue({ blocks: [{ type: "text", text: "0123456789".repeat(6) }], deltaChars: 2, delayMs: 10 });
+  const slowReply = () =>
+    fake.enqueue({ blocks: [{ type: "text", text: "0123456789".repeat(6) }], deltaChars: 2, delayMs: 10 });
   const isEnd = (ev: SessionEvent) => ev.type === "turn.finished";
 
   it("drives a session: send, follow to the end, and reconnect anew from a last seq", async () => {
@@ -119,24 +133,40 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
   it("a session's choice of model reaches the provider from its next turn; an unconfigured provider is refused", async () => {
     const c = connect();
     expect(await c.sessions.models.query()).toMatchObject({
-      providers: [{ kind: "anthropic", configured: false, needs: "ANTHROPIC_API_KEY" }, { kind: "openai", configured: true, defaultModel: "gpt-4.1" }],
+      providers: [
+        { kind: "anthropic", configured: false, needs: "ANTHROPIC_API_KEY" },
+        { kind: "openai", configured: true, defaultModel: "gpt-4.1" },
+      ],
       fallback: { provider: "openai", model: "gpt-4.1" },
     });
     const turn = async () => {
       fake.enqueue({ blocks: [{ type: "text", text: "ok" }] });
       const before = fake.requests.length;
-      const done = follow(c, { sessionId, lastSeq: await engine.settled(sessionId).then(() => hub.lastSeq(sessionId)) }, isEnd);
+      const done = follow(
+        c,
+        { sessionId, lastSeq: await engine.settled(sessionId).then(() => hub.lastSeq(sessionId)) },
+        isEnd,
+      );
       await c.turns.send.mutate({ sessionId, text: "hi" });
       await done;
       return (fake.requests[before].body as { model: string }).model;
     };
     expect(await turn()).toBe("gpt-4.1");
-    expect(await c.sessions.setModel.mutate({ id: sessionId, provider: "openai", model: " qwen2.5-coder " })).toMatchObject({ provider: "openai", model: "qwen2.5-coder" });
+    expect(
+      await c.sessions.setModel.mutate({ id: sessionId, provider: "openai", model: " qwen2.5-coder " }),
+    ).toMatchObject({ provider: "openai", model: "qwen2.5-coder" });
     expect(await turn()).toBe("qwen2.5-coder");
-    await expect(c.sessions.setModel.mutate({ id: sessionId, provider: "anthropic", model: null })).rejects.toThrow(/Anthropic is not configured on this server: set ANTHROPIC_API_KEY/);
-    await expect(c.sessions.setModel.mutate({ id: "nope", provider: null, model: null })).rejects.toThrow(/No session nope/);
+    await expect(c.sessions.setModel.mutate({ id: sessionId, provider: "anthropic", model: null })).rejects.toThrow(
+      /Anthropic is not configured on this server: set ANTHROPIC_API_KEY/,
+    );
+    await expect(c.sessions.setModel.mutate({ id: "nope", provider: null, model: null })).rejects.toThrow(
+      /No session nope/,
+    );
     // Back to the server's default.
-    expect(await c.sessions.setModel.mutate({ id: sessionId, provider: null, model: null })).toMatchObject({ provider: null, model: null });
+    expect(await c.sessions.setModel.mutate({ id: sessionId, provider: null, model: null })).toMatchObject({
+      provider: null,
+      model: null,
+    });
     expect(await turn()).toBe("gpt-4.1");
   });
 
@@ -174,7 +204,10 @@ describe.each(testDatabases())("turns router over WebSocket on %s", (dbProvider)
     });
     const c = connect();
     let sub!: { unsubscribe(): void };
-    await new Promise<void>((resolve) => (sub = c.turns.events.subscribe({ sessionId }, { onStarted: () => resolve(), onData: () => undefined })));
+    await new Promise<void>(
+      (resolve) =>
+        (sub = c.turns.events.subscribe({ sessionId }, { onStarted: () => resolve(), onData: () => undefined })),
+    );
     expect(returned).toBe(0);
     sub.unsubscribe();
     await expect.poll(() => returned, { timeout: 5_000 }).toBeGreaterThan(0);

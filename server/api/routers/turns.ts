@@ -16,20 +16,34 @@ import { redactedEvents, redactEventList } from "../../auth/redact-stream";
 import { CheckpointError } from "../../services/checkpoints";
 
 const session = z.object({ sessionId: z.string().min(1) });
-const LOST_EVENTS = "Events this page showed were lost when the server stopped; it reloads the session from what was kept.";
+const LOST_EVENTS =
+  "Events this page showed were lost when the server stopped; it reloads the session from what was kept.";
 /** Another instance may be committing the event right now: asked twice, 300 ms apart. */
-const holdsSoon = async (hub: { holds(sessionId: string, seq: number): Promise<boolean> }, sessionId: string, seq: number) =>
+const holdsSoon = async (
+  hub: { holds(sessionId: string, seq: number): Promise<boolean> },
+  sessionId: string,
+  seq: number,
+) =>
   (await hub.holds(sessionId, seq)) || (await new Promise((r) => setTimeout(r, 300)), await hub.holds(sessionId, seq));
 const rewindGuard = serviceErrors(CheckpointError, (e) => ({ code: e.code }));
 const windowTurns = z.number().int().min(1).max(1_000);
-const ENGINE_CODES = { busy: "CONFLICT", not_found: "NOT_FOUND", empty: "BAD_REQUEST", invalid: "BAD_REQUEST", disposed: "SERVICE_UNAVAILABLE", unavailable: "SERVICE_UNAVAILABLE" } as const;
+const ENGINE_CODES = {
+  busy: "CONFLICT",
+  not_found: "NOT_FOUND",
+  empty: "BAD_REQUEST",
+  invalid: "BAD_REQUEST",
+  disposed: "SERVICE_UNAVAILABLE",
+  unavailable: "SERVICE_UNAVAILABLE",
+} as const;
 
 // Acting in a session: its creator (authorization reads the raw session id first); later
 // .input() calls extend the object.
-const turnProcedure = sessionProcedure("session.write").input(session).use(({ ctx, next }) => {
-  const { engine, hub } = ctx.services;
-  return next({ ctx: { ...ctx, engine, hub } });
-});
+const turnProcedure = sessionProcedure("session.write")
+  .input(session)
+  .use(({ ctx, next }) => {
+    const { engine, hub } = ctx.services;
+    return next({ ctx: { ...ctx, engine, hub } });
+  });
 
 export const turnsRouter = router({
   // The session's creator only (the engine checks its org again as it reads it).
@@ -39,7 +53,12 @@ export const turnsRouter = router({
     .input(z.object({ text: z.string().max(200_000), images: SendImages.optional() }))
     .mutation(async ({ ctx, input }) => {
       try {
-        const sent = await ctx.services.engine.sendMessage(input.sessionId, { userId: ctx.actor.userId, orgId: ctx.actor.orgId }, input.text, input.images);
+        const sent = await ctx.services.engine.sendMessage(
+          input.sessionId,
+          { userId: ctx.actor.userId, orgId: ctx.actor.orgId },
+          input.text,
+          input.images,
+        );
         if (sent.first) await ctx.services.sessions.nameFromFirstMessage(input.sessionId, input.text.trim() || "Image");
         return sent;
       } catch (err) {
@@ -52,7 +71,15 @@ export const turnsRouter = router({
    *  kept in the events as rewound), the files (restored as checkpoints.restore), or both; dryRun
    *  shows what would change. PRECONDITION_FAILED while a turn runs. */
   rewind: turnProcedure
-    .input(z.object({ turnId: z.string().min(1).max(200), conversation: z.boolean(), files: z.boolean(), dryRun: z.boolean(), keepUserEdits: z.boolean().optional() }))
+    .input(
+      z.object({
+        turnId: z.string().min(1).max(200),
+        conversation: z.boolean(),
+        files: z.boolean(),
+        dryRun: z.boolean(),
+        keepUserEdits: z.boolean().optional(),
+      }),
+    )
     .mutation(({ ctx, input }) => rewindGuard(() => ctx.services.rewinds.rewind(input))),
   /** Undoes a conversation rewind (a files restore is undone by checkpoints.restore to its undoCheckpointId). */
   unrewind: turnProcedure
@@ -97,18 +124,27 @@ export const turnsRouter = router({
     .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId ? Number(input.lastEventId) : (input.lastSeq ?? 0);
       const linkEnded = ctx.viewer?.signal;
-      const ended = () => new TRPCError({ code: "FORBIDDEN", message: LINK_MESSAGES[(linkEnded?.reason as keyof typeof LINK_MESSAGES) ?? "revoked"] ?? LINK_MESSAGES.revoked });
+      const ended = () =>
+        new TRPCError({
+          code: "FORBIDDEN",
+          message:
+            LINK_MESSAGES[(linkEnded?.reason as keyof typeof LINK_MESSAGES) ?? "revoked"] ?? LINK_MESSAGES.revoked,
+        });
       if (linkEnded?.aborted) throw ended();
       // Shown live but lost in a crash before its write: the client starts over from what is
       // stored (app/_lib/use-session-events.ts), so it never shows what the history lacks. (A
       // viewer resumes from its turn's start, below, through the redaction's own pieces.)
-      if (after > 0 && !ctx.viewer && !(await holdsSoon(ctx.services.hub, input.sessionId, after))) throw new TRPCError({ code: "PRECONDITION_FAILED", message: LOST_EVENTS });
+      if (after > 0 && !ctx.viewer && !(await holdsSoon(ctx.services.hub, input.sessionId, after)))
+        throw new TRPCError({ code: "PRECONDITION_FAILED", message: LOST_EVENTS });
       const until = linkEnded && signal ? AbortSignal.any([signal, linkEnded]) : signal;
       const { hub, db } = ctx.services;
       // One socket follows a bounded number of streams (http/socket-limits.ts).
       const conn = ctx.connection;
       if (conn && conn.subscriptions >= conn.limit) {
-        throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `This connection already follows ${conn.limit} event subscriptions, the most one connection may; end one first.` });
+        throw new TRPCError({
+          code: "TOO_MANY_REQUESTS",
+          message: `This connection already follows ${conn.limit} event subscriptions, the most one connection may; end one first.`,
+        });
       }
       if (conn) conn.subscriptions++;
       let events: AsyncIterable<SessionEvent>;
@@ -118,7 +154,14 @@ export const turnsRouter = router({
         else {
           // A viewer's streams are redacted joined (auth/redact-stream.ts): a resume reads from its
           // turn's start, where no stream was open, and hands out only what follows `after`.
-          const start = after > 0 ? await db.sessionEvent.findFirst({ where: { sessionId: input.sessionId, type: "turn.started", seq: { lte: after } }, orderBy: { seq: "desc" }, select: { seq: true } }) : null;
+          const start =
+            after > 0
+              ? await db.sessionEvent.findFirst({
+                  where: { sessionId: input.sessionId, type: "turn.started", seq: { lte: after } },
+                  orderBy: { seq: "desc" },
+                  select: { seq: true },
+                })
+              : null;
           events = redactedEvents(hub.subscribe(input.sessionId, start ? start.seq - 1 : 0, until, options), after);
         }
       } catch (err) {

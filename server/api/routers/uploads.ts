@@ -15,7 +15,10 @@ export const uploadsRouter = router({
     .input(z.object({ limitMb: z.number().int().min(DISK_LIMIT_MB_RANGE.min).max(DISK_LIMIT_MB_RANGE.max).nullable() }))
     .mutation(async ({ ctx, input }) => {
       const info = await setDiskLimit(ctx.services.db, ctx.actor, input.limitMb);
-      const held = ctx.services.runners.status().filter((r) => r.connected).map((r) => r.id);
+      const held = ctx.services.runners
+        .status()
+        .filter((r) => r.connected)
+        .map((r) => r.id);
       await ctx.services.placement.syncLimits(held);
       return info;
     }),

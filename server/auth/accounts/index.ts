@@ -29,7 +29,18 @@ import { createPeopleSockets, type SocketMatch } from "./sockets";
 export { SIGNED_OUT_CLOSE, type SocketMatch } from "./sockets";
 
 /** better-auth's paths (after /api/auth) a browser may call; everything else is 404 over HTTP. */
-const BROWSER_PATHS = new Set(["/sign-in/email", "/sign-up/email", "/sign-out", "/get-session", "/change-password", "/update-user", "/request-password-reset", "/reset-password", "/ok", "/error"]);
+const BROWSER_PATHS = new Set([
+  "/sign-in/email",
+  "/sign-up/email",
+  "/sign-out",
+  "/get-session",
+  "/change-password",
+  "/update-user",
+  "/request-password-reset",
+  "/reset-password",
+  "/ok",
+  "/error",
+]);
 const BROWSER_PREFIXES = ["/reset-password/"];
 const MAX_BODY = 64 * 1024;
 
@@ -77,10 +88,18 @@ export async function createAccounts(deps: AccountsDeps) {
 
   const mailer = createMailer({ smtpUrl: env.QUIVER_SMTP_URL, from: env.QUIVER_MAIL_FROM, log });
   const limiter = createSignInLimiter(db, deps.limits);
-  const sockets = createPeopleSockets({ db, broadcast: () => broadcast?.() ?? Promise.resolve(), recheckMs: deps.recheckMs, log });
+  const sockets = createPeopleSockets({
+    db,
+    broadcast: () => broadcast?.() ?? Promise.resolve(),
+    recheckMs: deps.recheckMs,
+    log,
+  });
 
   async function hasPendingInvitation(email: string): Promise<boolean> {
-    const found = await db.invitation.findFirst({ where: { email: { equals: email }, status: "pending", expiresAt: { gt: new Date() } }, select: { id: true } });
+    const found = await db.invitation.findFirst({
+      where: { email: { equals: email }, status: "pending", expiresAt: { gt: new Date() } },
+      select: { id: true },
+    });
     return found !== null;
   }
   async function mayCreateUser(email: string, path?: string): Promise<boolean> {
@@ -100,15 +119,27 @@ export async function createAccounts(deps: AccountsDeps) {
     sendResetPassword: async ({ email, url }) => {
       // Whether the mail left is not the requester's business (it would say the address exists).
       await mailer
-        .send({ to: email, subject: "Reset your Quiver password", text: `Someone asked to reset the password of your Quiver account.\nTo choose a new one, open: ${url}\nThe link works once, for an hour. If it was not you, ignore this mail.` })
+        .send({
+          to: email,
+          subject: "Reset your Quiver password",
+          text: `Someone asked to reset the password of your Quiver account.\nTo choose a new one, open: ${url}\nThe link works once, for an hour. If it was not you, ignore this mail.`,
+        })
         .catch(() => undefined);
     },
     signUpGate: mayCreateUser,
     allowedHosts: deps.allowedHosts ?? ["localhost", "127.0.0.1", "::1"],
     onUserCreated: async (user) => {
       // Everyone has an org of their own to work in; invitations add them to others.
-      const slug = `u-${newToken(9).toLowerCase().replace(/[^a-z0-9]/g, "x")}`;
-      await db.org.create({ data: { slug, name: `${user.name || user.email}'s org`, memberships: { create: { userId: user.id, role: "owner" } } } });
+      const slug = `u-${newToken(9)
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, "x")}`;
+      await db.org.create({
+        data: {
+          slug,
+          name: `${user.name || user.email}'s org`,
+          memberships: { create: { userId: user.id, role: "owner" } },
+        },
+      });
     },
     extraPlugins: deps.plugins,
   });
@@ -137,13 +168,22 @@ export async function createAccounts(deps: AccountsDeps) {
     // The host too: better-auth resolves its base URL from it (checked by http/guard.ts already).
     // A live preview's host (5173-<session>.localhost) is not one better-auth knows: the IDE's host under it is.
     const host = parsePreviewHost(req.headers.host)?.base ?? req.headers.host ?? "localhost";
-    const found = await instance.api.getSession({ headers: fromNodeHeaders({ cookie, host }), query: { disableRefresh: true } });
+    const found = await instance.api.getSession({
+      headers: fromNodeHeaders({ cookie, host }),
+      query: { disableRefresh: true },
+    });
     if (!found) return null;
-    const memberships = await db.membership.findMany({ where: { userId: found.user.id }, orderBy: { createdAt: "asc" } });
+    const memberships = await db.membership.findMany({
+      where: { userId: found.user.id },
+      orderBy: { createdAt: "asc" },
+    });
     const active = (found.session as { activeOrganizationId?: string | null }).activeOrganizationId;
     const m = memberships.find((x) => x.orgId === active) ?? memberships[0];
     if (!m) return { actor: null, userId: found.user.id, authSessionId: found.session.id };
-    return { actor: { userId: found.user.id, orgId: m.orgId, role: m.role as Actor["role"], authSessionId: found.session.id }, authSessionId: found.session.id };
+    return {
+      actor: { userId: found.user.id, orgId: m.orgId, role: m.role as Actor["role"], authSessionId: found.session.id },
+      authSessionId: found.session.id,
+    };
   }
 
   function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -174,7 +214,13 @@ export async function createAccounts(deps: AccountsDeps) {
     // The address the devices page shows: the socket's, never a header the client wrote.
     headers.set(CLIENT_ADDRESS_HEADER, req.socket.remoteAddress ?? "unknown");
     const url = `${origin}${path}`;
-    return instance.handler(new Request(url, { method: req.method, headers, body: body && body.length > 0 ? new Uint8Array(body) : undefined }));
+    return instance.handler(
+      new Request(url, {
+        method: req.method,
+        headers,
+        body: body && body.length > 0 ? new Uint8Array(body) : undefined,
+      }),
+    );
   }
 
   async function send(req: IncomingMessage, res: ServerResponse, answer: Response): Promise<void> {
@@ -205,14 +251,19 @@ export async function createAccounts(deps: AccountsDeps) {
     const direct = isDirectLoopback(req);
     const setup = text(input.setup);
     if (!direct && !(setup && setupHash && sameText(hashToken(setup), setupHash))) {
-      return json(res, 403, { message: "Creating the first owner from another machine needs the one-time setup URL the server printed at start (…/signup?setup=…)." });
+      return json(res, 403, {
+        message:
+          "Creating the first owner from another machine needs the one-time setup URL the server printed at start (…/signup?setup=…).",
+      });
     }
     const name = text(input.name).trim();
     const email = text(input.email).trim().toLowerCase();
     const password = text(input.password);
     if (!name || name.length > 100) return json(res, 400, { message: "Give a name (at most 100 characters)." });
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) return json(res, 400, { message: "Give a valid email address." });
-    if (password.length < 10 || password.length > 256) return json(res, 400, { message: "The password needs 10 to 256 characters." });
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254)
+      return json(res, 400, { message: "Give a valid email address." });
+    if (password.length < 10 || password.length > 256)
+      return json(res, 400, { message: "The password needs 10 to 256 characters." });
     const ctx = await instance.$context;
     try {
       await takeOverLocalOwner(db, { name, email, passwordHash: await ctx.password.hash(password) });
@@ -233,7 +284,15 @@ export async function createAccounts(deps: AccountsDeps) {
     const admitted = await limiter.admit(email, req.socket.remoteAddress ?? "unknown");
     if (!admitted.ok) {
       log(`sign-in refused (too many failures for this ${admitted.reason}, retry in ${admitted.retryAfterSeconds} s)`);
-      return json(res, 429, { code: "TOO_MANY_ATTEMPTS", message: `Too many failed sign-ins for this ${admitted.reason === "account" ? "account" : "address"}. Try again in ${Math.ceil(admitted.retryAfterSeconds / 60)} minute(s).` }, { "retry-after": String(admitted.retryAfterSeconds) });
+      return json(
+        res,
+        429,
+        {
+          code: "TOO_MANY_ATTEMPTS",
+          message: `Too many failed sign-ins for this ${admitted.reason === "account" ? "account" : "address"}. Try again in ${Math.ceil(admitted.retryAfterSeconds / 60)} minute(s).`,
+        },
+        { "retry-after": String(admitted.retryAfterSeconds) },
+      );
     }
     const answer = await forward(req, body);
     if (answer.ok) await admitted.succeeded();
@@ -241,11 +300,17 @@ export async function createAccounts(deps: AccountsDeps) {
   }
 
   /** The settings page's "signed in on these devices": GET the list, POST { id } to sign one out. */
-  async function devicesRoute(req: IncomingMessage, res: ServerResponse, path: string, body: Buffer | undefined): Promise<void> {
+  async function devicesRoute(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    body: Buffer | undefined,
+  ): Promise<void> {
     const person = await personOf(req);
     if (!person) return json(res, 401, { message: "Not signed in." });
     const userId = person.actor?.userId ?? (person as { userId: string }).userId;
-    if (path === "/devices" && req.method === "GET") return json(res, 200, { devices: await devicesOf(userId, person.authSessionId) });
+    if (path === "/devices" && req.method === "GET")
+      return json(res, 200, { devices: await devicesOf(userId, person.authSessionId) });
     if (path === "/devices/revoke" && req.method === "POST") {
       const id = text(jsonOf(body ?? Buffer.alloc(0)).id);
       if (!id) return json(res, 400, { message: "Say which device (id)." });
@@ -256,7 +321,11 @@ export async function createAccounts(deps: AccountsDeps) {
   }
 
   async function devicesOf(userId: string, currentId?: string): Promise<Device[]> {
-    const rows = await db.authSession.findMany({ where: { userId, expiresAt: { gt: new Date() } }, orderBy: { updatedAt: "desc" }, select: { id: true, userAgent: true, ipAddress: true, createdAt: true, updatedAt: true, expiresAt: true } });
+    const rows = await db.authSession.findMany({
+      where: { userId, expiresAt: { gt: new Date() } },
+      orderBy: { updatedAt: "desc" },
+      select: { id: true, userAgent: true, ipAddress: true, createdAt: true, updatedAt: true, expiresAt: true },
+    });
     return rows.map((r) => ({ ...r, current: r.id === currentId }));
   }
 
@@ -270,18 +339,39 @@ export async function createAccounts(deps: AccountsDeps) {
     const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
     // Where better-auth sends the browser next is a path of this server, never another site.
     const offsite = offsiteRedirect(new URL(req.url ?? "/", "http://x").searchParams, body ? jsonOf(body) : {});
-    if (offsite) return json(res, 400, { code: "REDIRECT_NOT_ALLOWED", message: `${offsite} must be a path on this server (starting with one /).` });
+    if (offsite)
+      return json(res, 400, {
+        code: "REDIRECT_NOT_ALLOWED",
+        message: `${offsite} must be a path on this server (starting with one /).`,
+      });
     if (path === "/first-owner" && req.method === "POST") return firstOwner(req, res, body!);
     if (path === "/mode" && req.method === "GET") {
-      return json(res, 200, { accounts: await on(), firstOwner: !(await anyAccount(db)), signUp: env.QUIVER_SIGNUP, mail: mailer.smtp });
+      return json(res, 200, {
+        accounts: await on(),
+        firstOwner: !(await anyAccount(db)),
+        signUp: env.QUIVER_SIGNUP,
+        mail: mailer.smtp,
+      });
     }
     if (path === "/devices" || path === "/devices/revoke") return devicesRoute(req, res, path, body);
-    if (!BROWSER_PATHS.has(path) && ![...BROWSER_PREFIXES, ...(deps.browserPrefixes ?? [])].some((p) => path.startsWith(p))) {
+    if (
+      !BROWSER_PATHS.has(path) &&
+      ![...BROWSER_PREFIXES, ...(deps.browserPrefixes ?? [])].some((p) => path.startsWith(p))
+    ) {
       return json(res, 404, { message: "not found" });
     }
     if (path === "/sign-in/email" && req.method === "POST") return signIn(req, res, body!);
-    if (path === "/sign-up/email" && req.method === "POST" && !(await mayCreateUser(text(jsonOf(body!).email).trim().toLowerCase()))) {
-      return json(res, 403, { code: "SIGN_UP_CLOSED", message: (await anyAccount(db)) ? "Accounts on this server are by invitation: ask an org admin for an invitation link." : "This server has no owner yet: create the first owner instead." });
+    if (
+      path === "/sign-up/email" &&
+      req.method === "POST" &&
+      !(await mayCreateUser(text(jsonOf(body!).email).trim().toLowerCase()))
+    ) {
+      return json(res, 403, {
+        code: "SIGN_UP_CLOSED",
+        message: (await anyAccount(db))
+          ? "Accounts on this server are by invitation: ask an org admin for an invitation link."
+          : "This server has no owner yet: create the first owner instead.",
+      });
     }
     const signingOut = path === "/sign-out" ? await personOf(req) : null;
     const answer = await forward(req, body);
@@ -305,7 +395,10 @@ export async function createAccounts(deps: AccountsDeps) {
       const path = (req.url ?? "/").split("?")[0];
       if (!path.startsWith("/api/auth/")) return false;
       route(req, res, path.slice("/api/auth".length)).catch((err: Error & { status?: number }) => {
-        if (!res.headersSent) json(res, err.status ?? 500, { message: err.status ? err.message : "The server could not complete this; try again." });
+        if (!res.headersSent)
+          json(res, err.status ?? 500, {
+            message: err.status ? err.message : "The server could not complete this; try again.",
+          });
         if (!err.status) log(`accounts: ${req.method} ${path} failed: ${err.message}`);
       });
       return true;
@@ -333,7 +426,14 @@ export async function createAccounts(deps: AccountsDeps) {
 
 export type Accounts = Awaited<ReturnType<typeof createAccounts>>;
 
-const REDIRECT_FIELDS = ["callbackURL", "redirectTo", "errorCallbackURL", "newUserCallbackURL", "callbackUrl", "redirectURL"];
+const REDIRECT_FIELDS = [
+  "callbackURL",
+  "redirectTo",
+  "errorCallbackURL",
+  "newUserCallbackURL",
+  "callbackUrl",
+  "redirectURL",
+];
 
 /** The first redirect field (query or JSON body) that is not a same-site path, or null. */
 export function offsiteRedirect(query: URLSearchParams, body: Record<string, unknown>): string | null {
@@ -345,4 +445,3 @@ export function offsiteRedirect(query: URLSearchParams, body: Record<string, unk
   }
   return null;
 }
-

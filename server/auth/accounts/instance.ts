@@ -31,13 +31,19 @@ export interface AccountsInstanceDeps {
   /** Plugins other parts add (the SSO plugin). */
   extraPlugins?: BetterAuthPlugin[];
   /** Invitation emails (the organization plugin calls it when an admin invites). */
-  sendInvitationEmail?: Parameters<typeof organization>[0] extends infer O ? (O extends { sendInvitationEmail?: infer F } ? F : never) : never;
+  sendInvitationEmail?: Parameters<typeof organization>[0] extends infer O
+    ? O extends { sendInvitationEmail?: infer F }
+      ? F
+      : never
+    : never;
 }
 
 /** The query thread's client runs single queries and batches, not interactive transactions:
  *  hidden from the adapter, which then claims one-time values with a conditional delete. */
 function withoutInteractiveTransactions(db: Db): Db {
-  return new Proxy(db, { get: (target, prop, receiver) => (prop === "$transaction" ? undefined : Reflect.get(target, prop, receiver)) });
+  return new Proxy(db, {
+    get: (target, prop, receiver) => (prop === "$transaction" ? undefined : Reflect.get(target, prop, receiver)),
+  });
 }
 
 export function organizationPlugin(deps: Pick<AccountsInstanceDeps, "sendInvitationEmail">) {
@@ -63,7 +69,12 @@ export function createAccountsInstance(deps: AccountsInstanceDeps) {
     basePath: "/api/auth",
     // Links (password reset) use the host the person reached, among the allowed (already checked
     // by server/http/guard.ts); better-auth trusts these origins, on any port, for its redirects.
-    baseURL: { allowedHosts: deps.allowedHosts.flatMap((h) => (h === "*" ? ["*"] : [h.includes(":") ? `[${h}]` : h, `${h.includes(":") ? `[${h}]` : h}:*`])), protocol: "auto" },
+    baseURL: {
+      allowedHosts: deps.allowedHosts.flatMap((h) =>
+        h === "*" ? ["*"] : [h.includes(":") ? `[${h}]` : h, `${h.includes(":") ? `[${h}]` : h}:*`],
+      ),
+      protocol: "auto",
+    },
     database: prismaAdapter(withoutInteractiveTransactions(deps.db), { provider: deps.provider }),
     user: { modelName: "user" },
     session: {
@@ -74,7 +85,11 @@ export function createAccountsInstance(deps: AccountsInstanceDeps) {
       cookieCache: { enabled: false },
     },
     // Tokens an identity provider hands over (SSO) are kept encrypted in AuthAccount.
-    account: { modelName: "authAccount", encryptOAuthTokens: true, accountLinking: { enabled: true, trustedProviders: ["email-password"] } },
+    account: {
+      modelName: "authAccount",
+      encryptOAuthTokens: true,
+      accountLinking: { enabled: true, trustedProviders: ["email-password"] },
+    },
     verification: { modelName: "authVerification" },
     emailAndPassword: {
       enabled: true,

@@ -30,7 +30,9 @@ export function createMailer(options: MailerOptions): Mailer {
       smtp: false,
       async send(mail) {
         // One line per mail: a log reader finds the link without reading a multi-line body.
-        options.log(`mail (no QUIVER_SMTP_URL, so not sent) to ${mail.to}: ${mail.subject} — ${mail.text.replace(/\s*\n\s*/g, " ")}`);
+        options.log(
+          `mail (no QUIVER_SMTP_URL, so not sent) to ${mail.to}: ${mail.subject} — ${mail.text.replace(/\s*\n\s*/g, " ")}`,
+        );
       },
       close() {},
     };

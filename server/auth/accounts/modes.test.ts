@@ -23,16 +23,41 @@ describe.each(testDatabases())("accounts on %s", (provider) => {
   let quiver: Quiver;
   const logs: string[] = [];
   const start = async () => {
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_SANDBOX: "off", QUIVER_LOCAL_RUNNER: "0", DATABASE_URL: db.url });
+    const env = parseEnv({
+      PORT: "0",
+      QUIVER_DATA_DIR: dataDir,
+      QUIVER_SANDBOX: "off",
+      QUIVER_LOCAL_RUNNER: "0",
+      DATABASE_URL: db.url,
+    });
     quiver = await startQuiver({ env, root, web: false, log: (l) => logs.push(l) });
   };
-  const client = (cookie?: string) => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers: cookie ? { cookie } : {} })] });
+  const client = (cookie?: string) =>
+    createTRPCClient<AppRouter>({
+      links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers: cookie ? { cookie } : {} })],
+    });
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${quiver.url}/api/auth${path}`, { method: "POST", headers: { "content-type": "application/json", origin: quiver.url, ...headers }, body: JSON.stringify(body) });
-  const cookieOf = (res: Response) => res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    fetch(`${quiver.url}/api/auth${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: quiver.url, ...headers },
+      body: JSON.stringify(body),
+    });
+  const cookieOf = (res: Response) =>
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
   const counts = async () => {
     const d = quiver.services.db;
-    return { users: await d.user.count(), sessions: await d.session.count(), events: await d.sessionEvent.count(), policies: await d.orgPolicy.count(), audit: await d.auditEvent.count(), links: await d.shareLink.count(), memberships: await d.membership.count() };
+    return {
+      users: await d.user.count(),
+      sessions: await d.session.count(),
+      events: await d.sessionEvent.count(),
+      policies: await d.orgPolicy.count(),
+      audit: await d.auditEvent.count(),
+      links: await d.shareLink.count(),
+      memberships: await d.membership.count(),
+    };
   };
 
   beforeAll(async () => {
@@ -54,14 +79,22 @@ describe.each(testDatabases())("accounts on %s", (provider) => {
   it("is off by default: loopback is the local owner, no sign-in", async () => {
     const owner = client();
     expect(await owner.auth.whoami.query()).toEqual({ kind: "member" });
-    sessionIds = [(await owner.sessions.create.mutate({ title: "one" })).id, (await owner.sessions.create.mutate({ title: "two" })).id];
+    sessionIds = [
+      (await owner.sessions.create.mutate({ title: "one" })).id,
+      (await owner.sessions.create.mutate({ title: "two" })).id,
+    ];
     await owner.shares.create.mutate({ sessionId: sessionIds[0] });
     const d = quiver.services.db;
     const session = await d.session.findUniqueOrThrow({ where: { id: sessionIds[0] } });
     localUserId = session.ownerId;
-    for (let seq = 1; seq <= 3; seq++) await d.sessionEvent.create({ data: { sessionId: sessionIds[0], seq: 1000 + seq, type: "note", payload: { seq } } });
+    for (let seq = 1; seq <= 3; seq++)
+      await d.sessionEvent.create({
+        data: { sessionId: sessionIds[0], seq: 1000 + seq, type: "note", payload: { seq } },
+      });
     await d.orgPolicy.create({ data: { orgId: session.orgId, version: 1, rules: [], createdById: localUserId } });
-    await d.auditEvent.create({ data: { orgId: session.orgId, actorId: localUserId, action: "policy.set", detail: { version: 1 } } });
+    await d.auditEvent.create({
+      data: { orgId: session.orgId, actorId: localUserId, action: "policy.set", detail: { version: 1 } },
+    });
     before = await counts();
     expect((await (await fetch(`${quiver.url}/api/auth/mode`)).json()).accounts).toBe(false);
   });
@@ -92,7 +125,10 @@ describe.each(testDatabases())("accounts on %s", (provider) => {
     expect((await client(adaCookie).sessions.list.query()).length).toBe(2);
     // The owner's one-time sign-in URL is not made with accounts on: a guessed one signs nobody in.
     expect(logs.some((l) => l.includes("/signin?token="))).toBe(false);
-    const guessed = await fetch(`${quiver.url}/signin?token=x`, { headers: { "x-forwarded-for": "203.0.113.7" }, redirect: "manual" });
+    const guessed = await fetch(`${quiver.url}/signin?token=x`, {
+      headers: { "x-forwarded-for": "203.0.113.7" },
+      redirect: "manual",
+    });
     expect(guessed.status).toBe(401);
     expect(guessed.headers.getSetCookie()).toEqual([]);
   }, 60_000);
@@ -101,7 +137,9 @@ describe.each(testDatabases())("accounts on %s", (provider) => {
     const second = cookieOf(await post("/sign-in/email", { email: ADA.email, password: ADA.password }));
     const open = (cookie: string) =>
       new Promise<WebSocket>((resolve, reject) => {
-        const ws = new WebSocket(`${quiver.url.replace("http", "ws")}/api/trpc`, { headers: { cookie, origin: quiver.url } });
+        const ws = new WebSocket(`${quiver.url.replace("http", "ws")}/api/trpc`, {
+          headers: { cookie, origin: quiver.url },
+        });
         ws.once("open", () => resolve(ws));
         ws.once("unexpected-response", (_q, r) => reject(new Error(`upgrade refused ${r.statusCode}`)));
         ws.once("error", reject);
@@ -109,7 +147,8 @@ describe.each(testDatabases())("accounts on %s", (provider) => {
     const first = await open(adaCookie);
     const other = await open(second);
     const closed = new Promise<number>((resolve) => first.once("close", (code) => resolve(code)));
-    const devices = (await (await fetch(`${quiver.url}/api/auth/devices`, { headers: { cookie: second } })).json()).devices as Array<{ id: string; current: boolean }>;
+    const devices = (await (await fetch(`${quiver.url}/api/auth/devices`, { headers: { cookie: second } })).json())
+      .devices as Array<{ id: string; current: boolean }>;
     expect(devices.length).toBe(2);
     const target = devices.find((d) => !d.current)!;
     const t0 = Date.now();

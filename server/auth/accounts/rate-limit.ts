@@ -15,7 +15,8 @@ export interface SignInLimits {
   windowSeconds?: number;
 }
 
-export type Admission = { ok: true; succeeded(): Promise<void> } | { ok: false; retryAfterSeconds: number; reason: "account" | "address" };
+export type Admission =
+  { ok: true; succeeded(): Promise<void> } | { ok: false; retryAfterSeconds: number; reason: "account" | "address" };
 
 export function createSignInLimiter(db: Db, limits: SignInLimits = {}) {
   const duration = limits.windowSeconds ?? 15 * 60;

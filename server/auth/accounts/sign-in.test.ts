@@ -25,17 +25,37 @@ describe.each(testDatabases())("sign-in limits and reset mail on %s", (provider)
   let url = "";
   const mails: string[] = [];
   const logs: string[] = [];
-  const post = (path: string, body: unknown) => fetch(`${url}/api/auth${path}`, { method: "POST", headers: { "content-type": "application/json", origin: url }, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown) =>
+    fetch(`${url}/api/auth${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: url },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
-    smtp = new SMTPServer({ authOptional: true, disabledCommands: ["STARTTLS", "AUTH"], onData: (stream, _s, done) => { let t = ""; stream.on("data", (c) => (t += c)); stream.on("end", () => (mails.push(t), done())); } });
+    smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ["STARTTLS", "AUTH"],
+      onData: (stream, _s, done) => {
+        let t = "";
+        stream.on("data", (c) => (t += c));
+        stream.on("end", () => (mails.push(t), done()));
+      },
+    });
     await new Promise<void>((r) => smtp.listen(0, "127.0.0.1", r));
     const smtpPort = (smtp.server.address() as AddressInfo).port;
     db = await createTestDb(provider);
     await ensureLocalActor(db.db);
     const dataDir = mkdtempSync(join(tmpdir(), "quiver-signin-"));
     const env = parseEnv({ QUIVER_DATA_DIR: dataDir, QUIVER_SMTP_URL: `smtp://127.0.0.1:${smtpPort}` });
-    accounts = await createAccounts({ env, db: db.db, provider, key: loadSecret(dataDir), log: (l) => logs.push(l), limits: { perAccount: 3, perAddress: 8 } });
+    accounts = await createAccounts({
+      env,
+      db: db.db,
+      provider,
+      key: loadSecret(dataDir),
+      log: (l) => logs.push(l),
+      limits: { perAccount: 3, perAddress: 8 },
+    });
     server = createServer((req, res) => void (accounts.handle(req, res) || res.writeHead(404).end()));
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -49,13 +69,17 @@ describe.each(testDatabases())("sign-in limits and reset mail on %s", (provider)
   });
 
   it("refuses an account after 3 failures, even with the right password, and an address after 8", async () => {
-    for (let i = 0; i < 3; i++) expect((await post("/sign-in/email", { email: ADA.email, password: "wrong password" })).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await post("/sign-in/email", { email: ADA.email, password: "wrong password" })).status).toBe(401);
     const refused = await post("/sign-in/email", { email: ADA.email, password: ADA.password });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await refused.json()).message).toMatch(/account/);
     // Address: 4 counted so far (3 failures, 1 refused); other emails fail until the 8th.
-    for (let i = 0; i < 4; i++) expect((await post("/sign-in/email", { email: `nobody${i}@example.com`, password: "wrong password" })).status).toBe(401);
+    for (let i = 0; i < 4; i++)
+      expect(
+        (await post("/sign-in/email", { email: `nobody${i}@example.com`, password: "wrong password" })).status,
+      ).toBe(401);
     const byAddress = await post("/sign-in/email", { email: "someone@example.com", password: "wrong password" });
     expect(byAddress.status).toBe(429);
     expect((await byAddress.json()).message).toMatch(/address/);
@@ -68,7 +92,9 @@ describe.each(testDatabases())("sign-in limits and reset mail on %s", (provider)
     const signedIn = (await post("/sign-in/email", ADA)).headers.getSetCookie()[0].split(";")[0];
     expect((await post("/request-password-reset", { email: ADA.email, redirectTo: "/signin/reset" })).status).toBe(200);
     await expect.poll(() => mails.length, { timeout: 10_000 }).toBe(1);
-    const link = /(http:\/\/127\.0\.0\.1:\d+\/api\/auth\/reset-password\/[^\s?]+\?callbackURL=[^\s]+)/.exec(mails[0].replace(/=\r?\n/g, "").replace(/=3D/g, "="))?.[1];
+    const link = /(http:\/\/127\.0\.0\.1:\d+\/api\/auth\/reset-password\/[^\s?]+\?callbackURL=[^\s]+)/.exec(
+      mails[0].replace(/=\r?\n/g, "").replace(/=3D/g, "="),
+    )?.[1];
     expect(link).toBeTruthy();
     const opened = await fetch(link!, { redirect: "manual" });
     expect(opened.status).toBe(302);
@@ -80,18 +106,32 @@ describe.each(testDatabases())("sign-in limits and reset mail on %s", (provider)
     expect((await post("/sign-in/email", { email: ADA.email, password: "a brand new password" })).status).toBe(200);
     expect(await accounts.personOf({ headers: { cookie: signedIn, host: new URL(url).host } } as never)).toBeNull();
     // A redirect to another site is refused before better-auth sees it.
-    expect((await post("/request-password-reset", { email: ADA.email, redirectTo: "https://evil.example/x" })).status).toBe(400);
+    expect(
+      (await post("/request-password-reset", { email: ADA.email, redirectTo: "https://evil.example/x" })).status,
+    ).toBe(400);
   });
 
   it("with HOST off loopback, accounts are required before any exists", async () => {
     const other = await createTestDb(provider);
     try {
       const dataDir = mkdtempSync(join(tmpdir(), "quiver-host-"));
-      const off = await createAccounts({ env: parseEnv({ QUIVER_DATA_DIR: dataDir, HOST: "0.0.0.0" }), db: other.db, provider, key: loadSecret(dataDir), log: () => {} });
+      const off = await createAccounts({
+        env: parseEnv({ QUIVER_DATA_DIR: dataDir, HOST: "0.0.0.0" }),
+        db: other.db,
+        provider,
+        key: loadSecret(dataDir),
+        log: () => {},
+      });
       expect(off.required).toBe(true);
       expect(await off.on()).toBe(true);
       expect(await off.setupPath()).toMatch(/^\/signup\?setup=[A-Za-z0-9_-]{32}$/);
-      const local = await createAccounts({ env: parseEnv({ QUIVER_DATA_DIR: dataDir }), db: other.db, provider, key: loadSecret(dataDir), log: () => {} });
+      const local = await createAccounts({
+        env: parseEnv({ QUIVER_DATA_DIR: dataDir }),
+        db: other.db,
+        provider,
+        key: loadSecret(dataDir),
+        log: () => {},
+      });
       expect(await local.on()).toBe(false);
       off.dispose();
       local.dispose();

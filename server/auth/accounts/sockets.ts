@@ -49,7 +49,9 @@ export function createPeopleSockets(deps: PeopleSocketsDeps) {
   }
 
   const matches = (o: SocketOwner, m: SocketMatch) =>
-    "authSessionId" in m ? o.authSessionId === m.authSessionId : o.userId === m.userId && (m.orgId === undefined || o.orgId === m.orgId);
+    "authSessionId" in m
+      ? o.authSessionId === m.authSessionId
+      : o.userId === m.userId && (m.orgId === undefined || o.orgId === m.orgId);
 
   /** Closes the sockets whose device or membership no longer holds. */
   async function recheck(): Promise<void> {
@@ -58,8 +60,14 @@ export function createPeopleSockets(deps: PeopleSocketsDeps) {
     const sessionIds = [...new Set(owners.map(([, o]) => o.authSessionId))];
     const userIds = [...new Set(owners.map(([, o]) => o.userId))];
     const [devices, memberships] = await Promise.all([
-      deps.db.authSession.findMany({ where: { id: { in: sessionIds }, expiresAt: { gt: new Date() } }, select: { id: true } }),
-      deps.db.membership.findMany({ where: { userId: { in: userIds } }, select: { userId: true, orgId: true, role: true } }),
+      deps.db.authSession.findMany({
+        where: { id: { in: sessionIds }, expiresAt: { gt: new Date() } },
+        select: { id: true },
+      }),
+      deps.db.membership.findMany({
+        where: { userId: { in: userIds } },
+        select: { userId: true, orgId: true, role: true },
+      }),
     ]);
     const live = new Set(devices.map((d) => d.id));
     const roles = new Map(memberships.map((m) => [`${m.userId} ${m.orgId}`, m.role]));
@@ -105,12 +113,16 @@ export function createPeopleSockets(deps: PeopleSocketsDeps) {
      */
     async end(match: SocketMatch, reason = "signed out"): Promise<void> {
       for (const [socket, o] of [...open]) if (matches(o, match)) close(socket, reason);
-      await deps.broadcast?.().catch((err) => deps.log?.(`could not tell other instances to end sockets: ${(err as Error).message}`));
+      await deps
+        .broadcast?.()
+        .catch((err) => deps.log?.(`could not tell other instances to end sockets: ${(err as Error).message}`));
     },
     /** Devices or memberships changed in ways no match names (a password change signed others out): every instance re-checks. */
     async recheckEverywhere(): Promise<void> {
       await recheckSoon();
-      await deps.broadcast?.().catch((err) => deps.log?.(`could not tell other instances to re-check sockets: ${(err as Error).message}`));
+      await deps
+        .broadcast?.()
+        .catch((err) => deps.log?.(`could not tell other instances to re-check sockets: ${(err as Error).message}`));
     },
     /** Another instance changed people or devices: re-check this one's sockets now. */
     changed: () => recheckSoon(),

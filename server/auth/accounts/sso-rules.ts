@@ -4,11 +4,15 @@
 // the text for it from here, so no text an IdP sent is ever shown to the person.
 
 export const SSO_REFUSALS = {
-  sso_domain_not_allowed: "Your email address is not in a domain this organization signs in with single sign-on. Ask its admin to allow your domain, or sign in with your password.",
-  sso_email_unverified: "The identity provider did not confirm that your email address is verified, so Quiver cannot sign you in with it. Verify the address at your identity provider, then try again.",
-  sso_account_not_in_org: "An account with this email already exists and is not a member of this organization. Ask one of its admins for an invitation, accept it, then sign in with single sign-on.",
+  sso_domain_not_allowed:
+    "Your email address is not in a domain this organization signs in with single sign-on. Ask its admin to allow your domain, or sign in with your password.",
+  sso_email_unverified:
+    "The identity provider did not confirm that your email address is verified, so Quiver cannot sign you in with it. Verify the address at your identity provider, then try again.",
+  sso_account_not_in_org:
+    "An account with this email already exists and is not a member of this organization. Ask one of its admins for an invitation, accept it, then sign in with single sign-on.",
   sso_provider_unknown: "This organization has no single sign-on set up any more.",
-  sso_accounts_off: "This server has no accounts yet: its owner creates the first account, then single sign-on can be used.",
+  sso_accounts_off:
+    "This server has no accounts yet: its owner creates the first account, then single sign-on can be used.",
 } as const;
 
 export type SsoRefusal = keyof typeof SSO_REFUSALS;
@@ -20,7 +24,8 @@ export function ssoErrorText(code: string): string {
   if (code === "account not linked") return SSO_REFUSALS.sso_email_unverified;
   if (code === "access_denied") return "You did not allow Quiver at the identity provider.";
   if (code === "invalid_state") return "The sign-in took too long or was started in another browser. Try again.";
-  if (code === "signup disabled" || code === "unable to create user") return "Quiver could not create your account. Ask an admin of your organization for an invitation.";
+  if (code === "signup disabled" || code === "unable to create user")
+    return "Quiver could not create your account. Ask an admin of your organization for an invitation.";
   return `Single sign-on failed (${code.slice(0, 60)}). Try again, or ask an admin of your organization to test its sign-in settings.`;
 }
 
@@ -31,7 +36,14 @@ const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}
 /** Domains as typed (commas, spaces or new lines between), lower-cased, each checked: a list or
  *  the reason it is not one. */
 export function normalizeDomains(text: string): { ok: true; domains: string[] } | { ok: false; message: string } {
-  const domains = [...new Set(text.split(/[\s,]+/).map((d) => d.trim().toLowerCase().replace(/^@/, "")).filter(Boolean))];
+  const domains = [
+    ...new Set(
+      text
+        .split(/[\s,]+/)
+        .map((d) => d.trim().toLowerCase().replace(/^@/, ""))
+        .filter(Boolean),
+    ),
+  ];
   if (domains.length === 0) return { ok: false, message: "Give at least one email domain (e.g. example.com)." };
   if (domains.length > 50) return { ok: false, message: "At most 50 email domains." };
   const bad = domains.find((d) => !DOMAIN.test(d));
@@ -40,4 +52,8 @@ export function normalizeDomains(text: string): { ok: true; domains: string[] } 
 }
 
 /** The stored form (the plugin's `domain` column: comma-separated) read back. */
-export const parseDomains = (stored: string): string[] => stored.split(",").map((d) => d.trim().toLowerCase()).filter(Boolean);
+export const parseDomains = (stored: string): string[] =>
+  stored
+    .split(",")
+    .map((d) => d.trim().toLowerCase())
+    .filter(Boolean);

@@ -18,7 +18,13 @@ import { createSsoService, ssoProviderId, type SsoService } from "../../services
 import type { Actor } from "../../services/types";
 
 const SECRET = "client-secret-0123456789";
-const idpUser = (login: string, email: string, emailVerified = true) => ({ login, password: `pw-${login}`, email, emailVerified, name: login });
+const idpUser = (login: string, email: string, emailVerified = true) => ({
+  login,
+  password: `pw-${login}`,
+  email,
+  emailVerified,
+  name: login,
+});
 
 /** A browser's cookies for one origin (names are unique enough here). */
 class Jar {
@@ -59,7 +65,14 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     });
     const parts = ssoAccounts({ db, key, privateIssuers: [idp.issuer] });
     accounts = await createAccounts({
-      env: { dataDir: mkdtempSync(join(tmpdir(), "quiver-sso-")), HOST: "127.0.0.1", QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "invite", QUIVER_SMTP_URL: undefined, QUIVER_MAIL_FROM: undefined },
+      env: {
+        dataDir: mkdtempSync(join(tmpdir(), "quiver-sso-")),
+        HOST: "127.0.0.1",
+        QUIVER_AUTH: "accounts",
+        QUIVER_SIGNUP: "invite",
+        QUIVER_SMTP_URL: undefined,
+        QUIVER_MAIL_FROM: undefined,
+      },
       db,
       provider,
       key,
@@ -73,19 +86,37 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
     // The first owner (from this machine), then people with passwords made as better-auth makes them.
-    const first = await fetch(`${base}/api/auth/first-owner`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Olga", email: "olga@acme.test", password: "owner-password-1" }) });
+    const first = await fetch(`${base}/api/auth/first-owner`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "Olga", email: "olga@acme.test", password: "owner-password-1" }),
+    });
     expect(first.status, await first.clone().text()).toBe(200);
-    const olga = await db.user.findUniqueOrThrow({ where: { email: "olga@acme.test" }, include: { memberships: true } });
+    const olga = await db.user.findUniqueOrThrow({
+      where: { email: "olga@acme.test" },
+      include: { memberships: true },
+    });
     owner = { userId: olga.id, orgId: olga.memberships[0].orgId, role: "owner" };
     const hash = await (await accounts.instance.$context).password.hash("member-password-1");
-    for (const [email, member] of [["ada@acme.test", true], ["una@acme.test", true], ["bob@acme.test", false]] as const) {
+    for (const [email, member] of [
+      ["ada@acme.test", true],
+      ["una@acme.test", true],
+      ["bob@acme.test", false],
+    ] as const) {
       const user = await db.user.create({ data: { email, name: email.split("@")[0] } });
-      await db.authAccount.create({ data: { userId: user.id, providerId: "credential", accountId: user.id, password: hash } });
+      await db.authAccount.create({
+        data: { userId: user.id, providerId: "credential", accountId: user.id, password: hash },
+      });
       if (member) await db.membership.create({ data: { userId: user.id, orgId: owner.orgId, role: "member" } });
     }
 
     sso = createSsoService({ db, key, privateIssuers: [idp.issuer] });
-    const saved = await sso.save(owner, { issuer: idp.issuer, clientId: "quiver-test", clientSecret: SECRET, domains: "acme.test" });
+    const saved = await sso.save(owner, {
+      issuer: idp.issuer,
+      clientId: "quiver-test",
+      clientSecret: SECRET,
+      domains: "acme.test",
+    });
     idp.registerClient({ clientId: "quiver-test", clientSecret: SECRET, redirectUris: [base + saved.callbackPath] });
   }, 60_000);
 
@@ -111,7 +142,9 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     const done = await fetch(back, { redirect: "manual", headers: { cookie: jar.header() } });
     jar.take(done);
     const location = new URL(done.headers.get("location") ?? "", base);
-    const session = await fetch(`${base}/api/auth/get-session`, { headers: { cookie: jar.header() } }).then((r) => r.json() as Promise<{ user: { email: string }; session: { activeOrganizationId: string | null } } | null>);
+    const session = await fetch(`${base}/api/auth/get-session`, { headers: { cookie: jar.header() } }).then(
+      (r) => r.json() as Promise<{ user: { email: string }; session: { activeOrganizationId: string | null } } | null>,
+    );
     return { status: done.status, location, error: location.searchParams.get("error"), session };
   }
 
@@ -120,7 +153,11 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
 
   it("redirects to the IdP's authorization endpoint with state and PKCE, found by email domain or by org slug", async () => {
     for (const body of [{ email: "ada@acme.test" }, { organizationSlug: (await sso.get(owner)).orgSlug }]) {
-      const res = await fetch(`${base}/api/auth/sign-in/sso`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ callbackURL: "/", ...body }) });
+      const res = await fetch(`${base}/api/auth/sign-in/sso`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ callbackURL: "/", ...body }),
+      });
       const url = new URL(((await res.json()) as { url: string }).url);
       expect(url.origin + url.pathname).toBe(`${idp.issuer}/auth`);
       expect(url.searchParams.get("client_id")).toBe("quiver-test");
@@ -128,7 +165,11 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
       expect(url.searchParams.get("state")).toBeTruthy();
       expect(url.searchParams.get("code_challenge_method")).toBe("S256");
     }
-    const unknown = await fetch(`${base}/api/auth/sign-in/sso`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ callbackURL: "/", email: "x@nowhere.test" }) });
+    const unknown = await fetch(`${base}/api/auth/sign-in/sso`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ callbackURL: "/", email: "x@nowhere.test" }),
+    });
     expect(unknown.status).toBe(404);
   });
 
@@ -140,7 +181,9 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     expect(r.session?.session.activeOrganizationId).toBe(owner.orgId);
     expect(await ssoAccountOf("ada@acme.test")).toMatchObject({ accountId: "ada" });
     const ada = await t.current.db.user.findUniqueOrThrow({ where: { email: "ada@acme.test" } });
-    expect(await t.current.db.auditEvent.count({ where: { actorId: ada.id, action: "auth.signed_in", orgId: owner.orgId } })).toBe(1);
+    expect(
+      await t.current.db.auditEvent.count({ where: { actorId: ada.id, action: "auth.signed_in", orgId: owner.orgId } }),
+    ).toBe(1);
     // The second time the link itself signs in.
     expect((await signIn({ email: "ada@acme.test" }, { login: "ada" })).session?.user.email).toBe("ada@acme.test");
   });
@@ -149,7 +192,10 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     const r = await signIn({ organizationSlug: (await sso.get(owner)).orgSlug }, { login: "max" });
     expect(r.error).toBeNull();
     expect(r.session?.user.email).toBe("max@acme.test");
-    const max = await t.current.db.user.findUniqueOrThrow({ where: { email: "max@acme.test" }, include: { memberships: true } });
+    const max = await t.current.db.user.findUniqueOrThrow({
+      where: { email: "max@acme.test" },
+      include: { memberships: true },
+    });
     expect(max.emailVerified).toBe(true);
     expect(max.memberships.find((m) => m.orgId === owner.orgId)?.role).toBe("member");
     expect(r.session?.session.activeOrganizationId).toBe(owner.orgId);
@@ -174,15 +220,36 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     const denied = await signIn({ email: "ada@acme.test" }, { login: "ada", consent: false });
     expect(denied.error).toBe("access_denied");
     // Each refusal is an audit event of the org, naming the email where Quiver's rules refused it.
-    const failed = await t.current.db.auditEvent.findMany({ where: { orgId: owner.orgId, action: "auth.sign_in_failed" }, orderBy: { createdAt: "asc" } });
-    expect(failed.map((e) => (e.detail as { reason: string }).reason)).toEqual(["sso_email_unverified", "account not linked", "sso_domain_not_allowed", "sso_account_not_in_org", "access_denied"]);
-    expect(failed.map((e) => (e.detail as { email?: string }).email)).toEqual(["eve@acme.test", undefined, "gus@other.test", "bob@acme.test", undefined]);
+    const failed = await t.current.db.auditEvent.findMany({
+      where: { orgId: owner.orgId, action: "auth.sign_in_failed" },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(failed.map((e) => (e.detail as { reason: string }).reason)).toEqual([
+      "sso_email_unverified",
+      "account not linked",
+      "sso_domain_not_allowed",
+      "sso_account_not_in_org",
+      "access_denied",
+    ]);
+    expect(failed.map((e) => (e.detail as { email?: string }).email)).toEqual([
+      "eve@acme.test",
+      undefined,
+      "gus@other.test",
+      "bob@acme.test",
+      undefined,
+    ]);
   });
 
   it("keeps the client secret encrypted and never answers it", async () => {
     const settings = await sso.get(owner);
     expect(JSON.stringify(settings)).not.toContain(SECRET);
-    expect(settings).toMatchObject({ configured: true, issuer: idp.issuer, clientId: "quiver-test", domains: ["acme.test"], hasClientSecret: true });
+    expect(settings).toMatchObject({
+      configured: true,
+      issuer: idp.issuer,
+      clientId: "quiver-test",
+      domains: ["acme.test"],
+      hasClientSecret: true,
+    });
     const row = await t.current.db.ssoProvider.findUniqueOrThrow({ where: { organizationId: owner.orgId } });
     expect(row.oidcConfig).not.toContain(SECRET);
     // Saving without a secret keeps the stored one (sign-in still works).
@@ -190,19 +257,37 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     expect((await signIn({ email: "ada@acme.test" }, { login: "ada" })).session?.user.email).toBe("ada@acme.test");
     // The plugin's own provider routes do not exist over HTTP.
     for (const path of ["/sso/providers", "/sso/get-provider?providerId=x", "/sso/register"]) {
-      const res = await fetch(`${base}/api/auth${path}`, { method: path === "/sso/register" ? "POST" : "GET", headers: { cookie: "" } });
+      const res = await fetch(`${base}/api/auth${path}`, {
+        method: path === "/sso/register" ? "POST" : "GET",
+        headers: { cookie: "" },
+      });
       expect(res.status, path).toBe(404);
     }
   });
 
   it("tests the connection: discovery fetched and checked; private or broken issuers refused with a reason", async () => {
     expect(await sso.test(owner)).toMatchObject({ ok: true, issuer: idp.issuer, jwksEndpoint: `${idp.issuer}/jwks` });
-    expect(await sso.test(owner, "http://127.0.0.1:9")).toMatchObject({ ok: false, message: expect.stringMatching(/https|private/) });
-    expect(await sso.test(owner, `${idp.issuer}/nope`)).toMatchObject({ ok: false, message: expect.stringMatching(/discovery/i) });
-    await expect(sso.save(owner, { issuer: "https://10.0.0.1", clientId: "c", domains: "acme.test" })).rejects.toThrow(/private network/);
+    expect(await sso.test(owner, "http://127.0.0.1:9")).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/https|private/),
+    });
+    expect(await sso.test(owner, `${idp.issuer}/nope`)).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/discovery/i),
+    });
+    await expect(sso.save(owner, { issuer: "https://10.0.0.1", clientId: "c", domains: "acme.test" })).rejects.toThrow(
+      /private network/,
+    );
     // Without accounts nothing is saved (an SSO sign-in must never make the server's first account).
-    const off = createSsoService({ db: t.current.db, key, privateIssuers: [idp.issuer], accountsOn: async () => false });
+    const off = createSsoService({
+      db: t.current.db,
+      key,
+      privateIssuers: [idp.issuer],
+      accountsOn: async () => false,
+    });
     expect((await off.get(owner)).accountsOn).toBe(false);
-    await expect(off.save(owner, { issuer: idp.issuer, clientId: "x", clientSecret: "y", domains: "acme.test" })).rejects.toThrow(/needs accounts/);
+    await expect(
+      off.save(owner, { issuer: idp.issuer, clientId: "x", clientSecret: "y", domains: "acme.test" }),
+    ).rejects.toThrow(/needs accounts/);
   });
 });

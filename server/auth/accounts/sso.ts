@@ -111,7 +111,8 @@ export function ssoAccounts(deps: SsoAccountsDeps) {
                   const providerId = callbackProvider(hookCtx);
                   if (!providerId) return;
                   // The first account takes over the local owner (first-owner.ts); SSO never makes it.
-                  if ((await db.authAccount.count({ take: 1 })) === 0) refuseFor(providerId, user.email, "sso_accounts_off");
+                  if ((await db.authAccount.count({ take: 1 })) === 0)
+                    refuseFor(providerId, user.email, "sso_accounts_off");
                   await allowedDomain(providerId, user.email);
                   if (user.emailVerified !== true) refuseFor(providerId, user.email, "sso_email_unverified");
                   admitted.set(user.email.toLowerCase(), Date.now());
@@ -128,8 +129,16 @@ export function ssoAccounts(deps: SsoAccountsDeps) {
                   const orgId = await allowedDomain(providerId, user.email);
                   // The person was created by this very callback: nothing to link.
                   if (admitted.delete(user.email)) return;
-                  const member = await db.membership.findFirst({ where: { userId: account.userId, orgId }, select: { id: true } });
-                  const invited = member ?? (await db.invitation.findFirst({ where: { orgId, email: user.email, status: "pending", expiresAt: { gt: new Date() } }, select: { id: true } }));
+                  const member = await db.membership.findFirst({
+                    where: { userId: account.userId, orgId },
+                    select: { id: true },
+                  });
+                  const invited =
+                    member ??
+                    (await db.invitation.findFirst({
+                      where: { orgId, email: user.email, status: "pending", expiresAt: { gt: new Date() } },
+                      select: { id: true },
+                    }));
                   if (!invited) refuseFor(providerId, user.email, "sso_account_not_in_org");
                 },
               },
@@ -152,10 +161,15 @@ export function ssoAccounts(deps: SsoAccountsDeps) {
             if (typeof providerId !== "string") return;
             const orgId = (await providerRow(providerId))?.organizationId ?? null;
             if (session && orgId) {
-              const member = await db.membership.findFirst({ where: { userId: session.user.id, orgId }, select: { id: true } });
-              if (member) await c.context.internalAdapter.updateSession(session.session.token, { activeOrganizationId: orgId });
+              const member = await db.membership.findFirst({
+                where: { userId: session.user.id, orgId },
+                select: { id: true },
+              });
+              if (member)
+                await c.context.internalAdapter.updateSession(session.session.token, { activeOrganizationId: orgId });
             }
-            const location = (c.context.returned as { headers?: Headers } | undefined)?.headers?.get?.("location") ?? "";
+            const location =
+              (c.context.returned as { headers?: Headers } | undefined)?.headers?.get?.("location") ?? "";
             const error = session ? null : (new URL(location, "http://x").searchParams.get("error") ?? "unknown");
             await db.auditEvent.create({
               data: {

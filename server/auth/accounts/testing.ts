@@ -12,11 +12,19 @@ export interface TestSignIn {
   revoke(): Promise<void>;
 }
 
-export async function signInAs(accounts: Pick<Accounts, "instance" | "revokeDevice">, userId: string, options: { orgId?: string } = {}): Promise<TestSignIn> {
+export async function signInAs(
+  accounts: Pick<Accounts, "instance" | "revokeDevice">,
+  userId: string,
+  options: { orgId?: string } = {},
+): Promise<TestSignIn> {
   const ctx = await accounts.instance.$context;
   const session = await ctx.internalAdapter.createSession(userId);
   if (options.orgId) await ctx.internalAdapter.updateSession(session.token, { activeOrganizationId: options.orgId });
   const signature = createHmac("sha256", ctx.secret).update(session.token).digest("base64");
   const cookie = `${ctx.authCookies.sessionToken.name}=${encodeURIComponent(`${session.token}.${signature}`)}`;
-  return { cookie, authSessionId: session.id, revoke: async () => void (await accounts.revokeDevice(userId, session.id)) };
+  return {
+    cookie,
+    authSessionId: session.id,
+    revoke: async () => void (await accounts.revokeDevice(userId, session.id)),
+  };
 }

@@ -26,13 +26,24 @@ export interface TurnBegin {
 export type BeginImage = { id: string; mediaType: string; bytes: Uint8Array; sha256: string } | { reuse: string };
 
 export type TurnBegun =
-  | { ok: true; turnId: string; messageId: string; position: number; provider: string | null; model: string | null; images: ImageRef[] }
+  | {
+      ok: true;
+      turnId: string;
+      messageId: string;
+      position: number;
+      provider: string | null;
+      model: string | null;
+      images: ImageRef[];
+    }
   | { ok: false; reason: "not_found" | "busy" }
   | { ok: false; reason: "no_attachment"; id: string };
 
 /** What the user's message row holds: its text (if any), then a reference block per image. */
 export function userContent(text: string, images: ImageRef[]): object[] {
-  return [...(text ? [{ type: "text", text }] : []), ...images.map((i) => ({ type: "image", attachmentId: i.id, mediaType: i.mediaType }))];
+  return [
+    ...(text ? [{ type: "text", text }] : []),
+    ...images.map((i) => ({ type: "image", attachmentId: i.id, mediaType: i.mediaType })),
+  ];
 }
 
 export interface TurnEnd {
@@ -90,4 +101,5 @@ export class NoAttachment extends Error {
 export type TurnRowsOp = Exclude<keyof TurnRows, "close">;
 
 /** Turn rows in this thread for a database URL (`file:…` or `postgresql://…`). */
-export const turnRowsFor = (url: string): TurnRows => (providerOf(url) === "postgresql" ? postgresTurnRows(url) : sqliteTurnRows(url));
+export const turnRowsFor = (url: string): TurnRows =>
+  providerOf(url) === "postgresql" ? postgresTurnRows(url) : sqliteTurnRows(url);

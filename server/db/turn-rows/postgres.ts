@@ -21,7 +21,10 @@ async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promi
     return out;
   } catch (err) {
     // A connection whose ROLLBACK fails is broken: destroyed, not handed to the next caller.
-    const rolledBack = await c.query("ROLLBACK").then(() => true, () => false);
+    const rolledBack = await c.query("ROLLBACK").then(
+      () => true,
+      () => false,
+    );
     c.release(rolledBack ? undefined : (err as Error));
     throw err;
   }
@@ -49,20 +52,54 @@ export function postgresTurnRows(url: string): TurnRows {
         const images: ImageRef[] = [];
         for (const image of b.images ?? []) {
           if ("reuse" in image) {
-            const known = await c.query<{ mediaType: string; size: number }>(`SELECT "mediaType","size" FROM "Attachment" WHERE "id" = $1 AND "sessionId" = $2`, [image.reuse, b.sessionId]);
+            const known = await c.query<{ mediaType: string; size: number }>(
+              `SELECT "mediaType","size" FROM "Attachment" WHERE "id" = $1 AND "sessionId" = $2`,
+              [image.reuse, b.sessionId],
+            );
             // Thrown, not returned: the transaction must roll back the images stored before it.
             if (known.rowCount === 0) throw new NoAttachment(image.reuse);
-            images.push({ id: image.reuse, mediaType: known.rows[0].mediaType as ImageRef["mediaType"], bytes: known.rows[0].size });
+            images.push({
+              id: image.reuse,
+              mediaType: known.rows[0].mediaType as ImageRef["mediaType"],
+              bytes: known.rows[0].size,
+            });
           } else {
-            await c.query(`INSERT INTO "Attachment" ("id","sessionId","mediaType","bytes","size","sha256","createdAt") VALUES ($1,$2,$3,$4,$5,$6,$7::timestamp(3))`, [
-              image.id, b.sessionId, image.mediaType, Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength), image.bytes.byteLength, image.sha256, at,
-            ]);
-            images.push({ id: image.id, mediaType: image.mediaType as ImageRef["mediaType"], bytes: image.bytes.byteLength });
+            await c.query(
+              `INSERT INTO "Attachment" ("id","sessionId","mediaType","bytes","size","sha256","createdAt") VALUES ($1,$2,$3,$4,$5,$6,$7::timestamp(3))`,
+              [
+                image.id,
+                b.sessionId,
+                image.mediaType,
+                Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength),
+                image.bytes.byteLength,
+                image.sha256,
+                at,
+              ],
+            );
+            images.push({
+              id: image.id,
+              mediaType: image.mediaType as ImageRef["mediaType"],
+              bytes: image.bytes.byteLength,
+            });
           }
         }
-        await c.query(`INSERT INTO "Turn" ("id","sessionId","status","startedAt","instanceId") VALUES ($1,$2,'running',$3::timestamp(3),$4)`, [turnId, b.sessionId, at, b.instanceId ?? null]);
-        await c.query(INSERT_MESSAGE, [messageId, b.sessionId, turnId, position, "user", JSON.stringify(userContent(b.text, images)), at]);
-        await c.query(`UPDATE "Session" SET "status" = 'running', "updatedAt" = $2::timestamp(3) WHERE "id" = $1`, [b.sessionId, at]);
+        await c.query(
+          `INSERT INTO "Turn" ("id","sessionId","status","startedAt","instanceId") VALUES ($1,$2,'running',$3::timestamp(3),$4)`,
+          [turnId, b.sessionId, at, b.instanceId ?? null],
+        );
+        await c.query(INSERT_MESSAGE, [
+          messageId,
+          b.sessionId,
+          turnId,
+          position,
+          "user",
+          JSON.stringify(userContent(b.text, images)),
+          at,
+        ]);
+        await c.query(`UPDATE "Session" SET "status" = 'running', "updatedAt" = $2::timestamp(3) WHERE "id" = $1`, [
+          b.sessionId,
+          at,
+        ]);
         const { provider, model } = found.rows[0];
         return { ok: true, turnId, messageId, position, provider, model, images };
       }).catch((err: unknown) => {
@@ -71,7 +108,10 @@ export function postgresTurnRows(url: string): TurnRows {
       }),
     async images(sessionId, ids) {
       if (ids.length === 0) return [];
-      const { rows } = await pool.query<{ id: string; mediaType: string; bytes: Buffer }>(`SELECT "id","mediaType","bytes" FROM "Attachment" WHERE "sessionId" = $1 AND "id" = ANY($2::text[])`, [sessionId, ids]);
+      const { rows } = await pool.query<{ id: string; mediaType: string; bytes: Buffer }>(
+        `SELECT "id","mediaType","bytes" FROM "Attachment" WHERE "sessionId" = $1 AND "id" = ANY($2::text[])`,
+        [sessionId, ids],
+      );
       const byId = new Map(rows.map((r) => [r.id, r]));
       return ids.flatMap((id) => {
         const r = byId.get(id);
@@ -96,9 +136,10 @@ export function postgresTurnRows(url: string): TurnRows {
     },
     async openRequest(r) {
       const id = rowId();
-      await pool.query(`INSERT INTO "ModelRequest" ("id","turnId","provider","model","attempt","startedAt") VALUES ($1,$2,$3,$4,$5,$6::timestamp(3))`, [
-        id, r.turnId, r.provider, r.model, r.attempt, now(),
-      ]);
+      await pool.query(
+        `INSERT INTO "ModelRequest" ("id","turnId","provider","model","attempt","startedAt") VALUES ($1,$2,$3,$4,$5,$6::timestamp(3))`,
+        [id, r.turnId, r.provider, r.model, r.attempt, now()],
+      );
       return id;
     },
     async closeRequest(id, r) {
@@ -110,16 +151,25 @@ export function postgresTurnRows(url: string): TurnRows {
     },
     async addMessage(m) {
       const id = rowId();
-      await pool.query(INSERT_MESSAGE, [id, m.sessionId, m.turnId, m.position, m.role, JSON.stringify(m.content), now()]);
+      await pool.query(INSERT_MESSAGE, [
+        id,
+        m.sessionId,
+        m.turnId,
+        m.position,
+        m.role,
+        JSON.stringify(m.content),
+        now(),
+      ]);
       return id;
     },
     async setMessageContent(id, content) {
       await pool.query(`UPDATE "Message" SET "content" = $2::jsonb WHERE "id" = $1`, [id, JSON.stringify(content)]);
     },
     async turnUsage(turnId, u) {
-      await pool.query(`UPDATE "Turn" SET "inputTokens" = $2, "outputTokens" = $3, "cacheReadTokens" = $4, "cacheWriteTokens" = $5 WHERE "id" = $1`, [
-        turnId, u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens,
-      ]);
+      await pool.query(
+        `UPDATE "Turn" SET "inputTokens" = $2, "outputTokens" = $3, "cacheReadTokens" = $4, "cacheWriteTokens" = $5 WHERE "id" = $1`,
+        [turnId, u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens],
+      );
     },
     async end(e) {
       const u = e.usage;
@@ -129,7 +179,20 @@ export function postgresTurnRows(url: string): TurnRows {
              WHERE "id" = $1 AND "instanceId" IS NOT DISTINCT FROM $12 RETURNING 1),
            "session" AS (UPDATE "Session" SET "status" = $11, "updatedAt" = $5::timestamp(3) WHERE "id" = $10 AND EXISTS (SELECT 1 FROM "turn"))
          SELECT EXISTS (SELECT 1 FROM "turn") AS "ended"`,
-        [e.turnId, e.status, e.stopReason, e.error, now(), u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, e.sessionId, e.sessionStatus, e.instanceId ?? null],
+        [
+          e.turnId,
+          e.status,
+          e.stopReason,
+          e.error,
+          now(),
+          u.inputTokens,
+          u.outputTokens,
+          u.cacheReadTokens,
+          u.cacheWriteTokens,
+          e.sessionId,
+          e.sessionStatus,
+          e.instanceId ?? null,
+        ],
       );
       return rows[0].ended;
     },

@@ -14,7 +14,11 @@ async function ask(fake: FakeProvider, n: number) {
     const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: `request ${i} ${"x".repeat(4000)}` }] }),
+      body: JSON.stringify({
+        model: "m",
+        stream: true,
+        messages: [{ role: "user", content: `request ${i} ${"x".repeat(4000)}` }],
+      }),
     });
     await res.text();
   }
@@ -22,7 +26,9 @@ async function ask(fake: FakeProvider, n: number) {
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "server/engine/fake-provider/main.ts", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "server/engine/fake-provider/main.ts", ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -33,19 +39,35 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 
 describe("fake provider", () => {
   it("keeps only the latest requests: the log stays at its bound", async () => {
-    const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "ok" }] }], loop: true, keepRequests: 5 });
+    const fake = await startFakeProvider({
+      steps: [{ blocks: [{ type: "text", text: "ok" }] }],
+      loop: true,
+      keepRequests: 5,
+    });
     started.push(fake);
     await ask(fake, 12);
     expect(fake.received()).toBe(12);
     expect(fake.requests).toHaveLength(5);
     // The kept ones are the latest, oldest first.
-    expect(fake.requests.map((r) => JSON.stringify(r.body).match(/request (\d+)/)![1])).toEqual(["7", "8", "9", "10", "11"]);
+    expect(fake.requests.map((r) => JSON.stringify(r.body).match(/request (\d+)/)![1])).toEqual([
+      "7",
+      "8",
+      "9",
+      "10",
+      "11",
+    ]);
   });
 
   it("a stream held at pauseAfterBytes goes on, whole, only after resume()", async () => {
-    const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "held answer" }], pauseAfterBytes: 200 }] });
+    const fake = await startFakeProvider({
+      steps: [{ blocks: [{ type: "text", text: "held answer" }], pauseAfterBytes: 200 }],
+    });
     started.push(fake);
-    const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", stream: true, messages: [] }) });
+    const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", stream: true, messages: [] }),
+    });
     const reader = res.body!.getReader();
     let got = 0;
     const chunks: Uint8Array[] = [];
@@ -66,10 +88,16 @@ describe("fake provider", () => {
   });
 
   it("a resume() that comes before the stream reaches its pause is not lost", async () => {
-    const fake = await startFakeProvider({ steps: [{ blocks: [{ type: "text", text: "never held" }], pauseAfterBytes: 200 }] });
+    const fake = await startFakeProvider({
+      steps: [{ blocks: [{ type: "text", text: "never held" }], pauseAfterBytes: 200 }],
+    });
     started.push(fake);
     fake.resume();
-    const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", stream: true, messages: [] }) });
+    const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", stream: true, messages: [] }),
+    });
     const text = await Promise.race([res.text(), new Promise<string>((r) => setTimeout(() => r("held"), 5_000))]);
     expect(text).toContain("message_stop");
   });

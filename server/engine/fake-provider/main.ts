@@ -30,7 +30,14 @@ const fail = (code: number, line: string): never => {
 
 let values: { port: string; script?: string; "keep-requests"?: string; help?: boolean };
 try {
-  values = parseArgs({ options: { port: { type: "string", default: "4010" }, script: { type: "string" }, "keep-requests": { type: "string" }, help: { type: "boolean", short: "h" } } }).values as typeof values;
+  values = parseArgs({
+    options: {
+      port: { type: "string", default: "4010" },
+      script: { type: "string" },
+      "keep-requests": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  }).values as typeof values;
 } catch (err) {
   fail(2, `${(err as Error).message} (see --help)`);
 }
@@ -41,7 +48,8 @@ if (values!.help) {
 const port = Number(values!.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(2, `--port must be a port number, got ${values!.port}`);
 const keepRequests = values!["keep-requests"] === undefined ? DEFAULT_KEEP_REQUESTS : Number(values!["keep-requests"]);
-if (!Number.isInteger(keepRequests) || keepRequests < 0) fail(2, `--keep-requests must be a whole number ≥ 0, got ${values!["keep-requests"]}`);
+if (!Number.isInteger(keepRequests) || keepRequests < 0)
+  fail(2, `--keep-requests must be a whole number ≥ 0, got ${values!["keep-requests"]}`);
 
 let script: Script;
 if (values!.script) {
@@ -52,16 +60,33 @@ if (values!.script) {
     fail(2, `Cannot read script ${values!.script}: ${(err as Error).message}`);
   }
   const parsed = Script.safeParse(json);
-  if (!parsed.success) fail(2, `Bad script ${values!.script}: ${parsed.error!.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    fail(
+      2,
+      `Bad script ${values!.script}: ${parsed.error!.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   script = parsed.data!;
 } else {
   script = Script.parse({ steps: [{ blocks: [{ type: "text", text: "Hello from the fake provider." }] }], loop: true });
 }
 
-const fake = await startFakeProvider({ steps: script.steps, loop: script.loop, port, keepRequests, models: script.models }).catch((err: NodeJS.ErrnoException) =>
-  fail(1, err.code === "EADDRINUSE" ? `Port ${port} on 127.0.0.1 is already in use; pick another with --port.` : `Cannot listen on 127.0.0.1:${port}: ${err.message}`),
+const fake = await startFakeProvider({
+  steps: script.steps,
+  loop: script.loop,
+  port,
+  keepRequests,
+  models: script.models,
+}).catch((err: NodeJS.ErrnoException) =>
+  fail(
+    1,
+    err.code === "EADDRINUSE"
+      ? `Port ${port} on 127.0.0.1 is already in use; pick another with --port.`
+      : `Cannot listen on 127.0.0.1:${port}: ${err.message}`,
+  ),
 );
-console.log(`fake provider on ${fake.anthropicBaseURL} (Anthropic) and ${fake.openaiBaseURL} (OpenAI); ${script.steps.length} step(s)${script.loop ? ", looping" : ""}; keeps the last ${keepRequests} request(s)`);
+console.log(
+  `fake provider on ${fake.anthropicBaseURL} (Anthropic) and ${fake.openaiBaseURL} (OpenAI); ${script.steps.length} step(s)${script.loop ? ", looping" : ""}; keeps the last ${keepRequests} request(s)`,
+);
 const stop = () => void fake.close().then(() => process.exit(0));
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);

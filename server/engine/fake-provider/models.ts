@@ -17,7 +17,10 @@ export const FakeModel = z.object({
 export type FakeModel = z.infer<typeof FakeModel>;
 
 /** What `GET /v1/models` answers: a list, or a failure with this status. */
-export const FakeModelList = z.union([z.array(FakeModel), z.object({ status: z.number().int().min(400).max(599), message: z.string().default("scripted failure") })]);
+export const FakeModelList = z.union([
+  z.array(FakeModel),
+  z.object({ status: z.number().int().min(400).max(599), message: z.string().default("scripted failure") }),
+]);
 export type FakeModelList = z.infer<typeof FakeModelList>;
 
 export const DEFAULT_FAKE_MODELS: FakeModel[] = [
@@ -33,7 +36,8 @@ export function isAnthropicRequest(req: IncomingMessage): boolean {
 
 export function modelsResponse(anthropic: boolean, list: FakeModelList): { status: number; body: string } {
   const format = anthropic ? "anthropic" : "openai";
-  if (!Array.isArray(list)) return { status: list.status, body: errorBody(format, list.status, undefined, list.message) };
+  if (!Array.isArray(list))
+    return { status: list.status, body: errorBody(format, list.status, undefined, list.message) };
   if (anthropic) {
     const data = list.map((m) => ({
       type: "model",
@@ -42,7 +46,10 @@ export function modelsResponse(anthropic: boolean, list: FakeModelList): { statu
       created_at: new Date(CREATED * 1000).toISOString(),
       capabilities: m.images === undefined ? null : { image_input: { supported: m.images } },
     }));
-    return { status: 200, body: JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }) };
+    return {
+      status: 200,
+      body: JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }),
+    };
   }
   const data = list.map((m) => ({
     id: m.id,

@@ -99,7 +99,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const path = (req.url ?? "").split("?")[0];
-    const format: WireFormat | undefined = path.endsWith("/messages") ? "anthropic" : path.endsWith("/chat/completions") ? "openai" : undefined;
+    const format: WireFormat | undefined = path.endsWith("/messages")
+      ? "anthropic"
+      : path.endsWith("/chat/completions")
+        ? "openai"
+        : undefined;
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
@@ -110,7 +114,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       return;
     }
     if (req.method !== "POST" || !format) {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
+      res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
       return;
     }
     const body = JSON.parse(raw) as Record<string, unknown>;
@@ -120,7 +126,16 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (requests.length > keep) requests.splice(0, requests.length - keep);
     const step = nextStep(recorded, index);
     if (!step) {
-      res.writeHead(400, { "content-type": "application/json" }).end(errorBody(format, 400, "invalid_request_error", "fake provider: the script has no step left for this request"));
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(
+          errorBody(
+            format,
+            400,
+            "invalid_request_error",
+            "fake provider: the script has no step left for this request",
+          ),
+        );
       return;
     }
     if (step.kind === "http_error") {
@@ -131,7 +146,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     }
     const model = String(body.model ?? "fake-model");
     const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-    const events = format === "anthropic" ? anthropicEvents(step, model, index) : openaiEvents(step, model, index, includeUsage);
+    const events =
+      format === "anthropic" ? anthropicEvents(step, model, index) : openaiEvents(step, model, index, includeUsage);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     streaming++;
     try {
@@ -150,7 +166,14 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (step.pauseAfterBytes !== undefined) writes = splitAt(writes, step.pauseAfterBytes);
     for (let i = 0; i < writes.length; i++) {
       let w = writes[i];
-      if (step.pauseAfterBytes !== undefined && sent === step.pauseAfterBytes && sent > 0 && !closed && earlyResumes > 0) earlyResumes--;
+      if (
+        step.pauseAfterBytes !== undefined &&
+        sent === step.pauseAfterBytes &&
+        sent > 0 &&
+        !closed &&
+        earlyResumes > 0
+      )
+        earlyResumes--;
       else if (step.pauseAfterBytes !== undefined && sent === step.pauseAfterBytes && sent > 0 && !closed) {
         await new Promise<void>((r) => {
           const go = () => {

@@ -25,8 +25,19 @@ export function anthropicEvents(r: ScriptResponse, model: string, n: number): st
       {
         type: "message_start",
         message: {
-          id: `msg_fake_${n}`, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null,
-          usage: { input_tokens: u.input, output_tokens: 1, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite },
+          id: `msg_fake_${n}`,
+          type: "message",
+          role: "assistant",
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: u.input,
+            output_tokens: 1,
+            cache_read_input_tokens: u.cacheRead,
+            cache_creation_input_tokens: u.cacheWrite,
+          },
         },
       },
       "message_start",
@@ -34,8 +45,10 @@ export function anthropicEvents(r: ScriptResponse, model: string, n: number): st
   );
   out.push(sse({ type: "ping" }, "ping"));
   r.blocks.forEach((b, index) => {
-    const start = (content_block: unknown) => out.push(sse({ type: "content_block_start", index, content_block }, "content_block_start"));
-    const delta = (d: unknown) => out.push(sse({ type: "content_block_delta", index, delta: d }, "content_block_delta"));
+    const start = (content_block: unknown) =>
+      out.push(sse({ type: "content_block_start", index, content_block }, "content_block_start"));
+    const delta = (d: unknown) =>
+      out.push(sse({ type: "content_block_delta", index, delta: d }, "content_block_delta"));
     if (b.type === "text") {
       start({ type: "text", text: "" });
       for (const p of pieces(b.text, r.deltaChars)) delta({ type: "text_delta", text: p });
@@ -52,10 +65,21 @@ export function anthropicEvents(r: ScriptResponse, model: string, n: number): st
     out.push(sse({ type: "content_block_stop", index }, "content_block_stop"));
   });
   if (r.midStreamError) {
-    out.push(sse({ type: "error", error: { type: r.midStreamError.type, message: r.midStreamError.message } }, "error"));
+    out.push(
+      sse({ type: "error", error: { type: r.midStreamError.type, message: r.midStreamError.message } }, "error"),
+    );
     return out;
   }
-  out.push(sse({ type: "message_delta", delta: { stop_reason: stopOf(r), stop_sequence: null }, usage: { output_tokens: u.output } }, "message_delta"));
+  out.push(
+    sse(
+      {
+        type: "message_delta",
+        delta: { stop_reason: stopOf(r), stop_sequence: null },
+        usage: { output_tokens: u.output },
+      },
+      "message_delta",
+    ),
+  );
   out.push(sse({ type: "message_stop" }, "message_stop"));
   return out;
 }
@@ -64,22 +88,27 @@ export function openaiEvents(r: ScriptResponse, model: string, n: number, includ
   const q = r.quirks ?? {};
   const u = r.usage ?? { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
   const base = { id: `chatcmpl-fake-${n}`, object: "chat.completion.chunk", created: 1_700_000_000, model };
-  const chunk = (delta: unknown, finish_reason: string | null = null) => sse({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason }] });
+  const chunk = (delta: unknown, finish_reason: string | null = null) =>
+    sse({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason }] });
   const out: string[] = [chunk({ role: "assistant", content: "" })];
   if (q.comments) out.push(": OPENROUTER PROCESSING\n\n");
   let callIndex = 0;
   r.blocks.forEach((b, blockIndex) => {
     if (b.type === "text") for (const p of pieces(b.text, r.deltaChars)) out.push(chunk({ content: p }));
-    else if (b.type === "thinking") for (const p of pieces(b.text, r.deltaChars)) out.push(chunk({ [q.reasoningField ?? "reasoning_content"]: p }));
+    else if (b.type === "thinking")
+      for (const p of pieces(b.text, r.deltaChars)) out.push(chunk({ [q.reasoningField ?? "reasoning_content"]: p }));
     else if (b.type === "tool_call") {
       const index = q.sameIndex ? 0 : callIndex;
       callIndex++;
       const id = q.noIds ? undefined : (b.id ?? `call_fake_${n}_${blockIndex}`);
       if (q.wholeToolCalls) {
-        out.push(chunk({ tool_calls: [{ index, id, type: "function", function: { name: b.name, arguments: b.arguments } }] }));
+        out.push(
+          chunk({ tool_calls: [{ index, id, type: "function", function: { name: b.name, arguments: b.arguments } }] }),
+        );
       } else {
         out.push(chunk({ tool_calls: [{ index, id, type: "function", function: { name: b.name, arguments: "" } }] }));
-        for (const p of pieces(b.arguments, r.deltaChars)) out.push(chunk({ tool_calls: [{ index, function: { arguments: p } }] }));
+        for (const p of pieces(b.arguments, r.deltaChars))
+          out.push(chunk({ tool_calls: [{ index, function: { arguments: p } }] }));
       }
     }
   });
@@ -92,16 +121,40 @@ export function openaiEvents(r: ScriptResponse, model: string, n: number, includ
   out.push(chunk({}, finish));
   if (includeUsage) {
     const usage = q.deepseekUsage
-      ? { prompt_tokens: u.input + u.cacheRead, completion_tokens: u.output, total_tokens: u.input + u.cacheRead + u.output, prompt_cache_hit_tokens: u.cacheRead, prompt_cache_miss_tokens: u.input }
-      : { prompt_tokens: u.input + u.cacheRead, completion_tokens: u.output, total_tokens: u.input + u.cacheRead + u.output, prompt_tokens_details: { cached_tokens: u.cacheRead } };
+      ? {
+          prompt_tokens: u.input + u.cacheRead,
+          completion_tokens: u.output,
+          total_tokens: u.input + u.cacheRead + u.output,
+          prompt_cache_hit_tokens: u.cacheRead,
+          prompt_cache_miss_tokens: u.input,
+        }
+      : {
+          prompt_tokens: u.input + u.cacheRead,
+          completion_tokens: u.output,
+          total_tokens: u.input + u.cacheRead + u.output,
+          prompt_tokens_details: { cached_tokens: u.cacheRead },
+        };
     out.push(sse({ ...base, choices: [], usage }));
   }
   out.push("data: [DONE]\n\n");
   return out;
 }
 
-export function errorBody(format: "anthropic" | "openai", status: number, type: string | undefined, message: string): string {
-  const t = type ?? (status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : status >= 500 ? "api_error" : "invalid_request_error");
+export function errorBody(
+  format: "anthropic" | "openai",
+  status: number,
+  type: string | undefined,
+  message: string,
+): string {
+  const t =
+    type ??
+    (status === 429
+      ? "rate_limit_error"
+      : status === 529
+        ? "overloaded_error"
+        : status >= 500
+          ? "api_error"
+          : "invalid_request_error");
   return format === "anthropic"
     ? JSON.stringify({ type: "error", error: { type: t, message } })
     : JSON.stringify({ error: { message, type: t, code: null, param: null } });

@@ -6,14 +6,20 @@ import { PriceTable } from "./prices";
 
 export type PricesResult = { ok: true; table: PriceTable } | { ok: false; message: string };
 
-export function parsePrices(value: string, readFile: (path: string) => string = (p) => readFileSync(p, "utf8")): PricesResult {
+export function parsePrices(
+  value: string,
+  readFile: (path: string) => string = (p) => readFileSync(p, "utf8"),
+): PricesResult {
   const inline = value.trimStart().startsWith("{");
   let text = value;
   if (!inline) {
     try {
       text = readFile(resolve(value));
     } catch (err) {
-      return { ok: false, message: `cannot read the price file ${resolve(value)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+      return {
+        ok: false,
+        message: `cannot read the price file ${resolve(value)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      };
     }
   }
   let json: unknown;
@@ -25,7 +31,10 @@ export function parsePrices(value: string, readFile: (path: string) => string = 
   const parsed = PriceTable.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, message: `${issue.path.join(".") || "the table"}: ${issue.message} (expected { "model": { "input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75 } } in dollars per million tokens)` };
+    return {
+      ok: false,
+      message: `${issue.path.join(".") || "the table"}: ${issue.message} (expected { "model": { "input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75 } } in dollars per million tokens)`,
+    };
   }
   return { ok: true, table: parsed.data };
 }

@@ -7,7 +7,12 @@ import { describe, expect, it } from "vitest";
 import { EnvError, parseEnv } from "../../env";
 import { BUILTIN_PRICES, costOf, priceOf, priceTable } from "./prices";
 
-const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0) => ({ inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens });
+const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0) => ({
+  inputTokens,
+  outputTokens,
+  cacheReadTokens,
+  cacheWriteTokens,
+});
 
 describe("price table", () => {
   it("finds a model by its name, its dated snapshot and a router's vendor prefix", () => {
@@ -47,14 +52,19 @@ describe("QUIVER_PRICES", () => {
   const base = { QUIVER_DATA_DIR: "/tmp/q" };
 
   it("takes the JSON itself", () => {
-    const env = parseEnv({ ...base, QUIVER_PRICES: '{ "fake-model": { "input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75 } }' });
+    const env = parseEnv({
+      ...base,
+      QUIVER_PRICES: '{ "fake-model": { "input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75 } }',
+    });
     expect(env.QUIVER_PRICES).toEqual({ "fake-model": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } });
   });
 
   it("takes a JSON file's path", () => {
     const dir = mkdtempSync(join(tmpdir(), "quiver-prices-"));
     writeFileSync(join(dir, "prices.json"), JSON.stringify({ "qwen3-coder": { input: 0.2, output: 0.8 } }));
-    expect(parseEnv({ ...base, QUIVER_PRICES: join(dir, "prices.json") }).QUIVER_PRICES).toEqual({ "qwen3-coder": { input: 0.2, output: 0.8 } });
+    expect(parseEnv({ ...base, QUIVER_PRICES: join(dir, "prices.json") }).QUIVER_PRICES).toEqual({
+      "qwen3-coder": { input: 0.2, output: 0.8 },
+    });
   });
 
   it("is optional", () => {

@@ -19,9 +19,19 @@ export type ModelPrice = z.infer<typeof ModelPrice>;
 export const PriceTable = z.record(z.string().trim().min(1, "a model name must not be empty"), ModelPrice);
 export type PriceTable = z.infer<typeof PriceTable>;
 
-const anthropic = (input: number, output: number): ModelPrice => ({ input, output, cacheRead: input / 10, cacheWrite: input * 1.25 });
+const anthropic = (input: number, output: number): ModelPrice => ({
+  input,
+  output,
+  cacheRead: input / 10,
+  cacheWrite: input * 1.25,
+});
 // OpenAI bills cached input at a discount and writes nothing extra.
-const openai = (input: number, output: number, cacheRead: number): ModelPrice => ({ input, output, cacheRead, cacheWrite: input });
+const openai = (input: number, output: number, cacheRead: number): ModelPrice => ({
+  input,
+  output,
+  cacheRead,
+  cacheWrite: input,
+});
 
 export const BUILTIN_PRICES: PriceTable = {
   "claude-opus-4-5": anthropic(5, 25),

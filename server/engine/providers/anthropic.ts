@@ -3,7 +3,15 @@
 // latest message) and turns the content_block_* stream into StreamEvents.
 import Anthropic from "@anthropic-ai/sdk";
 import { MISSING_IMAGE } from "../images";
-import type { ContentBlock, ConversationMessage, FinishReason, ModelRequestSpec, ProviderAdapter, ProviderConfig, StreamEvent } from "../types";
+import type {
+  ContentBlock,
+  ConversationMessage,
+  FinishReason,
+  ModelRequestSpec,
+  ProviderAdapter,
+  ProviderConfig,
+  StreamEvent,
+} from "../types";
 import { isAbort, toStreamError } from "./errors";
 import { httpFetch } from "./http-fetch";
 import { argumentsObject, mergeSameRole } from "./shared";
@@ -13,12 +21,15 @@ type Block = Anthropic.ContentBlockParam;
 const ephemeral = { type: "ephemeral" as const };
 
 export function anthropicRequest(spec: ModelRequestSpec, config: ProviderConfig): Param {
-  const messages = mergeSameRole(spec.messages).map(toParam).filter((m) => (m.content as Block[]).length > 0);
+  const messages = mergeSameRole(spec.messages)
+    .map(toParam)
+    .filter((m) => (m.content as Block[]).length > 0);
   const last = messages.at(-1);
   if (last) {
     const blocks = last.content as Block[];
     const tail = blocks.at(-1);
-    if (tail && tail.type !== "thinking" && tail.type !== "redacted_thinking") blocks[blocks.length - 1] = { ...tail, cache_control: ephemeral } as Block;
+    if (tail && tail.type !== "thinking" && tail.type !== "redacted_thinking")
+      blocks[blocks.length - 1] = { ...tail, cache_control: ephemeral } as Block;
   }
   const params: Param = {
     model: config.model,
@@ -29,7 +40,11 @@ export function anthropicRequest(spec: ModelRequestSpec, config: ProviderConfig)
     stream: true,
   };
   if (spec.tools.length > 0) {
-    params.tools = spec.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema as Anthropic.Tool.InputSchema }));
+    params.tools = spec.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: t.input_schema as Anthropic.Tool.InputSchema,
+    }));
   }
   if (config.thinkingBudget) params.thinking = { type: "enabled", budget_tokens: config.thinkingBudget };
   return params;
@@ -55,22 +70,43 @@ function toBlock(b: ContentBlock): Block[] {
     case "image":
       return b.data === undefined
         ? [{ type: "text", text: MISSING_IMAGE }]
-        : [{ type: "image", source: { type: "base64", media_type: b.mediaType as Anthropic.Base64ImageSource["media_type"], data: b.data } }];
+        : [
+            {
+              type: "image",
+              source: {
+                type: "base64",
+                media_type: b.mediaType as Anthropic.Base64ImageSource["media_type"],
+                data: b.data,
+              },
+            },
+          ];
   }
 }
 
 const finishOf = (raw: string | null): FinishReason =>
-  raw === "tool_use" ? "tool_use" : raw === "max_tokens" || raw === "model_context_window_exceeded" ? "max_tokens" : "end_turn";
+  raw === "tool_use"
+    ? "tool_use"
+    : raw === "max_tokens" || raw === "model_context_window_exceeded"
+      ? "max_tokens"
+      : "end_turn";
 
 export function createAnthropicAdapter(config: ProviderConfig): ProviderAdapter {
-  const client = new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL ?? null, maxRetries: 0, fetch: httpFetch });
+  const client = new Anthropic({
+    apiKey: config.apiKey,
+    baseURL: config.baseURL ?? null,
+    maxRetries: 0,
+    fetch: httpFetch,
+  });
   return {
     kind: "anthropic",
     model: config.model,
     async *stream(spec, signal): AsyncGenerator<StreamEvent> {
       const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
       // Block index → tool index: downstream numbers tool calls 0..n-1 in the model's order.
-      const blocks = new Map<number, { kind: string; thinking: string; signature: string; data?: string; tool?: number }>();
+      const blocks = new Map<
+        number,
+        { kind: string; thinking: string; signature: string; data?: string; tool?: number }
+      >();
       let tools = 0;
       let stopReason: string | null = null;
       let done = false;
@@ -90,7 +126,13 @@ export function createAnthropicAdapter(config: ProviderConfig): ProviderAdapter 
             case "content_block_start": {
               const cb = ev.content_block;
               const tool = cb.type === "tool_use" ? tools++ : undefined;
-              blocks.set(ev.index, { kind: cb.type, thinking: "", signature: "", data: cb.type === "redacted_thinking" ? cb.data : undefined, tool });
+              blocks.set(ev.index, {
+                kind: cb.type,
+                thinking: "",
+                signature: "",
+                data: cb.type === "redacted_thinking" ? cb.data : undefined,
+                tool,
+              });
               if (cb.type === "tool_use") yield { type: "tool.start", index: tool!, id: cb.id, name: cb.name };
               else if (cb.type === "text" && cb.text) yield { type: "text", text: cb.text };
               else if (cb.type === "thinking" && cb.thinking) {
@@ -103,7 +145,8 @@ export function createAnthropicAdapter(config: ProviderConfig): ProviderAdapter 
               const d = ev.delta;
               const block = blocks.get(ev.index);
               if (d.type === "text_delta") yield { type: "text", text: d.text };
-              else if (d.type === "input_json_delta" && block?.tool !== undefined) yield { type: "tool.delta", index: block.tool, argumentsDelta: d.partial_json };
+              else if (d.type === "input_json_delta" && block?.tool !== undefined)
+                yield { type: "tool.delta", index: block.tool, argumentsDelta: d.partial_json };
               else if (d.type === "thinking_delta") {
                 if (block) block.thinking += d.thinking;
                 yield { type: "reasoning", text: d.thinking };
@@ -113,8 +156,10 @@ export function createAnthropicAdapter(config: ProviderConfig): ProviderAdapter 
             case "content_block_stop": {
               const block = blocks.get(ev.index);
               if (block?.tool !== undefined) yield { type: "tool.end", index: block.tool };
-              else if (block?.kind === "thinking") yield { type: "reasoning.block", text: block.thinking, signature: block.signature };
-              else if (block?.kind === "redacted_thinking") yield { type: "reasoning.block", text: "", redactedData: block.data ?? "" };
+              else if (block?.kind === "thinking")
+                yield { type: "reasoning.block", text: block.thinking, signature: block.signature };
+              else if (block?.kind === "redacted_thinking")
+                yield { type: "reasoning.block", text: "", redactedData: block.data ?? "" };
               break;
             }
             case "message_delta": {
@@ -143,7 +188,13 @@ export function createAnthropicAdapter(config: ProviderConfig): ProviderAdapter 
       }
       if (done) return;
       if (signal.aborted) yield { type: "finish", reason: "cancelled", raw: null };
-      else yield { type: "error", code: "stream_incomplete", retryable: true, message: "The Anthropic stream ended before message_stop." };
+      else
+        yield {
+          type: "error",
+          code: "stream_incomplete",
+          retryable: true,
+          message: "The Anthropic stream ended before message_stop.",
+        };
     },
   };
 }

@@ -33,22 +33,74 @@ export function toStreamError(err: unknown, provider: string): StreamError {
   // OpenRouter reports mid-stream failures as `data: {"error": {"code": 502, ...}}`.
   const status = typeof e.status === "number" ? e.status : typeof e.error?.code === "number" ? e.error.code : undefined;
   const name = e.name ?? "";
-  if (name === "APIConnectionTimeoutError" || name === "APIConnectionError" || /ECONNRESET|ECONNREFUSED|socket hang up|terminated|fetch failed/i.test(e.message ?? "")) {
-    return { type: "error", code: "provider_unreachable", retryable: true, message: `Could not reach the ${provider} API: ${e.message ?? "connection failed"}` };
+  if (
+    name === "APIConnectionTimeoutError" ||
+    name === "APIConnectionError" ||
+    /ECONNRESET|ECONNREFUSED|socket hang up|terminated|fetch failed/i.test(e.message ?? "")
+  ) {
+    return {
+      type: "error",
+      code: "provider_unreachable",
+      retryable: true,
+      message: `Could not reach the ${provider} API: ${e.message ?? "connection failed"}`,
+    };
   }
   const overloaded = status === 529 || bodyType === "overloaded_error";
   const rateLimited = status === 429 || bodyType === "rate_limit_error";
-  const serverError = (status !== undefined && status >= 500) || bodyType === "api_error" || bodyType === "server_error";
+  const serverError =
+    (status !== undefined && status >= 500) || bodyType === "api_error" || bodyType === "server_error";
   const detail = bodyMessage ?? e.message ?? "unknown error";
   const retryAfter = retryAfterMs(e.headers);
-  if (overloaded) return { type: "error", code: "provider_overloaded", retryable: true, status, retryAfterMs: retryAfter, message: `The ${provider} API is overloaded: ${detail}` };
-  if (rateLimited) return { type: "error", code: "provider_rate_limited", retryable: true, status, retryAfterMs: retryAfter, message: `The ${provider} API rate-limited the request: ${detail}` };
-  if (serverError) return { type: "error", code: "provider_server_error", retryable: true, status, retryAfterMs: retryAfter, message: `The ${provider} API failed (${status ?? bodyType}): ${detail}` };
+  if (overloaded)
+    return {
+      type: "error",
+      code: "provider_overloaded",
+      retryable: true,
+      status,
+      retryAfterMs: retryAfter,
+      message: `The ${provider} API is overloaded: ${detail}`,
+    };
+  if (rateLimited)
+    return {
+      type: "error",
+      code: "provider_rate_limited",
+      retryable: true,
+      status,
+      retryAfterMs: retryAfter,
+      message: `The ${provider} API rate-limited the request: ${detail}`,
+    };
+  if (serverError)
+    return {
+      type: "error",
+      code: "provider_server_error",
+      retryable: true,
+      status,
+      retryAfterMs: retryAfter,
+      message: `The ${provider} API failed (${status ?? bodyType}): ${detail}`,
+    };
   if (status === 401 || status === 403) {
-    return { type: "error", code: "provider_auth", retryable: false, status, message: `The ${provider} API refused the credentials (${status}): ${detail}. Check the API key.` };
+    return {
+      type: "error",
+      code: "provider_auth",
+      retryable: false,
+      status,
+      message: `The ${provider} API refused the credentials (${status}): ${detail}. Check the API key.`,
+    };
   }
-  if (status !== undefined) return { type: "error", code: "provider_rejected", retryable: false, status, message: `The ${provider} API rejected the request (${status}): ${detail}` };
-  return { type: "error", code: "provider_error", retryable: false, message: `The ${provider} stream failed: ${detail}` };
+  if (status !== undefined)
+    return {
+      type: "error",
+      code: "provider_rejected",
+      retryable: false,
+      status,
+      message: `The ${provider} API rejected the request (${status}): ${detail}`,
+    };
+  return {
+    type: "error",
+    code: "provider_error",
+    retryable: false,
+    message: `The ${provider} stream failed: ${detail}`,
+  };
 }
 
 /** True for the errors SDKs throw when our own AbortSignal fired. */

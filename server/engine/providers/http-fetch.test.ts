@@ -32,10 +32,18 @@ const decoder = new TextDecoder();
 describe("httpFetch", () => {
   it("sends the method, headers and body, and answers status, text and every header value", async () => {
     handle = (req, res, body) => {
-      res.writeHead(201, "Made", { "content-type": "application/json", "set-cookie": ["a=1", "b=2"], "x-seen": `${req.method} ${req.headers["x-api-key"]} ${body}` });
+      res.writeHead(201, "Made", {
+        "content-type": "application/json",
+        "set-cookie": ["a=1", "b=2"],
+        "x-seen": `${req.method} ${req.headers["x-api-key"]} ${body}`,
+      });
       res.end('{"ok":true}');
     };
-    const res = await httpFetch(`${base}/v1/messages`, { method: "POST", headers: { "x-api-key": "k", "content-type": "application/json" }, body: '{"q":1}' });
+    const res = await httpFetch(`${base}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": "k", "content-type": "application/json" },
+      body: '{"q":1}',
+    });
     expect([res.status, res.statusText, res.ok]).toEqual([201, "Made", true]);
     expect(res.headers.get("x-seen")).toBe('POST k {"q":1}');
     expect(res.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
@@ -118,7 +126,10 @@ describe("httpFetch", () => {
     };
     const reader = (await httpFetch(base)).body!.getReader();
     await reader.read();
-    const err = await reader.read().then(() => undefined, (e: unknown) => e);
+    const err = await reader.read().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(String(err)).toMatch(/terminated/);
     expect(toStreamError(err, "Anthropic")).toMatchObject({ code: "provider_unreachable", retryable: true });
 
@@ -132,14 +143,20 @@ describe("httpFetch", () => {
   it("gives up on a connection nobody answers after the connect timeout, not the SDK's ten minutes", async () => {
     // A socket that listens and never accepts, its queue filled: the kernel drops further SYNs,
     // as a firewall that drops packets does. (Node accepts by itself, so Python listens.)
-    const py = spawn("python3", ["-c", "import socket,time\ns=socket.socket();s.bind(('127.0.0.1',0));s.listen(0);print(s.getsockname()[1],flush=True);time.sleep(60)"]);
+    const py = spawn("python3", [
+      "-c",
+      "import socket,time\ns=socket.socket();s.bind(('127.0.0.1',0));s.listen(0);print(s.getsockname()[1],flush=True);time.sleep(60)",
+    ]);
     const fillers: Socket[] = [];
     try {
       const port = Number(await new Promise<string>((r) => py.stdout.once("data", (d) => r(String(d).trim()))));
       for (let i = 0; i < 4; i++) fillers.push(connect(port, "127.0.0.1").on("error", () => undefined));
       await new Promise((r) => setTimeout(r, 200));
       const started = Date.now();
-      const err = await httpFetchWithin({ connectTimeoutMs: 400 })(`http://127.0.0.1:${port}/v1/messages`).then(() => undefined, (e: unknown) => e as NodeJS.ErrnoException);
+      const err = await httpFetchWithin({ connectTimeoutMs: 400 })(`http://127.0.0.1:${port}/v1/messages`).then(
+        () => undefined,
+        (e: unknown) => e as NodeJS.ErrnoException,
+      );
       expect(err).toMatchObject({ code: "ETIMEDOUT", message: expect.stringMatching(/no answer in 0.4 s/) });
       expect(Date.now() - started).toBeLessThan(2_000);
     } finally {
@@ -156,7 +173,10 @@ describe("httpFetch", () => {
     const reader = (await httpFetchWithin({ idleTimeoutMs: 300 })(base)).body!.getReader();
     await reader.read();
     const started = Date.now();
-    const err = await reader.read().then(() => undefined, (e: unknown) => e);
+    const err = await reader.read().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(String(err)).toMatch(/terminated: no data from 127\.0\.0\.1:\d+ for 0\.3 s/);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(toStreamError(err, "OpenAI-compatible")).toMatchObject({ code: "provider_unreachable", retryable: true });

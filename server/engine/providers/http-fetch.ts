@@ -23,13 +23,20 @@ function abortError(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
-export const httpFetch: typeof fetch = (input, init) => fetchOver(input, init ?? {}, { connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS });
+export const httpFetch: typeof fetch = (input, init) =>
+  fetchOver(input, init ?? {}, { connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS });
 
 /** httpFetch with other time limits (tests). */
-export const httpFetchWithin = (limits: Partial<Limits>): typeof fetch => (input, init) =>
-  fetchOver(input, init ?? {}, { connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, ...limits });
+export const httpFetchWithin =
+  (limits: Partial<Limits>): typeof fetch =>
+  (input, init) =>
+    fetchOver(input, init ?? {}, { connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, ...limits });
 
-function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, { connectTimeoutMs, idleTimeoutMs }: Limits): Promise<Response> {
+function fetchOver(
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit,
+  { connectTimeoutMs, idleTimeoutMs }: Limits,
+): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
     const signal = init.signal ?? undefined;
@@ -37,7 +44,11 @@ function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, { conn
     const secure = url.protocol === "https:";
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((v, k) => (headers[k] = v));
-    const req = (secure ? https : http).request(url, { method: init.method ?? "GET", headers, agent: secure ? agents.https : agents.http });
+    const req = (secure ? https : http).request(url, {
+      method: init.method ?? "GET",
+      headers,
+      agent: secure ? agents.https : agents.http,
+    });
     let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
     const onAbort = () => {
       const err = abortError(signal!);
@@ -54,12 +65,22 @@ function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, { conn
     let cut: Error | undefined;
     // Socket inactivity, which Node tracks without re-arming a timer per chunk.
     req.setTimeout(idleTimeoutMs, () => {
-      cut = Object.assign(new Error(`terminated: no data from ${url.host} for ${idleTimeoutMs / 1000} s`), { code: "ETIMEDOUT" });
+      cut = Object.assign(new Error(`terminated: no data from ${url.host} for ${idleTimeoutMs / 1000} s`), {
+        code: "ETIMEDOUT",
+      });
       req.destroy(cut);
     });
     req.on("socket", (socket) => {
       if (!socket.connecting) return; // a kept-alive connection
-      const timer = setTimeout(() => req.destroy(Object.assign(new Error(`connect ETIMEDOUT ${url.host} (no answer in ${connectTimeoutMs / 1000} s)`), { code: "ETIMEDOUT" })), connectTimeoutMs);
+      const timer = setTimeout(
+        () =>
+          req.destroy(
+            Object.assign(new Error(`connect ETIMEDOUT ${url.host} (no answer in ${connectTimeoutMs / 1000} s)`), {
+              code: "ETIMEDOUT",
+            }),
+          ),
+        connectTimeoutMs,
+      );
       socket.once("connect", () => clearTimeout(timer));
       socket.once("close", () => clearTimeout(timer));
     });
@@ -81,7 +102,15 @@ function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, { conn
               c.close();
             });
             // Named as undici names a cut body, so errors.ts tells it from a refusal: retryable.
-            res.on("error", (err: NodeJS.ErrnoException) => c.error(cut ?? Object.assign(new Error(`terminated: ${err.message}`), { code: err.code ?? "ECONNRESET", cause: err })));
+            res.on("error", (err: NodeJS.ErrnoException) =>
+              c.error(
+                cut ??
+                  Object.assign(new Error(`terminated: ${err.message}`), {
+                    code: err.code ?? "ECONNRESET",
+                    cause: err,
+                  }),
+              ),
+            );
           },
           pull: () => void res.resume(),
           cancel: () => void res.destroy(),
@@ -89,9 +118,12 @@ function fetchOver(input: Parameters<typeof fetch>[0], init: RequestInit, { conn
         { highWaterMark: 16 },
       );
       const out = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) out.append(k, one);
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) out.append(k, one);
       const nullBody = res.statusCode === 204 || res.statusCode === 304 || init.method === "HEAD";
-      resolve(new Response(nullBody ? null : body, { status: res.statusCode, statusText: res.statusMessage, headers: out }));
+      resolve(
+        new Response(nullBody ? null : body, { status: res.statusCode, statusText: res.statusMessage, headers: out }),
+      );
     });
     const body = init.body;
     if (body !== undefined && body !== null && typeof body !== "string" && !(body instanceof Uint8Array)) {

@@ -9,7 +9,10 @@ import { createOpenAIAdapter } from "./openai";
 
 export { streamWithRetries, defaultRetryPolicy, type RetryPolicy, type AttemptEvent } from "./retry";
 
-type ProviderEnv = Pick<Env, "QUIVER_PROVIDER" | "QUIVER_MODEL" | "ANTHROPIC_API_KEY" | "ANTHROPIC_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_BASE_URL">;
+type ProviderEnv = Pick<
+  Env,
+  "QUIVER_PROVIDER" | "QUIVER_MODEL" | "ANTHROPIC_API_KEY" | "ANTHROPIC_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_BASE_URL"
+>;
 
 export const defaultModels: Record<ProviderKind, string> = { anthropic: "claude-sonnet-5-5", openai: "gpt-4.1" };
 
@@ -36,13 +39,20 @@ export function resolveProvider(
   const kind = (wanted as ProviderKind | undefined) ?? detected;
   if (!kind) return { ok: false, message: notConfiguredMessage };
   if (kind === "anthropic" && !anthropicReady) {
-    return { ok: false, message: `The session uses Anthropic but ANTHROPIC_API_KEY is not set. ${notConfiguredMessage}` };
+    return {
+      ok: false,
+      message: `The session uses Anthropic but ANTHROPIC_API_KEY is not set. ${notConfiguredMessage}`,
+    };
   }
   if (kind === "openai" && !openaiReady) {
-    return { ok: false, message: `The session uses an OpenAI-compatible API but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set. ${notConfiguredMessage}` };
+    return {
+      ok: false,
+      message: `The session uses an OpenAI-compatible API but neither OPENAI_API_KEY nor OPENAI_BASE_URL is set. ${notConfiguredMessage}`,
+    };
   }
   // QUIVER_MODEL names a model of the default provider; a session on the other one gets its default.
-  const model = session.model ?? (kind === (env.QUIVER_PROVIDER ?? detected) ? env.QUIVER_MODEL : undefined) ?? defaultModels[kind];
+  const model =
+    session.model ?? (kind === (env.QUIVER_PROVIDER ?? detected) ? env.QUIVER_MODEL : undefined) ?? defaultModels[kind];
   const config: ProviderConfig =
     kind === "anthropic"
       ? { kind, model, apiKey: env.ANTHROPIC_API_KEY!, baseURL: env.ANTHROPIC_BASE_URL, ...extra }
@@ -57,7 +67,14 @@ export function modelChoices(env: ProviderEnv): ModelChoices {
   const providers = kinds.map((kind) => {
     const r = resolveProvider(env, { provider: kind });
     const defaultModel = r.ok ? r.config.model : defaultModels[kind];
-    return r.ok ? { kind, configured: true, defaultModel } : { kind, configured: false, defaultModel, needs: kind === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY or OPENAI_BASE_URL" };
+    return r.ok
+      ? { kind, configured: true, defaultModel }
+      : {
+          kind,
+          configured: false,
+          defaultModel,
+          needs: kind === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY or OPENAI_BASE_URL",
+        };
   });
   const fallback = resolveProvider(env);
   return { providers, fallback: fallback.ok ? { provider: fallback.config.kind, model: fallback.config.model } : null };

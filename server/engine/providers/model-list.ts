@@ -29,7 +29,13 @@ const MAX_MODELS = 500;
 export async function listProviderModels(config: ListConfig, signal?: AbortSignal): Promise<ListedModel[]> {
   const out: ListedModel[] = [];
   if (config.kind === "anthropic") {
-    const client = new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL ?? null, maxRetries: 0, timeout: 10_000, fetch: httpFetch });
+    const client = new Anthropic({
+      apiKey: config.apiKey,
+      baseURL: config.baseURL ?? null,
+      maxRetries: 0,
+      timeout: 10_000,
+      fetch: httpFetch,
+    });
     for await (const m of client.models.list({ limit: 100 }, { signal })) {
       if ((m as { lifecycle?: string }).lifecycle === "retired") continue;
       const said = m.capabilities?.image_input?.supported;
@@ -37,19 +43,46 @@ export async function listProviderModels(config: ListConfig, signal?: AbortSigna
       if (out.length >= MAX_MODELS) break;
     }
   } else {
-    const client = new OpenAI({ apiKey: config.apiKey, baseURL: config.baseURL, maxRetries: 0, timeout: 10_000, fetch: httpFetch });
+    const client = new OpenAI({
+      apiKey: config.apiKey,
+      baseURL: config.baseURL,
+      maxRetries: 0,
+      timeout: 10_000,
+      fetch: httpFetch,
+    });
     for await (const m of client.models.list({ signal })) {
-      const meta = m as unknown as { name?: string; architecture?: { input_modalities?: string[] }; input_modalities?: string[]; supports_vision?: boolean };
+      const meta = m as unknown as {
+        name?: string;
+        architecture?: { input_modalities?: string[] };
+        input_modalities?: string[];
+        supports_vision?: boolean;
+      };
       const modalities = meta.architecture?.input_modalities ?? meta.input_modalities;
       const said = modalities ? modalities.includes("image") : meta.supports_vision;
-      out.push({ id: m.id, name: typeof meta.name === "string" && meta.name !== m.id ? meta.name : undefined, images: said ?? knownToTakeImages(m.id) });
+      out.push({
+        id: m.id,
+        name: typeof meta.name === "string" && meta.name !== m.id ? meta.name : undefined,
+        images: said ?? knownToTakeImages(m.id),
+      });
       if (out.length >= MAX_MODELS) break;
     }
   }
   return out.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-const TAKES_IMAGES = [/^claude-(3|sonnet|opus|haiku)/, /^gpt-4o/, /^gpt-4\.1/, /^gpt-5/, /^o[134](-|$)/, /vision/, /^gemini/, /llava/, /-vl\b/, /pixtral/, /^llama-?4/];
+const TAKES_IMAGES = [
+  /^claude-(3|sonnet|opus|haiku)/,
+  /^gpt-4o/,
+  /^gpt-4\.1/,
+  /^gpt-5/,
+  /^o[134](-|$)/,
+  /vision/,
+  /^gemini/,
+  /llava/,
+  /-vl\b/,
+  /pixtral/,
+  /^llama-?4/,
+];
 const TEXT_ONLY = [/^gpt-3\.5/, /^deepseek-(chat|reasoner|coder)/, /^o[13]-mini/, /embed/, /whisper/, /^tts-/];
 
 /** For lists that do not say: names known to take images, known not to, else undefined. */

@@ -4,9 +4,21 @@
 // index 0 and with finish_reason "stop"; some servers omit call ids; usage may come as
 // DeepSeek's prompt_cache_hit_tokens or as prompt_tokens_details.cached_tokens.
 import OpenAI from "openai";
-import type { ChatCompletionChunk, ChatCompletionContentPart, ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionContentPart,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
 import { MISSING_IMAGE } from "../images";
-import type { ConversationMessage, FinishReason, ModelRequestSpec, ProviderAdapter, ProviderConfig, StreamEvent } from "../types";
+import type {
+  ConversationMessage,
+  FinishReason,
+  ModelRequestSpec,
+  ProviderAdapter,
+  ProviderConfig,
+  StreamEvent,
+} from "../types";
 import type { Usage } from "../../protocol/events";
 import { isAbort, toStreamError } from "./errors";
 import { httpFetch } from "./http-fetch";
@@ -24,7 +36,10 @@ export function openaiRequest(spec: ModelRequestSpec, config: ProviderConfig): C
     stream_options: { include_usage: true },
   };
   if (spec.tools.length > 0) {
-    params.tools = spec.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } }));
+    params.tools = spec.tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.input_schema },
+    }));
   }
   // Compatible servers (vLLM) reject a cap that does not fit the context, so one is sent only when set.
   if (config.maxOutputTokens) {
@@ -42,15 +57,23 @@ function toParams(m: ConversationMessage): ChatCompletionMessageParam[] {
     // Content parts only when there are images: text-only servers keep getting a plain string.
     const parts: ChatCompletionContentPart[] = text ? [{ type: "text", text }] : [];
     for (const b of images) {
-      parts.push(b.data === undefined ? { type: "text", text: MISSING_IMAGE } : { type: "image_url", image_url: { url: `data:${b.mediaType};base64,${b.data}` } });
+      parts.push(
+        b.data === undefined
+          ? { type: "text", text: MISSING_IMAGE }
+          : { type: "image_url", image_url: { url: `data:${b.mediaType};base64,${b.data}` } },
+      );
     }
     return [{ role: "user", content: parts }];
   }
   if (m.role === "tool") {
-    return m.content.flatMap((b) => (b.type === "tool_result" ? [{ role: "tool" as const, tool_call_id: b.id, content: b.content }] : []));
+    return m.content.flatMap((b) =>
+      b.type === "tool_result" ? [{ role: "tool" as const, tool_call_id: b.id, content: b.content }] : [],
+    );
   }
   const calls = m.content.flatMap((b) =>
-    b.type === "tool_call" ? [{ id: b.id, type: "function" as const, function: { name: b.name, arguments: replayArguments(b.arguments) } }] : [],
+    b.type === "tool_call"
+      ? [{ id: b.id, type: "function" as const, function: { name: b.name, arguments: replayArguments(b.arguments) } }]
+      : [],
   );
   // Reasoning is not sent back: DeepSeek answers 400 when reasoning_content is in the input.
   if (!text && calls.length === 0) return [];
@@ -137,7 +160,12 @@ export function createOpenAIAdapter(config: ProviderConfig): ProviderAdapter {
       const started = [...new Set(slots.values())].filter((s) => s.started);
       for (const s of started) yield { type: "tool.end", index: s.index };
       if (finishRaw === null) {
-        yield { type: "error", code: "stream_incomplete", retryable: true, message: "The OpenAI-compatible stream ended without a finish_reason." };
+        yield {
+          type: "error",
+          code: "stream_incomplete",
+          retryable: true,
+          message: "The OpenAI-compatible stream ended without a finish_reason.",
+        };
         return;
       }
       const reason: FinishReason = finishRaw === "length" ? "max_tokens" : started.length > 0 ? "tool_use" : "end_turn";

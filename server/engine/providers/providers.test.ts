@@ -8,7 +8,13 @@ import { createAdapter, streamWithRetries } from "./index";
 
 const spec: ModelRequestSpec = {
   system: "You are a test.",
-  tools: [{ name: "read_file", description: "Read a file.", input_schema: { type: "object", properties: { path: { type: "string" } } } }],
+  tools: [
+    {
+      name: "read_file",
+      description: "Read a file.",
+      input_schema: { type: "object", properties: { path: { type: "string" } } },
+    },
+  ],
   messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
 };
 
@@ -21,21 +27,37 @@ describe.each<ProviderKind>(["anthropic", "openai"])("%s adapter against the fak
   beforeEach(() => {
     fake.requests.length = 0;
   });
-  const run = (signal: AbortSignal) => assemble(streamWithRetries(createAdapter(fakeConfig(kind, fake)), spec, signal, fastRetries));
+  const run = (signal: AbortSignal) =>
+    assemble(streamWithRetries(createAdapter(fakeConfig(kind, fake)), spec, signal, fastRetries));
   const never = () => new AbortController().signal;
 
   it("streams a text turn and its usage", async () => {
-    fake.enqueue({ blocks: [{ type: "text", text: "Hello there, world." }], usage: { input: 12, output: 7, cacheRead: 30, cacheWrite: 4 } });
+    fake.enqueue({
+      blocks: [{ type: "text", text: "Hello there, world." }],
+      usage: { input: 12, output: 7, cacheRead: 30, cacheWrite: 4 },
+    });
     const a = await run(never());
     expect(a.text).toBe("Hello there, world.");
     expect(a.finish).toEqual({ reason: "end_turn", raw: kind === "anthropic" ? "end_turn" : "stop" });
-    expect(a.usage).toEqual({ inputTokens: 12, outputTokens: 7, cacheReadTokens: 30, cacheWriteTokens: kind === "anthropic" ? 4 : 0 });
+    expect(a.usage).toEqual({
+      inputTokens: 12,
+      outputTokens: 7,
+      cacheReadTokens: 30,
+      cacheWriteTokens: kind === "anthropic" ? 4 : 0,
+    });
     expect(a.errors).toEqual([]);
   });
 
   it("reassembles chunks cut inside JSON strings and UTF-8 characters", async () => {
     const args = JSON.stringify({ path: "src/日本語/ファイル😀.ts", note: 'quote " and \\ backslash' });
-    fake.enqueue({ blocks: [{ type: "text", text: "Läuft — 🚀 ok" }, { type: "tool_call", name: "read_file", arguments: args }], chunkBytes: [1, 2, 3, 5, 7], deltaChars: 3 });
+    fake.enqueue({
+      blocks: [
+        { type: "text", text: "Läuft — 🚀 ok" },
+        { type: "tool_call", name: "read_file", arguments: args },
+      ],
+      chunkBytes: [1, 2, 3, 5, 7],
+      deltaChars: 3,
+    });
     const a = await run(never());
     expect(a.text).toBe("Läuft — 🚀 ok");
     expect(a.calls).toHaveLength(1);
@@ -67,14 +89,23 @@ describe.each<ProviderKind>(["anthropic", "openai"])("%s adapter against the fak
   });
 
   it("reports a max_tokens / length cut-off", async () => {
-    fake.enqueue({ blocks: [{ type: "text", text: "partial" }, { type: "tool_call", name: "read_file", arguments: '{"pa' }], stop: "max_tokens" });
+    fake.enqueue({
+      blocks: [
+        { type: "text", text: "partial" },
+        { type: "tool_call", name: "read_file", arguments: '{"pa' },
+      ],
+      stop: "max_tokens",
+    });
     const a = await run(never());
     expect(a.finish).toEqual({ reason: "max_tokens", raw: kind === "anthropic" ? "max_tokens" : "length" });
     expect(a.calls[0].arguments).toBe('{"pa');
   });
 
   it("retries a 429 after the retry-after it was given, then succeeds", async () => {
-    fake.enqueue({ kind: "http_error", status: 429, retryAfter: "0.05" }, { blocks: [{ type: "text", text: "after wait" }] });
+    fake.enqueue(
+      { kind: "http_error", status: 429, retryAfter: "0.05" },
+      { blocks: [{ type: "text", text: "after wait" }] },
+    );
     const a = await run(never());
     expect(a.retries).toEqual([50]);
     expect(a.text).toBe("after wait");
@@ -82,7 +113,11 @@ describe.each<ProviderKind>(["anthropic", "openai"])("%s adapter against the fak
   });
 
   it("gives up on repeated 500s with one clear error", async () => {
-    fake.enqueue({ kind: "http_error", status: 500 }, { kind: "http_error", status: 500 }, { kind: "http_error", status: 503 });
+    fake.enqueue(
+      { kind: "http_error", status: 500 },
+      { kind: "http_error", status: 500 },
+      { kind: "http_error", status: 503 },
+    );
     const a = await run(never());
     expect(a.retries).toHaveLength(2);
     expect(a.errors).toHaveLength(1);
@@ -100,7 +135,10 @@ describe.each<ProviderKind>(["anthropic", "openai"])("%s adapter against the fak
   });
 
   it("surfaces a mid-stream error without retrying text already shown", async () => {
-    fake.enqueue({ blocks: [{ type: "text", text: "half an answer" }], midStreamError: { type: "overloaded_error", message: "Overloaded" } });
+    fake.enqueue({
+      blocks: [{ type: "text", text: "half an answer" }],
+      midStreamError: { type: "overloaded_error", message: "Overloaded" },
+    });
     const a = await run(never());
     expect(a.text).toBe("half an answer");
     expect(a.retries).toEqual([]);
@@ -127,10 +165,16 @@ describe.each<ProviderKind>(["anthropic", "openai"])("%s adapter against the fak
   });
 
   it("keeps reasoning (Anthropic thinking with its signature)", async () => {
-    fake.enqueue({ blocks: [{ type: "thinking", text: "Let me think.", signature: "SIG123" }, { type: "text", text: "Done." }] });
+    fake.enqueue({
+      blocks: [
+        { type: "thinking", text: "Let me think.", signature: "SIG123" },
+        { type: "text", text: "Done." },
+      ],
+    });
     const a = await run(never());
     expect(a.reasoning).toBe("Let me think.");
     expect(a.text).toBe("Done.");
-    if (kind === "anthropic") expect(a.reasoningBlocks).toEqual([{ type: "reasoning.block", text: "Let me think.", signature: "SIG123" }]);
+    if (kind === "anthropic")
+      expect(a.reasoningBlocks).toEqual([{ type: "reasoning.block", text: "Let me think.", signature: "SIG123" }]);
   });
 });

@@ -8,7 +8,11 @@ import { anthropicRequest } from "./anthropic";
 import { createAdapter, modelChoices, notConfiguredMessage, resolveProvider, streamWithRetries } from "./index";
 import { openaiRequest } from "./openai";
 
-const spec: ModelRequestSpec = { system: "S", tools: [], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] };
+const spec: ModelRequestSpec = {
+  system: "S",
+  tools: [],
+  messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+};
 
 describe("OpenAI-compatible server quirks", () => {
   let fake: FakeProvider;
@@ -16,7 +20,10 @@ describe("OpenAI-compatible server quirks", () => {
     fake = await startFakeProvider();
   });
   afterAll(() => fake.close());
-  const run = () => assemble(streamWithRetries(createAdapter(fakeConfig("openai", fake)), spec, new AbortController().signal, fastRetries));
+  const run = () =>
+    assemble(
+      streamWithRetries(createAdapter(fakeConfig("openai", fake)), spec, new AbortController().signal, fastRetries),
+    );
   const two = [
     { type: "tool_call" as const, id: "a", name: "ls", arguments: '{"p":1}' },
     { type: "tool_call" as const, id: "b", name: "cat", arguments: '{"p":2}' },
@@ -25,7 +32,10 @@ describe("OpenAI-compatible server quirks", () => {
   it("Ollama: whole calls in one chunk, all at index 0, finish_reason stop", async () => {
     fake.enqueue({ blocks: two, quirks: { wholeToolCalls: true, sameIndex: true, finishStop: true } });
     const a = await run();
-    expect(a.calls.map((c) => [c.id, c.name, c.arguments])).toEqual([["a", "ls", '{"p":1}'], ["b", "cat", '{"p":2}']]);
+    expect(a.calls.map((c) => [c.id, c.name, c.arguments])).toEqual([
+      ["a", "ls", '{"p":1}'],
+      ["b", "cat", '{"p":2}'],
+    ]);
     expect(a.finish).toEqual({ reason: "tool_use", raw: "stop" });
   });
 
@@ -36,25 +46,53 @@ describe("OpenAI-compatible server quirks", () => {
   });
 
   it("DeepSeek: reasoning_content and prompt_cache_hit_tokens", async () => {
-    fake.enqueue({ blocks: [{ type: "thinking", text: "hmm" }, { type: "text", text: "ok" }], usage: { input: 7, output: 3, cacheRead: 90, cacheWrite: 0 }, quirks: { deepseekUsage: true } });
+    fake.enqueue({
+      blocks: [
+        { type: "thinking", text: "hmm" },
+        { type: "text", text: "ok" },
+      ],
+      usage: { input: 7, output: 3, cacheRead: 90, cacheWrite: 0 },
+      quirks: { deepseekUsage: true },
+    });
     const a = await run();
     expect(a.reasoning).toBe("hmm");
     expect(a.usage).toEqual({ inputTokens: 7, outputTokens: 3, cacheReadTokens: 90, cacheWriteTokens: 0 });
   });
 
   it("OpenRouter: `reasoning` field and SSE comment keep-alives", async () => {
-    fake.enqueue({ blocks: [{ type: "thinking", text: "why" }, { type: "text", text: "because" }], quirks: { reasoningField: "reasoning", comments: true } });
+    fake.enqueue({
+      blocks: [
+        { type: "thinking", text: "why" },
+        { type: "text", text: "because" },
+      ],
+      quirks: { reasoningField: "reasoning", comments: true },
+    });
     const a = await run();
     expect(a.reasoning).toBe("why");
     expect(a.text).toBe("because");
   });
 
   it("asks for usage in the stream and sends a token cap only when configured", () => {
-    const plain = openaiRequest(spec, { kind: "openai", model: "m", apiKey: "k", baseURL: "http://localhost:11434/v1" });
+    const plain = openaiRequest(spec, {
+      kind: "openai",
+      model: "m",
+      apiKey: "k",
+      baseURL: "http://localhost:11434/v1",
+    });
     expect(plain.stream_options).toEqual({ include_usage: true });
     expect(plain).not.toHaveProperty("max_tokens");
-    expect(openaiRequest(spec, { kind: "openai", model: "m", apiKey: "k", baseURL: "http://vllm:8000/v1", maxOutputTokens: 100 }).max_tokens).toBe(100);
-    expect(openaiRequest(spec, { kind: "openai", model: "m", apiKey: "k", maxOutputTokens: 100 }).max_completion_tokens).toBe(100);
+    expect(
+      openaiRequest(spec, {
+        kind: "openai",
+        model: "m",
+        apiKey: "k",
+        baseURL: "http://vllm:8000/v1",
+        maxOutputTokens: 100,
+      }).max_tokens,
+    ).toBe(100);
+    expect(
+      openaiRequest(spec, { kind: "openai", model: "m", apiKey: "k", maxOutputTokens: 100 }).max_completion_tokens,
+    ).toBe(100);
   });
 
   it("replays damaged arguments as {} and never sends reasoning back", () => {
@@ -63,14 +101,24 @@ describe("OpenAI-compatible server quirks", () => {
         ...spec,
         messages: [
           ...spec.messages,
-          { role: "assistant", content: [{ type: "reasoning", text: "secret", provider: "openai" }, { type: "tool_call", id: "c", name: "ls", arguments: '{"a":' }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "reasoning", text: "secret", provider: "openai" },
+              { type: "tool_call", id: "c", name: "ls", arguments: '{"a":' },
+            ],
+          },
           { role: "tool", content: [{ type: "tool_result", id: "c", name: "ls", content: "bad args", isError: true }] },
         ],
       },
       { kind: "openai", model: "m", apiKey: "k" },
     );
     expect(body.messages.slice(2)).toEqual([
-      { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "ls", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c", type: "function", function: { name: "ls", arguments: "{}" } }],
+      },
       { role: "tool", tool_call_id: "c", content: "bad args" },
     ]);
   });
@@ -84,8 +132,18 @@ describe("Anthropic request shape", () => {
         tools: [{ name: "ls", description: "d", input_schema: { type: "object" } }],
         messages: [
           { role: "user", content: [{ type: "text", text: "hi" }] },
-          { role: "assistant", content: [{ type: "reasoning", text: "t", signature: "sig", provider: "anthropic" }, { type: "reasoning", text: "", redactedData: "opaque", provider: "anthropic" }, { type: "tool_call", id: "c", name: "ls", arguments: "{}" }] },
-          { role: "tool", content: [{ type: "tool_result", id: "c", name: "ls", content: "cancelled", isError: true }] },
+          {
+            role: "assistant",
+            content: [
+              { type: "reasoning", text: "t", signature: "sig", provider: "anthropic" },
+              { type: "reasoning", text: "", redactedData: "opaque", provider: "anthropic" },
+              { type: "tool_call", id: "c", name: "ls", arguments: "{}" },
+            ],
+          },
+          {
+            role: "tool",
+            content: [{ type: "tool_result", id: "c", name: "ls", content: "cancelled", isError: true }],
+          },
           { role: "user", content: [{ type: "text", text: "next" }] },
         ],
       },
@@ -94,8 +152,21 @@ describe("Anthropic request shape", () => {
     expect(body.max_tokens).toBe(8192);
     expect(body.messages).toEqual([
       { role: "user", content: [{ type: "text", text: "hi" }] },
-      { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "sig" }, { type: "redacted_thinking", data: "opaque" }, { type: "tool_use", id: "c", name: "ls", input: {} }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "c", content: "cancelled", is_error: true }, { type: "text", text: "next", cache_control: { type: "ephemeral" } }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "t", signature: "sig" },
+          { type: "redacted_thinking", data: "opaque" },
+          { type: "tool_use", id: "c", name: "ls", input: {} },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "c", content: "cancelled", is_error: true },
+          { type: "text", text: "next", cache_control: { type: "ephemeral" } },
+        ],
+      },
     ]);
   });
 });
@@ -110,10 +181,22 @@ describe("provider resolution", () => {
 
   it("picks the session's choice, then QUIVER_PROVIDER, then whichever key is set", () => {
     const env = { ANTHROPIC_API_KEY: "a", OPENAI_BASE_URL: "http://localhost:11434/v1", QUIVER_MODEL: "claude-x" };
-    expect(resolveProvider(env)).toMatchObject({ ok: true, config: { kind: "anthropic", model: "claude-x", apiKey: "a" } });
-    expect(resolveProvider(env, { provider: "openai", model: "llama3" })).toMatchObject({ ok: true, config: { kind: "openai", model: "llama3", apiKey: "not-needed", baseURL: "http://localhost:11434/v1" } });
-    expect(resolveProvider({ ...env, QUIVER_PROVIDER: "openai", QUIVER_MODEL: "qwen" })).toMatchObject({ ok: true, config: { kind: "openai", model: "qwen" } });
-    expect(resolveProvider(env, { provider: "openai" })).toMatchObject({ ok: true, config: { kind: "openai", model: "gpt-4.1" } });
+    expect(resolveProvider(env)).toMatchObject({
+      ok: true,
+      config: { kind: "anthropic", model: "claude-x", apiKey: "a" },
+    });
+    expect(resolveProvider(env, { provider: "openai", model: "llama3" })).toMatchObject({
+      ok: true,
+      config: { kind: "openai", model: "llama3", apiKey: "not-needed", baseURL: "http://localhost:11434/v1" },
+    });
+    expect(resolveProvider({ ...env, QUIVER_PROVIDER: "openai", QUIVER_MODEL: "qwen" })).toMatchObject({
+      ok: true,
+      config: { kind: "openai", model: "qwen" },
+    });
+    expect(resolveProvider(env, { provider: "openai" })).toMatchObject({
+      ok: true,
+      config: { kind: "openai", model: "gpt-4.1" },
+    });
     expect(resolveProvider(env, { provider: "gemini" })).toMatchObject({ ok: false });
   });
 
@@ -126,7 +209,12 @@ describe("provider resolution", () => {
       fallback: null,
     });
     // QUIVER_MODEL is the default provider's model; the other provider keeps its own default.
-    const env = { ANTHROPIC_API_KEY: "a", OPENAI_BASE_URL: "http://localhost:11434/v1", QUIVER_PROVIDER: "openai" as const, QUIVER_MODEL: "qwen" };
+    const env = {
+      ANTHROPIC_API_KEY: "a",
+      OPENAI_BASE_URL: "http://localhost:11434/v1",
+      QUIVER_PROVIDER: "openai" as const,
+      QUIVER_MODEL: "qwen",
+    };
     expect(modelChoices(env)).toEqual({
       providers: [
         { kind: "anthropic", configured: true, defaultModel: "claude-sonnet-5-5" },

@@ -12,7 +12,10 @@ const history = (args: string): ModelRequestSpec => ({
   messages: [
     { role: "user", content: [{ type: "text", text: "write it" }] },
     { role: "assistant", content: [{ type: "tool_call", id: "c", name: "write_file", arguments: args }] },
-    { role: "tool", content: [{ type: "tool_result", id: "c", name: "write_file", content: "Created a.ts", isError: false }] },
+    {
+      role: "tool",
+      content: [{ type: "tool_result", id: "c", name: "write_file", content: "Created a.ts", isError: false }],
+    },
   ],
 });
 const damaged = '{"path": "a.ts", "content": "x = 1\n",}';
@@ -31,11 +34,15 @@ describe("replayed arguments of a repaired call", () => {
     expect(JSON.parse(calls[0].function.arguments)).toEqual(repaired);
     const intact = '{ "path" : "a.ts", "content": "y" }';
     const same = openaiRequest(history(intact), { kind: "openai", model: "m", apiKey: "k" });
-    expect((same.messages[2] as { tool_calls: { function: { arguments: string } }[] }).tool_calls[0].function.arguments).toBe(intact);
+    expect(
+      (same.messages[2] as { tool_calls: { function: { arguments: string } }[] }).tool_calls[0].function.arguments,
+    ).toBe(intact);
   });
 
   it("what the ladder cannot repair still goes back as {}", () => {
     const body = openaiRequest(history("not json at all"), { kind: "openai", model: "m", apiKey: "k" });
-    expect((body.messages[2] as { tool_calls: { function: { arguments: string } }[] }).tool_calls[0].function.arguments).toBe("{}");
+    expect(
+      (body.messages[2] as { tool_calls: { function: { arguments: string } }[] }).tool_calls[0].function.arguments,
+    ).toBe("{}");
   });
 });

@@ -14,14 +14,23 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-export const defaultRetryPolicy: RetryPolicy = { attempts: 4, baseDelayMs: 500, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 };
+export const defaultRetryPolicy: RetryPolicy = {
+  attempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+};
 
 export type AttemptEvent =
   | StreamEvent
   /** Attempt `attempt` failed with `error` and attempt `attempt + 1` starts after `delayMs`. */
   | { type: "retry"; attempt: number; delayMs: number; error: StreamError };
 
-export function backoffMs(policy: RetryPolicy, failedAttempt: number, retryAfter: number | undefined): number | undefined {
+export function backoffMs(
+  policy: RetryPolicy,
+  failedAttempt: number,
+  retryAfter: number | undefined,
+): number | undefined {
   if (retryAfter !== undefined) return retryAfter > policy.maxRetryAfterMs ? undefined : retryAfter;
   const exp = Math.min(policy.baseDelayMs * 2 ** (failedAttempt - 1), policy.maxDelayMs);
   return exp * (1 - Math.random() * 0.25);
@@ -45,7 +54,10 @@ export async function* streamWithRetries(
       yield ev;
     }
     if (!failure) return;
-    const delay = failure.retryable && !visible && attempt < policy.attempts ? backoffMs(policy, attempt, failure.retryAfterMs) : undefined;
+    const delay =
+      failure.retryable && !visible && attempt < policy.attempts
+        ? backoffMs(policy, attempt, failure.retryAfterMs)
+        : undefined;
     if (delay === undefined || signal.aborted) {
       const tries = attempt > 1 ? ` (after ${attempt} attempts)` : "";
       yield { ...failure, message: failure.message + tries };

@@ -25,7 +25,9 @@ export function bearerToken(req: IncomingMessage): string | undefined {
 }
 
 export function refuseUpgrade(socket: Duplex, status: 401 | 400 | 429 | 503, text: string, headers = ""): void {
-  const reason = { 400: "Bad Request", 401: "Unauthorized", 429: "Too Many Requests", 503: "Service Unavailable" }[status];
+  const reason = { 400: "Bad Request", 401: "Unauthorized", 429: "Too Many Requests", 503: "Service Unavailable" }[
+    status
+  ];
   const body = `${text}\n`;
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

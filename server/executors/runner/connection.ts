@@ -46,7 +46,9 @@ export class RunnerConnection {
       if (!decoded.ok) return events.log(`runner ${hello.runnerId}: ignored frame (${decoded.error})`);
       this.frame(decoded.message);
     });
-    ws.on("close", (code, reason) => this.shutdown(`connection closed (${code}${reason.length ? ` ${reason.toString()}` : ""})`));
+    ws.on("close", (code, reason) =>
+      this.shutdown(`connection closed (${code}${reason.length ? ` ${reason.toString()}` : ""})`),
+    );
     ws.on("error", (err) => events.log(`runner ${hello.runnerId}: socket error ${err.message}`));
     // Two missed intervals without any frame (pongs included) means the peer is gone.
     this.pingTimer = setInterval(() => {
@@ -82,17 +84,28 @@ export class RunnerConnection {
   run(req: ExecRequest, workspaceId?: string): Promise<ExecResult> {
     if (this.closed) return Promise.reject(new ExecutorUnavailableError(`runner ${this.id} is not connected`));
     if (req.signal.aborted) return Promise.resolve(cancelled(req.op));
-    if (req.deadline <= Date.now()) return Promise.reject(new ExecutorUnavailableError(`${req.op}: deadline passed before it was sent`));
+    if (req.deadline <= Date.now())
+      return Promise.reject(new ExecutorUnavailableError(`${req.op}: deadline passed before it was sent`));
     const id = randomUUID();
     return new Promise<ExecResult>((resolve, reject) => {
       const onAbort = () => {
         this.send({ type: "cancel", id });
         settle(() => resolve(cancelled(req.op)));
       };
-      const deadlineTimer = setTimeout(() => {
-        this.send({ type: "cancel", id });
-        settle(() => reject(new ExecutorUnavailableError(`${req.op} passed its deadline without an answer from runner ${this.id}`, true)));
-      }, req.deadline - Date.now() + DEADLINE_GRACE_MS);
+      const deadlineTimer = setTimeout(
+        () => {
+          this.send({ type: "cancel", id });
+          settle(() =>
+            reject(
+              new ExecutorUnavailableError(
+                `${req.op} passed its deadline without an answer from runner ${this.id}`,
+                true,
+              ),
+            ),
+          );
+        },
+        req.deadline - Date.now() + DEADLINE_GRACE_MS,
+      );
       const cleanup = () => {
         clearTimeout(deadlineTimer);
         req.signal.removeEventListener("abort", onAbort);
@@ -104,13 +117,28 @@ export class RunnerConnection {
         fn();
       };
       this.pending.set(id, {
-        op: req.op, resolve: (r) => settle(() => resolve(r)), reject: (e) => settle(() => reject(e)), onProgress: req.onProgress,
-        output: req.output, stored: Promise.resolve(), cleanup,
+        op: req.op,
+        resolve: (r) => settle(() => resolve(r)),
+        reject: (e) => settle(() => reject(e)),
+        onProgress: req.onProgress,
+        output: req.output,
+        stored: Promise.resolve(),
+        cleanup,
       });
       req.signal.addEventListener("abort", onAbort, { once: true });
       const ceiling = req.output ? { outputCeiling: req.output.ceiling } : {};
-      const sent = this.send({ type: "request", id, sessionId: req.sessionId, ...(workspaceId ? { workspaceId } : {}), op: req.op, input: req.input, deadline: req.deadline, ...ceiling });
-      if (!sent) settle(() => reject(new ExecutorUnavailableError(`runner ${this.id} disconnected before ${req.op} was sent`)));
+      const sent = this.send({
+        type: "request",
+        id,
+        sessionId: req.sessionId,
+        ...(workspaceId ? { workspaceId } : {}),
+        op: req.op,
+        input: req.input,
+        deadline: req.deadline,
+        ...ceiling,
+      });
+      if (!sent)
+        settle(() => reject(new ExecutorUnavailableError(`runner ${this.id} disconnected before ${req.op} was sent`)));
     });
   }
 
@@ -160,7 +188,12 @@ export class RunnerConnection {
     this.closed = true;
     clearInterval(this.pingTimer);
     for (const p of [...this.pending.values()]) {
-      p.reject(new ExecutorUnavailableError(`runner ${this.id} disconnected while ${p.op} was running (${reason}); its outcome is unknown.`, true));
+      p.reject(
+        new ExecutorUnavailableError(
+          `runner ${this.id} disconnected while ${p.op} was running (${reason}); its outcome is unknown.`,
+          true,
+        ),
+      );
     }
     this.pending.clear();
     this.events.onClose(this, reason);

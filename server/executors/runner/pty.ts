@@ -44,7 +44,10 @@ export class PtyBridge {
   /** Opens a PTY in the session's workspace on its runner. */
   open(sessionId: string, size: { cols: number; rows: number }): PtyChannel {
     const conn = this.connectionFor(sessionId);
-    if (!conn) throw new ExecutorUnavailableError(`${this.whyUnavailable?.(sessionId) ?? "no runner is connected for this session"}; the terminal cannot open`);
+    if (!conn)
+      throw new ExecutorUnavailableError(
+        `${this.whyUnavailable?.(sessionId) ?? "no runner is connected for this session"}; the terminal cannot open`,
+      );
     const id = `pty_${randomUUID()}`;
     const entry: Entry = {
       conn,
@@ -62,7 +65,16 @@ export class PtyBridge {
     };
     this.ptys.set(id, entry);
     const workspaceId = this.workspaceOf(sessionId);
-    if (!conn.send({ type: "pty.open", ptyId: id, sessionId, ...(workspaceId ? { workspaceId } : {}), cols: size.cols, rows: size.rows })) {
+    if (
+      !conn.send({
+        type: "pty.open",
+        ptyId: id,
+        sessionId,
+        ...(workspaceId ? { workspaceId } : {}),
+        cols: size.cols,
+        rows: size.rows,
+      })
+    ) {
       this.ptys.delete(id);
       throw new ExecutorUnavailableError("the runner disconnected; the terminal cannot open");
     }
@@ -77,7 +89,9 @@ export class PtyBridge {
   }
 
   runnerGone(conn: RunnerConnection, reason: string): void {
-    for (const [id, entry] of this.ptys) if (entry.conn === conn) this.finish(id, { exitCode: null, signal: `runner disconnected: ${reason}`, runnerLost: reason });
+    for (const [id, entry] of this.ptys)
+      if (entry.conn === conn)
+        this.finish(id, { exitCode: null, signal: `runner disconnected: ${reason}`, runnerLost: reason });
   }
 
   closeSession(sessionId: string): void {
@@ -86,7 +100,11 @@ export class PtyBridge {
 
   /** PTYs of this server; the runner closes its side when the connection drops. */
   list(): Array<{ id: string; sessionId: string; runnerId: string }> {
-    return [...this.ptys.values()].map((e) => ({ id: e.channel.id, sessionId: e.channel.sessionId, runnerId: e.conn.id }));
+    return [...this.ptys.values()].map((e) => ({
+      id: e.channel.id,
+      sessionId: e.channel.sessionId,
+      runnerId: e.conn.id,
+    }));
   }
 
   dispose(): void {

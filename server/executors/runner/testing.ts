@@ -12,7 +12,11 @@ import { createRunnerPool, type RunnerPool, type RunnerPoolOptions } from "../ru
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
-export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000, what = "condition"): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 15_000,
+  what = "condition",
+): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const v = await check();
@@ -30,7 +34,9 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startServer(options: Partial<RunnerPoolOptions> & { port?: number; token?: string } = {}): Promise<TestServer> {
+export async function startServer(
+  options: Partial<RunnerPoolOptions> & { port?: number; token?: string } = {},
+): Promise<TestServer> {
   const logs: string[] = [];
   const pool = createRunnerPool({ tokens: [options.token ?? TEST_TOKEN], log: (l) => logs.push(l), ...options });
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
@@ -63,8 +69,22 @@ export interface RunnerChild {
 }
 
 /** A runner process; `workspace: null` for a `--root` runner without a default folder (give --root in args). */
-export function spawnRunner(opts: { url: string; workspace: string | null; token?: string | null; args?: string[]; env?: NodeJS.ProcessEnv }): RunnerChild {
-  const args = ["--import", "tsx", join(ROOT, "runner/main.ts"), "--server", opts.url, ...(opts.workspace !== null ? ["--workspace", opts.workspace] : []), ...(opts.args ?? [])];
+export function spawnRunner(opts: {
+  url: string;
+  workspace: string | null;
+  token?: string | null;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+}): RunnerChild {
+  const args = [
+    "--import",
+    "tsx",
+    join(ROOT, "runner/main.ts"),
+    "--server",
+    opts.url,
+    ...(opts.workspace !== null ? ["--workspace", opts.workspace] : []),
+    ...(opts.args ?? []),
+  ];
   const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
   delete env.QUIVER_RUNNER_TOKEN;
   if (opts.token !== null) env.QUIVER_RUNNER_TOKEN = opts.token ?? TEST_TOKEN;

@@ -54,7 +54,14 @@ describe("wrong runner tokens", () => {
   it("doubles the lockout with each further failure, up to the cap, and reports the count a window later", () => {
     let t = 0;
     const lines: string[] = [];
-    const th = createTokenThrottle({ freeFailures: 2, baseLockMs: 1_000, maxLockMs: 8_000, windowMs: 60_000, now: () => t, log: (l) => lines.push(l) });
+    const th = createTokenThrottle({
+      freeFailures: 2,
+      baseLockMs: 1_000,
+      maxLockMs: 8_000,
+      windowMs: 60_000,
+      now: () => t,
+      log: (l) => lines.push(l),
+    });
     try {
       th.failed("a");
       th.failed("a");

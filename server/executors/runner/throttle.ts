@@ -37,7 +37,9 @@ export function createTokenThrottle(options: TokenThrottleOptions = {}) {
 
   const say = (address: string, e: Entry, t: number) => {
     const locked = e.lockedUntil > t ? `; locked out for ${Math.ceil((e.lockedUntil - t) / 1000)} s` : "";
-    log(`refused ${e.unlogged} runner connection${e.unlogged === 1 ? "" : "s"} from ${address} (wrong or missing token${locked})`);
+    log(
+      `refused ${e.unlogged} runner connection${e.unlogged === 1 ? "" : "s"} from ${address} (wrong or missing token${locked})`,
+    );
     e.unlogged = 0;
     e.loggedAt = t;
   };

@@ -55,7 +55,9 @@ describe("apply_patch", () => {
     ].join("\n");
     const r = await h.call(applyPatchTool, { patch });
     expect(r.error).toBeUndefined();
-    expect(r.output).toBe("Patch applied: modified a.txt (2 hunks); modified b.txt (1 hunk); created new/c.txt (1 hunk); deleted gone.txt (1 hunk).");
+    expect(r.output).toBe(
+      "Patch applied: modified a.txt (2 hunks); modified b.txt (1 hunk); created new/c.txt (1 hunk); deleted gone.txt (1 hunk).",
+    );
     expect(await readFile(`${h.dir}/a.txt`, "utf8")).toBe(A.replace("one", "ONE").replace("nine", "NINE"));
     expect(await readFile(`${h.dir}/b.txt`, "utf8")).toBe(`${B}delta\n`);
     expect(await readFile(`${h.dir}/new/c.txt`, "utf8")).toBe("fresh\nfile\n");
@@ -73,10 +75,34 @@ describe("apply_patch", () => {
     await h.call(readFileTool, { path: "moved.txt" });
     // Written against the file as it was before two lines were added above: "line 20" is line
     // 22 now, and the diffs say so (the patch's own header says 19).
-    const patch = ["--- a/moved.txt", "+++ b/moved.txt", "@@ -19,3 +19,3 @@", " line 19", "-line 20", "+LINE 20", " line 21", ""].join("\n");
-    const expected = ["--- a/moved.txt", "+++ b/moved.txt", "@@ -19,7 +19,7 @@", " line 17", " line 18", " line 19", "-line 20", "+LINE 20", " line 21", " line 22", " line 23", ""].join("\n");
+    const patch = [
+      "--- a/moved.txt",
+      "+++ b/moved.txt",
+      "@@ -19,3 +19,3 @@",
+      " line 19",
+      "-line 20",
+      "+LINE 20",
+      " line 21",
+      "",
+    ].join("\n");
+    const expected = [
+      "--- a/moved.txt",
+      "+++ b/moved.txt",
+      "@@ -19,7 +19,7 @@",
+      " line 17",
+      " line 18",
+      " line 19",
+      "-line 20",
+      "+LINE 20",
+      " line 21",
+      " line 22",
+      " line 23",
+      "",
+    ].join("\n");
     expect(await h.preview(applyPatchTool, { patch })).toEqual({ diff: expected });
-    expect(await h.preview(applyPatchTool, { patch: patch.replace("-line 20", "-line twenty") })).toEqual({ problem: expect.stringMatching(/hunk 1 .* of moved.txt does not apply/) });
+    expect(await h.preview(applyPatchTool, { patch: patch.replace("-line 20", "-line twenty") })).toEqual({
+      problem: expect.stringMatching(/hunk 1 .* of moved.txt does not apply/),
+    });
     // The preview wrote nothing and took nothing from the ledger.
     expect(await readFile(`${h.dir}/moved.txt`, "utf8")).not.toContain("LINE 20");
     const r = await h.call(applyPatchTool, { patch });
@@ -114,8 +140,12 @@ describe("apply_patch", () => {
     const latin1 = Buffer.from("one\ncaf\xe9\n", "latin1");
     await writeFile(`${h.dir}/l1.txt`, latin1);
     await h.call(readFileTool, { path: "l1.txt" });
-    const r = await h.call(applyPatchTool, { patch: ["--- a/l1.txt", "+++ b/l1.txt", "@@ -1,2 +1,2 @@", "-one", "+uno", " caf\ufffd", ""].join("\n") });
-    expect(r.error).toMatch(/^l1.txt is not UTF-8 text: editing it as text would replace its other bytes.*nothing was changed$/);
+    const r = await h.call(applyPatchTool, {
+      patch: ["--- a/l1.txt", "+++ b/l1.txt", "@@ -1,2 +1,2 @@", "-one", "+uno", " caf\ufffd", ""].join("\n"),
+    });
+    expect(r.error).toMatch(
+      /^l1.txt is not UTF-8 text: editing it as text would replace its other bytes.*nothing was changed$/,
+    );
     expect((await readFile(`${h.dir}/l1.txt`)).equals(latin1)).toBe(true);
   });
 
@@ -123,7 +153,18 @@ describe("apply_patch", () => {
     await writeFile(`${h.dir}/first.txt`, "keep me\n");
     await writeFile(`${h.dir}/blocker`, "a file where the patch wants a folder\n");
     await h.call(readFileTool, { path: "first.txt" });
-    const patch = ["--- a/first.txt", "+++ b/first.txt", "@@ -1 +1 @@", "-keep me", "+changed", "--- /dev/null", "+++ b/blocker/inner.txt", "@@ -0,0 +1 @@", "+x", ""].join("\n");
+    const patch = [
+      "--- a/first.txt",
+      "+++ b/first.txt",
+      "@@ -1 +1 @@",
+      "-keep me",
+      "+changed",
+      "--- /dev/null",
+      "+++ b/blocker/inner.txt",
+      "@@ -0,0 +1 @@",
+      "+x",
+      "",
+    ].join("\n");
     const r = await h.call(applyPatchTool, { patch });
     expect(r.error).toBeDefined();
     expect(await readFile(`${h.dir}/first.txt`, "utf8")).toBe("keep me\n");

@@ -9,7 +9,8 @@ import { appliedResult, previewChange } from "./preview-change";
 /** "Patch a.ts, b.ts" from the +++ / --- headers. */
 function patchSummary(patch: string): string {
   const names = new Set<string>();
-  for (const m of patch.matchAll(/^(?:\+\+\+|---) (?:[ab]\/)?([^\t\n]+)/gm)) if (m[1] !== "/dev/null") names.add(m[1].trim());
+  for (const m of patch.matchAll(/^(?:\+\+\+|---) (?:[ab]\/)?([^\t\n]+)/gm))
+    if (m[1] !== "/dev/null") names.add(m[1].trim());
   const list = [...names];
   return `Patch ${list.slice(0, 3).join(", ")}${list.length > 3 ? ` and ${list.length - 3} more` : ""}`;
 }

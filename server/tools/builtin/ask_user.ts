@@ -8,13 +8,23 @@ import { respond } from "../errors";
 import { defineTool } from "../tool";
 import { answerText } from "../../pipeline/questions";
 import {
-  OPTION_MAX_DESCRIPTION, OPTION_MAX_LABEL, QUESTION_MAX_OPTIONS, QUESTION_MAX_TEXT, QUESTION_MIN_OPTIONS, type QuestionRequest,
+  OPTION_MAX_DESCRIPTION,
+  OPTION_MAX_LABEL,
+  QUESTION_MAX_OPTIONS,
+  QUESTION_MAX_TEXT,
+  QUESTION_MIN_OPTIONS,
+  type QuestionRequest,
 } from "../../protocol/todos-questions";
 
 const input = z.object({
   question: z.string().describe("The question, with the context needed to answer it."),
   options: z
-    .array(z.object({ label: z.string().describe("A short choice."), description: z.string().optional().describe("What the choice means or implies.") }))
+    .array(
+      z.object({
+        label: z.string().describe("A short choice."),
+        description: z.string().optional().describe("What the choice means or implies."),
+      }),
+    )
     .describe(`${QUESTION_MIN_OPTIONS} to ${QUESTION_MAX_OPTIONS} distinct choices.`),
   allow_text: z.boolean().optional().describe("The person may type their own answer (default true)."),
 });
@@ -27,7 +37,8 @@ const oneLine = (s: string) => s.replace(/[\s\p{Cc}\p{Cf}]+/gu, " ").trim();
 export function checkQuestion(i: Input): QuestionRequest {
   const question = i.question.replace(/\p{Cf}+/gu, "").trim();
   if (!question) throw respond("The question is empty: write the question you want answered.");
-  if (question.length > QUESTION_MAX_TEXT) throw respond(`The question is ${question.length} characters; keep it to at most ${QUESTION_MAX_TEXT}.`);
+  if (question.length > QUESTION_MAX_TEXT)
+    throw respond(`The question is ${question.length} characters; keep it to at most ${QUESTION_MAX_TEXT}.`);
   if (i.options.length < QUESTION_MIN_OPTIONS || i.options.length > QUESTION_MAX_OPTIONS) {
     throw respond(`Give ${QUESTION_MIN_OPTIONS} to ${QUESTION_MAX_OPTIONS} options (you gave ${i.options.length}).`);
   }
@@ -36,9 +47,16 @@ export function checkQuestion(i: Input): QuestionRequest {
     const label = oneLine(o.label);
     const description = o.description === undefined ? undefined : oneLine(o.description);
     if (!label) throw respond(`Option ${n + 1} has no label.`);
-    if (label.length > OPTION_MAX_LABEL) throw respond(`Option ${n + 1}'s label is ${label.length} characters; keep labels to at most ${OPTION_MAX_LABEL} and put the rest in its description.`);
-    if (description && description.length > OPTION_MAX_DESCRIPTION) throw respond(`Option ${n + 1}'s description is ${description.length} characters; keep it to at most ${OPTION_MAX_DESCRIPTION}.`);
-    if (seen.has(label.toLowerCase())) throw respond(`Option ${n + 1} repeats the label "${label}"; each option needs a label of its own.`);
+    if (label.length > OPTION_MAX_LABEL)
+      throw respond(
+        `Option ${n + 1}'s label is ${label.length} characters; keep labels to at most ${OPTION_MAX_LABEL} and put the rest in its description.`,
+      );
+    if (description && description.length > OPTION_MAX_DESCRIPTION)
+      throw respond(
+        `Option ${n + 1}'s description is ${description.length} characters; keep it to at most ${OPTION_MAX_DESCRIPTION}.`,
+      );
+    if (seen.has(label.toLowerCase()))
+      throw respond(`Option ${n + 1} repeats the label "${label}"; each option needs a label of its own.`);
     seen.add(label.toLowerCase());
     return description ? { label, description } : { label };
   });
@@ -59,7 +77,10 @@ export const askUserTool = defineTool({
   validateInput: (i) => void checkQuestion(i),
   async execute(i, ctx) {
     const request = checkQuestion(i);
-    if (!ctx.services.questions) throw respond("ask_user is not available here: nobody can answer (a subagent asks nothing; report what is unclear instead).");
+    if (!ctx.services.questions)
+      throw respond(
+        "ask_user is not available here: nobody can answer (a subagent asks nothing; report what is unclear instead).",
+      );
     const outcome = await ctx.services.questions.ask(request, ctx.signal);
     return { output: answerText(outcome), isError: outcome.kind === "cancelled" };
   },

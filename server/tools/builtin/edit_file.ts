@@ -16,7 +16,13 @@ export const editFileTool = defineTool({
   // A file that steers git (`.git/…`, `HEAD`, `config`, `.gitattributes`) is never an ordinary edit.
   approvalFor: (i) => (gitPathsOf(i).length > 0 ? "required" : undefined),
   isConcurrencySafe: () => false,
-  fieldAliases: { file_path: "path", old_str: "old_string", new_str: "new_string", old_text: "old_string", new_text: "new_string" },
+  fieldAliases: {
+    file_path: "path",
+    old_str: "old_string",
+    new_str: "new_string",
+    old_text: "old_string",
+    new_text: "new_string",
+  },
   summarize: (i) => `Edit ${i.path}${i.replace_all ? " (all occurrences)" : ""}`,
   preview: (input, ctx) => previewChange({ tool: "edit_file", input }, ctx),
   async execute(input, ctx) {

@@ -11,7 +11,12 @@ import { EXIT_PLAN_MODE } from "../../policy/modes";
 const description = readFileSync(new URL("./exit_plan_mode.txt", import.meta.url), "utf8").trim();
 
 const input = z.object({
-  plan: z.string().trim().min(1).max(40_000).describe("The plan, in Markdown: what to change, where, and how to check it."),
+  plan: z
+    .string()
+    .trim()
+    .min(1)
+    .max(40_000)
+    .describe("The plan, in Markdown: what to change, where, and how to check it."),
 });
 
 export const ACCEPTED =

@@ -4,7 +4,14 @@
 import { createServer, type Server } from "node:http";
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../executors/runner/testing";
+import {
+  spawnRunner,
+  startServer,
+  tempDir,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "../../executors/runner/testing";
 import type { ToolContext } from "../tool";
 import { fetchUrlTool } from "./fetch_url";
 
@@ -38,7 +45,11 @@ beforeAll(async () => {
   runner = spawnRunner({
     url: server.url,
     workspace: dir,
-    env: { NODE_ENV: "test", QUIVER_FETCH_RESOLVE: "fixture.test=127.0.0.1,evil.test=127.0.0.1", QUIVER_FETCH_PRIVATE_HOSTS: "fixture.test" },
+    env: {
+      NODE_ENV: "test",
+      QUIVER_FETCH_RESOLVE: "fixture.test=127.0.0.1,evil.test=127.0.0.1",
+      QUIVER_FETCH_PRIVATE_HOSTS: "fixture.test",
+    },
   });
   await waitFor(() => server.pool.status().some((r) => r.connected), 30_000, "runner to connect");
 });
@@ -61,7 +72,14 @@ const context = (): ToolContext => {
     progress: () => {},
     services: {},
     remote: (input, o = {}) =>
-      server.pool.run({ sessionId: "s1", callId, op: "fetch_url", input, deadline: Date.now() + (o.timeoutMs ?? 30_000), signal }),
+      server.pool.run({
+        sessionId: "s1",
+        callId,
+        op: "fetch_url",
+        input,
+        deadline: Date.now() + (o.timeoutMs ?? 30_000),
+        signal,
+      }),
   };
 };
 const fetchUrl = async (url: string) => {
@@ -90,14 +108,20 @@ describe("fetch_url through the runner", () => {
     expect(r.output).toContain("no such page");
   });
 
-  it.each(["http://127.0.0.1:PORT/doc", "http://2130706433:PORT/doc", "http://[::ffff:127.0.0.1]:PORT/doc", "http://evil.test:PORT/doc", "http://localhost:PORT/doc"])(
-    "refuses %s with a respond error and no request made",
-    async (url) => {
-      hits.length = 0;
-      await expect(fetchUrl(url.replace("PORT", String(port)))).rejects.toMatchObject({ kind: "respond", message: expect.stringMatching(/^Refused: /) });
-      expect(hits).toEqual([]);
-    },
-  );
+  it.each([
+    "http://127.0.0.1:PORT/doc",
+    "http://2130706433:PORT/doc",
+    "http://[::ffff:127.0.0.1]:PORT/doc",
+    "http://evil.test:PORT/doc",
+    "http://localhost:PORT/doc",
+  ])("refuses %s with a respond error and no request made", async (url) => {
+    hits.length = 0;
+    await expect(fetchUrl(url.replace("PORT", String(port)))).rejects.toMatchObject({
+      kind: "respond",
+      message: expect.stringMatching(/^Refused: /),
+    });
+    expect(hits).toEqual([]);
+  });
 
   it("refuses a redirect from the allowed host to a forbidden address", async () => {
     hits.length = 0;

@@ -25,7 +25,8 @@ export const fetchUrlTool = defineTool({
     } catch {
       return `url must be an absolute http:// or https:// URL (got ${JSON.stringify(i.url.slice(0, 200))})`;
     }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return `only http and https URLs can be fetched, not ${url.protocol}`;
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      return `only http and https URLs can be fetched, not ${url.protocol}`;
     return undefined;
   },
   async execute(input, ctx): Promise<ToolResult> {

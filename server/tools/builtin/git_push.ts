@@ -10,7 +10,9 @@ import { parseRemoteUrl } from "../../protocol/git-remote";
 import { respond } from "../errors";
 import { defineTool } from "../tool";
 
-const GitPushInput = z.object({ url: z.string().min(1).max(2000).describe("The workspace's remote URL (git remote get-url origin).") }).strict();
+const GitPushInput = z
+  .object({ url: z.string().min(1).max(2000).describe("The workspace's remote URL (git remote get-url origin).") })
+  .strict();
 
 const normalise = (url: string) => {
   const r = parseRemoteUrl(url);
@@ -38,7 +40,8 @@ export const gitPushTool = defineTool({
     if ("error" in parsed) return parsed.error;
     const remote = await git.remote();
     if ("error" in remote) return remote.error;
-    if (remote.url !== parsed.url) return `git_push pushes only to this workspace's remote, ${remote.url}: call it with that url.`;
+    if (remote.url !== parsed.url)
+      return `git_push pushes only to this workspace's remote, ${remote.url}: call it with that url.`;
     return undefined;
   },
   async execute(input, ctx) {

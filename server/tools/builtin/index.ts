@@ -21,5 +21,24 @@ import { runCheckTool } from "./run_check";
 import { toolTransactionTool } from "./tool_transaction";
 
 export function builtinTools(): Tool[] {
-  return [applyPatchTool, askUserTool, todoWriteTool, editFileTool, fetchUrlTool, gitDiffTool, gitPushTool, globTool, listFilesTool, readFileTool, searchTextTool, shellTool, taskTool, toolProgramTool, writeFileTool, exitPlanModeTool, runCheckTool, toolTransactionTool];
+  return [
+    applyPatchTool,
+    askUserTool,
+    todoWriteTool,
+    editFileTool,
+    fetchUrlTool,
+    gitDiffTool,
+    gitPushTool,
+    globTool,
+    listFilesTool,
+    readFileTool,
+    searchTextTool,
+    shellTool,
+    taskTool,
+    toolProgramTool,
+    writeFileTool,
+    exitPlanModeTool,
+    runCheckTool,
+    toolTransactionTool,
+  ];
 }

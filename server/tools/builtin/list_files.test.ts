@@ -8,7 +8,8 @@ import { listFilesTool } from "./list_files";
 let h: Awaited<ReturnType<typeof runnerHarness>>;
 beforeAll(async () => {
   h = await runnerHarness();
-  for (const d of [".git", "src/lib", "node_modules/pkg", "dist", "docs"]) await mkdir(`${h.dir}/${d}`, { recursive: true });
+  for (const d of [".git", "src/lib", "node_modules/pkg", "dist", "docs"])
+    await mkdir(`${h.dir}/${d}`, { recursive: true });
   const files: Record<string, string> = {
     ".gitignore": "node_modules/\ndist\n*.log\n",
     ".env.example": "A=1\n",
@@ -29,13 +30,34 @@ afterAll(async () => h?.close());
 describe("list_files", () => {
   it("lists the tree without ignored entries or .git", async () => {
     const r = await h.call(listFilesTool, {});
-    expect(r.output.split("\n")).toEqual([".env.example", ".gitignore", "docs/", "docs/readme.md", "src/", "src/index.ts", "src/lib/", "src/lib/.gitignore", "src/lib/util.ts"]);
+    expect(r.output.split("\n")).toEqual([
+      ".env.example",
+      ".gitignore",
+      "docs/",
+      "docs/readme.md",
+      "src/",
+      "src/index.ts",
+      "src/lib/",
+      "src/lib/.gitignore",
+      "src/lib/util.ts",
+    ]);
   });
 
   it("honours depth, a sub-folder, an explicitly named ignored folder, and the limit", async () => {
-    expect((await h.call(listFilesTool, { depth: 1 })).output.split("\n")).toEqual([".env.example", ".gitignore", "docs/", "src/"]);
-    expect((await h.call(listFilesTool, { path: "src/lib" })).output.split("\n")).toEqual(["src/lib/.gitignore", "src/lib/util.ts"]);
-    expect((await h.call(listFilesTool, { path: "node_modules" })).output.split("\n")).toEqual(["node_modules/pkg/", "node_modules/pkg/index.js"]);
+    expect((await h.call(listFilesTool, { depth: 1 })).output.split("\n")).toEqual([
+      ".env.example",
+      ".gitignore",
+      "docs/",
+      "src/",
+    ]);
+    expect((await h.call(listFilesTool, { path: "src/lib" })).output.split("\n")).toEqual([
+      "src/lib/.gitignore",
+      "src/lib/util.ts",
+    ]);
+    expect((await h.call(listFilesTool, { path: "node_modules" })).output.split("\n")).toEqual([
+      "node_modules/pkg/",
+      "node_modules/pkg/index.js",
+    ]);
     const limited = await h.call(listFilesTool, { limit: 3 });
     const lines = limited.output.split("\n");
     expect(lines).toHaveLength(4);

@@ -15,7 +15,10 @@ const APPLIED_DIFF_MAX = 24_000;
 const PREVIEW_TIMEOUT_MS = 5_000;
 
 export async function previewChange(
-  req: { tool: "edit_file"; input: EditFileInput } | { tool: "write_file"; input: WriteFileInput } | { tool: "apply_patch"; input: ApplyPatchInput },
+  req:
+    | { tool: "edit_file"; input: EditFileInput }
+    | { tool: "write_file"; input: WriteFileInput }
+    | { tool: "apply_patch"; input: ApplyPatchInput },
   ctx: ToolContext,
 ): Promise<ChangePreview | undefined> {
   const r = await ctx.remote(req, { op: "preview_change", timeoutMs: PREVIEW_TIMEOUT_MS });
@@ -29,5 +32,9 @@ export function appliedResult(r: ExecResult): ToolResult {
   if (typeof diff !== "string") return { output: r.output, meta };
   if (diff.length <= APPLIED_DIFF_MAX) return { output: r.output, meta, diff };
   const kept = diff.slice(0, diff.lastIndexOf("\n", APPLIED_DIFF_MAX) + 1 || APPLIED_DIFF_MAX);
-  return { output: r.output, meta, diff: `${kept}… diff cut: ${diff.length - kept.length} more characters not shown\n` };
+  return {
+    output: r.output,
+    meta,
+    diff: `${kept}… diff cut: ${diff.length - kept.length} more characters not shown\n`,
+  };
 }

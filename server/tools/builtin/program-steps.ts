@@ -37,7 +37,14 @@ export function matchedPaths(op: ProgramOp, output: string): string[] {
     let path: string | undefined;
     if (op === "search_text") path = /^(.+?):\d+:/.exec(line)?.[1];
     else if (op === "git_diff") path = /^\+\+\+ b\/(.+)$/.exec(line)?.[1];
-    else if (line && !line.startsWith("[") && !line.endsWith("/") && line !== "No files match." && line !== "(empty directory)") path = line;
+    else if (
+      line &&
+      !line.startsWith("[") &&
+      !line.endsWith("/") &&
+      line !== "No files match." &&
+      line !== "(empty directory)"
+    )
+      path = line;
     if (path) seen.add(path);
   }
   return [...seen];
@@ -49,9 +56,16 @@ export function stepContext(ctx: ToolContext, op: ProgramOp): ToolContext {
 }
 
 /** Cuts one output to its share of what is left of the program's budget, storing the full bytes. */
-export async function cutOutput(text: string, used: number, ctx: ToolContext): Promise<{ text: string; cut: boolean; ref?: string }> {
+export async function cutOutput(
+  text: string,
+  used: number,
+  ctx: ToolContext,
+): Promise<{ text: string; cut: boolean; ref?: string }> {
   const left = Math.max(MIN_SHARE, PROGRAM_BUDGET - used);
-  const limits = left >= STEP_LIMITS.threshold ? STEP_LIMITS : { threshold: left, head: Math.floor(left * 0.73), tail: Math.floor(left * 0.27) };
+  const limits =
+    left >= STEP_LIMITS.threshold
+      ? STEP_LIMITS
+      : { threshold: left, head: Math.floor(left * 0.73), tail: Math.floor(left * 0.27) };
   const bytes = Buffer.from(text, "utf8");
   if (bytes.length <= limits.threshold) return { text, cut: false };
   let ref: string | undefined;

@@ -15,7 +15,8 @@ export const readFileTool = defineTool({
   isReadOnly: () => true,
   isConcurrencySafe: () => true,
   fieldAliases: { file_path: "path", filename: "path", start_line: "offset", lines: "limit" },
-  summarize: (i) => `Read ${i.path}${i.offset || i.limit ? ` (from line ${i.offset ?? 1}${i.limit ? `, ${i.limit} lines` : ""})` : ""}`,
+  summarize: (i) =>
+    `Read ${i.path}${i.offset || i.limit ? ` (from line ${i.offset ?? 1}${i.limit ? `, ${i.limit} lines` : ""})` : ""}`,
   async execute(input, ctx) {
     const r = await ctx.remote(input);
     if (!r.ok) throw respond(r.output, r.meta);

@@ -10,10 +10,14 @@ describe.each(testDatabases())("retrieve_tool_result on %s", (provider) => {
   afterAll(async () => {
     for (const h of harnesses) await h.close();
   });
-  const text = Array.from({ length: 20_000 }, (_, i) => (i % 1000 === 999 ? `FAIL test ${i + 1}` : `ok ${i + 1} é`)).join("\n");
+  const text = Array.from({ length: 20_000 }, (_, i) =>
+    i % 1000 === 999 ? `FAIL test ${i + 1}` : `ok ${i + 1} é`,
+  ).join("\n");
 
   async function spilled() {
-    const h = makePipeline(t.current, { tools: [bigOutputTool(() => ({ output: text, kind: "shell" })), retrieveToolResultTool] });
+    const h = makePipeline(t.current, {
+      tools: [bigOutputTool(() => ({ output: text, kind: "shell" })), retrieveToolResultTool],
+    });
     harnesses.push(h);
     const s = await newTurn(t.current);
     const out = await h.pipeline.dispatch(request(h, s, [call("big_output", {})]));
@@ -52,22 +56,31 @@ describe.each(testDatabases())("retrieve_tool_result on %s", (provider) => {
   });
 
   it("a catastrophically backtracking pattern returns promptly (RE2, linear time)", async () => {
-    const evil = ["a".repeat(99_000) + "!", ...Array.from({ length: 2_000 }, (_, i) => `${"a".repeat(30 + (i % 10))}!`), "aaaa"].join("\n");
-    const h = makePipeline(t.current, { tools: [bigOutputTool(() => ({ output: evil, kind: "shell" })), retrieveToolResultTool] });
+    const evil = [
+      "a".repeat(99_000) + "!",
+      ...Array.from({ length: 2_000 }, (_, i) => `${"a".repeat(30 + (i % 10))}!`),
+      "aaaa",
+    ].join("\n");
+    const h = makePipeline(t.current, {
+      tools: [bigOutputTool(() => ({ output: evil, kind: "shell" })), retrieveToolResultTool],
+    });
     harnesses.push(h);
     const s = await newTurn(t.current);
     const out = await h.pipeline.dispatch(request(h, s, [call("big_output", {})]));
     const ref = /"ref":"(sp_[0-9a-f]{32})"/.exec(out.results[0].content)![1];
     const started = performance.now();
-    const r = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "(a+)+$" })]))).results[0];
+    const r = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "(a+)+$" })])))
+      .results[0];
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(r.isError).toBe(false);
     expect(r.content).toMatch(/^\[1 line\(s\) matching/);
     expect(r.content).toMatch(/\n2002\taaaa$/);
-    const look = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "a(?=!)" })]))).results[0];
+    const look = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "a(?=!)" })])))
+      .results[0];
     expect(look.isError).toBe(true);
     expect(look.content).toMatch(/RE2 has no lookahead or lookbehind/);
-    const back = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "(a)\\1" })]))).results[0];
+    const back = (await h.pipeline.dispatch(request(h, s, [call("retrieve_tool_result", { ref, pattern: "(a)\\1" })])))
+      .results[0];
     expect(back.content).toMatch(/RE2 has no backreferences/);
   });
 
@@ -78,6 +91,9 @@ describe.each(testDatabases())("retrieve_tool_result on %s", (provider) => {
     expect((await retrieve({ offset: 0, pattern: "x" })).content).toMatch(/either offset\/length or/);
     const other = await newTurn(t.current);
     expect((await retrieve({}, other)).content).toMatch(/No stored output/);
-    expect((await h.pipeline.dispatch(request(h, other, [call("retrieve_tool_result", { ref: "sp_bogus" })]))).results[0].content).toMatch(/No stored output/);
+    expect(
+      (await h.pipeline.dispatch(request(h, other, [call("retrieve_tool_result", { ref: "sp_bogus" })]))).results[0]
+        .content,
+    ).toMatch(/No stored output/);
   });
 });

@@ -16,13 +16,16 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-const checks = (value: unknown) => writeFile(`${h.dir}/quiver.checks.json`, typeof value === "string" ? value : JSON.stringify(value, null, 2));
+const checks = (value: unknown) =>
+  writeFile(`${h.dir}/quiver.checks.json`, typeof value === "string" ? value : JSON.stringify(value, null, 2));
 
 describe("quiver.checks.json", () => {
   it("a missing file says there are no checks and what to do", async () => {
     await rm(`${h.dir}/quiver.checks.json`, { force: true });
     const r = await h.call(runCheckTool, { name: "test" });
-    expect(r.error).toMatch(/declares no checks: there is no quiver\.checks\.json at its root\. Ask the person to add and commit one/);
+    expect(r.error).toMatch(
+      /declares no checks: there is no quiver\.checks\.json at its root\. Ask the person to add and commit one/,
+    );
   });
 
   it("invalid JSON names the line and column", async () => {
@@ -36,9 +39,18 @@ describe("quiver.checks.json", () => {
     const r = await h.call(runCheckTool, { name: "test" });
     expect(r.error).toMatch(/lint\.argv \(line 9\): argv needs at least the program/);
     expect(r.error).toMatch(/lint\.timeoutMs \(line 10\): Too small/);
-    expect(parseChecksFile(JSON.stringify({ "bad name!": { argv: ["x"] } }))).toMatchObject({ ok: false, error: expect.stringMatching(/a check name is/) });
-    expect(parseChecksFile(JSON.stringify({ up: { argv: ["x"], cwd: "../elsewhere" } }))).toMatchObject({ ok: false, error: expect.stringMatching(/up\.cwd.*inside the workspace/) });
-    expect(parseChecksFile(JSON.stringify({ t: { argv: ["x"], shell: true } }))).toMatchObject({ ok: false, error: expect.stringMatching(/Unrecognized key/i) });
+    expect(parseChecksFile(JSON.stringify({ "bad name!": { argv: ["x"] } }))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/a check name is/),
+    });
+    expect(parseChecksFile(JSON.stringify({ up: { argv: ["x"], cwd: "../elsewhere" } }))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/up\.cwd.*inside the workspace/),
+    });
+    expect(parseChecksFile(JSON.stringify({ t: { argv: ["x"], shell: true } }))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/Unrecognized key/i),
+    });
   });
 });
 
@@ -64,7 +76,11 @@ describe("run_check", () => {
 
   it("runs in a scrubbed environment, in the declared cwd, and reports a failing exit code", async () => {
     await writeFile(`${h.dir}/sub-marker`, "");
-    await checks({ env: { argv: ["env"] }, where: { argv: ["pwd"], cwd: "." }, fails: { argv: ["sh", "-c", "echo nope; exit 3"] } });
+    await checks({
+      env: { argv: ["env"] },
+      where: { argv: ["pwd"], cwd: "." },
+      fails: { argv: ["sh", "-c", "echo nope; exit 3"] },
+    });
     const env = await h.call(runCheckTool, { name: "env" });
     expect(env.output).toContain("PATH=");
     expect(env.output).not.toContain("QUIVER_RUNNER_TOKEN");

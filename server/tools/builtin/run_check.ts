@@ -16,7 +16,9 @@ const MARGIN_MS = 30_000;
 export async function listChecks(ctx: ToolContext): Promise<ChecksListMeta> {
   const r = await ctx.remote({}, { op: "checks_list", timeoutMs: 10_000 });
   const parsed = ChecksListMeta.safeParse(r.meta);
-  return parsed.success ? parsed.data : { ok: false, missing: false, error: r.output || "the runner gave no list of checks" };
+  return parsed.success
+    ? parsed.data
+    : { ok: false, missing: false, error: r.output || "the runner gave no list of checks" };
 }
 
 /** One line for the description's "latest run". */
@@ -44,7 +46,11 @@ export const runCheckTool = defineTool({
   async execute(input, ctx): Promise<ToolResult> {
     const found = findCheck(await listChecks(ctx), input.name);
     if (!found.ok) throw respond(found.output);
-    const r = await ctx.remote(input, { onProgress: (c) => ctx.progress(c), timeoutMs: found.timeoutMs + MARGIN_MS, stream: true });
+    const r = await ctx.remote(input, {
+      onProgress: (c) => ctx.progress(c),
+      timeoutMs: found.timeoutMs + MARGIN_MS,
+      stream: true,
+    });
     if (!r.ok) throw respond(r.output, r.meta);
     const parsed = ShellResultMeta.safeParse(r.meta);
     if (!parsed.success) throw respond(`the runner answered without a command status: ${r.output.slice(0, 500)}`);

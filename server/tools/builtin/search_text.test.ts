@@ -21,15 +21,26 @@ afterAll(async () => h?.close());
 describe("search_text", () => {
   it("finds literal text (regex characters are not special), skipping ignored files", async () => {
     const r = await h.call(searchTextTool, { pattern: "foo(" });
-    expect(r.output.split("\n")).toEqual(["src/a.ts:1:function foo(x) {}", "src/a.ts:2:const y = foo(1);", "src/b.md:1:call foo(2) from docs"]);
+    expect(r.output.split("\n")).toEqual([
+      "src/a.ts:1:function foo(x) {}",
+      "src/a.ts:2:const y = foo(1);",
+      "src/b.md:1:call foo(2) from docs",
+    ]);
     expect(r.meta).toMatchObject({ matches: 3, truncated: false });
   });
 
   it("supports regex, case rules, path and glob filters", async () => {
-    expect((await h.call(searchTextTool, { pattern: "foo\\(\\d\\)", regex: true })).output.split("\n")).toEqual(["src/a.ts:2:const y = foo(1);", "src/b.md:1:call foo(2) from docs"]);
+    expect((await h.call(searchTextTool, { pattern: "foo\\(\\d\\)", regex: true })).output.split("\n")).toEqual([
+      "src/a.ts:2:const y = foo(1);",
+      "src/b.md:1:call foo(2) from docs",
+    ]);
     expect((await h.call(searchTextTool, { pattern: "Foo" })).output).toBe("src/a.ts:3:// Foo is here");
-    expect((await h.call(searchTextTool, { pattern: "Foo", case_sensitive: false, glob: "*.ts" })).output.split("\n")).toHaveLength(3);
-    expect((await h.call(searchTextTool, { pattern: "foo", path: "src/b.md" })).output).toBe("src/b.md:1:call foo(2) from docs");
+    expect(
+      (await h.call(searchTextTool, { pattern: "Foo", case_sensitive: false, glob: "*.ts" })).output.split("\n"),
+    ).toHaveLength(3);
+    expect((await h.call(searchTextTool, { pattern: "foo", path: "src/b.md" })).output).toBe(
+      "src/b.md:1:call foo(2) from docs",
+    );
     expect((await h.call(searchTextTool, { pattern: "nothing-like-this" })).output).toBe("No matches.");
     expect((await h.call(searchTextTool, { pattern: "(", regex: true })).error).toMatch(/search failed/);
     expect((await h.call(searchTextTool, { pattern: "x", path: "/etc" })).error).toMatch(/outside the workspace/);

@@ -7,7 +7,14 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../executors/runner/testing";
+import {
+  spawnRunner,
+  startServer,
+  tempDir,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "../../executors/runner/testing";
 import type { ToolContext } from "../tool";
 import { shellTool } from "./shell";
 import { neutraliseGit } from "./shell-git";
@@ -20,28 +27,64 @@ const input = (command: string) => {
   if (!r.ok) throw new Error(r.error);
   return r.value;
 };
-const auto = (command: string) => shellTool.approvalFor(input(command)) === "auto" && shellTool.isReadOnly(input(command));
+const auto = (command: string) =>
+  shellTool.approvalFor(input(command)) === "auto" && shellTool.isReadOnly(input(command));
 
 describe("git the classifier calls read-only", () => {
   it.each([
-    "git log --oneline -5", "git log -p -3", "git show HEAD", "git diff --cached", "git diff --staged --stat",
-    "git ls-files", "git ls-files -s", "git rev-parse HEAD", "git branch -a", "git tag -l", "git remote -v",
-    "git stash list", "git config --get user.name", "git --no-pager log -1", "cd src && git log -1", "git describe --always",
+    "git log --oneline -5",
+    "git log -p -3",
+    "git show HEAD",
+    "git diff --cached",
+    "git diff --staged --stat",
+    "git ls-files",
+    "git ls-files -s",
+    "git rev-parse HEAD",
+    "git branch -a",
+    "git tag -l",
+    "git remote -v",
+    "git stash list",
+    "git config --get user.name",
+    "git --no-pager log -1",
+    "cd src && git log -1",
+    "git describe --always",
   ])("%s runs without a card", (command) => {
     expect(auto(command)).toBe(true);
   });
 
   it.each([
     // work-tree reads: clean filters the repository names run even with every override
-    "git status", "git status --short", "git diff", "git diff --stat", "git diff HEAD", "git blame a.txt",
+    "git status",
+    "git status --short",
+    "git diff",
+    "git diff --stat",
+    "git diff HEAD",
+    "git blame a.txt",
     // another repository, work tree or configuration
-    "git -C tools status", "git -C tools log", "git --git-dir=tools log", "git --work-tree=. log", "git -c core.pager=evil log",
-    "git --exec-path=. log", "GIT_DIR=tools git log", "GIT_CONFIG_GLOBAL=x git log", "env GIT_DIR=tools git log",
+    "git -C tools status",
+    "git -C tools log",
+    "git --git-dir=tools log",
+    "git --work-tree=. log",
+    "git -c core.pager=evil log",
+    "git --exec-path=. log",
+    "GIT_DIR=tools git log",
+    "GIT_CONFIG_GLOBAL=x git log",
+    "env GIT_DIR=tools git log",
     // programs by option
-    "git log --ext-diff", "git show --textconv HEAD", "git difftool", "git grep -O foo", "git grep --open-files-in-pager foo",
-    "git describe --dirty", "git log --output=x", "git cat-file --filters HEAD:a.txt", "git ls-files -m", "git config -e",
+    "git log --ext-diff",
+    "git show --textconv HEAD",
+    "git difftool",
+    "git grep -O foo",
+    "git grep --open-files-in-pager foo",
+    "git describe --dirty",
+    "git log --output=x",
+    "git cat-file --filters HEAD:a.txt",
+    "git ls-files -m",
+    "git config -e",
     // the work tree, which a planted core.worktree can move out of the workspace
-    "git grep -n TODO", "git ls-files -o", "git ls-files --others --exclude-standard",
+    "git grep -n TODO",
+    "git ls-files -o",
+    "git ls-files --others --exclude-standard",
   ])("%s needs a card", (command) => {
     expect(auto(command)).toBe(false);
   });
@@ -51,8 +94,12 @@ describe("neutraliseGit", () => {
   it("rewrites each git word of the line, and nothing else", () => {
     const line = "cd src && 'git' log -1 | head -3; git -P show HEAD:a.txt";
     const out = neutraliseGit(line, analyseShell(line).commands);
-    expect(out).toMatch(/^cd src && GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=\/dev\/null .* 'git' --no-pager -c core\.fsmonitor=false .* log --no-ext-diff --no-textconv -1 \| head -3; /);
-    expect(out).toMatch(/; GIT_CONFIG_NOSYSTEM=1 [^;]* git --no-pager -c core\.fsmonitor=false -c core\.hooksPath=\/dev\/null\/none [^;]* -P show --no-ext-diff --no-textconv HEAD:a\.txt$/);
+    expect(out).toMatch(
+      /^cd src && GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=\/dev\/null .* 'git' --no-pager -c core\.fsmonitor=false .* log --no-ext-diff --no-textconv -1 \| head -3; /,
+    );
+    expect(out).toMatch(
+      /; GIT_CONFIG_NOSYSTEM=1 [^;]* git --no-pager -c core\.fsmonitor=false -c core\.hooksPath=\/dev\/null\/none [^;]* -P show --no-ext-diff --no-textconv HEAD:a\.txt$/,
+    );
     expect(neutraliseGit("ls -la", analyseShell("ls -la").commands)).toBe("ls -la");
   });
 });
@@ -64,7 +111,12 @@ describe("read-only git through a real runner, with planted configuration", () =
   let home: string;
   let calls = 0;
   const pwned = async () => (await readdir(dir)).filter((n) => n.startsWith("pwned-")).sort();
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, stdio: "pipe", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: home } }).toString();
+  const git = (...args: string[]) =>
+    execFileSync("git", args, {
+      cwd: dir,
+      stdio: "pipe",
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: home },
+    }).toString();
 
   beforeAll(async () => {
     dir = await tempDir();
@@ -78,10 +130,19 @@ describe("read-only git through a real runner, with planted configuration", () =
     const mark = (what: string) => `touch ${join(dir, `pwned-${what}`)}`;
     // Every program a repository's configuration can name for a read.
     const config: [string, string][] = [
-      ["core.fsmonitor", mark("fsmonitor")], ["core.pager", `${mark("pager")}; cat`], ["pager.log", `${mark("pager-log")}; cat`],
-      ["pager.show", `${mark("pager-show")}; cat`], ["diff.external", mark("external-diff")], ["diff.evil.command", mark("diff-driver")],
-      ["diff.evil.textconv", `${mark("textconv")}; cat`], ["filter.evil.clean", `${mark("clean")}; cat`], ["filter.evil.smudge", `${mark("smudge")}; cat`],
-      ["log.showSignature", "true"], ["gpg.program", mark("gpg")], ["core.hooksPath", join(dir, "hooks")], ["user.name", "x"],
+      ["core.fsmonitor", mark("fsmonitor")],
+      ["core.pager", `${mark("pager")}; cat`],
+      ["pager.log", `${mark("pager-log")}; cat`],
+      ["pager.show", `${mark("pager-show")}; cat`],
+      ["diff.external", mark("external-diff")],
+      ["diff.evil.command", mark("diff-driver")],
+      ["diff.evil.textconv", `${mark("textconv")}; cat`],
+      ["filter.evil.clean", `${mark("clean")}; cat`],
+      ["filter.evil.smudge", `${mark("smudge")}; cat`],
+      ["log.showSignature", "true"],
+      ["gpg.program", mark("gpg")],
+      ["core.hooksPath", join(dir, "hooks")],
+      ["user.name", "x"],
     ];
     for (const [k, v] of config) git("config", k, v);
     await writeFile(join(dir, ".gitattributes"), "* filter=evil diff=evil\n");
@@ -93,7 +154,10 @@ describe("read-only git through a real runner, with planted configuration", () =
     await mkdir(join(dir, "tools", "objects"), { recursive: true });
     await mkdir(join(dir, "tools", "refs"), { recursive: true });
     await writeFile(join(dir, "tools", "HEAD"), "ref: refs/heads/main\n");
-    await writeFile(join(dir, "tools", "config"), `[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = ${mark("tools-fsmonitor")}\n\tpager = ${mark("tools-pager")}\n`);
+    await writeFile(
+      join(dir, "tools", "config"),
+      `[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = ${mark("tools-fsmonitor")}\n\tpager = ${mark("tools-pager")}\n`,
+    );
     // Same size, new mtime: git must read the file, through the clean filter, to compare it.
     await new Promise((r) => setTimeout(r, 1100));
     await writeFile(join(dir, "a.txt"), "hellp\n");
@@ -113,13 +177,29 @@ describe("read-only git through a real runner, with planted configuration", () =
     const callId = `g${++calls}`;
     const signal = new AbortController().signal;
     return {
-      sessionId: "s1", callId, signal, progress: () => {}, services: {},
-      remote: (i, o = {}) => server.pool.run({ sessionId: "s1", callId, op: "shell", input: i, deadline: Date.now() + (o.timeoutMs ?? 30_000), signal, onProgress: o.onProgress }),
+      sessionId: "s1",
+      callId,
+      signal,
+      progress: () => {},
+      services: {},
+      remote: (i, o = {}) =>
+        server.pool.run({
+          sessionId: "s1",
+          callId,
+          op: "shell",
+          input: i,
+          deadline: Date.now() + (o.timeoutMs ?? 30_000),
+          signal,
+          onProgress: o.onProgress,
+        }),
     };
   };
 
   it("the plant is live: the same repository runs its programs for a git that is not neutralised", async () => {
-    const r = await shellTool.execute(input("git status --short; git log -1 -p | cat; git -C tools status >/dev/null 2>&1; true"), context());
+    const r = await shellTool.execute(
+      input("git status --short; git log -1 -p | cat; git -C tools status >/dev/null 2>&1; true"),
+      context(),
+    );
     expect(r.isError).toBe(false);
     expect(await pwned()).toEqual(expect.arrayContaining(["pwned-clean", "pwned-fsmonitor"]));
     for (const f of await pwned()) await rm(join(dir, f));
@@ -127,9 +207,23 @@ describe("read-only git through a real runner, with planted configuration", () =
 
   it("no read-only git line runs a planted program, and each still answers", async () => {
     const lines = [
-      "git log --oneline -5", "git log -p -3", "git show HEAD", "git diff --cached", "git diff --staged --stat", "git ls-files",
-      "git ls-files -s", "git rev-parse HEAD", "git branch -a", "git tag -l", "git stash list", "git config --get user.name",
-      "git describe --always", "git shortlog -sn HEAD", "git show HEAD:a.txt", "git cat-file -p HEAD:a.txt", "cd tools && git log -1",
+      "git log --oneline -5",
+      "git log -p -3",
+      "git show HEAD",
+      "git diff --cached",
+      "git diff --staged --stat",
+      "git ls-files",
+      "git ls-files -s",
+      "git rev-parse HEAD",
+      "git branch -a",
+      "git tag -l",
+      "git stash list",
+      "git config --get user.name",
+      "git describe --always",
+      "git shortlog -sn HEAD",
+      "git show HEAD:a.txt",
+      "git cat-file -p HEAD:a.txt",
+      "cd tools && git log -1",
       "cd src && git log -1 | head -3",
     ];
     for (const line of lines) {

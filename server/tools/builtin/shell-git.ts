@@ -11,7 +11,10 @@ import type { SimpleCommand } from "../../shell/types";
 
 type Args = string[];
 const any = () => true;
-const onlyFlags = (...ok: string[]) => (a: Args) => a.every((x) => ok.includes(x));
+const onlyFlags =
+  (...ok: string[]) =>
+  (a: Args) =>
+    a.every((x) => ok.includes(x));
 
 const GIT_READ: Record<string, (a: Args) => boolean> = {
   log: any,
@@ -20,7 +23,10 @@ const GIT_READ: Record<string, (a: Args) => boolean> = {
   // Index against a commit or tree against tree: no work-tree file goes through a filter.
   diff: (a) => a.includes("--cached") || a.includes("--staged"),
   // Only the index: a planted core.worktree can put the work tree anywhere on the machine.
-  "ls-files": (a) => !a.some((x) => /^(-[a-zA-Z]*[mtoid]|--modified|--debug|--with-tree|--others|--ignored|--directory|--deleted)/.test(x)),
+  "ls-files": (a) =>
+    !a.some((x) =>
+      /^(-[a-zA-Z]*[mtoid]|--modified|--debug|--with-tree|--others|--ignored|--directory|--deleted)/.test(x),
+    ),
   "ls-tree": any,
   "rev-parse": any,
   "cat-file": (a) => a.length > 0 && a.every((x) => !x.startsWith("-") || ["-t", "-s", "-p", "-e"].includes(x)),
@@ -30,12 +36,14 @@ const GIT_READ: Record<string, (a: Args) => boolean> = {
   remote: onlyFlags("-v", "--verbose"),
   stash: (a) => a.length === 1 && a[0] === "list",
   reflog: (a) => a.length === 0 || a[0] === "show",
-  config: (a) => a.length > 0 && ["--get", "--get-all", "--list", "-l", "--get-regexp"].includes(a[0]) && !a.includes("-e"),
+  config: (a) =>
+    a.length > 0 && ["--get", "--get-all", "--list", "-l", "--get-regexp"].includes(a[0]) && !a.includes("-e"),
 };
 
 // Options of any sub-command that write, run a program, read outside the repository's objects
 // or reach the work tree through filters.
-const FORBIDDEN = /^(--output|--ext-diff|--textconv|--filters|-O|--open-files-in-pager|--exec|--upload-pack|--receive-pack|--no-index|--dirty|--broken|--contents|--git-dir|--work-tree|--batch|--edit)/;
+const FORBIDDEN =
+  /^(--output|--ext-diff|--textconv|--filters|-O|--open-files-in-pager|--exec|--upload-pack|--receive-pack|--no-index|--dirty|--broken|--contents|--git-dir|--work-tree|--batch|--edit)/;
 
 // Global options allowed before the sub-command: none of them changes which repository or
 // configuration git uses (`-C`, `-c`, `--git-dir`, `--work-tree`, `--exec-path` all do).
@@ -58,14 +66,24 @@ export function gitIsReadOnly(args: Args): boolean {
 // Configuration with fixed names that runs programs or finds another repository; given on the
 // command line it beats every file git reads. Hooks point at a folder that does not exist.
 const OVERRIDES = [
-  "core.fsmonitor=false", "core.hooksPath=/dev/null/none", "core.pager=cat", "core.attributesFile=/dev/null",
-  "core.untrackedCache=false", "gpg.program=false", "gpg.ssh.program=false", "gpg.x509.program=false",
-  "log.showSignature=false", "safe.bareRepository=explicit", "diff.external=false",
+  "core.fsmonitor=false",
+  "core.hooksPath=/dev/null/none",
+  "core.pager=cat",
+  "core.attributesFile=/dev/null",
+  "core.untrackedCache=false",
+  "gpg.program=false",
+  "gpg.ssh.program=false",
+  "gpg.x509.program=false",
+  "log.showSignature=false",
+  "safe.bareRepository=explicit",
+  "diff.external=false",
 ];
 const ENV = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_OPTIONAL_LOCKS=0 GIT_PAGER=cat PAGER=cat";
 // Per sub-command: no external diff program, no textconv driver.
 const SUB_FLAGS: Record<string, string> = {
-  log: "--no-ext-diff --no-textconv", show: "--no-ext-diff --no-textconv", diff: "--no-ext-diff --no-textconv",
+  log: "--no-ext-diff --no-textconv",
+  show: "--no-ext-diff --no-textconv",
+  diff: "--no-ext-diff --no-textconv",
 };
 
 /**

@@ -11,22 +11,69 @@ const any = () => true;
 const noArgs = (a: Args) => a.length === 0;
 // A one-letter option also hides in a cluster (`sort -no out` is -n -o out) or glued to its value (-oout).
 const hasOption = (x: string, b: string) =>
-  /^-[a-zA-Z]$/.test(b) ? new RegExp(`^-[a-zA-Z]*${b[1]}`).test(x) && !x.startsWith("--")
-  : x === b || (b.startsWith("--") && x.startsWith(`${b}=`));
-const without = (...bad: string[]) => (a: Args) => !a.some((x) => bad.some((b) => hasOption(x, b)));
+  /^-[a-zA-Z]$/.test(b)
+    ? new RegExp(`^-[a-zA-Z]*${b[1]}`).test(x) && !x.startsWith("--")
+    : x === b || (b.startsWith("--") && x.startsWith(`${b}=`));
+const without =
+  (...bad: string[]) =>
+  (a: Args) =>
+    !a.some((x) => bad.some((b) => hasOption(x, b)));
 
 // `sed -n '12,40p' file` is how models read a slice; anything else sed can do may write.
 const sedPrints = (a: Args) =>
   a.includes("-n") &&
   !a.some((x) => /^(-i|--in-place)/.test(x) || x === "-e" || x === "-f") &&
-  a.filter((x) => !x.startsWith("-")).slice(0, 1).every((s) => /^\s*(\d+|\$)(\s*,\s*(\d+|\$))?\s*p\s*$/.test(s));
+  a
+    .filter((x) => !x.startsWith("-"))
+    .slice(0, 1)
+    .every((s) => /^\s*(\d+|\$)(\s*,\s*(\d+|\$))?\s*p\s*$/.test(s));
 
 const SAFE: Record<string, (a: Args) => boolean> = {
-  ls: any, pwd: any, cat: any, head: any, tail: any, wc: any, echo: any, printf: any, which: any, file: without("-C", "--compile"),
-  stat: any, du: any, df: any, basename: any, dirname: any, realpath: any, readlink: any, whoami: any, id: any,
-  uname: any, true: any, false: any, nl: any, tac: any, cut: any, diff: any, cmp: any, comm: any, grep: any,
-  egrep: any, fgrep: any, jq: any, printenv: any, seq: any, test: any, "[": any, md5sum: any, sha1sum: any,
-  sha256sum: any, strings: any, hexdump: any, cd: any, type: any, tr: any, column: any,
+  ls: any,
+  pwd: any,
+  cat: any,
+  head: any,
+  tail: any,
+  wc: any,
+  echo: any,
+  printf: any,
+  which: any,
+  file: without("-C", "--compile"),
+  stat: any,
+  du: any,
+  df: any,
+  basename: any,
+  dirname: any,
+  realpath: any,
+  readlink: any,
+  whoami: any,
+  id: any,
+  uname: any,
+  true: any,
+  false: any,
+  nl: any,
+  tac: any,
+  cut: any,
+  diff: any,
+  cmp: any,
+  comm: any,
+  grep: any,
+  egrep: any,
+  fgrep: any,
+  jq: any,
+  printenv: any,
+  seq: any,
+  test: any,
+  "[": any,
+  md5sum: any,
+  sha1sum: any,
+  sha256sum: any,
+  strings: any,
+  hexdump: any,
+  cd: any,
+  type: any,
+  tr: any,
+  column: any,
   tree: without("-o"),
   date: without("-s", "--set"),
   hostname: noArgs,
@@ -47,7 +94,22 @@ const leavesWorkspace = (arg: string) => {
 
 // Readers none of whose options writes or runs anything, so a glob that expands to a file
 // named like an option (`-o…`, `--pre=…`) cannot turn them into something else.
-const GLOB_READERS = new Set(["ls", "cat", "head", "tail", "wc", "nl", "grep", "egrep", "fgrep", "stat", "du", "md5sum", "sha1sum", "sha256sum"]);
+const GLOB_READERS = new Set([
+  "ls",
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "nl",
+  "grep",
+  "egrep",
+  "fgrep",
+  "stat",
+  "du",
+  "md5sum",
+  "sha1sum",
+  "sha256sum",
+]);
 
 function readOnly(c: SimpleCommand): boolean {
   if (c.opaque || c.wrappedBy || c.assignments.length > 0 || c.programPath || c.argv.length === 0) return false;
@@ -74,22 +136,43 @@ function dangerousCommand([name, ...args]: Args): string | undefined {
   const flags = args.filter((a) => a.startsWith("-")).join(" ");
   switch (name) {
     case "rm":
-      return /(^|\s)-[a-zA-Z]*[rRf]|--recursive|--force/.test(flags) ? "deletes files and folders without asking, and cannot be undone" : undefined;
-    case "sudo": case "su": case "doas":
+      return /(^|\s)-[a-zA-Z]*[rRf]|--recursive|--force/.test(flags)
+        ? "deletes files and folders without asking, and cannot be undone"
+        : undefined;
+    case "sudo":
+    case "su":
+    case "doas":
       return "runs a command with administrator rights";
-    case "dd": case "shred": case "wipefs": case "fdisk": case "parted": case "mkswap":
+    case "dd":
+    case "shred":
+    case "wipefs":
+    case "fdisk":
+    case "parted":
+    case "mkswap":
       return "writes raw data to a disk or file, and can destroy it";
-    case "shutdown": case "reboot": case "halt": case "poweroff":
+    case "shutdown":
+    case "reboot":
+    case "halt":
+    case "poweroff":
       return "shuts down or restarts the machine";
-    case "killall": case "pkill":
+    case "killall":
+    case "pkill":
       return "stops every process matching a name";
-    case "chmod": case "chown": case "chgrp":
-      return /(^|\s)-[a-zA-Z]*R|--recursive/.test(flags) || args.includes("/") ? "changes permissions or owners of a whole folder tree" : undefined;
+    case "chmod":
+    case "chown":
+    case "chgrp":
+      return /(^|\s)-[a-zA-Z]*R|--recursive/.test(flags) || args.includes("/")
+        ? "changes permissions or owners of a whole folder tree"
+        : undefined;
     case "kill":
       return args.includes("-1") ? "stops every process you own" : undefined;
     case "git": {
       const sub = args.find((a) => !a.startsWith("-"));
-      if (sub === "push" && (/(^|\s)(-f|--force|--force-with-lease|--mirror|--delete)/.test(flags) || args.some((a) => a.startsWith("+") || a.startsWith(":")))) {
+      if (
+        sub === "push" &&
+        (/(^|\s)(-f|--force|--force-with-lease|--mirror|--delete)/.test(flags) ||
+          args.some((a) => a.startsWith("+") || a.startsWith(":")))
+      ) {
         return "force-pushes or deletes on the remote, which can erase other people's commits";
       }
       if (sub === "reset" && args.includes("--hard")) return "throws away uncommitted changes";
@@ -104,7 +187,10 @@ function dangerousCommand([name, ...args]: Args): string | undefined {
 
 // Also scanned on the raw text: a download piped into an interpreter, a fork bomb, a disk.
 const RAW_DANGER: [RegExp, string][] = [
-  [/\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?((ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node|php)\b/, "runs a script downloaded from the internet"],
+  [
+    /\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?((ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node|php)\b/,
+    "runs a script downloaded from the internet",
+  ],
   [/\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rRf]/, "deletes files and folders without asking, and cannot be undone"],
   [/\brm\s+.*--(recursive|force)\b/, "deletes files and folders without asking, and cannot be undone"],
   [/:\(\)\s*\{\s*:\|:&\s*\}\s*;\s*:/, "starts processes without end until the machine stops answering"], // fork bomb

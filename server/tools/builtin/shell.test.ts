@@ -4,7 +4,14 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../executors/runner/testing";
+import {
+  spawnRunner,
+  startServer,
+  tempDir,
+  waitFor,
+  type RunnerChild,
+  type TestServer,
+} from "../../executors/runner/testing";
 import type { ToolContext } from "../tool";
 import { shellHeader, shellTool } from "./shell";
 
@@ -16,7 +23,8 @@ async function sleepers(needle: string): Promise<number[]> {
   for (const pid of (await readdir("/proc")).filter((n) => /^\d+$/.test(n))) {
     try {
       const cmd = (await readFile(`/proc/${pid}/cmdline`)).toString();
-      if (cmd.includes(needle) && !/^State:\s+Z/m.test(await readFile(`/proc/${pid}/status`, "utf8"))) found.push(Number(pid));
+      if (cmd.includes(needle) && !/^State:\s+Z/m.test(await readFile(`/proc/${pid}/status`, "utf8")))
+        found.push(Number(pid));
     } catch {
       /* exited */
     }
@@ -95,7 +103,7 @@ describe("shell approval", () => {
     "git diff --stat",
     "touch x.txt\ngit push origin HEAD",
     "ls\r\ngit push",
-    "ls; eval \"$X\"",
+    'ls; eval "$X"',
     "cat <(git push)",
     "ls | sh",
     "ls *.ts | xargs sort -o out",
@@ -152,7 +160,13 @@ describe("shell approval", () => {
   });
 
   it("refuses inputs that are neither a start nor a poll, with a usable message", () => {
-    for (const bad of [{}, { command: "ls", session_id: "sh_abc123" }, { command: "ls", kill: true }, { session_id: "x" }, { command: "ls", timeout_ms: 700_000 }]) {
+    for (const bad of [
+      {},
+      { command: "ls", session_id: "sh_abc123" },
+      { command: "ls", kill: true },
+      { session_id: "x" },
+      { command: "ls", timeout_ms: 700_000 },
+    ]) {
       const r = shellTool.parse(bad);
       expect(r.ok, JSON.stringify(bad)).toBe(false);
     }
@@ -161,16 +175,32 @@ describe("shell approval", () => {
   it("exposes a JSON schema the model can read", () => {
     const schema = shellTool.jsonSchema as { type: string; properties: Record<string, unknown> };
     expect(schema.type).toBe("object");
-    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(["command", "session_id", "yield_time_ms", "timeout_ms"]));
+    expect(Object.keys(schema.properties)).toEqual(
+      expect.arrayContaining(["command", "session_id", "yield_time_ms", "timeout_ms"]),
+    );
   });
 });
 
 describe("shellHeader", () => {
-  const base = { running: false, exitCode: 0, signal: null, stopReason: null, omittedBytes: 0, totalBytes: 3, durationMs: 420, sandboxed: true, network: false } as const;
+  const base = {
+    running: false,
+    exitCode: 0,
+    signal: null,
+    stopReason: null,
+    omittedBytes: 0,
+    totalBytes: 3,
+    durationMs: 420,
+    sandboxed: true,
+    network: false,
+  } as const;
   it("states exit, timeouts, kills and running handles", () => {
     expect(shellHeader(base)).toBe("Exit code: 0 · 0.4 s");
-    expect(shellHeader({ ...base, exitCode: 137, signal: "SIGKILL", stopReason: "timeout", durationMs: 120_000 })).toMatch(/^Timed out after 120 s; .*Exit code: 137 \(SIGKILL\)/);
-    expect(shellHeader({ ...base, running: true, exitCode: null, sessionHandle: "sh_abc123" })).toContain('{"session_id":"sh_abc123"}');
+    expect(
+      shellHeader({ ...base, exitCode: 137, signal: "SIGKILL", stopReason: "timeout", durationMs: 120_000 }),
+    ).toMatch(/^Timed out after 120 s; .*Exit code: 137 \(SIGKILL\)/);
+    expect(shellHeader({ ...base, running: true, exitCode: null, sessionHandle: "sh_abc123" })).toContain(
+      '{"session_id":"sh_abc123"}',
+    );
     expect(shellHeader({ ...base, omittedBytes: 5000 })).toContain("5000 bytes of output omitted");
   });
 });
@@ -186,7 +216,11 @@ describe("shell through the runner pool", () => {
     home = await mkdtemp(join(tmpdir(), "quiver-home-"));
     server = await startServer();
     // An empty HOME keeps this machine's own (slow) login profile out of the timings.
-    runner = spawnRunner({ url: server.url, workspace: dir, env: { NODE_ENV: "test", HOME: home, QUIVER_TEST_SECRET: "hidden" } });
+    runner = spawnRunner({
+      url: server.url,
+      workspace: dir,
+      env: { NODE_ENV: "test", HOME: home, QUIVER_TEST_SECRET: "hidden" },
+    });
     await waitFor(() => server.pool.status().some((r) => r.connected), 30_000, "runner to connect");
   });
   afterAll(async () => {
@@ -205,7 +239,15 @@ describe("shell through the runner pool", () => {
       progress,
       services: {},
       remote: (i, o = {}) =>
-        server.pool.run({ sessionId: "s1", callId, op: "shell", input: i, deadline: Date.now() + (o.timeoutMs ?? 30_000), signal, onProgress: o.onProgress }),
+        server.pool.run({
+          sessionId: "s1",
+          callId,
+          op: "shell",
+          input: i,
+          deadline: Date.now() + (o.timeoutMs ?? 30_000),
+          signal,
+          onProgress: o.onProgress,
+        }),
     };
   };
   const run = (command: string, extra: Record<string, unknown> = {}, ctx = context(new AbortController().signal)) =>
@@ -255,13 +297,17 @@ describe("shell through the runner pool", () => {
     const t = `${30 + Math.random()}`.slice(0, 8);
     await expect(run(`setsid sleep ${t}1 & sleep ${t}2`, {}, context(abort.signal))).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(20_000);
-    expect(await waitFor(async () => (await sleepers(t)).length === 0 && "gone", 10_000, "killed processes")).toBe("gone");
+    expect(await waitFor(async () => (await sleepers(t)).length === 0 && "gone", 10_000, "killed processes")).toBe(
+      "gone",
+    );
   });
 
   it("turns runner-side refusals into respond errors", async () => {
     await expect(run("pwd", { cwd: "../.." })).rejects.toMatchObject({ kind: "respond" });
     const poll = shellTool.parse({ session_id: "sh_000000" });
     if (!poll.ok) throw new Error(poll.error);
-    await expect(shellTool.execute(poll.value, context(new AbortController().signal))).rejects.toThrow(/no command with session_id/);
+    await expect(shellTool.execute(poll.value, context(new AbortController().signal))).rejects.toThrow(
+      /no command with session_id/,
+    );
   });
 });

@@ -31,10 +31,13 @@ export function shellHeader(m: ShellResultMeta): string {
   const how = m.signal ? ` (${m.signal})` : "";
   const code = m.exitCode === null ? `signal ${m.signal ?? "unknown"}` : `${m.exitCode}${how}`;
   const head =
-    m.stopReason === "timeout" ? `Timed out after ${seconds(m.durationMs)}; the command and everything it started were killed. Exit code: ${code}`
-    : m.stopReason === "cancelled" ? `Cancelled after ${seconds(m.durationMs)}; the command and everything it started were killed.`
-    : m.stopReason === "killed" ? `Stopped on request after ${seconds(m.durationMs)}.`
-    : `Exit code: ${code} · ${seconds(m.durationMs)}`;
+    m.stopReason === "timeout"
+      ? `Timed out after ${seconds(m.durationMs)}; the command and everything it started were killed. Exit code: ${code}`
+      : m.stopReason === "cancelled"
+        ? `Cancelled after ${seconds(m.durationMs)}; the command and everything it started were killed.`
+        : m.stopReason === "killed"
+          ? `Stopped on request after ${seconds(m.durationMs)}.`
+          : `Exit code: ${code} · ${seconds(m.durationMs)}`;
   // With `stored`, nothing was omitted on the way: what the pipeline cuts, its marker says.
   return m.omittedBytes > 0 && !m.stored ? `${head} · ${m.omittedBytes} bytes of output omitted in the middle` : head;
 }
@@ -62,11 +65,20 @@ export const shellTool = defineTool({
   },
   async execute(input, ctx): Promise<ToolResult> {
     const waitMs = isPoll(input)
-      ? input.kill ? 0 : (input.yield_time_ms ?? SHELL_LIMITS.defaultPollYieldMs)
+      ? input.kill
+        ? 0
+        : (input.yield_time_ms ?? SHELL_LIMITS.defaultPollYieldMs)
       : Math.min(input.yield_time_ms ?? Infinity, input.timeout_ms ?? SHELL_LIMITS.defaultTimeoutMs);
     // The line runs as classified: a read-only one with its git neutralised, whoever asked.
-    const run = !isPoll(input) && safeRead(input) ? { ...input, command: neutraliseGit(input.command!, analyseShell(input.command!).commands) } : input;
-    const r = await ctx.remote(run, { onProgress: (c) => ctx.progress(c), timeoutMs: waitMs + MARGIN_MS, stream: true });
+    const run =
+      !isPoll(input) && safeRead(input)
+        ? { ...input, command: neutraliseGit(input.command!, analyseShell(input.command!).commands) }
+        : input;
+    const r = await ctx.remote(run, {
+      onProgress: (c) => ctx.progress(c),
+      timeoutMs: waitMs + MARGIN_MS,
+      stream: true,
+    });
     if (!r.ok) throw respond(r.output, r.meta);
     const parsed = ShellResultMeta.safeParse(r.meta);
     if (!parsed.success) throw respond(`the runner answered without a command status: ${r.output.slice(0, 500)}`);

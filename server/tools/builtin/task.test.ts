@@ -26,7 +26,10 @@ import { writeFileTool } from "./write_file";
 /** What the fake needs of a request, on either wire format. */
 function view(req: RecordedRequest) {
   const body = req.body as { system?: unknown; messages: { role: string }[] };
-  const system = req.format === "anthropic" ? JSON.stringify(body.system ?? "") : JSON.stringify(body.messages.find((m) => m.role === "system") ?? "");
+  const system =
+    req.format === "anthropic"
+      ? JSON.stringify(body.system ?? "")
+      : JSON.stringify(body.messages.find((m) => m.role === "system") ?? "");
   return {
     sub: system.includes("You are a subagent"),
     /** Responses the conversation already holds. */
@@ -35,9 +38,16 @@ function view(req: RecordedRequest) {
   };
 }
 
-const task = (job: string) => ({ type: "tool_call" as const, name: "task", arguments: JSON.stringify({ description: `Look for ${job}`, prompt: `JOB-${job}: find where ${job} is handled.` }) });
+const task = (job: string) => ({
+  type: "tool_call" as const,
+  name: "task",
+  arguments: JSON.stringify({ description: `Look for ${job}`, prompt: `JOB-${job}: find where ${job} is handled.` }),
+});
 const call = (name: string, args: unknown) => ({ type: "tool_call" as const, name, arguments: JSON.stringify(args) });
-const text = (t: string, extra: { delayMs?: number; deltaChars?: number } = {}): ScriptStepInput => ({ blocks: [{ type: "text" as const, text: t }], ...extra });
+const text = (t: string, extra: { delayMs?: number; deltaChars?: number } = {}): ScriptStepInput => ({
+  blocks: [{ type: "text" as const, text: t }],
+  ...extra,
+});
 
 describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
   const t = useTestDb(dbProvider);
@@ -59,9 +69,15 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
     let until = 0;
     exec = new ScriptedExecutor((req) => {
       if (Date.now() > until) until = Date.now() + 1500;
-      return { delayMs: until - Date.now(), result: { ok: true, output: `contents of ${(req.input as { path?: string }).path}` } };
+      return {
+        delayMs: until - Date.now(),
+        result: { ok: true, output: `contents of ${(req.input as { path?: string }).path}` },
+      };
     });
-    h = makePipeline(t.current, { exec, deps: { tools: toolStates([readFileTool, writeFileTool, shellTool, taskTool]) } });
+    h = makePipeline(t.current, {
+      exec,
+      deps: { tools: toolStates([readFileTool, writeFileTool, shellTool, taskTool]) },
+    });
   });
   afterEach(async () => {
     await engine?.dispose();
@@ -71,7 +87,13 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
 
   const start = (kind: ProviderKind, subagents?: SubagentLimits) => {
     engine = createEngine({
-      db: t.current.db, rows: t.current.rows, hub, dispatcher: h.pipeline, env: fakeProviderEnv(kind, fake), retry: fastRetries, systemPrompt: "SYSTEM",
+      db: t.current.db,
+      rows: t.current.rows,
+      hub,
+      dispatcher: h.pipeline,
+      env: fakeProviderEnv(kind, fake),
+      retry: fastRetries,
+      systemPrompt: "SYSTEM",
       catalog: { catalog: (sessionId) => h.deps.tools.forSession(sessionId).entries() },
       subagents,
     });
@@ -83,10 +105,20 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
       script = (req) => {
         const v = view(req);
         if (!v.sub) return v.step === 0 ? { blocks: [task("A"), task("B"), task("C")] } : text("All three reported.");
-        if (v.job === "A") return v.step === 0 ? { blocks: [call("read_file", { path: "a.ts" })] } : text("Report A: alpha is in a.ts.", { delayMs: 40, deltaChars: 4 });
+        if (v.job === "A")
+          return v.step === 0
+            ? { blocks: [call("read_file", { path: "a.ts" })] }
+            : text("Report A: alpha is in a.ts.", { delayMs: 40, deltaChars: 4 });
         if (v.job === "B") {
           return v.step === 0
-            ? { blocks: [call("read_file", { path: "b.ts" }), call("write_file", { path: "b.ts", content: "x" }), call("shell", { command: "rm -rf src" }), task("D")] }
+            ? {
+                blocks: [
+                  call("read_file", { path: "b.ts" }),
+                  call("write_file", { path: "b.ts", content: "x" }),
+                  call("shell", { command: "rm -rf src" }),
+                  task("D"),
+                ],
+              }
             : text("Report B: could not change anything.");
         }
         return v.step === 0 ? { blocks: [call("read_file", { path: "c.ts" })] } : text("Report C: gamma.");
@@ -99,7 +131,10 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
       // The subagents' requests: their own system prompt, the read-only surface, the job alone.
       const subs = fake.requests.filter((r) => view(r).sub);
       expect(subs).toHaveLength(6);
-      const names = (r: RecordedRequest) => ((r.body as { tools?: { name?: string; function?: { name: string } }[] }).tools ?? []).map((x) => x.name ?? x.function?.name);
+      const names = (r: RecordedRequest) =>
+        ((r.body as { tools?: { name?: string; function?: { name: string } }[] }).tools ?? []).map(
+          (x) => x.name ?? x.function?.name,
+        );
       expect(names(subs[0])).toEqual(["read_file"]);
       expect(subs[0].raw).toContain(JSON.stringify(SUBAGENT_SYSTEM_PROMPT).slice(1, 40));
       expect(subs[0].raw).not.toContain("explore");
@@ -110,7 +145,9 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
       const parent = fake.requests.filter((r) => !view(r).sub);
       expect(parent).toHaveLength(2);
       const raw = parent[1].raw;
-      const [a, b, c] = ["Report A: alpha is in a.ts.", "Report B: could not change anything.", "Report C: gamma."].map((s) => raw.indexOf(s));
+      const [a, b, c] = ["Report A: alpha is in a.ts.", "Report B: could not change anything.", "Report C: gamma."].map(
+        (s) => raw.indexOf(s),
+      );
       expect(a).toBeGreaterThan(0);
       expect(b).toBeGreaterThan(a);
       expect(c).toBeGreaterThan(b);
@@ -124,8 +161,14 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
         ["succeeded", "Report C: gamma."],
       ]);
       const ofB = rows.filter((r) => r.parentCallId === tasks[1].id);
-      expect(ofB.map((r) => [r.name, r.status]).sort()).toEqual([["read_file", "succeeded"], ["shell", "blocked"], ["task", "blocked"], ["write_file", "blocked"]]);
-      for (const r of ofB.filter((x) => x.status === "blocked")) expect(r.result).toMatch(/not available to a subagent/);
+      expect(ofB.map((r) => [r.name, r.status]).sort()).toEqual([
+        ["read_file", "succeeded"],
+        ["shell", "blocked"],
+        ["task", "blocked"],
+        ["write_file", "blocked"],
+      ]);
+      for (const r of ofB.filter((x) => x.status === "blocked"))
+        expect(r.result).toMatch(/not available to a subagent/);
       expect(exec.calls.map((c) => c.op).sort()).toEqual(["read_file", "read_file", "read_file"]);
       const children = rows.filter((r) => r.parentCallId);
       expect(children).toHaveLength(6);
@@ -137,14 +180,25 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
         expect(entry, child.name).toBeDefined();
         expect((entry!.detail as { parentCallId?: string }).parentCallId).toBe(child.parentCallId);
       }
-      expect(audit.filter((e) => e.action === "tool.blocked" && (e.detail as { by?: string }).by === "subagent")).toHaveLength(3);
+      expect(
+        audit.filter((e) => e.action === "tool.blocked" && (e.detail as { by?: string }).by === "subagent"),
+      ).toHaveLength(3);
 
       // Events: the subagent's calls carry the task's id; its text streams as the task's progress.
-      const started = events.filter((e): e is Extract<SessionEvent, { type: "tool.started" }> => e.type === "tool.started");
+      const started = events.filter(
+        (e): e is Extract<SessionEvent, { type: "tool.started" }> => e.type === "tool.started",
+      );
       expect(started.filter((e) => e.parentCallId === tasks[0].id).map((e) => e.name)).toEqual(["read_file"]);
-      const progressA = events.flatMap((e) => (e.type === "tool.progress" && e.callId === tasks[0].id ? [e.chunk] : [])).join("");
+      const progressA = events
+        .flatMap((e) => (e.type === "tool.progress" && e.callId === tasks[0].id ? [e.chunk] : []))
+        .join("");
       expect(progressA).toContain("Report A: alpha is in a.ts.");
-      expect(events.filter((e) => e.type === "text.delta").map((e) => (e as { text: string }).text).join("")).toBe("All three reported.");
+      expect(
+        events
+          .filter((e) => e.type === "text.delta")
+          .map((e) => (e as { text: string }).text)
+          .join(""),
+      ).toBe("All three reported.");
 
       // Usage: the turn's total is the sum of all eight requests (two of its own, six of the subagents).
       const requests = await t.current.db.modelRequest.findMany({ where: { turnId } });
@@ -158,7 +212,7 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
       expect(lastUsage.usage.inputTokens).toBe(turn.inputTokens);
       // Nothing of the subagents' conversations entered the session's history.
       const history = await t.current.db.message.findMany({ where: { sessionId } });
-      expect(JSON.stringify(history.map((m) => m.content))).not.toContain("Report A: alpha is in a.ts.\"}]");
+      expect(JSON.stringify(history.map((m) => m.content))).not.toContain('Report A: alpha is in a.ts."}]');
       expect(history.filter((m) => m.role === "assistant")).toHaveLength(2);
     });
 
@@ -167,13 +221,18 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
         const v = view(req);
         if (!v.sub) return { blocks: [task("A"), task("B")] };
         // A hangs in its model request, B in its read.
-        return v.job === "A" ? { blocks: [{ type: "text", text: "Looking around the code base for alpha..." }], hangAfterBytes: 400 } : { blocks: [call("read_file", { path: "b.ts" })] };
+        return v.job === "A"
+          ? { blocks: [{ type: "text", text: "Looking around the code base for alpha..." }], hangAfterBytes: 400 }
+          : { blocks: [call("read_file", { path: "b.ts" })] };
       };
       exec.setScript(() => ({ delayMs: 60_000, result: { ok: true, output: "late" } }));
       const { sessionId, userId } = await seedSession(t.current.db);
       const e = start(kind);
       const { turnId } = await e.sendMessage(sessionId, { userId }, "explore");
-      await waitFor(() => exec.calls.length === 1 && fake.requests.filter((r) => view(r).sub).length === 2, "both subagents at work");
+      await waitFor(
+        () => exec.calls.length === 1 && fake.requests.filter((r) => view(r).sub).length === 2,
+        "both subagents at work",
+      );
       await e.cancel(sessionId);
       const events = await eventsUntilFinished(hub, sessionId, turnId);
       expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "cancelled" });
@@ -193,13 +252,22 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
       return { blocks: [call("read_file", { path: `${v.job}-${v.step}.ts` })] };
     };
     const { sessionId, userId } = await seedSession(t.current.db);
-    const { turnId } = await start("anthropic", { maxParallel: 2, maxSteps: 2 }).sendMessage(sessionId, { userId }, "explore");
+    const { turnId } = await start("anthropic", { maxParallel: 2, maxSteps: 2 }).sendMessage(
+      sessionId,
+      { userId },
+      "explore",
+    );
     await eventsUntilFinished(hub, sessionId, turnId);
-    const tasks = await t.current.db.toolCall.findMany({ where: { sessionId, name: "task", parentCallId: null }, orderBy: { slot: "asc" } });
+    const tasks = await t.current.db.toolCall.findMany({
+      where: { sessionId, name: "task", parentCallId: null },
+      orderBy: { slot: "asc" },
+    });
     expect(tasks.map((r) => r.isError)).toEqual([true, true, true]);
     // Which of the three finds both places taken depends on which reaches its start last.
     const results = tasks.map((r) => r.result ?? "");
-    expect(results.filter((r) => /^The subagent stopped after 2 model requests \(its step limit\)/.test(r))).toHaveLength(2);
+    expect(
+      results.filter((r) => /^The subagent stopped after 2 model requests \(its step limit\)/.test(r)),
+    ).toHaveLength(2);
     expect(results.filter((r) => /^Not started: at most 2 subagents run at once in a turn/.test(r))).toHaveLength(1);
     expect(fake.requests.filter((r) => view(r).sub)).toHaveLength(4);
   });

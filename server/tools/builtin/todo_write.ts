@@ -22,22 +22,34 @@ const MARK: Record<Todo["status"], string> = { pending: "[ ]", in_progress: "[>]
 
 /** The list as the model and the chat get it, or the respond error that says what to fix. */
 export function checkTodos(todos: readonly Todo[]): Todo[] {
-  if (todos.length > TODO_MAX_ITEMS) throw respond(`The list has ${todos.length} tasks; keep it to at most ${TODO_MAX_ITEMS} (merge small steps, drop finished detail).`);
+  if (todos.length > TODO_MAX_ITEMS)
+    throw respond(
+      `The list has ${todos.length} tasks; keep it to at most ${TODO_MAX_ITEMS} (merge small steps, drop finished detail).`,
+    );
   // One line each: a newline or control character cannot fake a second task in the chat.
   const clean = todos.map((t) => ({ content: t.content.replace(/[\s\p{Cc}\p{Cf}]+/gu, " ").trim(), status: t.status }));
   clean.forEach((t, i) => {
     if (!t.content) throw respond(`Task ${i + 1} has no text: say what the task is.`);
-    if (t.content.length > TODO_MAX_TEXT) throw respond(`Task ${i + 1} is ${t.content.length} characters; keep each task to at most ${TODO_MAX_TEXT} (one short line).`);
+    if (t.content.length > TODO_MAX_TEXT)
+      throw respond(
+        `Task ${i + 1} is ${t.content.length} characters; keep each task to at most ${TODO_MAX_TEXT} (one short line).`,
+      );
   });
   const active = clean.flatMap((t, i) => (t.status === "in_progress" ? [i + 1] : []));
-  if (active.length > 1) throw respond(`Tasks ${active.join(", ")} are all in_progress; at most one task may be in_progress at a time. Mark the others pending or completed.`);
+  if (active.length > 1)
+    throw respond(
+      `Tasks ${active.join(", ")} are all in_progress; at most one task may be in_progress at a time. Mark the others pending or completed.`,
+    );
   return clean;
 }
 
 export function formatTodos(todos: readonly Todo[]): string {
   if (todos.length === 0) return "The task list is now empty.";
   const done = todos.filter((t) => t.status === "completed").length;
-  return [`Task list updated (${done}/${todos.length} completed):`, ...todos.map((t) => `${MARK[t.status]} ${t.content}`)].join("\n");
+  return [
+    `Task list updated (${done}/${todos.length} completed):`,
+    ...todos.map((t) => `${MARK[t.status]} ${t.content}`),
+  ].join("\n");
 }
 
 export const todoWriteTool = defineTool({

@@ -9,7 +9,15 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { isFatalError, respond, toToolError } from "../errors";
 import { defineTool, type ToolContext } from "../tool";
-import { cutOutput, LISTING_OPS, matchedPaths, PROGRAM_OPS, stepContext, STEP_TOOLS, type ProgramOp } from "./program-steps";
+import {
+  cutOutput,
+  LISTING_OPS,
+  matchedPaths,
+  PROGRAM_OPS,
+  stepContext,
+  STEP_TOOLS,
+  type ProgramOp,
+} from "./program-steps";
 
 export const MAX_STEPS = 8;
 export const MAX_REPEAT = 10;
@@ -18,15 +26,30 @@ const CONTROL_KEYS = new Set(["op", "repeat", "if_contains"]);
 
 const stepRef = z.number().int().min(1).max(MAX_STEPS);
 const Step = z.looseObject({
-  op: z.enum(PROGRAM_OPS).describe("The read-only operation; its arguments (path, pattern, offset, …) sit beside op, as in the single tool."),
+  op: z
+    .enum(PROGRAM_OPS)
+    .describe(
+      "The read-only operation; its arguments (path, pattern, offset, …) sit beside op, as in the single tool.",
+    ),
   repeat: z
     .object({
-      over: stepRef.describe("An earlier step (1-based) of search_text, glob, list_files or git_diff: this step runs once per path it matched, with path set to it."),
-      max: z.number().int().min(1).max(MAX_REPEAT).optional().describe(`Most paths to run over (default ${DEFAULT_REPEAT}); the rest are listed, not run.`),
+      over: stepRef.describe(
+        "An earlier step (1-based) of search_text, glob, list_files or git_diff: this step runs once per path it matched, with path set to it.",
+      ),
+      max: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_REPEAT)
+        .optional()
+        .describe(`Most paths to run over (default ${DEFAULT_REPEAT}); the rest are listed, not run.`),
     })
     .optional(),
   if_contains: z
-    .object({ step: stepRef.describe("An earlier step (1-based)."), text: z.string().min(1).max(1000).describe("Run this step only if that step's output contains this exact text.") })
+    .object({
+      step: stepRef.describe("An earlier step (1-based)."),
+      text: z.string().min(1).max(1000).describe("Run this step only if that step's output contains this exact text."),
+    })
     .optional(),
 });
 type Step = z.infer<typeof Step>;
@@ -35,7 +58,10 @@ const input = z.object({
   steps: z
     .array(Step)
     .min(1)
-    .max(MAX_STEPS, `a program has at most ${MAX_STEPS} steps; split the work into two tool_program calls (or call the tools one by one)`)
+    .max(
+      MAX_STEPS,
+      `a program has at most ${MAX_STEPS} steps; split the work into two tool_program calls (or call the tools one by one)`,
+    )
     .describe(`1 to ${MAX_STEPS} steps, run in order.`),
 });
 type ProgramInput = z.infer<typeof input>;
@@ -50,11 +76,18 @@ function checkProgram(program: ProgramInput): string | undefined {
   const problems: string[] = [];
   program.steps.forEach((step, i) => {
     const n = i + 1;
-    for (const [what, ref] of [["repeat.over", step.repeat?.over], ["if_contains.step", step.if_contains?.step]] as const) {
-      if (ref !== undefined && ref >= n) problems.push(`step ${n}: ${what} is ${ref}, but it must name an earlier step (1 to ${n - 1})`);
+    for (const [what, ref] of [
+      ["repeat.over", step.repeat?.over],
+      ["if_contains.step", step.if_contains?.step],
+    ] as const) {
+      if (ref !== undefined && ref >= n)
+        problems.push(`step ${n}: ${what} is ${ref}, but it must name an earlier step (1 to ${n - 1})`);
     }
     const over = step.repeat ? program.steps[step.repeat.over - 1] : undefined;
-    if (over && !LISTING_OPS.has(over.op)) problems.push(`step ${n}: repeat.over names step ${step.repeat!.over} (${over.op}), which matches no paths; repeat over a search_text, glob, list_files or git_diff step`);
+    if (over && !LISTING_OPS.has(over.op))
+      problems.push(
+        `step ${n}: repeat.over names step ${step.repeat!.over} (${over.op}), which matches no paths; repeat over a search_text, glob, list_files or git_diff step`,
+      );
     // A repeated step's path comes from the matches, so its other arguments are checked with a stand-in.
     const parsed = STEP_TOOLS[step.op].parse(stepArgs(step, step.repeat ? "." : undefined));
     if (!parsed.ok) problems.push(`step ${n} (${step.op}): ${parsed.error}`);
@@ -84,7 +117,9 @@ function skipReason(step: Step, done: StepOutcome[]): string | undefined {
   if (!cond) return undefined;
   const prior = done[cond.step - 1];
   if (prior.status !== "ok") return `step ${cond.step} did not run`;
-  return prior.output.includes(cond.text) ? undefined : `step ${cond.step}'s output does not contain ${JSON.stringify(cond.text)}`;
+  return prior.output.includes(cond.text)
+    ? undefined
+    : `step ${cond.step}'s output does not contain ${JSON.stringify(cond.text)}`;
 }
 
 export const toolProgramTool = defineTool({
@@ -120,11 +155,15 @@ export const toolProgramTool = defineTool({
       let targets: (string | undefined)[] = [undefined];
       if (step.repeat) {
         const over = program.steps[step.repeat.over - 1].op;
-        const paths = done[step.repeat.over - 1].status === "ok" ? matchedPaths(over, done[step.repeat.over - 1].output) : [];
+        const paths =
+          done[step.repeat.over - 1].status === "ok" ? matchedPaths(over, done[step.repeat.over - 1].output) : [];
         const max = step.repeat.max ?? DEFAULT_REPEAT;
         targets = paths.slice(0, max);
         const rest = paths.slice(max);
-        const note = paths.length === 0 ? "no paths (it matched none)" : `${targets.length} of ${paths.length} paths${rest.length ? `; not run for: ${rest.join(", ")} (repeat.max is ${max})` : ""}`;
+        const note =
+          paths.length === 0
+            ? "no paths (it matched none)"
+            : `${targets.length} of ${paths.length} paths${rest.length ? `; not run for: ${rest.join(", ")} (repeat.max is ${max})` : ""}`;
         parts.push(`### step ${n} · ${step.op} repeated over step ${step.repeat.over}: ${note}`);
       }
       const outputs: string[] = [];
@@ -154,7 +193,10 @@ export const toolProgramTool = defineTool({
     return {
       output: `${head}\n\n${parts.join("\n\n")}`,
       isError: failed !== undefined,
-      meta: { steps: done.map((d, i) => ({ step: i + 1, op: program.steps[i].op, status: d.status })), ...(failed ? { failedStep: failed.n } : {}) },
+      meta: {
+        steps: done.map((d, i) => ({ step: i + 1, op: program.steps[i].op, status: d.status })),
+        ...(failed ? { failedStep: failed.n } : {}),
+      },
     };
   },
 });

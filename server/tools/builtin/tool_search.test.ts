@@ -7,9 +7,21 @@ import { oneLine, toolSearchTool } from "./tool_search";
 function setup() {
   const registry = new ToolRegistry([
     fakeTool("read_file"),
-    fakeTool("jira_create_ticket", { deferLoading: true, description: "Creates a Jira ticket in a project.", searchHint: "issue bug tracker" }),
-    fakeTool("pg_explain", { deferLoading: true, description: "Explains a PostgreSQL query plan.", searchHint: "database sql performance" }),
-    fakeTool("s3_upload", { deferLoading: true, description: "Uploads a file to an S3 bucket.", searchHint: "aws storage object" }),
+    fakeTool("jira_create_ticket", {
+      deferLoading: true,
+      description: "Creates a Jira ticket in a project.",
+      searchHint: "issue bug tracker",
+    }),
+    fakeTool("pg_explain", {
+      deferLoading: true,
+      description: "Explains a PostgreSQL query plan.",
+      searchHint: "database sql performance",
+    }),
+    fakeTool("s3_upload", {
+      deferLoading: true,
+      description: "Uploads a file to an S3 bucket.",
+      searchHint: "aws storage object",
+    }),
   ]);
   const session = new SessionToolState(registry);
   const tool = session.catalog.get("tool_search")!;
@@ -20,7 +32,9 @@ describe("tool_search", () => {
   it("finds by keywords, activates the hits and says they are callable", async () => {
     const { session, tool, ctx } = setup();
     const r = await tool.execute({ query: "slow sql query" }, ctx);
-    expect(r.output).toBe("Loaded 1 tool(s); call them directly from now on:\n- pg_explain: Explains a PostgreSQL query plan.");
+    expect(r.output).toBe(
+      "Loaded 1 tool(s); call them directly from now on:\n- pg_explain: Explains a PostgreSQL query plan.",
+    );
     expect(r.meta).toEqual({ activated: ["pg_explain"] });
     expect(session.isCallable("pg_explain")).toBe(true);
     expect(session.isCallable("s3_upload")).toBe(false);
@@ -58,7 +72,12 @@ describe("tool_search", () => {
 
   it("is read-only, auto-approved, runs alone and on the server", () => {
     const t = toolSearchTool([]);
-    expect([t.isReadOnly({ query: "x" }), t.isConcurrencySafe({ query: "x" }), t.approvalFor({ query: "x" }), t.executor]).toEqual([true, false, "auto", "server"]);
+    expect([
+      t.isReadOnly({ query: "x" }),
+      t.isConcurrencySafe({ query: "x" }),
+      t.approvalFor({ query: "x" }),
+      t.executor,
+    ]).toEqual([true, false, "auto", "server"]);
   });
 
   it.each([

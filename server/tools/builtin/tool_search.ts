@@ -12,8 +12,17 @@ export const DEFAULT_SEARCH_LIMIT = 8;
 const base = readFileSync(new URL("./tool_search.txt", import.meta.url), "utf8").trim();
 
 const input = z.object({
-  query: z.string().min(1).describe('Keywords for the capability you need, or "select:name1,name2" to load tools by name.'),
-  limit: z.number().int().min(1).max(25).optional().describe(`How many tools to load at most (default ${DEFAULT_SEARCH_LIMIT}).`),
+  query: z
+    .string()
+    .min(1)
+    .describe('Keywords for the capability you need, or "select:name1,name2" to load tools by name.'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(25)
+    .optional()
+    .describe(`How many tools to load at most (default ${DEFAULT_SEARCH_LIMIT}).`),
 });
 
 /** The first sentence of a description, at most 100 characters, on one line. */
@@ -43,7 +52,9 @@ export function toolSearchTool(deferred: readonly Tool[]): Tool<z.infer<typeof i
       if (!search) throw respond("tool_search is not available in this session: no deferred tools can be loaded.");
       const hits = search.searchAndActivate(query, limit ?? DEFAULT_SEARCH_LIMIT);
       if (hits.length === 0) {
-        return { output: `No deferred tools match "${query}". Try other keywords, or pick a name from the list in tool_search's description and pass "select:<name>".` };
+        return {
+          output: `No deferred tools match "${query}". Try other keywords, or pick a name from the list in tool_search's description and pass "select:<name>".`,
+        };
       }
       const lines = hits.map((h) => `- ${h.name}: ${oneLine(h.description)}`);
       return {

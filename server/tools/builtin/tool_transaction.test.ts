@@ -15,7 +15,10 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });
 let h: Awaited<ReturnType<typeof runnerHarness>>;
 beforeAll(async () => {
   h = await runnerHarness({ connectMs: 120_000 });
-  await writeFile(`${h.dir}/quiver.checks.json`, JSON.stringify({ pass: { argv: ["true"] }, fail: { argv: ["sh", "-c", "echo 2 tests failed; exit 1"] } }));
+  await writeFile(
+    `${h.dir}/quiver.checks.json`,
+    JSON.stringify({ pass: { argv: ["true"] }, fail: { argv: ["sh", "-c", "echo 2 tests failed; exit 1"] } }),
+  );
 });
 afterAll(async () => h?.close());
 
@@ -42,13 +45,17 @@ describe("tool_transaction", () => {
       ],
     });
     expect(r.error).toMatch(/^Transaction rolled back: step 6 \(run_check fail\) failed: check fail exit code 1/);
-    expect(r.error).toContain("Every file is back as it was: made/deep/new.txt removed, gone.txt recreated, keep.sh restored.");
+    expect(r.error).toContain(
+      "Every file is back as it was: made/deep/new.txt removed, gone.txt recreated, keep.sh restored.",
+    );
     expect(r.error).toContain("2 tests failed");
     expect(await snapshot("keep.sh")).toEqual(before.keep);
     expect(await snapshot("gone.txt")).toEqual(before.gone);
     expect(existsSync(`${h.dir}/made`)).toBe(false);
     // The ledger is back too: the session knows keep.sh as it is now and may edit it without a new read.
-    expect((await h.call(editFileTool, { path: "keep.sh", old_string: "echo one", new_string: "echo ONE" })).error).toBeUndefined();
+    expect(
+      (await h.call(editFileTool, { path: "keep.sh", old_string: "echo one", new_string: "echo ONE" })).error,
+    ).toBeUndefined();
   });
 
   it("an edit step that fails mid-way puts back the edits before it and names the step", async () => {
@@ -62,7 +69,9 @@ describe("tool_transaction", () => {
         { op: "run_check", name: "pass" },
       ],
     });
-    expect(r.error).toMatch(/^Transaction rolled back: step 3 \(edit_file b\.txt\) failed: b\.txt has not been read in this session/);
+    expect(r.error).toMatch(
+      /^Transaction rolled back: step 3 \(edit_file b\.txt\) failed: b\.txt has not been read in this session/,
+    );
     expect(r.error).toContain("a.txt restored");
     expect(await readFile(`${h.dir}/a.txt`, "utf8")).toBe("alpha\n");
     expect(await readFile(`${h.dir}/b.txt`, "utf8")).toBe("beta\n");
@@ -88,11 +97,19 @@ describe("tool_transaction", () => {
   it("refuses an unknown check name with the list, and a 13th step, before anything runs", async () => {
     await writeFile(`${h.dir}/d.txt`, "d\n");
     const r = await h.call(toolTransactionTool, {
-      steps: [{ op: "read_file", path: "d.txt" }, { op: "edit_file", path: "d.txt", old_string: "d", new_string: "D" }, { op: "run_check", name: "tests" }],
+      steps: [
+        { op: "read_file", path: "d.txt" },
+        { op: "edit_file", path: "d.txt", old_string: "d", new_string: "D" },
+        { op: "run_check", name: "tests" },
+      ],
     });
-    expect(r.error).toBe('Step 3 (run_check): There is no check named "tests" in quiver.checks.json. The checks are: fail, pass.');
+    expect(r.error).toBe(
+      'Step 3 (run_check): There is no check named "tests" in quiver.checks.json. The checks are: fail, pass.',
+    );
     expect(await readFile(`${h.dir}/d.txt`, "utf8")).toBe("d\n");
-    const parsed = toolTransactionTool.parse({ steps: Array.from({ length: 13 }, () => ({ op: "read_file", path: "d.txt" })) });
+    const parsed = toolTransactionTool.parse({
+      steps: Array.from({ length: 13 }, () => ({ op: "read_file", path: "d.txt" })),
+    });
     expect(parsed.ok).toBe(false);
     expect(toolTransactionTool.parse({ steps: [{ op: "shell", command: "rm -rf ." }] }).ok).toBe(false);
   });
@@ -115,7 +132,9 @@ describe("tool_transaction", () => {
     expect(diff).toContain("-e1\n+E1");
     expect(diff).toContain("+++ b/f.txt");
     const parsed = toolTransactionTool.parse({ steps });
-    expect(parsed.ok && toolTransactionTool.summarize(parsed.value)).toBe("Transaction: edit e.txt, f.txt; then run checks pass, fail");
+    expect(parsed.ok && toolTransactionTool.summarize(parsed.value)).toBe(
+      "Transaction: edit e.txt, f.txt; then run checks pass, fail",
+    );
     expect(parsed.ok && toolTransactionTool.approvalFor(parsed.value)).toBe("required");
     expect(await readFile(`${h.dir}/e.txt`, "utf8")).toBe("e1\ne2\n");
     expect(existsSync(`${h.dir}/f.txt`)).toBe(false);

@@ -24,7 +24,10 @@ const input = (s: TransactionStep) => {
 function pathsOf(s: TransactionStep): string[] {
   if (s.op === "apply_patch") {
     try {
-      return parsePatch(s.patch).flatMap((f) => [f.oldFileName, f.newFileName]).filter((n): n is string => !!n && n !== "/dev/null").map(norm);
+      return parsePatch(s.patch)
+        .flatMap((f) => [f.oldFileName, f.newFileName])
+        .filter((n): n is string => !!n && n !== "/dev/null")
+        .map(norm);
     } catch {
       return writtenPaths(s).map(norm);
     }
@@ -35,7 +38,9 @@ function pathsOf(s: TransactionStep): string[] {
 function summary(steps: TransactionStep[]): string {
   const edits = [...new Set(steps.filter(isEditStep).flatMap(pathsOf))];
   const checks = steps.flatMap((s) => (s.op === "run_check" ? [s.name] : []));
-  const changed = edits.length ? `edit ${edits.slice(0, 4).join(", ")}${edits.length > 4 ? ` and ${edits.length - 4} more` : ""}` : "read only";
+  const changed = edits.length
+    ? `edit ${edits.slice(0, 4).join(", ")}${edits.length > 4 ? ` and ${edits.length - 4} more` : ""}`
+    : "read only";
   return `Transaction: ${changed}${checks.length ? `; then run check${checks.length === 1 ? "" : "s"} ${checks.join(", ")}` : ""}`;
 }
 
@@ -55,7 +60,8 @@ async function preview(steps: TransactionStep[], ctx: ToolContext): Promise<Chan
     let diff: string | undefined;
     if (fresh) {
       const r = await previewChange({ tool: s.op, input: input(s) } as Parameters<typeof previewChange>[0], ctx);
-      if (r && "problem" in r && !paths.some((p) => readHere.has(p))) return { problem: `Step ${i + 1} (${s.op}) cannot be made: ${r.problem}` };
+      if (r && "problem" in r && !paths.some((p) => readHere.has(p)))
+        return { problem: `Step ${i + 1} (${s.op}) cannot be made: ${r.problem}` };
       if (r && "diff" in r) diff = r.diff;
     }
     diff ??= proposedDiff(input(s));
@@ -95,7 +101,8 @@ export const toolTransactionTool = defineTool({
     let budget = MARGIN_MS;
     if (i.steps.some((s) => s.op === "run_check")) {
       const list = await listChecks(ctx);
-      for (const s of i.steps) if (s.op === "run_check") budget += (findCheck(list, s.name) as { timeoutMs?: number }).timeoutMs ?? 0;
+      for (const s of i.steps)
+        if (s.op === "run_check") budget += (findCheck(list, s.name) as { timeoutMs?: number }).timeoutMs ?? 0;
     }
     const r = await ctx.remote(i, { onProgress: (c) => ctx.progress(c), timeoutMs: budget });
     const ran = (r.meta?.checks ?? []) as { name: string; outcome: string }[];

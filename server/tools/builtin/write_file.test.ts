@@ -21,21 +21,31 @@ describe("write_file", () => {
     // A .ts file's result may end with its diagnostics (or say they were not ready), after a blank line.
     expect(created.output!.split("\n\n")[0]).toBe("Created src/deep/new.ts (1 line, 11 bytes).");
     await writeFile(`${h.dir}/exists.txt`, "old\n");
-    expect((await h.call(writeFileTool, { path: "exists.txt", content: "new\n" })).error).toMatch(/has not been read in this session/);
+    expect((await h.call(writeFileTool, { path: "exists.txt", content: "new\n" })).error).toMatch(
+      /has not been read in this session/,
+    );
     await h.call(readFileTool, { path: "exists.txt" });
-    expect((await h.call(writeFileTool, { path: "exists.txt", content: "new\n" })).output).toMatch(/^Overwrote exists.txt/);
+    expect((await h.call(writeFileTool, { path: "exists.txt", content: "new\n" })).output).toMatch(
+      /^Overwrote exists.txt/,
+    );
     expect(await readFile(`${h.dir}/exists.txt`, "utf8")).toBe("new\n");
   });
 
   it("previews a new file against nothing and an overwrite against the file's text, writing nothing", async () => {
     const created = await h.preview(writeFileTool, { path: "fresh/new.txt", content: "one\ntwo\n" });
-    expect(created && "diff" in created && created.diff).toBe(["--- /dev/null", "+++ b/fresh/new.txt", "@@ -0,0 +1,2 @@", "+one", "+two", ""].join("\n"));
+    expect(created && "diff" in created && created.diff).toBe(
+      ["--- /dev/null", "+++ b/fresh/new.txt", "@@ -0,0 +1,2 @@", "+one", "+two", ""].join("\n"),
+    );
     await expect(lstat(`${h.dir}/fresh`)).rejects.toThrow();
     await writeFile(`${h.dir}/over.txt`, "keep\nold\n");
-    expect(await h.preview(writeFileTool, { path: "over.txt", content: "keep\nnew\n" })).toEqual({ problem: expect.stringMatching(/has not been read in this session/) });
+    expect(await h.preview(writeFileTool, { path: "over.txt", content: "keep\nnew\n" })).toEqual({
+      problem: expect.stringMatching(/has not been read in this session/),
+    });
     await h.call(readFileTool, { path: "over.txt" });
     const over = await h.preview(writeFileTool, { path: "over.txt", content: "keep\nnew\n" });
-    expect(over && "diff" in over && over.diff).toMatch(/^--- a\/over.txt\n\+\+\+ b\/over.txt\n@@ -1,2 \+1,2 @@\n keep\n-old\n\+new\n$/);
+    expect(over && "diff" in over && over.diff).toMatch(
+      /^--- a\/over.txt\n\+\+\+ b\/over.txt\n@@ -1,2 \+1,2 @@\n keep\n-old\n\+new\n$/,
+    );
     expect(await readFile(`${h.dir}/over.txt`, "utf8")).toBe("keep\nold\n");
   });
 
@@ -55,7 +65,8 @@ describe("write_file", () => {
       [".git/hooks/pre-commit", /inside .git/],
       ["sub/.git/config", /inside .git/],
     ];
-    for (const [path, why] of cases) expect((await h.call(writeFileTool, { path, content: "pwned\n" })).error, path).toMatch(why);
+    for (const [path, why] of cases)
+      expect((await h.call(writeFileTool, { path, content: "pwned\n" })).error, path).toMatch(why);
     expect(await readdir(`${h.dir}-evil`)).toEqual([]);
     await expect(lstat("/tmp/quiver-abs-escape.txt")).rejects.toThrow();
     await expect(lstat(`${h.dir}/.git/hooks/pre-commit`)).rejects.toThrow();
@@ -70,7 +81,8 @@ describe("write_file", () => {
   });
 
   it("rolls back the write that crosses the file budget (outside git: against content before the first write)", async () => {
-    for (let i = 0; i < 3; i++) expect((await h.call(writeFileTool, { path: `budget/f${i}.txt`, content: `${i}\n` })).error).toBeUndefined();
+    for (let i = 0; i < 3; i++)
+      expect((await h.call(writeFileTool, { path: `budget/f${i}.txt`, content: `${i}\n` })).error).toBeUndefined();
     const over = await h.call(writeFileTool, { path: "budget/f3.txt", content: "3\n" });
     expect(over.error).toMatch(/rolled back.*\d+ files > 5/);
     await expect(lstat(`${h.dir}/budget/f3.txt`)).rejects.toThrow();

@@ -21,7 +21,8 @@ const MAX_DESCRIPTION = 4000;
 
 function describe(server: string, tool: McpTool): string {
   const title = tool.title ?? tool.annotations?.title;
-  const text = (tool.description ?? "").trim() || (title ? `${title}.` : `The tool ${tool.name} of the MCP server ${server}.`);
+  const text =
+    (tool.description ?? "").trim() || (title ? `${title}.` : `The tool ${tool.name} of the MCP server ${server}.`);
   return text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION - 1)}…` : text;
 }
 

@@ -15,15 +15,34 @@ describe("MCP config file", () => {
       {
         mcpServers: {
           files: { command: "npx", args: ["-y", "server-files"], env: { TOKEN: "x" }, cwd: "tools", disabled: false },
-          web: { type: "http", url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer t" }, timeoutMs: 5000 },
+          web: {
+            type: "http",
+            url: "https://mcp.example.com/mcp",
+            headers: { Authorization: "Bearer t" },
+            timeoutMs: 5000,
+          },
         },
       },
       "/etc/quiver",
     );
     expect(c.problems).toEqual([]);
     expect(c.servers).toEqual([
-      { name: "files", transport: { kind: "stdio", command: "npx", args: ["-y", "server-files"], env: { TOKEN: "x" }, cwd: "/etc/quiver/tools" }, timeoutMs: undefined },
-      { name: "web", transport: { kind: "http", url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer t" } }, timeoutMs: 5000 },
+      {
+        name: "files",
+        transport: {
+          kind: "stdio",
+          command: "npx",
+          args: ["-y", "server-files"],
+          env: { TOKEN: "x" },
+          cwd: "/etc/quiver/tools",
+        },
+        timeoutMs: undefined,
+      },
+      {
+        name: "web",
+        transport: { kind: "http", url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer t" } },
+        timeoutMs: 5000,
+      },
     ]);
   });
 
@@ -59,7 +78,9 @@ describe("MCP config file", () => {
     const missing = await loadMcpConfig(join(dir, "nope.json"));
     expect(missing).toEqual({ servers: [], problems: [expect.stringMatching(/cannot read .*nope\.json: ENOENT/)] });
     expect((await loadMcpConfig(notJson)).problems).toEqual([expect.stringMatching(/broken\.json is not valid JSON/)]);
-    expect((await loadMcpConfig(wrongShape)).problems).toEqual([expect.stringMatching(/shape\.json: expected \{ "mcpServers"/)]);
+    expect((await loadMcpConfig(wrongShape)).problems).toEqual([
+      expect.stringMatching(/shape\.json: expected \{ "mcpServers"/),
+    ]);
   });
 
   it("the client starts without a bad file: a log line, no tools, no throw", async () => {
@@ -91,7 +112,8 @@ describe("MCP config file", () => {
     ]);
     expect(registry.tools()).toEqual([]);
     // the child that never answered is killed at once, not left to the SDK's seconds of grace
-    for (let until = Date.now() + 1000; childrenRunning("sleep 30").length > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    for (let until = Date.now() + 1000; childrenRunning("sleep 30").length > 0 && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 20));
     expect(childrenRunning("sleep 30")).toEqual([]);
     await mcp.dispose();
   });

@@ -68,7 +68,8 @@ function issueText(error: z.ZodError): string {
 /** Validates the parsed JSON of a config file; `baseDir` resolves relative `cwd`s, `vars` fill `${VAR}`s. */
 export function parseMcpConfig(json: unknown, baseDir: string, vars: Vars = process.env): McpConfig {
   const top = file.safeParse(json);
-  if (!top.success) return { servers: [], problems: [`expected { "mcpServers": { "<name>": {...} } } (${issueText(top.error)})`] };
+  if (!top.success)
+    return { servers: [], problems: [`expected { "mcpServers": { "<name>": {...} } } (${issueText(top.error)})`] };
   const servers: McpServerConfig[] = [];
   const problems: string[] = [];
   for (const [name, entry] of Object.entries(top.data.mcpServers)) {
@@ -95,13 +96,24 @@ export function parseMcpConfig(json: unknown, baseDir: string, vars: Vars = proc
     if (isHttp) {
       const r = http.safeParse(e);
       if (!r.success) problems.push(`server "${name}": ${issueText(r.error)}`);
-      else servers.push({ name, transport: { kind: "http", url: r.data.url, headers: r.data.headers }, timeoutMs: r.data.timeoutMs, ...(r.data.trusted ? { trusted: true } : {}) });
+      else
+        servers.push({
+          name,
+          transport: { kind: "http", url: r.data.url, headers: r.data.headers },
+          timeoutMs: r.data.timeoutMs,
+          ...(r.data.trusted ? { trusted: true } : {}),
+        });
     } else {
       const r = stdio.safeParse(e);
       if (!r.success) problems.push(`server "${name}": ${issueText(r.error)}`);
       else {
         const { command, args, env, cwd } = r.data;
-        servers.push({ name, transport: { kind: "stdio", command, args, env, ...(cwd ? { cwd: resolve(baseDir, cwd) } : {}) }, timeoutMs: r.data.timeoutMs, ...(r.data.trusted ? { trusted: true } : {}) });
+        servers.push({
+          name,
+          transport: { kind: "stdio", command, args, env, ...(cwd ? { cwd: resolve(baseDir, cwd) } : {}) },
+          timeoutMs: r.data.timeoutMs,
+          ...(r.data.trusted ? { trusted: true } : {}),
+        });
       }
     }
   }

@@ -4,7 +4,13 @@
 // next call, with a backoff that grows while it keeps failing and resets after a good call.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool as McpTool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { respond } from "../errors";
 import type { McpServerConfig } from "./config";
 import { openTransport, type OpenTransport } from "./transport";
@@ -51,11 +57,19 @@ export class McpConnection {
   }
 
   /** Calls a tool; every failure but a cancel is a respond error that says what happened. */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, retried = false): Promise<CallToolResult> {
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    retried = false,
+  ): Promise<CallToolResult> {
     const client = await this.ready();
     const timeout = this.config.timeoutMs ?? this.options.callTimeoutMs;
     try {
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })) as CallToolResult;
+      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout,
+      })) as CallToolResult;
       this.losses = 0;
       return result;
     } catch (e) {
@@ -81,13 +95,18 @@ export class McpConnection {
     this.client = undefined;
     if (client?.transport instanceof StreamableHTTPClientTransport) {
       // Lets the server drop its session now rather than when it times out.
-      await Promise.race([client.transport.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+      await Promise.race([
+        client.transport.terminateSession().catch(() => undefined),
+        new Promise((r) => setTimeout(r, 1000).unref()),
+      ]);
     }
     await client?.close().catch(() => undefined);
   }
 
   private get exitedText(): string {
-    return this.config.transport.kind === "stdio" ? `the MCP server ${this.name} exited` : `the connection to the MCP server ${this.name} was lost`;
+    return this.config.transport.kind === "stdio"
+      ? `the MCP server ${this.name} exited`
+      : `the connection to the MCP server ${this.name} was lost`;
   }
 
   private async ready(): Promise<Client> {
@@ -95,7 +114,10 @@ export class McpConnection {
     if (this.state === "closed") throw respond(`The MCP server ${this.name} is shut down (the server is stopping).`);
     if (this.connecting) return this.connecting;
     const wait = this.retryAt - Date.now();
-    if (wait > 0) throw respond(`${cap(this.exitedText)}${this.lostWhy}; it is restarted on a call after ${seconds(wait)}. Try again later.`);
+    if (wait > 0)
+      throw respond(
+        `${cap(this.exitedText)}${this.lostWhy}; it is restarted on a call after ${seconds(wait)}. Try again later.`,
+      );
     try {
       return await this.connect();
     } catch (e) {
@@ -114,7 +136,8 @@ export class McpConnection {
     const opened = openTransport(this.config.transport);
     const client = new Client({ name: "quiver", version: "0.1.0" }, { capabilities: {} });
     client.onclose = () => {
-      if (client === this.client && this.state === "ready") this.lost(opened.stderrTail() ? ` (stderr: ${opened.stderrTail()})` : "");
+      if (client === this.client && this.state === "ready")
+        this.lost(opened.stderrTail() ? ` (stderr: ${opened.stderrTail()})` : "");
     };
     client.onerror = () => undefined; // stray transport errors surface as a failed request or a close
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh(client));
@@ -151,14 +174,18 @@ export class McpConnection {
 
   private explain(e: unknown, client: Client, tool: string, timeout: number): Error {
     if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
-      return respond(`${tool} on the MCP server ${this.name} did not answer within ${seconds(timeout)}, so it was cancelled. It may have done part of its work; check before calling it again.`);
+      return respond(
+        `${tool} on the MCP server ${this.name} did not answer within ${seconds(timeout)}, so it was cancelled. It may have done part of its work; check before calling it again.`,
+      );
     }
     const closed = e instanceof McpError && e.code === ErrorCode.ConnectionClosed;
     // Anything below the protocol (fetch failed, HTTP 404 for a forgotten session) means the
     // connection is gone: reconnect on the next call.
     if (closed || !(e instanceof McpError) || client !== this.client) {
       if (client === this.client) this.lost(`: ${errorText(e)}`);
-      return respond(`${cap(this.exitedText)} during the call to ${tool}${this.lostWhy}. It is started again on the next call; check whether the call had any effect before repeating it.`);
+      return respond(
+        `${cap(this.exitedText)} during the call to ${tool}${this.lostWhy}. It is started again on the next call; check whether the call had any effect before repeating it.`,
+      );
     }
     return respond(`The MCP server ${this.name} refused the call to ${tool}: ${e.message}`);
   }

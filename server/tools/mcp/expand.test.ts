@@ -12,8 +12,16 @@ describe("${VAR} in the MCP config", () => {
     const c = parseMcpConfig(
       {
         mcpServers: {
-          files: { command: "${BIN}/files", args: ["--root", "${ROOT:-/srv}", "$BIN", "${EMPTY:-fallback}", "${EMPTY}x"], env: { "${KEY}": "t=${TOKEN}" }, cwd: "${BIN}" },
-          web: { url: "https://${HOST}:${PORT:-8443}/mcp", headers: { Authorization: "Bearer ${TOKEN}", "X-Team": "${TEAM:-core}" } },
+          files: {
+            command: "${BIN}/files",
+            args: ["--root", "${ROOT:-/srv}", "$BIN", "${EMPTY:-fallback}", "${EMPTY}x"],
+            env: { "${KEY}": "t=${TOKEN}" },
+            cwd: "${BIN}",
+          },
+          web: {
+            url: "https://${HOST}:${PORT:-8443}/mcp",
+            headers: { Authorization: "Bearer ${TOKEN}", "X-Team": "${TEAM:-core}" },
+          },
         },
       },
       "/etc/quiver",
@@ -27,7 +35,11 @@ describe("${VAR} in the MCP config", () => {
       env: { "${KEY}": "t=s3cr3t" },
       cwd: "/etc/quiver/${BIN}",
     });
-    expect(c.servers[1].transport).toEqual({ kind: "http", url: "https://mcp.internal:8443/mcp", headers: { Authorization: "Bearer s3cr3t", "X-Team": "core" } });
+    expect(c.servers[1].transport).toEqual({
+      kind: "http",
+      url: "https://mcp.internal:8443/mcp",
+      headers: { Authorization: "Bearer s3cr3t", "X-Team": "core" },
+    });
   });
 
   it("an unset variable without a default skips that server with a problem naming both; the others load", () => {
@@ -58,13 +70,25 @@ describe("${VAR} in the MCP config", () => {
 
   it("reads the server's environment by default when loading the file", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "quiver-mcp-expand-")), "mcp.json");
-    writeFileSync(path, JSON.stringify({ mcpServers: { s: { command: "srv", args: ["${QUIVER_TEST_MCP_ARG}"] }, t: { command: "${QUIVER_TEST_MCP_UNSET}" } } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        mcpServers: {
+          s: { command: "srv", args: ["${QUIVER_TEST_MCP_ARG}"] },
+          t: { command: "${QUIVER_TEST_MCP_UNSET}" },
+        },
+      }),
+    );
     process.env.QUIVER_TEST_MCP_ARG = "from-env";
     delete process.env.QUIVER_TEST_MCP_UNSET;
     try {
       const c = await loadMcpConfig(path);
-      expect(c.servers.map((s) => s.transport)).toEqual([{ kind: "stdio", command: "srv", args: ["from-env"], env: {} }]);
-      expect(c.problems).toEqual([expect.stringMatching(/mcp\.json: server "t": \$\{QUIVER_TEST_MCP_UNSET\} in command is not set/)]);
+      expect(c.servers.map((s) => s.transport)).toEqual([
+        { kind: "stdio", command: "srv", args: ["from-env"], env: {} },
+      ]);
+      expect(c.problems).toEqual([
+        expect.stringMatching(/mcp\.json: server "t": \$\{QUIVER_TEST_MCP_UNSET\} in command is not set/),
+      ]);
     } finally {
       delete process.env.QUIVER_TEST_MCP_ARG;
     }

@@ -30,7 +30,10 @@ const FIELDS = ["command", "args", "env", "url", "headers"] as const;
 export function expandEntry(entry: Record<string, unknown>, vars: Vars): Record<string, unknown> {
   const at = (where: string, text: string) => {
     const r = expandString(text, vars);
-    if ("missing" in r) throw new Error(`\${${r.missing}} in ${where} is not set and has no default (write \${${r.missing}:-default} to give one)`);
+    if ("missing" in r)
+      throw new Error(
+        `\${${r.missing}} in ${where} is not set and has no default (write \${${r.missing}:-default} to give one)`,
+      );
     return r.value;
   };
   const out = { ...entry };
@@ -39,7 +42,9 @@ export function expandEntry(entry: Record<string, unknown>, vars: Vars): Record<
     if (typeof v === "string") out[field] = at(field, v);
     else if (Array.isArray(v)) out[field] = v.map((s, i) => (typeof s === "string" ? at(`${field}[${i}]`, s) : s));
     else if (v && typeof v === "object") {
-      out[field] = Object.fromEntries(Object.entries(v).map(([k, s]) => [k, typeof s === "string" ? at(`${field}.${k}`, s) : s]));
+      out[field] = Object.fromEntries(
+        Object.entries(v).map(([k, s]) => [k, typeof s === "string" ? at(`${field}.${k}`, s) : s]),
+      );
     }
   }
   return out;

@@ -45,16 +45,21 @@ export async function startMcp(options: McpOptions): Promise<McpClients> {
   // The whole MCP tool set is rebuilt at once: names and deferral depend on every server's list.
   const sync = () => {
     if (!started || disposed) return;
-    const entries = [...lists].sort(([a], [b]) => (a < b ? -1 : 1)).flatMap(([server, tools]) => tools.map((tool) => ({ server, tool })));
+    const entries = [...lists]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .flatMap(([server, tools]) => tools.map((tool) => ({ server, tool })));
     const next = JSON.stringify(entries);
     if (next === signature) return; // a reconnect that lists the same tools leaves the catalog's bytes alone
     signature = next;
     const names = mcpToolNames(entries.map((e) => ({ server: e.server, tool: e.tool.name })));
     const defer = entries.length > (options.deferOver ?? 5);
-    const tools = entries.map((e) => mcpTool(connections.get(e.server)!, e.tool, names.get(toolKey({ server: e.server, tool: e.tool.name }))!, defer));
+    const tools = entries.map((e) =>
+      mcpTool(connections.get(e.server)!, e.tool, names.get(toolKey({ server: e.server, tool: e.tool.name }))!, defer),
+    );
     registry.unregister(registered);
     registered = tools.map((t) => registry.register(t));
-    for (const t of registered) if (t.failClosed) log(`mcp: tool ${t.name} is fail-closed (see the registry's problems)`);
+    for (const t of registered)
+      if (t.failClosed) log(`mcp: tool ${t.name} is fail-closed (see the registry's problems)`);
   };
 
   // Last resort when the process exits without dispose (a crash): no child outlives it.

@@ -42,7 +42,14 @@ describe("MCP result content", () => {
           { type: "text", text: "hello" },
           { type: "image", data: Buffer.from("abcdef").toString("base64"), mimeType: "image/png" },
           { type: "resource", resource: { uri: "file:///a.txt", text: "inside" } },
-          { type: "resource", resource: { uri: "file:///b.bin", mimeType: "application/octet-stream", blob: Buffer.from("xyz").toString("base64") } },
+          {
+            type: "resource",
+            resource: {
+              uri: "file:///b.bin",
+              mimeType: "application/octet-stream",
+              blob: Buffer.from("xyz").toString("base64"),
+            },
+          },
           { type: "resource_link", uri: "file:///c", name: "c file" },
         ],
         structuredContent: { n: 1 },

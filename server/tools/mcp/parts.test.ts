@@ -15,10 +15,23 @@ describe("MCP servers in the server's parts", () => {
 
   async function start(configPath: string) {
     const logs: string[] = [];
-    const env = parseEnv({ PORT: "0", DATABASE_URL: t.current.url, QUIVER_DATA_DIR: dir, QUIVER_LOCAL_RUNNER: "0", QUIVER_MCP_CONFIG: configPath });
+    const env = parseEnv({
+      PORT: "0",
+      DATABASE_URL: t.current.url,
+      QUIVER_DATA_DIR: dir,
+      QUIVER_LOCAL_RUNNER: "0",
+      QUIVER_MCP_CONFIG: configPath,
+    });
     const parts = await createParts({
-      env, db: t.current.db, rows: t.current.rows, dbProvider: t.current.provider, dbUrl: t.current.url, runnerTokens: ["x".repeat(32)],
-      actorFor: () => null, canUseSession: async () => true, log: (l) => void logs.push(l),
+      env,
+      db: t.current.db,
+      rows: t.current.rows,
+      dbProvider: t.current.provider,
+      dbUrl: t.current.url,
+      runnerTokens: ["x".repeat(32)],
+      actorFor: () => null,
+      canUseSession: async () => true,
+      log: (l) => void logs.push(l),
     });
     return { parts, logs };
   }
@@ -27,13 +40,19 @@ describe("MCP servers in the server's parts", () => {
     const bad = join(dir, "bad.json");
     writeFileSync(bad, JSON.stringify({ mcpServers: { x: { url: "not a url" } } }));
     const first = await start(bad);
-    expect(first.logs).toContainEqual(expect.stringMatching(/^mcp: .*bad\.json: server "x": url: url must be an http:\/\/ or https:\/\/ URL; starting without it$/));
+    expect(first.logs).toContainEqual(
+      expect.stringMatching(
+        /^mcp: .*bad\.json: server "x": url: url must be an http:\/\/ or https:\/\/ URL; starting without it$/,
+      ),
+    );
     await first.parts.dispose();
 
     const good = join(dir, "good.json");
     writeFileSync(good, JSON.stringify({ mcpServers: { one: stdioEntry(), two: stdioEntry() } }));
     const second = await start(good);
-    expect(second.logs).toEqual(expect.arrayContaining(["mcp: one started with 9 tool(s)", "mcp: two started with 9 tool(s)"]));
+    expect(second.logs).toEqual(
+      expect.arrayContaining(["mcp: one started with 9 tool(s)", "mcp: two started with 9 tool(s)"]),
+    );
     expect(childrenRunning(SERVER_SCRIPT)).toHaveLength(2);
     await second.parts.dispose();
     expect(childrenRunning(SERVER_SCRIPT)).toEqual([]);

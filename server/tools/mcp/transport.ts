@@ -18,7 +18,9 @@ export interface OpenTransport {
 
 export function openTransport(config: McpTransportConfig): OpenTransport {
   if (config.kind === "http") {
-    const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+    const transport = new StreamableHTTPClientTransport(new URL(config.url), {
+      requestInit: { headers: config.headers },
+    });
     return { transport, kill: () => undefined, stderrTail: () => "" };
   }
   const transport = new StdioClientTransport({

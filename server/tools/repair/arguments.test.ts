@@ -30,16 +30,36 @@ describe("argument ladder rungs", () => {
     ["cut unicode escape dropped", '{"a":"x\\u00', { a: "x" }, ["closed_brackets"]],
     ["escaped backslash kept", '{"a":"x\\\\', { a: "x\\" }, ["closed_brackets"]],
     ["escaped quotes inside a string", '{"a":"say \\"hi\\"","b":1,}', { a: 'say "hi"', b: 1 }, ["trailing_commas"]],
-    ["even backslashes before a quote end the string", '{"a":"x\\\\","b":[1,]}', { a: "x\\", b: [1] }, ["trailing_commas"]],
+    [
+      "even backslashes before a quote end the string",
+      '{"a":"x\\\\","b":[1,]}',
+      { a: "x\\", b: [1] },
+      ["trailing_commas"],
+    ],
     ["odd backslashes before a quote escape it", '{"a":"x\\\\\\"y","b":2,}', { a: 'x\\"y', b: 2 }, ["trailing_commas"]],
     ["escaped backslash then a raw newline", '{"a":"x\\\\\ny"}', { a: "x\\\ny" }, ["control_chars"]],
-    ["control characters in the second string only", '{"a":"plain","b":"x\ty"}', { a: "plain", b: "x\ty" }, ["control_chars"]],
+    [
+      "control characters in the second string only",
+      '{"a":"plain","b":"x\ty"}',
+      { a: "plain", b: "x\ty" },
+      ["control_chars"],
+    ],
     ["cut after an escaped quote", '{"a":"x\\"y', { a: 'x"y' }, ["closed_brackets"]],
     ["surplus closer at end", '{"a":1}}', { a: 1 }, ["surplus_closers"]],
     ["surplus closers and whitespace", '{"a":[1]} ]\n}', { a: [1] }, ["surplus_closers"]],
     ["surplus closer inside", '{"a":[1]],"b":2}', { a: [1], b: 2 }, ["surplus_closers"]],
-    ["several rungs in ladder order", '{"a":"x\ny",,"b":[1,2,]}}', { a: "x\ny", b: [1, 2] }, ["control_chars", "trailing_commas", "surplus_closers"]],
-    ["all rungs", '{"a":"x\ny","b":[1,]}]', { a: "x\ny", b: [1] }, ["control_chars", "trailing_commas", "surplus_closers"]],
+    [
+      "several rungs in ladder order",
+      '{"a":"x\ny",,"b":[1,2,]}}',
+      { a: "x\ny", b: [1, 2] },
+      ["control_chars", "trailing_commas", "surplus_closers"],
+    ],
+    [
+      "all rungs",
+      '{"a":"x\ny","b":[1,]}]',
+      { a: "x\ny", b: [1] },
+      ["control_chars", "trailing_commas", "surplus_closers"],
+    ],
     ["cut after trailing comma", '{"a":"x\ny",', { a: "x\ny" }, ["control_chars", "closed_brackets"]],
   ])("%s", (_label, raw, value, repairs) => {
     const r = parseArguments(raw);
@@ -63,47 +83,58 @@ describe("argument ladder rungs", () => {
     const big = JSON.stringify({ content: "x".repeat(MAX_ARGUMENT_BYTES) });
     const r = parseArguments(big);
     expect(r).toMatchObject({ ok: false, reason: "too_large" });
-    expect(parseArguments(JSON.stringify({ content: "é".repeat(MAX_ARGUMENT_BYTES / 2) }))).toMatchObject({ reason: "too_large" });
+    expect(parseArguments(JSON.stringify({ content: "é".repeat(MAX_ARGUMENT_BYTES / 2) }))).toMatchObject({
+      reason: "too_large",
+    });
     expect(parseArguments(JSON.stringify({ content: "x".repeat(MAX_ARGUMENT_BYTES - 100) })).ok).toBe(true);
   });
 
-  it.each([
-    ['{"a":1,}'],
-    ['{"a":"x\ny"}'],
-    ['{"a":1'],
-    ['{"a":1}}'],
-  ])("strict mode accepts nothing but valid JSON: %j", (raw) => {
-    expect(parseArguments(raw, { strict: true })).toMatchObject({ ok: false, reason: "unparseable" });
-    expect(parseArguments(raw).ok).toBe(true);
-  });
+  it.each([['{"a":1,}'], ['{"a":"x\ny"}'], ['{"a":1'], ['{"a":1}}']])(
+    "strict mode accepts nothing but valid JSON: %j",
+    (raw) => {
+      expect(parseArguments(raw, { strict: true })).toMatchObject({ ok: false, reason: "unparseable" });
+      expect(parseArguments(raw).ok).toBe(true);
+    },
+  );
 });
 
 describe("real tool calls cut at every position", () => {
-  it.each(REAL_CALLS.map((c, i) => [c.name, i] as const))("%s: every prefix repairs to a faithful prefix", (_name, i) => {
-    const json = realCallJson(i);
-    const original = REAL_CALLS[i].args;
-    const unfaithful: string[] = [];
-    for (let k = 0; k <= json.length; k++) {
-      const r = parseArguments(json.slice(0, k));
-      if (!r.ok || !isFaithfulPrefix(r.value, original)) unfaithful.push(`${k}: ${JSON.stringify(json.slice(0, k))}`);
-    }
-    expect(unfaithful).toEqual([]);
-    expect(parseArguments(json)).toEqual({ ok: true, value: original, repairs: [] });
-  });
+  it.each(REAL_CALLS.map((c, i) => [c.name, i] as const))(
+    "%s: every prefix repairs to a faithful prefix",
+    (_name, i) => {
+      const json = realCallJson(i);
+      const original = REAL_CALLS[i].args;
+      const unfaithful: string[] = [];
+      for (let k = 0; k <= json.length; k++) {
+        const r = parseArguments(json.slice(0, k));
+        if (!r.ok || !isFaithfulPrefix(r.value, original)) unfaithful.push(`${k}: ${JSON.stringify(json.slice(0, k))}`);
+      }
+      expect(unfaithful).toEqual([]);
+      expect(parseArguments(json)).toEqual({ ok: true, value: original, repairs: [] });
+    },
+  );
 
-  it.each(REAL_CALLS.map((c, i) => [c.name, i] as const))("%s: with raw newlines and tabs, every prefix is faithful", (_name, i) => {
-    const json = rawControlChars(realCallJson(i));
-    const original = REAL_CALLS[i].args;
-    for (let k = 0; k <= json.length; k++) {
-      const r = parseArguments(json.slice(0, k));
-      expect(r.ok && isFaithfulPrefix(r.value, original), `cut at ${k}`).toBe(true);
-    }
-  });
+  it.each(REAL_CALLS.map((c, i) => [c.name, i] as const))(
+    "%s: with raw newlines and tabs, every prefix is faithful",
+    (_name, i) => {
+      const json = rawControlChars(realCallJson(i));
+      const original = REAL_CALLS[i].args;
+      for (let k = 0; k <= json.length; k++) {
+        const r = parseArguments(json.slice(0, k));
+        expect(r.ok && isFaithfulPrefix(r.value, original), `cut at ${k}`).toBe(true);
+      }
+    },
+  );
 
   it.each(REAL_CALLS.map((c, i) => [c.name, i] as const))("%s: damaged but complete repairs exactly", (_name, i) => {
     const json = realCallJson(i);
     const original = REAL_CALLS[i].args;
-    for (const damaged of [rawControlChars(json), trailingCommas(json), surplusClosers(json), surplusClosers(trailingCommas(rawControlChars(json)))]) {
+    for (const damaged of [
+      rawControlChars(json),
+      trailingCommas(json),
+      surplusClosers(json),
+      surplusClosers(trailingCommas(rawControlChars(json))),
+    ]) {
       const r = parseArguments(damaged);
       expect(r.ok && r.value).toEqual(original);
     }

@@ -54,7 +54,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
 export function parseArguments(raw: string, options: ArgumentOptions = {}): ArgumentsResult {
   const size = byteLength(raw);
   if (size > MAX_ARGUMENT_BYTES) {
-    return { ok: false, reason: "too_large", message: `arguments are ${size} bytes, above the ${MAX_ARGUMENT_BYTES}-byte limit` };
+    return {
+      ok: false,
+      reason: "too_large",
+      message: `arguments are ${size} bytes, above the ${MAX_ARGUMENT_BYTES}-byte limit`,
+    };
   }
   // Providers send "" for a call without arguments.
   if (isBlank(raw)) return { ok: true, value: {}, repairs: [] };

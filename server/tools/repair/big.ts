@@ -30,7 +30,7 @@ function decode(src: string, s: BigString): string {
   // A slice of the source is parsed in place (V8 reads a sliced string's parent): no copy.
   if (s.intact) return JSON.parse(src.slice(s.start - 1, s.end + 1));
   const values: string[] = [];
-  for (let p = s.start; p < s.end; ) {
+  for (let p = s.start; p < s.end;) {
     let q = s.end;
     if (q - p > CHUNK) {
       q = p + CHUNK;

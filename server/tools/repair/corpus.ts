@@ -7,7 +7,8 @@ export const REAL_CALLS: { name: string; args: Record<string, unknown> }[] = [
     args: {
       path: "src/server/routes/users.ts",
       old_str: 'export function greet(name: string) {\n\treturn "Hello, " + name;\n}',
-      new_str: "export function greet(name: string): string {\n\tconst re = /^[a-z\\d]+$/i;\n\tif (!re.test(name)) throw new Error(`bad name: ${JSON.stringify(name)}`);\n\treturn `Hello, ${name} 👋`;\n}",
+      new_str:
+        "export function greet(name: string): string {\n\tconst re = /^[a-z\\d]+$/i;\n\tif (!re.test(name)) throw new Error(`bad name: ${JSON.stringify(name)}`);\n\treturn `Hello, ${name} 👋`;\n}",
       replace_all: false,
     },
   },
@@ -21,7 +22,11 @@ export const REAL_CALLS: { name: string; args: Record<string, unknown> }[] = [
   },
   {
     name: "shell",
-    args: { command: "rg -n \"TODO\\(.*\\)\" src | awk -F: '{print $1}' | sort -u | xargs -I{} sed -i 's/\\t/  /g' {}", timeout_ms: 120000, cwd: "." },
+    args: {
+      command: "rg -n \"TODO\\(.*\\)\" src | awk -F: '{print $1}' | sort -u | xargs -I{} sed -i 's/\\t/  /g' {}",
+      timeout_ms: 120000,
+      cwd: ".",
+    },
   },
   {
     name: "apply_patch",
@@ -35,14 +40,17 @@ export const REAL_CALLS: { name: string; args: Record<string, unknown> }[] = [
     args: {
       path: "app/page.tsx",
       edits: [
-        { old_str: "<div className=\"a\">", new_str: "<div className=\"a b\" data-x='1'>" },
+        { old_str: '<div className="a">', new_str: "<div className=\"a b\" data-x='1'>" },
         { old_str: "const n = 0;", new_str: "const n = 1e-3 * -42.5;\t// tab\u0001ctl" },
-        { old_str: "\\\\server\\share", new_str: "C:\\Users\\dev\\\"quoted\"" },
+        { old_str: "\\\\server\\share", new_str: 'C:\\Users\\dev\\"quoted"' },
       ],
       options: { dry_run: null, nested: { depth: [1, [2, [3, { k: "v" }]]] } },
     },
   },
-  { name: "search_text", args: { pattern: "\\bfoo\\s*\\(", glob: "**/*.{ts,tsx}", case_sensitive: true, max_results: 50 } },
+  {
+    name: "search_text",
+    args: { pattern: "\\bfoo\\s*\\(", glob: "**/*.{ts,tsx}", case_sensitive: true, max_results: 50 },
+  },
 ];
 
 export const realCallJson = (i: number) => JSON.stringify(REAL_CALLS[i].args);
@@ -64,7 +72,7 @@ export function rawControlChars(json: string): string {
 
 /** Adds a trailing comma before every closer. */
 export function trailingCommas(json: string): string {
-  return mapOutsideStrings(json, (c, prev) => (c === "}" || c === "]") && prev !== "{" && prev !== "[" ? `,${c}` : c);
+  return mapOutsideStrings(json, (c, prev) => ((c === "}" || c === "]") && prev !== "{" && prev !== "[" ? `,${c}` : c));
 }
 
 export function surplusClosers(json: string): string {
@@ -72,7 +80,9 @@ export function surplusClosers(json: string): string {
 }
 
 function mapOutsideStrings(json: string, f: (c: string, prev: string) => string): string {
-  let out = "", inStr = false, prev = "";
+  let out = "",
+    inStr = false,
+    prev = "";
   for (let i = 0; i < json.length; i++) {
     const c = json[i];
     if (inStr) {

@@ -6,7 +6,8 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== "object") return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a as object), kb = Object.keys(b as object);
+  const ka = Object.keys(a as object),
+    kb = Object.keys(b as object);
   if (ka.length !== kb.length) return false;
   return ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
@@ -23,9 +24,11 @@ export function isFaithfulPrefix(repaired: unknown, original: unknown): boolean 
   }
   if (repaired && typeof repaired === "object") {
     if (!original || typeof original !== "object" || Array.isArray(original)) return false;
-    const rk = Object.keys(repaired), ok = Object.keys(original);
+    const rk = Object.keys(repaired),
+      ok = Object.keys(original);
     if (rk.length > ok.length || rk.some((k, i) => k !== ok[i])) return false;
-    const r = repaired as Record<string, unknown>, o = original as Record<string, unknown>;
+    const r = repaired as Record<string, unknown>,
+      o = original as Record<string, unknown>;
     for (let i = 0; i < rk.length - 1; i++) if (!deepEqual(r[rk[i]], o[rk[i]])) return false;
     return rk.length === 0 || isFaithfulPrefix(r[rk[rk.length - 1]], o[rk[rk.length - 1]]);
   }

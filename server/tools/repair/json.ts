@@ -5,14 +5,31 @@
 // with no value is dropped rather than guessed, so validation reports it missing.
 import { BIG_STRING, type BigString, placeholder } from "./big";
 import {
-  closingQuote, COLON, COMMA, completeToken, escapeControls, isSpace, isTokenChar, LBRACE, LBRACKET, nextBackslashControl,
-  nextControl, Out, partialEscapeLength, QUOTE, RBRACE, RBRACKET,
+  closingQuote,
+  COLON,
+  COMMA,
+  completeToken,
+  escapeControls,
+  isSpace,
+  isTokenChar,
+  LBRACE,
+  LBRACKET,
+  nextBackslashControl,
+  nextControl,
+  Out,
+  partialEscapeLength,
+  QUOTE,
+  RBRACE,
+  RBRACKET,
 } from "./text";
 
 export { isSpace, RBRACE } from "./text";
 
 /** Bit flags of the rungs applied, in ladder order (a Set per call costs more than the scan). */
-export const CONTROL_CHARS = 1, TRAILING_COMMAS = 2, CLOSED_BRACKETS = 4, SURPLUS_CLOSERS = 8;
+export const CONTROL_CHARS = 1,
+  TRAILING_COMMAS = 2,
+  CLOSED_BRACKETS = 4,
+  SURPLUS_CLOSERS = 8;
 
 const enum S {
   /** object: expecting a key or `}` (right after `{`) */
@@ -63,7 +80,8 @@ export function repairJson(text: string): Repaired | undefined {
   let bigs: BigStrings | undefined;
   // Where the next raw control character (or backslash before one) is: found natively, once
   // for every stretch of text rather than once per string.
-  let nextCtrl = -1, nextEscapedCtrl = -1;
+  let nextCtrl = -1,
+    nextEscapedCtrl = -1;
 
   while (i < n) {
     const c = src.charCodeAt(i);
@@ -161,7 +179,11 @@ export function repairJson(text: string): Repaired | undefined {
     if (c === LBRACE || c === LBRACKET) {
       out.push(src.slice(last, i + 1));
       last = i + 1;
-      stack.push({ closer: c === LBRACE ? RBRACE : RBRACKET, state: c === LBRACE ? S.ObjStart : S.ArrStart, memberStart: out.length });
+      stack.push({
+        closer: c === LBRACE ? RBRACE : RBRACKET,
+        state: c === LBRACE ? S.ObjStart : S.ArrStart,
+        memberStart: out.length,
+      });
       i++;
       continue;
     }

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { NameIndex, didYouMean, editDistance, type NameRung } from "./names";
 
-const tools = ["read_file", "write_file", "list_files", "search_text", "shell", "fetch_url", "git_diff", "GetWeather", "apply_patch"];
+const tools = [
+  "read_file",
+  "write_file",
+  "list_files",
+  "search_text",
+  "shell",
+  "fetch_url",
+  "git_diff",
+  "GetWeather",
+  "apply_patch",
+];
 const index = new NameIndex(tools);
 
 describe("name ladder", () => {

@@ -4,7 +4,8 @@
 // unique match counts, so the ladder never picks between two tools. With no match the caller
 // gets candidates within edit distance 3 for a "Did you mean" message.
 
-export type NameRung = "exact" | "lowercase" | "hyphen_to_underscore" | "snake_case" | "strip_tool_suffix" | "unique_prefix";
+export type NameRung =
+  "exact" | "lowercase" | "hyphen_to_underscore" | "snake_case" | "strip_tool_suffix" | "unique_prefix";
 
 export type NameMatch = { ok: true; name: string; rung: NameRung } | { ok: false; candidates: string[] };
 

@@ -1,8 +1,14 @@
 // Character-level helpers of the repairing scanner (json.ts): the output buffer, finding where a
 // string ends without walking it a character at a time, and finishing what a cut left half-done.
 
-export const QUOTE = 34, BACKSLASH = 92, COMMA = 44, COLON = 58;
-export const LBRACE = 123, RBRACE = 125, LBRACKET = 91, RBRACKET = 93;
+export const QUOTE = 34,
+  BACKSLASH = 92,
+  COMMA = 44,
+  COLON = 58;
+export const LBRACE = 123,
+  RBRACE = 125,
+  LBRACKET = 91,
+  RBRACKET = 93;
 
 export function isSpace(c: number) {
   return c === 32 || c === 10 || c === 13 || c === 9;
@@ -81,12 +87,20 @@ export function escapeControls(src: string, from: number, end: number, last: num
 export function partialEscapeLength(src: string, end: number, bodyStart: number): number {
   for (let k = 2; k <= 5 && end - k >= bodyStart; k++) {
     const at = end - k;
-    if (src.charCodeAt(at) === BACKSLASH && src.charCodeAt(at + 1) === 117 && /^[0-9a-fA-F]*$/.test(src.slice(at + 2, end))) {
+    if (
+      src.charCodeAt(at) === BACKSLASH &&
+      src.charCodeAt(at + 1) === 117 &&
+      /^[0-9a-fA-F]*$/.test(src.slice(at + 2, end))
+    ) {
       if (backslashesBefore(src, at, bodyStart) % 2 === 0) return k;
       break;
     }
   }
-  return end > bodyStart && src.charCodeAt(end - 1) === BACKSLASH && backslashesBefore(src, end - 1, bodyStart) % 2 === 0 ? 1 : 0;
+  return end > bodyStart &&
+    src.charCodeAt(end - 1) === BACKSLASH &&
+    backslashesBefore(src, end - 1, bodyStart) % 2 === 0
+    ? 1
+    : 0;
 }
 
 const LITERALS = ["true", "false", "null"];

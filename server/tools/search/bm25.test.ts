@@ -16,10 +16,22 @@ describe("tokenize", () => {
 
 describe("Bm25Index", () => {
   const docs = [
-    [{ text: "read_file", weight: 3 }, { text: "Reads a file from the workspace.", weight: 1 }],
-    [{ text: "write_file", weight: 3 }, { text: "Writes a file to the workspace.", weight: 1 }],
-    [{ text: "web_search", weight: 3 }, { text: "Searches the web.", weight: 1 }],
-    [{ text: "file_search", weight: 3 }, { text: "Finds files by name in the workspace; a file finder.", weight: 1 }],
+    [
+      { text: "read_file", weight: 3 },
+      { text: "Reads a file from the workspace.", weight: 1 },
+    ],
+    [
+      { text: "write_file", weight: 3 },
+      { text: "Writes a file to the workspace.", weight: 1 },
+    ],
+    [
+      { text: "web_search", weight: 3 },
+      { text: "Searches the web.", weight: 1 },
+    ],
+    [
+      { text: "file_search", weight: 3 },
+      { text: "Finds files by name in the workspace; a file finder.", weight: 1 },
+    ],
   ];
   const index = new Bm25Index(docs);
 
@@ -48,7 +60,11 @@ describe("Bm25Index", () => {
   });
 
   it("breaks ties by document order", () => {
-    const same = new Bm25Index([[{ text: "alpha", weight: 1 }], [{ text: "alpha", weight: 1 }], [{ text: "alpha", weight: 1 }]]);
+    const same = new Bm25Index([
+      [{ text: "alpha", weight: 1 }],
+      [{ text: "alpha", weight: 1 }],
+      [{ text: "alpha", weight: 1 }],
+    ]);
     expect(same.search("alpha", 3).map((h) => h.doc)).toEqual([0, 1, 2]);
   });
 

@@ -14,7 +14,9 @@ export interface Bm25Hit {
 }
 
 const STOPWORDS = new Set(
-  "a an and are as at be by for from has have in into is it its of on or that the this to was were will with you your i me my we our can do does use using".split(" "),
+  "a an and are as at be by for from has have in into is it its of on or that the this to was were will with you your i me my we our can do does use using".split(
+    " ",
+  ),
 );
 
 // running → runn → run; but not fill, pass, buzz
@@ -35,7 +37,10 @@ function stem(t: string): string {
 /** Lowercased, camelCase- and punctuation-split, stop-word-free, lightly stemmed terms. */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  const words = text.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/);
+  const words = text
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
   for (const w of words) if (w && !STOPWORDS.has(w)) out.push(stem(w));
   return out;
 }
@@ -51,7 +56,11 @@ export class Bm25Index {
   private readonly scores: Float64Array;
   private readonly touched: Int32Array;
 
-  constructor(docs: readonly Bm25Field[][], private readonly k1 = 1.2, b = 0.75) {
+  constructor(
+    docs: readonly Bm25Field[][],
+    private readonly k1 = 1.2,
+    b = 0.75,
+  ) {
     this.size = docs.length;
     const lists: { docs: number[]; tf: number[] }[] = [];
     const lengths = new Float64Array(docs.length);

@@ -27,11 +27,19 @@ export function SsoSignIn({ callbackURL = "/" }: { callbackURL?: string }) {
       const res = await fetch("/api/auth/sign-in/sso", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ...(text.includes("@") ? { email: text } : { organizationSlug: text }), callbackURL, errorCallbackURL: "/signin?sso=failed" }),
+        body: JSON.stringify({
+          ...(text.includes("@") ? { email: text } : { organizationSlug: text }),
+          callbackURL,
+          errorCallbackURL: "/signin?sso=failed",
+        }),
       });
       const body = (await res.json().catch(() => ({}))) as { url?: string };
       if (res.ok && body.url) return location.assign(body.url);
-      setError(res.status === 404 ? "No single sign-on is set up for that email domain or organization." : "Single sign-on could not start. Try again in a moment.");
+      setError(
+        res.status === 404
+          ? "No single sign-on is set up for that email domain or organization."
+          : "Single sign-on could not start. Try again in a moment.",
+      );
     } catch {
       setError("The server could not be reached.");
     }
@@ -39,10 +47,21 @@ export function SsoSignIn({ callbackURL = "/" }: { callbackURL?: string }) {
   }
 
   return (
-    <form onSubmit={start} data-testid="sso-sign-in" aria-label="Sign in with SSO" style={{ display: "grid", gap: 8, marginTop: 16 }}>
+    <form
+      onSubmit={start}
+      data-testid="sso-sign-in"
+      aria-label="Sign in with SSO"
+      style={{ display: "grid", gap: 8, marginTop: 16 }}
+    >
       <label style={{ display: "grid", gap: 4 }}>
         Work email or organization
-        <input value={who} onChange={(e) => setWho(e.target.value)} placeholder="you@company.com or company-slug" autoComplete="email" data-testid="sso-who" />
+        <input
+          value={who}
+          onChange={(e) => setWho(e.target.value)}
+          placeholder="you@company.com or company-slug"
+          autoComplete="email"
+          data-testid="sso-who"
+        />
       </label>
       <button type="submit" disabled={busy} data-testid="sso-start">
         {busy ? "Opening your identity provider…" : "Sign in with SSO"}

@@ -19,7 +19,8 @@ describe("the first-run example script", () => {
     const calls = script.steps.flatMap((s) => ("blocks" in s ? s.blocks : [])).filter((b) => b.type === "tool_call");
     expect(calls.map((c) => c.name)).toEqual(["write_file", "read_file", "edit_file", "shell", "shell"]);
     const tools = new Map(builtinTools().map((t) => [t.name, t]));
-    for (const c of calls) expect(tools.get(c.name)!.inputSchema.safeParse(JSON.parse(c.arguments)).success, c.name).toBe(true);
+    for (const c of calls)
+      expect(tools.get(c.name)!.inputSchema.safeParse(JSON.parse(c.arguments)).success, c.name).toBe(true);
   });
 });
 
@@ -32,13 +33,18 @@ describe("the first-run example through a real server", () => {
     const live = follow(q.client, session.id, (_e, all) => finishedTurns(all) === 1, {
       timeoutMs: 120_000,
       onEvent: (ev) => {
-        if (ev.type === "approval.required") void q.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "once" } as never).catch(() => undefined);
+        if (ev.type === "approval.required")
+          void q.client.approvals.answer
+            .mutate({ approvalId: ev.approvalId, choice: "once" } as never)
+            .catch(() => undefined);
       },
     });
     await q.client.turns.send.mutate({ sessionId: session.id, text: "Show me around" });
     const events = await live;
     const started = events.filter((e): e is Of<"tool.started"> => e.type === "tool.started");
-    const finished = new Map(events.filter((e): e is Of<"tool.finished"> => e.type === "tool.finished").map((e) => [e.callId, e]));
+    const finished = new Map(
+      events.filter((e): e is Of<"tool.finished"> => e.type === "tool.finished").map((e) => [e.callId, e]),
+    );
     expect(started.map((s) => s.name)).toEqual(["write_file", "read_file", "edit_file", "shell", "shell"]);
     for (const s of started) expect(finished.get(s.callId)?.status, s.summary).toBe("succeeded");
 
@@ -47,12 +53,17 @@ describe("the first-run example through a real server", () => {
     expect(stamp?.request.allows?.length).toBeGreaterThan(0);
     expect(stamp?.request.destructive).toBeUndefined();
 
-    expect(readFileSync(join(q.dataDir, "workspace", "site", "index.html"), "utf8")).toContain("<h1>Hello from Quiver</h1>");
+    expect(readFileSync(join(q.dataDir, "workspace", "site", "index.html"), "utf8")).toContain(
+      "<h1>Hello from Quiver</h1>",
+    );
     expect(readFileSync(join(q.dataDir, "workspace", "site", "built.txt"), "utf8")).toMatch(/UTC/);
     const serve = finished.get(started[4].callId)!;
     expect(serve.output).toMatch(/Serving HTTP on 127\.0\.0\.1 port 8000/);
     expect(serve.output).toMatch(/session_id/);
-    const text = events.filter((e): e is Of<"text.delta"> => e.type === "text.delta").map((e) => e.text).join("");
+    const text = events
+      .filter((e): e is Of<"text.delta"> => e.type === "text.delta")
+      .map((e) => e.text)
+      .join("");
     expect(text).toContain("pick port **8000**");
   }, 180_000);
 });

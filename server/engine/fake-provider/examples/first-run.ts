@@ -18,18 +18,31 @@ export function loadScript(file = FIRST_RUN_SCRIPT): Script {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { port: { type: "string" }, script: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  const { values } = parseArgs({
+    options: { port: { type: "string" }, script: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
   if (values.help) {
-    console.log("Usage: npx tsx server/engine/fake-provider/examples/first-run.ts [--port N] [--script FILE]\nStarts the IDE (npm start) against the fake provider playing FILE (default: first-run.json).");
+    console.log(
+      "Usage: npx tsx server/engine/fake-provider/examples/first-run.ts [--port N] [--script FILE]\nStarts the IDE (npm start) against the fake provider playing FILE (default: first-run.json).",
+    );
     return;
   }
   const script = loadScript(values.script ?? FIRST_RUN_SCRIPT);
   const fake = await startFakeProvider({ steps: script.steps, loop: script.loop, port: 0, models: script.models });
   const port = values.port ?? process.env.PORT ?? "3000";
-  console.log(`fake provider on ${fake.anthropicBaseURL}; starting the IDE on http://localhost:${port} — type any message in the chat to play the example`);
+  console.log(
+    `fake provider on ${fake.anthropicBaseURL}; starting the IDE on http://localhost:${port} — type any message in the chat to play the example`,
+  );
   const ide = spawn("npm", ["start"], {
     stdio: "inherit",
-    env: { ...process.env, PORT: port, QUIVER_PROVIDER: "anthropic", QUIVER_MODEL: process.env.QUIVER_MODEL ?? "fake-model", ANTHROPIC_API_KEY: "fake", ANTHROPIC_BASE_URL: fake.anthropicBaseURL },
+    env: {
+      ...process.env,
+      PORT: port,
+      QUIVER_PROVIDER: "anthropic",
+      QUIVER_MODEL: process.env.QUIVER_MODEL ?? "fake-model",
+      ANTHROPIC_API_KEY: "fake",
+      ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
+    },
   });
   const stop = () => ide.kill("SIGINT");
   process.on("SIGINT", stop);

@@ -25,7 +25,9 @@ export interface HttpServerChild {
 
 /** The test server over Streamable HTTP; port 0 picks a free one. Resolves once it listens. */
 export function startHttpServer(port = 0): Promise<HttpServerChild> {
-  const child = spawn(process.execPath, [...TSX, SERVER_SCRIPT, "--http", String(port)], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...TSX, SERVER_SCRIPT, "--http", String(port)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -35,7 +37,10 @@ export function startHttpServer(port = 0): Promise<HttpServerChild> {
   };
   return new Promise((resolve, reject) => {
     let out = "";
-    const timer = setTimeout(() => void stop().then(() => reject(new Error(`test MCP server did not listen: ${stderr}`))), 20_000);
+    const timer = setTimeout(
+      () => void stop().then(() => reject(new Error(`test MCP server did not listen: ${stderr}`))),
+      20_000,
+    );
     child.stdout!.on("data", (c: Buffer) => {
       out += c.toString();
       const m = /listening (\d+)/.exec(out);
@@ -60,7 +65,8 @@ export function childrenRunning(text: string): number[] {
     try {
       const stat = readFileSync(`/proc/${name}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, "utf8").replace(/\0/g, " ").includes(text)) pids.push(Number(name));
+      if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, "utf8").replace(/\0/g, " ").includes(text))
+        pids.push(Number(name));
     } catch {
       /* gone meanwhile */
     }

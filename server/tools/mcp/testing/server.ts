@@ -7,26 +7,63 @@ import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const PAGE = 3;
-const obj = (properties: Record<string, object> = {}, required: string[] = []) => ({ type: "object" as const, properties, required });
+const obj = (properties: Record<string, object> = {}, required: string[] = []) => ({
+  type: "object" as const,
+  properties,
+  required,
+});
 const ro = { readOnlyHint: true };
 
 const tools: Tool[] = [
-  { name: "echo", description: "Echoes the text back.", inputSchema: obj({ text: { type: "string" } }, ["text"]), annotations: ro },
+  {
+    name: "echo",
+    description: "Echoes the text back.",
+    inputSchema: obj({ text: { type: "string" } }, ["text"]),
+    annotations: ro,
+  },
   // No annotations: a client must ask before running it. The schema has the shapes sanitize.ts folds.
   {
     name: "write_note",
     description: "Stores a note.",
-    inputSchema: obj({ note: { type: "string" }, tag: { anyOf: [{ type: "string" }, { type: "null" }] } }, ["note", "ghost"]),
+    inputSchema: obj({ note: { type: "string" }, tag: { anyOf: [{ type: "string" }, { type: "null" }] } }, [
+      "note",
+      "ghost",
+    ]),
   },
   { name: "fail", description: "Always fails.", inputSchema: obj(), annotations: ro },
-  { name: "sleep", description: "Waits, then answers.", inputSchema: obj({ ms: { type: "number" } }, ["ms"]), annotations: ro },
+  {
+    name: "sleep",
+    description: "Waits, then answers.",
+    inputSchema: obj({ ms: { type: "number" } }, ["ms"]),
+    annotations: ro,
+  },
   { name: "crash", description: "Exits the server process mid-call.", inputSchema: obj(), annotations: ro },
-  { name: "stats", description: "This process's pid and how many calls were cancelled.", inputSchema: obj(), annotations: ro },
-  { name: "add_tool", description: "Adds the tool late and says the list changed.", inputSchema: obj(), annotations: ro },
-  { name: "rich", description: "Returns an image, a resource and structured content.", inputSchema: obj(), annotations: { readOnlyHint: true, openWorldHint: true } },
+  {
+    name: "stats",
+    description: "This process's pid and how many calls were cancelled.",
+    inputSchema: obj(),
+    annotations: ro,
+  },
+  {
+    name: "add_tool",
+    description: "Adds the tool late and says the list changed.",
+    inputSchema: obj(),
+    annotations: ro,
+  },
+  {
+    name: "rich",
+    description: "Returns an image, a resource and structured content.",
+    inputSchema: obj(),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+  },
   { name: "odd name.v2", description: "A tool whose name needs sanitising.", inputSchema: obj(), annotations: ro },
 ];
 
@@ -58,7 +95,8 @@ async function call(name: string, args: Record<string, unknown>, signal: AbortSi
     case "stats":
       return text(JSON.stringify({ pid: process.pid, cancelled }));
     case "add_tool":
-      if (!tools.some((t) => t.name === "late")) tools.push({ name: "late", description: "Arrived late.", inputSchema: obj(), annotations: ro });
+      if (!tools.some((t) => t.name === "late"))
+        tools.push({ name: "late", description: "Arrived late.", inputSchema: obj(), annotations: ro });
       for (const s of servers) await s.sendToolListChanged();
       return text("added");
     case "rich":
@@ -79,13 +117,18 @@ async function call(name: string, args: Record<string, unknown>, signal: AbortSi
 }
 
 function newServer(): Server {
-  const server = new Server({ name: "quiver-test", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+  const server = new Server(
+    { name: "quiver-test", version: "1.0.0" },
+    { capabilities: { tools: { listChanged: true } } },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async (req) => {
     const start = Number(req.params?.cursor ?? 0);
     const next = start + PAGE;
     return { tools: tools.slice(start, next), ...(next < tools.length ? { nextCursor: String(next) } : {}) };
   });
-  server.setRequestHandler(CallToolRequestSchema, (req, extra) => call(req.params.name, req.params.arguments ?? {}, extra.signal));
+  server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+    call(req.params.name, req.params.arguments ?? {}, extra.signal),
+  );
   servers.add(server);
   server.onclose = () => servers.delete(server);
   return server;
@@ -105,7 +148,10 @@ if (at < 0) {
         res.writeHead(404).end("unknown session");
         return;
       }
-      const t = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => void sessions.set(sid, t) });
+      const t = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (sid) => void sessions.set(sid, t),
+      });
       t.onclose = () => t.sessionId && sessions.delete(t.sessionId);
       await newServer().connect(t);
       transport = t;
