@@ -4,7 +4,7 @@
 import type { Tool } from "../tools/tool";
 import { evaluate, type PolicyRule, type PolicySubject, type PolicyVerdict } from "./rules";
 import { exactFingerprint, hostOf, isOpaqueKey, sessionKeys, type CallFacts } from "./fingerprint";
-import { gitPathsOf } from "./git-paths";
+import { gitPathsOf, isChecksFile } from "./git-paths";
 import { analyseShell } from "../shell/analyse";
 
 export type LoadedPolicy = { ok: true; version: number; rules: PolicyRule[] } | { ok: false; error: string };
@@ -148,6 +148,8 @@ function gitPathReason(paths: string[]): string {
     .slice(0, 3)
     .map((p) => `\`${p}\``)
     .join(", ");
+  if (paths.every(isChecksFile))
+    return `Writes ${list}: the project's checks, whose commands run_check runs, so this is asked about every time.`;
   return `Writes ${list}: files git reads as a repository's configuration (hooks, fsmonitor, filters run programs), so this is asked about every time.`;
 }
 

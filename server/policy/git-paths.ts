@@ -1,9 +1,16 @@
-// Files whose writing steers git: anything under a `.git` folder, the attribute and module
-// files, and the names that make a plain folder a git directory (`HEAD`, `config`,
-// `packed-refs`, ... beside `objects/` and `refs/`). Git obeys what they say — hooks, fsmonitor,
-// filter and diff drivers, pagers run programs — so a write tool never treats such a write as
-// an ordinary edit: it is asked about every time, and the card says why. Decided by name only:
-// whether `objects/` sits beside a `HEAD` is a fact of the disk that can change after a check.
+// Files whose writing steers what runs, so a write tool never treats such a write as an ordinary
+// edit: it is asked about every time (no mode or session approval waives it), and the card says why.
+// - Git's: anything under a `.git` folder, the attribute and module files, and the names that make
+//   a plain folder a git directory (`HEAD`, `config`, `packed-refs`, ... beside `objects/` and
+//   `refs/`). Git obeys what they say — hooks, fsmonitor, filter and diff drivers, pagers run programs.
+// - The checks file (`quiver.checks.json`): run_check runs the argv it declares, and an org may
+//   allow run_check while it asks for shell; an edit waived by accept-edits mode would turn that
+//   into any command run unasked. Matched at any depth and in any case, so no spelling of the path
+//   (`./`, `sub/../`, a folder link) slips past.
+// Decided by name only: whether `objects/` sits beside a `HEAD` is a fact of the disk that can
+// change after a check.
+
+import { CHECKS_FILE } from "../protocol/checks";
 
 // A path component that is a git directory, or lives in one.
 const GIT_DIR_COMPONENT = /^\.git$/i;
@@ -29,10 +36,17 @@ function components(path: string): string[] {
     .filter((c) => c.length > 0 && c !== ".");
 }
 
-/** Whether writing `path` (relative to the workspace) could change what git runs. */
+/** Whether `path` names the checks file (its last component, in any case). */
+export function isChecksFile(path: string): boolean {
+  const parts = components(path);
+  return parts.length > 0 && parts[parts.length - 1].toLowerCase() === CHECKS_FILE.toLowerCase();
+}
+
+/** Whether writing `path` (relative to the workspace) could change what git, or run_check, runs. */
 export function steersGit(path: string): boolean {
   const parts = components(path);
   if (parts.length === 0) return false;
+  if (isChecksFile(path)) return true;
   if (parts.some((c) => GIT_DIR_COMPONENT.test(c.replace(/[. ]+$/, "")))) return true;
   const name = parts[parts.length - 1].toLowerCase();
   if (WORKTREE_FILES.has(name)) return true;
