@@ -5,7 +5,7 @@
 // and visibility survive a reload, a viewer whose link is revoked sees that (not "Reconnecting…"),
 // and only the IDE's pages are cross-origin isolated (for the dormant WebContainer).
 import type { Locator, Page } from "@playwright/test";
-import { expect, openNewSession, test, writeWorkspaceFile } from "./fixtures";
+import { expect, openNewSession, shot, test, writeWorkspaceFile } from "./fixtures";
 
 const box = async (l: Locator) => (await l.boundingBox())!;
 /** One line of 12–13 px text is under 20 px high; a wrapped item is at least two lines. */
@@ -45,7 +45,7 @@ test("1024×700 with the preview open: panes fold instead of squeezing the edito
   expect((await box(page.getByTestId("preview-port"))).width).toBeGreaterThanOrEqual(60);
   expect((await box(page.getByTestId("editor-position"))).height).toBeLessThanOrEqual(ONE_LINE);
   await expectOneLineStatus(page);
-  await page.screenshot({ path: "/tmp/layout-1024-preview.png" });
+  await shot(page, "layout-1024-preview");
 
   // Ctrl+B brings the side bar back; the preview gives way now.
   await page.keyboard.press("Control+KeyB");
@@ -53,7 +53,7 @@ test("1024×700 with the preview open: panes fold instead of squeezing the edito
   await expect(page.getByTestId("pane-preview")).toBeHidden();
   await expect(page.getByTestId("toggle-preview")).toHaveAttribute("aria-pressed", "false");
   expect((await box(editor)).width).toBeGreaterThanOrEqual(400);
-  await page.screenshot({ path: "/tmp/layout-1024.png" });
+  await shot(page, "layout-1024");
 
   // Nothing in the frame runs past the window's right edge.
   for (const id of ["pane-files", "pane-editor", "pane-chat", "pane-terminal", "status-bar"]) {
@@ -76,7 +76,7 @@ test("1920×1080: Ctrl+B, Ctrl+J and the buttons hide and show panes; sizes and 
   expect((await box(page.getByTestId("pane-editor"))).width).toBeGreaterThanOrEqual(400);
   await expectOneLineStatus(page);
   await expect(page.getByTestId("events-state")).toHaveText("Connected");
-  await page.screenshot({ path: "/tmp/layout-1920.png" });
+  await shot(page, "layout-1920");
 
   await page.getByTestId("pane-editor").click();
   await page.keyboard.press("Control+KeyB");
