@@ -24,6 +24,8 @@ const ALLOWED = new Set([
   "health.get",
   "auth.whoami",
   "sessions.get",
+  // The cost line under each turn: tokens the viewer already sees in the turn events, priced.
+  "sessions.cost",
   "turns.window",
   "turns.earlier",
   "turns.events",
@@ -184,7 +186,7 @@ describe.each(testDatabases())("a viewer's access to every procedure on %s", (pr
       via: "loopback",
       actor: { userId: "u", orgId: "o", role: "owner" },
     });
-    expect(await appRouter.createCaller(owner).auth.whoami()).toEqual({ kind: "member" });
+    expect(await appRouter.createCaller(owner).auth.whoami()).toEqual({ kind: "member", userId: expect.any(String) });
     expect(await appRouter.createCaller(contextFor(services, { kind: "anonymous" })).auth.whoami()).toMatchObject({
       kind: "refused",
       code: "UNAUTHORIZED",
