@@ -75,7 +75,9 @@ export default defineConfig({
     {
       ...serverCommon,
       url: `http://127.0.0.1:${port}/api/health`,
-      env: { ...serverEnv, PORT: String(port), QUIVER_DATA_DIR: dataDir },
+      // The suite opens a terminal in well over 32 sessions (the runner's cap): ones no page shows
+      // any more end after 3 minutes instead of 60, so later specs get a terminal.
+      env: { ...serverEnv, PORT: String(port), QUIVER_DATA_DIR: dataDir, QUIVER_TERMINAL_IDLE_MINUTES: "3" },
     },
     ...(accountsServer
       ? [
