@@ -36,7 +36,7 @@ import { ChangeDiff } from "./changes/change-diff";
 import { AgentChanges, reviewTurns } from "./agent-changes/agent-changes";
 import type { TerminalState } from "./terminal/xterm-view";
 import { TerminalTabs } from "./terminal/terminal-tabs";
-import { useIdeLayout } from "./layout/use-ide-layout";
+import { useIdeLayout, type Pane } from "./layout/use-ide-layout";
 import { usePaneCommands } from "./layout/use-pane-commands";
 import { TopBar } from "./layout/top-bar";
 import { StatusBar } from "./layout/status-bar";
@@ -88,6 +88,20 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
   const can = useMemo(() => ({ preview: !readOnly }), [readOnly]);
   const layout = useIdeLayout(person, can);
   const { fitted } = layout;
+  // Every pane's handle is the same control, told which pane it sizes (the side bar grows rightwards).
+  const paneSplitter = (pane: Pane, label: string, className: string, testId: string) => (
+    <Splitter
+      axis={pane === "panel" ? "y" : "x"}
+      size={fitted[pane]}
+      direction={pane === "side" ? 1 : -1}
+      min={MIN[pane]}
+      max={layout.maxOf(pane)}
+      label={label}
+      className={className}
+      onResize={(n) => layout.resize(pane, n)}
+      testId={testId}
+    />
+  );
   // The quick-open box and what it starts with ("" files, ">" commands, ":" a line); null: closed.
   const [quick, setQuick] = useState<string | null>(null);
   const [termState, setTermState] = useState<TerminalState>("connecting");
@@ -283,19 +297,8 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
                 }
               />
             </nav>
-            {shown.side && (
-              <Splitter
-                axis="x"
-                size={fitted.side}
-                direction={1}
-                min={MIN.side}
-                max={layout.maxOf("side")}
-                label="Resize side bar"
-                className={`${styles.splitX} ${styles.splitFiles}`}
-                onResize={(n) => layout.resize("side", n)}
-                testId="split-files"
-              />
-            )}
+            {shown.side &&
+              paneSplitter("side", "Resize side bar", `${styles.splitX} ${styles.splitFiles}`, "split-files")}
             <section className={styles.editor} aria-label="Editor" data-testid="pane-editor">
               {/* Kept mounted under a change's diff: a new Monaco instance costs far more than showing this one again. */}
               <div className={styles.editorHost} hidden={!!diff || !!review}>
@@ -323,37 +326,14 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
                 />
               )}
             </section>
-            {shown.preview && (
-              <Splitter
-                axis="x"
-                size={fitted.preview}
-                direction={-1}
-                min={MIN.preview}
-                max={layout.maxOf("preview")}
-                label="Resize preview"
-                className={`${styles.splitX} ${styles.splitPreview}`}
-                onResize={(n) => layout.resize("preview", n)}
-                testId="split-preview"
-              />
-            )}
+            {shown.preview &&
+              paneSplitter("preview", "Resize preview", `${styles.splitX} ${styles.splitPreview}`, "split-preview")}
             <section className={styles.preview} aria-label="Preview" data-testid="pane-preview" hidden={!shown.preview}>
               {shown.preview && !readOnly && (
                 <PreviewPane sessionId={sessionId} visible={shown.preview} request={previewRequest} />
               )}
             </section>
-            {shown.chat && (
-              <Splitter
-                axis="x"
-                size={fitted.chat}
-                direction={-1}
-                min={MIN.chat}
-                max={layout.maxOf("chat")}
-                label="Resize chat"
-                className={`${styles.splitX} ${styles.splitChat}`}
-                onResize={(n) => layout.resize("chat", n)}
-                testId="split-chat"
-              />
-            )}
+            {shown.chat && paneSplitter("chat", "Resize chat", `${styles.splitX} ${styles.splitChat}`, "split-chat")}
             {/* Hidden, not unmounted: a draft message, attachments and scroll position survive. */}
             <aside className={styles.chat} aria-label="Chat" data-testid="pane-chat" hidden={!shown.chat}>
               <ChatPane
@@ -366,19 +346,7 @@ export function IdeFrame({ sessionId }: { sessionId: string }) {
                 onReview={openReview}
               />
             </aside>
-            {shown.panel && (
-              <Splitter
-                axis="y"
-                size={fitted.panel}
-                direction={-1}
-                min={MIN.panel}
-                max={layout.maxOf("panel")}
-                label="Resize terminal"
-                className={styles.splitY}
-                onResize={(n) => layout.resize("panel", n)}
-                testId="split-terminal"
-              />
-            )}
+            {shown.panel && paneSplitter("panel", "Resize terminal", styles.splitY, "split-terminal")}
             <section
               ref={termPane}
               className={styles.terminal}
