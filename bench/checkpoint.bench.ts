@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { opContext } from "../runner/exec/testing";
+import { opContext } from "../runner/testing/exec";
 import { Workspace } from "../runner/workspace/workspace";
 import { goal, printTable, ratio } from "./lib";
 

@@ -7,7 +7,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { opContext } from "../runner/exec/testing";
+import { opContext } from "../runner/testing/exec";
 import { listFilesOp } from "../runner/files/list";
 import { readFileOp } from "../runner/files/read";
 import { Workspace } from "../runner/workspace/workspace";

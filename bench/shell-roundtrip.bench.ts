@@ -18,7 +18,7 @@ import { promisify } from "node:util";
 import { BASH_C } from "../runner/exec/launch";
 import { findOnPath, sandboxInfo } from "../runner/exec/sandbox";
 import { COMMAND_SHELL, commandInput } from "../runner/exec/warm";
-import { spawnRunner, startServer, tempDir, waitFor } from "../server/executors/runner/testing";
+import { spawnRunner, startServer, tempDir, waitFor } from "../server/testing/runner";
 import { shellTool } from "../server/tools/builtin/shell";
 import type { ToolContext } from "../server/tools/tool";
 import { goal, percentile, printTable, ratio } from "./lib";

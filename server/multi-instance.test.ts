@@ -9,7 +9,7 @@ import { openDb, type DbHandle } from "./db";
 import type { Parts } from "./parts";
 import { openInstance, quickCluster } from "./testing/instance";
 import { testDatabases, useTestDb } from "./testing/db";
-import { seedSession } from "./hub/testing";
+import { seedSession } from "./testing/hub";
 import type { SessionEvent } from "./protocol/events";
 import { startFakeProvider, type FakeProvider } from "./engine/fake-provider/server";
 import pg from "pg";

@@ -12,7 +12,7 @@ import {
   waitFor,
   type RunnerChild,
   type TestServer,
-} from "../../server/executors/runner/testing";
+} from "../../server/testing/runner";
 import { journalPath } from "./journal";
 
 vi.setConfig({ testTimeout: 300_000 });

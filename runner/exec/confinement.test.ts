@@ -15,7 +15,7 @@ import {
   TEST_TOKEN,
   type RunnerChild,
   type TestServer,
-} from "../../server/executors/runner/testing";
+} from "../../server/testing/runner";
 import { checkUnsandboxed, mountArgs, sandboxInfo, SandboxConfigError } from "./sandbox";
 
 const bwrap = sandboxInfo("auto").available;

@@ -21,9 +21,9 @@ import {
   waitFor,
   type RunnerChild,
   type TestServer,
-} from "../../server/executors/runner/testing";
+} from "../../server/testing/runner";
 import { sandboxInfo } from "./sandbox";
-import { processesMatching } from "./testing";
+import { processesMatching } from "../testing/exec";
 
 const bwrap = sandboxInfo("auto").available;
 const modes = bwrap ? (["auto", "off"] as const) : (["off"] as const);

@@ -14,7 +14,7 @@ import { scrubEnv } from "./env";
 import { parseProcNetUnix } from "./host-sockets";
 import { sandboxInfo } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, tempWorkspace } from "./testing";
+import { opContext, tempWorkspace } from "../testing/exec";
 
 vi.setConfig({ testTimeout: 60_000 });
 const execAsync = promisify(exec);

@@ -9,7 +9,7 @@ import { formatBytes, cgroupsUsable, limitsFromEnv, parseSize, rlimitPrefix, typ
 import { PtyManager } from "./pty";
 import { sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, settledProcesses, tempWorkspace } from "./testing";
+import { opContext, settledProcesses, tempWorkspace } from "../testing/exec";
 
 const MIB = 1024 ** 2;
 // CPU 4 s, not 1: filling 700 MB against a 256 MiB cgroup spends over a second of CPU in page

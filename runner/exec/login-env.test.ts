@@ -8,7 +8,7 @@ import { scrubEnv } from "./env";
 import { parseLoginEnv } from "./login-env";
 import { sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, tempWorkspace } from "./testing";
+import { opContext, tempWorkspace } from "../testing/exec";
 
 vi.setConfig({ testTimeout: 30_000 });
 

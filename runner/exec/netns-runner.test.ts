@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startQuiver, type Quiver } from "../../server/app";
 import { parseEnv } from "../../server/env";
-import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../../server/executors/runner/testing";
+import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../../server/testing/runner";
 import { findOnPath, sandboxInfo } from "./sandbox";
-import { processesMatching, settledProcesses } from "./testing";
+import { processesMatching, settledProcesses } from "../testing/exec";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

@@ -17,7 +17,7 @@ import { namespaceResolvConf, WorkspaceNetwork } from "./netns";
 import { PtyManager } from "./pty";
 import { findOnPath, sandboxInfo } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, tempWorkspace } from "./testing";
+import { opContext, tempWorkspace } from "../testing/exec";
 
 vi.setConfig({ testTimeout: 60_000 });
 

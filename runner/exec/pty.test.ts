@@ -7,7 +7,7 @@ import type { RunnerToServer } from "../../server/protocol/runner";
 import { scrubEnv } from "./env";
 import { PtyManager } from "./pty";
 import { sandboxInfo, type SandboxMode } from "./sandbox";
-import { settledProcesses, tempWorkspace } from "./testing";
+import { settledProcesses, tempWorkspace } from "../testing/exec";
 
 vi.setConfig({ testTimeout: 30_000 });
 

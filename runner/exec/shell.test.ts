@@ -14,7 +14,7 @@ import type { Workspace } from "../workspace/workspace";
 import { scrubEnv } from "./env";
 import { sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, settledProcesses, tempWorkspace } from "./testing";
+import { opContext, settledProcesses, tempWorkspace } from "../testing/exec";
 
 const bwrap = sandboxInfo("auto").available;
 const modes: SandboxMode[] = bwrap ? ["auto", "off"] : ["off"];

@@ -9,7 +9,7 @@ import { ShellResultMeta, type ShellInput } from "../../server/protocol/exec-ops
 import { scrubEnv } from "./env";
 import { sandboxInfo } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, processesMatching, settledProcesses, tempWorkspace } from "./testing";
+import { opContext, processesMatching, settledProcesses, tempWorkspace } from "../testing/exec";
 
 vi.setConfig({ testTimeout: 30_000 });
 

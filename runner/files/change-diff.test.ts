@@ -3,7 +3,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { opContext, tempWorkspace } from "../exec/testing";
+import { opContext, tempWorkspace } from "../testing/exec";
 import { capDiff, changeDiff, DIFF_CUT_MARK, DIFF_MAX_CHARS } from "./change-diff";
 import { editFileOp, writeFileOp } from "./edit";
 import { previewChangeOp } from "./preview";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PERSON_FILE_OPS, PersonChanges } from "../../server/protocol/person-file-ops";
-import { opContext, tempWorkspace } from "../exec/testing";
+import { opContext, tempWorkspace } from "../testing/exec";
 import { Workspace } from "../workspace/workspace";
 import { changedFiles } from "./changes";
 import { writeFileOp } from "./edit";

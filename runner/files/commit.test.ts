@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PERSON_FILE_OPS, PersonChanges } from "../../server/protocol/person-file-ops";
-import { opContext } from "../exec/testing";
+import { opContext } from "../testing/exec";
 import { Workspace } from "../workspace/workspace";
 import { explainGitError } from "./commit";
 import { personFileOps } from "./person";

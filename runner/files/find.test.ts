@@ -4,7 +4,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PERSON_FILE_OPS, PersonFound } from "../../server/protocol/person-file-ops";
-import { opContext, tempWorkspace } from "../exec/testing";
+import { opContext, tempWorkspace } from "../testing/exec";
 import { holdsInOrder, ideFind } from "./find";
 
 let ws: Awaited<ReturnType<typeof tempWorkspace>>;

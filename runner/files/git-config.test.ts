@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
-import { opContext } from "../exec/testing";
+import { opContext } from "../testing/exec";
 import { Workspace } from "../workspace/workspace";
 import { fileOps } from "./index";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { sha256 } from "../workspace/ledger";
-import { opContext, tempWorkspace } from "../exec/testing";
+import { opContext, tempWorkspace } from "../testing/exec";
 import { personFileOps } from "./person";
 
 let ws: Awaited<ReturnType<typeof tempWorkspace>>;

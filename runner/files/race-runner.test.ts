@@ -4,13 +4,7 @@
 // thousands of calls of every file operation never read the secret, list the outside folder or
 // change anything in it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  spawnRunner,
-  startServer,
-  waitFor,
-  type RunnerChild,
-  type TestServer,
-} from "../../server/executors/runner/testing";
+import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../../server/testing/runner";
 import { sandboxInfo } from "../exec/sandbox";
 import { hammer, OUTSIDE_ONLY, raceFixture, SECRET, type RaceFixture } from "./race-fixture";
 

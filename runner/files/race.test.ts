@@ -5,7 +5,7 @@
 // create, change, move or delete anything outside.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
-import { opContext } from "../exec/testing";
+import { opContext } from "../testing/exec";
 import type { OpContext } from "../ops";
 import { Workspace } from "../workspace/workspace";
 import { fileOps } from "./index";

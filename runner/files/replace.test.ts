@@ -5,7 +5,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PERSON_FILE_OPS, PersonChanges } from "../../server/protocol/person-file-ops";
-import { opContext, tempWorkspace } from "../exec/testing";
+import { opContext, tempWorkspace } from "../testing/exec";
 import { personFileOps } from "./person";
 import { replaceLines, searchRegex } from "./replace";
 

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
-import { runnerHarness, tempDir, waitFor } from "../../server/executors/runner/testing";
+import { runnerHarness, tempDir, waitFor } from "../../server/testing/runner";
 import { readFileTool } from "../../server/tools/builtin/read_file";
 import { writeFileTool } from "../../server/tools/builtin/write_file";
 import { editFileTool } from "../../server/tools/builtin/edit_file";

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { sandboxInfo } from "../exec/sandbox";
-import { runnerHarness } from "../../server/executors/runner/testing";
+import { runnerHarness } from "../../server/testing/runner";
 import { writeFileTool } from "../../server/tools/builtin/write_file";
 
 const bwrap = sandboxInfo("auto").available;

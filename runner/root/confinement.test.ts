@@ -5,9 +5,9 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { waitFor } from "../../server/executors/runner/testing";
+import { waitFor } from "../../server/testing/runner";
 import { findOnPath, sandboxInfo } from "../exec/sandbox";
-import { FakeServer, outsideTmp, spawnRootRunner, type RootRunner } from "./testing";
+import { FakeServer, outsideTmp, spawnRootRunner, type RootRunner } from "../testing/root";
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 120_000 });
 

@@ -6,7 +6,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sandboxInfo } from "../exec/sandbox";
-import { FakeServer, outsideTmp, spawnRootRunner, type RootRunner } from "./testing";
+import { FakeServer, outsideTmp, spawnRootRunner, type RootRunner } from "../testing/root";
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 120_000 });
 

@@ -3,9 +3,9 @@
 // across a runner restart. The measured way (runner/workspace/disk-limit.ts): no image mounted.
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { tempDir } from "../../server/executors/runner/testing";
+import { tempDir } from "../../server/testing/runner";
 import { sandboxInfo } from "../exec/sandbox";
-import { FakeServer, spawnRootRunner, type RootRunner } from "./testing";
+import { FakeServer, spawnRootRunner, type RootRunner } from "../testing/root";
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 120_000 });
 

@@ -11,7 +11,7 @@ import { ShellResultMeta } from "../../server/protocol/exec-ops";
 import { scrubEnv } from "../exec/env";
 import { sandboxInfo } from "../exec/sandbox";
 import { ShellService } from "../exec/shell";
-import { opContext } from "../exec/testing";
+import { opContext } from "../testing/exec";
 import { defineOp } from "../ops";
 import { kernelLimitsAvailable, mountImage, unmountImage } from "./disk-image";
 import { DiskLimit } from "./disk-limit";

@@ -14,7 +14,7 @@ import {
   waitFor,
   type RunnerChild,
   type TestServer,
-} from "../../server/executors/runner/testing";
+} from "../../server/testing/runner";
 import { startGitServer, type GitServer } from "../../server/testing/git-server";
 import { GIT_REMOTE_OP, GitRemoteStatus } from "../../server/protocol/git-remote";
 

@@ -4,7 +4,7 @@
 // Anonymous requests and ended links are refused on every non-public procedure as well.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import { seedSession } from "../hub/testing";
+import { seedSession } from "../testing/hub";
 import { createEventHub, type EventHub } from "../hub/events";
 import { createSessionHistory } from "../hub/history";
 import { RunnerPool } from "../executors/runner-pool";

@@ -12,7 +12,7 @@ import { createTRPCClient, createWSClient, httpBatchLink, wsLink, type TRPCClien
 import { parseEnv } from "../env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
-import { waitFor } from "../executors/runner/testing";
+import { waitFor } from "../testing/runner";
 import { SHARE_VIEW_HEADER } from "../protocol/share-view";
 
 const root = join(import.meta.dirname, "..", "..");

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redactDeep, redactText, REDACTED } from "./redact";
 import { testDatabases, useTestDb } from "../testing/db";
-import { seedSession } from "../hub/testing";
+import { seedSession } from "../testing/hub";
 import { createEventHub, type EventHub } from "../hub/events";
 import { createSessionService } from "../services/sessions";
 import type { Services } from "../services/types";

@@ -4,10 +4,16 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
-import { seedSession } from "../hub/testing";
-import { fakeProviderEnv, useFakeProvider } from "./harness";
+import { seedSession } from "../testing/hub";
+import {
+  eventsUntilFinished,
+  fakeProviderEnv,
+  fastRetries,
+  testDispatcher,
+  useFakeProvider,
+  waitForEvent,
+} from "../testing/engine";
 import { createEngine, type Engine } from "./engine";
-import { eventsUntilFinished, fastRetries, testDispatcher, waitForEvent } from "./testing";
 import type { ProviderKind } from "./types";
 
 const combos = testDatabases().flatMap((db) =>

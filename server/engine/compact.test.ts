@@ -4,12 +4,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
-import { seedSession } from "../hub/testing";
+import { seedSession } from "../testing/hub";
 import type { FakeProvider } from "./fake-provider/server";
-import { fakeProviderEnv, useFakeProvider } from "./harness";
+import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "./engine";
 import { SUMMARY_REQUEST } from "./compact";
-import { eventsUntilFinished, fastRetries, testDispatcher } from "./testing";
 import type { ProviderKind, ToolDefinition } from "./types";
 import type { SessionEvent } from "../protocol/events";
 

@@ -4,7 +4,7 @@
 import { openDb } from "../db";
 import { createEventHub } from "../hub/events";
 import { createEngine } from "./engine";
-import { testDispatcher } from "./testing";
+import { testDispatcher } from "../testing/engine";
 
 const [url, sessionId, userId, kind, baseURL] = process.argv.slice(2);
 const { db, rows } = await openDb(url);

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events";
-import { processesMatching } from "../../runner/exec/testing";
+import { processesMatching } from "../../runner/testing/exec";
 import { useCrashServers } from "../testing/crash-server";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -13,7 +13,7 @@ import type { DbHandle } from "../db";
 import { createTestDb, testDatabases } from "../testing/db";
 import type { Parts } from "../parts";
 import type { SessionEvent } from "../protocol/events";
-import { seedSession } from "../hub/testing";
+import { seedSession } from "../testing/hub";
 import { openInstance } from "../testing/instance";
 import { mountTmpfs, tmpfsRefusal } from "../testing/tmpfs";
 import { healthCheck } from "../services/health";

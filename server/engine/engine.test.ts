@@ -3,11 +3,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
-import { seedSession } from "../hub/testing";
+import { seedSession } from "../testing/hub";
 import type { FakeProvider } from "./fake-provider/server";
-import { fakeProviderEnv, useFakeProvider } from "./harness";
+import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "./engine";
-import { eventsUntilFinished, fastRetries, testDispatcher } from "./testing";
 import type { ContentBlock, ProviderKind, ToolDefinition } from "./types";
 
 const tools: ToolDefinition[] = [

@@ -4,11 +4,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
-import { seedSession } from "../hub/testing";
-import { fakeProviderEnv, useFakeProvider } from "./harness";
+import { seedSession } from "../testing/hub";
+import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
 import { createEngine, EngineError, type Engine } from "./engine";
 import { ImageData, prepareImages } from "./images";
-import { eventsUntilFinished, fastRetries, testDispatcher } from "./testing";
 import { ATTACHMENT_LIMITS, sniffImage } from "../protocol/attachments";
 import type { ProviderKind } from "./types";
 

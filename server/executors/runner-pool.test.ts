@@ -13,7 +13,7 @@ import {
   waitFor,
   type RunnerChild,
   type TestServer,
-} from "./runner/testing";
+} from "../testing/runner";
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

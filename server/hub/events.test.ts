@@ -5,7 +5,7 @@ import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEvent } from "../protocol/events";
 import { createEventHub } from "./events";
 import { eventStoreFor } from "./event-store";
-import { seedSession } from "./testing";
+import { seedSession } from "../testing/hub";
 
 const notice = (i: number) => ({ type: "notice" as const, level: "info" as const, code: "n", text: String(i) });
 

@@ -9,7 +9,7 @@ import { createEventHub } from "./events";
 import { coalesce } from "./coalesce";
 import { createSessionHistory, type SessionHistory } from "./history";
 import { turnRowsFor } from "../db/turn-rows";
-import { seedSession } from "./testing";
+import { seedSession } from "../testing/hub";
 import { applyEvents, emptySessionState, prependEarlier, windowState } from "../../app/_lib/session-state";
 
 function turn(i: number): SessionEventBody[] {

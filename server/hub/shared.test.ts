@@ -5,7 +5,7 @@ import { openDb, type DbHandle } from "../db";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createCluster, type Cluster, type ClusterRequest, type Reply } from "./cluster";
 import { createSharedHub, type SharedEventHub } from "./shared";
-import { seedSession } from "./testing";
+import { seedSession } from "../testing/hub";
 
 const hasPostgres = testDatabases().includes("postgresql");
 

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
-import { ScriptedExecutor, waitFor } from "./testkit";
+import { call, type Harness, newTurn, request, ScriptedExecutor, usePipelines, waitFor } from "../testing/pipeline";
 import { editFileTool } from "../tools/builtin/edit_file";
-import { call, newTurn, request, usePipelines, type Harness } from "./harness";
 import { appRouter } from "../api/root";
 import type { Services } from "../services/types";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { approvalCard, proposedDiff } from "./card";
 import { shellTool } from "../tools/builtin/shell";
-import { fetchTool } from "./testkit";
+import { fetchTool } from "../testing/pipeline";
 
 const ask = (command: string) => approvalCard(shellTool, { command }, "Runs a command in your workspace.");
 

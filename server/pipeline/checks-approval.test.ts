@@ -6,14 +6,13 @@ import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
-import { runnerHarness } from "../executors/runner/testing";
+import { runnerHarness } from "../testing/runner";
 import { createExecutorRouter } from "../executors/router";
 import { readFileTool } from "../tools/builtin/read_file";
 import { runCheckTool } from "../tools/builtin/run_check";
 import { shellTool } from "../tools/builtin/shell";
 import { toolTransactionTool } from "../tools/builtin/tool_transaction";
-import { call, newTurn, request, usePipelines, type Harness } from "./harness";
-import { waitFor } from "./testkit";
+import { call, type Harness, newTurn, request, usePipelines, waitFor } from "../testing/pipeline";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });
 

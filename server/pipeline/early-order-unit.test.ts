@@ -7,8 +7,16 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { testDatabases, useTestDb } from "../testing/db";
 import { defineTool } from "../tools/tool";
-import { ScriptedExecutor, readTool, shellTool, waitFor } from "./testkit";
-import { call, newTurn, request, usePipelines } from "./harness";
+import {
+  call,
+  newTurn,
+  readTool,
+  request,
+  ScriptedExecutor,
+  shellTool,
+  usePipelines,
+  waitFor,
+} from "../testing/pipeline";
 
 const autoWriter = defineTool({
   name: "write_file",

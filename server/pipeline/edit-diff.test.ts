@@ -6,13 +6,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
-import { runnerHarness } from "../executors/runner/testing";
+import { runnerHarness } from "../testing/runner";
 import { createExecutorRouter } from "../executors/router";
 import { editFileTool } from "../tools/builtin/edit_file";
 import { readFileTool } from "../tools/builtin/read_file";
 import { writeFileTool } from "../tools/builtin/write_file";
-import { call, newTurn, request, usePipelines, type Harness } from "./harness";
-import { waitFor } from "./testkit";
+import { call, type Harness, newTurn, request, usePipelines, waitFor } from "../testing/pipeline";
 
 type Finished = Extract<SessionEventBody, { type: "tool.finished" }>;
 type Required = Extract<SessionEventBody, { type: "approval.required" }>;

@@ -6,11 +6,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import { runnerHarness } from "../executors/runner/testing";
+import { runnerHarness } from "../testing/runner";
 import { createExecutorRouter } from "../executors/router";
 import { shellTool } from "../tools/builtin/shell";
 import { retrieveToolResultTool } from "../tools/builtin/retrieve_tool_result";
-import { call, newTurn, request, usePipelines, type Harness } from "./harness";
+import { call, newTurn, request, usePipelines, type Harness } from "../testing/pipeline";
 
 let runner: Awaited<ReturnType<typeof runnerHarness>>;
 beforeAll(async () => {

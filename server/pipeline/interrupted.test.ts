@@ -5,9 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { ExecutorUnavailableError } from "../executors/contract";
 import { testDatabases, useTestDb } from "../testing/db";
-import { call, newTurn, request, usePipelines } from "./harness";
+import { call, newTurn, request, ScriptedExecutor, usePipelines } from "../testing/pipeline";
 import { INTERRUPTED_RUNNING, NOT_STARTED_AT_RESTART, settleInterruptedCalls } from "./interrupted";
-import { ScriptedExecutor } from "./testkit";
 
 describe.each(testDatabases())("calls cut off by a fault on %s", (provider) => {
   const t = useTestDb(provider);

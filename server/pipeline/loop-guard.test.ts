@@ -3,7 +3,7 @@
 // seeded from the calls of earlier turns or an earlier process.
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import { call, makePipeline, newTurn, request, usePipelines } from "./harness";
+import { call, makePipeline, newTurn, request, usePipelines } from "../testing/pipeline";
 
 describe.each(testDatabases())("loop guard on %s", (provider) => {
   const t = useTestDb(provider);

@@ -3,8 +3,16 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
-import { bigOutputTool, readTool, shellTool } from "./testkit";
-import { call, newTurn, request, usePipelines, type Harness } from "./harness";
+import {
+  bigOutputTool,
+  call,
+  type Harness,
+  newTurn,
+  readTool,
+  request,
+  shellTool,
+  usePipelines,
+} from "../testing/pipeline";
 import { forPerson, MODEL_TEXT_CAP, personCopy, personNote } from "./person";
 
 type Finished = Extract<SessionEventBody, { type: "tool.finished" }>;

@@ -1,16 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import {
-  ScriptedExecutor,
   bigOutputTool,
+  call,
+  fatalTool,
+  fetchTool,
+  newTurn,
   readTool,
+  request,
+  ScriptedExecutor,
   shellTool,
+  usePipelines,
   waitFor,
   writeTool,
-  fetchTool,
-  fatalTool,
-} from "./testkit";
-import { call, newTurn, request, usePipelines } from "./harness";
+} from "../testing/pipeline";
 import { TRUNCATED_ARGS } from "./plan";
 
 describe.each(testDatabases())("pipeline on %s", (provider) => {

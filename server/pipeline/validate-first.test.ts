@@ -6,12 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import { runnerHarness } from "../executors/runner/testing";
+import { runnerHarness } from "../testing/runner";
 import { createExecutorRouter } from "../executors/router";
 import { editFileTool } from "../tools/builtin/edit_file";
 import { writeFileTool } from "../tools/builtin/write_file";
 import { applyPatchTool } from "../tools/builtin/apply_patch";
-import { call, newTurn, request, usePipelines } from "./harness";
+import { call, newTurn, request, usePipelines } from "../testing/pipeline";
 
 let runner: Awaited<ReturnType<typeof runnerHarness>>;
 let outside: string;

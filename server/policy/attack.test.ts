@@ -5,8 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEventBody } from "../protocol/events";
-import { waitFor } from "../pipeline/testkit";
-import { call, newTurn, request, usePipelines, type Harness } from "../pipeline/harness";
+import { call, type Harness, newTurn, request, usePipelines, waitFor } from "../testing/pipeline";
 import { shellTool } from "../tools/builtin/shell";
 
 type Required = Extract<SessionEventBody, { type: "approval.required" }>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PolicyRules, evaluate, type PolicyRule, type PolicySubject } from "./rules";
 import { decide, type LoadedPolicy } from "./decide";
-import { fetchTool, readTool, shellTool, writeTool } from "../pipeline/testkit";
+import { fetchTool, readTool, shellTool, writeTool } from "../testing/pipeline";
 
 const shell = (command: string): PolicySubject => ({
   tool: "shell",

@@ -13,7 +13,7 @@ import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { parseEnv } from "../env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
-import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../executors/runner/testing";
+import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../testing/runner";
 
 const root = join(import.meta.dirname, "../..");
 const BIG = 5 * 1024 * 1024;

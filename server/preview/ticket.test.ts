@@ -13,7 +13,7 @@ import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import { deriveKey, loadSecret } from "../auth/crypto";
 import { SHARE_VIEW_HEADER } from "../protocol/share-view";
-import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../executors/runner/testing";
+import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../testing/runner";
 import { createPreviewTickets } from "./ticket";
 
 const root = join(import.meta.dirname, "../..");

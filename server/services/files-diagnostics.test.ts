@@ -9,7 +9,7 @@ import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { startQuiver, type Quiver } from "../app";
 import { parseEnv } from "../env";
 import type { AppRouter } from "../api/root";
-import { waitFor } from "../executors/runner/testing";
+import { waitFor } from "../testing/runner";
 
 const root = resolve(import.meta.dirname, "../..");
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../executors/runner/testing";
+import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../testing/runner";
 import { createFileService, FileOpError, parseListing, parseSearch, type FileService } from "./files";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");

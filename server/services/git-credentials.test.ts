@@ -6,7 +6,7 @@ import { mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testDatabases, useTestDb } from "../testing/db";
-import { seedSession } from "../pipeline/testkit";
+import { seedSession } from "../testing/pipeline";
 import { createGitCredentialService, loadCredentialKey, normaliseHost } from "./git-credentials";
 
 const TOKEN = "glpat-Zz9yX8wV7uT6sR5q";

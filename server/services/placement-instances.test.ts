@@ -9,7 +9,7 @@ import { openInstance } from "../testing/instance";
 import { testDatabases, useTestDb } from "../testing/db";
 import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
 import { ensureLocalActor } from "./local-user";
-import { spawnRunner, tempDir, waitFor, type RunnerChild } from "../executors/runner/testing";
+import { spawnRunner, tempDir, waitFor, type RunnerChild } from "../testing/runner";
 import type { Parts } from "../parts";
 import type { DbHandle } from "../db";
 

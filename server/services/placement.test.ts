@@ -12,7 +12,7 @@ import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { startQuiver, type Quiver } from "../app";
 import { parseEnv } from "../env";
 import type { AppRouter } from "../api/root";
-import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../executors/runner/testing";
+import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../testing/runner";
 import { testDatabases, useTestDb } from "../testing/db";
 
 const root = resolve(import.meta.dirname, "../..");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createPolicyService } from "./policies";
-import { seedSession } from "../pipeline/testkit";
+import { seedSession } from "../testing/pipeline";
 import { appRouter } from "../api/root";
 import type { Services } from "./types";
 

@@ -13,7 +13,7 @@ import { startQuiver, type Quiver } from "../app";
 import { parseEnv } from "../env";
 import { openDb } from "../db";
 import type { AppRouter } from "../api/root";
-import { tempDir, waitFor } from "../executors/runner/testing";
+import { tempDir, waitFor } from "../testing/runner";
 import { ensureLocalActor } from "./local-user";
 
 const root = resolve(import.meta.dirname, "../..");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import { seedSession } from "../pipeline/testkit";
+import { seedSession } from "../testing/pipeline";
 import { createSessionService, titleFrom } from "./sessions";
 
 describe("session titles from a first message", () => {

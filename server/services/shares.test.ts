@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import { seedSession } from "../hub/testing";
+import { seedSession } from "../testing/hub";
 import { hashToken } from "../auth/crypto";
 import { createShareService, ShareError } from "./shares";
 import type { Actor } from "./types";

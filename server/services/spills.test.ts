@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createSpillStore, newSpillRef, selectLines, startSpillCleanup, SPILL_TTL_MS } from "./spills";
-import { seedSession } from "../pipeline/testkit";
+import { seedSession } from "../testing/pipeline";
 
 describe.each(testDatabases())("spills on %s", (provider) => {
   const t = useTestDb(provider);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import { seedSession, waitFor } from "../pipeline/testkit";
+import { seedSession, waitFor } from "../testing/pipeline";
 import { ToolRegistry } from "../tools/registry";
 import { ToolSessions } from "../tools/sessions";
-import { fakeTool } from "../tools/testing";
+import { fakeTool } from "../testing/tools";
 import { toolActivationStore } from "./tool-activations";
 
 const registry = () =>

@@ -4,7 +4,7 @@
 // changes only in run_check's entry on the next turn, and is otherwise the registry's own bytes.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { rm, writeFile } from "node:fs/promises";
-import { runnerHarness } from "../executors/runner/testing";
+import { runnerHarness } from "../testing/runner";
 import { builtinTools } from "./builtin";
 import { runCheckTool } from "./builtin/run_check";
 import { CheckCatalog, CheckRuns, checkRuns } from "./checks-catalog";

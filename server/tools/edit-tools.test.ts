@@ -5,10 +5,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
-import { seedSession } from "../hub/testing";
-import { fakeProviderEnv, useFakeProvider } from "../engine/harness";
+import { seedSession } from "../testing/hub";
+import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "../engine/engine";
-import { eventsUntilFinished, fastRetries, testDispatcher } from "../engine/testing";
 import type { ProviderKind } from "../engine/types";
 import { toolActivationStore } from "../services/tool-activations";
 import { builtinTools } from "./builtin";

@@ -5,12 +5,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
-import { seedSession } from "../hub/testing";
-import { fakeProviderEnv, useFakeProvider } from "../engine/harness";
+import { seedSession } from "../testing/hub";
+import { eventsUntilFinished, fakeProviderEnv, fastRetries, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "../engine/engine";
-import { eventsUntilFinished, fastRetries } from "../engine/testing";
-import { makePipeline, type Harness } from "../pipeline/harness";
-import { fetchTool, readTool, shellTool, toolStates } from "../pipeline/testkit";
+import { fetchTool, type Harness, makePipeline, readTool, shellTool, toolStates } from "../testing/pipeline";
 import { createPolicyService } from "../services/policies";
 import { deniedTools, policyCatalog } from "./policy-catalog";
 

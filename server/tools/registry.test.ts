@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ToolRegistry, UNAVAILABLE, safeName } from "./registry";
 import { defineTool, type Tool } from "./tool";
 import { defineExternalTool } from "./external";
-import { fakeTool, permutations, testContext } from "./testing";
+import { fakeTool, permutations, testContext } from "../testing/tools";
 
 const external = (name: string, schema: unknown = { type: "object", properties: { q: { type: "string" } } }) =>
   defineExternalTool({

@@ -4,7 +4,7 @@ import { resolveCall } from "./resolve";
 import { ToolRegistry, UNAVAILABLE } from "./registry";
 import { SessionToolState } from "./session";
 import { defineTool } from "./tool";
-import { fakeTool } from "./testing";
+import { fakeTool } from "../testing/tools";
 
 const edit = defineTool({
   name: "edit_file",

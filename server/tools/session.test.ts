@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolRegistry } from "./registry";
 import { SessionToolState } from "./session";
-import { fakeTool } from "./testing";
+import { fakeTool } from "../testing/tools";
 
 const registry = () =>
   new ToolRegistry([

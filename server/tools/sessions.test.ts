@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolRegistry } from "./registry";
 import { ToolSessions } from "./sessions";
-import { fakeTool } from "./testing";
+import { fakeTool } from "../testing/tools";
 import { builtinTools } from "./builtin";
 
 const registry = () =>

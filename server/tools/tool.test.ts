@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool, deriveApproval, type Capability } from "./tool";
 import { fatal, isFatalError, isRespondError, respond, toToolError } from "./errors";
-import { testContext } from "./testing";
+import { testContext } from "../testing/tools";
 
 const shell = defineTool({
   name: "shell",

@@ -5,10 +5,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
 import { createEventHub, type EventHub } from "../../hub/events";
-import { seedSession } from "../../hub/testing";
+import { seedSession } from "../../testing/hub";
 import { createEngine, type Engine } from "../../engine/engine";
 import { startFakeProvider, type FakeProvider } from "../../engine/fake-provider/server";
-import { fastRetries, testDispatcher } from "../../engine/testing";
+import { fastRetries, testDispatcher } from "../../testing/engine";
 import { createSessionService } from "../../services/sessions";
 import type { Services } from "../../services/types";
 import { contextFor } from "../context";

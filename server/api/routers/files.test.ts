@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../../executors/runner/testing";
+import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../../testing/runner";
 import { createFileService } from "../../services/files";
 import { createSessionService } from "../../services/sessions";
 import { ensureLocalActor } from "../../services/local-user";

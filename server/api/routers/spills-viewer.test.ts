@@ -3,7 +3,7 @@
 // offset; the owner reads the bytes as stored.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
-import { seedSession } from "../../hub/testing";
+import { seedSession } from "../../testing/hub";
 import { createSpillStore } from "../../services/spills";
 import { createSessionService } from "../../services/sessions";
 import type { Services } from "../../services/types";

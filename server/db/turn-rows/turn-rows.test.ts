@@ -2,7 +2,7 @@
 // writes would (dates, Json, defaults), and `begin` must keep one running turn per session.
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
-import { seedSession } from "../../hub/testing";
+import { seedSession } from "../../testing/hub";
 
 const usage = { inputTokens: 12, outputTokens: 34, cacheReadTokens: 5, cacheWriteTokens: 6 };
 

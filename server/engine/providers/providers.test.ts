@@ -2,7 +2,7 @@
 // scripted case of the issue, for both wire formats.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "../fake-provider/server";
-import { assemble, fakeConfig, fastRetries } from "../testing";
+import { assemble, fakeConfig, fastRetries } from "../../testing/engine";
 import type { ModelRequestSpec, ProviderKind } from "../types";
 import { createAdapter, streamWithRetries } from "./index";
 

@@ -2,7 +2,7 @@
 // provider imitates them, request shapes for both APIs, and provider resolution from env.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "../fake-provider/server";
-import { assemble, fakeConfig, fastRetries } from "../testing";
+import { assemble, fakeConfig, fastRetries } from "../../testing/engine";
 import type { ModelRequestSpec } from "../types";
 import { anthropicRequest } from "./anthropic";
 import { createAdapter, modelChoices, notConfiguredMessage, resolveProvider, streamWithRetries } from "./index";

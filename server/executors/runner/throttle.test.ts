@@ -4,7 +4,7 @@
 // window, not one per attempt.
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { startServer, TEST_TOKEN, type TestServer } from "./testing";
+import { startServer, TEST_TOKEN, type TestServer } from "../../testing/runner";
 import { createTokenThrottle } from "./throttle";
 
 const servers: TestServer[] = [];

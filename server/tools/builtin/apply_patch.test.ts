@@ -3,7 +3,7 @@
 // approval's preview; after: what was applied), worked out from the files themselves.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lstat, readFile, writeFile } from "node:fs/promises";
-import { runnerHarness } from "../../executors/runner/testing";
+import { runnerHarness } from "../../testing/runner";
 import { applyPatchTool } from "./apply_patch";
 import { readFileTool } from "./read_file";
 

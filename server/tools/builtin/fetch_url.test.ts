@@ -4,14 +4,7 @@
 import { createServer, type Server } from "node:http";
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  spawnRunner,
-  startServer,
-  tempDir,
-  waitFor,
-  type RunnerChild,
-  type TestServer,
-} from "../../executors/runner/testing";
+import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../testing/runner";
 import type { ToolContext } from "../tool";
 import { fetchUrlTool } from "./fetch_url";
 

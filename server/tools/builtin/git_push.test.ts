@@ -8,17 +8,9 @@ import { mkdtempSync, readdirSync, readFileSync, lstatSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testDatabases, useTestDb } from "../../testing/db";
-import {
-  startServer,
-  spawnRunner,
-  tempDir,
-  waitFor,
-  type RunnerChild,
-  type TestServer,
-} from "../../executors/runner/testing";
+import { startServer, spawnRunner, tempDir, waitFor, type RunnerChild, type TestServer } from "../../testing/runner";
 import { startGitServer, type GitServer } from "../../testing/git-server";
-import { call, newTurn, request, usePipelines } from "../../pipeline/harness";
-import { waitFor as waitSoon } from "../../pipeline/testkit";
+import { call, newTurn, request, usePipelines, waitFor as waitSoon } from "../../testing/pipeline";
 import { createGitCredentialService, loadCredentialKey } from "../../services/git-credentials";
 import { createGitRemoteService } from "../../services/git-remote";
 import { gitToolService } from "../../services/git-remote-services";

@@ -1,7 +1,7 @@
 // glob on a real runner: gitignore-style globs, .gitignore honoured, bounded.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdir, writeFile } from "node:fs/promises";
-import { runnerHarness } from "../../executors/runner/testing";
+import { runnerHarness } from "../../testing/runner";
 import { globTool } from "./glob";
 
 let h: Awaited<ReturnType<typeof runnerHarness>>;

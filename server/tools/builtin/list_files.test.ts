@@ -2,7 +2,7 @@
 // limit bounds with a marker.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdir, writeFile } from "node:fs/promises";
-import { runnerHarness } from "../../executors/runner/testing";
+import { runnerHarness } from "../../testing/runner";
 import { listFilesTool } from "./list_files";
 
 let h: Awaited<ReturnType<typeof runnerHarness>>;

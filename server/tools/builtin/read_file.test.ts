@@ -2,7 +2,7 @@
 // confinement case (../, absolute elsewhere, /ws vs /ws-evil, symlinks out).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
-import { runnerHarness } from "../../executors/runner/testing";
+import { runnerHarness } from "../../testing/runner";
 import { readFileTool } from "./read_file";
 
 let h: Awaited<ReturnType<typeof runnerHarness>>;

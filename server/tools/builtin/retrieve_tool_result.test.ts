@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
-import { bigOutputTool } from "../../pipeline/testkit";
-import { call, makePipeline, newTurn, request, type Harness } from "../../pipeline/harness";
+import { bigOutputTool, call, type Harness, makePipeline, newTurn, request } from "../../testing/pipeline";
 import { retrieveToolResultTool } from "./retrieve_tool_result";
 
 describe.each(testDatabases())("retrieve_tool_result on %s", (provider) => {

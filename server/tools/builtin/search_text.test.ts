@@ -2,7 +2,7 @@
 // path/glob filters, bounded output with a marker.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdir, writeFile } from "node:fs/promises";
-import { runnerHarness } from "../../executors/runner/testing";
+import { runnerHarness } from "../../testing/runner";
 import { searchTextTool } from "./search_text";
 
 let h: Awaited<ReturnType<typeof runnerHarness>>;

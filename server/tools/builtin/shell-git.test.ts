@@ -7,14 +7,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  spawnRunner,
-  startServer,
-  tempDir,
-  waitFor,
-  type RunnerChild,
-  type TestServer,
-} from "../../executors/runner/testing";
+import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../testing/runner";
 import type { ToolContext } from "../tool";
 import { shellTool } from "./shell";
 import { neutraliseGit } from "./shell-git";

@@ -4,14 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  spawnRunner,
-  startServer,
-  tempDir,
-  waitFor,
-  type RunnerChild,
-  type TestServer,
-} from "../../executors/runner/testing";
+import { spawnRunner, startServer, tempDir, waitFor, type RunnerChild, type TestServer } from "../../testing/runner";
 import type { ToolContext } from "../tool";
 import { shellHeader, shellTool } from "./shell";
 

@@ -7,15 +7,13 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
 import { createEventHub, type EventHub } from "../../hub/events";
-import { seedSession } from "../../hub/testing";
-import { fakeProviderEnv } from "../../engine/harness";
+import { seedSession } from "../../testing/hub";
+import { eventsUntilFinished, fakeProviderEnv, fastRetries } from "../../testing/engine";
 import { createEngine, type Engine } from "../../engine/engine";
 import { SUBAGENT_SYSTEM_PROMPT, type SubagentLimits } from "../../engine/subagent";
 import { startFakeProvider, type FakeProvider, type RecordedRequest } from "../../engine/fake-provider/server";
 import type { ScriptStepInput } from "../../engine/fake-provider/script";
-import { eventsUntilFinished, fastRetries } from "../../engine/testing";
-import { makePipeline, type Harness } from "../../pipeline/harness";
-import { ScriptedExecutor, toolStates, waitFor } from "../../pipeline/testkit";
+import { type Harness, makePipeline, ScriptedExecutor, toolStates, waitFor } from "../../testing/pipeline";
 import type { ProviderKind } from "../../engine/types";
 import type { SessionEvent } from "../../protocol/events";
 import { readFileTool } from "./read_file";

@@ -4,9 +4,9 @@
 // with its full output stored.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { runnerHarness } from "../../executors/runner/testing";
+import { runnerHarness } from "../../testing/runner";
 import { createExecutorRouter } from "../../executors/router";
-import { call, newTurn, request, usePipelines } from "../../pipeline/harness";
+import { call, newTurn, request, usePipelines } from "../../testing/pipeline";
 import { testDatabases, useTestDb } from "../../testing/db";
 import { editFileTool } from "./edit_file";
 import { readFileTool } from "./read_file";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolRegistry } from "../registry";
 import { SessionToolState } from "../session";
-import { fakeTool, testContext } from "../testing";
+import { fakeTool, testContext } from "../../testing/tools";
 import { oneLine, toolSearchTool } from "./tool_search";
 
 function setup() {

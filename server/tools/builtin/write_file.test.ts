@@ -2,7 +2,7 @@
 // confinement for writes, and atomic rollback when the write cannot complete.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lstat, mkdir, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
-import { runnerHarness } from "../../executors/runner/testing";
+import { runnerHarness } from "../../testing/runner";
 import { readFileTool } from "./read_file";
 import { writeFileTool } from "./write_file";
 

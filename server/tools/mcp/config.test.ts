@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { loadMcpConfig, parseMcpConfig } from "./config";
 import { startMcp } from "./index";
 import { ToolRegistry } from "../registry";
-import { childrenRunning } from "./testing/fixture";
+import { childrenRunning } from "../../testing/mcp";
 
 const dir = mkdtempSync(join(tmpdir(), "quiver-mcp-config-"));
 

@@ -5,13 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
-import { call, newTurn, request, usePipelines, type Harness } from "../../pipeline/harness";
-import { readTool, waitFor } from "../../pipeline/testkit";
+import { call, type Harness, newTurn, readTool, request, usePipelines, waitFor } from "../../testing/pipeline";
 import type { SessionEventBody } from "../../protocol/events";
 import { ToolRegistry } from "../registry";
 import { ToolSessions } from "../sessions";
 import { startMcp, type McpClients } from "./index";
-import { startHttpServer, stdioEntry, type HttpServerChild } from "./testing/fixture";
+import { startHttpServer, stdioEntry, type HttpServerChild } from "../../testing/mcp";
 
 const registry = new ToolRegistry();
 const sessions = new ToolSessions(registry);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parseEnv } from "../../env";
 import { createParts } from "../../parts";
 import { useTestDb } from "../../testing/db";
-import { SERVER_SCRIPT, childrenRunning, stdioEntry } from "./testing/fixture";
+import { SERVER_SCRIPT, childrenRunning, stdioEntry } from "../../testing/mcp";
 
 describe("MCP servers in the server's parts", () => {
   const t = useTestDb("sqlite");

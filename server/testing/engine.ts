@@ -1,8 +1,11 @@
-// Test helpers for the engine: drain a normalised stream into what a turn would assemble, and
-// a provider config pointed at a fake provider. Imported by tests and the benchmark only.
-import type { FakeProvider } from "./fake-provider/server";
-import type { FinishReason, ProviderConfig, ProviderKind, StreamEvent } from "./types";
-import type { AttemptEvent } from "./providers/retry";
+// Test helpers for the engine, imported by tests and the benchmarks only: the fake provider a
+// suite shares (started once, its recorded requests cleared before each test, every scripted
+// step used up after it) and the environment pointing a wire format at it; draining a
+// normalised stream into what a turn would assemble; a dispatcher that records requests.
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
+import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
+import type { FinishReason, ProviderConfig, ProviderKind, StreamEvent } from "../engine/types";
+import type { AttemptEvent } from "../engine/providers/retry";
 import type { DispatchRequest, Dispatcher, ToolResultForModel } from "../pipeline/contract";
 import type { EventHub } from "../hub/events";
 import type { SessionEvent } from "../protocol/events";
@@ -166,4 +169,26 @@ export async function waitForEvent(
   } finally {
     ctl.abort();
   }
+}
+
+export function useFakeProvider(): { readonly current: FakeProvider } {
+  const ref = {} as { current: FakeProvider };
+  beforeAll(async () => {
+    ref.current = await startFakeProvider();
+  });
+  afterAll(() => ref.current.close());
+  beforeEach(() => {
+    ref.current.requests.length = 0;
+  });
+  afterEach(() => {
+    expect(ref.current.pending()).toBe(0);
+  });
+  return ref;
+}
+
+/** QUIVER_PROVIDER, a key and the base URL of `kind` on the fake provider. */
+export function fakeProviderEnv(kind: ProviderKind, fake: FakeProvider) {
+  return kind === "anthropic"
+    ? { QUIVER_PROVIDER: "anthropic" as const, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.anthropicBaseURL }
+    : { QUIVER_PROVIDER: "openai" as const, OPENAI_API_KEY: "k", OPENAI_BASE_URL: fake.openaiBaseURL };
 }

@@ -2,7 +2,7 @@
 // adapter, and the cookie a browser would hold for it (the token with its HMAC, as better-auth
 // signs it). Revoking it is what the devices page does (accounts.revokeDevice).
 import { createHmac } from "node:crypto";
-import type { Accounts } from "./index";
+import type { Accounts } from "../auth/accounts/index";
 
 export interface TestSignIn {
   /** The Cookie header value. */

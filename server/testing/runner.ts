@@ -7,8 +7,8 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Tool, ToolContext, ToolResult } from "../../tools/tool";
-import { createRunnerPool, type RunnerPool, type RunnerPoolOptions } from "../runner-pool";
+import type { Tool, ToolContext, ToolResult } from "../tools/tool";
+import { createRunnerPool, type RunnerPool, type RunnerPoolOptions } from "../executors/runner-pool";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 

@@ -1,4 +1,4 @@
-// TEST FIXTURE: starts testing/server.ts as real processes: the config entry of a stdio child
+// TEST FIXTURE: starts mcp-server.ts as real processes: the config entry of a stdio child
 // (node + tsx, as a user's config would name any command) and a Streamable HTTP server child on
 // a real port, which a test can stop and start again on the same port. Never used by the product.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-export const SERVER_SCRIPT = fileURLToPath(new URL("./server.ts", import.meta.url));
+export const SERVER_SCRIPT = fileURLToPath(new URL("./mcp-server.ts", import.meta.url));
 // tsx as a loader in one node process: its CLI would put a second process under ours, which a
 // kill of ours would leave running.
 const TSX = ["--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href];

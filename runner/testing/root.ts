@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocketServer, type WebSocket } from "ws";
 import { decodeFrame, RunnerToServer, type RunnerHello, type ServerToRunner } from "../../server/protocol/runner";
-import { TEST_TOKEN, waitFor } from "../../server/executors/runner/testing";
+import { TEST_TOKEN, waitFor } from "../../server/testing/runner";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

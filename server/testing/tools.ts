@@ -1,7 +1,7 @@
 // Test helpers for the tool slot: small tools of every shape and a ToolContext whose remote
 // records what it was asked. Only tests import this module.
 import { z } from "zod";
-import { defineTool, type Tool, type ToolContext, type ToolServices } from "./tool";
+import { defineTool, type Tool, type ToolContext, type ToolServices } from "../tools/tool";
 import type { ExecResult } from "../executors/contract";
 
 export function fakeTool(name: string, extra: Partial<Parameters<typeof defineTool>[0]> = {}): Tool {
