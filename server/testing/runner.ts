@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool";
 import { createRunnerPool, type RunnerPool, type RunnerPoolOptions } from "../executors/runner-pool";
 
-const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 export async function waitFor<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
