@@ -4,7 +4,8 @@
 // With `--root DIR` (`--label x`, `--capacity N`) it serves many, each in DIR/<id> and confined
 // to it (runner/root/); a `--workspace` folder then is the default workspace, adopted in place.
 // Refuses to start (exit 2) unsandboxed under QUIVER_SANDBOX=auto when the server is off loopback,
-// and with --root unsandboxed unless QUIVER_SANDBOX=off says so.
+// and with --root unsandboxed unless QUIVER_SANDBOX=off says so. It logs to stderr (runner/log.ts)
+// at QUIVER_LOG_LEVEL, and refuses an invalid level like any other bad configuration.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -17,16 +18,17 @@ import { StoreError, WorkspaceStore } from "./root/store";
 import { Workspaces } from "./root/workspaces";
 import { Workspace, WorkspaceError } from "./workspace/workspace";
 import { configureArchiveSource } from "./workspace/archive-source";
+import { levelFromEnv, logFn, rootLog, scoped } from "./log";
 
 const EXIT_CONFIG = 2;
 const EXIT_AUTH = 3;
 
+const log = scoped("runner");
+
 function fail(message: string, code = EXIT_CONFIG): never {
-  process.stderr.write(`quiver-runner: ${message}\n`);
+  log.error(message);
   process.exit(code);
 }
-
-const log = (line: string) => process.stderr.write(`quiver-runner: ${line}\n`);
 
 function positiveInt(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -36,6 +38,9 @@ function positiveInt(name: string, value: string | undefined): number | undefine
 }
 
 async function main(): Promise<void> {
+  const level = levelFromEnv();
+  if (!level.ok) fail(level.message);
+  rootLog.level = level.level;
   let args;
   try {
     args = parseArgs({
@@ -111,7 +116,9 @@ async function main(): Promise<void> {
     );
   }
   if (!sandbox.available)
-    log(`commands and terminals run UNSANDBOXED, with this runner's full rights: ${sandbox.reason ?? "no sandbox"}`);
+    log.warn(
+      `commands and terminals run UNSANDBOXED, with this runner's full rights: ${sandbox.reason ?? "no sandbox"}`,
+    );
 
   const shutdown = new AbortController();
   // Workspaces are served before the client exists; their frames go through it once it does.
@@ -141,7 +148,7 @@ async function main(): Promise<void> {
     log: () => {},
   });
   if (store && network.mode === "host")
-    log(
+    log.warn(
       `previews and commands granted network share the host's: workspaces under --root are not kept apart on the network (${network.reason})`,
     );
 
@@ -163,7 +170,7 @@ async function main(): Promise<void> {
       network: network.mode,
       ...(network.reason ? { networkReason: network.reason } : {}),
     },
-    log,
+    log: logFn("client"),
     onAuthRefused: (status) => void stop(`the server refused the token (HTTP ${status})`, EXIT_AUTH),
     idleTimeoutMs: positiveInt("idle-timeout-ms", args["idle-timeout-ms"]),
   }));
@@ -172,7 +179,7 @@ async function main(): Promise<void> {
   async function stop(reason: string, code = 0): Promise<void> {
     if (stopping) return;
     stopping = true;
-    log(`stopping: ${reason}`);
+    log.info(`stopping: ${reason}`);
     clearInterval(parentWatch);
     shutdown.abort(new Error(reason));
     client.stop();
@@ -195,10 +202,14 @@ async function main(): Promise<void> {
   if (parentPid === undefined) clearInterval(parentWatch);
 
   const ops = [...workspaces.ops.names(), ...((await workspaces.default)?.registry.names() ?? [])];
-  log(
+  log.debug({ sandbox: sandbox.kind, network: network.mode, labels, capacity, parentPid }, "configuration");
+  log.info(
     `serving ${store ? `workspaces under ${store.path}${workspace ? ` and ${workspace.root} as "default"` : ""}` : servedPath} as ${runnerId}${ops.length ? ` (ops: ${ops.join(", ")})` : ""}`,
   );
   client.start();
 }
 
-main().catch((err) => fail(`crashed: ${(err as Error)?.stack ?? String(err)}`, 1));
+main().catch((err: unknown) => {
+  log.error({ err }, "crashed");
+  process.exit(1);
+});

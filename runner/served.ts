@@ -5,6 +5,7 @@
 // (runner/root/workspaces.ts), each confined to its own folder and namespace.
 import type { RunnerSandbox, RunnerToServer } from "../server/protocol/runner";
 import { loadExtensions } from "./extensions";
+import { logFn } from "./log";
 import { fileOps } from "./files";
 import { OpRegistry, type PtyHandler, type RunnerExtension } from "./ops";
 import { previewSupport, type PreviewHandler } from "./preview";
@@ -41,7 +42,7 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
   const registry = new OpRegistry();
   // Its language server starts on the first edit of a TS/JS file (runner/lsp), in its sandbox.
   const ts = new TypeScriptServer(workspace.root, workspace.helpers, {
-    log: (line) => process.stderr.write(`quiver-runner: ${line}\n`),
+    log: logFn("lsp"),
   });
   registry.register(withEditDiagnostics(fileOps, () => ts));
   registry.register(ideDiagnosticsOp(() => ts));

@@ -324,6 +324,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
       workspacesRoot: join(env.dataDir, "workspaces"),
       dataDir: env.dataDir,
       host: env.HOST,
+      logLevel: env.QUIVER_LOG_LEVEL,
       log,
     });
     localRunner.start();

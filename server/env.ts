@@ -3,6 +3,7 @@
 import { resolve } from "node:path";
 import { z } from "zod";
 import { parsePrices } from "./engine/pricing/parse";
+import { LogLevelName } from "./protocol/log-line";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const size = z.string().regex(/^\s*\d+(\.\d+)?\s*[kmgt]?i?b?\s*$/i, "must be a size such as 4g, 256m, or 0 for none");
@@ -63,7 +64,7 @@ export const envSchema = z.object({
       return z.NEVER;
     })
     .optional(),
-  QUIVER_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  QUIVER_LOG_LEVEL: LogLevelName.default("info"),
   /** Free space in the data folder below which /api/health reports a problem (and the IDE shows it). */
   QUIVER_MIN_FREE_DISK_MB: z.coerce.number().int().min(0).default(500),
   /** Minutes a terminal keeps running with no page of its session attached (a dev server in it

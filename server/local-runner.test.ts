@@ -55,7 +55,7 @@ describe("a local runner that refuses its configuration", () => {
 });
 
 describe("what the local runner is told", () => {
-  it("hides the server's source tree and data folder (QUIVER_SANDBOX_HIDE) and knows the server's HOST", async () => {
+  it("hides the server's source tree and data folder (QUIVER_SANDBOX_HIDE), knows the server's HOST and log level", async () => {
     // A stand-in root whose runner/main.ts writes down the environment it was started with.
     const root = await mkdtemp(join(tmpdir(), "quiver-lr-root-"));
     await mkdir(join(root, "runner"));
@@ -71,6 +71,7 @@ describe("what the local runner is told", () => {
       workspace: root,
       dataDir: "/srv/quiver-data",
       host: "0.0.0.0",
+      logLevel: "debug",
       log: () => {},
     });
     try {
@@ -86,6 +87,7 @@ describe("what the local runner is told", () => {
       }
       expect(env?.QUIVER_SANDBOX_HIDE?.split(delimiter)).toEqual(expect.arrayContaining([root, "/srv/quiver-data"]));
       expect(env?.HOST).toBe("0.0.0.0");
+      expect(env?.QUIVER_LOG_LEVEL).toBe("debug");
       expect(env?.QUIVER_RUNNER_TOKEN).toBe("t".repeat(32));
     } finally {
       await runner.stop();

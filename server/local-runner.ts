@@ -2,11 +2,13 @@
 // server with a per-start token. It is restarted with backoff if it dies and killed (with its
 // whole process group) when the server stops, so no runner outlives the server. It is told what
 // its sandbox must hide (the data folder and this source tree, QUIVER_SANDBOX_HIDE) and the
-// interface the server listens on (HOST), since an unsandboxed runner is refused off loopback;
+// interface the server listens on (HOST), since an unsandboxed runner is refused off loopback,
+// and the server's log level (QUIVER_LOG_LEVEL); its log lines go to the server's own stderr;
 // a runner that exits for its configuration (exit code 2) says why once and is not restarted.
 import { spawn, type ChildProcess } from "node:child_process";
 import { delimiter, join } from "node:path";
 import { compiledEntry } from "./build/compiled";
+import type { LogLevel } from "./protocol/log-line";
 
 export interface LocalRunnerOptions {
   root: string;
@@ -20,6 +22,8 @@ export interface LocalRunnerOptions {
   dataDir?: string;
   /** The interface the server binds (HOST). */
   host?: string;
+  /** The server's QUIVER_LOG_LEVEL, which the runner logs at too (the server may have it from elsewhere than process.env). */
+  logLevel?: LogLevel;
   log: (line: string) => void;
 }
 
@@ -37,7 +41,7 @@ export class LocalRunner {
   constructor(private readonly options: LocalRunnerOptions) {}
 
   start(): void {
-    const { root, serverUrl, token, workspace, dataDir, host, log } = this.options;
+    const { root, serverUrl, token, workspace, dataDir, host, logLevel, log } = this.options;
     const workspacesRoot = this.withRoot ? this.options.workspacesRoot : undefined;
     const hide = [
       root,
@@ -63,6 +67,7 @@ export class LocalRunner {
           QUIVER_RUNNER_TOKEN: token,
           QUIVER_SANDBOX_HIDE: hide.join(delimiter),
           ...(host ? { HOST: host } : {}),
+          ...(logLevel ? { QUIVER_LOG_LEVEL: logLevel } : {}),
         }),
         stdio: ["ignore", "inherit", "inherit"],
         detached: true, // its own process group, so stop() can take every descendant with it

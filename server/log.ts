@@ -1,37 +1,21 @@
 // The server's one logger: pino, at the level QUIVER_LOG_LEVEL names (validated in env.ts), one
 // child per module (`scoped("hub")`) whose lines carry `scope`. Not on a terminal (a service, a
 // container, a pipe) each line is one JSON object; on a terminal it is a short readable line,
-// formatted here rather than by a pretty-printing transport (a worker thread and a dependency
-// for four fields). Modules whose dependencies take a plain `(message, error?)` function get one
-// from `logFn`, so tests can still pass their own.
+// formatted rather than pretty-printed by a transport (a worker thread and a dependency for four
+// fields). The line's shape and that formatter are server/protocol/log-line.ts, shared with the
+// runner's logger (runner/log.ts), whose lines land in the same stream. Modules whose
+// dependencies take a plain `(message, error?)` function get one from `logFn`, so tests can
+// still pass their own.
 import { pino, stdSerializers, type DestinationStream, type Logger } from "pino";
-import { envSchema } from "./env";
+import { LogLevelName, readableLine, type LogLevel } from "./protocol/log-line";
 
-export type LogLevel = "debug" | "info" | "warn" | "error";
-export type { Logger };
+export type { Logger, LogLevel };
+export { readableLine };
 
 /** Level from the environment; an invalid one was already refused by parseEnv at start-up. */
 function envLevel(): LogLevel {
-  const r = envSchema.shape.QUIVER_LOG_LEVEL.safeParse(process.env.QUIVER_LOG_LEVEL);
+  const r = LogLevelName.safeParse(process.env.QUIVER_LOG_LEVEL);
   return r.success ? r.data : "info";
-}
-
-const NAMES: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
-
-/** One JSON line in, one readable line out: `12:00:01 WARN [hub] message key=value`, then a stack. */
-export function readableLine(json: string): string {
-  let o: Record<string, unknown>;
-  try {
-    o = JSON.parse(json) as Record<string, unknown>;
-  } catch {
-    return json;
-  }
-  const { time, level, scope, msg, err, pid: _pid, hostname: _host, ...rest } = o;
-  const at = new Date(typeof time === "number" ? time : Date.now()).toISOString().slice(11, 19);
-  const extra = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-  const e = err as { stack?: string; message?: string } | undefined;
-  const tail = e ? `\n${e.stack ?? e.message ?? JSON.stringify(e)}` : "";
-  return `${at} ${NAMES[level as number] ?? String(level)} ${scope ? `[${String(scope)}] ` : ""}${String(msg ?? "")}${extra.length ? ` ${extra.join(" ")}` : ""}${tail}\n`;
 }
 
 /** A stream that writes readable lines to `out`. */

@@ -4,7 +4,9 @@
 // starts an argv in its own process group with stdin /dev/null. `run` hands a command to the
 // command shell (`shell`), one of which is always started ahead, so the fork, exec and PID
 // namespace set-up happen between commands rather than during one. stdin closing means the
-// runner is gone: everything still running is killed and the server exits.
+// runner is gone: everything still running is killed and the server exits. What it writes to
+// stderr is plain lines the runner reads: exec-client.ts logs each through the runner's logger
+// (runner/log.ts), so no logger is bundled into every warm sandbox for a few lines.
 import { spawn, type ChildProcess } from "node:child_process";
 import { ExecServerRequest, type ExecServerEvent } from "../../server/protocol/exec-server";
 import { killTree } from "./kill";

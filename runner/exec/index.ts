@@ -6,6 +6,7 @@ import { ensureCheckpointRoot } from "../checkpoints/shadow";
 import { realpathSync, statSync } from "node:fs";
 import { delimiter, isAbsolute } from "node:path";
 import type { RunnerExtension, RunnerHost } from "../ops";
+import { logFn } from "../log";
 import { PROJECT_ROOT } from "./bundle";
 import { limitsFromEnv, type Limits } from "./limits";
 import { NON_INTERACTIVE_ENV, scrubEnv } from "./env";
@@ -103,7 +104,7 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
       ),
     );
   const base = scrubEnv(process.env, { allow: config.envAllow });
-  const log = (line: string) => process.stderr.write(`quiver-runner: ${line}\n`);
+  const log = logFn("exec");
   const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: config.hostNetwork, log });
   if (network.reason && sandbox.available)
     log(`network for commands and terminals: ${network.mode} (${network.reason})`);

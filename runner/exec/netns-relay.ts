@@ -4,7 +4,8 @@
 // on a Unix socket (argv[2]) in a folder only the runner sees; each connection names a port
 // (server/protocol/netns-relay.ts) and becomes that port's TCP stream on the namespace's own
 // loopback, IPv4 first, then IPv6. Nothing else can be reached through it: the namespace has no
-// route to the host's loopback. stdin closing means the runner is gone: the relay exits.
+// route to the host's loopback. stdin closing means the runner is gone: the relay exits. Its
+// stderr is plain lines the runner reads (netns.ts puts the last of them into the error it logs).
 import { createServer, connect, type Socket } from "node:net";
 import { unlinkSync } from "node:fs";
 import { RELAY_LINE_MAX, RelayOpen, type RelayAnswer } from "../../server/protocol/netns-relay";

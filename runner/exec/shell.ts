@@ -9,6 +9,7 @@ import { stat } from "node:fs/promises";
 import { SHELL_LIMITS, ShellInput, type ShellResultMeta } from "../../server/protocol/exec-ops";
 import { defineOp, type OpContext, type OpResult } from "../ops";
 import { resolveInside } from "../workspace/paths";
+import { logFn } from "../log";
 import { Command } from "./command";
 import { DirectLauncher, type Launcher } from "./launch";
 import type { Limits } from "./limits";
@@ -60,7 +61,7 @@ export class ShellService {
 
   constructor(private readonly options: ShellOptions) {
     const { sandbox, env, envAllow = [] } = options;
-    const log = options.log ?? ((line: string) => process.stderr.write(`quiver-runner: ${line}\n`));
+    const log = options.log ?? logFn("exec");
     this.network = options.network ?? new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: false, log });
     this.launcher =
       sandbox.available && sandbox.bwrap

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { rm, writeFile } from "node:fs/promises";
 import WebSocket from "ws";
+import { parseLogLines } from "../protocol/log-line";
 import { RUNNER_PROTOCOL_VERSION, type ServerToRunner } from "../protocol/runner";
 import { ExecutorUnavailableError } from "./contract";
 import {
@@ -105,7 +106,9 @@ describe("runner handshake", () => {
     expect(noToken.stderr()).toMatch(/missing token/);
     const missing = spawnRunner({ url: "ws://127.0.0.1:9/runner", workspace: `${dir}/nope` });
     expect((await missing.exited).code).toBe(2);
-    expect(missing.stderr().trim()).toBe(`quiver-runner: workspace ${dir}/nope does not exist`);
+    expect(parseLogLines(missing.stderr())).toEqual([
+      expect.objectContaining({ level: 50, scope: "runner", msg: `workspace ${dir}/nope does not exist` }),
+    ]);
     await writeFile(`${dir}/file`, "x");
     const notDir = spawnRunner({ url: "ws://127.0.0.1:9/runner", workspace: `${dir}/file` });
     expect((await notDir.exited).code).toBe(2);
