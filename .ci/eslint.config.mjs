@@ -25,6 +25,25 @@ export default tseslint.config(
     rules: { "react-hooks/rules-of-hooks": "error", "react-hooks/exhaustive-deps": "warn" },
   },
   {
+    // The pages see the server only through what crosses the process boundary: the shapes in
+    // server/protocol/ and the tRPC router's type. Tests may build real server values.
+    files: ["app/**/*.{ts,tsx}"],
+    ignores: ["app/**/*.test.{ts,tsx}"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "(^|/)server/(?!protocol/|api/root$)",
+              message: "app/ imports from the server only server/protocol/* and the AppRouter type (server/api/root).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     languageOptions: { globals: { ...globals.node, ...globals.browser } },
     rules: {
       "@typescript-eslint/no-explicit-any": "off",

@@ -5,7 +5,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "./trpc";
 import type { SessionState } from "./session-state";
-import type { CostFigure } from "../../server/services/session-cost";
+import type { CostFigure } from "../../server/protocol/ide-types";
 import type { Usage } from "../../server/protocol/events";
 
 export type { CostFigure };

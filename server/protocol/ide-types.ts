@@ -1,7 +1,9 @@
 // Shapes the IDE (app/) reads from the server's answers, kept here so the pages import nothing
 // of the server's internals: a file tree's entry (services/files.ts), an org policy rule
-// (policy/rules.ts evaluates it) and what the model picker offers (engine/providers).
+// (policy/rules.ts evaluates it), what the model picker offers (engine/providers) and a
+// session's priced tokens (services/session-cost.ts).
 import { z } from "zod";
+import type { Usage } from "./events";
 
 /** One entry of the workspace's file tree. */
 export interface TreeEntry {
@@ -41,3 +43,18 @@ export const PolicyRule = z
     message: "a rule needs at least one of tool, capability, command, host, mcpServer",
   });
 export type PolicyRule = z.infer<typeof PolicyRule>;
+
+/** Tokens and dollars for a turn or a whole session. */
+export interface CostFigure {
+  usage: Usage;
+  /** Dollars for the priced models' tokens; undefined when no request's model has a price. */
+  costUsd?: number;
+  /** Models with tokens but no price: the dollars leave their tokens out. */
+  unpriced: string[];
+}
+
+/** What sessions.cost answers: the session's total and each turn's (by turn id). */
+export interface SessionCost {
+  total: CostFigure;
+  turns: Record<string, CostFigure>;
+}

@@ -5,19 +5,7 @@
 import type { Db } from "../db";
 import { costOf, priceOf, type PriceTable } from "../engine/pricing/prices";
 import type { Usage } from "../protocol/events";
-
-export interface CostFigure {
-  usage: Usage;
-  /** Dollars for the priced models' tokens; undefined when no request's model has a price. */
-  costUsd?: number;
-  /** Models with tokens but no price: the dollars leave their tokens out. */
-  unpriced: string[];
-}
-
-export interface SessionCost {
-  total: CostFigure;
-  turns: Record<string, CostFigure>;
-}
+import type { CostFigure, SessionCost } from "../protocol/ide-types";
 
 const empty = (): CostFigure => ({
   usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },

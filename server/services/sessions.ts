@@ -7,7 +7,8 @@ import type { ProviderKind } from "../engine/types";
 import type { ModelChoices } from "../engine/providers/index";
 import type { Actor } from "./types";
 import type { ModelLister, ModelListing } from "./model-list";
-import { sessionCost, type SessionCost } from "./session-cost";
+import { sessionCost } from "./session-cost";
+import type { SessionCost } from "../protocol/ide-types";
 import { priceTable, type PriceTable } from "../engine/pricing/prices";
 
 export interface SessionSummary {

@@ -17,9 +17,8 @@ import { APIError, createAuthMiddleware } from "better-auth/api";
 import { sso } from "@better-auth/sso";
 import type { Db } from "../../db";
 import { decryptProviderReads, ssoSecretKey } from "./sso-secret";
-import { emailDomain, parseDomains, SSO_REFUSALS, type SsoRefusal } from "./sso-rules";
-
-export { SSO_REFUSALS, type SsoRefusal } from "./sso-rules";
+import { emailDomain, parseDomains } from "./sso-rules";
+import { SSO_REFUSALS, type SsoRefusal } from "../../protocol/sso-refusals";
 
 /** better-auth's paths (after /api/auth) a browser calls for SSO. */
 export const SSO_BROWSER_PREFIXES = ["/sign-in/sso", "/sso/callback/"];

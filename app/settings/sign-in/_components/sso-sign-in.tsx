@@ -1,10 +1,10 @@
 "use client";
 // "Sign in with SSO" for the sign-in page: an email address (its domain finds the org's identity
 // provider) or an org's slug, then off to the IdP. A sign-in the server refused comes back as
-// `?sso=failed&error=<code>`; the text shown is Quiver's own for that code (sso-rules.ts), never
+// `?sso=failed&error=<code>`; the text shown is Quiver's own for that code (protocol/sso-refusals.ts), never
 // what the IdP or the address bar says.
 import { useEffect, useState } from "react";
-import { ssoErrorText } from "../../../../server/auth/accounts/sso-rules";
+import { ssoErrorText } from "../../../../server/protocol/sso-refusals";
 
 export function SsoSignIn({ callbackURL = "/" }: { callbackURL?: string }) {
   const [who, setWho] = useState("");
