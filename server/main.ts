@@ -1,5 +1,7 @@
 // The Quiver server process: validate the environment, start everything, stop cleanly on
-// Ctrl-C / SIGTERM (runner child included). `--dev` serves the web app with hot reload.
+// Ctrl-C / SIGTERM (runner child included). `--dev` serves the web app with hot reload;
+// `--no-web` serves no pages (the API, runner and terminal sockets only), which is how the test
+// of the compiled start runs it without a `next build`.
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +12,7 @@ import { scoped } from "./log";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const dev = process.argv.includes("--dev");
+const web = !process.argv.includes("--no-web");
 
 async function main(): Promise<void> {
   let env;
@@ -23,7 +26,7 @@ async function main(): Promise<void> {
     throw err;
   }
   process.env.NEXT_TELEMETRY_DISABLED = "1";
-  const quiver = await startQuiver({ env, root, dev });
+  const quiver = await startQuiver({ env, root, dev, web });
   const log = scoped("quiver");
   log.info(`ready on ${quiver.url} (database: ${quiver.services.dbProvider}, data: ${env.dataDir})`);
 
