@@ -77,9 +77,14 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
 
   const handle: DbHandle = await openDb(defaultDbUrl(env.dataDir, env.DATABASE_URL), { thread: true });
   if (handle.applied.length) log(`database (${handle.provider}): applied ${handle.applied.join(", ")}`);
+  // The query thread starts with this first query, and on a busy machine its answer (Prisma
+  // loaded there) takes seconds: the web app loads and prepares on this thread meanwhile.
+  const accountExists = anyAccount(handle.db);
+  const web = options.web === false ? undefined : startWeb(root, env, Boolean(options.dev), log);
+  web?.catch(() => undefined); // awaited before listening, which fails with its error
   // With an account, the local owner's row is that account's (auth/accounts/first-owner.ts):
   // no local owner is made again, and nobody is one (NO_LOCAL_OWNER matches no row).
-  const localActor: Actor = (await anyAccount(handle.db)) ? NO_LOCAL_OWNER : await ensureLocalActor(handle.db);
+  const localActor: Actor = (await accountExists) ? NO_LOCAL_OWNER : await ensureLocalActor(handle.db);
   // Single sign-on of orgs (auth/accounts/sso.ts): better-auth's SSO plugin, settings in services/sso.ts.
   const key = loadSecret(env.dataDir);
   const ssoParts = ssoAccounts({ db: handle.db, key, privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS });
@@ -189,16 +194,7 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 },
   });
 
-  let nextApp: { close?: () => Promise<void> } | undefined;
-  let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
-  if (options.web !== false) {
-    const { default: next } = await import("next");
-    if (!options.dev) await (await import("./next-build")).ensureNextBuild(root, log);
-    const app = next({ dev: Boolean(options.dev), dir: root, hostname: env.HOST, port: env.PORT });
-    await app.prepare();
-    nextApp = app as unknown as { close?: () => Promise<void> };
-    nextHandler = app.getRequestHandler();
-  }
+  const { app: nextApp, handler: nextHandler } = (await web) ?? {};
 
   // The loopback address the server binds (HOST=127.0.0.2) is a host it answers to: a Host that
   // is a loopback IP literal was typed as such, never reached through a rebound DNS name.
@@ -349,6 +345,16 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     })());
 
   return { url, port, services, localRunner, accounts, stop };
+}
+
+/** The Next.js app, built first when its build is stale (`npm start`) or with hot reload (`dev`). */
+async function startWeb(root: string, env: Env, dev: boolean, log: (line: string) => void) {
+  const { default: next } = await import("next");
+  if (!dev) await (await import("./next-build")).ensureNextBuild(root, log);
+  const app = next({ dev, dir: root, hostname: env.HOST, port: env.PORT });
+  await app.prepare();
+  const handler: (req: IncomingMessage, res: ServerResponse) => Promise<void> = app.getRequestHandler();
+  return { app: app as unknown as { close?: () => Promise<void> }, handler };
 }
 
 /** The local owner once accounts exist: no user has an empty id, so it is nobody's access. */

@@ -36,7 +36,7 @@ export function yieldToMainThread(offset = WORKER_NICE): void {
 /**
  * Called by the main thread once it is serving: lowers every other thread of the process that
  * still runs at its priority (V8's and libuv's helpers; our workers have lowered themselves
- * already, or will as they start). Returns how many threads were lowered.
+ * already, or will once they have answered their first request). Returns how many threads were lowered.
  */
 export function lowerHelperThreads(offset = HELPER_NICE): number {
   if (!isMainThread) return 0;

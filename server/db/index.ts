@@ -3,9 +3,7 @@
 // same model API, so the rest of the server sees one `Db` type.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient as SqliteClient } from "./generated/sqlite/client";
-import { PrismaClient as PostgresClient } from "./generated/postgresql/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
 import { withFault } from "./faults";
@@ -66,10 +64,19 @@ async function open(url: string, options: OpenDbOptions): Promise<DbHandle> {
 export async function connectDb(url: string): Promise<Db> {
   const db =
     providerOf(url) === "postgresql"
-      ? (new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db)
+      ? await postgresClient(url)
       : new SqliteClient({ adapter: new SqliteAdapterFactory({ url: `file:${sqliteFile(url)}`, timeout: 5000 }) });
   await db.$connect();
   return db;
+}
+
+/** Loaded only for a PostgreSQL URL: its client and adapter are a good part of a SQLite server's start. */
+async function postgresClient(url: string): Promise<Db> {
+  const [{ PrismaClient }, { PrismaPg }] = await Promise.all([
+    import("./generated/postgresql/client"),
+    import("@prisma/adapter-pg"),
+  ]);
+  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db;
 }
 
 const sqliteFile = (url: string) => resolve(url.replace(/^file:/, ""));

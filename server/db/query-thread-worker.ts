@@ -9,10 +9,10 @@ import type { QueryCall, QueryError, QueryReply, QueryRequest } from "./query-th
 import { turnRowsFor, type TurnRows } from "./turn-rows";
 
 const { url } = workerData as { url: string };
-yieldToMainThread();
 const port = parentPort!;
 const client = connectDb(url);
 const out = new Set<Promise<void>>();
+let lowered = false;
 let rows: TurnRows | undefined;
 
 function prepare(db: Db, call: QueryCall): Promise<unknown> {
@@ -72,7 +72,14 @@ port.on("message", (req: QueryRequest) => {
     return;
   }
   // Queries start at once (PostgreSQL runs them on a pool); replies go back as each settles.
-  const p = run(req).then((reply) => port.postMessage(reply));
+  const p = run(req).then((reply) => {
+    port.postMessage(reply);
+    // Lowered only once it has answered: the server's start waits for this thread's first
+    // answer (Prisma loaded, connected, a query compiled), and on a busy machine a thread at
+    // nice 10 took 5-7 s to get there while the main thread sat idle.
+    if (!lowered) yieldToMainThread();
+    lowered = true;
+  });
   out.add(p);
   void p.finally(() => out.delete(p));
 });

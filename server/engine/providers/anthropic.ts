@@ -1,7 +1,7 @@
 // Anthropic Messages adapter: builds the request from the neutral conversation (thinking blocks
 // sent back verbatim with their signatures, cache breakpoints on the system block and on the
 // latest message) and turns the content_block_* stream into StreamEvents.
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { MISSING_IMAGE } from "../images";
 import type {
   ContentBlock,
@@ -91,12 +91,13 @@ const finishOf = (raw: string | null): FinishReason =>
       : "end_turn";
 
 export function createAnthropicAdapter(config: ProviderConfig): ProviderAdapter {
-  const client = new Anthropic({
-    apiKey: config.apiKey,
-    baseURL: config.baseURL ?? null,
-    maxRetries: 0,
-    fetch: httpFetch,
-  });
+  // The SDK (a few hundred modules) loads with the first request, not with the server's start.
+  let client: Promise<Anthropic> | undefined;
+  const clientOf = () =>
+    (client ??= import("@anthropic-ai/sdk").then(
+      ({ default: Sdk }) =>
+        new Sdk({ apiKey: config.apiKey, baseURL: config.baseURL ?? null, maxRetries: 0, fetch: httpFetch }),
+    ));
   return {
     kind: "anthropic",
     model: config.model,
@@ -111,7 +112,7 @@ export function createAnthropicAdapter(config: ProviderConfig): ProviderAdapter 
       let stopReason: string | null = null;
       let done = false;
       try {
-        const stream = await client.messages.create(anthropicRequest(spec, config), { signal });
+        const stream = await (await clientOf()).messages.create(anthropicRequest(spec, config), { signal });
         for await (const ev of stream) {
           switch (ev.type) {
             case "message_start": {

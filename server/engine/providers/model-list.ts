@@ -4,8 +4,6 @@
 // model takes images comes from the list where it says (Anthropic's capabilities.image_input,
 // OpenRouter's architecture.input_modalities, LiteLLM's supports_vision), else from names known
 // to take them; undefined when neither tells.
-import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
 import type { ProviderKind } from "../types";
 import { httpFetch } from "./http-fetch";
 
@@ -29,6 +27,8 @@ const MAX_MODELS = 500;
 export async function listProviderModels(config: ListConfig, signal?: AbortSignal): Promise<ListedModel[]> {
   const out: ListedModel[] = [];
   if (config.kind === "anthropic") {
+    // Loaded when a list is asked for (the SDKs are hundreds of modules the start need not load).
+    const { default: Anthropic } = await import("@anthropic-ai/sdk");
     const client = new Anthropic({
       apiKey: config.apiKey,
       baseURL: config.baseURL ?? null,
@@ -43,6 +43,7 @@ export async function listProviderModels(config: ListConfig, signal?: AbortSigna
       if (out.length >= MAX_MODELS) break;
     }
   } else {
+    const { default: OpenAI } = await import("openai");
     const client = new OpenAI({
       apiKey: config.apiKey,
       baseURL: config.baseURL,

@@ -3,7 +3,7 @@
 // `reasoning` (OpenRouter, Ollama); Ollama sends whole tool calls in one chunk, sometimes all at
 // index 0 and with finish_reason "stop"; some servers omit call ids; usage may come as
 // DeepSeek's prompt_cache_hit_tokens or as prompt_tokens_details.cached_tokens.
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
@@ -103,7 +103,13 @@ function usageOf(u: WireUsage): Usage {
 }
 
 export function createOpenAIAdapter(config: ProviderConfig): ProviderAdapter {
-  const client = new OpenAI({ apiKey: config.apiKey, baseURL: config.baseURL, maxRetries: 0, fetch: httpFetch });
+  // The SDK (a hundred-odd modules) loads with the first request, not with the server's start.
+  let client: Promise<OpenAI> | undefined;
+  const clientOf = () =>
+    (client ??= import("openai").then(
+      ({ default: Sdk }) =>
+        new Sdk({ apiKey: config.apiKey, baseURL: config.baseURL, maxRetries: 0, fetch: httpFetch }),
+    ));
   return {
     kind: "openai",
     model: config.model,
@@ -113,7 +119,7 @@ export function createOpenAIAdapter(config: ProviderConfig): ProviderAdapter {
       let next = 0;
       let finishRaw: string | null = null;
       try {
-        const stream = await client.chat.completions.create(openaiRequest(spec, config), { signal });
+        const stream = await (await clientOf()).chat.completions.create(openaiRequest(spec, config), { signal });
         for await (const chunk of stream) {
           if (chunk.usage) yield { type: "usage", usage: usageOf(chunk.usage as WireUsage) };
           const choice = chunk.choices?.[0];
