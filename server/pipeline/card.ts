@@ -7,7 +7,7 @@ import type { ApprovalRequest } from "../protocol/events";
 import type { Tool } from "../tools/tool";
 import { callFacts } from "../policy/decide";
 import { describeKeys, plainKeys, sessionKeys } from "../policy/fingerprint";
-import { dangerReason } from "../tools/builtin/shell-safety";
+import { dangerReason } from "../shell/danger";
 
 const MAX_DIFF = 20_000;
 

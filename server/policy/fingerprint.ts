@@ -6,7 +6,7 @@
 // file that steers git, gets a key no approval grants. For a URL, its host; otherwise the tool.
 import { createHash } from "node:crypto";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
-import { isDangerous } from "../tools/builtin/shell-safety";
+import { isDangerous } from "../shell/danger";
 import { steersGit } from "./git-paths";
 
 /** JSON with object keys sorted, so equal arguments give equal bytes. */

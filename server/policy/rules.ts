@@ -82,7 +82,7 @@ export function evaluate(rules: readonly PolicyRule[], subject: PolicySubject): 
 // Each simple command gets its strongest matching rule. Deny or ask anywhere decides; allow
 // holds only when every command is allowed, else command rules say nothing. A deny or ask rule
 // that only maybe matches (a word known at run time, an opaque command) makes the line an ask.
-function evaluateCommands(rules: PolicyRule[], commands: SimpleCommand[]): PolicyVerdict {
+function evaluateCommands(rules: PolicyRule[], commands: readonly SimpleCommand[]): PolicyVerdict {
   let worst: PolicyVerdict = {};
   let allAllowed = commands.length > 0;
   let allowRule: PolicyRule | undefined;

@@ -57,6 +57,6 @@ export function matchesPrefix(command: SimpleCommand, prefix: string[], mode: "s
 }
 
 /** The simple commands of `line` (see server/shell/analyse.ts). */
-export function commandsOf(line: string): SimpleCommand[] {
+export function commandsOf(line: string): readonly SimpleCommand[] {
   return analyseShell(line).commands;
 }

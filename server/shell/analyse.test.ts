@@ -97,6 +97,14 @@ describe("the shell analysis splits every separator", () => {
     expect(seesPush(line)).toBe(true);
   });
 
+  it("lists each command of a redirected statement once", () => {
+    expect(argvs("rm -rf / && echo done > out.txt")).toEqual([
+      ["rm", "-rf", "/"],
+      ["echo", "done"],
+    ]);
+    expect(argvs("npm test 2>&1")).toEqual([["npm", "test"]]);
+  });
+
   it("a comment is not a command", () => {
     expect(argvs("# git push")).toEqual([]);
     expect(argvs("echo hi # git push")).toEqual([["echo", "hi"]]);

@@ -3,6 +3,7 @@
 // if/while/for/case bodies, functions, here-documents, process and command substitution — with
 // wrappers unwrapped (wrappers.ts). The org policy, session approvals and the read-only
 // classifier all judge this list. What it cannot see through is marked opaque, never guessed.
+// One analysis per line: the answer is memoized, frozen, for every consumer of one call.
 import { parseShell, type Node } from "./parser";
 import type { ShellAnalysis, SimpleCommand, Word } from "./types";
 import {
@@ -15,6 +16,7 @@ import {
 } from "./statements";
 import { unwrap, type Context } from "./wrappers";
 import { wordOf } from "./words";
+import { memoized } from "./memo";
 
 export type { ShellAnalysis, SimpleCommand, Word };
 
@@ -69,7 +71,8 @@ class Walker {
         const body = node.childForFieldName("body");
         if (body) this.visit(body, { fed });
         for (const c of node.children)
-          if (c !== body) c.type === "heredoc_redirect" ? this.visit(c) : this.visitChildren(c);
+          // Not `c !== body`: each access makes a new Node object, so that would walk the body twice.
+          if (!body || !c.equals(body)) c.type === "heredoc_redirect" ? this.visit(c) : this.visitChildren(c);
         return;
       }
       // Statements that are no program run: listed all the same (statements.ts).
@@ -285,18 +288,10 @@ function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysi
   }
 }
 
-const cache = new Map<string, ShellAnalysis>();
-
-/** Every simple command `line` would run; cached, since a call is judged several times. */
+/** Every simple command `line` would run, memoized (memo.ts): a call is judged by several
+ *  consumers, and each asks with the same line. The answer is frozen, shared by every caller. */
 export function analyseShell(line: string): ShellAnalysis {
-  let hit = cache.get(line);
-  if (!hit) {
-    hit = analyseAt(line, 0, true);
-    if (line.length > 20_000) return hit;
-    if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
-    cache.set(line, hit);
-  }
-  return hit;
+  return memoized(line, (l) => analyseAt(l, 0, true));
 }
 
 /** True when some command of the analysis could not be seen through. */

@@ -1,45 +1,46 @@
 // What the shell analysis says about a command line: every simple command it would run, each
 // with its words as bash would pass them when they are static, and what it could not see through.
+// Read-only: one answer is shared by every consumer of a line (memo.ts), and frozen at run time.
 
 /** One word of a command: its value when static, else its source text. */
 export interface Word {
-  text: string;
+  readonly text: string;
   /** Its value is only known at run time: expansion, substitution, glob, tilde, braces. */
-  dynamic: boolean;
+  readonly dynamic: boolean;
   /** Dynamic only through filename globbing (`*.ts`): no variable, no substitution. */
-  globOnly?: boolean;
+  readonly globOnly?: boolean;
 }
 
 export interface SimpleCommand {
   /** Program (basename when it was a path) and arguments; an assignment-only statement has none. */
-  argv: string[];
+  readonly argv: readonly string[];
   /** The words behind argv, same order, for what a static argv cannot say. */
-  words: Word[];
+  readonly words: readonly Word[];
   /** The program was named by a path (`./git`, `/usr/bin/git`). */
-  programPath: boolean;
+  readonly programPath: boolean;
   /** `NAME=value` prefixes (or the whole statement, when argv is empty). */
-  assignments: string[];
+  readonly assignments: readonly string[];
   /** The command's source text, as written. */
-  source: string;
+  readonly source: string;
   /** Set when the analysis cannot tell what this command runs: the reason, for a card. */
-  opaque?: string;
+  readonly opaque?: string;
   /** Set when it runs code given inline (`python3 -c`, `awk '…'`, `sed 'e …'`): a rule on any
    *  other program could match what that code does. */
-  runsCode?: string;
+  readonly runsCode?: string;
   /** Reached by unwrapping another command (`env X`, `sh -c '…'`, `find -exec`). */
-  wrappedBy?: string;
+  readonly wrappedBy?: string;
   /** Offsets of each word in the analysed line, for a rewrite (commands of the line itself only). */
-  ranges?: { start: number; end: number }[];
+  readonly ranges?: readonly { readonly start: number; readonly end: number }[];
 }
 
 export interface ShellAnalysis {
-  commands: SimpleCommand[];
+  readonly commands: readonly SimpleCommand[];
   /** Output redirected somewhere other than /dev/null or another descriptor. */
-  writes: boolean;
+  readonly writes: boolean;
   /** Where output is redirected to (static names, or the source text of a dynamic one). */
-  writeTargets: Word[];
+  readonly writeTargets: readonly Word[];
   /** Files redirected into a command's input (`< file`). */
-  readTargets: Word[];
+  readonly readTargets: readonly Word[];
   /** Something is started in the background (`&`) and may outlive the line. */
-  background: boolean;
+  readonly background: boolean;
 }

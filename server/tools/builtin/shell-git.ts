@@ -9,7 +9,7 @@
 // put outside the workspace.
 import type { SimpleCommand } from "../../shell/types";
 
-type Args = string[];
+type Args = readonly string[];
 const any = () => true;
 const onlyFlags =
   (...ok: string[]) =>

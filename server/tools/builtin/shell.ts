@@ -8,7 +8,8 @@ import { SHELL_LIMITS, ShellInput, ShellResultMeta } from "../../protocol/exec-o
 import { respond } from "../errors";
 import { defineTool, type ToolResult } from "../tool";
 import { analyseShell } from "../../shell/analyse";
-import { isDangerousCommand, isReadOnlyCommand } from "./shell-safety";
+import { isDangerousCommand } from "../../shell/danger";
+import { isReadOnlyCommand } from "./shell-safety";
 import { neutraliseGit } from "./shell-git";
 
 // Time for the runner to kill a process tree and drain its pipes after the command's own limit.
