@@ -7,11 +7,13 @@ import { openPgPool, openSqlite, sqliteDate } from "../db/driver";
 import { rowId } from "../db/row-id";
 import type { SessionEvent } from "../protocol/events";
 import { EVENTS_CHANNEL, eventPayloads } from "../protocol/broker";
+import { expandRuns, type DeltaRun } from "./delta-run";
 
 export interface EventRows {
-  /** One transaction: all of the events or none. With `notifyFrom` (PostgreSQL) the same
-   *  transaction NOTIFYs them to the other server instances (hub/cluster.ts), delivered on commit. */
-  insert(events: SessionEvent[], notifyFrom?: string): Promise<void>;
+  /** One transaction: all of the events or none, a row each (a run of deltas: a row per delta).
+   *  With `notifyFrom` (PostgreSQL) the same transaction NOTIFYs them to the other server
+   *  instances (hub/cluster.ts), delivered on commit. */
+  insert(events: ReadonlyArray<SessionEvent | DeltaRun>, notifyFrom?: string): Promise<void>;
   /** NOTIFY on the writer's own connection, so it commits after every insert sent before it. */
   notify?(channel: string, payloads: string[]): Promise<void>;
   close(): Promise<void>;
@@ -32,7 +34,7 @@ export function sqliteEventRows(url: string): EventRows {
     for (const ev of events) one.run(rowId(), ev.sessionId, ev.seq, ev.type, payload(ev), sqliteDate(ev.at));
   });
   return {
-    insert: async (events) => void all(events),
+    insert: async (events) => void all(expandRuns(events)),
     close: async () => void db.close(),
   };
 }
@@ -40,7 +42,8 @@ export function sqliteEventRows(url: string): EventRows {
 export function postgresEventRows(url: string): EventRows {
   const pool = openPgPool(url, 1);
   return {
-    async insert(events, notifyFrom) {
+    async insert(items, notifyFrom) {
+      const events = expandRuns(items);
       const params: unknown[] = [];
       const values = events.map((ev) => {
         const b = params.length;

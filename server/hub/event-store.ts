@@ -1,19 +1,21 @@
 // Where the hub's write-behind (persist.ts) puts numbered events: SessionEvent rows, a batch per
 // call, written by a worker thread of its own (event-store-worker.ts) through the database
 // driver (event-rows.ts), never through Prisma's per-query compiler. The main thread, which
-// carries the tokens, pays one postMessage per batch and nothing per row.
+// carries the tokens, pays one postMessage per batch and nothing per row; a run of deltas
+// (delta-run.ts) crosses as its text and lengths, and becomes rows on the thread.
 // On SQLite the thread's write transaction briefly holds the file's write lock; a query-thread
 // write that comes at that moment waits in SQLite's busy handler, off the main thread.
 import { FAULT_NAME } from "../db/faults";
 import { threadClient } from "../db/thread";
 import type { SessionEvent } from "../protocol/events";
 import type { EventRows } from "./event-rows";
+import type { DeltaRun } from "./delta-run";
 
 export type EventStore = EventRows;
 
 // Messages between the hub and its writer thread (one process, one code base: typed, not parsed).
 export type StoreRequest =
-  | { type: "insert"; id: number; events: SessionEvent[]; notifyFrom?: string }
+  | { type: "insert"; id: number; events: ReadonlyArray<SessionEvent | DeltaRun>; notifyFrom?: string }
   | { type: "notify"; id: number; channel: string; payloads: string[] }
   | { type: "close" };
 export type StoreReply =

@@ -160,7 +160,8 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
 
   function send(s: SessionState, sessionId: string, w: Waiting) {
     const ev = stamped(w.body, s.next++, sessionId, isoNow());
-    writer.push(ev, w.resolve, w.reject);
+    if (w.resolve === ignore) writer.post(ev, w.reject);
+    else writer.push(ev, w.resolve, w.reject);
     for (const l of s.listeners) l(ev);
   }
 
@@ -288,7 +289,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
       return unused;
     },
     async holds(sessionId, seq) {
-      if (writer.unwritten(sessionId).some((e) => e.seq === seq)) return true;
+      if (writer.holds(sessionId, seq)) return true;
       // A history window starts right before a turn.started (hub/history.ts): that seq may be
       // a gap in the numbers (a lease a crash left unused), never an event that was shown.
       const around = await pages.events(sessionId, seq - 1, seq + 1, 2);

@@ -1,17 +1,26 @@
 // Write-behind of numbered events: every session's events queue here and are written to
 // SessionEvent in order, all sessions together, one batch per short window (event-store.ts),
-// so a busy server pays one write per window instead of one per token. Until an event's write
-// commits it stays readable from `unwritten(sessionId)`; that is how a resuming subscriber
-// sees it. A batch the database keeps refusing is tried again one session at a time, so a session
-// deleted with events in flight (its rows' foreign key fails) costs only its own events. A
-// database that refuses every write is logged once, with a count when it recovers.
+// so a busy server pays one write per window instead of one per token. A turn's posted deltas
+// wait as runs (delta-run.ts: the text and a length per token, not an event object each), so
+// a backlog the writer thread has yet to store holds little more than the tokens' text. Until
+// an event's write commits it stays readable from `unwritten(sessionId)`; that is how a
+// resuming subscriber sees it. A batch the database keeps refusing is tried again one session
+// at a time, so a session deleted with events in flight (its rows' foreign key fails) costs
+// only its own events. A database that refuses every write is logged once, with a count when
+// it recovers.
 import type { SessionEvent } from "../protocol/events";
 import type { EventStore } from "./event-store";
+import { expandRun, RunBuilder, runnable, type DeltaRun } from "./delta-run";
 
 export interface EventWriter {
   push(ev: SessionEvent, resolve: (ev: SessionEvent) => void, reject: (err: unknown, ev: SessionEvent) => void): void;
+  /** As push, for an event nobody waits for: a delta joins the session's run of deltas posted
+   *  with the same `reject`. */
+  post(ev: SessionEvent, reject: (err: unknown, ev: SessionEvent) => void): void;
   /** A session's events numbered but not yet committed, in seq order (a copy). */
   unwritten(sessionId: string): SessionEvent[];
+  /** Whether the session's event `seq` is numbered and not yet committed. */
+  holds(sessionId: string, seq: number): boolean;
   /** Resolves when the session has no event waiting to be written (others may). */
   settled(sessionId: string): Promise<void>;
   /** Resolves when every event of the session pushed so far is written or given up on (later
@@ -23,11 +32,20 @@ export interface EventWriter {
   close(): Promise<void>;
 }
 
+/** One event, or a run of deltas; `sealed` once a write carries it (a run then grows no more). */
 interface Item {
-  ev: SessionEvent;
+  sessionId: string;
+  ev: SessionEvent | undefined;
+  run: RunBuilder | undefined;
+  sealed: boolean;
   resolve(ev: SessionEvent): void;
   reject(err: unknown, ev: SessionEvent): void;
 }
+
+const ignore = () => undefined;
+const lastSeqOf = (item: Item) => (item.run ? item.run.lastSeq : item.ev!.seq);
+const rowsOf = (item: Item) => (item.run ? item.run.count : 1);
+const eventsOf = (item: Item): SessionEvent[] => (item.run ? expandRun(item.run.snapshot()) : [item.ev!]);
 
 const ATTEMPTS = 3;
 
@@ -56,23 +74,40 @@ export function eventWriter(
   opts: { batchSize: number; delayMs: number; log: (m: string, e?: unknown) => void },
 ): EventWriter {
   const queue: Item[] = [];
-  const pending = new Map<string, SessionEvent[]>();
+  /** Rows the queue holds (a run is a row per delta). */
+  let queuedRows = 0;
+  const pending = new Map<string, Item[]>();
   const onSettled = new Map<string, (() => void)[]>();
-  /** written(): by session, the event each waiter waits for (the last one pushed when it asked). */
-  const onWritten = new Map<string, { last: SessionEvent; wake: () => void }[]>();
+  /** written(): by session, the seq each waiter waits for (the last one pushed when it asked). */
+  const onWritten = new Map<string, { lastSeq: number; wake: () => void }[]>();
   let writing: Promise<void> | undefined;
   const report = faultReport(opts.log);
 
+  /** The queue's first items, up to batchSize rows (at least one item). */
+  function take(): Item[] {
+    const batch: Item[] = [];
+    let rows = 0;
+    for (const item of queue) {
+      const n = rowsOf(item);
+      if (batch.length > 0 && rows + n > opts.batchSize) break;
+      item.sealed = true;
+      batch.push(item);
+      rows += n;
+    }
+    return batch;
+  }
+
   async function run() {
     while (queue.length > 0) {
-      if (opts.delayMs > 0 && queue.length < opts.batchSize) await new Promise((r) => setTimeout(r, opts.delayMs));
-      const batch = queue.slice(0, opts.batchSize);
+      if (opts.delayMs > 0 && queuedRows < opts.batchSize) await new Promise((r) => setTimeout(r, opts.delayMs));
+      const batch = take();
+      const rows = batch.map((b): SessionEvent | DeltaRun => (b.run ? b.run.snapshot() : b.ev!));
       let error: unknown;
       // While the database refuses everything (disk full, read-only) one try a batch: retries
       // would only hold every later event back.
       for (let attempt = 1; attempt <= (report.failing() ? 1 : ATTEMPTS); attempt++) {
         try {
-          await store.insert(batch.map((b) => b.ev));
+          await store.insert(rows);
           error = undefined;
           break;
         } catch (err) {
@@ -80,66 +115,104 @@ export function eventWriter(
           await new Promise((r) => setTimeout(r, 50 * attempt));
         }
       }
-      const failed = error === undefined ? new Map<Item, unknown>() : await bySession(batch, error);
+      const failed = error === undefined ? new Map<Item, unknown>() : await bySession(batch, rows, error);
       // Only now may the events leave the readable tail.
       queue.splice(0, batch.length);
-      for (const { ev } of batch) {
-        const list = pending.get(ev.sessionId)!;
+      for (const item of batch) {
+        queuedRows -= rowsOf(item);
+        const list = pending.get(item.sessionId)!;
         list.shift();
-        const waiters = onWritten.get(ev.sessionId);
-        if (waiters && (list.length === 0 || waiters.some((w) => w.last === ev))) {
-          const still = waiters.filter((w) => (list.length > 0 && w.last !== ev) || (w.wake(), false));
-          if (still.length > 0) onWritten.set(ev.sessionId, still);
-          else onWritten.delete(ev.sessionId);
+        const waiters = onWritten.get(item.sessionId);
+        if (waiters) {
+          const upTo = lastSeqOf(item);
+          const still = waiters.filter((w) => (list.length > 0 && w.lastSeq > upTo) || (w.wake(), false));
+          if (still.length > 0) onWritten.set(item.sessionId, still);
+          else onWritten.delete(item.sessionId);
         }
         if (list.length === 0) {
-          pending.delete(ev.sessionId);
-          for (const wake of onSettled.get(ev.sessionId) ?? []) wake();
-          onSettled.delete(ev.sessionId);
+          pending.delete(item.sessionId);
+          for (const wake of onSettled.get(item.sessionId) ?? []) wake();
+          onSettled.delete(item.sessionId);
         }
       }
       if (failed.size > 0) report.failed(failed.size, [...failed.values()][0]);
       else report.ok();
       for (const b of batch) {
-        if (failed.has(b)) b.reject(failed.get(b), b.ev);
-        else b.resolve(b.ev);
+        if (failed.has(b)) for (const ev of eventsOf(b)) b.reject(failed.get(b), ev);
+        else if (b.ev) b.resolve(b.ev);
       }
     }
     writing = undefined;
   }
 
   /** The refused batch again, each session's events in a write of their own: what fails now. */
-  async function bySession(batch: Item[], error: unknown): Promise<Map<Item, unknown>> {
-    const groups = new Map<string, Item[]>();
-    for (const b of batch) {
-      const items = groups.get(b.ev.sessionId);
-      if (items) items.push(b);
-      else groups.set(b.ev.sessionId, [b]);
-    }
+  async function bySession(
+    batch: Item[],
+    rows: (SessionEvent | DeltaRun)[],
+    error: unknown,
+  ): Promise<Map<Item, unknown>> {
+    const groups = new Map<string, number[]>();
+    batch.forEach((b, i) => {
+      const indexes = groups.get(b.sessionId);
+      if (indexes) indexes.push(i);
+      else groups.set(b.sessionId, [i]);
+    });
     const failed = new Map<Item, unknown>();
     if (groups.size === 1) {
       for (const b of batch) failed.set(b, error);
       return failed;
     }
-    for (const items of groups.values()) {
+    for (const indexes of groups.values()) {
       try {
-        await store.insert(items.map((b) => b.ev));
+        await store.insert(indexes.map((i) => rows[i]));
       } catch (err) {
-        for (const b of items) failed.set(b, err);
+        for (const i of indexes) failed.set(batch[i], err);
       }
     }
     return failed;
   }
 
+  function enqueue(item: Item) {
+    queue.push(item);
+    queuedRows++;
+    let list = pending.get(item.sessionId);
+    if (!list) pending.set(item.sessionId, (list = []));
+    list.push(item);
+    writing ??= run();
+  }
+
   return {
     push(ev, resolve, reject) {
-      queue.push({ ev, resolve, reject });
-      let list = pending.get(ev.sessionId);
-      if (!list) pending.set(ev.sessionId, (list = []));
-      list.push(ev);
-      writing ??= run();
+      enqueue({ sessionId: ev.sessionId, ev, run: undefined, sealed: false, resolve, reject });
     },
-    unwritten: (sessionId) => [...(pending.get(sessionId) ?? [])],
+    post(ev, reject) {
+      if (runnable(ev)) {
+        const last = pending.get(ev.sessionId)?.at(-1);
+        const run = last?.run;
+        if (run && !last.sealed && last.reject === reject && run.count < opts.batchSize && run.continuedBy(ev)) {
+          run.add(ev);
+          queuedRows++;
+          return;
+        }
+        if (RunBuilder.fits(ev)) {
+          enqueue({
+            sessionId: ev.sessionId,
+            ev: undefined,
+            run: new RunBuilder(ev),
+            sealed: false,
+            resolve: ignore,
+            reject,
+          });
+          return;
+        }
+      }
+      enqueue({ sessionId: ev.sessionId, ev, run: undefined, sealed: false, resolve: ignore, reject });
+    },
+    unwritten: (sessionId) => (pending.get(sessionId) ?? []).flatMap(eventsOf),
+    holds: (sessionId, seq) =>
+      (pending.get(sessionId) ?? []).some((item) =>
+        item.run ? item.run.firstSeq <= seq && seq <= item.run.lastSeq : item.ev!.seq === seq,
+      ),
     settled: (sessionId) =>
       pending.has(sessionId)
         ? new Promise<void>((r) => {
@@ -151,10 +224,11 @@ export function eventWriter(
     written(sessionId) {
       const last = pending.get(sessionId)?.at(-1);
       if (!last) return Promise.resolve();
+      const lastSeq = lastSeqOf(last);
       return new Promise<void>((wake) => {
         const list = onWritten.get(sessionId);
-        if (list) list.push({ last, wake });
-        else onWritten.set(sessionId, [{ last, wake }]);
+        if (list) list.push({ lastSeq, wake });
+        else onWritten.set(sessionId, [{ lastSeq, wake }]);
       });
     },
     async drain() {

@@ -72,6 +72,9 @@ interface Shared {
   /** The last event that queued here (not handed to `inner` at once): written() waits for it,
    *  since it is handed on, and stored, after every earlier one. */
   queuedTail?: Promise<unknown>;
+  /** post()'s `refused` as handed to `inner`, kept while the caller passes the same one: the
+   *  write-behind joins a turn's deltas only while they share it (hub/delta-run.ts). */
+  posted?: { refused: (err: unknown, ev?: SessionEvent) => void; inner: (err: unknown, ev?: SessionEvent) => void };
 }
 
 const NOW = `(now() AT TIME ZONE 'UTC')`;
@@ -270,10 +273,14 @@ export function createSharedHub(db: Db, cluster: Cluster, options: SharedHubOpti
       if (st?.mode === "local" && st.queue.length === 0) {
         st.lastUse = Date.now();
         // As publishLocally, without a promise: a streamed token's way.
-        inner.post(sessionId, body, (err, ev) => {
-          refused(err, ev);
-          if (st.mode === "local" && /no longer published/.test((err as Error).message)) st.mode = "none";
-        });
+        if (st.posted?.refused !== refused) {
+          const inRefused = (err: unknown, ev?: SessionEvent) => {
+            refused(err, ev);
+            if (st.mode === "local" && /no longer published/.test((err as Error).message)) st.mode = "none";
+          };
+          st.posted = { refused, inner: inRefused };
+        }
+        inner.post(sessionId, body, st.posted.inner);
         return;
       }
       this.publish(sessionId, body).then(undefined, (err: unknown) => refused(err));
