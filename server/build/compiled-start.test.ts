@@ -88,7 +88,7 @@ describe("the compiled server (npm start)", () => {
         const body = (await res.json()) as { runners: { connected: boolean }[] };
         return res.status === 200 && body.runners.some((r) => r.connected) ? body : undefined;
       },
-      90_000,
+      150_000,
       () => output,
     );
     expect(health).toMatchObject({ database: { provider: "sqlite", up: true, writable: true } });
@@ -107,5 +107,5 @@ describe("the compiled server (npm start)", () => {
     server.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(processesNaming(buildDir)).toEqual([]);
-  }, 150_000);
+  }, 200_000);
 });
