@@ -2,16 +2,15 @@
 // The side bar's tabs: Explorer (the tree), Search and Changes, as VS Code's activity bar
 // switches them. Hidden tabs stay mounted, so each keeps its state (a query and its results,
 // the selected change); Search mounts on first use, Changes at once, so its badge counts the
-// changed files as the agent works. The IDE's keys switch tabs through `show`: a new object
-// each time, even for the same tab. Showing Search sends "search.focus" on the IDE bus.
-import { useEffect, useState, type ReactNode } from "react";
-import { useIdeBus } from "../_lib/ide-bus";
+// changed files as the agent works. The IDE's keys switch tabs with "side.show" on the IDE bus;
+// showing Search sends "search.focus".
+import { useState, type ReactNode } from "react";
+import { useIdeBus, useIdeCommand } from "../_lib/ide-bus";
 import styles from "./ide-frame.module.css";
 
 export type SideView = "files" | "search" | "changes";
 
 interface Props {
-  show: { view: SideView } | null;
   explorer: ReactNode;
   /** Rendered once Search is first shown. */
   search: ReactNode;
@@ -26,7 +25,7 @@ const TITLES: Record<SideView, [string, string]> = {
   changes: ["Changes", "Uncommitted changes (Ctrl+Shift+G)"],
 };
 
-export function SideBar({ show, explorer, search, changes, changeCount }: Props) {
+export function SideBar({ explorer, search, changes, changeCount }: Props) {
   const [view, setView] = useState<SideView>("files");
   const [used, setUsed] = useState<Set<SideView>>(() => new Set(["files", "changes"]));
   const bus = useIdeBus();
@@ -35,9 +34,7 @@ export function SideBar({ show, explorer, search, changes, changeCount }: Props)
     setUsed((u) => (u.has(v) ? u : new Set(u).add(v)));
     if (v === "search") bus?.send("search.focus");
   };
-  useEffect(() => {
-    if (show) open(show.view);
-  }, [show]);
+  useIdeCommand("side.show", open);
 
   const body = (v: SideView, content: ReactNode) =>
     used.has(v) && (

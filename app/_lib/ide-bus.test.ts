@@ -39,4 +39,19 @@ describe("the IDE bus", () => {
     bus.deliver();
     expect(focused).toBe(0);
   });
+
+  it("hands a command's value to its listeners: the last one sent before delivery, also to a waiting first listener", () => {
+    const bus = createIdeBus(() => {});
+    const shown: string[] = [];
+    bus.listen("side.show", (view) => shown.push(view));
+    bus.send("side.show", "search");
+    bus.send("side.show", "changes");
+    bus.deliver();
+    expect(shown).toEqual(["changes"]);
+    bus.send("preview.open", { port: 5173, path: "/docs" });
+    bus.deliver();
+    const opened: string[] = [];
+    bus.listen("preview.open", (at) => opened.push(`${at.port}${at.path}`));
+    expect(opened).toEqual(["5173/docs"]);
+  });
 });

@@ -11,6 +11,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
+import { useIdeCommand } from "../../_lib/ide-bus";
 import type { TreeEntry } from "../../../server/protocol/ide-types";
 import { FILE_LIMITS } from "../../../server/protocol/file-ops";
 import styles from "./files.module.css";
@@ -28,7 +29,6 @@ interface Props {
   cut: string[];
   /** Told which folders are shown open, when the listing may lack what is in them (use-tree-listing.ts). */
   onFoldersOpen?(paths: readonly string[]): void;
-  command?: TreeCommand | null;
   loading: boolean;
   error?: string;
   activePath: string | null;
@@ -43,8 +43,8 @@ interface Props {
 
 type Selected = { path: string; type: TreeEntry["type"] };
 
-/** From the command palette: a name box for a new file or folder (in the folder of `at`), or
- *  rename / delete `at`. A new object each time. */
+/** From the command palette, as the IDE bus's "tree.command": a name box for a new file or folder
+ *  (in the folder of `at`), or rename / delete `at`. */
 export interface TreeCommand {
   kind: "file" | "dir" | "rename" | "delete";
   /** The file open in the editor. */
@@ -56,7 +56,6 @@ export function FileTree({
   entries,
   cut,
   onFoldersOpen,
-  command,
   loading,
   error,
   activePath,
@@ -181,14 +180,13 @@ export function FileTree({
     if (!edit && menuItems(row).length > 0) openMenu(e.clientX, e.clientY, row);
   };
 
-  useEffect(() => {
-    if (!command || readOnly) return;
+  // The row and helpers are read as they are when the command arrives.
+  useIdeCommand("tree.command", (command) => {
+    if (readOnly) return;
     const at: Selected | null = command.at ? { path: command.at, type: "file" } : selected;
     if (command.kind === "file" || command.kind === "dir") startNew(command.kind, at);
     else if (command.at) (command.kind === "rename" ? startRename : deleteRow)(at);
-    // Only a new command acts; the row and helpers are read as they are at that moment.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [command]);
+  });
 
   const rows = useMemo(() => visibleRows(tree, expanded), [tree, expanded]);
   useEffect(() => onFoldersOpen?.([...expanded].sort()), [expanded, onFoldersOpen]);

@@ -1,13 +1,15 @@
 "use client";
-// The IDE's top bar: the brand (home), the session's title, then `nav` (where other features put
-// what moves between sessions), the agent's state, then on the right `meters` (figures about the
-// session, such as its cost), the org, Share, and one toggle per pane with its key. A toggle is
+// The IDE's top bar: the brand (home), the session's title, then for a member the session
+// switcher, the agent's state, then on the right for a member the session's cost, the org, Share,
+// and one toggle per pane with its key. A toggle is
 // pressed while its pane is on screen: a pane folded away for room (pane-layout.ts) shows
 // unpressed, and pressing it brings that pane back (another gives way).
 import Link from "next/link";
-import type { ReactNode } from "react";
 import { SessionTitle } from "../session-title";
 import { OrgSwitcher } from "../org-switcher";
+import { SessionSwitcher } from "../sessions/session-switcher";
+import { CostTotal } from "../sessions/cost-total";
+import type { SessionState } from "../../_lib/session-state";
 import type { Pane } from "./use-ide-layout";
 import styles from "../ide-frame.module.css";
 
@@ -32,13 +34,11 @@ interface Props {
   shown: Record<Pane, boolean>;
   onToggle(pane: Pane): void;
   onShare(): void;
-  /** Beside the title: moving between sessions. */
-  nav?: ReactNode;
-  /** Right side, before the org: figures about the session. */
-  meters?: ReactNode;
+  /** The session's events (its cost follows their usage). */
+  state: SessionState;
 }
 
-export function TopBar({ sessionId, title, kind, running, shown, onToggle, onShare, nav, meters }: Props) {
+export function TopBar({ sessionId, title, kind, running, shown, onToggle, onShare, state }: Props) {
   const member = kind === "member";
   const readOnly = !member;
   return (
@@ -47,7 +47,7 @@ export function TopBar({ sessionId, title, kind, running, shown, onToggle, onSha
         Quiver
       </Link>
       <SessionTitle sessionId={sessionId} title={title} editable={member} />
-      {nav}
+      {member && <SessionSwitcher sessionId={sessionId} />}
       {running && (
         <span className={styles.working}>
           {readOnly ? (
@@ -65,7 +65,7 @@ export function TopBar({ sessionId, title, kind, running, shown, onToggle, onSha
         </span>
       )}
       <span className={styles.topEnd}>
-        {meters}
+        {member && <CostTotal sessionId={sessionId} state={state} />}
         {member && <OrgSwitcher />}
         {member && (
           <button type="button" className={styles.toggle} onClick={onShare} data-testid="share-open">

@@ -1,15 +1,16 @@
 "use client";
 // What the IDE's keys (ide-keys.ts), its command palette (ide-commands.ts) and its pane toggles
 // do, in one place: each is a layout change (pane-layout.ts) and/or a command sent to the pane
-// that acts on it (the IDE bus). The frame passes what only it knows (the open file, the tree's
-// name box, the session's API calls).
+// that acts on it (the IDE bus). The frame passes what only it knows (the open file, its dialogs,
+// the session's API calls).
 import { useRef } from "react";
 import type { IdeBus } from "../../_lib/ide-bus";
 import { focusPendingApproval } from "../chat/approval-notice";
 import { ideCommands } from "../ide-commands";
 import { useIdeKeys, type IdeKeyActions } from "../ide-keys";
 import type { SideView } from "../side-bar";
-import type { IdeLayout } from "./use-ide-layout";
+import type { TreeCommand } from "../files/file-tree";
+import type { IdeLayout, Pane } from "./use-ide-layout";
 import type { Command } from "../editor/palette";
 
 interface Deps {
@@ -19,28 +20,39 @@ interface Deps {
   /** Keys act before the server has said who this is, unless the page is a share view. */
   keysReadOnly: boolean;
   running: boolean;
-  fileOpen: boolean;
-  showSide(view: SideView): void;
+  /** The file open in the editor. */
+  active: string | null;
   openQuick(initial: string): void;
   openReview(): void;
   save(): void;
   cancel(): void;
   compact(): void;
   share(): void;
-  treeCommand(kind: "file" | "dir" | "rename" | "delete"): void;
-  /** The element the terminal lives in (to tell whether the person is typing in it). */
+}
+
+interface PaneCommands {
+  /** What the command palette lists. */
+  commands: Command[];
+  /** A pane's toggle in the top bar: as its key does. */
+  toggle(pane: Pane): void;
+  /** For the terminal's pane: to tell whether the person is typing in it. */
   terminalPane: React.RefObject<HTMLElement | null>;
 }
 
-export function usePaneCommands(d: Deps): { commands: Command[] } {
+export function usePaneCommands(d: Deps): PaneCommands {
   const { layout, bus } = d;
+  const terminalPane = useRef<HTMLElement>(null);
   const focusBeforeTerm = useRef<Element | null>(null);
-  const typingIn = () => !!d.terminalPane.current?.contains(document.activeElement);
+  const typingIn = () => !!terminalPane.current?.contains(document.activeElement);
   const leaveTerminal = () => {
     const back = focusBeforeTerm.current;
     if (back instanceof HTMLElement && back.isConnected) back.focus();
   };
-  const showSide = (view: SideView) => (layout.show("side"), d.showSide(view));
+  const showSide = (view: SideView) => (layout.show("side"), bus.send("side.show", view));
+  const treeCommand = (kind: TreeCommand["kind"]) => (
+    showSide("files"),
+    bus.send("tree.command", { kind, at: d.active })
+  );
   const keyActions: IdeKeyActions = {
     search: () => showSide("search"),
     replace: () => (showSide("search"), bus.send("search.replace")),
@@ -92,16 +104,17 @@ export function usePaneCommands(d: Deps): { commands: Command[] } {
       compact: d.compact,
       chooseModel: () => (layout.show("chat"), bus.send("model.choose")),
       share: d.share,
-      newFile: () => d.treeCommand("file"),
-      newFolder: () => d.treeCommand("dir"),
-      renameFile: () => d.treeCommand("rename"),
-      deleteFile: () => d.treeCommand("delete"),
+      newFile: () => treeCommand("file"),
+      newFolder: () => treeCommand("dir"),
+      renameFile: () => treeCommand("rename"),
+      deleteFile: () => treeCommand("delete"),
       home: () => window.location.assign("/"),
       switchSession: () => bus.send("sessions.switch"),
       newSession: () => bus.send("sessions.new"),
       previousEditor: () => bus.send("editor.previous"),
     },
-    { readOnly: d.readOnly, fileOpen: d.fileOpen, running: d.running },
+    { readOnly: d.readOnly, fileOpen: d.active !== null, running: d.running },
   );
-  return { commands };
+  const toggle = (pane: Pane) => (pane === "preview" ? keyActions.togglePreview() : layout.toggle(pane));
+  return { commands, toggle, terminalPane };
 }
