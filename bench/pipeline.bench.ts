@@ -13,7 +13,7 @@ import Database from "better-sqlite3";
 import { z } from "zod";
 import { createTestDb } from "../server/testing/db";
 import { createSpillStore } from "../server/services/spills";
-import { cutAndSpill } from "../server/pipeline/finalize";
+import { cutAndSpill } from "../server/pipeline/finish";
 import { createPipeline } from "../server/pipeline";
 import { createPolicyService } from "../server/services/policies";
 import { createExecutorRouter } from "../server/executors/router";

@@ -1,4 +1,5 @@
-// One dispatch: the calls of a model response, planned in the model's order. Consecutive
+// One dispatch: the calls of a model response, each taken through its stages in the model's
+// order — plan.ts, then approve.ts when a person must answer, run.ts, finish.ts. Consecutive
 // batchable calls (read-only, concurrency-safe, approval-free, not interactive) run together
 // under the session's read lock, at most `concurrency` at a time; every other call runs alone
 // under the write lock, after its approval if it needs one. Loop-guard bookkeeping follows each
@@ -8,13 +9,12 @@
 // A subagent's dispatch (parentCallId) runs inside its task call, which already holds the
 // session's lock: its calls take no lock of their own (a nested one would wait behind a queued
 // writer that waits for the task call), and they start no early runs.
-import type { DispatchOutcome, DispatchRequest } from "./contract";
-import { approveAndRun } from "./approve";
-import { runPool } from "./batch";
-import { guardKey, type CallState, type Core, type TurnState } from "./core";
-import { runAndFinish } from "./finish";
-import { planCall, refuse, rawInput } from "./plan";
+import type { CallRecord, Core, DispatchOutcome, DispatchRequest } from "./contract";
+import { approve } from "./approve";
+import { guardKey } from "./loop-guard";
+import { newRecord, plan, rawInput, refuse } from "./plan";
 import { resumeCall, turnFor } from "./resume";
+import { runCall } from "./run";
 import { speculable } from "./speculative";
 import { subagentTools } from "./subagent";
 
@@ -42,19 +42,21 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   });
   const hold = <T>(write: boolean, fn: () => Promise<T>) => (sub ? fn() : core.locks.hold(req.sessionId, write, fn));
   const byProviderId = new Map(stored.map((r) => [r.providerCallId, r]));
-  const done: CallState[] = [];
-  let batch: CallState[] = [];
+  const done: CallRecord[] = [];
+  let batch: CallRecord[] = [];
   // An early run started while the response streamed, before any call of this dispatch ran: after
   // a call that may have changed the workspace it saw the workspace before that change.
   let changedBefore = false;
 
-  const post = async (calls: CallState[]) => {
+  const post = async (calls: CallRecord[]) => {
     for (const c of calls) {
+      const outcome = c.result?.outcome ?? "neutral";
       // A successful write changed the workspace; a command left running keeps changing it.
-      if ((c.outcome === "success" && c.tool?.capabilities.includes("WritesFiles")) || c.running)
+      if ((outcome === "success" && c.tool?.capabilities.includes("WritesFiles")) || c.running)
         core.loopGuard.changed(req.sessionId);
-      const s = core.loopGuard.settle(guardKey(turn), req.turnId, c.outcome ?? "neutral");
-      if (s.warning) c.content = `${c.content ?? ""}\n\n${s.warning}`;
+      const s = core.loopGuard.settle(guardKey(turn), req.turnId, outcome);
+      if (s.warning)
+        c.result = { isError: false, outcome, ...c.result, content: `${c.result?.content ?? ""}\n\n${s.warning}` };
       if (s.halt) turn.halt ??= s.halt;
       // A task call's subagent has ended: its own repeat count goes with it.
       if (c.toolCallId) core.loopGuard.forget(guardKey({ sessionId: req.sessionId, parent: { callId: c.toolCallId } }));
@@ -69,7 +71,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
       runPool(
         group,
         core.limits.concurrency,
-        (c) => runAndFinish(core, turn, c),
+        (c) => runCall(c),
         (e, c) => {
           core.log.error(`batched call ${c.toolCallId} threw`, e);
         },
@@ -84,32 +86,19 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
       const prior = byProviderId.get(mc.providerCallId);
       if (prior) {
         await flush();
-        await post([await resumeCall(core, turn, prior, slot)]);
+        await post([await resumeCall(turn, prior, slot)]);
         changedBefore = true;
         continue;
       }
       if (turn.halt || req.signal.aborted) {
         await flush();
-        const call: CallState = {
-          slot,
-          providerCallId: mc.providerCallId,
-          toolCallId: "",
-          name: mc.name,
-          batchable: false,
-        };
-        await refuse(
-          core,
-          turn,
-          call,
-          "cancelled",
-          turn.halt ? HALTED(turn.halt) : CANCELLED,
-          rawInput(mc.rawArguments),
-        );
+        const call = newRecord(turn, slot, mc);
+        await refuse(call, "cancelled", turn.halt ? HALTED(turn.halt) : CANCELLED, rawInput(mc.rawArguments));
         done.push(call);
         continue;
       }
-      const call = await planCall(core, turn, mc, slot, req.strict);
-      if (call.content !== undefined) {
+      const call = await plan(turn, mc, slot, req.strict);
+      if (call.result) {
         await flush();
         await post([call]);
         continue;
@@ -128,8 +117,8 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
       }
       await flush();
       if (!call.tool?.isReadOnly(call.input)) changedBefore = true;
-      if (call.decision?.action === "ask") await approveAndRun(core, turn, call);
-      else await hold(true, () => runAndFinish(core, turn, call));
+      if (call.decision?.action === "ask") await approve(call);
+      else await hold(true, () => runCall(call));
       await post([call]);
     }
     await flush();
@@ -141,11 +130,30 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
     results: done.map((c) => ({
       providerCallId: c.providerCallId,
       name: c.name,
-      content: c.content ?? "",
-      isError: c.isError ?? false,
+      content: c.result?.content ?? "",
+      isError: c.result?.isError ?? false,
     })),
     ...(turn.halt ? { halt: { reason: turn.halt } } : {}),
   };
 }
 
-export type { TurnState };
+/** Runs `fn` over `items` with at most `cap` in flight; a call that throws fails only its own. */
+async function runPool<T>(
+  items: T[],
+  cap: number,
+  fn: (item: T) => Promise<void>,
+  onError: (e: unknown, item: T) => void,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      try {
+        await fn(item);
+      } catch (e) {
+        onError(e, item);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(cap, items.length)) }, worker));
+}

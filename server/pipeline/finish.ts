@@ -1,169 +1,73 @@
-// Execution and post-processing of one planned call: mark it running, run it (or take its
-// early run), cut and spill the output, wrap network results, and record the row and the
-// tool.finished event. Loop-guard bookkeeping happens afterwards, in slot order (dispatch.ts).
-import type { ToolStatus } from "../protocol/events";
-import { safeEmit, type CallState, type Core, type TurnState } from "./core";
-import { cutAndSpill, isRunningPoll, storableText, wrapExternal } from "./finalize";
-import { execute, validate, type RunContext, type RunOutcome } from "./run";
-import { servicesFor } from "./resolve";
-import { agentServices } from "./questions";
+// The finish stage: what a run came to becomes the call's settlement — its row, its
+// tool.finished event and the text the model sees (the loop guard's bookkeeping follows in slot
+// order, dispatch.ts). A tool's output is cut on UTF-8 boundaries (shell past 30,000 bytes,
+// anything else past 100 KB) with the full bytes spilled to the database, then network results
+// are wrapped in <external_content>. A failed spill is logged and its reference withheld. A
+// command's output arrives already stored (stream.ts), each call its own range, so polls of a
+// running command keep their middle too; other running polls are cut, not spilled.
+import type { SpillStore } from "../services/spills";
+import type { ToolResult } from "../tools/tool";
+import type { CallRecord, Logger, Settlement } from "./contract";
 import { personCopy } from "./person";
-import { OutputCollector } from "./stream";
+import { safeEmit, storableText } from "./records";
+import type { RunOutcome } from "./run";
+import { renderStreamed } from "./stream";
+import { SHELL_LIMITS, TEXT_LIMITS, needsCut, planCut, renderCut, type CutLimits } from "./truncate";
+import { withUtf8 } from "./utf8";
 
 export const CANCELLED_BEFORE = "Cancelled by the person before it ran.";
 export const CANCELLED_DURING =
   "Cancelled by the person while it was running; it may have partly run. Check its effects before retrying.";
 
-export function runContext(core: Core, turn: TurnState, call: CallState, signal: AbortSignal): RunContext {
-  return {
-    sessionId: turn.sessionId,
-    callId: call.toolCallId,
-    signal,
-    executors: core.deps.executors,
-    services: {
-      ...servicesFor(core.deps, core.deps.spills, turn.sessionId),
-      ...agentServices(core, turn, call.toolCallId),
-      ...(turn.subagents ? { subagents: turn.subagents } : {}),
-    },
-    callTimeoutMs: core.limits.callTimeoutMs,
-    onProgress: (chunk) =>
-      void safeEmit(core, turn, { type: "tool.progress", callId: call.toolCallId, chunk: storableText(chunk) }),
-    collect: () =>
-      new OutputCollector({
-        spills: core.deps.spills,
-        sessionId: turn.sessionId,
-        toolCallId: call.toolCallId,
-        limits: core.limits.shell,
-        log: core.log,
-        ceiling: core.limits.outputCeiling,
-      }),
-  };
-}
-
-/** An abort signal that fires when the turn or the whole session is cancelled. */
-export function callSignal(core: Core, turn: TurnState): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const sources = [turn.signal, core.sessionSignal(turn.sessionId)];
-  const onAbort = () => controller.abort(new Error("cancelled"));
-  for (const s of sources) {
-    if (s.aborted) onAbort();
-    else s.addEventListener("abort", onAbort, { once: true });
-  }
-  return { signal: controller.signal, dispose: () => sources.forEach((s) => s.removeEventListener("abort", onAbort)) };
-}
-
-export async function runAndFinish(core: Core, turn: TurnState, call: CallState): Promise<void> {
-  const tool = call.tool!;
-  const { signal, dispose } = callSignal(core, turn);
-  try {
-    if (signal.aborted) {
-      call.early = undefined;
-      return await settle(core, turn, call, "cancelled", CANCELLED_BEFORE, true, "neutral");
-    }
-    call.startedAt ??= Date.now();
-    await core.recorder.update(call.toolCallId, { status: "running", startedAt: new Date(call.startedAt) });
-    await safeEmit(core, turn, {
-      type: "tool.status",
-      callId: call.toolCallId,
-      status: "running",
-      ...standingApproval(call),
-    });
-    let outcome: RunOutcome;
-    if (call.early) {
-      outcome = await Promise.race([call.early, aborted(signal)]);
-    } else {
-      const rc = runContext(core, turn, call, signal);
-      outcome =
-        (call.validated ? undefined : await validate(tool, call.input, rc)) ?? (await execute(tool, call.input, rc));
-    }
-    await finishOutcome(core, turn, call, outcome);
-  } catch (e) {
-    core.log.error(`tool call ${call.toolCallId} (${call.name}) failed inside the pipeline`, e);
-    await settle(
-      core,
-      turn,
-      call,
-      "failed",
-      `${call.name} failed: ${e instanceof Error ? e.message : String(e)}`,
-      true,
-      "failure",
-    ).catch(() => undefined);
-  } finally {
-    dispose();
-  }
-}
-
-function aborted(signal: AbortSignal): Promise<RunOutcome> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve({ kind: "cancelled" });
-    else signal.addEventListener("abort", () => resolve({ kind: "cancelled" }), { once: true });
-  });
-}
-
-export async function finishOutcome(core: Core, turn: TurnState, call: CallState, outcome: RunOutcome): Promise<void> {
+/** Settles the call with what its run (or its validation before a card) came to. */
+export async function finish(call: CallRecord, outcome: RunOutcome): Promise<void> {
+  const { turn } = call;
   switch (outcome.kind) {
     case "cancelled":
-      return settle(core, turn, call, "cancelled", CANCELLED_DURING, true, "neutral");
+      return settle(call, { status: "cancelled", content: CANCELLED_DURING, isError: true, outcome: "neutral" });
     case "invalid":
-      return settle(core, turn, call, "failed", outcome.message, true, "failure");
+      return settle(call, { status: "failed", content: outcome.message, isError: true, outcome: "failure" });
     case "fatal":
       turn.halt ??= `${call.name}: ${outcome.message}`;
-      return settle(core, turn, call, "failed", outcome.message, true, "failure");
+      return settle(call, { status: "failed", content: outcome.message, isError: true, outcome: "failure" });
     case "result": {
       const r = outcome.result;
       call.running = isRunningPoll(r);
       const fin = await cutAndSpill(r, {
         sessionId: turn.sessionId,
         toolCallId: call.toolCallId,
-        spills: core.deps.spills,
-        log: core.log,
-        limits: core.limits,
+        spills: turn.core.deps.spills,
+        log: turn.core.log,
+        limits: turn.core.limits,
       });
       const network = r.network ?? call.tool?.capabilities.includes("Network") ?? false;
       const source =
         typeof r.meta?.url === "string" ? r.meta.url : typeof r.meta?.origin === "string" ? r.meta.origin : undefined;
-      // Errors too: a network tool's error output carries the remote's text (a status page, an MCP isError result).
-      const content = network ? wrapExternal(fin.content, source) : fin.content;
       const isError = r.isError === true;
-      // A command's or a page's own output is shown as it is, even when it failed.
-      const written = !network && r.kind !== "shell";
-      return settle(
-        core,
-        turn,
-        call,
-        isError ? "failed" : "succeeded",
-        content,
+      return settle(call, {
+        status: isError ? "failed" : "succeeded",
+        // Errors too: a network tool's error output carries the remote's text (a status page, an MCP isError result).
+        content: network ? wrapExternal(fin.content, source) : fin.content,
         isError,
-        isError ? "failure" : "success",
-        fin.truncated,
-        fin.spillRef,
-        r.diff,
-        written,
-      );
+        outcome: isError ? "failure" : "success",
+        truncated: fin.truncated,
+        spillRef: fin.spillRef,
+        diff: r.diff,
+        // A command's or a page's own output is shown as it is, even when it failed.
+        written: !network && r.kind !== "shell",
+      });
     }
   }
 }
 
-/** Records a finished call (row + tool.finished) and keeps its model-facing result. */
-export async function settle(
-  core: Core,
-  turn: TurnState,
-  call: CallState,
-  status: ToolStatus,
-  content: string,
-  isError: boolean,
-  outcome: CallState["outcome"],
-  truncated = false,
-  spillRef?: string,
-  diff?: string,
-  written = true,
-): Promise<void> {
-  call.content = content;
-  call.isError = isError;
-  call.outcome = outcome;
+/** Records how the call ended (row + tool.finished) and keeps its model-facing result. */
+export async function settle(call: CallRecord, s: Settlement): Promise<void> {
+  const { turn } = call;
+  const { status, content, isError, truncated = false, spillRef, diff, written = true } = s;
+  call.result = { content, isError, outcome: s.outcome };
   const ended = Date.now();
   const durationMs = call.startedAt ? ended - call.startedAt : 0;
-  await core.recorder.update(call.toolCallId, {
+  await turn.core.recorder.update(call.toolCallId, {
     status,
     endedAt: new Date(ended),
     result: content,
@@ -171,7 +75,7 @@ export async function settle(
     truncated,
     spillId: spillRef ?? null,
   });
-  await safeEmit(core, turn, {
+  await safeEmit(turn, {
     type: "tool.finished",
     callId: call.toolCallId,
     status,
@@ -184,9 +88,85 @@ export async function settle(
   });
 }
 
-/** A call that runs on an approval given before (a session approval, a policy allow) says so. */
-function standingApproval(call: CallState): { approvedBy?: { kind: "session" | "policy"; reason: string } } {
-  const d = call.decision;
-  if (d?.action !== "run" || d.decision === "auto") return {};
-  return { approvedBy: { kind: d.decision === "approved_session" ? "session" : "policy", reason: d.reason } };
+export interface Finalized {
+  content: string;
+  truncated: boolean;
+  spillRef?: string;
+}
+
+export interface FinalizeOptions {
+  sessionId: string;
+  toolCallId: string;
+  spills: SpillStore;
+  log: Logger;
+  limits?: { shell: CutLimits; text: CutLimits };
+}
+
+export function isRunningPoll(result: Pick<ToolResult, "meta">): boolean {
+  return result.meta?.running === true || result.meta?.state === "running";
+}
+
+export async function cutAndSpill(result: ToolResult, opts: FinalizeOptions): Promise<Finalized> {
+  const limits = result.kind === "shell" ? (opts.limits?.shell ?? SHELL_LIMITS) : (opts.limits?.text ?? TEXT_LIMITS);
+  if (result.stream) {
+    // Already stored while it streamed (stream.ts): only the rendering is left.
+    const r = renderStreamed(result.stream, opts.limits?.shell ?? SHELL_LIMITS);
+    return {
+      content: storableText(result.output ? `${result.output}\n${r.text}` : r.text),
+      truncated: r.truncated,
+      ...(result.stream.ref ? { spillRef: result.stream.ref } : {}),
+    };
+  }
+  const raw = result.meta?.bytes;
+  if (raw instanceof Uint8Array) {
+    if (!needsCut(raw.length, limits))
+      return {
+        content: storableText(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8")),
+        truncated: false,
+      };
+    return cutBytes(raw, result, limits, opts);
+  }
+  // A UTF-16 unit takes 1 to 3 bytes, so only lengths between threshold/3 and threshold need the
+  // exact byte count; longer text is cut without a separate measuring pass.
+  const text = result.output;
+  const short =
+    text.length * 3 <= limits.threshold ||
+    (text.length <= limits.threshold && !needsCut(Buffer.byteLength(text, "utf8"), limits));
+  if (short) return { content: storableText(text), truncated: false };
+  // The scratch bytes are only hashed, inserted and decoded (copied out) before cutBytes settles.
+  return withUtf8(text, (bytes) => cutBytes(bytes, result, limits, opts));
+}
+
+async function cutBytes(
+  bytes: Uint8Array,
+  result: ToolResult,
+  limits: CutLimits,
+  opts: FinalizeOptions,
+): Promise<Finalized> {
+  const cut = planCut(bytes, limits);
+  if (isRunningPoll(result)) {
+    const note = "The command is still running; its complete output is kept when it finishes.";
+    return { content: storableText(renderCut(bytes, cut, undefined, note)), truncated: true };
+  }
+  let ref: string | undefined;
+  try {
+    ref = (await opts.spills.store({ sessionId: opts.sessionId, toolCallId: opts.toolCallId, bytes })).ref;
+  } catch (e) {
+    opts.log.error(
+      `spill of ${bytes.length} bytes for tool call ${opts.toolCallId} failed; the reference is withheld`,
+      e,
+    );
+  }
+  return { content: storableText(renderCut(bytes, cut, ref)), truncated: true, spillRef: ref };
+}
+
+function escapeAttr(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+}
+
+/** Wraps network content so the model can tell it from instructions; closing tags inside are defused. */
+export function wrapExternal(content: string, source?: string): string {
+  const body = content.replace(/<(\/?)external_content/gi, "<$1external_content_");
+  const attr = source ? ` source="${escapeAttr(source)}"` : "";
+  return `<external_content${attr}>\n${body}\n</external_content>`;
 }

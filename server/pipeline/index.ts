@@ -2,9 +2,19 @@
 // createPipeline wires the parts (approvals, loop guard, locks, speculation, records) around the
 // slot, the executors, policy and spills, and gives the engine a Dispatcher plus the controls
 // the API and the process need (answer an approval, cancel a session, recover, dispose).
-import type { Dispatcher, DispatchOutcome, DispatchRequest, ModelToolCall } from "./contract";
-import { ApprovalBroker, ApprovalError, type Answer, type Choice } from "./approvals";
-import type { Core } from "./core";
+import {
+  ApprovalError,
+  type Answer,
+  type Choice,
+  type Core,
+  type Dispatcher,
+  type DispatchOutcome,
+  type DispatchRequest,
+  type ModelToolCall,
+  type PipelineDeps,
+  type PipelineLimits,
+} from "./contract";
+import { ApprovalBroker } from "./approve";
 import { dispatch } from "./dispatch";
 import { LoopGuard } from "./loop-guard";
 import { Recorder } from "./records";
@@ -16,13 +26,11 @@ import { Speculator } from "./speculative";
 import { DEFAULT_OUTPUT_CEILING, SHELL_LIMITS, TEXT_LIMITS } from "./truncate";
 import type { Actor } from "../services/types";
 import { authorize as authorizeAccess } from "../auth/authorize";
-import type { PipelineDeps, PipelineLimits } from "./types";
 import { subagentTools } from "./subagent";
 import { logFn } from "../log";
 
-export { ApprovalError } from "./approvals";
-export type { Choice } from "./approvals";
-export type { PipelineDeps } from "./types";
+export { ApprovalError } from "./contract";
+export type { Choice, PipelineDeps } from "./contract";
 
 export interface PendingApproval {
   approvalId: string;

@@ -5,7 +5,7 @@
 //   card ends with a tool.finished;
 // - a card still waiting (or answered but not yet run) is cancelled: no model will continue the
 //   turn to see its result, so the call must never run. Answering it later is refused with the
-//   reason (approvals.ts), and start-up's settleOrphan does not run it;
+//   reason (approve.ts), and start-up's settleOrphan does not run it;
 // - a call that had finished keeps its stored result, which is what the model is then given;
 // - ask_user's question (pipeline/questions.ts) is no call with effects: answered, the answer is
 //   its result; still open, it stays open and its answer becomes the person's next message.

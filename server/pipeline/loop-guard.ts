@@ -10,6 +10,11 @@ export const HALT_AFTER_FAILURES = 8;
 
 export type Outcome = "success" | "failure" | "neutral";
 
+/** Whose repeats the guard counts: the turn's, or each subagent's own. */
+export function guardKey(turn: { sessionId: string; parent?: { callId: string } }): string {
+  return turn.parent ? `${turn.sessionId}\u0000sub\u0000${turn.parent.callId}` : turn.sessionId;
+}
+
 interface LoopState {
   turnId: string | null;
   /** Fingerprint of the last admitted call and how many times in a row it was admitted. */

@@ -1,15 +1,17 @@
-// Plan of one call, in the design's order: resolve (name and argument ladders, schema) with the
-// truncation gate in strict mode, the loop guard, then the decision (org policy, the tool's
-// approval level for this input, the session's approvals). A call refused here never runs;
-// the row, events and audit say why.
-import type { ModelToolCall } from "./contract";
+// The plan stage: creates a call's record and decides its fate, in this order: resolve (name
+// and argument ladders, schema) with the truncation gate in strict mode, the loop guard, then
+// the decision (org policy, the session's mode, the tool's approval level for this input, the
+// session's approvals). A call allowed on writes its row (queued) and tool.started, and goes on
+// to approve.ts (a person must answer) or run.ts; a call refused here never runs, and its row,
+// events and audit entry say why.
+import type { CallRecord, ModelToolCall, TurnState } from "./contract";
 import { decide } from "../policy/decide";
 import { applyMode, modeRefusal } from "../policy/modes";
 import { exactFingerprint } from "../policy/fingerprint";
 import type { ToolStatus } from "../protocol/events";
-import { guardKey, safeEmit, type CallState, type Core, type TurnState } from "./core";
+import { guardKey } from "./loop-guard";
 import { personCopy } from "./person";
-import { storableJson } from "./records";
+import { audit, parentOf, safeEmit, storableJson } from "./records";
 import { resolve } from "./resolve";
 import { needsPerson, outsideSurface } from "./subagent";
 
@@ -21,16 +23,20 @@ export function rawInput(raw: string): unknown {
   return { _unparsed: raw.length > 10_000 ? `${raw.slice(0, 10_000)}…` : raw };
 }
 
-/** Records a call that will not run, with its final result, and tells observers. */
+/** A new record for the model's call in `slot`: nothing is known of it but what the model wrote. */
+export function newRecord(turn: TurnState, slot: number, mc: ModelToolCall): CallRecord {
+  return { turn, slot, providerCallId: mc.providerCallId, toolCallId: "", name: mc.name, batchable: false };
+}
+
+/** Records a call that will not run, with its final result (one insert), and tells observers. */
 export async function refuse(
-  core: Core,
-  turn: TurnState,
-  call: CallState,
+  call: CallRecord,
   status: ToolStatus,
   content: string,
   input: unknown,
-) {
-  call.toolCallId = await core.recorder.create({
+): Promise<CallRecord> {
+  const turn = call.turn;
+  call.toolCallId = await turn.core.recorder.create({
     sessionId: turn.sessionId,
     turnId: turn.turnId,
     providerCallId: call.providerCallId,
@@ -53,7 +59,7 @@ export async function refuse(
     endedAt: new Date(),
     mode: turn.mode,
   });
-  await safeEmit(core, turn, {
+  await safeEmit(turn, {
     type: "tool.started",
     turnId: turn.turnId ?? "",
     callId: call.toolCallId,
@@ -63,7 +69,7 @@ export async function refuse(
     ...parentOf(turn),
     mode: turn.mode,
   });
-  await safeEmit(core, turn, {
+  await safeEmit(turn, {
     type: "tool.finished",
     callId: call.toolCallId,
     status,
@@ -72,56 +78,38 @@ export async function refuse(
     truncated: false,
     durationMs: 0,
   });
-  call.content = content;
-  call.isError = true;
-  call.outcome = status === "rejected" || status === "cancelled" ? "neutral" : "failure";
+  call.result = {
+    content,
+    isError: true,
+    outcome: status === "rejected" || status === "cancelled" ? "neutral" : "failure",
+  };
   return call;
 }
 
-export async function planCall(
-  core: Core,
-  turn: TurnState,
-  mc: ModelToolCall,
-  slot: number,
-  strict: boolean,
-): Promise<CallState> {
-  const call: CallState = { slot, providerCallId: mc.providerCallId, toolCallId: "", name: mc.name, batchable: false };
+/** Plans the model's call in `slot`: its record comes back refused (`result` set) or ready to go on. */
+export async function plan(turn: TurnState, mc: ModelToolCall, slot: number, strict: boolean): Promise<CallRecord> {
+  const core = turn.core;
+  const call = newRecord(turn, slot, mc);
   const r = resolve(core.deps, turn.sessionId, mc, strict);
   call.name = r.name;
-  if (!r.ok) return refuse(core, turn, call, "failed", r.error, rawInput(mc.rawArguments));
+  if (!r.ok) return refuse(call, "failed", r.error, rawInput(mc.rawArguments));
   call.tool = r.tool;
   call.input = r.input;
   if (turn.parent && !turn.parent.allowed.has(r.name)) {
-    await refuse(core, turn, call, "blocked", outsideSurface(r.name), r.input);
-    await audit(
-      core,
-      turn,
-      call,
-      "blocked",
-      "subagent: the tool is outside the read-only subagent surface",
-      "subagent",
-    );
+    await refuse(call, "blocked", outsideSurface(r.name), r.input);
+    await audit(call, "blocked", "subagent: the tool is outside the read-only subagent surface", "subagent");
     return call;
   }
   if (strict && r.argumentsRepaired) {
-    await refuse(core, turn, call, "blocked", TRUNCATED_ARGS, r.input);
-    await audit(
-      core,
-      turn,
-      call,
-      "blocked",
-      "truncation gate: arguments needed repair in a turn cut at the output limit",
-      "slot",
-    );
+    await refuse(call, "blocked", TRUNCATED_ARGS, r.input);
+    await audit(call, "blocked", "truncation gate: arguments needed repair in a turn cut at the output limit", "slot");
     return call;
   }
   call.fingerprint = exactFingerprint(r.name, r.input);
   const blocked = core.loopGuard.admit(guardKey(turn), turn.turnId, r.name, call.fingerprint);
   if (blocked) {
-    await refuse(core, turn, call, "blocked", blocked, r.input);
+    await refuse(call, "blocked", blocked, r.input);
     await audit(
-      core,
-      turn,
       call,
       "blocked",
       "loop guard: same tool and arguments a third time in a row, nothing changed in between",
@@ -136,40 +124,36 @@ export async function planCall(
   // An org deny or a remembered rejection says more than the mode's refusal.
   const refusal = decided.action === "deny" || decided.action === "reject" ? undefined : modeRefusal(turn.mode, r.tool);
   if (refusal) {
-    await refuse(core, turn, call, "blocked", refusal, r.input);
-    await audit(core, turn, call, "blocked", `${turn.mode} mode: ${refusal}`, "mode");
+    await refuse(call, "blocked", refusal, r.input);
+    await audit(call, "blocked", `${turn.mode} mode: ${refusal}`, "mode");
     return call;
   }
   const d = applyMode(turn.mode, decided, { tool: r.tool, input: r.input });
   call.decision = d;
   if (d.action === "deny") {
     await refuse(
-      core,
-      turn,
       call,
       "blocked",
       `${d.reason} This cannot be approved; do not retry it. Tell the person if the task needs it.`,
       r.input,
     );
-    await audit(core, turn, call, "policy_deny", d.reason, "policy");
+    await audit(call, "policy_deny", d.reason, "policy");
     return call;
   }
   if (d.action === "reject") {
     const msg = d.message ? ` Their message: ${d.message}` : "";
     await refuse(
-      core,
-      turn,
       call,
       "rejected",
       `The person already rejected this exact call in this session.${msg} Do not send it again as is.`,
       r.input,
     );
-    await audit(core, turn, call, "rejected", d.reason, "session_rejection");
+    await audit(call, "rejected", d.reason, "session_rejection");
     return call;
   }
   if (turn.parent && d.action === "ask") {
-    await refuse(core, turn, call, "blocked", needsPerson(r.name), r.input);
-    await audit(core, turn, call, "blocked", `subagent: ${d.reason} (a subagent cannot ask the person)`, "subagent");
+    await refuse(call, "blocked", needsPerson(r.name), r.input);
+    await audit(call, "blocked", `subagent: ${d.reason} (a subagent cannot ask the person)`, "subagent");
     return call;
   }
   const t = r.tool;
@@ -193,7 +177,7 @@ export async function planCall(
     parentCallId: turn.parent?.callId,
     mode: turn.mode,
   });
-  await safeEmit(core, turn, {
+  await safeEmit(turn, {
     type: "tool.started",
     turnId: turn.turnId ?? "",
     callId: call.toolCallId,
@@ -211,44 +195,7 @@ export async function planCall(
         : d.decision === "policy_allow"
           ? "policy"
           : "session_approval";
-    await audit(core, turn, call, d.decision, d.reason, by, undefined, { mode: turn.mode });
+    await audit(call, d.decision, d.reason, by, undefined, { mode: turn.mode });
   }
   return call;
-}
-
-export async function audit(
-  core: Core,
-  turn: TurnState,
-  call: CallState,
-  decision: Parameters<Core["recorder"]["audit"]>[0]["decision"],
-  reason: string,
-  by: string,
-  actorId?: string | null,
-  extra?: Record<string, unknown>,
-) {
-  try {
-    await core.recorder.audit({
-      orgId: turn.orgId,
-      sessionId: turn.sessionId,
-      toolCallId: call.toolCallId,
-      tool: call.name,
-      decision,
-      reason,
-      by,
-      actorId: actorId === undefined ? turn.actorId : actorId,
-      extra: {
-        turnId: turn.turnId,
-        ...parentOf(turn),
-        ...(turn.policy.ok ? { policyVersion: turn.policy.version } : { policyError: turn.policy.error }),
-        ...extra,
-      },
-    });
-  } catch (e) {
-    core.log.error(`audit of ${decision} for tool call ${call.toolCallId} failed`, e);
-  }
-}
-
-/** A subagent's call names the task call it runs under (its row, events and audit entries). */
-function parentOf(turn: TurnState): { parentCallId?: string } {
-  return turn.parent ? { parentCallId: turn.parent.callId } : {};
 }

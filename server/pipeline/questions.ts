@@ -1,7 +1,8 @@
-// ask_user's questions and todo_write's list, as services a running call gets (finish.ts).
+// ask_user's questions and todo_write's list, as services a running call gets (run.ts).
 // A question is an Approval row of its own kind (fingerprint QUESTION): the broker's waiting,
 // polling across instances, waking, cancelling on a cancel and staying pending when the server
-// stops are the approval card's, so a question survives a reload and a restart the same way.
+// stops are the approval card's (approve.ts), so a question survives a reload and a restart the
+// same way.
 // The answer is written on the row (status approved; scope "option:N" or "text"; message the
 // answer's text) and read back by the waiting call. A question whose turn no longer runs (the
 // server restarted while it waited: interrupted.ts keeps it open) is answered into a new turn:
@@ -9,8 +10,8 @@
 import type { SessionEventBody } from "../protocol/events";
 import type { QuestionAnswer, QuestionRequest } from "../protocol/todos-questions";
 import type { QuestionOutcome, ToolServices } from "../tools/tool";
-import { ApprovalError } from "./approvals";
-import { safeEmit, type Core, type TurnState } from "./core";
+import { ApprovalError, type Core, type TurnState } from "./contract";
+import { safeEmit } from "./records";
 
 /** Marks a question's Approval row. A card's fingerprint is its session keys (`name` or
  *  `name:…`, a tool name being letters, digits, `_` and `-`), so none can start with `?`. */
@@ -19,26 +20,22 @@ export const QUESTION = "?question";
 export const QUESTION_AT_RESTART =
   "The server restarted while this question waited for the person. The question stays open for them: their answer will come as their next message.";
 
-export function agentServices(
-  core: Core,
-  turn: TurnState,
-  toolCallId: string,
-): Pick<ToolServices, "questions" | "todos"> {
+export function agentServices(turn: TurnState, toolCallId: string): Pick<ToolServices, "questions" | "todos"> {
   const todos: ToolServices["todos"] = {
-    publish: (list) => safeEmit(core, turn, { type: "todos.updated", callId: toolCallId, todos: list }),
+    publish: (list) => safeEmit(turn, { type: "todos.updated", callId: toolCallId, todos: list }),
   };
   // A subagent's calls (turn.parent) have nobody to ask.
-  if ((turn as { parent?: unknown }).parent || !turn.turnId) return { todos };
-  return { todos, questions: { ask: (request, signal) => ask(core, turn, toolCallId, request, signal) } };
+  if (turn.parent || !turn.turnId) return { todos };
+  return { todos, questions: { ask: (request, signal) => ask(turn, toolCallId, request, signal) } };
 }
 
 async function ask(
-  core: Core,
   turn: TurnState,
   toolCallId: string,
   request: QuestionRequest,
   signal: AbortSignal,
 ): Promise<QuestionOutcome> {
+  const { core } = turn;
   const row = await core.broker.open({
     sessionId: turn.sessionId,
     toolCallId,
@@ -47,13 +44,13 @@ async function ask(
     request: request as never,
     reason: "question",
   });
-  await safeEmit(core, turn, { type: "question.asked", questionId: row.id, callId: toolCallId, ...request });
+  await safeEmit(turn, { type: "question.asked", questionId: row.id, callId: toolCallId, ...request });
   const answer = await core.broker.wait(row.id, signal);
   // A stopping server: the row stays pending for the next process (interrupted.ts).
   if (answer.interrupted) return { kind: "cancelled" };
   const stored = await core.deps.db.approval.findUnique({ where: { id: row.id } });
   const outcome = stored ? outcomeOf(stored, request) : { kind: "cancelled" as const };
-  await safeEmit(core, turn, resolvedEvent(row.id, toolCallId, outcome, stored?.decidedById ?? undefined));
+  await safeEmit(turn, resolvedEvent(row.id, toolCallId, outcome, stored?.decidedById ?? undefined));
   return outcome;
 }
 

@@ -1,9 +1,10 @@
-// The pipeline's writes: ToolCall rows (status, decision, timings, truncated result, spill ref)
-// and an AuditEvent for every decision, saying who decided and why.
+// The pipeline's writes: ToolCall rows (status, decision, timings, truncated result, spill ref),
+// an AuditEvent for every decision, saying who decided and why, and the session's events, whose
+// failure is logged and never fails the call.
 import type { Db } from "../db";
-import type { ToolStatus } from "../protocol/events";
+import type { SessionEventBody, ToolStatus } from "../protocol/events";
 import type { DecisionKind } from "../policy/decide";
-import { storableText } from "./finalize";
+import type { CallRecord, TurnState } from "./contract";
 
 export interface AuditEntry {
   orgId: string | null;
@@ -17,6 +18,11 @@ export interface AuditEntry {
   /** policy | tool | session_approval | person | loop_guard | slot */
   by: string;
   extra?: Record<string, unknown>;
+}
+
+// PostgreSQL text and jsonb cannot hold NUL; the model gets a visible stand-in, the spill the byte.
+export function storableText(text: string): string {
+  return text.includes("\0") ? text.replace(/\0/g, "\u2400") : text;
 }
 
 // Deep copy with NUL stripped from strings: PostgreSQL jsonb rejects \u0000.
@@ -88,4 +94,46 @@ export class Recorder {
       },
     });
   }
+}
+
+/** Emits an event of the call's turn; a failure is logged, never thrown. */
+export function safeEmit(turn: TurnState, event: SessionEventBody): Promise<void> {
+  return turn.emit(event).catch((e) => turn.core.log.warn(`event ${event.type} could not be emitted`, e));
+}
+
+/** Audits a decision about the call; `actorId` defaults to the turn's actor. Never throws. */
+export async function audit(
+  call: CallRecord,
+  decision: AuditEntry["decision"],
+  reason: string,
+  by: string,
+  actorId?: string | null,
+  extra?: Record<string, unknown>,
+): Promise<void> {
+  const turn = call.turn;
+  try {
+    await turn.core.recorder.audit({
+      orgId: turn.orgId,
+      sessionId: turn.sessionId,
+      toolCallId: call.toolCallId,
+      tool: call.name,
+      decision,
+      reason,
+      by,
+      actorId: actorId === undefined ? turn.actorId : actorId,
+      extra: {
+        turnId: turn.turnId,
+        ...parentOf(turn),
+        ...(turn.policy.ok ? { policyVersion: turn.policy.version } : { policyError: turn.policy.error }),
+        ...extra,
+      },
+    });
+  } catch (e) {
+    turn.core.log.error(`audit of ${decision} for tool call ${call.toolCallId} failed`, e);
+  }
+}
+
+/** A subagent's call names the task call it runs under (its row, events and audit entries). */
+export function parentOf(turn: Pick<TurnState, "parent">): { parentCallId?: string } {
+  return turn.parent ? { parentCallId: turn.parent.callId } : {};
 }

@@ -2,7 +2,7 @@
 // arguments (not the name) needed repair, which the truncation gate cares about.
 import { resolveCall } from "../tools/resolve";
 import type { Tool, ToolServices } from "../tools/tool";
-import type { PipelineDeps } from "./types";
+import type { PipelineDeps } from "./contract";
 import type { SpillStore } from "../services/spills";
 
 export type Resolution =

@@ -15,11 +15,12 @@
 import type { Prisma } from "../db/generated/sqlite/client";
 import { decide } from "../policy/decide";
 import { keysOfFingerprint } from "../policy/fingerprint";
-import type { Answer } from "./approvals";
-import { waitAndRun, settleAnswer } from "./approve";
-import { safeEmit, type CallState, type Core, type TurnState } from "./core";
-import { callSignal, settle } from "./finish";
+import { actOnAnswer, awaitAnswer } from "./approve";
+import type { Answer, CallRecord, Core, TurnState } from "./contract";
+import { settle } from "./finish";
+import { safeEmit } from "./records";
 import { toolByName } from "./resolve";
+import { callSignal } from "./run";
 import { INTERRUPTED_RUNNING, NOT_STARTED_AT_RESTART } from "./interrupted";
 import { modeFor } from "../services/session-modes";
 
@@ -44,30 +45,35 @@ function answerOf(row: {
   return undefined;
 }
 
-/** A call of this turn that a previous dispatch (maybe a previous process) already recorded. */
-export async function resumeCall(core: Core, turn: TurnState, row: StoredCall, slot: number): Promise<CallState> {
-  const call: CallState = {
+/** The record of a call read back from its row, as plan left it: the row's id, name and input. */
+function storedRecord(turn: TurnState, row: StoredCall | Omit<StoredCall, "approval">, slot: number): CallRecord {
+  return {
+    turn,
     slot,
     providerCallId: row.providerCallId,
     toolCallId: row.id,
     name: row.name,
     batchable: false,
     input: row.input,
-    outcome: "neutral",
   };
+}
+
+/** A call of this turn that a previous dispatch (maybe a previous process) already recorded. */
+export async function resumeCall(turn: TurnState, row: StoredCall, slot: number): Promise<CallRecord> {
+  const call = storedRecord(turn, row, slot);
   if (TERMINAL.has(row.status)) {
-    call.content = row.result ?? `${row.name} ended (${row.status}) without a stored result.`;
-    call.isError = row.isError;
+    const content = row.result ?? `${row.name} ended (${row.status}) without a stored result.`;
+    call.result = { content, isError: row.isError, outcome: "neutral" };
     return call;
   }
   const approval = row.approval;
   if (row.status !== "awaiting_approval" || !approval) {
-    await settle(core, turn, call, "failed", INTERRUPTED_RUNNING, true, "neutral");
+    await settle(call, { status: "failed", content: INTERRUPTED_RUNNING, isError: true, outcome: "neutral" });
     return call;
   }
-  const { signal, dispose } = callSignal(core, turn);
+  const { signal, dispose } = callSignal(turn);
   try {
-    await attach(core, turn, call, approval, signal, (keys) => waitAndRun(core, turn, call, approval.id, keys, signal));
+    await attach(call, approval, signal, () => awaitAnswer(call, signal));
   } finally {
     dispose();
   }
@@ -77,25 +83,22 @@ export async function resumeCall(core: Core, turn: TurnState, row: StoredCall, s
 // Common to re-attached and orphaned calls: the tool must still exist and policy must still
 // not deny it (an org deny added meanwhile wins over an old approval).
 async function attach(
-  core: Core,
-  turn: TurnState,
-  call: CallState,
+  call: CallRecord,
   approval: NonNullable<StoredCall["approval"]>,
   signal: AbortSignal,
-  then: (keys: string[]) => Promise<void>,
+  then: () => Promise<void>,
 ): Promise<void> {
+  const { turn } = call;
+  const { core } = turn;
   const tool = toolByName(core.deps, turn.sessionId, call.name);
   if (!tool) {
     await core.broker.cancel(approval.id);
-    return settle(
-      core,
-      turn,
-      call,
-      "failed",
-      `${call.name} is no longer available in this session; the call did not run.`,
-      true,
-      "neutral",
-    );
+    return settle(call, {
+      status: "failed",
+      content: `${call.name} is no longer available in this session; the call did not run.`,
+      isError: true,
+      outcome: "neutral",
+    });
   }
   call.tool = tool;
   call.fingerprint = approval.exactFingerprint;
@@ -103,25 +106,29 @@ async function attach(
   const d = decide({ tool, input: call.input }, turn.policy, { sessionKeys: new Set(), rejected: new Map() });
   if (d.action === "deny") {
     await core.broker.cancel(approval.id);
-    await safeEmit(core, turn, {
+    await safeEmit(turn, {
       type: "approval.resolved",
       approvalId: approval.id,
       callId: call.toolCallId,
       decision: "cancelled",
     });
     await core.recorder.update(call.toolCallId, { decision: "policy_deny", decisionReason: d.reason });
-    return settle(
-      core,
-      turn,
-      call,
-      "blocked",
-      `${d.reason} This cannot be approved; do not retry it.`,
-      true,
-      "failure",
-    );
+    return settle(call, {
+      status: "blocked",
+      content: `${d.reason} This cannot be approved; do not retry it.`,
+      isError: true,
+      outcome: "failure",
+    });
   }
-  if (signal.aborted) return settle(core, turn, call, "cancelled", "Cancelled before it ran.", true, "neutral");
-  await then(keysOfFingerprint(approval.fingerprint));
+  if (signal.aborted)
+    return settle(call, {
+      status: "cancelled",
+      content: "Cancelled before it ran.",
+      isError: true,
+      outcome: "neutral",
+    });
+  call.approval = { id: approval.id, keys: keysOfFingerprint(approval.fingerprint) };
+  await then();
 }
 
 export async function turnFor(
@@ -143,6 +150,7 @@ export async function turnFor(
     modeFor(core.deps.db, sessionId, tell),
   ]);
   return {
+    core,
     sessionId,
     turnId,
     actorId,
@@ -168,17 +176,8 @@ export async function settleOrphan(core: Core, approvalId: string): Promise<void
   const signal = core.sessionSignal(row.sessionId);
   const turn = await turnFor(core, row.sessionId, row.turnId, approval.decidedById, signal);
   if (!turn) return;
-  const call: CallState = {
-    slot: row.slot,
-    providerCallId: row.providerCallId,
-    toolCallId: row.id,
-    name: row.name,
-    batchable: false,
-    input: row.input,
-  };
-  await attach(core, turn, call, approval, signal, (keys) =>
-    settleAnswer(core, turn, call, approvalId, keys, answer, signal),
-  );
+  const call = storedRecord(turn, row, row.slot);
+  await attach(call, approval, signal, () => actOnAnswer(call, answer, signal));
   core.deps.onSettled?.({ sessionId: row.sessionId, turnId: row.turnId, toolCallId: row.id });
 }
 

@@ -1,11 +1,17 @@
-// Runs one call: builds the tool's context (remote = the executor the router picks, with the
-// call's abort signal and deadline), runs validateInput then execute, and sorts what comes back
-// into the pipeline's two error kinds plus cancellation. Nothing thrown escapes.
+// The run stage: a planned (and, when it needed one, approved) call is marked running and run —
+// its early run taken when speculative.ts started one, otherwise validateInput then execute,
+// with the tool's context (remote = the executor the router picks, with the call's abort signal
+// and deadline) — and what comes back, sorted into the pipeline's two error kinds plus
+// cancellation, goes to finish.ts. Nothing thrown escapes.
 import { ExecutorUnavailableError } from "../executors/contract";
 import { isFatalError, respond, toToolError } from "../tools/errors";
 import type { ChangePreview, Tool, ToolContext, ToolResult, ToolServices } from "../tools/tool";
-import type { OutputCollector } from "./stream";
-import type { ExecutorPicker } from "./types";
+import type { CallRecord, ExecutorPicker, TurnState } from "./contract";
+import { CANCELLED_BEFORE, finish, settle } from "./finish";
+import { agentServices } from "./questions";
+import { safeEmit, storableText } from "./records";
+import { servicesFor } from "./resolve";
+import { OutputCollector } from "./stream";
 
 export type RunOutcome =
   | { kind: "result"; result: ToolResult }
@@ -23,6 +29,101 @@ export interface RunContext {
   onProgress(chunk: string): void;
   /** A collector for a streamed output (remote with `stream`); absent: outputs come back as text only. */
   collect?(): OutputCollector;
+}
+
+/** Runs the call and settles it. The caller holds the session's lock the call needs. */
+export async function runCall(call: CallRecord): Promise<void> {
+  const { turn } = call;
+  const tool = call.tool!;
+  const { signal, dispose } = callSignal(turn);
+  try {
+    if (signal.aborted) {
+      call.early = undefined;
+      return await settle(call, { status: "cancelled", content: CANCELLED_BEFORE, isError: true, outcome: "neutral" });
+    }
+    call.startedAt ??= Date.now();
+    await turn.core.recorder.update(call.toolCallId, { status: "running", startedAt: new Date(call.startedAt) });
+    await safeEmit(turn, {
+      type: "tool.status",
+      callId: call.toolCallId,
+      status: "running",
+      ...standingApproval(call),
+    });
+    let outcome: RunOutcome;
+    if (call.early) {
+      outcome = await Promise.race([call.early, aborted(signal)]);
+    } else {
+      const rc = runContext(call, signal);
+      outcome =
+        (call.validated ? undefined : await validate(tool, call.input, rc)) ?? (await execute(tool, call.input, rc));
+    }
+    await finish(call, outcome);
+  } catch (e) {
+    turn.core.log.error(`tool call ${call.toolCallId} (${call.name}) failed inside the pipeline`, e);
+    await settle(call, {
+      status: "failed",
+      content: `${call.name} failed: ${e instanceof Error ? e.message : String(e)}`,
+      isError: true,
+      outcome: "failure",
+    }).catch(() => undefined);
+  } finally {
+    dispose();
+  }
+}
+
+/** An abort signal that fires when the turn or the whole session is cancelled. */
+export function callSignal(turn: TurnState): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const sources = [turn.signal, turn.core.sessionSignal(turn.sessionId)];
+  const onAbort = () => controller.abort(new Error("cancelled"));
+  for (const s of sources) {
+    if (s.aborted) onAbort();
+    else s.addEventListener("abort", onAbort, { once: true });
+  }
+  return { signal: controller.signal, dispose: () => sources.forEach((s) => s.removeEventListener("abort", onAbort)) };
+}
+
+/** What the call's tool is given to run with: its executors, services, progress and output collector. */
+export function runContext(call: CallRecord, signal: AbortSignal): RunContext {
+  const { turn } = call;
+  const { core } = turn;
+  return {
+    sessionId: turn.sessionId,
+    callId: call.toolCallId,
+    signal,
+    executors: core.deps.executors,
+    services: {
+      ...servicesFor(core.deps, core.deps.spills, turn.sessionId),
+      ...agentServices(turn, call.toolCallId),
+      ...(turn.subagents ? { subagents: turn.subagents } : {}),
+    },
+    callTimeoutMs: core.limits.callTimeoutMs,
+    onProgress: (chunk) =>
+      void safeEmit(turn, { type: "tool.progress", callId: call.toolCallId, chunk: storableText(chunk) }),
+    collect: () =>
+      new OutputCollector({
+        spills: core.deps.spills,
+        sessionId: turn.sessionId,
+        toolCallId: call.toolCallId,
+        limits: core.limits.shell,
+        log: core.log,
+        ceiling: core.limits.outputCeiling,
+      }),
+  };
+}
+
+function aborted(signal: AbortSignal): Promise<RunOutcome> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve({ kind: "cancelled" });
+    else signal.addEventListener("abort", () => resolve({ kind: "cancelled" }), { once: true });
+  });
+}
+
+/** A call that runs on an approval given before (a session approval, a policy allow) says so. */
+function standingApproval(call: CallRecord): { approvedBy?: { kind: "session" | "policy"; reason: string } } {
+  const d = call.decision;
+  if (d?.action !== "run" || d.decision === "auto") return {};
+  return { approvedBy: { kind: d.decision === "approved_session" ? "session" : "policy", reason: d.reason } };
 }
 
 export function toolContext(tool: Tool, rc: RunContext): ToolContext {

@@ -16,7 +16,7 @@ import { resolve, servicesFor } from "./resolve";
 import { OutputCollector } from "./stream";
 import type { SpillStore } from "../services/spills";
 import type { LockTable } from "./rwlock";
-import type { PipelineDeps, PipelineLimits } from "./types";
+import type { PipelineDeps, PipelineLimits } from "./contract";
 
 interface Entry {
   fingerprint: string;

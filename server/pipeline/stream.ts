@@ -6,7 +6,7 @@
 import type { StreamedOutput } from "../executors/contract";
 import type { SpillStore, SpillWriter } from "../services/spills";
 import { charStartAtOrBefore, countLines, decode, marker, type Cut, type CutLimits } from "./truncate";
-import type { Logger } from "./types";
+import type { Logger } from "./contract";
 
 // A head or tail boundary may fall inside a character: 4 extra bytes let it be snapped.
 const SNAP = 4;

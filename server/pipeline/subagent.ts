@@ -3,7 +3,7 @@
 // (policy, audit, rows, events), with the task call's id on each row, event and audit entry.
 import { inPreset } from "../tools/catalog";
 import type { Tool } from "../tools/tool";
-import type { ToolProvider } from "./types";
+import type { ToolProvider } from "./contract";
 
 /** Never offered to a subagent: it starts no subagents and activates no tools for the session. */
 const NOT_FOR_SUBAGENTS = new Set(["task", "tool_search"]);

@@ -5,7 +5,7 @@
 // and ends (its `after`, taken once turn.finished is out; the next turn's `before` waits for it).
 import type { Executor } from "../executors/contract";
 import type { EventHub } from "../hub/events";
-import type { ExecutorPicker } from "../pipeline/types";
+import type { ExecutorPicker } from "../pipeline/contract";
 import type { CheckpointService } from "./checkpoints";
 
 export function checkpointingPicker(picker: ExecutorPicker, checkpoints: CheckpointService): ExecutorPicker {

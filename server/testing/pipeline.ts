@@ -17,8 +17,7 @@ import { createExecutorRouter } from "../executors/router";
 import { createPolicyService } from "../services/policies";
 import { createSpillStore, type SpillStore } from "../services/spills";
 import { createPipeline, type Pipeline } from "../pipeline/index";
-import type { DispatchRequest, ModelToolCall } from "../pipeline/contract";
-import type { PipelineDeps } from "../pipeline/types";
+import type { DispatchRequest, ModelToolCall, PipelineDeps } from "../pipeline/contract";
 
 export interface Script {
   /** Delay before answering, ms. */

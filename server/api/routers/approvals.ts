@@ -2,7 +2,7 @@
 // the answer, by the session's creator only: once, for the session, or reject with an optional
 // message to the model. Thin: authorization decides who, the pipeline the rest.
 import { z } from "zod";
-import { ApprovalError } from "../../pipeline/approvals";
+import { ApprovalError } from "../../pipeline/contract";
 import { byId, resourceProcedure, router, serviceErrors, sessionProcedure } from "../trpc";
 
 const CODES = { NOT_FOUND: "NOT_FOUND", FORBIDDEN: "FORBIDDEN", CONFLICT: "CONFLICT" } as const;

@@ -2,7 +2,7 @@
 // index, or typed text). Thin: the service and the pipeline do the rest.
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { ApprovalError } from "../../pipeline/approvals";
+import { ApprovalError } from "../../pipeline/contract";
 import { EngineError } from "../../engine/engine";
 import { QuestionAnswer } from "../../protocol/todos-questions";
 import { answerQuestion } from "../../services/questions";
