@@ -6,26 +6,15 @@
 // old way, the sources under tsx, is timed too as a reference. Goal: the warm start ≤ 2× next start.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { goal, percentile, printTable, ratio } from "./lib";
+import { freePort } from "../server/testing/ports";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const ROUNDS = Number(process.env.BENCH_START_ROUNDS ?? 5);
 const TSX_ROUNDS = Number(process.env.BENCH_START_TSX_ROUNDS ?? 2);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();

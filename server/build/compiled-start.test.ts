@@ -6,25 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import type { AppRouter } from "../api/root";
 import { compiledServer } from "./compile.mjs";
+import { freePort } from "../testing/ports";
 
 const root = join(import.meta.dirname, "..", "..");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Processes whose command line names `needle` (the build folder: its runner and nothing else's). */
 function processesNaming(needle: string): { pid: number; argv: string[] }[] {
