@@ -6,10 +6,9 @@
 // it dies, and a shell whose job just ended reads the next line queued on the terminal. The
 // second case queues `touch` behind a running command, and behind commands that survive a
 // hang-up (a HUP trap, `nohup`, a background job, `setsid`), then kills the runner, many times.
-// Not covered, because it does not hold: a command blocked reading the terminal gets end-of-file
-// when the runner's end of it closes, which can come a moment before the namespace is killed
-// (1 in 6 kills by hand, 3 in 6 before the session's leader was moved out); only a process
-// outside the namespace holding the terminal open would close that.
+// A command blocked reading the terminal is tty-eof.test.ts's: it got end-of-file when the
+// runner's end of the terminal closed, a moment before the namespace was killed, until a
+// process outside the namespace held that end open (launch.ts holdTerminal).
 import { existsSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";

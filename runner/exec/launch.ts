@@ -120,6 +120,30 @@ export function ttyLeader(): string[] {
 }
 
 /**
+ * Keeps a terminal's master end open until its leader (ttyLeader) is gone. When the runner dies
+ * the kernel closes its master end first and sends the leader its parent-death signal after, so
+ * a command blocked reading the terminal got end-of-file and could run what followed it
+ * (`read x; touch after`) in the moment before the leader killed its namespace. This process,
+ * outside the namespace and not the runner's child for long, holds a copy of the master end
+ * until the leader exits, which it does only once the namespace is dead. GNU tail waits on the
+ * leader's pid: one process checking it every 50 ms, no fork per check.
+ */
+export function holdTerminal(masterFd: number, leaderPid: number): void {
+  const tail = findOnPath("tail");
+  if (!tail) return;
+  try {
+    spawn(tail, ["-s", "0.05", `--pid=${leaderPid}`, "-f", "/dev/null"], {
+      stdio: ["ignore", "ignore", "ignore", masterFd],
+      detached: true, // not in the runner's process group, which its server may kill whole
+    })
+      .on("error", () => {})
+      .unref();
+  } catch {
+    // Without it the terminal is as before: a reader may see end-of-file a moment early.
+  }
+}
+
+/**
  * argv in its own process group, stdin /dev/null; stragglers found by `marker` die with it.
  * With `limits`, in a cgroup of its own (removed after) under the rlimits; a limit it hit is
  * said in its exit's `error`, which the reader sees after the output.

@@ -10,7 +10,7 @@ import { constants as osConstants } from "node:os";
 import type { RunnerToServer } from "../../server/protocol/runner";
 import type { PtyHandler, PtyMessage } from "../ops";
 import { killTree, MARKER_VAR, newMarker } from "./kill";
-import { directTether, ttyLeader } from "./launch";
+import { directTether, holdTerminal, ttyLeader } from "./launch";
 import { makeJail, rlimitPrefix, type Limits } from "./limits";
 import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
@@ -133,7 +133,8 @@ export class PtyManager implements PtyHandler {
       { workspace: this.o.workspaceRoot, cwd: this.o.workspaceRoot, ...net, newSession: false, hide: this.o.hide },
       this.o.sandbox.available ? inner : [...directTether(), ...inner],
     );
-    const led = [...ttyLeader(), wrapped.file, ...wrapped.args];
+    const leader = ttyLeader();
+    const led = [...leader, wrapped.file, ...wrapped.args];
     const [file, ...args] = jail ? jail.wrap(led) : led;
     const env = {
       ...this.o.env,
@@ -162,6 +163,9 @@ export class PtyManager implements PtyHandler {
       });
       return;
     }
+    // node-pty's UnixTerminal has the master's descriptor as `fd` (not in its typings).
+    const masterFd = (pty as IPty & { fd?: unknown }).fd;
+    if (leader.length > 0 && typeof masterFd === "number") holdTerminal(masterFd, pty.pid);
     let ended = () => {};
     const exited = new Promise<void>((resolve) => (ended = resolve));
     const entry: Entry = { id: m.ptyId, sessionId: m.sessionId, pty, marker, backlog: "", closing: false, exited };
