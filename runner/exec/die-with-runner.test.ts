@@ -6,9 +6,10 @@
 // it dies, and a shell whose job just ended reads the next line queued on the terminal. The
 // second case queues `touch` behind a running command, and behind commands that survive a
 // hang-up (a HUP trap, `nohup`, a background job, `setsid`), then kills the runner, many times.
-// A command blocked reading the terminal is tty-eof.test.ts's: it got end-of-file when the
-// runner's end of the terminal closed, a moment before the namespace was killed, until a
-// process outside the namespace held that end open (launch.ts holdTerminal).
+// The third case is a command blocked reading the terminal: it got end-of-file when the
+// runner's end of the terminal closed, a moment before the namespace was killed (`read x; touch`
+// touched in 1 to 2 rounds of 10), until a process outside the namespace held that end open
+// (launch.ts holdTerminal).
 import { existsSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -159,5 +160,25 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
       const written = (await readdir(dir)).filter((f) => /-\d+$/.test(f));
       expect(written, `round ${round}: files written after the kill`).toEqual([]);
     }
+  }, 600_000);
+
+  it("a command blocked reading the terminal never runs what follows the read", async () => {
+    dir = await tempDir();
+    server = await startServer();
+    // Each round is a fresh runner: the race is lost in a few ms or not at all.
+    for (let round = 0; round < 6; round++) {
+      runner = spawnRunner({ url: server.url, workspace: dir, env: { NODE_ENV: "test", QUIVER_SANDBOX: mode } });
+      await waitFor(() => server!.pool.status().some((r) => r.connected), 60_000, "runner to connect");
+      const pty = server.pool.pty.open("s1", { cols: 80, rows: 24 });
+      let screen = "";
+      pty.onData((d) => (screen += d));
+      pty.write(`echo ready-$((6*7)); read x; touch after-read-${round}\r`);
+      await waitFor(() => screen.includes("ready-42"), 15_000, "the read to start");
+      await sleep(200);
+      runner.child.kill("SIGKILL");
+      await runner.exited;
+      await sleep(1000);
+    }
+    expect((await readdir(dir)).filter((f) => f.startsWith("after-read-"))).toEqual([]);
   }, 600_000);
 });
