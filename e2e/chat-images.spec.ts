@@ -139,7 +139,7 @@ test("a message queued during a turn keeps its images, and Retry sends them agai
   model.script(
     say("Looking at the first request slowly, long enough to queue another message with a picture.", {
       deltaChars: 4,
-      delayMs: 150,
+      delayMs: 600,
     }),
     { kind: "http_error", status: 400, message: "scripted rejection" },
     say("Seen it this time."),
