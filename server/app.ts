@@ -18,7 +18,7 @@ import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
 import { createAuth } from "./auth";
 import { createAccounts, type Accounts } from "./auth/accounts";
-import { ssoAccounts } from "./auth/accounts/sso";
+import { SSO_BROWSER_PREFIXES, ssoAccounts } from "./auth/accounts/sso";
 import { createSsoService } from "./services/sso";
 import { anyAccount } from "./auth/accounts/first-owner";
 import { loadSecret } from "./auth/crypto";
@@ -86,17 +86,19 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // no local owner is made again, and nobody is one (NO_LOCAL_OWNER matches no row).
   const localActor: Actor = (await accountExists) ? NO_LOCAL_OWNER : await ensureLocalActor(handle.db);
   // Single sign-on of orgs (auth/accounts/sso.ts): better-auth's SSO plugin, settings in services/sso.ts.
+  // Made with better-auth's instance, which accounts/index.ts loads only when accounts are on or used.
   const key = loadSecret(env.dataDir);
-  const ssoParts = ssoAccounts({ db: handle.db, key, privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS });
+  let sso: ReturnType<typeof ssoAccounts> | undefined;
+  const ssoParts = () => (sso ??= ssoAccounts({ db: handle.db, key, privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS }));
   const accounts = await createAccounts({
     env,
     db: handle.db,
     provider: handle.provider,
     key,
     log,
-    plugins: [ssoParts.plugin],
-    browserPrefixes: ssoParts.browserPrefixes,
-    signUpGates: [ssoParts.signUpGate],
+    plugins: async () => [(await ssoParts()).plugin],
+    browserPrefixes: SSO_BROWSER_PREFIXES,
+    signUpGates: [async (email) => (await ssoParts()).signUpGate(email)],
     allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])],
   });
 

@@ -8,12 +8,14 @@
 // them at another issuer, forgets every account linked through them, so a new IdP's subject ids
 // can never sign in as the people of the old one.
 import { lookup } from "node:dns/promises";
-import { discoverOIDCConfig, DiscoveryError } from "@better-auth/sso";
-import { isPublicRoutableHost } from "@better-auth/core/utils/host";
 import type { Db } from "../db";
 import type { Actor } from "./types";
 import { encryptSecret, ssoSecretKey } from "../auth/accounts/sso-secret";
 import { normalizeDomains, parseDomains } from "../auth/accounts/sso-rules";
+
+// better-auth's SSO package (samlify, xml-crypto …) is loaded by the first check of an issuer.
+const ssoPackage = () => import("@better-auth/sso");
+const hostUtils = () => import("@better-auth/core/utils/host");
 
 export class SsoError extends Error {
   constructor(
@@ -112,6 +114,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     const host = url.hostname.replace(/^\[|\]$/g, "");
     const addresses = await lookup(host, { all: true }).catch(() => []);
     if (addresses.length === 0) throw new SsoError(`The issuer's host ${host} does not resolve.`, "BAD_REQUEST");
+    const { isPublicRoutableHost } = await hostUtils();
     if (!isPublicRoutableHost(host) || addresses.some((a) => !isPublicRoutableHost(a.address))) {
       throw new SsoError(
         `The issuer's host ${host} is on a private network; the server's operator can allow it by listing ${url.origin} in QUIVER_SSO_PRIVATE_ISSUERS.`,
@@ -122,6 +125,10 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
   }
 
   async function discover(issuer: string) {
+    const [{ discoverOIDCConfig, DiscoveryError }, { isPublicRoutableHost }] = await Promise.all([
+      ssoPackage(),
+      hostUtils(),
+    ]);
     // The issuer was checked above; the endpoints it names must be public or listed as well.
     const trusted = (u: string) => {
       try {

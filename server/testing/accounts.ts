@@ -17,7 +17,7 @@ export async function signInAs(
   userId: string,
   options: { orgId?: string } = {},
 ): Promise<TestSignIn> {
-  const ctx = await accounts.instance.$context;
+  const ctx = await (await accounts.instance()).$context;
   const session = await ctx.internalAdapter.createSession(userId);
   if (options.orgId) await ctx.internalAdapter.updateSession(session.token, { activeOrganizationId: options.orgId });
   const signature = createHmac("sha256", ctx.secret).update(session.token).digest("base64");

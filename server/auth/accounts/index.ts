@@ -9,9 +9,10 @@
 //  - who a request is (`personOf`): the person of a better-auth session cookie, in their active org;
 //  - the sockets of signed-in people (sockets.ts), ended when a device or membership goes;
 //  - /api/auth/devices (GET) and /api/auth/devices/revoke (POST { id }): the person's devices.
+// The better-auth instance (and its plugins) is made on first use, or at once when accounts are
+// on at start: with accounts off nothing of better-auth is loaded (about a second of a start).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { BetterAuthPlugin } from "better-auth";
-import { fromNodeHeaders } from "better-auth/node";
 import type { Env } from "../../env";
 import { isLoopbackHost } from "../../env";
 import type { Db, DbProvider } from "../../db";
@@ -20,7 +21,7 @@ import { deriveKey, hashToken, newToken, sameText } from "../crypto";
 import { viaHttps } from "../cookies";
 import { isDirectLoopback } from "../identity";
 import { parsePreviewHost } from "../../protocol/preview";
-import { CLIENT_ADDRESS_HEADER, createAccountsInstance } from "./instance";
+import { CLIENT_ADDRESS_HEADER, createAccountsInstance, type AccountsInstance } from "./instance";
 import { createMailer } from "./mailer";
 import { createSignInLimiter, type SignInLimits } from "./rate-limit";
 import { anyAccount, FirstOwnerError, takeOverLocalOwner } from "./first-owner";
@@ -52,8 +53,9 @@ export interface AccountsDeps {
   key: Buffer;
   log(line: string): void;
   limits?: SignInLimits;
-  /** Plugins other parts add (the SSO plugin), and the paths of theirs browsers may call (prefixes after /api/auth). */
-  plugins?: BetterAuthPlugin[];
+  /** Plugins other parts add (the SSO plugin; loaded with the instance), and the paths of theirs
+   *  browsers may call (prefixes after /api/auth). */
+  plugins?: BetterAuthPlugin[] | (() => Promise<BetterAuthPlugin[]>);
   browserPrefixes?: string[];
   /** More reasons a new person may sign up (an SSO sign-in …), with better-auth's path of the
    *  request making the user; invitations and open sign-up are built in (password sign-up only). */
@@ -112,37 +114,48 @@ export async function createAccounts(deps: AccountsDeps) {
     return false;
   }
 
-  const instance = createAccountsInstance({
-    db,
-    provider: deps.provider,
-    secret: deriveKey(deps.key, "accounts").toString("base64url"),
-    sendResetPassword: async ({ email, url }) => {
-      // Whether the mail left is not the requester's business (it would say the address exists).
-      await mailer
-        .send({
-          to: email,
-          subject: "Reset your Quiver password",
-          text: `Someone asked to reset the password of your Quiver account.\nTo choose a new one, open: ${url}\nThe link works once, for an hour. If it was not you, ignore this mail.`,
-        })
-        .catch(() => undefined);
-    },
-    signUpGate: mayCreateUser,
-    allowedHosts: deps.allowedHosts ?? ["localhost", "127.0.0.1", "::1"],
-    onUserCreated: async (user) => {
-      // Everyone has an org of their own to work in; invitations add them to others.
-      const slug = `u-${newToken(9)
-        .toLowerCase()
-        .replace(/[^a-z0-9]/g, "x")}`;
-      await db.org.create({
-        data: {
-          slug,
-          name: `${user.name || user.email}'s org`,
-          memberships: { create: { userId: user.id, role: "owner" } },
-        },
-      });
-    },
-    extraPlugins: deps.plugins,
-  });
+  const makeInstance = async () =>
+    createAccountsInstance({
+      db,
+      provider: deps.provider,
+      secret: deriveKey(deps.key, "accounts").toString("base64url"),
+      sendResetPassword: async ({ email, url }) => {
+        // Whether the mail left is not the requester's business (it would say the address exists).
+        await mailer
+          .send({
+            to: email,
+            subject: "Reset your Quiver password",
+            text: `Someone asked to reset the password of your Quiver account.\nTo choose a new one, open: ${url}\nThe link works once, for an hour. If it was not you, ignore this mail.`,
+          })
+          .catch(() => undefined);
+      },
+      signUpGate: mayCreateUser,
+      allowedHosts: deps.allowedHosts ?? ["localhost", "127.0.0.1", "::1"],
+      onUserCreated: async (user) => {
+        // Everyone has an org of their own to work in; invitations add them to others.
+        const slug = `u-${newToken(9)
+          .toLowerCase()
+          .replace(/[^a-z0-9]/g, "x")}`;
+        await db.org.create({
+          data: {
+            slug,
+            name: `${user.name || user.email}'s org`,
+            memberships: { create: { userId: user.id, role: "owner" } },
+          },
+        });
+      },
+      extraPlugins: typeof deps.plugins === "function" ? await deps.plugins() : deps.plugins,
+    });
+  let made: Promise<AccountsInstance> | undefined;
+  /** The better-auth instance, made (its packages loaded) on first call; a failed making is retried. */
+  const instance = (): Promise<AccountsInstance> =>
+    (made ??= makeInstance().catch((err) => {
+      made = undefined;
+      throw err;
+    }));
+  // With accounts on, requests will need it: loaded while the server starts, not by the first sign-in.
+  if (required || exists)
+    instance().catch((err) => log(`accounts: better-auth did not load: ${(err as Error).message}`));
 
   // The one-time URL that creates the first owner from another machine.
   let setupHash = "";
@@ -168,8 +181,10 @@ export async function createAccounts(deps: AccountsDeps) {
     // The host too: better-auth resolves its base URL from it (checked by http/guard.ts already).
     // A live preview's host (5173-<session>.localhost) is not one better-auth knows: the IDE's host under it is.
     const host = parsePreviewHost(req.headers.host)?.base ?? req.headers.host ?? "localhost";
-    const found = await instance.api.getSession({
-      headers: fromNodeHeaders({ cookie, host }),
+    const found = await (
+      await instance()
+    ).api.getSession({
+      headers: new Headers({ cookie, host }),
       query: { disableRefresh: true },
     });
     if (!found) return null;
@@ -207,14 +222,14 @@ export async function createAccounts(deps: AccountsDeps) {
 
   /** better-auth's answer to a request made of this one's method, headers and `body`. */
   async function forward(req: IncomingMessage, body: Buffer | undefined, path = req.url ?? "/"): Promise<Response> {
-    const headers = fromNodeHeaders(req.headers);
+    const headers = headersOf(req);
     const origin = `${viaHttps(req) ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
     // A call of our own (the first owner's sign-in) is same-origin whatever client asked.
     if (path !== req.url) headers.set("origin", origin);
     // The address the devices page shows: the socket's, never a header the client wrote.
     headers.set(CLIENT_ADDRESS_HEADER, req.socket.remoteAddress ?? "unknown");
     const url = `${origin}${path}`;
-    return instance.handler(
+    return (await instance()).handler(
       new Request(url, {
         method: req.method,
         headers,
@@ -264,7 +279,7 @@ export async function createAccounts(deps: AccountsDeps) {
       return json(res, 400, { message: "Give a valid email address." });
     if (password.length < 10 || password.length > 256)
       return json(res, 400, { message: "The password needs 10 to 256 characters." });
-    const ctx = await instance.$context;
+    const ctx = await (await instance()).$context;
     try {
       await takeOverLocalOwner(db, { name, email, passwordHash: await ctx.password.hash(password) });
     } catch (err) {
@@ -382,6 +397,7 @@ export async function createAccounts(deps: AccountsDeps) {
   }
 
   return {
+    /** better-auth's instance, loaded on first call (at start when accounts are on). */
     instance,
     mailer,
     limiter,
@@ -425,6 +441,16 @@ export async function createAccounts(deps: AccountsDeps) {
 }
 
 export type Accounts = Awaited<ReturnType<typeof createAccounts>>;
+
+/** A request's headers as fetch's Headers (a repeated header keeps each of its values). */
+function headersOf(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(key, v);
+    else if (value !== undefined) headers.set(key, value);
+  }
+  return headers;
+}
 
 const REDIRECT_FIELDS = [
   "callbackURL",

@@ -4,9 +4,10 @@
 // key that names a person or an org keeps working; its session / account / verification are
 // AuthSession / AuthAccount / AuthVerification ("Session" is the IDE's).
 // Other slices add plugins to `extraPlugins` (the SSO plugin) and gate sign-ups with `signUpGate`.
-import { betterAuth, type BetterAuthPlugin } from "better-auth";
-import { prismaAdapter } from "@better-auth/prisma-adapter";
-import { organization } from "better-auth/plugins/organization";
+// better-auth (with kysely, jose and the rest: about 300 files) is imported only when an instance
+// is made, which a server with accounts off never does: loading it was a second of every start.
+import type { BetterAuthPlugin } from "better-auth";
+import type { organization } from "better-auth/plugins/organization";
 import type { Db, DbProvider } from "../../db";
 
 /** Set by accounts/index.ts on every request it hands to better-auth, from the socket. */
@@ -46,7 +47,8 @@ function withoutInteractiveTransactions(db: Db): Db {
   });
 }
 
-export function organizationPlugin(deps: Pick<AccountsInstanceDeps, "sendInvitationEmail">) {
+async function organizationPlugin(deps: Pick<AccountsInstanceDeps, "sendInvitationEmail">) {
+  const { organization } = await import("better-auth/plugins/organization");
   return organization({
     creatorRole: "owner",
     // An org is made for each new person by Quiver itself (accounts/service.ts); more by hand too.
@@ -62,7 +64,12 @@ export function organizationPlugin(deps: Pick<AccountsInstanceDeps, "sendInvitat
   });
 }
 
-export function createAccountsInstance(deps: AccountsInstanceDeps) {
+export async function createAccountsInstance(deps: AccountsInstanceDeps) {
+  const [{ betterAuth }, { prismaAdapter }, organization] = await Promise.all([
+    import("better-auth"),
+    import("@better-auth/prisma-adapter"),
+    organizationPlugin(deps),
+  ]);
   return betterAuth({
     appName: "Quiver",
     secret: deps.secret,
@@ -122,9 +129,9 @@ export function createAccountsInstance(deps: AccountsInstanceDeps) {
         },
       },
     },
-    plugins: [organizationPlugin(deps), ...(deps.extraPlugins ?? [])],
+    plugins: [organization, ...(deps.extraPlugins ?? [])],
     logger: { disabled: process.env.NODE_ENV === "test" },
   });
 }
 
-export type AccountsInstance = ReturnType<typeof createAccountsInstance>;
+export type AccountsInstance = Awaited<ReturnType<typeof createAccountsInstance>>;

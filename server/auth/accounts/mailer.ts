@@ -1,7 +1,7 @@
 // Mail of accounts (password reset links; invitations reuse it): sent by SMTP through nodemailer
 // when QUIVER_SMTP_URL is set, else written to the server's log, so a server with no mail set up
-// still lets its operator pass a link on by hand.
-import nodemailer from "nodemailer";
+// still lets its operator pass a link on by hand. nodemailer is loaded only when SMTP is set.
+import type { Transporter } from "nodemailer";
 
 export interface Mail {
   to: string;
@@ -37,18 +37,28 @@ export function createMailer(options: MailerOptions): Mailer {
       close() {},
     };
   }
-  const transport = nodemailer.createTransport(options.smtpUrl);
+  const smtpUrl = options.smtpUrl;
+  const transport: Promise<Transporter> = import("nodemailer").then((m) => m.default.createTransport(smtpUrl));
+  transport.catch(() => undefined); // a transport that cannot be made fails each send, with its reason
+  let closed = false;
   return {
     smtp: true,
     async send(mail) {
       try {
-        await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text });
+        await (await transport).sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text });
       } catch (err) {
         // The caller's answer does not say whether an address exists; the operator learns why.
         options.log(`mail to ${mail.to} not sent: ${(err as Error).message}`);
         throw err;
       }
     },
-    close: () => transport.close(),
+    close() {
+      if (closed) return;
+      closed = true;
+      void transport.then(
+        (t) => t.close(),
+        () => undefined,
+      );
+    },
   };
 }

@@ -3,8 +3,9 @@
 // server's own database (table AuthRateLimit), so every server instance of a PostgreSQL
 // deployment counts together and a restart forgets nothing. Each attempt is counted before the
 // password is checked (a burst of parallel guesses cannot outrun its own count); a successful
-// sign-in gives its points back, so only failures add up.
-import { RateLimiterPrisma, RateLimiterRes } from "rate-limiter-flexible";
+// sign-in gives its points back, so only failures add up. rate-limiter-flexible is loaded by the
+// first sign-in, not at start.
+import type { RateLimiterPrisma } from "rate-limiter-flexible";
 import type { Db } from "../../db";
 
 export interface SignInLimits {
@@ -21,15 +22,23 @@ export type Admission =
 export function createSignInLimiter(db: Db, limits: SignInLimits = {}) {
   const duration = limits.windowSeconds ?? 15 * 60;
   const common = { storeClient: db, tableName: "authRateLimit", duration, clearExpiredByTimeout: false };
-  const account = new RateLimiterPrisma({ ...common, keyPrefix: "signin-account", points: limits.perAccount ?? 5 });
-  const address = new RateLimiterPrisma({ ...common, keyPrefix: "signin-address", points: limits.perAddress ?? 30 });
+  let made: ReturnType<typeof make> | undefined;
+  async function make() {
+    const { RateLimiterPrisma, RateLimiterRes } = await import("rate-limiter-flexible");
+    return {
+      RateLimiterRes,
+      account: new RateLimiterPrisma({ ...common, keyPrefix: "signin-account", points: limits.perAccount ?? 5 }),
+      address: new RateLimiterPrisma({ ...common, keyPrefix: "signin-address", points: limits.perAddress ?? 30 }),
+    };
+  }
 
   const attempt = async (limiter: RateLimiterPrisma, key: string): Promise<number | null> => {
     try {
       await limiter.consume(key, 1);
       return null;
     } catch (res) {
-      if (res instanceof RateLimiterRes) return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+      if (res instanceof (await (made ??= make())).RateLimiterRes)
+        return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
       throw res;
     }
   };
@@ -37,6 +46,7 @@ export function createSignInLimiter(db: Db, limits: SignInLimits = {}) {
   return {
     /** Counts one attempt of `email` from `ip`; refused when either is over its limit. */
     async admit(email: string, ip: string): Promise<Admission> {
+      const { account, address } = await (made ??= make());
       const accountKey = email.trim().toLowerCase();
       const [byAddress, byAccount] = await Promise.all([attempt(address, ip), attempt(account, accountKey)]);
       if (byAccount !== null) return { ok: false, retryAfterSeconds: byAccount, reason: "account" };

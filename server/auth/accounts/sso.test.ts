@@ -63,7 +63,7 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
         idpUser("bob", "bob@acme.test"),
       ],
     });
-    const parts = ssoAccounts({ db, key, privateIssuers: [idp.issuer] });
+    const parts = await ssoAccounts({ db, key, privateIssuers: [idp.issuer] });
     accounts = await createAccounts({
       env: {
         dataDir: mkdtempSync(join(tmpdir(), "quiver-sso-")),
@@ -97,7 +97,7 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
       include: { memberships: true },
     });
     owner = { userId: olga.id, orgId: olga.memberships[0].orgId, role: "owner" };
-    const hash = await (await accounts.instance.$context).password.hash("member-password-1");
+    const hash = await (await (await accounts.instance()).$context).password.hash("member-password-1");
     for (const [email, member] of [
       ["ada@acme.test", true],
       ["una@acme.test", true],

@@ -12,9 +12,9 @@
 //    accounts); a new person is created (Quiver's sign-up gate asks `signUpGate`) and joins the
 //    org as `member`, which becomes the active org of the new sign-in.
 // The refusals (codes below) reach the page that started the sign-in as `?error=<code>`.
+// The plugin's packages (samlify, xml-crypto …) are imported when the plugin is made, which
+// accounts/index.ts does with the better-auth instance: never on a server with accounts off.
 import type { BetterAuthPlugin } from "better-auth";
-import { APIError, createAuthMiddleware } from "better-auth/api";
-import { sso } from "@better-auth/sso";
 import type { Db } from "../../db";
 import { decryptProviderReads, ssoSecretKey } from "./sso-secret";
 import { emailDomain, parseDomains } from "./sso-rules";
@@ -31,10 +31,6 @@ export interface SsoAccountsDeps {
   /** Origins of identity providers on loopback or private addresses that may be used anyway
    *  (QUIVER_SSO_PRIVATE_ISSUERS); public ones need no listing. */
   privateIssuers: string[];
-}
-
-function refuse(code: SsoRefusal): never {
-  throw new APIError("FORBIDDEN", { code, message: SSO_REFUSALS[code] });
 }
 
 /** The email a callback's hook refused, kept for that callback's audit event (same request, ms). */
@@ -60,7 +56,14 @@ const callbackProvider = (ctx: unknown): string | null => {
   return c?.path === CALLBACK_PATH && typeof c.params?.providerId === "string" ? c.params.providerId : null;
 };
 
-export function ssoAccounts(deps: SsoAccountsDeps) {
+export async function ssoAccounts(deps: SsoAccountsDeps) {
+  const [{ APIError, createAuthMiddleware }, { sso }] = await Promise.all([
+    import("better-auth/api"),
+    import("@better-auth/sso"),
+  ]);
+  function refuse(code: SsoRefusal): never {
+    throw new APIError("FORBIDDEN", { code, message: SSO_REFUSALS[code] });
+  }
   const { db } = deps;
   const secretKey = ssoSecretKey(deps.key);
   /** New people this process's callbacks admitted, for the sign-up gate asked right after (ms). */
