@@ -2,19 +2,13 @@
 // them, and follows `notifications/tools/list_changed`. A server that dies (a stdio child exits,
 // an HTTP server stops answering) fails the calls in flight clearly and is started again on the
 // next call, with a backoff that grows while it keeps failing and resets after a good call.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import {
-  ErrorCode,
-  McpError,
-  ToolListChangedNotificationSchema,
-  type CallToolResult,
-  type Tool as McpTool,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { respond } from "../errors";
 import type { McpServerConfig } from "./config";
 import { openTransport, type OpenTransport } from "./transport";
 import { errorText, listAll } from "./rpc";
+import { loadedMcpSdk, mcpSdk } from "./sdk";
 
 export type { McpTool };
 
@@ -76,7 +70,8 @@ export class McpConnection {
       if (signal.aborted) throw e;
       // HTTP 404 = the server forgot our session (it restarted) and did not run the call:
       // open a new session and send it again, once.
-      if (!retried && e instanceof StreamableHTTPError && e.code === 404 && client === this.client) {
+      const sdk = loadedMcpSdk();
+      if (!retried && sdk && e instanceof sdk.StreamableHTTPError && e.code === 404 && client === this.client) {
         this.lost(": its session ended (HTTP 404)", false);
         return this.call(tool, args, signal, true);
       }
@@ -93,7 +88,8 @@ export class McpConnection {
     this.state = "closed";
     const client = this.client;
     this.client = undefined;
-    if (client?.transport instanceof StreamableHTTPClientTransport) {
+    const sdk = loadedMcpSdk();
+    if (sdk && client?.transport instanceof sdk.StreamableHTTPClientTransport) {
       // Lets the server drop its session now rather than when it times out.
       await Promise.race([
         client.transport.terminateSession().catch(() => undefined),
@@ -133,14 +129,15 @@ export class McpConnection {
   }
 
   private async open(): Promise<Client> {
-    const opened = openTransport(this.config.transport);
-    const client = new Client({ name: "quiver", version: "0.1.0" }, { capabilities: {} });
+    const sdk = await mcpSdk();
+    const opened = openTransport(this.config.transport, sdk);
+    const client = new sdk.Client({ name: "quiver", version: "0.1.0" }, { capabilities: {} });
     client.onclose = () => {
       if (client === this.client && this.state === "ready")
         this.lost(opened.stderrTail() ? ` (stderr: ${opened.stderrTail()})` : "");
     };
     client.onerror = () => undefined; // stray transport errors surface as a failed request or a close
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh(client));
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => this.refresh(client));
     const timeout = this.options.connectTimeoutMs;
     try {
       await client.connect(opened.transport, { timeout });
@@ -173,6 +170,7 @@ export class McpConnection {
   }
 
   private explain(e: unknown, client: Client, tool: string, timeout: number): Error {
+    const { McpError, ErrorCode } = loadedMcpSdk()!; // a client exists: the SDK is loaded
     if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
       return respond(
         `${tool} on the MCP server ${this.name} did not answer within ${seconds(timeout)}, so it was cancelled. It may have done part of its work; check before calling it again.`,

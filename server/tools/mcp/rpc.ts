@@ -1,7 +1,8 @@
 // Small helpers over the SDK's client: tools/list followed page by page, and any error the SDK
 // or a transport throws as one readable clause for log lines and tool results.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { loadedMcpSdk } from "./sdk";
 
 const MAX_PAGES = 100;
 
@@ -21,8 +22,9 @@ export async function listAll(client: Client, timeout: number): Promise<McpTool[
 }
 
 export function errorText(e: unknown): string {
-  if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) return "it did not answer in time";
-  if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) return "it closed the connection";
+  const sdk = loadedMcpSdk();
+  if (sdk && e instanceof sdk.McpError && e.code === sdk.ErrorCode.RequestTimeout) return "it did not answer in time";
+  if (sdk && e instanceof sdk.McpError && e.code === sdk.ErrorCode.ConnectionClosed) return "it closed the connection";
   const err = e as { message?: string; code?: string; cause?: { message?: string } };
   if (err?.code === "ENOENT") return `command not found (${err.message})`;
   return [err?.message ?? String(e), err?.cause?.message].filter(Boolean).join(": ");

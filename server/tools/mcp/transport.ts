@@ -2,9 +2,8 @@
 // as a short tail for error messages rather than mixed into the server's own output) or
 // Streamable HTTP with the configured headers. A new transport per connection attempt.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { McpTransportConfig } from "./config";
+import type { McpSdk } from "./sdk";
 
 const TAIL_BYTES = 2000;
 
@@ -16,14 +15,14 @@ export interface OpenTransport {
   stderrTail(): string;
 }
 
-export function openTransport(config: McpTransportConfig): OpenTransport {
+export function openTransport(config: McpTransportConfig, sdk: McpSdk): OpenTransport {
   if (config.kind === "http") {
-    const transport = new StreamableHTTPClientTransport(new URL(config.url), {
+    const transport = new sdk.StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: config.headers },
     });
     return { transport, kill: () => undefined, stderrTail: () => "" };
   }
-  const transport = new StdioClientTransport({
+  const transport = new sdk.StdioClientTransport({
     command: config.command,
     args: config.args,
     // The SDK adds a safe default environment (PATH, HOME, …) under these; no secrets leak in.
