@@ -16,6 +16,9 @@ export interface ResponseContext {
   turnId: string;
   /** Ordered, persisted fan-out; not awaited per delta (the hub keeps order). */
   emit(body: SessionEventBody): void;
+  /** Resolves once everything emitted so far is stored or given up on (EventHub.written); with
+   *  it, the stream is read no further ahead of the database than WRITE_AHEAD allows. */
+  emitted?(): Promise<void>;
   allocatePosition(): number;
   onArgumentsProgress?(call: ModelToolCall & { complete: boolean }): void;
 }
@@ -91,6 +94,27 @@ export function retryNotice(
 /** Streamed text pieces joined into the message's text block at once. */
 const RUN = 256;
 
+/** Deltas emitted between two looks at the write-behind. At each look the stream is read on
+ *  once the deltas up to the look before are stored: a provider that sends faster than the
+ *  database stores (or a busy machine that starves the writer thread) leaves at most about
+ *  twice this many deltas of the response in memory, and the rest in its socket. Each unwritten
+ *  delta is held until its write (a resuming client reads it there), so without this the
+ *  backlog grew with the whole response. */
+export const WRITE_AHEAD = 1024;
+
+/** Resolves when `written` does or the response is aborted (a stalled write must not hold a cancel). */
+function untilWritten(written: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+    written.then(done, done);
+  });
+}
+
 export async function runResponse(
   ctx: ResponseContext,
   adapter: ProviderAdapter,
@@ -132,6 +156,16 @@ export async function runResponse(
     run.push(text);
     if (run.length >= RUN) joinRun();
     ctx.emit({ type: "text.delta", turnId: ctx.turnId, text });
+    deltas++;
+  };
+  let deltas = 0;
+  let lastLook: Promise<void> | undefined;
+  // Reasoning is gathered the same way, into the open reasoning block.
+  let thought: string[] = [];
+  const joinThought = () => {
+    if (thought.length === 0) return;
+    reasoning!.text += thought.length === 1 ? thought[0] : thought.join("");
+    thought = [];
   };
   const settleText = () => {
     appendText(filter.flush().text);
@@ -141,6 +175,7 @@ export async function runResponse(
   for await (const ev of streamWithRetries(adapter, spec, signal, retry)) {
     // Whatever else comes, the text before it is in the blocks first.
     if (ev.type !== "text") joinRun();
+    if (ev.type !== "reasoning") joinThought();
     switch (ev.type) {
       case "text":
         streamedChars += ev.text.length;
@@ -149,8 +184,10 @@ export async function runResponse(
       case "reasoning":
         streamedChars += ev.text.length;
         if (!reasoning) writer.blocks.push((reasoning = { type: "reasoning", text: "", provider: adapter.kind }));
-        reasoning.text += ev.text;
+        thought.push(ev.text);
+        if (thought.length >= RUN) joinThought();
         ctx.emit({ type: "reasoning.delta", turnId: ctx.turnId, text: ev.text });
+        deltas++;
         break;
       case "reasoning.block": {
         const block: Extract<ContentBlock, { type: "reasoning" }> = {
@@ -206,8 +243,15 @@ export async function runResponse(
         outcome = { finish: "error", raw: null, error: { code: ev.code, message: ev.message } };
         break;
     }
+    if (deltas >= WRITE_AHEAD && ctx.emitted) {
+      deltas = 0;
+      const before = lastLook;
+      lastLook = ctx.emitted();
+      if (before) await untilWritten(before, signal);
+    }
   }
   settleText();
+  joinThought();
   // Providers send the output count at the end of a stream (Anthropic's start says 1), which a
   // cancelled one never reaches: what did stream is counted instead, at about 4 characters a token.
   if (outcome.finish === "cancelled" && streamedChars > 0) {

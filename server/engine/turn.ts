@@ -215,6 +215,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         sessionId,
         turnId,
         emit,
+        emitted,
         allocatePosition: () => position++,
         onArgumentsProgress: deps.dispatcher.onArgumentsProgress
           ? (call: ModelToolCall & { complete: boolean }) =>

@@ -1,7 +1,8 @@
 // Per-session event fan-out with sequence numbers. Numbers come from Session.lastSeq, reserved
-// atomically a block at a time (one UPDATE … increment per `lease` events), so two processes
-// never hand out the same number and a token costs no database round trip on its way to the
-// browser. Each event is fanned out live at once and written to SessionEvent right behind
+// atomically a block at a time (one UPDATE … increment per `lease` events, the next block asked
+// for while half of this one is left, larger for a session whose events had to wait), so two
+// processes never hand out the same number and a token costs no database round trip on its way
+// to the browser. Each event is fanned out live at once and written to SessionEvent right behind
 // (persist.ts, batched across sessions); until its write commits it is kept in memory, so a subscriber resuming from any
 // seq reads the database, then the not-yet-written tail, then live events: no gap, no
 // duplicate. A subscriber that falls behind is sent back to reading the database. While the
@@ -63,7 +64,8 @@ export interface EventHubOptions {
   url?: string;
   /** Where events are written, instead of the store for `url` (tests hold writes with it). */
   store?: EventStore;
-  /** Sequence numbers reserved per database round trip (default 256). */
+  /** Sequence numbers reserved per database round trip (default 256; a session whose events
+   *  waited for a lease reserves up to 64 times as many). */
   lease?: number;
   /** Reserves `count` numbers for a session and returns the last (default: Session.lastSeq through Prisma). */
   reserve?: (sessionId: string, count: number) => Promise<number>;
@@ -96,6 +98,14 @@ interface SessionState {
   extra: number;
   /** Published before a lease was available; numbered and sent in order when it arrives. */
   waiting: Waiting[];
+  /** Numbers the next lease reserves: doubled (up to MAX_LEASE_BLOCKS leases) whenever events
+   *  had to wait for a lease asked for ahead of time, so a fast turn keeps ahead of the round trip. */
+  size: number;
+  /** A block leased ahead that does not follow the current one (another writer reserved in
+   *  between): used once the current one runs out. */
+  ahead?: { next: number; max: number };
+  /** A lease asked for ahead of time was refused: the next is asked for when this block runs out. */
+  refusedAhead?: boolean;
   listeners: Set<(ev: SessionEvent) => void>;
 }
 
@@ -125,6 +135,13 @@ function isoNow(): string {
 /** The highest seq a column holds (a 32-bit integer on PostgreSQL): "to the end" in a range. */
 const MAX_SEQ = 2_147_483_647;
 
+/** A session's lease grows up to this many times the configured one (16,384 numbers by default). */
+const MAX_LEASE_BLOCKS = 64;
+
+/** The numbers a session reserved and has not handed out: the last block only (an earlier,
+ *  not contiguous one cannot be given back by lowering lastSeq). */
+const unusedOf = (s: SessionState) => s.ahead ?? { next: s.next, max: s.max };
+
 const GIVE_BACK = {
   sqlite: `UPDATE "Session" SET "lastSeq" = ? WHERE "id" = ? AND "lastSeq" = ?`,
   postgresql: `UPDATE "Session" SET "lastSeq" = $1 WHERE "id" = $2 AND "lastSeq" = $3`,
@@ -152,7 +169,7 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
   const stateOf = (sessionId: string): SessionState => {
     let s = sessions.get(sessionId);
     if (!s) {
-      s = { next: 1, max: 0, extra: 0, waiting: [], listeners: new Set() };
+      s = { next: 1, max: 0, extra: 0, waiting: [], size: lease, listeners: new Set() };
       sessions.set(sessionId, s);
     }
     return s;
@@ -160,6 +177,15 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
 
   function send(s: SessionState, sessionId: string, w: Waiting) {
     const ev = stamped(w.body, s.next++, sessionId, isoNow());
+    if (s.next > s.max && s.ahead) {
+      s.next = s.ahead.next;
+      s.max = s.ahead.max;
+      s.ahead = undefined;
+    }
+    // The next block is asked for when half of this one is left, not when it runs out: events
+    // that wait for a lease are held whole (body, callbacks), and a turn streaming faster than
+    // a lease's round trip used to keep almost all of its tokens waiting so.
+    if (!s.leasing && !s.ahead && !s.refusedAhead && s.max - s.next < s.size >> 1) renew(s, sessionId);
     if (w.resolve === ignore) writer.post(ev, w.reject);
     else writer.push(ev, w.resolve, w.reject);
     for (const l of s.listeners) l(ev);
@@ -168,23 +194,31 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
   function renew(s: SessionState, sessionId: string) {
     if (s.leasing) return;
     const extra = s.extra;
+    const size = s.size;
     const leased = (next: number, max: number) => {
-      s.next = next;
-      s.max = max;
       s.leasing = undefined;
+      s.refusedAhead = false;
+      // Events waited although numbers were left when this lease was asked for: ask for more next time.
+      if (s.waiting.length > 0 && s.max > 0) s.size = Math.min(s.size * 2, lease * MAX_LEASE_BLOCKS);
+      if (s.next > s.max) {
+        s.next = next;
+        s.max = max;
+      } else if (next === s.max + 1) s.max = max;
+      else s.ahead = { next, max };
       while (s.waiting.length > 0 && s.next <= s.max) send(s, sessionId, s.waiting.shift()!);
       if (s.waiting.length > 0) renew(s, sessionId);
     };
     const refused = (err: unknown) => {
       s.leasing = undefined;
+      if (s.next <= s.max) s.refusedAhead = true;
       const missing = (err as { code?: string }).code === "P2025";
       const error = missing ? new Error(`No session ${sessionId}: its events cannot be recorded.`) : err;
       for (const w of s.waiting.splice(0)) w.reject(error);
     };
-    s.leasing = reserve(sessionId, lease + extra).then(
+    s.leasing = reserve(sessionId, size + extra).then(
       (lastSeq) => {
         s.extra -= extra;
-        leased(lastSeq - lease + 1, lastSeq);
+        leased(lastSeq - size + 1, lastSeq);
       },
       (err: unknown) => {
         if (!isDatabaseFault(err)) return refused(err);
@@ -193,9 +227,9 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
         s.leasing = db.session.findUnique({ where: { id: sessionId }, select: { lastSeq: true } }).then(
           (row) => {
             if (!row) return refused(err);
-            const base = Math.max(s.max, row.lastSeq + s.extra);
-            s.extra = base + lease - row.lastSeq;
-            leased(base + 1, base + lease);
+            const base = Math.max(s.ahead?.max ?? s.max, row.lastSeq + s.extra);
+            s.extra = base + size - row.lastSeq;
+            leased(base + 1, base + size);
           },
           () => refused(err),
         );
@@ -266,8 +300,9 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
     post,
     async written(sessionId) {
       const s = sessions.get(sessionId);
-      // Events waiting for a lease are numbered and handed to the writer as it arrives.
-      while (s?.leasing) await s.leasing.catch(ignore);
+      // Events waiting for a lease are numbered and handed to the writer as it arrives (a lease
+      // asked for ahead of time, with nothing waiting, is not waited for).
+      while (s?.leasing && s.waiting.length > 0) await s.leasing.catch(ignore);
       await writer.written(sessionId);
     },
     subscribe,
@@ -283,9 +318,10 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
       if (!s) return { next: 1, max: 0 };
       while (s.leasing) await s.leasing;
       await writer.settled(sessionId);
-      const unused = { next: s.next, max: s.max };
+      const unused = unusedOf(s);
       s.next = 1;
       s.max = 0;
+      s.ahead = undefined;
       return unused;
     },
     async holds(sessionId, seq) {
@@ -313,11 +349,12 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
       // Bookkeeping, not activity: Session.updatedAt (the home page's "last active") is kept.
       await Promise.allSettled(
         [...sessions.entries()]
-          .filter(([, s]) => s.max > 0 && s.next <= s.max)
-          .map(([id, s]) =>
+          .map(([id, s]) => [id, unusedOf(s)] as const)
+          .filter(([, u]) => u.max > 0 && u.next <= u.max)
+          .map(([id, u]) =>
             options.url
-              ? db.$executeRawUnsafe(GIVE_BACK[providerOf(options.url)], s.next - 1, id, s.max)
-              : db.session.updateMany({ where: { id, lastSeq: s.max }, data: { lastSeq: s.next - 1 } }),
+              ? db.$executeRawUnsafe(GIVE_BACK[providerOf(options.url)], u.next - 1, id, u.max)
+              : db.session.updateMany({ where: { id, lastSeq: u.max }, data: { lastSeq: u.next - 1 } }),
           ),
       );
       for (const close of [...closers]) close();
