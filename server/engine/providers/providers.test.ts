@@ -164,6 +164,22 @@ describe.each<ProviderKind>(["anthropic", "openai"])("%s adapter against the fak
     expect(finish).toBe("cancelled");
   });
 
+  it("a consumer that stops reading early closes the attempt's stream", async () => {
+    fake.enqueue({ blocks: [{ type: "text", text: "first words and then a long silence" }], hangAfterBytes: 700 });
+    const stream = streamWithRetries(createAdapter(fakeConfig(kind, fake)), spec, never(), fastRetries);
+    let text = "";
+    for await (const ev of stream) {
+      if (ev.type !== "text") continue;
+      text = ev.text;
+      expect(fake.streaming()).toBe(1);
+      break;
+    }
+    expect(text.length).toBeGreaterThan(0);
+    await expect.poll(() => fake.streaming(), { timeout: 5_000 }).toBe(0);
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it("keeps reasoning (Anthropic thinking with its signature)", async () => {
     fake.enqueue({
       blocks: [

@@ -36,38 +36,110 @@ export function backoffMs(
   return exp * (1 - Math.random() * 0.25);
 }
 
-export async function* streamWithRetries(
+/**
+ * The adapter's events, attempt after attempt. Written as an iterator by hand, not as an async
+ * generator over the adapter's own: it hands over every streamed token, and a second generator
+ * layer cost several promises and result objects per token where this passes the adapter's
+ * result on with one `then`. The consumer calls next() after the previous one settled, as
+ * `for await` does; return() (a `for await` left early) closes the adapter's stream.
+ */
+export function streamWithRetries(
   adapter: ProviderAdapter,
   spec: ModelRequestSpec,
   signal: AbortSignal,
   policy: RetryPolicy = defaultRetryPolicy,
-): AsyncGenerator<AttemptEvent> {
-  for (let attempt = 1; ; attempt++) {
-    let visible = false;
-    let failure: StreamError | undefined;
-    for await (const ev of adapter.stream(spec, signal)) {
-      if (ev.type === "error") {
-        failure = ev as StreamError;
-        break;
-      }
-      if (ev.type !== "usage") visible = true;
-      yield ev;
+): AsyncIterableIterator<AttemptEvent> {
+  return new Attempts(adapter, spec, signal, policy);
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+class Attempts implements AsyncIterableIterator<AttemptEvent> {
+  private attempt = 1;
+  /** The current attempt's stream (none between attempts). */
+  private inner: AsyncIterator<StreamEvent> | undefined;
+  /** The current attempt produced something the user has seen. */
+  private visible = false;
+  /** Set after a retry event: the wait before the next attempt. */
+  private delayMs: number | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly adapter: ProviderAdapter,
+    private readonly spec: ModelRequestSpec,
+    private readonly signal: AbortSignal,
+    private readonly policy: RetryPolicy,
+  ) {}
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<AttemptEvent, undefined>> {
+    if (this.ended) return Promise.resolve(DONE);
+    if (this.delayMs !== undefined) {
+      const delay = this.delayMs;
+      this.delayMs = undefined;
+      return sleep(delay, this.signal).then((slept) => {
+        if (this.ended) return DONE;
+        if (slept) return this.next();
+        this.ended = true;
+        return { done: false, value: { type: "finish", reason: "cancelled", raw: null } };
+      });
     }
-    if (!failure) return;
+    if (!this.inner) {
+      this.inner = this.adapter.stream(this.spec, this.signal)[Symbol.asyncIterator]();
+      this.visible = false;
+    }
+    return this.inner.next().then(this.step, this.fail);
+  }
+
+  private readonly step = (
+    r: IteratorResult<StreamEvent>,
+  ): IteratorResult<AttemptEvent, undefined> | Promise<IteratorResult<AttemptEvent, undefined>> => {
+    if (r.done) {
+      this.inner = undefined;
+      this.ended = true;
+      return DONE;
+    }
+    const ev = r.value;
+    if (ev.type !== "error") {
+      if (ev.type !== "usage") this.visible = true;
+      return r;
+    }
+    // As a `for await` left at the error: the attempt's stream is closed before anything else.
+    const inner = this.inner!;
+    this.inner = undefined;
+    return Promise.resolve(inner.return?.()).then(() => this.failed(ev as StreamError));
+  };
+
+  private readonly fail = (err: unknown): never => {
+    this.inner = undefined;
+    this.ended = true;
+    throw err;
+  };
+
+  private failed(failure: StreamError): IteratorResult<AttemptEvent, undefined> {
+    const { attempt, policy } = this;
     const delay =
-      failure.retryable && !visible && attempt < policy.attempts
+      failure.retryable && !this.visible && attempt < policy.attempts
         ? backoffMs(policy, attempt, failure.retryAfterMs)
         : undefined;
-    if (delay === undefined || signal.aborted) {
+    if (delay === undefined || this.signal.aborted) {
+      this.ended = true;
       const tries = attempt > 1 ? ` (after ${attempt} attempts)` : "";
-      yield { ...failure, message: failure.message + tries };
-      return;
+      return { done: false, value: { ...failure, message: failure.message + tries } };
     }
-    yield { type: "retry", attempt, delayMs: delay, error: failure };
-    if (!(await sleep(delay, signal))) {
-      yield { type: "finish", reason: "cancelled", raw: null };
-      return;
-    }
+    this.attempt++;
+    this.delayMs = delay;
+    return { done: false, value: { type: "retry", attempt, delayMs: delay, error: failure } };
+  }
+
+  return(): Promise<IteratorResult<AttemptEvent, undefined>> {
+    this.ended = true;
+    const inner = this.inner;
+    this.inner = undefined;
+    return Promise.resolve(inner?.return?.()).then(() => DONE);
   }
 }
 
