@@ -77,14 +77,19 @@ describe("Subscription", () => {
     const waiting = sub.next();
     s.emit(ev(3));
     expect((await waiting).value?.seq).toBe(3);
+    // One already handed out is not handed out again to a consumer that waits.
+    const again = sub.next();
+    s.emit(ev(3));
+    s.emit(ev(4));
+    expect((await again).value?.seq).toBe(4);
     // Four more while nobody reads: two are buffered, the rest overflow; the database has them.
-    stored.push(...range(3, 7));
-    for (const e of range(4, 7)) s.emit(e);
-    expect(await take(sub, 4)).toEqual([4, 5, 6, 7]);
-    expect(s.reads.at(-1)).toBe(3);
-    stored.push(ev(8));
+    stored.push(...range(3, 8));
+    for (const e of range(5, 8)) s.emit(e);
+    expect(await take(sub, 4)).toEqual([5, 6, 7, 8]);
+    expect(s.reads.at(-1)).toBe(4);
+    stored.push(ev(9));
     s.resync();
-    expect(await take(sub, 1)).toEqual([8]);
+    expect(await take(sub, 1)).toEqual([9]);
   });
 
   it("ends at once on return(), abort or close, and stops listening", async () => {

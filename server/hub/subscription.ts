@@ -2,8 +2,9 @@
 // the not-yet-written tail, then live events, with no gap and no duplicate. Written as an
 // iterator by hand, not as an async generator: it hands over every streamed token, and a
 // generator's suspend and resume cost several promises and result objects per value where
-// this costs one resolved promise. The consumer calls next() after the previous one settled,
-// as `for await` and tRPC's subscription loop do.
+// this costs one resolved promise. A live event that finds the consumer waiting settles its
+// pending next() at once, with no wake-up round through the loop. The consumer calls next()
+// after the previous one settled, as `for await` and tRPC's subscription loop do.
 import type { SessionEvent } from "../protocol/events";
 import { coalesce } from "./coalesce";
 
@@ -96,7 +97,10 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
   /** Live events may have been missed (the buffer overflowed, or a resync): read the database again. */
   private behind = true;
   private closed = false;
-  private wake: (() => void) | undefined;
+  /** The pending next() while nothing is left to hand out (queue, tail and live all empty). */
+  private waiting:
+    | ((r: IteratorResult<SessionEvent, undefined> | Promise<IteratorResult<SessionEvent, undefined>>) => void)
+    | undefined;
   private unlisten: (() => void) | undefined;
 
   constructor(
@@ -114,13 +118,21 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
     }
     this.unlisten = source.listen(
       (ev) => {
+        const give = this.waiting;
+        // Waiting means nothing else is queued and no catch-up is due: this event is next.
+        if (give !== undefined && ev.seq > this.last) {
+          this.waiting = undefined;
+          this.last = ev.seq;
+          give({ done: false, value: ev });
+          return;
+        }
         if (this.live.length >= source.bufferLimit) this.behind = true;
         else this.live.push(ev);
-        this.wake?.();
+        this.rouse();
       },
       () => {
         this.behind = true;
-        this.wake?.();
+        this.rouse();
       },
       this.close,
     );
@@ -169,10 +181,7 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
         this.live = [];
         continue;
       }
-      return new Promise<void>((resolve) => (this.wake = resolve)).then(() => {
-        this.wake = undefined;
-        return this.next();
-      });
+      return new Promise((resolve) => (this.waiting = resolve));
     }
   }
 
@@ -214,9 +223,17 @@ export class Subscription implements AsyncIterableIterator<SessionEvent> {
     this.replaying = stored;
   }
 
+  /** Lets a waiting next() look again, after the caller (the hub's fan-out) has returned. */
+  private rouse() {
+    const give = this.waiting;
+    if (give === undefined) return;
+    this.waiting = undefined;
+    give(Promise.resolve().then(() => this.next()));
+  }
+
   private readonly close = () => {
     this.closed = true;
-    this.wake?.();
+    this.rouse();
   };
 
   private end(): Promise<IteratorReturnResult<undefined>> {
