@@ -12,11 +12,29 @@ export function providerOf(url: string): DbProvider {
   return /^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite";
 }
 
-/** The SQLite file of a `file:` URL, opened to wait out a writer rather than fail at once. */
-export function openSqlite(url: string): Database.Database {
-  const db = new Database(resolve(url.replace(/^file:/, "")), { timeout: 5000 });
-  db.pragma("busy_timeout = 5000");
+/** The SQLite file of a `file:` URL, opened to wait out a writer rather than fail at once.
+ *  `wait: false` for a connection that shares its thread with a Prisma client: see whenFree. */
+export function openSqlite(url: string, options: { wait?: boolean } = {}): Database.Database {
+  const ms = options.wait === false ? 0 : 5000;
+  const db = new Database(resolve(url.replace(/^file:/, "")), { timeout: ms });
+  db.pragma(`busy_timeout = ${ms}`);
   return db;
+}
+
+/** Runs `work` (statements of a connection opened with `wait: false`), retrying while another
+ *  connection holds the write lock, for up to `limitMs`. SQLite's own wait blocks the thread; on
+ *  a thread that also runs a Prisma client whose transaction holds the lock across awaits, that
+ *  transaction could then never commit, and both waited out the whole timeout. This wait yields. */
+export async function whenFree<T>(work: () => T, limitMs = 5000): Promise<T> {
+  const start = Date.now();
+  for (let pause = 1; ; pause = Math.min(pause * 2, 25)) {
+    try {
+      return work();
+    } catch (err) {
+      if ((err as { code?: string }).code !== "SQLITE_BUSY" || Date.now() - start >= limitMs) throw err;
+    }
+    await new Promise((r) => setTimeout(r, pause));
+  }
 }
 
 /** A pool whose dropped idle connections (server restart, admin) do not crash the process:

@@ -135,6 +135,10 @@ export function startQueryThread(url: string): QueryThread {
     end: true,
     events: true,
     images: true,
+    dispatchRows: true,
+    addCall: true,
+    updateCall: true,
+    addAudit: true,
   };
   const call =
     (op: TurnRowsOp) =>

@@ -8,6 +8,7 @@
 import type { SessionEvent, Usage } from "../../protocol/events";
 import type { ImageRef } from "../../protocol/attachments";
 import { providerOf } from "../driver";
+import type { CallRows } from "./calls";
 import { postgresTurnRows } from "./postgres";
 import { sqliteTurnRows } from "./sqlite";
 
@@ -66,7 +67,8 @@ export interface NewMessage {
   content: unknown;
 }
 
-export interface TurnRows {
+/** Also a turn's tool call rows (calls.ts). */
+export interface TurnRows extends CallRows {
   /** One transaction: checks the session exists (in the org) and runs no turn, then stores the
    *  running turn, the user's message after the last one, and the session's running status. */
   begin(b: TurnBegin): Promise<TurnBegun>;

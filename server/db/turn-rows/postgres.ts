@@ -7,6 +7,7 @@ import { openPgPool } from "../driver";
 import { rowId } from "../row-id";
 import type { SessionEvent } from "../../protocol/events";
 import type { ImageRef } from "../../protocol/attachments";
+import { postgresCallRows } from "./calls-postgres";
 import { NoAttachment, userContent, type TurnBegun, type TurnRows } from "./index";
 
 const now = () => new Date().toISOString();
@@ -35,6 +36,7 @@ const INSERT_MESSAGE = `INSERT INTO "Message" ("id","sessionId","turnId","positi
 export function postgresTurnRows(url: string): TurnRows {
   const pool = openPgPool(url, 4);
   return {
+    ...postgresCallRows(pool),
     begin: (b) =>
       inTransaction(pool, async (c): Promise<TurnBegun> => {
         const found = await c.query<{ provider: string | null; model: string | null }>(

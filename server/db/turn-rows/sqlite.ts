@@ -1,16 +1,18 @@
 // Turn rows on SQLite (index.ts says why and what): better-sqlite3 statements prepared once.
 // `begin` runs as an IMMEDIATE transaction, holding the write lock from its first read, so
 // two sends to one session cannot both find it idle.
-import { openSqlite, sqliteDate } from "../driver";
+import { openSqlite, sqliteDate, whenFree } from "../driver";
 import { rowId } from "../row-id";
 import type { SessionEvent } from "../../protocol/events";
 import type { ImageRef } from "../../protocol/attachments";
+import { sqliteCallRows } from "./calls-sqlite";
 import { NoAttachment, userContent, type TurnBegin, type TurnBegun, type TurnRows } from "./index";
 
 const now = () => sqliteDate(new Date());
 
 export function sqliteTurnRows(url: string): TurnRows {
-  const db = openSqlite(url);
+  // Writes wait asynchronously for the lock (whenFree): this thread also runs a Prisma client.
+  const db = openSqlite(url, { wait: false });
   const session = db.prepare(`SELECT "provider","model" FROM "Session" WHERE "id" = ?`);
   const sessionInOrg = db.prepare(`SELECT "provider","model" FROM "Session" WHERE "id" = ? AND "orgId" = ?`);
   const running = db.prepare(`SELECT 1 FROM "Turn" WHERE "sessionId" = ? AND "status" = 'running' LIMIT 1`);
@@ -103,9 +105,16 @@ export function sqliteTurnRows(url: string): TurnRows {
   );
 
   return {
+    ...sqliteCallRows(db),
     // Stored as Prisma does, ISO text with +00:00: the event's `at` is the same instant in Z form.
     events: async (sessionId, afterSeq, upToSeq, limit) =>
-      (events.all(sessionId, afterSeq, upToSeq, limit) as { seq: number; payload: string; createdAt: string }[]).map(
+      (
+        (await whenFree(() => events.all(sessionId, afterSeq, upToSeq, limit))) as {
+          seq: number;
+          payload: string;
+          createdAt: string;
+        }[]
+      ).map(
         (r) =>
           Object.assign(JSON.parse(r.payload) as object, {
             seq: r.seq,
@@ -115,56 +124,76 @@ export function sqliteTurnRows(url: string): TurnRows {
       ),
     async begin(b) {
       try {
-        return begin.immediate(b);
+        return await whenFree(() => begin.immediate(b));
       } catch (err) {
         if (err instanceof NoAttachment) return { ok: false, reason: "no_attachment", id: err.id };
         throw err;
       }
     },
-    images: async (sessionId, ids) =>
-      ids.flatMap((id) => {
-        const row = imageBytes.get(id, sessionId) as { mediaType: string; bytes: Buffer } | undefined;
-        return row ? [{ id, mediaType: row.mediaType, base64: row.bytes.toString("base64") }] : [];
-      }),
+    images: (sessionId, ids) =>
+      whenFree(() =>
+        ids.flatMap((id) => {
+          const row = imageBytes.get(id, sessionId) as { mediaType: string; bytes: Buffer } | undefined;
+          return row ? [{ id, mediaType: row.mediaType, base64: row.bytes.toString("base64") }] : [];
+        }),
+      ),
     conversation: async (sessionId) =>
-      (messages.all(sessionId) as { role: string; content: string }[]).map((r) => ({
+      ((await whenFree(() => messages.all(sessionId))) as { role: string; content: string }[]).map((r) => ({
         role: r.role,
         content: JSON.parse(r.content),
       })),
     async openRequest(r) {
       const id = rowId();
-      insertRequest.run(id, r.turnId, r.provider, r.model, r.attempt, now());
+      await whenFree(() => insertRequest.run(id, r.turnId, r.provider, r.model, r.attempt, now()));
       return id;
     },
     async closeRequest(id, r) {
       const u = r.usage;
-      closeRequest.run(
-        r.stopReason,
-        r.error,
-        now(),
-        u.inputTokens,
-        u.outputTokens,
-        u.cacheReadTokens,
-        u.cacheWriteTokens,
-        id,
+      await whenFree(() =>
+        closeRequest.run(
+          r.stopReason,
+          r.error,
+          now(),
+          u.inputTokens,
+          u.outputTokens,
+          u.cacheReadTokens,
+          u.cacheWriteTokens,
+          id,
+        ),
       );
     },
     async addMessage(m) {
       const id = rowId();
-      insertMessage.run(id, m.sessionId, m.turnId, m.position, m.role, JSON.stringify(m.content), now());
+      await whenFree(() =>
+        insertMessage.run(id, m.sessionId, m.turnId, m.position, m.role, JSON.stringify(m.content), now()),
+      );
       return id;
     },
-    setMessageContent: async (id, content) => void messageContent.run(JSON.stringify(content), id),
+    setMessageContent: async (id, content) =>
+      void (await whenFree(() => messageContent.run(JSON.stringify(content), id))),
     turnUsage: async (turnId, u) =>
-      void turnUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, turnId),
+      void (await whenFree(() =>
+        turnUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, turnId),
+      )),
     async end(e) {
       const u = e.usage;
-      return end(
-        e.turnId,
-        e.instanceId ?? null,
-        e.sessionId,
-        [e.status, e.stopReason, e.error, now(), u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens],
-        e.sessionStatus,
+      return whenFree(() =>
+        end(
+          e.turnId,
+          e.instanceId ?? null,
+          e.sessionId,
+          [
+            e.status,
+            e.stopReason,
+            e.error,
+            now(),
+            u.inputTokens,
+            u.outputTokens,
+            u.cacheReadTokens,
+            u.cacheWriteTokens,
+          ],
+          e.sessionStatus,
+        ),
       );
     },
     close: async () => void db.close(),
