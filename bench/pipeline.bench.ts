@@ -4,14 +4,16 @@
 //    read-only, concurrency-safe wrapper around the real shell tool's execute: the shell tool
 //    itself does not class `sleep` as read-only. Goal: batch wall time ≤ 1.2× the slowest call
 //    of the batch (p50 over rounds). Also printed: one call alone and the sum (serial) baseline;
-//    and one call alone against the bare runner round trip of the same command (the pool's run,
-//    no pipeline), issue 31 goal 4: the pipeline adds ≤ 2 ms at p50.
+//    and one call alone against its own runner round trip (the pool's run of the same command,
+//    timed inside the call), issue 31 goal 4: the pipeline adds ≤ 2 ms at p50. The database is
+//    the server's: queries and rows on the query thread (db/query-thread.ts).
 // 2. Truncation + spill of 1 MB and 10 MB shell output to a model-ready result (encode, cut on
 //    UTF-8 boundaries, sha256, store, render), against a bare better-sqlite3 insert of the same
 //    bytes in the same run. Goals: ≤ 15 ms and ≤ 100 ms at p50.
 import Database from "better-sqlite3";
 import { z } from "zod";
 import { createTestDb } from "../server/testing/db";
+import { openDb } from "../server/db";
 import { createSpillStore } from "../server/services/spills";
 import { cutAndSpill } from "../server/pipeline/finish";
 import { createPipeline } from "../server/pipeline";
@@ -30,6 +32,8 @@ const spills = createSpillStore(db.db, db.url);
 const log = { warn: () => undefined, error: (m: string, e?: unknown) => console.error(m, e) };
 
 async function batching() {
+  // As the server opens it: Prisma's queries and the hot-path rows on the query thread.
+  const threaded = await openDb(db.url, { thread: true });
   const dir = await tempDir("quiver-bench-");
   const server = await startServer();
   const runner = spawnRunner({ url: server.url, workspace: dir });
@@ -51,35 +55,43 @@ async function batching() {
         const own = `${ctx.sessionId}:${ctx.callId}`;
         return shellTool.execute(parsed.value, {
           ...ctx,
-          remote: (i, o = {}) => {
+          remote: async (i, o = {}) => {
             runnerInput = i;
-            return server.pool.run({
-              sessionId: own,
-              callId: ctx.callId,
-              op: "shell",
-              input: i,
-              deadline: Date.now() + (o.timeoutMs ?? 60_000),
-              signal: ctx.signal,
-            });
+            const start = performance.now();
+            try {
+              return await server.pool.run({
+                sessionId: own,
+                callId: ctx.callId,
+                op: "shell",
+                input: i,
+                deadline: Date.now() + (o.timeoutMs ?? 60_000),
+                signal: ctx.signal,
+              });
+            } finally {
+              roundTrips.set(ctx.callId, performance.now() - start);
+            }
           },
         });
       },
     });
     // What the shell tool sends the runner: the bare round trip below sends the same.
     let runnerInput: unknown;
+    // Each call's own runner round trip, by call id: what the pipeline adds is the rest of its wall time.
+    const roundTrips = new Map<string, number>();
     const events: SessionEventBody[] = [];
     const pipeline = createPipeline({
-      db: db.db,
+      db: threaded.db,
+      rows: threaded.rows,
       provider: "sqlite",
       tools: toolStates([sleeper]),
       executors: createExecutorRouter({ runner: server.pool }),
-      policies: createPolicyService(db.db),
+      policies: createPolicyService(threaded.db),
       spills,
       log,
     });
     const dispatch = async (n: number, tag: string) => {
-      const { session, user } = await seedSession(db.db);
-      const turn = await db.db.turn.create({ data: { sessionId: session.id } });
+      const { session, user } = await seedSession(threaded.db);
+      const turn = await threaded.db.turn.create({ data: { sessionId: session.id } });
       const mine: SessionEventBody[] = [];
       const start = performance.now();
       const out = await pipeline.dispatch({
@@ -100,7 +112,13 @@ async function batching() {
         throw new Error(`bench call failed: ${out.results.find((r) => r.isError)!.content}`);
       events.push(...mine);
       const durations = mine.flatMap((e) => (e.type === "tool.finished" ? [e.durationMs] : []));
-      return { wall, slowest: Math.max(...durations), sum: durations.reduce((a, b) => a + b, 0) };
+      const trips = mine.flatMap((e) => (e.type === "tool.started" ? [roundTrips.get(e.callId) ?? NaN] : []));
+      return {
+        wall,
+        own: wall - Math.max(...trips),
+        slowest: Math.max(...durations),
+        sum: durations.reduce((a, b) => a + b, 0),
+      };
     };
     // The floor: the runner round trip of the same command, straight to the runner pool.
     const bareCall = async (r: number) => {
@@ -119,11 +137,14 @@ async function batching() {
     await dispatch(10, "warm");
     await bareCall(-1);
     const solo: number[] = [];
+    const soloOwn: number[] = [];
     const bare: number[] = [];
     const batch: { wall: number; slowest: number; sum: number }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       bare.push(await bareCall(r));
-      solo.push((await dispatch(1, `solo${r}`)).wall);
+      const one = await dispatch(1, `solo${r}`);
+      solo.push(one.wall);
+      soloOwn.push(one.own);
       batch.push(await dispatch(10, `batch${r}`));
     }
     pipeline.dispose();
@@ -135,6 +156,7 @@ async function batching() {
       [
         ["one call, bare runner round trip  [floor]", p50(bare), ratio(p50(bare), p50(batch.map((b) => b.slowest)))],
         ["one call alone, whole pipeline", p50(solo), ratio(p50(solo), p50(batch.map((b) => b.slowest)))],
+        ["  of which the pipeline's own (wall − its round trip)", p50(soloOwn), ""],
         ["slowest call within the batch", p50(batch.map((b) => b.slowest)), "1.00x"],
         ["batch of 10, wall time", p50(batch.map((b) => b.wall)), `${p50(ratios).toFixed(2)}x`],
         [
@@ -149,16 +171,20 @@ async function batching() {
       p50(ratios) <= 1.2,
       `${p50(ratios).toFixed(2)}x`,
     );
-    // paired per round: each round's pipeline call against the bare call just before it
-    const added = p50(solo.map((s, i) => s - bare[i]));
+    // The floor of one call is its own runner round trip, timed inside the call (the runner's time
+    // for a fresh sandbox varies by tens of ms between calls on a busy machine, so a separate bare
+    // call is too noisy a floor for a 2 ms goal); the bare call before each round is printed above
+    // and paired below as a cross-check.
+    const paired = p50(solo.map((s, i) => s - bare[i]));
     goal(
       "#31.4 one call's pipeline overhead over the bare runner round trip ≤ 2 ms (p50)",
-      added <= 2,
-      `${added.toFixed(2)} ms (${p50(solo).toFixed(1)} ms against ${p50(bare).toFixed(1)} ms)`,
+      p50(soloOwn) <= 2,
+      `${p50(soloOwn).toFixed(2)} ms over the call's own round trip (paired with the bare call before it: ${paired.toFixed(1)} ms, ${p50(solo).toFixed(1)} against ${p50(bare).toFixed(1)} ms)`,
     );
   } finally {
     await runner.stop();
     await server.close();
+    await threaded.close();
   }
 }
 

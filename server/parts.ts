@@ -220,6 +220,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   const pipeline = createPipeline(
     {
       db,
+      rows: deps.rows,
       provider: deps.dbProvider,
       tools,
       // A turn's first change is preceded by a checkpoint of the workspace (services/checkpoint-hooks.ts).

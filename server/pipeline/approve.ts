@@ -168,6 +168,19 @@ function toAnswer(row: {
   return { decision, by: row.decidedById ?? undefined, message: row.message ?? undefined };
 }
 
+/** The session's standing approvals and remembered rejections, from their rows. */
+export function approvalStateOf(
+  rows: { status: string; fingerprint: string; exactFingerprint: string; message: string | null }[],
+): SessionApprovalState {
+  const sessionKeys = new Set<string>();
+  const rejected = new Map<string, string | undefined>();
+  for (const r of rows) {
+    if (r.status === "approved") for (const k of keysOfFingerprint(r.fingerprint)) sessionKeys.add(k);
+    else rejected.set(r.exactFingerprint, r.message ?? undefined);
+  }
+  return { sessionKeys, rejected };
+}
+
 export class ApprovalBroker {
   private waiters = new Map<string, (a: Answer) => void>();
   /** Cards opened by a live turn of this process that has not finished waiting for them. */
@@ -181,17 +194,12 @@ export class ApprovalBroker {
 
   /** Session approvals and remembered rejections, read from the rows (shared across restarts). */
   async sessionState(sessionId: string): Promise<SessionApprovalState> {
-    const rows = await this.db.approval.findMany({
-      where: { sessionId, OR: [{ status: "approved", scope: "session" }, { status: "rejected" }] },
-      select: { status: true, fingerprint: true, exactFingerprint: true, message: true },
-    });
-    const keys = new Set<string>();
-    const rejected = new Map<string, string | undefined>();
-    for (const r of rows) {
-      if (r.status === "approved") for (const k of keysOfFingerprint(r.fingerprint)) keys.add(k);
-      else rejected.set(r.exactFingerprint, r.message ?? undefined);
-    }
-    return { sessionKeys: keys, rejected };
+    return approvalStateOf(
+      await this.db.approval.findMany({
+        where: { sessionId, OR: [{ status: "approved", scope: "session" }, { status: "rejected" }] },
+        select: { status: true, fingerprint: true, exactFingerprint: true, message: true },
+      }),
+    );
   }
 
   /** Opens the card. The live turn that opens it owns it from here, before it starts waiting. */

@@ -16,6 +16,7 @@ import type { SpillStore } from "../services/spills";
 import type { ApprovalBroker } from "./approve";
 import type { LoopGuard, Outcome } from "./loop-guard";
 import type { Recorder } from "./records";
+import type { CallRows } from "../db/turn-rows/calls";
 import type { RunOutcome } from "./run";
 import type { LockTable } from "./rwlock";
 import type { Speculator } from "./speculative";
@@ -128,6 +129,8 @@ export interface PipelineLimits {
 
 export interface PipelineDeps {
   db: Db;
+  /** A call's row and audit entries on the hot path (DbHandle.rows; db/turn-rows/calls.ts). */
+  rows: CallRows;
   provider: DbProvider;
   tools: ToolProvider;
   executors: ExecutorPicker;

@@ -13,7 +13,7 @@ import type { CallRecord, Core, DispatchOutcome, DispatchRequest } from "./contr
 import { approve } from "./approve";
 import { guardKey } from "./loop-guard";
 import { newRecord, plan, rawInput, refuse } from "./plan";
-import { resumeCall, turnFor } from "./resume";
+import { openTurn, resumeCall } from "./resume";
 import { runCall } from "./run";
 import { speculable } from "./speculative";
 import { subagentTools } from "./subagent";
@@ -22,7 +22,9 @@ const HALTED = (reason: string) => `Not run: the turn was stopped before this ca
 const CANCELLED = "Not run: the turn was cancelled.";
 
 export async function dispatch(core: Core, req: DispatchRequest): Promise<DispatchOutcome> {
-  const turn = await turnFor(core, req.sessionId, req.turnId, req.actorId, req.signal);
+  const sub = req.parentCallId;
+  const opened = await openTurn(core, req.sessionId, req.turnId, req.actorId, req.signal, sub ?? null);
+  const turn = opened?.turn;
   if (!turn) {
     const content = `Session ${req.sessionId} does not exist; no tool ran.`;
     return {
@@ -34,12 +36,14 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
     await req.emit(e);
   };
   turn.subagents = req.subagents;
-  const sub = req.parentCallId;
   if (sub) turn.parent = { callId: sub, allowed: subagentTools(core.deps.tools, req.sessionId) };
-  const stored = await core.deps.db.toolCall.findMany({
-    where: { sessionId: req.sessionId, turnId: req.turnId, parentCallId: sub ?? null },
-    include: { approval: true },
-  });
+  // Calls of this response stored already: a turn resumed after a restart (rare; Prisma for its rows).
+  const stored = opened?.stored
+    ? await core.deps.db.toolCall.findMany({
+        where: { sessionId: req.sessionId, turnId: req.turnId, parentCallId: sub ?? null },
+        include: { approval: true },
+      })
+    : [];
   const hold = <T>(write: boolean, fn: () => Promise<T>) => (sub ? fn() : core.locks.hold(req.sessionId, write, fn));
   const byProviderId = new Map(stored.map((r) => [r.providerCallId, r]));
   const done: CallRecord[] = [];

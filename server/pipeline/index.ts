@@ -99,7 +99,7 @@ export function createPipeline(deps: PipelineDeps, cluster?: PipelineCluster): P
     locks,
     sessionSignal,
     broker: new ApprovalBroker(deps.db, limits.approvalPollMs),
-    recorder: new Recorder(deps.db),
+    recorder: new Recorder(deps.rows),
     speculator: new Speculator(deps, limits, loopGuard, locks, sessionSignal),
   };
   const inFlight = new Set<Promise<unknown>>();

@@ -5,13 +5,13 @@
 // to approve.ts (a person must answer) or run.ts; a call refused here never runs, and its row,
 // events and audit entry say why.
 import type { CallRecord, ModelToolCall, TurnState } from "./contract";
-import { decide } from "../policy/decide";
+import { decide, type Decision } from "../policy/decide";
 import { applyMode, modeRefusal } from "../policy/modes";
 import { exactFingerprint } from "../policy/fingerprint";
 import type { ToolStatus } from "../protocol/events";
 import { guardKey } from "./loop-guard";
 import { personCopy } from "./person";
-import { audit, parentOf, safeEmit, storableJson } from "./records";
+import { auditOf, parentOf, safeEmit, storableJson, type Decided } from "./records";
 import { resolve } from "./resolve";
 import { needsPerson, outsideSurface } from "./subagent";
 
@@ -28,37 +28,42 @@ export function newRecord(turn: TurnState, slot: number, mc: ModelToolCall): Cal
   return { turn, slot, providerCallId: mc.providerCallId, toolCallId: "", name: mc.name, batchable: false };
 }
 
-/** Records a call that will not run, with its final result (one insert), and tells observers. */
+/** Records a call that will not run, with its final result and the audit entry of why (one
+ *  transaction), and tells observers. */
 export async function refuse(
   call: CallRecord,
   status: ToolStatus,
   content: string,
   input: unknown,
+  why?: Decided,
 ): Promise<CallRecord> {
   const turn = call.turn;
-  call.toolCallId = await turn.core.recorder.create({
-    sessionId: turn.sessionId,
-    turnId: turn.turnId,
-    providerCallId: call.providerCallId,
-    slot: call.slot,
-    name: call.name,
-    input,
-    status,
-    parentCallId: turn.parent?.callId,
-    decision:
-      call.decision?.decision === "policy_deny"
-        ? "policy_deny"
-        : status === "blocked"
-          ? "blocked"
-          : status === "rejected"
-            ? "rejected"
-            : undefined,
-    decisionReason: call.decision?.reason,
-    result: content,
-    isError: true,
-    endedAt: new Date(),
-    mode: turn.mode,
-  });
+  call.toolCallId = await turn.core.recorder.create(
+    {
+      sessionId: turn.sessionId,
+      turnId: turn.turnId,
+      providerCallId: call.providerCallId,
+      slot: call.slot,
+      name: call.name,
+      input,
+      status,
+      parentCallId: turn.parent?.callId,
+      decision:
+        call.decision?.decision === "policy_deny"
+          ? "policy_deny"
+          : status === "blocked"
+            ? "blocked"
+            : status === "rejected"
+              ? "rejected"
+              : undefined,
+      decisionReason: call.decision?.reason,
+      result: content,
+      isError: true,
+      endedAt: new Date(),
+      mode: turn.mode,
+    },
+    why && auditOf(call, why),
+  );
   await safeEmit(turn, {
     type: "tool.started",
     turnId: turn.turnId ?? "",
@@ -96,26 +101,27 @@ export async function plan(turn: TurnState, mc: ModelToolCall, slot: number, str
   call.tool = r.tool;
   call.input = r.input;
   if (turn.parent && !turn.parent.allowed.has(r.name)) {
-    await refuse(call, "blocked", outsideSurface(r.name), r.input);
-    await audit(call, "blocked", "subagent: the tool is outside the read-only subagent surface", "subagent");
-    return call;
+    return refuse(call, "blocked", outsideSurface(r.name), r.input, {
+      decision: "blocked",
+      reason: "subagent: the tool is outside the read-only subagent surface",
+      by: "subagent",
+    });
   }
   if (strict && r.argumentsRepaired) {
-    await refuse(call, "blocked", TRUNCATED_ARGS, r.input);
-    await audit(call, "blocked", "truncation gate: arguments needed repair in a turn cut at the output limit", "slot");
-    return call;
+    return refuse(call, "blocked", TRUNCATED_ARGS, r.input, {
+      decision: "blocked",
+      reason: "truncation gate: arguments needed repair in a turn cut at the output limit",
+      by: "slot",
+    });
   }
   call.fingerprint = exactFingerprint(r.name, r.input);
   const blocked = core.loopGuard.admit(guardKey(turn), turn.turnId, r.name, call.fingerprint);
   if (blocked) {
-    await refuse(call, "blocked", blocked, r.input);
-    await audit(
-      call,
-      "blocked",
-      "loop guard: same tool and arguments a third time in a row, nothing changed in between",
-      "loop_guard",
-    );
-    return call;
+    return refuse(call, "blocked", blocked, r.input, {
+      decision: "blocked",
+      reason: "loop guard: same tool and arguments a third time in a row, nothing changed in between",
+      by: "loop_guard",
+    });
   }
   const decided = decide({ tool: r.tool, input: r.input }, turn.policy, {
     sessionKeys: turn.sessionKeys,
@@ -124,37 +130,39 @@ export async function plan(turn: TurnState, mc: ModelToolCall, slot: number, str
   // An org deny or a remembered rejection says more than the mode's refusal.
   const refusal = decided.action === "deny" || decided.action === "reject" ? undefined : modeRefusal(turn.mode, r.tool);
   if (refusal) {
-    await refuse(call, "blocked", refusal, r.input);
-    await audit(call, "blocked", `${turn.mode} mode: ${refusal}`, "mode");
-    return call;
+    return refuse(call, "blocked", refusal, r.input, {
+      decision: "blocked",
+      reason: `${turn.mode} mode: ${refusal}`,
+      by: "mode",
+    });
   }
   const d = applyMode(turn.mode, decided, { tool: r.tool, input: r.input });
   call.decision = d;
   if (d.action === "deny") {
-    await refuse(
+    return refuse(
       call,
       "blocked",
       `${d.reason} This cannot be approved; do not retry it. Tell the person if the task needs it.`,
       r.input,
+      { decision: "policy_deny", reason: d.reason, by: "policy" },
     );
-    await audit(call, "policy_deny", d.reason, "policy");
-    return call;
   }
   if (d.action === "reject") {
     const msg = d.message ? ` Their message: ${d.message}` : "";
-    await refuse(
+    return refuse(
       call,
       "rejected",
       `The person already rejected this exact call in this session.${msg} Do not send it again as is.`,
       r.input,
+      { decision: "rejected", reason: d.reason, by: "session_rejection" },
     );
-    await audit(call, "rejected", d.reason, "session_rejection");
-    return call;
   }
   if (turn.parent && d.action === "ask") {
-    await refuse(call, "blocked", needsPerson(r.name), r.input);
-    await audit(call, "blocked", `subagent: ${d.reason} (a subagent cannot ask the person)`, "subagent");
-    return call;
+    return refuse(call, "blocked", needsPerson(r.name), r.input, {
+      decision: "blocked",
+      reason: `subagent: ${d.reason} (a subagent cannot ask the person)`,
+      by: "subagent",
+    });
   }
   const t = r.tool;
   const input = r.input;
@@ -164,19 +172,22 @@ export async function plan(turn: TurnState, mc: ModelToolCall, slot: number, str
     t.isReadOnly(input) &&
     t.isConcurrencySafe(input) &&
     !t.capabilities.includes("Interactive");
-  call.toolCallId = await core.recorder.create({
-    sessionId: turn.sessionId,
-    turnId: turn.turnId,
-    providerCallId: call.providerCallId,
-    slot,
-    name: r.name,
-    input,
-    status: "queued",
-    decision: d.action === "run" ? d.decision : d.decision === "policy_ask" ? "policy_ask" : undefined,
-    decisionReason: d.reason,
-    parentCallId: turn.parent?.callId,
-    mode: turn.mode,
-  });
+  call.toolCallId = await core.recorder.create(
+    {
+      sessionId: turn.sessionId,
+      turnId: turn.turnId,
+      providerCallId: call.providerCallId,
+      slot,
+      name: r.name,
+      input,
+      status: "queued",
+      decision: d.action === "run" ? d.decision : d.decision === "policy_ask" ? "policy_ask" : undefined,
+      decisionReason: d.reason,
+      parentCallId: turn.parent?.callId,
+      mode: turn.mode,
+    },
+    runAudit(call, d),
+  );
   await safeEmit(turn, {
     type: "tool.started",
     turnId: turn.turnId ?? "",
@@ -187,15 +198,20 @@ export async function plan(turn: TurnState, mc: ModelToolCall, slot: number, str
     ...parentOf(turn),
     mode: turn.mode,
   });
-  if (d.action === "run") {
-    const by = d.mode
-      ? "mode"
-      : d.decision === "auto"
-        ? "tool"
-        : d.decision === "policy_allow"
-          ? "policy"
-          : "session_approval";
-    await audit(call, d.decision, d.reason, by, undefined, { mode: turn.mode });
-  }
   return call;
+}
+
+/** A call that runs on is audited with its row, in one transaction: its decision is on record
+ *  before anything of it can run, in one write instead of two. A call that waits for a person
+ *  is audited when they answer (approve.ts). */
+function runAudit(call: CallRecord, d: Decision) {
+  if (d.action !== "run") return undefined;
+  const by = d.mode
+    ? "mode"
+    : d.decision === "auto"
+      ? "tool"
+      : d.decision === "policy_allow"
+        ? "policy"
+        : "session_approval";
+  return auditOf(call, { decision: d.decision, reason: d.reason, by, extra: { mode: call.turn.mode } });
 }

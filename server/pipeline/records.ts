@@ -1,22 +1,19 @@
 // The pipeline's writes: ToolCall rows (status, decision, timings, truncated result, spill ref),
 // an AuditEvent for every decision, saying who decided and why, and the session's events, whose
 // failure is logged and never fails the call.
-import type { Db } from "../db";
+import type { CallAudit, CallPatch, CallRows } from "../db/turn-rows/calls";
 import type { SessionEventBody, ToolStatus } from "../protocol/events";
 import type { DecisionKind } from "../policy/decide";
 import type { CallRecord, TurnState } from "./contract";
 
-export interface AuditEntry {
-  orgId: string | null;
-  sessionId: string;
-  toolCallId: string;
-  tool: string;
+/** A decision about a call, as its audit entry records it. */
+export interface Decided {
   decision: DecisionKind | "approval_requested" | "cancelled";
   reason: string;
-  /** The person who decided, or on whose behalf an automatic decision was made. */
-  actorId: string | null;
-  /** policy | tool | session_approval | person | loop_guard | slot */
+  /** policy | tool | session_approval | person | loop_guard | slot | mode | subagent */
   by: string;
+  /** The person who decided, or on whose behalf an automatic decision was made; default: the turn's actor. */
+  actorId?: string | null;
   extra?: Record<string, unknown>;
 }
 
@@ -37,62 +34,44 @@ export function storableJson(value: unknown): unknown {
   return value ?? null;
 }
 
+/** The call's row and audit entries, through the turn rows' driver path (db/turn-rows/calls.ts). */
 export class Recorder {
-  constructor(private db: Db) {}
+  constructor(private rows: CallRows) {}
 
-  async create(data: {
-    sessionId: string;
-    turnId: string | null;
-    providerCallId: string;
-    slot: number;
-    name: string;
-    input: unknown;
-    status: ToolStatus;
-    decision?: DecisionKind;
-    decisionReason?: string;
-    result?: string;
-    isError?: boolean;
-    endedAt?: Date;
-    /** The session's mode the call was judged in (policy/modes.ts). */
-    mode?: string;
-    /** A subagent's call: the task call it runs under. */
-    parentCallId?: string;
-  }): Promise<string> {
-    const row = await this.db.toolCall.create({
-      data: { ...data, input: storableJson(data.input) as object, decisionReason: data.decisionReason?.slice(0, 2000) },
-      select: { id: true },
-    });
-    return row.id;
-  }
-
-  async update(
-    id: string,
-    data: Partial<{
+  /** The row, and with `audit` the decision's entry in the same transaction. Returns the row's id. */
+  create(
+    data: {
+      sessionId: string;
+      turnId: string | null;
+      providerCallId: string;
+      slot: number;
+      name: string;
+      input: unknown;
       status: ToolStatus;
-      decision: DecisionKind;
-      decisionReason: string;
-      startedAt: Date;
-      endedAt: Date;
-      result: string;
-      isError: boolean;
-      truncated: boolean;
-      spillId: string | null;
-    }>,
-  ): Promise<void> {
-    await this.db.toolCall.update({ where: { id }, data });
+      decision?: DecisionKind;
+      decisionReason?: string;
+      result?: string;
+      isError?: boolean;
+      endedAt?: Date;
+      /** The session's mode the call was judged in (policy/modes.ts). */
+      mode?: string;
+      /** A subagent's call: the task call it runs under. */
+      parentCallId?: string;
+    },
+    audit?: CallAudit,
+  ): Promise<string> {
+    return this.rows.addCall(
+      { ...data, input: storableJson(data.input), decisionReason: data.decisionReason?.slice(0, 2000) },
+      audit,
+    );
   }
 
-  async audit(e: AuditEntry): Promise<void> {
-    await this.db.auditEvent.create({
-      data: {
-        orgId: e.orgId,
-        sessionId: e.sessionId,
-        actorId: e.actorId,
-        action: `tool.${e.decision}`,
-        target: `tool_call:${e.toolCallId}`,
-        detail: storableJson({ tool: e.tool, decision: e.decision, reason: e.reason, by: e.by, ...e.extra }) as object,
-      },
-    });
+  update(id: string, patch: CallPatch & { status?: ToolStatus; decision?: DecisionKind }): Promise<void> {
+    return this.rows.updateCall(id, patch);
+  }
+
+  audit(toolCallId: string, entry: CallAudit): Promise<void> {
+    return this.rows.addAudit(toolCallId, entry);
   }
 }
 
@@ -101,35 +80,40 @@ export function safeEmit(turn: TurnState, event: SessionEventBody): Promise<void
   return turn.emit(event).catch((e) => turn.core.log.warn(`event ${event.type} could not be emitted`, e));
 }
 
-/** Audits a decision about the call; `actorId` defaults to the turn's actor. Never throws. */
+/** The audit entry of a decision about the call, in the turn it was made in. */
+export function auditOf(call: CallRecord, d: Decided): CallAudit {
+  const turn = call.turn;
+  return {
+    orgId: turn.orgId,
+    sessionId: turn.sessionId,
+    actorId: d.actorId === undefined ? turn.actorId : d.actorId,
+    action: `tool.${d.decision}`,
+    detail: storableJson({
+      tool: call.name,
+      decision: d.decision,
+      reason: d.reason,
+      by: d.by,
+      turnId: turn.turnId,
+      ...parentOf(turn),
+      ...(turn.policy.ok ? { policyVersion: turn.policy.version } : { policyError: turn.policy.error }),
+      ...d.extra,
+    }),
+  };
+}
+
+/** Audits a decision about a call that has its row; `actorId` defaults to the turn's actor. Never throws. */
 export async function audit(
   call: CallRecord,
-  decision: AuditEntry["decision"],
+  decision: Decided["decision"],
   reason: string,
   by: string,
   actorId?: string | null,
   extra?: Record<string, unknown>,
 ): Promise<void> {
-  const turn = call.turn;
   try {
-    await turn.core.recorder.audit({
-      orgId: turn.orgId,
-      sessionId: turn.sessionId,
-      toolCallId: call.toolCallId,
-      tool: call.name,
-      decision,
-      reason,
-      by,
-      actorId: actorId === undefined ? turn.actorId : actorId,
-      extra: {
-        turnId: turn.turnId,
-        ...parentOf(turn),
-        ...(turn.policy.ok ? { policyVersion: turn.policy.version } : { policyError: turn.policy.error }),
-        ...extra,
-      },
-    });
+    await call.turn.core.recorder.audit(call.toolCallId, auditOf(call, { decision, reason, by, actorId, extra }));
   } catch (e) {
-    turn.core.log.error(`audit of ${decision} for tool call ${call.toolCallId} failed`, e);
+    call.turn.core.log.error(`audit of ${decision} for tool call ${call.toolCallId} failed`, e);
   }
 }
 

@@ -15,14 +15,15 @@
 import type { Prisma } from "../db/generated/sqlite/client";
 import { decide } from "../policy/decide";
 import { keysOfFingerprint } from "../policy/fingerprint";
-import { actOnAnswer, awaitAnswer } from "./approve";
+import { actOnAnswer, approvalStateOf, awaitAnswer } from "./approve";
 import type { Answer, CallRecord, Core, TurnState } from "./contract";
 import { settle } from "./finish";
 import { safeEmit } from "./records";
 import { toolByName } from "./resolve";
 import { callSignal } from "./run";
 import { INTERRUPTED_RUNNING, NOT_STARTED_AT_RESTART } from "./interrupted";
-import { modeFor } from "../services/session-modes";
+import { settleMode } from "../services/session-modes";
+import { policyOf } from "../services/policies";
 
 const TERMINAL = new Set(["succeeded", "failed", "rejected", "cancelled", "blocked"]);
 
@@ -138,32 +139,44 @@ export async function turnFor(
   actorId: string | null,
   signal: AbortSignal,
 ): Promise<TurnState | undefined> {
-  const session = await core.deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
-  if (!session) return undefined;
+  return (await openTurn(core, sessionId, turnId, actorId, signal, null))?.turn;
+}
+
+/** The turn's state for a dispatch (of the turn's own calls, or a subagent's under `parentCallId`),
+ *  and whether calls of it are stored already. One read of the rows its calls are judged by
+ *  (db/turn-rows/calls.ts): a call waits for it before it can start. */
+export async function openTurn(
+  core: Core,
+  sessionId: string,
+  turnId: string | null,
+  actorId: string | null,
+  signal: AbortSignal,
+  parentCallId: string | null,
+): Promise<{ turn: TurnState; stored: boolean } | undefined> {
+  const rows = await core.deps.rows.dispatchRows(sessionId, turnId, parentCallId);
+  if (!rows) return undefined;
   const emit = core.deps.emit;
   const tell = async (id: string, e: Parameters<NonNullable<typeof emit>>[1]) => {
     await emit?.(id, e);
   };
-  const [policy, state, modes] = await Promise.all([
-    core.deps.policies.load(session.orgId),
-    core.broker.sessionState(sessionId),
-    modeFor(core.deps.db, sessionId, tell),
-  ]);
-  return {
+  const { mode } = await settleMode(core.deps.db, sessionId, rows, tell);
+  const approvals = approvalStateOf(rows.approvals);
+  const turn: TurnState = {
     core,
     sessionId,
     turnId,
     actorId,
-    orgId: session.orgId,
-    policy,
-    mode: modes?.mode ?? "ask",
-    sessionKeys: new Set(state.sessionKeys),
-    rejected: new Map(state.rejected),
+    orgId: rows.orgId,
+    policy: policyOf(rows.policy),
+    mode,
+    sessionKeys: new Set(approvals.sessionKeys),
+    rejected: new Map(approvals.rejected),
     signal,
     emit: async (e) => {
       if (emit) await emit(sessionId, e);
     },
   };
+  return { turn, stored: rows.stored };
 }
 
 /** An approval answered while no turn waits for it: run it once or record the rejection. */

@@ -42,6 +42,15 @@ function formatIssues(error: { issues: { path: PropertyKey[]; message: string }[
     .join("; ");
 }
 
+/** The policy in force from its stored row (none: version 0, no rules); a row that does not
+ *  validate is not loaded, and the pipeline denies what is not read-only. */
+export function policyOf(row: { version: number; rules: unknown } | null): LoadedPolicy {
+  if (!row) return { ok: true, version: 0, rules: [] };
+  const parsed = PolicyRules.safeParse(row.rules);
+  if (!parsed.success) return { ok: false, error: `version ${row.version} is invalid: ${formatIssues(parsed.error)}` };
+  return { ok: true, version: row.version, rules: parsed.data };
+}
+
 export function createPolicyService(db: Db): PolicyService {
   function orgOf(actor: Actor, orgId?: string): string {
     if (orgId && orgId !== actor.orgId)
@@ -51,12 +60,7 @@ export function createPolicyService(db: Db): PolicyService {
 
   async function load(orgId: string): Promise<LoadedPolicy> {
     try {
-      const row = await db.orgPolicy.findFirst({ where: { orgId }, orderBy: { version: "desc" } });
-      if (!row) return { ok: true, version: 0, rules: [] };
-      const parsed = PolicyRules.safeParse(row.rules);
-      if (!parsed.success)
-        return { ok: false, error: `version ${row.version} is invalid: ${formatIssues(parsed.error)}` };
-      return { ok: true, version: row.version, rules: parsed.data };
+      return policyOf(await db.orgPolicy.findFirst({ where: { orgId }, orderBy: { version: "desc" } }));
     } catch (e) {
       return { ok: false, error: e instanceof Error ? e.message.split("\n")[0] : String(e) };
     }

@@ -45,8 +45,17 @@ export async function modeFor(db: Db, sessionId: string, emit?: Emit): Promise<S
     where: { id: sessionId },
     select: { mode: true, org: { select: { forbiddenModes: true } } },
   });
-  if (!s) return undefined;
-  const forbidden = parseForbidden(s.org.forbiddenModes);
+  return s ? settleMode(db, sessionId, { mode: s.mode, forbiddenModes: s.org.forbiddenModes }, emit) : undefined;
+}
+
+/** modeFor from the session's stored mode and its org's forbidden modes, already read. */
+export async function settleMode(
+  db: Db,
+  sessionId: string,
+  s: { mode: string; forbiddenModes: unknown },
+  emit?: Emit,
+): Promise<SessionModeInfo> {
+  const forbidden = parseForbidden(s.forbiddenModes);
   const mode = effectiveMode(s.mode, forbidden);
   if (mode !== s.mode && emit) {
     // Only the first dispatch to see it moves the row and tells the tabs.

@@ -227,6 +227,7 @@ export function makePipeline(
   const settled: string[] = [];
   const deps: PipelineDeps = {
     db: db.db,
+    rows: db.rows,
     provider: db.provider as DbProvider,
     tools: toolStates(opts.tools ?? [readTool, shellTool, writeTool, fetchTool, fatalTool]),
     executors: createExecutorRouter({ runner: exec }),
