@@ -1,7 +1,7 @@
 // The pipeline's writes: ToolCall rows (status, decision, timings, truncated result, spill ref),
 // an AuditEvent for every decision, saying who decided and why, and the session's events, whose
 // failure is logged and never fails the call.
-import type { CallAudit, CallPatch, CallRows } from "../db/turn-rows/calls";
+import type { CallAudit, CallPatch, CallRows, NewCall } from "../db/turn-rows/calls";
 import type { SessionEventBody, ToolStatus } from "../protocol/events";
 import type { DecisionKind } from "../policy/decide";
 import type { CallRecord, TurnState } from "./contract";
@@ -40,24 +40,7 @@ export class Recorder {
 
   /** The row, and with `audit` the decision's entry in the same transaction. Returns the row's id. */
   create(
-    data: {
-      sessionId: string;
-      turnId: string | null;
-      providerCallId: string;
-      slot: number;
-      name: string;
-      input: unknown;
-      status: ToolStatus;
-      decision?: DecisionKind;
-      decisionReason?: string;
-      result?: string;
-      isError?: boolean;
-      endedAt?: Date;
-      /** The session's mode the call was judged in (policy/modes.ts). */
-      mode?: string;
-      /** A subagent's call: the task call it runs under. */
-      parentCallId?: string;
-    },
+    data: Omit<NewCall, "status" | "decision"> & { status: ToolStatus; decision?: DecisionKind },
     audit?: CallAudit,
   ): Promise<string> {
     return this.rows.addCall(

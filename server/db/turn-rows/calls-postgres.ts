@@ -3,7 +3,15 @@
 // atomic without a transaction of its own. Dates as UTC ISO text into timestamp(3).
 import type pg from "pg";
 import { rowId } from "../row-id";
-import { callTarget, NoCallRow, PATCH_COLUMNS, type CallPatch, type CallRows, type DispatchRows } from "./calls";
+import {
+  callTarget,
+  callValues,
+  NoCallRow,
+  PATCH_COLUMNS,
+  type CallPatch,
+  type CallRows,
+  type DispatchRows,
+} from "./calls";
 
 const CALL_COLUMNS = `"id","sessionId","turnId","providerCallId","slot","name","input","status","decision","decisionReason","mode","parentCallId","result","isError","endedAt","createdAt"`;
 const CALL_VALUES = `$1,$2,$3,$4,$5,$6,$7::jsonb,$8,$9,$10,$11,$12,$13,$14,$15::timestamp(3),$16::timestamp(3)`;
@@ -35,24 +43,13 @@ export function postgresCallRows(pool: pg.Pool): CallRows {
     async addCall(c, a) {
       const id = rowId();
       const at = new Date().toISOString();
-      const call = [
+      const call = callValues(
         id,
-        c.sessionId,
-        c.turnId,
-        c.providerCallId,
-        c.slot,
-        c.name,
-        JSON.stringify(c.input),
-        c.status,
-        c.decision ?? null,
-        c.decisionReason ?? null,
-        c.mode ?? null,
-        c.parentCallId ?? null,
-        c.result ?? null,
-        c.isError ?? false,
-        c.endedAt?.toISOString() ?? null,
+        c,
         at,
-      ];
+        (d) => d.toISOString(),
+        (b) => b,
+      );
       if (!a) await pool.query(`INSERT INTO "ToolCall" (${CALL_COLUMNS}) VALUES (${CALL_VALUES})`, call);
       else
         await pool.query(

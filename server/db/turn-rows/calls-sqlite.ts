@@ -5,6 +5,7 @@ import { sqliteDate, whenFree } from "../driver";
 import { rowId } from "../row-id";
 import {
   callTarget,
+  callValues,
   NoCallRow,
   PATCH_COLUMNS,
   type CallAudit,
@@ -36,24 +37,7 @@ export function sqliteCallRows(db: Database.Database): CallRows {
   const add = db.transaction((c: Parameters<CallRows["addCall"]>[0], a: CallAudit | undefined) => {
     const id = rowId();
     const at = sqliteDate(new Date());
-    insertCall.run(
-      id,
-      c.sessionId,
-      c.turnId,
-      c.providerCallId,
-      c.slot,
-      c.name,
-      JSON.stringify(c.input),
-      c.status,
-      c.decision ?? null,
-      c.decisionReason ?? null,
-      c.mode ?? null,
-      c.parentCallId ?? null,
-      c.result ?? null,
-      c.isError ? 1 : 0,
-      c.endedAt ? sqliteDate(c.endedAt) : null,
-      at,
-    );
+    insertCall.run(...callValues(id, c, at, sqliteDate, (b) => (b ? 1 : 0)));
     if (a) audit(id, a, at);
     return id;
   });

@@ -91,6 +91,35 @@ export const PATCH_COLUMNS = [
 
 export const callTarget = (id: string) => `tool_call:${id}`;
 
+/** The new row's values in the order of its INSERT's columns (calls-sqlite.ts, calls-postgres.ts),
+ *  with each provider's own forms of a date and a boolean. */
+export function callValues(
+  id: string,
+  c: NewCall,
+  at: string,
+  date: (d: Date) => string,
+  bool: (b: boolean) => unknown,
+): unknown[] {
+  return [
+    id,
+    c.sessionId,
+    c.turnId,
+    c.providerCallId,
+    c.slot,
+    c.name,
+    JSON.stringify(c.input),
+    c.status,
+    c.decision ?? null,
+    c.decisionReason ?? null,
+    c.mode ?? null,
+    c.parentCallId ?? null,
+    c.result ?? null,
+    bool(c.isError ?? false),
+    c.endedAt ? date(c.endedAt) : null,
+    at,
+  ];
+}
+
 export class NoCallRow extends Error {
   constructor(id: string) {
     super(`Tool call ${id} has no row any more (its session was deleted).`);
