@@ -5,7 +5,7 @@
 // other org's sessions), and the browser's other tabs of Quiver reload, so every open page acts
 // in the org that is active now. Shows nothing to whoever is not a member (a share link's viewer).
 import Link from "next/link";
-import { useEffect } from "react";
+import { useEffect, useRef } from "react";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../_lib/trpc";
 import styles from "./org-switcher.module.css";
@@ -37,15 +37,23 @@ export function OrgSwitcher() {
     trpc.orgs.create.mutationOptions({ onSuccess: (org) => switchOrg.mutate({ orgId: org.id }) }),
   );
 
-  // Another tab switched: this page's data belongs to the old org.
+  // Another tab switched: this page's data belongs to the old org. Listened for from the first
+  // render, not once the active org is known: a switch announced while this tab's own question
+  // was on its way (its answer perhaps from before the switch) would otherwise go unheard.
+  const known = useRef<{ activeOrgId?: string; refetch(): Promise<unknown> }>({ refetch: async () => undefined });
+  known.current = { activeOrgId, refetch: mine.refetch };
   useEffect(() => {
-    if (typeof BroadcastChannel === "undefined" || !activeOrgId) return;
+    if (typeof BroadcastChannel === "undefined") return;
     const channel = new BroadcastChannel(CHANNEL);
     channel.onmessage = (e: MessageEvent<{ orgId?: string }>) => {
-      if (e.data?.orgId && e.data.orgId !== activeOrgId) location.reload();
+      const orgId = e.data?.orgId;
+      if (!orgId) return;
+      const { activeOrgId: shown, refetch } = known.current;
+      if (shown === undefined) void refetch();
+      else if (orgId !== shown) location.reload();
     };
     return () => channel.close();
-  }, [activeOrgId]);
+  }, []);
 
   if (!mine.data) return null;
   const { orgs, accounts } = mine.data;
