@@ -4,7 +4,7 @@
 import type pg from "pg";
 import { rowId } from "../row-id";
 import {
-  callTarget,
+  auditValues,
   callValues,
   NoCallRow,
   PATCH_COLUMNS,
@@ -55,7 +55,7 @@ export function postgresCallRows(pool: pg.Pool): CallRows {
         await pool.query(
           `WITH c AS (INSERT INTO "ToolCall" (${CALL_COLUMNS}) VALUES (${CALL_VALUES}) RETURNING "id") ` +
             `INSERT INTO "AuditEvent" (${AUDIT_COLUMNS}) SELECT $17,$18,$19,$20,$21,$22,$23::jsonb,$16::timestamp(3) FROM c`,
-          [...call, rowId(), a.orgId, a.sessionId, a.actorId, a.action, callTarget(id), JSON.stringify(a.detail)],
+          [...call, ...auditValues(id, a)],
         );
       return id;
     },
@@ -72,16 +72,7 @@ export function postgresCallRows(pool: pg.Pool): CallRows {
     async addAudit(toolCallId, a) {
       await pool.query(
         `INSERT INTO "AuditEvent" (${AUDIT_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7::jsonb,$8::timestamp(3))`,
-        [
-          rowId(),
-          a.orgId,
-          a.sessionId,
-          a.actorId,
-          a.action,
-          callTarget(toolCallId),
-          JSON.stringify(a.detail),
-          new Date().toISOString(),
-        ],
+        [...auditValues(toolCallId, a), new Date().toISOString()],
       );
     },
   };

@@ -4,7 +4,7 @@ import type Database from "better-sqlite3";
 import { sqliteDate, whenFree } from "../driver";
 import { rowId } from "../row-id";
 import {
-  callTarget,
+  auditValues,
   callValues,
   NoCallRow,
   PATCH_COLUMNS,
@@ -23,17 +23,7 @@ export function sqliteCallRows(db: Database.Database): CallRows {
   const insertAudit = db.prepare(
     `INSERT INTO "AuditEvent" ("id","orgId","sessionId","actorId","action","target","detail","createdAt") VALUES (?,?,?,?,?,?,?,?)`,
   );
-  const audit = (toolCallId: string, a: CallAudit, at: string) =>
-    insertAudit.run(
-      rowId(),
-      a.orgId,
-      a.sessionId,
-      a.actorId,
-      a.action,
-      callTarget(toolCallId),
-      JSON.stringify(a.detail),
-      at,
-    );
+  const audit = (toolCallId: string, a: CallAudit, at: string) => insertAudit.run(...auditValues(toolCallId, a), at);
   const add = db.transaction((c: Parameters<CallRows["addCall"]>[0], a: CallAudit | undefined) => {
     const id = rowId();
     const at = sqliteDate(new Date());

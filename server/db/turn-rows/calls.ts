@@ -7,6 +7,8 @@
 // PostgreSQL, Json as text / jsonb, booleans as 0/1 / boolean. A dispatch's reads before its
 // first call (session, org, policy, approvals) are one read here for the same reason.
 
+import { rowId } from "../row-id";
+
 export interface NewCall {
   sessionId: string;
   turnId: string | null;
@@ -119,6 +121,17 @@ export function callValues(
     at,
   ];
 }
+
+/** A new audit entry's values in the order of its INSERT's columns, less `createdAt`. */
+export const auditValues = (toolCallId: string, a: CallAudit): unknown[] => [
+  rowId(),
+  a.orgId,
+  a.sessionId,
+  a.actorId,
+  a.action,
+  callTarget(toolCallId),
+  JSON.stringify(a.detail),
+];
 
 export class NoCallRow extends Error {
   constructor(id: string) {
