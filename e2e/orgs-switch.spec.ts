@@ -47,5 +47,19 @@ test("switching orgs shows the other org's sessions, in every open tab", async (
   await expect(sessionItem(page, side)).toHaveCount(0);
   await expect(activeOrg(ide)).toHaveText(homeOrg);
   await expect(sessionItem(ide, home)).toBeVisible();
+
+  // A tab reloads on any switch it hears, even to the org its switcher already shows: its other
+  // answers (the session list) may be from before the switch.
+  await ide.evaluate(() => ((window as unknown as { fromBefore?: boolean }).fromBefore = true));
+  const orgId = await page.getByTestId("org-select").inputValue();
+  await page.evaluate((id) => {
+    const channel = new BroadcastChannel("quiver-active-org");
+    channel.postMessage({ orgId: id, from: "another tab" });
+    channel.close();
+  }, orgId);
+  const markedPage = () =>
+    ide.evaluate(() => (window as unknown as { fromBefore?: boolean }).fromBefore).catch(() => true); // mid-reload
+  await expect.poll(markedPage).toBeUndefined();
+  await expect(sessionItem(ide, home)).toBeVisible();
   await ide.close();
 });

@@ -5,19 +5,21 @@
 // other org's sessions), and the browser's other tabs of Quiver reload, so every open page acts
 // in the org that is active now. Shows nothing to whoever is not a member (a share link's viewer).
 import Link from "next/link";
-import { useEffect, useRef } from "react";
+import { useEffect } from "react";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../_lib/trpc";
 import styles from "./org-switcher.module.css";
 
 const CHANNEL = "quiver-active-org";
 const NEW_ORG = "\u0000new";
+/** This page's name on the channel: a BroadcastChannel also hears what its own page sent. */
+const THIS_PAGE = typeof crypto !== "undefined" && "randomUUID" in crypto ? crypto.randomUUID() : String(Math.random());
 
 /** Tells the other tabs that the active org changed (they reload to follow it). */
 function announce(orgId: string) {
   if (typeof BroadcastChannel === "undefined") return;
   const channel = new BroadcastChannel(CHANNEL);
-  channel.postMessage({ orgId });
+  channel.postMessage({ orgId, from: THIS_PAGE });
   channel.close();
 }
 
@@ -37,20 +39,16 @@ export function OrgSwitcher() {
     trpc.orgs.create.mutationOptions({ onSuccess: (org) => switchOrg.mutate({ orgId: org.id }) }),
   );
 
-  // Another tab switched: this page's data belongs to the old org. Listened for from the first
-  // render, not once the active org is known: a switch announced while this tab's own question
-  // was on its way (its answer perhaps from before the switch) would otherwise go unheard.
-  const known = useRef<{ activeOrgId?: string; refetch(): Promise<unknown> }>({ refetch: async () => undefined });
-  known.current = { activeOrgId, refetch: mine.refetch };
+  // Another tab switched: whatever this page shows may belong to the old org. It reloads on every
+  // switch heard, whatever org it thinks is active: its answers to different questions may straddle
+  // the switch (the org list from after it, the session list from before), so no one answer can
+  // tell whether the page is current. Listened for from the first render, so a switch announced
+  // while this page's questions are on their way is heard too.
   useEffect(() => {
     if (typeof BroadcastChannel === "undefined") return;
     const channel = new BroadcastChannel(CHANNEL);
-    channel.onmessage = (e: MessageEvent<{ orgId?: string }>) => {
-      const orgId = e.data?.orgId;
-      if (!orgId) return;
-      const { activeOrgId: shown, refetch } = known.current;
-      if (shown === undefined) void refetch();
-      else if (orgId !== shown) location.reload();
+    channel.onmessage = (e: MessageEvent<{ orgId?: string; from?: string }>) => {
+      if (e.data?.orgId && e.data.from !== THIS_PAGE) location.reload();
     };
     return () => channel.close();
   }, []);
