@@ -9,7 +9,9 @@ import { expect, test } from "./fixtures";
 test("new project, a session in it, the runners page, and deleting it after asking", async ({ page }) => {
   const name = `proj-${Date.now()}`;
   await page.goto("/");
-  await expect(page.locator('[data-testid="project"][data-name="Default"]')).toBeVisible();
+  // The local owner's workspace, made at start before the runner connected, is on that runner.
+  const defaultCard = page.locator('[data-testid="project"][data-name="Default"]');
+  await expect(defaultCard.getByTestId("project-workspace")).toContainText(/on runner \S+/);
   await page.getByTestId("new-project").click();
   await page.getByTestId("project-name").fill(name);
   await page.getByTestId("project-create").click();

@@ -156,6 +156,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       .map((r) => r.id);
     void runnerRegistry
       .touch(live)
+      .then(() => placement.placeWaiting())
       .then(() => placement.createPending(live))
       .then(() => placement.syncLimits(live))
       .catch(registryLog("renewal failed"));
@@ -169,6 +170,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
           e.connected
             ? runnerRegistry
                 .connected(e.hello)
+                .then(() => placement.placeWaiting())
                 .then(() => placement.createPending([e.runnerId]))
                 .then(() => bindSessionsOf(e.runnerId))
                 .then(() => placement.syncLimits([e.runnerId], { fresh: true }))

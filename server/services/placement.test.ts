@@ -169,4 +169,22 @@ describe.each(testDatabases())("placement on %s", (provider) => {
     expect(await t.current.db.session.count({ where: { id: ids.web.session } })).toBe(0);
     await expect(trpc.projects.remove.mutate({ id: ids.web.project })).rejects.toThrow(/No project/);
   }, 30_000);
+
+  it("a workspace made while no runner had room is placed and made when one with room connects, before any session asks", async () => {
+    const waiting = ids["second-gpu"].workspace;
+    expect((await t.current.db.workspace.findUniqueOrThrow({ where: { id: waiting } })).runnerId).toBeNull();
+    dirs.gpu2 = await tempDir("quiver-root-");
+    runner("gpu2", ["--label", "gpu", "--capacity", "1"]);
+    await waitFor(
+      async () => (await t.current.db.workspace.findUniqueOrThrow({ where: { id: waiting } })).state === "ready",
+      30_000,
+      "the waiting workspace made on gpu2",
+    );
+    expect((await t.current.db.workspace.findUniqueOrThrow({ where: { id: waiting } })).runnerId).toBe("gpu2");
+    expect(existsSync(join(dirs.gpu2, waiting))).toBe(true);
+    const listed = await client().projects.list.query();
+    expect(listed.find((p) => p.name === "second-gpu")?.workspace).toMatchObject({ runnerId: "gpu2", state: "ready" });
+    // The local owner's kind of workspace (the runner's default folder) is placed only on a runner serving one.
+    expect(listed.find((p) => p.name === "Default")?.workspace?.runnerId ?? null).toBeNull();
+  }, 60_000);
 });

@@ -47,6 +47,8 @@ function isUniqueViolation(err: unknown): boolean {
 
 /** A failed create is tried again at most this often (a wrong git URL is not cloned per call). */
 const RETRY_FAILED_MS = 30_000;
+/** Waiting workspaces placed per connect or renewal: the rest go in the rounds after. */
+const PLACE_PER_ROUND = 200;
 
 /** The disk limit (bytes) of a project's workspaces: its org's (services/uploads-limits.ts). */
 export type LimitOf = (projectId: string) => Promise<number | undefined>;
@@ -184,6 +186,20 @@ export function createPlacement(db: Db, deps: PlacementDeps) {
       const runnerId = await choose({ labels: labelsOf(project.runnerLabels), runnerDefault: ws.runnerDefault });
       if (runnerId) await db.workspace.updateMany({ where: { id: ws.id, runnerId: null }, data: { runnerId } });
       return db.workspace.findUniqueOrThrow({ where: { id: ws.id } });
+    },
+
+    /**
+     * Workspaces made while no live runner fitted (the local owner's before the local runner
+     * connected, a project whose labelled runners were full) are placed once one is, not only
+     * when a session of theirs next asks: the home page then says where each one is.
+     */
+    async placeWaiting(): Promise<void> {
+      const waiting = await db.workspace.findMany({
+        where: { runnerId: null, state: { not: "deleting" } },
+        orderBy: { createdAt: "asc" },
+        take: PLACE_PER_ROUND,
+      });
+      for (const ws of waiting) await this.placeUnplaced(ws);
     },
 
     /** Where a session works; made ready on the way. Throws (with the reason) when it cannot work now. */

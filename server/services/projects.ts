@@ -204,20 +204,25 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
             take: 200,
             select: { id: true, title: true, status: true, updatedAt: true },
           },
-          workspaces: {
-            where: { userId: actor.userId },
-            select: { id: true, runnerId: true, state: true, error: true },
-          },
+          workspaces: { where: { userId: actor.userId } },
         },
       });
       rows.sort(
         (a, b) =>
           Number(b.name === DEFAULT_PROJECT) - Number(a.name === DEFAULT_PROJECT) || a.name.localeCompare(b.name),
       );
-      return rows.map((p) => ({
+      // One still waiting for a runner may have one by now (placed on the next connect or renewal
+      // otherwise): the page says where it is, not that it waits.
+      const workspaces = await Promise.all(
+        rows.map(async (p) => {
+          const ws = p.workspaces[0];
+          return ws && workspaceSummary(ws.runnerId ? ws : await deps.placement.placeUnplaced(ws));
+        }),
+      );
+      return rows.map((p, i) => ({
         ...present(p),
         sessions: p.sessions.map((s) => ({ ...s, updatedAt: s.updatedAt.toISOString() })),
-        workspace: p.workspaces[0] ?? null,
+        workspace: workspaces[i] ?? null,
       }));
     },
 
@@ -256,7 +261,7 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
       return {
         ...present(row),
         sessions: [],
-        workspace: { id: workspace.id, runnerId: workspace.runnerId, state: workspace.state, error: workspace.error },
+        workspace: workspaceSummary(workspace),
       };
     },
 
@@ -331,3 +336,7 @@ function present(p: ProjectRow): Omit<ProjectSummary, "sessions" | "workspace"> 
 }
 
 export type ProjectService = ReturnType<typeof createProjectService>;
+
+function workspaceSummary(ws: { id: string; runnerId: string | null; state: string; error: string | null }) {
+  return { id: ws.id, runnerId: ws.runnerId, state: ws.state, error: ws.error };
+}
