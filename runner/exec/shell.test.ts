@@ -138,11 +138,19 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
   it("streams output as progress", async () => {
     make();
     const chunks: string[] = [];
+    // "b" waits until the test has been handed "a": two chunks however slow the machine is.
+    const go = join(ws.dir, "go");
     await run(
-      { command: "echo a; sleep 0.2; echo b" },
+      { command: "echo a; until [ -e go ]; do sleep 0.02; done; echo b" },
       ws.workspace,
-      opContext(ws.workspace, { progress: (c) => chunks.push(c) }),
+      opContext(ws.workspace, {
+        progress: (c) => {
+          chunks.push(c);
+          if (c.includes("a")) void writeFile(go, "");
+        },
+      }),
     );
+    await rm(go, { force: true });
     expect(chunks.join("")).toBe("a\nb\n");
     expect(chunks.length).toBeGreaterThanOrEqual(2);
   });
