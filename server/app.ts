@@ -43,6 +43,7 @@ import type { Actor, Services } from "./services/types";
 import { LocalRunner } from "./local-runner";
 import { createParts, type Parts } from "./parts";
 import { logFn, setLogLevel } from "./log";
+import { holdEventLoop } from "./loop-hold";
 
 export interface QuiverOptions {
   env: Env;
@@ -69,6 +70,16 @@ export interface Quiver {
 type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
+  // Nothing pending in the loop must never mean "wait for every thread's background work" (loop-hold.ts).
+  const release = holdEventLoop();
+  try {
+    return await start(options);
+  } finally {
+    release();
+  }
+}
+
+async function start(options: QuiverOptions): Promise<Quiver> {
   const { env, root } = options;
   setLogLevel(env.QUIVER_LOG_LEVEL);
   const log = options.log ?? logFn("quiver", "info");
