@@ -10,6 +10,7 @@ import { withFault } from "./faults";
 import { startQueryThread } from "./query-thread";
 import { SqliteAdapterFactory } from "./sqlite-adapter";
 import { turnRowsFor, type BeginImage, type TurnRows } from "./turn-rows";
+import { callRowsHere } from "./turn-rows/calls-here";
 
 export { providerOf };
 
@@ -18,7 +19,8 @@ export type { BeginImage, DbProvider, TurnRows };
 
 export interface DbHandle {
   db: Db;
-  /** A model turn's hot-path rows, through the driver (turn-rows/). */
+  /** A model turn's hot-path rows, through the driver (turn-rows/); with `thread`, on the
+   *  query thread but for a tool call's rows (turn-rows/calls-here.ts). */
   rows: TurnRows;
   provider: DbProvider;
   /** Migration names applied by this open. */
@@ -53,7 +55,16 @@ async function open(url: string, options: OpenDbOptions): Promise<DbHandle> {
   }
   if (options.thread) {
     const queries = startQueryThread(url);
-    return { db: queries.db, rows: queries.rows, provider, applied, close: () => queries.close() };
+    // A tool call's rows stay in this thread (calls-here.ts says why).
+    const calls = callRowsHere(url);
+    const { close: closeCalls, ...callOps } = calls;
+    return {
+      db: queries.db,
+      rows: { ...queries.rows, ...callOps },
+      provider,
+      applied,
+      close: async () => void (await Promise.all([queries.close(), closeCalls()])),
+    };
   }
   const db = await connectDb(url);
   const rows = turnRowsFor(url);

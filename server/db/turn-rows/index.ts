@@ -4,7 +4,8 @@
 // the 120 tokens of a short reply cost to relay. The same rows in the same column forms Prisma
 // writes and reads (dates as ISO text with +00:00 on SQLite, timestamp(3) UTC on PostgreSQL,
 // Json as text / jsonb), so every other reader keeps using Prisma.
-// The server runs them on its query thread (query-thread.ts); tests may run them in-process.
+// The server runs them on its query thread (query-thread.ts), but for a tool call's rows, which run
+// in its main thread (calls-here.ts); tests may run them all in-process.
 import type { SessionEvent, Usage } from "../../protocol/events";
 import type { ImageRef } from "../../protocol/attachments";
 import { providerOf } from "../driver";
