@@ -6,7 +6,8 @@
 //    of the batch (p50 over rounds). Also printed: one call alone and the sum (serial) baseline;
 //    and one call alone against its own runner round trip (the pool's run of the same command,
 //    timed inside the call), issue 31 goal 4: the pipeline adds ≤ 2 ms at p50. The database is
-//    the server's: queries and rows on the query thread (db/query-thread.ts).
+//    the server's: queries and turn rows on the query thread (db/query-thread.ts), a tool call's
+//    rows in the main thread (db/turn-rows/calls-here.ts).
 // 2. Truncation + spill of 1 MB and 10 MB shell output to a model-ready result (encode, cut on
 //    UTF-8 boundaries, sha256, store, render), against a bare better-sqlite3 insert of the same
 //    bytes in the same run. Goals: ≤ 15 ms and ≤ 100 ms at p50.
@@ -32,7 +33,7 @@ const spills = createSpillStore(db.db, db.url);
 const log = { warn: () => undefined, error: (m: string, e?: unknown) => console.error(m, e) };
 
 async function batching() {
-  // As the server opens it: Prisma's queries and the hot-path rows on the query thread.
+  // As the server opens it: Prisma's queries and the turn rows on the query thread, the call rows here.
   const threaded = await openDb(db.url, { thread: true });
   const dir = await tempDir("quiver-bench-");
   const server = await startServer();
