@@ -80,7 +80,8 @@ export function useQuiverSession(format: WireFormat, prefix: string, database: D
   return ctx;
 }
 
-/** The session's events from `lastSeq` until `until` holds; `onEvent` may act on each one. */
+/** The session's events from `lastSeq` until `until` holds; `onEvent` may act on each one. A minute
+ *  by default: a loaded two-core CI machine has taken over half a minute for one scripted turn. */
 export function follow(
   client: Client,
   sessionId: string,
@@ -92,7 +93,7 @@ export function follow(
     const timer = setTimeout(() => {
       sub.unsubscribe();
       reject(new Error(`timed out; saw ${seen.map((e) => e.type).join(", ")}`));
-    }, opts.timeoutMs ?? 30_000);
+    }, opts.timeoutMs ?? 60_000);
     const sub = client.turns.events.subscribe(
       { sessionId, lastSeq: opts.lastSeq ?? 0 },
       {
