@@ -3,10 +3,16 @@
 // without loading the Prisma clients. There is one better-sqlite3 in the install, the copy
 // Prisma's adapter loads (server/db/one-sqlite.test.ts): two SQLite libraries writing one
 // file in one process corrupt it.
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import Database from "better-sqlite3";
-import pg from "pg";
+import type pg from "pg";
 import type { DbProvider } from "./migrate";
+
+// node-postgres is loaded on first use, not with this module: a SQLite server never needs it,
+// and loading it took both threads of a start (main, query thread) some 50-150 ms of CPU each.
+const requireHere = createRequire(import.meta.url);
+export const loadPg = (): typeof pg => requireHere("pg") as typeof pg;
 
 export function providerOf(url: string): DbProvider {
   return /^postgres(ql)?:/.test(url) ? "postgresql" : "sqlite";
@@ -40,7 +46,7 @@ export async function whenFree<T>(work: () => T, limitMs = 5000): Promise<T> {
 /** A pool whose dropped idle connections (server restart, admin) do not crash the process:
  *  the next query reconnects. */
 export function openPgPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max });
+  const pool = new (loadPg().Pool)({ connectionString: url, max });
   pool.on("error", () => undefined);
   return pool;
 }

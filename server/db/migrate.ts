@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
-import pg from "pg";
+import { loadPg } from "./driver";
 
 export type DbProvider = "sqlite" | "postgresql";
 const migrationsRoot = resolve(import.meta.dirname, "../../prisma/migrations");
@@ -51,7 +51,7 @@ export function migrateSqlite(file: string): string[] {
 
 /** Several servers may start at once against one database: an advisory lock serialises them. */
 export async function migratePostgres(connectionString: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString });
+  const client = new (loadPg().Client)({ connectionString });
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock(7326541)");

@@ -17,8 +17,8 @@
 // event writer, after every batch it stored without a NOTIFY): from then on the peer notifies.
 // SQLite has no broker: one instance per database file.
 import { randomBytes } from "node:crypto";
-import pg from "pg";
-import { openPgPool } from "../db/driver";
+import type pg from "pg";
+import { loadPg, openPgPool } from "../db/driver";
 import {
   CONTROL_CHANNEL,
   ControlMessage,
@@ -214,7 +214,7 @@ export function createCluster(options: ClusterOptions): Cluster {
   }
 
   async function listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: options.url });
+    const client = new (loadPg().Client)({ connectionString: options.url });
     const lost = (err?: unknown) => {
       if (listener !== client) return;
       listener = undefined;
