@@ -13,6 +13,7 @@ import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import type { Env } from "./env";
 import { connectDb, defaultDbUrl, openDb, type DbHandle } from "./db";
+import { lazyClient } from "./db/lazy-client";
 import { lowerHelperThreads } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
@@ -153,8 +154,9 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     accounts.setBroadcast(() => cluster.send({ type: "people.changed" }));
   }
   // Orgs, members and invitations (services/orgs.ts): their changes hold the org's row lock in an
-  // interactive transaction, which the query thread does not run, so they get a client of their own.
-  const orgDb = await connectDb(dbUrl);
+  // interactive transaction, which the query thread does not run, so they get a client of their own,
+  // made when first used (db/lazy-client.ts): most starts never change an org.
+  const orgDb = lazyClient(() => connectDb(dbUrl));
   const orgs = createOrgService({
     db: orgDb,
     accountsOn: () => accounts.on(),
