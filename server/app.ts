@@ -8,6 +8,7 @@ import type { Duplex } from "node:stream";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
 import { WebSocketServer } from "ws";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
@@ -364,7 +365,10 @@ async function start(options: QuiverOptions): Promise<Quiver> {
 
 /** The Next.js app, built first when its build is stale (`npm start`) or with hot reload (`dev`). */
 async function startWeb(root: string, env: Env, dev: boolean, log: (line: string) => void) {
-  const { default: next } = await import("next");
+  // Required, not imported: Node's import() reads the file through libuv's thread pool, four
+  // round trips that on a busy machine, with the query thread loading its own modules there,
+  // left the main thread idle for a second before Next began to load.
+  const next = createRequire(import.meta.url)("next") as typeof import("next").default;
   if (!dev) await (await import("./next-build")).ensureNextBuild(root, log);
   const app = next({ dev, dir: root, hostname: env.HOST, port: env.PORT });
   await app.prepare();
