@@ -244,6 +244,8 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
 
   const engine = createEngine({
     db,
+    // The reads before each model request through plain SQL, not Prisma's compiler (engine.ts).
+    dbProvider: deps.dbProvider,
     rows: deps.rows,
     // Its turn.started and turn.finished also tell the checkpoints (an `after` per changing turn).
     hub: checkpointingHub(hub, checkpoints, (m) => log(`checkpoints: ${m}`)),

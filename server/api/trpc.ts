@@ -88,7 +88,11 @@ function step(action: Action, refOf: RefOf) {
     if (subject.kind === "nobody") authorize(subject, action, { kind: "none" });
     const raw = (await getRawInput()) as unknown;
     const input = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
-    const grant = authorize(subject, action, await loadResource(ctx.services.db, subject, refOf(input)));
+    const grant = authorize(
+      subject,
+      action,
+      await loadResource(ctx.services.db, subject, refOf(input), ctx.services.dbProvider),
+    );
     // Queries and mutations wait for a place among the caller's own (http/call-limits.ts).
     const caller: Caller | undefined =
       subject.kind === "viewer"

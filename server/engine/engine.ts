@@ -1,7 +1,7 @@
 // The engine service: starts a turn when a user sends a message (one running turn per
 // session), cancels it, recovers turns a previous process left running, and owns every turn
 // it started until it ends or the engine is disposed.
-import type { BeginImage, Db, TurnRows } from "../db";
+import type { BeginImage, Db, DbProvider, TurnRows } from "../db";
 import type { Env } from "../env";
 import type { EventHub } from "../hub/events";
 import type { Dispatcher } from "../pipeline/contract";
@@ -27,6 +27,9 @@ import { logFn } from "../log";
 
 export interface EngineDeps {
   db: Db;
+  /** The database's provider: the hot reads before each request go through plain SQL with it
+   *  (services/session-modes.ts); without it, through Prisma. */
+  dbProvider?: DbProvider;
   /** The turn's hot-path rows (DbHandle.rows). */
   rows: TurnRows;
   hub: EventHub;
@@ -154,6 +157,7 @@ export function createEngine(deps: EngineDeps): Engine {
   const late = lateEnds({ rows: deps.rows, hub: deps.hub, log });
   const turnDeps = {
     db,
+    dbProvider: deps.dbProvider,
     rows: deps.rows,
     hub: deps.hub,
     dispatcher: deps.dispatcher,

@@ -6,7 +6,7 @@
 // stored with it, so every later request repeats the same bytes. Only the tail changes.
 // The told mode is read back from the stored notes; a tool output made to end like a note can at
 // worst keep a note from being sent: what runs is decided by the pipeline, never by this text.
-import type { Db } from "../db";
+import type { Db, DbProvider } from "../db";
 import { MODES, type Mode } from "../policy/modes";
 import { modeFor } from "../services/session-modes";
 import type { ContentBlock, ConversationMessage } from "./types";
@@ -62,10 +62,12 @@ export async function announceMode(
   db: Db,
   sessionId: string,
   messages: ConversationMessage[],
+  /** The database's, for the mode read through plain SQL (session-modes.ts). */
+  provider?: DbProvider,
 ): Promise<ConversationMessage[]> {
   const last = messages[messages.length - 1];
   if (!last || last.role === "assistant") return messages;
-  const info = await modeFor(db, sessionId);
+  const info = await modeFor(db, sessionId, undefined, provider);
   if (!info || info.mode === toldMode(messages)) return messages;
   const note = modeNote(info.mode);
   const row = await db.message.findFirst({

@@ -5,7 +5,7 @@
 // event log are left consistent. A database that stops taking writes (disk full, read-only:
 // db/faults.ts) ends the turn at the first refused write with an error saying why and where;
 // what could not be recorded then is handed to the engine (finish.ts) to record once it can.
-import type { Db, TurnRows } from "../db";
+import type { Db, DbProvider, TurnRows } from "../db";
 import { isDatabaseFault } from "../db/faults";
 import type { EventHub } from "../hub/events";
 import type { SessionEventBody, TurnStatus, Usage } from "../protocol/events";
@@ -24,6 +24,8 @@ import { addUsage, zeroUsage } from "./types";
 
 export interface TurnDeps {
   db: Db;
+  /** The database's provider: the mode read before each request through plain SQL (mode-note.ts). */
+  dbProvider?: DbProvider;
   rows: TurnRows;
   hub: EventHub;
   dispatcher: Dispatcher;
@@ -208,7 +210,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         }
       }
       // The mode is said in the newest message, never in the prefix (mode-note.ts).
-      messages = await announceMode(deps.db, sessionId, messages);
+      messages = await announceMode(deps.db, sessionId, messages, deps.dbProvider);
       const spec = { system, tools, messages };
       const ctx = {
         rows,

@@ -48,6 +48,8 @@ if (process.send) {
   };
   const engine = createEngine({
     db,
+    // As server/parts.ts: the hot reads before each request through plain SQL.
+    dbProvider: handle.provider,
     rows: handle.rows,
     hub,
     dispatcher: testDispatcher(),

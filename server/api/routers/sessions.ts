@@ -56,7 +56,10 @@ export const sessionsRouter = router({
     .input(z.object({ sessionId: z.string().min(1) }))
     .query(
       async ({ ctx, input }) =>
-        (await modeFor(ctx.services.db, input.sessionId)) ?? { mode: "ask" as const, forbidden: [] },
+        (await modeFor(ctx.services.db, input.sessionId, undefined, ctx.services.dbProvider)) ?? {
+          mode: "ask" as const,
+          forbidden: [],
+        },
     ),
   /** Switches the mode; a mode the org forbids is refused. Every open tab follows (session.mode). */
   setMode: sessionProcedure("session.write")
