@@ -1,6 +1,7 @@
 // The event hub on real SQLite and PostgreSQL: sequence numbers are unique and contiguous even
 // with two writers, and a subscriber resuming from any seq sees every later event exactly once.
 import { describe, expect, it } from "vitest";
+import { openDb } from "../db";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEvent } from "../protocol/events";
 import { createEventHub } from "./events";
@@ -44,6 +45,29 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     const next = createEventHub(t.current.db, { url: t.current.url });
     expect((await next.publish(sessionId, notice(21))).seq).toBe(21);
     await next.dispose();
+  });
+
+  it("leases numbers on the session row, here and through the query thread, and refuses a session that is not there", async () => {
+    const threaded = await openDb(t.current.url, { thread: true });
+    const { sessionId } = await seedSession(t.current.db);
+    const before = await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } });
+    await new Promise((r) => setTimeout(r, 5));
+    const hub = createEventHub(threaded.db, { url: t.current.url, lease: 8 });
+    try {
+      const evs = await Promise.all(Array.from({ length: 20 }, (_, i) => hub.publish(sessionId, notice(i))));
+      expect(evs.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      const row = await t.current.db.session.findUniqueOrThrow({ where: { id: sessionId } });
+      // Three leases of 8 at least, none handed out twice; a lease is the session's activity, as before.
+      expect(row.lastSeq).toBeGreaterThanOrEqual(20);
+      expect(row.lastSeq % 8).toBe(0);
+      expect(row.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
+      await expect(hub.publish("nosuchsession", notice(0))).rejects.toThrow(
+        "No session nosuchsession: its events cannot be recorded.",
+      );
+    } finally {
+      await hub.dispose();
+      await threaded.close();
+    }
   });
 
   it("posts events without a promise each: numbered and fanned out in order with published ones, written() waits for all of them", async () => {
