@@ -20,6 +20,7 @@ import { RunnerConnection } from "./runner/connection";
 import { createTokenThrottle, type TokenThrottle, type TokenThrottleOptions } from "./runner/throttle";
 import { PtyBridge, type PtyChannel } from "./runner/pty";
 import { PreviewBridge } from "../preview/bridge";
+import { SessionBindings } from "./session-bindings";
 
 export { tokenMatcher };
 export type { PtyChannel };
@@ -96,7 +97,7 @@ export class RunnerPool implements Executor {
   private readonly authorize: (token: string) => boolean;
   private readonly live = new Map<string, RunnerConnection>();
   private readonly known = new Map<string, RunnerStatus>();
-  private readonly bindings = new Map<string, SessionPlace>();
+  private readonly bindings = new SessionBindings<SessionPlace>();
   /** File versions per runner and workspace ("" for the default folder). */
   private readonly versions = new Map<string, number>();
   private locator?: SessionLocator;
@@ -268,7 +269,8 @@ export class RunnerPool implements Executor {
 
   /** Forgets where sessions are (their workspace was deleted or moved): the next call asks `locate`. */
   forgetWorkspace(workspaceId: string): void {
-    for (const [sessionId, place] of [...this.bindings]) if (place.workspaceId === workspaceId) this.unbind(sessionId);
+    for (const [sessionId, place] of this.bindings.entries())
+      if (place.workspaceId === workspaceId) this.unbind(sessionId);
   }
 
   /** The session's place: remembered, or asked of the locator (a place without a runner is not remembered). */
@@ -372,7 +374,7 @@ export class RunnerPool implements Executor {
   status(): RunnerStatus[] {
     return [...this.known.values()].map((st) => ({
       ...st,
-      sessions: this.sessionsOf(st.id).length,
+      sessions: this.bindings.countOn(st.id),
       inflight: this.live.get(st.id)?.inflight ?? 0,
     }));
   }
@@ -390,14 +392,14 @@ export class RunnerPool implements Executor {
   }
 
   private sessionsOf(runnerId: string): string[] {
-    return [...this.bindings].filter(([, p]) => p.runnerId === runnerId).map(([s]) => s);
+    return this.bindings.sessionsOn(runnerId);
   }
 
   private leastBusy(): string | undefined {
     let best: string | undefined;
     let load = Infinity;
     for (const id of [...this.live.keys()].sort()) {
-      const n = this.sessionsOf(id).length;
+      const n = this.bindings.countOn(id);
       if (n < load) [best, load] = [id, n];
     }
     return best;
