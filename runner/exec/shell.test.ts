@@ -139,9 +139,10 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
     make();
     const chunks: string[] = [];
     // "b" waits until the test has been handed "a": two chunks however slow the machine is.
-    const go = join(ws.dir, "go");
+    const name = `progress-go-${tag()}`; // not the "go" an earlier case leaves behind
+    const go = join(ws.dir, name);
     await run(
-      { command: "echo a; until [ -e go ]; do sleep 0.02; done; echo b" },
+      { command: `echo a; until [ -e ${name} ]; do sleep 0.02; done; echo b` },
       ws.workspace,
       opContext(ws.workspace, {
         progress: (c) => {
