@@ -44,8 +44,10 @@ import { writeProbe } from "./db/probe";
 import type { Actor, Services } from "./services/types";
 import { LocalRunner } from "./local-runner";
 import { createParts, type Parts } from "./parts";
-import { logFn, setLogLevel } from "./log";
+import { logFn, scoped, setLogLevel } from "./log";
 import { holdEventLoop } from "./loop-hold";
+import { warmShellParser } from "./shell/parser";
+import { adoptedThreads, endUnadoptedThreads } from "./build/early.mjs";
 
 export interface QuiverOptions {
   env: Env;
@@ -78,6 +80,9 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
     return await start(options);
   } finally {
     release();
+    // A thread start.mjs began for a database this server did not open has nothing to do.
+    for (const entry of endUnadoptedThreads()) scoped("quiver").warn(`a thread started early was not used: ${entry}`);
+    if (adoptedThreads()) scoped("quiver").debug(`threads started early and adopted: ${adoptedThreads()}`);
   }
 }
 
@@ -188,6 +193,10 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       minFreeMb: env.QUIVER_MIN_FREE_DISK_MB,
     }),
   };
+
+  // The database's write probe runs now, on the query thread while the web app loads here: the
+  // first /api/health reuses its answer (kept a few seconds) instead of waiting for three queries.
+  void services.health().catch(() => undefined);
 
   const trpcHttp = createHTTPHandler({
     router: appRouter,
@@ -323,6 +332,8 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   auth.listening(port);
   // Serving from here on: V8's and libuv's helper threads exist by now (priority.ts).
   lowerHelperThreads();
+  // Not while the first health checks and page loads come in; long before anyone's first command.
+  setTimeout(warmShellParser, 2_000).unref();
   const hostForUrl = env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST;
   const url = `http://${hostForUrl === "0.0.0.0" ? "127.0.0.1" : hostForUrl}:${port}`;
 
@@ -368,12 +379,21 @@ async function startWeb(root: string, env: Env, dev: boolean, log: (line: string
   // Required, not imported: Node's import() reads the file through libuv's thread pool, four
   // round trips that on a busy machine, with the query thread loading its own modules there,
   // left the main thread idle for a second before Next began to load.
-  const next = createRequire(import.meta.url)("next") as typeof import("next").default;
-  if (!dev) await (await import("./next-build")).ensureNextBuild(root, log);
-  const app = next({ dev, dir: root, hostname: env.HOST, port: env.PORT });
-  await app.prepare();
-  const handler: (req: IncomingMessage, res: ServerResponse) => Promise<void> = app.getRequestHandler();
-  return { app: app as unknown as { close?: () => Promise<void> }, handler };
+  // Next.js's own modules are loaded without source maps: with them on (`npm start` turns them on
+  // for the server's stack traces), Node read and parsed the map of each of the hundreds of
+  // files Next loads, about 150 ms of a start. The app's pages, loaded per request, keep theirs.
+  const maps = process.sourceMapsEnabled;
+  process.setSourceMapsEnabled(false);
+  try {
+    const next = createRequire(import.meta.url)("next") as typeof import("next").default;
+    if (!dev) await (await import("./next-build")).ensureNextBuild(root, log);
+    const app = next({ dev, dir: root, hostname: env.HOST, port: env.PORT });
+    await app.prepare();
+    const handler: (req: IncomingMessage, res: ServerResponse) => Promise<void> = app.getRequestHandler();
+    return { app: app as unknown as { close?: () => Promise<void> }, handler };
+  } finally {
+    process.setSourceMapsEnabled(maps);
+  }
 }
 
 /** The local owner once accounts exist: no user has an empty id, so it is nobody's access. */

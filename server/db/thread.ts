@@ -7,14 +7,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { compiledEntry } from "../build/compiled";
-
-const boot = `
-const { workerData } = require("node:worker_threads");
-import(workerData.entry).catch(async (err) => {
-  if (err?.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw err;
-  (await import(workerData.tsx)).register();
-  await import(workerData.entry + "?tsx");
-});`;
+import { adoptEarlyThread, THREAD_BOOT } from "../build/early.mjs";
 
 // The ESM build: tsx's CommonJS API cannot register hooks from a worker thread.
 const tsx = pathToFileURL(
@@ -23,13 +16,17 @@ const tsx = pathToFileURL(
     .replace(/\.cjs$/, ".mjs"),
 ).href;
 
-/** `data` reaches the thread as its `workerData` (beside `entry` and `tsx`). */
-export function startThread(entry: URL, data: Record<string, unknown>): Worker {
+/** The `workerData` of a thread on `entry`: `data`, with the entry to load and tsx's loader. */
+export function threadData(entry: URL, data: Record<string, unknown>): Record<string, unknown> {
   const compiled = compiledEntry(fileURLToPath(entry));
-  return new Worker(boot, {
-    eval: true,
-    workerData: { ...data, entry: compiled ? pathToFileURL(compiled).href : entry.href, tsx },
-  });
+  return { ...data, entry: compiled ? pathToFileURL(compiled).href : entry.href, tsx };
+}
+
+/** `data` reaches the thread as its `workerData` (beside `entry` and `tsx`). A thread start.mjs
+ *  started early on the same data (build/early-thread.mjs) is taken instead of a new one. */
+export function startThread(entry: URL, data: Record<string, unknown>): Worker {
+  const workerData = threadData(entry, data);
+  return adoptEarlyThread(workerData) ?? new Worker(THREAD_BOOT, { eval: true, workerData });
 }
 
 /** A thread answering numbered requests: `{ id, ok: true, … }` or `{ id, ok: false, … }`. */
