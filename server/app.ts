@@ -379,9 +379,10 @@ async function startWeb(root: string, env: Env, dev: boolean, log: (line: string
   // Required, not imported: Node's import() reads the file through libuv's thread pool, four
   // round trips that on a busy machine, with the query thread loading its own modules there,
   // left the main thread idle for a second before Next began to load.
-  // Next.js's own modules are loaded without source maps: with them on (`npm start` turns them on
-  // for the server's stack traces), Node read and parsed the map of each of the hundreds of
-  // files Next loads, about 150 ms of a start. The app's pages, loaded per request, keep theirs.
+  // Next.js's own modules are loaded without Node's source maps where they are on (tsx turns them
+  // on: `npm run dev`, the tests): Node would read and parse the map of each of the hundreds of
+  // files Next loads, its 4 MB page runtime's included. `npm start` maps its traces lazily instead
+  // (build/stack-maps.mjs).
   const maps = process.sourceMapsEnabled;
   process.setSourceMapsEnabled(false);
   try {

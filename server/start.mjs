@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { compiledServer } from "./build/compile.mjs";
 import { lowerOtherThreads, startEarlyThread } from "./build/early.mjs";
+import { mapStackTraces } from "./build/stack-maps.mjs";
 
 // Held until the server holds it itself (loop-hold.ts says why): loading the bundle awaits
 // WebAssembly compiles, which are no event of the loop, and with nothing pending Node first
@@ -22,7 +23,9 @@ const dbUrl = process.env.DATABASE_URL ?? `file:${resolve(process.env.QUIVER_DAT
 if (/^postgres(ql)?:/.test(dbUrl) || (dbUrl.startsWith("file:") && existsSync(resolve(dbUrl.slice(5))))) {
   startEarlyThread({ url: dbUrl, entry: pathToFileURL(join(dir, "server-db-query-thread-worker.mjs")).href });
 }
-process.setSourceMapsEnabled(true);
+// Traces point into the TypeScript sources, the bundle's map read when first needed (not Node's
+// source maps, which parse every module's map as it loads: build/stack-maps.mjs).
+mapStackTraces(dir);
 // The server's main() has taken its own hold by the time its module has run (app.ts).
 await import(pathToFileURL(join(dir, "server-main.mjs")).href);
 clearInterval(hold);
