@@ -124,6 +124,9 @@ async function compile(buildRoot, log) {
     bundle: true,
     platform: "node",
     format: "esm",
+    // What is imported dynamically (Prisma's clients, the PostgreSQL driver, the MCP SDK) goes into
+    // chunks of its own, packages included, loaded only when first used.
+    splitting: true,
     target: `node${process.versions.node.split(".")[0]}`,
     sourcemap: true,
     metafile: true,

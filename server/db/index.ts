@@ -3,7 +3,7 @@
 // same model API, so the rest of the server sees one `Db` type.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { PrismaClient as SqliteClient } from "./generated/sqlite/client";
+import type { PrismaClient as SqliteClient } from "./generated/sqlite/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
 import { withFault } from "./faults";
@@ -73,12 +73,16 @@ async function open(url: string, options: OpenDbOptions): Promise<DbHandle> {
 
 /** A client for a database `openDb` has already migrated (a second client, in a worker thread). */
 export async function connectDb(url: string): Promise<Db> {
-  const db =
-    providerOf(url) === "postgresql"
-      ? await postgresClient(url)
-      : new SqliteClient({ adapter: new SqliteAdapterFactory({ url: `file:${sqliteFile(url)}`, timeout: 5000 }) });
+  const db = providerOf(url) === "postgresql" ? await postgresClient(url) : await sqliteClient(url);
   await db.$connect();
   return db;
+}
+
+/** Loaded on first use: a server runs its queries on the query thread (query-thread.ts), so its
+ *  main thread loads Prisma only if it needs a client of its own (an org change). */
+async function sqliteClient(url: string): Promise<Db> {
+  const { PrismaClient } = await import("./generated/sqlite/client");
+  return new PrismaClient({ adapter: new SqliteAdapterFactory({ url: `file:${sqliteFile(url)}`, timeout: 5000 }) });
 }
 
 /** Loaded only for a PostgreSQL URL: its client and adapter are a good part of a SQLite server's start. */
