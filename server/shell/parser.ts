@@ -2,6 +2,7 @@
 // this module is first imported, so the analysis that the policy, session approvals and the
 // read-only classifier share parses synchronously afterwards. A real parser, not a tokenizer:
 // every separator bash accepts (newline, `;`, `&`, pipes, bodies, substitutions) is a node.
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Language, Parser, type Node, type Tree } from "web-tree-sitter";
 
@@ -9,9 +10,23 @@ export type { Node, Tree };
 
 const require = createRequire(import.meta.url);
 
+/** Compiled here and now: V8 compiles WebAssembly functions lazily, so this only decodes the
+ *  file. The asynchronous compile web-tree-sitter does by default waits for V8's helper threads,
+ *  which a starting server keeps busy (and runs below its main thread): the start sat idle. */
+const compileWasm = (file: string) => new WebAssembly.Module(readFileSync(require.resolve(file)));
+
 async function load(): Promise<Parser> {
-  await Parser.init();
-  const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+  await Parser.init({
+    instantiateWasm(
+      imports: WebAssembly.Imports,
+      done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void,
+    ) {
+      const module = compileWasm("web-tree-sitter/web-tree-sitter.wasm");
+      done(new WebAssembly.Instance(module, imports), module);
+      return {};
+    },
+  });
+  const language = Language.loadSync(compileWasm("tree-sitter-bash/tree-sitter-bash.wasm"));
   const parser = new Parser();
   parser.setLanguage(language);
   return parser;
