@@ -30,23 +30,11 @@ writeFileSync(
   ].join("\n"),
 );
 const build = join(dir, "build");
-esbuild.buildSync({
-  entryPoints: [source],
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  sourcemap: true,
-  outfile: join(build, "thrower.mjs"),
-});
+const bundle = (outfile: string) =>
+  esbuild.buildSync({ entryPoints: [source], bundle: true, format: "esm", platform: "node", sourcemap: true, outfile });
+bundle(join(build, "thrower.mjs"));
 // The same bundle outside the build folder: not mapped.
-esbuild.buildSync({
-  entryPoints: [source],
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  sourcemap: true,
-  outfile: join(dir, "elsewhere", "thrower.mjs"),
-});
+bundle(join(dir, "elsewhere", "thrower.mjs"));
 
 /** Runs a fresh node that installs the mapping for `build`, throws through `bundle`, prints the stack. */
 function stackThrough(bundle: string): string {
