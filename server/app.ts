@@ -77,12 +77,16 @@ export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // Nothing pending in the loop must never mean "wait for every thread's background work" (loop-hold.ts).
   const release = holdEventLoop();
   try {
-    return await start(options);
-  } finally {
-    release();
+    const quiver = await start(options);
     // A thread start.mjs began for a database this server did not open has nothing to do.
     for (const entry of endUnadoptedThreads()) scoped("quiver").warn(`a thread started early was not used: ${entry}`);
     if (adoptedThreads()) scoped("quiver").debug(`threads started early and adopted: ${adoptedThreads()}`);
+    return quiver;
+  } catch (err) {
+    endUnadoptedThreads(); // the start's own error says what went wrong
+    throw err;
+  } finally {
+    release();
   }
 }
 
