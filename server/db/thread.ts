@@ -17,13 +17,13 @@ const tsx = pathToFileURL(
 ).href;
 
 /** The `workerData` of a thread on `entry`: `data`, with the entry to load and tsx's loader. */
-export function threadData(entry: URL, data: Record<string, unknown>): Record<string, unknown> {
+function threadData(entry: URL, data: Record<string, unknown>): Record<string, unknown> {
   const compiled = compiledEntry(fileURLToPath(entry));
   return { ...data, entry: compiled ? pathToFileURL(compiled).href : entry.href, tsx };
 }
 
 /** `data` reaches the thread as its `workerData` (beside `entry` and `tsx`). A thread start.mjs
- *  started early on the same data (build/early-thread.mjs) is taken instead of a new one. */
+ *  started early on the same data (build/early.mjs) is taken instead of a new one. */
 export function startThread(entry: URL, data: Record<string, unknown>): Worker {
   const workerData = threadData(entry, data);
   return adoptEarlyThread(workerData) ?? new Worker(THREAD_BOOT, { eval: true, workerData });
