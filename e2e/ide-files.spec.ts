@@ -455,8 +455,18 @@ test("terminals in tabs: each its own shell, kept while hidden and across a relo
   await expect(visibleRows).toContainText("late-first");
   await expect(visibleRows).not.toContainText("second-42");
 
+  // While the reloaded page shows the first tab, the second's shell reads its own size: a hidden
+  // view once attached at 10×6 and shrank the shell every page shares.
+  const size = (await pane.locator("[data-testid=xterm]:visible").getAttribute("data-size"))!.split("x");
+  await page.getByTestId("terminal-tab").nth(1).click();
+  await pane.click();
+  await page.keyboard.type("T=$(tty); (sleep 4; stty -F $T size > hidden-size.txt) &\n");
+  await page.getByTestId("terminal-tab").nth(0).click();
   await page.reload();
   await expect(page.getByTestId("terminal-tab")).toHaveCount(2);
+  await pane.click();
+  await page.keyboard.type("sleep 5; echo size-$(cat hidden-size.txt | tr ' ' x)\n");
+  await expect(visibleRows).toContainText(`size-${size[1]}x${size[0]}`, { timeout: 15_000 });
   await page.getByTestId("terminal-tab").nth(1).click();
   await expect(page.getByTestId("terminal-tab").nth(1)).toHaveAttribute("data-state", "open");
   await expect(visibleRows).toContainText("second-42");

@@ -107,6 +107,21 @@ describe("terminal bridge", () => {
     await c.close();
   });
 
+  it("a page that gives no size (a hidden tab) attaches without resizing the shell; one that does resizes it", async () => {
+    const shown = new Client("session=s1&term=tsize&cols=100&rows=30");
+    await shown.until(() => shown.messages.some((m) => m.type === "attached"));
+    const hidden = new Client("session=s1&term=tsize&offset=0");
+    await hidden.until(() => hidden.messages.some((m) => m.type === "attached"));
+    shown.send({ type: "input", data: "stty size\r" });
+    await shown.until(() => shown.text.includes("30 100"));
+    const other = new Client("session=s1&term=tsize&cols=90&rows=20&offset=0");
+    await other.until(() => other.messages.some((m) => m.type === "attached"));
+    other.send({ type: "input", data: "stty size\r" });
+    await other.until(() => other.text.includes("20 90"));
+    expect(opened).toHaveLength(1);
+    await Promise.all([shown.close(), hidden.close(), other.close()]);
+  });
+
   it("re-attaches to the same shell after a drop and replays only what was missed", async () => {
     const a = new Client("session=s1&term=t2");
     await a.until(() => a.messages.some((m) => m.type === "attached"));

@@ -138,7 +138,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       : { kind: "exited", exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}) };
 
   function open(q: TermQuery): Entry {
-    const channel = deps.pty.open(q.session, { cols: q.cols, rows: q.rows });
+    const channel = deps.pty.open(q.session, { cols: q.cols ?? 80, rows: q.rows ?? 24 });
     const entry: Entry = {
       key: keyOf(q.session, q.term),
       sessionId: q.session,
@@ -191,7 +191,8 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     if (entry) {
       clearTimeout(entry.idle);
       entry.idle = undefined;
-      entry.channel.resize(q.cols, q.rows);
+      // A page that could not measure its view (a hidden tab) leaves the shell's size as it is.
+      if (q.cols !== undefined && q.rows !== undefined) entry.channel.resize(q.cols, q.rows);
     } else {
       const running = [...entries.values()].filter((e) => e.sessionId === q.session).length;
       if (running >= maxPerSession) {

@@ -3,7 +3,8 @@
 // attaches to them, several at once, and they keep running with no page attached up to the
 // idle limit. Two kinds of socket share the path:
 // - a terminal socket: `session`, a client-chosen `term` id (the same id attaches to the same
-//   PTY from any page), `cols`/`rows`, and `offset`, the number of output characters the client
+//   PTY from any page), `cols`/`rows` (left out by a page that cannot measure its view yet, a
+//   hidden tab: it attaches without resizing the shell), and `offset`, the number of output characters the client
 //   already shows, so the server replays only what it missed; `restart=1` opens a new shell
 //   under an id whose shell has ended (without it, an ended id is told how it ended);
 // - a list socket (`session` and `list=1`, no `term`): the session's terminals, sent on connect
@@ -73,8 +74,8 @@ export const TerminalQuery = z.union([
   z.object({
     session: z.string().min(1).max(200),
     term: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
-    cols: z.coerce.number().int().min(1).max(10_000).default(80),
-    rows: z.coerce.number().int().min(1).max(10_000).default(24),
+    cols: z.coerce.number().int().min(1).max(10_000).optional(),
+    rows: z.coerce.number().int().min(1).max(10_000).optional(),
     offset: z.coerce.number().int().nonnegative().default(0),
     restart: flag,
   }),

@@ -90,11 +90,22 @@ export default function XtermView({
     });
     t.open(host.current!);
     term.current = t;
-    try {
-      fit.fit();
-    } catch {
-      // a hidden pane has no size yet; the resize observer fits it later
-    }
+    // Fitted only while shown: in a hidden tab (display: none) the fit addon reads the host's
+    // "100%" as 100 px and made the terminal 10×6, a size then given to the shell every page
+    // shares. Until it has been measured, a view neither sends a size nor asks for one.
+    let measured = false;
+    const fitShown = () => {
+      if (!host.current?.offsetWidth || !host.current.offsetHeight) return;
+      const first = !measured;
+      measured = true;
+      try {
+        fit.fit();
+      } catch {
+        /* detached */
+      }
+      // Shown for the first time: the shell learns this view's size even if fitting changed nothing.
+      if (first) send({ type: "resize", cols: t.cols, rows: t.rows });
+    };
     const links = t.registerLinkProvider({
       provideLinks(y, callback) {
         const line = t.buffer.active.getLine(y - 1);
@@ -141,8 +152,7 @@ export default function XtermView({
       const q = new URLSearchParams({
         session: sessionId,
         term: id,
-        cols: String(t.cols),
-        rows: String(t.rows),
+        ...(measured ? { cols: String(t.cols), rows: String(t.rows) } : {}),
         offset: String(offset),
         ...(restart ? { restart: "1" } : {}),
       });
@@ -156,7 +166,7 @@ export default function XtermView({
           offset = msg.offset;
           // The pane may have been fitted again while the socket opened (fonts, layout): a resize
           // then could not be sent, and a shell wider than the screen garbles wrapped lines.
-          send({ type: "resize", cols: t.cols, rows: t.rows });
+          if (measured) send({ type: "resize", cols: t.cols, rows: t.rows });
           onStateRef.current("open");
         } else if (msg.type === "data") {
           offset += msg.data.length;
@@ -194,16 +204,10 @@ export default function XtermView({
     // The size on the element too: what the shell must be told (tests compare it with `tput cols`).
     const showSize = () => host.current?.setAttribute("data-size", `${t.cols}x${t.rows}`);
     showSize();
-    const resized = t.onResize(({ cols, rows }) => (showSize(), send({ type: "resize", cols, rows })));
-    const observer = new ResizeObserver(() => {
-      if (!host.current?.offsetWidth || !host.current.offsetHeight) return;
-      try {
-        fit.fit();
-      } catch {
-        /* detached */
-      }
-    });
+    const resized = t.onResize(({ cols, rows }) => (showSize(), measured && send({ type: "resize", cols, rows })));
+    const observer = new ResizeObserver(fitShown);
     observer.observe(host.current!);
+    fitShown(); // before connecting: a shown view attaches with its size
     connect();
 
     return () => {
