@@ -15,6 +15,8 @@ const out = new Set<Promise<void>>();
 let lowered = false;
 let rows: TurnRows | undefined;
 
+const PLAIN: Record<string, "query" | "execute"> = { $queryRawUnsafe: "query", $executeRawUnsafe: "execute" };
+
 function prepare(db: Db, call: QueryCall): Promise<unknown> {
   const target = (call.model === undefined ? db : (db as unknown as Record<string, unknown>)[call.model]) as
     Record<string, unknown> | undefined;
@@ -51,6 +53,13 @@ async function run(req: Exclude<QueryRequest, { type: "close" }>): Promise<Query
         ok: true,
         results: [await (rows[req.op] as (...a: unknown[]) => Promise<unknown>)(...req.args)],
       };
+    }
+    const [only] = req.calls;
+    // Plain SQL outside a transaction runs on the driver, not through Prisma (TurnRows.query).
+    if (!req.transaction && only.model === undefined && Object.hasOwn(PLAIN, only.op)) {
+      rows ??= turnRowsFor(url);
+      const [sql, ...args] = only.args as [string, ...unknown[]];
+      return { id: req.id, ok: true, results: [await rows[PLAIN[only.op]](sql, args)] };
     }
     const db = await client;
     const results = req.transaction

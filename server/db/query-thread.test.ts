@@ -123,6 +123,41 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
       expect(Buffer.from(row.bytes).equals(bytes)).toBe(true);
     }));
 
+  it("runs plain SQL: rows, RETURNING, changed counts, a lock waited out, errors kept", () =>
+    withThread(async ({ db }) => {
+      const actor = await ensureLocalActor(db);
+      const s = await db.session.create({ data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
+      const p = (n: number) => (provider === "postgresql" ? `$${n}` : "?");
+      const read = `SELECT "id","title" FROM "Session" WHERE "id" = ${p(1)}`;
+      expect(await db.$queryRawUnsafe(read, s.id)).toEqual([{ id: s.id, title: "t" }]);
+      expect(await db.$queryRawUnsafe(read, "missing")).toEqual([]);
+      const lease = `UPDATE "Session" SET "lastSeq" = "lastSeq" + ${p(1)} WHERE "id" = ${p(2)} RETURNING "lastSeq"`;
+      expect(await db.$queryRawUnsafe(lease, 256, s.id)).toEqual([{ lastSeq: 256 }]);
+      const rename = `UPDATE "Session" SET "title" = ${p(1)} WHERE "id" = ${p(2)}`;
+      expect(await db.$executeRawUnsafe(rename, "u", s.id)).toBe(1);
+      expect(await db.$executeRawUnsafe(rename, "u", "missing")).toBe(0);
+      // Another connection holds the write lock for a while: the write waits, then lands.
+      if (provider === "sqlite") {
+        const other = t.current.db;
+        const held = other.$transaction(async (tx) => {
+          await tx.session.update({ where: { id: s.id }, data: { title: "held" } });
+          await new Promise((r) => setTimeout(r, 300));
+        });
+        await new Promise((r) => setTimeout(r, 50));
+        expect(await db.$executeRawUnsafe(rename, "after", s.id)).toBe(1);
+        await held;
+      }
+      expect((await t.current.db.session.findUniqueOrThrow({ where: { id: s.id } })).title).toBe(
+        provider === "sqlite" ? "after" : "u",
+      );
+      await expect(db.$queryRawUnsafe(`SELECT "nope" FROM "Session"`)).rejects.toThrow(/nope/);
+      // In a batch, raw SQL stays in Prisma's transaction: all or nothing.
+      await expect(
+        db.$transaction([db.$executeRawUnsafe(rename, "batched", s.id), db.session.create({ data: {} as never })]),
+      ).rejects.toThrow();
+      expect((await db.session.findUniqueOrThrow({ where: { id: s.id } })).title).not.toBe("batched");
+    }));
+
   it("refuses what needs a client on the calling thread, saying so", () =>
     withThread(async ({ db }) => {
       await expect(db.$transaction(async () => 1)).rejects.toThrow(/interactive transaction/);

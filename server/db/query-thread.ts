@@ -139,6 +139,8 @@ export function startQueryThread(url: string): QueryThread {
     addCall: true,
     updateCall: true,
     addAudit: true,
+    query: true,
+    execute: true,
   };
   const call =
     (op: TurnRowsOp) =>

@@ -37,8 +37,9 @@ if (process.send) {
   const { db } = handle;
   // As server/parts.ts: on PostgreSQL the hub of an instance that may have peers (alone here).
   const cluster = handle.provider === "postgresql" ? createCluster({ url: dbUrl }) : undefined;
-  const shared = cluster && createSharedHub(db, cluster, { url: dbUrl });
-  const hub: EventHub = shared ?? createEventHub(db, { url: dbUrl });
+  // Stored events read through the query thread's driver, as parts.ts passes them.
+  const shared = cluster && createSharedHub(db, cluster, { url: dbUrl, pages: handle.rows });
+  const hub: EventHub = shared ?? createEventHub(db, { url: dbUrl, pages: handle.rows });
   // How far a turn has come, for the memory benchmark's samples (one comparison per event).
   let textDeltas = 0;
   const post = hub.post.bind(hub);

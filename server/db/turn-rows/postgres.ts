@@ -37,6 +37,8 @@ export function postgresTurnRows(url: string): TurnRows {
   const pool = openPgPool(url, 4);
   return {
     ...postgresCallRows(pool),
+    query: async (sql, args) => (await pool.query(sql, args)).rows,
+    execute: async (sql, args) => (await pool.query(sql, args)).rowCount ?? 0,
     begin: (b) =>
       inTransaction(pool, async (c): Promise<TurnBegun> => {
         const found = await c.query<{ provider: string | null; model: string | null }>(

@@ -1,6 +1,7 @@
 // Turn rows on SQLite (index.ts says why and what): better-sqlite3 statements prepared once.
 // `begin` runs as an IMMEDIATE transaction, holding the write lock from its first read, so
 // two sends to one session cannot both find it idle.
+import type { Statement } from "better-sqlite3";
 import { openSqlite, sqliteDate, whenFree } from "../driver";
 import { rowId } from "../row-id";
 import type { SessionEvent } from "../../protocol/events";
@@ -104,8 +105,27 @@ export function sqliteTurnRows(url: string): TurnRows {
     },
   );
 
+  // Plain SQL by its text: the few statements the hot paths send, each prepared once.
+  const plain = new Map<string, Statement>();
+  const statement = (sql: string) => {
+    let st = plain.get(sql);
+    if (!st) {
+      if (plain.size >= 64) plain.clear();
+      plain.set(sql, (st = db.prepare(sql)));
+    }
+    return st;
+  };
+  // Bound as Prisma binds a date: ISO text with +00:00.
+  const bind = (args: unknown[]) => args.map((a) => (a instanceof Date ? sqliteDate(a) : a));
+
   return {
     ...sqliteCallRows(db),
+    query: (sql, args) =>
+      whenFree(() => {
+        const st = statement(sql);
+        return st.reader ? st.all(...bind(args)) : (st.run(...bind(args)), []);
+      }),
+    execute: (sql, args) => whenFree(() => statement(sql).run(...bind(args)).changes),
     // Stored as Prisma does, ISO text with +00:00: the event's `at` is the same instant in Z form.
     events: async (sessionId, afterSeq, upToSeq, limit) =>
       (
