@@ -32,10 +32,24 @@ export const MODE_LABELS: Record<Mode, string> = {
 /** The modes an org may forbid: "ask" always stays, as the fallback. */
 export const ForbiddenModes = z.array(Mode.exclude(["ask"])).max(3);
 
-/** A stored list read leniently: anything not a forbiddable mode is dropped. */
+/** Org.forbiddenModes as stored, parsed or as JSON text (SQLite's column read through the
+ *  driver), read leniently: an entry that is not a forbiddable mode is dropped. A value that is
+ *  no list at all (a corrupt column, text that does not parse) fails closed: every mode but ask
+ *  is forbidden, since what the org meant to forbid cannot be told. No org row (`undefined`)
+ *  forbids nothing. */
 export function parseForbidden(value: unknown): Mode[] {
-  if (!Array.isArray(value)) return [];
-  return MODES.filter((m) => m !== "ask" && value.includes(m));
+  if (value === undefined) return [];
+  if (typeof value === "string") value = parseJson(value);
+  const list: readonly unknown[] = Array.isArray(value) ? value : MODES;
+  return MODES.filter((m) => m !== "ask" && list.includes(m));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The mode a call is judged in: the stored one unless it is unknown or the org forbids it. */

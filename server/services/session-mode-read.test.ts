@@ -34,6 +34,42 @@ describe.each(testDatabases())("the session mode read on %s", (provider) => {
     }
   });
 
+  it("fails closed on a forbidden-modes column that holds no list: all but ask are forbidden", async () => {
+    const db = t.current.db;
+    const { sessionId, orgId } = await seedSession(db);
+    await db.session.update({ where: { id: sessionId }, data: { mode: "auto" } });
+    const threaded = await openDb(t.current.url, { thread: true });
+    const closed = { mode: "ask", forbidden: ["plan", "accept-edits", "auto"] };
+    const set = (value: string) =>
+      db.$executeRawUnsafe(
+        provider === "sqlite"
+          ? `UPDATE "Org" SET "forbiddenModes" = ? WHERE "id" = ?`
+          : `UPDATE "Org" SET "forbiddenModes" = $1::jsonb WHERE "id" = $2`,
+        value,
+        orgId,
+      );
+    try {
+      // JSON that is not a list, on both databases: every read path fails closed.
+      for (const value of [`{"auto":true}`, `"auto"`, `null`, `7`]) {
+        await set(value);
+        expect(await modeFor(db, sessionId)).toEqual(closed);
+        expect(await modeFor(db, sessionId, undefined, provider)).toEqual(closed);
+        expect(await modeFor(threaded.db, sessionId, undefined, provider)).toEqual(closed);
+      }
+      // Text that is no JSON at all (SQLite keeps whatever text it is given).
+      if (provider === "sqlite") {
+        await set(`["auto"`);
+        expect(await modeFor(threaded.db, sessionId, undefined, provider)).toEqual(closed);
+        // Prisma's own raw read refuses the text outright, which allows nothing either.
+        await expect(modeFor(db, sessionId, undefined, provider)).rejects.toThrow(/JSON/);
+      }
+      await set(`["plan"]`);
+      expect(await modeFor(threaded.db, sessionId, undefined, provider)).toEqual({ mode: "auto", forbidden: ["plan"] });
+    } finally {
+      await threaded.close();
+    }
+  });
+
   it("finds no session for an unknown id, nor for one that is SQL text", async () => {
     for (const id of ["nosuchsession", `x' OR '1'='1`]) {
       expect(await modeFor(t.current.db, id, undefined, provider)).toBeUndefined();

@@ -63,13 +63,8 @@ async function modeRow(
     mode: string;
     forbiddenModes: unknown;
   }[];
-  if (!row) return undefined;
-  if (typeof row.forbiddenModes !== "string") return row;
-  try {
-    return { mode: row.mode, forbiddenModes: JSON.parse(row.forbiddenModes) as unknown };
-  } catch {
-    return { mode: row.mode, forbiddenModes: [] };
-  }
+  // SQLite's Json column comes as its text: parseForbidden reads it (and fails closed on garbage).
+  return row;
 }
 
 /** The mode the session's next call is judged in. With `emit` (a dispatch), a forbidden stored

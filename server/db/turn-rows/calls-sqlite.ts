@@ -51,7 +51,8 @@ export function sqliteCallRows(db: Database.Database): CallRows {
     return {
       orgId: s.orgId,
       mode: s.mode,
-      forbiddenModes: JSON.parse(s.forbiddenModes) as unknown,
+      // As stored (JSON text): parseForbidden reads it, and fails closed on text that does not parse.
+      forbiddenModes: s.forbiddenModes,
       policy: p ? { version: p.version, rules: JSON.parse(p.rules) as unknown } : null,
       approvals: approvals.all(sessionId) as DispatchRows["approvals"],
       stored: stored.get(turnId, sessionId, parentCallId) !== undefined,

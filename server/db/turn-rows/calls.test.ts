@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
 import { seedSession } from "../../testing/hub";
+import { parseForbidden } from "../../policy/modes";
 import { NoCallRow } from "./calls";
 
 const call = (sessionId: string, turnId: string | null, fields: object = {}) => ({
@@ -100,14 +101,25 @@ describe.each(testDatabases())("tool call rows on %s", (provider) => {
     await db.session.update({ where: { id: sessionId }, data: { mode: "plan" } });
     await db.org.update({ where: { id: orgId }, data: { forbiddenModes: ["auto"] } });
     const turn = await db.turn.create({ data: { sessionId } });
-    expect(await rows.dispatchRows(sessionId, turn.id, null)).toEqual({
+    const first = await rows.dispatchRows(sessionId, turn.id, null);
+    expect(first).toEqual({
       orgId,
       mode: "plan",
-      forbiddenModes: ["auto"],
+      // Parsed on PostgreSQL, the column's JSON text on SQLite: what judges it is parseForbidden.
+      forbiddenModes: provider === "sqlite" ? `["auto"]` : ["auto"],
       policy: null,
       approvals: [],
       stored: false,
     });
+    expect(parseForbidden(first?.forbiddenModes)).toEqual(["auto"]);
+    // A column that holds no list (corrupt, or text that does not parse on SQLite) forbids all but ask.
+    await db.$executeRawUnsafe(
+      `UPDATE "Org" SET "forbiddenModes" = ${provider === "sqlite" ? "'[\"auto\"'" : `'{"auto":true}'::jsonb`} WHERE "id" = ${provider === "sqlite" ? "?" : "$1"}`,
+      orgId,
+    );
+    const corrupt = await rows.dispatchRows(sessionId, turn.id, null);
+    expect(parseForbidden(corrupt?.forbiddenModes)).toEqual(["plan", "accept-edits", "auto"]);
+    await db.org.update({ where: { id: orgId }, data: { forbiddenModes: ["auto"] } });
     await db.orgPolicy.create({ data: { orgId, version: 1, rules: [{ effect: "deny", tool: "shell" }] } });
     await db.orgPolicy.create({ data: { orgId, version: 2, rules: [{ effect: "ask", tool: "web_fetch" }] } });
     const approval = async (status: string, scope: string | null, fp: string) => {

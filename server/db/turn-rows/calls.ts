@@ -53,7 +53,7 @@ export interface CallPatch {
 export interface DispatchRows {
   orgId: string;
   mode: string;
-  /** Org.forbiddenModes, parsed JSON. */
+  /** Org.forbiddenModes as the driver reads it (parsed, or JSON text on SQLite): parseForbidden. */
   forbiddenModes: unknown;
   /** The org's policy in force (its highest version), if it ever had one; `rules` parsed JSON. */
   policy: { version: number; rules: unknown } | null;
