@@ -128,7 +128,11 @@ try {
   const clients = await startChild("client");
   children.push(clients);
   const baseURL = (kind: Kind) => (kind === "anthropic" ? fake.ready.anthropicBaseURL! : fake.ready.openaiBaseURL!);
-  const relay = await startChild("relay", [baseURL("anthropic"), baseURL("openai")], process.env.BENCH_RELAY_FLAGS?.split(" ").filter(Boolean));
+  const relay = await startChild(
+    "relay",
+    [baseURL("anthropic"), baseURL("openai")],
+    process.env.BENCH_RELAY_FLAGS?.split(" ").filter(Boolean),
+  );
   children.push(relay);
   const dbs: { name: string; url: string }[] = [{ name: "sqlite", url: `file:${join(dir, "bench.db")}` }];
   // BENCH_DB=sqlite|postgresql: one database only (profiling).

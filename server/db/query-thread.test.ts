@@ -126,7 +126,9 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
   it("runs plain SQL: rows, RETURNING, changed counts, a lock waited out, errors kept", () =>
     withThread(async ({ db }) => {
       const actor = await ensureLocalActor(db);
-      const s = await db.session.create({ data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" } });
+      const s = await db.session.create({
+        data: { title: "t", ownerId: actor.userId, orgId: actor.orgId, workspace: "" },
+      });
       const p = (n: number) => (provider === "postgresql" ? `$${n}` : "?");
       const read = `SELECT "id","title" FROM "Session" WHERE "id" = ${p(1)}`;
       expect(await db.$queryRawUnsafe(read, s.id)).toEqual([{ id: s.id, title: "t" }]);
