@@ -133,6 +133,10 @@ describe.each(testDatabases())("query thread on %s", (provider) => {
       const read = `SELECT "id","title" FROM "Session" WHERE "id" = ${p(1)}`;
       expect(await db.$queryRawUnsafe(read, s.id)).toEqual([{ id: s.id, title: "t" }]);
       expect(await db.$queryRawUnsafe(read, "missing")).toEqual([]);
+      // Dates and booleans bind as Prisma binds them.
+      const found = `SELECT "id" FROM "Session" WHERE "id" = ${p(1)} AND "createdAt" <= ${p(2)} AND ${p(3)}`;
+      expect(await db.$queryRawUnsafe(found, s.id, new Date(Date.now() + 60_000), true)).toEqual([{ id: s.id }]);
+      expect(await db.$queryRawUnsafe(found, s.id, new Date(0), true)).toEqual([]);
       const lease = `UPDATE "Session" SET "lastSeq" = "lastSeq" + ${p(1)} WHERE "id" = ${p(2)} RETURNING "lastSeq"`;
       expect(await db.$queryRawUnsafe(lease, 256, s.id)).toEqual([{ lastSeq: 256 }]);
       const rename = `UPDATE "Session" SET "title" = ${p(1)} WHERE "id" = ${p(2)}`;

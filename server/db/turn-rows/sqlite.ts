@@ -115,8 +115,10 @@ export function sqliteTurnRows(url: string): TurnRows {
     }
     return st;
   };
-  // Bound as Prisma binds a date: ISO text with +00:00.
-  const bind = (args: unknown[]) => args.map((a) => (a instanceof Date ? sqliteDate(a) : a));
+  // Bound as Prisma binds them: a date as ISO text with +00:00, a boolean as 1 or 0 (the driver
+  // refuses booleans).
+  const bind = (args: unknown[]) =>
+    args.map((a) => (a instanceof Date ? sqliteDate(a) : typeof a === "boolean" ? Number(a) : a));
 
   return {
     ...sqliteCallRows(db),
