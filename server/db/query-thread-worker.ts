@@ -1,6 +1,7 @@
 // The query thread (query-thread.ts starts it): a Prisma client of its own on a database the
 // server has already migrated, running the calls the main thread sends in order of arrival,
-// each batch marked `transaction` in one transaction. It closes after the calls already sent.
+// each batch marked `transaction` in one transaction; raw SQL outside a batch and the turn rows
+// run on the driver beside it (turn-rows/). It closes after the calls already sent.
 import { parentPort, workerData } from "node:worker_threads";
 import { yieldToMainThread } from "../priority";
 import { databaseFault } from "./faults";
