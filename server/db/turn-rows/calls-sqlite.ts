@@ -16,6 +16,17 @@ import {
 
 const value = (v: unknown) => (v instanceof Date ? sqliteDate(v) : typeof v === "boolean" ? (v ? 1 : 0) : v);
 
+/** Stored JSON text parsed; text that does not parse is handed on as it is, for the policy's
+ *  validation to refuse with its version named (services/policies.ts), rather than a bare
+ *  SyntaxError ending the dispatch. */
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 export function sqliteCallRows(db: Database.Database): CallRows {
   const insertCall = db.prepare(
     `INSERT INTO "ToolCall" ("id","sessionId","turnId","providerCallId","slot","name","input","status","decision","decisionReason","mode","parentCallId","result","isError","endedAt","createdAt") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -53,7 +64,7 @@ export function sqliteCallRows(db: Database.Database): CallRows {
       mode: s.mode,
       // As stored (JSON text): parseForbidden reads it, and fails closed on text that does not parse.
       forbiddenModes: s.forbiddenModes,
-      policy: p ? { version: p.version, rules: JSON.parse(p.rules) as unknown } : null,
+      policy: p ? { version: p.version, rules: jsonOrText(p.rules) } : null,
       approvals: approvals.all(sessionId) as DispatchRows["approvals"],
       stored: stored.get(turnId, sessionId, parentCallId) !== undefined,
     };

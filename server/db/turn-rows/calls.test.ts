@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
 import { seedSession } from "../../testing/hub";
 import { parseForbidden } from "../../policy/modes";
+import { policyOf } from "../../services/policies";
 import { NoCallRow } from "./calls";
 
 const call = (sessionId: string, turnId: string | null, fields: object = {}) => ({
@@ -142,6 +143,16 @@ describe.each(testDatabases())("tool call rows on %s", (provider) => {
       message: null,
     });
     expect(read?.stored).toBe(true);
+    // A policy whose stored text is no JSON is read as invalid, and its version named: the
+    // pipeline then denies what is not read-only (services/policies.ts).
+    if (provider === "sqlite") {
+      await db.$executeRawUnsafe(
+        `UPDATE "OrgPolicy" SET "rules" = '[{"effect":' WHERE "orgId" = ? AND "version" = 2`,
+        orgId,
+      );
+      const loaded = policyOf((await rows.dispatchRows(sessionId, turn.id, null))?.policy ?? null);
+      expect(loaded).toMatchObject({ ok: false, error: expect.stringMatching(/^version 2 is invalid/) });
+    }
     // Stored calls are the response's own: another turn, a subagent's, or no turn at all are not.
     const other = await db.turn.create({ data: { sessionId } });
     expect((await rows.dispatchRows(sessionId, other.id, null))?.stored).toBe(false);
