@@ -33,9 +33,10 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
   let hub: EventHub;
   let engine: Engine;
   const env = (window: number) => ({ ...fakeProviderEnv(kind, fake), QUIVER_CONTEXT_WINDOW: window });
-  const start = (window = WINDOW) => {
+  const start = (window = WINDOW, named?: typeof dbProvider) => {
     engine = createEngine({
       db: t.current.db,
+      dbProvider: named,
       rows: t.current.rows,
       hub,
       dispatcher: testDispatcher(),
@@ -134,6 +135,24 @@ describe.each(combos)("compaction on %s with the %s wire format", (dbProvider, k
       where: { id: second[0].type === "turn.started" ? second[0].turnId : "" },
     });
     expect(turnRow.outputTokens).toBe(30);
+  });
+
+  it("after a restart, reads how full the last request was from its row (Prisma, or plain SQL)", async () => {
+    for (const named of [undefined, dbProvider]) {
+      const { sessionId, userId } = await seedSession(t.current.db);
+      fake.enqueue(
+        { blocks: [{ type: "text", text: "Read it." }], usage: nearlyFull },
+        { blocks: [{ type: "text", text: "SUMMARY: read." }], usage: { input: 9_000, output: 20 } },
+        { blocks: [{ type: "text", text: "Done." }], usage: { input: 300, output: 10 } },
+      );
+      await turn(sessionId, userId, "read it");
+      // A new engine knows nothing of the session but what is stored.
+      await engine.dispose();
+      start(WINDOW, named);
+      const second = await turn(sessionId, userId, "go on");
+      expect(of(second, "context.compacted")).toMatchObject([{ summary: "SUMMARY: read.", tokens: 9_000 }]);
+      expect(second.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
+    }
   });
 
   it("summarizes between two requests of a turn, and the model is asked to go on", async () => {

@@ -15,7 +15,7 @@ import {
 } from "./providers/index";
 import { recoverInterruptedTurns } from "./recovery";
 import { COMPACT_COMMAND } from "./compact";
-import { ContextWindows, RecentContext, contextTokens } from "./context";
+import { ContextWindows, RecentContext, lastRequestTokens } from "./context";
 import { runTurn, type TurnContext } from "./turn";
 import type { SubagentLimits } from "./subagent";
 import { lateEnds } from "./late-ends";
@@ -144,12 +144,7 @@ export function createEngine(deps: EngineDeps): Engine {
     async lastTokens(sessionId) {
       const known = lastTokens.get(sessionId);
       if (known !== undefined) return known;
-      const last = await db.modelRequest.findFirst({
-        where: { turn: { sessionId }, endedAt: { not: null }, error: null },
-        orderBy: { startedAt: "desc" },
-        select: { inputTokens: true, outputTokens: true, cacheReadTokens: true, cacheWriteTokens: true },
-      });
-      return last ? contextTokens(last) : 0;
+      return lastRequestTokens(db, sessionId, deps.dbProvider);
     },
     setLastTokens: (sessionId, tokens) => lastTokens.set(sessionId, tokens),
   };
