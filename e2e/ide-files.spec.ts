@@ -464,6 +464,8 @@ test("terminals in tabs: each its own shell, kept while hidden and across a relo
   await page.getByTestId("terminal-tab").nth(0).click();
   await page.reload();
   await expect(page.getByTestId("terminal-tab")).toHaveCount(2);
+  // Typed only once the shell is attached again (its scrollback is back), or the keys are lost.
+  await expect(visibleRows).toContainText("late-first");
   await pane.click();
   await page.keyboard.type("sleep 5; echo size-$(cat hidden-size.txt | tr ' ' x)\n");
   await expect(visibleRows).toContainText(`size-${size[1]}x${size[0]}`, { timeout: 15_000 });
