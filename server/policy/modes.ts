@@ -12,6 +12,7 @@
 // newest message (engine/mode-note.ts).
 import { z } from "zod";
 import { MODES, SessionMode } from "../protocol/modes";
+import { parseJsonText } from "../db/json-text";
 import type { Tool } from "../tools/tool";
 import { inPreset } from "../tools/catalog";
 import type { CallView, Decision } from "./decide";
@@ -39,17 +40,9 @@ export const ForbiddenModes = z.array(Mode.exclude(["ask"])).max(3);
  *  forbids nothing. */
 export function parseForbidden(value: unknown): Mode[] {
   if (value === undefined) return [];
-  if (typeof value === "string") value = parseJson(value);
+  if (typeof value === "string") value = parseJsonText(value, () => undefined);
   const list: readonly unknown[] = Array.isArray(value) ? value : MODES;
   return MODES.filter((m) => m !== "ask" && list.includes(m));
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The mode a call is judged in: the stored one unless it is unknown or the org forbids it. */

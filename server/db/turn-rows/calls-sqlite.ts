@@ -3,6 +3,7 @@
 import type Database from "better-sqlite3";
 import { sqliteDate, whenFree } from "../driver";
 import { rowId } from "../row-id";
+import { parseJsonText } from "../json-text";
 import {
   auditValues,
   callValues,
@@ -15,17 +16,6 @@ import {
 } from "./calls";
 
 const value = (v: unknown) => (v instanceof Date ? sqliteDate(v) : typeof v === "boolean" ? (v ? 1 : 0) : v);
-
-/** Stored JSON text parsed; text that does not parse is handed on as it is, for the policy's
- *  validation to refuse with its version named (services/policies.ts), rather than a bare
- *  SyntaxError ending the dispatch. */
-function jsonOrText(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
 
 export function sqliteCallRows(db: Database.Database): CallRows {
   const insertCall = db.prepare(
@@ -64,7 +54,9 @@ export function sqliteCallRows(db: Database.Database): CallRows {
       mode: s.mode,
       // As stored (JSON text): parseForbidden reads it, and fails closed on text that does not parse.
       forbiddenModes: s.forbiddenModes,
-      policy: p ? { version: p.version, rules: jsonOrText(p.rules) } : null,
+      // Text that does not parse is handed on for the policy's validation to refuse with its
+      // version named (services/policies.ts), not a SyntaxError ending the dispatch.
+      policy: p ? { version: p.version, rules: parseJsonText(p.rules, (text) => text) } : null,
       approvals: approvals.all(sessionId) as DispatchRows["approvals"],
       stored: stored.get(turnId, sessionId, parentCallId) !== undefined,
     };
