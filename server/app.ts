@@ -135,6 +135,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     workspaceFor: (actor, projectId) => parts.services.projects.workspaceFor(actor, projectId),
     models: createModelLister(env),
     prices: env.QUIVER_PRICES,
+    dbProvider: handle.provider,
   });
   // Revoking a link drops its live viewers at once (auth is made just below).
   const shares = createShareService(handle.db, { onRevoked: (linkId) => auth.viewers.end(linkId, "revoked") });

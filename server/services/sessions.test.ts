@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { openDb } from "../db";
 import { testDatabases, useTestDb } from "../testing/db";
 import { seedSession } from "../testing/pipeline";
 import { createSessionService, titleFrom } from "./sessions";
@@ -18,9 +19,12 @@ describe("session titles from a first message", () => {
 describe.each(testDatabases())("sessions on %s", (provider) => {
   const t = useTestDb(provider);
 
-  it("names a new session after its first message once, and a rename wins", async () => {
+  it.each([
+    ["through Prisma", false],
+    ["as one plain statement", true],
+  ])("names a new session after its first message once, and a rename wins (%s)", async (_, plain) => {
     const { actor } = await seedSession(t.current.db);
-    const svc = createSessionService(t.current.db);
+    const svc = createSessionService(t.current.db, plain ? { dbProvider: provider } : {});
     const s = await svc.create(actor, {});
     expect(s.title).toMatch(/^Session \d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
     await svc.nameFromFirstMessage(s.id, "Add a dark mode toggle\nwith details");
@@ -32,6 +36,48 @@ describe.each(testDatabases())("sessions on %s", (provider) => {
     await svc.nameFromFirstMessage(named.id, "hello");
     expect((await svc.get(actor, named.id)).title).toBe("My plan");
     expect((await svc.rename(actor, named.id, "Better name")).title).toBe("Better name");
+  });
+
+  it("names only a title still exactly the default, and moves the session up the list as Prisma did", async () => {
+    const { actor } = await seedSession(t.current.db);
+    const db = t.current.db;
+    const svc = createSessionService(db, { dbProvider: provider });
+    // Created first: only its naming can put it ahead of the sessions made after it.
+    const s = await svc.create(actor, {});
+    const before = (await db.session.findUniqueOrThrow({ where: { id: s.id } })).updatedAt;
+    const near = [
+      "Session 2026-12-02 10:00 notes",
+      "session 2026-12-02 10:00",
+      "Session 2026-12-0x 10:00",
+      "Old Session 2026-12-02 10:00",
+    ];
+    for (const title of near) {
+      const other = await svc.create(actor, { title });
+      await svc.nameFromFirstMessage(other.id, "renamed?");
+      expect((await svc.get(actor, other.id)).title).toBe(title);
+    }
+    await new Promise((r) => setTimeout(r, 5));
+    await svc.nameFromFirstMessage(s.id, `Quote ' and "$1" ? kept`);
+    const row = await db.session.findUniqueOrThrow({ where: { id: s.id } });
+    expect(row.title).toBe(`Quote ' and "$1" ? kept`);
+    expect(row.updatedAt.getTime()).toBeGreaterThan(before.getTime());
+    expect(Math.abs(row.updatedAt.getTime() - Date.now())).toBeLessThan(60_000);
+    expect((await svc.list(actor))[0].id).toBe(s.id);
+  });
+
+  it("names a session through the query thread's driver as the server does", async () => {
+    const { actor } = await seedSession(t.current.db);
+    const threaded = await openDb(t.current.url, { thread: true });
+    try {
+      const svc = createSessionService(threaded.db, { dbProvider: provider });
+      const s = await svc.create(actor, {});
+      await svc.nameFromFirstMessage(s.id, "Fix the flaky upload test");
+      const row = await t.current.db.session.findUniqueOrThrow({ where: { id: s.id } });
+      expect(row.title).toBe("Fix the flaky upload test");
+      expect(Math.abs(row.updatedAt.getTime() - Date.now())).toBeLessThan(60_000);
+    } finally {
+      await threaded.close();
+    }
   });
 
   it("deletes a session with everything recorded in it, but not while a turn runs or for another org", async () => {

@@ -2,7 +2,7 @@
 // session is named by the time it was made until its first message names it; the person may
 // rename it, and delete it (with everything recorded in it) when no turn is running.
 import { TRPCError } from "@trpc/server";
-import type { Db } from "../db";
+import type { Db, DbProvider } from "../db";
 import type { ProviderKind } from "../engine/types";
 import type { ModelChoices } from "../engine/providers/index";
 import type { Actor } from "./types";
@@ -45,6 +45,7 @@ function summarize(s: {
   };
 }
 
+// NAME_IF_UNNAMED below says the same in SQL.
 const DEFAULT_TITLE = /^Session \d{4}-\d{2}-\d{2} \d{2}:\d{2}$/;
 const TITLE_CHARS = 60;
 
@@ -73,7 +74,23 @@ export interface SessionServiceOptions {
   models?: ModelLister;
   /** The operator's prices (QUIVER_PRICES) over the built-in table. */
   prices?: PriceTable;
+  /** Named: the first message's title is set by one plain statement (the query thread runs it
+   *  on its driver), not Prisma's read and update, each compiled in WebAssembly per call. */
+  dbProvider?: DbProvider;
 }
+
+/** The title set only while it is still DEFAULT_TITLE, as Prisma's updateMany would, updatedAt
+ *  included (SQLite keeps it as ISO text with +00:00; PostgreSQL's timestamp(3) holds UTC). */
+const NAME_IF_UNNAMED: Record<DbProvider, { sql: string; now: () => string }> = {
+  sqlite: {
+    sql: `UPDATE "Session" SET "title" = ?, "updatedAt" = ? WHERE "id" = ? AND "title" GLOB 'Session [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]'`,
+    now: () => new Date().toISOString().replace("Z", "+00:00"),
+  },
+  postgresql: {
+    sql: `UPDATE "Session" SET "title" = $1, "updatedAt" = $2::timestamp(3) WHERE "id" = $3 AND "title" ~ '^Session [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}$'`,
+    now: () => new Date().toISOString(),
+  },
+};
 
 const PROVIDER_NAMES: Record<ProviderKind, string> = { anthropic: "Anthropic", openai: "The OpenAI-compatible API" };
 
@@ -167,6 +184,11 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
     /** Names a session still called by its creation time after the message that starts it. */
     async nameFromFirstMessage(id: string, text: string): Promise<void> {
       const title = titleFrom(text);
+      if (title && options.dbProvider) {
+        const { sql, now } = NAME_IF_UNNAMED[options.dbProvider];
+        await db.$executeRawUnsafe(sql, title, now(), id);
+        return;
+      }
       const row = await db.session.findUnique({ where: { id }, select: { title: true } });
       if (!title || !row || !DEFAULT_TITLE.test(row.title)) return;
       // Only if still unnamed: a rename meanwhile wins.

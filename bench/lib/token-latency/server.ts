@@ -77,7 +77,8 @@ if (process.send) {
   const services = {
     db,
     dbProvider: handle.provider,
-    sessions: createSessionService(db),
+    // As server/app.ts: the first message's title set through plain SQL.
+    sessions: createSessionService(db, { dbProvider: handle.provider }),
     engine,
     hub,
   } as unknown as Services;
