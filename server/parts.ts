@@ -195,7 +195,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   const mcp = await startMcp({ configPath: deps.env.QUIVER_MCP_CONFIG, registry, log });
   for (const p of registry.problems()) log(`tool ${p.name} is fail-closed: ${p.reason}`);
   const tools = new ToolSessions(registry, {
-    ...toolActivationStore(db),
+    ...toolActivationStore(db, deps.dbProvider),
     onSaveError: (sessionId, err) => log(`tool activations of ${sessionId} not saved: ${(err as Error).message}`),
   });
 
