@@ -3,6 +3,7 @@
 // rename it, and delete it (with everything recorded in it) when no turn is running.
 import { TRPCError } from "@trpc/server";
 import type { Db, DbProvider } from "../db";
+import { sqliteDate } from "../db/driver";
 import type { ProviderKind } from "../engine/types";
 import type { ModelChoices } from "../engine/providers/index";
 import type { Actor } from "./types";
@@ -84,7 +85,7 @@ export interface SessionServiceOptions {
 const NAME_IF_UNNAMED: Record<DbProvider, { sql: string; now: () => string }> = {
   sqlite: {
     sql: `UPDATE "Session" SET "title" = ?, "updatedAt" = ? WHERE "id" = ? AND "title" GLOB 'Session [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]'`,
-    now: () => new Date().toISOString().replace("Z", "+00:00"),
+    now: () => sqliteDate(new Date()),
   },
   postgresql: {
     sql: `UPDATE "Session" SET "title" = $1, "updatedAt" = $2::timestamp(3) WHERE "id" = $3 AND "title" ~ '^Session [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}$'`,
