@@ -185,13 +185,14 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
     /** Names a session still called by its creation time after the message that starts it. */
     async nameFromFirstMessage(id: string, text: string): Promise<void> {
       const title = titleFrom(text);
-      if (title && options.dbProvider) {
+      if (!title) return;
+      if (options.dbProvider) {
         const { sql, now } = NAME_IF_UNNAMED[options.dbProvider];
         await db.$executeRawUnsafe(sql, title, now(), id);
         return;
       }
       const row = await db.session.findUnique({ where: { id }, select: { title: true } });
-      if (!title || !row || !DEFAULT_TITLE.test(row.title)) return;
+      if (!row || !DEFAULT_TITLE.test(row.title)) return;
       // Only if still unnamed: a rename meanwhile wins.
       await db.session.updateMany({ where: { id, title: row.title }, data: { title } });
     },
