@@ -6,6 +6,7 @@
 // that were posted (same text, seq, time), for the writer's rows and for a subscriber that
 // resumes from any seq inside the run.
 import type { SessionEvent } from "../protocol/events";
+import { msOfIso } from "./event-time";
 
 export type RunnableDelta = Extract<SessionEvent, { type: "text.delta" | "reasoning.delta" }>;
 
@@ -62,14 +63,14 @@ export class RunBuilder {
     this.turnId = first.turnId;
     this.firstSeq = first.seq;
     this.lastSeq = first.seq - 1;
-    this.firstMs = Date.parse(first.at);
+    this.firstMs = msOfIso(first.at);
     this.lastAt = "";
     this.add(first);
   }
 
   /** Whether `ev` may start a run: its time is what the run gives back for it. */
   static fits(ev: RunnableDelta): boolean {
-    return Date.parse(ev.at) >= 0 && new Date(Date.parse(ev.at)).toISOString() === ev.at;
+    return msOfIso(ev.at) >= 0;
   }
 
   /** Whether `ev` is the next delta of this run. */
@@ -84,8 +85,8 @@ export class RunBuilder {
   }
 
   private timeFits(at: string): boolean {
-    const ms = Date.parse(at);
-    return ms >= this.firstMs && ms - this.firstMs < 2 ** 32 && new Date(ms).toISOString() === at;
+    const ms = msOfIso(at);
+    return ms >= this.firstMs && ms - this.firstMs < 2 ** 32;
   }
 
   add(ev: RunnableDelta): void {
@@ -104,7 +105,7 @@ export class RunBuilder {
       this.msAfter = grown(this.msAfter);
       this.msCounts = grown(this.msCounts);
     }
-    this.msAfter[this.times] = Date.parse(ev.at) - this.firstMs;
+    this.msAfter[this.times] = msOfIso(ev.at) - this.firstMs;
     this.msCounts[this.times++] = 1;
   }
 
@@ -129,9 +130,9 @@ export class RunBuilder {
   }
 }
 
-/** The events a run holds, each as it was posted. */
-export function expandRun(run: DeltaRun): SessionEvent[] {
-  const out: SessionEvent[] = [];
+/** Calls `delta` for each delta of a run in seq order, with its text and time (ISO, made once
+ *  per millisecond of the run): the writer's rows need no event object per token. */
+export function eachDelta(run: DeltaRun, delta: (seq: number, text: string, at: string) => void): void {
   let offset = 0;
   let time = -1;
   let left = 0;
@@ -142,17 +143,17 @@ export function expandRun(run: DeltaRun): SessionEvent[] {
       at = new Date(run.firstMs + run.msAfter[time]).toISOString();
     }
     left--;
-    const text = run.text.slice(offset, (offset += run.lengths[i]));
-    // Keys in the order the engine's bodies have them (the stored payload is their JSON).
-    out.push({
-      type: run.type,
-      turnId: run.turnId,
-      text,
-      seq: run.firstSeq + i,
-      sessionId: run.sessionId,
-      at,
-    } as SessionEvent);
+    delta(run.firstSeq + i, run.text.slice(offset, (offset += run.lengths[i])), at);
   }
+}
+
+/** The events a run holds, each as it was posted. */
+export function expandRun(run: DeltaRun): SessionEvent[] {
+  const out: SessionEvent[] = [];
+  // Keys in the order the engine's bodies have them (the stored payload is their JSON).
+  eachDelta(run, (seq, text, at) =>
+    out.push({ type: run.type, turnId: run.turnId, text, seq, sessionId: run.sessionId, at } as SessionEvent),
+  );
   return out;
 }
 

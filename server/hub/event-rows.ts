@@ -7,7 +7,7 @@ import { openPgPool, openSqlite, sqliteDate } from "../db/driver";
 import { rowId } from "../db/row-id";
 import type { SessionEvent } from "../protocol/events";
 import { EVENTS_CHANNEL, eventPayloads } from "../protocol/broker";
-import { expandRuns, type DeltaRun } from "./delta-run";
+import { eachDelta, expandRuns, isRun, type DeltaRun } from "./delta-run";
 
 export interface EventRows {
   /** One transaction: all of the events or none, a row each (a run of deltas: a row per delta).
@@ -25,36 +25,67 @@ function payload(ev: SessionEvent): string {
   return JSON.stringify(body);
 }
 
+type Row = (sessionId: string, seq: number, type: string, payload: string, at: string) => void;
+
+/** Each row of an insert in order: an event's, or one per delta of a run, whose payload is the
+ *  JSON its expanded event's would be (type, turnId, text: the engine's key order) without an
+ *  event object per token on the writer thread. */
+function eachRow(items: ReadonlyArray<SessionEvent | DeltaRun>, row: Row): void {
+  for (const item of items) {
+    if (!isRun(item)) {
+      row(item.sessionId, item.seq, item.type, payload(item), item.at);
+      continue;
+    }
+    const head = `{"type":${JSON.stringify(item.type)},"turnId":${JSON.stringify(item.turnId)},"text":`;
+    eachDelta(item, (seq, text, at) => row(item.sessionId, seq, item.type, `${head}${JSON.stringify(text)}}`, at));
+  }
+}
+
 export function sqliteEventRows(url: string): EventRows {
   const db = openSqlite(url);
   const one = db.prepare(
     `INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES (?,?,?,?,?,?)`,
   );
-  const all = db.transaction((events: SessionEvent[]) => {
-    for (const ev of events) one.run(rowId(), ev.sessionId, ev.seq, ev.type, payload(ev), sqliteDate(ev.at));
-  });
+  // A run's deltas share a time for many rows: its SQLite text is made once per time.
+  let lastAt = "";
+  let lastDate = "";
+  const row: Row = (sessionId, seq, type, payload, at) => {
+    if (at !== lastAt) [lastAt, lastDate] = [at, sqliteDate(at)];
+    one.run(rowId(), sessionId, seq, type, payload, lastDate);
+  };
+  const all = db.transaction((items: ReadonlyArray<SessionEvent | DeltaRun>) => eachRow(items, row));
   return {
-    insert: async (events) => void all(expandRuns(events)),
+    insert: async (items) => void all(items),
     close: async () => void db.close(),
   };
+}
+
+/** PostgreSQL's jsonb refuses the \u escape of an unpaired surrogate, which JSON.stringify
+ *  writes for one (a provider's JSON may carry it into a delta): such a payload is stored with
+ *  U+FFFD in its place rather than the whole batch refused. */
+function pgPayload(payload: string): string {
+  if (!/\\ud[89a-f]/.test(payload)) return payload;
+  const wellFormed = (_key: string, value: unknown) =>
+    typeof value === "string" ? (value as string & { toWellFormed(): string }).toWellFormed() : value;
+  return JSON.stringify(JSON.parse(payload, wellFormed));
 }
 
 export function postgresEventRows(url: string): EventRows {
   const pool = openPgPool(url, 1);
   return {
     async insert(items, notifyFrom) {
-      const events = expandRuns(items);
       const params: unknown[] = [];
-      const values = events.map((ev) => {
+      const values: string[] = [];
+      eachRow(items, (sessionId, seq, type, payload, at) => {
         const b = params.length;
-        params.push(rowId(), ev.sessionId, ev.seq, ev.type, payload(ev), ev.at);
+        params.push(rowId(), sessionId, seq, type, pgPayload(payload), at);
         // timestamp(3) ignores the zone of the ISO text: the UTC time is stored, as Prisma does.
-        return `($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5}::jsonb,$${b + 6}::timestamp(3))`;
+        values.push(`($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5}::jsonb,$${b + 6}::timestamp(3))`);
       });
       const insert = `INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES ${values.join(",")}`;
       if (!notifyFrom) return void (await pool.query(insert, params));
       // One statement, so still one round trip: the rows and their notifications commit together.
-      params.push(EVENTS_CHANNEL, eventPayloads(notifyFrom, events));
+      params.push(EVENTS_CHANNEL, eventPayloads(notifyFrom, expandRuns(items)));
       const n = params.length;
       await pool.query(
         `WITH ins AS (${insert}) SELECT pg_notify($${n - 1}, p) FROM unnest($${n}::text[]) AS p`,

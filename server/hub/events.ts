@@ -13,6 +13,7 @@ import type { SessionEvent, SessionEventBody } from "../protocol/events";
 import { providerOf, sqliteDate } from "../db/driver";
 import { isDatabaseFault } from "../db/faults";
 import { eventStoreFor, type EventStore } from "./event-store";
+import { isoNow } from "./event-time";
 import { eventWriter } from "./persist";
 import { PAGE, Subscription, type SubscribeOptions } from "./subscription";
 import { prismaEventPages, type EventPages } from "./history";
@@ -117,19 +118,6 @@ function stamped(body: SessionEventBody, seq: number, sessionId: string, at: str
   ev.sessionId = sessionId;
   ev.at = at;
   return ev;
-}
-
-// The time of the last event, formatted once per millisecond (the format's precision): at
-// thousands of tokens a second, toISOString was a third of the hub's cost per token.
-let isoAt = 0;
-let iso = "";
-function isoNow(): string {
-  const now = Date.now();
-  if (now !== isoAt) {
-    isoAt = now;
-    iso = new Date(now).toISOString();
-  }
-  return iso;
 }
 
 /** The highest seq a column holds (a 32-bit integer on PostgreSQL): "to the end" in a range. */
