@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import Database from "better-sqlite3";
 import type pg from "pg";
 import type { DbProvider } from "./migrate";
+import { pgValue } from "./storable";
 
 // node-postgres is loaded on first use, not with this module: a SQLite server never needs it,
 // and loading it took both threads of a start (main, query thread) some 50-150 ms of CPU each.
@@ -44,10 +45,17 @@ export async function whenFree<T>(work: () => T, limitMs = 5000): Promise<T> {
 }
 
 /** A pool whose dropped idle connections (server restart, admin) do not crash the process:
- *  the next query reconnects. */
+ *  the next query reconnects. A string parameter's NUL, which no PostgreSQL text column holds,
+ *  goes as ␀ (storable.ts): a model's or a person's text is stored, not the statement refused. */
 export function openPgPool(url: string, max: number): pg.Pool {
   const pool = new (loadPg().Pool)({ connectionString: url, max });
   pool.on("error", () => undefined);
+  // Every query of the pool, pool.query included, runs on one of its clients.
+  pool.on("connect", (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as { query: unknown }).query = (first: unknown, values?: unknown, ...rest: unknown[]) =>
+      Array.isArray(values) ? query(first, values.map(pgValue), ...rest) : query(first, values, ...rest);
+  });
   return pool;
 }
 

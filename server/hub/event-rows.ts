@@ -5,6 +5,7 @@
 // +00:00 and Json as text; PostgreSQL's createdAt is timestamp(3) holding UTC.
 import { openPgPool, openSqlite, sqliteDate } from "../db/driver";
 import { rowId } from "../db/row-id";
+import { jsonbText } from "../db/storable";
 import type { SessionEvent } from "../protocol/events";
 import { EVENTS_CHANNEL, eventPayloads } from "../protocol/broker";
 import { eachDelta, expandRuns, isRun, type DeltaRun } from "./delta-run";
@@ -60,16 +61,6 @@ export function sqliteEventRows(url: string): EventRows {
   };
 }
 
-/** PostgreSQL's jsonb refuses the \u escape of an unpaired surrogate, which JSON.stringify
- *  writes for one (a provider's JSON may carry it into a delta): such a payload is stored with
- *  U+FFFD in its place rather than the whole batch refused. */
-function pgPayload(payload: string): string {
-  if (!/\\ud[89a-f]/.test(payload)) return payload;
-  const wellFormed = (_key: string, value: unknown) =>
-    typeof value === "string" ? (value as string & { toWellFormed(): string }).toWellFormed() : value;
-  return JSON.stringify(JSON.parse(payload, wellFormed));
-}
-
 export function postgresEventRows(url: string): EventRows {
   const pool = openPgPool(url, 1);
   return {
@@ -78,7 +69,7 @@ export function postgresEventRows(url: string): EventRows {
       const values: string[] = [];
       eachRow(items, (sessionId, seq, type, payload, at) => {
         const b = params.length;
-        params.push(rowId(), sessionId, seq, type, pgPayload(payload), at);
+        params.push(rowId(), sessionId, seq, type, jsonbText(payload), at);
         // timestamp(3) ignores the zone of the ISO text: the UTC time is stored, as Prisma does.
         values.push(`($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5}::jsonb,$${b + 6}::timestamp(3))`);
       });

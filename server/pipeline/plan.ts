@@ -11,7 +11,8 @@ import { exactFingerprint } from "../policy/fingerprint";
 import type { ToolStatus } from "../protocol/events";
 import { guardKey } from "./loop-guard";
 import { personCopy } from "./person";
-import { auditOf, parentOf, safeEmit, storableJson, type Decided } from "./records";
+import { auditOf, parentOf, safeEmit, type Decided } from "./records";
+import { storableJson } from "../db/storable";
 import { resolve } from "./resolve";
 import { needsPerson, outsideSurface } from "./subagent";
 

@@ -5,6 +5,7 @@ import type { CallAudit, CallPatch, CallRows, NewCall } from "../db/turn-rows/ca
 import type { SessionEventBody, ToolStatus } from "../protocol/events";
 import type { DecisionKind } from "../policy/decide";
 import type { CallRecord, TurnState } from "./contract";
+import { storableJson } from "../db/storable";
 
 /** A decision about a call, as its audit entry records it. */
 export interface Decided {
@@ -15,23 +16,6 @@ export interface Decided {
   /** The person who decided, or on whose behalf an automatic decision was made; default: the turn's actor. */
   actorId?: string | null;
   extra?: Record<string, unknown>;
-}
-
-// PostgreSQL text and jsonb cannot hold NUL; the model gets a visible stand-in, the spill the byte.
-export function storableText(text: string): string {
-  return text.includes("\0") ? text.replace(/\0/g, "\u2400") : text;
-}
-
-// Deep copy with NUL stripped from strings: PostgreSQL jsonb rejects \u0000.
-export function storableJson(value: unknown): unknown {
-  if (typeof value === "string") return storableText(value);
-  if (Array.isArray(value)) return value.map(storableJson);
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[storableText(k)] = storableJson(v);
-    return out;
-  }
-  return value ?? null;
 }
 
 /** The call's row and audit entries, through the turn rows' driver path (db/turn-rows/calls.ts). */

@@ -9,7 +9,8 @@ import type { ChangePreview, Tool, ToolContext, ToolResult, ToolServices } from 
 import type { CallRecord, ExecutorPicker, TurnState } from "./contract";
 import { CANCELLED_BEFORE, finish, settle } from "./finish";
 import { agentServices } from "./questions";
-import { safeEmit, storableText } from "./records";
+import { safeEmit } from "./records";
+import { storableText } from "../db/storable";
 import { servicesFor } from "./resolve";
 import { OutputCollector } from "./stream";
 

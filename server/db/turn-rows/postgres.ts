@@ -5,6 +5,7 @@
 import type pg from "pg";
 import { openPgPool } from "../driver";
 import { rowId } from "../row-id";
+import { jsonbText } from "../storable";
 import type { SessionEvent } from "../../protocol/events";
 import type { ImageRef } from "../../protocol/attachments";
 import { postgresCallRows } from "./calls-postgres";
@@ -97,7 +98,7 @@ export function postgresTurnRows(url: string): TurnRows {
           turnId,
           position,
           "user",
-          JSON.stringify(userContent(b.text, images)),
+          jsonbText(JSON.stringify(userContent(b.text, images))),
           at,
         ]);
         await c.query(`UPDATE "Session" SET "status" = 'running', "updatedAt" = $2::timestamp(3) WHERE "id" = $1`, [
@@ -161,13 +162,16 @@ export function postgresTurnRows(url: string): TurnRows {
         m.turnId,
         m.position,
         m.role,
-        JSON.stringify(m.content),
+        jsonbText(JSON.stringify(m.content)),
         now(),
       ]);
       return id;
     },
     async setMessageContent(id, content) {
-      await pool.query(`UPDATE "Message" SET "content" = $2::jsonb WHERE "id" = $1`, [id, JSON.stringify(content)]);
+      await pool.query(`UPDATE "Message" SET "content" = $2::jsonb WHERE "id" = $1`, [
+        id,
+        jsonbText(JSON.stringify(content)),
+      ]);
     },
     async turnUsage(turnId, u) {
       await pool.query(

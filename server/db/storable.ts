@@ -1,0 +1,45 @@
+// What PostgreSQL can hold, for text that comes from a model, a person or a tool: its text
+// columns take no NUL, and jsonb refuses the \u0000 escape and the \ud800-style escape of an
+// unpaired surrogate that JSON.stringify writes for them. One such character in a model's reply
+// used to fail the turn there ("unsupported Unicode escape sequence") and drop its events.
+// Stored, a NUL reads as ␀ (U+2400, visible where the byte was) and an unpaired surrogate as
+// U+FFFD, as a UTF-8 decoder shows it. SQLite keeps both as they are, but for the tool slot's
+// rows, which use storableText on either database.
+
+const NUL = /\0/g;
+// A high surrogate with no low one after it, or a low one with no high one before it.
+const UNPAIRED = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNPAIRED_TEST = new RegExp(UNPAIRED.source);
+
+export function storableText(text: string): string {
+  const nul = text.includes("\0");
+  if (!nul && !UNPAIRED_TEST.test(text)) return text;
+  return (nul ? text.replace(NUL, "\u2400") : text).replace(UNPAIRED, "\ufffd");
+}
+
+/** A deep copy with every string (keys too) storable. */
+export function storableJson(value: unknown): unknown {
+  if (typeof value === "string") return storableText(value);
+  if (Array.isArray(value)) return value.map(storableJson);
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[storableText(k)] = storableJson(v);
+    return out;
+  }
+  return value ?? null;
+}
+
+// JSON.stringify escapes NUL as \u0000 and an unpaired surrogate as \udXXX; everything else it
+// writes as itself. (An escaped backslash before "u" matches too: then only a needless reparse.)
+const ESCAPE_JSONB_REFUSES = /\\u(0000|d[89a-f])/;
+
+/** JSON text as jsonb takes it: the same text unless it holds an escape jsonb refuses. */
+export function jsonbText(json: string): string {
+  if (!ESCAPE_JSONB_REFUSES.test(json)) return json;
+  return JSON.stringify(storableJson(JSON.parse(json)));
+}
+
+/** A query parameter a PostgreSQL text column takes: a string's NUL as ␀. */
+export function pgValue(value: unknown): unknown {
+  return typeof value === "string" && value.includes("\0") ? value.replace(NUL, "\u2400") : value;
+}
