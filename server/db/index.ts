@@ -6,6 +6,7 @@ import { dirname, resolve } from "node:path";
 import type { PrismaClient as SqliteClient } from "./generated/sqlite/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
+import { storableData } from "./storable";
 import { withFault } from "./faults";
 import { startQueryThread } from "./query-thread";
 import { SqliteAdapterFactory } from "./sqlite-adapter";
@@ -91,7 +92,36 @@ async function postgresClient(url: string): Promise<Db> {
     import("./generated/postgresql/client"),
     import("@prisma/adapter-pg"),
   ]);
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db;
+  const client = new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
+  return client.$extends({ query: { $allModels: { $allOperations: storableWrites } } }) as unknown as Db;
+}
+
+const WRITES = new Set([
+  "create",
+  "createMany",
+  "createManyAndReturn",
+  "update",
+  "updateMany",
+  "updateManyAndReturn",
+  "upsert",
+]);
+
+/** PostgreSQL's text and jsonb hold no NUL nor unpaired surrogate (storable.ts): a write's data
+ *  from a person or a model is stored with stand-ins instead of the write failing. */
+function storableWrites({
+  operation,
+  args,
+  query,
+}: {
+  operation: string;
+  args: unknown;
+  query: (args: unknown) => Promise<unknown>;
+}) {
+  if (!WRITES.has(operation) || !args || typeof args !== "object") return query(args);
+  const a = args as Record<string, unknown>;
+  const out = { ...a };
+  for (const key of ["data", "create", "update"]) if (a[key] !== undefined) out[key] = storableData(a[key]);
+  return query(out);
 }
 
 const sqliteFile = (url: string) => resolve(url.replace(/^file:/, ""));

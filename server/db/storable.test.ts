@@ -3,7 +3,9 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import { openPgPool } from "./driver";
-import { jsonbText, pgValue, storableJson, storableText } from "./storable";
+import { openDb } from "./index";
+import { seedSession } from "../testing/hub";
+import { jsonbText, pgValue, storableData, storableJson, storableText } from "./storable";
 
 describe("storable text", () => {
   it("puts ␀ for NUL and U+FFFD for an unpaired surrogate, and keeps pairs and other text", () => {
@@ -25,6 +27,15 @@ describe("storable text", () => {
     const backslash = JSON.stringify({ t: "\\u0000\u0000" });
     expect(JSON.parse(jsonbText(backslash))).toEqual({ t: "\\u0000\u2400" });
     expect(pgValue("a\u0000")).toBe("a\u2400");
+    // A write's data: dates, bytes and undefined kept; the same object when nothing changes.
+    const when = new Date();
+    const bytes = new Uint8Array([0]);
+    const data = { title: "t\u0000", at: when, bytes, skip: undefined, nested: { list: ["ok", "\ud800"] } };
+    expect(storableData(data)).toEqual({ ...data, title: "t\u2400", nested: { list: ["ok", "\ufffd"] } });
+    expect((storableData(data) as typeof data).at).toBe(when);
+    expect((storableData(data) as typeof data).bytes).toBe(bytes);
+    const untouched = { title: "fine", nested: { list: ["ok"] } };
+    expect(storableData(untouched)).toBe(untouched);
     expect(pgValue(5)).toBe(5);
   });
 });
@@ -50,6 +61,26 @@ describe.each(testDatabases().filter((p) => p === "postgresql"))("a pool on %s",
       ]);
     } finally {
       await pool.end();
+    }
+  });
+
+  it("lets Prisma write a person's or a model's text with NUL and unpaired surrogates, on the query thread too", async () => {
+    const { sessionId } = await seedSession(t.current.db);
+    await t.current.db.session.update({ where: { id: sessionId }, data: { title: "renamed\u0000\ud800" } });
+    await t.current.db.sessionEvent.create({
+      data: { id: "probe-1", sessionId, seq: 1, type: "notice", payload: { text: "a\u0000b", list: ["\udc00"] } },
+    });
+    expect(await t.current.db.session.findUnique({ where: { id: sessionId }, select: { title: true } })).toEqual({
+      title: "renamed\u2400\ufffd",
+    });
+    const row = await t.current.db.sessionEvent.findUnique({ where: { id: "probe-1" } });
+    expect(row?.payload).toEqual({ text: "a\u2400b", list: ["\ufffd"] });
+    const threaded = await openDb(t.current.url, { thread: true });
+    try {
+      await threaded.db.session.update({ where: { id: sessionId }, data: { title: "again\u0000" } });
+      expect((await threaded.db.session.findUnique({ where: { id: sessionId } }))?.title).toBe("again\u2400");
+    } finally {
+      await threaded.close();
     }
   });
 });

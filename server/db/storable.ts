@@ -3,8 +3,9 @@
 // unpaired surrogate that JSON.stringify writes for them. One such character in a model's reply
 // used to fail the turn there ("unsupported Unicode escape sequence") and drop its events.
 // Stored, a NUL reads as ␀ (U+2400, visible where the byte was) and an unpaired surrogate as
-// U+FFFD, as a UTF-8 decoder shows it. SQLite keeps both as they are, but for the tool slot's
-// rows, which use storableText on either database.
+// U+FFFD, as a UTF-8 decoder shows it. On PostgreSQL the driver's pools (driver.ts), the JSON of
+// events and messages and every Prisma write (index.ts) go through here; SQLite keeps both as
+// they are, but for the tool slot's rows, which use storableText on either database.
 
 const NUL = /\0/g;
 // A high surrogate with no low one after it, or a low one with no high one before it.
@@ -42,4 +43,22 @@ export function jsonbText(json: string): string {
 /** A query parameter a PostgreSQL text column takes: a string's NUL as ␀. */
 export function pgValue(value: unknown): unknown {
   return typeof value === "string" && value.includes("\0") ? value.replace(NUL, "\u2400") : value;
+}
+
+/** A Prisma write's data with every string storable; objects that are not plain (dates, bytes,
+ *  decimals) and undefined (Prisma's "leave as is") are kept. The value itself when nothing
+ *  changes, so a clean write costs a walk and no copy. */
+export function storableData(value: unknown): unknown {
+  if (typeof value === "string") return storableText(value);
+  if (Array.isArray(value)) {
+    const out = value.map(storableData);
+    return out.some((v, i) => v !== value[i]) ? out : value;
+  }
+  if (value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const s = storableData(v);
+    if (s !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = s;
+  }
+  return out ?? value;
 }
