@@ -93,7 +93,7 @@ async function postgresClient(url: string): Promise<Db> {
     import("@prisma/adapter-pg"),
   ]);
   const client = new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
-  return client.$extends({ query: { $allModels: { $allOperations: storableWrites } } }) as unknown as Db;
+  return client.$extends({ query: { $allModels: { $allOperations: storableArgs } } }) as unknown as Db;
 }
 
 const WRITES = new Set([
@@ -107,8 +107,9 @@ const WRITES = new Set([
 ]);
 
 /** PostgreSQL's text and jsonb hold no NUL nor unpaired surrogate (storable.ts): a write's data
- *  from a person or a model is stored with stand-ins instead of the write failing. */
-function storableWrites({
+ *  from a person or a model is stored with stand-ins instead of the write failing, and a filter
+ *  is read the same way, so it finds what such a write stored. */
+function storableArgs({
   operation,
   args,
   query,
@@ -117,10 +118,11 @@ function storableWrites({
   args: unknown;
   query: (args: unknown) => Promise<unknown>;
 }) {
-  if (!WRITES.has(operation) || !args || typeof args !== "object") return query(args);
+  if (!args || typeof args !== "object") return query(args);
   const a = args as Record<string, unknown>;
   const out = { ...a };
-  for (const key of ["data", "create", "update"]) if (a[key] !== undefined) out[key] = storableData(a[key]);
+  const keys = WRITES.has(operation) ? ["where", "data", "create", "update"] : ["where"];
+  for (const key of keys) if (a[key] !== undefined) out[key] = storableData(a[key]);
   return query(out);
 }
 

@@ -64,7 +64,7 @@ describe.each(testDatabases().filter((p) => p === "postgresql"))("a pool on %s",
     }
   });
 
-  it("lets Prisma write a person's or a model's text with NUL and unpaired surrogates, on the query thread too", async () => {
+  it("lets Prisma write and find a person's or a model's text with NUL and unpaired surrogates, on the query thread too", async () => {
     const { sessionId } = await seedSession(t.current.db);
     await t.current.db.session.update({ where: { id: sessionId }, data: { title: "renamed\u0000\ud800" } });
     await t.current.db.sessionEvent.create({
@@ -72,6 +72,13 @@ describe.each(testDatabases().filter((p) => p === "postgresql"))("a pool on %s",
     });
     expect(await t.current.db.session.findUnique({ where: { id: sessionId }, select: { title: true } })).toEqual({
       title: "renamed\u2400\ufffd",
+    });
+    // A filter with the same characters finds what was stored, instead of a database error.
+    expect(await t.current.db.session.count({ where: { id: sessionId, title: "renamed\u0000\ud800" } })).toBe(1);
+    expect(
+      await t.current.db.session.findFirst({ where: { title: { contains: "\u0000" } }, select: { id: true } }),
+    ).toEqual({
+      id: sessionId,
     });
     const row = await t.current.db.sessionEvent.findUnique({ where: { id: "probe-1" } });
     expect(row?.payload).toEqual({ text: "a\u2400b", list: ["\ufffd"] });

@@ -4,7 +4,7 @@
 // used to fail the turn there ("unsupported Unicode escape sequence") and drop its events.
 // Stored, a NUL reads as ␀ (U+2400, visible where the byte was) and an unpaired surrogate as
 // U+FFFD, as a UTF-8 decoder shows it. On PostgreSQL the driver's pools (driver.ts), the JSON of
-// events and messages and every Prisma write (index.ts) go through here; SQLite keeps both as
+// events and messages and every Prisma write and filter (index.ts) go through here; SQLite keeps both as
 // they are, but for the tool slot's rows, which use storableText on either database.
 
 const NUL = /\0/g;
