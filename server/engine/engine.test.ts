@@ -351,4 +351,40 @@ describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind)
       expect(JSON.stringify(sent)).not.toContain("Plan: echo.");
     }
   });
+
+  // PostgreSQL's text and jsonb cannot hold these: stored there as ␀ and U+FFFD (db/storable.ts);
+  // before, one such character failed the turn and dropped its events.
+  it("stores a message and a reply holding NUL and unpaired surrogates, and every event of the turn", async () => {
+    const { sessionId, userId } = await seedSession(t.current.db);
+    const reply = "before\u0000after \ud800 lone high, \udc00 lone low, 😀 paired";
+    fake.enqueue({
+      blocks: [{ type: "text", text: reply }],
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    });
+    const { turnId } = await engine.sendMessage(sessionId, { userId }, "print a NUL: \u0000");
+    const events = await eventsUntilFinished(hub, sessionId, turnId);
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "completed" });
+    // Live, the text is what the model sent.
+    const live = events.flatMap((e) => (e.type === "text.delta" ? [e.text] : [])).join("");
+    expect(live).toBe(reply);
+    await hub.written(sessionId);
+
+    const kept = (s: string) =>
+      dbProvider === "postgresql"
+        ? s.replace("\u0000", "\u2400").replace("\ud800", "\ufffd").replace("\udc00", "\ufffd")
+        : s;
+    const stored = await t.current.db.sessionEvent.findMany({ where: { sessionId }, orderBy: { seq: "asc" } });
+    expect(stored.map((r) => r.seq)).toEqual(events.map((e) => e.seq));
+    const storedText = stored
+      .flatMap((r) => (r.type === "text.delta" ? [(r.payload as { text: string }).text] : []))
+      .join("");
+    expect(storedText).toBe(kept(reply));
+    const messages = await t.current.db.message.findMany({ where: { sessionId }, orderBy: { position: "asc" } });
+    expect(messages.map((m) => m.content)).toEqual([
+      [{ type: "text", text: kept("print a NUL: \u0000") }],
+      [{ type: "text", text: kept(reply) }],
+    ]);
+    const turn = await t.current.db.turn.findUnique({ where: { id: turnId } });
+    expect(turn).toMatchObject({ status: "completed", error: null });
+  });
 });
