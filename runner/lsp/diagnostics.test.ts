@@ -33,6 +33,18 @@ function lspUnder(pid: number): number[] {
     .map((r) => Number(r[0]));
 }
 
+/** SIGKILLs each of `pids`. Killing the bridge first can take its tsserver with it before the
+ *  loop reaches it. */
+function killAll(pids: number[]): void {
+  for (const p of pids) {
+    try {
+      process.kill(p, "SIGKILL");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e;
+    }
+  }
+}
+
 describe("diagnostics after edits (real typescript-language-server on a real runner)", () => {
   let h: Harness;
   let outside: string;
@@ -134,7 +146,7 @@ describe("diagnostics after edits (real typescript-language-server on a real run
 
   it("never loads a workspace's tsconfig plugin or its own node_modules/typescript", async () => {
     // A fresh start, so the language server chooses its TypeScript with the planted one present.
-    for (const p of lspUnder(h.runner.child.pid!)) process.kill(p, "SIGKILL");
+    killAll(lspUnder(h.runner.child.pid!));
     await waitFor(() => lspUnder(h.runner.child.pid!).length === 0, 5_000, "language server gone");
     // What an agent could plant: code that runs if tsserver loads it, writing outside and calling out.
     const payload = (tag: string) =>
@@ -173,14 +185,7 @@ describe("diagnostics after edits (real typescript-language-server on a real run
     const before = lspUnder(pid);
     expect(before.length).toBeGreaterThan(0);
     // One bridge: the first process named typescript-language-server under the runner.
-    for (const p of before) {
-      try {
-        process.kill(p, "SIGKILL");
-      } catch (e) {
-        // Killing the bridge first can take its tsserver with it before this loop reaches it.
-        if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e;
-      }
-    }
+    killAll(before);
     await waitFor(() => lspUnder(pid).length === 0, 5_000, "language server gone");
     const wrote = await h.call(writeFileTool, { path: "src/d.ts", content: "export const d: boolean = 0;\n" });
     expect(wrote.output).toMatch(/src\/d\.ts:1:14 error TS2322/);
