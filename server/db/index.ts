@@ -6,7 +6,6 @@ import { dirname, resolve } from "node:path";
 import type { PrismaClient as SqliteClient } from "./generated/sqlite/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
-import { storableData } from "./storable";
 import { withFault } from "./faults";
 import { startQueryThread } from "./query-thread";
 import { SqliteAdapterFactory } from "./sqlite-adapter";
@@ -92,38 +91,9 @@ async function postgresClient(url: string): Promise<Db> {
     import("./generated/postgresql/client"),
     import("@prisma/adapter-pg"),
   ]);
+  const { storableQuery } = await import("./storable-query");
   const client = new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
-  return client.$extends({ query: { $allModels: { $allOperations: storableArgs } } }) as unknown as Db;
-}
-
-const WRITES = new Set([
-  "create",
-  "createMany",
-  "createManyAndReturn",
-  "update",
-  "updateMany",
-  "updateManyAndReturn",
-  "upsert",
-]);
-
-/** PostgreSQL's text and jsonb hold no NUL nor unpaired surrogate (storable.ts): a write's data
- *  from a person or a model is stored with stand-ins instead of the write failing, and a filter
- *  is read the same way, so it finds what such a write stored. */
-function storableArgs({
-  operation,
-  args,
-  query,
-}: {
-  operation: string;
-  args: unknown;
-  query: (args: unknown) => Promise<unknown>;
-}) {
-  if (!args || typeof args !== "object") return query(args);
-  const a = args as Record<string, unknown>;
-  const out = { ...a };
-  const keys = WRITES.has(operation) ? ["where", "data", "create", "update"] : ["where"];
-  for (const key of keys) if (a[key] !== undefined) out[key] = storableData(a[key]);
-  return query(out);
+  return client.$extends({ query: { $allOperations: storableQuery } }) as unknown as Db;
 }
 
 const sqliteFile = (url: string) => resolve(url.replace(/^file:/, ""));

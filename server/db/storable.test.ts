@@ -5,7 +5,7 @@ import { testDatabases, useTestDb } from "../testing/db";
 import { openPgPool } from "./driver";
 import { openDb } from "./index";
 import { seedSession } from "../testing/hub";
-import { jsonbText, pgValue, storableData, storableJson, storableText } from "./storable";
+import { jsonbText, pgValue, storable, storableJson, storableText } from "./storable";
 
 describe("storable text", () => {
   it("puts ␀ for NUL and U+FFFD for an unpaired surrogate, and keeps pairs and other text", () => {
@@ -31,11 +31,14 @@ describe("storable text", () => {
     const when = new Date();
     const bytes = new Uint8Array([0]);
     const data = { title: "t\u0000", at: when, bytes, skip: undefined, nested: { list: ["ok", "\ud800"] } };
-    expect(storableData(data)).toEqual({ ...data, title: "t\u2400", nested: { list: ["ok", "\ufffd"] } });
-    expect((storableData(data) as typeof data).at).toBe(when);
-    expect((storableData(data) as typeof data).bytes).toBe(bytes);
+    expect(storable(data)).toEqual({ ...data, title: "t\u2400", nested: { list: ["ok", "\ufffd"] } });
+    expect((storable(data) as typeof data).at).toBe(when);
+    expect((storable(data) as typeof data).bytes).toBe(bytes);
     const untouched = { title: "fine", nested: { list: ["ok"] } };
-    expect(storableData(untouched)).toBe(untouched);
+    expect(storable(untouched)).toBe(untouched);
+    // A Json column's keys are a model's or a person's text too.
+    expect(storable({ payload: { "k\u0000": "v", ok: 1 } })).toEqual({ payload: { "k\u2400": "v", ok: 1 } });
+    expect(storableJson(undefined)).toBeNull();
     expect(pgValue(5)).toBe(5);
   });
 });
@@ -68,7 +71,13 @@ describe.each(testDatabases().filter((p) => p === "postgresql"))("a pool on %s",
     const { sessionId } = await seedSession(t.current.db);
     await t.current.db.session.update({ where: { id: sessionId }, data: { title: "renamed\u0000\ud800" } });
     await t.current.db.sessionEvent.create({
-      data: { id: "probe-1", sessionId, seq: 1, type: "notice", payload: { text: "a\u0000b", list: ["\udc00"] } },
+      data: {
+        id: "probe-1",
+        sessionId,
+        seq: 1,
+        type: "notice",
+        payload: { text: "a\u0000b", list: ["\udc00"], "key\u0000\ud800": 1 },
+      },
     });
     expect(await t.current.db.session.findUnique({ where: { id: sessionId }, select: { title: true } })).toEqual({
       title: "renamed\u2400\ufffd",
@@ -81,13 +90,30 @@ describe.each(testDatabases().filter((p) => p === "postgresql"))("a pool on %s",
       id: sessionId,
     });
     const row = await t.current.db.sessionEvent.findUnique({ where: { id: "probe-1" } });
-    expect(row?.payload).toEqual({ text: "a\u2400b", list: ["\ufffd"] });
+    expect(row?.payload).toEqual({ text: "a\u2400b", list: ["\ufffd"], "key\u2400\ufffd": 1 });
     const threaded = await openDb(t.current.url, { thread: true });
     try {
       await threaded.db.session.update({ where: { id: sessionId }, data: { title: "again\u0000" } });
       expect((await threaded.db.session.findUnique({ where: { id: sessionId } }))?.title).toBe("again\u2400");
+      expect(await threaded.db.$queryRawUnsafe(`SELECT $1::text AS "t"`, "raw\u0000")).toEqual([{ t: "raw\u2400" }]);
     } finally {
       await threaded.close();
     }
+  });
+
+  it("sends a raw query's NUL as ␀ too (raw queries run on the adapter's own pool)", async () => {
+    const { sessionId } = await seedSession(t.current.db);
+    const db = t.current.db;
+    expect(
+      await db.$executeRawUnsafe(`UPDATE "Session" SET "title" = $1 WHERE "id" = $2`, "raw\u0000", sessionId),
+    ).toBe(1);
+    expect(await db.$queryRawUnsafe(`SELECT "title" FROM "Session" WHERE "title" = $1`, "raw\u0000")).toEqual([
+      { title: "raw\u2400" },
+    ]);
+    expect(await db.$queryRaw`SELECT ${"tagged\u0000"}::text AS "t", ${7}::int AS "n"`).toEqual([
+      { t: "tagged\u2400", n: 7 },
+    ]);
+    // A session id from a URL with a NUL in it is simply not found.
+    expect(await db.$queryRawUnsafe(`SELECT "id" FROM "Session" WHERE "id" = $1`, "nope\u0000")).toEqual([]);
   });
 });

@@ -18,16 +18,10 @@ export function storableText(text: string): string {
   return (nul ? text.replace(NUL, "\u2400") : text).replace(UNPAIRED, "\ufffd");
 }
 
-/** A deep copy with every string (keys too) storable. */
+/** A copy of a JSON value for an event or a Json column, every string storable (storable below):
+ *  a copy, as whoever reads the event may change it; an absent value is stored as null. */
 export function storableJson(value: unknown): unknown {
-  if (typeof value === "string") return storableText(value);
-  if (Array.isArray(value)) return value.map(storableJson);
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[storableText(k)] = storableJson(v);
-    return out;
-  }
-  return value ?? null;
+  return storable(value, true) ?? null;
 }
 
 // JSON.stringify escapes NUL as \u0000 and an unpaired surrogate as \udXXX; everything else it
@@ -45,20 +39,19 @@ export function pgValue(value: unknown): unknown {
   return typeof value === "string" && value.includes("\0") ? value.replace(NUL, "\u2400") : value;
 }
 
-/** A Prisma write's data with every string storable; objects that are not plain (dates, bytes,
- *  decimals) and undefined (Prisma's "leave as is") are kept. The value itself when nothing
+/** A value with every string storable, object keys too (a Json column's keys come from a model
+ *  or a person as much as its values do); objects that are not plain (dates, bytes, decimals) and
+ *  undefined (Prisma's "leave as is") are kept. Without `copy`, the value itself when nothing
  *  changes, so a clean write costs a walk and no copy. */
-export function storableData(value: unknown): unknown {
+export function storable(value: unknown, copy = false): unknown {
   if (typeof value === "string") return storableText(value);
   if (Array.isArray(value)) {
-    const out = value.map(storableData);
-    return out.some((v, i) => v !== value[i]) ? out : value;
+    const out = value.map((v) => storable(v, copy));
+    return copy || out.some((v, i) => v !== value[i]) ? out : value;
   }
   if (value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return value;
-  let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value)) {
-    const s = storableData(v);
-    if (s !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = s;
-  }
-  return out ?? value;
+  const entries = Object.entries(value);
+  const mapped = entries.map(([k, v]): [string, unknown] => [storableText(k), storable(v, copy)]);
+  const changed = copy || mapped.some(([k, v], i) => k !== entries[i][0] || v !== entries[i][1]);
+  return changed ? Object.fromEntries(mapped) : value;
 }

@@ -63,6 +63,13 @@ describe.each(testDatabases())("sessions on %s", (provider) => {
     expect(row.updatedAt.getTime()).toBeGreaterThan(before.getTime());
     expect(Math.abs(row.updatedAt.getTime() - Date.now())).toBeLessThan(60_000);
     expect((await svc.list(actor))[0].id).toBe(s.id);
+    // A first message with a NUL names the session too: on PostgreSQL, whose text holds none,
+    // the send used to fail with a raw database error after its turn had started.
+    const nul = await svc.create(actor, {});
+    await svc.nameFromFirstMessage(nul.id, "grep for \u0000 bytes");
+    expect((await svc.get(actor, nul.id)).title).toBe(
+      provider === "postgresql" ? "grep for \u2400 bytes" : "grep for \u0000 bytes",
+    );
   });
 
   it("names a session through the query thread's driver as the server does", async () => {
