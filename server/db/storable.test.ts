@@ -40,6 +40,9 @@ describe("storable text", () => {
     expect(storable({ payload: { "k\u0000": "v", ok: 1 } })).toEqual({ payload: { "k\u2400": "v", ok: 1 } });
     expect(storableJson(undefined)).toBeNull();
     expect(pgValue(5)).toBe(5);
+    expect(pgValue(["a", ["b\u0000"]])).toEqual(["a", ["b\u2400"]]);
+    const ids = ["a", "b"];
+    expect(pgValue(ids)).toBe(ids);
   });
 });
 
@@ -52,6 +55,11 @@ describe.each(testDatabases().filter((p) => p === "postgresql"))("a pool on %s",
       await pool.query(`CREATE TABLE "Probe" ("t" text, "j" jsonb)`);
       const json = jsonbText(JSON.stringify({ text: "a\u0000\ud800" }));
       await pool.query(`INSERT INTO "Probe" VALUES ($1, $2::jsonb)`, ["one\u0000", json]);
+      // An array parameter's strings too: ids from a person's request, say.
+      const { rows: any } = await pool.query(`SELECT count(*)::int AS "n" FROM "Probe" WHERE "t" = ANY($1::text[])`, [
+        ["one\u0000", "x\u0000"],
+      ]);
+      expect(any).toEqual([{ n: 1 }]);
       const c = await pool.connect();
       await c.query("BEGIN");
       await c.query(`INSERT INTO "Probe" VALUES ($1, $2::jsonb)`, ["two\u0000", json]);

@@ -34,9 +34,13 @@ export function jsonbText(json: string): string {
   return JSON.stringify(storableJson(JSON.parse(json)));
 }
 
-/** A query parameter a PostgreSQL text column takes: a string's NUL as ␀. */
+/** A query parameter a PostgreSQL text column takes: a string's NUL as ␀, in an array's strings
+ *  too (a `$1::text[]` of ids or payloads). The value itself when it holds none. */
 export function pgValue(value: unknown): unknown {
-  return typeof value === "string" && value.includes("\0") ? value.replace(NUL, "\u2400") : value;
+  if (typeof value === "string") return value.includes("\0") ? value.replace(NUL, "\u2400") : value;
+  if (!Array.isArray(value)) return value;
+  const out = value.map(pgValue);
+  return out.some((v, i) => v !== value[i]) ? out : value;
 }
 
 /** A value with every string storable, object keys too (a Json column's keys come from a model
