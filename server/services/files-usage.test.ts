@@ -2,59 +2,18 @@
 // a session's workspace reports the bytes its files take and the org's limit; a file written
 // raises the figure, the limit follows an admin's change; a runner's own `--workspace` folder
 // (the embedded default) has no limit; a session with no runner is refused as unavailable.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rm } from "node:fs/promises";
-import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
-import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { startQuiver, type Quiver } from "../app";
-import { parseEnv } from "../env";
-import type { AppRouter } from "../api/root";
-import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../testing/runner";
+import { waitFor } from "../testing/runner";
+import { useRootRunnerServer } from "../testing/root-runner";
 import { testDatabases, useTestDb } from "../testing/db";
 
-const root = resolve(import.meta.dirname, "../..");
-const runnerEnv = { NODE_ENV: "test", QUIVER_SANDBOX: "off" } as const;
 const MB = 1024 ** 2;
 
 describe.each(testDatabases())("files.usage on %s", (provider) => {
   const t = useTestDb(provider);
-  let quiver: Quiver;
-  let dataDir: string;
-  let rootDir: string;
-  let runner: RunnerChild | undefined;
-  const client = () => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
-
-  beforeAll(async () => {
-    dataDir = await tempDir("quiver-data-");
-    rootDir = await tempDir("quiver-root-");
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      DATABASE_URL: t.current.url,
-      QUIVER_LOCAL_RUNNER: "0",
-      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
-    });
-    quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    runner = spawnRunner({
-      url: `ws://127.0.0.1:${quiver.port}/runner`,
-      workspace: null,
-      args: ["--root", rootDir, "--id", "r1"],
-      env: runnerEnv,
-    });
-    await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 30_000, "runner");
-    await waitFor(
-      async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1,
-      10_000,
-      "runner recorded",
-    );
-  }, 90_000);
-
-  afterAll(async () => {
-    await runner?.stop();
-    await quiver?.stop();
-    for (const d of [dataDir, rootDir]) if (d) await rm(d, { recursive: true, force: true });
-  });
+  const server = useRootRunnerServer(t);
+  const { client } = server;
 
   it("reports the workspace's bytes and the org's limit, and follows writes and changes of the limit", async () => {
     const trpc = client();
@@ -72,7 +31,7 @@ describe.each(testDatabases())("files.usage on %s", (provider) => {
     expect(before!.usedBytes).toBeLessThan(256 * 1024);
     expect(before!.freeDiskBytes).toBeGreaterThan(0);
 
-    const write = await quiver.services.runners.run({
+    const write = await server.quiver.services.runners.run({
       sessionId,
       callId: randomUUID(),
       op: "write_file",

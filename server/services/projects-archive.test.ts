@@ -2,63 +2,23 @@
 // a real server, a real `--root` runner. The person's upload (POST /api/uploads) becomes a
 // project whose workspace holds the archive's files; another person's upload id, an unknown one
 // and a malformed one are refused with a clear reason, and no project is left behind.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { rm, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { startQuiver, type Quiver } from "../app";
-import { parseEnv } from "../env";
-import type { AppRouter } from "../api/root";
-import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../testing/runner";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { waitFor } from "../testing/runner";
+import { useRootRunnerServer } from "../testing/root-runner";
 import { testDatabases, useTestDb } from "../testing/db";
 import { makeTarGz } from "../../runner/workspace/archive-fixtures";
 
-const root = resolve(import.meta.dirname, "../..");
-const runnerEnv = { NODE_ENV: "test", QUIVER_SANDBOX: "off" } as const;
-
 describe.each(testDatabases())("archive projects on %s", (provider) => {
   const t = useTestDb(provider);
-  let quiver: Quiver;
-  let dataDir: string;
-  let rootDir: string;
-  let runner: RunnerChild | undefined;
-  const client = () => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
-
-  beforeAll(async () => {
-    dataDir = await tempDir("quiver-data-");
-    rootDir = await tempDir("quiver-root-");
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      DATABASE_URL: t.current.url,
-      QUIVER_LOCAL_RUNNER: "0",
-      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
-    });
-    quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    runner = spawnRunner({
-      url: `ws://127.0.0.1:${quiver.port}/runner`,
-      workspace: null,
-      args: ["--root", rootDir, "--id", "r1"],
-      env: runnerEnv,
-    });
-    await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 30_000, "runner");
-    await waitFor(
-      async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1,
-      10_000,
-      "runner recorded",
-    );
-  }, 90_000);
-
-  afterAll(async () => {
-    await runner?.stop();
-    await quiver?.stop();
-    for (const d of [dataDir, rootDir]) if (d) await rm(d, { recursive: true, force: true });
-  });
+  const server = useRootRunnerServer(t);
+  const { client } = server;
 
   it("makes a project from the person's own upload: its workspace holds the archive's files", async () => {
     const archive = makeTarGz([{ name: "src/hello.txt", data: "from the archive" }]);
-    const res = await fetch(`${quiver.url}/api/uploads?name=mine.tgz`, {
+    const res = await fetch(`${server.quiver.url}/api/uploads?name=mine.tgz`, {
       method: "POST",
       body: new Uint8Array(archive),
     });
@@ -71,13 +31,13 @@ describe.each(testDatabases())("archive projects on %s", (provider) => {
       30_000,
       "workspace ready",
     );
-    expect(readFileSync(join(rootDir, ws, "src/hello.txt"), "utf8")).toBe("from the archive");
+    expect(readFileSync(join(server.rootDir, ws, "src/hello.txt"), "utf8")).toBe("from the archive");
   }, 60_000);
 
   it("refuses another person's upload id, an unknown one and a malformed one; no project is made", async () => {
     // An upload Mallory sent (same org even): its id is no key for anyone else.
     const theirs = `u-${"ab".repeat(12)}`;
-    const dir = join(dataDir, "uploads");
+    const dir = join(server.dataDir, "uploads");
     await writeFile(join(dir, `${theirs}.bin`), makeTarGz([{ name: "x.txt", data: "mallory's" }]));
     const owner = await t.current.db.org.findFirstOrThrow();
     await writeFile(
