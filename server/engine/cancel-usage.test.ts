@@ -1,47 +1,18 @@
 // A cancelled turn reports what streamed (issue 23, item 12): the provider's output count comes
 // at the end of a stream, which a cancelled one never reaches, so the usage event and the
 // request row count the streamed output instead of 0.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { testDatabases, useTestDb } from "../testing/db";
-import { createEventHub, type EventHub } from "../hub/events";
+import { describe, expect, it } from "vitest";
+import { useTestDb } from "../testing/db";
 import { seedSession } from "../testing/hub";
-import {
-  eventsUntilFinished,
-  fakeProviderEnv,
-  fastRetries,
-  testDispatcher,
-  useFakeProvider,
-  waitForEvent,
-} from "../testing/engine";
-import { createEngine, type Engine } from "./engine";
-import type { ProviderKind } from "./types";
+import { eventsUntilFinished, useFakeProvider, waitForEvent } from "../testing/engine";
+import { engineCombos, useEngine } from "../testing/engine-suite";
 
-const combos = testDatabases().flatMap((db) =>
-  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
-);
+const combos = engineCombos();
 
 describe.each(combos)("usage of a cancelled turn on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
   const provider = useFakeProvider();
-  let hub: EventHub;
-  let engine: Engine;
-
-  beforeEach(() => {
-    hub = createEventHub(t.current.db, { url: t.current.url });
-    engine = createEngine({
-      db: t.current.db,
-      rows: t.current.rows,
-      hub,
-      dispatcher: testDispatcher(),
-      env: fakeProviderEnv(kind, provider.current),
-      retry: fastRetries,
-      systemPrompt: "SYSTEM",
-    });
-  });
-  afterEach(async () => {
-    await engine.dispose();
-    await hub.dispose();
-  });
+  const suite = useEngine(t, kind, provider);
 
   it("counts the output that streamed before the cancel", async () => {
     const { sessionId, userId } = await seedSession(t.current.db);
@@ -52,11 +23,11 @@ describe.each(combos)("usage of a cancelled turn on %s with the %s wire format",
       hangAfterBytes: 2500,
       usage: { input: 50, output: 999, cacheRead: 0, cacheWrite: 0 },
     });
-    const { turnId } = await engine.sendMessage(sessionId, { userId }, "go");
-    await waitForEvent(hub, sessionId, (e) => e.type === "text.delta" && e.text.length > 0);
+    const { turnId } = await suite.engine.sendMessage(sessionId, { userId }, "go");
+    await waitForEvent(suite.hub, sessionId, (e) => e.type === "text.delta" && e.text.length > 0);
     await new Promise((r) => setTimeout(r, 100));
-    expect(await engine.cancel(sessionId)).toBe(true);
-    const events = await eventsUntilFinished(hub, sessionId, turnId);
+    expect(await suite.engine.cancel(sessionId)).toBe(true);
+    const events = await eventsUntilFinished(suite.hub, sessionId, turnId);
     const streamed = events.flatMap((e) => (e.type === "text.delta" ? [e.text] : [])).join("");
     expect(streamed.length).toBeGreaterThan(0);
     const usage = events.filter((e) => e.type === "usage").at(-1) as { usage: { outputTokens: number } } | undefined;

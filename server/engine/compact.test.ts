@@ -2,15 +2,16 @@
 // the event hub. A small context window (QUIVER_CONTEXT_WINDOW) and scripted usage put the
 // conversation near its limit, or a scripted overflow answer past it.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { testDatabases, useTestDb } from "../testing/db";
+import { useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
 import { seedSession } from "../testing/hub";
 import type { FakeProvider } from "./fake-provider/server";
 import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "./engine";
 import { SUMMARY_REQUEST } from "./compact";
-import type { ProviderKind, ToolDefinition } from "./types";
+import type { ToolDefinition } from "./types";
 import type { SessionEvent } from "../protocol/events";
+import { engineCombos } from "../testing/engine-suite";
 
 const tools: ToolDefinition[] = [
   {
@@ -19,9 +20,7 @@ const tools: ToolDefinition[] = [
     input_schema: { type: "object", properties: { text: { type: "string" } } },
   },
 ];
-const combos = testDatabases().flatMap((db) =>
-  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
-);
+const combos = engineCombos();
 const WINDOW = 10_000;
 /** Usage that fills 90% of WINDOW, past the 80% at which compaction starts. */
 const nearlyFull = { input: 8_900, output: 100 };

@@ -1,13 +1,14 @@
 // The agent loop end to end: real SDK clients against the fake provider, real SQLite and
 // PostgreSQL, the event hub, and a small test dispatcher standing in for the pipeline.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { testDatabases, useTestDb } from "../testing/db";
+import { useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
 import { seedSession } from "../testing/hub";
 import type { FakeProvider } from "./fake-provider/server";
 import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "./engine";
-import type { ContentBlock, ProviderKind, ToolDefinition } from "./types";
+import type { ContentBlock, ToolDefinition } from "./types";
+import { engineCombos } from "../testing/engine-suite";
 
 const tools: ToolDefinition[] = [
   {
@@ -17,9 +18,7 @@ const tools: ToolDefinition[] = [
   },
   { name: "wait", description: "Wait until cancelled.", input_schema: { type: "object", properties: {} } },
 ];
-const combos = testDatabases().flatMap((db) =>
-  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
-);
+const combos = engineCombos();
 
 describe.each(combos)("engine on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);

@@ -1,15 +1,14 @@
 // Attached images end to end: real SDK clients against the fake provider, real SQLite and
 // PostgreSQL, the event hub. What the model is sent in each wire format, what is stored and
 // announced, and what is refused with nothing stored.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { testDatabases, useTestDb } from "../testing/db";
-import { createEventHub, type EventHub } from "../hub/events";
+import { describe, expect, it } from "vitest";
+import { useTestDb } from "../testing/db";
 import { seedSession } from "../testing/hub";
-import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
-import { createEngine, EngineError, type Engine } from "./engine";
+import { eventsUntilFinished, useFakeProvider } from "../testing/engine";
+import { EngineError, type Engine } from "./engine";
 import { ImageData, prepareImages } from "./images";
 import { ATTACHMENT_LIMITS, sniffImage } from "../protocol/attachments";
-import type { ProviderKind } from "./types";
+import { engineCombos, useEngine } from "../testing/engine-suite";
 
 /** A real 1×1 PNG, and bytes of each other kind's signature. */
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
@@ -82,32 +81,12 @@ describe("image checks", () => {
   });
 });
 
-const combos = testDatabases().flatMap((db) =>
-  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
-);
+const combos = engineCombos();
 
 describe.each(combos)("attached images on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
   const provider = useFakeProvider();
-  let hub: EventHub;
-  let engine: Engine;
-
-  beforeEach(() => {
-    hub = createEventHub(t.current.db, { url: t.current.url });
-    engine = createEngine({
-      db: t.current.db,
-      rows: t.current.rows,
-      hub,
-      dispatcher: testDispatcher(),
-      env: fakeProviderEnv(kind, provider.current),
-      retry: fastRetries,
-      systemPrompt: "SYSTEM",
-    });
-  });
-  afterEach(async () => {
-    await engine.dispose();
-    await hub.dispose();
-  });
+  const suite = useEngine(t, kind, provider);
 
   const turn = async (
     sessionId: string,
@@ -115,9 +94,9 @@ describe.each(combos)("attached images on %s with the %s wire format", (dbProvid
     text: string,
     images?: Parameters<Engine["sendMessage"]>[3],
   ) => {
-    const after = await hub.lastSeq(sessionId);
-    const { turnId } = await engine.sendMessage(sessionId, { userId }, text, images);
-    return eventsUntilFinished(hub, sessionId, turnId, after);
+    const after = await suite.hub.lastSeq(sessionId);
+    const { turnId } = await suite.engine.sendMessage(sessionId, { userId }, text, images);
+    return eventsUntilFinished(suite.hub, sessionId, turnId, after);
   };
   /** The user messages of a recorded request, as the wire format has them, without Anthropic's
    *  cache breakpoints (they move to the latest turn from one request to the next). */
@@ -179,14 +158,14 @@ describe.each(combos)("attached images on %s with the %s wire format", (dbProvid
     const first = await turn(a.sessionId, a.userId, "look", [{ mediaType: "image/png", base64: PNG }]);
     const id = (first.find((e) => e.type === "message.user") as { images: { id: string }[] }).images[0].id;
 
-    const foreign = engine.sendMessage(b.sessionId, { userId: b.userId }, "steal", [
+    const foreign = suite.engine.sendMessage(b.sessionId, { userId: b.userId }, "steal", [
       { mediaType: "image/png", base64: PNG },
       { attachmentId: id },
     ]);
     await expect(foreign).rejects.toThrow(EngineError);
     await expect(foreign).rejects.toThrow(/No image .* in this session/);
     await expect(
-      engine.sendMessage(b.sessionId, { userId: b.userId }, "x", [
+      suite.engine.sendMessage(b.sessionId, { userId: b.userId }, "x", [
         { mediaType: "image/png", base64: Buffer.from("plain text").toString("base64") },
       ]),
     ).rejects.toThrow(/is not a PNG/);
@@ -195,6 +174,6 @@ describe.each(combos)("attached images on %s with the %s wire format", (dbProvid
     expect(await t.current.db.turn.count({ where: { sessionId: b.sessionId } })).toBe(0);
     expect(await t.current.db.message.count({ where: { sessionId: b.sessionId } })).toBe(0);
     expect(await t.current.rows.images(b.sessionId, [id])).toEqual([]);
-    expect(engine.isRunning(b.sessionId)).toBe(false);
+    expect(suite.engine.isRunning(b.sessionId)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { testDatabases, useTestDb } from "../testing/db";
+import { useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
 import { seedSession } from "../testing/hub";
 import type { FakeProvider } from "./fake-provider/server";
@@ -17,12 +17,11 @@ import {
   waitForEvent,
 } from "../testing/engine";
 import { createEngine, type Engine } from "./engine";
-import type { ContentBlock, ProviderKind } from "./types";
+import type { ContentBlock } from "./types";
 import type { SessionEvent } from "../protocol/events";
+import { engineCombos } from "../testing/engine-suite";
 
-const combos = testDatabases().flatMap((db) =>
-  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
-);
+const combos = engineCombos();
 const textOf = (blocks: ContentBlock[]) => blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
 
 describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvider, kind) => {

@@ -4,7 +4,7 @@
 // fanned out is held in memory until its write. Once the writes go through, the whole answer
 // streams, is stored delta by delta and ends up in the assistant message.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { testDatabases, useTestDb } from "../testing/db";
+import { useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
 import { eventStoreFor } from "../hub/event-store";
 import type { DeltaRun } from "../hub/delta-run";
@@ -13,11 +13,9 @@ import { seedSession } from "../testing/hub";
 import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "./engine";
 import { WRITE_AHEAD } from "./response";
-import type { ProviderKind } from "./types";
+import { engineCombos } from "../testing/engine-suite";
 
-const combos = testDatabases().flatMap((db) =>
-  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
-);
+const combos = engineCombos();
 const DELTAS = 10 * WRITE_AHEAD;
 
 describe.each(combos)("reading a response ahead of its writes on %s with the %s wire format", (dbProvider, kind) => {

@@ -3,18 +3,18 @@
 // and not edit_file/write_file, Claude the reverse; a switch of model mid-session, and a restart
 // after it, keep the session's first choice and its catalog's bytes.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { testDatabases, useTestDb } from "../testing/db";
+import { useTestDb } from "../testing/db";
 import { createEventHub, type EventHub } from "../hub/events";
 import { seedSession } from "../testing/hub";
 import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "../engine/engine";
-import type { ProviderKind } from "../engine/types";
 import { toolActivationStore } from "../services/tool-activations";
 import { builtinTools } from "./builtin";
 import { editToolsFor } from "./edit-tools";
 import { ToolRegistry } from "./registry";
 import { ToolSessions } from "./sessions";
 import { resolveCall } from "./resolve";
+import { engineCombos } from "../testing/engine-suite";
 
 describe("editToolsFor", () => {
   it("gives apply_patch to the GPT family and edit_file/write_file to everyone else", () => {
@@ -64,9 +64,7 @@ describe("a session's hidden edit tools", () => {
   });
 });
 
-const combos = testDatabases().flatMap((db) =>
-  (["anthropic", "openai"] as ProviderKind[]).map((p) => [db, p] as const),
-);
+const combos = engineCombos();
 
 describe.each(combos)("edit tools per model on %s with the %s wire format", (dbProvider, kind) => {
   const t = useTestDb(dbProvider);
