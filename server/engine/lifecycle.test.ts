@@ -19,7 +19,7 @@ import {
 import { createEngine, type Engine } from "./engine";
 import type { ContentBlock } from "./types";
 import type { SessionEvent } from "../protocol/events";
-import { engineCombos } from "../testing/engine-suite";
+import { engineCombos, engineDeps } from "../testing/engine-suite";
 
 const combos = engineCombos();
 const textOf = (blocks: ContentBlock[]) => blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
@@ -36,15 +36,7 @@ describe.each(combos)("turn lifecycle on %s with the %s wire format", (dbProvide
   beforeEach(() => {
     fake = provider.current;
     hub = createEventHub(t.current.db, { url: t.current.url });
-    engine = createEngine({
-      db: t.current.db,
-      rows: t.current.rows,
-      hub,
-      dispatcher: testDispatcher(),
-      env: env(),
-      retry: fastRetries,
-      systemPrompt: "SYSTEM",
-    });
+    engine = createEngine(engineDeps(t.current, hub, kind, fake));
   });
   afterEach(async () => {
     await engine.dispose();

@@ -10,10 +10,10 @@ import { eventStoreFor } from "../hub/event-store";
 import type { DeltaRun } from "../hub/delta-run";
 import type { SessionEvent } from "../protocol/events";
 import { seedSession } from "../testing/hub";
-import { eventsUntilFinished, fakeProviderEnv, fastRetries, testDispatcher, useFakeProvider } from "../testing/engine";
+import { eventsUntilFinished, useFakeProvider } from "../testing/engine";
 import { createEngine, type Engine } from "./engine";
 import { WRITE_AHEAD } from "./response";
-import { engineCombos } from "../testing/engine-suite";
+import { engineCombos, engineDeps } from "../testing/engine-suite";
 
 const combos = engineCombos();
 const DELTAS = 10 * WRITE_AHEAD;
@@ -39,15 +39,7 @@ describe.each(combos)("reading a response ahead of its writes on %s with the %s 
       },
     };
     hub = createEventHub(t.current.db, { url: t.current.url, store });
-    engine = createEngine({
-      db: t.current.db,
-      rows: t.current.rows,
-      hub,
-      dispatcher: testDispatcher(),
-      env: fakeProviderEnv(kind, provider.current),
-      retry: fastRetries,
-      systemPrompt: "SYSTEM",
-    });
+    engine = createEngine(engineDeps(t.current, hub, kind, provider.current));
   });
   afterEach(async () => {
     release();
