@@ -6,44 +6,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../protocol/events";
-import { useCrashServers, type CrashServer } from "../testing/crash-server";
+import { useCrashServers, watchEvents } from "../testing/crash-server";
 import { CANCELLED_AT_RESTART, INTERRUPTED_RUNNING } from "../pipeline/interrupted";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every event of the session from the start until `until` holds (or the timeout). */
-function watch(
-  server: CrashServer,
-  sessionId: string,
-  until: (ev: SessionEvent, all: SessionEvent[]) => boolean,
-  timeoutMs = 30_000,
-) {
-  const seen: SessionEvent[] = [];
-  return {
-    seen,
-    done: new Promise<SessionEvent[]>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        sub.unsubscribe();
-        reject(new Error(`timed out; saw ${seen.map((e) => e.type).join(", ")}`));
-      }, timeoutMs);
-      const sub = server.client.turns.events.subscribe(
-        { sessionId, lastSeq: 0 },
-        {
-          onData: (t) => {
-            const ev = (t as { data: SessionEvent }).data;
-            seen.push(ev);
-            if (until(ev, seen)) {
-              clearTimeout(timer);
-              sub.unsubscribe();
-              resolve(seen);
-            }
-          },
-          onError: () => undefined,
-        },
-      );
-    }),
-  };
-}
 
 describe("kill -9 with a call running and a card waiting", () => {
   const crash = useCrashServers("crash-calls", { QUIVER_LOG_LEVEL: "warn" });
@@ -62,9 +30,9 @@ describe("kill -9 with a call running and a card waiting", () => {
         },
       ],
     });
-    const running = watch(first, a.id, (ev) => ev.type === "tool.status" && ev.status === "running");
+    const running = watchEvents(first, a.id, (ev) => ev.type === "tool.status" && ev.status === "running");
     let answered = false;
-    const approve = watch(first, a.id, (ev) => {
+    const approve = watchEvents(first, a.id, (ev) => {
       if (ev.type === "approval.required" && !answered) {
         answered = true;
         void first.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "once" } as never);
@@ -84,7 +52,7 @@ describe("kill -9 with a call running and a card waiting", () => {
         },
       ],
     });
-    const card = watch(first, b.id, (ev) => ev.type === "approval.required");
+    const card = watchEvents(first, b.id, (ev) => ev.type === "approval.required");
     await first.client.turns.send.mutate({ sessionId: b.id, text: "write a file" });
     const [cardEvent] = (await card.done).filter((e) => e.type === "approval.required") as Extract<
       SessionEvent,
@@ -100,7 +68,8 @@ describe("kill -9 with a call running and a card waiting", () => {
       second.client.approvals.answer.mutate({ approvalId: cardEvent.approvalId, choice: "once" } as never),
     ).rejects.toThrow(CANCELLED_AT_RESTART);
     // Both cards end, before the turn's end, with what is known.
-    const replayB = await watch(second, b.id, (ev) => ev.type === "turn.finished" && ev.status === "interrupted").done;
+    const replayB = await watchEvents(second, b.id, (ev) => ev.type === "turn.finished" && ev.status === "interrupted")
+      .done;
     expect(replayB.find((e) => e.type === "approval.resolved")).toMatchObject({
       approvalId: cardEvent.approvalId,
       decision: "cancelled",
@@ -109,7 +78,8 @@ describe("kill -9 with a call running and a card waiting", () => {
       status: "cancelled",
       output: CANCELLED_AT_RESTART,
     });
-    const replayA = await watch(second, a.id, (ev) => ev.type === "turn.finished" && ev.status === "interrupted").done;
+    const replayA = await watchEvents(second, a.id, (ev) => ev.type === "turn.finished" && ev.status === "interrupted")
+      .done;
     const endA = replayA.find((e) => e.type === "tool.finished") as Extract<SessionEvent, { type: "tool.finished" }>;
     expect(endA).toMatchObject({ status: "failed", isError: true, output: INTERRUPTED_RUNNING });
     expect(replayA.indexOf(endA)).toBeLessThan(
@@ -118,7 +88,7 @@ describe("kill -9 with a call running and a card waiting", () => {
     // The model's next request carries the truth about the running call.
     crash.fake.enqueue({ blocks: [{ type: "text", text: "I will check first." }] });
     const before = crash.fake.received();
-    const next = watch(
+    const next = watchEvents(
       second,
       a.id,
       (ev, all) => ev.type === "turn.finished" && all.filter((e) => e.type === "turn.finished").length === 2,

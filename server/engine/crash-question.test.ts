@@ -5,40 +5,10 @@
 import { describe, expect, it } from "vitest";
 import { applyEvents, emptySessionState } from "../../app/_lib/session-state";
 import type { SessionEvent } from "../protocol/events";
-import { useCrashServers, type CrashServer } from "../testing/crash-server";
+import { useCrashServers, watchEvents } from "../testing/crash-server";
 import { QUESTION_AT_RESTART } from "../pipeline/questions";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function watch(
-  server: CrashServer,
-  sessionId: string,
-  until: (ev: SessionEvent, all: SessionEvent[]) => boolean,
-  timeoutMs = 30_000,
-) {
-  const seen: SessionEvent[] = [];
-  return new Promise<SessionEvent[]>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      sub.unsubscribe();
-      reject(new Error(`timed out; saw ${seen.map((e) => e.type).join(", ")}`));
-    }, timeoutMs);
-    const sub = server.client.turns.events.subscribe(
-      { sessionId, lastSeq: 0 },
-      {
-        onData: (t) => {
-          const ev = (t as { data: SessionEvent }).data;
-          seen.push(ev);
-          if (until(ev, seen)) {
-            clearTimeout(timer);
-            sub.unsubscribe();
-            resolve(seen);
-          }
-        },
-        onError: () => undefined,
-      },
-    );
-  });
-}
 
 const ends = (all: SessionEvent[]) => all.filter((e) => e.type === "turn.finished").length;
 
@@ -58,7 +28,7 @@ describe("kill -9 while a question waits", () => {
         },
       ],
     });
-    const card = watch(first, s.id, (ev) => ev.type === "question.asked");
+    const card = watchEvents(first, s.id, (ev) => ev.type === "question.asked").done;
     await first.client.turns.send.mutate({ sessionId: s.id, text: "start the server" });
     const asked = (await card).find((e) => e.type === "question.asked") as Extract<
       SessionEvent,
@@ -69,7 +39,8 @@ describe("kill -9 while a question waits", () => {
 
     const second = await crash.start();
     // The page reloaded after the restart: the turn ended interrupted, the card still waits.
-    const replay = await watch(second, s.id, (ev) => ev.type === "turn.finished" && ev.status === "interrupted");
+    const replay = await watchEvents(second, s.id, (ev) => ev.type === "turn.finished" && ev.status === "interrupted")
+      .done;
     const state = applyEvents(emptySessionState(), replay);
     expect(state.agent.questions[asked.callId]).toMatchObject({
       question: "Which port?",
@@ -80,7 +51,7 @@ describe("kill -9 while a question waits", () => {
 
     crash.fake.enqueue({ blocks: [{ type: "text", text: "Starting it on 8080." }] });
     const before = crash.fake.received();
-    const next = watch(second, s.id, (_e, all) => ends(all) === 2);
+    const next = watchEvents(second, s.id, (_e, all) => ends(all) === 2).done;
     const answered = await second.client.questions.answer.mutate({
       sessionId: s.id,
       callId: asked.callId,
@@ -109,7 +80,7 @@ describe("kill -9 while a question waits", () => {
     await expect(
       second.client.questions.answer.mutate({ sessionId: s.id, callId: asked.callId, answer: { option: 0 } }),
     ).rejects.toThrow(/already answered/);
-    const after = applyEvents(emptySessionState(), await watch(second, s.id, (_e, all) => ends(all) === 2));
+    const after = applyEvents(emptySessionState(), await watchEvents(second, s.id, (_e, all) => ends(all) === 2).done);
     expect(after.agent.questions[asked.callId]).toMatchObject({ outcome: "answered", option: 1 });
   }, 180_000);
 });

@@ -10,6 +10,7 @@ import WebSocket from "ws";
 import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
 import type { AppRouter } from "../api/root";
 import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
+import type { SessionEvent } from "../protocol/events";
 
 export interface CrashServer {
   url: string;
@@ -110,4 +111,37 @@ export function useCrashServers(prefix: string, extraEnv: Record<string, string>
     if (ctx.dataDir) rmSync(ctx.dataDir, { recursive: true, force: true });
   });
   return ctx;
+}
+
+/** Follows a session's events on `server` from the start until `until` says so: `seen` fills as
+ *  they come, `done` resolves with them (or rejects naming what came, after `timeoutMs`). */
+export function watchEvents(
+  server: CrashServer,
+  sessionId: string,
+  until: (ev: SessionEvent, all: SessionEvent[]) => boolean,
+  timeoutMs = 30_000,
+): { seen: SessionEvent[]; done: Promise<SessionEvent[]> } {
+  const seen: SessionEvent[] = [];
+  const done = new Promise<SessionEvent[]>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.unsubscribe();
+      reject(new Error(`timed out; saw ${seen.map((e) => e.type).join(", ")}`));
+    }, timeoutMs);
+    const sub = server.client.turns.events.subscribe(
+      { sessionId, lastSeq: 0 },
+      {
+        onData: (t) => {
+          const ev = (t as { data: SessionEvent }).data;
+          seen.push(ev);
+          if (until(ev, seen)) {
+            clearTimeout(timer);
+            sub.unsubscribe();
+            resolve(seen);
+          }
+        },
+        onError: () => undefined,
+      },
+    );
+  });
+  return { seen, done };
 }
