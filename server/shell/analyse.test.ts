@@ -182,6 +182,15 @@ const OPAQUE = [
   "git submodule foreach 'git push'",
   "git bisect run ./push.sh",
   "git difftool --extcmd='sh -c x'",
+  // variables set for the rest of the line: by a loop, a builtin, an expansion
+  "for PATH in .; do ls; done",
+  "select LD_PRELOAD in ./x.so; do ls; done",
+  "for x in 'a[$(id)]'; do :; done",
+  "[[ x -eq 1 ]]",
+  "printf -v PATH .",
+  "printf -vPATH .",
+  "read PATH",
+  "echo ${CDPATH:=/}",
 ];
 
 describe("what the analysis cannot see through", () => {
@@ -196,6 +205,8 @@ describe("what the analysis cannot see through", () => {
     "cat a | grep b > /dev/null",
     "echo $HOME",
     "[ -f x ] && cat x",
+    "[[ 1 -lt 2 ]]",
+    "for f in a b; do cat f; done",
   ])("%j is not", (line) => {
     expect(isOpaque(analyseShell(line))).toBe(false);
   });
@@ -206,8 +217,34 @@ describe("what the analysis cannot see through", () => {
     expect(x.words.some((w) => w.dynamic)).toBe(true);
   });
 
+  it("a sed script in an option's value runs code as much as one given as an operand", () => {
+    const runs = (line: string) => analyseShell(line).commands[0].runsCode !== undefined;
+    for (const line of [
+      "sed -n --expression='1e id'",
+      "sed '-ee id'",
+      "sed -ne'e id'",
+      "sed --e='w x'",
+      "sed --file=s",
+    ])
+      expect(runs(line), line).toBe(true);
+    expect(runs("sed -n -e 1p")).toBe(false);
+  });
+
+  it("a bracket glob split across the grammar's parts is still a glob", () => {
+    expect(analyseShell("sort -[o] out").commands[0].words[1]).toMatchObject({ dynamic: true, globOnly: true });
+    expect(analyseShell("echo '[x]' \\[x]").commands[0].words.map((w) => w.dynamic)).toEqual([false, false, false]);
+  });
+
   it("notes writes through redirection", () => {
     expect(analyseShell("ls > out.txt").writes).toBe(true);
+    // the grammar puts these redirects inside a here-document, a function definition, a `$(…)`
+    const targets = (line: string) => analyseShell(line).writeTargets.map((t) => t.text);
+    expect(targets("cat <<EOF > .git/config\nx\nEOF")).toEqual([".git/config"]);
+    expect(targets("cat <<-EOF >> out\n\tx\n\tEOF")).toEqual(["out"]);
+    expect(targets("cat() { echo x; } >> ~/.bashrc; cat")).toEqual(["~/.bashrc"]);
+    expect(targets("echo $(> out)")).toEqual(["out"]);
+    expect(analyseShell('echo "$(< /etc/shadow)"').readTargets.map((t) => t.text)).toEqual(["/etc/shadow"]);
+    expect(analyseShell("cat <<EOF 2>/dev/null\nx\nEOF").writes).toBe(false);
     expect(analyseShell("ls 2>&1 >/dev/null").writes).toBe(false);
     expect(analyseShell("cat < in.txt").writes).toBe(false);
     // the grammar does not know `<>` (read-write): an error, so opaque

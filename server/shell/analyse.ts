@@ -12,9 +12,10 @@ import {
   declaration,
   hasDescendant,
   latentCode,
+  loopProblem,
   testCommand,
 } from "./statements";
-import { unwrap, type Context } from "./wrappers";
+import { SENSITIVE_VARIABLE, unwrap, type Context } from "./wrappers";
 import { wordOf } from "./words";
 import { memoized } from "./memo";
 
@@ -86,13 +87,28 @@ class Walker {
         this.visitChildren(node);
         this.commands.push(declaration(node));
         return;
+      case "for_statement": {
+        this.visitChildren(node);
+        const problem = loopProblem(node);
+        if (problem) this.opaque(node, problem);
+        return;
+      }
       case "test_command":
         this.visitChildren(node);
         this.commands.push(testCommand(node));
         return;
+      case "command_substitution":
+        // `$(< file)` reads it, `$(> file)` truncates it.
+        for (const r of node.childrenForFieldName("redirect")) if (REDIRECTS.has(r.type)) this.redirect(r);
+        return this.visitChildren(node);
       case "function_definition": {
         const body = node.childForFieldName("body");
         if (body) this.visit(body);
+        // `cat() { echo x; } >> ~/.bashrc; cat`: the redirect applies at each call.
+        for (const r of node.childrenForFieldName("redirect")) {
+          if (REDIRECTS.has(r.type)) this.redirect(r);
+          this.visitChildren(r);
+        }
         return;
       }
       // Commands inside are listed either way (a deny of one still decides).
@@ -111,6 +127,9 @@ class Walker {
         this.visitChildren(node);
         if (/^\$\{!/.test(node.text) || /@[PEAKa]?\}$/.test(node.text) || hasDescendant(node, "subscript")) {
           this.opaque(node, "this expansion can run code hidden in a variable");
+        } else if (SENSITIVE_VARIABLE.test(/^\$\{(\w+):?=/.exec(node.text)?.[1] ?? "")) {
+          // `${CDPATH:=/}` assigns when the variable is unset, like `CDPATH=/`.
+          this.opaque(node, "this expansion sets a variable that changes what later programs run");
         } else if (node.text.includes("`")) {
           // The grammar reads `${x:-`cmd`}` as text; bash runs cmd.
           this.opaque(node, "a backquoted command inside ${…} is not followed");
@@ -141,6 +160,9 @@ class Walker {
   // Returns true when the redirect feeds stdin; notes writes to anything but /dev/null or an fd.
   redirect(node: Node): boolean {
     const op = node.children.find((c) => !c.isNamed)?.type ?? "";
+    // `cat <<EOF > out`: the grammar hangs the redirects after the delimiter on the here-document.
+    if (node.type === "heredoc_redirect")
+      for (const r of node.childrenForFieldName("redirect")) if (REDIRECTS.has(r.type)) this.redirect(r);
     if (node.type !== "file_redirect") return true;
     const dest = node.childForFieldName("destination");
     const target = dest ? wordOf(dest) : undefined;

@@ -70,11 +70,25 @@ export function declaration(node: Node): SimpleCommand {
   };
 }
 
-// `[[ … ]]`: its arithmetic operators and -v evaluate operands as code (`[ … ]` only -v).
+// `for NAME in …` (and `select`) assigns NAME like `NAME=…` does: `for PATH in .; do ls; done`
+// runs ./ls, and a value with a subscript runs where bash evaluates it.
+export function loopProblem(node: Node): string | undefined {
+  const name = node.childForFieldName("variable");
+  if (name && SENSITIVE_VARIABLE.test(name.text)) return `a loop over ${name.text} changes what later programs run`;
+  for (const v of node.childrenForFieldName("value"))
+    if (latentCode(wordOf(v).text)) return "a quoted `$(…)` inside a subscript runs where bash evaluates it";
+  return undefined;
+}
+
+// `[[ … ]]`: its arithmetic operators and -v evaluate operands as code (`[ … ]` only -v). An
+// arithmetic operand that names a variable evaluates that variable's value, which a loop or
+// `printf -v` earlier on the line may have filled with `a[$(cmd)]`: only numbers are plain.
 export function testCommand(node: Node): SimpleCommand {
   const text = node.text;
   const bracket = node.firstChild?.type === "[" ? "[" : "[[";
-  const arithmetic = (bracket === "[[" ? /\s(-eq|-ne|-lt|-le|-gt|-ge|-v|-R)\s/ : /\s(-v|-R)\s/).test(` ${text} `);
+  const inner = ` ${text.slice(bracket.length, -bracket.length)} `;
+  const named = /\s(-v|-R)\s/.test(inner);
+  const arithmetic = bracket === "[[" && /\s(-eq|-ne|-lt|-le|-gt|-ge)\s/.test(inner);
   const operandsStatic = !hasDescendant(
     node,
     "simple_expansion",
@@ -83,8 +97,10 @@ export function testCommand(node: Node): SimpleCommand {
     "process_substitution",
     "arithmetic_expansion",
   );
+  // What is left once operators are taken out: for arithmetic, only digits may remain.
+  const operands = inner.replace(/\s(-[a-zA-Z]+|[!=<>&|()]+)(?=\s)/g, " ");
   const opaque =
-    arithmetic && (!operandsStatic || /[[$`]/.test(text.slice(2, -2)))
+    ((named || arithmetic) && (!operandsStatic || /[[$`]/.test(inner))) || (arithmetic && /[^\s\d]/.test(operands))
       ? `\`${bracket}\` can evaluate an operand as code`
       : undefined;
   return {

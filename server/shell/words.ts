@@ -65,6 +65,10 @@ export function wordOf(node: Node): Word {
       return stringOf(node);
     case "concatenation": {
       const parts = node.children.map(wordOf);
+      // The grammar splits `-[o]` into `-`, `[`, `o`, `]`: a bracket glob spans parts. Quoted parts
+      // keep a `]` that may close it, but open nothing.
+      const bare = node.children.map((c) => (c.type === "word" ? c.text : c.text.replace(/[*?[]/g, "_"))).join("");
+      if (!parts.some((p) => p.dynamic) && unquotedGlob(bare)) return { text: source, dynamic: true, globOnly: true };
       const dynamic = parts.some((p) => p.dynamic) || BRACES.test(source.replace(/\\./g, ""));
       const globOnly = dynamic && parts.every((p) => !p.dynamic || p.globOnly);
       return { text: dynamic ? source : parts.map((p) => p.text).join(""), dynamic, ...(globOnly ? { globOnly } : {}) };

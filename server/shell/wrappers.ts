@@ -131,6 +131,17 @@ const NAME_TAKERS = new Set(["read", "printf", "wait", "getopts", "test", "["]);
 
 const opaque = (cmd: SimpleCommand, reason: string): SimpleCommand => ({ ...cmd, opaque: reason });
 
+// The variables a builtin may set: printf only its -v option's value (other words are text);
+// read, getopts and wait any word, glued to an option or not (`read -a NAME`, `wait -pNAME`).
+function namesSet(program: string, args: Word[]): string[] {
+  if (program === "printf") {
+    const first = args[0]?.text ?? "";
+    return first === "-v" ? [args[1]?.text ?? ""] : first.startsWith("-v") ? [first.slice(2)] : [];
+  }
+  if (!NAME_TAKERS.has(program) || program === "test" || program === "[") return [];
+  return args.map((w) => w.text.replace(/^-[a-zA-Z]*[vap]/, ""));
+}
+
 function fromWords(words: Word[], wrapper: string): SimpleCommand {
   const program = words[0].dynamic ? words[0].text : words[0].text.slice(words[0].text.lastIndexOf("/") + 1);
   return {
@@ -154,6 +165,22 @@ const INLINE_CODE = /^(-[a-zA-Z]*[ceEr]|--eval|--exec|-p|--print|eval)$/;
 const PLAIN_SED =
   /^\s*((\d+|\$)(\s*,\s*(\d+|\$))?\s*[pd]|s([/|#,:@])(?:\\.|(?!\5).)*\5(?:\\.|(?!\5).)*\5[gpiI0-9]*)\s*$/;
 
+// A sed script is an operand, or the value of an option: `-e …`, glued in a cluster (`-ne1e id`),
+// `--expression=…` (or any prefix GNU takes, `--e=…`); `-f`/`--file` read one from a file.
+function sedScriptRuns(w: Word): boolean {
+  const x = w.text;
+  if (!x.startsWith("-")) return !PLAIN_SED.test(x);
+  if (x.startsWith("--")) {
+    const eq = x.indexOf("=");
+    const name = eq < 0 ? x : x.slice(0, eq);
+    if (name.length <= 2) return false;
+    if ("--file".startsWith(name)) return true;
+    return "--expression".startsWith(name) && eq >= 0 && !PLAIN_SED.test(x.slice(eq + 1));
+  }
+  const m = /^-[a-zA-Z]*?([ef])(.*)$/s.exec(x);
+  return !!m && (m[1] === "f" || (m[2] !== "" && !PLAIN_SED.test(m[2])));
+}
+
 const isAssignment = (w: Word) => !w.dynamic && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.text);
 // Variables whose value changes what a later program is or what it loads and runs.
 export const SENSITIVE_VARIABLE =
@@ -173,6 +200,9 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   ) {
     return [opaque(cmd, `\`${program}\` with a name only known at run time`)];
   }
+  // `printf -v PATH .`, `read PATH`: the rest of the line runs with what it sets.
+  if (namesSet(program, args).some((n) => SENSITIVE_VARIABLE.test(n)))
+    return [opaque(cmd, `\`${program}\` sets a variable that changes what later programs run`)];
   if (program === "eval") {
     if (!staticArgs) return [opaque(cmd, "`eval` of text only known at run time")];
     return [cmd, ...inner(ctx.analyse(args.map((w) => w.text).join(" ")), "eval")];
@@ -194,9 +224,8 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
       return [{ ...cmd, runsCode: `\`${program}\` runs code given on the line` }];
     return [cmd];
   }
-  if (program === "sed" && args.some((w) => !w.text.startsWith("-") && !PLAIN_SED.test(w.text))) {
+  if (program === "sed" && args.some(sedScriptRuns))
     return [{ ...cmd, runsCode: "a sed script can run commands (`e`)" }];
-  }
   if (program === "git") return [git(cmd, args)];
   if (program === "find") return find(cmd, args, ctx);
   const wrapper = Object.hasOwn(WRAPPERS, program) ? WRAPPERS[program] : undefined;

@@ -74,6 +74,12 @@ describe("git the classifier calls read-only", () => {
     "git cat-file --filters HEAD:a.txt",
     "git ls-files -m",
     "git config -e",
+    // parse-options takes any unambiguous prefix of a long option
+    "git describe --always --dirt",
+    "git describe --brok",
+    "git ls-files --oth",
+    "git ls-files --modif",
+    "git ls-files -k",
     // the work tree, which a planted core.worktree can move out of the workspace
     "git grep -n TODO",
     "git ls-files -o",

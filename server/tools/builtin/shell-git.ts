@@ -11,6 +11,12 @@ import type { SimpleCommand } from "../../shell/types";
 
 type Args = readonly string[];
 const any = () => true;
+/** GNU getopt_long and git's parse-options take any unambiguous prefix of a long option (`sort
+ *  --out=f` is --output): a prefix of a bad option counts as that option, even an ambiguous one. */
+export const abbreviates = (x: string, long: string) => {
+  const name = x.split("=")[0];
+  return name.length > 2 && name.startsWith("--") && long.startsWith(name);
+};
 const onlyFlags =
   (...ok: string[]) =>
   (a: Args) =>
@@ -24,8 +30,20 @@ const GIT_READ: Record<string, (a: Args) => boolean> = {
   diff: (a) => a.includes("--cached") || a.includes("--staged"),
   // Only the index: a planted core.worktree can put the work tree anywhere on the machine.
   "ls-files": (a) =>
-    !a.some((x) =>
-      /^(-[a-zA-Z]*[mtoid]|--modified|--debug|--with-tree|--others|--ignored|--directory|--deleted)/.test(x),
+    !a.some(
+      (x) =>
+        /^-[a-zA-Z]*[mtoidk]/.test(x) ||
+        [
+          "--modified",
+          "--debug",
+          "--with-tree",
+          "--others",
+          "--ignored",
+          "--directory",
+          "--deleted",
+          "--killed",
+          "--eol",
+        ].some((l) => x.startsWith(l) || abbreviates(x, l)),
     ),
   "ls-tree": any,
   "rev-parse": any,
@@ -41,9 +59,27 @@ const GIT_READ: Record<string, (a: Args) => boolean> = {
 };
 
 // Options of any sub-command that write, run a program, read outside the repository's objects
-// or reach the work tree through filters.
-const FORBIDDEN =
-  /^(--output|--ext-diff|--textconv|--filters|-O|--open-files-in-pager|--exec|--upload-pack|--receive-pack|--no-index|--dirty|--broken|--contents|--git-dir|--work-tree|--batch|--edit)/;
+// or reach the work tree through filters. Sub-commands built on parse-options (describe, config,
+// ls-files) take any unambiguous prefix of a long option: `git describe --dirt` runs clean filters.
+const FORBIDDEN_LONG = [
+  "--output",
+  "--ext-diff",
+  "--textconv",
+  "--filters",
+  "--open-files-in-pager",
+  "--exec",
+  "--upload-pack",
+  "--receive-pack",
+  "--no-index",
+  "--dirty",
+  "--broken",
+  "--contents",
+  "--git-dir",
+  "--work-tree",
+  "--batch",
+  "--edit",
+];
+const forbidden = (x: string) => x.startsWith("-O") || FORBIDDEN_LONG.some((l) => x.startsWith(l) || abbreviates(x, l));
 
 // Global options allowed before the sub-command: none of them changes which repository or
 // configuration git uses (`-C`, `-c`, `--git-dir`, `--work-tree`, `--exec-path` all do).
@@ -59,7 +95,7 @@ export function gitIsReadOnly(args: Args): boolean {
   const sub = args[i];
   if (!sub || !Object.hasOwn(GIT_READ, sub)) return false;
   const rest = args.slice(i + 1);
-  if (rest.some((a) => FORBIDDEN.test(a))) return false;
+  if (rest.some(forbidden)) return false;
   return GIT_READ[sub](rest);
 }
 

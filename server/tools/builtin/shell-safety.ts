@@ -5,29 +5,68 @@
 // asked about every time is the analysis's to say (server/shell/danger.ts), since the session
 // approvals judge it too. Anything not recognised is neither: it gets the default (ask).
 import { analyseShell, type SimpleCommand } from "../../shell/analyse";
-import { gitIsReadOnly } from "./shell-git";
+import { abbreviates, gitIsReadOnly } from "./shell-git";
 
 type Args = readonly string[];
 const any = () => true;
 const noArgs = (a: Args) => a.length === 0;
-// A one-letter option also hides in a cluster (`sort -no out` is -n -o out) or glued to its value (-oout).
+// A one-letter option also hides in a cluster (`sort -no out` is -n -o out) or glued to its value
+// (-oout); a long one in any prefix GNU accepts for it (`sort --out=f`).
 const hasOption = (x: string, b: string) =>
   /^-[a-zA-Z]$/.test(b)
     ? new RegExp(`^-[a-zA-Z]*${b[1]}`).test(x) && !x.startsWith("--")
-    : x === b || (b.startsWith("--") && x.startsWith(`${b}=`));
+    : x === b || abbreviates(x, b);
 const without =
   (...bad: string[]) =>
   (a: Args) =>
     !a.some((x) => bad.some((b) => hasOption(x, b)));
 
-// `sed -n '12,40p' file` is how models read a slice; anything else sed can do may write.
-const sedPrints = (a: Args) =>
-  a.includes("-n") &&
-  !a.some((x) => /^(-i|--in-place)/.test(x) || x === "-e" || x === "-f") &&
-  a
-    .filter((x) => !x.startsWith("-"))
-    .slice(0, 1)
-    .every((s) => /^\s*(\d+|\$)(\s*,\s*(\d+|\$))?\s*p\s*$/.test(s));
+// Operands: what is not an option, `-` (stdin) and everything after `--`. GNU tools take options
+// after operands too, so an option anywhere counts as one.
+const operands = (a: Args) => {
+  const end = a.indexOf("--");
+  const before = end < 0 ? a : a.slice(0, end);
+  return [...before.filter((x) => x === "-" || !x.startsWith("-")), ...(end < 0 ? [] : a.slice(end + 1))];
+};
+const options = (a: Args) => {
+  const end = a.indexOf("--");
+  return (end < 0 ? a : a.slice(0, end)).filter((x) => x !== "-" && x.startsWith("-"));
+};
+
+// `sed -n '12,40p' file` is how models read a slice; anything else sed can do may write or run
+// (`w`, `e`, `-i`, a script from `-e…`/`--expression=…`/`--file=…`): only these options, named
+// in full, and the first operand is the script.
+const SED_LONG = new Set(["--quiet", "--silent", "--regexp-extended", "--separate", "--null-data", "--posix"]);
+const sedPrints = (a: Args) => {
+  const opts = options(a);
+  return (
+    opts.every((x) => /^-[nEsrz]+$/.test(x) || SED_LONG.has(x)) &&
+    opts.some((x) => /^-[a-zA-Z]*n/.test(x) || x === "--quiet" || x === "--silent") &&
+    /^\s*(\d+|\$)(\s*,\s*(\d+|\$))?\s*p\s*$/.test(operands(a)[0] ?? "")
+  );
+};
+
+// `date MMDDhhmm` and `date -s` set the clock; only `+FORMAT` operands print. -d, -f and -r take a value.
+const dateReads = (a: Args) => {
+  if (a.some((x) => hasOption(x, "-s") || hasOption(x, "--set"))) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    if (x === "--") return a.slice(i + 1).every((o) => o.startsWith("+"));
+    if (
+      /^-[a-zA-Z]*[dfr]$/.test(x) ||
+      (!x.includes("=") && ["--date", "--file", "--reference"].some((l) => abbreviates(x, l)))
+    )
+      i++;
+    else if (!x.startsWith("-") && !x.startsWith("+")) return false;
+  }
+  return true;
+};
+
+// `cd` alone goes to $HOME and `cd -` to $OLDPWD, both outside the workspace.
+const cdInside = (a: Args) => {
+  const ops = operands(a);
+  return options(a).every((x) => x === "-P" || x === "-L") && ops.length === 1 && ops[0] !== "-";
+};
 
 const SAFE: Record<string, (a: Args) => boolean> = {
   ls: any,
@@ -37,7 +76,8 @@ const SAFE: Record<string, (a: Args) => boolean> = {
   tail: any,
   wc: any,
   echo: any,
-  printf: any,
+  // `printf -v PATH .` sets a variable the rest of the line runs with.
+  printf: (a) => a[0] === "--" || !a[0]?.startsWith("-"),
   which: any,
   file: without("-C", "--compile"),
   stat: any,
@@ -71,27 +111,39 @@ const SAFE: Record<string, (a: Args) => boolean> = {
   sha256sum: any,
   strings: any,
   hexdump: any,
-  cd: any,
+  cd: cdInside,
   type: any,
   tr: any,
   column: any,
-  tree: without("-o"),
-  date: without("-s", "--set"),
+  // -R with -H writes 00Tree.html into every folder.
+  tree: without("-o", "--output", "-R"),
+  date: dateReads,
   hostname: noArgs,
   env: noArgs,
-  uniq: (a) => a.filter((x) => !x.startsWith("-")).length <= 1,
+  uniq: (a) => operands(a).length <= 1, // a second operand is the output file (`uniq - out`)
   sort: without("-o", "--output", "--compress-program"),
-  rg: without("--pre"),
+  // ripgrep 14 runs --hostname-bin for hyperlinks.
+  rg: without("--pre", "--hostname-bin"),
   find: without("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
   sed: sedPrints,
   git: gitIsReadOnly,
 };
 
 // Reading is only harmless inside the workspace: `cat ~/.aws/credentials` must be asked about.
+// A value glued to a short option counts too (`grep -f/etc/shadow`, `jq -L/`), but not the
+// delimiter of `cut -d/` or `sort -t/`.
 const leavesWorkspace = (arg: string) => {
   const value = arg.startsWith("-") && arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : arg;
-  return /^[~/]/.test(value) || /(^|\/)\.\.(\/|$)/.test(value) || value.startsWith("$");
+  const glued = arg === "-d/" || arg === "-t/" ? "" : (/^-[a-zA-Z]+(.+)$/.exec(arg)?.[1] ?? "");
+  return [value, glued].some((v) => /^[~/]/.test(v) || /(^|\/)\.\.(\/|$)/.test(v)) || value.startsWith("$");
 };
+// Before bash 5.2 (globskipdots) a pattern that starts a name with a dot matches `..` too:
+// `cat .*/secret` reads ../secret. A segment starting with `.` or `[` that globs is refused.
+const globClimbs = (source: string) =>
+  source
+    .replace(/['"\\]/g, "")
+    .split("/")
+    .some((seg) => /^[.[]/.test(seg) && /[*?[]/.test(seg));
 
 // Readers none of whose options writes or runs anything, so a glob that expands to a file
 // named like an option (`-o…`, `--pre=…`) cannot turn them into something else.
@@ -118,6 +170,7 @@ function readOnly(c: SimpleCommand): boolean {
   if (name === "[" || name === "[[") return true; // opaque forms (-v, arithmetic) were excluded above
   const dynamic = c.words.slice(1).filter((w) => w.dynamic);
   if (dynamic.some((w) => !w.globOnly) || (dynamic.length > 0 && !GLOB_READERS.has(name))) return false;
+  if (dynamic.some((w) => globClimbs(w.text))) return false;
   if (args.some(leavesWorkspace)) return false;
   const check = Object.hasOwn(SAFE, name) ? SAFE[name] : undefined;
   return !!check && check(args);

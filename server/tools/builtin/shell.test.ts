@@ -49,6 +49,16 @@ describe("shell approval", () => {
     "(cd src && ls)",
     "{ ls; pwd; }",
     "if [ -f a ]; then cat a; fi",
+    // reads that the spellings below must not take away
+    "cut -d/ -f2 paths.txt",
+    "sort -t/ -k2 paths.txt | uniq -c",
+    "sed -nE '5,10p' a.txt",
+    "sed --quiet 5p -- a.txt",
+    "date -d tomorrow +%F",
+    "cd src && pwd",
+    "printf '%s\\n' a b",
+    "ls x[ab] .github/*",
+    "[[ 1 -eq 1 ]] && echo y",
   ])("runs %s without asking, read-only and concurrency-safe", (command) => {
     const i = input(command);
     expect(shellTool.approvalFor(i)).toBe("auto");
@@ -101,6 +111,39 @@ describe("shell approval", () => {
     "ls | sh",
     "ls *.ts | xargs sort -o out",
     "sort *.txt",
+    // GNU takes any unambiguous prefix of a long option
+    "sort --out=f in.txt",
+    "sort -S 64k --comp=sh in.txt",
+    "sed -n --in-pl 1p file",
+    "date --se=2020-01-01",
+    "file --comp -m magic",
+    // a sed script in an option's value, or read from a file
+    "ls | sed -n --expression='1e touch p'",
+    "ls | sed -n '-e1e touch p'",
+    "sed -n 1p --file=script.sed x",
+    // a second operand is where uniq writes; a bare one sets the clock
+    "echo hi | uniq - out",
+    "date 01010000",
+    "rg --hostname-bin=./x --hyperlink-format=default foo",
+    "tree -R -H . -L 1",
+    // a glob the grammar splits into parts: `-[o]` is `-o` when that file exists
+    "sort -[o] out in.txt",
+    "find . -fprin[t] out",
+    // outside the workspace: home, $OLDPWD, a value glued to its option, `..` from an old bash's `.*`
+    "cd && cat .ssh/id_rsa",
+    "cd - && ls",
+    "grep -f/etc/shadow x",
+    "jq -L/ -n 'import \"root/x\" as $x; $x'",
+    "cat .*/secret",
+    // redirects the grammar hangs on a here-document or a function definition
+    "cat <<EOF > out.txt\nx\nEOF",
+    "cat() { echo hi; } >> ~/.bashrc; cat",
+    "ls() { echo hi; } > out.txt; ls",
+    // variables the rest of the line runs with
+    "printf -v PATH .; ls",
+    "for PATH in .; do ls; done",
+    "for CDPATH in /; do cd etc; cat shadow; done",
+    "for x in 'a[$(touch p)]'; do [[ x -eq 1 ]]; done",
   ])("asks before %s", (command) => {
     const i = input(command);
     expect(shellTool.approvalFor(i)).toBe("required");

@@ -1,0 +1,62 @@
+// Writes against real bash: each line is run by bash in an empty folder; whenever bash created
+// `out`, the analysis must note a write (or call the line opaque), or a read-only line could
+// write without a card. The grammar hangs some redirects where a walk over statements does not
+// look: after a here-document's delimiter, on a function definition, inside `$(…)`.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { analyseShell, isOpaque } from "./analyse";
+
+const LINES = [
+  "true >out",
+  "true 2>out",
+  "true &>out",
+  "true >|out",
+  "true >&out",
+  "true {fd}>out",
+  "true <>out",
+  "true >\\\nout",
+  "cat <<E >out\nx\nE",
+  "cat <<'E' >out\nx\nE",
+  "cat <<E 1>out\nx\nE",
+  "cat <<E &>out\nx\nE",
+  "cat <<-E >out\n\tx\n\tE",
+  "cat <<E | cat >out\nx\nE",
+  "cat <<< x >out",
+  "f() { true; } >out; f",
+  "f() ( true ) >out; f",
+  "function f { true; } 2>out; f",
+  "{ true; } >out",
+  "(true) >out",
+  "if true; then true; fi >out",
+  "for i in 1; do :; done >out",
+  "case x in x) ;; esac >out",
+  "[[ 1 ]] >out",
+  "echo $(>out)",
+  "echo $(true >out)",
+  "echo <(true >out)",
+  "x=1 >out",
+  ">out",
+  "true 2>&1 >out",
+  "echo a>out",
+];
+
+function bashWrites(line: string): boolean {
+  const dir = mkdtempSync(join(tmpdir(), "quiver-writes-"));
+  try {
+    spawnSync("bash", ["-c", line], { cwd: dir, input: "", timeout: 5_000 });
+    return existsSync(join(dir, "out"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("what bash writes, the analysis notes", () => {
+  it.each(LINES)("%j", (line) => {
+    expect(bashWrites(line)).toBe(true);
+    const a = analyseShell(line);
+    expect(a.writes || isOpaque(a)).toBe(true);
+  });
+});
