@@ -6,6 +6,7 @@ import { evaluate, type PolicyRule, type PolicySubject, type PolicyVerdict } fro
 import { exactFingerprint, hostOf, isOpaqueKey, sessionKeys, type CallFacts } from "./fingerprint";
 import { gitPathsOf, isChecksFile } from "./git-paths";
 import { analyseShell } from "../shell/analyse";
+import { stepSubjects } from "./steps";
 
 export type LoadedPolicy = { ok: true; version: number; rules: PolicyRule[] } | { ok: false; error: string };
 
@@ -44,6 +45,8 @@ function stringField(input: unknown, key: string): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
+const URL_IN_WORD = /[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>]+/gi;
+
 /** The facts policy and fingerprints judge: command line, URLs, MCP server. */
 export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: string } {
   const command = tool.capabilities.includes("ExecutesCode") ? stringField(input, "command") : undefined;
@@ -52,7 +55,8 @@ export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: 
   if (url) urls.push(url);
   if (command) {
     for (const cmd of analyseShell(command).commands)
-      for (const w of cmd.words) if (/^https?:\/\//i.test(w.text)) urls.push(w.text);
+      // `--url=https://…`, `-Lhttps://…`, `ftp://…`: wherever a word holds a URL.
+      for (const w of cmd.words) for (const m of w.text.matchAll(URL_IN_WORD)) urls.push(m[0]);
   }
   const mcpServer = (tool as { mcpServer?: string }).mcpServer ?? /^mcp__([^_].*?)__/.exec(tool.name)?.[1];
   const gitPaths = tool.capabilities.includes("WritesFiles") && tool.source !== "external" ? gitPathsOf(input) : [];
@@ -77,6 +81,20 @@ export function policySubject(view: CallView): PolicySubject {
   };
 }
 
+const RANK = { allow: 1, ask: 2, deny: 3 } as const;
+
+/** The call's own verdict, then each step's deny or ask (steps.ts) where it is stronger. */
+export function evaluateCall(rules: readonly PolicyRule[], view: CallView): PolicyVerdict {
+  let verdict = evaluate(rules, policySubject(view));
+  for (const { step, subject } of stepSubjects(view.tool, view.input)) {
+    const v = evaluate(rules, subject);
+    if (v.effect !== "deny" && v.effect !== "ask") continue;
+    if (!verdict.effect || RANK[v.effect] > RANK[verdict.effect])
+      verdict = { ...v, detail: `step ${step}, ${subject.tool}`, unchecked: verdict.unchecked ?? v.unchecked };
+  }
+  return verdict;
+}
+
 function ruleLabel(v: PolicyVerdict, version: number): string {
   const name = v.rule?.id ? `rule "${v.rule.id}"` : "a rule";
   const why = v.rule?.reason ? `: ${v.rule.reason}` : "";
@@ -96,7 +114,7 @@ export function decide(view: CallView, policy: LoadedPolicy, session: SessionApp
       };
     }
   } else {
-    verdict = evaluate(policy.rules, policySubject(view));
+    verdict = evaluateCall(policy.rules, view);
     if (verdict.effect === "deny") {
       return { action: "deny", decision: "policy_deny", reason: `Denied by ${ruleLabel(verdict, policy.version)}.` };
     }

@@ -195,7 +195,8 @@ export function plainKeys(keys: string[]): string[] {
 
 export function hostOf(url: string): string | undefined {
   try {
-    return new URL(url).hostname.toLowerCase() || undefined;
+    // `evil.com.` is `evil.com`: one host, one session key.
+    return new URL(url).hostname.toLowerCase().replace(/\.+$/, "") || undefined;
   } catch {
     return undefined;
   }

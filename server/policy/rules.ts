@@ -3,11 +3,13 @@
 // says allow, ask or deny. Deny beats ask beats allow. A command rule judges each simple command
 // of the shared shell analysis; the line is allowed by command rules only when every command is.
 // A command the analysis cannot see through, where a deny or ask rule could match, is asked
-// about with a note that the policy could not check it.
+// about with a note that the policy could not check it; so is a command line that may reach a
+// host a deny or ask rule names without a URL the policy could read (hosts.ts).
 import { z } from "zod";
 import { Effect, PolicyRule } from "../protocol/ide-types";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
-import { matchPrefix } from "./shell";
+import { matchPrefix, mentions } from "./shell";
+import { commandMayReach, hostForms, normaliseHost, normalisePattern } from "./hosts";
 
 // The rule's shape crosses to the IDE (its settings page), so it lives in the protocol.
 export { Effect, PolicyRule };
@@ -44,17 +46,19 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`, "i");
 }
 
+// Both sides normalised (hosts.ts): `evil.com.`, `[::ffff:a9fe:a9fe]` and a Unicode rule match.
 function hostMatches(pattern: string, host: string): boolean {
-  const p = pattern.toLowerCase();
-  if (p.startsWith("*.")) return host.endsWith(p.slice(1)) && host.length > p.length - 1;
-  return globToRegExp(p).test(host);
+  const p = normalisePattern(pattern);
+  return hostForms(normaliseHost(host)).some((h) =>
+    p.startsWith("*.") ? h.endsWith(p.slice(1)) && h.length > p.length - 1 : globToRegExp(p).test(h),
+  );
 }
 
 // Conditions other than `command`; a host condition holds when any host of the call matches.
-function matchesStatic(rule: PolicyRule, s: PolicySubject): boolean {
+function matchesStatic(rule: PolicyRule, s: PolicySubject, skipHost = false): boolean {
   if (rule.tool && !globToRegExp(rule.tool).test(s.tool)) return false;
   if (rule.capability && !s.capabilities.includes(rule.capability)) return false;
-  if (rule.host && !s.hosts.some((h) => hostMatches(rule.host!, h))) return false;
+  if (rule.host && !skipHost && !s.hosts.some((h) => hostMatches(rule.host!, h))) return false;
   if (rule.mcpServer && (!s.mcpServer || !globToRegExp(rule.mcpServer).test(s.mcpServer))) return false;
   return true;
 }
@@ -68,15 +72,34 @@ function strongest(a: PolicyVerdict, b: PolicyVerdict): PolicyVerdict {
 export function evaluate(rules: readonly PolicyRule[], subject: PolicySubject): PolicyVerdict {
   let verdict: PolicyVerdict = {};
   const commandRules: PolicyRule[] = [];
+  const unseenHosts: string[] = [];
   for (const rule of rules) {
-    if (!matchesStatic(rule, subject)) continue;
+    if (!matchesStatic(rule, subject)) {
+      const unseen = rule.effect !== "allow" && rule.host ? hostUnseen(rule, subject) : undefined;
+      if (unseen && !unseenHosts.includes(unseen)) unseenHosts.push(unseen);
+      continue;
+    }
     if (rule.command) commandRules.push(rule);
     else verdict = strongest(verdict, { effect: rule.effect, rule });
   }
   if (commandRules.length > 0 && subject.command !== undefined) {
     verdict = strongest(verdict, evaluateCommands(commandRules, analyseShell(subject.command).commands));
   }
+  if (unseenHosts.length > 0 && verdict.effect !== "deny") {
+    const note = `The org policy could not check which hosts ${unseenHosts.slice(0, 3).join("; ")} reaches.`;
+    const unchecked = verdict.unchecked ? `${verdict.unchecked} ${note}` : note;
+    return verdict.effect === "ask" ? { ...verdict, unchecked } : { effect: "ask", unchecked };
+  }
   return verdict;
+}
+
+// A deny or ask host rule that holds but for the host, on a command line that may reach that
+// host without a URL the policy could read: what it names, builds at run time or hides.
+function hostUnseen(rule: PolicyRule, subject: PolicySubject): string | undefined {
+  if (subject.command === undefined || !matchesStatic(rule, subject, true)) return undefined;
+  let commands = analyseShell(subject.command).commands;
+  if (rule.command) commands = commands.filter((c) => matchPrefix(c, ruleWords(rule.command!), "loose") !== "no");
+  return commandMayReach((h) => hostMatches(rule.host!, h), rule.host!, commands);
 }
 
 // Each simple command gets its strongest matching rule. Deny or ask anywhere decides; allow
@@ -91,10 +114,17 @@ function evaluateCommands(rules: PolicyRule[], commands: readonly SimpleCommand[
     let v: PolicyVerdict = {};
     const shown = cmd.argv.length > 0 ? cmd.argv.join(" ") : cmd.source;
     for (const rule of rules) {
-      const m = matchPrefix(cmd, ruleWords(rule.command!), rule.effect === "allow" ? "strict" : "loose");
+      const words = ruleWords(rule.command!);
+      let m = matchPrefix(cmd, words, rule.effect === "allow" ? "strict" : "loose");
+      // `tar --to-command=curl`, `rsync -e curl`, `git config alias.p '!git push'`: the words
+      // name the program (and sub-command) a deny or ask rule does, for it to run.
+      const named = m === "no" && rule.effect !== "allow" && mentions(cmd, words);
+      if (named) m = "maybe";
       if (m === "yes") v = strongest(v, { effect: rule.effect, rule, detail: shown });
       else if (m === "maybe" && rule.effect !== "allow") {
-        const why = cmd.opaque ?? cmd.runsCode ?? "part of it is only known at run time";
+        const why = named
+          ? `it names ${words[0]} in its arguments, which it may run`
+          : (cmd.opaque ?? cmd.runsCode ?? "part of it is only known at run time");
         if (!unchecked.some((u) => u.startsWith(`\`${cmd.source}\``))) unchecked.push(`\`${cmd.source}\` (${why})`);
       }
     }

@@ -1,6 +1,7 @@
 // How a policy rule's command prefix (`git push`, `rm -rf`) matches one simple command of the
 // shared shell analysis (server/shell/analyse.ts). A word only known at run time could be any
-// word, so it can neither satisfy an allow rule nor rule out a deny or ask rule.
+// word, so it can neither satisfy an allow rule nor rule out a deny or ask rule. An option is
+// compared in the form the program reads it: `rm --recursive --force` is `rm -rf`.
 import { analyseShell, basename, type SimpleCommand } from "../shell/analyse";
 
 export { basename };
@@ -12,6 +13,51 @@ export function expandFlags(word: string): string[] {
 }
 
 export type Match = "yes" | "no" | "maybe";
+
+// Options the same program reads as one, named by their short form (per git sub-command for
+// git). A long option also counts by any prefix that names only it among the table's options,
+// as getopt and git's parse-options read them (`rm --recur`).
+const SAME: Record<string, Record<string, string[]>> = {
+  rm: { "-R": ["-r"], "--recursive": ["-r"], "--force": ["-f"], "--dir": ["-d"] },
+  cp: { "-R": ["-r"], "--recursive": ["-r"], "--force": ["-f"] },
+  mv: { "--force": ["-f"] },
+  ln: { "--force": ["-f"], "--symbolic": ["-s"] },
+  chmod: { "--recursive": ["-R"] },
+  chown: { "--recursive": ["-R"] },
+  chgrp: { "--recursive": ["-R"] },
+  sed: { "--in-place": ["-i"] },
+  curl: { "--insecure": ["-k"], "--output": ["-o"], "--request": ["-X"], "--data": ["-d"], "--upload-file": ["-T"] },
+  npm: { "--global": ["-g"], "--force": ["-f"] },
+  pip: { "--upgrade": ["-U"] },
+  pip3: { "--upgrade": ["-U"] },
+  docker: { "--force": ["-f"] },
+  kubectl: { "--all-namespaces": ["-A"] },
+  "git push": { "--force": ["-f"], "--force-with-lease": ["-f"], "--delete": ["-d"], "--set-upstream": ["-u"] },
+  "git clean": { "--force": ["-f"] },
+  "git branch": { "-D": ["-d", "-f"], "--delete": ["-d"], "--force": ["-f"] },
+  "git checkout": { "--force": ["-f"] },
+  "git commit": { "--no-verify": ["-n"], "--all": ["-a"] },
+  "git reset": {},
+};
+
+/** The option table for a command: its program's, and for git that of each word that names a sub-command. */
+function optionTable(program: string, words: readonly string[]): Record<string, string[]> {
+  const table = { ...SAME[program] };
+  if (program === "git") for (const w of words) Object.assign(table, SAME[`git ${w}`]);
+  return table;
+}
+
+/** A flag in its short form where the table knows one: `--rec=x` → `-r`, `-R` → `-r` (rm). */
+function canonicalFlags(flag: string, table: Record<string, string[]>): string[] {
+  const name = flag.startsWith("--") ? flag.replace(/=.*$/s, "") : flag;
+  if (table[name]) return table[name];
+  if (name.startsWith("--") && name.length >= 3) {
+    const hits = Object.keys(table).filter((k) => k.startsWith(name));
+    if (hits.length === 1 || (hits.length > 1 && hits.every((h) => table[h].join() === table[hits[0]].join())))
+      return table[hits[0]];
+  }
+  return [name];
+}
 
 /**
  * Does `command` start with `prefix` (words of a rule like `git push` or `rm -rf`)? Flags in the
@@ -29,15 +75,29 @@ export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "str
   // What the analysis could not see through, or inline code (`python3 -c`, `awk '…'`), can do
   // what any rule names; a rule that visibly matches still matches for certain.
   const unseen = command.opaque !== undefined || command.runsCode !== undefined;
-  if (basename(prefix[0]) !== command.argv[0]) return unseen ? "maybe" : "no";
+  // Loose: a case-insensitive file system runs `CURL` as curl.
+  const program = basename(prefix[0]);
+  const same = mode === "loose" ? program.toLowerCase() === command.argv[0].toLowerCase() : program === command.argv[0];
+  if (!same) return unseen ? "maybe" : "no";
   const args = command.words.slice(1);
   const dynamic = args.some((w) => w.dynamic);
   const fixed = args.filter((w) => !w.dynamic).map((w) => w.text);
   const wanted = prefix.slice(1);
   const words = wanted.filter((w) => !w.startsWith("-"));
-  const flags = wanted.filter((w) => w.startsWith("-")).flatMap(expandFlags);
   const cmdWords = fixed.filter((w) => !w.startsWith("-"));
-  const cmdFlags = new Set(fixed.filter((w) => w.startsWith("-")).flatMap(expandFlags));
+  const table = optionTable(program, cmdWords);
+  const flags = wanted
+    .filter((w) => w.startsWith("-"))
+    .flatMap(expandFlags)
+    .flatMap((f) => canonicalFlags(f, table));
+  const cmdFlags = new Set(
+    fixed
+      .filter((w) => w.startsWith("-"))
+      .flatMap(expandFlags)
+      .flatMap((f) => canonicalFlags(f, table)),
+  );
+  // `git push origin +main` force-pushes main as `--force` would.
+  if (program === "git" && cmdWords.includes("push") && cmdWords.some((w) => w.startsWith("+"))) cmdFlags.add("-f");
   let ok: boolean;
   if (mode === "strict") {
     ok = words.every((w, i) => cmdWords[i] === w) && !args.slice(0, words.length).some((w) => w.dynamic);
@@ -49,6 +109,27 @@ export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "str
   ok &&= flags.every((f) => cmdFlags.has(f));
   if (ok) return mode === "strict" && (dynamic || unseen) ? "maybe" : "yes";
   return dynamic || unseen ? "maybe" : "no";
+}
+
+/**
+ * Do the command's own arguments name the rule's program and then its sub-command words, for
+ * it to run (`tar --to-command=curl`, `rsync -e curl`, `vim -c '!curl x'`, `npx curl`,
+ * `git config alias.p '!git push'`)? Each argument is split into the words it could hold.
+ */
+export function mentions(command: SimpleCommand, prefix: string[]): boolean {
+  if (prefix.length === 0) return false;
+  const wanted = [basename(prefix[0]), ...prefix.slice(1).filter((w) => !w.startsWith("-"))].map((w) =>
+    w.toLowerCase(),
+  );
+  const tokens = command.words
+    .slice(1)
+    .filter((w) => !w.dynamic)
+    .flatMap((w) => w.text.split(/[\s=!'"`;|&()<>{},:@+]+/))
+    .filter(Boolean)
+    .map((t) => basename(t).toLowerCase());
+  let at = 0;
+  for (const t of tokens) if (at < wanted.length && t === wanted[at]) at++;
+  return at === wanted.length;
 }
 
 /** Boolean form, for callers that only accept a definite match. */

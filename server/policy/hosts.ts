@@ -1,0 +1,85 @@
+// Host names as a `host` rule compares them. One host has many spellings that reach it: a
+// trailing dot (`evil.com.` is the DNS root's name for `evil.com`), an IPv4 address inside IPv6
+// (`[::ffff:a9fe:a9fe]` is 169.254.169.254), decimal or hex IPv4 (`2852039166`), a rule written
+// in Unicode where the URL parser gives punycode. Both sides are brought to one form before the
+// glob runs, and an address is tried in every form that reaches it. A command line's words are
+// read for host names too (`curl evil.com`, `--url=https://evil.com`), since a shell command
+// names hosts in more ways than a URL can be picked out of it.
+import { domainToASCII } from "node:url";
+import type { SimpleCommand } from "../shell/analyse";
+
+/** `evil.com.` → `evil.com`, `[::1]` → `::1`, `EVIL.com` → `evil.com`. */
+export function normaliseHost(host: string): string {
+  let h = host.trim().toLowerCase();
+  if (h.startsWith("[") && h.endsWith("]")) h = h.slice(1, -1);
+  return h.replace(/\.+$/, "");
+}
+
+/** The spelling the URL parser gives a host written any way (`0xa9.254.0251.254`, `EXÄMPLE.com`). */
+export function canonicalHost(text: string): string | undefined {
+  const h = normaliseHost(text);
+  if (!h) return undefined;
+  try {
+    return normaliseHost(new URL(`http://${h.includes(":") ? `[${h}]` : h}/`).hostname) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const IPV4_TAIL = /^(?:::ffff:(?:0:)?|64:ff9b::|::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
+
+/** A host and, for an IPv6 address carrying an IPv4 one (mapped, NAT64, compatible), that too. */
+export function hostForms(host: string): string[] {
+  const h = normaliseHost(host);
+  const m = IPV4_TAIL.exec(h);
+  if (!m) return [h];
+  const [hi, lo] = [parseInt(m[1], 16), parseInt(m[2], 16)];
+  return [h, `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`];
+}
+
+const patterns = new Map<string, string>();
+/** A rule's host glob in the form hosts are compared in: lower case, punycode, no trailing dot. */
+export function normalisePattern(pattern: string): string {
+  let p = patterns.get(pattern);
+  if (p === undefined) {
+    p = normaliseHost(pattern);
+    if (!/[*?]/.test(p)) p = canonicalHost(p) ?? p;
+    else if (/[^\x00-\x7f]/.test(p)) p = domainToASCII(p) || p;
+    if (patterns.size > 1000) patterns.clear();
+    patterns.set(pattern, p);
+  }
+  return p;
+}
+
+// A word's pieces that could be a host name: `x@evil.com:/p` → `x`, `evil.com`, `p`.
+function hostTokens(text: string): string[] {
+  return text.split(/[^\p{L}\p{N}.\-_]+/u).filter((t) => t.length > 0 && t.length <= 253);
+}
+
+/**
+ * Where a command line may reach a host the pattern names without a URL the policy can parse:
+ * the command that names it (`curl evil.com`, `ssh git@evil.com`), builds a URL at run time
+ * (`curl https://$H/`) or cannot be seen through at all. A pattern of wildcards only (`*`)
+ * names no host a word could be recognised as, so only what cannot be seen is reported then.
+ */
+export function commandMayReach(
+  matches: (host: string) => boolean,
+  pattern: string,
+  commands: readonly SimpleCommand[],
+): string | undefined {
+  const literal = /[^*?.]/.test(normalisePattern(pattern));
+  for (const cmd of commands) {
+    const why = cmd.opaque ?? cmd.runsCode;
+    if (why) return `\`${cmd.source}\` (${why})`;
+    for (const w of cmd.words) {
+      if (w.dynamic && /:\/\/[^/]*[$`]/.test(w.text))
+        return `\`${cmd.source}\` (a URL's host is only known at run time)`;
+      if (!literal) continue;
+      for (const t of hostTokens(w.text)) {
+        const h = canonicalHost(t);
+        if (h && hostForms(h).some(matches)) return `\`${cmd.source}\` (it names ${h})`;
+      }
+    }
+  }
+  return undefined;
+}

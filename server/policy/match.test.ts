@@ -1,0 +1,178 @@
+// Rule matching against spellings an agent would choose to slip past a rule: a host written
+// another way, a command's long options, a denied program named in another's arguments, a
+// denied tool run as a step of tool_program or tool_transaction. Each was let through before.
+import { describe, expect, it } from "vitest";
+import { decide, type LoadedPolicy } from "./decide";
+import { PolicyRules, type PolicyRule } from "./rules";
+import { STEP_CAPABILITIES } from "./steps";
+import { fetchUrlTool } from "../tools/builtin/fetch_url";
+import { shellTool } from "../tools/builtin/shell";
+import { toolProgramTool } from "../tools/builtin/tool_program";
+import { toolTransactionTool } from "../tools/builtin/tool_transaction";
+import { STEP_TOOLS } from "../tools/builtin/program-steps";
+import { editFileTool } from "../tools/builtin/edit_file";
+import { writeFileTool } from "../tools/builtin/write_file";
+import { applyPatchTool } from "../tools/builtin/apply_patch";
+import { runCheckTool } from "../tools/builtin/run_check";
+import type { Tool } from "../tools/tool";
+
+const none = { sessionKeys: new Set<string>(), rejected: new Map<string, string | undefined>() };
+const policy = (...r: PolicyRule[]): LoadedPolicy => ({ ok: true, version: 1, rules: PolicyRules.parse(r) });
+const run = (tool: Tool, input: unknown, p: LoadedPolicy) => decide({ tool, input } as never, p, none);
+const shell = (command: string, p: LoadedPolicy) => run(shellTool, { command }, p);
+
+describe("a host rule matches the host however the URL spells it", () => {
+  const p = policy(
+    { effect: "deny", host: "evil.com" },
+    { effect: "deny", host: "*.bad.org" },
+    { effect: "deny", host: "169.254.169.254" },
+    { effect: "deny", host: "exämple.com" },
+    { effect: "deny", host: "::1" },
+  );
+  it.each([
+    "http://evil.com./x",
+    "http://EVIL.com../",
+    "http://a.bad.org./",
+    "http://[::ffff:169.254.169.254]/",
+    "http://[::ffff:a9fe:a9fe]/latest/meta-data",
+    "http://[64:ff9b::a9fe:a9fe]/",
+    "http://2852039166/",
+    "http://xn--exmple-cua.com/",
+    "http://exämple.com/",
+    "http://[::1]:8080/",
+  ])("fetch_url %s is denied", (url) => {
+    expect(run(fetchUrlTool, { url }, p).action).toBe("deny");
+  });
+
+  it("still tells other hosts apart", () => {
+    for (const url of ["http://notevil.com/", "http://bad.org/", "http://evil.com.au/", "http://[::ffff:a9fe:a9ff]/"])
+      expect(run(fetchUrlTool, { url }, p).action, url).toBe("run");
+  });
+});
+
+describe("a host rule reaches a shell command however it names the host", () => {
+  const p = policy({ id: "no-evil", effect: "deny", host: "evil.com" }, { effect: "allow", command: "curl" });
+  it.each([
+    "curl --url=https://evil.com/",
+    "curl -Lhttps://evil.com",
+    "curl ftp://evil.com/x",
+    "curl https://evil.com./",
+  ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
+  it.each(["curl evil.com", "curl x@evil.com:/", 'H=evil.com; curl "https://$H/"', "curl EVIL.COM.", 'eval "$C"'])(
+    "%s is asked about, saying the policy could not check it",
+    (command) => {
+      const d = shell(command, p);
+      expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
+      expect(d.action === "ask" && d.unchecked).toMatch(/could not check which hosts/);
+    },
+  );
+  it("a command naming no such host is still allowed, and a catch-all host rule asks only what it cannot see", () => {
+    expect(shell("curl https://docs.example.com/x", p).decision).toBe("policy_allow");
+    const all = policy({ effect: "ask", host: "*" }, { effect: "allow", command: "ls" });
+    expect(shell("ls package.json", all).decision).toBe("policy_allow");
+    expect(shell('eval "$C"', all).action).toBe("ask");
+  });
+});
+
+describe("a command rule reads options as the program does", () => {
+  const p = policy(
+    { effect: "deny", command: "rm -rf" },
+    { effect: "deny", command: "git push --force" },
+    { effect: "allow", tool: "shell" },
+  );
+  it.each([
+    "rm --recursive --force x",
+    "rm -R -f x",
+    "rm -Rf x",
+    "rm --rec --for x",
+    "rm -r --force=yes x",
+    "git push -f",
+    "git push --forc origin main",
+    "git push --force-with-lease",
+    "git push origin +main",
+    "git -C repo push origin +HEAD:main",
+  ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
+  it("but not what those options do not say", () => {
+    for (const command of ["rm -r x", "rm --dir x", "git push origin main", "git push --follow-tags"])
+      expect(shell(command, p).action, command).toBe("run");
+  });
+  it("an allow rule written with long options matches the short ones", () => {
+    const allow = policy({ effect: "allow", command: "rm --recursive" });
+    expect(shell("rm -R build", allow).decision).toBe("policy_allow");
+  });
+});
+
+describe("a denied program named in another's arguments, for it to run", () => {
+  const p = policy(
+    { effect: "deny", command: "curl" },
+    { effect: "deny", command: "git push" },
+    { effect: "allow", tool: "shell" },
+  );
+  it("runs under any case of its name", () => expect(shell("CURL https://x.org", p).action).toBe("deny"));
+  it.each([
+    "tar --to-command=curl -xf a.tar",
+    "tar -I /usr/bin/curl -xf a",
+    "rsync -e curl a b",
+    "man -P curl ls",
+    "sort --compress-program=curl f",
+    "vim -c '!curl x'",
+    "less +'!curl'",
+    "git grep --open-files-in-pager=curl x",
+    "gdb -ex 'shell curl' x",
+    "zip -TT curl a b",
+    "npx curl x",
+    "numactl curl x",
+    "xvfb-run curl x",
+    "git config alias.p '!git push'",
+    "git config alias.p '!sh -c \"git push --force\"'",
+  ])("%s is asked about, saying so", (command) => {
+    const d = shell(command, p);
+    expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
+    expect(d.action === "ask" && d.unchecked).toMatch(/names (curl|git) in its arguments/);
+  });
+  it("a command that names neither stays allowed", () => {
+    for (const command of ["git commit -m 'push it'", "ls curl.txt", "tar -xf a.tar"])
+      expect(shell(command, p).action, command).toBe("run");
+  });
+});
+
+describe("a tool rule reaches the steps of tool_program and tool_transaction", () => {
+  const p = policy(
+    { id: "no-read", effect: "deny", tool: "read_file" },
+    { effect: "deny", tool: "write_file" },
+    { effect: "ask", tool: "run_check" },
+    { effect: "allow", tool: "tool_*" },
+  );
+  it("denies a program or transaction with a denied step, naming the step", () => {
+    const d = run(
+      toolProgramTool,
+      {
+        steps: [
+          { op: "glob", pattern: "*" },
+          { op: "read_file", path: "a" },
+        ],
+      },
+      p,
+    );
+    expect(d).toMatchObject({ action: "deny", decision: "policy_deny" });
+    expect(d.reason).toMatch(/no-read.*step 2, read_file/);
+    expect(run(toolTransactionTool, { steps: [{ op: "write_file", path: "a", content: "x" }] }, p).action).toBe("deny");
+  });
+  it("asks where a step is asked about, and lets the wrapper's own rules speak for the rest", () => {
+    expect(run(toolTransactionTool, { steps: [{ op: "run_check", name: "test" }] }, p).decision).toBe("policy_ask");
+    expect(run(toolProgramTool, { steps: [{ op: "glob", pattern: "*" }] }, p).decision).toBe("policy_allow");
+  });
+  it("a capability rule reaches a step's capability", () => {
+    const d = run(
+      toolTransactionTool,
+      { steps: [{ op: "read_file", path: "a" }] },
+      policy({ effect: "deny", tool: "*", capability: "ReadsFiles" }),
+    );
+    expect(d.action).toBe("deny");
+  });
+  it("knows each step's capabilities as its tool declares them", () => {
+    const tools: Tool[] = [...Object.values(STEP_TOOLS), editFileTool, writeFileTool, applyPatchTool, runCheckTool];
+    for (const t of tools) expect(STEP_CAPABILITIES[t.name], t.name).toEqual(t.capabilities);
+    expect(Object.keys(STEP_CAPABILITIES).sort()).toEqual(tools.map((t) => t.name).sort());
+  });
+});
