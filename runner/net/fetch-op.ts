@@ -47,6 +47,15 @@ export function renderResponse(res: FetchedResponse, raw: boolean): OpResult {
   if (res.contentType) lines.push(`Content-Type: ${res.contentType}`);
   if (res.redirects.length) lines.push(`Redirected: ${[res.url, ...res.redirects].join(" → ")}`);
   if (res.truncated) lines.push(`Truncated: only the first ${res.body.length} bytes were read`);
+  if (res.notFollowed) {
+    meta.notFollowed = res.notFollowed;
+    lines.push(
+      "",
+      `Redirected to another host, not followed: ${res.notFollowed}`,
+      "To read it, call fetch_url again with that URL (each host is checked against the org's policy).",
+    );
+    return { ok: true, output: lines.join("\n"), meta };
+  }
   const ok = res.status < 400;
   const textual = type ? TEXTUAL.test(type) || html : !looksBinary(res.body);
   if (!textual || (type === "" && looksBinary(res.body))) {

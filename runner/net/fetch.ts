@@ -1,7 +1,8 @@
 // A GET that cannot be turned on the runner's own network: every hop (redirects are followed by
 // hand) has its scheme, host name and resolved address checked, the address at connect time
 // through the request's `lookup`, and the connected socket's peer once more; bodies are
-// decompressed and capped.
+// decompressed and capped. A redirect to another host is reported, not followed: the org's
+// policy judged the host the call named, and a host it denies must not be one hop away.
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type Socket } from "node:net";
@@ -38,6 +39,8 @@ export interface FetchedResponse {
   body: Buffer;
   truncated: boolean;
   redirects: string[];
+  /** A redirect to another host, reported instead of followed. */
+  notFollowed?: string;
 }
 
 const DEFAULT_HEADERS: Record<string, string> = {
@@ -101,6 +104,7 @@ async function fetchWithSignal(
   const redirects: string[] = [];
   let url = checkUrl(rawUrl, options);
   const origin = url.origin;
+  const host = normaliseHost(url.hostname);
   for (;;) {
     const headers: Record<string, string> = {
       ...DEFAULT_HEADERS,
@@ -115,8 +119,21 @@ async function fetchWithSignal(
       if (redirects.length >= maxRedirects)
         throw new FetchRefused(`more than ${maxRedirects} redirects (last to ${location})`);
       const next = new URL(location, url).toString();
+      const target = checkUrl(next, options);
+      if (normaliseHost(target.hostname) !== host)
+        return {
+          url: rawUrl,
+          finalUrl: url.toString(),
+          status: res.statusCode,
+          statusText: res.statusMessage ?? "",
+          contentType: "",
+          body: Buffer.alloc(0),
+          truncated: false,
+          redirects,
+          notFollowed: next,
+        };
       redirects.push(next);
-      url = checkUrl(next, options);
+      url = target;
       continue;
     }
     const { body, truncated } = await readBody(res, options.maxBodyBytes ?? FETCH_LIMITS.maxBodyBytes, signal);

@@ -170,5 +170,7 @@ export const FetchResultMeta = z.object({
   bytes: z.number().int().nonnegative(),
   truncated: z.boolean(),
   redirects: z.array(z.string()),
+  /** A redirect to another host, reported instead of followed (the policy judges each host). */
+  notFollowed: z.string().optional(),
 });
 export type FetchResultMeta = z.infer<typeof FetchResultMeta>;
