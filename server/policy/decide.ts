@@ -69,12 +69,27 @@ export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: 
   };
 }
 
+/** The tool's capabilities and what this call does besides: a command run with network reaches
+ *  the network, and one not read-only may write files, so an org rule on `Network` or
+ *  `WritesFiles` catches `shell` called that way, though the tool only declares `ExecutesCode`. */
+function callCapabilities({ tool, input }: CallView): readonly string[] {
+  const extra: string[] = [];
+  if (!tool.capabilities.includes("Network") && tool.isOpenWorld(input)) extra.push("Network");
+  if (
+    tool.capabilities.includes("ExecutesCode") &&
+    !tool.capabilities.includes("WritesFiles") &&
+    !tool.isReadOnly(input)
+  )
+    extra.push("WritesFiles");
+  return extra.length > 0 ? [...tool.capabilities, ...extra] : tool.capabilities;
+}
+
 export function policySubject(view: CallView): PolicySubject {
   const facts = callFacts(view);
   const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
   return {
     tool: facts.tool,
-    capabilities: view.tool.capabilities,
+    capabilities: callCapabilities(view),
     command: facts.command,
     hosts,
     mcpServer: facts.mcpServer,

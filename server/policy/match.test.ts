@@ -176,3 +176,20 @@ describe("a tool rule reaches the steps of tool_program and tool_transaction", (
     expect(Object.keys(STEP_CAPABILITIES).sort()).toEqual(tools.map((t) => t.name).sort());
   });
 });
+
+describe("a capability rule reaches what a call does, not only what its tool declares", () => {
+  it("denies shell with network under a Network deny, and its read-only lines stay allowed", () => {
+    const p = policy({ effect: "deny", capability: "Network" });
+    expect(run(shellTool, { command: "npm install", network: true }, p).action).toBe("deny");
+    expect(shell("npm test", p).action).not.toBe("deny");
+    expect(shell("cat package.json", p).action).toBe("run");
+  });
+
+  it("denies a shell line that may write under a WritesFiles deny, not a read-only one", () => {
+    const p = policy({ effect: "deny", capability: "WritesFiles" });
+    for (const command of ["sed -i s/a/b/ f", "npm test", "cat x > y"])
+      expect(shell(command, p).action, command).toBe("deny");
+    for (const command of ["cat package.json", "ls -la", "git log --oneline"])
+      expect(shell(command, p).action, command).toBe("run");
+  });
+});
