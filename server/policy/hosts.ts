@@ -68,7 +68,10 @@ export function commandMayReach(
   commands: readonly SimpleCommand[],
 ): string | undefined {
   const literal = /[^*?.]/.test(normalisePattern(pattern));
+  const planted = commands.some((c) => [...c.assignments, ...c.argv].some((w) => CONFIG_ENV.test(w)));
   for (const cmd of commands) {
+    const fromFile = readsDestinationsFromFile(cmd, planted);
+    if (fromFile) return `\`${cmd.source}\` (${fromFile})`;
     const why = cmd.opaque ?? cmd.runsCode;
     if (why) return `\`${cmd.source}\` (${why})`;
     for (const w of cmd.words) {
@@ -80,6 +83,31 @@ export function commandMayReach(
         if (h && hostForms(h).some(matches)) return `\`${cmd.source}\` (it names ${h})`;
       }
     }
+  }
+  return undefined;
+}
+
+// Where curl and wget take more URLs than the line names: a config or list file (`curl -K f`,
+// `wget -i f`, `wget -e url=…`), or a config directory the line points elsewhere (`CURL_HOME=.`
+// finds a .curlrc the model wrote in the workspace, whose `url = …` is fetched too).
+const CONFIG_ENV = /^(CURL_HOME|XDG_CONFIG_HOME|HOME|WGETRC|SYSTEM_WGETRC)=/;
+const FILE_OPTIONS: Record<string, { short: RegExp; long: string[] }> = {
+  curl: { short: /^-[a-zA-Z]*K/, long: ["--config"] },
+  wget: { short: /^-[a-zA-Z]*[ie]/, long: ["--input-file", "--execute", "--config"] },
+};
+
+function readsDestinationsFromFile(cmd: SimpleCommand, planted: boolean): string | undefined {
+  const program = cmd.argv[0]?.toLowerCase().replace(/2$/, "");
+  const options = program ? FILE_OPTIONS[program] : undefined;
+  if (!options) return undefined;
+  if (planted) return "its configuration is read from where the line points it";
+  const args = cmd.argv.slice(1);
+  const end = args.indexOf("--");
+  for (const a of end < 0 ? args : args.slice(0, end)) {
+    if (a.startsWith("--")) {
+      const name = a.split("=")[0];
+      if (name.length > 2 && options.long.some((l) => l.startsWith(name))) return "it reads more URLs from a file";
+    } else if (options.short.test(a)) return "it reads more URLs from a file";
   }
   return undefined;
 }

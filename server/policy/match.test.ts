@@ -193,3 +193,30 @@ describe("a capability rule reaches what a call does, not only what its tool dec
       expect(shell(command, p).action, command).toBe("run");
   });
 });
+
+describe("a host rule and the URLs curl and wget read from files", () => {
+  const p = policy(
+    { effect: "deny", host: "evil.com" },
+    { effect: "allow", command: "curl" },
+    { effect: "allow", command: "wget" },
+  );
+  it.each([
+    "curl -K cfg https://ok.com",
+    "curl -sKcfg",
+    "curl --config=cfg",
+    "curl --conf cfg",
+    "CURL_HOME=. curl https://ok.com",
+    "export XDG_CONFIG_HOME=.; curl https://ok.com",
+    "wget -i list.txt",
+    "wget --input-file=list.txt",
+    "wget -e url=x https://ok.com",
+    "WGETRC=./rc wget https://ok.com",
+  ])("%s asks", (command) => {
+    expect(shell(command, p).action).toBe("ask");
+  });
+
+  it("lets a plain fetch of another host run", () => {
+    expect(shell("curl -sS https://ok.com/x.json", p).action).toBe("run");
+    expect(shell("wget -q https://ok.com/file", p).action).toBe("run");
+  });
+});
