@@ -15,6 +15,7 @@ import { writeFileTool } from "../tools/builtin/write_file";
 import { applyPatchTool } from "../tools/builtin/apply_patch";
 import { runCheckTool } from "../tools/builtin/run_check";
 import type { Tool } from "../tools/tool";
+import { deniedTools } from "../tools/policy-catalog";
 
 const none = { sessionKeys: new Set<string>(), rejected: new Map<string, string | undefined>() };
 const policy = (...r: PolicyRule[]): LoadedPolicy => ({ ok: true, version: 1, rules: PolicyRules.parse(r) });
@@ -191,6 +192,8 @@ describe("a capability rule reaches what a call does, not only what its tool dec
       expect(shell(command, p).action, command).toBe("deny");
     for (const command of ["cat package.json", "ls -la", "git log --oneline"])
       expect(shell(command, p).action, command).toBe("run");
+    // Still offered to the model: only some of its calls are denied.
+    expect(deniedTools([shellTool], p).has("shell")).toBe(false);
   });
 });
 
