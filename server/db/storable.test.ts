@@ -80,7 +80,6 @@ describe.each(testDatabases().filter((p) => p === "postgresql"))("a pool on %s",
     await t.current.db.session.update({ where: { id: sessionId }, data: { title: "renamed\u0000\ud800" } });
     await t.current.db.sessionEvent.create({
       data: {
-        id: "probe-1",
         sessionId,
         seq: 1,
         type: "notice",
@@ -97,7 +96,7 @@ describe.each(testDatabases().filter((p) => p === "postgresql"))("a pool on %s",
     ).toEqual({
       id: sessionId,
     });
-    const row = await t.current.db.sessionEvent.findUnique({ where: { id: "probe-1" } });
+    const row = await t.current.db.sessionEvent.findUnique({ where: { sessionId_seq: { sessionId, seq: 1 } } });
     expect(row?.payload).toEqual({ text: "a\u2400b", list: ["\ufffd"], "key\u2400\ufffd": 1 });
     const threaded = await openDb(t.current.url, { thread: true });
     try {

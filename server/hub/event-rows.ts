@@ -4,7 +4,6 @@
 // Same table, same column forms Prisma writes and reads: SQLite keeps DateTime as ISO text with
 // +00:00 and Json as text; PostgreSQL's createdAt is timestamp(3) holding UTC.
 import { openPgPool, openSqlite, sqliteDate } from "../db/driver";
-import { rowId } from "../db/row-id";
 import { jsonbText } from "../db/storable";
 import type { SessionEvent } from "../protocol/events";
 import { EVENTS_CHANNEL, eventPayloads } from "../protocol/broker";
@@ -45,14 +44,14 @@ function eachRow(items: ReadonlyArray<SessionEvent | DeltaRun>, row: Row): void 
 export function sqliteEventRows(url: string): EventRows {
   const db = openSqlite(url);
   const one = db.prepare(
-    `INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES (?,?,?,?,?,?)`,
+    `INSERT INTO "SessionEvent" ("sessionId","seq","type","payload","createdAt") VALUES (?,?,?,?,?)`,
   );
   // A run's deltas share a time for many rows: its SQLite text is made once per time.
   let lastAt = "";
   let lastDate = "";
   const row: Row = (sessionId, seq, type, payload, at) => {
     if (at !== lastAt) [lastAt, lastDate] = [at, sqliteDate(at)];
-    one.run(rowId(), sessionId, seq, type, payload, lastDate);
+    one.run(sessionId, seq, type, payload, lastDate);
   };
   const all = db.transaction((items: ReadonlyArray<SessionEvent | DeltaRun>) => eachRow(items, row));
   return {
@@ -69,11 +68,11 @@ export function postgresEventRows(url: string): EventRows {
       const values: string[] = [];
       eachRow(items, (sessionId, seq, type, payload, at) => {
         const b = params.length;
-        params.push(rowId(), sessionId, seq, type, jsonbText(payload), at);
+        params.push(sessionId, seq, type, jsonbText(payload), at);
         // timestamp(3) ignores the zone of the ISO text: the UTC time is stored, as Prisma does.
-        values.push(`($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5}::jsonb,$${b + 6}::timestamp(3))`);
+        values.push(`($${b + 1},$${b + 2},$${b + 3},$${b + 4}::jsonb,$${b + 5}::timestamp(3))`);
       });
-      const insert = `INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload","createdAt") VALUES ${values.join(",")}`;
+      const insert = `INSERT INTO "SessionEvent" ("sessionId","seq","type","payload","createdAt") VALUES ${values.join(",")}`;
       if (!notifyFrom) return void (await pool.query(insert, params));
       // One statement, so still one round trip: the rows and their notifications commit together.
       params.push(EVENTS_CHANNEL, eventPayloads(notifyFrom, expandRuns(items)));

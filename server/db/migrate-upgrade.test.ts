@@ -1,0 +1,120 @@
+// A database of the previous version keeps its data through the newest migration: every
+// committed migration but the last is applied by hand, rows of the tables the last one rebuilds
+// are written, and the server's own migrator applies the rest, as a start after an upgrade does.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { testDatabases } from "../testing/db";
+import { migratePostgres, migrateSqlite, migrationsFor } from "./migrate";
+
+const adminUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const KEY_MIGRATION = "20261203133112_session_event_key";
+
+/** The migrations up to (not including) `name`. */
+function before(provider: "sqlite" | "postgresql", name: string) {
+  const all = migrationsFor(provider);
+  const at = all.findIndex((m) => m.name === name);
+  expect(at).toBeGreaterThan(0);
+  return all.slice(0, at);
+}
+
+// Sessions only: the seed runs with foreign keys off, as nothing but the cascade is checked.
+const SEED = [
+  `INSERT INTO "Session" ("id","title","ownerId","orgId","workspace","updatedAt") VALUES ('s1','t','u1','o1','',CURRENT_TIMESTAMP), ('s2','t','u1','o1','',CURRENT_TIMESTAMP)`,
+];
+const EVENTS: [string, string, number, string][] = [
+  ["e1", "s1", 1, '{"type":"text.delta","turnId":"t1","text":"a"}'],
+  ["e2", "s1", 2, '{"type":"text.delta","turnId":"t1","text":"b"}'],
+  ["e3", "s2", 1, '{"type":"notice","text":"c"}'],
+];
+
+describe.each(testDatabases())("upgrading a %s database to the event key", (provider) => {
+  it("keeps every event, keyed by session and seq, with no id column left", async () => {
+    if (provider === "sqlite") {
+      const dir = mkdtempSync(join(tmpdir(), "quiver-upgrade-"));
+      const file = join(dir, "old.db");
+      try {
+        const db = new Database(file);
+        db.pragma("journal_mode = WAL");
+        db.exec("CREATE TABLE _quiver_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
+        for (const m of before("sqlite", KEY_MIGRATION)) {
+          db.exec(m.sql);
+          db.prepare("INSERT INTO _quiver_migrations VALUES (?, ?)").run(m.name, new Date().toISOString());
+        }
+        db.pragma("foreign_keys = OFF");
+        for (const s of SEED) db.exec(s);
+        const insert = db.prepare(
+          `INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload") VALUES (?,?,?,'x',?)`,
+        );
+        for (const e of EVENTS) insert.run(...e);
+        db.close();
+
+        expect(migrateSqlite(file)).toContain(KEY_MIGRATION);
+        const after = new Database(file);
+        const rows = after.prepare(`SELECT * FROM "SessionEvent" ORDER BY "sessionId","seq"`).all();
+        expect(rows).toEqual(
+          EVENTS.map(([, sessionId, seq, payload]) => expect.objectContaining({ sessionId, seq, payload })),
+        );
+        expect(Object.keys(rows[0] as object)).not.toContain("id");
+        expect(() =>
+          after
+            .prepare(`INSERT INTO "SessionEvent" ("sessionId","seq","type","payload") VALUES ('s1',2,'x','{}')`)
+            .run(),
+        ).toThrow(/UNIQUE|PRIMARY/);
+        // Deleting a session still takes its events with it.
+        after.pragma("foreign_keys = ON");
+        after.exec(`DELETE FROM "Session" WHERE "id" = 's1'`);
+        expect(after.prepare(`SELECT count(*) AS n FROM "SessionEvent"`).get()).toEqual({ n: 1 });
+        after.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      return;
+    }
+    const name = `quiver_upgrade_${randomBytes(6).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const c = new pg.Client({ connectionString: url.toString() });
+    await c.connect();
+    try {
+      await c.query("CREATE TABLE _quiver_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)");
+      for (const m of before("postgresql", KEY_MIGRATION)) {
+        await c.query(m.sql);
+        await c.query("INSERT INTO _quiver_migrations VALUES ($1, now())", [m.name]);
+      }
+      await c.query("SET session_replication_role = replica"); // the seed skips foreign keys
+      for (const s of SEED) await c.query(s);
+      for (const e of EVENTS)
+        await c.query(
+          `INSERT INTO "SessionEvent" ("id","sessionId","seq","type","payload") VALUES ($1,$2,$3,'x',$4)`,
+          e,
+        );
+      await c.query("SET session_replication_role = DEFAULT");
+
+      expect(await migratePostgres(url.toString())).toContain(KEY_MIGRATION);
+      const { rows } = await c.query(`SELECT * FROM "SessionEvent" ORDER BY "sessionId","seq"`);
+      expect(rows).toEqual(
+        EVENTS.map(([, sessionId, seq, payload]) =>
+          expect.objectContaining({ sessionId, seq, payload: JSON.parse(payload) }),
+        ),
+      );
+      expect(Object.keys(rows[0])).not.toContain("id");
+      await expect(
+        c.query(`INSERT INTO "SessionEvent" ("sessionId","seq","type","payload") VALUES ('s1',2,'x','{}')`),
+      ).rejects.toThrow(/duplicate key/);
+      await c.query(`DELETE FROM "Session" WHERE "id" = 's1'`);
+      expect((await c.query(`SELECT count(*)::int AS n FROM "SessionEvent"`)).rows).toEqual([{ n: 1 }]);
+    } finally {
+      await c.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  }, 60_000);
+});
