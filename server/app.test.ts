@@ -8,6 +8,7 @@ import { request } from "node:http";
 import WebSocket from "ws";
 import { createTRPCClient, createWSClient, httpBatchLink, wsLink } from "@trpc/client";
 import { parseEnv } from "./env";
+import { testServerEnv } from "./testing/env";
 import { startQuiver, type Quiver } from "./app";
 import type { AppRouter } from "./api/root";
 
@@ -19,7 +20,7 @@ describe("server", () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "quiver-app-"));
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0" });
+    const env = testServerEnv(dataDir);
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
   });
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startQuiver, type Quiver } from "../../server/app";
-import { parseEnv } from "../../server/env";
+import { testServerEnv } from "../../server/testing/env";
 import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../../server/testing/runner";
 import { findOnPath, sandboxInfo } from "./sandbox";
 import { processesMatching, settledProcesses } from "../testing/exec";
@@ -26,12 +26,7 @@ describe.runIf(ready)("a sandboxed command cannot become the owner through loopb
   beforeAll(async () => {
     dataDir = await tempDir("quiver-netns-data-");
     workspace = await tempDir("quiver-netns-ws-");
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      QUIVER_LOCAL_RUNNER: "0",
-      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
-    });
+    const env = testServerEnv(dataDir, { QUIVER_RUNNER_TOKEN: TEST_TOKEN });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace, env: { NODE_ENV: "test" } });
     await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 30_000, "runner to connect");

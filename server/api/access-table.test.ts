@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { get } from "node:http";
 import WebSocket from "ws";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import { createTestDb, testDatabases, type TestDb } from "../testing/db";
 import { appRouter } from "./root";
@@ -84,14 +84,7 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
     rows = await loadRows();
     db = await createTestDb(provider);
     dataDir = mkdtempSync(join(tmpdir(), "quiver-access-"));
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      QUIVER_LOCAL_RUNNER: "0",
-      DATABASE_URL: db.url,
-      QUIVER_AUTH: "accounts",
-      QUIVER_SIGNUP: "open",
-    });
+    const env = testServerEnv(dataDir, { DATABASE_URL: db.url, QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "open" });
     quiver = await startQuiver({ env, root, web: false, log: (line) => logs.push(line) });
     people = await signInPeople(quiver.url, db.db);
   }, 90_000);

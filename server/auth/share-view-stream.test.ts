@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { createTRPCClient, createWSClient, httpBatchLink, wsLink } from "@trpc/client";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
@@ -116,7 +116,7 @@ describe("secrets split across streamed pieces, to a share link's WebSocket", ()
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "quiver-split-"));
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0" });
+    const env = testServerEnv(dataDir);
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     const http = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
     sessionId = (await http.sessions.create.mutate({ title: "split secrets" })).id;

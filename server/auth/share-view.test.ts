@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createServer, type Server } from "node:http";
 import WebSocket from "ws";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import { SHARE_VIEW_HEADER } from "../protocol/share-view";
@@ -46,7 +46,7 @@ describe("a viewer cookie applies to the share view only", () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "quiver-view-"));
-    const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0" });
+    const env = testServerEnv(dataDir);
     quiver = await startQuiver({ env, root, web: false, log: (l) => logs.push(l) });
     const owner = client({});
     sessionId = (await owner.sessions.create.mutate({ title: "mine" })).id;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import { CALL_LIMITS, createCallLimits } from "./call-limits";
@@ -25,10 +25,7 @@ describe("a viewer's pile of calls on one socket", () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "quiver-calls-"));
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      QUIVER_LOCAL_RUNNER: "0",
+    const env = testServerEnv(dataDir, {
       QUIVER_PROVIDER: "anthropic",
       QUIVER_MODEL: "m",
       ANTHROPIC_API_KEY: "k",

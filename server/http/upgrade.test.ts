@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 
 const root = join(import.meta.dirname, "../..");
@@ -40,7 +40,7 @@ function rawUpgrade(
 
 async function start(vars: Record<string, string>): Promise<{ quiver: Quiver; dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "quiver-edge-"));
-  const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", ...vars });
+  const env = testServerEnv(dataDir, { ...vars });
   return { quiver: await startQuiver({ env, root, web: false, log: () => {} }), dataDir };
 }
 

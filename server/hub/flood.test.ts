@@ -12,7 +12,7 @@ import { Worker } from "node:worker_threads";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import WebSocket from "ws";
 import { createTRPCClient, createWSClient, httpBatchLink, wsLink } from "@trpc/client";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import type { SessionEvent } from "../protocol/events";
@@ -97,10 +97,7 @@ describe("a flood of subscriptions", () => {
     // each token's text is the moment it was written, so its lateness is read off on arrival.
     fake = new Worker(PROVIDER, { eval: true, workerData: { tokens: TOKENS, delayMs: DELAY_MS } });
     const baseUrl = await new Promise<string>((resolve) => fake.once("message", resolve));
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      QUIVER_LOCAL_RUNNER: "0",
+    const env = testServerEnv(dataDir, {
       QUIVER_PROVIDER: "anthropic",
       QUIVER_MODEL: "claude-test",
       ANTHROPIC_API_KEY: "test-key",

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import WebSocket, { WebSocketServer } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../testing/runner";
@@ -126,12 +126,7 @@ beforeAll(async () => {
 
   dataDir = await tempDir("quiver-preview-");
   workspace = await tempDir("quiver-preview-ws-");
-  const env = parseEnv({
-    PORT: "0",
-    QUIVER_DATA_DIR: dataDir,
-    QUIVER_LOCAL_RUNNER: "0",
-    QUIVER_RUNNER_TOKEN: TEST_TOKEN,
-  });
+  const env = testServerEnv(dataDir, { QUIVER_RUNNER_TOKEN: TEST_TOKEN });
   quiver = await startQuiver({ env, root, web: false, log: () => {} });
   runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace });
   await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 20_000, "runner to connect");

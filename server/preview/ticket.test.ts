@@ -8,7 +8,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import { deriveKey, loadSecret } from "../auth/crypto";
@@ -64,12 +64,7 @@ beforeAll(async () => {
   appPort = (app.address() as { port: number }).port;
   dataDir = await tempDir("quiver-ticket-");
   workspace = await tempDir("quiver-ticket-ws-");
-  const env = parseEnv({
-    PORT: "0",
-    QUIVER_DATA_DIR: dataDir,
-    QUIVER_LOCAL_RUNNER: "0",
-    QUIVER_RUNNER_TOKEN: TEST_TOKEN,
-  });
+  const env = testServerEnv(dataDir, { QUIVER_RUNNER_TOKEN: TEST_TOKEN });
   quiver = await startQuiver({ env, root, web: false, log: (l) => logs.push(l) });
   runner = spawnRunner({ url: `ws://127.0.0.1:${quiver.port}/runner`, workspace });
   await waitFor(() => quiver.services.runners.status().some((r) => r.connected), 20_000, "runner to connect");

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import { createTestDb, testDatabases, type TestDb } from "../testing/db";
@@ -25,7 +25,7 @@ describe.each(testDatabases())("the audit trail on %s", (provider) => {
     db = await createTestDb(provider);
     dataDir = mkdtempSync(join(tmpdir(), "quiver-audit-"));
     quiver = await startQuiver({
-      env: parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_LOCAL_RUNNER: "0", DATABASE_URL: db.url }),
+      env: testServerEnv(dataDir, { DATABASE_URL: db.url }),
       root,
       web: false,
       log: () => {},

@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startQuiver, type Quiver } from "../app";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { mountTmpfs, tmpfsRefusal } from "../testing/tmpfs";
 import type { HealthReport } from "./health";
 
@@ -24,12 +24,7 @@ describe.skipIf(refusal !== undefined)("/api/health on a tmpfs data folder", () 
 
   beforeAll(async () => {
     mount = mountTmpfs("8m") as typeof mount;
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: mount.dir,
-      QUIVER_LOCAL_RUNNER: "0",
-      QUIVER_MIN_FREE_DISK_MB: "2",
-    });
+    const env = testServerEnv(mount.dir, { QUIVER_MIN_FREE_DISK_MB: "2" });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
   });
   afterAll(async () => {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import { createTestDb, testDatabases, type TestDb } from "../testing/db";
@@ -50,13 +50,7 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
   beforeAll(async () => {
     db = await createTestDb(provider);
     dataDir = mkdtempSync(join(tmpdir(), "quiver-orgs-"));
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      QUIVER_LOCAL_RUNNER: "0",
-      DATABASE_URL: db.url,
-      QUIVER_AUTH: "accounts",
-    });
+    const env = testServerEnv(dataDir, { DATABASE_URL: db.url, QUIVER_AUTH: "accounts" });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
   }, 60_000);
   afterAll(async () => {

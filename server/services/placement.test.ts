@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { startQuiver, type Quiver } from "../app";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import type { AppRouter } from "../api/root";
 import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../testing/runner";
 import { testDatabases, useTestDb } from "../testing/db";
@@ -28,13 +28,7 @@ describe.each(testDatabases())("placement on %s", (provider) => {
   const client = () => createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc` })] });
 
   async function start(): Promise<void> {
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      DATABASE_URL: t.current.url,
-      QUIVER_LOCAL_RUNNER: "0",
-      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
-    });
+    const env = testServerEnv(dataDir, { DATABASE_URL: t.current.url, QUIVER_RUNNER_TOKEN: TEST_TOKEN });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
   }
   function runner(id: string, args: string[]): RunnerChild {

@@ -8,7 +8,7 @@ import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { startQuiver, type Quiver } from "../app";
-import { parseEnv } from "../env";
+import { testServerEnv } from "../testing/env";
 import type { AppRouter } from "../api/root";
 import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../testing/runner";
 import { startGitServer, type GitServer } from "../testing/git-server";
@@ -30,12 +30,7 @@ describe("git projects through projects.create", () => {
     gs.createRepo("site", { "index.html": "<h1>from git</h1>\n" }, "main");
     dataDir = await tempDir("quiver-data-");
     rootDir = await tempDir("quiver-root-");
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      QUIVER_LOCAL_RUNNER: "0",
-      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
-    });
+    const env = testServerEnv(dataDir, { QUIVER_RUNNER_TOKEN: TEST_TOKEN });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     runner = spawnRunner({
       url: `ws://127.0.0.1:${quiver.port}/runner`,

@@ -2,7 +2,7 @@
 // them (in the test process, or in a child that gets killed): the engine on the fake provider's
 // Anthropic endpoint, no local runner, and a cluster with quick timings on PostgreSQL.
 import { openDb, type DbHandle } from "../db";
-import { parseEnv } from "../env";
+import { testServerEnv } from "./env";
 import { createParts, type Parts } from "../parts";
 
 /** Heartbeats every 200 ms, gone after 1.5 s, leases let go after 300 ms idle. */
@@ -13,11 +13,8 @@ export async function openInstance(
   opts: { anthropicBaseURL: string; dataDir: string; log: (line: string) => void },
 ): Promise<{ handle: DbHandle; parts: Parts }> {
   const handle = await openDb(url, { thread: true });
-  const env = parseEnv({
-    PORT: "0",
+  const env = testServerEnv(opts.dataDir, {
     DATABASE_URL: url,
-    QUIVER_DATA_DIR: opts.dataDir,
-    QUIVER_LOCAL_RUNNER: "0",
     QUIVER_PROVIDER: "anthropic",
     QUIVER_MODEL: "claude-test",
     ANTHROPIC_API_KEY: "test-key",

@@ -6,7 +6,7 @@ import { rm } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { startQuiver, type Quiver } from "../app";
-import { parseEnv } from "../env";
+import { testServerEnv } from "./env";
 import type { AppRouter } from "../api/root";
 import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "./runner";
 import type { TestDb } from "./db";
@@ -67,13 +67,7 @@ export function useRootRunnerServer(t: { readonly current: TestDb }): RootRunner
   beforeAll(async () => {
     dataDir = await tempDir("quiver-data-");
     rootDir = await tempDir("quiver-root-");
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      DATABASE_URL: t.current.url,
-      QUIVER_LOCAL_RUNNER: "0",
-      QUIVER_RUNNER_TOKEN: TEST_TOKEN,
-    });
+    const env = testServerEnv(dataDir, { DATABASE_URL: t.current.url, QUIVER_RUNNER_TOKEN: TEST_TOKEN });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     server.startRunner();
     await waitFor(server.live, 30_000, "runner");

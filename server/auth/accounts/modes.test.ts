@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { parseEnv } from "../../env";
+import { testServerEnv } from "../../testing/env";
 import { startQuiver, type Quiver } from "../../app";
 import type { AppRouter } from "../../api/root";
 import { createTestDb, testDatabases, type TestDb } from "../../testing/db";
@@ -23,13 +23,7 @@ describe.each(testDatabases())("accounts on %s", (provider) => {
   let quiver: Quiver;
   const logs: string[] = [];
   const start = async () => {
-    const env = parseEnv({
-      PORT: "0",
-      QUIVER_DATA_DIR: dataDir,
-      QUIVER_SANDBOX: "off",
-      QUIVER_LOCAL_RUNNER: "0",
-      DATABASE_URL: db.url,
-    });
+    const env = testServerEnv(dataDir, { QUIVER_SANDBOX: "off", DATABASE_URL: db.url });
     quiver = await startQuiver({ env, root, web: false, log: (l) => logs.push(l) });
   };
   const client = (cookie?: string) =>

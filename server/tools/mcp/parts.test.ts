@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseEnv } from "../../env";
+import { testServerEnv } from "../../testing/env";
 import { createParts } from "../../parts";
 import { useTestDb } from "../../testing/db";
 import { SERVER_SCRIPT, childrenRunning, stdioEntry } from "../../testing/mcp";
@@ -15,13 +15,7 @@ describe("MCP servers in the server's parts", () => {
 
   async function start(configPath: string) {
     const logs: string[] = [];
-    const env = parseEnv({
-      PORT: "0",
-      DATABASE_URL: t.current.url,
-      QUIVER_DATA_DIR: dir,
-      QUIVER_LOCAL_RUNNER: "0",
-      QUIVER_MCP_CONFIG: configPath,
-    });
+    const env = testServerEnv(dir, { DATABASE_URL: t.current.url, QUIVER_MCP_CONFIG: configPath });
     const parts = await createParts({
       env,
       db: t.current.db,
