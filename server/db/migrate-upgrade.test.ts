@@ -6,14 +6,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { testDatabases } from "../testing/db";
+import { createEmptyPostgres, testDatabases } from "../testing/db";
 import { migratePostgres, migrateSqlite, migrationsFor } from "./migrate";
 
-const adminUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const KEY_MIGRATION = "20261203142649_session_event_key";
 
 /** The migrations up to (not including) `name`. */
@@ -81,13 +79,8 @@ describe.each(testDatabases())("upgrading a %s database to the event key", (prov
       }
       return;
     }
-    const name = `quiver_upgrade_${randomBytes(6).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    const c = new pg.Client({ connectionString: url.toString() });
+    const empty = await createEmptyPostgres();
+    const c = new pg.Client({ connectionString: empty.url });
     await c.connect();
     try {
       await c.query("CREATE TABLE _quiver_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)");
@@ -104,7 +97,7 @@ describe.each(testDatabases())("upgrading a %s database to the event key", (prov
         );
       await c.query("SET session_replication_role = DEFAULT");
 
-      expect(await migratePostgres(url.toString())).toContain(KEY_MIGRATION);
+      expect(await migratePostgres(empty.url)).toContain(KEY_MIGRATION);
       const { rows } = await c.query(`SELECT * FROM "SessionEvent" ORDER BY "sessionId","seq"`);
       expect(rows).toEqual(
         EVENTS.map(([id, sessionId, seq, payload]) =>
@@ -123,8 +116,7 @@ describe.each(testDatabases())("upgrading a %s database to the event key", (prov
       expect((await c.query(`SELECT count(*)::int AS n FROM "SessionEvent"`)).rows).toEqual([{ n: 1 }]);
     } finally {
       await c.end();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await empty.drop();
     }
   }, 60_000);
 });

@@ -49,6 +49,20 @@ export async function createTestDb(provider: DbProvider): Promise<TestDb & { dis
       },
     };
   }
+  const empty = await createEmptyPostgres();
+  const handle = await openDb(empty.url);
+  return {
+    ...handle,
+    url: empty.url,
+    dispose: async () => {
+      await handle.close();
+      await empty.drop();
+    },
+  };
+}
+
+/** A new PostgreSQL database with nothing in it, not even the migrations; `drop` removes it. */
+export async function createEmptyPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `quiver_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -56,12 +70,9 @@ export async function createTestDb(provider: DbProvider): Promise<TestDb & { dis
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const handle = await openDb(url.toString());
   return {
-    ...handle,
     url: url.toString(),
-    dispose: async () => {
-      await handle.close();
+    drop: async () => {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
