@@ -27,6 +27,14 @@ const config = {
           { key: "Cross-Origin-Embedder-Policy", value: "credentialless" },
         ],
       },
+      // A dedicated worker of an isolated page must itself be served with a COEP: without it
+      // Chromium blocks the script (ERR_BLOCKED_BY_RESPONSE) and Monaco's editor and language
+      // workers never start (TypeScript's features hang; the rest runs on the page's thread).
+      // The header means nothing on the other static files.
+      {
+        source: "/_next/static/:path*",
+        headers: [{ key: "Cross-Origin-Embedder-Policy", value: "credentialless" }],
+      },
     ];
   },
 };
