@@ -192,6 +192,11 @@ try {
     );
     await ctx.close();
   }
+} catch (err) {
+  // Said here, with the exit code: Next's own uncaughtException handler in this process only
+  // logs, and the run would pass for one that printed its goals.
+  console.error(err);
+  process.exitCode = 1;
 } finally {
   await browser.close();
   await quiver.stop();
