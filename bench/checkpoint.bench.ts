@@ -1,8 +1,10 @@
 // What a checkpoint costs (issue 27): a workspace of 10,000 files / 200 MB, checkpointed into
 // the runner's shadow repository (runner/checkpoints/, the same op the server calls), the first
 // time and again after a few changes (20 files edited, 5 added, 5 deleted), against `git add -A
-// && git commit` on a copy of the same files in the same run. Time is wall clock of one run each
-// (the first of each is cold for git, warm for the page cache: the copy was just written); disk
+// && git commit` on a copy of the same files in the same run. Time is wall clock: the first of
+// each once (cold for git, warm for the page cache: the copy was just written), the later one
+// the median of BENCH_CHECKPOINT_ROUNDS rounds (default 7), which of the two goes first
+// alternating, as one round of some 200 ms moves by tens of percent on a shared machine. Disk
 // is what the shadow folder or .git grew by. Goals: within 2x of git's time and 1.5x of its disk.
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -15,6 +17,7 @@ import { Workspace } from "../runner/workspace/workspace";
 import { goal, printTable, ratio } from "./lib";
 
 const FILES = 10_000;
+const ROUNDS = Number(process.env.BENCH_CHECKPOINT_ROUNDS ?? 7);
 const TOTAL = 200 * 1024 * 1024;
 const base = realpathSync(mkdtempSync(join(tmpdir(), "quiver-bench-cp-")));
 process.env.QUIVER_CHECKPOINT_DIR = join(base, "shadows");
@@ -39,12 +42,16 @@ function makeTree(root: string): void {
   writeFileSync(join(root, ".gitignore"), "node_modules/\n");
 }
 
-function change(root: string): void {
+/** Round `round`'s changes: 20 files edited, 5 added, 5 deleted (other files each round). */
+function change(root: string, round: number): void {
   for (let i = 0; i < 20; i++)
     writeFileSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`), content(20_000));
-  for (let i = 0; i < 5; i++) writeFileSync(join(root, `pkg${i}`, `added${i}.txt`), content(10_000));
-  for (let i = 100; i < 105; i++) unlinkSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`));
+  for (let i = 0; i < 5; i++) writeFileSync(join(root, `pkg${i}`, `added${round}-${i}.txt`), content(10_000));
+  for (let i = 100 + 5 * round; i < 105 + 5 * round; i++)
+    unlinkSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`));
 }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 const time = async (fn: () => unknown) => {
   const t = performance.now();
@@ -90,19 +97,30 @@ try {
   const gitFirst = await time(() => gitCommit(copy));
   const gitFirstDisk = du(join(copy, ".git")) - git0;
 
-  change(ws);
-  change(copy);
-  const shadow1 = du(shadowDir);
-  const git1 = du(join(copy, ".git"));
-  const cpLater = await time(() => create(first));
-  const cpLaterDisk = du(shadowDir) - shadow1;
-  const gitLater = await time(() => gitCommit(copy));
-  const gitLaterDisk = du(join(copy, ".git")) - git1;
+  const cpTimes: number[] = [];
+  const gitTimes: number[] = [];
+  let cpLaterDisk = 0;
+  let gitLaterDisk = 0;
+  let parent = first;
+  for (let round = 0; round < ROUNDS; round++) {
+    change(ws, round);
+    change(copy, round);
+    const shadow1 = du(shadowDir);
+    const git1 = du(join(copy, ".git"));
+    const checkpoint = async () => cpTimes.push(await time(async () => (parent = await create(parent))));
+    const commit = async () => gitTimes.push(await time(() => gitCommit(copy)));
+    for (const step of round % 2 === 0 ? [checkpoint, commit] : [commit, checkpoint]) await step();
+    // The disk of the first later round: each one after it differs only in the random bytes.
+    if (round === 0) [cpLaterDisk, gitLaterDisk] = [du(shadowDir) - shadow1, du(join(copy, ".git")) - git1];
+  }
   workspace.dispose();
+  const cpLater = median(cpTimes);
+  const gitLater = median(gitTimes);
 
+  const span = (xs: number[]) => `${Math.min(...xs).toFixed(0)}…${Math.max(...xs).toFixed(0)}`;
   const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
   printTable(
-    `checkpoint vs git add -A && git commit, ${FILES} files / ${mb(size)} MB (one run each)`,
+    `checkpoint vs git add -A && git commit, ${FILES} files / ${mb(size)} MB (later: median of ${ROUNDS} rounds)`,
     ["case", "checkpoint ms", "git ms", "time ratio", "checkpoint MB", "git MB", "disk ratio"],
     [
       [
@@ -115,9 +133,9 @@ try {
         ratio(cpFirstDisk, gitFirstDisk),
       ],
       [
-        "after 20 edits, 5 new, 5 deleted",
-        cpLater.toFixed(0),
-        gitLater.toFixed(0),
+        `after 20 edits, 5 new, 5 deleted (median of ${ROUNDS})`,
+        `${cpLater.toFixed(0)} (${span(cpTimes)})`,
+        `${gitLater.toFixed(0)} (${span(gitTimes)})`,
         ratio(cpLater, gitLater),
         mb(cpLaterDisk),
         mb(gitLaterDisk),
