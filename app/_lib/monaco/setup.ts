@@ -50,8 +50,18 @@ async function warmOne(id: string): Promise<void> {
   const model = monaco.editor.createModel("", id);
   try {
     await monaco.editor.colorize("", id, {});
-    if (id === "typescript") await (await monaco.typescript.getTypeScriptWorker())();
-    if (id === "javascript") await (await monaco.typescript.getJavaScriptWorker())();
+    const service =
+      id === "typescript"
+        ? monaco.typescript.getTypeScriptWorker
+        : id === "javascript"
+          ? monaco.typescript.getJavaScriptWorker
+          : undefined;
+    if (service) {
+      // A first type check builds the standard library's types (seconds of a core on a slow
+      // machine): done now, not beside the person's first opens and keystrokes.
+      const worker = await (await service())(model.uri);
+      await worker.getSemanticDiagnostics(model.uri.toString());
+    }
   } catch {
     // Only a head start: the first open of this language loads whatever is missing.
   } finally {
