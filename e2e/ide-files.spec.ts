@@ -43,41 +43,6 @@ test("opens a file in Monaco with its language and saves edits through the runne
   expect(errors.filter((e) => /worker/i.test(e))).toEqual([]);
 });
 
-test("Monaco's workers run from this server on the isolated IDE page: TypeScript marks an unsaved type error", async ({
-  page,
-}) => {
-  // The IDE's pages are cross-origin isolated (COEP, for the WebContainer); a worker script
-  // served without a COEP of its own is blocked, and Monaco then only warns and limps on.
-  const problems: string[] = [];
-  page.on("console", (m) => /worker/i.test(m.text()) && problems.push(`${m.type()}: ${m.text()}`));
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  // (Requests the reload aborts are no problem; a blocked or failed script is.)
-  page.on("requestfailed", (r) => {
-    const why = r.failure()?.errorText ?? "";
-    if (/BLOCKED/.test(why) || r.url().includes("/_next/static/")) problems.push(`${r.url()}: ${why}`);
-  });
-  writeWorkspaceFile("typed.ts", "export const total: number = 1;\n");
-  await openNewSession(page);
-  // Loaded by address (a reload, a link, a new tab), not by navigation from home, the IDE's
-  // document carries the isolation headers.
-  await page.reload();
-  expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
-  // The pane's idle-time warm-up ends only once the TypeScript worker answers.
-  await expect(page.getByTestId("code-editor")).toHaveAttribute("data-warm", "done", { timeout: 20_000 });
-  await page.locator('[data-testid="tree-item"][data-path="typed.ts"]').click();
-  const editor = page.getByTestId("code-editor");
-  await expect(editor.locator(".view-lines")).toContainText("export const total");
-  await expect(editor.locator(".squiggly-error")).toHaveCount(0);
-  await editor.locator(".view-lines").click();
-  await page.keyboard.press("Control+End");
-  await page.keyboard.type('export const label: number = "text";');
-  // Not saved: only the page's own TypeScript worker knows this text (the runner's language
-  // server reads the saved file).
-  await expect(editor.locator(".squiggly-error")).toHaveCount(1, { timeout: 15_000 });
-  await expect(page.locator('[data-testid="editor-tab"][data-path="typed.ts"]')).toHaveAttribute("data-dirty", "true");
-  expect(problems).toEqual([]);
-});
-
 test("a binary or non-UTF-8 file opens as a notice, not an editor, and nothing is written over it", async ({
   page,
 }) => {
