@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { opContext } from "../runner/testing/exec";
 import { Workspace } from "../runner/workspace/workspace";
-import { goal, printTable, ratio } from "./lib";
+import { goal, median, printTable, ratio } from "./lib";
 
 const FILES = 10_000;
 const ROUNDS = Number(process.env.BENCH_CHECKPOINT_ROUNDS ?? 7);
@@ -50,8 +50,6 @@ function change(root: string, round: number): void {
   for (let i = 100 + 5 * round; i < 105 + 5 * round; i++)
     unlinkSync(join(root, `pkg${i % 50}`, `mod${i % 20}`, `file${i}.txt`));
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 const time = async (fn: () => unknown) => {
   const t = performance.now();

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { goal, percentile, printTable, ratio } from "./lib";
+import { goal, median, printTable, ratio } from "./lib";
 import { freePort } from "../server/testing/ports";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -128,7 +128,6 @@ for (let r = 0; r < ROUNDS; r++) {
   ours.push(await quiver(compiled, "npm start"));
   if (r < TSX_ROUNDS) old.push(await quiver(tsx, "tsx server/main.ts"));
 }
-const p50 = (xs: number[]) => percentile(Float64Array.from(xs).sort(), 50);
 printTable(
   `Warm start to answering (${ROUNDS} rounds alternating, p50; the tsx start ${TSX_ROUNDS} rounds)`,
   [
@@ -139,22 +138,22 @@ printTable(
     "vs next start",
   ],
   [
-    ["bare next start, first HTTP answer  [baseline]", p50(bare), Math.min(...bare), Math.max(...bare), "1.00x"],
+    ["bare next start, first HTTP answer  [baseline]", median(bare), Math.min(...bare), Math.max(...bare), "1.00x"],
     [
       "npm start (compiled), /api/health 200",
-      p50(ours),
+      median(ours),
       Math.min(...ours),
       Math.max(...ours),
-      ratio(p50(ours), p50(bare)),
+      ratio(median(ours), median(bare)),
     ],
     ...(old.length
       ? [
           [
             "tsx server/main.ts (before), /api/health 200",
-            p50(old),
+            median(old),
             Math.min(...old),
             Math.max(...old),
-            ratio(p50(old), p50(bare)),
+            ratio(median(old), median(bare)),
           ],
         ]
       : []),
@@ -163,6 +162,6 @@ printTable(
 for (const dir of dataDirs.values()) await rm(dir, { recursive: true, force: true });
 goal(
   "#31.3 warm start to healthy ≤ 2× a bare next start (p50)",
-  p50(ours) <= 2 * p50(bare),
-  `${ratio(p50(ours), p50(bare))} (${p50(ours).toFixed(0)} ms against ${p50(bare).toFixed(0)} ms)`,
+  median(ours) <= 2 * median(bare),
+  `${ratio(median(ours), median(bare))} (${median(ours).toFixed(0)} ms against ${median(bare).toFixed(0)} ms)`,
 );

@@ -38,7 +38,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { goal, percentile, printTable, ratio } from "./lib";
+import { goal, median, percentile, printTable, ratio } from "./lib";
 import { DELAY_MS, position, ROUNDS, startChild, TOKENS, type Child } from "./lib/token-latency/ipc";
 
 type Kind = "anthropic" | "openai";
@@ -100,7 +100,6 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 /** Per case (database, wire, sessions), each run's engine minus relay: added p50 and p99 (ms),
  *  and the server's CPU per token over the relay's. */
 const runs = new Map<string, { p50: number; p99: number; cpu: number }[]>();
-const median = (l: number[]) => [...l].sort((a, b) => a - b)[Math.floor((l.length - 1) / 2)];
 const signed = (v: number, digits: number) => `${v >= 0 ? "+" : ""}${v.toFixed(digits)}`;
 const spread = (l: number[], digits: number) => `${Math.min(...l).toFixed(digits)} … ${Math.max(...l).toFixed(digits)}`;
 

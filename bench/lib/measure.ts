@@ -64,6 +64,11 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
 }
 
+/** The nearest-rank median of values in any order (the lower middle one of an even count). */
+export function median(values: ArrayLike<number>): number {
+  return percentile(Float64Array.from(values).sort(), 50);
+}
+
 export function timeOnce<T>(fn: () => T): { value: T; ms: number } {
   const start = performance.now();
   const value = fn();
