@@ -130,6 +130,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
 
   // A deleted session's runner binding goes with it: no more runner events published for it.
   const sessions = createSessionService(handle.db, {
+    beforeRemove: (id) => parts.services.hub.written(id),
     onRemoved: (id) => parts.services.runners.unbind(id),
     modelChoices: () => parts.services.engine.modelChoices(),
     workspaceFor: (actor, projectId) => parts.services.projects.workspaceFor(actor, projectId),

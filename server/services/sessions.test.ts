@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { openDb } from "../db";
 import { testDatabases, useTestDb } from "../testing/db";
 import { seedSession } from "../testing/pipeline";
+import { createEventHub } from "../hub/events";
 import { createSessionService, titleFrom } from "./sessions";
 
 describe("session titles from a first message", () => {
@@ -115,5 +116,29 @@ describe.each(testDatabases())("sessions on %s", (provider) => {
     expect(await db.sessionEvent.count({ where: { sessionId: session.id } })).toBe(0);
     expect(await db.turn.count({ where: { sessionId: session.id } })).toBe(0);
     await expect(svc.remove(actor, session.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("writes the session's events still waiting for the write-behind before deleting it", async () => {
+    const { actor, session } = await seedSession(t.current.db);
+    const other = await seedSession(t.current.db);
+    const logged: string[] = [];
+    // A long window, so the events are surely still waiting when the delete comes.
+    const hub = createEventHub(t.current.db, { url: t.current.url, writeDelayMs: 300, log: (m) => logged.push(m) });
+    const svc = createSessionService(t.current.db, { beforeRemove: (id) => hub.written(id) });
+    try {
+      const notice = (text: string) => ({ type: "notice" as const, level: "info" as const, code: "n", text });
+      const last = hub.publish(session.id, notice("turn ended"));
+      const others = hub.publish(other.session.id, notice("elsewhere"));
+      await svc.remove(actor, session.id);
+      // Written before the delete took them with it; the batch did not fail on their foreign key.
+      await expect(last).resolves.toMatchObject({ seq: 1 });
+      await expect(others).resolves.toMatchObject({ seq: 1 });
+      expect(await t.current.db.session.count({ where: { id: session.id } })).toBe(0);
+      expect(await t.current.db.sessionEvent.count({ where: { sessionId: session.id } })).toBe(0);
+      expect(await t.current.db.sessionEvent.count({ where: { sessionId: other.session.id } })).toBe(1);
+      expect(logged.filter((m) => /could not be written/.test(m))).toEqual([]);
+    } finally {
+      await hub.dispose();
+    }
   });
 });

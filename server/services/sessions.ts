@@ -64,6 +64,10 @@ export function titleFrom(text: string): string | undefined {
 }
 
 export interface SessionServiceOptions {
+  /** Before a delete: the session's events still waiting to be written are written. Deleted
+   *  under them, their rows' foreign key would fail the write-behind's batch, which is then
+   *  retried and split, holding back every other session's events meanwhile. */
+  beforeRemove?(sessionId: string): Promise<void>;
   /** A session was deleted: whatever holds it in memory lets go (its runner binding). */
   onRemoved?(sessionId: string): void;
   /** The providers this server can reach (the engine's): a session may not choose another. */
@@ -201,6 +205,7 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
      *  spills, share links), in one statement that refuses while a turn runs. The workspace's
      *  files are not touched. */
     async remove(actor: Actor, id: string): Promise<void> {
+      await options.beforeRemove?.(id);
       const { count } = await db.session.deleteMany({
         where: { id, orgId: actor.orgId, turns: { none: { status: "running" } } },
       });
