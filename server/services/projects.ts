@@ -68,6 +68,9 @@ export interface ProjectServiceDeps {
   claimUpload?(uploadId: string, actor: Actor): Promise<unknown>;
   /** Sessions whose workspace went: whatever holds them in memory lets go. */
   onWorkspaceRemoved?(workspaceId: string): void;
+  /** Before the project's sessions are deleted: their events still waiting to be written are
+   *  written (as services/sessions.ts beforeRemove). */
+  beforeSessionsRemoved?(sessionIds: string[]): Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -318,6 +321,10 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
         } catch (err) {
           leftBehind.push({ workspaceId: ws.id, runnerId: ws.runnerId, reason: (err as Error).message });
         }
+      }
+      if (deps.beforeSessionsRemoved) {
+        const sessions = await db.session.findMany({ where: { projectId: id }, select: { id: true } });
+        await deps.beforeSessionsRemoved(sessions.map((s) => s.id));
       }
       await db.session.deleteMany({ where: { projectId: id } });
       await db.project.delete({ where: { id } });
