@@ -78,12 +78,9 @@ export function useOpenFiles(sessionId: string) {
   /** `unsaved`: the person's text to keep over what is on disk (a renamed file's edits). */
   const load = useCallback(
     async (path: string, unsaved?: string) => {
-      // Asked before the state changes: React renders them in a microtask that would otherwise
-      // run before the request leaves.
-      const reading = client.files.read.query({ sessionId, path });
       setDocs((d) => ({ ...d, [path]: d[path] ?? { path, base: "", hash: "", dirty: false, loading: true } }));
       try {
-        const file = await reading;
+        const file = await client.files.read.query({ sessionId, path });
         const doc = docsRef.current[path];
         if (unsaved !== undefined) {
           buffers.current?.setText(path, unsaved);
@@ -137,8 +134,8 @@ export function useOpenFiles(sessionId: string) {
 
   const open = useCallback(
     (path: string) => {
-      if (!docsRef.current[path]) void load(path);
       setTabs((t) => ({ open: t.open.includes(path) ? t.open : [...t.open, path], active: path }));
+      if (!docsRef.current[path]) void load(path);
     },
     [load, setTabs],
   );
