@@ -124,12 +124,19 @@ describe.each(testDatabases())("sessions on %s", (provider) => {
     const logged: string[] = [];
     // A long window, so the events are surely still waiting when the delete comes.
     const hub = createEventHub(t.current.db, { url: t.current.url, writeDelayMs: 300, log: (m) => logged.push(m) });
-    const svc = createSessionService(t.current.db, { beforeRemove: (id) => hub.written(id) });
+    const waited: string[] = [];
+    const svc = createSessionService(t.current.db, {
+      beforeRemove: (id) => (waited.push(id), hub.written(id)),
+    });
     try {
+      // Another org's delete is refused before any wait: how long it took would say the session is live.
+      await expect(svc.remove(other.actor, session.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
+      expect(waited).toEqual([]);
       const notice = (text: string) => ({ type: "notice" as const, level: "info" as const, code: "n", text });
       const last = hub.publish(session.id, notice("turn ended"));
       const others = hub.publish(other.session.id, notice("elsewhere"));
       await svc.remove(actor, session.id);
+      expect(waited).toEqual([session.id]);
       // Written before the delete took them with it; the batch did not fail on their foreign key.
       await expect(last).resolves.toMatchObject({ seq: 1 });
       await expect(others).resolves.toMatchObject({ seq: 1 });

@@ -205,7 +205,11 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
      *  spills, share links), in one statement that refuses while a turn runs. The workspace's
      *  files are not touched. */
     async remove(actor: Actor, id: string): Promise<void> {
-      await options.beforeRemove?.(id);
+      if (options.beforeRemove) {
+        // Only for the session's own org: another's wait would tell it the session is live.
+        await this.assertAccess(actor, id);
+        await options.beforeRemove(id);
+      }
       const { count } = await db.session.deleteMany({
         where: { id, orgId: actor.orgId, turns: { none: { status: "running" } } },
       });
