@@ -6,7 +6,7 @@
 // an event's write commits it stays readable from `unwritten(sessionId)`; that is how a
 // resuming subscriber sees it. A batch the database keeps refusing is tried again one session
 // at a time, so a session deleted with events in flight (its rows' foreign key fails) costs
-// only its own events. A database that refuses every write is logged once, with a count when
+// only its own events; rows the database refuses by a constraint are not tried again first. A database that refuses every write is logged once, with a count when
 // it recovers.
 import type { SessionEvent } from "../protocol/events";
 import type { EventStore } from "./event-store";
@@ -48,6 +48,10 @@ const rowsOf = (item: Item) => (item.run ? item.run.count : 1);
 const eventsOf = (item: Item): SessionEvent[] => (item.run ? expandRun(item.run.snapshot()) : [item.ev!]);
 
 const ATTEMPTS = 3;
+/** A constraint the rows break (a deleted session's foreign key, a number written already), on
+ *  SQLite or PostgreSQL: no retry helps, unlike a busy or dropped database. */
+const REFUSED_ROWS =
+  /FOREIGN KEY constraint failed|violates foreign key constraint|UNIQUE constraint failed|duplicate key value/i;
 
 /** A failing database is said once when it starts failing and once, with the count, when a
  *  write succeeds again: not a line per batch (a streaming turn writes 50 a second). */
@@ -112,7 +116,9 @@ export function eventWriter(
           break;
         } catch (err) {
           error = err;
-          await new Promise((r) => setTimeout(r, 50 * attempt));
+          // Rows the database refuses are refused again: straight to the split by session.
+          if (REFUSED_ROWS.test(String((err as Error)?.message ?? err))) break;
+          if (attempt < ATTEMPTS) await new Promise((r) => setTimeout(r, 50 * attempt));
         }
       }
       const failed = error === undefined ? new Map<Item, unknown>() : await bySession(batch, rows, error);
