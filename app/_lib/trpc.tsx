@@ -1,7 +1,8 @@
 "use client";
 // The browser's tRPC client: queries and mutations over HTTP batches, a file's contents in a
-// request of its own, subscriptions over one WebSocket that reconnects by itself. The socket exists only in the browser. On the share view
-// both are marked as the view's (app/_components/share/share-view.ts).
+// request of its own, subscriptions over one WebSocket that reconnects by itself. The socket
+// exists only in the browser. On the share view all of them are marked as the view's
+// (app/_components/share/share-view.ts).
 import { useState, useSyncExternalStore, type ReactNode } from "react";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import {

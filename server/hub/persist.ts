@@ -6,8 +6,8 @@
 // an event's write commits it stays readable from `unwritten(sessionId)`; that is how a
 // resuming subscriber sees it. A batch the database keeps refusing is tried again one session
 // at a time, so a session deleted with events in flight (its rows' foreign key fails) costs
-// only its own events; rows the database refuses by a constraint are not tried again first. A database that refuses every write is logged once, with a count when
-// it recovers.
+// only its own events; a batch refused by a constraint goes to that split at once. A database
+// that refuses every write is logged once, with a count when it recovers.
 import type { SessionEvent } from "../protocol/events";
 import type { EventStore } from "./event-store";
 import { expandRun, RunBuilder, runnable, type DeltaRun } from "./delta-run";

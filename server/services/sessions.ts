@@ -65,8 +65,8 @@ export function titleFrom(text: string): string | undefined {
 
 export interface SessionServiceOptions {
   /** Before a delete: the session's events still waiting to be written are written. Deleted
-   *  under them, their rows' foreign key would fail the write-behind's batch, which is then
-   *  retried and split, holding back every other session's events meanwhile. */
+   *  under them, their rows' foreign key would fail the write-behind's batch that every
+   *  session shares, and the session's last events would be logged as lost. */
   beforeRemove?(sessionId: string): Promise<void>;
   /** A session was deleted: whatever holds it in memory lets go (its runner binding). */
   onRemoved?(sessionId: string): void;
