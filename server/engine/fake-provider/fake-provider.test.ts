@@ -9,7 +9,8 @@ import { startFakeProvider, type FakeProvider } from "./server";
 const started: FakeProvider[] = [];
 afterAll(async () => void (await Promise.all(started.map((f) => f.close()))));
 
-async function ask(fake: FakeProvider, n: number) {
+async function ask(fake: FakeProvider, n: number): Promise<string[]> {
+  const streams: string[] = [];
   for (let i = 0; i < n; i++) {
     const res = await fetch(`${fake.anthropicBaseURL}/v1/messages`, {
       method: "POST",
@@ -20,8 +21,9 @@ async function ask(fake: FakeProvider, n: number) {
         messages: [{ role: "user", content: `request ${i} ${"x".repeat(4000)}` }],
       }),
     });
-    await res.text();
+    streams.push(await res.text());
   }
+  return streams;
 }
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -38,6 +40,39 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 describe("fake provider", () => {
+  it("fills a step's {{pass}} with the times through a looping script, so each pass names new files and ports", async () => {
+    const fake = await startFakeProvider({
+      steps: [
+        {
+          blocks: [
+            { type: "text", text: "Pass {{pass}}: serving on {{pass+7999}}." },
+            {
+              type: "tool_call",
+              name: "write_file",
+              arguments: '{"path": "site-{{pass}}/a.txt", "port": {{pass+7999}}}',
+            },
+          ],
+          deltaChars: 500,
+        },
+        {
+          blocks: [{ type: "text", text: "Done with {{pass}}; {{ pass }} and {{passes}} stay as they are." }],
+          deltaChars: 500,
+        },
+      ],
+      loop: true,
+    });
+    started.push(fake);
+    const streams = await ask(fake, 5);
+    expect(streams[0]).toContain("Pass 1: serving on 8000.");
+    expect(streams[0]).toContain('site-1/a.txt\\", \\"port\\": 8000}');
+    expect(streams[1]).toContain("Done with 1; {{ pass }} and {{passes}} stay as they are.");
+    expect(streams[2]).toContain("Pass 2: serving on 8001.");
+    expect(streams[2]).toContain('site-2/a.txt\\", \\"port\\": 8001}');
+    expect(streams[3]).toContain("Done with 2;");
+    expect(streams[4]).toContain("Pass 3: serving on 8002.");
+    expect(streams.join("")).not.toMatch(/\{\{pass(\+\d+)?\}\}/);
+  });
+
   it("keeps only the latest requests: the log stays at its bound", async () => {
     const fake = await startFakeProvider({
       steps: [{ blocks: [{ type: "text", text: "ok" }] }],

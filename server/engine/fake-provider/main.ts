@@ -18,7 +18,9 @@ unless the script's "models" says otherwise.
   --script FILE       JSON { "steps": [...], "loop": true, "models": [...] } answered in order
                       (script.ts); without it every request gets a short text reply.
                       "models": [{ "id": "m", "name": "M", "images": true }] is the list, or
-                      { "status": 503 } makes the list fail
+                      { "status": 503 } makes the list fail. With "loop", {{pass}} in a
+                      step's text or arguments is the time through the script (1, 2, …),
+                      {{pass+N}} that plus N: each pass can name new files and ports
   --keep-requests N   requests it keeps in memory, the latest ones (default ${DEFAULT_KEEP_REQUESTS}):
                       its memory stays bounded however long it runs
 Exit codes: 2 bad arguments or script, 1 the port cannot be listened on (for example in use).`;

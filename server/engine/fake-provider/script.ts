@@ -77,7 +77,8 @@ export type ScriptStepInput = z.input<typeof ScriptStep>;
 
 export const Script = z.object({
   steps: z.array(ScriptStep),
-  /** Start again from the first step when the script runs out (manual use with `npm start`). */
+  /** Start again from the first step when the script runs out (manual use with `npm start`).
+   *  Each time through is a pass: see `forPass` for what a step can say about it. */
   loop: z.boolean().default(false),
   /** What `GET /v1/models` lists: [{ id, name?, images? }], or { status, message? } to fail (models.ts). */
   models: FakeModelList.optional(),
@@ -85,3 +86,26 @@ export const Script = z.object({
 export type Script = z.infer<typeof Script>;
 
 export const parseStep = (step: ScriptStepInput): ScriptStep => ScriptStep.parse(step);
+
+const PASS = /\{\{pass(?:\+(\d+))?\}\}/g;
+
+/**
+ * The step as it is played on pass `pass` (1 the first time through the script, 2 once a looping
+ * script has started again, …): `{{pass}}` in a block's text or a call's arguments becomes the
+ * pass, `{{pass+N}}` the pass plus N. A looping script whose calls create files or listen on
+ * ports then names new ones each time through, instead of failing on what its last pass made.
+ */
+export function forPass(step: ScriptStep, pass: number): ScriptStep {
+  if (step.kind !== "response") return step;
+  const fill = (text: string) => text.replace(PASS, (_m, plus?: string) => String(pass + Number(plus ?? 0)));
+  return {
+    ...step,
+    blocks: step.blocks.map((b) =>
+      b.type === "text" || b.type === "thinking"
+        ? { ...b, text: fill(b.text) }
+        : b.type === "tool_call"
+          ? { ...b, arguments: fill(b.arguments) }
+          : b,
+    ),
+  };
+}

@@ -6,7 +6,7 @@
 // bounded log, not every request body it was ever sent.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { parseStep, type ScriptResponse, type ScriptStep, type ScriptStepInput } from "./script";
+import { forPass, parseStep, type ScriptResponse, type ScriptStep, type ScriptStepInput } from "./script";
 import { anthropicEvents, errorBody, openaiEvents } from "./wire";
 import { DEFAULT_FAKE_MODELS, isAnthropicRequest, modelsResponse, type FakeModelList } from "./models";
 
@@ -65,6 +65,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
   const script: ScriptStep[] = (options.steps ?? []).map(parseStep);
   let cursor = 0;
+  /** Times through the script (script.ts: forPass): a looping script starts a new pass. */
+  let pass = 1;
   let streaming = 0;
   let received = 0;
   let models: FakeModelList = options.models ?? DEFAULT_FAKE_MODELS;
@@ -79,8 +81,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   let earlyResumes = 0;
 
   const nextStep = (request: RecordedRequest, index: number): ScriptStep | undefined => {
-    if (cursor >= script.length && options.loop && script.length > 0) cursor = 0;
-    if (cursor < script.length) return script[cursor++];
+    if (cursor >= script.length && options.loop && script.length > 0) [cursor, pass] = [0, pass + 1];
+    if (cursor < script.length) return forPass(script[cursor++], pass);
     const built = options.respond?.(request, index);
     return built ? parseStep(built) : undefined;
   };
