@@ -11,7 +11,7 @@ import { parseEnv } from "../env";
 import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
 import type { SessionEvent } from "../protocol/events";
-import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
+import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from "../engine/fake-provider/server";
 import type { DbProvider } from "../db";
 import { createTestDb, testDatabases } from "./db";
 
@@ -22,7 +22,13 @@ export type Client = ReturnType<typeof createTRPCClient<AppRouter>>;
 export const formatsAndDatabases = (): [WireFormat, DbProvider][] =>
   testDatabases().flatMap((db) => (["anthropic", "openai"] as const).map((f): [WireFormat, DbProvider] => [f, db]));
 
-export function useQuiverSession(format: WireFormat, prefix: string, database: DbProvider = "sqlite") {
+/** `fake`: the fake provider's start options (a script to play, looping), else an empty queue. */
+export function useQuiverSession(
+  format: WireFormat,
+  prefix: string,
+  database: DbProvider = "sqlite",
+  fake: FakeProviderOptions = {},
+) {
   const ctx = {
     quiver: undefined as unknown as Quiver,
     fake: undefined as unknown as FakeProvider,
@@ -34,7 +40,7 @@ export function useQuiverSession(format: WireFormat, prefix: string, database: D
   beforeAll(async () => {
     // SQLite: the server's own file in its data folder; PostgreSQL: a fresh database.
     if (database === "postgresql") pgDb = await createTestDb("postgresql");
-    ctx.fake = await startFakeProvider();
+    ctx.fake = await startFakeProvider(fake);
     ctx.dataDir = mkdtempSync(join(tmpdir(), `quiver-${prefix}-`));
     mkdirSync(join(ctx.dataDir, "workspace"), { recursive: true });
     const model =

@@ -3,14 +3,25 @@
 // starts the fake provider with first-run.json (or --script) on a free port, then `npm start`
 // against it; the IDE opens on http://localhost:3000 (PORT, or --port). Ctrl-C stops both. The
 // fake provider and the IDE are this process's children: it stops them when it ends.
+// Each run starts on a data folder of its own, removed when it ends (QUIVER_DATA_DIR names one to
+// keep instead): the example writes files and opens ports, and a person's real sessions and
+// workspace in `.quiver` are not the place for it; a second run then plays it just as the first.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Script } from "../script";
 import { startFakeProvider } from "../server";
 
 export const FIRST_RUN_SCRIPT = join(import.meta.dirname, "first-run.json");
+
+/** Where the demo keeps its data: `QUIVER_DATA_DIR` when set (kept), else a new folder (removed
+ *  when the demo ends). */
+export function demoDataDir(env: Record<string, string | undefined>): { dir: string; removeAtEnd: boolean } {
+  if (env.QUIVER_DATA_DIR) return { dir: env.QUIVER_DATA_DIR, removeAtEnd: false };
+  return { dir: mkdtempSync(join(tmpdir(), "quiver-demo-")), removeAtEnd: true };
+}
 
 /** The example script, checked against the fake provider's schema. */
 export function loadScript(file = FIRST_RUN_SCRIPT): Script {
@@ -30,14 +41,21 @@ async function main() {
   const script = loadScript(values.script ?? FIRST_RUN_SCRIPT);
   const fake = await startFakeProvider({ steps: script.steps, loop: script.loop, port: 0, models: script.models });
   const port = values.port ?? process.env.PORT ?? "3000";
+  const data = demoDataDir(process.env);
   console.log(
     `fake provider on ${fake.anthropicBaseURL}; starting the IDE on http://localhost:${port} — type any message in the chat to play the example`,
+  );
+  console.log(
+    data.removeAtEnd
+      ? `the demo's data (sessions, workspace) is in ${data.dir}, removed when it stops; QUIVER_DATA_DIR=<folder> keeps it`
+      : `the demo's data (sessions, workspace) is in ${data.dir} (QUIVER_DATA_DIR)`,
   );
   const ide = spawn("npm", ["start"], {
     stdio: "inherit",
     env: {
       ...process.env,
       PORT: port,
+      QUIVER_DATA_DIR: data.dir,
       QUIVER_PROVIDER: "anthropic",
       QUIVER_MODEL: process.env.QUIVER_MODEL ?? "fake-model",
       ANTHROPIC_API_KEY: "fake",
@@ -47,7 +65,14 @@ async function main() {
   const stop = () => ide.kill("SIGINT");
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
-  ide.on("exit", (code) => void fake.close().then(() => process.exit(code ?? 0)));
+  ide.on(
+    "exit",
+    (code) =>
+      void fake.close().then(() => {
+        if (data.removeAtEnd) rmSync(data.dir, { recursive: true, force: true });
+        process.exit(code ?? 0);
+      }),
+  );
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) await main();
