@@ -4,7 +4,9 @@
 // shows the clear error, and the choice is remembered.
 // Every load goes through a one-minute ticket that the preview host swaps for its own cookie
 // (what lets an owner signed in from another machine in); "open in a new tab" does the same.
-import { test, expect, openNewSession, shot, writeWorkspaceFile } from "./fixtures";
+// A server the agent started without network listens in its command's sandbox: the pane names
+// it and says why it cannot be previewed, instead of "nothing listens".
+import { call, card, expect, openNewSession, say, send, shot, test, writeWorkspaceFile } from "./fixtures";
 
 const APP_PORT = 8123;
 
@@ -115,4 +117,29 @@ test("a server started in the terminal is previewed, followed through a link, an
   await expect(page.getByTestId("pane-preview")).toBeVisible();
   await expect(page.getByTestId("preview-port")).toHaveValue(String(APP_PORT));
   await expect(page.getByTestId("preview-path")).toHaveValue("/index.html");
+});
+
+test("a server the agent started without network is named as out of the preview's reach, not as nothing listening", async ({
+  page,
+  model,
+}) => {
+  const port = 8124;
+  model.script(
+    call("shell", { command: `python3 -u -m http.server ${port} --bind 127.0.0.1`, yield_time_ms: 1500 }),
+    say("The server is running."),
+  );
+  await openNewSession(page);
+  await send(page, "Serve the workspace.");
+  const approval = page.getByTestId("approval-card");
+  await expect(approval).toHaveAttribute("data-state", "pending");
+  await approval.getByTestId("approve-once").click();
+  await expect(card(page, "shell")).toHaveAttribute("data-status", "succeeded");
+
+  await page.keyboard.press("Control+Alt+KeyP");
+  const walled = page.locator(`[data-testid="preview-port-sandboxed"][data-port="${port}"]`);
+  await expect(walled).toContainText("python3");
+  await expect(walled).toContainText("sandbox without network");
+  await expect(page.getByTestId("preview-ports")).not.toContainText("No server of this workspace listens yet");
+  await expect(page.locator(`[data-testid="preview-port-item"][data-port="${port}"]`)).toHaveCount(0);
+  await shot(page, "preview-sandboxed-server");
 });

@@ -2,7 +2,7 @@
 // started as a child process working inside a temp workspace.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -81,8 +81,43 @@ describe("listPorts", () => {
       expect(ports.findIndex((p) => !p.workspace)).toBeGreaterThan(ports.findIndex((p) => p.workspace));
       const excluded = await listPorts({ workspace: ws, self: -1, exclude: [port] });
       expect(excluded.some((p) => p.port === port)).toBe(false);
+      expect(mine?.sandboxed).toBeUndefined();
     } finally {
       outside.close();
     }
+  });
+
+  it("lists a workspace server in a network namespace of its own (a command sandboxed without network) as sandboxed: listening, out of the preview's reach", async () => {
+    const ws = await realpath(await mkdtemp(join(tmpdir(), "quiver-ports-")));
+    dirs.push(ws);
+    // As the runner's sandbox runs a command without network: bubblewrap's own namespace.
+    const child = spawn(
+      "bwrap",
+      [
+        "--dev-bind",
+        "/",
+        "/",
+        "--unshare-net",
+        "--die-with-parent",
+        "--chdir",
+        ws,
+        process.execPath,
+        "-e",
+        "const s=require('net').createServer().listen(0,'127.0.0.1',()=>console.log(s.address().port))",
+      ],
+      { cwd: ws, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    children.push(child);
+    const port = await new Promise<number>((resolve) =>
+      child.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))),
+    );
+    const ports = await listPorts({ workspace: ws, self: -1 });
+    const walled = ports.find((p) => p.port === port);
+    expect(walled).toMatchObject({ port, address: "127.0.0.1", workspace: true, sandboxed: true });
+    expect(walled?.command).toContain("createServer");
+    // Not on this machine's loopback: the preview could not have opened it.
+    await expect(
+      new Promise((resolve, reject) => connect(port, "127.0.0.1").once("connect", resolve).once("error", reject)),
+    ).rejects.toMatchObject({ code: "ECONNREFUSED" });
   });
 });

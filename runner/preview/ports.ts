@@ -5,8 +5,11 @@
 // the workspace's when a process holding its socket descends from the runner (terminals,
 // commands) or has its working directory inside the workspace; those are found by matching
 // socket inodes in /proc/<pid>/fd, for the candidate processes only, so a poll stays cheap.
+// A workspace process in a network namespace of neither kind (a command sandboxed without
+// network) is listed too, marked `sandboxed`: the preview cannot reach it, and the pane says why
+// rather than "nothing listens" while the agent's server runs.
 import { readdir, readFile, readlink } from "node:fs/promises";
-import { sep } from "node:path";
+import { dirname, sep } from "node:path";
 import type { PreviewPortEntry } from "../../server/protocol/preview";
 
 export interface Listener {
@@ -141,6 +144,24 @@ async function listenersIn(base: string): Promise<Listener[]> {
   return [...parseProcNet(v4 ?? "", 4), ...parseProcNet(v6 ?? "", 6)].filter((l) => reachable(l.address));
 }
 
+/** The network namespace `/proc/<pid>/ns/net` names (`net:[4026531833]`), or undefined. */
+const netnsOf = (procDir: string) => readlink(`${procDir}/ns/net`).catch(() => undefined);
+
+/**
+ * Listeners of workspace processes in network namespaces other than `reachable` ones (each
+ * sandboxed-without-network command has one of its own), read from one member's /proc/<pid>/net.
+ */
+async function sandboxedListeners(pids: number[], reachableNs: Set<string | undefined>): Promise<Listener[]> {
+  const byNs = new Map<string, number>();
+  await Promise.all(
+    pids.map(async (pid) => {
+      const ns = await netnsOf(`/proc/${pid}`);
+      if (ns && !reachableNs.has(ns) && !byNs.has(ns)) byNs.set(ns, pid);
+    }),
+  );
+  return (await Promise.all([...byNs.values()].map((pid) => listenersIn(`/proc/${pid}/net`)))).flat();
+}
+
 export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]> {
   // Quiver's own port is excluded on the host only: in the namespace, that number is the app's.
   const host =
@@ -150,23 +171,29 @@ export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]
   // Everything listening in the namespace is the workspace's, whoever holds it.
   const own = o.namespace ? await listenersIn(o.namespace) : [];
   const inside = new Set(own.map((l) => l.inode));
-  const listeners = [...own, ...host];
-  if (!listeners.length) return [];
   const pids = await workspaceProcesses(o.workspace, o.self ?? process.pid);
+  const reachableNs = new Set([await netnsOf("/proc/self"), o.namespace && (await netnsOf(dirname(o.namespace)))]);
+  const walled = await sandboxedListeners(pids, reachableNs);
+  const unreachable = new Set(walled.map((l) => l.inode));
+  // Reachable ones first: a port the preview can open wins over the same number in a sandbox.
+  const listeners = [...own, ...host, ...walled];
+  if (!listeners.length) return [];
   const owners = await socketOwners(pids, new Set(listeners.map((l) => l.inode)));
   const byPort = new Map<number, PreviewPortEntry>();
   for (const l of listeners) {
     const pid = owners.get(l.inode);
-    const ours = pid !== undefined || inside.has(l.inode);
+    const ours = pid !== undefined || inside.has(l.inode) || unreachable.has(l.inode);
     const prev = byPort.get(l.port);
     // One entry per port (the namespace's first, as the preview connects there first): a
-    // dual-stack server has a v4 and a v6 socket; the workspace's one wins.
-    if (prev && (prev.workspace || !ours)) continue;
+    // dual-stack server has a v4 and a v6 socket; the workspace's one wins, and a port the
+    // preview can open is never hidden behind a sandboxed one of the same number.
+    if (prev && (prev.workspace || !ours || unreachable.has(l.inode))) continue;
     byPort.set(l.port, {
       port: l.port,
       address: l.address,
       workspace: ours,
       ...(pid !== undefined ? { pid, command: await commandOf(pid) } : {}),
+      ...(unreachable.has(l.inode) ? { sandboxed: true as const } : {}),
     });
   }
   return [...byPort.values()].sort((a, b) => Number(b.workspace) - Number(a.workspace) || a.port - b.port);

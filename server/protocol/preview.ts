@@ -116,6 +116,9 @@ export const PreviewPortEntry = z.object({
   workspace: z.boolean(),
   pid: z.number().int().optional(),
   command: z.string().optional(),
+  /** Held by a workspace command sandboxed without network: it listens in a network of its own,
+   *  which the preview cannot reach (a server for the preview needs network, or the terminal). */
+  sandboxed: z.literal(true).optional(),
 });
 export type PreviewPortEntry = z.infer<typeof PreviewPortEntry>;
 

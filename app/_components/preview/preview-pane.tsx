@@ -4,7 +4,8 @@
 // (`<port>-<session>.localhost`, see server/preview/http.ts). The address bar follows navigation
 // inside the frame (its pages report their location: server/preview/inject.ts), and the port and
 // path are remembered per session. The frame reloads by itself when the chosen port starts or stops
-// listening. Under it, folded away, the dormant in-browser WebContainer (webcontainer-line.tsx).
+// listening. A workspace server the preview cannot reach (a command sandboxed without network) is
+// named, with what to do instead. Under it, folded away, the dormant in-browser WebContainer (webcontainer-line.tsx).
 // Every load of the frame, and the new tab, carry a one-minute ticket (./preview-ticket.ts).
 import { useEffect, useRef, useState } from "react";
 import { PreviewLocation, previewOrigin } from "../../../server/protocol/preview";
@@ -26,10 +27,10 @@ const isTarget = (v: unknown): v is Target =>
   typeof (v as Target).path === "string" &&
   ((v as Target).port === null || Number.isInteger((v as Target).port));
 
-/** `/usr/bin/python3 -m http.server 8123` → `python3 -m http.server`: enough to recognise it. */
-const shortCommand = (cmd: string) => {
+/** `/usr/bin/python3 -m http.server 8123` → `python3 -m http.server` (`words`: how many). */
+const shortCommand = (cmd: string, words = 3) => {
   const [first, ...rest] = cmd.split(" ");
-  return [first.split("/").pop(), ...rest].slice(0, 3).join(" ");
+  return [first.split("/").pop(), ...rest].slice(0, words).join(" ");
 };
 const normalPath = (p: string) => (p.trim().startsWith("/") ? p.trim() : `/${p.trim()}`);
 
@@ -74,7 +75,7 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
 
   // A server that starts (or stops) on the chosen port shows up without a manual reload; picking
   // another port loads it already, so only a change on the same port reloads.
-  const listening = target.port !== null && ports.some((p) => p.port === target.port);
+  const listening = target.port !== null && ports.some((p) => p.port === target.port && !p.sandboxed);
   const seen = useRef<{ port: number | null; listening: boolean } | undefined>(undefined);
   useEffect(() => {
     if (!loaded) return;
@@ -121,7 +122,8 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
     if (Number.isInteger(port) && port >= 1 && port <= 65_535) go(port, pathDraft);
   };
   const portValid = /^\d{1,5}$/.test(portDraft) && Number(portDraft) >= 1 && Number(portDraft) <= 65_535;
-  const mine = ports.filter((p) => p.workspace);
+  const mine = ports.filter((p) => p.workspace && !p.sandboxed);
+  const walled = ports.filter((p) => p.sandboxed);
   const others = ports.filter((p) => !p.workspace);
 
   return (
@@ -180,10 +182,12 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
         ) : !loaded ? (
           <span className="muted">Looking for listening ports…</span>
         ) : mine.length === 0 ? (
-          <span className="muted">
-            No server of this workspace listens yet. Start one in the terminal (e.g.{" "}
-            <code>python3 -m http.server 8000</code>).
-          </span>
+          walled.length === 0 && (
+            <span className="muted">
+              No server of this workspace listens yet. Start one in the terminal (e.g.{" "}
+              <code>python3 -m http.server 8000</code>).
+            </span>
+          )
         ) : (
           mine.map((p) => (
             <button
@@ -200,6 +204,21 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
             </button>
           ))
         )}
+        {loaded &&
+          !error &&
+          walled.map((p) => (
+            <span key={p.port} className={styles.problem} data-testid="preview-port-sandboxed" data-port={p.port}>
+              Port {p.port}
+              {p.command && (
+                <>
+                  {" "}
+                  (<code>{shortCommand(p.command, 8)}</code>)
+                </>
+              )}{" "}
+              listens in a command&apos;s sandbox without network, which the preview cannot reach: start it in the
+              terminal, or have the agent run it with network.
+            </span>
+          ))}
         {others.length > 0 && (
           <details className={styles.others}>
             <summary>{others.length} other</summary>
