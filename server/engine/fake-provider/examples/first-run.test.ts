@@ -1,7 +1,7 @@
 // The first-run example (first-run.json) is a valid fake-provider script and drives a real turn:
 // a real Quiver server (engine, pipeline, runner on a temp workspace) against the fake provider,
 // every approval answered "once" as a newcomer would click. It writes, reads and edits a page,
-// asks before a command, and leaves a web server running for the preview; a second message plays
+// asks before a command, and leaves a web server running where the preview reaches it; a second message plays
 // it again on new files and a new port ({{pass}}), as the first pass's web server still holds its own.
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -98,6 +98,12 @@ describe("the first-run example through a real server", () => {
         .join("");
       expect(text).toContain(`pick port **${port}**`);
       expect(text).toContain(`site-${pass}/index.html`);
+      // The port the example names is one the preview lists as the workspace's, and so can reach
+      // (a server run without network listens in a sandbox of its own, out of the preview's reach).
+      const listed = (await (await fetch(`${q.quiver.url}/api/preview/ports?session=${session.id}`)).json()) as {
+        ports: { port: number; workspace: boolean }[];
+      };
+      expect(listed.ports.filter((p) => p.workspace).map((p) => p.port)).toContain(port);
     }
   }, 240_000);
 });
