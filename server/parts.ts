@@ -127,7 +127,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     ops: runners,
     localOwner: deps.localOwner,
     onWorkspaceRemoved: (id) => runners.forgetWorkspace(id),
-    beforeSessionsRemoved: async (ids) => void (await Promise.all(ids.map((id) => hub.written(id)))),
+    beforeSessionsRemoved: (ids) => Promise.all(ids.map((id) => hub.written(id))),
     log,
     ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor) } : {}),
   });

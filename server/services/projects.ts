@@ -70,7 +70,7 @@ export interface ProjectServiceDeps {
   onWorkspaceRemoved?(workspaceId: string): void;
   /** Before the project's sessions are deleted: their events still waiting to be written are
    *  written (as services/sessions.ts beforeRemove). */
-  beforeSessionsRemoved?(sessionIds: string[]): Promise<void>;
+  beforeSessionsRemoved?(sessionIds: string[]): Promise<unknown>;
   log?: (line: string) => void;
 }
 
