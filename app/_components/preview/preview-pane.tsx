@@ -5,7 +5,8 @@
 // inside the frame (its pages report their location: server/preview/inject.ts), and the port and
 // path are remembered per session. The frame reloads by itself when the chosen port starts or stops
 // listening. A workspace server the preview cannot reach (a command sandboxed without network) is
-// named, with what to do instead. Under it, folded away, the dormant in-browser WebContainer (webcontainer-line.tsx).
+// named, with what to do instead. Under it, folded away, the dormant in-browser WebContainer
+// (webcontainer-line.tsx).
 // Every load of the frame, and the new tab, carry a one-minute ticket (./preview-ticket.ts).
 import { useEffect, useRef, useState } from "react";
 import { PreviewLocation, previewOrigin } from "../../../server/protocol/preview";

@@ -1,8 +1,8 @@
 // The first-run example (first-run.json) is a valid fake-provider script and drives a real turn:
 // a real Quiver server (engine, pipeline, runner on a temp workspace) against the fake provider,
 // every approval answered "once" as a newcomer would click. It writes, reads and edits a page,
-// asks before a command, and leaves a web server running where the preview reaches it; a second message plays
-// it again on new files and a new port ({{pass}}), as the first pass's web server still holds its own.
+// asks before a command, and leaves a web server running where the preview reaches it. A second
+// message plays it again on new files and a new port ({{pass}}): the first pass's server keeps its.
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
