@@ -1,12 +1,12 @@
 // Listening ports: the /proc/net parser on known lines, and the real listing against a server
 // started as a child process working inside a temp workspace.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { listPorts, parseProcNet, reachable } from "./ports";
+import { listPorts, parseProcNet, reachable, sandboxedListeners } from "./ports";
 import { localServerPort } from "./index";
 
 const TCP4 = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -115,6 +115,13 @@ describe("listPorts", () => {
     const walled = ports.find((p) => p.port === port);
     expect(walled).toMatchObject({ port, address: "127.0.0.1", workspace: true, sandboxed: true });
     expect(walled?.command).toContain("createServer");
+    // A process the scan did not find under that number (another start time: the number was
+    // reused) shows nothing of its namespace.
+    const pid = walled!.pid!;
+    const start = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1].split(" ")[19];
+    const seen = await sandboxedListeners([{ pid, ppid: 0, start }], new Set());
+    expect(seen.map((l) => l.port)).toContain(port);
+    expect(await sandboxedListeners([{ pid, ppid: 0, start: `${Number(start) + 1}` }], new Set())).toEqual([]);
     // Not on this machine's loopback: the preview could not have opened it.
     await expect(
       new Promise((resolve, reject) => connect(port, "127.0.0.1").once("connect", resolve).once("error", reject)),

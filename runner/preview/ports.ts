@@ -63,26 +63,29 @@ async function text(path: string): Promise<string | undefined> {
   return readFile(path, "utf8").catch(() => undefined);
 }
 
-interface Proc {
+export interface Proc {
   pid: number;
   ppid: number;
+  /** When it started (stat's field 22): with the pid, names this process and not a later one
+   *  that reuses its number. */
+  start: string;
+}
+
+async function stat(pid: number): Promise<Proc | undefined> {
+  const line = await text(`/proc/${pid}/stat`);
+  // The command name in parentheses may contain spaces: the fields start after its last ')'
+  // (rest[0] is field 3).
+  const rest = line?.slice(line.lastIndexOf(")") + 2).split(" ");
+  return rest ? { pid, ppid: Number(rest[1]), start: rest[19] } : undefined;
 }
 
 async function processes(): Promise<Proc[]> {
   const pids = (await readdir("/proc").catch(() => [] as string[])).filter((d) => /^\d+$/.test(d)).map(Number);
-  const stats = await Promise.all(
-    pids.map(async (pid) => {
-      const stat = await text(`/proc/${pid}/stat`);
-      // The command name in parentheses may contain spaces: the fields start after its last ')'.
-      const rest = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return rest ? { pid, ppid: Number(rest[1]) } : undefined;
-    }),
-  );
-  return stats.filter((p): p is Proc => p !== undefined);
+  return (await Promise.all(pids.map(stat))).filter((p): p is Proc => p !== undefined);
 }
 
 /** The runner's descendants plus processes working inside the workspace (a server started with nohup/setsid loses its parent). */
-async function workspaceProcesses(root: string, self: number): Promise<number[]> {
+async function workspaceProcesses(root: string, self: number): Promise<Proc[]> {
   const procs = await processes();
   const children = new Map<number, number[]>();
   for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
@@ -101,7 +104,7 @@ async function workspaceProcesses(root: string, self: number): Promise<number[]>
       if (cwd && (cwd === root || cwd.startsWith(root + sep))) found.add(pid);
     }),
   );
-  return [...found];
+  return procs.filter((p) => found.has(p.pid));
 }
 
 async function socketOwners(pids: number[], inodes: Set<string>): Promise<Map<string, number>> {
@@ -150,16 +153,25 @@ const netnsOf = (procDir: string) => readlink(`${procDir}/ns/net`).catch(() => u
 /**
  * Listeners of workspace processes in network namespaces other than `reachable` ones (each
  * sandboxed-without-network command has one of its own), read from one member's /proc/<pid>/net.
+ * A member read is kept only if it is still the process the scan found (same start time) once
+ * read: a number reused meanwhile by another process (another workspace's, on a shared runner)
+ * must not show that process's namespace here.
  */
-async function sandboxedListeners(pids: number[], reachableNs: Set<string | undefined>): Promise<Listener[]> {
-  const byNs = new Map<string, number>();
+export async function sandboxedListeners(procs: Proc[], reachableNs: Set<string | undefined>): Promise<Listener[]> {
+  const byNs = new Map<string, Proc>();
   await Promise.all(
-    pids.map(async (pid) => {
-      const ns = await netnsOf(`/proc/${pid}`);
-      if (ns && !reachableNs.has(ns) && !byNs.has(ns)) byNs.set(ns, pid);
+    procs.map(async (p) => {
+      const ns = await netnsOf(`/proc/${p.pid}`);
+      if (ns && !reachableNs.has(ns) && !byNs.has(ns)) byNs.set(ns, p);
     }),
   );
-  return (await Promise.all([...byNs.values()].map((pid) => listenersIn(`/proc/${pid}/net`)))).flat();
+  const read = await Promise.all(
+    [...byNs.values()].map(async (p) => {
+      const listeners = await listenersIn(`/proc/${p.pid}/net`);
+      return (await stat(p.pid))?.start === p.start ? listeners : [];
+    }),
+  );
+  return read.flat();
 }
 
 export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]> {
@@ -171,9 +183,10 @@ export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]
   // Everything listening in the namespace is the workspace's, whoever holds it.
   const own = o.namespace ? await listenersIn(o.namespace) : [];
   const inside = new Set(own.map((l) => l.inode));
-  const pids = await workspaceProcesses(o.workspace, o.self ?? process.pid);
+  const procs = await workspaceProcesses(o.workspace, o.self ?? process.pid);
+  const pids = procs.map((p) => p.pid);
   const reachableNs = new Set([await netnsOf("/proc/self"), o.namespace && (await netnsOf(dirname(o.namespace)))]);
-  const walled = await sandboxedListeners(pids, reachableNs);
+  const walled = await sandboxedListeners(procs, reachableNs);
   const unreachable = new Set(walled.map((l) => l.inode));
   // Reachable ones first: a port the preview can open wins over the same number in a sandbox.
   const listeners = [...own, ...host, ...walled];
