@@ -34,6 +34,8 @@ export interface ServeOptions {
   hide?: string[];
   /** Its preview reaches only its own namespace, never the host's loopback. */
   confined?: boolean;
+  /** The runner serves other workspaces too (`--root`, the default workspace included). */
+  shared?: boolean;
   /** Its disk limit: file ops past it are refused, a command that ends past it is told so. */
   diskLimit?: () => DiskLimit | undefined;
 }
@@ -72,7 +74,13 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
     );
   }
   const network = extensions.find((e) => e.network)?.network;
-  const preview = previewSupport({ serverUrl: o.serverUrl, send: o.send, network, confined: o.confined });
+  const preview = previewSupport({
+    serverUrl: o.serverUrl,
+    send: o.send,
+    network,
+    confined: o.confined,
+    shared: o.shared,
+  });
   registry.register(preview.ops);
   const pty = extensions.find((e) => e.pty)?.pty;
   let disposed: Promise<void> | undefined;

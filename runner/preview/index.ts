@@ -96,6 +96,8 @@ export function previewSupport(o: {
   network?: WorkspaceNamespace;
   /** Only the workspace's own namespace, never the host's loopback (a `--root` runner's workspaces). */
   confined?: boolean;
+  /** The runner serves other workspaces too (`--root`): see ListPortsOptions.sandboxed. */
+  shared?: boolean;
 }): { ops: OpTable; handler: PreviewHandler } {
   const exclude = [localServerPort(o.serverUrl)].filter((p): p is number => p !== undefined);
   const ops: OpTable = {
@@ -105,7 +107,13 @@ export function previewSupport(o: {
         const namespace = await o.network?.procNet();
         if (o.confined && !namespace) return { ok: true, output: JSON.stringify({ ports: [] } satisfies PreviewPorts) };
         const result: PreviewPorts = {
-          ports: await listPorts({ workspace: ctx.workspace.root, exclude, namespace, hostPorts: !o.confined }),
+          ports: await listPorts({
+            workspace: ctx.workspace.root,
+            exclude,
+            namespace,
+            hostPorts: !o.confined,
+            sandboxed: !o.shared,
+          }),
         };
         return { ok: true, output: JSON.stringify(result) };
       },

@@ -122,6 +122,15 @@ describe("listPorts", () => {
     const seen = await sandboxedListeners([{ pid, ppid: 0, start }], new Set());
     expect(seen.map((l) => l.port)).toContain(port);
     expect(await sandboxedListeners([{ pid, ppid: 0, start: `${Number(start) + 1}` }], new Set())).toEqual([]);
+    // On a runner serving several workspaces, every workspace's commands descend from it (`self`):
+    // there no sandboxed server is listed, as it could be another workspace's.
+    const other = await realpath(await mkdtemp(join(tmpdir(), "quiver-ports-other-")));
+    dirs.push(other);
+    expect((await listPorts({ workspace: other, self: process.pid })).find((p) => p.port === port)?.sandboxed).toBe(
+      true,
+    );
+    const shared = await listPorts({ workspace: other, self: process.pid, sandboxed: false });
+    expect(shared.some((p) => p.port === port)).toBe(false);
     // Not on this machine's loopback: the preview could not have opened it.
     await expect(
       new Promise((resolve, reject) => connect(port, "127.0.0.1").once("connect", resolve).once("error", reject)),

@@ -140,6 +140,10 @@ export interface ListPortsOptions {
   namespace?: string;
   /** False: the namespace's ports only, not the host's (a `--root` runner's workspaces). */
   hostPorts?: boolean;
+  /** False: no servers in sandboxes of their own. A runner that serves several workspaces
+   *  (`--root`) runs every workspace's commands as its descendants, so descent cannot tell whose
+   *  sandbox a server is in, and another workspace's must not show here. */
+  sandboxed?: boolean;
 }
 
 async function listenersIn(base: string): Promise<Listener[]> {
@@ -154,8 +158,7 @@ const netnsOf = (procDir: string) => readlink(`${procDir}/ns/net`).catch(() => u
  * Listeners of workspace processes in network namespaces other than `reachable` ones (each
  * sandboxed-without-network command has one of its own), read from one member's /proc/<pid>/net.
  * A member read is kept only if it is still the process the scan found (same start time) once
- * read: a number reused meanwhile by another process (another workspace's, on a shared runner)
- * must not show that process's namespace here.
+ * read: a number reused meanwhile by another process must not show that process's namespace.
  */
 export async function sandboxedListeners(procs: Proc[], reachableNs: Set<string | undefined>): Promise<Listener[]> {
   const byNs = new Map<string, Proc>();
@@ -186,7 +189,7 @@ export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]
   const procs = await workspaceProcesses(o.workspace, o.self ?? process.pid);
   const pids = procs.map((p) => p.pid);
   const reachableNs = new Set([await netnsOf("/proc/self"), o.namespace && (await netnsOf(dirname(o.namespace)))]);
-  const walled = await sandboxedListeners(procs, reachableNs);
+  const walled = o.sandboxed === false ? [] : await sandboxedListeners(procs, reachableNs);
   const unreachable = new Set(walled.map((l) => l.inode));
   // Reachable ones first: a port the preview can open wins over the same number in a sandbox.
   const listeners = [...own, ...host, ...walled];
