@@ -5,6 +5,7 @@
 import type { Socket } from "node:net";
 import type { z } from "zod";
 import type { RunnerSandbox, RunnerToServer, ServerToRunner } from "../server/protocol/runner";
+import type { ProcNamespace } from "./exec/procfs";
 import type { Workspace } from "./workspace/workspace";
 
 export interface OpResult {
@@ -95,6 +96,8 @@ export interface RunnerExtension {
   sandbox?: RunnerSandbox;
   /** The workspace's network namespace (runner/exec/netns.ts), which the preview reaches into. */
   network?: WorkspaceNamespace;
+  /** Network namespaces of its sandboxes without network, where a server listens out of the preview's reach. */
+  sandboxNamespaces?(): Promise<ProcNamespace[]>;
   dispose?(): Promise<void> | void;
 }
 

@@ -34,8 +34,6 @@ export interface ServeOptions {
   hide?: string[];
   /** Its preview reaches only its own namespace, never the host's loopback. */
   confined?: boolean;
-  /** The runner serves other workspaces too (`--root`, the default workspace included). */
-  shared?: boolean;
   /** Its disk limit: file ops past it are refused, a command that ends past it is told so. */
   diskLimit?: () => DiskLimit | undefined;
 }
@@ -79,7 +77,7 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
     send: o.send,
     network,
     confined: o.confined,
-    shared: o.shared,
+    sandboxes: extensions.find((e) => e.sandboxNamespaces)?.sandboxNamespaces,
   });
   registry.register(preview.ops);
   const pty = extensions.find((e) => e.pty)?.pty;

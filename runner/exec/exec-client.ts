@@ -39,6 +39,11 @@ export class ExecServerClient {
   /** Resolves once its process has actually exited and closed its pipes. */
   readonly exited: Promise<void>;
 
+  /** The process spawned (bwrap, or the cgroup wrapper that became it); undefined if none started. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   constructor(
     file: string,
     args: string[],

@@ -139,6 +139,7 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
       ...(network.reason ? { networkReason: network.reason } : {}),
     },
     network,
+    sandboxNamespaces: () => shell.namespaces(),
     dispose: async () => {
       await shell.dispose();
       await network.dispose();

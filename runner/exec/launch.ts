@@ -16,6 +16,7 @@ import type { OutputSink, RemoteExit } from "./exec-client";
 import { killTree, MARKER_VAR, newMarker } from "./kill";
 import { makeJail, rlimitPrefix, type Limits } from "./limits";
 import { captureLoginEnv } from "./login-env";
+import type { ProcNamespace } from "./procfs";
 import { findOnPath } from "./sandbox";
 
 export type { OutputSink, RemoteExit };
@@ -49,6 +50,8 @@ export interface Launched {
 export interface Launcher {
   readonly sandboxed: boolean;
   launch(spec: LaunchSpec, sink: OutputSink): Promise<Launched>;
+  /** Network namespaces its commands run in besides the runner's (each sandbox's own). */
+  namespaces?(): Promise<ProcNamespace[]>;
   dispose(): Promise<void>;
 }
 

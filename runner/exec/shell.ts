@@ -16,6 +16,7 @@ import type { Limits } from "./limits";
 import { ProgressPump } from "./progress";
 import { SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 import { WorkspaceNetwork } from "./netns";
+import type { ProcNamespace } from "./procfs";
 import { WarmLauncher } from "./warm";
 
 export interface ShellOptions {
@@ -273,6 +274,11 @@ export class ShellService {
   /** Running commands (for tests and shutdown). */
   get runningCount(): number {
     return [...this.jobs.values()].filter((j) => j.command.running).length;
+  }
+
+  /** Where its commands listen besides the runner's network (the preview lists those servers as unreachable). */
+  namespaces(): Promise<ProcNamespace[]> {
+    return this.launcher.namespaces?.() ?? Promise.resolve([]);
   }
 
   async dispose(): Promise<void> {

@@ -26,6 +26,7 @@ import { BASH_C, type Launched, type Launcher, type LaunchSpec } from "./launch"
 import { makeJail, rlimitPrefix, type Jail, type Limits } from "./limits";
 import { captureLoginEnv } from "./login-env";
 import type { WorkspaceNetwork } from "./netns";
+import { sandboxNamespace, type ProcNamespace } from "./procfs";
 import { bwrapArgs, dropMountCap, findOnPath, type SandboxInfo } from "./sandbox";
 
 /** How long a kill may go unconfirmed before the whole exec server is killed instead. */
@@ -64,6 +65,8 @@ interface Ready {
   inner: string[];
   /** The cgroup bounding the whole sandbox's memory and processes, where cgroups work. */
   jail?: Jail;
+  /** Its network namespace when not the runner's (read from outside before any command ran). */
+  namespace?: ProcNamespace;
 }
 
 /** What the command shell reads: cwd, marker and stdin /dev/null first, then the command itself. */
@@ -212,10 +215,11 @@ export class WarmSandbox {
     void client.exited.then(() => jail?.dispose());
     try {
       await client.ready;
+      const namespace = client.pid === undefined ? undefined : await sandboxNamespace(client.pid);
       const pidns = await this.probePidns(client, drop);
       if (pidns.length === 0)
         this.o.log(`no PID namespace per command in ${label}: stragglers are found by marker instead`);
-      const ready: Ready = { client, pidns, inner: [...drop, ...rlimits], jail };
+      const ready: Ready = { client, pidns, inner: [...drop, ...rlimits], jail, namespace };
       client.send({ type: "env", env: this.o.env });
       const run = async (a: string[], sink: OutputSink) =>
         this.launched(client, this.spawn(ready, a, this.workspace, newMarker(), sink));
@@ -254,6 +258,12 @@ export class WarmSandbox {
     this.disposed = true;
     return this.stop("runner shutting down");
   }
+
+  /** Its network namespace while it runs (none is started to answer). */
+  async namespace(): Promise<ProcNamespace | undefined> {
+    const ready = await this.current?.catch(() => undefined);
+    return ready?.client.alive ? ready.namespace : undefined;
+  }
 }
 
 /** One warm sandbox per workspace and network setting (different namespaces, so different sandboxes). */
@@ -268,6 +278,12 @@ export class WarmLauncher implements Launcher {
     let sandbox = this.sandboxes.get(key);
     if (!sandbox) this.sandboxes.set(key, (sandbox = new WarmSandbox(this.o, spec.workspace, spec.network)));
     return sandbox.launch(spec, sink);
+  }
+
+  /** The network namespaces of the sandboxes running now (a sandbox without network has its own). */
+  async namespaces(): Promise<ProcNamespace[]> {
+    const all = await Promise.all([...this.sandboxes.values()].map((s) => s.namespace()));
+    return all.filter((n): n is ProcNamespace => n !== undefined);
   }
 
   async dispose(): Promise<void> {

@@ -12,6 +12,7 @@ import {
   type PreviewPorts,
   type PreviewServerFrame,
 } from "../../server/protocol/preview";
+import type { ProcNamespace } from "../exec/procfs";
 import { listPorts } from "./ports";
 import { connectLoopback, PreviewProxy, type PortConnector } from "./proxy";
 import { PreviewSockets } from "./sockets";
@@ -96,8 +97,8 @@ export function previewSupport(o: {
   network?: WorkspaceNamespace;
   /** Only the workspace's own namespace, never the host's loopback (a `--root` runner's workspaces). */
   confined?: boolean;
-  /** The runner serves other workspaces too (`--root`): see ListPortsOptions.sandboxed. */
-  shared?: boolean;
+  /** The network namespaces of the workspace's sandboxes without network (runner/exec/warm.ts). */
+  sandboxes?: () => Promise<ProcNamespace[]>;
 }): { ops: OpTable; handler: PreviewHandler } {
   const exclude = [localServerPort(o.serverUrl)].filter((p): p is number => p !== undefined);
   const ops: OpTable = {
@@ -105,14 +106,13 @@ export function previewSupport(o: {
       input: z.object({}).strict(),
       run: async (_input, ctx) => {
         const namespace = await o.network?.procNet();
-        if (o.confined && !namespace) return { ok: true, output: JSON.stringify({ ports: [] } satisfies PreviewPorts) };
         const result: PreviewPorts = {
           ports: await listPorts({
             workspace: ctx.workspace.root,
             exclude,
             namespace,
             hostPorts: !o.confined,
-            sandboxed: !o.shared,
+            sandboxes: (await o.sandboxes?.()) ?? [],
           }),
         };
         return { ok: true, output: JSON.stringify(result) };

@@ -1,13 +1,14 @@
 // Listening ports: the /proc/net parser on known lines, and the real listing against a server
 // started as a child process working inside a temp workspace.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
+import { mkdtemp, readlink, realpath, rm } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { listPorts, parseProcNet, reachable, sandboxedListeners } from "./ports";
 import { localServerPort } from "./index";
+import { sandboxNamespace } from "../exec/procfs";
 
 const TCP4 = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:1FBB 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0000000000000000 100 0 0 10 0
@@ -111,26 +112,29 @@ describe("listPorts", () => {
     const port = await new Promise<number>((resolve) =>
       child.stdout!.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))),
     );
-    const ports = await listPorts({ workspace: ws, self: -1 });
+    // The namespace as the warm sandbox records it: read from outside, under the bwrap it spawned.
+    const sandbox = await sandboxNamespace(child.pid!);
+    expect(sandbox?.ns).toMatch(/^net:\[\d+\]$/);
+    expect(sandbox?.ns).not.toBe(await readlink("/proc/self/ns/net"));
+    const plain = spawn("sh", ["-c", "sleep 5 & wait"], { stdio: "ignore" });
+    children.push(plain);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await sandboxNamespace(plain.pid!)).toBeUndefined(); // nothing under it is in another one
+    const ports = await listPorts({ workspace: ws, self: -1, sandboxes: [sandbox!] });
     const walled = ports.find((p) => p.port === port);
     expect(walled).toMatchObject({ port, address: "127.0.0.1", workspace: true, sandboxed: true });
     expect(walled?.command).toContain("createServer");
-    // A process the scan did not find under that number (another start time: the number was
+    // A record whose process is no longer the one recorded (another start time: the number was
     // reused) shows nothing of its namespace.
-    const pid = walled!.pid!;
-    const start = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1].split(" ")[19];
-    const seen = await sandboxedListeners([{ pid, ppid: 0, start }], new Set());
-    expect(seen.map((l) => l.port)).toContain(port);
-    expect(await sandboxedListeners([{ pid, ppid: 0, start: `${Number(start) + 1}` }], new Set())).toEqual([]);
-    // On a runner serving several workspaces, every workspace's commands descend from it (`self`):
-    // there no sandboxed server is listed, as it could be another workspace's.
+    expect((await sandboxedListeners([sandbox!], new Set())).map((l) => l.port)).toContain(port);
+    const reused = { ...sandbox!, start: `${Number(sandbox!.start) + 1}` };
+    expect(await sandboxedListeners([reused], new Set())).toEqual([]);
+    // Only the sandboxes recorded as this workspace's count: on a `--root` runner every
+    // workspace's commands descend from it, so descent or a working directory says nothing.
     const other = await realpath(await mkdtemp(join(tmpdir(), "quiver-ports-other-")));
     dirs.push(other);
-    expect((await listPorts({ workspace: other, self: process.pid })).find((p) => p.port === port)?.sandboxed).toBe(
-      true,
-    );
-    const shared = await listPorts({ workspace: other, self: process.pid, sandboxed: false });
-    expect(shared.some((p) => p.port === port)).toBe(false);
+    expect((await listPorts({ workspace: other, self: process.pid })).some((p) => p.port === port)).toBe(false);
+    expect((await listPorts({ workspace: ws, self: -1 })).some((p) => p.port === port)).toBe(false);
     // Not on this machine's loopback: the preview could not have opened it.
     await expect(
       new Promise((resolve, reject) => connect(port, "127.0.0.1").once("connect", resolve).once("error", reject)),

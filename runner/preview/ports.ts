@@ -5,12 +5,13 @@
 // the workspace's when a process holding its socket descends from the runner (terminals,
 // commands) or has its working directory inside the workspace; those are found by matching
 // socket inodes in /proc/<pid>/fd, for the candidate processes only, so a poll stays cheap.
-// A workspace process in a network namespace of neither kind (a command sandboxed without
-// network) is listed too, marked `sandboxed`: the preview cannot reach it, and the pane says why
-// rather than "nothing listens" while the agent's server runs.
+// A server in one of the workspace's sandboxes without network (a namespace of its own each) is
+// listed too, marked `sandboxed`: the preview cannot reach it, and the pane says why rather than
+// "nothing listens" while the agent's server runs.
 import { readdir, readFile, readlink } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import type { PreviewPortEntry } from "../../server/protocol/preview";
+import { descendants, netnsOf, processes, stillIn, type Proc, type ProcNamespace } from "../exec/procfs";
 
 export interface Listener {
   address: string;
@@ -63,40 +64,10 @@ async function text(path: string): Promise<string | undefined> {
   return readFile(path, "utf8").catch(() => undefined);
 }
 
-export interface Proc {
-  pid: number;
-  ppid: number;
-  /** When it started (stat's field 22): with the pid, names this process and not a later one
-   *  that reuses its number. */
-  start: string;
-}
-
-async function stat(pid: number): Promise<Proc | undefined> {
-  const line = await text(`/proc/${pid}/stat`);
-  // The command name in parentheses may contain spaces: the fields start after its last ')'
-  // (rest[0] is field 3).
-  const rest = line?.slice(line.lastIndexOf(")") + 2).split(" ");
-  return rest ? { pid, ppid: Number(rest[1]), start: rest[19] } : undefined;
-}
-
-async function processes(): Promise<Proc[]> {
-  const pids = (await readdir("/proc").catch(() => [] as string[])).filter((d) => /^\d+$/.test(d)).map(Number);
-  return (await Promise.all(pids.map(stat))).filter((p): p is Proc => p !== undefined);
-}
-
 /** The runner's descendants plus processes working inside the workspace (a server started with nohup/setsid loses its parent). */
 async function workspaceProcesses(root: string, self: number): Promise<Proc[]> {
   const procs = await processes();
-  const children = new Map<number, number[]>();
-  for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
-  const found = new Set<number>();
-  const stack = [...(children.get(self) ?? [])];
-  while (stack.length) {
-    const pid = stack.pop()!;
-    if (found.has(pid)) continue;
-    found.add(pid);
-    stack.push(...(children.get(pid) ?? []));
-  }
+  const found = new Set(descendants(procs, self).map((p) => p.pid));
   await Promise.all(
     procs.map(async ({ pid }) => {
       if (pid === self || found.has(pid)) return;
@@ -140,10 +111,10 @@ export interface ListPortsOptions {
   namespace?: string;
   /** False: the namespace's ports only, not the host's (a `--root` runner's workspaces). */
   hostPorts?: boolean;
-  /** False: no servers in sandboxes of their own. A runner that serves several workspaces
-   *  (`--root`) runs every workspace's commands as its descendants, so descent cannot tell whose
-   *  sandbox a server is in, and another workspace's must not show here. */
-  sandboxed?: boolean;
+  /** The workspace's sandboxes without network (each a namespace of its own), as the runner
+   *  recorded them when it started each: their servers are listed as `sandboxed`. Not found by
+   *  looking at processes, as on a `--root` runner every workspace's commands descend from it. */
+  sandboxes?: readonly ProcNamespace[];
 }
 
 async function listenersIn(base: string): Promise<Listener[]> {
@@ -151,28 +122,23 @@ async function listenersIn(base: string): Promise<Listener[]> {
   return [...parseProcNet(v4 ?? "", 4), ...parseProcNet(v6 ?? "", 6)].filter((l) => reachable(l.address));
 }
 
-/** The network namespace `/proc/<pid>/ns/net` names (`net:[4026531833]`), or undefined. */
-const netnsOf = (procDir: string) => readlink(`${procDir}/ns/net`).catch(() => undefined);
-
 /**
- * Listeners of workspace processes in network namespaces other than `reachable` ones (each
- * sandboxed-without-network command has one of its own), read from one member's /proc/<pid>/net.
- * A member read is kept only if it is still the process the scan found (same start time) once
- * read: a number reused meanwhile by another process must not show that process's namespace.
+ * Listeners in the sandboxes' namespaces that are not `reachable` ones. A namespace is read
+ * through the process recorded in it, and kept only if that process is still the one recorded
+ * (same start time) and still there once read: a number reused meanwhile by another process must
+ * not show that process's namespace.
  */
-export async function sandboxedListeners(procs: Proc[], reachableNs: Set<string | undefined>): Promise<Listener[]> {
-  const byNs = new Map<string, Proc>();
-  await Promise.all(
-    procs.map(async (p) => {
-      const ns = await netnsOf(`/proc/${p.pid}`);
-      if (ns && !reachableNs.has(ns) && !byNs.has(ns)) byNs.set(ns, p);
-    }),
-  );
+export async function sandboxedListeners(
+  sandboxes: readonly ProcNamespace[],
+  reachableNs: Set<string | undefined>,
+): Promise<Listener[]> {
   const read = await Promise.all(
-    [...byNs.values()].map(async (p) => {
-      const listeners = await listenersIn(`/proc/${p.pid}/net`);
-      return (await stat(p.pid))?.start === p.start ? listeners : [];
-    }),
+    sandboxes
+      .filter((n) => !reachableNs.has(n.ns))
+      .map(async (n) => {
+        const listeners = await listenersIn(`/proc/${n.pid}/net`);
+        return (await stillIn(n)) ? listeners : [];
+      }),
   );
   return read.flat();
 }
@@ -186,15 +152,18 @@ export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]
   // Everything listening in the namespace is the workspace's, whoever holds it.
   const own = o.namespace ? await listenersIn(o.namespace) : [];
   const inside = new Set(own.map((l) => l.inode));
-  const procs = await workspaceProcesses(o.workspace, o.self ?? process.pid);
-  const pids = procs.map((p) => p.pid);
-  const reachableNs = new Set([await netnsOf("/proc/self"), o.namespace && (await netnsOf(dirname(o.namespace)))]);
-  const walled = o.sandboxed === false ? [] : await sandboxedListeners(procs, reachableNs);
+  const workspaceNs = o.namespace && (await readlink(`${dirname(o.namespace)}/ns/net`).catch(() => undefined));
+  const reachableNs = new Set([await netnsOf("self"), workspaceNs]);
+  const walled = await sandboxedListeners(o.sandboxes ?? [], reachableNs);
   const unreachable = new Set(walled.map((l) => l.inode));
   // Reachable ones first: a port the preview can open wins over the same number in a sandbox.
   const listeners = [...own, ...host, ...walled];
   if (!listeners.length) return [];
-  const owners = await socketOwners(pids, new Set(listeners.map((l) => l.inode)));
+  const procs = await workspaceProcesses(o.workspace, o.self ?? process.pid);
+  const owners = await socketOwners(
+    procs.map((p) => p.pid),
+    new Set(listeners.map((l) => l.inode)),
+  );
   const byPort = new Map<number, PreviewPortEntry>();
   for (const l of listeners) {
     const pid = owners.get(l.inode);

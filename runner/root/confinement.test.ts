@@ -186,6 +186,31 @@ describe.runIf(ready)("a --root runner keeps two workspaces apart", () => {
     expect(ports.ports.map((p) => p.port)).not.toContain(8765);
   });
 
+  it("a server in b's sandbox without network is listed for b as out of reach, and never for a", async () => {
+    const listed = async (id: string) =>
+      (
+        JSON.parse((await server.request("preview_ports", {}, { workspaceId: id })).output) as {
+          ports: Array<{ port: number; sandboxed?: boolean; command?: string }>;
+        }
+      ).ports;
+    // a has a sandbox without network of its own running too: its namespace is not b's.
+    await server.request("shell", { command: "exec sleep 3218", yield_time_ms: 300 }, { workspaceId: "a" });
+    const started = await server.request(
+      "shell",
+      { command: "exec python3 -m http.server 8766 --bind 127.0.0.1", yield_time_ms: 300 },
+      { workspaceId: "b" },
+    );
+    expect(started.meta).toMatchObject({ running: true, sandboxed: true });
+    const mine = await waitFor(
+      async () => (await listed("b")).find((p) => p.port === 8766),
+      15_000,
+      "b's sandboxed server in b's list",
+    );
+    expect(mine).toMatchObject({ sandboxed: true });
+    expect(mine.command).toContain("http.server 8766");
+    expect((await listed("a")).map((p) => p.port)).not.toContain(8766);
+  });
+
   it("deleting b kills its processes and terminals and removes its files; a restart finds a", async () => {
     expect((await hostPids("sleep 3217")).length).toBeGreaterThan(0);
     const r = await server.request("workspace.delete", { workspaceId: "b" });

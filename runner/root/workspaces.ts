@@ -30,7 +30,7 @@ export const DEFAULT_WORKSPACE_ID = "default";
 
 export class WorkspaceRefused extends Error {}
 
-export interface WorkspacesOptions extends Omit<ServeOptions, "hide" | "confined" | "shared"> {
+export interface WorkspacesOptions extends Omit<ServeOptions, "hide" | "confined"> {
   /** The `--workspace` folder: the only one (plain runner) or the default one (`--root`). */
   defaultWorkspace?: Workspace;
   store?: WorkspaceStore;
@@ -55,7 +55,7 @@ export class Workspaces {
     if (o.defaultWorkspace) {
       const ws = o.defaultWorkspace;
       ws.onChange((paths, version) => o.onChange(undefined, paths, version));
-      this.defaultServed = serve(ws, { ...o, hide: o.store ? [o.store.path] : [], confined: false, shared: !!o.store });
+      this.defaultServed = serve(ws, { ...o, hide: o.store ? [o.store.path] : [], confined: false });
     }
     if (o.store) this.registerOps(o.store);
   }
@@ -92,7 +92,7 @@ export class Workspaces {
       const limitBytes = await store.limitOf(id).catch(() => undefined);
       if (limitBytes) this.limits.set(id, new DiskLimit(() => ws.files.cwd, { limitBytes }));
       const hide = [store.path, ...(this.o.defaultWorkspace ? [this.o.defaultWorkspace.root] : [])];
-      const served = serve(ws, { ...this.o, hide, confined: true, shared: true, diskLimit: () => this.limits.get(id) });
+      const served = serve(ws, { ...this.o, hide, confined: true, diskLimit: () => this.limits.get(id) });
       this.open.set(id, served);
       served.catch(() => this.open.delete(id));
       return served;
