@@ -138,7 +138,7 @@ test("a server the agent started without network is named as out of the preview'
   await page.keyboard.press("Control+Alt+KeyP");
   const walled = page.locator(`[data-testid="preview-port-sandboxed"][data-port="${port}"]`);
   await expect(walled).toContainText("python3");
-  await expect(walled).toContainText("sandbox without network");
+  await expect(walled).toContainText("a command's sandbox without network");
   await expect(page.getByTestId("preview-ports")).not.toContainText("No server of this workspace listens yet");
   await expect(page.locator(`[data-testid="preview-port-item"][data-port="${port}"]`)).toHaveCount(0);
   await shot(page, "preview-sandboxed-server");

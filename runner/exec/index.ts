@@ -139,7 +139,7 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
       ...(network.reason ? { networkReason: network.reason } : {}),
     },
     network,
-    sandboxNamespaces: () => shell.namespaces(),
+    sandboxNamespaces: async () => [...(await shell.namespaces()), ...pty.namespaces()],
     dispose: async () => {
       await shell.dispose();
       await network.dispose();

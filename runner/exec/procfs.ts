@@ -15,6 +15,8 @@ export interface Proc {
 export interface ProcNamespace extends Proc {
   /** `net:[4026532301]`, as /proc/<pid>/ns/net names it. */
   ns: string;
+  /** Whose sandbox it is: a command's (the default) or a terminal's (runner/exec/pty.ts). */
+  of?: "terminal";
 }
 
 export async function stat(pid: number): Promise<Proc | undefined> {

@@ -1,9 +1,10 @@
 // The person's terminal: real PTYs with a real shell in a temp workspace, with and without bubblewrap.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunnerToServer } from "../../server/protocol/runner";
+import { listPorts } from "../preview/ports";
 import { scrubEnv } from "./env";
 import { PtyManager } from "./pty";
 import { sandboxInfo, type SandboxMode } from "./sandbox";
@@ -29,7 +30,7 @@ describe.each(modes)("PtyManager (sandbox %s)", (mode) => {
   });
   afterEach(() => manager?.dispose());
 
-  const make = (graceMs = 30_000) => {
+  const make = (graceMs = 30_000, network?: boolean) => {
     sent = [];
     online = true;
     manager = new PtyManager({
@@ -38,6 +39,7 @@ describe.each(modes)("PtyManager (sandbox %s)", (mode) => {
       env: scrubEnv({ ...process.env, HOME: home, PS1: "$ " }),
       send: (m) => (online ? (sent.push(m), true) : false),
       graceMs,
+      network,
     });
     return manager;
   };
@@ -55,6 +57,37 @@ describe.each(modes)("PtyManager (sandbox %s)", (mode) => {
       await new Promise((r) => setTimeout(r, 20));
     }
   };
+
+  it.runIf(mode === "auto")(
+    "records a terminal without network's own namespace, where the preview names its server as sandboxed, and forgets it on close",
+    async () => {
+      const m = make(30_000, false);
+      m.handle({ type: "pty.open", ptyId: "n1", sessionId: "s1", cols: 200, rows: 24 });
+      const serve =
+        "require('net').createServer().listen(0,'127.0.0.1',function(){console.log('port='+this.address().port)})";
+      m.handle({ type: "pty.input", ptyId: "n1", data: `${process.execPath} -e "${serve}"\r` });
+      await until(() => /port=\d+/.test(output("n1")), "the server's port");
+      const port = Number(/port=(\d+)/.exec(output("n1"))![1]);
+      await until(() => m.namespaces().length === 1, "the terminal's namespace");
+      const [recorded] = m.namespaces();
+      expect(recorded.ns).not.toBe(await readlink("/proc/self/ns/net"));
+      const listed = (await listPorts({ workspace: ws.dir, self: -1, sandboxes: m.namespaces() })).find(
+        (p) => p.port === port,
+      );
+      expect(listed).toMatchObject({ port, workspace: true, sandboxed: true, sandbox: "terminal" });
+      expect(listed?.command).toContain("createServer");
+      m.handle({ type: "pty.close", ptyId: "n1" });
+      await until(() => exitOf("n1") !== undefined, "exit");
+      expect(m.namespaces()).toEqual([]);
+      // A terminal with network shares the workspace's namespace, which the preview reaches: no record.
+      const open = make();
+      open.handle({ type: "pty.open", ptyId: "n2", sessionId: "s1", cols: 80, rows: 24 });
+      open.handle({ type: "pty.input", ptyId: "n2", data: "echo ready-$((1+1))\r" });
+      await until(() => output("n2").includes("ready-2"), "the shell");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(open.namespaces()).toEqual([]);
+    },
+  );
 
   it("round-trips input and output in the workspace, and resizes", async () => {
     const m = make();

@@ -4,7 +4,8 @@
 // network in the workspace's namespace, shared with the agent's commands (netns.ts). Closing
 // kills the PTY's whole process tree. When the server connection drops, PTYs wait `graceMs`
 // for a `pty.open` with the same id to re-attach (output meanwhile is kept and replayed), then
-// close; the server's own terminal bridge handles a browser that went away.
+// close; the server's own terminal bridge handles a browser that went away. A terminal without
+// network has a namespace of its own, recorded at start so the preview can name a server there.
 import type { IPty } from "node-pty";
 import { constants as osConstants } from "node:os";
 import type { RunnerToServer } from "../../server/protocol/runner";
@@ -13,6 +14,7 @@ import { killTree, MARKER_VAR, newMarker } from "./kill";
 import { directTether, holdTerminal, ttyLeader } from "./launch";
 import { makeJail, rlimitPrefix, type Limits } from "./limits";
 import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
+import { sandboxNamespace, type ProcNamespace } from "./procfs";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 
 export interface PtyOptions {
@@ -47,6 +49,8 @@ interface Entry {
   closing: boolean;
   /** Resolves when the PTY's process (the session's leader) has exited. */
   exited: Promise<void>;
+  /** Its network namespace, when it runs sandboxed without network (recordNamespace). */
+  namespace?: ProcNamespace;
 }
 
 const signalName = (n: number | undefined): string | undefined =>
@@ -180,6 +184,7 @@ export class PtyManager implements PtyHandler {
           : undefined;
     if (without && this.o.sandbox.available)
       this.deliver(entry, `\x1b[33mquiver: this terminal has ${without}\x1b[0m\r\n`);
+    if (!net.network && this.o.sandbox.available) void this.recordNamespace(entry);
     pty.onData((data) => this.deliver(entry, data));
     // The shell only says "Killed"; which limit did it is said in the terminal, as for commands.
     let seen = jail?.counts();
@@ -205,6 +210,24 @@ export class PtyManager implements PtyHandler {
         ...(signalName(signal) ? { signal: signalName(signal) } : {}),
       });
     });
+  }
+
+  /**
+   * Reads the namespace bubblewrap unshared for the terminal, once it has (a few tries while it
+   * starts). The nearest process in it is bubblewrap's own, so nothing the shell starts can stand
+   * in for the record; the preview checks the record's start time on every read.
+   */
+  private async recordNamespace(entry: Entry): Promise<void> {
+    for (let attempt = 0; attempt < 20 && !entry.closing && this.ptys.get(entry.id) === entry; attempt++) {
+      const found = await sandboxNamespace(entry.pty.pid);
+      if (found) return void (entry.namespace = { ...found, of: "terminal" });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The network namespaces of the open terminals that run without network. */
+  namespaces(): ProcNamespace[] {
+    return [...this.ptys.values()].flatMap((e) => (e.namespace && !e.closing ? [e.namespace] : []));
   }
 
   private deliver(entry: Entry, data: string): void {

@@ -215,8 +215,11 @@ export class WarmSandbox {
     void client.exited.then(() => jail?.dispose());
     try {
       await client.ready;
-      const namespace = client.pid === undefined ? undefined : await sandboxNamespace(client.pid);
-      const pidns = await this.probePidns(client, drop);
+      // The probe runs only `true` of ours, so the namespace is still read before any command.
+      const [namespace, pidns] = await Promise.all([
+        client.pid === undefined ? undefined : sandboxNamespace(client.pid),
+        this.probePidns(client, drop),
+      ]);
       if (pidns.length === 0)
         this.o.log(`no PID namespace per command in ${label}: stragglers are found by marker instead`);
       const ready: Ready = { client, pidns, inner: [...drop, ...rlimits], jail, namespace };

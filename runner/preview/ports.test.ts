@@ -122,7 +122,7 @@ describe("listPorts", () => {
     expect(await sandboxNamespace(plain.pid!)).toBeUndefined(); // nothing under it is in another one
     const ports = await listPorts({ workspace: ws, self: -1, sandboxes: [sandbox!] });
     const walled = ports.find((p) => p.port === port);
-    expect(walled).toMatchObject({ port, address: "127.0.0.1", workspace: true, sandboxed: true });
+    expect(walled).toMatchObject({ port, address: "127.0.0.1", workspace: true, sandboxed: true, sandbox: "command" });
     expect(walled?.command).toContain("createServer");
     // A record whose process is no longer the one recorded (another start time: the number was
     // reused) shows nothing of its namespace.

@@ -131,13 +131,13 @@ async function listenersIn(base: string): Promise<Listener[]> {
 export async function sandboxedListeners(
   sandboxes: readonly ProcNamespace[],
   reachableNs: Set<string | undefined>,
-): Promise<Listener[]> {
+): Promise<(Listener & Pick<ProcNamespace, "of">)[]> {
   const read = await Promise.all(
     sandboxes
       .filter((n) => !reachableNs.has(n.ns))
       .map(async (n) => {
         const listeners = await listenersIn(`/proc/${n.pid}/net`);
-        return (await stillIn(n)) ? listeners : [];
+        return (await stillIn(n)) ? listeners.map((l) => ({ ...l, of: n.of })) : [];
       }),
   );
   return read.flat();
@@ -155,7 +155,7 @@ export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]
   const workspaceNs = o.namespace && (await readlink(`${dirname(o.namespace)}/ns/net`).catch(() => undefined));
   const reachableNs = new Set([await netnsOf("self"), workspaceNs]);
   const walled = await sandboxedListeners(o.sandboxes ?? [], reachableNs);
-  const unreachable = new Set(walled.map((l) => l.inode));
+  const unreachable = new Map(walled.map((l) => [l.inode, l.of ?? "command"] as const));
   // Reachable ones first: a port the preview can open wins over the same number in a sandbox.
   const listeners = [...own, ...host, ...walled];
   if (!listeners.length) return [];
@@ -178,7 +178,7 @@ export async function listPorts(o: ListPortsOptions): Promise<PreviewPortEntry[]
       address: l.address,
       workspace: ours,
       ...(pid !== undefined ? { pid, command: await commandOf(pid) } : {}),
-      ...(unreachable.has(l.inode) ? { sandboxed: true as const } : {}),
+      ...(unreachable.has(l.inode) ? { sandboxed: true as const, sandbox: unreachable.get(l.inode) } : {}),
     });
   }
   return [...byPort.values()].sort((a, b) => Number(b.workspace) - Number(a.workspace) || a.port - b.port);

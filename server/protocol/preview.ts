@@ -119,6 +119,8 @@ export const PreviewPortEntry = z.object({
   /** Held by a workspace command sandboxed without network: it listens in a network of its own,
    *  which the preview cannot reach (a server for the preview needs network, or the terminal). */
   sandboxed: z.literal(true).optional(),
+  /** Whose sandbox: a command's, or a terminal's that runs without network (QUIVER_PTY_NETWORK=0). */
+  sandbox: z.enum(["command", "terminal"]).optional(),
 });
 export type PreviewPortEntry = z.infer<typeof PreviewPortEntry>;
 

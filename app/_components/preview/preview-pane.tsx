@@ -216,8 +216,9 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
                   (<code>{shortCommand(p.command, 8)}</code>)
                 </>
               )}{" "}
-              listens in a command&apos;s sandbox without network, which the preview cannot reach: start it in the
-              terminal, or have the agent run it with network.
+              {p.sandbox === "terminal"
+                ? "listens in a terminal without network (this runner's terminals have none), which the preview cannot reach: have the agent run it with network."
+                : "listens in a command's sandbox without network, which the preview cannot reach: start it in the terminal, or have the agent run it with network."}
             </span>
           ))}
         {others.length > 0 && (
