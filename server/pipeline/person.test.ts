@@ -83,4 +83,23 @@ describe.each(testDatabases())("the person's copy of results on %s", (provider) 
     expect(copy.modelText).toMatch(/^: call retrieve_tool_result with \{"ref":"sp_1"/);
     expect(copy.modelText!.length).toBeLessThan(200);
   });
+
+  it("network output is shown without the marks that tell the model it is data; the model's copy keeps them", () => {
+    const page =
+      '<external_content source="https://example.com/a">\n<h1>Hi</h1>\nbody <external_content_ x>\n</external_content>';
+    expect(personCopy(page, false, false)).toEqual({
+      output: "<h1>Hi</h1>\nbody <external_content_ x>",
+      modelText: '<external_content source="https://example.com/a"> … </external_content>',
+    });
+    // A command with network that is still running: the poll advice and the marks both go.
+    const running =
+      '<external_content>\nStill running after 2.2 s (session_id sh_1). Call shell with {"session_id":"sh_1"} for more output and the exit code, or add "kill": true to stop it.\nServing HTTP\n</external_content>';
+    const copy = personCopy(running, false, false);
+    expect(copy.output).toBe("Still running after 2.2 s (session_id sh_1).\nServing HTTP");
+    expect(copy.modelText).toMatch(/^<external_content> … <\/external_content>\nCall shell with/);
+    // Only a whole wrapped text is unwrapped: output that merely mentions the tag stays as it is.
+    expect(forPerson("see <external_content>\nx\n</external_content>")).toBe(
+      "see <external_content>\nx\n</external_content>",
+    );
+  });
 });

@@ -21,10 +21,14 @@ const MODEL_ONLY: [RegExp, string][] = [
   ],
 ];
 
+// How network output reaches the model (finish.ts wrapExternal): marked so it reads as data, not
+// instructions. The person reads the output itself; the marks stay in the model's copy.
+const EXTERNAL = /^(<external_content(?: source="[^"\n]*")?>)\n([\s\S]*)\n(<\/external_content>)$/;
+
 export function forPerson(modelText: string): string {
   let text = modelText;
   for (const [re, shown] of MODEL_ONLY) text = text.replace(re, shown);
-  return text;
+  return text.replace(EXTERNAL, (_all, _open, body: string) => body);
 }
 
 /** Past this, the model's copy of a result is not repeated on the event: only what was left out. */
@@ -58,7 +62,11 @@ export function personCopy(content: string, isError: boolean, written: boolean):
   const output = forPerson(content);
   const note = isError && written && content.trim() ? personNote(output) : undefined;
   if (output === content && !note) return { output };
-  const left = MODEL_ONLY.flatMap(([re]) => content.match(new RegExp(re.source, "g")) ?? []).map((t) => t.trim());
+  const wrapped = EXTERNAL.exec(content);
+  const left = [
+    ...(wrapped ? [`${wrapped[1]} … ${wrapped[3]}`] : []),
+    ...MODEL_ONLY.flatMap(([re]) => content.match(new RegExp(re.source, "g")) ?? []).map((t) => t.trim()),
+  ];
   // A note replaces the whole text, so the whole (short) text stays reachable; otherwise only the left-out parts.
   const modelText = note && content.length <= MODEL_TEXT_CAP ? content : left.join("\n");
   return { output, ...(note ? { note } : {}), ...(modelText ? { modelText } : {}) };
