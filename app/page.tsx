@@ -45,7 +45,6 @@ export default function Home() {
         </Link>
         <button
           type="button"
-          className={styles.secondary}
           onClick={() => setCreating((v) => !v)}
           data-testid="new-project"
         >

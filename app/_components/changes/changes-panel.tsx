@@ -43,14 +43,14 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, on
   return (
     <div className={styles.pane} data-testid="changes-panel">
       <div className={styles.head}>
-        <span data-testid="changes-against">
+        <span className={styles.against} data-testid="changes-against">
           {changes.data
             ? changes.data.mode === "git"
               ? `${changes.data.branch ? `${changes.data.branch} · ` : ""}against HEAD`
               : "Against the files as first seen"
             : "Changes"}
         </span>
-        <span>
+        <span className={styles.tools}>
           {onAgentChanges && (
             <button
               type="button"
@@ -66,6 +66,12 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, on
           </button>
         </span>
       </div>
+      {changes.data && changes.data.mode !== "git" && (
+        <div className={styles.scope} data-testid="changes-scope">
+          Not a git work tree: only files edited through Quiver (the editor, the agent&apos;s file tools) are listed,
+          not what commands changed.{onAgentChanges && " By the agent shows those too."}
+        </div>
+      )}
       {changes.data?.mode === "git" && !readOnly && (
         <GitSync sessionId={sessionId} stamp={changes.dataUpdatedAt} onSynced={() => void refetch()} />
       )}
