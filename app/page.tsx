@@ -43,11 +43,7 @@ export default function Home() {
         <Link href="/settings/runners" className={styles.navLink}>
           Runners
         </Link>
-        <button
-          type="button"
-          onClick={() => setCreating((v) => !v)}
-          data-testid="new-project"
-        >
+        <button type="button" onClick={() => setCreating((v) => !v)} data-testid="new-project">
           New project
         </button>
         <button

@@ -39,16 +39,17 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, on
     if (version !== undefined && enabled) void refetch();
   }, [version, enabled, refetch]);
   const files = changes.data?.files;
+  const against = changes.data
+    ? changes.data.mode === "git"
+      ? `${changes.data.branch ? `${changes.data.branch} · ` : ""}against HEAD`
+      : "Against the files as first seen"
+    : "Changes";
 
   return (
     <div className={styles.pane} data-testid="changes-panel">
       <div className={styles.head}>
-        <span className={styles.against} data-testid="changes-against">
-          {changes.data
-            ? changes.data.mode === "git"
-              ? `${changes.data.branch ? `${changes.data.branch} · ` : ""}against HEAD`
-              : "Against the files as first seen"
-            : "Changes"}
+        <span className={styles.against} title={against} data-testid="changes-against">
+          {against}
         </span>
         <span className={styles.tools}>
           {onAgentChanges && (

@@ -1,8 +1,10 @@
 // One command for a first look at Quiver without a model account:
 //   npx tsx server/engine/fake-provider/examples/first-run.ts [--port 3000] [--script FILE]
-// starts the fake provider with first-run.json (or --script) on a free port, then `npm start`
-// against it; the IDE opens on http://localhost:3000 (PORT, or --port). Ctrl-C stops both. The
-// fake provider and the IDE are this process's children: it stops them when it ends.
+// starts the fake provider with first-run.json (or --script) on a free port, then the IDE as
+// `npm start` runs it against it; the IDE opens on http://localhost:3000 (PORT, or --port).
+// Ctrl-C stops both. The fake provider and the IDE are this process's children: it stops them
+// when it ends, and a SIGINT or SIGTERM sent to it alone (a process manager's, `timeout`'s)
+// reaches the IDE too, which it would not through npm and a shell.
 // Each run starts on a data folder of its own, removed when it ends (QUIVER_DATA_DIR names one to
 // keep instead): the example writes files and opens ports, and a person's real sessions and
 // workspace in `.quiver` are not the place for it; a second run then plays it just as the first.
@@ -50,7 +52,9 @@ async function main() {
       ? `the demo's data (sessions, workspace) is in ${data.dir}, removed when it stops; QUIVER_DATA_DIR=<folder> keeps it`
       : `the demo's data (sessions, workspace) is in ${data.dir} (QUIVER_DATA_DIR)`,
   );
-  const ide = spawn("npm", ["start"], {
+  const root = join(import.meta.dirname, "../../../..");
+  const ide = spawn(process.execPath, [join(root, "server/start.mjs")], {
+    cwd: root,
     stdio: "inherit",
     env: {
       ...process.env,
