@@ -13,6 +13,8 @@ import { scoped } from "./log";
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const dev = process.argv.includes("--dev");
 const web = !process.argv.includes("--no-web");
+/** Signals this close to the first are the same one, delivered twice (see shutdown). */
+const REPEAT_MS = 1000;
 
 async function main(): Promise<void> {
   let env;
@@ -30,9 +32,15 @@ async function main(): Promise<void> {
   const log = scoped("quiver");
   log.info(`ready on ${quiver.url} (database: ${quiver.services.dbProvider}, data: ${env.dataDir})`);
 
-  let signals = 0;
+  let firstSignalAt: number | undefined;
   const shutdown = (signal: string) => {
-    if (++signals > 1) process.exit(130); // a second Ctrl-C means now
+    // One Ctrl-C arrives twice: the terminal sends it to the whole process group, and a parent
+    // in that group (npm, the demo) forwards its own. A second one a moment later means now.
+    if (firstSignalAt !== undefined) {
+      if (Date.now() - firstSignalAt > REPEAT_MS) process.exit(130);
+      return;
+    }
+    firstSignalAt = Date.now();
     log.info(`${signal}: stopping`);
     quiver.stop().then(
       () => process.exit(0),
