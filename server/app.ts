@@ -45,6 +45,7 @@ import type { Actor, Services } from "./services/types";
 import { LocalRunner } from "./local-runner";
 import { createParts, type Parts } from "./parts";
 import { logFn, scoped, setLogLevel } from "./log";
+import { endSessionCommands } from "./services/session-commands";
 import { holdEventLoop } from "./loop-hold";
 import { warmShellParser } from "./shell/parser";
 import { adoptedThreads, endUnadoptedThreads } from "./build/early.mjs";
@@ -128,10 +129,15 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   const localRunnerToken = randomBytes(32).toString("base64url");
   const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
 
-  // A deleted session's runner binding goes with it: no more runner events published for it.
+  // A deleted session's commands and runner binding go with it: no more runner events published
+  // for it. Its place is looked up first, while the row is there to find it by; the delete does
+  // not wait for the runner.
   const sessions = createSessionService(handle.db, {
-    beforeRemove: (id) => parts.services.hub.written(id),
-    onRemoved: (id) => parts.services.runners.unbind(id),
+    beforeRemove: async (id) => {
+      await parts.services.hub.written(id);
+      await parts.services.runners.place(id).catch(() => undefined);
+    },
+    onRemoved: (id) => void endSessionCommands(parts.services.runners, id, (line) => log(line)),
     modelChoices: () => parts.services.engine.modelChoices(),
     workspaceFor: (actor, projectId) => parts.services.projects.workspaceFor(actor, projectId),
     models: createModelLister(env),

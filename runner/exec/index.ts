@@ -14,6 +14,7 @@ import { WorkspaceNetwork } from "./netns";
 import { PtyManager } from "./pty";
 import { SandboxConfigError, sandboxed, sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
+import { SHELL_END_SESSION } from "../../server/protocol/exec-ops";
 import { checkOps } from "../checks/ops";
 
 export interface ExecConfig {
@@ -129,7 +130,7 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
   });
   return {
     // run_check and tool_transaction run their checks through the same launcher as shell.
-    ops: { shell: shell.op, ...checkOps(host, shell, log) },
+    ops: { shell: shell.op, [SHELL_END_SESSION]: shell.endSessionOp, ...checkOps(host, shell, log) },
     pty,
     sandbox: {
       available: sandbox.available,

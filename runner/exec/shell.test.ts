@@ -14,7 +14,7 @@ import type { Workspace } from "../workspace/workspace";
 import { scrubEnv } from "./env";
 import { sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, settledProcesses, tempWorkspace } from "../testing/exec";
+import { opContext, processesMatching, settledProcesses, tempWorkspace } from "../testing/exec";
 
 const bwrap = sandboxInfo("auto").available;
 const modes: SandboxMode[] = bwrap ? ["auto", "off"] : ["off"];
@@ -133,6 +133,26 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
     expect(r2.meta).toMatchObject({ running: false, stopReason: "killed" });
     expect(await settledProcesses(t)).toEqual([]);
     expect(shell.runningCount).toBe(0);
+  });
+
+  it("ends a deleted session's commands, its children too, and leaves another session's running", async () => {
+    make();
+    const t = tag();
+    const mine = await run({ command: `echo go; (sleep ${t}1 &); sleep ${t}2`, yield_time_ms: 300 });
+    const theirs = await run(
+      { command: `echo go; sleep ${t}3`, yield_time_ms: 300 },
+      ws.workspace,
+      opContext(ws.workspace, { sessionId: "s2" }),
+    );
+    expect([mine.meta?.running, theirs.meta?.running]).toEqual([true, true]);
+    const ended = await shell.endSessionOp.run({}, opContext(ws.workspace));
+    expect(ended).toMatchObject({ ok: true, output: "1 command(s) stopped" });
+    expect(await settledProcesses(`${t}1`)).toEqual([]);
+    expect(await settledProcesses(`${t}2`)).toEqual([]);
+    expect((await processesMatching(`sleep ${t}3`)).length).toBeGreaterThan(0);
+    // Forgotten, not kept to be read: its handle is gone.
+    expect((await run({ session_id: mine.meta!.sessionHandle! })).output).toMatch(/no command with session_id/);
+    expect(shell.runningCount).toBe(1);
   });
 
   it("streams output as progress", async () => {

@@ -6,7 +6,7 @@
 // Network, when granted, is the workspace's namespace, never the host's loopback (netns.ts).
 import { randomBytes } from "node:crypto";
 import { stat } from "node:fs/promises";
-import { SHELL_LIMITS, ShellInput, type ShellResultMeta } from "../../server/protocol/exec-ops";
+import { SHELL_LIMITS, ShellEndSessionInput, ShellInput, type ShellResultMeta } from "../../server/protocol/exec-ops";
 import { defineOp, type OpContext, type OpResult } from "../ops";
 import { resolveInside } from "../workspace/paths";
 import { logFn } from "../log";
@@ -81,6 +81,21 @@ export class ShellService {
   }
 
   readonly op = defineOp({ input: ShellInput, run: (input, ctx) => this.run(input, ctx) });
+
+  /** A deleted session's commands have no one left to poll or kill them: they end with it. */
+  readonly endSessionOp = defineOp({
+    input: ShellEndSessionInput,
+    run: async (_input, ctx) => ({ ok: true, output: `${await this.endSession(ctx.sessionId)} command(s) stopped` }),
+  });
+
+  /** Stops the session's commands and forgets them (one a call is reading is forgotten once read). */
+  async endSession(sessionId: string): Promise<number> {
+    const jobs = [...this.jobs.values()].filter((j) => j.sessionId === sessionId);
+    const running = jobs.filter((j) => j.command.running).length;
+    await Promise.all(jobs.map((j) => j.command.stop("killed")));
+    for (const job of jobs) if (!job.reading) this.forget(job);
+    return running;
+  }
 
   async run(input: ShellInput, ctx: OpContext): Promise<OpResult> {
     if (this.disposed) return fail("the runner is shutting down");

@@ -15,6 +15,11 @@ export const SHELL_LIMITS = {
 
 export const SHELL_HANDLE = /^sh_[a-z0-9]{6,32}$/;
 
+/** `shell_end_session`: the server's, when a session is deleted (never a tool): stops the commands
+ *  the session left running and forgets their output. The session is the request's own. */
+export const SHELL_END_SESSION = "shell_end_session";
+export const ShellEndSessionInput = z.object({});
+
 export const ShellInput = z
   .object({
     command: z

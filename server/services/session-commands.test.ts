@@ -1,0 +1,72 @@
+// Deleting a session ends the commands its agent left running in the background, on a real
+// server with its local runner: another session's keep running, and the delete itself does not
+// wait for the runner.
+import { describe, expect, it } from "vitest";
+import { processesMatching } from "../../runner/testing/exec";
+import { finishedTurns, follow, useQuiverSession } from "../testing/quiver-session";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+describe("a deleted session's commands", () => {
+  const t = useQuiverSession("anthropic", "session-commands");
+
+  /** A session whose agent leaves `sleep <marker>` (and a child of it) running in the background. */
+  async function sessionRunning(marker: string): Promise<string> {
+    const { id } = await t.client.sessions.create.mutate({ title: marker });
+    t.fake.enqueue(
+      {
+        blocks: [
+          {
+            type: "tool_call",
+            id: `call_${marker.replace(".", "")}`,
+            name: "shell",
+            arguments: JSON.stringify({ command: `(sleep ${marker}1 &); sleep ${marker}2`, yield_time_ms: 300 }),
+          },
+        ],
+      },
+      { blocks: [{ type: "text", text: "It runs in the background." }] },
+    );
+    const done = follow(t.client, id, (_e, all) => finishedTurns(all) === 1, {
+      onEvent: (ev) => {
+        if (ev.type === "approval.required")
+          void t.client.approvals.answer.mutate({ approvalId: ev.approvalId, choice: "once" } as never);
+      },
+    });
+    await t.client.turns.send.mutate({ sessionId: id, text: "start it" });
+    const events = await done;
+    expect(events.find((e) => e.type === "tool.finished")).toMatchObject({ status: "succeeded" });
+    return id;
+  }
+
+  it("end with it, its children too; another session's keep running", async () => {
+    // The local runner connects, and is recorded where placement looks, a moment after the
+    // server answers: a session's files can be listed once it is.
+    const { id: probe } = await t.client.sessions.create.mutate({ title: "probe" });
+    await until("the local runner", () =>
+      t.client.files.tree.query({ sessionId: probe }).then(
+        () => true,
+        () => false,
+      ),
+    );
+    const gone = await sessionRunning("67.0611");
+    await sessionRunning("67.0612");
+    for (const marker of ["67.06111", "67.06112", "67.06121", "67.06122"])
+      expect(await processesMatching(`sleep ${marker}`), marker).not.toEqual([]);
+
+    await t.client.sessions.remove.mutate({ id: gone });
+    await until(
+      "the deleted session's commands to end",
+      async () => (await processesMatching("sleep 67.0611")).length === 0,
+    );
+    for (const marker of ["67.06121", "67.06122"])
+      expect(await processesMatching(`sleep ${marker}`), marker).not.toEqual([]);
+  }, 120_000);
+});
