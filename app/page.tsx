@@ -43,6 +43,9 @@ export default function Home() {
         <Link href="/settings/runners" className={styles.navLink}>
           Runners
         </Link>
+        <Link href="/settings/git" className={styles.navLink}>
+          Git credentials
+        </Link>
         <button type="button" onClick={() => setCreating((v) => !v)} data-testid="new-project">
           New project
         </button>

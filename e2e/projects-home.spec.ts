@@ -13,6 +13,14 @@ test("new project, a session in it, the runners page, and deleting it after aski
   const defaultCard = page.locator('[data-testid="project"][data-name="Default"]');
   await expect(defaultCard.getByTestId("project-workspace")).toContainText(/on runner \S+/);
   await page.getByTestId("new-project").click();
+  // A git source says where its credential comes from, and that page is a click away.
+  await page.getByText("Git repository").click();
+  await expect(page.getByTestId("project-git-credential-hint").getByRole("link")).toHaveAttribute(
+    "href",
+    "/settings/git",
+  );
+  await expect(page.getByRole("link", { name: "Git credentials" }).first()).toBeVisible();
+  await page.getByText("Empty", { exact: true }).click();
   await page.getByTestId("project-name").fill(name);
   await page.getByTestId("project-create").click();
   const card = page.locator(`[data-testid="project"][data-name="${name}"]`);

@@ -2,6 +2,7 @@
 // "New project": a name and where its files come from — empty, a git repository (HTTPS URL and
 // an optional branch), or an uploaded archive (.zip / .tar.gz) — and, optionally, the runner
 // labels its workspaces need (e.g. gpu). The server places the creator's workspace at once.
+import Link from "next/link";
 import { useState } from "react";
 import { useMutation } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
@@ -89,6 +90,10 @@ export function NewProjectForm(props: { onDone(projectId?: string): void; onCanc
             Branch (empty: the repository&apos;s default)
             <input value={branch} onChange={(e) => setBranch(e.target.value)} data-testid="project-git-branch" />
           </label>
+          <p className="muted" data-testid="project-git-credential-hint">
+            A private repository is cloned with your stored credential for its host: add one under{" "}
+            <Link href="/settings/git">Git credentials</Link> first.
+          </p>
         </>
       )}
       {kind === "archive" && (
