@@ -130,13 +130,9 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
 
   // A deleted session's commands and runner binding go with it: no more runner events published
-  // for it. Its place is looked up first, while the row is there to find it by; the delete does
-  // not wait for the runner.
+  // for it. The delete does not wait for the runner.
   const sessions = createSessionService(handle.db, {
-    beforeRemove: async (id) => {
-      await parts.services.hub.written(id);
-      await parts.services.runners.place(id).catch(() => undefined);
-    },
+    beforeRemove: (id) => parts.services.hub.written(id),
     onRemoved: (id) => void endSessionCommands(parts.services.runners, id, (line) => log(line)),
     modelChoices: () => parts.services.engine.modelChoices(),
     workspaceFor: (actor, projectId) => parts.services.projects.workspaceFor(actor, projectId),

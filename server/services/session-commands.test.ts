@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { processesMatching } from "../../runner/testing/exec";
 import { finishedTurns, follow, useQuiverSession } from "../testing/quiver-session";
+import { endSessionCommands, type SessionRunners } from "./session-commands";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -69,4 +70,37 @@ describe("a deleted session's commands", () => {
     for (const marker of ["67.06121", "67.06122"])
       expect(await processesMatching(`sleep ${marker}`), marker).not.toEqual([]);
   }, 120_000);
+});
+
+describe("endSessionCommands", () => {
+  const pool = (bound: string | undefined, run: SessionRunners["run"]) => {
+    const calls = { run: 0, unbound: [] as string[] };
+    const runners: SessionRunners = {
+      runnerOf: () => bound,
+      run: (r) => (calls.run++, run(r)),
+      unbind: (id) => void calls.unbound.push(id),
+    };
+    return { runners, calls };
+  };
+
+  it("asks no runner for a session bound to none here (a lookup could make its workspace), and unbinds it", async () => {
+    const { runners, calls } = pool(undefined, () => Promise.reject(new Error("not asked")));
+    const said: string[] = [];
+    await endSessionCommands(runners, "s1", (l) => said.push(l));
+    expect(calls).toEqual({ run: 0, unbound: ["s1"] });
+    expect(said).toEqual([]);
+  });
+
+  it("reports a runner that is away or refuses, and still unbinds", async () => {
+    const away = pool("r1", () => Promise.reject(new Error("runner r1 is not connected")));
+    const said: string[] = [];
+    await endSessionCommands(away.runners, "s1", (l) => said.push(l));
+    const older = pool("r1", () => Promise.resolve({ ok: false, output: "unknown op shell_end_session" }));
+    await endSessionCommands(older.runners, "s2", (l) => said.push(l));
+    expect(said).toEqual([
+      "deleted session s1: its commands were not stopped: runner r1 is not connected",
+      "deleted session s2: its commands were not stopped: unknown op shell_end_session",
+    ]);
+    expect([...away.calls.unbound, ...older.calls.unbound]).toEqual(["s1", "s2"]);
+  });
 });

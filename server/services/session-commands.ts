@@ -10,18 +10,22 @@ const TIMEOUT_MS = 30_000;
 
 export interface SessionRunners {
   run(request: ExecRequest): Promise<ExecResult>;
+  runnerOf(sessionId: string): string | undefined;
   unbind(sessionId: string): void;
 }
 
 /**
- * Stops the session's commands on its runner, then forgets where it was. Any failure (its runner
- * away, on another instance, or older) is reported, not thrown: a runner's restart ends them too.
+ * Stops the session's commands on its runner, then forgets where it was. Only a session bound
+ * here has a runner to ask: every session of a ready workspace is, once its runner connects to
+ * this instance, and a lookup would make a workspace not yet made just to end nothing in it. A
+ * failure (its runner away, or older) is reported, not thrown: a runner's restart ends them too.
  */
 export async function endSessionCommands(
   runners: SessionRunners,
   sessionId: string,
   report: (message: string) => void,
 ): Promise<void> {
+  if (!runners.runnerOf(sessionId)) return runners.unbind(sessionId);
   try {
     const r = await runners.run({
       sessionId,
