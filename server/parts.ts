@@ -131,9 +131,16 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     log,
     ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor) } : {}),
   });
+  // Runner facts in order per runner: a quick reconnect's hello is written after the close before it.
+  let runnerFacts = Promise.resolve();
+  const preparing = new Set<Promise<void>>();
   runners.setLocator(async (sessionId) => {
     const workspaceId = await projects.workspaceOfSession(sessionId);
-    return workspaceId ? placement.locate(workspaceId) : undefined;
+    if (!workspaceId) return undefined;
+    // A runner this pool already holds is placeable only once its hello is recorded: a session
+    // asking in that moment (the first page load after a start) waits for it, not fails.
+    await runnerFacts;
+    return placement.locate(workspaceId);
   });
   runners.pty.whyUnavailable = (sessionId) => runners.unavailableReason(sessionId);
   // A runner that connects is matched to the sessions of its ready workspaces at once, so their
@@ -148,8 +155,6 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       if (r.workspaceRef) runners.bind(r.id, runnerId, r.workspaceRef.runnerDefault ? undefined : r.workspaceRef.id);
   }
   const registryLog = (what: string) => (err: unknown) => log(`runners: ${what}: ${(err as Error).message}`);
-  // Runner facts in order per runner: a quick reconnect's hello is written after the close before it.
-  let registryWrites = Promise.resolve();
   const touchTimer = setInterval(() => {
     const live = runners
       .status()
@@ -166,18 +171,25 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
 
   const unsubscribe = [
     runners.onStatus((e) => {
-      registryWrites = registryWrites
-        .then(() =>
-          e.connected
-            ? runnerRegistry
-                .connected(e.hello)
-                .then(() => placement.placeWaiting())
-                .then(() => placement.createPending([e.runnerId]))
-                .then(() => bindSessionsOf(e.runnerId))
-                .then(() => placement.syncLimits([e.runnerId], { fresh: true }))
-            : runnerRegistry.disconnected(e.runnerId, new Date(e.at)),
-        )
-        .catch(registryLog(`runner ${e.runnerId} not recorded`));
+      const recorded = runnerFacts.then(() =>
+        e.connected ? runnerRegistry.connected(e.hello) : runnerRegistry.disconnected(e.runnerId, new Date(e.at)),
+      );
+      runnerFacts = recorded.catch(registryLog(`runner ${e.runnerId} not recorded`));
+      // Off the facts' chain: a workspace's clone here must not hold the next runner's hello.
+      if (e.connected) {
+        const prepared = recorded.then(
+          () =>
+            placement
+              .placeWaiting()
+              .then(() => placement.createPending([e.runnerId]))
+              .then(() => bindSessionsOf(e.runnerId))
+              .then(() => placement.syncLimits([e.runnerId], { fresh: true }))
+              .catch(registryLog(`runner ${e.runnerId}'s workspaces not prepared`)),
+          () => {}, // logged as not recorded
+        );
+        preparing.add(prepared);
+        void prepared.finally(() => preparing.delete(prepared));
+      }
       for (const id of e.sessionIds)
         void publish(id, {
           type: "runner.status",
@@ -299,8 +311,10 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     await mcp.dispose();
     terminal?.dispose();
     await runners.dispose();
-    // The runners' goodbyes are written before the database is let go.
-    await registryWrites;
+    // The runners' goodbyes are written before the database is let go (their connections are
+    // closed by now, so what was being prepared on them ends soon).
+    await runnerFacts;
+    await Promise.all(preparing);
     await hub.dispose();
     await cluster?.dispose();
     await spills.close();
