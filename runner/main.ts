@@ -1,6 +1,6 @@
 // The runner process: `tsx runner/main.ts --server ws://host:port/runner --token T --workspace DIR`
 // (token also from QUIVER_RUNNER_TOKEN). Serves one workspace to the server it connects to,
-// reconnecting when the server goes away; exits on SIGTERM/SIGINT or when --parent-pid dies.
+// reconnecting when the server goes away; exits on SIGTERM/SIGINT/SIGHUP or when --parent-pid dies.
 // With `--root DIR` (`--label x`, `--capacity N`) it serves many, each in DIR/<id> and confined
 // to it (runner/root/); a `--workspace` folder then is the default workspace, adopted in place.
 // Refuses to start (exit 2) unsandboxed under QUIVER_SANDBOX=auto when the server is off loopback,
@@ -187,8 +187,8 @@ async function main(): Promise<void> {
     process.exit(code);
   }
 
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  // SIGHUP: the terminal it runs in closed; its default would skip the clean stop.
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => void stop(signal));
   // A runner started by the server must not outlive it, even after a SIGKILL of the server.
   const parentWatch = setInterval(() => {
     if (parentPid === undefined) return;

@@ -1,7 +1,8 @@
-// The Quiver server process: validate the environment, start everything, stop cleanly on
-// Ctrl-C / SIGTERM (runner child included). `--dev` serves the web app with hot reload;
-// `--no-web` serves no pages (the API, runner and terminal sockets only), which is how the test
-// of the compiled start runs it without a `next build`.
+// The Quiver server process: validate the environment, start everything, stop cleanly when asked
+// (stop-requests.ts: Ctrl-C, SIGTERM, a closed terminal, the `--parent-pid` process gone), runner
+// child included. `--dev` serves the web app with hot reload; `--no-web` serves no pages (the
+// API, runner and terminal sockets only), which is how the test of the compiled start runs it
+// without a `next build`.
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,16 +10,17 @@ import { EnvError, parseEnv } from "./env";
 import { startQuiver } from "./app";
 import { isDatabaseFault } from "./db/faults";
 import { scoped } from "./log";
+import { parentPidArg, watchStopRequests } from "./stop-requests";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const dev = process.argv.includes("--dev");
 const web = !process.argv.includes("--no-web");
-/** Signals this close to the first are the same one, delivered twice (see shutdown). */
-const REPEAT_MS = 1000;
 
 async function main(): Promise<void> {
   let env;
+  let parentPid;
   try {
+    parentPid = parentPidArg(process.argv.slice(2));
     env = parseEnv({ ...process.env, NODE_ENV: dev ? "development" : (process.env.NODE_ENV ?? "production") });
   } catch (err) {
     if (err instanceof EnvError) {
@@ -32,26 +34,20 @@ async function main(): Promise<void> {
   const log = scoped("quiver");
   log.info(`ready on ${quiver.url} (database: ${quiver.services.dbProvider}, data: ${env.dataDir})`);
 
-  let firstSignalAt: number | undefined;
-  const shutdown = (signal: string) => {
-    // One Ctrl-C arrives twice: the terminal sends it to the whole process group, and a parent
-    // in that group (npm, the demo) forwards its own. A second one a moment later means now.
-    if (firstSignalAt !== undefined) {
-      if (Date.now() - firstSignalAt > REPEAT_MS) process.exit(130);
-      return;
-    }
-    firstSignalAt = Date.now();
-    log.info(`${signal}: stopping`);
-    quiver.stop().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, "stop failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  watchStopRequests({
+    parentPid,
+    stop: (why) => {
+      log.info(`${why}: stopping`);
+      quiver.stop().then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, "stop failed");
+          process.exit(1);
+        },
+      );
+    },
+    now: () => process.exit(130),
+  });
 }
 
 /** A data folder that cannot be created or written (before the database is reached), in words. */

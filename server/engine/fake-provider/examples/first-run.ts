@@ -53,7 +53,8 @@ async function main() {
       : `the demo's data (sessions, workspace) is in ${data.dir} (QUIVER_DATA_DIR)`,
   );
   const root = join(import.meta.dirname, "../../../..");
-  const ide = spawn(process.execPath, [join(root, "server/start.mjs")], {
+  // --parent-pid: a SIGKILL of this process, which it cannot pass on, still ends the IDE.
+  const ide = spawn(process.execPath, [join(root, "server/start.mjs"), "--parent-pid", String(process.pid)], {
     cwd: root,
     stdio: "inherit",
     env: {
@@ -67,8 +68,7 @@ async function main() {
     },
   });
   const stop = () => ide.kill("SIGINT");
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, stop);
   ide.on(
     "exit",
     (code) =>
