@@ -76,6 +76,28 @@ describe("server", () => {
     expect(crossSite.status).toBe(403);
   });
 
+  it("refuses a path not in its resolved form before any route reads it (HTTP and WebSocket)", async () => {
+    const status = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<number>((resolve, reject) =>
+        request(`${quiver.url}/`, { path, headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0)))
+          .on("error", reject)
+          .end(),
+      );
+    for (const path of [
+      "/api/trpc/../health",
+      "/api/auth/reset-password/../get-session",
+      "/api/auth/reset-password/%2e%2E/get-session",
+      "/api/./health",
+      "/api\\health",
+      "//api/health",
+    ])
+      expect(await status(path), path).toBe(400);
+    expect(await status("/api/health")).toBe(200);
+    expect(await status("/api/health?x=../..")).toBe(200); // the query is not a path
+    const upgrade = await status("/api/x/../trpc", { connection: "Upgrade", upgrade: "websocket" });
+    expect(upgrade).toBe(400);
+  });
+
   it("refuses a cross-site WebSocket before it opens", async () => {
     const ws = new WebSocket(`${quiver.url.replace("http", "ws")}/api/trpc`, {
       headers: { origin: "https://attacker.example" },

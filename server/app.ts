@@ -31,7 +31,7 @@ import { createShareService } from "./services/shares";
 import { createUploads } from "./services/uploads";
 import { createUploadsHttp } from "./services/uploads-http";
 import { createOrgService } from "./services/orgs";
-import { createGuard } from "./http/guard";
+import { createGuard, pathRefusal } from "./http/guard";
 import { createSocketLimits, type SocketLimits } from "./http/socket-limits";
 import { createPreviewHttp } from "./preview/http";
 import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
@@ -270,6 +270,8 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     if (refused) return reply(res, 403, { error: refused });
     const previewTarget = parsePreviewHost(req.headers.host);
     if (previewTarget) return preview.handle(req, res, previewTarget);
+    const unresolved = pathRefusal(req.url);
+    if (unresolved) return reply(res, 400, { error: unresolved });
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/api/preview/ports") return preview.ports(req, res);
     if (path === "/api/preview/ticket") return preview.ticket(req, res);
@@ -321,6 +323,8 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     // check comes first for every path, known or not.
     const refused = guard.check(req, { requireSameOrigin: previewTarget !== undefined || path !== "/runner" });
     if (refused) return refuseSocket(socket, 403, "Forbidden", refused);
+    const unresolved = previewTarget ? null : pathRefusal(req.url);
+    if (unresolved) return refuseSocket(socket, 400, "Bad Request", unresolved);
     if (!handler) {
       // Next's dev server answers its own hot-reload socket; any other path is nobody's.
       if (options.dev && path.startsWith("/_next/")) return;

@@ -42,3 +42,23 @@ export function createGuard({ allowedHosts }: GuardOptions) {
     },
   };
 }
+
+/**
+ * Why a request's path is refused, or null. Quiver's own routes (and the allow-list of
+ * better-auth's paths among them) compare the path as sent; a handler behind them may resolve
+ * `.`/`..` segments (spelled `%2e` too, or with `\`) as the URL standard does, and would then run
+ * a path that was never checked. A browser always sends the resolved form, so anything else is
+ * refused.
+ */
+export function pathRefusal(url: string | undefined): string | null {
+  const raw = (url ?? "/").split("?")[0];
+  let resolved: string;
+  try {
+    resolved = new URL(raw, "http://quiver.invalid").pathname;
+  } catch {
+    return "the request path is not a valid URL path";
+  }
+  return raw.startsWith("/") && resolved === raw
+    ? null
+    : `the request path ${JSON.stringify(raw.slice(0, 200))} is not in its resolved form (no "." or ".." segments, "\\" or "//" at its start)`;
+}

@@ -43,6 +43,18 @@ const BROWSER_PATHS = new Set([
   "/error",
 ]);
 const BROWSER_PREFIXES = ["/reset-password/"];
+/** What may follow a prefix ending in "/": one segment (a token, a provider's id), nothing that
+ *  better-auth's router could read as another path. */
+const ONE_SEGMENT = /^[A-Za-z0-9_-]+$/;
+
+/** A path browsers may call: one of the paths, or a prefix ending in "/" and one segment (a
+ *  prefix without the "/" is a path of its own). */
+export function browserMayCall(path: string, prefixes: readonly string[]): boolean {
+  if (BROWSER_PATHS.has(path)) return true;
+  return prefixes.some((p) =>
+    p.endsWith("/") ? path.startsWith(p) && ONE_SEGMENT.test(path.slice(p.length)) : path === p,
+  );
+}
 const MAX_BODY = 64 * 1024;
 
 export interface AccountsDeps {
@@ -369,12 +381,8 @@ export async function createAccounts(deps: AccountsDeps) {
       });
     }
     if (path === "/devices" || path === "/devices/revoke") return devicesRoute(req, res, path, body);
-    if (
-      !BROWSER_PATHS.has(path) &&
-      ![...BROWSER_PREFIXES, ...(deps.browserPrefixes ?? [])].some((p) => path.startsWith(p))
-    ) {
+    if (!browserMayCall(path, [...BROWSER_PREFIXES, ...(deps.browserPrefixes ?? [])]))
       return json(res, 404, { message: "not found" });
-    }
     if (path === "/sign-in/email" && req.method === "POST") return signIn(req, res, body!);
     if (
       path === "/sign-up/email" &&

@@ -1,9 +1,9 @@
 // Accounts' HTTP side on both databases, with a server of its own around createAccounts:
 // sign-in failures limited per account and per address (the counters in the database), the
-// reset link mailed through a real SMTP server started here, and HOST off loopback requiring
-// accounts before any exists.
+// reset link mailed through a real SMTP server started here, HOST off loopback requiring
+// accounts before any exists, and only the allowed paths reaching better-auth however spelled.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -86,6 +86,47 @@ describe.each(testDatabases())("sign-in limits and reset mail on %s", (provider)
     expect(await db.db.authRateLimit.count()).toBeGreaterThan(0); // counted in the database
     await db.db.authRateLimit.deleteMany({});
     expect((await post("/sign-in/email", ADA)).status).toBe(200);
+  });
+
+  it("refuses a path that resolves to another endpoint (../, %2e, a prefix's second segment), uncounted", async () => {
+    // Sent byte for byte: fetch would resolve the dots before sending.
+    const raw = (path: string, body: unknown) =>
+      new Promise<number>((resolve, reject) => {
+        const text = JSON.stringify(body);
+        const u = new URL(url);
+        const r = request(
+          {
+            host: u.hostname,
+            port: u.port,
+            method: "POST",
+            path,
+            headers: { "content-type": "application/json", origin: url, "content-length": Buffer.byteLength(text) },
+          },
+          (res) => (res.resume(), resolve(res.statusCode ?? 0)),
+        );
+        r.on("error", reject);
+        r.end(text);
+      });
+    await db.db.authRateLimit.deleteMany({});
+    const wrong = { email: ADA.email, password: "wrong password" };
+    for (const path of [
+      "/api/auth/reset-password/../sign-in/email",
+      "/api/auth/reset-password/%2e%2e/sign-in/email",
+      "/api/auth/reset-password/%2E%2E/organization/update-member-role",
+      "/api/auth/reset-password/x/../../list-sessions",
+      "/api/auth/reset-password/..%2fsign-in%2femail",
+      "/api/auth/sign-in/sso/../../organization/update",
+      "/api/auth/sign-in/ssox",
+      "/api/auth/sso/callback/org-1/../../../update-user",
+      "/api/auth/sign-out/../organization/remove-member",
+    ])
+      for (let i = 0; i < 4; i++) expect(await raw(path, wrong), path).toBe(404);
+    expect(await db.db.authRateLimit.count()).toBe(0);
+    // The limit still holds on the path itself, and the right password still works there.
+    for (let i = 0; i < 3; i++) expect(await raw("/api/auth/sign-in/email", wrong)).toBe(401);
+    expect(await raw("/api/auth/sign-in/email", ADA)).toBe(429);
+    await db.db.authRateLimit.deleteMany({});
+    expect(await raw("/api/auth/sign-in/email", ADA)).toBe(200);
   });
 
   it("mails a reset link by SMTP that sets a new password once and signs every device out", async () => {
