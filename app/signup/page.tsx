@@ -50,7 +50,8 @@ function SignUpForm() {
     setError(null);
     try {
       if (mode?.firstOwner) await authCall("/first-owner", { ...person, setup: setup ?? undefined });
-      else await authCall("/sign-up/email", person);
+      // The link's token admits the invited address; the address alone does not.
+      else await authCall("/sign-up/email", invitation ? { ...person, invitation } : person);
       window.location.assign(invitation ? `/invite/${encodeURIComponent(invitation)}` : "/");
     } catch (err) {
       setError((err as Error).message);

@@ -10,6 +10,8 @@ export const SSO_REFUSALS = {
     "The identity provider did not confirm that your email address is verified, so Quiver cannot sign you in with it. Verify the address at your identity provider, then try again.",
   sso_account_not_in_org:
     "An account with this email already exists and is not a member of this organization. Ask one of its admins for an invitation, accept it, then sign in with single sign-on.",
+  sso_account_unverified:
+    "An account with this email already exists, made without an invitation link, so Quiver cannot tell it is yours. Sign in with its password and accept your invitation first, then sign in with single sign-on.",
   sso_provider_unknown: "This organization has no single sign-on set up any more.",
   sso_accounts_off:
     "This server has no accounts yet: its owner creates the first account, then single sign-on can be used.",

@@ -82,12 +82,17 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
         })
       ).status,
     ).toBe(403);
-    const signUp = await post("/api/auth/sign-up/email", {
-      name: "Bob",
-      email: "bob@example.com",
-      password: "another good password",
-    });
+    // Nor with the invited email without the link's token, or with a token of something else.
+    const bobAccount = { name: "Bob", email: "bob@example.com", password: "another good password" };
+    expect((await post("/api/auth/sign-up/email", bobAccount)).status).toBe(403);
+    const forged = await post("/api/auth/sign-up/email", { ...bobAccount, invitation: "x".repeat(32) });
+    expect(forged.status).toBe(403);
+    expect(await forged.json()).toMatchObject({ code: "INVITATION_INVALID" });
+    expect(await db.db.user.count({ where: { email: "bob@example.com" } })).toBe(0);
+    const signUp = await post("/api/auth/sign-up/email", { ...bobAccount, invitation: invitation.token });
     expect(signUp.status).toBe(200);
+    // Made through the link: the address counts as proven (SSO may link to it on an invitation).
+    expect(await db.db.user.findUnique({ where: { email: "bob@example.com" } })).toMatchObject({ emailVerified: true });
     const bobCookie = cookiesOf(signUp);
     const bob = client(bobCookie);
     const ownOrgId = (await bob.orgs.mine.query()).activeOrgId;

@@ -24,6 +24,7 @@ import { parsePreviewHost } from "../../protocol/preview";
 import { CLIENT_ADDRESS_HEADER, createAccountsInstance, type AccountsInstance } from "./instance";
 import { createMailer } from "./mailer";
 import { createSignInLimiter, type SignInLimits } from "./rate-limit";
+import { createInvitedSignUps } from "./invited-sign-up";
 import { anyAccount, FirstOwnerError, takeOverLocalOwner } from "./first-owner";
 import { createPeopleSockets, type SocketMatch } from "./sockets";
 
@@ -109,19 +110,15 @@ export async function createAccounts(deps: AccountsDeps) {
     log,
   });
 
-  async function hasPendingInvitation(email: string): Promise<boolean> {
-    const found = await db.invitation.findFirst({
-      where: { email: { equals: email }, status: "pending", expiresAt: { gt: new Date() } },
-      select: { id: true },
-    });
-    return found !== null;
-  }
-  async function mayCreateUser(email: string, path?: string): Promise<boolean> {
+  const invitedSignUps = createInvitedSignUps(db);
+  /** better-auth's gate before it makes a user (`use: "take"`), and the same question asked
+   *  before the request is passed to it (`"peek"`). */
+  async function mayCreateUser(email: string, path?: string, use: "peek" | "take" = "take"): Promise<boolean> {
     // The first account is the local owner's row (/api/auth/first-owner), never a new one.
     if (!(await anyAccount(db))) return false;
     const bypassword = path === undefined || path === "/sign-up/email";
     if (bypassword && env.QUIVER_SIGNUP === "open") return true;
-    if (bypassword && (await hasPendingInvitation(email))) return true;
+    if (bypassword && invitedSignUps.admitted(email.toLowerCase(), use)) return true;
     for (const gate of deps.signUpGates ?? []) if (await gate(email, path)) return true;
     return false;
   }
@@ -235,6 +232,7 @@ export async function createAccounts(deps: AccountsDeps) {
   /** better-auth's answer to a request made of this one's method, headers and `body`. */
   async function forward(req: IncomingMessage, body: Buffer | undefined, path = req.url ?? "/"): Promise<Response> {
     const headers = headersOf(req);
+    headers.delete("content-length"); // the body may be ours (signUp), measured anew
     const origin = `${viaHttps(req) ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
     // A call of our own (the first owner's sign-in) is same-origin whatever client asked.
     if (path !== req.url) headers.set("origin", origin);
@@ -362,6 +360,28 @@ export async function createAccounts(deps: AccountsDeps) {
     return count > 0;
   }
 
+  /** A new account: open sign-up, or the invited address with its link's token (`invitation`). */
+  async function signUp(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+    const { invitation, ...input } = jsonOf(body);
+    const email = text(input.email).trim().toLowerCase();
+    const byLink = invitation !== undefined && (await invitedSignUps.admit(text(invitation), email));
+    if (invitation !== undefined && !byLink)
+      return json(res, 403, {
+        code: "INVITATION_INVALID",
+        message: "This invitation link is not valid for this address (used, revoked or expired): ask for a new one.",
+      });
+    if (!(await mayCreateUser(email, "/sign-up/email", "peek")))
+      return json(res, 403, {
+        code: "SIGN_UP_CLOSED",
+        message: (await anyAccount(db))
+          ? "Accounts on this server are by invitation: open the invitation link you were sent."
+          : "This server has no owner yet: create the first owner instead.",
+      });
+    const answer = await forward(req, Buffer.from(JSON.stringify(input)));
+    if (answer.ok && byLink) await invitedSignUps.verified(email);
+    await send(req, res, answer);
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
     // Where better-auth sends the browser next is a path of this server, never another site.
@@ -384,18 +404,7 @@ export async function createAccounts(deps: AccountsDeps) {
     if (!browserMayCall(path, [...BROWSER_PREFIXES, ...(deps.browserPrefixes ?? [])]))
       return json(res, 404, { message: "not found" });
     if (path === "/sign-in/email" && req.method === "POST") return signIn(req, res, body!);
-    if (
-      path === "/sign-up/email" &&
-      req.method === "POST" &&
-      !(await mayCreateUser(text(jsonOf(body!).email).trim().toLowerCase()))
-    ) {
-      return json(res, 403, {
-        code: "SIGN_UP_CLOSED",
-        message: (await anyAccount(db))
-          ? "Accounts on this server are by invitation: ask an org admin for an invitation link."
-          : "This server has no owner yet: create the first owner instead.",
-      });
-    }
+    if (path === "/sign-up/email" && req.method === "POST") return signUp(req, res, body!);
     const signingOut = path === "/sign-out" ? await personOf(req) : null;
     const answer = await forward(req, body);
     await send(req, res, answer);

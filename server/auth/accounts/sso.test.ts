@@ -240,6 +240,43 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     ]);
   });
 
+  it("links on a pending invitation only an account made through its link, not one anyone made for the address", async () => {
+    // Mallory signed up first for the invited address (open sign-up, or before this fix the
+    // address alone), with a password of hers: the row exists, its address never proven.
+    const hash = await (await (await accounts.instance()).$context).password.hash("mallory-password-1");
+    for (const [login, verified] of [
+      ["ivy", false],
+      ["ian", true],
+    ] as const) {
+      const email = `${login}@acme.test`;
+      const user = await t.current.db.user.create({ data: { email, name: login, emailVerified: verified } });
+      await t.current.db.authAccount.create({
+        data: { userId: user.id, providerId: "credential", accountId: user.id, password: hash },
+      });
+      await t.current.db.invitation.create({
+        data: {
+          id: `inv-${login}`,
+          orgId: owner.orgId,
+          email,
+          role: "member",
+          status: "pending",
+          expiresAt: new Date(Date.now() + 3_600_000),
+          inviterId: owner.userId,
+        },
+      });
+      idp.addUser(idpUser(login, email));
+    }
+    const slug = (await sso.get(owner)).orgSlug;
+    const refused = await signIn({ organizationSlug: slug }, { login: "ivy" });
+    expect(refused.error).toBe("sso_account_unverified");
+    expect(refused.session).toBeNull();
+    expect(await ssoAccountOf("ivy@acme.test")).toBeNull();
+    const linked = await signIn({ organizationSlug: slug }, { login: "ian" });
+    expect(linked.error).toBeNull();
+    expect(linked.session?.user.email).toBe("ian@acme.test");
+    expect(await ssoAccountOf("ian@acme.test")).toMatchObject({ accountId: "ian" });
+  });
+
   it("keeps the client secret encrypted and never answers it", async () => {
     const settings = await sso.get(owner);
     expect(JSON.stringify(settings)).not.toContain(SECRET);

@@ -126,7 +126,10 @@ export async function ssoAccounts(deps: SsoAccountsDeps) {
                 async before(account: { providerId: string; userId: string }, hookCtx: unknown) {
                   const providerId = callbackProvider(hookCtx);
                   if (!providerId || account.providerId !== providerId) return;
-                  const user = await db.user.findUnique({ where: { id: account.userId }, select: { email: true } });
+                  const user = await db.user.findUnique({
+                    where: { id: account.userId },
+                    select: { email: true, emailVerified: true },
+                  });
                   if (!user) refuse("sso_provider_unknown");
                   const orgId = await allowedDomain(providerId, user.email);
                   // The person was created by this very callback: nothing to link.
@@ -142,6 +145,10 @@ export async function ssoAccounts(deps: SsoAccountsDeps) {
                       select: { id: true },
                     }));
                   if (!invited) refuseFor(providerId, user.email, "sso_account_not_in_org");
+                  // On an invitation alone, only an account whose address was proven (made through
+                  // an invitation link): anyone could have made one for the invited address
+                  // before, with a password of their own (invited-sign-up.ts).
+                  if (!member && !user.emailVerified) refuseFor(providerId, user.email, "sso_account_unverified");
                 },
               },
             },
