@@ -3,6 +3,7 @@
 // Thin: services/checkpoints.ts acts; authorization decides who (viewers list and diff only).
 import { z } from "zod";
 import { CheckpointError } from "../../services/checkpoints";
+import { redactHunkLines } from "../../auth/redact-lines";
 import { router, serviceErrors, sessionProcedure, sessionReadProcedure } from "../trpc";
 
 const session = z.object({ sessionId: z.string().min(1) });
@@ -19,7 +20,18 @@ export const checkpointsRouter = router({
   /** The agent's changes: of one turn (before → after), or of the session (first before → now). */
   diff: sessionReadProcedure()
     .input(session.extend({ turnId: id.optional() }))
-    .query(({ ctx, input }) => guard(() => ctx.services.checkpoints.diff(input.sessionId, input.turnId))),
+    .query(({ ctx, input }) =>
+      guard(async () => {
+        const diff = await ctx.services.checkpoints.diff(input.sessionId, input.turnId);
+        // A viewer's: each side of a hunk redacted whole, not line by line (a key's body).
+        if (!ctx.grant.viewer) return diff;
+        const files = diff.files.map((f) => ({
+          ...f,
+          hunks: f.hunks.map((h) => ({ ...h, lines: redactHunkLines(h.lines) })),
+        }));
+        return { ...diff, files };
+      }),
+    ),
   acceptHunk: sessionProcedure("session.write")
     .input(hunk)
     .mutation(({ ctx, input }) =>

@@ -8,6 +8,7 @@ import { FileOpError, type FileService } from "../../services/files";
 import { workspaceUsage } from "../../services/files-usage";
 import { fileDiagnostics } from "../../services/files-diagnostics";
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../protocol/person-file-ops";
+import { redactSearch } from "../../auth/redact-lines";
 import { router, serviceErrors, sessionProcedure, sessionReadProcedure } from "../trpc";
 
 const path = z.string().trim().min(1).max(4096);
@@ -52,7 +53,13 @@ export const filesRouter = router({
         glob: z.string().trim().max(1000).optional(),
       }),
     )
-    .query(({ ctx, input }) => guard(() => ctx.files.search(input.sessionId, input))),
+    .query(({ ctx, input }) =>
+      guard(async () => {
+        const found = await ctx.files.search(input.sessionId, input);
+        // A viewer's: redacted against each whole file, not line by line (a key's body).
+        return ctx.grant.viewer ? redactSearch(found, (p) => ctx.files.read(input.sessionId, p)) : found;
+      }),
+    ),
   find: fileReadProcedure
     .input(session.extend({ query: z.string().min(1).max(200) }))
     .query(({ ctx, input }) => guard(() => ctx.files.find(input.sessionId, input.query))),
