@@ -4,9 +4,11 @@
 // in Unicode where the URL parser gives punycode. Both sides are brought to one form before the
 // glob runs, and an address is tried in every form that reaches it. A command line's words are
 // read for host names too (`curl evil.com`, `--url=https://evil.com`), since a shell command
-// names hosts in more ways than a URL can be picked out of it.
+// names hosts in more ways than a URL can be picked out of it: decoded and expanded where bash
+// would (hosts-words.ts), and any word only known at run time may name any host.
 import { domainToASCII } from "node:url";
 import type { SimpleCommand } from "../shell/analyse";
+import { expandWord, type Expansion } from "./hosts-words";
 
 /** `evil.com.` → `evil.com`, `[::1]` → `::1`, `EVIL.com` → `evil.com`. */
 export function normaliseHost(host: string): string {
@@ -51,41 +53,80 @@ export function normalisePattern(pattern: string): string {
   return p;
 }
 
-// A word's pieces that could be a host name: `x@evil.com:/p` → `x`, `evil.com`, `p`.
+// A word's pieces that could be a host name: `x@evil.com:/p` → `x`, `evil.com`, `p`. The URL
+// parser reads more as part of a host: ideographic and full-width dots (`evil。com`), and
+// drops soft hyphens, zero-width spaces and other format or combining characters (`ev\u00adil`).
 function hostTokens(text: string): string[] {
-  return text.split(/[^\p{L}\p{N}.\-_]+/u).filter((t) => t.length > 0 && t.length <= 253);
+  return text.split(/[^\p{L}\p{N}\p{M}\p{Cf}.\-_\u3002\uff0e\uff61]+/u).filter((t) => t.length > 0 && t.length <= 253);
 }
 
 /**
  * Where a command line may reach a host the pattern names without a URL the policy can parse:
- * the command that names it (`curl evil.com`, `ssh git@evil.com`), builds a URL at run time
- * (`curl https://$H/`) or cannot be seen through at all. A pattern of wildcards only (`*`)
- * names no host a word could be recognised as, so only what cannot be seen is reported then.
+ * the command that names it (`curl evil.com`, `ssh git@evil.com`, `curl $'evi\x6c.com'`,
+ * `curl evi{l,}.com`, `U=http://evil.com`), has a word only known at run time (`curl $H`,
+ * `curl $(…)`, `X=$(…)`: any host at all) or cannot be seen through. A pattern of wildcards only
+ * (`*`) names no host a word could be recognised as, so only what cannot be seen is reported then.
  */
 export function commandMayReach(
   matches: (host: string) => boolean,
   pattern: string,
   commands: readonly SimpleCommand[],
+  /** The call has network. Without it a word known only at run time reaches no host (the
+   *  sandbox has none), so only a named host counts: `echo $HOME` is no question then. */
+  network = true,
 ): string | undefined {
   const literal = /[^*?.]/.test(normalisePattern(pattern));
   const planted = commands.some((c) => [...c.assignments, ...c.argv].some((w) => CONFIG_ENV.test(w)));
+  const names = (text: string) => {
+    if (!literal) return undefined;
+    for (const t of hostTokens(text)) {
+      const h = canonicalHost(t);
+      if (h && hostForms(h).some(matches)) return h;
+    }
+    return undefined;
+  };
+  // A name anywhere on the line says more than a run-time word: that is looked for first.
+  let unknown: string | undefined;
   for (const cmd of commands) {
     const fromFile = readsDestinationsFromFile(cmd, planted);
     if (fromFile) return `\`${cmd.source}\` (${fromFile})`;
     const why = cmd.opaque ?? cmd.runsCode;
     if (why) return `\`${cmd.source}\` (${why})`;
-    for (const w of cmd.words) {
-      if (w.dynamic && /:\/\/[^/]*[$`]/.test(w.text))
-        return `\`${cmd.source}\` (a URL's host is only known at run time)`;
-      if (!literal) continue;
-      for (const t of hostTokens(w.text)) {
-        const h = canonicalHost(t);
-        if (h && hostForms(h).some(matches)) return `\`${cmd.source}\` (it names ${h})`;
+    // The source too: a here-string (`telnet <<< "open evil.com"`) is no word.
+    const named = names(cmd.source);
+    if (named) return `\`${cmd.source}\` (it names ${named})`;
+    const values = [
+      ...cmd.words.map((w, i) => ({ w, e: w.dynamic ? expandWord(w.text) : undefined, i })),
+      ...cmd.assignments.map((a) => ({ w: { text: a, dynamic: true }, e: assignmentValue(a), i: -1 })),
+    ];
+    for (const { w, e, i } of values) {
+      for (const text of e ? [...e.values, ...e.fragments] : [w.text]) {
+        const h = names(text);
+        if (h) return `\`${cmd.source}\` (it names ${h})`;
       }
+      if (!network || unknown || !e || (!e.unknown && (e.explained || i < 0))) continue;
+      // File names from a glob stay file names for a program that only opens files.
+      if ("globOnly" in w && w.globOnly && i > 0 && FILE_TOOLS.has(cmd.argv[0])) continue;
+      const shown = w.text.length > 40 ? `${w.text.slice(0, 40)}…` : w.text;
+      unknown = `\`${cmd.source}\` (\`${shown}\` is only known at run time and may name any host)`;
     }
   }
-  return undefined;
+  return unknown;
 }
+
+// `NAME=value`, `NAME+=value`: the value, expanded as bash expands an assignment's (no braces).
+function assignmentValue(assignment: string): Expansion {
+  const m = /^[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=(.*)$/s.exec(assignment);
+  return m ? expandWord(m[1], true) : { values: [], unknown: true, fragments: [assignment], explained: false };
+}
+
+// Programs that open the files a glob names as files, and never a host by a file's name.
+const FILE_TOOLS = new Set(
+  (
+    "cat head tail less more wc grep egrep fgrep rg ls stat file du diff cmp rm rmdir mkdir touch chmod " +
+    "cp mv ln sort uniq cut md5sum sha1sum sha256sum sha512sum"
+  ).split(" "),
+);
 
 // Where curl and wget take more URLs than the line names: a config or list file (`curl -K f`,
 // `wget -i f`, `wget -e url=…`), or a config directory the line points elsewhere (`CURL_HOME=.`

@@ -99,7 +99,8 @@ function hostUnseen(rule: PolicyRule, subject: PolicySubject): string | undefine
   if (subject.command === undefined || !matchesStatic(rule, subject, true)) return undefined;
   let commands = analyseShell(subject.command).commands;
   if (rule.command) commands = commands.filter((c) => matchPrefix(c, ruleWords(rule.command!), "loose") !== "no");
-  return commandMayReach((h) => hostMatches(rule.host!, h), rule.host!, commands);
+  const network = subject.capabilities.includes("Network");
+  return commandMayReach((h) => hostMatches(rule.host!, h), rule.host!, commands, network);
 }
 
 // Each simple command gets its strongest matching rule. Deny or ask anywhere decides; allow
