@@ -2,7 +2,9 @@
 // the repository's configuration names. A workspace repository and a folder made a git dir
 // (`tools/HEAD` + `tools/config`) are planted with every such program; each read-only git
 // line the classifier accepts then runs through a real runner, and none of them may fire.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -235,5 +237,119 @@ describe("read-only git through a real runner, with planted configuration", () =
     expect(log.output).toContain("first");
     const files = await shellTool.execute(input("git ls-files"), context());
     expect(files.output).toContain("src/b.ts");
+  });
+});
+
+// A read can reach a remote: in a partial clone a missing object is fetched from the promisor
+// remote, and that fetch runs what the repository names (its uploadpack, core.sshCommand, an
+// `ext::` URL, a credential helper and askpass). A blobless clone is planted with each; the lines
+// the classifier calls read-only, run as neutraliseGit rewrites them, must fetch nothing.
+describe("read-only git in a partial clone with a planted promisor remote", () => {
+  let root: string;
+  let http: Server;
+  const MISSING = "1111111111111111111111111111111111111111";
+  const lines = [
+    `git cat-file -p ${MISSING}`,
+    "git cat-file -p HEAD:a.txt",
+    "git cat-file -s HEAD:a.txt",
+    "git show HEAD",
+    "git show HEAD:a.txt",
+    "git log -p -1",
+    "git log --stat -1",
+    "git diff --cached --stat",
+    "git shortlog -sn HEAD; git show HEAD | head -1",
+  ];
+  const plants = ["uploadpack", "ssh", "ext", "http"] as const;
+  const repo = (plant: string) => join(root, plant);
+  const pwned = async () => (await readdir(root)).filter((n) => n.startsWith("pwned-")).sort();
+  const clean = async () => {
+    for (const f of await pwned()) await rm(join(root, f));
+  };
+  // No variable of this process may decide what git runs or allows.
+  const env = () => {
+    const e: NodeJS.ProcessEnv = { ...process.env, HOME: root, GIT_CONFIG_NOSYSTEM: "1" };
+    for (const k of Object.keys(e)) if (/^(GIT_|SSH_ASKPASS)/.test(k) && k !== "GIT_CONFIG_NOSYSTEM") delete e[k];
+    return e;
+  };
+  // Async: the HTTP remote answers from this process, which a sync child would block.
+  const bash = (cwd: string, script: string) =>
+    new Promise<number | null>((done) => {
+      const child = spawn("bash", ["-c", script], { cwd, env: env(), stdio: "ignore" });
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      child.on("close", (code) => (clearTimeout(timer), done(code)));
+    });
+  const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, env: env(), stdio: "pipe" });
+  const neutralised = (line: string) => neutraliseGit(line, analyseShell(line).commands);
+
+  beforeAll(async () => {
+    root = await tempDir("quiver-lazy-");
+    http = createServer((_, res) => res.writeHead(401, { "WWW-Authenticate": 'Basic realm="x"' }).end());
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    const port = (http.address() as AddressInfo).port;
+    const up = join(root, "upstream");
+    await mkdir(up);
+    git(up, "init", "-q");
+    await writeFile(join(up, "a.txt"), "hello\n");
+    git(up, "add", ".");
+    git(up, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "first");
+    git(up, "config", "uploadpack.allowFilter", "true");
+    const mark = (what: string) => `touch ${join(root, `pwned-${what}`)}`;
+    const askpass = join(root, "askpass.sh");
+    await writeFile(askpass, `#!/bin/sh\n${mark("askpass")}\n`, { mode: 0o755 });
+    const remotes: Record<(typeof plants)[number], [string, string][]> = {
+      uploadpack: [["remote.origin.uploadpack", `${mark("uploadpack")}; false`]],
+      ssh: [
+        ["remote.origin.url", "ssh://git@example.invalid/x.git"],
+        ["core.sshCommand", `${mark("ssh")}; false`],
+      ],
+      ext: [
+        ["remote.origin.url", `ext::sh -c ${mark("ext").replace(/ /g, "% ")}`],
+        ["protocol.ext.allow", "always"],
+      ],
+      http: [
+        ["remote.origin.url", `http://127.0.0.1:${port}/x.git`],
+        ["credential.helper", `!${mark("credential")}; false`],
+        ["core.askPass", askpass],
+        ["protocol.http.allow", "always"],
+      ],
+    };
+    for (const plant of plants) {
+      execFileSync("git", ["clone", "-q", "--filter=blob:none", "--no-checkout", `file://${up}`, repo(plant)], {
+        env: env(),
+        stdio: "pipe",
+      });
+      for (const [k, v] of remotes[plant]) git(repo(plant), "config", k, v);
+    }
+  });
+  afterAll(async () => {
+    http?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("the plant is live: a git that is not neutralised runs each remote's program", async () => {
+    for (const line of lines) {
+      expect(auto(line), line).toBe(true);
+      await bash(repo("uploadpack"), line);
+      expect(await pwned(), line).toEqual(["pwned-uploadpack"]);
+      await clean();
+    }
+    for (const plant of ["ssh", "ext"]) {
+      await bash(repo(plant), "git show HEAD");
+      expect(await pwned(), plant).toEqual([`pwned-${plant}`]);
+      await clean();
+    }
+    await bash(repo("http"), "git show HEAD");
+    expect(await pwned()).toEqual(expect.arrayContaining(["pwned-askpass", "pwned-credential"]));
+    await clean();
+  });
+
+  it("no read-only git line fetches a missing object or runs a remote's program", async () => {
+    for (const plant of plants)
+      for (const line of lines) {
+        await bash(repo(plant), neutralised(line));
+        expect(await pwned(), `${plant}: ${line}`).toEqual([]);
+      }
+    // What needs no missing object still answers.
+    expect(await bash(repo("uploadpack"), neutralised("git log --oneline -1 && git ls-files -s"))).toBe(0);
   });
 });

@@ -6,7 +6,9 @@
 // sub-commands that never read work-tree files through them are read-only. `git status` and a
 // plain `git diff` compare the work tree (clean filters run even with every override), so they
 // always ask, and so does `git grep`: it reads the work tree, which a planted core.worktree can
-// put outside the workspace.
+// put outside the workspace. A read can also reach a remote: in a partial clone a missing object
+// is fetched from the promisor remote the configuration names, by its uploadpack, ssh command,
+// `ext::` URL or remote helper, asking its credential helper; so no transport is allowed at all.
 import type { SimpleCommand } from "../../shell/types";
 
 type Args = readonly string[];
@@ -113,8 +115,16 @@ const OVERRIDES = [
   "log.showSignature=false",
   "safe.bareRepository=explicit",
   "diff.external=false",
+  // A fetch's programs, should one start anyway (see REMOTE_ENV).
+  "protocol.allow=never",
+  "credential.helper=",
 ];
-const ENV = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_OPTIONAL_LOCKS=0 GIT_PAGER=cat PAGER=cat";
+// No lazy fetch of a missing object (git ≥ 2.39.4 and 2.45), and for a git without that no
+// transport at all: an empty GIT_ALLOW_PROTOCOL allows none, and unlike `protocol.allow` no
+// `protocol.<name>.allow` of the repository's can undo it. No prompt, no askpass program, and
+// the environment's ssh command beats the repository's core.sshCommand.
+const REMOTE_ENV = "GIT_NO_LAZY_FETCH=1 GIT_ALLOW_PROTOCOL= GIT_TERMINAL_PROMPT=0 GIT_ASKPASS= GIT_SSH_COMMAND=false";
+const ENV = `GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_OPTIONAL_LOCKS=0 GIT_PAGER=cat PAGER=cat ${REMOTE_ENV}`;
 // Per sub-command: no external diff program, no textconv driver.
 const SUB_FLAGS: Record<string, string> = {
   log: "--no-ext-diff --no-textconv",
@@ -124,7 +134,7 @@ const SUB_FLAGS: Record<string, string> = {
 
 /**
  * `line` with every git command of it run the neutralised way: configuration that runs programs
- * overridden, no pager, no external diff or textconv. Only for lines the classifier called
+ * overridden, no pager, no external diff or textconv, no fetch. Only for lines the classifier called
  * read-only, whose git commands are all plain words of the line itself (no wrapper, no
  * substitution), so each edit lands on a word boundary.
  */
