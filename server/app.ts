@@ -262,6 +262,11 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       return ownerSessions.has(`${actor.userId} ${actor.orgId} ${actor.role} ${sessionId}`);
     },
     tickets: createPreviewTickets({ key: auth.previewKey, used: dbUsedTickets(handle.db) }),
+    // A preview cookie is its person's: it stops working, and their preview sockets close, when
+    // their device is signed out or their membership goes or changes (as the IDE's sockets).
+    holderOf: (req) => auth.signedInOf(req),
+    holds: (holder) => accounts.sockets.holds(holder),
+    register: (socket, holder) => accounts.sockets.register(socket, holder),
     log,
   });
   const auditExport = createAuditExport({ db: handle.db, doors, log });

@@ -18,6 +18,7 @@ import { createAuthRoutes } from "./http";
 import { notSignedIn } from "./pages";
 import { createLiveViewers } from "./viewers";
 import type { Accounts } from "./accounts";
+import type { SocketOwner } from "./accounts/sockets";
 
 export type { Identity } from "./identity";
 
@@ -75,6 +76,13 @@ export function createAuth(deps: AuthDeps) {
     },
   });
 
+  const socketOwner = (authSessionId: string, actor: Actor): SocketOwner => ({
+    authSessionId,
+    userId: actor.userId,
+    orgId: actor.orgId,
+    role: actor.role,
+  });
+
   function identify(req: IncomingMessage): Promise<Identity> {
     let p = decided.get(req);
     if (!p) {
@@ -90,6 +98,12 @@ export function createAuth(deps: AuthDeps) {
     ownerOf(req: IncomingMessage): Actor | null {
       const id = known.get(req);
       return id?.kind === "owner" ? id.actor : null;
+    },
+    /** The signed-in person (device and membership) of a request already identified; null for
+     *  the local owner (no device) and anyone else. */
+    signedInOf(req: IncomingMessage): SocketOwner | null {
+      const id = known.get(req);
+      return id?.kind === "owner" && id.authSessionId ? socketOwner(id.authSessionId, id.actor) : null;
     },
     /** True when the request is the owner (the preview and other owner-only entry points). */
     isOwner: (req: IncomingMessage) => identify(req).then((id) => id.kind === "owner"),
@@ -159,14 +173,8 @@ export function createAuth(deps: AuthDeps) {
           if (id.kind === "ended") return void refuse("403 Forbidden", `share link ${id.reason}`);
           if (id.kind === "outsider") return void refuse("403 Forbidden", "a member of no org");
           // A person's socket ends when their device is signed out or their membership changes.
-          if (id.kind === "owner" && id.authSessionId) {
-            deps.accounts?.sockets.register(socket, {
-              authSessionId: id.authSessionId,
-              userId: id.actor.userId,
-              orgId: id.actor.orgId,
-              role: id.actor.role,
-            });
-          }
+          if (id.kind === "owner" && id.authSessionId)
+            deps.accounts?.sockets.register(socket, socketOwner(id.authSessionId, id.actor));
           accept();
         },
         () => socket.destroy(),

@@ -12,12 +12,14 @@ import { PreviewPath, PreviewPort, previewOrigin, type PreviewTarget } from "../
 import { takeTicket, withTicket, type PreviewTicket } from "../protocol/preview-ticket";
 import { viaHttps } from "../auth/cookies";
 import { errorPage } from "./error-page";
-import { TICKET_REFUSALS, type PreviewTickets } from "./ticket";
+import { TICKET_REFUSALS, type PreviewHolder, type PreviewTickets } from "./ticket";
 
 export interface PreviewEntryDeps {
   tickets: PreviewTickets;
   /** True when the person behind this request is the session's owner. */
   authorize(req: IncomingMessage, sessionId: string): Promise<boolean>;
+  /** The signed-in person behind an authorized request, whom the ticket names; null: the local owner. */
+  holderOf(req: IncomingMessage): PreviewHolder | null;
 }
 
 const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -46,7 +48,7 @@ export function createPreviewEntry(deps: PreviewEntryDeps) {
       if (typeof target === "string") return json(res, 400, { error: target });
       void allowed(req, target.sessionId).then((ok) => {
         if (!ok) return json(res, 403, { error: "no such session" });
-        json(res, 200, deps.tickets.mint(target.sessionId, target.port) satisfies PreviewTicket);
+        json(res, 200, deps.tickets.mint(target.sessionId, target.port, deps.holderOf(req)) satisfies PreviewTicket);
       });
     },
 
@@ -60,7 +62,7 @@ export function createPreviewEntry(deps: PreviewEntryDeps) {
       void allowed(req, target.sessionId).then((ok) => {
         if (!ok) return json(res, 403, { error: "no such session" });
         const ide = new URL(`${viaHttps(req) ? "https" : "http"}://${req.headers.host}`);
-        const { ticket } = deps.tickets.mint(target.sessionId, target.port);
+        const { ticket } = deps.tickets.mint(target.sessionId, target.port, deps.holderOf(req));
         res.writeHead(303, {
           location: previewOrigin(ide, target.sessionId, target.port) + withTicket(path, ticket),
           "cache-control": "no-store",
@@ -86,7 +88,7 @@ export function createPreviewEntry(deps: PreviewEntryDeps) {
           // The ticket leaves the address bar at once, and never travels on in a Referer.
           res.writeHead(303, {
             location: found.clean,
-            "set-cookie": deps.tickets.cookie(req, target),
+            "set-cookie": deps.tickets.cookie(req, target, redeemed.holder),
             "cache-control": "no-store",
             "referrer-policy": "no-referrer",
           });

@@ -41,7 +41,7 @@ import type { PreviewBridge, PreviewStream } from "./bridge";
 import { errorPage } from "./error-page";
 import { createInjector, injectable, isNavigation } from "./inject";
 import { createPreviewEntry } from "./entry";
-import { withoutPreviewCookie, type PreviewTickets } from "./ticket";
+import { withoutPreviewCookie, type PreviewHolder, type PreviewTickets } from "./ticket";
 import { createPreviewWs } from "./ws";
 
 export interface PreviewHttpDeps {
@@ -57,6 +57,12 @@ export interface PreviewHttpDeps {
   ownerSession(sessionId: string, req: IncomingMessage): Promise<boolean>;
   /** Tickets and the preview hosts' own cookies (server/preview/ticket.ts). */
   tickets: PreviewTickets;
+  /** The signed-in person an IDE request is (named in its ticket); null: the local owner. */
+  holderOf(req: IncomingMessage): PreviewHolder | null;
+  /** Whether a cookie's person still has the device and membership it was given for. */
+  holds(holder: PreviewHolder): Promise<boolean>;
+  /** A preview socket of that person: ended when their device or membership goes. */
+  register(socket: Duplex, holder: PreviewHolder): void;
   /** Whole-exchange deadline (default 10 minutes: long polls and event streams live that long). */
   deadlineMs?: number;
   log?(line: string): void;
@@ -111,14 +117,21 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
   // page loads dozens of modules: `isOwner` and `ownerSession` keep their checks cheap).
   const allowed = async (req: IncomingMessage, sessionId: string): Promise<boolean> =>
     (await deps.isOwner(req)) && deps.ownerSession(sessionId, req);
-  const entry = createPreviewEntry({ tickets: deps.tickets, authorize: allowed });
-  /** On a preview host: in, 401 (nobody this host knows) or 403 (known, but not this session's owner). */
-  const access = async (req: IncomingMessage, t: PreviewTarget): Promise<"ok" | 401 | 403> => {
-    if (!deps.tickets.admits(req, t) && !(await deps.isOwner(req))) return 401;
+  const entry = createPreviewEntry({ tickets: deps.tickets, authorize: allowed, holderOf: deps.holderOf });
+  /**
+   * On a preview host: in (with the person a cookie admitted, if any), 401 (nobody this host
+   * knows, or a cookie whose person was signed out, removed or given another role since) or 403
+   * (known, but not this session's owner).
+   */
+  const access = async (req: IncomingMessage, t: PreviewTarget): Promise<{ holder?: PreviewHolder } | 401 | 403> => {
+    const admitted = deps.tickets.admits(req, t);
+    if (!admitted && !(await deps.isOwner(req))) return 401;
+    const holder = admitted?.holder ?? undefined;
+    if (holder && !(await deps.holds(holder))) return 401;
     if (!(await deps.ownerSession(t.sessionId, req))) return 403;
     // The bridge opens streams synchronously on the runner it already knows for the session.
     await deps.runner.place?.(t.sessionId).catch(() => undefined);
-    return "ok";
+    return holder ? { holder } : {};
   };
 
   function forward(req: IncomingMessage, res: ServerResponse, t: PreviewTarget): void {
@@ -259,10 +272,12 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
     /** A WebSocket upgrade on a preview host: relayed to the app, never to Quiver's own sockets. */
     handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: PreviewTarget): void {
       access(req, target).then(
-        (ok) =>
-          ok === "ok"
-            ? sockets.relay(req, socket, head, target)
-            : socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n"),
+        (ok) => {
+          if (typeof ok === "number")
+            return socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n");
+          if (ok.holder) deps.register(socket, ok.holder);
+          sockets.relay(req, socket, head, target);
+        },
         () => socket.destroy(),
       );
     },

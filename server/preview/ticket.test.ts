@@ -139,9 +139,13 @@ describe("preview tickets for an owner away from the server's machine", () => {
     const stale = createPreviewTickets({
       key: deriveKey(loadSecret(dataDir), "preview"),
       now: () => Date.now() - 61_000,
-    }).mint(sessionId, appPort);
+    }).mint(sessionId, appPort, null);
     const forged = (await mint()).replace(/.$/, (c) => (c === "A" ? "B" : "A"));
-    const alien = createPreviewTickets({ key: deriveKey(Buffer.alloc(32, 7), "preview") }).mint(sessionId, appPort);
+    const alien = createPreviewTickets({ key: deriveKey(Buffer.alloc(32, 7), "preview") }).mint(
+      sessionId,
+      appPort,
+      null,
+    );
     const cases: Array<[string, string, string]> = [
       [stale.ticket, hostOf(appPort), "has expired"],
       [forged, hostOf(appPort), "not valid"],

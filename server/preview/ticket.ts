@@ -4,7 +4,8 @@
 // from the cookie key), naming one session and port, valid for a minute and once: used nonces are
 // kept until they expire, in the database (UsedPreviewTicket), so with several server instances
 // a ticket still works once in all.
-// Redeemed, it becomes a cookie on that preview host only, naming the same session and port.
+// Redeemed, it becomes a cookie on that preview host only, naming the same session and port, and
+// the person it was minted for: their device and membership must still hold at each request.
 import type { IncomingMessage } from "node:http";
 import type { Db } from "../db";
 import { newToken, sign, verify } from "../auth/crypto";
@@ -12,6 +13,21 @@ import { readCookie, viaHttps } from "../auth/cookies";
 import type { PreviewTarget } from "../protocol/preview";
 
 export const PREVIEW_COOKIE = "quiver_preview";
+
+/** Who a ticket, then the cookie, admits: the signed-in person's device and membership as they
+ *  were when the IDE asked (checked again on every request: removed, signed out or changed, the
+ *  cookie stops working); null for the local owner, who has no device (accounts off). */
+export interface PreviewHolder {
+  authSessionId: string;
+  userId: string;
+  orgId: string;
+  role: string;
+}
+const NOBODY = "-";
+const holderParts = (h: PreviewHolder | null) =>
+  h ? [h.authSessionId, h.userId, h.orgId, h.role] : [NOBODY, NOBODY, NOBODY, NOBODY];
+const holderOf = (parts: string[]): PreviewHolder | null =>
+  parts[0] === NOBODY ? null : { authSessionId: parts[0], userId: parts[1], orgId: parts[2], role: parts[3] };
 
 export type TicketRefusal = "invalid" | "expired" | "used" | "elsewhere";
 
@@ -81,23 +97,35 @@ export function createPreviewTickets(deps: PreviewTicketsDeps) {
 
   return {
     /** A fresh ticket for a session's port (the caller has checked it is the owner asking). */
-    mint(sessionId: string, port: number): { ticket: string; expiresAt: number } {
+    mint(sessionId: string, port: number, holder: PreviewHolder | null): { ticket: string; expiresAt: number } {
       const expiresAt = now() + ticketMs;
       return {
-        ticket: sign(deps.key, ["ticket", sessionId, String(port), String(expiresAt), newToken(12)]),
+        ticket: sign(deps.key, [
+          "ticket",
+          sessionId,
+          String(port),
+          String(expiresAt),
+          newToken(12),
+          ...holderParts(holder),
+        ]),
         expiresAt,
       };
     },
 
     /** Checks a ticket for this preview host, and uses it up. */
-    async redeem(ticket: string, target: PreviewTarget): Promise<{ ok: true } | { ok: false; reason: TicketRefusal }> {
-      const parts = verify(deps.key, ticket, 5);
+    async redeem(
+      ticket: string,
+      target: PreviewTarget,
+    ): Promise<{ ok: true; holder: PreviewHolder | null } | { ok: false; reason: TicketRefusal }> {
+      const parts = verify(deps.key, ticket, 9);
       if (!parts || parts[0] !== "ticket") return { ok: false, reason: "invalid" };
-      const [, sessionId, port, expires, nonce] = parts;
+      const [, sessionId, port, expires, nonce, ...holder] = parts;
       const expiresAt = Number(expires);
       if (sessionId !== target.sessionId || port !== String(target.port)) return { ok: false, reason: "elsewhere" };
       if (!Number.isFinite(expiresAt) || expiresAt <= now()) return { ok: false, reason: "expired" };
-      return (await used.claim(nonce, expiresAt)) ? { ok: true } : { ok: false, reason: "used" };
+      return (await used.claim(nonce, expiresAt))
+        ? { ok: true, holder: holderOf(holder) }
+        : { ok: false, reason: "used" };
     },
 
     /**
@@ -106,9 +134,15 @@ export function createPreviewTickets(deps: PreviewTicketsDeps) {
      * which must be Secure; browsers take Secure cookies over http from *.localhost. A preview at a
      * real name over http (`8000-x.ide.example.com`) is the IDE's site: Lax works there.
      */
-    cookie(req: IncomingMessage, target: PreviewTarget): string {
+    cookie(req: IncomingMessage, target: PreviewTarget, holder: PreviewHolder | null): string {
       const expiresAt = now() + cookieMs;
-      const value = sign(deps.key, ["preview", target.sessionId, String(target.port), String(expiresAt)]);
+      const value = sign(deps.key, [
+        "preview",
+        target.sessionId,
+        String(target.port),
+        String(expiresAt),
+        ...holderParts(holder),
+      ]);
       const cross = viaHttps(req) || target.base === "localhost" || target.base.endsWith(".localhost");
       return [
         `${PREVIEW_COOKIE}=${value}`,
@@ -119,17 +153,17 @@ export function createPreviewTickets(deps: PreviewTicketsDeps) {
       ].join("; ");
     },
 
-    /** True when the request carries this preview host's live cookie. */
-    admits(req: IncomingMessage, target: PreviewTarget): boolean {
+    /** Whom this preview host's live cookie on the request admits; undefined: no such cookie. */
+    admits(req: IncomingMessage, target: PreviewTarget): { holder: PreviewHolder | null } | undefined {
       const value = readCookie(req, PREVIEW_COOKIE);
-      const parts = value ? verify(deps.key, value, 4) : null;
-      return (
+      const parts = value ? verify(deps.key, value, 8) : null;
+      const live =
         !!parts &&
         parts[0] === "preview" &&
         parts[1] === target.sessionId &&
         parts[2] === String(target.port) &&
-        Number(parts[3]) > now()
-      );
+        Number(parts[3]) > now();
+      return live ? { holder: holderOf(parts.slice(4)) } : undefined;
     },
   };
 }

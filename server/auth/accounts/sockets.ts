@@ -35,8 +35,12 @@ function closeFrame(code: number, reason: string): Buffer {
   return Buffer.concat([Buffer.from([0x88, 2 + text.length, code >> 8, code & 0xff]), text]);
 }
 
+/** How long `holds` keeps an answer: a removal reaches a preview's next requests within it. */
+const HOLDS_MS = 5_000;
+
 export function createPeopleSockets(deps: PeopleSocketsDeps) {
   const open = new Map<Duplex, SocketOwner>();
+  const held = new Map<string, { at: number; answer: boolean }>();
   let timer: NodeJS.Timeout | undefined;
   let checking: Promise<void> | undefined;
   let again = false;
@@ -126,6 +130,30 @@ export function createPeopleSockets(deps: PeopleSocketsDeps) {
     },
     /** Another instance changed people or devices: re-check this one's sockets now. */
     changed: () => recheckSoon(),
+    /**
+     * Whether this person's device and membership still hold as they were (what `recheck` asks of
+     * a socket), for what is admitted without a socket: a preview host's cookie, on every request.
+     * Answers are kept HOLDS_MS, as a page loads dozens of modules.
+     */
+    async holds(owner: SocketOwner): Promise<boolean> {
+      const key = `${owner.authSessionId} ${owner.userId} ${owner.orgId} ${owner.role}`;
+      const known = held.get(key);
+      if (known && Date.now() - known.at < HOLDS_MS) return known.answer;
+      const [device, membership] = await Promise.all([
+        deps.db.authSession.findFirst({
+          where: { id: owner.authSessionId, userId: owner.userId, expiresAt: { gt: new Date() } },
+          select: { id: true },
+        }),
+        deps.db.membership.findFirst({
+          where: { userId: owner.userId, orgId: owner.orgId },
+          select: { role: true },
+        }),
+      ]);
+      const answer = device !== null && membership?.role === owner.role;
+      if (held.size > 10_000) held.clear();
+      held.set(key, { at: Date.now(), answer });
+      return answer;
+    },
     /** Open sockets (tests, diagnostics). */
     size: () => open.size,
     dispose() {
