@@ -97,6 +97,42 @@ while True:
     expect(await run(connect(`@${abstract}`), network)).toContain("REFUSED");
   });
 
+  it.each([false, true])(
+    "a socket whose server lives in another network namespace refuses a command (network %s)",
+    async (network) => {
+      // As a container whose socket folder is mounted on the host: the socket is in that
+      // namespace's table only, and a connect() by path reaches it from anywhere.
+      const path = join(dir, `other-netns-${network}.sock`);
+      let fresh: ShellService | undefined;
+      const other = spawn("unshare", [
+        "--net",
+        "python3",
+        "-c",
+        `import socket
+s=socket.socket(socket.AF_UNIX); s.bind(${JSON.stringify(path)}); s.listen(8); print("ready", flush=True)
+while True:
+  c,_=s.accept(); c.sendall(b"host-socket-reached"); c.close()`,
+      ]);
+      try {
+        const ready = await new Promise<boolean>((r) => {
+          other.stdout!.once("data", () => r(true));
+          other.once("exit", () => r(false));
+        });
+        if (!ready) return; // no network namespaces here to make one
+        expect((await execAsync(connect(path))).stdout).toContain("CONNECTED host-socket-reached");
+        // A sandbox started after the socket was made (one started before covers it at its next start).
+        fresh = new ShellService({ sandbox: sandboxInfo("auto"), env: scrubEnv(process.env), allowNetwork: true });
+        const out = (await fresh.run({ command: connect(path), network }, opContext(ws.workspace))).output;
+        expect(out).toContain("REFUSED");
+        expect(out).not.toContain("host-socket-reached");
+      } finally {
+        await fresh?.dispose();
+        other.kill("SIGKILL");
+        await rm(path, { force: true });
+      }
+    },
+  );
+
   it("a socket in the workspace stays reachable", async () => {
     expect(await run(connect(join(ws.dir, "app.sock")), false)).toContain("CONNECTED host-socket-reached");
   });

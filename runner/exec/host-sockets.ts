@@ -1,12 +1,13 @@
 // The host's Unix sockets, covered in every sandbox. A read-only bind of / does not stop a
 // connect(): a socket file on a read-only mount still connects, so without this a sandboxed
 // command (network or not) reached PostgreSQL's /run/postgresql socket with trust auth, MySQL's
-// as root, Docker's, a desktop's D-Bus... Each filesystem socket bound in the host's network
-// namespace (/proc/net/unix) when a sandbox starts gets /dev/null bound over it, so connecting
-// is refused. Sockets under /tmp (the sandbox has its own), inside the workspace (its own
+// as root, Docker's, a desktop's D-Bus... Each filesystem socket bound when a sandbox starts, in
+// the host's network namespace or any other a process of which the runner sees (a container's,
+// whose socket folder may be mounted on the host: /proc/<pid>/net/unix), gets /dev/null bound
+// over it, so connecting is refused. Sockets under /tmp (the sandbox has its own), inside the workspace (its own
 // servers') or inside a masked folder are left alone. A socket made after the sandbox started is
 // not covered until the next one starts (a warm sandbox lives until idle; a terminal per open).
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 
 const inside = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 
@@ -20,16 +21,52 @@ export function parseProcNetUnix(text: string): string[] {
   return [...out];
 }
 
-/** Real paths of the host's sockets a sandbox must cover, given what it keeps (workspace) or hides already. */
-export function hostSockets(keep: readonly string[], procNetUnix = "/proc/net/unix"): string[] {
-  let text: string;
+/**
+ * The /proc/<pid>/net/unix of one process in each network namespace this runner can see: a
+ * socket file's server may live in another namespace (a container whose socket folder is mounted
+ * on the host, a service with a private network) and is listed only in its own namespace's table,
+ * yet a connect() by path reaches it from any namespace.
+ */
+export function unixTablesOfEveryNamespace(proc = "/proc"): string[] {
+  const tables = [`${proc}/net/unix`];
+  const seen = new Set<string>();
   try {
-    text = readFileSync(procNetUnix, "utf8");
+    seen.add(readlinkSync(`${proc}/self/ns/net`));
   } catch {
-    return [];
+    // no namespaces to tell apart: the own table only
+    return tables;
+  }
+  let pids: string[] = [];
+  try {
+    pids = readdirSync(proc).filter((e) => /^\d+$/.test(e));
+  } catch {
+    return tables;
+  }
+  for (const pid of pids) {
+    try {
+      const ns = readlinkSync(`${proc}/${pid}/ns/net`);
+      if (seen.has(ns)) continue;
+      seen.add(ns);
+      tables.push(`${proc}/${pid}/net/unix`);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return tables;
+}
+
+/** Real paths of the host's sockets a sandbox must cover, given what it keeps (workspace) or hides already. */
+export function hostSockets(keep: readonly string[], tables = unixTablesOfEveryNamespace()): string[] {
+  const paths = new Set<string>();
+  for (const table of tables) {
+    try {
+      for (const path of parseProcNetUnix(readFileSync(table, "utf8"))) paths.add(path);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
   }
   const out = new Set<string>();
-  for (const path of parseProcNetUnix(text)) {
+  for (const path of paths) {
     let real: string;
     try {
       real = realpathSync(path);
