@@ -7,6 +7,7 @@ import { PolicyRules } from "./rules";
 import { sessionKeys } from "./fingerprint";
 import { shellTool } from "../tools/builtin/shell";
 import { approvalCard } from "../pipeline/card";
+import { applyMode } from "./modes";
 
 const approved = (...lines: string[]): SessionApprovalState => ({
   sessionKeys: new Set(lines.flatMap((command) => sessionKeys({ tool: "shell", command }))),
@@ -156,5 +157,66 @@ describe("a line too long to analyse", () => {
     expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
     expect(d.action === "ask" && d.unchecked).toMatch(/too long/);
     expect(run(line, noRules, approved("touch x.txt", "true", line)).action).toBe("ask");
+  });
+});
+
+// A red-team's wrapper spellings: where the analysis knows which word is the program the deny
+// holds; where bash may move it (a value only known at run time), the line is asked about with
+// the policy's note, rides no session approval, and is never run by auto mode.
+describe("a deny holds through a wrapper's options and a shell's -c options", () => {
+  const denyMore: LoadedPolicy = {
+    ok: true,
+    version: 3,
+    rules: PolicyRules.parse([
+      { id: "no-push", effect: "deny", command: "git push" },
+      { id: "no-rm", effect: "deny", command: "rm -rf" },
+      { id: "no-curl", effect: "deny", command: "curl" },
+    ]),
+  };
+  it.each([
+    "timeout -- 5 git push",
+    "sudo --user root git push",
+    "sudo --user=root git push",
+    "sudo A-B=1 git push",
+    "env - git push",
+    "env a-b=c git push",
+    "timeout --sig KILL 5 git push",
+    "bash -c -e 'git push origin main'",
+    "sh -c -x 'git push'",
+    "bash -c -- 'git push'",
+    "bash -c -o errexit 'git push'",
+    "bash -c +e 'rm -rf /'",
+    "bash +c 'curl example.com'",
+    "busybox rm -rf /",
+    "echo x | xargs -i{} git push",
+  ])("%j is denied", (line) => {
+    expect(run(line, denyMore, approved(line))).toMatchObject({ action: "deny", decision: "policy_deny" });
+  });
+
+  it.each([
+    "nice -n $E 5 $'\\x67it' push origin main",
+    "env -u $E X $'\\x67it' push",
+    "timeout -s $E KILL 5 $'\\x67it' push",
+    "stdbuf -o $E L $'\\x67it' push",
+    "exec -a $E x $'\\x67it' push",
+    "echo x | xargs -n $E 1 $'\\x67it' push",
+    "echo x | xargs -i $'\\x67it' push",
+    "echo x | xargs -e $'\\x67it' push",
+    "echo x | xargs --replace $'\\x67it' push",
+    "G=git; nice -n $E 5 $G push",
+    "nice -n $E 5 $'\\x72m' -rf /",
+    "nice -n $E 5 $'\\x63url' http://example.com",
+    "sudo --frobnicate root git push",
+    "echo git | xargs -I P P push",
+    "bash -c -e $'\\x67it push origin main'",
+    "sh -c -x $'\\x67it push'",
+    "bash -c -- $'\\x67it push'",
+    "bash -c -o errexit $'\\x67it push'",
+    "bash -c +e $'\\x72m -rf /'",
+  ])("%j is asked about, unchecked, and auto mode does not run it", (line) => {
+    const d = run(line, denyMore, approved(line));
+    expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
+    expect(d.action === "ask" && d.unchecked).toMatch(/could not check/);
+    expect(applyMode("auto", d, { tool: shellTool, input: { command: line } }).action).toBe("ask");
   });
 });

@@ -120,3 +120,31 @@ describe("matchPrefix", () => {
     expect(matchPrefix(cmd("git push $REMOTE"), ["git", "push"], "loose")).toBe("yes");
   });
 });
+
+// Other spellings of what a deny on `git push --force`, `git push --delete` or `rm -rf` names.
+describe("matchPrefix reads what an option does, not only its name", () => {
+  it.each([
+    ["git push --mirror", ["git", "push", "--force"], true],
+    ["git push --mirror origin", ["git", "push", "--delete"], true],
+    ["git push --mirr origin", ["git", "push", "-f"], true],
+    ["git push origin :main", ["git", "push", "--delete"], true],
+    ["git push origin +:main", ["git", "push", "--delete"], true],
+    ["git push origin :refs/tags/v1", ["git", "push", "-d"], true],
+    ["git push --prune origin", ["git", "push", "--delete"], true],
+    ["git push origin +main", ["git", "push", "--force"], true],
+    // `:` alone pushes the matching branches: no delete
+    ["git push origin :", ["git", "push", "--delete"], false],
+    ["git push origin main:main", ["git", "push", "--delete"], false],
+    ["git push origin main", ["git", "push", "--force"], false],
+    ["rm -r --interactive=never x", ["rm", "-rf"], true],
+    ["rm -r --interactive=none x", ["rm", "-rf"], true],
+    ["rm -r --interactive=no x", ["rm", "-rf"], true],
+    ["rm -r --inter=n x", ["rm", "-rf"], true],
+    ["rm -R --interactive=ne x", ["rm", "-rf"], true],
+    ["rm -r --interactive=always x", ["rm", "-rf"], false],
+    ["rm -r --interactive x", ["rm", "-rf"], false],
+    ["rm -r --interactive=once x", ["rm", "-rf"], false],
+  ])("%j matches a deny on %j: %s", (line, prefix, expected) => {
+    expect(matchPrefix(cmd(line), prefix, "loose") === "yes").toBe(expected);
+  });
+});

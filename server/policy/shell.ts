@@ -18,7 +18,16 @@ export type Match = "yes" | "no" | "maybe";
 // git). A long option also counts by any prefix that names only it among the table's options,
 // as getopt and git's parse-options read them (`rm --recur`).
 const SAME: Record<string, Record<string, string[]>> = {
-  rm: { "-R": ["-r"], "--recursive": ["-r"], "--force": ["-f"], "--dir": ["-d"] },
+  // `--interactive=never` (or `no`, `none`, or an abbreviation of them) never asks, as `-f`.
+  rm: {
+    "-R": ["-r"],
+    "--recursive": ["-r"],
+    "--force": ["-f"],
+    "--dir": ["-d"],
+    "--interactive=never": ["-f"],
+    "--interactive=no": ["-f"],
+    "--interactive=none": ["-f"],
+  },
   cp: { "-R": ["-r"], "--recursive": ["-r"], "--force": ["-f"] },
   mv: { "--force": ["-f"] },
   ln: { "--force": ["-f"], "--symbolic": ["-s"] },
@@ -32,7 +41,15 @@ const SAME: Record<string, Record<string, string[]>> = {
   pip3: { "--upgrade": ["-U"] },
   docker: { "--force": ["-f"] },
   kubectl: { "--all-namespaces": ["-A"] },
-  "git push": { "--force": ["-f"], "--force-with-lease": ["-f"], "--delete": ["-d"], "--set-upstream": ["-u"] },
+  // `--mirror` force-updates and deletes remote refs to match local ones; `--prune` deletes.
+  "git push": {
+    "--force": ["-f"],
+    "--force-with-lease": ["-f"],
+    "--delete": ["-d"],
+    "--mirror": ["-f", "-d"],
+    "--prune": ["-d"],
+    "--set-upstream": ["-u"],
+  },
   "git clean": { "--force": ["-f"] },
   "git branch": { "-D": ["-d", "-f"], "--delete": ["-d"], "--force": ["-f"] },
   "git checkout": { "--force": ["-f"] },
@@ -51,8 +68,19 @@ function optionTable(program: string, words: readonly string[]): Record<string, 
 function canonicalFlags(flag: string, table: Record<string, string[]>): string[] {
   const name = flag.startsWith("--") ? flag.replace(/=.*$/s, "") : flag;
   if (table[name]) return table[name];
+  // An entry with a value (`--interactive=never`): the option by any prefix, the value by any
+  // prefix the program's argmatch accepts, as long as every entry it could be says the same.
+  const eq = flag.indexOf("=");
+  if (name.startsWith("--") && name.length >= 3 && eq > 0 && eq < flag.length - 1) {
+    const value = flag.slice(eq + 1);
+    const hits = Object.keys(table).filter((k) => {
+      const at = k.indexOf("=");
+      return at > 0 && k.slice(0, at).startsWith(name) && k.slice(at + 1).startsWith(value);
+    });
+    if (hits.length > 0 && hits.every((h) => table[h].join() === table[hits[0]].join())) return table[hits[0]];
+  }
   if (name.startsWith("--") && name.length >= 3) {
-    const hits = Object.keys(table).filter((k) => k.startsWith(name));
+    const hits = Object.keys(table).filter((k) => !k.includes("=") && k.startsWith(name));
     if (hits.length === 1 || (hits.length > 1 && hits.every((h) => table[h].join() === table[hits[0]].join())))
       return table[hits[0]];
   }
@@ -96,8 +124,12 @@ export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "str
       .flatMap(expandFlags)
       .flatMap((f) => canonicalFlags(f, table)),
   );
-  // `git push origin +main` force-pushes main as `--force` would.
-  if (program === "git" && cmdWords.includes("push") && cmdWords.some((w) => w.startsWith("+"))) cmdFlags.add("-f");
+  // `git push origin +main` force-pushes main as `--force` would; `git push origin :main` (or
+  // `+:main`) deletes main as `--delete main` would (`:` alone pushes matching branches).
+  if (program === "git" && cmdWords.includes("push")) {
+    if (cmdWords.some((w) => w.startsWith("+"))) cmdFlags.add("-f");
+    if (cmdWords.some((w) => /^\+?:./s.test(w))) cmdFlags.add("-d");
+  }
   let ok: boolean;
   if (mode === "strict") {
     ok = words.every((w, i) => cmdWords[i] === w) && !args.slice(0, words.length).some((w) => w.dynamic);

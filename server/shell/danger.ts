@@ -50,7 +50,7 @@ function dangerousCommand([name, ...args]: Args): string | undefined {
       const sub = args.find((a) => !a.startsWith("-"));
       if (
         sub === "push" &&
-        (/(^|\s)(-f|--force|--force-with-lease|--mirror|--delete)/.test(flags) ||
+        (/(^|\s)(-f|--force|--force-with-lease|--mirror|--delete|--prune)/.test(flags) ||
           args.some((a) => a.startsWith("+") || a.startsWith(":")))
       ) {
         return "force-pushes or deletes on the remote, which can erase other people's commits";

@@ -9,6 +9,8 @@ export interface Word {
   readonly dynamic: boolean;
   /** Dynamic only through filename globbing (`*.ts`): no variable, no substitution. */
   readonly globOnly?: boolean;
+  /** Dynamic, yet always exactly one word (`"$X"`): bash neither drops nor splits it. */
+  readonly oneWord?: boolean;
 }
 
 export interface SimpleCommand {

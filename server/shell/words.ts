@@ -96,5 +96,7 @@ function stringOf(node: Node): Word {
     if (child.type === "string_content") text += child.text;
   }
   text += source.slice(at - node.startIndex, end - node.startIndex);
-  return dynamic ? { text: source, dynamic } : { text: unescapeDouble(text), dynamic: false };
+  // `"$@"` and `"${a[@]}"` make as many words as there are elements; other quoted text is one.
+  if (dynamic) return source.includes("@") ? { text: source, dynamic } : { text: source, dynamic, oneWord: true };
+  return { text: unescapeDouble(text), dynamic: false };
 }

@@ -1,8 +1,12 @@
 // Commands that run other commands. Known wrappers (`env`, `timeout`, `nohup`, `sudo`, `xargs`,
 // `find -exec`, ...) are looked through: the wrapper is listed (a rule may name it) and so is
-// the command it runs. A static `sh -c '…'`, `eval '…'` or `watch '…'` string is analysed in
-// turn; anything these run that cannot be read from the line is opaque.
+// the command it runs, found by reading the wrapper's options as it does (wrapper-options.ts).
+// A static `sh -c '…'`, `eval '…'` or `watch '…'` string is analysed in turn; anything these
+// run that cannot be read from the line, or a program whose place the analysis cannot be sure
+// of (an option it does not know, a value bash may drop), is opaque.
 import type { SimpleCommand, ShellAnalysis, Word } from "./types";
+import { getopt } from "./getopt";
+import { shellScripts, WATCH, WRAPPERS } from "./wrapper-options";
 
 export interface Context {
   /** stdin is a pipe or a redirect. */
@@ -12,47 +16,7 @@ export interface Context {
   analyse(text: string): ShellAnalysis;
 }
 
-// Options that take a separate value, so `timeout -s KILL 5 rm x` skips `KILL`; leading
-// operands are skipped too (timeout's duration).
-const WRAPPERS: Record<string, { argOptions: string[]; leadingOperands?: number }> = {
-  env: { argOptions: ["-u", "--unset", "-C", "--chdir"] },
-  sudo: { argOptions: ["-u", "-g", "-h", "-p", "-C", "-D", "-U", "-r", "-t", "-T"] },
-  doas: { argOptions: ["-u", "-C"] },
-  nice: { argOptions: ["-n", "--adjustment"] },
-  nohup: { argOptions: [] },
-  setsid: { argOptions: [] },
-  time: { argOptions: ["-f", "-o"] },
-  command: { argOptions: [] },
-  builtin: { argOptions: [] },
-  exec: { argOptions: ["-a"] },
-  stdbuf: { argOptions: ["-i", "-o", "-e"] },
-  timeout: { argOptions: ["-s", "--signal", "-k", "--kill-after"], leadingOperands: 1 },
-  chroot: { argOptions: ["--userspec", "--groups"], leadingOperands: 1 },
-  ionice: { argOptions: ["-c", "-n", "-p"] },
-  chrt: { argOptions: [], leadingOperands: 1 },
-  taskset: { argOptions: [], leadingOperands: 1 },
-  xargs: {
-    argOptions: [
-      "-n",
-      "-L",
-      "-P",
-      "-I",
-      "-i",
-      "-d",
-      "-E",
-      "-e",
-      "-s",
-      "-a",
-      "--max-args",
-      "--max-procs",
-      "--delimiter",
-      "--arg-file",
-      "--replace",
-    ],
-  },
-};
-
-export const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "busybox", "rbash"]);
+export const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "rbash"]);
 export const INTERPRETERS =
   /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|tclsh|awk|gawk|mawk|nawk|osascript|Rscript|irb|jshell|groovy|scala|julia|ghci|runghc)$/;
 
@@ -181,7 +145,6 @@ function sedScriptRuns(w: Word): boolean {
   return !!m && (m[1] === "f" || (m[2] !== "" && !PLAIN_SED.test(m[2])));
 }
 
-const isAssignment = (w: Word) => !w.dynamic && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.text);
 // Variables whose value changes what a later program is or what it loads and runs.
 export const SENSITIVE_VARIABLE =
   /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|IFS|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|NODE_OPTIONS|NODE_PATH|RUBYOPT|RUBYLIB|PERLLIB|XDG_\w+|PERL5\w*|PYTHON\w*|LD_\w+|DYLD_\w+|GIT_\w+|npm_config_\w+|NPM_CONFIG_\w+)$/;
@@ -207,14 +170,7 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
     if (!staticArgs) return [opaque(cmd, "`eval` of text only known at run time")];
     return [cmd, ...inner(ctx.analyse(args.map((w) => w.text).join(" ")), "eval")];
   }
-  if (program === "watch") {
-    const rest = args.filter(
-      (w, i) => !(w.text.startsWith("-") || (i > 0 && ["-n", "-d", "--interval"].includes(args[i - 1].text))),
-    );
-    if (rest.length === 0) return [cmd];
-    if (rest.some((w) => w.dynamic)) return [opaque(cmd, "`watch` of a command only known at run time")];
-    return [cmd, ...inner(ctx.analyse(rest.map((w) => w.text).join(" ")), "watch")];
-  }
+  if (program === "watch") return watch(cmd, args, ctx);
   if (SHELLS.has(program)) return shell(cmd, args, ctx);
   if (INTERPRETERS.test(program)) {
     const script = args.find((w) => !w.text.startsWith("-") || w.text === "-");
@@ -228,53 +184,89 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
     return [{ ...cmd, runsCode: "a sed script can run commands (`e`)" }];
   if (program === "git") return [git(cmd, args)];
   if (program === "find") return find(cmd, args, ctx);
-  const wrapper = Object.hasOwn(WRAPPERS, program) ? WRAPPERS[program] : undefined;
-  if (!wrapper) return [cmd];
-  if (program === "command" && args.some((w) => /^-[a-zA-Z]*[vV]/.test(w.text))) return [cmd];
-  let i = 0;
-  let operands = wrapper.leadingOperands ?? 0;
-  while (i < args.length) {
-    const w = args[i];
-    if (w.dynamic) return [opaque(cmd, `\`${program}\` with options only known at run time`)];
-    if (w.text === "--") {
-      i++;
-      break;
-    }
-    if (program === "env" && /^(-S|--split-string)/.test(w.text))
-      return [opaque(cmd, "`env -S` splits a string into a command")];
-    if (program === "sudo" && /^-[a-zA-Z]*[si]/.test(w.text)) return [opaque(cmd, "`sudo` starting a shell")];
-    if (w.text.startsWith("-") && w.text.length > 1) {
-      i += wrapper.argOptions.includes(w.text) ? 2 : 1;
-      continue;
-    }
-    if (program === "env" && isAssignment(w)) {
-      if (SENSITIVE_VARIABLE.test(w.text.slice(0, w.text.indexOf("="))))
-        return [opaque(cmd, `\`env ${w.text.split("=")[0]}=…\` changes what the program runs`)];
-      i++;
-      continue;
-    }
-    if (operands > 0) {
-      operands--;
-      i++;
-      continue;
-    }
-    break;
+  if (program === "busybox") return busybox(cmd, args, ctx);
+  return wrapped(cmd, args, ctx);
+}
+
+// A known wrapper: its options read as it reads them (wrapper-options.ts), then what it runs.
+// Where the analysis cannot be sure which word that is, the wrapper is opaque, never guessed.
+function wrapped(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+  const program = cmd.argv[0];
+  const spec = Object.hasOwn(WRAPPERS, program) ? WRAPPERS[program] : undefined;
+  if (!spec) return [cmd];
+  const parsed = getopt(args, spec.options);
+  if (!parsed.ok) return [opaque(cmd, `\`${program}\` ${parsed.reason}`)];
+  const names = parsed.options.map((o) => o.name);
+  if (program === "env" && names.some((n) => n === "-S" || n === "--split-string"))
+    return [opaque(cmd, "`env -S` splits a string into a command")];
+  if ((program === "sudo" || program === "doas") && names.some((n) => /^(-s|-i|--shell|--login)$/.test(n)))
+    return [opaque(cmd, `\`${program}\` starting a shell`)];
+  if (program === "command" && names.some((n) => n === "-v" || n === "-V")) return [cmd];
+  let i = parsed.next;
+  // GNU env reads a lone `-` after its options as `-i`.
+  if (program === "env" && !args[i]?.dynamic && args[i]?.text === "-") i++;
+  // env and sudo take every word with a `=` (not first) as a variable, whatever its name.
+  for (; spec.assignments && i < args.length && !args[i].dynamic && /^[^=]+=/.test(args[i].text); i++) {
+    const name = args[i].text.slice(0, args[i].text.indexOf("="));
+    if (SENSITIVE_VARIABLE.test(name)) return [opaque(cmd, `\`${program} ${name}=…\` changes what the program runs`)];
   }
-  // A wrapper with nothing to run is itself the command (`env` prints the environment).
-  if (i >= args.length) return [cmd];
-  const words = args.slice(i);
-  // xargs appends what it reads from its input: arguments nobody can read from the line.
-  if (program === "xargs") words.push({ text: "<input of xargs>", dynamic: true });
+  for (let n = spec.leadingOperands ?? 0; n > 0 && i < args.length; n--, i++) {
+    const w = args[i];
+    if (w.dynamic && !w.oneWord) return [opaque(cmd, `\`${program}\` with an operand only known at run time`)];
+    if (spec.operandShape && !w.dynamic && !spec.operandShape.test(w.text))
+      return [opaque(cmd, `\`${program}\` with an operand it may not read as one (\`${w.text}\`)`)];
+  }
+  // A wrapper with nothing to run is itself the command (`env` prints the environment), but
+  // chroot then starts a shell.
+  if (i >= args.length)
+    return program === "chroot" ? [opaque(cmd, "`chroot` without a command starts a shell")] : [cmd];
+  let words = args.slice(i);
+  if (program === "xargs") {
+    const replace = xargsReplace(parsed.options);
+    if (replace === null) return [opaque(cmd, "`xargs` with a replacement string only known at run time")];
+    // xargs appends what it reads from its input, or puts it in place of the replacement
+    // string: arguments nobody can read from the line.
+    if (replace === undefined) words.push({ text: "<input of xargs>", dynamic: true });
+    else words = words.map((w) => (w.text.includes(replace) ? { text: w.text, dynamic: true } : w));
+  }
   return [cmd, ...unwrap(fromWords(words, program), ctx)];
 }
 
+// The string xargs replaces with its input (`-I R`, `-i[R]`, `--replace[=R]`, the last one
+// given); null when only known at run time.
+function xargsReplace(options: readonly { name: string; value?: Word }[]): string | null | undefined {
+  let replace: string | null | undefined;
+  for (const o of options) {
+    if (o.name !== "-I" && o.name !== "-i" && o.name !== "--replace") continue;
+    replace = o.value === undefined ? "{}" : o.value.dynamic ? null : o.value.text;
+  }
+  return replace === "" ? undefined : replace;
+}
+
+// `watch [options] command…`: the words joined and run by `sh -c`, or as they are with `-x`.
+function watch(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+  const parsed = getopt(args, WATCH);
+  if (!parsed.ok) return [opaque(cmd, `\`watch\` ${parsed.reason}`)];
+  const rest = args.slice(parsed.next);
+  if (rest.length === 0) return [cmd];
+  if (rest.some((w) => w.dynamic)) return [opaque(cmd, "`watch` of a command only known at run time")];
+  if (parsed.options.some((o) => o.name === "-x" || o.name === "--exec"))
+    return [cmd, ...unwrap(fromWords(rest, "watch"), ctx)];
+  return [cmd, ...inner(ctx.analyse(rest.map((w) => w.text).join(" ")), "watch")];
+}
+
+// `busybox rm -rf /` runs its applet as the command.
+function busybox(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+  if (args.length === 0) return [cmd];
+  if (args[0].dynamic || args[0].text.startsWith("-"))
+    return [opaque(cmd, "`busybox` with an applet or option the analysis cannot read")];
+  return [cmd, ...unwrap(fromWords(args, "busybox"), ctx)];
+}
+
 function shell(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
-  const c = args.findIndex((w) => !w.dynamic && /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w.text));
-  if (c < 0) return [opaque(cmd, `\`${cmd.argv[0]}\` runs a script the analysis cannot read`)];
-  const script = args[c + 1];
-  if (!script || script.dynamic || args.slice(0, c).some((w) => w.dynamic))
-    return [opaque(cmd, `\`${cmd.argv[0]} -c\` of text only known at run time`)];
-  return [cmd, ...inner(ctx.analyse(script.text), cmd.argv[0])];
+  const found = shellScripts(cmd.argv[0], args);
+  if ("opaque" in found) return [opaque(cmd, `\`${cmd.argv[0]}\` with ${found.opaque}`)];
+  return [cmd, ...found.scripts.flatMap((s) => inner(ctx.analyse(s.text), cmd.argv[0]))];
 }
 
 // `find … -exec cmd {} ;` runs cmd once per match, with the match as an argument.
