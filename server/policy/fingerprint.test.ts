@@ -47,6 +47,61 @@ describe("fingerprints", () => {
     expect(arityPrefix(["cat", "a", "b", "c"])).toEqual(["cat"]);
   });
 
+  // An option's value is no sub-command word: `git -C sub log` is `git log`, never `git sub`.
+  it.each([
+    ["git -C sub log", "git -C sub push origin main"],
+    ["git -C sub log", "git -C sub config alias.x '!touch pwned'"],
+    ["git --git-dir=.git log", "git --git-dir=.git push"],
+    ["git --work-tree w log", "git --work-tree w push"],
+    ["kubectl -n prod get pods", "kubectl -n prod delete deployment api"],
+    ["kubectl --context prod get pods", "kubectl --context prod delete pod x"],
+    ["kubectl config --kubeconfig k view", "kubectl config --kubeconfig k use-context prod"],
+    ["npm --prefix web test", "npm --prefix web publish"],
+    ["npm -w web test", "npm -w web publish"],
+    ["npm run --prefix web test", "npm run --prefix web deploy"],
+    ["npm run -s test", "npm run -s deploy"],
+    ["make -C app test", "make -C app deploy"],
+    ["make -f build.mk test", "make -f build.mk deploy"],
+    ["python3 -W ignore test.py", "python3 -W ignore evil.py"],
+    ["python3 -m pytest", "python3 -m pip install evil"],
+    ["cargo +nightly test", "cargo +nightly publish"],
+    ["cargo +nightly test", "cargo test"],
+    ["docker -H tcp://h:2375 ps", "docker -H tcp://h:2375 run --privileged alpine"],
+    ["docker compose -f x.yml ps", "docker compose -f x.yml down"],
+    ["aws --region eu s3 ls", "aws --region eu s3 rb s3://b"],
+    // an option the table does not know: only the exact command
+    ["npm --frob web test", "npm --frob web publish"],
+    ["npm --frob web test", "npm --frob x test"],
+    ["npm --script-shell=./evil.sh test", "npm --script-shell=./other.sh test"],
+    ["git --frob x log", "git --frob x push"],
+    ["node -r ./a.js test.js", "node -r ./evil.js test.js"],
+  ])("approving `%s` does not cover `%s`", (approved, later) => {
+    expect(covers(approved, later)).toBe(false);
+  });
+
+  it.each([
+    ["git -C sub log", "git log -p"],
+    ["git -C sub log", "git -C other log"],
+    ["kubectl -n prod get pods", "kubectl get deployments"],
+    ["npm --prefix web test", "npm test -- --watch"],
+    ["python3 -W ignore test.py", "python3 test.py --fast"],
+    ["python3 -m pytest", "python3 -m pytest -x"],
+    ["cargo +nightly test", "cargo +nightly test --release"],
+    ["npm --frob web test", "npm --frob web test"],
+  ])("approving `%s` covers `%s`", (approved, later) => {
+    expect(covers(approved, later)).toBe(true);
+  });
+
+  it("the card names what is approved", () => {
+    const allows = (line: string) => describeKeys(sessionKeys({ tool: "shell", command: line }));
+    expect(allows("git -C sub log")).toBe("git log *");
+    expect(allows("kubectl -n prod get pods")).toBe("kubectl get *");
+    expect(allows("python3 -W ignore test.py")).toBe("python3 test.py *");
+    expect(allows("python3 -m pytest tests")).toBe("python3 -m pytest *");
+    expect(allows("cargo +nightly test")).toBe("cargo +nightly test *");
+    expect(allows("npm --frob web test")).toBe("exactly `npm --frob web test`");
+  });
+
   it("URL tools are keyed by host, others by tool", () => {
     expect(sessionKeys({ tool: "fetch_url", urls: ["https://Docs.Example.com/a?b"] })).toEqual([
       "fetch_url:host:docs.example.com",

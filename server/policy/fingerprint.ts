@@ -1,13 +1,16 @@
 // Approval fingerprints. A rejection is remembered by the exact call (name + canonical
 // arguments). A session approval is remembered by what it semantically covers: for a shell
 // command, each simple command of the shared shell analysis cut to its arity (`npm test` covers
-// `npm test -- --watch`, never `npm publish`); a command with words known only at run time, an
+// `npm test -- --watch`, never `npm publish`; options before those words are read as the
+// program reads them, arity.ts, and one it does not know narrows the approval to the exact
+// command); a command with words known only at run time, an
 // assignment or a dangerous flag is covered only by itself; an opaque command, or a write to a
 // file that steers git, gets a key no approval grants. For a URL, its host; otherwise the tool.
 import { createHash } from "node:crypto";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
 import { isDangerous } from "../shell/danger";
 import { steersGit } from "./git-paths";
+import { subcommandWords } from "./arity";
 
 /** JSON with object keys sorted, so equal arguments give equal bytes. */
 export function canonicalJson(value: unknown): string {
@@ -89,18 +92,17 @@ const ARITY: Record<string, number> = {
   "bundle exec": 3,
 };
 
-/** The leading words of `argv` that an approval for the session covers. */
-export function arityPrefix(argv: readonly string[]): string[] {
-  const words = argv.filter((w, i) => i === 0 || !w.startsWith("-"));
-  let arity = ARITY[words[0]] ?? 1;
-  for (let n = Math.min(words.length, 3); n >= 2; n--) {
-    const key = words.slice(0, n).join(" ");
-    if (ARITY[key] !== undefined) {
-      arity = ARITY[key];
-      break;
-    }
-  }
-  return words.slice(0, arity);
+/**
+ * The leading words of `argv` that an approval for the session covers: the program and its
+ * sub-command words, found as the program reads them (arity.ts). Undefined when an option
+ * before them may take a value or change what runs: then only the exact command is covered.
+ */
+export function arityPrefix(argv: readonly string[]): string[] | undefined {
+  return subcommandWords(argv, (words) => {
+    let arity = ARITY[words[0]] ?? 1;
+    if (words.length >= 2 && ARITY[`${words[0]} ${words[1]}`] !== undefined) arity = ARITY[`${words[0]} ${words[1]}`];
+    return arity;
+  });
 }
 
 export interface CallFacts {
@@ -144,7 +146,9 @@ function commandKey(tool: string, c: SimpleCommand): string {
   ) {
     return `${tool}:exact:${[...c.assignments, ...c.argv].join(" ")}`;
   }
-  return `${tool}:cmd:${arityPrefix(c.argv).join(" ")}`;
+  const prefix = arityPrefix(c.argv);
+  if (!prefix) return `${tool}:exact:${c.argv.join(" ")}`;
+  return `${tool}:cmd:${prefix.join(" ")}`;
 }
 
 // An argument naming a file that steers git (`cp x .git/config`, `tee tools/HEAD`); to git
