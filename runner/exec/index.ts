@@ -12,7 +12,8 @@ import { limitsFromEnv, type Limits } from "./limits";
 import { NON_INTERACTIVE_ENV, scrubEnv } from "./env";
 import { WorkspaceNetwork } from "./netns";
 import { PtyManager } from "./pty";
-import { SandboxConfigError, sandboxed, sandboxInfo, type SandboxMode } from "./sandbox";
+import { helperSandbox } from "./helper-sandbox";
+import { SandboxConfigError, sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
 import { SHELL_END_SESSION } from "../../server/protocol/exec-ops";
 import { checkOps } from "../checks/ops";
@@ -86,24 +87,13 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
   const sandbox = sandboxInfo(config.sandbox);
   // The checkpoints' shadow repositories too (made now: a folder that does not exist hides nothing).
   const hide = hiddenFolders([...config.hide, ...(host.hide ?? []), ensureCheckpointRoot()]);
-  // The runner's own ripgrep and git on the workspace run in the same sandbox, network off.
+  // The runner's own ripgrep and git on the workspace run in the same sandbox, network off; git
+  // under the commands' limits too (helper-sandbox.ts).
   const root = host.workspace.root;
-  if (sandbox.available)
-    host.workspace.helpers.useSandbox((argv, o) =>
-      sandboxed(
-        sandbox,
-        {
-          workspace: root,
-          cwd: o.cwd,
-          network: false,
-          newSession: true,
-          hide,
-          readOnly: o.readOnly,
-          writable: o.writable,
-        },
-        argv,
-      ),
-    );
+  const helpers = sandbox.available
+    ? helperSandbox(sandbox, { workspace: root, hide, limits: config.limits })
+    : undefined;
+  if (helpers) host.workspace.helpers.useSandbox(helpers.wrap);
   const base = scrubEnv(process.env, { allow: config.envAllow });
   const log = logFn("exec");
   const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: config.hostNetwork, log });
@@ -144,6 +134,7 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
     dispose: async () => {
       await shell.dispose();
       await network.dispose();
+      await helpers?.dispose();
     },
   };
 }

@@ -55,6 +55,8 @@ export interface SandboxSpec {
    * gives each command a PID namespace and /proc of its own, then drops it (DROP_MOUNT_CAP).
    */
   keepMountCap?: boolean;
+  /** A seccomp program bwrap reads from this descriptor and applies to the command (seccomp.ts). */
+  seccompFd?: number;
 }
 
 export function findOnPath(name: string): string | undefined {
@@ -175,6 +177,7 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
   ];
   if (!spec.network) args.push("--unshare-net");
   if (spec.newSession) args.push("--new-session");
+  if (spec.seccompFd !== undefined) args.push("--seccomp", String(spec.seccompFd));
   // Entered as root of the namespace's user namespace (a runner that is not root): its own uid inside.
   if (spec.network && spec.enter?.length) {
     args.push("--uid", String(process.getuid?.() ?? 0), "--gid", String(process.getgid?.() ?? 0));

@@ -1,8 +1,9 @@
 // ide_commit: the Changes panel's Commit. Stages and commits everything changed inside the
 // workspace folder (a workspace in a subfolder of a repository commits that subfolder only).
 // Repository hooks do not run, nor any other program the repository's configuration names
-// (workspace/git.ts): they are the repository's programs, and the runner process is not
-// sandboxed; a commit that needs them is made from the terminal.
+// (workspace/git.ts): they are the agent's to plant, and a commit that needs them is made from
+// the terminal. With a sandbox, git runs in it and writes only a repository inside the
+// workspace: a workspace in a subfolder of a repository then commits from the terminal.
 import { PERSON_FILE_OPS, type PersonCommit } from "../../server/protocol/person-file-ops";
 import { git, identityArgs } from "../workspace/git";
 import { defineOp } from "../ops";
@@ -26,15 +27,18 @@ export const ideCommit = defineOp({
           "The workspace is not in a git repository with a first commit, so there is nothing to commit to (git init and a first commit in the terminal start one).",
       };
     }
-    const add = await git(root, ["add", "-A", "--", "."], { writes: true, worktree: true });
+    // Submodules left out of `add`: git runs `git status` in each to see whether it is dirty, a
+    // process the sandboxed git may not start (workspace/git.ts); their new commits are staged
+    // from the terminal.
+    const staged = await git(root, ["ls-files", "-s", "-z", "--", "."]);
+    const gitlinks = staged.stdout
+      .split("\0")
+      .map((l) => /^160000 [0-9a-f]+ \d+\t(.*)$/s.exec(l)?.[1])
+      .filter((p): p is string => p !== undefined)
+      .map((p) => `:(exclude,literal,top)${p}`);
+    const add = await git(root, ["add", "-A", "--", ".", ...gitlinks], { writes: true, worktree: true });
     if (add.code !== 0) return { ok: false, output: `git add failed: ${explainGitError(add.stderr)}` };
-    if (
-      (
-        await git(root, ["diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", "."], {
-          statusOnly: true,
-        })
-      ).code === 0
-    )
+    if ((await git(root, ["diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--", "."])).code === 0)
       return { ok: false, output: "Nothing to commit: the workspace has no changes." };
     const commit = await git(
       root,

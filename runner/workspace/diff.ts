@@ -99,9 +99,9 @@ export class WorkspaceDiff {
    *  enclosing repository ignores (the default `./.quiver/workspace` in a Quiver checkout) is
    *  not: git would see none of its files, so its changes are kept against the baseline. */
   async inGit(): Promise<boolean> {
-    const r = await git(this.host, ["rev-parse", "--verify", "-q", "HEAD"], { statusOnly: true });
+    const r = await git(this.host, ["rev-parse", "--verify", "-q", "HEAD"]);
     if (r.code !== 0) return false;
-    return (await git(this.host, ["check-ignore", "-q", "."], { statusOnly: true })).code !== 0;
+    return (await git(this.host, ["check-ignore", "-q", "."])).code !== 0;
   }
 
   /** The unified diff, optionally restricted to `paths` (workspace-relative). */

@@ -16,7 +16,7 @@ import { GitRemoteError, cloneRemote, fetchRemote, pullRemote, pushRemote } from
 /** What the panel shows without reaching the network. */
 export async function remoteStatus(host: GitHost): Promise<GitRemoteStatus> {
   const none: GitRemoteStatus = { origin: null, branch: null, ahead: null, behind: null };
-  if ((await git(host, ["rev-parse", "--is-inside-work-tree"], { statusOnly: true })).code !== 0) return none;
+  if ((await git(host, ["rev-parse", "--is-inside-work-tree"])).code !== 0) return none;
   const origin = (await git(host, ["config", "--get", "remote.origin.url"])).stdout.trim() || null;
   const branch = (await git(host, ["symbolic-ref", "-q", "--short", "HEAD"])).stdout.trim() || null;
   if (!branch) return { ...none, origin };

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { lstat, readdir, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { GitCredentialInput, RemoteUrl } from "../../server/protocol/git-remote";
-import { SAFE_GIT, git, type GitHost } from "./git";
+import { git, gitCommand, runGit, sendSeccomp, type GitHost } from "./git";
 import { explainNetError, netGit, privateRepo } from "./git-remote";
 
 export class GitRemoteError extends Error {}
@@ -95,18 +95,20 @@ async function transfer(
       signal,
     },
   );
-  const cmd = host.helpers.spawn(["git", ...SAFE_GIT, "index-pack", "--stdin", "--fix-thin"], {
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: "/dev/null",
-    GIT_TERMINAL_PROMPT: "0",
+  const cmd = gitCommand(host, ["index-pack", "--stdin", "--fix-thin"]);
+  const index = spawn(cmd.file, cmd.args, {
+    cwd: cmd.cwd,
+    env: cmd.env,
+    stdio: ["pipe", "ignore", "pipe", cmd.fd3],
+    signal,
   });
-  const index = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "ignore", "pipe"], signal });
+  sendSeccomp(index, cmd.seccomp);
   pack.stdin.end([...tips, ...haves.map((h) => `^${h}`)].join("\n") + "\n");
-  pack.stdout.pipe(index.stdin);
-  for (const s of [pack.stdin, index.stdin]) s.on("error", () => undefined);
+  pack.stdout.pipe(index.stdin!);
+  for (const s of [pack.stdin, index.stdin!]) s.on("error", () => undefined);
   let err = "";
   pack.stderr.on("data", (d) => (err += d));
-  index.stderr.on("data", (d) => (err += d));
+  index.stderr!.on("data", (d) => (err += d));
   const done = (c: ReturnType<typeof spawn>) =>
     new Promise<number>((resolve) => (c.on("error", () => resolve(1)), c.on("close", (code) => resolve(code ?? 1))));
   const [a, b] = await Promise.all([done(pack), done(index)]);
@@ -159,19 +161,8 @@ async function fetchPrivate(host: GitHost, dir: string, opts: SyncOptions, haves
 /** Sets the workspace's refs in one transaction (`update-ref --stdin`). */
 async function updateRefs(host: GitHost, lines: string[]): Promise<void> {
   if (lines.length === 0) return;
-  const cmd = host.helpers.spawn(["git", ...SAFE_GIT, "update-ref", "-m", "quiver: fetch", "--stdin"], {
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: "/dev/null",
-  });
-  const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "ignore", "pipe"] });
-  let err = "";
-  child.stderr.on("data", (d) => (err += d));
-  child.stdin.on("error", () => undefined);
-  child.stdin.end(lines.join("\n") + "\n");
-  const code = await new Promise<number>(
-    (resolve) => (child.on("error", () => resolve(1)), child.on("close", (c) => resolve(c ?? 1))),
-  );
-  if (code !== 0) throw new GitRemoteError(`updating the workspace's branches failed: ${err.trim()}`);
+  const r = await runGit(host, ["update-ref", "-m", "quiver: fetch", "--stdin"], { stdin: lines.join("\n") + "\n" });
+  if (r.code !== 0) throw new GitRemoteError(`updating the workspace's branches failed: ${r.stderr.trim()}`);
 }
 
 /** Fetch: the remote's branches become `origin/*` in the workspace, its new tags are added. */

@@ -3,8 +3,10 @@
 // name, as any program does, so a folder swapped for a link while they run can lead them out.
 // When the runner's commands are sandboxed (the exec extension says so through useSandbox),
 // they run in the same sandbox, network off: whatever a race leads them to is then only what
-// the agent's own commands can already read. Unsandboxed, they start in the directory the
-// root's descriptor holds and read by name below it, as the person's own commands do.
+// the agent's own commands can already read, and all they can write is the workspace. Nothing
+// of the runner's on the workspace runs outside that sandbox when there is one. Unsandboxed (the
+// agent's commands then are too), they start in the directory the root's descriptor holds and
+// read by name below it, as the person's own commands do.
 import type { WorkspaceFs } from "./fs-at";
 
 export interface HelperSpawn {
@@ -15,10 +17,19 @@ export interface HelperSpawn {
 }
 
 /** Wraps argv for the sandbox, started in `cwd` (a real path inside the workspace). */
-export type SandboxWrap = (
-  argv: string[],
-  opts: { cwd: string; readOnly: string[]; writable?: string[] },
-) => { file: string; args: string[] };
+export type SandboxWrap = (argv: string[], opts: { cwd: string } & SpawnOpts) => { file: string; args: string[] };
+
+export interface SpawnOpts {
+  /** Files the program needs that the sandbox hides (ripgrep's binary inside Quiver's install). */
+  readOnly?: string[];
+  /** Folders of the runner's own bound writable (the checkpoints' shadow repository). */
+  writable?: string[];
+  /** Under the commands' resource limits (runner/exec/helper-sandbox.ts): for git, which a
+   *  repository can make run programs. */
+  limited?: boolean;
+  /** A seccomp program on this descriptor of the spawned process (runner/exec/seccomp.ts). */
+  seccompFd?: number;
+}
 
 // Enough for git and ripgrep; nothing of the runner's own secrets (its token, model keys).
 const KEEP = /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TERM|LC_[A-Z]+|GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE))$/;
@@ -37,26 +48,12 @@ export class Helpers {
     return this.wrap !== undefined;
   }
 
-  /**
-   * The command line for `argv` run at the workspace root. `readOnly`: files the program needs
-   * that the sandbox hides (ripgrep's binary inside Quiver's install). `unsandboxed`: for a git
-   * whose repository lies outside the workspace, which the sandbox would not let it write.
-   * `writable`: folders of the runner's own bound writable (the checkpoints' shadow repository).
-   */
-  spawn(
-    argv: string[],
-    env: Record<string, string>,
-    opts: { readOnly?: string[]; writable?: string[]; unsandboxed?: boolean } = {},
-  ): HelperSpawn {
+  /** The command line for `argv` run at the workspace root, in the sandbox when there is one. */
+  spawn(argv: string[], env: Record<string, string>, opts: SpawnOpts = {}): HelperSpawn {
     const base: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(process.env)) if (KEEP.test(k)) base[k] = v;
     const full = { ...base, ...env } as NodeJS.ProcessEnv;
-    if (this.wrap && !opts.unsandboxed)
-      return {
-        ...this.wrap(argv, { cwd: this.files.root, readOnly: opts.readOnly ?? [], writable: opts.writable }),
-        cwd: "/",
-        env: full,
-      };
+    if (this.wrap) return { ...this.wrap(argv, { ...opts, cwd: this.files.root }), cwd: "/", env: full };
     return { file: argv[0], args: argv.slice(1), cwd: this.files.cwd, env: full };
   }
 }
