@@ -220,3 +220,21 @@ describe("a deny holds through a wrapper's options and a shell's -c options", ()
     expect(applyMode("auto", d, { tool: shellTool, input: { command: line } }).action).toBe("ask");
   });
 });
+
+// A sub-command git does not have may be an alias the repository's configuration defines (planted
+// by an earlier write: `printf '[alias]\n\tp = pu%s\n' sh >> .git/config`) or the line gives.
+describe("a deny of a git sub-command and a git alias", () => {
+  it.each(["git p origin main", "git -c alias.p=push p", "git -C sub p", "git --frobnicate push2"])(
+    "%j may be the denied sub-command: asked about, and auto mode does not run it",
+    (line) => {
+      const d = run(line, denyPush, approved(line));
+      expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
+      expect(applyMode("auto", d, { tool: shellTool, input: { command: line } }).action).toBe("ask");
+    },
+  );
+
+  it.each(["git status", "git log --oneline", "git -C sub commit -m x", "git lfs pull"])(
+    "%j is one of git's own, so no question of the rule",
+    (line) => expect(run(line, denyPush, approved(line)).decision).not.toMatch(/^policy_/),
+  );
+});

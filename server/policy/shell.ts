@@ -1,8 +1,11 @@
 // How a policy rule's command prefix (`git push`, `rm -rf`) matches one simple command of the
 // shared shell analysis (server/shell/analyse.ts). A word only known at run time could be any
 // word, so it can neither satisfy an allow rule nor rule out a deny or ask rule. An option is
-// compared in the form the program reads it: `rm --recursive --force` is `rm -rf`.
+// compared in the form the program reads it: `rm --recursive --force` is `rm -rf`. A git
+// sub-command that is not one of git's own may be an alias of the one a rule names.
 import { analyseShell, basename, type SimpleCommand } from "../shell/analyse";
+import { subcommandWords } from "./arity";
+import { GIT_COMMANDS } from "./git-commands";
 
 export { basename };
 
@@ -140,7 +143,15 @@ export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "str
   }
   ok &&= flags.every((f) => cmdFlags.has(f));
   if (ok) return mode === "strict" && (dynamic || unseen) ? "maybe" : "yes";
+  if (mode === "loose" && program === "git" && words.length > 0 && mayBeGitAlias(command.argv)) return "maybe";
   return dynamic || unseen ? "maybe" : "no";
+}
+
+/** Whether a git command's sub-command may be an alias (not one of git's own), or cannot be told. */
+function mayBeGitAlias(argv: readonly string[]): boolean {
+  const named = subcommandWords(argv, () => 2);
+  if (!named) return true; // an option before it that the table does not know
+  return named.length > 1 && !GIT_COMMANDS.has(named[1]);
 }
 
 /**
