@@ -1,7 +1,10 @@
 // The environment a command sees: the runner's own, minus anything that looks like a credential
-// (the runner's token, provider keys, URLs with passwords), plus a few settings that keep tools non-interactive.
+// (the runner's token, provider keys, URLs with passwords) and Quiver's own settings, plus a few settings that keep tools non-interactive.
 
 const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i;
+// Quiver's own settings (the server's and the runner's: where its MCP configuration, data and
+// hidden folders are, its limits) are none of a command's business, and name files worth reading.
+const QUIVER_OWN = /^QUIVER_/;
 // DATABASE_URL=postgres://user:pw@host carries a password under an innocent name.
 const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
 
@@ -21,7 +24,7 @@ export function scrubEnv(base: NodeJS.ProcessEnv, options: EnvOptions = {}): Rec
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(base)) {
     if (value === undefined) continue;
-    if ((isSecretName(name) || URL_WITH_PASSWORD.test(value)) && !allow.has(name)) continue;
+    if ((isSecretName(name) || URL_WITH_PASSWORD.test(value) || QUIVER_OWN.test(name)) && !allow.has(name)) continue;
     out[name] = value;
   }
   return { ...out, ...options.extra };

@@ -189,7 +189,7 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
     expect(r.meta!.totalBytes).toBeGreaterThan(300_000);
   });
 
-  it("scrubs secret-looking variables unless allow-listed", async () => {
+  it("scrubs secret-looking variables and Quiver's own settings unless allow-listed", async () => {
     make(
       {
         MY_API_KEY: "k1",
@@ -200,6 +200,10 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
         KEEP_TOKEN: "kept",
         PLAIN: "visible",
         SITE_URL: "https://example.com/x",
+        // Quiver's own settings: where its MCP configuration (servers' tokens) and data are.
+        QUIVER_MCP_CONFIG: "/etc/quiver/mcp.json",
+        QUIVER_DATA_DIR: "/srv/quiver",
+        QUIVER_SANDBOX_HIDE: "/srv/quiver",
       },
       ["KEEP_TOKEN"],
     );
@@ -214,6 +218,10 @@ describe.each(modes)("shell (sandbox %s)", (mode) => {
       "AWS_SECRET_ACCESS_KEY",
       "DATABASE_URL",
       "hunter2",
+      "QUIVER_MCP_CONFIG",
+      "mcp.json",
+      "QUIVER_DATA_DIR",
+      "QUIVER_SANDBOX_HIDE",
     ]) {
       expect(r.output).not.toContain(secret);
     }
