@@ -9,8 +9,8 @@ import {
   fstatSync,
   fsync,
   openSync,
+  read,
   readdirSync,
-  readFile,
   renameSync,
   rmdirSync,
   unlinkSync,
@@ -23,7 +23,29 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O
 
 /** Non-blocking: a FIFO planted in the workspace must not hang the runner on open. */
 export const READ_FLAGS = O_RDONLY | O_NONBLOCK | O_NOCTTY;
-export const readFd = promisify(readFile) as (fd: number) => Promise<Buffer>;
+const readAt = promisify(read);
+const CHUNK = 1024 * 1024;
+
+/**
+ * At most `max` bytes of `fd` from its start, and whether it holds more. Not readFile: that sizes
+ * its buffer from its own fstat and reads to the end, so a file a command grows (a sparse
+ * `truncate -s 1G`) between the caller's size check and the read was read whole, past any cap.
+ */
+export async function readUpTo(fd: number, max: number): Promise<{ data: Buffer; more: boolean }> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const want = Math.min(CHUNK, max - total);
+    if (want <= 0) break;
+    const chunk = Buffer.allocUnsafe(want);
+    const { bytesRead } = await readAt(fd, chunk, 0, want, total);
+    if (bytesRead === 0) return { data: Buffer.concat(chunks, total), more: false };
+    chunks.push(bytesRead === want ? chunk : chunk.subarray(0, bytesRead));
+    total += bytesRead;
+  }
+  const { bytesRead } = await readAt(fd, Buffer.alloc(1), 0, 1, total);
+  return { data: Buffer.concat(chunks, total), more: bytesRead > 0 };
+}
 const fsyncFd = promisify(fsync);
 
 /** Temp files of atomic writes carry this mark (the watcher ignores them). */
@@ -48,7 +70,9 @@ export async function readChild(dir: number, name: string, max: number): Promise
   }
   try {
     const st = fstatSync(fd);
-    return st.isFile() && st.size <= max ? await readFd(fd) : null;
+    if (!st.isFile() || st.size > max) return null;
+    const { data, more } = await readUpTo(fd, max);
+    return more ? null : data;
   } finally {
     closeSync(fd);
   }

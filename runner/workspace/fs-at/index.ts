@@ -18,7 +18,7 @@ import {
   type Stats,
 } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { readChild, readFd, READ_FLAGS, removeEntry, replaceIn } from "./fd";
+import { readChild, readUpTo, READ_FLAGS, removeEntry, replaceIn } from "./fd";
 import { at, fdPath, PathError, walk, type Walked, type WalkOptions } from "./walk";
 
 export { at, fdPath, isInside, PathError, MAX_LINK_HOPS } from "./walk";
@@ -160,7 +160,10 @@ export class WorkspaceFs {
         if (st.isDirectory()) return { kind: "dir" };
         if (!st.isFile()) return { kind: "other" };
         if (opts.maxBytes !== undefined && st.size > opts.maxBytes) return { kind: "large", size: st.size };
-        return { kind: "file", data: await readFd(fd), mode: st.mode & 0o7777 };
+        // What was there at the fstat, at most: a file grown since is cut there, or too large.
+        const { data, more } = await readUpTo(fd, opts.maxBytes ?? st.size);
+        if (more && opts.maxBytes !== undefined) return { kind: "large", size: Math.max(st.size, data.length + 1) };
+        return { kind: "file", data, mode: st.mode & 0o7777 };
       } finally {
         if (fd !== w.fd) closeSync(fd);
       }
