@@ -7,6 +7,10 @@ async function searchRoot(ctx: OpContext, path: string | undefined): Promise<str
   if (!path) return [];
   const target = await ctx.workspace.resolve(path, "read");
   if (!target.exists) throw new Error(`${path} does not exist`);
+  // ripgrep opens a path it is named blocking: a FIFO there held the call to its deadline.
+  const stats = ctx.workspace.files.stat(path)?.stats;
+  if (stats && !stats.isFile() && !stats.isDirectory())
+    throw new Error(`${path} is not a file or folder (a pipe, socket or device): nothing to search`);
   return target.rel ? ["--", target.rel] : [];
 }
 

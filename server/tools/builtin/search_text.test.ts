@@ -1,6 +1,7 @@
 // search_text on a real runner (ripgrep): literal and regex, case rules, .gitignore honoured,
-// path/glob filters, bounded output with a marker.
+// path/glob filters, bounded output with a marker, a pipe refused.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { runnerHarness } from "../../testing/runner";
 import { searchTextTool } from "./search_text";
@@ -44,6 +45,16 @@ describe("search_text", () => {
     expect((await h.call(searchTextTool, { pattern: "nothing-like-this" })).output).toBe("No matches.");
     expect((await h.call(searchTextTool, { pattern: "(", regex: true })).error).toMatch(/search failed/);
     expect((await h.call(searchTextTool, { pattern: "x", path: "/etc" })).error).toMatch(/outside the workspace/);
+  });
+
+  it("refuses a path naming a pipe at once, rather than waiting on it to its deadline", async () => {
+    execFileSync("mkfifo", [`${h.dir}/src/pipe`]);
+    const started = Date.now();
+    const r = await h.call(searchTextTool, { pattern: "foo", path: "src/pipe" });
+    expect(r.error).toMatch(/not a file or folder/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // A folder holding it is searched as before (ripgrep skips what is not a file there).
+    expect((await h.call(searchTextTool, { pattern: "foo", path: "src" })).output).toContain("src/a.ts:1:");
   });
 
   it("bounds the result with a marker", async () => {
