@@ -2,13 +2,15 @@
 // rest read-only, private /tmp, own PID namespace, no network unless granted and then the
 // workspace's namespace without the host's loopback (netns.ts), dies with the runner, nothing
 // of Quiver's visible: its data, source and install folders masked, no CAP_SYS_ADMIN to unmask
-// them), else directly with a report that the runner is unsandboxed, which off loopback must
-// be chosen (checkUnsandboxed).
+// them, no setuid, setgid or file capability on what it writes: a seccomp filter, seccomp.ts),
+// else directly with a report that the runner is unsandboxed, which off loopback must be chosen
+// (checkUnsandboxed).
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { RunnerSandbox } from "../../server/protocol/runner";
 import { coverArgs, hostSockets } from "./host-sockets";
+import { noSuidFilter } from "./seccomp";
 
 export type SandboxMode = "auto" | "off" | "require";
 
@@ -55,7 +57,10 @@ export interface SandboxSpec {
    * gives each command a PID namespace and /proc of its own, then drops it (DROP_MOUNT_CAP).
    */
   keepMountCap?: boolean;
-  /** A seccomp program bwrap reads from this descriptor and applies to the command (seccomp.ts). */
+  /**
+   * A seccomp program bwrap reads from this descriptor and applies to the command instead of
+   * noSuidFilter: one of seccomp.ts's, which all include it (bwrap before 0.5 takes one program).
+   */
   seccompFd?: number;
 }
 
@@ -137,8 +142,9 @@ function probe(mode: SandboxMode): SandboxInfo {
     return { available: false, kind: "none", reason: `not supported on ${process.platform}` };
   const bwrap = findOnPath("bwrap");
   if (!bwrap) return { available: false, kind: "none", reason: "bubblewrap (bwrap) is not installed" };
-  const args = bwrapArgs(bwrap, { workspace: "/tmp", cwd: "/tmp", network: false, newSession: true }, ["true"]).args;
-  const r = spawnSync(bwrap, args, { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
+  // With the seccomp filter (sandboxed commands run under one), so a kernel that refuses it says so here.
+  const cmd = bwrapArgs(bwrap, { workspace: "/tmp", cwd: "/tmp", network: false, newSession: true }, ["true"]);
+  const r = spawnSync(cmd.file, cmd.args, { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
   if (r.status !== 0) {
     const why = r.error?.message ?? (r.stderr?.toString().trim() || `exit ${r.status ?? r.signal}`);
     return { available: false, kind: "none", reason: `bwrap does not work here: ${why}` };
@@ -177,16 +183,36 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
   ];
   if (!spec.network) args.push("--unshare-net");
   if (spec.newSession) args.push("--new-session");
+  // No setuid, setgid or file capability on anything the sandbox writes (seccomp.ts).
+  const filter = spec.seccompFd === undefined ? noSuidFilter() : undefined;
   if (spec.seccompFd !== undefined) args.push("--seccomp", String(spec.seccompFd));
+  else if (filter) args.push("--seccomp", String(FILTER_FD));
   // Entered as root of the namespace's user namespace (a runner that is not root): its own uid inside.
   if (spec.network && spec.enter?.length) {
     args.push("--uid", String(process.getuid?.() ?? 0), "--gid", String(process.getgid?.() ?? 0));
     if (spec.resolvConf) args.push("--ro-bind", spec.resolvConf.file, spec.resolvConf.at);
   }
   args.push("--chdir", spec.cwd, "--", ...argv);
-  if (spec.network && spec.enter?.length)
-    return { file: spec.enter[0], args: [...spec.enter.slice(1), bwrap, ...args] };
-  return { file: bwrap, args };
+  const run = spec.network && spec.enter?.length ? [...spec.enter, bwrap, ...args] : [bwrap, ...args];
+  const full = filter ? [...feedFilter(filter), ...run] : run;
+  return { file: full[0], args: full.slice(1) };
+}
+
+/** Where bwrap reads the filter that feedFilter hands it. */
+const FILTER_FD = 9;
+
+/**
+ * The argv prefix that gives bwrap `filter` on FILTER_FD: a bash, outside the sandbox and every
+ * namespace, that pipes it there and execs the rest (bwrap reads it, then closes it). A prefix
+ * and not a descriptor of the spawn, so it works whoever spawns: node-pty passes none.
+ */
+function feedFilter(filter: Buffer): string[] {
+  const escaped = [...filter].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
+  // Two steps: `exec "$@" 9< <(…)` would also leave the substitution's own descriptor open in
+  // bwrap. The wait (the filter fits a pipe's buffer, so printf ends unread) keeps printf from
+  // becoming bwrap's child, which a terminal's leader would take for the sandbox (launch.ts).
+  const script = `exec ${FILTER_FD}< <(printf %b "$0"); wait $!; exec "$@"`;
+  return [findOnPath("bash") ?? "bash", "--norc", "--noprofile", "-c", script, escaped];
 }
 
 const inside = (path: string, dir: string) => path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
