@@ -363,6 +363,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       workspace: env.workspaceDir,
       workspacesRoot: join(env.dataDir, "workspaces"),
       dataDir: env.dataDir,
+      hideFiles: env.QUIVER_MCP_CONFIG ? [env.QUIVER_MCP_CONFIG] : [],
       host: env.HOST,
       logLevel: env.QUIVER_LOG_LEVEL,
       log,

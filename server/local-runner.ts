@@ -6,7 +6,7 @@
 // and the server's log level (QUIVER_LOG_LEVEL); its log lines go to the server's own stderr;
 // a runner that exits for its configuration (exit code 2) says why once and is not restarted.
 import { spawn, type ChildProcess } from "node:child_process";
-import { delimiter, join } from "node:path";
+import { delimiter, join, resolve } from "node:path";
 import { compiledEntry } from "./build/compiled";
 import type { LogLevel } from "./protocol/log-line";
 
@@ -20,6 +20,8 @@ export interface LocalRunnerOptions {
   workspacesRoot?: string;
   /** The server's data folder: hidden from commands along with `root`. */
   dataDir?: string;
+  /** Files of the server's that commands must not read either (the MCP configuration, with its servers' tokens). */
+  hideFiles?: string[];
   /** The interface the server binds (HOST). */
   host?: string;
   /** The server's QUIVER_LOG_LEVEL, which the runner logs at too (the server may have it from elsewhere than process.env). */
@@ -46,6 +48,7 @@ export class LocalRunner {
     const hide = [
       root,
       ...(dataDir ? [dataDir] : []),
+      ...(this.options.hideFiles ?? []).map((f) => resolve(f)),
       ...(process.env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean),
     ];
     const child = spawn(

@@ -97,6 +97,23 @@ describe.runIf(bwrap)("what a sandboxed command and terminal can see", () => {
     expect(screen).toMatch(/cookie-secret: No such file/);
     pty.close();
   }, 60_000);
+
+  it("not a file of the server's it is told to hide (the MCP configuration): it cannot be read", async () => {
+    const etc = await realpath(await mkdtemp("/var/tmp/quiver-etc-"));
+    dirs.push(etc);
+    const config = join(etc, "mcp.json");
+    await writeFile(config, '{"servers":{"gh":{"env":{"GITHUB_TOKEN":"MCP-TOKEN-42"}}}}\n');
+    await writeFile(join(etc, "beside.txt"), "visible\n");
+    const workspace = await tempDir("quiver-ws-");
+    dirs.push(workspace);
+    await connect(workspace, { QUIVER_SANDBOX: "auto", QUIVER_SANDBOX_HIDE: config });
+    const r = await shell(`cat ${config}; echo "[$(wc -c < ${config})]"; cat ${etc}/beside.txt`);
+    expect(r.meta).toMatchObject({ sandboxed: true });
+    expect(r.output).not.toContain("MCP-TOKEN-42");
+    // /dev/null bound over it, on a mount without devices: refused, or empty.
+    expect(r.output).toMatch(/mcp.json: Permission denied|\[0\]/);
+    expect(r.output).toContain("visible"); // the folder around it is not hidden
+  }, 60_000);
 });
 
 describe("the order of mounts", () => {

@@ -64,9 +64,10 @@ function configLimits(env: NodeJS.ProcessEnv): Limits {
 }
 
 /**
- * The folders to mask, as real paths (bwrap mounts over what a path resolves to): the runner's
- * own install folder always, then the configured ones (the local runner is given the server's
- * data and source folders). One that does not exist hides nothing and is left out.
+ * What to mask, as real paths (bwrap mounts over what a path resolves to): the runner's own
+ * install folder always, then the configured ones (the local runner is given the server's data
+ * and source folders, and files such as its MCP configuration). One that does not exist hides
+ * nothing and is left out; a folder gets an empty tmpfs over it, a file /dev/null (sandbox.ts).
  */
 export function hiddenFolders(configured: readonly string[]): string[] {
   const out: string[] = [];
@@ -75,7 +76,8 @@ export function hiddenFolders(configured: readonly string[]): string[] {
       throw new SandboxConfigError(`QUIVER_SANDBOX_HIDE takes absolute paths (got ${JSON.stringify(dir)})`);
     try {
       const real = realpathSync(dir);
-      if (statSync(real).isDirectory() && !out.includes(real)) out.push(real);
+      const st = statSync(real);
+      if ((st.isDirectory() || st.isFile()) && !out.includes(real)) out.push(real);
     } catch {
       /* absent: nothing to hide */
     }

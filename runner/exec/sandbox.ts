@@ -6,7 +6,7 @@
 // else directly with a report that the runner is unsandboxed, which off loopback must be chosen
 // (checkUnsandboxed).
 import { spawnSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { RunnerSandbox } from "../../server/protocol/runner";
 import { coverArgs, hostSockets } from "./host-sockets";
@@ -49,7 +49,8 @@ export interface SandboxSpec {
   /**
    * Absolute real paths of folders no command may see (Quiver's data folder, its source and
    * install): each is covered by an empty read-only tmpfs. The workspace stays visible and
-   * writable even when it lies inside one; a mask inside the workspace is applied over it.
+   * writable even when it lies inside one; a mask inside the workspace is applied over it. A file
+   * here (the server's MCP configuration) reads as empty (/dev/null over it).
    */
   hide?: string[];
   /**
@@ -226,7 +227,9 @@ const inside = (path: string, dir: string) => path.startsWith(dir.endsWith("/") 
 export function mountArgs(spec: SandboxSpec): string[] {
   const w = spec.workspace;
   const readOnly = spec.readOnly ?? [];
-  const hide = [...new Set(spec.hide ?? [])].filter((m) => m !== w && m !== "/").sort((a, b) => a.length - b.length);
+  const masked = [...new Set(spec.hide ?? [])].filter((m) => m !== w && m !== "/");
+  const files = masked.filter(isFile);
+  const hide = masked.filter((m) => !files.includes(m)).sort((a, b) => a.length - b.length);
   const outer = hide.filter((m) => !inside(m, w));
   const tmpfs = (dirs: string[]) => dirs.flatMap((m) => ["--tmpfs", m]);
   return [
@@ -240,7 +243,17 @@ export function mountArgs(spec: SandboxSpec): string[] {
     ...tmpfs(hide.filter((m) => inside(m, w))),
     // Read-only last: bwrap creates the mount points of the binds above inside these tmpfs.
     ...hide.flatMap((m) => ["--remount-ro", m]),
+    // A file to hide (one a masked folder does not hide already) reads as empty.
+    ...files.filter((f) => !hide.some((m) => inside(f, m))).flatMap((f) => ["--ro-bind", "/dev/null", f]),
   ];
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** argv wrapped for the sandbox when there is one, unchanged otherwise. */
