@@ -13,6 +13,8 @@ export interface RestoreResult {
   kept: string[];
   /** Set when it was done (not a dry run): restoring to it undoes this restore. */
   undoCheckpointId?: string;
+  /** Files among `changes` that could not be restored, with why (Undo still undoes the rest). */
+  failed?: Array<{ path: string; reason: string }>;
 }
 
 export interface RewindResult {

@@ -20,7 +20,7 @@ import { revertHunk } from "./hunk";
 import { recordPersonEdits } from "./person-edits";
 import { restoreTo } from "./restore";
 import { ShadowError, ShadowRepo } from "./shadow";
-import { changedPaths, commitTree, hasCommit, snapshotTree } from "./snapshot";
+import { changedPaths, commitTree, hasCommit, leftOutOf, snapshotTree } from "./snapshot";
 
 const shadows = new WeakMap<Workspace, ShadowRepo>();
 
@@ -66,7 +66,7 @@ const createOp = defineOp({
       ]);
       const parent = parentKept ? input.parent : undefined;
       const [commit, changed] = await Promise.all([
-        commitTree(shadow, snap.tree, parent, refKey(ctx.sessionId)),
+        commitTree(shadow, snap.tree, parent, refKey(ctx.sessionId), leftOutOf(snap)),
         changedPaths(shadow, parent, snap.tree),
       ]);
       const filesChanged = changed.length;
@@ -103,9 +103,17 @@ const restoreOp = defineOp({
       const { paths, ...result } = await restoreTo(shadow, input, refKey(ctx.sessionId), head);
       if (paths.length) ctx.filesChanged(paths);
       const verb = input.dryRun ? "would change" : "restored";
+      const failed = result.failed ?? [];
+      // Still ok: the files changed before the failure are undone by undoCommit, which must reach the server.
+      const not = failed.length
+        ? `; ${failed.length} not restored: ${failed
+            .slice(0, 20)
+            .map((f) => `${f.path} (${f.reason})`)
+            .join("; ")}`
+        : "";
       return {
         ok: true,
-        output: `${verb} ${result.changes.length} file(s); kept ${result.kept.length} the person edited`,
+        output: `${verb} ${result.changes.length - failed.length} file(s); kept ${result.kept.length} the person edited${not}`,
         meta: result,
       };
     }),

@@ -1,19 +1,29 @@
 // Restoring the workspace to a snapshot: the files as they are now are snapshotted first (the
 // restore's undo), the difference to the target is computed by git, and each differing file is
 // written back through the workspace's descriptor (fs-at: no link on the way is followed out,
-// no write lands in .git) with its exact bytes and git's mode (0644, 0755, or a link with its
-// exact target); files the target lacks are deleted, with the folders they leave empty. The
-// person's own edits made through the IDE after the target was taken are left as they are
-// unless the caller says otherwise (person-edits.ts).
+// no write lands in .git) with its exact bytes and git's exec bit; files the target lacks are
+// deleted, with the folders they leave empty, except what the target itself left out (ignored
+// by its own .gitignore files, over the size cap, a nested repository: ignore.ts), which a
+// restore never deletes. Everything it will write is read out of the shadow into a stage folder
+// first (stage.ts), so reading the target cannot fail halfway through; only then is the undo
+// committed and the workspace changed, and a file that cannot be changed from there on is
+// reported in `failed` with the undo (never a bare refusal the undo is lost with).
+// Permission bits: a file that exists keeps its own (only the exec bit follows git); a file
+// put back gets the bits the target's notes recorded (a restore's undo records those of every
+// file it changes), else 0644 or 0755. The person's own edits made through the IDE after the
+// target was taken are left as they are unless the caller says otherwise (person-edits.ts).
 import { randomBytes } from "node:crypto";
-import { renameSync, symlinkSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fchmodSync, openSync, readFileSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
+import type { Stats } from "node:fs";
 import type { CheckpointRestored, CheckpointRestoreInput, RestoreChange } from "../../server/protocol/checkpoint-ops";
 import { at } from "../workspace/fs-at";
 import { TEMP_MARK } from "../workspace/atomic";
 import { rawDiff, type RawEntry } from "./diff";
+import { leftOutBy } from "./ignore";
 import { editedSince } from "./person-edits";
-import { nulList, type ShadowRepo } from "./shadow";
-import { commitTime, commitTree, snapshotTree } from "./snapshot";
+import { nulList, ShadowError, type ShadowRepo } from "./shadow";
+import { commitNotes, commitTime, commitTree, leftOutOf, snapshotTree, type CommitNotes } from "./snapshot";
+import { stageBlobs, type Staged } from "./stage";
 
 export async function restoreTo(
   shadow: ShadowRepo,
@@ -22,7 +32,14 @@ export async function restoreTo(
   parent: string | undefined,
 ): Promise<CheckpointRestored & { paths: string[] }> {
   const now = await snapshotTree(shadow);
-  const entries = (await rawDiff(shadow, now.tree, input.to, input.paths)).filter((e) => !e.gitlink);
+  const all = (await rawDiff(shadow, now.tree, input.to, input.paths)).filter((e) => !e.gitlink);
+  // A file now that the target lacks because the target left it out is not the agent's creation.
+  const spared = await leftOutBy(
+    shadow,
+    input.to,
+    all.filter((e) => e.status === "D").map((e) => e.path),
+  );
+  const entries = all.filter((e) => !spared.has(e.path));
   const counts = await lineCounts(shadow, now.tree, input.to, input.paths);
   const kept: string[] = [];
   let todo = entries;
@@ -38,9 +55,50 @@ export async function restoreTo(
     ...(counts.get(e.path) ?? { added: 0, removed: 0 }),
   }));
   if (input.dryRun) return { changes, kept, paths: [] };
-  const undoCommit = await commitTree(shadow, now.tree, parent, key);
-  const failed = await apply(shadow, todo);
-  return { changes, kept, undoCommit, paths: todo.map((e) => e.path), ...(failed.length ? { failed } : {}) };
+  const target = await commitNotes(shadow, input.to);
+  const writes = todo.filter((e) => e.status !== "D");
+  // Nothing is changed yet: a failure here (a blob unreadable, the disk full) is a plain refusal.
+  const staged = await stageBlobs(shadow, writes).catch((err: Error) => {
+    throw new ShadowError(`nothing was changed: the restore could not read what it would write: ${err.message}`);
+  });
+  try {
+    const undoCommit = await commitTree(shadow, now.tree, parent, key, undoNotes(shadow, now, todo));
+    const failed = await apply(shadow, todo, staged, target.modes);
+    return { changes, kept, undoCommit, paths: todo.map((e) => e.path), ...(failed.length ? { failed } : {}) };
+  } finally {
+    staged.dispose();
+  }
+}
+
+/** The undo's notes: what `now` left out, and the permission bits of the files about to change. */
+function undoNotes(shadow: ShadowRepo, now: Parameters<typeof leftOutOf>[0], todo: RawEntry[]): CommitNotes {
+  const notes = leftOutOf(now);
+  for (const e of todo) {
+    if (e.status === "A") continue;
+    const st = lstatOf(shadow, e.path);
+    if (!st?.isFile()) continue;
+    const bits = st.mode & 0o777;
+    if (bits !== 0o644 && bits !== 0o755) notes.modes.set(e.path, bits);
+  }
+  return notes;
+}
+
+function lstatOf(shadow: ShadowRepo, path: string): Stats | undefined {
+  try {
+    return shadow.workspace.files.lstat(path)?.stats;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The bits a written file gets: those it has (a file being restored), else those the target
+ * recorded, else git's; then the exec bit as git has it (x only where r is: never more readable).
+ */
+export function modeFor(gitMode: string, existing: Stats | undefined, recorded: number | undefined): number {
+  const base = existing?.isFile() ? existing.mode & 0o777 : (recorded ?? (gitMode === "100755" ? 0o755 : 0o644));
+  if (gitMode !== "100755") return base & ~0o111;
+  return base | 0o100 | ((base & 0o044) >> 2);
 }
 
 /** Lines each file gains and loses going from `from` to `to` (binary files: 0 and 0). */
@@ -70,26 +128,12 @@ async function lineCounts(
   return map;
 }
 
-/** Blobs' bytes by id, read in one `cat-file --batch`. */
-async function blobs(shadow: ShadowRepo, ids: string[]): Promise<Map<string, Buffer>> {
-  const unique = [...new Set(ids)];
-  const map = new Map<string, Buffer>();
-  if (unique.length === 0) return map;
-  const out = await shadow.ok(["cat-file", "--batch"], { input: unique.join("\n") + "\n" });
-  let pos = 0;
-  while (pos < out.length) {
-    const nl = out.indexOf(10, pos);
-    const header = out.subarray(pos, nl).toString();
-    const m = /^([0-9a-f]{40}) blob (\d+)$/.exec(header);
-    if (!m) throw new Error(`unexpected cat-file answer: ${header.slice(0, 100)}`);
-    const size = Number(m[2]);
-    map.set(m[1], out.subarray(nl + 1, nl + 1 + size));
-    pos = nl + 1 + size + 1;
-  }
-  return map;
-}
-
-async function apply(shadow: ShadowRepo, entries: RawEntry[]): Promise<{ path: string; reason: string }[]> {
+async function apply(
+  shadow: ShadowRepo,
+  entries: RawEntry[],
+  staged: Staged,
+  modes: Map<string, number>,
+): Promise<{ path: string; reason: string }[]> {
   const files = shadow.workspace.files;
   const failed: { path: string; reason: string }[] = [];
   const fail = (path: string, err: unknown) => failed.push({ path, reason: (err as Error).message });
@@ -97,32 +141,56 @@ async function apply(shadow: ShadowRepo, entries: RawEntry[]): Promise<{ path: s
   const deletions = entries
     .filter((e) => e.status === "D" || e.status === "T")
     .sort((a, b) => b.path.length - a.path.length);
+  const before = new Map<string, Stats | undefined>();
   for (const e of deletions) {
     try {
-      if (files.lstat(e.path)) files.unlink(e.path);
+      before.set(e.path, files.lstat(e.path)?.stats);
+      if (before.get(e.path)) files.unlink(e.path);
       if (e.status === "D") removeEmptyParents(shadow, e.path);
     } catch (err) {
       fail(e.path, err);
     }
   }
-  const writes = entries.filter((e) => e.status !== "D");
-  const data = await blobs(
-    shadow,
-    writes.map((e) => e.newBlob),
-  );
-  for (const e of writes) {
+  for (const e of entries.filter((x) => x.status !== "D")) {
     try {
-      const bytes = data.get(e.newBlob);
-      if (!bytes) throw new Error("its content is missing from the checkpoint");
       const st = files.lstat(e.path)?.stats;
       if (st?.isDirectory()) files.rmdir(e.path);
-      if (e.newMode === "120000") writeLink(shadow, e.path, bytes.toString("utf8"));
-      else await files.writeFile(e.path, bytes, e.newMode === "100755" ? 0o755 : 0o644);
+      if (e.newMode === "120000") {
+        const link = staged.link(e.path);
+        if (link === undefined) throw new Error("its content is missing from the checkpoint");
+        writeLink(shadow, e.path, link);
+        continue;
+      }
+      const name = staged.file(e.path);
+      if (name === undefined) throw new Error("its content is missing from the checkpoint");
+      await place(shadow, staged, name, e.path, modeFor(e.newMode, st ?? before.get(e.path), modes.get(e.path)));
     } catch (err) {
       fail(e.path, err);
     }
   }
   return failed;
+}
+
+/** Moves a staged file into place (its bits set first); across a mount inside the workspace, copies it. */
+async function place(shadow: ShadowRepo, staged: Staged, name: string, path: string, mode: number): Promise<void> {
+  const files = shadow.workspace.files;
+  const fd = openSync(at(staged.dir, name), constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
+  }
+  const w = files.walk(path, { write: true, create: true });
+  try {
+    renameSync(at(staged.dir, name), at(w.dir, w.name));
+    return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+  } finally {
+    w.close();
+  }
+  // One file at a time: at most one file's bytes are held.
+  await files.writeFile(path, readFileSync(at(staged.dir, name)), mode);
 }
 
 /** A link with exactly this target, made under a temporary name and renamed over the path. */

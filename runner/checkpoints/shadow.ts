@@ -10,10 +10,11 @@
 // .gitattributes) turns off line-ending conversion, filters, ident and working-tree-encoding, so
 // what is stored is the file's bytes. git runs like the runner's other helpers: in the commands'
 // sandbox with the network off, the shadow folder alone bound writable (helpers.ts).
-import { execFile, spawn } from "node:child_process";
+import { execFile, spawn, type ChildProcessByStdio } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { PROJECT_ROOT } from "../exec/bundle";
 import { SAFE_GIT } from "../workspace/git";
 import type { Workspace } from "../workspace/workspace";
@@ -96,6 +97,20 @@ export interface GitRun {
 
 export class ShadowError extends Error {}
 
+export interface GitOptions {
+  /** Run in this folder of the shadow's (its path as the sandbox binds it) instead of the workspace. */
+  dir?: string;
+  /** false: without --literal-pathspecs. */
+  literal?: boolean;
+}
+
+/**
+ * The most output one git run may hand back in memory (paths, ids, a diff's text). Every
+ * restore of every workspace can hold this much at once, so it is kept well under the runner's
+ * memory; tests lower it to check that nothing of a file's size comes through it.
+ */
+export const gitLimits = { maxOutput: 64 * 1024 * 1024 };
+
 export class ShadowRepo {
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -150,20 +165,38 @@ export class ShadowRepo {
     return next;
   }
 
-  /** git on the shadow with the work tree at the workspace root; `input` goes to its stdin. */
-  git(args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<GitRun> {
+  /** The command line of one git on the shadow (in the commands' sandbox when there is one). */
+  private command(args: string[], opts: GitOptions) {
     const argv = [
       "git",
       ...SAFE_GIT,
       "-c",
       "safe.directory=*",
-      "--literal-pathspecs",
+      // check-ignore refuses pathspec magic, even "literal": its caller prefixes "./" instead.
+      ...(opts.literal === false ? [] : ["--literal-pathspecs"]),
+      // A scratch work tree of the shadow's own (the ignore rules of a checkpoint, ignore.ts).
+      ...(opts.dir ? ["-C", opts.dir] : []),
       `--git-dir=${this.dir}`,
       "--work-tree=.",
       ...args,
     ];
-    const cmd = this.workspace.helpers.spawn(argv, GIT_ENV, { writable: [this.dir] });
-    const max = opts.maxBuffer ?? 256 * 1024 * 1024;
+    return this.workspace.helpers.spawn(argv, GIT_ENV, { writable: [this.dir] });
+  }
+
+  /** git with its stdout as a stream (blobs of any size go through it a piece at a time, stage.ts). */
+  spawn(args: string[], opts: GitOptions = {}): ChildProcessByStdio<Writable, Readable, Readable> {
+    const cmd = this.command(args, opts);
+    return spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "pipe", "pipe"] });
+  }
+
+  /**
+   * git on the shadow with the work tree at the workspace root; `input` goes to its stdin. Its
+   * output is held in memory, so it is cut (and the run fails) past `maxBuffer`, by default
+   * gitLimits.maxOutput: file contents never come this way, only lists of paths and ids.
+   */
+  git(args: string[], opts: GitOptions & { input?: Buffer | string; maxBuffer?: number } = {}): Promise<GitRun> {
+    const cmd = this.command(args, opts);
+    const max = opts.maxBuffer ?? gitLimits.maxOutput;
     if (opts.input === undefined) {
       return new Promise((done) =>
         execFile(
@@ -202,7 +235,7 @@ export class ShadowRepo {
   }
 
   /** git that must succeed: its stdout, or a ShadowError with its stderr. */
-  async ok(args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
+  async ok(args: string[], opts: GitOptions & { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
     const r = await this.git(args, opts);
     if (r.code !== 0)
       throw new ShadowError(

@@ -3,13 +3,29 @@
 // each checked with lstat through the workspace's descriptor: a regular file over the size cap
 // is left out (and taken out of the index if an earlier snapshot had it), a folder git lists on
 // its own (a nested repository) is left out, everything else (files, links) is added as it is.
-// The index then gives the tree; a commit records it with the runner's clock in its message.
+// The index then gives the tree; a commit records it with the runner's clock in its message,
+// and below it what git cannot: the paths the snapshot left out besides ignored files (over the
+// cap, nested repositories), which a restore to it must not delete, and permission bits other
+// than git's 0644/0755 (a restore's undo records those of the files it is about to change).
 import { maxFileBytes, nulList, type ShadowRepo } from "./shadow";
 
 export interface Snapshot {
   tree: string;
   skipped: { path: string; size: number }[];
+  /** Folders holding a repository of their own (left out), without the trailing slash. */
+  nested: string[];
 }
+
+/** What a commit's message keeps beside the tree. */
+export interface CommitNotes {
+  /** Files and folders the snapshot left out for their size or as nested repositories. */
+  leftOut: string[];
+  /** Permission bits (0o777) of files whose bits are not git's 0644 or 0755. */
+  modes: Map<string, number>;
+}
+
+/** Notes past this many are not kept (the message stays small; a restore then only has the ignore rules). */
+const MAX_NOTES = 20_000;
 
 const AT = /^quiver checkpoint at=(\d+)/;
 
@@ -24,6 +40,7 @@ export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
   const update: string[] = [];
   const drop: string[] = [];
   const skipped: Snapshot["skipped"] = [];
+  const nested: string[] = [];
   // git stores nothing beyond a link to a folder (a folder swapped for one reads as deleted).
   const dirs = new Map<string, boolean>();
   const realDir = (dir: string): boolean => {
@@ -38,7 +55,10 @@ export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
   };
   for (const path of new Set(listed)) {
     // A folder git lists by itself holds a repository of its own: its files are not ours to copy.
-    if (path.endsWith("/")) continue;
+    if (path.endsWith("/")) {
+      nested.push(path.slice(0, -1));
+      continue;
+    }
     const st = realDir(path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "")
       ? lstatOf(shadow, path)
       : undefined;
@@ -61,7 +81,7 @@ export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
       input: update.join("\0") + "\0",
     });
   const tree = (await shadow.ok(["write-tree"])).toString().trim();
-  return { tree, skipped };
+  return { tree, skipped, nested };
 }
 
 function lstatOf(shadow: ShadowRepo, path: string) {
@@ -72,15 +92,27 @@ function lstatOf(shadow: ShadowRepo, path: string) {
   }
 }
 
+/** The notes of a snapshot: what it left out. */
+export const leftOutOf = (snap: Snapshot): CommitNotes => ({
+  leftOut: [...snap.skipped.map((s) => s.path), ...snap.nested],
+  modes: new Map(),
+});
+
 /** A commit of `tree` (after `parent`), kept reachable under refs/quiver/<key>. */
 export async function commitTree(
   shadow: ShadowRepo,
   tree: string,
   parent: string | undefined,
   key: string,
+  notes?: CommitNotes,
 ): Promise<string> {
-  const args = ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", `quiver checkpoint at=${Date.now()}`];
-  const commit = (await shadow.ok(args)).toString().trim();
+  const lines = [`quiver checkpoint at=${Date.now()}`, ""];
+  for (const p of (notes?.leftOut ?? []).slice(0, MAX_NOTES)) lines.push(`left-out ${JSON.stringify(p)}`);
+  for (const [p, m] of [...(notes?.modes ?? [])].slice(0, MAX_NOTES))
+    lines.push(`mode ${m.toString(8)} ${JSON.stringify(p)}`);
+  // The message on stdin: a long list of notes would not fit in one argument.
+  const args = ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-F", "-"];
+  const commit = (await shadow.ok(args, { input: lines.join("\n") + "\n" })).toString().trim();
   await shadow.ok(["update-ref", `refs/quiver/${key}`, commit]);
   return commit;
 }
@@ -90,6 +122,23 @@ export async function commitTime(shadow: ShadowRepo, commit: string): Promise<nu
   const msg = (await shadow.ok(["cat-file", "commit", commit])).toString();
   const body = msg.slice(msg.indexOf("\n\n") + 2);
   return Number(AT.exec(body)?.[1] ?? 0);
+}
+
+/** The notes commitTree wrote in `commit`'s message (none in commits made before there were notes). */
+export async function commitNotes(shadow: ShadowRepo, commit: string): Promise<CommitNotes> {
+  const msg = (await shadow.ok(["cat-file", "commit", commit])).toString();
+  const notes: CommitNotes = { leftOut: [], modes: new Map() };
+  for (const line of msg.slice(msg.indexOf("\n\n") + 2).split("\n")) {
+    try {
+      const left = /^left-out (".*")$/.exec(line);
+      if (left) notes.leftOut.push(JSON.parse(left[1]) as string);
+      const mode = /^mode ([0-7]{1,4}) (".*")$/.exec(line);
+      if (mode) notes.modes.set(JSON.parse(mode[2]) as string, parseInt(mode[1], 8) & 0o777);
+    } catch {
+      /* not a note of ours */
+    }
+  }
+  return notes;
 }
 
 /** Whether `commit` is a commit of this shadow (a row can outlive a shadow folder someone removed). */

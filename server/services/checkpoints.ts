@@ -62,6 +62,8 @@ export interface RestoreResult {
   changes: RestoreChange[];
   kept: string[];
   undoCheckpointId?: string;
+  /** Files among `changes` that could not be restored, with why (the rest was; Undo undoes that). */
+  failed?: { path: string; reason: string }[];
 }
 
 export interface RestoreRequest {
@@ -360,10 +362,20 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
           type: "notice",
           level: "warn",
           code: "checkpoint.partial",
-          text: `Not restored: ${done.failed.map((f) => `${f.path} (${f.reason})`).join("; ")}`,
+          text: `Restored ${done.changes.length - done.failed.length} of ${done.changes.length} file(s); not restored: ${done.failed
+            .slice(0, 20)
+            .map((f) => `${f.path} (${f.reason})`)
+            .join(
+              "; ",
+            )}${done.failed.length > 20 ? ` and ${done.failed.length - 20} more` : ""}. Undo puts back what was restored.`,
         });
       }
-      return { changes: done.changes, kept: done.kept, undoCheckpointId: undo.id };
+      return {
+        changes: done.changes,
+        kept: done.kept,
+        undoCheckpointId: undo.id,
+        ...(done.failed?.length ? { failed: done.failed } : {}),
+      };
     },
 
     async beforeChange(sessionId) {

@@ -10,8 +10,16 @@ import type { RewindKind } from "./turn-menu";
 import styles from "./rewind.module.css";
 
 function describe({ kind, result }: RewindDone): string {
-  const n = result.files?.changes.length ?? 0;
-  const files = `${n} ${n === 1 ? "file" : "files"} restored`;
+  const failed = result.files?.failed ?? [];
+  const n = (result.files?.changes.length ?? 0) - failed.length;
+  // A restore that failed partway still offers Undo: the bar says what was not restored.
+  const not = failed.length
+    ? `; ${failed.length} not restored: ${failed
+        .slice(0, 3)
+        .map((f) => `${f.path} (${f.reason})`)
+        .join(", ")}${failed.length > 3 ? "…" : ""}`
+    : "";
+  const files = `${n} ${n === 1 ? "file" : "files"} restored${not}`;
   const turns = `${result.turnIds.length} ${result.turnIds.length === 1 ? "turn" : "turns"} rewound`;
   return kind === "files" ? files : kind === "conversation" ? turns : `${turns}, ${files}`;
 }
