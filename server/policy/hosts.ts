@@ -5,10 +5,13 @@
 // glob runs, and an address is tried in every form that reaches it. A command line's words are
 // read for host names too (`curl evil.com`, `--url=https://evil.com`), since a shell command
 // names hosts in more ways than a URL can be picked out of it: decoded and expanded where bash
-// would (hosts-words.ts), and any word only known at run time may name any host.
+// would (hosts-words.ts), and any word only known at run time may name any host. So are the
+// line's network redirects (`</dev/tcp/evil.com/80`) and the text its here-documents and
+// here-strings feed programs (hosts-feeds.ts), which are no command's words.
 import { domainToASCII } from "node:url";
 import type { SimpleCommand } from "../shell/analyse";
-import { expandWord, type Expansion } from "./hosts-words";
+import { expandWord, GAP, type Expansion } from "./hosts-words";
+import { lineFeeds, type Feed } from "./hosts-feeds";
 
 /** `evil.com.` → `evil.com`, `[::1]` → `::1`, `EVIL.com` → `evil.com`. */
 export function normaliseHost(host: string): string {
@@ -60,12 +63,50 @@ function hostTokens(text: string): string[] {
   return text.split(/[^\p{L}\p{N}\p{M}\p{Cf}.\-_\u3002\uff0e\uff61]+/u).filter((t) => t.length > 0 && t.length <= 253);
 }
 
+// A URL's host is read whole: `http://[::ffff:a9fe:a9fe]/` is no token of the text around it.
+const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>]+/gi;
+
+/** The hosts a text names, each in the form rules compare (canonicalHost), first seen first. */
+function hostsIn(text: string): string[] {
+  const found = new Set<string>();
+  for (const m of text.matchAll(URL_IN_TEXT)) {
+    try {
+      const h = normaliseHost(new URL(m[0]).hostname);
+      if (h) found.add(h);
+    } catch {
+      // Not a URL after all; its tokens are read below.
+    }
+  }
+  for (const t of new Set(hostTokens(text))) {
+    const h = canonicalHost(t);
+    if (h) found.add(h);
+  }
+  return [...found];
+}
+
+// A here-document can be long, and every host rule reads it: its hosts are listed once.
+// `sockets`: hosts bash connects to, whole (`/dev/tcp/::ffff:7f00:1/80`, `/dev/tcp/2130706433/80`);
+// `named`: hosts its text names, as a command's words are read.
+const feedHosts = new WeakMap<Feed, { sockets: readonly string[]; named: readonly string[] }>();
+function hostsOfFeed(feed: Feed): { sockets: readonly string[]; named: readonly string[] } {
+  let hosts = feedHosts.get(feed);
+  if (!hosts) {
+    const sockets = feed.sockets.map(canonicalHost).filter((h): h is string => !!h);
+    hosts = { sockets, named: [...new Set([...feed.sockets, ...feed.texts].flatMap(hostsIn))] };
+    feedHosts.set(feed, hosts);
+  }
+  return hosts;
+}
+
 /**
  * Where a command line may reach a host the pattern names without a URL the policy can parse:
  * the command that names it (`curl evil.com`, `ssh git@evil.com`, `curl $'evi\x6c.com'`,
  * `curl evi{l,}.com`, `U=http://evil.com`), has a word only known at run time (`curl $H`,
- * `curl $(…)`, `X=$(…)`: any host at all) or cannot be seen through. A pattern of wildcards only
- * (`*`) names no host a word could be recognised as, so only what cannot be seen is reported then.
+ * `curl $(…)`, `X=$(…)`: any host at all) or cannot be seen through; given the line, also a
+ * network redirect (`cat </dev/tcp/evil.com/80`, `</dev/tcp/$H/80`) or a here-document or
+ * here-string whose text names the host or is only known at run time. A pattern of wildcards
+ * only (`*`) names no host a word could be recognised as, so only what cannot be seen, and a
+ * socket bash opens, are reported then.
  */
 export function commandMayReach(
   matches: (host: string) => boolean,
@@ -74,19 +115,28 @@ export function commandMayReach(
   /** The call has network. Without it a word known only at run time reaches no host (the
    *  sandbox has none), so only a named host counts: `echo $HOME` is no question then. */
   network = true,
+  /** The line `commands` are of: its redirects and here-documents are read too (hosts-feeds.ts). */
+  line?: string,
 ): string | undefined {
   const literal = /[^*?.]/.test(normalisePattern(pattern));
   const planted = commands.some((c) => [...c.assignments, ...c.argv].some((w) => CONFIG_ENV.test(w)));
-  const names = (text: string) => {
-    if (!literal) return undefined;
-    for (const t of hostTokens(text)) {
-      const h = canonicalHost(t);
-      if (h && hostForms(h).some(matches)) return h;
-    }
-    return undefined;
-  };
+  const among = (hosts: readonly string[]) => (literal ? hosts.find((h) => hostForms(h).some(matches)) : undefined);
+  const names = (text: string) => among(hostsIn(text));
   // A name anywhere on the line says more than a run-time word: that is looked for first.
   let unknown: string | undefined;
+  if (line !== undefined) {
+    const { commands: all, feeds } = lineFeeds(line);
+    // A rule on one program is handed its commands only: a redirect counts where it feeds one.
+    const every = commands.length >= all;
+    for (const feed of feeds) {
+      if (!every && !commands.some((c) => c.source.length > 0 && feed.scope.includes(c.source))) continue;
+      const hosts = hostsOfFeed(feed);
+      // A socket reaches a host for certain: a catch-all rule (`*`) holds for it too.
+      const h = hosts.sockets.find((s) => hostForms(s).some(matches)) ?? among(hosts.named);
+      if (h) return `\`${feed.shown}\` (it names ${h})`;
+      if (network && feed.runtime) unknown ??= `\`${feed.shown}\` (${feed.runtime})`;
+    }
+  }
   for (const cmd of commands) {
     const fromFile = readsDestinationsFromFile(cmd, planted);
     if (fromFile) return `\`${cmd.source}\` (${fromFile})`;
@@ -117,7 +167,9 @@ export function commandMayReach(
 // `NAME=value`, `NAME+=value`: the value, expanded as bash expands an assignment's (no braces).
 function assignmentValue(assignment: string): Expansion {
   const m = /^[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=(.*)$/s.exec(assignment);
-  return m ? expandWord(m[1], true) : { values: [], unknown: true, fragments: [assignment], explained: false };
+  return m
+    ? expandWord(m[1], true)
+    : { values: [], unknown: true, fragments: [assignment], explained: false, shapes: [GAP] };
 }
 
 // Programs that open the files a glob names as files, and never a host by a file's name.

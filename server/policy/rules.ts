@@ -100,7 +100,7 @@ function hostUnseen(rule: PolicyRule, subject: PolicySubject): string | undefine
   let commands = analyseShell(subject.command).commands;
   if (rule.command) commands = commands.filter((c) => matchPrefix(c, ruleWords(rule.command!), "loose") !== "no");
   const network = subject.capabilities.includes("Network");
-  return commandMayReach((h) => hostMatches(rule.host!, h), rule.host!, commands, network);
+  return commandMayReach((h) => hostMatches(rule.host!, h), rule.host!, commands, network, subject.command);
 }
 
 // Each simple command gets its strongest matching rule. Deny or ask anywhere decides; allow
