@@ -275,6 +275,10 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     if (refused) return reply(res, 403, { error: refused });
     const previewTarget = parsePreviewHost(req.headers.host);
     if (previewTarget) return preview.handle(req, res, previewTarget);
+    // No other origin frames Quiver's own pages: a previewed app or any site would get the IDE
+    // (the local owner's without a cookie) under its own page, one click from an approval.
+    res.setHeader("content-security-policy", "frame-ancestors 'self'");
+    res.setHeader("x-frame-options", "SAMEORIGIN");
     const unresolved = pathRefusal(req.url);
     if (unresolved) return reply(res, 400, { error: unresolved });
     const path = (req.url ?? "/").split("?")[0];

@@ -16,12 +16,13 @@
 //
 // Requests are rewritten as a local dev server expects them: Host `localhost:<port>` (dev
 // servers refuse unknown hosts), Origin and Referer moved from the preview origin to
-// `http://localhost:<port>`, and a Location that points at the app's own loopback address moved
-// back to the preview origin. Hop-by-hop headers are dropped both ways. Only the session's
-// owner may use it, decided per request: the owner by server/auth (loopback; a share-link viewer
-// never), or a browser holding the preview host's own cookie, got with a ticket the owner's IDE
-// asked for (the IDE's cookies are host-only and never reach a preview host: server/preview/
-// ticket.ts, entry.ts); that cookie is never passed on to the app. WebSocket upgrades on a preview host
+// `http://localhost:<port>`, a Location that points at the app's own loopback address moved
+// back to the preview origin, and a Set-Cookie's Domain dropped (the cookie stays on the
+// preview host). Hop-by-hop headers are dropped both ways. Only the session's owner may use
+// it, decided per request: the owner by server/auth (loopback; a share-link viewer never), or
+// a browser holding the preview host's own cookie, got with a ticket the owner's IDE asked for
+// (the IDE's cookies are host-only and never reach a preview host: server/preview/ticket.ts,
+// entry.ts); that cookie is never passed on to the app. WebSocket upgrades on a preview host
 // (dev servers' hot reload) are forwarded the same way (server/preview/ws.ts), with the same
 // rewrites and the same Origin guard as the app's form posts. Pages the frame navigates to carry
 // a small script that keeps the pane's address bar in step (server/preview/inject.ts).
@@ -95,6 +96,19 @@ export function upstreamHeaders(req: IncomingMessage, t: PreviewTarget): Array<[
   return out;
 }
 
+/**
+ * A Set-Cookie of the app's without its Domain attributes: the cookie stays on the preview host.
+ * A preview host is a subdomain of the IDE's (`8000-x.ide.example.com`), so `Domain=ide.example.com`
+ * would plant a cookie on the IDE and on every other preview (a session cookie of another account
+ * under the IDE's name, shadowing the person's own). Browsers split attributes on `;` and compare
+ * names trimmed and in any case, as here.
+ */
+export function hostOnlyCookie(value: string): string {
+  const [pair, ...attrs] = value.split(";");
+  const kept = attrs.filter((a) => a.split("=")[0].trim().toLowerCase() !== "domain");
+  return kept.length === attrs.length ? value : [pair, ...kept].join(";");
+}
+
 function downstreamHeaders(
   headers: Array<[string, string]>,
   t: PreviewTarget,
@@ -104,7 +118,7 @@ function downstreamHeaders(
   const out = new Map<string, string[]>();
   for (const [k, v] of endToEndHeaders(headers)) {
     const key = k.toLowerCase();
-    const value = key === "location" ? v.replace(loopback, publicOrigin) : v;
+    const value = key === "location" ? v.replace(loopback, publicOrigin) : key === "set-cookie" ? hostOnlyCookie(v) : v;
     out.set(key, [...(out.get(key) ?? []), value]);
   }
   return out;

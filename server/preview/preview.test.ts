@@ -76,6 +76,16 @@ beforeAll(async () => {
       res.setHeader("set-cookie", ["a=1", "b=2"]);
       res.writeHead(200, { "content-type": "text/html", "x-app": "yes" });
       res.end(`<a href="/next">next</a> host=${req.headers.host} origin=${req.headers.origin ?? "-"}`);
+    } else if (req.url === "/toss") {
+      // Cookies aimed at the IDE's host and every other preview under it, in several spellings.
+      res.setHeader("set-cookie", [
+        "quiver.session_token=evil; Domain=localhost; Path=/",
+        "quiver_owner=x; path=/api; DOMAIN=.localhost; HttpOnly",
+        "quiver_view=y;domain =localhost;Secure",
+        "c=domain=localhost; Max-Age=60;\tDomain\t=\tlocalhost",
+        "keep=1; Path=/",
+      ]);
+      res.writeHead(200).end("tossed");
     } else if (req.url === "/redirect") {
       res.writeHead(302, { location: `http://127.0.0.1:${appPort}/next?x=1` }).end();
     } else if (req.url === "/big") {
@@ -149,6 +159,30 @@ describe("preview through the server and a real runner", () => {
     expect(r.headers["x-app"]).toBe("yes");
     expect(r.headers["set-cookie"]).toEqual(["a=1", "b=2"]);
     expect(r.body.toString()).toBe(`<a href="/next">next</a> host=localhost:${appPort} origin=-`);
+  });
+
+  it("keeps the app's cookies on its preview host: no Domain reaches the browser", async () => {
+    const r = await get("/toss");
+    expect(r.status).toBe(200);
+    expect(r.headers["set-cookie"]).toEqual([
+      "quiver.session_token=evil; Path=/",
+      "quiver_owner=x; path=/api; HttpOnly",
+      "quiver_view=y;Secure",
+      "c=domain=localhost; Max-Age=60",
+      "keep=1; Path=/",
+    ]);
+  });
+
+  it("keeps the IDE out of other origins' frames, and leaves the app's own answers as they are", async () => {
+    // The IDE's host (a page, tRPC, an unknown path): only the IDE itself may frame it.
+    for (const path of ["/", "/s/x", "/api/health", "/api/trpc/sessions.list"]) {
+      const r = await get(path, { host: `localhost:${quiver.port}` });
+      expect(r.headers["content-security-policy"], path).toBe("frame-ancestors 'self'");
+      expect(r.headers["x-frame-options"], path).toBe("SAMEORIGIN");
+    }
+    const app = await get("/");
+    expect(app.headers["content-security-policy"]).toBeUndefined();
+    expect(app.headers["x-frame-options"]).toBeUndefined();
   });
 
   it("adds the location script to pages the frame navigates to, and only to those", async () => {

@@ -62,4 +62,40 @@ describe.each(testDatabases().slice(0, 1))("a spilled output read in pages on %s
     const own = await owner.spills.read({ sessionId, ref, offset: start, length: end - start });
     expect(own.text).toBe(SECRET_CASES.map((c) => c.text).join("\n"));
   }, 120_000);
+
+  it("reads a spill only under its own session, whoever asks and whichever session they name", async () => {
+    // Another org's session, with a spill of its own: its owner, and this session's viewer and owner.
+    const other = await seedSession(t.current.db);
+    const otherRef = (await spills.store({ sessionId: other.sessionId, bytes: Buffer.from("other org's output") })).ref;
+    const services = { db: t.current.db, dbProvider: provider, spills } as unknown as Services;
+    const stranger = appRouter.createCaller(
+      contextFor(services, {
+        kind: "owner",
+        via: "account",
+        actor: { userId: other.userId, orgId: other.orgId, role: "owner" },
+      }),
+    );
+    const page = { offset: 0, length: 100 };
+    // A reference of another session named under one's own session is not found.
+    for (const caller of [viewer, owner])
+      await expect(caller.spills.read({ sessionId, ref: otherRef, ...page })).rejects.toMatchObject({
+        code: "NOT_FOUND",
+      });
+    await expect(stranger.spills.read({ sessionId: other.sessionId, ref, ...page })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    // Naming the other session is refused before any spill is looked at.
+    for (const caller of [viewer, owner])
+      await expect(caller.spills.read({ sessionId: other.sessionId, ref: otherRef, ...page })).rejects.toMatchObject({
+        code: expect.stringMatching(/^(FORBIDDEN|NOT_FOUND)$/),
+      });
+    await expect(stranger.spills.read({ sessionId, ref, ...page })).rejects.toMatchObject({
+      code: expect.stringMatching(/^(FORBIDDEN|NOT_FOUND)$/),
+    });
+    // The model's retrieve_tool_result reads through the store with its own session id only.
+    expect(await spills.read(otherRef, { sessionId, ...page })).toBeUndefined();
+    expect((await stranger.spills.read({ sessionId: other.sessionId, ref: otherRef, ...page })).text).toBe(
+      "other org's output",
+    );
+  });
 });
