@@ -10,6 +10,7 @@ import { fileOps } from "./files";
 import { OpRegistry, type PtyHandler, type RunnerExtension } from "./ops";
 import { previewSupport, type PreviewHandler } from "./preview";
 import type { DiskLimit } from "./workspace/disk-limit";
+import { sweepInBackground } from "./workspace/leftovers";
 import { withDiskNotice } from "./workspace/disk-limit-ops";
 import { TypeScriptServer } from "./lsp/server";
 import { ideDiagnosticsOp, withEditDiagnostics } from "./lsp/diagnostics";
@@ -39,6 +40,8 @@ export interface ServeOptions {
 }
 
 export async function serve(workspace: Workspace, o: ServeOptions): Promise<Served> {
+  // What a runner killed mid-write or mid-restore left here (leftovers.ts), beside start-up.
+  const sweep = sweepInBackground(workspace.files, logFn("leftovers"));
   const registry = new OpRegistry();
   // Its language server starts on the first edit of a TS/JS file (runner/lsp), in its sandbox.
   const ts = new TypeScriptServer(workspace.root, workspace.helpers, {
@@ -50,6 +53,7 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
   try {
     extensions = await loadExtensions({ workspace, signal: o.signal, send: o.send, hide: o.hide });
   } catch (err) {
+    sweep.stop();
     workspace.dispose();
     throw err;
   }
@@ -90,6 +94,7 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
     sandbox: extensions.find((e) => e.sandbox)?.sandbox ?? { available: false, kind: "none" },
     dispose: () =>
       (disposed ??= (async () => {
+        sweep.stop();
         preview.handler.connectionLost();
         await Promise.resolve(pty?.dispose()).catch(() => {});
         await ts.dispose().catch(() => {});

@@ -12,12 +12,13 @@
 // put back gets the bits the target's notes recorded (a restore's undo records those of every
 // file it changes), else 0644 or 0755. The person's own edits made through the IDE after the
 // target was taken are left as they are unless the caller says otherwise (person-edits.ts).
-import { randomBytes } from "node:crypto";
 import { closeSync, constants, fchmodSync, openSync, readFileSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
 import type { Stats } from "node:fs";
 import type { CheckpointRestored, CheckpointRestoreInput, RestoreChange } from "../../server/protocol/checkpoint-ops";
 import { at } from "../workspace/fs-at";
-import { TEMP_MARK } from "../workspace/atomic";
+import { DiskFullError } from "../workspace/fs-at";
+import { tempName } from "../workspace/fs-at/names";
+import { DiskLimitError } from "../workspace/disk-limit";
 import { rawDiff, type RawEntry } from "./diff";
 import { leftOutBy } from "./ignore";
 import { editedSince } from "./person-edits";
@@ -59,6 +60,9 @@ export async function restoreTo(
   const writes = todo.filter((e) => e.status !== "D");
   // Nothing is changed yet: a failure here (a blob unreadable, the disk full) is a plain refusal.
   const staged = await stageBlobs(shadow, writes).catch((err: Error) => {
+    // A full disk is not a read failure: say which (each message says nothing was changed).
+    if (err instanceof DiskFullError) throw new ShadowError(err.message);
+    if (err instanceof DiskLimitError) throw new ShadowError(`nothing was changed: ${err.message}`);
     throw new ShadowError(`nothing was changed: the restore could not read what it would write: ${err.message}`);
   });
   try {
@@ -197,7 +201,7 @@ async function place(shadow: ShadowRepo, staged: Staged, name: string, path: str
 function writeLink(shadow: ShadowRepo, path: string, target: string): void {
   const w = shadow.workspace.files.walk(path, { write: true, create: true });
   try {
-    const tmp = `.${w.name.slice(0, 100)}${TEMP_MARK}${randomBytes(6).toString("hex")}.lnk`;
+    const tmp = tempName(w.name, "lnk");
     symlinkSync(target, at(w.dir, tmp));
     try {
       renameSync(at(w.dir, tmp), at(w.dir, w.name));

@@ -11,8 +11,18 @@
 // what is stored is the file's bytes. git runs like the runner's other helpers: in the commands'
 // sandbox with the network off, the shadow folder alone bound writable (helpers.ts).
 import { execFile, spawn, type ChildProcessByStdio } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { PROJECT_ROOT } from "../exec/bundle";
@@ -77,6 +87,13 @@ const CONFIG = (hooks: string) => `[core]
 /** Outranks every .gitattributes in the work tree: bytes in, bytes out, no program named. */
 const ATTRIBUTES = "* -text -filter -ident !working-tree-encoding !diff !merge -export-subst\n";
 
+/**
+ * The runner's own temps and restore stages (fs-at/names.ts) are never recorded: one there while
+ * a checkpoint is taken (a write in progress, a leftover not yet swept) would come back on restore.
+ */
+const HEX12 = "[0-9a-f]".repeat(12);
+const EXCLUDE = `/.quiver-restore-${HEX12}\n.?*.quiver-${HEX12}.tmp\n.?*.quiver-${HEX12}.lnk\n`;
+
 const GIT_ENV = {
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_CONFIG_GLOBAL: "/dev/null",
@@ -130,12 +147,16 @@ export class ShadowRepo {
       );
     }
     const hooks = join(base, "no-hooks");
-    mkdirSync(hooks, { recursive: true, mode: 0o700 });
-    if (!existsSync(join(dir, "HEAD"))) {
+    try {
+      mkdirSync(hooks, { recursive: true, mode: 0o700 });
+      // Every time, not only when HEAD is missing: a first open cut short (the disk full, a kill)
+      // once left an empty HEAD, and git then called the folder "not a git repository" for good.
       for (const sub of ["objects", "refs/heads", "refs/quiver", "info"])
         mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
-      writeFileSync(join(dir, "HEAD"), "ref: refs/heads/checkpoints\n");
-      writeFileSync(join(dir, "description"), `Quiver checkpoints of ${workspace.root}\n`);
+      ensureFile(join(dir, "HEAD"), "ref: refs/heads/checkpoints\n");
+      ensureFile(join(dir, "description"), `Quiver checkpoints of ${workspace.root}\n`);
+    } catch (err) {
+      throw shadowFailure(err, dir);
     }
     const shadow = new ShadowRepo(workspace, dir, hooks);
     shadow.settle();
@@ -149,9 +170,13 @@ export class ShadowRepo {
    * commands' sandbox that could reach the folder, a person's edit) does not last to the next git.
    */
   private settle(): void {
-    writeFileSync(join(this.dir, "config"), CONFIG(this.hooks));
-    writeFileSync(join(this.dir, "info", "attributes"), ATTRIBUTES);
-    writeFileSync(join(this.dir, "info", "exclude"), "");
+    try {
+      ensureFile(join(this.dir, "config"), CONFIG(this.hooks));
+      ensureFile(join(this.dir, "info", "attributes"), ATTRIBUTES);
+      ensureFile(join(this.dir, "info", "exclude"), EXCLUDE);
+    } catch (err) {
+      throw shadowFailure(err, this.dir);
+    }
   }
 
   /** Runs `work` after every earlier operation on this shadow (one index, one writer). */
@@ -237,11 +262,48 @@ export class ShadowRepo {
   /** git that must succeed: its stdout, or a ShadowError with its stderr. */
   async ok(args: string[], opts: GitOptions & { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
     const r = await this.git(args, opts);
-    if (r.code !== 0)
+    if (r.code !== 0) {
+      const why = `git ${args[0]} failed: ${r.stderr.trim().split("\n").slice(-3).join(" ") || `exit ${r.code}`}`;
       throw new ShadowError(
-        `git ${args[0]} failed: ${r.stderr.trim().split("\n").slice(-3).join(" ") || `exit ${r.code}`}`,
+        /No space left on device|Disk quota exceeded/.test(r.stderr) ? `${diskFull(this.dir)} (${why})` : why,
       );
+    }
     return r.stdout;
+  }
+}
+
+const diskFull = (dir: string) => `the disk holding the checkpoints (${dir}) is full (no space left on device)`;
+
+/** An error of the shadow's own files as a ShadowError (a refusal the op reports), the disk full said so. */
+function shadowFailure(err: unknown, dir: string): ShadowError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "ENOSPC" || code === "EDQUOT") return new ShadowError(diskFull(dir));
+  return new ShadowError(`the checkpoints' folder ${dir} cannot be written: ${(err as Error).message}`);
+}
+
+/**
+ * `path` holds exactly `data` as a regular file of its own (a link there is replaced, never
+ * followed). Written only when it does not, and then as a temp renamed over it: a full disk or
+ * a kill midway leaves the old file whole (writeFileSync truncates first, and was cut there).
+ */
+function ensureFile(path: string, data: string): void {
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      if (fstatSync(fd).isFile() && readFileSync(fd, "utf8") === data) return;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    /* missing, or a link or something else: written below */
+  }
+  const tmp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    writeFileSync(tmp, data, { flag: "wx", mode: 0o644 });
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
   }
 }
 

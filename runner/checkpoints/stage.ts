@@ -4,9 +4,9 @@
 // thirty 9 MiB files holds what a restore of one small file does, and several restores at once
 // (one per workspace: a workspace's run one at a time) hold a few pipe reads each. A restore
 // stages every file it will write this way before it changes anything (stageBlobs).
-import { randomBytes } from "node:crypto";
 import { closeSync, constants, fsyncSync, openSync, writeSync } from "node:fs";
-import { at, TEMP_MARK } from "../workspace/fs-at";
+import { at, diskFull } from "../workspace/fs-at";
+import { stageName } from "../workspace/fs-at/names";
 import type { Walked } from "../workspace/fs-at/walk";
 import { ShadowError, type ShadowRepo } from "./shadow";
 
@@ -117,7 +117,7 @@ export async function stageBlobs(
   writes: { path: string; newBlob: string; newMode: string }[],
 ): Promise<Staged> {
   const files = shadow.workspace.files;
-  const rel = `${TEMP_MARK}restore-${randomBytes(6).toString("hex")}`;
+  const rel = stageName();
   files.mkdir(rel);
   let w: Walked | undefined;
   const dispose = () => {
@@ -177,6 +177,9 @@ export async function stageBlobs(
   } catch (err) {
     if (fd >= 0) closeSync(fd);
     dispose();
-    throw files.writeGuard?.failed(err) ?? err;
+    throw diskFull(
+      files.writeGuard?.failed(err) ?? err,
+      `nothing was changed, there was no room to stage the ${writes.length} file(s) the restore writes`,
+    );
   }
 }

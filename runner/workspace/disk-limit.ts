@@ -126,9 +126,12 @@ export class DiskLimit {
   /** A write's error as the limit's when the disk (the limit's image) is full; else itself. */
   explain(err: unknown): unknown {
     const code = (err as NodeJS.ErrnoException)?.code;
-    if (code === "ENOSPC" || code === "EDQUOT" || code === "EFBIG")
-      return new DiskLimitError(this.limitBytes, this.usage(true));
-    return err;
+    if (code !== "ENOSPC" && code !== "EDQUOT" && code !== "EFBIG") return err;
+    const used = this.usage(true);
+    // Measured: the disk under the limit filled up (other workspaces, the host), not the limit;
+    // the caller names the full disk itself (fs-at's diskFull).
+    if (!this.kernel && used < this.limitBytes) return err;
+    return new DiskLimitError(this.limitBytes, used);
   }
 
   /**

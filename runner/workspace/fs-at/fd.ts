@@ -1,7 +1,6 @@
 // What fs-at does once a walk has opened the directory: reading a file from its descriptor,
 // replacing a file by a temp file made and renamed inside the directory's descriptor, and rm -r
 // entry by entry through descriptors. Names here are single components, never paths.
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -17,7 +16,10 @@ import {
   write,
 } from "node:fs";
 import { promisify } from "node:util";
+import { tempName } from "./names";
 import { at, fdPath } from "./walk";
+
+export { TEMP_MARK } from "./names";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
 
@@ -48,8 +50,28 @@ export async function readUpTo(fd: number, max: number): Promise<{ data: Buffer;
 }
 const fsyncFd = promisify(fsync);
 
-/** Temp files of atomic writes carry this mark (the watcher ignores them). */
-export const TEMP_MARK = ".quiver-";
+/** A write the disk had no room for (ENOSPC, or the user's quota: EDQUOT). */
+export class DiskFullError extends Error {
+  readonly code = "ENOSPC";
+  constructor(what: string) {
+    super(
+      `the disk is full (no space left on device): ${what}. ` +
+        `Free some space (delete files, or clear build output and caches) and try again`,
+    );
+    this.name = "DiskFullError";
+  }
+}
+
+/**
+ * `err` said plainly when it is the disk being full: Node's own "ENOSPC: no space left on
+ * device, write" names no file and says nothing of what was left (here: nothing, the temp is
+ * gone), and the one from open names a /proc/self/fd path and a temp's name. Else `err` itself.
+ */
+export function diskFull(err: unknown, what: string): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (err instanceof DiskFullError || (code !== "ENOSPC" && code !== "EDQUOT")) return err;
+  return new DiskFullError(what);
+}
 
 /** write(2) may take less than asked: loops until all of `data` is written. */
 async function writeAll(fd: number, data: Buffer): Promise<void> {
@@ -83,7 +105,7 @@ export async function readChild(dir: number, name: string, max: number): Promise
  * fsynced, renamed over the name (which replaces a link there, never follows it).
  */
 export async function replaceIn(dir: number, name: string, data: Buffer | string, mode?: number): Promise<void> {
-  const tmp = `.${name.slice(0, 100)}${TEMP_MARK}${randomBytes(6).toString("hex")}.tmp`;
+  const tmp = tempName(name, "tmp");
   const fd = openSync(at(dir, tmp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode ?? 0o644);
   try {
     try {

@@ -18,11 +18,11 @@ import {
   type Stats,
 } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { readChild, readUpTo, READ_FLAGS, removeEntry, replaceIn } from "./fd";
+import { diskFull, readChild, readUpTo, READ_FLAGS, removeEntry, replaceIn } from "./fd";
 import { at, fdPath, PathError, walk, type Walked, type WalkOptions } from "./walk";
 
 export { at, fdPath, isInside, PathError, MAX_LINK_HOPS } from "./walk";
-export { TEMP_MARK } from "./fd";
+export { DiskFullError, diskFull, TEMP_MARK } from "./fd";
 
 const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY } = constants;
 
@@ -221,7 +221,8 @@ export class WorkspaceFs {
           break;
         }
       }
-      throw this.writeGuard?.failed(err) ?? err;
+      // The limit's own words first (a full limit image is the limit reached), else the disk's.
+      throw diskFull(this.writeGuard?.failed(err) ?? err, `${input} was not written and is left as it was`);
     }
   }
 

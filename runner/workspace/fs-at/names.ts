@@ -1,0 +1,33 @@
+// The names the runner gives its own short-lived entries inside a workspace, and the exact
+// patterns that know them again: a runner killed -9 mid-write or mid-restore leaves them behind,
+// and the next runner removes only what matches these (leftovers.ts), never a person's file.
+// One place for both, so a name made here can never drift from the pattern that cleans it up.
+import { randomBytes } from "node:crypto";
+
+/** Temp files and folders of the runner carry this mark (the watcher ignores them). */
+export const TEMP_MARK = ".quiver-";
+
+/** 6 random bytes as hex: a fixed length, so a pattern can demand exactly it. */
+const hex = () => randomBytes(6).toString("hex");
+
+/** The temp beside `name` of an atomic write (`tmp`, fd.ts) or of a link put in place (`lnk`, restore.ts). */
+export function tempName(name: string, kind: "tmp" | "lnk"): string {
+  return `.${name.slice(0, 100)}${TEMP_MARK}${hex()}.${kind}`;
+}
+
+/** The folder at the workspace root a checkpoint restore stages its files in (stage.ts). */
+export function stageName(): string {
+  return `${TEMP_MARK}restore-${hex()}`;
+}
+
+/**
+ * tempName's output: a dot, 1-100 UTF-16 units of the target's name (a lone surrogate the cut
+ * made reads back as one U+FFFD), the mark, 12 hex, the kind. `[\s\S]`: a name may hold a newline.
+ */
+export const TEMP_NAME = /^\.[\s\S]{1,100}\.quiver-[0-9a-f]{12}\.(tmp|lnk)$/;
+
+/** stageName's output. */
+export const STAGE_NAME = /^\.quiver-restore-[0-9a-f]{12}$/;
+
+/** What a stage folder holds: files named by their index in the restore's list. */
+export const STAGED_FILE = /^(0|[1-9][0-9]{0,8})$/;
