@@ -5,9 +5,10 @@
 // entry point here: tRPC over HTTP and WebSocket, the terminal socket, the preview, the pages.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { createRequire } from "node:module";
 import { WebSocketServer } from "ws";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
@@ -128,6 +129,9 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   // The local runner gets a fresh secret each start; remote runners use QUIVER_RUNNER_TOKEN.
   const localRunnerToken = randomBytes(32).toString("base64url");
   const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
+  // Its id, as the runner would name itself (runner/main.ts), is bound to its token: a holder of
+  // the shared token cannot connect as the local runner and take its sessions and their calls.
+  const localRunnerId = `${hostname()}-${createHash("sha256").update(realpathSync(env.workspaceDir)).digest("hex").slice(0, 8)}`;
 
   // A deleted session's commands and runner binding go with it: no more runner events published
   // for it. The delete does not wait for the runner.
@@ -154,7 +158,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     rows: handle.rows,
     dbProvider: handle.provider,
     dbUrl,
-    runnerTokens,
+    runnerTokens: [{ token: localRunnerToken, runnerId: localRunnerId }, ...runnerTokens.slice(1)],
     actorFor: (req) => auth.ownerOf(req),
     canUseSession: (actor, sessionId) => doors.person(actor, "terminal.open", sessionId),
     // Their Default project's workspace is the local runner's own folder (services/projects.ts).
@@ -364,6 +368,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       root,
       serverUrl: `${url.replace(/^http/, "ws")}/runner`,
       token: localRunnerToken,
+      id: localRunnerId,
       workspace: env.workspaceDir,
       workspacesRoot: join(env.dataDir, "workspaces"),
       dataDir: env.dataDir,

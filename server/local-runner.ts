@@ -14,6 +14,8 @@ export interface LocalRunnerOptions {
   root: string;
   serverUrl: string;
   token: string;
+  /** The runner id it connects as (`--id`), the only one its token may claim. */
+  id?: string;
   workspace: string;
   /** --root: the folder holding every other workspace (projects'), one folder each; the
    *  `workspace` folder stays where it is as the runner's default workspace. */
@@ -59,6 +61,7 @@ export class LocalRunner {
         serverUrl,
         "--workspace",
         workspace,
+        ...(this.options.id ? ["--id", this.options.id] : []),
         ...(workspacesRoot ? ["--root", workspacesRoot] : []),
         "--parent-pid",
         String(process.pid),

@@ -6,7 +6,7 @@ import type { Duplex } from "node:stream";
 import type { Env } from "./env";
 import type { Db, DbProvider, TurnRows } from "./db";
 import type { Actor, Services } from "./services/types";
-import { RunnerPool } from "./executors/runner-pool";
+import { RunnerPool, type BoundToken } from "./executors/runner-pool";
 import { createExecutorRouter } from "./executors/router";
 import { createEventHub, type EventHub } from "./hub";
 import { createSessionHistory } from "./hub/history";
@@ -47,7 +47,8 @@ export interface PartsDeps {
   rows: TurnRows;
   dbProvider: DbProvider;
   dbUrl: string;
-  runnerTokens: string[];
+  /** Runner tokens; the local runner's is bound to its id (executors/runner/auth.ts). */
+  runnerTokens: Array<string | BoundToken>;
   /** Who a browser connection is (embedded mode: always the local user). */
   actorFor(req: IncomingMessage): Actor | null;
   canUseSession(actor: Actor, sessionId: string): Promise<boolean>;

@@ -15,7 +15,7 @@ import {
   type RunnerToServer,
 } from "../protocol/runner";
 import { ExecutorUnavailableError, type ExecRequest, type ExecResult, type Executor } from "./contract";
-import { bearerToken, refuseUpgrade, tokenMatcher } from "./runner/auth";
+import { bearerToken, refuseUpgrade, tokenIndexer, tokenMatcher, type BoundToken } from "./runner/auth";
 import { RunnerConnection } from "./runner/connection";
 import { createTokenThrottle, type TokenThrottle, type TokenThrottleOptions } from "./runner/throttle";
 import { PtyBridge, type PtyChannel } from "./runner/pty";
@@ -23,11 +23,12 @@ import { PreviewBridge } from "../preview/bridge";
 import { SessionBindings } from "./session-bindings";
 
 export { tokenMatcher };
-export type { PtyChannel };
+export type { BoundToken, PtyChannel };
 
 export interface RunnerPoolOptions {
-  /** Accepted runner tokens (compared in constant time), or a custom check. */
-  tokens: readonly string[] | ((token: string) => boolean);
+  /** Accepted runner tokens (compared in constant time), or a custom check. A bound token (the
+   *  local runner's) connects only as its runner id, and no other token may claim that id. */
+  tokens: readonly (string | BoundToken)[] | ((token: string) => boolean);
   pingIntervalMs?: number;
   /** A connection that has not said hello by then is closed. */
   helloTimeoutMs?: number;
@@ -94,7 +95,10 @@ type Listener<E> = (event: E) => void;
 export class RunnerPool implements Executor {
   readonly kind = "runner" as const;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
-  private readonly authorize: (token: string) => boolean;
+  /** Which token a runner presented (-1: none); a custom check answers 0 for any it accepts. */
+  private readonly tokenOf: (token: string) => number;
+  /** Runner ids bound to one token, by that token's index. */
+  private readonly boundIds = new Map<string, number>();
   private readonly live = new Map<string, RunnerConnection>();
   private readonly known = new Map<string, RunnerStatus>();
   private readonly bindings = new SessionBindings<SessionPlace>();
@@ -113,7 +117,12 @@ export class RunnerPool implements Executor {
   readonly preview: PreviewBridge;
 
   constructor(private readonly options: RunnerPoolOptions) {
-    this.authorize = typeof options.tokens === "function" ? options.tokens : tokenMatcher(options.tokens);
+    const { tokens } = options;
+    if (typeof tokens === "function") this.tokenOf = (t) => (tokens(t) ? 0 : -1);
+    else {
+      this.tokenOf = tokenIndexer(tokens);
+      tokens.forEach((t, i) => typeof t !== "string" && this.boundIds.set(t.runnerId, i));
+    }
     this.log = options.log ?? (() => {});
     this.throttle = createTokenThrottle({ ...options.throttle, log: this.log });
     this.pty = new PtyBridge(
@@ -146,7 +155,8 @@ export class RunnerPool implements Executor {
         `Retry-After: ${Math.ceil(wait / 1000)}\r\n`,
       );
     const token = bearerToken(req);
-    if (!token || !this.authorize(token)) {
+    const tokenIndex = token ? this.tokenOf(token) : -1;
+    if (!token || tokenIndex < 0) {
       this.throttle.failed(address);
       return refuseUpgrade(
         socket,
@@ -155,10 +165,21 @@ export class RunnerPool implements Executor {
       );
     }
     this.throttle.succeeded(address);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.awaitHello(ws));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.awaitHello(ws, tokenIndex));
   }
 
-  private awaitHello(ws: WebSocket): void {
+  /** Why the token at `tokenIndex` may not connect as `runnerId`, or undefined when it may. */
+  private identityRefusal(runnerId: string, tokenIndex: number): string | undefined {
+    const tokens = this.options.tokens;
+    const own = typeof tokens === "function" ? undefined : tokens[tokenIndex];
+    if (own !== undefined && typeof own !== "string" && own.runnerId !== runnerId)
+      return `this token connects only as runner ${JSON.stringify(own.runnerId)}`;
+    const bound = this.boundIds.get(runnerId);
+    if (bound !== undefined && bound !== tokenIndex) return "it is bound to another token";
+    return undefined;
+  }
+
+  private awaitHello(ws: WebSocket, tokenIndex: number): void {
     this.handshakes.add(ws);
     const timer = setTimeout(() => ws.close(4001, "no hello"), this.options.helloTimeoutMs ?? 10_000);
     const done = () => {
@@ -174,6 +195,12 @@ export class RunnerPool implements Executor {
       const hello = decoded.message;
       if (hello.protocol !== RUNNER_PROTOCOL_VERSION) {
         return ws.close(4003, `protocol ${hello.protocol} not supported (server speaks ${RUNNER_PROTOCOL_VERSION})`);
+      }
+      // Another runner's id would be its workspaces, its sessions' calls and their git tokens.
+      const refusal = this.identityRefusal(hello.runnerId, tokenIndex);
+      if (refusal) {
+        this.log(`runner id ${JSON.stringify(hello.runnerId)} refused: ${refusal}`);
+        return ws.close(4005, "runner id refused (see the server's log)");
       }
       this.accept(ws, hello);
     });

@@ -18,6 +18,7 @@ function rawUpgrade(
   path: string,
   host: string,
   address = "127.0.0.1",
+  origin?: string,
 ): Promise<{ answer: string; closed: boolean }> {
   return new Promise((resolve) => {
     const socket = connect(port, address);
@@ -33,7 +34,7 @@ function rawUpgrade(
     });
     socket.on("error", () => {});
     socket.write(
-      `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${origin === undefined ? "" : `Origin: ${origin}\r\n`}\r\n`,
     );
   });
 }
@@ -59,6 +60,31 @@ describe("a server on 127.0.0.1", () => {
       expect(answer, path).toMatch(/^HTTP\/1\.1 404 /);
       expect(closed, path).toBe(true);
     }
+  });
+
+  it("refuses every browser socket opened from another origin (the loopback owner's, without a cookie)", async () => {
+    const host = `127.0.0.1:${quiver.port}`;
+    const preview = `8123-s1.localhost:${quiver.port}`;
+    const origins = [
+      "https://attacker.example",
+      "null",
+      `http://${host}.attacker.example`,
+      `http://localhost:${quiver.port}`,
+      `http://${preview}`, // a previewed app reaching for Quiver's own sockets
+    ];
+    for (const path of ["/api/trpc", "/terminal?session=s1&term=t1", "/terminal?session=s1&list=1"])
+      for (const origin of origins) {
+        const { answer } = await rawUpgrade(quiver.port, path, host, "127.0.0.1", origin);
+        expect(answer, `${path} from ${origin}`).toMatch(/^HTTP\/1\.1 403 [^]*is not this server/);
+      }
+    // A preview's own sockets take only the preview's own origin.
+    for (const origin of ["https://attacker.example", `http://${host}`]) {
+      const { answer } = await rawUpgrade(quiver.port, "/", preview, "127.0.0.1", origin);
+      expect(answer, `preview from ${origin}`).toMatch(/^HTTP\/1\.1 403 [^]*is not this server/);
+    }
+    // The IDE's own origin is let through to the socket's own checks.
+    const same = await rawUpgrade(quiver.port, "/api/trpc", host, "127.0.0.1", `http://${host}`);
+    expect(same.answer).toMatch(/^HTTP\/1\.1 101 /);
   });
 
   it("checks the Host of an upgrade to an unknown path first", async () => {

@@ -52,11 +52,26 @@ export const ServerToRunner = z.discriminatedUnion("type", [
 ]);
 export type ServerToRunner = z.infer<typeof ServerToRunner>;
 
+/** Text a runner says about itself, shown to admins and written to the log: made one line of
+ *  at most `max` characters (a probe's stderr may hold several lines; it is still said). */
+const fact = (max: number) =>
+  z
+    .string()
+    .transform((s) => s.replace(/[\u0000-\u001f\u007f]+/g, " ").slice(0, max))
+    .pipe(z.string());
+
+/** An id the server keys, logs and stores runners by: refused, not repaired, when it is not one line. */
+const runnerId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f]+$/, "a runner id is one line");
+
 export const RunnerSandbox = z.object({
   available: z.boolean(),
-  kind: z.string(),
+  kind: fact(100),
   /** Why commands run unsandboxed ("bubblewrap (bwrap) is not installed", "disabled by configuration"). */
-  reason: z.string().optional(),
+  reason: fact(2_000).optional(),
   /**
    * What a command or terminal granted network reaches: "isolated", the workspace's own network
    * namespace with outbound access and no path to the host's loopback; "none", no outbound
@@ -64,33 +79,52 @@ export const RunnerSandbox = z.object({
    * loopback and Quiver's own port included (unsandboxed, or QUIVER_SANDBOX_HOST_NETWORK=1).
    */
   network: z.enum(["isolated", "none", "host"]).optional(),
-  networkReason: z.string().optional(),
+  networkReason: fact(2_000).optional(),
 });
 export type RunnerSandbox = z.infer<typeof RunnerSandbox>;
 
 export const RunnerHello = z.object({
   type: z.literal("hello"),
   protocol: z.number().int(),
-  runnerId: z.string().min(1),
+  /** Its `--id` (default: host name and a hash of its folder): one line, as ids are logged. */
+  runnerId,
   /** Absolute path of the workspace root on the runner's machine. */
-  workspace: z.string(),
+  workspace: fact(4_096),
   /** The runner's software version (package.json version). */
-  version: z.string(),
+  version: fact(200),
   sandbox: RunnerSandbox,
   /** Workspace version counter at connect time (files.changed carries later values). */
   workspaceVersion: z.number().int().nonnegative(),
   /** Started with `--root DIR`: serves many workspaces by id (absent: one folder, as before). */
   root: z.boolean().optional(),
   /** `--label x` (repeatable): what placement may ask for ("gpu"). */
-  labels: z.array(z.string().min(1).max(64)).max(64).optional(),
+  labels: z
+    .array(z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/i, "a label is 1-64 of letters, digits, '.', '_' and '-'"))
+    .max(64)
+    .optional(),
   /** The workspaces under the root at connect time, so a server finds them again after a restart. */
-  workspaces: z.array(WorkspaceEntry).optional(),
+  workspaces: z.array(WorkspaceEntry).max(100_000).optional(),
   /** Free bytes on the root's file system. */
   freeDiskBytes: z.number().int().nonnegative().optional(),
   /** Most workspaces this runner takes (`--capacity N`). */
   capacity: z.number().int().positive().optional(),
 });
 export type RunnerHello = z.infer<typeof RunnerHello>;
+
+/** How deep a result's meta may nest: it is stored and sent on as JSON, whose writer recurses. */
+export const META_DEPTH = 64;
+
+/** True when `value` has no arrays or objects more than `depth` levels deep (walked without recursion). */
+export function nestedAtMost(value: unknown, depth: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (d >= depth) return false;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return true;
+}
 
 export const RunnerToServer = z.discriminatedUnion("type", [
   RunnerHello,
@@ -103,7 +137,10 @@ export const RunnerToServer = z.discriminatedUnion("type", [
     id,
     ok: z.boolean(),
     output: z.string(),
-    meta: z.record(z.string(), z.unknown()).optional(),
+    meta: z
+      .record(z.string(), z.unknown())
+      .refine((m) => nestedAtMost(m, META_DEPTH), `meta nests deeper than ${META_DEPTH} levels`)
+      .optional(),
   }),
   /** Paths are workspace-relative with forward slashes; `version` counts per workspace. */
   z.object({

@@ -17,6 +17,30 @@ export function tokenMatcher(tokens: readonly string[]): (presented: string) => 
   };
 }
 
+/** A runner token that may connect only as one runner id, which no other token may claim. */
+export interface BoundToken {
+  token: string;
+  runnerId: string;
+}
+
+/**
+ * Which accepted token `presented` is (its index in `tokens`), or -1; every token is compared,
+ * in constant time, whichever matches.
+ */
+export function tokenIndexer(tokens: readonly (string | BoundToken)[]): (presented: string) => number {
+  const accepted = tokens
+    .map((t) => (typeof t === "string" ? t : t.token))
+    .map((t) => (t.length > 0 ? digest(t) : null));
+  return (presented) => {
+    const d = digest(presented);
+    let found = -1;
+    accepted.forEach((a, i) => {
+      if (a && timingSafeEqual(a, d) && found < 0) found = i;
+    });
+    return found;
+  };
+}
+
 export function bearerToken(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   if (typeof header !== "string") return undefined;
