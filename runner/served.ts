@@ -11,6 +11,7 @@ import { OpRegistry, type PtyHandler, type RunnerExtension } from "./ops";
 import { previewSupport, type PreviewHandler } from "./preview";
 import type { DiskLimit } from "./workspace/disk-limit";
 import { sweepInBackground } from "./workspace/leftovers";
+import { recoverRestore } from "./checkpoints/recover";
 import { withDiskNotice } from "./workspace/disk-limit-ops";
 import { TypeScriptServer } from "./lsp/server";
 import { ideDiagnosticsOp, withEditDiagnostics } from "./lsp/diagnostics";
@@ -65,6 +66,9 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
     };
     workspace.files.writeGuard = guard;
   }
+  // A checkpoint restore a runner killed midway left half done is rolled back before any request
+  // here is served (requests wait for serve): with git in the sandbox the extensions just set up.
+  await recoverRestore(workspace, logFn("checkpoints"));
   for (const ext of extensions) {
     if (!ext.ops) continue;
     registry.register(

@@ -20,7 +20,7 @@ import { revertHunk } from "./hunk";
 import { recordPersonEdits } from "./person-edits";
 import { restoreTo } from "./restore";
 import { ShadowError, ShadowRepo } from "./shadow";
-import { changedPaths, commitTree, hasCommit, leftOutOf, snapshotTree } from "./snapshot";
+import { changedPaths, commitTree, hasCommit, keyHead, leftOutOf, snapshotTree } from "./snapshot";
 
 const shadows = new WeakMap<Workspace, ShadowRepo>();
 
@@ -96,10 +96,7 @@ const restoreOp = defineOp({
     onShadow(ctx, async (shadow) => {
       const gone = await missing(shadow, input.to);
       if (gone) return gone;
-      const head =
-        (await shadow.git(["rev-parse", "-q", "--verify", `refs/quiver/${refKey(ctx.sessionId)}`])).stdout
-          .toString()
-          .trim() || undefined;
+      const head = await keyHead(shadow, refKey(ctx.sessionId));
       const { paths, ...result } = await restoreTo(shadow, input, refKey(ctx.sessionId), head);
       if (paths.length) ctx.filesChanged(paths);
       const verb = input.dryRun ? "would change" : "restored";

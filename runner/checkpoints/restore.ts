@@ -12,6 +12,8 @@
 // put back gets the bits the target's notes recorded (a restore's undo records those of every
 // file it changes), else 0644 or 0755. The person's own edits made through the IDE after the
 // target was taken are left as they are unless the caller says otherwise (person-edits.ts).
+// While files change, the restore is recorded outside the workspace (restore-journal.ts): a
+// runner killed -9 midway leaves the record, and the next one rolls the restore back (recover.ts).
 import { closeSync, constants, fchmodSync, openSync, readFileSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
 import type { Stats } from "node:fs";
 import type { CheckpointRestored, CheckpointRestoreInput, RestoreChange } from "../../server/protocol/checkpoint-ops";
@@ -24,16 +26,28 @@ import { leftOutBy } from "./ignore";
 import { editedSince } from "./person-edits";
 import { nulList, ShadowError, type ShadowRepo } from "./shadow";
 import { commitNotes, commitTime, commitTree, leftOutOf, snapshotTree, type CommitNotes } from "./snapshot";
+import { clearRestoreJournal, writeRestoreJournal } from "./restore-journal";
 import { stageBlobs, type Staged } from "./stage";
+
+export interface RestoreOptions {
+  /** Only entries of exactly these paths, out of the whole diff (a rollback's: more paths than
+   *  git's command line may take). */
+  only?: ReadonlySet<string>;
+  /** false: not recorded (a rollback keeps the record of the restore it undoes until it is done). */
+  journal?: boolean;
+}
 
 export async function restoreTo(
   shadow: ShadowRepo,
   input: CheckpointRestoreInput,
   key: string,
   parent: string | undefined,
+  opts: RestoreOptions = {},
 ): Promise<CheckpointRestored & { paths: string[] }> {
   const now = await snapshotTree(shadow);
-  const all = (await rawDiff(shadow, now.tree, input.to, input.paths)).filter((e) => !e.gitlink);
+  const all = (await rawDiff(shadow, now.tree, input.to, input.paths)).filter(
+    (e) => !e.gitlink && (!opts.only || opts.only.has(e.path)),
+  );
   // A file now that the target lacks because the target left it out is not the agent's creation.
   const spared = await leftOutBy(
     shadow,
@@ -67,7 +81,19 @@ export async function restoreTo(
   });
   try {
     const undoCommit = await commitTree(shadow, now.tree, parent, key, undoNotes(shadow, now, todo));
-    const failed = await apply(shadow, todo, staged, target.modes);
+    // From the first changed file to the last, the server cannot hear of the undo if the runner
+    // dies: the record lets the next runner put those files back (a refusal if it cannot be made).
+    const root = shadow.workspace.root;
+    const recorded = opts.journal !== false && todo.length > 0;
+    if (recorded) writeRestoreJournal({ root, key, undo: undoCommit, paths: todo.map((e) => e.path), at: Date.now() });
+    let failed: { path: string; reason: string }[];
+    try {
+      failed = await apply(shadow, todo, staged, target.modes);
+    } finally {
+      // This process lives on, so the undo reaches the server with the answer: the record must
+      // not roll back at a later start what the person has had since.
+      if (recorded) clearRestoreJournal(root);
+    }
     return { changes, kept, undoCommit, paths: todo.map((e) => e.path), ...(failed.length ? { failed } : {}) };
   } finally {
     staged.dispose();

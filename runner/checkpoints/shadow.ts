@@ -88,11 +88,11 @@ const CONFIG = (hooks: string) => `[core]
 const ATTRIBUTES = "* -text -filter -ident !working-tree-encoding !diff !merge -export-subst\n";
 
 /**
- * The runner's own temps and restore stages (fs-at/names.ts) are never recorded: one there while
+ * The runner's own temps, restore stages and deleted folders (fs-at/names.ts) are never recorded: one there while
  * a checkpoint is taken (a write in progress, a leftover not yet swept) would come back on restore.
  */
 const HEX12 = "[0-9a-f]".repeat(12);
-const EXCLUDE = `/.quiver-restore-${HEX12}\n.?*.quiver-${HEX12}.tmp\n.?*.quiver-${HEX12}.lnk\n`;
+const EXCLUDE = `/.quiver-restore-${HEX12}\n/.quiver-gone-${HEX12}\n.?*.quiver-${HEX12}.tmp\n.?*.quiver-${HEX12}.lnk\n`;
 
 const GIT_ENV = {
   GIT_CONFIG_NOSYSTEM: "1",

@@ -117,6 +117,13 @@ export async function commitTree(
   return commit;
 }
 
+/** The latest commit under refs/quiver/<key> (undefined: none yet). */
+export async function keyHead(shadow: ShadowRepo, key: string): Promise<string | undefined> {
+  return (
+    (await shadow.git(["rev-parse", "-q", "--verify", `refs/quiver/${key}`])).stdout.toString().trim() || undefined
+  );
+}
+
 /** When the runner made `commit` (ms), from its message; 0 when unknown. */
 export async function commitTime(shadow: ShadowRepo, commit: string): Promise<number> {
   const msg = (await shadow.ok(["cat-file", "commit", commit])).toString();

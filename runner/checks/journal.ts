@@ -85,14 +85,24 @@ export class Journal {
     });
     mkdirSync(join(this.file, ".."), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, body, { mode: 0o600 });
-    const fd = openSync(tmp, "r");
     try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+      writeFileSync(tmp, body, { mode: 0o600 });
+      const fd = openSync(tmp, "r");
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, this.file);
+    } catch (err) {
+      // A full disk cuts the temp short: left there, it holds the disk's last room (and is never read).
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        /* the failure below says what went wrong, not this */
+      }
+      throw err;
     }
-    renameSync(tmp, this.file);
   }
 
   /** The transaction held: the originals are no longer needed. */

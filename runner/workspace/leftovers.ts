@@ -1,26 +1,32 @@
 // What a runner killed -9 (or a machine that lost power) leaves in a workspace, removed when a
 // runner serves it again: temps of atomic writes and of links put in place (`.<name>.quiver-<hex>
-// .tmp` / `.lnk`, anywhere) and a checkpoint restore's stage folder (`.quiver-restore-<hex>`, at the
-// root only). Left there they show in `git status`, get committed, and land in checkpoints.
+// .tmp` / `.lnk`, anywhere), a checkpoint restore's stage folder (`.quiver-restore-<hex>`, at the
+// root only) and what is left of a folder the person deleted (`.quiver-gone-<hex>`, at the root
+// only: fs-at's removeTreeAtomic). Left there they show in `git status`, get committed, and land
+// in checkpoints.
 //
 // Only what the runner can prove is its own goes (fs-at/names.ts's exact patterns): a temp must be
 // a regular file (`.tmp`) or a link (`.lnk`), a stage folder a real folder holding only files named
 // by number; anything else by such a name (a person's, or a link the agent planted) is left as it
-// is. Everything is reached through descriptors opened O_NOFOLLOW from the workspace's own, and
-// unlink/rmdir never follow a last component, so no planted link leads the removal outside.
+// is. A gone folder's files are the person's deleted ones, whatever they are: its name, and its
+// being a real folder, not a link, is the proof. Everything is reached through descriptors opened
+// O_NOFOLLOW from the workspace's own, and unlink/rmdir never follow a last component, so no
+// planted link leads the removal outside.
 //
 // Two runners can serve one folder for a moment (a restarted server starts a new runner while the
 // old one is still noticing its parent is gone; two servers on one folder), so an entry is removed
 // only once it has been left alone for minAgeMs: a live write changes its temp (or its stage
-// folder's files) all along. What was too young is looked at again once it could be old enough.
+// folder's files) all along; a gone folder's age is its ctime, which the rename to its name set
+// (and which, unlike mtime, no one can set back). What was too young is looked at again once it
+// could be old enough.
 //
 // The walk is bounded (maxDirs; .git and node_modules are not entered: the runner's file ops never
 // write in .git, and rarely in node_modules) and async between folders, so it runs beside the
 // runner's start-up and its first requests rather than before them.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { readdir, rmdir, unlink } from "node:fs/promises";
 import type { WorkspaceFs } from "./fs-at";
-import { STAGE_NAME, STAGED_FILE, TEMP_NAME } from "./fs-at/names";
+import { GONE_NAME, STAGE_NAME, STAGED_FILE, TEMP_NAME } from "./fs-at/names";
 import { at, fdPath } from "./fs-at/walk";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
@@ -83,7 +89,9 @@ export async function sweepLeftovers(files: WorkspaceFs, opts: SweepOptions = {}
         ? removeTemp(fd, e.name, oldEnough)
         : depth === 0 && STAGE_NAME.test(e.name)
           ? removeStage(fd, e.name, oldEnough)
-          : "not ours";
+          : depth === 0 && GONE_NAME.test(e.name)
+            ? await removeGone(fd, e.name, oldEnough, opts.signal)
+            : "not ours";
       if (verdict === "removed") result.removed.push(join(rel, e.name));
       else if (verdict === "young") result.young.push(join(rel, e.name));
       // A folder of the person's, whatever its name, is walked like any other.
@@ -162,6 +170,48 @@ function removeStage(root: number, name: string, oldEnough: (mtimeMs: number) =>
 }
 
 /**
+ * What is left of a deleted folder: a real folder by its name (a link or a file is left alone),
+ * renamed there at least the age ago. Removed entry by entry through descriptors opened
+ * O_NOFOLLOW (a link inside is unlinked, never followed), awaiting between folders: it may be
+ * a whole node_modules, and the runner serves requests meanwhile.
+ */
+async function removeGone(
+  root: number,
+  name: string,
+  oldEnough: (mtimeMs: number) => boolean,
+  signal?: AbortSignal,
+): Promise<Verdict> {
+  try {
+    const st = lstatSync(at(root, name));
+    if (!st.isDirectory()) return "not ours";
+    if (!oldEnough(st.ctimeMs)) return "young";
+    await removeAsync(root, name, signal);
+    return "removed";
+  } catch {
+    return "not ours"; // gone meanwhile, stopped, or something in it cannot be removed: a later sweep tries again
+  }
+}
+
+async function removeAsync(dir: number, name: string, signal?: AbortSignal): Promise<void> {
+  signal?.throwIfAborted();
+  let fd: number;
+  try {
+    fd = openSync(at(dir, name), DIR_FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // Not a folder: a file, or a link, which unlink removes itself.
+    if (code === "ENOTDIR" || code === "ELOOP") return unlink(at(dir, name));
+    throw err;
+  }
+  try {
+    for (const child of await readdir(fdPath(fd))) await removeAsync(fd, child, signal);
+  } finally {
+    closeSync(fd);
+  }
+  await rmdir(at(dir, name));
+}
+
+/**
  * Sweeps once now (off the caller's path) and, when it met leftovers too recent to remove, once
  * more when they could be old enough. `log` hears what was removed. stop() ends both.
  */
@@ -178,7 +228,7 @@ export function sweepInBackground(
       const r = await sweepLeftovers(files, { ...opts, signal: ctrl.signal });
       if (r.removed.length)
         log(
-          `removed ${r.removed.length} leftover(s) of an interrupted write or restore: ${r.removed.slice(0, 10).join(", ")}`,
+          `removed ${r.removed.length} leftover(s) of an interrupted write, restore or delete: ${r.removed.slice(0, 10).join(", ")}`,
         );
       if (!r.complete && !ctrl.signal.aborted) log(`leftover sweep stopped after ${r.dirs} folders`);
       return r;

@@ -19,6 +19,7 @@ import {
 } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { diskFull, readChild, readUpTo, READ_FLAGS, removeEntry, replaceIn } from "./fd";
+import { goneName } from "./names";
 import { at, fdPath, PathError, walk, type Walked, type WalkOptions } from "./walk";
 
 export { at, fdPath, isInside, PathError, MAX_LINK_HOPS } from "./walk";
@@ -283,6 +284,42 @@ export class WorkspaceFs {
     const w = this.walk(input, { write: true });
     try {
       removeEntry(w.dir, w.name);
+    } finally {
+      w.close();
+    }
+  }
+
+  /**
+   * removeTree that a kill cannot leave half done: a folder is first renamed to a fresh
+   * `.quiver-gone-<hex>` at the root (one rename: from the person's view it is there whole or
+   * gone), then removed from there; what a kill leaves of it the next runner sweeps
+   * (leftovers.ts). A file or link is one unlink already. A folder that cannot move to the root
+   * (a mount point, another file system inside the workspace) is removed where it is, as before.
+   */
+  removeTreeAtomic(input: string): void {
+    const w = this.walk(input, { write: true });
+    try {
+      if (!lstatSync(at(w.dir, w.name)).isDirectory()) return unlinkSync(at(w.dir, w.name));
+      const gone = goneName();
+      try {
+        // The root's own descriptor (this.cwd): the root path swapped for a link is not followed.
+        renameSync(at(w.dir, w.name), `${this.cwd}/${gone}`);
+      } catch (err) {
+        if (code(err) === "EXDEV" || code(err) === "EBUSY") return removeEntry(w.dir, w.name);
+        throw err;
+      }
+      try {
+        removeEntry(this.fd!, gone);
+      } catch (err) {
+        // Something in it cannot be removed (a read-only folder): what is left goes back where
+        // the person sees it, as rm -r leaves it, rather than hidden under a name of ours.
+        try {
+          renameSync(`${this.cwd}/${gone}`, at(w.dir, w.name));
+        } catch {
+          /* left for the sweep */
+        }
+        throw err;
+      }
     } finally {
       w.close();
     }

@@ -21,6 +21,15 @@ export function stageName(): string {
 }
 
 /**
+ * The name at the workspace root a folder the person deletes is first renamed to (fs-at's
+ * removeTreeAtomic): one rename takes the whole folder out of its place, so a kill while its
+ * files are then removed leaves this, never a half-deleted folder where the person's was.
+ */
+export function goneName(): string {
+  return `${TEMP_MARK}gone-${hex()}`;
+}
+
+/**
  * tempName's output: a dot, 1-100 UTF-16 units of the target's name (a lone surrogate the cut
  * made reads back as one U+FFFD), the mark, 12 hex, the kind. `[\s\S]`: a name may hold a newline.
  */
@@ -28,6 +37,9 @@ export const TEMP_NAME = /^\.[\s\S]{1,100}\.quiver-[0-9a-f]{12}\.(tmp|lnk)$/;
 
 /** stageName's output. */
 export const STAGE_NAME = /^\.quiver-restore-[0-9a-f]{12}$/;
+
+/** goneName's output. */
+export const GONE_NAME = /^\.quiver-gone-[0-9a-f]{12}$/;
 
 /** What a stage folder holds: files named by their index in the restore's list. */
 export const STAGED_FILE = /^(0|[1-9][0-9]{0,8})$/;
