@@ -242,7 +242,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       const id = await auth.identify(req);
       return id.kind === "owner" ? id.actor : null;
     },
-    runnerTokens,
+    admitRunner: (req) => parts.services.runners.admitToken(req),
   });
   const guard = createGuard({
     allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])],

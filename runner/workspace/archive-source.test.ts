@@ -20,7 +20,14 @@ const alice = { userId: "alice", orgId: "org1", role: "owner" as const };
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "quiver-archive-source-"));
   const uploads = createUploads({ dataDir: join(dir, "data") });
-  const http = createUploadsHttp({ uploads, runnerTokens: ["tok"], actorOf: async () => alice });
+  const http = createUploadsHttp({
+    uploads,
+    admitRunner: (req) =>
+      req.headers.authorization === "Bearer tok"
+        ? { ok: true, tokenIndex: 0 }
+        : { ok: false, status: 401, error: "no" },
+    actorOf: async () => alice,
+  });
   server = createServer((req, res) => void (http.handle(req, res) || res.writeHead(404).end()));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   port = (server.address() as { port: number }).port;

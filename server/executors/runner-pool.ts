@@ -92,6 +92,9 @@ export interface FilesChangedEvent {
 
 type Listener<E> = (event: E) => void;
 
+export type TokenAdmission =
+  { ok: true; tokenIndex: number } | { ok: false; status: 401 | 429; error: string; retryAfterS?: number };
+
 export class RunnerPool implements Executor {
   readonly kind = "runner" as const;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
@@ -142,29 +145,43 @@ export class RunnerPool implements Executor {
     this.locator = locate;
   }
 
-  /** For the HTTP server's `upgrade` event on /runner: refuses a bad or missing token before any WebSocket exists. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (this.disposed) return refuseUpgrade(socket, 503, "server is shutting down");
+  /**
+   * A runner's Bearer token on `req`, throttled per address: every door a runner token opens
+   * (/runner, GET /api/uploads/<id>) asks here, so wrong guesses count against one budget.
+   */
+  admitToken(req: IncomingMessage): TokenAdmission {
     const address = req.socket.remoteAddress ?? "unknown";
     const wait = this.throttle.check(address);
     if (wait > 0)
-      return refuseUpgrade(
-        socket,
-        429,
-        "too many wrong runner tokens from this address; try again later",
-        `Retry-After: ${Math.ceil(wait / 1000)}\r\n`,
-      );
+      return {
+        ok: false,
+        status: 429,
+        error: "too many wrong runner tokens from this address; try again later",
+        retryAfterS: Math.ceil(wait / 1000),
+      };
     const token = bearerToken(req);
     const tokenIndex = token ? this.tokenOf(token) : -1;
     if (!token || tokenIndex < 0) {
       this.throttle.failed(address);
-      return refuseUpgrade(
-        socket,
-        401,
-        token ? "runner token refused" : "missing runner token (Authorization: Bearer <token>)",
-      );
+      const error = token ? "runner token refused" : "missing runner token (Authorization: Bearer <token>)";
+      return { ok: false, status: 401, error };
     }
     this.throttle.succeeded(address);
+    return { ok: true, tokenIndex };
+  }
+
+  /** For the HTTP server's `upgrade` event on /runner: refuses a bad or missing token before any WebSocket exists. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.disposed) return refuseUpgrade(socket, 503, "server is shutting down");
+    const admitted = this.admitToken(req);
+    if (!admitted.ok)
+      return refuseUpgrade(
+        socket,
+        admitted.status,
+        admitted.error,
+        admitted.retryAfterS ? `Retry-After: ${admitted.retryAfterS}\r\n` : undefined,
+      );
+    const { tokenIndex } = admitted;
     this.wss.handleUpgrade(req, socket, head, (ws) => this.awaitHello(ws, tokenIndex));
   }
 

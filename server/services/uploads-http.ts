@@ -3,7 +3,7 @@
 // for a runner fetching it for workspace.create (its Bearer token, as on /runner). Plain HTTP,
 // not tRPC: the body is streamed to disk, never held whole in memory or base64.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { bearerToken, tokenMatcher } from "../executors/runner/auth";
+import type { TokenAdmission } from "../executors/runner-pool";
 import type { Actor } from "./types";
 import { UploadError, type Uploads } from "./uploads";
 
@@ -15,10 +15,9 @@ const reply = (res: ServerResponse, status: number, body: unknown) => {
 export function createUploadsHttp(deps: {
   uploads: Uploads;
   actorOf(req: IncomingMessage): Promise<Actor | null>;
-  runnerTokens: readonly string[];
+  /** A runner's token, throttled per address with /runner's (RunnerPool.admitToken). */
+  admitRunner(req: IncomingMessage): TokenAdmission;
 }) {
-  const isRunner = tokenMatcher(deps.runnerTokens);
-
   async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const actor = await deps.actorOf(req);
     if (!actor) {
@@ -40,8 +39,11 @@ export function createUploadsHttp(deps: {
   }
 
   async function get(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
-    const token = bearerToken(req);
-    if (!token || !isRunner(token)) return reply(res, 401, { error: "runner token required" });
+    const admitted = deps.admitRunner(req);
+    if (!admitted.ok) {
+      if (admitted.retryAfterS) res.setHeader("retry-after", String(admitted.retryAfterS));
+      return reply(res, admitted.status, { error: admitted.error });
+    }
     const found = await deps.uploads.read(id);
     if (!found) return reply(res, 404, { error: "no such upload (uploads are kept for a day)" });
     found.stream.once("error", () => (res.headersSent ? res.destroy() : reply(res, 404, { error: "no such upload" })));

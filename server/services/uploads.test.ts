@@ -11,19 +11,22 @@ import { makeTarGz } from "../../runner/workspace/archive-fixtures";
 import type { Actor } from "./types";
 import { createUploads, type Uploads } from "./uploads";
 import { createUploadsHttp } from "./uploads-http";
+import { RunnerPool } from "../executors/runner-pool";
 
 const alice: Actor = { userId: "alice", orgId: "org1", role: "owner" };
 let dataDir: string;
 let server: Server;
 let base: string;
 let uploads: Uploads;
+let pool: RunnerPool;
 
 beforeEach(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "quiver-uploads-"));
   uploads = createUploads({ dataDir, maxBytes: 64 * 1024 });
+  pool = new RunnerPool({ tokens: ["runner-secret"], throttle: { freeFailures: 3, baseLockMs: 60_000 } });
   const http = createUploadsHttp({
     uploads,
-    runnerTokens: ["runner-secret"],
+    admitRunner: (req) => pool.admitToken(req),
     actorOf: async (req) => (req.headers["x-test-user"] === "alice" ? alice : null),
   });
   server = createServer((req, res) => {
@@ -34,6 +37,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await new Promise<void>((r) => server.close(() => r()));
+  await pool.dispose();
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -74,6 +78,25 @@ describe("uploads", () => {
     ).toBe(404);
     await expect(uploads.claim(body.uploadId, alice)).resolves.toMatchObject({ id: body.uploadId });
     await expect(uploads.claim(body.uploadId, { ...alice, userId: "bob" })).rejects.toThrow(/someone else's/);
+  });
+
+  it("counts wrong runner tokens against the address's budget on /runner: past it, even the right one waits", async () => {
+    const archive = makeTarGz([{ name: "a.txt", data: "x" }]);
+    const { uploadId } = (await (await post(archive)).json()) as { uploadId: string };
+    const fetchWith = (token: string) =>
+      fetch(`${base}/api/uploads/${uploadId}`, { headers: { authorization: `Bearer ${token}` } });
+    for (const guess of ["a", "b", "c"]) expect((await fetchWith(guess)).status).toBe(401);
+    const locked = await fetchWith("d");
+    expect(locked.status).toBe(401);
+    const refused = await fetchWith("runner-secret");
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // One budget: the runner's own door from this address is locked out as well.
+    const admission = pool.admitToken({
+      socket: { remoteAddress: "127.0.0.1" },
+      headers: { authorization: "Bearer runner-secret" },
+    } as never);
+    expect(admission).toMatchObject({ ok: false, status: 429 });
   });
 
   it("refuses past the ceiling, what is not an archive, and an unknown sender; keeps nothing", async () => {
