@@ -46,12 +46,16 @@ export const formatBytes = (n: number) =>
 
 /**
  * An entry's name as components inside the destination. Refused: absolute paths (and Windows
- * drive or UNC forms), backslashes, `..` anywhere, NUL and other control characters, names or
- * paths too long or deep. `.` and empty components are dropped (`./a//b` is `a/b`).
+ * drive or UNC forms), backslashes, `..` anywhere, NUL and other control characters (C1 too),
+ * text-direction overrides, `.git` at any depth, names or paths too long or deep. `.` and empty components are dropped (`./a//b` is `a/b`).
  */
 export function entryComponents(raw: string): string[] {
   if (raw.length === 0) throw new ArchiveError("the archive has an entry with an empty name");
-  if (/[\x00-\x1f\x7f]/.test(raw)) throw new ArchiveError(`entry ${show(raw)} has a control character in its name`);
+  if (/[\x00-\x1f\x7f-\x9f]/.test(raw))
+    throw new ArchiveError(`entry ${show(raw)} has a control character in its name`);
+  // Bidirectional overrides and isolates make a name show as another (`txt.exe` as `exe.txt`).
+  if (/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(raw))
+    throw new ArchiveError(`entry ${show(raw)} has a text-direction character in its name`);
   if (raw.includes("\\")) throw new ArchiveError(`entry ${show(raw)} has a backslash in its name (a Windows path)`);
   if (raw.startsWith("/") || /^[a-zA-Z]:/.test(raw)) throw new ArchiveError(`entry ${show(raw)} has an absolute path`);
   const parts = raw.split("/").filter((c) => c !== "" && c !== ".");
@@ -65,7 +69,9 @@ export function entryComponents(raw: string): string[] {
   for (const p of parts)
     if (Buffer.byteLength(p) > MAX_NAME_BYTES)
       throw new ArchiveError(`entry ${show(raw)} has a name longer than ${MAX_NAME_BYTES} bytes`);
-  if (parts[0] === ".git")
+  // At any depth and in any case: a repository's config (core.fsmonitor, hooks) runs for any git
+  // started inside its folder, and case-insensitive disks take `.GIT` for `.git`.
+  if (parts.some((p) => p.toLowerCase() === ".git"))
     throw new ArchiveError(`entry ${show(raw)} is inside .git; an archive cannot carry git internals (hooks, config)`);
   return parts;
 }

@@ -81,6 +81,25 @@ describe("refused archives", () => {
     expect(await refused(makeZip([{ name: ".git/hooks/pre-commit", data: "x" }]))).toMatch(/inside \.git/);
   });
 
+  it("refuses git internals at any depth and in any case, C1 controls and text-direction characters", async () => {
+    for (const name of ["sub/.git/config", "a/b/.GIT/hooks/post-checkout", "./x/.Git/config"])
+      expect(await refused(makeTarGz([{ name, data: "[core]\n\tfsmonitor = touch /tmp/pwned\n" }]))).toMatch(
+        /inside \.git/,
+      );
+    expect(await refused(makeZip([{ name: "vendor/lib/.git/HEAD", data: "ref: x" }]))).toMatch(/inside \.git/);
+    expect(await refused(makeTarGz([{ name: "a\u0085b.txt", data: "x" }]))).toMatch(/control character/);
+    expect(await refused(makeZip([{ name: "invoice\u202Etxt.exe", data: "x" }]))).toMatch(/text-direction/);
+    expect(await refused(makeTarGz([{ name: "d\u2067ir/a", data: "x" }]))).toMatch(/text-direction/);
+    // Look-alikes of .git are ordinary names.
+    const ok = makeTarGz([
+      { name: "sub/.gitignore", data: "x" },
+      { name: "sub/.github/ci.yml", data: "x" },
+      { name: "sub/git/config", data: "x" },
+    ]);
+    await extract(ok);
+    expect((await readdir(join(dest, "sub"))).sort()).toEqual([".github", ".gitignore", "git"]);
+  });
+
   it("refuses a symlink entry, and so a file written through it never happens", async () => {
     const viaTar = makeTarGz([
       { name: "l", type: "2", link: join(base, "outside") },
