@@ -5,8 +5,6 @@
 // every file as it was before the click (bytes, exec bit, permission bits, link target), what
 // changed meanwhile outside the restore's paths left alone, and Restore then works again. A
 // rollback killed in turn is run again at the next start.
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import {
   chmodSync,
   existsSync,
@@ -21,16 +19,16 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawnRunner, waitFor } from "../../server/testing/runner";
+import { REPO_ROOT, runScript } from "../testing/child";
 import { FakeServer, outsideTmp } from "../testing/root";
 import { opContext } from "../testing/exec";
 import { Workspace } from "../workspace/workspace";
 import { checkpointOps } from "./ops";
 import { restoreJournalPath } from "./restore-journal";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = REPO_ROOT;
 let base: string;
 let dir: string;
 let shadows: string;
@@ -52,9 +50,8 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
  * prints "midway" and blocks forever: the test's SIGKILL lands exactly there.
  */
 function child(body: string, stopAt: number) {
-  const file = join(base, `child-${randomBytes(4).toString("hex")}.mts`);
-  writeFileSync(
-    file,
+  const { p, exited, out } = runScript(
+    base,
     `
     import { Workspace } from "${ROOT}/runner/workspace/workspace.ts";
     const ws = await Workspace.open(process.argv[2], { watch: false });
@@ -70,22 +67,14 @@ function child(body: string, stopAt: number) {
     ${body}
     console.log("finished");
   `,
+    [dir],
   );
-  const p = spawn(process.execPath, ["--import", "tsx", file, dir], {
-    cwd: ROOT,
-    env: { ...process.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  p.stdout.on("data", (b: Buffer) => (out += b.toString()));
-  p.stderr.on("data", (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<void>((r) => p.once("exit", () => r()));
   return {
     async killAtMidway() {
-      await waitFor(() => out.includes("midway") || undefined, 60_000, `the child to reach midway: ${out}`);
+      await waitFor(() => out().includes("midway") || undefined, 60_000, `the child to reach midway: ${out()}`);
       p.kill("SIGKILL");
       await exited;
-      expect(out).not.toContain("finished");
+      expect(out()).not.toContain("finished");
     },
   };
 }

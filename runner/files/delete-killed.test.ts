@@ -3,13 +3,11 @@
 // `.quiver-gone-<hex>` at the root) is never recorded by a checkpoint and is swept by the next
 // runner, and nothing named like it that the runner did not make (a link planted to lead the
 // removal outside, a file, one below the root) is ever removed or followed.
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkpointOps } from "../checkpoints/ops";
+import { REPO_ROOT, runScript } from "../testing/child";
 import { outsideTmp } from "../testing/root";
 import { opContext } from "../testing/exec";
 import { WorkspaceFs } from "../workspace/fs-at";
@@ -18,7 +16,7 @@ import { sweepLeftovers } from "../workspace/leftovers";
 import { Workspace } from "../workspace/workspace";
 import { personFileOps } from "./person";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = REPO_ROOT;
 let base: string;
 let dir: string;
 let n = 0;
@@ -51,9 +49,12 @@ describe("ide_delete of a folder, the runner killed -9 midway", () => {
       mkdirSync(join(dir, "big", `d${s}`), { recursive: true });
       for (let f = 0; f < FILES; f++) writeFileSync(join(dir, "big", `d${s}`, `f${f}.txt`), `${s}/${f}\n`);
     }
-    const file = join(base, `child-${randomBytes(4).toString("hex")}.mts`);
-    writeFileSync(
-      file,
+    const {
+      p,
+      exited,
+      out: printed,
+    } = runScript(
+      base,
       `
       import { Workspace } from "${ROOT}/runner/workspace/workspace.ts";
       import { opContext } from "${ROOT}/runner/testing/exec.ts";
@@ -62,19 +63,15 @@ describe("ide_delete of a folder, the runner killed -9 midway", () => {
       const r = await personFileOps.ide_delete.run({ path: "big" }, opContext(ws));
       console.log("deleted", r.ok, r.output);
     `,
+      [dir],
     );
-    const p = spawn(process.execPath, ["--import", "tsx", file, dir], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    p.stdout.on("data", (b: Buffer) => (out += b.toString()));
-    p.stderr.on("data", (b: Buffer) => (out += b.toString()));
-    const exited = new Promise<void>((r) => p.once("exit", () => r()));
     // Killed the moment the deletion has visibly begun: the folder moved, or a part of it gone.
     const started = () => !existsSync(join(dir, "big")) || readdirSync(join(dir, "big")).length < SUBS;
     const until = Date.now() + 60_000;
     while (!started() && Date.now() < until && p.exitCode === null) await new Promise((r) => setImmediate(r));
     p.kill("SIGKILL");
     await exited;
-    expect(out, "the kill came too late to land midway").not.toContain("deleted");
+    expect(printed(), "the kill came too late to land midway").not.toContain("deleted");
 
     // From the person's view: gone, all of it (or, had the kill come first, there whole).
     expect(existsSync(join(dir, "big"))).toBe(false);

@@ -3,7 +3,6 @@
 // file of the person's, a name that only looks like ours, or what a planted link points to),
 // leaves ones too recent to be a dead runner's, and a real runner serving the folder again
 // removes what an earlier one left.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   existsSync,
@@ -20,7 +19,6 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawnRunner, waitFor } from "../../server/testing/runner";
 import { checkpointOps } from "../checkpoints/ops";
@@ -30,8 +28,8 @@ import { WorkspaceFs } from "./fs-at";
 import { STAGE_NAME, TEMP_NAME } from "./fs-at/names";
 import { sweepLeftovers } from "./leftovers";
 import { Workspace } from "./workspace";
+import { REPO_ROOT, runScript } from "../testing/child";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const base = realpathSync(mkdtempSync(join(tmpdir(), "quiver-leftovers-")));
 let dir: string;
 let n = 0;
@@ -45,20 +43,7 @@ afterEach(() => delete process.env.QUIVER_CHECKPOINT_DIR);
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 /** Runs `code` (an ES module; REPO is the repository's path) in a node process of its own. */
-function child(code: string) {
-  const file = join(base, `child-${randomBytes(4).toString("hex")}.mts`);
-  writeFileSync(file, code.replaceAll("REPO", ROOT));
-  const p = spawn(process.execPath, ["--import", "tsx", file, dir], {
-    cwd: ROOT,
-    env: { ...process.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  p.stdout.on("data", (b: Buffer) => (out += b.toString()));
-  p.stderr.on("data", (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<void>((r) => p.once("exit", () => r()));
-  return { p, exited, out: () => out };
-}
+const child = (code: string) => runScript(base, code.replaceAll("REPO", REPO_ROOT), [dir]);
 
 /** Every path under `root` (recursive), sorted. */
 const tree = (root = dir) => readdirSync(root, { recursive: true }).map(String).sort();
