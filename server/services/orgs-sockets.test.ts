@@ -124,20 +124,23 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
 
     const inTeam = await openSocket(bobCookie);
     const bobRow = (await owner.orgs.members.query()).find((m) => m.email === "bob@example.com")!;
-    let at = Date.now();
+    // "At once" is timed from the change's answer: the server ends the sockets before it answers,
+    // and the change itself (a transaction, an audit row) may take over a second on a loaded
+    // machine, which says nothing about the sockets (the periodic re-check comes every 5 s).
     await owner.orgs.changeRole.mutate({ memberId: bobRow.id, role: "member" });
+    let answered = Date.now();
     const demoted = await inTeam.closed;
     expect(demoted.code).toBe(4401);
-    expect(demoted.at - at).toBeLessThan(1_000);
+    expect(demoted.at - answered).toBeLessThan(1_000);
     // As a member he is refused what admins may do, over HTTP at once.
     await expect(bob.orgs.invitations.query()).rejects.toMatchObject({ data: { code: "FORBIDDEN" } });
 
     const again = await openSocket(bobCookie);
-    at = Date.now();
     await owner.orgs.remove.mutate({ memberId: bobRow.id });
+    answered = Date.now();
     const removed = await again.closed;
     expect(removed.code).toBe(4401);
-    expect(removed.at - at).toBeLessThan(1_000);
+    expect(removed.at - answered).toBeLessThan(1_000);
     // His socket in his own org was never touched.
     await new Promise((r) => setTimeout(r, 300));
     expect(elsewhere.isOpen()).toBe(true);
