@@ -278,9 +278,9 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   await openNewSession(page);
   await page.getByTestId("pane-editor").click();
   await page.keyboard.press("Control+p");
+  // Enter at once, as a person who knows the name does: the workspace's listing may still be on
+  // its way, and the box opens the first match when it comes.
   await page.getByTestId("quick-open").locator("input").fill("beta");
-  // As a person does, Enter once the match is listed: the workspace's listing may still be on its way.
-  await expect(page.getByTestId("quick-item").first()).toHaveText("lib/beta.json");
   await page.keyboard.press("Enter");
   await expect(page.locator('[data-testid="editor-tab"][data-path="lib/beta.json"]')).toBeVisible();
   // The explorer reveals the opened file: its folder opens.
@@ -288,7 +288,6 @@ test("quick open, remembered tabs and pane sizes, terminal toggle", async ({ pag
   await expect(page.locator('[data-testid="tree-item"][data-path="lib/beta.json"]')).toBeVisible();
   await page.keyboard.press("Control+p");
   await page.getByTestId("quick-open").locator("input").fill("alpha");
-  await expect(page.getByTestId("quick-item").first()).toHaveText("lib/alpha.js");
   await page.keyboard.press("Enter");
   await expect(page.locator('[data-testid="editor-tab"]')).toHaveCount(2);
   // Nothing typed: recently opened files first, the open one after, so Enter goes back. A

@@ -3,7 +3,9 @@
 // Ctrl/Cmd+Shift+P) runs a command, ":" goes to a line of the open file. Arrows choose, Enter
 // runs, Esc closes. With nothing typed, recently opened files come first. What a query means and what matches it: palette.ts. When the tree's listing
 // was cut short (a large workspace), files are also looked for across the whole workspace on
-// the runner (files.find), ranked together with the listed ones.
+// the runner (files.find), ranked together with the listed ones. Enter pressed before any
+// match is listed (the workspace's listing or that search still on its way) is kept and opens the
+// first match as it comes: a name typed and Enter at once opens the file, not an empty box.
 import { useEffect, useMemo, useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
@@ -17,6 +19,8 @@ interface Props {
   active?: string | null;
   /** The listing behind `paths` was cut short: ask the runner for files of this session too. */
   findIn?: string;
+  /** The workspace's listing behind `paths` has not arrived yet. */
+  listing?: boolean;
   commands: Command[];
   /** What the box starts with (">" for the command palette). */
   initial?: string;
@@ -43,6 +47,7 @@ export function QuickOpen({
   recent = [],
   active = null,
   findIn,
+  listing = false,
   commands,
   initial = "",
   onOpen,
@@ -52,6 +57,7 @@ export function QuickOpen({
   const trpc = useTRPC();
   const [query, setQuery] = useState(initial);
   const [sel, setSel] = useState(0);
+  const [enterPending, setEnterPending] = useState(false);
   const q = paletteQuery(query);
   const wanted = useSettled(q.mode === "files" ? q.text.trim() : "", 150);
   const found = useQuery(
@@ -85,10 +91,20 @@ export function QuickOpen({
           ? "Type a line number"
           : "Open a file to go to a line"
         : "No matching files";
-  const choose = (row: Row | undefined) => {
+  const choose = (row: Row) => {
     onClose();
-    row?.run();
+    row.run();
   };
+  const waiting = q.mode === "files" && (listing || found.isFetching || (!!findIn && wanted !== q.text.trim()));
+  useEffect(() => {
+    if (!enterPending) return;
+    if (rows.length > 0) {
+      setEnterPending(false);
+      choose(rows[0]);
+    } else if (!waiting) setEnterPending(false);
+    // choose is made anew each render; rows and waiting say when to act
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [enterPending, rows, waiting]);
   return (
     <div className={styles.quick} onClick={onClose}>
       <div
@@ -104,12 +120,13 @@ export function QuickOpen({
           autoFocus
           placeholder="Go to file… (> for commands, : for a line)"
           value={query}
-          onChange={(e) => (setQuery(e.target.value), setSel(0))}
+          onChange={(e) => (setQuery(e.target.value), setSel(0), setEnterPending(false))}
           onKeyDown={(e) => {
             const moves: Record<string, () => void> = {
               ArrowDown: () => setSel((s) => Math.min(rows.length - 1, s + 1)),
               ArrowUp: () => setSel((s) => Math.max(0, s - 1)),
-              Enter: () => choose(rows[sel]),
+              // Nothing listed: kept while matches may still come, else nothing to open.
+              Enter: () => (rows[sel] ? choose(rows[sel]) : waiting && setEnterPending(true)),
               Escape: () => {
                 e.stopPropagation();
                 onClose();
@@ -138,7 +155,13 @@ export function QuickOpen({
             </li>
           ))}
           {rows.length === 0 && (
-            <li className="muted">{found.isFetching ? "Looking through the workspace…" : empty}</li>
+            <li className="muted">
+              {listing && q.mode === "files"
+                ? "Listing the workspace…"
+                : found.isFetching
+                  ? "Looking through the workspace…"
+                  : empty}
+            </li>
           )}
         </ul>
       </div>

@@ -34,6 +34,7 @@ export function FrameDialogs({ sessionId, ws, commands, ref }: Props) {
           recent={files.recent}
           active={active}
           findIn={ws.tree.partial ? sessionId : undefined}
+          listing={ws.filePaths === undefined}
           commands={commands}
           initial={quick}
           onOpen={ws.openFile}
