@@ -169,7 +169,9 @@ describe("a checkpoint restore whose runner is killed -9 midway", () => {
       expect(state()).toEqual({ ...before, "later.txt": "644 written while the runner was down\n" });
       expect(existsSync(restoreJournalPath(dir))).toBe(false);
       // The five files of made/ it had deleted and the nine it had restored.
-      expect(runner.stderr()).toMatch(/rolled back a checkpoint restore .* 14 file\(s\) put back/);
+      // Its log line travels by a pipe, the connection by a socket: waited for, not read at once.
+      const rolledBack = /rolled back a checkpoint restore .* 14 file\(s\) put back/;
+      await waitFor(() => rolledBack.test(runner.stderr()) || undefined, 30_000, `the log: ${runner.stderr()}`);
       // The click can be made again, and this time it answers with its undo.
       const again = await runner.server.request(
         "checkpoint.restore",

@@ -265,7 +265,12 @@ describe("a runner serving a folder", () => {
       await waitFor(() => ours().length === 1 || undefined, 60_000, `the sweep: ${runner.stderr()}`);
       expect(ours()).toEqual([".fresh.quiver-0123456789ab.tmp"]);
       expect(existsSync(join(dir, "src", "app.ts"))).toBe(true);
-      expect(runner.stderr()).toMatch(/removed 2 leftover/);
+      // Its log line comes after the removals, over a pipe: waited for, not read at once.
+      await waitFor(
+        () => /removed 2 leftover/.test(runner.stderr()) || undefined,
+        30_000,
+        `the log: ${runner.stderr()}`,
+      );
     } finally {
       await runner.stop();
       await server.close();
