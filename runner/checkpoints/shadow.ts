@@ -26,6 +26,7 @@ import {
 import { join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { PROJECT_ROOT } from "../exec/bundle";
+import { RUNNER_NAME_GLOBS } from "../workspace/fs-at/names";
 import { SAFE_GIT } from "../workspace/git";
 import type { Workspace } from "../workspace/workspace";
 
@@ -87,12 +88,8 @@ const CONFIG = (hooks: string) => `[core]
 /** Outranks every .gitattributes in the work tree: bytes in, bytes out, no program named. */
 const ATTRIBUTES = "* -text -filter -ident !working-tree-encoding !diff !merge -export-subst\n";
 
-/**
- * The runner's own temps, restore stages and deleted folders (fs-at/names.ts) are never recorded: one there while
- * a checkpoint is taken (a write in progress, a leftover not yet swept) would come back on restore.
- */
-const HEX12 = "[0-9a-f]".repeat(12);
-const EXCLUDE = `/.quiver-restore-${HEX12}\n/.quiver-gone-${HEX12}\n.?*.quiver-${HEX12}.tmp\n.?*.quiver-${HEX12}.lnk\n`;
+/** The runner's own temps, restore stages and deleted folders are never recorded (fs-at/names.ts). */
+const EXCLUDE = RUNNER_NAME_GLOBS.map((glob) => `${glob}\n`).join("");
 
 const GIT_ENV = {
   GIT_CONFIG_NOSYSTEM: "1",

@@ -41,5 +41,18 @@ export const STAGE_NAME = /^\.quiver-restore-[0-9a-f]{12}$/;
 /** goneName's output. */
 export const GONE_NAME = /^\.quiver-gone-[0-9a-f]{12}$/;
 
+/**
+ * The same three kinds as gitignore patterns, for the checkpoint shadow's `info/exclude`: a write
+ * in progress or a leftover not yet swept while a checkpoint is taken must never be recorded, or
+ * a restore would bring it back. Stage and gone folders only ever sit at the workspace root.
+ */
+const HEX12 = "[0-9a-f]".repeat(12);
+export const RUNNER_NAME_GLOBS = [
+  `/${TEMP_MARK}restore-${HEX12}`,
+  `/${TEMP_MARK}gone-${HEX12}`,
+  `.?*${TEMP_MARK}${HEX12}.tmp`,
+  `.?*${TEMP_MARK}${HEX12}.lnk`,
+];
+
 /** What a stage folder holds: files named by their index in the restore's list. */
 export const STAGED_FILE = /^(0|[1-9][0-9]{0,8})$/;
