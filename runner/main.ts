@@ -6,10 +6,10 @@
 // Refuses to start (exit 2) unsandboxed under QUIVER_SANDBOX=auto when the server is off loopback,
 // and with --root unsandboxed unless QUIVER_SANDBOX=off says so. It logs to stderr (runner/log.ts)
 // at QUIVER_LOG_LEVEL, and refuses an invalid level like any other bad configuration.
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
+import { defaultRunnerId } from "../server/protocol/runner-id";
 import { RunnerClient } from "./client";
 import { execConfigFromEnv } from "./exec";
 import { WorkspaceNetwork } from "./exec/netns";
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
     .version;
   const servedPath = workspace?.root ?? store?.path ?? "";
-  const runnerId = args.id ?? `${hostname()}-${createHash("sha256").update(servedPath).digest("hex").slice(0, 8)}`;
+  const runnerId = args.id ?? defaultRunnerId(hostname(), servedPath);
   const client = (link.client = new RunnerClient({
     url: server,
     token,

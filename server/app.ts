@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from "node:stream";
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { createRequire } from "node:module";
 import { WebSocketServer } from "ws";
@@ -37,6 +37,7 @@ import { createSocketLimits, type SocketLimits } from "./http/socket-limits";
 import { createPreviewHttp } from "./preview/http";
 import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
+import { defaultRunnerId } from "./protocol/runner-id";
 import { ensureLocalActor } from "./services/local-user";
 import { createSessionService } from "./services/sessions";
 import { createModelLister } from "./services/model-list";
@@ -131,7 +132,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
   // Its id, as the runner would name itself (runner/main.ts), is bound to its token: a holder of
   // the shared token cannot connect as the local runner and take its sessions and their calls.
-  const localRunnerId = `${hostname()}-${createHash("sha256").update(realpathSync(env.workspaceDir)).digest("hex").slice(0, 8)}`;
+  const localRunnerId = defaultRunnerId(hostname(), realpathSync(env.workspaceDir));
 
   // A deleted session's commands and runner binding go with it: no more runner events published
   // for it. The delete does not wait for the runner.
