@@ -47,7 +47,7 @@ import type { Actor, Services } from "./services/types";
 import { LocalRunner } from "./local-runner";
 import { createParts, type Parts } from "./parts";
 import { logFn, scoped, setLogLevel } from "./log";
-import { endSessionCommands } from "./services/session-commands";
+import { endSessionOnRunner } from "./services/session-end";
 import { holdEventLoop } from "./loop-hold";
 import { warmShellParser } from "./shell/parser";
 import { adoptedThreads, endUnadoptedThreads } from "./build/early.mjs";
@@ -134,11 +134,11 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   // the shared token cannot connect as the local runner and take its sessions and their calls.
   const localRunnerId = defaultRunnerId(hostname(), realpathSync(env.workspaceDir));
 
-  // A deleted session's commands and runner binding go with it: no more runner events published
+  // A deleted session's commands, checkpoints and runner binding go with it: no more runner events published
   // for it. The delete does not wait for the runner.
   const sessions = createSessionService(handle.db, {
     beforeRemove: (id) => parts.services.hub.written(id),
-    onRemoved: (id) => void endSessionCommands(parts.services.runners, id, (line) => log(line)),
+    onRemoved: (id) => void endSessionOnRunner(parts.services.runners, id, (line) => log(line)),
     modelChoices: () => parts.services.engine.modelChoices(),
     workspaceFor: (actor, projectId) => parts.services.projects.workspaceFor(actor, projectId),
     models: createModelLister(env),

@@ -5,10 +5,12 @@ import { createHash } from "node:crypto";
 import {
   CHECKPOINT_CREATE_OP,
   CHECKPOINT_DIFF_OP,
+  CHECKPOINT_FORGET_OP,
   CHECKPOINT_HUNK_OP,
   CHECKPOINT_RESTORE_OP,
   CheckpointCreateInput,
   CheckpointDiffInput,
+  CheckpointForgetInput,
   CheckpointHunkInput,
   CheckpointRestoreInput,
 } from "../../server/protocol/checkpoint-ops";
@@ -16,6 +18,7 @@ import { readNoFollow, applyChange } from "../workspace/atomic";
 import type { Workspace } from "../workspace/workspace";
 import { defineOp, type AnyOp, type OpContext, type OpResult, type OpTable } from "../ops";
 import { diffFiles } from "./diff";
+import { dropSessionRef, pruneShadow } from "./forget";
 import { revertHunk } from "./hunk";
 import { recordPersonEdits } from "./person-edits";
 import { restoreTo } from "./restore";
@@ -143,8 +146,30 @@ const hunkOp = defineOp({
     }),
 });
 
+/** A deleted session's checkpoints: its ref at once (in turn with other checkpoint work), then
+ *  a prune of what nothing reaches, outside the turn so checkpoints meanwhile do not wait for it. */
+const forgetOp = defineOp({
+  input: CheckpointForgetInput,
+  async run(_input, ctx) {
+    let had = false;
+    const dropped = await onShadow(ctx, async (shadow) => {
+      had = await dropSessionRef(shadow, refKey(ctx.sessionId));
+      return { ok: true, output: "" };
+    });
+    if (!dropped.ok) return dropped;
+    if (!had) return { ok: true, output: "the session had no checkpoints on this runner" };
+    try {
+      await pruneShadow(shadowOf(ctx.workspace));
+    } catch (err) {
+      return { ok: false, output: `the session's checkpoints were let go but not pruned: ${(err as Error).message}` };
+    }
+    return { ok: true, output: "the session's checkpoints were removed" };
+  },
+});
+
 export const checkpointOps: OpTable = {
   [CHECKPOINT_CREATE_OP]: createOp,
+  [CHECKPOINT_FORGET_OP]: forgetOp,
   [CHECKPOINT_DIFF_OP]: diffOp,
   [CHECKPOINT_RESTORE_OP]: restoreOp,
   [CHECKPOINT_HUNK_OP]: hunkOp,

@@ -9,6 +9,8 @@ export const CHECKPOINT_CREATE_OP = "checkpoint.create";
 export const CHECKPOINT_DIFF_OP = "checkpoint.diff";
 export const CHECKPOINT_RESTORE_OP = "checkpoint.restore";
 export const CHECKPOINT_HUNK_OP = "checkpoint.revert_hunk";
+/** Sent when a session is deleted (never a tool): its commits are let go and pruned. */
+export const CHECKPOINT_FORGET_OP = "checkpoint.forget_session";
 
 /** A shadow commit's full hash: nothing else (no `HEAD~1`, no `--option`) reaches git as a revision. */
 export const CommitId = z.string().regex(/^[0-9a-f]{40}$/, "a checkpoint commit is 40 lower-case hex digits");
@@ -22,6 +24,9 @@ const RelPath = z
     (p) => !p.startsWith("/") && !p.split("/").some((c) => c === ".." || c === "." || c === "") && !p.includes("\0"),
     "a workspace-relative path",
   );
+
+export const CheckpointForgetInput = z.object({}).strict();
+export type CheckpointForgetInput = z.infer<typeof CheckpointForgetInput>;
 
 export const CheckpointCreateInput = z.object({ parent: CommitId.optional() }).strict();
 export type CheckpointCreateInput = z.infer<typeof CheckpointCreateInput>;

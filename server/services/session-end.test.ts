@@ -1,10 +1,14 @@
-// Deleting a session ends the commands its agent left running in the background, on a real
-// server with its local runner: another session's keep running, and the delete itself does not
-// wait for the runner.
+// Deleting a session ends the commands its agent left running in the background and removes its
+// checkpoints, on a real server with its local runner: another session's keep running and keep
+// theirs, and the delete itself does not wait for the runner.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { processesMatching } from "../../runner/testing/exec";
 import { finishedTurns, follow, useQuiverSession } from "../testing/quiver-session";
-import { endSessionCommands, type SessionRunners } from "./session-commands";
+import { endSessionOnRunner, type SessionRunners } from "./session-end";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -16,7 +20,23 @@ async function until(what: string, check: () => Promise<boolean>, ms = 15_000): 
   }
 }
 
-describe("a deleted session's commands", () => {
+/** Whether some shadow repository under the checkpoint folder still holds the session's ref. */
+function checkpointRefExists(sessionId: string): boolean {
+  const base = process.env.QUIVER_CHECKPOINT_DIR || join(import.meta.dirname, "../../.quiver/checkpoints");
+  const key = `s-${createHash("sha256").update(sessionId).digest("hex").slice(0, 24)}`;
+  return readdirSync(base).some((shadow) => {
+    try {
+      execFileSync("git", [`--git-dir=${join(base, shadow)}`, "rev-parse", "-q", "--verify", `refs/quiver/${key}`], {
+        stdio: "ignore",
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe("a deleted session's commands and checkpoints", () => {
   const t = useQuiverSession("anthropic", "session-commands");
 
   /** A session whose agent leaves `sleep <marker>` (and a child of it) running in the background. */
@@ -47,7 +67,7 @@ describe("a deleted session's commands", () => {
     return id;
   }
 
-  it("end with it, its children too; another session's keep running", async () => {
+  it("end with it, its children too; another session's keep running and its checkpoints stay", async () => {
     // The local runner connects, and is recorded where placement looks, a moment after the
     // server answers: a session's files can be listed once it is.
     const { id: probe } = await t.client.sessions.create.mutate({ title: "probe" });
@@ -58,9 +78,12 @@ describe("a deleted session's commands", () => {
       ),
     );
     const gone = await sessionRunning("67.0611");
-    await sessionRunning("67.0612");
+    const kept = await sessionRunning("67.0612");
     for (const marker of ["67.06111", "67.06112", "67.06121", "67.06122"])
       expect(await processesMatching(`sleep ${marker}`), marker).not.toEqual([]);
+    // Each ran a command, so each has a checkpoint from before it.
+    expect(checkpointRefExists(gone)).toBe(true);
+    expect(checkpointRefExists(kept)).toBe(true);
 
     await t.client.sessions.remove.mutate({ id: gone });
     await until(
@@ -69,10 +92,12 @@ describe("a deleted session's commands", () => {
     );
     for (const marker of ["67.06121", "67.06122"])
       expect(await processesMatching(`sleep ${marker}`), marker).not.toEqual([]);
+    await until("the deleted session's checkpoints to go", async () => !checkpointRefExists(gone));
+    expect(checkpointRefExists(kept)).toBe(true);
   }, 120_000);
 });
 
-describe("endSessionCommands", () => {
+describe("endSessionOnRunner", () => {
   const pool = (bound: string | undefined, run: SessionRunners["run"]) => {
     const calls = { run: 0, unbound: [] as string[] };
     const runners: SessionRunners = {
@@ -86,7 +111,7 @@ describe("endSessionCommands", () => {
   it("asks no runner for a session bound to none here (a lookup could make its workspace), and unbinds it", async () => {
     const { runners, calls } = pool(undefined, () => Promise.reject(new Error("not asked")));
     const said: string[] = [];
-    await endSessionCommands(runners, "s1", (l) => said.push(l));
+    await endSessionOnRunner(runners, "s1", (l) => said.push(l));
     expect(calls).toEqual({ run: 0, unbound: ["s1"] });
     expect(said).toEqual([]);
   });
@@ -94,13 +119,25 @@ describe("endSessionCommands", () => {
   it("reports a runner that is away or refuses, and still unbinds", async () => {
     const away = pool("r1", () => Promise.reject(new Error("runner r1 is not connected")));
     const said: string[] = [];
-    await endSessionCommands(away.runners, "s1", (l) => said.push(l));
+    await endSessionOnRunner(away.runners, "s1", (l) => said.push(l));
     const older = pool("r1", () => Promise.resolve({ ok: false, output: "unknown op shell_end_session" }));
-    await endSessionCommands(older.runners, "s2", (l) => said.push(l));
+    await endSessionOnRunner(older.runners, "s2", (l) => said.push(l));
     expect(said).toEqual([
       "deleted session s1: its commands were not stopped: runner r1 is not connected",
+      "deleted session s1: its checkpoints were not removed: runner r1 is not connected",
       "deleted session s2: its commands were not stopped: unknown op shell_end_session",
+      "deleted session s2: its checkpoints were not removed: unknown op shell_end_session",
     ]);
     expect([...away.calls.unbound, ...older.calls.unbound]).toEqual(["s1", "s2"]);
+  });
+
+  it("asks the runner to stop the commands, then to let the checkpoints go", async () => {
+    const ops: string[] = [];
+    const { runners, calls } = pool("r1", (r) => (ops.push(r.op), Promise.resolve({ ok: true, output: "" })));
+    const said: string[] = [];
+    await endSessionOnRunner(runners, "s1", (l) => said.push(l));
+    expect(ops).toEqual(["shell_end_session", "checkpoint.forget_session"]);
+    expect(calls.unbound).toEqual(["s1"]);
+    expect(said).toEqual([]);
   });
 });

@@ -1,0 +1,57 @@
+// What a deleted session leaves on its runner: the commands its agent started and left in the
+// background (a dev server, a watcher), and its checkpoints in the workspace's shadow repository.
+// Their handles and refs belong to the session, so once it is gone nobody could poll or stop
+// the commands but by hand in a terminal, and the checkpoints would only take disk space: both
+// end with it. Terminals close on their own path (RunnerPool.unbind).
+import { randomUUID } from "node:crypto";
+import { SHELL_END_SESSION } from "../protocol/exec-ops";
+import { CHECKPOINT_FORGET_OP } from "../protocol/checkpoint-ops";
+import type { ExecRequest, ExecResult } from "../executors/contract";
+
+const TIMEOUT_MS = 30_000;
+
+export interface SessionRunners {
+  run(request: ExecRequest): Promise<ExecResult>;
+  runnerOf(sessionId: string): string | undefined;
+  unbind(sessionId: string): void;
+}
+
+/** What is asked of the runner, in order, and what the log says when it could not be done. */
+const ENDINGS = [
+  { op: SHELL_END_SESSION, failed: "its commands were not stopped" },
+  { op: CHECKPOINT_FORGET_OP, failed: "its checkpoints were not removed" },
+] as const;
+
+/**
+ * Stops the session's commands on its runner and lets go of its checkpoints, then forgets where
+ * it was. Only a session bound here has a runner to ask: every session of a ready workspace is,
+ * once its runner connects to this instance, and a lookup would make a workspace not yet made
+ * just to end nothing in it. A failure (its runner away, or older) is reported, not thrown: a
+ * runner's restart ends the commands too; the checkpoints then stay.
+ */
+export async function endSessionOnRunner(
+  runners: SessionRunners,
+  sessionId: string,
+  report: (message: string) => void,
+): Promise<void> {
+  if (!runners.runnerOf(sessionId)) return runners.unbind(sessionId);
+  try {
+    for (const { op, failed } of ENDINGS) {
+      try {
+        const r = await runners.run({
+          sessionId,
+          callId: `end_${randomUUID()}`,
+          op,
+          input: {},
+          deadline: Date.now() + TIMEOUT_MS,
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        });
+        if (!r.ok) report(`deleted session ${sessionId}: ${failed}: ${r.output}`);
+      } catch (err) {
+        report(`deleted session ${sessionId}: ${failed}: ${(err as Error).message}`);
+      }
+    }
+  } finally {
+    runners.unbind(sessionId);
+  }
+}
