@@ -1,7 +1,8 @@
 // The HTTP side of uploads: `POST /api/uploads?name=<file name>` with the archive as the raw body
-// (a person of an org; answers { uploadId, name, bytes, format }), and `GET /api/uploads/<id>`
-// for a runner fetching it for workspace.create (its Bearer token, as on /runner). Plain HTTP,
-// not tRPC: the body is streamed to disk, never held whole in memory or base64.
+// (a person of an org; answers { uploadId, name, bytes, format }; 429 with Retry-After past the
+// person's quota), and `GET /api/uploads/<id>` for a runner fetching it for workspace.create (its
+// Bearer token, as on /runner). Plain HTTP, not tRPC: the body is streamed to disk, never held
+// whole in memory or base64.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TokenAdmission } from "../executors/runner-pool";
 import type { Actor } from "./types";
@@ -29,9 +30,10 @@ export function createUploadsHttp(deps: {
       const m = await deps.uploads.receive(req, actor, name);
       reply(res, 201, { uploadId: m.id, name: m.name, bytes: m.bytes, format: m.format });
     } catch (err) {
-      // Past the ceiling the rest of the body is not read: the connection is closed after the answer.
+      // Past the ceiling or the quota the rest of the body is not read: the connection is closed after the answer.
       if (err instanceof UploadError) {
         res.setHeader("connection", "close");
+        if (err.retryAfterS) res.setHeader("retry-after", String(err.retryAfterS));
         return reply(res, err.status, { error: err.message });
       }
       reply(res, 500, { error: "the upload could not be stored" });
