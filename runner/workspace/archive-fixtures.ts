@@ -64,7 +64,7 @@ export interface TarItem {
   name: string;
   data?: Buffer | string;
   mode?: number;
-  /** ustar typeflag: "0" file, "1" hard link, "2" symlink, "3" char device, "5" folder, "6" FIFO. */
+  /** ustar typeflag: "0" file, "1" hard link, "2" symlink, "3" device, "5" folder, "6" FIFO, "S" sparse, "x" PAX. */
   type?: string;
   link?: string;
 }
@@ -99,6 +99,18 @@ export function* tarBlocks(items: Iterable<TarItem>): Generator<Buffer> {
     if (data.length) yield Buffer.concat([data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
   }
   yield Buffer.alloc(1024);
+}
+
+/** A PAX extended header's body (entry type "x"): `<length> <key>=<value>\n` records. */
+export function paxRecords(fields: Record<string, string>): string {
+  return Object.entries(fields)
+    .map(([k, v]) => {
+      const body = ` ${k}=${v}\n`;
+      let len = Buffer.byteLength(body) + 1;
+      while (String(len).length + Buffer.byteLength(body) !== len) len = String(len).length + Buffer.byteLength(body);
+      return `${len}${body}`;
+    })
+    .join("");
 }
 
 export const makeTar = (items: Iterable<TarItem>) => Buffer.concat([...tarBlocks(items)]);

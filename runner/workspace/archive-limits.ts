@@ -155,7 +155,8 @@ export const joinParts = (parts: string[]) => posix.join(...parts);
 /** One entry as a reader sees it, before any check. */
 export interface ArchiveEntry {
   name: string;
-  kind: "file" | "dir" | "symlink" | "hardlink" | "device" | "fifo" | "other";
+  /** "sparse": a GNU sparse file (tar type 'S', or a PAX header with GNU.sparse.* keys). */
+  kind: "file" | "dir" | "symlink" | "hardlink" | "device" | "fifo" | "sparse" | "other";
   mode?: number;
   /** What the headers claim; compared with what was inflated, never trusted for a ceiling. */
   declaredSize?: number;

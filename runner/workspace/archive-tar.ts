@@ -1,7 +1,8 @@
 // Reads a tar, plain or gzipped, with node-tar's Parser into an EntrySink. Decompression is ours
 // (zlib), so every inflated byte is counted whatever the gzip or tar headers say, and the Parser
 // is told to detect no compression of its own: a gzip inside the gzip is refused, not inflated
-// unmetered.
+// unmetered. Sparse files are reported as such (see the "meta" listener) so that they are refused,
+// not skipped or written condensed.
 import { createReadStream } from "node:fs";
 import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -52,11 +53,27 @@ export async function readTar(path: string, gzipped: boolean, sink: EntrySink, m
     failure ??= err;
     parser.abort(err instanceof Error ? err : new Error(String(err)));
   };
-  parser.on("entry", (e: ReadEntry) => {
+  // node-tar keeps only the PAX keys it knows, so GNU's PAX sparse formats (0.0, 0.1, 1.0) are
+  // seen here, in the header's raw text, which comes just before the entry it describes.
+  let sparse: { name?: string } | undefined;
+  parser.on("meta", (text: string) => {
+    for (const m of text.matchAll(/^\d+ GNU\.sparse\.([a-z]+)=(.*)$/gm)) {
+      sparse ??= {};
+      if (m[1] === "name") sparse.name = m[2];
+    }
+  });
+  // A type 'S' entry (GNU's own sparse format) is not given as an entry but skipped.
+  parser.on("ignoredEntry", (e: ReadEntry) => {
+    if (e.type === "SparseFile" || sparse) onEntry(e);
+  });
+  parser.on("entry", (e: ReadEntry) => onEntry(e));
+  function onEntry(e: ReadEntry): void {
+    const sparseName = sparse || e.type === "SparseFile" ? (sparse?.name ?? e.path) : undefined;
+    sparse = undefined;
     if (failure) return void e.resume();
     const described: ArchiveEntry = {
-      name: e.path,
-      kind: kinds[e.type] ?? "other",
+      name: sparseName ?? e.path,
+      kind: sparseName !== undefined ? "sparse" : (kinds[e.type] ?? "other"),
       mode: e.mode,
       declaredSize: e.size,
       linkTarget: e.linkpath,
@@ -85,7 +102,7 @@ export async function readTar(path: string, gzipped: boolean, sink: EntrySink, m
         fail(err);
       }
     });
-  });
+  }
   const meter = new Meter(maxStreamBytes);
   const stages = gzipped ? [createReadStream(path), createGunzip(), meter] : [createReadStream(path), meter];
   try {

@@ -98,6 +98,12 @@ export async function extractArchive(opts: ExtractOptions): Promise<ExtractResul
       if (entry.kind === "device") throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is a device; refused`);
       if (entry.kind === "fifo")
         throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is a FIFO (named pipe); refused`);
+      // node-tar has no sparse support: it skips a type 'S' entry and writes a PAX sparse file's
+      // condensed data (its map and non-zero runs) as if it were the file, under a made-up name.
+      if (entry.kind === "sparse")
+        throw new ArchiveError(
+          `entry ${JSON.stringify(entry.name)} is a sparse file (tar --sparse); archives with sparse files are refused (make it again without --sparse / -S)`,
+        );
       if (entry.kind === "other")
         throw new ArchiveError(`entry ${JSON.stringify(entry.name)} is neither a file nor a folder; refused`);
       const dir = entry.kind === "dir";
