@@ -8,7 +8,7 @@ import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { startQuiver, type Quiver } from "../app";
 import { testServerEnv } from "./env";
 import type { AppRouter } from "../api/root";
-import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "./runner";
+import { spawnRunner, tempDir, TEST_TOKEN, waitFor, waitForRunner, type RunnerChild } from "./runner";
 import type { TestDb } from "./db";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -70,7 +70,7 @@ export function useRootRunnerServer(t: { readonly current: TestDb }): RootRunner
     const env = testServerEnv(dataDir, { DATABASE_URL: t.current.url, QUIVER_RUNNER_TOKEN: TEST_TOKEN });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
     server.startRunner();
-    await waitFor(server.live, 30_000, "runner");
+    await waitForRunner(() => runner, server.live, 30_000, "runner");
     await waitFor(
       async () => (await t.current.db.runnerNode.count({ where: { instanceId: { not: null } } })) === 1,
       10_000,

@@ -65,7 +65,57 @@ export interface RunnerChild {
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr(): string;
+  /** The last 64 KB it wrote on stdout (the runner logs on stderr; stdout is for what else prints). */
+  stdout(): string;
   stop(): Promise<void>;
+}
+
+/** The last `n` lines of `text`, indented, or "(nothing)". */
+function tail(text: string, n: number): string {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  if (lines.length === 0) return " (nothing)";
+  const shown = lines.slice(-n);
+  const head = shown.length < lines.length ? ` (last ${shown.length} of ${lines.length} lines)` : "";
+  return `${head}:\n${shown.map((l) => `  | ${l}`).join("\n")}`;
+}
+
+/** How the runner process is doing and what it last wrote: why it did not connect, for a CI log. */
+export function runnerReport(runner: RunnerChild, lines = 40): string {
+  const { child } = runner;
+  const state =
+    child.exitCode !== null
+      ? `exited with code ${child.exitCode}`
+      : child.signalCode !== null
+        ? `was killed by ${child.signalCode}`
+        : "is still running";
+  return [
+    `the runner process (pid ${child.pid ?? "none: it did not start"}) ${state}`,
+    `its stderr${tail(runner.stderr(), lines)}`,
+    `its stdout${tail(runner.stdout(), lines)}`,
+  ].join("\n");
+}
+
+/**
+ * waitFor for a runner to connect: a timeout's error adds the runner's exit and the last lines of
+ * its output, which a bare "timed out" hides (a crash at start looks like a slow machine).
+ * `runner`: a function when the helper may start it again meanwhile.
+ */
+export async function waitForRunner<T>(
+  runner: RunnerChild | undefined | (() => RunnerChild | undefined),
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  try {
+    return await waitFor(check, ms, what);
+  } catch (err) {
+    const child = typeof runner === "function" ? runner() : runner;
+    if (!(err instanceof Error) || !err.message.startsWith("timed out")) throw err;
+    throw new Error(`${err.message} (${ms} ms)\n${child ? runnerReport(child) : "no runner process was started"}`, {
+      cause: err,
+    });
+  }
 }
 
 /** A runner process; `workspace: null` for a `--root` runner without a default folder (give --root in args). */
@@ -88,9 +138,11 @@ export function spawnRunner(opts: {
   const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
   delete env.QUIVER_RUNNER_TOKEN;
   if (opts.token !== null) env.QUIVER_RUNNER_TOKEN = opts.token ?? TEST_TOKEN;
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
+  let out = "";
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
+  child.stdout!.on("data", (c: Buffer) => (out = (out + c.toString()).slice(-64 * 1024)));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
@@ -98,6 +150,7 @@ export function spawnRunner(opts: {
     child,
     exited,
     stderr: () => err,
+    stdout: () => out,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       const t = setTimeout(() => child.kill("SIGKILL"), 5000);
@@ -117,7 +170,16 @@ export async function runnerHarness(opts: { args?: string[]; env?: NodeJS.Proces
   const dir = await tempDir();
   const server = await startServer();
   const runner = spawnRunner({ url: server.url, workspace: dir, args: opts.args, env: opts.env });
-  await waitFor(() => server.pool.status().some((r) => r.connected), opts.connectMs ?? 20_000, "runner to connect");
+  try {
+    const connected = () => server.pool.status().some((r) => r.connected);
+    await waitForRunner(runner, connected, opts.connectMs ?? 20_000, "runner to connect");
+  } catch (err) {
+    // The caller gets no handle to close, so what was started for it goes here.
+    await runner.stop();
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   let calls = 0;
   const context = (sessionId = "s1", signal = new AbortController().signal): ToolContext => ({
     sessionId,
