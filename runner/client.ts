@@ -36,9 +36,18 @@ export interface RunnerClientOptions {
   idleTimeoutMs?: number;
 }
 
+/** Close codes by which the server refuses this runner's hello: retrying soon cannot help. */
+const REFUSED: Record<number, string> = {
+  4002: "the server did not accept this runner's hello",
+  4003: "the server speaks another runner protocol version",
+  4005: "its runner id is bound to another token, or its token to another runner id: start it with the --id its token is bound to, or give it a token of its own",
+};
+
 export class RunnerClient {
   private ws?: WebSocket;
   private attempt = 0;
+  /** Hellos refused in a row: the backoff keeps growing across them (each one opened first). */
+  private refusals = 0;
   private retryTimer?: NodeJS.Timeout;
   private idleTimer?: NodeJS.Timeout;
   private lastHeard = 0;
@@ -106,6 +115,8 @@ export class RunnerClient {
     });
     ws.on("message", (data) => {
       this.lastHeard = Date.now();
+      // A frame from the server means the hello was taken.
+      this.refusals = 0;
       const decoded = decodeFrame(ServerToRunner, data);
       if (!decoded.ok) return this.o.log(`ignored a frame from the server: ${decoded.error}`);
       this.handle(decoded.message);
@@ -113,8 +124,16 @@ export class RunnerClient {
     ws.on("error", (err) => {
       if (!this.stopped) this.o.log(`connection error: ${err.message}`);
     });
-    ws.on("close", () => {
+    ws.on("close", (code, reason) => {
       if (this.ws !== ws) return;
+      const refused = REFUSED[code];
+      if (refused) {
+        // The socket opened (which reset the backoff) and was refused at once: without this, a
+        // runner the server will never take would reconnect several times a second.
+        this.attempt = Math.max(this.attempt, ++this.refusals);
+        const why = reason.toString() || "no reason given";
+        this.o.log(`the server refused runner ${JSON.stringify(this.o.runnerId)} (${code}: ${why}): ${refused}`);
+      }
       this.ws = undefined;
       clearInterval(this.idleTimer);
       // Nobody is waiting for these results any more.

@@ -13,7 +13,7 @@ import { createRequire } from "node:module";
 import { WebSocketServer } from "ws";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
-import type { Env } from "./env";
+import { EnvError, type Env } from "./env";
 import { connectDb, defaultDbUrl, openDb, type DbHandle } from "./db";
 import { lazyClient } from "./db/lazy-client";
 import { lowerHelperThreads } from "./priority";
@@ -38,6 +38,7 @@ import { createPreviewHttp } from "./preview/http";
 import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
 import { defaultRunnerId } from "./protocol/runner-id";
+import { looksAlike, variableOf } from "./executors/runner/bound-tokens";
 import { ensureLocalActor } from "./services/local-user";
 import { createSessionService } from "./services/sessions";
 import { createModelLister } from "./services/model-list";
@@ -99,6 +100,15 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   const log = options.log ?? logFn("quiver", "info");
   mkdirSync(env.dataDir, { recursive: true });
   mkdirSync(env.workspaceDir, { recursive: true });
+  // The local runner's id, as it would name itself (runner/main.ts), is bound to its per-start
+  // token (below), so a holder of the shared token cannot connect as it and take its sessions and
+  // their calls. Known only now, it is checked against the configured pairs here, before anything starts.
+  const localRunnerId = defaultRunnerId(hostname(), realpathSync(env.workspaceDir));
+  const taken = env.runnerBindings.find((b) => looksAlike(b.runnerId, localRunnerId));
+  if (taken)
+    throw new EnvError(
+      `Invalid ${variableOf(taken)}: ${taken.from}: runner id ${JSON.stringify(taken.runnerId)} ${taken.runnerId === localRunnerId ? "is" : "looks like"} this server's local runner's id (${JSON.stringify(localRunnerId)}, from its host name and workspace folder), which is bound to the local runner's own token; give that runner another --id`,
+    );
 
   const handle: DbHandle = await openDb(defaultDbUrl(env.dataDir, env.DATABASE_URL), { thread: true });
   if (handle.applied.length) log(`database (${handle.provider}): applied ${handle.applied.join(", ")}`);
@@ -127,12 +137,14 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     allowedHosts: [...env.QUIVER_ALLOWED_HOSTS, ...(isLoopbackAddress(env.HOST) ? [env.HOST] : [])],
   });
 
-  // The local runner gets a fresh secret each start; remote runners use QUIVER_RUNNER_TOKEN.
+  // The local runner gets a fresh secret each start, bound to its id; remote runners use their
+  // own (QUIVER_RUNNER_TOKENS, each bound to its id) or the shared QUIVER_RUNNER_TOKEN (any other id).
   const localRunnerToken = randomBytes(32).toString("base64url");
-  const runnerTokens = [localRunnerToken, ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : [])];
-  // Its id, as the runner would name itself (runner/main.ts), is bound to its token: a holder of
-  // the shared token cannot connect as the local runner and take its sessions and their calls.
-  const localRunnerId = defaultRunnerId(hostname(), realpathSync(env.workspaceDir));
+  const runnerTokens = [
+    { token: localRunnerToken, runnerId: localRunnerId },
+    ...env.runnerBindings.map(({ token, runnerId }) => ({ token, runnerId })),
+    ...(env.QUIVER_RUNNER_TOKEN ? [env.QUIVER_RUNNER_TOKEN] : []),
+  ];
 
   // A deleted session's commands, checkpoints and runner binding go with it: no more runner events published
   // for it. The delete does not wait for the runner.
@@ -159,7 +171,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     rows: handle.rows,
     dbProvider: handle.provider,
     dbUrl,
-    runnerTokens: [{ token: localRunnerToken, runnerId: localRunnerId }, ...runnerTokens.slice(1)],
+    runnerTokens,
     actorFor: (req) => auth.ownerOf(req),
     canUseSession: (actor, sessionId) => doors.person(actor, "terminal.open", sessionId),
     // Their Default project's workspace is the local runner's own folder (services/projects.ts).
@@ -373,7 +385,9 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       workspace: env.workspaceDir,
       workspacesRoot: join(env.dataDir, "workspaces"),
       dataDir: env.dataDir,
-      hideFiles: env.QUIVER_MCP_CONFIG ? [env.QUIVER_MCP_CONFIG] : [],
+      // Files of secrets the runner's user may read wherever they lie: the agent's commands may not
+      // (the tokens file would let them connect as every remote runner it names).
+      hideFiles: [env.QUIVER_MCP_CONFIG, env.QUIVER_RUNNER_TOKENS_FILE].filter((f): f is string => Boolean(f)),
       host: env.HOST,
       logLevel: env.QUIVER_LOG_LEVEL,
       log,

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { parsePrices } from "./engine/pricing/parse";
 import { LogLevelName } from "./protocol/log-line";
+import { loadBoundTokens, type ConfiguredToken } from "./executors/runner/bound-tokens";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const size = z.string().regex(/^\s*\d+(\.\d+)?\s*[kmgt]?i?b?\s*$/i, "must be a size such as 4g, 256m, or 0 for none");
@@ -40,10 +41,18 @@ export const envSchema = z.object({
   DATABASE_URL: url(["postgres:", "postgresql:", "file:"]).optional(),
   /** Workspace the local runner serves; default <data>/workspace. */
   QUIVER_WORKSPACE: z.string().optional(),
-  /** "0" to not spawn the local runner (runners connect from elsewhere with QUIVER_RUNNER_TOKEN). */
+  /** "0" to not spawn the local runner (runners connect from elsewhere with QUIVER_RUNNER_TOKEN or QUIVER_RUNNER_TOKENS). */
   QUIVER_LOCAL_RUNNER: z.enum(["0", "1"]).default("1"),
   /** Shared secret for remote runners; the local runner gets a fresh random one per start. */
   QUIVER_RUNNER_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Remote runners' own tokens, `<runner id>=<token>,…`: each connects only as its id, which no
+   *  other token (the shared one included) may claim. Checked in parseEnv (runnerBindings). */
+  QUIVER_RUNNER_TOKENS: z.string().optional(),
+  /** The same pairs, one a line (`#` comments), in a file only its owner may read (chmod 600). */
+  QUIVER_RUNNER_TOKENS_FILE: z
+    .string()
+    .transform((v) => resolve(v))
+    .optional(),
   QUIVER_PROVIDER: z.enum(["anthropic", "openai"]).optional(),
   QUIVER_MODEL: z.string().min(1).optional(),
   /** The model's context window in tokens, when the built-in guess for its name is wrong
@@ -118,7 +127,21 @@ export const envSchema = z.object({
     .optional(),
 });
 
-export type Env = z.infer<typeof envSchema> & { dataDir: string; workspaceDir: string };
+export type Env = z.infer<typeof envSchema> & {
+  dataDir: string;
+  workspaceDir: string;
+  /** QUIVER_RUNNER_TOKENS and QUIVER_RUNNER_TOKENS_FILE's pairs, checked against each other. */
+  runnerBindings: ConfiguredToken[];
+};
+
+// Their values are never repeated in an error: it is written to the terminal and the log.
+const SECRET = new Set([
+  "QUIVER_RUNNER_TOKEN",
+  "QUIVER_RUNNER_TOKENS",
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
+  "QUIVER_SMTP_URL",
+]);
 
 export class EnvError extends Error {}
 
@@ -129,13 +152,21 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const name = String(issue.path[0] ?? "environment");
-    throw new EnvError(`Invalid ${name}: ${issue.message} (got ${JSON.stringify(cleaned[name] ?? "")})`);
+    const got = SECRET.has(name) ? "" : ` (got ${JSON.stringify(cleaned[name] ?? "")})`;
+    throw new EnvError(`Invalid ${name}: ${issue.message}${got}`);
   }
+  const bound = loadBoundTokens({
+    inline: parsed.data.QUIVER_RUNNER_TOKENS,
+    file: parsed.data.QUIVER_RUNNER_TOKENS_FILE,
+    shared: parsed.data.QUIVER_RUNNER_TOKEN,
+  });
+  if (!bound.ok) throw new EnvError(`Invalid ${bound.variable}: ${bound.message}`);
   const dataDir = resolve(parsed.data.QUIVER_DATA_DIR);
   return {
     ...parsed.data,
     dataDir,
     workspaceDir: resolve(parsed.data.QUIVER_WORKSPACE ?? resolve(dataDir, "workspace")),
+    runnerBindings: bound.bindings,
   };
 }
 

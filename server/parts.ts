@@ -47,7 +47,7 @@ export interface PartsDeps {
   rows: TurnRows;
   dbProvider: DbProvider;
   dbUrl: string;
-  /** Runner tokens; the local runner's is bound to its id (executors/runner/auth.ts). */
+  /** Runner tokens; the local runner's and QUIVER_RUNNER_TOKENS' are bound to their ids (executors/runner/identity.ts). */
   runnerTokens: Array<string | BoundToken>;
   /** Who a browser connection is (embedded mode: always the local user). */
   actorFor(req: IncomingMessage): Actor | null;

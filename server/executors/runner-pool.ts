@@ -16,6 +16,7 @@ import {
 } from "../protocol/runner";
 import { ExecutorUnavailableError, type ExecRequest, type ExecResult, type Executor } from "./contract";
 import { bearerToken, refuseUpgrade, tokenIndexer, tokenMatcher, type BoundToken } from "./runner/auth";
+import { identityCheck, type IdentityRefusal } from "./runner/identity";
 import { RunnerConnection } from "./runner/connection";
 import { createTokenThrottle, type TokenThrottle, type TokenThrottleOptions } from "./runner/throttle";
 import { PtyBridge, type PtyChannel } from "./runner/pty";
@@ -27,7 +28,8 @@ export type { BoundToken, PtyChannel };
 
 export interface RunnerPoolOptions {
   /** Accepted runner tokens (compared in constant time), or a custom check. A bound token (the
-   *  local runner's) connects only as its runner id, and no other token may claim that id. */
+   *  local runner's, QUIVER_RUNNER_TOKENS') connects only as its runner id, and no other token
+   *  may claim that id or one that looks like it. */
   tokens: readonly (string | BoundToken)[] | ((token: string) => boolean);
   pingIntervalMs?: number;
   /** A connection that has not said hello by then is closed. */
@@ -100,8 +102,8 @@ export class RunnerPool implements Executor {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
   /** Which token a runner presented (-1: none); a custom check answers 0 for any it accepts. */
   private readonly tokenOf: (token: string) => number;
-  /** Runner ids bound to one token, by that token's index. */
-  private readonly boundIds = new Map<string, number>();
+  /** Why a hello's id is refused for the token presented (runner/identity.ts). */
+  private readonly identityRefusal: (runnerId: string, tokenIndex: number) => IdentityRefusal | undefined;
   private readonly live = new Map<string, RunnerConnection>();
   private readonly known = new Map<string, RunnerStatus>();
   private readonly bindings = new SessionBindings<SessionPlace>();
@@ -121,10 +123,12 @@ export class RunnerPool implements Executor {
 
   constructor(private readonly options: RunnerPoolOptions) {
     const { tokens } = options;
-    if (typeof tokens === "function") this.tokenOf = (t) => (tokens(t) ? 0 : -1);
-    else {
+    if (typeof tokens === "function") {
+      this.tokenOf = (t) => (tokens(t) ? 0 : -1);
+      this.identityRefusal = () => undefined;
+    } else {
       this.tokenOf = tokenIndexer(tokens);
-      tokens.forEach((t, i) => typeof t !== "string" && this.boundIds.set(t.runnerId, i));
+      this.identityRefusal = identityCheck(tokens);
     }
     this.log = options.log ?? (() => {});
     this.throttle = createTokenThrottle({ ...options.throttle, log: this.log });
@@ -185,17 +189,6 @@ export class RunnerPool implements Executor {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.awaitHello(ws, tokenIndex));
   }
 
-  /** Why the token at `tokenIndex` may not connect as `runnerId`, or undefined when it may. */
-  private identityRefusal(runnerId: string, tokenIndex: number): string | undefined {
-    const tokens = this.options.tokens;
-    const own = typeof tokens === "function" ? undefined : tokens[tokenIndex];
-    if (own !== undefined && typeof own !== "string" && own.runnerId !== runnerId)
-      return `this token connects only as runner ${JSON.stringify(own.runnerId)}`;
-    const bound = this.boundIds.get(runnerId);
-    if (bound !== undefined && bound !== tokenIndex) return "it is bound to another token";
-    return undefined;
-  }
-
   private awaitHello(ws: WebSocket, tokenIndex: number): void {
     this.handshakes.add(ws);
     const timer = setTimeout(() => ws.close(4001, "no hello"), this.options.helloTimeoutMs ?? 10_000);
@@ -216,8 +209,8 @@ export class RunnerPool implements Executor {
       // Another runner's id would be its workspaces, its sessions' calls and their git tokens.
       const refusal = this.identityRefusal(hello.runnerId, tokenIndex);
       if (refusal) {
-        this.log(`runner id ${JSON.stringify(hello.runnerId)} refused: ${refusal}`);
-        return ws.close(4005, "runner id refused (see the server's log)");
+        this.log(`runner id ${JSON.stringify(hello.runnerId)} refused: ${refusal.log}`);
+        return ws.close(4005, refusal.runner);
       }
       this.accept(ws, hello);
     });
