@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { LocalRunner, runnerEnvironment } from "./local-runner";
 
 describe("runnerEnvironment", () => {
-  it("drops provider keys, the database URL and the server's runner token, keeps the rest", () => {
+  it("drops provider keys, the database URL, the server's runner tokens and mail URL, keeps the rest", () => {
     const env = runnerEnvironment({
       PATH: "/usr/bin",
       HOME: "/root",
@@ -17,6 +17,8 @@ describe("runnerEnvironment", () => {
       OPENAI_BASE_URL: "http://x",
       DATABASE_URL: "postgresql://u:p@h/db",
       QUIVER_RUNNER_TOKEN: "shared-secret-0123456789",
+      QUIVER_RUNNER_TOKENS: "gpu-1=own-secret-0123456789",
+      QUIVER_SMTP_URL: "smtp://u:p@mail",
       QUIVER_SANDBOX: "auto",
     });
     expect(env).toEqual({ PATH: "/usr/bin", HOME: "/root", QUIVER_SANDBOX: "auto" });

@@ -136,7 +136,12 @@ export function runnerEnvironment(
 ): NodeJS.ProcessEnv {
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (/^(ANTHROPIC_|OPENAI_|DATABASE_URL$|QUIVER_RUNNER_TOKEN$|QUIVER_PROVIDER$|QUIVER_MODEL$)/.test(name)) continue;
+    if (
+      /^(ANTHROPIC_|OPENAI_|DATABASE_URL$|QUIVER_RUNNER_TOKENS?$|QUIVER_SMTP_URL$|QUIVER_PROVIDER$|QUIVER_MODEL$)/.test(
+        name,
+      )
+    )
+      continue;
     out[name] = value;
   }
   return { ...out, ...extra } as NodeJS.ProcessEnv;

@@ -30,7 +30,12 @@ async function main(): Promise<void> {
     throw err;
   }
   process.env.NEXT_TELEMETRY_DISABLED = "1";
-  const quiver = await startQuiver({ env, root, dev, web });
+  // A configuration clash found only at start (a runner id bound twice) is one line, as parseEnv's.
+  const quiver = await startQuiver({ env, root, dev, web }).catch((err: unknown) => {
+    if (!(err instanceof EnvError)) throw err;
+    console.error(`quiver: ${err.message}`);
+    process.exit(1);
+  });
   const log = scoped("quiver");
   log.info(`ready on ${quiver.url} (database: ${quiver.services.dbProvider}, data: ${env.dataDir})`);
 
