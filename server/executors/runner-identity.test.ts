@@ -6,10 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { RUNNER_PROTOCOL_VERSION } from "../protocol/runner";
 import { startQuiver } from "../app";
 import { testServerEnv } from "../testing/env";
-import { startServer, waitFor, type TestServer } from "../testing/runner";
+import { runnerHello, startServer, waitFor, type TestServer } from "../testing/runner";
 
 const root = join(import.meta.dirname, "../..");
 const SHARED = "shared-runner-token-0123456789";
@@ -33,18 +32,7 @@ async function fakeRunner(url: string, token: string, runnerId: string, extra: o
   );
   ws.on("error", () => {});
   await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-  ws.send(
-    JSON.stringify({
-      type: "hello",
-      protocol: RUNNER_PROTOCOL_VERSION,
-      runnerId,
-      workspace: "/nowhere",
-      version: "t",
-      sandbox: { available: true, kind: "bubblewrap", network: "isolated" },
-      workspaceVersion: 0,
-      ...extra,
-    }),
-  );
+  ws.send(runnerHello(runnerId, extra));
   cleanups.push(async () => ws.terminate());
   return { ws, closed };
 }

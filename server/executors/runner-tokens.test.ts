@@ -8,12 +8,11 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { RUNNER_PROTOCOL_VERSION } from "../protocol/runner";
 import { defaultRunnerId } from "../protocol/runner-id";
 import { startQuiver, type Quiver } from "../app";
 import { testServerEnv } from "../testing/env";
 import { shellTool } from "../tools/builtin/shell";
-import { spawnRunner, tempDir, waitFor, type RunnerChild } from "../testing/runner";
+import { runnerHello, spawnRunner, tempDir, waitFor, type RunnerChild } from "../testing/runner";
 
 const root = join(import.meta.dirname, "../..");
 const SHARED = "shared-runner-token-0123456789";
@@ -28,17 +27,7 @@ async function claim(url: string, token: string, runnerId: string, waitMs = 5_00
   try {
     await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
     const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
-    ws.send(
-      JSON.stringify({
-        type: "hello",
-        protocol: RUNNER_PROTOCOL_VERSION,
-        runnerId,
-        workspace: "/nowhere",
-        version: "t",
-        sandbox: { available: true, kind: "bubblewrap", network: "isolated" },
-        workspaceVersion: 0,
-      }),
-    );
+    ws.send(runnerHello(runnerId));
     const open = new Promise<"open">((resolve) => setTimeout(() => resolve("open"), waitMs));
     return await Promise.race([closed, open]);
   } finally {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool";
 import { createRunnerPool, type RunnerPool, type RunnerPoolOptions } from "../executors/runner-pool";
+import { RUNNER_PROTOCOL_VERSION } from "../protocol/runner";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -232,4 +233,18 @@ export async function runnerHarness(opts: { args?: string[]; env?: NodeJS.Proces
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A runner's hello as a hand-made client sends it (tests of what the server accepts of one). */
+export function runnerHello(runnerId: string, extra: object = {}): string {
+  return JSON.stringify({
+    type: "hello",
+    protocol: RUNNER_PROTOCOL_VERSION,
+    runnerId,
+    workspace: "/nowhere",
+    version: "t",
+    sandbox: { available: true, kind: "bubblewrap", network: "isolated" },
+    workspaceVersion: 0,
+    ...extra,
+  });
 }
