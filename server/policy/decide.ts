@@ -7,6 +7,7 @@ import { exactFingerprint, hostOf, isOpaqueKey, sessionKeys, type CallFacts } fr
 import { gitPathsOf, isChecksFile } from "./git-paths";
 import { analyseShell } from "../shell/analyse";
 import { stepSubjects } from "./steps";
+import { lineSockets } from "./hosts";
 
 export type LoadedPolicy = { ok: true; version: number; rules: PolicyRule[] } | { ok: false; error: string };
 
@@ -87,11 +88,14 @@ function callCapabilities({ tool, input }: CallView): readonly string[] {
 export function policySubject(view: CallView): PolicySubject {
   const facts = callFacts(view);
   const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
+  // A socket bash opens reaches its host as surely as a URL does: a deny of the host holds.
+  const sockets = facts.command !== undefined ? lineSockets(facts.command) : [];
   return {
     tool: facts.tool,
     capabilities: callCapabilities(view),
     command: facts.command,
     hosts,
+    ...(sockets.length > 0 ? { sockets } : {}),
     mcpServer: facts.mcpServer,
   };
 }

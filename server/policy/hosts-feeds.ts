@@ -2,14 +2,14 @@
 // (hosts.ts): bash's own network redirects (`cat </dev/tcp/evil.com/443`, `exec 3<>/dev/udp/$H/53`,
 // on a command, a `{ …; }` group, a loop, a function, `$(< …)`) and the text a here-document or
 // here-string feeds a program (`python3 - <<EOF` with `urlopen("http://evil.com")` in it). The
-// shell analysis lists commands, not these, so the line is parsed again here. A `sh -c` or
-// `eval` string, and a here-document or here-string fed to a shell, is read as a script in turn.
+// shell analysis lists commands, not these, so the line is parsed again here. Every script the
+// analysis reads (`sh -c`, `eval`, `watch`, `su -c` strings, a here-document fed to a shell
+// through a pipe) is read in turn, and so is a here-document or here-string fed to a shell.
 // bash opens a path as a socket only when, expanded, it is spelled `/dev/tcp/HOST/PORT` or
 // `/dev/udp/HOST/PORT` (`/dev//tcp/…`, `/dev/./tcp/…`, `/dev/TCP/…` are files that do not exist).
 import { parseShell, type Node } from "../shell/parser";
-import { analyseShell, basename, type SimpleCommand } from "../shell/analyse";
+import { analyseShell, basename } from "../shell/analyse";
 import { SHELLS } from "../shell/wrappers";
-import { shellScripts } from "../shell/wrapper-options";
 import { expandHereDocument, expandWord, GAP, type Expansion } from "./hosts-words";
 
 /** A redirect, here-document or here-string that may name a host. */
@@ -44,11 +44,11 @@ const cache = new Map<string, LineFeeds>();
 export function lineFeeds(line: string): LineFeeds {
   let found = cache.get(line);
   if (!found) {
-    const { commands } = analyseShell(line);
+    const { commands, scripts } = analyseShell(line);
     const feeds: Feed[] = [];
     read(line, 0, undefined, feeds);
-    // The analysis already lists the commands of nested `sh -c` strings: each is read once.
-    for (const c of commands) for (const s of scriptsOf(c)) read(s, 1, undefined, feeds);
+    // The analysis lists the scripts it read, nested ones too: each is read once.
+    for (const s of new Set(scripts)) read(s, 1, undefined, feeds);
     found = { commands: commands.length, feeds };
     if (cache.size >= 16) cache.delete(cache.keys().next().value as string);
     cache.set(line, found);
@@ -56,13 +56,10 @@ export function lineFeeds(line: string): LineFeeds {
   return found;
 }
 
-function scriptsOf(c: SimpleCommand): string[] {
-  if (c.opaque || c.argv.length === 0) return [];
-  const args = c.words.slice(1);
-  if (c.argv[0] === "eval") return args.every((w) => !w.dynamic) ? [args.map((w) => w.text).join(" ")] : [];
-  if (!SHELLS.has(c.argv[0])) return [];
-  const found = shellScripts(c.argv[0], args);
-  return "scripts" in found ? found.scripts.map((s) => s.text) : [];
+/** The hosts `line` opens a socket to for certain (`cat </dev/tcp/evil.com/80`), its scripts'
+ *  too, as they are written: a call reaches them as it reaches a URL's host. */
+export function socketHosts(line: string): string[] {
+  return [...new Set(lineFeeds(line).feeds.flatMap((f) => f.sockets))];
 }
 
 // `outer`: the statement a script fed on stdin belongs to, for its feeds' scope.

@@ -5,6 +5,8 @@
 // A here-document's body is read as bash expands it too (expandHereDocument). Anything this
 // reader does not understand is reported as unknown, never guessed.
 
+import { decodeAnsiC as ansiC } from "../shell/words";
+
 /** The values a word may take, or `unknown` with the literal pieces it still shows. */
 export interface Expansion {
   /** Every value the word expands to, when nothing of it waits for run time. */
@@ -299,36 +301,4 @@ function closing(raw: string, open: number): number {
     else if (raw[j] === c && --depth === 0) return j;
   }
   return raw.length;
-}
-
-const SIMPLE: Record<string, string> = {
-  a: "\x07",
-  b: "\b",
-  e: "\x1b",
-  E: "\x1b",
-  f: "\f",
-  n: "\n",
-  r: "\r",
-  t: "\t",
-  v: "\v",
-  "\\": "\\",
-  "'": "'",
-  '"': '"',
-  "?": "?",
-};
-
-/** The body of `$'…'` as bash decodes it: `\x6c`, `\154`, `\u006c`, `\cA`, `\n`, … */
-export function ansiC(body: string): string {
-  return body.replace(
-    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
-    (whole, e: string) => {
-      if (/^[xuU]/.test(e) && e.length > 1) {
-        const code = parseInt(e.slice(1), 16);
-        return code <= 0x10ffff ? String.fromCodePoint(code) : "";
-      }
-      if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8) & 0xff);
-      if (e[0] === "c" && e.length === 2) return String.fromCharCode(e.charCodeAt(1) & 0x1f);
-      return SIMPLE[e] ?? whole;
-    },
-  );
 }

@@ -11,7 +11,7 @@
 import { domainToASCII } from "node:url";
 import type { SimpleCommand } from "../shell/analyse";
 import { expandWord, GAP, type Expansion } from "./hosts-words";
-import { lineFeeds, type Feed } from "./hosts-feeds";
+import { lineFeeds, socketHosts, type Feed } from "./hosts-feeds";
 
 /** `evil.com.` → `evil.com`, `[::1]` → `::1`, `EVIL.com` → `evil.com`. */
 export function normaliseHost(host: string): string {
@@ -29,6 +29,14 @@ export function canonicalHost(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The hosts a command line connects to for certain, through bash's `/dev/tcp/HOST/PORT` (its
+ *  scripts' too), in the form rules compare: a host of the call, as a URL's host is. */
+export function lineSockets(line: string): string[] {
+  return socketHosts(line)
+    .map(canonicalHost)
+    .filter((h): h is string => !!h);
 }
 
 const IPV4_TAIL = /^(?:::ffff:(?:0:)?|64:ff9b::|::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;

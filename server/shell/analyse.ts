@@ -18,6 +18,8 @@ import {
 import { SENSITIVE_VARIABLE, unwrap, type Context } from "./wrappers";
 import { wordOf } from "./words";
 import { memoized } from "./memo";
+import * as input from "./stdin";
+import type { Stdin } from "./stdin";
 
 export type { ShellAnalysis, SimpleCommand, Word };
 
@@ -33,7 +35,18 @@ const REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redi
 interface Flags {
   /** stdin comes from a pipe or a redirect: an interpreter there runs what it is fed. */
   fed?: boolean;
+  /** What that stdin holds, when the line shows it (stdin.ts). */
+  stdin?: Stdin;
 }
+
+// What a script inherits from the line that runs it: its stdin, and whether names are shadowed.
+type Inherit = Flags & { shadowed?: boolean };
+
+// Statements that take what they read as flags; any other reads what its enclosing one reads.
+const HANDED = new Set(["command", "pipeline", "redirected_statement"]);
+
+// Statements whose standard output a pipe after them gets, as `printed` (stdin.ts) tells it.
+const PRINTING = new Set(["command", "pipeline", "redirected_statement", "compound_statement", "subshell"]);
 
 class Walker {
   readonly commands: SimpleCommand[] = [];
@@ -41,6 +54,16 @@ class Walker {
   readonly writeTargets: Word[] = [];
   readonly readTargets: Word[] = [];
   background = false;
+  /** Scripts handed to a shell, nested ones too (ShellAnalysis.scripts). */
+  readonly scripts: string[] = [];
+  /** What the statement visited last prints to a pipe, when the line shows it. */
+  output: Stdin | undefined;
+  /** The stdin of the group, loop or subshell being walked, which its commands share. */
+  inherited: Flags = {};
+  /** `cat` or `echo` may be a function here (stdin.ts, shadows): what they print is unsure. */
+  shadowed = false;
+  /** An `exec` redirects the shell's stdin (stdin.ts, replacesStdin): what it shares is unknown. */
+  replaced = false;
   constructor(
     readonly source: string,
     readonly depth: number,
@@ -51,31 +74,26 @@ class Walker {
     this.commands.push({ argv: [], words: [], programPath: false, assignments: [], source: node.text, opaque: reason });
   }
 
-  visit(node: Node, flags: Flags = {}): void {
+  visit(node: Node, flags?: Flags): void {
+    this.output = undefined;
     if (node.type === "ERROR" || node.isMissing) return this.opaque(node, "bash could not parse it");
+    if (flags && !HANDED.has(node.type)) {
+      // `( … ) | sh`, `{ bash; } <<EOF`: the commands inside read what the group reads.
+      const outer = this.inherited;
+      this.inherited = flags;
+      this.visit(node);
+      this.inherited = outer;
+      return;
+    }
     switch (node.type) {
       case "comment":
         return;
       case "command":
-        return this.command(node, flags);
-      case "pipeline": {
-        let first = true;
-        for (const c of node.namedChildren) {
-          this.visit(c, first ? flags : { fed: true });
-          first = false;
-        }
-        return;
-      }
-      case "redirected_statement": {
-        let fed = flags.fed;
-        for (const c of node.children) if (REDIRECTS.has(c.type)) fed = this.redirect(c) || fed;
-        const body = node.childForFieldName("body");
-        if (body) this.visit(body, { fed });
-        for (const c of node.children)
-          // Not `c !== body`: each access makes a new Node object, so that would walk the body twice.
-          if (!body || !c.equals(body)) c.type === "heredoc_redirect" ? this.visit(c) : this.visitChildren(c);
-        return;
-      }
+        return this.command(node, flags ?? this.shared());
+      case "pipeline":
+        return this.pipeline(node, flags ?? this.shared());
+      case "redirected_statement":
+        return this.redirected(node, flags ?? this.shared());
       // Statements that are no program run: listed all the same (statements.ts).
       case "variable_assignment":
       case "variable_assignments":
@@ -119,9 +137,14 @@ class Walker {
           this.opaque(node, "arithmetic on variables can run code hidden in their values");
         return;
       case "compound_statement":
-        this.visitChildren(node);
-        if (node.firstChild?.type === "((" && this.arithmeticReadsVariables(node))
-          this.opaque(node, "arithmetic on variables can run code hidden in their values");
+        if (node.firstChild?.type === "((") {
+          this.visitChildren(node);
+          if (this.arithmeticReadsVariables(node))
+            this.opaque(node, "arithmetic on variables can run code hidden in their values");
+        } else this.output = this.sequence(node);
+        return;
+      case "subshell":
+        this.output = this.sequence(node);
         return;
       case "expansion":
         this.visitChildren(node);
@@ -136,8 +159,7 @@ class Walker {
         }
         return;
       case "heredoc_redirect":
-        this.visitChildren(node);
-        this.heredoc(node);
+        this.heredocRedirect(node, undefined);
         return;
       case "word":
         // bash ends a bare word at an unquoted line break; the grammar sometimes reads
@@ -155,6 +177,103 @@ class Walker {
       if (c.type === "&" && !c.isNamed) this.background = true;
       this.visit(c);
     }
+  }
+
+  // The stdin the commands of the group or script being walked share.
+  shared(): Flags {
+    return this.replaced ? { fed: true } : this.inherited;
+  }
+
+  // `{ …; }`, `( … )`: what its statements print, one after the other, when each is known.
+  sequence(node: Node): Stdin | undefined {
+    let text = "";
+    let exact = true;
+    let known = true;
+    for (const c of node.children) {
+      if (c.type === "&" && !c.isNamed) {
+        this.background = true;
+        known = false;
+      }
+      this.visit(c);
+      if (!c.isNamed || c.type === "comment") continue;
+      const out = PRINTING.has(c.type) ? this.output : undefined;
+      if (!out) known = false;
+      else {
+        text += out.text;
+        exact &&= out.exact;
+      }
+    }
+    return known ? { text, exact } : undefined;
+  }
+
+  // Each part reads what the one before prints; `last` is the stdin a redirect gives the last
+  // part (`x | cat <<EOF`: the grammar hangs the here-document on the whole pipeline).
+  pipeline(node: Node, first: Flags, last?: Flags, extra: Node[] = []) {
+    const parts = node.namedChildren.filter((c) => c.type !== "comment");
+    let input = first;
+    let out: Stdin | undefined;
+    parts.forEach((c, i) => {
+      const end = i === parts.length - 1;
+      if (end && extra.length > 0) this.words(c, last ?? input, extra);
+      else this.visit(c, end && last ? last : input);
+      out = PRINTING.has(c.type) ? this.output : undefined;
+      input = { fed: true, stdin: out };
+    });
+    this.output = out;
+  }
+
+  // The statement's redirects come after the body's own (`bash <<<x < f` reads f): a stdin one
+  // overrides what the body reads.
+  redirected(node: Node, flags: Flags) {
+    let override: Flags | undefined;
+    for (const c of node.children)
+      if (REDIRECTS.has(c.type) && this.redirect(c)) override = { fed: true, stdin: this.stdinOf(c) };
+    // `git <<EOF push`: the grammar hangs the words after the delimiter on the here-document.
+    const extra = node.children.filter((c) => c.type === "heredoc_redirect").flatMap(input.hungWords);
+    const body = node.childForFieldName("body");
+    if (body?.type === "command") this.command(body, flags, override, extra);
+    else if (body?.type === "pipeline")
+      this.pipeline(body, { ...flags, fed: flags.fed || !!override }, override, extra);
+    else if (body && extra.length > 0) this.words(body, override ?? flags, extra);
+    else if (body && body.type !== "function_definition") this.visit(body, override ?? flags);
+    else if (body) this.visit(body);
+    let out = body && PRINTING.has(body.type) && !input.writesStdout(node) ? this.output : undefined;
+    for (const c of node.children)
+      // Not `c !== body`: each access makes a new Node object, so that would walk the body twice.
+      if (!body || !c.equals(body)) {
+        if (c.type === "heredoc_redirect") out = this.heredocRedirect(c, out);
+        else this.visitChildren(c);
+      }
+    this.output = out;
+  }
+
+  // `cat <<EOF | sh`: the grammar puts the rest of the pipeline inside the here-document's
+  // node, where it reads what the statement prints. Returns what the line's last part prints.
+  heredocRedirect(node: Node, printedBefore: Stdin | undefined): Stdin | undefined {
+    let out = printedBefore;
+    for (const c of node.children) {
+      if (c.type === "&" && !c.isNamed) this.background = true;
+      if (c.type === "pipeline" && /^\|/.test(c.firstChild?.type ?? "")) {
+        this.pipeline(c, { fed: true, stdin: out });
+        out = this.output;
+      } else this.visit(c);
+    }
+    this.heredoc(node);
+    return out;
+  }
+
+  // What a redirect that feeds stdin gives it: a here-document's or here-string's text; a file,
+  // or another descriptor than 0, is not known.
+  stdinOf(node: Node): Stdin | undefined {
+    const fd = node.children.find((c) => c.type === "file_descriptor");
+    if (fd && fd.text !== "0") return undefined;
+    if (node.type === "heredoc_redirect") {
+      // `<<EOF < f`: the grammar hangs the redirects after the delimiter here; the last wins.
+      const later = node.childrenForFieldName("redirect").filter((r) => REDIRECTS.has(r.type));
+      return later.some(input.feedsStdin) ? undefined : input.hereDocument(node, this.source);
+    }
+    if (node.type === "herestring_redirect") return input.hereString(node);
+    return undefined;
   }
 
   // Returns true when the redirect feeds stdin; notes writes to anything but /dev/null or an fd.
@@ -204,14 +323,24 @@ class Walker {
       this.opaque(node, "an unquoted here-document runs what it expands, and not all of it is followed");
   }
 
-  command(node: Node, flags: Flags) {
+  // A statement with words the grammar put elsewhere: a command takes them, anything else cannot.
+  words(node: Node, flags: Flags, extra: Node[]) {
+    if (node.type === "command") return this.command(node, flags, undefined, extra);
+    this.opaque(node, "words after a here-document that the analysis cannot place");
+    this.visit(node, flags);
+  }
+
+  command(node: Node, flags: Flags, override?: Flags, extra: Node[] = []) {
     const assignments: string[] = [];
     const words: Word[] = [];
+    // Each word's template (stdin.ts), for what `echo` or `printf` prints.
+    const templates: string[] = [];
     let fed = flags.fed;
+    let stdin = flags.stdin;
     const ranges: { start: number; end: number }[] = [];
     let opaque: string | undefined;
     let prevEnd = -1;
-    for (const c of node.children) {
+    for (const c of [...node.children, ...extra]) {
       // bash joins `gi\⏎t` into one word; the grammar makes two. Join them again, or give up.
       const glued = prevEnd >= 0 && /^\\\r?\n$/.test(this.source.slice(prevEnd, c.startIndex));
       prevEnd = c.endIndex;
@@ -223,6 +352,7 @@ class Walker {
         const last = words.length - 1;
         const w = wordOf(c);
         words[last] = { text: words[last].text + w.text, dynamic: words[last].dynamic || w.dynamic };
+        templates[last] += input.template(c);
         if (ranges[last]) ranges[last] = { start: ranges[last].start, end: c.endIndex };
         continue;
       }
@@ -235,14 +365,20 @@ class Walker {
         const w = wordOf(inner);
         if (w.dynamic) opaque ??= "the program is only known at run time";
         words.push(w);
+        templates.push(input.template(inner));
         ranges.push({ start: c.startIndex, end: c.endIndex });
       } else if (REDIRECTS.has(c.type)) {
-        fed = this.redirect(c) || fed;
+        if (this.redirect(c)) {
+          fed = true;
+          stdin = this.stdinOf(c);
+        }
       } else if (c.isNamed && c.type !== "comment") {
         words.push(wordOf(c));
+        templates.push(input.template(c));
         ranges.push({ start: c.startIndex, end: c.endIndex });
       }
     }
+    if (override) ({ fed, stdin } = override);
     for (const c of node.children) {
       if (c.type === "variable_assignment") this.visitChildren(c);
       else this.visit(c);
@@ -260,11 +396,23 @@ class Walker {
       ...(opaque ? { opaque } : {}),
       ...(this.topLevel ? { ranges } : {}),
     };
-    this.commands.push(...unwrap(base, this.context(fed)));
+    this.commands.push(...unwrap(base, this.context(fed, stdin)));
+    const out =
+      opaque || base.programPath || input.writesStdout(node) ? undefined : input.printed(words, templates, stdin);
+    this.output = out && this.shadowed ? { ...out, exact: false } : out;
   }
 
-  context(fed: boolean | undefined): Context {
-    return { fed: !!fed, depth: this.depth, analyse: (text) => analyseAt(text, this.depth + 1, false) };
+  context(fed: boolean | undefined, stdin: Stdin | undefined): Context {
+    return {
+      fed: !!fed,
+      ...(stdin ? { stdin } : {}),
+      depth: this.depth,
+      analyse: (text, inherit) => {
+        const a = analyseAt(text, this.depth + 1, false, { ...inherit, shadowed: this.shadowed });
+        this.scripts.push(text, ...a.scripts);
+        return a;
+      },
+    };
   }
 
   arithmeticReadsVariables(node: Node): boolean {
@@ -281,13 +429,16 @@ function bareNewline(text: string): boolean {
   return false;
 }
 
-function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysis {
+// `inherit`: the stdin of the command that runs the line as a script, which its commands share.
+// `repaired`: the line is one repairHereDocuments gave.
+function analyseAt(line: string, depth: number, topLevel: boolean, inherit?: Inherit, repaired = false): ShellAnalysis {
   const source = (s: string): ShellAnalysis => ({
     commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }],
     writes: false,
     writeTargets: [],
     readTargets: [],
     background: false,
+    scripts: [],
   });
   if (depth > MAX_DEPTH) return source("commands are nested too deeply to follow");
   const tree = parseShell(line);
@@ -295,15 +446,27 @@ function analyseAt(line: string, depth: number, topLevel: boolean): ShellAnalysi
   try {
     if (tree.rootNode.descendantCount > MAX_NODES) return source("the command line is too long to analyse");
     const w = new Walker(line, depth, topLevel);
+    if (inherit) w.inherited = { fed: inherit.fed, stdin: inherit.stdin };
+    w.shadowed = !!inherit?.shadowed || input.shadows(tree.rootNode);
+    w.replaced = input.replacesStdin(tree.rootNode);
     w.visit(tree.rootNode);
     // Some errors hide inside nodes the walk reads as words.
     if (tree.rootNode.hasError && !w.commands.some((c) => c.opaque)) w.opaque(tree.rootNode, "bash could not parse it");
+    // A here-document the grammar misreads: what bash runs is listed too, never seen through.
+    const fixed = tree.rootNode.hasError && !repaired ? input.repairHereDocuments(line) : undefined;
+    if (fixed !== undefined) {
+      const again = analyseAt(fixed, depth, false, inherit, true);
+      const why = "the grammar misreads a here-document here; bash may run this";
+      w.commands.push(...again.commands.map((c) => (c.opaque ? c : { ...c, opaque: why })));
+      w.scripts.push(...again.scripts);
+    }
     return {
       commands: w.commands,
       writes: w.writes,
       writeTargets: w.writeTargets,
       readTargets: w.readTargets,
       background: w.background,
+      scripts: w.scripts,
     };
   } finally {
     tree.delete();

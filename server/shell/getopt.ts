@@ -22,7 +22,9 @@ export interface ParsedOption {
   value?: Word;
 }
 
-export type Parsed = { ok: true; next: number; options: ParsedOption[] } | { ok: false; reason: string };
+/** `ended`: a `--` ended the options (`next` is the word after it). */
+export type Parsed =
+  { ok: true; next: number; options: ParsedOption[]; ended?: boolean } | { ok: false; reason: string };
 
 // A separate option value must stay one word whatever it holds, or the program moves.
 const oneWord = (w: Word | undefined) => !!w && (!w.dynamic || !!w.oneWord);
@@ -37,7 +39,7 @@ export function getopt(args: readonly Word[], spec: OptionSpec, from = 0): Parse
     // `"$X"` could hold `-u`, which takes the next word as its value.
     if (w.dynamic) return fail("with an option only known at run time");
     const text = w.text;
-    if (text === "--") return { ok: true, next: i + 1, options };
+    if (text === "--") return { ok: true, next: i + 1, options, ended: true };
     if (!text.startsWith("-") || text === "-") break;
     if (spec.extra?.test(text)) {
       options.push({ name: text });
@@ -93,4 +95,24 @@ function longName(given: string, long: Record<string, 0 | 1 | 2>): string | unde
   if (Object.hasOwn(long, given)) return given;
   const hits = Object.keys(long).filter((n) => n.startsWith(given));
   return given !== "" && hits.length === 1 ? hits[0] : undefined;
+}
+
+export type Permuted =
+  { ok: true; options: ParsedOption[]; operands: Word[]; afterDashes?: Word[] } | { ok: false; reason: string };
+
+/** Options among the operands too, as getopt_long reads them without "+" (su, script): up to a
+ *  `--`, every word that starts with `-` is an option. `afterDashes`: the words after the `--`. */
+export function getoptPermuted(args: readonly Word[], spec: OptionSpec): Permuted {
+  const options: ParsedOption[] = [];
+  const operands: Word[] = [];
+  for (let i = 0; i < args.length;) {
+    const parsed = getopt(args, spec, i);
+    if (!parsed.ok) return parsed;
+    options.push(...parsed.options);
+    if (parsed.ended) return { ok: true, options, operands, afterDashes: args.slice(parsed.next) };
+    if (parsed.next >= args.length) break;
+    operands.push(args[parsed.next]);
+    i = parsed.next + 1;
+  }
+  return { ok: true, options, operands };
 }

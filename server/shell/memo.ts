@@ -58,7 +58,7 @@ export function clearMemo(): void {
   heldChars = 0;
 }
 
-// The strings an answer holds: sources and words of each command, and redirect targets.
+// The strings an answer holds: sources and words of each command, redirect targets, scripts.
 function charsOf(a: ShellAnalysis): number {
   let n = 0;
   for (const c of a.commands) {
@@ -67,6 +67,7 @@ function charsOf(a: ShellAnalysis): number {
     for (const x of c.assignments) n += x.length;
   }
   for (const t of [...a.writeTargets, ...a.readTargets]) n += t.text.length;
+  for (const s of a.scripts) n += s.length;
   return n;
 }
 

@@ -45,4 +45,7 @@ export interface ShellAnalysis {
   readonly readTargets: readonly Word[];
   /** Something is started in the background (`&`) and may outlive the line. */
   readonly background: boolean;
+  /** Text the line hands a shell to run (`sh -c '…'`, `eval`, `watch`, a here-document fed to
+   *  `bash`), nested ones too: for what the commands' words do not show (a network redirect). */
+  readonly scripts: readonly string[];
 }

@@ -100,3 +100,35 @@ function stringOf(node: Node): Word {
   if (dynamic) return source.includes("@") ? { text: source, dynamic } : { text: source, dynamic, oneWord: true };
   return { text: unescapeDouble(text), dynamic: false };
 }
+
+const SIMPLE: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
+};
+
+/** The body of `$'…'` as bash decodes it: `\x6c`, `\154`, `\u006c`, `\cA`, `\n`, … */
+export function decodeAnsiC(body: string): string {
+  return body.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (whole, e: string) => {
+      if (/^[xuU]/.test(e) && e.length > 1) {
+        const code = parseInt(e.slice(1), 16);
+        return code <= 0x10ffff ? String.fromCodePoint(code) : "";
+      }
+      if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8) & 0xff);
+      if (e[0] === "c" && e.length === 2) return String.fromCharCode(e.charCodeAt(1) & 0x1f);
+      return SIMPLE[e] ?? whole;
+    },
+  );
+}

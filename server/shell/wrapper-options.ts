@@ -13,9 +13,20 @@ export interface WrapperSpec {
   operandShape?: RegExp;
   /** `NAME=value` words after the options set the command's environment (env, sudo). */
   assignments?: boolean;
+  /** Without a command it starts a shell, which reads its script from stdin (chroot, unshare). */
+  startsShell?: boolean;
 }
 
 const HELP = { help: 0, version: 0 } as const;
+
+export const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "rbash"]);
+
+/** Paths that name a program's own stdin, as a script to run (`bash /dev/stdin`). */
+export const STDIN_FILES = /^\/(dev\/stdin|dev\/fd\/0|proc\/self\/fd\/0)$/;
+
+// Variables whose value changes what a later program is or what it loads and runs.
+export const SENSITIVE_VARIABLE =
+  /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|IFS|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|NODE_OPTIONS|NODE_PATH|RUBYOPT|RUBYLIB|PERLLIB|XDG_\w+|PERL5\w*|PYTHON\w*|LD_\w+|DYLD_\w+|GIT_\w+|npm_config_\w+|NPM_CONFIG_\w+)$/;
 
 export const WRAPPERS: Record<string, WrapperSpec> = {
   env: {
@@ -98,7 +109,11 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
     },
     leadingOperands: 1,
   },
-  chroot: { options: { short: "", long: { userspec: 1, groups: 1, "skip-chdir": 0, ...HELP } }, leadingOperands: 1 },
+  chroot: {
+    options: { short: "", long: { userspec: 1, groups: 1, "skip-chdir": 0, ...HELP } },
+    leadingOperands: 1,
+    startsShell: true,
+  },
   ionice: {
     options: { short: "c:n:p:P:tu:Vh", long: { class: 1, classdata: 1, pid: 1, pgid: 1, ignore: 0, uid: 1, ...HELP } },
   },
@@ -157,7 +172,117 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
       },
     },
   },
+  // util-linux (sys-utils/*.c): a `--x[=v]` option takes its value only glued.
+  unshare: {
+    options: {
+      short: "fhVmuinpCTUrR:w:S:G:cl:",
+      long: {
+        ...namespaces(2),
+        fork: 0,
+        "kill-child": 2,
+        "forward-signals": 0,
+        "mount-proc": 2,
+        "mount-binfmt": 2,
+        "map-user": 1,
+        "map-users": 1,
+        "map-group": 1,
+        "map-groups": 1,
+        "map-root-user": 0,
+        "map-current-user": 0,
+        "map-auto": 0,
+        "map-subids": 0,
+        owner: 1,
+        propagation: 1,
+        setgroups: 1,
+        "keep-caps": 0,
+        setuid: 1,
+        setgid: 1,
+        root: 1,
+        wd: 1,
+        monotonic: 1,
+        boottime: 1,
+        "load-interp": 1,
+        "clear-env": 0,
+        "whitelist-env": 1,
+        ...HELP,
+      },
+    },
+    startsShell: true,
+  },
+  nsenter: {
+    options: {
+      short: "ahVt:m::u::i::n::N:p::C::U::T::S:G:r::w::W::ecFZ",
+      long: {
+        ...namespaces(2),
+        all: 0,
+        target: 1,
+        "net-socket": 1,
+        setuid: 1,
+        setgid: 1,
+        root: 2,
+        wd: 2,
+        wdns: 2,
+        env: 0,
+        "no-fork": 0,
+        "join-cgroup": 0,
+        "preserve-credentials": 0,
+        "keep-caps": 0,
+        "user-parent": 0,
+        "follow-context": 0,
+        ...HELP,
+      },
+    },
+    startsShell: true,
+  },
+  setpriv: {
+    options: {
+      short: "dhV",
+      long: {
+        dump: 0,
+        nnp: 0,
+        "no-new-privs": 0,
+        "list-caps": 0,
+        "clear-groups": 0,
+        "keep-groups": 0,
+        "init-groups": 0,
+        "landlock-support": 0,
+        "list-landlock-access": 0,
+        "reset-env": 0,
+        ...Object.fromEntries(
+          (
+            "inh-caps ambient-caps ruid euid rgid egid reuid regid groups bounding-set securebits pdeathsig " +
+            "ptracer selinux-label apparmor-profile landlock-access landlock-rule list-landlock-rights seccomp-filter"
+          )
+            .split(" ")
+            .map((n) => [n, 1 as const]),
+        ),
+        ...HELP,
+      },
+    },
+  },
+  prlimit: {
+    options: {
+      short: "c::d::e::f::i::l::m::n::q::r::s::t::u::v::x::y::p:o:vVh",
+      long: {
+        ...Object.fromEntries(
+          "as core cpu data fsize locks memlock msgqueue nice nofile nproc rss rtprio rttime sigpending stack"
+            .split(" ")
+            .map((n) => [n, 2 as const]),
+        ),
+        pid: 1,
+        output: 1,
+        noheadings: 0,
+        raw: 0,
+        verbose: 0,
+        ...HELP,
+      },
+    },
+  },
 };
+
+function namespaces(kind: 0 | 1 | 2): Record<string, 0 | 1 | 2> {
+  return Object.fromEntries(["mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time"].map((n) => [n, kind]));
+}
 
 // procps-ng watch; `-d` takes its value only glued.
 export const WATCH: OptionSpec = {
@@ -181,7 +306,8 @@ export const WATCH: OptionSpec = {
   },
 };
 
-export type Scripts = { scripts: Word[] } | { opaque: string };
+/** `stdin`: the shell reads its script from its standard input (`sh`, `bash -s`, `sh -s a b`). */
+export type Scripts = { scripts: Word[] } | { stdin: true } | { opaque: string };
 
 /** The scripts `sh -c` and friends run: every shell's own reading of its options. */
 export function shellScripts(program: string, args: readonly Word[]): Scripts {
@@ -212,10 +338,12 @@ const BASH_LONG: Record<string, 0 | 1> = {
 const FLAGS = new Set("abefhkmnptuvxBCEHPTilrsDIqV");
 
 // bash, dash, ksh: `-` or `+` option clusters, before and after `-c`; `o` and `O` take the next
-// word; `-` or `--` ends them; the first word after them is the script. zsh and ksh know more
+// word; `-` or `--` ends them; the first word after them is the script, or the name of a file
+// to run unless `-s` said to read it from stdin, as with no word at all. zsh and ksh know more
 // letters: one not listed here is opaque.
 function posixScript(args: readonly Word[]): Scripts {
   const fail = (why: string): Scripts => ({ opaque: why });
+  let rcfile = false;
   let i = 0;
   for (; i < args.length && !args[i].dynamic; i++) {
     const t = args[i].text;
@@ -225,12 +353,14 @@ function posixScript(args: readonly Word[]): Scripts {
       break;
     }
     if (BASH_LONG[name] === 1) {
+      rcfile ||= name === "rcfile" || name === "init-file";
       if (!args[i + 1] || (args[i + 1].dynamic && !args[i + 1].oneWord))
         return fail(`the value of \`${t}\` only known at run time`);
       i++;
     }
   }
   let command = false;
+  let stdin = false;
   while (i < args.length) {
     const w = args[i];
     if (w.dynamic) return fail("an option only known at run time");
@@ -244,7 +374,13 @@ function posixScript(args: readonly Word[]): Scripts {
     for (let k = 1; k < t.length; k++) {
       const c = t[k];
       if (c === "c") command = true;
-      else if (c === "o" || c === "O") {
+      // An interactive bash runs the file `--rcfile` names first.
+      else if (c === "i" && rcfile) return fail("`-i` and a file it runs first");
+      else if (c === "s") {
+        // What `+s` does differs between shells: not followed.
+        if (t[0] === "+") return fail("`+s`");
+        stdin = true;
+      } else if (c === "o" || c === "O") {
         // bash takes the next word; zsh would take the rest of this one.
         if (k !== t.length - 1) return fail(`an option cluster it cannot read (\`${t}\`)`);
         if (!args[i] || (args[i].dynamic && !args[i].oneWord))
@@ -253,7 +389,9 @@ function posixScript(args: readonly Word[]): Scripts {
       } else if (!FLAGS.has(c)) return fail(`an option it does not know (\`-${c}\`)`);
     }
   }
-  if (!command) return fail("a script the analysis cannot read");
+  // `bash /dev/stdin` reads its script from stdin as `bash -s` does.
+  const fromStdin = stdin || i >= args.length || (!args[i].dynamic && STDIN_FILES.test(args[i].text));
+  if (!command) return fromStdin ? { stdin: true } : fail("a script the analysis cannot read");
   const script = args[i];
   if (!script || script.dynamic) return fail("text only known at run time");
   return { scripts: [script] };

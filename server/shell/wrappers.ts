@@ -1,22 +1,29 @@
 // Commands that run other commands. Known wrappers (`env`, `timeout`, `nohup`, `sudo`, `xargs`,
 // `find -exec`, ...) are looked through: the wrapper is listed (a rule may name it) and so is
 // the command it runs, found by reading the wrapper's options as it does (wrapper-options.ts).
-// A static `sh -c '…'`, `eval '…'` or `watch '…'` string is analysed in turn; anything these
-// run that cannot be read from the line, or a program whose place the analysis cannot be sure
-// of (an option it does not know, a value bash may drop), is opaque.
+// A static `sh -c '…'`, `eval '…'` or `watch '…'` string is analysed in turn, and so is the
+// text a shell reads as its script from stdin when the line holds it (`bash <<'EOF'`, stdin.ts);
+// runners.ts does the same for su, script, flock and others. Anything these run that cannot be
+// read from the line, or a program whose place the analysis cannot be sure of (an option it
+// does not know, a value bash may drop), is opaque.
 import type { SimpleCommand, ShellAnalysis, Word } from "./types";
+import type { Stdin } from "./stdin";
 import { getopt } from "./getopt";
-import { shellScripts, WATCH, WRAPPERS } from "./wrapper-options";
+import { SENSITIVE_VARIABLE, shellScripts, SHELLS, STDIN_FILES, WATCH, WRAPPERS } from "./wrapper-options";
+import { fromWords, inner, opaque, runner, sameStdin, stdinScript } from "./runners";
+
+export { SENSITIVE_VARIABLE, SHELLS };
 
 export interface Context {
   /** stdin is a pipe or a redirect. */
   fed: boolean;
+  /** What stdin holds, when the line shows it. */
+  stdin?: Stdin;
   depth: number;
-  /** Analyses a string bash will itself parse (sh -c, eval). */
-  analyse(text: string): ShellAnalysis;
+  /** Analyses a string bash will itself parse (sh -c, eval), whose commands read `stdin`. */
+  analyse(text: string, stdin?: { fed?: boolean; stdin?: Stdin }): ShellAnalysis;
 }
 
-export const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "rbash"]);
 export const INTERPRETERS =
   /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|tclsh|awk|gawk|mawk|nawk|osascript|Rscript|irb|jshell|groovy|scala|julia|ghci|runghc)$/;
 
@@ -39,61 +46,14 @@ const OPAQUE: Record<string, string> = {
   complete: "it registers commands to run",
   shopt: "it changes how bash reads later commands",
 };
-// Programs that run a command built from their arguments in a way not followed here.
-for (const p of [
-  "parallel",
-  "su",
-  "runuser",
-  "script",
-  "flock",
-  "unshare",
-  "nsenter",
-  "firejail",
-  "strace",
-  "ltrace",
-  "valgrind",
-  "faketime",
-  "proot",
-  "setpriv",
-  "prlimit",
-  "systemd-run",
-  "ssh",
-  "tmux",
-  "screen",
-  "expect",
-  "at",
-  "batch",
-  "dbus-run-session",
-  "pkexec",
-  "fakeroot",
-  "chronic",
-  "unbuffer",
-  "sg",
-  "caffeinate",
-  "entr",
-  "ifne",
-  "sshpass",
-  "torsocks",
-  "proxychains",
-  "proxychains4",
-  "rlwrap",
-  "eatmydata",
-  "nocache",
-  "cpulimit",
-  "bwrap",
-  "chpst",
-  "daemonize",
-  "start-stop-daemon",
-  "runcon",
-  "catchsegv",
-]) {
+// Programs that run a command elsewhere (another machine, a terminal server, later) or given in
+// a language of their own: not followed.
+for (const p of ["ssh", "tmux", "screen", "expect", "at", "batch"]) {
   OPAQUE[p] = "it runs a command the analysis does not follow";
 }
 
 // Builtins that take variable names: a name only known at run time can carry `a[$(cmd)]`.
 const NAME_TAKERS = new Set(["read", "printf", "wait", "getopts", "test", "["]);
-
-const opaque = (cmd: SimpleCommand, reason: string): SimpleCommand => ({ ...cmd, opaque: reason });
 
 // The variables a builtin may set: printf only its -v option's value (other words are text);
 // read, getopts and wait any word, glued to an option or not (`read -a NAME`, `wait -pNAME`).
@@ -104,23 +64,6 @@ function namesSet(program: string, args: Word[]): string[] {
   }
   if (!NAME_TAKERS.has(program) || program === "test" || program === "[") return [];
   return args.map((w) => w.text.replace(/^-[a-zA-Z]*[vap]/, ""));
-}
-
-function fromWords(words: Word[], wrapper: string): SimpleCommand {
-  const program = words[0].dynamic ? words[0].text : words[0].text.slice(words[0].text.lastIndexOf("/") + 1);
-  return {
-    argv: [program, ...words.slice(1).map((w) => w.text)],
-    words,
-    assignments: [],
-    source: words.map((w) => w.text).join(" "),
-    programPath: !words[0].dynamic && words[0].text.includes("/"),
-    wrappedBy: wrapper,
-    ...(words[0].dynamic ? { opaque: "the program is only known at run time" } : {}),
-  };
-}
-
-function inner(analysis: ShellAnalysis, wrapper: string): SimpleCommand[] {
-  return analysis.commands.map((c) => ({ ...c, wrappedBy: wrapper, ranges: undefined }));
 }
 
 // Options that hand an interpreter its program inline.
@@ -145,17 +88,17 @@ function sedScriptRuns(w: Word): boolean {
   return !!m && (m[1] === "f" || (m[2] !== "" && !PLAIN_SED.test(m[2])));
 }
 
-// Variables whose value changes what a later program is or what it loads and runs.
-export const SENSITIVE_VARIABLE =
-  /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|IFS|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|NODE_OPTIONS|NODE_PATH|RUBYOPT|RUBYLIB|PERLLIB|XDG_\w+|PERL5\w*|PYTHON\w*|LD_\w+|DYLD_\w+|GIT_\w+|npm_config_\w+|NPM_CONFIG_\w+)$/;
-
 /** `cmd` and whatever it runs in turn. */
 export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   if (cmd.opaque || cmd.argv.length === 0) return [cmd];
-  const [program] = cmd.argv;
+  // A case-insensitive file system runs `BASH` as bash: what it runs is looked for all the same.
+  const program = cmd.argv[0].toLowerCase();
   const args = cmd.words.slice(1);
   const staticArgs = args.every((w) => !w.dynamic);
-  if (Object.hasOwn(OPAQUE, program)) return [opaque(cmd, `\`${program}\`: ${OPAQUE[program]}`)];
+  // `. /dev/stdin <<EOF`: the current shell runs what it reads.
+  if ((program === "source" || program === ".") && !args[0]?.dynamic && STDIN_FILES.test(args[0]?.text ?? ""))
+    return stdinScript(cmd, ctx);
+  if (Object.hasOwn(OPAQUE, program)) return [opaque(cmd, `\`${cmd.argv[0]}\`: ${OPAQUE[program]}`)];
   if (
     NAME_TAKERS.has(program) &&
     !staticArgs &&
@@ -168,10 +111,10 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
     return [opaque(cmd, `\`${program}\` sets a variable that changes what later programs run`)];
   if (program === "eval") {
     if (!staticArgs) return [opaque(cmd, "`eval` of text only known at run time")];
-    return [cmd, ...inner(ctx.analyse(args.map((w) => w.text).join(" ")), "eval")];
+    return [cmd, ...inner(ctx.analyse(args.map((w) => w.text).join(" "), sameStdin(ctx)), "eval")];
   }
   if (program === "watch") return watch(cmd, args, ctx);
-  if (SHELLS.has(program)) return shell(cmd, args, ctx);
+  if (SHELLS.has(program)) return shell(cmd, args, ctx, program);
   if (INTERPRETERS.test(program)) {
     const script = args.find((w) => !w.text.startsWith("-") || w.text === "-");
     if ((ctx.fed && (!script || script.text === "-")) || script?.text === "-")
@@ -185,30 +128,40 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   if (program === "git") return [git(cmd, args)];
   if (program === "find") return find(cmd, args, ctx);
   if (program === "busybox") return busybox(cmd, args, ctx);
-  return wrapped(cmd, args, ctx);
+  return runner(cmd, args, ctx, unwrap, program) ?? wrapped(cmd, args, ctx, program);
 }
 
 // A known wrapper: its options read as it reads them (wrapper-options.ts), then what it runs.
 // Where the analysis cannot be sure which word that is, the wrapper is opaque, never guessed.
-function wrapped(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
-  const program = cmd.argv[0];
+function wrapped(cmd: SimpleCommand, args: Word[], ctx: Context, program: string): SimpleCommand[] {
   const spec = Object.hasOwn(WRAPPERS, program) ? WRAPPERS[program] : undefined;
   if (!spec) return [cmd];
   const parsed = getopt(args, spec.options);
   if (!parsed.ok) return [opaque(cmd, `\`${program}\` ${parsed.reason}`)];
   const names = parsed.options.map((o) => o.name);
   if (program === "env" && names.some((n) => n === "-S" || n === "--split-string"))
-    return [opaque(cmd, "`env -S` splits a string into a command")];
+    return splitString(cmd, args.slice(parsed.next), parsed.options, ctx);
   if ((program === "sudo" || program === "doas") && names.some((n) => /^(-s|-i|--shell|--login)$/.test(n)))
-    return [opaque(cmd, `\`${program}\` starting a shell`)];
+    return sudoShell(cmd, args.slice(parsed.next), ctx);
   if (program === "command" && names.some((n) => n === "-v" || n === "-V")) return [cmd];
+  // A binfmt interpreter registered in the new namespace runs in place of the program.
+  if (program === "unshare" && names.some((n) => /^(-l|--load-interp|--mount-binfmt)$/.test(n)))
+    return [opaque(cmd, "`unshare` registering an interpreter for programs it runs")];
   let i = parsed.next;
   // GNU env reads a lone `-` after its options as `-i`.
   if (program === "env" && !args[i]?.dynamic && args[i]?.text === "-") i++;
-  // env and sudo take every word with a `=` (not first) as a variable, whatever its name.
+  // env and sudo take every word with a `=` (not first) as a variable, whatever its name. One
+  // that changes what runs (`PATH=`) leaves the command unsure, listed all the same.
+  let unsure: string | undefined;
   for (; spec.assignments && i < args.length && !args[i].dynamic && /^[^=]+=/.test(args[i].text); i++) {
     const name = args[i].text.slice(0, args[i].text.indexOf("="));
-    if (SENSITIVE_VARIABLE.test(name)) return [opaque(cmd, `\`${program} ${name}=…\` changes what the program runs`)];
+    if (SENSITIVE_VARIABLE.test(name)) unsure ??= `\`${program} ${name}=…\` changes what the program runs`;
+  }
+  if (unsure) {
+    const why = unsure;
+    if (i >= args.length) return [opaque(cmd, why)];
+    const run = unwrap(fromWords(args.slice(i), program), ctx);
+    return [opaque(cmd, why), ...run.map((c) => (c.opaque ? c : opaque(c, why)))];
   }
   for (let n = spec.leadingOperands ?? 0; n > 0 && i < args.length; n--, i++) {
     const w = args[i];
@@ -217,9 +170,9 @@ function wrapped(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[
       return [opaque(cmd, `\`${program}\` with an operand it may not read as one (\`${w.text}\`)`)];
   }
   // A wrapper with nothing to run is itself the command (`env` prints the environment), but
-  // chroot then starts a shell.
+  // chroot and unshare then start a shell.
   if (i >= args.length)
-    return program === "chroot" ? [opaque(cmd, "`chroot` without a command starts a shell")] : [cmd];
+    return spec.startsShell ? stdinScript(cmd, ctx, `\`${program}\` without a command starts a shell`) : [cmd];
   let words = args.slice(i);
   if (program === "xargs") {
     const replace = xargsReplace(parsed.options);
@@ -252,7 +205,7 @@ function watch(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] 
   if (rest.some((w) => w.dynamic)) return [opaque(cmd, "`watch` of a command only known at run time")];
   if (parsed.options.some((o) => o.name === "-x" || o.name === "--exec"))
     return [cmd, ...unwrap(fromWords(rest, "watch"), ctx)];
-  return [cmd, ...inner(ctx.analyse(rest.map((w) => w.text).join(" ")), "watch")];
+  return [cmd, ...inner(ctx.analyse(rest.map((w) => w.text).join(" "), sameStdin(ctx)), "watch")];
 }
 
 // `busybox rm -rf /` runs its applet as the command.
@@ -263,10 +216,37 @@ function busybox(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[
   return [cmd, ...unwrap(fromWords(args, "busybox"), ctx)];
 }
 
-function shell(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
-  const found = shellScripts(cmd.argv[0], args);
+function shell(cmd: SimpleCommand, args: Word[], ctx: Context, program: string): SimpleCommand[] {
+  const found = shellScripts(program, args);
   if ("opaque" in found) return [opaque(cmd, `\`${cmd.argv[0]}\` with ${found.opaque}`)];
-  return [cmd, ...found.scripts.flatMap((s) => inner(ctx.analyse(s.text), cmd.argv[0]))];
+  if ("stdin" in found) return stdinScript(cmd, ctx);
+  return [cmd, ...found.scripts.flatMap((s) => inner(ctx.analyse(s.text, sameStdin(ctx)), cmd.argv[0]))];
+}
+
+// `sudo -s CMD…`, `sudo -i CMD…`: the words run by the target user's shell (a login shell with
+// `-i`, which runs its profile first), each escaped but for `$`; without words, a shell that
+// reads stdin. sudo stays opaque; what it runs is listed all the same.
+function sudoShell(cmd: SimpleCommand, words: Word[], ctx: Context): SimpleCommand[] {
+  const why = `\`${cmd.argv[0]}\` starting a shell`;
+  if (words.length === 0) return stdinScript(cmd, ctx, why);
+  const seen = words.map((w) => (w.text.includes("$") ? { text: w.text, dynamic: true } : w));
+  return [opaque(cmd, why), ...unwrap(fromWords(seen, cmd.argv[0]), ctx).map((c) => (c.opaque ? c : opaque(c, why)))];
+}
+
+// `env -S 'STRING' ARGS…` splits STRING into words by rules of its own, close to a shell's, and
+// runs them with ARGS after. Read as a shell would read it, listed unsure.
+function splitString(
+  cmd: SimpleCommand,
+  rest: Word[],
+  options: readonly { name: string; value?: Word }[],
+  ctx: Context,
+): SimpleCommand[] {
+  const why = "`env -S` splits a string into a command by rules of its own";
+  const split = options.filter((o) => o.name === "-S" || o.name === "--split-string").map((o) => o.value!);
+  if ([...split, ...rest].some((w) => w.dynamic)) return [opaque(cmd, why)];
+  const quote = (t: string) => `'${t.replace(/'/g, `'\\''`)}'`;
+  const text = [...split.map((w) => w.text), ...rest.map((w) => quote(w.text))].join(" ");
+  return [opaque(cmd, why), ...inner(ctx.analyse(text), "env", why)];
 }
 
 // `find … -exec cmd {} ;` runs cmd once per match, with the match as an argument.
