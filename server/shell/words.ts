@@ -40,9 +40,19 @@ function unescapeDouble(raw: string): string {
   return raw.replace(/\\(\r?\n|[$`"\\])/g, (_, c: string) => (c.endsWith("\n") ? "" : c));
 }
 
+/**
+ * `$'…'` is decoded by bash as it parses, so its value is known: `rm $'-r\x66'` is `rm -rf`.
+ * Only where an escape makes a byte past ASCII (or NUL, which ends bash's word) do bash's bytes,
+ * which depend on the locale, and our characters differ: that word is left to run time.
+ */
 function ansiC(body: string): Word | undefined {
-  if (body.includes("\\")) return undefined;
-  return { text: body, dynamic: false };
+  let exact = true;
+  const text = body.replace(ANSI_C_ESCAPE, (escape) => {
+    const decoded = decodeAnsiC(escape);
+    if (/[^\x01-\x7f]/.test(decoded)) exact = false;
+    return decoded;
+  });
+  return exact ? { text, dynamic: false } : undefined;
 }
 
 /** The value of one argument-like node. */
@@ -117,18 +127,18 @@ const SIMPLE: Record<string, string> = {
   "?": "?",
 };
 
-/** The body of `$'…'` as bash decodes it: `\x6c`, `\154`, `\u006c`, `\cA`, `\n`, … */
+// `\c\\` is control-backslash: bash reads the escaped backslash after `\c` as one character.
+const ANSI_C_ESCAPE = /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c\\\\|c.|.)/gs;
+
+/** The body of `$'…'` as bash decodes it: `\x6c`, `\154`, `\u006c`, `\cA`, `\c?` (DEL), `\n`, … */
 export function decodeAnsiC(body: string): string {
-  return body.replace(
-    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
-    (whole, e: string) => {
-      if (/^[xuU]/.test(e) && e.length > 1) {
-        const code = parseInt(e.slice(1), 16);
-        return code <= 0x10ffff ? String.fromCodePoint(code) : "";
-      }
-      if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8) & 0xff);
-      if (e[0] === "c" && e.length === 2) return String.fromCharCode(e.charCodeAt(1) & 0x1f);
-      return SIMPLE[e] ?? whole;
-    },
-  );
+  return body.replace(ANSI_C_ESCAPE, (whole, e: string) => {
+    if (/^[xuU]/.test(e) && e.length > 1) {
+      const code = parseInt(e.slice(1), 16);
+      return code <= 0x10ffff ? String.fromCodePoint(code) : "";
+    }
+    if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8) & 0xff);
+    if (e[0] === "c" && e.length > 1) return String.fromCharCode(e[1] === "?" ? 0x7f : e.charCodeAt(1) & 0x1f);
+    return SIMPLE[e] ?? whole;
+  });
 }
