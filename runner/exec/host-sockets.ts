@@ -7,6 +7,9 @@
 // over it, so connecting is refused. Sockets under /tmp (the sandbox has its own), inside the workspace (its own
 // servers') or inside a masked folder are left alone. A socket made after the sandbox started is
 // not covered until the next one starts (a warm sandbox lives until idle; a terminal per open).
+// One removed between the listing and bwrap's mount fails bwrap's start (it cannot make the
+// mount point on the read-only root): vanishedCover tells that apart, and the start is retried
+// once with a fresh listing.
 import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 
 const inside = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
@@ -84,4 +87,22 @@ export function hostSockets(keep: readonly string[], tables = unixTablesOfEveryN
 /** bwrap arguments covering each socket with /dev/null. */
 export function coverArgs(sockets: readonly string[]): string[] {
   return sockets.flatMap((s) => ["--ro-bind", "/dev/null", s]);
+}
+
+/**
+ * The covered socket whose removal failed a bwrap start, read from bwrap's error (`stderr`) and
+ * the arguments it ran with: bwrap names the mount point it could not make. Undefined for any
+ * other failure.
+ */
+export function vanishedCover(stderr: string, args: readonly string[]): string | undefined {
+  for (let i = 0; i + 2 < args.length; i++) {
+    if (args[i] !== "--ro-bind" || args[i + 1] !== "/dev/null") continue;
+    const dest = args[i + 2];
+    if (
+      stderr.includes(`bwrap: Can't mkdir parents for ${dest}: `) ||
+      stderr.includes(`bwrap: Can't create file at ${dest}: `)
+    )
+      return dest;
+  }
+  return undefined;
 }

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { RunnerSandbox } from "../../server/protocol/runner";
-import { coverArgs, hostSockets } from "./host-sockets";
+import { coverArgs, hostSockets, vanishedCover } from "./host-sockets";
 import { noSuidFilter } from "./seccomp";
 
 export type SandboxMode = "auto" | "off" | "require";
@@ -144,8 +144,14 @@ function probe(mode: SandboxMode): SandboxInfo {
   const bwrap = findOnPath("bwrap");
   if (!bwrap) return { available: false, kind: "none", reason: "bubblewrap (bwrap) is not installed" };
   // With the seccomp filter (sandboxed commands run under one), so a kernel that refuses it says so here.
-  const cmd = bwrapArgs(bwrap, { workspace: "/tmp", cwd: "/tmp", network: false, newSession: true }, ["true"]);
-  const r = spawnSync(cmd.file, cmd.args, { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
+  const trial = () => {
+    const cmd = bwrapArgs(bwrap, { workspace: "/tmp", cwd: "/tmp", network: false, newSession: true }, ["true"]);
+    const r = spawnSync(cmd.file, cmd.args, { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
+    return { r, vanished: r.status !== 0 && vanishedCover(r.stderr?.toString() ?? "", cmd.args) };
+  };
+  // Once more when a host socket went away between the listing and the mount (host-sockets.ts).
+  const first = trial();
+  const { r } = first.vanished ? trial() : first;
   if (r.status !== 0) {
     const why = r.error?.message ?? (r.stderr?.toString().trim() || `exit ${r.status ?? r.signal}`);
     return { available: false, kind: "none", reason: `bwrap does not work here: ${why}` };

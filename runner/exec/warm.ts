@@ -27,6 +27,7 @@ import { makeJail, rlimitPrefix, type Jail, type Limits } from "./limits";
 import { captureLoginEnv } from "./login-env";
 import type { WorkspaceNetwork } from "./netns";
 import { sandboxNamespace, type ProcNamespace } from "./procfs";
+import { vanishedCover } from "./host-sockets";
 import { bwrapArgs, dropMountCap, findOnPath, type SandboxInfo } from "./sandbox";
 
 /** How long a kill may go unconfirmed before the whole exec server is killed instead. */
@@ -75,6 +76,16 @@ export function commandInput(spec: LaunchSpec): string {
   // SECONDS=0: the shell was started ahead, but the command's clock starts now.
   const prelude = `cd -- ${quote(spec.cwd)} || exit 1; unset OLDPWD; export ${MARKER_VAR}=${quote(spec.marker)}; exec </dev/null; SECONDS=0`;
   return `${prelude}\0${spec.command}\0`;
+}
+
+/** A start that failed only because a socket it covers was removed between listing and mount. */
+class CoverVanished extends Error {
+  constructor(
+    message: string,
+    readonly socket: string,
+  ) {
+    super(message);
+  }
 }
 
 function pidnsCandidates(): string[][] {
@@ -173,7 +184,18 @@ export class WarmSandbox {
     });
   }
 
+  /** Starts an exec server; again once when a host socket vanished mid-start (host-sockets.ts). */
   private async start(): Promise<Ready> {
+    try {
+      return await this.startOnce();
+    } catch (err) {
+      if (!(err instanceof CoverVanished)) throw err;
+      this.o.log(`warm sandbox: ${err.socket} went away while the sandbox started; starting it again`);
+      return this.startOnce();
+    }
+  }
+
+  private async startOnce(): Promise<Ready> {
     const { bwrap } = this.o.sandbox;
     if (!bwrap) throw new Error("no sandbox to warm");
     const { NODE_OPTIONS: _ignored, ...base } = this.o.env; // the exec server's own Node flags are ours
@@ -233,7 +255,9 @@ export class WarmSandbox {
       return ready;
     } catch (err) {
       client.terminate("failed while starting");
-      throw new Error(`the sandbox could not start: ${(err as Error).message}`);
+      const message = `the sandbox could not start: ${(err as Error).message}`;
+      const socket = vanishedCover(message, argv.args);
+      throw socket ? new CoverVanished(message, socket) : new Error(message);
     }
   }
 
