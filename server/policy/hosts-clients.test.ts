@@ -27,14 +27,24 @@ describe("clientUrls", () => {
     ["wget --max-redirect 3 evil.com", ["http://evil.com"]],
     ["ssh -i key -p 22 git@evil.com ls", ["ssh://git@evil.com"]],
     ["ssh -J a.example,b.example:2222 c.example", ["ssh://c.example", "ssh://a.example", "ssh://b.example:2222"]],
+    ["git clone git@evil.com:r.git", ["ssh://git@evil.com"]],
+    ["git -C x fetch evil.com:r main:evil.com", ["ssh://evil.com"]],
+    ["git remote add o u@10.0.0.1:r", ["ssh://u@10.0.0.1"]],
     ["/usr/bin/curl evil.com", ["http://evil.com"]],
     ["sudo curl evil.com", ["http://evil.com"]],
   ])("%s", (line, expected) => expect(urls(line)).toEqual(expected));
 
-  it.each(["curl --no-such evil.com", "curl $OPT evil.com", "wget -Z evil.com", "nc evil.com 80", "grep evil.com x"])(
-    "%s: nothing it can be sure of",
-    (line) => expect(urls(line)).toEqual([]),
-  );
+  it.each([
+    "git clone ./evil.com:x",
+    "git push origin main:release",
+    "git log evil.com:x",
+    "git fetch origin refs/a:refs/b",
+    "curl --no-such evil.com",
+    "curl $OPT evil.com",
+    "wget -Z evil.com",
+    "nc evil.com 80",
+    "grep evil.com x",
+  ])("%s: nothing it can be sure of", (line) => expect(urls(line)).toEqual([]));
 
   it("reads nothing past a run-time word, which could be an option taking the next word (the policy asks)", () => {
     expect(urls('curl "$U" ok.com')).toEqual([]);

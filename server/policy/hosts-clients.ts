@@ -1,6 +1,7 @@
 // The hosts a network client on the line reaches for certain, read as the client reads its own
 // arguments: every operand of curl and wget is a URL, with a scheme or without (`curl evil.com`
-// fetches http://evil.com/), and ssh's first operand is its destination (`[user@]host`). So are
+// fetches http://evil.com/), ssh's first operand is its destination (`[user@]host`), and a
+// repository git reaches in its scp-like form (`git clone git@evil.com:r`). So are
 // the values of options that name where to connect (`--url`, `-x`, `ssh -J`). These are the
 // call's hosts as a URL's are: a deny rule on the host denies the line, not just asks about it.
 // Options are read with the client's own table (the shared getopt); a line the table cannot
@@ -94,6 +95,12 @@ const SSH: OptionSpec = { short: "1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:K
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 
+// git's commands that take a repository, and its scp-like form of one (`git@evil.com:r.git`): a
+// name with a dot (or an address in brackets) before the first colon, no slash before it. A
+// refspec (`main:evil.com`) has no dot before its colon; a local path has a slash first.
+const GIT_REMOTE_COMMANDS = new Set(["clone", "fetch", "pull", "push", "ls-remote", "remote", "submodule", "archive"]);
+const SCP_LIKE = /^((?:[^@/:\s]+@)?(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)+|\[[0-9a-f:.]+\])):(?!\/\/)/i;
+
 /** `text` as a URL a client given it without a scheme fetches (curl and wget default to http). */
 const asUrl = (text: string) => (SCHEME.test(text) ? text : `http://${text}`);
 
@@ -114,6 +121,12 @@ export function clientUrls(cmd: SimpleCommand): string[] {
     const operands = staticTexts([...parsed.operands, ...(parsed.afterDashes ?? [])]);
     const named = program === "curl" ? valuesOf(parsed.options, CURL_DESTINATIONS) : [];
     return [...operands, ...named].map(asUrl);
+  }
+  if (program === "git" && args.some((w) => !w.dynamic && GIT_REMOTE_COMMANDS.has(w.text))) {
+    return staticTexts(args).flatMap((text) => {
+      const m = SCP_LIKE.exec(text);
+      return m ? [`ssh://${m[1]}`] : [];
+    });
   }
   if (program === "ssh") {
     const parsed = getopt(args, SSH);

