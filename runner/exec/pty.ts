@@ -15,6 +15,7 @@ import { directTether, holdTerminal, ttyLeader } from "./launch";
 import { makeJail, rlimitPrefix, type Limits } from "./limits";
 import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
 import { sandboxNamespace, type ProcNamespace } from "./procfs";
+import { vanishedCover } from "./host-sockets";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 
 export interface PtyOptions {
@@ -51,7 +52,16 @@ interface Entry {
   exited: Promise<void>;
   /** Its network namespace, when it runs sandboxed without network (recordNamespace). */
   namespace?: ProcNamespace;
+  /** Output held back while it may be bwrap's own failure to start (see `open`). */
+  held?: string;
+  /** Input typed meanwhile, for the shell that does start (a terminal would echo it). */
+  typed?: string;
 }
+
+/** How long a terminal's first output may be held back as maybe bwrap's start failure. */
+const HOLD_MS = 2_000;
+const BWRAP = "bwrap: ";
+const mayBeBwrapError = (text: string) => BWRAP.startsWith(text) || text.startsWith(BWRAP);
 
 const signalName = (n: number | undefined): string | undefined =>
   n ? Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0] : undefined;
@@ -103,7 +113,10 @@ export class PtyManager implements PtyHandler {
         return;
       }
       case "pty.input":
-        if (entry && !entry.closing) entry.pty.write(message.data);
+        if (entry && !entry.closing) {
+          if (entry.held !== undefined) entry.typed = (entry.typed ?? "") + message.data;
+          else entry.pty.write(message.data);
+        }
         return;
       case "pty.resize":
         if (entry && !entry.closing) entry.pty.resize(message.cols, message.rows);
@@ -115,7 +128,12 @@ export class PtyManager implements PtyHandler {
     }
   }
 
-  private open(m: Extract<PtyMessage, { type: "pty.open" }>, net: SandboxNetwork): void {
+  /**
+   * Starts the terminal. A host socket removed between the sandbox's listing and bwrap's mount
+   * over it fails bwrap's start (host-sockets.ts): the terminal's first output is held while it
+   * may be that error, and the terminal is started once more instead of showing it.
+   */
+  private open(m: Extract<PtyMessage, { type: "pty.open" }>, net: SandboxNetwork, again?: { typed?: string }): void {
     if (this.disposed)
       return void this.o.send({
         type: "pty.exit",
@@ -174,6 +192,17 @@ export class PtyManager implements PtyHandler {
     const exited = new Promise<void>((resolve) => (ended = resolve));
     const entry: Entry = { id: m.ptyId, sessionId: m.sessionId, pty, marker, backlog: "", closing: false, exited };
     this.ptys.set(entry.id, entry);
+    const release = () => {
+      const { held, typed } = entry;
+      entry.held = entry.typed = undefined;
+      if (held) this.deliver(entry, held);
+      if (typed && !entry.closing) pty.write(typed);
+    };
+    if (again?.typed) pty.write(again.typed);
+    if (this.o.sandbox.available && !again) {
+      entry.held = "";
+      setTimeout(release, HOLD_MS).unref();
+    }
     const wanted = this.o.network ?? true;
     const without = !wanted
       ? undefined
@@ -182,10 +211,14 @@ export class PtyManager implements PtyHandler {
         : this.net.mode === "none"
           ? `no outbound network: ${this.net.reason}`
           : undefined;
-    if (without && this.o.sandbox.available)
+    if (without && this.o.sandbox.available && !again)
       this.deliver(entry, `\x1b[33mquiver: this terminal has ${without}\x1b[0m\r\n`);
     if (!net.network && this.o.sandbox.available) void this.recordNamespace(entry);
-    pty.onData((data) => this.deliver(entry, data));
+    pty.onData((data) => {
+      if (entry.held === undefined) return this.deliver(entry, data);
+      entry.held += data;
+      if (!mayBeBwrapError(entry.held)) release();
+    });
     // The shell only says "Killed"; which limit did it is said in the terminal, as for commands.
     let seen = jail?.counts();
     const watch =
@@ -203,6 +236,10 @@ export class PtyManager implements PtyHandler {
       this.ptys.delete(entry.id);
       // The shell is gone; anything it left running in the background goes with it.
       void killTree(undefined, entry.marker).then(() => jail?.dispose());
+      if (entry.held !== undefined && !entry.closing && vanishedCover(entry.held, wrapped.args))
+        return this.open(m, net, { typed: entry.typed });
+      entry.typed = undefined; // for no shell now
+      release();
       this.o.send({
         type: "pty.exit",
         ptyId: entry.id,

@@ -1,14 +1,17 @@
 // A host socket removed between the sandbox's listing of sockets to cover and bwrap's mounts:
 // bwrap cannot make the mount point on the read-only root and fails its start. The warm sandbox
-// starts again once with a fresh listing, so the command runs. The race is made real: a bwrap
-// wrapper removes a covered socket before it execs the real bwrap with the stale arguments.
+// and a terminal start again once with a fresh listing, so the command runs and the terminal
+// opens without showing bwrap's error. The race is made real: a bwrap wrapper removes a covered
+// socket before it execs the real bwrap with the stale arguments.
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import type { RunnerToServer } from "../../server/protocol/runner";
 import { scrubEnv } from "./env";
 import { vanishedCover } from "./host-sockets";
 import { sandboxInfo } from "./sandbox";
+import { PtyManager } from "./pty";
 import { ShellService } from "./shell";
 import { opContext, tempWorkspace } from "../testing/exec";
 
@@ -35,44 +38,78 @@ describe.runIf(sandboxInfo("auto").available)("a covered socket removed while th
   let ws: Awaited<ReturnType<typeof tempWorkspace>>;
   let dir: string;
   let server: Server;
-  let shell: ShellService | undefined;
-  const logs: string[] = [];
+  let wrapper: string;
 
-  beforeAll(async () => {
-    ws = await tempWorkspace();
+  /** A covered socket, and a bwrap that removes it before its first start. */
+  const loseTheRace = async () => {
     // Outside /tmp (the sandbox's own) and the workspace: covered, as a database's socket would be.
     dir = await mkdtemp("/var/tmp/quiver-vanish-");
+    server?.close();
     const socket = join(dir, "service.sock");
     server = createServer((c) => c.end("hello\n"));
     await new Promise<void>((resolve) => server.listen(socket, resolve));
     const real = sandboxInfo("auto").bwrap!;
     // The first start loses the race: the socket goes just before bwrap mounts over it.
-    const wrapper = join(dir, "bwrap");
+    wrapper = join(dir, "bwrap");
     await writeFile(
       wrapper,
       `#!/bin/bash\nif [ ! -e '${dir}/started' ]; then : > '${dir}/started'; rm -f '${socket}'; fi\nexec '${real}' "$@"\n`,
     );
     await chmod(wrapper, 0o755);
-    shell = new ShellService({
+  };
+  const gone = () => rm(dir, { recursive: true, force: true });
+
+  beforeAll(async () => {
+    ws = await tempWorkspace();
+  });
+  afterAll(async () => {
+    server?.close();
+    await ws.cleanup();
+  });
+
+  it("the warm sandbox starts again with a fresh listing, and the command runs", async () => {
+    await loseTheRace();
+    const logs: string[] = [];
+    const shell = new ShellService({
       sandbox: { available: true, kind: "bubblewrap", bwrap: wrapper },
       env: scrubEnv(process.env),
       allowNetwork: false,
       log: (line) => logs.push(line),
     });
-  });
-  afterAll(async () => {
-    await shell?.dispose();
-    server.close();
-    await ws.cleanup();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it("starts again with a fresh listing, and the command runs", async () => {
-    const r = await shell!.run({ command: "echo ran in $PWD" }, opContext(ws.workspace));
+    onTestFinished(async () => {
+      await shell.dispose();
+      await gone();
+    });
+    const r = await shell.run({ command: "echo ran in $PWD" }, opContext(ws.workspace));
     expect(r.output).toBe(`ran in ${ws.dir}\n`);
     expect(r.ok).toBe(true);
     expect(await readFile(join(dir, "started"), "utf8")).toBe("");
     expect(logs.join("\n")).toContain(`${join(dir, "service.sock")} went away while the sandbox started`);
     expect(logs.join("\n")).toMatch(/bwrap: Can't (mkdir parents for|create file at) \/var\/tmp\/quiver-vanish-/);
+  });
+
+  it("a terminal opens again without showing bwrap's error", async () => {
+    await loseTheRace();
+    const sent: RunnerToServer[] = [];
+    const manager = new PtyManager({
+      workspaceRoot: ws.dir,
+      sandbox: { available: true, kind: "bubblewrap", bwrap: wrapper },
+      env: scrubEnv({ ...process.env, PS1: "$ " }),
+      send: (m) => (sent.push(m), true),
+      network: false,
+    });
+    onTestFinished(async () => {
+      await manager.dispose();
+      await gone();
+    });
+    const output = () => sent.flatMap((m) => (m.type === "pty.data" ? [m.data] : [])).join("");
+    manager.handle({ type: "pty.open", ptyId: "t1", sessionId: "s1", cols: 120, rows: 24 });
+    manager.handle({ type: "pty.input", ptyId: "t1", data: "echo ready-$((6*7))\r" });
+    const deadline = Date.now() + 20_000;
+    while (!output().includes("ready-42") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(output()).toContain("ready-42");
+    expect(output()).not.toContain("bwrap:");
+    expect(sent.some((m) => m.type === "pty.exit")).toBe(false);
+    expect(await readFile(join(dir, "started"), "utf8")).toBe("");
   });
 });
