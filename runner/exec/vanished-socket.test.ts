@@ -11,6 +11,9 @@ import type { RunnerToServer } from "../../server/protocol/runner";
 import { scrubEnv } from "./env";
 import { vanishedCover } from "./host-sockets";
 import { sandboxInfo } from "./sandbox";
+import { runRg } from "../files/rg";
+import { runGit } from "../workspace/git";
+import { helperSandbox } from "./helper-sandbox";
 import { PtyManager } from "./pty";
 import { ShellService } from "./shell";
 import { opContext, tempWorkspace } from "../testing/exec";
@@ -44,6 +47,7 @@ describe.runIf(sandboxInfo("auto").available)("a covered socket removed while th
   const loseTheRace = async () => {
     // Outside /tmp (the sandbox's own) and the workspace: covered, as a database's socket would be.
     dir = await mkdtemp("/var/tmp/quiver-vanish-");
+    made.push(dir);
     server?.close();
     const socket = join(dir, "service.sock");
     server = createServer((c) => c.end("hello\n"));
@@ -57,7 +61,8 @@ describe.runIf(sandboxInfo("auto").available)("a covered socket removed while th
     );
     await chmod(wrapper, 0o755);
   };
-  const gone = () => rm(dir, { recursive: true, force: true });
+  const made: string[] = [];
+  const gone = () => Promise.all(made.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 
   beforeAll(async () => {
     ws = await tempWorkspace();
@@ -111,5 +116,34 @@ describe.runIf(sandboxInfo("auto").available)("a covered socket removed while th
     expect(output()).not.toContain("bwrap:");
     expect(sent.some((m) => m.type === "pty.exit")).toBe(false);
     expect(await readFile(join(dir, "started"), "utf8")).toBe("");
+  });
+
+  it("ripgrep and git, run in the sandbox for the workspace, run again instead of failing", async () => {
+    await loseTheRace();
+    const helpers = helperSandbox(
+      { available: true, kind: "bubblewrap", bwrap: wrapper },
+      { workspace: ws.dir, hide: [] },
+    );
+    ws.workspace.helpers.useSandbox(helpers.wrap);
+    onTestFinished(async () => {
+      await helpers.dispose();
+      await gone();
+    });
+    await writeFile(join(ws.dir, "needle.txt"), "a needle here\n");
+    const found = await runRg(ws.workspace.helpers, ["-l", "needle", "."], {
+      signal: new AbortController().signal,
+      maxLines: 10,
+    });
+    expect(found).toMatchObject({ code: 0, lines: ["./needle.txt"] });
+    expect(await readFile(join(dir, "started"), "utf8")).toBe("");
+
+    await loseTheRace(); // a new socket, and a wrapper that removes it on its first start
+    ws.workspace.helpers.useSandbox(
+      helperSandbox({ available: true, kind: "bubblewrap", bwrap: wrapper }, { workspace: ws.dir, hide: [] }).wrap,
+    );
+    const git = await runGit(ws.workspace, ["--version"]);
+    expect(git.stderr).toBe("");
+    expect(git).toMatchObject({ code: 0 });
+    expect(git.stdout.toString()).toMatch(/^git version /);
   });
 });

@@ -3,7 +3,8 @@
 // workspace's helper launcher: in the commands' sandbox when there is one (workspace/helpers.ts).
 import { spawn } from "node:child_process";
 import { access } from "node:fs/promises";
-import type { Helpers } from "../workspace/helpers";
+import { vanishedCover } from "../exec/host-sockets";
+import type { Helpers, HelperSpawn } from "../workspace/helpers";
 
 let binary: Promise<string> | undefined;
 
@@ -30,15 +31,20 @@ export interface RgOutput {
   stderr: string;
 }
 
+type RgOptions = { signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean };
+
 /** `keep`: only the lines it accepts are collected and counted. */
-export async function runRg(
-  helpers: Helpers,
-  args: string[],
-  opts: { signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean },
-): Promise<RgOutput> {
+export async function runRg(helpers: Helpers, args: string[], opts: RgOptions): Promise<RgOutput> {
   const rg = await rgBinary();
   // The binary may lie in Quiver's install, which the sandbox hides: it is bound in read-only.
-  const cmd = helpers.spawn([rg, ...args], {}, { readOnly: rg.startsWith("/") ? [rg] : [] });
+  const command = () => helpers.spawn([rg, ...args], {}, { readOnly: rg.startsWith("/") ? [rg] : [] });
+  const cmd = command();
+  const first = await runOnce(cmd, opts);
+  // Once more with a fresh listing when a host socket vanished as the sandbox started (host-sockets.ts).
+  return first.code !== 0 && vanishedCover(first.stderr, cmd.args) ? runOnce(command(), opts) : first;
+}
+
+function runOnce(cmd: HelperSpawn, opts: RgOptions): Promise<RgOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["ignore", "pipe", "pipe"] });
     const lines: string[] = [];

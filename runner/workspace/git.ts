@@ -16,6 +16,7 @@
 // repository, and the system and global configuration files are not read.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { noForkFilter } from "../exec/seccomp";
+import { vanishedCover } from "../exec/host-sockets";
 import type { Helpers } from "./helpers";
 
 const OFF = [
@@ -109,12 +110,15 @@ export function sendSeccomp(child: ChildProcess, seccomp: Buffer | undefined): v
  * One git (after SAFE_GIT) as gitCommand runs it. Output past `maxBuffer` ends it and is cut,
  * with `overflow` set.
  */
-export function runGit(
-  host: GitHost,
-  args: string[],
-  opts: { maxBuffer?: number; env?: Record<string, string>; stdin?: string | Buffer } = {},
-): Promise<Raw> {
-  const cmd = gitCommand(host, args, opts.env);
+export async function runGit(host: GitHost, args: string[], opts: RunGitOptions = {}): Promise<Raw> {
+  const first = await runGitOnce(gitCommand(host, args, opts.env), opts);
+  // Once more with a fresh listing when a host socket vanished as the sandbox started (host-sockets.ts).
+  return first.code !== 0 && first.vanished ? runGitOnce(gitCommand(host, args, opts.env), opts) : first;
+}
+
+type RunGitOptions = { maxBuffer?: number; env?: Record<string, string>; stdin?: string | Buffer };
+
+function runGitOnce(cmd: ReturnType<typeof gitCommand>, opts: RunGitOptions): Promise<Raw & { vanished?: boolean }> {
   const max = opts.maxBuffer ?? 64 * 1024 * 1024;
   return new Promise((resolve) => {
     const child = spawn(cmd.file, cmd.args, {
@@ -152,7 +156,8 @@ export function runGit(
     });
     child.on("close", (code) => {
       clearTimeout(timer);
-      resolve({ code: overflow ? 0 : (code ?? 1), stdout: Buffer.concat(out), stderr, overflow });
+      const vanished = code !== 0 && !!vanishedCover(stderr, cmd.args);
+      resolve({ code: overflow ? 0 : (code ?? 1), stdout: Buffer.concat(out), stderr, overflow, vanished });
     });
   });
 }
