@@ -26,6 +26,7 @@ import {
 import { join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { PROJECT_ROOT } from "../exec/bundle";
+import { vanishedCover } from "../exec/host-sockets";
 import { RUNNER_NAME_GLOBS } from "../workspace/fs-at/names";
 import { SAFE_GIT } from "../workspace/git";
 import type { Workspace } from "../workspace/workspace";
@@ -216,44 +217,11 @@ export class ShadowRepo {
    * output is held in memory, so it is cut (and the run fails) past `maxBuffer`, by default
    * gitLimits.maxOutput: file contents never come this way, only lists of paths and ids.
    */
-  git(args: string[], opts: GitOptions & { input?: Buffer | string; maxBuffer?: number } = {}): Promise<GitRun> {
+  async git(args: string[], opts: GitOptions & { input?: Buffer | string; maxBuffer?: number } = {}): Promise<GitRun> {
     const cmd = this.command(args, opts);
-    const max = opts.maxBuffer ?? gitLimits.maxOutput;
-    if (opts.input === undefined) {
-      return new Promise((done) =>
-        execFile(
-          cmd.file,
-          cmd.args,
-          { cwd: cmd.cwd, env: cmd.env, maxBuffer: max, encoding: "buffer" },
-          (err, stdout, stderr) => {
-            const code = err
-              ? typeof (err as { code?: unknown }).code === "number"
-                ? (err as { code: number }).code
-                : 1
-              : 0;
-            done({ code, stdout, stderr: String(stderr) });
-          },
-        ),
-      );
-    }
-    return new Promise((done) => {
-      const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "pipe", "pipe"] });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      let size = 0;
-      child.stdout.on("data", (b: Buffer) => {
-        size += b.length;
-        if (size <= max) out.push(b);
-        else child.kill("SIGKILL");
-      });
-      child.stderr.on("data", (b: Buffer) => err.push(b));
-      child.stdin.on("error", () => undefined);
-      child.on("error", (e) => done({ code: 1, stdout: Buffer.alloc(0), stderr: e.message }));
-      child.on("close", (code) =>
-        done({ code: size > max ? 1 : (code ?? 1), stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }),
-      );
-      child.stdin.end(opts.input);
-    });
+    const first = await gitOnce(cmd, opts);
+    // Once more with a fresh listing when a host socket vanished as the sandbox started (host-sockets.ts).
+    return first.code !== 0 && vanishedCover(first.stderr, cmd.args) ? gitOnce(this.command(args, opts), opts) : first;
   }
 
   /** git that must succeed: its stdout, or a ShadowError with its stderr. */
@@ -267,6 +235,49 @@ export class ShadowRepo {
     }
     return r.stdout;
   }
+}
+
+/** One git run as Shadow.git describes it. */
+function gitOnce(
+  cmd: { file: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv },
+  opts: { input?: Buffer | string; maxBuffer?: number },
+): Promise<GitRun> {
+  const max = opts.maxBuffer ?? gitLimits.maxOutput;
+  if (opts.input === undefined) {
+    return new Promise((done) =>
+      execFile(
+        cmd.file,
+        cmd.args,
+        { cwd: cmd.cwd, env: cmd.env, maxBuffer: max, encoding: "buffer" },
+        (err, stdout, stderr) => {
+          const code = err
+            ? typeof (err as { code?: unknown }).code === "number"
+              ? (err as { code: number }).code
+              : 1
+            : 0;
+          done({ code, stdout, stderr: String(stderr) });
+        },
+      ),
+    );
+  }
+  return new Promise((done) => {
+    const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    child.stdout.on("data", (b: Buffer) => {
+      size += b.length;
+      if (size <= max) out.push(b);
+      else child.kill("SIGKILL");
+    });
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.stdin.on("error", () => undefined);
+    child.on("error", (e) => done({ code: 1, stdout: Buffer.alloc(0), stderr: e.message }));
+    child.on("close", (code) =>
+      done({ code: size > max ? 1 : (code ?? 1), stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }),
+    );
+    child.stdin.end(opts.input);
+  });
 }
 
 const diskFull = (dir: string) => `the disk holding the checkpoints (${dir}) is full (no space left on device)`;

@@ -11,6 +11,7 @@ import type { RunnerToServer } from "../../server/protocol/runner";
 import { scrubEnv } from "./env";
 import { vanishedCover } from "./host-sockets";
 import { sandboxInfo } from "./sandbox";
+import { ShadowRepo } from "../checkpoints/shadow";
 import { runRg } from "../files/rg";
 import { runGit } from "../workspace/git";
 import { helperSandbox } from "./helper-sandbox";
@@ -118,7 +119,7 @@ describe.runIf(sandboxInfo("auto").available)("a covered socket removed while th
     expect(await readFile(join(dir, "started"), "utf8")).toBe("");
   });
 
-  it("ripgrep and git, run in the sandbox for the workspace, run again instead of failing", async () => {
+  it("ripgrep, git and the checkpoints' git, run in the sandbox for the workspace, run again instead of failing", async () => {
     await loseTheRace();
     const helpers = helperSandbox(
       { available: true, kind: "bubblewrap", bwrap: wrapper },
@@ -145,5 +146,18 @@ describe.runIf(sandboxInfo("auto").available)("a covered socket removed while th
     expect(git.stderr).toBe("");
     expect(git).toMatchObject({ code: 0 });
     expect(git.stdout.toString()).toMatch(/^git version /);
+
+    await loseTheRace(); // and the checkpoints' git on the shadow repository
+    ws.workspace.helpers.useSandbox(
+      helperSandbox({ available: true, kind: "bubblewrap", bwrap: wrapper }, { workspace: ws.dir, hide: [] }).wrap,
+    );
+    const before = process.env.QUIVER_CHECKPOINT_DIR;
+    process.env.QUIVER_CHECKPOINT_DIR = join(dir, "checkpoints");
+    onTestFinished(() => {
+      if (before === undefined) delete process.env.QUIVER_CHECKPOINT_DIR;
+      else process.env.QUIVER_CHECKPOINT_DIR = before;
+    });
+    const shadow = await ShadowRepo.open(ws.workspace).git(["version"]);
+    expect(shadow).toMatchObject({ code: 0, stderr: "" });
   });
 });
