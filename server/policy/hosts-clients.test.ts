@@ -5,6 +5,7 @@
 // no other host, socket or host the policy could not read beside it.
 import { describe, expect, it } from "vitest";
 import { decide, type LoadedPolicy } from "./decide";
+import { expandCurlGlob } from "./curl-glob";
 import { clientUrls } from "./hosts-clients";
 import { PolicyRules, type PolicyRule } from "./rules";
 import { analyseShell } from "../shell/analyse";
@@ -27,6 +28,16 @@ describe("clientUrls", () => {
     ["wget --max-redirect 3 evil.com", ["http://evil.com"]],
     ["ssh -i key -p 22 git@evil.com ls", ["ssh://git@evil.com"]],
     ["ssh -J a.example,b.example:2222 c.example", ["ssh://c.example", "ssh://a.example", "ssh://b.example:2222"]],
+    ["curl 'http://{a,evi}l.com/'", ["http://al.com/", "http://evil.com/"]],
+    ["curl 'http://evi[l-l].com' -o x", ["http://evil.com"]],
+    ["curl -g 'http://evi[l-l].com'", ["http://evi[l-l].com"]],
+    ["curl --connect-to a.org:80:evil.com:80 http://a.org", ["http://a.org", "http://evil.com"]],
+    [
+      "curl --resolve a.org:443:10.0.0.1,10.0.0.2 https://a.org",
+      ["https://a.org", "http://10.0.0.1", "http://10.0.0.2"],
+    ],
+    ["ALL_PROXY=evil.com curl http://a.org", ["http://a.org", "http://evil.com"]],
+    ["https_proxy=http://evil.com wget https://a.org", ["https://a.org", "http://evil.com"]],
     ["git clone git@evil.com:r.git", ["ssh://git@evil.com"]],
     ["git -C x fetch evil.com:r main:evil.com", ["ssh://evil.com"]],
     ["git remote add o u@10.0.0.1:r", ["ssh://u@10.0.0.1"]],
@@ -48,6 +59,22 @@ describe("clientUrls", () => {
 
   it("reads nothing past a run-time word, which could be an option taking the next word (the policy asks)", () => {
     expect(urls('curl "$U" ok.com')).toEqual([]);
+  });
+});
+
+describe("expandCurlGlob", () => {
+  it.each([
+    ["http://{a,b}.com", ["http://a.com", "http://b.com"]],
+    ["x[1-3]", ["x1", "x2", "x3"]],
+    ["x[08-10]", ["x08", "x09", "x10"]],
+    ["x[a-e:2]", ["xa", "xc", "xe"]],
+    ["{a\\,b,c}[1-2]", ["a,b1", "a,b2", "c1", "c2"]],
+    ["\\{a\\}", ["{a}"]],
+  ])("%s", (text, expected) => expect(expandCurlGlob(text)).toEqual(expected));
+
+  it("refuses what curl refuses, and says when there are too many", () => {
+    for (const bad of ["x{a", "x[1-", "x]", "\\{a}", "x[a-9]", "x[3-1]", "{a{b}}"]) expect(expandCurlGlob(bad)).toBeUndefined();
+    expect(expandCurlGlob("[a-z][a-z][a-z]")).toBe("too many");
   });
 });
 

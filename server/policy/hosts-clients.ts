@@ -8,6 +8,7 @@
 // read (an unknown option, a run-time word) gives nothing here and stays a question (hosts.ts).
 import { getopt, getoptPermuted, type OptionSpec, type ParsedOption } from "../shell/getopt";
 import type { SimpleCommand, Word } from "../shell/types";
+import { expandCurlGlob, hasCurlGlob } from "./curl-glob";
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean);
 const table = (takes: string, flags: string): Record<string, 0 | 1 | 2> =>
@@ -60,7 +61,10 @@ const CURL_DESTINATIONS = new Set([
   "--socks4a",
   "--socks5",
   "--socks5-hostname",
+  "--proxy1.0",
 ]);
+// The proxies curl and wget take from the environment (curl reads the lower-case http_proxy only).
+const PROXY_ENV = /^(?:all_proxy|https?_proxy|ftp_proxy|ALL_PROXY|HTTPS?_PROXY|FTP_PROXY)=([^\s'"`$\\]+)$/;
 
 // GNU Wget 1.21's options (`wget --help`; -n reads -nv, -nc, -nd, -nH).
 const WGET: OptionSpec = {
@@ -113,26 +117,61 @@ const valuesOf = (options: ParsedOption[], names: Set<string>) =>
 
 /** URLs `cmd` certainly connects to, beyond those spelled with a scheme in its words. */
 export function clientUrls(cmd: SimpleCommand): string[] {
+  return clientReach(cmd).urls;
+}
+
+/** Why the hosts `cmd` reaches cannot all be listed, though its words are known. */
+export function clientUnsure(cmd: SimpleCommand): string | undefined {
+  return clientReach(cmd).unsure;
+}
+
+function clientReach(cmd: SimpleCommand): { urls: string[]; unsure?: string } {
   const [program] = cmd.argv;
   const args = cmd.words.slice(1);
   if (program === "curl" || program === "wget") {
     const parsed = getoptPermuted(args, program === "curl" ? CURL : WGET);
-    if (!parsed.ok) return [];
+    if (!parsed.ok) return { urls: [] };
+    const proxies = cmd.assignments.flatMap((a) => PROXY_ENV.exec(a)?.[1] ?? []);
     const operands = staticTexts([...parsed.operands, ...(parsed.afterDashes ?? [])]);
-    const named = program === "curl" ? valuesOf(parsed.options, CURL_DESTINATIONS) : [];
-    return [...operands, ...named].map(asUrl);
+    if (program === "wget") return { urls: [...operands, ...proxies].map(asUrl) };
+    const named = [
+      ...valuesOf(parsed.options, CURL_DESTINATIONS),
+      ...valuesOf(parsed.options, new Set(["--connect-to"])).flatMap(connectTo),
+      ...valuesOf(parsed.options, new Set(["--resolve"])).flatMap(resolveTo),
+    ];
+    const globoff = parsed.options.some((o) => o.name === "-g" || o.name === "--globoff");
+    const urls: string[] = [];
+    for (const text of [...operands, ...named, ...proxies]) {
+      const expanded = globoff || !hasCurlGlob(text) ? [text] : expandCurlGlob(text);
+      if (expanded === "too many") return { urls, unsure: `curl's glob \`${text.slice(0, 60)}\` names too many URLs` };
+      urls.push(...(expanded ?? []).map(asUrl));
+    }
+    return { urls };
   }
   if (program === "git" && args.some((w) => !w.dynamic && GIT_REMOTE_COMMANDS.has(w.text))) {
-    return staticTexts(args).flatMap((text) => {
+    const urls = staticTexts(args).flatMap((text) => {
       const m = SCP_LIKE.exec(text);
       return m ? [`ssh://${m[1]}`] : [];
     });
+    return { urls };
   }
   if (program === "ssh") {
     const parsed = getopt(args, SSH);
-    if (!parsed.ok) return [];
+    if (!parsed.ok) return { urls: [] };
     const jumps = valuesOf(parsed.options, new Set(["-J"])).flatMap((j) => j.split(","));
-    return [...staticTexts([args[parsed.next]]), ...jumps].map(destination);
+    return { urls: [...staticTexts([args[parsed.next]]), ...jumps].map(destination) };
   }
-  return [];
+  return { urls: [] };
+}
+
+// `--connect-to HOST1:PORT1:HOST2:PORT2`: connections to the first go to HOST2 (empty: the same).
+function connectTo(value: string): string[] {
+  const m = /^(?:\[[^\]]*\]|[^:]*):[^:]*:(\[[^\]]*\]|[^:]*):/.exec(value);
+  return m && m[1] ? [m[1]] : [];
+}
+
+// `--resolve [+]HOST:PORT:ADDR[,ADDR]…`: the name is looked up as those addresses.
+function resolveTo(value: string): string[] {
+  const m = /^\+?(?:\[[^\]]*\]|[^:]*):[^:]*:(.+)$/.exec(value);
+  return m ? m[1].split(",").filter(Boolean) : [];
 }

@@ -65,7 +65,6 @@ describe("a host built or spelled at run time is asked about, as a named one is"
     "declare H=evi; curl ${H}l.com",
     "read H <<< evil.com; curl $H",
     "for h in $'evi\\x6c.com'; do curl $h; done",
-    "HTTPS_PROXY=http://evil.com curl https://ok.com",
     "P=$(cat p); HTTPS_PROXY=$P curl https://ok.com",
     "X=$'evi\\x6c.com' sh -c 'curl $X'",
     // substitutions, globs, other programs, input
@@ -102,6 +101,7 @@ describe("a host built or spelled at run time is asked about, as a named one is"
     "curl ev\u00adil.com",
     "curl ev\u200bil.com",
     "ssh $'git@evi\\x6c.com'",
+    "HTTPS_PROXY=http://evil.com curl https://ok.com",
   ])("%s is denied: the client's operand is where it connects", (command) => {
     expect(judge(command, HOSTS)).toMatchObject({ decision: "policy_deny", auto: "deny" });
   });

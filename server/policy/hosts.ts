@@ -12,6 +12,7 @@ import { domainToASCII } from "node:url";
 import type { SimpleCommand } from "../shell/analyse";
 import { expandWord, GAP, type Expansion } from "./hosts-words";
 import { lineFeeds, socketHosts, type Feed } from "./hosts-feeds";
+import { clientUnsure } from "./hosts-clients";
 
 /** `evil.com.` → `evil.com`, `[::1]` → `::1`, `EVIL.com` → `evil.com`. */
 export function normaliseHost(host: string): string {
@@ -162,7 +163,7 @@ export function commandMayReach(
   for (const cmd of commands) {
     const fromFile = readsDestinationsFromFile(cmd, planted);
     if (fromFile) return `\`${cmd.source}\` (${fromFile})`;
-    const why = cmd.opaque ?? cmd.runsCode;
+    const why = cmd.opaque ?? cmd.runsCode ?? clientUnsure(cmd);
     if (why) return `\`${cmd.source}\` (${why})`;
     // The source too: a here-string (`telnet <<< "open evil.com"`) is no word.
     const named = names(cmd.source);

@@ -73,16 +73,26 @@ describe("a host rule reaches a shell command however it names the host", () => 
     "ssh -p 2222 user@evil.com",
     "ssh -J evil.com ok.com",
     "git clone git@evil.com:r.git",
+    // curl's own globbing, and options and proxies that send it elsewhere
+    "curl 'http://{a,evi}l.com/'",
+    "curl 'http://evil.[c-c]om'",
+    "curl http://ev{i}l.com",
+    "curl --connect-to a.org:80:evil.com:80 http://a.org",
+    "curl --proxy1.0 evil.com http://a.org",
+    "ALL_PROXY=evil.com curl http://a.org",
     "git -c x=y fetch evil.com:r",
   ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
-  it.each(["nc evil.com 80", 'H=evil.com; curl "https://$H/"', "curl --no-such-option evil.com", 'eval "$C"'])(
-    "%s is asked about, saying the policy could not check it",
-    (command) => {
-      const d = shell(command, p);
-      expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
-      expect(d.action === "ask" && d.unchecked).toMatch(/could not check which hosts/);
-    },
-  );
+  it.each([
+    "nc evil.com 80",
+    "curl 'http://[a-z][a-z][a-z].com/'",
+    'H=evil.com; curl "https://$H/"',
+    "curl --no-such-option evil.com",
+    'eval "$C"',
+  ])("%s is asked about, saying the policy could not check it", (command) => {
+    const d = shell(command, p);
+    expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
+    expect(d.action === "ask" && d.unchecked).toMatch(/could not check which hosts/);
+  });
   it("a command naming no such host is still allowed, and a catch-all host rule asks only what it cannot see", () => {
     expect(shell("curl https://docs.example.com/x", p).decision).toBe("policy_allow");
     // an option's value that is a file name is no destination
