@@ -122,9 +122,39 @@ describe("a command rule reads options as the program does", () => {
     "git -C repo push origin +HEAD:main",
   ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
   it("but not what those options do not say", () => {
-    for (const command of ["rm -r x", "rm --dir x", "git push origin main", "git push --follow-tags"])
+    for (const command of ["rm -r x", "rm --dir x", "git push origin main", "git push --follow-tags origin main"])
       expect(shell(command, p).action, command).toBe("run");
   });
+  // A digit in a cluster is an option too (`-4` is --ipv4), and send-pack is the push beneath.
+  it.each([
+    "git push -4f origin main",
+    "git push -f6 origin main",
+    "git send-pack --force . main",
+    "git send-pack . +main",
+  ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
+  // With no refspec git pushes what the configuration says, which the line or a write may set.
+  it.each([
+    "git push",
+    "git push origin",
+    "git config remote.origin.push '+refs/heads/*:refs/heads/*'; git push origin",
+    "git config remote.origin.mirror true && git push origin",
+    "git remote add --mirror=push m ../r; git push m",
+  ])("%s is asked about: the repository's configuration decides what it pushes", (command) => {
+    const d = shell(command, p);
+    expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
+    expect(d.action === "ask" && d.unchecked).toContain("pushes what the repository's configuration says");
+  });
+});
+
+describe("a rule on an npm command holds for every name npm runs it by", () => {
+  const p = policy({ effect: "deny", command: "npm publish" }, { effect: "allow", command: "npm" });
+  it.each(["npm publish", "npm pub", "npm pu", "npm publis", "npm -w a pub", "npm --workspace=a pub --dry-run"])(
+    "%s is denied",
+    (command) => expect(shell(command, p).action).toBe("deny"),
+  );
+  it.each(["npm install", "npm i react", "npm run build", "npm pack", "npm p"])("%s runs", (command) =>
+    expect(shell(command, p).action).toBe("run"),
+  );
   it("an allow rule written with long options matches the short ones", () => {
     const allow = policy({ effect: "allow", command: "rm --recursive" });
     expect(shell("rm -R build", allow).decision).toBe("policy_allow");

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { Effect, PolicyRule } from "../protocol/ide-types";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
-import { matchPrefix, mentions } from "./shell";
+import { gitMaybeWhy, matchPrefix, mentions } from "./shell";
 import { commandMayReach, hostForms, normaliseHost, normalisePattern } from "./hosts";
 
 // The rule's shape crosses to the IDE (its settings page), so it lives in the protocol.
@@ -151,7 +151,7 @@ function evaluateCommands(rules: PolicyRule[], commands: readonly SimpleCommand[
       else if (m === "maybe" && rule.effect !== "allow") {
         const why = named
           ? `it names ${words[0]} in its arguments, which it may run`
-          : (cmd.opaque ?? cmd.runsCode ?? "part of it is only known at run time");
+          : (cmd.opaque ?? cmd.runsCode ?? gitMaybeWhy(cmd, words) ?? "part of it is only known at run time");
         if (!unchecked.some((u) => u.startsWith(`\`${cmd.source}\``))) unchecked.push(`\`${cmd.source}\` (${why})`);
       }
     }

@@ -6,12 +6,14 @@
 import { analyseShell, basename, type SimpleCommand } from "../shell/analyse";
 import { subcommandWords } from "./arity";
 import { GIT_COMMANDS } from "./git-commands";
+import { npmCommand } from "./npm-commands";
 
 export { basename };
 
-/** Splits a flag cluster into single flags: `-rf` → `-r`, `-f`; long flags stay whole. */
+/** Splits a flag cluster into single flags: `-rf` → `-r`, `-f`, `-4f` → `-4`, `-f`; long flags
+ *  and numbers (`-20`) stay whole. */
 export function expandFlags(word: string): string[] {
-  if (/^-[a-zA-Z]{2,}$/.test(word)) return [...word.slice(1)].map((c) => `-${c}`);
+  if (/^-(?=[a-zA-Z0-9]*[a-zA-Z])[a-zA-Z0-9]{2,}$/.test(word)) return [...word.slice(1)].map((c) => `-${c}`);
   return [word];
 }
 
@@ -115,7 +117,11 @@ export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "str
   const fixed = args.filter((w) => !w.dynamic).map((w) => w.text);
   const wanted = prefix.slice(1);
   const words = wanted.filter((w) => !w.startsWith("-"));
-  const cmdWords = fixed.filter((w) => !w.startsWith("-"));
+  let cmdWords = fixed.filter((w) => !w.startsWith("-"));
+  // A deny of `npm publish` holds for `npm pub`, which npm runs as publish (npm-commands.ts).
+  if (program === "npm" && mode === "loose") cmdWords = cmdWords.map((w) => npmCommand(w) ?? w);
+  // `git send-pack` is the push beneath `git push`, with the same `--force` and `+ref`.
+  if (program === "git" && mode === "loose") cmdWords = cmdWords.map((w) => (w === "send-pack" ? "push" : w));
   const table = optionTable(program, cmdWords);
   const flags = wanted
     .filter((w) => w.startsWith("-"))
@@ -144,7 +150,40 @@ export function matchPrefix(command: SimpleCommand, prefix: string[], mode: "str
   ok &&= flags.every((f) => cmdFlags.has(f));
   if (ok) return mode === "strict" && (dynamic || unseen) ? "maybe" : "yes";
   if (mode === "loose" && program === "git" && words.length > 0 && mayBeGitAlias(command.argv)) return "maybe";
+  if (mode === "loose" && program === "git" && pushByConfig(words, flags, cmdWords)) return "maybe";
   return dynamic || unseen ? "maybe" : "no";
+}
+
+/**
+ * Whether a rule on a forced or deleting push may hold for a `git push` that names no refspec:
+ * git then pushes what the repository's configuration says (`remote.origin.push = +refs/…`,
+ * `remote.origin.mirror = true`), which a write or a `git config` earlier may have set.
+ */
+export function pushByConfig(words: string[], flags: string[], cmdWords: string[]): boolean {
+  if (words.join(" ") !== "push" || !flags.some((f) => f === "-f" || f === "-d")) return false;
+  const at = cmdWords.indexOf("push");
+  return at >= 0 && cmdWords.length - at - 1 <= 1;
+}
+
+/** Why a git command only maybe matches a rule on git: for the person's card. */
+export function gitMaybeWhy(command: SimpleCommand, prefix: string[]): string | undefined {
+  if (command.argv[0] !== "git" || basename(prefix[0]) !== "git") return undefined;
+  const words = command.words.slice(1).filter((w) => !w.dynamic && !w.text.startsWith("-"));
+  const cmdWords = words.map((w) => (w.text === "send-pack" ? "push" : w.text));
+  const wanted = prefix.slice(1);
+  const flags = wanted.filter((w) => w.startsWith("-")).flatMap(expandFlags);
+  const table = optionTable("git", ["push"]);
+  const canonical = flags.flatMap((f) => canonicalFlags(f, table));
+  if (
+    pushByConfig(
+      wanted.filter((w) => !w.startsWith("-")),
+      canonical,
+      cmdWords,
+    )
+  )
+    return "a push that names no refspec pushes what the repository's configuration says, which may force or delete";
+  if (mayBeGitAlias(command.argv)) return "its sub-command may be an alias the repository's configuration defines";
+  return undefined;
 }
 
 /** Whether a git command's sub-command may be an alias (not one of git's own), or cannot be told. */
