@@ -281,3 +281,16 @@ describe("a host rule and the URLs curl and wget read from files", () => {
     expect(shell("wget -q https://ok.com/file", p).action).toBe("run");
   });
 });
+
+describe("text read into a variable, which arithmetic may run", () => {
+  // `${y:x}`, `$((x))`: bash evaluates x's value as an expression, and `a[$(…)]` there runs.
+  const p = policy({ effect: "deny", command: "rm -rf" }, { effect: "allow", command: "read" });
+  it.each([
+    "y=abc; read x <<< 'a[$(rm -rf z)]'; case ${y:x} in *) ;; esac",
+    "mapfile -t a <<< 'a[`rm -rf z`]'; echo $((a))",
+  ])("%s is asked about, in every mode", (command) => {
+    expect(shell(command, p)).toMatchObject({ action: "ask", decision: "policy_ask" });
+  });
+  it("text only written is not", () =>
+    expect(shell("cat <<<'rm -rf x' > notes.txt", p).decision).not.toBe("policy_ask"));
+});

@@ -193,6 +193,8 @@ function mayBeGitAlias(argv: readonly string[]): boolean {
   return named.length > 1 && !GIT_COMMANDS.has(named[1]);
 }
 
+const SETS_FROM_INPUT = new Set(["read", "mapfile", "readarray"]);
+
 /**
  * Do the command's own arguments name the rule's program and then its sub-command words, for
  * it to run (`tar --to-command=curl`, `rsync -e curl`, `vim -c '!curl x'`, `npx curl`,
@@ -203,10 +205,16 @@ export function mentions(command: SimpleCommand, prefix: string[]): boolean {
   const wanted = [basename(prefix[0]), ...prefix.slice(1).filter((w) => !w.startsWith("-"))].map((w) =>
     w.toLowerCase(),
   );
-  const tokens = command.words
+  // A here-string's text too: `read x <<< 'a[$(rm -rf z)]'` makes x text that an arithmetic
+  // context (`${y:x}`, `$((x))`) later runs as a command substitution.
+  const here = command.source.indexOf("<<<");
+  const texts = command.words
     .slice(1)
     .filter((w) => !w.dynamic)
-    .flatMap((w) => w.text.split(/[\s=!'"`;|&()<>{},:@+]+/))
+    .map((w) => w.text);
+  if (here >= 0 && SETS_FROM_INPUT.has(command.argv[0])) texts.push(command.source.slice(here + 3));
+  const tokens = texts
+    .flatMap((t) => t.split(/[\s=!'"`;|&()<>{},:@+[\]$]+/))
     .filter(Boolean)
     .map((t) => basename(t).toLowerCase());
   let at = 0;
