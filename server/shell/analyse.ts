@@ -26,6 +26,7 @@ export type { ShellAnalysis, SimpleCommand, Word };
 const MAX_DEPTH = 6;
 // Walking costs tens of µs a node on the main thread: a line with more is not analysed.
 const MAX_NODES = 2_000;
+const MAX_REPAIRS = 3;
 
 export const basename = (program: string) => program.slice(program.lastIndexOf("/") + 1);
 
@@ -430,8 +431,8 @@ function bareNewline(text: string): boolean {
 }
 
 // `inherit`: the stdin of the command that runs the line as a script, which its commands share.
-// `repaired`: the line is one repairHereDocuments gave.
-function analyseAt(line: string, depth: number, topLevel: boolean, inherit?: Inherit, repaired = false): ShellAnalysis {
+// `repaired`: how many repairs (stdin.ts, misreadings) gave the line.
+function analyseAt(line: string, depth: number, topLevel: boolean, inherit?: Inherit, repaired = 0): ShellAnalysis {
   const source = (s: string): ShellAnalysis => ({
     commands: [{ argv: [], words: [], programPath: false, assignments: [], source: line, opaque: s }],
     writes: false,
@@ -452,11 +453,14 @@ function analyseAt(line: string, depth: number, topLevel: boolean, inherit?: Inh
     w.visit(tree.rootNode);
     // Some errors hide inside nodes the walk reads as words.
     if (tree.rootNode.hasError && !w.commands.some((c) => c.opaque)) w.opaque(tree.rootNode, "bash could not parse it");
-    // A here-document the grammar misreads: what bash runs is listed too, never seen through.
-    const fixed = tree.rootNode.hasError && !repaired ? input.repairHereDocuments(line) : undefined;
-    if (fixed !== undefined) {
-      const again = analyseAt(fixed, depth, false, inherit, true);
-      const why = "the grammar misreads a here-document here; bash may run this";
+    // Where the grammar reads the line otherwise than bash (stdin.ts, misreadings): what bash runs
+    // is listed too, never seen through. A repaired line may hold another misreading: a few rounds.
+    for (const { line: fixed, why } of repaired < MAX_REPAIRS ? input.misreadings(tree.rootNode, line) : []) {
+      if (fixed === undefined) {
+        w.opaque(tree.rootNode, why);
+        continue;
+      }
+      const again = analyseAt(fixed, depth, false, inherit, repaired + 1);
       w.commands.push(...again.commands.map((c) => (c.opaque ? c : { ...c, opaque: why })));
       w.scripts.push(...again.scripts);
     }

@@ -6,7 +6,7 @@
 // expansions they are, and marked inexact: what the shell reads then is only known at run time.
 import type { Node } from "./parser";
 import type { Word } from "./types";
-import { decodeAnsiC, wordOf } from "./words";
+import { decodeAnsiC, delimiterAt, joinedComments, wordOf } from "./words";
 
 export interface Stdin {
   readonly text: string;
@@ -228,31 +228,89 @@ function printf(args: string[], formatDynamic: boolean, exact: boolean): Stdin |
   return other ? escaped(text) : { text, exact };
 }
 
-// A here-document operator and its delimiter word, quoted in parts or not.
-const OPERATOR = /(?:(?<![\w<])(\d+))?(?<!<)<<(?!<)(-?)([ \t]*)((?:[^\s|&;<>()'"\\]|'[^'\n]*'|"[^"\n]*"|\\.)+)/g;
+// A here-document operator, up to its delimiter word (read by delimiterAt, words.ts).
+const OPERATOR = /(?:(?<![\w<])(\d+))?(?<!<)<<(?!<)(-?)([ \t]*)(?=[^\s|&;<>()])/g;
 
 /**
  * The line with the here-documents the grammar misreads spelled as it reads them, or undefined
- * when there is none: a delimiter that runs into an operator (`cat <<EOF|sh`, read as the
- * delimiter `EOF|sh`), a delimiter quoted in part (`<<E"O"F`), `0<<`, a body that the end of
- * the line ends (bash warns, then runs it). What bash runs is the same.
+ * when there is none or one cannot be spelled so: a delimiter that runs into an operator
+ * (`cat <<EOF|sh`, read as the delimiter `EOF|sh`), a delimiter quoted in part (`<<E"O"F`), `0<<`,
+ * a body that the end of the line ends (bash warns, then runs it). What bash runs is the same.
+ * `quoteAll` quotes every delimiter too: each body is then data, and ends where bash ends it.
  */
-export function repairHereDocuments(line: string): string | undefined {
+export function repairHereDocuments(line: string, quoteAll = false): string | undefined {
   const missing: string[] = [];
-  const fixed = line.replace(
-    OPERATOR,
-    (whole, fd: string | undefined, dash: string, space: string, word: string, at: number) => {
-      const quoted = /['"\\]/.test(word);
-      const bare = word.replace(/\\(.)/g, "$1").replace(/['"]/g, "");
-      const after = line.slice(at + whole.length);
-      const end = new RegExp(`^${dash ? "\\t*" : ""}${bare.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m");
-      const body = after.slice(after.indexOf("\n") + 1);
-      if (after.indexOf("\n") < 0 || !end.test(body)) missing.push(bare);
-      const glued = /^[|&;<>()]/.test(after) ? " " : "";
-      // The grammar knows no descriptor before `<<`; 0 is stdin all the same.
-      return `${fd === undefined || fd === "0" ? "" : fd}<<${dash}${space}${quoted ? `'${bare}'` : bare}${glued}`;
-    },
-  );
+  let fixed = "";
+  let last = 0;
+  const operator = new RegExp(OPERATOR.source, "g");
+  for (let m = operator.exec(line); m; m = operator.exec(line)) {
+    const [whole, fd, dash, space] = m;
+    const word = delimiterAt(line, m.index + whole.length);
+    if (!word) return undefined;
+    if (!word.text) continue;
+    const bare = word.text;
+    // The grammar drops backslashes from a quoted delimiter and ends it at a quote or a line break.
+    if (/['\\\r\n]/.test(bare)) return undefined;
+    const after = line.slice(word.end);
+    const end = new RegExp(`^${dash ? "\\t*" : ""}${bare.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\r?$`, "m");
+    const body = after.slice(after.indexOf("\n") + 1);
+    if (after.indexOf("\n") < 0 || !end.test(body)) missing.push(bare);
+    const glued = /^[|&;<>()]/.test(after) ? " " : "";
+    // The grammar knows no descriptor before `<<`; 0 is stdin all the same.
+    const spelled = word.quoted || quoteAll ? `'${bare}'` : bare;
+    fixed += `${line.slice(last, m.index)}${fd === undefined || fd === "0" ? "" : fd}<<${dash}${space}${spelled}${glued}`;
+    last = word.end;
+    operator.lastIndex = word.end;
+  }
+  fixed += line.slice(last);
   const repaired = missing.length > 0 ? `${fixed}\n${missing.join("\n")}` : fixed;
   return repaired === line ? undefined : repaired;
+}
+
+/**
+ * Whether bash ends some here-document of the line at a line before the one the grammar ends it
+ * at: the delimiter quoted in part (`<<E'O'F`, `<<$'EOF'`; bash's is `EOF`, the grammar's the
+ * raw text), or an expansion the grammar reads across that line (`${x:-'⏎EOF⏎…'}`). What follows
+ * that line is then commands to bash, and data to the grammar.
+ */
+export function endsEarlier(root: Node, line: string): boolean {
+  return root.descendantsOfType("heredoc_redirect").some((node) => {
+    const start = node.children.find((c) => c.type === "heredoc_start");
+    const body = node.children.find((c) => c.type === "heredoc_body");
+    const end = node.children.find((c) => c.type === "heredoc_end");
+    if (!start || !body || !end || end.isMissing) return false;
+    const word = delimiterAt(line, start.startIndex);
+    if (!word) return true;
+    const tabs = node.children.some((c) => c.type === "<<-");
+    const from = line.lastIndexOf("\n", body.startIndex - 1) + 1;
+    const to = line.lastIndexOf("\n", end.startIndex - 1) + 1;
+    return line
+      .slice(from, to)
+      .split("\n")
+      .some((l) => (tabs ? l.replace(/^\t+/, "") : l).replace(/\r$/, "") === word.text);
+  });
+}
+
+const HERE_DOCUMENT = "the grammar misreads a here-document here; bash may run this";
+const DELIMITER =
+  "bash ends this here-document at an earlier line than the grammar (a delimiter quoted in part): bash may run what follows";
+const COMMENT = "a line continuation before `#` makes it part of a word, not a comment; bash may run this";
+
+/**
+ * Where the grammar reads the line otherwise than bash: each a line spelled as the grammar then
+ * reads it as bash does (its commands are listed, never seen through), or only a reason when it
+ * cannot be spelled so.
+ */
+export function misreadings(root: Node, line: string): { line?: string; why: string }[] {
+  const found: { line?: string; why: string }[] = [];
+  const earlier = endsEarlier(root, line);
+  if (root.hasError || earlier) {
+    const fixed = repairHereDocuments(line, earlier);
+    const why = earlier ? DELIMITER : HERE_DOCUMENT;
+    if (fixed !== undefined) found.push({ line: fixed, why });
+    else if (earlier) found.push({ why });
+  }
+  const joined = joinedComments(root, line);
+  if (joined !== undefined) found.push({ line: joined, why: COMMENT });
+  return found;
 }

@@ -142,3 +142,88 @@ export function decodeAnsiC(body: string): string {
     return SIMPLE[e] ?? whole;
   });
 }
+
+/**
+ * A here-document's delimiter as bash reads the word at `at`: quotes removed and nothing expanded
+ * (`$'E\x4f'` stays `E\x4f`), a line continuation joined; `quoted` when any part of it is, which
+ * leaves the body as written. Undefined for a word this does not read (a substitution in it).
+ */
+export function delimiterAt(line: string, at: number): { text: string; quoted: boolean; end: number } | undefined {
+  let text = "";
+  let quoted = false;
+  let i = at;
+  const substitution = (j: number) => line[j] === "`" || (line[j] === "$" && /[({]/.test(line[j + 1] ?? ""));
+  // A CRLF line's CR ends bash's word no more than its body lines: read it as the line's end.
+  while (i < line.length && !/[ \t\n|&;<>()]/.test(line[i]) && !line.startsWith("\r\n", i)) {
+    const c = line[i];
+    const dollar = c === "$" && /['"]/.test(line[i + 1] ?? "");
+    const quote = dollar ? line[i + 1] : c;
+    if (substitution(i)) return undefined;
+    if (c === "\\") {
+      if (i + 1 >= line.length) return undefined;
+      // A line continuation is no quoting: bash joins the line first.
+      if (line[i + 1] !== "\n") {
+        text += line[i + 1];
+        quoted = true;
+      }
+      i += 2;
+    } else if (quote === "'") {
+      const from = i + (dollar ? 2 : 1);
+      const close = line.indexOf("'", from);
+      // `$'…\'…'` would need bash's own scan: not read.
+      if (close < 0 || (dollar && line.slice(from, close).includes("\\"))) return undefined;
+      text += line.slice(from, close);
+      quoted = true;
+      i = close + 1;
+    } else if (quote === '"') {
+      for (i += dollar ? 2 : 1; i < line.length && line[i] !== '"'; i++) {
+        if (substitution(i)) return undefined;
+        const escape = line[i] === "\\" && /[$`"\\\n]/.test(line[i + 1] ?? "");
+        if (escape) i++;
+        if (!escape || line[i] !== "\n") text += line[i];
+      }
+      if (i >= line.length) return undefined;
+      quoted = true;
+      i++;
+    } else {
+      text += c;
+      i++;
+    }
+  }
+  return { text, quoted, end: i };
+}
+
+// Whether the character at `i` is escaped: an odd run of backslashes before it.
+function escapedAt(line: string, i: number): boolean {
+  let n = 0;
+  while (i - n - 1 >= 0 && line[i - n - 1] === "\\") n++;
+  return n % 2 === 1;
+}
+
+/**
+ * The line as bash joins it where a line continuation puts a `#` inside a word (`echo x\⏎#; rm`):
+ * bash removes the backslash-newline first, so `x#` is a word and what follows runs; the grammar
+ * reads a comment. After a blank or an operator (`x \⏎# c`) it is a comment for bash too. `)` may
+ * end `$(…)`, inside a word, so it counts as a word's. Undefined when the line has no such `#`.
+ */
+export function joinedComments(root: Node, line: string): string | undefined {
+  const cut = new Set<number>();
+  for (const comment of root.descendantsOfType("comment")) {
+    const pairs: number[] = [];
+    let at = comment.startIndex;
+    while (at >= 2 && line[at - 1] === "\n" && line[at - 2] === "\\" && !escapedAt(line, at - 2)) {
+      at -= 2;
+      pairs.push(at);
+    }
+    if (pairs.length === 0 || at === 0) continue;
+    if (/[ \t\n;&|(<>]/.test(line[at - 1]) && !escapedAt(line, at - 1)) continue;
+    for (const p of pairs) cut.add(p);
+  }
+  if (cut.size === 0) return undefined;
+  let joined = "";
+  for (let i = 0; i < line.length; i++) {
+    if (cut.has(i)) i++;
+    else joined += line[i];
+  }
+  return joined;
+}
