@@ -73,7 +73,8 @@ describe("expandCurlGlob", () => {
   ])("%s", (text, expected) => expect(expandCurlGlob(text)).toEqual(expected));
 
   it("refuses what curl refuses, and says when there are too many", () => {
-    for (const bad of ["x{a", "x[1-", "x]", "\\{a}", "x[a-9]", "x[3-1]", "{a{b}}"]) expect(expandCurlGlob(bad)).toBeUndefined();
+    for (const bad of ["x{a", "x[1-", "x]", "\\{a}", "x[a-9]", "x[3-1]", "{a{b}}"])
+      expect(expandCurlGlob(bad)).toBeUndefined();
     expect(expandCurlGlob("[a-z][a-z][a-z]")).toBe("too many");
   });
 });
