@@ -65,6 +65,9 @@ const VISIBLE = [
   // a script a shell reads from stdin, when the line holds it (deny-through.test.ts has more)
   "; echo git push | sh",
   "\nbash <<EOF\ngit push\nEOF",
+  // what xargs appends from a pipe the line shows, and a pager git runs with `sh -c`
+  "; echo push | xargs git",
+  "; git -c core.pager='git push' log",
 ];
 // Where the analysis cannot see what runs: never covered, the deny cannot decide, the card says so.
 const HIDDEN = [
@@ -80,13 +83,11 @@ const HIDDEN = [
   "; alias t='git push'",
   "; PATH=./bin git status",
   "; git $(echo push)",
-  "; echo push | xargs git",
   "; awk 'BEGIN { system(\"git push\") }'",
   "; python3 -c \"import os; os.system('git push')\"",
   "; perl -e 'system q(git push)'",
   "; sed 's/x/git push/e' f",
   "; git -c alias.p=push p",
-  "; git -c core.pager='git push' log",
   "; if true; then git push",
 ];
 

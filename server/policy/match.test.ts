@@ -176,19 +176,22 @@ describe("a denied program named in another's arguments, for it to run", () => {
     "sort --compress-program=curl f",
     "vim -c '!curl x'",
     "less +'!curl'",
-    "git grep --open-files-in-pager=curl x",
     "gdb -ex 'shell curl' x",
     "zip -TT curl a b",
-    "npx curl x",
-    "numactl curl x",
-    "xvfb-run curl x",
-    "git config alias.p '!git push'",
-    "git config alias.p '!sh -c \"git push --force\"'",
   ])("%s is asked about, saying so", (command) => {
     const d = shell(command, p);
     expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
     expect(d.action === "ask" && d.unchecked).toMatch(/names (curl|git) in its arguments/);
   });
+  // Where the analysis reads the words as the command they run, the deny decides.
+  it.each([
+    "git grep --open-files-in-pager=curl x",
+    "npx curl x",
+    "numactl curl x",
+    "xvfb-run curl x",
+    "git config alias.p '!git push'",
+    "git config alias.p '!sh -c \"git push --force\"'",
+  ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
   it("a command that names neither stays allowed", () => {
     for (const command of ["git commit -m 'push it'", "ls curl.txt", "tar -xf a.tar"])
       expect(shell(command, p).action, command).toBe("run");

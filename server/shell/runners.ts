@@ -227,7 +227,7 @@ function starts(args: readonly Word[]): number[] {
   return at;
 }
 
-function guessed(cmd: SimpleCommand, args: Word[], ctx: Context, unwrap: Unwrap, why: string): SimpleCommand[] {
+export function guessed(cmd: SimpleCommand, args: Word[], ctx: Context, unwrap: Unwrap, why: string): SimpleCommand[] {
   return [opaque(cmd, why), ...starts(args).flatMap((at) => guess(args.slice(at), cmd, ctx, unwrap, why))];
 }
 
@@ -266,7 +266,9 @@ const GUESSED = new Set(
   (
     "strace ltrace valgrind faketime firejail proot fakeroot chronic unbuffer eatmydata nocache cpulimit " +
     "bwrap chpst daemonize start-stop-daemon runcon catchsegv dbus-run-session pkexec caffeinate ifne " +
-    "entr torsocks proxychains proxychains4 rlwrap sshpass"
+    "entr torsocks proxychains proxychains4 rlwrap sshpass perf numactl xvfb-run tini dumb-init cgexec " +
+    "trickle timelimit run-one mpirun mpiexec srun optirun primusrun prime-run vglrun torify aa-exec heaptrack " +
+    "memusage uvx"
   ).split(" "),
 );
 
@@ -297,9 +299,54 @@ export function runner(
         return [opaque(cmd, "`sg` with a group or command the analysis cannot read")];
       return strings(cmd, words, ctx, "`sg` runs its words as a command the analysis only guesses at");
     }
+    case "gdb": {
+      // `gdb --args PROGRAM ARGS…` runs them (under `-ex run`); without it gdb only loads a file.
+      const at = args.findIndex((w) => w.text === "--args");
+      if (at < 0) return [cmd];
+      return guessed(cmd, args.slice(at + 1), ctx, unwrap, "`gdb --args` runs a command the analysis only guesses at");
+    }
+    case "nix-shell":
+      return nixShell(cmd, args, ctx);
+    case "nix":
+    case "ip":
+    case "uv": {
+      // `nix develop -c CMD…`, `nix shell PKG -c CMD…`, `ip netns exec NS CMD…`, `uv run CMD…`,
+      // `uv tool run CMD…`: the words after the marker, read as a guess.
+      const marker = { nix: /^(-c|--command)$/, ip: /^exec$/, uv: /^run$/ }[program];
+      const at = args.findIndex((w) => marker.test(w.text));
+      if (at < 0 || (program === "ip" && !args.slice(0, at).some((w) => w.text === "netns"))) return [cmd];
+      // The guess tries the words after `ip netns exec NAME` (or `-all` with no name) too.
+      const words = args.slice(at + 1);
+      return guessed(cmd, words, ctx, unwrap, `\`${program}\` runs a command the analysis only guesses at`);
+    }
+    case "hyperfine":
+      return hyperfine(cmd, args, ctx);
     default:
       if (GUESSED.has(program))
         return guessed(cmd, args, ctx, unwrap, `\`${program}\` runs a command the analysis only guesses at`);
       return undefined;
   }
+}
+
+// nix-shell runs `--run`/`--command` text in bash, after the environment's own hooks
+// (`shellHook`), which the line does not show; without either it starts an interactive shell.
+function nixShell(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+  const why = "`nix-shell` also runs its environment's hooks";
+  const texts: Word[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const t = args[i].text;
+    if (t === "--run" || t === "--command") texts.push(args[++i] ?? { text: "", dynamic: true });
+  }
+  return texts.length > 0 ? strings(cmd, texts, ctx, why) : [opaque(cmd, why)];
+}
+
+// hyperfine runs each operand, and the values of --prepare, --setup, --cleanup, --conclude,
+// with a shell. Its options are not all read: every static word that is no option is analysed
+// as a command, and the runner stays opaque.
+function hyperfine(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+  const why = "`hyperfine` runs commands the analysis only guesses at";
+  const texts = args
+    .filter((w) => !w.dynamic && (!w.text.startsWith("-") || /^--[\w-]+=/.test(w.text)))
+    .map((w) => (w.text.startsWith("-") ? w.text.slice(w.text.indexOf("=") + 1) : w.text));
+  return [opaque(cmd, why), ...texts.flatMap((t) => inner(ctx.analyse(t), "hyperfine", why))];
 }

@@ -26,9 +26,36 @@ export const STDIN_FILES = /^\/(dev\/stdin|dev\/fd\/0|proc\/self\/fd\/0)$/;
 
 // Variables whose value changes what a later program is or what it loads and runs.
 export const SENSITIVE_VARIABLE =
-  /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|IFS|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|NODE_OPTIONS|NODE_PATH|RUBYOPT|RUBYLIB|PERLLIB|XDG_\w+|PERL5\w*|PYTHON\w*|LD_\w+|DYLD_\w+|GIT_\w+|npm_config_\w+|NPM_CONFIG_\w+)$/;
+  /^(PATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|HOME|IFS|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|NODE_OPTIONS|NODE_PATH|MAKEFLAGS|GNUMAKEFLAGS|MFLAGS|MAKEFILES|RUBYOPT|RUBYLIB|PERLLIB|XDG_\w+|PERL5\w*|PYTHON\w*|LD_\w+|DYLD_\w+|GIT_\w+|npm_config_\w+|NPM_CONFIG_\w+)$/;
+
+// util-linux setarch (and its links linux32, linux64, i386, x86_64): getopt "+hVv3BFILRSTXZ";
+// without a program it starts /bin/sh. `setarch ARCH` takes the architecture first (wrappers.ts).
+const SETARCH: WrapperSpec = {
+  options: {
+    short: "hVv3BFILRSTXZ",
+    long: {
+      ...Object.fromEntries(
+        (
+          "32bit fdpic-funcptrs short-inode addr-compat-layout addr-no-randomize whole-seconds sticky-timeouts " +
+          "read-implies-exec mmap-page-zero 3gb 4gb uname-2.6 verbose list"
+        )
+          .split(" ")
+          .map((n) => [n, 0 as const]),
+      ),
+      ...HELP,
+    },
+  },
+  startsShell: true,
+};
 
 export const WRAPPERS: Record<string, WrapperSpec> = {
+  linux32: SETARCH,
+  linux64: SETARCH,
+  i386: SETARCH,
+  x86_64: SETARCH,
+  // gosu and su-exec: `gosu USER[:GROUP] COMMAND…`, no options of their own.
+  gosu: { options: { short: "", long: { ...HELP } }, leadingOperands: 1 },
+  "su-exec": { options: { short: "" }, leadingOperands: 1 },
   env: {
     options: {
       short: "0iu:C:S:v",

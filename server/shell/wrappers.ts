@@ -3,14 +3,17 @@
 // the command it runs, found by reading the wrapper's options as it does (wrapper-options.ts).
 // A static `sh -c '…'`, `eval '…'` or `watch '…'` string is analysed in turn, and so is the
 // text a shell reads as its script from stdin when the line holds it (`bash <<'EOF'`, stdin.ts);
-// runners.ts does the same for su, script, flock and others. Anything these run that cannot be
-// read from the line, or a program whose place the analysis cannot be sure of (an option it
-// does not know, a value bash may drop), is opaque.
+// runners.ts does the same for su, script, flock and others; git-code.ts for the command
+// strings git runs, code-options.ts for code an interpreter, make or npm is handed in other
+// ways. Anything these run that cannot be read from the line, or a program whose place the
+// analysis cannot be sure of (an option it does not know, a value bash may drop), is opaque.
 import type { SimpleCommand, ShellAnalysis, Word } from "./types";
 import type { Stdin } from "./stdin";
 import { getopt } from "./getopt";
 import { SENSITIVE_VARIABLE, shellScripts, SHELLS, STDIN_FILES, WATCH, WRAPPERS } from "./wrapper-options";
 import { fromWords, inner, opaque, runner, sameStdin, stdinScript } from "./runners";
+import { git } from "./git-code";
+import { interpreterCode, makeCode, npm } from "./code-options";
 
 export { SENSITIVE_VARIABLE, SHELLS };
 
@@ -119,13 +122,23 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
     const script = args.find((w) => !w.text.startsWith("-") || w.text === "-");
     if ((ctx.fed && (!script || script.text === "-")) || script?.text === "-")
       return [opaque(cmd, `\`${program}\` runs a program read from its input`)];
+    const unread = interpreterCode(program, args);
+    if (unread) return [opaque(cmd, unread)];
     if (/awk$/.test(program) || args.some((w) => INLINE_CODE.test(w.text)))
       return [{ ...cmd, runsCode: `\`${program}\` runs code given on the line` }];
     return [cmd];
   }
+  if (program === "make" || program === "gmake") return [makeCode(cmd, args)];
+  if (program === "npm" || program === "npx") return npm(cmd, args, ctx, unwrap, program);
+  // `setarch ARCH [options] CMD…`: the architecture comes before the options.
+  if (program === "setarch" && args[0] && !args[0].text.startsWith("-")) {
+    if (args[0].dynamic && !args[0].oneWord)
+      return [opaque(cmd, "`setarch` with an architecture only known at run time")];
+    return wrapped(cmd, args.slice(1), ctx, "linux64");
+  }
   if (program === "sed" && args.some(sedScriptRuns))
     return [{ ...cmd, runsCode: "a sed script can run commands (`e`)" }];
-  if (program === "git") return [git(cmd, args)];
+  if (program === "git") return git(cmd, args, ctx);
   if (program === "find") return find(cmd, args, ctx);
   if (program === "busybox") return busybox(cmd, args, ctx);
   return runner(cmd, args, ctx, unwrap, program) ?? wrapped(cmd, args, ctx, program);
@@ -177,9 +190,9 @@ function wrapped(cmd: SimpleCommand, args: Word[], ctx: Context, program: string
   if (program === "xargs") {
     const replace = xargsReplace(parsed.options);
     if (replace === null) return [opaque(cmd, "`xargs` with a replacement string only known at run time")];
-    // xargs appends what it reads from its input, or puts it in place of the replacement
-    // string: arguments nobody can read from the line.
-    if (replace === undefined) words.push({ text: "<input of xargs>", dynamic: true });
+    // xargs appends what it reads from its input (known when the line pipes it), or puts it
+    // in place of the replacement string: arguments nobody can read from the line.
+    if (replace === undefined) words.push(...xargsInput(parsed.options, ctx));
     else words = words.map((w) => (w.text.includes(replace) ? { text: w.text, dynamic: true } : w));
   }
   return [cmd, ...unwrap(fromWords(words, program), ctx)];
@@ -194,6 +207,55 @@ function xargsReplace(options: readonly { name: string; value?: Word }[]): strin
     replace = o.value === undefined ? "{}" : o.value.dynamic ? null : o.value.text;
   }
   return replace === "" ? undefined : replace;
+}
+
+// The words xargs reads from its input, when the line shows exactly what that is (`echo -rf y |
+// xargs rm` runs `rm -rf y`), split as xargs splits them, so a rule they match decides. One
+// unknown word stays after them: options may spread them over several runs (`-n1`), and a
+// reading of the input is never grounds to allow a command.
+function xargsInput(options: readonly { name: string; value?: Word }[], ctx: Context): Word[] {
+  const unknown: Word = { text: "<input of xargs>", dynamic: true };
+  const names = options.map((o) => o.name);
+  if (!ctx.stdin?.exact || names.some((n) => n === "-a" || n === "--arg-file")) return [unknown];
+  const delimiter = options.filter((o) => o.name === "-d" || o.name === "--delimiter").at(-1)?.value;
+  let split: string[] | undefined;
+  if (names.some((n) => n === "-0" || n === "--null")) split = ctx.stdin.text.split("\0");
+  else if (delimiter) {
+    const d =
+      new Map([
+        ["\\n", "\n"],
+        ["\\t", "\t"],
+        ["\\0", "\0"],
+      ]).get(delimiter.text) ?? delimiter.text;
+    split = !delimiter.dynamic && d.length === 1 ? ctx.stdin.text.split(d) : undefined;
+  } else split = xargsWords(ctx.stdin.text);
+  if (!split) return [unknown];
+  const words = split.filter((t, i) => t !== "" || i < split.length - 1).map((text) => ({ text, dynamic: false }));
+  return [...words, unknown];
+}
+
+// GNU xargs' default reading: blanks and newlines separate words, single and double quotes
+// group (not across a line), a backslash takes the next character. Unbalanced: undefined.
+function xargsWords(text: string): string[] | undefined {
+  const out: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === " " || c === "\t" || c === "\n") {
+      if (word !== undefined) out.push(word);
+      word = undefined;
+    } else if (c === "'" || c === '"') {
+      const end = text.indexOf(c, i + 1);
+      if (end < 0 || text.slice(i + 1, end).includes("\n")) return undefined;
+      word = (word ?? "") + text.slice(i + 1, end);
+      i = end;
+    } else if (c === "\\") {
+      if (i + 1 >= text.length) return undefined;
+      word = (word ?? "") + text[++i];
+    } else word = (word ?? "") + c;
+  }
+  if (word !== undefined) out.push(word);
+  return out;
 }
 
 // `watch [options] command…`: the words joined and run by `sh -c`, or as they are with `-x`.
@@ -264,30 +326,4 @@ function find(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
     i = end;
   }
   return out;
-}
-
-// git's global options before the sub-command: `-c` and `--exec-path` can name a program
-// (an alias `!sh …`, a pager, fsmonitor) that no rule on the sub-command sees.
-function git(cmd: SimpleCommand, args: Word[]): SimpleCommand {
-  for (let i = 0; i < args.length && args[i].text.startsWith("-"); i++) {
-    const w = args[i].text;
-    if (/^(-c|--config-env|--exec-path)/.test(w))
-      return opaque(cmd, "`git -c` / `--exec-path` can name a program for git to run");
-    if (["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].includes(w)) i++;
-  }
-  // Sub-commands that run a command given as one word (`git rebase --exec 'git push'`).
-  let at = 0;
-  while (at < args.length && args[at].text.startsWith("-"))
-    at += ["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"].includes(args[at].text) ? 2 : 1;
-  const sub = args[at]?.text;
-  const flags = args.slice(at + 1).map((w) => w.text);
-  const words = flags.filter((f) => !f.startsWith("-"));
-  const runs =
-    (sub === "rebase" && flags.some((f) => /^(-x|--exec)/.test(f) || /^-[a-zA-Z]*x/.test(f))) ||
-    (sub === "submodule" && words.includes("foreach")) ||
-    (sub === "bisect" && words.includes("run")) ||
-    sub === "filter-branch" ||
-    (sub === "difftool" && flags.some((f) => /^(-x|--extcmd)/.test(f)));
-  if (runs) return opaque(cmd, `\`git ${sub}\` runs a command given on the line`);
-  return cmd;
 }
