@@ -5,18 +5,11 @@
 // `rm -rf y` in bash 5.2 while the policy allowed the line. A denied command in a shell string
 // is denied now; code in another language is asked about; harmless lines keep their decision.
 import { describe, expect, it } from "vitest";
-import { decide, type LoadedPolicy } from "./decide";
-import { PolicyRules, type PolicyRule } from "./rules";
-import { applyMode } from "./modes";
-import { shellTool } from "../tools/builtin/shell";
+import type { PolicyRule } from "./rules";
+import { judgeShell, policyOf } from "../testing/policy";
 
-const none = { sessionKeys: new Set<string>(), rejected: new Map<string, string | undefined>() };
-const policy = (...r: PolicyRule[]): LoadedPolicy => ({ ok: true, version: 1, rules: PolicyRules.parse(r) });
-const judge = (command: string) => {
-  const view = { tool: shellTool, input: { command, network: false } };
-  const d = decide(view as never, POLICY, none);
-  return { decision: d.decision, auto: applyMode("auto", d, view as never).action };
-};
+const policy = policyOf;
+const judge = (command: string) => judgeShell(command, POLICY, false);
 
 const PROGRAMS = [
   ...["python3", "perl", "ruby", "node", "make", "git", "npm", "npx", "cat", "echo", "printf", "xargs", "ls"],

@@ -5,18 +5,12 @@
 // org denies; each is denied now. The same lines with a harmless command run as before or
 // better, text that is only written is no command, and what is only known at run time is asked.
 import { describe, expect, it } from "vitest";
-import { decide, type LoadedPolicy } from "./decide";
-import { PolicyRules, type PolicyRule } from "./rules";
-import { applyMode } from "./modes";
-import { shellTool } from "../tools/builtin/shell";
+import type { LoadedPolicy } from "./decide";
+import type { PolicyRule } from "./rules";
+import { judgeShell, policyOf } from "../testing/policy";
 
-const none = { sessionKeys: new Set<string>(), rejected: new Map<string, string | undefined>() };
-const policy = (...r: PolicyRule[]): LoadedPolicy => ({ ok: true, version: 1, rules: PolicyRules.parse(r) });
-const judge = (command: string, p: LoadedPolicy) => {
-  const view = { tool: shellTool, input: { command, network: true } };
-  const d = decide(view as never, p, none);
-  return { decision: d.decision, auto: applyMode("auto", d, view as never).action };
-};
+const policy = policyOf;
+const judge = (command: string, p: LoadedPolicy) => judgeShell(command, p);
 
 const DENY: PolicyRule[] = [
   { effect: "deny", command: "git push --force" },

@@ -4,18 +4,12 @@
 // the command after them was read as data or as a comment and the line ran unasked; now the org
 // deny decides. The same spellings with nothing hidden run as before, or are asked about.
 import { describe, expect, it } from "vitest";
-import { decide, type LoadedPolicy } from "./decide";
-import { PolicyRules, type PolicyRule } from "./rules";
-import { applyMode } from "./modes";
-import { shellTool } from "../tools/builtin/shell";
+import type { LoadedPolicy } from "./decide";
+import type { PolicyRule } from "./rules";
+import { judgeShell, policyOf } from "../testing/policy";
 
-const none = { sessionKeys: new Set<string>(), rejected: new Map<string, string | undefined>() };
-const policy = (...r: PolicyRule[]): LoadedPolicy => ({ ok: true, version: 1, rules: PolicyRules.parse(r) });
-const judge = (command: string, p: LoadedPolicy) => {
-  const view = { tool: shellTool, input: { command, network: true } };
-  const d = decide(view as never, p, none);
-  return { decision: d.decision, auto: applyMode("auto", d, view as never).action };
-};
+const policy = policyOf;
+const judge = (command: string, p: LoadedPolicy) => judgeShell(command, p);
 
 const allow = (...programs: string[]) => programs.map((c): PolicyRule => ({ effect: "allow", command: c }));
 const POLICY = policy({ effect: "deny", command: "rm -rf" }, ...allow("cat", "echo", "ls", "true", "sh"));

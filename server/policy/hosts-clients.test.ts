@@ -4,16 +4,14 @@
 // holds only when that host is all the call reaches: every command on the line reaches it, with
 // no other host, socket or host the policy could not read beside it.
 import { describe, expect, it } from "vitest";
-import { decide, type LoadedPolicy } from "./decide";
+import { judgeShell, noApprovals, policyOf } from "../testing/policy";
+import { decide } from "./decide";
 import { expandCurlGlob } from "./curl-glob";
 import { clientUrls } from "./hosts-clients";
-import { PolicyRules, type PolicyRule } from "./rules";
 import { analyseShell } from "../shell/analyse";
 import { fetchUrlTool } from "../tools/builtin/fetch_url";
-import { shellTool } from "../tools/builtin/shell";
 
-const none = { sessionKeys: new Set<string>(), rejected: new Map<string, string | undefined>() };
-const policy = (...r: PolicyRule[]): LoadedPolicy => ({ ok: true, version: 1, rules: PolicyRules.parse(r) });
+const policy = policyOf;
 const urls = (line: string) => analyseShell(line).commands.flatMap((c) => clientUrls(c));
 
 describe("clientUrls", () => {
@@ -81,8 +79,7 @@ describe("expandCurlGlob", () => {
 
 describe("an allow of a host holds only when that host is all the call reaches", () => {
   const github = policy({ effect: "allow", host: "github.com" });
-  const judge = (command: string) =>
-    decide({ tool: shellTool, input: { command, network: true } } as never, github, none).decision;
+  const judge = (command: string) => judgeShell(command, github).decision;
 
   it.each([
     "curl https://github.com",
@@ -105,7 +102,7 @@ describe("an allow of a host holds only when that host is all the call reaches",
   ])("%s is not", (command) => expect(judge(command)).not.toBe("policy_allow"));
 
   it("a tool's own URL is all it reaches: fetch_url is allowed", () => {
-    const d = decide({ tool: fetchUrlTool, input: { url: "https://github.com/x" } } as never, github, none);
+    const d = decide({ tool: fetchUrlTool, input: { url: "https://github.com/x" } } as never, github, noApprovals);
     expect(d.decision).toBe("policy_allow");
   });
 });

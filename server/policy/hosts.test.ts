@@ -3,23 +3,12 @@
 // Each such line was let through a deny of the host before (red-team finding F3); each must now
 // get at least the policy ask that `curl evil.com` gets. Lines naming no such host still run.
 import { describe, expect, it } from "vitest";
-import { decide, type LoadedPolicy } from "./decide";
-import { PolicyRules, type PolicyRule } from "./rules";
-import { applyMode } from "./modes";
+import type { PolicyRule } from "./rules";
+import { judgeShellNoting, policyOf } from "../testing/policy";
 import { expandWord } from "./hosts-words";
-import { shellTool } from "../tools/builtin/shell";
 
-const none = { sessionKeys: new Set<string>(), rejected: new Map<string, string | undefined>() };
-const policy = (...r: PolicyRule[]): LoadedPolicy => ({ ok: true, version: 1, rules: PolicyRules.parse(r) });
-const judge = (command: string, p: LoadedPolicy, network = true) => {
-  const view = { tool: shellTool, input: { command, network } };
-  const d = decide(view as never, p, none);
-  return {
-    decision: d.decision,
-    auto: applyMode("auto", d, view as never).action,
-    unchecked: (d as never)["unchecked"],
-  };
-};
+const policy = policyOf;
+const judge = judgeShellNoting;
 
 const HOSTS = policy({ effect: "deny", host: "evil.com" }, { effect: "deny", host: "169.254.169.254" });
 // With the programs allowed, a line the host rules let through runs without a card.
