@@ -39,7 +39,7 @@ const CURL: OptionSpec = {
       "ftp-ssl-control get globoff haproxy-protocol head http0.9 http1.0 http1.1 http2 " +
       "http2-prior-knowledge http3 http3-only ignore-content-length include insecure ipv4 ipv6 " +
       "junk-session-cookies list-only location location-trusted mail-rcpt-allowfails manual metalink " +
-      "negotiate netrc netrc-optional no-alpn no-buffer no-clobber no-keepalive no-npn no-progress-meter " +
+      "negotiate netrc netrc-optional next no-alpn no-buffer no-clobber no-keepalive no-npn no-progress-meter " +
       "no-sessionid ntlm ntlm-wb parallel parallel-immediate path-as-is post301 post302 post303 progress-bar " +
       "proxy-anyauth proxy-basic proxy-digest proxy-insecure proxy-negotiate proxy-ntlm proxy-ssl-allow-beast " +
       "proxy-ssl-auto-client-cert proxy-tlsv1 proxytunnel raw remote-header-name remote-name remote-name-all " +
@@ -62,6 +62,13 @@ const CURL_DESTINATIONS = new Set([
   "--socks5",
   "--socks5-hostname",
   "--proxy1.0",
+]);
+// Options by which curl connects to a local socket instead of the URL's host, or wget runs a
+// program of the line's choosing: the URL is then not all the call reaches.
+const ELSEWHERE = new Map([
+  ["--unix-socket", "it connects to a local socket instead of the URL's host (`--unix-socket`)"],
+  ["--abstract-unix-socket", "it connects to a local socket instead of the URL's host (`--abstract-unix-socket`)"],
+  ["--use-askpass", "it runs the program `--use-askpass` names"],
 ]);
 // The proxies curl and wget take from the environment (curl reads the lower-case http_proxy only).
 const PROXY_ENV = /^(?:all_proxy|https?_proxy|ftp_proxy|ALL_PROXY|HTTPS?_PROXY|FTP_PROXY)=([^\s'"`$\\]+)$/;
@@ -129,8 +136,12 @@ function clientReach(cmd: SimpleCommand): { urls: string[]; unsure?: string } {
   const [program] = cmd.argv;
   const args = cmd.words.slice(1);
   if (program === "curl" || program === "wget") {
-    const parsed = getoptPermuted(args, program === "curl" ? CURL : WGET);
+    // curl's `-:` is `--next` (more URLs follow), a letter the optstring cannot spell.
+    const spelled = program === "curl" ? args.map((w) => (w.text === "-:" ? { ...w, text: "--next" } : w)) : args;
+    const parsed = getoptPermuted(spelled, program === "curl" ? CURL : WGET);
     if (!parsed.ok) return { urls: [] };
+    const elsewhere = parsed.options.find((o) => ELSEWHERE.has(o.name));
+    if (elsewhere) return { urls: [], unsure: ELSEWHERE.get(elsewhere.name) };
     const proxies = cmd.assignments.flatMap((a) => PROXY_ENV.exec(a)?.[1] ?? []);
     const operands = staticTexts([...parsed.operands, ...(parsed.afterDashes ?? [])]);
     if (program === "wget") return { urls: [...operands, ...proxies].map(asUrl) };
@@ -141,9 +152,13 @@ function clientReach(cmd: SimpleCommand): { urls: string[]; unsure?: string } {
     ];
     const globoff = parsed.options.some((o) => o.name === "-g" || o.name === "--globoff");
     const urls: string[] = [];
-    for (const text of [...operands, ...named, ...proxies]) {
+    for (const written of [...operands, ...named, ...proxies]) {
+      // curl takes `http:/evil.com` (one slash) as http://evil.com; so is it read here.
+      const text = written.replace(/^([a-z][a-z0-9+.-]*):\/(?!\/)/i, "$1://");
       const expanded = globoff || !hasCurlGlob(text) ? [text] : expandCurlGlob(text);
       if (expanded === "too many") return { urls, unsure: `curl's glob \`${text.slice(0, 60)}\` names too many URLs` };
+      // `file:` is no host: curl reads (or with -T writes) a local file, which no host rule covers.
+      if ((expanded ?? []).some((u) => /^file:/i.test(u))) return { urls, unsure: "it reads a local file (`file:`)" };
       urls.push(...(expanded ?? []).map(asUrl));
     }
     return { urls };

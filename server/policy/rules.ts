@@ -85,8 +85,23 @@ function allowsEveryHost(pattern: string, s: PolicySubject): boolean {
   const perCommand = s.commandHosts ?? [];
   const commands = analyseShell(s.command).commands;
   if (perCommand.length !== commands.length || perCommand.some((hosts) => hosts.length === 0)) return false;
+  if (!commands.every((c, i) => ownReach(c, commands[i + 1]))) return false;
   const network = s.capabilities.includes("Network");
   return commandMayReach(() => false, "*", commands, network, s.command) === undefined;
+}
+
+// The programs whose every destination the analysis reads from their words (hosts-clients.ts).
+// Any other program given the URL (`python3 x.py https://github.com`, `./curl …`, `make -f x …`)
+// does whatever its code says, so naming an allowed host does not make the call reach only it.
+const HOST_CLIENTS = new Set(["curl", "wget", "git"]);
+
+// A client found on PATH by its name, or a wrapper whose command follows it (`timeout 5 curl …`),
+// itself judged as the next command.
+function ownReach(c: SimpleCommand, next: SimpleCommand | undefined): boolean {
+  const program = c.argv[0];
+  if (program === undefined) return false;
+  if (HOST_CLIENTS.has(program)) return c.words[0]?.text === program && !c.words[0].dynamic;
+  return next?.wrappedBy === program;
 }
 
 function strongest(a: PolicyVerdict, b: PolicyVerdict): PolicyVerdict {

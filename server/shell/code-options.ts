@@ -24,11 +24,25 @@ export function descriptorFile(w: Word): boolean {
 const SOURCE_FILE = /\.(py|pyw|pl|pm|rb|js|mjs|cjs|ts|mts|cts|php|lua|tcl|r|jl|groovy|scala|hs|jsx|tsx)$/i;
 const NODES = /^(node|nodejs|bun|deno)$/;
 
+const PYTHONS = /^(python[0-9.]*|pypy[0-9.]*)$/;
+// A cluster of python's flags that take no value, `-i` among them (`-qi`, `-iu`).
+const PY_INTERACTIVE = /^-[bBdEhIOPqsSuvVx]*i/;
+const PY_CONSOLES = /^(code|asyncio|pdb)$/;
+const pyConsole = (w: Word, next: Word | undefined) =>
+  !w.dynamic &&
+  (/^-[bBdEhIOPqsSuvVx]*m(code|asyncio|pdb)$/.test(w.text) ||
+    (/^-[bBdEhIOPqsSuvVx]*m$/.test(w.text) && !!next && PY_CONSOLES.test(next.text)));
+
 /** Why an interpreter's words make it run code the policy cannot read, beyond `-c`/`-e`. */
 export function interpreterCode(program: string, args: readonly Word[]): string | undefined {
   const end = args.findIndex((w) => !w.dynamic && !w.text.startsWith("-") && SOURCE_FILE.test(w.text));
   const own = end < 0 ? args : args.slice(0, end);
   if (own.some(descriptorFile)) return `\`${program}\` runs a program read from its input or a descriptor`;
+  // `-` after an option's value (`python3 -W ignore -`, `-X importtime -`) is the script, read
+  // from stdin; python's `-i` and its console modules (`-m code`) run what stdin says too.
+  if (own.some((w) => !w.dynamic && w.text === "-")) return `\`${program}\` runs a program read from its input`;
+  if (PYTHONS.test(program) && own.some((w, i) => PY_INTERACTIVE.test(w.text) || pyConsole(w, own[i + 1])))
+    return `\`${program}\` runs what its input says (\`-i\`, \`-m code\`)`;
   // `--import=data:text/javascript,…`, `--loader data:…`: code in the URL itself.
   if (NODES.test(program) && own.some((w) => /^(-[\w-]+=)?data:/i.test(w.text)))
     return `\`${program}\` loads code given on the line as a \`data:\` URL`;

@@ -114,6 +114,15 @@ export function git(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleComma
   // grep runs its pager with the matching files' names after it.
   texts.push(...runs.map((v) => (v === undefined || v.dynamic ? undefined : withArgs(v.text, sub !== "rebase"))));
   if (sub === "config") texts.push(...configValues(rest));
+  // `git clone -c KEY=VALUE` writes the new repository's config before its checkout, whose hooks
+  // (`core.hooksPath`, a `--template`'s hooks/) then run: as open as `git -c`.
+  if (sub === "clone") {
+    const set = optionValues(rest, { long: ["config"], short: "c" });
+    for (const v of set) texts.push(v === undefined || v.dynamic ? undefined : configText(v.text));
+    if (set.length > 0) why ??= "`git clone -c` sets configuration that can name a program for git to run";
+    if (optionValues(rest, { long: ["template"] }).length > 0)
+      why ??= "`git clone --template` copies in hooks that its checkout runs";
+  }
   // `ext::` runs the command the URL names, once a config allows the protocol.
   if (rest.some((w) => /^ext::/i.test(w.text))) why ??= "an `ext::` remote runs a command given in its URL";
   if (sub === "rebase" && runs.length > 0) why ??= "`git rebase --exec` runs a command given on the line";
@@ -130,6 +139,12 @@ export function git(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleComma
   const scripts = (texts as string[]).filter((t) => t.trim() !== "" && t.trim() !== '"$@"');
   const ran = scripts.flatMap((t) => inner(ctx.analyse(t, { fed: true }), "git"));
   return [why ? opaque(cmd, why) : cmd, ...ran];
+}
+
+// `KEY=VALUE` as `-c` gives it: the text git runs for a command key, "" (no command) otherwise.
+function configText(kv: string): string {
+  const eq = kv.indexOf("=");
+  return (eq > 0 ? commandOf(kv.slice(0, eq), kv.slice(eq + 1)) : undefined) ?? "";
 }
 
 // `git config [options] KEY VALUE` (`set`, `--add`, `--replace-all`, any scope): a value for a
