@@ -5,6 +5,7 @@
 // (one per workspace: a workspace's run one at a time) hold a few pipe reads each. A restore
 // stages every file it will write this way before it changes anything (stageBlobs).
 import { closeSync, constants, fsyncSync, openSync, writeSync } from "node:fs";
+import { vanishedCover } from "../exec/host-sockets";
 import { at, diskFull } from "../workspace/fs-at";
 import { stageName } from "../workspace/fs-at/names";
 import type { Walked } from "../workspace/fs-at/walk";
@@ -21,10 +22,17 @@ export interface BlobSink {
 }
 
 /** Streams blobs `ids` (in order; an id may repeat) into `sink`; rejects on a missing blob or git's failure. */
-export function catBlobs(shadow: ShadowRepo, ids: string[], sink: BlobSink): Promise<void> {
-  if (ids.length === 0) return Promise.resolve();
+export async function catBlobs(shadow: ShadowRepo, ids: string[], sink: BlobSink): Promise<void> {
+  if (ids.length === 0) return;
+  // Once more with a fresh listing when a host socket vanished as the sandbox started
+  // (host-sockets.ts): git never ran then, so nothing reached the sink.
+  if ((await catOnce(shadow, ids, sink)) === "socket-race") await catOnce(shadow, ids, sink);
+}
+
+function catOnce(shadow: ShadowRepo, ids: string[], sink: BlobSink): Promise<"done" | "socket-race"> {
   return new Promise((resolve, reject) => {
     const child = shadow.spawn(["cat-file", "--batch"]);
+    let answered = false;
     let failure: Error | undefined;
     const fail = (err: Error) => {
       failure ??= err;
@@ -38,6 +46,7 @@ export function catBlobs(shadow: ShadowRepo, ids: string[], sink: BlobSink): Pro
     let errSize = 0;
     child.stdout.on("data", (chunk: Buffer) => {
       if (failure) return;
+      answered = true;
       try {
         let pos = 0;
         while (pos < chunk.length) {
@@ -78,13 +87,13 @@ export function catBlobs(shadow: ShadowRepo, ids: string[], sink: BlobSink): Pro
     child.on("error", (e) => fail(e));
     child.on("close", (code) => {
       if (failure) return reject(failure);
+      const stderr = Buffer.concat(err).toString();
+      if (!answered && code !== 0 && vanishedCover(stderr, child.spawnargs)) return resolve("socket-race");
       if (index < ids.length)
         return reject(
-          new ShadowError(
-            `git cat-file failed: ${Buffer.concat(err).toString().trim().split("\n").slice(-3).join(" ") || `exit ${code}`}`,
-          ),
+          new ShadowError(`git cat-file failed: ${stderr.trim().split("\n").slice(-3).join(" ") || `exit ${code}`}`),
         );
-      resolve();
+      resolve("done");
     });
     // Ids are asked all at once (41 bytes each); git answers them in order, then exits.
     child.stdin.end(ids.join("\n") + "\n");

@@ -18,6 +18,7 @@ import {
   StreamMessageWriter,
   type MessageConnection,
 } from "vscode-jsonrpc/node";
+import { vanishedCover } from "../exec/host-sockets";
 import type { Helpers } from "../workspace/helpers";
 
 const require = createRequire(import.meta.url);
@@ -159,6 +160,16 @@ export class TypeScriptServer {
   }
 
   private async launch(): Promise<Live> {
+    try {
+      return await this.launchOnce();
+    } catch (err) {
+      // Once more with a fresh listing when a host socket vanished as its sandbox started (host-sockets.ts).
+      if (err instanceof SocketRace) return this.launchOnce();
+      throw err;
+    }
+  }
+
+  private async launchOnce(): Promise<Live> {
     this.starts++;
     const cmd = this.helpers.spawn(
       [process.execPath, "--max-old-space-size=256", TSLS_CLI, "--stdio"],
@@ -178,13 +189,23 @@ export class TypeScriptServer {
     const live: Live = { child, rpc, docs: new Map() };
     const exited = new Promise<never>((_, reject) =>
       child.once("exit", (code, signal) => {
-        rpc.dispose();
-        if (this.current === live) this.current = undefined;
-        this.live = undefined;
-        this.o.log?.(
-          `typescript-language-server exited (${signal ?? code})${stderr ? `: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`,
-        );
-        reject(new Error(`the language server exited (${signal ?? code})`));
+        // A start that failed is start()'s to forget (launch may be trying again).
+        const started = this.current === live;
+        if (started) {
+          this.current = undefined;
+          this.live = undefined;
+        }
+        // bwrap's error may still be in the pipe when it exits: its close, or a moment, gives the rest.
+        const closed = new Promise((r) => (child.once("close", r), setTimeout(r, 200).unref()));
+        void closed.then(() => {
+          this.o.log?.(
+            `typescript-language-server exited (${signal ?? code})${stderr ? `: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`,
+          );
+          const race = !started && vanishedCover(stderr, cmd.args);
+          reject(race ? new SocketRace(race) : new Error(`the language server exited (${signal ?? code})`));
+          // Rejects a pending initialize: only after the exit's own error, which start must see.
+          rpc.dispose();
+        });
       }),
     );
     exited.catch(() => {});
@@ -249,5 +270,12 @@ export class TypeScriptServer {
   async dispose(): Promise<void> {
     this.disposed = true;
     await this.stop();
+  }
+}
+
+/** The sandbox could not start: the host socket `path` it was to cover went away meanwhile. */
+class SocketRace extends Error {
+  constructor(path: string) {
+    super(`${path} went away while the language server's sandbox started`);
   }
 }
