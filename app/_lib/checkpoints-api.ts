@@ -15,6 +15,8 @@ export interface RestoreResult {
   undoCheckpointId?: string;
   /** Files among `changes` that could not be restored, with why (Undo still undoes the rest). */
   failed?: Array<{ path: string; reason: string }>;
+  /** The runner's answer was lost: what it changed is not known, and Undo puts every file back. */
+  unknown?: string;
 }
 
 export interface RewindResult {

@@ -3,10 +3,11 @@
 // and the session's stream hears of each (checkpoint.created, checkpoint.restored,
 // hunk.reviewed). A turn's first change is preceded by a `before` checkpoint (checkpoint-hooks.ts
 // calls beforeChange as a mutating call is about to run), and a turn that had one gets an
-// `after` when it ends; a restore first records the files as they are (`restore-undo`).
+// `after` when it ends; a restore first records the files as they are (`restore-undo`,
+// checkpoint-undo.ts), before the runner is asked, so that a lost answer still leaves an Undo.
 import { randomUUID } from "node:crypto";
 import type { Db } from "../db";
-import type { Executor } from "../executors/contract";
+import { ExecutorUnavailableError, type Executor } from "../executors/contract";
 import type { SessionEventBody } from "../protocol/events";
 import {
   CHECKPOINT_CREATE_OP,
@@ -19,6 +20,7 @@ import {
   type RestoreChange,
 } from "../protocol/checkpoint-ops";
 import { parseHunks } from "./checkpoint-hunks";
+import { dropUndo, outcomeUnknown, recordUndo, restored } from "./checkpoint-undo";
 import { logFn } from "../log";
 
 export type CheckpointErrorCode = "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "BAD_REQUEST";
@@ -27,6 +29,8 @@ export class CheckpointError extends Error {
   constructor(
     readonly code: CheckpointErrorCode,
     message: string,
+    /** The runner was asked and its answer never came: what it did is not known. */
+    readonly outcomeUnknown = false,
   ) {
     super(message);
     this.name = "CheckpointError";
@@ -64,6 +68,8 @@ export interface RestoreResult {
   undoCheckpointId?: string;
   /** Files among `changes` that could not be restored, with why (the rest was; Undo undoes that). */
   failed?: { path: string; reason: string }[];
+  /** The runner's answer was lost: why, and that Undo (undoCheckpointId) puts every file back. */
+  unknown?: string;
 }
 
 export interface RestoreRequest {
@@ -133,6 +139,8 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
       throw new CheckpointError(
         "PRECONDITION_FAILED",
         `The workspace's runner cannot be reached: ${(err as Error).message}`,
+        // Sent, and then the runner went away or the deadline passed: it may have done it.
+        err instanceof ExecutorUnavailableError && err.started,
       );
     }
     if (!r.ok)
@@ -331,51 +339,33 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
           "BAD_REQUEST",
           "Name the turn (turnId) or the checkpoint (checkpointId) to restore to.",
         );
-      if (!req.dryRun) await service.assertIdle(sessionId, "Files cannot be restored");
       const keepPersonEdits = req.keepUserEdits ?? true;
-      const { meta } = await call(sessionId, CHECKPOINT_RESTORE_OP, {
-        to: target.commit,
-        dryRun: req.dryRun,
-        keepPersonEdits,
-      });
-      const done = CheckpointRestored.parse(meta);
-      if (req.dryRun || !done.undoCommit) return { changes: done.changes, kept: done.kept };
-      const turnId = req.turnId ?? target.turnId ?? "";
-      const undo = await db.checkpoint.create({
-        data: { sessionId, turnId, phase: "restore-undo", commit: done.undoCommit, filesChanged: done.changes.length },
-      });
-      await deps.publish(sessionId, {
-        type: "checkpoint.created",
-        checkpointId: undo.id,
-        turnId,
-        phase: "restore-undo",
-        filesChanged: done.changes.length,
-      });
-      await deps.publish(sessionId, {
-        type: "checkpoint.restored",
-        checkpointId: target.id,
-        undoCheckpointId: undo.id,
-        paths: done.changes.map((c) => c.path),
-      });
-      if (done.failed?.length) {
-        await deps.publish(sessionId, {
-          type: "notice",
-          level: "warn",
-          code: "checkpoint.partial",
-          text: `Restored ${done.changes.length - done.failed.length} of ${done.changes.length} file(s); not restored: ${done.failed
-            .slice(0, 20)
-            .map((f) => `${f.path} (${f.reason})`)
-            .join(
-              "; ",
-            )}${done.failed.length > 20 ? ` and ${done.failed.length - 20} more` : ""}. Undo puts back what was restored.`,
-        });
+      const input = { to: target.commit, dryRun: req.dryRun, keepPersonEdits };
+      if (req.dryRun) {
+        const done = CheckpointRestored.parse((await call(sessionId, CHECKPOINT_RESTORE_OP, input)).meta);
+        return { changes: done.changes, kept: done.kept };
       }
-      return {
-        changes: done.changes,
-        kept: done.kept,
-        undoCheckpointId: undo.id,
-        ...(done.failed?.length ? { failed: done.failed } : {}),
-      };
+      await service.assertIdle(sessionId, "Files cannot be restored");
+      const turnId = req.turnId ?? target.turnId ?? "";
+      const parent = await latestCommit(sessionId);
+      const now = CheckpointCreated.parse((await call(sessionId, CHECKPOINT_CREATE_OP, parent ? { parent } : {})).meta);
+      const undo = await recordUndo(
+        deps,
+        { sessionId, turnId, targetId: target.id },
+        {
+          commit: now.commit,
+          filesChanged: now.filesChanged,
+        },
+      );
+      let done: CheckpointRestored;
+      try {
+        done = CheckpointRestored.parse((await call(sessionId, CHECKPOINT_RESTORE_OP, input)).meta);
+      } catch (err) {
+        if (err instanceof CheckpointError && err.outcomeUnknown) return outcomeUnknown(deps, undo, err.message);
+        await dropUndo(deps, undo);
+        throw err;
+      }
+      return restored(deps, undo, done);
     },
 
     async beforeChange(sessionId) {

@@ -19,7 +19,7 @@ function describe({ kind, result }: RewindDone): string {
         .map((f) => `${f.path} (${f.reason})`)
         .join(", ")}${failed.length > 3 ? "…" : ""}`
     : "";
-  const files = `${n} ${n === 1 ? "file" : "files"} restored${not}`;
+  const files = result.files?.unknown?.replace(/\.$/, "") ?? `${n} ${n === 1 ? "file" : "files"} restored${not}`;
   const turns = `${result.turnIds.length} ${result.turnIds.length === 1 ? "turn" : "turns"} rewound`;
   return kind === "files" ? files : kind === "conversation" ? turns : `${turns}, ${files}`;
 }
