@@ -220,6 +220,40 @@ describe("requests", () => {
     );
   });
 
+  it("joins a flood of progress frames and stops live output past 1 MB a call, whatever the runner sends", async () => {
+    const s = await server();
+    const fake = await fakeRunner(s.url);
+    await waitFor(() => s.pool.status().find((r) => r.connected));
+    const chunks: string[] = [];
+    const call = s.pool.run({
+      sessionId: "s",
+      callId: "c1",
+      op: "shell",
+      input: {},
+      deadline: Date.now() + 30_000,
+      signal: new AbortController().signal,
+      onProgress: (c) => chunks.push(c),
+    });
+    const req = await waitFor(() => fake.frames.find((f) => f.type === "request"));
+    if (req.type !== "request") throw new Error("unreachable");
+    const started = Date.now();
+    // A frame per character (each would be an event row and a message to every viewer), then 1.5 MB.
+    for (let i = 0; i < 20_000; i++)
+      fake.ws.send(JSON.stringify({ type: "progress", id: req.id, chunk: String(i % 10) }));
+    const big = "x".repeat(100_000);
+    for (let i = 0; i < 15; i++) fake.ws.send(JSON.stringify({ type: "progress", id: req.id, chunk: big }));
+    fake.ws.send(JSON.stringify({ type: "result", id: req.id, ok: true, output: "done" }));
+    expect(await call).toEqual({ ok: true, output: "done" });
+    const elapsed = Date.now() - started;
+    // At most one chunk an interval (50 ms), or one per 64 KB held.
+    expect(chunks.length).toBeLessThanOrEqual(Math.ceil(elapsed / 50) + Math.ceil(1_020_000 / 65_536) + 2);
+    const text = chunks.join("");
+    const digits = Array.from({ length: 20_000 }, (_, i) => String(i % 10)).join("");
+    expect(text.startsWith(digits + "x")).toBe(true);
+    expect(text.endsWith("\n… [live output stopped; the result has the rest] …\n")).toBe(true);
+    expect(text.length).toBeLessThan(1_000_100);
+  });
+
   it("fails every in-flight request with a clear error when the runner disconnects, and refuses new ones", async () => {
     const s = await server();
     const fake = await fakeRunner(s.url, "doomed");

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import type WebSocket from "ws";
 import { decodeFrame, RunnerToServer, type RunnerHello, type ServerToRunner } from "../../protocol/runner";
 import { ExecutorUnavailableError, type ExecRequest, type ExecResult } from "../contract";
+import { progressGuard, type ProgressGuard } from "./progress-guard";
 
 /** How long after its deadline a request waits for the runner's own answer before failing. */
 const DEADLINE_GRACE_MS = 2_000;
@@ -13,7 +14,7 @@ interface Pending {
   op: string;
   resolve(r: ExecResult): void;
   reject(e: Error): void;
-  onProgress?(chunk: string): void;
+  progress?: ProgressGuard;
   output?: ExecRequest["output"];
   /** Output frames are stored in order; the result waits for the last of them. */
   stored: Promise<void>;
@@ -106,7 +107,19 @@ export class RunnerConnection {
         },
         req.deadline - Date.now() + DEADLINE_GRACE_MS,
       );
+      const listener = req.onProgress;
+      // Handed over from a timer as well as from a frame: a listener's throw must not escape.
+      const progress =
+        listener &&
+        progressGuard((chunk) => {
+          try {
+            listener(chunk);
+          } catch (err) {
+            this.events.log(`progress listener failed: ${(err as Error).message}`);
+          }
+        });
       const cleanup = () => {
+        progress?.dispose();
         clearTimeout(deadlineTimer);
         req.signal.removeEventListener("abort", onAbort);
         this.pending.delete(id);
@@ -120,7 +133,7 @@ export class RunnerConnection {
         op: req.op,
         resolve: (r) => settle(() => resolve(r)),
         reject: (e) => settle(() => reject(e)),
-        onProgress: req.onProgress,
+        progress,
         output: req.output,
         stored: Promise.resolve(),
         cleanup,
@@ -163,15 +176,9 @@ export class RunnerConnection {
         });
         return;
       }
-      case "progress": {
-        const p = this.pending.get(msg.id);
-        try {
-          p?.onProgress?.(msg.chunk);
-        } catch (err) {
-          this.events.log(`progress listener failed: ${(err as Error).message}`);
-        }
+      case "progress":
+        this.pending.get(msg.id)?.progress?.write(msg.chunk);
         return;
-      }
       case "pong":
         return;
       case "hello":
