@@ -2,7 +2,7 @@
 // reached is pruned (once past the grace period), another session's checkpoints stay whole.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Workspace } from "../workspace/workspace";
@@ -91,6 +91,24 @@ describe("forgetting a deleted session's checkpoints", () => {
     expect(has((c.meta as { commit: string }).commit)).toBe(true);
     await pruneShadow(shadowOf(ws), "now");
     expect(has((c.meta as { commit: string }).commit)).toBe(false);
+  });
+
+  it("prunes what only the session reached after it was packed", async () => {
+    writeFileSync(join(dir, "only-d.txt"), "session d's packed file\n");
+    const d = await run("d", "checkpoint.create", {});
+    unlinkSync(join(dir, "only-d.txt"));
+    await run("b", "checkpoint.create", {});
+    shadowGit("repack", "-d", "-q"); // as pack.ts does past git's threshold
+    const loose = (object: string) =>
+      existsSync(join(shadowOf(ws).dir, "objects", object.slice(0, 2), object.slice(2)));
+    expect(loose(blobOf("session d's packed file\n"))).toBe(false);
+    expect(has(blobOf("session d's packed file\n"))).toBe(true);
+    expect(await dropSessionRef(shadowOf(ws), `s-${sha("d")}`)).toBe(true);
+    await pruneShadow(shadowOf(ws), "now");
+    expect(has(blobOf("session d's packed file\n"))).toBe(false);
+    expect(has((d.meta as { commit: string }).commit)).toBe(false);
+    expect(has(blobOf("both sessions see this\n"))).toBe(true);
+    expect((await run("b", "checkpoint.diff", { from: (d.meta as { commit: string }).commit })).ok).toBe(false);
   });
 
   it("a session with no checkpoints, or forgotten twice, is answered plainly", async () => {

@@ -1,12 +1,13 @@
 // What a deleted session leaves in its workspace's shadow repository: its checkpoints, commits
 // kept reachable under refs/quiver/<key>. When the server deletes the session the ref goes, and
 // the objects no other session's checkpoint (nor the shadow's index) still reaches are pruned.
-// Nothing else ever prunes (gc.auto is off: a collection mid-snapshot could drop a tree the
+// Nothing else ever prunes or drops a packed object (gc.auto is off: a collection mid-snapshot could drop a tree the
 // snapshot is about to commit), so without this a workspace's shadow only grew. The prune
 // keeps objects younger than a grace period, as git's own does: another runner overlapping on
 // the folder for a moment may be between writing a snapshot's objects and naming them in a ref.
 // Pruning walks every checkpoint, so one runs at a time per shadow, and one more after it if
 // sessions were forgotten while it ran.
+import { packCount } from "./pack";
 import type { ShadowRepo } from "./shadow";
 
 /** Objects this recent are kept by a prune (git's approxidate). */
@@ -38,6 +39,11 @@ export function pruneShadow(shadow: ShadowRepo, expire = PRUNE_GRACE): Promise<v
     try {
       do {
         state.again = false;
+        // Packed objects (pack.ts) are out of prune's reach: a repack drops those nothing reaches
+        // that are older than the grace and leaves the younger ones loose for prune's own check.
+        // In the shadow's turn, so that it never runs beside the packing after a checkpoint.
+        if (packCount(shadow) > 0)
+          await shadow.serial(() => shadow.ok(["repack", "-A", "-d", "-q", `--unpack-unreachable=${expire}`]));
         await shadow.ok(["prune", `--expire=${expire}`]);
       } while (state.again);
     } finally {

@@ -19,12 +19,15 @@ import type { Workspace } from "../workspace/workspace";
 import { defineOp, type AnyOp, type OpContext, type OpResult, type OpTable } from "../ops";
 import { diffFiles } from "./diff";
 import { dropSessionRef, pruneShadow } from "./forget";
+import { packIfDue } from "./pack";
+import { scoped } from "../log";
 import { revertHunk } from "./hunk";
 import { recordPersonEdits } from "./person-edits";
 import { restoreTo } from "./restore";
 import { ShadowError, ShadowRepo } from "./shadow";
 import { changedPaths, commitTree, hasCommit, keyHead, leftOutOf, snapshotTree } from "./snapshot";
 
+const log = scoped("checkpoints");
 const shadows = new WeakMap<Workspace, ShadowRepo>();
 
 export function shadowOf(workspace: Workspace): ShadowRepo {
@@ -73,6 +76,10 @@ const createOp = defineOp({
         changedPaths(shadow, parent, snap.tree),
       ]);
       const filesChanged = changed.length;
+      // After this answer, in the shadow's turn: the next operation waits for it, this one does not.
+      void shadow
+        .serial(() => packIfDue(shadow))
+        .catch((err: Error) => log.warn(`packing ${shadow.dir} failed: ${err.message}`));
       const note = snap.skipped.length ? ` (${snap.skipped.length} file(s) over the size cap left out)` : "";
       return {
         ok: true,
