@@ -236,8 +236,12 @@ export class PtyManager implements PtyHandler {
       this.ptys.delete(entry.id);
       // The shell is gone; anything it left running in the background goes with it.
       void killTree(undefined, entry.marker).then(() => jail?.dispose());
-      if (entry.held !== undefined && !entry.closing && vanishedCover(entry.held, wrapped.args))
-        return this.open(m, net, { typed: entry.typed });
+      if (entry.held !== undefined && !entry.closing && vanishedCover(entry.held, wrapped.args)) {
+        const { typed } = entry;
+        // This start's hold timer must not show its error (or type into it) once the next one runs.
+        entry.held = entry.typed = undefined;
+        return this.open(m, net, { typed });
+      }
       entry.typed = undefined; // for no shell now
       release();
       this.o.send({

@@ -1,10 +1,11 @@
 // A host socket removed between the sandbox's listing of sockets to cover and bwrap's mounts:
-// bwrap cannot make the mount point on the read-only root and fails its start. The warm sandbox
-// and a terminal start again once with a fresh listing, so the command runs and the terminal
-// opens without showing bwrap's error. The race is made real: a bwrap wrapper removes a covered
-// socket before it execs the real bwrap with the stale arguments.
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:net";
+// bwrap cannot make the mount point on the read-only root and fails its start. The warm sandbox,
+// a terminal, ripgrep, git, the checkpoints' git and cat-file stream and the language server
+// start again once with a fresh listing, so nothing shows bwrap's error. The race is made real
+// (runner/testing/socket-race.ts: a bwrap wrapper removes a covered socket before it execs the
+// real bwrap with the stale arguments). Every such case is in this one file, one at a time: a
+// socket removed here is one another file's sandbox may race with too.
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import type { RunnerToServer } from "../../server/protocol/runner";
@@ -12,12 +13,15 @@ import { scrubEnv } from "./env";
 import { vanishedCover } from "./host-sockets";
 import { sandboxInfo } from "./sandbox";
 import { ShadowRepo } from "../checkpoints/shadow";
+import { catBlobs } from "../checkpoints/stage";
+import { TypeScriptServer } from "../lsp/server";
 import { runRg } from "../files/rg";
 import { runGit } from "../workspace/git";
 import { helperSandbox } from "./helper-sandbox";
 import { PtyManager } from "./pty";
 import { ShellService } from "./shell";
 import { opContext, tempWorkspace } from "../testing/exec";
+import { loseSocketRace, type SocketRace } from "../testing/socket-race";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -40,124 +44,115 @@ describe("vanishedCover", () => {
 
 describe.runIf(sandboxInfo("auto").available)("a covered socket removed while the sandbox starts", () => {
   let ws: Awaited<ReturnType<typeof tempWorkspace>>;
-  let dir: string;
-  let server: Server;
-  let wrapper: string;
-
-  /** A covered socket, and a bwrap that removes it before its first start. */
-  const loseTheRace = async () => {
-    // Outside /tmp (the sandbox's own) and the workspace: covered, as a database's socket would be.
-    dir = await mkdtemp("/var/tmp/quiver-vanish-");
-    made.push(dir);
-    server?.close();
-    const socket = join(dir, "service.sock");
-    server = createServer((c) => c.end("hello\n"));
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
-    const real = sandboxInfo("auto").bwrap!;
-    // The first start loses the race: the socket goes just before bwrap mounts over it.
-    wrapper = join(dir, "bwrap");
-    await writeFile(
-      wrapper,
-      `#!/bin/bash\nif [ ! -e '${dir}/started' ]; then : > '${dir}/started'; rm -f '${socket}'; fi\nexec '${real}' "$@"\n`,
-    );
-    await chmod(wrapper, 0o755);
-  };
-  const made: string[] = [];
-  const gone = () => Promise.all(made.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+  const checkpointDir = process.env.QUIVER_CHECKPOINT_DIR;
 
   beforeAll(async () => {
     ws = await tempWorkspace();
+    process.env.QUIVER_CHECKPOINT_DIR = `${ws.dir}-checkpoints`;
   });
   afterAll(async () => {
-    server?.close();
+    if (checkpointDir === undefined) delete process.env.QUIVER_CHECKPOINT_DIR;
+    else process.env.QUIVER_CHECKPOINT_DIR = checkpointDir;
     await ws.cleanup();
   });
 
+  /** A socket that vanishes on the first start of the race's bwrap; gone with the test. */
+  const race = async (): Promise<SocketRace> => {
+    const r = await loseSocketRace();
+    onTestFinished(() => r.dispose());
+    return r;
+  };
+  /** The workspace's helpers (ripgrep, git, checkpoints, language server) in the race's sandbox. */
+  const helpersIn = (r: SocketRace) => {
+    const helpers = helperSandbox(r.sandbox, { workspace: ws.dir, hide: [] });
+    ws.workspace.helpers.useSandbox(helpers.wrap);
+    onTestFinished(() => helpers.dispose());
+  };
+
   it("the warm sandbox starts again with a fresh listing, and the command runs", async () => {
-    await loseTheRace();
+    const r = await race();
     const logs: string[] = [];
     const shell = new ShellService({
-      sandbox: { available: true, kind: "bubblewrap", bwrap: wrapper },
+      sandbox: r.sandbox,
       env: scrubEnv(process.env),
       allowNetwork: false,
       log: (line) => logs.push(line),
     });
-    onTestFinished(async () => {
-      await shell.dispose();
-      await gone();
-    });
-    const r = await shell.run({ command: "echo ran in $PWD" }, opContext(ws.workspace));
-    expect(r.output).toBe(`ran in ${ws.dir}\n`);
-    expect(r.ok).toBe(true);
-    expect(await readFile(join(dir, "started"), "utf8")).toBe("");
-    expect(logs.join("\n")).toContain(`${join(dir, "service.sock")} went away while the sandbox started`);
+    onTestFinished(() => shell.dispose());
+    const out = await shell.run({ command: "echo ran in $PWD" }, opContext(ws.workspace));
+    expect(out.output).toBe(`ran in ${ws.dir}\n`);
+    expect(out.ok).toBe(true);
+    expect(await r.starts()).toBe(2);
+    expect(logs.join("\n")).toContain(`${r.socket} went away while the sandbox started`);
     expect(logs.join("\n")).toMatch(/bwrap: Can't (mkdir parents for|create file at) \/var\/tmp\/quiver-vanish-/);
   });
 
   it("a terminal opens again without showing bwrap's error", async () => {
-    await loseTheRace();
+    const r = await race();
     const sent: RunnerToServer[] = [];
     const manager = new PtyManager({
       workspaceRoot: ws.dir,
-      sandbox: { available: true, kind: "bubblewrap", bwrap: wrapper },
+      sandbox: r.sandbox,
       env: scrubEnv({ ...process.env, PS1: "$ " }),
       send: (m) => (sent.push(m), true),
       network: false,
     });
-    onTestFinished(async () => {
-      await manager.dispose();
-      await gone();
-    });
+    onTestFinished(() => manager.dispose());
     const output = () => sent.flatMap((m) => (m.type === "pty.data" ? [m.data] : [])).join("");
     manager.handle({ type: "pty.open", ptyId: "t1", sessionId: "s1", cols: 120, rows: 24 });
     manager.handle({ type: "pty.input", ptyId: "t1", data: "echo ready-$((6*7))\r" });
     const deadline = Date.now() + 20_000;
-    while (!output().includes("ready-42") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!output().includes("ready-42") && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
     expect(output()).toContain("ready-42");
-    expect(output()).not.toContain("bwrap:");
+    expect(output(), output()).not.toContain("bwrap:");
     expect(sent.some((m) => m.type === "pty.exit")).toBe(false);
-    expect(await readFile(join(dir, "started"), "utf8")).toBe("");
+    expect(await r.starts()).toBe(2);
   });
 
-  it("ripgrep, git and the checkpoints' git, run in the sandbox for the workspace, run again instead of failing", async () => {
-    await loseTheRace();
-    const helpers = helperSandbox(
-      { available: true, kind: "bubblewrap", bwrap: wrapper },
-      { workspace: ws.dir, hide: [] },
-    );
-    ws.workspace.helpers.useSandbox(helpers.wrap);
-    onTestFinished(async () => {
-      await helpers.dispose();
-      await gone();
-    });
+  it("ripgrep runs again instead of failing", async () => {
+    helpersIn(await race());
     await writeFile(join(ws.dir, "needle.txt"), "a needle here\n");
     const found = await runRg(ws.workspace.helpers, ["-l", "needle", "."], {
       signal: new AbortController().signal,
       maxLines: 10,
     });
     expect(found).toMatchObject({ code: 0, lines: ["./needle.txt"] });
-    expect(await readFile(join(dir, "started"), "utf8")).toBe("");
+  });
 
-    await loseTheRace(); // a new socket, and a wrapper that removes it on its first start
-    ws.workspace.helpers.useSandbox(
-      helperSandbox({ available: true, kind: "bubblewrap", bwrap: wrapper }, { workspace: ws.dir, hide: [] }).wrap,
-    );
+  it("git runs again instead of failing", async () => {
+    helpersIn(await race());
     const git = await runGit(ws.workspace, ["--version"]);
     expect(git.stderr).toBe("");
     expect(git).toMatchObject({ code: 0 });
     expect(git.stdout.toString()).toMatch(/^git version /);
-
-    await loseTheRace(); // and the checkpoints' git on the shadow repository
-    ws.workspace.helpers.useSandbox(
-      helperSandbox({ available: true, kind: "bubblewrap", bwrap: wrapper }, { workspace: ws.dir, hide: [] }).wrap,
-    );
-    const before = process.env.QUIVER_CHECKPOINT_DIR;
-    process.env.QUIVER_CHECKPOINT_DIR = join(dir, "checkpoints");
-    onTestFinished(() => {
-      if (before === undefined) delete process.env.QUIVER_CHECKPOINT_DIR;
-      else process.env.QUIVER_CHECKPOINT_DIR = before;
-    });
-    const shadow = await ShadowRepo.open(ws.workspace).git(["version"]);
-    expect(shadow).toMatchObject({ code: 0, stderr: "" });
   });
+
+  it("the checkpoints' git runs again, and so does the cat-file stream a restore stages through", async () => {
+    helpersIn({ sandbox: sandboxInfo("auto") } as SocketRace); // no race while the blob is written
+    const shadow = ShadowRepo.open(ws.workspace);
+    const id = (await shadow.ok(["hash-object", "-w", "--stdin"], { input: "blob body\n" })).toString().trim();
+    helpersIn(await race());
+    expect(await shadow.git(["version"])).toMatchObject({ code: 0, stderr: "" });
+    const r = await race();
+    helpersIn(r);
+    const got: string[] = [];
+    await catBlobs(shadow, [id, id], {
+      open: (i, size) => got.push(`open ${i} ${size}`),
+      data: (chunk) => got.push(chunk.toString()),
+      close: (i) => got.push(`close ${i}`),
+    });
+    expect(got).toEqual(["open 0 10", "blob body\n", "close 0", "open 1 10", "blob body\n", "close 1"]);
+    expect(await r.starts()).toBe(2);
+  });
+
+  it("the language server starts again and answers", async () => {
+    helpersIn(await race());
+    const logs: string[] = [];
+    const server = new TypeScriptServer(ws.dir, ws.workspace.helpers, { log: (l) => logs.push(l) });
+    onTestFinished(() => server.dispose());
+    const found = await server.diagnostics("a.ts", "export const n: number = 'x';\n");
+    expect(found).toEqual([expect.objectContaining({ line: 1, column: 14, code: 2322, severity: "error" })]);
+    expect(server.starts).toBe(2);
+    expect(logs.join("\n")).toMatch(/bwrap: Can't (mkdir parents for|create file at) \/var\/tmp\/quiver-vanish-/);
+  }, 120_000);
 });
