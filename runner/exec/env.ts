@@ -2,11 +2,15 @@
 // (the runner's token, provider keys, URLs with passwords) and Quiver's own settings, plus a few settings that keep tools non-interactive.
 
 const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i;
+// Shorter names for the same, as a whole word of the name only (GIT_AUTHOR_NAME is no AUTH):
+// DB_PASS, GH_PAT, SENTRY_DSN, npm_config__auth (npm's registry password), SESSION_COOKIE.
+const SECRET_WORD = /(^|_)(AUTH|PASS|PAT|DSN|COOKIE)(_|$)/i;
 // Quiver's own settings (the server's and the runner's: where its MCP configuration, data and
 // hidden folders are, its limits) are none of a command's business, and name files worth reading.
 const QUIVER_OWN = /^QUIVER_/;
-// DATABASE_URL=postgres://user:pw@host carries a password under an innocent name.
-const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
+// DATABASE_URL=postgres://user:pw@host carries a password under an innocent name, anywhere in
+// the value; an http(s) URL a token with no password (https://ghp_…@github.com/…).
+const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@|https?:\/\/[^/\s@]+@/i;
 
 export interface EnvOptions {
   /** Variable names kept even though they look secret (exact, case-sensitive). */
@@ -16,7 +20,7 @@ export interface EnvOptions {
 }
 
 export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
+  return SECRET_NAME.test(name) || SECRET_WORD.test(name);
 }
 
 export function scrubEnv(base: NodeJS.ProcessEnv, options: EnvOptions = {}): Record<string, string> {

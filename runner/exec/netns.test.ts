@@ -137,6 +137,16 @@ describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", 
     ).toMatch(/tap0/);
   });
 
+  it("a command granted network reaches no cloud metadata service (the host's credentials), and cannot lift the block", async () => {
+    const out = await run(
+      `ip route get 169.254.169.254 2>&1; ip route del blackhole 169.254.0.0/16 2>&1; echo del=$?\n${probe(["169.254.169.254:80", "100.100.100.200:80"])}`,
+    );
+    expect(out, out).not.toMatch(/169\.254\.169\.254 via/); // no route out through slirp4netns
+    expect(out).toMatch(/Operation not permitted[^]*del=2/); // the route is there, and stays
+    expect(out).toContain("CLOSED 169.254.169.254:80");
+    expect(out).toContain("CLOSED 100.100.100.200:80");
+  });
+
   it("the terminal reaches none of them either", async () => {
     pty.handle({ type: "pty.open", ptyId: "t1", sessionId: "s1", cols: 120, rows: 40 });
     pty.handle({

@@ -9,14 +9,16 @@
 // namespace of its own), the runner keeps a descriptor of the namespace open, and sandboxes
 // enter it through `nsenter --net=/proc/<runner>/fd/<n>` before bubblewrap starts (a descriptor,
 // never a pid that could be reused). slirp4netns (`--disable-host-loopback`) gives it a tap
-// device with a route out. Relay and slirp4netns die with the runner: SIGKILL on the runner's
-// death (setpriv --pdeathsig), and the relay's stdin and slirp4netns's exit descriptor close.
+// device with a route out, but none to the cloud's metadata service, which would hand out the
+// host's own credentials (blockMetadata). Relay and slirp4netns die with the runner: SIGKILL on
+// the runner's death (setpriv --pdeathsig), and the relay's stdin and slirp4netns's exit
+// descriptor close.
 //
 // Modes, decided once (hello's sandbox.network): "isolated" as above; "none" when slirp4netns
 // is missing: the namespace has loopback only, so the terminal and preview still work but the
 // agent's requests for network are refused; "host" when the runner is not sandboxed, or with
 // QUIVER_SANDBOX_HOST_NETWORK=1 (an explicit choice: commands then reach the host's loopback).
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -26,6 +28,9 @@ import { relayStart } from "./bundle";
 import { findOnPath } from "./sandbox";
 
 export type NetworkMode = "isolated" | "host" | "none";
+
+/** Where clouds serve the instance's metadata and credentials (link-local, and Alibaba's). */
+const METADATA = ["169.254.0.0/16", "100.100.100.200/32"];
 
 export interface NetworkOptions {
   /** Commands and terminals run in bubblewrap. */
@@ -181,7 +186,10 @@ export class WorkspaceNetwork {
       const enter = root
         ? [this.tools.nsenter!, `--net=${path(0)}`, "--"]
         : [this.tools.nsenter!, `--user=${path(0)}`, `--net=${path(1)}`, "--preserve-credentials", "--"];
-      if (this.mode === "isolated") slirp = await this.startSlirp(relay.pid!);
+      if (this.mode === "isolated") {
+        slirp = await this.startSlirp(relay.pid!);
+        this.blockMetadata(enter);
+      }
       if (this.disposed) throw new Error("the runner is shutting down");
       const resolvConf =
         this.mode === "isolated" ? namespaceResolvConf(this.o.resolvConf ?? "/etc/resolv.conf", dir) : undefined;
@@ -194,6 +202,29 @@ export class WorkspaceNetwork {
       for (const fd of fds) closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
       throw err;
+    }
+  }
+
+  /**
+   * The cloud's metadata service (169.254.169.254 on AWS, GCP, Azure and most others; Alibaba's
+   * 100.100.100.200) hands out the host's own credentials to whoever asks, and slirp4netns's NAT
+   * would carry a command's request there from the host: blackhole routes in the namespace drop
+   * it. Made from outside the sandbox, in a namespace whose owner sandboxes are not (they run in
+   * a user namespace of their own), so no command can remove them.
+   */
+  private blockMetadata(enter: string[]): void {
+    const ip = findOnPath("ip");
+    const failed = (why: string) =>
+      this.o.log(
+        `could not block the cloud metadata address in the workspace namespace (${why}): commands granted network may reach it`,
+      );
+    if (!ip) return failed("ip (iproute2) is not installed");
+    for (const prefix of METADATA) {
+      const r = spawnSync(enter[0], [...enter.slice(1), ip, "route", "add", "blackhole", prefix], {
+        stdio: ["ignore", "ignore", "pipe"],
+        timeout: 10_000,
+      });
+      if (r.status !== 0) failed(r.error?.message ?? (r.stderr?.toString().trim() || `exit ${r.status}`));
     }
   }
 

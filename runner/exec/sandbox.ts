@@ -1,7 +1,8 @@
 // Where commands run: inside bubblewrap when it is installed and works (workspace writable, the
 // rest read-only, private /tmp, own PID namespace, no network unless granted and then the
 // workspace's namespace without the host's loopback (netns.ts), dies with the runner, nothing
-// of Quiver's visible: its data, source and install folders masked, no CAP_SYS_ADMIN to unmask
+// of Quiver's visible: its data, source and install folders masked, nor the host's secrets: its
+// homes, shadow files and the like masked too (host-secrets.ts), no CAP_SYS_ADMIN to unmask
 // them, no setuid, setgid or file capability on what it writes: a seccomp filter, seccomp.ts),
 // else directly with a report that the runner is unsandboxed, which off loopback must be chosen
 // (checkUnsandboxed).
@@ -10,6 +11,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { RunnerSandbox } from "../../server/protocol/runner";
 import { coverArgs, hostSockets, vanishedCover } from "./host-sockets";
+import { hostSecrets } from "./host-secrets";
 import { noSuidFilter } from "./seccomp";
 
 export type SandboxMode = "auto" | "off" | "require";
@@ -36,6 +38,11 @@ export interface SandboxSpec {
   resolvConf?: { file: string; at: string };
   /** setsid inside the sandbox: right for commands, wrong for a PTY that needs its terminal. */
   newSession: boolean;
+  /**
+   * Paths inside masked folders bound back read-only before `readOnly` (what commands need of a
+   * masked home: host-secrets.ts); bwrapArgs adds the host's own to what a caller gives.
+   */
+  reveal?: string[];
   /**
    * Files or folders bound read-only after the masks: what the sandbox itself needs of Quiver
    * (the exec server's bundle), even inside a masked folder or the private /tmp.
@@ -160,7 +167,16 @@ function probe(mode: SandboxMode): SandboxInfo {
 }
 
 /** The bwrap command line that runs `argv` under `spec`. */
-export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { file: string; args: string[] } {
+export function bwrapArgs(bwrap: string, given: SandboxSpec, argv: string[]): { file: string; args: string[] } {
+  // The host's homes and secrets (host-secrets.ts) are masked like Quiver's folders.
+  const host = hostSecrets();
+  const spec = {
+    ...given,
+    hide: [...(given.hide ?? []), ...host.hide],
+    reveal: [...(given.reveal ?? []), ...host.reveal],
+  };
+  const hidden = (s: string) =>
+    host.hide.some((m) => s === m || inside(s, m)) && !host.reveal.some((r) => inside(s, r));
   const args = [
     "--ro-bind",
     "/",
@@ -174,7 +190,8 @@ export function bwrapArgs(bwrap: string, spec: SandboxSpec, argv: string[]): { f
     "/tmp",
     ...mountArgs(spec),
     // The host's Unix sockets still connect through a read-only bind: each is covered (host-sockets.ts).
-    ...coverArgs(hostSockets([spec.workspace, ...(spec.hide ?? [])])),
+    // (Those in a masked home are hidden already, unless it is bound back: hostSecrets' reveal.)
+    ...coverArgs(hostSockets([spec.workspace, ...(given.hide ?? [])]).filter((s) => !hidden(s))),
     // A user namespace even when the runner is root: capabilities then hold only inside it and the
     // mounts above stay locked, so `mount -o remount,rw /` fails instead of undoing the sandbox.
     "--unshare-user",
@@ -218,7 +235,11 @@ function feedFilter(filter: Buffer): string[] {
   // Two steps: `exec "$@" 9< <(…)` would also leave the substitution's own descriptor open in
   // bwrap. The wait (the filter fits a pipe's buffer, so printf ends unread) keeps printf from
   // becoming bwrap's child, which a terminal's leader would take for the sandbox (launch.ts).
-  const script = `exec ${FILTER_FD}< <(printf %b "$0"); wait $!; exec "$@"`;
+  // First, every descriptor but stdio is closed: bwrap passes on whatever it is given, and a
+  // descriptor the runner inherited without close-on-exec (from its launcher, a CI's pipe, a
+  // service manager's socket) would otherwise reach every command and terminal in the sandbox.
+  const close = 'for f in /proc/self/fd/*; do f=${f##*/}; [ "$f" -gt 2 ] && eval "exec $f>&-"; done';
+  const script = `${close}; exec ${FILTER_FD}< <(printf %b "$0"); wait $!; exec "$@"`;
   return [findOnPath("bash") ?? "bash", "--norc", "--noprofile", "-c", script, escaped];
 }
 
@@ -226,9 +247,10 @@ const inside = (path: string, dir: string) => path.startsWith(dir.endsWith("/") 
 
 /**
  * The masks, read-only binds and the workspace, in the order bwrap must apply them: a later
- * mount covers an earlier one, so masks around the workspace go first, the workspace is bound
- * into them, masks inside the workspace come after it, and a mask inside a read-only bind is
- * laid again over that bind. A mask that is the workspace itself cannot hide it and is skipped.
+ * mount covers an earlier one, so masks around the workspace go first, what is revealed in them
+ * and the read-only binds next, the workspace is bound into them, masks inside the workspace
+ * come after it (with what is revealed in those), and a mask inside a revealed or read-only bind
+ * is laid again over that bind. A mask that is the workspace itself cannot hide it and is skipped.
  */
 export function mountArgs(spec: SandboxSpec): string[] {
   const w = spec.workspace;
@@ -237,21 +259,38 @@ export function mountArgs(spec: SandboxSpec): string[] {
   const files = masked.filter(isFile);
   const hide = masked.filter((m) => !files.includes(m)).sort((a, b) => a.length - b.length);
   const outer = hide.filter((m) => !inside(m, w));
+  const inner = hide.filter((m) => inside(m, w));
+  // Revealed: only what a mask covers (the workspace shows its own), bound after that mask.
+  const reveal = (spec.reveal ?? []).filter((r) => r !== w && !inside(r, w) && outer.some((m) => inside(r, m)));
+  const revealInner = (spec.reveal ?? []).filter((r) => inner.some((m) => inside(r, m)));
   const tmpfs = (dirs: string[]) => dirs.flatMap((m) => ["--tmpfs", m]);
+  const roBind = (paths: string[]) => paths.flatMap((p) => ["--ro-bind", p, p]);
+  const shown = [...reveal, ...revealInner, ...readOnly, w, ...(spec.writable ?? [])];
   return [
     ...tmpfs(outer),
-    ...readOnly.flatMap((p) => ["--ro-bind", p, p]),
+    ...roBind(reveal),
+    ...tmpfs(outer.filter((m) => reveal.some((r) => inside(m, r)))),
+    ...roBind(readOnly),
     ...tmpfs(outer.filter((m) => readOnly.some((r) => inside(m, r)))),
     "--bind",
     w,
     w,
     ...(spec.writable ?? []).flatMap((p) => ["--bind", p, p]),
-    ...tmpfs(hide.filter((m) => inside(m, w))),
+    ...tmpfs(inner),
+    ...roBind(revealInner),
     // Read-only last: bwrap creates the mount points of the binds above inside these tmpfs.
     ...hide.flatMap((m) => ["--remount-ro", m]),
-    // A file to hide (one a masked folder does not hide already) reads as empty.
-    ...files.filter((f) => !hide.some((m) => inside(f, m))).flatMap((f) => ["--ro-bind", "/dev/null", f]),
+    // A file to hide reads as empty, unless a masked folder hides it already (and nothing bound
+    // into that folder shows it again: ~/.cargo/credentials.toml in a revealed ~/.cargo).
+    ...files.filter((f) => !deepestIsMask(f, hide, shown)).flatMap((f) => ["--ro-bind", "/dev/null", f]),
   ];
+}
+
+/** Whether the innermost mount over `path` (the last applied, in mountArgs' order) is a mask. */
+function deepestIsMask(path: string, masks: string[], binds: string[]): boolean {
+  const over = (ps: string[]) => Math.max(-1, ...ps.filter((p) => p === path || inside(path, p)).map((p) => p.length));
+  const mask = over(masks);
+  return mask >= 0 && mask >= over(binds);
 }
 
 function isFile(path: string): boolean {

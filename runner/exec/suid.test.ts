@@ -267,11 +267,23 @@ describe.runIf(sandbox.available && noSuidFilter() !== undefined)("no setuid or 
     const dir = await mkdtemp(join(tmpdir(), "quiver-suid-nobody-"));
     try {
       await chown(dir, 65534, 65534);
-      const cmd = bwrapArgs(sandbox.bwrap!, { workspace: dir, cwd: dir, network: false, newSession: true }, [
-        "sh",
-        "-c",
-        "cp /bin/sh s && chmod 4755 s; chmod 2755 s; stat -c %a s",
-      ]);
+      // Built by this root process for a runner that is nobody: with a HOME and PATH of its own, not
+      // root's, whose folders (bound back into the masked /root: host-secrets.ts) nobody cannot read.
+      const saved = { HOME: process.env.HOME, PATH: process.env.PATH };
+      Object.assign(process.env, { HOME: dir, PATH: "/usr/sbin:/usr/bin:/sbin:/bin" });
+      const cmd = (() => {
+        try {
+          return bwrapArgs(sandbox.bwrap!, { workspace: dir, cwd: dir, network: false, newSession: true }, [
+            "sh",
+            "-c",
+            "cp /bin/sh s && chmod 4755 s; chmod 2755 s; stat -c %a s",
+          ]);
+        } finally {
+          for (const [k, v] of Object.entries(saved))
+            if (v === undefined) delete process.env[k];
+            else process.env[k] = v;
+        }
+      })();
       const setpriv = findOnPath("setpriv")!;
       const r = spawnSync(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", cmd.file, ...cmd.args], {
         encoding: "utf8",

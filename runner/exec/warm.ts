@@ -28,6 +28,7 @@ import { captureLoginEnv } from "./login-env";
 import type { WorkspaceNetwork } from "./netns";
 import { sandboxNamespace, type ProcNamespace } from "./procfs";
 import { vanishedCover } from "./host-sockets";
+import { hostSecrets } from "./host-secrets";
 import { bwrapArgs, dropMountCap, findOnPath, type SandboxInfo } from "./sandbox";
 
 /** How long a kill may go unconfirmed before the whole exec server is killed instead. */
@@ -202,11 +203,12 @@ export class WarmSandbox {
     const start = await execServerStart(this.o.log);
     // The exec server runs from this checkout, which is masked (and under /tmp in a CI clone):
     // its one bundled file is bound back; under tsx it needs the whole checkout.
+    // So is node when it lies in a masked folder (Quiver's, or a home: host-secrets.ts).
     const hide = this.o.hide ?? [];
     const node = realpathSync(process.execPath);
     const readOnly = [
       start.bundled ? start.args[0] : PROJECT_ROOT,
-      ...(hide.some((m) => node.startsWith(`${m}/`)) ? [node] : []),
+      ...([...hide, ...hostSecrets().hide].some((m) => node.startsWith(`${m}/`)) ? [node] : []),
     ];
     const net = await this.o.network.sandboxNetwork(this.network);
     // The exec server keeps CAP_SYS_ADMIN for each command's PID namespace and /proc; commands lose it.

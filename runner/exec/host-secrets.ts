@@ -1,0 +1,207 @@
+// The host's secrets, masked in every sandbox. The sandbox binds the host's / read-only, and
+// read-only is not unreadable: the runner's user (root on most machines) owns its home, so a
+// command read ~/.ssh, ~/.aws, ~/.npmrc, ~/.config/gh, shell histories, every home under /home,
+// and as root /etc/shadow or a database's files. No uid inside the sandbox helps (the owner of a
+// 0600 file is whoever the namespace maps to the runner's uid): each such place gets a mount over
+// it. Homes get an empty read-only tmpfs: /root, /home, the runner's $HOME, and the home of every
+// account in /etc/passwd outside the system's own folders (postgres' /var/lib/postgresql, backup's
+// /var/backups with its shadow.bak). What commands legitimately read there is bound back
+// read-only, an allowlist rather than a list of secrets (unknown credential files stay hidden):
+// the shell's and git's configuration in $HOME (commands run a login shell; git needs who commits),
+// toolchains installed under $HOME, and the folders of PATH inside a masked home. Known secrets of
+// the system (shadow files, SSH host keys, TLS private keys, container and cluster secrets) read
+// as empty or empty folders. The workspace stays visible even inside a masked home (sandbox.ts).
+import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
+
+export interface HostSecrets {
+  /** Folders (empty tmpfs) and files (/dev/null) to mask, as real paths. */
+  hide: string[];
+  /** Paths inside those folders bound back read-only. */
+  reveal: string[];
+}
+
+/**
+ * Of the runner's $HOME, what commands need: the login shell's and git's configuration, and
+ * toolchains a user installs there (rustup, nvm, pyenv…). A secret written into one of these
+ * (an `export` in ~/.bashrc, a token in a URL of ~/.gitconfig) stays readable.
+ */
+export const HOME_REVEAL = [
+  ".profile",
+  ".bash_profile",
+  ".bash_login",
+  ".bashrc",
+  ".bash_aliases",
+  ".bash_logout",
+  ".inputrc",
+  ".gitconfig",
+  ".config/git",
+  ".cargo",
+  ".rustup",
+  ".nvm",
+  ".pyenv",
+  ".rbenv",
+  ".volta",
+  ".bun",
+  ".deno",
+  ".asdf",
+  ".fnm",
+  ".sdkman",
+  ".local/bin",
+  ".local/lib",
+  "go",
+  ".nix-profile",
+];
+
+/** Credential files inside what is revealed: masked again. */
+const REVEALED_SECRETS = [".cargo/credentials", ".cargo/credentials.toml"];
+
+/** The system's own secrets: files read as empty, folders as empty folders. */
+const SYSTEM_SECRETS = [
+  "/etc/shadow",
+  "/etc/shadow-",
+  "/etc/gshadow",
+  "/etc/gshadow-",
+  "/etc/security/opasswd",
+  "/etc/ssl/private",
+  "/etc/pki/tls/private",
+  "/etc/letsencrypt",
+  "/etc/krb5.keytab",
+  "/etc/mysql/debian.cnf",
+  "/etc/ipsec.secrets",
+  "/etc/ppp/chap-secrets",
+  "/etc/ppp/pap-secrets",
+  "/etc/wireguard",
+  "/etc/NetworkManager/system-connections",
+  "/etc/kubernetes",
+  "/etc/rancher",
+  "/etc/docker/key.json",
+  "/etc/sssd",
+  "/etc/openvpn",
+  "/etc/libvirt/secrets",
+  "/etc/exim4/passwd.client",
+  "/etc/postfix/sasl_passwd",
+  "/etc/davfs2/secrets",
+  "/var/cache/debconf/passwords.dat",
+  "/var/lib/sss",
+  "/var/lib/samba/private",
+  "/var/lib/cloud",
+  // systemd's credentials, docker's and Kubernetes' secrets (/var/run is a link here), the users'
+  // runtime folders (keyrings, agents).
+  "/run/credentials",
+  "/run/secrets",
+  "/run/user",
+  "/var/lib/docker",
+  "/var/lib/containerd",
+  "/var/lib/kubelet",
+  "/var/lib/mysql",
+  "/var/lib/postgresql",
+  "/var/lib/private",
+  "/var/backups",
+  "/var/log",
+  "/var/mail",
+  "/var/spool/cron",
+];
+
+/** A passwd home here or below is the system's own (/bin, /dev, /run/sshd…), never masked. */
+const SYSTEM_DIRS = ["/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/proc", "/sys"];
+// Also /run: resolv.conf may be a link into /run/systemd (a home on some systems); nothing there is a home's.
+const NEVER_MASKED = [...SYSTEM_DIRS, "/run", "/tmp", "/boot", "/nonexistent"];
+
+const within = (path: string, dir: string) => path === dir || path.startsWith(dir === "/" ? "/" : `${dir}/`);
+
+function real(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+const exists = (path: string) => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** bwrap fails to start on a bind it cannot read: only what the runner's user can read is bound back. */
+const readable = (path: string) => {
+  try {
+    accessSync(path, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The home folders in the text of /etc/passwd (the 6th field). */
+export function passwdHomes(text: string): string[] {
+  return text
+    .split("\n")
+    .map((line) => line.split(":")[5])
+    .filter((h): h is string => !!h?.startsWith("/"));
+}
+
+export interface HostSecretsInput {
+  /** The runner's $HOME: what commands see as theirs (default: $HOME, else the passwd home). */
+  home?: string;
+  /** The text of /etc/passwd. */
+  passwd?: string;
+  /** The runner's PATH: its folders inside a masked home are bound back. */
+  path?: string;
+}
+
+function readPasswd(): string {
+  try {
+    return readFileSync("/etc/passwd", "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** What to mask and what to bind back in it, read from the host as it is now. */
+export function hostSecrets(o: HostSecretsInput = {}): HostSecrets {
+  const home = o.home ?? process.env.HOME ?? homedir();
+  const path = (o.path ?? process.env.PATH ?? "").split(delimiter).filter((p) => p.startsWith("/"));
+  const realPath = path.map(real).filter((p): p is string => !!p);
+  const homeReal = real(home);
+  const found = new Set<string>();
+  for (const h of ["/root", "/home", home, ...passwdHomes(o.passwd ?? readPasswd())]) {
+    const r = real(h);
+    if (!r || r === "/" || NEVER_MASKED.some((s) => within(r, s))) continue;
+    // A service's home that holds a PATH folder (/opt as a home) is the system's, not a user's
+    // (the runner's own home and /root, /home are masked all the same: their PATH folders are revealed).
+    if (r !== homeReal && h !== "/root" && h !== "/home" && realPath.some((p) => within(p, r))) continue;
+    found.add(r);
+  }
+  // /home/alice inside /home needs no tmpfs of its own.
+  const homes = [...found].filter((h) => ![...found].some((o) => o !== h && within(h, o)));
+  const reveal = new Set<string>();
+  if (homeReal && found.has(homeReal)) {
+    for (const rel of HOME_REVEAL) if (readable(join(homeReal, rel))) reveal.add(join(homeReal, rel));
+  }
+  // A PATH folder inside a home, never a home itself (PATH=~:… would show all of it).
+  for (const p of realPath) if (!found.has(p) && homes.some((h) => within(p, h)) && readable(p)) reveal.add(p);
+  const hide = [...homes];
+  for (const p of SYSTEM_SECRETS) if (exists(p)) hide.push(real(p) ?? p);
+  if (homeReal) for (const rel of REVEALED_SECRETS) if (exists(join(homeReal, rel))) hide.push(join(homeReal, rel));
+  hide.push(...sshHostKeys());
+  // One bind for ~/.pyenv and ~/.pyenv/shims.
+  const shown = [...reveal].filter((r) => ![...reveal].some((o) => o !== r && within(r, o)));
+  return { hide: [...new Set(hide)], reveal: shown };
+}
+
+/** The SSH server's private host keys (/etc/ssh/ssh_host_*_key). */
+function sshHostKeys(): string[] {
+  try {
+    return readdirSync("/etc/ssh")
+      .filter((n) => /^ssh_host_.*_key$/.test(n))
+      .map((n) => `/etc/ssh/${n}`);
+  } catch {
+    return [];
+  }
+}
