@@ -32,8 +32,10 @@ import { createShareService } from "./services/shares";
 import { createUploads } from "./services/uploads";
 import { createUploadsHttp } from "./services/uploads-http";
 import { createOrgService } from "./services/orgs";
+import { stopWorkOf } from "./services/orgs-work";
 import { createGuard, pathRefusal } from "./http/guard";
 import { createSocketLimits, type SocketLimits } from "./http/socket-limits";
+import { CALL_BODY_MAX } from "./http/call-limits";
 import { createPreviewHttp } from "./preview/http";
 import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
@@ -192,6 +194,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     db: orgDb,
     accountsOn: () => accounts.on(),
     closeSockets: (target, reason) => accounts.endSockets(target, reason),
+    stopWork: (target) => stopWorkOf({ db: handle.db, ...parts.services }, target),
     sendMail: accounts.mailer.smtp ? (mail) => accounts.mailer.send(mail) : undefined,
     log,
   });
@@ -227,6 +230,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     router: appRouter,
     createContext: async ({ req }) => contextFor(services, await auth.identify(req)),
     basePath: "/api/trpc/",
+    maxBodySize: CALL_BODY_MAX,
   });
   const trpcWss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
   const socketLimits = createSocketLimits(options.socketLimits);
@@ -238,7 +242,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       const id = await auth.identify(req);
       return {
         ...contextFor(services, id, id.kind === "viewer" ? auth.viewers.attach(id.linkId, ws) : undefined),
-        connection: socketLimits.connection(ws),
+        connection: socketLimits.connection(ws, req.socket),
       };
     },
     keepAlive: { enabled: true, pingMs: 20_000, pongWaitMs: 10_000 },

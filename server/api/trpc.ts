@@ -12,7 +12,8 @@ import { fileURLToPath } from "node:url";
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import type { Actor, Services } from "../services/types";
 import { redactAnswer } from "../auth/redact";
-import { authorize, VIEWER_REFUSED, type Action, type Grant, type Subject } from "../auth/authorize";
+import { authorize, refuseBeforeInput, VIEWER_REFUSED, type Action, type Grant, type Subject } from "../auth/authorize";
+import { LINK_MESSAGES } from "../auth/pages";
 import { loadResource, type ResourceRef } from "../auth/authorize-resources";
 import type { ConnectionCount } from "../http/socket-limits";
 import { callLimitsOf, type Caller } from "../http/call-limits";
@@ -57,8 +58,22 @@ export const router = t.router;
 
 export { VIEWER_REFUSED };
 
+/** A call on a WebSocket that is being closed because its person's access ended. */
+export const CONNECTION_CLOSED =
+  "This connection was closed: you were signed out or your access changed. Reload the page to reconnect.";
+
 /** Who the context is, as authorize() sees them. */
 export function subjectOf(ctx: Context): Subject {
+  // A WebSocket's identity was decided when it opened. Once its link ended, or its person was
+  // signed out or lost access (its socket is then closing, auth/accounts/sockets.ts), no call on
+  // it is taken, even in the moment before the close completes.
+  const linkEnded = ctx.viewer?.signal;
+  if (linkEnded?.aborted) {
+    const reason = (linkEnded.reason as keyof typeof LINK_MESSAGES) ?? "revoked";
+    return { kind: "nobody", why: "ended-link", message: LINK_MESSAGES[reason] ?? LINK_MESSAGES.revoked };
+  }
+  if (ctx.connection && !ctx.connection.open())
+    return { kind: "nobody", why: ctx.viewer ? "ended-link" : "removed-member", message: CONNECTION_CLOSED };
   if (ctx.actor) return { kind: "person", actor: ctx.actor };
   if (ctx.viewer) return { kind: "viewer", sessionId: ctx.viewer.sessionId, linkId: ctx.viewer.linkId };
   const r = ctx.refusal ?? { code: "UNAUTHORIZED" as const, message: "Sign in to do this." };
@@ -85,7 +100,7 @@ function idFrom(raw: Record<string, unknown>, key: string): string {
 function step(action: Action, refOf: RefOf) {
   const mw = t.middleware(async ({ ctx, getRawInput, next, type, signal }) => {
     const subject = subjectOf(ctx);
-    if (subject.kind === "nobody") authorize(subject, action, { kind: "none" });
+    refuseBeforeInput(subject, action);
     const raw = (await getRawInput()) as unknown;
     const input = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
     const grant = authorize(

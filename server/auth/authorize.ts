@@ -98,6 +98,17 @@ export function refusalCode(why: Extract<Subject, { kind: "nobody" }>["why"]): "
   return why === "anonymous" || why === "revoked-device" ? "UNAUTHORIZED" : "FORBIDDEN";
 }
 
+/**
+ * Refuses, before the input is read, a subject whatever the resource: nobody, and a viewer asking
+ * for an action no link grants. A caller's input can be large (a save, images): a link's holder
+ * (anyone it was sent to) must not get the server to buffer a body only to be told no.
+ */
+export function refuseBeforeInput(subject: Subject, action: Action): void {
+  if (action === "public") return;
+  if (subject.kind === "nobody") refuse(refusalCode(subject.why), subject.message);
+  if (subject.kind === "viewer" && !VIEWER_ACTIONS.has(action)) refuse("FORBIDDEN", VIEWER_REFUSED);
+}
+
 /** Throws the TRPCError the subject gets, or answers what it may do. */
 export function authorize(subject: Subject, action: Action, resource: Resource): Grant {
   if (action === "public") {

@@ -14,6 +14,16 @@ export const CALL_LIMITS = {
 
 export type CallLimits = typeof CALL_LIMITS;
 
+/**
+ * The largest body of one tRPC call over HTTP (a batch's together), answered PAYLOAD_TOO_LARGE
+ * past it. Without it a signed-in person, or a share link's holder, had the server buffer any
+ * body whole before its procedure judged it (300 MB took a gigabyte of memory). The largest
+ * call the IDE makes fits: a message with 8 images (about 42 MB of base64) or a 20 M-character
+ * save written as UTF-8 (JSON escapes, 6 bytes for a control character, can take one past it).
+ * The WebSocket's own bound is its maxPayload (app.ts).
+ */
+export const CALL_BODY_MAX = 64 * 1024 * 1024;
+
 interface Gate {
   running: number;
   queue: Array<() => void>;

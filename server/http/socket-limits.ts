@@ -21,9 +21,14 @@ export interface ConnectionCount {
   limit: number;
   /** False while the socket has more than BACKLOG_BYTES unsent: replays wait for it. */
   ready(): boolean;
+  /** False once the socket is closing: its person was signed out or lost access (the raw socket
+   *  was ended, auth/accounts/sockets.ts) or it was closed; no further call on it is taken. */
+  open(): boolean;
 }
 
 export const BACKLOG_BYTES = 256 * 1024;
+/** WebSocket.OPEN. */
+const WS_OPEN = 1;
 
 export function createSocketLimits(limits: SocketLimits = SOCKET_LIMITS) {
   const open = new Map<string, number>();
@@ -64,10 +69,15 @@ export function createSocketLimits(limits: SocketLimits = SOCKET_LIMITS) {
         },
       };
     },
-    connection: (ws: { bufferedAmount: number }): ConnectionCount => ({
+    /** `socket`: the raw socket under `ws` (ending it is how a person's access ends). */
+    connection: (
+      ws: { bufferedAmount: number; readyState: number },
+      socket?: { writableEnded: boolean; destroyed: boolean },
+    ): ConnectionCount => ({
       subscriptions: 0,
       limit: limits.subscriptionsPerSocket,
       ready: () => ws.bufferedAmount < BACKLOG_BYTES,
+      open: () => ws.readyState === WS_OPEN && !socket?.writableEnded && !socket?.destroyed,
     }),
     /** Open sockets per key (tests). */
     size: (key: string) => open.get(key) ?? 0,

@@ -55,6 +55,8 @@ export interface OrgServiceDeps extends Omit<InvitationDeps, "db"> {
   db: Db;
   /** Ends the person's open sockets in the org on every server instance. */
   closeSockets?(target: SocketTarget, reason: string): Promise<void> | void;
+  /** Stops what the person's agent still runs in the org once they are no longer in it (orgs-work.ts). */
+  stopWork?(target: SocketTarget): Promise<unknown>;
   /** Makes `orgId` the active org of the actor's sign-in (default: their better-auth session
    *  row's activeOrganizationId, which the next request reads; its cookie cache is off). */
   activateOrg?(actor: Actor, orgId: string): Promise<void>;
@@ -76,6 +78,15 @@ export function createOrgService(deps: OrgServiceDeps) {
       await deps.closeSockets?.(target, reason);
     } catch (err) {
       deps.log?.(`closing sockets of ${target.userId} in ${target.orgId} failed: ${(err as Error).message}`);
+    }
+  };
+  // A member gone from the org: their sockets close and their agent's turns there stop.
+  const gone = async (target: SocketTarget, reason: string) => {
+    await disconnect(target, reason);
+    try {
+      await deps.stopWork?.(target);
+    } catch (err) {
+      deps.log?.(`stopping the turns of ${target.userId} in ${target.orgId} failed: ${(err as Error).message}`);
     }
   };
   const invitations = createInvitations({ ...deps, db });
@@ -190,7 +201,7 @@ export function createOrgService(deps: OrgServiceDeps) {
         });
         return target;
       });
-      await disconnect({ userId: removed.userId, orgId: actor.orgId }, "removed from the org");
+      await gone({ userId: removed.userId, orgId: actor.orgId }, "removed from the org");
     },
 
     /**
@@ -222,7 +233,7 @@ export function createOrgService(deps: OrgServiceDeps) {
           activeOrgId = next.orgId;
         }
       }
-      await disconnect({ userId: actor.userId, orgId }, "left the org");
+      await gone({ userId: actor.userId, orgId }, "left the org");
       return { activeOrgId };
     },
 

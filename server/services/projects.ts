@@ -301,6 +301,20 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
           code: "FORBIDDEN",
           message: "Only the project's creator or an org admin can delete it.",
         });
+      // Deleting removes every person's sessions and workspace in it: a member who made the
+      // project deletes it only while the work in it is all theirs. Another person's session is
+      // never a member's to remove (auth/authorize.ts); with others in it, it is the admins' call.
+      if (actor.role === "member") {
+        const [sessions, workspaces] = await Promise.all([
+          db.session.count({ where: { projectId: id, NOT: { ownerId: actor.userId } } }),
+          db.workspace.count({ where: { projectId: id, NOT: { userId: actor.userId } } }),
+        ]);
+        if (sessions + workspaces > 0)
+          throw new TRPCError({
+            code: "FORBIDDEN",
+            message: "Other people work in this project: only the org's owners and admins can delete it.",
+          });
+      }
       const running = await db.turn.count({ where: { status: "running", session: { projectId: id } } });
       if (running)
         throw new TRPCError({

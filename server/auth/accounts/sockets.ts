@@ -48,6 +48,12 @@ export function createPeopleSockets(deps: PeopleSocketsDeps) {
   function close(socket: Duplex, reason: string) {
     open.delete(socket);
     if (socket.destroyed) return;
+    // Ending writes only, the socket would go on reading: a terminal typed into or a call sent in
+    // the moment before the destroy below would reach the program reading it (ws) as the person
+    // who just lost access. What arrives from now on is read and dropped (a paused socket would
+    // keep it, and ws reads what is left when the socket closes).
+    socket.removeAllListeners("data");
+    socket.on("data", () => undefined);
     socket.end(closeFrame(SIGNED_OUT_CLOSE, reason));
     setTimeout(() => socket.destroy(), 250).unref();
   }
