@@ -15,6 +15,8 @@ export function expandCurlGlob(text: string, cap = 1000): string[] | "too many" 
   return out;
 }
 
+const IPV6_LITERAL = /^[0-9a-f]*:[0-9a-f:.]*(%25[\w.~-]+)?$/i;
+
 /** Whether curl would glob `text` at all. */
 export const hasCurlGlob = (text: string) => /[{[]/.test(text);
 
@@ -38,6 +40,12 @@ function parse(text: string): string[][] | undefined {
     } else if (c === "[") {
       const close = closing(text, i, "]");
       if (close < 0) return undefined;
+      // An IPv6 address in brackets is the host, not a range (glob.c's peek_ipv6).
+      if (IPV6_LITERAL.test(text.slice(i + 1, close))) {
+        literal += text.slice(i, close + 1);
+        i = close;
+        continue;
+      }
       const range = rangeOf(text.slice(i + 1, close));
       if (!range) return undefined;
       flush();

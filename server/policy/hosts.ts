@@ -9,6 +9,7 @@
 // line's network redirects (`</dev/tcp/evil.com/80`) and the text its here-documents and
 // here-strings feed programs (hosts-feeds.ts), which are no command's words.
 import { domainToASCII } from "node:url";
+import ipaddr from "ipaddr.js";
 import type { SimpleCommand } from "../shell/analyse";
 import { expandWord, GAP, type Expansion } from "./hosts-words";
 import { lineFeeds, socketHosts, type Feed } from "./hosts-feeds";
@@ -42,13 +43,27 @@ export function lineSockets(line: string): string[] {
 
 const IPV4_TAIL = /^(?:::ffff:(?:0:)?|64:ff9b::|::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
 
-/** A host and, for an IPv6 address carrying an IPv4 one (mapped, NAT64, compatible), that too. */
+/** A host and, for an address, the forms that reach it: an IPv4 address in any notation the
+ *  resolver takes (`2852039166`, `0xa9fea9fe`, `169.254.43518`: ssh, scp and rsync hand their
+ *  host to getaddrinfo, which reads them all) as dotted quads, and for an IPv6 address carrying
+ *  an IPv4 one (mapped, NAT64, compatible) that too. */
 export function hostForms(host: string): string[] {
   const h = normaliseHost(host);
-  const m = IPV4_TAIL.exec(h);
-  if (!m) return [h];
-  const [hi, lo] = [parseInt(m[1], 16), parseInt(m[2], 16)];
-  return [h, `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`];
+  const forms = [h];
+  let address: ipaddr.IPv4 | ipaddr.IPv6 | undefined;
+  try {
+    address = ipaddr.parse(h);
+  } catch {
+    // A name, not an address.
+  }
+  const canonical = address?.toString();
+  if (canonical && canonical !== h) forms.push(canonical);
+  const m = IPV4_TAIL.exec(canonical ?? h);
+  if (m) {
+    const [hi, lo] = [parseInt(m[1], 16), parseInt(m[2], 16)];
+    forms.push(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+  }
+  return forms;
 }
 
 const patterns = new Map<string, string>();
