@@ -10,6 +10,7 @@ import { Workspace } from "../workspace/workspace";
 import type { OpContext } from "../ops";
 import { checkpointOps, shadowOf } from "./ops";
 import { looseEstimate, packCount } from "./pack";
+import { opContext } from "../testing/exec";
 
 const FILES = 8_000;
 
@@ -32,14 +33,7 @@ describe("packing the shadow", () => {
     dir = join(base, "ws");
     mkdirSync(join(dir, "d"), { recursive: true });
     ws = await Workspace.open(dir, { watch: false });
-    ctx = {
-      sessionId: "s1",
-      workspace: ws,
-      signal: new AbortController().signal,
-      deadline: Date.now() + 120_000,
-      progress() {},
-      filesChanged() {},
-    };
+    ctx = opContext(ws);
   });
 
   afterAll(() => {
