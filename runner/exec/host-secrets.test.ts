@@ -62,6 +62,7 @@ const SECRETS: Record<string, string> = {
   ".kube/config": "token: FAKE-KUBE-8",
   ".bash_history": "export TOKEN=FAKE-HISTORY-9",
   ".cargo/credentials.toml": "token = FAKE-CARGO-10",
+  ".config/git/credentials": "https://u:FAKE-XDG-GITCRED-11@example.com",
 };
 
 describe.runIf(bwrap)("the host's secrets, from a sandboxed command and terminal", () => {

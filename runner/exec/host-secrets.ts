@@ -55,7 +55,12 @@ export const HOME_REVEAL = [
 ];
 
 /** Credential files inside what is revealed: masked again. */
-const REVEALED_SECRETS = [".cargo/credentials", ".cargo/credentials.toml"];
+const REVEALED_SECRETS = [
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  // git's credential store looks here as well as in ~/.git-credentials.
+  ".config/git/credentials",
+];
 
 /** The system's own secrets: files read as empty, folders as empty folders. */
 const SYSTEM_SECRETS = [
