@@ -165,6 +165,7 @@ export class RunnerClient {
       version: this.o.version,
       sandbox: this.o.sandbox,
       workspaceVersion: served?.workspace.version ?? 0,
+      ptyAck: true,
       ...facts,
     });
     this.eachServed((s) => s.pty?.connectionChanged(true));

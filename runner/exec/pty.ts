@@ -1,14 +1,16 @@
 // The person's terminals: node-pty sessions running a login shell in the workspace, inside the
 // same sandbox as commands (bubblewrap without setsid, so the shell keeps its terminal), led by
-// a process outside it that outlives it (launch.ts ttyLeader), with
-// network in the workspace's namespace, shared with the agent's commands (netns.ts). Closing
+// a process outside it that outlives it (launch.ts ttyLeader), with network in the workspace's
+// namespace, shared with the agent's commands (netns.ts). Input is written by pty-input.ts and
+// acknowledged (pty.ack) once written or dropped, so the server can keep it bounded; input held
+// here past INPUT_CAP (a server that ignores acks) is dropped, and the terminal says so. Closing
 // kills the PTY's whole process tree. When the server connection drops, PTYs wait `graceMs`
 // for a `pty.open` with the same id to re-attach (output meanwhile is kept and replayed), then
 // close; the server's own terminal bridge handles a browser that went away. A terminal without
 // network has a namespace of its own, recorded at start so the preview can name a server there.
 import type { IPty } from "node-pty";
 import { constants as osConstants } from "node:os";
-import type { RunnerToServer } from "../../server/protocol/runner";
+import { PTY_INPUT_WINDOW, type RunnerToServer } from "../../server/protocol/runner";
 import type { PtyHandler, PtyMessage } from "../ops";
 import { killTree, MARKER_VAR, newMarker } from "./kill";
 import { directTether, holdTerminal, ttyLeader } from "./launch";
@@ -16,6 +18,7 @@ import { makeJail, rlimitPrefix, type Limits } from "./limits";
 import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
 import { sandboxNamespace, type ProcNamespace } from "./procfs";
 import { vanishedCover } from "./host-sockets";
+import { PtyInput } from "./pty-input";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 
 export interface PtyOptions {
@@ -56,7 +59,21 @@ interface Entry {
   held?: string;
   /** Input typed meanwhile, for the shell that does start (a terminal would echo it). */
   typed?: string;
+  /** UTF-8 bytes of `typed`. */
+  typedBytes: number;
+  /** Writes input to the PTY master and counts what is written (absent: node-pty's own write). */
+  input?: PtyInput;
+  /** Bytes written or dropped, not yet reported in a pty.ack (sent once per turn of the loop). */
+  acked: number;
+  /** The terminal was told once that input past the runner's cap was dropped. */
+  dropNoted?: boolean;
 }
+
+/**
+ * Input held per terminal past which frames are dropped (and acknowledged): the server keeps
+ * PTY_INPUT_WINDOW, plus one frame; only a server that ignores pty.ack gets here.
+ */
+const INPUT_CAP = 4 * PTY_INPUT_WINDOW;
 
 /** How long a terminal's first output may be held back as maybe bwrap's start failure. */
 const HOLD_MS = 2_000;
@@ -113,11 +130,7 @@ export class PtyManager implements PtyHandler {
         return;
       }
       case "pty.input":
-        if (entry && !entry.closing) {
-          if (entry.held !== undefined) entry.typed = (entry.typed ?? "") + message.data;
-          else entry.pty.write(message.data);
-        }
-        return;
+        return this.input(entry, message.ptyId, message.data);
       case "pty.resize":
         if (entry && !entry.closing) entry.pty.resize(message.cols, message.rows);
         return;
@@ -128,12 +141,57 @@ export class PtyManager implements PtyHandler {
     }
   }
 
+  private input(entry: Entry | undefined, ptyId: string, data: string): void {
+    const bytes = Buffer.byteLength(data, "utf8");
+    if (bytes === 0) return;
+    // Input for a terminal that is gone is dropped, and said to be done with.
+    if (!entry || entry.closing) return void this.o.send({ type: "pty.ack", ptyId, bytes });
+    if ((entry.input?.pending ?? 0) + entry.typedBytes + bytes > INPUT_CAP) {
+      if (!entry.dropNoted)
+        this.deliver(entry, "\r\n\x1b[33mquiver: input dropped: the terminal is not reading it\x1b[0m\r\n");
+      entry.dropNoted = true;
+      return this.ack(entry, bytes);
+    }
+    if (entry.held === undefined) return this.write(entry, data);
+    entry.typed = (entry.typed ?? "") + data;
+    entry.typedBytes += bytes;
+  }
+
+  private write(entry: Entry, data: string): void {
+    if (entry.input) return entry.input.write(data);
+    entry.pty.write(data);
+    this.ack(entry, Buffer.byteLength(data, "utf8"));
+  }
+
+  /** Reports bytes written (or dropped), gathered into one frame per turn of the event loop. */
+  private ack(entry: Entry, bytes: number): void {
+    if (entry.acked === 0)
+      setImmediate(() => {
+        const n = entry.acked;
+        entry.acked = 0;
+        if (n > 0) this.o.send({ type: "pty.ack", ptyId: entry.id, bytes: n });
+      });
+    entry.acked += bytes;
+  }
+
+  /** Typed input held while the terminal's start was uncertain is given to its shell, or dropped. */
+  private untype(entry: Entry, to: Entry | undefined): void {
+    const { typed, typedBytes } = entry;
+    entry.typed = undefined;
+    entry.typedBytes = 0;
+    if (!typed) return;
+    if (to && !to.closing) this.write(to, typed);
+    else this.ack(entry, typedBytes);
+  }
+
   /**
    * Starts the terminal. A host socket removed between the sandbox's listing and bwrap's mount
    * over it fails bwrap's start (host-sockets.ts): the terminal's first output is held while it
    * may be that error, and the terminal is started once more instead of showing it.
    */
-  private open(m: Extract<PtyMessage, { type: "pty.open" }>, net: SandboxNetwork, again?: { typed?: string }): void {
+  private open(m: Extract<PtyMessage, { type: "pty.open" }>, net: SandboxNetwork, again?: { from: Entry }): void {
+    // A start that does not happen drops what was typed for it.
+    if (again && (this.disposed || this.ptys.size >= (this.o.maxPtys ?? 32))) this.untype(again.from, undefined);
     if (this.disposed)
       return void this.o.send({
         type: "pty.exit",
@@ -176,6 +234,7 @@ export class PtyManager implements PtyHandler {
         env,
       });
     } catch (e) {
+      if (again) this.untype(again.from, undefined);
       void jail?.dispose();
       this.o.send({
         type: "pty.exit",
@@ -190,15 +249,32 @@ export class PtyManager implements PtyHandler {
     if (leader.length > 0 && typeof masterFd === "number") holdTerminal(masterFd, pty.pid);
     let ended = () => {};
     const exited = new Promise<void>((resolve) => (ended = resolve));
-    const entry: Entry = { id: m.ptyId, sessionId: m.sessionId, pty, marker, backlog: "", closing: false, exited };
+    const entry: Entry = {
+      id: m.ptyId,
+      sessionId: m.sessionId,
+      pty,
+      marker,
+      backlog: "",
+      closing: false,
+      exited,
+      typedBytes: 0,
+      acked: 0,
+    };
+    if (typeof masterFd === "number") {
+      entry.input = new PtyInput(masterFd, (n) => this.ack(entry, n));
+      // node-pty's read stream closes the master when the terminal's other side is gone (before
+      // onExit; `once` is that stream's): no write may follow, as the descriptor's number may
+      // already name another file.
+      (pty as unknown as NodeJS.EventEmitter).once("close", () => entry.input?.end());
+    }
     this.ptys.set(entry.id, entry);
     const release = () => {
-      const { held, typed } = entry;
-      entry.held = entry.typed = undefined;
+      const { held } = entry;
+      entry.held = undefined;
       if (held) this.deliver(entry, held);
-      if (typed && !entry.closing) pty.write(typed);
+      this.untype(entry, entry);
     };
-    if (again?.typed) pty.write(again.typed);
+    if (again) this.untype(again.from, entry);
     if (this.o.sandbox.available && !again) {
       entry.held = "";
       setTimeout(release, HOLD_MS).unref();
@@ -237,12 +313,13 @@ export class PtyManager implements PtyHandler {
       // The shell is gone; anything it left running in the background goes with it.
       void killTree(undefined, entry.marker).then(() => jail?.dispose());
       if (entry.held !== undefined && !entry.closing && vanishedCover(entry.held, wrapped.args)) {
-        const { typed } = entry;
         // This start's hold timer must not show its error (or type into it) once the next one runs.
-        entry.held = entry.typed = undefined;
-        return this.open(m, net, { typed });
+        entry.held = undefined;
+        entry.input?.end();
+        return this.open(m, net, { from: entry });
       }
-      entry.typed = undefined; // for no shell now
+      this.untype(entry, undefined); // for no shell now
+      entry.input?.end();
       release();
       this.o.send({
         type: "pty.exit",
@@ -325,6 +402,12 @@ export class PtyManager implements PtyHandler {
   /** Open PTYs (tests, diagnostics). */
   get size(): number {
     return this.ptys.size;
+  }
+
+  /** Input bytes held for the PTY, not yet written to it (tests, diagnostics). */
+  pendingInput(ptyId: string): number | undefined {
+    const entry = this.ptys.get(ptyId);
+    return entry && (entry.input?.pending ?? 0) + entry.typedBytes;
   }
 
   pid(ptyId: string): number | undefined {

@@ -279,7 +279,7 @@ export class RunnerPool implements Executor {
       const sessionIds = this.sessionsOf(conn.id).filter((s) => this.bindings.get(s)?.workspaceId === workspaceId);
       const event = { runnerId: conn.id, sessionIds, paths: msg.paths, version: msg.version };
       for (const l of this.fileListeners) safe(() => l(event), this.log);
-    } else if (msg.type === "pty.data" || msg.type === "pty.exit") {
+    } else if (msg.type === "pty.data" || msg.type === "pty.ack" || msg.type === "pty.exit") {
       this.pty.fromRunner(conn, msg);
     } else if (msg.type.startsWith("preview.")) {
       this.preview.fromRunner(conn, msg as Extract<RunnerToServer, { type: `preview.${string}` }>);

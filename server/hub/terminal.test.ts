@@ -24,7 +24,9 @@ function realPty(sessionId: string, size: { cols: number; rows: number }): TestP
     id: `pty_${randomUUID()}`,
     sessionId,
     pid: p.pid,
-    write: (d) => p.write(d),
+    write: (d) => (p.write(d), true),
+    unacked: 0,
+    onDrain: () => () => {},
     resize: (c, r) => p.resize(c, r),
     close: () => p.kill(),
     onData: (l) => {

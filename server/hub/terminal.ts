@@ -5,7 +5,9 @@
 // in it keeps serving) until the idle limit, then its PTY is closed. Why a terminal ended
 // (exited with a code, the idle limit, its runner lost, closed by a person) is kept for the
 // last few per session, so a page that comes back is told instead of silently getting a new
-// shell. A list socket per page gets the session's terminals whenever they change.
+// shell. A list socket per page gets the session's terminals whenever they change. Input has
+// backpressure: while the PTY channel's input window is full (the program is not reading), the
+// terminal's sockets are not read (ws pause), so a paste or a flood waits in the client's TCP.
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -56,6 +58,8 @@ interface Entry {
   sockets: Set<WebSocket>;
   idle?: NodeJS.Timeout;
   unlisten: Array<() => void>;
+  /** The PTY's input window is full: its sockets are paused until it drains. */
+  paused: boolean;
 }
 
 type Ended = TerminalInfo & { sessionId: string; ended: TerminalEnd; endedAt: number };
@@ -122,6 +126,8 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       send(ws, { type: "ended", reason: why });
       ws.close(1000, "terminal ended");
     }
+    // A paused socket would not read the close handshake's answer.
+    for (const ws of entry.sockets) ws.resume();
     entry.sockets.clear();
     announce(entry.sessionId);
   }
@@ -150,6 +156,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       total: 0,
       sockets: new Set(),
       unlisten: [],
+      paused: false,
     };
     entry.unlisten.push(
       channel.onData((data) => {
@@ -163,6 +170,10 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
         for (const ws of entry.sockets) send(ws, { type: "data", data });
       }),
       channel.onExit((exit) => finish(entry, exitReason(exit))),
+      channel.onDrain(() => {
+        entry.paused = false;
+        for (const ws of entry.sockets) ws.resume();
+      }),
     );
     entries.set(entry.key, entry);
     ended.delete(entry.key);
@@ -213,6 +224,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     }
     const current = entry;
     current.sockets.add(ws);
+    if (current.paused) ws.pause();
     // Replay only what the client has not shown; if it asks for more than we kept, start over.
     const resumable = q.offset >= current.start && q.offset <= current.total;
     const from = resumable ? q.offset : current.start;
@@ -224,8 +236,14 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       if (!decoded.ok) return send(ws, { type: "error", message: decoded.error });
       const msg = decoded.message;
       if (!current.sockets.has(ws)) return;
-      if (msg.type === "input") current.channel.write(msg.data);
-      else if (msg.type === "resize") current.channel.resize(msg.cols, msg.rows);
+      if (msg.type === "input") {
+        // Frames already read when the window filled are still sent: pause() stops the reading,
+        // so the overshoot is at most what was buffered, each frame at most maxPayload.
+        if (!current.channel.write(msg.data) && !current.paused) {
+          current.paused = true;
+          for (const s of current.sockets) s.pause();
+        }
+      } else if (msg.type === "resize") current.channel.resize(msg.cols, msg.rows);
       else if (msg.type === "close") stop(current, { kind: "closed" });
     });
     ws.on("close", () => detach(current, ws));
@@ -236,12 +254,16 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     listeners.set(sessionId, socks);
     socks.add(ws);
     send(ws, { type: "terminals", terminals: list(sessionId), idleMinutes });
-    // A tab closed on an ended terminal forgets it for every page (a running one is closed
-    // through its own socket).
+    // A tab closed on an ended terminal forgets it for every page; a running one is closed here
+    // too, as its own socket may be paused behind input the program does not read.
     ws.on("message", (raw) => {
       const decoded = decodeFrame(TerminalClientMessage, raw);
-      if (!decoded.ok || decoded.message.type !== "forget") return;
-      if (ended.delete(keyOf(sessionId, decoded.message.term))) announce(sessionId);
+      if (!decoded.ok) return;
+      const msg = decoded.message;
+      if (msg.type === "close" && msg.term) {
+        const entry = entries.get(keyOf(sessionId, msg.term));
+        if (entry) stop(entry, { kind: "closed" });
+      } else if (msg.type === "forget" && ended.delete(keyOf(sessionId, msg.term))) announce(sessionId);
     });
     ws.on("close", () => {
       socks.delete(ws);

@@ -14,6 +14,15 @@ export const RUNNER_PROTOCOL_VERSION = 1;
 export const RUNNER_AUTH_HEADER = "authorization";
 export const runnerAuthHeaderValue = (token: string) => `Bearer ${token}`;
 
+/**
+ * Terminal input flow control: the server keeps at most this many bytes of a terminal's input
+ * sent but not yet written to the PTY (pty.ack says how many were), and stops reading the
+ * browser's socket while over it, so a paste into a program that does not read waits in TCP.
+ */
+export const PTY_INPUT_WINDOW = 1024 * 1024;
+/** The server splits input into pty.input frames of at most this many characters. */
+export const PTY_INPUT_FRAME_CHARS = 64 * 1024;
+
 const id = z.string().min(1).max(200);
 const ptyId = z.string().min(1).max(200);
 const size = z.number().int().min(1).max(10_000);
@@ -45,7 +54,8 @@ export const ServerToRunner = z.discriminatedUnion("type", [
   /** The request's output up to `offset` is stored: the runner may send more (flow control). */
   z.object({ type: z.literal("output.ack"), id, offset: z.number().int().nonnegative() }),
   z.object({ type: z.literal("pty.open"), ptyId, sessionId: z.string().min(1), workspaceId, cols: size, rows: size }),
-  z.object({ type: z.literal("pty.input"), ptyId, data: z.string() }),
+  /** Typed input, UTF-8 bytes counted against PTY_INPUT_WINDOW until the runner's pty.ack. */
+  z.object({ type: z.literal("pty.input"), ptyId, data: z.string().max(1024 * 1024) }),
   z.object({ type: z.literal("pty.resize"), ptyId, cols: size, rows: size }),
   z.object({ type: z.literal("pty.close"), ptyId }),
   ...PreviewServerFrame.options,
@@ -104,6 +114,8 @@ export const RunnerHello = z.object({
     .optional(),
   /** The workspaces under the root at connect time, so a server finds them again after a restart. */
   workspaces: z.array(WorkspaceEntry).max(100_000).optional(),
+  /** It answers pty.input with pty.ack (absent: an older runner; its input is not windowed). */
+  ptyAck: z.literal(true).optional(),
   /** Free bytes on the root's file system. */
   freeDiskBytes: z.number().int().nonnegative().optional(),
   /** Most workspaces this runner takes (`--capacity N`). */
@@ -150,6 +162,8 @@ export const RunnerToServer = z.discriminatedUnion("type", [
     version: z.number().int().nonnegative(),
   }),
   z.object({ type: z.literal("pty.data"), ptyId, data: z.string() }),
+  /** `bytes` more of the PTY's input (UTF-8) are written to it, or dropped (the PTY ended, or over the runner's cap). */
+  z.object({ type: z.literal("pty.ack"), ptyId, bytes: z.number().int().positive() }),
   z.object({
     type: z.literal("pty.exit"),
     ptyId,

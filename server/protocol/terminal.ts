@@ -18,8 +18,18 @@ const size = z.number().int().min(1).max(10_000);
 export const TerminalClientMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("input"), data: z.string().max(1024 * 1024) }),
   z.object({ type: z.literal("resize"), cols: size, rows: size }),
-  /** The person closed the terminal: end the PTY now (for every page). */
-  z.object({ type: z.literal("close") }),
+  /**
+   * The person closed the terminal: end the PTY now (for every page). On a list socket it names
+   * the terminal: its own socket is not read while its input waits for a program that does not
+   * read (flow control), and closing must still work then.
+   */
+  z.object({
+    type: z.literal("close"),
+    term: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .optional(),
+  }),
   /** On a list socket: drop an ended terminal's tab (for every page of the session). */
   z.object({ type: z.literal("forget"), term: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }),
 ]);

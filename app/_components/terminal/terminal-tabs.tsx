@@ -26,7 +26,11 @@ interface Listed {
 }
 
 /** The session's terminal list, kept current over a list socket (reconnecting after a drop). */
-function useSessionTerminals(sessionId: string): { listed: Listed | null; forget(term: string): void } {
+function useSessionTerminals(sessionId: string): {
+  listed: Listed | null;
+  forget(term: string): void;
+  stop(term: string): void;
+} {
   const [listed, setListed] = useState<Listed | null>(null);
   const sock = useRef<WebSocket | null>(null);
   useEffect(() => {
@@ -61,7 +65,13 @@ function useSessionTerminals(sessionId: string): { listed: Listed | null; forget
     const ws = sock.current;
     if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "forget", term }));
   }, []);
-  return { listed, forget };
+  // Also said on the terminal's own socket; this one is read even while that one is paused
+  // behind input its program does not read (the server's input flow control).
+  const stop = useCallback((term: string) => {
+    const ws = sock.current;
+    if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "close", term }));
+  }, []);
+  return { listed, forget, stop };
 }
 
 interface Props {
@@ -74,7 +84,7 @@ interface Props {
 
 /** The IDE bus's "terminal.focus" focuses the shown terminal, "terminal.new" opens one. */
 export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
-  const { listed, forget } = useSessionTerminals(sessionId);
+  const { listed, forget, stop } = useSessionTerminals(sessionId);
   // Opened here and not listed by the server yet; closed here and maybe still listed.
   const [pending, setPending] = useState<string[]>([]);
   const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
@@ -142,7 +152,10 @@ export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
   const close = (id: string) => {
     const ended = info.get(id)?.ended;
     if (ended) forget(id);
-    else closing.current.add(id);
+    else {
+      closing.current.add(id);
+      stop(id);
+    }
     setClosed((c) => new Set(c).add(id));
   };
 

@@ -1,7 +1,10 @@
 // Server side of the person's terminals: a PtyChannel per open PTY on the session's runner,
-// data both ways, resize, close, and an exit when the PTY ends or its runner goes away.
+// data both ways, resize, close, and an exit when the PTY ends or its runner goes away. Input is
+// windowed: bytes sent count until the runner's pty.ack says they reached the PTY; write() says
+// false at PTY_INPUT_WINDOW and onDrain fires at half of it, so the terminal socket stops
+// reading meanwhile and a paste into a program that does not read waits in TCP, not here.
 import { randomUUID } from "node:crypto";
-import type { RunnerToServer } from "../../protocol/runner";
+import { PTY_INPUT_FRAME_CHARS, PTY_INPUT_WINDOW, type RunnerToServer } from "../../protocol/runner";
 import { ExecutorUnavailableError } from "../contract";
 import type { RunnerConnection } from "./connection";
 
@@ -15,7 +18,11 @@ export interface PtyExit {
 export interface PtyChannel {
   readonly id: string;
   readonly sessionId: string;
-  write(data: string): void;
+  /** Sends input; false once PTY_INPUT_WINDOW bytes are unacknowledged (stop reading; onDrain says when to go on). */
+  write(data: string): boolean;
+  /** Input bytes sent to the runner, not yet written to the PTY. */
+  readonly unacked: number;
+  onDrain(listener: () => void): () => void;
   resize(cols: number, rows: number): void;
   /** Asks the runner to close the PTY; onExit fires when it has. */
   close(): void;
@@ -28,6 +35,23 @@ interface Entry {
   conn: RunnerConnection;
   data: Set<(data: string) => void>;
   exit: Set<(exit: PtyExit) => void>;
+  drain: Set<() => void>;
+  unacked: number;
+  /** write() said false: onDrain fires once below half the window. */
+  full: boolean;
+}
+
+/** Splits input into frames of at most PTY_INPUT_FRAME_CHARS, never between a surrogate pair. */
+function frames(data: string): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < data.length;) {
+    let end = Math.min(data.length, at + PTY_INPUT_FRAME_CHARS);
+    const last = data.charCodeAt(end - 1);
+    if (end < data.length && last >= 0xd800 && last <= 0xdbff) end--;
+    out.push(data.slice(at, end));
+    at = end;
+  }
+  return out;
 }
 
 export class PtyBridge {
@@ -49,14 +73,30 @@ export class PtyBridge {
         `${this.whyUnavailable?.(sessionId) ?? "no runner is connected for this session"}; the terminal cannot open`,
       );
     const id = `pty_${randomUUID()}`;
+    // A runner that does not acknowledge input (older than pty.ack) is not windowed, as before.
+    const windowed = conn.hello.ptyAck === true;
     const entry: Entry = {
       conn,
       data: new Set(),
       exit: new Set(),
+      drain: new Set(),
+      unacked: 0,
+      full: false,
       channel: {
         id,
         sessionId,
-        write: (data) => void (this.ptys.has(id) && conn.send({ type: "pty.input", ptyId: id, data })),
+        write: (data) => {
+          if (!this.ptys.has(id)) return true;
+          for (const piece of frames(data))
+            if (conn.send({ type: "pty.input", ptyId: id, data: piece }) && windowed)
+              entry.unacked += Buffer.byteLength(piece, "utf8");
+          if (entry.unacked >= PTY_INPUT_WINDOW) entry.full = true;
+          return !entry.full;
+        },
+        get unacked() {
+          return entry.unacked;
+        },
+        onDrain: (l) => (entry.drain.add(l), () => entry.drain.delete(l)),
         resize: (cols, rows) => void (this.ptys.has(id) && conn.send({ type: "pty.resize", ptyId: id, cols, rows })),
         close: () => void (this.ptys.has(id) && conn.send({ type: "pty.close", ptyId: id })),
         onData: (l) => (entry.data.add(l), () => entry.data.delete(l)),
@@ -81,10 +121,14 @@ export class PtyBridge {
     return entry.channel;
   }
 
-  fromRunner(conn: RunnerConnection, msg: Extract<RunnerToServer, { type: "pty.data" | "pty.exit" }>): void {
+  fromRunner(
+    conn: RunnerConnection,
+    msg: Extract<RunnerToServer, { type: "pty.data" | "pty.ack" | "pty.exit" }>,
+  ): void {
     const entry = this.ptys.get(msg.ptyId);
     if (!entry || entry.conn !== conn) return;
     if (msg.type === "pty.data") for (const l of entry.data) l(msg.data);
+    else if (msg.type === "pty.ack") this.acked(entry, msg.bytes);
     else this.finish(msg.ptyId, { exitCode: msg.exitCode, ...(msg.signal ? { signal: msg.signal } : {}) });
   }
 
@@ -111,6 +155,20 @@ export class PtyBridge {
     for (const [id, entry] of [...this.ptys]) {
       entry.conn.send({ type: "pty.close", ptyId: id });
       this.finish(id, { exitCode: null, signal: "server shutting down" });
+    }
+  }
+
+  private acked(entry: Entry, bytes: number): void {
+    // A runner acknowledging more than was sent cannot open the window wider than it is.
+    entry.unacked = Math.max(0, entry.unacked - bytes);
+    if (!entry.full || entry.unacked > PTY_INPUT_WINDOW / 2) return;
+    entry.full = false;
+    for (const l of [...entry.drain]) {
+      try {
+        l();
+      } catch {
+        // one listener's failure must not keep the others paused
+      }
     }
   }
 

@@ -1,0 +1,353 @@
+// Terminal input backpressure end to end, all real: a browser-side WebSocket to the server's
+// terminal bridge, the server's PtyBridge over a RunnerConnection (a real WebSocket) to a
+// PtyManager running bash in node-pty. A flood into a program that does not read stays bounded
+// at every hop; input within bounds reaches the program complete and in order.
+import { createServer, type Server } from "node:http";
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import WebSocket, { WebSocketServer } from "ws";
+import { RunnerConnection } from "../../server/executors/runner/connection";
+import { PtyBridge, type PtyChannel } from "../../server/executors/runner/pty";
+import { createTerminalBridge, type TerminalBridge } from "../../server/hub/terminal";
+import { decodeFrame, RunnerHello, ServerToRunner } from "../../server/protocol/runner";
+import type { RunnerToServer } from "../../server/protocol/runner";
+import type { PtyMessage } from "../ops";
+import { scrubEnv } from "./env";
+import { PtyManager } from "./pty";
+import { sandboxInfo } from "./sandbox";
+
+vi.setConfig({ testTimeout: 90_000 });
+
+const MiB = 1024 * 1024;
+/** The bound every hop must keep: the 1 MiB window plus a frame or two already read. */
+const BOUND = 3 * MiB;
+
+let dir: string;
+let http: Server;
+let runnerWss: WebSocketServer;
+let runnerSide: WebSocket;
+let manager: PtyManager;
+let conn: RunnerConnection;
+let bridge: TerminalBridge;
+let channel: PtyChannel | undefined;
+/** Characters the bridge handed to the PTY channel (what the server took off the socket). */
+let accepted = 0;
+let port: number;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "quiver-flow-"));
+  accepted = 0;
+  channel = undefined;
+  runnerWss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+  await new Promise((r) => runnerWss.once("listening", r));
+  const ptys = new PtyBridge(() => conn);
+  const connected = new Promise<void>((resolve) =>
+    runnerWss.once("connection", (ws) => {
+      const hello = RunnerHello.parse({
+        type: "hello",
+        protocol: 1,
+        runnerId: "flow",
+        workspace: dir,
+        version: "0",
+        sandbox: { available: false, kind: "none" },
+        workspaceVersion: 0,
+        ptyAck: true,
+      });
+      conn = new RunnerConnection(
+        ws,
+        hello,
+        {
+          onFrame: (c, m) => {
+            if (m.type === "pty.data" || m.type === "pty.ack" || m.type === "pty.exit") ptys.fromRunner(c, m);
+          },
+          onClose: (c, reason) => ptys.runnerGone(c, reason),
+          log: () => {},
+        },
+        60_000,
+      );
+      resolve();
+    }),
+  );
+  runnerSide = new WebSocket(`ws://127.0.0.1:${(runnerWss.address() as { port: number }).port}`);
+  manager = new PtyManager({
+    workspaceRoot: dir,
+    sandbox: sandboxInfo("off"),
+    env: scrubEnv({ ...process.env, HOME: dir }),
+    send: (m) => runnerSide.readyState === WebSocket.OPEN && (runnerSide.send(JSON.stringify(m)), true),
+  });
+  runnerSide.on("message", (raw) => {
+    const d = decodeFrame(ServerToRunner, raw);
+    if (d.ok && d.message.type.startsWith("pty.")) manager.handle(d.message as PtyMessage);
+  });
+  await connected;
+  bridge = createTerminalBridge({
+    pty: {
+      open: (s, size) => {
+        const c = ptys.open(s, size);
+        const write = c.write.bind(c);
+        channel = Object.assign(Object.create(c) as PtyChannel, {
+          write: (d: string) => ((accepted += d.length), write(d)),
+        });
+        return channel;
+      },
+    },
+    authorize: async () => true,
+  });
+  http = createServer();
+  http.on("upgrade", (req, socket, head) => bridge.handleUpgrade(req, socket, head));
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  port = (http.address() as { port: number }).port;
+});
+
+afterEach(async () => {
+  bridge.dispose();
+  await manager.dispose();
+  runnerSide.terminate();
+  await new Promise((r) => runnerWss.close(r));
+  await new Promise((r) => http.close(r));
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A page's terminal socket: its output as text, and input with the browser's own buffering. */
+async function terminal() {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/terminal?session=s1&term=t1&cols=200&rows=24`);
+  let out = "";
+  ws.on("message", (raw) => {
+    const m = JSON.parse(String(raw)) as { type: string; data?: string };
+    if (m.type === "data") out += m.data;
+  });
+  await new Promise((r) => ws.once("open", r));
+  const until = async (text: string | RegExp, ms = 30_000) => {
+    const deadline = Date.now() + ms;
+    while (typeof text === "string" ? !out.includes(text) : !text.test(out)) {
+      if (Date.now() > deadline) throw new Error(`no ${String(text)}; output ends ${JSON.stringify(out.slice(-300))}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const type = (data: string) => ws.send(JSON.stringify({ type: "input", data }));
+  /** Sends `data` in frames of `frame` characters, waiting while the socket's own buffer is over 8 MiB. */
+  const paste = async (data: string, frame: number) => {
+    for (let at = 0; at < data.length; at += frame) {
+      while (ws.bufferedAmount > 8 * MiB) await new Promise((r) => setTimeout(r, 5));
+      type(data.slice(at, at + frame));
+    }
+  };
+  await until(/[$#] /); // the login shell's prompt
+  return { ws, until, type, paste, output: () => out };
+}
+
+/** The pid of `name` below `root` in the process tree (the test's own processes only). */
+async function descendant(root: number, name: string): Promise<number | undefined> {
+  const children = new Map<number, number[]>();
+  const names = new Map<number, string>();
+  for (const e of await readdir("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    const stat = await readFile(`/proc/${e}/stat`, "utf8").catch(() => "");
+    const m = /^(\d+) \((.*)\) \S+ (\d+)/.exec(stat);
+    if (!m) continue;
+    names.set(Number(m[1]), m[2]);
+    children.set(Number(m[3]), [...(children.get(Number(m[3])) ?? []), Number(m[1])]);
+  }
+  const stack = [root];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    if (pid !== root && names.get(pid) === name) return pid;
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return undefined;
+}
+
+describe("terminal input flow control", () => {
+  it("keeps a 64 MiB flood into a program that does not read bounded at every hop, then the terminal works", async () => {
+    const t = await terminal();
+    const total = 64 * MiB;
+    // Raw mode: the line discipline passes every byte on, so head consumes the flood exactly.
+    t.type(`stty raw -echo; sleep 30; head -c ${total} >/dev/null; stty sane; echo flood-$((20+1))\r`);
+    const ptyPid = manager.pid(channel!.id)!;
+    let sleeper: number | undefined;
+    for (let i = 0; i < 200 && !sleeper; i++) {
+      sleeper = await descendant(ptyPid, "sleep");
+      if (!sleeper) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(sleeper).toBeDefined();
+    const frame = 512 * 1024;
+    const flood = "x".repeat(frame);
+    const sending = (async () => {
+      for (let sent = 0; sent < total; sent += frame) {
+        while (t.ws.bufferedAmount > 8 * MiB) await new Promise((r) => setTimeout(r, 5));
+        t.type(flood);
+      }
+    })();
+    const most = { accepted: 0, unacked: 0, runnerPending: 0, toRunner: 0 };
+    for (let i = 0; i < 60; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      most.accepted = Math.max(most.accepted, accepted);
+      most.unacked = Math.max(most.unacked, channel!.unacked ?? Infinity);
+      most.runnerPending = Math.max(most.runnerPending, manager.pendingInput?.(channel!.id) ?? Infinity);
+      most.toRunner = Math.max(most.toRunner, conn.ws.bufferedAmount);
+    }
+    console.log(`flood into sleep, most seen over 3 s: ${JSON.stringify(most)}`);
+    // Everything past the bound waits in the client (its socket buffer and TCP), not here.
+    expect(most.accepted).toBeLessThan(BOUND + MiB);
+    expect(most.unacked).toBeLessThan(BOUND);
+    expect(most.runnerPending).toBeLessThan(BOUND);
+    expect(most.toRunner).toBeLessThan(BOUND);
+    process.kill(sleeper!, "SIGKILL");
+    const killed = Date.now();
+    await sending;
+    await t.until("flood-21", 60_000);
+    console.log(
+      `the rest of the flood went through at ${Math.round(total / MiB / ((Date.now() - killed) / 1000))} MiB/s`,
+    );
+    t.type("echo after-$((2+3))\r");
+    await t.until("after-5");
+    t.ws.close();
+  });
+
+  it("closes a terminal whose socket is paused behind a flood, through the list socket", async () => {
+    const t = await terminal();
+    t.type("stty raw -echo; sleep 30\r");
+    await new Promise((r) => setTimeout(r, 300));
+    const flood = "z".repeat(512 * 1024);
+    for (let i = 0; i < 16; i++) t.type(flood);
+    for (let i = 0; i < 100 && (channel!.unacked ?? 0) < 1024 * 1024; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(channel!.unacked).toBeGreaterThanOrEqual(1024 * 1024); // the window is full: its socket is paused
+    const ended = new Promise<string>((resolve) =>
+      t.ws.on("message", (raw) => {
+        const m = JSON.parse(String(raw)) as { type: string; reason?: { kind: string } };
+        if (m.type === "ended") resolve(m.reason!.kind);
+      }),
+    );
+    const list = new WebSocket(`ws://127.0.0.1:${port}/terminal?session=s1&list=1`);
+    await new Promise((r) => list.once("open", r));
+    list.send(JSON.stringify({ type: "close", term: "t1" }));
+    expect(await ended).toBe("closed");
+    for (let i = 0; i < 200 && manager.size > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(manager.size).toBe(0);
+    list.close();
+  });
+
+  it("delivers 5 MB pasted in chunks complete and in order, held bounded while the reader starts late", async () => {
+    const t = await terminal();
+    // ASCII, two- and four-byte characters, so frames split between characters are checked too.
+    const parts: string[] = [];
+    let seed = 7;
+    let size = 0;
+    while (size < 5_000_000) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const part = `${seed.toString(36)}é😀\n`.repeat(1 + (seed % 5));
+      parts.push(part);
+      size += Buffer.byteLength(part);
+    }
+    const data = parts.join("");
+    const bytes = Buffer.byteLength(data);
+    t.type(`stty raw -echo; sleep 2; head -c ${bytes} > in.bin; stty sane; echo got-$((6*7))\r`);
+    await new Promise((r) => setTimeout(r, 300));
+    let most = 0;
+    const watch = setInterval(() => (most = Math.max(most, accepted)), 20);
+    // Chunks of odd sizes, some splitting a surrogate pair across frames of the page's socket.
+    const pasting = (async () => {
+      let at = 0;
+      for (let i = 0; at < data.length; i++) {
+        let n = [1, 7, 4096, 65_537, 300_001][i % 5];
+        const code = data.charCodeAt(at + n - 1);
+        if (code >= 0xd800 && code <= 0xdbff) n++;
+        t.type(data.slice(at, at + n));
+        at += n;
+        while (t.ws.bufferedAmount > 8 * MiB) await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 1_200));
+    const whileSleeping = most;
+    await pasting;
+    await t.until("got-42", 60_000);
+    clearInterval(watch);
+    console.log(`5 MB paste: accepted ${whileSleeping} characters while the reader slept`);
+    expect(whileSleeping).toBeLessThan(BOUND);
+    const got = await readFile(join(dir, "in.bin"));
+    expect(got.length).toBe(bytes);
+    expect(got.equals(Buffer.from(data))).toBe(true);
+    t.ws.close();
+  });
+});
+
+describe("the runner's own cap on input", () => {
+  it("drops input past its cap from a server that ignores pty.ack, says so, and acknowledges it all", async () => {
+    const sent: RunnerToServer[] = [];
+    const m = new PtyManager({
+      workspaceRoot: dir,
+      sandbox: sandboxInfo("off"),
+      env: scrubEnv({ ...process.env, HOME: dir }),
+      send: (f) => (sent.push(f), true),
+    });
+    try {
+      const text = () => sent.flatMap((f) => (f.type === "pty.data" ? [f.data] : [])).join("");
+      const acked = () => sent.reduce((n, f) => n + (f.type === "pty.ack" ? f.bytes : 0), 0);
+      const until = async (check: () => boolean, what: string) => {
+        for (const deadline = Date.now() + 20_000; !check(); await new Promise((r) => setTimeout(r, 20)))
+          if (Date.now() > deadline)
+            throw new Error(`timed out waiting for ${what}: ${JSON.stringify(text().slice(-200))}`);
+      };
+      m.handle({ type: "pty.open", ptyId: "p1", sessionId: "s1", cols: 80, rows: 24 });
+      await until(() => /[$#] /.test(text()), "the prompt");
+      m.handle({
+        type: "pty.input",
+        ptyId: "p1",
+        data: "stty raw -echo; sleep 30; timeout 3 cat >/dev/null; stty sane; echo back-$((4+4))\r",
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      const frame = "y".repeat(256 * 1024);
+      let most = 0;
+      for (let i = 0; i < 64; i++) {
+        m.handle({ type: "pty.input", ptyId: "p1", data: frame });
+        most = Math.max(most, m.pendingInput?.("p1") ?? Infinity);
+      }
+      console.log(`16 MiB with no acks heeded: at most ${most} bytes held by the runner`);
+      expect(most).toBeLessThanOrEqual(4 * MiB);
+      await until(() => text().includes("input dropped"), "the note");
+      // Every byte is accounted for: written to the PTY or dropped, none left unacknowledged.
+      const sleeper = await descendant(m.pid("p1")!, "sleep");
+      process.kill(sleeper!, "SIGKILL");
+      await until(() => text().includes("back-8") && m.pendingInput("p1") === 0, "the shell back");
+      await new Promise((r) => setTimeout(r, 50));
+      const typed = Buffer.byteLength(
+        "stty raw -echo; sleep 30; timeout 3 cat >/dev/null; stty sane; echo back-$((4+4))\r",
+      );
+      expect(acked()).toBe(typed + 64 * frame.length);
+    } finally {
+      await m.dispose();
+    }
+  });
+
+  it.runIf(sandboxInfo("auto").available)(
+    "counts input typed while a sandboxed terminal's first output is held, and acknowledges it once written",
+    async () => {
+      const sent: RunnerToServer[] = [];
+      const m = new PtyManager({
+        workspaceRoot: dir,
+        sandbox: sandboxInfo("auto"),
+        env: scrubEnv({ ...process.env, HOME: dir }),
+        send: (f) => (sent.push(f), true),
+      });
+      try {
+        const line = "echo typed-$((1+2))\r";
+        m.handle({ type: "pty.open", ptyId: "h1", sessionId: "s1", cols: 80, rows: 24 });
+        m.handle({ type: "pty.input", ptyId: "h1", data: line });
+        // Queued (the network namespace first, then the hold), not lost, not yet acknowledged.
+        expect(sent.some((f) => f.type === "pty.ack")).toBe(false);
+        const text = () => sent.flatMap((f) => (f.type === "pty.data" ? [f.data] : [])).join("");
+        for (const deadline = Date.now() + 20_000; !text().includes("typed-3");) {
+          if (Date.now() > deadline) throw new Error(`no typed-3: ${JSON.stringify(text().slice(-200))}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await new Promise((r) => setTimeout(r, 50));
+        expect(m.pendingInput("h1")).toBe(0);
+        expect(sent.reduce((n, f) => n + (f.type === "pty.ack" ? f.bytes : 0), 0)).toBe(line.length);
+      } finally {
+        await m.dispose();
+      }
+    },
+  );
+});
