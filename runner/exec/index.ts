@@ -1,7 +1,8 @@
 // The exec extension of the runner: the `shell` op, the person's PTYs and the sandbox facts for
 // hello, configured from the runner's environment (QUIVER_SANDBOX, QUIVER_SANDBOX_HIDE,
-// QUIVER_ENV_ALLOW, QUIVER_SHELL_NETWORK, QUIVER_PTY_NETWORK, QUIVER_SANDBOX_HOST_NETWORK, QUIVER_LIMIT_*), and
-// the workspace's network namespace, which commands, terminals and the preview share.
+// QUIVER_ENV_ALLOW, QUIVER_SHELL_NETWORK, QUIVER_PTY_NETWORK, QUIVER_SANDBOX_HOST_NETWORK,
+// QUIVER_SANDBOX_REACH, QUIVER_LIMIT_*), and the workspace's network namespace, which commands,
+// terminals and the preview share.
 import { ensureCheckpointRoot } from "../checkpoints/shadow";
 import { realpathSync, statSync } from "node:fs";
 import { delimiter, isAbsolute } from "node:path";
@@ -11,6 +12,7 @@ import { PROJECT_ROOT } from "./bundle";
 import { limitsFromEnv, type Limits } from "./limits";
 import { NON_INTERACTIVE_ENV, scrubEnv } from "./env";
 import { WorkspaceNetwork } from "./netns";
+import { parseReach } from "./netns-reach";
 import { PtyManager } from "./pty";
 import { helperSandbox } from "./helper-sandbox";
 import { SandboxConfigError, sandboxInfo, type SandboxMode } from "./sandbox";
@@ -27,6 +29,8 @@ export interface ExecConfig {
   ptyNetwork: boolean;
   /** QUIVER_SANDBOX_HOST_NETWORK=1: sandboxes granted network share the host's (loopback included). */
   hostNetwork: boolean;
+  /** QUIVER_SANDBOX_REACH: private IPv4 networks commands granted network may reach (netns-reach.ts). */
+  reach: string[];
   /** Folders commands and terminals may not see, besides the runner's own install folder. */
   hide: string[];
   /** Memory, processes, CPU time and file size per command and terminal (limits.ts). */
@@ -50,9 +54,18 @@ export function execConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ExecCon
     shellNetwork: env.QUIVER_SHELL_NETWORK !== "0",
     ptyNetwork: env.QUIVER_PTY_NETWORK !== "0",
     hostNetwork: env.QUIVER_SANDBOX_HOST_NETWORK === "1",
+    reach: configReach(env),
     hide: (env.QUIVER_SANDBOX_HIDE ?? "").split(delimiter).filter(Boolean),
     limits: configLimits(env),
   };
+}
+
+function configReach(env: NodeJS.ProcessEnv): string[] {
+  try {
+    return parseReach(env.QUIVER_SANDBOX_REACH);
+  } catch (err) {
+    throw new SandboxConfigError((err as Error).message);
+  }
 }
 
 function configLimits(env: NodeJS.ProcessEnv): Limits {
@@ -98,7 +111,12 @@ export function execExtension(host: RunnerHost, config: ExecConfig = execConfigF
   if (helpers) host.workspace.helpers.useSandbox(helpers.wrap);
   const base = scrubEnv(process.env, { allow: config.envAllow });
   const log = logFn("exec");
-  const network = new WorkspaceNetwork({ sandboxed: sandbox.available, hostNetwork: config.hostNetwork, log });
+  const network = new WorkspaceNetwork({
+    sandboxed: sandbox.available,
+    hostNetwork: config.hostNetwork,
+    reach: config.reach,
+    log,
+  });
   if (network.reason && sandbox.available)
     log(`network for commands and terminals: ${network.mode} (${network.reason})`);
   const shell = new ShellService({

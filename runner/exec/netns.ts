@@ -9,8 +9,8 @@
 // namespace of its own), the runner keeps a descriptor of the namespace open, and sandboxes
 // enter it through `nsenter --net=/proc/<runner>/fd/<n>` before bubblewrap starts (a descriptor,
 // never a pid that could be reused). slirp4netns (`--disable-host-loopback`) gives it a tap
-// device with a route out, but none to the cloud's metadata service, which would hand out the
-// host's own credentials (blockMetadata). Relay and slirp4netns die with the runner: SIGKILL on
+// device with a route out, but none to the host's own addresses, the private networks around it
+// or the cloud's metadata service (netns-reach.ts, QUIVER_SANDBOX_REACH). Relay and slirp4netns die with the runner: SIGKILL on
 // the runner's death (setpriv --pdeathsig), and the relay's stdin and slirp4netns's exit
 // descriptor close.
 //
@@ -18,19 +18,18 @@
 // is missing: the namespace has loopback only, so the terminal and preview still work but the
 // agent's requests for network are refused; "host" when the runner is not sandboxed, or with
 // QUIVER_SANDBOX_HOST_NETWORK=1 (an explicit choice: commands then reach the host's loopback).
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RELAY_LINE_MAX, RelayAnswer } from "../../server/protocol/netns-relay";
 import { relayStart } from "./bundle";
+import { OwnAddressGuard } from "./netns-own";
+import { applyRoutes, closedTo, hostAddresses, reachRoutes } from "./netns-reach";
 import { findOnPath } from "./sandbox";
 
 export type NetworkMode = "isolated" | "host" | "none";
-
-/** Where clouds serve the instance's metadata and credentials (link-local, and Alibaba's). */
-const METADATA = ["169.254.0.0/16", "100.100.100.200/32"];
 
 export interface NetworkOptions {
   /** Commands and terminals run in bubblewrap. */
@@ -42,6 +41,8 @@ export interface NetworkOptions {
   startTimeoutMs?: number;
   /** The host's resolver configuration (default /etc/resolv.conf). */
   resolvConf?: string;
+  /** QUIVER_SANDBOX_REACH: private IPv4 networks commands may reach (parseReach). */
+  reach?: string[];
 }
 
 /** What a sandbox granted network gets: its own empty namespace, the host's, or the workspace's (entered with `enter`). */
@@ -58,6 +59,8 @@ interface Namespace {
   enter: string[];
   resolvConf?: { file: string; at: string };
   fds: number[];
+  /** Closes the host's own addresses as they change (undefined: no routes, "none" mode). */
+  own?: OwnAddressGuard;
   relay: ChildProcess;
   restarting?: Promise<ChildProcess>;
   slirp?: ChildProcess;
@@ -69,7 +72,7 @@ export class WorkspaceNetwork {
   readonly mode: NetworkMode;
   /** Why the mode is not "isolated", for the log and the IDE. */
   readonly reason?: string;
-  private readonly tools: { unshare?: string; nsenter?: string; slirp?: string; setpriv?: string };
+  private readonly tools: { unshare?: string; nsenter?: string; slirp?: string; setpriv?: string; ip?: string };
   private ns: Promise<Namespace> | undefined;
   private disposed = false;
 
@@ -79,6 +82,7 @@ export class WorkspaceNetwork {
       nsenter: findOnPath("nsenter"),
       slirp: findOnPath("slirp4netns"),
       setpriv: findOnPath("setpriv"),
+      ip: findOnPath("ip"),
     };
     if (!o.sandboxed) [this.mode, this.reason] = ["host", "commands are not sandboxed"];
     else if (o.hostNetwork)
@@ -96,6 +100,12 @@ export class WorkspaceNetwork {
         "none",
         "slirp4netns is not installed (apt-get install slirp4netns): commands and terminals get no outbound network",
       ];
+    else if (!this.tools.ip)
+      // Without routes to close them, the host's own services and its LAN would be reachable.
+      [this.mode, this.reason] = [
+        "none",
+        "ip (iproute2) is not installed (apt-get install iproute2): commands and terminals get no outbound network",
+      ];
     else this.mode = "isolated";
   }
 
@@ -109,6 +119,7 @@ export class WorkspaceNetwork {
     if (!this.tools.unshare || !this.tools.nsenter) return { network: false };
     try {
       const ns = await this.namespace();
+      ns.own?.check();
       return { network: true, enter: ns.enter, ...(ns.resolvConf ? { resolvConf: ns.resolvConf } : {}) };
     } catch (err) {
       this.o.log(`no network namespace for the workspace (${(err as Error).message}); this sandbox gets no network`);
@@ -172,6 +183,7 @@ export class WorkspaceNetwork {
     const fds: number[] = [];
     let relay: ChildProcess | undefined;
     let slirp: ChildProcess | undefined;
+    let own: OwnAddressGuard | undefined;
     try {
       // Not root: a user namespace owns the network one (root in it is the runner's uid, which
       // slirp4netns needs), and nsenter joins both; bubblewrap then maps the sandbox back to the
@@ -188,43 +200,25 @@ export class WorkspaceNetwork {
         : [this.tools.nsenter!, `--user=${path(0)}`, `--net=${path(1)}`, "--preserve-credentials", "--"];
       if (this.mode === "isolated") {
         slirp = await this.startSlirp(relay.pid!);
-        this.blockMetadata(enter);
+        const addresses = hostAddresses();
+        applyRoutes(this.tools.ip!, enter, reachRoutes(this.o.reach ?? [], addresses));
+        own = new OwnAddressGuard(this.tools.ip!, enter, this.o.log, addresses, this.deathsig());
       }
       if (this.disposed) throw new Error("the runner is shutting down");
       const resolvConf =
-        this.mode === "isolated" ? namespaceResolvConf(this.o.resolvConf ?? "/etc/resolv.conf", dir) : undefined;
+        this.mode === "isolated"
+          ? namespaceResolvConf(this.o.resolvConf ?? "/etc/resolv.conf", dir, this.o.reach)
+          : undefined;
       this.o.log(
         `workspace network namespace up (${this.mode === "isolated" ? "outbound through slirp4netns, host loopback unreachable" : "loopback only"})`,
       );
-      return { dir, socket, enter, resolvConf, fds, relay, slirp };
+      return { dir, socket, enter, resolvConf, fds, own, relay, slirp };
     } catch (err) {
+      own?.dispose();
       for (const c of [relay, slirp]) c?.kill("SIGKILL");
       for (const fd of fds) closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
       throw err;
-    }
-  }
-
-  /**
-   * The cloud's metadata service (169.254.169.254 on AWS, GCP, Azure and most others; Alibaba's
-   * 100.100.100.200) hands out the host's own credentials to whoever asks, and slirp4netns's NAT
-   * would carry a command's request there from the host: blackhole routes in the namespace drop
-   * it. Made from outside the sandbox, in a namespace whose owner sandboxes are not (they run in
-   * a user namespace of their own), so no command can remove them.
-   */
-  private blockMetadata(enter: string[]): void {
-    const ip = findOnPath("ip");
-    const failed = (why: string) =>
-      this.o.log(
-        `could not block the cloud metadata address in the workspace namespace (${why}): commands granted network may reach it`,
-      );
-    if (!ip) return failed("ip (iproute2) is not installed");
-    for (const prefix of METADATA) {
-      const r = spawnSync(enter[0], [...enter.slice(1), ip, "route", "add", "blackhole", prefix], {
-        stdio: ["ignore", "ignore", "pipe"],
-        timeout: 10_000,
-      });
-      if (r.status !== 0) failed(r.error?.message ?? (r.stderr?.toString().trim() || `exit ${r.status}`));
     }
   }
 
@@ -318,21 +312,27 @@ export class WorkspaceNetwork {
     const ns = await this.existing();
     this.ns = undefined;
     if (!ns) return;
+    ns.own?.dispose();
     for (const c of [ns.relay, ns.slirp]) if (isAlive(c)) c!.kill("SIGKILL");
     for (const fd of ns.fds) closeSync(fd);
     rmSync(ns.dir, { recursive: true, force: true });
   }
 }
 
-const LOOPBACK_NAMESERVER = /^\s*nameserver\s+(127\.\S+|::1|0\.0\.0\.0)\s*$/;
+const NAMESERVER = /^\s*nameserver\s+(\S+)\s*$/;
 
 /**
- * A host resolver on loopback (systemd-resolved's 127.0.0.53, dnsmasq) is not in the namespace:
- * such nameservers become slirp4netns's forwarder, 10.0.2.3, which relays to the host's. The
- * file is written beside the relay's socket and bound over the real path of the host's
- * (often a symlink into /run). Undefined when nothing needs changing or the host has none.
+ * A host resolver the namespace cannot reach — on loopback (systemd-resolved's 127.0.0.53,
+ * dnsmasq), on the host's own address, or in a private network the routes close (a VPC's
+ * resolver at 10.0.0.2) — becomes slirp4netns's forwarder, 10.0.2.3, which asks the host's from
+ * the host. The file is written beside the relay's socket and bound over the real path of the
+ * host's (often a symlink into /run). Undefined when nothing needs changing or the host has none.
  */
-export function namespaceResolvConf(hostFile: string, dir: string): { file: string; at: string } | undefined {
+export function namespaceResolvConf(
+  hostFile: string,
+  dir: string,
+  reach: readonly string[] = [],
+): { file: string; at: string } | undefined {
   let at: string;
   let text: string;
   try {
@@ -341,12 +341,17 @@ export function namespaceResolvConf(hostFile: string, dir: string): { file: stri
   } catch {
     return undefined;
   }
+  const own = hostAddresses();
+  const unreachable = (line: string) => {
+    const server = NAMESERVER.exec(line)?.[1];
+    return server !== undefined && closedTo(server, reach, own);
+  };
   const lines = text.split("\n");
-  if (!lines.some((l) => LOOPBACK_NAMESERVER.test(l))) return undefined;
+  if (!lines.some(unreachable)) return undefined;
   const out: string[] = [];
   for (const line of lines) {
-    const next = LOOPBACK_NAMESERVER.test(line) ? "nameserver 10.0.2.3" : line;
-    if (next.startsWith("nameserver 10.0.2.3") && out.includes(next)) continue;
+    const next = unreachable(line) ? "nameserver 10.0.2.3" : line;
+    if (next === "nameserver 10.0.2.3" && out.includes(next)) continue;
     out.push(next);
   }
   const file = join(dir, "resolv.conf");
