@@ -1,5 +1,6 @@
 // fetch_url end to end against a real HTTP server on 127.0.0.1. Names resolve through a test
 // resolver (never real DNS); only `fixture.test` and `fixture2.test` are allowed to be private.
+import { spawnSync } from "node:child_process";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -217,5 +218,48 @@ describe("fetch_url against a local server", () => {
     const r = await fetchUrl(at("nowhere.test", "/"));
     expect(r.ok).toBe(false);
     expect(r.output).toMatch(/ENOTFOUND/);
+  });
+});
+
+// The host's own public address reaches whatever it binds on 0.0.0.0, from the host itself. A
+// public address is given to `lo` for the test (root only), so no real host on it is reached.
+describe.runIf(process.getuid?.() === 0)("fetch_url and the runner host's own addresses", () => {
+  const own = "44.0.0.7"; // globally routable unicast: only the own-address rule refuses it
+  let wide: Server;
+  let widePort: number;
+  const addrs = (op: "add" | "del") =>
+    spawnSync("ip", ["addr", op, `${own}/32`, "dev", "lo"], { encoding: "utf8" }).status === 0;
+  let added = false;
+  beforeAll(async () => {
+    added = addrs("add");
+    wide = createServer((_req, res) => res.end("host-service"));
+    await new Promise<void>((r) => wide.listen(0, "0.0.0.0", r));
+    widePort = (wide.address() as { port: number }).port;
+  });
+  afterAll(() => {
+    if (added) addrs("del");
+    wide.close();
+  });
+
+  it("refuses it by name, by literal address and after a redirect, though it is public", async (ctx) => {
+    if (!added) return ctx.skip();
+    expect(await (await fetch(`http://${own}:${widePort}/`)).text()).toBe("host-service"); // it does answer
+    names["own.test"] = [own];
+    try {
+      for (const url of [
+        `http://own.test:${widePort}/`,
+        `http://${own}:${widePort}/`,
+        `http://[::ffff:${own}]:${widePort}/`,
+      ]) {
+        const r = await fetchUrl(url);
+        expect(r.ok, url).toBe(false);
+        expect(r.output, url).toMatch(/runner host's own address/);
+        expect(r.output).not.toContain("host-service");
+      }
+      const r = await fetchUrl(at("fixture.test", `/redirect?to=${encodeURIComponent(`http://${own}:${widePort}/`)}`));
+      expect(r.output).not.toContain("host-service");
+    } finally {
+      delete names["own.test"];
+    }
   });
 });

@@ -13,7 +13,7 @@ import {
   checkAddresses,
   checkHostName,
   FetchRefused,
-  forbiddenAddress,
+  forbiddenPeer,
   guardedLookup,
   isPrivateAllowed,
   normaliseHost,
@@ -177,7 +177,7 @@ function get(
     req.on("socket", (socket: Socket) => {
       socket.once("connect", () => {
         const peer = socket.remoteAddress ?? "";
-        const why = isPrivateAllowed(host, rules) ? null : forbiddenAddress(peer);
+        const why = isPrivateAllowed(host, rules) ? null : forbiddenPeer(peer);
         if (why) req.destroy(new FetchRefused(`connected peer ${peer} is a ${why} address`));
       });
     });

@@ -1,8 +1,11 @@
 // The SSRF guard of fetch_url: which hosts may be named and which addresses may be connected to.
 // Addresses are classified with ipaddr.js: only globally routable unicast passes, and IPv6 forms
-// that embed an IPv4 address (mapped, NAT64, 6to4) are judged by the address they embed.
+// that embed an IPv4 address (mapped, NAT64, 6to4) are judged by the address they embed, and
+// none of the runner host's own addresses passes, public ones included: a request there comes
+// from the host itself to whatever it binds on 0.0.0.0.
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
 import ipaddr from "ipaddr.js";
 
 export class FetchRefused extends Error {
@@ -121,6 +124,27 @@ export function forbiddenAddress(address: string): string | null {
   return p.slice(0, 6).every((x) => x === 0) ? "IPv4-compatible (deprecated)" : null;
 }
 
+/** The host's own addresses, read at each check: they change (DHCP, a VPN coming up). */
+function isOwnAddress(ip: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  const text = ip.toString();
+  return Object.values(networkInterfaces()).some((list) =>
+    (list ?? []).some((a) => {
+      try {
+        return ipaddr.process(a.address.replace(/%.*$/, "")).toString() === text;
+      } catch {
+        return false;
+      }
+    }),
+  );
+}
+
+/** Why connecting to `address` is refused (forbiddenAddress, or the host's own), or null. */
+export function forbiddenPeer(address: string): string | null {
+  const why = forbiddenAddress(address);
+  if (why !== null) return why;
+  return isOwnAddress(ipaddr.process(normaliseHost(address).replace(/%.*$/, ""))) ? "runner host's own" : null;
+}
+
 /** Throws unless every address is allowed (a mixed answer is refused whole). */
 export function checkAddresses(hostname: string, addresses: readonly ResolvedAddress[], rules: HostRules): void {
   if (addresses.length === 0) throw new FetchRefused(`${hostname} did not resolve to any address`);
@@ -129,7 +153,7 @@ export function checkAddresses(hostname: string, addresses: readonly ResolvedAdd
     if (rules.denyHosts?.some((p) => hostMatches(normaliseHost(a.address), p))) {
       throw new FetchRefused(`${hostname} resolves to ${a.address}, which is on the deny list`);
     }
-    const why = privateOk ? null : forbiddenAddress(a.address);
+    const why = privateOk ? null : forbiddenPeer(a.address);
     if (why) throw new FetchRefused(`${hostname} resolves to ${a.address}, a ${why} address`);
   }
 }
