@@ -194,7 +194,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     db: orgDb,
     accountsOn: () => accounts.on(),
     closeSockets: (target, reason) => accounts.endSockets(target, reason),
-    stopWork: (target) => stopWorkOf({ db: handle.db, ...parts.services }, target),
+    stopWork: (target) => stopWorkOf({ db: handle.db, ...parts.services, shares }, target),
     sendMail: accounts.mailer.smtp ? (mail) => accounts.mailer.send(mail) : undefined,
     log,
   });
@@ -237,11 +237,12 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   const trpcWs = applyWSSHandler({
     wss: trpcWss,
     router: appRouter,
-    // Identified at upgrade; a viewer's socket is registered so its link's end closes it.
+    // Identified at upgrade; a viewer's socket is registered so its link's end closes it (and its
+    // link checked again once registered: auth/viewers.ts), before any call on it runs.
     createContext: async ({ req, res: ws }) => {
       const id = await auth.identify(req);
       return {
-        ...contextFor(services, id, id.kind === "viewer" ? auth.viewers.attach(id.linkId, ws) : undefined),
+        ...contextFor(services, id, id.kind === "viewer" ? await auth.viewers.attach(id.linkId, ws) : undefined),
         connection: socketLimits.connection(ws, req.socket),
       };
     },

@@ -1,7 +1,9 @@
 // Live viewers: the WebSockets opened with a share link, by link. Ending a link (revoked here,
 // or found revoked or expired by the periodic re-check, which also catches a revocation made on
 // another server instance) aborts its signal, which ends the viewer's subscriptions with an
-// error saying why, then closes its sockets.
+// error saying why, then closes its sockets. A socket's link was checked when it was upgraded;
+// a revocation between that check and the socket's registration here found no socket to drop,
+// so `attach` checks the link once more after registering it, before the socket runs a call.
 import type { WebSocket } from "ws";
 
 export type LinkEndReason = "unknown" | "expired" | "revoked";
@@ -60,19 +62,28 @@ export function createLiveViewers(deps: LiveViewersDeps) {
     }
   }
 
+  function register(linkId: string, ws: WebSocket): AbortSignal {
+    let entry = links.get(linkId);
+    if (!entry) links.set(linkId, (entry = { controller: new AbortController(), sockets: new Set() }));
+    const e = entry;
+    e.sockets.add(ws);
+    ws.once("close", () => {
+      e.sockets.delete(ws);
+      if (e.sockets.size === 0 && links.get(linkId) === e) links.delete(linkId);
+    });
+    ensureTimer();
+    return e.controller.signal;
+  }
+
   return {
-    /** Registers a viewer's socket; the signal aborts when the link ends. */
-    attach(linkId: string, ws: WebSocket): AbortSignal {
-      let entry = links.get(linkId);
-      if (!entry) links.set(linkId, (entry = { controller: new AbortController(), sockets: new Set() }));
-      const e = entry;
-      e.sockets.add(ws);
-      ws.once("close", () => {
-        e.sockets.delete(ws);
-        if (e.sockets.size === 0 && links.get(linkId) === e) links.delete(linkId);
-      });
-      ensureTimer();
-      return e.controller.signal;
+    /** Registers a viewer's socket, then checks its link again (a revocation since the upgrade's
+     *  check ends it now, as if it came after). The signal aborts when the link ends; a failed
+     *  check rejects, which refuses the socket rather than leave it unwatched. */
+    async attach(linkId: string, ws: WebSocket): Promise<AbortSignal> {
+      const signal = register(linkId, ws);
+      const [gone] = await deps.ended([linkId]);
+      if (gone) end(linkId, gone.reason);
+      return signal;
     },
     end,
     /** Links with open sockets (tests, diagnostics). */

@@ -3,7 +3,10 @@
 // Auto mode, spends the org's model account); once that person is no longer a member, nobody
 // may act in those sessions, so the turns stop (on whichever instance runs them) and their
 // open cards are cancelled, as Stop would. The sessions stay: the org's admins may read them.
+// The share links they made in the org are revoked first, also on sessions others own (a link
+// is its maker's grant, not its session's), and the viewers connected through them are dropped.
 import type { Db } from "../db";
+import type { ShareService } from "./shares";
 import type { Services } from "./types";
 
 export interface WorkOf {
@@ -11,11 +14,18 @@ export interface WorkOf {
   orgId: string;
 }
 
-/** Stops the person's running turns in the org; answers the sessions stopped. */
+/** Revokes the person's share links in the org and stops their running turns there; answers
+ *  the sessions stopped. */
 export async function stopWorkOf(
-  deps: { db: Db; engine: Pick<Services["engine"], "cancel">; approvals: Pick<Services["approvals"], "cancelSession"> },
+  deps: {
+    db: Db;
+    engine: Pick<Services["engine"], "cancel">;
+    approvals: Pick<Services["approvals"], "cancelSession">;
+    shares: Pick<ShareService, "revokeMadeBy">;
+  },
   who: WorkOf,
 ): Promise<string[]> {
+  await deps.shares.revokeMadeBy(who);
   const sessions = await deps.db.session.findMany({
     where: { ownerId: who.userId, orgId: who.orgId, turns: { some: { status: "running" } } },
     select: { id: true },

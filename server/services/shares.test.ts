@@ -1,5 +1,6 @@
 // Share links on both databases: who may create, list and revoke them, what a token resolves
-// to (unknown, expired, revoked), that only the token's hash is stored, and the audit trail.
+// to (unknown, expired, revoked), that only the token's hash is stored, and the audit trail;
+// and that a person gone from an org takes every link they made there with them.
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
@@ -110,5 +111,41 @@ describe.each(testDatabases())("share links on %s", (provider) => {
     expect((await shares.create(admin, sessionId)).state).toBe("active");
     expect((await shares.revoke(admin, link.id)).state).toBe("revoked");
     await expect(shares.create(owner, "no-such-session")).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("revokes every link a person made in the org, on others' sessions too, and no one else's", async () => {
+    const { db, shares, owner, sessionId, revoked, colleague } = await setup();
+    const admin = await colleague("admin");
+    const adminsSession = (
+      await db.session.create({ data: { title: "admin's", ownerId: admin.userId, orgId: admin.orgId, workspace: "" } })
+    ).id;
+    const mine = [await shares.create(admin, adminsSession), await shares.create(admin, sessionId)];
+    const already = await shares.create(admin, sessionId);
+    await shares.revoke(owner, already.id);
+    const others = await shares.create(owner, sessionId);
+    // The same person's link in another org of theirs stays.
+    const elsewhere = await seedSession(db);
+    await db.membership.create({ data: { userId: admin.userId, orgId: elsewhere.orgId, role: "admin" } });
+    const theirsElsewhere = await shares.create({ ...admin, orgId: elsewhere.orgId }, elsewhere.sessionId);
+    revoked.length = 0;
+
+    expect((await shares.revokeMadeBy(admin)).sort()).toEqual(mine.map((l) => l.id).sort());
+    expect(revoked.sort()).toEqual(mine.map((l) => l.id).sort());
+    for (const l of mine) expect(await shares.resolveToken(l.token)).toEqual({ ok: false, reason: "revoked" });
+    expect(await shares.resolveToken(others.token)).toMatchObject({ ok: true });
+    expect(await shares.resolveToken(theirsElsewhere.token)).toMatchObject({ ok: true });
+    const audit = await db.auditEvent.findMany({ where: { action: "share.revoked", target: `share:${mine[1].id}` } });
+    expect(audit).toEqual([expect.objectContaining({ actorId: null, orgId: admin.orgId, sessionId })]);
+    expect(await shares.revokeMadeBy(admin)).toEqual([]);
+  });
+
+  it("takes back a link made by someone no longer in the org (removed while making it)", async () => {
+    const { db, shares, sessionId, revoked, colleague } = await setup();
+    const admin = await colleague("admin");
+    await db.membership.deleteMany({ where: { userId: admin.userId, orgId: admin.orgId } });
+    await expect(shares.create(admin, sessionId)).rejects.toMatchObject({ code: "FORBIDDEN" });
+    const rows = await db.shareLink.findMany({ where: { createdById: admin.userId } });
+    expect(rows).toEqual([expect.objectContaining({ revokedAt: expect.any(Date) })]);
+    expect(revoked).toEqual([rows[0].id]);
   });
 });

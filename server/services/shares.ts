@@ -1,7 +1,9 @@
 // Read-only share links of a session: create (the token is shown once, only its hash is kept),
 // list, revoke, and the checks a request with a link or a viewer cookie goes through. Only the
 // session's owner or an admin/owner of its org manage its links; creating and revoking are
-// audit events. Revocation is told to `onRevoked` at once so live viewers are dropped.
+// audit events. Revocation is told to `onRevoked` at once so live viewers are dropped. A link is
+// its maker's grant: when they leave the org or are removed from it, every link they made there
+// is revoked (`revokeMadeBy`, from services/orgs-work.ts), on their sessions and others' alike.
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db";
 import { hashToken, newToken, sameText } from "../auth/crypto";
@@ -76,6 +78,29 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
     return session;
   }
 
+  /** Revokes these links (those already revoked stay as they were) with an audit row each, made by
+   *  nobody in particular (`detail` says why); their viewers are dropped. */
+  async function revokeRows(rows: Array<{ id: string; sessionId: string }>, orgId: string, detail: object) {
+    if (rows.length === 0) return;
+    await db.$transaction([
+      db.shareLink.updateMany({
+        where: { id: { in: rows.map((r) => r.id) }, revokedAt: null },
+        data: { revokedAt: now() },
+      }),
+      db.auditEvent.createMany({
+        data: rows.map((r) => ({
+          orgId,
+          sessionId: r.sessionId,
+          actorId: null,
+          action: "share.revoked",
+          target: `share:${r.id}`,
+          detail: { ...detail },
+        })),
+      }),
+    ]);
+    for (const r of rows) opts.onRevoked?.(r.id);
+  }
+
   return {
     /** A new read-only link; the token is in the answer only, never stored. */
     async create(
@@ -107,6 +132,15 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
           },
         }),
       ]);
+      // Made while its maker was being removed from the org: their removal's revocation may have
+      // run before this row was written, so the link checks for itself and goes with them.
+      if ((await db.membership.count({ where: { userId: actor.userId, orgId: session.orgId } })) === 0) {
+        await revokeRows([{ id, sessionId }], session.orgId, {
+          reason: "maker not in the org",
+          createdBy: actor.userId,
+        });
+        throw new ShareError("You are no longer a member of this org.", "FORBIDDEN");
+      }
       return { ...summary(row), token };
     },
 
@@ -137,6 +171,17 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
       ]);
       opts.onRevoked?.(linkId);
       return summary(updated);
+    },
+
+    /** Revokes the active links `userId` made on the org's sessions, whoever owns them: the
+     *  person left the org or was removed from it, and a link was their grant. Answers their ids. */
+    async revokeMadeBy(who: { userId: string; orgId: string }): Promise<string[]> {
+      const rows = await db.shareLink.findMany({
+        where: { createdById: who.userId, revokedAt: null, session: { orgId: who.orgId } },
+        select: { id: true, sessionId: true },
+      });
+      await revokeRows(rows, who.orgId, { reason: "maker left the org", createdBy: who.userId });
+      return rows.map((r) => r.id);
     },
 
     /** A token from a `/share/<token>` URL. */
