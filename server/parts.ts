@@ -129,6 +129,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     localOwner: deps.localOwner,
     onWorkspaceRemoved: (id) => runners.forgetWorkspace(id),
     beforeSessionsRemoved: (ids) => Promise.all(ids.map((id) => hub.written(id))),
+    dbProvider: deps.dbProvider,
     log,
     ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor) } : {}),
   });

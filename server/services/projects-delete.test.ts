@@ -2,48 +2,34 @@
 // reachable), over HTTP: deleting removes every person's sessions and workspace in it, so a
 // member who made a project deletes it only while all the work in it is theirs; the org's
 // owners and admins delete any (the access table, api/access-table.test.ts, covers the rest).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// That check and the delete are one: a teammate's session made in the project while a member
+// deletes it is never lost (either the delete is refused or the session is not made), whether
+// it lands in the window between check and delete (hooked), is being written when the delete
+// comes (PostgreSQL: the delete waits for it, then sees it) or races it (started together).
+import { describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
-import { testServerEnv } from "../testing/env";
-import { startQuiver, type Quiver } from "../app";
-import { createTestDb, testDatabases, type TestDb } from "../testing/db";
-import { callHttp, signInPeople, type People } from "../auth/authorize-testing";
-
-const root = join(import.meta.dirname, "..", "..");
+import pg from "pg";
+import { useAccountsServer } from "../testing/accounts";
+import { testDatabases } from "../testing/db";
+import { callHttp } from "../auth/authorize-testing";
+import { createProjectService } from "./projects";
+import type { Placement, RunnerOps } from "./placement";
 
 describe.each(testDatabases())("deleting a project on %s", (provider) => {
-  let quiver: Quiver;
-  let db: TestDb & { dispose(): Promise<void> };
-  let dataDir: string;
-  let people: People;
-
-  beforeAll(async () => {
-    db = await createTestDb(provider);
-    dataDir = mkdtempSync(join(tmpdir(), "quiver-projects-delete-"));
-    const env = testServerEnv(dataDir, { DATABASE_URL: db.url, QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "open" });
-    quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    people = await signInPeople(quiver.url, db.db);
-  }, 90_000);
-  afterAll(async () => {
-    await quiver?.stop();
-    await db?.dispose();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = useAccountsServer(provider, { name: "projects-delete" });
+  const db = () => server.db.db;
 
   /** A project the member made, with a session of each person named (their own, in it). */
   async function membersProject(sessionsOf: Array<"owner" | "member">) {
-    const { orgId, users } = people.fixture;
-    const project = await db.db.project.create({
+    const { orgId, users } = server.people.fixture;
+    const project = await db().project.create({
       data: { orgId, name: `p-${randomBytes(4).toString("hex")}`, createdById: users.member },
     });
     const sessions: string[] = [];
     for (const who of sessionsOf)
       sessions.push(
         (
-          await db.db.session.create({
+          await db().session.create({
             data: { title: who, ownerId: users[who], orgId, projectId: project.id, workspace: "" },
           })
         ).id,
@@ -51,8 +37,8 @@ describe.each(testDatabases())("deleting a project on %s", (provider) => {
     return { id: project.id, sessions };
   }
   const remove = (who: "member" | "admin", id: string) =>
-    callHttp(quiver.url, people.headers[who], "mutation", "projects.remove", { id });
-  const exists = async (sessionId: string) => (await db.db.session.count({ where: { id: sessionId } })) === 1;
+    callHttp(server.quiver.url, server.people.headers[who], "mutation", "projects.remove", { id });
+  const exists = async (sessionId: string) => (await db().session.count({ where: { id: sessionId } })) === 1;
 
   it("refuses its member creator while another person's session is in it", async () => {
     const p = await membersProject(["member", "owner"]);
@@ -66,16 +52,96 @@ describe.each(testDatabases())("deleting a project on %s", (provider) => {
 
   it("refuses its member creator while another person has a workspace in it", async () => {
     const p = await membersProject(["member"]);
-    await db.db.workspace.create({
-      data: { id: `w-${randomBytes(4).toString("hex")}`, projectId: p.id, userId: people.fixture.users.admin },
+    await db().workspace.create({
+      data: { id: `w-${randomBytes(4).toString("hex")}`, projectId: p.id, userId: server.people.fixture.users.admin },
     });
     expect(await remove("member", p.id)).toMatchObject({ ok: false, code: "FORBIDDEN" });
-    expect(await db.db.project.count({ where: { id: p.id } })).toBe(1);
+    expect(await db().project.count({ where: { id: p.id } })).toBe(1);
   });
 
   it("lets its member creator delete it when all the work in it is theirs", async () => {
     const p = await membersProject(["member"]);
     expect(await remove("member", p.id)).toEqual({ ok: true });
     expect(await exists(p.sessions[0])).toBe(false);
+  });
+
+  it("refuses the member when a teammate's session is made between the check and the delete", async () => {
+    const { orgId, users } = server.people.fixture;
+    const p = await membersProject(["member"]);
+    let teammates = "";
+    // The hook the service runs between its check and its delete (events still to be written).
+    const projects = createProjectService(db(), {
+      placement: {} as Placement,
+      ops: {} as RunnerOps,
+      dbProvider: provider,
+      beforeSessionsRemoved: async () => {
+        teammates = (
+          await db().session.create({
+            data: { title: "teammate's", ownerId: users.owner, orgId, projectId: p.id, workspace: "" },
+          })
+        ).id;
+      },
+    });
+    await expect(projects.remove({ userId: users.member, orgId, role: "member" }, p.id)).rejects.toMatchObject({
+      code: "FORBIDDEN",
+    });
+    expect(teammates).not.toBe("");
+    expect(await exists(teammates)).toBe(true);
+    expect(await exists(p.sessions[0])).toBe(true);
+  });
+
+  it.runIf(provider === "postgresql")(
+    "waits for a teammate's session still being written, then refuses the member",
+    async () => {
+      const { orgId, users } = server.people.fixture;
+      const p = await membersProject(["member"]);
+      const teammate = new pg.Client({ connectionString: server.db.url });
+      await teammate.connect();
+      try {
+        // The teammate's session is written but not committed while the delete runs: no check
+        // made before the delete's lock can see it, and the project's delete would take it along.
+        await teammate.query("BEGIN");
+        const id = `s-${randomBytes(6).toString("hex")}`;
+        await teammate.query(
+          `INSERT INTO "Session" ("id", "title", "ownerId", "orgId", "workspace", "projectId", "updatedAt")
+           VALUES ($1, 'teammate''s', $2, $3, '', $4, now())`,
+          [id, users.owner, orgId, p.id],
+        );
+        const removing = remove("member", p.id);
+        await new Promise((r) => setTimeout(r, 1_000));
+        await teammate.query("COMMIT");
+        expect(await removing).toMatchObject({ ok: false, code: "FORBIDDEN" });
+        expect(await exists(id)).toBe(true);
+        expect(await exists(p.sessions[0])).toBe(true);
+      } finally {
+        await teammate.end();
+      }
+    },
+  );
+
+  it("never loses a teammate's session made while the member deletes the project", { timeout: 120_000 }, async () => {
+    const outcomes = { refused: 0, deleted: 0 };
+    for (let i = 0; i < 40; i++) {
+      const p = await membersProject(["member"]);
+      const [removed, made] = await Promise.all([
+        remove("member", p.id),
+        fetch(`${server.quiver.url}/api/trpc/sessions.create`, {
+          method: "POST",
+          headers: { ...server.people.headers.admin, "content-type": "application/json", origin: server.quiver.url },
+          body: JSON.stringify({ title: "teammate's", projectId: p.id }),
+        }).then(async (res) => ((await res.json()) as { result?: { data: { id: string } } }).result?.data.id),
+      ]);
+      const projectLeft = (await db().project.count({ where: { id: p.id } })) === 1;
+      // A session the teammate was told was made is there; a delete that went through took the
+      // project, and one refused left it.
+      if (made) expect(await exists(made), `attempt ${i}`).toBe(true);
+      expect(projectLeft, `attempt ${i}`).toBe(!removed.ok);
+      if (removed.ok) outcomes.deleted++;
+      else {
+        expect(removed, `attempt ${i}`).toMatchObject({ code: "FORBIDDEN" });
+        outcomes.refused++;
+      }
+    }
+    console.log(`projects-delete race on ${provider}: ${JSON.stringify(outcomes)}`);
   });
 });

@@ -4,9 +4,10 @@
 // a "Default" project; the local owner's workspace of it is the local runner's own folder
 // (./.quiver/workspace), and sessions made before projects are attached to their owner's
 // workspace of it, so nothing anyone had is lost. Deleting a project removes its sessions and
-// its workspaces' folders from their runners.
+// its workspaces' folders from their runners; a member's delete is refused, in the same
+// transaction as the delete, while anyone else works in it (`deleteRows`).
 import { TRPCError } from "@trpc/server";
-import type { Db } from "../db";
+import type { Db, DbProvider } from "../db";
 import { WORKSPACE_DELETE_OP, type WorkspaceSource } from "../protocol/workspace-ops";
 import type { Placement, RunnerOps } from "./placement";
 import { isLive } from "./runners";
@@ -71,11 +72,43 @@ export interface ProjectServiceDeps {
   /** Before the project's sessions are deleted: their events still waiting to be written are
    *  written (as services/sessions.ts beforeRemove). */
   beforeSessionsRemoved?(sessionIds: string[]): Promise<unknown>;
+  /** Which database (default sqlite): on PostgreSQL a delete locks the project's row first. */
+  dbProvider?: DbProvider;
   log?: (line: string) => void;
 }
 
+const OTHERS_WORK = "Other people work in this project: only the org's owners and admins can delete it.";
+
 export function createProjectService(db: Db, deps: ProjectServiceDeps) {
   const log = deps.log ?? (() => {});
+
+  /**
+   * Deletes the project's rows (its sessions and workspaces go with it) in one transaction; for a
+   * member, only while nobody else has a session or workspace in it, checked by the deleting
+   * statements themselves (a check before them could be passed by a teammate's new session, which
+   * the delete would then take along). On PostgreSQL the project's row is locked first, so a
+   * session or workspace being made in it (whose foreign key check locks that row too) is either
+   * committed before the check, and seen, or waits for the delete and then fails. On SQLite the
+   * transaction's first write holds the database's write lock to its end. Answers whether it went.
+   */
+  async function deleteRows(actor: Actor, id: string): Promise<boolean> {
+    const othersNone =
+      actor.role === "member"
+        ? {
+            sessions: { none: { NOT: { ownerId: actor.userId } } },
+            workspaces: { none: { NOT: { userId: actor.userId } } },
+          }
+        : {};
+    const results = await db.$transaction([
+      // (The query thread runs the Unsafe forms only; the id is a parameter.)
+      ...(deps.dbProvider === "postgresql"
+        ? [db.$executeRawUnsafe(`SELECT 1 FROM "Project" WHERE "id" = $1 FOR UPDATE`, id)]
+        : []),
+      db.session.deleteMany({ where: { projectId: id, project: othersNone } }),
+      db.project.deleteMany({ where: { id, ...othersNone } }),
+    ]);
+    return (results.at(-1) as { count: number }).count === 1;
+  }
 
   async function findProject(actor: Actor, id: string) {
     const row = await db.project.findFirst({ where: { id, orgId: actor.orgId } });
@@ -309,11 +342,7 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
           db.session.count({ where: { projectId: id, NOT: { ownerId: actor.userId } } }),
           db.workspace.count({ where: { projectId: id, NOT: { userId: actor.userId } } }),
         ]);
-        if (sessions + workspaces > 0)
-          throw new TRPCError({
-            code: "FORBIDDEN",
-            message: "Other people work in this project: only the org's owners and admins can delete it.",
-          });
+        if (sessions + workspaces > 0) throw new TRPCError({ code: "FORBIDDEN", message: OTHERS_WORK });
       }
       const running = await db.turn.count({ where: { status: "running", session: { projectId: id } } });
       if (running)
@@ -340,8 +369,11 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
         const sessions = await db.session.findMany({ where: { projectId: id }, select: { id: true } });
         await deps.beforeSessionsRemoved(sessions.map((s) => s.id));
       }
-      await db.session.deleteMany({ where: { projectId: id } });
-      await db.project.delete({ where: { id } });
+      // Someone else began working in it since the check above: it stays (what was theirs too).
+      if (!(await deleteRows(actor, id))) {
+        if (actor.role === "member") throw new TRPCError({ code: "FORBIDDEN", message: OTHERS_WORK });
+        throw new TRPCError({ code: "NOT_FOUND", message: `No project ${id}.` });
+      }
       for (const l of leftBehind)
         log(`projects: workspace ${l.workspaceId} of deleted project ${id} stays on runner ${l.runnerId}: ${l.reason}`);
       return { removed, leftBehind };
