@@ -6,21 +6,18 @@
 // procedure, or a procedure whose first step is not authorize() fails here.
 // Then the doors that are not procedures: the /api/trpc upgrade, the terminal socket, the preview
 // ticket (what lets a browser into a preview host) and the audit export, per subject.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { beforeAll, describe, expect, it } from "vitest";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { get } from "node:http";
 import WebSocket from "ws";
-import { testServerEnv } from "../testing/env";
-import { startQuiver, type Quiver } from "../app";
-import { createTestDb, testDatabases, type TestDb } from "../testing/db";
+import { useAccountsServer } from "../testing/accounts";
+import { testDatabases } from "../testing/db";
 import { appRouter } from "./root";
 import { startsWithAuthorization } from "./trpc";
 import { cell, defaultInput, SUBJECTS, type AccessRow, type Outcome, type SubjectName } from "../auth/authorize-table";
-import { callHttp, openTrpcSocket, signInPeople, type Answer, type Kind, type People } from "../auth/authorize-testing";
+import { callHttp, openTrpcSocket, type Answer, type Kind } from "../auth/authorize-testing";
 
-const root = join(import.meta.dirname, "..", "..");
 type Procedure = { _def: { type: Kind; middlewares: unknown[] } };
 const procedures = Object.entries((appRouter._def as unknown as { procedures: Record<string, Procedure> }).procedures);
 
@@ -73,31 +70,20 @@ describe("every procedure declares its access", () => {
 });
 
 describe.each(testDatabases())("the access table on %s", (provider) => {
-  let quiver: Quiver;
-  let db: TestDb & { dispose(): Promise<void> };
-  let dataDir: string;
-  let people: People;
   let rows: Map<string, AccessRow>;
   const logs: string[] = [];
 
   beforeAll(async () => {
     rows = await loadRows();
-    db = await createTestDb(provider);
-    dataDir = mkdtempSync(join(tmpdir(), "quiver-access-"));
-    const env = testServerEnv(dataDir, { DATABASE_URL: db.url, QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "open" });
-    quiver = await startQuiver({ env, root, web: false, log: (line) => logs.push(line) });
-    people = await signInPeople(quiver.url, db.db);
-  }, 90_000);
-  afterAll(async () => {
-    await quiver?.stop();
-    await db?.dispose();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
+  const server = useAccountsServer(provider, { name: "access", log: (line) => logs.push(line) });
 
   async function walk(transport: "http" | "ws", subject: SubjectName): Promise<string[]> {
     const wrong: string[] = [];
     const socket =
-      transport === "ws" ? await openTrpcSocket(quiver.url, people.headers[subject], people.wsQuery[subject]) : null;
+      transport === "ws"
+        ? await openTrpcSocket(server.quiver.url, server.people.headers[subject], server.people.wsQuery[subject])
+        : null;
     try {
       for (const [path, proc] of procedures) {
         const row = rows.get(path)!;
@@ -109,10 +95,10 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
             wrong.push(`${path}: expected ${expected}, the upgrade was refused with ${socket.refused}`);
           continue;
         }
-        const input = row.input ? await row.input(people.fixture) : defaultInput(people.fixture);
+        const input = row.input ? await row.input(server.people.fixture) : defaultInput(server.people.fixture);
         const answer = socket
           ? await socket.call(proc._def.type, path, input)
-          : await callHttp(quiver.url, people.headers[subject], proc._def.type, path, input);
+          : await callHttp(server.quiver.url, server.people.headers[subject], proc._def.type, path, input);
         if (!matches(expected, answer)) wrong.push(`${path}: expected ${expected}, got ${show(answer)}`);
       }
     } finally {
@@ -139,20 +125,24 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
 
   /** The status a door answers a subject's request with. */
   async function door(subject: SubjectName, kind: "ws" | "http" | "post", path: string): Promise<number> {
-    const headers = people.headers[subject];
+    const headers = server.people.headers[subject];
     if (kind === "post")
-      return (await fetch(`${quiver.url}${path}`, { method: "POST", headers: { ...headers, origin: quiver.url } }))
-        .status;
+      return (
+        await fetch(`${server.quiver.url}${path}`, {
+          method: "POST",
+          headers: { ...headers, origin: server.quiver.url },
+        })
+      ).status;
     if (kind === "http")
       return new Promise<number>((resolve, reject) =>
-        get(`${quiver.url}${path}`, { headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on(
+        get(`${server.quiver.url}${path}`, { headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on(
           "error",
           reject,
         ),
       );
     return new Promise<number>((resolve, reject) => {
-      const ws = new WebSocket(`${quiver.url.replace("http", "ws")}${path}`, {
-        headers: { ...headers, origin: quiver.url },
+      const ws = new WebSocket(`${server.quiver.url.replace("http", "ws")}${path}`, {
+        headers: { ...headers, origin: server.quiver.url },
       });
       ws.once("open", () => (ws.close(), resolve(101)));
       ws.once("unexpected-response", (_req, res) => (res.resume(), resolve(res.statusCode ?? 0)));
@@ -210,13 +200,13 @@ describe.each(testDatabases())("the access table on %s", (provider) => {
   it.each(SUBJECTS.map((s) => [s]))(
     "%s gets what each socket and door declares",
     async (subject) => {
-      const { sessionId } = people.fixture;
-      const query = people.wsQuery[subject] ? "&shared=1" : "";
+      const { sessionId } = server.people.fixture;
+      const query = server.people.wsQuery[subject] ? "&shared=1" : "";
       const got = {
-        "/api/trpc upgrade": await door(subject, "ws", `/api/trpc${people.wsQuery[subject]}`),
+        "/api/trpc upgrade": await door(subject, "ws", `/api/trpc${server.people.wsQuery[subject]}`),
         terminal: await door(subject, "ws", `/terminal?session=${sessionId}&term=t1&cols=80&rows=24${query}`),
         "preview ticket": await door(subject, "post", `/api/preview/ticket?session=${sessionId}&port=5173`),
-        "audit export": await door(subject, "http", `/api/audit/export${people.wsQuery[subject]}`),
+        "audit export": await door(subject, "http", `/api/audit/export${server.people.wsQuery[subject]}`),
       };
       const wrong = Object.entries(DOORS)
         .filter(([name, cells]) => !cells[subject].includes(got[name as keyof typeof got]))

@@ -6,47 +6,26 @@
 //   it after the server began closing it (a client that ignores the close frame) is never run;
 // - a share link's holder posting to a procedure no link may call is refused before its body is
 //   read, and nobody's call body over HTTP is buffered past CALL_BODY_MAX.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { request } from "node:http";
-import { testServerEnv } from "../testing/env";
-import { startQuiver, type Quiver } from "../app";
-import { createTestDb, testDatabases, type TestDb } from "../testing/db";
+import { useAccountsServer } from "../testing/accounts";
+import { testDatabases } from "../testing/db";
 import { openRawTrpcSocket } from "../testing/raw-socket";
-import { callHttp, openTrpcSocket, signInPeople, type People } from "../auth/authorize-testing";
+import { callHttp, openTrpcSocket } from "../auth/authorize-testing";
 import { SHARE_VIEW_HEADER } from "../protocol/share-view";
 import { CALL_BODY_MAX } from "../http/call-limits";
 
-const root = join(import.meta.dirname, "..", "..");
 const PASSWORD = "closing sockets password";
 
 describe.each(testDatabases())("closing connections on %s", (provider) => {
-  let quiver: Quiver;
-  let db: TestDb & { dispose(): Promise<void> };
-  let dataDir: string;
-  let people: People;
+  const server = useAccountsServer(provider, { name: "closing" });
   let n = 0;
 
-  beforeAll(async () => {
-    db = await createTestDb(provider);
-    dataDir = mkdtempSync(join(tmpdir(), "quiver-closing-"));
-    const env = testServerEnv(dataDir, { DATABASE_URL: db.url, QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "open" });
-    quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    people = await signInPeople(quiver.url, db.db);
-  }, 90_000);
-  afterAll(async () => {
-    await quiver?.stop();
-    await db?.dispose();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  const owner = () => people.headers.owner;
+  const owner = () => server.people.headers.owner;
   const post = async (path: string, body: unknown, headers: Record<string, string>) => {
-    const res = await fetch(`${quiver.url}${path}`, {
+    const res = await fetch(`${server.quiver.url}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", origin: quiver.url, ...headers },
+      headers: { "content-type": "application/json", origin: server.quiver.url, ...headers },
       body: JSON.stringify(body),
     });
     return { res, json: (await res.json()) as { result?: { data: Record<string, unknown> } } };
@@ -61,33 +40,39 @@ describe.each(testDatabases())("closing connections on %s", (provider) => {
       .getSetCookie()
       .map((c) => c.split(";")[0])
       .join("; ");
-    const user = await db.db.user.findUniqueOrThrow({ where: { email } });
-    const { orgId } = people.fixture;
-    const membership = await db.db.membership.create({ data: { userId: user.id, orgId, role: "member" } });
-    await db.db.authSession.updateMany({ where: { userId: user.id }, data: { activeOrganizationId: orgId } });
+    const user = await server.db.db.user.findUniqueOrThrow({ where: { email } });
+    const { orgId } = server.people.fixture;
+    const membership = await server.db.db.membership.create({ data: { userId: user.id, orgId, role: "member" } });
+    await server.db.db.authSession.updateMany({ where: { userId: user.id }, data: { activeOrganizationId: orgId } });
     const made = await post("/api/trpc/sessions.create", { title: "mine" }, { cookie });
     const sessionId = made.json.result!.data.id as string;
-    const authSessionId = (await db.db.authSession.findFirstOrThrow({ where: { userId: user.id } })).id;
+    const authSessionId = (await server.db.db.authSession.findFirstOrThrow({ where: { userId: user.id } })).id;
     return { cookie, userId: user.id, memberId: membership.id, sessionId, authSessionId };
   }
 
-  const titleOf = async (id: string) => (await db.db.session.findUniqueOrThrow({ where: { id } })).title;
+  const titleOf = async (id: string) => (await server.db.db.session.findUniqueOrThrow({ where: { id } })).title;
   const renameCall = (id: string, title: string) =>
     JSON.stringify({ id: 1, method: "mutation", params: { path: "sessions.rename", input: { id, title } } });
 
   it("refuses a revoked link's next call on its still-open socket", async () => {
-    const { sessionId } = people.fixture;
+    const { sessionId } = server.people.fixture;
     const made = await post("/api/trpc/shares.create", { sessionId }, owner());
     const link = made.json.result!.data as { id: string; token: string };
-    const viewerCookie = (await fetch(`${quiver.url}/share/${link.token}`, { redirect: "manual" })).headers
+    const viewerCookie = (await fetch(`${server.quiver.url}/share/${link.token}`, { redirect: "manual" })).headers
       .getSetCookie()
       .map((c) => c.split(";")[0])
       .join("; ");
-    const socket = await openTrpcSocket(quiver.url, { cookie: viewerCookie, [SHARE_VIEW_HEADER]: "1" }, "?shared=1");
+    const socket = await openTrpcSocket(
+      server.quiver.url,
+      { cookie: viewerCookie, [SHARE_VIEW_HEADER]: "1" },
+      "?shared=1",
+    );
     try {
       expect(socket.refused).toBeNull();
       expect(await socket.call("query", "sessions.get", { id: sessionId })).toEqual({ ok: true });
-      expect((await callHttp(quiver.url, owner(), "mutation", "shares.revoke", { linkId: link.id })).ok).toBe(true);
+      expect((await callHttp(server.quiver.url, owner(), "mutation", "shares.revoke", { linkId: link.id })).ok).toBe(
+        true,
+      );
       // The socket closes a moment later; the call sent now is already refused, as each after it.
       for (const path of ["sessions.get", "files.tree", "turns.window"]) {
         const answer = await socket.call("query", path, { sessionId, id: sessionId, turns: 5 });
@@ -102,17 +87,17 @@ describe.each(testDatabases())("closing connections on %s", (provider) => {
     "runs no call sent on a socket after its person was %s",
     async (how) => {
       const m = await newMember();
-      const raw = await openRawTrpcSocket(quiver.url, m.cookie);
+      const raw = await openRawTrpcSocket(server.quiver.url, m.cookie);
       try {
         // The socket works: a rename sent on it is run (as one of a batch: tRPC takes several
         // calls in one message).
         raw.send(`[${renameCall(m.sessionId, "before")}]`);
         await expect.poll(() => titleOf(m.sessionId)).toBe("before");
-        if (how === "signed out") await quiver.accounts.revokeDevice(m.userId, m.authSessionId);
+        if (how === "signed out") await server.quiver.accounts.revokeDevice(m.userId, m.authSessionId);
         else
-          expect((await callHttp(quiver.url, owner(), "mutation", "orgs.remove", { memberId: m.memberId })).ok).toBe(
-            true,
-          );
+          expect(
+            (await callHttp(server.quiver.url, owner(), "mutation", "orgs.remove", { memberId: m.memberId })).ok,
+          ).toBe(true);
         // The server has sent its close frame; this client ignores it and goes on sending.
         raw.send(renameCall(m.sessionId, "after"));
         raw.send(renameCall(m.sessionId, "after, again"));
@@ -128,7 +113,7 @@ describe.each(testDatabases())("closing connections on %s", (provider) => {
 
   /** POSTs `bytes` of body (sent as they drain; `stopAt`: only so many, the rest never comes). */
   function postBody(path: string, headers: Record<string, string>, bytes: number, stopAt = bytes, chunked = false) {
-    const u = new URL(quiver.url);
+    const u = new URL(server.quiver.url);
     return new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
         {
@@ -138,7 +123,7 @@ describe.each(testDatabases())("closing connections on %s", (provider) => {
           method: "POST",
           headers: {
             ...headers,
-            origin: quiver.url,
+            origin: server.quiver.url,
             "content-type": "application/json",
             ...(chunked ? { "transfer-encoding": "chunked" } : { "content-length": bytes }),
           },
@@ -167,13 +152,18 @@ describe.each(testDatabases())("closing connections on %s", (provider) => {
 
   it("refuses a link's holder calling what no link may call before reading its body", { timeout: 15_000 }, async () => {
     // 1 MB of a 200 MB body is sent and the rest never comes: the answer must not wait for it.
-    const answer = await postBody("/api/trpc/turns.send", { ...people.headers.viewer }, 200 * 1024 * 1024, 1024 * 1024);
+    const answer = await postBody(
+      "/api/trpc/turns.send",
+      { ...server.people.headers.viewer },
+      200 * 1024 * 1024,
+      1024 * 1024,
+    );
     expect(answer.status).toBe(403);
     expect(answer.body).toContain("read-only share link");
     // A read it may make, posted (a query is a GET): refused without waiting for the body too.
     const posted = await postBody(
       "/api/trpc/sessions.get",
-      { ...people.headers.viewer },
+      { ...server.people.headers.viewer },
       200 * 1024 * 1024,
       1024 * 1024,
     );

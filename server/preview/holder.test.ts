@@ -3,40 +3,16 @@
 // one it does not is refused 401). The member's own session's cookie works; once their role
 // changes, they are removed from the org, or their device is signed out, it stops working (within
 // the few seconds its check is kept), and a new ticket is refused too.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { request } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testServerEnv } from "../testing/env";
-import { createTestDb, type TestDb } from "../testing/db";
-import { startQuiver, type Quiver } from "../app";
-import { signInPeople, type People } from "../auth/authorize-testing";
-
-const root = join(import.meta.dirname, "../..");
+import { describe, expect, it } from "vitest";
+import { useAccountsServer } from "../testing/accounts";
 
 describe("a preview cookie with accounts on", () => {
-  let db: TestDb & { dispose(): Promise<void> };
-  let quiver: Quiver;
-  let people: People;
-  let dataDir: string;
-
-  beforeAll(async () => {
-    db = await createTestDb("sqlite");
-    dataDir = mkdtempSync(join(tmpdir(), "quiver-preview-holder-"));
-    const env = testServerEnv(dataDir, { DATABASE_URL: db.url, QUIVER_AUTH: "accounts", QUIVER_SIGNUP: "open" });
-    quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    people = await signInPeople(quiver.url, db.db);
-  }, 90_000);
-  afterAll(async () => {
-    await quiver?.stop();
-    await db?.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = useAccountsServer("sqlite", { name: "preview-holder" });
 
   const status = (host: string, path: string, headers: Record<string, string> = {}) =>
     new Promise<{ status: number; cookie?: string }>((resolve, reject) =>
-      request({ host: "127.0.0.1", port: quiver.port, path, headers: { host, ...headers } }, (res) => {
+      request({ host: "127.0.0.1", port: server.quiver.port, path, headers: { host, ...headers } }, (res) => {
         res.resume();
         resolve({ status: res.statusCode ?? 0, cookie: res.headers["set-cookie"]?.[0]?.split(";")[0] });
       })
@@ -45,29 +21,29 @@ describe("a preview cookie with accounts on", () => {
     );
 
   async function previewCookie(who: Record<string, string>, sessionId: string) {
-    const ticket = await fetch(`${quiver.url}/api/preview/ticket?session=${sessionId}&port=5173`, {
+    const ticket = await fetch(`${server.quiver.url}/api/preview/ticket?session=${sessionId}&port=5173`, {
       method: "POST",
-      headers: { ...who, origin: quiver.url },
+      headers: { ...who, origin: server.quiver.url },
     });
     if (ticket.status !== 200) return { ticketStatus: ticket.status };
     const { ticket: value } = (await ticket.json()) as { ticket: string };
-    const host = `5173-${sessionId}.localhost:${quiver.port}`;
+    const host = `5173-${sessionId}.localhost:${server.quiver.port}`;
     const redeemed = await status(host, `/?__quiver_ticket=${encodeURIComponent(value)}`);
     expect(redeemed.status).toBe(303);
     return { ticketStatus: 200, host, cookie: redeemed.cookie! };
   }
 
   const trpc = async (who: Record<string, string>, path: string, input: unknown) => {
-    const res = await fetch(`${quiver.url}/api/trpc/${path}`, {
+    const res = await fetch(`${server.quiver.url}/api/trpc/${path}`, {
       method: "POST",
-      headers: { ...who, "content-type": "application/json", origin: quiver.url },
+      headers: { ...who, "content-type": "application/json", origin: server.quiver.url },
       body: JSON.stringify(input),
     });
     return ((await res.json()) as { result?: { data: { id: string } } }).result?.data;
   };
 
   it("stops working when its person's role changes, they are removed, or their device is signed out", async () => {
-    const { headers, fixture } = people;
+    const { headers, fixture } = server.people;
     const member = headers.member;
     const sessionId = (await trpc(member, "sessions.create", { title: "member's" }))!.id;
     const got = await previewCookie(member, sessionId);
@@ -76,26 +52,26 @@ describe("a preview cookie with accounts on", () => {
     expect((await status(host, "/")).status).toBe(401);
 
     // Another role: the device is still signed in, but not as what the cookie was given for.
-    const membership = await db.db.membership.findFirstOrThrow({
+    const membership = await server.db.db.membership.findFirstOrThrow({
       where: { userId: fixture.users.member, orgId: fixture.orgId },
     });
-    await db.db.membership.update({ where: { id: membership.id }, data: { role: "admin" } });
+    await server.db.db.membership.update({ where: { id: membership.id }, data: { role: "admin" } });
     await expect.poll(async () => (await status(host, "/", { cookie })).status, { timeout: 10_000 }).toBe(401);
-    await db.db.membership.update({ where: { id: membership.id }, data: { role: "member" } });
+    await server.db.db.membership.update({ where: { id: membership.id }, data: { role: "member" } });
     await expect.poll(async () => (await status(host, "/", { cookie })).status, { timeout: 10_000 }).toBe(502);
 
     // Signed out everywhere: the cookie goes with the device.
-    await db.db.authSession.deleteMany({ where: { userId: fixture.users.member } });
+    await server.db.db.authSession.deleteMany({ where: { userId: fixture.users.member } });
     await expect.poll(async () => (await status(host, "/", { cookie })).status, { timeout: 10_000 }).toBe(401);
     expect((await previewCookie(member, sessionId)).ticketStatus).not.toBe(200);
   }, 60_000);
 
   it("stops working when its person is removed from the org", async () => {
-    const { headers, fixture } = people;
+    const { headers, fixture } = server.people;
     const sessionId = (await trpc(headers.admin, "sessions.create", { title: "admin's" }))!.id;
     const { host, cookie } = (await previewCookie(headers.admin, sessionId)) as { host: string; cookie: string };
     expect((await status(host, "/", { cookie })).status).toBe(502);
-    await db.db.membership.deleteMany({ where: { userId: fixture.users.admin, orgId: fixture.orgId } });
+    await server.db.db.membership.deleteMany({ where: { userId: fixture.users.admin, orgId: fixture.orgId } });
     await expect.poll(async () => (await status(host, "/", { cookie })).status, { timeout: 10_000 }).toBe(401);
   }, 60_000);
 });

@@ -3,26 +3,19 @@
 // invitation and joins; demoting or removing the teammate closes their open WebSocket in that
 // org at once (well before the 5 s re-check of signed-in sockets), while their socket opened in
 // another org stays open; a switch makes the next request act in the other org.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { testServerEnv } from "../testing/env";
-import { startQuiver, type Quiver } from "../app";
 import type { AppRouter } from "../api/root";
-import { createTestDb, testDatabases, type TestDb } from "../testing/db";
-
-const root = join(import.meta.dirname, "..", "..");
+import { useAccountsServer } from "../testing/accounts";
+import { testDatabases } from "../testing/db";
 
 describe.each(testDatabases())("org changes close sockets on %s", (provider) => {
-  let quiver: Quiver;
-  let db: TestDb & { dispose(): Promise<void> };
-  let dataDir: string;
+  // Nobody signed in yet and no open sign-up: the first owner and the teammate are made here.
+  const server = useAccountsServer(provider, { name: "orgs", people: false, startMs: 60_000 });
 
   const post = (path: string, body: object, cookie?: string) =>
-    fetch(`${quiver.url}${path}`, {
+    fetch(`${server.quiver.url}${path}`, {
       method: "POST",
       headers: { "content-type": "application/json", ...(cookie ? { cookie } : {}) },
       body: JSON.stringify(body),
@@ -33,10 +26,12 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
       .map((c) => c.split(";")[0])
       .join("; ");
   const client = (cookie: string) =>
-    createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers: { cookie } })] });
+    createTRPCClient<AppRouter>({
+      links: [httpBatchLink({ url: `${server.quiver.url}/api/trpc`, headers: { cookie } })],
+    });
   /** An open tRPC WebSocket of whoever holds `cookie`, and the close it gets. */
   async function openSocket(cookie: string) {
-    const ws = new WebSocket(`${quiver.url.replace("http", "ws")}/api/trpc`, { headers: { cookie } });
+    const ws = new WebSocket(`${server.quiver.url.replace("http", "ws")}/api/trpc`, { headers: { cookie } });
     const closed = new Promise<{ code: number; reason: string; at: number }>((resolve) =>
       ws.once("close", (code, reason) => resolve({ code, reason: reason.toString(), at: Date.now() })),
     );
@@ -46,18 +41,6 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
     });
     return { ws, closed, isOpen: () => ws.readyState === WebSocket.OPEN };
   }
-
-  beforeAll(async () => {
-    db = await createTestDb(provider);
-    dataDir = mkdtempSync(join(tmpdir(), "quiver-orgs-"));
-    const env = testServerEnv(dataDir, { DATABASE_URL: db.url, QUIVER_AUTH: "accounts" });
-    quiver = await startQuiver({ env, root, web: false, log: () => {} });
-  }, 60_000);
-  afterAll(async () => {
-    await quiver?.stop();
-    await db?.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   it("invites, joins, and ends the teammate's sockets in the org at once on demotion and removal", async () => {
     const first = await post("/api/auth/first-owner", {
@@ -88,11 +71,13 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
     const forged = await post("/api/auth/sign-up/email", { ...bobAccount, invitation: "x".repeat(32) });
     expect(forged.status).toBe(403);
     expect(await forged.json()).toMatchObject({ code: "INVITATION_INVALID" });
-    expect(await db.db.user.count({ where: { email: "bob@example.com" } })).toBe(0);
+    expect(await server.db.db.user.count({ where: { email: "bob@example.com" } })).toBe(0);
     const signUp = await post("/api/auth/sign-up/email", { ...bobAccount, invitation: invitation.token });
     expect(signUp.status).toBe(200);
     // Made through the link: the address counts as proven (SSO may link to it on an invitation).
-    expect(await db.db.user.findUnique({ where: { email: "bob@example.com" } })).toMatchObject({ emailVerified: true });
+    expect(await server.db.db.user.findUnique({ where: { email: "bob@example.com" } })).toMatchObject({
+      emailVerified: true,
+    });
     const bobCookie = cookiesOf(signUp);
     const bob = client(bobCookie);
     const ownOrgId = (await bob.orgs.mine.query()).activeOrgId;
@@ -149,7 +134,7 @@ describe.each(testDatabases())("org changes close sockets on %s", (provider) => 
     expect((await bob.orgs.members.query()).map((m) => m.email)).toEqual(["bob@example.com"]);
     elsewhere.ws.close();
 
-    const audit = await db.db.auditEvent.findMany({
+    const audit = await server.db.db.auditEvent.findMany({
       where: {
         orgId: teamOrgId,
         action: { in: ["org.invitation_created", "org.invitation_accepted", "org.role_changed", "org.member_removed"] },
