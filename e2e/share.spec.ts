@@ -96,7 +96,7 @@ test("a read-only link: history, files and live events for the viewer, until the
     await expect(page.getByTestId("share-link")).toHaveAttribute("data-state", "revoked");
     await expect(viewer.getByTestId("link-ended")).toContainText("This share link was revoked");
     await viewer.reload();
-    await expect(viewer.getByText("This share link was revoked by the session's owner.")).toBeVisible();
+    await expect(viewer.getByText("This share link was revoked. Ask the session's owner for a new one.")).toBeVisible();
     await expect(viewer.getByTestId("msg-user")).toHaveCount(0);
   } finally {
     await other.close();

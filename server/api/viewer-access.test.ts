@@ -175,7 +175,10 @@ describe.each(testDatabases())("a viewer's access to every procedure on %s", (pr
         path,
         inputFor(own),
       );
-      expect(ended).toEqual({ code: "FORBIDDEN", message: "This share link was revoked by the session's owner." });
+      expect(ended).toEqual({
+        code: "FORBIDDEN",
+        message: "This share link was revoked. Ask the session's owner for a new one.",
+      });
     },
   );
 

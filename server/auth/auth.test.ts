@@ -126,7 +126,7 @@ describe("sign-in and share links over real sockets", () => {
       await waitFor(() => texts.includes("before"), 5_000, "the live event");
       await owner.shares.revoke.mutate({ linkId: link.id });
       const err = await ended;
-      expect(err.message).toBe("This share link was revoked by the session's owner.");
+      expect(err.message).toBe("This share link was revoked. Ask the session's owner for a new one.");
       await waitFor(() => closes.includes(4403), 5_000, "the socket to close");
     } finally {
       ws.close();

@@ -35,7 +35,7 @@ export function notSignedIn(res: ServerResponse): void {
 export const LINK_MESSAGES = {
   unknown: "This share link does not exist. Ask the session's owner for a new one.",
   expired: "This share link has expired. Ask the session's owner for a new one.",
-  revoked: "This share link was revoked by the session's owner.",
+  revoked: "This share link was revoked. Ask the session's owner for a new one.",
 } as const;
 
 export function linkEnded(
