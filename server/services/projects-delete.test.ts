@@ -68,6 +68,9 @@ describe.each(testDatabases())("deleting a project on %s", (provider) => {
   it("refuses the member when a teammate's session is made between the check and the delete", async () => {
     const { orgId, users } = server.people.fixture;
     const p = await membersProject(["member"]);
+    const own = await db().workspace.create({
+      data: { id: `w-${randomBytes(4).toString("hex")}`, projectId: p.id, userId: users.member, state: "ready" },
+    });
     let teammates = "";
     // The hook the service runs between its check and its delete (events still to be written).
     const projects = createProjectService(db(), {
@@ -88,6 +91,8 @@ describe.each(testDatabases())("deleting a project on %s", (provider) => {
     expect(teammates).not.toBe("");
     expect(await exists(teammates)).toBe(true);
     expect(await exists(p.sessions[0])).toBe(true);
+    // The member's workspace, marked for deletion on the way, is usable again (made anew on next use).
+    expect((await db().workspace.findUnique({ where: { id: own.id } }))?.state).toBe("creating");
   });
 
   it.runIf(provider === "postgresql")(

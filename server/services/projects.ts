@@ -371,7 +371,17 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
       }
       // Someone else began working in it since the check above: it stays (what was theirs too).
       if (!(await deleteRows(actor, id))) {
-        if (actor.role === "member") throw new TRPCError({ code: "FORBIDDEN", message: OTHERS_WORK });
+        // The workspaces marked for deletion stay usable: a folder already removed is made again,
+        // empty, on next use, rather than its sessions refused as "being deleted" for good.
+        await db.workspace.updateMany({
+          where: { id: { in: workspaces.map((w) => w.id) }, state: "deleting" },
+          data: { state: "creating", error: null },
+        });
+        if (actor.role === "member")
+          throw new TRPCError({
+            code: "FORBIDDEN",
+            message: `${OTHERS_WORK} (Someone began working in it while it was being deleted, so it stays${removed ? `; ${removed} workspace folder(s) in it were already removed and are made again, empty, when next used` : ""}.)`,
+          });
         throw new TRPCError({ code: "NOT_FOUND", message: `No project ${id}.` });
       }
       for (const l of leftBehind)
