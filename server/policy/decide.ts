@@ -7,7 +7,7 @@ import { exactFingerprint, hostOf, isOpaqueKey, sessionKeys, type CallFacts } fr
 import { gitPathsOf, isChecksFile } from "./git-paths";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
 import { stepSubjects } from "./steps";
-import { lineSockets } from "./hosts";
+import { lineSockets, plantedHosts } from "./hosts";
 import { reachedUrls } from "./hosts-clients";
 
 export type LoadedPolicy = { ok: true; version: number; rules: PolicyRule[] } | { ok: false; error: string };
@@ -92,7 +92,8 @@ export function policySubject(view: CallView): PolicySubject {
   const facts = callFacts(view);
   const hosts = hostsOf(facts.urls ?? []);
   // A socket bash opens reaches its host as surely as a URL does: a deny of the host holds.
-  const sockets = facts.command !== undefined ? lineSockets(facts.command) : [];
+  // So does configuration written for a client (`… > ~/.ssh/config`) that names the host.
+  const sockets = facts.command !== undefined ? [...lineSockets(facts.command), ...plantedHosts(facts.command)] : [];
   const commandHosts =
     facts.command !== undefined ? analyseShell(facts.command).commands.map((c) => hostsOf(commandUrls(c))) : undefined;
   return {

@@ -51,7 +51,7 @@ describe("clientUrls", () => {
     "curl --no-such evil.com",
     "curl $OPT evil.com",
     "wget -Z evil.com",
-    "nc evil.com 80",
+    "xclient evil.com 80",
     "grep evil.com x",
   ])("%s: nothing it can be sure of", (line) => expect(urls(line)).toEqual([]));
 

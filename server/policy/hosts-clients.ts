@@ -2,7 +2,8 @@
 // arguments: every operand of curl and wget is a URL, with a scheme or without (`curl evil.com`
 // fetches http://evil.com/), and so are the values of options that name where to connect
 // (`--url`, `-x`, `--resolve`, wget's `-e http_proxy=…`); ssh, scp, sftp and rsync
-// (hosts-ssh.ts) and git (hosts-git.ts) are read by modules of their own, and the environment a
+// (hosts-ssh.ts), git (hosts-git.ts) and the raw-socket clients (nc, socat, telnet, openssl:
+// hosts-netcat.ts) are read by modules of their own, and the environment a
 // line sets (`ALL_PROXY=…`, `GIT_SSH_COMMAND=…`) by hosts-env.ts. A command string a client
 // runs (ssh's `ProxyCommand`, rsync's `-e`, an `ext::` URL) is analysed as a script and what its
 // commands reach counts too. These are the call's hosts as a URL's are: a deny rule on the host
@@ -16,6 +17,7 @@ import { CURL, WGET } from "./client-options";
 import { envReach } from "./hosts-env";
 import { gitReach } from "./hosts-git";
 import { rsyncReach, scpReach, sshReach } from "./hosts-ssh";
+import { socketClientReach } from "./hosts-netcat";
 import { asUrl, certainPermuted, resolveTo, staticTexts, valuesOf, type Reach } from "./hosts-reach";
 
 // Values that are where curl connects: a URL, or a proxy's `[scheme://]host[:port]`.
@@ -92,7 +94,7 @@ function programReach(cmd: SimpleCommand, inner: (text: string) => Reach): Reach
   if (program === "ssh") return sshReach(cmd, inner);
   if (program === "scp" || program === "sftp") return scpReach(cmd, inner);
   if (program === "rsync") return rsyncReach(cmd, inner);
-  return { urls: [] };
+  return socketClientReach(cmd, inner) ?? { urls: [] };
 }
 
 // wget's `-e COMMAND` is a wgetrc line; its names ignore case, `-` and `_` (`HTTP-PROXY = x`).

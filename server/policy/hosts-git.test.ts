@@ -58,3 +58,14 @@ describe("a deny of a host holds for where git's config sends it", () => {
     ]);
   });
 });
+
+describe("an scp-like repository whose host is one number the resolver reads as an address", () => {
+  it.each([
+    "git clone 2852039166:r",
+    "git clone git@2852039166:r",
+    "git fetch 0xa9fea9fe:r",
+    "git ls-remote 2852039166:r",
+  ])("%s is denied", (command) => expect(judgeShell(command, noMetadata).decision).toBe("policy_deny"));
+  it("a refspec of numbers names no denied host", () =>
+    expect(judgeShell("git push origin 123:456", noMetadata).decision).not.toBe("policy_deny"));
+});

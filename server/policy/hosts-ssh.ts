@@ -3,7 +3,8 @@
 // reads options before its destination and again after it, up to the remote command; an `-o`
 // option is a config line (`Hostname=evil.com`, `hostname evil.com`, any case) and the first
 // value of each keyword wins, so every one is counted. The hosts are its destination, `-J`,
-// `-W`, `-L`/`-R` targets, and `-o Hostname`/`ProxyJump`/`LocalForward`/`RemoteForward`; a
+// `-W`, `-L`/`-R` targets, and `-o Hostname`/`ProxyJump`/`LocalForward`/`RemoteForward`/
+// `CanonicalDomains` (each domain, and the destination looked up in it); a
 // command it runs locally (`ProxyCommand`, `LocalCommand`, `KnownHostsCommand`, rsync's `-e`)
 // is read as a script, and an ssh config file given on the line (`-F`), which may point the
 // destination anywhere, leaves the command unsure.
@@ -76,7 +77,15 @@ function optionReach(options: readonly ParsedOption[], host: string, nested: Nes
       const url = hostUrl(expand(args[0], host));
       if (url) urls.push(url);
     } else if (key === "proxyjump" && args[0]) urls.push(...jumps(args[0]));
-    else if ((key === "localforward" || key === "remoteforward") && args[1]) urls.push(...forwardTarget(args[1], 2));
+    else if (key === "canonicaldomains") {
+      // `CanonicalizeHostname` looks the destination up as `host.domain` in each: the domain's
+      // owner answers for every name in it, so the domain counts as reached too.
+      for (const d of args
+        .join(",")
+        .split(/[\s,]+/)
+        .filter(Boolean))
+        urls.push(...[hostUrl(d), host && hostUrl(`${host}.${d}`)].filter((u): u is string => !!u));
+    } else if ((key === "localforward" || key === "remoteforward") && args[1]) urls.push(...forwardTarget(args[1], 2));
     else if (key === "proxycommand" || key === "localcommand" || key === "knownhostscommand") {
       // ssh runs the rest of the line with the user's shell (`exec …`).
       const reach = nested(expand(m[2], host));

