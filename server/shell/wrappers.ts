@@ -147,7 +147,7 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
     return [{ ...cmd, runsCode: "a sed script can run commands (`e`)" }];
   if (program === "git") return git(cmd, args, ctx);
   if (program === "find") return find(cmd, args, ctx);
-  if (program === "busybox") return busybox(cmd, args, ctx);
+  if (program === "busybox" || program === "toybox") return busybox(cmd, args, ctx, program);
   return runner(cmd, args, ctx, unwrap, program) ?? wrapped(cmd, args, ctx, program);
 }
 
@@ -281,12 +281,12 @@ function watch(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] 
   return [cmd, ...inner(ctx.analyse(rest.map((w) => w.text).join(" "), sameStdin(ctx)), "watch")];
 }
 
-// `busybox rm -rf /` runs its applet as the command.
-function busybox(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+// `busybox rm -rf /` (or toybox's) runs its applet as the command.
+function busybox(cmd: SimpleCommand, args: Word[], ctx: Context, program: string): SimpleCommand[] {
   if (args.length === 0) return [cmd];
   if (args[0].dynamic || args[0].text.startsWith("-"))
-    return [opaque(cmd, "`busybox` with an applet or option the analysis cannot read")];
-  return [cmd, ...unwrap(fromWords(args, "busybox"), ctx)];
+    return [opaque(cmd, `\`${program}\` with an applet or option the analysis cannot read`)];
+  return [cmd, ...unwrap(fromWords(args, program), ctx)];
 }
 
 function shell(cmd: SimpleCommand, args: Word[], ctx: Context, program: string): SimpleCommand[] {
