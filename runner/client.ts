@@ -7,11 +7,13 @@ import {
   decodeFrame,
   RUNNER_PROTOCOL_VERSION,
   runnerAuthHeaderValue,
+  runnerProofMessage,
   ServerToRunner,
   type RunnerSandbox,
   type RunnerToServer,
 } from "../server/protocol/runner";
 import type { PreviewServerFrame } from "../server/protocol/preview";
+import type { RunnerKey } from "./identity-key";
 import type { AnyOp, PtyHandler } from "./ops";
 import { OutputWindow } from "./output-window";
 import type { PreviewHandler } from "./preview";
@@ -28,6 +30,8 @@ export interface RunnerClientOptions {
   /** Hello's `workspace`: the default workspace's folder, or the root. */
   workspacePath: string;
   sandbox: RunnerSandbox;
+  /** Its own key (identity-key.ts): the hello names it and the server's challenge is signed with it. */
+  key?: Pick<RunnerKey, "publicKey" | "sign">;
   log(line: string): void;
   /** The server refused the token: retrying cannot help. */
   onAuthRefused(status: number): void;
@@ -40,7 +44,7 @@ export interface RunnerClientOptions {
 const REFUSED: Record<number, string> = {
   4002: "the server did not accept this runner's hello",
   4003: "the server speaks another runner protocol version",
-  4005: "its runner id is bound to another token, or its token to another runner id: start it with the --id its token is bound to, or give it a token of its own",
+  4005: "its runner id is bound to another token, or its token to another runner id, or the id to another runner's key: start it with the --id its token is bound to, or another --id, or upgrade it, or have the id released (npm run runner:release -- <id>)",
 };
 
 export class RunnerClient {
@@ -115,10 +119,10 @@ export class RunnerClient {
     });
     ws.on("message", (data) => {
       this.lastHeard = Date.now();
-      // A frame from the server means the hello was taken.
-      this.refusals = 0;
       const decoded = decodeFrame(ServerToRunner, data);
       if (!decoded.ok) return this.o.log(`ignored a frame from the server: ${decoded.error}`);
+      // Any frame but the challenge means the hello was taken.
+      if (decoded.message.type !== "challenge") this.refusals = 0;
       this.handle(decoded.message);
     });
     ws.on("error", (err) => {
@@ -166,6 +170,7 @@ export class RunnerClient {
       sandbox: this.o.sandbox,
       workspaceVersion: served?.workspace.version ?? 0,
       ptyAck: true,
+      ...(this.o.key ? { publicKey: this.o.key.publicKey } : {}),
       ...facts,
     });
     this.eachServed((s) => s.pty?.connectionChanged(true));
@@ -209,6 +214,13 @@ export class RunnerClient {
         return;
       case "cancel":
         this.inflight.get(msg.id)?.abort(new Error("cancelled"));
+        return;
+      case "challenge":
+        if (this.o.key)
+          this.send({
+            type: "proof",
+            signature: this.o.key.sign(runnerProofMessage(msg.nonce, this.o.runnerId, this.o.key.publicKey)),
+          });
         return;
       case "output.ack":
         this.windows.get(msg.id)?.ack(msg.offset);

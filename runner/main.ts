@@ -5,9 +5,11 @@
 // to it (runner/root/); a `--workspace` folder then is the default workspace, adopted in place.
 // Refuses to start (exit 2) unsandboxed under QUIVER_SANDBOX=auto when the server is off loopback,
 // and with --root unsandboxed unless QUIVER_SANDBOX=off says so. It logs to stderr (runner/log.ts)
-// at QUIVER_LOG_LEVEL, and refuses an invalid level like any other bad configuration.
-import { readFileSync } from "node:fs";
+// at QUIVER_LOG_LEVEL, and refuses an invalid level like any other bad configuration. Its own key
+// (identity-key.ts: --key-file, QUIVER_RUNNER_KEY_FILE, else in its home) proves its id to a server.
+import { readFileSync, realpathSync } from "node:fs";
 import { hostname } from "node:os";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultRunnerId } from "../server/protocol/runner-id";
 import { RunnerClient } from "./client";
@@ -19,6 +21,7 @@ import { Workspaces } from "./root/workspaces";
 import { Workspace, WorkspaceError } from "./workspace/workspace";
 import { configureArchiveSource } from "./workspace/archive-source";
 import { levelFromEnv, logFn, rootLog, scoped } from "./log";
+import { defaultKeyFile, KEY_FILE_VAR, KeyFileError, loadRunnerKey, type RunnerKey } from "./identity-key";
 
 const EXIT_CONFIG = 2;
 const EXIT_AUTH = 3;
@@ -57,6 +60,7 @@ async function main(): Promise<void> {
         root: { type: "string" },
         label: { type: "string", multiple: true },
         capacity: { type: "string" },
+        "key-file": { type: "string" },
       },
       strict: true,
     }).values;
@@ -100,6 +104,7 @@ async function main(): Promise<void> {
   if (store && workspace && (store.path === workspace.root || workspace.root.startsWith(`${store.path}/`))) {
     fail(`--workspace ${workspace.root} lies inside --root ${store.path}; give a folder outside it`);
   }
+  const key = runnerKey(args["key-file"] ?? process.env[KEY_FILE_VAR], [workspace?.root, store?.path]);
 
   const mode = (process.env.QUIVER_SANDBOX as SandboxMode | undefined) ?? "auto";
   let sandbox;
@@ -163,6 +168,7 @@ async function main(): Promise<void> {
     version,
     workspaces,
     workspacePath: servedPath,
+    key,
     sandbox: defaultSandbox ?? {
       available: sandbox.available,
       kind: sandbox.kind,
@@ -207,6 +213,38 @@ async function main(): Promise<void> {
     `serving ${store ? `workspaces under ${store.path}${workspace ? ` and ${workspace.root} as "default"` : ""}` : servedPath} as ${runnerId}${ops.length ? ` (ops: ${ops.join(", ")})` : ""}`,
   );
   client.start();
+}
+
+/**
+ * This runner's key (identity-key.ts): `given` (--key-file, QUIVER_RUNNER_KEY_FILE) or the default
+ * in its home. Refused inside a served folder, where commands and the agent read and write; and
+ * named in QUIVER_RUNNER_KEY_FILE for exec/host-secrets.ts, which masks it in every sandbox.
+ */
+function runnerKey(given: string | undefined, served: (string | undefined)[]): RunnerKey | undefined {
+  const path = resolve(given ?? defaultKeyFile());
+  let folder: string;
+  try {
+    folder = realpathSync(dirname(path));
+  } catch {
+    folder = dirname(path);
+  }
+  for (const dir of served)
+    if (dir && (folder === dir || folder.startsWith(`${dir}/`)))
+      fail(`the runner key ${path} lies inside ${dir}, which commands can read: give --key-file a path outside it`);
+  process.env[KEY_FILE_VAR] = path;
+  try {
+    const key = loadRunnerKey(path);
+    if (key.created) log.info(`made this runner's key in ${path}`);
+    return key;
+  } catch (err) {
+    if (!(err instanceof KeyFileError)) throw err;
+    if (given !== undefined) fail(err.message);
+    // A home that cannot be written (a service account's) leaves a runner with a token of its own working.
+    log.warn(
+      `${err.message}; connecting without a key (a server binding runner ids to keys refuses it unless its token is its own)`,
+    );
+    return undefined;
+  }
 }
 
 main().catch((err: unknown) => {

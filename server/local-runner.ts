@@ -74,6 +74,8 @@ export class LocalRunner {
           QUIVER_SANDBOX_HIDE: hide.join(delimiter),
           ...(host ? { HOST: host } : {}),
           ...(logLevel ? { QUIVER_LOG_LEVEL: logLevel } : {}),
+          // Its id is bound to its token, so its key proves nothing; kept with the server's data, not in $HOME.
+          ...(dataDir ? { QUIVER_RUNNER_KEY_FILE: join(dataDir, "runner-key.pem") } : {}),
         }),
         stdio: ["ignore", "inherit", "inherit"],
         detached: true, // its own process group, so stop() can take every descendant with it

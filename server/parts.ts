@@ -1,6 +1,7 @@
 // Composition of the parts that own sockets and background work: runner pool, event hub, tool
 // slot, pipeline, engine, spills, terminal bridge. Each part's factory lives in its own folder;
 // this file only wires them, starts what must run at start-up, and stops them in order.
+import { runnerKeyStore } from "./executors/runner/key-store";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Env } from "./env";
@@ -76,7 +77,8 @@ export interface Parts {
 
 export async function createParts(deps: PartsDeps): Promise<Parts> {
   const { db, log } = deps;
-  const runners = new RunnerPool({ tokens: deps.runnerTokens, log });
+  // A shared-token runner's id is bound to its key on first use (executors/runner/handshake.ts).
+  const runners = new RunnerPool({ tokens: deps.runnerTokens, keys: runnerKeyStore(db), log });
   // On PostgreSQL this instance shares sessions with any others on the database (hub/shared.ts);
   // a SQLite file has one server.
   const cluster =

@@ -158,6 +158,8 @@ export interface HostSecretsInput {
   passwd?: string;
   /** The runner's PATH: its folders inside a masked home are bound back. */
   path?: string;
+  /** The runner's own key (runner/identity-key.ts; default: QUIVER_RUNNER_KEY_FILE), masked wherever it is. */
+  keyFile?: string;
 }
 
 function readPasswd(): string {
@@ -195,6 +197,9 @@ export function hostSecrets(o: HostSecretsInput = {}): HostSecrets {
   for (const p of SYSTEM_SECRETS) if (exists(p)) hide.push(real(p) ?? p);
   if (homeReal) for (const rel of REVEALED_SECRETS) if (exists(join(homeReal, rel))) hide.push(join(homeReal, rel));
   hide.push(...sshHostKeys());
+  // Whoever reads it can connect as this runner: masked even outside a home (--key-file /etc/…).
+  const keyFile = o.keyFile ?? process.env.QUIVER_RUNNER_KEY_FILE;
+  if (keyFile && exists(keyFile)) hide.push(real(keyFile) ?? keyFile);
   // One bind for ~/.pyenv and ~/.pyenv/shims.
   const shown = [...reveal].filter((r) => ![...reveal].some((o) => o !== r && within(r, o)));
   return { hide: [...new Set(hide)], reveal: shown };

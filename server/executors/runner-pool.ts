@@ -7,17 +7,13 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import {
-  decodeFrame,
-  RUNNER_PROTOCOL_VERSION,
-  RunnerHello,
-  type RunnerSandbox,
-  type RunnerToServer,
-} from "../protocol/runner";
+import type { RunnerHello, RunnerSandbox, RunnerToServer } from "../protocol/runner";
 import { ExecutorUnavailableError, type ExecRequest, type ExecResult, type Executor } from "./contract";
 import { bearerToken, refuseUpgrade, tokenIndexer, tokenMatcher, type BoundToken } from "./runner/auth";
 import { identityCheck, type IdentityRefusal } from "./runner/identity";
 import { RunnerConnection } from "./runner/connection";
+import { handshake } from "./runner/handshake";
+import type { RunnerKeyStore } from "./runner/key-store";
 import { createTokenThrottle, type TokenThrottle, type TokenThrottleOptions } from "./runner/throttle";
 import { PtyBridge, type PtyChannel } from "./runner/pty";
 import { PreviewBridge } from "../preview/bridge";
@@ -34,6 +30,9 @@ export interface RunnerPoolOptions {
   pingIntervalMs?: number;
   /** A connection that has not said hello by then is closed. */
   helloTimeoutMs?: number;
+  /** Runner ids bound to runners' keys (runner/key-store.ts): a runner of a shared token must
+   *  prove the key its id was first seen with. Absent: ids are not bound to keys (the pool alone). */
+  keys?: RunnerKeyStore;
   /** Wrong-token throttling per remote address (defaults in runner/throttle.ts). */
   throttle?: Omit<TokenThrottleOptions, "log">;
   log?(line: string): void;
@@ -191,29 +190,24 @@ export class RunnerPool implements Executor {
 
   private awaitHello(ws: WebSocket, tokenIndex: number): void {
     this.handshakes.add(ws);
-    const timer = setTimeout(() => ws.close(4001, "no hello"), this.options.helloTimeoutMs ?? 10_000);
-    const done = () => {
-      clearTimeout(timer);
-      this.handshakes.delete(ws);
-    };
-    ws.once("close", done);
-    ws.once("message", (data) => {
-      done();
-      ws.off("close", done);
-      const decoded = decodeFrame(RunnerHello, data);
-      if (!decoded.ok) return ws.close(4002, "first frame must be hello");
-      const hello = decoded.message;
-      if (hello.protocol !== RUNNER_PROTOCOL_VERSION) {
-        return ws.close(4003, `protocol ${hello.protocol} not supported (server speaks ${RUNNER_PROTOCOL_VERSION})`);
-      }
-      // Another runner's id would be its workspaces, its sessions' calls and their git tokens.
-      const refusal = this.identityRefusal(hello.runnerId, tokenIndex);
-      if (refusal) {
-        this.log(`runner id ${JSON.stringify(hello.runnerId)} refused: ${refusal.log}`);
-        return ws.close(4005, refusal.runner);
-      }
-      this.accept(ws, hello);
-    });
+    ws.once("close", () => this.handshakes.delete(ws));
+    handshake(
+      ws,
+      tokenIndex,
+      {
+        helloTimeoutMs: this.options.helloTimeoutMs ?? 10_000,
+        identityRefusal: this.identityRefusal,
+        bound: (i) => typeof this.options.tokens !== "function" && typeof this.options.tokens[i] === "object",
+        keys: this.options.keys,
+        log: this.log,
+      },
+      (hello, early) => {
+        this.handshakes.delete(ws);
+        this.accept(ws, hello);
+        // What the runner sent while its key was checked reaches the connection, in order.
+        for (const data of early) ws.emit("message", data, false);
+      },
+    );
   }
 
   private accept(ws: WebSocket, hello: RunnerHello): void {
@@ -279,7 +273,12 @@ export class RunnerPool implements Executor {
       const sessionIds = this.sessionsOf(conn.id).filter((s) => this.bindings.get(s)?.workspaceId === workspaceId);
       const event = { runnerId: conn.id, sessionIds, paths: msg.paths, version: msg.version };
       for (const l of this.fileListeners) safe(() => l(event), this.log);
-    } else if (msg.type === "pty.data" || msg.type === "pty.ack" || msg.type === "pty.exit") {
+    } else if (
+      msg.type === "pty.data" ||
+      msg.type === "pty.ack" ||
+      msg.type === "pty.interrupted" ||
+      msg.type === "pty.exit"
+    ) {
       this.pty.fromRunner(conn, msg);
     } else if (msg.type.startsWith("preview.")) {
       this.preview.fromRunner(conn, msg as Extract<RunnerToServer, { type: `preview.${string}` }>);

@@ -23,7 +23,23 @@ export const PTY_INPUT_WINDOW = 1024 * 1024;
 /** The server splits input into pty.input frames of at most this many characters. */
 export const PTY_INPUT_FRAME_CHARS = 64 * 1024;
 
+/**
+ * Terminal output flow control: a runner told `outputWindow` on pty.open keeps at most that many
+ * characters of a terminal's output sent in `counted` pty.data frames and not yet acknowledged
+ * (pty.drained), and stops reading the PTY meanwhile, so a program writing faster than the
+ * terminal's pages read blocks on its writes instead of filling memory on either side.
+ */
+export const PTY_OUTPUT_WINDOW = 1024 * 1024;
+/** The server acknowledges output in batches of at least this many characters. */
+export const PTY_OUTPUT_ACK_CHARS = 64 * 1024;
+
 const id = z.string().min(1).max(200);
+/** 32 random bytes, base64url: the server's challenge, fresh for each connection. */
+const nonce = z.string().regex(/^[A-Za-z0-9_-]{43}$/, "a challenge is 32 bytes, base64url");
+/** A runner's Ed25519 public key, raw 32 bytes base64url (runner/identity-key.ts). */
+export const RunnerPublicKey = z.string().regex(/^[A-Za-z0-9_-]{43}$/, "a public key is 32 bytes, base64url");
+/** An Ed25519 signature, 64 bytes base64url. */
+const signature = z.string().regex(/^[A-Za-z0-9_-]{86}$/, "a signature is 64 bytes, base64url");
 const ptyId = z.string().min(1).max(200);
 const size = z.number().int().min(1).max(10_000);
 /**
@@ -51,13 +67,33 @@ export const ServerToRunner = z.discriminatedUnion("type", [
     outputCeiling: z.number().int().positive().optional(),
   }),
   z.object({ type: z.literal("cancel"), id }),
+  /** After a hello with a publicKey from a runner of the shared token: sign runnerProofMessage of it. */
+  z.object({ type: z.literal("challenge"), nonce }),
   /** The request's output up to `offset` is stored: the runner may send more (flow control). */
   z.object({ type: z.literal("output.ack"), id, offset: z.number().int().nonnegative() }),
-  z.object({ type: z.literal("pty.open"), ptyId, sessionId: z.string().min(1), workspaceId, cols: size, rows: size }),
+  z.object({
+    type: z.literal("pty.open"),
+    ptyId,
+    sessionId: z.string().min(1),
+    workspaceId,
+    cols: size,
+    rows: size,
+    /** Window output to this many characters (PTY_OUTPUT_WINDOW); absent: an older server, none. */
+    outputWindow: z.number().int().positive().optional(),
+  }),
   /** Typed input, UTF-8 bytes counted against PTY_INPUT_WINDOW until the runner's pty.ack. */
   z.object({ type: z.literal("pty.input"), ptyId, data: z.string().max(1024 * 1024) }),
   z.object({ type: z.literal("pty.resize"), ptyId, cols: size, rows: size }),
   z.object({ type: z.literal("pty.close"), ptyId }),
+  /** `chars` more of the terminal's counted output are passed on; sent only to a runner that counts. */
+  z.object({ type: z.literal("pty.drained"), ptyId, chars: z.number().int().positive() }),
+  /**
+   * An interrupt key typed after input that has not reached the runner yet (it waits in the page's
+   * socket). The runner answers pty.interrupted: skipped, when the terminal turns it into its
+   * signal (ISIG): queued input is dropped and the key delivered; else the key is not written
+   * and the server sends it in order. Sent only to a runner that counts output (a new one).
+   */
+  z.object({ type: z.literal("pty.interrupt"), ptyId, key: z.enum(["\u0003", "\u001c", "\u001a"]) }),
   ...PreviewServerFrame.options,
 ]);
 export type ServerToRunner = z.infer<typeof ServerToRunner>;
@@ -120,6 +156,8 @@ export const RunnerHello = z.object({
   freeDiskBytes: z.number().int().nonnegative().optional(),
   /** Most workspaces this runner takes (`--capacity N`). */
   capacity: z.number().int().positive().optional(),
+  /** Its own key (absent: an older runner): the server binds the id to it on first use. */
+  publicKey: RunnerPublicKey.optional(),
 });
 export type RunnerHello = z.infer<typeof RunnerHello>;
 
@@ -138,8 +176,14 @@ export function nestedAtMost(value: unknown, depth: number): boolean {
   return true;
 }
 
+/** The bytes a runner signs to answer a challenge: bound to this connection's nonce, its id and key. */
+export const runnerProofMessage = (nonce: string, runnerId: string, publicKey: string) =>
+  new TextEncoder().encode(`quiver-runner-proof-v1\n${nonce}\n${runnerId}\n${publicKey}`);
+
 export const RunnerToServer = z.discriminatedUnion("type", [
   RunnerHello,
+  /** The answer to `challenge`: runnerProofMessage signed with the hello's key. */
+  z.object({ type: z.literal("proof"), signature }),
   z.object({ type: z.literal("pong"), id }),
   z.object({ type: z.literal("progress"), id, chunk: z.string() }),
   /** Raw output bytes of a request that asked for them (outputCeiling), base64, in order; `offset` counts from the call's first byte. */
@@ -161,9 +205,12 @@ export const RunnerToServer = z.discriminatedUnion("type", [
     paths: z.array(z.string()),
     version: z.number().int().nonnegative(),
   }),
-  z.object({ type: z.literal("pty.data"), ptyId, data: z.string() }),
+  /** `counted`: the frame is within the output window (pty.open's outputWindow): acknowledge it. */
+  z.object({ type: z.literal("pty.data"), ptyId, data: z.string(), counted: z.literal(true).optional() }),
   /** `bytes` more of the PTY's input (UTF-8) are written to it, or dropped (the PTY ended, or over the runner's cap). */
   z.object({ type: z.literal("pty.ack"), ptyId, bytes: z.number().int().positive() }),
+  /** The answer to pty.interrupt, in order. */
+  z.object({ type: z.literal("pty.interrupted"), ptyId, skipped: z.boolean() }),
   z.object({
     type: z.literal("pty.exit"),
     ptyId,

@@ -105,6 +105,13 @@ function fold(id: string): string[] {
   return [...id.normalize("NFKD").replace(INVISIBLE, "").toLowerCase()].map((c) => SAME_GLYPH[c] ?? c);
 }
 
+/** The form ids are keyed by where look-alikes must be one key (key-store.ts): case, width,
+ *  accents, spaces and invisible characters set aside, 0/o and 1/l/i read alike. Non-ASCII
+ *  look-alikes ("о" for "o") are not folded here: looksAlike catches them. */
+export function foldedId(id: string): string {
+  return fold(id).join("");
+}
+
 /**
  * Whether `a` and `b` could be taken for one another by a person reading a runner list: equal
  * once case, width, accents, spaces and invisible characters are set aside and 0/o, 1/l/i are

@@ -1,0 +1,9 @@
+-- CreateTable
+CREATE TABLE "RunnerIdKey" (
+    "idKey" TEXT NOT NULL PRIMARY KEY,
+    "runnerId" TEXT NOT NULL,
+    "publicKey" TEXT NOT NULL,
+    "firstSeen" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "lastSeen" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+
