@@ -1,171 +1,35 @@
-// Terminal input backpressure end to end, all real: a browser-side WebSocket to the server's
-// terminal bridge, the server's PtyBridge over a RunnerConnection (a real WebSocket) to a
-// PtyManager running bash in node-pty. A flood into a program that does not read stays bounded
-// at every hop; input within bounds reaches the program complete and in order.
-import { createServer, type Server } from "node:http";
-import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+// Terminal input backpressure end to end, all real (pty-chain.ts): a browser-side WebSocket to
+// the server's terminal bridge, the server's PtyBridge over a RunnerConnection (a real WebSocket)
+// to a PtyManager running bash in node-pty. A flood into a program that does not read stays
+// bounded at every hop; input within bounds reaches the program complete and in order.
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
-import { RunnerConnection } from "../../server/executors/runner/connection";
-import { PtyBridge, type PtyChannel } from "../../server/executors/runner/pty";
-import { createTerminalBridge, type TerminalBridge } from "../../server/hub/terminal";
-import { decodeFrame, RunnerHello, ServerToRunner } from "../../server/protocol/runner";
+import WebSocket from "ws";
 import type { RunnerToServer } from "../../server/protocol/runner";
-import type { PtyMessage } from "../ops";
 import { scrubEnv } from "./env";
 import { PtyManager } from "./pty";
+import { descendant, MiB, startChain, type Chain } from "./pty-chain";
 import { sandboxInfo } from "./sandbox";
 
 vi.setConfig({ testTimeout: 90_000 });
 
-const MiB = 1024 * 1024;
 /** The bound every hop must keep: the 1 MiB window plus a frame or two already read. */
 const BOUND = 3 * MiB;
 
-let dir: string;
-let http: Server;
-let runnerWss: WebSocketServer;
-let runnerSide: WebSocket;
-let manager: PtyManager;
-let conn: RunnerConnection;
-let bridge: TerminalBridge;
-let channel: PtyChannel | undefined;
-/** Characters the bridge handed to the PTY channel (what the server took off the socket). */
-let accepted = 0;
-let port: number;
-
+let chain: Chain;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "quiver-flow-"));
-  accepted = 0;
-  channel = undefined;
-  runnerWss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
-  await new Promise((r) => runnerWss.once("listening", r));
-  const ptys = new PtyBridge(() => conn);
-  const connected = new Promise<void>((resolve) =>
-    runnerWss.once("connection", (ws) => {
-      const hello = RunnerHello.parse({
-        type: "hello",
-        protocol: 1,
-        runnerId: "flow",
-        workspace: dir,
-        version: "0",
-        sandbox: { available: false, kind: "none" },
-        workspaceVersion: 0,
-        ptyAck: true,
-      });
-      conn = new RunnerConnection(
-        ws,
-        hello,
-        {
-          onFrame: (c, m) => {
-            if (m.type === "pty.data" || m.type === "pty.ack" || m.type === "pty.exit") ptys.fromRunner(c, m);
-          },
-          onClose: (c, reason) => ptys.runnerGone(c, reason),
-          log: () => {},
-        },
-        60_000,
-      );
-      resolve();
-    }),
-  );
-  runnerSide = new WebSocket(`ws://127.0.0.1:${(runnerWss.address() as { port: number }).port}`);
-  manager = new PtyManager({
-    workspaceRoot: dir,
-    sandbox: sandboxInfo("off"),
-    env: scrubEnv({ ...process.env, HOME: dir }),
-    send: (m) => runnerSide.readyState === WebSocket.OPEN && (runnerSide.send(JSON.stringify(m)), true),
-  });
-  runnerSide.on("message", (raw) => {
-    const d = decodeFrame(ServerToRunner, raw);
-    if (d.ok && d.message.type.startsWith("pty.")) manager.handle(d.message as PtyMessage);
-  });
-  await connected;
-  bridge = createTerminalBridge({
-    pty: {
-      open: (s, size) => {
-        const c = ptys.open(s, size);
-        const write = c.write.bind(c);
-        channel = Object.assign(Object.create(c) as PtyChannel, {
-          write: (d: string) => ((accepted += d.length), write(d)),
-        });
-        return channel;
-      },
-    },
-    authorize: async () => true,
-  });
-  http = createServer();
-  http.on("upgrade", (req, socket, head) => bridge.handleUpgrade(req, socket, head));
-  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
-  port = (http.address() as { port: number }).port;
+  chain = await startChain();
 });
-
-afterEach(async () => {
-  bridge.dispose();
-  await manager.dispose();
-  runnerSide.terminate();
-  await new Promise((r) => runnerWss.close(r));
-  await new Promise((r) => http.close(r));
-  await rm(dir, { recursive: true, force: true });
-});
-
-/** A page's terminal socket: its output as text, and input with the browser's own buffering. */
-async function terminal() {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/terminal?session=s1&term=t1&cols=200&rows=24`);
-  let out = "";
-  ws.on("message", (raw) => {
-    const m = JSON.parse(String(raw)) as { type: string; data?: string };
-    if (m.type === "data") out += m.data;
-  });
-  await new Promise((r) => ws.once("open", r));
-  const until = async (text: string | RegExp, ms = 30_000) => {
-    const deadline = Date.now() + ms;
-    while (typeof text === "string" ? !out.includes(text) : !text.test(out)) {
-      if (Date.now() > deadline) throw new Error(`no ${String(text)}; output ends ${JSON.stringify(out.slice(-300))}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  const type = (data: string) => ws.send(JSON.stringify({ type: "input", data }));
-  /** Sends `data` in frames of `frame` characters, waiting while the socket's own buffer is over 8 MiB. */
-  const paste = async (data: string, frame: number) => {
-    for (let at = 0; at < data.length; at += frame) {
-      while (ws.bufferedAmount > 8 * MiB) await new Promise((r) => setTimeout(r, 5));
-      type(data.slice(at, at + frame));
-    }
-  };
-  await until(/[$#] /); // the login shell's prompt
-  return { ws, until, type, paste, output: () => out };
-}
-
-/** The pid of `name` below `root` in the process tree (the test's own processes only). */
-async function descendant(root: number, name: string): Promise<number | undefined> {
-  const children = new Map<number, number[]>();
-  const names = new Map<number, string>();
-  for (const e of await readdir("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    const stat = await readFile(`/proc/${e}/stat`, "utf8").catch(() => "");
-    const m = /^(\d+) \((.*)\) \S+ (\d+)/.exec(stat);
-    if (!m) continue;
-    names.set(Number(m[1]), m[2]);
-    children.set(Number(m[3]), [...(children.get(Number(m[3])) ?? []), Number(m[1])]);
-  }
-  const stack = [root];
-  while (stack.length) {
-    const pid = stack.pop()!;
-    if (pid !== root && names.get(pid) === name) return pid;
-    stack.push(...(children.get(pid) ?? []));
-  }
-  return undefined;
-}
+afterEach(() => chain.dispose());
 
 describe("terminal input flow control", () => {
   it("keeps a 64 MiB flood into a program that does not read bounded at every hop, then the terminal works", async () => {
-    const t = await terminal();
+    const t = await chain.terminal();
     const total = 64 * MiB;
     // Raw mode: the line discipline passes every byte on, so head consumes the flood exactly.
     t.type(`stty raw -echo; sleep 30; head -c ${total} >/dev/null; stty sane; echo flood-$((20+1))\r`);
-    const ptyPid = manager.pid(channel!.id)!;
+    const ptyPid = chain.manager.pid(chain.channel().id)!;
     let sleeper: number | undefined;
     for (let i = 0; i < 200 && !sleeper; i++) {
       sleeper = await descendant(ptyPid, "sleep");
@@ -183,10 +47,10 @@ describe("terminal input flow control", () => {
     const most = { accepted: 0, unacked: 0, runnerPending: 0, toRunner: 0 };
     for (let i = 0; i < 60; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      most.accepted = Math.max(most.accepted, accepted);
-      most.unacked = Math.max(most.unacked, channel!.unacked ?? Infinity);
-      most.runnerPending = Math.max(most.runnerPending, manager.pendingInput?.(channel!.id) ?? Infinity);
-      most.toRunner = Math.max(most.toRunner, conn.ws.bufferedAmount);
+      most.accepted = Math.max(most.accepted, chain.accepted());
+      most.unacked = Math.max(most.unacked, chain.channel().unacked ?? Infinity);
+      most.runnerPending = Math.max(most.runnerPending, chain.manager.pendingInput?.(chain.channel().id) ?? Infinity);
+      most.toRunner = Math.max(most.toRunner, chain.conn.ws.bufferedAmount);
     }
     console.log(`flood into sleep, most seen over 3 s: ${JSON.stringify(most)}`);
     // Everything past the bound waits in the client (its socket buffer and TCP), not here.
@@ -207,30 +71,31 @@ describe("terminal input flow control", () => {
   });
 
   it("closes a terminal whose socket is paused behind a flood, through the list socket", async () => {
-    const t = await terminal();
+    const t = await chain.terminal();
     t.type("stty raw -echo; sleep 30\r");
     await new Promise((r) => setTimeout(r, 300));
     const flood = "z".repeat(512 * 1024);
     for (let i = 0; i < 16; i++) t.type(flood);
-    for (let i = 0; i < 100 && (channel!.unacked ?? 0) < 1024 * 1024; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(channel!.unacked).toBeGreaterThanOrEqual(1024 * 1024); // the window is full: its socket is paused
+    for (let i = 0; i < 100 && (chain.channel().unacked ?? 0) < 1024 * 1024; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(chain.channel().unacked).toBeGreaterThanOrEqual(1024 * 1024); // the window is full: its socket is paused
     const ended = new Promise<string>((resolve) =>
       t.ws.on("message", (raw) => {
         const m = JSON.parse(String(raw)) as { type: string; reason?: { kind: string } };
         if (m.type === "ended") resolve(m.reason!.kind);
       }),
     );
-    const list = new WebSocket(`ws://127.0.0.1:${port}/terminal?session=s1&list=1`);
+    const list = new WebSocket(`${chain.url}/terminal?session=s1&list=1`);
     await new Promise((r) => list.once("open", r));
     list.send(JSON.stringify({ type: "close", term: "t1" }));
     expect(await ended).toBe("closed");
-    for (let i = 0; i < 200 && manager.size > 0; i++) await new Promise((r) => setTimeout(r, 25));
-    expect(manager.size).toBe(0);
+    for (let i = 0; i < 200 && chain.manager.size > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(chain.manager.size).toBe(0);
     list.close();
   });
 
   it("delivers 5 MB pasted in chunks complete and in order, held bounded while the reader starts late", async () => {
-    const t = await terminal();
+    const t = await chain.terminal();
     // ASCII, two- and four-byte characters, so frames split between characters are checked too.
     const parts: string[] = [];
     let seed = 7;
@@ -246,7 +111,7 @@ describe("terminal input flow control", () => {
     t.type(`stty raw -echo; sleep 2; head -c ${bytes} > in.bin; stty sane; echo got-$((6*7))\r`);
     await new Promise((r) => setTimeout(r, 300));
     let most = 0;
-    const watch = setInterval(() => (most = Math.max(most, accepted)), 20);
+    const watch = setInterval(() => (most = Math.max(most, chain.accepted())), 20);
     // Chunks of odd sizes, some splitting a surrogate pair across frames of the page's socket.
     const pasting = (async () => {
       let at = 0;
@@ -266,7 +131,7 @@ describe("terminal input flow control", () => {
     clearInterval(watch);
     console.log(`5 MB paste: accepted ${whileSleeping} characters while the reader slept`);
     expect(whileSleeping).toBeLessThan(BOUND);
-    const got = await readFile(join(dir, "in.bin"));
+    const got = await readFile(join(chain.dir, "in.bin"));
     expect(got.length).toBe(bytes);
     expect(got.equals(Buffer.from(data))).toBe(true);
     t.ws.close();
@@ -277,9 +142,9 @@ describe("the runner's own cap on input", () => {
   it("drops input past its cap from a server that ignores pty.ack, says so, and acknowledges it all", async () => {
     const sent: RunnerToServer[] = [];
     const m = new PtyManager({
-      workspaceRoot: dir,
+      workspaceRoot: chain.dir,
       sandbox: sandboxInfo("off"),
-      env: scrubEnv({ ...process.env, HOME: dir }),
+      env: scrubEnv({ ...process.env, HOME: chain.dir }),
       send: (f) => (sent.push(f), true),
     });
     try {
@@ -326,9 +191,9 @@ describe("the runner's own cap on input", () => {
     async () => {
       const sent: RunnerToServer[] = [];
       const m = new PtyManager({
-        workspaceRoot: dir,
+        workspaceRoot: chain.dir,
         sandbox: sandboxInfo("auto"),
-        env: scrubEnv({ ...process.env, HOME: dir }),
+        env: scrubEnv({ ...process.env, HOME: chain.dir }),
         send: (f) => (sent.push(f), true),
       });
       try {

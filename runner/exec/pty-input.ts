@@ -3,14 +3,31 @@
 // server could not be told to send more (pty.ack) and a paste into a program that does not read
 // would sit in the runner's memory. Here every byte written (or dropped once the PTY is gone) is
 // reported, in order, and a full PTY buffer is retried with a growing pause instead of node-pty's
-// setImmediate spin.
-import { write } from "node:fs";
+// setImmediate spin. An interrupt key (^C, ^\, ^Z) typed while input waits does what the line
+// discipline does in ISIG mode: the input ahead of it is dropped and the key goes first, or, when
+// even it cannot be written, its signal goes to the foreground process group (pty-interrupt.ts).
+import { write, writeSync } from "node:fs";
+import { foregroundGroup, INTERRUPT_KEYS, interruptAt, keyMeaning, type KeyMeaning } from "./pty-interrupt";
 
 /** Longest pause between tries while the PTY's buffer is full (the program is not reading). */
 const MAX_RETRY_MS = 50;
 
+/** The terminal's slave path and its session leader, for what an interrupt key means there. */
+export interface PtyTty {
+  path?: string;
+  leader: number;
+}
+
 export class PtyInput {
-  private readonly queue: Buffer[] = [];
+  private queue: Buffer[] = [];
+  /** While an interrupt key's meaning is asked: the key, then what was typed after it. */
+  private held?: Buffer[];
+  /** The server's question about the held key (`interrupt`), answered once its meaning is known. */
+  private verdict?: (skipped: boolean) => void;
+  /** Interrupts sent out of band while another key's meaning is asked, in order. */
+  private readonly later: Array<() => void> = [];
+  /** Called once the write in flight is done (the queue may change then). */
+  private whenIdle?: () => void;
   /** Bytes of queue[0] already written. */
   private offset = 0;
   private writing = false;
@@ -24,15 +41,114 @@ export class PtyInput {
     private readonly fd: number,
     /** Called with each count of bytes written or dropped, in order. */
     private readonly done: (bytes: number) => void,
+    /** Absent: interrupt keys wait in line like any input. */
+    private readonly tty?: PtyTty,
   ) {}
 
   write(data: string): void {
     const bytes = Buffer.from(data, "utf8");
     if (bytes.length === 0) return;
     if (this.ended) return this.done(bytes.length);
-    this.queue.push(bytes);
     this.pending += bytes.length;
+    if (this.held) return void this.held.push(bytes);
+    const at = this.tty && this.pending > bytes.length ? interruptAt(bytes) : -1;
+    if (at < 0) {
+      this.queue.push(bytes);
+      return this.pump();
+    }
+    // Input waits ahead of an interrupt key: what the key means decides whether it skips it.
+    if (at > 0) this.queue.push(bytes.subarray(0, at));
+    this.held = [bytes.subarray(at, at + 1), ...(at + 1 < bytes.length ? [bytes.subarray(at + 1)] : [])];
+    this.ask(bytes[at]);
+  }
+
+  /**
+   * Out of band: `key` was typed after input that is still on its way here. `verdict(true)`: it
+   * skipped the queue (the terminal signals on it, and what waited was dropped); false: it was
+   * not written, and its copy in the input stream is typed in order.
+   */
+  interrupt(key: number, verdict: (skipped: boolean) => void): void {
+    if (this.ended || !this.tty) {
+      this.done(1); // the server counted it; its in-band copy is typed instead
+      return verdict(false);
+    }
+    if (this.held) return void this.later.push(() => this.interrupt(key, verdict));
+    this.pending += 1;
+    this.held = [Buffer.from([key])];
+    this.verdict = verdict;
+    this.ask(key);
+  }
+
+  private ask(key: number): void {
+    void keyMeaning(this.tty!.path, key).then((meaning) => this.idle(() => this.settle(meaning)));
+  }
+
+  /** Runs `fn` now, or once the write in flight has finished. */
+  private idle(fn: () => void): void {
+    if (this.writing) this.whenIdle = fn;
+    else fn();
+  }
+
+  private settle(meaning: KeyMeaning): void {
+    const [key, ...after] = this.held ?? [];
+    const verdict = this.verdict;
+    this.held = this.verdict = undefined;
+    if (this.ended || !key) {
+      verdict?.(false);
+      return this.next();
+    }
+    if (meaning === "byte") {
+      if (verdict) {
+        // Not written here: the server types it once what was typed before it has come.
+        this.pending -= 1;
+        this.done(1);
+        verdict(false);
+        this.queue.push(...after);
+      } else this.queue.push(key, ...after);
+      this.pump();
+      return this.next();
+    }
+    verdict?.(true);
+    // The line discipline's flush on an interrupt: what was typed before the key is dropped.
+    const before = this.pending - key.length - after.reduce((n, b) => n + b.length, 0);
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.queue = after;
+    this.offset = 0;
+    this.pending -= before;
+    if (before > 0) this.done(before);
+    this.pending -= 1;
+    try {
+      writeSync(this.fd, key);
+      this.done(1);
+    } catch {
+      // The tty's input is full even so: send what the key stands for, where the tty would.
+      if (meaning === "signal") {
+        this.done(1);
+        void this.signal(key[0]);
+      } else {
+        this.queue.unshift(key);
+        this.pending += 1;
+      }
+    }
+    this.retryMs = 0;
     this.pump();
+    this.next();
+  }
+
+  private next(): void {
+    if (!this.held) this.later.shift()?.();
+  }
+
+  private async signal(key: number): Promise<void> {
+    const group = this.tty && (await foregroundGroup(this.tty.leader));
+    const signal = INTERRUPT_KEYS.get(key)?.signal;
+    if (!group || !signal || this.ended) return;
+    try {
+      process.kill(-group, signal);
+    } catch {
+      // the group is gone already
+    }
   }
 
   /** The PTY is gone: what is queued is dropped (and reported, so no window stays shut). */
@@ -46,40 +162,44 @@ export class PtyInput {
   private drop(): void {
     const lost = this.pending;
     this.queue.length = 0;
+    this.held = undefined;
     this.offset = this.pending = 0;
     if (lost > 0) this.done(lost);
   }
 
   private pump(): void {
-    if (this.writing || this.ended || this.timer || this.queue.length === 0) return;
+    if (this.writing || this.ended || this.timer || this.held || this.queue.length === 0) return;
     this.writing = true;
     const head = this.queue[0];
     write(this.fd, head, this.offset, head.length - this.offset, null, (err, n) => {
       this.writing = false;
       if (this.ended) return;
-      if (err) {
-        if (err.code === "EAGAIN" || err.code === "EWOULDBLOCK" || err.code === "EINTR") {
-          // The program is not reading: wait a little longer each time rather than spin.
-          this.retryMs = Math.min(MAX_RETRY_MS, Math.max(1, this.retryMs * 2));
-          this.timer = setTimeout(() => {
-            this.timer = undefined;
-            this.pump();
-          }, this.retryMs);
-          return;
-        }
+      if (err && err.code !== "EAGAIN" && err.code !== "EWOULDBLOCK" && err.code !== "EINTR") {
         // EIO and the like: the terminal's other side is gone; nothing more can be written.
         this.ended = true;
         return this.drop();
       }
-      this.retryMs = 0;
-      this.offset += n;
-      this.pending -= n;
-      if (this.offset >= head.length) {
-        this.queue.shift();
-        this.offset = 0;
+      if (err) {
+        // The program is not reading: wait a little longer each time rather than spin.
+        this.retryMs = Math.min(MAX_RETRY_MS, Math.max(1, this.retryMs * 2));
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.pump();
+        }, this.retryMs);
+      } else {
+        this.retryMs = 0;
+        this.offset += n;
+        this.pending -= n;
+        if (this.offset >= head.length) {
+          this.queue.shift();
+          this.offset = 0;
+        }
+        if (n > 0) this.done(n);
       }
-      if (n > 0) this.done(n);
-      this.pump();
+      const next = this.whenIdle;
+      this.whenIdle = undefined;
+      if (next) next();
+      else if (!err) this.pump();
     });
   }
 }

@@ -3,7 +3,10 @@
 // a process outside it that outlives it (launch.ts ttyLeader), with network in the workspace's
 // namespace, shared with the agent's commands (netns.ts). Input is written by pty-input.ts and
 // acknowledged (pty.ack) once written or dropped, so the server can keep it bounded; input held
-// here past INPUT_CAP (a server that ignores acks) is dropped, and the terminal says so. Closing
+// here past INPUT_CAP (a server that ignores acks) is dropped, and the terminal says so; an
+// interrupt key the server sends ahead of input still on its way (pty.interrupt) is answered
+// by pty-input.ts. Output is windowed (pty-output.ts) when the server acknowledges it (pty.open's
+// outputWindow, pty.drained): past the window the PTY is not read and its program blocks. Closing
 // kills the PTY's whole process tree. When the server connection drops, PTYs wait `graceMs`
 // for a `pty.open` with the same id to re-attach (output meanwhile is kept and replayed), then
 // close; the server's own terminal bridge handles a browser that went away. A terminal without
@@ -19,6 +22,7 @@ import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
 import { sandboxNamespace, type ProcNamespace } from "./procfs";
 import { vanishedCover } from "./host-sockets";
 import { PtyInput } from "./pty-input";
+import { PtyOutput } from "./pty-output";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 
 export interface PtyOptions {
@@ -67,6 +71,8 @@ interface Entry {
   acked: number;
   /** The terminal was told once that input past the runner's cap was dropped. */
   dropNoted?: boolean;
+  /** Output windowing (pty-output.ts), when the server acknowledges output (pty.open's outputWindow). */
+  output?: PtyOutput;
 }
 
 /**
@@ -134,6 +140,19 @@ export class PtyManager implements PtyHandler {
       case "pty.resize":
         if (entry && !entry.closing) entry.pty.resize(message.cols, message.rows);
         return;
+      case "pty.drained":
+        entry?.output?.drained(message.chars);
+        return;
+      case "pty.interrupt": {
+        const answer = (skipped: boolean) =>
+          void this.o.send({ type: "pty.interrupted", ptyId: message.ptyId, skipped });
+        // Not started yet (input is held): the key goes in order. Its byte is acknowledged either way.
+        if (!entry?.input || entry.closing || entry.held !== undefined) {
+          answer(false);
+          return void (entry ? this.ack(entry, 1) : this.o.send({ type: "pty.ack", ptyId: message.ptyId, bytes: 1 }));
+        }
+        return entry.input.interrupt(message.key.charCodeAt(0), answer);
+      }
       case "pty.close":
         if (entry) void this.close(entry);
         else this.o.send({ type: "pty.exit", ptyId: message.ptyId, exitCode: null, signal: "not open" });
@@ -260,8 +279,14 @@ export class PtyManager implements PtyHandler {
       typedBytes: 0,
       acked: 0,
     };
+    if (m.outputWindow) entry.output = new PtyOutput(pty, m.outputWindow, pty.pid);
     if (typeof masterFd === "number") {
-      entry.input = new PtyInput(masterFd, (n) => this.ack(entry, n));
+      // The slave's path (`_pty`, not in the typings either) tells what an interrupt key means.
+      const tty = (pty as IPty & { _pty?: unknown })._pty;
+      entry.input = new PtyInput(masterFd, (n) => this.ack(entry, n), {
+        path: typeof tty === "string" ? tty : undefined,
+        leader: pty.pid,
+      });
       // node-pty's read stream closes the master when the terminal's other side is gone (before
       // onExit; `once` is that stream's): no write may follow, as the descriptor's number may
       // already name another file.
@@ -320,6 +345,7 @@ export class PtyManager implements PtyHandler {
       }
       this.untype(entry, undefined); // for no shell now
       entry.input?.end();
+      entry.output?.end();
       release();
       this.o.send({
         type: "pty.exit",
@@ -349,7 +375,11 @@ export class PtyManager implements PtyHandler {
   }
 
   private deliver(entry: Entry, data: string): void {
-    if (!entry.backlog && this.o.send({ type: "pty.data", ptyId: entry.id, data })) return;
+    const counted = entry.output ? { counted: true as const } : {};
+    if (!entry.backlog && this.o.send({ type: "pty.data", ptyId: entry.id, data, ...counted })) {
+      entry.output?.sent(data.length);
+      return;
+    }
     const cap = this.o.scrollbackChars ?? 256 * 1024;
     entry.backlog = (entry.backlog + data).slice(-cap);
   }
@@ -359,6 +389,14 @@ export class PtyManager implements PtyHandler {
     clearTimeout(entry.grace);
     entry.grace = undefined;
     entry.pty.resize(m.cols, m.rows);
+    // The server that counted what was sent is gone: the new one starts from nothing outstanding.
+    if (m.outputWindow) {
+      if (entry.output) entry.output.reset(m.outputWindow);
+      else entry.output = new PtyOutput(entry.pty, m.outputWindow, entry.pty.pid);
+    } else {
+      entry.output?.end();
+      entry.output = undefined;
+    }
     const backlog = entry.backlog;
     entry.backlog = "";
     if (backlog) this.deliver(entry, backlog);
@@ -374,6 +412,7 @@ export class PtyManager implements PtyHandler {
     if (entry.closing) return;
     entry.closing = true;
     clearTimeout(entry.grace);
+    entry.output?.end();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 2000);
       entry.exited.then(() => {
@@ -408,6 +447,12 @@ export class PtyManager implements PtyHandler {
   pendingInput(ptyId: string): number | undefined {
     const entry = this.ptys.get(ptyId);
     return entry && (entry.input?.pending ?? 0) + entry.typedBytes;
+  }
+
+  /** Output characters sent and not yet acknowledged, and whether the PTY is paused (tests, diagnostics). */
+  pendingOutput(ptyId: string): { unacked: number; paused: boolean } | undefined {
+    const output = this.ptys.get(ptyId)?.output;
+    return output && { unacked: output.unacked, paused: output.isPaused };
   }
 
   pid(ptyId: string): number | undefined {

@@ -8,11 +8,18 @@
 // shell. A list socket per page gets the session's terminals whenever they change. Input has
 // backpressure: while the PTY channel's input window is full (the program is not reading), the
 // terminal's sockets are not read (ws pause), so a paste or a flood waits in the client's TCP.
+// Output has backpressure too: each page's socket says when a frame has left for the kernel (the
+// send callback), and the PTY channel is told what the slowest interactive page has taken, so the
+// runner stops reading the PTY and a fast program blocks rather than fill this process. A passive
+// viewer does not hold the terminal back: one that falls behind by more than a bound is closed
+// (TERMINAL_BEHIND_CLOSE), as is any page that takes nothing for `stallMs` while output waits.
 import type { IncomingMessage } from "node:http";
+import { randomUUID } from "node:crypto";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { PtyChannel, PtyExit } from "../executors/runner/pty";
 import {
+  TERMINAL_BEHIND_CLOSE,
   TERMINAL_PATH,
   TerminalClientMessage,
   TerminalQuery,
@@ -24,14 +31,21 @@ import { decodeFrame } from "../protocol/runner";
 
 export interface TerminalBridgeDeps {
   pty: { open(sessionId: string, size: { cols: number; rows: number }): PtyChannel };
-  /** True when the person behind this upgrade may use the session. */
-  authorize(req: IncomingMessage, sessionId: string): Promise<boolean>;
+  /**
+   * True when the person behind this upgrade may use the session's terminals; "view": may watch
+   * them only (a passive viewer: its input is ignored and it never holds the output back).
+   */
+  authorize(req: IncomingMessage, sessionId: string): Promise<boolean | "view">;
   /** How long a terminal runs with no page attached (QUIVER_TERMINAL_IDLE_MINUTES; default 60 min). */
   idleMs?: number;
   /** Characters of output kept for replay per terminal (default 256 K). */
   scrollbackChars?: number;
   /** Running terminals per session (default 16): each is a shell on the runner. */
   maxPerSession?: number;
+  /** Output characters a passive viewer may have waiting to be sent before it is closed (default 1 Mi). */
+  viewerLagChars?: number;
+  /** How long a page may take none of the output waiting for it before it is closed (default 30 s). */
+  stallMs?: number;
   log?(line: string): void;
 }
 
@@ -42,6 +56,8 @@ export interface TerminalBridge {
   size(): number;
   /** The session's terminals as list sockets see them. */
   list(sessionId: string): TerminalInfo[];
+  /** Each attached page's socket: bytes it has not sent yet, output characters it is behind (tests, diagnostics). */
+  pages(): Array<{ term: string; passive: boolean; bufferedAmount: number; behind: number }>;
   dispose(): void;
 }
 
@@ -55,11 +71,31 @@ interface Entry {
   /** Output offset of buffer[0]; `total` is the offset just past its end. */
   start: number;
   total: number;
-  sockets: Set<WebSocket>;
+  /** Output offset up to which the PTY channel was told the output is drained. */
+  drained: number;
+  sockets: Map<WebSocket, Peer>;
+  /** Looks for pages that take none of their output while some waits (stallMs). */
+  stallCheck?: NodeJS.Timeout;
   idle?: NodeJS.Timeout;
   unlisten: Array<() => void>;
   /** The PTY's input window is full: its sockets are paused until it drains. */
   paused: boolean;
+}
+
+interface Peer {
+  /** Named in `interrupt` on the list socket (attached's `socket`). */
+  id: string;
+  passive: boolean;
+  /** Frames read from this socket: an interrupt names how many came before it. */
+  frames: number;
+  /** Frames up to this one were typed before an interrupt that skipped them (or are the key): dropped. */
+  discardTo: number;
+  /** While the runner is asked what an interrupt means: input read meanwhile (numbered), not typed yet. */
+  held?: Array<[number, string]>;
+  /** Output offset up to which this socket's frames have left for the kernel. */
+  done: number;
+  /** When it last took some of its output, or fell behind from caught up. */
+  moved: number;
 }
 
 type Ended = TerminalInfo & { sessionId: string; ended: TerminalEnd; endedAt: number };
@@ -73,6 +109,8 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
   const idleMs = deps.idleMs ?? 60 * 60_000;
   const cap = deps.scrollbackChars ?? 256 * 1024;
   const maxPerSession = deps.maxPerSession ?? 16;
+  const viewerLag = deps.viewerLagChars ?? 1024 * 1024;
+  const stallMs = deps.stallMs ?? 30_000;
   const log = deps.log ?? (() => {});
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * 1024 * 1024 });
   const entries = new Map<string, Entry>();
@@ -120,14 +158,15 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     if (entries.get(entry.key) !== entry) return;
     entries.delete(entry.key);
     clearTimeout(entry.idle);
+    clearTimeout(entry.stallCheck);
     for (const off of entry.unlisten) off();
     remember(entry, why);
-    for (const ws of entry.sockets) {
+    for (const ws of entry.sockets.keys()) {
       send(ws, { type: "ended", reason: why });
       ws.close(1000, "terminal ended");
     }
     // A paused socket would not read the close handshake's answer.
-    for (const ws of entry.sockets) ws.resume();
+    for (const ws of entry.sockets.keys()) ws.resume();
     entry.sockets.clear();
     announce(entry.sessionId);
   }
@@ -154,7 +193,8 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       buffer: "",
       start: 0,
       total: 0,
-      sockets: new Set(),
+      drained: 0,
+      sockets: new Map(),
       unlisten: [],
       paused: false,
     };
@@ -167,12 +207,12 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
           entry.buffer = entry.buffer.slice(cut);
           entry.start += cut;
         }
-        for (const ws of entry.sockets) send(ws, { type: "data", data });
+        fanOut(entry, data);
       }),
       channel.onExit((exit) => finish(entry, exitReason(exit))),
       channel.onDrain(() => {
         entry.paused = false;
-        for (const ws of entry.sockets) ws.resume();
+        for (const [ws, peer] of entry.sockets) if (!peer.held) ws.resume();
       }),
     );
     entries.set(entry.key, entry);
@@ -181,8 +221,63 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     return entry;
   }
 
+  /** Sends output to every page; each frame's send callback says when it has left this process. */
+  function fanOut(entry: Entry, data: string): void {
+    const frame = JSON.stringify({ type: "data", data } satisfies TerminalServerMessage);
+    const end = entry.total;
+    const before = end - data.length;
+    const now = Date.now();
+    for (const [ws, peer] of entry.sockets) {
+      if (ws.readyState !== ws.OPEN) continue;
+      if (peer.passive && end - peer.done > viewerLag) {
+        drop(entry, ws, `fell more than ${viewerLag} characters behind the terminal's output`);
+        continue;
+      }
+      if (peer.done >= before) peer.moved = now;
+      ws.send(frame, (err) => {
+        if (err || end <= peer.done) return;
+        peer.done = end;
+        peer.moved = Date.now();
+        if (!peer.passive) advance(entry);
+      });
+    }
+    advance(entry);
+  }
+
+  /** Tells the PTY channel how far the slowest interactive page (or, with none, the scrollback) has taken the output. */
+  function advance(entry: Entry): void {
+    if (entries.get(entry.key) !== entry) return;
+    let front = entry.total;
+    for (const peer of entry.sockets.values()) if (!peer.passive) front = Math.min(front, peer.done);
+    if (front > entry.drained) {
+      entry.channel.drained?.(front - entry.drained);
+      entry.drained = front;
+    }
+    const lagging = [...entry.sockets.values()].some((p) => p.done < entry.total);
+    if (lagging && !entry.stallCheck)
+      entry.stallCheck = setTimeout(() => {
+        entry.stallCheck = undefined;
+        const now = Date.now();
+        for (const [ws, peer] of entry.sockets)
+          if (peer.done < entry.total && now - peer.moved > stallMs)
+            drop(entry, ws, `took none of the terminal's output for ${Math.round(stallMs / 1000)} s`);
+        advance(entry);
+      }, stallMs / 2);
+  }
+
+  /** Closes a page that does not read its output; it reconnects and is replayed the scrollback. */
+  function drop(entry: Entry, ws: WebSocket, why: string): void {
+    log(`terminal ${entry.channel.id}: a page's socket ${why}; closing it`);
+    ws.close(TERMINAL_BEHIND_CLOSE, "fell behind the terminal's output");
+    ws.resume(); // to read the close handshake's answer, should it come
+    detach(entry, ws);
+    advance(entry);
+  }
+
   function detach(entry: Entry, ws: WebSocket): void {
-    if (!entry.sockets.delete(ws) || entry.sockets.size > 0 || entries.get(entry.key) !== entry) return;
+    if (!entry.sockets.delete(ws)) return;
+    advance(entry);
+    if (entry.sockets.size > 0 || entries.get(entry.key) !== entry) return;
     clearTimeout(entry.idle);
     entry.idle = setTimeout(() => {
       log(`terminal ${entry.channel.id}: no page attached for ${idleMinutes} min (the idle limit), closing its PTY`);
@@ -190,7 +285,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     }, idleMs);
   }
 
-  function attach(ws: WebSocket, q: TermQuery): void {
+  function attach(ws: WebSocket, q: TermQuery, passive: boolean): void {
     const key = keyOf(q.session, q.term);
     let entry = entries.get(key);
     const gone = ended.get(key);
@@ -203,7 +298,11 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       clearTimeout(entry.idle);
       entry.idle = undefined;
       // A page that could not measure its view (a hidden tab) leaves the shell's size as it is.
-      if (q.cols !== undefined && q.rows !== undefined) entry.channel.resize(q.cols, q.rows);
+      if (q.cols !== undefined && q.rows !== undefined && !passive) entry.channel.resize(q.cols, q.rows);
+    } else if (passive) {
+      send(ws, { type: "error", message: "this terminal is not running" });
+      ws.close(1000, "terminal not running");
+      return;
     } else {
       const running = [...entries.values()].filter((e) => e.sessionId === q.session).length;
       if (running >= maxPerSession) {
@@ -223,30 +322,68 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       }
     }
     const current = entry;
-    current.sockets.add(ws);
-    if (current.paused) ws.pause();
+    const peer: Peer = {
+      id: randomUUID(),
+      passive,
+      frames: 0,
+      discardTo: 0,
+      done: current.total,
+      moved: Date.now(),
+    };
+    current.sockets.set(ws, peer);
+    if (current.paused && !passive) ws.pause();
     // Replay only what the client has not shown; if it asks for more than we kept, start over.
     const resumable = q.offset >= current.start && q.offset <= current.total;
     const from = resumable ? q.offset : current.start;
-    send(ws, { type: "attached", ptyId: current.channel.id, offset: from, reset: !resumable });
+    send(ws, { type: "attached", ptyId: current.channel.id, offset: from, reset: !resumable, socket: peer.id });
     if (current.total > from) send(ws, { type: "data", data: current.buffer.slice(from - current.start) });
 
     ws.on("message", (raw) => {
+      const n = ++peer.frames; // every frame, as the page counts what it sends
       const decoded = decodeFrame(TerminalClientMessage, raw);
       if (!decoded.ok) return send(ws, { type: "error", message: decoded.error });
       const msg = decoded.message;
-      if (!current.sockets.has(ws)) return;
+      if (!current.sockets.has(ws) || passive) return;
       if (msg.type === "input") {
-        // Frames already read when the window filled are still sent: pause() stops the reading,
-        // so the overshoot is at most what was buffered, each frame at most maxPayload.
-        if (!current.channel.write(msg.data) && !current.paused) {
-          current.paused = true;
-          for (const s of current.sockets) s.pause();
-        }
+        if (peer.held) peer.held.push([n, msg.data]);
+        else if (n > peer.discardTo) type(current, msg.data);
       } else if (msg.type === "resize") current.channel.resize(msg.cols, msg.rows);
       else if (msg.type === "close") stop(current, { kind: "closed" });
     });
     ws.on("close", () => detach(current, ws));
+  }
+
+  function type(entry: Entry, data: string): void {
+    // Frames already read when the window filled are still sent: pause() stops the reading,
+    // so the overshoot is at most what was buffered, each frame at most maxPayload.
+    if (!entry.channel.write(data) && !entry.paused) {
+      entry.paused = true;
+      for (const [s, peer] of entry.sockets) if (!peer.passive) s.pause();
+    }
+  }
+
+  /**
+   * An interrupt key said on the list socket besides its own socket, where it is frame
+   * `after + 1`. Once that frame is here it was typed in order, and this is moot. Until then it
+   * may wait behind input the program does not read: the runner is asked whether the key skips
+   * that input (ISIG: it does, and the frames up to the key's own are dropped as they come) or
+   * not (a raw-mode program: the key's frame is typed in order). The socket is not read meanwhile.
+   */
+  function interrupt(sessionId: string, msg: Extract<TerminalClientMessage, { type: "interrupt" }>): void {
+    const entry = entries.get(keyOf(sessionId, msg.term));
+    const found = entry && [...entry.sockets].find(([, p]) => p.id === msg.socket);
+    if (!entry || !found || found[1].passive || found[1].frames > msg.after || found[1].held) return;
+    const [ws, peer] = found;
+    const asked = entry.channel.interrupt?.(msg.key, (skipped) => {
+      const held = peer.held ?? [];
+      peer.held = undefined;
+      if (skipped) peer.discardTo = Math.max(peer.discardTo, msg.after + 1);
+      for (const [n, data] of held) if (n > peer.discardTo && entries.get(entry.key) === entry) type(entry, data);
+      if (!entry.paused) ws.resume();
+    });
+    if (!asked) return;
+    peer.held = [];
+    ws.pause();
   }
 
   function watch(ws: WebSocket, sessionId: string): void {
@@ -263,7 +400,8 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       if (msg.type === "close" && msg.term) {
         const entry = entries.get(keyOf(sessionId, msg.term));
         if (entry) stop(entry, { kind: "closed" });
-      } else if (msg.type === "forget" && ended.delete(keyOf(sessionId, msg.term))) announce(sessionId);
+      } else if (msg.type === "interrupt") interrupt(sessionId, msg);
+      else if (msg.type === "forget" && ended.delete(keyOf(sessionId, msg.term))) announce(sessionId);
     });
     ws.on("close", () => {
       socks.delete(ws);
@@ -286,18 +424,30 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       deps.authorize(req, q.session).then(
         (ok) => {
           if (!ok) return void socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nno such session\n");
-          wss.handleUpgrade(req, socket, head, (ws) => ("term" in q ? attach(ws, q) : watch(ws, q.session)));
+          wss.handleUpgrade(req, socket, head, (ws) =>
+            "term" in q ? attach(ws, q, ok === "view") : watch(ws, q.session),
+          );
         },
         () => socket.destroy(),
       );
     },
     size: () => entries.size,
     list,
+    pages: () =>
+      [...entries.values()].flatMap((e) =>
+        [...e.sockets].map(([ws, peer]) => ({
+          term: e.term,
+          passive: peer.passive,
+          bufferedAmount: ws.bufferedAmount,
+          behind: e.total - peer.done,
+        })),
+      ),
     dispose() {
       for (const entry of [...entries.values()]) {
         entry.channel.close();
-        for (const ws of entry.sockets) ws.terminate();
+        for (const ws of entry.sockets.keys()) ws.terminate();
         clearTimeout(entry.idle);
+        clearTimeout(entry.stallCheck);
         for (const off of entry.unlisten) off();
       }
       entries.clear();

@@ -13,6 +13,13 @@ import { z } from "zod";
 
 export const TERMINAL_PATH = "/terminal";
 
+/**
+ * Close code of a terminal socket dropped for not reading its output: a passive viewer more than
+ * a bound behind, or any page that read nothing for a while with output waiting. The page
+ * reconnects with its `offset` and is replayed what the scrollback still holds.
+ */
+export const TERMINAL_BEHIND_CLOSE = 4008;
+
 const size = z.number().int().min(1).max(10_000);
 
 export const TerminalClientMessage = z.discriminatedUnion("type", [
@@ -29,6 +36,20 @@ export const TerminalClientMessage = z.discriminatedUnion("type", [
       .string()
       .regex(/^[A-Za-z0-9_-]{1,64}$/)
       .optional(),
+  }),
+  /**
+   * On a list socket: an interrupt key (^C, ^\, ^Z) typed in `term`, also sent on its socket
+   * `socket` (attached's) as input frame `after + 1`, alone. Said here too because that socket
+   * may be paused behind input the program does not read: in ISIG mode the key skips that input,
+   * which is dropped with the key's own frame (the tty's flush on an interrupt); else nothing
+   * changes and the frame is typed in order. A server that does not know it ignores it.
+   */
+  z.object({
+    type: z.literal("interrupt"),
+    term: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+    socket: z.string().max(64),
+    key: z.enum(["\u0003", "\u001c", "\u001a"]),
+    after: z.number().int().nonnegative(),
   }),
   /** On a list socket: drop an ended terminal's tab (for every page of the session). */
   z.object({ type: z.literal("forget"), term: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }),
@@ -65,6 +86,8 @@ export const TerminalServerMessage = z.discriminatedUnion("type", [
     ptyId: z.string(),
     offset: z.number().int().nonnegative(),
     reset: z.boolean(),
+    /** This socket's id, for `interrupt` on the list socket (absent: an older server, no such message). */
+    socket: z.string().optional(),
   }),
   z.object({ type: z.literal("data"), data: z.string() }),
   /** The terminal ended (now, or before this socket asked for it); the socket closes after. */

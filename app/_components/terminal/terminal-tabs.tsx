@@ -30,6 +30,7 @@ function useSessionTerminals(sessionId: string): {
   listed: Listed | null;
   forget(term: string): void;
   stop(term: string): void;
+  interrupt(term: string, socket: string, key: string, after: number): void;
 } {
   const [listed, setListed] = useState<Listed | null>(null);
   const sock = useRef<WebSocket | null>(null);
@@ -71,7 +72,12 @@ function useSessionTerminals(sessionId: string): {
     const ws = sock.current;
     if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "close", term }));
   }, []);
-  return { listed, forget, stop };
+  // An interrupt key must be able to skip input its terminal's socket is paused behind.
+  const interrupt = useCallback((term: string, socket: string, key: string, after: number) => {
+    const ws = sock.current;
+    if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "interrupt", term, socket, key, after }));
+  }, []);
+  return { listed, forget, stop, interrupt };
 }
 
 interface Props {
@@ -84,7 +90,7 @@ interface Props {
 
 /** The IDE bus's "terminal.focus" focuses the shown terminal, "terminal.new" opens one. */
 export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
-  const { listed, forget, stop } = useSessionTerminals(sessionId);
+  const { listed, forget, stop, interrupt } = useSessionTerminals(sessionId);
   // Opened here and not listed by the server yet; closed here and maybe still listed.
   const [pending, setPending] = useState<string[]>([]);
   const [closed, setClosed] = useState<ReadonlySet<string>>(new Set());
@@ -223,6 +229,7 @@ export function TerminalTabs({ sessionId, onState, isFile, onLink }: Props) {
             isFile={isFile}
             onLink={onLink}
             startedAt={info.get(id)?.ended ? undefined : info.get(id)?.createdAt}
+            interrupt={(socket, key, after) => interrupt(id, socket, key, after)}
           />
         </div>
       ))}

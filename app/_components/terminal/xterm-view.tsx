@@ -8,6 +8,9 @@
 // Ctrl+click (Cmd+click) follows a link in the output (terminal-links.ts): a workspace file at
 // its line, a local address in the preview, any other address in a new tab. Ctrl+F inside the
 // terminal opens a find box over it (terminal-find.tsx, xterm's search addon).
+// An interrupt key (^C, ^\, ^Z) goes in a frame of its own and is also said on the session's
+// list socket (`interrupt`), naming that frame: this socket may be paused by the server behind a
+// paste the program does not read, and the key must be able to skip it, as on a real terminal.
 import { useEffect, useRef, useState } from "react";
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
@@ -36,6 +39,14 @@ interface Props {
   /** When the session's list says this id's shell started: a new value (another page started a
    *  new shell in an ended tab) attaches this view to it. */
   startedAt?: number;
+  /** Says an interrupt key out of band too (terminal-tabs.tsx's list socket). */
+  interrupt?(socket: string, key: string, after: number): void;
+}
+
+const KEYS = "\x03\x1c\x1a";
+function interruptAt(data: string): number {
+  for (let i = 0; i < data.length; i++) if (KEYS.includes(data[i])) return i;
+  return -1;
 }
 
 const linkHint = (t: LinkTarget) =>
@@ -50,6 +61,7 @@ export default function XtermView({
   isFile,
   onLink,
   startedAt,
+  interrupt,
 }: Props) {
   const reattach = useRef<(() => void) | null>(null);
   const host = useRef<HTMLDivElement>(null);
@@ -58,6 +70,8 @@ export default function XtermView({
   const onStateRef = useRef(onState);
   onStateRef.current = onState;
   const endingRef = useRef(ending);
+  const interruptRef = useRef(interrupt);
+  interruptRef.current = interrupt;
   endingRef.current = ending;
   const linkRef = useRef({ isFile, onLink });
   linkRef.current = { isFile, onLink };
@@ -142,13 +156,18 @@ export default function XtermView({
     let retry: ReturnType<typeof setTimeout> | undefined;
     let attempt = 0;
     let exited = false;
+    /** Frames sent on this socket, and its id from the server (absent: an older server). */
+    let frames = 0;
+    let socketId: string | undefined;
     const id = termId;
-    const send = (msg: object) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg));
+    const send = (msg: object) => ws?.readyState === WebSocket.OPEN && (frames++, ws.send(JSON.stringify(msg)));
 
     const connect = (restart = false) => {
       if (disposed) return;
       exited = false;
       onStateRef.current("connecting");
+      frames = 0;
+      socketId = undefined;
       const q = new URLSearchParams({
         session: sessionId,
         term: id,
@@ -164,6 +183,7 @@ export default function XtermView({
           attempt = 0;
           if (msg.reset) t.reset();
           offset = msg.offset;
+          socketId = msg.socket;
           // The pane may have been fitted again while the socket opened (fonts, layout): a resize
           // then could not be sent, and a shell wider than the screen garbles wrapped lines.
           if (measured) send({ type: "resize", cols: t.cols, rows: t.rows });
@@ -186,8 +206,18 @@ export default function XtermView({
         retry = setTimeout(connect, Math.min(5_000, 300 * 2 ** attempt++));
       };
     };
+    /** Input, with each interrupt key said out of band where the server can take it. */
+    const type = (data: string) => {
+      for (let at = interruptAt(data); at >= 0; at = interruptAt(data)) {
+        if (at > 0) send({ type: "input", data: data.slice(0, at) });
+        if (socketId) interruptRef.current?.(socketId, data[at], frames);
+        send({ type: "input", data: data[at] });
+        data = data.slice(at + 1);
+      }
+      if (data) send({ type: "input", data });
+    };
     const input = t.onData((data) => {
-      if (ws?.readyState === WebSocket.OPEN) send({ type: "input", data });
+      if (ws?.readyState === WebSocket.OPEN) type(data);
       // After the shell exited, Enter opens a fresh one.
       else if (exited && data === "\r") {
         clearTimeout(retry);

@@ -3,8 +3,16 @@
 // windowed: bytes sent count until the runner's pty.ack says they reached the PTY; write() says
 // false at PTY_INPUT_WINDOW and onDrain fires at half of it, so the terminal socket stops
 // reading meanwhile and a paste into a program that does not read waits in TCP, not here.
+// Output is windowed the other way: the consumer says what it has passed on (drained()), and
+// the runner, acknowledged in batches (pty.drained), stops reading the PTY past its window.
 import { randomUUID } from "node:crypto";
-import { PTY_INPUT_FRAME_CHARS, PTY_INPUT_WINDOW, type RunnerToServer } from "../../protocol/runner";
+import {
+  PTY_INPUT_FRAME_CHARS,
+  PTY_INPUT_WINDOW,
+  PTY_OUTPUT_ACK_CHARS,
+  PTY_OUTPUT_WINDOW,
+  type RunnerToServer,
+} from "../../protocol/runner";
 import { ExecutorUnavailableError } from "../contract";
 import type { RunnerConnection } from "./connection";
 
@@ -26,7 +34,16 @@ export interface PtyChannel {
   resize(cols: number, rows: number): void;
   /** Asks the runner to close the PTY; onExit fires when it has. */
   close(): void;
+  /** Output as it comes; the consumer calls drained() with its length once it is passed on. */
   onData(listener: (data: string) => void): () => void;
+  /** `chars` more of the output were passed on (to every page that must keep up, or to none). */
+  drained?(chars: number): void;
+  /**
+   * An interrupt key typed after input still on its way: the runner lets it skip the queue when
+   * the terminal signals on it (`verdict(true)`), else the caller types it in order. False: this
+   * runner cannot (older), type it in order.
+   */
+  interrupt?(key: "\u0003" | "\u001c" | "\u001a", verdict: (skipped: boolean) => void): boolean;
   onExit(listener: (exit: PtyExit) => void): () => void;
 }
 
@@ -39,6 +56,14 @@ interface Entry {
   unacked: number;
   /** write() said false: onDrain fires once below half the window. */
   full: boolean;
+  /** Output characters the runner counts (counted pty.data) not yet said to be drained. */
+  owed: number;
+  /** Drained characters not yet acknowledged to the runner (sent in batches). */
+  batch: number;
+  /** The runner counts output (so it also answers pty.interrupt). */
+  counting: boolean;
+  /** Answers awaited to pty.interrupt, in order. */
+  verdicts: Array<(skipped: boolean) => void>;
 }
 
 /** Splits input into frames of at most PTY_INPUT_FRAME_CHARS, never between a surrogate pair. */
@@ -82,6 +107,10 @@ export class PtyBridge {
       drain: new Set(),
       unacked: 0,
       full: false,
+      owed: 0,
+      batch: 0,
+      counting: false,
+      verdicts: [],
       channel: {
         id,
         sessionId,
@@ -100,6 +129,14 @@ export class PtyBridge {
         resize: (cols, rows) => void (this.ptys.has(id) && conn.send({ type: "pty.resize", ptyId: id, cols, rows })),
         close: () => void (this.ptys.has(id) && conn.send({ type: "pty.close", ptyId: id })),
         onData: (l) => (entry.data.add(l), () => entry.data.delete(l)),
+        drained: (chars) => this.drained(entry, chars),
+        interrupt: (key, verdict) => {
+          if (!this.ptys.has(id) || !entry.counting || !conn.send({ type: "pty.interrupt", ptyId: id, key }))
+            return false;
+          entry.verdicts.push(verdict);
+          if (windowed) entry.unacked += 1;
+          return true;
+        },
         onExit: (l) => (entry.exit.add(l), () => entry.exit.delete(l)),
       },
     };
@@ -113,6 +150,7 @@ export class PtyBridge {
         ...(workspaceId ? { workspaceId } : {}),
         cols: size.cols,
         rows: size.rows,
+        outputWindow: PTY_OUTPUT_WINDOW,
       })
     ) {
       this.ptys.delete(id);
@@ -123,12 +161,16 @@ export class PtyBridge {
 
   fromRunner(
     conn: RunnerConnection,
-    msg: Extract<RunnerToServer, { type: "pty.data" | "pty.ack" | "pty.exit" }>,
+    msg: Extract<RunnerToServer, { type: "pty.data" | "pty.ack" | "pty.interrupted" | "pty.exit" }>,
   ): void {
     const entry = this.ptys.get(msg.ptyId);
     if (!entry || entry.conn !== conn) return;
-    if (msg.type === "pty.data") for (const l of entry.data) l(msg.data);
-    else if (msg.type === "pty.ack") this.acked(entry, msg.bytes);
+    if (msg.type === "pty.data") {
+      if (msg.counted) entry.owed += msg.data.length;
+      if (msg.counted) entry.counting = true;
+      for (const l of entry.data) l(msg.data);
+    } else if (msg.type === "pty.ack") this.acked(entry, msg.bytes);
+    else if (msg.type === "pty.interrupted") entry.verdicts.shift()?.(msg.skipped);
     else this.finish(msg.ptyId, { exitCode: msg.exitCode, ...(msg.signal ? { signal: msg.signal } : {}) });
   }
 
@@ -170,6 +212,17 @@ export class PtyBridge {
         // one listener's failure must not keep the others paused
       }
     }
+  }
+
+  private drained(entry: Entry, chars: number): void {
+    // Only what the runner counted is acknowledged (an older runner counts nothing).
+    const n = Math.min(chars, entry.owed);
+    if (n <= 0 || !this.ptys.has(entry.channel.id)) return;
+    entry.owed -= n;
+    entry.batch += n;
+    if (entry.batch < PTY_OUTPUT_ACK_CHARS) return;
+    entry.conn.send({ type: "pty.drained", ptyId: entry.channel.id, chars: entry.batch });
+    entry.batch = 0;
   }
 
   private finish(id: string, exit: PtyExit): void {
