@@ -16,6 +16,7 @@ import { closedTo, hostAddresses, parseReach, reachRoutes } from "./netns-reach"
 import { findOnPath, sandboxInfo, SandboxConfigError } from "./sandbox";
 import { ShellService } from "./shell";
 import { opContext, tempWorkspace } from "../testing/exec";
+import { probe } from "../testing/net-probe";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -95,15 +96,6 @@ const ready =
   !!findOnPath("unshare") &&
   !!findOnPath("nsenter") &&
   !!findOnPath("ip");
-
-/** One line per target, OPEN or CLOSED, within 3 s each; quotes split the words so no echo reads as a result. */
-const probe = (targets: string[]) =>
-  targets
-    .map(
-      (t) =>
-        `if timeout 3 bash -c 'exec 3<>/dev/tcp/${t.replace(/:(\d+)$/, "/$1")}' 2>/dev/null; then echo "O""PEN ${t}"; else echo "CLO""SED ${t}"; fi`,
-    )
-    .join("\n");
 
 describe.runIf(ready)("the workspace namespace's reach (bubblewrap + slirp4netns)", () => {
   let ws: Awaited<ReturnType<typeof tempWorkspace>>;

@@ -18,6 +18,7 @@ import { PtyManager } from "./pty";
 import { findOnPath, sandboxInfo } from "./sandbox";
 import { ShellService } from "./shell";
 import { opContext, tempWorkspace } from "../testing/exec";
+import { probe } from "../testing/net-probe";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -31,18 +32,6 @@ const hostAddresses = () =>
     .flat()
     .filter((a) => a && !a.internal && !a.address.startsWith("fe80"))
     .map((a) => a!.address);
-
-/**
- * A bash probe: one line per target, OPEN or CLOSED; never hangs past 3 s a target. The words
- * are split by quotes, so a terminal's echo of the typed probe never reads as its result.
- */
-const probe = (targets: string[]) =>
-  targets
-    .map(
-      (t) =>
-        `if timeout 3 bash -c 'exec 3<>/dev/tcp/${t.replace(/:(\d+)$/, "/$1")}' 2>/dev/null; then echo "O""PEN ${t}"; else echo "CLO""SED ${t}"; fi`,
-    )
-    .join("\n");
 
 describe.runIf(ready)("workspace network namespace (bubblewrap + slirp4netns)", () => {
   let ws: Awaited<ReturnType<typeof tempWorkspace>>;
