@@ -6,7 +6,7 @@
 // its root); its remote-tracking refs are written with update-ref, so no FETCH_HEAD, no URL with
 // a secret and no credential ever lands in it.
 import { spawn } from "node:child_process";
-import { lstat, readdir, realpath, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { GitCredentialInput, RemoteUrl } from "../../server/protocol/git-remote";
 import { git, gitCommand, runGit, sendSeccomp, type GitHost } from "./git";
@@ -53,6 +53,51 @@ export async function workspaceGitDir(host: GitHost): Promise<string> {
       "The workspace folder is not the top of a git repository (no .git folder at its root), so it cannot fetch or push.",
     );
   return dir;
+}
+
+// git follows alternates five deep: the workspace's objects at the end of five empty ones are
+// read, their own `info/alternates` (the agent's to write) never is, whatever it names meanwhile.
+const ALTERNATE_DEPTH = 5;
+
+/**
+ * Lets the private repository `dir` read the workspace's objects, and nothing else on this
+ * machine. The network git runs outside the sandbox: an alternate the agent plants, or a link in
+ * the object folder, would lead it to another workspace's or a checkpoint's repository, whose
+ * objects a push would then carry to a remote of the agent's choosing. Alternates are cut by
+ * depth (race-proof); links are refused here (a check before the operation).
+ */
+async function borrowObjects(host: GitHost, dir: string): Promise<void> {
+  const objects = join(await workspaceGitDir(host), "objects");
+  await refuseForeignObjects(objects);
+  let next = objects;
+  for (let i = ALTERNATE_DEPTH; i >= 1; i--) {
+    const hop = join(dir, "borrowed", String(i));
+    await mkdir(join(hop, "info"), { recursive: true });
+    await writeFile(join(hop, "info", "alternates"), `${next}\n`);
+    next = hop;
+  }
+  await writeFile(join(dir, "objects", "info", "alternates"), `${next}\n`);
+}
+
+async function refuseForeignObjects(objects: string): Promise<void> {
+  const refuse = (what: string) => {
+    throw new GitRemoteError(
+      `The workspace's repository reads objects from outside it (${what}), so it cannot fetch or push: remove that, then try again (git repack -a -d first if it borrows objects from another repository).`,
+    );
+  };
+  const top = await lstat(objects).catch(() => null);
+  if (!top?.isDirectory()) refuse(".git/objects is not a folder");
+  if (await lstat(join(objects, "info", "alternates")).catch(() => null)) refuse(".git/objects/info/alternates");
+  if (await lstat(join(objects, "info", "http-alternates")).catch(() => null))
+    refuse(".git/objects/info/http-alternates");
+  // Loose objects, packs and info (commit-graphs/ included) lie at most three levels down.
+  const walk = async (dir: string, shown: string, depth: number): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (entry.isSymbolicLink()) refuse(`${shown}/${entry.name} is a link`);
+      if (entry.isDirectory() && depth < 3) await walk(join(dir, entry.name), `${shown}/${entry.name}`, depth + 1);
+    }
+  };
+  await walk(objects, ".git/objects", 1);
 }
 
 async function wsRefs(host: GitHost, patterns: string[]): Promise<Ref[]> {
@@ -121,7 +166,7 @@ async function transfer(
 /** Fetches the remote's branches and tags into a private repository that borrows the workspace's objects. */
 async function fetchPrivate(host: GitHost, dir: string, opts: SyncOptions, haves: string[]): Promise<Ref[]> {
   await netGit(dir, ["init", "-q", "--bare", "."], { ...opts, credential: undefined });
-  await writeFile(join(dir, "objects", "info", "alternates"), `${join(await workspaceGitDir(host), "objects")}\n`);
+  await borrowObjects(host, dir);
   // Only commits the workspace really has become the private repository's "haves" (packed refs).
   const check = await netGit(dir, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], {
     ...opts,
@@ -250,10 +295,7 @@ export async function pushRemote(host: GitHost, opts: SyncOptions): Promise<{ br
   const repo = await privateRepo();
   try {
     await netGit(repo.dir, ["init", "-q", "--bare", "."], { ...opts, credential: undefined });
-    await writeFile(
-      join(repo.dir, "objects", "info", "alternates"),
-      `${join(await workspaceGitDir(host), "objects")}\n`,
-    );
+    await borrowObjects(host, repo.dir);
     const r = await netGit(
       repo.dir,
       ["push", "--porcelain", "--progress", "--", opts.remote.url, `${commit}:refs/heads/${branch}`],

@@ -5,9 +5,10 @@
 // sslVerify/sslCAInfo per URL, credential helpers that would be handed the token to "store" —
 // is read by the git that holds the token. Objects cross between the two through a pipe (a pack,
 // see git-remote-sync.ts), and the private repository reads the workspace's objects through an
-// alternate to push them. The token reaches git only through a credential helper that reads it
-// from a pipe on fd 3 and answers only for the URL's own protocol and host; it is in no argument,
-// no environment variable, no file, and it is scrubbed from anything git prints.
+// alternate to push them (never the alternates or links the workspace's own object folder names).
+// The token reaches git only through a credential helper that reads it from a pipe on fd 3 and
+// answers only for the URL's own protocol and host; it is in no argument, no environment
+// variable, no file, and it is scrubbed from anything git prints.
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -38,6 +39,11 @@ const CONFIG = [
   "core.hooksPath=/dev/null",
   "core.fsmonitor=false",
   "core.sshCommand=false",
+  // Not `for-each-ref` in each repository it borrows objects from (git-remote-sync.ts): that would
+  // read the workspace's refs outside the sandbox, and a fetch sends the remote every commit found
+  // there as "have" — another repository's, through a link the agent planted. The workspace's
+  // commits are given as refs of the private repository instead.
+  "core.alternateRefsCommand=true",
   "protocol.allow=never",
   "http.followRedirects=initial",
   "transfer.fsckObjects=false",
