@@ -10,6 +10,7 @@ import { loadMcpConfig } from "./config";
 import { McpConnection } from "./connection";
 import { mcpToolNames, toolKey } from "./naming";
 import { mcpTool } from "./adapt";
+import { schemaProblem } from "./schema-limits";
 
 export interface McpOptions {
   /** The config file; unset = no MCP servers. */
@@ -47,7 +48,13 @@ export async function startMcp(options: McpOptions): Promise<McpClients> {
     if (!started || disposed) return;
     const entries = [...lists]
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .flatMap(([server, tools]) => tools.map((tool) => ({ server, tool })));
+      .flatMap(([server, tools]) => tools.map((tool) => ({ server, tool })))
+      .filter(({ server, tool }) => {
+        const problem = schemaProblem(tool.inputSchema);
+        if (problem)
+          log(`mcp: the tool ${JSON.stringify(String(tool.name).slice(0, 200))} of ${server} is left out: ${problem}`);
+        return !problem;
+      });
     const next = JSON.stringify(entries);
     if (next === signature) return; // a reconnect that lists the same tools leaves the catalog's bytes alone
     signature = next;
