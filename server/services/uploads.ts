@@ -51,6 +51,9 @@ export interface UploadMeta {
   createdAt: string;
 }
 
+const DISK_FULL = "the server's disk is full; the upload was not kept";
+const diskFull = (err: unknown) => ["ENOSPC", "EDQUOT"].includes((err as NodeJS.ErrnoException)?.code ?? "");
+
 const hours = (s: number) => (s >= 5400 ? `${Math.round(s / 3600)} h` : `${Math.max(1, Math.round(s / 60))} min`);
 const mb = (n: number) => (n >= 1024 ** 2 ? `${Math.round(n / 1024 ** 2)} MB` : `${Math.ceil(n / 1024)} KB`);
 
@@ -255,9 +258,7 @@ export function createUploads(opts: {
           });
           out.on("drain", () => req.resume());
           out.on("error", (err: NodeJS.ErrnoException) =>
-            reject(
-              err.code === "ENOSPC" ? new UploadError(507, "the server's disk is full; the upload was not kept") : err,
-            ),
+            reject(diskFull(err) ? new UploadError(507, DISK_FULL) : err),
           );
           req.on("error", reject);
           req.on("aborted", () => reject(new UploadError(400, "the upload was interrupted")));
@@ -285,7 +286,8 @@ export function createUploads(opts: {
         out.destroy();
         await unlink(part).catch(() => {});
         await unlink(path(id, "json")).catch(() => {});
-        throw err;
+        // The disk may fill after the body is in (its fsync, or the record beside it).
+        throw diskFull(err) ? new UploadError(507, DISK_FULL) : err;
       } finally {
         h.arriving.delete(id);
       }
