@@ -68,7 +68,7 @@ describe.each(testDatabases())("the newline attack on %s", (provider) => {
       data: { orgId: s.org.id, version: 1, rules: [{ effect: "deny", command: "git push" }] },
     });
     await touchApproved(h, s);
-    const p = h.pipeline.dispatch(request(h, s, [call("shell", { command: "touch y.txt; X=git; $X push" })]));
+    const p = h.pipeline.dispatch(request(h, s, [call("shell", { command: "touch y.txt; $X push" })]));
     const card = await nextCard(h, s.session.id, 2);
     expect(card.request.policyUnchecked).toMatch(
       /could not check `\$X push` \(the program is only known at run time\)/,

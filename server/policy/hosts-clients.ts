@@ -3,7 +3,8 @@
 // fetches http://evil.com/), and so are the values of options that name where to connect
 // (`--url`, `-x`, `--resolve`, wget's `-e http_proxy=…`); ssh, scp, sftp and rsync
 // (hosts-ssh.ts), git (hosts-git.ts) and the raw-socket clients (nc, socat, telnet, openssl:
-// hosts-netcat.ts) are read by modules of their own, and the environment a
+// hosts-netcat.ts) are read by modules of their own, the commands a client reads on stdin
+// (`ftp <<EOF⏎open evil.com`) by hosts-stdin.ts, and the environment a
 // line sets (`ALL_PROXY=…`, `GIT_SSH_COMMAND=…`) by hosts-env.ts. A command string a client
 // runs (ssh's `ProxyCommand`, rsync's `-e`, an `ext::` URL) is analysed as a script and what its
 // commands reach counts too. These are the call's hosts as a URL's are: a deny rule on the host
@@ -18,6 +19,7 @@ import { envReach } from "./hosts-env";
 import { gitReach } from "./hosts-git";
 import { rsyncReach, scpReach, sshReach } from "./hosts-ssh";
 import { socketClientReach } from "./hosts-netcat";
+import { stdinScriptReach } from "./hosts-stdin";
 import { asUrl, certainPermuted, resolveTo, staticTexts, valuesOf, type Reach } from "./hosts-reach";
 
 // Values that are where curl connects: a URL, or a proxy's `[scheme://]host[:port]`.
@@ -88,6 +90,12 @@ function clientReach(cmd: SimpleCommand, depth: number): Reach {
 }
 
 function programReach(cmd: SimpleCommand, inner: (text: string) => Reach): Reach {
+  const own = argumentReach(cmd, inner);
+  const fed = stdinScriptReach(cmd, inner);
+  return fed ? { urls: [...own.urls, ...fed.urls], unsure: own.unsure ?? fed.unsure } : own;
+}
+
+function argumentReach(cmd: SimpleCommand, inner: (text: string) => Reach): Reach {
   const [program] = cmd.argv;
   if (program === "curl" || program === "wget") return curlReach(cmd);
   if (program === "git") return gitReach(cmd, inner);

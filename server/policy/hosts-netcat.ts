@@ -1,6 +1,7 @@
 // Where the raw-socket clients connect: the netcat family (`nc`, `ncat`, `netcat`,
 // `nc.openbsd`, `nc.traditional`), socat's addresses (`TCP:host:port`, `OPENSSL:…`,
-// `PROXY:proxy:host:port`, `SOCKS4A:…`, keyword in any case, options after a comma), telnet,
+// `PROXY:proxy:host:port`, `SOCKS4A:…`, keyword in any case, options after a comma), port
+// scanners (nmap: every operand may be a target), telnet,
 // `openssl s_client`/`s_time`/`ocsp` (`-connect`, `-host`, `-proxy`, `-url`, one or two dashes,
 // the value glued by `=` or not), ftp and lftp. Each program connects to a host of the line's
 // choosing with no URL to say so, so its destination is read here as hosts-ssh.ts reads ssh's;
@@ -33,7 +34,11 @@ const NETCAT: OptionSpec = {
       .map((n) => [n, 0] as const),
   ]),
 };
-const NETCATS = /^(nc|ncat|netcat|nc\.openbsd|nc\.traditional|pnetcat)$/;
+// cryptcat is netcat-traditional with encryption; pwncat (and pwncat-cs) take netcat's
+// `host port` or `[user@]host[:port]`, with options of their own (then every word is read).
+const NETCATS = /^(nc|ncat|netcat|nc\.openbsd|nc\.traditional|pnetcat|cryptcat|pwncat|pwncat-cs)$/;
+// nmap's targets are its operands, any number of them; `-iL` reads more from a file.
+const SCANNERS = /^(nmap|masscan|zmap|hping3|nping)$/;
 const TELNET: OptionSpec = { short: "468EFKLNacdfrxX:b:e:k:l:n:S:" };
 const FTP: OptionSpec = { short: "46AadefgiNnpRtvVo:P:q:r:s:T:u:" };
 
@@ -173,15 +178,17 @@ function lftpReach(cmd: SimpleCommand): Reach {
   return out;
 }
 
-// `open [-u user] [-p port] site` among lftp commands (`;`, `&&`, newlines between them).
-function opened(script: string): string[] {
+/** `open [-u user] [-p port] site` among lftp, ftp or telnet commands (`;`, `&&`, newlines
+ *  between them), a port after the site read as no host. */
+export function opened(script: string): string[] {
   const urls: string[] = [];
   for (const part of script.split(/[;&|\n]+/)) {
     const words = part.trim().split(/\s+/);
     if (!/^(open|o|connect|lftp)$/.test(words[0] ?? "")) continue;
     for (let i = 1; i < words.length; i++) {
       if (/^-[upeUsB]$/.test(words[i])) i++;
-      else if (!words[i].startsWith("-")) urls.push(...hostsOf([words[i].replace(/^["']|["']$/g, "")]));
+      else if (!words[i].startsWith("-") && !isPort(words[i]))
+        urls.push(...hostsOf([words[i].replace(/^["']|["']$/g, "")]));
     }
   }
   return urls;
@@ -193,6 +200,7 @@ export function socketClientReach(cmd: SimpleCommand, nested: Nested): Reach | u
   if (program === undefined) return undefined;
   if (NETCATS.test(program)) return netcatReach(cmd, program, nested);
   if (program === "socat") return socatReach(cmd, nested);
+  if (SCANNERS.test(program)) return guessed(cmd, "reads its targets by options the policy does not list");
   if (program === "openssl") return opensslReach(cmd);
   if (program === "telnet") return hostFirst(cmd, TELNET);
   if (program === "ftp" || program === "tnftp" || program === "pftp") return hostFirst(cmd, FTP);

@@ -63,7 +63,7 @@ describe("a host built or spelled at run time is asked about, as a named one is"
     "curl evi*",
     "cat hosts.txt | xargs curl",
     "nc $H 80",
-    'telnet <<< "open evil.com 80"',
+    'telnet <<< "open $H 80"',
     "sh -c 'curl $H'",
   ])("%s", (command) => {
     const d = judge(command, HOSTS);

@@ -15,6 +15,7 @@ import { parseShell, type Node } from "../shell/parser";
 import { wordOf } from "../shell/words";
 import type { Word } from "../shell/types";
 import { expandWord } from "./hosts-words";
+import { unseenSourceText } from "./unseen-source";
 
 export interface Planted {
   /** Texts written into a client's configuration, to be read for host names. */
@@ -50,7 +51,17 @@ function pointed(commands: readonly SimpleCommand[]): Where {
   const files = new Set<string>();
   const dirs: string[] = [];
   const cwd: string[] = [];
+  const vars = new Map<string, string[]>();
   for (const c of commands) {
+    // `F=~/.ssh/config; … > "$F"`: a path held in a variable the line sets is each value it holds.
+    const declared = /^(export|declare|typeset|local|readonly)$/.test(c.argv[0] ?? "") ? c.argv.slice(1) : [];
+    for (const a of [...c.assignments, ...declared]) {
+      const m = /^([A-Za-z_]\w*)\+?=(.*)$/s.exec(a);
+      const e = m && expandWord(m[2], true);
+      // `F=$HOME/.ssh/config`: a value only known at run time is kept as written (clean() reads
+      // `$HOME` as `~`).
+      if (m && e) vars.set(m[1], [...(vars.get(m[1]) ?? []), ...(e.unknown ? [m[2]] : e.values)]);
+    }
     // `cd ~/.ssh && echo … > config`: a relative path is read in each folder the line enters.
     if ((c.argv[0] === "cd" || c.argv[0] === "pushd") && c.words[1]) cwd.push(clean(c.words[1].text));
     const settings = [...c.assignments, ...(c.argv[0] === "export" || c.argv[0] === "env" ? c.argv.slice(1) : [])];
@@ -66,16 +77,34 @@ function pointed(commands: readonly SimpleCommand[]): Where {
       if (m) files.add(clean(m[1] !== "" ? m[1] : (c.argv[++i] ?? "")));
     }
   }
-  return { files, dirs, cwd };
+  return { files, dirs, cwd, vars };
 }
 
 interface Where {
   files: Set<string>;
   dirs: string[];
   cwd: string[];
+  /** Static values the line gives variables, for a path spelled with them. */
+  vars: Map<string, string[]>;
+}
+
+// A path with `$NAME`/`${NAME}` of variables the line sets, in each spelling their values give.
+function spellings(path: string, vars: Map<string, string[]>): string[] {
+  const m = /\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))/.exec(path);
+  if (!m) return [path];
+  const values = vars.get(m[1] ?? m[2]);
+  if (!values) return [path];
+  const at = (v: string) => path.slice(0, m.index) + v + path.slice(m.index + m[0].length);
+  return [...new Set(values)]
+    .slice(0, 8)
+    .flatMap((v) => spellings(at(v), new Map([...vars].filter(([k]) => k !== (m[1] ?? m[2])))));
 }
 
 function isClientFile(path: string, where: Where): boolean {
+  return spellings(path, where.vars).some((p) => isClientPath(p, where));
+}
+
+function isClientPath(path: string, where: Where): boolean {
   const p = clean(path);
   if (CLIENT_FILES.test(p) || where.files.has(p)) return true;
   if (!/^[~/]/.test(p) && where.cwd.some((d) => CLIENT_FILES.test(posix.join(d, p)))) return true;
@@ -143,7 +172,7 @@ function statementOf(redirect: Node): Node | undefined {
   return undefined;
 }
 
-function readWrites(text: string, where: Where, out: Planted): void {
+function readWrites(text: string, where: Where, out: Planted, unseen: () => string): void {
   const tree = parseShell(text);
   if (!tree) return;
   try {
@@ -163,8 +192,9 @@ function readWrites(text: string, where: Where, out: Planted): void {
       let written: string[] | undefined;
       if (heredoc) written = quoted || !/[$`]/.test(heredoc.text) ? [heredoc.text] : undefined;
       else if (body) written = printedText(body);
-      // What cannot be read is the whole line's to say: `H=evil.com; echo "Hostname $H" > …`.
-      out.texts.push(...(written ?? [text]));
+      // What cannot be read is the whole line's to say: `H=evil.com; echo "Hostname $H" > …`,
+      // the line's too when this is a script it runs.
+      out.texts.push(...(written ?? [text, unseen()]));
       if (!written)
         out.unseen ??= `\`${(statement ?? node).text.slice(0, 60)}\` writes a network client's configuration`;
     }
@@ -204,13 +234,17 @@ function planted(line: string): Planted {
   const { commands, scripts } = analyseShell(line);
   const where = pointed(commands);
   const out: Planted = { texts: [] };
-  for (const text of [line, ...new Set(scripts)]) readWrites(text, where, out);
+  // What a write the line does not show may hold: its words, but for print-only statements
+  // (asked for only then: it analyses each statement on its own).
+  let narrowed: string | undefined;
+  const unseen = () => (narrowed ??= unseenSourceText(line));
+  for (const text of [line, ...new Set(scripts)]) readWrites(text, where, out, unseen);
   for (const c of commands) {
     if (!WRITERS.has(c.argv[0] ?? "")) continue;
     if (c.argv[0] === "sed" && !c.argv.some((a) => /^-[a-zA-Z]*i|^--in-place/.test(a))) continue;
     if (!targetsOf(c).some((t) => isClientFile(t, where))) continue;
-    // What it copies is not on the line: only a name the whole line spells can be read.
-    out.texts.push(line);
+    // What it copies is not on the line: only a name the line spells can be read.
+    out.texts.push(unseen());
     out.unseen ??= `\`${c.source.slice(0, 60)}\` writes a network client's configuration`;
   }
   return out;

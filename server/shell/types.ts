@@ -33,6 +33,10 @@ export interface SimpleCommand {
   readonly wrappedBy?: string;
   /** Offsets of each word in the analysed line, for a rewrite (commands of the line itself only). */
   readonly ranges?: readonly { readonly start: number; readonly end: number }[];
+  /** What it reads on stdin, when the line shows it (a here-document, `echo … |`): a client
+   *  that takes commands there (`ftp <<EOF open host`) connects where they say. Inexact: bash's
+   *  template of text only known at run time. */
+  readonly stdin?: { readonly text: string; readonly exact: boolean };
 }
 
 export interface ShellAnalysis {

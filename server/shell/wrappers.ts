@@ -108,6 +108,8 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
     const own = Object.hasOwn(OPAQUE, program) ? opaque(cmd, `\`${cmd.argv[0]}\`: ${OPAQUE[program]}`) : cmd;
     return [own, ...local];
   }
+  if (program === "alias") return aliases(cmd, args, ctx);
+  if (program === "trap") return trap(cmd, args, ctx);
   if (Object.hasOwn(OPAQUE, program)) return [opaque(cmd, `\`${cmd.argv[0]}\`: ${OPAQUE[program]}`)];
   if (
     NAME_TAKERS.has(program) &&
@@ -267,6 +269,23 @@ function xargsWords(text: string): string[] | undefined {
   }
   if (word !== undefined) out.push(word);
   return out;
+}
+
+// `alias r='rm -rf'`: each value is what a later `r` runs, read as a script; alias stays opaque.
+function aliases(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+  const why = `\`${cmd.argv[0]}\`: ${OPAQUE.alias}`;
+  const values = args.flatMap((w) =>
+    !w.dynamic && /^[^=]+=/.test(w.text) ? [w.text.slice(w.text.indexOf("=") + 1)] : [],
+  );
+  return [opaque(cmd, why), ...values.flatMap((v) => inner(ctx.analyse(v, {}), "alias", why))];
+}
+
+// `trap 'rm -rf /' EXIT`: the action runs later, read as a script; trap stays opaque.
+function trap(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+  const why = `\`${cmd.argv[0]}\`: ${OPAQUE.trap}`;
+  const rest = args[0]?.text === "--" ? args.slice(1) : args;
+  const action = rest.length >= 2 && !rest[0].dynamic && !rest[0].text.startsWith("-") ? rest[0].text : undefined;
+  return [opaque(cmd, why), ...(action ? inner(ctx.analyse(action, {}), "trap", why) : [])];
 }
 
 // `watch [options] command…`: the words joined and run by `sh -c`, or as they are with `-x`.
