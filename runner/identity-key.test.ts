@@ -1,20 +1,17 @@
 // The runner's own key (identity-key.ts): made once, 0600 in a 0700 folder, the same at the next
 // start, refused when others may read it, and out of reach of the commands a real runner runs in
 // its sandbox, wherever the operator keeps it.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { shellTool } from "../server/tools/builtin/shell";
-import { spawnRunner, startServer, tempDir, waitFor } from "../server/testing/runner";
+import { cleanupsAfterEach } from "../server/testing/cleanups";
+import { runShell, spawnRunner, startServer, tempDir, waitFor } from "../server/testing/runner";
 import type { RunnerHello } from "../server/protocol/runner";
 import { KeyFileError, loadRunnerKey } from "./identity-key";
 import { sandboxInfo } from "./exec/sandbox";
 
-const cleanups: Array<() => Promise<unknown> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 function folder(base = tmpdir()): string {
   const d = mkdtempSync(join(base, "quiver-key-"));
@@ -80,18 +77,8 @@ describe("the runner's key", () => {
       expect(hellos[0].sandbox.available).toBe(true);
 
       s.pool.bind("key-probe", "keyed-1");
-      const parsed = shellTool.parse({
-        command: `cat ${keyFile} 2>&1; echo "[$(wc -c < ${keyFile})]"; cat ${etc}/beside.txt`,
-      });
-      if (!parsed.ok) throw new Error(parsed.error);
-      const r = await s.pool.run({
-        sessionId: "key-probe",
-        callId: "c1",
-        op: "shell",
-        input: parsed.value,
-        deadline: Date.now() + 30_000,
-        signal: new AbortController().signal,
-      });
+      const command = `cat ${keyFile} 2>&1; echo "[$(wc -c < ${keyFile})]"; cat ${etc}/beside.txt`;
+      const r = await runShell(s.pool, command, { sessionId: "key-probe" });
       expect(r.meta).toMatchObject({ sandboxed: true });
       expect(r.output).not.toContain("PRIVATE KEY");
       expect(r.output).toMatch(/runner-key.pem: Permission denied|\[0\]/);

@@ -3,34 +3,21 @@
 // every file back byte-exact before it serves anything — the created file removed, the edited
 // and the deleted one as they were, modes included.
 import { existsSync } from "node:fs";
-import { chmod, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  spawnRunner,
-  startServer,
-  tempDir,
-  waitFor,
-  type RunnerChild,
-  type TestServer,
-} from "../../server/testing/runner";
+import { chmod, readFile, stat, writeFile } from "node:fs/promises";
+import { describe, expect, it, vi } from "vitest";
+import { spawnRunner, startServer, tempDir, waitFor } from "../../server/testing/runner";
+import { useRunnerPerTest } from "../../server/testing/runner-per-test";
 import { journalPath } from "./journal";
 
 vi.setConfig({ testTimeout: 300_000 });
 
-let server: TestServer | undefined;
-let runner: RunnerChild | undefined;
-const dirs: string[] = [];
-afterEach(async () => {
-  await runner?.stop();
-  await server?.close();
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const t = useRunnerPerTest();
 
 describe("tool_transaction and a runner killed mid-way", () => {
   it("restores every file from the journal when the runner starts again", async () => {
     const ws = await tempDir();
     const journals = await tempDir("quiver-journal-");
-    dirs.push(ws, journals);
+    t.dirs.push(ws, journals);
     const env = { NODE_ENV: "test", QUIVER_CHECKPOINT_DIR: journals } as const;
     const saved = process.env.QUIVER_CHECKPOINT_DIR;
     process.env.QUIVER_CHECKPOINT_DIR = journals;
@@ -51,14 +38,14 @@ describe("tool_transaction and a runner killed mid-way", () => {
     });
     const before = { edited: await original("edited.txt"), deleted: await original("deleted.txt") };
 
-    server = await startServer();
+    t.server = await startServer();
     const start = async () => {
-      runner = spawnRunner({ url: server!.url, workspace: ws, env });
-      await waitFor(() => server!.pool.status().some((r) => r.connected), 120_000, "runner to connect");
+      t.runner = spawnRunner({ url: t.server!.url, workspace: ws, env });
+      await waitFor(() => t.server!.pool.status().some((r) => r.connected), 120_000, "runner to connect");
     };
     await start();
     const run = (op: string, input: unknown) =>
-      server!.pool.run({
+      t.server!.pool.run({
         sessionId: "s1",
         callId: `c_${op}_${Date.now()}`,
         op,
@@ -78,8 +65,8 @@ describe("tool_transaction and a runner killed mid-way", () => {
     await waitFor(() => existsSync(`${ws}/new/dir/created.txt`), 60_000, "the transaction's edits");
     expect(existsSync(journal)).toBe(true);
     expect(existsSync(`${ws}/deleted.txt`)).toBe(false);
-    runner!.child.kill("SIGKILL");
-    await runner!.exited;
+    t.runner!.child.kill("SIGKILL");
+    await t.runner!.exited;
     expect((await pending).ok).toBe(false);
     // Dead runner, files still edited: only the journal can put them back.
     expect(await readFile(`${ws}/edited.txt`, "utf8")).toBe("after\r\nbytes\n");

@@ -2,63 +2,39 @@
 // hide a data folder (cookie-secret inside, the workspace inside it, as by default) and hiding
 // its own source tree, runs commands and a terminal that try to read them, and /proc. And an
 // unsandboxed runner is refused off loopback unless QUIVER_SANDBOX=off says so on purpose.
-import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
-import {
-  spawnRunner,
-  startServer,
-  tempDir,
-  waitFor,
-  TEST_TOKEN,
-  type RunnerChild,
-  type TestServer,
-} from "../../server/testing/runner";
+import { describe, expect, it } from "vitest";
+import { runShell, spawnRunner, startServer, tempDir, waitFor, TEST_TOKEN } from "../../server/testing/runner";
+import { useRunnerPerTest } from "../../server/testing/runner-per-test";
 import { checkUnsandboxed, mountArgs, sandboxInfo, SandboxConfigError } from "./sandbox";
 
 const bwrap = sandboxInfo("auto").available;
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 
-let server: TestServer | undefined;
-let runner: RunnerChild | undefined;
-const dirs: string[] = [];
-
-afterEach(async () => {
-  await runner?.stop();
-  await server?.close();
-  runner = server = undefined;
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const t = useRunnerPerTest();
 
 async function connect(workspace: string, env: Record<string, string>): Promise<void> {
-  server = await startServer();
-  runner = spawnRunner({ url: server.url, workspace, env: { ...env, NODE_ENV: "test" } });
-  await waitFor(() => server!.pool.status().some((r) => r.connected), 20_000, "runner to connect");
+  t.server = await startServer();
+  t.runner = spawnRunner({ url: t.server.url, workspace, env: { ...env, NODE_ENV: "test" } });
+  await waitFor(() => t.server!.pool.status().some((r) => r.connected), 20_000, "runner to connect");
 }
 
-const shell = (command: string) =>
-  server!.pool.run({
-    sessionId: "s1",
-    callId: `c${Math.random()}`,
-    op: "shell",
-    input: { command },
-    deadline: Date.now() + 30_000,
-    signal: new AbortController().signal,
-  });
+const shell = (command: string) => runShell(t.server!.pool, command);
 
 describe.runIf(bwrap)("what a sandboxed command and terminal can see", () => {
   it("not the data folder, not Quiver's source, not the runner's /proc; the workspace inside the data folder stays writable", async () => {
     // Outside /tmp, as a real data folder is: the sandbox's private /tmp would hide it anyway.
     const data = await realpath(await mkdtemp("/var/tmp/quiver-data-"));
-    dirs.push(data);
+    t.dirs.push(data);
     const workspace = join(data, "workspace");
     await mkdir(workspace);
     await writeFile(join(data, "cookie-secret"), "SECRET-COOKIE-42\n");
     await chmod(join(data, "cookie-secret"), 0o600);
     await connect(workspace, { QUIVER_SANDBOX: "auto", QUIVER_SANDBOX_HIDE: data });
-    const runnerPid = runner!.child.pid!;
+    const runnerPid = t.runner!.child.pid!;
 
     const probe = [
       `cat ${data}/cookie-secret 2>&1 || true`,
@@ -88,7 +64,7 @@ describe.runIf(bwrap)("what a sandboxed command and terminal can see", () => {
     expect(lines[8]).toBe("0");
     expect(readFileSync(join(workspace, "inside.txt"), "utf8")).toBe("written\n");
 
-    const pty = server!.pool.pty.open("s1", { cols: 200, rows: 50 });
+    const pty = t.server!.pool.pty.open("s1", { cols: 200, rows: 50 });
     let screen = "";
     pty.onData((d) => (screen += d));
     pty.write(`cat ${data}/cookie-secret; ls -A ${ROOT} | wc -l; echo done-$((6*7))\r`);
@@ -100,12 +76,12 @@ describe.runIf(bwrap)("what a sandboxed command and terminal can see", () => {
 
   it("not a file of the server's it is told to hide (the MCP configuration): it cannot be read", async () => {
     const etc = await realpath(await mkdtemp("/var/tmp/quiver-etc-"));
-    dirs.push(etc);
+    t.dirs.push(etc);
     const config = join(etc, "mcp.json");
     await writeFile(config, '{"servers":{"gh":{"env":{"GITHUB_TOKEN":"MCP-TOKEN-42"}}}}\n');
     await writeFile(join(etc, "beside.txt"), "visible\n");
     const workspace = await tempDir("quiver-ws-");
-    dirs.push(workspace);
+    t.dirs.push(workspace);
     await connect(workspace, { QUIVER_SANDBOX: "auto", QUIVER_SANDBOX_HIDE: config });
     const r = await shell(`cat ${config}; echo "[$(wc -c < ${config})]"; cat ${etc}/beside.txt`);
     expect(r.meta).toMatchObject({ sandboxed: true });
@@ -195,17 +171,17 @@ describe("running unsandboxed is a choice off loopback", () => {
 
   it("a real runner whose bubblewrap is broken: exit 2 with HOST=0.0.0.0; runs with QUIVER_SANDBOX=off; on loopback runs and reports why", async () => {
     const bin = await tempDir("quiver-fakebin-");
-    dirs.push(bin);
+    t.dirs.push(bin);
     await writeFile(join(bin, "bwrap"), "#!/bin/sh\necho 'setting up uid map: Permission denied' >&2\nexit 1\n", {
       mode: 0o755,
     });
     const workspace = await tempDir();
-    dirs.push(workspace);
+    t.dirs.push(workspace);
     const PATH = `${bin}:${process.env.PATH}`;
 
-    server = await startServer();
+    t.server = await startServer();
     const refused = spawnRunner({
-      url: server.url,
+      url: t.server.url,
       workspace,
       env: { NODE_ENV: "test", PATH, HOST: "0.0.0.0", QUIVER_SANDBOX: "auto" },
     });
@@ -213,19 +189,19 @@ describe("running unsandboxed is a choice off loopback", () => {
     expect(refused.stderr()).toMatch(
       /refusing to run commands unsandboxed because the server listens on 0\.0\.0\.0.*bwrap does not work here.*QUIVER_SANDBOX=off/,
     );
-    await server.close();
+    await t.server.close();
 
     await connect(workspace, { PATH, HOST: "0.0.0.0", QUIVER_SANDBOX: "off" });
-    expect(server!.pool.status()[0]).toMatchObject({ connected: true, sandboxed: false });
-    await runner!.stop();
-    await server!.close();
+    expect(t.server!.pool.status()[0]).toMatchObject({ connected: true, sandboxed: false });
+    await t.runner!.stop();
+    await t.server!.close();
 
     await connect(workspace, { PATH, HOST: "127.0.0.1", QUIVER_SANDBOX: "auto" });
-    expect(server!.pool.status()[0]).toMatchObject({
+    expect(t.server!.pool.status()[0]).toMatchObject({
       connected: true,
       sandboxed: false,
       sandbox: { reason: expect.stringMatching(/bwrap does not work here: setting up uid map/) },
     });
-    expect(runner!.stderr()).toMatch(/UNSANDBOXED/);
+    expect(t.runner!.stderr()).toMatch(/UNSANDBOXED/);
   }, 60_000);
 });

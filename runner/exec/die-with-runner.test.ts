@@ -15,6 +15,7 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  runShell,
   spawnRunner,
   startServer,
   tempDir,
@@ -48,15 +49,7 @@ describe.each(modes)("a runner killed with SIGKILL takes its commands with it (Q
   }
 
   // Unique sleep lengths are the markers `processesMatching` looks for.
-  const shell = (command: string) =>
-    server!.pool.run({
-      sessionId: "s1",
-      callId: `c${Math.random()}`,
-      op: "shell",
-      input: { command, yield_time_ms: 300 },
-      deadline: Date.now() + 30_000,
-      signal: new AbortController().signal,
-    });
+  const shell = (command: string) => runShell(server!.pool, command, { input: { yield_time_ms: 300 } });
 
   it("a running command, the subshell it forked and a terminal's command never write after the kill", async () => {
     await start();

@@ -3,45 +3,22 @@
 // home is), plus a fake file in /root and a fake home under /home, runs commands that try every
 // spelling of reading them; what a command needs of the home (git's identity, the login
 // profile, a tool on PATH) still works. And which folders hostSecrets masks, from a fake passwd.
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import {
-  spawnRunner,
-  startServer,
-  waitFor,
-  TEST_TOKEN,
-  type RunnerChild,
-  type TestServer,
-} from "../../server/testing/runner";
+import { describe, expect, it } from "vitest";
+import { runShell, spawnRunner, startServer, waitFor, TEST_TOKEN } from "../../server/testing/runner";
+import { useRunnerPerTest } from "../../server/testing/runner-per-test";
 import { hostSecrets, passwdHomes } from "./host-secrets";
 import { bwrapArgs, mountArgs, sandboxInfo } from "./sandbox";
 
 const bwrap = sandboxInfo("auto").available;
 
-let server: TestServer | undefined;
-let runner: RunnerChild | undefined;
-const cleanup: string[] = [];
+const t = useRunnerPerTest();
 
-afterEach(async () => {
-  await runner?.stop();
-  await server?.close();
-  runner = server = undefined;
-  for (const d of cleanup.splice(0)) await rm(d, { recursive: true, force: true });
-});
-
-const shell = (command: string) =>
-  server!.pool.run({
-    sessionId: "s1",
-    callId: `c${Math.random()}`,
-    op: "shell",
-    input: { command },
-    deadline: Date.now() + 30_000,
-    signal: new AbortController().signal,
-  });
+const shell = (command: string) => runShell(t.server!.pool, command);
 
 /** Writes `files` (relative path → content) under `dir`. */
 async function plant(dir: string, files: Record<string, string>): Promise<void> {
@@ -70,7 +47,7 @@ describe.runIf(bwrap)("the host's secrets, from a sandboxed command and terminal
     const tag = randomBytes(6).toString("hex");
     // Outside /tmp, as a real home is: the sandbox's private /tmp would hide it anyway.
     const home = await realpath(await mkdtemp("/var/tmp/quiver-home-"));
-    cleanup.push(home);
+    t.dirs.push(home);
     await plant(home, {
       ...SECRETS,
       ".gitconfig": "[user]\n\tname = Fake Person\n",
@@ -88,18 +65,18 @@ describe.runIf(bwrap)("the host's secrets, from a sandboxed command and terminal
       () => true,
       () => false,
     );
-    if (planted) cleanup.push(rootFile);
+    if (planted) t.dirs.push(rootFile);
     await mkdir(otherHome).catch(() => undefined);
-    cleanup.push(otherHome);
+    t.dirs.push(otherHome);
     await writeFile(join(otherHome, ".netrc"), `FAKE-OTHER-${tag}`).catch(() => undefined);
 
-    server = await startServer();
-    runner = spawnRunner({
-      url: server.url,
+    t.server = await startServer();
+    t.runner = spawnRunner({
+      url: t.server.url,
       workspace,
       env: { NODE_ENV: "test", QUIVER_SANDBOX: "auto", HOME: home, PATH: `${home}/tools/bin:${process.env.PATH}` },
     });
-    await waitFor(() => server!.pool.status().some((r) => r.connected), 20_000, "runner to connect");
+    await waitFor(() => t.server!.pool.status().some((r) => r.connected), 20_000, "runner to connect");
 
     const reads = [
       ...Object.keys(SECRETS).map((rel) => `${home}/${rel}`),
@@ -135,7 +112,7 @@ describe.runIf(bwrap)("the host's secrets, from a sandboxed command and terminal
       "written",
     ]);
 
-    const pty = server!.pool.pty.open("s1", { cols: 200, rows: 50 });
+    const pty = t.server!.pool.pty.open("s1", { cols: 200, rows: 50 });
     let screen = "";
     pty.onData((d) => (screen += d));
     pty.write(`cat ${reads.join(" ")} 2>/dev/null; git config user.name; echo done-$((6*7))\r`);
@@ -149,7 +126,7 @@ describe.runIf(bwrap)("the host's secrets, from a sandboxed command and terminal
 describe.runIf(bwrap)("descriptors the runner inherited", () => {
   it("do not reach a sandboxed command (an open secret file on fd 3 and 7 of bwrap's starter)", async () => {
     const dir = await realpath(await mkdtemp("/var/tmp/quiver-fd-"));
-    cleanup.push(dir);
+    t.dirs.push(dir);
     await writeFile(join(dir, "secret"), "FAKE-FD-SECRET");
     const fd = openSync(join(dir, "secret"), "r");
     try {
@@ -172,7 +149,7 @@ describe.runIf(bwrap)("descriptors the runner inherited", () => {
 describe("which folders hostSecrets masks", () => {
   it("the homes of passwd's accounts and the runner's; not the system's own folders, nor a service home holding PATH", async () => {
     const base = await realpath(await mkdtemp("/var/tmp/quiver-passwd-"));
-    cleanup.push(base);
+    t.dirs.push(base);
     for (const d of ["svc", "tools/bin", "me/.cargo/bin", "me/.ssh", "me/bin"])
       await mkdir(join(base, d), { recursive: true });
     await writeFile(join(base, "me/.gitconfig"), "");

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startQuiver, type Quiver } from "../../server/app";
 import { testServerEnv } from "../../server/testing/env";
-import { spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../../server/testing/runner";
+import { runShell, spawnRunner, tempDir, TEST_TOKEN, waitFor, type RunnerChild } from "../../server/testing/runner";
 import { findOnPath, sandboxInfo } from "./sandbox";
 import { processesMatching, settledProcesses } from "../testing/exec";
 
@@ -37,17 +37,8 @@ describe.runIf(ready)("a sandboxed command cannot become the owner through loopb
     for (const d of [dataDir, workspace]) if (d) rmSync(d, { recursive: true, force: true });
   });
 
-  const shell = async (command: string) => {
-    const r = await quiver.services.runners.run({
-      sessionId: "s1",
-      callId: `c${Math.random()}`,
-      op: "shell",
-      input: { command, network: true },
-      deadline: Date.now() + 30_000,
-      signal: new AbortController().signal,
-    });
-    return r.output;
-  };
+  const shell = async (command: string) =>
+    (await runShell(quiver.services.runners, command, { input: { network: true } })).output;
 
   it("the owner's loopback door is open to this test, so a refusal below is the sandbox's doing", async () => {
     const r = await fetch(`http://127.0.0.1:${quiver.port}/api/health`);

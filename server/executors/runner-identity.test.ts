@@ -1,41 +1,24 @@
 // A runner's identity is what its hello says, so a token that may say any id is a key to every
 // runner: these tests hold the server to tokens bound to one runner id (the local runner's
 // per-start token and its id), and to hello frames whose facts are bounded.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
 import { startQuiver } from "../app";
+import { cleanupsAfterEach } from "../testing/cleanups";
 import { testServerEnv } from "../testing/env";
-import { runnerHello, startServer, waitFor, type TestServer } from "../testing/runner";
+import { startServer, waitFor, type TestServer } from "../testing/runner";
+import { helloRunner, SHARED_RUNNER_TOKEN as SHARED } from "../testing/runner-hello";
 
 const root = join(import.meta.dirname, "../..");
-const SHARED = "shared-runner-token-0123456789";
 const LOCAL = "local-runner-token-0123456789ab";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-interface Fake {
-  ws: WebSocket;
-  closed: Promise<{ code: number; reason: string }>;
-}
+const cleanups = cleanupsAfterEach();
 
 /** A hand-made runner saying hello as `runnerId` with `token`; `closed` is how the server ended it. */
-async function fakeRunner(url: string, token: string, runnerId: string, extra: object = {}): Promise<Fake> {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
-  ws.on("error", () => {});
-  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-  ws.send(runnerHello(runnerId, extra));
-  cleanups.push(async () => ws.terminate());
-  return { ws, closed };
-}
+const fakeRunner = (url: string, token: string, runnerId: string, extra: object = {}) =>
+  helloRunner(url, token, runnerId, extra, cleanups);
 
 async function pool(): Promise<TestServer> {
   const s = await startServer({ tokens: [{ token: LOCAL, runnerId: "local-1" }, SHARED] });

@@ -2,7 +2,7 @@
 // runner/handshake.ts): real pools on real HTTP servers over a real database (SQLite and
 // PostgreSQL), hand-driven runner sockets that sign as a runner does or as an attacker would, the
 // release command run as an operator runs it, and a real runner process.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { generateKeyPairSync, sign } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,19 +12,17 @@ import { promisify } from "node:util";
 import WebSocket from "ws";
 import { openDb } from "../db";
 import { runnerProofMessage, type ServerToRunner } from "../protocol/runner";
+import { cleanupsAfterEach } from "../testing/cleanups";
 import { testDatabases, useTestDb } from "../testing/db";
-import { runnerHello, spawnRunner, startServer, tempDir, waitFor, type TestServer } from "../testing/runner";
+import { spawnRunner, startServer, tempDir, waitFor, type TestServer } from "../testing/runner";
+import { helloRunner, runnerHello, SHARED_RUNNER_TOKEN as SHARED, type RunnerSocket } from "../testing/runner-hello";
 import { foldedId } from "./runner/bound-tokens";
 import { runnerKeyStore } from "./runner/key-store";
 
 const ROOT = join(import.meta.dirname, "../..");
-const SHARED = "shared-runner-token-0123456789";
 const OWN = "own-runner-token-0123456789abcd";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 interface Key {
   publicKey: string;
@@ -38,9 +36,7 @@ function newKey(): Key {
   };
 }
 
-interface Fake {
-  ws: WebSocket;
-  closed: Promise<{ code: number; reason: string }>;
+interface Fake extends RunnerSocket {
   /** The challenge the server sent, once it did. */
   challenge: Promise<string>;
   /** The proof it sent. */
@@ -57,29 +53,20 @@ async function fakeRunner(
   key: Key | undefined,
   o: { token?: string; answer?: (nonce: string) => string | undefined; publicKey?: string } = {},
 ): Promise<Fake> {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${o.token ?? SHARED}` } });
   const publicKey = o.publicKey ?? key?.publicKey;
-  const fake = {
-    ws,
-    closed: new Promise<{ code: number; reason: string }>((resolve) =>
-      ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
-    ),
-  } as Fake;
+  const hello = publicKey ? { publicKey } : {};
+  const fake = (await helloRunner(url, o.token ?? SHARED, runnerId, hello, cleanups)) as Fake;
   fake.challenge = new Promise((resolve) =>
-    ws.on("message", (d) => {
+    fake.ws.on("message", (d) => {
       const msg = JSON.parse(d.toString()) as ServerToRunner;
       if (msg.type !== "challenge") return;
       resolve(msg.nonce);
       const signature = o.answer ? o.answer(msg.nonce) : key!.sign(runnerProofMessage(msg.nonce, runnerId, publicKey!));
       if (signature === undefined) return;
       fake.proof = signature;
-      ws.send(JSON.stringify({ type: "proof", signature }));
+      fake.ws.send(JSON.stringify({ type: "proof", signature }));
     }),
   );
-  ws.on("error", () => {});
-  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-  ws.send(runnerHello(runnerId, publicKey ? { publicKey } : {}));
-  cleanups.push(async () => ws.terminate());
   return fake;
 }
 

@@ -1,10 +1,10 @@
 // The runner channel end to end: real runner processes (tsx) on temp dirs, a real HTTP server
 // with the pool on /runner, and raw ws clients where a misbehaving runner is needed.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { rm, writeFile } from "node:fs/promises";
 import WebSocket from "ws";
 import { parseLogLines } from "../protocol/log-line";
-import { RUNNER_PROTOCOL_VERSION, type ServerToRunner } from "../protocol/runner";
+import type { ServerToRunner } from "../protocol/runner";
 import { ExecutorUnavailableError } from "./contract";
 import {
   spawnRunner,
@@ -15,11 +15,10 @@ import {
   type RunnerChild,
   type TestServer,
 } from "../testing/runner";
+import { cleanupsAfterEach } from "../testing/cleanups";
+import { helloRunner } from "../testing/runner-hello";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 async function server(opts: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
   const s = await startServer(opts);
@@ -39,22 +38,9 @@ function runner(opts: Parameters<typeof spawnRunner>[0]): RunnerChild {
 
 /** A hand-driven runner: authenticates and says hello, then does only what the test tells it. */
 async function fakeRunner(url: string, id = "fake"): Promise<{ ws: WebSocket; frames: ServerToRunner[] }> {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+  const { ws } = await helloRunner(url, TEST_TOKEN, id, { sandbox: { available: false, kind: "none" } }, cleanups);
   const frames: ServerToRunner[] = [];
   ws.on("message", (d) => frames.push(JSON.parse(d.toString())));
-  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-  ws.send(
-    JSON.stringify({
-      type: "hello",
-      protocol: RUNNER_PROTOCOL_VERSION,
-      runnerId: id,
-      workspace: "/nowhere",
-      version: "t",
-      sandbox: { available: false, kind: "none" },
-      workspaceVersion: 0,
-    }),
-  );
-  cleanups.push(async () => ws.terminate());
   return { ws, frames };
 }
 

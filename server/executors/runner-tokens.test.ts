@@ -7,29 +7,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
 import { defaultRunnerId } from "../protocol/runner-id";
 import { startQuiver, type Quiver } from "../app";
 import { testServerEnv } from "../testing/env";
-import { shellTool } from "../tools/builtin/shell";
-import { runnerHello, spawnRunner, tempDir, waitFor, type RunnerChild } from "../testing/runner";
+import { runShell, spawnRunner, tempDir, waitFor, type RunnerChild } from "../testing/runner";
+import { helloRunner, SHARED_RUNNER_TOKEN as SHARED } from "../testing/runner-hello";
 
 const root = join(import.meta.dirname, "../..");
-const SHARED = "shared-runner-token-0123456789";
 const GPU1 = "gpu-1-own-token-0123456789abcdef";
 const GPU2 = "gpu-2-own-token-0123456789abcdef";
 const runnerEnv = { NODE_ENV: "test", QUIVER_SANDBOX: "off" } as const;
 
 /** How a hand-made runner's hello ended: the server's close code, or "open" (it was taken). */
 async function claim(url: string, token: string, runnerId: string, waitMs = 5_000): Promise<number | "open"> {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
-  ws.on("error", () => {});
+  const { ws, closed } = await helloRunner(url, token, runnerId);
   try {
-    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-    const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
-    ws.send(runnerHello(runnerId));
     const open = new Promise<"open">((resolve) => setTimeout(() => resolve("open"), waitMs));
-    return await Promise.race([closed, open]);
+    return await Promise.race([closed.then((c) => c.code), open]);
   } finally {
     ws.terminate();
   }
@@ -181,17 +175,8 @@ describe("beside the local runner", () => {
       const local = await waitFor(() => pool.status().find((r) => r.connected), 30_000, "the local runner");
       if (!local.sandboxed) return ctx.skip("no sandbox here: an unsandboxed command reads what its user may");
       pool.bind("hide-probe", local.id);
-      const parsed = shellTool.parse({
-        command: `cat ${file} 2>&1; echo "[$(wc -c < ${file})]"; cat ${etc}/beside.txt`,
-      });
-      if (!parsed.ok) throw new Error(parsed.error);
-      const r = await pool.run({
+      const r = await runShell(pool, `cat ${file} 2>&1; echo "[$(wc -c < ${file})]"; cat ${etc}/beside.txt`, {
         sessionId: "hide-probe",
-        callId: "c1",
-        op: "shell",
-        input: parsed.value,
-        deadline: Date.now() + 30_000,
-        signal: new AbortController().signal,
       });
       expect(r.meta).toMatchObject({ sandboxed: true });
       expect(r.output).not.toContain(GPU1);

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool";
+import type { ExecResult } from "../executors/contract";
 import { createRunnerPool, type RunnerPool, type RunnerPoolOptions } from "../executors/runner-pool";
-import { RUNNER_PROTOCOL_VERSION } from "../protocol/runner";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -161,6 +161,29 @@ export function spawnRunner(opts: {
   };
 }
 
+/**
+ * The agent's shell tool run through `pool` in `sessionId` (default "s1"; bound to a runner
+ * beforehand), its input (`command` and `input`'s other fields) parsed as the tool pipeline parses it.
+ */
+export async function runShell(
+  pool: Pick<RunnerPool, "run">,
+  command: string,
+  o: { sessionId?: string; input?: Record<string, unknown> } = {},
+): Promise<ExecResult> {
+  // Loaded here: most suites on this harness run no shell, and need not load its analyser.
+  const { shellTool } = await import("../tools/builtin/shell");
+  const parsed = shellTool.parse({ ...o.input, command });
+  if (!parsed.ok) throw new Error(parsed.error);
+  return pool.run({
+    sessionId: o.sessionId ?? "s1",
+    callId: `c${Math.random()}`,
+    op: "shell",
+    input: parsed.value,
+    deadline: Date.now() + 30_000,
+    signal: new AbortController().signal,
+  });
+}
+
 export async function tempDir(prefix = "quiver-ws-"): Promise<string> {
   return realpath(await mkdtemp(join(tmpdir(), prefix)));
 }
@@ -233,18 +256,4 @@ export async function runnerHarness(opts: { args?: string[]; env?: NodeJS.Proces
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** A runner's hello as a hand-made client sends it (tests of what the server accepts of one). */
-export function runnerHello(runnerId: string, extra: object = {}): string {
-  return JSON.stringify({
-    type: "hello",
-    protocol: RUNNER_PROTOCOL_VERSION,
-    runnerId,
-    workspace: "/nowhere",
-    version: "t",
-    sandbox: { available: true, kind: "bubblewrap", network: "isolated" },
-    workspaceVersion: 0,
-    ...extra,
-  });
 }
