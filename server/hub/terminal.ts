@@ -8,18 +8,14 @@
 // shell. A list socket per page gets the session's terminals whenever they change. Input has
 // backpressure: while the PTY channel's input window is full (the program is not reading), the
 // terminal's sockets are not read (ws pause), so a paste or a flood waits in the client's TCP.
-// Output has backpressure too: each page's socket says when a frame has left for the kernel (the
-// send callback), and the PTY channel is told what the slowest interactive page has taken, so the
-// runner stops reading the PTY and a fast program blocks rather than fill this process. A passive
-// viewer does not hold the terminal back: one that falls behind by more than a bound is closed
-// (TERMINAL_BEHIND_CLOSE), as is any page that takes nothing for `stallMs` while output waits.
+// Output, its scrollback and its flow control (a page that falls behind is closed) are
+// terminal-output.ts's.
 import type { IncomingMessage } from "node:http";
 import { randomUUID } from "node:crypto";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { PtyChannel, PtyExit } from "../executors/runner/pty";
 import {
-  TERMINAL_BEHIND_CLOSE,
   TERMINAL_PATH,
   TerminalClientMessage,
   TerminalQuery,
@@ -28,6 +24,7 @@ import {
   type TerminalServerMessage,
 } from "../protocol/terminal";
 import { decodeFrame } from "../protocol/runner";
+import { createTerminalOutput, type OutputPage, type TerminalOutput } from "./terminal-output";
 
 export interface TerminalBridgeDeps {
   pty: { open(sessionId: string, size: { cols: number; rows: number }): PtyChannel };
@@ -67,35 +64,23 @@ interface Entry {
   term: string;
   createdAt: number;
   channel: PtyChannel;
-  buffer: string;
-  /** Output offset of buffer[0]; `total` is the offset just past its end. */
-  start: number;
-  total: number;
-  /** Output offset up to which the PTY channel was told the output is drained. */
-  drained: number;
+  output: TerminalOutput;
   sockets: Map<WebSocket, Peer>;
-  /** Looks for pages that take none of their output while some waits (stallMs). */
-  stallCheck?: NodeJS.Timeout;
   idle?: NodeJS.Timeout;
   unlisten: Array<() => void>;
   /** The PTY's input window is full: its sockets are paused until it drains. */
   paused: boolean;
 }
 
-interface Peer {
+interface Peer extends OutputPage {
   /** Named in `interrupt` on the list socket (attached's `socket`). */
   id: string;
-  passive: boolean;
   /** Frames read from this socket: an interrupt names how many came before it. */
   frames: number;
   /** Frames up to this one were typed before an interrupt that skipped them (or are the key): dropped. */
   discardTo: number;
   /** While the runner is asked what an interrupt means: input read meanwhile (numbered), not typed yet. */
   held?: Array<[number, string]>;
-  /** Output offset up to which this socket's frames have left for the kernel. */
-  done: number;
-  /** When it last took some of its output, or fell behind from caught up. */
-  moved: number;
 }
 
 type Ended = TerminalInfo & { sessionId: string; ended: TerminalEnd; endedAt: number };
@@ -107,10 +92,7 @@ type TermQuery = Extract<TerminalQuery, { term: string }>;
 
 export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
   const idleMs = deps.idleMs ?? 60 * 60_000;
-  const cap = deps.scrollbackChars ?? 256 * 1024;
   const maxPerSession = deps.maxPerSession ?? 16;
-  const viewerLag = deps.viewerLagChars ?? 1024 * 1024;
-  const stallMs = deps.stallMs ?? 30_000;
   const log = deps.log ?? (() => {});
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * 1024 * 1024 });
   const entries = new Map<string, Entry>();
@@ -158,7 +140,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     if (entries.get(entry.key) !== entry) return;
     entries.delete(entry.key);
     clearTimeout(entry.idle);
-    clearTimeout(entry.stallCheck);
+    entry.output.dispose();
     for (const off of entry.unlisten) off();
     remember(entry, why);
     for (const ws of entry.sockets.keys()) {
@@ -184,31 +166,31 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
 
   function open(q: TermQuery): Entry {
     const channel = deps.pty.open(q.session, { cols: q.cols ?? 80, rows: q.rows ?? 24 });
+    const key = keyOf(q.session, q.term);
+    const sockets = new Map<WebSocket, Peer>();
+    const output = createTerminalOutput({
+      channel,
+      pages: sockets,
+      scrollbackChars: deps.scrollbackChars ?? 256 * 1024,
+      viewerLagChars: deps.viewerLagChars ?? 1024 * 1024,
+      stallMs: deps.stallMs ?? 30_000,
+      live: () => entries.get(key) === entry,
+      detach: (ws) => detach(entry, ws),
+      log,
+    });
     const entry: Entry = {
-      key: keyOf(q.session, q.term),
+      key,
       sessionId: q.session,
       term: q.term,
       createdAt: Date.now(),
       channel,
-      buffer: "",
-      start: 0,
-      total: 0,
-      drained: 0,
-      sockets: new Map(),
+      output,
+      sockets,
       unlisten: [],
       paused: false,
     };
     entry.unlisten.push(
-      channel.onData((data) => {
-        entry.buffer += data;
-        entry.total += data.length;
-        if (entry.buffer.length > cap) {
-          const cut = entry.buffer.length - cap;
-          entry.buffer = entry.buffer.slice(cut);
-          entry.start += cut;
-        }
-        fanOut(entry, data);
-      }),
+      channel.onData((data) => output.push(data)),
       channel.onExit((exit) => finish(entry, exitReason(exit))),
       channel.onDrain(() => {
         entry.paused = false;
@@ -221,62 +203,9 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     return entry;
   }
 
-  /** Sends output to every page; each frame's send callback says when it has left this process. */
-  function fanOut(entry: Entry, data: string): void {
-    const frame = JSON.stringify({ type: "data", data } satisfies TerminalServerMessage);
-    const end = entry.total;
-    const before = end - data.length;
-    const now = Date.now();
-    for (const [ws, peer] of entry.sockets) {
-      if (ws.readyState !== ws.OPEN) continue;
-      if (peer.passive && end - peer.done > viewerLag) {
-        drop(entry, ws, `fell more than ${viewerLag} characters behind the terminal's output`);
-        continue;
-      }
-      if (peer.done >= before) peer.moved = now;
-      ws.send(frame, (err) => {
-        if (err || end <= peer.done) return;
-        peer.done = end;
-        peer.moved = Date.now();
-        if (!peer.passive) advance(entry);
-      });
-    }
-    advance(entry);
-  }
-
-  /** Tells the PTY channel how far the slowest interactive page (or, with none, the scrollback) has taken the output. */
-  function advance(entry: Entry): void {
-    if (entries.get(entry.key) !== entry) return;
-    let front = entry.total;
-    for (const peer of entry.sockets.values()) if (!peer.passive) front = Math.min(front, peer.done);
-    if (front > entry.drained) {
-      entry.channel.drained?.(front - entry.drained);
-      entry.drained = front;
-    }
-    const lagging = [...entry.sockets.values()].some((p) => p.done < entry.total);
-    if (lagging && !entry.stallCheck)
-      entry.stallCheck = setTimeout(() => {
-        entry.stallCheck = undefined;
-        const now = Date.now();
-        for (const [ws, peer] of entry.sockets)
-          if (peer.done < entry.total && now - peer.moved > stallMs)
-            drop(entry, ws, `took none of the terminal's output for ${Math.round(stallMs / 1000)} s`);
-        advance(entry);
-      }, stallMs / 2);
-  }
-
-  /** Closes a page that does not read its output; it reconnects and is replayed the scrollback. */
-  function drop(entry: Entry, ws: WebSocket, why: string): void {
-    log(`terminal ${entry.channel.id}: a page's socket ${why}; closing it`);
-    ws.close(TERMINAL_BEHIND_CLOSE, "fell behind the terminal's output");
-    ws.resume(); // to read the close handshake's answer, should it come
-    detach(entry, ws);
-    advance(entry);
-  }
-
   function detach(entry: Entry, ws: WebSocket): void {
     if (!entry.sockets.delete(ws)) return;
-    advance(entry);
+    entry.output.advance();
     if (entry.sockets.size > 0 || entries.get(entry.key) !== entry) return;
     clearTimeout(entry.idle);
     entry.idle = setTimeout(() => {
@@ -327,16 +256,14 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       passive,
       frames: 0,
       discardTo: 0,
-      done: current.total,
+      done: current.output.total,
       moved: Date.now(),
     };
     current.sockets.set(ws, peer);
     if (current.paused && !passive) ws.pause();
-    // Replay only what the client has not shown; if it asks for more than we kept, start over.
-    const resumable = q.offset >= current.start && q.offset <= current.total;
-    const from = resumable ? q.offset : current.start;
-    send(ws, { type: "attached", ptyId: current.channel.id, offset: from, reset: !resumable, socket: peer.id });
-    if (current.total > from) send(ws, { type: "data", data: current.buffer.slice(from - current.start) });
+    const { from, reset, data } = current.output.replay(q.offset);
+    send(ws, { type: "attached", ptyId: current.channel.id, offset: from, reset, socket: peer.id });
+    if (data) send(ws, { type: "data", data });
 
     ws.on("message", (raw) => {
       const n = ++peer.frames; // every frame, as the page counts what it sends
@@ -439,7 +366,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
           term: e.term,
           passive: peer.passive,
           bufferedAmount: ws.bufferedAmount,
-          behind: e.total - peer.done,
+          behind: e.output.total - peer.done,
         })),
       ),
     dispose() {
@@ -447,7 +374,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
         entry.channel.close();
         for (const ws of entry.sockets.keys()) ws.terminate();
         clearTimeout(entry.idle);
-        clearTimeout(entry.stallCheck);
+        entry.output.dispose();
         for (const off of entry.unlisten) off();
       }
       entries.clear();
