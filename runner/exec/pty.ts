@@ -1,7 +1,5 @@
-// The person's terminals: node-pty sessions running a login shell in the workspace, inside the
-// same sandbox as commands (bubblewrap without setsid, so the shell keeps its terminal), led by
-// a process outside it that outlives it (launch.ts ttyLeader), with network in the workspace's
-// namespace, shared with the agent's commands (netns.ts). Input is written by pty-input.ts and
+// The person's terminals: node-pty sessions running a login shell in the workspace, sandboxed
+// and led as pty-start.ts starts them. Input is written by pty-input.ts and
 // acknowledged (pty.ack) once written or dropped, so the server can keep it bounded; input held
 // here past INPUT_CAP (a server that ignores acks) is dropped, and the terminal says so; an
 // interrupt key the server sends ahead of input still on its way (pty.interrupt) is answered
@@ -12,39 +10,25 @@
 // close; the server's own terminal bridge handles a browser that went away. A terminal without
 // network has a namespace of its own, recorded at start so the preview can name a server there.
 import type { IPty } from "node-pty";
-import { constants as osConstants } from "node:os";
-import { PTY_INPUT_WINDOW, type RunnerToServer } from "../../server/protocol/runner";
+import { PTY_INPUT_WINDOW } from "../../server/protocol/runner";
 import type { PtyHandler, PtyMessage } from "../ops";
-import { killTree, MARKER_VAR, newMarker } from "./kill";
-import { directTether, holdTerminal, ttyLeader } from "./launch";
-import { makeJail, rlimitPrefix, type Limits } from "./limits";
+import { killTree } from "./kill";
 import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
-import { sandboxNamespace, type ProcNamespace } from "./procfs";
+import type { ProcNamespace } from "./procfs";
 import { vanishedCover } from "./host-sockets";
 import { PtyInput } from "./pty-input";
 import { PtyOutput } from "./pty-output";
-import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
+import {
+  missingNetwork,
+  signalName,
+  startTerminal,
+  terminalNamespace,
+  watchLimits,
+  type PtyOptions,
+  type StartedTerminal,
+} from "./pty-start";
 
-export interface PtyOptions {
-  workspaceRoot: string;
-  /** Sends a frame to the server; false while disconnected. */
-  send(message: RunnerToServer): boolean;
-  sandbox: SandboxInfo;
-  /** The scrubbed environment shells start from. */
-  env: Record<string, string>;
-  /** The person's terminal may reach the network (default true: it is theirs, not the agent's). */
-  network?: boolean;
-  /** The workspace's network namespace, shared with commands; absent: one of the manager's own. */
-  workspaceNetwork?: WorkspaceNetwork;
-  /** Folders the terminal may not see (SandboxSpec.hide). */
-  hide?: string[];
-  /** Memory and processes per terminal (a cgroup), CPU time and file size per process (limits.ts). */
-  limits?: Limits;
-  shell?: string;
-  graceMs?: number;
-  scrollbackChars?: number;
-  maxPtys?: number;
-}
+export type { PtyOptions };
 
 interface Entry {
   id: string;
@@ -85,9 +69,6 @@ const INPUT_CAP = 4 * PTY_INPUT_WINDOW;
 const HOLD_MS = 2_000;
 const BWRAP = "bwrap: ";
 const mayBeBwrapError = (text: string) => BWRAP.startsWith(text) || text.startsWith(BWRAP);
-
-const signalName = (n: number | undefined): string | undefined =>
-  n ? Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0] : undefined;
 
 export class PtyManager implements PtyHandler {
   private readonly ptys = new Map<string, Entry>();
@@ -155,7 +136,7 @@ export class PtyManager implements PtyHandler {
       }
       case "pty.close":
         if (entry) void this.close(entry);
-        else this.o.send({ type: "pty.exit", ptyId: message.ptyId, exitCode: null, signal: "not open" });
+        else this.refuse(message.ptyId, "not open");
         return;
     }
   }
@@ -203,6 +184,11 @@ export class PtyManager implements PtyHandler {
     else this.ack(entry, typedBytes);
   }
 
+  /** The terminal did not start, or is not open: said as its exit. */
+  private refuse(ptyId: string, why: string): void {
+    this.o.send({ type: "pty.exit", ptyId, exitCode: null, signal: why });
+  }
+
   /**
    * Starts the terminal. A host socket removed between the sandbox's listing and bwrap's mount
    * over it fails bwrap's start (host-sockets.ts): the terminal's first output is held while it
@@ -211,61 +197,17 @@ export class PtyManager implements PtyHandler {
   private open(m: Extract<PtyMessage, { type: "pty.open" }>, net: SandboxNetwork, again?: { from: Entry }): void {
     // A start that does not happen drops what was typed for it.
     if (again && (this.disposed || this.ptys.size >= (this.o.maxPtys ?? 32))) this.untype(again.from, undefined);
-    if (this.disposed)
-      return void this.o.send({
-        type: "pty.exit",
-        ptyId: m.ptyId,
-        exitCode: null,
-        signal: "the runner is shutting down",
-      });
-    if (this.ptys.size >= (this.o.maxPtys ?? 32)) {
-      this.o.send({ type: "pty.exit", ptyId: m.ptyId, exitCode: null, signal: "too many terminals are open" });
-      return;
-    }
-    const marker = newMarker();
-    const shell = this.o.shell ?? "bash";
-    // Unsandboxed, the shell still dies with the runner and takes what it started along (launch.ts).
-    const jail = this.o.limits && makeJail("pty", this.o.limits);
-    const inner = [...(this.o.limits ? rlimitPrefix(this.o.limits, jail?.dirs.memory !== undefined) : []), shell, "-l"];
-    const wrapped = sandboxed(
-      this.o.sandbox,
-      { workspace: this.o.workspaceRoot, cwd: this.o.workspaceRoot, ...net, newSession: false, hide: this.o.hide },
-      this.o.sandbox.available ? inner : [...directTether(), ...inner],
-    );
-    const leader = ttyLeader();
-    const led = [...leader, wrapped.file, ...wrapped.args];
-    const [file, ...args] = jail ? jail.wrap(led) : led;
-    const env = {
-      ...this.o.env,
-      ...(this.o.sandbox.available ? SANDBOX_ENV : {}),
-      TERM: "xterm-256color",
-      COLORTERM: "truecolor",
-      [MARKER_VAR]: marker,
-    };
-    let pty: IPty;
+    if (this.disposed) return this.refuse(m.ptyId, "the runner is shutting down");
+    if (this.ptys.size >= (this.o.maxPtys ?? 32)) return this.refuse(m.ptyId, "too many terminals are open");
+    let started: StartedTerminal;
     try {
       if (!this.nodePty) throw new Error(this.loadError ?? "node-pty is not loaded");
-      pty = this.nodePty.spawn(file, args, {
-        name: "xterm-256color",
-        cols: m.cols,
-        rows: m.rows,
-        cwd: this.o.workspaceRoot,
-        env,
-      });
+      started = startTerminal(this.nodePty, this.o, net, m);
     } catch (e) {
       if (again) this.untype(again.from, undefined);
-      void jail?.dispose();
-      this.o.send({
-        type: "pty.exit",
-        ptyId: m.ptyId,
-        exitCode: null,
-        signal: `failed to start: ${(e as Error).message}`,
-      });
-      return;
+      return this.refuse(m.ptyId, `failed to start: ${(e as Error).message}`);
     }
-    // node-pty's UnixTerminal has the master's descriptor as `fd` (not in its typings).
-    const masterFd = (pty as IPty & { fd?: unknown }).fd;
-    if (leader.length > 0 && typeof masterFd === "number") holdTerminal(masterFd, pty.pid);
+    const { pty, marker, jail, masterFd } = started;
     let ended = () => {};
     const exited = new Promise<void>((resolve) => (ended = resolve));
     const entry: Entry = {
@@ -280,13 +222,9 @@ export class PtyManager implements PtyHandler {
       acked: 0,
     };
     if (m.outputWindow) entry.output = new PtyOutput(pty, m.outputWindow, pty.pid);
-    if (typeof masterFd === "number") {
-      // The slave's path (`_pty`, not in the typings either) tells what an interrupt key means.
-      const tty = (pty as IPty & { _pty?: unknown })._pty;
-      entry.input = new PtyInput(masterFd, (n) => this.ack(entry, n), {
-        path: typeof tty === "string" ? tty : undefined,
-        leader: pty.pid,
-      });
+    if (masterFd !== undefined) {
+      // The slave's path tells what an interrupt key means.
+      entry.input = new PtyInput(masterFd, (n) => this.ack(entry, n), { path: started.slavePath, leader: pty.pid });
       // node-pty's read stream closes the master when the terminal's other side is gone (before
       // onExit; `once` is that stream's): no write may follow, as the descriptor's number may
       // already name another file.
@@ -304,14 +242,7 @@ export class PtyManager implements PtyHandler {
       entry.held = "";
       setTimeout(release, HOLD_MS).unref();
     }
-    const wanted = this.o.network ?? true;
-    const without = !wanted
-      ? undefined
-      : !net.network
-        ? "no network (the workspace's network namespace could not start; see the runner's log)"
-        : this.net.mode === "none"
-          ? `no outbound network: ${this.net.reason}`
-          : undefined;
+    const without = missingNetwork(this.o.network ?? true, net, this.net);
     if (without && this.o.sandbox.available && !again)
       this.deliver(entry, `\x1b[33mquiver: this terminal has ${without}\x1b[0m\r\n`);
     if (!net.network && this.o.sandbox.available) void this.recordNamespace(entry);
@@ -320,16 +251,7 @@ export class PtyManager implements PtyHandler {
       entry.held += data;
       if (!mayBeBwrapError(entry.held)) release();
     });
-    // The shell only says "Killed"; which limit did it is said in the terminal, as for commands.
-    let seen = jail?.counts();
-    const watch =
-      jail &&
-      setInterval(() => {
-        const note = jail.report(seen);
-        seen = jail.counts();
-        if (note) this.deliver(entry, `\x1b[33mquiver: ${note.replaceAll("\n", "\r\nquiver: ")}\x1b[0m\r\n`);
-      }, 1000);
-    watch?.unref();
+    const watch = watchLimits(jail, (text) => this.deliver(entry, text));
     pty.onExit(({ exitCode, signal }) => {
       ended();
       clearInterval(watch);
@@ -337,7 +259,7 @@ export class PtyManager implements PtyHandler {
       this.ptys.delete(entry.id);
       // The shell is gone; anything it left running in the background goes with it.
       void killTree(undefined, entry.marker).then(() => jail?.dispose());
-      if (entry.held !== undefined && !entry.closing && vanishedCover(entry.held, wrapped.args)) {
+      if (entry.held !== undefined && !entry.closing && vanishedCover(entry.held, started.sandboxArgs)) {
         // This start's hold timer must not show its error (or type into it) once the next one runs.
         entry.held = undefined;
         entry.input?.end();
@@ -356,17 +278,10 @@ export class PtyManager implements PtyHandler {
     });
   }
 
-  /**
-   * Reads the namespace bubblewrap unshared for the terminal, once it has (a few tries while it
-   * starts). The nearest process in it is bubblewrap's own, so nothing the shell starts can stand
-   * in for the record; the preview checks the record's start time on every read.
-   */
+  /** Records the network namespace bubblewrap unshared for the terminal (pty-start.ts terminalNamespace). */
   private async recordNamespace(entry: Entry): Promise<void> {
-    for (let attempt = 0; attempt < 20 && !entry.closing && this.ptys.get(entry.id) === entry; attempt++) {
-      const found = await sandboxNamespace(entry.pty.pid);
-      if (found) return void (entry.namespace = { ...found, of: "terminal" });
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const found = await terminalNamespace(entry.pty.pid, () => !entry.closing && this.ptys.get(entry.id) === entry);
+    if (found) entry.namespace = found;
   }
 
   /** The network namespaces of the open terminals that run without network. */
