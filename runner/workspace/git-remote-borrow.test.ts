@@ -4,8 +4,6 @@
 // the remote that repository's commits (fetch negotiation sends "have" lines) nor push its
 // objects, though the agent's own commands cannot read it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFile, execFileSync } from "node:child_process";
-import { promisify } from "node:util";
 import { createServer, request, type Server } from "node:http";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,8 +17,7 @@ import {
   type RunnerChild,
   type TestServer,
 } from "../../server/testing/runner";
-import { startGitServer, type GitServer } from "../../server/testing/git-server";
-import { GIT_REMOTE_OP } from "../../server/protocol/git-remote";
+import { gitAt, gitAtAsync, gitRemoteOp, startGitServer, type GitServer } from "../../server/testing/git-server";
 
 const TOKEN = "tok_borrow_7d1c55e0";
 const cred = { username: "alice", token: TOKEN };
@@ -34,29 +31,10 @@ let runner: RunnerChild;
 let ws: string;
 let secret: string;
 let secretCommit: string;
-let calls = 0;
-
-const op = (input: unknown) =>
-  server.pool.run({
-    sessionId: "s1",
-    callId: `b${++calls}`,
-    op: GIT_REMOTE_OP,
-    input,
-    deadline: Date.now() + 60_000,
-    signal: new AbortController().signal,
-  });
-const git = (args: string[], cwd: string) =>
-  execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
-  }).trim();
+let op: ReturnType<typeof gitRemoteOp>;
+const git = (args: string[], cwd: string) => gitAt(args, cwd).trim();
 // Async: the git server answers in this same process.
-const sh = (args: string[], cwd: string) =>
-  promisify(execFile)("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], {
-    cwd,
-    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
-  });
+const sh = gitAtAsync;
 const agent = async (command: string) => {
   const r = await runShell(server.pool, command);
   expect(r.ok, r.output).toBe(true);
@@ -97,6 +75,7 @@ beforeAll(async () => {
   secretCommit = git(["rev-parse", "HEAD"], secret);
   ws = await tempDir();
   server = await startServer();
+  op = gitRemoteOp(server.pool);
   runner = spawnRunner({ url: server.url, workspace: ws });
   await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
   const clone = await op({ action: "clone", url, credential: cred });

@@ -2,8 +2,6 @@
 // clone, commit, push, pull, a wrong credential, a refused push, hostile URLs and branch names,
 // and no trace of the token anywhere in the workspace (.git included) or the runner's log.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFile, execFileSync } from "node:child_process";
-import { promisify } from "node:util";
 import { readdirSync, readFileSync, lstatSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,8 +13,8 @@ import {
   type RunnerChild,
   type TestServer,
 } from "../../server/testing/runner";
-import { startGitServer, type GitServer } from "../../server/testing/git-server";
-import { GIT_REMOTE_OP, GitRemoteStatus } from "../../server/protocol/git-remote";
+import { gitAt, gitAtAsync, gitRemoteOp, startGitServer, type GitServer } from "../../server/testing/git-server";
+import { GitRemoteStatus } from "../../server/protocol/git-remote";
 
 const TOKEN = "tok_SeCrEt_4f1e9a77c0de";
 const cred = { username: "alice", token: TOKEN };
@@ -24,33 +22,9 @@ let gs: GitServer;
 let server: TestServer;
 let runner: RunnerChild;
 let ws: string;
-let calls = 0;
-
-const op = (input: unknown) =>
-  server.pool.run({
-    sessionId: "s1",
-    callId: `g${++calls}`,
-    op: GIT_REMOTE_OP,
-    input,
-    deadline: Date.now() + 60_000,
-    signal: new AbortController().signal,
-  });
-const sh = (args: string[], cwd: string) =>
-  execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
-  });
-
-// Async: the git server answers in this same process, so a synchronous git would wait on itself.
-const shAsync = async (args: string[], cwd: string) =>
-  (
-    await promisify(execFile)("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], {
-      cwd,
-      encoding: "utf8",
-      env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
-    })
-  ).stdout;
+let op: ReturnType<typeof gitRemoteOp>;
+const sh = gitAt;
+const shAsync = gitAtAsync;
 
 /** Every file under `dir` (links not followed) holding `needle`, by path. */
 function filesHolding(dir: string, needle: string): string[] {
@@ -72,6 +46,7 @@ beforeAll(async () => {
   gs.createRepo("demo", { "README.md": "hello\n", "src.txt": "one\n" });
   ws = await tempDir();
   server = await startServer();
+  op = gitRemoteOp(server.pool);
   runner = spawnRunner({ url: server.url, workspace: ws });
   await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
 }, 60_000);

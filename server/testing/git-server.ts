@@ -3,12 +3,14 @@
 // forge does. Bare repositories live in a temp folder; a repository can be made to refuse pushes
 // with a pre-receive hook that prints the server's message. Every Authorization header seen is
 // kept (as the user name, and whether the password was right) so tests can say who came.
-import { spawn } from "node:child_process";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { promisify } from "node:util";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { RunnerPool } from "../executors/runner-pool";
+import { GIT_REMOTE_OP } from "../protocol/git-remote";
 
 export interface GitServer {
   /** `http://127.0.0.1:PORT` — a repository is `${url}/${name}.git`. */
@@ -147,4 +149,32 @@ function cgi(req: IncomingMessage, res: ServerResponse, root: string, user: stri
     if (!headersDone) res.writeHead(502).end("git http-backend failed\n");
     else res.end();
   });
+}
+
+const AS_TEST_USER = ["-c", "user.name=T", "-c", "user.email=t@example.com"];
+const gitEnv = () => ({ ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" });
+
+/** git in `cwd` as a test identity with no global configuration; its output. */
+export function gitAt(args: string[], cwd: string): string {
+  return execFileSync("git", [...AS_TEST_USER, ...args], { cwd, encoding: "utf8", env: gitEnv() });
+}
+
+/** As gitAt, without blocking the event loop: for a git that talks to a git server in this process. */
+export async function gitAtAsync(args: string[], cwd: string): Promise<string> {
+  return (await promisify(execFile)("git", [...AS_TEST_USER, ...args], { cwd, encoding: "utf8", env: gitEnv() }))
+    .stdout;
+}
+
+/** The runner's git-remote operation for one session through `pool`, a new call id each time. */
+export function gitRemoteOp(pool: RunnerPool, sessionId = "s1"): (input: unknown) => ReturnType<RunnerPool["run"]> {
+  let calls = 0;
+  return (input) =>
+    pool.run({
+      sessionId,
+      callId: `git-${++calls}`,
+      op: GIT_REMOTE_OP,
+      input,
+      deadline: Date.now() + 60_000,
+      signal: new AbortController().signal,
+    });
 }

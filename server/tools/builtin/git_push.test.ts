@@ -3,19 +3,17 @@
 // pushes once approved, refuses another URL, obeys a deny rule, and the token is in no row the
 // pipeline wrote (events, tool calls, approvals, audit, spills) nor in any workspace file.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, lstatSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testDatabases, useTestDb } from "../../testing/db";
 import { startServer, spawnRunner, tempDir, waitFor, type RunnerChild, type TestServer } from "../../testing/runner";
-import { startGitServer, type GitServer } from "../../testing/git-server";
+import { gitAt, gitRemoteOp, startGitServer, type GitServer } from "../../testing/git-server";
 import { call, newTurn, request, usePipelines, waitFor as waitSoon } from "../../testing/pipeline";
 import { createGitCredentialService, loadCredentialKey } from "../../services/git-credentials";
 import { createGitRemoteService } from "../../services/git-remote";
 import { gitToolService } from "../../services/git-remote-services";
 import { createPolicyService } from "../../services/policies";
-import { GIT_REMOTE_OP } from "../../protocol/git-remote";
 import type { SessionEventBody } from "../../protocol/events";
 import { gitPushTool } from "./git_push";
 
@@ -26,12 +24,7 @@ let runner: RunnerChild;
 let ws: string;
 let dataDir: string;
 
-const gitIn = (args: string[]) =>
-  execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", ...args], {
-    cwd: ws,
-    encoding: "utf8",
-    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
-  });
+const gitIn = (args: string[]) => gitAt(args, ws);
 
 function holding(dir: string, needle: string): string[] {
   const out: string[] = [];
@@ -52,13 +45,13 @@ beforeAll(async () => {
   server = await startServer();
   runner = spawnRunner({ url: server.url, workspace: ws });
   await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
-  const clone = await server.pool.run({
-    sessionId: "setup",
-    callId: "clone",
-    op: GIT_REMOTE_OP,
-    deadline: Date.now() + 60_000,
-    signal: new AbortController().signal,
-    input: { action: "clone", url: `${gs.url}/app.git`, credential: { username: "alice", token: TOKEN } },
+  const clone = await gitRemoteOp(
+    server.pool,
+    "setup",
+  )({
+    action: "clone",
+    url: `${gs.url}/app.git`,
+    credential: { username: "alice", token: TOKEN },
   });
   expect(clone.ok).toBe(true);
 }, 90_000);
