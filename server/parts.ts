@@ -36,6 +36,7 @@ import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
 import { createPlacement } from "./services/placement";
 import { createProjectService, workspaceSourceOf } from "./services/projects";
 import { createCheckpointService } from "./services/checkpoints";
+import { recoverRestores } from "./services/checkpoint-undo";
 import { checkpointingHub, checkpointingPicker } from "./services/checkpoint-hooks";
 import { createRewindService } from "./services/rewind";
 import { diskLimitOf } from "./services/uploads-limits";
@@ -359,6 +360,15 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   }
   // A previous process may have stopped mid-turn.
   await recoverTurns();
+  // Restores and rewinds a stopped process committed without their events; with peers, only
+  // those older than any live instance's restore can still be (the runner's deadline and more).
+  try {
+    const before = new Date(Date.now() - (cluster ? 180_000 : 0));
+    const told = (await recoverRestores({ db, publish }, before)) + (await rewinds.recover(before));
+    if (told) log(`announced ${told} restore(s) or rewind(s) a stopped server left unannounced`);
+  } catch (err) {
+    log(`restores and rewinds left unannounced could not be recovered: ${(err as Error).message}`);
+  }
   // The local owner's Default project and workspace, and their sessions from before projects in it.
   await projects.ensureLocal();
 

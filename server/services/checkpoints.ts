@@ -20,7 +20,7 @@ import {
   type RestoreChange,
 } from "../protocol/checkpoint-ops";
 import { parseHunks } from "./checkpoint-hunks";
-import { dropUndo, outcomeUnknown, recordUndo, restored } from "./checkpoint-undo";
+import { dropUndo, outcomeUnknown, PENDING_UNDO, recordUndo, restored } from "./checkpoint-undo";
 import { logFn } from "../log";
 
 export type CheckpointErrorCode = "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "BAD_REQUEST";
@@ -271,7 +271,11 @@ export function createCheckpointService(deps: CheckpointDeps): CheckpointService
     async list(sessionId) {
       await afters.get(sessionId);
       const [rows, turns] = await Promise.all([
-        db.checkpoint.findMany({ where: { sessionId }, orderBy: { createdAt: "asc" } }),
+        // A pending undo is not the session's until its restore is announced (checkpoint-undo.ts).
+        db.checkpoint.findMany({
+          where: { sessionId, NOT: { phase: { startsWith: PENDING_UNDO } } },
+          orderBy: { createdAt: "asc" },
+        }),
         db.turn.findMany({ where: { sessionId }, orderBy: { startedAt: "asc" }, select: { id: true } }),
       ]);
       const index = new Map(turns.map((t, i) => [t.id, i + 1]));

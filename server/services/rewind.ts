@@ -4,7 +4,12 @@
 // next model request is built from leaves them out (db/turn-rows conversation()). Undone by
 // unrewind. With `files`, the workspace is restored to before T as checkpoints.restore does.
 // Refused while a turn runs: the running turn would write into a history being cut.
+// A rewind's rows (and an undo's) change in one transaction, and its event follows; a server
+// killed in between leaves rows the stream never heard of, so the next start publishes the
+// missing turn.rewound / turn.unrewound (recoverRewinds): the dimmed turns in the chat are then
+// always the ones the model's context leaves out.
 import type { Db } from "../db";
+import { rowId } from "../db/row-id";
 import type { SessionEventBody } from "../protocol/events";
 import { CheckpointError, type CheckpointService, type RestoreResult } from "./checkpoints";
 
@@ -27,6 +32,8 @@ export interface RewindResult {
 export interface RewindService {
   rewind(req: RewindRequest): Promise<RewindResult>;
   unrewind(sessionId: string, rewindId: string): Promise<{ ok: true }>;
+  /** Publishes the events a stopped server left unpublished, for changes committed before `before`. */
+  recover(before: Date): Promise<number>;
 }
 
 export function createRewindService(deps: {
@@ -48,6 +55,12 @@ export function createRewindService(deps: {
       .filter((b) => b.type === "text" && typeof b.text === "string")
       .map((b) => b.text)
       .join("\n");
+  }
+
+  /** The rewind ids the session's stored events of `type` name. */
+  async function told(sessionId: string, type: "turn.rewound" | "turn.unrewound"): Promise<Set<string>> {
+    const rows = await db.sessionEvent.findMany({ where: { sessionId, type }, select: { payload: true } });
+    return new Set(rows.map((r) => (r.payload as { rewindId?: string } | null)?.rewindId ?? ""));
   }
 
   return {
@@ -74,11 +87,12 @@ export function createRewindService(deps: {
         ? await checkpoints.restore({ sessionId, turnId, dryRun: req.dryRun, keepUserEdits: req.keepUserEdits })
         : undefined;
       if (req.dryRun || !req.conversation) return { turnIds, text, ...(files ? { files } : {}) };
-      const row = await db.rewind.create({ data: { sessionId, turnId, turnIds } });
-      await db.turn.updateMany({
-        where: { id: { in: turnIds }, sessionId, rewindId: null },
-        data: { rewindId: row.id },
-      });
+      // A batch, not an interactive transaction: the query thread runs only these.
+      const row = { id: rowId() };
+      await db.$transaction([
+        db.rewind.create({ data: { id: row.id, sessionId, turnId, turnIds } }),
+        db.turn.updateMany({ where: { id: { in: turnIds }, sessionId, rewindId: null }, data: { rewindId: row.id } }),
+      ]);
       await deps.publish(sessionId, { type: "turn.rewound", rewindId: row.id, turnIds });
       return { rewindId: row.id, turnIds, text, ...(files ? { files } : {}) };
     },
@@ -86,13 +100,47 @@ export function createRewindService(deps: {
     async unrewind(sessionId, rewindId) {
       const row = await db.rewind.findFirst({ where: { id: rewindId, sessionId } });
       if (!row) throw new CheckpointError("NOT_FOUND", `No rewind ${rewindId} in this session.`);
-      if (row.undoneAt) return { ok: true };
-      await checkpoints.assertIdle(sessionId, "a rewind cannot be undone");
       const turnIds = (row.turnIds as string[]) ?? [];
-      await db.turn.updateMany({ where: { sessionId, rewindId }, data: { rewindId: null } });
-      await db.rewind.update({ where: { id: rewindId }, data: { undoneAt: new Date() } });
+      if (row.undoneAt) {
+        // Undone before a stop lost its event: the chat still shows the turns rewound.
+        if (!(await told(sessionId, "turn.unrewound")).has(rewindId))
+          await deps.publish(sessionId, { type: "turn.unrewound", rewindId, turnIds });
+        return { ok: true };
+      }
+      await checkpoints.assertIdle(sessionId, "a rewind cannot be undone");
+      await db.$transaction([
+        db.turn.updateMany({ where: { sessionId, rewindId }, data: { rewindId: null } }),
+        db.rewind.update({ where: { id: rewindId }, data: { undoneAt: new Date() } }),
+      ]);
       await deps.publish(sessionId, { type: "turn.unrewound", rewindId, turnIds });
       return { ok: true };
+    },
+
+    async recover(before) {
+      const rows = await db.rewind.findMany({
+        where: { createdAt: { lt: before } },
+        orderBy: { createdAt: "asc" },
+        select: { id: true, sessionId: true, turnIds: true, undoneAt: true },
+      });
+      let published = 0;
+      for (const sessionId of new Set(rows.map((r) => r.sessionId))) {
+        const [rewound, unrewound] = await Promise.all([
+          told(sessionId, "turn.rewound"),
+          told(sessionId, "turn.unrewound"),
+        ]);
+        for (const row of rows.filter((r) => r.sessionId === sessionId)) {
+          const turnIds = (row.turnIds as string[]) ?? [];
+          if (!rewound.has(row.id)) {
+            await deps.publish(sessionId, { type: "turn.rewound", rewindId: row.id, turnIds });
+            published++;
+          }
+          if (row.undoneAt && row.undoneAt < before && !unrewound.has(row.id)) {
+            await deps.publish(sessionId, { type: "turn.unrewound", rewindId: row.id, turnIds });
+            published++;
+          }
+        }
+      }
+      return published;
     },
   };
 }
