@@ -123,10 +123,27 @@ describe.each(testDatabases())("runs of posted deltas on %s", (provider) => {
   });
 
   it("reports every delta of a run the database refuses", async () => {
-    const hub = createEventHub(t.current.db, { url: t.current.url, writeDelayMs: 50 });
+    // b's rows are refused by a constraint while b exists (a deleted session's are dropped
+    // deliberately instead, events.test.ts): every delta of its run is reported.
+    const real = eventStoreFor(t.current.url);
+    let refuse = "";
+    const store = {
+      ...real,
+      insert: async (rows: Parameters<typeof real.insert>[0]) => {
+        if (rows.some((r) => r.sessionId === refuse)) throw new Error("UNIQUE constraint failed: refused here");
+        return real.insert(rows);
+      },
+    };
+    const logged: string[] = [];
+    const hub = createEventHub(t.current.db, {
+      url: t.current.url,
+      store,
+      writeDelayMs: 50,
+      log: (m) => logged.push(m),
+    });
     const [a, b] = [await seedSession(t.current.db), await seedSession(t.current.db)];
     await hub.publish(b.sessionId, notice);
-    await t.current.db.session.delete({ where: { id: b.sessionId } });
+    refuse = b.sessionId;
     const refused: number[] = [];
     const lost = (_err: unknown, ev?: SessionEvent) => refused.push(ev!.seq);
     const kept = () => refused.push(-1);
@@ -134,6 +151,8 @@ describe.each(testDatabases())("runs of posted deltas on %s", (provider) => {
     for (let i = 0; i < 30; i++) hub.post(a.sessionId, text(i), kept);
     await Promise.all([hub.written(a.sessionId), hub.written(b.sessionId)]);
     expect(refused).toEqual(Array.from({ length: 30 }, (_, i) => i + 2));
+    // A refusal of a session that exists is a fault, said once.
+    expect(logged.filter((m) => /could not be written/.test(m))).toHaveLength(1);
     expect(await t.current.db.sessionEvent.count({ where: { sessionId: a.sessionId } })).toBe(30);
     await hub.dispose();
   });

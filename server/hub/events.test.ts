@@ -233,11 +233,17 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     await expect(hub.publish(sessionId, notice(2))).rejects.toThrow(/shut down/);
   });
 
-  it("writes the other sessions' events of a batch that a deleted session's events make fail", async () => {
+  it("writes the other sessions' events of a batch that a deleted session's events make fail, and lets that session go quietly", async () => {
     const real = eventStoreFor(t.current.url);
     let inserts = 0;
     const store = { ...real, insert: (...args: Parameters<typeof real.insert>) => (inserts++, real.insert(...args)) };
-    const hub = createEventHub(t.current.db, { url: t.current.url, store, writeDelayMs: 50 });
+    const logged: string[] = [];
+    const hub = createEventHub(t.current.db, {
+      url: t.current.url,
+      store,
+      writeDelayMs: 50,
+      log: (m, e) => logged.push(`${m}: ${(e as Error)?.message ?? ""}`),
+    });
     const [a, b] = [await seedSession(t.current.db), await seedSession(t.current.db)];
     await hub.publish(b.sessionId, notice(0));
     inserts = 0;
@@ -245,11 +251,40 @@ describe.each(testDatabases())("event hub on %s", (provider) => {
     await t.current.db.session.delete({ where: { id: b.sessionId } });
     const gone = hub.publish(b.sessionId, notice(1));
     const kept = [hub.publish(a.sessionId, notice(2)), hub.publish(a.sessionId, notice(3))];
-    await expect(gone).rejects.toThrow(/foreign key/i);
+    // Dropped on purpose (the session is gone), not a fault: no error for its publisher, no log line.
+    await expect(gone).resolves.toMatchObject({ seq: 2 });
     expect((await Promise.all(kept)).map((e) => e.seq)).toEqual([1, 2]);
     expect(await t.current.db.sessionEvent.count({ where: { sessionId: a.sessionId } })).toBe(2);
     // The batch once, then each session's rows once: a foreign key is not retried.
     expect(inserts).toBe(3);
+    // Later events of the deleted session are dropped without an insert.
+    await hub.publish(b.sessionId, notice(4));
+    hub.post(b.sessionId, notice(5), (err) => logged.push(`refused: ${String(err)}`));
+    await hub.written(b.sessionId);
+    expect(inserts).toBe(3);
+    expect(logged).toEqual([]);
+    await hub.dispose();
+  });
+
+  it("still logs a foreign key failure of a session that exists", async () => {
+    const real = eventStoreFor(t.current.url);
+    const logged: string[] = [];
+    // A store whose rows are refused by a foreign key for a live session: a real fault.
+    const store = {
+      ...real,
+      insert: async () => {
+        throw new Error("FOREIGN KEY constraint failed");
+      },
+    };
+    const hub = createEventHub(t.current.db, {
+      url: t.current.url,
+      store,
+      writeDelayMs: 0,
+      log: (m) => logged.push(m),
+    });
+    const a = await seedSession(t.current.db);
+    await expect(hub.publish(a.sessionId, notice(1))).rejects.toThrow(/FOREIGN KEY/);
+    expect(logged.filter((m) => /could not be written/.test(m))).toHaveLength(1);
     await hub.dispose();
   });
 

@@ -160,7 +160,17 @@ export function createEventHub(db: Db, options: EventHubOptions = {}): LocalEven
   if (!options.store && !options.url)
     throw new Error("createEventHub needs the database url (or a store) to write events");
   const store = options.store ?? eventStoreFor(options.url!);
-  const writer = eventWriter(store, { batchSize: options.batchSize ?? 500, delayMs: options.writeDelayMs ?? 20, log });
+  const writer = eventWriter(store, {
+    batchSize: options.batchSize ?? 500,
+    delayMs: options.writeDelayMs ?? 20,
+    log,
+    // A session deleted under its last events (its delete, its project's, its org's): let go of, not a fault.
+    gone: async (ids) => {
+      const still = await db.session.findMany({ where: { id: { in: ids } }, select: { id: true } });
+      const present = new Set(still.map((r) => r.id));
+      return new Set(ids.filter((id) => !present.has(id)));
+    },
+  });
   const closers = new Set<() => void>();
   const resyncs = new Set<() => void>();
   const reserve =

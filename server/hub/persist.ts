@@ -6,8 +6,11 @@
 // an event's write commits it stays readable from `unwritten(sessionId)`; that is how a
 // resuming subscriber sees it. A batch the database keeps refusing is tried again one session
 // at a time, so a session deleted with events in flight (its rows' foreign key fails) costs
-// only its own events; a batch refused by a constraint goes to that split at once. A database
-// that refuses every write is logged once, with a count when it recovers.
+// only its own events; a batch refused by a constraint goes to that split at once. A session
+// whose rows are refused because it was deleted (asked of `gone`) is let go deliberately: its
+// events still queued and any published later are dropped unwritten, and nothing is logged, so
+// the fault line below means a fault. A database that refuses every write is logged once, with
+// a count when it recovers.
 import type { SessionEvent } from "../protocol/events";
 import type { EventStore } from "./event-store";
 import { expandRun, RunBuilder, runnable, type DeltaRun } from "./delta-run";
@@ -52,6 +55,9 @@ const ATTEMPTS = 3;
  *  SQLite or PostgreSQL: no retry helps, unlike a busy or dropped database. */
 const REFUSED_ROWS =
   /FOREIGN KEY constraint failed|violates foreign key constraint|UNIQUE constraint failed|duplicate key value/i;
+const FOREIGN_KEY = /FOREIGN KEY constraint failed|violates foreign key constraint/i;
+/** Deleted sessions remembered (their late events dropped unwritten): the most recent ones. */
+const FORGOTTEN_KEPT = 4096;
 
 /** A failing database is said once when it starts failing and once, with the count, when a
  *  write succeeds again: not a line per batch (a streaming turn writes 50 a second). */
@@ -75,7 +81,13 @@ function faultReport(log: (m: string, e?: unknown) => void) {
 
 export function eventWriter(
   store: EventStore,
-  opts: { batchSize: number; delayMs: number; log: (m: string, e?: unknown) => void },
+  opts: {
+    batchSize: number;
+    delayMs: number;
+    log: (m: string, e?: unknown) => void;
+    /** Which of these sessions no longer exist (asked when their rows' foreign key fails). */
+    gone?(sessionIds: string[]): Promise<Set<string>>;
+  },
 ): EventWriter {
   const queue: Item[] = [];
   /** Rows the queue holds (a run is a row per delta). */
@@ -86,6 +98,8 @@ export function eventWriter(
   const onWritten = new Map<string, { lastSeq: number; wake: () => void }[]>();
   let writing: Promise<void> | undefined;
   const report = faultReport(opts.log);
+  /** Deleted sessions let go of: their events are dropped, not written. */
+  const forgotten = new Set<string>();
 
   /** The queue's first items, up to batchSize rows (at least one item). */
   function take(): Item[] {
@@ -122,6 +136,8 @@ export function eventWriter(
         }
       }
       const failed = error === undefined ? new Map<Item, unknown>() : await bySession(batch, rows, error);
+      const dropped = failed.size > 0 ? await deletedSessions(failed) : new Set<string>();
+      for (const item of batch) if (dropped.has(item.sessionId)) failed.delete(item);
       // Only now may the events leave the readable tail.
       queue.splice(0, batch.length);
       for (const item of batch) {
@@ -147,8 +163,39 @@ export function eventWriter(
         if (failed.has(b)) for (const ev of eventsOf(b)) b.reject(failed.get(b), ev);
         else if (b.ev) b.resolve(b.ev);
       }
+      for (const sessionId of dropped) forget(sessionId);
     }
     writing = undefined;
+  }
+
+  /** The sessions among `failed`'s whose rows were refused because the session is gone. */
+  async function deletedSessions(failed: Map<Item, unknown>): Promise<Set<string>> {
+    const suspects = [...failed].filter(([, err]) => FOREIGN_KEY.test(String((err as Error)?.message ?? err)));
+    if (suspects.length === 0 || !opts.gone) return new Set();
+    try {
+      return await opts.gone([...new Set(suspects.map(([item]) => item.sessionId))]);
+    } catch {
+      return new Set();
+    }
+  }
+
+  /** A deleted session: its queued events are dropped (their publishers told they are done with,
+   *  as written() is), and later ones are not queued. */
+  function forget(sessionId: string) {
+    forgotten.add(sessionId);
+    if (forgotten.size > FORGOTTEN_KEPT) forgotten.delete(forgotten.values().next().value!);
+    const items = pending.get(sessionId) ?? [];
+    if (items.some((i) => i.sealed)) return; // in a write now: let go of once it is done (run above)
+    pending.delete(sessionId);
+    for (let i = queue.length - 1; i >= 0; i--) if (queue[i].sessionId === sessionId) queue.splice(i, 1);
+    for (const item of items) {
+      queuedRows -= rowsOf(item);
+      if (item.ev) item.resolve(item.ev);
+    }
+    for (const w of onWritten.get(sessionId) ?? []) w.wake();
+    onWritten.delete(sessionId);
+    for (const wake of onSettled.get(sessionId) ?? []) wake();
+    onSettled.delete(sessionId);
   }
 
   /** The refused batch again, each session's events in a write of their own: what fails now. */
@@ -179,6 +226,10 @@ export function eventWriter(
   }
 
   function enqueue(item: Item) {
+    if (forgotten.has(item.sessionId)) {
+      if (item.ev) item.resolve(item.ev);
+      return;
+    }
     queue.push(item);
     queuedRows++;
     let list = pending.get(item.sessionId);
@@ -192,6 +243,7 @@ export function eventWriter(
       enqueue({ sessionId: ev.sessionId, ev, run: undefined, sealed: false, resolve, reject });
     },
     post(ev, reject) {
+      if (forgotten.has(ev.sessionId)) return;
       if (runnable(ev)) {
         const last = pending.get(ev.sessionId)?.at(-1);
         const run = last?.run;
