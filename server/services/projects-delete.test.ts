@@ -95,6 +95,58 @@ describe.each(testDatabases())("deleting a project on %s", (provider) => {
     expect((await db().workspace.findUnique({ where: { id: own.id } }))?.state).toBe("creating");
   });
 
+  it.each(["member", "admin"] as const)(
+    "refuses the %s when a turn starts between the check and the delete, and keeps it",
+    async (who) => {
+      const { orgId, users } = server.people.fixture;
+      const p = await membersProject(["member"]);
+      let turnId = "";
+      const projects = createProjectService(db(), {
+        placement: {} as Placement,
+        ops: {} as RunnerOps,
+        dbProvider: provider,
+        // A message sent in the project's session after the "no running turn" check.
+        beforeSessionsRemoved: async () => {
+          turnId = (await db().turn.create({ data: { sessionId: p.sessions[0], status: "running" } })).id;
+        },
+      });
+      await expect(projects.remove({ userId: users[who], orgId, role: who }, p.id)).rejects.toMatchObject({
+        code: "CONFLICT",
+        message: expect.stringContaining("A turn was sent while it was being deleted"),
+      });
+      expect(turnId).not.toBe("");
+      expect(await db().turn.findUnique({ where: { id: turnId } })).toMatchObject({ status: "running" });
+      expect(await exists(p.sessions[0])).toBe(true);
+      expect(await db().project.count({ where: { id: p.id } })).toBe(1);
+    },
+  );
+
+  it.runIf(provider === "postgresql")(
+    "waits for a turn still being started (its session locked, as turn-rows' begin does), then refuses",
+    async () => {
+      const p = await membersProject(["member"]);
+      const sender = new pg.Client({ connectionString: server.db.url });
+      await sender.connect();
+      try {
+        await sender.query("BEGIN");
+        await sender.query(`SELECT 1 FROM "Session" WHERE "id" = $1 FOR UPDATE`, [p.sessions[0]]);
+        const turnId = `t-${randomBytes(6).toString("hex")}`;
+        await sender.query(
+          `INSERT INTO "Turn" ("id", "sessionId", "status", "startedAt") VALUES ($1, $2, 'running', now())`,
+          [turnId, p.sessions[0]],
+        );
+        const removing = remove("admin", p.id);
+        await new Promise((r) => setTimeout(r, 1_000));
+        await sender.query("COMMIT");
+        expect(await removing).toMatchObject({ ok: false, code: "CONFLICT" });
+        expect(await exists(p.sessions[0])).toBe(true);
+        expect(await db().turn.count({ where: { id: turnId, status: "running" } })).toBe(1);
+      } finally {
+        await sender.end();
+      }
+    },
+  );
+
   it.runIf(provider === "postgresql")(
     "waits for a teammate's session still being written, then refuses the member",
     async () => {

@@ -83,32 +83,45 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
   const log = deps.log ?? (() => {});
 
   /**
-   * Deletes the project's rows (its sessions and workspaces go with it) in one transaction; for a
-   * member, only while nobody else has a session or workspace in it, checked by the deleting
-   * statements themselves (a check before them could be passed by a teammate's new session, which
-   * the delete would then take along). On PostgreSQL the project's row is locked first, so a
-   * session or workspace being made in it (whose foreign key check locks that row too) is either
-   * committed before the check, and seen, or waits for the delete and then fails. On SQLite the
-   * transaction's first write holds the database's write lock to its end. Answers whether it went.
+   * Deletes the project's rows (its sessions and workspaces go with it) in one transaction, only
+   * while no turn runs in it and, for a member, while nobody else has a session or workspace in
+   * it: checked by the deleting statements themselves (a check before them could be passed by a
+   * teammate's new session or a turn just sent, which the delete would then take along). On
+   * PostgreSQL the project's row and then its sessions' rows are locked first, so a session or
+   * workspace being made in it (whose foreign key check locks the project's row too) or a turn
+   * being started (turn-rows' begin locks its session's row) is either committed before the
+   * check, and seen, or waits for the delete and then finds nothing. On SQLite the transaction's
+   * first write holds the database's write lock to its end (a turn's begin is IMMEDIATE).
+   * Answers whether it went.
    */
   async function deleteRows(actor: Actor, id: string): Promise<boolean> {
-    const othersNone =
-      actor.role === "member"
-        ? {
-            sessions: { none: { NOT: { ownerId: actor.userId } } },
-            workspaces: { none: { NOT: { userId: actor.userId } } },
-          }
-        : {};
+    const conditions = {
+      sessions: {
+        none: {
+          OR: [
+            { turns: { some: { status: "running" } } },
+            ...(actor.role === "member" ? [{ NOT: { ownerId: actor.userId } }] : []),
+          ],
+        },
+      },
+      ...(actor.role === "member" ? { workspaces: { none: { NOT: { userId: actor.userId } } } } : {}),
+    };
     const results = await db.$transaction([
       // (The query thread runs the Unsafe forms only; the id is a parameter.)
       ...(deps.dbProvider === "postgresql"
-        ? [db.$executeRawUnsafe(`SELECT 1 FROM "Project" WHERE "id" = $1 FOR UPDATE`, id)]
+        ? [
+            db.$executeRawUnsafe(`SELECT 1 FROM "Project" WHERE "id" = $1 FOR UPDATE`, id),
+            db.$executeRawUnsafe(`SELECT 1 FROM "Session" WHERE "projectId" = $1 FOR UPDATE`, id),
+          ]
         : []),
-      db.session.deleteMany({ where: { projectId: id, project: othersNone } }),
-      db.project.deleteMany({ where: { id, ...othersNone } }),
+      db.session.deleteMany({ where: { projectId: id, project: conditions } }),
+      db.project.deleteMany({ where: { id, ...conditions } }),
     ]);
     return (results.at(-1) as { count: number }).count === 1;
   }
+
+  const RUNNING = "A turn is running in a session of this project. Stop it first, then delete the project.";
+  const runningIn = (projectId: string) => db.turn.count({ where: { status: "running", session: { projectId } } });
 
   async function findProject(actor: Actor, id: string) {
     const row = await db.project.findFirst({ where: { id, orgId: actor.orgId } });
@@ -344,12 +357,8 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
         ]);
         if (sessions + workspaces > 0) throw new TRPCError({ code: "FORBIDDEN", message: OTHERS_WORK });
       }
-      const running = await db.turn.count({ where: { status: "running", session: { projectId: id } } });
-      if (running)
-        throw new TRPCError({
-          code: "CONFLICT",
-          message: "A turn is running in a session of this project. Stop it first, then delete the project.",
-        });
+      // Checked again by the delete itself (deleteRows); here before any folder is removed.
+      if (await runningIn(id)) throw new TRPCError({ code: "CONFLICT", message: RUNNING });
       const workspaces = await db.workspace.findMany({ where: { projectId: id } });
       await db.workspace.updateMany({ where: { projectId: id }, data: { state: "deleting" } });
       const leftBehind: Array<{ workspaceId: string; runnerId: string; reason: string }> = [];
@@ -369,7 +378,7 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
         const sessions = await db.session.findMany({ where: { projectId: id }, select: { id: true } });
         await deps.beforeSessionsRemoved(sessions.map((s) => s.id));
       }
-      // Someone else began working in it since the check above: it stays (what was theirs too).
+      // Someone else began working in it, or a turn was sent, since the checks above: it stays.
       if (!(await deleteRows(actor, id))) {
         // The workspaces marked for deletion stay usable: a folder already removed is made again,
         // empty, on next use, rather than its sessions refused as "being deleted" for good.
@@ -377,10 +386,18 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
           where: { id: { in: workspaces.map((w) => w.id) }, state: "deleting" },
           data: { state: "creating", error: null },
         });
+        const gone = removed
+          ? `; ${removed} workspace folder(s) in it were already removed and are made again, empty, when next used`
+          : "";
+        if (await runningIn(id))
+          throw new TRPCError({
+            code: "CONFLICT",
+            message: `${RUNNING} (A turn was sent while it was being deleted, so it stays${gone}.)`,
+          });
         if (actor.role === "member")
           throw new TRPCError({
             code: "FORBIDDEN",
-            message: `${OTHERS_WORK} (Someone began working in it while it was being deleted, so it stays${removed ? `; ${removed} workspace folder(s) in it were already removed and are made again, empty, when next used` : ""}.)`,
+            message: `${OTHERS_WORK} (Someone began working in it while it was being deleted, so it stays${gone}.)`,
           });
         throw new TRPCError({ code: "NOT_FOUND", message: `No project ${id}.` });
       }
