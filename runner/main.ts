@@ -235,6 +235,10 @@ function runnerKey(given: string | undefined, served: (string | undefined)[]): R
   try {
     const key = loadRunnerKey(path);
     if (key.created) log.info(`made this runner's key in ${path}`);
+    if (key.setAside)
+      log.warn(
+        `the runner key ${path} held no usable key: kept as ${key.setAside}, and a new key was made (a server that bound this runner's id to the old one refuses it until an admin unbinds it)`,
+      );
     return key;
   } catch (err) {
     if (!(err instanceof KeyFileError)) throw err;
