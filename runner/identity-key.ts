@@ -28,6 +28,7 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { pidAlive } from "./pid-alive";
 
 export const KEY_FILE_VAR = "QUIVER_RUNNER_KEY_FILE";
 
@@ -107,21 +108,12 @@ function removeStaleTemps(path: string): void {
   }
   for (const name of names) {
     const m = name.startsWith(prefix) && /^(\d+)-[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length));
-    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
     try {
       unlinkSync(join(dirname(path), name));
     } catch {
       // another start removed it
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

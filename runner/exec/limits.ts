@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { findOnPath } from "./sandbox";
+import { pidAlive } from "../pid-alive";
 
 export interface Limits {
   /** Bytes of memory; 0 = none. */
@@ -219,17 +220,8 @@ function sweepStale(dir: string): void {
   }
   for (const name of names) {
     const pid = Number(/^quiver-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || alive(pid)) continue;
+    if (!pid || pid === process.pid || pidAlive(pid)) continue;
     tryRmdir(join(dir, name)); // refused while a process is still in it
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
