@@ -2,21 +2,20 @@
 // not for its record, the sender is told the disk is full (507), nothing of the refused upload is
 // left or visible, the uploads stored before stay whole, and once room is made uploads work again.
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
 import { mkdirSync, openSync, readdirSync, rmSync, statfsSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Actor } from "./types";
 import { createUploads } from "./uploads";
-import { createUploadsHttp } from "./uploads-http";
 import { RunnerPool } from "../executors/runner-pool";
+import { serveUploads, type UploadsDoor } from "../testing/uploads";
 import { mountTmpfs, tmpfsRefusal } from "../testing/tmpfs";
 
 const KB = 1024;
 const alice: Actor = { userId: "alice", orgId: "org1", role: "member" };
 const refusal = tmpfsRefusal();
 let disk: Exclude<ReturnType<typeof mountTmpfs>, string>;
-let server: Server;
+let door: UploadsDoor;
 let pool: RunnerPool;
 let base: string;
 let uploadsDir: string;
@@ -60,21 +59,12 @@ beforeAll(async () => {
   mkdirSync(dataDir);
   uploadsDir = join(dataDir, "uploads");
   pool = new RunnerPool({ tokens: ["runner-secret"] });
-  const http = createUploadsHttp({
-    uploads: createUploads({ dataDir, maxBytes: 256 * KB }),
-    admitRunner: (req) => pool.admitToken(req),
-    actorOf: async (req) => (req.headers["x-test-user"] === "alice" ? alice : null),
-  });
-  server = createServer((req, res) => {
-    if (!http.handle(req, res)) res.writeHead(404).end();
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  door = await serveUploads(createUploads({ dataDir, maxBytes: 256 * KB }), pool, { alice });
+  base = door.base;
 });
 afterAll(async () => {
   if (refusal) return;
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
+  await door.close();
   await pool.dispose();
   disk.unmount();
 });

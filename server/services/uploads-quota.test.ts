@@ -3,15 +3,14 @@
 // body kept; parallel uploads cannot race past it, whether their length is declared or streamed;
 // another person is unaffected; and it frees as the person's older uploads expire.
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Actor } from "./types";
 import { createUploads } from "./uploads";
-import { createUploadsHttp } from "./uploads-http";
 import { RunnerPool } from "../executors/runner-pool";
+import { serveUploads, type UploadsDoor } from "../testing/uploads";
 import { waitFor } from "../testing/runner";
 
 const KB = 1024;
@@ -20,7 +19,7 @@ const people: Record<string, Actor> = {
   bob: { userId: "bob", orgId: "org1", role: "member" },
 };
 let dataDir: string;
-let server: Server | undefined;
+let door: UploadsDoor | undefined;
 let base: string;
 let pool: RunnerPool;
 /** Added to the clock the uploads see: a day later, the older uploads have expired. */
@@ -28,18 +27,10 @@ let clockAhead = 0;
 
 /** Starts (or restarts, as a new process would) the uploads and their HTTP door on `dataDir`. */
 async function start(): Promise<void> {
-  if (server) await new Promise<void>((r) => server!.close(() => r()));
+  await door?.close();
   const uploads = createUploads({ dataDir, maxBytes: 64 * KB, quotaCount: 4, now: () => Date.now() + clockAhead });
-  const http = createUploadsHttp({
-    uploads,
-    admitRunner: (req) => pool.admitToken(req),
-    actorOf: async (req) => people[String(req.headers["x-test-user"])] ?? null,
-  });
-  server = createServer((req, res) => {
-    if (!http.handle(req, res)) res.writeHead(404).end();
-  });
-  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  door = await serveUploads(uploads, pool, people);
+  base = door.base;
 }
 
 beforeEach(async () => {
@@ -49,9 +40,8 @@ beforeEach(async () => {
   await start();
 });
 afterEach(async () => {
-  server!.closeAllConnections();
-  await new Promise<void>((r) => server!.close(() => r()));
-  server = undefined;
+  await door!.close();
+  door = undefined;
   await pool.dispose();
   await rm(dataDir, { recursive: true, force: true });
 });

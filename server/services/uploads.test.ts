@@ -1,7 +1,6 @@
 // Archive uploads over real HTTP into a real data folder: stored under an id and fetched back
 // byte-exact by a runner's token; past the ceiling, not an archive, or from nobody: refused and
 // nothing kept; a .part left by a killed upload is removed at the next start.
-import { createServer, type Server } from "node:http";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,12 +9,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeTarGz } from "../../runner/workspace/archive-fixtures";
 import type { Actor } from "./types";
 import { createUploads, type Uploads } from "./uploads";
-import { createUploadsHttp } from "./uploads-http";
 import { RunnerPool } from "../executors/runner-pool";
+import { serveUploads, type UploadsDoor } from "../testing/uploads";
 
 const alice: Actor = { userId: "alice", orgId: "org1", role: "owner" };
 let dataDir: string;
-let server: Server;
+let door: UploadsDoor;
 let base: string;
 let uploads: Uploads;
 let pool: RunnerPool;
@@ -24,19 +23,11 @@ beforeEach(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "quiver-uploads-"));
   uploads = createUploads({ dataDir, maxBytes: 64 * 1024 });
   pool = new RunnerPool({ tokens: ["runner-secret"], throttle: { freeFailures: 3, baseLockMs: 60_000 } });
-  const http = createUploadsHttp({
-    uploads,
-    admitRunner: (req) => pool.admitToken(req),
-    actorOf: async (req) => (req.headers["x-test-user"] === "alice" ? alice : null),
-  });
-  server = createServer((req, res) => {
-    if (!http.handle(req, res)) res.writeHead(404).end();
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  door = await serveUploads(uploads, pool, { alice });
+  base = door.base;
 });
 afterEach(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+  await door.close();
   await pool.dispose();
   await rm(dataDir, { recursive: true, force: true });
 });
