@@ -54,6 +54,7 @@ import { endSessionOnRunner } from "./services/session-end";
 import { holdEventLoop } from "./loop-hold";
 import { warmShellParser } from "./shell/parser";
 import { adoptedThreads, endUnadoptedThreads } from "./build/early.mjs";
+import { pageContentSecurityPolicy } from "./http/page-csp";
 
 export interface QuiverOptions {
   env: Env;
@@ -298,8 +299,12 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     const previewTarget = parsePreviewHost(req.headers.host);
     if (previewTarget) return preview.handle(req, res, previewTarget);
     // No other origin frames Quiver's own pages: a previewed app or any site would get the IDE
-    // (the local owner's without a cookie) under its own page, one click from an approval.
-    res.setHeader("content-security-policy", "frame-ancestors 'self'");
+    // (the local owner's without a cookie) under its own page, one click from an approval. The
+    // rest of the policy keeps agent-written text from loading or sending anything off the host.
+    res.setHeader(
+      "content-security-policy",
+      pageContentSecurityPolicy({ host: req.headers.host, dev: Boolean(options.dev) }),
+    );
     res.setHeader("x-frame-options", "SAMEORIGIN");
     const unresolved = pathRefusal(req.url);
     if (unresolved) return reply(res, 400, { error: unresolved });

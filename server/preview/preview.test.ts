@@ -177,7 +177,8 @@ describe("preview through the server and a real runner", () => {
     // The IDE's host (a page, tRPC, an unknown path): only the IDE itself may frame it.
     for (const path of ["/", "/s/x", "/api/health", "/api/trpc/sessions.list"]) {
       const r = await get(path, { host: `localhost:${quiver.port}` });
-      expect(r.headers["content-security-policy"], path).toBe("frame-ancestors 'self'");
+      expect(r.headers["content-security-policy"], path).toContain("frame-ancestors 'self'");
+      expect(r.headers["content-security-policy"], path).toContain("img-src 'self' data: blob:");
       expect(r.headers["x-frame-options"], path).toBe("SAMEORIGIN");
     }
     const app = await get("/");

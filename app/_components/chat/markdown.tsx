@@ -2,10 +2,12 @@
 // The chat's markdown: react-markdown (CommonMark) + remark-gfm (tables, strikethrough, task
 // lists, autolinks) + highlighting of a handful of languages (./highlight.ts: offline, no
 // auto-detection). It builds React elements only: raw HTML in model text is shown as text (no
-// rehype-raw), images are never loaded (a model-chosen image URL would be a request off the
-// machine carrying whatever the model put in it), and a link is clickable only for http, https
-// and mailto, opening in a new tab without an opener. An unclosed fence while streaming renders
-// as code so far (CommonMark closes it at the end of the text).
+// rehype-raw), a remote image is never loaded (a model-chosen image URL would be a request off
+// the machine carrying whatever the model put in it: it becomes a link naming its host; only a
+// data: raster is shown, and the page's CSP, server/http/page-csp.ts, refuses the rest), and a
+// link is clickable only for http, https and mailto, opening in a new tab without an opener. An
+// unclosed fence while streaming renders as code so far (CommonMark closes it at the end of the
+// text).
 import { memo, useState, type ReactNode } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
@@ -18,6 +20,16 @@ const SAFE_URL = /^(https?:|mailto:)/i;
 /** The URL a link may point at, or undefined when it may not be clickable. */
 export function safeHref(url: string | undefined): string | undefined {
   return url && SAFE_URL.test(url.trim()) ? url : undefined;
+}
+
+const INLINE_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,[a-z0-9+/=\s]*$/i;
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "";
+  }
 }
 
 function textOf(nodes: ElementContent[]): string {
@@ -90,11 +102,16 @@ const components: Components = {
     );
   },
   img({ alt, src }) {
-    const safe = safeHref(typeof src === "string" ? src : undefined);
+    const url = typeof src === "string" ? src.trim() : undefined;
+    // Bytes already in the text cost no request: shown, as a raster only (an SVG is a document).
+    if (url && INLINE_IMAGE.test(url)) return <img src={url} alt={alt || "image"} className={styles.mdImage} />;
+    const safe = safeHref(url);
     const label = `image: ${alt || "untitled"}`;
+    // Not loaded: a click opens it in a tab, and the label says which host that asks.
     return safe ? (
       <a href={safe} target="_blank" rel="noopener noreferrer">
-        [{label}]
+        [{label}
+        {hostOf(safe) ? ` · ${hostOf(safe)}` : ""}]
       </a>
     ) : (
       <>[{label}]</>
