@@ -3,7 +3,7 @@
 // home is), plus a fake file in /root and a fake home under /home, runs commands that try every
 // spelling of reading them; what a command needs of the home (git's identity, the login
 // profile, a tool on PATH) still works. And which folders hostSecrets masks, from a fake passwd.
-import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, realpath, rename, symlink, writeFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
@@ -123,6 +123,143 @@ describe.runIf(bwrap)("the host's secrets, from a sandboxed command and terminal
   }, 60_000);
 });
 
+/** Secrets in the home files bound back, each spelling a user writes (all hold FAKE). */
+const BOUND_BACK: Record<string, string> = {
+  ".profile": [
+    "export FROM_PROFILE=profile-ran",
+    'export PATH="$HOME/.local/bin:$PATH"',
+    'export  GITHUB_TOKEN="FAKE-PROFILE-1"; export AFTER_IT=kept',
+    "declare -x OPENAI_API_KEY=FAKE-PROFILE-2",
+    "set -a; DB_PASS='FAKE-PROFILE-3' ; set +a",
+    "export AWS_SECRET_ACCESS_KEY=\\",
+    "FAKE-PROFILE-4",
+    "export DATABASE_URL=postgres://app:FAKE-PROFILE-5@db.example/app",
+    '. "$HOME/.bashrc"',
+    "",
+  ].join("\n"),
+  ".bashrc": [
+    "alias greet='echo hello-alias'",
+    "alias deploy='curl -H \"Authorization: Bearer FAKE-BASHRC-1\" https://x'",
+    "alias gh2='GH_TOKEN=FAKE-BASHRC-2 gh'",
+    "export HUB=ghp_FAKEFAKEFAKEFAKEFAKEFAKEFAKE12",
+    "readonly NPM_TOKEN=$(echo FAKE-BASHRC-3)",
+    "",
+  ].join("\n"),
+  ".gitconfig": [
+    "[user]",
+    "\tname = Fake Person",
+    "\temail = fake@example.com",
+    '[url "https://x-access:FAKE-GIT-1@github.com/"]',
+    "\tinsteadOf = https://github.com/",
+    "[http]",
+    "\textraheader = AUTHORIZATION: basic FAKE-GIT-2",
+    "",
+  ].join("\n"),
+  ".config/git/config":
+    '[url "https://FAKE-GIT-3@gitlab.com/"]\n\tinsteadOf = https://gitlab.com/\n[alias]\n\tst = status\n',
+  ".cargo/config.toml": '[registries.x]\nindex = "https://x.example/index"\ntoken = "FAKE-CARGO-1"\n',
+  ".nvm/versions/node/v20.0.0/etc/npmrc": "//registry.npmjs.org/:_authToken=FAKE-NPM-1\n_auth=FAKE-NPM-2\n",
+  ".nvm/.netrc": "machine example.com password FAKE-NETRC-1",
+  ".pyenv/versions/3.12.0/pip.conf": "[global]\nindex-url = https://u:FAKE-PIP-1@pypi.example/simple\n",
+};
+
+describe.runIf(bwrap)("secrets inside the home files bound back", () => {
+  /** A runner whose $HOME holds `files`, the workspace inside it. */
+  async function runnerWithHome(files: Record<string, string>): Promise<string> {
+    const home = await realpath(await mkdtemp("/var/tmp/quiver-home-"));
+    t.dirs.push(home);
+    await plant(home, { ...files, ".local/bin/quiver-tool": "#!/bin/sh\necho hello-from-path\n" });
+    await mkdir(join(home, "project"));
+    t.server = await startServer();
+    t.runner = spawnRunner({
+      url: t.server.url,
+      workspace: join(home, "project"),
+      env: { NODE_ENV: "test", QUIVER_SANDBOX: "auto", HOME: home },
+    });
+    await waitFor(() => t.server!.pool.status().some((r) => r.connected), 20_000, "runner to connect");
+    return home;
+  }
+
+  it("are redacted for commands and the terminal; git's identity, the profile's PATH and aliases still work", async () => {
+    const home = await runnerWithHome(BOUND_BACK);
+    const files = Object.keys(BOUND_BACK).map((rel) => `${home}/${rel}`);
+    const r = await shell(
+      [
+        `cat ${files.join(" ")} 2>/dev/null`,
+        'env | grep -e FAKE -e "^HUB="',
+        'echo; git config user.name; git config alias.st; echo "$AFTER_IT $FROM_PROFILE"',
+        "quiver-tool",
+      ].join("; "),
+    );
+    expect(r.meta).toMatchObject({ sandboxed: true });
+    expect(r.output).not.toMatch(/FAKE/);
+    expect(r.output).toContain("QUIVER-REDACTED");
+    expect(r.output.trim().split("\n").slice(-4)).toEqual([
+      "Fake Person",
+      "status",
+      "kept profile-ran",
+      "hello-from-path",
+    ]);
+
+    const pty = t.server!.pool.pty.open("s1", { cols: 200, rows: 50 });
+    let screen = "";
+    pty.onData((d) => (screen += d));
+    pty.write(`cat ${files.join(" ")} 2>/dev/null; env | grep F''AKE; greet; echo done-$((6*7))\r`);
+    await waitFor(() => screen.includes("done-42"), 15_000, "the terminal's answer");
+    expect(screen).not.toMatch(/FAKE/);
+    expect(screen).toContain("hello-alias");
+    pty.close();
+  }, 60_000);
+
+  it("a file that changes while the runner runs, a link to an unrevealed file, a huge file", async () => {
+    const home = await runnerWithHome({
+      ".bashrc": "export EARLY=seen-early\n",
+      ".secrets": "export LINKED_TOKEN=FAKE-LINKED-1\nexport LINKED_OK=seen-linked\n",
+      ".bash_logout": `${"# padding\n".repeat(120_000)}export LOGOUT_TOKEN=FAKE-HUGE-1\n`,
+      ".config/git/config": "[user]\n\tname = Early Person\n",
+    });
+    await symlink(join(home, ".secrets"), join(home, ".bash_aliases"));
+    // Links to what is masked: read as nothing (an SSH key has no `NAME=`), not as a copy of it.
+    await plant(home, { ".ssh/id_ed25519": "FAKE-LINKED-KEY", ".cargo/credentials.toml": "FAKE-LINKED-CARGO" });
+    await symlink(join(home, ".cargo/credentials.toml"), join(home, ".bash_login"));
+    await symlink("/etc/shadow", join(home, ".inputrc"));
+    const read = `cat ${home}/.bashrc ${home}/.bash_aliases ${home}/.config/git/config; wc -c < ${home}/.bash_login 2>&1; head -c 5 ${home}/.inputrc; grep -c padding ${home}/.bash_logout; tail -c 300 ${home}/.bash_logout`;
+    const first = await shell(read);
+    expect(first.output).toContain("seen-early");
+    expect(first.output).toContain("seen-linked");
+    expect(first.output).not.toMatch(/FAKE/);
+    expect(first.output).not.toMatch(/root:/);
+    // Edited in place (same inode, same size class) and then replaced by a new file.
+    // Every read until the edit shows, then once more: never the secret in between.
+    const readUntil = async (seen: string) => {
+      let out = "";
+      await waitFor(
+        async () => {
+          out = (await shell(read)).output;
+          expect(out).not.toMatch(/FAKE/);
+          return out.includes(seen);
+        },
+        15_000,
+        seen,
+      );
+      return out;
+    };
+    // Edited in place (the same inode), then replaced by a new file, then through the link's target.
+    await appendFile(join(home, ".bashrc"), "export LATE_TOKEN=FAKE-LATE-1\nexport LATE=seen-late\n");
+    await readUntil("seen-late");
+    await writeFile(join(home, ".bashrc.new"), "export GH_PAT=FAKE-LATE-2\nexport NEWER=seen-newer\n");
+    await rename(join(home, ".bashrc.new"), join(home, ".bashrc"));
+    expect(await readUntil("seen-newer")).not.toContain("seen-late");
+    await appendFile(join(home, ".secrets"), "SESSION_COOKIE=FAKE-LATE-3 LINKED_AGAIN=seen-again\n");
+    await readUntil("seen-again");
+    // An editor's save of git's XDG configuration: a new file renamed over it.
+    const gitNew = join(home, ".config/git/config.new");
+    await writeFile(gitNew, '[url "https://FAKE-LATE-4@x.example/"]\n\tinsteadOf = https://x/\n# seen-git\n');
+    await rename(gitNew, join(home, ".config/git/config"));
+    await readUntil("seen-git");
+  }, 60_000);
+});
+
 describe.runIf(bwrap)("descriptors the runner inherited", () => {
   it("do not reach a sandboxed command (an open secret file on fd 3 and 7 of bwrap's starter)", async () => {
     const dir = await realpath(await mkdtemp("/var/tmp/quiver-fd-"));
@@ -167,7 +304,9 @@ describe("which folders hostSecrets masks", () => {
     expect(s.hide).toEqual(expect.arrayContaining([`${base}/svc`, `${base}/me`, `${base}/me/.cargo/credentials.toml`]));
     for (const never of ["/", "/bin", "/run/sshd", "/nonexistent", `${base}/tools`])
       expect(s.hide).not.toContain(never);
-    expect(s.reveal.sort()).toEqual([`${base}/me/.cargo`, `${base}/me/.gitconfig`, `${base}/me/bin`]);
+    // A revealed file is bound as its redacted copy only (home-redact.ts).
+    expect(s.reveal.sort()).toEqual([`${base}/me/.cargo`, `${base}/me/bin`]);
+    expect(s.substitute.map((c) => c.target)).toEqual([`${base}/me/.gitconfig`]);
   });
 
   it("binds what is revealed after the mask it lies in, around or inside the workspace, and hides a file in it again", () => {
@@ -193,6 +332,16 @@ describe("which folders hostSecrets masks", () => {
     });
     expect(inside.join(" ")).toBe(
       "--bind /h /h --tmpfs /h/me --ro-bind /h/me/.gitconfig /h/me/.gitconfig --remount-ro /h/me",
+    );
+    // A redacted copy over a file of a mask around or inside the workspace, before it turns read-only.
+    const copy = { source: "/run/q/c1", target: "/h/me/.bashrc" };
+    const copied = (workspace: string) =>
+      mountArgs({ workspace, cwd: workspace, network: false, newSession: true, hide: ["/h/me"], substitute: [copy] });
+    expect(copied("/h/ws").join(" ")).toBe(
+      "--tmpfs /h/me --ro-bind /run/q/c1 /h/me/.bashrc --bind /h/ws /h/ws --remount-ro /h/me",
+    );
+    expect(copied("/h").join(" ")).toBe(
+      "--bind /h /h --tmpfs /h/me --ro-bind /run/q/c1 /h/me/.bashrc --remount-ro /h/me",
     );
   });
 });

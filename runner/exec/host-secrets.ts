@@ -11,21 +11,28 @@
 // toolchains installed under $HOME, and the folders of PATH inside a masked home. Known secrets of
 // the system (shadow files, SSH host keys, TLS private keys, container and cluster secrets) read
 // as empty or empty folders. The workspace stays visible even inside a masked home (sandbox.ts).
-import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+// What is bound back may hold secrets of its own (`export GITHUB_TOKEN=…` in ~/.bashrc, a token
+// in a URL of ~/.gitconfig): its configuration files are bound as redacted copies (home-redact.ts),
+// and credential files inside its toolchain folders are masked by name.
+import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
+import { copiesFolder, redactedCopy } from "./home-redact";
 
 export interface HostSecrets {
   /** Folders (empty tmpfs) and files (/dev/null) to mask, as real paths. */
   hide: string[];
   /** Paths inside those folders bound back read-only. */
   reveal: string[];
+  /** Redacted copies (`source`, runner-private) bound read-only over files of `reveal` (`target`). */
+  substitute: { source: string; target: string }[];
 }
 
 /**
  * Of the runner's $HOME, what commands need: the login shell's and git's configuration, and
- * toolchains a user installs there (rustup, nvm, pyenv…). A secret written into one of these
- * (an `export` in ~/.bashrc, a token in a URL of ~/.gitconfig) stays readable.
+ * toolchains a user installs there (rustup, nvm, pyenv…). Its files are seen redacted, its
+ * folders' configuration files too (REDACTED_INSIDE); a secret elsewhere in a toolchain folder
+ * under a name not listed here stays readable.
  */
 export const HOME_REVEAL = [
   ".profile",
@@ -61,6 +68,30 @@ const REVEALED_SECRETS = [
   // git's credential store looks here as well as in ~/.git-credentials.
   ".config/git/credentials",
 ];
+
+/** Revealed folders of a few files, bound back file by file. */
+const REVEALED_FILE_BY_FILE = [".config/git"];
+
+/** Configuration files inside revealed folders, seen redacted (`*`: any one name). */
+const REDACTED_INSIDE = [
+  ".cargo/config",
+  ".cargo/config.toml",
+  // npm's global configuration (prefix/etc/npmrc) of each Node a version manager installed.
+  ".nvm/versions/node/*/etc/npmrc",
+  ".volta/tools/image/node/*/etc/npmrc",
+  ".fnm/node-versions/*/installation/etc/npmrc",
+  ".asdf/installs/nodejs/*/etc/npmrc",
+  ".local/etc/npmrc",
+  // pip's site configuration (sys.prefix/pip.conf) of each Python pyenv installed.
+  ".pyenv/versions/*/pip.conf",
+  ".bun/bunfig.toml",
+];
+
+/** Names of configuration files in any revealed folder, at its top, seen redacted. */
+const REDACTED_NAMES = [".npmrc", "npmrc", "pip.conf", ".env", "bunfig.toml", "settings.xml", "gradle.properties"];
+
+/** Names of credential files in any revealed folder, at its top: masked. */
+const MASKED_NAMES = [".netrc", ".git-credentials", ".pypirc", "credentials", "credentials.json"];
 
 /** The system's own secrets: files read as empty, folders as empty folders. */
 const SYSTEM_SECRETS = [
@@ -160,6 +191,8 @@ export interface HostSecretsInput {
   path?: string;
   /** The runner's own key (runner/identity-key.ts; default: QUIVER_RUNNER_KEY_FILE), masked wherever it is. */
   keyFile?: string;
+  /** Make the redacted copies (default true). */
+  redact?: boolean;
 }
 
 function readPasswd(): string {
@@ -190,6 +223,18 @@ export function hostSecrets(o: HostSecretsInput = {}): HostSecrets {
   const reveal = new Set<string>();
   if (homeReal && found.has(homeReal)) {
     for (const rel of HOME_REVEAL) if (readable(join(homeReal, rel))) reveal.add(join(homeReal, rel));
+    // File by file (credential files left out), so each is a redacted copy on a mount point of
+    // its own (sandbox.ts substitute): a mount over a file inside a bound folder detaches when
+    // the host replaces that file by a rename.
+    for (const rel of REVEALED_FILE_BY_FILE) {
+      const dir = join(homeReal, rel);
+      if (!reveal.delete(dir)) continue;
+      for (const n of names(dir)) {
+        const f = join(dir, n);
+        if (!MASKED_NAMES.includes(n) && !REVEALED_SECRETS.some((r) => join(homeReal, r) === f) && readable(f))
+          reveal.add(f);
+      }
+    }
   }
   // A PATH folder inside a home, never a home itself (PATH=~:… would show all of it).
   for (const p of realPath) if (!found.has(p) && homes.some((h) => within(p, h)) && readable(p)) reveal.add(p);
@@ -202,7 +247,85 @@ export function hostSecrets(o: HostSecretsInput = {}): HostSecrets {
   if (keyFile && exists(keyFile)) hide.push(real(keyFile) ?? keyFile);
   // One bind for ~/.pyenv and ~/.pyenv/shims.
   const shown = [...reveal].filter((r) => ![...reveal].some((o) => o !== r && within(r, o)));
-  return { hide: [...new Set(hide)], reveal: shown };
+  const { masked, redacted } = secretsRevealed(homeReal, shown);
+  hide.push(...masked);
+  if (o.redact === false) return { hide: [...new Set(hide)], reveal: shown, substitute: [] };
+  const substitute: HostSecrets["substitute"] = [];
+  // A link to what is masked (planted through a workspace inside the home: ~/.bashrc -> ~/project/x
+  // -> /etc/shadow) is not read: only the own home's files, or what no mask covers.
+  const refused = (f: string) => {
+    const r = real(f);
+    if (!r || ["/proc", "/sys", "/dev"].some((d) => within(r, d))) return true;
+    return hide.some((h) => within(r, h) && !(homeReal && within(homeReal, h) && within(r, homeReal)));
+  };
+  for (const target of redacted.filter((f) => !hide.includes(f))) {
+    const source = refused(target) ? undefined : redactedCopy(target);
+    if (source) substitute.push({ source, target });
+    // Unchecked is unseen: one inside a revealed folder reads as empty.
+    else if (!shown.includes(target)) hide.push(target);
+    // A revealed file is bound only as its copy (sandbox.ts: a rename on the host detaches a
+    // mount stacked over the original's, showing the original).
+    if (shown.includes(target)) shown.splice(shown.indexOf(target), 1);
+  }
+  // The copies' folder, unless the sandbox's private /tmp covers it already.
+  if (substitute.length && !within(copiesFolder(), "/tmp")) hide.push(copiesFolder());
+  return { hide: [...new Set(hide)], reveal: shown, substitute };
+}
+
+/** Regular files (not links) at `rel` under `base`, `*` standing for any one name. */
+function expand(base: string, rel: string): string[] {
+  let paths = [base];
+  for (const part of rel.split("/")) {
+    paths = paths.flatMap((p) => (part === "*" ? names(p).map((n) => join(p, n)) : [join(p, part)]));
+  }
+  return paths.filter(isRegularFile);
+}
+
+function names(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Of what is revealed, the files to mask (credential files by name) and those to see redacted:
+ * each revealed file itself (links followed: bwrap binds what they point at), configuration
+ * files inside revealed folders (no links: one there points into the masked home or outside it,
+ * and the sandbox shows the same as the host there).
+ */
+function secretsRevealed(home: string | undefined, reveal: string[]): { masked: string[]; redacted: string[] } {
+  const masked: string[] = [];
+  const redacted: string[] = [];
+  for (const r of reveal) {
+    if (isFile(r)) {
+      redacted.push(r);
+      continue;
+    }
+    masked.push(...MASKED_NAMES.flatMap((n) => expand(r, n)));
+    redacted.push(...REDACTED_NAMES.flatMap((n) => expand(r, n)));
+  }
+  if (home)
+    for (const rel of REDACTED_INSIDE)
+      for (const f of expand(home, rel)) if (reveal.some((r) => within(f, r))) redacted.push(f);
+  return { masked, redacted: [...new Set(redacted)] };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The SSH server's private host keys (/etc/ssh/ssh_host_*_key). */

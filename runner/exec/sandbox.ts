@@ -44,6 +44,12 @@ export interface SandboxSpec {
    */
   reveal?: string[];
   /**
+   * Files bound read-only from `source` at `target` with `reveal` (the home's files as redacted
+   * copies). One over a tmpfs is its own mount point: a host that replaces the original by a
+   * rename (editors do) detaches every mount stacked on the original's, never this one.
+   */
+  substitute?: { source: string; target: string }[];
+  /**
    * Files or folders bound read-only after the masks: what the sandbox itself needs of Quiver
    * (the exec server's bundle), even inside a masked folder or the private /tmp.
    */
@@ -174,6 +180,8 @@ export function bwrapArgs(bwrap: string, given: SandboxSpec, argv: string[]): { 
     ...given,
     hide: [...(given.hide ?? []), ...host.hide],
     reveal: [...(given.reveal ?? []), ...host.reveal],
+    // Redacted copies of the home's files bound back (host-secrets.ts), never over a mask of Quiver's.
+    substitute: host.substitute.filter(({ target }) => !(given.hide ?? []).some((m) => inside(target, m))),
   };
   const hidden = (s: string) =>
     host.hide.some((m) => s === m || inside(s, m)) && !host.reveal.some((r) => inside(s, r));
@@ -263,12 +271,18 @@ export function mountArgs(spec: SandboxSpec): string[] {
   // Revealed: only what a mask covers (the workspace shows its own), bound after that mask.
   const reveal = (spec.reveal ?? []).filter((r) => r !== w && !inside(r, w) && outer.some((m) => inside(r, m)));
   const revealInner = (spec.reveal ?? []).filter((r) => inner.some((m) => inside(r, m)));
+  const substitute = (spec.substitute ?? []).filter(
+    ({ target }) => !inside(target, w) && outer.some((m) => inside(target, m)),
+  );
+  const substituteInner = (spec.substitute ?? []).filter(({ target }) => inner.some((m) => inside(target, m)));
+  const copies = (s: { source: string; target: string }[]) => s.flatMap((c) => ["--ro-bind", c.source, c.target]);
   const tmpfs = (dirs: string[]) => dirs.flatMap((m) => ["--tmpfs", m]);
   const roBind = (paths: string[]) => paths.flatMap((p) => ["--ro-bind", p, p]);
   const shown = [...reveal, ...revealInner, ...readOnly, w, ...(spec.writable ?? [])];
   return [
     ...tmpfs(outer),
     ...roBind(reveal),
+    ...copies(substitute),
     ...tmpfs(outer.filter((m) => reveal.some((r) => inside(m, r)))),
     ...roBind(readOnly),
     ...tmpfs(outer.filter((m) => readOnly.some((r) => inside(m, r)))),
@@ -278,6 +292,7 @@ export function mountArgs(spec: SandboxSpec): string[] {
     ...(spec.writable ?? []).flatMap((p) => ["--bind", p, p]),
     ...tmpfs(inner),
     ...roBind(revealInner),
+    ...copies(substituteInner),
     // Read-only last: bwrap creates the mount points of the binds above inside these tmpfs.
     ...hide.flatMap((m) => ["--remount-ro", m]),
     // A file to hide reads as empty, unless a masked folder hides it already (and nothing bound
