@@ -19,6 +19,15 @@ import { sandboxInfo } from "./sandbox";
 export const MiB = 1024 * 1024;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until `met()` holds; a loaded machine may take long, so deadlines are generous. */
+export async function eventually(met: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!met()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(10);
+  }
+}
+
 export interface Chain {
   dir: string;
   manager: PtyManager;
@@ -37,6 +46,8 @@ export interface Chain {
   channel(): PtyChannel;
   /** Characters the bridge handed to the PTY channel (what the server took off the page's socket). */
   accepted(): number;
+  /** Output characters the PTY channel gave the bridge (what the runner read from the PTY and sent). */
+  received(): number;
   /** A page's terminal socket; `prompt`: wait for the shell's prompt (not for a viewer, by default). */
   terminal(query?: string, prompt?: boolean): Promise<Page>;
   dispose(): Promise<void>;
@@ -47,6 +58,7 @@ export type Page = Awaited<ReturnType<typeof page>>;
 export async function startChain(deps: Partial<TerminalBridgeDeps> = {}): Promise<Chain> {
   const dir = await mkdtemp(join(tmpdir(), "quiver-flow-"));
   let accepted = 0;
+  let received = 0;
   let channel: PtyChannel | undefined;
   let conn!: RunnerConnection;
   const runnerWss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
@@ -100,6 +112,7 @@ export async function startChain(deps: Partial<TerminalBridgeDeps> = {}): Promis
         const write = c.write.bind(c);
         channel = Object.assign(Object.create(c) as PtyChannel, {
           write: (d: string) => ((accepted += d.length), write(d)),
+          onData: (f: (d: string) => void) => c.onData((d) => ((received += d.length), f(d))),
         });
         return channel;
       },
@@ -127,6 +140,7 @@ export async function startChain(deps: Partial<TerminalBridgeDeps> = {}): Promis
       upgraded.filter((u) => !u.socket.destroyed).map((u) => ({ viewer: u.viewer, buffered: u.socket.writableLength })),
     channel: () => channel!,
     accepted: () => accepted,
+    received: () => received,
     terminal: (query = "", prompt = !query.includes("viewer=1")) => page(port, query, prompt),
     async dispose() {
       bridge.dispose();
