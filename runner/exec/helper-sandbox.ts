@@ -1,10 +1,11 @@
 // The sandbox of the runner's own programs on the workspace (ripgrep, git, the TypeScript
-// language server: workspace/helpers.ts): the commands' bubblewrap, network off, the workspace
-// the only writable folder besides what a caller binds on purpose. A program that may be made to
-// run the agent's code (git, through what a repository configures) asks for `limited`: it then
-// runs under the same memory, process, CPU and file-size limits as a command (limits.ts), in one
-// cgroup shared by all such helpers (made on first use, removed on dispose), so a fork bomb or a
-// memory hog in it stops at the limits instead of taking the runner down.
+// language server: workspace/helpers.ts): the commands' bubblewrap, network off (the host's for the
+// network git only), the workspace the only writable folder besides what a caller binds on
+// purpose. A program that may be made to run the agent's code (git, through what a repository
+// configures) asks for `limited`: it then runs under the same memory, process, CPU and file-size
+// limits as a command (limits.ts), in one cgroup shared by all such helpers (made on first use,
+// removed on dispose), so a fork bomb or a memory hog in it stops at the limits instead of taking
+// the runner down.
 import type { SandboxWrap } from "../workspace/helpers";
 import { makeJail, rlimitPrefix, type Jail, type Limits } from "./limits";
 import { sandboxed, type SandboxInfo } from "./sandbox";
@@ -32,7 +33,7 @@ export function helperSandbox(
       {
         workspace: o.workspace,
         cwd: w.cwd,
-        network: false,
+        network: w.network === true,
         newSession: true,
         hide: o.hide,
         readOnly: w.readOnly,

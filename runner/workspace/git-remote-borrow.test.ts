@@ -5,7 +5,7 @@
 // objects, though the agent's own commands cannot read it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, request, type Server } from "node:http";
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import {
@@ -115,6 +115,8 @@ async function remoteCommit(name: string): Promise<void> {
 
 const secretAtRemote = () => gs.revParse("demo", `${secretCommit}^{commit}`) !== "";
 const told = () => bodies.filter((b) => b.includes(secretCommit));
+/** Whether the alternates race below runs (a command of the agent's, until `.stop-alternates`). */
+let alternatesRacing = false;
 const ALTERNATES = () => `printf '%s\\n' ${secret}/.git/objects > .git/objects/info/alternates`;
 
 describe("a planted alternate in the workspace's repository", () => {
@@ -188,10 +190,11 @@ describe("a planted alternate in the workspace's repository", () => {
     // The agent's long-running command plants and removes the alternate as fast as it can.
     const race = await runShell(
       server.pool,
-      `while :; do printf '%s\\n' ${secret}/.git/objects > .git/objects/info/alternates; sleep 0.01; rm -f .git/objects/info/alternates; sleep 0.01; done`,
+      `while [ ! -e .stop-alternates ]; do printf '%s\\n' ${secret}/.git/objects > .git/objects/info/alternates; sleep 0.01; rm -f .git/objects/info/alternates; sleep 0.01; done; rm -f .git/objects/info/alternates; touch .alternates-stopped`,
       { input: { yield_time_ms: 500 } },
     );
     expect(race.ok).toBe(true);
+    alternatesRacing = true;
     let passedCheck = 0;
     for (let i = 0; i < 6; i++) {
       await remoteCommit(`race${i}.txt`);
@@ -207,4 +210,78 @@ describe("a planted alternate in the workspace's repository", () => {
     console.log(`operations that got past the check: ${passedCheck} of 12`);
     expect(passedCheck).toBeGreaterThan(0);
   }, 240_000);
+});
+
+describe("a link swapped into the object folder while the operation runs", () => {
+  const O = ".git/objects";
+  /** Count of the loop's calm turns (object folder real, every pack unpacked into loose objects). */
+  const calmTurns = () => Number(readFileSync(join(ws, ".calm"), "utf8").trim() || "-1");
+  /** Waits for two calm turns: the folder is back and the workspace's objects are all loose. */
+  const calm = async () => {
+    rmSync(join(ws, ".swap"), { force: true });
+    const from = existsSync(join(ws, ".calm")) ? calmTurns() : -1;
+    await waitFor(() => existsSync(join(ws, ".calm")) && calmTurns() >= from + 2, 20_000, "a calm turn");
+  };
+
+  it("leads the network git nowhere: it runs where the other repository does not exist", async () => {
+    writeFileSync(join(ws, ".stop-alternates"), "");
+    if (alternatesRacing)
+      await waitFor(() => existsSync(join(ws, ".alternates-stopped")), 20_000, "the alternates loop to stop");
+    // The other repository's objects both packed and loose: a swapped `pack` or `xx` folder holds them.
+    git(["repack", "-a", "-q"], secret);
+    const S = `${secret}/.git/objects`;
+    const xx = secretCommit.slice(0, 2);
+    // The agent's command: while `.swap` exists, `.git/objects/pack` and `.git/objects/<xx>` are
+    // links to the other repository's half the time; otherwise its own packs are unpacked, so its
+    // objects stay readable with the pack folder swapped.
+    // A folder git makes again meanwhile (the workspace's index-pack) is merged back on return.
+    const back = (d: string) =>
+      `rm -f ${O}/${d}; if [ -d ${O}/${d} ] && [ -d ${O}/${d}.real ]; then mv ${O}/${d}/* ${O}/${d}.real/ 2>/dev/null; rm -rf ${O}/${d}; fi; ` +
+      `if [ -d ${O}/${d}.real ]; then mv -T ${O}/${d}.real ${O}/${d}; fi;`;
+    const loop = [
+      `n=0; while [ ! -e .stop-swap ]; do`,
+      `if [ -e .swap ]; then`,
+      `mv -T ${O}/pack ${O}/pack.real && ln -s ${S}/pack ${O}/pack;`,
+      `if [ -d ${O}/${xx} ]; then mv -T ${O}/${xx} ${O}/${xx}.real; fi; ln -s ${S}/${xx} ${O}/${xx};`,
+      `sleep 0.02; ${back("pack")} ${back(xx)} sleep 0.02;`,
+      `else for p in ${O}/pack/pack-*.pack; do [ -f "$p" ] || continue; mv "$p" .u.pack; rm -f "\${p%.pack}".*;`,
+      `git unpack-objects -q < .u.pack; rm -f .u.pack; done; echo $n > .calm; n=$((n+1)); sleep 0.01; fi;`,
+      `done; touch .swap-stopped`,
+    ].join(" ");
+    const race = await runShell(server.pool, loop, { input: { yield_time_ms: 500 } });
+    expect(race.ok, race.output).toBe(true);
+    let passedCheck = 0;
+    const ROUNDS = 5;
+    let pushes = 0;
+    for (let i = 0; i < ROUNDS; i++) {
+      await calm();
+      await remoteCommit(`swap${i}.txt`);
+      writeFileSync(join(ws, ".swap"), "");
+      bodies = [];
+      const f = await op({ action: "fetch", url, credential: cred });
+      if (!f.output.includes("reads objects from outside")) passedCheck++;
+      expect(told(), `fetch ${i}: ${f.output}`).toEqual([]);
+      await calm();
+      // Up to date with the remote (the fetch above may have failed), so the push is a fast-forward;
+      // main off the merge first: a fetch from a repository missing a commit's parent fails.
+      await agent("git update-ref refs/heads/main refs/remotes/origin/main 2>&1; echo reset");
+      const f2 = await op({ action: "fetch", url, credential: cred });
+      if (!f2.ok) {
+        console.log(`round ${i}: no push, the fetch failed: ${f2.output}`);
+        continue;
+      }
+      pushes++;
+      await calm();
+      await plantMerge();
+      writeFileSync(join(ws, ".swap"), "");
+      const p = await op({ action: "push", url, credential: cred });
+      if (!p.output.includes("reads objects from outside")) passedCheck++;
+      expect(secretAtRemote(), `push ${i}: ${p.output}`).toBe(false);
+    }
+    writeFileSync(join(ws, ".stop-swap"), "");
+    await waitFor(() => existsSync(join(ws, ".swap-stopped")), 20_000, "the swapping loop to stop");
+    console.log(`operations that got past the check: ${passedCheck} of ${ROUNDS + pushes}`);
+    expect(pushes).toBeGreaterThan(0);
+    expect(passedCheck).toBeGreaterThan(0);
+  }, 400_000);
 });

@@ -10,7 +10,7 @@ import { lstat, mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { GitCredentialInput, RemoteUrl } from "../../server/protocol/git-remote";
 import { git, gitCommand, runGit, sendSeccomp, type GitHost } from "./git";
-import { explainNetError, netGit, privateRepo } from "./git-remote";
+import { explainNetError, netGit, netSpawn, privateRepo } from "./git-remote";
 
 export class GitRemoteError extends Error {}
 
@@ -20,6 +20,9 @@ export interface SyncOptions {
   signal: AbortSignal;
   onProgress?(line: string): void;
 }
+
+/** Every git on the private repository runs in the workspace's sandbox (git-remote.ts, netSpawn). */
+const inSandbox = <T extends SyncOptions>(host: GitHost, opts: T): T & { host: GitHost } => ({ ...opts, host });
 
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 type Ref = { sha: string; ref: string };
@@ -64,7 +67,9 @@ const ALTERNATE_DEPTH = 5;
  * machine. The network git runs outside the sandbox: an alternate the agent plants, or a link in
  * the object folder, would lead it to another workspace's or a checkpoint's repository, whose
  * objects a push would then carry to a remote of the agent's choosing. Alternates are cut by
- * depth (race-proof); links are refused here (a check before the operation).
+ * depth (race-proof); links are refused here, to say so clearly. A link swapped in after this
+ * check resolves in the sandbox every git on the private repository runs in (netSpawn), where
+ * other tenants' folders are not: that, not the check, is what stops it.
  */
 async function borrowObjects(host: GitHost, dir: string): Promise<void> {
   const objects = join(await workspaceGitDir(host), "objects");
@@ -128,18 +133,14 @@ async function transfer(
   signal: AbortSignal,
 ): Promise<void> {
   if (tips.length === 0) return;
-  const pack = spawn(
-    "git",
+  // In the sandbox too: it reads the workspace's objects through the private repository's alternate.
+  const pack = netSpawn(
+    dir,
     ["-c", "core.hooksPath=/dev/null", `--git-dir=${dir}`, "pack-objects", "--revs", "--stdout", "-q"],
-    {
-      env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" } as Record<
-        string,
-        string | undefined
-      > as NodeJS.ProcessEnv,
-      stdio: ["pipe", "pipe", "pipe"],
-      signal,
-    },
+    { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    { host, signal },
   );
+  (pack.stdio[3] as NodeJS.WritableStream).on("error", () => undefined).end();
   const cmd = gitCommand(host, ["index-pack", "--stdin", "--fix-thin"]);
   const index = spawn(cmd.file, cmd.args, {
     cwd: cmd.cwd,
@@ -148,11 +149,11 @@ async function transfer(
     signal,
   });
   sendSeccomp(index, cmd.seccomp);
-  pack.stdin.end([...tips, ...haves.map((h) => `^${h}`)].join("\n") + "\n");
-  pack.stdout.pipe(index.stdin!);
-  for (const s of [pack.stdin, index.stdin!]) s.on("error", () => undefined);
+  pack.stdin!.end([...tips, ...haves.map((h) => `^${h}`)].join("\n") + "\n");
+  pack.stdout!.pipe(index.stdin!);
+  for (const s of [pack.stdin!, index.stdin!]) s.on("error", () => undefined);
   let err = "";
-  pack.stderr.on("data", (d) => (err += d));
+  pack.stderr!.on("data", (d) => (err += d));
   index.stderr!.on("data", (d) => (err += d));
   const done = (c: ReturnType<typeof spawn>) =>
     new Promise<number>((resolve) => (c.on("error", () => resolve(1)), c.on("close", (code) => resolve(code ?? 1))));
@@ -211,7 +212,8 @@ async function updateRefs(host: GitHost, lines: string[]): Promise<void> {
 }
 
 /** Fetch: the remote's branches become `origin/*` in the workspace, its new tags are added. */
-export async function fetchRemote(host: GitHost, opts: SyncOptions): Promise<{ updated: number }> {
+export async function fetchRemote(host: GitHost, given: SyncOptions): Promise<{ updated: number }> {
+  const opts = inSandbox(host, given);
   await workspaceGitDir(host);
   const mine = await wsRefs(host, ["refs/heads", "refs/remotes", "refs/tags"]);
   const repo = await privateRepo();
@@ -287,7 +289,8 @@ export async function pullRemote(
 }
 
 /** The checked-out branch's commit to the same branch on the remote; never forced. */
-export async function pushRemote(host: GitHost, opts: SyncOptions): Promise<{ branch: string; commit: string }> {
+export async function pushRemote(host: GitHost, given: SyncOptions): Promise<{ branch: string; commit: string }> {
+  const opts = inSandbox(host, given);
   await workspaceGitDir(host);
   const branch = await currentBranch(host);
   const commit = (await git(host, ["rev-parse", "-q", "--verify", "HEAD^{commit}"])).stdout.trim();
@@ -313,8 +316,9 @@ export async function pushRemote(host: GitHost, opts: SyncOptions): Promise<{ br
 /** Clones into an empty workspace: the remote's default branch (or `branch`) checked out, `origin` set up. */
 export async function cloneRemote(
   host: GitHost,
-  opts: SyncOptions & { branch?: string },
+  given: SyncOptions & { branch?: string },
 ): Promise<{ branch: string; commit: string | null }> {
+  const opts = inSandbox(host, given);
   if ((await readdir(host.root)).length > 0)
     throw new GitRemoteError("The workspace is not empty: a repository is cloned only into an empty workspace.");
   const repo = await privateRepo();

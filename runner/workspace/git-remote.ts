@@ -9,11 +9,19 @@
 // The token reaches git only through a credential helper that reads it from a pipe on fd 3 and
 // answers only for the URL's own protocol and host; it is in no argument, no environment
 // variable, no file, and it is scrubbed from anything git prints.
-import { spawn } from "node:child_process";
+//
+// The alternate is followed by path, and the agent can swap a link into the workspace's object
+// folder at any moment (`.git/objects/pack` -> another workspace's). So with a sandbox, every git
+// on a private repository runs in the workspace's commands' sandbox (netSpawn): same masks, but
+// the host's network and the private repository writable. A link planted there resolves where
+// other tenants' folders, the checkpoints and the host's secrets are not, whenever it appears.
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { GitCredentialInput, RemoteUrl } from "../../server/protocol/git-remote";
+import { noSuidFilter } from "../exec/seccomp";
+import type { GitHost } from "./git";
 
 export interface NetGitResult {
   code: number;
@@ -69,6 +77,46 @@ export interface NetGitOptions {
   onProgress?(line: string): void;
   /** Input written to git's stdin (then closed). */
   stdin?: string;
+  /** The workspace whose commands' sandbox this git runs in (when it has one). */
+  host?: GitHost;
+}
+
+// Descriptor 3 carries the credential (HELPER); bwrap reads its seccomp program from 4. Given as
+// `seccompFd`, the program is not fed by sandbox.ts's prefix, which closes every descriptor above
+// 2 and so would close the credential's pipe too; bwrap passes 3 on untouched.
+const SECCOMP_FD = 4;
+
+/**
+ * Starts `git <args>` on the private repository `home` with `env`: in `host`'s sandbox when it
+ * has one (network on, `home` writable, under the no-setuid filter: git-remote-http and the
+ * credential helper are processes, so not the runner's no-fork filter), else directly.
+ * stdio 0-3 are pipes; the caller writes the credential (or nothing) to 3.
+ */
+export function netSpawn(
+  home: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  opts: { host?: GitHost; signal: AbortSignal },
+): ChildProcess {
+  const argv = ["git", "-C", home, ...args];
+  const sandbox = opts.host?.helpers.sandboxed ? opts.host.helpers : undefined;
+  const seccomp = sandbox ? noSuidFilter() : undefined;
+  const cmd = sandbox
+    ? sandbox.spawn(argv, {}, { network: true, writable: [home], seccompFd: seccomp ? SECCOMP_FD : undefined })
+    : { file: argv[0], args: argv.slice(1) };
+  const child = spawn(cmd.file, cmd.args, {
+    cwd: home,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ["pipe", "pipe", "pipe", "pipe", seccomp ? "pipe" : "ignore"],
+    signal: opts.signal,
+    killSignal: "SIGKILL",
+  });
+  if (seccomp) {
+    const fd = child.stdio[SECCOMP_FD] as NodeJS.WritableStream & { on(e: "error", f: () => void): void };
+    fd.on("error", () => undefined);
+    fd.end(seccomp);
+  }
+  return child;
 }
 
 /** `git <args>` in the private repository `home` (its HOME too: no ~/.netrc, no ~/.gitconfig). */
@@ -92,13 +140,7 @@ export function netGit(home: string, args: string[], opts: NetGitOptions): Promi
   const token = opts.credential?.token;
   const scrub = (text: string) => (token ? text.split(token).join("***") : text);
   return new Promise((resolve) => {
-    const child = spawn("git", [...CONFIG.flatMap((c) => ["-c", c]), ...args], {
-      cwd: home,
-      env: env as NodeJS.ProcessEnv,
-      stdio: ["pipe", "pipe", "pipe", "pipe"],
-      signal: opts.signal,
-      killSignal: "SIGKILL",
-    });
+    const child = netSpawn(home, [...CONFIG.flatMap((c) => ["-c", c]), ...args], env, opts);
     // The helper reads fd 3 to its end; with no credential it reads nothing, and git is refused.
     const secret = child.stdio[3] as NodeJS.WritableStream & { on(e: "error", f: () => void): void };
     secret.on("error", () => undefined);

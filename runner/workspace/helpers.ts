@@ -29,6 +29,9 @@ export interface SpawnOpts {
   limited?: boolean;
   /** A seccomp program on this descriptor of the spawned process (runner/exec/seccomp.ts). */
   seccompFd?: number;
+  /** The host's network (default: none): only for the runner's network git (git-remote.ts),
+   *  which runs no program the agent chose. */
+  network?: boolean;
 }
 
 // Enough for git and ripgrep; nothing of the runner's own secrets (its token, model keys).
