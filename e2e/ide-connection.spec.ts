@@ -89,6 +89,20 @@ test("the event socket drops mid-answer: banner, reconnect by itself, the answer
   await expect.poll(() => chatText(page)).toBe(resumed);
 });
 
+/** Whether the process leads its own process group. A child the runner is spawning shows the
+ *  runner's command line between its fork and its exec, and is no group's leader: killing its
+ *  "group" failed with ESRCH once pids had wrapped below the runner's. */
+function leadsItsGroup(pid: string): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses, so read after the last ")".
+    const pgrp = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2];
+    return pgrp === pid;
+  } catch {
+    return false; // gone meanwhile
+  }
+}
+
 /** The local runner the e2e server spawned for its workspace (its own process group). */
 function runnerPid(): number {
   const workspace = resolve(workspaceDir());
@@ -102,7 +116,7 @@ function runnerPid(): number {
     }
     const at = argv.indexOf("--workspace");
     if (at > 0 && argv.some((a) => a.endsWith("runner/main.ts")) && resolve(argv[at + 1] ?? "") === workspace)
-      return Number(entry);
+      if (leadsItsGroup(entry)) return Number(entry);
   }
   throw new Error(`no runner process serves ${workspace}`);
 }
