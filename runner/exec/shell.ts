@@ -136,6 +136,11 @@ export class ShellService {
       },
       this.launcher,
     );
+    return this.read(this.track(command, ctx), input.yield_time_ms, ctx, true);
+  }
+
+  /** A started command as a job of the session, forgotten some time after it ends. */
+  private track(command: Command, ctx: OpContext): Job {
     const job: Job = {
       handle: `sh_${randomBytes(6).toString("hex")}`,
       sessionId: ctx.sessionId,
@@ -145,7 +150,7 @@ export class ShellService {
     };
     this.jobs.set(job.handle, job);
     void command.done.then(() => this.scheduleGc(job));
-    return this.read(job, input.yield_time_ms, ctx, true);
+    return job;
   }
 
   /** Runs a declared argv to its end (run_check): execve of the argv, no shell, no network. */
@@ -167,16 +172,7 @@ export class ShellService {
       },
       this.launcher,
     );
-    const job: Job = {
-      handle: `sh_${randomBytes(6).toString("hex")}`,
-      sessionId: ctx.sessionId,
-      command,
-      reading: false,
-      streamed: 0,
-    };
-    this.jobs.set(job.handle, job);
-    void command.done.then(() => this.scheduleGc(job));
-    return this.read(job, undefined, ctx, true);
+    return this.read(this.track(command, ctx), undefined, ctx, true);
   }
 
   private async poll(handle: string, input: ShellInput, ctx: OpContext): Promise<OpResult> {

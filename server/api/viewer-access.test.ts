@@ -18,6 +18,7 @@ import type { Services } from "../services/types";
 import { appRouter } from "./root";
 import { contextFor } from "./context";
 import { VIEWER_REFUSED, type Context } from "./trpc";
+import { defaultInput } from "../auth/authorize-table";
 
 /** What a viewer may call (on its own session). Public ones answer anyone. */
 const ALLOWED = new Set([
@@ -51,29 +52,10 @@ const procedures = Object.entries(
   (appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures,
 );
 
-/** An input most procedures accept, so the access check (not input parsing) decides. */
+/** The access table's input for a session, and what the viewer's own procedures take besides. */
 const inputFor = (sessionId: string) => ({
-  sessionId,
-  id: sessionId,
-  linkId: "sl0",
+  ...defaultInput({ sessionId, linkId: "sl0", approvalId: "ap0" }),
   token: "t".repeat(32),
-  approvalId: "ap0",
-  choice: "reject",
-  path: "a.txt",
-  text: "hi",
-  content: "x",
-  kind: "file",
-  from: "a.txt",
-  to: "b.txt",
-  query: "needle",
-  title: "t",
-  ref: `sp_${"0".repeat(32)}`,
-  offset: 0,
-  length: 10,
-  rules: [],
-  lastSeq: 0,
-  turns: 40,
-  beforeSeq: 1,
   callId: "call0",
   answer: { option: 0 },
 });

@@ -79,7 +79,7 @@ export interface AccessRow {
 }
 
 /** An input most procedures accept, so the access check (not input parsing) decides. */
-export function defaultInput(fx: AccessFixture): Record<string, unknown> {
+export function defaultInput(fx: Pick<AccessFixture, "sessionId" | "linkId" | "approvalId">): Record<string, unknown> {
   return {
     sessionId: fx.sessionId,
     id: fx.sessionId,
