@@ -5,14 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
-import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
 import { parseEnv } from "./env";
 import { testDatabases, useTestDb } from "./testing/db";
 import type { SessionEvent } from "./protocol/events";
 import { startFakeProvider, type FakeProvider } from "./engine/fake-provider/server";
 import { startQuiver, type Quiver } from "./app";
-import type { AppRouter } from "./api/root";
+import { trpcClients, type TrpcClient, type TrpcSocket } from "./testing/trpc";
 
 const hasPostgres = testDatabases().includes("postgresql");
 
@@ -22,8 +20,8 @@ describe.skipIf(!hasPostgres)("two Quiver servers on one PostgreSQL database, ov
   const servers: {
     quiver: Quiver;
     dir: string;
-    ws: ReturnType<typeof createWSClient>;
-    client: ReturnType<typeof createTRPCClient<AppRouter>>;
+    ws: TrpcSocket;
+    client: TrpcClient;
   }[] = [];
 
   beforeAll(async () => {
@@ -41,16 +39,7 @@ describe.skipIf(!hasPostgres)("two Quiver servers on one PostgreSQL database, ov
         ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
       });
       const quiver = await startQuiver({ env, root: join(import.meta.dirname, ".."), web: false, log: () => {} });
-      const ws = createWSClient({ url: `${quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
-      const client = createTRPCClient<AppRouter>({
-        links: [
-          splitLink({
-            condition: (op) => op.type === "subscription",
-            true: wsLink({ client: ws }),
-            false: httpBatchLink({ url: `${quiver.url}/api/trpc` }),
-          }),
-        ],
-      });
+      const { ws, client } = trpcClients(quiver.url);
       servers.push({ quiver, dir, ws, client });
     }
     const deadline = Date.now() + 30_000;

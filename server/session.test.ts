@@ -6,13 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
-import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
 import { parseEnv } from "./env";
 import { startQuiver, type Quiver } from "./app";
-import type { AppRouter } from "./api/root";
 import type { SessionEvent } from "./protocol/events";
 import { startFakeProvider, type FakeProvider } from "./engine/fake-provider/server";
+import { trpcClients, type TrpcClient, type TrpcSocket } from "./testing/trpc";
 
 const root = join(import.meta.dirname, "..");
 
@@ -20,8 +18,8 @@ describe("an agent session end to end", () => {
   let quiver: Quiver;
   let fake: FakeProvider;
   let dataDir: string;
-  let client: ReturnType<typeof createTRPCClient<AppRouter>>;
-  let wsClient: ReturnType<typeof createWSClient>;
+  let client: TrpcClient;
+  let wsClient: TrpcSocket;
 
   beforeAll(async () => {
     fake = await startFakeProvider();
@@ -37,16 +35,7 @@ describe("an agent session end to end", () => {
       ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
     });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    wsClient = createWSClient({ url: `${quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
-    client = createTRPCClient<AppRouter>({
-      links: [
-        splitLink({
-          condition: (op) => op.type === "subscription",
-          true: wsLink({ client: wsClient }),
-          false: httpBatchLink({ url: `${quiver.url}/api/trpc` }),
-        }),
-      ],
-    });
+    ({ ws: wsClient, client } = trpcClients(quiver.url));
     const deadline = Date.now() + 30_000;
     while (!(await quiver.services.health()).ok && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   }, 60_000);

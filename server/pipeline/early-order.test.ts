@@ -6,14 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
-import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
 import { parseEnv } from "../env";
 import { startQuiver, type Quiver } from "../app";
-import type { AppRouter } from "../api/root";
 import type { SessionEvent } from "../protocol/events";
 import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
 import type { ScriptStepInput } from "../engine/fake-provider/script";
+import { trpcClients, type TrpcClient, type TrpcSocket } from "../testing/trpc";
 
 const root = join(import.meta.dirname, "..", "..");
 const tool = (id: string, name: string, args: unknown) => ({
@@ -29,8 +27,8 @@ describe.each(["anthropic", "openai"] as const)("early starts keep the order of 
   let quiver: Quiver;
   let fake: FakeProvider;
   let dataDir: string;
-  let client: ReturnType<typeof createTRPCClient<AppRouter>>;
-  let wsClient: ReturnType<typeof createWSClient>;
+  let client: TrpcClient;
+  let wsClient: TrpcSocket;
 
   beforeAll(async () => {
     fake = await startFakeProvider();
@@ -42,16 +40,7 @@ describe.each(["anthropic", "openai"] as const)("early starts keep the order of 
         : { QUIVER_PROVIDER: "openai", OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: fake.openaiBaseURL };
     const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir, QUIVER_MODEL: "model-test", ...wire });
     quiver = await startQuiver({ env, root, web: false, log: () => {} });
-    wsClient = createWSClient({ url: `${quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
-    client = createTRPCClient<AppRouter>({
-      links: [
-        splitLink({
-          condition: (op) => op.type === "subscription",
-          true: wsLink({ client: wsClient }),
-          false: httpBatchLink({ url: `${quiver.url}/api/trpc` }),
-        }),
-      ],
-    });
+    ({ ws: wsClient, client } = trpcClients(quiver.url));
     const deadline = Date.now() + 30_000;
     while (!(await quiver.services.health()).ok && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   }, 60_000);

@@ -6,16 +6,14 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import WebSocket from "ws";
-import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
-import type { AppRouter } from "../api/root";
 import { startFakeProvider, type FakeProvider } from "../engine/fake-provider/server";
 import type { SessionEvent } from "../protocol/events";
+import { trpcClients, type TrpcClient } from "./trpc";
 
 export interface CrashServer {
   url: string;
   child: ChildProcess;
-  client: ReturnType<typeof createTRPCClient<AppRouter>>;
+  client: TrpcClient;
   log(): string;
   /** SIGKILL to the server process alone: no cleanup runs, as in a crash. */
   kill9(): Promise<void>;
@@ -41,20 +39,7 @@ export async function startCrashServer(env: Record<string, string>): Promise<Cra
     });
     child.on("exit", (code) => reject(new Error(`server exited (${code}) before it was ready:\n${log}`)));
   });
-  const wsClient = createWSClient({
-    url: `${url.replace("http", "ws")}/api/trpc`,
-    WebSocket: WebSocket as never,
-    retryDelayMs: () => 200,
-  });
-  const client = createTRPCClient<AppRouter>({
-    links: [
-      splitLink({
-        condition: (op) => op.type === "subscription",
-        true: wsLink({ client: wsClient }),
-        false: httpBatchLink({ url: `${url}/api/trpc` }),
-      }),
-    ],
-  });
+  const { ws: wsClient, client } = trpcClients(url, { retryDelayMs: () => 200 });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   return {
     url,

@@ -5,18 +5,16 @@ import { afterAll, beforeAll } from "vitest";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
-import { createTRPCClient, createWSClient, httpBatchLink, splitLink, wsLink } from "@trpc/client";
 import { parseEnv } from "../env";
 import { startQuiver, type Quiver } from "../app";
-import type { AppRouter } from "../api/root";
 import type { SessionEvent } from "../protocol/events";
 import { startFakeProvider, type FakeProvider, type FakeProviderOptions } from "../engine/fake-provider/server";
 import type { DbProvider } from "../db";
 import { createTestDb, testDatabases } from "./db";
+import { trpcClients, type TrpcClient, type TrpcSocket } from "./trpc";
 
 export type WireFormat = "anthropic" | "openai";
-export type Client = ReturnType<typeof createTRPCClient<AppRouter>>;
+export type Client = TrpcClient;
 
 /** Each wire format on each test database (PostgreSQL when it answers, see ./db.ts). */
 export const formatsAndDatabases = (): [WireFormat, DbProvider][] =>
@@ -35,7 +33,7 @@ export function useQuiverSession(
     client: undefined as unknown as Client,
     dataDir: "",
   };
-  let ws: ReturnType<typeof createWSClient> | undefined;
+  let ws: TrpcSocket | undefined;
   let pgDb: Awaited<ReturnType<typeof createTestDb>> | undefined;
   beforeAll(async () => {
     // SQLite: the server's own file in its data folder; PostgreSQL: a fresh database.
@@ -65,16 +63,7 @@ export function useQuiverSession(
       ...model,
     });
     ctx.quiver = await startQuiver({ env, root: join(import.meta.dirname, "../.."), web: false, log: () => {} });
-    ws = createWSClient({ url: `${ctx.quiver.url.replace("http", "ws")}/api/trpc`, WebSocket: WebSocket as never });
-    ctx.client = createTRPCClient<AppRouter>({
-      links: [
-        splitLink({
-          condition: (op) => op.type === "subscription",
-          true: wsLink({ client: ws }),
-          false: httpBatchLink({ url: `${ctx.quiver.url}/api/trpc` }),
-        }),
-      ],
-    });
+    ({ ws, client: ctx.client } = trpcClients(ctx.quiver.url));
   }, 90_000);
   afterAll(async () => {
     ws?.close();
