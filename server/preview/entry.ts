@@ -85,9 +85,11 @@ export function createPreviewEntry(deps: PreviewEntryDeps) {
               message: `${TICKET_REFUSALS[redeemed.reason]} Open the preview again from the IDE's Preview pane.`,
             });
           }
-          // The ticket leaves the address bar at once, and never travels on in a Referer.
+          // The ticket leaves the address bar at once, and never travels on in a Referer. The
+          // Location is absolute: a path that starts `//` or `/\` (the app's own, reported by its
+          // page and opened in a tab) would read as another host in a relative one.
           res.writeHead(303, {
-            location: found.clean,
+            location: `${viaHttps(req) ? "https" : "http"}://${req.headers.host}${found.clean}`,
             "set-cookie": deps.tickets.cookie(req, target, redeemed.holder),
             "cache-control": "no-store",
             "referrer-policy": "no-referrer",

@@ -25,7 +25,8 @@
 // entry.ts); that cookie is never passed on to the app. WebSocket upgrades on a preview host
 // (dev servers' hot reload) are forwarded the same way (server/preview/ws.ts), with the same
 // rewrites and the same Origin guard as the app's form posts. Pages the frame navigates to carry
-// a small script that keeps the pane's address bar in step (server/preview/inject.ts).
+// a small script that keeps the pane's address bar in step (server/preview/inject.ts). Another
+// site's page (another session's app) may navigate to a preview host, never load from it.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { randomUUID } from "node:crypto";
@@ -122,6 +123,20 @@ function downstreamHeaders(
     out.set(key, [...(out.get(key) ?? []), value]);
   }
   return out;
+}
+
+/**
+ * A request another site's page makes of a preview host (a script, image or fetch; not a
+ * navigation). Such a request carries the host's SameSite=None cookie, and on loopback the owner
+ * needs none, so another session's app (or any site that knows the name) could run the app's
+ * scripts in its own page and read what they hold. Nothing of Quiver's loads from a preview host:
+ * the IDE only frames it, and the app's own requests are same-origin. Browsers without Fetch
+ * Metadata send neither header and are let through.
+ */
+export function fromAnotherSite(req: IncomingMessage): boolean {
+  const site = String(req.headers["sec-fetch-site"] ?? "").toLowerCase();
+  const mode = String(req.headers["sec-fetch-mode"] ?? "").toLowerCase();
+  return (site === "cross-site" || site === "same-site") && mode !== "navigate";
 }
 
 export function createPreviewHttp(deps: PreviewHttpDeps) {
@@ -230,6 +245,11 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
   return {
     /** Serves a request addressed to a preview host (the caller has checked the Host guard). */
     handle(req: IncomingMessage, res: ServerResponse, target: PreviewTarget): void {
+      if (fromAnotherSite(req))
+        return errorPage(res, 403, target.port, {
+          code: "refused",
+          message: "A page of another site may open this preview, not load from it.",
+        });
       if (entry.enter(req, res, target)) return;
       access(req, target).then(
         (ok) => {

@@ -186,6 +186,25 @@ describe("preview through the server and a real runner", () => {
     expect(app.headers["x-frame-options"]).toBeUndefined();
   });
 
+  it("lets another site's page open the app but not load from it (a script, an image, a fetch)", async () => {
+    // Another session's app, or any site that knows the name, as the browser marks its requests.
+    for (const site of ["cross-site", "same-site", "CROSS-SITE"]) {
+      for (const mode of ["no-cors", "cors", "websocket", "same-origin"]) {
+        const r = await get("/", { headers: { "sec-fetch-site": site, "sec-fetch-mode": mode } });
+        expect(r.status, `${site} ${mode}`).toBe(403);
+        expect(r.body.toString()).not.toContain("host=localhost");
+      }
+    }
+    // The IDE frames it (a navigation); the app loads its own; a browser without Fetch Metadata.
+    const allowed: Record<string, string>[] = [
+      { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "iframe" },
+      { "sec-fetch-site": "same-origin", "sec-fetch-mode": "cors" },
+      { "sec-fetch-site": "none", "sec-fetch-mode": "navigate" },
+      {},
+    ];
+    for (const headers of allowed) expect((await get("/", { headers })).status, JSON.stringify(headers)).toBe(200);
+  });
+
   it("adds the location script to pages the frame navigates to, and only to those", async () => {
     const nav = await get("/doc", { headers: { "sec-fetch-dest": "iframe", "accept-encoding": "gzip, br" } });
     expect(nav.status).toBe(200);

@@ -106,7 +106,7 @@ describe("preview tickets for an owner away from the server's machine", () => {
     const ticket = await mint();
     const entered = await send(`/page?x=1&__quiver_ticket=${ticket}`, { host: hostOf(appPort) });
     expect(entered.status).toBe(303);
-    expect(entered.headers.location).toBe("/page?x=1");
+    expect(entered.headers.location).toBe(`http://${hostOf(appPort)}/page?x=1`);
     expect(entered.headers["referrer-policy"]).toBe("no-referrer");
     const set = String(entered.headers["set-cookie"]);
     expect(set).toMatch(/^quiver_preview=[^;]+; Path=\/; HttpOnly; Max-Age=43200; SameSite=None; Secure$/);
@@ -192,12 +192,22 @@ describe("preview tickets for an owner away from the server's machine", () => {
     expect(to.host).toBe(hostOf(appPort));
     expect(to.pathname + to.searchParams.get("b")).toBe("/a1");
     const entered = await send(to.pathname + to.search, { host: to.host });
-    expect(entered.headers.location).toBe("/a?b=1");
+    expect(entered.headers.location).toBe(`http://${to.host}/a?b=1`);
     const page = await send("/a?b=1", {
       host: to.host,
       headers: { cookie: String(entered.headers["set-cookie"]).split(";")[0] },
     });
     expect(page.body).toBe("app /a?b=1 cookie=-");
     expect((await send(`/api/preview/open?session=${sessionId}&port=${appPort}`)).status).toBe(403);
+  });
+
+  it("keeps the clean URL on the preview host when the path reads as another host", async () => {
+    // The app's page reports its own path (`//evil.example/x` is one) and the pane opens it in a tab.
+    for (const path of ["//evil.example/x", "/\\evil.example/x", "/%2F/evil.example"]) {
+      const entered = await send(`${path}?__quiver_ticket=${await mint()}`, { host: hostOf(appPort) });
+      expect(entered.status).toBe(303);
+      const to = new URL(entered.headers.location!, `http://${hostOf(appPort)}/start`);
+      expect(to.host).toBe(hostOf(appPort));
+    }
   });
 });

@@ -33,6 +33,23 @@ const shortCommand = (cmd: string, words = 3) => {
   const [first, ...rest] = cmd.split(" ");
   return [first.split("/").pop(), ...rest].slice(0, words).join(" ");
 };
+/**
+ * What the previewed app may do in the pane: what a developer's app needs (scripts, its own origin's
+ * cookies and storage, forms, dialogs, downloads, windows of its own that are ordinary windows),
+ * and not navigate the IDE's window: without a sandbox, any click in the frame could send the IDE's
+ * tab to a look-alike sign-in page (`<a target=_top>`, a form, `top.location`). `allow-same-origin`
+ * is the app's own host, never the IDE's: preview hosts are always another origin, so the app
+ * cannot reach up and take the sandbox off its frame.
+ */
+const PREVIEW_SANDBOX = [
+  "allow-scripts",
+  "allow-same-origin",
+  "allow-forms",
+  "allow-modals",
+  "allow-popups",
+  "allow-popups-to-escape-sandbox",
+  "allow-downloads",
+].join(" ");
 const normalPath = (p: string) => (p.trim().startsWith("/") ? p.trim() : `/${p.trim()}`);
 
 /** A place another pane asks the preview to show (a local address Ctrl+clicked in the terminal);
@@ -243,6 +260,7 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
         {url ? (
           // credentialless: the IDE's pages are cross-origin isolated (COEP, for the WebContainer),
           // and an app on another origin cannot be expected to send COEP/CORP headers of its own.
+          // sandbox: the agent wrote the app; see PREVIEW_SANDBOX.
           src && (
             <iframe
               ref={frame}
@@ -250,6 +268,7 @@ export function PreviewPane({ sessionId, visible, request }: Props) {
               src={src}
               title="Preview"
               className={styles.frame}
+              sandbox={PREVIEW_SANDBOX}
               data-testid="preview-frame"
               data-listening={listening}
               {...({ credentialless: true } as object)}
