@@ -68,6 +68,10 @@ const VISIBLE = [
   // what xargs appends from a pipe the line shows, and a pager git runs with `sh -c`
   "; echo push | xargs git",
   "; git -c core.pager='git push' log",
+  // a command line the literal text of inline code hands a shell (inline-code.ts)
+  "; awk 'BEGIN { system(\"git push\") }'",
+  "; python3 -c \"import os; os.system('git push')\"",
+  "; perl -e 'system q(git push)'",
 ];
 // A run-time program the line gives a value, an alias's value (program-values.ts, wrappers.ts):
 // never covered by an approval, and a deny of what it reads as is a deny.
@@ -84,9 +88,6 @@ const HIDDEN = [
   "; source ./x.sh",
   "; PATH=./bin git status",
   "; git $(echo push)",
-  "; awk 'BEGIN { system(\"git push\") }'",
-  "; python3 -c \"import os; os.system('git push')\"",
-  "; perl -e 'system q(git push)'",
   "; sed 's/x/git push/e' f",
   "; git -c alias.p=push p",
   "; if true; then git push",

@@ -72,14 +72,15 @@ const DENIED = [
   "hyperfine '\\rm -rf y'",
   "echo -rf y | xargs rm",
   "printf '%s\\n' -rf y | xargs rm",
+  // The command line the code's literal text hands a shell (inline-code.ts).
+  "python3 /dev/stdin <<< 'import os; os.system(\"rm -rf y\")'",
+  "perl /dev/stdin <<< 'system q(rm -rf y)'",
 ];
 
 // Code in a language of its own: only asked about, never run unasked.
 const ASKED = [
-  "python3 /dev/stdin <<< 'import os; os.system(\"rm -rf y\")'",
   "python3 /dev/fd/0 <<< 'import os'",
   "cat <<'EOF' | python3 /dev/stdin\nimport os\nEOF",
-  "perl /dev/stdin <<< 'system q(rm -rf y)'",
   "ruby /proc/self/fd/0 <<< 'x'",
   "node /dev/stdin <<< 'x'",
   "python3 <(echo 'import os')",

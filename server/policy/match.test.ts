@@ -175,9 +175,6 @@ describe("a denied program named in another's arguments, for it to run", () => {
     "tar -I /usr/bin/curl -xf a",
     "man -P curl ls",
     "sort --compress-program=curl f",
-    "vim -c '!curl x'",
-    "less +'!curl'",
-    "gdb -ex 'shell curl' x",
     "zip -TT curl a b",
   ])("%s is asked about, saying so", (command) => {
     const d = shell(command, p);
@@ -192,6 +189,10 @@ describe("a denied program named in another's arguments, for it to run", () => {
     "xvfb-run curl x",
     "git config alias.p '!git push'",
     "git config alias.p '!sh -c \"git push --force\"'",
+    // vim's `!`, less's `+!`, gdb's `shell` (inline-code.ts).
+    "vim -c '!curl x'",
+    "less +'!curl'",
+    "gdb -ex 'shell curl' x",
   ])("%s is denied", (command) => expect(shell(command, p).action).toBe("deny"));
   it("a command that names neither stays allowed", () => {
     for (const command of ["git commit -m 'push it'", "ls curl.txt", "tar -xf a.tar"])

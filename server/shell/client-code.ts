@@ -4,7 +4,8 @@
 // sftp take `-o` too, and run `-S`/`-D` programs), rsync's `-e`/`--rsh`, netcat's `-e`/`-c`
 // (`--exec`, `--sh-exec`), socat's `EXEC:`/`SYSTEM:` addresses, and variables whose value git,
 // rsync or another program runs (`GIT_SSH_COMMAND`, `GIT_SSH`, `RSYNC_RSH`, `GIT_EXTERNAL_DIFF`,
-// `GIT_EDITOR`, `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` naming a command key, ...), set as a
+// `GIT_EDITOR`, `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` naming a command key, an interactive
+// bash's `PROMPT_COMMAND`, a `$(…)` in a prompt `PS0`..`PS4`, less's `LESS='+!…'`, ...), set as a
 // command's prefix, a statement, `export` or `env`'s words. Each string is analysed as a script
 // (rsync and git split or hand it to `sh -c`; ssh runs it with the user's shell), with the depth
 // bound of the analysis; a program path alone is unwrapped as a one-word command.
@@ -17,7 +18,7 @@ import { commandOf } from "./git-code";
 
 // Variables whose value is shell text a program runs, and those whose value is a program.
 const SCRIPT_VARIABLES =
-  /^(GIT_SSH_COMMAND|GIT_PROXY_COMMAND|RSYNC_RSH|RSYNC_CONNECT_PROG|GIT_EXTERNAL_DIFF|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|EDITOR|VISUAL|PAGER|MANPAGER)$/;
+  /^(GIT_SSH_COMMAND|GIT_PROXY_COMMAND|RSYNC_RSH|RSYNC_CONNECT_PROG|GIT_EXTERNAL_DIFF|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|EDITOR|VISUAL|PAGER|MANPAGER|PROMPT_COMMAND)$/;
 const PROGRAM_VARIABLES = /^(GIT_SSH|GIT_ASKPASS|SSH_ASKPASS)$/;
 const SSH_KEYS = /^\s*(proxycommand|localcommand|knownhostscommand)(?:\s*=\s*|\s+)(.*)$/is;
 
@@ -39,7 +40,15 @@ export function variableCode(settings: readonly Setting[], ctx: Context, unwrap:
   for (const { name, value } of settings) {
     if (value.dynamic) continue;
     if (SCRIPT_VARIABLES.test(name)) out.push(...script(value.text, name, ctx));
-    else if (PROGRAM_VARIABLES.test(name)) out.push(...program(value.text, name, ctx, unwrap));
+    // A prompt is expanded as a string is before it is shown: `PS1='$(rm -rf /)'` runs rm.
+    else if (/^PS[0124]$/.test(name) && /\$\(|`/.test(value.text)) out.push(...script(`: ${value.text}`, name, ctx));
+    // less reads its options from LESS first: `+!cmd` runs cmd before the first page. Where
+    // that command ends in the value is less's reading: listed as a reading.
+    else if (name === "LESS") {
+      const bang = /(?:^|\s)\+\+?!(.*)$/s.exec(value.text)?.[1] ?? "";
+      const why = "less runs a command its `LESS` options give, read as far as the line shows";
+      if (bang.trim() !== "") out.push(...inner(ctx.analyse(bang, {}), "less", why));
+    } else if (PROGRAM_VARIABLES.test(name)) out.push(...program(value.text, name, ctx, unwrap));
     const key = /^GIT_CONFIG_KEY_(\d+)$/.exec(name);
     const v = key && settings.find((s) => s.name === `GIT_CONFIG_VALUE_${key[1]}`);
     const text = v && !v.value.dynamic ? commandOf(value.text, v.value.text) : undefined;

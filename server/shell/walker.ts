@@ -19,6 +19,8 @@ import * as input from "./stdin";
 import type { Stdin } from "./stdin";
 import { bareNewline, heredoc, redirect, REDIRECTS, stdinOf } from "./redirects";
 import { programReadings, substitutedScript, valuesOf } from "./program-values";
+import { fileKey, filled, inputFile, inputSubstitution, recordWrites, STARTUP_FILES } from "./line-feeds";
+import { inner } from "./runners";
 
 export const basename = (program: string) => program.slice(program.lastIndexOf("/") + 1);
 
@@ -57,6 +59,9 @@ export class Walker {
   /** What each substitution prints, and the static values of variables (program-values.ts). */
   readonly printed = new Map<number, Stdin | undefined>();
   readonly values = new Map<string, string[]>();
+  /** What each function the line defines prints, and the files it writes with text it shows. */
+  readonly functions = new Map<string, Stdin | undefined>();
+  readonly files = new Map<string, Stdin>();
   constructor(
     readonly source: string,
     readonly depth: number,
@@ -121,6 +126,9 @@ export class Walker {
       case "function_definition": {
         const body = node.childForFieldName("body");
         if (body) this.visit(body);
+        const name = node.childForFieldName("name")?.text;
+        // `f(){ echo rm; }; $(f) -rf /`: a call prints what the body does, as a reading.
+        if (name) this.functions.set(name, body && PRINTING.has(body.type) ? this.output : undefined);
         // `cat() { echo x; } >> ~/.bashrc; cat`: the redirect applies at each call.
         for (const r of node.childrenForFieldName("redirect")) {
           if (REDIRECTS.has(r.type)) redirect(this, r);
@@ -194,7 +202,8 @@ export class Walker {
         known = false;
       }
       this.visit(c);
-      if (!c.isNamed || c.type === "comment") continue;
+      // An assignment prints nothing: `$(H=x; echo $H)` prints what echo does.
+      if (!c.isNamed || c.type === "comment" || c.type === "variable_assignment") continue;
       const out = PRINTING.has(c.type) ? this.output : undefined;
       if (!out) known = false;
       else {
@@ -226,7 +235,7 @@ export class Walker {
   redirected(node: Node, flags: Flags) {
     let override: Flags | undefined;
     for (const c of node.children)
-      if (REDIRECTS.has(c.type) && redirect(this, c)) override = { fed: true, stdin: stdinOf(c, this.source) };
+      if (REDIRECTS.has(c.type) && redirect(this, c)) override = { fed: true, stdin: this.stdinOf(c) };
     // `git <<EOF push`: the grammar hangs the words after the delimiter on the here-document.
     const extra = node.children.filter((c) => c.type === "heredoc_redirect").flatMap(input.hungWords);
     const body = node.childForFieldName("body");
@@ -236,7 +245,13 @@ export class Walker {
     else if (body && extra.length > 0) this.words(body, override ?? flags, extra);
     else if (body && body.type !== "function_definition") this.visit(body, override ?? flags);
     else if (body) this.visit(body);
-    let out = body && PRINTING.has(body.type) && !input.writesStdout(node) ? this.output : undefined;
+    const printed = body && PRINTING.has(body.type) ? this.output : undefined;
+    // `cat > s <<EOF`: the grammar hangs the redirects after the delimiter on the here-document.
+    const redirects = node.children.flatMap((c) =>
+      c.type === "heredoc_redirect" ? [c, ...c.childrenForFieldName("redirect")] : [c],
+    );
+    if (input.writesStdout(node)) recordWrites(redirects, printed, this.files);
+    let out = input.writesStdout(node) ? undefined : printed;
     for (const c of node.children)
       // Not `c !== body`: each access makes a new Node object, so that would walk the body twice.
       if (!body || !c.equals(body)) {
@@ -310,7 +325,7 @@ export class Walker {
       } else if (REDIRECTS.has(c.type)) {
         if (redirect(this, c)) {
           fed = true;
-          stdin = stdinOf(c, this.source);
+          stdin = this.stdinOf(c);
         }
       } else if (c.isNamed && c.type !== "comment") {
         words.push(wordOf(c));
@@ -351,8 +366,15 @@ export class Walker {
       );
     }
     this.variables(node.children);
-    const out =
+    let out =
       opaque || base.programPath || input.writesStdout(node) ? undefined : input.printed(words, templates, stdin);
+    // `H=evil.com; echo "open $H"`: the text again with each value the line gives H.
+    const variants = out && !out.exact ? filled(templates, this.values) : [];
+    const readings = variants.map((t) => input.printed(words, t, stdin));
+    if (readings.length > 0 && readings.every((r) => r !== undefined))
+      out = { text: readings.map((r) => r!.text).join("\n"), exact: false };
+    const called = words.length > 0 && !words[0].dynamic ? this.functions.get(argv[0]) : undefined;
+    if (!out && !opaque && !input.writesStdout(node) && called) out = { text: called.text, exact: false };
     this.output = out && this.shadowed ? { ...out, exact: false } : out;
   }
 
@@ -366,6 +388,37 @@ export class Walker {
       if (name && texts) this.values.set(name, [...(this.values.get(name) ?? []), ...texts].slice(0, 8));
     }
     this.commands.push(...variableCode(nodeSettings(nodes), this.context(false, undefined), unwrap));
+    this.commands.push(...this.startupFiles(nodes.filter((n) => n.type === "variable_assignment").map((n) => n.text)));
+  }
+
+  // `echo 'rm -rf /' > e; BASH_ENV=e bash -c …`: the file a shell runs first, as the line wrote it.
+  startupFiles(assignments: readonly string[]): SimpleCommand[] {
+    return assignments.flatMap((a) => {
+      const m = /^([A-Za-z_]\w*)=(.*)$/s.exec(a);
+      const text = m && STARTUP_FILES.test(m[1]) ? this.files.get(fileKey(m[2])) : undefined;
+      if (!text) return [];
+      const why = `a shell runs the file ${m![1]} names first, as the line wrote it`;
+      return inner(this.context(false, undefined).analyse(text.text, {}), "bash", why);
+    });
+  }
+
+  // What a redirect feeds stdin: a here-document's or here-string's text (redirects.ts), what a
+  // process substitution prints (`ftp < <(printf 'open …')`), or a file the line wrote before.
+  stdinOf(r: Node): Stdin | undefined {
+    const known = stdinOf(r, this.source);
+    if (known) return known;
+    const file = inputFile(r);
+    if (file !== undefined) return this.files.get(file);
+    const sub = inputSubstitution(r);
+    if (!sub) return undefined;
+    // A walk of its own, whose commands are dropped: the substitution is walked in its place.
+    const w = new Walker(this.source, this.depth, false, this.nested);
+    for (const [k, v] of this.values) w.values.set(k, v);
+    for (const [k, v] of this.functions) w.functions.set(k, v);
+    for (const [k, v] of this.files) w.files.set(k, v);
+    w.shadowed = this.shadowed;
+    const out = w.sequence(sub);
+    return out && { text: out.text, exact: false };
   }
 
   context(fed: boolean | undefined, stdin: Stdin | undefined): Context {

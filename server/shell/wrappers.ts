@@ -15,6 +15,7 @@ import { fromWords, inner, opaque, runner, sameStdin, stdinScript } from "./runn
 import { git } from "./git-code";
 import { interpreterCode, makeCode, npm } from "./code-options";
 import { clientCode, variableCode, wordSettings } from "./client-code";
+import { editorCode, interpreterCommands } from "./inline-code";
 
 export { SENSITIVE_VARIABLE, SHELLS };
 
@@ -70,8 +71,11 @@ function namesSet(program: string, args: Word[]): string[] {
   return args.map((w) => w.text.replace(/^-[a-zA-Z]*[vap]/, ""));
 }
 
-// Options that hand an interpreter its program inline.
-const INLINE_CODE = /^(-[a-zA-Z]*[ceEr]|--eval|--exec|-p|--print|eval)$/;
+// Options that hand an interpreter its program inline, alone or with the code glued on
+// (`python3 -c'…'`, `perl -le'…'`, `node --eval=…`); a first letter that takes a value of its
+// own (`-Werror`, `-Mstrict`, `-Xdev`) is not one.
+const INLINE_CODE =
+  /^(-[a-zA-Z]*[ceEr]|--eval|--exec|-p|--print|eval)$|^-(?![WXmM])[a-zA-Z]*?[ceE].|^--(eval|exec|print)=/s;
 // sed scripts that only print a range or substitute without the `e` (execute) or `w` flags.
 const PLAIN_SED =
   /^\s*((\d+|\$)(\s*,\s*(\d+|\$))?\s*[pd]|s([/|#,:@])(?:\\.|(?!\5).)*\5(?:\\.|(?!\5).)*\5[gpiI0-9]*)\s*$/;
@@ -110,6 +114,7 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   }
   if (program === "alias") return aliases(cmd, args, ctx);
   if (program === "trap") return trap(cmd, args, ctx);
+  if (program === "coproc") return coproc(cmd, args, ctx);
   if (Object.hasOwn(OPAQUE, program)) return [opaque(cmd, `\`${cmd.argv[0]}\`: ${OPAQUE[program]}`)];
   if (
     NAME_TAKERS.has(program) &&
@@ -129,12 +134,19 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   if (SHELLS.has(program)) return shell(cmd, args, ctx, program);
   if (INTERPRETERS.test(program)) {
     const script = args.find((w) => !w.text.startsWith("-") || w.text === "-");
+    // What the code visibly runs is listed too (inline-code.ts): `python3 -c 'os.system("rm")'`.
     if ((ctx.fed && (!script || script.text === "-")) || script?.text === "-")
-      return [opaque(cmd, `\`${program}\` runs a program read from its input`)];
+      return [
+        opaque(cmd, `\`${program}\` runs a program read from its input`),
+        ...interpreterCommands(program, args, ctx, unwrap, true),
+      ];
     const unread = interpreterCode(program, args);
-    if (unread) return [opaque(cmd, unread)];
+    if (unread) return [opaque(cmd, unread), ...interpreterCommands(program, args, ctx, unwrap, true)];
     if (/awk$/.test(program) || args.some((w) => INLINE_CODE.test(w.text)))
-      return [{ ...cmd, runsCode: `\`${program}\` runs code given on the line` }];
+      return [
+        { ...cmd, runsCode: `\`${program}\` runs code given on the line` },
+        ...interpreterCommands(program, args, ctx, unwrap, false),
+      ];
     return [cmd];
   }
   if (program === "make" || program === "gmake") return [makeCode(cmd, args)];
@@ -150,7 +162,11 @@ export function unwrap(cmd: SimpleCommand, ctx: Context): SimpleCommand[] {
   if (program === "git") return git(cmd, args, ctx);
   if (program === "find") return find(cmd, args, ctx);
   if (program === "busybox" || program === "toybox") return busybox(cmd, args, ctx, program);
-  return runner(cmd, args, ctx, unwrap, program) ?? wrapped(cmd, args, ctx, program);
+  return (
+    editorCode(cmd, args, ctx, unwrap, program) ??
+    runner(cmd, args, ctx, unwrap, program) ??
+    wrapped(cmd, args, ctx, program)
+  );
 }
 
 // A known wrapper: its options read as it reads them (wrapper-options.ts), then what it runs.
@@ -286,6 +302,18 @@ function trap(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
   const rest = args[0]?.text === "--" ? args.slice(1) : args;
   const action = rest.length >= 2 && !rest[0].dynamic && !rest[0].text.startsWith("-") ? rest[0].text : undefined;
   return [opaque(cmd, why), ...(action ? inner(ctx.analyse(action, {}), "trap", why) : [])];
+}
+
+// `coproc rm -rf /` runs its words; `coproc NAME { rm -rf /; }` (or without a NAME) its group,
+// whose first words the grammar reads as coproc's (the rest it lists as commands). Read as a
+// reading; coproc stays opaque.
+function coproc(cmd: SimpleCommand, args: Word[], ctx: Context): SimpleCommand[] {
+  const why = `\`${cmd.argv[0]}\`: ${OPAQUE.coproc}`;
+  let words = args;
+  if (words.length > 1 && /^[{(]$/.test(words[1].text) && !words[0].dynamic) words = words.slice(1);
+  if (words[0] && /^[{(]$/.test(words[0].text)) words = words.slice(1);
+  if (words.length === 0) return [opaque(cmd, why)];
+  return [opaque(cmd, why), ...unwrap(fromWords(words, "coproc"), ctx).map((c) => (c.opaque ? c : opaque(c, why)))];
 }
 
 // `watch [options] command…`: the words joined and run by `sh -c`, or as they are with `-x`.
