@@ -3,13 +3,23 @@
 // or cut short. Afterwards the path holds no key or one whole key, the next start loads it (or
 // makes one), no temp holding a private key is left, and an unusable key file is kept aside,
 // never deleted, with the start saying so.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { createPrivateKey, generateKeyPairSync } from "node:crypto";
 import { loadRunnerKey, KeyFileError } from "./identity-key";
+import { MARK_PATTERN } from "./pid-alive";
 import { mountTmpfs, tmpfsRefusal } from "../server/testing/tmpfs";
 
 const root = join(import.meta.dirname, "..");
@@ -33,6 +43,43 @@ async function makeKeysKilled(dir: string, ms: number): Promise<void> {
   await exited;
 }
 
+/** A real process that writes a key temp named as a start of its own would, then waits. */
+async function tempWriter(path: string) {
+  const script = `import(${JSON.stringify(join(root, "runner/pid-alive.ts"))}).then((m) => { const t = ${JSON.stringify(path)} + "." + m.processMark() + "-0123456789ab.tmp"; require("node:fs").writeFileSync(t, "-----BEGIN PRIVATE KEY-----\\nhalf", { mode: 0o600 }); process.stdout.write(t + "\\n"); setInterval(() => {}, 1000); })`;
+  const child = spawn(process.execPath, ["--import", "tsx", "-e", script], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const temp = await new Promise<string>((resolve) => {
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d) && out.includes("\n") && resolve(out.trim()));
+  });
+  return { child, exited, temp };
+}
+
+const LAST_PID = "/proc/sys/kernel/ns_last_pid";
+function canPickPids(): boolean {
+  try {
+    accessSync(LAST_PID, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A new process with the pid `pid` had (root: the kernel's next pid set just below it; other
+ *  processes starting meanwhile may take it first, so tried again). */
+function reusePid(pid: number): ChildProcess {
+  for (let i = 0; i < 200; i++) {
+    writeFileSync(LAST_PID, String(pid - 1));
+    const child = spawn("sleep", ["60"], { stdio: "ignore" });
+    if (child.pid === pid) return child;
+    child.kill("SIGKILL");
+  }
+  throw new Error(`pid ${pid} could not be taken again`);
+}
+
 describe("the runner's key under faults", () => {
   it(
     "killed -9 while making it: each key file whole, and the next start uses it or makes it, leaving no temp",
@@ -54,7 +101,9 @@ describe("the runner's key under faults", () => {
           tempsLeft += temps.length;
           // The next start of the path being made when the kill came (its temp's, when one was left:
           // killed after the write, before or after the link).
-          const made = temps.length ? temps[0].replace(/\.\d+-[0-9a-f]{12}\.tmp$/, "") : `k${keys.length}.pem`;
+          const made = temps.length
+            ? temps[0].replace(new RegExp(`\\.${MARK_PATTERN}-[0-9a-f]{12}\\.tmp$`), "")
+            : `k${keys.length}.pem`;
           const next = join(dir, made);
           const before = names.includes(made) ? readFileSync(next, "utf8") : undefined;
           const key = loadRunnerKey(next);
@@ -85,6 +134,35 @@ describe("the runner's key under faults", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it.skipIf(!canPickPids())(
+    "a temp whose writer was killed -9 is removed even when its pid now names another process",
+    { timeout: 60_000 },
+    async () => {
+      const dir = folder();
+      try {
+        const path = join(dir, "runner-key.pem");
+        const live = await tempWriter(path);
+        const killed = await tempWriter(path);
+        killed.child.kill("SIGKILL");
+        await killed.exited;
+        // The pid taken again by a new process, as a busy machine does.
+        const reuser = reusePid(killed.child.pid!);
+        const earlier = `${path}.${process.pid}-1-${"0".repeat(32)}-0123456789ab.tmp`; // another boot's
+        writeFileSync(earlier, "-----BEGIN PRIVATE KEY-----\nhalf", { mode: 0o600 });
+        try {
+          expect(readdirSync(dir)).toHaveLength(3);
+          loadRunnerKey(path);
+          expect(readdirSync(dir).sort()).toEqual(["runner-key.pem", basename(live.temp)]);
+        } finally {
+          reuser.kill("SIGKILL");
+          live.child.kill("SIGKILL");
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it.each([
     ["empty", () => ""],

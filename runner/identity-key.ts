@@ -4,7 +4,8 @@
 // sessions and their calls: it is kept in a file only this user may read (0600, in a folder it
 // makes 0700), never inside a served folder, and masked in every sandbox (exec/host-secrets.ts).
 // A start killed or out of disk while making it leaves no key file or a whole one (written to a
-// temp, fsynced, then linked); its temp is removed by the next start. A key file that is empty or
+// temp, fsynced, then linked); its temp is removed by the next start, once the process its name
+// marks (pid, start time and boot: a reused pid is not it) is gone. A key file that is empty or
 // a key cut short (what a disk that lost its tail leaves) does not stop the start: it is set
 // aside beside it, never deleted (it may be a bound key an operator can still recover), a new key
 // is made, and the start says so; a server that bound this runner's id to the old key refuses the
@@ -28,7 +29,7 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { pidAlive } from "./pid-alive";
+import { MARK_PATTERN, markAlive, processMark } from "./pid-alive";
 
 export const KEY_FILE_VAR = "QUIVER_RUNNER_KEY_FILE";
 
@@ -97,9 +98,10 @@ function cutShort(text: string): boolean {
   }
 }
 
-/** Temps of starts killed while writing the key (their pid gone): removed. */
+/** Temps of starts killed while writing the key (the process their name marks gone): removed. */
 function removeStaleTemps(path: string): void {
   const prefix = `${basename(path)}.`;
+  const temp = new RegExp(`^(${MARK_PATTERN})-[0-9a-f]{12}\\.tmp$`);
   let names: string[];
   try {
     names = readdirSync(dirname(path));
@@ -107,8 +109,8 @@ function removeStaleTemps(path: string): void {
     return;
   }
   for (const name of names) {
-    const m = name.startsWith(prefix) && /^(\d+)-[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length));
-    if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
+    const m = name.startsWith(prefix) && temp.exec(name.slice(prefix.length));
+    if (!m || markAlive(m[1])) continue;
     try {
       unlinkSync(join(dirname(path), name));
     } catch {
@@ -126,7 +128,7 @@ function makeKey(path: string): boolean {
     throw new KeyFileError(`cannot make the folder of the runner key ${path}: ${(err as Error).message}`);
   }
   const pem = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }) as string;
-  const tmp = `${path}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
+  const tmp = `${path}.${processMark() ?? process.pid}-${randomBytes(6).toString("hex")}.tmp`;
   try {
     const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {

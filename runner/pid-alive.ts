@@ -1,5 +1,9 @@
 // Whether a process id names a live process, for the runner's leftovers of dead processes (key
-// temps, per-process cgroups): EPERM means alive but another user's.
+// temps, per-process cgroups): EPERM means alive but another user's. A pid alone is reused once
+// its process is gone, so what must outlive a kill -9 names its writer by `processMark`: the pid
+// with the process's start time (/proc/<pid>/stat field 22) and the boot it started in, which no
+// later process has.
+import { readFileSync } from "node:fs";
 
 export function pidAlive(pid: number): boolean {
   try {
@@ -8,4 +12,54 @@ export function pidAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/** `<pid>-<start ticks>-<boot id, 32 hex>` of a process, or undefined without /proc. */
+export function processMark(pid = process.pid): string | undefined {
+  const start = startOf(pid);
+  const boot = bootId();
+  return start !== undefined && boot !== undefined ? `${pid}-${start}-${boot}` : undefined;
+}
+
+/** Matches what `processMark` makes, or a bare pid (written where there was no /proc). */
+export const MARK_PATTERN = String.raw`\d+(?:-\d+-[0-9a-f]{32})?`;
+
+/** Whether the process a mark (or a bare pid) names still runs: a reused pid, or a pid of an
+ *  earlier boot, is not it. Unreadable /proc falls back to the pid alone (kept, not removed). */
+export function markAlive(mark: string): boolean {
+  const [pid, start, boot] = mark.split("-");
+  if (start === undefined || boot === undefined) return pidAlive(Number(pid));
+  const now = bootId();
+  if (now !== undefined && now !== boot) return false;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${Number(pid)}/stat`, "utf8");
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? false : pidAlive(Number(pid));
+  }
+  return startField(stat) === start;
+}
+
+function startOf(pid: number): string | undefined {
+  try {
+    return startField(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+// "pid (comm) S ppid …": the command name may hold spaces and ")", so fields count from the last ")".
+const startField = (stat: string) => stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+
+let boot: string | undefined | null = null;
+function bootId(): string | undefined {
+  if (boot === null) {
+    try {
+      boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().replace(/-/g, "");
+      if (!/^[0-9a-f]{32}$/.test(boot)) boot = undefined;
+    } catch {
+      boot = undefined;
+    }
+  }
+  return boot;
 }
