@@ -1,10 +1,12 @@
 // Redacted copies of the home's configuration files the sandbox binds back (host-secrets.ts):
 // `export GITHUB_TOKEN=…` in ~/.bashrc, a token in a URL or an extraheader of ~/.gitconfig, a
-// registry token in ~/.cargo/config.toml. Each is read by the runner, its secret values replaced
-// by a marker (the rest intact, so the login shell and git still work) and written 0444 to a
-// runner-private folder the sandbox does not see; the copy is bound over the original. It is
-// checked again before every sandbox starts and whenever its folder changes, and rewritten when
-// the file did. Always a copy, even when nothing looked secret: what the sandbox sees is exactly
+// registry token in ~/.cargo/config.toml, `TOKEN=…` in a script of a PATH folder (shell text:
+// redact-shell.ts). Each is read by the runner, its secret values replaced by a marker (the rest
+// intact, so the login shell, git and the script still work) and written 0444 (0555 when
+// executable) to a runner-private folder the sandbox does not see, named by its runner so that
+// the next runner removes it when that one was killed -9; the copy is bound in the original's
+// place on a tmpfs of the sandbox's own (home-open.ts). It is checked again before every
+// sandbox starts and whenever its folder changes, and rewritten when the file did. Always a copy, even when nothing looked secret: what the sandbox sees is exactly
 // what was checked.
 import { createHash } from "node:crypto";
 import {
@@ -13,7 +15,11 @@ import {
   constants,
   fstatSync,
   mkdtempSync,
+  lstatSync,
   openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
   readSync,
   realpathSync,
   rmSync,
@@ -24,64 +30,14 @@ import {
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { isSecretName } from "./env";
+import { REDACTED, redactShell } from "./redact-shell";
 
-export const REDACTED = "QUIVER-REDACTED";
+export { REDACTED };
 
 /** Past this a file is not parsed: its copy holds only a comment saying so. */
 export const MAX_REDACT_BYTES = 1 << 20;
 
 const SHELL_FILES = new Set([".profile", ".bash_profile", ".bash_login", ".bashrc", ".bash_aliases", ".bash_logout"]);
-
-/** A shell assignment: `X=`, `export  X=`, `declare -x X=`, `a=1 X+=`, `X[0]=`. */
-const ASSIGNMENT = /(^|[\s;&|(`'"])([A-Za-z_][A-Za-z0-9_]*)(\[[^\]\n]*\])?\+?=/g;
-
-/**
- * Where the shell word starting at `i` ends (quotes, escapes, line continuations, `$(…)`); inside
- * a quoted string (`alias x='TOKEN=… cmd'`) also at its closing quote `within`.
- */
-function wordEnd(text: string, i: number, within?: string): number {
-  let depth = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === within && depth === 0) return i;
-    if (c === "\\") i += 2;
-    else if (c === "'" || c === "`") {
-      const close = text.indexOf(c, i + 1);
-      i = close < 0 ? text.length : close + 1;
-    } else if (c === '"') {
-      i++;
-      while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
-      i++;
-    } else if (c === "(") {
-      depth++;
-      i++;
-    } else if (c === ")" && depth > 0) {
-      depth--;
-      i++;
-    } else if (depth === 0 && /[\s;&|<>)]/.test(c)) return i;
-    else i++;
-  }
-  return Math.min(i, text.length);
-}
-
-/** Values of shell variables whose name looks secret (env.ts's rule, the same as the scrub's). */
-function redactShell(text: string): string {
-  let out = "";
-  let last = 0;
-  ASSIGNMENT.lastIndex = 0;
-  for (let m = ASSIGNMENT.exec(text); m; m = ASSIGNMENT.exec(text)) {
-    const start = m.index + m[0].length;
-    if (!isSecretName(m[2])) {
-      ASSIGNMENT.lastIndex = start;
-      continue;
-    }
-    const end = wordEnd(text, start, /['"`]/.test(m[1]) ? m[1] : undefined);
-    out += text.slice(last, start) + REDACTED;
-    last = end;
-    ASSIGNMENT.lastIndex = Math.max(end, start);
-  }
-  return out + text.slice(last);
-}
 
 /** git's `http.extraheader`, npm's `_auth`, and keys named like a secret variable. */
 const secretKey = (key: string) => /extraheader|_auth/i.test(key) || isSecretName(key.replace(/[^A-Za-z0-9]/g, "_"));
@@ -94,6 +50,9 @@ function redactKeys(text: string): string {
   const lines = text.split("\n").map((line) => {
     const m = KEY_EQUALS.exec(line) ?? KEY_COLON.exec(line);
     if (!m || !m[4] || !secretKey(m[2])) return line;
+    // A quoted value keeps what follows its closing quote (`my $API_KEY = "…";` stays valid Perl).
+    const quoted = /^(["'])(?:\\.|(?!\1).)*\1(.*)$/.exec(m[4]);
+    if (quoted) return `${m[1]}${m[2]}${m[3]}${quoted[1]}${REDACTED}${quoted[1]}${quoted[2]}${m[5]}`;
     const quote = /^["']/.test(m[4]) ? m[4][0] : "";
     return `${m[1]}${m[2]}${m[3]}${quote}${REDACTED}${quote}${m[5]}`;
   });
@@ -114,54 +73,148 @@ const SHAPES: [RegExp, string][] = [
   [/-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(-----END \1PRIVATE KEY-----|$)/g, REDACTED],
 ];
 
-/** `text` of the file named `name` with its secret values replaced by REDACTED. */
-export function redactText(name: string, text: string): string {
-  let out = SHELL_FILES.has(basename(name)) ? redactShell(text) : redactKeys(text);
+/** A here-document's body in shell text: data, so `key = value` lines too. */
+const shellData = (body: string): string => redactKeys(redactShell(body, shellData));
+
+/**
+ * `text` of the file named `name` with its secret values replaced by REDACTED; a `script` (an
+ * executable's text, from a PATH folder) by its `#!`: a shell's as shell, any other as both.
+ */
+export function redactText(name: string, text: string, script = false): string {
+  const shell = script
+    ? /^(#!\s*\S*\/(env\s+)?(ba|da|k|z|)sh\b|[^#]|#[^!]|$)/.test(text)
+    : SHELL_FILES.has(basename(name));
+  let out = shell ? redactShell(text, shellData) : script ? redactKeys(redactShell(text, shellData)) : redactKeys(text);
   for (const [shape, by] of SHAPES) out = out.replace(shape, by);
   return out;
 }
 
-/** Up to MAX_REDACT_BYTES + 1 bytes of a regular file (never a FIFO or a device), or undefined. */
-function readCapped(path: string): Buffer | undefined {
+/** Up to MAX_REDACT_BYTES + 1 bytes of a regular file (never a FIFO or a device; a link only if `follow`). */
+function readCapped(
+  path: string,
+  follow = true,
+  max = MAX_REDACT_BYTES + 1,
+): { raw: Buffer; mode: number } | undefined {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(
+      path,
+      constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | (follow ? 0 : constants.O_NOFOLLOW),
+    );
   } catch {
     return undefined;
   }
   try {
-    if (!fstatSync(fd).isFile()) return undefined;
-    const buf = Buffer.alloc(MAX_REDACT_BYTES + 1);
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const buf = Buffer.alloc(Math.min(max, st.size + 1));
     let n = 0;
     for (let r = 1; r > 0 && n < buf.length; n += r) r = readSync(fd, buf, n, buf.length - n, null);
-    return buf.subarray(0, n);
+    return { raw: buf.subarray(0, n), mode: st.mode };
   } finally {
     closeSync(fd);
   }
 }
 
+const elf = new Map<string, { stamp: string; elf: boolean }>();
+
+/** Whether `path` (not a link) is an ELF executable, which a PATH folder shows as it is. */
+export function isElf(path: string): boolean {
+  const stamp = stampOf(path, false);
+  if (!stamp) return false;
+  const known = elf.get(path);
+  if (known?.stamp === stamp) return known.elf;
+  const head = readCapped(path, false, 4);
+  const is = !!head && head.raw.equals(Buffer.from("\x7fELF", "latin1"));
+  elf.set(path, { stamp, elf: is });
+  return is;
+}
+
 interface Copy {
   stamp: string;
   text: string;
+  mode: number;
 }
 
-const copies = new Map<string, Copy>();
+const copies = new Map<string, Copy & { script: boolean; follow: boolean }>();
 const watched = new Map<string, Set<string>>();
 let folder: string | undefined;
+let swept = false;
 
-/** The runner-private folder of the copies (0700, removed when the runner exits). */
+const PREFIX = "quiver-home-copies-";
+const OWNED = /^quiver-home-copies-(\d+)\.[^-]+-/;
+
+/**
+ * Who a process is, beyond its pid (reused): its start time since boot, the boot and its PID
+ * namespace (a runner in another container sharing /tmp is not judged by this one's /proc).
+ */
+function ownerTag(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8")
+      .replace(/[^0-9a-f]/g, "")
+      .slice(0, 12);
+    const ns = /\d+/.exec(readlinkSync("/proc/self/ns/pid"))?.[0];
+    return start && boot && ns ? `${pid}.${start}.${boot}.${ns}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes the copies' folders of runners that are gone (killed -9, no exit handler ran): this
+ * user's own folders only, named by an owner that no longer runs, in this PID namespace.
+ */
+export function removeStaleCopies(dir = tmpdir()): string[] {
+  const ns = ownerTag(process.pid)?.split(".")[3];
+  if (!ns) return [];
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    const m = OWNED.exec(name);
+    const tag = m && name.slice(PREFIX.length, name.lastIndexOf("-"));
+    if (!m || !tag || tag.split(".")[3] !== ns || ownerTag(Number(m[1])) === tag) continue;
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (!st.isDirectory() || st.uid !== process.getuid?.()) continue;
+      rmSync(path, { recursive: true, force: true });
+      removed.push(path);
+    } catch {
+      /* gone already, or not ours to remove */
+    }
+  }
+  return removed;
+}
+
+/** Once per process, before its first sandbox: the folders of runners killed before they could. */
+export function sweepStaleCopies(): void {
+  if (swept) return;
+  swept = true;
+  removeStaleCopies();
+}
+
+/** The runner-private folder of the copies (0700, removed when the runner exits; if killed, by the next). */
 export function copiesFolder(): string {
+  sweepStaleCopies();
   if (!folder) {
-    const made = mkdtempSync(join(tmpdir(), "quiver-home-copies-"));
+    const tag = ownerTag(process.pid);
+    const made = mkdtempSync(join(tmpdir(), tag ? `${PREFIX}${tag}-` : PREFIX));
     folder = made;
     process.once("exit", () => rmSync(made, { recursive: true, force: true }));
   }
   return folder;
 }
 
-function stampOf(path: string): string | undefined {
+function stampOf(path: string, follow = true): string | undefined {
   try {
-    const s = statSync(path, { bigint: true });
+    const s = (follow ? statSync : lstatSync)(path, { bigint: true });
     return s.isFile() ? `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` : undefined;
   } catch {
     return undefined;
@@ -169,51 +222,56 @@ function stampOf(path: string): string | undefined {
 }
 
 /**
- * The redacted copy to bind over `target` (a regular file, links followed), made or refreshed
- * now and again whenever its folder changes; undefined when it is not a readable regular file.
- * One copy per target, rewritten in place: a sandbox that bound it (the warm one lives long)
- * sees the file's new content as it saw the original's, and never more than the redacted text.
+ * The redacted copy to bind over `target` (a regular file, links followed unless `follow` is
+ * false), made or refreshed now and again whenever its folder changes; undefined when it is not
+ * a readable regular file. One copy per target, rewritten in place: a sandbox that bound it (the
+ * warm one lives long) sees the file's new content as it saw the original's, and never more than
+ * the redacted text. Executable when the target is (a `script` of a PATH folder runs from it).
  */
-export function redactedCopy(target: string): string | undefined {
-  const source = join(copiesFolder(), createHash("sha256").update(target).digest("hex").slice(0, 24));
-  const stamp = stampOf(target);
+export function redactedCopy(target: string, how: { script?: boolean; follow?: boolean } = {}): string | undefined {
   const known = copies.get(target);
+  const { script = known?.script ?? false, follow = known?.follow ?? true } = how;
+  const source = join(copiesFolder(), createHash("sha256").update(target).digest("hex").slice(0, 24));
+  const stamp = stampOf(target, follow);
   if (!stamp) return known ? blank(target, source) : undefined;
   if (known?.stamp === stamp) return source;
-  const raw = readCapped(target);
-  if (!raw) return known ? blank(target, source) : undefined;
+  const read = readCapped(target, follow);
+  if (!read) return known ? blank(target, source) : undefined;
+  // latin1: byte for byte, whatever the file's encoding (a script's text stays runnable).
   const text =
-    raw.length > MAX_REDACT_BYTES
+    read.raw.length > MAX_REDACT_BYTES
       ? `# ${basename(target)}: over ${MAX_REDACT_BYTES} bytes, not checked for secrets, so not shown in the sandbox\n`
-      : redactText(target, raw.toString("utf8"));
+      : redactText(target, read.raw.toString("latin1"), script);
+  const mode = read.mode & 0o111 ? 0o555 : 0o444;
   // A full disk: unchecked is unseen (the caller drops the file; a bound copy keeps its last text).
-  if (text !== known?.text && !write(source, text)) return undefined;
-  copies.set(target, { stamp, text });
+  if ((text !== known?.text || mode !== known.mode) && !write(source, text, mode)) return undefined;
+  copies.set(target, { stamp, text, mode, script, follow });
   watch(target);
   return source;
 }
 
 /** A target gone or turned into something else (a FIFO): its bound copy reads as empty. */
 function blank(target: string, source: string): string | undefined {
-  if (!write(source, "")) return undefined;
-  copies.set(target, { stamp: "", text: "" });
+  if (!write(source, "", 0o444)) return undefined;
+  const k = copies.get(target);
+  copies.set(target, { stamp: "", text: "", mode: 0o444, script: k?.script ?? false, follow: k?.follow ?? true });
   return source;
 }
 
-function write(source: string, text: string): boolean {
+function write(source: string, text: string, mode: number): boolean {
   try {
     chmodSync(source, 0o600);
   } catch {
     /* first write */
   }
   try {
-    writeFileSync(source, text, { mode: 0o444 });
+    writeFileSync(source, text, { mode, encoding: "latin1" });
     return true;
   } catch {
     return false;
   } finally {
     try {
-      chmodSync(source, 0o444);
+      chmodSync(source, mode);
     } catch {
       /* never written */
     }

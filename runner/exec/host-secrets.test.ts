@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runShell, spawnRunner, startServer, waitFor, TEST_TOKEN } from "../../server/testing/runner";
 import { useRunnerPerTest } from "../../server/testing/runner-per-test";
+import { fakeHome, plant, runnerInHome } from "../testing/home";
 import { hostSecrets, passwdHomes } from "./host-secrets";
 import { bwrapArgs, mountArgs, sandboxInfo } from "./sandbox";
 
@@ -19,14 +20,6 @@ const bwrap = sandboxInfo("auto").available;
 const t = useRunnerPerTest();
 
 const shell = (command: string) => runShell(t.server!.pool, command);
-
-/** Writes `files` (relative path → content) under `dir`. */
-async function plant(dir: string, files: Record<string, string>): Promise<void> {
-  for (const [rel, content] of Object.entries(files)) {
-    await mkdir(join(dir, rel, ".."), { recursive: true });
-    await writeFile(join(dir, rel), content, { mode: rel.includes("bin/") ? 0o755 : 0o600 });
-  }
-}
 
 const SECRETS: Record<string, string> = {
   ".ssh/id_ed25519": "FAKE-SSH-KEY-1",
@@ -166,17 +159,8 @@ const BOUND_BACK: Record<string, string> = {
 describe.runIf(bwrap)("secrets inside the home files bound back", () => {
   /** A runner whose $HOME holds `files`, the workspace inside it. */
   async function runnerWithHome(files: Record<string, string>): Promise<string> {
-    const home = await realpath(await mkdtemp("/var/tmp/quiver-home-"));
-    t.dirs.push(home);
-    await plant(home, { ...files, ".local/bin/quiver-tool": "#!/bin/sh\necho hello-from-path\n" });
-    await mkdir(join(home, "project"));
-    t.server = await startServer();
-    t.runner = spawnRunner({
-      url: t.server.url,
-      workspace: join(home, "project"),
-      env: { NODE_ENV: "test", QUIVER_SANDBOX: "auto", HOME: home },
-    });
-    await waitFor(() => t.server!.pool.status().some((r) => r.connected), 20_000, "runner to connect");
+    const home = await fakeHome(t, { ...files, ".local/bin/quiver-tool": "#!/bin/sh\necho hello-from-path\n" });
+    await runnerInHome(t, home);
     return home;
   }
 
@@ -304,8 +288,10 @@ describe("which folders hostSecrets masks", () => {
     expect(s.hide).toEqual(expect.arrayContaining([`${base}/svc`, `${base}/me`, `${base}/me/.cargo/credentials.toml`]));
     for (const never of ["/", "/bin", "/run/sshd", "/nonexistent", `${base}/tools`])
       expect(s.hide).not.toContain(never);
-    // A revealed file is bound as its redacted copy only (home-redact.ts).
-    expect(s.reveal.sort()).toEqual([`${base}/me/.cargo`, `${base}/me/bin`]);
+    // Revealed folders are tmpfs with their entries bound back (home-open.ts); a revealed file is
+    // bound as its redacted copy only (home-redact.ts).
+    expect(s.hide).toEqual(expect.arrayContaining([`${base}/me/.cargo`, `${base}/me/bin`]));
+    expect(s.reveal).toEqual([`${base}/me/.cargo/bin`]);
     expect(s.substitute.map((c) => c.target)).toEqual([`${base}/me/.gitconfig`]);
   });
 
@@ -320,7 +306,7 @@ describe("which folders hostSecrets masks", () => {
     });
     // (A file hidden inside what is revealed, ~/.cargo/credentials.toml, is the real test's above.)
     expect(around.join(" ")).toBe(
-      "--tmpfs /h/me --ro-bind /h/me/.cargo /h/me/.cargo --bind /h/me/ws /h/me/ws --remount-ro /h/me",
+      "--tmpfs /h/me --ro-bind-try /h/me/.cargo /h/me/.cargo --bind /h/me/ws /h/me/ws --remount-ro /h/me",
     );
     const inside = mountArgs({
       workspace: "/h",
@@ -331,7 +317,7 @@ describe("which folders hostSecrets masks", () => {
       reveal: ["/h/me/.gitconfig"],
     });
     expect(inside.join(" ")).toBe(
-      "--bind /h /h --tmpfs /h/me --ro-bind /h/me/.gitconfig /h/me/.gitconfig --remount-ro /h/me",
+      "--bind /h /h --tmpfs /h/me --ro-bind-try /h/me/.gitconfig /h/me/.gitconfig --remount-ro /h/me",
     );
     // A redacted copy over a file of a mask around or inside the workspace, before it turns read-only.
     const copy = { source: "/run/q/c1", target: "/h/me/.bashrc" };

@@ -12,12 +12,15 @@
 // the system (shadow files, SSH host keys, TLS private keys, container and cluster secrets) read
 // as empty or empty folders. The workspace stays visible even inside a masked home (sandbox.ts).
 // What is bound back may hold secrets of its own (`export GITHUB_TOKEN=…` in ~/.bashrc, a token
-// in a URL of ~/.gitconfig): its configuration files are bound as redacted copies (home-redact.ts),
-// and credential files inside its toolchain folders are masked by name.
+// in a URL of ~/.gitconfig, `TOKEN=…` in a script of ~/.local/bin): its configuration files and
+// the scripts of its PATH folders are bound as redacted copies (home-redact.ts), credential files
+// inside its toolchain folders are not shown, and its folders are shown entry by entry on a tmpfs
+// of the sandbox's own (home-open.ts), so no host rename can swap a raw file in under a mask.
 import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, join } from "node:path";
-import { copiesFolder, redactedCopy } from "./home-redact";
+import { basename, delimiter, join } from "node:path";
+import { matches, openFolders, patternFolders } from "./home-open";
+import { copiesFolder, redactedCopy, sweepStaleCopies } from "./home-redact";
 
 export interface HostSecrets {
   /** Folders (empty tmpfs) and files (/dev/null) to mask, as real paths. */
@@ -26,6 +29,8 @@ export interface HostSecrets {
   reveal: string[];
   /** Redacted copies (`source`, runner-private) bound read-only over files of `reveal` (`target`). */
   substitute: { source: string; target: string }[];
+  /** Links inside what is revealed, made again as they are (`target` is the link's text). */
+  links: { target: string; at: string }[];
 }
 
 /**
@@ -69,8 +74,8 @@ const REVEALED_SECRETS = [
   ".config/git/credentials",
 ];
 
-/** Revealed folders of a few files, bound back file by file. */
-const REVEALED_FILE_BY_FILE = [".config/git"];
+/** Revealed folders whose every file is seen redacted (ELF executables as they are), no subfolder. */
+const REDACTED_ALL = [".config/git", ".local/bin"];
 
 /** Configuration files inside revealed folders, seen redacted (`*`: any one name). */
 const REDACTED_INSIDE = [
@@ -191,8 +196,8 @@ export interface HostSecretsInput {
   path?: string;
   /** The runner's own key (runner/identity-key.ts; default: QUIVER_RUNNER_KEY_FILE), masked wherever it is. */
   keyFile?: string;
-  /** Make the redacted copies (default true). */
-  redact?: boolean;
+  /** The sandbox's workspace: what lies in it inside the same home is its own, shown writable. */
+  workspace?: string;
 }
 
 function readPasswd(): string {
@@ -205,6 +210,7 @@ function readPasswd(): string {
 
 /** What to mask and what to bind back in it, read from the host as it is now. */
 export function hostSecrets(o: HostSecretsInput = {}): HostSecrets {
+  sweepStaleCopies();
   const home = o.home ?? process.env.HOME ?? homedir();
   const path = (o.path ?? process.env.PATH ?? "").split(delimiter).filter((p) => p.startsWith("/"));
   const realPath = path.map(real).filter((p): p is string => !!p);
@@ -221,23 +227,14 @@ export function hostSecrets(o: HostSecretsInput = {}): HostSecrets {
   // /home/alice inside /home needs no tmpfs of its own.
   const homes = [...found].filter((h) => ![...found].some((o) => o !== h && within(h, o)));
   const reveal = new Set<string>();
-  if (homeReal && found.has(homeReal)) {
+  if (homeReal && found.has(homeReal))
     for (const rel of HOME_REVEAL) if (readable(join(homeReal, rel))) reveal.add(join(homeReal, rel));
-    // File by file (credential files left out), so each is a redacted copy on a mount point of
-    // its own (sandbox.ts substitute): a mount over a file inside a bound folder detaches when
-    // the host replaces that file by a rename.
-    for (const rel of REVEALED_FILE_BY_FILE) {
-      const dir = join(homeReal, rel);
-      if (!reveal.delete(dir)) continue;
-      for (const n of names(dir)) {
-        const f = join(dir, n);
-        if (!MASKED_NAMES.includes(n) && !REVEALED_SECRETS.some((r) => join(homeReal, r) === f) && readable(f))
-          reveal.add(f);
-      }
-    }
-  }
   // A PATH folder inside a home, never a home itself (PATH=~:… would show all of it).
-  for (const p of realPath) if (!found.has(p) && homes.some((h) => within(p, h)) && readable(p)) reveal.add(p);
+  const pathDirs = new Set(realPath.filter((p) => !found.has(p) && homes.some((h) => within(p, h)) && readable(p)));
+  for (const p of pathDirs) reveal.add(p);
+  // In the workspace, inside the home that holds both: the workspace's own, bound writable.
+  const w = o.workspace;
+  const own = (p: string) => !!w && within(p, w) && homes.some((h) => within(p, h) && within(w, h));
   const hide = [...homes];
   for (const p of SYSTEM_SECRETS) if (exists(p)) hide.push(real(p) ?? p);
   if (homeReal) for (const rel of REVEALED_SECRETS) if (exists(join(homeReal, rel))) hide.push(join(homeReal, rel));
@@ -245,12 +242,22 @@ export function hostSecrets(o: HostSecretsInput = {}): HostSecrets {
   // Whoever reads it can connect as this runner: masked even outside a home (--key-file /etc/…).
   const keyFile = o.keyFile ?? process.env.QUIVER_RUNNER_KEY_FILE;
   if (keyFile && exists(keyFile)) hide.push(real(keyFile) ?? keyFile);
-  // One bind for ~/.pyenv and ~/.pyenv/shims.
-  const shown = [...reveal].filter((r) => ![...reveal].some((o) => o !== r && within(r, o)));
-  const { masked, redacted } = secretsRevealed(homeReal, shown);
-  hide.push(...masked);
-  if (o.redact === false) return { hide: [...new Set(hide)], reveal: shown, substitute: [] };
-  const substitute: HostSecrets["substitute"] = [];
+  const shown = [...reveal].filter((r) => !own(r));
+  const dirs = shown.filter((r) => !isFile(r));
+  const roots = dirs.filter((d) => !dirs.some((o) => o !== d && within(d, o)));
+  const inner = dirs.filter((d) => !roots.includes(d));
+  if (homeReal) for (const rel of REDACTED_INSIDE) inner.push(...patternFolders(homeReal, rel).filter((d) => !own(d)));
+  const opened = openFolders({
+    roots,
+    inner: inner.filter((d) => roots.some((r) => within(d, r))),
+    redactAll: (d) => pathDirs.has(d) || (!!homeReal && REDACTED_ALL.some((rel) => join(homeReal, rel) === d)),
+    masked: (f) =>
+      MASKED_NAMES.includes(basename(f)) || (!!homeReal && REVEALED_SECRETS.some((rel) => join(homeReal, rel) === f)),
+    redacted: (f) =>
+      REDACTED_NAMES.includes(basename(f)) || (!!homeReal && REDACTED_INSIDE.some((rel) => matches(homeReal, rel, f))),
+  });
+  hide.push(...opened.folders);
+  const substitute: HostSecrets["substitute"] = [...opened.substitute];
   // A link to what is masked (planted through a workspace inside the home: ~/.bashrc -> ~/project/x
   // -> /etc/shadow) is not read: only the own home's files, or what no mask covers.
   const refused = (f: string) => {
@@ -258,66 +265,15 @@ export function hostSecrets(o: HostSecretsInput = {}): HostSecrets {
     if (!r || ["/proc", "/sys", "/dev"].some((d) => within(r, d))) return true;
     return hide.some((h) => within(r, h) && !(homeReal && within(homeReal, h) && within(r, homeReal)));
   };
-  for (const target of redacted.filter((f) => !hide.includes(f))) {
+  // A revealed file is bound only as its copy, on the home's tmpfs (sandbox.ts: a rename on the
+  // host detaches a mount stacked over the original's, showing the original); unchecked is unseen.
+  for (const target of shown.filter(isFile)) {
     const source = refused(target) ? undefined : redactedCopy(target);
     if (source) substitute.push({ source, target });
-    // Unchecked is unseen: one inside a revealed folder reads as empty.
-    else if (!shown.includes(target)) hide.push(target);
-    // A revealed file is bound only as its copy (sandbox.ts: a rename on the host detaches a
-    // mount stacked over the original's, showing the original).
-    if (shown.includes(target)) shown.splice(shown.indexOf(target), 1);
   }
   // The copies' folder, unless the sandbox's private /tmp covers it already.
   if (substitute.length && !within(copiesFolder(), "/tmp")) hide.push(copiesFolder());
-  return { hide: [...new Set(hide)], reveal: shown, substitute };
-}
-
-/** Regular files (not links) at `rel` under `base`, `*` standing for any one name. */
-function expand(base: string, rel: string): string[] {
-  let paths = [base];
-  for (const part of rel.split("/")) {
-    paths = paths.flatMap((p) => (part === "*" ? names(p).map((n) => join(p, n)) : [join(p, part)]));
-  }
-  return paths.filter(isRegularFile);
-}
-
-function names(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-function isRegularFile(path: string): boolean {
-  try {
-    return lstatSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Of what is revealed, the files to mask (credential files by name) and those to see redacted:
- * each revealed file itself (links followed: bwrap binds what they point at), configuration
- * files inside revealed folders (no links: one there points into the masked home or outside it,
- * and the sandbox shows the same as the host there).
- */
-function secretsRevealed(home: string | undefined, reveal: string[]): { masked: string[]; redacted: string[] } {
-  const masked: string[] = [];
-  const redacted: string[] = [];
-  for (const r of reveal) {
-    if (isFile(r)) {
-      redacted.push(r);
-      continue;
-    }
-    masked.push(...MASKED_NAMES.flatMap((n) => expand(r, n)));
-    redacted.push(...REDACTED_NAMES.flatMap((n) => expand(r, n)));
-  }
-  if (home)
-    for (const rel of REDACTED_INSIDE)
-      for (const f of expand(home, rel)) if (reveal.some((r) => within(f, r))) redacted.push(f);
-  return { masked, redacted: [...new Set(redacted)] };
+  return { hide: [...new Set(hide)], reveal: opened.reveal, substitute, links: opened.links };
 }
 
 function isFile(path: string): boolean {

@@ -49,6 +49,8 @@ export interface SandboxSpec {
    * rename (editors do) detaches every mount stacked on the original's, never this one.
    */
   substitute?: { source: string; target: string }[];
+  /** Links made with `substitute` (a revealed folder's, shown entry by entry: home-open.ts). */
+  links?: { target: string; at: string }[];
   /**
    * Files or folders bound read-only after the masks: what the sandbox itself needs of Quiver
    * (the exec server's bundle), even inside a masked folder or the private /tmp.
@@ -175,13 +177,15 @@ function probe(mode: SandboxMode): SandboxInfo {
 /** The bwrap command line that runs `argv` under `spec`. */
 export function bwrapArgs(bwrap: string, given: SandboxSpec, argv: string[]): { file: string; args: string[] } {
   // The host's homes and secrets (host-secrets.ts) are masked like Quiver's folders.
-  const host = hostSecrets();
+  const host = hostSecrets({ workspace: given.workspace });
+  // What the home shows again (host-secrets.ts), never inside a mask of Quiver's.
+  const ours = (p: string) => (given.hide ?? []).some((m) => p === m || inside(p, m));
   const spec = {
     ...given,
     hide: [...(given.hide ?? []), ...host.hide],
-    reveal: [...(given.reveal ?? []), ...host.reveal],
-    // Redacted copies of the home's files bound back (host-secrets.ts), never over a mask of Quiver's.
-    substitute: host.substitute.filter(({ target }) => !(given.hide ?? []).some((m) => inside(target, m))),
+    reveal: [...(given.reveal ?? []), ...host.reveal.filter((r) => !ours(r))],
+    substitute: host.substitute.filter(({ target }) => !ours(target)),
+    links: host.links.filter(({ at }) => !ours(at)),
   };
   const hidden = (s: string) =>
     host.hide.some((m) => s === m || inside(s, m)) && !host.reveal.some((r) => inside(s, r));
@@ -275,14 +279,20 @@ export function mountArgs(spec: SandboxSpec): string[] {
     ({ target }) => !inside(target, w) && outer.some((m) => inside(target, m)),
   );
   const substituteInner = (spec.substitute ?? []).filter(({ target }) => inner.some((m) => inside(target, m)));
+  const links = (spec.links ?? []).filter(({ at }) => !inside(at, w) && outer.some((m) => inside(at, m)));
+  const linksInner = (spec.links ?? []).filter(({ at }) => inner.some((m) => inside(at, m)));
   const copies = (s: { source: string; target: string }[]) => s.flatMap((c) => ["--ro-bind", c.source, c.target]);
+  const symlinks = (s: { target: string; at: string }[]) => s.flatMap((l) => ["--symlink", l.target, l.at]);
   const tmpfs = (dirs: string[]) => dirs.flatMap((m) => ["--tmpfs", m]);
   const roBind = (paths: string[]) => paths.flatMap((p) => ["--ro-bind", p, p]);
+  // A revealed entry the host removed since it was listed is left out rather than failing the start.
+  const roBindTry = (paths: string[]) => paths.flatMap((p) => ["--ro-bind-try", p, p]);
   const shown = [...reveal, ...revealInner, ...readOnly, w, ...(spec.writable ?? [])];
   return [
     ...tmpfs(outer),
-    ...roBind(reveal),
+    ...roBindTry(reveal),
     ...copies(substitute),
+    ...symlinks(links),
     ...tmpfs(outer.filter((m) => reveal.some((r) => inside(m, r)))),
     ...roBind(readOnly),
     ...tmpfs(outer.filter((m) => readOnly.some((r) => inside(m, r)))),
@@ -291,8 +301,9 @@ export function mountArgs(spec: SandboxSpec): string[] {
     w,
     ...(spec.writable ?? []).flatMap((p) => ["--bind", p, p]),
     ...tmpfs(inner),
-    ...roBind(revealInner),
+    ...roBindTry(revealInner),
     ...copies(substituteInner),
+    ...symlinks(linksInner),
     // Read-only last: bwrap creates the mount points of the binds above inside these tmpfs.
     ...hide.flatMap((m) => ["--remount-ro", m]),
     // A file to hide reads as empty, unless a masked folder hides it already (and nothing bound
