@@ -34,6 +34,8 @@ export function helperSandbox(
         workspace: o.workspace,
         cwd: w.cwd,
         network: w.network === true,
+        // With the host's network it reads the workspace, never writes it (git-remote.ts).
+        workspaceReadOnly: w.network === true,
         newSession: true,
         hide: o.hide,
         readOnly: w.readOnly,

@@ -56,6 +56,9 @@ export interface SandboxSpec {
    * (the exec server's bundle), even inside a masked folder or the private /tmp.
    */
   readOnly?: string[];
+  /** The workspace bound read-only (a helper with the host's network: the network git writes
+   *  only the private repository it is given in `writable`). */
+  workspaceReadOnly?: boolean;
   /**
    * Folders bound writable after the workspace (the runner's own git on a shadow repository kept
    * outside the workspace: runner/checkpoints/). Never given to the agent's commands.
@@ -296,7 +299,7 @@ export function mountArgs(spec: SandboxSpec): string[] {
     ...tmpfs(outer.filter((m) => reveal.some((r) => inside(m, r)))),
     ...roBind(readOnly),
     ...tmpfs(outer.filter((m) => readOnly.some((r) => inside(m, r)))),
-    "--bind",
+    spec.workspaceReadOnly ? "--ro-bind" : "--bind",
     w,
     w,
     ...(spec.writable ?? []).flatMap((p) => ["--bind", p, p]),

@@ -13,8 +13,10 @@
 // The alternate is followed by path, and the agent can swap a link into the workspace's object
 // folder at any moment (`.git/objects/pack` -> another workspace's). So with a sandbox, every git
 // on a private repository runs in the workspace's commands' sandbox (netSpawn): same masks, but
-// the host's network and the private repository writable. A link planted there resolves where
-// other tenants' folders, the checkpoints and the host's secrets are not, whenever it appears.
+// the host's network, the private repository writable and the workspace read-only. A link
+// planted there resolves where other tenants' folders, the checkpoints and the host's secrets
+// are not, whenever it appears. Nothing that git runs is looked up where the agent can write
+// (git-remote-env.ts: PATH), so every program in that sandbox is the runner's.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,6 +24,7 @@ import { join } from "node:path";
 import type { GitCredentialInput, RemoteUrl } from "../../server/protocol/git-remote";
 import { noSuidFilter } from "../exec/seccomp";
 import type { GitHost } from "./git";
+import { closeAbove, lookup, operatorCa, safePath } from "./git-remote-env";
 
 export interface NetGitResult {
   code: number;
@@ -30,19 +33,24 @@ export interface NetGitResult {
   stderr: string;
 }
 
-// Reads the attributes git sends, answers `get` only for the expected protocol and host, and
+// Reads the attributes git sends, answers `get` only for the expected protocol and host — and,
+// for a credential scoped to a repository path (server/protocol/git-scope.ts), only for a path
+// under it with no "." or ".." part, so a redirect to another path on the host gets nothing — and
 // copies the token from fd 3 (a pipe the runner wrote and closed). `store` and `erase` are
 // ignored: nothing is kept.
 const HELPER =
-  '!f() { test "$1" = get || exit 0; p=; h=; while IFS== read -r k v; do test -n "$k" || break; case "$k" in protocol) p=$v;; host) h=$v;; esac; done; ' +
+  '!f() { test "$1" = get || exit 0; p=; h=; a=; while IFS== read -r k v; do test -n "$k" || break; case "$k" in protocol) p=$v;; host) h=$v;; path) a=$v;; esac; done; ' +
   'test "$p" = "$QUIVER_GIT_PROTOCOL" && test "$h" = "$QUIVER_GIT_HOST" || exit 0; ' +
+  's=$QUIVER_GIT_SCOPE; if test -n "$s"; then case "/$a/" in *//*|*/./*|*/../*|*%*) exit 0;; esac; ' +
+  'case "$a" in "$s"|"$s.git"|"$s"/*) ;; *) exit 0;; esac; fi; ' +
   "printf 'username=%s\\npassword=' \"$QUIVER_GIT_USER\"; cat <&3; printf '\\n'; }; f";
 
 // Fixed settings of the private repository's git: only this helper, no prompts, no hooks.
 const CONFIG = [
   "credential.helper=",
   `credential.helper=${HELPER}`,
-  "credential.useHttpPath=false",
+  // git tells the helper the path (after a redirect too): a scoped credential needs it.
+  "credential.useHttpPath=true",
   "core.askPass=",
   "core.hooksPath=/dev/null",
   "core.fsmonitor=false",
@@ -53,6 +61,9 @@ const CONFIG = [
   // commits are given as refs of the private repository instead.
   "core.alternateRefsCommand=true",
   "protocol.allow=never",
+  // A gitlink and .gitmodules the remote sends name other repositories: none is fetched.
+  "submodule.recurse=false",
+  "fetch.recurseSubmodules=false",
   "http.followRedirects=initial",
   "transfer.fsckObjects=false",
   "gc.auto=0",
@@ -88,25 +99,39 @@ const SECCOMP_FD = 4;
 
 /**
  * Starts `git <args>` on the private repository `home` with `env`: in `host`'s sandbox when it
- * has one (network on, `home` writable, under the no-setuid filter: git-remote-http and the
- * credential helper are processes, so not the runner's no-fork filter), else directly.
+ * has one (network on, `home` writable, the workspace read-only, `readOnly` bound back, under
+ * the no-setuid filter: git-remote-http and the credential helper are processes, so not the
+ * runner's no-fork filter), else directly. PATH is the runner's without a folder the agent can
+ * write (git-remote-env.ts), and descriptors above 4 are closed before bwrap starts.
  * stdio 0-3 are pipes; the caller writes the credential (or nothing) to 3.
  */
 export function netSpawn(
   home: string,
   args: string[],
   env: Record<string, string | undefined>,
-  opts: { host?: GitHost; signal: AbortSignal },
+  opts: { host?: GitHost; signal: AbortSignal; readOnly?: string[] },
 ): ChildProcess {
-  const argv = ["git", "-C", home, ...args];
+  const path = safePath(env.PATH ?? process.env.PATH, opts.host?.root);
+  const argv = [lookup("git", path), "-C", home, ...args];
   const sandbox = opts.host?.helpers.sandboxed ? opts.host.helpers : undefined;
   const seccomp = sandbox ? noSuidFilter() : undefined;
   const cmd = sandbox
-    ? sandbox.spawn(argv, {}, { network: true, writable: [home], seccompFd: seccomp ? SECCOMP_FD : undefined })
+    ? sandbox.spawn(
+        argv,
+        {},
+        {
+          network: true,
+          writable: [home],
+          readOnly: opts.readOnly,
+          seccompFd: seccomp ? SECCOMP_FD : undefined,
+        },
+      )
     : { file: argv[0], args: argv.slice(1) };
-  const child = spawn(cmd.file, cmd.args, {
+  const full: Record<string, string | undefined> = { ...env, PATH: path };
+  const [file, ...rest] = [...closeAbove(SECCOMP_FD, lookup("bash", path)), cmd.file, ...cmd.args];
+  const child = spawn(file, rest, {
     cwd: home,
-    env: env as NodeJS.ProcessEnv,
+    env: full as NodeJS.ProcessEnv,
     stdio: ["pipe", "pipe", "pipe", "pipe", seccomp ? "pipe" : "ignore"],
     signal: opts.signal,
     killSignal: "SIGKILL",
@@ -119,8 +144,12 @@ export function netSpawn(
   return child;
 }
 
-/** `git <args>` in the private repository `home` (its HOME too: no ~/.netrc, no ~/.gitconfig). */
-export function netGit(home: string, args: string[], opts: NetGitOptions): Promise<NetGitResult> {
+/**
+ * `git <args>` in the private repository `home` (its HOME too: no ~/.netrc, no ~/.gitconfig),
+ * with the CA bundles the operator set for the runner (git-remote-env.ts).
+ */
+export async function netGit(home: string, args: string[], opts: NetGitOptions): Promise<NetGitResult> {
+  const ca = await operatorCa(opts.host?.root);
   const env: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(process.env)) if (KEEP.test(k)) env[k] = v;
   Object.assign(env, {
@@ -136,11 +165,15 @@ export function netGit(home: string, args: string[], opts: NetGitOptions): Promi
     QUIVER_GIT_PROTOCOL: opts.remote.protocol,
     QUIVER_GIT_HOST: opts.remote.host,
     QUIVER_GIT_USER: opts.credential?.username ?? "",
+    QUIVER_GIT_SCOPE: opts.credential?.scope ?? "",
   });
   const token = opts.credential?.token;
   const scrub = (text: string) => (token ? text.split(token).join("***") : text);
   return new Promise((resolve) => {
-    const child = netSpawn(home, [...CONFIG.flatMap((c) => ["-c", c]), ...args], env, opts);
+    const child = netSpawn(home, [...[...CONFIG, ...ca.config].flatMap((c) => ["-c", c]), ...args], env, {
+      ...opts,
+      readOnly: ca.paths,
+    });
     // The helper reads fd 3 to its end; with no credential it reads nothing, and git is refused.
     const secret = child.stdio[3] as NodeJS.WritableStream & { on(e: "error", f: () => void): void };
     secret.on("error", () => undefined);
