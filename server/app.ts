@@ -195,7 +195,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     db: orgDb,
     accountsOn: () => accounts.on(),
     closeSockets: (target, reason) => accounts.endSockets(target, reason),
-    stopWork: (target) => stopWorkOf({ db: handle.db, ...parts.services, shares }, target),
+    stopWork: (target, revoked) => stopWorkOf({ db: handle.db, ...parts.services, shares }, target, revoked),
     sendMail: accounts.mailer.smtp ? (mail) => accounts.mailer.send(mail) : undefined,
     log,
   });

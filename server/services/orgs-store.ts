@@ -82,3 +82,34 @@ export interface AuditRow {
 export async function audit(tx: Tx, row: AuditRow): Promise<void> {
   await tx.auditEvent.create(auditRow(row));
 }
+
+/**
+ * Revokes the share links `userId` made on the org's sessions, in the transaction that ends their
+ * membership: a link is its maker's grant, and a server killed -9 after that commit must not
+ * leave it working. Answers their ids (their viewers are dropped after the commit).
+ */
+export async function revokeLinksOf(tx: Tx, userId: string, orgId: string): Promise<string[]> {
+  const rows = await tx.shareLink.findMany({
+    where: { createdById: userId, revokedAt: null, session: { orgId } },
+    select: { id: true, sessionId: true },
+  });
+  if (rows.length === 0) return [];
+  await tx.shareLink.updateMany({
+    where: { id: { in: rows.map((r) => r.id) }, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  await tx.auditEvent.createMany({
+    data: rows.map(
+      (r) =>
+        auditRow({
+          orgId,
+          sessionId: r.sessionId,
+          actorId: null,
+          action: "share.revoked",
+          target: `share:${r.id}`,
+          detail: { reason: "maker left the org", createdBy: userId },
+        }).data,
+    ),
+  });
+  return rows.map((r) => r.id);
+}

@@ -3,8 +3,10 @@
 // Auto mode, spends the org's model account); once that person is no longer a member, nobody
 // may act in those sessions, so the turns stop (on whichever instance runs them) and their
 // open cards are cancelled, as Stop would. The sessions stay: the org's admins may read them.
-// The share links they made in the org are revoked first, also on sessions others own (a link
-// is its maker's grant, not its session's), and the viewers connected through them are dropped.
+// The share links they made in the org, also on sessions others own (a link is its maker's grant,
+// not its session's), were revoked in the transaction that ended the membership (orgs-store.ts
+// revokeLinksOf, so a kill -9 after it leaves none working); the viewers connected through them
+// are dropped here, and any link made since is revoked.
 import type { Db } from "../db";
 import type { ShareService } from "./shares";
 import type { Services } from "./types";
@@ -14,17 +16,19 @@ export interface WorkOf {
   orgId: string;
 }
 
-/** Revokes the person's share links in the org and stops their running turns there; answers
- *  the sessions stopped. */
+/** Drops the viewers of the person's revoked links, revokes any other link of theirs in the org,
+ *  and stops their running turns there; answers the sessions stopped. */
 export async function stopWorkOf(
   deps: {
     db: Db;
     engine: Pick<Services["engine"], "cancel">;
     approvals: Pick<Services["approvals"], "cancelSession">;
-    shares: Pick<ShareService, "revokeMadeBy">;
+    shares: Pick<ShareService, "revokeMadeBy" | "dropViewers">;
   },
   who: WorkOf,
+  revokedLinks: string[] = [],
 ): Promise<string[]> {
+  deps.shares.dropViewers(revokedLinks);
   await deps.shares.revokeMadeBy(who);
   const sessions = await deps.db.session.findMany({
     where: { ownerId: who.userId, orgId: who.orgId, turns: { some: { status: "running" } } },

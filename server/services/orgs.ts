@@ -19,7 +19,7 @@ import {
   roleChangeRefusal,
   type Role,
 } from "./orgs-rules";
-import { audit, inOrgLock, memberById, membershipOf, OrgError, ownerCount } from "./orgs-store";
+import { audit, inOrgLock, memberById, membershipOf, OrgError, ownerCount, revokeLinksOf } from "./orgs-store";
 import { createInvitations, type InvitationDeps } from "./orgs-invitations";
 
 export { OrgError } from "./orgs-store";
@@ -56,7 +56,7 @@ export interface OrgServiceDeps extends Omit<InvitationDeps, "db"> {
   /** Ends the person's open sockets in the org on every server instance. */
   closeSockets?(target: SocketTarget, reason: string): Promise<void> | void;
   /** Stops what the person's agent still runs in the org once they are no longer in it (orgs-work.ts). */
-  stopWork?(target: SocketTarget): Promise<unknown>;
+  stopWork?(target: SocketTarget, revokedLinks: string[]): Promise<unknown>;
   /** Makes `orgId` the active org of the actor's sign-in (default: their better-auth session
    *  row's activeOrganizationId, which the next request reads; its cookie cache is off). */
   activateOrg?(actor: Actor, orgId: string): Promise<void>;
@@ -81,10 +81,11 @@ export function createOrgService(deps: OrgServiceDeps) {
     }
   };
   // A member gone from the org: their sockets close and their agent's turns there stop.
-  const gone = async (target: SocketTarget, reason: string) => {
+  // Their share links were revoked with the membership (revokeLinksOf): their viewers go here.
+  const gone = async (target: SocketTarget, reason: string, revokedLinks: string[]) => {
     await disconnect(target, reason);
     try {
-      await deps.stopWork?.(target);
+      await deps.stopWork?.(target, revokedLinks);
     } catch (err) {
       deps.log?.(`stopping the turns of ${target.userId} in ${target.orgId} failed: ${(err as Error).message}`);
     }
@@ -199,9 +200,9 @@ export function createOrgService(deps: OrgServiceDeps) {
           target: `member:${target.userId}`,
           detail: { role: target.role },
         });
-        return target;
+        return { target, links: await revokeLinksOf(tx, target.userId, actor.orgId) };
       });
-      await gone({ userId: removed.userId, orgId: actor.orgId }, "removed from the org");
+      await gone({ userId: removed.target.userId, orgId: actor.orgId }, "removed from the org", removed.links);
     },
 
     /**
@@ -209,7 +210,7 @@ export function createOrgService(deps: OrgServiceDeps) {
      * have nowhere to work). Leaving the active org makes their oldest other org active.
      */
     async leave(actor: Actor, orgId: string): Promise<{ activeOrgId: string | null }> {
-      await inOrgLock(db, orgId, async (tx) => {
+      const links = await inOrgLock(db, orgId, async (tx) => {
         const me = await membershipOf(tx, actor.userId, orgId);
         if (leavesNoOwner(me.role, undefined, await ownerCount(tx, orgId))) throw new OrgError(LAST_OWNER, "CONFLICT");
         // The person's row is locked too: leaving two orgs at once still leaves one.
@@ -224,6 +225,7 @@ export function createOrgService(deps: OrgServiceDeps) {
           target: `member:${actor.userId}`,
           detail: { role: me.role },
         });
+        return revokeLinksOf(tx, actor.userId, orgId);
       });
       let activeOrgId: string | null = actor.orgId === orgId ? null : actor.orgId;
       if (activeOrgId === null) {
@@ -233,7 +235,7 @@ export function createOrgService(deps: OrgServiceDeps) {
           activeOrgId = next.orgId;
         }
       }
-      await gone({ userId: actor.userId, orgId }, "left the org");
+      await gone({ userId: actor.userId, orgId }, "left the org", links);
       return { activeOrgId };
     },
 

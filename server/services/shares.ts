@@ -184,6 +184,11 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
       return rows.map((r) => r.id);
     },
 
+    /** Links revoked elsewhere (with their maker's membership, orgs-store.ts): their viewers go. */
+    dropViewers(linkIds: string[]): void {
+      for (const id of linkIds) opts.onRevoked?.(id);
+    },
+
     /** A token from a `/share/<token>` URL. */
     async resolveToken(token: string): Promise<LinkCheck> {
       if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return { ok: false, reason: "unknown" };
