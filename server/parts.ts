@@ -36,9 +36,9 @@ import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
 import { createPlacement } from "./services/placement";
 import { createProjectService, workspaceSourceOf } from "./services/projects";
 import { createCheckpointService } from "./services/checkpoints";
-import { recoverRestores } from "./services/checkpoint-undo";
 import { checkpointingHub, checkpointingPicker } from "./services/checkpoint-hooks";
 import { createRewindService } from "./services/rewind";
+import { startStoppedRecovery } from "./services/stopped-recovery";
 import { diskLimitOf } from "./services/uploads-limits";
 import type { Uploads } from "./services/uploads";
 
@@ -79,7 +79,7 @@ export interface Parts {
 export async function createParts(deps: PartsDeps): Promise<Parts> {
   const { db, log } = deps;
   // A shared-token runner's id is bound to its key on first use (executors/runner/handshake.ts).
-  const runners = new RunnerPool({ tokens: deps.runnerTokens, keys: runnerKeyStore(db), log });
+  const runners = new RunnerPool({ tokens: deps.runnerTokens, keys: runnerKeyStore(db, deps.dbProvider), log });
   // On PostgreSQL this instance shares sessions with any others on the database (hub/shared.ts);
   // a SQLite file has one server.
   const cluster =
@@ -234,8 +234,16 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     publish: (sessionId, body) => publish(sessionId, body),
     isRunning: (sessionId) => engine.isRunning(sessionId),
     log: (m) => log(`checkpoints: ${m}`),
+    instanceId: cluster?.id,
   });
   const rewinds = createRewindService({ db, checkpoints, publish: (sessionId, body) => publish(sessionId, body) });
+  const stopped = startStoppedRecovery({
+    db,
+    publish: (sessionId, body) => publish(sessionId, body),
+    rewinds,
+    cluster,
+    log,
+  });
 
   const pipeline = createPipeline(
     {
@@ -310,6 +318,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     for (const stop of unsubscribe) stop();
     clearInterval(touchTimer);
     spillCleanup.stop();
+    await stopped.dispose();
     // The pipeline lets go first so the engine's interruption is not read as a person's cancel.
     pipeline.dispose();
     await engine.dispose();
@@ -349,6 +358,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
         },
         peersGone: async (ids) => {
           await recoverTurns();
+          await stopped.peersGone(ids);
           const freed = await shared.freeLeasesOf(ids);
           if (freed) log(`freed ${freed} session lease(s) of gone instance(s) ${ids.join(", ")}`);
         },
@@ -360,11 +370,9 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   }
   // A previous process may have stopped mid-turn.
   await recoverTurns();
-  // Restores and rewinds a stopped process committed without their events; with peers, only
-  // those older than any live instance's restore can still be (the runner's deadline and more).
+  // Restores and rewinds a stopped process committed without their events (stopped-recovery.ts).
   try {
-    const before = new Date(Date.now() - (cluster ? 180_000 : 0));
-    const told = (await recoverRestores({ db, publish }, before)) + (await rewinds.recover(before));
+    const told = await stopped.atStart();
     if (told) log(`announced ${told} restore(s) or rewind(s) a stopped server left unannounced`);
   } catch (err) {
     log(`restores and rewinds left unannounced could not be recovered: ${(err as Error).message}`);

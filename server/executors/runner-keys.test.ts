@@ -78,7 +78,7 @@ describe.each(testDatabases())("runner ids bound to keys on %s", (provider) => {
   /** A server whose pool keeps keys in the test database, through a client of its own (as another process's). */
   async function server(extra: Partial<Parameters<typeof startServer>[0]> = {}): Promise<TestServer> {
     const handle = await openDb(t.current.url);
-    const s = await startServer({ tokens: [SHARED], keys: runnerKeyStore(handle.db), ...extra });
+    const s = await startServer({ tokens: [SHARED], keys: runnerKeyStore(handle.db, handle.provider), ...extra });
     let closed = false;
     const close = async () => {
       if (closed) return;

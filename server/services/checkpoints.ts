@@ -109,6 +109,8 @@ export interface CheckpointDeps {
   /** Whether this server runs a turn of the session now (the database is asked too). */
   isRunning?(sessionId: string): boolean;
   log?(message: string): void;
+  /** This server instance among peers: a restore's pending undo row names it (checkpoint-undo.ts). */
+  instanceId?: string;
 }
 
 const TIMEOUT_MS = 120_000;

@@ -4,13 +4,16 @@
 // action: rewind (conversation and files), restore (to the turn's `before`), unrewind:<rewind-id>.
 // stop: `runner` (the restore asked, its answer never comes), `<event type>` (just before that
 // event is published), `after:<event type>` (once it is stored). The runner is a stand-in: what
-// is tested is the server's rows and events, whatever the runner did.
+// is tested is the server's rows and events, whatever the runner did. With QUIVER_CRASH_CLUSTER=1
+// (PostgreSQL) it is one instance among peers (quick heartbeats), and prints `instance <id>`.
 import { openDb } from "../db";
 import { createEventHub } from "../hub/events";
 import type { SessionEventBody } from "../protocol/events";
 import { CHECKPOINT_CREATE_OP, CHECKPOINT_RESTORE_OP } from "../protocol/checkpoint-ops";
 import { createCheckpointService } from "./checkpoints";
 import { createRewindService } from "./rewind";
+import { createCluster } from "../hub/cluster";
+import { quickCluster } from "../testing/instance";
 
 const [url, sessionId, turnId, action, stop] = process.argv.slice(2);
 const { db } = await openDb(url);
@@ -37,7 +40,20 @@ const runner = {
     return { ok: false, output: `no ${req.op} here` };
   },
 };
-const checkpoints = createCheckpointService({ db, runner, publish });
+let instanceId: string | undefined;
+if (process.env.QUIVER_CRASH_CLUSTER === "1") {
+  const cluster = createCluster({ url, ...quickCluster });
+  await cluster.start({
+    events: () => undefined,
+    request: async () => ({ ok: false, code: "failed", message: "a crash fixture" }),
+    approvalAnswered: () => undefined,
+    welcome: (to) => cluster.send({ type: "welcome", to }),
+    resync: () => undefined,
+  });
+  instanceId = cluster.id;
+  process.stdout.write(`instance ${instanceId}\n`);
+}
+const checkpoints = createCheckpointService({ db, runner, publish, instanceId });
 const rewinds = createRewindService({ db, checkpoints, publish });
 if (action === "rewind") await rewinds.rewind({ sessionId, turnId, conversation: true, files: true, dryRun: false });
 else if (action === "restore") await checkpoints.restore({ sessionId, turnId, dryRun: false });

@@ -4,58 +4,18 @@
 // restore-undo is announced (as a restore whose answer was lost, unless its events were stored),
 // a committed rewind or undo gets its turn.rewound / turn.unrewound, nothing is announced twice,
 // and the person's Undo still works.
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import { seedSession } from "../testing/pipeline";
+import { crashAt, seedTurns } from "../testing/checkpoint-crash";
 import { createEventHub } from "../hub/events";
 import { createCheckpointService } from "./checkpoints";
 import { recoverRestores } from "./checkpoint-undo";
 import { createRewindService } from "./rewind";
 
-/** Runs the child until it says it stopped where asked, then kills it -9. */
-async function crashAt(url: string, sessionId: string, turnId: string, action: string, stop: string) {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "server/services/rewind-crash-child.ts", url, sessionId, turnId, action, stop],
-    { cwd: join(import.meta.dirname, "../.."), stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let out = "";
-  let err = "";
-  child.stderr!.on("data", (d) => (err += d));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d) => {
-      out += d;
-      if (out.includes(`stopped ${stop}`)) resolve();
-      else if (out.includes("stopped")) reject(new Error(`stopped elsewhere: ${out}`));
-    });
-    child.once("exit", (code) => reject(new Error(`child exited ${code}: ${out}\n${err}`)));
-  });
-  child.kill("SIGKILL");
-  await exited;
-}
-
 describe.each(testDatabases())("a server killed mid-restore or mid-rewind, on %s", (provider) => {
   const t = useTestDb(provider);
 
-  async function seed() {
-    const { db } = t.current;
-    const { session } = await seedSession(db);
-    const t1 = await db.turn.create({ data: { sessionId: session.id, status: "done", startedAt: new Date(1000) } });
-    const t2 = await db.turn.create({ data: { sessionId: session.id, status: "done", startedAt: new Date(2000) } });
-    await db.checkpoint.create({
-      data: {
-        sessionId: session.id,
-        turnId: t1.id,
-        phase: "before",
-        commit: "a".repeat(40),
-        createdAt: new Date(1000),
-      },
-    });
-    return { sessionId: session.id, turnIds: [t1.id, t2.id] };
-  }
+  const seed = () => seedTurns(t.current.db);
 
   /** What the next start does, with its own hub: returns the events of the session. */
   async function restart(sessionId: string) {

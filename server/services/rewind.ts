@@ -32,8 +32,9 @@ export interface RewindResult {
 export interface RewindService {
   rewind(req: RewindRequest): Promise<RewindResult>;
   unrewind(sessionId: string, rewindId: string): Promise<{ ok: true }>;
-  /** Publishes the events a stopped server left unpublished, for changes committed before `before`. */
-  recover(before: Date): Promise<number>;
+  /** Publishes the events a stopped server left unpublished, for changes committed before
+   *  `before` (and, with `since`, not before it: a periodic sweep reads only its window). */
+  recover(before: Date, since?: Date): Promise<number>;
 }
 
 export function createRewindService(deps: {
@@ -116,9 +117,11 @@ export function createRewindService(deps: {
       return { ok: true };
     },
 
-    async recover(before) {
+    async recover(before, since) {
       const rows = await db.rewind.findMany({
-        where: { createdAt: { lt: before } },
+        where: since
+          ? { OR: [{ createdAt: { gte: since, lt: before } }, { undoneAt: { gte: since, lt: before } }] }
+          : { createdAt: { lt: before } },
         orderBy: { createdAt: "asc" },
         select: { id: true, sessionId: true, turnIds: true, undoneAt: true },
       });

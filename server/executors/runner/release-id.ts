@@ -24,7 +24,7 @@ async function main(): Promise<number> {
   }
   const handle = await openDb(defaultDbUrl(env.dataDir, env.DATABASE_URL));
   try {
-    const released = await runnerKeyStore(handle.db).release(ids[0]);
+    const released = await runnerKeyStore(handle.db, handle.provider).release(ids[0]);
     if (!released) {
       console.log(`runner id ${JSON.stringify(ids[0])} is bound to no key; nothing to release`);
       return 0;
