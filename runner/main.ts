@@ -21,6 +21,7 @@ import { Workspaces } from "./root/workspaces";
 import { Workspace, WorkspaceError } from "./workspace/workspace";
 import { configureArchiveSource } from "./workspace/archive-source";
 import { levelFromEnv, logFn, rootLog, scoped } from "./log";
+import { safePath } from "./safe-path";
 import { defaultKeyFile, KEY_FILE_VAR, KeyFileError, loadRunnerKey, type RunnerKey } from "./identity-key";
 
 const EXIT_CONFIG = 2;
@@ -91,6 +92,10 @@ async function main(): Promise<void> {
       maxFiles: positiveInt("diff-max-files", args["diff-max-files"]),
     },
   };
+
+  // Before anything is started: the programs the runner starts itself (bwrap, bash, setpriv,
+  // git…), which run outside the sandbox, are found only in folders the agent cannot write.
+  process.env.PATH = safePath(process.env.PATH, [dir, rootDir]);
 
   let workspace: Workspace | undefined;
   let store: WorkspaceStore | undefined;

@@ -8,49 +8,16 @@
 // set, which may lie in a folder the sandbox masks (a home): they are bound back read-only, each
 // path alone, never one the workspace's configuration names.
 import { execFile } from "node:child_process";
-import { accessSync, constants, realpathSync, statSync } from "node:fs";
-import { delimiter, isAbsolute, join } from "node:path";
+import { statSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import { promisify } from "node:util";
+import { inside, lookup, real, safePath as safePathOf } from "../safe-path";
 
-const inside = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+export { lookup };
 
-function real(path: string): string | undefined {
-  try {
-    return realpathSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * `path` (a PATH value) without relative entries, missing folders, and folders inside
- * `workspace` by name or by where they lead; each kept folder as its real path, so no link in
- * it can be swapped afterwards (what it resolves through lies outside the workspace).
- */
-export function safePath(path: string | undefined, workspace: string | undefined): string {
-  const ws = workspace ? [workspace, real(workspace)].filter((w): w is string => !!w) : [];
-  const kept: string[] = [];
-  for (const dir of (path ?? "").split(delimiter)) {
-    if (!isAbsolute(dir) || ws.some((w) => inside(dir, w))) continue;
-    const r = real(dir);
-    if (!r || ws.some((w) => inside(r, w)) || kept.includes(r)) continue;
-    kept.push(r);
-  }
-  return kept.join(delimiter);
-}
-
-/** `name`'s full path in `path` (a safePath), or `name` itself when none has it. */
-export function lookup(name: string, path: string): string {
-  for (const dir of path.split(delimiter)) {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      /* the next folder */
-    }
-  }
-  return name;
-}
+/** `path` without relative entries and folders inside `workspace` (../safe-path.ts). */
+export const safePath = (path: string | undefined, workspace: string | undefined): string =>
+  safePathOf(path, [workspace]);
 
 /** The runner's own environment variables naming CA bundles (files or folders). */
 const CA_ENV = ["SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH"];
