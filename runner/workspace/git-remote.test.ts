@@ -22,6 +22,7 @@ let gs: GitServer;
 let server: TestServer;
 let runner: RunnerChild;
 let ws: string;
+let runnerTmp: string;
 let op: ReturnType<typeof gitRemoteOp>;
 const sh = gitAt;
 const shAsync = gitAtAsync;
@@ -45,9 +46,11 @@ beforeAll(async () => {
   gs = await startGitServer({ alice: TOKEN });
   gs.createRepo("demo", { "README.md": "hello\n", "src.txt": "one\n" });
   ws = await tempDir();
+  // A temp folder of the runner's own: other suites' runners make private repositories too.
+  runnerTmp = await tempDir("quiver-runner-tmp-");
   server = await startServer();
   op = gitRemoteOp(server.pool);
-  runner = spawnRunner({ url: server.url, workspace: ws });
+  runner = spawnRunner({ url: server.url, workspace: ws, env: { TMPDIR: runnerTmp } });
   await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
 }, 60_000);
 afterAll(async () => {
@@ -55,6 +58,7 @@ afterAll(async () => {
   await server?.close();
   await gs?.stop();
   rmSync(ws, { recursive: true, force: true });
+  rmSync(runnerTmp, { recursive: true, force: true });
 });
 
 describe("ide_git_remote", () => {
@@ -168,6 +172,6 @@ describe("ide_git_remote", () => {
     expect(runner.stderr()).not.toContain(TOKEN);
     expect(server.logs.join("\n")).not.toContain(TOKEN);
     // No private repository is left behind in the runner's temp folder.
-    expect(readdirSync(tmpdir()).filter((n) => n.startsWith("quiver-git-net-"))).toEqual([]);
+    expect(readdirSync(runnerTmp).filter((n) => n.startsWith("quiver-git-net-"))).toEqual([]);
   });
 });
