@@ -50,7 +50,7 @@ beforeAll(async () => {
   runnerTmp = await tempDir("quiver-runner-tmp-");
   server = await startServer();
   op = gitRemoteOp(server.pool);
-  runner = spawnRunner({ url: server.url, workspace: ws, env: { TMPDIR: runnerTmp } });
+  runner = spawnRunner({ url: server.url, workspace: ws, env: { ...process.env, TMPDIR: runnerTmp } });
   await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner to connect");
 }, 60_000);
 afterAll(async () => {
