@@ -11,6 +11,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -148,7 +149,8 @@ describe("the runner's key under faults", () => {
         await killed.exited;
         // The pid taken again by a new process, as a busy machine does.
         const reuser = reusePid(killed.child.pid!);
-        const earlier = `${path}.${process.pid}-1-${"0".repeat(32)}-0123456789ab.tmp`; // another boot's
+        const ns = /\d+/.exec(readlinkSync("/proc/self/ns/pid"))![0];
+        const earlier = `${path}.${process.pid}-1-${"0".repeat(32)}-${ns}-0123456789ab.tmp`; // another boot's
         writeFileSync(earlier, "-----BEGIN PRIVATE KEY-----\nhalf", { mode: 0o600 });
         try {
           expect(readdirSync(dir)).toHaveLength(3);

@@ -2,8 +2,9 @@
 // temps, per-process cgroups): EPERM means alive but another user's. A pid alone is reused once
 // its process is gone, so what must outlive a kill -9 names its writer by `processMark`: the pid
 // with the process's start time (/proc/<pid>/stat field 22) and the boot it started in, which no
-// later process has.
-import { readFileSync } from "node:fs";
+// later process has, and its PID namespace: a runner in another container sharing a folder is
+// not judged by this one's /proc.
+import { readFileSync, readlinkSync } from "node:fs";
 
 export function pidAlive(pid: number): boolean {
   try {
@@ -14,21 +15,27 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** `<pid>-<start ticks>-<boot id, 32 hex>` of a process, or undefined without /proc. */
+/** `<pid>-<start ticks>-<boot id, 32 hex>-<PID namespace>` of a process of this PID namespace,
+ *  or undefined without /proc. */
 export function processMark(pid = process.pid): string | undefined {
   const start = startOf(pid);
   const boot = bootId();
-  return start !== undefined && boot !== undefined ? `${pid}-${start}-${boot}` : undefined;
+  const ns = pidNamespace();
+  return start !== undefined && boot !== undefined && ns !== undefined ? `${pid}-${start}-${boot}-${ns}` : undefined;
 }
 
-/** Matches what `processMark` makes, or a bare pid (written where there was no /proc). */
-export const MARK_PATTERN = String.raw`\d+(?:-\d+-[0-9a-f]{32})?`;
+/** A whole mark `processMark` makes. */
+export const FULL_MARK_PATTERN = String.raw`\d+-\d+-[0-9a-f]{32}-\d+`;
+/** A whole mark, or a bare pid (written where there was no /proc). */
+export const MARK_PATTERN = String.raw`\d+(?:-\d+-[0-9a-f]{32}-\d+)?`;
 
 /** Whether the process a mark (or a bare pid) names still runs: a reused pid, or a pid of an
- *  earlier boot, is not it. Unreadable /proc falls back to the pid alone (kept, not removed). */
+ *  earlier boot, is not it. A mark of another PID namespace cannot be judged from here, nor a
+ *  bare pid whose /proc is unreadable: both count as running (kept, not removed). */
 export function markAlive(mark: string): boolean {
-  const [pid, start, boot] = mark.split("-");
+  const [pid, start, boot, ns] = mark.split("-");
   if (start === undefined || boot === undefined) return pidAlive(Number(pid));
+  if (ns !== undefined && ns !== pidNamespace()) return true;
   const now = bootId();
   if (now !== undefined && now !== boot) return false;
   let stat: string;
@@ -62,4 +69,16 @@ function bootId(): string | undefined {
     }
   }
   return boot;
+}
+
+let namespace: string | undefined | null = null;
+function pidNamespace(): string | undefined {
+  if (namespace === null) {
+    try {
+      namespace = /^pid:\[(\d+)\]$/.exec(readlinkSync("/proc/self/ns/pid"))?.[1];
+    } catch {
+      namespace = undefined;
+    }
+  }
+  return namespace;
 }

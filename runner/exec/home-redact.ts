@@ -18,8 +18,6 @@ import {
   lstatSync,
   openSync,
   readdirSync,
-  readFileSync,
-  readlinkSync,
   readSync,
   realpathSync,
   rmSync,
@@ -29,6 +27,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { FULL_MARK_PATTERN, markAlive, processMark } from "../pid-alive";
 import { isSecretName } from "./env";
 import { REDACTED, redactShell } from "./redact-shell";
 
@@ -142,33 +141,13 @@ let folder: string | undefined;
 let swept = false;
 
 const PREFIX = "quiver-home-copies-";
-const OWNED = /^quiver-home-copies-(\d+)\.[^-]+-/;
-
-/**
- * Who a process is, beyond its pid (reused): its start time since boot, the boot and its PID
- * namespace (a runner in another container sharing /tmp is not judged by this one's /proc).
- */
-function ownerTag(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8")
-      .replace(/[^0-9a-f]/g, "")
-      .slice(0, 12);
-    const ns = /\d+/.exec(readlinkSync("/proc/self/ns/pid"))?.[0];
-    return start && boot && ns ? `${pid}.${start}.${boot}.${ns}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const OWNED = new RegExp(`^${PREFIX}(${FULL_MARK_PATTERN})-[^-]+$`);
 
 /**
  * Removes the copies' folders of runners that are gone (killed -9, no exit handler ran): this
  * user's own folders only, named by an owner that no longer runs, in this PID namespace.
  */
 export function removeStaleCopies(dir = tmpdir()): string[] {
-  const ns = ownerTag(process.pid)?.split(".")[3];
-  if (!ns) return [];
   const removed: string[] = [];
   let names: string[];
   try {
@@ -177,9 +156,9 @@ export function removeStaleCopies(dir = tmpdir()): string[] {
     return [];
   }
   for (const name of names) {
+    // Only a whole mark: its owner, another namespace's or a live one is kept.
     const m = OWNED.exec(name);
-    const tag = m && name.slice(PREFIX.length, name.lastIndexOf("-"));
-    if (!m || !tag || tag.split(".")[3] !== ns || ownerTag(Number(m[1])) === tag) continue;
+    if (!m || markAlive(m[1])) continue;
     const path = join(dir, name);
     try {
       const st = lstatSync(path);
@@ -204,8 +183,8 @@ export function sweepStaleCopies(): void {
 export function copiesFolder(): string {
   sweepStaleCopies();
   if (!folder) {
-    const tag = ownerTag(process.pid);
-    const made = mkdtempSync(join(tmpdir(), tag ? `${PREFIX}${tag}-` : PREFIX));
+    const mark = processMark();
+    const made = mkdtempSync(join(tmpdir(), mark ? `${PREFIX}${mark}-` : PREFIX));
     folder = made;
     process.once("exit", () => rmSync(made, { recursive: true, force: true }));
   }

@@ -17,7 +17,7 @@ const bwrap = sandboxInfo("auto").available;
 const t = useRunnerPerTest();
 
 const PREFIX = "quiver-home-copies-";
-const copiesOf = (pid: number) => readdirSync(tmpdir()).filter((n) => n.startsWith(`${PREFIX}${pid}.`));
+const copiesOf = (pid: number) => readdirSync(tmpdir()).filter((n) => n.startsWith(`${PREFIX}${pid}-`));
 const filled = (pid: number) => copiesOf(pid).length === 1 && readdirSync(join(tmpdir(), copiesOf(pid)[0])).length > 0;
 
 describe.runIf(bwrap)("the copies' folders of runners killed -9", () => {
@@ -43,13 +43,11 @@ describe.runIf(bwrap)("the copies' folders of runners killed -9", () => {
 
     // A live pid (this test's) with another start time: a reused pid, so its owner is gone. Another
     // PID namespace's folder and another user's cannot be judged from here and stay.
-    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8")
-      .replace(/[^0-9a-f]/g, "")
-      .slice(0, 12);
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").replace(/[^0-9a-f]/g, "");
     const ns = /\d+/.exec(readlinkSync("/proc/self/ns/pid"))![0];
-    const reused = `${PREFIX}${process.pid}.1.${boot}.${ns}-reused`;
-    const otherNs = `${PREFIX}999999.1.${boot}.1-otherns`;
-    const otherUser = `${PREFIX}999998.1.${boot}.${ns}-otheruser`;
+    const reused = `${PREFIX}${process.pid}-1-${boot}-${ns}-reused`;
+    const otherNs = `${PREFIX}999999-1-${boot}-1-otherns`;
+    const otherUser = `${PREFIX}999998-1-${boot}-${ns}-otheruser`;
     for (const n of [reused, otherNs, otherUser]) {
       await mkdir(join(tmpdir(), n));
       await writeFile(join(tmpdir(), n, "copy"), "x");
