@@ -40,6 +40,7 @@ export async function approve(call: CallRecord): Promise<void> {
       reason,
       change?.diff,
       call.decision?.action === "ask" ? call.decision.unchecked : undefined,
+      change?.note,
     );
     const keys = sessionKeys(callFacts({ tool, input }));
     const approval = await core.broker.open({

@@ -47,12 +47,14 @@ export function proposedDiff(input: unknown): string | undefined {
 
 /** `diff`: the tool's own preview of its change (the file's real lines), when it has one. */
 /** `unchecked`: what the org policy could not check (Decision.unchecked), said on the card. */
+/** `note`: what the tool's preview says the person should know (git_push: the remote changed). */
 export function approvalCard(
   tool: Tool,
   input: unknown,
   reason: string,
   diff?: string,
   unchecked?: string,
+  note?: string,
 ): ApprovalRequest {
   const facts = callFacts({ tool, input });
   const card: ApprovalRequest = { tool: tool.name, summary: tool.summarize(input), reason };
@@ -68,5 +70,6 @@ export function approvalCard(
   card.covers = describeKeys(keys);
   card.allows = plainKeys(keys);
   if (unchecked) card.policyUnchecked = unchecked.slice(0, 2000);
+  if (note) card.note = note.slice(0, 2000);
   return card;
 }

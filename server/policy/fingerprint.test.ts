@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { arityPrefix, canonicalJson, describeKeys, exactFingerprint, isOpaqueKey, sessionKeys } from "./fingerprint";
+import {
+  arityPrefix,
+  canonicalJson,
+  describeKeys,
+  exactFingerprint,
+  isOpaqueKey,
+  plainKeys,
+  sessionKeys,
+} from "./fingerprint";
 
 const covers = (approved: string, later: string) => {
   const granted = new Set(sessionKeys({ tool: "shell", command: approved }));
@@ -108,6 +116,19 @@ describe("fingerprints", () => {
     ]);
     expect(sessionKeys({ tool: "write_file" })).toEqual(["write_file"]);
     expect(describeKeys(sessionKeys({ tool: "shell", command: "npm test -- --watch" }))).toBe("npm test *");
+  });
+
+  it("a push is keyed by its whole URL: one repository approved is not every one on its host", () => {
+    const keys = sessionKeys({ tool: "git_push", urls: ["https://github.com/me/app.git"] });
+    expect(keys).toEqual(["git_push:url:https://github.com/me/app.git"]);
+    expect(sessionKeys({ tool: "git_push", urls: ["https://github.com/attacker/x.git"] })).not.toEqual(keys);
+    expect(describeKeys(keys)).toBe("exactly https://github.com/me/app.git");
+    expect(plainKeys(keys)).toEqual([
+      "Allow git_push to https://github.com/me/app.git (this URL only) for this session",
+    ]);
+    expect(sessionKeys({ tool: "git_push", urls: ["https://github.com/a\ngit_push:url:https://x/y"] })).toEqual([
+      "git_push:opaque:url",
+    ]);
   });
 });
 

@@ -5,7 +5,8 @@
 // program reads them, arity.ts, and one it does not know narrows the approval to the exact
 // command); a command with words known only at run time, an
 // assignment or a dangerous flag is covered only by itself; an opaque command, or a write to a
-// file that steers git, gets a key no approval grants. For a URL, its host; otherwise the tool.
+// file that steers git, gets a key no approval grants. For a URL, its host — but for git_push the
+// whole URL; otherwise the tool.
 import { createHash } from "node:crypto";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
 import { isDangerous } from "../shell/danger";
@@ -129,10 +130,20 @@ export function sessionKeys(facts: CallFacts): string[] {
     return keys.length > 0 ? [...new Set(keys)].sort() : [`${facts.tool}:cmd:`];
   }
   if (facts.gitPaths && facts.gitPaths.length > 0) return facts.gitPaths.map((p) => `${facts.tool}:opaque:${p}`).sort();
+  // A push sends the person's code with their credential: approving one repository is not
+  // approving every repository on its host (origin is the agent's to rewrite).
+  if (WHOLE_URL.has(facts.tool) && facts.urls && facts.urls.length > 0)
+    return [
+      ...new Set(
+        facts.urls.map((u) => (/[\x00-\x1f\x7f]/.test(u) ? `${facts.tool}:opaque:url` : `${facts.tool}:url:${u}`)),
+      ),
+    ].sort();
   const hosts = (facts.urls ?? []).map(hostOf).filter((h): h is string => !!h);
   if (hosts.length > 0) return [...new Set(hosts.map((h) => `${facts.tool}:host:${h}`))].sort();
   return [facts.tool];
 }
+
+const WHOLE_URL = new Set(["git_push"]);
 
 function commandKey(tool: string, c: SimpleCommand): string {
   if (c.opaque || c.argv.slice(1).some((a) => touchesGit(c.argv[0], a))) return `${tool}:opaque:${c.source}`;
@@ -167,12 +178,13 @@ export function isOpaqueKey(key: string): boolean {
 export function describeKeys(keys: string[]): string {
   return keys
     .map((k) => {
-      const [, kind, rest] = /^[^:]+:(cmd|host|exact|opaque|write):(.*)$/s.exec(k) ?? [];
+      const [, kind, rest] = /^[^:]+:(cmd|host|url|exact|opaque|write):(.*)$/s.exec(k) ?? [];
       if (kind === "write") return `writing ${rest}`;
       if (kind === "opaque") return `nothing more (\`${rest}\` is asked about every time)`;
       if (kind === "cmd") return `${rest} *`;
       if (kind === "exact") return `exactly \`${rest}\``;
       if (kind === "host") return `host ${rest}`;
+      if (kind === "url") return `exactly ${rest}`;
       return `every ${k} call`;
     })
     .join(", ");
@@ -184,7 +196,7 @@ export function describeKeys(keys: string[]): string {
  */
 export function plainKeys(keys: string[]): string[] {
   return keys.map((k) => {
-    const [, tool, kind, rest] = /^([^:]+):(cmd|host|exact|opaque|write):(.*)$/s.exec(k) ?? [];
+    const [, tool, kind, rest] = /^([^:]+):(cmd|host|url|exact|opaque|write):(.*)$/s.exec(k) ?? [];
     if (kind === "cmd")
       return rest
         ? `Allow \`${rest}\` with any arguments for this session`
@@ -192,6 +204,7 @@ export function plainKeys(keys: string[]): string[] {
     if (kind === "exact") return `Allow exactly this command: ${rest}`;
     if (kind === "write") return `Allow writing to ${rest} for this session`;
     if (kind === "host") return `Allow reaching ${rest} for this session`;
+    if (kind === "url") return `Allow ${tool} to ${rest} (this URL only) for this session`;
     if (kind === "opaque") return `\`${rest}\` will still be asked about every time`;
     return `Allow every ${k} call for this session`;
   });

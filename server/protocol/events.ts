@@ -48,6 +48,9 @@ export const ApprovalRequest = z.object({
   /** Set when an org rule could match a command the shell analysis could not see through
    *  (`eval`, `$(…)` in command position, `sh -c "$x"`, a pipe into a shell): what and why. */
   policyUnchecked: z.string().max(2000).optional(),
+  /** What the tool says the person should know before answering, e.g. that git_push's remote is
+   *  not the one the workspace last pushed to. */
+  note: z.string().max(2000).optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 

@@ -3,6 +3,7 @@
 // sides. A credential travels only inside this op's input, server to runner, for one network
 // operation: the runner hands it to git over a pipe and never stores, prints or returns it.
 import { z } from "zod";
+import { GitScope } from "./git-scope";
 
 /** Hosts that may be reached over plain http (the machine itself, for tests and local forges). */
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
@@ -79,7 +80,8 @@ export const RemoteUrlText = z
     if ("error" in r) ctx.addIssue({ code: "custom", message: r.error });
   });
 
-/** What git is given to sign in; the token never leaves the op. */
+/** What git is given to sign in; the token never leaves the op. `scope`: the repository path
+ *  prefix it is limited to (git-scope.ts), which the runner's credential helper enforces too. */
 export const GitCredentialInput = z.object({
   username: z
     .string()
@@ -91,6 +93,7 @@ export const GitCredentialInput = z.object({
     .min(1)
     .max(4096)
     .regex(/^[\x21-\x7e]+$/),
+  scope: GitScope.optional(),
 });
 export type GitCredentialInput = z.infer<typeof GitCredentialInput>;
 

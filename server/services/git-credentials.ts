@@ -1,15 +1,18 @@
-// A person's git credentials: one per host (host + user name + token), stored once and used for
-// clone, fetch, pull and push. The token is sealed with AES-256-GCM under a key of its own in the
-// data folder (`git-credential-key`, made like the cookie key), with the row's user, host and user
-// name as additional data, so a sealed value copied to another row or person does not open. After
-// saving, only a masked hint (its last four characters) is ever shown; the token leaves this
-// service only through `forHost`, for one network operation the runner performs. Saving and
-// deleting write an audit row (host and user name, never the token).
+// A person's git credentials: one per host and scope (host, repository path prefix, user name,
+// token), stored once and used for clone, fetch, pull and push. A remote gets the credential
+// whose scope covers its path, the longest one first; a scope of "" is the whole host (every
+// credential stored before scopes existed). The token is sealed with AES-256-GCM under a key of its own in the
+// data folder (`git-credential-key`, made like the cookie key), with the row's user, host, user
+// name and scope as additional data, so a sealed value copied to another row, person or scope does
+// not open. After saving, only a masked hint (its last four characters) is ever shown; the token
+// leaves this service only through `forRemote`, for one network operation the runner performs.
+// Saving and deleting write an audit row (host, scope and user name, never the token).
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Db } from "../db";
-import { GitCredentialInput } from "../protocol/git-remote";
+import { GitCredentialInput, type RemoteUrl } from "../protocol/git-remote";
+import { pathSegments, scopeCovers, scopeLabel } from "../protocol/git-scope";
 import type { Actor } from "./types";
 
 const KEY_FILE = "git-credential-key";
@@ -28,6 +31,10 @@ export class GitCredentialError extends Error {
 export interface GitCredentialView {
   id: string;
   host: string;
+  /** The repository path prefix it is limited to; "" = every repository on the host. */
+  scope: string;
+  /** `github.com/myorg` or `github.com`: where it may be used, as the person reads it. */
+  target: string;
   username: string;
   /** `••••` and the token's last four characters. */
   masked: string;
@@ -37,13 +44,19 @@ export interface GitCredentialView {
 
 export interface GitCredentialService {
   list(actor: Actor): Promise<GitCredentialView[]>;
-  /** Stores (or replaces) the caller's credential for `host` (a host, host:port, or a URL of it). */
+  /**
+   * Stores (or replaces) the caller's credential for `host`: a host, host:port, or a URL whose
+   * path, when it has one, becomes the scope (`https://github.com/myorg/` or `github.com/myorg/app`).
+   */
   save(actor: Actor, input: { host: string; username: string; token: string }): Promise<GitCredentialView>;
   remove(actor: Actor, id: string): Promise<void>;
-  /** Whether `userId` has a credential for `host` (nothing opened). */
-  has(userId: string, host: string): Promise<boolean>;
-  /** The caller's credential for `host`, opened, for one network operation; null when none. */
-  forHost(userId: string, host: string): Promise<{ username: string; token: string } | null>;
+  /** The credential `forRemote` would use for `remote` (nothing opened); null when none. */
+  match(userId: string, remote: Pick<RemoteUrl, "host" | "url">): Promise<GitCredentialView | null>;
+  /** The caller's credential for `remote`, opened, for one network operation; null when none. */
+  forRemote(
+    userId: string,
+    remote: Pick<RemoteUrl, "host" | "url">,
+  ): Promise<{ username: string; token: string; scope: string } | null>;
 }
 
 /** The data folder's credential key, created on first use (readable by this user only). */
@@ -63,8 +76,9 @@ export function loadCredentialKey(dataDir: string): Buffer {
   return loadCredentialKey(dataDir);
 }
 
-const aad = (userId: string, host: string, username: string) =>
-  Buffer.from(JSON.stringify(["quiver-git-credential", userId, host, username]), "utf8");
+// A host-wide credential keeps the binding it had before scopes, so stored tokens still open.
+const aad = (userId: string, host: string, username: string, scope: string) =>
+  Buffer.from(JSON.stringify(["quiver-git-credential", userId, host, username, ...(scope ? [scope] : [])]), "utf8");
 
 export function seal(key: Buffer, token: string, bound: Buffer): string {
   const iv = randomBytes(12);
@@ -98,9 +112,40 @@ export function normaliseHost(text: string): string | undefined {
     : undefined;
 }
 
+const PLAIN_PATH =
+  "A repository path may have only letters, digits and . _ ~ + @ - between its slashes (no %-escapes, no . or .. parts, no //).";
+
+/**
+ * Host and scope from what a person typed: a host, host:port, or an http(s) URL or `host/path`
+ * whose path is the scope; a reason when it is neither or the path is not plain.
+ */
+export function parseCredentialTarget(text: string): { host: string; scope: string } | { error: string } {
+  const bad = {
+    error: "Give the git server's host name (github.com, git.example.com:8443) or a repository URL on it.",
+  };
+  const t = text.trim();
+  if (!t || /[\s\x00-\x1f\x7f\\]/.test(t)) return bad;
+  // The URL parser would resolve these: refused so the scope shown is the text the person typed.
+  if (/%|\/\.\.?(\/|$)/.test(t)) return { error: PLAIN_PATH };
+  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(t);
+  if (hasScheme && !/^https?:\/\//i.test(t)) return bad;
+  let u: URL;
+  try {
+    u = new URL(hasScheme ? t : `https://${t}`);
+  } catch {
+    return bad;
+  }
+  const host = normaliseHost(u.host);
+  if (!host || u.username || u.password || u.search || u.hash) return bad;
+  const segments = pathSegments(u.pathname);
+  if (!segments) return { error: PLAIN_PATH };
+  return { host, scope: segments.join("/") };
+}
+
 const view = (row: {
   id: string;
   host: string;
+  scope: string;
   username: string;
   hint: string;
   createdAt: Date;
@@ -108,6 +153,8 @@ const view = (row: {
 }): GitCredentialView => ({
   id: row.id,
   host: row.host,
+  scope: row.scope,
+  target: scopeLabel(row.host, row.scope),
   username: row.username,
   masked: `••••${row.hint}`,
   createdAt: row.createdAt,
@@ -115,18 +162,25 @@ const view = (row: {
 });
 
 export function createGitCredentialService(db: Db, key: Buffer): GitCredentialService {
+  /** The person's credential whose scope covers the remote's path, the longest scope first. */
+  async function pick(userId: string, remote: Pick<RemoteUrl, "host" | "url">) {
+    const host = normaliseHost(remote.host);
+    if (!host) return null;
+    const rows = await db.gitCredential.findMany({ where: { userId, host } });
+    const covering = rows.filter((r) => scopeCovers(r.scope, remote.url));
+    const depth = (scope: string) => (scope ? scope.split("/").length : 0);
+    return covering.sort((a, b) => depth(b.scope) - depth(a.scope))[0] ?? null;
+  }
+
   return {
     async list(actor) {
       const rows = await db.gitCredential.findMany({ where: { userId: actor.userId }, orderBy: { host: "asc" } });
       return rows.map(view);
     },
     async save(actor, input) {
-      const host = normaliseHost(input.host);
-      if (!host)
-        throw new GitCredentialError(
-          "BAD_REQUEST",
-          "Give the git server's host name (github.com, git.example.com:8443) or a repository URL on it.",
-        );
+      const target = parseCredentialTarget(input.host);
+      if ("error" in target) throw new GitCredentialError("BAD_REQUEST", target.error);
+      const { host, scope } = target;
       const parsed = GitCredentialInput.safeParse({ username: input.username.trim(), token: input.token.trim() });
       if (!parsed.success) {
         const field = parsed.error.issues[0]?.path[0];
@@ -140,14 +194,14 @@ export function createGitCredentialService(db: Db, key: Buffer): GitCredentialSe
       const { username, token } = parsed.data;
       const data = {
         username,
-        sealed: seal(key, token, aad(actor.userId, host, username)),
+        sealed: seal(key, token, aad(actor.userId, host, username, scope)),
         hint: token.slice(-4),
         lastUsedAt: null,
       };
       const [row] = await db.$transaction([
         db.gitCredential.upsert({
-          where: { userId_host: { userId: actor.userId, host } },
-          create: { userId: actor.userId, host, ...data },
+          where: { userId_host_scope: { userId: actor.userId, host, scope } },
+          create: { userId: actor.userId, host, scope, ...data },
           update: data,
         }),
         db.auditEvent.create({
@@ -155,8 +209,8 @@ export function createGitCredentialService(db: Db, key: Buffer): GitCredentialSe
             orgId: actor.orgId,
             actorId: actor.userId,
             action: "git.credential.saved",
-            target: `git-host:${host}`,
-            detail: { host, username },
+            target: `git-host:${scopeLabel(host, scope)}`,
+            detail: { host, scope, username },
           },
         }),
       ]);
@@ -172,32 +226,30 @@ export function createGitCredentialService(db: Db, key: Buffer): GitCredentialSe
             orgId: actor.orgId,
             actorId: actor.userId,
             action: "git.credential.removed",
-            target: `git-host:${row.host}`,
-            detail: { host: row.host, username: row.username },
+            target: `git-host:${scopeLabel(row.host, row.scope)}`,
+            detail: { host: row.host, scope: row.scope, username: row.username },
           },
         }),
       ]);
     },
-    async has(userId, host) {
-      const h = normaliseHost(host);
-      return !!h && (await db.gitCredential.count({ where: { userId, host: h } })) > 0;
+    async match(userId, remote) {
+      const row = await pick(userId, remote);
+      return row && view(row);
     },
-    async forHost(userId, rawHost) {
-      const host = normaliseHost(rawHost);
-      if (!host) return null;
-      const row = await db.gitCredential.findUnique({ where: { userId_host: { userId, host } } });
+    async forRemote(userId, remote) {
+      const row = await pick(userId, remote);
       if (!row) return null;
       let token: string;
       try {
-        token = unseal(key, row.sealed, aad(userId, host, row.username));
+        token = unseal(key, row.sealed, aad(userId, row.host, row.username, row.scope));
       } catch {
         throw new GitCredentialError(
           "BAD_REQUEST",
-          `The stored credential for ${host} cannot be opened (the data folder's git-credential-key changed): store it again under Settings → Git.`,
+          `The stored credential for ${scopeLabel(row.host, row.scope)} cannot be opened (the data folder's git-credential-key changed): store it again under Settings → Git.`,
         );
       }
       await db.gitCredential.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } }).catch(() => undefined);
-      return { username: row.username, token };
+      return { username: row.username, token, scope: row.scope };
     },
   };
 }

@@ -29,7 +29,7 @@ export function gitToolService(git: GitServices, db: Db, sessionId: string): Git
   return {
     async remote() {
       const r = await git.remote.remoteOf(sessionId);
-      return "error" in r ? r : { url: r.url, host: r.host };
+      return "error" in r ? r : { url: r.url, host: r.host, ...(r.note ? { note: r.note } : {}) };
     },
     async push(url, opts) {
       const session = await db.session.findUnique({ where: { id: sessionId }, select: { ownerId: true } });

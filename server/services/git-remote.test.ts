@@ -1,7 +1,9 @@
 // Git through the whole server: tRPC over HTTP, the local runner on its workspace, a real git
 // server. A person stores a credential (answered masked), clones into the session's empty
 // workspace, commits, pushes, pulls; a wrong token and a refused push are named clearly; then
-// the token is looked for in the database file itself, every log line and every workspace file.
+// a remote the agent changed is said in the status and a stale one refused, a credential scoped to
+// a repository reaches no other path (nor one a redirect names); then the token is looked for in
+// the database file itself, every log line and every workspace file.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -124,6 +126,51 @@ describe("git through the server", () => {
       client.git.saveCredential.mutate({ host: "--upload-pack=x", username: "a", token: "b" }),
     ).rejects.toThrow(/host name/);
   });
+
+  it("says origin changed, refuses the URL shown before, and keeps a scoped credential to its path", async () => {
+    gs.createRepo("other");
+    const other = `${gs.url}/other.git`;
+    for (const c of await client.git.credentials.query())
+      await client.git.removeCredential.mutate({ credentialId: c.id });
+    const saved = await client.git.saveCredential.mutate({
+      host: `${gs.url}/site.git`,
+      username: "alice",
+      token: TOKEN,
+    });
+    expect(saved).toMatchObject({ scope: "site", target: `${gs.host}/site` });
+    const before = await client.git.status.query({ sessionId });
+    expect(before).toMatchObject({ remote: `${gs.url}/site.git`, credentialTarget: `${gs.host}/site` });
+    expect(before.remoteNote).toBeUndefined();
+
+    // The agent rewrites origin to another repository on the same host.
+    await promisify(execFile)("git", ["remote", "set-url", "origin", other], { cwd: ws() });
+    try {
+      const st = await client.git.status.query({ sessionId });
+      expect(st).toMatchObject({ remote: other, hasCredential: false });
+      expect(st.remoteNote).toContain(`origin changed since your last push: was ${gs.url}/site.git`);
+      let seen = gs.requests.length;
+      // The panel's Push sends the URL it showed: a remote changed since is refused, unreached.
+      await expect(client.git.push.mutate({ sessionId, url: `${gs.url}/site.git` })).rejects.toThrow(
+        `The workspace's remote is ${other} now, not ${gs.url}/site.git: nothing was pushed.`,
+      );
+      expect(gs.requests.length).toBe(seen);
+      await expect(client.git.push.mutate({ sessionId, url: other })).rejects.toThrow(/asks for a sign-in/);
+      expect(gs.requests.slice(seen).length).toBeGreaterThan(0);
+      expect(gs.requests.slice(seen).filter((r) => r.user)).toEqual([]);
+      expect((await client.git.status.query({ sessionId })).remoteNote).toContain("origin changed");
+
+      // A redirect from the scoped repository to another path on the host gets no credential.
+      await promisify(execFile)("git", ["remote", "set-url", "origin", `${gs.url}/site.git`], { cwd: ws() });
+      gs.redirect("site", "other");
+      seen = gs.requests.length;
+      await expect(client.git.fetch.mutate({ sessionId })).rejects.toThrow(/sign-in|refused the stored credential/);
+      const reached = gs.requests.slice(seen);
+      expect(reached.some((r) => r.path.startsWith("/other.git/"))).toBe(true);
+      expect(reached.filter((r) => r.user)).toEqual([]);
+    } finally {
+      await promisify(execFile)("git", ["remote", "set-url", "origin", `${gs.url}/site.git`], { cwd: ws() });
+    }
+  }, 120_000);
 
   it("leaves the token in no database byte, log line or workspace file", () => {
     const dbFiles = readdirSync(dataDir).filter((n) => /\.db(-wal|-journal)?$/.test(n));

@@ -23,6 +23,9 @@ export interface GitServer {
   createRepo(name: string, files?: Record<string, string>, branch?: string): string;
   /** From now on, pushes to `name` are refused with `message` (a pre-receive hook). */
   refusePushes(name: string, message: string): void;
+  /** From now on, every request under `/${from}.git/` is redirected to the same place under `/${to}.git/`
+   *  before any sign-in is asked, as a forge does for a renamed repository. */
+  redirect(from: string, to: string): void;
   /** A ref's commit in the bare repository, or "" when it has none. */
   revParse(name: string, ref: string): string;
   stop(): Promise<void>;
@@ -33,8 +36,14 @@ const HTTP_BACKEND = "/usr/lib/git-core/git-http-backend";
 export async function startGitServer(users: Record<string, string>): Promise<GitServer> {
   const root = mkdtempSync(join(tmpdir(), "quiver-git-server-"));
   const requests: GitServer["requests"] = [];
+  const redirects = new Map<string, string>();
 
   const server = createServer((req, res) => {
+    for (const [from, to] of redirects)
+      if ((req.url ?? "").startsWith(from)) {
+        res.writeHead(301, { Location: to + (req.url ?? "").slice(from.length) }).end();
+        return;
+      }
     const who = basicAuth(req);
     const ok = !!who && Object.hasOwn(users, who.user) && users[who.user] === who.password;
     requests.push({ path: (req.url ?? "").split("?")[0], user: who?.user, ok });
@@ -77,6 +86,9 @@ export async function startGitServer(users: Record<string, string>): Promise<Git
       const hook = join(root, `${name}.git`, "hooks", "pre-receive");
       writeFileSync(hook, `#!/bin/sh\necho ${JSON.stringify(message)} >&2\nexit 1\n`);
       chmodSync(hook, 0o755);
+    },
+    redirect(from, to) {
+      redirects.set(`/${from}.git/`, `/${to}.git/`);
     },
     revParse(name, ref) {
       try {

@@ -58,7 +58,8 @@ export interface ToolSearchService {
 /** The session's git remote and a push with its owner's stored credential (git_push; the token
  *  stays on the server and the runner: services/git-remote-services.ts). */
 export interface GitToolService {
-  remote(): Promise<{ url: string; host: string } | { error: string }>;
+  /** `note`: the remote is not the one this workspace last pushed to (services/git-remote.ts). */
+  remote(): Promise<{ url: string; host: string; note?: string } | { error: string }>;
   /** Pushes the checked-out branch to `url`, which must still be the session's remote. */
   push(url: string, opts: { signal: AbortSignal; onProgress?(chunk: string): void }): Promise<{ message: string }>;
 }
@@ -118,7 +119,8 @@ export interface ToolContext {
   services: ToolServices;
 }
 
-export type ChangePreview = { diff: string } | { problem: string };
+/** `note`: what the person should know before answering (git_push: the remote changed). */
+export type ChangePreview = { diff?: string; note?: string } | { problem: string };
 
 export interface ToolResult {
   output: string;

@@ -3,7 +3,10 @@
 // how far the branch is ahead of or behind it, and the three buttons. Each shows that it is
 // working and then git's answer in words (a refused credential, a push the server refused with
 // its own message, a pull that cannot fast-forward). Without a stored credential for the
-// remote's host it says so and links to Settings → Git.
+// remote it says so and links to Settings → Git; with one, it names where that credential may be
+// used. When the remote is not the one this workspace last pushed to (origin is the agent's to
+// rewrite) it says so above the buttons, and each button sends the URL it showed, so a remote
+// changed after the panel was read is refused rather than used.
 import Link from "next/link";
 import { useEffect, useState } from "react";
 import { useMutation, useQuery } from "@tanstack/react-query";
@@ -47,7 +50,7 @@ export function GitSync({ sessionId, stamp, onSynced }: { sessionId: string; sta
   if (!s || (!s.remote && !s.remoteProblem)) return null;
   const run = (a: Action) => {
     setResult(undefined);
-    ({ fetch: fetchRemote, pull, push })[a].mutate({ sessionId });
+    ({ fetch: fetchRemote, pull, push })[a].mutate({ sessionId, ...(s.remote ? { url: s.remote } : {}) });
   };
 
   return (
@@ -67,8 +70,18 @@ export function GitSync({ sessionId, stamp, onSynced }: { sessionId: string; sta
       </div>
       {s.remote && !s.hasCredential && (
         <div className="muted" data-testid="git-no-credential">
-          No credential for {s.host}: <Link href="/settings/git">add one</Link> (a public repository fetches without
-          one).
+          No credential for this repository on {s.host}: <Link href="/settings/git">add one</Link> (a public repository
+          fetches without one).
+        </div>
+      )}
+      {s.remote && s.credentialTarget && (
+        <div className="muted" data-testid="git-credential-target">
+          With your credential for {s.credentialTarget}
+        </div>
+      )}
+      {s.remoteNote && (
+        <div className={styles.error} role="note" data-testid="git-remote-note">
+          ⚠ {s.remoteNote}
         </div>
       )}
       {s.remote && (

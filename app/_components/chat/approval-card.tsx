@@ -107,6 +107,11 @@ export function ApprovalCard({
           {r.policyUnchecked}
         </div>
       )}
+      {r.note && (
+        <div className={own.destructive} role="note" data-testid="approval-note">
+          <span aria-hidden="true">⚠</span> <span>{r.note}</span>
+        </div>
+      )}
       {r.destructive && (
         <div className={own.destructive} role="note" data-testid="approval-destructive">
           <span aria-hidden="true">⚠</span> <strong>Destructive command:</strong>{" "}

@@ -1,6 +1,7 @@
 "use client";
-// Git credentials: a person stores one per git server (host, user name, token) for clone, fetch,
-// pull and push from the IDE and for the agent's git_push. The token is sent once, here, and never
+// Git credentials: a person stores one per git server (host, user name, token) — or per
+// repository path on it, given as a URL with a path — for clone, fetch, pull and push from the IDE
+// and for the agent's git_push. The token is sent once, here, and never
 // shown again: the list shows it masked (its last four characters). Delete removes it at once.
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
@@ -22,7 +23,9 @@ export default function GitSettingsPage() {
       onSuccess: async (c) => {
         // The token leaves the page's state as soon as the server has it.
         setToken("");
-        setSaved(`Saved for ${c.host} (${c.username}, ${c.masked}).`);
+        setSaved(
+          `Saved for ${c.scope ? `repositories under ${c.target}` : `every repository on ${c.host}`} (${c.username}, ${c.masked}).`,
+        );
         await refresh();
       },
     }),
@@ -42,15 +45,16 @@ export default function GitSettingsPage() {
       </header>
       <p className="muted">
         One per git server, used over HTTPS for clone, fetch, pull and push (the Changes panel, and the agent&apos;s
-        git_push when the policy and you allow it). The token is kept encrypted and is never shown again, never sent to
-        the model and never written into a workspace. Use a token with the least access that works (read for fetch,
-        write for push).
+        git_push when the policy and you allow it). Give a URL with a path (https://github.com/myorg/ or
+        github.com/myorg/app) to use it only for repositories under that path; the longest matching path wins. The token
+        is kept encrypted and is never shown again, never sent to the model and never written into a workspace. Use a
+        token with the least access that works (read for fetch, write for push).
       </p>
       {list.error && <p className={styles.error}>Could not load your credentials: {list.error.message}</p>}
       <table className={styles.rules} data-testid="git-credentials">
         <thead>
           <tr>
-            <th>Host</th>
+            <th>Used for</th>
             <th>User name</th>
             <th>Token</th>
             <th>Last used</th>
@@ -66,8 +70,8 @@ export default function GitSettingsPage() {
             </tr>
           )}
           {list.data?.map((c) => (
-            <tr key={c.id} data-testid="git-credential" data-host={c.host}>
-              <td className={styles.match}>{c.host}</td>
+            <tr key={c.id} data-testid="git-credential" data-host={c.host} data-scope={c.scope}>
+              <td className={styles.match}>{c.scope ? `${c.target}/…` : `${c.host} (every repository)`}</td>
               <td>{c.username}</td>
               <td className={styles.match}>{c.masked}</td>
               <td className="muted">{c.lastUsedAt ? new Date(c.lastUsedAt).toLocaleString() : "never"}</td>
@@ -76,7 +80,7 @@ export default function GitSettingsPage() {
                   type="button"
                   onClick={() => remove.mutate({ credentialId: c.id })}
                   disabled={remove.isPending}
-                  aria-label={`Delete the credential for ${c.host}`}
+                  aria-label={`Delete the credential for ${c.target}`}
                 >
                   Delete
                 </button>
@@ -92,7 +96,7 @@ export default function GitSettingsPage() {
           <input
             value={host}
             onChange={(e) => setHost(e.target.value)}
-            placeholder="github.com"
+            placeholder="github.com or https://github.com/myorg/"
             required
             aria-label="Host"
           />

@@ -1,4 +1,4 @@
-// Git for real: a person's stored credentials (one per host; the token is never shown again,
+// Git for real: a person's stored credentials (one per host and repository scope; the token is never shown again,
 // only masked), and fetch, pull, push and clone for a session's workspace from the Changes
 // panel. Thin: authorization decides who (the session's creator acts; credentials are each
 // person's own), services/git-credentials and services/git-remote act.
@@ -11,6 +11,8 @@ import type { Services } from "../../services/types";
 import { accountProcedure, router, serviceErrors, sessionProcedure } from "../trpc";
 
 const session = z.object({ sessionId: z.string().min(1) });
+/** `url`: the remote the panel showed; refused when the workspace's remote is another by now. */
+const shown = session.extend({ url: z.string().min(1).max(2000).optional() });
 const credentialGuard = serviceErrors(GitCredentialError, (e) => ({ code: e.code }));
 const remoteGuard = serviceErrors(GitRemoteError, (e) => ({
   code: e.code,
@@ -46,19 +48,25 @@ export const gitRouter = router({
     .input(session)
     .query(({ ctx, input }) => remoteGuard(() => git(ctx.services).remote.status(ctx.actor.userId, input.sessionId))),
   fetch: writeProcedure
-    .input(session)
+    .input(shown)
     .mutation(({ ctx, input }) =>
-      remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "fetch")),
+      remoteGuard(() =>
+        git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "fetch", { expectUrl: input.url }),
+      ),
     ),
   pull: writeProcedure
-    .input(session)
+    .input(shown)
     .mutation(({ ctx, input }) =>
-      remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "pull")),
+      remoteGuard(() =>
+        git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "pull", { expectUrl: input.url }),
+      ),
     ),
   push: writeProcedure
-    .input(session)
+    .input(shown)
     .mutation(({ ctx, input }) =>
-      remoteGuard(() => git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "push")),
+      remoteGuard(() =>
+        git(ctx.services).remote.run(ctx.actor.userId, input.sessionId, "push", { expectUrl: input.url }),
+      ),
     ),
   /** Into the session's workspace, which must be empty. */
   clone: writeProcedure

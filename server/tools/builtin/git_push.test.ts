@@ -1,7 +1,9 @@
 // git_push through the real pipeline (policy, approval card, records) on SQLite and PostgreSQL,
 // with the real credential and remote services, a real runner and a real git server: it asks,
-// pushes once approved, refuses another URL, obeys a deny rule, and the token is in no row the
-// pipeline wrote (events, tool calls, approvals, audit, spills) nor in any workspace file.
+// pushes once approved, refuses another URL, obeys a deny rule, says on the card when origin is
+// not where the workspace last pushed (a credential scoped to the old path then stays out), and the
+// token is in no row the pipeline wrote (events, tool calls, approvals, audit, spills) nor in any
+// workspace file.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readdirSync, readFileSync, lstatSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -130,6 +132,95 @@ describe.each(testDatabases())("git_push on %s", (provider) => {
     expect(cards(h.events)).toHaveLength(0);
     expect(gs.requests.length).toBe(before);
     expect(gs.revParse("app", "main")).not.toBe(gitIn(["rev-parse", "HEAD"]).trim());
+  }, 60_000);
+
+  it("says on the card that origin changed since the last push, and keeps a scoped credential to its path", async () => {
+    const { h, credentials } = harness();
+    const db = t.current.db;
+    const s = await newTurn(t.current);
+    const project = await db.project.create({
+      data: { orgId: s.actor.orgId, name: `git-${provider}`, createdById: s.user.id },
+    });
+    const row = await db.workspace.create({
+      data: { id: `ws-${provider}-${s.session.id}`, projectId: project.id, userId: s.user.id },
+    });
+    await db.session.update({ where: { id: s.session.id }, data: { projectId: project.id, workspaceId: row.id } });
+    // Scoped to this repository only (`…/app.git` names it).
+    await credentials.save(s.actor, { host: remoteUrl(), username: "alice", token: TOKEN });
+    const commit = (name: string) => {
+      writeFileSync(join(ws, `${name}-${provider}.txt`), "x\n");
+      gitIn(["add", "-A"]);
+      gitIn(["commit", "-qm", name]);
+    };
+    const push = async (url: string) => {
+      const seen = cards(h.events).length;
+      const out = h.pipeline.dispatch(request(h, s, [call("git_push", { url })]));
+      const card = await waitSoon(() => cards(h.events)[seen], "approval card");
+      await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
+      return { card: card.request, result: (await out).results[0] };
+    };
+
+    commit("first");
+    const first = await push(remoteUrl());
+    expect(first.card.url).toBe(remoteUrl());
+    expect(first.card.note).toContain(`Nothing was pushed to ${remoteUrl()} from Quiver in this workspace yet`);
+    expect(first.result.isError).toBe(false);
+    expect((await db.workspace.findUniqueOrThrow({ where: { id: row.id } })).gitRemote).toBe(remoteUrl());
+
+    const evil = `evil-${provider}`;
+    gs.createRepo(evil);
+    const evilUrl = `${gs.url}/${evil}.git`;
+    const evilHead = gs.revParse(evil, "main");
+    gitIn(["remote", "set-url", "origin", evilUrl]);
+    try {
+      commit("second");
+      const before = gs.requests.length;
+      const second = await push(evilUrl);
+      expect(second.card.url).toBe(evilUrl);
+      expect(second.card.note).toBe(
+        `origin changed since your last push: was ${remoteUrl()}, is ${evilUrl} now (the agent can change origin).`,
+      );
+      expect(second.result.isError).toBe(true);
+      expect(second.result.content).toMatch(/asks for a sign-in/);
+      expect(gs.requests.slice(before).filter((r) => r.user)).toEqual([]);
+      expect(gs.revParse(evil, "main")).toBe(evilHead);
+    } finally {
+      gitIn(["remote", "set-url", "origin", remoteUrl()]);
+    }
+    commit("third");
+    const third = await push(remoteUrl());
+    expect(third.card.note).toBeUndefined();
+    expect(third.result.isError).toBe(false);
+  }, 90_000);
+
+  it("an approval for the session covers its repository only, not another one on the same host", async () => {
+    const { h, credentials } = harness();
+    const s = await newTurn(t.current);
+    await credentials.save(s.actor, { host: gs.host, username: "alice", token: TOKEN });
+    writeFileSync(join(ws, `session-${provider}.txt`), "x\n");
+    gitIn(["add", "-A"]);
+    gitIn(["commit", "-qm", "session approval"]);
+    const out = h.pipeline.dispatch(request(h, s, [call("git_push", { url: remoteUrl() })]));
+    const card = await waitSoon(() => cards(h.events)[0], "approval card");
+    expect(card.request.covers).toBe(`exactly ${remoteUrl()}`);
+    await h.pipeline.answerApproval(s.actor, card.approvalId, "session");
+    expect((await out).results[0].isError).toBe(false);
+
+    const other = `other-${provider}`;
+    gs.createRepo(other);
+    const otherUrl = `${gs.url}/${other}.git`;
+    const otherHead = gs.revParse(other, "main");
+    gitIn(["remote", "set-url", "origin", otherUrl]);
+    try {
+      const next = h.pipeline.dispatch(request(h, s, [call("git_push", { url: otherUrl })]));
+      const asked = await waitSoon(() => cards(h.events)[1], "a second approval card");
+      expect(asked.request.url).toBe(otherUrl);
+      await h.pipeline.answerApproval(s.actor, asked.approvalId, "reject");
+      expect((await next).results[0].isError).toBe(true);
+      expect(gs.revParse(other, "main")).toBe(otherHead);
+    } finally {
+      gitIn(["remote", "set-url", "origin", remoteUrl()]);
+    }
   }, 60_000);
 
   it("leaves the token in no stored row, event, log or workspace file", async () => {

@@ -33,6 +33,12 @@ export const gitPushTool = defineTool({
   isDestructive: () => false,
   isOpenWorld: () => true,
   summarize: (i) => `Push to ${i.url}`,
+  // The card names the whole URL (no user or token: parseRemoteUrl refuses them), and says when it
+  // is not where this workspace last pushed: origin is the agent's to rewrite.
+  async preview(input, ctx) {
+    const remote = await ctx.services.git?.remote();
+    return remote && !("error" in remote) && remote.note ? { note: remote.note } : undefined;
+  },
   async validateInput(input, ctx) {
     const git = ctx.services.git;
     if (!git) return "git_push is not available here.";
