@@ -3,31 +3,18 @@
 // the org no longer open, with their audit rows, since they are revoked in the same transaction
 // as the membership (orgs-store.ts revokeLinksOf). Before, they were revoked after the commit, and
 // a kill in between left a gone member's links working for good.
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
+import { runUntilStopped } from "../testing/stopped-child";
 import { seedSession } from "../testing/pipeline";
 import { createShareService } from "./shares";
 import type { Actor } from "./types";
 
 /** Runs the child until it stopped after the commit, then kills it -9. */
 async function crashAfterCommit(url: string, actor: Actor, action: string): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "server/services/org-leave-crash-child.ts", url, JSON.stringify(actor), action],
-    { cwd: join(import.meta.dirname, "../.."), stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let out = "";
-  let err = "";
-  child.stderr!.on("data", (d) => (err += d));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d) => ((out += d), out.includes("stopped\n") && resolve()));
-    child.once("exit", (code) => reject(new Error(`child exited ${code}: ${out}\n${err}`)));
-  });
-  child.kill("SIGKILL");
-  await exited;
+  await (
+    await runUntilStopped("server/services/org-leave-crash-child.ts", [url, JSON.stringify(actor), action])
+  ).kill9();
 }
 
 describe.each(testDatabases())("a server killed -9 once a member is gone from the org, on %s", (provider) => {

@@ -3,10 +3,9 @@
 // before the rows go: the project stays, and the next start of a single server (SQLite's only
 // kind; stopped-recovery.ts) makes its workspaces usable again, as a refused delete leaves them,
 // instead of refusing their sessions as "being deleted" until the project is deleted again.
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
+import { runUntilStopped } from "../testing/stopped-child";
 import { seedSession } from "../testing/pipeline";
 import { createRewindService } from "./rewind";
 import { createCheckpointService } from "./checkpoints";
@@ -14,21 +13,9 @@ import { startStoppedRecovery } from "./stopped-recovery";
 import type { Actor } from "./types";
 
 async function crashInDelete(url: string, actor: Actor, projectId: string): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "server/services/project-delete-crash-child.ts", url, JSON.stringify(actor), projectId],
-    { cwd: join(import.meta.dirname, "../.."), stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let out = "";
-  let err = "";
-  child.stderr!.on("data", (d) => (err += d));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d) => ((out += d), out.includes("stopped\n") && resolve()));
-    child.once("exit", (code) => reject(new Error(`child exited ${code}: ${out}\n${err}`)));
-  });
-  child.kill("SIGKILL");
-  await exited;
+  await (
+    await runUntilStopped("server/services/project-delete-crash-child.ts", [url, JSON.stringify(actor), projectId])
+  ).kill9();
 }
 
 describe.each(testDatabases())("a server killed -9 while deleting a project, on %s", (provider) => {

@@ -1,12 +1,11 @@
 // A real server process's restore, rewind or undo stopped at one state change and killed -9
 // (services/rewind-crash-child.ts), and the session it works on: for the crash tests of
 // checkpoints and rewinds (services/rewind-crash.test.ts, services/stopped-recovery.test.ts).
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import type { Db } from "../db";
 import { seedSession } from "./pipeline";
+import { runUntilStopped } from "./stopped-child";
 
-export interface StoppedChild {
+export interface StoppedAt {
   /** Its cluster instance's id (with `cluster`). */
   instanceId?: string;
   /** SIGKILL, then its exit. */
@@ -21,38 +20,14 @@ export async function stopChildAt(
   action: string,
   stop: string,
   opts: { cluster?: boolean } = {},
-): Promise<StoppedChild> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "server/services/rewind-crash-child.ts", url, sessionId, turnId, action, stop],
-    {
-      cwd: join(import.meta.dirname, "../.."),
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, QUIVER_CRASH_CLUSTER: opts.cluster ? "1" : "" },
-    },
+): Promise<StoppedAt> {
+  const child = await runUntilStopped(
+    "server/services/rewind-crash-child.ts",
+    [url, sessionId, turnId, action, stop],
+    `stopped ${stop}`,
+    { ...process.env, QUIVER_CRASH_CLUSTER: opts.cluster ? "1" : "" },
   );
-  let out = "";
-  let err = "";
-  child.stderr!.on("data", (d) => (err += d));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  const kill9 = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    await exited;
-  };
-  try {
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on("data", (d) => {
-        out += d;
-        if (out.includes(`stopped ${stop}\n`)) resolve();
-        else if (out.includes("stopped")) reject(new Error(`stopped elsewhere: ${out}`));
-      });
-      child.once("exit", (code) => reject(new Error(`child exited ${code}: ${out}\n${err}`)));
-    });
-  } catch (e) {
-    await kill9();
-    throw e;
-  }
-  return { instanceId: /instance (\S+)/.exec(out)?.[1], kill9 };
+  return { instanceId: /instance (\S+)/.exec(child.out)?.[1], kill9: child.kill9 };
 }
 
 /** Runs the child until it stopped at `stop`, then kills it -9. */
