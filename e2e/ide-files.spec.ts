@@ -388,11 +388,13 @@ test("links in terminal output: Ctrl+click opens a workspace file at its line, a
     `printf '%s\\n' '${dir}/main.ts:3:2 - error TS1005' 'not/a/file.ts:1:1' 'Local: http://localhost:8123/docs'\n`,
   );
   await expect(term.locator(".xterm-rows")).toContainText("Local: http://localhost:8123/docs");
-  /** Where `needle` starts in the last terminal row that shows it as output (not the command). */
-  const at = (needle: string) =>
+  /** Where `needle` starts in the last terminal row that shows it as output (not the command);
+   *  null while xterm has not drawn that row (a loaded machine redraws its rows late). */
+  const find = (needle: string) =>
     page.evaluate((needle) => {
       const rows = [...document.querySelectorAll('[data-testid="pane-terminal"] .xterm-rows > div')].reverse();
-      const row = rows.find((r) => r.textContent?.includes(needle) && !r.textContent.includes("printf"))!;
+      const row = rows.find((r) => r.textContent?.includes(needle) && !r.textContent.includes("printf"));
+      if (!row) return null;
       const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
       let skip = row.textContent!.indexOf(needle);
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
@@ -406,8 +408,15 @@ test("links in terminal output: Ctrl+click opens a workspace file at its line, a
         }
         skip -= length;
       }
-      throw new Error(`${needle} not found`);
+      return null;
     }, needle);
+  const at = async (needle: string) => {
+    let point: Awaited<ReturnType<typeof find>> = null;
+    await expect
+      .poll(async () => (point = await find(needle)), { message: `${needle} drawn as output` })
+      .not.toBeNull();
+    return point!;
+  };
   const ctrlClick = async (needle: string, offset = 3) => {
     const p = await at(needle);
     const x = p.x + offset * 7;
