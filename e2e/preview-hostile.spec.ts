@@ -60,6 +60,10 @@ async function hostilePreview(page: Page, port: number, files: Record<string, st
     await term.click({ timeout: 2_000 });
     await page.keyboard.press("Control+C");
     await expect(page.locator(`[data-testid="preview-port-item"][data-port="${port}"]`)).toBeHidden();
+    // Closed for good too: a terminal is kept 3 minutes without a page, and this file's sessions
+    // together with the next specs' would fill the runner's 32 ("too many terminals are open").
+    const closes = page.getByTestId("terminal-close");
+    for (let i = 0; i < 8 && (await closes.count()) > 0; i++) await closes.first().click();
   });
   await page.locator(`[data-testid="preview-port-item"][data-port="${port}"]`).click();
   const frame = page.frameLocator('[data-testid="preview-frame"]');
