@@ -410,11 +410,8 @@ test("links in terminal output: Ctrl+click opens a workspace file at its line, a
       }
       return null;
     }, needle);
-  const at = async (needle: string) => {
-    let point: Awaited<ReturnType<typeof find>> = null;
-    await expect
-      .poll(async () => (point = await find(needle)), { message: `${needle} drawn as output` })
-      .not.toBeNull();
+  const at = async (needle: string, point: Awaited<ReturnType<typeof find>> = null) => {
+    await expect.poll(async () => (point = await find(needle)), { message: `${needle} drawn` }).not.toBeNull();
     return point!;
   };
   const ctrlClick = async (needle: string, offset = 3) => {
