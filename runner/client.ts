@@ -170,6 +170,7 @@ export class RunnerClient {
       sandbox: this.o.sandbox,
       workspaceVersion: served?.workspace.version ?? 0,
       ptyAck: true,
+      ptyReclaim: true,
       ...(this.o.key ? { publicKey: this.o.key.publicKey } : {}),
       ...facts,
     });

@@ -13,7 +13,7 @@ import { createTerminalBridge, type TerminalBridge, type TerminalBridgeDeps } fr
 import { decodeFrame, RunnerHello, ServerToRunner } from "../../server/protocol/runner";
 import type { PtyMessage } from "../ops";
 import { scrubEnv } from "./env";
-import { PtyManager } from "./pty";
+import { PtyManager, type PtyOptions } from "./pty";
 import { sandboxInfo } from "./sandbox";
 
 export const MiB = 1024 * 1024;
@@ -55,7 +55,10 @@ export interface Chain {
 
 export type Page = Awaited<ReturnType<typeof page>>;
 
-export async function startChain(deps: Partial<TerminalBridgeDeps> = {}): Promise<Chain> {
+export async function startChain(
+  deps: Partial<TerminalBridgeDeps> = {},
+  runner: Partial<PtyOptions> = {},
+): Promise<Chain> {
   const dir = await mkdtemp(join(tmpdir(), "quiver-flow-"));
   let accepted = 0;
   let received = 0;
@@ -75,6 +78,7 @@ export async function startChain(deps: Partial<TerminalBridgeDeps> = {}): Promis
         sandbox: { available: false, kind: "none" },
         workspaceVersion: 0,
         ptyAck: true,
+        ptyReclaim: true,
       });
       conn = new RunnerConnection(
         ws,
@@ -98,6 +102,7 @@ export async function startChain(deps: Partial<TerminalBridgeDeps> = {}): Promis
     sandbox: sandboxInfo("off"),
     env: scrubEnv({ ...process.env, HOME: dir }),
     send: (m) => runnerSide.readyState === WebSocket.OPEN && (runnerSide.send(JSON.stringify(m)), true),
+    ...runner,
   });
   runnerSide.on("message", (raw) => {
     const d = decodeFrame(ServerToRunner, raw);

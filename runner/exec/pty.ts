@@ -7,7 +7,9 @@
 // outputWindow, pty.drained): past the window the PTY is not read and its program blocks. Closing
 // kills the PTY's whole process tree. When the server connection drops, PTYs wait `graceMs`
 // for a `pty.open` with the same id to re-attach (output meanwhile is kept and replayed), then
-// close; the server's own terminal bridge handles a browser that went away. A terminal without
+// close; the server's own terminal bridge handles a browser that went away, and says whether a
+// page shows a terminal (pty.watched): at maxPtys, the one unseen longest is closed to make room
+// for a new one (its pty.exit says reclaimedAfterMs); one a page shows never is. A terminal without
 // network has a namespace of its own, recorded at start so the preview can name a server there.
 import type { IPty } from "node-pty";
 import { PTY_INPUT_WINDOW } from "../../server/protocol/runner";
@@ -57,6 +59,10 @@ interface Entry {
   dropNoted?: boolean;
   /** Output windowing (pty-output.ts), when the server acknowledges output (pty.open's outputWindow). */
   output?: PtyOutput;
+  /** Since when no page shows it (pty.watched false, or the server connection lost); absent: one does. */
+  unwatchedAt?: number;
+  /** Closed to make room for another terminal after this long unwatched: said in its pty.exit. */
+  reclaimedAfterMs?: number;
 }
 
 /**
@@ -138,6 +144,9 @@ export class PtyManager implements PtyHandler {
         if (entry) void this.close(entry);
         else this.refuse(message.ptyId, "not open");
         return;
+      case "pty.watched":
+        if (entry) entry.unwatchedAt = message.watched ? undefined : (entry.unwatchedAt ?? Date.now());
+        return;
     }
   }
 
@@ -195,10 +204,11 @@ export class PtyManager implements PtyHandler {
    * may be that error, and the terminal is started once more instead of showing it.
    */
   private open(m: Extract<PtyMessage, { type: "pty.open" }>, net: SandboxNetwork, again?: { from: Entry }): void {
+    const room = !this.disposed && this.makeRoom();
     // A start that does not happen drops what was typed for it.
-    if (again && (this.disposed || this.ptys.size >= (this.o.maxPtys ?? 32))) this.untype(again.from, undefined);
+    if (again && !room) this.untype(again.from, undefined);
     if (this.disposed) return this.refuse(m.ptyId, "the runner is shutting down");
-    if (this.ptys.size >= (this.o.maxPtys ?? 32)) return this.refuse(m.ptyId, "too many terminals are open");
+    if (!room) return this.refuse(m.ptyId, "too many terminals are open");
     let started: StartedTerminal;
     try {
       if (!this.nodePty) throw new Error(this.loadError ?? "node-pty is not loaded");
@@ -274,8 +284,26 @@ export class PtyManager implements PtyHandler {
         ptyId: entry.id,
         exitCode,
         ...(signalName(signal) ? { signal: signalName(signal) } : {}),
+        ...(entry.reclaimedAfterMs !== undefined ? { reclaimedAfterMs: entry.reclaimedAfterMs } : {}),
       });
     });
+  }
+
+  /**
+   * True when another terminal may start. At the limit, the terminal no page has shown for
+   * longest is closed for it (its pty.exit says so); one that a page shows is never taken, and
+   * the ones already closing do not count.
+   */
+  private makeRoom(): boolean {
+    const live = [...this.ptys.values()].filter((e) => !e.closing);
+    if (live.length < (this.o.maxPtys ?? 32)) return true;
+    let spare: Entry | undefined;
+    for (const e of live)
+      if (e.unwatchedAt !== undefined && (!spare || e.unwatchedAt < (spare.unwatchedAt ?? Infinity))) spare = e;
+    if (!spare?.unwatchedAt) return false;
+    spare.reclaimedAfterMs = Math.max(0, Date.now() - spare.unwatchedAt);
+    void this.close(spare);
+    return true;
   }
 
   /** Records the network namespace bubblewrap unshared for the terminal (pty-start.ts terminalNamespace). */
@@ -303,6 +331,7 @@ export class PtyManager implements PtyHandler {
     if (entry.sessionId !== m.sessionId || entry.closing) return; // an id is never shared across sessions
     clearTimeout(entry.grace);
     entry.grace = undefined;
+    entry.unwatchedAt = undefined; // a page opens it, as at its start
     entry.pty.resize(m.cols, m.rows);
     // The server that counted what was sent is gone: the new one starts from nothing outstanding.
     if (m.outputWindow) {
@@ -348,8 +377,10 @@ export class PtyManager implements PtyHandler {
     this.connected = connected;
     if (connected || !was) return;
     const graceMs = this.o.graceMs ?? 30_000;
+    const now = Date.now();
     for (const entry of this.ptys.values()) {
       entry.grace ??= setTimeout(() => void this.close(entry), graceMs);
+      entry.unwatchedAt ??= now;
     }
   }
 

@@ -2,10 +2,11 @@
 // the session's runner. Terminals belong to the session, not to a page: each (session, term id)
 // keeps its PTY and a bounded scrollback here; any number of pages attach to it at once (output
 // goes to all, input comes from any), and with no page attached it keeps running (a dev server
-// in it keeps serving) until the idle limit, then its PTY is closed. Why a terminal ended
-// (exited with a code, the idle limit, its runner lost, closed by a person) is kept for the
-// last few per session, so a page that comes back is told instead of silently getting a new
-// shell. A list socket per page gets the session's terminals whenever they change. Input has
+// in it keeps serving) until the idle limit, then its PTY is closed; the runner is told whether a
+// page shows it (watched), so one at its terminal limit closes the terminal unseen longest to
+// open another. Why a terminal ended (exited with a code, the idle limit, closed to make room,
+// its runner lost, closed by a person) is kept for the last few per session, so a page that
+// comes back is told instead of silently getting a new shell. A list socket per page gets the session's terminals whenever they change. Input has
 // backpressure: while the PTY channel's input window is full (the program is not reading), the
 // terminal's sockets are not read (ws pause), so a paste or a flood waits in the client's TCP.
 // Output, its scrollback and its flow control (a page that falls behind is closed) are
@@ -162,7 +163,9 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
   const exitReason = (exit: PtyExit): TerminalEnd =>
     exit.runnerLost !== undefined
       ? { kind: "runner", message: exit.runnerLost }
-      : { kind: "exited", exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}) };
+      : exit.reclaimedAfterMs !== undefined
+        ? { kind: "reclaimed", minutes: Math.round(exit.reclaimedAfterMs / 600) / 100 }
+        : { kind: "exited", exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}) };
 
   function open(q: TermQuery): Entry {
     const channel = deps.pty.open(q.session, { cols: q.cols ?? 80, rows: q.rows ?? 24 });
@@ -207,6 +210,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
     if (!entry.sockets.delete(ws)) return;
     entry.output.advance();
     if (entry.sockets.size > 0 || entries.get(entry.key) !== entry) return;
+    entry.channel.watched?.(false);
     clearTimeout(entry.idle);
     entry.idle = setTimeout(() => {
       log(`terminal ${entry.channel.id}: no page attached for ${idleMinutes} min (the idle limit), closing its PTY`);
@@ -260,6 +264,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
       moved: Date.now(),
     };
     current.sockets.set(ws, peer);
+    if (current.sockets.size === 1) current.channel.watched?.(true);
     if (current.paused && !passive) ws.pause();
     const { from, reset, data } = current.output.replay(q.offset);
     send(ws, { type: "attached", ptyId: current.channel.id, offset: from, reset, socket: peer.id });

@@ -94,6 +94,12 @@ export const ServerToRunner = z.discriminatedUnion("type", [
    * and the server sends it in order. Sent only to a runner that counts output (a new one).
    */
   z.object({ type: z.literal("pty.interrupt"), ptyId, key: z.enum(["\u0003", "\u001c", "\u001a"]) }),
+  /**
+   * Whether any page shows the terminal (one does when it opens). A runner at its terminal limit
+   * closes the one no page has shown for longest to open another. Sent only to a runner whose
+   * hello says ptyReclaim.
+   */
+  z.object({ type: z.literal("pty.watched"), ptyId, watched: z.boolean() }),
   ...PreviewServerFrame.options,
 ]);
 export type ServerToRunner = z.infer<typeof ServerToRunner>;
@@ -152,6 +158,8 @@ export const RunnerHello = z.object({
   workspaces: z.array(WorkspaceEntry).max(100_000).optional(),
   /** It answers pty.input with pty.ack (absent: an older runner; its input is not windowed). */
   ptyAck: z.literal(true).optional(),
+  /** It takes pty.watched: full, it closes an unwatched terminal to open another (absent: it refuses). */
+  ptyReclaim: z.literal(true).optional(),
   /** Free bytes on the root's file system. */
   freeDiskBytes: z.number().int().nonnegative().optional(),
   /** Most workspaces this runner takes (`--capacity N`). */
@@ -216,6 +224,8 @@ export const RunnerToServer = z.discriminatedUnion("type", [
     ptyId,
     exitCode: z.number().int().nullable(),
     signal: z.string().optional(),
+    /** It was closed to make room for another terminal, after this long with no page showing it. */
+    reclaimedAfterMs: z.number().int().nonnegative().optional(),
   }),
   ...PreviewRunnerFrame.options,
 ]);

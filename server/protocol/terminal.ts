@@ -66,6 +66,8 @@ export const TerminalEnd = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("runner"), message: z.string() }),
   /** A person closed it (× on its tab). */
   z.object({ kind: z.literal("closed") }),
+  /** The runner was at its terminal limit: this one, unseen longest, made room for a new one. */
+  z.object({ kind: z.literal("reclaimed"), minutes: z.number().nonnegative() }),
 ]);
 export type TerminalEnd = z.infer<typeof TerminalEnd>;
 
@@ -129,5 +131,7 @@ export function describeEnd(end: TerminalEnd): string {
       return `ended: the runner was lost (${end.message})`;
     case "closed":
       return "closed";
+    case "reclaimed":
+      return `closed after ${end.minutes} min with no page open, to make room for a new terminal (the runner's limit)`;
   }
 }

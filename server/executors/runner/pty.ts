@@ -21,6 +21,8 @@ export interface PtyExit {
   signal?: string;
   /** Set when the PTY ended because its runner went away (why), not by itself. */
   runnerLost?: string;
+  /** Set when the runner closed it to make room for another, after this long unwatched. */
+  reclaimedAfterMs?: number;
 }
 
 export interface PtyChannel {
@@ -44,6 +46,8 @@ export interface PtyChannel {
    * runner cannot (older), type it in order.
    */
   interrupt?(key: "\u0003" | "\u001c" | "\u001a", verdict: (skipped: boolean) => void): boolean;
+  /** Whether any page shows it: a full runner closes the terminal unwatched longest to open another. */
+  watched?(watched: boolean): void;
   onExit(listener: (exit: PtyExit) => void): () => void;
 }
 
@@ -137,6 +141,8 @@ export class PtyBridge {
           if (windowed) entry.unacked += 1;
           return true;
         },
+        watched: (watched) =>
+          void (this.ptys.has(id) && conn.hello.ptyReclaim && conn.send({ type: "pty.watched", ptyId: id, watched })),
         onExit: (l) => (entry.exit.add(l), () => entry.exit.delete(l)),
       },
     };
@@ -171,7 +177,12 @@ export class PtyBridge {
       for (const l of entry.data) l(msg.data);
     } else if (msg.type === "pty.ack") this.acked(entry, msg.bytes);
     else if (msg.type === "pty.interrupted") entry.verdicts.shift()?.(msg.skipped);
-    else this.finish(msg.ptyId, { exitCode: msg.exitCode, ...(msg.signal ? { signal: msg.signal } : {}) });
+    else
+      this.finish(msg.ptyId, {
+        exitCode: msg.exitCode,
+        ...(msg.signal ? { signal: msg.signal } : {}),
+        ...(msg.reclaimedAfterMs !== undefined ? { reclaimedAfterMs: msg.reclaimedAfterMs } : {}),
+      });
   }
 
   runnerGone(conn: RunnerConnection, reason: string): void {
