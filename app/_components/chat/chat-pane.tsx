@@ -24,16 +24,15 @@ import { ModeChip, PlanCard } from "./mode-chip";
 import { ContextMeter } from "./context-meter";
 import { TurnCost } from "../sessions/cost-total";
 import { tokensText } from "../../_lib/session-cost";
-import { QueuedMessages, useMessageQueue } from "./message-queue";
+import { QueuedMessages } from "./message-queue";
+import { useSend } from "./use-send";
 import { useMentions } from "./mentions";
 import { AttachButton, DraftThumbs, useDraftImages } from "./composer-images";
 import { MessageImages } from "./message-images";
-import { toSend } from "./attachments";
 import { TurnLinks, TurnMenu } from "./turn-menu";
 import { useRewind } from "./rewind-bar";
 import { rewoundTurns } from "../../_lib/checkpoint-state";
 import rewindStyles from "./rewind.module.css";
-import type { SendImage } from "../../../server/protocol/attachments";
 import styles from "./chat.module.css";
 
 /** Items shown at first, and added by each "Show earlier": a long session's log stays a few
@@ -113,7 +112,6 @@ export function ChatPane({
   const api = useSessionApi();
   const readOnly = useReadOnly();
   const [draft, setDraft] = useState("");
-  const [sendError, setSendError] = useState<string>();
   const [spill, setSpill] = useState<{ ref: string; title: string }>();
   const [shown, setShown] = useState(CHAT_WINDOW);
   const [earlier, setEarlier] = useState<{ loading: boolean; error?: string }>({ loading: false });
@@ -153,45 +151,28 @@ export function ChatPane({
     keepPlace.current = null;
   }, [state.items.length, from]);
 
-  const post = (text: string, images?: SendImage[]) => {
-    setSendError(undefined);
-    return api.send(sessionId, text, images).then(
-      () => onSent?.(),
-      (err: Error) => {
-        setSendError(err.message);
-        throw err;
-      },
-    );
-  };
-  // A message may be images alone; what is in the box stays there until the server took it.
-  const canSend = (draft.trim() !== "" || attached.images.length > 0) && !attached.reading;
-  const send = () => {
-    if (!canSend) return;
-    const images = attached.images;
-    post(draft.trim(), toSend(images)).then(
-      () => {
-        setDraft("");
-        // Images added while it was sending stay for the next message.
-        for (const img of images) attached.remove(img.key);
-      },
-      () => undefined,
-    );
-  };
-  const resend = (text: string, images?: SendImage[]) => void post(text, images).catch(() => undefined);
+  // Enter sends, or queues while a turn runs or is about to (use-send.ts).
+  const {
+    busy,
+    error: sendError,
+    canSend,
+    submit,
+    resend,
+    queue,
+  } = useSend({
+    sessionId,
+    state,
+    draft,
+    setDraft,
+    attached,
+    onSent,
+  });
   // Retry is offered on the last turn only, and sends the message that started it.
   const lastUser = state.items.findLast((i) => i.kind === "user");
   const lastEnd = state.items.findLast((i) => i.kind === "turn-end");
-  const queue = useMessageQueue({
-    running,
-    lastEnd:
-      lastEnd?.kind === "turn-end"
-        ? { key: lastEnd.key, status: state.turns[lastEnd.turnId]?.status ?? "completed" }
-        : undefined,
-    post: (m) => post(m.text, toSend(m.images)),
-  });
   // The same images again by id: they are in the session already.
   const retry =
-    !readOnly && !running && lastUser?.kind === "user"
+    !readOnly && !busy && lastUser?.kind === "user"
       ? () =>
           resend(
             lastUser.text,
@@ -398,7 +379,7 @@ export function ChatPane({
       {!readOnly && <ApprovalNotice pending={pending} />}
       {!readOnly && rewind.ui}
       {sendError && <div className={styles.error}>{sendError}</div>}
-      {!readOnly && <QueuedMessages queue={queue} running={running} />}
+      {!readOnly && <QueuedMessages queue={queue} running={busy} />}
       {!readOnly && (
         <div className={styles.composer}>
           {mentions.list}
@@ -437,12 +418,7 @@ export function ChatPane({
               if (mentions.onKeyDown(e)) return;
               if (e.key === "Enter" && !e.shiftKey) {
                 e.preventDefault();
-                if (!running) send();
-                else if (canSend) {
-                  queue.add({ text: draft.trim(), images: attached.images });
-                  setDraft("");
-                  attached.clear();
-                }
+                submit();
               } else if (e.key === "ArrowUp" && draft === "") {
                 // As in a shell: the last message back, to send again or change.
                 const last = state.items.findLast((i) => i.kind === "user");
@@ -464,7 +440,7 @@ export function ChatPane({
                 Stop
               </button>
             ) : (
-              <button onClick={send} disabled={!canSend} data-testid="send">
+              <button onClick={submit} disabled={!canSend} data-testid="send">
                 Send
               </button>
             )}
@@ -473,7 +449,7 @@ export function ChatPane({
       )}
       {!readOnly && (
         <ModelPicker sessionId={sessionId}>
-          <ContextMeter context={state.context} onCompact={running ? undefined : () => resend("/compact")} />
+          <ContextMeter context={state.context} onCompact={busy ? undefined : () => resend("/compact")} />
         </ModelPicker>
       )}
       {spill && (

@@ -51,6 +51,12 @@ export function useMessageQueue({ running, lastEnd, post }: QueueInputs) {
   return {
     queued,
     add: (message: QueuedMessage) => setQueued((q) => [...q, message]),
+    /** Queues one the server refused because a turn runs that this page had not seen start:
+     *  it waits for a turn to end after `after`, the last end seen when it was sent. */
+    later: (message: QueuedMessage, after: string | undefined) => {
+      sentAfter.current = after;
+      setQueued((q) => [...q, message]);
+    },
     remove: (i: number) => setQueued((q) => q.filter((_, j) => j !== i)),
     /** Sends one now, when no turn runs. */
     sendNow: (i: number) => {
