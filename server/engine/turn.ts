@@ -14,6 +14,7 @@ import { compactConversation, compactingNotice, worthCompacting, type CompactRea
 import { COMPACT_AT, contextOverflow, contextTokens, type ContextWindows } from "./context";
 import { loadConversation } from "./history";
 import { announceMode } from "./mode-note";
+import { ownerGone } from "./owner-check";
 import type { ImageData } from "./images";
 import type { RetryPolicy } from "./providers/retry";
 import { runResponse } from "./response";
@@ -196,6 +197,13 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
           code: "step_limit",
           text: `The turn stopped after ${deps.maxSteps} model requests (the step limit). Send a message to continue.`,
         });
+        break;
+      }
+      const gone = await ownerGone(deps.db, sessionId);
+      if (gone) {
+        status = "cancelled";
+        stopReason = "owner_removed";
+        emit({ type: "notice", level: "warn", code: "owner_removed", text: gone });
         break;
       }
       const tools = await deps.catalog.catalog(sessionId, run.adapter.model);

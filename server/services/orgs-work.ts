@@ -2,7 +2,8 @@
 // turns. A turn acts with its session's creator's rights (it runs commands, answers itself in
 // Auto mode, spends the org's model account); once that person is no longer a member, nobody
 // may act in those sessions, so the turns stop (on whichever instance runs them) and their
-// open cards are cancelled, as Stop would. The sessions stay: the org's admins may read them.
+// open cards are cancelled, as Stop would (and a turn this stop never reaches ends before its
+// next model request: engine/owner-check.ts). The sessions stay: the org's admins may read them.
 // The share links they made in the org, also on sessions others own (a link is its maker's grant,
 // not its session's), were revoked in the transaction that ended the membership (orgs-store.ts
 // revokeLinksOf, so a kill -9 after it leaves none working); the viewers connected through them
