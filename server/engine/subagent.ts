@@ -46,6 +46,8 @@ export interface SubagentHostDeps {
   dispatchEmit(body: SessionEventBody): Promise<void> | void;
   /** Adds a response's usage to the turn's total. */
   addUsage(usage: Usage): void;
+  /** Why no further model request may go out for the turn (owner-check.ts), checked before each. */
+  ownerGone?(): Promise<string | undefined>;
 }
 
 /** The turn's subagent runner, handed to its tools through the dispatch request. */
@@ -98,6 +100,8 @@ async function runSubagent(
         calls,
       };
     }
+    const gone = await deps.ownerGone?.();
+    if (gone) return { report: gone, isError: true, steps: step - 1, calls };
     // The assistant message runResponse writes is kept here, not in the session's history.
     let blocks: ContentBlock[] = [];
     const rows = {

@@ -129,6 +129,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     limits: deps.subagents ?? DEFAULT_SUBAGENT_LIMITS,
     emit,
     dispatchEmit,
+    ownerGone: () => ownerGone(deps.db, sessionId),
     addUsage: (u) => {
       addUsage(total, u);
       emit({ type: "usage", turnId, usage: { ...total } });

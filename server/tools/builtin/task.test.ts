@@ -243,6 +243,27 @@ describe.each(testDatabases())("task (subagents) on %s", (dbProvider) => {
     });
   });
 
+  it("a subagent makes no further request once the turn's owner is no longer a member, nor does the turn", async () => {
+    const { sessionId, userId, orgId } = await seedSession(t.current.db);
+    let removed: Promise<unknown> | undefined;
+    script = (req) => {
+      const v = view(req);
+      if (!v.sub) return v.step === 0 ? { blocks: [task("A")] } : text("never");
+      // The membership ends while the subagent's first read runs (1.5 s); nobody cancels the turn.
+      // (then(): a Prisma query runs only once something waits for it.)
+      removed ??= t.current.db.membership.delete({ where: { userId_orgId: { userId, orgId } } }).then(() => true);
+      return { blocks: [call("read_file", { path: `A-${v.step}.ts` })] };
+    };
+    const { turnId } = await start("anthropic").sendMessage(sessionId, { userId }, "explore");
+    const events = await eventsUntilFinished(hub, sessionId, turnId);
+    await removed;
+    const gone = "The turn stopped: the session's owner is no longer a member of this org.";
+    const [row] = await t.current.db.toolCall.findMany({ where: { sessionId, name: "task", parentCallId: null } });
+    expect(row).toMatchObject({ isError: true, result: gone });
+    expect(events.at(-1)).toMatchObject({ type: "turn.finished", status: "cancelled", stopReason: "owner_removed" });
+    expect(fake.requests.map((r) => view(r).sub)).toEqual([false, true]);
+  });
+
   it("bounds: more task calls than may run at once, and a subagent past its step limit, answer with a clear error", async () => {
     script = (req) => {
       const v = view(req);
