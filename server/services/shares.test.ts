@@ -148,4 +148,26 @@ describe.each(testDatabases())("share links on %s", (provider) => {
     expect(rows).toEqual([expect.objectContaining({ revokedAt: expect.any(Date) })]);
     expect(revoked).toEqual([rows[0].id]);
   });
+
+  it("reads a link as revoked once its maker is no longer a member, though no revocation was written", async () => {
+    const { db, shares, owner, sessionId, colleague } = await setup();
+    const admin = await colleague("admin");
+    const theirs = await shares.create(admin, sessionId);
+    const owners = await shares.create(owner, sessionId);
+    // The membership ends and the server is killed before anything else is written.
+    await db.membership.deleteMany({ where: { userId: admin.userId, orgId: admin.orgId } });
+    expect(await db.shareLink.findUniqueOrThrow({ where: { id: theirs.id } })).toMatchObject({ revokedAt: null });
+    expect(await shares.resolveToken(theirs.token)).toEqual({ ok: false, reason: "revoked" });
+    expect(await shares.checkLink(theirs.id, sessionId)).toEqual({ ok: false, reason: "revoked" });
+    expect(await shares.ended([theirs.id, owners.id, "gone"])).toEqual([
+      { id: theirs.id, reason: "revoked" },
+      { id: "gone", reason: "unknown" },
+    ]);
+    expect(await shares.resolveToken(owners.token)).toMatchObject({ ok: true });
+    // Invited back: a link from their earlier membership stays dead; one made now works.
+    await db.membership.create({ data: { userId: admin.userId, orgId: admin.orgId, role: "admin" } });
+    expect(await shares.resolveToken(theirs.token)).toEqual({ ok: false, reason: "revoked" });
+    const again = await shares.create(admin, sessionId);
+    expect(await shares.resolveToken(again.token)).toMatchObject({ ok: true });
+  });
 });

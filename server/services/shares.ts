@@ -3,7 +3,9 @@
 // session's owner or an admin/owner of its org manage its links; creating and revoking are
 // audit events. Revocation is told to `onRevoked` at once so live viewers are dropped. A link is
 // its maker's grant: when they leave the org or are removed from it, every link they made there
-// is revoked (`revokeMadeBy`, from services/orgs-work.ts), on their sessions and others' alike.
+// is revoked (`revokeMadeBy`, from services/orgs-work.ts), on their sessions and others' alike,
+// and every check reads a link as revoked unless it was made during its maker's present
+// membership, so no crash between those writes leaves one working.
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db";
 import { hashToken, newToken, sameText } from "../auth/crypto";
@@ -58,13 +60,34 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
     revokedAt: row.revokedAt?.toISOString() ?? null,
     state: stateOf(row),
   });
-  const check = (row: Row | null): LinkCheck => {
+  const check = (row: Row | null, makerMember: boolean): LinkCheck => {
     if (!row) return { ok: false, reason: "unknown" };
-    const state = stateOf(row);
+    const state = makerMember ? stateOf(row) : "revoked";
     return state === "active"
       ? { ok: true, linkId: row.id, sessionId: row.sessionId, expiresAt: row.expiresAt }
       : { ok: false, reason: state };
   };
+  const withMaker = { session: { select: { orgId: true } } } as const;
+  type MadeRow = Row & { createdById: string; session: { orgId: string } };
+  /**
+   * The links among `rows` made during their maker's present membership of the session's org. A
+   * link is its maker's grant: one whose maker is gone reads as revoked even where the revocation
+   * written with the removal never came (a link made while they were being removed, the server
+   * killed), and a later invitation back does not revive it.
+   */
+  async function makersIn(rows: MadeRow[]): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    const pairs = rows.map((r) => ({ userId: r.createdById, orgId: r.session.orgId }));
+    const members = await db.membership.findMany({
+      where: { OR: pairs },
+      select: { userId: true, orgId: true, createdAt: true },
+    });
+    const since = new Map(members.map((m) => [`${m.userId}\u0000${m.orgId}`, m.createdAt.getTime()]));
+    const granted = (r: MadeRow) =>
+      (since.get(`${r.createdById}\u0000${r.session.orgId}`) ?? Infinity) <= r.createdAt.getTime();
+    return new Set(rows.filter(granted).map((r) => r.id));
+  }
+  const checked = async (row: MadeRow | null) => check(row, !!row && (await makersIn([row])).has(row.id));
 
   /** The session, if the actor may manage its links (its owner, or an admin/owner of its org). */
   async function manageable(actor: Actor, sessionId: string) {
@@ -193,24 +216,26 @@ export function createShareService(db: Db, opts: { onRevoked?(linkId: string): v
     async resolveToken(token: string): Promise<LinkCheck> {
       if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return { ok: false, reason: "unknown" };
       const hash = hashToken(token);
-      const row = await db.shareLink.findUnique({ where: { tokenHash: hash } });
+      const row = await db.shareLink.findUnique({ where: { tokenHash: hash }, include: withMaker });
       // The lookup is by hash; the comparison still runs in constant time.
-      return check(row && sameText(row.tokenHash, hash) && row.scope === "read" ? row : null);
+      return checked(row && sameText(row.tokenHash, hash) && row.scope === "read" ? row : null);
     },
 
     /** A viewer cookie's link, checked again on every request (revocation is immediate). */
     async checkLink(linkId: string, sessionId: string): Promise<LinkCheck> {
-      const row = await db.shareLink.findUnique({ where: { id: linkId } });
-      return check(row && row.sessionId === sessionId ? row : null);
+      const row = await db.shareLink.findUnique({ where: { id: linkId }, include: withMaker });
+      return checked(row && row.sessionId === sessionId ? row : null);
     },
 
     /** Links among `ids` that are no longer active (live viewers are re-checked with this). */
     async ended(ids: string[]): Promise<Array<{ id: string; reason: "unknown" | "expired" | "revoked" }>> {
       if (ids.length === 0) return [];
-      const rows = new Map((await db.shareLink.findMany({ where: { id: { in: ids } } })).map((r) => [r.id, r]));
+      const found = await db.shareLink.findMany({ where: { id: { in: ids } }, include: withMaker });
+      const rows = new Map(found.map((r) => [r.id, r]));
+      const granted = await makersIn(found);
       return ids.flatMap((id) => {
         const row = rows.get(id);
-        const state = row ? stateOf(row) : "unknown";
+        const state = !row ? "unknown" : granted.has(id) ? stateOf(row) : "revoked";
         return state === "active" ? [] : [{ id, reason: state }];
       });
     },
