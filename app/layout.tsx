@@ -1,8 +1,12 @@
-// Root layout: theme follows the system; the tRPC client is provided to every page.
+// Root layout: theme follows the system; the tRPC client is provided to every page. Every page
+// renders per request, since its inline scripts carry that answer's CSP nonce
+// (server/http/page-csp.ts): a page prerendered at build time would have none and not run.
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { Providers } from "./_lib/trpc";
 import "./globals.css";
+
+export const dynamic = "force-dynamic";
 
 export const metadata: Metadata = {
   title: "Quiver",

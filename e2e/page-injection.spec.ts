@@ -97,3 +97,46 @@ test("the IDE's pages send a CSP that blocks remote images and frames even if a 
     sink.close();
   }
 });
+
+test("only the page's own scripts run: an inline script or handler that slipped in is refused", async ({ page }) => {
+  const violations: string[] = [];
+  page.on("console", (m) => void (/Content Security Policy/.test(m.text()) && violations.push(m.text())));
+  const nonces: string[] = [];
+  // Every kind of page, the ones that could once be prerendered included: each answer has a
+  // nonce of its own, and the page's own scripts (hydration, Next's payload) all carry it.
+  for (const path of ["/", "/settings/git", "/settings/policy", "/signin"]) {
+    const response = await page.goto(path);
+    const scriptSrc = (response!.headers()["content-security-policy"] ?? "")
+      .split("; ")
+      .find((d) => d.startsWith("script-src "))!;
+    expect(scriptSrc).not.toContain("'unsafe-inline'");
+    nonces.push(/'nonce-([^']+)'/.exec(scriptSrc)![1]);
+    await page.waitForLoadState("networkidle");
+  }
+  expect(new Set(nonces).size).toBe(nonces.length);
+  expect(violations).toEqual([]);
+
+  await openNewSession(page);
+  await expect(page.getByTestId("file-tree")).toBeVisible();
+  const ran = await page.evaluate(async () => {
+    const seen: string[] = [];
+    document.addEventListener("securitypolicyviolation", (e) => seen.push(e.effectiveDirective));
+    const w = window as unknown as Record<string, number>;
+    const script = document.createElement("script");
+    script.textContent = "window.slippedScript = 1";
+    document.body.append(script);
+    const div = document.createElement("div");
+    div.innerHTML =
+      '<img src="data:," onerror="window.slippedHandler = 1"><a id="js" href="javascript:window.slippedLink=1">x</a>';
+    document.body.append(div);
+    document.getElementById("js")!.click();
+    await new Promise((r) => setTimeout(r, 800));
+    div.remove();
+    return { script: w.slippedScript, handler: w.slippedHandler, link: w.slippedLink, seen: seen.sort() };
+  });
+  expect(ran.script).toBeUndefined();
+  expect(ran.handler).toBeUndefined();
+  expect(ran.link).toBeUndefined();
+  expect(ran.seen).toContain("script-src-elem");
+  expect(ran.seen).toContain("script-src-attr");
+});

@@ -54,7 +54,7 @@ import { endSessionOnRunner } from "./services/session-end";
 import { holdEventLoop } from "./loop-hold";
 import { warmShellParser } from "./shell/parser";
 import { adoptedThreads, endUnadoptedThreads } from "./build/early.mjs";
-import { pageContentSecurityPolicy } from "./http/page-csp";
+import { nonceForPage, pageContentSecurityPolicy } from "./http/page-csp";
 
 export interface QuiverOptions {
   env: Env;
@@ -327,7 +327,10 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     if (auth.routes.handle(req, res)) return;
     if (!nextHandler) return reply(res, 404, { error: "not found" });
     const next = nextHandler;
-    auth.guardPage(req, res, () => void next(req, res));
+    auth.guardPage(req, res, () => {
+      nonceForPage(req, res, Boolean(options.dev));
+      void next(req, res);
+    });
   });
 
   const upgrades = new Map<string, UpgradeHandler>([
