@@ -22,7 +22,13 @@ describe.each(engineCombos())("a removed owner's turn on %s with the %s wire for
     await hub.dispose();
   });
 
-  it("stops before the next model request once the owner is no longer a member", async () => {
+  // As the server runs it (the database's provider known: one plain SQL read), and without it.
+  const reads = [
+    ["plain SQL", { dbProvider }],
+    ["Prisma", {}],
+  ] as const;
+
+  it.each(reads)("stops before the next model request once the owner is no longer a member (%s)", async (_, read) => {
     const fake = provider.current;
     const { sessionId, userId, orgId } = await seedSession(t.current.db);
     const inner = testDispatcher();
@@ -34,7 +40,7 @@ describe.each(engineCombos())("a removed owner's turn on %s with the %s wire for
         return inner.dispatch(req);
       },
     };
-    engine = createEngine(engineDeps(t.current, hub, kind, fake, { dispatcher }));
+    engine = createEngine(engineDeps(t.current, hub, kind, fake, { dispatcher, ...read }));
     // One step scripted: a second request would find none and fail the turn another way.
     fake.enqueue({ blocks: [{ type: "tool_call", id: "call_1", name: "echo", arguments: '{"n":1}' }] });
     const before = fake.requests.length;
@@ -49,10 +55,10 @@ describe.each(engineCombos())("a removed owner's turn on %s with the %s wire for
     expect((await t.current.db.turn.findUniqueOrThrow({ where: { id: turnId } })).status).toBe("cancelled");
   });
 
-  it("a member's turn goes on through every step", async () => {
+  it.each(reads)("a member's turn goes on through every step (%s)", async (_, read) => {
     const fake = provider.current;
     const { sessionId, userId } = await seedSession(t.current.db);
-    engine = createEngine(engineDeps(t.current, hub, kind, fake));
+    engine = createEngine(engineDeps(t.current, hub, kind, fake, read));
     fake.enqueue(
       { blocks: [{ type: "tool_call", id: "call_1", name: "echo", arguments: "{}" }] },
       { blocks: [{ type: "text", text: "done" }] },

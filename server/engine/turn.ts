@@ -129,7 +129,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
     limits: deps.subagents ?? DEFAULT_SUBAGENT_LIMITS,
     emit,
     dispatchEmit,
-    ownerGone: () => ownerGone(deps.db, sessionId),
+    ownerGone: () => ownerGone(deps.db, sessionId, deps.dbProvider),
     addUsage: (u) => {
       addUsage(total, u);
       emit({ type: "usage", turnId, usage: { ...total } });
@@ -200,7 +200,7 @@ export async function runTurn(deps: TurnDeps, run: TurnRun): Promise<void> {
         });
         break;
       }
-      const gone = await ownerGone(deps.db, sessionId);
+      const gone = await ownerGone(deps.db, sessionId, deps.dbProvider);
       if (gone) {
         status = "cancelled";
         stopReason = "owner_removed";
