@@ -75,7 +75,11 @@ const READY_SCRIPT = `
 
 async function timed(page: Page, url: string, mark: "ide" | "home"): Promise<number> {
   await page.goto(url);
-  await page.waitForFunction(`window.__ready && window.__ready.${mark}`, undefined, { timeout: 30_000 });
+  // A function, not a string: Playwright evaluates a string predicate with eval inside the page,
+  // which the page's CSP refuses.
+  await page.waitForFunction((m) => (window as unknown as { __ready?: Record<string, number> }).__ready?.[m], mark, {
+    timeout: 30_000,
+  });
   return page.evaluate(`window.__ready.${mark}`);
 }
 
