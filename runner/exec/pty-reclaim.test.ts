@@ -1,6 +1,8 @@
 // A runner at its terminal limit, through the whole real chain (page sockets, the server's bridge
 // and PtyBridge, a real WebSocket, the runner's PtyManager running bash): the terminal no page has
-// shown for longest makes room for a new one, and its tab says why; one a page shows never does.
+// shown for longest makes room for a new one, and its tab says why; one a page shows never does;
+// one at its prompt goes before one running a program.
+import { execFileSync } from "node:child_process";
 import { afterEach, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import type { TerminalInfo, TerminalServerMessage } from "../../server/protocol/terminal";
@@ -83,6 +85,47 @@ it("a read-only viewer counts as showing a terminal: the one no page shows is ta
   await c.terminal("&term=t3");
   await eventually(() => list.get("t2")?.ended !== undefined, 30_000, "t2 reclaimed");
   expect(list.get("t2")?.ended).toMatchObject({ kind: "reclaimed" });
+  expect(list.get("t1")?.ended).toBeUndefined();
+  list.close();
+});
+
+it("takes a terminal at its prompt before one running a program, though that one was left unseen first", async () => {
+  const c = (chain = await startChain({}, { maxPtys: 2 }));
+  const list = await listOf(c);
+  const t1 = await c.terminal("&term=t1");
+  const t2 = await c.terminal("&term=t2");
+  // t1 runs a program in the foreground, as a dev server would, when its page goes first.
+  const seconds = 6000 + Math.floor(Math.random() * 999);
+  t1.type(`sleep ${seconds}\r`);
+  const running = () => {
+    try {
+      return execFileSync("pgrep", ["-f", `^sleep ${seconds}$`], { encoding: "utf8" }).trim() !== "";
+    } catch {
+      return false;
+    }
+  };
+  await eventually(running, 30_000, "t1's program started");
+  t1.ws.close();
+  await eventually(() => pages(c) === 1, 30_000, "t1's page detached");
+  await sleep(50);
+  t2.ws.close();
+  await eventually(() => pages(c) === 0, 30_000, "t2's page detached");
+  await c.manager.foregroundsRead();
+
+  const t3 = await c.terminal("&term=t3");
+  t3.type("echo third-$((1+2))\r");
+  await t3.until("third-3");
+  await eventually(() => list.get("t2")?.ended !== undefined, 30_000, "t2 reclaimed");
+  expect(list.get("t2")?.ended).toMatchObject({ kind: "reclaimed" });
+  expect(list.get("t1")?.ended).toBeUndefined();
+  expect(running()).toBe(true);
+
+  // t3, at its prompt once unseen, goes next too, though t1 has been unseen longer.
+  t3.ws.close();
+  await eventually(() => pages(c) === 0, 30_000, "t3's page detached");
+  await c.manager.foregroundsRead();
+  await c.terminal("&term=t4");
+  await eventually(() => list.get("t3")?.ended !== undefined, 30_000, "t3 reclaimed");
   expect(list.get("t1")?.ended).toBeUndefined();
   list.close();
 });

@@ -20,6 +20,7 @@ import type { ProcNamespace } from "./procfs";
 import { vanishedCover } from "./host-sockets";
 import { PtyInput } from "./pty-input";
 import { PtyOutput } from "./pty-output";
+import { pickSpare, runsProgram } from "./pty-spare";
 import {
   missingNetwork,
   signalName,
@@ -61,6 +62,8 @@ interface Entry {
   output?: PtyOutput;
   /** Since when no page shows it (pty.watched false, or the server connection lost); absent: one does. */
   unwatchedAt?: number;
+  /** A program held its foreground when it was last left unseen (pty-spare.ts). */
+  runsProgram?: boolean;
   /** Closed to make room for another terminal after this long unwatched: said in its pty.exit. */
   reclaimedAfterMs?: number;
 }
@@ -78,6 +81,8 @@ const mayBeBwrapError = (text: string) => BWRAP.startsWith(text) || text.startsW
 
 export class PtyManager implements PtyHandler {
   private readonly ptys = new Map<string, Entry>();
+  /** Foregrounds of terminals just left unseen, being read (pty-spare.ts). */
+  private readonly readings = new Set<Promise<void>>();
   private connected = true;
   // node-pty (a native addon) loads in the background so it never delays the runner's start;
   // frames that arrive before it is ready wait here, in order.
@@ -145,7 +150,9 @@ export class PtyManager implements PtyHandler {
         else this.refuse(message.ptyId, "not open");
         return;
       case "pty.watched":
-        if (entry) entry.unwatchedAt = message.watched ? undefined : (entry.unwatchedAt ?? Date.now());
+        if (!entry) return;
+        if (message.watched) entry.unwatchedAt = undefined;
+        else this.leftUnseen(entry, Date.now());
         return;
     }
   }
@@ -290,20 +297,36 @@ export class PtyManager implements PtyHandler {
   }
 
   /**
-   * True when another terminal may start. At the limit, the terminal no page has shown for
-   * longest is closed for it (its pty.exit says so); one that a page shows is never taken, and
-   * the ones already closing do not count.
+   * True when another terminal may start. At the limit, one no page shows is closed for it (its
+   * pty.exit says so; which one: pty-spare.ts); one that a page shows is never taken, and the
+   * ones already closing do not count.
    */
   private makeRoom(): boolean {
     const live = [...this.ptys.values()].filter((e) => !e.closing);
     if (live.length < (this.o.maxPtys ?? 32)) return true;
-    let spare: Entry | undefined;
-    for (const e of live)
-      if (e.unwatchedAt !== undefined && (!spare || e.unwatchedAt < (spare.unwatchedAt ?? Infinity))) spare = e;
-    if (!spare?.unwatchedAt) return false;
+    const spare = pickSpare(live);
+    if (spare?.unwatchedAt === undefined) return false;
     spare.reclaimedAfterMs = Math.max(0, Date.now() - spare.unwatchedAt);
     void this.close(spare);
     return true;
+  }
+
+  /** No page shows the terminal from `at` on (kept if already unseen); what holds its
+   *  foreground then is read for makeRoom. */
+  private leftUnseen(entry: Entry, at: number): void {
+    if (entry.unwatchedAt !== undefined) return;
+    entry.unwatchedAt = at;
+    entry.runsProgram = undefined;
+    const reading = runsProgram(entry.pty.pid).then((busy) => {
+      if (entry.unwatchedAt === at) entry.runsProgram = busy;
+    });
+    this.readings.add(reading);
+    void reading.finally(() => this.readings.delete(reading));
+  }
+
+  /** Until what holds the unseen terminals' foregrounds has been read (tests). */
+  async foregroundsRead(): Promise<void> {
+    await Promise.all(this.readings);
   }
 
   /** Records the network namespace bubblewrap unshared for the terminal (pty-start.ts terminalNamespace). */
@@ -380,7 +403,7 @@ export class PtyManager implements PtyHandler {
     const now = Date.now();
     for (const entry of this.ptys.values()) {
       entry.grace ??= setTimeout(() => void this.close(entry), graceMs);
-      entry.unwatchedAt ??= now;
+      this.leftUnseen(entry, now);
     }
   }
 
