@@ -95,6 +95,25 @@ describe("terminal input flow control", () => {
     list.close();
   });
 
+  it("notices a page gone while its socket is paused behind a flood: the terminal goes idle", async () => {
+    await chain.dispose();
+    chain = await startChain({ idleMs: 500, pausedProbeMs: 100 });
+    const t = await chain.terminal();
+    t.type("stty raw -echo; sleep 300\r");
+    await new Promise((r) => setTimeout(r, 300));
+    const flood = "z".repeat(512 * 1024);
+    for (let i = 0; i < 16; i++) t.type(flood);
+    await eventually(() => chain.channel().unacked >= 0.9 * PTY_INPUT_WINDOW, 60_000, "the input window full");
+    // A page that is there takes the probes in stride: still attached, the terminal kept.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(chain.bridge.pages()).toHaveLength(1);
+    expect(chain.manager.size).toBe(1);
+    // Gone without a word (a closed tab, a crashed browser): its close waits unread behind the flood.
+    t.ws.terminate();
+    await eventually(() => chain.bridge.pages().length === 0, 10_000, "the page detached");
+    await eventually(() => chain.manager.size === 0, 10_000, "the terminal ended by the idle limit");
+  });
+
   it("delivers 5 MB pasted in chunks complete and in order, held bounded while the reader starts late", async () => {
     const t = await chain.terminal();
     // ASCII, two- and four-byte characters, so frames split between characters are checked too.

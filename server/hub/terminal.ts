@@ -8,7 +8,8 @@
 // its runner lost, closed by a person) is kept for the last few per session, so a page that
 // comes back is told instead of silently getting a new shell. A list socket per page gets the session's terminals whenever they change. Input has
 // backpressure: while the PTY channel's input window is full (the program is not reading), the
-// terminal's sockets are not read (ws pause), so a paste or a flood waits in the client's TCP.
+// terminal's sockets are not read (ws pause), so a paste or a flood waits in the client's TCP;
+// a page leaving meanwhile is noticed by pinging (terminal-liveness.ts).
 // Output, its scrollback and its flow control (a page that falls behind is closed) are
 // terminal-output.ts's.
 import type { IncomingMessage } from "node:http";
@@ -26,6 +27,7 @@ import {
 } from "../protocol/terminal";
 import { decodeFrame } from "../protocol/runner";
 import { createTerminalOutput, type OutputPage, type TerminalOutput } from "./terminal-output";
+import { probePausedSockets } from "./terminal-liveness";
 
 export interface TerminalBridgeDeps {
   pty: { open(sessionId: string, size: { cols: number; rows: number }): PtyChannel };
@@ -44,6 +46,8 @@ export interface TerminalBridgeDeps {
   viewerLagChars?: number;
   /** How long a page may take none of the output waiting for it before it is closed (default 30 s). */
   stallMs?: number;
+  /** How often a socket not being read is pinged to learn whether its page left (default 5 s). */
+  pausedProbeMs?: number;
   log?(line: string): void;
 }
 
@@ -100,6 +104,10 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
   const ended = new Map<string, Ended>();
   const listeners = new Map<string, Set<WebSocket>>();
   const idleMinutes = Math.round((idleMs / 60_000) * 100) / 100;
+  const stopProbing = probePausedSockets(
+    () => [...entries.values()].flatMap((e) => [...e.sockets.keys()]),
+    deps.pausedProbeMs ?? 5_000,
+  );
 
   const send = (ws: WebSocket | undefined, msg: TerminalServerMessage) => {
     if (ws && ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
@@ -375,6 +383,7 @@ export function createTerminalBridge(deps: TerminalBridgeDeps): TerminalBridge {
         })),
       ),
     dispose() {
+      stopProbing();
       for (const entry of [...entries.values()]) {
         entry.channel.close();
         for (const ws of entry.sockets.keys()) ws.terminate();
