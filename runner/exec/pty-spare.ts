@@ -18,18 +18,15 @@ const SHELLS = new Set(["bash", "sh", "dash", "zsh", "fish", "ksh", "mksh", "tcs
 
 /** The terminal to close for a new one, or undefined when every one is shown. */
 export function pickSpare<T extends SpareCandidate>(live: Iterable<T>): T | undefined {
-  let spare: (T & { unwatchedAt: number }) | undefined;
-  for (const e of live) {
-    if (e.unwatchedAt === undefined) continue;
-    const candidate = e as T & { unwatchedAt: number };
-    if (!spare || before(candidate, spare)) spare = candidate;
-  }
+  let spare: T | undefined;
+  for (const e of live) if (e.unwatchedAt !== undefined && (!spare || before(e, spare))) spare = e;
   return spare;
 }
 
-function before(a: SpareCandidate & { unwatchedAt: number }, b: SpareCandidate & { unwatchedAt: number }) {
+/** Whether `a` makes room before `b` (both unseen). */
+function before(a: SpareCandidate, b: SpareCandidate): boolean {
   const busy = Number(Boolean(a.runsProgram)) - Number(Boolean(b.runsProgram));
-  return busy !== 0 ? busy < 0 : a.unwatchedAt < b.unwatchedAt;
+  return busy !== 0 ? busy < 0 : (a.unwatchedAt ?? Infinity) < (b.unwatchedAt ?? Infinity);
 }
 
 /** Whether a program other than a shell holds the foreground of the terminal whose session
