@@ -27,7 +27,7 @@ interface ModelServer {
   routes: ((request: RecordedRequest) => ScriptStepInput | undefined)[];
 }
 
-export const test = base.extend<{ offHost: string[]; model: Model }, { modelServer: ModelServer }>({
+export const test = base.extend<{ offHost: string[]; model: Model; failureNotes: void }, { modelServer: ModelServer }>({
   modelServer: [
     async ({}, use) => {
       const queue: ScriptStepInput[] = [];
@@ -67,6 +67,27 @@ export const test = base.extend<{ offHost: string[]; model: Model }, { modelServ
       });
       await use(seen);
       expect(seen, "requests that left localhost").toEqual([]);
+    },
+    { auto: true },
+  ],
+  // A failed test prints what its pages' terminals and banners said: CI keeps only this output,
+  // and a terminal's own words (how it ended) are the quickest way to its cause.
+  failureNotes: [
+    async ({ context }, use, testInfo) => {
+      await use();
+      if (testInfo.status === testInfo.expectedStatus) return;
+      for (const open of context.pages()) {
+        const said = await open
+          .evaluate(() =>
+            [...document.querySelectorAll('.xterm-rows, [role="alert"], [role="status"]')]
+              .map((e) => (e as HTMLElement).innerText.trim())
+              .filter(Boolean),
+          )
+          .catch((e: Error) => [`(could not read the page: ${e.message})`]);
+        console.log(
+          `[after the failure] ${open.url()}\n${said.map((t) => `  | ${t.replace(/\n/g, "\n  | ")}`).join("\n")}`,
+        );
+      }
     },
     { auto: true },
   ],
