@@ -23,6 +23,20 @@ beforeEach(async () => {
 });
 afterEach(() => chain.dispose());
 
+/** A page whose socket is paused: 8 MiB typed into `sleep <seconds>`, which reads none of it. */
+async function pausedBehindFlood(seconds: number) {
+  const t = await chain.terminal();
+  t.type(`stty raw -echo; sleep ${seconds}\r`);
+  await new Promise((r) => setTimeout(r, 300));
+  const flood = "z".repeat(512 * 1024);
+  for (let i = 0; i < 16; i++) t.type(flood);
+  // The window fills and its socket is paused (on a loaded machine that takes seconds). The
+  // runner then acknowledges what the PTY's own buffer took, so the count settles a little under
+  // the window (1,034,752 once): still far above the half where the socket reads again.
+  await eventually(() => chain.channel().unacked >= 0.9 * PTY_INPUT_WINDOW, 60_000, "the input window full");
+  return t;
+}
+
 describe("terminal input flow control", () => {
   it("keeps a 64 MiB flood into a program that does not read bounded at every hop, then the terminal works", async () => {
     const t = await chain.terminal();
@@ -71,15 +85,7 @@ describe("terminal input flow control", () => {
   });
 
   it("closes a terminal whose socket is paused behind a flood, through the list socket", async () => {
-    const t = await chain.terminal();
-    t.type("stty raw -echo; sleep 30\r");
-    await new Promise((r) => setTimeout(r, 300));
-    const flood = "z".repeat(512 * 1024);
-    for (let i = 0; i < 16; i++) t.type(flood);
-    // The window fills and its socket is paused (on a loaded machine that takes seconds). The
-    // runner then acknowledges what the PTY's own buffer took, so the count settles a little under
-    // the window (1,034,752 once): still far above the half where the socket reads again.
-    await eventually(() => chain.channel().unacked >= 0.9 * PTY_INPUT_WINDOW, 60_000, "the input window full");
+    const t = await pausedBehindFlood(30);
     const ended = new Promise<string>((resolve) =>
       t.ws.on("message", (raw) => {
         const m = JSON.parse(String(raw)) as { type: string; reason?: { kind: string } };
@@ -98,12 +104,7 @@ describe("terminal input flow control", () => {
   it("notices a page gone while its socket is paused behind a flood: the terminal goes idle", async () => {
     await chain.dispose();
     chain = await startChain({ idleMs: 500, pausedProbeMs: 100 });
-    const t = await chain.terminal();
-    t.type("stty raw -echo; sleep 300\r");
-    await new Promise((r) => setTimeout(r, 300));
-    const flood = "z".repeat(512 * 1024);
-    for (let i = 0; i < 16; i++) t.type(flood);
-    await eventually(() => chain.channel().unacked >= 0.9 * PTY_INPUT_WINDOW, 60_000, "the input window full");
+    const t = await pausedBehindFlood(300);
     // A page that is there takes the probes in stride: still attached, the terminal kept.
     await new Promise((r) => setTimeout(r, 1_000));
     expect(chain.bridge.pages()).toHaveLength(1);
