@@ -62,7 +62,7 @@ interface Entry {
   output?: PtyOutput;
   /** Since when no page shows it (pty.watched false, or the server connection lost); absent: one does. */
   unwatchedAt?: number;
-  /** A program held its foreground when it was last left unseen (pty-spare.ts). */
+  /** A program ran in it (foreground or background) when it was last left unseen (pty-spare.ts). */
   runsProgram?: boolean;
   /** Closed to make room for another terminal after this long unwatched: said in its pty.exit. */
   reclaimedAfterMs?: number;
@@ -311,21 +311,21 @@ export class PtyManager implements PtyHandler {
     return true;
   }
 
-  /** No page shows the terminal from `at` on (kept if already unseen); what holds its
-   *  foreground then is read for makeRoom. */
+  /** No page shows the terminal from `at` on (kept if already unseen); whether a program runs
+   *  in it then is read for makeRoom. */
   private leftUnseen(entry: Entry, at: number): void {
     if (entry.unwatchedAt !== undefined) return;
     entry.unwatchedAt = at;
     entry.runsProgram = undefined;
-    const reading = runsProgram(entry.pty.pid).then((busy) => {
+    const reading = runsProgram(entry.marker).then((busy) => {
       if (entry.unwatchedAt === at) entry.runsProgram = busy;
     });
     this.readings.add(reading);
     void reading.finally(() => this.readings.delete(reading));
   }
 
-  /** Until what holds the unseen terminals' foregrounds has been read (tests). */
-  async foregroundsRead(): Promise<void> {
+  /** Until whether programs run in the unseen terminals has been read (tests). */
+  async programsRead(): Promise<void> {
     await Promise.all(this.readings);
   }
 
