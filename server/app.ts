@@ -229,7 +229,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
 
   const trpcHttp = createHTTPHandler({
     router: appRouter,
-    createContext: async ({ req }) => contextFor(services, await auth.identify(req)),
+    createContext: async ({ req }) => ({ ...contextFor(services, await auth.identify(req)), overHttp: true }),
     basePath: "/api/trpc/",
     maxBodySize: CALL_BODY_MAX,
   });

@@ -5,7 +5,8 @@
 // - a member removed from the org, or a device signed out, with a WebSocket open: a call sent on
 //   it after the server began closing it (a client that ignores the close frame) is never run;
 // - a share link's holder posting to a procedure no link may call is refused before its body is
-//   read, and nobody's call body over HTTP is buffered past CALL_BODY_MAX.
+//   read, and nobody's call body over HTTP is buffered past CALL_BODY_MAX;
+// - no subscription over HTTP (tRPC's event stream), whose stream nothing would end.
 import { describe, expect, it } from "vitest";
 import { request } from "node:http";
 import { useAccountsServer } from "../testing/accounts";
@@ -14,6 +15,7 @@ import { openRawTrpcSocket } from "../testing/raw-socket";
 import { callHttp, openTrpcSocket } from "../auth/authorize-testing";
 import { SHARE_VIEW_HEADER } from "../protocol/share-view";
 import { CALL_BODY_MAX } from "../http/call-limits";
+import { SUBSCRIPTIONS_OVER_WEBSOCKET } from "./trpc";
 
 const PASSWORD = "closing sockets password";
 
@@ -149,6 +151,34 @@ describe.each(testDatabases())("closing connections on %s", (provider) => {
       write();
     });
   }
+
+  it("serves no subscription over HTTP, where nothing would end it when access ends", async () => {
+    const m = await newMember();
+    const { sessionId } = server.people.fixture;
+    const made = await post("/api/trpc/shares.create", { sessionId }, owner());
+    const link = made.json.result!.data as { token: string };
+    const viewerCookie = (await fetch(`${server.quiver.url}/share/${link.token}`, { redirect: "manual" })).headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
+    const callers: Array<[string, Record<string, string>, string]> = [
+      ["the org's owner", owner(), sessionId],
+      ["a member, on their own session", { cookie: m.cookie }, m.sessionId],
+      ["a share link's viewer", { cookie: viewerCookie, [SHARE_VIEW_HEADER]: "1" }, sessionId],
+    ];
+    for (const [who, headers, id] of callers) {
+      // tRPC's event-stream transport: a GET asking for text/event-stream.
+      const input = encodeURIComponent(JSON.stringify({ sessionId: id, lastSeq: 0 }));
+      const res = await fetch(`${server.quiver.url}/api/trpc/turns.events?input=${input}`, {
+        headers: { accept: "text/event-stream", ...headers },
+        signal: AbortSignal.timeout(10_000),
+      });
+      // The answer ends by itself (a stream would not) and carries the refusal, no event.
+      const body = await res.text();
+      expect(body, who).toContain(SUBSCRIPTIONS_OVER_WEBSOCKET);
+      expect(body, who).not.toContain('"seq"');
+    }
+  });
 
   it("refuses a link's holder calling what no link may call before reading its body", { timeout: 15_000 }, async () => {
     // 1 MB of a 200 MB body is sent and the rest never comes: the answer must not wait for it.

@@ -38,6 +38,8 @@ export interface Context {
   grant?: Grant;
   /** A WebSocket's own count of open subscriptions and its bound (http/socket-limits.ts). */
   connection?: ConnectionCount;
+  /** The call came over plain HTTP, where nothing ends a stream when its caller's access ends. */
+  overHttp?: boolean;
 }
 
 /** The server's own folder, taken out of error messages a client reads (an internal error's
@@ -45,6 +47,8 @@ export interface Context {
 const INSTALL_ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 
 const t = initTRPC.context<Context>().create({
+  // Subscriptions are served over the WebSocket only (see step()).
+  sse: { enabled: false },
   // A stack names the install's files and the code path: only a server started for
   // development (`--dev`, NODE_ENV=development) sends it; the message alone goes to anyone else.
   errorFormatter({ shape, ctx }) {
@@ -61,6 +65,9 @@ export { VIEWER_REFUSED };
 /** A call on a WebSocket that is being closed because its person's access ended. */
 export const CONNECTION_CLOSED =
   "This connection was closed: you were signed out or your access changed. Reload the page to reconnect.";
+
+export const SUBSCRIPTIONS_OVER_WEBSOCKET =
+  "Subscriptions are served over the WebSocket at /api/trpc only, not over HTTP: connect with a WebSocket link.";
 
 /** Who the context is, as authorize() sees them. */
 export function subjectOf(ctx: Context): Subject {
@@ -99,6 +106,11 @@ function idFrom(raw: Record<string, unknown>, key: string): string {
  *  Nobody is refused before the input is read; the grant is added to the context. */
 function step(action: Action, refOf: RefOf) {
   const mw = t.middleware(async ({ ctx, getRawInput, next, type, signal }) => {
+    // A stream over HTTP (tRPC's event-stream GET) has no socket that a revoked link, a removal or
+    // a sign-out closes (auth/viewers.ts, auth/accounts/sockets.ts): it would go on for whoever
+    // opened it. So subscriptions are the WebSocket's only, refused before anything is read.
+    if (type === "subscription" && ctx.overHttp)
+      throw new TRPCError({ code: "METHOD_NOT_SUPPORTED", message: SUBSCRIPTIONS_OVER_WEBSOCKET });
     const subject = subjectOf(ctx);
     refuseBeforeInput(subject, action);
     const raw = (await getRawInput()) as unknown;
