@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyseShell, isOpaque } from "./analyse";
+import { isReadOnlyCommand } from "../tools/builtin/shell-safety";
 
 const LINES = [
   "true >out",
@@ -58,5 +59,27 @@ describe("what bash writes, the analysis notes", () => {
     expect(bashWrites(line)).toBe(true);
     const a = analyseShell(line);
     expect(a.writes || isOpaque(a)).toBe(true);
+  });
+});
+
+// Commands the grammar keeps as text (a `${v#pattern}` operand) or that arithmetic runs from a
+// variable's run-time value (a substring's offset, `test -v 'a[x]'`): bash runs them, so the
+// line is never read-only. Each would `touch out`.
+const HIDDEN = [
+  "[[ ${PWD#$(touch out)} ]]",
+  "[[ -n ${PWD%%$((1))$(touch out)} ]]",
+  'cat <<< "${PWD##$(touch out)}"',
+  "case ${PWD#$(touch out)} in *) ls;; esac",
+  "[[ ${PWD,,<(touch out)} ]]",
+  "[[ -n ${PWD:$(printf 'a\\133\\044(touch out)]')} ]]",
+  "[[ -n ${x=$(printf 'a\\133\\044(touch out)]')} && -n ${PWD:x} ]]",
+  "for x in \"$(printf 'a\\133\\044(touch out)]')\"; do case ${PWD:x:1} in *) ;; esac; done",
+  "for x in \"$(printf 'a\\133\\044(touch out)]')\"; do test -v 'PWD[x]'; done",
+];
+
+describe("what bash runs hidden in expansions, the classifier never calls read-only", () => {
+  it.each(HIDDEN)("%j", (line) => {
+    expect(bashWrites(line)).toBe(true);
+    expect(isReadOnlyCommand(line)).toBe(false);
   });
 });

@@ -163,7 +163,16 @@ export class Walker {
         } else if (node.text.includes("`")) {
           // The grammar reads `${x:-`cmd`}` as text; bash runs cmd.
           this.opaque(node, "a backquoted command inside ${…} is not followed");
+        } else if (substringOfVariables(node)) {
+          // `${PWD:x}`: the offset and length are arithmetic, which runs `a[$(cmd)]` held in x.
+          this.opaque(node, "a substring's offset is arithmetic, which can run code hidden in a variable");
         }
+        return;
+      case "regex":
+        // The grammar keeps a `${v#pattern}` or `=~` operand as text, `$(cmd)` in it too; bash
+        // expands the pattern and runs cmd.
+        if (/\$[([]|[<>]\(/.test(node.text))
+          this.opaque(node, "a command inside a pattern that the grammar reads as text is not followed");
         return;
       case "heredoc_redirect":
         this.heredocRedirect(node, undefined);
@@ -437,4 +446,11 @@ export class Walker {
   arithmeticReadsVariables(node: Node): boolean {
     return hasDescendant(node, "variable_name", "simple_expansion", "expansion", "subscript", "command_substitution");
   }
+}
+
+/** `${v:offset}`, `${v:offset:length}` with an offset or length that is not a number. */
+function substringOfVariables(node: Node): boolean {
+  const colon = node.children.findIndex((c) => c.type === ":" && !c.isNamed);
+  if (colon < 0) return false;
+  return node.children.slice(colon + 1).some((c) => c.isNamed && c.type !== "number");
 }

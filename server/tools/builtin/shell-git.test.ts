@@ -86,6 +86,15 @@ describe("git the classifier calls read-only", () => {
     "git grep -n TODO",
     "git ls-files -o",
     "git ls-files --others --exclude-standard",
+    // merge drivers through re-merged diffs, a git started in a submodule, core.alternateRefsCommand
+    "git show --remerge-diff HEAD",
+    "git log --remerg -1",
+    "git log -p --diff-merges=remerge",
+    "git show --diff-merges=r HEAD",
+    "git log -p --submodule=diff",
+    "git show --submodule HEAD",
+    "git log --alternate-refs",
+    "git shortlog --alternate-refs -s HEAD",
   ])("%s needs a card", (command) => {
     expect(auto(command)).toBe(false);
   });
@@ -126,8 +135,25 @@ describe("read-only git through a real runner, with planted configuration", () =
     await mkdir(join(dir, "src"));
     await writeFile(join(dir, "a.txt"), "hello\n");
     await writeFile(join(dir, "src", "b.ts"), "// TODO\n");
+    await writeFile(join(dir, "m.txt"), "base\n");
     git("add", ".");
-    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "first");
+    const commit = (...args: string[]) => git("-c", "user.email=a@b", "-c", "user.name=a", "commit", ...args);
+    commit("-qm", "first");
+    // A merge whose re-merge conflicts: a diff of it made by re-merging runs the merge driver.
+    git("checkout", "-q", "-b", "side");
+    await writeFile(join(dir, "m.txt"), "side\n");
+    commit("-qam", "side");
+    git("checkout", "-q", "-");
+    await writeFile(join(dir, "m.txt"), "main\n");
+    commit("-qam", "main");
+    try {
+      git("-c", "user.email=a@b", "-c", "user.name=a", "merge", "-q", "side");
+    } catch {
+      /* the conflict, resolved below */
+    }
+    await writeFile(join(dir, "m.txt"), "done\n");
+    git("add", "m.txt");
+    commit("-qm", "merge");
     const mark = (what: string) => `touch ${join(dir, `pwned-${what}`)}`;
     // Every program a repository's configuration can name for a read.
     const config: [string, string][] = [
@@ -142,11 +168,13 @@ describe("read-only git through a real runner, with planted configuration", () =
       ["filter.evil.smudge", `${mark("smudge")}; cat`],
       ["log.showSignature", "true"],
       ["gpg.program", mark("gpg")],
+      ["merge.evil.driver", `${mark("merge-driver")}; false`],
+      ["log.diffMerges", "remerge"],
       ["core.hooksPath", join(dir, "hooks")],
       ["user.name", "x"],
     ];
     for (const [k, v] of config) git("config", k, v);
-    await writeFile(join(dir, ".gitattributes"), "* filter=evil diff=evil\n");
+    await writeFile(join(dir, ".gitattributes"), "* filter=evil diff=evil merge=evil\n");
     await mkdir(join(dir, "hooks"));
     for (const hook of ["post-index-change", "post-checkout", "pre-commit", "reference-transaction"]) {
       await writeFile(join(dir, "hooks", hook), `#!/bin/sh\n${mark(`hook-${hook}`)}\n`, { mode: 0o755 });
@@ -198,11 +226,15 @@ describe("read-only git through a real runner, with planted configuration", () =
 
   it("the plant is live: the same repository runs its programs for a git that is not neutralised", async () => {
     const r = await shellTool.execute(
-      input("git status --short; git log -1 -p | cat; git -C tools status >/dev/null 2>&1; true"),
+      input(
+        "git status --short; git log -1 -p | cat; git show -m HEAD | cat; git reflog show -p -1 | cat; git -C tools status >/dev/null 2>&1; true",
+      ),
       context(),
     );
     expect(r.isError).toBe(false);
-    expect(await pwned()).toEqual(expect.arrayContaining(["pwned-clean", "pwned-fsmonitor"]));
+    expect(await pwned()).toEqual(
+      expect.arrayContaining(["pwned-clean", "pwned-fsmonitor", "pwned-merge-driver", "pwned-textconv"]),
+    );
     for (const f of await pwned()) await rm(join(dir, f));
   });
 
@@ -211,6 +243,10 @@ describe("read-only git through a real runner, with planted configuration", () =
       "git log --oneline -5",
       "git log -p -3",
       "git show HEAD",
+      "git show -m HEAD",
+      "git log -m -p -2",
+      "git reflog",
+      "git reflog show -p -2",
       "git diff --cached",
       "git diff --staged --stat",
       "git ls-files",

@@ -80,6 +80,13 @@ const FORBIDDEN_LONG = [
   "--work-tree",
   "--batch",
   "--edit",
+  // Diffs of merges made by re-merging run the merge drivers the repository names; a
+  // submodule's diff starts a git in it without --no-ext-diff; the alternates' refs come from
+  // core.alternateRefsCommand.
+  "--remerge-diff",
+  "--diff-merges",
+  "--submodule",
+  "--alternate-refs",
 ];
 const forbidden = (x: string) => x.startsWith("-O") || FORBIDDEN_LONG.some((l) => x.startsWith(l) || abbreviates(x, l));
 
@@ -115,6 +122,9 @@ const OVERRIDES = [
   "log.showSignature=false",
   "safe.bareRepository=explicit",
   "diff.external=false",
+  // `-m` re-merges under log.diffMerges=remerge; diff.submodule=diff runs a git in the submodule.
+  "log.diffMerges=first-parent",
+  "diff.submodule=short",
   // A fetch's programs, should one start anyway (see REMOTE_ENV).
   "protocol.allow=never",
   "credential.helper=",
@@ -130,6 +140,7 @@ const SUB_FLAGS: Record<string, string> = {
   log: "--no-ext-diff --no-textconv",
   show: "--no-ext-diff --no-textconv",
   diff: "--no-ext-diff --no-textconv",
+  reflog: "--no-ext-diff --no-textconv",
 };
 
 /**
@@ -146,7 +157,9 @@ export function neutraliseGit(line: string, commands: readonly SimpleCommand[]):
     edits.push({ at: c.ranges[0].end, text: ` --no-pager ${OVERRIDES.map((o) => `-c ${o}`).join(" ")}` });
     const sub = c.argv.findIndex((a, i) => i > 0 && !a.startsWith("-"));
     const flags = sub > 0 && Object.hasOwn(SUB_FLAGS, c.argv[sub]) ? SUB_FLAGS[c.argv[sub]] : undefined;
-    if (flags) edits.push({ at: c.ranges[sub].end, text: ` ${flags}` });
+    // `git reflog show …` takes the flags after its own sub-command (before it, `show` is a revision).
+    const after = c.argv[sub] === "reflog" && c.argv[sub + 1] === "show" ? sub + 1 : sub;
+    if (flags) edits.push({ at: c.ranges[after].end, text: ` ${flags}` });
   }
   edits.sort((a, b) => b.at - a.at);
   let out = line;

@@ -10,12 +10,11 @@ import { abbreviates, gitIsReadOnly } from "./shell-git";
 type Args = readonly string[];
 const any = () => true;
 const noArgs = (a: Args) => a.length === 0;
-// A one-letter option also hides in a cluster (`sort -no out` is -n -o out) or glued to its value
-// (-oout); a long one in any prefix GNU accepts for it (`sort --out=f`).
+// A one-letter option also hides in a cluster (`sort -no out` is -n -o out, `file -0C` is
+// --print0 -C) or glued to its value (-oout); a long one in any prefix GNU accepts for it
+// (`sort --out=f`). A cluster's letter may follow digits and signs, which only asks more.
 const hasOption = (x: string, b: string) =>
-  /^-[a-zA-Z]$/.test(b)
-    ? new RegExp(`^-[a-zA-Z]*${b[1]}`).test(x) && !x.startsWith("--")
-    : x === b || abbreviates(x, b);
+  /^-[a-zA-Z]$/.test(b) ? new RegExp(`^-[^=]*${b[1]}`).test(x) && !x.startsWith("--") : x === b || abbreviates(x, b);
 const without =
   (...bad: string[]) =>
   (a: Args) =>
@@ -46,6 +45,9 @@ const sedPrints = (a: Args) => {
   );
 };
 
+// `test -v 'a[x]'` evaluates the subscript as arithmetic, which runs `b[$(cmd)]` held in x.
+const namesOnly = (a: Args) => a.every((x, i) => !["-v", "-R"].includes(a[i - 1] ?? "") || /^\w+$/.test(x));
+
 // `date MMDDhhmm` and `date -s` set the clock; only `+FORMAT` operands print. -d, -f and -r take a value.
 const dateReads = (a: Args) => {
   if (a.some((x) => hasOption(x, "-s") || hasOption(x, "--set"))) return false;
@@ -74,14 +76,15 @@ const SAFE: Record<string, (a: Args) => boolean> = {
   cat: any,
   head: any,
   tail: any,
-  wc: any,
+  // --files0-from reads the names of what to read from a file: any file on the machine.
+  wc: without("--files0-from"),
   echo: any,
   // `printf -v PATH .` sets a variable the rest of the line runs with.
   printf: (a) => a[0] === "--" || !a[0]?.startsWith("-"),
   which: any,
   file: without("-C", "--compile"),
   stat: any,
-  du: any,
+  du: without("--files0-from"),
   df: any,
   basename: any,
   dirname: any,
@@ -104,8 +107,8 @@ const SAFE: Record<string, (a: Args) => boolean> = {
   jq: any,
   printenv: any,
   seq: any,
-  test: any,
-  "[": any,
+  test: namesOnly,
+  "[": namesOnly,
   md5sum: any,
   sha1sum: any,
   sha256sum: any,
@@ -121,9 +124,9 @@ const SAFE: Record<string, (a: Args) => boolean> = {
   hostname: noArgs,
   env: noArgs,
   uniq: (a) => operands(a).length <= 1, // a second operand is the output file (`uniq - out`)
-  sort: without("-o", "--output", "--compress-program"),
-  // ripgrep 14 runs --hostname-bin for hyperlinks.
-  rg: without("--pre", "--hostname-bin"),
+  sort: without("-o", "--output", "--compress-program", "--files0-from"),
+  // ripgrep 14 runs --hostname-bin for hyperlinks; -z runs the decompressors found on PATH.
+  rg: without("--pre", "--hostname-bin", "-z", "--search-zip"),
   find: without("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
   sed: sedPrints,
   git: gitIsReadOnly,

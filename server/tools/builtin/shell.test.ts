@@ -87,6 +87,16 @@ describe("shell approval", () => {
     "sort -o out.txt in.txt",
     "sort -no out.txt in.txt",
     "rg --pre ./evil foo",
+    // -z runs the decompressors on PATH; a cluster's digits hide -C (--compile writes magic.mgc)
+    "rg -z foo",
+    "rg --search-z foo",
+    "file -0C",
+    "file -0C -m foo",
+    // names of the files to read, from a file: any file on the machine
+    "sort --files0-from=list",
+    "wc --files0-from list",
+    "du --files0=list",
+    "test -v 'a[x]'",
     "sed -i s/a/b/ file",
     "sed -n '1p;w out' file",
     "tree -o out.txt",
