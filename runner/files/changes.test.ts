@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PERSON_FILE_OPS, PersonChanges } from "../../server/protocol/person-file-ops";
 import { opContext, tempWorkspace } from "../testing/exec";
 import { Workspace } from "../workspace/workspace";
+import { TEXT_DIFF_MAX_BYTES } from "../workspace/diff";
 import { changedFiles } from "./changes";
 import { writeFileOp } from "./edit";
 import { readFileOp } from "./read";
@@ -185,6 +186,50 @@ describe("the workspace's changes, file by file", () => {
     } finally {
       await rm(repo, { recursive: true, force: true });
     }
+  });
+
+  it("a name the agent chose cannot forge another file's entry: untracked names are quoted as git quotes them", async () => {
+    await writeFile(join(ws.dir, "README.md"), "# readme\n");
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("commit", "-qm", "start");
+    // A folder and a file whose names carry a newline and a forged header after it.
+    const folder = join(ws.dir, "x\ndiff --git a/README.md b");
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, "README.md\nnew file mode 100644\n+"), "hi\n");
+    await writeFile(join(ws.dir, 'café "q".txt'), "é\n");
+    await writeFile(join(ws.dir, "tab\there.txt"), "t\n");
+    expect((await changes()).files).toEqual([
+      { path: 'café "q".txt', status: "added", added: 1, removed: 0 },
+      { path: "tab\there.txt", status: "added", added: 1, removed: 0 },
+      {
+        path: "x\ndiff --git a/README.md b/README.md\nnew file mode 100644\n+",
+        status: "added",
+        added: 1,
+        removed: 0,
+      },
+    ]);
+    // A tracked file with such a name, from git's own header (octal bytes for the é).
+    git("add", ".");
+    git("commit", "-qm", "more");
+    await writeFile(join(ws.dir, 'café "q".txt'), "e\n");
+    expect((await changes()).files).toEqual([{ path: 'café "q".txt', status: "modified", added: 1, removed: 1 }]);
+  });
+
+  it("a sparse file of gigabytes is listed without being read", async () => {
+    await writeFile(join(ws.dir, "a.txt"), "a\n");
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("commit", "-qm", "start");
+    execFileSync("truncate", ["-s", "3G", join(ws.dir, "big.bin")]);
+    await writeFile(join(ws.dir, "large.txt"), "x".repeat(TEXT_DIFF_MAX_BYTES + 1));
+    const before = process.memoryUsage().rss;
+    expect((await changes()).files).toEqual([
+      { path: "big.bin", status: "added", added: 0, removed: 0, binary: true },
+      { path: "large.txt", status: "added", added: 0, removed: 0, binary: true },
+    ]);
+    // Reading it (as before) took gigabytes of memory and seconds; now it is not read at all.
+    expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 * 1024);
   });
 
   it("reads a quoted path from git's header", () => {

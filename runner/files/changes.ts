@@ -4,6 +4,7 @@
 import { PersonChanges, PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { defineOp } from "../ops";
 import { git, type GitHost } from "../workspace/git";
+import { unquoteGitPath } from "../workspace/git-quote";
 import { looksBinary, utf8Text } from "./text";
 
 type ChangedFile = PersonChanges["files"][number];
@@ -12,13 +13,9 @@ type ChangedFile = PersonChanges["files"][number];
 function pathOf(header: string): string {
   const rest = header.slice("diff --git ".length);
   if (rest.startsWith('"')) {
-    // git quotes a path with special characters, C-style; JSON reads the common escapes.
+    // git quotes a path with special characters, C-style with octal bytes (git-quote.ts).
     const quoted = /^"((?:[^"\\]|\\.)*)"/.exec(rest)?.[1] ?? "";
-    try {
-      return (JSON.parse(`"${quoted}"`) as string).replace(/^a\//, "");
-    } catch {
-      return quoted.replace(/^a\//, "");
-    }
+    return (unquoteGitPath(quoted) ?? quoted).replace(/^a\//, "");
   }
   return rest.slice(2, 2 + (rest.length - 5) / 2);
 }

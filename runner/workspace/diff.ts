@@ -5,6 +5,7 @@ import { createTwoFilesPatch } from "diff";
 import { readNoFollow } from "./atomic";
 import type { WorkspaceFs } from "./fs-at";
 import { git, gitBlob, type GitHost } from "./git";
+import { quoteGitPath } from "./git-quote";
 
 export interface DiffBudget {
   maxBytes: number;
@@ -132,12 +133,17 @@ export class WorkspaceDiff {
     let text = "";
     for (const [rel, before] of this.baseline) {
       if (paths && !paths.some((p) => rel === p || rel.startsWith(`${p}/`))) continue;
-      const now = await readNoFollow(this.files, rel).catch(() => null);
-      const a = before?.toString("utf8") ?? "";
-      const b = now?.data.toString("utf8") ?? "";
-      if (a === b && (before === null) === (now === null)) continue;
+      const now = await readCapped(this.files, rel);
       const head = before === null ? "new file mode 100644\n" : now === null ? "deleted file mode 100644\n" : "";
-      text += `diff --git a/${rel} b/${rel}\n${head}${filePatch(before ? `a/${rel}` : "/dev/null", now ? `b/${rel}` : "/dev/null", a, b)}`;
+      if (now === "large") {
+        text += `${header(rel)}${head}${binaryLine(before ? rel : null, rel)}`;
+        continue;
+      }
+      const a = before?.toString("utf8") ?? "";
+      const b = now?.toString("utf8") ?? "";
+      if (a === b && (before === null) === (now === null)) continue;
+      const from = before ? quoteGitPath("a/", rel) : "/dev/null";
+      text += `${header(rel)}${head}${filePatch(from, now ? quoteGitPath("b/", rel) : "/dev/null", a, b)}`;
     }
     return { text, overflow: false, mode: "baseline" };
   }
@@ -158,14 +164,27 @@ export class WorkspaceDiff {
   }
 }
 
-async function newFilePatch(files: WorkspaceFs, rel: string): Promise<string> {
+/** Past this a file's text is not diffed, as a binary file's is not: reading and diffing it on
+ *  every write would cost its whole size (a sparse file of gigabytes costs no disk to make). */
+export const TEXT_DIFF_MAX_BYTES = 8 * 1024 * 1024;
+
+/** A file's bytes up to TEXT_DIFF_MAX_BYTES, "large" past it, null when it is not a file. */
+async function readCapped(files: WorkspaceFs, rel: string): Promise<Buffer | "large" | null> {
   // A link is not followed: git lists a link to a file outside as an untracked file too.
-  const r = await files.readFile(rel, { follow: false }).catch(() => null);
-  if (r?.kind !== "file") return "";
-  const data = r.data;
-  if (data.includes(0))
-    return `diff --git a/${rel} b/${rel}\nnew file mode 100644\nBinary files /dev/null and b/${rel} differ\n`;
-  return `diff --git a/${rel} b/${rel}\nnew file mode 100644\n${filePatch("/dev/null", `b/${rel}`, "", data.toString("utf8"))}`;
+  const r = await files.readFile(rel, { follow: false, maxBytes: TEXT_DIFF_MAX_BYTES }).catch(() => null);
+  return r?.kind === "large" ? "large" : r?.kind === "file" ? r.data : null;
+}
+
+const header = (rel: string) => `diff --git ${quoteGitPath("a/", rel)} ${quoteGitPath("b/", rel)}\n`;
+const binaryLine = (before: string | null, rel: string) =>
+  `Binary files ${before === null ? "/dev/null" : quoteGitPath("a/", before)} and ${quoteGitPath("b/", rel)} differ\n`;
+
+async function newFilePatch(files: WorkspaceFs, rel: string): Promise<string> {
+  const data = await readCapped(files, rel);
+  if (data === null) return "";
+  const head = `${header(rel)}new file mode 100644\n`;
+  if (data === "large" || data.includes(0)) return `${head}${binaryLine(null, rel)}`;
+  return `${head}${filePatch("/dev/null", quoteGitPath("b/", rel), "", data.toString("utf8"))}`;
 }
 
 /** jsdiff's patch without its "====" banner and the tabs it leaves after empty header dates. */
