@@ -12,6 +12,8 @@ export const SSO_REFUSALS = {
     "An account with this email already exists and is not a member of this organization. Ask one of its admins for an invitation, accept it, then sign in with single sign-on.",
   sso_account_unverified:
     "An account with this email already exists, made without an invitation link, so Quiver cannot tell it is yours. Sign in with its password and accept your invitation first, then sign in with single sign-on.",
+  sso_account_in_other_orgs:
+    "Your account also belongs to other organizations, so this organization's single sign-on cannot sign you in to it: its identity provider vouches only for accounts that belong to this organization alone. Sign in with your password.",
   sso_provider_unknown: "This organization has no single sign-on set up any more.",
   sso_accounts_off:
     "This server has no accounts yet: its owner creates the first account, then single sign-on can be used.",

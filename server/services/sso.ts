@@ -17,10 +17,17 @@ import { normalizeDomains, parseDomains } from "../auth/accounts/sso-rules";
 const ssoPackage = () => import("@better-auth/sso");
 const hostUtils = () => import("@better-auth/core/utils/host");
 
+/** Whoever sets the org's identity provider can sign in as its members: its owners, not its
+ *  admins (an admin could otherwise sign in as an owner). */
+export const SSO_OWNERS_ONLY = "Only the organization's owners can change its single sign-on.";
+function ownersOnly(actor: { role: string }): void {
+  if (actor.role !== "owner") throw new SsoError(SSO_OWNERS_ONLY, "FORBIDDEN");
+}
+
 export class SsoError extends Error {
   constructor(
     message: string,
-    readonly code: "BAD_REQUEST" | "CONFLICT",
+    readonly code: "BAD_REQUEST" | "CONFLICT" | "FORBIDDEN",
   ) {
     super(message);
     this.name = "SsoError";
@@ -41,6 +48,8 @@ export interface SsoSettings {
   /** False while the server runs without accounts (SSO cannot be saved then). */
   accountsOn: boolean;
   updatedAt: Date | null;
+  /** Whether the caller may change them (owners; admins read and test). */
+  changeable: boolean;
 }
 
 export interface SsoTestResult {
@@ -167,6 +176,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
       orgSlug: org?.slug ?? "",
       accountsOn: (await deps.accountsOn?.()) ?? true,
       updatedAt: row?.updatedAt ?? null,
+      changeable: actor.role === "owner",
     };
   }
 
@@ -174,6 +184,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     get,
 
     async save(actor, input) {
+      ownersOnly(actor);
       if (deps.accountsOn && !(await deps.accountsOn()))
         throw new SsoError("Single sign-on needs accounts: create the first account (/signup) first.", "BAD_REQUEST");
       const domains = normalizeDomains(input.domains);
@@ -247,6 +258,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     },
 
     async remove(actor) {
+      ownersOnly(actor);
       const providerId = ssoProviderId(actor.orgId);
       const [, removed] = await db.$transaction([
         db.authAccount.deleteMany({ where: { providerId } }),

@@ -1,5 +1,5 @@
 "use client";
-// The org's sign-in settings (owners and admins): its OpenID Connect identity provider (issuer,
+// The org's sign-in settings (owners change them; admins read and test them): its OpenID Connect identity provider (issuer,
 // client id, client secret, allowed email domains), the redirect URI to register at the IdP,
 // "Test the connection" (the issuer's discovery document, fetched and checked by the server) and
 // Remove. A stored client secret is never shown: the box stays empty and saving it empty keeps it.
@@ -118,7 +118,12 @@ export default function SignInSettingsPage() {
           />
         </label>
         <div className={styles.bar}>
-          <button type="submit" className={styles.primary} disabled={save.isPending} data-testid="sso-save">
+          <button
+            type="submit"
+            className={styles.primary}
+            disabled={save.isPending || !data.changeable}
+            data-testid="sso-save"
+          >
             {save.isPending ? "Checking the issuer…" : "Save"}
           </button>
           <button
@@ -132,7 +137,7 @@ export default function SignInSettingsPage() {
           {data.configured && (
             <button
               type="button"
-              disabled={remove.isPending}
+              disabled={remove.isPending || !data.changeable}
               data-testid="sso-remove"
               onClick={() =>
                 confirm(
@@ -150,6 +155,12 @@ export default function SignInSettingsPage() {
           )}
         </div>
       </form>
+      {!data.changeable && (
+        <p className={styles.note} data-testid="sso-owners-only">
+          Only the organization&apos;s owners can change its single sign-on: whoever sets its identity provider can sign
+          in as its members. You can read the settings and test the connection.
+        </p>
+      )}
       {failure && (
         <p className={styles.error} role="alert" data-testid="sso-failure">
           {failure.message}

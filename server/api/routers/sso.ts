@@ -1,4 +1,5 @@
-// An org's single sign-on settings (owners and admins): read, save, test the issuer, remove.
+// An org's single sign-on settings: owners and admins read them and test the issuer, owners
+// save and remove them (services/sso.ts).
 // Thin: the rules live in services/sso.ts; the client secret is accepted here and never returned.
 import { z } from "zod";
 import { SsoError } from "../../services/sso";

@@ -61,6 +61,8 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
         idpUser("gus", "gus@other.test"),
         idpUser("max", "max@acme.test"),
         idpUser("bob", "bob@acme.test"),
+        idpUser("vic", "vic@acme.test"),
+        idpUser("lia", "lia@acme.test"),
       ],
     });
     const parts = await ssoAccounts({ db, key, privateIssuers: [idp.issuer] });
@@ -102,6 +104,8 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
       ["ada@acme.test", true],
       ["una@acme.test", true],
       ["bob@acme.test", false],
+      ["vic@acme.test", true],
+      ["lia@acme.test", true],
     ] as const) {
       const user = await db.user.create({ data: { email, name: email.split("@")[0] } });
       await db.authAccount.create({
@@ -238,6 +242,46 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
       "bob@acme.test",
       undefined,
     ]);
+  });
+
+  it("never signs in through the org's IdP a person who has another way in and belongs to another org", async () => {
+    const db = t.current.db;
+    // The org's domains are not proven its own: its IdP could claim any member's address. Vic
+    // owns another org too, and has a password: linking him would hand that org to the IdP.
+    const elsewhere = await db.org.create({ data: { slug: `elsewhere-${provider}`, name: "Elsewhere" } });
+    const vic = await db.user.findUniqueOrThrow({ where: { email: "vic@acme.test" } });
+    await db.membership.create({ data: { userId: vic.id, orgId: elsewhere.id, role: "owner" } });
+    const slug = (await sso.get(owner)).orgSlug;
+    const refused = await signIn({ organizationSlug: slug }, { login: "vic" });
+    expect(refused.error).toBe("sso_account_in_other_orgs");
+    expect(refused.session).toBeNull();
+    expect(await ssoAccountOf("vic@acme.test")).toBeNull();
+
+    // Lia is linked while she is this org's alone; once she joins another org, the link no
+    // longer signs her in (her password does), and again once she leaves it.
+    expect((await signIn({ organizationSlug: slug }, { login: "lia" })).session?.user.email).toBe("lia@acme.test");
+    const lia = await db.user.findUniqueOrThrow({ where: { email: "lia@acme.test" } });
+    const joined = await db.membership.create({ data: { userId: lia.id, orgId: elsewhere.id, role: "member" } });
+    const later = await signIn({ organizationSlug: slug }, { login: "lia" });
+    expect(later.error).toBe("sso_account_in_other_orgs");
+    expect(later.session).toBeNull();
+    await db.membership.delete({ where: { id: joined.id } });
+    expect((await signIn({ organizationSlug: slug }, { login: "lia" })).session?.user.email).toBe("lia@acme.test");
+
+    // A person the IdP made has no other way in: the IdP is theirs, in any org they join.
+    const max = await db.user.findUniqueOrThrow({ where: { email: "max@acme.test" } });
+    await db.membership.create({ data: { userId: max.id, orgId: elsewhere.id, role: "member" } });
+    expect((await signIn({ organizationSlug: slug }, { login: "max" })).session?.user.email).toBe("max@acme.test");
+  });
+
+  it("lets only the org's owners change its single sign-on", async () => {
+    const admin = { ...owner, role: "admin" as const };
+    const input = { issuer: idp.issuer, clientId: "quiver-test", domains: "acme.test, victim.test" };
+    await expect(sso.save(admin, input)).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(sso.remove(admin)).rejects.toMatchObject({ code: "FORBIDDEN" });
+    expect((await sso.get(admin)).changeable).toBe(false);
+    expect((await sso.get(owner)).domains).toEqual(["acme.test"]);
+    expect((await sso.get(owner)).changeable).toBe(true);
   });
 
   it("links on a pending invitation only an account made through its link, not one anyone made for the address", async () => {

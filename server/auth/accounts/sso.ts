@@ -9,8 +9,12 @@
 //    (`email_verified`), else the callback is refused with a code and a message;
 //  - an existing account is linked by that verified email only when the person is a member of
 //    the org or has a pending invitation to it (an org's IdP cannot take over strangers'
-//    accounts); a new person is created (Quiver's sign-up gate asks `signUpGate`) and joins the
-//    org as `member`, which becomes the active org of the new sign-in.
+//    accounts), and of no other org; a new person is created (Quiver's sign-up gate asks
+//    `signUpGate`) and joins the org as `member`, which becomes the active org of the new sign-in;
+//  - a sign-in through the IdP is refused for a person who has another way in (a password,
+//    another org's IdP) and belongs to another org: the org's domains are not proven to be its
+//    own, so its IdP vouches only for people who are the org's alone, never for a way into
+//    another org.
 // The refusals (codes below) reach the page that started the sign-in as `?error=<code>`.
 // The plugin's packages (samlify, xml-crypto …) are imported when the plugin is made, which
 // accounts/index.ts does with the better-auth instance: never on a server with accounts off.
@@ -75,6 +79,8 @@ export async function ssoAccounts(deps: SsoAccountsDeps) {
   }
 
   const providerRow = (providerId: string) => db.ssoProvider.findUnique({ where: { providerId } });
+  const inOtherOrg = async (userId: string, orgId: string) =>
+    (await db.membership.findFirst({ where: { userId, orgId: { not: orgId } }, select: { id: true } })) !== null;
   async function allowedDomain(providerId: string, email: string) {
     const row = await providerRow(providerId);
     if (!row?.organizationId) refuseFor(providerId, email, "sso_provider_unknown");
@@ -121,6 +127,24 @@ export async function ssoAccounts(deps: SsoAccountsDeps) {
                 },
               },
             },
+            session: {
+              create: {
+                async before(session: { userId: string }, hookCtx: unknown) {
+                  const providerId = callbackProvider(hookCtx);
+                  if (!providerId) return;
+                  const orgId = (await providerRow(providerId))?.organizationId;
+                  if (!orgId) refuse("sso_provider_unknown");
+                  const otherWayIn = await db.authAccount.findFirst({
+                    where: { userId: session.userId, providerId: { not: providerId } },
+                    select: { id: true },
+                  });
+                  if (otherWayIn && (await inOtherOrg(session.userId, orgId))) {
+                    const user = await db.user.findUnique({ where: { id: session.userId }, select: { email: true } });
+                    refuseFor(providerId, user?.email ?? "", "sso_account_in_other_orgs");
+                  }
+                },
+              },
+            },
             account: {
               create: {
                 async before(account: { providerId: string; userId: string }, hookCtx: unknown) {
@@ -145,6 +169,8 @@ export async function ssoAccounts(deps: SsoAccountsDeps) {
                       select: { id: true },
                     }));
                   if (!invited) refuseFor(providerId, user.email, "sso_account_not_in_org");
+                  if (await inOtherOrg(account.userId, orgId))
+                    refuseFor(providerId, user.email, "sso_account_in_other_orgs");
                   // On an invitation alone, only an account whose address was proven (made through
                   // an invitation link): anyone could have made one for the invited address
                   // before, with a password of their own (invited-sign-up.ts).
