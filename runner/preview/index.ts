@@ -27,18 +27,32 @@ export interface PreviewHandler {
 /**
  * Opens a port for the preview: in the workspace's network namespace when one was made (its
  * terminals' and commands' servers are there), else, or when nothing listens there, on this
- * machine's loopback (a server started outside the sandbox).
+ * machine's loopback (a server started outside the sandbox). A port the namespace has answered on
+ * is the namespace's from then on: otherwise the agent, whose commands cannot reach the machine's
+ * loopback, could serve a page on a preview origin, stop its server, and have that same origin
+ * answered by a service on the machine's port, which its page would then read as its own.
  */
 export function portConnector(namespace?: WorkspaceNamespace, confined = false): PortConnector {
   if (confined) return confinedConnector(namespace);
   if (!namespace) return connectLoopback;
+  const workspacePorts = new Set<number>();
   return async (port) => {
     try {
       const socket = await namespace.connect(port);
-      if (socket) return socket;
+      if (socket) {
+        workspacePorts.add(port);
+        return socket;
+      }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ECONNREFUSED") throw err;
     }
+    if (workspacePorts.has(port))
+      throw Object.assign(
+        new Error(
+          `nothing listens on port ${port} in the workspace now; a server of the workspace answered on it before, so this preview never reaches the machine's port ${port}`,
+        ),
+        { code: "ECONNREFUSED" },
+      );
     return connectLoopback(port);
   };
 }
