@@ -75,6 +75,16 @@ const HIDDEN = [
   "[[ -n ${x=$(printf 'a\\133\\044(touch out)]')} && -n ${PWD:x} ]]",
   "for x in \"$(printf 'a\\133\\044(touch out)]')\"; do case ${PWD:x:1} in *) ;; esac; done",
   "for x in \"$(printf 'a\\133\\044(touch out)]')\"; do test -v 'PWD[x]'; done",
+  // bash joins a line continuation before it reads `$(`, `<(`, `$[` or an operator
+  "[[ ${PWD#$\\\n(touch out)} ]]",
+  "[[ a =~ ^$\\\n\\\n(touch out)$ ]]",
+  "[[ -n ${PWD/a/<\\\n(touch out)} ]]",
+  "for x in '$(touch out)'; do [[ -n ${x@\\\nP} ]]; done",
+  // an expansion nested in a pattern, which the grammar keeps as text
+  "for x in '$(touch out)'; do [[ ${PWD#${x@P}} ]]; done",
+  "for x in '$(touch out)'; do [[ a =~ x${x@P} ]]; done",
+  "for x in '$(touch out)'; do cat <<E\n${PWD%${x@P}}\nE\ndone",
+  "for x in \"$(printf 'a\\133\\044(touch out)]')\"; do [[ ${PWD#${PWD:x}} ]]; done",
 ];
 
 describe("what bash runs hidden in expansions, the classifier never calls read-only", () => {

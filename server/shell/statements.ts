@@ -100,7 +100,8 @@ export function testCommand(node: Node): SimpleCommand {
   // What is left once operators are taken out: for arithmetic, only digits may remain.
   const operands = inner.replace(/\s(-[a-zA-Z]+|[!=<>&|()]+)(?=\s)/g, " ");
   const opaque =
-    ((named || arithmetic) && (!operandsStatic || /[[$`]/.test(inner))) || (arithmetic && /[^\s\d]/.test(operands))
+    // A glob may expand to a file named `a[$(cmd)]` (`[ -v PWD* ]`).
+    ((named || arithmetic) && (!operandsStatic || /[[$`*?]/.test(inner))) || (arithmetic && /[^\s\d]/.test(operands))
       ? `\`${bracket}\` can evaluate an operand as code`
       : undefined;
   return {

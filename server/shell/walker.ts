@@ -155,7 +155,9 @@ export class Walker {
         return;
       case "expansion":
         this.visitChildren(node);
-        if (/^\$\{!/.test(node.text) || /@[PEAKa]?\}$/.test(node.text) || hasDescendant(node, "subscript")) {
+        // bash joins a line continuation before it reads the operator (`${x@\⏎P}` is `${x@P}`).
+        if (/\\\r?\n/.test(node.text)) this.opaque(node, "a line continuation inside ${…} is not followed");
+        else if (/^\$\{!/.test(node.text) || /@[PEAKa]?\}$/.test(node.text) || hasDescendant(node, "subscript")) {
           this.opaque(node, "this expansion can run code hidden in a variable");
         } else if (SENSITIVE_VARIABLE.test(/^\$\{(\w+):?=/.exec(node.text)?.[1] ?? "")) {
           // `${CDPATH:=/}` assigns when the variable is unset, like `CDPATH=/`.
@@ -170,9 +172,10 @@ export class Walker {
         return;
       case "regex":
         // The grammar keeps a `${v#pattern}` or `=~` operand as text, `$(cmd)` in it too; bash
-        // expands the pattern and runs cmd.
-        if (/\$[([]|[<>]\(/.test(node.text))
-          this.opaque(node, "a command inside a pattern that the grammar reads as text is not followed");
+        // expands the pattern and runs cmd. So is a nested `${x@P}`, `${PWD:x}`, `${!x}`, which
+        // the expansion checks below never see; and bash joins a line continuation first.
+        if (/\$[([{]|[<>]\(|`/.test(node.text.replace(/\\\r?\n/g, "")))
+          this.opaque(node, "a command or expansion inside a pattern that the grammar reads as text is not followed");
         return;
       case "heredoc_redirect":
         this.heredocRedirect(node, undefined);

@@ -104,7 +104,8 @@ const SAFE: Record<string, (a: Args) => boolean> = {
   grep: any,
   egrep: any,
   fgrep: any,
-  jq: any,
+  // A module's search path may name any folder: `import "x" as $x {search: "/"}` reads x.json.
+  jq: (a) => !a.some((x) => /\b(import|include|modulemeta|get_search_list)\b/.test(x)),
   printenv: any,
   seq: any,
   test: namesOnly,
@@ -112,7 +113,8 @@ const SAFE: Record<string, (a: Args) => boolean> = {
   md5sum: any,
   sha1sum: any,
   sha256sum: any,
-  strings: any,
+  // binutils read `@file` as more arguments, echoing each word of any file in their errors.
+  strings: (a) => !a.some((x) => x.startsWith("@")),
   hexdump: any,
   cd: cdInside,
   type: any,

@@ -97,6 +97,12 @@ describe("shell approval", () => {
     "wc --files0-from list",
     "du --files0=list",
     "test -v 'a[x]'",
+    // a glob may expand to a file named `PWD[$(cmd)]`; @file and jq modules read any file
+    "[ -v PWD* ]",
+    "[ -R n? ]",
+    "strings @/etc/hostname",
+    'jq -n \'import "secret" as $s {search: "/tmp"}; $s\'',
+    "jq 'include \"x\"; .' f.json",
     "sed -i s/a/b/ file",
     "sed -n '1p;w out' file",
     "tree -o out.txt",
