@@ -1,6 +1,7 @@
 // Composition of the parts that own sockets and background work: runner pool, event hub, tool
 // slot, pipeline, engine, spills, terminal bridge. Each part's factory lives in its own folder;
 // this file only wires them, starts what must run at start-up, and stops them in order.
+import { join } from "node:path";
 import { runnerKeyStore } from "./executors/runner/key-store";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -210,7 +211,13 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
 
   const registry = new ToolRegistry([...builtinTools(), retrieveToolResultTool]);
   // MCP servers start in parallel, each with a deadline; one that fails is logged and left out.
-  const mcp = await startMcp({ configPath: deps.env.QUIVER_MCP_CONFIG, registry, log });
+  const mcp = await startMcp({
+    configPath: deps.env.QUIVER_MCP_CONFIG,
+    registry,
+    log,
+    // The local runner's workspaces (app.ts starts it on these); the rest of the data folder is hidden from commands.
+    agentFolders: [deps.env.workspaceDir, join(deps.env.dataDir, "workspaces")],
+  });
   for (const p of registry.problems()) log(`tool ${p.name} is fail-closed: ${p.reason}`);
   const tools = new ToolSessions(registry, {
     ...toolActivationStore(db, deps.dbProvider),

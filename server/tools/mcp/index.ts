@@ -7,6 +7,7 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolRegistry } from "../registry";
 import type { Tool } from "../tool";
 import { loadMcpConfig } from "./config";
+import { withoutAgentFolders } from "./agent-folders";
 import { McpConnection } from "./connection";
 import { mcpToolNames, toolKey } from "./naming";
 import { mcpTool } from "./adapt";
@@ -24,6 +25,9 @@ export interface McpOptions {
   /** MCP tools are deferred (found through tool_search) when there are more than this many (default 5). */
   deferOver?: number;
   backoff?: { baseMs: number; maxMs: number };
+  /** Folders the agent writes (the local runner's workspaces): no server is configured from,
+   *  started in or run from one (agent-folders.ts). */
+  agentFolders?: readonly string[];
 }
 
 export interface McpClients {
@@ -75,7 +79,11 @@ export async function startMcp(options: McpOptions): Promise<McpClients> {
   };
 
   if (options.configPath) {
-    const config = await loadMcpConfig(options.configPath);
+    const config = await withoutAgentFolders(
+      await loadMcpConfig(options.configPath),
+      options.configPath,
+      options.agentFolders ?? [],
+    );
     for (const p of config.problems) log(`mcp: ${p}; starting without it`);
     process.on("exit", killChildren);
     await Promise.all(
