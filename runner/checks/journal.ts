@@ -1,10 +1,24 @@
 // The originals of the files a tool_transaction touches, kept in memory and on the runner's disk
 // before each edit step is applied, so a failed step — or a runner killed mid-transaction and
 // started again — puts every file back byte-exact (content and mode; a created file removed with
-// the folders it needed; a deleted file restored). The journal lives beside the checkpoints'
+// the folders it needed; a deleted file restored). What the transaction last wrote to each file is
+// kept too: a file someone else has changed since (the person's save, another session's
+// transaction) is left as it is, and the answer says so, rather than rolled back over their work.
+// Each transaction has a journal of its own, in a folder per workspace beside the checkpoints'
 // shadow repositories (QUIVER_CHECKPOINT_DIR), which sandboxed commands cannot see.
-import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { checkpointRoot } from "../checkpoints/shadow";
@@ -18,19 +32,34 @@ interface Original {
   previous: { data: Buffer; mode: number } | null;
   /** Folders on the way that did not exist, outermost first. */
   dirs: string[];
+  /** The sha256 of what the transaction last wrote there (null: it deleted the file); absent
+   *  while its step is being applied, when the file is put back whatever it holds. */
+  wrote?: string | null;
 }
 
 const Stored = z.object({
   root: z.string(),
   sessionId: z.string(),
   files: z.array(
-    z.object({ rel: z.string(), data: z.string().nullable(), mode: z.number().int(), dirs: z.array(z.string()) }),
+    z.object({
+      rel: z.string(),
+      data: z.string().nullable(),
+      mode: z.number().int(),
+      dirs: z.array(z.string()),
+      wrote: z.string().nullable().optional(),
+    }),
   ),
 });
 
-export function journalPath(root: string): string {
-  return join(checkpointRoot(), "transactions", `${createHash("sha256").update(root).digest("hex").slice(0, 32)}.json`);
+const rootKey = (root: string) => createHash("sha256").update(root).digest("hex").slice(0, 32);
+
+/** The folder of a workspace's transaction journals, one file per transaction. */
+export function journalDir(root: string): string {
+  return join(checkpointRoot(), "transactions", rootKey(root));
 }
+
+/** Where one journal per workspace was kept before (a runner of the previous version's). */
+const legacyJournal = (root: string) => join(checkpointRoot(), "transactions", `${rootKey(root)}.json`);
 
 function missingDirs(ws: Workspace, rel: string): string[] {
   const parts = rel.split("/").slice(0, -1);
@@ -50,7 +79,11 @@ export class Journal {
     private readonly ws: Workspace,
     private readonly sessionId: string,
   ) {
-    this.file = journalPath(ws.root);
+    // Named by start time first: recovery undoes the latest transaction first.
+    this.file = join(
+      journalDir(ws.root),
+      `${Date.now().toString().padStart(15, "0")}-${randomBytes(6).toString("hex")}.json`,
+    );
   }
 
   get paths(): string[] {
@@ -69,7 +102,15 @@ export class Journal {
       });
       added = true;
     }
-    if (added) this.save();
+    for (const rel of rels) delete this.originals.get(rel)!.wrote;
+    if (added || rels.length > 0) this.save();
+  }
+
+  /** What the step just applied wrote to each of `rels`, as the read ledger recorded its write (a
+   *  save landing a moment later must not be taken for the transaction's). */
+  wrote(rels: string[]): void {
+    for (const rel of rels) this.originals.get(rel)!.wrote = this.ws.ledger.written(this.sessionId, rel) ?? null;
+    this.save();
   }
 
   private save(): void {
@@ -81,6 +122,7 @@ export class Journal {
         data: o.previous ? o.previous.data.toString("base64") : null,
         mode: o.previous?.mode ?? 0,
         dirs: o.dirs,
+        ...(o.wrote !== undefined ? { wrote: o.wrote } : {}),
       })),
     });
     mkdirSync(join(this.file, ".."), { recursive: true, mode: 0o700 });
@@ -120,8 +162,14 @@ export class Journal {
 
 async function restore(ws: Workspace, sessionId: string, originals: Original[]): Promise<string[]> {
   const done: string[] = [];
+  const back: string[] = [];
   for (const o of [...originals].reverse()) {
     const now = await readNoFollow(ws.files, o.rel).catch(() => undefined);
+    if (o.wrote !== undefined && (now === undefined || (now ? sha256(now.data) : null) !== o.wrote)) {
+      done.push(`${o.rel} left as it is (changed by someone else since this transaction wrote it)`);
+      continue;
+    }
+    back.push(o.rel);
     if (o.previous) {
       const same = now && now.mode === o.previous.mode && now.data.equals(o.previous.data);
       if (!same) await ws.files.writeFile(o.rel, o.previous.data, o.previous.mode);
@@ -134,13 +182,36 @@ async function restore(ws: Workspace, sessionId: string, originals: Original[]):
       done.push(`${o.rel} removed`);
     }
   }
-  ws.markChanged(originals.map((o) => o.rel));
+  ws.markChanged(back);
   return done;
 }
 
-/** At start: a journal left by a runner that died mid-transaction is rolled back. */
+/** At start: the journals left by a runner that died mid-transaction are rolled back, the
+ *  latest transaction first. */
 export async function recoverJournal(ws: Workspace, log: (line: string) => void): Promise<string[]> {
-  const file = journalPath(ws.root);
+  const dir = journalDir(ws.root);
+  const files = [
+    ...listed(dir)
+      .filter((e) => e.isFile() && e.name.endsWith(".json"))
+      .map((e) => join(dir, e.name))
+      .sort()
+      .reverse(),
+    legacyJournal(ws.root),
+  ].filter((f) => statSync(f, { throwIfNoEntry: false })?.isFile());
+  const done: string[] = [];
+  for (const file of files) done.push(...(await recoverOne(ws, file, log)));
+  return done;
+}
+
+function listed(dir: string) {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+async function recoverOne(ws: Workspace, file: string, log: (line: string) => void): Promise<string[]> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -164,6 +235,7 @@ export async function recoverJournal(ws: Workspace, log: (line: string) => void)
     rel: f.rel,
     previous: f.data === null ? null : { data: Buffer.from(f.data, "base64"), mode: f.mode },
     dirs: f.dirs,
+    ...(f.wrote !== undefined ? { wrote: f.wrote } : {}),
   }));
   const done = await restore(ws, parsed.data.sessionId, originals);
   rmSync(file, { force: true });

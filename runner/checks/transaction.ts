@@ -114,6 +114,7 @@ export function transactionOp(shell: ShellService, ready: () => Promise<unknown>
             return await fail(i, (err as Error).message);
           }
           if (!r.ok) return await fail(i, r.output);
+          journal.wrote(plan.rels);
           if (typeof r.meta?.diff === "string") diffs.push(r.meta.diff);
           lines.push(`#${i + 1} ${s.op}: ${r.output.split("\n")[0]}`);
         }

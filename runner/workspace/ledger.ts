@@ -36,6 +36,11 @@ export class ReadLedger {
     this.files(sessionId).set(rel, { hash, totalLines: 0, full: true, ranges: [] });
   }
 
+  /** The hash the session's last write or read of `rel` saw; undefined once it deleted it. */
+  written(sessionId: string, rel: string): string | undefined {
+    return this.sessions.get(sessionId)?.get(rel)?.hash;
+  }
+
   forget(sessionId: string, rel: string): void {
     this.sessions.get(sessionId)?.delete(rel);
   }
