@@ -1,7 +1,7 @@
 // ide_commit on real git repositories: everything changed inside the workspace folder in one
 // commit, the repository's hooks not run, and clear refusals (no repository, nothing to commit).
-import { execFileSync } from "node:child_process";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,5 +84,45 @@ describe("ide_commit", () => {
       "git config --global user.name",
     );
     expect(explainGitError("fatal: something else\n")).toBe("fatal: something else");
+  });
+});
+
+describe("ide_commit after a git killed mid-write", () => {
+  it("removes an index lock no process holds, and leaves one a live git holds", async () => {
+    await initRepo();
+    await writeFile(join(repo, "a.txt"), "two\n");
+    const ws = await Workspace.open(repo, { watch: false });
+    // A live holder (as a running git would be): the lock stays and the commit says why.
+    const holder = spawn("bash", ["-c", "exec 3<>.git/index.lock; exec sleep 60"], { cwd: repo, stdio: "ignore" });
+    try {
+      await expect.poll(() => existsSync(join(repo, ".git/index.lock")), { timeout: 10_000 }).toBe(true);
+      await new Promise((r) => setTimeout(r, 200)); // its descriptor is open by now
+      const held = await op(ws, "ide_commit", { message: "while held" });
+      expect(held).toMatchObject({ ok: false });
+      expect(held.output).toMatch(/index\.lock/);
+      expect(existsSync(join(repo, ".git/index.lock"))).toBe(true);
+    } finally {
+      holder.kill("SIGKILL");
+    }
+    // Its holder killed, the lock is a leftover: the next commit removes it and goes through.
+    await new Promise((r) => holder.once("exit", r));
+    const r = await op(ws, "ide_commit", { message: "after the kill" });
+    expect(r).toMatchObject({ ok: true, output: expect.stringMatching(/^committed [0-9a-f]+: after the kill$/) });
+    expect(existsSync(join(repo, ".git/index.lock"))).toBe(false);
+  });
+
+  it("never follows a .git link to remove a lock elsewhere", async () => {
+    const other = await mkdtemp(join(tmpdir(), "quiver-other-git-"));
+    try {
+      execFileSync("git", ["init", "-q", "-b", "main"], { cwd: other });
+      await writeFile(join(other, ".git/index.lock"), "");
+      await symlink(join(other, ".git"), join(repo, ".git"));
+      await writeFile(join(repo, "a.txt"), "x\n");
+      const ws = await Workspace.open(repo, { watch: false });
+      expect((await op(ws, "ide_commit", { message: "through the link" })).ok).toBe(false);
+      expect(existsSync(join(other, ".git/index.lock"))).toBe(true);
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
   });
 });

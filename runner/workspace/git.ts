@@ -14,6 +14,7 @@
 // On top of that, so that git behaves the same either way and a required filter does not fail a
 // commit, every configured program is turned off on the command line, which overrides the
 // repository, and the system and global configuration files are not read.
+import { lockedIndex, removeStaleIndexLock } from "./git-lock";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { noForkFilter } from "../exec/seccomp";
 import { vanishedCover } from "../exec/host-sockets";
@@ -234,7 +235,10 @@ export async function git(host: GitHost, args: string[], opts: RunOpts = {}): Pr
     Object.assign(env, pin);
   }
   if (opts.worktree) Object.assign(env, await filtersOff(host, env));
-  const r = await runGit(host, [...args], { maxBuffer: opts.maxBuffer, env });
+  let r = await runGit(host, [...args], { maxBuffer: opts.maxBuffer, env });
+  // A lock left by a git killed with its runner would fail every write from now on (git-lock.ts).
+  if (opts.writes && r.code !== 0 && lockedIndex(r.stderr) && removeStaleIndexLock(host.root))
+    r = await runGit(host, [...args], { maxBuffer: opts.maxBuffer, env });
   return { code: r.code, stdout: r.stdout.toString("utf8"), stderr: r.stderr, overflow: r.overflow };
 }
 
