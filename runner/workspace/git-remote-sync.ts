@@ -6,7 +6,7 @@
 // its root); its remote-tracking refs are written with update-ref, so no FETCH_HEAD, no URL with
 // a secret and no credential ever lands in it.
 import { spawn } from "node:child_process";
-import { lstat, mkdir, readdir, realpath, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { GitCredentialInput, RemoteUrl } from "../../server/protocol/git-remote";
 import { git, gitCommand, runGit, sendSeccomp, type GitHost } from "./git";
@@ -313,14 +313,41 @@ export async function pushRemote(host: GitHost, given: SyncOptions): Promise<{ b
   }
 }
 
+/** In the workspace from before its `git init` until its files are checked out (cloneRemote). */
+export const CLONE_MARK = ".quiver-clone-unfinished";
+
+/** The branch and commit of a finished clone of `url` in the workspace, else undefined. */
+async function finishedClone(
+  host: GitHost,
+  url: string,
+): Promise<{ branch: string; commit: string | null } | undefined> {
+  if ((await git(host, ["config", "--get", "remote.origin.url"])).stdout.trim() !== url) return undefined;
+  const branch = (await git(host, ["symbolic-ref", "-q", "--short", "HEAD"])).stdout.trim();
+  const commit = (await git(host, ["rev-parse", "-q", "--verify", "HEAD^{commit}"])).stdout.trim();
+  return branch ? { branch, commit: commit || null } : undefined;
+}
+
+/** Whether a clone into `root` was cut off: its mark is there, a plain file (never followed). */
+async function cloneCutOff(root: string): Promise<boolean> {
+  const st = await lstat(join(root, CLONE_MARK)).catch(() => undefined);
+  return st?.isFile() ?? false;
+}
+
 /** Clones into an empty workspace: the remote's default branch (or `branch`) checked out, `origin` set up. */
 export async function cloneRemote(
   host: GitHost,
   given: SyncOptions & { branch?: string },
 ): Promise<{ branch: string; commit: string | null }> {
   const opts = inSandbox(host, given);
-  if ((await readdir(host.root)).length > 0)
+  // A clone cut off (its runner killed) left its marker: what it made so far goes, and it starts over.
+  if (await cloneCutOff(host.root))
+    for (const name of await readdir(host.root)) await rm(join(host.root, name), { recursive: true, force: true });
+  if ((await readdir(host.root)).length > 0) {
+    // A clone that finished when its answer was lost (the server killed meanwhile) is the clone.
+    const done = await finishedClone(host, opts.remote.url);
+    if (done) return done;
     throw new GitRemoteError("The workspace is not empty: a repository is cloned only into an empty workspace.");
+  }
   const repo = await privateRepo();
   try {
     const bare = join(repo.dir, "r");
@@ -339,6 +366,7 @@ export async function cloneRemote(
     ).stdout.trim();
     const branch = opts.branch ?? (head || "main");
     const refs = await netRefs(bare, opts, ["refs/heads", "refs/tags"]);
+    await writeFile(join(host.root, CLONE_MARK), "a clone into this workspace has not finished\n");
     await must(host, ["init", "-q", "-b", branch], "git init", { writes: true });
     await transfer(host, bare, [...new Set(refs.map((x) => x.sha))], [], opts.signal);
     const tip = refs.find((x) => x.ref === `refs/heads/${branch}`)?.sha ?? null;
@@ -356,6 +384,7 @@ export async function cloneRemote(
     }
     if (tip)
       await must(host, ["reset", "-q", "--hard", tip], "checking out the files", { writes: true, worktree: true });
+    await rm(join(host.root, CLONE_MARK), { force: true });
     return { branch, commit: tip };
   } finally {
     await repo.dispose();

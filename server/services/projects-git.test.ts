@@ -3,7 +3,7 @@
 // http is taken only to loopback; http elsewhere, other transports, options, credentials in the
 // URL and hostile branch names are refused before any project is made.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
@@ -111,4 +111,41 @@ describe("git projects through projects.create", () => {
     expect(git).toContain(`${gs.url}/site.git`);
     expect(git).not.toContain(TOKEN);
   }, 90_000);
+
+  it("a clone cut off by the runner's kill -9 is done again, never taken as the project", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 4000; i++) files[`f${i}.txt`] = `file ${i}\n`.repeat(20);
+    files["index.html"] = "<h1>big</h1>\n";
+    gs.createRepo("big", files, "main");
+    const trpc = client();
+    await trpc.git.saveCredential.mutate({ host: gs.url, username: "alice", token: TOKEN });
+    const p = await trpc.projects.create.mutate({ name: "big", source: { kind: "git", url: `${gs.url}/big.git` } });
+    const ws = p.workspace!.id;
+    // The clone has begun in the workspace (its mark, then git init): the runner dies there.
+    await waitFor(() => existsSync(join(rootDir, ws, ".quiver-clone-unfinished")), 120_000, "the clone under way");
+    runner!.child.kill("SIGKILL");
+    await runner!.exited;
+    expect(existsSync(join(rootDir, ws, "index.html"))).toBe(false);
+    const stateOf = async () => (await trpc.projects.list.query()).find((x) => x.id === p.id)?.workspace?.state;
+    // Its runner is back: the workspace is not called ready with half a clone.
+    runner = spawnRunner({
+      url: `ws://127.0.0.1:${quiver.port}/runner`,
+      workspace: null,
+      args: ["--root", rootDir, "--id", "r1"],
+      env: runnerEnv,
+    });
+    const row = await waitFor(
+      async () => {
+        const w = (await trpc.projects.list.query()).find((x) => x.id === p.id)?.workspace;
+        return w && w.state !== "creating" ? w : undefined;
+      },
+      180_000,
+      "the clone done again",
+    );
+    expect(row).toMatchObject({ state: "ready", error: null });
+    expect(await stateOf()).toBe("ready");
+    expect(readFileSync(join(rootDir, ws, "index.html"), "utf8")).toBe("<h1>big</h1>\n");
+    expect(readdirSync(join(rootDir, ws)).filter((n) => /^f\d+\.txt$/.test(n))).toHaveLength(4000);
+    expect(existsSync(join(rootDir, ws, ".quiver-clone-unfinished"))).toBe(false);
+  }, 300_000);
 });

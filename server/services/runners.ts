@@ -75,8 +75,16 @@ export function createRunnerRegistry(db: Db, options: { instanceId: string; log?
       });
       const present = (hello.workspaces ?? []).filter((w) => !w.default).map((w) => w.id);
       if (present.length) {
+        // A folder the runner made is whole (made in staging, renamed into place) unless it is
+        // still to be filled after: a git project's is cloned into once made, and a clone cut off
+        // is done again by placement's next prepare, never taken as the project.
         await db.workspace.updateMany({
-          where: { runnerId: hello.runnerId, id: { in: present }, state: "creating" },
+          where: {
+            runnerId: hello.runnerId,
+            id: { in: present },
+            state: "creating",
+            project: { sourceKind: { not: "git" } },
+          },
           data: { state: "ready", error: null },
         });
       }
