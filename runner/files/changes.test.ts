@@ -216,6 +216,19 @@ describe("the workspace's changes, file by file", () => {
     expect((await changes()).files).toEqual([{ path: 'café "q".txt', status: "modified", added: 1, removed: 1 }]);
   });
 
+  it("the repository's diff settings cannot change the headers a path is read from", async () => {
+    await writeFile(join(ws.dir, "README.md"), "# readme\n");
+    await writeFile(join(ws.dir, "xxREADME.md"), "x\n");
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("commit", "-qm", "start");
+    git("config", "diff.noprefix", "true");
+    git("config", "diff.mnemonicPrefix", "true");
+    git("config", "core.quotePath", "false");
+    await writeFile(join(ws.dir, "xxREADME.md"), "y\n");
+    expect((await changes()).files).toEqual([{ path: "xxREADME.md", status: "modified", added: 1, removed: 1 }]);
+  });
+
   it("a sparse file of gigabytes is listed without being read", async () => {
     await writeFile(join(ws.dir, "a.txt"), "a\n");
     git("init", "-q", "-b", "main");

@@ -115,7 +115,19 @@ export class WorkspaceDiff {
       const spec = paths ? ["--", ...paths.map((p) => `:(literal)${p}`)] : ["--", "."];
       const tracked = await git(
         this.host,
-        ["diff", "HEAD", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", ...spec],
+        // The prefixes are given: a planted diff.noprefix or diff.mnemonicPrefix would change the
+        // headers Changes reads a file's path from (`diff --git xxa xxa` read as `a`).
+        [
+          "diff",
+          "HEAD",
+          "--no-color",
+          "--no-ext-diff",
+          "--no-textconv",
+          "--no-renames",
+          "--src-prefix=a/",
+          "--dst-prefix=b/",
+          ...spec,
+        ],
         { maxBuffer, worktree: true },
       );
       let text = tracked.stdout;
