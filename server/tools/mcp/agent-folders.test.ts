@@ -32,14 +32,20 @@ it("keeps servers outside, and leaves out each one whose cwd, program or script 
         program: stdio(join(workspace, "bin/server"), [], outside),
         script: stdio("node", [join(workspace, "server.js")], outside),
         relativeScript: stdio("node", ["../looks-outside/server.js"], join(outside, "sub")),
+        optionValue: stdio("node", [`--require=${join(workspace, "x.cjs")}`, "-e", "0"], outside),
+        nodeOptions: { ...stdio("node", ["-e", "0"], outside), env: { NODE_OPTIONS: `--require ${workspace}/a.cjs` } },
+        pathEntry: { ...stdio("mcp-tool", [], outside), env: { PATH: `${join(workspace, "bin")}:/usr/bin:/bin` } },
+        npmPrefix: stdio("npm", [`--prefix=${workspace}`, "start"], outside),
       },
     },
     outside,
   );
   const kept = await withoutAgentFolders(config, join(outside, "mcp.json"), [workspace]);
   expect(kept.servers.map((s) => s.name)).toEqual(["plain", "web"]);
-  expect(kept.problems).toHaveLength(5);
-  for (const name of ["inWorkspace", "throughLink", "program", "script", "relativeScript"])
+  const refused = ["inWorkspace", "throughLink", "program", "script", "relativeScript"];
+  refused.push("optionValue", "nodeOptions", "pathEntry", "npmPrefix");
+  expect(kept.problems).toHaveLength(refused.length);
+  for (const name of refused)
     expect(kept.problems.join("\n")).toContain(`server "${name}": it would start in or run from`);
 });
 
