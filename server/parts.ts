@@ -113,7 +113,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
           source.url,
           source.branch,
         );
-        return runners.runOn(ws.runnerId!, GIT_REMOTE_OP, input, 600_000, ws.id);
+        return runners.runOn(ws.runnerId!, GIT_REMOTE_OP, { ...input, making: true }, 600_000, ws.id);
       },
     },
     sourceOf: async (projectId) => workspaceSourceOf(await db.project.findUniqueOrThrow({ where: { id: projectId } })),

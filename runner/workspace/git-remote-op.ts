@@ -64,7 +64,7 @@ export const gitRemoteOp = defineOp({
       const output = await serial(host.root, async () => {
         switch (input.action) {
           case "clone": {
-            const r = await cloneRemote(host, { ...opts, branch: input.branch });
+            const r = await cloneRemote(host, { ...opts, branch: input.branch, making: input.making });
             return r.commit
               ? `cloned ${remote.url} (${r.branch} at ${r.commit.slice(0, 10)})`
               : `cloned ${remote.url}: it is empty (branch ${r.branch})`;

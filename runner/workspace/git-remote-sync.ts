@@ -336,15 +336,16 @@ async function cloneCutOff(root: string): Promise<boolean> {
 /** Clones into an empty workspace: the remote's default branch (or `branch`) checked out, `origin` set up. */
 export async function cloneRemote(
   host: GitHost,
-  given: SyncOptions & { branch?: string },
+  given: SyncOptions & { branch?: string; making?: boolean },
 ): Promise<{ branch: string; commit: string | null }> {
   const opts = inSandbox(host, given);
-  // A clone cut off (its runner killed) left its marker: what it made so far goes, and it starts over.
-  if (await cloneCutOff(host.root))
+  // A clone cut off (its runner killed) left its marker: what it made so far goes, and it starts
+  // over; only while the server is still making the workspace, before anyone could write the mark.
+  if (given.making && (await cloneCutOff(host.root)))
     for (const name of await readdir(host.root)) await rm(join(host.root, name), { recursive: true, force: true });
   if ((await readdir(host.root)).length > 0) {
     // A clone that finished when its answer was lost (the server killed meanwhile) is the clone.
-    const done = await finishedClone(host, opts.remote.url);
+    const done = given.making ? await finishedClone(host, opts.remote.url) : undefined;
     if (done) return done;
     throw new GitRemoteError("The workspace is not empty: a repository is cloned only into an empty workspace.");
   }

@@ -76,6 +76,20 @@ describe("ide_git_remote", () => {
     expect(readdirSync(ws)).toEqual([]);
   });
 
+  it("a clone a person asks for never takes a planted clone mark as leave to empty the workspace", async () => {
+    writeFileSync(join(ws, "precious.txt"), "keep me\n");
+    writeFileSync(join(ws, ".quiver-clone-unfinished"), "planted\n");
+    try {
+      const r = await op({ action: "clone", url: `${gs.url}/demo.git`, credential: cred });
+      expect(r.ok).toBe(false);
+      expect(r.output).toContain("The workspace is not empty");
+      expect(readFileSync(join(ws, "precious.txt"), "utf8")).toBe("keep me\n");
+    } finally {
+      rmSync(join(ws, "precious.txt"));
+      rmSync(join(ws, ".quiver-clone-unfinished"));
+    }
+  });
+
   it("clones, pushes a commit, pulls one made elsewhere", async () => {
     const clone = await op({ action: "clone", url: `${gs.url}/demo.git`, credential: cred });
     expect(clone.output).toMatch(/^cloned .*demo\.git \(main at [0-9a-f]{10}\)$/);

@@ -103,7 +103,14 @@ export const GitRemoteInput = z.discriminatedUnion("action", [
   /** Offline: the remote URL, branch and how far it is ahead of/behind origin. */
   z.object({ action: z.literal("status") }),
   /** Into an empty workspace: the remote's default branch unless `branch` is given. */
-  z.object({ action: z.literal("clone"), ...network, branch: BranchName.optional() }),
+  z.object({
+    action: z.literal("clone"),
+    ...network,
+    branch: BranchName.optional(),
+    /** The server is making this workspace (placement's fill): a clone of it cut off before (the
+     *  runner killed) may be started over. Never set for a clone a person asks for. */
+    making: z.literal(true).optional(),
+  }),
   z.object({ action: z.literal("fetch"), ...network }),
   /** Fetch, then fast-forward the checked-out branch to origin's (never a merge). */
   z.object({ action: z.literal("pull"), ...network }),
