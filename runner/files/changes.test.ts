@@ -216,6 +216,28 @@ describe("the workspace's changes, file by file", () => {
     expect((await changes()).files).toEqual([{ path: 'café "q".txt', status: "modified", added: 1, removed: 1 }]);
   });
 
+  it("a line break other than \\n, in a name or in content, starts no section", async () => {
+    await writeFile(join(ws.dir, "README.md"), "# readme\n");
+    await writeFile(join(ws.dir, "notes.txt"), "a\n");
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("commit", "-qm", "start");
+    await mkdir(join(ws.dir, "x\u2028diff --git a/README.md b"), { recursive: true });
+    await writeFile(join(ws.dir, "x\u2028diff --git a/README.md b/README.md"), "n\n");
+    git("add", ".");
+    await writeFile(join(ws.dir, "notes.txt"), "a\rdiff --git a/README.md b/README.md\n\u2028diff --git a/x b/x\n");
+    // A name that is not UTF-8 is listed too, never hidden.
+    await writeFile(Buffer.from(`${ws.dir}/evil\xff.sh`, "latin1"), "x".repeat(600_000));
+    const files = (await changes()).files;
+    expect(files.map((f) => f.path)).toEqual([
+      "evil\uFFFD.sh",
+      "notes.txt",
+      "x\u2028diff --git a/README.md b/README.md",
+    ]);
+    expect(files[0]).toMatchObject({ status: "added", binary: true });
+    expect(files.find((f) => f.path === "notes.txt")).toMatchObject({ status: "modified", added: 2, removed: 1 });
+  });
+
   it("the repository's diff settings cannot change the headers a path is read from", async () => {
     await writeFile(join(ws.dir, "README.md"), "# readme\n");
     await writeFile(join(ws.dir, "xxREADME.md"), "x\n");

@@ -4,7 +4,7 @@
 import { PersonChanges, PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { defineOp } from "../ops";
 import { git, type GitHost } from "../workspace/git";
-import { unquoteGitPath } from "../workspace/git-quote";
+import { patchSections, unquoteGitPath } from "../workspace/git-quote";
 import { looksBinary, utf8Text } from "./text";
 
 type ChangedFile = PersonChanges["files"][number];
@@ -23,8 +23,7 @@ function pathOf(header: string): string {
 /** One entry per file section of a unified diff. */
 export function changedFiles(diff: string): ChangedFile[] {
   const files: ChangedFile[] = [];
-  for (const section of diff.split(/^(?=diff --git )/m)) {
-    if (!section.startsWith("diff --git ")) continue;
+  for (const section of patchSections(diff)) {
     const lines = section.split("\n");
     const file: ChangedFile = { path: pathOf(lines[0]), status: "modified", added: 0, removed: 0 };
     for (const l of lines.slice(1)) {

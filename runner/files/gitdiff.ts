@@ -1,10 +1,11 @@
 // git_diff: the session's (or the whole workspace's) uncommitted changes as a unified diff.
 import { FILE_LIMITS, GitDiffInput } from "../../server/protocol/file-ops";
 import { countPatch } from "../workspace/diff";
+import { patchSections } from "../workspace/git-quote";
 import { defineOp } from "../ops";
 
 function stat(text: string): string {
-  const sections = text.split(/^(?=diff --git )/m).filter((s) => s.startsWith("diff --git "));
+  const sections = patchSections(text);
   const rows = sections.map((s) => {
     const name = /^diff --git a\/(.*?) b\//.exec(s)?.[1] ?? "?";
     let add = 0;

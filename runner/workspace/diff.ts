@@ -192,6 +192,9 @@ const binaryLine = (before: string | null, rel: string) =>
   `Binary files ${before === null ? "/dev/null" : quoteGitPath("a/", before)} and ${quoteGitPath("b/", rel)} differ\n`;
 
 async function newFilePatch(files: WorkspaceFs, rel: string): Promise<string> {
+  // A name that is not UTF-8 comes back from git with U+FFFD in it, which names no file: it is
+  // listed (and counted) unread, not left out.
+  if (rel.includes("\uFFFD")) return `${header(rel)}new file mode 100644\n${binaryLine(null, rel)}`;
   const data = await readCapped(files, rel);
   if (data === null) return "";
   const head = `${header(rel)}new file mode 100644\n`;

@@ -39,3 +39,22 @@ export function unquoteGitPath(quoted: string): string | undefined {
   }
   return Buffer.from(bytes).toString("utf8");
 }
+
+/** A unified diff cut into its files' sections, at lines starting `diff --git ` — lines ended by
+ *  "\n" alone: a regular expression's `m` flag also starts a line after "\r", U+2028 and U+2029,
+ *  which a file's content, or a name git leaves unquoted, may hold. */
+export function patchSections(diff: string): string[] {
+  const sections: string[] = [];
+  let start = -1;
+  for (let at = 0; at < diff.length;) {
+    const end = diff.indexOf("\n", at);
+    const next = end < 0 ? diff.length : end + 1;
+    if (diff.startsWith("diff --git ", at)) {
+      if (start >= 0) sections.push(diff.slice(start, at));
+      start = at;
+    }
+    at = next;
+  }
+  if (start >= 0) sections.push(diff.slice(start));
+  return sections;
+}
