@@ -3,13 +3,16 @@
 // every file back byte-exact before it serves anything — the created file removed, the edited
 // and the deleted one as they were, modes included. A file someone else changed after the
 // transaction wrote it (the person's save, another transaction) is left as they made it, on a
-// failed check and after a kill alike; two transactions at once keep a journal each.
+// failed check and after a kill alike; two transactions at once keep a journal each; a step
+// whose op refused puts back nothing it did not write.
 import { existsSync, readdirSync } from "node:fs";
 import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import { describe, expect, it, vi } from "vitest";
 import { spawnRunner, startServer, tempDir, waitFor } from "../../server/testing/runner";
 import { useRunnerPerTest } from "../../server/testing/runner-per-test";
-import { journalDir } from "./journal";
+import { tempWorkspace } from "../testing/exec";
+import { sha256 } from "../workspace/ledger";
+import { Journal, journalDir } from "./journal";
 
 vi.setConfig({ testTimeout: 300_000 });
 
@@ -171,5 +174,35 @@ describe("tool_transaction and a runner killed mid-way", () => {
     await waitFor(() => journals() === 0, 60_000, "the journal's rollback");
     expect(await text(`${ws}/a.txt`)).toBe("a1\n");
     expect(await text(`${ws}/b.txt`)).toBe("b2\n");
+  });
+});
+
+describe("a step whose op refused", () => {
+  it("takes back nothing it did not write, and keeps what earlier steps wrote to put back", async () => {
+    const { workspace: ws, dir, cleanup } = await tempWorkspace();
+    const saved = process.env.QUIVER_CHECKPOINT_DIR;
+    process.env.QUIVER_CHECKPOINT_DIR = await tempDir("quiver-journal-");
+    try {
+      await writeFile(`${dir}/a.txt`, "a1\n");
+      await writeFile(`${dir}/f.txt`, "O\n");
+      const journal = new Journal(ws, "s1");
+      // Step 1 writes a.txt.
+      await journal.remember(["a.txt"]);
+      await ws.files.writeFile("a.txt", Buffer.from("a2\n"), 0o644);
+      ws.ledger.recordWrite("s1", "a.txt", sha256("a2\n"));
+      journal.wrote(["a.txt"]);
+      // Step 2 would write a.txt and f.txt, but its op refuses: another session wrote f.txt.
+      const mark = await journal.remember(["a.txt", "f.txt"]);
+      await writeFile(`${dir}/f.txt`, "L (another session's)\n");
+      journal.notApplied(mark);
+      const done = await journal.rollback();
+      expect(await text(`${dir}/f.txt`)).toBe("L (another session's)\n");
+      expect(await text(`${dir}/a.txt`)).toBe("a1\n");
+      expect(done).toEqual(["a.txt restored"]);
+    } finally {
+      if (saved === undefined) delete process.env.QUIVER_CHECKPOINT_DIR;
+      else process.env.QUIVER_CHECKPOINT_DIR = saved;
+      await cleanup();
+    }
   });
 });

@@ -71,6 +71,12 @@ function missingDirs(ws: Workspace, rel: string): string[] {
   return out;
 }
 
+/** What a step's remember changed in the journal. */
+export interface StepMark {
+  added: string[];
+  wrote: Map<string, string | null | undefined>;
+}
+
 export class Journal {
   private readonly originals = new Map<string, Original>();
   private readonly file: string;
@@ -90,20 +96,38 @@ export class Journal {
     return [...this.originals.keys()];
   }
 
-  /** Keeps each file's original (the first time it is seen), on disk before the caller writes. */
-  async remember(rels: string[]): Promise<void> {
-    let added = false;
+  /** Keeps each file's original (the first time it is seen), on disk before the caller writes;
+   *  answers what to take back should the step write nothing (notApplied). */
+  async remember(rels: string[]): Promise<StepMark> {
+    const mark: StepMark = { added: [], wrote: new Map() };
     for (const rel of rels) {
-      if (this.originals.has(rel)) continue;
+      const known = this.originals.get(rel);
+      if (known) {
+        mark.wrote.set(rel, known.wrote);
+        delete known.wrote;
+        continue;
+      }
       this.originals.set(rel, {
         rel,
         previous: await readNoFollow(this.ws.files, rel),
         dirs: missingDirs(this.ws, rel),
       });
-      added = true;
+      mark.added.push(rel);
     }
-    for (const rel of rels) delete this.originals.get(rel)!.wrote;
-    if (added || rels.length > 0) this.save();
+    if (rels.length > 0) this.save();
+    return mark;
+  }
+
+  /** The step's op refused and wrote nothing: its files are as the journal had them before it
+   *  (one first seen in it is not the transaction's to put back: someone else may have written it). */
+  notApplied(mark: StepMark): void {
+    for (const rel of mark.added) this.originals.delete(rel);
+    for (const [rel, wrote] of mark.wrote) {
+      const o = this.originals.get(rel)!;
+      if (wrote === undefined) delete o.wrote;
+      else o.wrote = wrote;
+    }
+    this.save();
   }
 
   /** What the step just applied wrote to each of `rels`, as the read ledger recorded its write (a

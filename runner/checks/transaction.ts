@@ -105,7 +105,7 @@ export function transactionOp(shell: ShellService, ready: () => Promise<unknown>
           if (!isEditStep(s)) continue;
           const plan = await touched(s, ctx);
           if (!plan.ok) return await fail(i, plan.output);
-          await journal.remember(plan.rels);
+          const mark = await journal.remember(plan.rels);
           const op = s.op === "edit_file" ? editFileOp : s.op === "write_file" ? writeFileOp : applyPatchOp;
           let r: OpResult;
           try {
@@ -113,7 +113,11 @@ export function transactionOp(shell: ShellService, ready: () => Promise<unknown>
           } catch (err) {
             return await fail(i, (err as Error).message);
           }
-          if (!r.ok) return await fail(i, r.output);
+          if (!r.ok) {
+            // A refused op writes nothing (a file changed since it was read, a patch that does not apply).
+            journal.notApplied(mark);
+            return await fail(i, r.output);
+          }
           journal.wrote(plan.rels);
           if (typeof r.meta?.diff === "string") diffs.push(r.meta.diff);
           lines.push(`#${i + 1} ${s.op}: ${r.output.split("\n")[0]}`);
