@@ -24,6 +24,13 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Whether `environ` holds `entry` as a whole variable, not inside another one's value. */
+function holdsEntry(environ: Buffer, entry: Buffer): boolean {
+  for (let at = environ.indexOf(entry); at >= 0; at = environ.indexOf(entry, at + 1))
+    if (at === 0 || environ[at - 1] === 0) return true;
+  return false;
+}
+
 /** Pids (other than ours) whose environment carries `marker`; empty where /proc is absent. */
 export async function findMarked(marker: string): Promise<number[]> {
   let entries: string[];
@@ -34,17 +41,18 @@ export async function findMarked(marker: string): Promise<number[]> {
   }
   const needle = Buffer.from(`${MARKER_VAR}=${marker}\0`);
   const found: number[] = [];
-  await Promise.all(
-    entries.map(async (name) => {
-      if (!/^\d+$/.test(name) || Number(name) === process.pid) return;
+  const pids = entries.filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+  // A few at a time: a process's environment can be megabytes, and there may be hundreds.
+  const next = async (): Promise<void> => {
+    for (let name = pids.pop(); name !== undefined; name = pids.pop()) {
       try {
-        const environ = await readFile(`/proc/${name}/environ`);
-        if (environ.includes(needle)) found.push(Number(name));
+        if (holdsEntry(await readFile(`/proc/${name}/environ`), needle)) found.push(Number(name));
       } catch {
         /* exited meanwhile, or not ours to read */
       }
-    }),
-  );
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, next));
   return found;
 }
 

@@ -237,7 +237,7 @@ export async function git(host: GitHost, args: string[], opts: RunOpts = {}): Pr
   if (opts.worktree) Object.assign(env, await filtersOff(host, env));
   let r = await runGit(host, [...args], { maxBuffer: opts.maxBuffer, env });
   // A lock left by a git killed with its runner would fail every write from now on (git-lock.ts).
-  if (opts.writes && r.code !== 0 && lockedIndex(r.stderr) && removeStaleIndexLock(host.root))
+  if (opts.writes && r.code !== 0 && lockedIndex(r.stderr) && (await removeStaleIndexLock(host.root)))
     r = await runGit(host, [...args], { maxBuffer: opts.maxBuffer, env });
   return { code: r.code, stdout: r.stdout.toString("utf8"), stderr: r.stderr, overflow: r.overflow };
 }
