@@ -1,14 +1,15 @@
 // Finding what a command started by its marker: the marker counts as a whole variable of a
 // process's environment, never inside another variable's value (where any process could put it).
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, expect, it } from "vitest";
 import { findMarked, MARKER_VAR, newMarker } from "./kill";
 
-const children: ReturnType<typeof spawn>[] = [];
+const children: ChildProcess[] = [];
 afterAll(() => children.forEach((c) => c.kill("SIGKILL")));
 
 const sleeper = (env: Record<string, string>) => {
-  const child = spawn("sleep", ["30"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: "ignore" });
+  const base = { NODE_ENV: "test" as const, PATH: process.env.PATH ?? "/usr/bin:/bin" };
+  const child = spawn("sleep", ["30"], { env: { ...base, ...env }, stdio: "ignore" });
   children.push(child);
   return child.pid!;
 };
