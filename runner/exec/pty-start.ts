@@ -7,7 +7,7 @@
 import type { IPty } from "node-pty";
 import { constants as osConstants } from "node:os";
 import type { RunnerToServer } from "../../server/protocol/runner";
-import { MARKER_VAR, newMarker } from "./kill";
+import { killTree, MARKER_VAR, newMarker } from "./kill";
 import { directTether, holdTerminal, ttyLeader } from "./launch";
 import { makeJail, rlimitPrefix, type Jail, type Limits } from "./limits";
 import type { SandboxNetwork, WorkspaceNetwork } from "./netns";
@@ -87,7 +87,9 @@ export function startTerminal(
       env,
     });
   } catch (e) {
-    void jail?.dispose();
+    // node-pty may throw after its fork (its read stream of the master could not be made): the
+    // shell it started then runs with no one to end it; the marker finds it.
+    void killTree(undefined, marker).then(() => jail?.dispose());
     throw e;
   }
   // node-pty's UnixTerminal has the master's descriptor as `fd`, and the slave's path as `_pty`.
