@@ -127,7 +127,9 @@ describe("terminal output flow control", () => {
     expect(most.pageSocket).toBeLessThan(BOUND);
     expect(most.runnerUnacked).toBeLessThan(BOUND);
     expect(most.runnerSocket).toBeLessThan(BOUND);
-    expect(most.paused).toBe(true); // the window did fill, and reading went on after
+    // The window did fill, and reading went on after. The page sees each pause (it polls every
+    // 10 ms); the hop watcher's 25 ms samples can miss all of them on a loaded machine.
+    expect(pauses > 0 || most.paused).toBe(true);
     expectCount(t, FLOOD, "seq-2-done");
   });
 
