@@ -131,7 +131,7 @@ describe("embedded mode", () => {
     const quiver = await startQuiver({ env, root, web: false, log: () => {} });
     try {
       const deadline = Date.now() + 30_000;
-      let body: { ok: boolean; runners: { connected: boolean; workspace: string }[] } | undefined;
+      let body: { ok: boolean; runners: { id: string; connected: boolean; workspace: string }[] } | undefined;
       while (Date.now() < deadline) {
         body = await (await fetch(`${quiver.url}/api/health`)).json();
         if (body?.ok) break;
@@ -139,6 +139,26 @@ describe("embedded mode", () => {
       }
       expect(body?.ok).toBe(true);
       expect(body?.runners[0]).toMatchObject({ connected: true, workspace: join(dataDir, "workspace") });
+      // Through a proxy loopback counts for nothing: a stranger reads the summary, over HTTP and
+      // tRPC, which names no folder of the server's, placement or label.
+      const proxied = { "x-forwarded-for": "203.0.113.7" };
+      const stranger = await fetch(`${quiver.url}/api/health`, { headers: proxied });
+      expect(stranger.status).toBe(200);
+      const summary = await stranger.json();
+      const overTrpc = await createTRPCClient<AppRouter>({
+        links: [httpBatchLink({ url: `${quiver.url}/api/trpc`, headers: proxied })],
+      }).health.get.query();
+      for (const seen of [summary, overTrpc]) {
+        expect(seen).toEqual({
+          ok: true,
+          database: { provider: "sqlite", up: true, writable: true },
+          runners: [
+            { id: body!.runners[0].id, connected: true, sandboxed: expect.any(Boolean), sandbox: expect.anything() },
+          ],
+          problems: [],
+        });
+        expect(JSON.stringify(seen)).not.toContain(dataDir);
+      }
       const pid = quiver.localRunner?.pid;
       expect(pid).toBeGreaterThan(0);
       await quiver.stop();

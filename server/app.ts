@@ -19,7 +19,7 @@ import { lazyClient } from "./db/lazy-client";
 import { lowerHelperThreads } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
-import { createAuth } from "./auth";
+import { createAuth, isDirectLoopback, isOperator, type Identity } from "./auth";
 import { createAccounts, type Accounts } from "./auth/accounts";
 import { SSO_BROWSER_PREFIXES, ssoAccounts } from "./auth/accounts/sso";
 import { createSsoService } from "./services/sso";
@@ -44,7 +44,7 @@ import { looksAlike, variableOf } from "./executors/runner/bound-tokens";
 import { ensureLocalActor } from "./services/local-user";
 import { createSessionService } from "./services/sessions";
 import { createModelLister } from "./services/model-list";
-import { healthCheck } from "./services/health";
+import { healthCheck, summarize } from "./services/health";
 import { writeProbe } from "./db/probe";
 import type { Actor, Services } from "./services/types";
 import { LocalRunner } from "./local-runner";
@@ -314,9 +314,15 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     if (path === "/api/preview/open") return preview.open(req, res);
     if (path === "/api/health") {
       // 503 while the database cannot be used at all; other problems are in the report (ok: false).
-      void services
-        .health()
-        .then((report) => reply(res, report.database.up && report.database.writable ? 200 : 503, report));
+      // The whole report is the operator's, or a monitor's on this machine (services/health.ts).
+      void Promise.all([services.health(), auth.identify(req).catch((): Identity => ({ kind: "anonymous" }))]).then(
+        ([report, id]) =>
+          reply(
+            res,
+            report.database.up && report.database.writable ? 200 : 503,
+            isOperator(id) || isDirectLoopback(req) ? report : summarize(report),
+          ),
+      );
       return;
     }
     if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);

@@ -1,5 +1,5 @@
 // The tRPC context of a request or WebSocket connection, from who it is (server/auth).
-import type { Identity } from "../auth";
+import { isOperator, type Identity } from "../auth";
 import { ACCOUNT_SIGN_IN_TEXT, LINK_MESSAGES, NO_ORG_TEXT, SIGN_IN_TEXT } from "../auth/pages";
 import type { Services } from "../services/types";
 import type { Context } from "./trpc";
@@ -8,7 +8,7 @@ import type { Context } from "./trpc";
 export function contextFor(services: Services, identity: Identity, signal?: AbortSignal): Context {
   switch (identity.kind) {
     case "owner":
-      return { services, actor: identity.actor };
+      return { services, actor: identity.actor, ...(isOperator(identity) ? { operator: true } : {}) };
     case "viewer":
       return { services, actor: null, viewer: { sessionId: identity.sessionId, linkId: identity.linkId, signal } };
     case "ended":

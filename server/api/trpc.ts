@@ -38,6 +38,8 @@ export interface Context {
   grant?: Grant;
   /** A WebSocket's own count of open subscriptions and its bound (http/socket-limits.ts). */
   connection?: ConnectionCount;
+  /** The server's operator: the local owner with accounts off (health's whole report). */
+  operator?: boolean;
   /** The call came over plain HTTP, where nothing ends a stream when its caller's access ends. */
   overHttp?: boolean;
 }

@@ -56,6 +56,10 @@ export function isShareView(req: IncomingMessage): boolean {
   return q >= 0 && new URLSearchParams((req.url ?? "").slice(q + 1)).get(SHARE_VIEW_PARAM) === "1";
 }
 
+/** The server's operator: the local owner with accounts off (loopback or the owner cookie), never
+ *  a signed-in person, who is a member of one org among others. */
+export const isOperator = (id: Identity): boolean => id.kind === "owner" && id.via !== "account";
+
 /** How long an owner's sign-in lasts. */
 export const OWNER_COOKIE_DAYS = 30;
 

@@ -21,6 +21,7 @@ import type { Accounts } from "./accounts";
 import type { SocketOwner } from "./accounts/sockets";
 
 export type { Identity } from "./identity";
+export { isDirectLoopback, isOperator } from "./identity";
 
 export interface AuthDeps {
   env: Pick<Env, "dataDir" | "HOST" | "QUIVER_ALLOWED_HOSTS">;

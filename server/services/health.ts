@@ -1,7 +1,10 @@
 // What /api/health and the health query report: is the database answering and taking writes
 // (a write probe, its answer kept a few seconds: the IDE asks every 2 s), is there room left in
 // the data folder (QUIVER_MIN_FREE_DISK_MB), which runners are up. `problems` says in words
-// what is wrong, for the IDE's status line and an operator's monitor.
+// what is wrong, for the IDE's status line and an operator's monitor. Only the server's operator
+// (the local owner with accounts off; a monitor on this machine) reads the whole report: it names
+// the data folder, each runner's workspace folder and placements, and the database's own errors
+// (which may name its host). Anyone else reads a summary (`summarize`).
 import { statfsSync } from "node:fs";
 import type { Db, DbProvider } from "../db";
 import type { RunnerSandbox } from "../protocol/runner";
@@ -31,6 +34,15 @@ export interface HealthReport {
   disk: { path: string; freeMb: number; minFreeMb: number; low: boolean } | { path: string; error: string };
   runners: RunnerInfo[];
   /** What is wrong with the database or the data folder, one sentence each (runners: above). */
+  problems: string[];
+}
+
+/** What anyone who is not the operator is told: enough for the IDE's banners and status line. */
+export interface HealthSummary {
+  ok: boolean;
+  database: { provider: DbProvider; up: boolean; writable: boolean };
+  runners: Pick<RunnerInfo, "id" | "connected" | "sandboxed" | "sandbox">[];
+  /** The same problems as the report's, said without names of the server's folders or hosts. */
   problems: string[];
 }
 
@@ -110,5 +122,27 @@ export function healthCheck(o: HealthOptions): () => Promise<HealthReport> {
         ...(capacity !== undefined ? { capacity } : {}),
       }));
     return { ok: problems.length === 0 && runners.some((r) => r.connected), database, disk, runners, problems };
+  };
+}
+
+/** The report without the server's folders, placements and error texts (see the header). */
+export function summarize(report: HealthReport): HealthSummary {
+  const { database: db, disk } = report;
+  const problems: string[] = [];
+  if (!db.up) problems.push("The database does not answer.");
+  else if (!db.writable) problems.push("The database takes no writes.");
+  if ("error" in disk) problems.push("The server's data folder cannot be checked.");
+  else if (disk.low) problems.push("The server is low on disk space.");
+  if (problems.length === 0 && report.problems.length > 0) problems.push("The server reports a problem.");
+  return {
+    ok: report.ok,
+    database: { provider: db.provider, up: db.up, writable: db.writable },
+    runners: report.runners.map(({ id, connected, sandboxed, sandbox }) => ({
+      id,
+      connected,
+      sandboxed,
+      ...(sandbox ? { sandbox } : {}),
+    })),
+    problems,
   };
 }
