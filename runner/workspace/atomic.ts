@@ -5,10 +5,24 @@ import type { WorkspaceFs } from "./fs-at";
 
 export { TEMP_MARK } from "./fs-at";
 
-/** A regular file's bytes without following a last link; null when it does not exist. */
+const MiB = 1024 * 1024;
+
+/**
+ * The largest file a change reads whole (for its hash and its undo): above every read cap of the
+ * tools and the editor, so no change a tool or a person could have prepared is refused. A larger
+ * one (a sparse file of gigabytes costs no disk) would be read into the runner's memory whole.
+ */
+export const CHANGE_READ_MAX = 64 * MiB;
+
+/** A regular file's bytes without following a last link; null when it does not exist; a file
+ *  over CHANGE_READ_MAX throws, unread. */
 export async function readNoFollow(files: WorkspaceFs, rel: string): Promise<{ data: Buffer; mode: number } | null> {
-  const r = await files.readFile(rel, { follow: false });
+  const r = await files.readFile(rel, { follow: false, maxBytes: CHANGE_READ_MAX });
   if (r.kind === "missing") return null;
+  if (r.kind === "large")
+    throw new Error(
+      `${rel} is ${r.size} bytes, more than the file tools change (${CHANGE_READ_MAX / MiB} MiB); change it with a shell command`,
+    );
   if (r.kind === "link") throw new Error(`${rel} is a symbolic link; not following it`);
   if (r.kind !== "file") throw new Error(`${rel} is not a regular file`);
   return { data: r.data, mode: r.mode };
