@@ -6,7 +6,11 @@
 // setImmediate spin. An interrupt key (^C, ^\, ^Z) typed while input waits does what the line
 // discipline does in ISIG mode: the input ahead of it is dropped and the key goes first, or, when
 // even it cannot be written, its signal goes to the foreground process group (pty-interrupt.ts).
-import { write, writeSync } from "node:fs";
+// Writes are synchronous (the master is non-blocking: a full buffer is EAGAIN at once) and each
+// asks first whether the master is still open: node-pty closes it when its stream is destroyed,
+// before the 'close' that ends this input, and a write queued on libuv's threadpool, or made in
+// between, would go to whatever file took the descriptor's number next.
+import { writeSync } from "node:fs";
 import { foregroundGroup, INTERRUPT_KEYS, interruptAt, keyMeaning, type KeyMeaning } from "./pty-interrupt";
 
 /** Longest pause between tries while the PTY's buffer is full (the program is not reading). */
@@ -26,11 +30,8 @@ export class PtyInput {
   private verdict?: (skipped: boolean) => void;
   /** Interrupts sent out of band while another key's meaning is asked, in order. */
   private readonly later: Array<() => void> = [];
-  /** Called once the write in flight is done (the queue may change then). */
-  private whenIdle?: () => void;
   /** Bytes of queue[0] already written. */
   private offset = 0;
-  private writing = false;
   private retryMs = 0;
   private timer?: NodeJS.Timeout;
   private ended = false;
@@ -43,6 +44,8 @@ export class PtyInput {
     private readonly done: (bytes: number) => void,
     /** Absent: interrupt keys wait in line like any input. */
     private readonly tty?: PtyTty,
+    /** Whether `fd` is still the master (false once node-pty has closed it). */
+    private readonly masterOpen: () => boolean = () => true,
   ) {}
 
   write(data: string): void {
@@ -80,13 +83,17 @@ export class PtyInput {
   }
 
   private ask(key: number): void {
-    void keyMeaning(this.tty!.path, key).then((meaning) => this.idle(() => this.settle(meaning)));
+    void keyMeaning(this.tty!.path, key).then((meaning) => this.settle(meaning));
   }
 
-  /** Runs `fn` now, or once the write in flight has finished. */
-  private idle(fn: () => void): void {
-    if (this.writing) this.whenIdle = fn;
-    else fn();
+  /** False, and what is queued dropped, once the master is closed. */
+  private stillOpen(): boolean {
+    if (this.ended) return false;
+    if (this.masterOpen()) return true;
+    this.ended = true;
+    clearTimeout(this.timer);
+    this.drop();
+    return false;
   }
 
   private settle(meaning: KeyMeaning): void {
@@ -109,6 +116,7 @@ export class PtyInput {
       return this.next();
     }
     verdict?.(true);
+    if (!this.stillOpen()) return this.next();
     // The line discipline's flush on an interrupt: what was typed before the key is dropped.
     const before = this.pending - key.length - after.reduce((n, b) => n + b.length, 0);
     clearTimeout(this.timer);
@@ -168,38 +176,34 @@ export class PtyInput {
   }
 
   private pump(): void {
-    if (this.writing || this.ended || this.timer || this.held || this.queue.length === 0) return;
-    this.writing = true;
-    const head = this.queue[0];
-    write(this.fd, head, this.offset, head.length - this.offset, null, (err, n) => {
-      this.writing = false;
-      if (this.ended) return;
-      if (err && err.code !== "EAGAIN" && err.code !== "EWOULDBLOCK" && err.code !== "EINTR") {
-        // EIO and the like: the terminal's other side is gone; nothing more can be written.
-        this.ended = true;
-        return this.drop();
-      }
-      if (err) {
+    while (!this.timer && !this.held && this.queue.length > 0 && this.stillOpen()) {
+      const head = this.queue[0];
+      let n: number;
+      try {
+        n = writeSync(this.fd, head, this.offset, head.length - this.offset);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== "EAGAIN" && code !== "EWOULDBLOCK" && code !== "EINTR") {
+          // EIO and the like: the terminal's other side is gone; nothing more can be written.
+          this.ended = true;
+          return this.drop();
+        }
         // The program is not reading: wait a little longer each time rather than spin.
         this.retryMs = Math.min(MAX_RETRY_MS, Math.max(1, this.retryMs * 2));
         this.timer = setTimeout(() => {
           this.timer = undefined;
           this.pump();
         }, this.retryMs);
-      } else {
-        this.retryMs = 0;
-        this.offset += n;
-        this.pending -= n;
-        if (this.offset >= head.length) {
-          this.queue.shift();
-          this.offset = 0;
-        }
-        if (n > 0) this.done(n);
+        return;
       }
-      const next = this.whenIdle;
-      this.whenIdle = undefined;
-      if (next) next();
-      else if (!err) this.pump();
-    });
+      this.retryMs = 0;
+      this.offset += n;
+      this.pending -= n;
+      if (this.offset >= head.length) {
+        this.queue.shift();
+        this.offset = 0;
+      }
+      if (n > 0) this.done(n);
+    }
   }
 }

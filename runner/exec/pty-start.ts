@@ -45,6 +45,8 @@ export interface StartedTerminal {
   /** The PTY master's descriptor and the slave's path, which node-pty keeps out of its typings. */
   masterFd?: number;
   slavePath?: string;
+  /** node-pty's read stream of the master: destroying it closes the master's descriptor. */
+  masterStream?: { readonly destroyed: boolean };
 }
 
 export const signalName = (n: number | undefined): string | undefined =>
@@ -92,10 +94,12 @@ export function startTerminal(
     void killTree(undefined, marker).then(() => jail?.dispose());
     throw e;
   }
-  // node-pty's UnixTerminal has the master's descriptor as `fd`, and the slave's path as `_pty`.
+  // node-pty's UnixTerminal has the master's descriptor as `fd`, the slave's path as `_pty`, and
+  // the master's read stream as `_socket`.
   const fd = (pty as IPty & { fd?: unknown }).fd;
   const tty = (pty as IPty & { _pty?: unknown })._pty;
   const masterFd = typeof fd === "number" ? fd : undefined;
+  const stream = (pty as IPty & { _socket?: { destroyed?: unknown } })._socket;
   if (leader.length > 0 && masterFd !== undefined) holdTerminal(masterFd, pty.pid);
   return {
     pty,
@@ -104,6 +108,7 @@ export function startTerminal(
     sandboxArgs: wrapped.args,
     masterFd,
     slavePath: typeof tty === "string" ? tty : undefined,
+    masterStream: stream && typeof stream.destroyed === "boolean" ? (stream as { destroyed: boolean }) : undefined,
   };
 }
 

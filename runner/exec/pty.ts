@@ -241,7 +241,13 @@ export class PtyManager implements PtyHandler {
     if (m.outputWindow) entry.output = new PtyOutput(pty, m.outputWindow, pty.pid);
     if (masterFd !== undefined) {
       // The slave's path tells what an interrupt key means.
-      entry.input = new PtyInput(masterFd, (n) => this.ack(entry, n), { path: started.slavePath, leader: pty.pid });
+      const master = started.masterStream;
+      entry.input = new PtyInput(
+        masterFd,
+        (n) => this.ack(entry, n),
+        { path: started.slavePath, leader: pty.pid },
+        master ? () => !master.destroyed : undefined,
+      );
       // node-pty's read stream closes the master when the terminal's other side is gone (before
       // onExit; `once` is that stream's): no write may follow, as the descriptor's number may
       // already name another file.
