@@ -125,6 +125,27 @@ describe("ide_git_remote", () => {
     expect(readFileSync(join(ws, "theirs.txt"), "utf8")).toBe("theirs\n");
   }, 60_000);
 
+  it("a clone the server makes again after losing its answer is the clone already there, not an error", async () => {
+    const head = sh(["rev-parse", "HEAD"], ws).trim();
+    const before = readdirSync(ws).sort();
+    // The server's retry of the clone that made this workspace (placement's fill): it finished.
+    const again = await op({ action: "clone", url: `${gs.url}/demo.git`, credential: cred, making: true });
+    expect(again.ok).toBe(true);
+    expect(again.output).toBe(`cloned ${gs.url}/demo.git (main at ${head.slice(0, 10)})`);
+    // Another repository, or a person's clone, into it is still refused, and nothing is touched.
+    gs.createRepo("other", { "x.txt": "x\n" });
+    for (const input of [
+      { action: "clone" as const, url: `${gs.url}/other.git`, credential: cred, making: true as const },
+      { action: "clone" as const, url: `${gs.url}/demo.git`, credential: cred },
+    ]) {
+      const r = await op(input);
+      expect(r.ok).toBe(false);
+      expect(r.output).toContain("The workspace is not empty");
+    }
+    expect(readdirSync(ws).sort()).toEqual(before);
+    expect(sh(["rev-parse", "HEAD"], ws).trim()).toBe(head);
+  }, 60_000);
+
   it("says why a pull cannot fast-forward and a push is behind", async () => {
     const other = mkdtempSync(join(tmpdir(), "quiver-other-"));
     await shAsync(["clone", "-q", `http://alice:${TOKEN}@${gs.host}/demo.git`, other], tmpdir());
