@@ -2,6 +2,7 @@
 // links inside followed, `..`, absolute paths, NUL bytes, long names, paths deeper than PATH_MAX,
 // link loops, a planted FIFO, .git, and no descriptor left open after any of it.
 import { execFileSync } from "node:child_process";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -152,4 +153,21 @@ it("leaves no descriptor open, whatever the outcome", async () => {
   }
   files.removeTree("m");
   expect(await count()).toBe(before);
+});
+
+describe("a walk's descriptors", () => {
+  it("are closed once: a second close leaves alone the file that took their numbers", async () => {
+    const w = files.walk("a/b/f.txt", { open: constants.O_RDONLY });
+    const held = [w.fd!, w.dir];
+    w.close();
+    // The lowest free numbers are the walk's: the next opens take them.
+    const others = held.map(() => openSync(join(base, "out", "secret"), "r"));
+    try {
+      expect(others.sort()).toEqual([...held].sort());
+      w.close();
+      for (const fd of others) expect(fstatSync(fd).isFile()).toBe(true);
+    } finally {
+      for (const fd of others) closeSync(fd);
+    }
+  });
 });

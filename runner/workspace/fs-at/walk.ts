@@ -111,6 +111,7 @@ export function walk(rootFd: number, root: string, input: string, opts: WalkOpti
       throw new PathError(`path ${show(input)} is inside .git; git internals are not writable by file tools`);
     const heldDir = dir;
     const heldFd = fd;
+    let closed = false;
     return {
       dir: heldDir,
       name,
@@ -118,7 +119,10 @@ export function walk(rootFd: number, root: string, input: string, opts: WalkOpti
       fd: heldFd,
       created,
       missing,
+      // Once: a second close would close whatever took these numbers since.
       close: () => {
+        if (closed) return;
+        closed = true;
         if (heldFd !== undefined) closeSync(heldFd);
         if (heldDir !== rootFd) closeSync(heldDir);
       },
