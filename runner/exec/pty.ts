@@ -66,6 +66,21 @@ interface Entry {
   runsProgram?: boolean;
   /** Closed to make room for another terminal after this long unwatched: said in its pty.exit. */
   reclaimedAfterMs?: number;
+  /**
+   * Whether the PTY master's descriptor is still open. node-pty closes it once the terminal's
+   * other side is gone, well before onExit: its number may then name another terminal or file.
+   */
+  masterOpen: () => boolean;
+}
+
+/** Sizes the terminal while its master is open; a failed ioctl (the terminal just ended) is moot. */
+function resize(entry: Entry, size: { cols: number; rows: number }): void {
+  if (!entry.masterOpen()) return;
+  try {
+    entry.pty.resize(size.cols, size.rows);
+  } catch {
+    // gone meanwhile: its exit follows
+  }
 }
 
 /**
@@ -130,7 +145,7 @@ export class PtyManager implements PtyHandler {
       case "pty.input":
         return this.input(entry, message.ptyId, message.data);
       case "pty.resize":
-        if (entry && !entry.closing) entry.pty.resize(message.cols, message.rows);
+        if (entry && !entry.closing) resize(entry, message);
         return;
       case "pty.drained":
         entry?.output?.drained(message.chars);
@@ -237,16 +252,16 @@ export class PtyManager implements PtyHandler {
       exited,
       typedBytes: 0,
       acked: 0,
+      masterOpen: started.masterStream ? () => !started.masterStream!.destroyed : () => true,
     };
     if (m.outputWindow) entry.output = new PtyOutput(pty, m.outputWindow, pty.pid);
     if (masterFd !== undefined) {
       // The slave's path tells what an interrupt key means.
-      const master = started.masterStream;
       entry.input = new PtyInput(
         masterFd,
         (n) => this.ack(entry, n),
         { path: started.slavePath, leader: pty.pid },
-        master ? () => !master.destroyed : undefined,
+        entry.masterOpen,
       );
       // node-pty's read stream closes the master when the terminal's other side is gone (before
       // onExit; `once` is that stream's): no write may follow, as the descriptor's number may
@@ -361,7 +376,7 @@ export class PtyManager implements PtyHandler {
     clearTimeout(entry.grace);
     entry.grace = undefined;
     entry.unwatchedAt = undefined; // a page opens it, as at its start
-    entry.pty.resize(m.cols, m.rows);
+    resize(entry, m);
     // The server that counted what was sent is gone: the new one starts from nothing outstanding.
     if (m.outputWindow) {
       if (entry.output) entry.output.reset(m.outputWindow);
