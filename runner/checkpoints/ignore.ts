@@ -45,8 +45,10 @@ export async function leftOutBy(shadow: ShadowRepo, target: string, candidates: 
         data: (chunk) => void writeSync(fd, chunk),
         close() {
           fsyncSync(fd);
-          closeSync(fd);
+          // Forgotten first: a failed close released the number all the same (see stage.ts).
+          const done = fd;
           fd = -1;
+          closeSync(done);
         },
       },
     ).finally(() => {

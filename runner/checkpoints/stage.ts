@@ -177,8 +177,11 @@ export async function stageBlobs(
             return;
           }
           fsyncSync(fd);
-          closeSync(fd);
+          // Forgotten before it is closed: a close that fails has released the number all the
+          // same, and the error path below must not close whatever took it meanwhile.
+          const done = fd;
           fd = -1;
+          closeSync(done);
         },
       },
     );
