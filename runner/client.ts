@@ -235,17 +235,27 @@ export class RunnerClient {
       case "preview.cancel":
       case "preview.ws.send":
       case "preview.ws.close":
-        void this.streams.get(msg.streamId)?.then((h) => h?.handle(msg));
+        void this.streams.get(msg.streamId)?.then((h) => h && this.safely(msg.type, () => h.handle(msg)));
         return;
       case "pty.open":
         this.openPty(msg);
         return;
       default: {
         const route = this.ptys.get(msg.ptyId);
-        if (route) void route.then((h) => h?.handle(msg));
+        if (route) void route.then((h) => h && this.safely(msg.type, () => h.handle(msg)));
         else if (msg.type === "pty.close")
           this.send({ type: "pty.exit", ptyId: msg.ptyId, exitCode: null, signal: "not open" });
       }
+    }
+  }
+
+  /** A terminal's or preview's frame handler that throws is a bug to log, never the runner's end
+   *  (a rejection nobody handles ends the process, and every terminal and command with it). */
+  private safely(frame: string, handle: () => void): void {
+    try {
+      handle();
+    } catch (err) {
+      this.o.log(`a ${frame} frame failed: ${(err as Error).message}`);
     }
   }
 
@@ -258,7 +268,7 @@ export class RunnerClient {
         if (!served.pty) return void exit("unsupported");
         // A terminal id belongs to one workspace: re-attaching it from another is refused.
         if (held && (await held) !== served.pty) return void exit("terminal id in use by another workspace");
-        served.pty.handle(msg);
+        this.safely(msg.type, () => served.pty!.handle(msg));
         return served.pty;
       },
       (err: Error) => void exit(err.message),
@@ -269,7 +279,7 @@ export class RunnerClient {
   private openStream(msg: Extract<PreviewServerFrame, { type: "preview.request" | "preview.ws.open" }>): void {
     const route = this.o.workspaces.get(msg.workspaceId).then(
       (served) => {
-        served.preview.handle(msg);
+        this.safely(msg.type, () => served.preview.handle(msg));
         return served.preview;
       },
       (err: Error) => {
