@@ -123,7 +123,7 @@ describe("ide_git_remote", () => {
     const pull = await op({ action: "pull", url: `${gs.url}/demo.git`, credential: cred });
     expect(pull.output).toMatch(/^pulled origin\/main/);
     expect(readFileSync(join(ws, "theirs.txt"), "utf8")).toBe("theirs\n");
-  }, 60_000);
+  }, 180_000);
 
   it("a clone the server makes again after losing its answer is the clone already there, not an error", async () => {
     const head = sh(["rev-parse", "HEAD"], ws).trim();
@@ -144,7 +144,7 @@ describe("ide_git_remote", () => {
     }
     expect(readdirSync(ws).sort()).toEqual(before);
     expect(sh(["rev-parse", "HEAD"], ws).trim()).toBe(head);
-  }, 60_000);
+  }, 120_000);
 
   it("says why a pull cannot fast-forward and a push is behind", async () => {
     const other = mkdtempSync(join(tmpdir(), "quiver-other-"));
@@ -165,7 +165,7 @@ describe("ide_git_remote", () => {
     expect(pull.ok).toBe(false);
     expect(pull.output).toContain("have diverged: pull only fast-forwards");
     sh(["reset", "-q", "--hard", "origin/main"], ws);
-  }, 60_000);
+  }, 120_000);
 
   it("gives the server's own message when it refuses a push", async () => {
     gs.refusePushes("demo", "pushes to main need a review (policy 42)");
@@ -175,7 +175,7 @@ describe("ide_git_remote", () => {
     const push = await op({ action: "push", url: `${gs.url}/demo.git`, credential: cred });
     expect(push.ok).toBe(false);
     expect(push.output).toBe("The server refused the push: pushes to main need a review (policy 42)");
-  }, 60_000);
+  }, 120_000);
 
   it("refuses hostile URLs and branch names before git sees them", async () => {
     for (const url of [
