@@ -1,8 +1,10 @@
 // A terminal whose PTY master node-pty has just closed (its other side gone; its exit comes
 // later): neither its input nor a resize reaches what took the master's descriptor number, a
 // workspace file or another terminal (the lowest free number is the one the master had), and
-// a resize then throws nothing that could take the runner down.
-import { closeSync, openSync, readFileSync } from "node:fs";
+// a resize then throws nothing that could take the runner down. And the master is the runner's
+// alone: no program started later (an agent's command, another terminal) inherits it.
+import { execFileSync } from "node:child_process";
+import { closeSync, openSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -90,6 +92,33 @@ describe("PtyManager once a terminal's master is closed", () => {
       await until(() => output("B").includes("B-2"), "B's answer");
       expect(output("B")).toContain("24 80");
       expect(output("B")).not.toContain("11 33");
+    } finally {
+      await manager.dispose();
+    }
+  });
+});
+
+describe("a terminal's PTY master", () => {
+  it("is inherited by no program the runner starts after it", async () => {
+    const manager = new PtyManager({
+      workspaceRoot: dir,
+      sandbox: sandboxInfo("auto"),
+      env: scrubEnv({ ...process.env, HOME: dir }),
+      send: () => true,
+    });
+    try {
+      manager.handle({ type: "pty.open", ptyId: "P", sessionId: "s", cols: 80, rows: 24 });
+      for (const end = Date.now() + 15_000; manager.pid("P") === undefined; await new Promise((r) => setTimeout(r, 20)))
+        if (Date.now() > end) throw new Error("the terminal did not start");
+      const pty = (manager as unknown as { ptys: Map<string, { pty: nodePty.IPty }> }).ptys.get("P")!.pty;
+      const master = (pty as unknown as { fd: number }).fd;
+      expect(readlinkSync(`/proc/self/fd/${master}`)).toBe("/dev/ptmx");
+      const fds = execFileSync("bash", ["-c", "ls -l /proc/$$/fd/ || true"], { encoding: "utf8" });
+      expect(fds).not.toContain("/dev/ptmx");
+      // Writing to the master is typing into the terminal: a child that had it could type there.
+      expect(() =>
+        execFileSync("bash", ["-c", `printf 'echo injected\\r' > /proc/$$/fd/${master}`], { stdio: "pipe" }),
+      ).toThrow();
     } finally {
       await manager.dispose();
     }
