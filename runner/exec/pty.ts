@@ -73,6 +73,20 @@ interface Entry {
   masterOpen: () => boolean;
 }
 
+/**
+ * node-pty's read stream of a new master could not be made (the number was closed under it):
+ * the start is tried once more, as a new terminal (its orphan is killed by its own marker).
+ */
+const MASTER_LOST = /TTY initialization failed|Could not set master fd/;
+function startOrRetry(start: () => StartedTerminal): StartedTerminal {
+  try {
+    return start();
+  } catch (err) {
+    if (!MASTER_LOST.test((err as Error).message)) throw err;
+    return start();
+  }
+}
+
 /** Sizes the terminal while its master is open; a failed ioctl (the terminal just ended) is moot. */
 function resize(entry: Entry, size: { cols: number; rows: number }): void {
   if (!entry.masterOpen()) return;
@@ -234,7 +248,7 @@ export class PtyManager implements PtyHandler {
     let started: StartedTerminal;
     try {
       if (!this.nodePty) throw new Error(this.loadError ?? "node-pty is not loaded");
-      started = startTerminal(this.nodePty, this.o, net, m);
+      started = startOrRetry(() => startTerminal(this.nodePty!, this.o, net, m));
     } catch (e) {
       if (again) this.untype(again.from, undefined);
       return this.refuse(m.ptyId, `failed to start: ${(e as Error).message}`);
