@@ -181,6 +181,8 @@ export class PtyInput {
       let n: number;
       try {
         n = writeSync(this.fd, head, this.offset, head.length - this.offset);
+        // Nothing taken and no error: as full (never loop on it).
+        if (n === 0) throw Object.assign(new Error("nothing written"), { code: "EAGAIN" });
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code !== "EAGAIN" && code !== "EWOULDBLOCK" && code !== "EINTR") {
@@ -203,7 +205,7 @@ export class PtyInput {
         this.queue.shift();
         this.offset = 0;
       }
-      if (n > 0) this.done(n);
+      this.done(n);
     }
   }
 }
