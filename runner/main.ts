@@ -7,6 +7,7 @@
 // and with --root unsandboxed unless QUIVER_SANDBOX=off says so. It logs to stderr (runner/log.ts)
 // at QUIVER_LOG_LEVEL, and refuses an invalid level like any other bad configuration. Its own key
 // (identity-key.ts: --key-file, QUIVER_RUNNER_KEY_FILE, else in its home) proves its id to a server.
+// What its launcher left open without close-on-exec is closed first (inherited-fds.ts).
 import { readFileSync, realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
@@ -22,12 +23,17 @@ import { Workspace, WorkspaceError } from "./workspace/workspace";
 import { configureArchiveSource } from "./workspace/archive-source";
 import { levelFromEnv, logFn, rootLog, scoped } from "./log";
 import { safePath } from "./safe-path";
+import { closeInheritedDescriptors } from "./inherited-fds";
 import { defaultKeyFile, KEY_FILE_VAR, KeyFileError, loadRunnerKey, type RunnerKey } from "./identity-key";
 
 const EXIT_CONFIG = 2;
 const EXIT_AUTH = 3;
 
 const log = scoped("runner");
+
+// Before anything is started: no program of the runner's may get what its launcher left open.
+const inherited = closeInheritedDescriptors();
+if (inherited.length > 0) log.debug(`closed descriptors inherited without close-on-exec: ${inherited.join(", ")}`);
 
 function fail(message: string, code = EXIT_CONFIG): never {
   log.error(message);
