@@ -13,10 +13,11 @@ export const OUTSIDE_ONLY = "outside-only.txt";
 export const SHARED = ["secret.txt", "a.txt", "victim.txt"];
 
 // Renames only (each atomic), in one order, so `dir` is never lost: absent → folder → absent →
-// link → absent. Every 64 rounds it puts back what the operations under attack removed or made.
+// link → absent. Every 64 rounds it puts back what the operations under attack removed or made,
+// and ends if the test process is gone.
 const SWAPPER = `
 const fs = require("fs");
-const [ws, out] = process.argv.slice(1);
+const [ws, out, parent] = process.argv.slice(1);
 const real = ws + "/.real", lnk = ws + "/.lnk", dir = ws + "/dir";
 const heal = () => {
   try { fs.rmSync(dir, { recursive: true, force: true }); } catch {}
@@ -26,6 +27,8 @@ const heal = () => {
 };
 for (let i = 0; ; i++) {
   if (i % 64 === 0) heal();
+  // The test process killed (a timeout, kill -9): the swapping ends with it.
+  if (i % 64 === 0 && String(process.ppid) !== parent) process.exit(0);
   try { fs.renameSync(real, dir); } catch {}
   try { fs.renameSync(dir, real); } catch {}
   try { fs.renameSync(lnk, dir); } catch {}
@@ -58,7 +61,7 @@ export async function raceFixture(): Promise<RaceFixture> {
     ws,
     outside,
     async startSwapping() {
-      child = spawn(process.execPath, ["-e", SWAPPER, ws, outside], { stdio: "ignore" });
+      child = spawn(process.execPath, ["-e", SWAPPER, ws, outside, String(process.pid)], { stdio: "ignore" });
       // Started for real: `dir` has been seen as a link and as a folder.
       const seen = new Set<string>();
       for (const until = Date.now() + 15_000; seen.size < 2 && Date.now() < until;) {
