@@ -46,6 +46,13 @@ describe("edit_file", () => {
     expect((await h.call(editFileTool, { path: "dup.txt", old_string: "foo", new_string: "x" })).error).toBe(
       "old_string occurs 3 times in dup.txt (at lines 1, 3, 5); include more surrounding lines so it matches exactly once, or set replace_all to true",
     );
+    // Many matches on lines far apart: the first 20 lines, each right (read in one pass).
+    await writeFile(`${h.dir}/many.txt`, "x\n".repeat(3).concat("foo\nbar\n".repeat(4_000)));
+    await h.call(readFileTool, { path: "many.txt", limit: 10_000 });
+    const lines = Array.from({ length: 20 }, (_, i) => 4 + 2 * i).join(", ");
+    expect((await h.call(editFileTool, { path: "many.txt", old_string: "foo", new_string: "x" })).error).toBe(
+      `old_string occurs 4000 times in many.txt (at lines ${lines}, …); include more surrounding lines so it matches exactly once, or set replace_all to true`,
+    );
     expect((await h.call(editFileTool, { path: "dup.txt", old_string: "qux", new_string: "x" })).error).toMatch(
       /not found in dup.txt \(0 occurrences\)/,
     );
