@@ -202,12 +202,36 @@ async function newFilePatch(files: WorkspaceFs, rel: string): Promise<string> {
   return `${head}${filePatch("/dev/null", quoteGitPath("b/", rel), "", data.toString("utf8"))}`;
 }
 
+/**
+ * How long one file's line diff may run. jsdiff's cost grows with the product of the files'
+ * length and their difference: two unlike files of 8,000 lines held the runner's event loop
+ * (every workspace on it) for 15 s. Past it, the file is shown rewritten whole.
+ */
+const FILE_DIFF_TIMEOUT_MS = 250;
+
 /** jsdiff's patch without its "====" banner and the tabs it leaves after empty header dates. */
 function filePatch(from: string, to: string, a: string, b: string): string {
-  const patch = createTwoFilesPatch(from, to, a, b, "", "", { context: 3 });
+  const patch = createTwoFilesPatch(from, to, a, b, "", "", { context: 3, timeout: FILE_DIFF_TIMEOUT_MS });
+  if (patch === undefined) return rewritePatch(from, to, a, b);
   return patch
     .split("\n")
     .slice(1)
     .map((l) => (l.startsWith("--- ") || l.startsWith("+++ ") ? l.replace(/\t$/, "") : l))
     .join("\n");
+}
+
+/** The patch that removes every line of `a` and adds every line of `b` (a diff given up on). */
+export function rewritePatch(from: string, to: string, a: string, b: string): string {
+  const side = (text: string, mark: string) => {
+    if (text === "") return { count: 0, body: "" };
+    const lines = text.split("\n");
+    const whole = lines[lines.length - 1] === "";
+    if (whole) lines.pop();
+    const body = lines.map((l) => `${mark}${l}\n`).join("") + (whole ? "" : "\\ No newline at end of file\n");
+    return { count: lines.length, body };
+  };
+  const old = side(a, "-");
+  const now = side(b, "+");
+  const range = (n: number) => (n === 0 ? "0,0" : `1,${n}`);
+  return `--- ${from}\n+++ ${to}\n@@ -${range(old.count)} +${range(now.count)} @@\n${old.body}${now.body}`;
 }
