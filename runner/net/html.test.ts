@@ -18,6 +18,16 @@ describe("htmlToText", () => {
     );
   });
 
+  it("names nested links' targets once each, and a link whose text is its target not at all", () => {
+    const html = `<a href="/outer">see <a href="/inner">inner</a> and more</a> <a href="https://x.test/">  https://x.test/ </a>`;
+    expect(htmlToText(html, "https://site.test/")).toBe(
+      "see inner (https://site.test/inner) and more (https://site.test/outer) https://x.test/",
+    );
+    // Thousands deep: each </a> reads the link's text only as far as it needs.
+    const deep = `${'<a href="/d">x'.repeat(20_000)}${"</a>".repeat(20_000)}`;
+    expect(htmlToText(deep, "https://site.test/").match(/\(https:\/\/site\.test\/d\)/g)).toHaveLength(20_000);
+  }, 10_000); // a few ms; quadratic, 20 s
+
   it("keeps preformatted text as it is, fenced", () => {
     const html = `<p>Example:</p><pre>  if (a &lt; b) {\n    go();\n  }</pre><p>done</p>`;
     expect(htmlToText(html)).toBe("Example:\n\n```\n  if (a < b) {\n    go();\n  }\n```\n\ndone");
