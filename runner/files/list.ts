@@ -11,11 +11,33 @@ interface Rule {
   ig: Ignore;
 }
 
+/** Patterns per .gitignore, and wildcards per pattern, that the listing honours (see `rulesOf`). */
+export const GITIGNORE_LIMITS = { patterns: 2_000, stars: 4, patternChars: 1_024 };
+
+/**
+ * The `ignore` matcher of a .gitignore's text. Its patterns become backtracking regular
+ * expressions, tried on every entry listed: a pattern of seven `**` segments, on a path 60
+ * folders deep, took minutes of the runner's event loop (every workspace on it), and 20,000
+ * patterns a second a listing. Patterns with more than four `*`, or longer than 1,024 characters, and those past the
+ * first 2,000 are left out (the listing may then show what git would not).
+ */
+export function rulesOf(text: string): Ignore {
+  const kept = text
+    .split(/\r?\n/)
+    .filter(
+      (line) =>
+        line.length <= GITIGNORE_LIMITS.patternChars && (line.match(/\*/g)?.length ?? 0) <= GITIGNORE_LIMITS.stars,
+    )
+    .filter((line) => line.trim() && !line.startsWith("#"))
+    .slice(0, GITIGNORE_LIMITS.patterns);
+  return ignore().add(kept);
+}
+
 async function loadRule(files: WorkspaceFs, rel: string): Promise<Rule | null> {
   const r = await files
     .readFile(rel ? `${rel}/.gitignore` : ".gitignore", { follow: true, maxBytes: 1024 * 1024 })
     .catch(() => null);
-  return r?.kind === "file" ? { base: rel, ig: ignore().add(r.data.toString("utf8")) } : null;
+  return r?.kind === "file" ? { base: rel, ig: rulesOf(r.data.toString("utf8")) } : null;
 }
 
 function ignored(rules: Rule[], rel: string, isDir: boolean): boolean {
@@ -58,7 +80,7 @@ export const listFilesOp = defineOp({
         if (!listed) continue;
         const { entries } = listed;
         const dirRules = listed.file
-          ? [...dir.rules, { base: dir.rel, ig: ignore().add(listed.file.toString("utf8")) }]
+          ? [...dir.rules, { base: dir.rel, ig: rulesOf(listed.file.toString("utf8")) }]
           : dir.rules;
         entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         for (const e of entries) {

@@ -65,4 +65,17 @@ describe("list_files", () => {
     expect((await h.call(listFilesTool, { path: "../" })).error).toMatch(/outside the workspace/);
     expect((await h.call(listFilesTool, { path: "src/index.ts" })).error).toMatch(/is a file, not a directory/);
   });
+
+  it("leaves out a .gitignore pattern that would backtrack for minutes, and keeps the others", async () => {
+    const deep = `deep/${Array(60).fill("a").join("/")}`;
+    await mkdir(`${h.dir}/${deep}`, { recursive: true });
+    await writeFile(`${h.dir}/${deep}/keep.txt`, "");
+    await writeFile(`${h.dir}/${deep}/noise.tmp`, "");
+    await writeFile(`${h.dir}/deep/.gitignore`, `**/a/**/a/**/a/**/a/**/a/**/a/**/a/**/b\n*.tmp\n`);
+    const r = await h.call(listFilesTool, { path: "deep", limit: 1_000 });
+    expect(r.error).toBeUndefined();
+    const lines = r.output.split("\n");
+    expect(lines).toContain(`${deep}/keep.txt`);
+    expect(lines).not.toContain(`${deep}/noise.tmp`);
+  }, 20_000); // seconds at most; with the pattern, minutes
 });
