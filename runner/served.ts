@@ -61,6 +61,7 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
   const limitOf = o.diskLimit;
   if (limitOf) {
     const guard = {
+      settle: async (bytes: number) => limitOf()?.settle(bytes),
       before: (bytes: number, input: string) => limitOf()?.guardFor(workspace.files).before(bytes, input),
       failed: (err: unknown) => limitOf()?.explain(err) ?? err,
     };

@@ -126,6 +126,8 @@ export async function stageBlobs(
   writes: { path: string; newBlob: string; newMode: string }[],
 ): Promise<Staged> {
   const files = shadow.workspace.files;
+  // The limit is checked file by file inside git's stream, where nothing can be awaited.
+  await files.writeGuard?.settle?.(0);
   const rel = stageName();
   files.mkdir(rel);
   let w: Walked | undefined;

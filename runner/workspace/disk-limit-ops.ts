@@ -8,10 +8,17 @@ export function withDiskNotice(op: AnyOp, limitOf: () => DiskLimit | undefined):
   return {
     input: op.input,
     async run(input, ctx): Promise<OpResult> {
+      const limit = limitOf();
+      let mark: number | undefined;
+      try {
+        mark = limit?.mark();
+      } catch {
+        /* the disk could not be read: the count decides alone */
+      }
       const result = await op.run(input, ctx);
       let line: string | null = null;
       try {
-        line = limitOf()?.notice() ?? null;
+        line = (await limit?.afterCommand(mark ?? 0)) ?? null;
       } catch {
         /* the folder could not be measured: the result stands as it is */
       }

@@ -3,6 +3,7 @@
 // limit, and the workspace is usable again once files are deleted. Kernel: a loop-mounted ext4
 // image (root and loop devices; skipped where the machine cannot mount one). Measured: the
 // runner's own count, which refuses file ops and tells a command that passed the limit.
+import { execFileSync } from "node:child_process";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { ShellResultMeta } from "../../server/protocol/exec-ops";
 import { scrubEnv } from "../exec/env";
 import { sandboxInfo } from "../exec/sandbox";
 import { ShellService } from "../exec/shell";
+import { longestStall } from "../testing/event-loop";
 import { opContext } from "../testing/exec";
 import { defineOp } from "../ops";
 import { kernelLimitsAvailable, mountImage, unmountImage } from "./disk-image";
@@ -99,4 +101,29 @@ describe("measured limit", () => {
       w.dispose();
     }
   }, 60_000);
+});
+
+describe("measured limit on a big workspace (60,000 files)", () => {
+  it("a command's notice and the count's walk leave the event loop turning; the count is du's", async () => {
+    const w = await setUp("big", 4 * 1024 * MB, false);
+    try {
+      await w.sh(
+        "mkdir -p d/e && ln -s / d/root && for i in $(seq 0 59); do mkdir f$i && (cd f$i && touch $(seq 1 1000)); done",
+      );
+      await w.sh("head -c 300000 /dev/urandom > d/e/blob && ln d/e/blob d/hard");
+      const first = await longestStall(() => w.limit.measure());
+      const command = await longestStall(() => w.sh("echo done"));
+      expect(command.value.output).toBe("done\n");
+      const again = await longestStall(() => w.limit.measure());
+      // The old synchronous walk held the loop 0.4–0.8 s here on every command.
+      expect(Math.max(first.stallMs, command.stallMs, again.stallMs)).toBeLessThan(250);
+      // du counts the folder itself too; the limit counts what is in it.
+      const dir = join(base, "big");
+      const du = Number(execFileSync("du", ["-s", "-B1", dir], { encoding: "utf8" }).split("\t")[0]);
+      const own = Number(execFileSync("stat", ["-c", "%b", dir], { encoding: "utf8" })) * 512;
+      expect(again.value).toBe(du - own);
+    } finally {
+      w.dispose();
+    }
+  }, 120_000);
 });

@@ -8,11 +8,11 @@
 //   file once) and refuses a file op that would pass the limit. Commands are not stopped mid-write
 //   then: a command that leaves the workspace past the limit is told so when it ends, and every
 //   later file write is refused until files are deleted.
-import { closeSync, constants, lstatSync, openSync, readdirSync, statfsSync } from "node:fs";
+import { closeSync, constants, openSync, statfsSync } from "node:fs";
 import { formatBytes } from "./archive-limits";
-import { at, fdPath } from "./fs-at/walk";
+import { bytesUnder } from "./fs-at/usage";
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+const { O_RDONLY, O_DIRECTORY } = constants;
 
 export const DEFAULT_DISK_LIMIT_BYTES = 5 * 1024 ** 3;
 
@@ -30,51 +30,25 @@ export class DiskLimitError extends Error {
   }
 }
 
-/** Bytes the folder open as `dirFd` takes on disk: allocated blocks, links not followed, each inode once. */
-export function measureUsage(dirFd: number, seen = new Set<string>()): number {
-  let total = 0;
-  for (const entry of readdirSync(fdPath(dirFd), { withFileTypes: true })) {
-    let st;
-    try {
-      st = lstatSync(at(dirFd, entry.name), { bigint: false });
-    } catch {
-      continue; // gone meanwhile
-    }
-    const key = `${st.dev}:${st.ino}`;
-    if (st.nlink > 1 && seen.has(key)) continue;
-    seen.add(key);
-    total += st.blocks * 512;
-    if (st.isDirectory()) {
-      let fd: number;
-      try {
-        fd = openSync(at(dirFd, entry.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-      } catch {
-        continue; // swapped for a link or gone: not ours to count
-      }
-      try {
-        total += measureUsage(fd, seen);
-      } finally {
-        closeSync(fd);
-      }
-    }
-  }
-  return total;
-}
-
 export interface DiskLimitOptions {
   limitBytes?: number;
   /** The folder is a file system of its own of the limit's size (disk-image.ts). */
   kernel?: boolean;
-  /** How long a measured total is trusted before the folder is walked again. */
+  /** How long a measured total is trusted before a write has the folder walked again (in the background). */
   measureEveryMs?: number;
 }
 
-/** One workspace's limit; `guard` plugs into WorkspaceFs (its `writeGuard`). */
+/** Free bytes of the file system under the workspace, taken before a command (see afterCommand). */
+export type DiskMark = number;
+
+/** One workspace's limit; `guardFor` plugs into WorkspaceFs (its `writeGuard`). */
 export class DiskLimit {
   limitBytes: number;
   readonly kernel: boolean;
   private measured?: { at: number; bytes: number };
   private readonly measureEveryMs: number;
+  private walking?: Promise<number>;
+  private queued?: Promise<number>;
 
   /** `root` gives the workspace folder's descriptor path (WorkspaceFs.cwd) each time. */
   constructor(
@@ -86,21 +60,54 @@ export class DiskLimit {
     this.measureEveryMs = opts.measureEveryMs ?? 2000;
   }
 
-  /** Bytes in use now (kernel: what the file system says; measured: at most measureEveryMs old). */
-  usage(fresh = false): number {
-    const dir = this.root();
+  /** Bytes in use as last known (kernel: what the file system says now; measured: the last walk plus writes since). */
+  usage(): number {
     // The file system's own metadata is not the workspace's: what is used is the limit less what is free.
     if (this.kernel) return Math.max(0, this.limitBytes - this.room());
-    const now = Date.now();
-    if (fresh || !this.measured || now - this.measured.at > this.measureEveryMs) {
-      const fd = openSync(dir, O_RDONLY | O_DIRECTORY);
+    return this.measured?.bytes ?? 0;
+  }
+
+  /**
+   * Bytes in use by a walk that starts after this call. Walks are shared: one asked for while
+   * another runs starts when it ends, once for everyone who asked meanwhile.
+   */
+  measure(): Promise<number> {
+    if (this.kernel) return Promise.resolve(this.usage());
+    if (!this.walking) return this.walk();
+    this.queued ??= this.walking
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.walk();
+      });
+    return this.queued;
+  }
+
+  private walk(): Promise<number> {
+    const started = Date.now();
+    const walking = (async () => {
+      const fd = openSync(this.root(), O_RDONLY | O_DIRECTORY);
       try {
-        this.measured = { at: now, bytes: measureUsage(fd) };
+        const bytes = await bytesUnder(fd);
+        this.measured = { at: started, bytes };
+        return bytes;
       } finally {
         closeSync(fd);
       }
-    }
-    return this.measured.bytes;
+    })();
+    this.walking = walking;
+    void walking.then(
+      () => this.walking === walking && (this.walking = undefined),
+      () => this.walking === walking && (this.walking = undefined),
+    );
+    return walking;
+  }
+
+  /** Measures again in the background when the count is older than measureEveryMs. */
+  private refreshIfOld(): void {
+    if (this.kernel || this.walking) return;
+    if (this.measured && Date.now() - this.measured.at <= this.measureEveryMs) return;
+    this.measure().catch(() => undefined);
   }
 
   /** Bytes still free under the limit. */
@@ -112,22 +119,28 @@ export class DiskLimit {
     return Math.max(0, this.limitBytes - this.usage());
   }
 
-  /** Throws DiskLimitError when writing `bytes` more would pass the limit. */
+  /**
+   * Makes the count fit to decide on writing `bytes` more: walks first when there is no count
+   * yet or when the count would refuse them (files may have been deleted since), else uses it
+   * and has it refreshed in the background when old.
+   */
+  async settle(bytes: number): Promise<void> {
+    if (this.kernel) return;
+    if (!this.measured || bytes > this.room()) await this.measure();
+    else this.refreshIfOld();
+  }
+
+  /** Throws DiskLimitError when writing `bytes` more would pass the limit (on the settled count). */
   check(bytes: number): void {
-    if (bytes <= this.room()) {
-      if (this.measured) this.measured.bytes += bytes;
-      return;
-    }
-    // The cached total may be stale the other way (files deleted since): look again before refusing.
-    if (!this.kernel && bytes <= Math.max(0, this.limitBytes - this.usage(true))) return;
-    throw new DiskLimitError(this.limitBytes, this.usage(), bytes);
+    if (bytes > this.room()) throw new DiskLimitError(this.limitBytes, this.usage(), bytes);
+    if (this.measured) this.measured.bytes += bytes;
   }
 
   /** A write's error as the limit's when the disk (the limit's image) is full; else itself. */
   explain(err: unknown): unknown {
     const code = (err as NodeJS.ErrnoException)?.code;
     if (code !== "ENOSPC" && code !== "EDQUOT" && code !== "EFBIG") return err;
-    const used = this.usage(true);
+    const used = this.usage();
     // Measured: the disk under the limit filled up (other workspaces, the host), not the limit;
     // the caller names the full disk itself (fs-at's diskFull).
     if (!this.kernel && used < this.limitBytes) return err;
@@ -140,10 +153,12 @@ export class DiskLimit {
    * change replaced, is never refused.
    */
   guardFor(files: { lstat(input: string): { stats: { size: number } } | null }): {
+    settle(bytes: number): Promise<void>;
     before(bytes: number, input: string): void;
     failed(err: unknown): unknown;
   } {
     return {
+      settle: (bytes) => this.settle(bytes),
       before: (bytes, input) => {
         let existing = 0;
         try {
@@ -157,12 +172,57 @@ export class DiskLimit {
     };
   }
 
-  /** A line for a command's output when it ended with the workspace at or past its limit; null otherwise. */
-  notice(): string | null {
-    const used = this.usage(true);
-    // ext4 keeps up to 2% back for delayed allocation: a write fails with that much still shown free.
-    const full = this.kernel ? this.room() < Math.max(2 * 1024 ** 2, this.limitBytes * 0.03) : used >= this.limitBytes;
-    if (!full) return null;
-    return `[quiver] ${new DiskLimitError(this.limitBytes, used).message}`;
+  /** Taken before a command runs, for afterCommand. */
+  mark(): DiskMark {
+    return this.kernel ? 0 : hostFree(this.root());
   }
+
+  /**
+   * A line for a command's output when it ended with the workspace at or past its limit; null
+   * otherwise. The folder is walked again, but a command is not kept waiting seconds on a huge
+   * workspace: it wrote at most what the disk under the workspace lost meanwhile, so when the count
+   * plus that stays under the limit, the walk is waited for only WALK_WAIT_MS and otherwise left to
+   * finish in the background (a workspace it finds past the limit is told so after the next command).
+   */
+  async afterCommand(mark: DiskMark): Promise<string | null> {
+    if (this.kernel) {
+      // ext4 keeps up to 2% back for delayed allocation: a write fails with that much still shown free.
+      if (this.room() >= Math.max(2 * 1024 ** 2, this.limitBytes * 0.03)) return null;
+      return `[quiver] ${new DiskLimitError(this.limitBytes, this.usage()).message}`;
+    }
+    const grew = Math.max(0, mark - hostFree(this.root()));
+    const walk = this.measure();
+    walk.catch(() => undefined);
+    if (this.measured && this.measured.bytes + grew < this.limitBytes) {
+      this.measured.bytes += grew;
+      const used = await within(walk, WALK_WAIT_MS);
+      return used === undefined ? null : this.noticeAt(used);
+    }
+    return this.noticeAt(await walk);
+  }
+
+  private noticeAt(used: number): string | null {
+    return used >= this.limitBytes ? `[quiver] ${new DiskLimitError(this.limitBytes, used).message}` : null;
+  }
+}
+
+/** How long a command's result waits for the walk after it when the disk says it cannot have passed the limit. */
+const WALK_WAIT_MS = 300;
+
+/** The promise's value when it settles within `ms`; undefined after that (or when it fails). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function hostFree(path: string): number {
+  const s = statfsSync(path);
+  return s.bavail * s.bsize;
 }

@@ -44,7 +44,12 @@ const missing = (err: unknown) => code(err) === "ENOENT" || code(err) === "ENOTD
 export class WorkspaceFs {
   private fd: number | undefined;
   /** Set by the workspace's disk limit (runner/workspace/disk-limit.ts): refuses a write past it, and names it when the disk is full. */
-  writeGuard?: { before(bytes: number, input: string): void; failed(err: unknown): unknown };
+  writeGuard?: {
+    /** Brings what `before` decides on up to date; awaited first (it may walk the folder). */
+    settle?(bytes: number): Promise<void>;
+    before(bytes: number, input: string): void;
+    failed(err: unknown): unknown;
+  };
 
   private constructor(
     readonly root: string,
@@ -207,6 +212,7 @@ export class WorkspaceFs {
    */
   async writeFile(input: string, data: Buffer | string, mode?: number): Promise<{ rel: string; created: string[] }> {
     let created: string[] = [];
+    await this.writeGuard?.settle?.(Buffer.byteLength(data));
     this.writeGuard?.before(Buffer.byteLength(data), input);
     try {
       return await this.with(input, { write: true, create: true }, async (w) => {
