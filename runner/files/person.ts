@@ -152,7 +152,7 @@ const ideDelete = defineOp({
     const removed = isFile ? await readNoFollow(ctx.workspace.files, target.rel).catch(() => null) : null;
     const unrecorded = isFile ? 0 : await ctx.workspace.diff.rememberFolder(target.rel);
     // Atomic from the person's view: a runner killed midway leaves the folder whole or gone.
-    ctx.workspace.files.removeTreeAtomic(target.rel);
+    await ctx.workspace.files.removeTreeAtomic(target.rel);
     if (removed) ctx.workspace.diff.rememberBaseline(target.rel, removed.data);
     ctx.filesChanged([target.rel]);
     return { ok: true, output: `deleted ${target.rel}${unrecordedNote(unrecorded)}` };

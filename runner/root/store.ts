@@ -11,10 +11,12 @@
 // Leftovers are removed when the runner starts.
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, mkdirSync, openSync, realpathSync, renameSync, statfsSync } from "node:fs";
-import { lstat, readdir, rmdir, unlink } from "node:fs/promises";
+import { readdir, unlink } from "node:fs/promises";
 import { WorkspaceId } from "../../server/protocol/workspace-ops";
 import { at, fdPath } from "../workspace/fs-at";
 import { readChild, replaceIn } from "../workspace/fs-at/fd";
+import { removeEntrySliced } from "../workspace/fs-at/remove";
+import { bytesUnder } from "../workspace/fs-at/usage";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
@@ -44,7 +46,8 @@ export class WorkspaceStore {
     }
     const store = new WorkspaceStore(realpathSync(fdPath(fd)), fd);
     for (const name of await readdir(fdPath(fd))) {
-      if (name.startsWith(".new-") || name.startsWith(".gone-")) await removeTree(fd, name).catch(() => undefined);
+      if (name.startsWith(".new-") || name.startsWith(".gone-"))
+        await removeEntrySliced(fd, name).catch(() => undefined);
     }
     return store;
   }
@@ -101,7 +104,7 @@ export class WorkspaceStore {
       if (this.exists(id)) throw new StoreError(`workspace ${id} already exists`);
       renameSync(at(this.fd, staging), at(this.fd, id));
     } catch (err) {
-      await removeTree(this.fd, staging).catch(() => undefined);
+      await removeEntrySliced(this.fd, staging).catch(() => undefined);
       throw err;
     }
   }
@@ -116,7 +119,7 @@ export class WorkspaceStore {
       if (code(err) === "ENOENT") return false;
       throw err;
     }
-    await removeTree(this.fd, gone);
+    await removeEntrySliced(this.fd, gone);
     return true;
   }
 
@@ -171,7 +174,7 @@ export class WorkspaceStore {
     const fd = this.openDir(id);
     if (fd === undefined) throw new StoreError(`workspace ${id} does not exist`);
     try {
-      return await bytesUnder(fd, new Set());
+      return await bytesUnder(fd);
     } finally {
       closeSync(fd);
     }
@@ -187,65 +190,12 @@ export class WorkspaceStore {
   }
 }
 
-/** rm -r of `name` in the folder open as `dir`, through descriptors, yielding to the event loop between folders. */
-async function removeTree(dir: number, name: string): Promise<void> {
-  let fd: number;
-  try {
-    fd = openSync(at(dir, name), DIR_FLAGS);
-  } catch (err) {
-    if (code(err) === "ENOENT") return;
-    if (code(err) === "ENOTDIR" || code(err) === "ELOOP") return unlink(at(dir, name));
-    throw err;
-  }
-  try {
-    for (const child of await readdir(fdPath(fd))) await removeTree(fd, child);
-  } finally {
-    closeSync(fd);
-  }
-  await rmdir(at(dir, name));
-}
-
 /** Bytes under the folder at `path` (the default workspace's descriptor path), as usage() counts them. */
 export async function folderBytes(path: string): Promise<number> {
   const fd = openSync(path, O_RDONLY | O_DIRECTORY);
   try {
-    return await bytesUnder(fd, new Set());
+    return await bytesUnder(fd);
   } finally {
     closeSync(fd);
   }
-}
-
-async function bytesUnder(dirFd: number, seen: Set<string>): Promise<number> {
-  let total = 0;
-  let names: string[];
-  try {
-    names = await readdir(fdPath(dirFd));
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    let st;
-    try {
-      st = await lstat(at(dirFd, name));
-    } catch {
-      continue; // gone meanwhile
-    }
-    const key = `${st.dev}:${st.ino}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    total += st.blocks * 512;
-    if (!st.isDirectory()) continue;
-    let child: number;
-    try {
-      child = openSync(at(dirFd, name), DIR_FLAGS);
-    } catch {
-      continue; // swapped for a link or removed meanwhile: not followed
-    }
-    try {
-      total += await bytesUnder(child, seen);
-    } finally {
-      closeSync(child);
-    }
-  }
-  return total;
 }

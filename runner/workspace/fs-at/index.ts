@@ -20,6 +20,7 @@ import {
 import { readdir } from "node:fs/promises";
 import { diskFull, readChild, readUpTo, READ_FLAGS, removeEntry, replaceIn } from "./fd";
 import { goneName } from "./names";
+import { removeEntrySliced } from "./remove";
 import { at, fdPath, PathError, walk, type Walked, type WalkOptions } from "./walk";
 
 export { at, fdPath, isInside, PathError, MAX_LINK_HOPS } from "./walk";
@@ -302,8 +303,9 @@ export class WorkspaceFs {
    * (leftovers.ts). A file or link is one unlink already. A folder that cannot move to the root
    * (a mount point, another file system inside the workspace) is removed where it is, as before.
    */
-  removeTreeAtomic(input: string): void {
+  async removeTreeAtomic(input: string): Promise<void> {
     const w = this.walk(input, { write: true });
+    let root: number | undefined;
     try {
       if (!lstatSync(at(w.dir, w.name)).isDirectory()) return unlinkSync(at(w.dir, w.name));
       const gone = goneName();
@@ -314,19 +316,23 @@ export class WorkspaceFs {
         if (code(err) === "EXDEV" || code(err) === "EBUSY") return removeEntry(w.dir, w.name);
         throw err;
       }
+      // A descriptor of the root of its own: the removal outlives a turn of the event loop, and
+      // the workspace may be closed meanwhile (its number then another file's).
+      root = openSync(this.cwd, O_RDONLY | O_DIRECTORY);
       try {
-        removeEntry(this.fd!, gone);
+        await removeEntrySliced(root, gone);
       } catch (err) {
         // Something in it cannot be removed (a read-only folder): what is left goes back where
         // the person sees it, as rm -r leaves it, rather than hidden under a name of ours.
         try {
-          renameSync(`${this.cwd}/${gone}`, at(w.dir, w.name));
+          renameSync(at(root, gone), at(w.dir, w.name));
         } catch {
           /* left for the sweep */
         }
         throw err;
       }
     } finally {
+      if (root !== undefined) closeSync(root);
       w.close();
     }
   }
