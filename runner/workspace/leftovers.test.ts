@@ -3,6 +3,7 @@
 // file of the person's, a name that only looks like ours, or what a planted link points to),
 // leaves ones too recent to be a dead runner's, and a real runner serving the folder again
 // removes what an earlier one left.
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   existsSync,
@@ -22,6 +23,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawnRunner, waitFor } from "../../server/testing/runner";
 import { checkpointOps } from "../checkpoints/ops";
+import { longestStall } from "../testing/event-loop";
 import { FakeServer } from "../testing/root";
 import { opContext } from "../testing/exec";
 import { WorkspaceFs } from "./fs-at";
@@ -211,6 +213,23 @@ describe("only what is provably the runner's", () => {
     expect(r.removed).toEqual([".old.quiver-0123456789ab.tmp"]);
     expect(r.young.sort()).toEqual([".new.quiver-0123456789ab.tmp", ".quiver-restore-0123456789ab"]);
   });
+});
+
+describe("many leftovers", () => {
+  it("40,000 temps planted in one folder are swept without holding the event loop", async () => {
+    // Planted by the agent as cheaply as it could: names of ours, each a few bytes, made old.
+    execFileSync("python3", [
+      "-c",
+      "import os,sys\nfor i in range(40000): open(os.path.join(sys.argv[1], '.f%d.quiver-0123456789ab.tmp' % i), 'w').close()",
+      dir,
+    ]);
+    execFileSync("sh", ["-c", 'find . -name "*.tmp" -print0 | xargs -0 touch -d "2 hours ago"'], { cwd: dir });
+    const { value, stallMs } = await longestStall(() => sweep(60_000));
+    // Unlinked in one go before, they held it 1.6 s at 50,000.
+    expect(stallMs).toBeLessThan(250);
+    expect(value.removed).toHaveLength(40_000);
+    expect(readdirSync(dir)).toEqual([]);
+  }, 60_000);
 });
 
 describe("checkpoints", () => {

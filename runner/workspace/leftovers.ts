@@ -24,9 +24,11 @@
 // write in .git, and rarely in node_modules) and async between folders, so it runs beside the
 // runner's start-up and its first requests rather than before them.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
-import { readdir, rmdir, unlink } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import type { WorkspaceFs } from "./fs-at";
 import { GONE_NAME, STAGE_NAME, STAGED_FILE, TEMP_NAME } from "./fs-at/names";
+import { removeEntrySliced } from "./fs-at/remove";
+import { Slices } from "./fs-at/slices";
 import { at, fdPath } from "./fs-at/walk";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
@@ -70,6 +72,8 @@ export async function sweepLeftovers(files: WorkspaceFs, opts: SweepOptions = {}
   // A descriptor of our own on the root (files.cwd is the root's descriptor as a path): the
   // workspace closing meanwhile does not pull it from under the walk.
   const rootFd = openSync(files.cwd, O_RDONLY | O_DIRECTORY);
+  // A folder can hold 50,000 planted temps: the loop is given back between slices of them.
+  const slices = new Slices();
 
   const visit = async (fd: number, rel: string, depth: number): Promise<void> => {
     if (opts.signal?.aborted || result.dirs >= maxDirs) {
@@ -85,6 +89,7 @@ export async function sweepLeftovers(files: WorkspaceFs, opts: SweepOptions = {}
     }
     const subdirs: string[] = [];
     for (const e of entries) {
+      if (slices.due()) await slices.next();
       const verdict = TEMP_NAME.test(e.name)
         ? removeTemp(fd, e.name, oldEnough)
         : depth === 0 && STAGE_NAME.test(e.name)
@@ -185,30 +190,11 @@ async function removeGone(
     const st = lstatSync(at(root, name));
     if (!st.isDirectory()) return "not ours";
     if (!oldEnough(st.ctimeMs)) return "young";
-    await removeAsync(root, name, signal);
+    await removeEntrySliced(root, name, signal);
     return "removed";
   } catch {
     return "not ours"; // gone meanwhile, stopped, or something in it cannot be removed: a later sweep tries again
   }
-}
-
-async function removeAsync(dir: number, name: string, signal?: AbortSignal): Promise<void> {
-  signal?.throwIfAborted();
-  let fd: number;
-  try {
-    fd = openSync(at(dir, name), DIR_FLAGS);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    // Not a folder: a file, or a link, which unlink removes itself.
-    if (code === "ENOTDIR" || code === "ELOOP") return unlink(at(dir, name));
-    throw err;
-  }
-  try {
-    for (const child of await readdir(fdPath(fd))) await removeAsync(fd, child, signal);
-  } finally {
-    closeSync(fd);
-  }
-  await rmdir(at(dir, name));
 }
 
 /**
