@@ -50,6 +50,8 @@ export class Workspaces {
   private defaultServed?: Promise<Served>;
   /** Disk limits of the workspaces served now (workspace.limit changes them live). */
   private readonly limits = new Map<string, DiskLimit>();
+  /** Counts of workspaces' bytes under way: every IDE open on a workspace asks every 30 s and after file events. */
+  private readonly counting = new Map<string, Promise<number>>();
 
   constructor(private readonly o: WorkspacesOptions) {
     if (o.defaultWorkspace) {
@@ -133,6 +135,22 @@ export class Workspaces {
     this.o.store?.close();
   }
 
+  /**
+   * The workspace's bytes, counted at most once at a time: the count of its disk limit when it
+   * has one served (a finished one up to 2 s old, else the limit's next walk), else a walk shared
+   * by everyone who asks while it runs.
+   */
+  private bytesUsed(store: WorkspaceStore, id: string): Promise<number> {
+    const limit = this.limits.get(id);
+    if (limit) return limit.recent(2_000);
+    let counting = this.counting.get(id);
+    if (!counting) {
+      counting = store.usage(id).finally(() => this.counting.delete(id));
+      this.counting.set(id, counting);
+    }
+    return counting;
+  }
+
   private locked<T>(id: string, fn: () => Promise<T>): Promise<T> {
     const run = (this.locks.get(id) ?? Promise.resolve()).then(fn);
     const tail = run.catch(() => undefined);
@@ -149,7 +167,7 @@ export class Workspaces {
       const limit = await store.limitOf(id);
       return {
         id,
-        bytesUsed: await store.usage(id),
+        bytesUsed: await this.bytesUsed(store, id),
         freeDiskBytes: store.freeDiskBytes(),
         ...(limit ? { diskLimitBytes: limit } : {}),
       };

@@ -4,6 +4,7 @@
 // image (root and loop devices; skipped where the machine cannot mount one). Measured: the
 // runner's own count, which refuses file ops and tells a command that passed the limit.
 import { execFileSync } from "node:child_process";
+import { unlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -101,6 +102,32 @@ describe("measured limit", () => {
       w.dispose();
     }
   }, 60_000);
+});
+
+describe("the measured count", () => {
+  it("is walked once for all who ask while a walk runs; a recent one is reused, an old one walked again", async () => {
+    const w = await setUp("shared", 64 * MB, false);
+    try {
+      await w.workspace.files.writeFile("a.bin", Buffer.alloc(1 * MB, 1));
+      const asked = Array.from({ length: 10 }, () => w.limit.measure());
+      // The first starts a walk; the nine asked during it share the one walk after it.
+      expect(new Set(asked).size).toBe(2);
+      const counts = await Promise.all(asked);
+      expect(new Set(counts).size).toBe(1);
+      expect(counts[0]).toBeGreaterThanOrEqual(1 * MB);
+      // Written and removed behind the runner's back: only a walk sees it.
+      writeFileSync(join(base, "shared", "b.bin"), Buffer.alloc(2 * MB, 1));
+      await w.limit.measure();
+      const walked = w.limit.usage();
+      expect(walked).toBeGreaterThanOrEqual(3 * MB);
+      unlinkSync(join(base, "shared", "b.bin"));
+      expect(await w.limit.recent(60_000)).toBe(walked);
+      await new Promise((r) => setTimeout(r, 5));
+      expect(await w.limit.recent(0)).toBeLessThan(walked - MB);
+    } finally {
+      w.dispose();
+    }
+  });
 });
 
 describe("measured limit on a big workspace (60,000 files)", () => {

@@ -83,6 +83,14 @@ export class DiskLimit {
     return this.queued;
   }
 
+  /** The count when a walk finished within `maxAgeMs` (plus writes since), else the next walk's. */
+  recent(maxAgeMs: number): Promise<number> {
+    if (!this.kernel && this.measured && Date.now() - this.measured.at <= maxAgeMs) {
+      return Promise.resolve(this.measured.bytes);
+    }
+    return this.measure();
+  }
+
   private walk(): Promise<number> {
     const started = Date.now();
     const walking = (async () => {
