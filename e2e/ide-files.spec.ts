@@ -442,6 +442,8 @@ test("links in terminal output: Ctrl+click opens a workspace file at its line, a
 test("terminals in tabs: each its own shell, kept while hidden and across a reload, closed for good", async ({
   page,
 }) => {
+  // 10 s of the shells' own sleeps and a reload: 28 s on a quiet machine, past 60 on a busy one.
+  test.setTimeout(120_000);
   await openNewSession(page);
   const pane = page.getByTestId("pane-terminal");
   await expect(pane).toHaveAttribute("data-state", "open");
