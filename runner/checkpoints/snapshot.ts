@@ -1,12 +1,14 @@
 // A snapshot of the work tree into the shadow repository: the files git would list (the
 // workspace's .gitignore files honoured) that changed since the shadow's index last saw them,
-// each checked with lstat through the workspace's descriptor: a regular file over the size cap
-// is left out (and taken out of the index if an earlier snapshot had it), a folder git lists on
-// its own (a nested repository) is left out, everything else (files, links) is added as it is.
+// each checked with lstat through the workspace's descriptor (folder by folder, a few ms at a
+// time: listed-stats.ts): a regular file over the size cap is left out (and taken out of the
+// index if an earlier snapshot had it), a folder git lists on its own (a nested repository) is
+// left out, everything else (files, links) is added as it is.
 // The index then gives the tree; a commit records it with the runner's clock in its message,
 // and below it what git cannot: the paths the snapshot left out besides ignored files (over the
 // cap, nested repositories), which a restore to it must not delete, and permission bits other
 // than git's 0644/0755 (a restore's undo records those of the files it is about to change).
+import { listedStats } from "./listed-stats";
 import { maxFileBytes, nulList, type ShadowRepo } from "./shadow";
 
 export interface Snapshot {
@@ -41,27 +43,17 @@ export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
   const drop: string[] = [];
   const skipped: Snapshot["skipped"] = [];
   const nested: string[] = [];
-  // git stores nothing beyond a link to a folder (a folder swapped for one reads as deleted).
-  const dirs = new Map<string, boolean>();
-  const realDir = (dir: string): boolean => {
-    if (!dir) return true;
-    let ok = dirs.get(dir);
-    if (ok === undefined) {
-      const parent = dir.includes("/") ? dir.slice(0, dir.lastIndexOf("/")) : "";
-      ok = realDir(parent) && lstatOf(shadow, dir)?.isDirectory() === true;
-      dirs.set(dir, ok);
-    }
-    return ok;
-  };
+  const paths: string[] = [];
   for (const path of new Set(listed)) {
     // A folder git lists by itself holds a repository of its own: its files are not ours to copy.
-    if (path.endsWith("/")) {
-      nested.push(path.slice(0, -1));
-      continue;
-    }
-    const st = realDir(path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "")
-      ? lstatOf(shadow, path)
-      : undefined;
+    if (path.endsWith("/")) nested.push(path.slice(0, -1));
+    else paths.push(path);
+  }
+  // Under a link to a folder there is nothing (git stores nothing beyond the link; a folder
+  // swapped for one reads as deleted): listedStats finds a path only under real folders.
+  const stats = await listedStats(shadow.workspace.files, paths);
+  for (const path of paths) {
+    const st = stats.get(path);
     if (!st) {
       if (tracked.has(path)) update.push(path);
       continue;
@@ -82,14 +74,6 @@ export async function snapshotTree(shadow: ShadowRepo): Promise<Snapshot> {
     });
   const tree = (await shadow.ok(["write-tree"])).toString().trim();
   return { tree, skipped, nested };
-}
-
-function lstatOf(shadow: ShadowRepo, path: string) {
-  try {
-    return shadow.workspace.files.lstat(path)?.stats;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The notes of a snapshot: what it left out. */
