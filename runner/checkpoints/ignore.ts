@@ -14,13 +14,23 @@ import { catBlobs } from "./stage";
 import { nulList, ShadowError, type ShadowRepo } from "./shadow";
 import { commitNotes } from "./snapshot";
 
+/**
+ * Whether `path` is one of `tops` or lies under one of them (a folder): a lookup per folder above
+ * it rather than a pass over `tops` for each path (20,000 notes by 20,000 paths took 36 s).
+ */
+export function underAny(tops: ReadonlySet<string>, path: string): boolean {
+  if (tops.has(path)) return true;
+  for (let cut = path.indexOf("/"); cut >= 0; cut = path.indexOf("/", cut + 1))
+    if (tops.has(path.slice(0, cut))) return true;
+  return false;
+}
+
 /** The paths among `candidates` that checkpoint `target` left out (so a restore to it leaves them alone). */
 export async function leftOutBy(shadow: ShadowRepo, target: string, candidates: string[]): Promise<Set<string>> {
   const out = new Set<string>();
   if (candidates.length === 0) return out;
-  const notes = await commitNotes(shadow, target);
-  const under = (p: string, top: string) => p === top || p.startsWith(`${top}/`);
-  for (const p of candidates) if (notes.leftOut.some((l) => under(p, l))) out.add(p);
+  const notes = new Set((await commitNotes(shadow, target)).leftOut);
+  for (const p of candidates) if (underAny(notes, p)) out.add(p);
   const rest = candidates.filter((p) => !out.has(p));
   if (rest.length === 0) return out;
   const ignores = nulList(await shadow.ok(["ls-tree", "-r", "-z", "--full-tree", target]))

@@ -1,14 +1,18 @@
 // Checkpoints at the scale of a real work tree, on real folders with real git: one runner serves
 // every workspace on one event loop, so a checkpoint of thousands of files must give the loop
 // back every few milliseconds (a 5 ms probe's longest gap is measured while it runs; before, a
-// checkpoint of 50,000 files held it 3.9 s). Limits are generous: the machine running this is shared.
+// checkpoint of 50,000 files held it 3.9 s), and the lookups per path (the target's left-out
+// notes) must not be quadratic (20,000 notes by 20,000 paths took 36 s). Limits are generous:
+// the machine running this is shared.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Workspace } from "../workspace/workspace";
 import type { OpContext } from "../ops";
-import { checkpointOps } from "./ops";
+import { checkpointOps, shadowOf } from "./ops";
+import { leftOutBy } from "./ignore";
+import { commitTree, snapshotTree } from "./snapshot";
 
 const base = mkdtempSync(join(tmpdir(), "quiver-cp-scale-"));
 let dir: string;
@@ -90,5 +94,23 @@ describe("checkpoints of many files", () => {
     expect(result.filesChanged).toBe(10_000);
     // Before: every file walked again from the root, 30 opens each, all in one turn (3 s here).
     expect(stall).toBeLessThan(1000);
+  });
+
+  // Paths deep in one package share a long beginning, which every comparison of the old code read.
+  const pkg = "packages/web/vendor/some-package@1.2.3/dist/esm/internal/";
+
+  it("sorts 2,500 paths against 20,000 left-out notes without comparing every pair", async () => {
+    const shadow = shadowOf(ws);
+    const empty = (await snapshotTree(shadow)).tree;
+    const leftOut = Array.from({ length: 20_000 }, (_, i) => `${pkg}nested${i}`);
+    const target = await commitTree(shadow, empty, undefined, "scale", { leftOut, modes: new Map() });
+    const candidates = Array.from({ length: 2_500 }, (_, i) => `${pkg}nested${i}.js`);
+    candidates.push(`${pkg}nested5/deep/file`, `${pkg}nested7`, `${pkg}nested1-b`, pkg, `${pkg}nested19999/z`);
+    const started = performance.now();
+    const { result: spared, stall } = await stallOf(() => leftOutBy(shadow, target, candidates));
+    // Before: every path against every note in one turn (13 to 19 s here; 20,000 by 20,000, minutes).
+    expect(stall).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect([...spared].sort()).toEqual([`${pkg}nested19999/z`, `${pkg}nested5/deep/file`, `${pkg}nested7`]);
   });
 });
