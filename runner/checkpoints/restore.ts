@@ -14,6 +14,8 @@
 // target was taken are left as they are unless the caller says otherwise (person-edits.ts).
 // While files change, the restore is recorded outside the workspace (restore-journal.ts): a
 // runner killed -9 midway leaves the record, and the next one rolls the restore back (recover.ts).
+// The work per file goes a few milliseconds at a time (fs-at/slices.ts), the runner's event
+// loop serving its other workspaces in between: a restore of 20,000 files held it for seconds.
 import { closeSync, constants, fchmodSync, openSync, readFileSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
 import type { Stats } from "node:fs";
 import type { CheckpointRestored, CheckpointRestoreInput, RestoreChange } from "../../server/protocol/checkpoint-ops";
@@ -21,8 +23,10 @@ import { at } from "../workspace/fs-at";
 import { DiskFullError } from "../workspace/fs-at";
 import { tempName } from "../workspace/fs-at/names";
 import { DiskLimitError } from "../workspace/disk-limit";
+import { Slices } from "../workspace/fs-at/slices";
 import { rawDiff, type RawEntry } from "./diff";
-import { leftOutBy } from "./ignore";
+import { leftOutBy, underAny } from "./ignore";
+import { listedStats } from "./listed-stats";
 import { editedSince } from "./person-edits";
 import { nulList, ShadowError, type ShadowRepo } from "./shadow";
 import { commitNotes, commitTime, commitTree, leftOutOf, snapshotTree, type CommitNotes } from "./snapshot";
@@ -59,8 +63,8 @@ export async function restoreTo(
   const kept: string[] = [];
   let todo = entries;
   if (input.keepPersonEdits) {
-    const edited = editedSince(shadow.dir, await commitTime(shadow, input.to));
-    const mine = (p: string) => edited.some((e) => p === e || p.startsWith(`${e}/`));
+    const edited = new Set(editedSince(shadow.dir, await commitTime(shadow, input.to)));
+    const mine = (p: string) => underAny(edited, p);
     kept.push(...entries.filter((e) => mine(e.path)).map((e) => e.path));
     todo = entries.filter((e) => !mine(e.path));
   }
@@ -80,7 +84,7 @@ export async function restoreTo(
     throw new ShadowError(`nothing was changed: the restore could not read what it would write: ${err.message}`);
   });
   try {
-    const undoCommit = await commitTree(shadow, now.tree, parent, key, undoNotes(shadow, now, todo));
+    const undoCommit = await commitTree(shadow, now.tree, parent, key, await undoNotes(shadow, now, todo));
     // From the first changed file to the last, the server cannot hear of the undo if the runner
     // dies: the record lets the next runner put those files back (a refusal if it cannot be made).
     const root = shadow.workspace.root;
@@ -100,25 +104,25 @@ export async function restoreTo(
   }
 }
 
-/** The undo's notes: what `now` left out, and the permission bits of the files about to change. */
-function undoNotes(shadow: ShadowRepo, now: Parameters<typeof leftOutOf>[0], todo: RawEntry[]): CommitNotes {
+/**
+ * The undo's notes: what `now` left out, and the permission bits of the files about to change
+ * (each in `now`, so under real folders: listedStats reads them as the snapshot did).
+ */
+async function undoNotes(
+  shadow: ShadowRepo,
+  now: Parameters<typeof leftOutOf>[0],
+  todo: RawEntry[],
+): Promise<CommitNotes> {
   const notes = leftOutOf(now);
-  for (const e of todo) {
-    if (e.status === "A") continue;
-    const st = lstatOf(shadow, e.path);
+  const changed = todo.filter((e) => e.status !== "A").map((e) => e.path);
+  const stats = await listedStats(shadow.workspace.files, changed);
+  for (const path of changed) {
+    const st = stats.get(path);
     if (!st?.isFile()) continue;
     const bits = st.mode & 0o777;
-    if (bits !== 0o644 && bits !== 0o755) notes.modes.set(e.path, bits);
+    if (bits !== 0o644 && bits !== 0o755) notes.modes.set(path, bits);
   }
   return notes;
-}
-
-function lstatOf(shadow: ShadowRepo, path: string): Stats | undefined {
-  try {
-    return shadow.workspace.files.lstat(path)?.stats;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -167,21 +171,38 @@ async function apply(
   const files = shadow.workspace.files;
   const failed: { path: string; reason: string }[] = [];
   const fail = (path: string, err: unknown) => failed.push({ path, reason: (err as Error).message });
+  // A file at a time, and the event loop's other work between slices of them.
+  const slices = new Slices();
   // Deletions first, deepest first: a file the target has where a folder is now comes after its folder empties.
   const deletions = entries
     .filter((e) => e.status === "D" || e.status === "T")
     .sort((a, b) => b.path.length - a.path.length);
   const before = new Map<string, Stats | undefined>();
+  /** The folders above deleted files: each tried once, after the last of its files is gone. */
+  const above = new Set<string>();
   for (const e of deletions) {
+    if (slices.due()) await slices.next();
     try {
       before.set(e.path, files.lstat(e.path)?.stats);
       if (before.get(e.path)) files.unlink(e.path);
-      if (e.status === "D") removeEmptyParents(shadow, e.path);
+      if (e.status === "D")
+        for (let dir = parentOf(e.path); dir !== "" && !above.has(dir); dir = parentOf(dir)) above.add(dir);
     } catch (err) {
       fail(e.path, err);
     }
   }
+  // The folders the deletions left empty, as git removes them: a longer path first, so a
+  // folder's subfolders go before it is tried; one that is not empty stays (and so its parents).
+  for (const dir of [...above].sort((a, b) => b.length - a.length)) {
+    if (slices.due()) await slices.next();
+    try {
+      files.rmdir(dir);
+    } catch {
+      /* not empty, or not ours to remove */
+    }
+  }
   for (const e of entries.filter((x) => x.status !== "D")) {
+    if (slices.due()) await slices.next();
     try {
       const st = files.lstat(e.path)?.stats;
       if (st?.isDirectory()) files.rmdir(e.path);
@@ -240,15 +261,4 @@ function writeLink(shadow: ShadowRepo, path: string, target: string): void {
   }
 }
 
-/** After a file's removal, the folders above it it leaves empty, as git does. */
-function removeEmptyParents(shadow: ShadowRepo, path: string): void {
-  let dir = path;
-  while (dir.includes("/")) {
-    dir = dir.slice(0, dir.lastIndexOf("/"));
-    try {
-      shadow.workspace.files.rmdir(dir);
-    } catch {
-      return;
-    }
-  }
-}
+const parentOf = (path: string) => path.slice(0, Math.max(0, path.lastIndexOf("/")));
