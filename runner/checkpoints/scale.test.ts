@@ -1,6 +1,6 @@
 // Checkpoints at the scale of a real work tree, on real folders with real git: one runner serves
 // every workspace on one event loop, so a checkpoint or a restore of thousands of files must
-// give the loop back every few milliseconds (a 5 ms probe's longest gap is measured while it
+// give the loop back every few milliseconds (a 2 ms probe's longest gap is measured while it
 // runs; before, a checkpoint of 50,000 files held it 3.9 s, a restore of 20,000 for seconds),
 // and the lookups per path (left-out notes, the person's edits) must not be quadratic (20,000
 // notes by 20,000 paths took 36 s). Limits are generous: the machine running this is shared.
@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { longestStall } from "../testing/event-loop";
 import { Workspace } from "../workspace/workspace";
 import type { OpContext } from "../ops";
 import { checkpointOps, shadowOf } from "./ops";
@@ -30,25 +31,6 @@ const checkpoint = async () => {
   expect(r.ok, r.output).toBe(true);
   return r.meta as { commit: string; filesChanged: number };
 };
-
-/** `work`'s result and the longest the event loop went without a turn while it ran (ms). */
-async function stallOf<T>(work: () => Promise<T>): Promise<{ result: T; stall: number }> {
-  let last = performance.now();
-  let stall = 0;
-  const probe = setInterval(() => {
-    const now = performance.now();
-    stall = Math.max(stall, now - last);
-    last = now;
-  }, 5);
-  try {
-    const result = await work();
-    // A stall up to the very end is seen by no tick of the probe.
-    stall = Math.max(stall, performance.now() - last);
-    return { result, stall };
-  } finally {
-    clearInterval(probe);
-  }
-}
 
 /** Folders 30 deep: the old code walked every component again for each file. */
 const deep = (top: string, leaf: number) => join(top, ..."abcdefghijklmnopqrstuvwxyz1234".split(""), `leaf${leaf}`);
@@ -91,7 +73,7 @@ afterAll(() => {
 describe("checkpoints of many files", () => {
   it("a checkpoint of 10,000 new files 30 folders deep gives the event loop back as it goes", async () => {
     plant("src", 10_000, 100);
-    const { result, stall } = await stallOf(checkpoint);
+    const { value: result, stallMs: stall } = await longestStall(checkpoint);
     expect(result.filesChanged).toBe(10_000);
     // Before: every file walked again from the root, 30 opens each, all in one turn (3 s here).
     expect(stall).toBeLessThan(1000);
@@ -103,7 +85,7 @@ describe("checkpoints of many files", () => {
     paths.slice(0, 1_500).forEach((p, i) => writeFileSync(join(dir, p), `two ${i}\n`));
     paths.slice(1_500).forEach((p) => unlinkSync(join(dir, p)));
     const made = plant("made", 1_500, 100);
-    const { result, stall } = await stallOf(() =>
+    const { value: result, stallMs: stall } = await longestStall(() =>
       run("checkpoint.restore", { to: before, dryRun: false, keepPersonEdits: false }),
     );
     expect(result.ok, result.output).toBe(true);
@@ -127,7 +109,7 @@ describe("checkpoints of many files", () => {
     const candidates = Array.from({ length: 2_500 }, (_, i) => `${pkg}nested${i}.js`);
     candidates.push(`${pkg}nested5/deep/file`, `${pkg}nested7`, `${pkg}nested1-b`, pkg, `${pkg}nested19999/z`);
     const started = performance.now();
-    const { result: spared, stall } = await stallOf(() => leftOutBy(shadow, target, candidates));
+    const { value: spared, stallMs: stall } = await longestStall(() => leftOutBy(shadow, target, candidates));
     // Before: every path against every note in one turn (13 to 19 s here; 20,000 by 20,000, minutes).
     expect(stall).toBeLessThan(1000);
     expect(performance.now() - started).toBeLessThan(10_000);
@@ -144,7 +126,7 @@ describe("checkpoints of many files", () => {
     const edits = [...elsewhere, `${pkg}d7`, `${pkg}d1/f1.js`, `${pkg}d2/f2`];
     recordPersonEdits(shadowOf(ws).dir, edits, Date.now() + 60_000);
     const started = performance.now();
-    const { result: r, stall } = await stallOf(() =>
+    const { value: r, stallMs: stall } = await longestStall(() =>
       run("checkpoint.restore", { to: before, dryRun: true, keepPersonEdits: true }),
     );
     // Before: each changed file against every logged edit, twice, in one turn (9 to 18 s here).
