@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { longestStall } from "../../testing/event-loop";
 import { WorkspaceFs } from "./index";
-import { removeEntrySliced } from "./remove";
+import { MAX_REMOVE_DEPTH, removeEntrySliced } from "./remove";
 
 let base: string;
 let root: string;
@@ -86,6 +86,32 @@ describe("removing a big folder", () => {
     expect(existsSync(join(root, "doomed"))).toBe(false);
     expect(readdirSync(join(outside, "sub"))).toEqual(["secret"]);
   });
+
+  it("a tree 2,000 folders deep goes with at most MAX_REMOVE_DEPTH levels of descriptors held", async () => {
+    execFileSync(
+      "python3",
+      [
+        "-c",
+        'import os\nos.chdir("deep")\nfor i in range(2000):\n  open("f", "w").write(str(i)); os.mkdir("d"); os.chdir("d")\nopen("last", "w").write("x")',
+      ],
+      { cwd: (mkdirSync(join(root, "deep")), root) },
+    );
+    const openFds = () => readdirSync("/proc/self/fd").length;
+    const before = openFds();
+    let most = before;
+    const probe = setInterval(() => (most = Math.max(most, openFds())), 1);
+    const dir = openSync(root, constants.O_RDONLY | constants.O_DIRECTORY);
+    try {
+      await removeEntrySliced(dir, "deep");
+    } finally {
+      clearInterval(probe);
+      closeSync(dir);
+    }
+    expect(readdirSync(root)).toEqual([]);
+    // Two a level (the folder and its listing); 4,000 for the whole depth.
+    expect(most - before).toBeLessThanOrEqual(2 * MAX_REMOVE_DEPTH + 8);
+    expect(most - before).toBeGreaterThan(MAX_REMOVE_DEPTH);
+  }, 60_000);
 
   it("an aborted removal stops between slices and throws the abort", async () => {
     bigFolder("big");
