@@ -1,5 +1,4 @@
-// The IDE without the agent: tree, Monaco (local workers), save through the runner, new/rename/
-// delete, quick open, layout memory, and the terminal on a runner PTY.
+// The IDE without the agent: tree, Monaco, saves, new/rename/delete, quick open, layouts, the PTY terminal.
 import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect, openNewSession, shot, test, workspaceDir, writeWorkspaceFile } from "./fixtures";
@@ -442,8 +441,7 @@ test("links in terminal output: Ctrl+click opens a workspace file at its line, a
 test("terminals in tabs: each its own shell, kept while hidden and across a reload, closed for good", async ({
   page,
 }) => {
-  // 10 s of the shells' own sleeps and a reload: 28 s on a quiet machine, past 60 on a busy one.
-  test.setTimeout(120_000);
+  test.setTimeout(120_000); // 10 s of its shells' sleeps and a reload: 28 s quiet, past 60 s busy
   await openNewSession(page);
   const pane = page.getByTestId("pane-terminal");
   await expect(pane).toHaveAttribute("data-state", "open");
