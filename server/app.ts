@@ -16,7 +16,7 @@ import { applyWSSHandler } from "@trpc/server/adapters/ws";
 import { EnvError, type Env } from "./env";
 import { connectDb, defaultDbUrl, openDb, type DbHandle } from "./db";
 import { lazyClient } from "./db/lazy-client";
-import { lowerHelperThreads } from "./priority";
+import { lowerHelperThreads, restoreThreadPriorities } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
 import { createAuth, isDirectLoopback, isOperator, type Identity } from "./auth";
@@ -417,6 +417,8 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      // No more tokens to put first; the threads' ends wait for the helpers' work (priority.ts).
+      restoreThreadPriorities();
       await localRunner?.stop();
       trpcWs.broadcastReconnectNotification();
       for (const client of trpcWss.clients) client.terminate();

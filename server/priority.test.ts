@@ -1,4 +1,5 @@
-// The helpers of a server process run below its main thread. Checked in a process of its own
+// The helpers of a server process run below its main thread, and get its priority back when the
+// server stops. Checked in a process of its own
 // (the test runner's threads are not ours to lower), started at nice 0 and at nice 5, with one
 // worker thread started as the server starts its own (db/thread.ts).
 import { execFileSync } from "node:child_process";
@@ -32,13 +33,15 @@ writeFileSync(
   `
 import { readdirSync, readFileSync } from "node:fs";
 import { startThread } from ${JSON.stringify(new URL("./db/thread.ts", import.meta.url).href)};
-import { lowerHelperThreads } from ${JSON.stringify(priority)};
+import { lowerHelperThreads, restoreThreadPriorities } from ${JSON.stringify(priority)};
 const worker = startThread(new URL(${JSON.stringify(pathToFileURL(entry).href)}), {});
 const workerTid = await new Promise((resolve) => worker.once("message", resolve));
 const lowered = lowerHelperThreads();
 const nice = (tid) => Number(readFileSync(\`/proc/self/task/\${tid}/stat\`, "utf8").split(") ")[1].split(" ")[16]);
-const threads = readdirSync("/proc/self/task").map(Number).map((tid) => ({ tid, nice: nice(tid) }));
-console.log(JSON.stringify({ pid: process.pid, workerTid, lowered, threads }));
+const niceValues = () => readdirSync("/proc/self/task").map(Number).map((tid) => ({ tid, nice: nice(tid) }));
+const threads = niceValues();
+const raised = restoreThreadPriorities();
+console.log(JSON.stringify({ pid: process.pid, workerTid, lowered, threads, raised, restored: niceValues() }));
 await worker.terminate();
 `,
 );
@@ -48,6 +51,8 @@ interface Seen {
   workerTid: number;
   lowered: number;
   threads: { tid: number; nice: number }[];
+  raised: number;
+  restored: { tid: number; nice: number }[];
 }
 
 function run(prefix: readonly string[]): Seen {
@@ -70,6 +75,10 @@ describe.skipIf(process.platform !== "linux")("thread priority", () => {
       expect(helpers.length).toBeGreaterThanOrEqual(2); // V8's platform threads at least
       expect(seen.lowered).toBe(helpers.length);
       for (const h of helpers) expect(h.nice).toBe(Math.min(19, base + HELPER_NICE));
+      // As the server stops, all of them are back at the main thread's priority (as root here).
+      if (process.getuid?.() !== 0) return;
+      expect(seen.raised).toBe(helpers.length + 1);
+      expect(seen.restored.map((t) => t.nice)).toEqual(seen.restored.map(() => base));
     },
     30_000,
   );

@@ -6,6 +6,7 @@
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { scoped } from "../log";
 import { compiledEntry } from "../build/compiled";
 import { adoptEarlyThread, THREAD_BOOT } from "../build/early.mjs";
 
@@ -39,6 +40,14 @@ export interface ThreadClient<Reply> {
   terminate(): Promise<void>;
 }
 
+/** How long `close` lets a thread finish the requests out before stopping it, and how long it
+ *  then waits for the thread's end. */
+export interface CloseTiming {
+  finishMs: number;
+  endMs: number;
+}
+const CLOSE_TIMING: CloseTiming = { finishMs: 5_000, endMs: 10_000 };
+
 /**
  * The main thread's side of a request/reply thread (event writer, query thread). The thread is
  * started on first use and again after a crash, which fails the requests it had; it is
@@ -50,6 +59,7 @@ export function threadClient<Reply extends { id: number; ok: boolean }>(
   data: Record<string, unknown>,
   what: string,
   failure: (reply: Extract<Reply, { ok: false }>) => Error,
+  timing: CloseTiming = CLOSE_TIMING,
 ): ThreadClient<Reply> {
   const inflight = new Map<number, { resolve(r: Reply): void; reject(err: Error): void }>();
   let worker: Worker | undefined;
@@ -91,11 +101,20 @@ export function threadClient<Reply extends { id: number; ok: boolean }>(
       const w = worker;
       if (!w) return;
       worker = undefined;
-      const exited = new Promise((r) => w.once("exit", r));
+      const exited = new Promise<boolean>((r) => w.once("exit", () => r(true)));
       w.postMessage({ type: "close" });
-      const timer = setTimeout(() => void w.terminate(), 5_000);
-      await exited;
-      clearTimeout(timer);
+      const stop = setTimeout(() => void w.terminate(), timing.finishMs);
+      // A thread stopped and still not ended waits for the process's V8 background work, which
+      // Node finishes before any thread ends (priority.ts), or is in native code, which cannot
+      // be stopped: the caller's stop goes on without it.
+      let giveUp: NodeJS.Timeout | undefined;
+      const ended = await Promise.race([
+        exited,
+        new Promise<boolean>((r) => (giveUp = setTimeout(() => r(false), timing.finishMs + timing.endMs))),
+      ]);
+      clearTimeout(stop);
+      clearTimeout(giveUp);
+      if (!ended) scoped("db").warn(`${what} did not end ${timing.endMs} ms after it was stopped; going on without it`);
     },
     async terminate() {
       await worker?.terminate();
