@@ -62,7 +62,7 @@ function recordingProxy(target: string): Promise<Server> {
 
 beforeAll(async () => {
   gs = await startGitServer({ alice: TOKEN });
-  gs.createRepo("demo", { "README.md": "hello\n" });
+  await gs.createRepo("demo", { "README.md": "hello\n" });
   proxy = await recordingProxy(gs.url);
   url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/demo.git`;
   // Another repository on the runner's machine (another workspace's, a checkpoint shadow): the

@@ -108,7 +108,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
   port = (listener.address() as { port: number }).port;
   gs = await startGitServer({ alice: TOKEN });
-  gs.createRepo("demo", { "README.md": "hello\n" });
+  await gs.createRepo("demo", { "README.md": "hello\n" });
   url = `${gs.url}/demo.git`;
   ws = await tempDir();
   server = await startServer();

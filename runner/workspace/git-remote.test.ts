@@ -44,7 +44,7 @@ function filesHolding(dir: string, needle: string): string[] {
 
 beforeAll(async () => {
   gs = await startGitServer({ alice: TOKEN });
-  gs.createRepo("demo", { "README.md": "hello\n", "src.txt": "one\n" });
+  await gs.createRepo("demo", { "README.md": "hello\n", "src.txt": "one\n" });
   ws = await tempDir();
   // A temp folder of the runner's own: other suites' runners make private repositories too.
   runnerTmp = await tempDir("quiver-runner-tmp-");
@@ -133,7 +133,7 @@ describe("ide_git_remote", () => {
     expect(again.ok).toBe(true);
     expect(again.output).toBe(`cloned ${gs.url}/demo.git (main at ${head.slice(0, 10)})`);
     // Another repository, or a person's clone, into it is still refused, and nothing is touched.
-    gs.createRepo("other", { "x.txt": "x\n" });
+    await gs.createRepo("other", { "x.txt": "x\n" });
     for (const input of [
       { action: "clone" as const, url: `${gs.url}/other.git`, credential: cred, making: true as const },
       { action: "clone" as const, url: `${gs.url}/demo.git`, credential: cred },

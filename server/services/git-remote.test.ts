@@ -50,7 +50,7 @@ describe("git through the server", () => {
 
   beforeAll(async () => {
     gs = await startGitServer({ alice: TOKEN });
-    gs.createRepo("site", { "index.html": "<h1>hi</h1>\n" });
+    await gs.createRepo("site", { "index.html": "<h1>hi</h1>\n" });
     dataDir = mkdtempSync(join(tmpdir(), "quiver-git-e2e-"));
     mkdirSync(ws(), { recursive: true });
     const env = parseEnv({ PORT: "0", QUIVER_DATA_DIR: dataDir });
@@ -128,7 +128,7 @@ describe("git through the server", () => {
   });
 
   it("says origin changed, refuses the URL shown before, and keeps a scoped credential to its path", async () => {
-    gs.createRepo("other");
+    await gs.createRepo("other");
     const other = `${gs.url}/other.git`;
     for (const c of await client.git.credentials.query())
       await client.git.removeCredential.mutate({ credentialId: c.id });

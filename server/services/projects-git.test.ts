@@ -27,7 +27,7 @@ describe("git projects through projects.create", () => {
 
   beforeAll(async () => {
     gs = await startGitServer({ alice: TOKEN });
-    gs.createRepo("site", { "index.html": "<h1>from git</h1>\n" }, "main");
+    await gs.createRepo("site", { "index.html": "<h1>from git</h1>\n" }, "main");
     dataDir = await tempDir("quiver-data-");
     rootDir = await tempDir("quiver-root-");
     const env = testServerEnv(dataDir, { QUIVER_RUNNER_TOKEN: TEST_TOKEN });
@@ -116,7 +116,7 @@ describe("git projects through projects.create", () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 4000; i++) files[`f${i}.txt`] = `file ${i}\n`.repeat(20);
     files["index.html"] = "<h1>big</h1>\n";
-    gs.createRepo("big", files, "main");
+    await gs.createRepo("big", files, "main");
     const trpc = client();
     await trpc.git.saveCredential.mutate({ host: gs.url, username: "alice", token: TOKEN });
     const p = await trpc.projects.create.mutate({ name: "big", source: { kind: "git", url: `${gs.url}/big.git` } });

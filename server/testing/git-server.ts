@@ -19,8 +19,10 @@ export interface GitServer {
   root: string;
   /** Requests as they came: the user name given (or none) and whether it was let in. */
   requests: { path: string; user?: string; ok: boolean }[];
-  /** A bare repository with one commit on `branch` (files: name → content). */
-  createRepo(name: string, files?: Record<string, string>, branch?: string): string;
+  /** A bare repository with one commit on `branch` (files: name → content). Not synchronous: a
+   *  test's own server shares its event loop, and one held for seconds by thousands of files
+   *  outlived its idle keep-alive sockets, which the client then reused ("other side closed"). */
+  createRepo(name: string, files?: Record<string, string>, branch?: string): Promise<string>;
   /** From now on, pushes to `name` are refused with `message` (a pre-receive hook). */
   refusePushes(name: string, message: string): void;
   /** From now on, every request under `/${from}.git/` is redirected to the same place under `/${to}.git/`
@@ -31,6 +33,7 @@ export interface GitServer {
   stop(): Promise<void>;
 }
 
+const execFileAsync = promisify(execFile);
 const HTTP_BACKEND = "/usr/lib/git-core/git-http-backend";
 
 export async function startGitServer(users: Record<string, string>): Promise<GitServer> {
@@ -57,29 +60,35 @@ export async function startGitServer(users: Record<string, string>): Promise<Git
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const port = (server.address() as { port: number }).port;
-  const git = (args: string[], cwd = root) =>
-    execFileSync("git", args, {
-      cwd,
-      encoding: "utf8",
-      env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
-    });
+  const gitOptions = (cwd: string) => ({
+    cwd,
+    encoding: "utf8" as const,
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+  });
+  const git = (args: string[], cwd = root) => execFileSync("git", args, gitOptions(cwd));
+  const gitAsync = async (args: string[], cwd = root) => (await execFileAsync("git", args, gitOptions(cwd))).stdout;
 
   return {
     url: `http://127.0.0.1:${port}`,
     host: `127.0.0.1:${port}`,
     root,
     requests,
-    createRepo(name, files = { "README.md": "hello\n" }, branch = "main") {
+    async createRepo(name, files = { "README.md": "hello\n" }, branch = "main") {
       const bare = join(root, `${name}.git`);
-      git(["init", "-q", "--bare", "-b", branch, bare]);
-      git(["config", "http.receivepack", "true"], bare);
+      await gitAsync(["init", "-q", "--bare", "-b", branch, bare]);
+      await gitAsync(["config", "http.receivepack", "true"], bare);
+      // The files are written synchronously: a server in this process lowers libuv's pool
+      // (priority.ts), and thousands of writes through it crawled on a busy machine.
       const work = mkdtempSync(join(tmpdir(), "quiver-git-seed-"));
-      git(["init", "-q", "-b", branch, work]);
-      for (const [path, content] of Object.entries(files)) writeFileSync(join(work, path), content);
-      git(["add", "-A"], work);
-      git(["-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "-qm", "first"], work);
-      git(["push", "-q", bare, `${branch}:${branch}`], work);
-      rmSync(work, { recursive: true, force: true });
+      try {
+        await gitAsync(["init", "-q", "-b", branch, work]);
+        for (const [path, content] of Object.entries(files)) writeFileSync(join(work, path), content);
+        await gitAsync(["add", "-A"], work);
+        await gitAsync(["-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "-qm", "first"], work);
+        await gitAsync(["push", "-q", bare, `${branch}:${branch}`], work);
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
       return bare;
     },
     refusePushes(name, message) {
@@ -173,8 +182,7 @@ export function gitAt(args: string[], cwd: string): string {
 
 /** As gitAt, without blocking the event loop: for a git that talks to a git server in this process. */
 export async function gitAtAsync(args: string[], cwd: string): Promise<string> {
-  return (await promisify(execFile)("git", [...AS_TEST_USER, ...args], { cwd, encoding: "utf8", env: gitEnv() }))
-    .stdout;
+  return (await execFileAsync("git", [...AS_TEST_USER, ...args], { cwd, encoding: "utf8", env: gitEnv() })).stdout;
 }
 
 /** The runner's git-remote operation for one session through `pool`, a new call id each time. */

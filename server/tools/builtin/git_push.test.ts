@@ -41,7 +41,7 @@ function holding(dir: string, needle: string): string[] {
 
 beforeAll(async () => {
   gs = await startGitServer({ alice: TOKEN });
-  gs.createRepo("app");
+  await gs.createRepo("app");
   ws = await tempDir();
   dataDir = mkdtempSync(join(tmpdir(), "quiver-gitpush-data-"));
   server = await startServer();
@@ -168,7 +168,7 @@ describe.each(testDatabases())("git_push on %s", (provider) => {
     expect((await db.workspace.findUniqueOrThrow({ where: { id: row.id } })).gitRemote).toBe(remoteUrl());
 
     const evil = `evil-${provider}`;
-    gs.createRepo(evil);
+    await gs.createRepo(evil);
     const evilUrl = `${gs.url}/${evil}.git`;
     const evilHead = gs.revParse(evil, "main");
     gitIn(["remote", "set-url", "origin", evilUrl]);
@@ -207,7 +207,7 @@ describe.each(testDatabases())("git_push on %s", (provider) => {
     expect((await out).results[0].isError).toBe(false);
 
     const other = `other-${provider}`;
-    gs.createRepo(other);
+    await gs.createRepo(other);
     const otherUrl = `${gs.url}/${other}.git`;
     const otherHead = gs.revParse(other, "main");
     gitIn(["remote", "set-url", "origin", otherUrl]);
