@@ -36,60 +36,53 @@ export function yieldToMainThread(offset = WORKER_NICE): void {
 }
 
 /**
+ * From the main thread: sets each other thread of the process that `pick` chooses (given its
+ * nice value and the main thread's) to the nice value `pick` returns. Returns how many it set;
+ * a thread that has ended or may not be set is passed over.
+ */
+function setOtherThreads(pick: (nice: number, main: number) => number | undefined): number {
+  if (!isMainThread) return 0;
+  let tids: string[];
+  try {
+    tids = readdirSync("/proc/self/task");
+  } catch {
+    return 0;
+  }
+  const main = getPriority(process.pid);
+  let set = 0;
+  for (const tid of tids.map(Number)) {
+    if (tid === process.pid) continue;
+    try {
+      const target = pick(getPriority(tid), main);
+      if (target === undefined) continue;
+      setPriority(tid, target);
+      set++;
+    } catch {
+      // The thread has ended, or the change was refused.
+    }
+  }
+  return set;
+}
+
+/**
  * Called by the main thread once it is serving: lowers every other thread of the process that
  * still runs at its priority (V8's and libuv's helpers; our workers have lowered themselves
  * already, or will once they have answered their first request). Returns how many threads were lowered.
  */
 export function lowerHelperThreads(offset = HELPER_NICE): number {
-  if (!isMainThread) return 0;
-  let tids: string[];
-  try {
-    tids = readdirSync("/proc/self/task");
-  } catch {
-    return 0;
-  }
-  const main = getPriority(process.pid);
   const target = below(offset);
-  let lowered = 0;
-  for (const tid of tids.map(Number)) {
-    if (tid === process.pid) continue;
-    try {
-      if (getPriority(tid) !== main) continue; // a worker that lowered itself
-      setPriority(tid, target);
-      lowered++;
-    } catch {
-      // The thread has ended, or lowering it was refused.
-    }
-  }
-  return lowered;
+  // A thread below the main thread already is a worker that lowered itself.
+  return setOtherThreads((nice, main) => (nice === main ? target : undefined));
 }
 
 /**
  * Called by the main thread as the server stops: every other thread back at the main thread's
- * priority, where Linux allows it (a lower nice value takes root, CAP_SYS_NICE or RLIMIT_NICE).
- * The query thread's end waits for V8's background work (NodePlatform::DrainTasks): on a
- * saturated 2-core machine a TurboFan compile of its Prisma WebAssembly, at nice 19, held that
- * end, and the server's stop, for over five minutes. Returns how many threads were raised.
+ * priority, where Linux allows it (a lower nice value takes root, CAP_SYS_NICE or RLIMIT_NICE;
+ * a thread refused finishes at its own pace). The query thread's end waits for V8's background
+ * work (NodePlatform::DrainTasks): on a saturated 2-core machine a TurboFan compile of its
+ * Prisma WebAssembly, at nice 19, held that end, and the server's stop, for over five minutes.
+ * Returns how many threads were raised.
  */
 export function restoreThreadPriorities(): number {
-  if (!isMainThread) return 0;
-  let tids: string[];
-  try {
-    tids = readdirSync("/proc/self/task");
-  } catch {
-    return 0;
-  }
-  const main = getPriority(process.pid);
-  let raised = 0;
-  for (const tid of tids.map(Number)) {
-    if (tid === process.pid) continue;
-    try {
-      if (getPriority(tid) <= main) continue;
-      setPriority(tid, main);
-      raised++;
-    } catch {
-      // The thread has ended, or raising it was refused: it finishes at its own pace.
-    }
-  }
-  return raised;
+  return setOtherThreads((nice, main) => (nice > main ? main : undefined));
 }
