@@ -5,6 +5,7 @@ import ignore, { type Ignore } from "ignore";
 import { FILE_LIMITS, ListFilesInput } from "../../server/protocol/file-ops";
 import type { WorkspaceFs } from "../workspace/fs-at";
 import { defineOp } from "../ops";
+import { inNameOrder } from "./name-order";
 
 interface Rule {
   base: string;
@@ -82,8 +83,7 @@ export const listFilesOp = defineOp({
         const dirRules = listed.file
           ? [...dir.rules, { base: dir.rel, ig: rulesOf(listed.file.toString("utf8")) }]
           : dir.rules;
-        entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-        for (const e of entries) {
+        for (const e of inNameOrder(entries, limit - out.length + 1)) {
           if (e.name === ".git") continue;
           const rel = dir.rel ? `${dir.rel}/${e.name}` : e.name;
           const isDir = e.isDirectory();

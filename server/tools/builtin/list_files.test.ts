@@ -1,5 +1,5 @@
 // list_files on a real runner: .gitignore (root and nested) honoured, .git hidden, depth and
-// limit bounds with a marker.
+// limit bounds with a marker, name order past the first names a folder's listing sorts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdir, writeFile } from "node:fs/promises";
 import { runnerHarness } from "../../testing/runner";
@@ -78,4 +78,21 @@ describe("list_files", () => {
     expect(lines).toContain(`${deep}/keep.txt`);
     expect(lines).not.toContain(`${deep}/noise.tmp`);
   }, 20_000); // seconds at most; with the pattern, minutes
+
+  it("keeps name order when ignored names make it read past the first ones it sorted", async () => {
+    const names = Array.from({ length: 600 }, (_, i) => `f${String(i).padStart(3, "0")}`);
+    // Made in a shuffled order, so the folder's own order is not the names'.
+    const shuffled = names.map((n, i) => ({ n, k: (i * 7919) % 601 })).sort((a, b) => a.k - b.k);
+    await mkdir(`${h.dir}/many`);
+    for (const { n } of shuffled) await writeFile(`${h.dir}/many/${n}`, "");
+    await writeFile(`${h.dir}/many/.gitignore`, "f0*\nf1*\nf2*\n");
+    const r = await h.call(listFilesTool, { path: "many", limit: 150 });
+    const kept = names.slice(300).map((n) => `many/${n}`);
+    expect(r.output.split("\n")).toEqual([
+      "many/.gitignore",
+      ...kept.slice(0, 149),
+      "[listing stopped at 150 entries; give a narrower path, a depth, or a larger limit]",
+    ]);
+    expect((await h.call(listFilesTool, { path: "many" })).output.split("\n")).toEqual(["many/.gitignore", ...kept]);
+  });
 });
