@@ -4,7 +4,8 @@
 // thirty 9 MiB files holds what a restore of one small file does, and several restores at once
 // (one per workspace: a workspace's run one at a time) hold a few pipe reads each. A restore
 // stages every file it will write this way before it changes anything (stageBlobs).
-import { closeSync, constants, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, openSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { vanishedCover } from "../exec/host-sockets";
 import { at, diskFull } from "../workspace/fs-at";
 import { stageName } from "../workspace/fs-at/names";
@@ -120,6 +121,9 @@ export interface Staged {
  * TEMP_MARK, which the watcher ignores; under the workspace so each file then moves into place
  * by rename, on the same disk), through the workspace's descriptor, each file fsynced, 0600
  * until placed. Fails (the folder removed) without touching anything else of the workspace.
+ * The fsyncs come after git's stream, off the event loop (syncStaged): one per file inside the
+ * stream's handler held the runner's loop, which every workspace on it shares, for a millisecond
+ * or more per file on a real disk.
  */
 export async function stageBlobs(
   shadow: ShadowRepo,
@@ -178,7 +182,6 @@ export async function stageBlobs(
             link = undefined;
             return;
           }
-          fsyncSync(fd);
           // Forgotten before it is closed: a close that fails has released the number all the
           // same, and the error path below must not close whatever took it meanwhile.
           const done = fd;
@@ -187,6 +190,7 @@ export async function stageBlobs(
         },
       },
     );
+    await syncStaged(dir, [...names.values()]);
     return { file: (p) => names.get(p), link: (p) => links.get(p), dir, dispose };
   } catch (err) {
     if (fd >= 0) closeSync(fd);
@@ -197,3 +201,31 @@ export async function stageBlobs(
     );
   }
 }
+
+/** fsyncs the stage folder's files (not through a link), a few at a time, in libuv's pool. All
+ *  have stopped when it settles: the caller then closes `dir`, which a path here goes through. */
+async function syncStaged(dir: number, staged: string[]): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    try {
+      while (next < staged.length && !failed) {
+        const file = await open(at(dir, staged[next++]), constants.O_RDONLY | O_NOFOLLOW);
+        try {
+          await file.sync();
+        } finally {
+          await file.close();
+        }
+      }
+    } catch (err) {
+      failed = true;
+      throw err;
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(SYNC_AT_ONCE, staged.length) }, worker));
+  const refused = results.find((r) => r.status === "rejected");
+  if (refused) throw refused.reason;
+}
+
+/** fsyncs in flight at once: libuv's pool has 4 threads, and other work waits behind them. */
+const SYNC_AT_ONCE = 2;
