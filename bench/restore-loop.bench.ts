@@ -1,6 +1,6 @@
 // What a checkpoint restore holds of the runner's event loop, which every workspace on the
 // runner shares: a restore that rewrites 2,000 files (runner/checkpoints/, the op the server
-// calls), with a 1 ms timer measuring the loop's longest stall and the loop's busy time (event
+// calls), with a 2 ms timer measuring the loop's longest stall and the loop's busy time (event
 // loop utilization), beside the same files written and fsynced one after the other on the loop
 // in the same run (what a disk's fsyncs alone cost here). A report, with no goal: the staging's
 // fsyncs moved off the loop (runner/checkpoints/stage.ts), and what the loop still does per file
@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { opContext } from "../runner/testing/exec";
+import { longestStall } from "../runner/testing/event-loop";
 import { Workspace } from "../runner/workspace/workspace";
 import { median, printTable } from "./lib";
 
@@ -30,25 +31,12 @@ const base = realpathSync(mkdtempSync(join(tmpdir(), "quiver-bench-restore-")));
 process.env.QUIVER_CHECKPOINT_DIR = join(base, "shadows");
 const { checkpointOps } = await import("../runner/checkpoints/ops");
 
-/** Runs `fn`; resolves with its wall time and the loop's longest stall meanwhile (ms). */
-async function stalls(fn: () => unknown): Promise<{ wall: number; longest: number; held: number }> {
-  let last = performance.now();
-  let longest = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
+/** Runs `fn`; its wall time, the loop's longest stall (a 2 ms timer) and busy time meanwhile (ms). */
+async function stalls(fn: () => Promise<unknown>): Promise<{ wall: number; longest: number; held: number }> {
   const start = performance.now();
-  await new Promise((r) => setTimeout(r, 5));
-  last = performance.now();
   const elu = performance.eventLoopUtilization();
-  await fn();
-  const held = performance.eventLoopUtilization(elu).active;
-  const wall = performance.now() - start;
-  longest = Math.max(longest, performance.now() - last);
-  clearInterval(tick);
-  return { wall, longest, held };
+  const { stallMs } = await longestStall(fn);
+  return { wall: performance.now() - start, longest: stallMs, held: performance.eventLoopUtilization(elu).active };
 }
 
 const content = (i: number, round: number) => `export const value${i} = ${round};\n`.repeat(20);
@@ -79,7 +67,7 @@ try {
     );
     mkdirSync(old);
     before.push(
-      await stalls(() => {
+      await stalls(async () => {
         for (let i = 0; i < FILES; i++) {
           const fd = openSync(join(old, String(i)), "wx", 0o600);
           writeSync(fd, content(i, round));
