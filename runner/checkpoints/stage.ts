@@ -12,7 +12,7 @@ import { stageName } from "../workspace/fs-at/names";
 import type { Walked } from "../workspace/fs-at/walk";
 import { ShadowError, type ShadowRepo } from "./shadow";
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_NONBLOCK } = constants;
 
 export interface BlobSink {
   /** The next blob (in the order asked) begins: `size` bytes follow through data(). */
@@ -202,16 +202,25 @@ export async function stageBlobs(
   }
 }
 
-/** fsyncs the stage folder's files (not through a link), a few at a time, in libuv's pool. All
- *  have stopped when it settles: the caller then closes `dir`, which a path here goes through. */
-async function syncStaged(dir: number, staged: string[]): Promise<void> {
+/**
+ * fsyncs the stage folder's files, a few at a time, in libuv's pool. The agent's commands can
+ * write in the workspace, so a staged file may have been swapped by now: it is opened without
+ * following a link and without blocking (a FIFO would hold a pool thread, which every workspace
+ * on the runner needs, until something wrote to it), and anything but a regular file fails the
+ * restore before it changes anything. All have stopped when it settles: the caller then closes
+ * `dir`, which the paths go through.
+ */
+export async function syncStaged(dir: number, staged: string[]): Promise<void> {
   let next = 0;
   let failed = false;
   const worker = async () => {
     try {
       while (next < staged.length && !failed) {
-        const file = await open(at(dir, staged[next++]), constants.O_RDONLY | O_NOFOLLOW);
+        const name = staged[next++];
+        const file = await open(at(dir, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
         try {
+          if (!(await file.stat()).isFile())
+            throw new ShadowError(`the restore's staged file ${name} was replaced while it ran; nothing was changed`);
           await file.sync();
         } finally {
           await file.close();
