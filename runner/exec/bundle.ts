@@ -1,5 +1,6 @@
-// The exec server (and the namespace relay, netns-relay.ts) as one plain JavaScript file each, so
-// a warm sandbox starts it with bare `node`:
+// The exec server (and the namespace relay, netns-relay.ts, and the workspace's watch server,
+// workspace/watch-server.ts) as one plain JavaScript file each, so a sandbox starts it with bare
+// `node`:
 // under tsx every sandbox also loaded the TypeScript loader and ran an esbuild service beside
 // it (107 MB for the pair, against 50 MB bundled) and compiled its sources again at each start.
 // Built once per runner process with the esbuild tsx itself uses, into node_modules/.cache
@@ -9,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
@@ -21,7 +22,7 @@ export interface ExecServerStart {
   bundled: boolean;
 }
 
-type Entry = "exec-server" | "netns-relay";
+type Entry = "exec-server" | "netns-relay" | "watch-server";
 const built = new Map<Entry, Promise<ExecServerStart>>();
 
 export function execServerStart(log: (line: string) => void = () => undefined): Promise<ExecServerStart> {
@@ -32,8 +33,28 @@ export function relayStart(log: (line: string) => void = () => undefined): Promi
   return entryStart("netns-relay", log);
 }
 
+export function watchServerStart(log: (line: string) => void = () => undefined): Promise<ExecServerStart> {
+  return entryStart("watch-server", log);
+}
+
+/**
+ * What a sandbox must show of Quiver's (masked) install for the watch server to load: its bundle
+ * and @parcel's folder, whose native binding it requires by name at run time; under tsx, the
+ * whole checkout.
+ */
+export function watchServerFiles(start: ExecServerStart): string[] {
+  if (!start.bundled) return [PROJECT_ROOT];
+  return [start.args[0], dirname(dirname(createRequire(import.meta.url).resolve("@parcel/watcher/package.json")))];
+}
+
+const SOURCES: Record<Entry, string> = {
+  "exec-server": "./exec-server.ts",
+  "netns-relay": "./netns-relay.ts",
+  "watch-server": "../workspace/watch-server.ts",
+};
+
 function entryStart(name: Entry, log: (line: string) => void): Promise<ExecServerStart> {
-  const source = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+  const source = fileURLToPath(new URL(SOURCES[name], import.meta.url));
   let start = built.get(name);
   if (!start) {
     start = build(name, source).catch((err: unknown) => {
@@ -57,6 +78,11 @@ async function build(name: Entry, source: string): Promise<ExecServerStart> {
     target: `node${process.versions.node.split(".")[0]}`,
     write: false,
     logLevel: "silent",
+    // @parcel/watcher picks its native binding by name at run time: that require stays a real one.
+    external: ["*.node"],
+    banner: {
+      js: 'import { createRequire as __quiverRequire } from "node:module"; const require = __quiverRequire(import.meta.url);',
+    },
   });
   const code = out.outputFiles[0].contents;
   const dir = join(PROJECT_ROOT, "node_modules", ".cache", "quiver");

@@ -39,12 +39,20 @@ const KEEP = /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TERM|LC_[A-Z]+|GIT_(AUTH
 
 export class Helpers {
   private wrap?: SandboxWrap;
+  private readonly sandboxListeners = new Set<() => void>();
 
   constructor(private readonly files: WorkspaceFs) {}
 
   /** From the exec extension, when its commands run in a sandbox. */
   useSandbox(wrap: SandboxWrap): void {
     this.wrap = wrap;
+    for (const listener of this.sandboxListeners) listener();
+  }
+
+  /** Calls `listener` when a sandbox is given (the watcher then moves into it). */
+  onSandbox(listener: () => void): () => void {
+    this.sandboxListeners.add(listener);
+    return () => this.sandboxListeners.delete(listener);
   }
 
   get sandboxed(): boolean {

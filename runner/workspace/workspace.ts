@@ -3,23 +3,17 @@
 // immediately, the person's own edits through a debounced watcher).
 import { constants } from "node:fs";
 import { access, realpath, stat } from "node:fs/promises";
-import { relative, sep } from "node:path";
-import watcher, { type AsyncSubscription } from "@parcel/watcher";
 import { readNoFollow, applyChange, revert, TEMP_MARK, type Undo } from "./atomic";
 import { WorkspaceFs } from "./fs-at";
 import { Helpers } from "./helpers";
 import { DEFAULT_BUDGET, overBudget, WorkspaceDiff, type DiffBudget } from "./diff";
 import { ReadLedger, sha256 } from "./ledger";
 import { resolveIn, type ResolvedPath } from "./paths";
+import { watchInProcess, type WatchSource } from "./watch";
+import { SandboxedWatch } from "./watch-sandboxed";
+import { logFn } from "../log";
 
 export class WorkspaceError extends Error {}
-
-/**
- * Not watched, as VS Code's files.watcherExclude: git's own folder, and what lies inside each
- * package of node_modules (its packages appearing still counts as a change). `npm install`
- * writes tens of thousands of files there, and the tree lists none of them unasked.
- */
-export const WATCH_IGNORE = [".git", "**/.git/**", "**/node_modules/*/**"];
 
 /** A change a tool wants made: new content (null deletes) guarded by the hash it was computed from. */
 export interface FileChange {
@@ -45,7 +39,8 @@ export class Workspace {
   private versionCounter = 0;
   private readonly listeners = new Set<ChangeListener>();
   private writeChain: Promise<unknown> = Promise.resolve();
-  private watcher?: Promise<AsyncSubscription | undefined>;
+  private watcher?: WatchSource;
+  private stopFollowingSandbox?: () => void;
   private pending = new Set<string>();
   private debounce?: NodeJS.Timeout;
   /** Paths the tools just wrote (and already announced), so the watcher's echo is dropped. */
@@ -82,14 +77,14 @@ export class Workspace {
       throw new WorkspaceError(`workspace ${dir} is not readable and writable by this user`);
     }
     const ws = new Workspace(root, WorkspaceFs.open(root), options);
-    if (options.watch !== false) ws.startWatching();
+    if (options.watch !== false) ws.watch();
     return ws;
   }
 
   /** Serves the directory open as `fd` (WorkspaceFs.adopt), known by the path `root`; takes the descriptor. */
   static fromFd(root: string, fd: number, options: WorkspaceOptions = {}): Workspace {
     const ws = new Workspace(root, WorkspaceFs.adopt(root, fd), options);
-    if (options.watch !== false) ws.startWatching();
+    if (options.watch !== false) ws.watch();
     return ws;
   }
 
@@ -177,25 +172,33 @@ export class Workspace {
   /**
    * Native recursive watching (@parcel/watcher: inotify here). Node 20's fs.watch with
    * `recursive` on Linux re-reads a folder for each file created in it: 5,100 new files cost
-   * the runner 22 s of blocked event loop, and an `npm install` far more.
+   * the runner 22 s of blocked event loop, and an `npm install` far more. In the commands'
+   * sandbox once there is one (watch.ts says why).
    */
+  private watch(): void {
+    this.startWatching();
+    this.stopFollowingSandbox = this.helpers.onSandbox(() => this.startWatching());
+  }
+
   private startWatching(): void {
-    const onEvents = (err: Error | null, events: watcher.Event[]) => {
-      // The watcher failed (a folder it could not watch: inotify's limit; a read error): which
-      // files changed is unknown, so every top-level entry is announced, and each folder
+    this.watcher?.dispose();
+    const sink = {
+      changed: (paths: string[]) => this.watched(paths),
+      // Which files changed is unknown, so every top-level entry is announced, and each folder
       // stands for all it holds.
-      if (err) return void this.announceEverything();
-      for (const e of events) {
-        const rel = relative(this.root, e.path).split(sep).join("/");
-        if (!rel || rel.startsWith("../") || rel.includes(TEMP_MARK)) continue;
-        this.pending.add(rel);
-      }
-      if (this.pending.size === 0) return;
-      clearTimeout(this.debounce);
-      this.debounce = setTimeout(() => this.flushWatched(), this.options.debounceMs ?? 100);
+      lost: () => this.announceEverything(),
     };
     // Watching is a convenience (the person's own edits); tool writes still announce themselves.
-    this.watcher = watcher.subscribe(this.root, onEvents, { ignore: WATCH_IGNORE }).catch(() => undefined);
+    this.watcher = this.helpers.sandboxed
+      ? new SandboxedWatch(this.files.root, this.helpers, sink, logFn("watch"))
+      : watchInProcess(this.root, sink);
+  }
+
+  private watched(paths: string[]): void {
+    for (const rel of paths) if (!rel.includes(TEMP_MARK)) this.pending.add(rel);
+    if (this.pending.size === 0) return;
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => this.flushWatched(), this.options.debounceMs ?? 100);
   }
 
   private announceEverything(): void {
@@ -208,7 +211,7 @@ export class Workspace {
 
   /** Resolves once the watcher is listening (changes before then are not reported). */
   async watching(): Promise<boolean> {
-    return !!(await this.watcher);
+    return (await this.watcher?.ready) ?? false;
   }
 
   private flushWatched(): void {
@@ -224,7 +227,8 @@ export class Workspace {
 
   dispose(): void {
     clearTimeout(this.debounce);
-    void this.watcher?.then((w) => w?.unsubscribe()).catch(() => undefined);
+    this.stopFollowingSandbox?.();
+    this.watcher?.dispose();
     this.watcher = undefined;
     this.listeners.clear();
     this.files.close();

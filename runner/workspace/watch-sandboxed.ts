@@ -1,0 +1,123 @@
+// The owner of a workspace's watch server (watch-server.ts) in the commands' sandbox: starts it
+// through the workspace's helpers, reads its events, and kills it on dispose (the sandbox's
+// die-with-parent kills it with the runner). When it dies on its own (killed, out of memory) it is
+// started again after a pause that doubles from 1 s to a minute, and once the new one listens the
+// workspace hears that track was lost, since what changed in between is unknown.
+import { spawn, type ChildProcess } from "node:child_process";
+import { realpathSync } from "node:fs";
+import { WatchServerEvent } from "../../server/protocol/watch-server";
+import { watchServerFiles, watchServerStart } from "../exec/bundle";
+import type { Helpers } from "./helpers";
+import { WATCH_IGNORE, type WatchSink, type WatchSource } from "./watch";
+
+const FIRST_PAUSE_MS = 1_000;
+const LONGEST_PAUSE_MS = 60_000;
+
+/** A path the server reported, if it stays inside the workspace (the server's word is checked). */
+function relativeInside(path: string): string | undefined {
+  if (path.startsWith("/") || path.includes("\0")) return undefined;
+  return path.split("/").some((part) => part === "" || part === "." || part === "..") ? undefined : path;
+}
+
+export class SandboxedWatch implements WatchSource {
+  readonly ready: Promise<boolean>;
+  private settleReady!: (listening: boolean) => void;
+  private child?: ChildProcess;
+  private disposed = false;
+  private pauseMs = FIRST_PAUSE_MS;
+  private restart?: NodeJS.Timeout;
+  private starts = 0;
+
+  constructor(
+    private readonly root: string,
+    private readonly helpers: Helpers,
+    private readonly sink: WatchSink,
+    private readonly log: (line: string) => void,
+  ) {
+    this.ready = new Promise((resolve) => (this.settleReady = resolve));
+    this.launch();
+  }
+
+  /** The running server's process id (for tests that kill it). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    clearTimeout(this.restart);
+    this.child?.kill("SIGKILL");
+    this.child = undefined;
+    this.settleReady(false);
+  }
+
+  private launch(): void {
+    const nth = ++this.starts;
+    this.start(nth).catch((err: unknown) => this.ended(nth, `could not start (${(err as Error).message})`, 0));
+  }
+
+  /** After the server `nth` ended on its own: why, and when it started (to reset the pause). */
+  private ended(nth: number, reason: string, startedAt: number): void {
+    if (this.disposed) return;
+    if (Date.now() - startedAt > LONGEST_PAUSE_MS) this.pauseMs = FIRST_PAUSE_MS;
+    this.log(`watch server of ${this.root} ${reason}; again in ${this.pauseMs / 1000} s`);
+    if (nth === 1) this.settleReady(false);
+    this.restart = setTimeout(() => this.launch(), this.pauseMs);
+    this.pauseMs = Math.min(this.pauseMs * 2, LONGEST_PAUSE_MS);
+  }
+
+  private async start(nth: number): Promise<void> {
+    const start = await watchServerStart(this.log);
+    if (this.disposed) return;
+    const argv = [process.execPath, ...start.args, this.root, JSON.stringify(WATCH_IGNORE)];
+    // Node too, in case it lies in a folder the sandbox masks (Quiver's, or a home).
+    const readOnly = [...watchServerFiles(start), realpathSync(process.execPath)];
+    const command = this.helpers.spawn(argv, start.bundled ? {} : { TSX_DISABLE_CACHE: "1" }, { readOnly });
+    const child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, stdio: "pipe" });
+    this.child = child;
+    const startedAt = Date.now();
+    let stderr = "";
+    let buffered = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (this.child === child) this.handle(line, nth);
+      }
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (text: string) => (stderr = (stderr + text).slice(-2000)));
+    child.stdin.on("error", () => undefined);
+    const ended = (reason: string) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      const tail = stderr.trim().split("\n").slice(-2).join(" | ");
+      this.ended(nth, `${reason}${tail ? ` (${tail})` : ""}`, startedAt);
+    };
+    child.once("error", (err) => ended(`could not start (${err.message})`));
+    child.once("close", (code, signal) => ended(`exited (${signal ?? `code ${code}`})`));
+  }
+
+  private handle(line: string, nth: number): void {
+    let parsed: ReturnType<typeof WatchServerEvent.safeParse>;
+    try {
+      parsed = WatchServerEvent.safeParse(JSON.parse(line));
+    } catch {
+      return void this.log(`watch server of ${this.root}: not JSON: ${line.slice(0, 200)}`);
+    }
+    if (!parsed.success) return void this.log(`watch server of ${this.root}: unknown line: ${line.slice(0, 200)}`);
+    const event = parsed.data;
+    if (event.type === "ready") {
+      this.settleReady(true);
+      // A server started again missed what changed while none listened.
+      if (nth > 1) this.sink.lost();
+    } else if (event.type === "lost") this.sink.lost();
+    else {
+      const paths = event.paths.flatMap((p) => relativeInside(p) ?? []);
+      if (paths.length > 0) this.sink.changed(paths);
+    }
+  }
+}
