@@ -8,9 +8,10 @@
 // at QUIVER_LOG_LEVEL, and refuses an invalid level like any other bad configuration. Its own key
 // (identity-key.ts: --key-file, QUIVER_RUNNER_KEY_FILE, else in its home) proves its id to a server.
 // What its launcher left open without close-on-exec is closed first (inherited-fds.ts).
+import { createHash } from "node:crypto";
 import { readFileSync, realpathSync } from "node:fs";
 import { hostname } from "node:os";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultRunnerId } from "../server/protocol/runner-id";
 import { RunnerClient } from "./client";
@@ -149,6 +150,14 @@ async function main(): Promise<void> {
     workspaceOptions,
     labels,
     capacity,
+    // Beside the key, outside every sandbox; one file per default workspace folder.
+    previewOrigins:
+      key && workspace
+        ? join(
+            dirname(key.path),
+            `preview-origins-${createHash("sha256").update(workspace.root).digest("hex").slice(0, 16)}.json`,
+          )
+        : undefined,
   });
   let defaultSandbox;
   try {

@@ -38,6 +38,8 @@ export interface ServeOptions {
   confined?: boolean;
   /** Its disk limit: file ops past it are refused, a command that ends past it is told so. */
   diskLimit?: () => DiskLimit | undefined;
+  /** Where an unconfined preview keeps which side answered each origin (preview/port-origins.ts). */
+  previewOrigins?: string;
 }
 
 export async function serve(workspace: Workspace, o: ServeOptions): Promise<Served> {
@@ -87,6 +89,7 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
     network,
     confined: o.confined,
     sandboxes: extensions.find((e) => e.sandboxNamespaces)?.sandboxNamespaces,
+    originsFile: o.previewOrigins,
   });
   registry.register(preview.ops);
   const pty = extensions.find((e) => e.pty)?.pty;

@@ -13,7 +13,9 @@ import {
   type PreviewServerFrame,
 } from "../../server/protocol/preview";
 import type { ProcNamespace } from "../exec/procfs";
+import { logFn } from "../log";
 import { listPorts } from "./ports";
+import { PortOrigins } from "./port-origins";
 import { connectLoopback, PreviewProxy, type PortConnector } from "./proxy";
 import { PreviewSockets } from "./sockets";
 
@@ -27,35 +29,46 @@ export interface PreviewHandler {
 /**
  * Opens a port for the preview: in the workspace's network namespace when one was made (its
  * terminals' and commands' servers are there), else, or when nothing listens there, on this
- * machine's loopback (a server started outside the sandbox). A port the namespace has answered on
- * is the namespace's from then on: otherwise the agent, whose commands cannot reach the machine's
- * loopback, could serve a page on a preview origin, stop its server, and have that same origin
- * answered by a service on the machine's port, which its page would then read as its own.
+ * machine's loopback (a server started outside the sandbox). Each origin (a session's port)
+ * stays with the side that first answered it (port-origins.ts says why).
  */
-export function portConnector(namespace?: WorkspaceNamespace, confined = false): PortConnector {
+export function portConnector(
+  namespace?: WorkspaceNamespace,
+  confined = false,
+  origins: PortOrigins = new PortOrigins(),
+): PortConnector {
   if (confined) return confinedConnector(namespace);
   if (!namespace) return connectLoopback;
-  const workspacePorts = new Set<number>();
-  return async (port) => {
-    try {
-      const socket = await namespace.connect(port);
+  return async (port, sessionId) => {
+    const side = origins.sideOf(sessionId, port);
+    if (side !== "machine") {
+      const socket = await namespace.connect(port).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === "ECONNREFUSED") return undefined;
+        throw err;
+      });
       if (socket) {
-        workspacePorts.add(port);
+        origins.bind(sessionId, port, "workspace");
         return socket;
       }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ECONNREFUSED") throw err;
     }
-    if (workspacePorts.has(port))
-      throw Object.assign(
-        new Error(
-          `nothing listens on port ${port} in the workspace now; a server of the workspace answered on it before, so this preview never reaches the machine's port ${port}`,
-        ),
-        { code: "ECONNREFUSED" },
+    if (side === "workspace")
+      throw refused(
+        `nothing listens on port ${port} in the workspace now; a server of the workspace answered this preview before, so it never reaches the machine's port ${port}`,
       );
-    return connectLoopback(port);
+    const socket = await connectLoopback(port).catch((err: NodeJS.ErrnoException) => {
+      if (side === "machine" && err.code === "ECONNREFUSED")
+        throw refused(
+          `nothing listens on port ${port} on the runner's machine now; a server there answered this preview first, so a server of the workspace on port ${port} is not shown on it (preview another port)`,
+        );
+      throw err;
+    });
+    origins.bind(sessionId, port, "machine");
+    return socket;
   };
 }
+
+/** A refusal on purpose: `reason` is what the person reads (proxy.ts refusedMessage). */
+const refused = (reason: string) => Object.assign(new Error(reason), { code: "ECONNREFUSED", reason });
 
 /**
  * A workspace of a `--root` runner reaches only its own namespace: never the host's loopback,
@@ -65,10 +78,7 @@ function confinedConnector(namespace?: WorkspaceNamespace): PortConnector {
   return async (port) => {
     const socket = await namespace?.connect(port);
     if (socket) return socket;
-    throw Object.assign(
-      new Error(`nothing of this workspace listens on port ${port} (its network namespace was never made)`),
-      { code: "ECONNREFUSED" },
-    );
+    throw refused(`nothing of this workspace listens on port ${port} (its network namespace was never made)`);
   };
 }
 
@@ -76,8 +86,9 @@ export function previewHandler(
   send: (frame: PreviewRunnerFrame) => boolean,
   namespace?: WorkspaceNamespace,
   confined = false,
+  origins?: PortOrigins,
 ): PreviewHandler {
-  const connect = portConnector(namespace, confined);
+  const connect = portConnector(namespace, confined, origins);
   const proxy = new PreviewProxy({ send, connect });
   const sockets = new PreviewSockets(send, connect);
   return {
@@ -113,6 +124,8 @@ export function previewSupport(o: {
   confined?: boolean;
   /** The network namespaces of the workspace's sandboxes without network (runner/exec/warm.ts). */
   sandboxes?: () => Promise<ProcNamespace[]>;
+  /** Where the sides of its preview origins are kept (port-origins.ts); absent: in memory. */
+  originsFile?: string;
 }): { ops: OpTable; handler: PreviewHandler } {
   const exclude = [localServerPort(o.serverUrl)].filter((p): p is number => p !== undefined);
   const ops: OpTable = {
@@ -133,5 +146,6 @@ export function previewSupport(o: {
       },
     }),
   };
-  return { ops, handler: previewHandler(o.send, o.network, o.confined) };
+  const origins = o.confined ? undefined : new PortOrigins(o.originsFile, logFn("preview"));
+  return { ops, handler: previewHandler(o.send, o.network, o.confined, origins) };
 }

@@ -28,7 +28,8 @@ export interface PreviewProxyOptions {
   connect?: PortConnector;
 }
 
-export type PortConnector = (port: number) => Promise<Socket>;
+/** Opens `port` for a preview of `sessionId` (whose origin it is: `<port>-<session>`). */
+export type PortConnector = (port: number, sessionId: string) => Promise<Socket>;
 
 interface Stream {
   id: string;
@@ -44,6 +45,11 @@ interface Stream {
 }
 
 const LOOPBACKS = ["127.0.0.1", "::1"] as const;
+
+/** What the person reads when a port refused: the connector's own reason when it refused on purpose. */
+export function refusedMessage(err: unknown, port: number): string {
+  return (err as { reason?: string }).reason ?? `nothing listens on port ${port} on the runner's machine`;
+}
 
 /** Connects to the port on this machine's loopback: IPv4 first, then IPv6 (a dev server on `localhost` may bind ::1 only). */
 export function connectLoopback(port: number): Promise<Socket> {
@@ -126,15 +132,13 @@ export class PreviewProxy {
       ),
     );
     try {
-      s.socket = await (this.o.connect ?? connectLoopback)(f.port);
+      s.socket = await (this.o.connect ?? connectLoopback)(f.port, f.sessionId);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
+      const refused = (err as NodeJS.ErrnoException).code === "ECONNREFUSED";
       return this.fail(
         s,
-        code === "ECONNREFUSED" ? "refused" : "reset",
-        code === "ECONNREFUSED"
-          ? `nothing listens on port ${f.port} on the runner's machine`
-          : `cannot connect to port ${f.port}: ${(err as Error).message}`,
+        refused ? "refused" : "reset",
+        refused ? refusedMessage(err, f.port) : `cannot connect to port ${f.port}: ${(err as Error).message}`,
       );
     }
     if (s.done) return void s.socket.destroy();

@@ -12,7 +12,7 @@ import {
   type PreviewRunnerFrame,
   type PreviewServerFrame,
 } from "../../server/protocol/preview";
-import { connectLoopback, type PortConnector } from "./proxy";
+import { connectLoopback, refusedMessage, type PortConnector } from "./proxy";
 
 interface Entry {
   id: string;
@@ -99,13 +99,13 @@ export class PreviewSockets {
     );
     let socket;
     try {
-      socket = await this.connect(f.port);
+      socket = await this.connect(f.port, f.sessionId);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
+      const refused = (err as NodeJS.ErrnoException).code === "ECONNREFUSED";
       return this.fail(
         e,
-        code === "ECONNREFUSED" ? "refused" : "reset",
-        code === "ECONNREFUSED" ? `nothing listens on port ${f.port} on the runner's machine` : (err as Error).message,
+        refused ? "refused" : "reset",
+        refused ? refusedMessage(err, f.port) : (err as Error).message,
       );
     }
     if (e.done) return void socket.destroy();
