@@ -5,6 +5,7 @@
 // workspace hears that track was lost, since what changed in between is unknown.
 import { spawn, type ChildProcess } from "node:child_process";
 import { realpathSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { WatchServerEvent } from "../../server/protocol/watch-server";
 import { watchServerFiles, watchServerStart } from "../exec/bundle";
 import type { Helpers } from "./helpers";
@@ -77,16 +78,8 @@ export class SandboxedWatch implements WatchSource {
     this.child = child;
     const startedAt = Date.now();
     let stderr = "";
-    let buffered = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (this.child === child) this.handle(line, nth);
-      }
+    createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) => {
+      if (this.child === child) this.handle(line, nth);
     });
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (text: string) => (stderr = (stderr + text).slice(-2000)));
