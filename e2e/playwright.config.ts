@@ -91,6 +91,8 @@ export default defineConfig({
               QUIVER_AUTH: "accounts",
               QUIVER_SIGNUP: "open",
               QUIVER_SSO_PRIVATE_ISSUERS: "http://127.0.0.1:3220",
+              // sso-signin.spec.ts answers the TXT lookups that prove its domain (server/testing/dns-server.ts).
+              QUIVER_SSO_DNS_SERVERS: "127.0.0.1:3221",
             },
           },
         ]

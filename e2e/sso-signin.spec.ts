@@ -3,21 +3,27 @@
 // listed in QUIVER_SSO_PRIVATE_ISSUERS): an owner sets SSO up at /settings/sign-in and tests the
 // connection; then, in a fresh browser, "Sign in with SSO" goes to the provider, its login and
 // consent forms are filled, the callback lands in Quiver signed in, and the owner's password
-// account is now linked to the provider (read from the server's database).
+// account is now linked to the provider (read from the server's database). The email domain
+// admits nobody until the TXT record the page shows is in DNS (a real DNS server started here,
+// server/testing/dns-server.ts, QUIVER_SSO_DNS_SERVERS) and Verify finds it.
 import { test, expect, type APIRequestContext } from "@playwright/test";
 import Database from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { startOidcIdp, type TestIdp } from "../server/testing/oidc-idp";
+import { startTestDns, type TestDns } from "../server/testing/dns-server";
 
 const BASE = `http://127.0.0.1:${process.env.E2E_ACCOUNTS_PORT ?? 3219}`;
 const IDP_PORT = 3220;
+const DNS_PORT = 3221;
 const run = randomBytes(4).toString("hex");
 const domain = `sso-${run}.test`;
 const owner = { name: "Olga", email: `olga@${domain}`, password: "owner-password-1" };
 
 let idp: TestIdp;
+let dns: TestDns;
 test.beforeAll(async () => {
+  dns = await startTestDns(DNS_PORT);
   idp = await startOidcIdp({
     port: IDP_PORT,
     users: [
@@ -25,7 +31,10 @@ test.beforeAll(async () => {
     ],
   });
 });
-test.afterAll(async () => idp?.close());
+test.afterAll(async () => {
+  await idp?.close();
+  await dns?.close();
+});
 
 /** An account of one's own on the accounts server: the first owner if there is none yet, else by open sign-up. */
 async function signUp(request: APIRequestContext) {
@@ -56,6 +65,17 @@ test("an owner sets up OIDC, then signs in with SSO through the IdP's login and 
   // The secret is not shown back, only that one is stored.
   await expect(page.getByTestId("sso-client-secret")).toHaveValue("");
   await expect(page.getByTestId("sso-client-secret")).toHaveAttribute("placeholder", /stored/);
+  // The domain waits for its DNS record: Verify says what is missing until it is there.
+  const listed = page.locator(`[data-testid="sso-domain"][data-domain="${domain}"]`);
+  await expect(listed).toHaveAttribute("data-verified", "false");
+  await listed.getByTestId("sso-verify").click();
+  await expect(listed.getByTestId("sso-verify-result")).toContainText(
+    `No TXT record at _quiver-verification.${domain}`,
+  );
+  const name = (await listed.getByTestId("sso-record-name").textContent())!;
+  dns.records.set(name, [(await listed.getByTestId("sso-record-value").textContent())!]);
+  await listed.getByTestId("sso-verify").click();
+  await expect(listed).toHaveAttribute("data-verified", "true");
   const redirectUri = (await page.getByTestId("sso-redirect-uri").textContent())!.trim();
   expect(redirectUri).toMatch(new RegExp(`^${BASE}/api/auth/sso/callback/org-`));
   idp.registerClient({ clientId: "quiver-e2e", clientSecret: "e2e-client-secret", redirectUris: [redirectUri] });

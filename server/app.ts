@@ -23,6 +23,7 @@ import { createAuth, isDirectLoopback, isOperator, type Identity } from "./auth"
 import { createAccounts, type Accounts } from "./auth/accounts";
 import { SSO_BROWSER_PREFIXES, ssoAccounts } from "./auth/accounts/sso";
 import { createSsoService } from "./services/sso";
+import { dnsTxtLookup } from "./services/sso-domains";
 import { anyAccount } from "./auth/accounts/first-owner";
 import { loadSecret } from "./auth/crypto";
 import { isLoopbackAddress } from "./auth/identity";
@@ -211,6 +212,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       key,
       privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS,
       accountsOn: () => accounts.on(),
+      txtLookup: dnsTxtLookup(env.QUIVER_SSO_DNS_SERVERS),
     }),
     ...parts.services,
     health: healthCheck({

@@ -1,6 +1,7 @@
 // Every environment variable Quiver reads, validated once at boot. A bad value stops the start
 // with one line naming the variable; nothing else in the server reads process.env.
 import { resolve } from "node:path";
+import { isIP } from "node:net";
 import { z } from "zod";
 import { parsePrices } from "./engine/pricing/parse";
 import { LogLevelName } from "./protocol/log-line";
@@ -21,21 +22,20 @@ const url = (protocols: string[]) =>
     `must be a URL (${protocols.join(" or ")})`,
   );
 
+/** "a, b,,c" → ["a", "b", "c"]. */
+const commaList = (v: string): string[] =>
+  v
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
+
 export const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
   PORT: port.default(3000),
   /** Interface to bind. Embedded single-user mode never leaves loopback. */
   HOST: z.string().default("127.0.0.1"),
   /** Host names the server answers to (DNS-rebinding guard); "*" for any. */
-  QUIVER_ALLOWED_HOSTS: z
-    .string()
-    .default("localhost,127.0.0.1,::1")
-    .transform((v) =>
-      v
-        .split(",")
-        .map((h) => h.trim())
-        .filter(Boolean),
-    ),
+  QUIVER_ALLOWED_HOSTS: z.string().default("localhost,127.0.0.1,::1").transform(commaList),
   QUIVER_DATA_DIR: z.string().default(".quiver"),
   /** Unset: SQLite under the data folder. A postgres:// URL switches to PostgreSQL. */
   DATABASE_URL: url(["postgres:", "postgresql:", "file:"]).optional(),
@@ -113,13 +113,15 @@ export const envSchema = z.object({
   QUIVER_SSO_PRIVATE_ISSUERS: z
     .string()
     .default("")
-    .transform((v) =>
-      v
-        .split(",")
-        .map((o) => o.trim())
-        .filter(Boolean),
-    )
+    .transform(commaList)
     .pipe(z.array(url(["http:", "https:"]).transform((o) => new URL(o).origin))),
+  /** DNS servers (`ip` or `ip:port`, comma-separated) that look up the TXT records proving an org's
+   *  SSO email domains; unset: the machine's own resolvers. */
+  QUIVER_SSO_DNS_SERVERS: z
+    .string()
+    .default("")
+    .transform(commaList)
+    .pipe(z.array(z.string().refine(isDnsServer, "each must be an IP address, with :port if not 53 ([v6]:port)"))),
   /** JSON file of MCP servers ({ "mcpServers": {...} }); a bad file is logged, never fatal. */
   QUIVER_MCP_CONFIG: z
     .string()
@@ -180,4 +182,16 @@ let current: Env | undefined;
 /** The validated environment of this process (parsed on first use). */
 export function env(): Env {
   return (current ??= parseEnv());
+}
+
+/** `1.2.3.4`, `1.2.3.4:5353`, `::1` or `[::1]:5353`: what node's DNS resolver takes as a server. */
+function isDnsServer(text: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(text);
+  const [host, port] = bracketed
+    ? [bracketed[1], bracketed[2]]
+    : text.split(":").length === 2
+      ? text.split(":")
+      : [text, undefined];
+  if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65535)) return false;
+  return isIP(host) !== 0;
 }

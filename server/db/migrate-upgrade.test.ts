@@ -3,24 +3,13 @@
 // are written, and the server's own migrator applies the rest, as a start after an upgrade does.
 // A server of the previous version still running on it (PostgreSQL, during an upgrade) must
 // still be able to write its rows.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Database from "better-sqlite3";
-import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { createEmptyPostgres, testDatabases } from "../testing/db";
-import { migratePostgres, migrateSqlite, migrationsFor } from "./migrate";
+import { testDatabases } from "../testing/db";
+import { migratePostgres, migrateSqlite } from "./migrate";
+import { withPostgresBefore, withSqliteBefore } from "../testing/migrated-before";
 
 const KEY_MIGRATION = "20261203142649_session_event_key";
-
-/** The migrations up to (not including) `name`. */
-function before(provider: "sqlite" | "postgresql", name: string) {
-  const all = migrationsFor(provider);
-  const at = all.findIndex((m) => m.name === name);
-  expect(at).toBeGreaterThan(0);
-  return all.slice(0, at);
-}
 
 // Sessions only: the seed runs with foreign keys off, as nothing but the cascade is checked.
 const SEED = [
@@ -34,17 +23,8 @@ const EVENTS: [string, string, number, string][] = [
 
 describe.each(testDatabases())("upgrading a %s database to the event key", (provider) => {
   it("keeps every event, keyed by session and seq, and takes the rows of both versions", async () => {
-    if (provider === "sqlite") {
-      const dir = mkdtempSync(join(tmpdir(), "quiver-upgrade-"));
-      const file = join(dir, "old.db");
-      try {
-        const db = new Database(file);
-        db.pragma("journal_mode = WAL");
-        db.exec("CREATE TABLE _quiver_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
-        for (const m of before("sqlite", KEY_MIGRATION)) {
-          db.exec(m.sql);
-          db.prepare("INSERT INTO _quiver_migrations VALUES (?, ?)").run(m.name, new Date().toISOString());
-        }
+    if (provider === "sqlite")
+      return withSqliteBefore(KEY_MIGRATION, (file, db) => {
         db.pragma("foreign_keys = OFF");
         for (const s of SEED) db.exec(s);
         const insert = db.prepare(
@@ -74,20 +54,8 @@ describe.each(testDatabases())("upgrading a %s database to the event key", (prov
         after.exec(`DELETE FROM "Session" WHERE "id" = 's1'`);
         expect(after.prepare(`SELECT count(*) AS n FROM "SessionEvent"`).get()).toEqual({ n: 1 });
         after.close();
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-      return;
-    }
-    const empty = await createEmptyPostgres();
-    const c = new pg.Client({ connectionString: empty.url });
-    await c.connect();
-    try {
-      await c.query("CREATE TABLE _quiver_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)");
-      for (const m of before("postgresql", KEY_MIGRATION)) {
-        await c.query(m.sql);
-        await c.query("INSERT INTO _quiver_migrations VALUES ($1, now())", [m.name]);
-      }
+      });
+    await withPostgresBefore(KEY_MIGRATION, async (c, url) => {
       await c.query("SET session_replication_role = replica"); // the seed skips foreign keys
       for (const s of SEED) await c.query(s);
       for (const e of EVENTS)
@@ -97,7 +65,7 @@ describe.each(testDatabases())("upgrading a %s database to the event key", (prov
         );
       await c.query("SET session_replication_role = DEFAULT");
 
-      expect(await migratePostgres(empty.url)).toContain(KEY_MIGRATION);
+      expect(await migratePostgres(url)).toContain(KEY_MIGRATION);
       const { rows } = await c.query(`SELECT * FROM "SessionEvent" ORDER BY "sessionId","seq"`);
       expect(rows).toEqual(
         EVENTS.map(([id, sessionId, seq, payload]) =>
@@ -114,9 +82,6 @@ describe.each(testDatabases())("upgrading a %s database to the event key", (prov
       ).rejects.toThrow(/duplicate key/);
       await c.query(`DELETE FROM "Session" WHERE "id" = 's1'`);
       expect((await c.query(`SELECT count(*)::int AS n FROM "SessionEvent"`)).rows).toEqual([{ n: 1 }]);
-    } finally {
-      await c.end();
-      await empty.drop();
-    }
+    });
   }, 60_000);
 });

@@ -11,7 +11,8 @@ import { lookup } from "node:dns/promises";
 import type { Db } from "../db";
 import type { Actor } from "./types";
 import { encryptSecret, ssoSecretKey } from "../auth/accounts/sso-secret";
-import { normalizeDomains, parseDomains } from "../auth/accounts/sso-rules";
+import { normalizeDomains } from "../auth/accounts/sso-rules";
+import { checkRecord, dnsTxtLookup, domainRecord, type DomainRecord, type TxtLookup } from "./sso-domains";
 
 // better-auth's SSO package (samlify, xml-crypto …) is loaded by the first check of an issuer.
 const ssoPackage = () => import("@better-auth/sso");
@@ -34,11 +35,21 @@ export class SsoError extends Error {
   }
 }
 
+/** A listed email domain: proven by DNS (it admits people) or waiting for its TXT record. */
+export interface SsoDomainStatus {
+  domain: string;
+  verified: boolean;
+  /** The TXT record that proves it (sso-domains.ts). */
+  record: DomainRecord;
+}
+
 export interface SsoSettings {
   configured: boolean;
   issuer: string;
   clientId: string;
+  /** Every listed domain, verified first (what the settings form shows). */
   domains: string[];
+  domainStatus: SsoDomainStatus[];
   /** True once a client secret is stored (it is never sent back). */
   hasClientSecret: boolean;
   /** The path the IdP redirects back to (register `<origin><callbackPath>` as the redirect URI). */
@@ -79,6 +90,8 @@ export interface SsoService {
   test(actor: Actor, issuer?: string): Promise<SsoTestResult>;
   /** Forgets the settings and the accounts linked through them; false when there were none. */
   remove(actor: Actor): Promise<{ removed: boolean }>;
+  /** Looks up a listed domain's TXT record; found, the domain is the org's and admits people. */
+  verifyDomain(actor: Actor, domain: string): Promise<{ verified: boolean; message?: string; settings: SsoSettings }>;
 }
 
 export interface SsoServiceDeps {
@@ -90,6 +103,8 @@ export interface SsoServiceDeps {
   /** Whether accounts are on (auth/accounts): SSO is saved only then, so that it never makes the
    *  server's first account (which takes over the local owner). Absent: on. */
   accountsOn?: () => Promise<boolean>;
+  /** How TXT records are looked up (default: the machine's resolvers). */
+  txtLookup?: TxtLookup;
 }
 
 /** The plugin's provider id of an org (it names the callback path: keep it stable). */
@@ -102,6 +117,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
   const { db } = deps;
   const secretKey = ssoSecretKey(deps.key);
   const listed = (url: string) => deps.privateIssuers.includes(new URL(url).origin);
+  const txtLookup = deps.txtLookup ?? dnsTxtLookup();
 
   /** The issuer as a URL the server may fetch, or an SsoError saying why not. */
   async function checkIssuer(text: string): Promise<string> {
@@ -160,17 +176,40 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     }
   }
 
+  /** The org's domains DNS proved (SsoVerifiedDomain is the truth; SsoProvider.domain its copy). */
+  const provenDomains = async (orgId: string) =>
+    (await db.ssoVerifiedDomain.findMany({ where: { organizationId: orgId }, orderBy: { verifiedAt: "asc" } })).map(
+      (d) => d.domain,
+    );
+
+  /** Copies the proven domains into the list the plugin signs in by. Two verifications racing in
+   *  one org can leave a domain out of the copy, which only refuses (never admits) until the next
+   *  verification or save copies it again. */
+  async function syncProviderDomains(orgId: string): Promise<void> {
+    const domains = await provenDomains(orgId);
+    await db.ssoProvider.updateMany({ where: { organizationId: orgId }, data: { domain: domains.join(",") } });
+  }
+
   async function get(actor: Actor): Promise<SsoSettings> {
-    const [row, org] = await Promise.all([
+    const [row, org, claims, verified] = await Promise.all([
       db.ssoProvider.findUnique({ where: { organizationId: actor.orgId } }),
       db.org.findUnique({ where: { id: actor.orgId }, select: { slug: true } }),
+      db.ssoDomainClaim.findMany({ where: { organizationId: actor.orgId }, orderBy: { createdAt: "asc" } }),
+      provenDomains(actor.orgId),
     ]);
     const config = row?.oidcConfig ? (JSON.parse(row.oidcConfig) as { clientId?: string; clientSecret?: string }) : {};
+    const pending = claims.map((c) => c.domain).filter((d) => !verified.includes(d));
+    const status = (domain: string, isVerified: boolean) => ({
+      domain,
+      verified: isVerified,
+      record: domainRecord(deps.key, actor.orgId, domain),
+    });
     return {
       configured: row !== null,
       issuer: row?.issuer ?? "",
       clientId: config.clientId ?? "",
-      domains: row ? parseDomains(row.domain) : [],
+      domains: [...verified, ...pending],
+      domainStatus: [...verified.map((d) => status(d, true)), ...pending.map((d) => status(d, false))],
       hasClientSecret: typeof config.clientSecret === "string" && config.clientSecret !== "",
       callbackPath: ssoCallbackPath(actor.orgId),
       orgSlug: org?.slug ?? "",
@@ -199,11 +238,19 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
       const newSecret = input.clientSecret?.trim();
       if (!newSecret && !storedSecret)
         throw new SsoError("Give the client secret the identity provider issued for Quiver.", "BAD_REQUEST");
-      // A domain signs in through one org's IdP only: "Sign in with SSO" finds the org by it.
-      const others = await db.ssoProvider.findMany({ where: { NOT: { providerId } }, select: { domain: true } });
-      const taken = domains.domains.find((d) => others.some((o) => parseDomains(o.domain).includes(d)));
+      // A domain signs in through one org's IdP only ("Sign in with SSO" finds the org by it): the
+      // one whose DNS record proved it. Listing it elsewhere is only a claim, and claims take
+      // nothing from anyone; a domain proven by another org cannot be listed.
+      const taken = await db.ssoVerifiedDomain.findFirst({
+        where: { domain: { in: domains.domains }, NOT: { organizationId: actor.orgId } },
+      });
       if (taken)
-        throw new SsoError(`${taken} already signs in through another organization's single sign-on.`, "CONFLICT");
+        throw new SsoError(
+          `${taken.domain} is verified by another organization and signs in through its single sign-on.`,
+          "CONFLICT",
+        );
+      const stillVerified = (await provenDomains(actor.orgId)).filter((d) => domains.domains.includes(d));
+      const claimed = domains.domains.filter((d) => !stillVerified.includes(d));
 
       const issuer = await checkIssuer(input.issuer);
       const found = await discover(issuer);
@@ -221,7 +268,8 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
         scopes: SCOPES,
         overrideUserInfo: false,
       });
-      const data = { issuer, oidcConfig, domain: domains.domains.join(","), userId: actor.userId };
+      const data = { issuer, oidcConfig, domain: stillVerified.join(","), userId: actor.userId };
+      const orgId = actor.orgId;
       // Another issuer's subject ids mean other people: accounts linked through the old one go.
       const forget =
         existing && existing.issuer !== issuer ? [db.authAccount.deleteMany({ where: { providerId } })] : [];
@@ -229,9 +277,18 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
         ...forget,
         db.ssoProvider.upsert({
           where: { providerId },
-          create: { ...data, providerId, organizationId: actor.orgId },
+          create: { ...data, providerId, organizationId: orgId },
           update: data,
         }),
+        db.ssoVerifiedDomain.deleteMany({ where: { organizationId: orgId, domain: { notIn: stillVerified } } }),
+        db.ssoDomainClaim.deleteMany({ where: { organizationId: orgId, domain: { notIn: claimed } } }),
+        ...claimed.map((domain) =>
+          db.ssoDomainClaim.upsert({
+            where: { organizationId_domain: { organizationId: orgId, domain } },
+            create: { organizationId: orgId, domain },
+            update: {},
+          }),
+        ),
       ]);
       return get(actor);
     },
@@ -263,8 +320,47 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
       const [, removed] = await db.$transaction([
         db.authAccount.deleteMany({ where: { providerId } }),
         db.ssoProvider.deleteMany({ where: { providerId } }),
+        db.ssoVerifiedDomain.deleteMany({ where: { organizationId: actor.orgId } }),
+        db.ssoDomainClaim.deleteMany({ where: { organizationId: actor.orgId } }),
       ]);
       return { removed: removed.count > 0 };
+    },
+
+    async verifyDomain(actor, text) {
+      ownersOnly(actor);
+      const domain = text.trim().toLowerCase();
+      const orgId = actor.orgId;
+      const claim = await db.ssoDomainClaim.findUnique({
+        where: { organizationId_domain: { organizationId: orgId, domain } },
+      });
+      if (!claim) {
+        const settings = await get(actor);
+        if (settings.domainStatus.some((d) => d.domain === domain && d.verified)) return { verified: true, settings };
+        throw new SsoError(`${domain.slice(0, 80)} is not among the domains saved for single sign-on.`, "BAD_REQUEST");
+      }
+      const check = await checkRecord(txtLookup, domainRecord(deps.key, orgId, domain));
+      if (!check.found) return { verified: false, message: check.message, settings: await get(actor) };
+      const taken = await db.ssoVerifiedDomain.findUnique({ where: { domain } });
+      if (taken && taken.organizationId !== orgId)
+        throw new SsoError(`${domain} is verified by another organization already.`, "CONFLICT");
+      if (taken) {
+        await db.ssoDomainClaim.deleteMany({ where: { organizationId: orgId, domain } });
+        await syncProviderDomains(orgId);
+        return { verified: true, settings: await get(actor) };
+      }
+      try {
+        // The key makes a second org's verification of the same domain fail here, whatever the timing.
+        await db.$transaction([
+          db.ssoVerifiedDomain.create({ data: { domain, organizationId: orgId, userId: actor.userId } }),
+          db.ssoDomainClaim.deleteMany({ where: { organizationId: orgId, domain } }),
+        ]);
+      } catch (err) {
+        if ((err as { code?: string }).code === "P2002")
+          throw new SsoError(`${domain} is verified by another organization already.`, "CONFLICT");
+        throw err;
+      }
+      await syncProviderDomains(orgId);
+      return { verified: true, settings: await get(actor) };
     },
   };
 }

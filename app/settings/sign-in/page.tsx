@@ -1,12 +1,13 @@
 "use client";
 // The org's sign-in settings (owners change them; admins read and test them): its OpenID Connect identity provider (issuer,
-// client id, client secret, allowed email domains), the redirect URI to register at the IdP,
+// client id, client secret, allowed email domains and their DNS proof), the redirect URI to register at the IdP,
 // "Test the connection" (the issuer's discovery document, fetched and checked by the server) and
 // Remove. A stored client secret is never shown: the box stays empty and saving it empty keeps it.
 import Link from "next/link";
 import { useEffect, useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
+import { SsoDomainList } from "./_components/sso-domain-list";
 import styles from "./sign-in.module.css";
 
 export default function SignInSettingsPage() {
@@ -63,9 +64,9 @@ export default function SignInSettingsPage() {
       </header>
       <p className="muted">
         Single sign-on with OpenID Connect (Google Workspace, Okta, Entra ID, Keycloak…). People whose email is in an
-        allowed domain and verified by the identity provider sign in with &ldquo;Sign in with SSO&rdquo; on the sign-in
-        page, by their email or by this organization&rsquo;s name <code>{data.orgSlug}</code>. Someone new joins as a
-        member; an existing account is linked only if that person is already a member or invited.
+        allowed domain (proven by DNS) and verified by the identity provider sign in with &ldquo;Sign in with SSO&rdquo;
+        on the sign-in page, by their email or by this organization&rsquo;s name <code>{data.orgSlug}</code>. Someone
+        new joins as a member; an existing account is linked only if that person is already a member or invited.
       </p>
       {!data.accountsOn && (
         <p className={styles.error} data-testid="sso-accounts-off">
@@ -155,6 +156,7 @@ export default function SignInSettingsPage() {
           )}
         </div>
       </form>
+      <SsoDomainList domains={data.domainStatus} changeable={data.changeable} />
       {!data.changeable && (
         <p className={styles.note} data-testid="sso-owners-only">
           Only the organization&apos;s owners can change its single sign-on: whoever sets its identity provider can sign

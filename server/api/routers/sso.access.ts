@@ -15,4 +15,10 @@ export default defineAccess(ssoRouter, {
   },
   test: { expect: ORG_ADMINS, input: () => ({ issuer: "not a url" }), note: "org owners and admins" },
   remove: { expect: { ...ORG_ADMINS, admin: "FORBIDDEN" }, input: () => undefined, note: "org owners" },
+  // A domain never saved is refused before any DNS lookup: the cell shows authorization alone.
+  verifyDomain: {
+    expect: { ...ORG_ADMINS, admin: "FORBIDDEN" },
+    input: () => ({ domain: "never-saved.invalid" }),
+    note: "org owners",
+  },
 });

@@ -1,5 +1,5 @@
 // An org's single sign-on settings: owners and admins read them and test the issuer, owners
-// save and remove them (services/sso.ts).
+// save and remove them and verify their email domains by DNS (services/sso.ts).
 // Thin: the rules live in services/sso.ts; the client secret is accepted here and never returned.
 import { z } from "zod";
 import { SsoError } from "../../services/sso";
@@ -29,4 +29,9 @@ export const ssoRouter = router({
     .mutation(({ ctx, input }) => guard(() => ctx.services.sso.test(ctx.actor, input?.issuer))),
 
   remove: adminProcedure.mutation(({ ctx }) => guard(() => ctx.services.sso.remove(ctx.actor))),
+
+  /** Looks up a saved domain's TXT record; found, the domain admits people through the org's IdP. */
+  verifyDomain: adminProcedure
+    .input(z.object({ domain: z.string().min(1).max(253) }))
+    .mutation(({ ctx, input }) => guard(() => ctx.services.sso.verifyDomain(ctx.actor, input.domain))),
 });

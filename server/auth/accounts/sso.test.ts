@@ -12,6 +12,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
 import { startOidcIdp, type TestIdp } from "../../testing/oidc-idp";
+import { startTestDns, type TestDns } from "../../testing/dns-server";
+import { dnsTxtLookup } from "../../services/sso-domains";
 import { createAccounts, type Accounts } from "./index";
 import { ssoAccounts } from "./sso";
 import { createSsoService, ssoProviderId, type SsoService } from "../../services/sso";
@@ -44,6 +46,7 @@ class Jar {
 describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
   const t = useTestDb(provider);
   let idp: TestIdp;
+  let dns: TestDns;
   let accounts: Accounts;
   let server: Server;
   let base = "";
@@ -63,8 +66,11 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
         idpUser("bob", "bob@acme.test"),
         idpUser("vic", "vic@acme.test"),
         idpUser("lia", "lia@acme.test"),
+        idpUser("bea", "bea@beta.test"),
+        idpUser("ben", "ben@beta.test"),
       ],
     });
+    dns = await startTestDns();
     const parts = await ssoAccounts({ db, key, privateIssuers: [idp.issuer] });
     accounts = await createAccounts({
       env: {
@@ -114,13 +120,15 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
       if (member) await db.membership.create({ data: { userId: user.id, orgId: owner.orgId, role: "member" } });
     }
 
-    sso = createSsoService({ db, key, privateIssuers: [idp.issuer] });
+    sso = createSsoService({ db, key, privateIssuers: [idp.issuer], txtLookup: dnsTxtLookup([dns.server]) });
     const saved = await sso.save(owner, {
       issuer: idp.issuer,
       clientId: "quiver-test",
       clientSecret: SECRET,
       domains: "acme.test",
     });
+    // The org's DNS proves acme.test its own (services/sso-domains.ts).
+    await publishAndVerify("acme.test");
     idp.registerClient({ clientId: "quiver-test", clientSecret: SECRET, redirectUris: [base + saved.callbackPath] });
   }, 60_000);
 
@@ -129,7 +137,15 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     await new Promise((ok) => server?.close(ok));
     accounts?.dispose();
     await idp?.close();
+    await dns?.close();
   });
+
+  /** Puts the org's TXT record for `domain` in DNS and verifies it. */
+  async function publishAndVerify(domain: string) {
+    const { record } = (await sso.get(owner)).domainStatus.find((d) => d.domain === domain)!;
+    dns.records.set(record.name, [record.value]);
+    expect(await sso.verifyDomain(owner, domain)).toMatchObject({ verified: true });
+  }
 
   /** A whole sign-in: where Quiver sends the browser at the end, and the browser's cookies. */
   async function signIn(body: Record<string, string>, who: { login: string; consent?: boolean }) {
@@ -370,5 +386,28 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     await expect(
       off.save(owner, { issuer: idp.issuer, clientId: "x", clientSecret: "y", domains: "acme.test" }),
     ).rejects.toThrow(/needs accounts/);
+  });
+
+  it("signs nobody in by a saved domain until DNS proves it the org's", async () => {
+    await sso.save(owner, { issuer: idp.issuer, clientId: "quiver-test", domains: "acme.test, beta.test" });
+    // Listed, not proven: the email's domain finds no org, and through the org's slug it is refused.
+    const byEmail = await fetch(`${base}/api/auth/sign-in/sso`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ callbackURL: "/", email: "bea@beta.test" }),
+    });
+    expect(byEmail.status).toBe(404);
+    const slug = (await sso.get(owner)).orgSlug;
+    expect((await signIn({ organizationSlug: slug }, { login: "bea" })).error).toBe("sso_domain_not_allowed");
+    expect(await t.current.db.user.findUnique({ where: { email: "bea@beta.test" } })).toBeNull();
+
+    await publishAndVerify("beta.test");
+    const r = await signIn({ email: "bea@beta.test" }, { login: "bea" });
+    expect(r.error).toBeNull();
+    expect(r.session?.user.email).toBe("bea@beta.test");
+    // Taken off the list, it admits no one new again; the settings go back to acme.test alone.
+    await sso.save(owner, { issuer: idp.issuer, clientId: "quiver-test", domains: "acme.test" });
+    expect((await signIn({ organizationSlug: slug }, { login: "ben" })).error).toBe("sso_domain_not_allowed");
+    expect(await t.current.db.ssoVerifiedDomain.count({ where: { organizationId: owner.orgId } })).toBe(1);
   });
 });
