@@ -3,7 +3,8 @@
 // same model API, so the rest of the server sees one `Db` type.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { PrismaClient as SqliteClient } from "./generated/sqlite/client";
+import type * as runtime from "@prisma/client/runtime/client";
+import type { Prisma, PrismaClient as SqliteClient } from "./generated/sqlite/client";
 import { migratePostgres, migrateSqlite, type DbProvider } from "./migrate";
 import { providerOf } from "./driver";
 import { withFault } from "./faults";
@@ -14,7 +15,21 @@ import { callRowsHere } from "./turn-rows/calls-here";
 
 export { providerOf };
 
-export type Db = SqliteClient;
+/**
+ * The server's client (the query thread's, query-thread.ts): the model API and batched
+ * `$transaction([…])`, not interactive transactions, which need a client in this thread
+ * (`DirectDb`, from connectDb). A test's direct client would otherwise accept what fails in
+ * the server.
+ */
+export type Db = Omit<SqliteClient, "$transaction"> & {
+  // Prisma's own batch overload, so a direct client still is a Db.
+  $transaction<P extends Prisma.PrismaPromise<any>[]>(
+    arg: [...P],
+    options?: { isolationLevel?: Prisma.TransactionIsolationLevel },
+  ): runtime.Types.Utils.JsPromise<runtime.Types.Utils.UnwrapTuple<P>>;
+};
+/** A client in this thread (connectDb): interactive transactions too. */
+export type DirectDb = SqliteClient;
 export type { BeginImage, DbProvider, TurnRows };
 
 export interface DbHandle {
@@ -42,6 +57,11 @@ export async function openDb(url: string, options: OpenDbOptions = {}): Promise<
   } catch (err) {
     throw withFault(err, url);
   }
+}
+
+/** `openDb` without the query thread: its client runs interactive transactions too (tests, tools). */
+export async function openDirectDb(url: string): Promise<Omit<DbHandle, "db"> & { db: DirectDb }> {
+  return (await openDb(url)) as Omit<DbHandle, "db"> & { db: DirectDb };
 }
 
 async function open(url: string, options: OpenDbOptions): Promise<DbHandle> {
@@ -72,7 +92,7 @@ async function open(url: string, options: OpenDbOptions): Promise<DbHandle> {
 }
 
 /** A client for a database `openDb` has already migrated (a second client, in a worker thread). */
-export async function connectDb(url: string): Promise<Db> {
+export async function connectDb(url: string): Promise<DirectDb> {
   const db = providerOf(url) === "postgresql" ? await postgresClient(url) : await sqliteClient(url);
   await db.$connect();
   return db;
@@ -80,20 +100,20 @@ export async function connectDb(url: string): Promise<Db> {
 
 /** Loaded on first use: a server runs its queries on the query thread (query-thread.ts), so its
  *  main thread loads Prisma only if it needs a client of its own (an org change). */
-async function sqliteClient(url: string): Promise<Db> {
+async function sqliteClient(url: string): Promise<DirectDb> {
   const { PrismaClient } = await import("./generated/sqlite/client");
   return new PrismaClient({ adapter: new SqliteAdapterFactory({ url: `file:${sqliteFile(url)}`, timeout: 5000 }) });
 }
 
 /** Loaded only for a PostgreSQL URL: its client and adapter are a good part of a SQLite server's start. */
-async function postgresClient(url: string): Promise<Db> {
+async function postgresClient(url: string): Promise<DirectDb> {
   const [{ PrismaClient }, { PrismaPg }] = await Promise.all([
     import("./generated/postgresql/client"),
     import("@prisma/adapter-pg"),
   ]);
   const { storableQuery } = await import("./storable-query");
   const client = new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
-  return client.$extends({ query: { $allOperations: storableQuery } }) as unknown as Db;
+  return client.$extends({ query: { $allOperations: storableQuery } }) as unknown as DirectDb;
 }
 
 const sqliteFile = (url: string) => resolve(url.replace(/^file:/, ""));

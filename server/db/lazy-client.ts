@@ -4,7 +4,7 @@
 // never change an org. Every call returns a promise that connects first: model operations
 // (`db.user.findMany(…)`), raw queries and interactive transactions. The batch form of
 // `$transaction([…])` needs Prisma's own lazy queries and is refused, saying so.
-import type { Db } from "./index";
+import type { DirectDb as Db } from "./index";
 
 type Call = (...args: unknown[]) => Promise<unknown>;
 

@@ -3,12 +3,12 @@
 // is committed, where it would next close the person's sockets and stop their work:
 //   tsx server/services/org-leave-crash-child.ts <database-url> <actor json> remove:<member-id>|leave:<org-id>
 // It prints `stopped` there.
-import { openDb } from "../db";
+import { openDirectDb } from "../db";
 import { createOrgService } from "./orgs";
 import type { Actor } from "./types";
 
 const [url, actorJson, action] = process.argv.slice(2);
-const { db } = await openDb(url);
+const { db } = await openDirectDb(url);
 const actor = JSON.parse(actorJson) as Actor;
 const orgs = createOrgService({
   db,

@@ -7,7 +7,7 @@
 // replaces its pending invitation. Accepting claims the invitation and makes the membership in
 // one transaction under the org's lock, so two tabs accepting at once join once.
 import { z } from "zod";
-import type { Db } from "../db";
+import type { DirectDb as Db } from "../db";
 import { hashToken, newToken } from "../auth/crypto";
 import type { Actor } from "./types";
 import { invitableRoles, isRole, mayInvite, mayManageInvitations, type Role } from "./orgs-rules";

@@ -4,7 +4,7 @@
 // judged on rows read after the lock: two owners demoting each other at once leave one owner,
 // and an admin demoted a moment ago no longer acts as one. The audit row is written in the same
 // transaction, so a change and its record stand or fall together (kill -9 included).
-import type { Db } from "../db";
+import type { DirectDb } from "../db";
 import type { Prisma } from "../db/generated/sqlite/client";
 import type { Role } from "./orgs-rules";
 import { isRole } from "./orgs-rules";
@@ -35,7 +35,7 @@ export interface MemberRow {
  * Runs `work` in a transaction holding `orgId`'s lock. Needs a client that runs interactive
  * transactions (not the server's query thread, which runs batches only).
  */
-export async function inOrgLock<T>(db: Db, orgId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function inOrgLock<T>(db: DirectDb, orgId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
   return db.$transaction(
     async (tx) => {
       const locked = await tx.$executeRaw`UPDATE "Org" SET "slug" = "slug" WHERE "id" = ${orgId}`;

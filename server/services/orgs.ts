@@ -8,7 +8,7 @@
 // session, `activateOrg`); with accounts off there is one person and one org, and switching,
 // creating orgs and inviting say that accounts are needed.
 import { randomBytes } from "node:crypto";
-import type { Db } from "../db";
+import type { DirectDb } from "../db";
 import type { Actor } from "./types";
 import {
   assignableRoles,
@@ -52,7 +52,7 @@ export interface SocketTarget {
 
 export interface OrgServiceDeps extends Omit<InvitationDeps, "db"> {
   /** A client that runs interactive transactions (the org lock needs one). */
-  db: Db;
+  db: DirectDb;
   /** Ends the person's open sockets in the org on every server instance. */
   closeSockets?(target: SocketTarget, reason: string): Promise<void> | void;
   /** Stops what the person's agent still runs in the org once they are no longer in it (orgs-work.ts). */

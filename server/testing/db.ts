@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
-import { openDb, type DbHandle, type DbProvider } from "../db";
+import { openDirectDb as openDb, type DbHandle, type DbProvider, type DirectDb } from "../db";
 
 const adminUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
@@ -30,7 +30,9 @@ export function testDatabases(): DbProvider[] {
 
 const probeScript = `const pg=require(${JSON.stringify(createRequire(import.meta.url).resolve("pg"))});const c=new pg.Client({connectionString:process.argv[1]});c.connect().then(()=>c.end()).then(()=>process.exit(0),()=>process.exit(1))`;
 
-export interface TestDb extends DbHandle {
+/** A direct client (no query thread), as a tool or a test opens one: interactive transactions too. */
+export interface TestDb extends Omit<DbHandle, "db"> {
+  db: DirectDb;
   url: string;
 }
 
