@@ -54,7 +54,8 @@ export class SandboxedWatch implements WatchSource {
 
   private launch(): void {
     const nth = ++this.starts;
-    this.start(nth).catch((err: unknown) => this.ended(nth, `could not start (${(err as Error).message})`, 0));
+    const startedAt = Date.now();
+    this.start(nth).catch((err: unknown) => this.ended(nth, `could not start (${(err as Error).message})`, startedAt));
   }
 
   /** After the server `nth` ended on its own: why, and when it started (to reset the pause). */
