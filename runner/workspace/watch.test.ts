@@ -1,7 +1,8 @@
 // The workspace's watcher on a real folder, changed by another process as a person's editor or
 // terminal would: each change announced once, relative to the root, without git's folder, the
 // insides of node_modules' packages or the echo of the file tools' own writes; and thousands
-// of new files at once (an install) neither block the runner nor go unannounced.
+// of new files at once (an install) neither block the runner nor go unannounced. The same in the
+// runner and in the commands' sandbox (watch-server.ts), where it runs when there is one.
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -9,6 +10,8 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { helperSandbox, type HelperSandbox } from "../exec/helper-sandbox";
+import { sandboxInfo } from "../exec/sandbox";
 import { Workspace } from "./workspace";
 import { resolveInside } from "./paths";
 
@@ -17,20 +20,16 @@ const run = promisify(execFile);
 const elsewhere = (dir: string, script: string) =>
   run(process.execPath, ["-e", `const fs = require("fs");\n${script}`], { cwd: dir });
 
-let dir: string;
-let ws: Workspace;
+const sandbox = sandboxInfo("auto");
+let dir: string | undefined;
+let ws: Workspace | undefined;
+let helpers: HelperSandbox | undefined;
 let announced: string[][];
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "quiver-watch-"));
-  await mkdir(join(dir, "src"));
-  ws = await Workspace.open(dir, { debounceMs: 50 });
-  expect(await ws.watching()).toBe(true);
-  announced = [];
-  ws.onChange((paths) => announced.push(paths));
-});
 afterEach(async () => {
-  ws.dispose();
-  await rm(dir, { recursive: true, force: true });
+  ws?.dispose();
+  await helpers?.dispose();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  [ws, helpers, dir] = [undefined, undefined, undefined];
 });
 
 const paths = () => [...new Set(announced.flat())].sort();
@@ -46,10 +45,27 @@ async function settled(done: (paths: string[]) => boolean = () => true): Promise
   return paths();
 }
 
-describe("the workspace watcher", () => {
+describe.each([
+  ["in the runner", false],
+  ["in the sandbox", true],
+])("the workspace watcher %s", (_, sandboxed) => {
+  beforeEach(async (ctx) => {
+    if (sandboxed && !sandbox.available) return ctx.skip();
+    dir = await mkdtemp(join(tmpdir(), "quiver-watch-"));
+    await mkdir(join(dir, "src"));
+    const opened = (ws = await Workspace.open(dir, { debounceMs: 50 }));
+    if (sandboxed) {
+      helpers = helperSandbox(sandbox, { workspace: opened.root, hide: [] });
+      opened.helpers.useSandbox(helpers.wrap);
+    }
+    expect(await opened.watching()).toBe(true);
+    announced = [];
+    opened.onChange((paths) => announced.push(paths));
+  });
+
   it("announces what another process changes, once, relative to the root; not .git, nor inside node_modules' packages", async () => {
     await elsewhere(
-      dir,
+      dir!,
       `fs.writeFileSync("src/a.ts", "1");
        fs.mkdirSync(".git/objects", { recursive: true }); fs.writeFileSync(".git/objects/x", "1");
        fs.mkdirSync("node_modules/pkg/lib", { recursive: true }); fs.writeFileSync("node_modules/pkg/lib/i.js", "1");`,
@@ -63,9 +79,9 @@ describe("the workspace watcher", () => {
   });
 
   it("drops the echo of the file tools' own writes (already announced by the write)", async () => {
-    const target = await resolveInside(ws.root, "tool.txt", "write");
-    await ws.write("s1", [{ path: target, content: "x", expectHash: null }]);
-    await elsewhere(dir, `fs.writeFileSync("person.txt", "y");`);
+    const target = await resolveInside(ws!.root, "tool.txt", "write");
+    await ws!.write("s1", [{ path: target, content: "x", expectHash: null }]);
+    await elsewhere(dir!, `fs.writeFileSync("person.txt", "y");`);
     expect(await settled((p) => p.includes("person.txt"))).toEqual(["person.txt", "tool.txt"]);
     expect(announced[0]).toEqual(["tool.txt"]);
     expect(announced.slice(1).flat()).toEqual(["person.txt"]);
@@ -75,7 +91,7 @@ describe("the workspace watcher", () => {
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
     // Into a folder already watched: a new folder's first files can land before its watch does.
-    await elsewhere(dir, `for (let i = 0; i < 3000; i++) fs.writeFileSync("src/f" + i + ".txt", "");`);
+    await elsewhere(dir!, `for (let i = 0; i < 3000; i++) fs.writeFileSync("src/f" + i + ".txt", "");`);
     // Each file is announced, or (when the kernel's event queue overflowed under load and
     // events were lost) a folder that holds it is: either way the IDE reads it again.
     const covered = (p: string[]) =>
