@@ -8,9 +8,9 @@
 //
 // argv: the workspace's real path, then the ignore globs as JSON. stdout: one line per event
 // (server/protocol/watch-server.ts). stdin closing means the runner is gone.
-import { relative, sep } from "node:path";
 import watcher from "@parcel/watcher";
 import type { WatchServerEvent } from "../../server/protocol/watch-server";
+import { insideRoot } from "./watch";
 
 const [root, ignoreJson] = process.argv.slice(2);
 const ignore = JSON.parse(ignoreJson ?? "[]") as string[];
@@ -21,11 +21,7 @@ const subscription = await watcher.subscribe(
   root,
   (err, events) => {
     if (err) return send({ type: "lost", message: err.message });
-    const paths: string[] = [];
-    for (const e of events) {
-      const rel = relative(root, e.path).split(sep).join("/");
-      if (rel && rel !== ".." && !rel.startsWith("../")) paths.push(rel);
-    }
+    const paths = events.flatMap((e) => insideRoot(root, e.path) ?? []);
     if (paths.length > 0) send({ type: "changed", paths });
   },
   { ignore },
