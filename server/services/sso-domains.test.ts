@@ -2,9 +2,11 @@
 // (server/testing/dns-server.ts) and a real OpenID Connect provider for the settings' issuer:
 // a squatter's claim takes nothing from the domain's owner, one org's record proves nothing for
 // another, two orgs verifying the same domain at once leave exactly one holding it, and every
-// failed lookup says what to do. Sign-in by a verified domain is in auth/accounts/sso.test.ts.
+// failed lookup says what to do. The service runs on the query thread's client, as in the
+// server (batched transactions only). Sign-in by a verified domain is in auth/accounts/sso.test.ts.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startQueryThread, type QueryThread } from "../db/query-thread";
 import { testDatabases, useTestDb } from "../testing/db";
 import { startTestDns, type TestDns } from "../testing/dns-server";
 import { startOidcIdp, type TestIdp } from "../testing/oidc-idp";
@@ -17,6 +19,7 @@ describe.each(testDatabases())("SSO domains proven by DNS on %s", (provider) => 
   const key = randomBytes(32);
   let idp: TestIdp;
   let dns: TestDns;
+  let thread: QueryThread;
   let sso: SsoService;
   let owner: Actor;
   let squatter: Actor;
@@ -35,8 +38,9 @@ describe.each(testDatabases())("SSO domains proven by DNS on %s", (provider) => 
   beforeAll(async () => {
     idp = await startOidcIdp({ users: [] });
     dns = await startTestDns();
+    thread = startQueryThread(t.current.url);
     sso = createSsoService({
-      db: t.current.db,
+      db: thread.db,
       key,
       privateIssuers: [idp.issuer],
       txtLookup: dnsTxtLookup([dns.server]),
@@ -46,6 +50,7 @@ describe.each(testDatabases())("SSO domains proven by DNS on %s", (provider) => 
     squatter = { userId: "u-squatter", orgId: (await org("squat")).id, role: "owner" };
   }, 60_000);
   afterAll(async () => {
+    await thread?.close();
     await idp?.close();
     await dns?.close();
   });
@@ -116,7 +121,7 @@ describe.each(testDatabases())("SSO domains proven by DNS on %s", (provider) => 
     });
     // A DNS server that does not answer: the lookup gives up and says so.
     const silent = createSsoService({
-      db: t.current.db,
+      db: thread.db,
       key,
       privateIssuers: [idp.issuer],
       txtLookup: dnsTxtLookup(["127.0.0.1:9"]),

@@ -340,23 +340,19 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
       }
       const check = await checkRecord(txtLookup, domainRecord(deps.key, orgId, domain));
       if (!check.found) return { verified: false, message: check.message, settings: await get(actor) };
-      const taken = await db.ssoVerifiedDomain.findUnique({ where: { domain } });
-      if (taken && taken.organizationId !== orgId)
-        throw new SsoError(`${domain} is verified by another organization already.`, "CONFLICT");
-      if (taken) {
-        await db.ssoDomainClaim.deleteMany({ where: { organizationId: orgId, domain } });
-        await syncProviderDomains(orgId);
-        return { verified: true, settings: await get(actor) };
-      }
+      const elsewhere = () => new SsoError(`${domain} is verified by another organization already.`, "CONFLICT");
+      const holder = await db.ssoVerifiedDomain.findUnique({ where: { domain } });
+      if (holder && holder.organizationId !== orgId) throw elsewhere();
       try {
-        // The key makes a second org's verification of the same domain fail here, whatever the timing.
         await db.$transaction([
-          db.ssoVerifiedDomain.create({ data: { domain, organizationId: orgId, userId: actor.userId } }),
+          // The domain is the key: a second org verifying it at the same instant fails here.
+          ...(holder
+            ? []
+            : [db.ssoVerifiedDomain.create({ data: { domain, organizationId: orgId, userId: actor.userId } })]),
           db.ssoDomainClaim.deleteMany({ where: { organizationId: orgId, domain } }),
         ]);
       } catch (err) {
-        if ((err as { code?: string }).code === "P2002")
-          throw new SsoError(`${domain} is verified by another organization already.`, "CONFLICT");
+        if ((err as { code?: string }).code === "P2002") throw elsewhere();
         throw err;
       }
       await syncProviderDomains(orgId);
