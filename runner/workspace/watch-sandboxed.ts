@@ -39,11 +39,6 @@ export class SandboxedWatch implements WatchSource {
     this.launch();
   }
 
-  /** The running server's process id (for tests that kill it). */
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.restart);

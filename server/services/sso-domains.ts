@@ -11,7 +11,7 @@ import { createHmac } from "node:crypto";
 import { Resolver } from "node:dns/promises";
 import { deriveKey } from "../auth/crypto";
 
-export const VERIFICATION_LABEL = "_quiver-verification";
+const VERIFICATION_LABEL = "_quiver-verification";
 const VALUE_PREFIX = "quiver-verification=";
 
 /** The TXT record that proves `domain` is the org's: where it goes and what it says. */
@@ -28,7 +28,7 @@ export function domainRecord(key: Buffer, orgId: string, domain: string): Domain
   return { name: `${VERIFICATION_LABEL}.${domain}`, value: `${VALUE_PREFIX}${token}` };
 }
 
-/** The TXT strings at a name (each record's chunks joined), or the DNS error's code. */
+/** The TXT strings at a name, each record's chunks joined; rejects with the DNS error (its `code`). */
 export type TxtLookup = (name: string) => Promise<string[]>;
 
 /** Looks TXT records up through `servers` (`ip` or `ip:port`), or the machine's resolvers when none are given. */

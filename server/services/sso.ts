@@ -334,8 +334,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
         where: { organizationId_domain: { organizationId: orgId, domain } },
       });
       if (!claim) {
-        const settings = await get(actor);
-        if (settings.domainStatus.some((d) => d.domain === domain && d.verified)) return { verified: true, settings };
+        if ((await provenDomains(orgId)).includes(domain)) return { verified: true, settings: await get(actor) };
         throw new SsoError(`${domain.slice(0, 80)} is not among the domains saved for single sign-on.`, "BAD_REQUEST");
       }
       const check = await checkRecord(txtLookup, domainRecord(deps.key, orgId, domain));
