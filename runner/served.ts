@@ -17,6 +17,9 @@ import { TypeScriptServer } from "./lsp/server";
 import { ideDiagnosticsOp, withEditDiagnostics } from "./lsp/diagnostics";
 import type { Workspace } from "./workspace/workspace";
 
+/** How long serving a workspace waits for its watcher to listen. */
+const WATCHER_READY_MS = 15_000;
+
 export interface Served {
   workspace: Workspace;
   registry: OpRegistry;
@@ -71,7 +74,14 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
   }
   // A checkpoint restore a runner killed midway left half done is rolled back before any request
   // here is served (requests wait for serve): with git in the sandbox the extensions just set up.
-  await recoverRestore(workspace, logFn("checkpoints"));
+  // The watcher moved into the sandbox as the extensions loaded (workspace/watch.ts): the
+  // workspace is served once it listens, so what the person or a command changes from the first
+  // request on is announced. A watcher that does not come up in time is waited for no longer.
+  const listening = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, WATCHER_READY_MS);
+    void workspace.watching().finally(() => (clearTimeout(timer), resolve()));
+  });
+  await Promise.all([recoverRestore(workspace, logFn("checkpoints")), listening]);
   for (const ext of extensions) {
     if (!ext.ops) continue;
     registry.register(
