@@ -3,13 +3,15 @@
 // path then watches the hidden folder and announces the names made there as the workspace's own.
 // Run with the runner's real sandbox, a real swap loop and a real hidden folder being written.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { helperSandbox, type HelperSandbox } from "../exec/helper-sandbox";
+import { cgroupsUsable, DEFAULT_LIMITS, type Limits } from "../exec/limits";
 import { sandboxInfo } from "../exec/sandbox";
+import { SandboxedWatch } from "./watch-sandboxed";
 import { Workspace } from "./workspace";
 
 const sandbox = sandboxInfo("auto");
@@ -73,10 +75,10 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-async function open(sandboxed: boolean): Promise<void> {
+async function open(sandboxed: boolean, limits?: Limits): Promise<void> {
   workspace = await Workspace.open(ws, { debounceMs: 20 });
   if (sandboxed) {
-    helpers = helperSandbox(sandbox, { workspace: workspace.root, hide: [hidden] });
+    helpers = helperSandbox(sandbox, { workspace: workspace.root, hide: [hidden], limits });
     workspace.helpers.useSandbox(helpers.wrap);
   }
   expect(await workspace.watching()).toBe(true);
@@ -118,6 +120,40 @@ describe.skipIf(!sandbox.available)("the watch server in the sandbox", () => {
     expect(watchServers().some((pid) => !first.includes(pid))).toBe(true);
     await writeFile(join(ws, "after.txt"), "");
     await vi.waitFor(() => expect(announced).toContain("after.txt"), { timeout: 10_000 });
+  });
+
+  it("runs under the commands' limits, in the helpers' cgroup where there is one", async () => {
+    await open(true, { ...DEFAULT_LIMITS, cpuSeconds: 4321 });
+    const [pid] = watchServers().filter((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith(process.execPath));
+    expect(readFileSync(`/proc/${pid}/limits`, "utf8")).toMatch(/Max cpu time\s+4321\s/);
+    if (cgroupsUsable()) expect(readFileSync(`/proc/${pid}/cgroup`, "utf8")).toMatch(/quiver-\d+-helpers-/);
+  });
+
+  it("reaching the memory limit, is killed and started again while the runner goes on", async () => {
+    workspace = await Workspace.open(ws, { watch: false });
+    helpers = helperSandbox(sandbox, {
+      workspace: workspace.root,
+      hide: [],
+      limits: { ...DEFAULT_LIMITS, memoryBytes: 4 * 1024 * 1024 },
+    });
+    workspace.helpers.useSandbox(helpers.wrap);
+    const logged: string[] = [];
+    const watch = new SandboxedWatch(
+      workspace.root,
+      workspace.helpers,
+      { changed: () => undefined, lost: () => undefined },
+      (l) => logged.push(l),
+    );
+    try {
+      expect(await watch.ready).toBe(false);
+      await vi.waitFor(() => expect(logged.length).toBeGreaterThanOrEqual(2), { timeout: 20_000 });
+    } finally {
+      watch.dispose();
+    }
+    expect(logged[0]).toMatch(
+      /watch server of .* exited \((SIGKILL|SIGABRT|SIGTRAP|SIGSEGV|code \d+)\b.*again in 1 s$/,
+    );
+    expect(logged[1]).toMatch(/again in 2 s$/);
   });
 
   it("ends with the workspace", async () => {

@@ -2,7 +2,10 @@
 // through the workspace's helpers, reads its events, and kills it on dispose (the sandbox's
 // die-with-parent kills it with the runner). When it dies on its own (killed, out of memory) it is
 // started again after a pause that doubles from 1 s to a minute, and once the new one listens the
-// workspace hears that track was lost, since what changed in between is unknown.
+// workspace hears that track was lost, since what changed in between is unknown. It runs under the
+// commands' limits (memory, processes, CPU time), as git does: its memory grows with the folders
+// the agent makes, and a server that reaches the limit is killed and started again, never the
+// runner or the machine.
 import { spawn, type ChildProcess } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -69,7 +72,10 @@ export class SandboxedWatch implements WatchSource {
     const argv = [process.execPath, ...start.args, this.root, JSON.stringify(WATCH_IGNORE)];
     // Node too, in case it lies in a folder the sandbox masks (Quiver's, or a home).
     const readOnly = [...watchServerFiles(start), realpathSync(process.execPath)];
-    const command = this.helpers.spawn(argv, start.bundled ? {} : { TSX_DISABLE_CACHE: "1" }, { readOnly });
+    const command = this.helpers.spawn(argv, start.bundled ? {} : { TSX_DISABLE_CACHE: "1" }, {
+      readOnly,
+      limited: true,
+    });
     const child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, stdio: "pipe" });
     this.child = child;
     const startedAt = Date.now();
