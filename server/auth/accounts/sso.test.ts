@@ -405,9 +405,14 @@ describe.each(testDatabases())("SSO sign-in on %s", (provider) => {
     const r = await signIn({ email: "bea@beta.test" }, { login: "bea" });
     expect(r.error).toBeNull();
     expect(r.session?.user.email).toBe("bea@beta.test");
-    // Taken off the list, it admits no one new again; the settings go back to acme.test alone.
+    // Taken off the list, it admits no one new again, nor the person it linked before; the
+    // settings go back to acme.test alone, whose people still sign in.
     await sso.save(owner, { issuer: idp.issuer, clientId: "quiver-test", domains: "acme.test" });
     expect((await signIn({ organizationSlug: slug }, { login: "ben" })).error).toBe("sso_domain_not_allowed");
+    const again = await signIn({ organizationSlug: slug }, { login: "bea" });
+    expect(again.error).toBe("sso_domain_not_allowed");
+    expect(again.session).toBeNull();
+    expect((await signIn({ email: "ada@acme.test" }, { login: "ada" })).session?.user.email).toBe("ada@acme.test");
     expect(await t.current.db.ssoVerifiedDomain.count({ where: { organizationId: owner.orgId } })).toBe(1);
   });
 });

@@ -6,7 +6,8 @@
 //    an IdP for any domain and be linked into other people's accounts); an org's provider row is
 //    written only by the `sso.*` tRPC procedures for its owners and admins (services/sso.ts);
 //  - the IdP's email must be in the org's allowed domains and verified by the IdP
-//    (`email_verified`), else the callback is refused with a code and a message;
+//    (`email_verified`), else the callback is refused with a code and a message; the person's
+//    email must be in them at every sign-in, so a domain the org stops holding admits no one;
 //  - an existing account is linked by that verified email only when the person is a member of
 //    the org or has a pending invitation to it (an org's IdP cannot take over strangers'
 //    accounts), and of no other org; a new person is created (Quiver's sign-up gate asks
@@ -132,16 +133,21 @@ export async function ssoAccounts(deps: SsoAccountsDeps) {
                 async before(session: { userId: string }, hookCtx: unknown) {
                   const providerId = callbackProvider(hookCtx);
                   if (!providerId) return;
-                  const orgId = (await providerRow(providerId))?.organizationId;
+                  const row = await providerRow(providerId);
+                  const orgId = row?.organizationId;
                   if (!orgId) refuse("sso_provider_unknown");
+                  // Every sign-in, not only the first: a person linked through a domain the org
+                  // no longer holds (taken off its list, or its DNS proof gone) is let in no more.
+                  const email = (await db.user.findUnique({ where: { id: session.userId }, select: { email: true } }))
+                    ?.email;
+                  if (!email || !parseDomains(row.domain).includes(emailDomain(email)))
+                    refuseFor(providerId, email ?? "", "sso_domain_not_allowed");
                   const otherWayIn = await db.authAccount.findFirst({
                     where: { userId: session.userId, providerId: { not: providerId } },
                     select: { id: true },
                   });
-                  if (otherWayIn && (await inOtherOrg(session.userId, orgId))) {
-                    const user = await db.user.findUnique({ where: { id: session.userId }, select: { email: true } });
-                    refuseFor(providerId, user?.email ?? "", "sso_account_in_other_orgs");
-                  }
+                  if (otherWayIn && (await inOtherOrg(session.userId, orgId)))
+                    refuseFor(providerId, email, "sso_account_in_other_orgs");
                 },
               },
             },
