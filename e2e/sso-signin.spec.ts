@@ -135,3 +135,48 @@ test("an email the identity provider has not verified is refused with Quiver's m
   await expect(tab.getByTestId("sso-error")).toContainText("did not confirm that your email address is verified");
   await context.close();
 });
+
+test("a verified domain whose DNS record went missing says when it stops admitting people; back, Verify clears it", async ({
+  browser,
+}) => {
+  const context = await browser.newContext({ baseURL: BASE });
+  const page = await context.newPage();
+  const signIn = await page.request.post(`${BASE}/api/auth/sign-in/email`, {
+    headers: { origin: BASE, "content-type": "application/json" },
+    data: { email: owner.email, password: owner.password },
+  });
+  expect(signIn.ok(), await signIn.text()).toBe(true);
+  // The daily look found the record gone two days ago, as server/services/sso-domain-recheck.ts records it.
+  const since = new Date(Date.now() - 2 * 86_400_000);
+  const db = new Database(join(process.env.E2E_ACCOUNTS_DATA_DIR!, "quiver.db"), { fileMustExist: true });
+  try {
+    const changed = db
+      .prepare(`UPDATE SsoVerifiedDomain SET missingSince = ? WHERE domain = ?`)
+      .run(since.toISOString().replace("Z", "+00:00"), domain);
+    expect(changed.changes).toBe(1);
+  } finally {
+    db.close();
+  }
+  const name = `_quiver-verification.${domain}`;
+  const value = dns.records.get(name);
+  dns.records.delete(name);
+
+  await page.goto("/settings/sign-in");
+  const listed = page.locator(`[data-testid="sso-domain"][data-domain="${domain}"]`);
+  const releaseDay = new Date(since.getTime() + 7 * 86_400_000);
+  const shown = (d: Date) =>
+    page.evaluate((ms) => new Date(ms).toLocaleDateString(undefined, { dateStyle: "medium" }), +d);
+  await expect(listed.getByTestId("sso-record-missing")).toContainText(
+    `missing since ${await shown(since)}: it stops admitting people on ${await shown(releaseDay)}`,
+  );
+  await expect(listed.getByTestId("sso-record-name")).toHaveText(name);
+  // Still missing: Verify says so and that it stays verified until then.
+  await listed.getByTestId("sso-verify").click();
+  await expect(listed.getByTestId("sso-verify-result")).toContainText("stays verified until a week after");
+  // The record back: Verify finds it and the warning goes.
+  dns.records.set(name, value!);
+  await listed.getByTestId("sso-verify").click();
+  await expect(listed.getByTestId("sso-record-missing")).toHaveCount(0);
+  await expect(listed).toHaveAttribute("data-verified", "true");
+  await context.close();
+});

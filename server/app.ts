@@ -23,6 +23,7 @@ import { createAuth, isDirectLoopback, isOperator, type Identity } from "./auth"
 import { createAccounts, type Accounts } from "./auth/accounts";
 import { SSO_BROWSER_PREFIXES, ssoAccounts } from "./auth/accounts/sso";
 import { createSsoService } from "./services/sso";
+import { startDomainRecheck } from "./services/sso-domain-recheck";
 import { dnsTxtLookup } from "./services/sso-domains";
 import { anyAccount } from "./auth/accounts/first-owner";
 import { loadSecret } from "./auth/crypto";
@@ -200,6 +201,9 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     sendMail: accounts.mailer.smtp ? (mail) => accounts.mailer.send(mail) : undefined,
     log,
   });
+  // Proven SSO domains are looked at again daily; one whose record stays gone is given up.
+  const txtLookup = dnsTxtLookup(env.QUIVER_SSO_DNS_SERVERS);
+  const domainRecheck = startDomainRecheck({ db: handle.db, direct: orgDb, key, txtLookup }, { log });
   const services: Services = {
     env,
     db: handle.db,
@@ -212,7 +216,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       key,
       privateIssuers: env.QUIVER_SSO_PRIVATE_ISSUERS,
       accountsOn: () => accounts.on(),
-      txtLookup: dnsTxtLookup(env.QUIVER_SSO_DNS_SERVERS),
+      txtLookup,
     }),
     ...parts.services,
     health: healthCheck({
@@ -421,6 +425,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     (stopping ??= (async () => {
       // No more tokens to put first; the threads' ends wait for the helpers' work (priority.ts).
       restoreThreadPriorities();
+      domainRecheck.stop();
       await localRunner?.stop();
       trpcWs.broadcastReconnectNotification();
       for (const client of trpcWss.clients) client.terminate();

@@ -10,6 +10,7 @@
 import { createHmac } from "node:crypto";
 import { Resolver } from "node:dns/promises";
 import { deriveKey } from "../auth/crypto";
+import type { Db } from "../db";
 
 const VERIFICATION_LABEL = "_quiver-verification";
 const VALUE_PREFIX = "quiver-verification=";
@@ -38,11 +39,12 @@ export function dnsTxtLookup(servers: string[] = []): TxtLookup {
   return async (name) => (await resolver.resolveTxt(name)).map((chunks) => chunks.join(""));
 }
 
+/** What a look-up of a domain's record found. `answered`: DNS answered, without the record (a
+ *  DNS that did not answer proves nothing either way). */
+export type RecordCheck = { found: true } | { found: false; answered: boolean; message: string };
+
 /** Whether DNS holds `record` now; otherwise what the person should know, in words. */
-export async function checkRecord(
-  lookup: TxtLookup,
-  record: DomainRecord,
-): Promise<{ found: true } | { found: false; message: string }> {
+export async function checkRecord(lookup: TxtLookup, record: DomainRecord): Promise<RecordCheck> {
   let values: string[];
   try {
     values = await lookup(record.name);
@@ -51,16 +53,35 @@ export async function checkRecord(
     if (code === "ENOTFOUND" || code === "ENODATA")
       return {
         found: false,
+        answered: true,
         message: `No TXT record at ${record.name} yet. Add it at your DNS provider; a new record can take a few minutes to appear.`,
       };
     return {
       found: false,
+      answered: false,
       message: `DNS did not answer for ${record.name} (${code ?? (err as Error).message}); try again.`,
     };
   }
   if (values.some((v) => v.trim() === record.value)) return { found: true };
   return {
     found: false,
+    answered: true,
     message: `The TXT records at ${record.name} do not include ${record.value} (found ${values.length}: another org's, or an old one?).`,
   };
+}
+
+/** The domains DNS proved `orgId`'s, oldest first (SsoVerifiedDomain is the truth; SsoProvider.domain
+ *  the copy better-auth's plugin finds an org by). */
+export async function provenDomains(db: Pick<Db, "ssoVerifiedDomain">, orgId: string): Promise<string[]> {
+  const rows = await db.ssoVerifiedDomain.findMany({
+    where: { organizationId: orgId },
+    orderBy: { verifiedAt: "asc" },
+  });
+  return rows.map((d) => d.domain);
+}
+
+/** Whether DNS proved `domain` `orgId`'s: what a sign-in through the org's provider asks. */
+export async function holdsDomain(db: Pick<Db, "ssoVerifiedDomain">, orgId: string, domain: string): Promise<boolean> {
+  const row = await db.ssoVerifiedDomain.findUnique({ where: { domain }, select: { organizationId: true } });
+  return row?.organizationId === orgId;
 }

@@ -12,7 +12,16 @@ import type { Db } from "../db";
 import type { Actor } from "./types";
 import { encryptSecret, ssoSecretKey } from "../auth/accounts/sso-secret";
 import { normalizeDomains } from "../auth/accounts/sso-rules";
-import { checkRecord, dnsTxtLookup, domainRecord, type DomainRecord, type TxtLookup } from "./sso-domains";
+import {
+  checkRecord,
+  dnsTxtLookup,
+  domainRecord,
+  provenDomains,
+  type DomainRecord,
+  type RecordCheck,
+  type TxtLookup,
+} from "./sso-domains";
+import { releaseAt } from "./sso-domain-recheck";
 
 // better-auth's SSO package (samlify, xml-crypto …) is loaded by the first check of an issuer.
 const ssoPackage = () => import("@better-auth/sso");
@@ -41,6 +50,9 @@ export interface SsoDomainStatus {
   verified: boolean;
   /** The TXT record that proves it (sso-domains.ts). */
   record: DomainRecord;
+  /** A proven domain whose record the daily look found gone: since when, and when the domain
+   *  is given up unless the record is back (sso-domain-recheck.ts). */
+  recordMissing?: { since: Date; releaseAt: Date };
 }
 
 export interface SsoSettings {
@@ -176,34 +188,53 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
     }
   }
 
-  /** The org's domains DNS proved (SsoVerifiedDomain is the truth; SsoProvider.domain its copy). */
-  const provenDomains = async (orgId: string) =>
-    (await db.ssoVerifiedDomain.findMany({ where: { organizationId: orgId }, orderBy: { verifiedAt: "asc" } })).map(
-      (d) => d.domain,
-    );
-
-  /** Copies the proven domains into the list the plugin signs in by. Two verifications racing in
-   *  one org can leave a domain out of the copy, which only refuses (never admits) until the next
-   *  verification or save copies it again. */
+  /** Copies the proven domains into the list the plugin finds an org by. Two verifications racing
+   *  in one org can leave a domain out of the copy, which only keeps the email from finding the
+   *  org (the org's slug still does) until the next verification or save copies it again. */
   async function syncProviderDomains(orgId: string): Promise<void> {
-    const domains = await provenDomains(orgId);
+    const domains = await provenDomains(db, orgId);
     await db.ssoProvider.updateMany({ where: { organizationId: orgId }, data: { domain: domains.join(",") } });
   }
 
+  /** Verify pressed on a domain already proven: the look the daily one would make, now. Found, it
+   *  is no longer missing; answered without it, it is missing from now if it was not already. */
+  async function lookedAgain(orgId: string, domain: string, check: RecordCheck) {
+    const now = new Date();
+    const mine = { domain, organizationId: orgId };
+    if (check.found) {
+      await db.ssoVerifiedDomain.updateMany({ where: mine, data: { checkedAt: now, missingSince: null } });
+      return { verified: true };
+    }
+    if (check.answered) {
+      await db.ssoVerifiedDomain.updateMany({ where: { ...mine, missingSince: null }, data: { missingSince: now } });
+      await db.ssoVerifiedDomain.updateMany({ where: mine, data: { checkedAt: now } });
+    }
+    return {
+      verified: true,
+      message: `${check.message} The domain stays verified until a week after its record went missing; put it back before then.`,
+    };
+  }
+
   async function get(actor: Actor): Promise<SsoSettings> {
-    const [row, org, claims, verified] = await Promise.all([
+    const [row, org, claims, provenRows] = await Promise.all([
       db.ssoProvider.findUnique({ where: { organizationId: actor.orgId } }),
       db.org.findUnique({ where: { id: actor.orgId }, select: { slug: true } }),
       db.ssoDomainClaim.findMany({ where: { organizationId: actor.orgId }, orderBy: { createdAt: "asc" } }),
-      provenDomains(actor.orgId),
+      db.ssoVerifiedDomain.findMany({ where: { organizationId: actor.orgId }, orderBy: { verifiedAt: "asc" } }),
     ]);
     const config = row?.oidcConfig ? (JSON.parse(row.oidcConfig) as { clientId?: string; clientSecret?: string }) : {};
+    const verified = provenRows.map((d) => d.domain);
     const pending = claims.map((c) => c.domain).filter((d) => !verified.includes(d));
-    const status = (domain: string, isVerified: boolean) => ({
-      domain,
-      verified: isVerified,
-      record: domainRecord(deps.key, actor.orgId, domain),
-    });
+    const missing = new Map(provenRows.flatMap((d) => (d.missingSince ? [[d.domain, d.missingSince] as const] : [])));
+    const status = (domain: string, isVerified: boolean): SsoDomainStatus => {
+      const since = missing.get(domain);
+      return {
+        domain,
+        verified: isVerified,
+        record: domainRecord(deps.key, actor.orgId, domain),
+        ...(since ? { recordMissing: { since, releaseAt: releaseAt(since) } } : {}),
+      };
+    };
     return {
       configured: row !== null,
       issuer: row?.issuer ?? "",
@@ -249,7 +280,7 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
           `${taken.domain} is verified by another organization and signs in through its single sign-on.`,
           "CONFLICT",
         );
-      const stillVerified = (await provenDomains(actor.orgId)).filter((d) => domains.domains.includes(d));
+      const stillVerified = (await provenDomains(db, actor.orgId)).filter((d) => domains.domains.includes(d));
       const claimed = domains.domains.filter((d) => !stillVerified.includes(d));
 
       const issuer = await checkIssuer(input.issuer);
@@ -333,19 +364,18 @@ export function createSsoService(deps: SsoServiceDeps): SsoService {
       const claim = await db.ssoDomainClaim.findUnique({
         where: { organizationId_domain: { organizationId: orgId, domain } },
       });
-      if (!claim) {
-        if ((await provenDomains(orgId)).includes(domain)) return { verified: true, settings: await get(actor) };
+      const held = await db.ssoVerifiedDomain.findUnique({ where: { domain } });
+      if (!claim && held?.organizationId !== orgId)
         throw new SsoError(`${domain.slice(0, 80)} is not among the domains saved for single sign-on.`, "BAD_REQUEST");
-      }
       const check = await checkRecord(txtLookup, domainRecord(deps.key, orgId, domain));
+      if (!claim) return { ...(await lookedAgain(orgId, domain, check)), settings: await get(actor) };
       if (!check.found) return { verified: false, message: check.message, settings: await get(actor) };
       const elsewhere = () => new SsoError(`${domain} is verified by another organization already.`, "CONFLICT");
-      const holder = await db.ssoVerifiedDomain.findUnique({ where: { domain } });
-      if (holder && holder.organizationId !== orgId) throw elsewhere();
+      if (held && held.organizationId !== orgId) throw elsewhere();
       try {
         await db.$transaction([
           // The domain is the key: a second org verifying it at the same instant fails here.
-          ...(holder
+          ...(held
             ? []
             : [db.ssoVerifiedDomain.create({ data: { domain, organizationId: orgId, userId: actor.userId } })]),
           db.ssoDomainClaim.deleteMany({ where: { organizationId: orgId, domain } }),

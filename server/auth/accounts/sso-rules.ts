@@ -23,9 +23,3 @@ export function normalizeDomains(text: string): { ok: true; domains: string[] } 
   return { ok: true, domains };
 }
 
-/** The stored form (the plugin's `domain` column: comma-separated) read back. */
-export const parseDomains = (stored: string): string[] =>
-  stored
-    .split(",")
-    .map((d) => d.trim().toLowerCase())
-    .filter(Boolean);

@@ -5,9 +5,10 @@
 //    update, listing and SAML routes are left out (a signed-in person could otherwise register
 //    an IdP for any domain and be linked into other people's accounts); an org's provider row is
 //    written only by the `sso.*` tRPC procedures for its owners and admins (services/sso.ts);
-//  - the IdP's email must be in the org's allowed domains and verified by the IdP
+//  - the IdP's email must be in a domain DNS proved the org's (SsoVerifiedDomain, asked directly:
+//    SsoProvider.domain is only the copy the plugin finds an org by) and verified by the IdP
 //    (`email_verified`), else the callback is refused with a code and a message; the person's
-//    email must be in them at every sign-in, so a domain the org stops holding admits no one;
+//    email must be in one at every sign-in, so a domain the org stops holding admits no one;
 //  - an existing account is linked by that verified email only when the person is a member of
 //    the org or has a pending invitation to it (an org's IdP cannot take over strangers'
 //    accounts), and of no other org; a new person is created (Quiver's sign-up gate asks
@@ -22,7 +23,8 @@
 import type { BetterAuthPlugin } from "better-auth";
 import type { Db } from "../../db";
 import { decryptProviderReads, ssoSecretKey } from "./sso-secret";
-import { emailDomain, parseDomains } from "./sso-rules";
+import { emailDomain } from "./sso-rules";
+import { holdsDomain } from "../../services/sso-domains";
 import { SSO_REFUSALS, type SsoRefusal } from "../../protocol/sso-refusals";
 
 /** better-auth's paths (after /api/auth) a browser calls for SSO. */
@@ -85,7 +87,8 @@ export async function ssoAccounts(deps: SsoAccountsDeps) {
   async function allowedDomain(providerId: string, email: string) {
     const row = await providerRow(providerId);
     if (!row?.organizationId) refuseFor(providerId, email, "sso_provider_unknown");
-    if (!parseDomains(row.domain).includes(emailDomain(email))) refuseFor(providerId, email, "sso_domain_not_allowed");
+    if (!(await holdsDomain(db, row.organizationId, emailDomain(email))))
+      refuseFor(providerId, email, "sso_domain_not_allowed");
     return row.organizationId;
   }
 
@@ -140,7 +143,7 @@ export async function ssoAccounts(deps: SsoAccountsDeps) {
                   // no longer holds (taken off its list, or its DNS proof gone) is let in no more.
                   const email = (await db.user.findUnique({ where: { id: session.userId }, select: { email: true } }))
                     ?.email;
-                  if (!email || !parseDomains(row.domain).includes(emailDomain(email)))
+                  if (!email || !(await holdsDomain(db, orgId, emailDomain(email))))
                     refuseFor(providerId, email ?? "", "sso_domain_not_allowed");
                   const otherWayIn = await db.authAccount.findFirst({
                     where: { userId: session.userId, providerId: { not: providerId } },

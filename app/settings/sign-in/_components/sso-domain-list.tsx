@@ -1,7 +1,8 @@
 "use client";
 // The org's SSO email domains and whether DNS proved each its own: a verified domain admits people
 // through the org's identity provider; one waiting shows the TXT record to add at the domain's DNS
-// provider and a Verify button (owners) that looks it up and says what it found.
+// provider and a Verify button (owners) that looks it up and says what it found. A verified domain
+// whose record the daily look found gone says when it stops admitting people unless it is back.
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../../_lib/trpc";
@@ -11,7 +12,11 @@ export interface DomainStatus {
   domain: string;
   verified: boolean;
   record: { name: string; value: string };
+  /** Dates as tRPC sends them (ISO strings). */
+  recordMissing?: { since: string | Date; releaseAt: string | Date };
 }
+
+const day = (d: string | Date) => new Date(d).toLocaleDateString(undefined, { dateStyle: "medium" });
 
 export function SsoDomainList({ domains, changeable }: { domains: DomainStatus[]; changeable: boolean }) {
   const trpc = useTRPC();
@@ -20,7 +25,7 @@ export function SsoDomainList({ domains, changeable }: { domains: DomainStatus[]
   const verify = useMutation(
     trpc.sso.verifyDomain.mutationOptions({
       onSuccess: async (r, { domain }) => {
-        setResults((all) => ({ ...all, [domain]: r.verified ? "" : (r.message ?? "Not found yet.") }));
+        setResults((all) => ({ ...all, [domain]: r.verified ? (r.message ?? "") : (r.message ?? "Not found yet.") }));
         await queryClient.invalidateQueries({ queryKey: trpc.sso.pathKey() });
       },
       onError: (err, { domain }) => setResults((all) => ({ ...all, [domain]: err.message })),
@@ -37,11 +42,18 @@ export function SsoDomainList({ domains, changeable }: { domains: DomainStatus[]
         {domains.map((d) => (
           <li key={d.domain} data-testid="sso-domain" data-domain={d.domain} data-verified={d.verified}>
             <strong>{d.domain}</strong>{" "}
-            {d.verified ? (
+            {d.verified && !d.recordMissing ? (
               <span className={styles.ok}>Verified</span>
             ) : (
               <>
-                <span className={styles.note}>Waiting for its DNS record</span>
+                {d.recordMissing ? (
+                  <span className={styles.error} data-testid="sso-record-missing">
+                    Verified, but its DNS record has been missing since {day(d.recordMissing.since)}: it stops admitting
+                    people on {day(d.recordMissing.releaseAt)} unless the record is back.
+                  </span>
+                ) : (
+                  <span className={styles.note}>Waiting for its DNS record</span>
+                )}
                 <div className={styles.record}>
                   <span>TXT</span>
                   <code data-testid="sso-record-name">{d.record.name}</code>
