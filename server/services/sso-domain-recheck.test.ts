@@ -3,12 +3,11 @@
 // provider's list, an audit event); back in time, or DNS silent, it stays; several instances look
 // once; a Verify that finds the record while a release is under way keeps the domain.
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startQueryThread, type QueryThread } from "../db/query-thread";
-import { testDatabases, useTestDb } from "../testing/db";
-import { startTestDns, type TestDns } from "../testing/dns-server";
-import { startOidcIdp, type TestIdp } from "../testing/oidc-idp";
-import { createSsoService, type SsoService } from "./sso";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { testDatabases } from "../testing/db";
+import type { TestDns } from "../testing/dns-server";
+import { useSsoDns } from "../testing/sso-dns";
+import type { SsoService } from "./sso";
 import { dnsTxtLookup, domainRecord, type TxtLookup } from "./sso-domains";
 import {
   RECHECK_EVERY_MS,
@@ -22,11 +21,9 @@ import type { Actor } from "./types";
 const DAY = 24 * 3_600_000;
 
 describe.each(testDatabases())("proven SSO domains looked at again on %s", (provider) => {
-  const t = useTestDb(provider);
-  const key = randomBytes(32);
-  let idp: TestIdp;
+  const f = useSsoDns(provider);
+  const { t, key } = f;
   let dns: TestDns;
-  let thread: QueryThread;
   let sso: SsoService;
   let owner: Actor;
   let deps: RecheckDeps;
@@ -41,18 +38,9 @@ describe.each(testDatabases())("proven SSO domains looked at again on %s", (prov
     (await t.current.db.ssoProvider.findUniqueOrThrow({ where: { organizationId: owner.orgId } })).domain;
   const withLookup = (txtLookup: TxtLookup): RecheckDeps => ({ ...deps, txtLookup });
 
-  beforeAll(async () => {
-    idp = await startOidcIdp({ users: [] });
-    dns = await startTestDns();
-    thread = startQueryThread(t.current.url);
-    const txtLookup = dnsTxtLookup([dns.server]);
-    sso = createSsoService({ db: thread.db, key, privateIssuers: [idp.issuer], txtLookup });
-    deps = { db: thread.db, direct: t.current.db, key, txtLookup };
-  }, 60_000);
-  afterAll(async () => {
-    await thread?.close();
-    await idp?.close();
-    await dns?.close();
+  beforeAll(() => {
+    ({ dns, sso } = f);
+    deps = { db: f.thread.db, direct: t.current.db, key, txtLookup: f.txtLookup };
   });
   beforeEach(async () => {
     const slug = `org-${randomBytes(4).toString("hex")}`;
@@ -62,7 +50,7 @@ describe.each(testDatabases())("proven SSO domains looked at again on %s", (prov
       role: "owner",
     };
     const domains = ["keep", "lapse"].map((d) => `${d}-${slug}.test`);
-    await sso.save(owner, { issuer: idp.issuer, clientId: "c", clientSecret: "s", domains: domains.join(",") });
+    await sso.save(owner, { issuer: f.idp.issuer, clientId: "c", clientSecret: "s", domains: domains.join(",") });
     for (const d of domains) {
       publish(d);
       expect(await sso.verifyDomain(owner, d)).toMatchObject({ verified: true });

@@ -4,19 +4,19 @@
 // another, two orgs verifying the same domain at once leave exactly one holding it, and every
 // failed lookup says what to do. The service runs on the query thread's client, as in the
 // server (batched transactions only). Sign-in by a verified domain is in auth/accounts/sso.test.ts.
-import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startQueryThread, type QueryThread } from "../db/query-thread";
-import { testDatabases, useTestDb } from "../testing/db";
-import { startTestDns, type TestDns } from "../testing/dns-server";
-import { startOidcIdp, type TestIdp } from "../testing/oidc-idp";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { QueryThread } from "../db/query-thread";
+import { testDatabases } from "../testing/db";
+import type { TestDns } from "../testing/dns-server";
+import type { TestIdp } from "../testing/oidc-idp";
+import { useSsoDns } from "../testing/sso-dns";
 import { createSsoService, type SsoService } from "./sso";
 import { dnsTxtLookup, domainRecord } from "./sso-domains";
 import type { Actor } from "./types";
 
 describe.each(testDatabases())("SSO domains proven by DNS on %s", (provider) => {
-  const t = useTestDb(provider);
-  const key = randomBytes(32);
+  const f = useSsoDns(provider);
+  const { t, key } = f;
   let idp: TestIdp;
   let dns: TestDns;
   let thread: QueryThread;
@@ -36,23 +36,10 @@ describe.each(testDatabases())("SSO domains proven by DNS on %s", (provider) => 
     ]);
 
   beforeAll(async () => {
-    idp = await startOidcIdp({ users: [] });
-    dns = await startTestDns();
-    thread = startQueryThread(t.current.url);
-    sso = createSsoService({
-      db: thread.db,
-      key,
-      privateIssuers: [idp.issuer],
-      txtLookup: dnsTxtLookup([dns.server]),
-    });
+    ({ idp, dns, thread, sso } = f);
     const org = (slug: string) => t.current.db.org.create({ data: { slug, name: slug } });
     owner = { userId: "u-owner", orgId: (await org("bigcorp")).id, role: "owner" };
     squatter = { userId: "u-squatter", orgId: (await org("squat")).id, role: "owner" };
-  }, 60_000);
-  afterAll(async () => {
-    await thread?.close();
-    await idp?.close();
-    await dns?.close();
   });
 
   it("lets a squatter's claim take nothing from the domain's owner", async () => {
