@@ -22,4 +22,3 @@ export function normalizeDomains(text: string): { ok: true; domains: string[] } 
   if (bad) return { ok: false, message: `"${bad.slice(0, 80)}" is not a domain name (e.g. example.com).` };
   return { ok: true, domains };
 }
-
