@@ -1,8 +1,9 @@
 // The runner process: `tsx runner/main.ts --server ws://host:port/runner --token T --workspace DIR`
 // (token also from QUIVER_RUNNER_TOKEN). Serves one workspace to the server it connects to,
 // reconnecting when the server goes away; exits on SIGTERM/SIGINT/SIGHUP or when --parent-pid dies.
-// With `--root DIR` (`--label x`, `--capacity N`) it serves many, each in DIR/<id> and confined
-// to it (runner/root/); a `--workspace` folder then is the default workspace, adopted in place.
+// With `--root DIR` (`--label x`, `--capacity N`, `--disk-limits kernel|measured`) it serves many,
+// each in DIR/<id> and confined to it (runner/root/); a `--workspace` folder then is the default
+// workspace, adopted in place.
 // Refuses to start (exit 2) unsandboxed under QUIVER_SANDBOX=auto when the server is off loopback,
 // and with --root unsandboxed unless QUIVER_SANDBOX=off says so. It logs to stderr (runner/log.ts)
 // at QUIVER_LOG_LEVEL, and refuses an invalid level like any other bad configuration. Its own key
@@ -20,6 +21,7 @@ import { WorkspaceNetwork } from "./exec/netns";
 import { checkUnsandboxed, SandboxConfigError, sandboxInfo, type SandboxMode } from "./exec/sandbox";
 import { StoreError, WorkspaceStore } from "./root/store";
 import { Workspaces } from "./root/workspaces";
+import { kernelLimitsAvailable } from "./workspace/disk-image";
 import { Workspace, WorkspaceError } from "./workspace/workspace";
 import { configureArchiveSource } from "./workspace/archive-source";
 import { levelFromEnv, logFn, rootLog, scoped } from "./log";
@@ -69,6 +71,7 @@ async function main(): Promise<void> {
         label: { type: "string", multiple: true },
         capacity: { type: "string" },
         "key-file": { type: "string" },
+        "disk-limits": { type: "string" },
       },
       strict: true,
     }).values;
@@ -91,6 +94,10 @@ async function main(): Promise<void> {
     if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(l))
       fail(`--label takes 1-64 of letters, digits, '.', '_' and '-' (got ${JSON.stringify(l)})`);
   const capacity = positiveInt("capacity", args.capacity);
+  const diskLimits = args["disk-limits"] ?? process.env.QUIVER_RUNNER_DISK_LIMITS ?? "measured";
+  if (diskLimits !== "measured" && diskLimits !== "kernel")
+    fail(`--disk-limits is measured or kernel (got ${JSON.stringify(diskLimits)})`);
+  if (diskLimits === "kernel" && !rootDir) fail("--disk-limits kernel needs --root DIR");
   const parentPid = positiveInt("parent-pid", args["parent-pid"]);
   const workspaceOptions = {
     budget: {
@@ -108,11 +115,15 @@ async function main(): Promise<void> {
   let store: WorkspaceStore | undefined;
   try {
     if (dir) workspace = await Workspace.open(dir, workspaceOptions);
-    if (rootDir) store = await WorkspaceStore.open(rootDir);
+    if (rootDir) store = await WorkspaceStore.open(rootDir, { kernelLimits: diskLimits === "kernel" });
   } catch (err) {
     if (err instanceof WorkspaceError || err instanceof StoreError) fail(err.message);
     throw err;
   }
+  if (store && diskLimits === "kernel" && !kernelLimitsAvailable(store.path))
+    fail(
+      "--disk-limits kernel mounts an image per workspace: it needs root, loop devices (/dev/loop-control) and mkfs.ext4, which this machine does not give; use --disk-limits measured",
+    );
   if (store && workspace && (store.path === workspace.root || workspace.root.startsWith(`${store.path}/`))) {
     fail(`--workspace ${workspace.root} lies inside --root ${store.path}; give a folder outside it`);
   }

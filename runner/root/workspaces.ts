@@ -19,6 +19,7 @@ import {
   type WorkspaceEntry,
   type WorkspaceUsageResult,
 } from "../../server/protocol/workspace-ops";
+import { logFn } from "../log";
 import { defineOp, OpRegistry } from "../ops";
 import { serve, type ServeOptions, type Served } from "../served";
 import { DiskLimit } from "../workspace/disk-limit";
@@ -92,7 +93,11 @@ export class Workspaces {
       const ws = Workspace.fromFd(store.pathOf(id), fd, this.o.workspaceOptions);
       ws.onChange((paths, version) => this.o.onChange(id, paths, version));
       const limitBytes = await store.limitOf(id).catch(() => undefined);
-      if (limitBytes) this.limits.set(id, new DiskLimit(() => ws.files.cwd, { limitBytes }));
+      if (limitBytes)
+        this.limits.set(
+          id,
+          this.diskLimit(store, id, () => ws.files.cwd, limitBytes),
+        );
       const hide = [store.path, ...(this.o.defaultWorkspace ? [this.o.defaultWorkspace.root] : [])];
       const served = serve(ws, { ...this.o, hide, confined: true, diskLimit: () => this.limits.get(id) });
       this.open.set(id, served);
@@ -151,6 +156,20 @@ export class Workspaces {
     return counting;
   }
 
+  /** Stops serving a workspace (its commands and terminals end); whether it was served. */
+  private async stop(id: string): Promise<boolean> {
+    const served = this.open.get(id);
+    this.open.delete(id);
+    this.limits.delete(id);
+    if (served) await (await served.catch(() => undefined))?.dispose();
+    return served !== undefined;
+  }
+
+  /** The kernel's limit when the workspace's image holds it (--disk-limits kernel), else measured. */
+  private diskLimit(store: WorkspaceStore, id: string, root: () => string, limitBytes: number): DiskLimit {
+    return new DiskLimit(root, { limitBytes, kernel: store.kernelHolds(id, limitBytes) });
+  }
+
   private locked<T>(id: string, fn: () => Promise<T>): Promise<T> {
     const run = (this.locks.get(id) ?? Promise.resolve()).then(fn);
     const tail = run.catch(() => undefined);
@@ -194,14 +213,17 @@ export class Workspaces {
                   `this runner is full: it holds ${held.length} workspaces, its capacity (--capacity ${this.o.capacity})`,
                 );
               }
-              await store.create(workspaceId, (staging) =>
-                filler({
-                  workspaceId,
-                  source,
-                  staging,
-                  signal: ctx.signal,
-                  progress: (line) => ctx.progress(`${line}\n`),
-                }),
+              await store.create(
+                workspaceId,
+                (staging) =>
+                  filler({
+                    workspaceId,
+                    source,
+                    staging,
+                    signal: ctx.signal,
+                    progress: (line) => ctx.progress(`${line}\n`),
+                  }),
+                diskLimitBytes,
               );
               // After the create: a create refused for an existing id must not change that one's limit.
               await store.setLimit(workspaceId, diskLimitBytes);
@@ -221,14 +243,11 @@ export class Workspaces {
                 "workspace default is this runner's --workspace folder; the runner never deletes it",
               );
             const result = await this.locked(workspaceId, async (): Promise<WorkspaceDeleteResult> => {
-              const served = this.open.get(workspaceId);
-              this.open.delete(workspaceId);
-              this.limits.delete(workspaceId);
               // Its processes first: nothing may keep writing into the folder being removed.
-              if (served) await (await served.catch(() => undefined))?.dispose();
+              const stopped = await this.stop(workspaceId);
               const existed = await store.delete(workspaceId);
               await store.setLimit(workspaceId, undefined);
-              return { id: workspaceId, existed, stopped: served !== undefined };
+              return { id: workspaceId, existed, stopped };
             });
             return ok(result);
           } catch (err) {
@@ -245,15 +264,18 @@ export class Workspaces {
             return await this.locked(workspaceId, async () => {
               if (!store.exists(workspaceId))
                 throw new WorkspaceRefused(`workspace ${workspaceId} does not exist on this runner`);
+              // Where the image grows only at its next mount, the old size holds the kernel's line
+              // until then and the new limit is measured (images.ts).
+              if (diskLimitBytes && store.growImage(workspaceId, diskLimitBytes) === "pending")
+                logFn("workspaces")(`workspace ${workspaceId}'s disk grows to the new limit at its next mount`);
               await store.setLimit(workspaceId, diskLimitBytes ?? undefined);
               const live = this.limits.get(workspaceId);
-              if (live && diskLimitBytes) live.limitBytes = diskLimitBytes;
+              const kernel = diskLimitBytes ? store.kernelHolds(workspaceId, diskLimitBytes) : false;
+              if (live && diskLimitBytes && live.kernel === kernel) live.limitBytes = diskLimitBytes;
               else if (diskLimitBytes && this.open.has(workspaceId)) {
                 const served = await this.open.get(workspaceId)!;
-                this.limits.set(
-                  workspaceId,
-                  new DiskLimit(() => served.workspace.files.cwd, { limitBytes: diskLimitBytes }),
-                );
+                const root = () => served.workspace.files.cwd;
+                this.limits.set(workspaceId, this.diskLimit(store, workspaceId, root, diskLimitBytes));
               } else if (!diskLimitBytes) this.limits.delete(workspaceId);
               return ok(await usage(workspaceId));
             });

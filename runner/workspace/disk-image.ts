@@ -60,6 +60,8 @@ export function mountImage(
     // -m 0: no blocks kept back for root; the runner's commands may run as root inside the sandbox.
     run("mkfs.ext4", ["-q", "-F", "-m", "0", "-E", `root_owner=${owner.uid}:${owner.gid},nodiscard`, image]);
   }
+  // An image still attached (a sandbox's copy of an earlier mount) is mounted from that same
+  // device: mount reuses a loop device whose file, offset and size match.
   run("mount", ["-o", "loop,nodev,nosuid", image, dir]);
   try {
     rmdirSync(`${dir}/lost+found`);
@@ -68,7 +70,33 @@ export function mountImage(
   }
 }
 
-/** Grows a mounted image to a new limit (ext4 grows online; shrinking needs the folder unused). */
+/**
+ * The loop devices `image` is attached to. A sandbox made while the image was mounted keeps a copy
+ * of the mount (bubblewrap's root is a recursive bind of the host's), so the device can outlive an
+ * unmount here until those sandboxes end.
+ */
+export function loopsOf(image: string): string[] {
+  return run("losetup", ["-n", "-O", "NAME", "-j", image])
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
+/** Grows an image that is not mounted to a new limit (checked first, as resize2fs asks). */
+export function growImageOffline(image: string, limitBytes: number): void {
+  if (loopsOf(image).length > 0) throw new Error(`${image} is still in use`);
+  run("truncate", ["-s", `>${imageBytesFor(limitBytes)}`, image]);
+  try {
+    run("e2fsck", ["-f", "-y", image]);
+  } catch (err) {
+    // 1: errors found and corrected; anything else leaves the file system as it was.
+    if ((err as { status?: number }).status !== 1) throw err;
+  }
+  run("resize2fs", [image]);
+}
+
+/** Grows a mounted image to a new limit (ext4 grows online where the kernel lets this process
+ *  resize: a container without CAP_SYS_RESOURCE may not; see growImageOffline). */
 export function growImage(dir: string, image: string, limitBytes: number): void {
   run("truncate", ["-s", `>${imageBytesFor(limitBytes)}`, image]);
   const device = run("findmnt", ["-n", "-o", "SOURCE", "--target", dir]).trim();
@@ -76,14 +104,18 @@ export function growImage(dir: string, image: string, limitBytes: number): void 
   run("resize2fs", [device]);
 }
 
-/** Unmounts `dir` (lazily when a process still holds it) and deletes its image. */
-export function unmountImage(dir: string, image: string): void {
-  if (isMounted(dir)) {
-    try {
-      run("umount", [dir]);
-    } catch {
-      run("umount", ["-l", dir]);
-    }
+/** Unmounts `dir` when an image is mounted there (lazily when a process still holds it); keeps the image. */
+export function unmount(dir: string): void {
+  if (!isMounted(dir)) return;
+  try {
+    run("umount", [dir]);
+  } catch {
+    run("umount", ["-l", dir]);
   }
+}
+
+/** Unmounts `dir` and deletes its image. */
+export function unmountImage(dir: string, image: string): void {
+  unmount(dir);
   rmSync(image, { force: true });
 }
