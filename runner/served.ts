@@ -113,6 +113,9 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
     dispose: () =>
       (disposed ??= (async () => {
         sweep.stop();
+        // First: the exec extension's disposal waits for the helpers' cgroup, where the watch
+        // server runs, to empty (up to 5 s) before removing it.
+        workspace.stopWatching();
         preview.handler.connectionLost();
         await Promise.resolve(pty?.dispose()).catch(() => {});
         await ts.dispose().catch(() => {});

@@ -225,11 +225,18 @@ export class Workspace {
     this.markChanged(paths);
   }
 
-  dispose(): void {
+  /** Ends the watcher for good (its process too, in the sandbox): before the sandbox's own
+   *  disposal, which waits for the helpers' cgroup the watch server runs in to empty. */
+  stopWatching(): void {
     clearTimeout(this.debounce);
     this.stopFollowingSandbox?.();
+    this.stopFollowingSandbox = undefined;
     this.watcher?.dispose();
     this.watcher = undefined;
+  }
+
+  dispose(): void {
+    this.stopWatching();
     this.listeners.clear();
     this.files.close();
   }
