@@ -2,7 +2,6 @@
 // in the helpers' cgroup (workspace/watch-sandboxed.ts), which the exec extension removes once it
 // is empty. The watcher must end first: otherwise the removal waits its 5 s for a process that is
 // still there, then leaves the cgroup behind, and every runner stop takes 5 s longer.
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,19 +10,8 @@ import { cgroupsUsable } from "./exec/limits";
 import { sandboxInfo } from "./exec/sandbox";
 import { serve } from "./served";
 import { outsideTmp } from "./testing/root";
+import { watchServerNode, watchServers } from "./testing/watch-servers";
 import { Workspace } from "./workspace/workspace";
-
-const watchServers = (dir: string) => {
-  try {
-    return execFileSync("pgrep", ["-f", `watch-server.*${dir}`])
-      .toString()
-      .trim()
-      .split("\n")
-      .map(Number);
-  } catch {
-    return [];
-  }
-};
 
 it.runIf(sandboxInfo("auto").available && cgroupsUsable())(
   "ends the watch server before the sandbox, leaving no cgroup behind",
@@ -36,9 +24,7 @@ it.runIf(sandboxInfo("auto").available && cgroupsUsable())(
       signal: new AbortController().signal,
     });
     try {
-      const [pid] = watchServers(dir).filter((p) =>
-        readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith(process.execPath),
-      );
+      const pid = watchServerNode(dir);
       const line = readFileSync(`/proc/${pid}/cgroup`, "utf8")
         .split("\n")
         .find((l) => /quiver-\d+-helpers-/.test(l))!;

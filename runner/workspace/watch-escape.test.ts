@@ -2,7 +2,7 @@
 // folder's creation and the watcher's watch on a folder inside it: a watcher that adds watches by
 // path then watches the hidden folder and announces the names made there as the workspace's own.
 // Run with the runner's real sandbox, a real swap loop and a real hidden folder being written.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { helperSandbox, type HelperSandbox } from "../exec/helper-sandbox";
 import { cgroupsUsable, DEFAULT_LIMITS, type Limits } from "../exec/limits";
 import { sandboxInfo } from "../exec/sandbox";
+import { watchServerNode, watchServers as watchServersOf } from "../testing/watch-servers";
 import { SandboxedWatch } from "./watch-sandboxed";
 import { Workspace } from "./workspace";
 
@@ -46,17 +47,7 @@ const secretWriter = () =>
     `setInterval(() => { fs.writeFileSync("secret-" + ++i, ""); fs.rmSync("secret-" + (i - 20), { force: true }); }, 5);`,
   );
 const leaked = () => announced.filter((p) => p.includes("secret-"));
-const watchServers = () => {
-  try {
-    return execFileSync("pgrep", ["-f", `watch-server.*${ws}`])
-      .toString()
-      .trim()
-      .split("\n")
-      .map(Number);
-  } catch {
-    return [];
-  }
-};
+const watchServers = () => watchServersOf(ws);
 
 beforeEach(async () => {
   // Not under /tmp: the sandbox has a /tmp of its own, which would hide the folder anyway.
@@ -124,7 +115,7 @@ describe.skipIf(!sandbox.available)("the watch server in the sandbox", () => {
 
   it("runs under the commands' limits, in the helpers' cgroup where there is one", async () => {
     await open(true, { ...DEFAULT_LIMITS, cpuSeconds: 4321 });
-    const [pid] = watchServers().filter((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith(process.execPath));
+    const pid = watchServerNode(ws);
     expect(readFileSync(`/proc/${pid}/limits`, "utf8")).toMatch(/Max cpu time\s+4321\s/);
     if (cgroupsUsable()) expect(readFileSync(`/proc/${pid}/cgroup`, "utf8")).toMatch(/quiver-\d+-helpers-/);
   });
