@@ -41,6 +41,7 @@ export function helperSandbox(
         readOnly: w.readOnly,
         writable: w.writable,
         seccompFd: w.seccompFd,
+        memoryBytes: o.limits?.memoryBytes,
       },
       inner,
     );

@@ -66,7 +66,14 @@ export function startTerminal(
   const inner = [...(o.limits ? rlimitPrefix(o.limits, jail?.dirs.memory !== undefined) : []), shell, "-l"];
   const wrapped = sandboxed(
     o.sandbox,
-    { workspace: o.workspaceRoot, cwd: o.workspaceRoot, ...net, newSession: false, hide: o.hide },
+    {
+      workspace: o.workspaceRoot,
+      cwd: o.workspaceRoot,
+      ...net,
+      newSession: false,
+      hide: o.hide,
+      memoryBytes: o.limits?.memoryBytes,
+    },
     o.sandbox.available ? inner : [...directTether(), ...inner],
   );
   const leader = ttyLeader();

@@ -1,5 +1,5 @@
 // Where commands run: inside bubblewrap when it is installed and works (workspace writable, the
-// rest read-only, private /tmp, own PID namespace, no network unless granted and then the
+// rest read-only, /dev too, a private /tmp and /dev/shm bounded by the memory limit, own PID namespace, no network unless granted and then the
 // workspace's namespace without the host's loopback (netns.ts), dies with the runner, nothing
 // of Quiver's visible: its data, source and install folders masked, nor the host's secrets: its
 // homes, shadow files and the like masked too (host-secrets.ts), no CAP_SYS_ADMIN to unmask
@@ -81,6 +81,12 @@ export interface SandboxSpec {
    * noSuidFilter: one of seccomp.ts's, which all include it (bwrap before 0.5 takes one program).
    */
   seccompFd?: number;
+  /**
+   * The memory limit of what runs in the sandbox (limits.ts), which bounds its memory-backed
+   * folders too: /tmp holds at most half of it and /dev/shm a quarter (tmpfs is otherwise half
+   * the machine's RAM each, and without cgroups nothing else counts it). Absent or 0: unbounded.
+   */
+  memoryBytes?: number;
 }
 
 export function findOnPath(name: string): string | undefined {
@@ -198,15 +204,23 @@ export function bwrapArgs(bwrap: string, given: SandboxSpec, argv: string[]): { 
     "/",
     "--dev",
     "/dev",
+    ...sized(bwrap, spec.memoryBytes, 4),
+    "--tmpfs",
+    "/dev/shm",
     "--proc",
     "/proc",
     // /tmp first: the workspace may itself live under /tmp and must stay visible.
+    ...sized(bwrap, spec.memoryBytes, 2),
     "--tmpfs",
     "/tmp",
     ...mountArgs(spec),
     // The host's Unix sockets still connect through a read-only bind: each is covered (host-sockets.ts).
     // (Those in a masked home are hidden already, unless it is bound back: hostSecrets' reveal.)
     ...coverArgs(hostSockets([spec.workspace, ...(given.hide ?? [])]).filter((s) => !hidden(s))),
+    // bwrap's /dev is a tmpfs of its own, writable and unbounded: nothing needs to write there but
+    // /dev/shm (its own, bounded, above) and the devices (mounts of their own, still writable).
+    "--remount-ro",
+    "/dev",
     // A user namespace even when the runner is root: capabilities then hold only inside it and the
     // mounts above stay locked, so `mount -o remount,rw /` fails instead of undoing the sandbox.
     "--unshare-user",
@@ -235,6 +249,25 @@ export function bwrapArgs(bwrap: string, given: SandboxSpec, argv: string[]): { 
   const run = spec.network && spec.enter?.length ? [...spec.enter, bwrap, ...args] : [bwrap, ...args];
   const full = filter ? [...feedFilter(filter), ...run] : run;
   return { file: full[0], args: full.slice(1) };
+}
+
+/** `--size` for the next tmpfs: `1/share` of the memory limit, where bwrap knows the option (0.8+). */
+function sized(bwrap: string, memoryBytes: number | undefined, share: number): string[] {
+  if (!memoryBytes || !tmpfsSizeKnown(bwrap)) return [];
+  return ["--size", String(Math.max(1024 * 1024, Math.floor(memoryBytes / share)))];
+}
+
+const sizeKnown = new Map<string, boolean>();
+
+/** Whether this bwrap takes `--size` (older ones refuse the whole command line over it). */
+export function tmpfsSizeKnown(bwrap: string): boolean {
+  let known = sizeKnown.get(bwrap);
+  if (known === undefined) {
+    const help = spawnSync(bwrap, ["--help"], { encoding: "utf8", timeout: 10_000 });
+    known = /^\s*--size\b/m.test(`${help.stdout ?? ""}${help.stderr ?? ""}`);
+    sizeKnown.set(bwrap, known);
+  }
+  return known;
 }
 
 /** Where bwrap reads the filter that feedFilter hands it. */

@@ -221,6 +221,7 @@ export class WarmSandbox {
       readOnly,
       hide,
       keepMountCap: drop.length > 0,
+      memoryBytes: this.o.limits?.memoryBytes,
     };
     // Under tsx (no bundle), its disk cache would sit in the sandbox's /tmp, which commands are promised is empty.
     const env = start.bundled ? base : { ...base, TSX_DISABLE_CACHE: "1" };
