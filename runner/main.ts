@@ -22,7 +22,7 @@ import { checkUnsandboxed, SandboxConfigError, sandboxInfo, type SandboxMode } f
 import { StoreError, WorkspaceStore } from "./root/store";
 import { Workspaces } from "./root/workspaces";
 import { kernelLimitsAvailable } from "./workspace/disk-image";
-import { Workspace, WorkspaceError } from "./workspace/workspace";
+import { Workspace, WorkspaceError, type WorkspaceOptions } from "./workspace/workspace";
 import { configureArchiveSource } from "./workspace/archive-source";
 import { levelFromEnv, logFn, rootLog, scoped } from "./log";
 import { safePath } from "./safe-path";
@@ -99,7 +99,9 @@ async function main(): Promise<void> {
     fail(`--disk-limits is measured or kernel (got ${JSON.stringify(diskLimits)})`);
   if (diskLimits === "kernel" && !rootDir) fail("--disk-limits kernel needs --root DIR");
   const parentPid = positiveInt("parent-pid", args["parent-pid"]);
-  const workspaceOptions = {
+  // Watched from serve(), once it is known whether in the commands' sandbox (one crawl, not two).
+  const workspaceOptions: WorkspaceOptions = {
+    watch: "when-served",
     budget: {
       maxBytes: positiveInt("diff-max-bytes", args["diff-max-bytes"]),
       maxLines: positiveInt("diff-max-lines", args["diff-max-lines"]),

@@ -74,9 +74,11 @@ export async function serve(workspace: Workspace, o: ServeOptions): Promise<Serv
   }
   // A checkpoint restore a runner killed midway left half done is rolled back before any request
   // here is served (requests wait for serve): with git in the sandbox the extensions just set up.
-  // The watcher moved into the sandbox as the extensions loaded (workspace/watch.ts): the
-  // workspace is served once it listens, so what the person or a command changes from the first
-  // request on is announced. A watcher that does not come up in time is waited for no longer.
+  // The extensions have said where the watcher runs (their sandbox, if any: workspace/watch.ts),
+  // so a runner's workspace starts it only now, crawling its tree once. The workspace is served
+  // once it listens, so what the person or a command changes from the first request on is
+  // announced. A watcher that does not come up in time is waited for no longer.
+  workspace.watchWhenServed();
   const listening = new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, WATCHER_READY_MS);
     void workspace.watching().finally(() => (clearTimeout(timer), resolve()));

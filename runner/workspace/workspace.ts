@@ -27,8 +27,13 @@ export type ChangeListener = (paths: string[], version: number) => void;
 
 export interface WorkspaceOptions {
   budget?: Partial<DiffBudget>;
-  /** Watch the folder for changes made outside the file tools (default true). */
-  watch?: boolean;
+  /**
+   * Watch the folder for changes made outside the file tools (default true). "when-served": from
+   * serve() (runner/served.ts), once the exec extension has said whether commands are sandboxed,
+   * so a large tree is crawled once, where it is watched, not in the runner first and again in
+   * the sandbox.
+   */
+  watch?: boolean | "when-served";
   debounceMs?: number;
 }
 
@@ -41,6 +46,7 @@ export class Workspace {
   private writeChain: Promise<unknown> = Promise.resolve();
   private watcher?: WatchSource;
   private stopFollowingSandbox?: () => void;
+  private watchStarted = false;
   private pending = new Set<string>();
   private debounce?: NodeJS.Timeout;
   /** Paths the tools just wrote (and already announced), so the watcher's echo is dropped. */
@@ -77,14 +83,14 @@ export class Workspace {
       throw new WorkspaceError(`workspace ${dir} is not readable and writable by this user`);
     }
     const ws = new Workspace(root, WorkspaceFs.open(root), options);
-    if (options.watch !== false) ws.watch();
+    if ((options.watch ?? true) === true) ws.watch();
     return ws;
   }
 
   /** Serves the directory open as `fd` (WorkspaceFs.adopt), known by the path `root`; takes the descriptor. */
   static fromFd(root: string, fd: number, options: WorkspaceOptions = {}): Workspace {
     const ws = new Workspace(root, WorkspaceFs.adopt(root, fd), options);
-    if (options.watch !== false) ws.watch();
+    if ((options.watch ?? true) === true) ws.watch();
     return ws;
   }
 
@@ -176,8 +182,14 @@ export class Workspace {
    * sandbox once there is one (watch.ts says why).
    */
   private watch(): void {
+    this.watchStarted = true;
     this.startWatching();
     this.stopFollowingSandbox = this.helpers.onSandbox(() => this.startWatching());
+  }
+
+  /** Starts the watcher `watch: "when-served"` held back (once; never after stopWatching). */
+  watchWhenServed(): void {
+    if (this.options.watch === "when-served" && !this.watchStarted) this.watch();
   }
 
   private startWatching(): void {
@@ -228,6 +240,7 @@ export class Workspace {
   /** Ends the watcher for good (its process too, in the sandbox): before the sandbox's own
    *  disposal, which waits for the helpers' cgroup the watch server runs in to empty. */
   stopWatching(): void {
+    this.watchStarted = true;
     clearTimeout(this.debounce);
     this.stopFollowingSandbox?.();
     this.stopFollowingSandbox = undefined;
