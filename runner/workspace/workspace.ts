@@ -11,6 +11,7 @@ import { ReadLedger, sha256 } from "./ledger";
 import { resolveIn, type ResolvedPath } from "./paths";
 import { watchInProcess, type WatchSource } from "./watch";
 import { SandboxedWatch } from "./watch-sandboxed";
+import { burstFolders } from "./bursts";
 import { logFn } from "../log";
 
 export class WorkspaceError extends Error {}
@@ -234,7 +235,9 @@ export class Workspace {
     });
     this.pending.clear();
     for (const [p, at] of this.echoes) if (now - at > 1000) this.echoes.delete(p);
-    this.markChanged(paths);
+    const bursts = burstFolders(paths);
+    if (bursts.includes("")) this.announceEverything();
+    this.markChanged([...paths, ...bursts.filter((dir) => dir && !paths.includes(dir))]);
   }
 
   /** Ends the watcher for good (its process too, in the sandbox): before the sandbox's own
