@@ -6,7 +6,7 @@ import { evaluate, type PolicyRule, type PolicySubject, type PolicyVerdict } fro
 import { exactFingerprint, hostOf, isOpaqueKey, sessionKeys, type CallFacts } from "./fingerprint";
 import { gitPathsOf, isChecksFile } from "./git-paths";
 import { analyseShell, type SimpleCommand } from "../shell/analyse";
-import { stepSubjects } from "./steps";
+import { stepInputs, stepSubjects } from "./steps";
 import { lineSockets, plantedHosts } from "./hosts";
 import { reachedUrls } from "./hosts-clients";
 
@@ -63,12 +63,19 @@ export function callFacts({ tool, input }: CallView): CallFacts & { mcpServer?: 
     for (const cmd of analyseShell(command).commands) urls.push(...commandUrls(cmd));
   }
   const mcpServer = (tool as { mcpServer?: string }).mcpServer ?? /^mcp__([^_].*?)__/.exec(tool.name)?.[1];
-  const gitPaths = tool.capabilities.includes("WritesFiles") && tool.source !== "external" ? gitPathsOf(input) : [];
+  const steps = stepSubjects(tool, input);
+  // A wrapper's steps write what their own inputs name (`{ op: "apply_patch", patch }`).
+  const written = steps.length > 0 ? stepInputs(input) : [input];
+  const gitPaths =
+    tool.capabilities.includes("WritesFiles") && tool.source !== "external"
+      ? [...new Set(written.flatMap(gitPathsOf))]
+      : [];
   return {
     tool: tool.name,
     command,
     urls: [...new Set(urls)],
     ...(gitPaths.length > 0 ? { gitPaths } : {}),
+    ...(steps.length > 0 ? { steps: steps.map((s) => s.subject.tool) } : {}),
     ...(tool.source === "external" && mcpServer ? { mcpServer } : {}),
   };
 }

@@ -114,6 +114,8 @@ export interface CallFacts {
   urls?: string[];
   /** Files a write would make a folder a git repository or steer git with, and why. */
   gitPaths?: string[];
+  /** A wrapper's steps, by tool (tool_transaction's edits and checks, tool_program's reads). */
+  steps?: string[];
 }
 
 /**
@@ -130,6 +132,9 @@ export function sessionKeys(facts: CallFacts): string[] {
     return keys.length > 0 ? [...new Set(keys)].sort() : [`${facts.tool}:cmd:`];
   }
   if (facts.gitPaths && facts.gitPaths.length > 0) return facts.gitPaths.map((p) => `${facts.tool}:opaque:${p}`).sort();
+  // Approving a transaction of edits is approving edit steps, not the checks a later one runs.
+  const steps = (facts.steps ?? []).filter((t) => !READ_STEPS.has(t));
+  if (steps.length > 0) return [...new Set(steps.map((t) => `${facts.tool}:step:${t}`))].sort();
   // A push sends the person's code with their credential: approving one repository is not
   // approving every repository on its host (origin is the agent's to rewrite).
   if (WHOLE_URL.has(facts.tool) && facts.urls && facts.urls.length > 0)
@@ -144,6 +149,7 @@ export function sessionKeys(facts: CallFacts): string[] {
 }
 
 const WHOLE_URL = new Set(["git_push"]);
+const READ_STEPS = new Set(["read_file", "search_text", "list_files", "glob", "git_diff"]);
 
 function commandKey(tool: string, c: SimpleCommand): string {
   if (c.opaque || c.argv.slice(1).some((a) => touchesGit(c.argv[0], a))) return `${tool}:opaque:${c.source}`;
@@ -178,8 +184,9 @@ export function isOpaqueKey(key: string): boolean {
 export function describeKeys(keys: string[]): string {
   return keys
     .map((k) => {
-      const [, kind, rest] = /^[^:]+:(cmd|host|url|exact|opaque|write):(.*)$/s.exec(k) ?? [];
+      const [, kind, rest] = /^[^:]+:(cmd|host|url|exact|opaque|write|step):(.*)$/s.exec(k) ?? [];
       if (kind === "write") return `writing ${rest}`;
+      if (kind === "step") return `its ${rest} steps`;
       if (kind === "opaque") return `nothing more (\`${rest}\` is asked about every time)`;
       if (kind === "cmd") return `${rest} *`;
       if (kind === "exact") return `exactly \`${rest}\``;
@@ -196,7 +203,8 @@ export function describeKeys(keys: string[]): string {
  */
 export function plainKeys(keys: string[]): string[] {
   return keys.map((k) => {
-    const [, tool, kind, rest] = /^([^:]+):(cmd|host|url|exact|opaque|write):(.*)$/s.exec(k) ?? [];
+    const [, tool, kind, rest] = /^([^:]+):(cmd|host|url|exact|opaque|write|step):(.*)$/s.exec(k) ?? [];
+    if (kind === "step") return `Allow ${tool} calls with \`${rest}\` steps for this session`;
     if (kind === "cmd")
       return rest
         ? `Allow \`${rest}\` with any arguments for this session`

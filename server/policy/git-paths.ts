@@ -10,6 +10,7 @@
 // Decided by name only: whether `objects/` sits beside a `HEAD` is a fact of the disk that can
 // change after a check.
 
+import { parsePatch } from "diff";
 import { CHECKS_FILE } from "../protocol/checks";
 
 // A path component that is a git directory, or lives in one.
@@ -72,15 +73,25 @@ function strings(input: unknown, ...keys: string[]): string[] {
   return out;
 }
 
-/** The paths a write tool's input names (a path field, or a patch's file headers). */
+/**
+ * The paths a write tool's input names (a path field, or a patch's file headers). A patch's are
+ * read as the runner reads them (the same parser, runner/files/patch.ts, which takes any blank
+ * after `---` and `+++`) and by git's header lines too, so every name either could write is
+ * judged; an `a/` or `b/` prefix is dropped (it never decides whether a path steers git).
+ */
 export function writtenPaths(input: unknown): string[] {
   const paths = strings(input, "path", "file_path");
+  const named: string[] = [];
   for (const patch of strings(input, "patch", "diff")) {
-    for (const m of patch.matchAll(/^(?:\+\+\+|---) (?:[ab]\/)?([^\t\n]+)|^(?:rename|copy) to (.+)$/gm)) {
-      const p = (m[1] ?? m[2]).trim();
-      if (p !== "/dev/null") paths.push(p.replace(/^"|"$/g, ""));
+    for (const m of patch.matchAll(/^(?:\+\+\+|---)[ \t]+([^\t\n]+)|^(?:rename|copy) to (.+)$/gm))
+      named.push((m[1] ?? m[2]).trim().replace(/^"|"$/g, ""));
+    try {
+      for (const f of parsePatch(patch)) named.push(...[f.oldFileName, f.newFileName].filter((n) => n !== undefined));
+    } catch {
+      /* the runner cannot parse it either, so it writes nothing */
     }
   }
+  paths.push(...named.map((p) => p.replace(/^[ab]\//, "")).filter((p) => p && p !== "/dev/null"));
   return [...new Set(paths)];
 }
 

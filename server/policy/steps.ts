@@ -38,3 +38,9 @@ export function stepSubjects(tool: Tool, input: unknown): { step: number; subjec
     };
   });
 }
+
+/** The steps' own inputs, as their tools would be called (what each names to read or write). */
+export function stepInputs(input: unknown): unknown[] {
+  const steps = input && typeof input === "object" ? (input as { steps?: unknown }).steps : undefined;
+  return Array.isArray(steps) ? steps : [];
+}
