@@ -1,8 +1,10 @@
 // One MCP tool as a slot tool. Its JSON Schema goes through defineExternalTool (sanitised,
 // validated like any tool's input); its annotations become the slot's properties. Annotations
-// are the server's own hints: only readOnlyHint lifts the approval, and only from a server the
-// MCP config marks `"trusted": true` (anyone else's hint is a claim, not a fact); a tool without
-// them is treated as able to do anything (approval required, destructive, open-world). Every
+// are the server's own hints, believed only from a server the MCP config marks `"trusted": true`
+// (anyone else's hint is a claim, not a fact): its readOnlyHint lifts the approval, and its
+// openWorldHint: false and destructiveHint: false take away what org rules on Network match and
+// the card's warning. A tool without them, or of an untrusted server, is treated as able to do
+// anything (approval required, destructive, open-world). Every
 // result, an isError one included, is third-party text: it is marked for the external-content
 // wrapper whatever the hints say.
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
@@ -28,7 +30,8 @@ function describe(server: string, tool: McpTool): string {
 
 export function mcpTool(server: McpCaller, tool: McpTool, name: string, deferLoading: boolean): ExternalTool {
   const a = tool.annotations ?? {};
-  const readOnly = a.readOnlyHint === true && server.trusted === true;
+  const trusted = server.trusted === true;
+  const readOnly = a.readOnlyHint === true && trusted;
   const capabilities: Capability[] = a.openWorldHint === true ? ["Network"] : [];
   return defineExternalTool({
     name,
@@ -43,8 +46,8 @@ export function mcpTool(server: McpCaller, tool: McpTool, name: string, deferLoa
     isReadOnly: () => readOnly,
     isConcurrencySafe: () => readOnly,
     // The MCP defaults: a tool that is not read-only may destroy, and any tool may reach out.
-    isDestructive: () => !readOnly && a.destructiveHint !== false,
-    isOpenWorld: () => a.openWorldHint !== false,
+    isDestructive: () => !readOnly && !(trusted && a.destructiveHint === false),
+    isOpenWorld: () => !(trusted && a.openWorldHint === false),
     async execute(input, ctx) {
       const result = await server.call(tool.name, input, ctx.signal);
       const output = resultText(result);
