@@ -8,12 +8,13 @@
 // whoever runs it. ask_user's questions (questions.ts) wait on rows of their own kind here too.
 import type { Db } from "../db";
 import type { ApprovalDecision, ApprovalRequest } from "../protocol/events";
-import { callFacts, type SessionApprovalState } from "../policy/decide";
+import { callFacts, decide, type SessionApprovalState } from "../policy/decide";
 import { keysOfFingerprint, sessionFingerprint, sessionKeys } from "../policy/fingerprint";
 import { approvalCard } from "./card";
 import { ApprovalError, type Answer, type CallRecord, type Choice } from "./contract";
 import { CANCELLED_BEFORE, finish, settle } from "./finish";
 import { audit, safeEmit } from "./records";
+import { refreshTurn } from "./resume";
 import { callSignal, preview, runCall, runContext, validate } from "./run";
 
 export const INTERRUPTED =
@@ -122,6 +123,22 @@ export async function actOnAnswer(
       content: `The person rejected this call; it did not run.${msg} Do not send it again as is.`,
       isError: true,
       outcome: "neutral",
+    });
+  }
+  // The card may have been open for long: an org deny added meanwhile wins over the approval.
+  await refreshTurn(turn);
+  const now = decide({ tool: call.tool!, input: call.input }, turn.policy, {
+    sessionKeys: new Set(),
+    rejected: new Map(),
+  });
+  if (now.action === "deny") {
+    await core.recorder.update(call.toolCallId, { decision: "policy_deny", decisionReason: now.reason });
+    await audit(call, "policy_deny", `${now.reason} (added while the card was open)`, "policy", by, { approvalId });
+    return settle(call, {
+      status: "blocked",
+      content: `${now.reason} The org's policy changed while the card was open, so the approved call did not run; do not retry it.`,
+      isError: true,
+      outcome: "failure",
     });
   }
   const kind = decision === "approved_session" ? "approved_session" : "approved_once";

@@ -13,7 +13,7 @@ import type { CallRecord, Core, DispatchOutcome, DispatchRequest } from "./contr
 import { approve } from "./approve";
 import { guardKey } from "./loop-guard";
 import { newRecord, plan, rawInput, refuse } from "./plan";
-import { openTurn, resumeCall } from "./resume";
+import { openTurn, refreshTurn, resumeCall } from "./resume";
 import { runCall } from "./run";
 import { speculable } from "./speculative";
 import { subagentTools } from "./subagent";
@@ -51,6 +51,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
   // An early run started while the response streamed, before any call of this dispatch ran: after
   // a call that may have changed the workspace it saw the workspace before that change.
   let changedBefore = false;
+  let waited = false;
 
   const post = async (calls: CallRecord[]) => {
     for (const c of calls) {
@@ -101,6 +102,12 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
         done.push(call);
         continue;
       }
+      // After a call that waited for a person or ran alone, the next is judged by the policy and
+      // mode as they are now (resume.ts refreshTurn); batched reads follow one another at once.
+      if (waited) {
+        await refreshTurn(turn);
+        waited = false;
+      }
       const call = await plan(turn, mc, slot, req.strict);
       if (call.result) {
         await flush();
@@ -124,6 +131,7 @@ export async function dispatch(core: Core, req: DispatchRequest): Promise<Dispat
       if (call.decision?.action === "ask") await approve(call);
       else await hold(true, () => runCall(call));
       await post([call]);
+      waited = true;
     }
     await flush();
   } finally {

@@ -179,6 +179,21 @@ export async function openTurn(
   return { turn, stored: rows.stored };
 }
 
+/**
+ * The org's policy and the session's mode read again, for a dispatch that waited (a card open, a
+ * call that ran alone): an admin's new deny rule or a newly forbidden mode, and the person's
+ * switch out of Auto, hold from the next call of the same response, not the next response.
+ */
+export async function refreshTurn(turn: TurnState): Promise<void> {
+  const { core } = turn;
+  const rows = await core.deps.rows.dispatchRows(turn.sessionId, turn.turnId, turn.parent?.callId ?? null);
+  if (!rows) return;
+  turn.policy = policyOf(rows.policy);
+  turn.mode = (
+    await settleMode(core.deps.db, turn.sessionId, rows, (id, e) => core.deps.emit?.(id, e) ?? Promise.resolve())
+  ).mode;
+}
+
 /** An approval answered while no turn waits for it: run it once or record the rejection. */
 export async function settleOrphan(core: Core, approvalId: string): Promise<void> {
   const approval = await core.deps.db.approval.findUnique({ where: { id: approvalId }, include: { toolCall: true } });

@@ -10,6 +10,8 @@ import { randomUUID } from "node:crypto";
 import type { Tool } from "../tools/tool";
 import { decide, type LoadedPolicy } from "../policy/decide";
 import { exactFingerprint } from "../policy/fingerprint";
+import { modeRefusal } from "../policy/modes";
+import { modeFor } from "../services/session-modes";
 import { REPEAT_LIMIT, type LoopGuard } from "./loop-guard";
 import { execute, validate, type RunOutcome } from "./run";
 import { resolve, servicesFor } from "./resolve";
@@ -159,6 +161,9 @@ export class Speculator {
     if (this.loopGuard.peek(sessionId, turnId, fingerprint) >= REPEAT_LIMIT - 1) return false;
     const session = await this.deps.db.session.findUnique({ where: { id: sessionId }, select: { orgId: true } });
     if (!session) return false;
+    // Plan mode refuses a read-only shell line as any shell call: it must not have run early.
+    const mode = (await modeFor(this.deps.db, sessionId))?.mode;
+    if (!mode || modeRefusal(mode, tool)) return false;
     const policy: LoadedPolicy = await this.deps.policies.load(session.orgId);
     const d = decide({ tool, input }, policy, { sessionKeys: new Set(), rejected: new Map() });
     return d.action === "run" && (d.decision === "auto" || d.decision === "policy_allow");
