@@ -291,6 +291,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       return ownerSessions.has(`${actor.userId} ${actor.orgId} ${actor.role} ${sessionId}`);
     },
     tickets: createPreviewTickets({ key: auth.previewKey, used: dbUsedTickets(handle.db) }),
+    accountsOn: () => accounts.on(),
     // A preview cookie is its person's: it stops working, and their preview sockets close, when
     // their device is signed out or their membership goes or changes (as the IDE's sockets).
     holderOf: (req) => auth.signedInOf(req),

@@ -75,3 +75,54 @@ describe("a preview cookie with accounts on", () => {
     await expect.poll(async () => (await status(host, "/", { cookie })).status, { timeout: 10_000 }).toBe(401);
   }, 60_000);
 });
+
+// A cookie the machine's owner got with accounts off (from loopback) names nobody: once the first
+// account makes accounts on, it must stop working, as loopback itself stops counting.
+describe("a preview cookie made with accounts off", () => {
+  const server = useAccountsServer("sqlite", {
+    name: "preview-holderless",
+    people: false,
+    env: () => ({ QUIVER_AUTH: undefined as unknown as string }),
+  });
+
+  const status = (host: string, path: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; cookie?: string }>((resolve, reject) =>
+      request({ host: "127.0.0.1", port: server.quiver.port, path, headers: { host, ...headers } }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, cookie: res.headers["set-cookie"]?.[0]?.split(";")[0] });
+      })
+        .on("error", reject)
+        .end(),
+    );
+
+  it("stops working once accounts are on", async () => {
+    const db = server.db.db;
+    const session = await db.session.findFirst({ select: { id: true } });
+    const sessionId =
+      session?.id ??
+      (
+        (await (
+          await fetch(`${server.quiver.url}/api/trpc/sessions.create`, {
+            method: "POST",
+            headers: { "content-type": "application/json", origin: server.quiver.url },
+            body: JSON.stringify({ title: "owner's" }),
+          })
+        ).json()) as { result: { data: { id: string } } }
+      ).result.data.id;
+    const ticket = await fetch(`${server.quiver.url}/api/preview/ticket?session=${sessionId}&port=5173`, {
+      method: "POST",
+      headers: { origin: server.quiver.url },
+    });
+    expect(ticket.status).toBe(200);
+    const { ticket: value } = (await ticket.json()) as { ticket: string };
+    const host = `5173-${sessionId}.localhost:${server.quiver.port}`;
+    const redeemed = await status(host, `/?__quiver_ticket=${encodeURIComponent(value)}`);
+    expect(redeemed.status).toBe(303);
+    const cookie = redeemed.cookie!;
+    expect((await status(host, "/", { cookie })).status).toBe(502); // admitted, forwarded: no runner
+
+    const user = await db.user.create({ data: { name: "First Owner", email: "owner@example.test" } });
+    await db.authAccount.create({ data: { accountId: user.id, providerId: "credential", userId: user.id } });
+    await expect.poll(async () => (await status(host, "/", { cookie })).status, { timeout: 10_000 }).toBe(401);
+  }, 60_000);
+});

@@ -63,6 +63,8 @@ export interface PreviewHttpDeps {
   holderOf(req: IncomingMessage): PreviewHolder | null;
   /** Whether a cookie's person still has the device and membership it was given for. */
   holds(holder: PreviewHolder): Promise<boolean>;
+  /** Whether accounts are on: a cookie made before (its ticket named nobody) is then no one's. */
+  accountsOn?(): Promise<boolean>;
   /** A preview socket of that person: ended when their device or membership goes. */
   register(socket: Duplex, holder: PreviewHolder): void;
   /** Whole-exchange deadline (default 10 minutes: long polls and event streams live that long). */
@@ -157,6 +159,9 @@ export function createPreviewHttp(deps: PreviewHttpDeps) {
     if (!admitted && !(await deps.isOwner(req))) return 401;
     const holder = admitted?.holder ?? undefined;
     if (holder && !(await deps.holds(holder))) return 401;
+    // A cookie the machine's owner got while accounts were off names nobody: once they are on,
+    // it is nobody's to use (the person it was given to signs in and gets a new one).
+    if (admitted && !holder && (await deps.accountsOn?.())) return 401;
     if (!(await deps.ownerSession(t.sessionId, req))) return 403;
     // The bridge opens streams synchronously on the runner it already knows for the session.
     await deps.runner.place?.(t.sessionId).catch(() => undefined);
