@@ -1,7 +1,8 @@
 // GET /api/audit/export: the org's audit events as JSON Lines, a download the server streams a
 // page at a time (never the whole trail in memory), with the audit page's filters as query
 // parameters (person, kind, from, to). Decided by the same authorization as the page
-// (authorize(): "audit.read" on the person's active org; members get 403, strangers 401).
+// (authorize(): "audit.read" on the person's active org; members get 403, strangers 401), asked
+// again every few seconds while the download lasts.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { once } from "node:events";
 import { TRPCError } from "@trpc/server";
@@ -12,7 +13,15 @@ import type { Db } from "../db";
 
 export const AUDIT_EXPORT_PATH = "/api/audit/export";
 
-export function createAuditExport(deps: { db: Db; doors: Pick<Doors, "request">; log(line: string): void }) {
+/** How often a download under way asks again whether its person may still read the trail. */
+const RECHECK_MS = 5_000;
+
+export function createAuditExport(deps: {
+  db: Db;
+  doors: Pick<Doors, "request">;
+  log(line: string): void;
+  recheckMs?: number;
+}) {
   const audit = createAuditService(deps.db);
   const fail = (res: ServerResponse, status: number, message: string) => {
     res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
@@ -42,9 +51,24 @@ export function createAuditExport(deps: { db: Db; doors: Pick<Doors, "request">;
     });
     const gone = new AbortController();
     res.once("close", () => gone.abort());
+    // A download outlives no change of access (an admin removed or made a member mid-way): the
+    // rest of the trail is theirs only while they may still read it, as the IDE's sockets are.
+    const recheckMs = deps.recheckMs ?? RECHECK_MS;
+    let checkedAt = Date.now();
+    const stillAllowed = async () => {
+      if (Date.now() - checkedAt < recheckMs) return true;
+      checkedAt = Date.now();
+      const again = await deps.doors.request(req, "audit.read", { kind: "activeOrg" });
+      return again.ok && again.grant.actor?.orgId === orgId;
+    };
     try {
       for await (const line of audit.lines(orgId, filter)) {
         if (gone.signal.aborted) return;
+        if (!(await stillAllowed())) {
+          deps.log("audit export cut off: its person may no longer read the org's audit trail");
+          res.destroy(new Error("access to the audit trail ended"));
+          return;
+        }
         // A slow reader holds the next page back (no unbounded buffering).
         if (!res.write(line)) await once(res, "drain", { signal: gone.signal });
       }
