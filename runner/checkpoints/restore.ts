@@ -16,11 +16,12 @@
 // runner killed -9 midway leaves the record, and the next one rolls the restore back (recover.ts).
 // The work per file goes a few milliseconds at a time (fs-at/slices.ts), the runner's event
 // loop serving its other workspaces in between: a restore of 20,000 files held it for seconds.
-import { closeSync, constants, fchmodSync, openSync, readFileSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
 import type { Stats } from "node:fs";
 import type { CheckpointRestored, CheckpointRestoreInput, RestoreChange } from "../../server/protocol/checkpoint-ops";
 import { at } from "../workspace/fs-at";
 import { DiskFullError } from "../workspace/fs-at";
+import { readUpTo } from "../workspace/fs-at/fd";
 import { tempName } from "../workspace/fs-at/names";
 import { DiskLimitError } from "../workspace/disk-limit";
 import { Slices } from "../workspace/fs-at/slices";
@@ -222,26 +223,35 @@ async function apply(
   return failed;
 }
 
-/** Moves a staged file into place (its bits set first); across a mount inside the workspace, copies it. */
+/**
+ * Moves a staged file into place (its bits set first); across a mount inside the workspace, copies
+ * it. The staging folder lies in the workspace, where a command may have swapped the file since it
+ * was staged: it is opened without blocking (a FIFO would hold the runner's loop until someone
+ * writes to it), without following a link, and used only if it is still a regular file; a copy
+ * reads that descriptor, never the name, and no more than the file held when checked.
+ */
 async function place(shadow: ShadowRepo, staged: Staged, name: string, path: string, mode: number): Promise<void> {
   const files = shadow.workspace.files;
-  const fd = openSync(at(staged.dir, name), constants.O_RDONLY | constants.O_NOFOLLOW);
+  const fd = openSync(at(staged.dir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error("its staged copy was replaced while restoring (not a file any more)");
     fchmodSync(fd, mode);
+    const w = files.walk(path, { write: true, create: true });
+    try {
+      renameSync(at(staged.dir, name), at(w.dir, w.name));
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+    } finally {
+      w.close();
+    }
+    // One file at a time: at most one file's bytes are held.
+    const { data } = await readUpTo(fd, st.size);
+    await files.writeFile(path, data, mode);
   } finally {
     closeSync(fd);
   }
-  const w = files.walk(path, { write: true, create: true });
-  try {
-    renameSync(at(staged.dir, name), at(w.dir, w.name));
-    return;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
-  } finally {
-    w.close();
-  }
-  // One file at a time: at most one file's bytes are held.
-  await files.writeFile(path, readFileSync(at(staged.dir, name)), mode);
 }
 
 /** A link with exactly this target, made under a temporary name and renamed over the path. */
