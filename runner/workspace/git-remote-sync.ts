@@ -333,6 +333,22 @@ async function cloneCutOff(root: string): Promise<boolean> {
   return st?.isFile() ?? false;
 }
 
+/**
+ * The mark of a clone under way, made new ("wx": O_CREAT|O_EXCL, which follows no link), since a
+ * command may have put a link to any file of the runner's under its name during the network
+ * clone, and a write by name would have truncated that file with the runner's rights.
+ */
+async function markClone(root: string): Promise<void> {
+  try {
+    await writeFile(join(root, CLONE_MARK), "a clone into this workspace has not finished\n", { flag: "wx" });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    throw new GitRemoteError(
+      `The workspace is not empty: ${CLONE_MARK} was made in it while the repository was being cloned.`,
+    );
+  }
+}
+
 /** Clones into an empty workspace: the remote's default branch (or `branch`) checked out, `origin` set up. */
 export async function cloneRemote(
   host: GitHost,
@@ -367,7 +383,7 @@ export async function cloneRemote(
     ).stdout.trim();
     const branch = opts.branch ?? (head || "main");
     const refs = await netRefs(bare, opts, ["refs/heads", "refs/tags"]);
-    await writeFile(join(host.root, CLONE_MARK), "a clone into this workspace has not finished\n");
+    await markClone(host.root);
     await must(host, ["init", "-q", "-b", branch], "git init", { writes: true });
     await transfer(host, bare, [...new Set(refs.map((x) => x.sha))], [], opts.signal);
     const tip = refs.find((x) => x.ref === `refs/heads/${branch}`)?.sha ?? null;

@@ -2,7 +2,7 @@
 // clone, commit, push, pull, a wrong credential, a refused push, hostile URLs and branch names,
 // and no trace of the token anywhere in the workspace (.git included) or the runner's log.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readdirSync, readFileSync, lstatSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, lstatSync, writeFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -88,6 +88,35 @@ describe("ide_git_remote", () => {
       rmSync(join(ws, "precious.txt"));
       rmSync(join(ws, ".quiver-clone-unfinished"));
     }
+  });
+
+  it("a link planted under the clone's mark during the network clone is not written through", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "quiver-clone-victim-"));
+    const victim = join(outside, "victim.txt");
+    writeFileSync(victim, "IMPORTANT, OUTSIDE THE WORKSPACE\n");
+    // The agent's move, at the clone's first request: the runner has found the workspace empty
+    // and is fetching; the link is there before the runner writes its mark.
+    const push = gs.requests.push.bind(gs.requests);
+    let planted = false;
+    gs.requests.push = (...r) => {
+      if (!planted) {
+        symlinkSync(victim, join(ws, ".quiver-clone-unfinished"));
+        planted = true;
+      }
+      return push(...r);
+    };
+    try {
+      const r = await op({ action: "clone", url: `${gs.url}/demo.git`, credential: cred });
+      expect(planted).toBe(true);
+      expect(r.ok).toBe(false);
+      expect(r.output).toContain("The workspace is not empty: .quiver-clone-unfinished was made in it");
+      expect(readFileSync(victim, "utf8")).toBe("IMPORTANT, OUTSIDE THE WORKSPACE\n");
+    } finally {
+      gs.requests.push = push;
+      rmSync(join(ws, ".quiver-clone-unfinished"), { force: true });
+      rmSync(outside, { recursive: true, force: true });
+    }
+    expect(readdirSync(ws)).toEqual([]);
   });
 
   it("clones, pushes a commit, pulls one made elsewhere", async () => {
