@@ -1,22 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import type { SessionEventBody } from "../protocol/events";
-import { call, type Harness, newTurn, request, ScriptedExecutor, usePipelines, waitFor } from "../testing/pipeline";
+import {
+  approvalCards,
+  call,
+  type Harness,
+  newTurn,
+  request,
+  ScriptedExecutor,
+  usePipelines,
+  waitFor,
+} from "../testing/pipeline";
 import { editFileTool } from "../tools/builtin/edit_file";
 import { appRouter } from "../api/root";
 import type { Services } from "../services/types";
 
-type Required = Extract<SessionEventBody, { type: "approval.required" }>;
-
 describe.each(testDatabases())("approvals on %s", (provider) => {
   const t = useTestDb(provider);
   const setup = usePipelines(t);
-  const cards = (h: Harness, sessionId: string) =>
-    h.events
-      .filter((e) => e.sessionId === sessionId && e.event.type === "approval.required")
-      .map((e) => e.event as Required);
   const nextCard = (h: Harness, sessionId: string, n: number) =>
-    waitFor(() => cards(h, sessionId)[n - 1], `approval card ${n}`);
+    waitFor(() => approvalCards(h, sessionId)[n - 1], `approval card ${n}`);
 
   it("shows the card, runs once when approved once, and asks again next time", async () => {
     const h = setup();
@@ -62,7 +64,7 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     await first;
     const covered = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm test -- --watch" })]));
     expect(covered.results[0].isError).toBe(false);
-    expect(cards(h, s.session.id)).toHaveLength(1);
+    expect(approvalCards(h, s.session.id)).toHaveLength(1);
     const coveredRow = await t.current.db.toolCall.findFirst({
       where: { sessionId: s.session.id },
       orderBy: { createdAt: "desc" },
@@ -87,7 +89,7 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     // the rejection is remembered for these exact arguments: no second card
     const again = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm publish" })]));
     expect(again.results[0].content).toMatch(/already rejected this exact call.*never publish from here/);
-    expect(cards(h, s.session.id)).toHaveLength(2);
+    expect(approvalCards(h, s.session.id)).toHaveLength(2);
     expect(h.exec.calls.map((c) => (c.input as { command: string }).command)).toEqual([
       "npm test",
       "npm test -- --watch",
@@ -109,7 +111,7 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     });
     const out = await h.pipeline.dispatch(request(h, s, [call("shell", { command: "git add . && git push --force" })]));
     expect(out.results[0].content).toMatch(/Denied by org policy v1, rule "no-push".*CI pushes/);
-    expect(cards(h, s.session.id)).toHaveLength(1);
+    expect(approvalCards(h, s.session.id)).toHaveLength(1);
     expect(h.exec.calls).toHaveLength(1);
     const audit = await t.current.db.auditEvent.findFirst({
       where: { sessionId: s.session.id, action: "tool.policy_deny" },
@@ -160,7 +162,7 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     });
     const out = await h.pipeline.dispatch(request(h, s, [call("read_file", { path: "../etc/passwd" })]));
     expect(out.results[0].content).toMatch(/inside the workspace/);
-    expect(cards(h, s.session.id)).toHaveLength(0);
+    expect(approvalCards(h, s.session.id)).toHaveLength(0);
   });
 
   it("shows an edit as the runner's diff of the real file, and asks nothing about an edit that cannot apply", async () => {
@@ -198,7 +200,7 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
       isError: true,
       content: expect.stringMatching(/not found in src\/app.ts/),
     });
-    expect(cards(h, s.session.id)).toHaveLength(1);
+    expect(approvalCards(h, s.session.id)).toHaveLength(1);
     expect(exec.calls.filter((c) => c.op === "edit_file")).toHaveLength(1);
   });
 
@@ -302,7 +304,7 @@ describe.each(testDatabases())("approvals on %s", (provider) => {
     const b = setup();
     const resumed = b.pipeline.dispatch(request(b, s, [c]));
     await new Promise((r) => setTimeout(r, 150));
-    expect(cards(b, s.session.id)).toHaveLength(0);
+    expect(approvalCards(b, s.session.id)).toHaveLength(0);
     await b.pipeline.answerApproval(s.actor, card.approvalId, "reject", "not today");
     const out = await resumed;
     expect(out.results[0].content).toMatch(/not today/);

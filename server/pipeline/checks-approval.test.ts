@@ -5,18 +5,15 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import type { SessionEventBody } from "../protocol/events";
 import { runnerHarness } from "../testing/runner";
 import { createExecutorRouter } from "../executors/router";
 import { readFileTool } from "../tools/builtin/read_file";
 import { runCheckTool } from "../tools/builtin/run_check";
 import { shellTool } from "../tools/builtin/shell";
 import { toolTransactionTool } from "../tools/builtin/tool_transaction";
-import { call, type Harness, newTurn, request, usePipelines, waitFor } from "../testing/pipeline";
+import { approvalCards, call, newTurn, request, usePipelines, waitFor } from "../testing/pipeline";
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });
-
-type Required = Extract<SessionEventBody, { type: "approval.required" }>;
 
 let runner: Awaited<ReturnType<typeof runnerHarness>>;
 beforeAll(async () => {
@@ -36,10 +33,6 @@ describe.each(testDatabases())("checks through the pipeline on %s", (provider) =
       tools: [readFileTool, runCheckTool, shellTool, toolTransactionTool],
       deps: { executors: createExecutorRouter({ runner: runner.server.pool }) },
     });
-  const cards = (h: Harness, sessionId: string) =>
-    h.events
-      .filter((e) => e.sessionId === sessionId && e.event.type === "approval.required")
-      .map((e) => e.event as Required);
 
   it("asks once for a whole transaction, showing every edit as a diff and every check by name", async () => {
     const h = pipeline();
@@ -58,7 +51,7 @@ describe.each(testDatabases())("checks through the pipeline on %s", (provider) =
       { op: "run_check", name: "lint" },
     ];
     const done = h.pipeline.dispatch(request(h, s, [call("tool_transaction", { steps })]));
-    const card = await waitFor(() => cards(h, s.session.id)[0], "approval card");
+    const card = await waitFor(() => approvalCards(h, s.session.id)[0], "approval card");
     expect(card.request.summary).toBe(`Transaction: edit ${a}, ${b}; then run checks test, lint`);
     expect(card.request.diff).toContain(`+++ b/${a}`);
     expect(card.request.diff).toContain("@@ -1,2 +1,2 @@\n a1\n-a2\n+A2");
@@ -69,7 +62,7 @@ describe.each(testDatabases())("checks through the pipeline on %s", (provider) =
     const out = await done;
     expect(out.results[0]).toMatchObject({ isError: false });
     expect(out.results[0].content).toMatch(/^Transaction applied: 2 edit steps, then 2 checks passed/);
-    expect(cards(h, s.session.id)).toHaveLength(1);
+    expect(approvalCards(h, s.session.id)).toHaveLength(1);
     expect(await readFile(`${runner.dir}/${a}`, "utf8")).toBe("a1\nA2\n");
     expect(await readFile(`${runner.dir}/${b}`, "utf8")).toBe("B1\n");
   });
@@ -90,12 +83,12 @@ describe.each(testDatabases())("checks through the pipeline on %s", (provider) =
     const check = await h.pipeline.dispatch(request(h, s, [call("run_check", { name: "test" })]));
     expect(check.results[0]).toMatchObject({ isError: false });
     expect(check.results[0].content).toMatch(/^Check test \(true\): Exit code: 0/);
-    expect(cards(h, s.session.id)).toHaveLength(0);
+    expect(approvalCards(h, s.session.id)).toHaveLength(0);
     expect(
       await t.current.db.toolCall.findFirst({ where: { sessionId: s.session.id, name: "run_check" } }),
     ).toMatchObject({ decision: "policy_allow" });
     const shell = h.pipeline.dispatch(request(h, s, [call("shell", { command: "true" })]));
-    const card = await waitFor(() => cards(h, s.session.id)[0], "shell's approval card");
+    const card = await waitFor(() => approvalCards(h, s.session.id)[0], "shell's approval card");
     expect(card.request).toMatchObject({ tool: "shell", command: "true" });
     await h.pipeline.answerApproval(s.actor, card.approvalId, "reject");
     expect((await shell).results[0].content).toMatch(/rejected/);

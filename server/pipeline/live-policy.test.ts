@@ -4,19 +4,12 @@
 // and plan mode starts no early run of a call it will refuse (a read-only shell line).
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import type { SessionEventBody } from "../protocol/events";
-import { call, type Harness, newTurn, request, ScriptedExecutor, usePipelines, waitFor } from "../testing/pipeline";
+import { approvalCards, call, newTurn, request, ScriptedExecutor, usePipelines, waitFor } from "../testing/pipeline";
 import { shellTool } from "../tools/builtin/shell";
-
-type Required = Extract<SessionEventBody, { type: "approval.required" }>;
 
 describe.each(testDatabases())("policy and mode read as calls run, on %s", (provider) => {
   const t = useTestDb(provider);
   const setup = usePipelines(t);
-  const cards = (h: Harness, sessionId: string) =>
-    h.events
-      .filter((e) => e.sessionId === sessionId && e.event.type === "approval.required")
-      .map((e) => e.event as Required);
   const denyShell = (orgId: string, version: number) =>
     t.current.db.orgPolicy.create({
       data: { orgId, version, rules: [{ id: "no-shell", effect: "deny", tool: "shell", reason: "frozen" }] },
@@ -26,7 +19,7 @@ describe.each(testDatabases())("policy and mode read as calls run, on %s", (prov
     const h = setup();
     const s = await newTurn(t.current);
     const p = h.pipeline.dispatch(request(h, s, [call("shell", { command: "npm test" })]));
-    const card = await waitFor(() => cards(h, s.session.id)[0], "card");
+    const card = await waitFor(() => approvalCards(h, s.session.id)[0], "card");
     await denyShell(s.org.id, 1);
     await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
     const out = await p;
@@ -54,7 +47,7 @@ describe.each(testDatabases())("policy and mode read as calls run, on %s", (prov
     const p = h.pipeline.dispatch(
       request(h, s, [call("shell", { command: "npm test" }), call("shell", { command: "npm run deploy" })]),
     );
-    const card = await waitFor(() => cards(h, s.session.id)[0], "card for the second call");
+    const card = await waitFor(() => approvalCards(h, s.session.id)[0], "card for the second call");
     expect(card.request.command).toBe("npm run deploy");
     await h.pipeline.answerApproval(s.actor, card.approvalId, "reject");
     const out = await p;

@@ -4,21 +4,14 @@
 // whose card says the policy could not check it.
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import type { SessionEventBody } from "../protocol/events";
-import { call, type Harness, newTurn, request, usePipelines, waitFor } from "../testing/pipeline";
+import { approvalCards, call, type Harness, newTurn, request, usePipelines, waitFor } from "../testing/pipeline";
 import { shellTool } from "../tools/builtin/shell";
-
-type Required = Extract<SessionEventBody, { type: "approval.required" }>;
 
 describe.each(testDatabases())("the newline attack on %s", (provider) => {
   const t = useTestDb(provider);
   const setup = usePipelines(t);
-  const cards = (h: Harness, sessionId: string) =>
-    h.events
-      .filter((e) => e.sessionId === sessionId && e.event.type === "approval.required")
-      .map((e) => e.event as Required);
   const nextCard = (h: Harness, sessionId: string, n: number) =>
-    waitFor(() => cards(h, sessionId)[n - 1], `approval card ${n}`);
+    waitFor(() => approvalCards(h, sessionId)[n - 1], `approval card ${n}`);
   const commandsRun = (h: Harness) => h.exec.calls.map((c) => (c.input as { command?: string }).command);
 
   async function touchApproved(h: Harness, s: Awaited<ReturnType<typeof newTurn>>) {
@@ -57,7 +50,7 @@ describe.each(testDatabases())("the newline attack on %s", (provider) => {
       const out = await h.pipeline.dispatch(request(h, s, [call("shell", { command: attack })]));
       expect(out.results[0].content, attack).toMatch(/Denied by org policy v1, rule "no-push"/);
     }
-    expect(cards(h, s.session.id)).toHaveLength(1);
+    expect(approvalCards(h, s.session.id)).toHaveLength(1);
     expect(commandsRun(h)).toEqual(["touch x.txt"]);
   });
 

@@ -7,18 +7,22 @@ import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { useAccountsServer } from "../testing/accounts";
 
+/** The status of a request to `host` on the server's port, and the cookie it sets. */
+const statusOn = (port: number, host: string, path: string, headers: Record<string, string>) =>
+  new Promise<{ status: number; cookie?: string }>((resolve, reject) =>
+    request({ host: "127.0.0.1", port, path, headers: { host, ...headers } }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, cookie: res.headers["set-cookie"]?.[0]?.split(";")[0] });
+    })
+      .on("error", reject)
+      .end(),
+  );
+
 describe("a preview cookie with accounts on", () => {
   const server = useAccountsServer("sqlite", { name: "preview-holder" });
 
   const status = (host: string, path: string, headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; cookie?: string }>((resolve, reject) =>
-      request({ host: "127.0.0.1", port: server.quiver.port, path, headers: { host, ...headers } }, (res) => {
-        res.resume();
-        resolve({ status: res.statusCode ?? 0, cookie: res.headers["set-cookie"]?.[0]?.split(";")[0] });
-      })
-        .on("error", reject)
-        .end(),
-    );
+    statusOn(server.quiver.port, host, path, headers);
 
   async function previewCookie(who: Record<string, string>, sessionId: string) {
     const ticket = await fetch(`${server.quiver.url}/api/preview/ticket?session=${sessionId}&port=5173`, {
@@ -86,14 +90,7 @@ describe("a preview cookie made with accounts off", () => {
   });
 
   const status = (host: string, path: string, headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; cookie?: string }>((resolve, reject) =>
-      request({ host: "127.0.0.1", port: server.quiver.port, path, headers: { host, ...headers } }, (res) => {
-        res.resume();
-        resolve({ status: res.statusCode ?? 0, cookie: res.headers["set-cookie"]?.[0]?.split(";")[0] });
-      })
-        .on("error", reject)
-        .end(),
-    );
+    statusOn(server.quiver.port, host, path, headers);
 
   it("stops working once accounts are on", async () => {
     const db = server.db.db;

@@ -298,3 +298,12 @@ export function usePipelines(db: { readonly current: TestDb }): (opts?: Paramete
     return h;
   };
 }
+
+export type ApprovalCard = Extract<SessionEventBody, { type: "approval.required" }>;
+
+/** The approval cards a harness has shown for `sessionId`, in order. */
+export function approvalCards(h: Harness, sessionId: string): ApprovalCard[] {
+  return h.events
+    .filter((e) => e.sessionId === sessionId && e.event.type === "approval.required")
+    .map((e) => e.event as ApprovalCard);
+}

@@ -5,8 +5,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../../testing/db";
-import { call, type Harness, newTurn, readTool, request, usePipelines, waitFor } from "../../testing/pipeline";
-import type { SessionEventBody } from "../../protocol/events";
+import {
+  approvalCards,
+  call,
+  type Harness,
+  newTurn,
+  readTool,
+  request,
+  usePipelines,
+  waitFor,
+} from "../../testing/pipeline";
 import { ToolRegistry } from "../registry";
 import { ToolSessions } from "../sessions";
 import { startMcp, type McpClients } from "./index";
@@ -94,10 +102,6 @@ describe.each(testDatabases())("MCP calls through the pipeline on %s", (provider
   const t = useTestDb(provider);
   const setup = usePipelines(t);
   const harness = () => setup({ deps: { tools: { forSession: (id) => sessions.forSession(id) } } });
-  const cards = (h: Harness, sessionId: string) =>
-    h.events
-      .filter((e) => e.sessionId === sessionId && e.event.type === "approval.required")
-      .map((e) => e.event as Extract<SessionEventBody, { type: "approval.required" }>);
 
   // A session whose deferred MCP tools were found through tool_search, as the model would.
   async function session(h: Harness, tools: string[]) {
@@ -118,10 +122,10 @@ describe.each(testDatabases())("MCP calls through the pipeline on %s", (provider
       isError: false,
       content: '<external_content source="mcp:t">\nhello\n</external_content>',
     });
-    expect(cards(h, s.session.id)).toHaveLength(0);
+    expect(approvalCards(h, s.session.id)).toHaveLength(0);
 
     const pending = h.pipeline.dispatch(request(h, s, [call("mcp__t__write_note", { note: "buy milk", tag: null })]));
-    const card = await waitFor(() => cards(h, s.session.id)[0], "approval card");
+    const card = await waitFor(() => approvalCards(h, s.session.id)[0], "approval card");
     expect(card.request).toMatchObject({ tool: "mcp__t__write_note" });
     await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
     const noted = (await pending).results[0];
@@ -143,7 +147,7 @@ describe.each(testDatabases())("MCP calls through the pipeline on %s", (provider
     const pending = h.pipeline.dispatch(
       request(h, s, [call("mcp__plain__echo", { text: "from an untrusted server" })]),
     );
-    const card = await waitFor(() => cards(h, s.session.id)[0], "approval card");
+    const card = await waitFor(() => approvalCards(h, s.session.id)[0], "approval card");
     await h.pipeline.answerApproval(s.actor, card.approvalId, "once");
     const out = (await pending).results[0];
     expect(out.content).toBe('<external_content source="mcp:plain">\nfrom an untrusted server\n</external_content>');
