@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { WebSocketServer } from "ws";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
+import { refuseSocket, trpcUpgrade, type UpgradeHandler } from "./http/trpc-upgrade";
 import { EnvError, type Env } from "./env";
 import { connectDb, defaultDbUrl, openDb, type DbHandle } from "./db";
 import { lazyClient } from "./db/lazy-client";
@@ -80,7 +81,6 @@ export interface Quiver {
   stop(): Promise<void>;
 }
 
-type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // Nothing pending in the loop must never mean "wait for every thread's background work" (loop-hold.ts).
@@ -350,17 +350,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     [
       "/api/trpc",
       // Identified by now (auth.guardUpgrade); an identity over its bound of sockets is refused.
-      (req, socket, head) =>
-        void auth.identify(req).then((id) => {
-          const admitted = socketLimits.admit(id, req.socket.remoteAddress ?? "unknown");
-          if ("refused" in admitted) return refuseSocket(socket, 429, "Too Many Requests", admitted.refused);
-          trpcWss.handleUpgrade(req, socket, head, (ws) => {
-            ws.once("close", admitted.release);
-            trpcWss.emit("connection", ws, req);
-          });
-          // A handshake that fails never becomes a socket: its place is given back.
-          socket.once("close", admitted.release);
-        }),
+      trpcUpgrade({ identify: (req) => auth.identify(req), limits: socketLimits, wss: trpcWss, log }),
     ],
     ...parts.upgrades,
   ]);
@@ -482,15 +472,6 @@ function cachedCheck(check: (key: string) => Promise<boolean>, ms: number) {
       return ok;
     },
   };
-}
-
-/** An upgrade answered in plain HTTP and closed: no WebSocket is left waiting for an answer. */
-function refuseSocket(socket: Duplex, status: number, reason: string, text: string): void {
-  const body = `${text}\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
-  socket.once("finish", () => socket.destroy());
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
