@@ -23,7 +23,7 @@ import { isDirectLoopback } from "../identity";
 import { parsePreviewHost } from "../../protocol/preview";
 import { CLIENT_ADDRESS_HEADER, createAccountsInstance, type AccountsInstance } from "./instance";
 import { createMailer } from "./mailer";
-import { createSignInLimiter, type SignInLimits } from "./rate-limit";
+import { createSignInLimiter, MAX_EMAIL_LENGTH, signInEmail, type SignInLimits } from "./rate-limit";
 import { createInvitedSignUps } from "./invited-sign-up";
 import { anyAccount, FirstOwnerError, takeOverLocalOwner } from "./first-owner";
 import { createPeopleSockets, type SocketMatch } from "./sockets";
@@ -102,7 +102,7 @@ export async function createAccounts(deps: AccountsDeps) {
   let broadcast: (() => Promise<void>) | undefined;
 
   const mailer = createMailer({ smtpUrl: env.QUIVER_SMTP_URL, from: env.QUIVER_MAIL_FROM, log });
-  const limiter = createSignInLimiter(db, deps.limits);
+  const limiter = createSignInLimiter(db, deps.limits, log);
   const sockets = createPeopleSockets({
     db,
     broadcast: () => broadcast?.() ?? Promise.resolve(),
@@ -305,7 +305,13 @@ export async function createAccounts(deps: AccountsDeps) {
   }
 
   async function signIn(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
-    const email = text(jsonOf(body).email);
+    // An email no account can have is refused before anything is counted: nothing of it is written.
+    const email = signInEmail(jsonOf(body).email);
+    if (email === null)
+      return json(res, 400, {
+        code: "INVALID_EMAIL",
+        message: `Give a valid email address (at most ${MAX_EMAIL_LENGTH} characters).`,
+      });
     const admitted = await limiter.admit(email, req.socket.remoteAddress ?? "unknown");
     if (!admitted.ok) {
       log(`sign-in refused (too many failures for this ${admitted.reason}, retry in ${admitted.retryAfterSeconds} s)`);
@@ -452,6 +458,7 @@ export async function createAccounts(deps: AccountsDeps) {
     },
     dispose() {
       sockets.dispose();
+      limiter.dispose();
       mailer.close();
     },
   };

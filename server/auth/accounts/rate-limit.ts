@@ -5,6 +5,11 @@
 // password is checked (a burst of parallel guesses cannot outrun its own count); a successful
 // sign-in gives its points back, so only failures add up. rate-limiter-flexible is loaded by the
 // first sign-in, not at start.
+// What an unauthenticated client may write is bounded: an email that cannot be an account's is
+// refused before any counter (`signInEmail`), the address is counted first and an account is
+// counted only from an address still admitted, an account's row is keyed by a hash of its email
+// (never the text typed), and expired rows are swept while the limiter is in use.
+import { createHash } from "node:crypto";
 import type { RateLimiterPrisma } from "rate-limiter-flexible";
 import type { Db } from "../../db";
 
@@ -14,13 +19,35 @@ export interface SignInLimits {
   /** Failures per address in `windowSeconds` (default 30). */
   perAddress?: number;
   windowSeconds?: number;
+  /** How often expired counters are deleted, from the first sign-in until `dispose` (default 5 min). */
+  sweepSeconds?: number;
 }
 
 export type Admission =
   { ok: true; succeeded(): Promise<void> } | { ok: false; retryAfterSeconds: number; reason: "account" | "address" };
 
-export function createSignInLimiter(db: Db, limits: SignInLimits = {}) {
+/** The longest address mail can be sent to (RFC 5321's path, less its brackets); the first owner's too. */
+export const MAX_EMAIL_LENGTH = 254;
+/** Rows deleted per statement: a sweep never holds SQLite's one writer for long. */
+const SWEEP_BATCH = 200;
+
+/** The email of a sign-in as accounts are keyed (trimmed, lower case), or null when it cannot be
+ *  any account's: not a string, longer than `MAX_EMAIL_LENGTH` (the first owner's limit; mail
+ *  cannot reach a longer one), or not shaped like an email (the first owner's pattern, looser than
+ *  the one better-auth checks at sign-in and sign-up, so no email it takes is refused here). */
+export function signInEmail(value: unknown): string | null {
+  if (typeof value !== "string") return null;
+  const email = value.trim().toLowerCase();
+  // The length first: the pattern is never run on a long string.
+  return email.length <= MAX_EMAIL_LENGTH && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) ? email : null;
+}
+
+/** An account's counter key: a hash (64 characters whatever was typed, and no email in the table). */
+const accountKeyOf = (email: string) => createHash("sha256").update(email.trim().toLowerCase(), "utf8").digest("hex");
+
+export function createSignInLimiter(db: Db, limits: SignInLimits = {}, log: (line: string) => void = () => {}) {
   const duration = limits.windowSeconds ?? 15 * 60;
+  // The store's own timer is off: the sweep below is this limiter's, stopped by `dispose`.
   const common = { storeClient: db, tableName: "authRateLimit", duration, clearExpiredByTimeout: false };
   let made: ReturnType<typeof make> | undefined;
   async function make() {
@@ -43,14 +70,55 @@ export function createSignInLimiter(db: Db, limits: SignInLimits = {}) {
     }
   };
 
+  /** Deletes expired counters in batches. Safe on several instances at once: an expired row counts
+   *  for nothing (the store replaces it at its key's next attempt), and each delete re-checks the
+   *  expiry, so a row renewed since it was listed stays. */
+  async function sweep(): Promise<number> {
+    const now = new Date();
+    let deleted = 0;
+    for (;;) {
+      const rows = await db.authRateLimit.findMany({
+        where: { expire: { lt: now } },
+        select: { key: true },
+        take: SWEEP_BATCH,
+      });
+      if (rows.length === 0) return deleted;
+      const { count } = await db.authRateLimit.deleteMany({
+        where: { key: { in: rows.map((r) => r.key) }, expire: { lt: now } },
+      });
+      deleted += count;
+      if (rows.length < SWEEP_BATCH) return deleted;
+    }
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> | undefined;
+  let disposed = false;
+  const sweepSoon = () => {
+    sweeping ??= sweep()
+      .catch((err: Error) => {
+        if (!disposed) log(`sign-in limits: sweeping expired counters failed: ${err.message}`);
+      })
+      .finally(() => (sweeping = undefined));
+  };
+
   return {
-    /** Counts one attempt of `email` from `ip`; refused when either is over its limit. */
+    /** Counts one attempt of `email` from `ip`; refused when either is over its limit. The address
+     *  is counted first: an address already refused adds no account's counter. */
     async admit(email: string, ip: string): Promise<Admission> {
       const { account, address } = await (made ??= make());
-      const accountKey = email.trim().toLowerCase();
-      const [byAddress, byAccount] = await Promise.all([attempt(address, ip), attempt(account, accountKey)]);
-      if (byAccount !== null) return { ok: false, retryAfterSeconds: byAccount, reason: "account" };
+      // The first sign-in (here or after a restart) starts the sweep; a server nobody signs in to
+      // writes no counters, so it needs none.
+      if (!timer && !disposed) {
+        timer = setInterval(sweepSoon, (limits.sweepSeconds ?? 5 * 60) * 1000);
+        timer.unref();
+        sweepSoon();
+      }
+      const byAddress = await attempt(address, ip);
       if (byAddress !== null) return { ok: false, retryAfterSeconds: byAddress, reason: "address" };
+      const accountKey = accountKeyOf(email);
+      const byAccount = await attempt(account, accountKey);
+      if (byAccount !== null) return { ok: false, retryAfterSeconds: byAccount, reason: "account" };
       return {
         ok: true,
         succeeded: async () => {
@@ -58,9 +126,13 @@ export function createSignInLimiter(db: Db, limits: SignInLimits = {}) {
         },
       };
     },
-    /** Old counters go (called now and then; the store's own timer is off so tests stop cleanly). */
-    async sweep(): Promise<void> {
-      await db.authRateLimit.deleteMany({ where: { expire: { lt: new Date(Date.now() - 3_600_000) } } });
+    /** Deletes the expired counters now (the timer does it every `sweepSeconds`); how many went. */
+    sweep,
+    /** Stops the sweep timer (server/app.ts stops accounts, and so this, when the server stops). */
+    dispose(): void {
+      disposed = true;
+      clearInterval(timer);
+      timer = undefined;
     },
   };
 }
