@@ -39,6 +39,7 @@ import { stopWorkOf } from "./services/orgs-work";
 import { createGuard, pathRefusal } from "./http/guard";
 import { createSocketLimits, type SocketLimits } from "./http/socket-limits";
 import { CALL_BODY_MAX } from "./http/call-limits";
+import { createBodyGate } from "./http/body-gate";
 import { createPreviewHttp } from "./preview/http";
 import { createPreviewTickets, dbUsedTickets } from "./preview/ticket";
 import { parsePreviewHost } from "./protocol/preview";
@@ -233,6 +234,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   // first /api/health reuses its answer (kept a few seconds) instead of waiting for three queries.
   void services.health().catch(() => undefined);
 
+  const bodyGate = createBodyGate({ identify: (req) => auth.identify(req), maxBytes: CALL_BODY_MAX });
   const trpcHttp = createHTTPHandler({
     router: appRouter,
     createContext: async ({ req }) => ({ ...contextFor(services, await auth.identify(req)), overHttp: true }),
@@ -332,7 +334,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       );
       return;
     }
-    if (path.startsWith("/api/trpc/")) return trpcHttp(req, res);
+    if (path.startsWith("/api/trpc/")) return void bodyGate(req, res, () => trpcHttp(req, res));
     if (uploadsHttp.handle(req, res)) return;
     if (path === AUDIT_EXPORT_PATH) return void auditExport(req, res);
     // better-auth's endpoints (sign-in, sign-up, sign-out, password): server/auth/accounts.

@@ -1,0 +1,85 @@
+// A body sent to /api/trpc by someone who may call nothing with one is refused before it is
+// read, and its connection closed: a stranger holding large bodies open on many connections
+// made the server hold each one whole (64 MiB apiece). A body over the bound is refused unread
+// whoever sends it. The real server with accounts on, real sockets.
+import { connect } from "node:net";
+import { describe, expect, it } from "vitest";
+import { useAccountsServer } from "../testing/accounts";
+import { CALL_BODY_MAX } from "./call-limits";
+
+/** Sends headers and `sent` bytes of a body declared `declared` long, holds the rest back, and
+ *  gives what came back before the server closed the connection (or 10 s passed). */
+function holdBody(port: number, path: string, declared: number, sent: number, headers = ""): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    let answer = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(`${answer}[still open]`);
+    }, 10_000);
+    socket.on("data", (c) => (answer += c.toString()));
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    socket.on("error", () => {});
+    socket.on("connect", () => {
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n${headers}\r\n`,
+      );
+      socket.write(Buffer.alloc(sent, 0x20));
+    });
+    socket.on("timeout", reject);
+  });
+}
+
+describe("a body sent to /api/trpc", () => {
+  const server = useAccountsServer("sqlite", { name: "body-gate" });
+  const MIB = 1024 * 1024;
+
+  it("from nobody signed in: refused unread, its connection closed, nothing held", async () => {
+    const port = server.quiver.port;
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => holdBody(port, "/api/trpc/sessions.create", 63 * MIB, 4 * MIB)),
+    );
+    for (const a of answers) {
+      expect(a).toMatch(/^HTTP\/1\.1 401/);
+      expect(a).toContain("sign in first");
+      expect(a).not.toContain("[still open]");
+    }
+    // Closed by the server with 59 MiB of each body unsent: it was not waiting to read them.
+  }, 60_000);
+
+  it("from nobody signed in, small: answered by tRPC in its own shape, as a signed-out page expects", async () => {
+    const res = await fetch(`${server.quiver.url}/api/trpc/sessions.create`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: server.quiver.url },
+      body: JSON.stringify({ title: "nobody's" }),
+    });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { data: { code: string } } }).error.data.code).toBe("UNAUTHORIZED");
+  }, 30_000);
+
+  it("over the bound: refused unread, even from a signed-in person", async () => {
+    const cookie = server.people.headers.member.cookie;
+    const a = await holdBody(
+      server.quiver.port,
+      "/api/trpc/sessions.create",
+      CALL_BODY_MAX + 1,
+      MIB,
+      `Cookie: ${cookie}\r\n`,
+    );
+    expect(a).toMatch(/^HTTP\/1\.1 413/);
+    expect(a).not.toContain("[still open]");
+  }, 30_000);
+
+  it("from a signed-in person: read and answered as before", async () => {
+    const res = await fetch(`${server.quiver.url}/api/trpc/sessions.create`, {
+      method: "POST",
+      headers: { ...server.people.headers.member, "content-type": "application/json", origin: server.quiver.url },
+      body: JSON.stringify({ title: "through the gate" }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { result: { data: { id: string } } }).result.data.id).toBeTruthy();
+  }, 30_000);
+});
