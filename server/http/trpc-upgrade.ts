@@ -1,11 +1,13 @@
 // The upgrade of /api/trpc to a WebSocket: its identity counted against the sockets it may hold
-// (socket-limits.ts), its unsent backlog bounded (socket-backlog.ts), then handed to tRPC's
-// WebSocket server. A refusal is answered in plain HTTP (refuseSocket).
+// (socket-limits.ts), its unsent backlog and the calls it sends bounded (socket-backlog.ts,
+// socket-calls.ts), then handed to tRPC's WebSocket server. A refusal is answered in plain HTTP
+// (refuseSocket).
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { WebSocketServer } from "ws";
 import type { Identity } from "../auth";
 import { boundBacklog } from "./socket-backlog";
+import { boundCalls } from "./socket-calls";
 import type { SocketLimiter } from "./socket-limits";
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -25,6 +27,7 @@ export function trpcUpgrade(deps: {
         wss.handleUpgrade(req, socket, head, (ws) => {
           ws.once("close", admitted.release);
           boundBacklog(ws, (unsent) => deps.log(`a socket that stopped reading was ended (${unsent} bytes unsent)`));
+          boundCalls(ws, (why) => deps.log(`a socket was ended for sending too many calls: ${why}`));
           wss.emit("connection", ws, req);
         });
         // A handshake that fails never becomes a socket: its place is given back.
