@@ -82,7 +82,6 @@ export interface Quiver {
   stop(): Promise<void>;
 }
 
-
 export async function startQuiver(options: QuiverOptions): Promise<Quiver> {
   // Nothing pending in the loop must never mean "wait for every thread's background work" (loop-hold.ts).
   const release = holdEventLoop();
