@@ -90,6 +90,14 @@ export const envSchema = z.object({
     .min(1_000_000, "must be at least 1000000")
     .max(1_000_000_000, "must be at most 1000000000")
     .default(64 * 1024 * 1024),
+  /** Bytes of full outputs one session keeps for retrieve_tool_result at once (its spills, until
+   *  they expire after 7 days); past it a cut result's full output is not kept and the model is told. */
+  QUIVER_OUTPUT_SESSION_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_000_000, "must be at least 1000000")
+    .max(1_000_000_000_000, "must be at most 1000000000000")
+    .default(1024 * 1024 * 1024),
   /** The local runner's sandbox: auto, off (unsandboxed on purpose) or require. Checked here so
    *  a typo stops the server, not only its runner; the runner reads it (runner/exec). */
   QUIVER_SANDBOX: z.enum(["auto", "off", "require"]).optional(),

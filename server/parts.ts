@@ -230,7 +230,11 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     version: (sessionId) => runners.workspaceVersion(sessionId),
   });
 
-  const spills = createSpillStore(db, deps.dbUrl);
+  const spills = createSpillStore(db, deps.dbUrl, {
+    sessionBytes: deps.env.QUIVER_OUTPUT_SESSION_BYTES,
+    dataDir: deps.env.dataDir,
+    minFreeMb: deps.env.QUIVER_MIN_FREE_DISK_MB,
+  });
   const spillCleanup = startSpillCleanup(spills, { log: (m, e) => log(`${m}${e ? `: ${(e as Error).message}` : ""}`) });
   const policies = createPolicyService(db);
 

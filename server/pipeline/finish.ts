@@ -2,10 +2,12 @@
 // tool.finished event and the text the model sees (the loop guard's bookkeeping follows in slot
 // order, dispatch.ts). A tool's output is cut on UTF-8 boundaries (shell past 30,000 bytes,
 // anything else past 100 KB) with the full bytes spilled to the database, then network results
-// are wrapped in <external_content>. A failed spill is logged and its reference withheld. A
-// command's output arrives already stored (stream.ts), each call its own range, so polls of a
-// running command keep their middle too; other running polls are cut, not spilled.
-import type { SpillStore } from "../services/spills";
+// are wrapped in <external_content>. A failed spill is logged and its reference withheld; one
+// refused by a bound (services/spills.ts: the session's stored outputs, a low disk) is cut the
+// same and its marker says why the full output was not kept. A command's output arrives already
+// stored (stream.ts), each call its own range, so polls of a running command keep their middle
+// too; other running polls are cut, not spilled.
+import { SpillRefused, type SpillStore } from "../services/spills";
 import type { ToolResult } from "../tools/tool";
 import type { CallRecord, Logger, Settlement } from "./contract";
 import { personCopy } from "./person";
@@ -150,15 +152,22 @@ async function cutBytes(
     return { content: storableText(renderCut(bytes, cut, undefined, note)), truncated: true };
   }
   let ref: string | undefined;
+  let note: string | undefined;
   try {
     ref = (await opts.spills.store({ sessionId: opts.sessionId, toolCallId: opts.toolCallId, bytes })).ref;
   } catch (e) {
-    opts.log.error(
-      `spill of ${bytes.length} bytes for tool call ${opts.toolCallId} failed; the reference is withheld`,
-      e,
-    );
+    if (e instanceof SpillRefused) {
+      note = e.message;
+      opts.log.warn(
+        `spill of ${bytes.length} bytes for tool call ${opts.toolCallId} not kept (${e.reason === "disk" ? "low disk" : "session bound reached"})`,
+      );
+    } else
+      opts.log.error(
+        `spill of ${bytes.length} bytes for tool call ${opts.toolCallId} failed; the reference is withheld`,
+        e,
+      );
   }
-  return { content: storableText(renderCut(bytes, cut, ref)), truncated: true, spillRef: ref };
+  return { content: storableText(renderCut(bytes, cut, ref, note)), truncated: true, spillRef: ref };
 }
 
 function escapeAttr(s: string): string {

@@ -2,9 +2,11 @@
 // bytes wait in memory; past them a spill is opened and every byte goes to it in pieces, while
 // only the head and the tail the model will see are kept here. Memory stays at the threshold
 // plus one spill piece, whatever the command prints. A failed spill write is logged, the rest
-// is counted but not stored, and the reference is withheld.
+// is counted but not stored, and the reference is withheld. A spill refused by a bound (the
+// session's stored outputs are full, the disk is low: SpillRefused) goes the same way, and the
+// model's marker says why the full output was not kept instead of a bare "could not be stored".
 import type { StreamedOutput } from "../executors/contract";
-import type { SpillStore, SpillWriter } from "../services/spills";
+import { refusalNote, SpillRefused, type SpillStore, type SpillWriter } from "../services/spills";
 import { charStartAtOrBefore, countLines, decode, marker, type Cut, type CutLimits } from "./truncate";
 import type { Logger } from "./contract";
 
@@ -84,10 +86,15 @@ export class OutputCollector {
 
   private fail(e: unknown): void {
     this.storeError = e instanceof Error ? e.message : String(e);
-    this.o.log.error(
-      `spill of streamed output for tool call ${this.o.toolCallId} failed after ${this.size} bytes; the reference is withheld`,
-      e,
-    );
+    if (e instanceof SpillRefused)
+      this.o.log.warn(
+        `spill of streamed output for tool call ${this.o.toolCallId} dropped after ${this.size} bytes (${e.reason === "disk" ? "low disk" : "session bound reached"})`,
+      );
+    else
+      this.o.log.error(
+        `spill of streamed output for tool call ${this.o.toolCallId} failed after ${this.size} bytes; the reference is withheld`,
+        e,
+      );
     this.early = [];
     const w = this.writer;
     this.writer = undefined;
@@ -153,7 +160,7 @@ export function renderStreamed(s: StreamedOutput, limits: CutLimits): { text: st
     omittedLines: [headNewlines + 1, headNewlines + omittedNewlines + 1],
     totalLines: s.newlines + (last === 10 ? 0 : 1),
   };
-  let mark = marker(cut, s.size, s.ref);
+  let mark = marker(cut, s.size, s.ref, refusalNote(s.storeError));
   if (gap)
     mark = mark
       .replace(/\]\n\n$/, ` ${gap.slice(1, -1)}]\n\n`)

@@ -6,14 +6,24 @@
 // so a 20 KB read of a 10 MB spill does not load 10 MB. Bytes travel through the driver under
 // Prisma (see spill-blobs.ts); metadata and clean-up through Prisma. Ids are 128-bit random,
 // so unique across server processes without coordination.
+//
+// What is kept is bounded, so a model printing 64 MiB call after call cannot fill the shared
+// database's disk: a session's spills hold at most QUIVER_OUTPUT_SESSION_BYTES (1 GiB by default;
+// checked and written in one step per piece, spill-blobs.ts says how), and nothing is written
+// while the data folder has less than QUIVER_MIN_FREE_DISK_MB free (measured as /api/health does).
+// A spill that does not fit is refused with a SpillRefused whose message tells the model why; a
+// streamed one refused midway is deleted, never left half-stored. Spills already stored stay.
 import { createHash, randomBytes } from "node:crypto";
+import { statfsSync } from "node:fs";
+import { resolve } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import RE2 from "re2";
 import type { Db } from "../db";
-import { openBlobChannel, SPILL_CHUNK } from "./spill-blobs";
+import { openBlobChannel, SPILL_CHUNK, type Bounded } from "./spill-blobs";
 import { charStartAtOrBefore, decode } from "../pipeline/truncate";
 import type { SpillLines } from "../tools/tool";
 import { logFn } from "../log";
+import { env } from "../env";
 
 export interface LineQuery {
   sessionId: string;
@@ -122,6 +132,82 @@ export function selectLines(text: string, q: Omit<LineQuery, "sessionId">, total
 
 export const SPILL_TTL_MS = 7 * 24 * 3600 * 1000;
 export const CLEANUP_INTERVAL_MS = 3600 * 1000;
+/** QUIVER_OUTPUT_SESSION_BYTES's default: the bytes of full outputs one session keeps at once. */
+export const DEFAULT_SESSION_SPILL_BYTES = 1024 * 1024 * 1024;
+
+export interface SpillLimits {
+  /** Bytes a session's spills may hold together (QUIVER_OUTPUT_SESSION_BYTES). */
+  sessionBytes: number;
+  /** The data folder whose free space is checked, and the floor (QUIVER_MIN_FREE_DISK_MB). */
+  dataDir: string;
+  minFreeMb: number;
+}
+
+/** The limits the environment sets; the server's own start already refused a bad value. */
+function configuredLimits(): SpillLimits {
+  try {
+    const e = env();
+    return { sessionBytes: e.QUIVER_OUTPUT_SESSION_BYTES, dataDir: e.dataDir, minFreeMb: e.QUIVER_MIN_FREE_DISK_MB };
+  } catch {
+    return { sessionBytes: DEFAULT_SESSION_SPILL_BYTES, dataDir: resolve(".quiver"), minFreeMb: 500 };
+  }
+}
+
+// Every refusal's text starts so; renderStreamed tells it from a storage failure by it.
+const NOT_KEPT = "The full output was not kept";
+
+/** A spill not stored because of a bound (not a failure); its message is meant for the model. */
+export class SpillRefused extends Error {
+  constructor(
+    readonly reason: "session" | "disk",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The model-facing note of a refusal's message (StreamedOutput.storeError), or undefined for a failure. */
+export function refusalNote(storeError: string | undefined): string | undefined {
+  return storeError?.startsWith(NOT_KEPT) ? storeError : undefined;
+}
+
+const fmtBytes = (n: number) =>
+  n >= 1024 ** 3
+    ? `${(n / 1024 ** 3).toFixed(1)} GiB`
+    : n >= 1024 ** 2
+      ? `${(n / 1024 ** 2).toFixed(1)} MiB`
+      : `${n.toLocaleString("en-US")} bytes`;
+const RERUN = "Rerun with narrower output (filter, head, tail, grep) if you need the omitted part.";
+
+function overSession(held: number, limit: number): SpillRefused {
+  return new SpillRefused(
+    "session",
+    `${NOT_KEPT}: keeping it would take this session's stored full outputs past the ${fmtBytes(limit)} they may hold together (the server's QUIVER_OUTPUT_SESSION_BYTES; ${fmtBytes(held)} held when it stopped). ` +
+      `Stored outputs expire ${SPILL_TTL_MS / (24 * 3600 * 1000)} days after they were kept; the ones kept before remain retrievable. ${RERUN}`,
+  );
+}
+
+/** Free MB of the data folder's disk when below the floor, as /api/health measures it (services/health.ts). */
+function lowDisk(limits: SpillLimits): number | undefined {
+  let freeMb: number;
+  try {
+    const s = statfsSync(limits.dataDir);
+    freeMb = Math.floor((s.bavail * s.bsize) / (1024 * 1024));
+  } catch {
+    // A data folder that cannot be measured is /api/health's to report; storing goes on.
+    return undefined;
+  }
+  return freeMb < limits.minFreeMb ? freeMb : undefined;
+}
+
+function checkDisk(limits: SpillLimits): void {
+  const freeMb = lowDisk(limits);
+  if (freeMb !== undefined)
+    throw new SpillRefused(
+      "disk",
+      `${NOT_KEPT}: the server's disk is low (${freeMb} MB free, below the ${limits.minFreeMb} MB it keeps free, QUIVER_MIN_FREE_DISK_MB), so no full outputs are stored until space is freed. ${RERUN}`,
+    );
+}
 
 export interface StoredSpill {
   ref: string;
@@ -172,8 +258,23 @@ export function isSpillRef(ref: string): boolean {
 // Continuation bytes a slice may need to step back over, plus slack to find the next boundary.
 const SLACK = 4;
 
-export function createSpillStore(db: Db, url: string): SpillStore & { close(): Promise<void> } {
+/** `limits`: by default the environment's (QUIVER_OUTPUT_SESSION_BYTES, the data folder, QUIVER_MIN_FREE_DISK_MB). */
+export function createSpillStore(
+  db: Db,
+  url: string,
+  limits: SpillLimits = configuredLimits(),
+): SpillStore & { close(): Promise<void> } {
   const blobs = openBlobChannel(url);
+
+  /** Writes within the session's bound; once over, the session's expired spills (not yet cleaned up) go and it is tried again. */
+  async function bounded(sessionId: string, write: () => Promise<Bounded>): Promise<void> {
+    checkDisk(limits);
+    let r = await write();
+    if (r.ok) return;
+    const gone = await db.spill.deleteMany({ where: { sessionId, expiresAt: { lte: new Date() } } });
+    if (gone.count > 0) r = await write();
+    if (!r.ok) throw overSession(r.held, limits.sessionBytes);
+  }
 
   async function live(ref: string, sessionId: string) {
     if (!isSpillRef(ref)) return undefined;
@@ -196,7 +297,7 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
     async store({ sessionId, toolCallId, bytes, now = new Date() }) {
       const ref = newSpillRef();
       const sha256 = createHash("sha256").update(bytes).digest("hex");
-      await blobs.insert({
+      const row = {
         id: ref,
         sessionId,
         toolCallId: toolCallId ?? null,
@@ -205,7 +306,8 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
         sha256,
         createdAt: now,
         expiresAt: new Date(now.getTime() + SPILL_TTL_MS),
-      });
+      };
+      await bounded(sessionId, () => blobs.insert(row, limits.sessionBytes));
       return { ref, size: bytes.byteLength, sha256 };
     },
 
@@ -240,7 +342,7 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
 
     async open({ sessionId, toolCallId, now = new Date() }) {
       const ref = newSpillRef();
-      await blobs.insert({
+      const row = {
         id: ref,
         sessionId,
         toolCallId: toolCallId ?? null,
@@ -249,7 +351,9 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
         sha256: "",
         createdAt: now,
         expiresAt: new Date(now.getTime() + SPILL_TTL_MS),
-      });
+      };
+      // Opened while the session is still under its bound (a session at it exactly is refused here).
+      await bounded(sessionId, () => blobs.insert(row, limits.sessionBytes - 1));
       const hash = createHash("sha256");
       let pending: Buffer[] = [];
       let pendingBytes = 0;
@@ -261,9 +365,20 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
           const rest = joined.subarray(piece.length);
           pending = rest.length ? [rest] : [];
           pendingBytes = rest.length;
-          await blobs.appendChunk(ref, written, piece);
+          try {
+            // Each piece is checked: the spill stops growing at the bound or a low disk, and goes whole.
+            await bounded(sessionId, () => blobs.appendChunk(ref, sessionId, written, piece, limits.sessionBytes));
+          } catch (e) {
+            if (e instanceof SpillRefused) await abort();
+            throw e;
+          }
           written += piece.length;
         }
+      };
+      const abort = async () => {
+        pending = [];
+        pendingBytes = 0;
+        await db.spill.deleteMany({ where: { id: ref } });
       };
       return {
         ref,
@@ -282,11 +397,7 @@ export function createSpillStore(db: Db, url: string): SpillStore & { close(): P
           await blobs.seal(ref, written, sha256);
           return { ref, size: written, sha256 };
         },
-        async abort() {
-          pending = [];
-          pendingBytes = 0;
-          await db.spill.deleteMany({ where: { id: ref } });
-        },
+        abort,
       };
     },
 

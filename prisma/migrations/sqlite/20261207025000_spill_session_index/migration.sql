@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Spill_sessionId_idx" ON "Spill"("sessionId");
+
