@@ -1,9 +1,11 @@
 // Opens the SDK transport of one configured server: a child process over stdio (its stderr kept
 // as a short tail for error messages rather than mixed into the server's own output) or
-// Streamable HTTP with the configured headers. A new transport per connection attempt.
+// Streamable HTTP with the configured headers, its answers read up to a bound (bounded-fetch.ts).
+// A new transport per connection attempt.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpTransportConfig } from "./config";
 import type { McpSdk } from "./sdk";
+import { boundedFetch } from "./bounded-fetch";
 
 const TAIL_BYTES = 2000;
 
@@ -19,6 +21,7 @@ export function openTransport(config: McpTransportConfig, sdk: McpSdk): OpenTran
   if (config.kind === "http") {
     const transport = new sdk.StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: config.headers },
+      fetch: boundedFetch(),
     });
     return { transport, kill: () => undefined, stderrTail: () => "" };
   }
