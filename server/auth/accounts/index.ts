@@ -369,7 +369,14 @@ export async function createAccounts(deps: AccountsDeps) {
   /** A new account: open sign-up, or the invited address with its link's token (`invitation`). */
   async function signUp(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
     const { invitation, ...input } = jsonOf(body);
-    const email = text(input.email).trim().toLowerCase();
+    // The address an account signs in with later: one sign-in refuses (over 254 characters, or
+    // not an email) could never be used, nor should it be stored.
+    const email = signInEmail(input.email);
+    if (email === null)
+      return json(res, 400, {
+        code: "INVALID_EMAIL",
+        message: `Give a valid email address (at most ${MAX_EMAIL_LENGTH} characters).`,
+      });
     const byLink = invitation !== undefined && (await invitedSignUps.admit(text(invitation), email));
     if (invitation !== undefined && !byLink)
       return json(res, 403, {

@@ -160,4 +160,18 @@ describe.each(testDatabases())("sign-in's email over HTTP on %s", (provider) => 
     expect((await post({ email: "nobody@example.com", password: "wrong password" })).status).toBe(401);
     expect(await db.db.authRateLimit.count()).toBe(2);
   }, 30_000);
+
+  it("refuses the same emails at sign-up, so no account has one it could never sign in with", async () => {
+    const people = await db.db.user.count();
+    for (const email of [longEmail(MAX_EMAIL_LENGTH + 1), "not an email"]) {
+      const answer = await fetch(`${url}/api/auth/sign-up/email`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: url },
+        body: JSON.stringify({ email, password: "a long enough password", name: "Someone" }),
+      });
+      expect(answer.status).toBe(400);
+      expect(await answer.json()).toMatchObject({ code: "INVALID_EMAIL" });
+    }
+    expect(await db.db.user.count()).toBe(people);
+  }, 30_000);
 });
