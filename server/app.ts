@@ -13,7 +13,7 @@ import { createRequire } from "node:module";
 import { WebSocketServer } from "ws";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { applyWSSHandler } from "@trpc/server/adapters/ws";
-import { refuseSocket, trpcUpgrade, type UpgradeHandler } from "./http/trpc-upgrade";
+import { countedUpgrade, refuseSocket, trpcUpgrade, type UpgradeHandler } from "./http/trpc-upgrade";
 import { EnvError, type Env } from "./env";
 import { connectDb, defaultDbUrl, openDb, type DbHandle } from "./db";
 import { lazyClient } from "./db/lazy-client";
@@ -353,7 +353,11 @@ async function start(options: QuiverOptions): Promise<Quiver> {
       // Identified by now (auth.guardUpgrade); an identity over its bound of sockets is refused.
       trpcUpgrade({ identify: (req) => auth.identify(req), limits: socketLimits, wss: trpcWss, log }),
     ],
-    ...parts.upgrades,
+    ...parts.upgrades.map(([path, handler]): [string, UpgradeHandler] =>
+      path === "/runner"
+        ? [path, handler]
+        : [path, countedUpgrade({ identify: (r) => auth.identify(r), limits: socketLimits }, handler)],
+    ),
   ]);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? "/").split("?")[0];

@@ -37,6 +37,27 @@ export function trpcUpgrade(deps: {
     );
 }
 
+/**
+ * Another upgrade (a terminal's) counted against the same bound of sockets per identity as the
+ * tRPC ones: each terminal socket is replayed its scrollback and fed the PTY's output, and a
+ * person could otherwise open them without end.
+ */
+export function countedUpgrade(
+  deps: { identify(req: IncomingMessage): Promise<Identity>; limits: SocketLimiter },
+  handler: UpgradeHandler,
+): UpgradeHandler {
+  return (req, socket, head) =>
+    void deps.identify(req).then(
+      (id) => {
+        const admitted = deps.limits.admit(id, req.socket.remoteAddress ?? "unknown");
+        if ("refused" in admitted) return refuseSocket(socket, 429, "Too Many Requests", admitted.refused);
+        socket.once("close", admitted.release);
+        handler(req, socket, head);
+      },
+      () => refuseSocket(socket, 503, "Service Unavailable", "who is asking could not be checked; try again"),
+    );
+}
+
 /** An upgrade answered in plain HTTP and closed: no WebSocket is left waiting for an answer. */
 export function refuseSocket(socket: Duplex, status: number, reason: string, text: string): void {
   const body = `${text}\n`;
