@@ -6,10 +6,9 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatBytes, cgroupsUsable, limitsFromEnv, parseSize, rlimitPrefix, type Limits } from "./limits";
-import { PtyManager } from "./pty";
 import { sandboxInfo, type SandboxMode } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, settledProcesses, tempWorkspace } from "../testing/exec";
+import { opContext, screenPtys, settledProcesses, tempWorkspace } from "../testing/exec";
 
 const MIB = 1024 ** 2;
 // CPU 4 s, not 1: filling 700 MB against a 256 MiB cgroup spends over a second of CPU in page
@@ -101,17 +100,12 @@ describe.each(modes)("limits per command (sandbox %s)", (mode) => {
 describe.each(modes)("limits per terminal (sandbox %s)", (mode) => {
   it("kills an allocation past the memory limit and fails a file past the size limit, in the terminal", async () => {
     const ws = await tempWorkspace();
-    let screen = "";
-    const ptys = new PtyManager({
+    const { ptys, screen } = screenPtys({
       workspaceRoot: ws.dir,
       sandbox: sandboxInfo(mode),
       env: env(),
       network: false,
       limits: LIMITS,
-      send: (m) => {
-        if (m.type === "pty.data") screen += m.data;
-        return true;
-      },
     });
     try {
       ptys.handle({ type: "pty.open", ptyId: "p1", sessionId: "s1", cols: 200, rows: 50 });
@@ -122,17 +116,17 @@ describe.each(modes)("limits per terminal (sandbox %s)", (mode) => {
         data: `${alloc}head -c 3M /dev/zero > big.bin; echo done-$((6*7))\r`,
       });
       const until = Date.now() + 30_000;
-      while (!screen.includes("done-42") && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-      expect(screen).toContain("done-42");
-      expect(screen).toMatch(/File size limit exceeded/);
+      while (!screen().includes("done-42") && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(screen()).toContain("done-42");
+      expect(screen()).toMatch(/File size limit exceeded/);
       expect(existsSync(join(ws.dir, "big.bin")) && statSync(join(ws.dir, "big.bin")).size).toBe(1 * MIB);
       if (cgroups) {
-        expect(screen).toMatch(/Killed/);
-        expect(screen).not.toMatch(/survived/);
+        expect(screen()).toMatch(/Killed/);
+        expect(screen()).not.toMatch(/survived/);
         const until2 = Date.now() + 5000;
-        while (!screen.includes("quiver: killed: memory limit 256 MiB reached") && Date.now() < until2)
+        while (!screen().includes("quiver: killed: memory limit 256 MiB reached") && Date.now() < until2)
           await new Promise((r) => setTimeout(r, 50));
-        expect(screen).toContain("quiver: killed: memory limit 256 MiB reached");
+        expect(screen()).toContain("quiver: killed: memory limit 256 MiB reached");
       }
     } finally {
       await ptys.dispose();

@@ -9,10 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Limits } from "./limits";
-import { PtyManager } from "./pty";
 import { bwrapArgs, sandboxInfo, tmpfsSizeKnown } from "./sandbox";
 import { ShellService } from "./shell";
-import { opContext, tempWorkspace } from "../testing/exec";
+import { opContext, screenPtys, tempWorkspace } from "../testing/exec";
 
 const MIB = 1024 ** 2;
 const LIMITS: Limits = { memoryBytes: 96 * MIB, processes: 64, cpuSeconds: 30, fileBytes: 0 };
@@ -73,18 +72,7 @@ describe.runIf(sizes)("the sandbox's scratch folders (agent's commands)", () => 
 describe.runIf(sizes)("the sandbox's scratch folders (terminal)", () => {
   it("bounds a terminal's /tmp and /dev/shm by its memory limit", async () => {
     const ws = await tempWorkspace();
-    let screen = "";
-    const ptys = new PtyManager({
-      workspaceRoot: ws.dir,
-      sandbox,
-      env: env(),
-      network: false,
-      limits: LIMITS,
-      send: (m) => {
-        if (m.type === "pty.data") screen += m.data;
-        return true;
-      },
-    });
+    const { ptys, screen } = screenPtys({ workspaceRoot: ws.dir, sandbox, env: env(), network: false, limits: LIMITS });
     try {
       ptys.handle({ type: "pty.open", ptyId: "p1", sessionId: "s1", cols: 200, rows: 50 });
       ptys.handle({
@@ -93,10 +81,10 @@ describe.runIf(sizes)("the sandbox's scratch folders (terminal)", () => {
         data: `${fill("/tmp", 60)}; ${fill("/dev/shm", 40)}; touch /dev/planted; echo done-$((6*7))\r`,
       });
       const until = Date.now() + 30_000;
-      while (!/done-42\s/.test(screen) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-      expect(screen).toContain("/tmp status=1 mib=48");
-      expect(screen).toContain("/dev/shm status=1 mib=24");
-      expect(screen).toMatch(/Read-only file system/);
+      while (!/done-42\s/.test(screen()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(screen()).toContain("/tmp status=1 mib=48");
+      expect(screen()).toContain("/dev/shm status=1 mib=24");
+      expect(screen()).toMatch(/Read-only file system/);
     } finally {
       await ptys.dispose();
       await ws.cleanup();

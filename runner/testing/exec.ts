@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { OpContext } from "../ops";
+import { PtyManager, type PtyOptions } from "../exec/pty";
 import { Workspace } from "../workspace/workspace";
 
 export async function tempWorkspace(): Promise<{ workspace: Workspace; dir: string; cleanup(): Promise<void> }> {
@@ -50,4 +51,17 @@ export async function settledProcesses(needle: string, ms = 3000): Promise<numbe
     if (left.length === 0 || Date.now() > until) return left;
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** A PtyManager whose terminals' output is gathered as one screen of text. */
+export function screenPtys(o: Omit<PtyOptions, "send">): { ptys: PtyManager; screen(): string } {
+  let screen = "";
+  const ptys = new PtyManager({
+    ...o,
+    send: (m) => {
+      if (m.type === "pty.data") screen += m.data;
+      return true;
+    },
+  });
+  return { ptys, screen: () => screen };
 }
