@@ -5,7 +5,6 @@ import ignore, { type Ignore } from "ignore";
 import { FILE_LIMITS, ListFilesInput } from "../../server/protocol/file-ops";
 import type { WorkspaceFs } from "../workspace/fs-at";
 import { defineOp } from "../ops";
-import { inNameOrder } from "./name-order";
 
 interface Rule {
   base: string;
@@ -77,23 +76,30 @@ export const listFilesOp = defineOp({
       const next: typeof queue = [];
       for (const dir of queue) {
         if (ctx.signal.aborted) throw new Error("cancelled");
-        const listed = await files.listDir(dir.rel, ".gitignore").catch(() => null);
-        if (!listed) continue;
-        const { entries } = listed;
-        const dirRules = listed.file
-          ? [...dir.rules, { base: dir.rel, ig: rulesOf(listed.file.toString("utf8")) }]
-          : dir.rules;
-        for (const e of inNameOrder(entries, limit - out.length + 1)) {
-          if (e.name === ".git") continue;
-          const rel = dir.rel ? `${dir.rel}/${e.name}` : e.name;
-          const isDir = e.isDirectory();
-          if (ignored(dirRules, rel, isDir)) continue;
-          if (out.length >= limit) {
-            truncated = true;
-            break;
+        // The folder's first names only, as many as the listing can still show (and, when ignored
+        // ones take their places, twice as many again, read anew): never the whole folder.
+        let dirRules = dir.rules;
+        for (let seen = 0, want = Math.max(limit - out.length + 1, 64); ; want *= 2) {
+          const listed = await files
+            .listSmallest(dir.rel, want, seen === 0 ? ".gitignore" : undefined)
+            .catch(() => null);
+          if (!listed) break;
+          if (seen === 0 && listed.file)
+            dirRules = [...dir.rules, { base: dir.rel, ig: rulesOf(listed.file.toString("utf8")) }];
+          for (const e of listed.entries.slice(seen)) {
+            if (e.name === ".git") continue;
+            const rel = dir.rel ? `${dir.rel}/${e.name}` : e.name;
+            const isDir = e.isDirectory();
+            if (ignored(dirRules, rel, isDir)) continue;
+            if (out.length >= limit) {
+              truncated = true;
+              break;
+            }
+            out.push(isDir ? `${rel}/` : e.isSymbolicLink() ? `${rel}@` : rel);
+            if (isDir && dir.depth < maxDepth) next.push({ rel, depth: dir.depth + 1, rules: dirRules });
           }
-          out.push(isDir ? `${rel}/` : e.isSymbolicLink() ? `${rel}@` : rel);
-          if (isDir && dir.depth < maxDepth) next.push({ rel, depth: dir.depth + 1, rules: dirRules });
+          if (truncated || !listed.more) break;
+          seen = listed.entries.length;
         }
         if (truncated) break;
       }

@@ -17,7 +17,8 @@ import {
   type Dirent,
   type Stats,
 } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { opendir, readdir } from "node:fs/promises";
+import { SmallestNames } from "./smallest-names";
 import { diskFull, readChild, readUpTo, READ_FLAGS, removeEntry, replaceIn } from "./fd";
 import { goneName } from "./names";
 import { removeEntrySliced } from "./remove";
@@ -201,6 +202,36 @@ export class WorkspaceFs {
       const entries = await readdir(fdPath(w.fd), { withFileTypes: true });
       if (!file || !entries.some((e) => e.name === file)) return { entries, file: null };
       return { entries, file: await readChild(w.fd, file, 1024 * 1024) };
+    } finally {
+      w.close();
+    }
+  }
+
+  /**
+   * A folder's `first` entries in name order, streamed from the kernel so that no more than
+   * `first` are held at once (a folder of millions of files is not read into memory), whether it
+   * holds more, and, from the same walk, the bytes of one regular file in it (not through a link;
+   * up to 1 MiB), null when it has none. Null when the folder is missing.
+   */
+  async listSmallest(
+    input: string,
+    first: number,
+    file?: string,
+  ): Promise<{ entries: Dirent[]; more: boolean; file: Buffer | null } | null> {
+    let w: Walked;
+    try {
+      w = this.walk(input, { open: READ_FLAGS | O_DIRECTORY });
+    } catch (err) {
+      if (err instanceof PathError && missing(err)) return null;
+      throw err;
+    }
+    try {
+      if (w.fd === undefined) return null;
+      const content = file ? await readChild(w.fd, file, 1024 * 1024) : null;
+      const kept = new SmallestNames<Dirent>(first);
+      const dir = await opendir(fdPath(w.fd), { bufferSize: 256 });
+      for await (const e of dir) kept.offer(e);
+      return { entries: kept.sorted(), more: kept.dropped > 0, file: content };
     } finally {
       w.close();
     }
