@@ -13,6 +13,7 @@ import { watchInProcess, type WatchSource } from "./watch";
 import { SandboxedWatch } from "./watch-sandboxed";
 import { burstFolders } from "./bursts";
 import { logFn } from "../log";
+import { FILE_LIMITS } from "../../server/protocol/file-ops";
 
 export class WorkspaceError extends Error {}
 
@@ -23,6 +24,9 @@ export interface FileChange {
   /** sha256 of the content the change was computed from; null: the file must not exist. */
   expectHash: string | null;
 }
+
+/** Top-level entries announced when the watcher lost track: as many as a listing shows at most. */
+const ANNOUNCED_MAX = FILE_LIMITS.listMax;
 
 export type ChangeListener = (paths: string[], version: number) => void;
 
@@ -214,10 +218,14 @@ export class Workspace {
     this.debounce = setTimeout(() => this.flushWatched(), this.options.debounceMs ?? 100);
   }
 
+  /** Every top-level entry, as far as a listing shows them (the first ANNOUNCED_MAX by name: a
+   *  root of a million files would otherwise be read whole and sent as a million paths). */
   private announceEverything(): void {
-    this.files.readdir("").then(
-      (entries) =>
-        this.markChanged((entries ?? []).map((e) => e.name).filter((n) => n !== ".git" && !n.includes(TEMP_MARK))),
+    this.files.listSmallest("", ANNOUNCED_MAX).then(
+      (listed) =>
+        this.markChanged(
+          (listed?.entries ?? []).map((e) => e.name).filter((n) => n !== ".git" && !n.includes(TEMP_MARK)),
+        ),
       () => undefined,
     );
   }
