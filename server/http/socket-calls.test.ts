@@ -65,6 +65,21 @@ describe("calls a socket sends", () => {
       s.ws.send(JSON.stringify(Array.from({ length: 100 }, (_, i) => subscription(m * 100 + i + 1))));
     await expect.poll(s.closed, { timeout: 10_000 }).toBe(true);
     expect(lines.join("\n")).toMatch(/too many calls: more than 1000 calls at once/);
+    // Its bucket refills before the next case.
+    await new Promise((r) => setTimeout(r, (CALL_BOUNDS.burst / CALL_BOUNDS.perSecond) * 1000 + 200));
+  }, 30_000);
+
+  it("counts the rate over all of one person's sockets, not each on its own", async () => {
+    const sockets = await Promise.all(Array.from({ length: 8 }, () => socket()));
+    // 8 sockets × 150 calls: under the bound for any one of them, over it together.
+    for (const [n, s] of sockets.entries())
+      for (let m = 0; m < 3; m++)
+        s.ws.send(JSON.stringify(Array.from({ length: 50 }, (_, i) => subscription(n * 1000 + m * 50 + i + 1))));
+    await expect.poll(() => sockets.filter((s) => s.closed()).length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(lines.join("\n")).toMatch(/from its sockets together/);
+    for (const s of sockets) s.ws.terminate();
+    // Once the bucket has refilled, the same person is served again.
+    await new Promise((r) => setTimeout(r, (CALL_BOUNDS.burst / CALL_BOUNDS.perSecond) * 1000 + 200));
   }, 30_000);
 
   it("leaves a socket that sends what a page sends", async () => {

@@ -7,7 +7,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocketServer } from "ws";
 import type { Identity } from "../auth";
 import { boundBacklog } from "./socket-backlog";
-import { boundCalls } from "./socket-calls";
+import { boundCalls, createCallBuckets } from "./socket-calls";
 import type { SocketLimiter } from "./socket-limits";
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -19,6 +19,7 @@ export function trpcUpgrade(deps: {
   log(line: string): void;
 }): UpgradeHandler {
   const { limits, wss } = deps;
+  const buckets = createCallBuckets();
   return (req, socket, head) =>
     void deps.identify(req).then(
       (id) => {
@@ -27,7 +28,9 @@ export function trpcUpgrade(deps: {
         wss.handleUpgrade(req, socket, head, (ws) => {
           ws.once("close", admitted.release);
           boundBacklog(ws, (unsent) => deps.log(`a socket that stopped reading was ended (${unsent} bytes unsent)`));
-          boundCalls(ws, (why) => deps.log(`a socket was ended for sending too many calls: ${why}`));
+          const calls = buckets.hold(callerKey(id, req.socket.remoteAddress ?? "unknown"));
+          ws.once("close", calls.release);
+          boundCalls(ws, calls.bucket, (why) => deps.log(`a socket was ended for sending too many calls: ${why}`));
           wss.emit("connection", ws, req);
         });
         // A handshake that fails never becomes a socket: its place is given back.
@@ -35,6 +38,13 @@ export function trpcUpgrade(deps: {
       },
       () => refuseSocket(socket, 503, "Service Unavailable", "who is asking could not be checked; try again"),
     );
+}
+
+/** Whose calls a socket's are: a person's, the local owner's, a share link's, or an address's. */
+function callerKey(id: Identity, address: string): string {
+  if (id.kind === "owner") return id.via === "account" ? `person:${id.actor.userId}` : "owner";
+  if (id.kind === "viewer") return `link:${id.linkId}`;
+  return `address:${address}`;
 }
 
 /**
