@@ -2,8 +2,12 @@
 // read, and its connection closed: a stranger holding large bodies open on many connections
 // made the server hold each one whole (64 MiB apiece). A body over the bound is refused unread
 // whoever sends it. The real server with accounts on, real sockets.
-import { connect } from "node:net";
-import { describe, expect, it } from "vitest";
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import { connect, type AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Identity } from "../auth";
+import { createBodyGate } from "./body-gate";
 import { useAccountsServer } from "../testing/accounts";
 import { CALL_BODY_MAX } from "./call-limits";
 
@@ -81,5 +85,35 @@ describe("a body sent to /api/trpc", () => {
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { result: { data: { id: string } } }).result.data.id).toBeTruthy();
+  }, 30_000);
+});
+
+// A signed-in person's bodies being read at once are bounded together: one person holding many
+// large bodies open made the server hold them all.
+describe("a person's bodies being read at once", () => {
+  let server: Server | undefined;
+  afterEach(() => server?.close());
+
+  it("hold at most the bound together: past it 429, and a finished one gives its room back", async () => {
+    const MIB = 1024 * 1024;
+    const owner = { kind: "owner", via: "account", actor: { userId: "u1" } } as unknown as Identity;
+    const gate = createBodyGate({ identify: async () => owner, maxBytes: CALL_BODY_MAX, perCallerBytes: 200 * MIB });
+    server = createServer((req, res) => void gate(req, res, () => req.resume().on("end", () => res.end("read"))));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const port = (server.address() as AddressInfo).port;
+    // Three of 63 MiB fit under 200 MiB; each is held, its body never finished.
+    const held = [0, 1, 2].map(() => connect(port, "127.0.0.1"));
+    for (const s of held) {
+      s.on("error", () => {});
+      s.write(`POST /api/trpc/x HTTP/1.1\r\nHost: x\r\nContent-Length: ${63 * MIB}\r\n\r\n`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await holdBody(port, "/api/trpc/x", 63 * MIB, MIB)).toMatch(/^HTTP\/1\.1 429/);
+    // One of them goes: its room is given back.
+    held[0].destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await holdBody(port, "/api/trpc/x", 10, 10)).toMatch(/^HTTP\/1\.1 200[\s\S]*read/);
+    for (const s of held) s.destroy();
   }, 30_000);
 });

@@ -7,6 +7,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocketServer } from "ws";
 import type { Identity } from "../auth";
 import { boundBacklog } from "./socket-backlog";
+import { callerKey } from "./caller-key";
 import { boundCalls, createCallBuckets } from "./socket-calls";
 import type { SocketLimiter } from "./socket-limits";
 
@@ -38,13 +39,6 @@ export function trpcUpgrade(deps: {
       },
       () => refuseSocket(socket, 503, "Service Unavailable", "who is asking could not be checked; try again"),
     );
-}
-
-/** Whose calls a socket's are: a person's, the local owner's, a share link's, or an address's. */
-function callerKey(id: Identity, address: string): string {
-  if (id.kind === "owner") return id.via === "account" ? `person:${id.actor.userId}` : "owner";
-  if (id.kind === "viewer") return `link:${id.linkId}`;
-  return `address:${address}`;
 }
 
 /**
