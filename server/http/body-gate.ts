@@ -1,9 +1,9 @@
 // Who may send /api/trpc a body, decided before it is read. tRPC's HTTP adapter starts reading a
 // POST's body at once and buffers it (up to CALL_BODY_MAX) before any procedure or identity is
 // looked at, so a stranger holding 63 MiB bodies open on many connections made the server hold
-// 64 MiB each: 20 connections took it from 291 MiB to 1.3 GB. A body over the bound is refused
-// unread and its connection closed; so is one over a few KiB, or of no stated length, from
-// someone who may call no procedure with a body (nobody signed in, an ended link, a person of no
+// 64 MiB each: 20 connections took it from 291 MiB to 1.3 GB. A body over a few KiB, or of no
+// stated length, is refused unread and its connection closed when it comes from someone who may
+// call no procedure with a body (nobody signed in, an ended link, a person of no
 // org; every public procedure is a GET). A small one still reaches tRPC, which answers it in its
 // own shape (UNAUTHORIZED), as the IDE's client expects of a signed-out page. And a person's (or a
 // share link's) bodies being read at once hold at most `perCallerBytes` together, counted by
@@ -35,9 +35,9 @@ export function createBodyGate(deps: {
   return async (req: IncomingMessage, res: ServerResponse, next: () => void): Promise<void> => {
     const method = (req.method ?? "GET").toUpperCase();
     if (method === "GET" || method === "HEAD") return next();
+    // Over maxBytes, tRPC refuses it unread itself (413), after what it may refuse first: a share
+    // link's mutation (403), a query posted (405).
     const declared = Number(req.headers["content-length"] ?? NaN);
-    if (declared > deps.maxBytes)
-      return refuse(req, res, 413, `the request body is over ${deps.maxBytes} bytes, the most a call takes`);
     let id: Identity;
     try {
       id = await deps.identify(req);
@@ -47,7 +47,7 @@ export function createBodyGate(deps: {
     if (!MAY_SEND_BODY.has(id.kind) && !(declared <= STRANGER_BODY_MAX))
       return refuse(req, res, 401, "sign in first: this call needs a signed-in person");
     const key = callerKey(id, req.socket.remoteAddress ?? "unknown");
-    const bytes = declared >= 0 ? declared : deps.maxBytes;
+    const bytes = declared >= 0 ? Math.min(declared, deps.maxBytes) : deps.maxBytes;
     const held = reading.get(key) ?? 0;
     if (held + bytes > perCaller)
       return refuse(req, res, 429, `too many large requests at once: ${held} bytes of yours are being read already`);
