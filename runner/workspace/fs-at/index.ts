@@ -182,29 +182,7 @@ export class WorkspaceFs {
 
   /** A folder's entries (links inside followed to reach it); null when missing or not a folder. */
   async readdir(input: string): Promise<Dirent[] | null> {
-    return (await this.listDir(input))?.entries ?? null;
-  }
-
-  /**
-   * A folder's entries and, from the same walk, the bytes of one regular file in it (not through
-   * a link; up to 1 MiB), null when it has none: list_files reads each folder's .gitignore.
-   */
-  async listDir(input: string, file?: string): Promise<{ entries: Dirent[]; file: Buffer | null } | null> {
-    let w: Walked;
-    try {
-      w = this.walk(input, { open: READ_FLAGS | O_DIRECTORY });
-    } catch (err) {
-      if (err instanceof PathError && missing(err)) return null;
-      throw err;
-    }
-    try {
-      if (w.fd === undefined) return null;
-      const entries = await readdir(fdPath(w.fd), { withFileTypes: true });
-      if (!file || !entries.some((e) => e.name === file)) return { entries, file: null };
-      return { entries, file: await readChild(w.fd, file, 1024 * 1024) };
-    } finally {
-      w.close();
-    }
+    return this.inFolder(input, (fd) => readdir(fdPath(fd), { withFileTypes: true }));
   }
 
   /**
@@ -218,6 +196,17 @@ export class WorkspaceFs {
     first: number,
     file?: string,
   ): Promise<{ entries: Dirent[]; more: boolean; file: Buffer | null } | null> {
+    return this.inFolder(input, async (fd) => {
+      const content = file ? await readChild(fd, file, 1024 * 1024) : null;
+      const kept = new SmallestNames<Dirent>(first);
+      for await (const e of await opendir(fdPath(fd), { bufferSize: 256 })) kept.offer(e);
+      return { entries: kept.sorted(), more: kept.dropped > 0, file: content };
+    });
+  }
+
+  /** `use` of the folder at `input`, opened for reading (links inside followed to reach it); null
+   *  when it is missing or not a folder. */
+  private async inFolder<T>(input: string, use: (fd: number) => Promise<T>): Promise<T | null> {
     let w: Walked;
     try {
       w = this.walk(input, { open: READ_FLAGS | O_DIRECTORY });
@@ -226,12 +215,7 @@ export class WorkspaceFs {
       throw err;
     }
     try {
-      if (w.fd === undefined) return null;
-      const content = file ? await readChild(w.fd, file, 1024 * 1024) : null;
-      const kept = new SmallestNames<Dirent>(first);
-      const dir = await opendir(fdPath(w.fd), { bufferSize: 256 });
-      for await (const e of dir) kept.offer(e);
-      return { entries: kept.sorted(), more: kept.dropped > 0, file: content };
+      return w.fd === undefined ? null : await use(w.fd);
     } finally {
       w.close();
     }
