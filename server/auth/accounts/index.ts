@@ -23,7 +23,7 @@ import { isDirectLoopback } from "../identity";
 import { parsePreviewHost } from "../../protocol/preview";
 import { CLIENT_ADDRESS_HEADER, createAccountsInstance, type AccountsInstance } from "./instance";
 import { createMailer } from "./mailer";
-import { createSignInLimiter, MAX_EMAIL_LENGTH, signInEmail, type SignInLimits } from "./rate-limit";
+import { createSignInLimiter, INVALID_EMAIL, signInEmail, type SignInLimits } from "./rate-limit";
 import { createInvitedSignUps } from "./invited-sign-up";
 import { anyAccount, FirstOwnerError, takeOverLocalOwner } from "./first-owner";
 import { createPeopleSockets, type SocketMatch } from "./sockets";
@@ -307,11 +307,7 @@ export async function createAccounts(deps: AccountsDeps) {
   async function signIn(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
     // An email no account can have is refused before anything is counted: nothing of it is written.
     const email = signInEmail(jsonOf(body).email);
-    if (email === null)
-      return json(res, 400, {
-        code: "INVALID_EMAIL",
-        message: `Give a valid email address (at most ${MAX_EMAIL_LENGTH} characters).`,
-      });
+    if (email === null) return json(res, 400, INVALID_EMAIL);
     const admitted = await limiter.admit(email, req.socket.remoteAddress ?? "unknown");
     if (!admitted.ok) {
       log(`sign-in refused (too many failures for this ${admitted.reason}, retry in ${admitted.retryAfterSeconds} s)`);
@@ -372,11 +368,7 @@ export async function createAccounts(deps: AccountsDeps) {
     // The address an account signs in with later: one sign-in refuses (over 254 characters, or
     // not an email) could never be used, nor should it be stored.
     const email = signInEmail(input.email);
-    if (email === null)
-      return json(res, 400, {
-        code: "INVALID_EMAIL",
-        message: `Give a valid email address (at most ${MAX_EMAIL_LENGTH} characters).`,
-      });
+    if (email === null) return json(res, 400, INVALID_EMAIL);
     const byLink = invitation !== undefined && (await invitedSignUps.admit(text(invitation), email));
     if (invitation !== undefined && !byLink)
       return json(res, 403, {

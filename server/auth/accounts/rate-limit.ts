@@ -35,6 +35,12 @@ const SWEEP_BATCH = 200;
  *  any account's: not a string, longer than `MAX_EMAIL_LENGTH` (the first owner's limit; mail
  *  cannot reach a longer one), or not shaped like an email (the first owner's pattern, looser than
  *  the one better-auth checks at sign-in and sign-up, so no email it takes is refused here). */
+/** The answer to an email `signInEmail` refuses, at sign-in and sign-up alike. */
+export const INVALID_EMAIL = {
+  code: "INVALID_EMAIL",
+  message: `Give a valid email address (at most ${MAX_EMAIL_LENGTH} characters).`,
+};
+
 export function signInEmail(value: unknown): string | null {
   if (typeof value !== "string") return null;
   const email = value.trim().toLowerCase();
