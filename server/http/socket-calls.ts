@@ -66,8 +66,6 @@ export function createCallBuckets(bounds = CALL_BOUNDS) {
         },
       };
     },
-    /** Identities with a bucket (tests). */
-    size: () => held.size,
   };
 }
 

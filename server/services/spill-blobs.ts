@@ -42,8 +42,6 @@ export interface BlobChannel {
   /** Appends the piece at `offset` of a spill whose row exists (pieces of at most SPILL_CHUNK bytes),
    *  unless the session's spills would then hold more than `limit` bytes. */
   appendChunk(id: string, sessionId: string, offset: number, bytes: Uint8Array, limit?: number): Promise<Bounded>;
-  /** Bytes the session's spills hold (finished, streaming and expired but not yet deleted). */
-  held(sessionId: string): Promise<number>;
   /** Records the final size and digest of a streamed spill. */
   seal(id: string, size: number, sha256: string): Promise<void>;
   /** Bytes [from, from + length) of a spill (clamped), regardless of expiry. */
@@ -123,9 +121,6 @@ function sqliteChannel(url: string): BlobChannel {
     async appendChunk(id, sessionId, offset, bytes, limit = Infinity) {
       return within(sessionId, bytes.byteLength, limit, () => append.run(id, offset, buf(bytes)));
     },
-    async held(sessionId) {
-      return heldNow(sessionId);
-    },
     async seal(id, size, sha256) {
       seal.run(size, sha256, id);
     },
@@ -200,9 +195,6 @@ function postgresChannel(url: string): BlobChannel {
       return within(sessionId, bytes.byteLength, limit, (q) =>
         q.query(`INSERT INTO "SpillChunk" ("spillId","offset","bytes") VALUES ($1,$2,$3)`, [id, offset, buf(bytes)]),
       );
-    },
-    async held(sessionId) {
-      return heldBy(pool, sessionId);
     },
     async seal(id, size, sha256) {
       await pool.query(`UPDATE "Spill" SET "size" = $1, "sha256" = $2 WHERE "id" = $3`, [size, sha256, id]);
