@@ -18,6 +18,7 @@ import { createTokenThrottle, type TokenThrottle, type TokenThrottleOptions } fr
 import { PtyBridge, type PtyChannel } from "./runner/pty";
 import { PreviewBridge } from "../preview/bridge";
 import { SessionBindings } from "./session-bindings";
+import { requestAddress } from "../http/address-key";
 
 export { tokenMatcher };
 export type { BoundToken, PtyChannel };
@@ -153,7 +154,7 @@ export class RunnerPool implements Executor {
    * (/runner, GET /api/uploads/<id>) asks here, so wrong guesses count against one budget.
    */
   admitToken(req: IncomingMessage): TokenAdmission {
-    const address = req.socket.remoteAddress ?? "unknown";
+    const address = requestAddress(req);
     const wait = this.throttle.check(address);
     if (wait > 0)
       return {

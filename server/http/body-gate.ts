@@ -10,6 +10,7 @@
 // their stated length (the bound for one of no stated length): past it, 429 and closed.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Identity } from "../auth";
+import { requestAddress } from "./address-key";
 import { callerKey } from "./caller-key";
 
 const MAY_SEND_BODY: ReadonlySet<Identity["kind"]> = new Set(["owner", "viewer"]);
@@ -46,7 +47,7 @@ export function createBodyGate(deps: {
     }
     if (!MAY_SEND_BODY.has(id.kind) && !(declared <= STRANGER_BODY_MAX))
       return refuse(req, res, 401, "sign in first: this call needs a signed-in person");
-    const key = callerKey(id, req.socket.remoteAddress ?? "unknown");
+    const key = callerKey(id, requestAddress(req));
     const bytes = declared >= 0 ? Math.min(declared, deps.maxBytes) : deps.maxBytes;
     const held = reading.get(key) ?? 0;
     if (held + bytes > perCaller)

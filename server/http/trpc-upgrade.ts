@@ -7,6 +7,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocketServer } from "ws";
 import type { Identity } from "../auth";
 import { boundBacklog } from "./socket-backlog";
+import { requestAddress } from "./address-key";
 import { callerKey } from "./caller-key";
 import { boundCalls, createCallBuckets } from "./socket-calls";
 import type { SocketLimiter } from "./socket-limits";
@@ -24,12 +25,12 @@ export function trpcUpgrade(deps: {
   return (req, socket, head) =>
     void deps.identify(req).then(
       (id) => {
-        const admitted = limits.admit(id, req.socket.remoteAddress ?? "unknown");
+        const admitted = limits.admit(id, requestAddress(req));
         if ("refused" in admitted) return refuseSocket(socket, 429, "Too Many Requests", admitted.refused);
         wss.handleUpgrade(req, socket, head, (ws) => {
           ws.once("close", admitted.release);
           boundBacklog(ws, (unsent) => deps.log(`a socket that stopped reading was ended (${unsent} bytes unsent)`));
-          const calls = buckets.hold(callerKey(id, req.socket.remoteAddress ?? "unknown"));
+          const calls = buckets.hold(callerKey(id, requestAddress(req)));
           ws.once("close", calls.release);
           boundCalls(ws, calls.bucket, (why) => deps.log(`a socket was ended for sending too many calls: ${why}`));
           wss.emit("connection", ws, req);
@@ -53,7 +54,7 @@ export function countedUpgrade(
   return (req, socket, head) =>
     void deps.identify(req).then(
       (id) => {
-        const admitted = deps.limits.admit(id, req.socket.remoteAddress ?? "unknown");
+        const admitted = deps.limits.admit(id, requestAddress(req));
         if ("refused" in admitted) return refuseSocket(socket, 429, "Too Many Requests", admitted.refused);
         socket.once("close", admitted.release);
         handler(req, socket, head);

@@ -20,6 +20,7 @@ import type { Actor } from "../../services/types";
 import { deriveKey, hashToken, newToken, sameText } from "../crypto";
 import { viaHttps } from "../cookies";
 import { isDirectLoopback } from "../identity";
+import { requestAddress } from "../../http/address-key";
 import { parsePreviewHost } from "../../protocol/preview";
 import { CLIENT_ADDRESS_HEADER, createAccountsInstance, type AccountsInstance } from "./instance";
 import { createMailer } from "./mailer";
@@ -308,7 +309,7 @@ export async function createAccounts(deps: AccountsDeps) {
     // An email no account can have is refused before anything is counted: nothing of it is written.
     const email = signInEmail(jsonOf(body).email);
     if (email === null) return json(res, 400, INVALID_EMAIL);
-    const admitted = await limiter.admit(email, req.socket.remoteAddress ?? "unknown");
+    const admitted = await limiter.admit(email, requestAddress(req));
     if (!admitted.ok) {
       log(`sign-in refused (too many failures for this ${admitted.reason}, retry in ${admitted.retryAfterSeconds} s)`);
       return json(

@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:http";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { addressKey } from "../../http/address-key";
 import type { AddressInfo } from "node:net";
 import { parseEnv } from "../../env";
 import { createTestDb, testDatabases, type TestDb } from "../../testing/db";
@@ -60,6 +61,22 @@ describe.each(testDatabases())("sign-in counters on %s", (provider) => {
       // Another address is still counted per account.
       expect((await limiter.admit("three@example.com", "10.0.0.2")).ok).toBe(true);
       expect(await rows("signin-account")).toHaveLength(3);
+    } finally {
+      limiter.dispose();
+    }
+  });
+
+  it("counts every address of one IPv6 /64 together, as the server keys a connection", async () => {
+    const limiter = createSignInLimiter(db.db, { perAddress: 2, perAccount: 5 });
+    try {
+      // A client given a /64 rotating its low bits (privacy addresses) for each guess.
+      expect((await limiter.admit("a@example.com", addressKey("2001:db8:5:6::1"))).ok).toBe(true);
+      expect((await limiter.admit("b@example.com", addressKey("2001:db8:5:6::2"))).ok).toBe(true);
+      expect(await limiter.admit("c@example.com", addressKey("2001:db8:5:6:aaaa::3"))).toMatchObject({
+        ok: false,
+        reason: "address",
+      });
+      expect((await limiter.admit("d@example.com", addressKey("2001:db8:5:7::1"))).ok).toBe(true);
     } finally {
       limiter.dispose();
     }
