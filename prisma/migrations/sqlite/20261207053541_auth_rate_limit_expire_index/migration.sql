@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "AuthRateLimit_expire_idx" ON "AuthRateLimit"("expire");
+
