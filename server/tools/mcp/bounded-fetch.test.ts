@@ -1,13 +1,14 @@
 // An MCP server over HTTP answering with more than Quiver reads: the answer is cut off at the
 // bound instead of being read whole (and then decoded, parsed and copied), whether it says its
 // length or streams it; the call fails saying why. A real HTTP server speaking MCP's JSON-RPC
-// enough for the SDK's own client and transport, which are what the server uses.
+// enough for the SDK's own client and the transport the server opens (transport.ts).
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { boundedFetch, McpAnswerTooLarge } from "./bounded-fetch";
 import { mcpSdk } from "./sdk";
+import { openTransport } from "./transport";
 
 const MAX = 1024 * 1024;
 let server: Server | undefined;
@@ -45,7 +46,8 @@ async function mcpServer(size: number, declareLength: boolean): Promise<string> 
 async function callThrough(url: string): Promise<string> {
   const sdk = await mcpSdk();
   const client = new sdk.Client({ name: "quiver-test", version: "1" });
-  const transport = new sdk.StreamableHTTPClientTransport(new URL(url), { fetch: boundedFetch(MAX) });
+  // The transport the server opens for a configured HTTP server, with a smaller bound.
+  const { transport } = openTransport({ kind: "http", url, headers: {} }, sdk, MAX);
   await client.connect(transport);
   try {
     const r = await client.callTool({ name: "big", arguments: {} });

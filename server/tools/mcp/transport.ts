@@ -5,7 +5,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpTransportConfig } from "./config";
 import type { McpSdk } from "./sdk";
-import { boundedFetch } from "./bounded-fetch";
+import { boundedFetch, MCP_ANSWER_MAX } from "./bounded-fetch";
 
 const TAIL_BYTES = 2000;
 
@@ -17,11 +17,12 @@ export interface OpenTransport {
   stderrTail(): string;
 }
 
-export function openTransport(config: McpTransportConfig, sdk: McpSdk): OpenTransport {
+/** `answerMax`: the most of one HTTP answer read (tests give a small one). */
+export function openTransport(config: McpTransportConfig, sdk: McpSdk, answerMax = MCP_ANSWER_MAX): OpenTransport {
   if (config.kind === "http") {
     const transport = new sdk.StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: config.headers },
-      fetch: boundedFetch(),
+      fetch: boundedFetch(answerMax),
     });
     return { transport, kill: () => undefined, stderrTail: () => "" };
   }
