@@ -1,5 +1,6 @@
 // The agent in the IDE, against the real server, runner and pipeline with the fake provider:
-// full turn with an approval, reject with a message, spilled output viewer, the agent editing
+// full turn with an approval, reject with a message, spilled output viewer, a long change read
+// whole before approving it, the agent editing
 // an open file, an edit's tool card showing the file's real diff (asked or not, after a reload),
 // reloads mid-turn and mid-approval, two tabs answering once, Esc to stop.
 import { readFileSync } from "node:fs";
@@ -78,6 +79,28 @@ test("a spilled result opens in the full-output viewer and pages through it", as
   await expect(viewer.getByTestId("spill-range")).toContainText("bytes 65,536");
   await page.keyboard.press("Escape");
   await expect(viewer).toBeHidden();
+});
+
+test("a change longer than its card shows is read whole before it is approved", async ({ page, model }) => {
+  const rows = Array.from({ length: 600 }, (_, i) => `row ${i} ${"y".repeat(40)}`).join("\n");
+  model.script(call("write_file", { path: "long.txt", content: `${rows}\nTHE LAST LINE\n` }), say("Wrote it."));
+  await openNewSession(page);
+  await send(page, "Write a long file.");
+  const approval = page.getByTestId("approval-card");
+  await expect(approval).toHaveAttribute("data-state", "pending");
+  await expect(approval.getByTestId("diff-text")).toContainText(/more characters\)/);
+  await expect(approval.getByTestId("diff-text")).not.toContainText("THE LAST LINE");
+  await approval.getByTestId("approval-whole-change").click();
+  const viewer = page.getByTestId("spill-viewer");
+  await expect(viewer.getByTestId("spill-range")).toContainText(/bytes 0–(2\d),\d{3} of \1,\d{3}$/);
+  await expect(viewer.getByTestId("spill-text")).toContainText("+THE LAST LINE");
+  // Escape closes the viewer and leaves the card's answer to the person.
+  await page.keyboard.press("Escape");
+  await expect(viewer).toBeHidden();
+  await expect(approval).toHaveAttribute("data-state", "pending");
+  await approval.getByTestId("approve-once").click();
+  await expect(card(page, "write_file")).toHaveAttribute("data-status", "succeeded");
+  expect(readFileSync(join(workspaceDir(), "long.txt"), "utf8")).toContain("THE LAST LINE");
 });
 
 test("the agent editing an open file updates the editor, and unsaved edits get a diff instead", async ({

@@ -5,8 +5,12 @@
 // boundary and a last line says how much was left out.
 import { createTwoFilesPatch } from "diff";
 
-/** The most of a diff that travels to the server (the approval card clips at the same size). */
+/** The most of an applied diff that travels to the server, for its tool card. */
 export const DIFF_MAX_CHARS = 20_000;
+/** The most of a proposed change that travels, for its approval card: the card shows 20,000
+ *  characters and keeps the rest for "show the whole change", so a person can read what they
+ *  approve. Bounded still: the runner's channel carries at most 64 MiB a message. */
+export const PREVIEW_DIFF_MAX_CHARS = 4 * 1024 * 1024;
 /** Comparing two large, very different texts can take long; past this the diff is not shown. */
 const DIFF_TIMEOUT_MS = 2_000;
 

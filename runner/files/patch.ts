@@ -6,7 +6,7 @@ import { applyPatch, parsePatch, type StructuredPatch } from "diff";
 import { ApplyPatchInput } from "../../server/protocol/file-ops";
 import type { FileChange } from "../workspace/workspace";
 import { defineOp, type OpContext } from "../ops";
-import { capDiff, changeDiff } from "./change-diff";
+import { capDiff, changeDiff, DIFF_MAX_CHARS } from "./change-diff";
 import { notUtf8, readForChange, type Refusal } from "./edit";
 import { utf8Text } from "./text";
 
@@ -41,7 +41,11 @@ export interface PlannedPatch {
 }
 
 /** What an apply_patch would write, without writing it: the one place its rules live. */
-export async function planPatch(input: ApplyPatchInput, ctx: OpContext): Promise<Refusal | PlannedPatch> {
+export async function planPatch(
+  input: ApplyPatchInput,
+  ctx: OpContext,
+  diffMaxChars = DIFF_MAX_CHARS,
+): Promise<Refusal | PlannedPatch> {
   let files: StructuredPatch[];
   try {
     files = parsePatch(input.patch);
@@ -103,7 +107,7 @@ export async function planPatch(input: ApplyPatchInput, ctx: OpContext): Promise
     // Uncut per file: the whole is cut once, below.
     diffs.push(changeDiff(target.rel, creating ? null : original, deleting ? null : result, Infinity));
   }
-  return { ok: true, changes, summary, diff: capDiff(diffs.join("")) };
+  return { ok: true, changes, summary, diff: capDiff(diffs.join(""), diffMaxChars) };
 }
 
 export const applyPatchOp = defineOp({

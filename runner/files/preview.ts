@@ -1,10 +1,11 @@
 // preview_change: the unified diff an edit_file, write_file or apply_patch would make, worked
 // out by the same code as the op (edit.ts, patch.ts), with nothing written. The approval card
 // shows it, so the person sees the file's real line numbers and context; a change the op would
-// refuse is refused here too.
+// refuse is refused here too. The whole change travels (up to PREVIEW_DIFF_MAX_CHARS): the card
+// clips it and keeps the rest for "show the whole change".
 import { PreviewChangeInput } from "../../server/protocol/file-ops";
 import { defineOp, type OpContext, type OpResult } from "../ops";
-import { changeDiff } from "./change-diff";
+import { changeDiff, PREVIEW_DIFF_MAX_CHARS } from "./change-diff";
 import { planEdit, planWrite } from "./edit";
 import { planPatch } from "./patch";
 
@@ -23,7 +24,7 @@ export const previewChangeOp = defineOp({
 
 async function preview(req: PreviewChangeInput, ctx: OpContext): Promise<OpResult> {
   if (req.tool === "apply_patch") {
-    const patch = await planPatch(req.input, ctx);
+    const patch = await planPatch(req.input, ctx, PREVIEW_DIFF_MAX_CHARS);
     if (!patch.ok) return { ok: true, output: patch.output, meta: { refused: true } };
     return { ok: true, output: patch.diff, meta: { paths: patch.changes.map((c) => c.path.rel) } };
   }
@@ -34,7 +35,7 @@ async function preview(req: PreviewChangeInput, ctx: OpContext): Promise<OpResul
   const { target, before, updated } = plan;
   return {
     ok: true,
-    output: changeDiff(target.rel, before, updated),
+    output: changeDiff(target.rel, before, updated, PREVIEW_DIFF_MAX_CHARS),
     meta: { path: target.rel, created: before === null },
   };
 }

@@ -10,7 +10,8 @@ import type { Db } from "../db";
 import type { ApprovalDecision, ApprovalRequest } from "../protocol/events";
 import { callFacts, decide, type SessionApprovalState } from "../policy/decide";
 import { keysOfFingerprint, sessionFingerprint, sessionKeys } from "../policy/fingerprint";
-import { approvalCard } from "./card";
+import { approvalCard, cardChange } from "./card";
+import { keepWholeChange } from "./card-change";
 import { ApprovalError, type Answer, type CallRecord, type Choice } from "./contract";
 import { CANCELLED_BEFORE, finish, settle } from "./finish";
 import { audit, safeEmit } from "./records";
@@ -35,14 +36,18 @@ export async function approve(call: CallRecord): Promise<void> {
     if (change && "problem" in change) return await finish(call, { kind: "invalid", message: change.problem });
     call.validated = true;
     const reason = call.decision?.reason ?? "This call needs approval.";
-    const card = approvalCard(
-      tool,
-      input,
-      reason,
-      change?.diff,
-      call.decision?.action === "ask" ? call.decision.unchecked : undefined,
-      change?.note,
-    );
+    const kept = await keepWholeChange(cardChange(tool, input, change?.diff), {
+      sessionId: turn.sessionId,
+      toolCallId: call.toolCallId,
+      spills: core.deps.spills,
+      log: core.log,
+    });
+    const card = approvalCard(tool, input, reason, {
+      diff: change?.diff,
+      unchecked: call.decision?.action === "ask" ? call.decision.unchecked : undefined,
+      note: [change?.note, kept.note].filter(Boolean).join("\n") || undefined,
+      diffRef: kept.diffRef,
+    });
     const keys = sessionKeys(callFacts({ tool, input }));
     const approval = await core.broker.open({
       sessionId: turn.sessionId,

@@ -1,7 +1,9 @@
 // What an approval card shows: the tool, a one-line summary, the exact command, diff or URL,
 // why it needs approval, whether the command is destructive (and what it could destroy), and
 // what "for this session" would cover, in plain sentences. Built from the exact input
-// the approval is bound to.
+// the approval is bound to. A change longer than a card shows is clipped there, and the whole of
+// it is stored (approve.ts) for the card's "show the whole change": a person never approves text
+// they had no way to read.
 import { createTwoFilesPatch } from "diff";
 import type { ApprovalRequest } from "../protocol/events";
 import type { Tool } from "../tools/tool";
@@ -9,7 +11,8 @@ import { callFacts } from "../policy/decide";
 import { describeKeys, plainKeys, sessionKeys } from "../policy/fingerprint";
 import { dangerReason } from "../shell/danger";
 
-const MAX_DIFF = 20_000;
+/** The most of a change a card carries in its event; the rest is behind `diffRef`. */
+export const MAX_DIFF = 20_000;
 
 function str(input: unknown, ...keys: string[]): string | undefined {
   if (!input || typeof input !== "object") return undefined;
@@ -29,33 +32,48 @@ function clip(text: string): string {
   return text.length > MAX_DIFF ? `${text.slice(0, MAX_DIFF)}\n… (${text.length - MAX_DIFF} more characters)` : text;
 }
 
-/** A unified diff of the change an edit or write proposes, when the input describes one. */
-export function proposedDiff(input: unknown): string | undefined {
+/** The whole unified diff of the change an edit or write proposes, when the input describes one. */
+export function proposedChange(input: unknown): string | undefined {
   const given = str(input, "diff", "patch");
-  if (given) return clip(given);
+  if (given) return given;
   const path = str(input, "path", "file_path") ?? "file";
   const oldStr = str(input, "old_str", "old_string");
   const newStr = str(input, "new_str", "new_string");
   if (oldStr !== undefined && newStr !== undefined) {
-    return clip(patch(`a/${path}`, `b/${path}`, `${oldStr}\n`, `${newStr}\n`, undefined, undefined, { context: 2 }));
+    return patch(`a/${path}`, `b/${path}`, `${oldStr}\n`, `${newStr}\n`, undefined, undefined, { context: 2 });
   }
   const content = str(input, "content");
   if (content !== undefined)
-    return clip(patch("/dev/null", `b/${path}`, "", content.endsWith("\n") ? content : `${content}\n`));
+    return patch("/dev/null", `b/${path}`, "", content.endsWith("\n") ? content : `${content}\n`);
   return undefined;
 }
 
-/** `diff`: the tool's own preview of its change (the file's real lines), when it has one. */
-/** `unchecked`: what the org policy could not check (Decision.unchecked), said on the card. */
-/** `note`: what the tool's preview says the person should know (git_push: the remote changed). */
-export function approvalCard(
-  tool: Tool,
-  input: unknown,
-  reason: string,
-  diff?: string,
-  unchecked?: string,
-  note?: string,
-): ApprovalRequest {
+/** `proposedChange` as a card shows it: clipped, saying how much was left out. */
+export function proposedDiff(input: unknown): string | undefined {
+  const whole = proposedChange(input);
+  return whole === undefined ? undefined : clip(whole);
+}
+
+/** The whole change a card for this call shows (none for a command): the tool's own preview
+ *  `diff` (the file's real lines) when it has one, else what the input describes. */
+export function cardChange(tool: Tool, input: unknown, diff?: string): string | undefined {
+  if (callFacts({ tool, input }).command !== undefined) return undefined;
+  return diff ?? proposedChange(input);
+}
+
+export interface CardExtras {
+  /** The tool's own preview of its change, when it has one. */
+  diff?: string;
+  /** What the org policy could not check (Decision.unchecked), said on the card. */
+  unchecked?: string;
+  /** What the tool's preview says the person should know (git_push: the remote changed). */
+  note?: string;
+  /** Where the whole change is stored when it is longer than the card shows (a spill). */
+  diffRef?: string;
+}
+
+export function approvalCard(tool: Tool, input: unknown, reason: string, extras: CardExtras = {}): ApprovalRequest {
+  const { diff, unchecked, note, diffRef } = extras;
   const facts = callFacts({ tool, input });
   const card: ApprovalRequest = { tool: tool.name, summary: tool.summarize(input), reason };
   if (facts.command !== undefined) {
@@ -65,6 +83,7 @@ export function approvalCard(
   }
   const shown = facts.command === undefined ? (diff !== undefined ? clip(diff) : proposedDiff(input)) : undefined;
   if (shown) card.diff = shown;
+  if (shown && diffRef) card.diffRef = diffRef;
   if (facts.urls && facts.urls.length > 0) card.url = facts.urls[0];
   const keys = sessionKeys(facts);
   card.covers = describeKeys(keys);

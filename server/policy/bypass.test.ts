@@ -130,7 +130,7 @@ describe("an org deny of one command denies the whole line", () => {
     expect(d).toMatchObject({ action: "ask", decision: "policy_ask" });
     if (d.action !== "ask") throw new Error("unreachable");
     expect(d.unchecked).toMatch(/could not check/);
-    const card = approvalCard(shellTool, { command: `touch x.txt${rest}` }, d.reason, undefined, d.unchecked);
+    const card = approvalCard(shellTool, { command: `touch x.txt${rest}` }, d.reason, { unchecked: d.unchecked });
     expect(card.policyUnchecked).toMatch(/could not check/);
   });
 

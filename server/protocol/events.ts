@@ -37,6 +37,11 @@ export const ApprovalRequest = z.object({
   summary: z.string(),
   command: z.string().optional(),
   diff: z.string().optional(),
+  /** The whole change, stored as a spill (spills.read), when `diff` is clipped. */
+  diffRef: z
+    .string()
+    .regex(/^sp_[0-9a-f]{32}$/)
+    .optional(),
   url: z.string().optional(),
   reason: z.string(),
   /** What answering "for this session" would cover, e.g. `npm test *`. */

@@ -8,8 +8,10 @@
 // cannot answer it; a held key's repeats never do. The server records only the first answer, so
 // two tabs answering run the call once; the loser is told. A read-only viewer sees the card
 // without the answers. Once answered, the diff moves to the tool card (which shows what was
-// applied), so it is not shown twice. A destructive command (the server's shell classifier) says
-// so in a mark and words, not colour alone; "for this session" is spelt out in plain sentences.
+// applied), so it is not shown twice. A change longer than the card shows is clipped with a
+// count of what is left out, and "Show the whole change" pages through all of it. A destructive
+// command (the server's shell classifier) says so in a mark and words, not colour alone; "for
+// this session" is spelt out in plain sentences.
 import { useEffect, useState } from "react";
 import type { ApprovalCard as Card } from "../../_lib/session-state";
 import type { ApprovalChoice } from "../../_lib/session-api";
@@ -40,9 +42,12 @@ function sessionLabel(r: Card["request"]): string {
 export function ApprovalCard({
   card,
   onAnswer,
+  onViewWhole,
 }: {
   card: Card;
   onAnswer(choice: ApprovalChoice, message?: string): Promise<unknown>;
+  /** Opens the whole of a change the card shows clipped (`request.diffRef`, a spill). */
+  onViewWhole?(ref: string): void;
 }) {
   const [message, setMessage] = useState("");
   const [busy, setBusy] = useState(false);
@@ -130,6 +135,11 @@ export function ApprovalCard({
       )}
       {r.url && <pre className={styles.approvalWhat}>{r.url}</pre>}
       {r.diff && pending && <DiffText text={r.diff} />}
+      {r.diff && r.diffRef && onViewWhole && (
+        <button onClick={() => onViewWhole(r.diffRef!)} data-testid="approval-whole-change">
+          Show the whole change
+        </button>
+      )}
       {!r.command && !r.url && !r.diff && <pre className={styles.approvalWhat}>{r.summary}</pre>}
       {pending && readOnly ? (
         <div className={styles.decided} data-testid="approval-waiting">

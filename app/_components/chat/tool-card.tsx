@@ -170,6 +170,7 @@ export const ToolCardView = memo(function ToolCardView({ card, approval, onAnswe
           <ApprovalCard
             card={approval}
             onAnswer={(choice, message) => onAnswer(approval.approvalId, choice, message)}
+            onViewWhole={(ref) => onViewSpill(ref, `${card.name}: the whole change (${card.summary})`)}
           />
         </div>
       )}

@@ -6,8 +6,9 @@ import type { ApplyPatchInput, EditFileInput, WriteFileInput } from "../../proto
 import type { ChangePreview, ToolContext, ToolResult } from "../tool";
 
 /**
- * The runner already cuts a diff at 20,000 characters; this bound holds against a runner that
- * does not, so one call never puts more than this into the event log.
+ * The runner already cuts an applied diff at 20,000 characters; this bound holds against a runner
+ * that does not, so one call never puts more than this into the event log. (A preview's diff is
+ * the whole change, up to 4 MiB: the approval card clips it and stores the rest, card-change.ts.)
  */
 const APPLIED_DIFF_MAX = 24_000;
 

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { parsePatch } from "diff";
 import { findCheck, isEditStep, TransactionInput, type TransactionStep } from "../../protocol/checks";
 import { writtenPaths, gitPathsOf } from "../../policy/git-paths";
-import { proposedDiff } from "../../pipeline/card";
+import { proposedChange } from "../../pipeline/card";
 import { respond } from "../errors";
 import { checkRuns } from "../checks-catalog";
 import { defineTool, type ChangePreview, type ToolContext } from "../tool";
@@ -64,7 +64,7 @@ async function preview(steps: TransactionStep[], ctx: ToolContext): Promise<Chan
         return { problem: `Step ${i + 1} (${s.op}) cannot be made: ${r.problem}` };
       if (r && "diff" in r) diff = r.diff;
     }
-    diff ??= proposedDiff(input(s));
+    diff ??= proposedChange(input(s));
     if (diff) parts.push(diff.endsWith("\n") ? diff : `${diff}\n`);
   }
   return { diff: parts.join("") };
