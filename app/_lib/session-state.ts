@@ -148,11 +148,20 @@ export function windowState(w: TurnWindow): SessionState {
   };
 }
 
+/** The server's answer to "show earlier" (turns.earlier). `partial`: the events are the latest
+ *  part of one turn longer than the server reads at once, not starting at a turn; the parts
+ *  before it come by asking before `afterSeq` (earlier-parts.ts joins them into one window). */
+export interface EarlierWindow extends TurnWindow {
+  events: readonly SessionEvent[];
+  partial?: boolean;
+}
+
 /** `state` with the turns before it (`events`, of the window `w` before `state.earlier`) put in
  *  front. Those turns are whole, so their items, cards and turns only add to the later ones;
- *  the session-wide fields stay the later state's unless it has none. */
-export function prependEarlier(state: SessionState, w: TurnWindow & { events: readonly SessionEvent[] }): SessionState {
-  if (!state.earlier) return state;
+ *  the session-wide fields stay the later state's unless it has none. A part of a turn is not
+ *  whole: it changes nothing until joined with the rest of its turn. */
+export function prependEarlier(state: SessionState, w: EarlierWindow): SessionState {
+  if (!state.earlier || w.partial) return state;
   const before = applyEvents(
     windowState(w),
     w.events.filter((ev) => ev.seq <= state.earlier!.afterSeq),

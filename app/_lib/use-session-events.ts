@@ -8,11 +8,13 @@
 // deleted): then it stops, "ended", with the reason. A resume
 // from events a server crash lost before storing them starts over from what is stored.
 // A session opens at its latest WINDOW_TURNS turns (server/hub/history.ts), so a long one costs
-// what those turns cost, not its whole log; `loadEarlier` puts the turns before them in front.
+// what those turns cost, not its whole log; `loadEarlier` puts the turns before them in front
+// (as many as the server's byte budget holds; a turn over it read in parts: earlier-parts.ts).
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { SessionEvent } from "../../server/protocol/events";
 import { applyEvents, emptySessionState, prependEarlier, windowState, type SessionState } from "./session-state";
 import { useSessionApi } from "./session-api";
+import { readEarlier } from "./earlier-parts";
 
 export type StreamStatus = "connecting" | "live" | "retrying" | "ended";
 
@@ -142,8 +144,10 @@ export function useSessionEvents(sessionId: string): SessionEvents {
   const loadEarlier = useCallback(() => {
     const earlier = stateRef.current.earlier;
     if (!earlier) return Promise.resolve();
-    loading.current ??= apiRef.current
-      .earlier(sessionId, earlier.afterSeq, WINDOW_TURNS)
+    loading.current ??= readEarlier(
+      (before) => apiRef.current.earlier(sessionId, before, WINDOW_TURNS),
+      earlier.afterSeq,
+    )
       .then((w) => setState((s) => (s.earlier?.afterSeq === earlier.afterSeq ? prependEarlier(s, w) : s)))
       .finally(() => (loading.current = undefined));
     return loading.current;

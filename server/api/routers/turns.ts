@@ -12,7 +12,8 @@ import { LINK_MESSAGES } from "../../auth/pages";
 import { mapIterable } from "../map-iterable";
 import { SendImages } from "../../protocol/attachments";
 import type { SessionEvent } from "../../protocol/events";
-import { redactedEvents, redactEventList } from "../../auth/redact-stream";
+import { redactedEvents } from "../../auth/redact-stream";
+import { redactedEarlier } from "../../hub/earlier-redacted";
 import { CheckpointError } from "../../services/checkpoints";
 
 const session = z.object({ sessionId: z.string().min(1) });
@@ -100,13 +101,15 @@ export const turnsRouter = router({
     .input(z.object({ turns: windowTurns }))
     .query(({ ctx, input }) => ctx.services.history.window(input.sessionId, input.turns)),
 
-  /** The `turns` turns before `beforeSeq`, folded, for "show earlier". */
+  /** Up to `turns` turns before `beforeSeq`, folded, for "show earlier": as many as a byte
+   *  budget holds, or a part of one turn over it (`partial`: ask again before its afterSeq). */
   earlier: sessionReadProcedure()
     .input(session)
     .input(z.object({ beforeSeq: z.number().int().min(1), turns: windowTurns }))
-    .query(async ({ ctx, input }) => {
-      const earlier = await ctx.services.history.earlier(input.sessionId, input.beforeSeq, input.turns);
-      return ctx.viewer ? { ...earlier, events: redactEventList(earlier.events) } : earlier;
+    .query(({ ctx, input }) => {
+      const { history } = ctx.services;
+      if (ctx.viewer) return redactedEarlier(history, input.sessionId, input.beforeSeq, input.turns);
+      return history.earlier(input.sessionId, input.beforeSeq, input.turns);
     }),
 
   events: sessionReadProcedure()
