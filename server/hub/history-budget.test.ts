@@ -6,7 +6,6 @@
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
 import type { SessionEvent, SessionEventBody } from "../protocol/events";
-import { createEventHub } from "./events";
 import { coalesce } from "./coalesce";
 import {
   createSessionHistory,
@@ -18,7 +17,7 @@ import {
 import { eventBytes } from "./history-read";
 import { redactedEarlier } from "./earlier-redacted";
 import { turnRowsFor } from "../db/turn-rows";
-import { seedSession } from "../testing/hub";
+import { publishedSession } from "../testing/hub";
 import { redactEventList } from "../auth/redact-stream";
 import { leaks, SECRET_CASES } from "../auth/secrets.testdata";
 import { applyEvents, emptySessionState, prependEarlier, windowState } from "../../app/_lib/session-state";
@@ -86,13 +85,7 @@ describe.each(testDatabases())("show earlier under a byte budget on %s", (provid
     }
   }
 
-  async function session(bodies: SessionEventBody[]): Promise<{ sessionId: string; all: SessionEvent[] }> {
-    const hub = createEventHub(t.current.db, { url: t.current.url, writeDelayMs: 0 });
-    const { sessionId } = await seedSession(t.current.db);
-    const all = await Promise.all(bodies.map((b) => hub.publish(sessionId, b)));
-    await hub.dispose();
-    return { sessionId, all };
-  }
+  const session = (bodies: SessionEventBody[]) => publishedSession(t.current, bodies);
 
   /** The client's way: open at the latest `opened` turns, then "show earlier" until nothing is. */
   async function scrollBack(h: SessionHistory, sessionId: string, lastSeq: number, opened: number, read = h.earlier) {

@@ -4,12 +4,11 @@
 // events read through Prisma and through the query thread's driver reads alike.
 import { describe, expect, it } from "vitest";
 import { testDatabases, useTestDb } from "../testing/db";
-import type { SessionEvent, SessionEventBody } from "../protocol/events";
-import { createEventHub } from "./events";
+import type { SessionEventBody } from "../protocol/events";
 import { coalesce } from "./coalesce";
 import { createSessionHistory, type SessionHistory } from "./history";
 import { turnRowsFor } from "../db/turn-rows";
-import { seedSession } from "../testing/hub";
+import { publishedSession } from "../testing/hub";
 import { applyEvents, emptySessionState, prependEarlier, windowState } from "../../app/_lib/session-state";
 
 function turn(i: number): SessionEventBody[] {
@@ -48,13 +47,7 @@ describe.each(testDatabases())("session history windows on %s", (provider) => {
     }
   }
 
-  async function session(bodies: SessionEventBody[]): Promise<{ sessionId: string; all: SessionEvent[] }> {
-    const hub = createEventHub(t.current.db, { url: t.current.url, writeDelayMs: 0 });
-    const { sessionId } = await seedSession(t.current.db);
-    const all = await Promise.all(bodies.map((b) => hub.publish(sessionId, b)));
-    await hub.dispose();
-    return { sessionId, all };
-  }
+  const session = (bodies: SessionEventBody[]) => publishedSession(t.current, bodies);
 
   it("starts the window at the latest turns, with the turns before it counted and the session-wide events carried", async () => {
     const bodies: SessionEventBody[] = [

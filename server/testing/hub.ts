@@ -1,6 +1,9 @@
-// Test helper: a user, an org and a session to hang events and turns on.
+// Test helpers: a user, an org and a session to hang events and turns on; a session whose
+// events were published through a real hub and stored.
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db";
+import { createEventHub } from "../hub/events";
+import type { SessionEvent, SessionEventBody } from "../protocol/events";
 
 export async function seedSession(
   db: Db,
@@ -14,4 +17,16 @@ export async function seedSession(
     data: { title: "test", ownerId: user.id, orgId: org.id, workspace: "", ...fields },
   });
   return { sessionId: session.id, userId: user.id, orgId: org.id };
+}
+
+/** A new session with `bodies` published in order and stored (the hub disposed, so written). */
+export async function publishedSession(
+  db: { db: Db; url: string },
+  bodies: SessionEventBody[],
+): Promise<{ sessionId: string; all: SessionEvent[] }> {
+  const hub = createEventHub(db.db, { url: db.url, writeDelayMs: 0 });
+  const { sessionId } = await seedSession(db.db);
+  const all = await Promise.all(bodies.map((b) => hub.publish(sessionId, b)));
+  await hub.dispose();
+  return { sessionId, all };
 }
