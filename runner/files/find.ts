@@ -19,8 +19,10 @@ export function holdsInOrder(path: string, query: string): boolean {
 export const ideFind = defineOp({
   input: PERSON_FILE_OPS.ide_find,
   async run(input, ctx) {
-    const r = await runRg(ctx.workspace.helpers, ["--files", ...RG_COMMON], {
+    // NUL-ended paths: a name holding a newline is one path, not two that do not exist.
+    const r = await runRg(ctx.workspace.helpers, ["--files", "--null", ...RG_COMMON], {
       signal: ctx.signal,
+      records: "paths",
       maxLines: PERSON_FILE_LIMITS.maxFound,
       keep: (line) => holdsInOrder(line, input.query),
     });

@@ -4,6 +4,7 @@ import { posix } from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { FILE_LIMITS, ListFilesInput } from "../../server/protocol/file-ops";
 import type { WorkspaceFs } from "../workspace/fs-at";
+import { listedName } from "../../server/protocol/listed-names";
 import { defineOp } from "../ops";
 
 interface Rule {
@@ -95,7 +96,8 @@ export const listFilesOp = defineOp({
               truncated = true;
               break;
             }
-            out.push(isDir ? `${rel}/` : e.isSymbolicLink() ? `${rel}@` : rel);
+            // A name that could read as another entry, a link, a folder or the note is quoted.
+            out.push(listedName(rel) + (isDir ? "/" : e.isSymbolicLink() ? "@" : ""));
             if (isDir && dir.depth < maxDepth) next.push({ rel, depth: dir.depth + 1, rules: dirRules });
           }
           if (truncated || !listed.more) break;

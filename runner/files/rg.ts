@@ -31,7 +31,33 @@ export interface RgOutput {
   stderr: string;
 }
 
-type RgOptions = { signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean };
+type RgOptions = { signal: AbortSignal; maxLines: number; keep?: (line: string) => boolean; records?: RgRecords };
+
+/**
+ * How rg's output is cut into records. "lines": at each newline. With `--null` a path may hold a
+ * newline (it is the agent's to name), so a record is cut where rg ends it: "paths" (`--files`)
+ * at each NUL, "hits" (a search) at the first newline after the NUL that ends its path.
+ */
+export type RgRecords = "lines" | "paths" | "hits";
+
+/** The whole records at the start of `text`, and what is left of it. */
+export function splitRecords(text: string, mode: RgRecords): { records: string[]; rest: string } {
+  if (mode !== "hits") {
+    const records = text.split(mode === "paths" ? "\0" : "\n");
+    const rest = records.pop() ?? "";
+    return { records, rest };
+  }
+  const records: string[] = [];
+  let from = 0;
+  for (;;) {
+    const nul = text.indexOf("\0", from);
+    const end = nul < 0 ? -1 : text.indexOf("\n", nul);
+    if (end < 0) break;
+    records.push(text.slice(from, end));
+    from = end + 1;
+  }
+  return { records, rest: text.slice(from) };
+}
 
 /** `keep`: only the lines it accepts are collected and counted. */
 export async function runRg(helpers: Helpers, args: string[], opts: RgOptions): Promise<RgOutput> {
@@ -56,9 +82,9 @@ function runOnce(cmd: HelperSpawn, opts: RgOptions): Promise<RgOutput> {
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk: string) => {
       if (truncated) return;
-      const parts = (rest + chunk).split("\n");
-      rest = parts.pop() ?? "";
-      for (const line of parts) {
+      const split = splitRecords(rest + chunk, opts.records ?? "lines");
+      rest = split.rest;
+      for (const line of split.records) {
         if (opts.keep && !opts.keep(line)) continue;
         if (lines.length >= opts.maxLines) {
           truncated = true;
@@ -78,6 +104,8 @@ function runOnce(cmd: HelperSpawn, opts: RgOptions): Promise<RgOutput> {
     });
     child.on("close", (code) => {
       opts.signal.removeEventListener("abort", onAbort);
+      // A search's last line without a path's NUL: rg's note on a binary file it was named.
+      if (opts.records === "hits") rest = rest.replace(/\n$/, "");
       if (!truncated && rest && (!opts.keep || opts.keep(rest))) {
         if (lines.length >= opts.maxLines) truncated = true;
         else lines.push(rest);

@@ -33,6 +33,7 @@ export class FileOpError extends Error {
 }
 
 import type { TreeEntry } from "../protocol/ide-types";
+import { readQuotedName } from "../protocol/listed-names";
 export type { TreeEntry };
 
 export interface SearchQuery {
@@ -214,12 +215,18 @@ export function parseListing(output: string): { entries: TreeEntry[]; truncated:
       truncated = true;
       continue;
     }
-    if (line.endsWith("/")) entries.push({ path: line.slice(0, -1), type: "dir" });
-    else if (line.endsWith("@")) entries.push({ path: line.slice(0, -1), type: "link" });
-    else entries.push({ path: line, type: "file" });
+    // A quoted name (listed-names.ts) is followed by its suffix alone; a malformed one names nothing.
+    const name = line.startsWith('"') ? readQuotedName(line) : splitPlain(line);
+    if (!name) continue;
+    const type = name.rest === "/" ? "dir" : name.rest === "@" ? "link" : name.rest === "" ? "file" : undefined;
+    if (type) entries.push({ path: name.name, type });
   }
   return { entries, truncated };
 }
+
+/** A plain listing line: its path and the suffix that says a folder or a link. */
+const splitPlain = (line: string) =>
+  /[/@]$/.test(line) ? { name: line.slice(0, -1), rest: line.slice(-1) } : { name: line, rest: "" };
 
 /** search_text output: `path:line:text` per matching line, "No matches.", and a bracketed note when cut. */
 export function parseSearch(output: string): SearchResults {
@@ -228,9 +235,10 @@ export function parseSearch(output: string): SearchResults {
   let truncated = false;
   for (const line of output.split("\n")) {
     if (line.startsWith("[results stopped")) truncated = true;
-    const m = /^(.+?):(\d+):(.*)$/.exec(line);
+    const quoted = line.startsWith('"') ? readQuotedName(line) : undefined;
+    const m = quoted ? /^:(\d+):(.*)$/.exec(quoted.rest) : /^(.+?):(\d+):(.*)$/.exec(line);
     if (!m) continue;
-    const [, path, n, text] = m;
+    const [path, n, text] = quoted ? [quoted.name, m[1], m[2]] : [m[1], m[2], m[3]];
     if (files.at(-1)?.path !== path) files.push({ path, matches: [] });
     files.at(-1)!.matches.push({ line: Number(n), text });
     matches++;

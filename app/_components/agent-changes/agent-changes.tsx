@@ -9,6 +9,7 @@ import { useEffect, useMemo } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { diffKey, useCheckpointsApi } from "../../_lib/checkpoints-api";
 import { useReadOnly } from "../../_lib/read-only";
+import { VisibleText } from "../../_lib/visible-text";
 import type { SessionState } from "../../_lib/session-state";
 import { HunkView } from "./agent-hunk";
 import styles from "./agent-changes.module.css";
@@ -112,7 +113,7 @@ export function AgentChanges({ sessionId, turnId, turns, version, onScope, onOpe
           >
             <div className={styles.fileHead}>
               <span className={styles.path} title={f.path}>
-                {f.path}
+                <VisibleText text={f.path} name />
               </span>
               <span className={`${styles.status} ${styles[f.status]}`}>{STATUS[f.status]}</span>
               {f.status !== "deleted" && (

@@ -10,6 +10,7 @@ import { useEffect } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
+import { VisibleText } from "../../_lib/visible-text";
 import { CommitBox } from "./commit-box";
 import { GitSync } from "./git-sync";
 import type { PersonChanges } from "../../../server/protocol/person-file-ops";
@@ -106,9 +107,11 @@ export function ChangesPanel({ sessionId, version, enabled, selected, onOpen, on
               data-status={f.status}
             >
               <span className={f.status === "deleted" ? styles.deletedName : styles.name}>
-                {f.path.slice(slash + 1)}
+                <VisibleText text={f.path.slice(slash + 1)} name />
               </span>
-              <span className={styles.dir}>{slash > 0 ? f.path.slice(0, slash) : ""}</span>
+              <span className={styles.dir}>
+                <VisibleText text={slash > 0 ? f.path.slice(0, slash) : ""} name />
+              </span>
               {f.binary ? (
                 <span className={styles.dir}>binary</span>
               ) : (

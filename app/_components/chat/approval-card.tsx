@@ -11,10 +11,12 @@
 // applied), so it is not shown twice. A change longer than the card shows is clipped with a
 // count of what is left out, and "Show the whole change" pages through all of it. A destructive
 // command (the server's shell classifier) says so in a mark and words, not colour alone; "for
-// this session" is spelt out in plain sentences.
+// this session" is spelt out in plain sentences. A bidi control or invisible character in the
+// command, URL or diff shows as a mark (visible-text.tsx): it cannot reorder what the card shows.
 import { useEffect, useState } from "react";
 import type { ApprovalCard as Card } from "../../_lib/session-state";
 import type { ApprovalChoice } from "../../_lib/session-api";
+import { markedText, VisibleText } from "../../_lib/visible-text";
 import { DiffText } from "./diff-text";
 import { useReadOnly } from "../../_lib/read-only";
 import { useSandboxStatus } from "../../_lib/sandbox-status";
@@ -86,7 +88,7 @@ export function ApprovalCard({
       data-state={card.decision ?? "pending"}
       data-armed={pending && armed ? "true" : undefined}
       role="group"
-      aria-label={pending ? `Approval needed: ${r.summary}` : undefined}
+      aria-label={pending ? `Approval needed: ${markedText(r.summary)}` : undefined}
       onKeyDown={(e) => {
         if (!pending) return;
         // A key pressed before the card could answer (a repeat of a held key, or one queued
@@ -125,7 +127,7 @@ export function ApprovalCard({
       )}
       {r.command && (
         <pre className={styles.approvalWhat} data-testid="approval-command">
-          {r.command}
+          <VisibleText text={r.command} />
         </pre>
       )}
       {r.command && sandbox && !sandbox.sandboxed && (
@@ -133,14 +135,22 @@ export function ApprovalCard({
           Runs unsandboxed, with your full rights{sandbox.reason ? ` (${sandbox.reason})` : ""}.
         </div>
       )}
-      {r.url && <pre className={styles.approvalWhat}>{r.url}</pre>}
+      {r.url && (
+        <pre className={styles.approvalWhat}>
+          <VisibleText text={r.url} />
+        </pre>
+      )}
       {r.diff && pending && <DiffText text={r.diff} />}
       {r.diff && r.diffRef && onViewWhole && (
         <button onClick={() => onViewWhole(r.diffRef!)} data-testid="approval-whole-change">
           Show the whole change
         </button>
       )}
-      {!r.command && !r.url && !r.diff && <pre className={styles.approvalWhat}>{r.summary}</pre>}
+      {!r.command && !r.url && !r.diff && (
+        <pre className={styles.approvalWhat}>
+          <VisibleText text={r.summary} />
+        </pre>
+      )}
       {pending && readOnly ? (
         <div className={styles.decided} data-testid="approval-waiting">
           Waiting for the owner to answer.

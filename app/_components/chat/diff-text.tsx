@@ -1,6 +1,8 @@
 "use client";
 // A unified diff as coloured lines (plain text, never HTML) with a gutter of the old and new
 // line numbers its hunk headers give, so a diff of a real file reads with the file's own numbers.
+// Bidi controls and invisible characters in a line show as marks (visible-text.tsx).
+import { VisibleText } from "../../_lib/visible-text";
 import styles from "./chat.module.css";
 
 type Kind = "head" | "hunk" | "ctx" | "add" | "del" | "note";
@@ -73,7 +75,7 @@ export function DiffText({ text }: { text: string }) {
               </span>
             </>
           )}
-          <span>{r.text || " "}</span>
+          <span>{r.text ? <VisibleText text={r.text} /> : " "}</span>
         </div>
       ))}
     </pre>

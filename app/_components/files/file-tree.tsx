@@ -11,6 +11,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
+import { VisibleText } from "../../_lib/visible-text";
 import { useIdeCommand } from "../../_lib/ide-bus";
 import type { TreeEntry } from "../../../server/protocol/ide-types";
 import { FILE_LIMITS } from "../../../server/protocol/file-ops";
@@ -263,12 +264,15 @@ export function FileTree({
 
   const nameWithMark = ({ path, name }: TreeNode, isDir: boolean) => {
     const status = isDir ? (changes.folders.has(path) ? "modified" : undefined) : changes.files.get(path);
-    if (!status) return name;
+    // A name's control or bidi characters show as marks (visible-text.tsx), not as what they do.
+    if (!status) return <VisibleText text={name} name />;
     const mark = isDir ? "•" : MARK_LETTER[status];
     const title = isDir ? "Holds uncommitted changes" : `${status === "added" ? "Added" : "Modified"}, not committed`;
     return (
       <>
-        <span className={`${styles.name} ${styles[status]}`}>{name}</span>
+        <span className={`${styles.name} ${styles[status]}`}>
+          <VisibleText text={name} name />
+        </span>
         <span className={`${styles.mark} ${styles[status]}`} title={title} data-testid="tree-mark" data-mark={mark}>
           {mark}
         </span>

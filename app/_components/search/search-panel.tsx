@@ -9,6 +9,7 @@ import { useIdeCommand } from "../../_lib/ide-bus";
 import { skipToken, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
+import { VisibleText } from "../../_lib/visible-text";
 import { ReplaceRow } from "./replace-row";
 import { around, firstMatch, type SearchOptions } from "./search-model";
 import styles from "./search.module.css";
@@ -189,8 +190,12 @@ export function SearchPanel({ sessionId, onOpen }: Props) {
                 data-path={f.path}
               >
                 <span className={styles.chevron}>{closed ? "▸" : "▾"}</span>
-                <span className={styles.name}>{f.path.slice(slash + 1)}</span>
-                <span className={styles.dir}>{slash > 0 ? f.path.slice(0, slash) : ""}</span>
+                <span className={styles.name}>
+                  <VisibleText text={f.path.slice(slash + 1)} name />
+                </span>
+                <span className={styles.dir}>
+                  <VisibleText text={slash > 0 ? f.path.slice(0, slash) : ""} name />
+                </span>
                 <span className={styles.count}>{f.matches.length}</span>
               </button>
               {!closed && (

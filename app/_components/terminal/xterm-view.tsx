@@ -7,7 +7,9 @@
 // A shell that ended says why in the terminal; Enter there starts a new one under the same id.
 // Ctrl+click (Cmd+click) follows a link in the output (terminal-links.ts): a workspace file at
 // its line, a local address in the preview, any other address in a new tab. Ctrl+F inside the
-// terminal opens a find box over it (terminal-find.tsx, xterm's search addon).
+// terminal opens a find box over it (terminal-find.tsx, xterm's search addon). A program's OSC 8
+// hyperlink opens the same way, never on a plain click. Repeat counts past the screen are
+// dropped (bounded-counts.ts).
 // An interrupt key (^C, ^\, ^Z) goes in a frame of its own and is also said on the session's
 // list socket (`interrupt`), naming that frame: this socket may be paused by the server behind a
 // paste the program does not read, and the key must be able to skip it, as on a real terminal.
@@ -20,6 +22,7 @@ import { describeEnd, type TerminalServerMessage } from "../../../server/protoco
 import { useDarkMode } from "../../_lib/theme";
 import { terminalLinks, type LinkTarget } from "../../_lib/terminal-links";
 import { TerminalFind } from "./terminal-find";
+import { boundCounts } from "./bounded-counts";
 
 export type TerminalState = "connecting" | "open" | "closed" | "exited";
 
@@ -48,6 +51,16 @@ function interruptAt(data: string): number {
   for (let i = 0; i < data.length; i++) if (KEYS.includes(data[i])) return i;
   return -1;
 }
+
+/** An OSC 8 hyperlink's address as a link target: a whole http(s) address, else nothing. */
+function hyperlinkTarget(uri: string): LinkTarget | undefined {
+  const [found] = terminalLinks(uri, () => false);
+  return found && found.start === 0 && found.end === uri.length ? found.target : undefined;
+}
+const hintOf = (uri: string) => {
+  const target = hyperlinkTarget(uri);
+  return target ? linkHint(target) : `${uri} (not opened)`;
+};
 
 const linkHint = (t: LinkTarget) =>
   `${t.kind === "file" ? `Open ${t.path}${t.line ? `:${t.line}` : ""}` : t.preview ? `Show ${t.url} in the preview` : `Open ${t.url}`} (Ctrl+click)`;
@@ -87,7 +100,19 @@ export default function XtermView({
       theme: isDark ? dark : light,
       // The search addon highlights matches with decorations, still a "proposed" xterm API.
       allowProposedApi: true,
+      // A program's OSC 8 hyperlink (any text, any http(s) address behind it) follows the IDE's
+      // own rule: Ctrl+click, the address it leads to named on hover. xterm's default opened it on
+      // a plain click, behind a confirm() dialog that blocks the whole page.
+      linkHandler: {
+        activate: (e, uri) => {
+          const target = (e.ctrlKey || e.metaKey) && hyperlinkTarget(uri);
+          if (target) linkRef.current.onLink?.(target);
+        },
+        hover: (_e, uri) => void (host.current && (host.current.title = hintOf(uri))),
+        leave: () => void (host.current && (host.current.title = "")),
+      },
     });
+    const counts = boundCounts(t);
     const fit = new FitAddon();
     t.loadAddon(fit);
     const searchAddon = new SearchAddon();
@@ -246,6 +271,7 @@ export default function XtermView({
       clearTimeout(retry);
       observer.disconnect();
       links.dispose();
+      counts.dispose();
       input.dispose();
       resized.dispose();
       if (endingRef.current?.()) send({ type: "close" });

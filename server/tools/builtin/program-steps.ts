@@ -2,6 +2,7 @@
 // the paths a step's output matched (what `repeat` runs over), and each output's own cut, with
 // its full bytes stored for retrieve_tool_result the way a single call's are.
 import { planCut, renderCut, SHELL_LIMITS, type CutLimits } from "../../pipeline/truncate";
+import { readQuotedName } from "../../protocol/listed-names";
 import type { Tool, ToolContext } from "../tool";
 import { gitDiffTool } from "./git_diff";
 import { globTool } from "./glob";
@@ -35,7 +36,10 @@ export function matchedPaths(op: ProgramOp, output: string): string[] {
   const seen = new Set<string>();
   for (const line of output.split("\n")) {
     let path: string | undefined;
-    if (op === "search_text") path = /^(.+?):\d+:/.exec(line)?.[1];
+    // A name the runner quoted (listed-names.ts): a hit's or a listed file's, never a folder's.
+    const quoted = op !== "git_diff" && line.startsWith('"') ? readQuotedName(line) : undefined;
+    if (quoted) path = (op === "search_text" ? /^:\d+:/ : /^$/).test(quoted.rest) ? quoted.name : undefined;
+    else if (op === "search_text") path = /^(.+?):\d+:/.exec(line)?.[1];
     else if (op === "git_diff") path = /^\+\+\+ b\/(.+)$/.exec(line)?.[1];
     else if (
       line &&
