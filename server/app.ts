@@ -21,6 +21,8 @@ import { lowerHelperThreads, restoreThreadPriorities } from "./priority";
 import { appRouter } from "./api/root";
 import { contextFor } from "./api/context";
 import { createAuth, isDirectLoopback, isOperator, type Identity } from "./auth";
+import { takeOwnCookies } from "./auth/cookie-jar";
+import { viaHttps } from "./auth/cookies";
 import { createAccounts, type Accounts } from "./auth/accounts";
 import { SSO_BROWSER_PREFIXES, ssoAccounts } from "./auth/accounts/sso";
 import { createSsoService } from "./services/sso";
@@ -306,6 +308,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     if (refused) return reply(res, 403, { error: refused });
     const previewTarget = parsePreviewHost(req.headers.host);
     if (previewTarget) return preview.handle(req, res, previewTarget);
+    takeOwnCookies(req, viaHttps(req));
     // No other origin frames Quiver's own pages: a previewed app or any site would get the IDE
     // (the local owner's without a cookie) under its own page, one click from an approval. The
     // rest of the policy keeps agent-written text from loading or sending anything off the host.
@@ -363,6 +366,7 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     const path = (req.url ?? "/").split("?")[0];
     // Everything on a preview host belongs to the previewed app, never to Quiver's own sockets.
     const previewTarget = parsePreviewHost(req.headers.host);
+    if (!previewTarget) takeOwnCookies(req, viaHttps(req));
     const handler: UpgradeHandler | undefined = previewTarget
       ? (r, s, h) => preview.handleUpgrade(r, s, h, previewTarget)
       : upgrades.get(path);

@@ -73,7 +73,7 @@ describe("sign-in and share links over real sockets", () => {
     const { token } = await owner.shares.create.mutate({ sessionId });
     const cookie = await openLink(token);
     const set = (await get(`/share/${token}`, { "x-forwarded-proto": "https" })).headers.get("set-cookie")!;
-    expect(set).toMatch(/^quiver_view=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+    expect(set).toMatch(/^__Host-quiver_view=[^;]+; HttpOnly; SameSite=Lax; Max-Age=\d+; Path=\/; Secure$/);
     const viewer = client({ cookie, ...VIEW });
     expect(await viewer.auth.whoami.query()).toEqual({ kind: "viewer", sessionId });
     expect((await viewer.sessions.get.query({ id: sessionId })).title).toBe("shared");

@@ -1,7 +1,9 @@
 // The two cookies: the owner's sign-in and a share-link viewer's pass. HttpOnly (page scripts
 // never see them), SameSite=Lax (another site's form post does not carry them), Secure when
-// the request came over https, host-only (a live preview's host never receives them).
+// the request came over https, host-only (a live preview's host never receives them), and over
+// https named __Host-… so a preview's script cannot plant one the IDE would read (cookie-jar.ts).
 import type { IncomingMessage } from "node:http";
+import { ownSetCookie } from "./cookie-jar";
 
 export const OWNER_COOKIE = "quiver_owner";
 export const VIEWER_COOKIE = "quiver_view";
@@ -40,6 +42,6 @@ export function cookie(req: IncomingMessage, name: string, value: string, maxAge
     "SameSite=Lax",
     `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`,
   ];
-  if (viaHttps(req)) attrs.push("Secure");
-  return attrs.join("; ");
+  // Over https also named __Host-…, which a preview's script cannot set (cookie-jar.ts).
+  return ownSetCookie(attrs.join("; "), viaHttps(req));
 }

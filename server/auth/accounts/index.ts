@@ -19,6 +19,7 @@ import type { Db, DbProvider } from "../../db";
 import type { Actor } from "../../services/types";
 import { deriveKey, hashToken, newToken, sameText } from "../crypto";
 import { viaHttps } from "../cookies";
+import { ownSetCookie } from "../cookie-jar";
 import { isDirectLoopback } from "../identity";
 import { requestAddress } from "../../http/address-key";
 import { parsePreviewHost } from "../../protocol/preview";
@@ -255,7 +256,7 @@ export async function createAccounts(deps: AccountsDeps) {
       if (k !== "set-cookie") headers[k] = v;
     });
     const https = viaHttps(req);
-    const cookies = answer.headers.getSetCookie().map((c) => (https && !/;\s*secure/i.test(c) ? `${c}; Secure` : c));
+    const cookies = answer.headers.getSetCookie().map((c) => ownSetCookie(c, https));
     if (cookies.length) headers["set-cookie"] = cookies;
     headers["cache-control"] = "no-store";
     res.writeHead(answer.status, headers);

@@ -111,8 +111,8 @@ export async function createAccountsInstance(deps: AccountsInstanceDeps) {
     rateLimit: { enabled: false },
     advanced: {
       cookiePrefix: "quiver",
-      // One cookie name over http and https: accounts/index.ts adds Secure to cookies sent over https
-      // (a "__Secure-" name over plain http on a LAN address would be dropped by the browser).
+      // One cookie name here: over https the HTTP boundary names it __Host-… and adds Secure
+      // (auth/cookie-jar.ts), which a plain-http LAN address could not take.
       useSecureCookies: false,
       ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] },
     },
