@@ -6,6 +6,7 @@
 // they record what each file held before (a folder's files too, within limits), for the Changes panel.
 import { PERSON_FILE_LIMITS, PERSON_FILE_OPS } from "../../server/protocol/person-file-ops";
 import { applyChange, readNoFollow } from "../workspace/atomic";
+import type { LeftOut } from "../workspace/diff";
 import { sha256 } from "../workspace/ledger";
 import { defineOp, type OpTable } from "../ops";
 import { looksBinary, utf8Text } from "./text";
@@ -128,7 +129,7 @@ const ideRename = defineOp({
     if (to.rel.startsWith(`${from.rel}/`)) return { ok: false, output: `cannot move ${from.rel} into itself` };
     const isFile = ctx.workspace.files.lstat(from.rel)?.stats.isFile() ?? false;
     const moved = isFile ? await readNoFollow(ctx.workspace.files, from.rel).catch(() => null) : null;
-    const unrecorded = isFile ? 0 : await ctx.workspace.diff.rememberFolder(from.rel, to.rel);
+    const unrecorded = isFile ? null : await ctx.workspace.diff.keepFolder(from.rel, to.rel);
     ctx.workspace.files.rename(from.rel, to.rel);
     if (moved) {
       ctx.workspace.diff.rememberBaseline(from.rel, moved.data);
@@ -150,7 +151,7 @@ const ideDelete = defineOp({
     if (!target.exists) return { ok: false, output: `${input.path} does not exist` };
     const isFile = ctx.workspace.files.lstat(target.rel)?.stats.isFile() ?? false;
     const removed = isFile ? await readNoFollow(ctx.workspace.files, target.rel).catch(() => null) : null;
-    const unrecorded = isFile ? 0 : await ctx.workspace.diff.rememberFolder(target.rel);
+    const unrecorded = isFile ? null : await ctx.workspace.diff.keepFolder(target.rel);
     // Atomic from the person's view: a runner killed midway leaves the folder whole or gone.
     await ctx.workspace.files.removeTreeAtomic(target.rel);
     if (removed) ctx.workspace.diff.rememberBaseline(target.rel, removed.data);
@@ -159,9 +160,13 @@ const ideDelete = defineOp({
   },
 });
 
-/** Outside git, a folder too large to keep in full: the files past the limit cannot be discarded back. */
-function unrecordedNote(count: number): string {
-  return count > 0 ? ` (${count} of its files were too many to keep for Changes)` : "";
+/** Outside git, a folder too large to keep in full: the files past the limit cannot be discarded
+ *  back. One not looked through whole (too many entries, too deep) has a count that is a floor. */
+function unrecordedNote(left: LeftOut | null): string {
+  if (!left || (left.files === 0 && !left.more)) return "";
+  if (!left.more) return ` (${left.files} of its files were too many to keep for Changes)`;
+  if (left.files > 0) return ` (at least ${left.files} of its files were too many to keep for Changes)`;
+  return " (it was too large or too deep to look through whole: some of its files may not be kept for Changes)";
 }
 
 export const personFileOps: OpTable = {

@@ -4,6 +4,7 @@
 import { createTwoFilesPatch } from "diff";
 import { readNoFollow } from "./atomic";
 import type { WorkspaceFs } from "./fs-at";
+import { eachFileUnder } from "./fs-at/files-under";
 import { git, gitBlob, type GitHost } from "./git";
 import { quoteGitPath } from "./git-quote";
 
@@ -18,8 +19,28 @@ export interface DiffSize {
   files: number;
 }
 
-/** How much of a deleted or moved folder is kept for the Changes panel outside git. */
-export const FOLDER_LIMITS = { maxFiles: 2_000, maxBytes: 32 * 1024 * 1024 };
+/** How much of a deleted or moved folder is kept for the Changes panel outside git, and how far
+ *  it is looked through to count the rest. */
+export interface FolderLimits {
+  maxFiles: number;
+  maxBytes: number;
+  maxEntries?: number;
+  maxDepth?: number;
+}
+export const FOLDER_LIMITS = {
+  maxFiles: 2_000,
+  maxBytes: 32 * 1024 * 1024,
+  // About 0.15 s of the runner's event loop, in slices of a few ms; memory stays a few folders' worth.
+  maxEntries: 100_000,
+  // Deeper than any real project nests; 128 descriptors at most.
+  maxDepth: 64,
+} satisfies Required<FolderLimits>;
+
+/** Files of a folder left out of the Changes panel; `more`: it was not looked through whole. */
+export interface LeftOut {
+  files: number;
+  more: boolean;
+}
 
 export const DEFAULT_BUDGET: DiffBudget = { maxBytes: 2_000_000, maxLines: 20_000, maxFiles: 200 };
 
@@ -58,42 +79,49 @@ export class WorkspaceDiff {
   /**
    * Before a folder is deleted or moved outside git: each file under `rel` keeps what it held
    * (and, moved, its new path counts as new), so the Changes panel lists the folder's files one
-   * by one and Discard can put each back. Bounded, since it is held in memory: past the limits
-   * the remaining files are not recorded. Returns how many files were left out.
+   * by one and Discard can put each back. Bounded, since it is held in memory and the agent
+   * decides how large a tree is: past `maxFiles`/`maxBytes` files are counted, not read, and the
+   * walk stops at `maxEntries` entries or `maxDepth` folders deep (then `more`: the count is a
+   * floor). A link is never followed, `rel` itself included.
    */
-  async rememberFolder(rel: string, movedTo?: string, limits = FOLDER_LIMITS): Promise<number> {
-    if (await this.inGit()) return 0;
+  async keepFolder(rel: string, movedTo?: string, limits: FolderLimits = FOLDER_LIMITS): Promise<LeftOut> {
+    if (await this.inGit()) return { files: 0, more: false };
     let files = 0;
     let bytes = 0;
-    let skipped = 0;
-    const walk = async (dirRel: string): Promise<void> => {
-      const entries = (await this.files.readdir(dirRel).catch(() => null)) ?? [];
-      for (const e of entries) {
-        const childRel = `${dirRel}/${e.name}`;
-        if (e.isDirectory()) {
-          if (e.name !== ".git") await walk(childRel);
-          continue;
-        }
-        if (!e.isFile()) continue;
-        const data =
-          files >= limits.maxFiles
-            ? null
-            : await this.files
-                .readFile(childRel, { follow: false, maxBytes: limits.maxBytes - bytes })
-                .catch(() => null);
-        if (!data || data.kind === "large" || files >= limits.maxFiles) {
-          skipped++;
-          continue;
-        }
-        if (data.kind !== "file") continue;
-        files++;
-        bytes += data.data.length;
-        this.rememberBaseline(childRel, data.data);
-        if (movedTo !== undefined) this.rememberBaseline(movedTo + childRel.slice(rel.length), null);
-      }
-    };
-    await walk(rel);
-    return skipped;
+    let left = 0;
+    const walked = await this.files
+      .with(rel, {}, (w) =>
+        eachFileUnder(
+          w.dir,
+          w.name,
+          {
+            maxEntries: limits.maxEntries ?? FOLDER_LIMITS.maxEntries,
+            maxDepth: limits.maxDepth ?? FOLDER_LIMITS.maxDepth,
+            skip: ".git",
+          },
+          async (path, read) => {
+            // Past the limits nothing more is opened: the rest is only counted.
+            const data =
+              files < limits.maxFiles && bytes < limits.maxBytes ? await read(limits.maxBytes - bytes) : null;
+            if (!data) {
+              left++;
+              return;
+            }
+            files++;
+            bytes += data.length;
+            this.rememberBaseline(`${rel}/${path}`, data);
+            if (movedTo !== undefined) this.rememberBaseline(`${movedTo}/${path}`, null);
+          },
+        ),
+      )
+      // Unreadable, or gone meanwhile (then the delete or move fails too): what was kept stays.
+      .catch(() => ({ complete: false }));
+    return { files: left, more: !walked.complete };
+  }
+
+  /** How many of the folder's files keepFolder left out (a floor when it stopped short). */
+  async rememberFolder(rel: string, movedTo?: string, limits?: FolderLimits): Promise<number> {
+    return (await this.keepFolder(rel, movedTo, limits)).files;
   }
 
   /** A git work tree with a commit that tracks this folder. A workspace inside a folder its
