@@ -83,7 +83,10 @@ test("a spilled result opens in the full-output viewer and pages through it", as
 
 test("a change longer than its card shows is read whole before it is approved", async ({ page, model }) => {
   const rows = Array.from({ length: 600 }, (_, i) => `row ${i} ${"y".repeat(40)}`).join("\n");
-  model.script(call("write_file", { path: "long.txt", content: `${rows}\nTHE LAST LINE\n` }), say("Wrote it."));
+  model.script(
+    call("write_file", { path: "approved-whole.txt", content: `${rows}\nTHE LAST LINE\n` }),
+    say("Wrote it."),
+  );
   await openNewSession(page);
   await send(page, "Write a long file.");
   const approval = page.getByTestId("approval-card");
@@ -100,7 +103,7 @@ test("a change longer than its card shows is read whole before it is approved", 
   await expect(approval).toHaveAttribute("data-state", "pending");
   await approval.getByTestId("approve-once").click();
   await expect(card(page, "write_file")).toHaveAttribute("data-status", "succeeded");
-  expect(readFileSync(join(workspaceDir(), "long.txt"), "utf8")).toContain("THE LAST LINE");
+  expect(readFileSync(join(workspaceDir(), "approved-whole.txt"), "utf8")).toContain("THE LAST LINE");
 });
 
 test("the agent editing an open file updates the editor, and unsaved edits get a diff instead", async ({
