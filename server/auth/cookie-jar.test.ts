@@ -27,6 +27,21 @@ describe("Quiver's cookies as the server reads them", () => {
       ),
     ).toBe("quiver.session_token=REAL; a=1; quiver_view=v");
     expect(ownCookieHeader("quiver_owner=PLANTED; quiver.session_data=x", true)).toBe("");
+    // Other spellings a subdomain can set, or better-auth's readers also try: never Quiver's.
+    for (const planted of [
+      "__Secure-quiver.session_token",
+      "__secure-quiver.session_token",
+      "__HOST-quiver.session_token",
+      "quiver-session_token",
+      "__Secure-quiver_owner",
+    ])
+      expect(ownCookieHeader(`${planted}=P; __Host-quiver.session_token=REAL`, true), planted).toBe(
+        "quiver.session_token=REAL",
+      );
+    for (const planted of ["__Secure-quiver.session_token", "__Host-quiver.session_token", "__Secure-quiver_view"])
+      expect(ownCookieHeader(`${planted}=P; quiver.session_token=REAL`, false), planted).toBe(
+        "quiver.session_token=REAL",
+      );
   });
 
   it("over https, names Quiver's Set-Cookie __Host- with Path=/ and Secure, and no Domain", () => {

@@ -11,9 +11,14 @@ import type { IncomingMessage } from "node:http";
 
 const HOST_PREFIX = "__Host-";
 
-/** Quiver's own cookies: the local owner's, a share-link viewer's, and better-auth's (`quiver.…`). */
+/** Quiver's own cookies: the local owner's, a share-link viewer's, and better-auth's (`quiver.…`,
+ *  and `quiver-…`, which some of its readers also try). */
 export const isOwnCookie = (name: string): boolean =>
-  name === "quiver_owner" || name === "quiver_view" || name.startsWith("quiver.");
+  name === "quiver_owner" || name === "quiver_view" || name.startsWith("quiver.") || name.startsWith("quiver-");
+
+/** A name without a `__Host-`/`__Secure-` prefix (browsers match them in any case). better-auth
+ *  reads `__Secure-<name>` before `<name>`, and a subdomain may set a `__Secure-` cookie. */
+const unprefixed = (name: string): string => name.replace(/^__(host|secure)-/i, "");
 
 /** The Cookie header with Quiver's cookies as the server's readers expect them (plain names),
  *  each taken only as the browser can have got it from Quiver's own host. Others as they came. */
@@ -33,7 +38,7 @@ export function ownCookieHeader(header: string, https: boolean): string {
   for (const p of pairs) {
     if (p.own) {
       if (counts.get(p.own) === 1) out.push(`${p.own}=${p.value}`);
-    } else if (!isOwnCookie(p.name)) out.push(p.text);
+    } else if (!isOwnCookie(unprefixed(p.name))) out.push(p.text);
   }
   return out.join("; ");
 }
@@ -41,7 +46,7 @@ export function ownCookieHeader(header: string, https: boolean): string {
 /** The plain name of one of Quiver's cookies as the browser could only have got it from
  *  Quiver's own host; undefined for any other cookie (and, over https, a plain-named one). */
 function ownName(name: string, https: boolean): string | undefined {
-  if (!https) return isOwnCookie(name) ? name : undefined;
+  if (!https) return unprefixed(name) === name && isOwnCookie(name) ? name : undefined;
   const plain = name.startsWith(HOST_PREFIX) ? name.slice(HOST_PREFIX.length) : undefined;
   return plain !== undefined && isOwnCookie(plain) ? plain : undefined;
 }
