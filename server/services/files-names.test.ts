@@ -3,37 +3,29 @@
 // link, a leading `[` that reads as the listing's note, `:7:` that makes a file's hit another
 // file's line. Through a real runner on a real folder: the tree, search, quick open, and the
 // outputs the model reads (list_files, glob, search_text), each entry the one file it names.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readQuotedName } from "../protocol/listed-names";
-import { spawnRunner, startServer, waitFor, type RunnerChild, type TestServer } from "../testing/runner";
+import { runnerHarness } from "../testing/runner";
 import { matchedPaths } from "../tools/builtin/program-steps";
 import { createFileService, type FileService } from "./files";
 
 const HIDDEN = "src/hidden\n.env";
 const NAMES = [HIDDEN, "config.ts@", "a.ts:7:forged", "[listing stopped", '"q".ts', "rtl\u202egpj.sh", "cr\rx.ts"];
 
-let server: TestServer;
-let runner: RunnerChild;
-let dir: string;
+let runner: Awaited<ReturnType<typeof runnerHarness>>;
+let server: Awaited<ReturnType<typeof runnerHarness>>["server"];
 let files: FileService;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "quiver-names-"));
-  await mkdir(join(dir, "src"));
-  for (const name of NAMES) await writeFile(join(dir, name), "one alpha\ntwo\nthree\nfour\nfive alpha\n");
-  server = await startServer();
-  runner = spawnRunner({ url: server.url, workspace: dir });
-  await waitFor(() => server.pool.status().some((r) => r.connected), 20_000, "runner");
+  runner = await runnerHarness();
+  server = runner.server;
+  await mkdir(join(runner.dir, "src"));
+  for (const name of NAMES) await writeFile(join(runner.dir, name), "one alpha\ntwo\nthree\nfour\nfive alpha\n");
   files = createFileService(server.pool);
 }, 30_000);
-afterAll(async () => {
-  await runner?.stop();
-  await server?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(async () => runner?.close());
 
 async function output(op: string, input: object): Promise<string> {
   const r = await server.pool.run({
