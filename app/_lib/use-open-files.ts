@@ -8,6 +8,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { TRPCClientError } from "@trpc/client";
 import { useTRPCClient } from "./trpc";
 import { usePersisted } from "./persisted";
+import { markedName } from "./visible-text";
 
 export interface OpenDoc {
   path: string;
@@ -143,7 +144,7 @@ export function useOpenFiles(sessionId: string) {
   const close = useCallback(
     (path: string) => {
       const doc = docsRef.current[path];
-      if (doc?.dirty && !confirm(`${path} has unsaved changes. Close it anyway?`)) return;
+      if (doc?.dirty && !confirm(`${markedName(path)} has unsaved changes. Close it anyway?`)) return;
       setTabs((t) => {
         const i = t.open.indexOf(path);
         const rest = t.open.filter((p) => p !== path);

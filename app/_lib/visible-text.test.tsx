@@ -2,7 +2,7 @@
 // as marks (a `\u202e` name no longer shows as `x.jpg`), control characters too in a name.
 import { describe, expect, it } from "vitest";
 import { renderToStaticMarkup } from "react-dom/server";
-import { markedText, VisibleText } from "./visible-text";
+import { markedName, markedText, VisibleText } from "./visible-text";
 
 const shown = (node: React.ReactNode) =>
   renderToStaticMarkup(<span>{node}</span>)
@@ -22,5 +22,13 @@ describe("VisibleText", () => {
     expect(markedText("echo ok \u2067; curl x #\u2069")).toBe("echo ok ⟨U+2067⟩; curl x #⟨U+2069⟩");
     expect(shown(<VisibleText text={"ok\u{e0072}\u{e006d}"} />)).toBe("ok⟨U+E0072⟩⟨U+E006D⟩");
     expect(shown(<VisibleText text="👍🏽 ✔️" />)).toBe("👍🏽 ✔️");
+  });
+
+  it("writes a name for a confirm dialog with its newline and bidi marks, so the dialog names that file", () => {
+    // Plain text, no markup: confirm() shows a string, where `\n.env` would read as a second line.
+    expect(markedName("src/hidden\n.env")).toBe("src/hidden⟨U+000A⟩.env");
+    expect(markedName("notes\u202etxt.exe")).toBe("notes⟨U+202E⟩txt.exe");
+    expect(markedName("a\tb")).toBe("a⟨U+0009⟩b");
+    expect(markedName("plain/名前.ts")).toBe("plain/名前.ts");
   });
 });

@@ -22,6 +22,10 @@ export const hasHidden = (text: string, name = false) => new RegExp((name ? IN_N
 /** `text` with each hidden character replaced by its mark, for a label or a title. */
 export const markedText = (text: string) => text.replace(HIDDEN, markOf);
 
+/** A file's name or path as plain text with its hidden and control characters marked: for a
+ *  confirm() dialog, where a newline or a bidi control in the name would pass for other words. */
+export const markedName = (text: string) => text.replace(IN_NAME, markOf);
+
 /** `text` with each hidden character as a marked span, everything else plain text. `name`: a
  *  file's name or path, whose control characters are marked too. */
 export function VisibleText({ text, name = false }: { text: string; name?: boolean }): ReactNode {

@@ -13,6 +13,7 @@ import { useReadOnly } from "../../_lib/read-only";
 import { useTRPC } from "../../_lib/trpc";
 import type { ChangedFile } from "./changes-panel";
 import styles from "./changes.module.css";
+import { markedName } from "../../_lib/visible-text";
 
 const MonacoDiff = dynamic(() => import("../editor/diff-editor"), {
   ssr: false,
@@ -64,7 +65,9 @@ export function ChangeDiff({ sessionId, file, version, onOpenFile, onClose }: Pr
   const canDiscard = !readOnly && !file.binary && (file.status === "added" || original.data?.content != null);
   const discard = async () => {
     const what =
-      file.status === "added" ? `Delete ${file.path}, which is new` : `Put back the earlier version of ${file.path}`;
+      file.status === "added"
+        ? `Delete ${markedName(file.path)}, which is new`
+        : `Put back the earlier version of ${markedName(file.path)}`;
     if (!confirm(`${what}? Its current content is lost.`)) return;
     setDiscardError(undefined);
     try {

@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from "react";
 import { useIdeCommand } from "../../_lib/ide-bus";
 import { mruOrder, mruStep, stepIndex } from "../../_lib/editor-mru";
 import styles from "./editor.module.css";
+import { VisibleText } from "../../_lib/visible-text";
 
 interface MruFiles {
   tabs: { open: string[]; active: string | null };
@@ -86,8 +87,12 @@ export function EditorMru({ files }: { files: MruFiles }) {
               data-testid="editor-mru-item"
               data-path={p}
             >
-              <span>{p.split("/").pop()}</span>
-              <span className={styles.quickKeys}>{p}</span>
+              <span>
+                <VisibleText text={p.split("/").pop()!} name />
+              </span>
+              <span className={styles.quickKeys}>
+                <VisibleText text={p} name />
+              </span>
             </li>
           ))}
         </ul>

@@ -12,6 +12,7 @@ import { ImagePreview, imageType } from "./image-preview";
 import { useFileDiagnostics } from "./use-diagnostics";
 import { EditorMru } from "./editor-mru";
 import styles from "./editor.module.css";
+import { markedName, VisibleText } from "../../_lib/visible-text";
 
 const CodeEditor = dynamic(() => import("./code-editor"), {
   ssr: false,
@@ -71,12 +72,14 @@ export function EditorPane({
               onClick={() => files.setActive(p)}
               onMouseDown={(e) => e.button === 1 && e.preventDefault()}
               onAuxClick={(e) => e.button === 1 && files.close(p)}
-              title={p}
+              title={markedName(p)}
               data-testid="editor-tab"
               data-path={p}
               data-dirty={d?.dirty ? "true" : "false"}
             >
-              <span>{p.split("/").pop()}</span>
+              <span>
+                <VisibleText text={p.split("/").pop()!} name />
+              </span>
               {d?.dirty && (
                 <span className={styles.dot} aria-label="unsaved">
                   ●
@@ -84,7 +87,7 @@ export function EditorPane({
               )}
               <button
                 className={styles.close}
-                aria-label={`Close ${p}`}
+                aria-label={`Close ${markedName(p)}`}
                 onClick={(e) => (e.stopPropagation(), files.close(p))}
               >
                 ×
@@ -95,7 +98,9 @@ export function EditorPane({
       </div>
       {doc?.conflict && (
         <div className={styles.conflict} data-testid="conflict-banner">
-          <span>{doc.path} changed on disk (the agent edited it) while you have unsaved edits.</span>
+          <span>
+            <VisibleText text={doc.path} name /> changed on disk (the agent edited it) while you have unsaved edits.
+          </span>
           <button onClick={() => setShowDiff((v) => !v)} data-testid="conflict-diff">
             {showDiff ? "Hide diff" : "Show diff"}
           </button>

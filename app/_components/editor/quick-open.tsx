@@ -11,6 +11,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { matchCommands, paletteQuery, ranked, recentFirst, type Command } from "./palette";
 import styles from "./editor.module.css";
+import { VisibleText } from "../../_lib/visible-text";
 
 interface Props {
   paths: string[];
@@ -30,7 +31,7 @@ interface Props {
   onClose(): void;
 }
 
-type Row = { key: string; label: string; keys?: string; run(): void };
+type Row = { key: string; label: string; keys?: string; isPath?: boolean; run(): void };
 
 /** `value`, once it has stayed the same for `ms`. */
 function useSettled<T>(value: T, ms: number): T {
@@ -79,7 +80,7 @@ export function QuickOpen({
       return [{ key: "line", label: `Go to line ${line}`, run: () => onGoToLine(line) }];
     }
     const ordered = q.text ? candidates : recentFirst(candidates, recent, active);
-    return ranked(ordered, q.text, (p) => p).map((p) => ({ key: p, label: p, run: () => onOpen(p) }));
+    return ranked(ordered, q.text, (p) => p).map((p) => ({ key: p, label: p, isPath: true, run: () => onOpen(p) }));
     // q is derived from query
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [candidates, recent, active, commands, query, onOpen, onGoToLine]);
@@ -150,7 +151,7 @@ export function QuickOpen({
               data-testid="quick-item"
               aria-selected={i === sel}
             >
-              <span>{r.label}</span>
+              <span>{r.isPath ? <VisibleText text={r.label} name /> : r.label}</span>
               {r.keys && <kbd className={styles.quickKeys}>{r.keys}</kbd>}
             </li>
           ))}

@@ -11,7 +11,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { useReadOnly } from "../../_lib/read-only";
-import { VisibleText } from "../../_lib/visible-text";
+import { markedName, VisibleText } from "../../_lib/visible-text";
 import { useIdeCommand } from "../../_lib/ide-bus";
 import type { TreeEntry } from "../../../server/protocol/ide-types";
 import { FILE_LIMITS } from "../../../server/protocol/file-ops";
@@ -126,7 +126,11 @@ export function FileTree({
   };
   const deleteRow = (row: Selected | null = selected) => {
     if (!row) return;
-    if (!confirm(`Delete ${row.path}${row.type === "dir" ? " and everything in it" : ""}? This cannot be undone.`))
+    if (
+      !confirm(
+        `Delete ${markedName(row.path)}${row.type === "dir" ? " and everything in it" : ""}? This cannot be undone.`,
+      )
+    )
       return;
     setOpError(undefined);
     remove.mutate({ sessionId, path: row.path }, { onSuccess: () => (onDeleted(row.path), setSelected(null)) });

@@ -8,6 +8,7 @@ import { useMutation } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
 import { PERSON_FILE_LIMITS } from "../../../server/protocol/person-file-ops";
 import { base64Of, sizeLabel } from "../../_lib/bytes";
+import { markedName } from "../../_lib/visible-text";
 
 /** Where a file dropped on (or uploaded from the menu of) a row goes. */
 export function folderFor(row: { path: string; type: string } | null): string {
@@ -47,7 +48,7 @@ export function useUpload(
           await send.mutateAsync({ sessionId, path, base64 });
         } catch (err) {
           if ((err as { data?: { code?: string } }).data?.code !== "CONFLICT") throw err;
-          if (!confirm(`${path} already exists. Replace it?`)) continue;
+          if (!confirm(`${markedName(path)} already exists. Replace it?`)) continue;
           await send.mutateAsync({ sessionId, path, base64, overwrite: true });
         }
         done.push(path);

@@ -7,6 +7,7 @@ import Link from "next/link";
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_lib/trpc";
+import { markedText, VisibleText } from "../../_lib/visible-text";
 import styles from "./audit.module.css";
 
 const PAGE = 50;
@@ -72,7 +73,7 @@ export default function AuditPage() {
                 <option value="">Everyone</option>
                 {facets.data?.people.map((p) => (
                   <option key={p.id} value={p.id}>
-                    {p.name} ({p.email})
+                    {markedText(`${p.name} (${p.email})`)}
                   </option>
                 ))}
               </select>
@@ -119,7 +120,7 @@ export default function AuditPage() {
                   <td className={styles.mono}>{e.at.replace("T", " ").slice(0, 19)}</td>
                   <td>
                     {e.actor ? (
-                      `${e.actor.name} (${e.actor.email})`
+                      <VisibleText text={`${e.actor.name} (${e.actor.email})`} />
                     ) : e.actorId ? (
                       <span className="muted">{e.actorId} (gone)</span>
                     ) : (
@@ -128,9 +129,14 @@ export default function AuditPage() {
                   </td>
                   <td className={styles.mono}>{e.action}</td>
                   <td className={styles.mono}>
-                    {[e.target, e.sessionId && `session:${e.sessionId}`].filter(Boolean).join(" · ")}
+                    <VisibleText
+                      text={[e.target, e.sessionId && `session:${e.sessionId}`].filter(Boolean).join(" · ")}
+                      name
+                    />
                   </td>
-                  <td className={styles.detail}>{JSON.stringify(e.detail)}</td>
+                  <td className={styles.detail}>
+                    <VisibleText text={JSON.stringify(e.detail)} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -9,6 +9,7 @@ import { useTRPC } from "../../_lib/trpc";
 import { OrgSwitcher } from "../../_components/org-switcher";
 import { InviteForm } from "./invite-form";
 import { Invitations } from "./invitations";
+import { VisibleText } from "../../_lib/visible-text";
 import styles from "./members.module.css";
 
 const ROLE_LABEL = { owner: "Owner", admin: "Admin", member: "Member" } as const;
@@ -64,7 +65,7 @@ export default function MembersPage() {
           {members.data?.map((m) => (
             <tr key={m.id} data-testid="member-row" data-email={m.email} data-role={m.role}>
               <td>
-                {m.name} {m.you && <span className="muted">(you)</span>}
+                <VisibleText text={m.name} /> {m.you && <span className="muted">(you)</span>}
               </td>
               <td className={styles.mono}>{m.email}</td>
               <td>
