@@ -13,7 +13,19 @@ import { matchedPaths } from "../tools/builtin/program-steps";
 import { createFileService, type FileService } from "./files";
 
 const HIDDEN = "src/hidden\n.env";
-const NAMES = [HIDDEN, "config.ts@", "a.ts:7:forged", "[listing stopped", '"q".ts', "rtl\u202egpj.sh", "cr\rx.ts"];
+// The last three spell an output's own words: an empty glob's, an empty search's, an empty folder's.
+const NAMES = [
+  HIDDEN,
+  "config.ts@",
+  "a.ts:7:forged",
+  "[listing stopped",
+  '"q".ts',
+  "rtl\u202egpj.sh",
+  "cr\rx.ts",
+  "No files match.",
+  "No matches.",
+  "(empty directory)",
+];
 
 let runner: Awaited<ReturnType<typeof runnerHarness>>;
 let server: Awaited<ReturnType<typeof runnerHarness>>["server"];
