@@ -75,6 +75,12 @@ describe("an edit's tool card", () => {
     expect(html).not.toContain("snippet-diff");
   });
 
+  it("says where the whole change is when the runner cut the applied diff, and nothing when it did not", () => {
+    const cut = `${DIFF}… diff cut: 2,400 more lines (96000 characters) not shown\n`;
+    expect(render([started, done(cut)])).toContain('data-testid="edit-diff-cut"');
+    expect(render([started, done(DIFF)])).not.toContain("edit-diff-cut");
+  });
+
   it("shows the diff once: on the approval card while it asks, on the tool card after", () => {
     expect(count(render([started, asked]), 'data-testid="diff-text"')).toBe(1);
     expect(render([started, asked])).not.toContain("edit-diff");

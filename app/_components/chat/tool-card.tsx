@@ -69,6 +69,8 @@ function InputEditView({ name, input }: { name: string; input: unknown }) {
 }
 
 const NOT_APPLIED = new Set<Card["status"]>(["rejected", "cancelled", "failed", "blocked"]);
+/** The runner's last line of an applied diff it cut (runner/files/change-diff.ts). */
+const APPLIED_CUT = /\n… diff cut: /;
 
 function EditView({ card, approval }: { card: Card; approval?: ApprovalState }) {
   // While its approval card asks, that card shows the diff.
@@ -80,6 +82,11 @@ function EditView({ card, approval }: { card: Card; approval?: ApprovalState }) 
     <div data-testid="edit-diff" data-source={card.diff !== undefined ? "applied" : "proposed"}>
       {notApplied && <div className={styles.diffCaption}>Proposed change (not applied)</div>}
       <DiffText text={diff} />
+      {card.diff !== undefined && APPLIED_CUT.test(card.diff) && (
+        <div className={styles.diffCaption} data-testid="edit-diff-cut">
+          Only the first part of this change is shown here; Review changes, under the turn, shows all of it.
+        </div>
+      )}
     </div>
   );
 }
