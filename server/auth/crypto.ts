@@ -2,26 +2,19 @@
 // survive a restart and die with the folder), HMAC-signed values, random tokens and their
 // hashes. Only hashes of tokens are ever stored; every comparison runs in constant time.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadKeyFile } from "./key-file";
 
 const SECRET_FILE = "cookie-secret";
 
 /** The data folder's cookie key, created on first use (readable by this user only). */
 export function loadSecret(dataDir: string): Buffer {
   const file = join(dataDir, SECRET_FILE);
-  if (existsSync(file)) {
-    const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64url");
-    if (key.length >= 32) return key;
-    throw new Error(
-      `${file} is damaged (expected 32 random bytes, base64url): delete it to sign everyone out and start over`,
-    );
-  }
-  const key = randomBytes(32);
-  // "wx": never overwrite a key another process wrote in the meantime.
-  writeFileSync(file, key.toString("base64url") + "\n", { mode: 0o600, flag: "wx" });
-  chmodSync(file, 0o600);
-  return key;
+  return loadKeyFile(
+    file,
+    (key) => key.length >= 32,
+    `${file} is damaged (expected 32 random bytes, base64url): delete it to sign everyone out and start over`,
+  );
 }
 
 /** A fresh token: `bytes` random bytes, base64url (16 bytes = 128 bits for share links). */

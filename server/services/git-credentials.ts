@@ -8,8 +8,8 @@
 // leaves this service only through `forRemote`, for one network operation the runner performs.
 // Saving and deleting write an audit row (host, scope and user name, never the token).
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadKeyFile } from "../auth/key-file";
 import type { Db } from "../db";
 import { GitCredentialInput, type RemoteUrl } from "../protocol/git-remote";
 import { pathSegments, scopeCovers, scopeLabel } from "../protocol/git-scope";
@@ -62,18 +62,11 @@ export interface GitCredentialService {
 /** The data folder's credential key, created on first use (readable by this user only). */
 export function loadCredentialKey(dataDir: string): Buffer {
   const file = join(dataDir, KEY_FILE);
-  if (existsSync(file)) {
-    const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64url");
-    if (key.length === 32) return key;
-    throw new Error(
-      `${file} is damaged (expected 32 random bytes, base64url): delete it and store the git credentials again`,
-    );
-  }
-  const key = randomBytes(32);
-  // "wx": never overwrite a key another process wrote in the meantime.
-  writeFileSync(file, key.toString("base64url") + "\n", { mode: 0o600, flag: "wx" });
-  chmodSync(file, 0o600);
-  return loadCredentialKey(dataDir);
+  return loadKeyFile(
+    file,
+    (key) => key.length === 32,
+    `${file} is damaged (expected 32 random bytes, base64url): delete it and store the git credentials again`,
+  );
 }
 
 // A host-wide credential keeps the binding it had before scopes, so stored tokens still open.
