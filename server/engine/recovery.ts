@@ -45,6 +45,10 @@ async function recover(db: Db, hub: EventHub, log: Log, turns: { id: string; ses
     try {
       await restoreStreamedText(db, turn.sessionId, turn.id);
       const calls = await settleInterruptedCalls(db, turn.id);
+      // A streamed output the stopped server was still storing is never sealed, read or given
+      // to the model, yet it would count against the session's bound until it expires (7 days).
+      // Only the turn being recovered can have been writing one: a session runs one turn.
+      await db.spill.deleteMany({ where: { sessionId: turn.sessionId, sha256: "" } });
       await closeOpenCalls(db, turn.sessionId, turn.id, (id) => calls.results.get(id) ?? why);
       const now = new Date();
       await db.modelRequest.updateMany({
