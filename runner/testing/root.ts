@@ -3,7 +3,7 @@
 // test can name workspaces on every request, terminal and preview frame.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, realpathSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -34,8 +34,9 @@ export class FakeServer {
   private readonly wss = new WebSocketServer({ noServer: true });
   port = 0;
 
-  constructor() {
-    this.http = createServer((_q, r) => r.writeHead(404).end());
+  /** `onHttp`: answers the plain HTTP requests the runner makes of its server (an upload's GET). */
+  constructor(onHttp?: RequestListener) {
+    this.http = createServer(onHttp ?? ((_q, r) => r.writeHead(404).end()));
     this.http.on("upgrade", (req, socket, head) => {
       if (req.headers.authorization !== `Bearer ${TEST_TOKEN}`) return socket.destroy();
       this.wss.handleUpgrade(req, socket, head, (ws) => {

@@ -1,25 +1,59 @@
 // workspace.create's `archive` source: the runner fetches the upload from the server that holds
 // it (GET /api/uploads/<id> with the runner's own token), keeps it in a private temp file while
 // it is extracted (archive.ts: every check, written through descriptors into the new workspace's
-// staging folder), then removes it. A refused archive is a SourceError with the reason.
+// staging folder), then removes it. A refused archive is a SourceError with the reason. The temp
+// file is named by its runner's process mark: a runner killed -9 mid-download or mid-extraction
+// leaves it (up to 512 MB in /tmp), and the next runner to start removes it once that process is
+// gone (a live runner's, or another PID namespace's, is kept).
 import { randomBytes } from "node:crypto";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, lstatSync, readdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { MARK_PATTERN, markAlive, processMark } from "../pid-alive";
 import { registerSource, SourceError } from "../root/sources";
 import { ArchiveError, extractArchive } from "./archive";
 
 /** The server's upload ceiling, plus room: a bigger body is not what the server stored. */
 const MAX_DOWNLOAD_BYTES = 512 * 1024 ** 2 + 1024 ** 2;
 
+const PREFIX = "quiver-upload-";
+// The mark may be a bare pid: what runners before marks (and ones without /proc) named them.
+const OWNED = new RegExp(`^${PREFIX}(${MARK_PATTERN})-[0-9a-f]{16}$`);
+
 let config: { server: string; token: string } | undefined;
 
-/** main.ts tells where the server is and the runner's token (the same as for /runner). */
+/** main.ts, at start: where the server is and the runner's token (the same as for /runner). */
 export function configureArchiveSource(c: { server: string; token: string }): void {
   config = c;
+  removeStaleDownloads();
+}
+
+/** Removes the downloads of runners that are gone: this user's regular files of that name only. */
+export function removeStaleDownloads(dir = tmpdir()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const m = OWNED.exec(name);
+    if (!m || markAlive(m[1])) continue;
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (!st.isFile() || st.uid !== process.getuid?.()) continue;
+      rmSync(path, { force: true });
+      removed.push(path);
+    } catch {
+      /* gone already, or not ours to remove */
+    }
+  }
+  return removed;
 }
 
 export const uploadUrl = (server: string, uploadId: string) =>
@@ -36,7 +70,7 @@ registerSource("archive", async ({ source, staging, signal, progress }) => {
   if (res.status === 404)
     throw new SourceError("the uploaded archive is gone (uploads are kept for a day); upload it again");
   if (!res.ok || !res.body) throw new SourceError(`the server refused the archive's download (HTTP ${res.status})`);
-  const file = join(tmpdir(), `quiver-upload-${process.pid}-${randomBytes(8).toString("hex")}`);
+  const file = join(tmpdir(), `${PREFIX}${processMark() ?? process.pid}-${randomBytes(8).toString("hex")}`);
   try {
     let bytes = 0;
     const cap = new Transform({
