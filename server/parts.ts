@@ -59,7 +59,7 @@ export interface PartsDeps {
   /** The local owner: their workspace of the Default project is the local runner's own folder. */
   localOwner?: { userId: string; orgId: string };
   /** Archive uploads: a project is made only from its creator's own (services/uploads.ts). */
-  uploads?: Pick<Uploads, "claim">;
+  uploads?: Pick<Uploads, "claim" | "keep" | "release" | "kept">;
   /** Several instances on PostgreSQL: heartbeat, lease and idle times (tests shorten them). */
   cluster?: { heartbeatMs?: number; ttlMs?: number; idleMs?: number };
 }
@@ -135,7 +135,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     beforeSessionsRemoved: (ids) => Promise.all(ids.map((id) => hub.written(id))),
     dbProvider: deps.dbProvider,
     log,
-    ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor) } : {}),
+    ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor), keptUploads: uploads } : {}),
   });
   // Runner facts in order per runner: a quick reconnect's hello is written after the close before it.
   let runnerFacts = Promise.resolve();
@@ -390,6 +390,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
   }
   // The local owner's Default project and workspace, and their sessions from before projects in it.
   await projects.ensureLocal();
+  await projects.releaseOrphanUploads();
 
   const terminal = createTerminalBridge({
     pty: runners.pty,

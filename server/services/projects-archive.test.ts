@@ -3,7 +3,7 @@
 // project whose workspace holds the archive's files; another person's upload id, an unknown one
 // and a malformed one are refused with a clear reason, and no project is left behind.
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { waitFor } from "../testing/runner";
@@ -33,6 +33,38 @@ describe.each(testDatabases())("archive projects on %s", (provider) => {
     );
     expect(readFileSync(join(server.rootDir, ws, "src/hello.txt"), "utf8")).toBe("from the archive");
   }, 60_000);
+
+  it("keeps the archive while a project is made from it, so later workspaces have it; lets it go with the last one", async () => {
+    const res = await fetch(`${server.quiver.url}/api/uploads?name=kept.tgz`, {
+      method: "POST",
+      body: new Uint8Array(makeTarGz([{ name: "a.txt", data: "a" }])),
+    });
+    const { uploadId: id } = (await res.json()) as { uploadId: string };
+    const mark = join(server.dataDir, "uploads", `${id}.kept`);
+    const trpc = client();
+    const one = await trpc.projects.create.mutate({ name: "kept-one", source: { kind: "archive", name: id } });
+    expect(existsSync(mark)).toBe(true);
+    const two = await trpc.projects.create.mutate({ name: "kept-two", source: { kind: "archive", name: id } });
+    // A name taken: no project, and the archive stays kept for the two that have it.
+    await expect(
+      trpc.projects.create.mutate({ name: "kept-one", source: { kind: "archive", name: id } }),
+    ).rejects.toThrow(/already/);
+    expect(existsSync(mark)).toBe(true);
+    for (const p of [one, two])
+      await waitFor(
+        async () => (await t.current.db.workspace.findUnique({ where: { id: p.workspace!.id } }))?.state === "ready",
+        30_000,
+        "workspace ready",
+      );
+    await trpc.projects.remove.mutate({ id: one.id });
+    expect(existsSync(mark)).toBe(true);
+    await trpc.projects.remove.mutate({ id: two.id });
+    expect(existsSync(mark)).toBe(false);
+    // A mark no project stands behind (a create or delete killed midway) goes at the next start.
+    await writeFile(mark, "");
+    await server.quiver.services.projects.releaseOrphanUploads();
+    expect(existsSync(mark)).toBe(false);
+  }, 90_000);
 
   it("refuses another person's upload id, an unknown one and a malformed one; no project is made", async () => {
     // An upload Mallory sent (same org even): its id is no key for anyone else.

@@ -67,6 +67,13 @@ export interface ProjectServiceDeps {
   /** The archive upload `uploadId` when `actor` sent it (services/uploads.ts claim); throws with
    *  the reason otherwise. Absent: archive projects are refused (nothing could check the sender). */
   claimUpload?(uploadId: string, actor: Actor): Promise<unknown>;
+  /** Archive uploads kept past their day while a project is made from them: each person's
+   *  workspace of it is made from the archive when they first open it (services/uploads.ts). */
+  keptUploads?: {
+    keep(uploadId: string): Promise<void>;
+    release(uploadId: string): Promise<void>;
+    kept(): string[];
+  };
   /** Sessions whose workspace went: whatever holds them in memory lets go. */
   onWorkspaceRemoved?(workspaceId: string): void;
   /** Before the project's sessions are deleted: their events still waiting to be written are
@@ -172,6 +179,13 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
     return count;
   }
 
+  /** Lets an archive upload go unless a project is still made from it (one upload may back two). */
+  async function releaseIfUnused(uploadId: string): Promise<void> {
+    if (!deps.keptUploads) return;
+    const users = await db.project.count({ where: { sourceKind: "archive", archiveName: uploadId } });
+    if (users === 0) await deps.keptUploads.release(uploadId);
+  }
+
   async function claimArchive(actor: Actor, uploadId: string): Promise<void> {
     if (!deps.claimUpload)
       throw new TRPCError({ code: "PRECONDITION_FAILED", message: "This server takes no archive uploads." });
@@ -190,6 +204,12 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
   return {
     workspaceFor,
     attachLegacy,
+
+    /** At start: uploads kept for projects that are gone (a delete or a create killed midway)
+     *  go back to expiring after their day. */
+    async releaseOrphanUploads(): Promise<void> {
+      for (const id of deps.keptUploads?.kept() ?? []) await releaseIfUnused(id);
+    },
 
     /** At start: the local owner's Default project and workspace exist, their sessions in it. */
     async ensureLocal(): Promise<void> {
@@ -283,7 +303,14 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
       const src = input.source;
       // An upload id is a capability only for its sender: anyone else's (guessed, or seen in a
       // shared project) is refused before a project could hand its archive to a runner.
-      if (src.kind === "archive") await claimArchive(actor, src.name);
+      if (src.kind === "archive") {
+        await claimArchive(actor, src.name);
+        // Kept before the row exists: a kill between the two leaves a kept upload, released at
+        // the next start, never a project whose archive expires under its next person.
+        await deps.keptUploads?.keep(src.name).catch((err: Error) => {
+          throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: `The archive cannot be kept: ${err.message}` });
+        });
+      }
       let row;
       try {
         row = await db.project.create({
@@ -299,6 +326,7 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
           },
         });
       } catch (err) {
+        if (src.kind === "archive") await releaseIfUnused(src.name);
         if (isUniqueViolation(err))
           throw new TRPCError({ code: "CONFLICT", message: `There is a project called "${input.name}" already.` });
         throw err;
@@ -401,6 +429,7 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
           });
         throw new TRPCError({ code: "NOT_FOUND", message: `No project ${id}.` });
       }
+      if (row.sourceKind === "archive" && row.archiveName) await releaseIfUnused(row.archiveName);
       for (const l of leftBehind)
         log(`projects: workspace ${l.workspaceId} of deleted project ${id} stays on runner ${l.runnerId}: ${l.reason}`);
       return { removed, leftBehind };

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Actor } from "./types";
-import { createUploads } from "./uploads";
+import { createUploads, type Uploads } from "./uploads";
 import { RunnerPool } from "../executors/runner-pool";
 import { serveUploads, type UploadsDoor } from "../testing/uploads";
 import { waitFor } from "../testing/runner";
@@ -24,11 +24,13 @@ let base: string;
 let pool: RunnerPool;
 /** Added to the clock the uploads see: a day later, the older uploads have expired. */
 let clockAhead = 0;
+let store: Uploads;
 
 /** Starts (or restarts, as a new process would) the uploads and their HTTP door on `dataDir`. */
 async function start(): Promise<void> {
   await door?.close();
   const uploads = createUploads({ dataDir, maxBytes: 64 * KB, quotaCount: 4, now: () => Date.now() + clockAhead });
+  store = uploads;
   door = await serveUploads(uploads, pool, people);
   base = door.base;
 }
@@ -86,7 +88,7 @@ async function arriving(): Promise<number> {
 }
 const errorOf = async (res: Response) => ((await res.json()) as { error: string }).error;
 const WHAT_TO_DO =
-  /\. Wait for your older uploads to expire \(each is kept for a day(, so room frees in about \d+ (h|min))?\), or make projects from the archives you have already uploaded$/;
+  /\. Wait for your older uploads to expire \(each is kept for a day(, so room frees in about \d+ (h|min))?\), make projects from the archives you have already uploaded, or delete projects made from archives you no longer need \(a project keeps its archive\)$/;
 
 describe("the per-person upload quota", () => {
   it("refuses past a person's bytes with 429 saying what to do, keeps nothing of it, and leaves others alone", async () => {
@@ -128,6 +130,35 @@ describe("the per-person upload quota", () => {
     clockAhead = 24 * 3600_000 + 60_000;
     expect((await post(archive(KB))).status).toBe(201);
     expect(await kept()).toBe(2);
+  });
+
+  it("an upload a project keeps outlives its day, across restarts, still counted; released, it goes once past its day", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(((await (await post(archive(KB))).json()) as { uploadId: string }).uploadId);
+    await store.keep(ids[0]);
+    await store.keep(ids[1]);
+    expect(store.kept().sort()).toEqual([ids[0], ids[1]].sort());
+    // Kept ones never free room by waiting: the answer says a project holds them.
+    const over = await errorOf(await post(archive(KB)));
+    expect(over).toMatch(/delete projects made from archives you no longer need/);
+    clockAhead = 24 * 3600_000 + 60_000;
+    await start(); // a restart's sweep
+    expect(await kept()).toBe(2);
+    expect(await store.meta(ids[0])).toMatchObject({ id: ids[0] });
+    expect(await store.meta(ids[2])).toBeNull();
+    // Still counted: the two kept and two new are her four.
+    clockAhead = 0;
+    expect((await post(archive(KB))).status).toBe(201);
+    expect((await post(archive(KB))).status).toBe(201);
+    expect((await post(archive(KB))).status).toBe(429);
+    // Its project is deleted: an archive still in its day stays for it; one past its day goes.
+    await store.release(ids[1]);
+    expect(await store.meta(ids[1])).toMatchObject({ id: ids[1] });
+    clockAhead = 24 * 3600_000 + 60_000;
+    await store.release(ids[0]);
+    expect(await store.meta(ids[0])).toBeNull();
+    expect(store.kept()).toEqual([]);
+    await expect(store.keep(ids[0])).rejects.toThrow(/no such upload/);
   });
 
   it("parallel uploads with a declared length cannot all pass: the length is reserved before any is read", async () => {

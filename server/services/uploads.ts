@@ -3,9 +3,12 @@
 // (never held in memory), stopped at the size ceiling, checked to be a .zip / .tar.gz / .tar by
 // its first bytes, fsynced and only then renamed to `<id>.bin` beside its `<id>.json` (who sent
 // it, its name and size). A kill -9 or a full disk mid-upload leaves a `.part` the next start
-// removes; uploads older than a day are removed too (a project made from one has its files by then).
+// removes; uploads older than a day are removed too, unless a project was made from one: each of
+// its people's workspaces is made from it when they first open the project, maybe months later,
+// so it is kept (an empty `<id>.kept` beside it) until the project is deleted.
 // Each person may keep at most `quotaBytes` (default twice the ceiling) in at most `quotaCount`
-// uploads at once, counting the uploads still streaming in, so a member cannot fill the disk.
+// uploads at once, counting the uploads still streaming in and those their projects keep, so a
+// member cannot fill the disk.
 import { randomBytes } from "node:crypto";
 import {
   createReadStream,
@@ -18,7 +21,7 @@ import {
   unlinkSync,
   type ReadStream,
 } from "node:fs";
-import { open, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
 import type { Actor } from "./types";
@@ -82,7 +85,8 @@ export function createUploads(opts: {
   const quotaCount = opts.quotaCount ?? DEFAULT_UPLOAD_QUOTA_COUNT;
   const now = opts.now ?? Date.now;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = (id: string, ext: "bin" | "json" | "part") => join(dir, `${id}.${ext}`);
+  const path = (id: string, ext: "bin" | "json" | "part" | "kept") => join(dir, `${id}.${ext}`);
+  const isKept = (id: string) => existsSync(path(id, "kept"));
 
   /**
    * Per person (user id, across orgs: it is one disk): the bytes of each kept upload, and of each
@@ -98,13 +102,16 @@ export function createUploads(opts: {
   };
   const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
-  /** Removes what a killed upload left and uploads past their day. */
+  /** Removes what a killed upload left and uploads past their day that no project keeps. */
   function sweep(): string[] {
     const removed: string[] = [];
     for (const name of readdirSync(dir)) {
       const full = join(dir, name);
       try {
-        if (name.endsWith(".part") || now() - statSync(full).mtimeMs > KEEP_MS) {
+        if (
+          name.endsWith(".part") ||
+          (!isKept(name.replace(/\.[a-z]+$/, "")) && now() - statSync(full).mtimeMs > KEEP_MS)
+        ) {
           unlinkSync(full);
           removed.push(name);
         }
@@ -131,11 +138,12 @@ export function createUploads(opts: {
   /**
    * Forgets the person's uploads that are gone, and removes those past their day: without this,
    * a server up for weeks would hold them until its next start and the quota would never free.
-   * Returns when each remaining one expires, oldest first.
+   * Returns when each remaining one expires, oldest first (those a project keeps never do).
    */
   function expire(h: { kept: Map<string, number> }): { bytes: number; expiresAt: number }[] {
     const left: { bytes: number; expiresAt: number }[] = [];
     for (const [id, bytes] of h.kept) {
+      if (isKept(id)) continue;
       let mtimeMs: number;
       try {
         mtimeMs = statSync(path(id, "bin")).mtimeMs;
@@ -177,9 +185,17 @@ export function createUploads(opts: {
     const soon = retryAfterS === undefined ? "" : `, so room frees in about ${hours(retryAfterS)}`;
     return new UploadError(
       429,
-      `${what}. Wait for your older uploads to expire (each is kept for a day${soon}), or make projects from the archives you have already uploaded`,
+      `${what}. Wait for your older uploads to expire (each is kept for a day${soon}), make projects from the archives you have already uploaded, or delete projects made from archives you no longer need (a project keeps its archive)`,
       retryAfterS,
     );
+  }
+
+  async function remove(id: string): Promise<void> {
+    if (!UPLOAD_ID.test(id)) return;
+    for (const h of held.values()) h.kept.delete(id);
+    await unlink(path(id, "bin")).catch(() => {});
+    await unlink(path(id, "json")).catch(() => {});
+    await unlink(path(id, "kept")).catch(() => {});
   }
 
   async function meta(id: string): Promise<UploadMeta | null> {
@@ -313,11 +329,31 @@ export function createUploads(opts: {
       }
     },
 
-    async remove(id: string): Promise<void> {
+    remove,
+
+    /** Keeps the upload past its day, for a project made from it (until `release`). Throws when
+     *  it is gone or the mark cannot be written (a full disk): the project would lose its files. */
+    async keep(id: string): Promise<void> {
+      if (!(await meta(id)) || !existsSync(path(id, "bin"))) throw new UploadError(404, "no such upload");
+      await writeFile(path(id, "kept"), "", { flag: "w", mode: 0o600 }).catch((err) => {
+        throw diskFull(err) ? new UploadError(507, DISK_FULL) : err;
+      });
+    },
+
+    /** No project keeps it any more: it goes now when past its day, like any other upload. */
+    async release(id: string): Promise<void> {
       if (!UPLOAD_ID.test(id)) return;
-      for (const h of held.values()) h.kept.delete(id);
-      await unlink(path(id, "bin")).catch(() => {});
-      await unlink(path(id, "json")).catch(() => {});
+      await unlink(path(id, "kept")).catch(() => {});
+      const at = await stat(path(id, "bin")).catch(() => null);
+      if (at && now() - at.mtimeMs > KEEP_MS) await remove(id);
+    },
+
+    /** The uploads a project keeps (checked against the projects at start). */
+    kept(): string[] {
+      return readdirSync(dir)
+        .filter((n) => n.endsWith(".kept"))
+        .map((n) => n.slice(0, -".kept".length))
+        .filter((id) => UPLOAD_ID.test(id));
     },
   };
 }
