@@ -3,18 +3,22 @@
 // file 0 for a FIFO the moment the check has closed it. Moving it into place opened it blocking,
 // on the runner's loop: every workspace of the runner froze until the agent opened the FIFO. Now
 // the restore goes on at once and says the file could not be restored; a link swapped in is not
-// followed either. A real workspace, the runner's real checkpoint ops, a real racing process.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// followed either. A tree planted in the stage folder (20,000 folders deep, past the runner's
+// descriptors for a recursive rm -r) goes with the folder, a slice at a time, its link out not
+// followed. A real workspace, the runner's real checkpoint ops, a real racing process.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { OpContext } from "../ops";
+import { longestStall } from "../testing/event-loop";
 import { Workspace } from "../workspace/workspace";
 import { checkpointOps } from "./ops";
 
 // Watches the root for the stage folder, then swaps staged file 0 once it has been opened and
 // closed (the check), and prints what it did. A FIFO is let go (opened for writing) after 20 s.
+// "tree": moves the folder `target` into the stage folder as soon as it is made.
 const RACER = String.raw`
 import ctypes, os, struct, sys, time
 ws, kind, target = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -30,6 +34,10 @@ while True:
         name = buf[i+16:i+16+ln].rstrip(b"\0").decode(); i += 16 + ln
         if stage is None and mask & 0x100 and name.startswith(".quiver-restore-"):
             stage = os.path.join(ws, name)
+            if kind == "tree":
+                os.rename(target, os.path.join(stage, "deep"))
+                print("planted", flush=True)
+                sys.exit(0)
             stage_wd = libc.inotify_add_watch(fd, stage.encode(), 0x10)
         elif wd == stage_wd and mask & 0x10 and name == "0":
             path = os.path.join(stage, "0")
@@ -50,7 +58,8 @@ afterEach(() => {
 
 async function setUp() {
   const base = mkdtempSync(join(tmpdir(), "quiver-restore-swap-"));
-  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+  // rm -r of the system: node's own gives up on a tree deeper than PATH_MAX left by a failed test.
+  cleanups.push(() => execFileSync("rm", ["-rf", base]));
   const before = process.env.QUIVER_CHECKPOINT_DIR;
   process.env.QUIVER_CHECKPOINT_DIR = join(base, "shadows");
   cleanups.push(() =>
@@ -76,7 +85,7 @@ async function setUp() {
   return { base, dir, first, run };
 }
 
-function racer(dir: string, kind: "fifo" | "link", target: string): { child: ChildProcess; out(): string } {
+function racer(dir: string, kind: "fifo" | "link" | "tree", target: string): { child: ChildProcess; out(): string } {
   const child = spawn("python3", ["-c", RACER, dir, kind, target], { stdio: ["ignore", "pipe", "inherit"] });
   cleanups.push(() => child.kill("SIGKILL"));
   let out = "";
@@ -119,4 +128,31 @@ describe("a staged file swapped during a restore", () => {
     expect(readFileSync(join(dir, "a.txt"), "utf8")).not.toContain("OUTSIDE");
     expect(JSON.stringify(restored)).toMatch(/a\.txt/);
   }, 60_000);
+});
+
+describe("a tree planted in the stage folder during a restore", () => {
+  it("goes with the folder, its link out not followed, the runner's loop turning", async () => {
+    const { base, dir, first, run } = await setUp();
+    // Built outside first (one rename plants it): 20,000 levels take python a few seconds.
+    const py = [
+      "import os, sys",
+      'os.mkdir("tree"); os.chdir("tree")',
+      "for i in range(20000):",
+      '  os.mkdir("d"); os.chdir("d")',
+      'os.symlink(sys.argv[1], "out")',
+    ].join("\n");
+    execFileSync("python3", ["-c", py, join(base, "outside.txt")], { cwd: base });
+    const r = racer(dir, "tree", join(base, "tree"));
+    await until(() => r.out().includes("ready"));
+    const { value: restored, stallMs } = await longestStall(() =>
+      run("checkpoint.restore", { to: first, dryRun: false, keepPersonEdits: false }),
+    );
+    expect(r.out()).toContain("planted");
+    expect(restored.ok, restored.output).toBe(true);
+    expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("v1\n");
+    expect(readdirSync(dir).filter((n) => n.startsWith(".quiver-restore-"))).toEqual([]);
+    expect(readFileSync(join(base, "outside.txt"), "utf8")).toBe("OUTSIDE THE WORKSPACE\n");
+    // Not 250 ms: two test files at once on two cores stall any code a few hundred ms.
+    expect(stallMs).toBeLessThan(1_000);
+  }, 120_000);
 });

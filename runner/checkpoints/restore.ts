@@ -101,7 +101,7 @@ export async function restoreTo(
     }
     return { changes, kept, undoCommit, paths: todo.map((e) => e.path), ...(failed.length ? { failed } : {}) };
   } finally {
-    staged.dispose();
+    await staged.dispose();
   }
 }
 

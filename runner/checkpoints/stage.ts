@@ -112,8 +112,9 @@ export interface Staged {
   link(path: string): string | undefined;
   /** The stage folder's descriptor (files are renamed out of it). */
   readonly dir: number;
-  /** Removes the stage folder with whatever is left in it. */
-  dispose(): void;
+  /** Removes the stage folder with whatever is left in it (the agent's commands may have put a
+   *  tree of any depth there: it goes in slices, fs-at/remove.ts); never rejects. */
+  dispose(): Promise<void>;
 }
 
 /**
@@ -135,10 +136,10 @@ export async function stageBlobs(
   const rel = stageName();
   files.mkdir(rel);
   let w: Walked | undefined;
-  const dispose = () => {
+  const dispose = async () => {
     w?.close();
     try {
-      files.removeTree(rel);
+      await files.removeTree(rel);
     } catch {
       /* gone already, or the workspace closed */
     }
@@ -194,7 +195,7 @@ export async function stageBlobs(
     return { file: (p) => names.get(p), link: (p) => links.get(p), dir, dispose };
   } catch (err) {
     if (fd >= 0) closeSync(fd);
-    dispose();
+    await dispose();
     throw diskFull(
       files.writeGuard?.failed(err) ?? err,
       `nothing was changed, there was no room to stage the ${writes.length} file(s) the restore writes`,

@@ -7,6 +7,8 @@
 // recoverExtractions() removes it); it is renamed to `.quiver-ready-<rand>` in one step when the
 // whole archive passed; its entries are then moved into place, and a ready folder found at start
 // is finished the same way. A refused archive is removed at once: nothing half-extracted stays.
+// Both removals go in slices with their depth bounded (fs-at/remove.ts): the folders lie in the
+// workspace, where the agent's commands can grow a tree of any depth or width inside them.
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
@@ -20,7 +22,8 @@ import {
   rmdirSync,
   writeSync,
 } from "node:fs";
-import { removeEntry } from "./fs-at/fd";
+import { opendir } from "node:fs/promises";
+import { removeEntrySliced } from "./fs-at/remove";
 import { at, fdPath } from "./fs-at/walk";
 import { ArchiveError } from "./archive-limits";
 
@@ -43,17 +46,29 @@ function alive(pid: number): boolean {
 }
 
 /** Finishes or removes what an extraction killed midway left in the folder open as `dirFd`. */
-export function recoverExtractions(dirFd: number): { removed: string[]; finished: string[] } {
+export async function recoverExtractions(dirFd: number): Promise<{ removed: string[]; finished: string[] }> {
   const removed: string[] = [];
   const finished: string[] = [];
-  for (const name of readdirSync(fdPath(dirFd))) {
-    if (name.startsWith(EXTRACTING) && !active.has(name)) {
+  // Streamed, only ours kept: the destination is the agent's to fill with a million names. Gathered
+  // before any is handled, so that names moveOut() brings up are not taken for more of ours.
+  const ours: string[] = [];
+  for await (const e of await opendir(fdPath(dirFd), { bufferSize: 256 }))
+    if (e.name.startsWith(EXTRACTING) || e.name.startsWith(READY)) ours.push(e.name);
+  for (const name of ours) {
+    if (active.has(name)) continue;
+    if (name.startsWith(EXTRACTING)) {
       const pid = Number(name.slice(EXTRACTING.length).split("-")[0]);
-      if (pid === process.pid || !alive(pid)) {
-        removeEntry(dirFd, name);
-        removed.push(name);
+      if (pid !== process.pid && alive(pid)) continue;
+      // Claimed while it goes (over turns of the event loop): another extraction's recovery
+      // into the same folder leaves it alone.
+      active.add(name);
+      try {
+        await removeEntrySliced(dirFd, name);
+      } finally {
+        active.delete(name);
       }
-    } else if (name.startsWith(READY) && !active.has(name)) {
+      removed.push(name);
+    } else {
       moveOut(dirFd, name);
       finished.push(name);
     }
@@ -201,12 +216,12 @@ export class Staging {
     }
   }
 
-  /** Removes everything extracted so far. */
-  abort(): void {
+  /** Removes everything extracted so far; the name stays claimed until it is gone. */
+  async abort(): Promise<void> {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     try {
-      removeEntry(this.destFd, this.name);
+      await removeEntrySliced(this.destFd, this.name);
     } catch (err) {
       if (code(err) !== "ENOENT") throw err;
     } finally {

@@ -1,11 +1,13 @@
 // Archive extraction against crafted hostile archives on a real temp folder: each is refused with
 // a clear message, nothing is written outside, nothing half-extracted stays; an archive just
 // under every ceiling comes out byte-exact with its modes.
+import { execFileSync } from "node:child_process";
 import { closeSync, constants, openSync } from "node:fs";
 import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { longestStall } from "../testing/event-loop";
 import { makeTar, makeTarGz, makeZip, type TarItem } from "./archive-fixtures";
 import { extractArchive, recoverExtractions, type ArchiveLimits } from "./archive";
 import { Staging } from "./archive-staging";
@@ -21,9 +23,10 @@ beforeEach(async () => {
   await writeFile(join(base, "outside", "sentinel"), "untouched\n");
   destFd = openSync(dest, constants.O_RDONLY | constants.O_DIRECTORY);
 });
-afterEach(async () => {
+// rm -r of the system: node's own gives up on a tree deeper than PATH_MAX left by a failed test.
+afterEach(() => {
   closeSync(destFd);
-  await rm(base, { recursive: true, force: true });
+  execFileSync("rm", ["-rf", base]);
 });
 
 async function extract(archive: Buffer, limits?: Partial<ArchiveLimits>, room?: { bytes: number; reason: string }) {
@@ -242,7 +245,7 @@ describe("staging", () => {
     await rm(join(dest, name, "d"), { recursive: true });
     await symlink(join(base, "outside"), join(dest, name, "d"));
     expect(() => staging.createFile(["d", "pwned"], 0o644)).toThrow(/"d" became a symbolic link during extraction/);
-    staging.abort();
+    await staging.abort();
     expect(await readdir(join(base, "outside"))).toEqual(["sentinel"]);
     expect(await readdir(dest)).toEqual([]);
   });
@@ -253,10 +256,30 @@ describe("staging", () => {
     await mkdir(join(dest, ".quiver-ready-def/lib"), { recursive: true });
     await writeFile(join(dest, ".quiver-ready-def/lib/x.js"), "done");
     await writeFile(join(dest, "moved-before-the-kill"), "done");
-    const r = recoverExtractions(destFd);
+    const r = await recoverExtractions(destFd);
     expect(r).toEqual({ removed: [".quiver-extract-999999999-abc"], finished: [".quiver-ready-def"] });
     expect((await readdir(dest)).sort()).toEqual(["lib", "moved-before-the-kill"]);
     expect(await readFile(join(dest, "lib/x.js"), "utf8")).toBe("done");
     expect((await lstat(join(dest, "lib"))).isDirectory()).toBe(true);
   });
+
+  it("a dead staging folder the agent grew 20,000 folders deep goes, the loop turning, links in it not followed", async () => {
+    // What a command can do to a staging folder left in the workspace: past the runner's
+    // descriptors in depth (the recursive rm -r held one a level), a link out at the bottom.
+    const py = [
+      "import os, sys",
+      'os.chdir(".quiver-extract-999999999-abc")',
+      "for i in range(20000):",
+      '  os.mkdir("d"); os.chdir("d")',
+      'os.symlink(sys.argv[1], "out")',
+    ].join("\n");
+    await mkdir(join(dest, ".quiver-extract-999999999-abc"));
+    execFileSync("python3", ["-c", py, join(base, "outside")], { cwd: dest });
+    const { value, stallMs } = await longestStall(() => recoverExtractions(destFd));
+    expect(value.removed).toEqual([".quiver-extract-999999999-abc"]);
+    expect(await readdir(dest)).toEqual([]);
+    expect(await readdir(join(base, "outside"))).toEqual(["sentinel"]);
+    // Not 250 ms: two test files at once on two cores stall any code a few hundred ms.
+    expect(stallMs).toBeLessThan(1_000);
+  }, 120_000);
 });

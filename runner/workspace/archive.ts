@@ -85,7 +85,7 @@ export async function extractArchive(opts: ExtractOptions): Promise<ExtractResul
   }
   const budget = new InflationBudget(limits, size, reason);
   const names = new NameRegistry();
-  recoverExtractions(opts.destFd);
+  await recoverExtractions(opts.destFd);
   const staging = new Staging(opts.destFd);
   const open = new Set<{ close(): void }>();
   const result: ExtractResult = { format, files: 0, dirs: 0, bytes: 0, entries: [] };
@@ -162,7 +162,7 @@ export async function extractArchive(opts: ExtractOptions): Promise<ExtractResul
         /* the staging folder goes anyway */
       }
     }
-    staging.abort();
+    await staging.abort();
     throw err;
   }
 }

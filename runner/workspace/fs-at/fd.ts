@@ -1,6 +1,6 @@
-// What fs-at does once a walk has opened the directory: reading a file from its descriptor,
-// replacing a file by a temp file made and renamed inside the directory's descriptor, and rm -r
-// entry by entry through descriptors. Names here are single components, never paths.
+// What fs-at does once a walk has opened the directory: reading a file from its descriptor, and
+// replacing a file by a temp file made and renamed inside the directory's descriptor (rm -r
+// through descriptors is remove.ts). Names here are single components, never paths.
 import {
   closeSync,
   constants,
@@ -9,19 +9,17 @@ import {
   fsync,
   openSync,
   read,
-  readdirSync,
   renameSync,
-  rmdirSync,
   unlinkSync,
   write,
 } from "node:fs";
 import { promisify } from "node:util";
 import { tempName } from "./names";
-import { at, fdPath } from "./walk";
+import { at } from "./walk";
 
 export { TEMP_MARK } from "./names";
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 
 /** Non-blocking: a FIFO planted in the workspace must not hang the runner on open. */
 export const READ_FLAGS = O_RDONLY | O_NONBLOCK | O_NOCTTY;
@@ -124,23 +122,4 @@ export async function replaceIn(dir: number, name: string, data: Buffer | string
     }
     throw err;
   }
-}
-
-/** rm -r of `name` in `dir`: a folder swapped for a link meanwhile loses the link, not its target. */
-export function removeEntry(dir: number, name: string): void {
-  let fd: number;
-  try {
-    fd = openSync(at(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    // Not a folder: a file, or a link, which unlink removes itself.
-    if (code === "ENOTDIR" || code === "ELOOP") return unlinkSync(at(dir, name));
-    throw err;
-  }
-  try {
-    for (const child of readdirSync(fdPath(fd))) removeEntry(fd, child);
-  } finally {
-    closeSync(fd);
-  }
-  rmdirSync(at(dir, name));
 }

@@ -96,7 +96,7 @@ describe("reads", () => {
     expect(deep.join("/").length).toBeGreaterThan(4096);
     expect(await read(`${deep.join("/")}/deep.txt`)).toBe("deep\n");
     // rm -r by name cannot remove it (its paths pass PATH_MAX); by descriptor it can.
-    files.removeTree(deep[0]);
+    await files.removeTree(deep[0]);
     execFileSync("mkfifo", [join(root, "fifo")]);
     expect(await read("fifo")).toBe("other");
   });
@@ -130,7 +130,7 @@ describe("writes", () => {
     expect(await readFile(join(base, "out", "secret"), "utf8")).toBe("SECRET\n");
     expect(await readFile(join(root, "a", "lnk"), "utf8")).toBe("mine\n");
     await symlink(join(base, "out"), join(root, "a", "b", "out-link"));
-    files.removeTree("a");
+    await files.removeTree("a");
     expect(await readdir(root)).toEqual([]);
     expect(await readdir(join(base, "out"))).toEqual(["secret"]);
   });
@@ -151,7 +151,7 @@ it("leaves no descriptor open, whatever the outcome", async () => {
     files.rename(`m/${i}`, `m/r${i}`);
     files.lstat("a/b");
   }
-  files.removeTree("m");
+  await files.removeTree("m");
   expect(await count()).toBe(before);
 });
 

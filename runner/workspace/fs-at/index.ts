@@ -3,7 +3,8 @@
 // (walk.ts), so a link or a folder swapped for one by a racing process cannot lead a read or a
 // write outside. The operation itself then happens on the descriptors the walk opened: content
 // is read from the fd, a write is a temp file made in the parent's fd and renamed within it
-// (rename never follows a last component), and a folder is removed entry by entry through fds.
+// (rename never follows a last component), and a folder is removed entry by entry through fds,
+// in slices with its depth bounded (remove.ts): the agent decides how deep and wide a tree is.
 import {
   closeSync,
   fstatSync,
@@ -19,7 +20,7 @@ import {
 } from "node:fs";
 import { opendir, readdir } from "node:fs/promises";
 import { SmallestNames } from "./smallest-names";
-import { diskFull, readChild, readUpTo, READ_FLAGS, removeEntry, replaceIn } from "./fd";
+import { diskFull, readChild, readUpTo, READ_FLAGS, replaceIn } from "./fd";
 import { goneName } from "./names";
 import { removeEntrySliced } from "./remove";
 import { at, fdPath, PathError, walk, type Walked, type WalkOptions } from "./walk";
@@ -301,11 +302,15 @@ export class WorkspaceFs {
     }
   }
 
-  /** rm -r through descriptors: a folder swapped for a link meanwhile loses the link, not its target. */
-  removeTree(input: string): void {
+  /**
+   * rm -r through descriptors, a few milliseconds at a time (remove.ts): a folder swapped for a
+   * link meanwhile loses the link, not its target. A missing path is an error, as for rm -r.
+   */
+  async removeTree(input: string): Promise<void> {
     const w = this.walk(input, { write: true });
     try {
-      removeEntry(w.dir, w.name);
+      lstatSync(at(w.dir, w.name));
+      await removeUnder(w.dir, w.name);
     } finally {
       w.close();
     }
@@ -328,7 +333,7 @@ export class WorkspaceFs {
         // The root's own descriptor (this.cwd): the root path swapped for a link is not followed.
         renameSync(at(w.dir, w.name), `${this.cwd}/${gone}`);
       } catch (err) {
-        if (code(err) === "EXDEV" || code(err) === "EBUSY") return removeEntry(w.dir, w.name);
+        if (code(err) === "EXDEV" || code(err) === "EBUSY") return await removeUnder(w.dir, w.name);
         throw err;
       }
       // A descriptor of the root of its own: the removal outlives a turn of the event loop, and
@@ -355,5 +360,19 @@ export class WorkspaceFs {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+}
+
+/**
+ * removeEntrySliced of `name` in `dir` through a descriptor of `dir` of its own: the removal
+ * outlives turns of the event loop, and `dir` may be the root's, which close() may release
+ * meanwhile (its number then another file's).
+ */
+async function removeUnder(dir: number, name: string): Promise<void> {
+  const own = openSync(fdPath(dir), O_RDONLY | O_DIRECTORY);
+  try {
+    await removeEntrySliced(own, name);
+  } finally {
+    closeSync(own);
   }
 }
