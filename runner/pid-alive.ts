@@ -4,7 +4,8 @@
 // with the process's start time (/proc/<pid>/stat field 22) and the boot it started in, which no
 // later process has, and its PID namespace: a runner in another container sharing a folder is
 // not judged by this one's /proc.
-import { readFileSync, readlinkSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { join } from "node:path";
 
 export function pidAlive(pid: number): boolean {
   try {
@@ -45,6 +46,35 @@ export function markAlive(mark: string): boolean {
     return (err as NodeJS.ErrnoException).code === "ENOENT" ? false : pidAlive(Number(pid));
   }
   return startField(stat) === start;
+}
+
+/**
+ * Removes what processes now gone left in `dir` (killed -9: no exit handler ran): the entries
+ * whose names `owned` matches with the writer's mark as its first group, of this user only, and
+ * only of the `kind` expected there. A live writer's, or another PID namespace's, is kept.
+ */
+export function removeLeftoversOfDead(dir: string, owned: RegExp, kind: "file" | "folder"): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const m = owned.exec(name);
+    if (!m || markAlive(m[1])) continue;
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (!(kind === "file" ? st.isFile() : st.isDirectory()) || st.uid !== process.getuid?.()) continue;
+      rmSync(path, { recursive: kind === "folder", force: true });
+      removed.push(path);
+    } catch {
+      /* gone already, or not ours to remove */
+    }
+  }
+  return removed;
 }
 
 function startOf(pid: number): string | undefined {

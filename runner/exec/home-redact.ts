@@ -17,7 +17,6 @@ import {
   mkdtempSync,
   lstatSync,
   openSync,
-  readdirSync,
   readSync,
   realpathSync,
   rmSync,
@@ -27,7 +26,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { FULL_MARK_PATTERN, markAlive, processMark } from "../pid-alive";
+import { FULL_MARK_PATTERN, processMark, removeLeftoversOfDead } from "../pid-alive";
 import { isSecretName } from "./env";
 import { REDACTED, redactShell } from "./redact-shell";
 
@@ -147,30 +146,7 @@ const OWNED = new RegExp(`^${PREFIX}(${FULL_MARK_PATTERN})-[^-]+$`);
  * Removes the copies' folders of runners that are gone (killed -9, no exit handler ran): this
  * user's own folders only, named by an owner that no longer runs, in this PID namespace.
  */
-export function removeStaleCopies(dir = tmpdir()): string[] {
-  const removed: string[] = [];
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  for (const name of names) {
-    // Only a whole mark: its owner, another namespace's or a live one is kept.
-    const m = OWNED.exec(name);
-    if (!m || markAlive(m[1])) continue;
-    const path = join(dir, name);
-    try {
-      const st = lstatSync(path);
-      if (!st.isDirectory() || st.uid !== process.getuid?.()) continue;
-      rmSync(path, { recursive: true, force: true });
-      removed.push(path);
-    } catch {
-      /* gone already, or not ours to remove */
-    }
-  }
-  return removed;
-}
+export const removeStaleCopies = (dir = tmpdir()) => removeLeftoversOfDead(dir, OWNED, "folder");
 
 /** Once per process, before its first sandbox: the folders of runners killed before they could. */
 export function sweepStaleCopies(): void {

@@ -6,13 +6,13 @@
 // leaves it (up to 512 MB in /tmp), and the next runner to start removes it once that process is
 // gone (a live runner's, or another PID namespace's, is kept).
 import { randomBytes } from "node:crypto";
-import { createWriteStream, lstatSync, readdirSync, rmSync } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { MARK_PATTERN, markAlive, processMark } from "../pid-alive";
+import { MARK_PATTERN, processMark, removeLeftoversOfDead } from "../pid-alive";
 import { registerSource, SourceError } from "../root/sources";
 import { ArchiveError, extractArchive } from "./archive";
 
@@ -32,29 +32,7 @@ export function configureArchiveSource(c: { server: string; token: string }): vo
 }
 
 /** Removes the downloads of runners that are gone: this user's regular files of that name only. */
-export function removeStaleDownloads(dir = tmpdir()): string[] {
-  const removed: string[] = [];
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return removed;
-  }
-  for (const name of names) {
-    const m = OWNED.exec(name);
-    if (!m || markAlive(m[1])) continue;
-    const path = join(dir, name);
-    try {
-      const st = lstatSync(path);
-      if (!st.isFile() || st.uid !== process.getuid?.()) continue;
-      rmSync(path, { force: true });
-      removed.push(path);
-    } catch {
-      /* gone already, or not ours to remove */
-    }
-  }
-  return removed;
-}
+export const removeStaleDownloads = (dir = tmpdir()) => removeLeftoversOfDead(dir, OWNED, "file");
 
 export const uploadUrl = (server: string, uploadId: string) =>
   `${server.replace(/^ws/, "http").replace(/\/runner\/?$/, "")}/api/uploads/${encodeURIComponent(uploadId)}`;
