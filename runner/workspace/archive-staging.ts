@@ -7,23 +7,27 @@
 // recoverExtractions() removes it); it is renamed to `.quiver-ready-<rand>` in one step when the
 // whole archive passed; its entries are then moved into place, and a ready folder found at start
 // is finished the same way. A refused archive is removed at once: nothing half-extracted stays.
-// Both removals go in slices with their depth bounded (fs-at/remove.ts): the folders lie in the
-// workspace, where the agent's commands can grow a tree of any depth or width inside them.
+// Both removals go in slices with their depth bounded (fs-at/remove.ts), and the moves into place
+// and the check for names already there stream their listing in slices (eachName): the folders
+// lie in the workspace, where the agent's commands can grow a tree of any depth or width inside
+// them, and one runner's event loop serves every workspace on it.
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
+  type Dir,
   fchmodSync,
   lstatSync,
   mkdirSync,
+  opendirSync,
   openSync,
-  readdirSync,
   renameSync,
   rmdirSync,
   writeSync,
 } from "node:fs";
 import { opendir } from "node:fs/promises";
 import { removeEntrySliced } from "./fs-at/remove";
+import { Slices } from "./fs-at/slices";
 import { at, fdPath } from "./fs-at/walk";
 import { ArchiveError } from "./archive-limits";
 
@@ -69,22 +73,55 @@ export async function recoverExtractions(dirFd: number): Promise<{ removed: stri
       }
       removed.push(name);
     } else {
-      moveOut(dirFd, name);
+      // Claimed likewise; gone by now means another recovery, listed before our claim, finished it.
+      active.add(name);
+      try {
+        let fd: number;
+        try {
+          fd = openSync(at(dirFd, name), DIR_FLAGS);
+        } catch (err) {
+          if (code(err) === "ENOENT") continue;
+          throw err;
+        }
+        await moveOut(dirFd, name, fd);
+      } finally {
+        active.delete(name);
+      }
       finished.push(name);
     }
   }
   return { removed, finished };
 }
 
-/** Moves every entry of the ready folder `name` up into `dirFd`, then removes the folder. */
-function moveOut(dirFd: number, name: string): string[] {
-  const fd = openSync(at(dirFd, name), DIR_FLAGS);
+/**
+ * Calls `step` with each name in the folder open as `fd` (not closed here), read a batch at a
+ * time and handed over in slices (fs-at/slices.ts), never the whole listing in one turn.
+ */
+async function eachName(fd: number, step: (name: string) => void): Promise<void> {
+  const slices = new Slices();
+  const dir: Dir = opendirSync(fdPath(fd), { bufferSize: 128 });
+  try {
+    for (let entry = dir.readSync(); entry; entry = dir.readSync()) {
+      step(entry.name);
+      if (slices.due()) await slices.next();
+    }
+  } finally {
+    dir.closeSync();
+  }
+}
+
+/**
+ * Moves every entry of the ready folder `name`, open as `fd` (closed here), up into `dirFd`, then
+ * removes the folder. Renaming out names already read leaves the rest to the listing under way
+ * (as rm -r unlinks while it lists); a kill midway leaves the folder for recoverExtractions().
+ */
+async function moveOut(dirFd: number, name: string, fd: number): Promise<string[]> {
   const moved: string[] = [];
   try {
-    for (const child of readdirSync(fdPath(fd))) {
+    await eachName(fd, (child) => {
       renameSync(at(fd, child), at(dirFd, child));
       moved.push(child);
-    }
+    });
   } finally {
     closeSync(fd);
   }
@@ -184,7 +221,7 @@ export class Staging {
    * The archive passed: folder modes are set, staging becomes ready in one rename, and its
    * entries move into the destination. Names already there are refused before anything moves.
    */
-  commit(): string[] {
+  async commit(): Promise<string[]> {
     if (this.fd === undefined) throw new Error("staging is closed");
     for (const [rel, mode] of [...this.dirModes].sort((a, b) => b[0].length - a[0].length)) {
       const fd = this.openDir(rel.split("/"));
@@ -194,7 +231,7 @@ export class Staging {
         closeSync(fd);
       }
     }
-    for (const child of readdirSync(fdPath(this.fd))) {
+    await eachName(this.fd, (child) => {
       let exists = true;
       try {
         lstatSync(at(this.destFd, child));
@@ -202,7 +239,7 @@ export class Staging {
         exists = false;
       }
       if (exists) throw new ArchiveError(`${JSON.stringify(child)} already exists in the destination folder`);
-    }
+    });
     closeSync(this.fd);
     this.fd = undefined;
     const ready = `${READY}${this.name.slice(this.name.lastIndexOf("-") + 1)}`;
@@ -210,7 +247,7 @@ export class Staging {
     try {
       renameSync(at(this.destFd, this.name), at(this.destFd, ready));
       active.delete(this.name);
-      return moveOut(this.destFd, ready);
+      return await moveOut(this.destFd, ready, openSync(at(this.destFd, ready), DIR_FLAGS));
     } finally {
       active.delete(ready);
     }

@@ -263,6 +263,53 @@ describe("staging", () => {
     expect((await lstat(join(dest, "lib"))).isDirectory()).toBe(true);
   });
 
+  // What a command in the workspace can put in a folder of ours (an archive alone stops at 50,000
+  // entries): each name in it is renamed, or looked up in the destination, on the runner's loop.
+  const fill = (folder: string, n: number) => {
+    const py = `import os\nfor i in range(${n}): os.close(os.open(f"n{i}", os.O_CREAT | os.O_WRONLY))`;
+    execFileSync("python3", ["-c", py], { cwd: folder });
+  };
+
+  it("a ready folder of 100,000 names is moved into place, the loop turning", async () => {
+    await mkdir(join(dest, ".quiver-ready-def"));
+    fill(join(dest, ".quiver-ready-def"), 100_000);
+    const { value, stallMs } = await longestStall(() => recoverExtractions(destFd));
+    expect(value).toEqual({ removed: [], finished: [".quiver-ready-def"] });
+    const names = await readdir(dest);
+    expect(names).toHaveLength(100_000);
+    expect(names.filter((n) => n.startsWith(".quiver-"))).toEqual([]);
+    // Not 250 ms: two test files at once on two cores stall any code a few hundred ms.
+    expect(stallMs).toBeLessThan(1_000);
+  }, 120_000);
+
+  it("a commit of 100,000 names checks them and moves them in, the loop turning, a clash still refused", async () => {
+    const staging = new Staging(destFd);
+    const file = staging.createFile(["real.txt"], 0o644);
+    file.write(Buffer.from("real\n"));
+    file.close();
+    const [name] = (await readdir(dest)).filter((n) => n.startsWith(".quiver-extract-"));
+    fill(join(dest, name), 100_000);
+    // One clash among them is found wherever it falls in the listing, and nothing has moved.
+    await writeFile(join(dest, "n99999"), "mine\n");
+    const clash = await longestStall(async () => {
+      try {
+        await staging.commit();
+        return null;
+      } catch (err) {
+        return err as Error;
+      }
+    });
+    expect(clash.value?.message).toMatch(/"n99999" already exists in the destination folder/);
+    expect((await readdir(dest)).sort()).toEqual([name, "n99999"]);
+    expect(clash.stallMs).toBeLessThan(1_000);
+    await rm(join(dest, "n99999"));
+    const { value, stallMs } = await longestStall(() => staging.commit());
+    expect(value).toHaveLength(100_001);
+    expect(await readdir(dest)).toHaveLength(100_001);
+    expect(await readFile(join(dest, "real.txt"), "utf8")).toBe("real\n");
+    expect(stallMs).toBeLessThan(1_000);
+  }, 120_000);
+
   it("a dead staging folder the agent grew 20,000 folders deep goes, the loop turning, links in it not followed", async () => {
     // What a command can do to a staging folder left in the workspace: past the runner's
     // descriptors in depth (the recursive rm -r held one a level), a link out at the bottom.

@@ -151,7 +151,7 @@ export async function extractArchive(opts: ExtractOptions): Promise<ExtractResul
       );
     for (const w of open) w.close();
     open.clear();
-    result.entries = staging.commit();
+    result.entries = await staging.commit();
     result.bytes = budget.total;
     return result;
   } catch (err) {
