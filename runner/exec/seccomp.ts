@@ -11,7 +11,11 @@
 // setxattr (the filter cannot read the name) with EOPNOTSUPP, which tools take for a file
 // system without extended attributes (cp -a, tar, rsync carry on); io_uring, which would do the
 // same operations without a system call the filter sees, with ENOSYS (libuv and liburing users
-// fall back). mkdir is left alone: the kernel drops S_ISUID and S_ISGID from its mode itself.
+// fall back); add_key, request_key and keyctl with ENOSYS, as a kernel without keys: the
+// kernel's key quota is one per user on the host, not per namespace, and keys a command links
+// into its user keyring outlive the command (until its sandbox ends), so one sandbox could take
+// the runner's user's whole quota from every other (keyring.test.ts). mkdir is left alone: the
+// kernel drops S_ISUID and S_ISGID from its mode itself.
 // A write to a file that is already setuid clears the bit (the sandbox has no CAP_FSETID over
 // the host's files), and `cp -p` of one gets EPERM for its chmod and keeps a copy without it.
 //
@@ -61,7 +65,7 @@ interface Arch {
   /** fork and vfork where the architecture has them. */
   forks: number[];
   modes: ModeCall[];
-  /** Refused with ENOSYS: openat2, io_uring_setup, _enter, _register. */
+  /** Refused with ENOSYS: openat2, io_uring_setup, _enter, _register, add_key, request_key, keyctl. */
   nosys: number[];
   /** setxattr, lsetxattr, fsetxattr, setxattrat. */
   xattrs: number[];
@@ -86,7 +90,7 @@ const ARCHES: Record<string, Arch> = {
       { nr: 133, mode: 1 }, // mknod
       { nr: 259, mode: 2 }, // mknodat
     ],
-    nosys: [437, 425, 426, 427],
+    nosys: [437, 425, 426, 427, 248, 249, 250],
     xattrs: [188, 189, 190, 463],
   },
   arm64: {
@@ -101,7 +105,7 @@ const ARCHES: Record<string, Arch> = {
       { nr: 56, mode: 3, flags: 2 }, // openat
       { nr: 33, mode: 2 }, // mknodat
     ],
-    nosys: [437, 425, 426, 427],
+    nosys: [437, 425, 426, 427, 217, 218, 219],
     xattrs: [5, 6, 7, 463],
   },
 };

@@ -126,6 +126,7 @@ describe("the seccomp programs", () => {
       setxattr: 188,
       clone: 56,
       fork: 57,
+      keys: [248, 249, 250],
     },
     arm64: {
       audit: 0xc00000b7,
@@ -138,6 +139,7 @@ describe("the seccomp programs", () => {
       setxattr: 5,
       clone: 220,
       fork: undefined,
+      keys: [217, 218, 219],
     },
   };
   for (const [name, a] of Object.entries(arches)) {
@@ -159,6 +161,7 @@ describe("the seccomp programs", () => {
         expect(v(463)).toBe(EOPNOTSUPP); // setxattrat
         expect(v(425)).toBe(ENOSYS); // io_uring_setup
         expect(v(437)).toBe(ENOSYS); // openat2
+        for (const nr of a.keys) expect(v(nr)).toBe(ENOSYS); // add_key, request_key, keyctl (keyring.test.ts)
         expect(verdict(prog, { arch: 0x40000003, nr: 15 })).toBe(0x80000000); // i386: killed
         if (name === "x64") expect(v(0x40000000 | 90, 0, 0o4755)).toBe(EPERM); // x32
       }
