@@ -5,7 +5,10 @@
 // workspace hears that track was lost, since what changed in between is unknown. It runs under the
 // commands' limits (memory, processes, CPU time), as git does: its memory grows with the folders
 // the agent makes, and a server that reaches the limit is killed and started again, never the
-// runner or the machine.
+// runner or the machine. A server that does not say ready in time is killed and started again
+// too: @parcel/watcher blocks for good when it cannot make an inotify instance, and those are
+// counted per user across every sandbox, so another workspace's command may hold them all for a
+// while (runner/workspace/watch-inotify.test.ts).
 import { spawn, type ChildProcess } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -16,6 +19,10 @@ import { WATCH_IGNORE, type WatchSink, type WatchSource } from "./watch";
 
 const FIRST_PAUSE_MS = 1_000;
 const LONGEST_PAUSE_MS = 60_000;
+/** How long a start may go without `ready`; doubled after each start that ran out of it, so a
+ *  tree that merely takes long to crawl still gets there. */
+const FIRST_READY_MS = 20_000;
+const LONGEST_READY_MS = 640_000;
 
 /** A path the server reported, if it stays inside the workspace (the server's word is checked). */
 function relativeInside(path: string): string | undefined {
@@ -30,6 +37,8 @@ export class SandboxedWatch implements WatchSource {
   private disposed = false;
   private pauseMs = FIRST_PAUSE_MS;
   private restart?: NodeJS.Timeout;
+  private readyTimer?: NodeJS.Timeout;
+  private readyMs = FIRST_READY_MS;
   private starts = 0;
 
   constructor(
@@ -45,6 +54,7 @@ export class SandboxedWatch implements WatchSource {
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.restart);
+    clearTimeout(this.readyTimer);
     this.child?.kill("SIGKILL");
     this.child = undefined;
     this.settleReady(false);
@@ -86,9 +96,19 @@ export class SandboxedWatch implements WatchSource {
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (text: string) => (stderr = (stderr + text).slice(-2000)));
     child.stdin.on("error", () => undefined);
+    let late = false;
+    this.readyTimer = setTimeout(() => {
+      late = true;
+      child.kill("SIGKILL");
+    }, this.readyMs);
     const ended = (reason: string) => {
       if (this.child !== child) return;
       this.child = undefined;
+      clearTimeout(this.readyTimer);
+      if (late) {
+        reason = `did not say ready within ${this.readyMs / 1000} s`;
+        this.readyMs = Math.min(this.readyMs * 2, LONGEST_READY_MS);
+      }
       const tail = stderr.trim().split("\n").slice(-2).join(" | ");
       this.ended(nth, `${reason}${tail ? ` (${tail})` : ""}`, startedAt);
     };
@@ -106,6 +126,7 @@ export class SandboxedWatch implements WatchSource {
     if (!parsed.success) return void this.log(`watch server of ${this.root}: unknown line: ${line.slice(0, 200)}`);
     const event = parsed.data;
     if (event.type === "ready") {
+      clearTimeout(this.readyTimer);
       this.settleReady(true);
       // A server started again missed what changed while none listened.
       if (nth > 1) this.sink.lost();
