@@ -7,7 +7,13 @@
 // runner is gone: everything still running is killed and the server exits. What it writes to
 // stderr is plain lines the runner reads: exec-client.ts logs each through the runner's logger
 // (runner/log.ts), so no logger is bundled into every warm sandbox for a few lines.
+//
+// Output is read only as fast as the runner takes it: a command printing as fast as it can
+// (`cat /dev/zero`) outran the runner and piled its output up in this server's heap until V8
+// gave up, and every command of the sandbox died with the server. Now, while stdout's buffer is
+// full, commands' pipes are not read, and a command blocks on its write as on a slow terminal.
 import { spawn, type ChildProcess } from "node:child_process";
+import type { Readable } from "node:stream";
 import { ExecServerRequest, type ExecServerEvent } from "../../server/protocol/exec-server";
 import { killTree } from "./kill";
 
@@ -46,6 +52,25 @@ function send(event: ExecServerEvent): void {
   process.stdout.write(`${JSON.stringify(event)}\n`);
 }
 
+/** Command pipes not read until stdout drains. */
+const paused = new Set<Readable>();
+process.stdout.on("drain", () => {
+  for (const stream of paused) stream.resume();
+  paused.clear();
+});
+
+/** Sends each chunk of `stream` as `fd`'s output, pausing it while the runner has not taken the last ones. */
+function forward(proc: Proc, fd: 1 | 2, stream: Readable): void {
+  stream.on("data", (c: Buffer) => {
+    proc.emit({ type: "output", fd, data: c.toString("base64") });
+    if (process.stdout.writableNeedDrain && !paused.has(stream)) {
+      stream.pause();
+      paused.add(stream);
+    }
+  });
+  stream.once("close", () => paused.delete(stream));
+}
+
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   for (const target of [-pid, pid]) {
@@ -77,8 +102,8 @@ function start(argv: string[], cwd: string, env: Record<string, string>, stdin: 
     if (proc.id !== undefined) setImmediate(startAhead);
   };
   child.stdin?.on("error", () => {}); // EPIPE: it exited before reading; its exit says why
-  child.stdout!.on("data", (c: Buffer) => proc.emit({ type: "output", fd: 1, data: c.toString("base64") }));
-  child.stderr!.on("data", (c: Buffer) => proc.emit({ type: "output", fd: 2, data: c.toString("base64") }));
+  forward(proc, 1, child.stdout!);
+  forward(proc, 2, child.stderr!);
   let exited: { code: number | null; signal: string | null } | undefined;
   child.once("error", (err) => {
     if (child.pid === undefined) exit(null, null, err.message);

@@ -1,0 +1,53 @@
+// A command that prints as fast as it can, for real, in the warm sandbox: its output is read no
+// faster than the runner takes it (exec-server.ts), so the exec server's heap does not fill up
+// and the other commands running in the same sandbox live on. It used to pile the output up
+// until V8 gave up (about 470 MB under a 1 GiB limit, within 6 s of `yes`), and every command of the sandbox
+// died with the exec server.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Limits } from "./limits";
+import { sandboxInfo } from "./sandbox";
+import { ShellService } from "./shell";
+import { opContext, tempWorkspace } from "../testing/exec";
+
+const MIB = 1024 ** 2;
+const LIMITS: Limits = { memoryBytes: 512 * MIB, processes: 64, cpuSeconds: 60, fileBytes: 0 };
+const sandbox = sandboxInfo("auto");
+let ws: Awaited<ReturnType<typeof tempWorkspace>>;
+let shell: ShellService;
+const logged: string[] = [];
+
+beforeAll(async () => {
+  ws = await tempWorkspace();
+  shell = new ShellService({
+    sandbox,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" },
+    allowNetwork: false,
+    limits: LIMITS,
+    log: (line) => logged.push(line),
+  });
+});
+afterAll(async () => {
+  await shell.dispose();
+  await ws.cleanup();
+});
+
+it.skipIf(!sandbox.available)(
+  "a command flooding its output leaves the sandbox's exec server, and the commands beside it, alive",
+  async () => {
+    const ctx = opContext(ws.workspace);
+    const beside = await shell.run({ command: "sleep 9; echo survived", timeout_ms: 60_000, yield_time_ms: 500 }, ctx);
+    expect(beside.meta).toMatchObject({ running: true });
+    const flood = await shell.run({ command: "timeout 6 yes; echo flood-ended", timeout_ms: 60_000 }, ctx);
+    // Its tail: the head is a megabyte of y.
+    expect(flood.output.slice(-300)).toContain("flood-ended");
+    expect(flood.output.slice(-300)).not.toMatch(/exec server/);
+    expect((flood.meta as { totalBytes: number }).totalBytes).toBeGreaterThan(MIB);
+    const handle = (beside.meta as { sessionHandle: string }).sessionHandle;
+    let end = beside;
+    while ((end.meta as { running: boolean }).running)
+      end = await shell.run({ session_id: handle, yield_time_ms: 10_000 }, ctx);
+    expect(end.output).toContain("survived");
+    expect(logged.join("\n")).not.toMatch(/exec server exited/);
+  },
+  90_000,
+);
