@@ -102,6 +102,39 @@ describe("measured limit", () => {
       w.dispose();
     }
   }, 60_000);
+
+  it("empty files count a block each: they take inodes, which a count of blocks alone let run out", async () => {
+    const w = await setUp("inodes", 8 * MB, false);
+    try {
+      // 3,000 empty files: 0 bytes by their blocks (the count said about 100 KB), 12 MB by their inodes.
+      const touched = await w.sh("mkdir e && cd e && seq 1 3000 | xargs touch; echo done");
+      expect(touched.output).toMatch(/done\n\[quiver\] the workspace's disk limit of 8 MB is reached/);
+      expect(await w.workspace.files.writeFile("x.txt", "x").catch(refusal)).toMatch(/disk limit of 8 MB is reached/);
+      await w.sh("rm -r e");
+      await w.workspace.files.writeFile("x.txt", "x");
+    } finally {
+      w.dispose();
+    }
+  }, 60_000);
+
+  it("a folder deeper than the count goes, with anything in it, leaves no room until it is deleted", async () => {
+    const w = await setUp("deep", 64 * MB, false);
+    try {
+      // 40 MB under 300 levels: the count stops at 256 and saw only the folders (about 1 MB).
+      const deep = await w.sh(
+        `p=d; for i in $(seq 1 300); do p=$p/d; done; mkdir -p $p && head -c ${40 * MB} /dev/zero > $p/big && echo made`,
+      );
+      expect(deep.output).toMatch(
+        /made\n\[quiver\] the workspace's disk limit of 64 MB cannot be kept: a folder more than 256 levels deep/,
+      );
+      expect(await w.workspace.files.writeFile("y.txt", "y").catch(refusal)).toMatch(/more than 256 levels deep/);
+      // Even its folders alone are more than the count can see: it goes whole, then room is back.
+      await w.sh("rm -r d");
+      await w.workspace.files.writeFile("y.txt", "y");
+    } finally {
+      w.dispose();
+    }
+  }, 60_000);
 });
 
 describe("the measured count", () => {
@@ -144,11 +177,19 @@ describe("measured limit on a big workspace (60,000 files)", () => {
       const again = await longestStall(() => w.limit.measure());
       // The old synchronous walk held the loop 0.4–0.8 s here on every command.
       expect(Math.max(first.stallMs, command.stallMs, again.stallMs)).toBeLessThan(250);
-      // du counts the folder itself too; the limit counts what is in it.
+      // du's blocks, each inode once, but at least a block an entry (the 60,000 empty files).
       const dir = join(base, "big");
-      const du = Number(execFileSync("du", ["-s", "-B1", dir], { encoding: "utf8" }).split("\t")[0]);
-      const own = Number(execFileSync("stat", ["-c", "%b", dir], { encoding: "utf8" })) * 512;
-      expect(again.value).toBe(du - own);
+      const inodes = new Map<string, number>();
+      for (const line of execFileSync("find", [dir, "-mindepth", "1", "-printf", "%i %b\n"], {
+        encoding: "utf8",
+        maxBuffer: 64 * MB,
+      })
+        .trim()
+        .split("\n")) {
+        const [ino, blocks] = line.split(" ");
+        inodes.set(ino, Math.max(Number(blocks) * 512, 4096));
+      }
+      expect(again.value).toBe([...inodes.values()].reduce((a, b) => a + b, 0));
     } finally {
       w.dispose();
     }

@@ -10,7 +10,7 @@
 //   later file write is refused until files are deleted.
 import { closeSync, constants, openSync, statfsSync } from "node:fs";
 import { formatBytes } from "./archive-limits";
-import { bytesUnder } from "./fs-at/usage";
+import { MAX_USAGE_DEPTH, usageUnder } from "./fs-at/usage";
 
 const { O_RDONLY, O_DIRECTORY } = constants;
 
@@ -21,10 +21,15 @@ export class DiskLimitError extends Error {
     readonly limitBytes: number,
     readonly usedBytes: number,
     wanted = 0,
+    /** The count found a folder deeper than it goes (fs-at/usage.ts): what is in it is unknown. */
+    tooDeep = false,
   ) {
     super(
-      `the workspace's disk limit of ${formatBytes(limitBytes)} is reached (${formatBytes(usedBytes)} used${wanted ? `, ${formatBytes(wanted)} more asked` : ""}); ` +
-        `delete files to make room, or ask an org admin to raise the limit`,
+      tooDeep
+        ? `the workspace's disk limit of ${formatBytes(limitBytes)} cannot be kept: a folder more than ${MAX_USAGE_DEPTH} levels deep holds files the runner does not count; ` +
+            `delete that folder to write again`
+        : `the workspace's disk limit of ${formatBytes(limitBytes)} is reached (${formatBytes(usedBytes)} used${wanted ? `, ${formatBytes(wanted)} more asked` : ""}); ` +
+            `delete files to make room, or ask an org admin to raise the limit`,
     );
     this.name = "DiskLimitError";
   }
@@ -45,7 +50,7 @@ export type DiskMark = number;
 export class DiskLimit {
   limitBytes: number;
   readonly kernel: boolean;
-  private measured?: { at: number; bytes: number };
+  private measured?: { at: number; bytes: number; tooDeep: boolean };
   private readonly measureEveryMs: number;
   private walking?: Promise<number>;
   private queued?: Promise<number>;
@@ -96,8 +101,8 @@ export class DiskLimit {
     const walking = (async () => {
       const fd = openSync(this.root(), O_RDONLY | O_DIRECTORY);
       try {
-        const bytes = await bytesUnder(fd);
-        this.measured = { at: started, bytes };
+        const { bytes, tooDeep } = await usageUnder(fd);
+        this.measured = { at: started, bytes, tooDeep };
         return bytes;
       } finally {
         closeSync(fd);
@@ -124,6 +129,8 @@ export class DiskLimit {
       const s = statfsSync(this.root());
       return s.bavail * s.bsize;
     }
+    // What lies below the deepest folder counted is unknown: no room is assumed there.
+    if (this.measured?.tooDeep) return 0;
     return Math.max(0, this.limitBytes - this.usage());
   }
 
@@ -140,7 +147,7 @@ export class DiskLimit {
 
   /** Throws DiskLimitError when writing `bytes` more would pass the limit (on the settled count). */
   check(bytes: number): void {
-    if (bytes > this.room()) throw new DiskLimitError(this.limitBytes, this.usage(), bytes);
+    if (bytes > this.room()) throw this.reached(bytes);
     if (this.measured) this.measured.bytes += bytes;
   }
 
@@ -151,8 +158,8 @@ export class DiskLimit {
     const used = this.usage();
     // Measured: the disk under the limit filled up (other workspaces, the host), not the limit;
     // the caller names the full disk itself (fs-at's diskFull).
-    if (!this.kernel && used < this.limitBytes) return err;
-    return new DiskLimitError(this.limitBytes, used);
+    if (!this.kernel && used < this.limitBytes && !this.measured?.tooDeep) return err;
+    return this.reached();
   }
 
   /**
@@ -201,7 +208,7 @@ export class DiskLimit {
     const grew = Math.max(0, mark - hostFree(this.root()));
     const walk = this.measure();
     walk.catch(() => undefined);
-    if (this.measured && this.measured.bytes + grew < this.limitBytes) {
+    if (this.measured && !this.measured.tooDeep && this.measured.bytes + grew < this.limitBytes) {
       this.measured.bytes += grew;
       const used = await within(walk, WALK_WAIT_MS);
       return used === undefined ? null : this.noticeAt(used);
@@ -210,7 +217,11 @@ export class DiskLimit {
   }
 
   private noticeAt(used: number): string | null {
-    return used >= this.limitBytes ? `[quiver] ${new DiskLimitError(this.limitBytes, used).message}` : null;
+    return used >= this.limitBytes || this.measured?.tooDeep ? `[quiver] ${this.reached().message}` : null;
+  }
+
+  private reached(wanted = 0): DiskLimitError {
+    return new DiskLimitError(this.limitBytes, this.usage(), wanted, !this.kernel && !!this.measured?.tooDeep);
   }
 }
 
