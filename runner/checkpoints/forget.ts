@@ -6,9 +6,12 @@
 // keeps objects younger than a grace period, as git's own does: another runner overlapping on
 // the folder for a moment may be between writing a snapshot's objects and naming them in a ref.
 // Pruning walks every checkpoint, so one runs at a time per shadow, and one more after it if
-// sessions were forgotten while it ran.
+// sessions were forgotten while it ran. A deleted workspace's shadow goes whole, with its
+// transactions' journals (forgetCheckpointsOf): deleting its folder alone left them for good.
+import { rm } from "node:fs/promises";
+import { journalDir } from "../checks/journal";
 import { packCount } from "./pack";
-import type { ShadowRepo } from "./shadow";
+import { shadowDirOf, type ShadowRepo } from "./shadow";
 
 /** Objects this recent are kept by a prune (git's approxidate). */
 export const PRUNE_GRACE = "10.minutes.ago";
@@ -52,4 +55,12 @@ export function pruneShadow(shadow: ShadowRepo, expire = PRUNE_GRACE): Promise<v
   })();
   pruning.set(shadow, state);
   return state.done;
+}
+
+/** Removes the shadow repository and journals of the workspace that was at `root`. Only for a
+ *  workspace whose id is never used again: a folder made there later would find none. */
+export async function forgetCheckpointsOf(root: string): Promise<void> {
+  // The runner's own folders, out of every sandbox's reach: no link of the agent's is in them.
+  await rm(shadowDirOf(root), { recursive: true, force: true });
+  await rm(journalDir(root), { recursive: true, force: true });
 }

@@ -36,6 +36,11 @@ export function checkpointRoot(): string {
   return resolve(process.env.QUIVER_CHECKPOINT_DIR || join(PROJECT_ROOT, ".quiver", "checkpoints"));
 }
 
+/** The folder of the shadow repository of the workspace at `root`. */
+export function shadowDirOf(root: string): string {
+  return join(checkpointRoot(), `${createHash("sha256").update(root).digest("hex").slice(0, 32)}.git`);
+}
+
 /** checkpointRoot(), made (0700) if missing, for the sandbox to mask. */
 export function ensureCheckpointRoot(): string {
   const dir = checkpointRoot();
@@ -138,7 +143,7 @@ export class ShadowRepo {
   /** The shadow repository of `workspace`, made on first use; a lock a killed git left is removed. */
   static open(workspace: Workspace): ShadowRepo {
     const base = checkpointRoot();
-    const dir = join(base, `${createHash("sha256").update(workspace.root).digest("hex").slice(0, 32)}.git`);
+    const dir = shadowDirOf(workspace.root);
     if (dir === workspace.root || dir.startsWith(`${workspace.root}/`)) {
       throw new ShadowError(
         `checkpoints are kept in ${base}, which lies inside the workspace; set QUIVER_CHECKPOINT_DIR to a folder outside it`,

@@ -19,6 +19,7 @@ import {
   type WorkspaceEntry,
   type WorkspaceUsageResult,
 } from "../../server/protocol/workspace-ops";
+import { forgetCheckpointsOf } from "../checkpoints/forget";
 import { logFn } from "../log";
 import { defineOp, OpRegistry } from "../ops";
 import { serve, type ServeOptions, type Served } from "../served";
@@ -246,6 +247,7 @@ export class Workspaces {
               // Its processes first: nothing may keep writing into the folder being removed.
               const stopped = await this.stop(workspaceId);
               const existed = await store.delete(workspaceId);
+              await forgetCheckpointsOf(store.pathOf(workspaceId));
               await store.setLimit(workspaceId, undefined);
               return { id: workspaceId, existed, stopped };
             });
