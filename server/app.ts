@@ -56,7 +56,6 @@ import type { Actor, Services } from "./services/types";
 import { LocalRunner } from "./local-runner";
 import { createParts, type Parts } from "./parts";
 import { logFn, scoped, setLogLevel } from "./log";
-import { endSessionOnRunner } from "./services/session-end";
 import { holdEventLoop } from "./loop-hold";
 import { warmShellParser } from "./shell/parser";
 import { adoptedThreads, endUnadoptedThreads } from "./build/early.mjs";
@@ -154,10 +153,10 @@ async function start(options: QuiverOptions): Promise<Quiver> {
   ];
 
   // A deleted session's commands, checkpoints and runner binding go with it: no more runner events published
-  // for it. The delete does not wait for the runner.
+  // for it. The delete does not wait for the runner; what it owes waits in a row (services/runner-chores.ts).
   const sessions = createSessionService(handle.db, {
     beforeRemove: (id) => parts.services.hub.written(id),
-    onRemoved: (id) => void endSessionOnRunner(parts.services.runners, id, (line) => log(line)),
+    onRemoved: (id) => void parts.chores.sessionRemoved(id),
     modelChoices: () => parts.services.engine.modelChoices(),
     workspaceFor: (actor, projectId) => parts.services.projects.workspaceFor(actor, projectId),
     models: createModelLister(env),

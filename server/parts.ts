@@ -36,6 +36,7 @@ import { randomUUID } from "node:crypto";
 import { createRunnerRegistry, RUNNER_TOUCH_MS } from "./services/runners";
 import { createPlacement } from "./services/placement";
 import { createProjectService, workspaceSourceOf } from "./services/projects";
+import { createRunnerChores, type RunnerChores } from "./services/runner-chores";
 import { createCheckpointService } from "./services/checkpoints";
 import { checkpointingHub, checkpointingPicker } from "./services/checkpoint-hooks";
 import { createRewindService } from "./services/rewind";
@@ -71,6 +72,8 @@ export type PartServices = Omit<
 
 export interface Parts {
   services: PartServices;
+  /** What runners owe for deleted sessions and projects (services/runner-chores.ts). */
+  chores: RunnerChores;
   upgrades: [string, (req: IncomingMessage, socket: Duplex, head: Buffer) => void][];
   /** This instance among others on a PostgreSQL database (none on SQLite). */
   cluster?: Cluster;
@@ -137,6 +140,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     log,
     ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor), keptUploads: uploads } : {}),
   });
+  const chores = createRunnerChores(db, runners, log);
   // Runner facts in order per runner: a quick reconnect's hello is written after the close before it.
   let runnerFacts = Promise.resolve();
   const preparing = new Set<Promise<void>>();
@@ -171,6 +175,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       .then(() => placement.placeWaiting())
       .then(() => placement.createPending(live))
       .then(() => placement.syncLimits(live))
+      .then(() => chores.runFor(live))
       .catch(registryLog("renewal failed"));
   }, RUNNER_TOUCH_MS);
   touchTimer.unref();
@@ -193,6 +198,13 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
               .catch(registryLog(`runner ${e.runnerId}'s workspaces not prepared`)),
           () => {}, // logged as not recorded
         );
+        // Beside it, not in it: a slow prune of a deleted session's checkpoints must not hold the rest.
+        const owed = recorded.then(
+          () => chores.runFor([e.runnerId]),
+          () => {},
+        );
+        preparing.add(owed);
+        void owed.finally(() => preparing.delete(owed));
         preparing.add(prepared);
         void prepared.finally(() => preparing.delete(prepared));
       }
@@ -422,6 +434,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
       checkpoints,
       rewinds,
     },
+    chores,
     upgrades: [
       ["/runner", (req, socket, head) => runners.handleUpgrade(req, socket, head)],
       [terminal.path, (req, socket, head) => terminal.handleUpgrade(req, socket, head)],

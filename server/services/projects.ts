@@ -11,6 +11,7 @@ import type { Db, DbProvider } from "../db";
 import { WORKSPACE_DELETE_OP, type WorkspaceSource } from "../protocol/workspace-ops";
 import type { Placement, RunnerOps } from "./placement";
 import { isLive } from "./runners";
+import { workspaceDeleteChores } from "./runner-chores";
 import type { Actor } from "./types";
 
 export const DEFAULT_PROJECT = "Default";
@@ -101,7 +102,11 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
    * first write holds the database's write lock to its end (a turn's begin is IMMEDIATE).
    * Answers whether it went.
    */
-  async function deleteRows(actor: Actor, id: string): Promise<boolean> {
+  async function deleteRows(
+    actor: Actor,
+    id: string,
+    owed: ReturnType<typeof workspaceDeleteChores>,
+  ): Promise<boolean> {
     const conditions = {
       sessions: {
         none: {
@@ -122,6 +127,9 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
           ]
         : []),
       db.session.deleteMany({ where: { projectId: id, project: conditions } }),
+      // Folders their runners did not delete: deleted when each runner is next reachable
+      // (runner-chores.ts), committed or not with the project's delete.
+      ...(owed.length ? [db.runnerChore.createMany({ data: owed })] : []),
       db.project.deleteMany({ where: { id, ...conditions } }),
     ]);
     return (results.at(-1) as { count: number }).count === 1;
@@ -362,7 +370,7 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
 
     /** Deletes the project with its sessions, after deleting its workspaces' folders on their
      *  runners. Refused while a turn runs in it; a workspace whose runner is not reachable from
-     *  this server is named in the answer (its folder stays on that runner). */
+     *  this server is named in the answer: its folder stays on that runner until it is back. */
     async remove(
       actor: Actor,
       id: string,
@@ -407,7 +415,11 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
         await deps.beforeSessionsRemoved(sessions.map((s) => s.id));
       }
       // Someone else began working in it, or a turn was sent, since the checks above: it stays.
-      if (!(await deleteRows(actor, id))) {
+      const owed = workspaceDeleteChores(leftBehind);
+      if (!(await deleteRows(actor, id, owed))) {
+        // Its workspaces stay, so their folders are owed nothing (a chore of a workspace that
+        // still exists is dropped unrun anyway).
+        if (owed.length) await db.runnerChore.deleteMany({ where: { id: { in: owed.map((c) => c.id) } } });
         // The workspaces marked for deletion stay usable: a folder already removed is made again,
         // empty, on next use, rather than its sessions refused as "being deleted" for good.
         await db.workspace.updateMany({
@@ -431,8 +443,13 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
       }
       if (row.sourceKind === "archive" && row.archiveName) await releaseIfUnused(row.archiveName);
       for (const l of leftBehind)
-        log(`projects: workspace ${l.workspaceId} of deleted project ${id} stays on runner ${l.runnerId}: ${l.reason}`);
-      return { removed, leftBehind };
+        log(
+          `projects: workspace ${l.workspaceId} of deleted project ${id} stays on runner ${l.runnerId} until it is reachable: ${l.reason}`,
+        );
+      return {
+        removed,
+        leftBehind: leftBehind.map((l) => ({ ...l, reason: `${l.reason}; it is removed when that runner is back` })),
+      };
     },
   };
 }

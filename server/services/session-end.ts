@@ -16,6 +16,9 @@ export interface SessionRunners {
   unbind(sessionId: string): void;
 }
 
+/** A runner's answer that the workspace is not there: nothing of it is left to end or delete. */
+export const isGoneWorkspace = (output: string) => /^workspace \S+ does not exist on this runner$/.test(output);
+
 /** What is asked of the runner, in order, and what the log says when it could not be done. */
 const ENDINGS = [
   { op: SHELL_END_SESSION, failed: "its commands were not stopped" },
@@ -26,8 +29,9 @@ const ENDINGS = [
  * Stops the session's commands on its runner and lets go of its checkpoints, then forgets where
  * it was. Only a session bound here has a runner to ask: every session of a ready workspace is,
  * once its runner connects to this instance, and a lookup would make a workspace not yet made
- * just to end nothing in it. A failure (its runner away, or older) is reported, not thrown: a
- * runner's restart ends the commands too; the checkpoints then stay.
+ * just to end nothing in it. A failure (its runner away, or older) is reported, not thrown: the
+ * session's RunnerChore row (services/runner-chores.ts) has it asked again. A workspace the
+ * runner no longer has is no failure: its commands ended with its folder.
  */
 export async function endSessionOnRunner(
   runners: SessionRunners,
@@ -46,7 +50,7 @@ export async function endSessionOnRunner(
           deadline: Date.now() + TIMEOUT_MS,
           signal: AbortSignal.timeout(TIMEOUT_MS),
         });
-        if (!r.ok) report(`deleted session ${sessionId}: ${failed}: ${r.output}`);
+        if (!r.ok && !isGoneWorkspace(r.output)) report(`deleted session ${sessionId}: ${failed}: ${r.output}`);
       } catch (err) {
         report(`deleted session ${sessionId}: ${failed}: ${(err as Error).message}`);
       }

@@ -9,6 +9,7 @@ import type { ModelChoices } from "../engine/providers/index";
 import type { Actor } from "./types";
 import type { ModelLister, ModelListing } from "./model-list";
 import { sessionCost } from "./session-cost";
+import { sessionEndChore } from "./runner-chores";
 import type { SessionCost } from "../protocol/ide-types";
 import { priceTable, type PriceTable } from "../engine/pricing/prices";
 
@@ -210,10 +211,16 @@ export function createSessionService(db: Db, options: SessionServiceOptions = {}
         await this.assertAccess(actor, id);
         await options.beforeRemove(id);
       }
-      const { count } = await db.session.deleteMany({
-        where: { id, orgId: actor.orgId, turns: { none: { status: "running" } } },
-      });
+      // What its runner owes (its commands, its checkpoint ref) is recorded with the delete: a
+      // server killed right after it, or a runner away, does not leave it undone (runner-chores.ts).
+      const chore = await sessionEndChore(db, id);
+      const [{ count }] = await db.$transaction([
+        db.session.deleteMany({ where: { id, orgId: actor.orgId, turns: { none: { status: "running" } } } }),
+        ...(chore ? [chore.write] : []),
+      ]);
       if (count > 0) return options.onRemoved?.(id);
+      // Not deleted: the chore written with it is owed nothing (and would be dropped unrun anyway).
+      if (chore) await db.runnerChore.deleteMany({ where: { id: chore.id } });
       await this.assertAccess(actor, id);
       throw new TRPCError({
         code: "CONFLICT",
