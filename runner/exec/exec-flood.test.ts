@@ -33,6 +33,18 @@ afterAll(async () => {
   await ws.cleanup();
 });
 
+type Ran = Awaited<ReturnType<ShellService["run"]>>;
+
+/** The command started beside in the background ends as it should, and the exec server lived on. */
+async function expectSurvived(beside: Ran, ctx: ReturnType<typeof opContext>): Promise<void> {
+  const handle = (beside.meta as { sessionHandle: string }).sessionHandle;
+  let end = beside;
+  while ((end.meta as { running: boolean }).running)
+    end = await shell.run({ session_id: handle, yield_time_ms: 10_000 }, ctx);
+  expect(end.output).toContain("survived");
+  expect(logged.join("\n")).not.toMatch(/exec server exited/);
+}
+
 it.skipIf(!sandbox.available)(
   "a command flooding its output leaves the sandbox's exec server, and the commands beside it, alive",
   async () => {
@@ -44,12 +56,7 @@ it.skipIf(!sandbox.available)(
     expect(flood.output.slice(-300)).toContain("flood-ended");
     expect(flood.output.slice(-300)).not.toMatch(/exec server/);
     expect((flood.meta as { totalBytes: number }).totalBytes).toBeGreaterThan(MIB);
-    const handle = (beside.meta as { sessionHandle: string }).sessionHandle;
-    let end = beside;
-    while ((end.meta as { running: boolean }).running)
-      end = await shell.run({ session_id: handle, yield_time_ms: 10_000 }, ctx);
-    expect(end.output).toContain("survived");
-    expect(logged.join("\n")).not.toMatch(/exec server exited/);
+    await expectSurvived(beside, ctx);
   },
   90_000,
 );
@@ -66,12 +73,7 @@ it.skipIf(!sandbox.available)(
     // process's own size points the kernel at the one to kill.
     const hog = await shell.run({ command: `python3 -c "${HOG}"; echo hog-ended $?`, timeout_ms: 60_000 }, ctx);
     expect(hog.output).toMatch(/hog-ended (137|1)/);
-    const handle = (beside.meta as { sessionHandle: string }).sessionHandle;
-    let end = beside;
-    while ((end.meta as { running: boolean }).running)
-      end = await shell.run({ session_id: handle, yield_time_ms: 10_000 }, ctx);
-    expect(end.output).toContain("survived");
-    expect(logged.join("\n")).not.toMatch(/exec server exited/);
+    await expectSurvived(beside, ctx);
   },
   90_000,
 );
