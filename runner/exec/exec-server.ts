@@ -12,8 +12,8 @@
 // (`cat /dev/zero`) outran the runner and piled its output up in this server's heap until V8
 // gave up, and every command of the sandbox died with the server. Now, while stdout's buffer is
 // full, commands' pipes are not read, and a command blocks on its write as on a slow terminal.
-// For the same reason each command starts with a higher OOM score than this server: a command
-// that fills the sandbox's memory is the one the kernel kills, not the server every other
+// For the same reason each command starts with a higher OOM score than this server, so that a
+// command filling the sandbox's memory is the kernel's choice rather than the server every other
 // command of the workspace depends on.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -75,8 +75,14 @@ function forward(proc: Proc, fd: 1 | 2, stream: Readable): void {
   stream.once("close", () => paused.delete(stream));
 }
 
-/** Added to this server's OOM score for each command (any process may raise a score, not lower it). */
-const COMMAND_OOM_SCORE = 500;
+/**
+ * Added to this server's OOM score for each command (any process may raise a score, not lower
+ * it): the whole range, since the kernel adds score/1000 of the memory limit to a process's own
+ * size, and this server's heap can hold hundreds of MB for a while after a flood of output (with
+ * 500 it was still the one killed under a 512 MiB limit). Under a loaded machine it still was in
+ * some runs, cause not yet found.
+ */
+const COMMAND_OOM_SCORE = 1000;
 
 /** Makes `pid` the OOM killer's choice before this server. Written as soon as it is spawned: a
  *  command shell started ahead is idle until its command comes, so nothing forked yet. */
