@@ -6,15 +6,13 @@
 // (1,249 keys of 20 KB), and no process of that user anywhere could add a key until the sandbox
 // ended, 10 idle minutes after the last command.
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { noSuidFilter } from "./seccomp";
 import { sandboxInfo } from "./sandbox";
-import { ShellService } from "./shell";
-import { opContext, tempWorkspace } from "../testing/exec";
+import { useSandboxShell } from "../testing/sandbox-shell";
 
 const sandbox = sandboxInfo("auto");
-let ws: Awaited<ReturnType<typeof tempWorkspace>>;
-let shell: ShellService;
+const warm = useSandboxShell();
 
 /** Bytes of key payload the host charges to our user (/proc/key-users: `uid: usage nkeys/inst qnkeys/max qnbytes/max`). */
 function quotaBytes(): number {
@@ -37,24 +35,11 @@ for i in range(2000):
 print('made', made, 'errno', ctypes.get_errno())
 "`;
 
-beforeAll(async () => {
-  ws = await tempWorkspace();
-  shell = new ShellService({
-    sandbox,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root" },
-    allowNetwork: false,
-  });
-});
-afterAll(async () => {
-  await shell.dispose();
-  await ws.cleanup();
-});
-
 it.runIf(sandbox.available && process.arch === "x64" && noSuidFilter() !== undefined)(
   "a command cannot take the host user's kernel key quota",
   async () => {
     const before = quotaBytes();
-    const r = await shell.run({ command: FILL, timeout_ms: 60_000 }, opContext(ws.workspace));
+    const r = await warm.shell.run({ command: FILL, timeout_ms: 60_000 }, warm.ctx);
     expect(r.output).toContain("made 0 errno 38");
     // The sandbox still runs (its keyring would live on with it): nothing was charged meanwhile.
     expect(quotaBytes() - before).toBeLessThan(1_000_000);
