@@ -12,11 +12,7 @@
 // (`cat /dev/zero`) outran the runner and piled its output up in this server's heap until V8
 // gave up, and every command of the sandbox died with the server. Now, while stdout's buffer is
 // full, commands' pipes are not read, and a command blocks on its write as on a slow terminal.
-// For the same reason each command starts with a higher OOM score than this server, so that a
-// command filling the sandbox's memory is the kernel's choice rather than the server every other
-// command of the workspace depends on.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { ExecServerRequest, type ExecServerEvent } from "../../server/protocol/exec-server";
 import { killTree } from "./kill";
@@ -75,27 +71,6 @@ function forward(proc: Proc, fd: 1 | 2, stream: Readable): void {
   stream.once("close", () => paused.delete(stream));
 }
 
-/**
- * Added to this server's OOM score for each command (any process may raise a score, not lower
- * it): the whole range, since the kernel adds score/1000 of the memory limit to a process's own
- * size, and this server's heap can hold hundreds of MB for a while after a flood of output (with
- * 500 it was still the one killed under a 512 MiB limit). Under a loaded machine it still was in
- * some runs, cause not yet found.
- */
-const COMMAND_OOM_SCORE = 1000;
-
-/** Makes `pid` the OOM killer's choice before this server. Written as soon as it is spawned: a
- *  command shell started ahead is idle until its command comes, so nothing forked yet. */
-function raiseOomScore(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    const own = Number(readFileSync("/proc/self/oom_score_adj", "utf8"));
-    writeFileSync(`/proc/${pid}/oom_score_adj`, String(Math.min(1000, own + COMMAND_OOM_SCORE)));
-  } catch {
-    /* no /proc, or it ended already */
-  }
-}
-
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   for (const target of [-pid, pid]) {
@@ -115,7 +90,6 @@ function start(argv: string[], cwd: string, env: Record<string, string>, stdin: 
     stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"],
     detached: true, // own process group: one signal reaches everything that stayed in it
   });
-  raiseOomScore(child.pid);
   const proc = new Proc(child, marker);
   const exit = (code: number | null, signal: string | null, error?: string) => {
     if (proc.ended) return;
