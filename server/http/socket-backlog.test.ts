@@ -21,8 +21,8 @@ const { parentPort, workerData } = require("node:worker_threads");
 const WebSocket = require("ws");
 const { url, sessionId, subscriptions } = workerData;
 const ws = new WebSocket(url);
-let received = 0, closed = false;
-ws.on("message", (m) => { received += m.length; });
+let received = 0, frames = 0, closed = false;
+ws.on("message", (m) => { received += m.length; frames += 1; });
 ws.on("close", () => { closed = true; });
 ws.on("error", () => {});
 ws.on("open", () => {
@@ -30,7 +30,7 @@ ws.on("open", () => {
     ws.send(JSON.stringify({ id, method: "subscription", params: { path: "turns.events", input: { sessionId, lastSeq: 0 } } }));
   parentPort.postMessage({ open: true });
 });
-setInterval(() => parentPort.postMessage({ received, closed }), 100);
+setInterval(() => parentPort.postMessage({ received, frames, closed }), 20);
 parentPort.on("message", () => { ws.close(); setTimeout(() => process.exit(0), 50); });
 `;
 const SUBSCRIPTIONS = 64;
@@ -81,11 +81,12 @@ describe("a socket that stops reading", () => {
         subscriptions: SUBSCRIPTIONS,
       },
     });
-    const reading = { received: 0, closed: false };
+    const reading = { received: 0, frames: 0, closed: false };
     await new Promise<void>((resolve) =>
-      reader.on("message", (m: { open?: boolean; received?: number; closed?: boolean }) => {
+      reader.on("message", (m: { open?: boolean; received?: number; frames?: number; closed?: boolean }) => {
         if (m.open) return resolve();
         reading.received = m.received!;
+        reading.frames = m.frames!;
         reading.closed = m.closed!;
       }),
     );
@@ -96,12 +97,17 @@ describe("a socket that stops reading", () => {
     const text = "x".repeat(200);
     // 64 subscriptions × ~300 bytes a frame: the bound is passed well before the last token.
     const tokens = Math.ceil((4 * MAX_UNSENT_BYTES) / (SUBSCRIPTIONS * 300));
-    // A few tokens between turns of the loop: the reading client shares this process's loop, and
-    // a real one reads while the server writes.
+    // A few tokens between turns of the loop, and never more than a quarter of the bound ahead of
+    // what the reader has: a browser reads while the server writes, and on a loaded machine the
+    // reader's thread could otherwise fall a bound behind and be ended as if it had stopped.
+    let framesSent = 0;
+    const bytesAhead = () => (framesSent - reading.frames) * 300;
     for (let i = 0; i < tokens; i += 10) {
       for (let j = 0; j < 10; j++)
         quiver.services.hub.post(session.id, { type: "text.delta", turnId: "t1", text }, () => {});
+      framesSent += 10 * SUBSCRIPTIONS;
       await new Promise((r) => setImmediate(r));
+      while (bytesAhead() > MAX_UNSENT_BYTES / 4 && !reading.closed) await new Promise((r) => setTimeout(r, 20));
     }
     await expect
       .poll(() => lines.some((l) => /a socket that stopped reading was ended/.test(l)), { timeout: 20_000 })
