@@ -20,14 +20,18 @@ const firstLines = (text, n = 6) =>
 if (existsSync(vitestFile)) {
   const r = JSON.parse(readFileSync(vitestFile, "utf8"));
   passed += r.numPassedTests;
-  failed += r.numFailedTests + (r.numFailedTestSuites ?? 0);
+  // A failed test's describe block and file count as failed suites too: only a file that failed
+  // with no failed test (it did not load, a hook threw) adds to the tests.
+  failed += r.numFailedTests;
   skipped += r.numPendingTests + (r.numTodoTests ?? 0);
   for (const file of r.testResults ?? []) {
     const name = relative(process.cwd(), file.name);
     const failedTests = (file.assertionResults ?? []).filter((t) => t.status === "failed");
     for (const t of failedTests) failures.push(`${name} › ${t.fullName}\n${firstLines(t.failureMessages?.join("\n"))}`);
-    if (file.status === "failed" && failedTests.length === 0)
+    if (file.status === "failed" && failedTests.length === 0) {
+      failed += 1;
       failures.push(`${name} (the file)\n${firstLines(file.message)}`);
+    }
   }
 } else {
   failed += 1;
