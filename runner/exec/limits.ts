@@ -297,6 +297,20 @@ export function cgroupsUsable(): boolean {
 }
 
 /**
+ * argv that makes the process the OOM killer's first choice, then execs the rest: in a warm
+ * sandbox every command shares one cgroup with the exec server, the largest process there, which
+ * the kernel took when a command filled the memory with pages no process maps (a memfd), and every
+ * command of the workspace died with it. The score is set by the process itself before its exec
+ * (util-linux's `choom`), so nothing it forks starts lower: written from outside after the spawn
+ * it raced the command's first fork. Any process may raise its own score; none can lower it back.
+ * Not a `sh -c` wrapper: dash drops exported bash functions from the environment it passes on.
+ */
+export function oomFirstPrefix(): string[] {
+  const choom = findOnPath("choom");
+  return choom ? [choom, "-n", "1000", "--"] : [];
+}
+
+/**
  * The `prlimit` prefix for the rlimits of one command or terminal: CPU time and file size, and
  * data size for memory when no cgroup bounds it. Empty when prlimit is missing or nothing applies.
  */

@@ -23,7 +23,7 @@ import { execServerStart, PROJECT_ROOT } from "./bundle";
 import { ExecServerClient, type OutputSink, type RemoteCommand } from "./exec-client";
 import { MARKER_VAR, newMarker } from "./kill";
 import { BASH_C, type Launched, type Launcher, type LaunchSpec } from "./launch";
-import { makeJail, rlimitPrefix, type Jail, type Limits } from "./limits";
+import { makeJail, oomFirstPrefix, rlimitPrefix, type Jail, type Limits } from "./limits";
 import { captureLoginEnv } from "./login-env";
 import type { WorkspaceNetwork } from "./netns";
 import { sandboxNamespace, type ProcNamespace } from "./procfs";
@@ -247,7 +247,7 @@ export class WarmSandbox {
       ]);
       if (pidns.length === 0)
         this.o.log(`no PID namespace per command in ${label}: stragglers are found by marker instead`);
-      const ready: Ready = { client, pidns, inner: [...drop, ...rlimits], jail, namespace };
+      const ready: Ready = { client, pidns, inner: [...drop, ...rlimits, ...oomFirstPrefix()], jail, namespace };
       client.send({ type: "env", env: this.o.env });
       const run = async (a: string[], sink: OutputSink) =>
         this.launched(client, this.spawn(ready, a, this.workspace, newMarker(), sink));
