@@ -198,7 +198,8 @@ async function start(options: QuiverOptions): Promise<Quiver> {
     db: orgDb,
     accountsOn: () => accounts.on(),
     closeSockets: (target, reason) => accounts.endSockets(target, reason),
-    stopWork: (target, revoked) => stopWorkOf({ db: handle.db, ...parts.services, shares }, target, revoked),
+    stopWork: (target, revoked, stopped) =>
+      stopWorkOf({ db: handle.db, ...parts.services, shares, chores: parts.chores }, target, revoked, stopped),
     sendMail: accounts.mailer.smtp ? (mail) => accounts.mailer.send(mail) : undefined,
     log,
   });

@@ -21,6 +21,7 @@ import {
 } from "./orgs-rules";
 import { audit, inOrgLock, memberById, membershipOf, OrgError, ownerCount, revokeLinksOf } from "./orgs-store";
 import { createInvitations, type InvitationDeps } from "./orgs-invitations";
+import { sessionStopChores } from "./runner-chores";
 
 export { OrgError } from "./orgs-store";
 
@@ -56,7 +57,7 @@ export interface OrgServiceDeps extends Omit<InvitationDeps, "db"> {
   /** Ends the person's open sockets in the org on every server instance. */
   closeSockets?(target: SocketTarget, reason: string): Promise<void> | void;
   /** Stops what the person's agent still runs in the org once they are no longer in it (orgs-work.ts). */
-  stopWork?(target: SocketTarget, revokedLinks: string[]): Promise<unknown>;
+  stopWork?(target: SocketTarget, revokedLinks: string[], stoppedSessions: string[]): Promise<unknown>;
   /** Makes `orgId` the active org of the actor's sign-in (default: their better-auth session
    *  row's activeOrganizationId, which the next request reads; its cookie cache is off). */
   activateOrg?(actor: Actor, orgId: string): Promise<void>;
@@ -82,10 +83,10 @@ export function createOrgService(deps: OrgServiceDeps) {
   };
   // A member gone from the org: their sockets close and their agent's turns there stop.
   // Their share links were revoked with the membership (revokeLinksOf): their viewers go here.
-  const gone = async (target: SocketTarget, reason: string, revokedLinks: string[]) => {
+  const gone = async (target: SocketTarget, reason: string, ended: { links: string[]; sessions: string[] }) => {
     await disconnect(target, reason);
     try {
-      await deps.stopWork?.(target, revokedLinks);
+      await deps.stopWork?.(target, ended.links, ended.sessions);
     } catch (err) {
       deps.log?.(`stopping the turns of ${target.userId} in ${target.orgId} failed: ${(err as Error).message}`);
     }
@@ -200,9 +201,10 @@ export function createOrgService(deps: OrgServiceDeps) {
           target: `member:${target.userId}`,
           detail: { role: target.role },
         });
-        return { target, links: await revokeLinksOf(tx, target.userId, actor.orgId) };
+        const sessions = await sessionStopChores(tx, target.userId, actor.orgId);
+        return { target, links: await revokeLinksOf(tx, target.userId, actor.orgId), sessions };
       });
-      await gone({ userId: removed.target.userId, orgId: actor.orgId }, "removed from the org", removed.links);
+      await gone({ userId: removed.target.userId, orgId: actor.orgId }, "removed from the org", removed);
     },
 
     /**
@@ -210,7 +212,7 @@ export function createOrgService(deps: OrgServiceDeps) {
      * have nowhere to work). Leaving the active org makes their oldest other org active.
      */
     async leave(actor: Actor, orgId: string): Promise<{ activeOrgId: string | null }> {
-      const links = await inOrgLock(db, orgId, async (tx) => {
+      const ended = await inOrgLock(db, orgId, async (tx) => {
         const me = await membershipOf(tx, actor.userId, orgId);
         if (leavesNoOwner(me.role, undefined, await ownerCount(tx, orgId))) throw new OrgError(LAST_OWNER, "CONFLICT");
         // The person's row is locked too: leaving two orgs at once still leaves one.
@@ -225,7 +227,8 @@ export function createOrgService(deps: OrgServiceDeps) {
           target: `member:${actor.userId}`,
           detail: { role: me.role },
         });
-        return revokeLinksOf(tx, actor.userId, orgId);
+        const sessions = await sessionStopChores(tx, actor.userId, orgId);
+        return { links: await revokeLinksOf(tx, actor.userId, orgId), sessions };
       });
       let activeOrgId: string | null = actor.orgId === orgId ? null : actor.orgId;
       if (activeOrgId === null) {
@@ -235,7 +238,7 @@ export function createOrgService(deps: OrgServiceDeps) {
           activeOrgId = next.orgId;
         }
       }
-      await gone({ userId: actor.userId, orgId }, "left the org", links);
+      await gone({ userId: actor.userId, orgId }, "left the org", ended);
       return { activeOrgId };
     },
 

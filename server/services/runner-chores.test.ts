@@ -6,7 +6,9 @@
 // started again in between, and to the one started after the server that deleted it was killed -9
 // right after the delete committed (session-delete-crash-child.ts, a real process); a project
 // deleted then has its workspace folder removed; a chore whose workspace still exists is dropped
-// without touching the folder.
+// without touching the folder. A member removed from the org has their sessions' commands stopped
+// and terminals closed (not their checkpoints), at once or once the runner is back, unless let in
+// again by then.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { createHash, randomInt } from "node:crypto";
@@ -254,6 +256,58 @@ describe.each(testDatabases())("what a runner owes for deletes, on %s", (provide
     expect(existsSync(join(rootDir, kept.workspace!.id))).toBe(true);
     // Its command went with its folder (workspace.delete stops the workspace's processes first).
     expect(await processesMatching(`sleep ${doomed.marker}1`)).toEqual([]);
+  }, 120_000);
+
+  /** Makes `s`'s session a member's of its org (someone new), as the owner could remove them. */
+  async function asMember(session: string) {
+    const db = t.current.db;
+    const row = await db.session.findUniqueOrThrow({ where: { id: session } });
+    const n = randomInt(1e9);
+    const user = await db.user.create({ data: { email: `m${n}@test.invalid`, name: `M${n}` } });
+    const membership = await db.membership.create({ data: { userId: user.id, orgId: row.orgId, role: "member" } });
+    await db.session.update({ where: { id: session }, data: { ownerId: user.id } });
+    const owner = { userId: row.ownerId, orgId: row.orgId, role: "owner" as const };
+    return { user, membership, remove: () => quiver.services.orgs.remove(owner, membership.id) };
+  }
+
+  it("a member removed from the org: their session's command and terminal stop at once, its checkpoints and the session stay", async () => {
+    const s = await busySession("member-here");
+    const member = await asMember(s.session);
+    const terminal = quiver.services.runners.pty.open(s.session, { cols: 80, rows: 24 });
+    terminal.write(`sleep ${s.marker}3\n`);
+    await waitFor(async () => (await processesMatching(`sleep ${s.marker}3`)).length > 0, 10_000, "terminal's command");
+    await member.remove();
+    // At once, not at the runner's next renewal (10 s).
+    await waitFor(async () => (await processesMatching(`sleep ${s.marker}`)).length === 0, 5_000, "commands ended");
+    await waitFor(async () => (await chores({ sessionId: s.session })) === 0, 5_000, "chore row gone");
+    expect(refExists(s.session)).toBe(true);
+    expect(await t.current.db.session.count({ where: { id: s.session } })).toBe(1);
+  }, 120_000);
+
+  it("a member removed while the runner is away: their command stops once it is back, unless they were let in again", async () => {
+    const gone = await busySession("member-away");
+    const again = await busySession("member-again");
+    const goneMember = await asMember(gone.session);
+    const againMember = await asMember(again.session);
+    await away();
+    await goneMember.remove();
+    await againMember.remove();
+    for (const s of [gone, again])
+      expect(await t.current.db.runnerChore.findMany({ where: { sessionId: s.session } })).toMatchObject([
+        { runnerId: "r1", kind: "session-stop", workspaceId: s.workspace },
+      ]);
+    expect(await processesMatching(`sleep ${gone.marker}1`)).not.toEqual([]);
+    // Let in again before the runner came back: the stop is owed no more.
+    await t.current.db.membership.create({
+      data: { userId: againMember.user.id, orgId: againMember.membership.orgId, role: "member" },
+    });
+
+    await back();
+    await waitFor(async () => (await processesMatching(`sleep ${gone.marker}`)).length === 0, 20_000, "commands ended");
+    await waitFor(async () => (await chores({ sessionId: gone.session })) === 0, 10_000, "chore row gone");
+    await waitFor(async () => (await chores({ sessionId: again.session })) === 0, 10_000, "dropped chore gone");
+    expect(refExists(gone.session)).toBe(true);
+    expect(await processesMatching(`sleep ${again.marker}1`)).not.toEqual([]);
   }, 120_000);
 
   it("two instances holding the runner at once: one of them does a chore, once", async () => {

@@ -1,5 +1,7 @@
 // Work a runner owes for something already deleted: a deleted session's background commands and
-// checkpoint ref, a deleted project's workspace folder on a runner that did not answer. The row
+// checkpoint ref, a deleted project's workspace folder on a runner that did not answer, and the
+// commands and terminals of a person gone from an org (their sessions stay, with their
+// checkpoints, for the org's admins to read; nothing may act in them any more). The row
 // (RunnerChore) is written in the delete's own transaction, so neither a server killed right after
 // the delete commits nor a runner away at the time leaves the work undone for good: it is done at
 // once when the runner is connected here, else by whichever instance holds the runner when it
@@ -7,15 +9,16 @@
 // instances from being at one chore together; the runner's ops are idempotent anyway (ending a
 // session's commands twice stops nothing more, a ref already gone is "no checkpoints", a folder
 // already gone is deleted with existed: false). A chore whose session or workspace row still
-// exists (its delete did not go through) is dropped unrun: the runner only ever deletes what the
-// database has deleted.
+// exists (its delete did not go through), or whose person is a member again, is dropped unrun:
+// the runner only ever ends what the database has ended.
 import { randomUUID } from "node:crypto";
+import type { Prisma } from "../db/generated/sqlite/client";
 import type { Db } from "../db";
 import type { ExecResult } from "../executors/contract";
 import { WORKSPACE_DELETE_OP } from "../protocol/workspace-ops";
 import { endSessionOnRunner, isGoneWorkspace, type SessionRunners } from "./session-end";
 
-export type ChoreKind = "session-end" | "workspace-delete";
+export type ChoreKind = "session-end" | "session-stop" | "workspace-delete";
 
 export interface ChoreRunners extends SessionRunners {
   isLive(runnerId: string): boolean;
@@ -62,6 +65,24 @@ export async function sessionEndChore(db: Db, sessionId: string) {
   return { id, write };
 }
 
+/** Written in the transaction that ends a person's membership: each of their sessions in the org
+ *  whose workspace is on a runner has its commands and terminals stopped there. Answers their ids. */
+export async function sessionStopChores(tx: Prisma.TransactionClient, userId: string, orgId: string) {
+  const sessions = await tx.session.findMany({
+    where: { ownerId: userId, orgId, workspaceRef: { runnerId: { not: null } } },
+    select: { id: true, workspaceRef: { select: { id: true, runnerId: true, runnerDefault: true } } },
+  });
+  const rows = sessions.map((s) => ({
+    id: randomUUID(),
+    runnerId: s.workspaceRef!.runnerId!,
+    kind: "session-stop" satisfies ChoreKind,
+    sessionId: s.id,
+    workspaceId: s.workspaceRef!.runnerDefault ? null : s.workspaceRef!.id,
+  }));
+  if (rows.length) await tx.runnerChore.createMany({ data: rows });
+  return sessions.map((s) => s.id);
+}
+
 /** The rows a project's delete writes with it for the workspace folders their runners did not delete. */
 export function workspaceDeleteChores(left: Array<{ workspaceId: string; runnerId: string }>) {
   return left.map((l) => ({
@@ -91,6 +112,14 @@ export function createRunnerChores(db: Db, runners: ChoreRunners, log: (line: st
       runners.bind(c.sessionId, c.runnerId, c.workspaceId ?? undefined);
       const failures: string[] = [];
       await endSessionOnRunner(runners, c.sessionId, (line) => failures.push(line));
+      return failures.length ? failures.join("; ") : undefined;
+    }
+    if (c.kind === "session-stop" && c.sessionId) {
+      const s = await db.session.findUnique({ where: { id: c.sessionId }, select: { ownerId: true, orgId: true } });
+      if (!s || (await db.membership.count({ where: { userId: s.ownerId, orgId: s.orgId } }))) return undefined;
+      runners.bind(c.sessionId, c.runnerId, c.workspaceId ?? undefined);
+      const failures: string[] = [];
+      await endSessionOnRunner(runners, c.sessionId, (line) => failures.push(line), { keepCheckpoints: true });
       return failures.length ? failures.join("; ") : undefined;
     }
     if (c.kind === "workspace-delete" && c.workspaceId) {
@@ -127,27 +156,41 @@ export function createRunnerChores(db: Db, runners: ChoreRunners, log: (line: st
   const what = (c: ChoreRow) =>
     c.kind === "session-end"
       ? `deleted session ${c.sessionId}'s ending`
-      : `deleted workspace ${c.workspaceId}'s folder`;
+      : c.kind === "session-stop"
+        ? `stopping the commands of session ${c.sessionId} (its person left the org)`
+        : `deleted workspace ${c.workspaceId}'s folder`;
 
   const report = (err: unknown) => log(`runner chores: ${(err as Error).message}`);
+
+  async function runOwedBy(sessionIds: string[]): Promise<void> {
+    try {
+      for (let i = 0; i < sessionIds.length; i += BATCH) {
+        const owed = await db.runnerChore.findMany({ where: { sessionId: { in: sessionIds.slice(i, i + BATCH) } } });
+        for (const c of owed) {
+          if (!runners.isLive(c.runnerId))
+            log(`runner chores: ${what(c)} waits for runner ${c.runnerId}, not connected to this instance`);
+          await run(c, false);
+        }
+      }
+    } catch (err) {
+      report(err);
+    }
+  }
 
   return {
     /** Right after a session's delete: its chore at once if its runner is connected here (as
      *  before chores); otherwise it waits in its row for the runner. */
     async sessionRemoved(sessionId: string): Promise<void> {
       try {
-        const owed = await db.runnerChore.findMany({ where: { sessionId } });
-        for (const c of owed) {
-          if (!runners.isLive(c.runnerId))
-            log(`runner chores: ${what(c)} waits for runner ${c.runnerId}, not connected to this instance`);
-          await run(c, false);
-        }
-      } catch (err) {
-        report(err);
+        await runOwedBy([sessionId]);
       } finally {
         runners.unbind(sessionId);
       }
     },
+
+    /** Right after a person left an org: the stop of each of their sessions' commands, at once
+     *  where its runner is connected here. */
+    sessionsStopped: (sessionIds: string[]) => runOwedBy(sessionIds),
 
     /** The chores of runners connected here (at their connect and each renewal). */
     async runFor(runnerIds: string[]): Promise<void> {

@@ -26,8 +26,8 @@ const ENDINGS = [
 ] as const;
 
 /**
- * Stops the session's commands on its runner and lets go of its checkpoints, then forgets where
- * it was. Only a session bound here has a runner to ask: every session of a ready workspace is,
+ * Stops the session's commands on its runner and lets go of its checkpoints (kept when only its
+ * person left the org), then forgets where it was, which closes its terminals here. Only a session bound here has a runner to ask: every session of a ready workspace is,
  * once its runner connects to this instance, and a lookup would make a workspace not yet made
  * just to end nothing in it. A failure (its runner away, or older) is reported, not thrown: the
  * session's RunnerChore row (services/runner-chores.ts) has it asked again. A workspace the
@@ -37,10 +37,13 @@ export async function endSessionOnRunner(
   runners: SessionRunners,
   sessionId: string,
   report: (message: string) => void,
+  { keepCheckpoints = false } = {},
 ): Promise<void> {
   if (!runners.runnerOf(sessionId)) return runners.unbind(sessionId);
+  const endings = keepCheckpoints ? ENDINGS.filter((e) => e.op !== CHECKPOINT_FORGET_OP) : ENDINGS;
+  const named = `${keepCheckpoints ? "session" : "deleted session"} ${sessionId}`;
   try {
-    for (const { op, failed } of ENDINGS) {
+    for (const { op, failed } of endings) {
       try {
         const r = await runners.run({
           sessionId,
@@ -50,9 +53,9 @@ export async function endSessionOnRunner(
           deadline: Date.now() + TIMEOUT_MS,
           signal: AbortSignal.timeout(TIMEOUT_MS),
         });
-        if (!r.ok && !isGoneWorkspace(r.output)) report(`deleted session ${sessionId}: ${failed}: ${r.output}`);
+        if (!r.ok && !isGoneWorkspace(r.output)) report(`${named}: ${failed}: ${r.output}`);
       } catch (err) {
-        report(`deleted session ${sessionId}: ${failed}: ${(err as Error).message}`);
+        report(`${named}: ${failed}: ${(err as Error).message}`);
       }
     }
   } finally {
