@@ -23,6 +23,7 @@ import { execServerStart, PROJECT_ROOT } from "./bundle";
 import { ExecServerClient, type OutputSink, type RemoteCommand } from "./exec-client";
 import { MARKER_VAR, newMarker } from "./kill";
 import { BASH_C, type Launched, type Launcher, type LaunchSpec } from "./launch";
+import { boundSandboxCounts, sandboxCounts } from "./ns-counts";
 import { makeJail, oomFirstPrefix, rlimitPrefix, type Jail, type Limits } from "./limits";
 import { captureLoginEnv } from "./login-env";
 import type { WorkspaceNetwork } from "./netns";
@@ -88,6 +89,9 @@ class CoverVanished extends Error {
     super(message);
   }
 }
+
+/** Why counts could not be bounded, said once each. */
+const saidUnbounded = new Set<string>();
 
 function pidnsCandidates(): string[][] {
   const unshare = findOnPath("unshare");
@@ -247,6 +251,13 @@ export class WarmSandbox {
       ]);
       if (pidns.length === 0)
         this.o.log(`no PID namespace per command in ${label}: stragglers are found by marker instead`);
+      // Before the login profile, the first thing of the workspace's own to run.
+      const counts = sandboxCounts(this.o.limits?.processes ?? 0, pidns.includes("--user"));
+      const unbounded = client.pid === undefined ? "no process" : await boundSandboxCounts(client.pid, counts);
+      if (unbounded && !saidUnbounded.has(unbounded)) {
+        saidUnbounded.add(unbounded);
+        this.o.log(`sandbox namespace and inotify counts are not bounded (${unbounded})`);
+      }
       const ready: Ready = { client, pidns, inner: [...drop, ...rlimits, ...oomFirstPrefix()], jail, namespace };
       client.send({ type: "env", env: this.o.env });
       const run = async (a: string[], sink: OutputSink) =>

@@ -1,0 +1,79 @@
+// Bounds on what one sandbox may take of counts the kernel keeps per user for the whole host:
+// namespaces of each kind (about 96,000 of each here) and inotify instances (128) and watches.
+// Inside its user namespace a command may make nested ones, and a sandbox made 2,000 user
+// namespaces in 35 s: past the host's count no sandbox of any workspace could start, and one
+// holding every inotify instance left other workspaces' file watchers deaf. Each of these counts
+// is also kept per user namespace, checked at every level up, and settable by a process with
+// CAP_SYS_RESOURCE in that namespace (/proc/sys/user/*). The runner owns the sandbox's namespace,
+// so it enters it (`nsenter --user`, which gives it every capability there) and writes the
+// bounds, before the exec server is asked to run anything. Inside, /proc/sys is read-only and
+// commands hold no capability, so no command can raise them; a namespace nested deeper is still
+// counted against the sandbox's.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { readlink } from "node:fs/promises";
+import { descendants, processes } from "./procfs";
+import { findOnPath } from "./sandbox";
+
+const NAMESPACE_KINDS = ["user", "net", "ipc", "uts", "cgroup", "time"] as const;
+
+/**
+ * The bounds for a sandbox running at most `processes` processes (0: unbounded, counted as
+ * 1,024), whose commands each get a user namespace of their own when `userPerCommand`.
+ */
+export function sandboxCounts(processes: number, userPerCommand: boolean, host = hostCount): Record<string, number> {
+  const perCommand = processes > 0 ? processes : 1024;
+  // Each command has a PID and a mount namespace of its own (warm.ts): those follow the process bound.
+  const counts: Record<string, number> = { max_pid_namespaces: perCommand, max_mnt_namespaces: perCommand };
+  for (const kind of NAMESPACE_KINDS) counts[`max_${kind}_namespaces`] = 64;
+  if (userPerCommand) counts.max_user_namespaces = perCommand;
+  // A quarter of the runner's own: one sandbox cannot use them up for the others.
+  counts.max_inotify_instances = Math.max(8, Math.floor(host("max_inotify_instances", 128) / 4));
+  counts.max_inotify_watches = Math.max(8192, Math.floor(host("max_inotify_watches", 8192 * 4) / 4));
+  return counts;
+}
+
+function hostCount(name: string, fallback: number): number {
+  try {
+    return Number(readFileSync(`/proc/sys/user/${name}`, "utf8").trim()) || fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** The nearest descendant of `spawned` (bwrap, which stays in ours) in another user namespace. */
+async function sandboxUserPid(spawned: number): Promise<number | undefined> {
+  const ours = await readlink("/proc/self/ns/user").catch(() => undefined);
+  for (const p of descendants(await processes(), spawned)) {
+    const ns = await readlink(`/proc/${p.pid}/ns/user`).catch(() => undefined);
+    if (ns && ns !== ours) return p.pid;
+  }
+  return undefined;
+}
+
+/**
+ * Writes `counts` into the user namespace of the sandbox `spawned` started. Answers why it could
+ * not (no user namespace of its own, no nsenter, refused), or undefined once written.
+ */
+export async function boundSandboxCounts(spawned: number, counts: Record<string, number>): Promise<string | undefined> {
+  const nsenter = findOnPath("nsenter");
+  if (!nsenter) return "nsenter is not installed";
+  const pid = await sandboxUserPid(spawned);
+  if (pid === undefined) return "the sandbox has no user namespace of its own";
+  const script = 'for kv; do echo "${kv#*=}" > "/proc/sys/user/${kv%%=*}" || exit 1; done';
+  const pairs = Object.entries(counts).map(([k, v]) => `${k}=${v}`);
+  const child = spawn(
+    nsenter,
+    [`--user=/proc/${pid}/ns/user`, "--preserve-credentials", "--", "/bin/sh", "-c", script, "sh", ...pairs],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => {
+    child.once("error", () => resolve(-1));
+    child.once("close", resolve);
+  });
+  return code === 0 ? undefined : `nsenter failed (${code}): ${stderr.trim().slice(0, 300)}`;
+}
