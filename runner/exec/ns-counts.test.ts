@@ -60,6 +60,14 @@ it.skipIf(!sandbox.available)(
     expect(made(r.output)).toBeGreaterThan(0);
     expect(made(r.output)).toBeLessThanOrEqual(bound);
     expect(execFileSync("unshare", ["--user", "true"]).toString()).toBe("");
+    // Nor can it raise the bound: not in its own /proc (a fresh one, from its PID namespace), not as root of a nested namespace.
+    const raise = `echo 100000 > /proc/sys/user/max_user_namespaces; unshare --user --map-root-user sh -c 'echo 100000 > /proc/sys/user/max_user_namespaces'`;
+    await warm.shell.run({ command: raise }, warm.ctx);
+    const after = await warm.shell.run(
+      { command: NAMESPACES(`${CLONE_NEWUSER}`, bound + 40), timeout_ms: 90_000 },
+      warm.ctx,
+    );
+    expect(made(after.output)).toBeLessThanOrEqual(bound);
   },
   120_000,
 );
