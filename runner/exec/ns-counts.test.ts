@@ -3,6 +3,8 @@
 // as it is given (ns-counts.ts). It stops at the sandbox's bound, far below the host's, and the
 // runner's user can still make them outside. It used to make every one it asked for (a sandbox
 // made 2,000 user namespaces in 35 s, and could hold every inotify instance of the host's 128).
+// A person's terminal is bounded the same way before its shell starts (it may run what the
+// agent wrote).
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
@@ -10,6 +12,10 @@ import type { Limits } from "./limits";
 import { sandboxCounts } from "./ns-counts";
 import { sandboxInfo } from "./sandbox";
 import { useSandboxShell } from "../testing/sandbox-shell";
+import type { RunnerToServer } from "../../server/protocol/runner";
+import { scrubEnv } from "./env";
+import { PtyManager } from "./pty";
+import { tempWorkspace } from "../testing/exec";
 
 const LIMITS: Limits = { memoryBytes: 0, processes: 1024, cpuSeconds: 0, fileBytes: 0 };
 const sandbox = sandboxInfo("auto");
@@ -82,4 +88,35 @@ it.skipIf(!sandbox.available)(
     expect(made(r.output)).toBe(bound);
   },
   90_000,
+);
+
+it.skipIf(!sandbox.available)(
+  "a terminal's shell starts bounded: what is typed at once already sees the bound",
+  async () => {
+    const ws = await tempWorkspace();
+    const sent: RunnerToServer[] = [];
+    const manager = new PtyManager({
+      workspaceRoot: ws.dir,
+      sandbox,
+      env: scrubEnv({ ...process.env, PS1: "$ " }),
+      send: (m) => (sent.push(m), true),
+      limits: LIMITS,
+    });
+    const output = () => sent.flatMap((m) => (m.type === "pty.data" ? [m.data] : [])).join("");
+    try {
+      manager.handle({ type: "pty.open", ptyId: "t1", sessionId: "s1", cols: 200, rows: 24 });
+      manager.handle({
+        type: "pty.input",
+        ptyId: "t1",
+        data: `echo bound=$(cat /proc/sys/user/max_user_namespaces); ${INOTIFY(40).replaceAll("\n", "\r")}\r`,
+      });
+      await expect.poll(() => /made \d+/.test(output()), { timeout: 20_000 }).toBe(true);
+      expect(output()).toContain(`bound=${sandboxCounts(LIMITS.processes, false).max_user_namespaces}`);
+      expect(made(output())).toBe(sandboxCounts(LIMITS.processes, false).max_inotify_instances);
+    } finally {
+      manager.dispose();
+      await ws.cleanup();
+    }
+  },
+  60_000,
 );

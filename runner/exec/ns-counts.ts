@@ -51,15 +51,47 @@ async function sandboxUserPid(spawned: number): Promise<number | undefined> {
   return undefined;
 }
 
+const NO_NAMESPACE = "the sandbox has no user namespace of its own";
+/** Set once bounding failed for a reason that will not pass (see awaitBound). */
+let cannot: string | undefined;
+
+/**
+ * argv that waits (at most 5 s) until the runner has written the sandbox's bounds, then execs
+ * the rest: a terminal's login shell starts at once, and its profile could be a file the agent
+ * wrote. A new user namespace's bounds read as 2^31-1 until written. Empty where bounding is
+ * known to fail, so a terminal does not wait each time for nothing.
+ */
+export function awaitBound(): string[] {
+  if (cannot || !findOnPath("nsenter")) return [];
+  const script =
+    'i=0; while [ "$(cat /proc/sys/user/max_user_namespaces)" = 2147483647 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; exec "$@"';
+  return ["/bin/sh", "-c", script, "quiver-bound"];
+}
+
+/** boundSandboxCounts for a sandbox just spawned: tries again while it has no namespace yet, at
+ *  most 2 s, while `wanted`. */
+export async function boundOnceStarted(
+  spawned: number,
+  counts: Record<string, number>,
+  wanted: () => boolean,
+): Promise<string | undefined> {
+  let why: string | undefined = NO_NAMESPACE;
+  for (let attempt = 0; attempt < 20 && wanted() && why === NO_NAMESPACE; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, 100));
+    why = await boundSandboxCounts(spawned, counts);
+  }
+  return why;
+}
+
 /**
  * Writes `counts` into the user namespace of the sandbox `spawned` started. Answers why it could
  * not (no user namespace of its own, no nsenter, refused), or undefined once written.
  */
 export async function boundSandboxCounts(spawned: number, counts: Record<string, number>): Promise<string | undefined> {
   const nsenter = findOnPath("nsenter");
-  if (!nsenter) return "nsenter is not installed";
+  if (!nsenter) return (cannot = "nsenter is not installed");
   const pid = await sandboxUserPid(spawned);
-  if (pid === undefined) return "the sandbox has no user namespace of its own";
+  if (pid === undefined) return NO_NAMESPACE;
   const script = 'for kv; do echo "${kv#*=}" > "/proc/sys/user/${kv%%=*}" || exit 1; done';
   const pairs = Object.entries(counts).map(([k, v]) => `${k}=${v}`);
   const child = spawn(
@@ -75,5 +107,9 @@ export async function boundSandboxCounts(spawned: number, counts: Record<string,
     child.once("error", () => resolve(-1));
     child.once("close", resolve);
   });
-  return code === 0 ? undefined : `nsenter failed (${code}): ${stderr.trim().slice(0, 300)}`;
+  if (code === 0) return undefined;
+  // Refused while the sandbox's process is still there: it will be every time.
+  const why = `nsenter failed (${code}): ${stderr.trim().slice(0, 300)}`;
+  if (await readlink(`/proc/${pid}/ns/user`).catch(() => undefined)) cannot = why;
+  return why;
 }

@@ -2,7 +2,8 @@
 // sandbox as commands (bubblewrap without setsid, so the shell keeps its terminal), under the
 // per-terminal limits (a cgroup jail and rlimits, limits.ts), led by a process outside the
 // sandbox that outlives it (launch.ts ttyLeader), with network in the workspace's namespace,
-// shared with the agent's commands (netns.ts). Also what the terminal is told about that start:
+// shared with the agent's commands (netns.ts), its shell started once the runner has bounded
+// the sandbox's namespaces and inotify instances (ns-counts.ts). Also what the terminal is told about that start:
 // the network it lacks and the limit that killed a process, and the namespace it runs in.
 import type { IPty } from "node-pty";
 import { constants as osConstants } from "node:os";
@@ -11,6 +12,7 @@ import { killTree, MARKER_VAR, newMarker } from "./kill";
 import { directTether, holdTerminal, ttyLeader } from "./launch";
 import { makeJail, rlimitPrefix, type Jail, type Limits } from "./limits";
 import type { SandboxNetwork, WorkspaceNetwork } from "./netns";
+import { awaitBound } from "./ns-counts";
 import { sandboxNamespace, type ProcNamespace } from "./procfs";
 import { sandboxed, SANDBOX_ENV, type SandboxInfo } from "./sandbox";
 
@@ -63,7 +65,12 @@ export function startTerminal(
   const shell = o.shell ?? "bash";
   // Unsandboxed, the shell still dies with the runner and takes what it started along (launch.ts).
   const jail = o.limits && makeJail("pty", o.limits);
-  const inner = [...(o.limits ? rlimitPrefix(o.limits, jail?.dirs.memory !== undefined) : []), shell, "-l"];
+  const inner = [
+    ...(o.limits ? rlimitPrefix(o.limits, jail?.dirs.memory !== undefined) : []),
+    ...(o.sandbox.available ? awaitBound() : []),
+    shell,
+    "-l",
+  ];
   const wrapped = sandboxed(
     o.sandbox,
     {

@@ -18,6 +18,7 @@ import { killTree } from "./kill";
 import { WorkspaceNetwork, type SandboxNetwork } from "./netns";
 import type { ProcNamespace } from "./procfs";
 import { vanishedCover } from "./host-sockets";
+import { boundOnceStarted, sandboxCounts } from "./ns-counts";
 import { PtyInput } from "./pty-input";
 import { PtyOutput } from "./pty-output";
 import { pickSpare, runsProgram } from "./pty-spare";
@@ -298,6 +299,9 @@ export class PtyManager implements PtyHandler {
     if (without && this.o.sandbox.available && !again)
       this.deliver(entry, `\x1b[33mquiver: this terminal has ${without}\x1b[0m\r\n`);
     if (!net.network && this.o.sandbox.available) void this.recordNamespace(entry);
+    // The shell waits for these (pty-start.ts).
+    if (this.o.sandbox.available)
+      void boundOnceStarted(pty.pid, sandboxCounts(this.o.limits?.processes ?? 0, false), () => this.live(entry));
     pty.onData((data) => {
       if (entry.held === undefined) return this.deliver(entry, data);
       entry.held += data;
@@ -366,8 +370,12 @@ export class PtyManager implements PtyHandler {
 
   /** Records the network namespace bubblewrap unshared for the terminal (pty-start.ts terminalNamespace). */
   private async recordNamespace(entry: Entry): Promise<void> {
-    const found = await terminalNamespace(entry.pty.pid, () => !entry.closing && this.ptys.get(entry.id) === entry);
+    const found = await terminalNamespace(entry.pty.pid, () => this.live(entry));
     if (found) entry.namespace = found;
+  }
+
+  private live(entry: Entry): boolean {
+    return !entry.closing && this.ptys.get(entry.id) === entry;
   }
 
   /** The network namespaces of the open terminals that run without network. */
