@@ -138,6 +138,7 @@ export async function createParts(deps: PartsDeps): Promise<Parts> {
     beforeSessionsRemoved: (ids) => Promise.all(ids.map((id) => hub.written(id))),
     dbProvider: deps.dbProvider,
     log,
+    instanceId: cluster?.id,
     ...(uploads ? { claimUpload: (id: string, actor: Actor) => uploads.claim(id, actor), keptUploads: uploads } : {}),
   });
   const chores = createRunnerChores(db, runners, log);

@@ -83,6 +83,8 @@ export interface ProjectServiceDeps {
   /** Which database (default sqlite): on PostgreSQL a delete locks the project's row first. */
   dbProvider?: DbProvider;
   log?: (line: string) => void;
+  /** This server instance, with peers: named on the workspaces its project deletes mark. */
+  instanceId?: string;
 }
 
 const OTHERS_WORK = "Other people work in this project: only the org's owners and admins can delete it.";
@@ -396,7 +398,10 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
       // Checked again by the delete itself (deleteRows); here before any folder is removed.
       if (await runningIn(id)) throw new TRPCError({ code: "CONFLICT", message: RUNNING });
       const workspaces = await db.workspace.findMany({ where: { projectId: id } });
-      await db.workspace.updateMany({ where: { projectId: id }, data: { state: "deleting" } });
+      await db.workspace.updateMany({
+        where: { projectId: id },
+        data: { state: "deleting", deletingBy: deps.instanceId ?? null },
+      });
       const leftBehind: Array<{ workspaceId: string; runnerId: string; reason: string }> = [];
       let removed = 0;
       for (const ws of workspaces) {
@@ -424,7 +429,7 @@ export function createProjectService(db: Db, deps: ProjectServiceDeps) {
         // empty, on next use, rather than its sessions refused as "being deleted" for good.
         await db.workspace.updateMany({
           where: { id: { in: workspaces.map((w) => w.id) }, state: "deleting" },
-          data: { state: "creating", error: null },
+          data: { state: "creating", error: null, deletingBy: null },
         });
         const gone = removed
           ? `; ${removed} workspace folder(s) in it were already removed and are made again, empty, when next used`

@@ -12,6 +12,7 @@ import { openInstance } from "../testing/instance";
 import { seedTurns, stopChildAt } from "../testing/checkpoint-crash";
 import { createEventHub } from "../hub/events";
 import { startStoppedRecovery } from "./stopped-recovery";
+import { seedSession as seedHubSession } from "../testing/hub";
 import { createRewindService } from "./rewind";
 import { createCheckpointService } from "./checkpoints";
 import { dropUndo, recordUndo, recoverRestores, restored } from "./checkpoint-undo";
@@ -154,6 +155,50 @@ describe.skipIf(!hasPostgres)("what an instance killed -9 left, recovered by its
       ]);
     } finally {
       await hub.dispose();
+    }
+  });
+
+  it("workspaces a gone instance's project delete left `deleting` are usable again; a live one's and unnamed marks stay", async () => {
+    const db = t.current.db;
+    const { userId, orgId } = await seedHubSession(db);
+    const project = await db.project.create({ data: { orgId, name: `p-${Date.now()}`, createdById: userId } });
+    const marks = { atStart: "gone-at-start", peer: "gone-later", live: "live-peer", none: null };
+    const ids: Record<string, string> = {};
+    for (const [name, by] of Object.entries(marks)) {
+      const other = await db.user.create({ data: { email: `${name}-${Date.now()}@test.invalid`, name } });
+      ids[name] = `ws-${name}-${Date.now()}`;
+      await db.workspace.create({
+        data: { id: ids[name], projectId: project.id, userId: other.id, state: "deleting", deletingBy: by },
+      });
+    }
+    const stateOf = async (name: string) => (await db.workspace.findUniqueOrThrow({ where: { id: ids[name] } })).state;
+    const log: string[] = [];
+    const live = ["me", "live-peer", "gone-later"];
+    const recovery = startStoppedRecovery({
+      db,
+      publish: async () => undefined,
+      rewinds: { recover: async () => 0 },
+      cluster: { id: "me", liveInstances: async () => live },
+      log: (l) => log.push(l),
+    });
+    try {
+      await recovery.atStart();
+      expect([await stateOf("atStart"), await stateOf("peer"), await stateOf("live"), await stateOf("none")]).toEqual([
+        "creating",
+        "deleting",
+        "deleting",
+        "deleting",
+      ]);
+      await recovery.peersGone(["gone-later"]);
+      expect([await stateOf("peer"), await stateOf("live"), await stateOf("none")]).toEqual([
+        "creating",
+        "deleting",
+        "deleting",
+      ]);
+      expect((await db.workspace.findUniqueOrThrow({ where: { id: ids.peer } })).deletingBy).toBeNull();
+      expect(log.join("\n")).toMatch(/usable again/);
+    } finally {
+      await recovery.dispose();
     }
   });
 });

@@ -7,8 +7,9 @@
 // database) everything at this start is a stopped server's, and nothing is swept; that includes
 // a project's delete stopped between marking its workspaces `deleting` and deleting its rows:
 // they are made usable again, as a refused delete leaves them (projects.ts), instead of refusing
-// their sessions as "being deleted" for good. (With peers such a mark names no instance and may
-// be a live one's: it stays until the project is deleted again.)
+// their sessions as "being deleted" for good. With peers the mark names its instance, and is
+// taken off like a restore once that instance is not live (a mark naming none, made before
+// marks named one, stays until the project is deleted again).
 import type { Db } from "../db";
 import type { SessionEventBody } from "../protocol/events";
 import { recoverRestores } from "./checkpoint-undo";
@@ -44,6 +45,21 @@ export function startStoppedRecovery(deps: StoppedRecoveryDeps): StoppedRecovery
   let swept = new Date(Date.now() - ageMs);
   let running: Promise<unknown> = Promise.resolve();
   let disposed = false;
+
+  /** Workspaces a stopped server's project delete marked `deleting` and left, made usable again. */
+  async function releaseDeleting(isGone: (owner: string) => boolean): Promise<void> {
+    const marked = await deps.db.workspace.findMany({
+      where: { state: "deleting" },
+      select: { id: true, deletingBy: true },
+    });
+    const ids = marked.filter((w) => !cluster || (w.deletingBy !== null && isGone(w.deletingBy))).map((w) => w.id);
+    if (!ids.length) return;
+    const { count } = await deps.db.workspace.updateMany({
+      where: { id: { in: ids }, state: "deleting" },
+      data: { state: "creating", error: null, deletingBy: null },
+    });
+    if (count) deps.log(`${count} workspace(s) of a project delete the server stopped in are usable again`);
+  }
 
   /** One recovery at a time: a sweep and a peer's end never announce one row twice. */
   const serial = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -82,13 +98,7 @@ export function startStoppedRecovery(deps: StoppedRecoveryDeps): StoppedRecovery
         const told =
           (await recoverRestores(undo, { before, ownerGone: await ownerGone() })) +
           (await deps.rewinds.recover(before));
-        if (!cluster) {
-          const { count } = await deps.db.workspace.updateMany({
-            where: { state: "deleting" },
-            data: { state: "creating", error: null },
-          });
-          if (count) deps.log(`${count} workspace(s) of a project delete the server stopped in are usable again`);
-        }
+        await releaseDeleting(await ownerGone());
         return told;
       }),
     peersGone: (ids) =>
@@ -96,6 +106,7 @@ export function startStoppedRecovery(deps: StoppedRecoveryDeps): StoppedRecovery
         const gone = new Set(ids);
         const told = await recoverRestores(undo, { before: new Date(0), ownerGone: (owner) => gone.has(owner) });
         if (told) deps.log(`announced ${told} restore(s) of gone instance(s) ${ids.join(", ")}`);
+        await releaseDeleting((owner) => gone.has(owner));
         return told;
       }),
     async dispose() {

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Workspace" ADD COLUMN     "deletingBy" TEXT;
+
