@@ -302,8 +302,12 @@ export function cgroupsUsable(): boolean {
  * the kernel took when a command filled the memory with pages no process maps (a memfd), and every
  * command of the workspace died with it. The score is set by the process itself before its exec
  * (util-linux's `choom`), so nothing it forks starts lower: written from outside after the spawn
- * it raced the command's first fork. Any process may raise its own score; none can lower it back.
- * Not a `sh -c` wrapper: dash drops exported bash functions from the environment it passes on.
+ * it raced the command's first fork. Not a `sh -c` wrapper: dash drops exported bash functions
+ * from the environment it passes on. This guards against accidents (a test run out of memory
+ * taking the dev server with it), not a command bent on it: it may lower its score back to the
+ * exec server's (anything down to what a privileged process last set, 0), and then only its own
+ * workspace's commands die with the server; commands in a cgroup apart from the server's would
+ * guard against that too.
  */
 export function oomFirstPrefix(): string[] {
   const choom = findOnPath("choom");

@@ -27,10 +27,16 @@ export function sandboxCounts(processes: number, userPerCommand: boolean, host =
   const counts: Record<string, number> = { max_pid_namespaces: perCommand, max_mnt_namespaces: perCommand };
   for (const kind of NAMESPACE_KINDS) counts[`max_${kind}_namespaces`] = 64;
   if (userPerCommand) counts.max_user_namespaces = perCommand;
-  // A quarter of the runner's own: one sandbox cannot use them up for the others.
-  counts.max_inotify_instances = Math.max(8, Math.floor(host("max_inotify_instances", 128) / 4));
+  // A share of the runner's own: one sandbox cannot use them up for the others. (A workspace can
+  // have several sandboxes at once, two warm ones and one per terminal: a bound per workspace
+  // would need them all in one namespace of the runner's.)
+  counts.max_inotify_instances = Math.max(8, Math.floor(host("max_inotify_instances", 128) / 16));
   counts.max_inotify_watches = Math.max(8192, Math.floor(host("max_inotify_watches", 8192 * 4) / 4));
-  return counts;
+  counts.max_fanotify_groups = Math.max(4, Math.floor(host("max_fanotify_groups", 128) / 16));
+  counts.max_fanotify_marks = Math.max(8192, Math.floor(host("max_fanotify_marks", 8192 * 4) / 4));
+  // Written last: a terminal's shell waits until it reads as written (awaitBound).
+  const { max_user_namespaces: user, ...rest } = counts;
+  return { ...rest, max_user_namespaces: user };
 }
 
 function hostCount(name: string, fallback: number): number {
@@ -41,10 +47,15 @@ function hostCount(name: string, fallback: number): number {
   }
 }
 
-/** The nearest descendant of `spawned` (bwrap, which stays in ours) in another user namespace. */
+/**
+ * The deepest descendant of `spawned` in another user namespace than ours: the sandbox's, where
+ * nothing of the workspace's has run yet. Not the nearest: without root, a sandbox with network
+ * is started by an nsenter into the workspace's network namespace, whose user namespace is
+ * another one, shared by the workspace's sandboxes, one level up.
+ */
 async function sandboxUserPid(spawned: number): Promise<number | undefined> {
   const ours = await readlink("/proc/self/ns/user").catch(() => undefined);
-  for (const p of descendants(await processes(), spawned)) {
+  for (const p of descendants(await processes(), spawned).reverse()) {
     const ns = await readlink(`/proc/${p.pid}/ns/user`).catch(() => undefined);
     if (ns && ns !== ours) return p.pid;
   }
@@ -92,7 +103,9 @@ export async function boundSandboxCounts(spawned: number, counts: Record<string,
   if (!nsenter) return (cannot = "nsenter is not installed");
   const pid = await sandboxUserPid(spawned);
   if (pid === undefined) return NO_NAMESPACE;
-  const script = 'for kv; do echo "${kv#*=}" > "/proc/sys/user/${kv%%=*}" || exit 1; done';
+  // A count this kernel does not keep (fanotify's before 5.19) is skipped; any other failure stops.
+  const script =
+    'for kv; do f="/proc/sys/user/${kv%%=*}"; [ -e "$f" ] || continue; echo "${kv#*=}" > "$f" || exit 1; done';
   const pairs = Object.entries(counts).map(([k, v]) => `${k}=${v}`);
   const child = spawn(
     nsenter,
@@ -108,8 +121,12 @@ export async function boundSandboxCounts(spawned: number, counts: Record<string,
     child.once("close", resolve);
   });
   if (code === 0) return undefined;
-  // Refused while the sandbox's process is still there: it will be every time.
   const why = `nsenter failed (${code}): ${stderr.trim().slice(0, 300)}`;
-  if (await readlink(`/proc/${pid}/ns/user`).catch(() => undefined)) cannot = why;
+  // Not permitted while the sandbox is still there: it will be every time (a spawn's failure may pass).
+  if (
+    /not permitted|permission denied/i.test(stderr) &&
+    (await readlink(`/proc/${pid}/ns/user`).catch(() => undefined))
+  )
+    cannot = why;
   return why;
 }

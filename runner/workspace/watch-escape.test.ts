@@ -2,7 +2,7 @@
 // folder's creation and the watcher's watch on a folder inside it: a watcher that adds watches by
 // path then watches the hidden folder and announces the names made there as the workspace's own.
 // Run with the runner's real sandbox, a real swap loop and a real hidden folder being written.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { helperSandbox, type HelperSandbox } from "../exec/helper-sandbox";
 import { cgroupsUsable, DEFAULT_LIMITS, type Limits } from "../exec/limits";
+import { sandboxCounts } from "../exec/ns-counts";
 import { sandboxInfo } from "../exec/sandbox";
 import { watchServerNode, watchServers as watchServersOf } from "../testing/watch-servers";
 import { SandboxedWatch } from "./watch-sandboxed";
@@ -118,6 +119,24 @@ describe.skipIf(!sandbox.available)("the watch server in the sandbox", () => {
     const pid = watchServerNode(ws);
     expect(readFileSync(`/proc/${pid}/limits`, "utf8")).toMatch(/Max cpu time\s+4321\s/);
     if (cgroupsUsable()) expect(readFileSync(`/proc/${pid}/cgroup`, "utf8")).toMatch(/quiver-\d+-helpers-/);
+  });
+
+  it("holds no more inotify watches than a sandbox's share of the host's (one per folder the agent makes)", async () => {
+    await open(true);
+    const pid = watchServerNode(ws)!;
+    const read = () =>
+      execFileSync("nsenter", [
+        `--user=/proc/${pid}/ns/user`,
+        "--preserve-credentials",
+        "--",
+        "cat",
+        "/proc/sys/user/max_inotify_watches",
+      ])
+        .toString()
+        .trim();
+    await vi.waitFor(() => expect(Number(read())).toBe(sandboxCounts(0, false).max_inotify_watches), {
+      timeout: 5_000,
+    });
   });
 
   it("reaching the memory limit, is killed and started again while the runner goes on", async () => {

@@ -14,6 +14,7 @@ import { realpathSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { WatchServerEvent } from "../../server/protocol/watch-server";
 import { watchServerFiles, watchServerStart } from "../exec/bundle";
+import { boundOnceStarted, sandboxCounts } from "../exec/ns-counts";
 import type { Helpers } from "./helpers";
 import { WATCH_IGNORE, type WatchSink, type WatchSource } from "./watch";
 
@@ -88,6 +89,10 @@ export class SandboxedWatch implements WatchSource {
     });
     const child = spawn(command.file, command.args, { cwd: command.cwd, env: command.env, stdio: "pipe" });
     this.child = child;
+    // One watch per folder of the workspace, which the agent fills: a share of the host's, as a
+    // sandbox's (exec/ns-counts.ts), so that past it only this workspace's watcher fails. Written
+    // while it starts: its crawl of a folder tree that large takes far longer.
+    if (child.pid !== undefined) void boundOnceStarted(child.pid, sandboxCounts(0, false), () => this.child === child);
     const startedAt = Date.now();
     let stderr = "";
     createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) => {
