@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   accessSync,
   constants,
+  existsSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -30,7 +31,8 @@ function folder(): string {
 }
 
 /** A real process making keys k0.pem, k1.pem, … in `dir` one after another, killed -9 `ms` after
- *  it began (each takes about a millisecond: the kill lands inside one of them). */
+ *  its first one (each takes about a millisecond: the kill lands inside one of them; counted from
+ *  the first key, not the start, which a loaded machine may not run at once). */
 async function makeKeysKilled(dir: string, ms: number): Promise<void> {
   const script = `import(${JSON.stringify(join(root, "runner/identity-key.ts"))}).then((m) => { process.stdout.write("ready\\n"); for (let i = 0; ; i++) m.loadRunnerKey(${JSON.stringify(dir)} + "/k" + i + ".pem"); })`;
   const child = spawn(process.execPath, ["--import", "tsx", "-e", script], {
@@ -39,6 +41,8 @@ async function makeKeysKilled(dir: string, ms: number): Promise<void> {
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
+  for (const deadline = Date.now() + 20_000; !existsSync(join(dir, "k0.pem")) && Date.now() < deadline;)
+    await new Promise((r) => setTimeout(r, 2));
   await new Promise((r) => setTimeout(r, ms));
   child.kill("SIGKILL");
   await exited;
@@ -90,7 +94,7 @@ describe("the runner's key under faults", () => {
       for (let round = 0; round < 8; round++) {
         const dir = folder();
         try {
-          await makeKeysKilled(dir, 20 + round * 7);
+          await makeKeysKilled(dir, 5 + round * 7);
           const names = readdirSync(dir);
           const keys = names.filter((n) => /^k\d+\.pem$/.test(n));
           expect(keys.length).toBeGreaterThan(0);

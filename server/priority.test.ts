@@ -37,8 +37,15 @@ import { lowerHelperThreads, restoreThreadPriorities } from ${JSON.stringify(pri
 const worker = startThread(new URL(${JSON.stringify(pathToFileURL(entry).href)}), {});
 const workerTid = await new Promise((resolve) => worker.once("message", resolve));
 const lowered = lowerHelperThreads();
-const nice = (tid) => Number(readFileSync(\`/proc/self/task/\${tid}/stat\`, "utf8").split(") ")[1].split(" ")[16]);
-const niceValues = () => readdirSync("/proc/self/task").map(Number).map((tid) => ({ tid, nice: nice(tid) }));
+const nice = (tid) => {
+  try {
+    return Number(readFileSync(\`/proc/self/task/\${tid}/stat\`, "utf8").split(") ")[1].split(" ")[16]);
+  } catch {
+    return undefined; // a thread that ended meanwhile
+  }
+};
+const niceValues = () =>
+  readdirSync("/proc/self/task").map(Number).map((tid) => ({ tid, nice: nice(tid) })).filter((t) => t.nice !== undefined);
 const threads = niceValues();
 const raised = restoreThreadPriorities();
 console.log(JSON.stringify({ pid: process.pid, workerTid, lowered, threads, raised, restored: niceValues() }));
@@ -72,12 +79,20 @@ describe.skipIf(process.platform !== "linux")("thread priority", () => {
       expect(niceOf.get(seen.pid)).toBe(base);
       expect(niceOf.get(seen.workerTid)).toBe(base + WORKER_NICE);
       const helpers = seen.threads.filter((t) => t.tid !== seen.pid && t.tid !== seen.workerTid);
-      expect(helpers.length).toBeGreaterThanOrEqual(2); // V8's platform threads at least
-      expect(seen.lowered).toBe(helpers.length);
-      for (const h of helpers) expect(h.nice).toBe(Math.min(19, base + HELPER_NICE));
+      // Threads come and go in the process (one ended between the lowering and the read in some
+      // runs): every helper read after the lowering is below but one started since, and the V8
+      // platform's at least were lowered.
+      const target = Math.min(19, base + HELPER_NICE);
+      expect(helpers.filter((h) => h.nice === target).length).toBeGreaterThanOrEqual(2);
+      expect(seen.lowered).toBeGreaterThanOrEqual(2);
+      const lowerOrNew = helpers.filter((h) => h.nice !== target);
+      expect(lowerOrNew.length).toBeLessThanOrEqual(Math.max(0, helpers.length - seen.lowered));
       // As the server stops, all of them are back at the main thread's priority (as root here).
       if (process.getuid?.() !== 0) return;
-      expect(seen.raised).toBe(helpers.length + 1);
+      // (A helper may end between the two reads: the count lies between those left and all.)
+      const left = seen.restored.filter((t) => t.tid !== seen.pid && niceOf.has(t.tid)).length;
+      expect(seen.raised).toBeGreaterThanOrEqual(left);
+      expect(seen.raised).toBeLessThanOrEqual(helpers.length + 1);
       expect(seen.restored.map((t) => t.nice)).toEqual(seen.restored.map(() => base));
     },
     30_000,
