@@ -12,7 +12,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { readlink } from "node:fs/promises";
-import { descendants, processes } from "./procfs";
+import { inOtherNamespace } from "./procfs";
 import { findOnPath } from "./sandbox";
 
 const NAMESPACE_KINDS = ["user", "net", "ipc", "uts", "cgroup", "time"] as const;
@@ -45,21 +45,6 @@ function hostCount(name: string, fallback: number): number {
   } catch {
     return fallback;
   }
-}
-
-/**
- * The deepest descendant of `spawned` in another user namespace than ours: the sandbox's, where
- * nothing of the workspace's has run yet. Not the nearest: without root, a sandbox with network
- * is started by an nsenter into the workspace's network namespace, whose user namespace is
- * another one, shared by the workspace's sandboxes, one level up.
- */
-async function sandboxUserPid(spawned: number): Promise<number | undefined> {
-  const ours = await readlink("/proc/self/ns/user").catch(() => undefined);
-  for (const p of descendants(await processes(), spawned).reverse()) {
-    const ns = await readlink(`/proc/${p.pid}/ns/user`).catch(() => undefined);
-    if (ns && ns !== ours) return p.pid;
-  }
-  return undefined;
 }
 
 const NO_NAMESPACE = "the sandbox has no user namespace of its own";
@@ -101,7 +86,10 @@ export async function boundOnceStarted(
 export async function boundSandboxCounts(spawned: number, counts: Record<string, number>): Promise<string | undefined> {
   const nsenter = findOnPath("nsenter");
   if (!nsenter) return (cannot = "nsenter is not installed");
-  const pid = await sandboxUserPid(spawned);
+  // The deepest, not the nearest: without root, a sandbox with network is started by an nsenter
+  // into the workspace's network namespace, whose user namespace is another one, shared by the
+  // workspace's sandboxes, one level up. Nothing of the workspace's has run in the sandbox yet.
+  const pid = (await inOtherNamespace(spawned, "user", "deepest"))?.pid;
   if (pid === undefined) return NO_NAMESPACE;
   // A count this kernel does not keep (fanotify's before 5.19) is skipped; any other failure stops.
   const script =

@@ -56,10 +56,22 @@ export function descendants(procs: Proc[], root: number): Proc[] {
  * descendant of the process we spawned (`bwrap`, which itself stays in ours) that is in another
  * one. Asked before any command runs in the sandbox, so nothing of a command's can stand in.
  */
-export async function sandboxNamespace(spawned: number): Promise<ProcNamespace | undefined> {
-  const ours = await netnsOf("self");
-  for (const p of descendants(await processes(), spawned)) {
-    const ns = await netnsOf(p.pid);
+export function sandboxNamespace(spawned: number): Promise<ProcNamespace | undefined> {
+  return inOtherNamespace(spawned, "net", "nearest");
+}
+
+/** A descendant of `spawned` (the nearest or the deepest) in another `kind` namespace than ours,
+ *  still the process it was when listed. */
+export async function inOtherNamespace(
+  spawned: number,
+  kind: "net" | "user",
+  which: "nearest" | "deepest",
+): Promise<ProcNamespace | undefined> {
+  const nsOf = (pid: number | "self") => readlink(`/proc/${pid}/ns/${kind}`).catch(() => undefined);
+  const ours = await nsOf("self");
+  const found = descendants(await processes(), spawned);
+  for (const p of which === "nearest" ? found : found.reverse()) {
+    const ns = await nsOf(p.pid);
     if (ns && ns !== ours && (await stat(p.pid))?.start === p.start) return { ...p, ns };
   }
   return undefined;

@@ -105,22 +105,24 @@ export function createRunnerChores(db: Db, runners: ChoreRunners, log: (line: st
     return count === 1;
   }
 
+  /** The session's commands (and, unless kept, checkpoints) ended on the chore's runner. */
+  async function endOnRunner(c: ChoreRow, sessionId: string, keepCheckpoints: boolean): Promise<string | undefined> {
+    runners.bind(sessionId, c.runnerId, c.workspaceId ?? undefined);
+    const failures: string[] = [];
+    await endSessionOnRunner(runners, sessionId, (line) => failures.push(line), { keepCheckpoints });
+    return failures.length ? failures.join("; ") : undefined;
+  }
+
   /** Does the chore; answers why it is not done yet, or undefined when it is (or is owed no more). */
   async function perform(c: ChoreRow): Promise<string | undefined> {
     if (c.kind === "session-end" && c.sessionId) {
       if (await db.session.count({ where: { id: c.sessionId } })) return undefined;
-      runners.bind(c.sessionId, c.runnerId, c.workspaceId ?? undefined);
-      const failures: string[] = [];
-      await endSessionOnRunner(runners, c.sessionId, (line) => failures.push(line));
-      return failures.length ? failures.join("; ") : undefined;
+      return endOnRunner(c, c.sessionId, false);
     }
     if (c.kind === "session-stop" && c.sessionId) {
       const s = await db.session.findUnique({ where: { id: c.sessionId }, select: { ownerId: true, orgId: true } });
       if (!s || (await db.membership.count({ where: { userId: s.ownerId, orgId: s.orgId } }))) return undefined;
-      runners.bind(c.sessionId, c.runnerId, c.workspaceId ?? undefined);
-      const failures: string[] = [];
-      await endSessionOnRunner(runners, c.sessionId, (line) => failures.push(line), { keepCheckpoints: true });
-      return failures.length ? failures.join("; ") : undefined;
+      return endOnRunner(c, c.sessionId, true);
     }
     if (c.kind === "workspace-delete" && c.workspaceId) {
       if (await db.workspace.count({ where: { id: c.workspaceId } })) return undefined;
